@@ -1,0 +1,75 @@
+/**
+ * createApp(deps) builds the one Hono app. The Node entry (src/node/server.ts) and the Worker
+ * entry only build deps; nothing in here reads process.env or Worker bindings.
+ */
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { type AppDeps, type AppEnv, consoleLogger } from "./app-env";
+import { ApiError } from "./lib/errors";
+import { createAdminApi } from "./routes/admin";
+import { createV1Api } from "./routes/v1";
+
+export type { AppDeps } from "./app-env";
+
+const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
+
+function errorResponse(c: Context<AppEnv>, error: ApiError): Response {
+  const response = c.json(error.toBody(), error.status);
+  for (const [name, value] of Object.entries(error.headers ?? {})) response.headers.set(name, value);
+  return response;
+}
+
+/** Maps Hono's own exceptions (bad JSON in a validator, body limits…) into the envelope. */
+function fromHttpException(error: HTTPException): ApiError {
+  switch (error.status) {
+    case 400:
+      return new ApiError("invalid_request", error.message || "The request is invalid.");
+    case 401:
+      return new ApiError("unauthorized", "Authentication is required.");
+    case 404:
+      return new ApiError("not_found", "Not found.");
+    case 413:
+      return new ApiError("payload_too_large", "The request body is too large.");
+    case 415:
+      return new ApiError("unsupported_media_type", error.message || "Unsupported media type.");
+    default:
+      return new ApiError(error.status >= 500 ? "internal_error" : "invalid_request", error.status >= 500 ? "An unexpected error occurred." : error.message);
+  }
+}
+
+export function createApp(deps: AppDeps) {
+  const logger = deps.logger ?? consoleLogger;
+  const app = new OpenAPIHono<AppEnv>();
+
+  app.use("*", async (c, next) => {
+    const requestId = crypto.randomUUID();
+    c.set("requestId", requestId);
+    await next();
+    c.res.headers.set("Request-Id", requestId);
+    c.res.headers.set("X-Content-Type-Options", "nosniff");
+    c.res.headers.set("Cache-Control", "no-store");
+    const type = c.res.headers.get("content-type");
+    if (type?.toLowerCase().startsWith("application/json")) c.res.headers.set("content-type", JSON_CONTENT_TYPE);
+  });
+
+  app.route("/api/v1", createV1Api(deps));
+  app.route("/admin/v1", createAdminApi(deps));
+
+  app.notFound((c) => errorResponse(c, new ApiError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`)));
+
+  app.onError((error, c) => {
+    if (error instanceof ApiError) return errorResponse(c, error);
+    if (error instanceof HTTPException) return errorResponse(c, fromHttpException(error));
+    // Details go to the log only, never to the client. The log never includes request headers.
+    logger.error("unhandled error", {
+      requestId: c.get("requestId"),
+      method: c.req.method,
+      path: new URL(c.req.url).pathname,
+      error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+    });
+    return errorResponse(c, new ApiError("internal_error", "An unexpected error occurred. Quote the Request-Id header when reporting it."));
+  });
+
+  return app;
+}

@@ -1,0 +1,210 @@
+/**
+ * Postgres schema (Drizzle). Migrations under drizzle/ are generated from this file
+ * with `npm run db:generate` and never edited by hand.
+ *
+ * Keyset columns (`created_at`, `triggered_at`) are `timestamptz(3)`: Postgres keeps
+ * microseconds by default while JavaScript dates hold milliseconds, and a cursor built
+ * from a truncated timestamp would skip or repeat rows. Millisecond columns round-trip
+ * exactly through `Date`, and the id tiebreaker orders rows that share a millisecond.
+ */
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgEnum,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+
+const timestampMs = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: "date" });
+
+export const alertTypeEnum = pgEnum("alert_type", [
+  "performance_regression",
+  "test_flakiness",
+  "skipped_test_count_creep",
+  "failure_rate_spike",
+]);
+export const runResultEnum = pgEnum("run_result", ["tests_passed", "tests_failed", "tests_errored"]);
+export const runStatusEnum = pgEnum("run_status", ["pending", "processed", "failed"]);
+export const caseStatusEnum = pgEnum("case_status", ["passed", "failed", "errored", "skipped"]);
+
+export const organizations = pgTable("organizations", {
+  id: uuid("id").primaryKey().defaultRandom(),
+  name: text("name").notNull(),
+  timeZone: text("time_zone").notNull().default("UTC"),
+  createdAt: timestampMs("created_at").notNull().defaultNow(),
+  updatedAt: timestampMs("updated_at").notNull().defaultNow(),
+});
+
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    organizationId: uuid("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** SHA-256 of the full key, hex. The key itself is never stored. */
+    keyHash: text("key_hash").notNull(),
+    /** First characters of the key, safe to show so a human can tell keys apart. */
+    displayPrefix: text("display_prefix").notNull(),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+    revokedAt: timestampMs("revoked_at"),
+  },
+  (t) => [
+    uniqueIndex("api_keys_key_hash_key").on(t.keyHash),
+    // One live key per organization: regeneration revokes the old row in the same transaction.
+    uniqueIndex("api_keys_one_live_per_org").on(t.organizationId).where(sql`${t.revokedAt} is null`),
+  ],
+);
+
+export const projects = pgTable(
+  "projects",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    organizationId: uuid("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    /** SHA-256 of the upload token, hex. */
+    uploadTokenHash: text("upload_token_hash").notNull(),
+    /** Also the run-number allocator: incremented atomically when a run arrives. */
+    testRunsCount: integer("test_runs_count").notNull().default(0),
+    latestResult: runResultEnum("latest_result"),
+    lastTestRunAt: timestampMs("last_test_run_at"),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+    updatedAt: timestampMs("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("projects_upload_token_hash_key").on(t.uploadTokenHash),
+    index("projects_org_keyset_idx").on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+  ],
+);
+
+export const testRuns = pgTable(
+  "test_runs",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    number: integer("number").notNull(),
+    status: runStatusEnum("status").notNull().default("pending"),
+    failureReason: text("failure_reason"),
+    result: runResultEnum("result"),
+    branch: text("branch"),
+    commitSha: text("commit_sha"),
+    buildId: text("build_id"),
+    buildUrl: text("build_url"),
+    tags: jsonb("tags").$type<string[]>().notNull().default([]),
+    startedAt: timestampMs("started_at"),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+    processedAt: timestampMs("processed_at"),
+    durationMs: integer("duration_ms"),
+    testsCount: integer("tests_count").notNull().default(0),
+    passedCount: integer("passed_count").notNull().default(0),
+    failedCount: integer("failed_count").notNull().default(0),
+    erroredCount: integer("errored_count").notNull().default(0),
+    skippedCount: integer("skipped_count").notNull().default(0),
+    /** Suite-number allocator for this run. */
+    suitesCount: integer("suites_count").notNull().default(0),
+  },
+  (t) => [uniqueIndex("test_runs_project_number_key").on(t.projectId, t.number)],
+);
+
+export const testSuites = pgTable(
+  "test_suites",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    testRunId: bigint("test_run_id", { mode: "number" })
+      .notNull()
+      .references(() => testRuns.id, { onDelete: "cascade" }),
+    number: integer("number").notNull(),
+    parentNumber: integer("parent_number"),
+    name: text("name").notNull(),
+    durationMs: integer("duration_ms"),
+    testsCount: integer("tests_count").notNull().default(0),
+    passedCount: integer("passed_count").notNull().default(0),
+    failedCount: integer("failed_count").notNull().default(0),
+    erroredCount: integer("errored_count").notNull().default(0),
+    skippedCount: integer("skipped_count").notNull().default(0),
+  },
+  (t) => [uniqueIndex("test_suites_run_number_key").on(t.testRunId, t.number)],
+);
+
+export type CaseAttempt = { status: "passed" | "failed" | "errored" | "skipped"; duration_ms: number | null; failure_message: string | null };
+
+export const testCases = pgTable(
+  "test_cases",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    testRunId: bigint("test_run_id", { mode: "number" })
+      .notNull()
+      .references(() => testRuns.id, { onDelete: "cascade" }),
+    suiteNumber: integer("suite_number").notNull(),
+    name: text("name").notNull(),
+    classname: text("classname"),
+    file: text("file"),
+    status: caseStatusEnum("status").notNull(),
+    durationMs: integer("duration_ms"),
+    failureType: text("failure_type"),
+    failureMessage: text("failure_message"),
+    attempts: jsonb("attempts").$type<CaseAttempt[]>().notNull().default([]),
+  },
+  (t) => [index("test_cases_run_suite_idx").on(t.testRunId, t.suiteNumber, t.id)],
+);
+
+export const alerts = pgTable(
+  "alerts",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    organizationId: uuid("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    alertType: alertTypeEnum("alert_type").notNull(),
+    active: boolean("active").notNull().default(true),
+    /** `snoozed` is derived from this (snoozed_until > now), so a snooze ends by itself. */
+    snoozedUntil: timestampMs("snoozed_until"),
+    lastNotifiedAt: timestampMs("last_notified_at"),
+    eventsCount: integer("events_count").notNull().default(0),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+    updatedAt: timestampMs("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("alerts_project_type_key").on(t.projectId, t.alertType),
+    index("alerts_org_keyset_idx").on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    index("alerts_project_keyset_idx").on(t.projectId, t.createdAt.desc(), t.id.desc()),
+  ],
+);
+
+export const alertEvents = pgTable(
+  "alert_events",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    alertId: uuid("alert_id")
+      .notNull()
+      .references(() => alerts.id, { onDelete: "cascade" }),
+    testRunId: bigint("test_run_id", { mode: "number" })
+      .notNull()
+      .references(() => testRuns.id, { onDelete: "cascade" }),
+    metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
+    triggeredAt: timestampMs("triggered_at").notNull().defaultNow(),
+  },
+  (t) => [index("alert_events_alert_keyset_idx").on(t.alertId, t.triggeredAt.desc(), t.id.desc())],
+);
+
+/** Server-side settings that must survive restarts, such as a generated cursor secret. */
+export const appSettings = pgTable("app_settings", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});

@@ -1,0 +1,54 @@
+/**
+ * Domain errors and the one error envelope. Services throw ApiError (no HTTP imports);
+ * the app's error handler turns every failure into `{error: {code, message, details?}}`.
+ */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_failed: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export type ErrorDetail = { field: string; message: string };
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly details?: ErrorDetail[];
+  /** Extra response headers, e.g. Retry-After on 429 or Allow on 405. */
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, options: { details?: ErrorDetail[]; headers?: Record<string, string> } = {}) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+
+  get status(): (typeof ERROR_STATUS)[ErrorCode] {
+    return ERROR_STATUS[this.code];
+  }
+
+  toBody(): ErrorEnvelope {
+    return { error: { code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) } };
+  }
+}
+
+export type ErrorEnvelope = { error: { code: ErrorCode; message: string; details?: ErrorDetail[] } };
+
+/** One "not found" for missing and foreign resources, so the two cannot be told apart. */
+export function notFound(resource: string): ApiError {
+  return new ApiError("not_found", `${resource} not found.`);
+}
+
+export function validationFailed(details: ErrorDetail[]): ApiError {
+  return new ApiError("validation_failed", "The request was understood but its data was rejected.", { details });
+}

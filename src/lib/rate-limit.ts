@@ -1,0 +1,76 @@
+/**
+ * Rolling-window rate limiting: at most `limit` accepted requests in any `windowMs`.
+ *
+ * The state is the list of accepted timestamps inside the window (at most `limit` numbers).
+ * A request is accepted when fewer than `limit` are in the window; rejected requests are not
+ * recorded, so they consume nothing. This one pure function is used by the in-memory limiter
+ * and by the Durable Object, so both count exactly the same way.
+ */
+export type RateLimitPolicy = { limit: number; windowMs: number };
+export const DEFAULT_RATE_LIMIT: RateLimitPolicy = { limit: 600, windowMs: 60_000 };
+
+export type RateLimitDecision = {
+  allowed: boolean;
+  limit: number;
+  windowSeconds: number;
+  /** Requests left in the window after this one. */
+  remaining: number;
+  /** Seconds until the oldest counted request leaves the window (quota grows again); 0 when nothing is counted. */
+  resetSeconds: number;
+  /** On rejection: whole seconds to wait before a retry can succeed (≥ 1). */
+  retryAfterSeconds?: number;
+};
+
+export function consumeRollingWindow(
+  acceptedTimestamps: number[],
+  nowMs: number,
+  policy: RateLimitPolicy,
+): { decision: RateLimitDecision; state: number[] } {
+  const windowStart = nowMs - policy.windowMs;
+  let first = 0;
+  while (first < acceptedTimestamps.length && acceptedTimestamps[first]! <= windowStart) first++;
+  const state = first === 0 ? acceptedTimestamps.slice() : acceptedTimestamps.slice(first);
+
+  const allowed = state.length < policy.limit;
+  if (allowed) state.push(nowMs);
+  const oldest = state[0];
+  const msUntilOldestExpires = oldest === undefined ? 0 : oldest + policy.windowMs - nowMs;
+  const decision: RateLimitDecision = {
+    allowed,
+    limit: policy.limit,
+    windowSeconds: Math.ceil(policy.windowMs / 1000),
+    remaining: Math.max(0, policy.limit - state.length),
+    resetSeconds: Math.max(0, Math.ceil(msUntilOldestExpires / 1000)),
+  };
+  if (!allowed) decision.retryAfterSeconds = Math.max(1, Math.ceil(msUntilOldestExpires / 1000));
+  return { decision, state };
+}
+
+export interface RateLimiter {
+  /** Counts one request for the key and says whether it may proceed. */
+  consume(keyId: string): Promise<RateLimitDecision>;
+}
+
+/** Per-process limiter for `npm start` and tests; the Worker uses the Durable Object. */
+export class InMemoryRateLimiter implements RateLimiter {
+  readonly #windows = new Map<string, number[]>();
+  constructor(
+    private readonly clock: { now(): Date },
+    private readonly policy: RateLimitPolicy = DEFAULT_RATE_LIMIT,
+  ) {}
+
+  async consume(keyId: string): Promise<RateLimitDecision> {
+    const { decision, state } = consumeRollingWindow(this.#windows.get(keyId) ?? [], this.clock.now().getTime(), this.policy);
+    this.#windows.set(keyId, state);
+    if (this.#windows.size > 10_000) this.#evictIdle();
+    return decision;
+  }
+
+  /** Keeps memory bounded: windows whose every entry has expired carry no information. */
+  #evictIdle(): void {
+    const cutoff = this.clock.now().getTime() - this.policy.windowMs;
+    for (const [key, stamps] of this.#windows) {
+      if ((stamps.at(-1) ?? 0) <= cutoff) this.#windows.delete(key);
+    }
+  }
+}

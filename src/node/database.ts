@@ -1,0 +1,65 @@
+/**
+ * Opens the database named by DATABASE_URL for Node runtimes (npm start, tests, benchmarks):
+ * unset → embedded PGlite persisted in ./.data/pglite; `memory://` → a throwaway in-memory
+ * PGlite; `postgres://…` → a real server through node-postgres. Same schema, migrations and SQL.
+ */
+import { mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
+import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
+import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
+import pg from "pg";
+import * as schema from "../db/schema";
+import type { Database } from "../db/types";
+
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
+export const DEFAULT_DATA_DIR = "./.data/pglite";
+
+export type OpenedDatabase = {
+  db: Database;
+  kind: "pglite" | "postgres";
+  /** Human-readable location, without credentials. */
+  description: string;
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+};
+
+export function isPostgresUrl(url: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(url);
+}
+
+export async function openDatabase(url: string | undefined, options: { dataDir?: string; pgliteDump?: Blob } = {}): Promise<OpenedDatabase> {
+  if (url && isPostgresUrl(url)) {
+    const pool = new pg.Pool({ connectionString: url, max: Number(process.env.PG_POOL_MAX ?? 10) });
+    // An idle client losing its connection must not crash the process; the pool replaces it.
+    pool.on("error", (error) => console.error(JSON.stringify({ level: "error", message: "postgres pool error", error: error.message })));
+    const db = drizzlePg(pool, { schema }) as unknown as Database;
+    const parsed = new URL(url);
+    return {
+      db,
+      kind: "postgres",
+      description: `PostgreSQL ${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`,
+      migrate: () => migratePg(db as never, { migrationsFolder: MIGRATIONS_FOLDER }),
+      close: () => pool.end(),
+    };
+  }
+  if (url !== undefined && url !== "" && url !== "memory://") {
+    throw new Error(`Unsupported DATABASE_URL: use postgres://…, memory://, or leave it unset for the embedded database in ${DEFAULT_DATA_DIR}.`);
+  }
+  const inMemory = url === "memory://";
+  const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
+  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  const client = await PGlite.create(inMemory ? undefined : dataDir, options.pgliteDump ? { loadDataDir: options.pgliteDump } : {});
+  const db = drizzlePglite(client, { schema }) as unknown as Database;
+  return {
+    db,
+    kind: "pglite",
+    description: inMemory ? "embedded PGlite (in memory, discarded on exit)" : `embedded PGlite in ${dataDir}`,
+    migrate: () => migratePglite(db as never, { migrationsFolder: MIGRATIONS_FOLDER }),
+    close: () => client.close(),
+    // Exposed for tests that snapshot a migrated database.
+    ...({ client } as object),
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * `npm start`: the API on Node with an embedded PGlite database by default.
+ * Builds the app's deps from the environment, applies migrations, seeds the demo organization
+ * on an empty database, and serves until SIGINT/SIGTERM.
+ */
+import { serve } from "@hono/node-server";
+import { createApp } from "../app";
+import { consoleLogger } from "../app-env";
+import { systemClock } from "../lib/clock";
+import { InMemoryRateLimiter } from "../lib/rate-limit";
+import { isDatabaseEmpty, seedDemoOrganization } from "../seed/demo";
+import { getOrCreateSetting, randomSecret } from "../services/settings";
+import { readNodeConfig } from "./config";
+import { openDatabase } from "./database";
+
+async function main(): Promise<void> {
+  const config = readNodeConfig();
+  const database = await openDatabase(config.databaseUrl);
+  await database.migrate();
+  const cursorSecret = config.cursorSecret ?? (await getOrCreateSetting(database.db, "cursor_secret", randomSecret));
+  const deps = {
+    db: database.db,
+    clock: systemClock,
+    rateLimiter: new InMemoryRateLimiter(systemClock),
+    cursorSecret,
+    adminToken: config.adminToken,
+    webAppUrl: config.webAppUrl,
+    logger: consoleLogger,
+  };
+
+  let demoKey: string | null = null;
+  if (config.seedDemo && (await isDatabaseEmpty(deps))) demoKey = (await seedDemoOrganization(deps)).apiKey;
+
+  const app = createApp(deps);
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+    const base = `http://localhost:${info.port}`;
+    console.log(`CI analytics API listening on ${base}/api/v1 (database: ${database.description})`);
+    console.log(`OpenAPI document: ${base}/api/v1/openapi.json`);
+    console.log(config.adminToken ? `Admin API enabled at ${base}/admin/v1` : "Admin API disabled (set ADMIN_TOKEN to enable it).");
+    if (demoKey) {
+      console.log("");
+      console.log("Created the demo organization. Its API key is shown only this once:");
+      console.log(`  ${demoKey}`);
+      console.log("Try:");
+      console.log(`  curl -H "Authorization: Bearer ${demoKey}" ${base}/api/v1/projects`);
+    } else if (config.seedDemo) {
+      console.log("The database already has data; the demo key was printed when it was first created.");
+    }
+  });
+
+  const shutdown = () => {
+    server.close();
+    database.close().finally(() => process.exit(0));
+  };
+  process.on("SIGINT", shutdown);
+  process.on("SIGTERM", shutdown);
+}
+
+main().catch((error) => {
+  consoleLogger.error("failed to start", { error: error instanceof Error ? error.message : String(error) });
+  process.exit(1);
+});

@@ -1,0 +1,140 @@
+/**
+ * /admin/v1: what the web app does on behalf of its users (create organizations and projects,
+ * replace keys and tokens). Enabled only when ADMIN_TOKEN is configured; otherwise every path
+ * here is a 404, as if the surface did not exist.
+ */
+import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import type { AppDeps, AppEnv } from "../../app-env";
+import { secretsEqual } from "../../lib/crypto";
+import { ApiError } from "../../lib/errors";
+import { bearerToken, unauthorized } from "../../middleware/auth";
+import { API_BODY_LIMIT_BYTES, limitBody, readJsonBody } from "../../middleware/json-body";
+import { createOrganization, regenerateApiKey } from "../../services/organizations";
+import { createProject, regenerateUploadToken } from "../../services/projects";
+import { addMethodNotAllowed } from "../method-not-allowed";
+import { errorResponses } from "../responses";
+import { ApiKeySchema, IdParamSchema, OrganizationSchema, ProjectSchema } from "../schemas";
+import { validationHook } from "../validation";
+
+const nonBlank = (max: number) =>
+  z
+    .string({ error: (issue) => (issue.input === undefined || issue.input === null ? "can't be blank" : "must be a string") })
+    .refine((value) => value.trim().length > 0, "can't be blank")
+    .refine((value) => value.length <= max, `is too long (maximum is ${max} characters)`);
+
+const CreateOrganizationBody = z
+  .object({
+    name: nonBlank(255),
+    time_zone: z.string({ error: "must be a string" }).optional().openapi({ description: "IANA time zone name; default UTC.", example: "Europe/Berlin" }),
+  })
+  .openapi("CreateOrganizationRequest");
+
+const CreateProjectBody = z
+  .object({
+    name: nonBlank(255),
+    description: z.string({ error: "must be a string or null" }).max(10_000, "is too long (maximum is 10000 characters)").nullable().optional(),
+  })
+  .openapi("CreateProjectRequest");
+
+const ApiKeyWithSecretSchema = ApiKeySchema.extend({
+  secret: z.string().openapi({ description: "The key itself. Shown only in this response; store it now." }),
+}).openapi("ApiKeyWithSecret");
+
+const UploadTokenSchema = z.string().openapi({ description: "The project's upload token. Shown only in this response." });
+
+const adminSecurity = [{ adminToken: [] }];
+const json = <T>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
+const OrganizationIdParam = IdParamSchema("id", "Organization identifier (UUID).");
+const ProjectIdParam = IdParamSchema("id", "Project identifier (UUID).");
+
+const createOrganizationRoute = createRoute({
+  method: "post",
+  path: "/organizations",
+  operationId: "adminCreateOrganization",
+  tags: ["Admin"],
+  summary: "Create an organization and its API key",
+  security: adminSecurity,
+  request: { body: { required: true, content: { "application/json": { schema: CreateOrganizationBody } } } },
+  responses: {
+    201: json(z.object({ organization: OrganizationSchema, api_key: ApiKeyWithSecretSchema }), "The organization and its key (with the secret, shown only here)."),
+    ...errorResponses(400, 401, 404, 413, 422, 500),
+  },
+});
+
+const regenerateApiKeyRoute = createRoute({
+  method: "post",
+  path: "/organizations/{id}/api_key/regenerate",
+  operationId: "adminRegenerateApiKey",
+  tags: ["Admin"],
+  summary: "Replace the organization's API key",
+  description: "The previous key gets 401 from its next request on.",
+  security: adminSecurity,
+  request: { params: OrganizationIdParam },
+  responses: { 200: json(z.object({ api_key: ApiKeyWithSecretSchema }), "The new key."), ...errorResponses(401, 404, 500) },
+});
+
+const createProjectRoute = createRoute({
+  method: "post",
+  path: "/organizations/{id}/projects",
+  operationId: "adminCreateProject",
+  tags: ["Admin"],
+  summary: "Create a project with its upload token and its four alerts",
+  security: adminSecurity,
+  request: { params: OrganizationIdParam, body: { required: true, content: { "application/json": { schema: CreateProjectBody } } } },
+  responses: {
+    201: json(z.object({ project: ProjectSchema, upload_token: UploadTokenSchema }), "The project and its upload token."),
+    ...errorResponses(400, 401, 404, 413, 422, 500),
+  },
+});
+
+const regenerateUploadTokenRoute = createRoute({
+  method: "post",
+  path: "/projects/{id}/upload_token/regenerate",
+  operationId: "adminRegenerateUploadToken",
+  tags: ["Admin"],
+  summary: "Replace a project's upload token",
+  security: adminSecurity,
+  request: { params: ProjectIdParam },
+  responses: { 200: json(z.object({ upload_token: UploadTokenSchema }), "The new upload token."), ...errorResponses(401, 404, 500) },
+});
+
+export function createAdminApi(deps: AppDeps) {
+  const admin = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  const adminToken = deps.adminToken;
+  const serviceDeps = { db: deps.db, clock: deps.clock, webAppUrl: deps.webAppUrl };
+
+  admin.openAPIRegistry.registerComponent("securitySchemes", "adminToken", { type: "http", scheme: "bearer", description: "ADMIN_TOKEN from configuration." });
+
+  admin.use("*", async (c, next) => {
+    if (!adminToken) throw new ApiError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`);
+    const presented = bearerToken(c.req.header("authorization"));
+    if (!(await secretsEqual(presented, adminToken))) throw unauthorized("Invalid admin token.");
+    await next();
+  });
+  admin.doc31("/openapi.json", (c) => ({
+    openapi: "3.1.0",
+    info: { title: "CI test analytics admin API", version: "1.0.0", description: "What the web app does: organizations, projects, keys and tokens." },
+    servers: [{ url: `${new URL(c.req.url).origin}/admin/v1` }],
+  }));
+  admin.use("*", limitBody(API_BODY_LIMIT_BYTES), readJsonBody);
+
+  admin.openapi(createOrganizationRoute, async (c) => {
+    const body = c.req.valid("json");
+    return c.json(await createOrganization(serviceDeps, { name: body.name, timeZone: body.time_zone }), 201);
+  });
+
+  admin.openapi(regenerateApiKeyRoute, async (c) => {
+    const { api_key, revokedKeyIds } = await regenerateApiKey(serviceDeps, c.req.valid("param").id);
+    if (deps.onApiKeysRevoked && revokedKeyIds.length > 0) await deps.onApiKeysRevoked(revokedKeyIds);
+    return c.json({ api_key }, 200);
+  });
+
+  admin.openapi(createProjectRoute, async (c) => {
+    return c.json(await createProject(serviceDeps, c.req.valid("param").id, c.req.valid("json")), 201);
+  });
+
+  admin.openapi(regenerateUploadTokenRoute, async (c) => c.json(await regenerateUploadToken(serviceDeps, c.req.valid("param").id), 200));
+
+  addMethodNotAllowed(admin);
+  return admin;
+}

@@ -1,0 +1,195 @@
+/**
+ * Zod schemas shared by validation and the OpenAPI document. Response schemas describe what the
+ * presenters in src/services/presenters.ts produce; test/openapi tests check real responses against them.
+ */
+import { z } from "@hono/zod-openapi";
+import { ALERT_STATUSES } from "../services/alerts";
+import { ALERT_TYPES } from "../services/presenters";
+
+const timestamp = (description: string) => z.string().openapi({ format: "date-time", description, example: "2026-11-21T18:30:00.000Z" });
+const nullableTimestamp = (description: string) =>
+  z.string().nullable().openapi({ format: "date-time", description, example: "2026-11-21T18:30:00.000Z" });
+
+export const ErrorCodeSchema = z
+  .enum([
+    "invalid_request",
+    "unauthorized",
+    "forbidden",
+    "not_found",
+    "method_not_allowed",
+    "payload_too_large",
+    "unsupported_media_type",
+    "validation_failed",
+    "rate_limited",
+    "internal_error",
+    "service_unavailable",
+  ])
+  .openapi({ description: "Machine-readable error code: branch on this, not on the message." });
+
+export const ErrorEnvelopeSchema = z
+  .object({
+    error: z.object({
+      code: ErrorCodeSchema,
+      message: z.string().openapi({ description: "For humans only; may change." }),
+      details: z
+        .array(z.object({ field: z.string(), message: z.string() }))
+        .optional()
+        .openapi({ description: "Present with validation_failed (and some invalid_request errors): one entry per rejected field." }),
+    }),
+  })
+  .openapi("Error");
+
+export const PaginationSchema = z
+  .object({
+    next_cursor: z.string().nullable().openapi({ description: "Opaque; pass exactly as received. Null on the last page." }),
+    has_more: z.boolean().openapi({ description: "False on the last page." }),
+  })
+  .openapi("Pagination");
+
+export const ApiKeySchema = z
+  .object({ id: z.string().uuid(), name: z.string(), created_at: timestamp("When the key was created.") })
+  .openapi("ApiKey", { description: "The key used for the request. The key value itself is never returned." });
+
+export const OrganizationSchema = z
+  .object({
+    id: z.string().uuid(),
+    name: z.string(),
+    time_zone: z.string().openapi({ description: "IANA time zone name.", example: "Europe/Berlin" }),
+    created_at: timestamp("ISO 8601 UTC."),
+    api_key: ApiKeySchema,
+  })
+  .openapi("Organization");
+
+export const RunResultSchema = z.enum(["tests_passed", "tests_failed", "tests_errored"]);
+
+export const ProjectSchema = z
+  .object({
+    id: z.string().uuid(),
+    name: z.string(),
+    description: z.string().nullable(),
+    test_runs_count: z.number().int().openapi({ description: "Total runs ever recorded, including runs that failed to process." }),
+    latest_result: RunResultSchema.nullable().openapi({ description: "Result of the most recent processed run; null until a run finishes processing." }),
+    last_test_run_at: nullableTimestamp("When the most recent run arrived."),
+    created_at: timestamp("ISO 8601 UTC."),
+    updated_at: timestamp("ISO 8601 UTC."),
+    url: z.string().url().openapi({ description: "The project's page in the web app." }),
+  })
+  .openapi("Project");
+
+export const AlertTypeSchema = z.enum(ALERT_TYPES).openapi("AlertType");
+
+export const AlertSchema = z
+  .object({
+    id: z.string().uuid(),
+    project_id: z.string().uuid(),
+    alert_type: AlertTypeSchema,
+    name: z.string().openapi({ description: "Human-readable name of the type." }),
+    active: z.boolean().openapi({ description: "Whether the check runs against new test runs." }),
+    snoozed: z.boolean().openapi({ description: "Whether notifications are currently suppressed (derived from snoozed_until)." }),
+    snoozed_until: nullableTimestamp("When the current snooze ends; null when not snoozed (an expired snooze reads as null)."),
+    last_notified_at: nullableTimestamp("When a notification last went out."),
+    events_count: z.number().int().openapi({ description: "Total events ever recorded." }),
+    created_at: timestamp("ISO 8601 UTC."),
+    updated_at: timestamp("ISO 8601 UTC."),
+    url: z.string().url().openapi({ description: "The alert's page in the web app." }),
+  })
+  .openapi("Alert");
+
+export const TestRunSchema = z
+  .object({
+    number: z.number().int().openapi({ description: "Counts up within the project: the Nth run." }),
+    project_id: z.string().uuid(),
+    status: z.enum(["pending", "processed", "failed"]).openapi({ description: "Processing state of the uploaded report." }),
+    failure_reason: z.string().nullable().openapi({ description: "Why processing failed; null otherwise." }),
+    result: RunResultSchema.nullable().openapi({ description: "Null until processed." }),
+    branch: z.string().nullable(),
+    commit_sha: z.string().nullable(),
+    build_id: z.string().nullable(),
+    build_url: z.string().nullable(),
+    tags: z.array(z.string()),
+    started_at: nullableTimestamp("When the CI job started, as reported by the uploader."),
+    created_at: timestamp("When the run arrived."),
+    processed_at: nullableTimestamp("When processing finished (processed or failed)."),
+    duration_ms: z.number().int().nullable(),
+    tests_count: z.number().int(),
+    passed_count: z.number().int(),
+    failed_count: z.number().int(),
+    errored_count: z.number().int(),
+    skipped_count: z.number().int(),
+    url: z.string().url(),
+  })
+  .openapi("TestRun");
+
+export const AlertEventSchema = z
+  .object({
+    id: z.number().int().openapi({ description: "Event identifier; does not restart per alert." }),
+    alert_id: z.string().uuid(),
+    metadata: z.record(z.string(), z.unknown()).openapi({
+      description: "Type-specific details of the trip. Derived from uploaded test output: escape before rendering.",
+    }),
+    triggered_at: timestamp("When the event was recorded."),
+    test_run: TestRunSchema,
+  })
+  .openapi("AlertEvent");
+
+export const listOf = <T extends z.ZodTypeAny>(item: T, name: string) =>
+  z.object({ data: z.array(item), pagination: PaginationSchema }).openapi(name);
+
+/**
+ * `limit` is validated by parseLimit (src/lib/pagination.ts) so that the rules are exact:
+ * absent → 25, above 100 → 100, anything but an integer ≥ 1 → 400.
+ */
+export const PageQuerySchema = z.object({
+  limit: z.string().optional().openapi({
+    param: { name: "limit", in: "query" },
+    type: "integer",
+    minimum: 1,
+    default: 25,
+    description: "Page size: default 25, maximum 100 (larger values are capped); below 1 or not an integer → 400.",
+  } as object),
+  cursor: z.string().optional().openapi({
+    param: { name: "cursor", in: "query" },
+    description: "next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it.",
+  }),
+});
+
+export const AlertsQuerySchema = PageQuerySchema.extend({
+  status: z
+    .enum(ALERT_STATUSES, { error: `must be one of ${ALERT_STATUSES.join(", ")}` })
+    .optional()
+    .openapi({
+      param: { name: "status", in: "query" },
+      description: "active (default): active and not snoozed; snoozed: active and snoozed; inactive: not active; all.",
+    }),
+  project_id: z.string().optional().openapi({ param: { name: "project_id", in: "query" }, description: "Only this project's alerts; unknown → 404." }),
+  alert_type: z
+    .enum(ALERT_TYPES, { error: `must be one of ${ALERT_TYPES.join(", ")}` })
+    .optional()
+    .openapi({ param: { name: "alert_type", in: "query" } }),
+});
+
+export const IdParamSchema = <N extends string>(name: N, description: string) =>
+  z.object({ [name]: z.string().openapi({ param: { name, in: "path" }, description }) } as Record<N, z.ZodString>);
+
+export const ProjectPatchSchema = z
+  .object({
+    name: z
+      .string({ error: (issue) => (issue.input === null ? "can't be blank" : "must be a string") })
+      .refine((value) => value.trim().length > 0, "can't be blank")
+      .refine((value) => value.length <= 255, "is too long (maximum is 255 characters)")
+      .optional()
+      .openapi({ description: "Non-blank display name.", example: "Checkout service" }),
+    description: z
+      .string({ error: "must be a string or null" })
+      .max(10_000, "is too long (maximum is 10000 characters)")
+      .nullable()
+      .optional()
+      .openapi({ description: "Free-form; an empty string (or null) clears it." }),
+  })
+  .openapi("ProjectUpdate", { description: "Only name and description can change. Unknown fields are ignored; a body with neither is a 400." });
+
+export const SnoozeBodySchema = z
+  .object({
+    duration: z.enum(["1h", "4h", "24h", "1w"], { error: "must be one of 1h, 4h, 24h, 1w" }).openapi({ description: "How long to suppress notifications." }),
+  })
+  .openapi("SnoozeRequest");

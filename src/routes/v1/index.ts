@@ -1,0 +1,236 @@
+/**
+ * /api/v1: the contract of ../shared/spec/analytics-api-v1.md. Routes are declared schema-first
+ * (createRoute) so the same Zod schemas validate requests and produce /api/v1/openapi.json.
+ * Handlers stay thin: read validated input, call a service, return its result.
+ */
+import { OpenAPIHono, createRoute } from "@hono/zod-openapi";
+import type { AppDeps, AppEnv } from "../../app-env";
+import { ApiError } from "../../lib/errors";
+import { CursorCodec, type Listing } from "../../lib/pagination";
+import { apiKeyAuth } from "../../middleware/auth";
+import { API_BODY_LIMIT_BYTES, limitBody, readJsonBody } from "../../middleware/json-body";
+import { rateLimit } from "../../middleware/rate-limit";
+import { listAlertEvents } from "../../services/alert-events";
+import { disableAlert, enableAlert, getAlert, listAlerts, snoozeAlert, unsnoozeAlert } from "../../services/alerts";
+import { getOrganization } from "../../services/organizations";
+import { getProject, listProjects, updateProject } from "../../services/projects";
+import { validationHook } from "../validation";
+import { COMMON_ERRORS, errorResponses, jsonOk } from "../responses";
+import { pageBody, readPage } from "../paging";
+import {
+  AlertEventSchema,
+  AlertSchema,
+  AlertsQuerySchema,
+  IdParamSchema,
+  OrganizationSchema,
+  PageQuerySchema,
+  ProjectPatchSchema,
+  ProjectSchema,
+  SnoozeBodySchema,
+  listOf,
+} from "../schemas";
+import { addMethodNotAllowed } from "../method-not-allowed";
+
+const security = [{ bearerAuth: [] }];
+const ProjectIdParam = IdParamSchema("id", "Project identifier (UUID).");
+const AlertIdParam = IdParamSchema("id", "Alert identifier (UUID).");
+const AlertEventsParam = IdParamSchema("alert_id", "Alert identifier (UUID).");
+
+const getOrganizationRoute = createRoute({
+  method: "get",
+  path: "/organization",
+  operationId: "getOrganization",
+  tags: ["Organization"],
+  summary: "Get the organization the API key belongs to",
+  description: "Confirms that a key works and shows which organization it opens.",
+  security,
+  responses: { 200: jsonOk(OrganizationSchema, "The organization."), ...errorResponses(...COMMON_ERRORS) },
+});
+
+const listProjectsRoute = createRoute({
+  method: "get",
+  path: "/projects",
+  operationId: "listProjects",
+  tags: ["Projects"],
+  summary: "List projects, newest first",
+  security,
+  request: { query: PageQuerySchema },
+  responses: { 200: jsonOk(listOf(ProjectSchema, "ProjectList"), "A page of projects."), ...errorResponses(400, ...COMMON_ERRORS) },
+});
+
+const getProjectRoute = createRoute({
+  method: "get",
+  path: "/projects/{id}",
+  operationId: "getProject",
+  tags: ["Projects"],
+  summary: "Get a project",
+  security,
+  request: { params: ProjectIdParam },
+  responses: { 200: jsonOk(ProjectSchema, "The project."), ...errorResponses(404, ...COMMON_ERRORS) },
+});
+
+const updateProjectRoute = createRoute({
+  method: "patch",
+  path: "/projects/{id}",
+  operationId: "updateProject",
+  tags: ["Projects"],
+  summary: "Update a project's name or description",
+  description:
+    "Only `name` and `description` change. Unknown fields are ignored. A body with neither is a 400 `invalid_request`; a blank name is a 422 `validation_failed`.",
+  security,
+  request: { params: ProjectIdParam, body: { required: true, content: { "application/json": { schema: ProjectPatchSchema } } } },
+  responses: { 200: jsonOk(ProjectSchema, "The updated project."), ...errorResponses(400, 404, 413, 422, ...COMMON_ERRORS) },
+});
+
+const listAlertsRoute = createRoute({
+  method: "get",
+  path: "/alerts",
+  operationId: "listAlerts",
+  tags: ["Alerts"],
+  summary: "List alerts across the organization's projects, newest first",
+  security,
+  request: { query: AlertsQuerySchema },
+  responses: { 200: jsonOk(listOf(AlertSchema, "AlertList"), "A page of alerts."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
+});
+
+const getAlertRoute = createRoute({
+  method: "get",
+  path: "/alerts/{id}",
+  operationId: "getAlert",
+  tags: ["Alerts"],
+  summary: "Get an alert",
+  security,
+  request: { params: AlertIdParam },
+  responses: { 200: jsonOk(AlertSchema, "The alert."), ...errorResponses(404, ...COMMON_ERRORS) },
+});
+
+const listAlertEventsRoute = createRoute({
+  method: "get",
+  path: "/alerts/{alert_id}/events",
+  operationId: "listAlertEvents",
+  tags: ["Alerts"],
+  summary: "List an alert's events, newest first",
+  description: "Each event embeds the full test run that tripped the check.",
+  security,
+  request: { params: AlertEventsParam, query: PageQuerySchema },
+  responses: { 200: jsonOk(listOf(AlertEventSchema, "AlertEventList"), "A page of events."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
+});
+
+const alertActionRoute = (action: "unsnooze" | "enable" | "disable", summary: string, description: string) =>
+  createRoute({
+    method: "post",
+    path: `/alerts/{id}/${action}`,
+    operationId: `${action}Alert`,
+    tags: ["Alerts"],
+    summary,
+    description: `${description} Takes no body. Applying it to an alert already in that state succeeds and returns the alert unchanged.`,
+    security,
+    request: { params: AlertIdParam },
+    responses: { 200: jsonOk(AlertSchema, "The updated alert."), ...errorResponses(400, 404, 413, ...COMMON_ERRORS) },
+  });
+
+const snoozeRoute = createRoute({
+  method: "post",
+  path: "/alerts/{id}/snooze",
+  operationId: "snoozeAlert",
+  tags: ["Alerts"],
+  summary: "Snooze an alert",
+  description:
+    "Suppresses notifications for `duration` (1h, 4h, 24h or 1w; no default, no indefinite snooze); checks and event recording continue. Snoozing a snoozed alert restarts the period from now.",
+  security,
+  request: { params: AlertIdParam, body: { required: true, content: { "application/json": { schema: SnoozeBodySchema } } } },
+  responses: { 200: jsonOk(AlertSchema, "The updated alert."), ...errorResponses(400, 404, 413, 422, ...COMMON_ERRORS) },
+});
+const unsnoozeRoute = alertActionRoute("unsnooze", "Unsnooze an alert", "Resumes notifications immediately.");
+const enableRoute = alertActionRoute("enable", "Enable an alert", "Resumes checking from the next test run.");
+const disableRoute = alertActionRoute("disable", "Disable an alert", "Stops checking new test runs; event history is kept.");
+
+export function createV1Api(deps: AppDeps) {
+  const codec = new CursorCodec(deps.cursorSecret);
+  const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+
+  api.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "The organization's API key: `Authorization: Bearer cta_…`.",
+  });
+  // The document is public and registered before authentication, so its handler answers first.
+  api.doc31("/openapi.json", (c) => ({
+    openapi: "3.1.0",
+    info: {
+      title: "CI test analytics API",
+      version: "1.0.0",
+      description:
+        "Projects, test runs and alerts about flaky tests, slow runs, creeping skips and failure spikes. Every failure uses the error envelope. Rate limit: 600 requests in any rolling 60 seconds per API key.",
+    },
+    servers: [{ url: `${new URL(c.req.url).origin}/api/v1`, description: "This server" }],
+    tags: [
+      { name: "Organization", description: "The organization of the API key." },
+      { name: "Projects", description: "Projects and their latest results." },
+      { name: "Alerts", description: "One alert per project and type, with its events." },
+    ],
+  }));
+
+  // Authentication first, then the rate limit, then validation (DESIGN.md).
+  api.use("*", apiKeyAuth(deps), rateLimit(deps.rateLimiter), limitBody(API_BODY_LIMIT_BYTES), readJsonBody);
+
+  const listing = (organizationId: string, name: string, filters: Listing["filters"], idKind: Listing["idKind"] = "uuid"): Listing => ({
+    name,
+    organizationId,
+    filters,
+    idKind,
+  });
+
+  api.openapi(getOrganizationRoute, async (c) => c.json(await getOrganization(c.get("scope"), c.get("auth")), 200));
+
+  api.openapi(listProjectsRoute, async (c) => {
+    const scope = c.get("scope");
+    const list = listing(scope.organizationId, "projects", {});
+    const page = await listProjects(scope, await readPage(codec, list, c.req.valid("query")));
+    return c.json(await pageBody(codec, list, page), 200);
+  });
+
+  api.openapi(getProjectRoute, async (c) => c.json(await getProject(c.get("scope"), c.req.valid("param").id), 200));
+
+  api.openapi(updateProjectRoute, async (c) => {
+    const body = c.req.valid("json");
+    if (body.name === undefined && body.description === undefined) {
+      throw new ApiError("invalid_request", "The body has no recognized field: send name and/or description.");
+    }
+    return c.json(await updateProject(c.get("scope"), c.req.valid("param").id, body), 200);
+  });
+
+  api.openapi(listAlertsRoute, async (c) => {
+    const scope = c.get("scope");
+    const query = c.req.valid("query");
+    const filters = { status: query.status ?? "active", projectId: query.project_id, alertType: query.alert_type };
+    const list = listing(scope.organizationId, "alerts", {
+      status: filters.status,
+      project_id: filters.projectId ?? null,
+      alert_type: filters.alertType ?? null,
+    });
+    const page = await listAlerts(scope, filters, await readPage(codec, list, query));
+    return c.json(await pageBody(codec, list, page), 200);
+  });
+
+  api.openapi(getAlertRoute, async (c) => c.json(await getAlert(c.get("scope"), c.req.valid("param").id), 200));
+
+  api.openapi(listAlertEventsRoute, async (c) => {
+    const scope = c.get("scope");
+    const alertId = c.req.valid("param").alert_id;
+    const list = listing(scope.organizationId, "alert_events", { alert_id: alertId }, "bigint");
+    const page = await listAlertEvents(scope, alertId, await readPage(codec, list, c.req.valid("query")));
+    return c.json(await pageBody(codec, list, page), 200);
+  });
+
+  api.openapi(snoozeRoute, async (c) => {
+    const { duration } = c.req.valid("json");
+    return c.json(await snoozeAlert(c.get("scope"), c.req.valid("param").id, duration), 200);
+  });
+  api.openapi(unsnoozeRoute, async (c) => c.json(await unsnoozeAlert(c.get("scope"), c.req.valid("param").id), 200));
+  api.openapi(enableRoute, async (c) => c.json(await enableAlert(c.get("scope"), c.req.valid("param").id), 200));
+  api.openapi(disableRoute, async (c) => c.json(await disableAlert(c.get("scope"), c.req.valid("param").id), 200));
+
+  addMethodNotAllowed(api);
+  return api;
+}

@@ -1,0 +1,116 @@
+import { type SQL, and, desc, eq, gt, isNull, lte, or } from "drizzle-orm";
+import { alerts } from "../db/schema";
+import { notFound } from "../lib/errors";
+import { type Page, type PageRequest, isUuid, keysetBefore, toPage } from "../lib/pagination";
+import type { OrgScope } from "./context";
+import { type AlertType, presentAlert } from "./presenters";
+import { findProjectRow } from "./projects";
+
+export const ALERT_STATUSES = ["active", "snoozed", "inactive", "all"] as const;
+export type AlertStatus = (typeof ALERT_STATUSES)[number];
+
+export const SNOOZE_DURATIONS = { "1h": 3_600_000, "4h": 14_400_000, "24h": 86_400_000, "1w": 604_800_000 } as const;
+export type SnoozeDuration = keyof typeof SNOOZE_DURATIONS;
+
+export type AlertObject = ReturnType<typeof presentAlert>;
+export type AlertFilters = { status: AlertStatus; projectId?: string; alertType?: AlertType };
+
+/**
+ * The states do not overlap: `active` = checking and not snoozed (the default), `snoozed` =
+ * checking and snoozed, `inactive` = not checking (snoozed or not), `all` = every alert.
+ * Snoozing is judged against `now`, so an expired snooze needs no job to end.
+ */
+function statusCondition(status: AlertStatus, now: Date): SQL | undefined {
+  const snoozedNow = gt(alerts.snoozedUntil, now);
+  switch (status) {
+    case "active":
+      return and(eq(alerts.active, true), or(isNull(alerts.snoozedUntil), lte(alerts.snoozedUntil, now)));
+    case "snoozed":
+      return and(eq(alerts.active, true), snoozedNow);
+    case "inactive":
+      return eq(alerts.active, false);
+    case "all":
+      return undefined;
+  }
+}
+
+export async function listAlerts(scope: OrgScope, filters: AlertFilters, page: PageRequest): Promise<Page<AlertObject>> {
+  // An unknown or foreign project_id is a 404, not an empty list.
+  if (filters.projectId !== undefined) await findProjectRow(scope, filters.projectId);
+  const now = scope.clock.now();
+  const rows = await scope.db
+    .select()
+    .from(alerts)
+    .where(
+      and(
+        eq(alerts.organizationId, scope.organizationId),
+        filters.projectId !== undefined ? eq(alerts.projectId, filters.projectId) : undefined,
+        filters.alertType !== undefined ? eq(alerts.alertType, filters.alertType) : undefined,
+        statusCondition(filters.status, now),
+        page.after ? keysetBefore(alerts.createdAt, alerts.id, page.after, "uuid") : undefined,
+      ),
+    )
+    .orderBy(desc(alerts.createdAt), desc(alerts.id))
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit, (r) => ({ ts: r.createdAt, id: r.id }), (r) => presentAlert(r, now, scope.webAppUrl));
+}
+
+export async function findAlertRow(scope: OrgScope, alertId: string) {
+  if (!isUuid(alertId)) throw notFound("Alert");
+  const [row] = await scope.db
+    .select()
+    .from(alerts)
+    .where(and(eq(alerts.id, alertId), eq(alerts.organizationId, scope.organizationId)))
+    .limit(1);
+  if (!row) throw notFound("Alert");
+  return row;
+}
+
+export async function getAlert(scope: OrgScope, alertId: string): Promise<AlertObject> {
+  return presentAlert(await findAlertRow(scope, alertId), scope.clock.now(), scope.webAppUrl);
+}
+
+/**
+ * Applies a state change as one conditional UPDATE. When the alert is already in the target
+ * state the condition matches nothing and the alert is returned unchanged (updated_at included).
+ */
+async function transition(
+  scope: OrgScope,
+  alertId: string,
+  changes: Partial<typeof alerts.$inferInsert>,
+  onlyIf: SQL | undefined,
+): Promise<AlertObject> {
+  if (!isUuid(alertId)) throw notFound("Alert");
+  const now = scope.clock.now();
+  const [updated] = await scope.db
+    .update(alerts)
+    .set({ ...changes, updatedAt: now })
+    .where(and(eq(alerts.id, alertId), eq(alerts.organizationId, scope.organizationId), onlyIf))
+    .returning();
+  if (updated) return presentAlert(updated, now, scope.webAppUrl);
+  return getAlert(scope, alertId);
+}
+
+/** Snoozing an already snoozed alert restarts the period from now. */
+export function snoozeAlert(scope: OrgScope, alertId: string, duration: SnoozeDuration): Promise<AlertObject> {
+  const until = new Date(scope.clock.now().getTime() + SNOOZE_DURATIONS[duration]);
+  return transition(scope, alertId, { snoozedUntil: until }, undefined);
+}
+
+export function unsnoozeAlert(scope: OrgScope, alertId: string): Promise<AlertObject> {
+  return transition(scope, alertId, { snoozedUntil: null }, gt(alerts.snoozedUntil, scope.clock.now()));
+}
+
+export function enableAlert(scope: OrgScope, alertId: string): Promise<AlertObject> {
+  return transition(scope, alertId, { active: true }, eq(alerts.active, false));
+}
+
+export function disableAlert(scope: OrgScope, alertId: string): Promise<AlertObject> {
+  return transition(scope, alertId, { active: false }, eq(alerts.active, true));
+}
+
+/** Alerts of a project whose check runs (active, snoozed or not): the seam the alert checks use. */
+export async function activeAlertsOfProject(scope: Pick<OrgScope, "db">, projectId: string) {
+  return scope.db.select().from(alerts).where(and(eq(alerts.projectId, projectId), eq(alerts.active, true)));
+}
+

@@ -1,0 +1,95 @@
+import { and, eq, isNull } from "drizzle-orm";
+import { apiKeys, organizations } from "../db/schema";
+import { notFound, validationFailed } from "../lib/errors";
+import { displayPrefix, generateToken, hashToken, isWellFormedToken } from "../lib/keys";
+import { isUuid } from "../lib/pagination";
+import type { ServiceDeps } from "./context";
+import { presentApiKey, presentOrganization } from "./presenters";
+
+export const DEFAULT_API_KEY_NAME = "Default API key";
+
+export type AuthenticatedKey = { organizationId: string; apiKeyId: string };
+
+/**
+ * Resolves a presented API key to its organization, or null. Malformed keys (wrong prefix,
+ * length or checksum) are rejected here without touching the database.
+ */
+export async function authenticateApiKey(deps: Pick<ServiceDeps, "db">, presented: string): Promise<AuthenticatedKey | null> {
+  if (!isWellFormedToken("apiKey", presented)) return null;
+  const keyHash = await hashToken(presented);
+  const [row] = await deps.db
+    .select({ apiKeyId: apiKeys.id, organizationId: apiKeys.organizationId })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  return row ?? null;
+}
+
+export async function getOrganization(deps: ServiceDeps, auth: AuthenticatedKey) {
+  const [row] = await deps.db
+    .select({ org: organizations, key: apiKeys })
+    .from(organizations)
+    .innerJoin(apiKeys, eq(apiKeys.organizationId, organizations.id))
+    .where(and(eq(organizations.id, auth.organizationId), eq(apiKeys.id, auth.apiKeyId)))
+    .limit(1);
+  if (!row) throw notFound("Organization");
+  return presentOrganization(row.org, row.key);
+}
+
+/** True when the runtime knows the IANA zone (Intl is the authority in both Node and workerd). */
+export function isKnownTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export async function createOrganization(deps: ServiceDeps, input: { name: string; timeZone?: string }) {
+  const timeZone = input.timeZone ?? "UTC";
+  if (!isKnownTimeZone(timeZone)) throw validationFailed([{ field: "time_zone", message: "is not a known IANA time zone name" }]);
+  const now = deps.clock.now();
+  const secret = generateToken("apiKey");
+  const keyHash = await hashToken(secret);
+  return deps.db.transaction(async (tx) => {
+    const [org] = await tx.insert(organizations).values({ name: input.name, timeZone, createdAt: now, updatedAt: now }).returning();
+    const [key] = await tx
+      .insert(apiKeys)
+      .values({ organizationId: org!.id, name: DEFAULT_API_KEY_NAME, keyHash, displayPrefix: displayPrefix(secret), createdAt: now })
+      .returning();
+    return { organization: presentOrganization(org!, key!), api_key: { ...presentApiKey(key!), secret } };
+  });
+}
+
+/**
+ * Replaces the organization's key: the old row is revoked and the new one inserted in one
+ * transaction, so exactly one key is live at any moment and the old key fails from the next request.
+ */
+export async function regenerateApiKey(deps: ServiceDeps, organizationId: string) {
+  if (!isUuid(organizationId)) throw notFound("Organization");
+  const now = deps.clock.now();
+  const secret = generateToken("apiKey");
+  const keyHash = await hashToken(secret);
+  return deps.db.transaction(async (tx) => {
+    // Locks the organization row so two concurrent regenerations serialize.
+    const [org] = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for("update");
+    if (!org) throw notFound("Organization");
+    const revoked = await tx
+      .update(apiKeys)
+      .set({ revokedAt: now })
+      .where(and(eq(apiKeys.organizationId, organizationId), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id, name: apiKeys.name });
+    const [key] = await tx
+      .insert(apiKeys)
+      .values({
+        organizationId,
+        name: revoked[0]?.name ?? DEFAULT_API_KEY_NAME,
+        keyHash,
+        displayPrefix: displayPrefix(secret),
+        createdAt: now,
+      })
+      .returning();
+    return { api_key: { ...presentApiKey(key!), secret }, revokedKeyIds: revoked.map((r) => r.id) };
+  });
+}

@@ -1,0 +1,99 @@
+/** Database rows → API objects (snake_case, ISO 8601 UTC timestamps, `url` into the web app). */
+import type { alertEvents, alerts, apiKeys, organizations, projects, testRuns } from "../db/schema";
+
+type Row<T extends { $inferSelect: unknown }> = T["$inferSelect"];
+
+export const ALERT_TYPES = ["performance_regression", "test_flakiness", "skipped_test_count_creep", "failure_rate_spike"] as const;
+export type AlertType = (typeof ALERT_TYPES)[number];
+
+export const ALERT_NAMES: Record<AlertType, string> = {
+  performance_regression: "Performance regression",
+  test_flakiness: "Flaky tests",
+  skipped_test_count_creep: "Skipped test count creep",
+  failure_rate_spike: "Failure rate spike",
+};
+
+const iso = (date: Date | null): string | null => (date ? date.toISOString() : null);
+const base = (webAppUrl: string) => webAppUrl.replace(/\/+$/, "");
+
+export function presentApiKey(row: Pick<Row<typeof apiKeys>, "id" | "name" | "createdAt">) {
+  return { id: row.id, name: row.name, created_at: row.createdAt.toISOString() };
+}
+
+export function presentOrganization(org: Row<typeof organizations>, key: Pick<Row<typeof apiKeys>, "id" | "name" | "createdAt">) {
+  return {
+    id: org.id,
+    name: org.name,
+    time_zone: org.timeZone,
+    created_at: org.createdAt.toISOString(),
+    api_key: presentApiKey(key),
+  };
+}
+
+export function presentProject(row: Row<typeof projects>, webAppUrl: string) {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    test_runs_count: row.testRunsCount,
+    latest_result: row.latestResult,
+    last_test_run_at: iso(row.lastTestRunAt),
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    url: `${base(webAppUrl)}/projects/${row.id}`,
+  };
+}
+
+/** `snoozed` is derived from `snoozed_until` at read time, so an expired snooze reads as not snoozed. */
+export function presentAlert(row: Row<typeof alerts>, now: Date, webAppUrl: string) {
+  const snoozed = row.snoozedUntil !== null && row.snoozedUntil.getTime() > now.getTime();
+  return {
+    id: row.id,
+    project_id: row.projectId,
+    alert_type: row.alertType,
+    name: ALERT_NAMES[row.alertType],
+    active: row.active,
+    snoozed,
+    snoozed_until: snoozed ? iso(row.snoozedUntil) : null,
+    last_notified_at: iso(row.lastNotifiedAt),
+    events_count: row.eventsCount,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    url: `${base(webAppUrl)}/projects/${row.projectId}/alerts/${row.id}`,
+  };
+}
+
+export function presentTestRun(row: Row<typeof testRuns>, webAppUrl: string) {
+  return {
+    number: row.number,
+    project_id: row.projectId,
+    status: row.status,
+    failure_reason: row.failureReason,
+    result: row.result,
+    branch: row.branch,
+    commit_sha: row.commitSha,
+    build_id: row.buildId,
+    build_url: row.buildUrl,
+    tags: row.tags,
+    started_at: iso(row.startedAt),
+    created_at: row.createdAt.toISOString(),
+    processed_at: iso(row.processedAt),
+    duration_ms: row.durationMs,
+    tests_count: row.testsCount,
+    passed_count: row.passedCount,
+    failed_count: row.failedCount,
+    errored_count: row.erroredCount,
+    skipped_count: row.skippedCount,
+    url: `${base(webAppUrl)}/projects/${row.projectId}/test_runs/${row.number}`,
+  };
+}
+
+export function presentAlertEvent(event: Row<typeof alertEvents>, run: Row<typeof testRuns>, webAppUrl: string) {
+  return {
+    id: event.id,
+    alert_id: event.alertId,
+    metadata: event.metadata,
+    triggered_at: event.triggeredAt.toISOString(),
+    test_run: presentTestRun(run, webAppUrl),
+  };
+}

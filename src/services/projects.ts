@@ -1,0 +1,94 @@
+import { and, desc, eq } from "drizzle-orm";
+import { alerts, organizations, projects } from "../db/schema";
+import { notFound } from "../lib/errors";
+import { generateToken, hashToken } from "../lib/keys";
+import { type Page, type PageRequest, isUuid, keysetBefore, toPage } from "../lib/pagination";
+import type { OrgScope, ServiceDeps } from "./context";
+import { ALERT_TYPES, presentProject } from "./presenters";
+
+export type ProjectObject = ReturnType<typeof presentProject>;
+
+export async function listProjects(scope: OrgScope, page: PageRequest): Promise<Page<ProjectObject>> {
+  const rows = await scope.db
+    .select()
+    .from(projects)
+    .where(
+      and(
+        eq(projects.organizationId, scope.organizationId),
+        page.after ? keysetBefore(projects.createdAt, projects.id, page.after, "uuid") : undefined,
+      ),
+    )
+    .orderBy(desc(projects.createdAt), desc(projects.id))
+    .limit(page.limit + 1);
+  return toPage(rows, page.limit, (r) => ({ ts: r.createdAt, id: r.id }), (r) => presentProject(r, scope.webAppUrl));
+}
+
+/** The project row if it belongs to the organization; one not-found for missing and foreign ids. */
+export async function findProjectRow(scope: OrgScope, projectId: string) {
+  if (!isUuid(projectId)) throw notFound("Project");
+  const [row] = await scope.db
+    .select()
+    .from(projects)
+    .where(and(eq(projects.id, projectId), eq(projects.organizationId, scope.organizationId)))
+    .limit(1);
+  if (!row) throw notFound("Project");
+  return row;
+}
+
+export async function getProject(scope: OrgScope, projectId: string): Promise<ProjectObject> {
+  return presentProject(await findProjectRow(scope, projectId), scope.webAppUrl);
+}
+
+/** `description: null` or `""` clears it; fields left undefined are untouched. */
+export async function updateProject(scope: OrgScope, projectId: string, patch: { name?: string; description?: string | null }): Promise<ProjectObject> {
+  if (!isUuid(projectId)) throw notFound("Project");
+  const changes: Partial<typeof projects.$inferInsert> = { updatedAt: scope.clock.now() };
+  if (patch.name !== undefined) changes.name = patch.name;
+  if (patch.description !== undefined) changes.description = patch.description === "" ? null : patch.description;
+  const [row] = await scope.db
+    .update(projects)
+    .set(changes)
+    .where(and(eq(projects.id, projectId), eq(projects.organizationId, scope.organizationId)))
+    .returning();
+  if (!row) throw notFound("Project");
+  return presentProject(row, scope.webAppUrl);
+}
+
+/** Creates the project with its upload token and its four alerts (active, not snoozed) in one transaction. */
+export async function createProject(deps: ServiceDeps, organizationId: string, input: { name: string; description?: string | null }) {
+  if (!isUuid(organizationId)) throw notFound("Organization");
+  const now = deps.clock.now();
+  const uploadToken = generateToken("uploadToken");
+  const uploadTokenHash = await hashToken(uploadToken);
+  return deps.db.transaction(async (tx) => {
+    const [org] = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for("share");
+    if (!org) throw notFound("Organization");
+    const [project] = await tx
+      .insert(projects)
+      .values({
+        organizationId,
+        name: input.name,
+        description: input.description === "" ? null : (input.description ?? null),
+        uploadTokenHash,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning();
+    await tx.insert(alerts).values(
+      ALERT_TYPES.map((alertType) => ({ organizationId, projectId: project!.id, alertType, createdAt: now, updatedAt: now })),
+    );
+    return { project: presentProject(project!, deps.webAppUrl), upload_token: uploadToken };
+  });
+}
+
+export async function regenerateUploadToken(deps: ServiceDeps, projectId: string) {
+  if (!isUuid(projectId)) throw notFound("Project");
+  const uploadToken = generateToken("uploadToken");
+  const [row] = await deps.db
+    .update(projects)
+    .set({ uploadTokenHash: await hashToken(uploadToken) })
+    .where(eq(projects.id, projectId))
+    .returning({ id: projects.id });
+  if (!row) throw notFound("Project");
+  return { upload_token: uploadToken };
+}

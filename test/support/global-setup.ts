@@ -1,0 +1,56 @@
+/**
+ * Prepares one migrated database for the run.
+ * - PGlite (default): migrate an in-memory instance once and snapshot it; every test file
+ *   starts its own instance from the snapshot (skips the slow initdb and migrations).
+ * - Postgres (TEST_DATABASE_URL): create a database of our own on that server, migrate it,
+ *   and drop it afterwards, so runs never see each other's data.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { TestProject } from "vitest/node";
+import pg from "pg";
+import { openDatabase } from "../../src/node/database";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    testDatabaseUrl: string | null;
+    pgliteSnapshotPath: string | null;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (serverUrl) {
+    const name = `cia_test_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    await admin.query(`create database "${name}"`);
+    await admin.end();
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    const database = await openDatabase(url.toString());
+    await database.migrate();
+    await database.close();
+    project.provide("testDatabaseUrl", url.toString());
+    project.provide("pgliteSnapshotPath", null);
+    return async () => {
+      const cleanup = new pg.Client({ connectionString: serverUrl });
+      await cleanup.connect();
+      await cleanup.query(`drop database if exists "${name}" with (force)`);
+      await cleanup.end();
+    };
+  }
+
+  const database = await openDatabase("memory://");
+  await database.migrate();
+  const client = (database as unknown as { client: { dumpDataDir(c?: "none"): Promise<Blob> } }).client;
+  const snapshot = await client.dumpDataDir("none");
+  await database.close();
+  const dir = mkdtempSync(join(tmpdir(), "cia-pglite-"));
+  const path = join(dir, "snapshot.tar");
+  writeFileSync(path, Buffer.from(await snapshot.arrayBuffer()));
+  project.provide("testDatabaseUrl", null);
+  project.provide("pgliteSnapshotPath", path);
+  return () => rmSync(dir, { recursive: true, force: true });
+}

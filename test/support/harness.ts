@@ -1,0 +1,156 @@
+/**
+ * Per-file test harness: a real database (PGlite from the run's snapshot, or the run's own
+ * Postgres database), the app built by createApp, a manual clock, and fixtures that go through
+ * the admin API like the web app does. Each file creates its own organizations, so files
+ * never depend on each other or on order.
+ */
+import { readFileSync } from "node:fs";
+import { inject } from "vitest";
+import { createApp } from "../../src/app";
+import type { AppDeps, Logger } from "../../src/app-env";
+import { alerts, testRuns } from "../../src/db/schema";
+import { ManualClock } from "../../src/lib/clock";
+import { DEFAULT_RATE_LIMIT, InMemoryRateLimiter, type RateLimitPolicy } from "../../src/lib/rate-limit";
+import { openDatabase, type OpenedDatabase } from "../../src/node/database";
+import { recordAlertEvent } from "../../src/services/alert-events";
+import { type Report, type RunMetadata, completeTestRun, failTestRun, recordTestRunArrival } from "../../src/services/test-runs";
+import { eq } from "drizzle-orm";
+
+export const ADMIN_TOKEN = "test-admin-token-0123456789";
+export const WEB_APP_URL = "https://app.example.test";
+
+export type CallOptions = { key?: string | null; body?: unknown; rawBody?: BodyInit; headers?: Record<string, string> };
+export type CallResult = { status: number; headers: Headers; body: any; text: string };
+
+export async function openTestDatabase(): Promise<OpenedDatabase> {
+  const url = inject("testDatabaseUrl");
+  if (url) return openDatabase(url);
+  const snapshotPath = inject("pgliteSnapshotPath");
+  if (!snapshotPath) throw new Error("The global setup did not prepare a database.");
+  return openDatabase("memory://", { pgliteDump: new Blob([readFileSync(snapshotPath)]) });
+}
+
+export type HarnessOptions = {
+  rateLimit?: RateLimitPolicy;
+  adminToken?: string | undefined;
+  overrides?: Partial<AppDeps>;
+};
+
+export async function createHarness(options: HarnessOptions = {}) {
+  const database = await openTestDatabase();
+  const clock = new ManualClock(Math.floor(Date.now() / 1000) * 1000);
+  const logs: string[] = [];
+  const logger: Logger = {
+    info: (message, fields) => logs.push(JSON.stringify({ message, ...fields })),
+    error: (message, fields) => logs.push(JSON.stringify({ message, ...fields })),
+  };
+  const deps: AppDeps = {
+    db: database.db,
+    clock,
+    rateLimiter: new InMemoryRateLimiter(clock, options.rateLimit ?? DEFAULT_RATE_LIMIT),
+    cursorSecret: "test-cursor-secret-0123456789",
+    adminToken: "adminToken" in options ? options.adminToken : ADMIN_TOKEN,
+    webAppUrl: WEB_APP_URL,
+    logger,
+    ...options.overrides,
+  };
+  const app = createApp(deps);
+
+  async function call(method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.key) headers.authorization = `Bearer ${options.key}`;
+    let body: BodyInit | undefined = options.rawBody;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers["content-type"] ??= "application/json";
+    }
+    const response = await app.request(path, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, headers: response.headers, body: parsed, text };
+  }
+
+  const admin = (method: string, path: string, body?: unknown) =>
+    call(method, `/admin/v1${path}`, { key: ADMIN_TOKEN, body });
+
+  /** A new organization through the admin API; returns its API key. */
+  async function newOrganization(name = "Org", timeZone?: string) {
+    const res = await admin("POST", "/organizations", { name, ...(timeZone ? { time_zone: timeZone } : {}) });
+    if (res.status !== 201) throw new Error(`creating an organization failed: ${res.status} ${res.text}`);
+    return { organization: res.body.organization, apiKey: res.body.api_key.secret as string, apiKeyObject: res.body.api_key };
+  }
+
+  /** A new project through the admin API, with its four alerts. */
+  async function newProject(organizationId: string, name = "Project", description?: string) {
+    const res = await admin("POST", `/organizations/${organizationId}/projects`, { name, ...(description !== undefined ? { description } : {}) });
+    if (res.status !== 201) throw new Error(`creating a project failed: ${res.status} ${res.text}`);
+    const projectAlerts = await database.db.select().from(alerts).where(eq(alerts.projectId, res.body.project.id));
+    const alertIds = Object.fromEntries(projectAlerts.map((a) => [a.alertType, a.id])) as Record<string, string>;
+    return { project: res.body.project, uploadToken: res.body.upload_token as string, alertIds };
+  }
+
+  /** A run that arrives (pending) and, unless told otherwise, is processed with the given cases. */
+  async function newRun(projectId: string, options: { meta?: RunMetadata; report?: Report; outcome?: "processed" | "pending" | "failed" } = {}) {
+    const run = await recordTestRunArrival({ db: database.db, clock }, projectId, options.meta);
+    const outcome = options.outcome ?? "processed";
+    if (outcome === "pending") return run;
+    if (outcome === "failed") return (await failTestRun({ db: database.db, clock }, run.id, "could not parse the report"))!;
+    const report = options.report ?? { suites: [{ name: "suite", cases: [{ name: "ok", status: "passed" as const, durationMs: 5 }] }] };
+    return completeTestRun({ db: database.db, clock }, run.id, report);
+  }
+
+  async function newEvent(alertId: string, testRunId: number, metadata: Record<string, unknown> = { note: "test" }) {
+    return recordAlertEvent({ db: database.db, clock }, { alertId, testRunId, metadata });
+  }
+
+  async function runRow(id: number) {
+    const [row] = await database.db.select().from(testRuns).where(eq(testRuns.id, id));
+    return row!;
+  }
+
+  return {
+    app,
+    deps,
+    db: database.db,
+    database,
+    clock,
+    logs,
+    call,
+    get: (path: string, key?: string | null, options: CallOptions = {}) => call("GET", path, { ...options, key }),
+    post: (path: string, key: string | null, body?: unknown, options: CallOptions = {}) => call("POST", path, { ...options, key, body }),
+    patch: (path: string, key: string | null, body?: unknown, options: CallOptions = {}) => call("PATCH", path, { ...options, key, body }),
+    admin,
+    newOrganization,
+    newProject,
+    newRun,
+    newEvent,
+    runRow,
+    close: () => database.close(),
+  };
+}
+
+export type Harness = Awaited<ReturnType<typeof createHarness>>;
+
+/** Every page of a listing, following next_cursor until has_more is false. */
+export async function collectAll(h: Harness, path: string, key: string, limit: number) {
+  const items: any[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const sep = path.includes("?") ? "&" : "?";
+    const url = `${path}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+    const res = await h.get(url, key);
+    if (res.status !== 200) throw new Error(`page ${pages} of ${path} failed: ${res.status} ${res.text}`);
+    items.push(...res.body.data);
+    cursor = res.body.pagination.next_cursor;
+    if (res.body.pagination.has_more !== (cursor !== null)) throw new Error("has_more and next_cursor disagree");
+    pages++;
+    if (pages > 10_000) throw new Error("pagination does not end");
+  } while (cursor);
+  return { items, pages };
+}
