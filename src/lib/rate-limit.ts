@@ -21,29 +21,29 @@ export type RateLimitDecision = {
   retryAfterSeconds?: number;
 };
 
-export function consumeRollingWindow(
-  acceptedTimestamps: number[],
-  nowMs: number,
-  policy: RateLimitPolicy,
-): { decision: RateLimitDecision; state: number[] } {
+/**
+ * Decides one request and updates `window` (ascending accepted timestamps) in place:
+ * expired entries are dropped from the front, an accepted request is appended. O(1) amortized.
+ */
+export function consumeRollingWindow(window: number[], nowMs: number, policy: RateLimitPolicy): RateLimitDecision {
   const windowStart = nowMs - policy.windowMs;
-  let first = 0;
-  while (first < acceptedTimestamps.length && acceptedTimestamps[first]! <= windowStart) first++;
-  const state = first === 0 ? acceptedTimestamps.slice() : acceptedTimestamps.slice(first);
+  let expired = 0;
+  while (expired < window.length && window[expired]! <= windowStart) expired++;
+  if (expired > 0) window.splice(0, expired);
 
-  const allowed = state.length < policy.limit;
-  if (allowed) state.push(nowMs);
-  const oldest = state[0];
+  const allowed = window.length < policy.limit;
+  if (allowed) window.push(nowMs);
+  const oldest = window[0];
   const msUntilOldestExpires = oldest === undefined ? 0 : oldest + policy.windowMs - nowMs;
   const decision: RateLimitDecision = {
     allowed,
     limit: policy.limit,
     windowSeconds: Math.ceil(policy.windowMs / 1000),
-    remaining: Math.max(0, policy.limit - state.length),
+    remaining: Math.max(0, policy.limit - window.length),
     resetSeconds: Math.max(0, Math.ceil(msUntilOldestExpires / 1000)),
   };
   if (!allowed) decision.retryAfterSeconds = Math.max(1, Math.ceil(msUntilOldestExpires / 1000));
-  return { decision, state };
+  return decision;
 }
 
 export interface RateLimiter {
@@ -60,8 +60,12 @@ export class InMemoryRateLimiter implements RateLimiter {
   ) {}
 
   async consume(keyId: string): Promise<RateLimitDecision> {
-    const { decision, state } = consumeRollingWindow(this.#windows.get(keyId) ?? [], this.clock.now().getTime(), this.policy);
-    this.#windows.set(keyId, state);
+    let window = this.#windows.get(keyId);
+    if (!window) {
+      window = [];
+      this.#windows.set(keyId, window);
+    }
+    const decision = consumeRollingWindow(window, this.clock.now().getTime(), this.policy);
     if (this.#windows.size > 10_000) this.#evictIdle();
     return decision;
   }
