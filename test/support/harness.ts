@@ -19,7 +19,7 @@ import { eq } from "drizzle-orm";
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 export const WEB_APP_URL = "https://app.example.test";
 
-export type CallOptions = { key?: string | null; body?: unknown; rawBody?: BodyInit; headers?: Record<string, string> };
+export type CallOptions = { key?: string | null; body?: unknown; rawBody?: string | Uint8Array | ReadableStream<Uint8Array>; headers?: Record<string, string> };
 export type CallResult = { status: number; headers: Headers; body: any; text: string };
 
 export async function openTestDatabase(): Promise<OpenedDatabase> {
@@ -59,7 +59,7 @@ export async function createHarness(options: HarnessOptions = {}) {
   async function call(method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.key) headers.authorization = `Bearer ${options.key}`;
-    let body: BodyInit | undefined = options.rawBody;
+    let body: RequestInit["body"] = options.rawBody as RequestInit["body"];
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);
       headers["content-type"] ??= "application/json";
