@@ -160,6 +160,7 @@ export function createV1Api(deps: AppDeps) {
     info: {
       title: "CI test analytics API",
       version: "1.0.0",
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
       description:
         "Projects, test runs and alerts about flaky tests, slow runs, creeping skips and failure spikes. Every failure uses the error envelope. Rate limit: 600 requests in any rolling 60 seconds per API key.",
     },

@@ -1,0 +1,65 @@
+/**
+ * Child process of `npm run bench`: serves our app (createApp) and the bare Hono baseline from
+ * one process and one database pool, so both variants get the same CPU share while the load
+ * generator runs in the parent. Reports the two ports to the parent over IPC.
+ *
+ * Env: BENCH_DB_URL (the benchmark database), BENCH_CURSOR_SECRET, BENCH_ORG_ID, PG_POOL_MAX.
+ */
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import { createApp } from "../src/app";
+import type { AppDeps, Logger } from "../src/app-env";
+import { systemClock } from "../src/lib/clock";
+import { InMemoryRateLimiter } from "../src/lib/rate-limit";
+import { openDatabase } from "../src/node/database";
+import { createBareApp } from "./bare-app";
+import { BENCH_RATE_LIMIT } from "./common";
+
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is required`);
+  return value;
+}
+
+const quietLogger: Logger = {
+  info: () => {},
+  error: (message, fields) => console.error(JSON.stringify({ level: "error", message, ...fields })),
+};
+
+async function main(): Promise<void> {
+  const database = await openDatabase(required("BENCH_DB_URL"));
+  const deps: AppDeps = {
+    db: database.db,
+    clock: systemClock,
+    rateLimiter: new InMemoryRateLimiter(systemClock, BENCH_RATE_LIMIT),
+    cursorSecret: required("BENCH_CURSOR_SECRET"),
+    webAppUrl: "https://app.example.com",
+    logger: quietLogger,
+  };
+  const ours = createApp(deps);
+  const bare = createBareApp(database.db, required("BENCH_ORG_ID"));
+
+  const listen = (fetch: (request: Request) => Response | Promise<Response>) =>
+    new Promise<{ port: number; close: () => void }>((resolve) => {
+      const server = serve({ fetch, port: 0, hostname: "127.0.0.1" }, (info: AddressInfo) =>
+        resolve({ port: info.port, close: () => server.close() }),
+      );
+    });
+  const [oursServer, bareServer] = await Promise.all([listen(ours.fetch), listen(bare.fetch)]);
+
+  const shutdown = () => {
+    oursServer.close();
+    bareServer.close();
+    database.close().finally(() => process.exit(0));
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+  process.on("disconnect", shutdown);
+  process.send?.({ type: "ready", ours: oursServer.port, bare: bareServer.port, pid: process.pid });
+}
+
+main().catch((error) => {
+  console.error("bench servers failed to start:", error);
+  process.exit(1);
+});

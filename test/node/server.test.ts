@@ -1,0 +1,69 @@
+/**
+ * `npm start` as a new user meets it: the Node entry starts on an in-memory database, seeds the
+ * demo organization, prints a curl line, and that exact line works.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of children) child.kill("SIGTERM");
+});
+
+function startServer(env: Record<string, string>): Promise<{ output: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/node/server.ts"], {
+    cwd: root,
+    env: { ...process.env, PORT: "0", DATABASE_URL: "memory://", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let output = "";
+    const timer = setTimeout(() => reject(new Error(`server did not print a curl line:\n${output}`)), 90_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (/curl .*\n/.test(output) || /demo key was printed/.test(output)) {
+        clearTimeout(timer);
+        resolve({ output, child });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.on("exit", (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
+  });
+}
+
+describe("npm start", () => {
+  it("serves the API on an embedded database and the printed curl line works", async () => {
+    const { output } = await startServer({ ADMIN_TOKEN: "e2e-admin-token-123456" });
+    expect(output).toMatch(/listening on http:\/\/localhost:\d+\/api\/v1/);
+    expect(output).toContain("Admin API enabled");
+    const curlLine = /^\s*(curl .*)$/m.exec(output)![1]!;
+    expect(curlLine).toMatch(/^curl -H "Authorization: Bearer cta_[0-9A-Za-z]{49}" http:\/\/localhost:\d+\/api\/v1\/projects$/);
+
+    const args = [...curlLine.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!).slice(1);
+    const { stdout } = await promisify(execFile)("curl", ["-sS", "--fail-with-body", ...args]);
+    const body = JSON.parse(stdout);
+    expect(body.data.length).toBeGreaterThanOrEqual(3);
+    expect(body.pagination).toEqual({ next_cursor: null, has_more: false });
+    expect(body.data.every((p: { test_runs_count: number }) => p.test_runs_count > 0)).toBe(true);
+
+    // The demo has alerts with events and a run embedded in each.
+    const key = /Bearer (cta_[0-9A-Za-z]+)/.exec(curlLine)![1]!;
+    const base = /(http:\/\/localhost:\d+)/.exec(curlLine)![1]!;
+    const alerts = await (await fetch(`${base}/api/v1/alerts?status=all&limit=100`, { headers: { authorization: `Bearer ${key}` } })).json();
+    const withEvents = alerts.data.filter((a: { events_count: number }) => a.events_count > 0);
+    expect(withEvents.length).toBeGreaterThan(0);
+    const events = await (await fetch(`${base}/api/v1/alerts/${withEvents[0].id}/events`, { headers: { authorization: `Bearer ${key}` } })).json();
+    expect(events.data[0].test_run.number).toBeGreaterThan(0);
+    expect(alerts.data.some((a: { snoozed: boolean }) => a.snoozed)).toBe(true);
+    expect(alerts.data.some((a: { active: boolean }) => !a.active)).toBe(true);
+  });
+
+  it("refuses a DATABASE_URL it cannot use, with a clear message", async () => {
+    await expect(startServer({ DATABASE_URL: "mysql://nope" })).rejects.toThrow(/Unsupported DATABASE_URL/);
+  });
+});
