@@ -17,7 +17,7 @@ export const limitBody = (maxSize: number) =>
  * Reads a JSON body once, leniently about framing: an empty body counts as `{}` (so a missing
  * field is reported as a validation error, not a parse error), and a body sent without a JSON
  * Content-Type (e.g. `curl -d`) is still read as JSON. Malformed JSON is a 400 `invalid_request`.
- * The parsed value is handed to the route's Zod validator through Hono's body cache.
+ * The normalized JSON text is handed to the route's Zod validator through Hono's body cache.
  */
 export const readJsonBody = createMiddleware(async (c, next) => {
   if (c.req.method !== "POST" && c.req.method !== "PATCH" && c.req.method !== "PUT") return next();
@@ -36,6 +36,7 @@ export const readJsonBody = createMiddleware(async (c, next) => {
     headers.set("content-type", "application/json");
     c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers, body: JSON.stringify(body) });
   }
-  c.req.bodyCache.json = Promise.resolve(body);
+  // HonoRequest.json() re-parses the cached text, so the normalized text is what gets cached.
+  c.req.bodyCache.text = Promise.resolve(JSON.stringify(body));
   await next();
 });
