@@ -37,6 +37,6 @@ export const readJsonBody = createMiddleware(async (c, next) => {
     c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers, body: JSON.stringify(body) });
   }
   // HonoRequest.json() re-parses the cached text, so the normalized text is what gets cached.
-  c.req.bodyCache.text = Promise.resolve(JSON.stringify(body));
+  (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(JSON.stringify(body));
   await next();
 });

@@ -54,10 +54,10 @@ describe("npm start", () => {
     // The demo has alerts with events and a run embedded in each.
     const key = /Bearer (cta_[0-9A-Za-z]+)/.exec(curlLine)![1]!;
     const base = /(http:\/\/localhost:\d+)/.exec(curlLine)![1]!;
-    const alerts = await (await fetch(`${base}/api/v1/alerts?status=all&limit=100`, { headers: { authorization: `Bearer ${key}` } })).json();
+    const alerts: any = await (await fetch(`${base}/api/v1/alerts?status=all&limit=100`, { headers: { authorization: `Bearer ${key}` } })).json();
     const withEvents = alerts.data.filter((a: { events_count: number }) => a.events_count > 0);
     expect(withEvents.length).toBeGreaterThan(0);
-    const events = await (await fetch(`${base}/api/v1/alerts/${withEvents[0].id}/events`, { headers: { authorization: `Bearer ${key}` } })).json();
+    const events: any = await (await fetch(`${base}/api/v1/alerts/${withEvents[0].id}/events`, { headers: { authorization: `Bearer ${key}` } })).json();
     expect(events.data[0].test_run.number).toBeGreaterThan(0);
     expect(alerts.data.some((a: { snoozed: boolean }) => a.snoozed)).toBe(true);
     expect(alerts.data.some((a: { active: boolean }) => !a.active)).toBe(true);
