@@ -54,6 +54,8 @@ export interface RateLimiter {
 /** Per-process limiter for `npm start` and tests; the Worker uses the Durable Object. */
 export class InMemoryRateLimiter implements RateLimiter {
   readonly #windows = new Map<string, number[]>();
+  /** Size at which idle windows are swept; doubles when a sweep frees little, so sweeps stay amortized O(1). */
+  #sweepAt = 10_000;
   constructor(
     private readonly clock: { now(): Date },
     private readonly policy: RateLimitPolicy = DEFAULT_RATE_LIMIT,
@@ -66,7 +68,10 @@ export class InMemoryRateLimiter implements RateLimiter {
       this.#windows.set(keyId, window);
     }
     const decision = consumeRollingWindow(window, this.clock.now().getTime(), this.policy);
-    if (this.#windows.size > 10_000) this.#evictIdle();
+    if (this.#windows.size > this.#sweepAt) {
+      this.#evictIdle();
+      this.#sweepAt = Math.max(10_000, this.#windows.size * 2);
+    }
     return decision;
   }
 

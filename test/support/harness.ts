@@ -64,7 +64,9 @@ export async function createHarness(options: HarnessOptions = {}) {
       body = JSON.stringify(options.body);
       headers["content-type"] ??= "application/json";
     }
-    const response = await app.request(path, { method, headers, body });
+    // Node's fetch needs duplex "half" to send a streamed (chunked) body.
+    const streamed = typeof ReadableStream !== "undefined" && body instanceof ReadableStream;
+    const response = await app.request(path, { method, headers, body, ...(streamed ? { duplex: "half" } : {}) } as RequestInit);
     const text = await response.text();
     let parsed: unknown = undefined;
     try {
