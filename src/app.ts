@@ -38,6 +38,23 @@ function fromHttpException(error: HTTPException): ApiError {
   }
 }
 
+/**
+ * What the log keeps of an unexpected error. Drizzle wraps database errors in a message that
+ * quotes the SQL and its parameters (request data); the log keeps the database's own message and
+ * code instead, so request values do not end up in logs.
+ */
+function describeError(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { message: String(error) };
+  const cause = error.cause as { message?: string; code?: string } | undefined;
+  const fromQuery = error.message.startsWith("Failed query");
+  return {
+    name: error.name,
+    message: fromQuery ? `database error: ${cause?.message ?? "unknown"}` : error.message,
+    ...(cause?.code ? { code: cause.code } : {}),
+    stack: fromQuery ? undefined : error.stack,
+  };
+}
+
 export function createApp(deps: AppDeps) {
   const logger = deps.logger ?? consoleLogger;
   const app = new OpenAPIHono<AppEnv>();
@@ -66,7 +83,7 @@ export function createApp(deps: AppDeps) {
       requestId: c.get("requestId"),
       method: c.req.method,
       path: new URL(c.req.url).pathname,
-      error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+      error: describeError(error),
     });
     return errorResponse(c, new ApiError("internal_error", "An unexpected error occurred. Quote the Request-Id header when reporting it."));
   });

@@ -171,20 +171,28 @@ export const AlertsQuerySchema = PageQuerySchema.extend({
 export const IdParamSchema = <N extends string>(name: N, description: string) =>
   z.object({ [name]: z.string().openapi({ param: { name, in: "path" }, description }) } as Record<N, z.ZodString>);
 
+/** Postgres text cannot hold NUL, so it is rejected as a validation error instead of failing the query. */
+const hasNoNul = (value: string) => !value.includes("\u0000");
+
+/** A required-when-present display name: non-blank string of at most `max` characters, stored as sent. */
+export const displayNameSchema = (max = 255) =>
+  z
+    .string({ error: (issue) => (issue.input === undefined || issue.input === null ? "can't be blank" : "must be a string") })
+    .refine((value) => value.trim().length > 0, "can't be blank")
+    .refine((value) => value.length <= max, `is too long (maximum is ${max} characters)`)
+    .refine(hasNoNul, "must not contain NUL characters");
+
+/** Free-form text; null (or "") clears it where the field is nullable. */
+export const freeTextSchema = (max = 10_000) =>
+  z
+    .string({ error: "must be a string or null" })
+    .max(max, `is too long (maximum is ${max} characters)`)
+    .refine(hasNoNul, "must not contain NUL characters");
+
 export const ProjectPatchSchema = z
   .object({
-    name: z
-      .string({ error: (issue) => (issue.input === null ? "can't be blank" : "must be a string") })
-      .refine((value) => value.trim().length > 0, "can't be blank")
-      .refine((value) => value.length <= 255, "is too long (maximum is 255 characters)")
-      .optional()
-      .openapi({ description: "Non-blank display name.", example: "Checkout service" }),
-    description: z
-      .string({ error: "must be a string or null" })
-      .max(10_000, "is too long (maximum is 10000 characters)")
-      .nullable()
-      .optional()
-      .openapi({ description: "Free-form; an empty string (or null) clears it." }),
+    name: displayNameSchema().optional().openapi({ description: "Non-blank display name.", example: "Checkout service" }),
+    description: freeTextSchema().nullable().optional().openapi({ description: "Free-form; an empty string (or null) clears it." }),
   })
   .openapi("ProjectUpdate", { description: "Only name and description can change. Unknown fields are ignored; a body with neither is a 400." });
 

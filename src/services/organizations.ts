@@ -36,19 +36,21 @@ export async function getOrganization(deps: ServiceDeps, auth: AuthenticatedKey)
   return presentOrganization(row.org, row.key);
 }
 
-/** True when the runtime knows the IANA zone (Intl is the authority in both Node and workerd). */
-export function isKnownTimeZone(zone: string): boolean {
+/**
+ * The canonical IANA name of a zone the runtime knows, or null. Intl matches names
+ * case-insensitively, so "europe/berlin" is stored as "Europe/Berlin" for clients that do not.
+ */
+export function canonicalTimeZone(zone: string): string | null {
   try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-    return true;
+    return new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
   } catch {
-    return false;
+    return null;
   }
 }
 
 export async function createOrganization(deps: ServiceDeps, input: { name: string; timeZone?: string }) {
-  const timeZone = input.timeZone ?? "UTC";
-  if (!isKnownTimeZone(timeZone)) throw validationFailed([{ field: "time_zone", message: "is not a known IANA time zone name" }]);
+  const timeZone = canonicalTimeZone(input.timeZone ?? "UTC");
+  if (!timeZone) throw validationFailed([{ field: "time_zone", message: "is not a known IANA time zone name" }]);
   const now = deps.clock.now();
   const secret = generateToken("apiKey");
   const keyHash = await hashToken(secret);

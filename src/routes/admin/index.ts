@@ -13,26 +13,20 @@ import { createOrganization, regenerateApiKey } from "../../services/organizatio
 import { createProject, regenerateUploadToken } from "../../services/projects";
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { errorResponses } from "../responses";
-import { ApiKeySchema, IdParamSchema, OrganizationSchema, ProjectSchema } from "../schemas";
+import { ApiKeySchema, IdParamSchema, OrganizationSchema, ProjectSchema, displayNameSchema, freeTextSchema } from "../schemas";
 import { validationHook } from "../validation";
-
-const nonBlank = (max: number) =>
-  z
-    .string({ error: (issue) => (issue.input === undefined || issue.input === null ? "can't be blank" : "must be a string") })
-    .refine((value) => value.trim().length > 0, "can't be blank")
-    .refine((value) => value.length <= max, `is too long (maximum is ${max} characters)`);
 
 const CreateOrganizationBody = z
   .object({
-    name: nonBlank(255),
-    time_zone: z.string({ error: "must be a string" }).optional().openapi({ description: "IANA time zone name; default UTC.", example: "Europe/Berlin" }),
+    name: displayNameSchema(),
+    time_zone: z.string({ error: "must be a string" }).refine((value) => !value.includes("\u0000"), "is not a known IANA time zone name").optional().openapi({ description: "IANA time zone name; default UTC.", example: "Europe/Berlin" }),
   })
   .openapi("CreateOrganizationRequest");
 
 const CreateProjectBody = z
   .object({
-    name: nonBlank(255),
-    description: z.string({ error: "must be a string or null" }).max(10_000, "is too long (maximum is 10000 characters)").nullable().optional(),
+    name: displayNameSchema(),
+    description: freeTextSchema().nullable().optional(),
   })
   .openapi("CreateProjectRequest");
 

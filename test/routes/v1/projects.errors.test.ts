@@ -278,3 +278,14 @@ describe("bad list parameters", () => {
     expectError(await h.get("/api/v1/projects?cursor=garbage", apiKey), 400, "invalid_request");
   });
 });
+
+describe("PATCH /projects/:id with text Postgres cannot store", () => {
+  it("rejects a NUL character in name or description with 422, not a 500, and changes nothing", async () => {
+    const { apiKey, project, before, path } = await fixture();
+    expectValidationFailed(await h.patch(path, apiKey, { name: "bad\u0000name" }), [{ field: "name", message: "must not contain NUL characters" }]);
+    expectValidationFailed(await h.patch(path, apiKey, { description: "bad\u0000text" }), [
+      { field: "description", message: "must not contain NUL characters" },
+    ]);
+    await expectUnchanged(apiKey, project.id, before);
+  });
+});
