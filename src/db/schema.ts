@@ -6,6 +6,10 @@
  * microseconds by default while JavaScript dates hold milliseconds, and a cursor built
  * from a truncated timestamp would skip or repeat rows. Millisecond columns round-trip
  * exactly through `Date`, and the id tiebreaker orders rows that share a millisecond.
+ *
+ * Keyset indexes are declared `DESC NULLS FIRST` because that is what `ORDER BY … DESC` means in
+ * Postgres; drizzle-kit's default `DESC NULLS LAST` would not match the queries and every list
+ * would sort all matching rows instead of reading the index.
  */
 import { sql } from "drizzle-orm";
 import {
@@ -84,7 +88,7 @@ export const projects = pgTable(
   },
   (t) => [
     uniqueIndex("projects_upload_token_hash_key").on(t.uploadTokenHash),
-    index("projects_org_keyset_idx").on(t.organizationId, t.createdAt.desc(), t.id.desc()),
+    index("projects_org_keyset_idx").on(t.organizationId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
   ],
 );
 
@@ -182,8 +186,8 @@ export const alerts = pgTable(
   },
   (t) => [
     uniqueIndex("alerts_project_type_key").on(t.projectId, t.alertType),
-    index("alerts_org_keyset_idx").on(t.organizationId, t.createdAt.desc(), t.id.desc()),
-    index("alerts_project_keyset_idx").on(t.projectId, t.createdAt.desc(), t.id.desc()),
+    index("alerts_org_keyset_idx").on(t.organizationId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index("alerts_project_keyset_idx").on(t.projectId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
   ],
 );
 
@@ -200,7 +204,7 @@ export const alertEvents = pgTable(
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
     triggeredAt: timestampMs("triggered_at").notNull().defaultNow(),
   },
-  (t) => [index("alert_events_alert_keyset_idx").on(t.alertId, t.triggeredAt.desc(), t.id.desc())],
+  (t) => [index("alert_events_alert_keyset_idx").on(t.alertId, t.triggeredAt.desc().nullsFirst(), t.id.desc().nullsFirst())],
 );
 
 /** Server-side settings that must survive restarts, such as a generated cursor secret. */

@@ -1,0 +1,57 @@
+/**
+ * Every list is read in keyset order straight from an index, with no Sort of all matching rows.
+ * The planner prefers a sequential scan on tiny tables, so sequential scans and sorts are
+ * discouraged for the EXPLAIN: if the index cannot deliver the order, the plan still shows a Sort.
+ */
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Harness, createHarness } from "../support/harness";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h.close());
+
+const ORG = "6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f";
+const CURSOR_TS = "2026-11-21T18:00:00.000Z";
+
+const LIST_QUERIES = {
+  projects: {
+    index: "projects_org_keyset_idx",
+    query: `select * from projects where organization_id = '${ORG}' and (created_at, id) < ('${CURSOR_TS}'::timestamptz, '${ORG}'::uuid) order by created_at desc, id desc limit 26`,
+  },
+  alerts: {
+    index: "alerts_org_keyset_idx",
+    query: `select * from alerts where organization_id = '${ORG}' and active = true and (snoozed_until is null or snoozed_until <= now()) and (created_at, id) < ('${CURSOR_TS}'::timestamptz, '${ORG}'::uuid) order by created_at desc, id desc limit 26`,
+  },
+  "alerts of a project": {
+    index: "alerts_project_keyset_idx",
+    query: `select * from alerts where organization_id = '${ORG}' and project_id = '${ORG}' order by created_at desc, id desc limit 26`,
+  },
+  "alert events": {
+    index: "alert_events_alert_keyset_idx",
+    query: `select * from alert_events e join test_runs r on r.id = e.test_run_id where e.alert_id = '${ORG}' and (e.triggered_at, e.id) < ('${CURSOR_TS}'::timestamptz, 5::bigint) order by e.triggered_at desc, e.id desc limit 26`,
+  },
+};
+
+async function plan(query: string): Promise<string> {
+  return h.db.transaction(async (tx) => {
+    await tx.execute(sql.raw("set local enable_seqscan = off"));
+    await tx.execute(sql.raw("set local enable_sort = off"));
+    await tx.execute(sql.raw("set local enable_bitmapscan = off"));
+    const result = await tx.execute(sql.raw(`explain ${query}`));
+    const rows = (result as unknown as { rows: Record<string, string>[] }).rows ?? (result as unknown as Record<string, string>[]);
+    return rows.map((row) => Object.values(row)[0]).join("\n");
+  });
+}
+
+describe("keyset indexes", () => {
+  for (const [name, { index, query }] of Object.entries(LIST_QUERIES)) {
+    it(`${name}: read in order from ${index}, no sort`, async () => {
+      const text = await plan(query);
+      expect(text).toContain(index);
+      expect(text).not.toMatch(/\bSort\b/);
+    });
+  }
+});
