@@ -1,6 +1,7 @@
 import type { Database } from "./db/types";
 import type { Clock } from "./lib/clock";
-import type { RateLimiter } from "./lib/rate-limit";
+import type { KeyIdCache } from "./auth/key-gate";
+import type { KeyCounter } from "./auth/key-state";
 import type { AuthenticatedKey } from "./services/organizations";
 import type { OrgScope } from "./services/context";
 
@@ -18,7 +19,10 @@ export const consoleLogger: Logger = {
 export type AppDeps = {
   db: Database;
   clock: Clock;
-  rateLimiter: RateLimiter;
+  /** Per-key authority: organization, revoked mark and rate window (in memory on Node, a Durable Object per key on Workers). */
+  keyCounter: KeyCounter;
+  /** Key-hash → key-id cache that outlives one request (per process / isolate); a fresh one if omitted. */
+  keyIdCache?: KeyIdCache;
   /** Signs pagination cursors (≥ 16 characters). */
   cursorSecret: string;
   /** Enables /admin/v1 when set. */
@@ -26,8 +30,6 @@ export type AppDeps = {
   /** Base of the `url` fields. */
   webAppUrl: string;
   logger?: Logger;
-  /** Called after a key is replaced, before the new key is returned (edge caches hook revocation here). */
-  onApiKeysRevoked?: (revokedKeyIds: string[]) => Promise<void>;
 };
 
 export type AppEnv = {

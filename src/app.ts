@@ -6,6 +6,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { type AppDeps, type AppEnv, consoleLogger } from "./app-env";
+import { KeyGate, KeyIdCache } from "./auth/key-gate";
 import { ApiError } from "./lib/errors";
 import { createAdminApi } from "./routes/admin";
 import { createV1Api } from "./routes/v1";
@@ -70,8 +71,9 @@ export function createApp(deps: AppDeps) {
     if (type?.toLowerCase().startsWith("application/json")) c.res.headers.set("content-type", JSON_CONTENT_TYPE);
   });
 
-  app.route("/api/v1", createV1Api(deps));
-  app.route("/admin/v1", createAdminApi(deps));
+  const gate = new KeyGate(deps.db, deps.keyCounter, deps.keyIdCache ?? new KeyIdCache());
+  app.route("/api/v1", createV1Api(deps, gate));
+  app.route("/admin/v1", createAdminApi(deps, gate));
 
   app.notFound((c) => errorResponse(c, new ApiError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`)));
 

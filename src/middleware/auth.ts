@@ -1,7 +1,8 @@
 import { createMiddleware } from "hono/factory";
 import type { AppDeps, AppEnv } from "../app-env";
+import type { KeyGate } from "../auth/key-gate";
 import { ApiError } from "../lib/errors";
-import { authenticateApiKey } from "../services/organizations";
+import type { RateLimitDecision } from "../lib/rate-limit";
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 
@@ -19,14 +20,36 @@ export function bearerToken(header: string | undefined): string {
   return match[1]!;
 }
 
-/** Authenticates the organization's API key and scopes every later service call to its organization. */
-export function apiKeyAuth(deps: AppDeps) {
+/** IETF draft-ietf-httpapi-ratelimit-headers fields, as DESIGN.md chose them. */
+export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
+  return {
+    "RateLimit-Policy": `"default";q=${decision.limit};w=${decision.windowSeconds}`,
+    RateLimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
+  };
+}
+
+/**
+ * Authentication, then the rate limit (validation comes after, in the routes): resolves the
+ * organization's API key through the key gate, counts the request against it, and scopes every
+ * later service call to the key's organization. Every authenticated response carries the
+ * RateLimit headers.
+ */
+export function authenticateAndLimit(deps: AppDeps, gate: KeyGate) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const token = bearerToken(c.req.header("authorization"));
-    const auth = await authenticateApiKey(deps, token);
-    if (!auth) throw unauthorized("Invalid API key: it is malformed, unknown or has been replaced.");
+    const admission = await gate.admit(bearerToken(c.req.header("authorization")));
+    if (!admission) throw unauthorized("Invalid API key: it is malformed, unknown or has been replaced.");
+    const { auth, decision } = admission;
+    const headers = rateLimitHeaders(decision);
+    if (!decision.allowed) {
+      throw new ApiError(
+        "rate_limited",
+        `Rate limit of ${decision.limit} requests per ${decision.windowSeconds} seconds exceeded; retry after ${decision.retryAfterSeconds} seconds.`,
+        { headers: { ...headers, "Retry-After": String(decision.retryAfterSeconds) } },
+      );
+    }
     c.set("auth", auth);
     c.set("scope", { db: deps.db, clock: deps.clock, webAppUrl: deps.webAppUrl, organizationId: auth.organizationId });
     await next();
+    for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
   });
 }

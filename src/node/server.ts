@@ -7,7 +7,7 @@ import { serve } from "@hono/node-server";
 import { createApp } from "../app";
 import { consoleLogger } from "../app-env";
 import { systemClock } from "../lib/clock";
-import { InMemoryRateLimiter } from "../lib/rate-limit";
+import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
 import { isDatabaseEmpty, seedDemoOrganization } from "../seed/demo";
 import { getOrCreateSetting, randomSecret } from "../services/settings";
 import { readNodeConfig } from "./config";
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const deps = {
     db: database.db,
     clock: systemClock,
-    rateLimiter: new InMemoryRateLimiter(systemClock),
+    keyCounter: new InMemoryKeyCounter(systemClock),
     cursorSecret,
     adminToken: config.adminToken,
     webAppUrl: config.webAppUrl,

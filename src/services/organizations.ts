@@ -1,7 +1,8 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { apiKeys, organizations } from "../db/schema";
 import { notFound, validationFailed } from "../lib/errors";
-import { displayPrefix, generateToken, hashToken, isWellFormedToken } from "../lib/keys";
+import type { Database } from "../db/types";
+import { displayPrefix, generateToken, hashToken } from "../lib/keys";
 import { isUuid } from "../lib/pagination";
 import type { ServiceDeps } from "./context";
 import { presentApiKey, presentOrganization } from "./presenters";
@@ -10,14 +11,9 @@ export const DEFAULT_API_KEY_NAME = "Default API key";
 
 export type AuthenticatedKey = { organizationId: string; apiKeyId: string };
 
-/**
- * Resolves a presented API key to its organization, or null. Malformed keys (wrong prefix,
- * length or checksum) are rejected here without touching the database.
- */
-export async function authenticateApiKey(deps: Pick<ServiceDeps, "db">, presented: string): Promise<AuthenticatedKey | null> {
-  if (!isWellFormedToken("apiKey", presented)) return null;
-  const keyHash = await hashToken(presented);
-  const [row] = await deps.db
+/** The live (not revoked) key with this SHA-256 hash, or null. */
+export async function findLiveKeyByHash(db: Database, keyHash: string): Promise<AuthenticatedKey | null> {
+  const [row] = await db
     .select({ apiKeyId: apiKeys.id, organizationId: apiKeys.organizationId })
     .from(apiKeys)
     .where(and(eq(apiKeys.keyHash, keyHash), isNull(apiKeys.revokedAt)))
@@ -66,9 +62,14 @@ export async function createOrganization(deps: ServiceDeps, input: { name: strin
 
 /**
  * Replaces the organization's key: the old row is revoked and the new one inserted in one
- * transaction, so exactly one key is live at any moment and the old key fails from the next request.
+ * transaction, so exactly one key is live at any moment. `revokeKeys` marks the old key revoked
+ * wherever it may be cached (its rate-limit counter) before the transaction commits and before
+ * the new key is returned; if that fails, nothing changes.
  */
-export async function regenerateApiKey(deps: ServiceDeps, organizationId: string) {
+export async function regenerateApiKey(
+  deps: ServiceDeps & { revokeKeys: (keyIds: string[]) => Promise<void> },
+  organizationId: string,
+) {
   if (!isUuid(organizationId)) throw notFound("Organization");
   const now = deps.clock.now();
   const secret = generateToken("apiKey");
@@ -82,6 +83,7 @@ export async function regenerateApiKey(deps: ServiceDeps, organizationId: string
       .set({ revokedAt: now })
       .where(and(eq(apiKeys.organizationId, organizationId), isNull(apiKeys.revokedAt)))
       .returning({ id: apiKeys.id, name: apiKeys.name });
+    if (revoked.length > 0) await deps.revokeKeys(revoked.map((r) => r.id));
     const [key] = await tx
       .insert(apiKeys)
       .values({
@@ -92,6 +94,6 @@ export async function regenerateApiKey(deps: ServiceDeps, organizationId: string
         createdAt: now,
       })
       .returning();
-    return { api_key: { ...presentApiKey(key!), secret }, revokedKeyIds: revoked.map((r) => r.id) };
+    return { api_key: { ...presentApiKey(key!), secret } };
   });
 }

@@ -1,11 +1,26 @@
 /**
  * Unit tests of the rolling-window rate limit (DESIGN.md): at most `limit` accepted requests in
- * any `windowMs`, rejected requests not recorded, honest Retry-After; and InMemoryRateLimiter,
+ * any `windowMs`, rejected requests not recorded, honest Retry-After; and InMemoryKeyCounter,
  * which applies it per key against an injected clock.
  */
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/lib/clock";
-import { DEFAULT_RATE_LIMIT, InMemoryRateLimiter, type RateLimitPolicy, consumeRollingWindow } from "../../src/lib/rate-limit";
+import { InMemoryKeyCounter } from "../../src/auth/in-memory-key-counter";
+import type { Clock } from "../../src/lib/clock";
+import { DEFAULT_RATE_LIMIT, type RateLimitDecision, type RateLimitPolicy, consumeRollingWindow } from "../../src/lib/rate-limit";
+
+/** The key counter seen as a plain limiter: every key resolves to one organization. */
+class InMemoryRateLimiter {
+  readonly #counter: InMemoryKeyCounter;
+  constructor(clock: Clock, policy?: RateLimitPolicy) {
+    this.#counter = new InMemoryKeyCounter(clock, policy);
+  }
+  async consume(keyId: string): Promise<RateLimitDecision> {
+    const admission = await this.#counter.admit(keyId, { organizationId: "org" });
+    if (admission.status !== "admitted") throw new Error(`unexpected ${admission.status}`);
+    return admission.decision;
+  }
+}
 
 const small: RateLimitPolicy = { limit: 3, windowMs: 10_000 };
 
@@ -143,7 +158,7 @@ describe("consumeRollingWindow", () => {
   });
 });
 
-describe("InMemoryRateLimiter", () => {
+describe("InMemoryKeyCounter as a rate limiter", () => {
   it("uses the default policy of 600 per 60 s", async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const limiter = new InMemoryRateLimiter(clock);

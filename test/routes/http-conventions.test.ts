@@ -5,23 +5,17 @@
  * `nosniff` on every response.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CallResult, type Harness, createHarness } from "../support/harness";
+import { type CallResult, type Harness, createHarness, faultyKeyCounter } from "../support/harness";
 
 let h: Harness;
-/** Its rate limiter throws: every authenticated request meets an unexpected fault. */
+/** Its key counter hands back a broken admission: every authenticated request meets an unexpected fault. */
 let faulty: Harness;
 /** One request per minute per key, to reach 429 quickly. */
 let limited: Harness;
 beforeAll(async () => {
   h = await createHarness();
   faulty = await createHarness({
-    overrides: {
-      rateLimiter: {
-        consume: async () => {
-          throw new Error("boom-secret-detail");
-        },
-      },
-    },
+    overrides: { keyCounter: faultyKeyCounter("boom-secret-detail") },
   });
   limited = await createHarness({ rateLimit: { limit: 1, windowMs: 60_000 } });
 });

@@ -10,7 +10,9 @@ import { createApp } from "../../src/app";
 import type { AppDeps, Logger } from "../../src/app-env";
 import { alerts, testRuns } from "../../src/db/schema";
 import { ManualClock } from "../../src/lib/clock";
-import { DEFAULT_RATE_LIMIT, InMemoryRateLimiter, type RateLimitPolicy } from "../../src/lib/rate-limit";
+import { InMemoryKeyCounter } from "../../src/auth/in-memory-key-counter";
+import type { KeyCounter } from "../../src/auth/key-state";
+import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from "../../src/lib/rate-limit";
 import { openDatabase, type OpenedDatabase } from "../../src/node/database";
 import { recordAlertEvent } from "../../src/services/alert-events";
 import { type Report, type RunMetadata, completeTestRun, failTestRun, recordTestRunArrival } from "../../src/services/test-runs";
@@ -21,6 +23,29 @@ export const WEB_APP_URL = "https://app.example.test";
 
 export type CallOptions = { key?: string | null; body?: unknown; rawBody?: string | Uint8Array | ReadableStream<Uint8Array>; headers?: Record<string, string> };
 export type CallResult = { status: number; headers: Headers; body: any; text: string };
+
+/**
+ * A key counter that works but hands back an admission that blows up when read: an unexpected
+ * fault on every authenticated request, after authentication (the gate's "counter unreachable"
+ * handling, which answers 503, only covers the call itself).
+ */
+export function faultyKeyCounter(message: string): KeyCounter {
+  const inner = new InMemoryKeyCounter(new ManualClock(Date.now()), { limit: 1_000_000, windowMs: 60_000 });
+  return {
+    admit: async (keyId, resolution) => {
+      const admission = await inner.admit(keyId, resolution);
+      if (admission.status !== "admitted") return admission;
+      return {
+        status: "admitted",
+        organizationId: admission.organizationId,
+        get decision(): never {
+          throw new Error(message);
+        },
+      };
+    },
+    revoke: (keyIds) => inner.revoke(keyIds),
+  };
+}
 
 export async function openTestDatabase(): Promise<OpenedDatabase> {
   const url = inject("testDatabaseUrl");
@@ -47,7 +72,7 @@ export async function createHarness(options: HarnessOptions = {}) {
   const deps: AppDeps = {
     db: database.db,
     clock,
-    rateLimiter: new InMemoryRateLimiter(clock, options.rateLimit ?? DEFAULT_RATE_LIMIT),
+    keyCounter: new InMemoryKeyCounter(clock, options.rateLimit ?? DEFAULT_RATE_LIMIT),
     cursorSecret: "test-cursor-secret-0123456789",
     adminToken: "adminToken" in options ? options.adminToken : ADMIN_TOKEN,
     webAppUrl: WEB_APP_URL,

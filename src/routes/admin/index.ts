@@ -5,6 +5,7 @@
  */
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { AppDeps, AppEnv } from "../../app-env";
+import type { KeyGate } from "../../auth/key-gate";
 import { secretsEqual } from "../../lib/crypto";
 import { ApiError } from "../../lib/errors";
 import { bearerToken, unauthorized } from "../../middleware/auth";
@@ -92,7 +93,7 @@ const regenerateUploadTokenRoute = createRoute({
   responses: { 200: json(z.object({ upload_token: UploadTokenSchema }), "The new upload token."), ...errorResponses(401, 404, 500) },
 });
 
-export function createAdminApi(deps: AppDeps) {
+export function createAdminApi(deps: AppDeps, gate: KeyGate) {
   const admin = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   const adminToken = deps.adminToken;
   const serviceDeps = { db: deps.db, clock: deps.clock, webAppUrl: deps.webAppUrl };
@@ -118,9 +119,8 @@ export function createAdminApi(deps: AppDeps) {
   });
 
   admin.openapi(regenerateApiKeyRoute, async (c) => {
-    const { api_key, revokedKeyIds } = await regenerateApiKey(serviceDeps, c.req.valid("param").id);
-    if (deps.onApiKeysRevoked && revokedKeyIds.length > 0) await deps.onApiKeysRevoked(revokedKeyIds);
-    return c.json({ api_key }, 200);
+    const revokeKeys = (keyIds: string[]) => gate.revoke(keyIds);
+    return c.json(await regenerateApiKey({ ...serviceDeps, revokeKeys }, c.req.valid("param").id), 200);
   });
 
   admin.openapi(createProjectRoute, async (c) => {

@@ -7,9 +7,9 @@ import { OpenAPIHono, createRoute } from "@hono/zod-openapi";
 import type { AppDeps, AppEnv } from "../../app-env";
 import { ApiError } from "../../lib/errors";
 import { CursorCodec, type Listing } from "../../lib/pagination";
-import { apiKeyAuth } from "../../middleware/auth";
+import type { KeyGate } from "../../auth/key-gate";
+import { authenticateAndLimit } from "../../middleware/auth";
 import { API_BODY_LIMIT_BYTES, limitBody, readJsonBody } from "../../middleware/json-body";
-import { rateLimit } from "../../middleware/rate-limit";
 import { listAlertEvents } from "../../services/alert-events";
 import { disableAlert, enableAlert, getAlert, listAlerts, snoozeAlert, unsnoozeAlert } from "../../services/alerts";
 import { getOrganization } from "../../services/organizations";
@@ -145,7 +145,7 @@ const unsnoozeRoute = alertActionRoute("unsnooze", "Unsnooze an alert", "Resumes
 const enableRoute = alertActionRoute("enable", "Enable an alert", "Resumes checking from the next test run.");
 const disableRoute = alertActionRoute("disable", "Disable an alert", "Stops checking new test runs; event history is kept.");
 
-export function createV1Api(deps: AppDeps) {
+export function createV1Api(deps: AppDeps, gate: KeyGate) {
   const codec = new CursorCodec(deps.cursorSecret);
   const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
@@ -173,7 +173,7 @@ export function createV1Api(deps: AppDeps) {
   }));
 
   // Authentication first, then the rate limit, then validation (DESIGN.md).
-  api.use("*", apiKeyAuth(deps), rateLimit(deps.rateLimiter), limitBody(API_BODY_LIMIT_BYTES), readJsonBody);
+  api.use("*", authenticateAndLimit(deps, gate), limitBody(API_BODY_LIMIT_BYTES), readJsonBody);
 
   const listing = (organizationId: string, name: string, filters: Listing["filters"], idKind: Listing["idKind"] = "uuid"): Listing => ({
     name,

@@ -11,7 +11,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { alerts, apiKeys, organizations, projects } from "../../../src/db/schema";
 import { generateToken } from "../../../src/lib/keys";
-import { ADMIN_TOKEN, type CallResult, type Harness, collectAll, createHarness } from "../../support/harness";
+import { ADMIN_TOKEN, type CallResult, type Harness, collectAll, createHarness, faultyKeyCounter } from "../../support/harness";
 
 let h: Harness;
 beforeAll(async () => {
@@ -467,13 +467,7 @@ describe("secrets at rest, in responses and in logs", () => {
 
   it("after a 500 the log records the failure with its Request-Id but no secret, and the client sees no internals", async () => {
     const failing = await createHarness({
-      overrides: {
-        rateLimiter: {
-          consume: async () => {
-            throw new Error("boom");
-          },
-        },
-      },
+      overrides: { keyCounter: faultyKeyCounter("boom") },
     });
     try {
       // Built by hand: newFixture's alert actions go through /api/v1, which fails in this harness.
