@@ -7,17 +7,19 @@
  *    seeds it (bench/dataset.ts) and ANALYZEs it; drops it at the end, also on failure or Ctrl-C.
  * 2. Spawns bench/servers.ts (same Node, tsx loader): our app and the bare app in one process,
  *    sharing one pg pool (PG_POOL_MAX, default 20).
- * 3. Drives load from this process with autocannon: for each endpoint, ours and bare back to back
- *    (order alternating between endpoints), each a warm-up then a measured run, 50 connections.
+ * 3. Drives load from this process with autocannon, 50 connections: for each endpoint, ours and
+ *    bare back to back (a warm-up of each, then rounds in A B B A order, same time for both).
  * 4. Walks GET /alerts/:id/events 500 pages of 100 to get the cursor 50,000 rows deep, then
- *    measures first vs deep page the same way (and sequentially, one request at a time).
+ *    measures first vs deep page the same way (and sequentially, one request at a time), and
+ *    EXPLAINs the list queries so the report shows whether they read their keyset index in order.
  *
  * Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres),
- *      BENCH_DURATION_SECONDS (10), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (50),
- *      BENCH_SEQUENTIAL_REQUESTS (400), PG_POOL_MAX (20), BENCH_OUTPUT (BENCHMARKS.md),
+ *      BENCH_DURATION_SECONDS (10, measured seconds per variant), BENCH_ROUNDS (2),
+ *      BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (50),
+ *      BENCH_SEQUENTIAL_REQUESTS (300), PG_POOL_MAX (20), BENCH_OUTPUT (BENCHMARKS.md),
  *      BENCH_STRICT=1 to exit 1 when a target is missed.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -30,21 +32,35 @@ import { openDatabase } from "../src/node/database";
 import { createOrganization } from "../src/services/organizations";
 import { BENCH_RATE_LIMIT } from "./common";
 import { DATASET, countDataset, seedDataset } from "./dataset";
+import { type PlanSummary, explainListQueries, keysetIndexDefinitions } from "./plans";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const DURATION = positive("BENCH_DURATION_SECONDS", 10);
 const WARMUP = positive("BENCH_WARMUP_SECONDS", 2);
 const CONNECTIONS = positive("BENCH_CONNECTIONS", 50);
-const SEQUENTIAL = positive("BENCH_SEQUENTIAL_REQUESTS", 400);
+const ROUNDS = Math.round(positive("BENCH_ROUNDS", 2));
+const SEQUENTIAL = positive("BENCH_SEQUENTIAL_REQUESTS", 300);
 const POOL_MAX = positive("PG_POOL_MAX", 20);
-const OUTPUT = path.resolve(ROOT, process.env.BENCH_OUTPUT ?? "BENCHMARKS.md");
+const OUTPUT = path.resolve(ROOT, process.env.BENCH_OUTPUT || "BENCHMARKS.md");
 const DEEP_ROWS = 50_000;
 const WALK_PAGE = 100;
 const THROUGHPUT_TARGET = 0.6;
 const DEEP_TARGET = 1.2;
 const MARK_START = "<!-- api-bench:start -->";
 const MARK_END = "<!-- api-bench:end -->";
+
+/** The commit measured, and whether src/ or the migrations differed from it. */
+function codeVersion(): string {
+  try {
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const commit = git("rev-parse", "--short", "HEAD");
+    const dirty = git("status", "--porcelain", "--", "src", "drizzle") !== "";
+    return dirty ? `commit ${commit} plus uncommitted changes under src/ or drizzle/` : `commit ${commit}`;
+  } catch {
+    return "unknown (not a git checkout)";
+  }
+}
 
 function positive(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -67,13 +83,33 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
 }
 
+/**
+ * Waits until the benchmark database has no running query. When autocannon stops, requests in
+ * flight are abandoned by the client but the server still finishes them; with slow endpoints that
+ * backlog would otherwise be billed to whichever variant runs next.
+ */
+let settleDatabase: string | null = null;
+async function settle(): Promise<void> {
+  if (!settleDatabase) return;
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const { rows } = await admin.query<{ n: number }>(
+      "select count(*)::int as n from pg_stat_activity where datname = $1 and state <> 'idle' and pid <> pg_backend_pid()",
+      [settleDatabase],
+    );
+    if (rows[0]!.n === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("the database did not become idle within 120 s after a load run");
+}
+
 /** One autocannon run; latencies are collected from the `response` events (sub-millisecond resolution). */
 function cannon(url: string, headers: Record<string, string>, seconds: number): Promise<{ result: Result; latencies: number[] }> {
   return new Promise((resolve, reject) => {
     const latencies: number[] = [];
     const instance = autocannon({ url, connections: CONNECTIONS, duration: seconds, pipelining: 1, timeout: 30, headers }, (error, result) => {
       if (error) return reject(error);
-      resolve({ result, latencies });
+      settle().then(() => resolve({ result, latencies }), reject);
     });
     instance.on("response", (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
       if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
@@ -81,16 +117,48 @@ function cannon(url: string, headers: Record<string, string>, seconds: number): 
   });
 }
 
-async function measure(label: string, url: string, headers: Record<string, string>): Promise<Measurement> {
-  await cannon(url, headers, WARMUP);
-  const { result, latencies } = await cannon(url, headers, DURATION);
+type Sample = { completed: number; seconds: number; latencies: number[] };
+
+async function sample(label: string, url: string, headers: Record<string, string>, seconds: number): Promise<Sample> {
+  const { result, latencies } = await cannon(url, headers, seconds);
   if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
     throw new Error(`${label}: ${result.errors} errors, ${result.timeouts} timeouts, non-2xx ${JSON.stringify(result.statusCodeStats)}`);
   }
-  latencies.sort((a, b) => a - b);
-  const m = { label, rps: result["2xx"] / result.duration, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: result["2xx"] };
+  return { completed: result["2xx"], seconds: result.duration, latencies };
+}
+
+function summarize(label: string, samples: Sample[]): Measurement {
+  const latencies = samples.flatMap((s) => s.latencies).sort((a, b) => a - b);
+  const completed = samples.reduce((n, s) => n + s.completed, 0);
+  const seconds = samples.reduce((n, s) => n + s.seconds, 0);
+  const m = { label, rps: completed / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: completed };
   log(`${label.padEnd(34)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50.toFixed(1)} ms  p99 ${m.p99.toFixed(1)} ms  (${m.requests} requests)`);
   return m;
+}
+
+/**
+ * Measures two variants against each other: a warm-up of each, then ROUNDS rounds of
+ * DURATION / ROUNDS seconds per variant, the order flipping every round (A B B A …), so slow
+ * drifts of the shared machine's background load hit both variants alike.
+ */
+async function measurePair(
+  a: { label: string; url: string },
+  b: { label: string; url: string },
+  headers: Record<string, string>,
+  aFirst: boolean,
+): Promise<[Measurement, Measurement]> {
+  const [x, y] = aFirst ? [a, b] : [b, a];
+  await cannon(x.url, headers, WARMUP);
+  await cannon(y.url, headers, WARMUP);
+  const samples = new Map<string, Sample[]>([
+    [a.label, []],
+    [b.label, []],
+  ]);
+  const slice = DURATION / ROUNDS;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const v of round % 2 === 0 ? [x, y] : [y, x]) samples.get(v.label)!.push(await sample(v.label, v.url, headers, slice));
+  }
+  return [summarize(a.label, samples.get(a.label)!), summarize(b.label, samples.get(b.label)!)];
 }
 
 /** One request at a time, alternating the URLs, to see the per-request cost without queueing. */
@@ -188,19 +256,22 @@ function startServers(env: Record<string, string>): Promise<{ ours: number; bare
 // ---------------------------------------------------------------------------------------------
 // Report
 
-type Row = { endpoint: string; ours: Measurement; bare: Measurement; order: string };
+type Row = { endpoint: string; ours: Measurement; bare: Measurement };
 type Deep = { first: Measurement; deep: Measurement; seq: Record<string, { p50: number; p99: number }> };
 
-const fmt = (n: number, digits = 1) => n.toFixed(digits);
+const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 const verdict = (ok: boolean) => (ok ? "PASS" : "FAIL");
 
 function renderReport(info: {
   date: string;
+  code: string;
   machine: string;
   postgres: string;
   counts: Record<string, number>;
   rows: Row[];
   deep: Deep;
+  plans: PlanSummary[];
+  indexes: string[];
 }): string {
   const { rows, deep, counts } = info;
   const lines: string[] = [];
@@ -209,6 +280,7 @@ function renderReport(info: {
   lines.push("Command: `npm run bench` (script `tsx bench/api-bench.ts`; `BENCH_DURATION_SECONDS=3 npm run bench` for a quick run).");
   lines.push("");
   lines.push(`- Date: ${info.date}`);
+  lines.push(`- Code: ${info.code}`);
   lines.push(`- Machine: ${info.machine}`);
   lines.push(`- Database: ${info.postgres}, fresh database per run, pg pool max ${POOL_MAX} shared by both apps`);
   lines.push(
@@ -217,8 +289,8 @@ function renderReport(info: {
       `${counts.hot_tied_timestamps} of its timestamps are shared by several events)`,
   );
   lines.push(
-    `- Load: autocannon, ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s measured per cell; ours and bare back to back, order alternating by endpoint; ` +
-      "servers in one child process, load generator in the parent",
+    `- Load: autocannon, ${CONNECTIONS} connections, pipelining 1. Per pair (ours/bare, first/deep): a ${WARMUP} s warm-up of each, then ${ROUNDS} rounds of ${fmt(DURATION / ROUNDS)} s per variant with the order flipping every round (A B B A…), ${DURATION} s measured per variant in all; ` +
+      "after every run the driver waits until the database has no running query. Both servers run in one child process (one pg pool), the load generator in the parent process",
   );
   lines.push("");
   lines.push("| Endpoint | Ours req/s | Ours p50 (ms) | Ours p99 (ms) | Bare req/s | Bare p50 (ms) | Bare p99 (ms) | Ours / bare | Target ≥ 0.6 |");
@@ -244,8 +316,18 @@ function renderReport(info: {
   const sp50 = seqDeep.p50 / seqFirst.p50;
   const sp99 = seqDeep.p99 / seqFirst.p99;
   lines.push(
-    `| sequential, 1 request at a time (${SEQUENTIAL} each, interleaved) | ${fmt(seqFirst.p50, 2)} | ${fmt(seqFirst.p99, 2)} | ${fmt(seqDeep.p50, 2)} | ${fmt(seqDeep.p99, 2)} | ${fmt(sp50, 2)} | ${fmt(sp99, 2)} | ${verdict(sp50 <= DEEP_TARGET && sp99 <= DEEP_TARGET)} |`,
+    `| sequential, 1 request at a time (${SEQUENTIAL} each, interleaved) | ${fmt(seqFirst.p50, 2)} | ${fmt(seqFirst.p99, 2)} | ${fmt(seqDeep.p50, 2)} | ${fmt(seqDeep.p99, 2)} | ${fmt(sp50, 2)} | ${fmt(sp99, 2)} | diagnostic |`,
   );
+  lines.push("");
+  lines.push("Query plans (`EXPLAIN ANALYZE` of the SQL the handlers run, as Drizzle builds it; third of three runs):");
+  lines.push("");
+  lines.push("| Query | Plan | Sorts all matching rows? | Execution (ms) |");
+  lines.push("|---|---|---|---:|");
+  for (const plan of info.plans) lines.push(`| ${plan.query} | ${plan.plan} | ${plan.sorts ? "yes" : "no (index order)"} | ${fmt(plan.executionMs, 2)} |`);
+  lines.push("");
+  lines.push("Keyset indexes in the benchmark database (the services order by `… DESC, id DESC`, which Postgres reads as `NULLS FIRST`):");
+  lines.push("");
+  for (const index of info.indexes) lines.push(`- \`${index}\``);
   lines.push("");
   lines.push("Notes:");
   lines.push("");
@@ -253,13 +335,16 @@ function renderReport(info: {
     "- Figures come from one run on a shared, noisy 2-core machine where the load generator, the Node server and Postgres compete for the same cores. Read the ratios, not the absolute numbers; re-run before drawing conclusions from a difference of a few percent.",
   );
   lines.push(
-    `- Our app is the real \`createApp(deps)\` with the real \`InMemoryRateLimiter\`, but with a raised quota (${BENCH_RATE_LIMIT.limit.toExponential(0)} requests per ${BENCH_RATE_LIMIT.windowMs / 1000} s instead of 600 per 60 s) so the limiter's cost is measured without the benchmark being throttled. Every request carries a valid API key.`,
+    `- Our app is the real \`createApp(deps)\` with deps built as \`npm start\` builds them (src/node/server.ts), including the in-memory per-key counter that resolves API keys and enforces the rate limit, but with a raised quota (${BENCH_RATE_LIMIT.limit.toLocaleString("en-US")} requests per ${BENCH_RATE_LIMIT.windowMs / 1000} s instead of 600 per 60 s) so the limiter's cost is measured without the benchmark being throttled. Every request carries a valid API key. With the raised quota the key's window holds every request of the last 60 s (tens of thousands of timestamps at these rates), so each \`consume\` costs more than under the production quota, where the window never exceeds 600 entries.`,
   );
   lines.push(
     "- Bare = a plain `new Hono()` with no middleware whose handlers run the same Drizzle query-builder calls as the services (same filters, ordering, `limit 26`; the events handler keeps the service's alert lookup) and return `c.json(rows)`: no API-key lookup, rate limit, validation, cursor signing or presenters (bench/bare-app.ts).",
   );
   lines.push("- p50/p99 are per-request latencies of 2xx responses as seen by the client. Throughput = 2xx responses / measured seconds; any error or non-2xx response aborts the run.");
-  lines.push("- Deep-page target: judged on both p50 and p99 ratios. The row at 50,000 is reached with the real cursor, so the deep page exercises the keyset condition `(triggered_at, id) < (…)` on the `(alert_id, triggered_at desc, id desc)` index.");
+  lines.push(
+    `- Deep-page target: judged on both p50 and p99 ratios of the ${CONNECTIONS}-connection row. The sequential row is a diagnostic of the per-request cost without queueing: its p50 is the meaningful figure, its p99 rests on the few slowest of ${SEQUENTIAL} requests of a few milliseconds each and swings with background load.` +
+      " The deep page uses the real cursor reached by walking, so it runs the keyset condition `(triggered_at, id) < (…)`; whether Postgres serves the order from the index or sorts is in the plans table. A deep page that is *faster* than the first page means the first page sorts more rows, not that deep pages are cheap.",
+  );
   return lines.join("\n");
 }
 
@@ -283,6 +368,8 @@ function writeSection(file: string, body: string): void {
 // Main
 
 async function main(): Promise<void> {
+  const loadAtStart = os.loadavg()[0]!.toFixed(1);
+  const code = codeVersion();
   await admin.connect();
   adminConnected = true;
   const postgres = (await admin.query<{ v: string }>("select version() as v")).rows[0]!.v.replace(/ on .*$/, "");
@@ -321,6 +408,7 @@ async function main(): Promise<void> {
   }
 
   const cursorSecret = randomBytes(24).toString("hex");
+  settleDatabase = dbName;
   const ports = await startServers({ BENCH_DB_URL: url, BENCH_CURSOR_SECRET: cursorSecret, BENCH_ORG_ID: orgId, PG_POOL_MAX: String(POOL_MAX) });
   const ours = `http://127.0.0.1:${ports.ours}/api/v1`;
   const bare = `http://127.0.0.1:${ports.bare}`;
@@ -347,17 +435,13 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   for (const [i, e] of endpoints.entries()) {
     const oursFirst = i % 2 === 0;
-    const run = async (which: "ours" | "bare") => measure(`${e.endpoint} ${which}`, e[which], headers);
-    let o: Measurement;
-    let b: Measurement;
-    if (oursFirst) {
-      o = await run("ours");
-      b = await run("bare");
-    } else {
-      b = await run("bare");
-      o = await run("ours");
-    }
-    rows.push({ endpoint: e.endpoint, ours: o, bare: b, order: oursFirst ? "ours, bare" : "bare, ours" });
+    const [o, b] = await measurePair(
+      { label: `${e.endpoint} ours`, url: e.ours },
+      { label: `${e.endpoint} bare`, url: e.bare },
+      headers,
+      oursFirst,
+    );
+    rows.push({ endpoint: e.endpoint, ours: o, bare: b });
   }
 
   // Deep page: walk the real cursors.
@@ -386,19 +470,46 @@ async function main(): Promise<void> {
   const deepCheck = (await (await fetch(deepUrl, { headers })).json()) as { data: { id: number; triggered_at: string }[] };
   if (deepCheck.data.length !== 25 || !previous || !(deepCheck.data[0]!.triggered_at <= previous.ts)) throw new Error("deep page is not the continuation of the walk");
 
-  const first = await measure("events first page", firstUrl, headers);
-  const deepPage = await measure(`events page ${DEEP_ROWS} rows deep`, deepUrl, headers);
+  const [first, deepPage] = await measurePair(
+    { label: "events first page", url: firstUrl },
+    { label: `events page ${DEEP_ROWS} rows deep`, url: deepUrl },
+    headers,
+    true,
+  );
+  // Query plans of the SQL behind the measured pages.
+  const planDb = await openDatabase(url);
+  const planClient = new pg.Client({ connectionString: url });
+  await planClient.connect();
+  let plans: PlanSummary[];
+  let indexes: string[];
+  try {
+    indexes = await keysetIndexDefinitions(planClient);
+    plans = await explainListQueries(planClient, planDb.db, {
+      organizationId: orgId,
+      alertId: hotAlertId,
+      deepPosition: { ts: new Date(previous.ts), id: previous.id },
+      deepRows: DEEP_ROWS,
+    });
+  } finally {
+    await planClient.end();
+    await planDb.close();
+  }
+  for (const plan of plans) log(`plan ${plan.query}: ${plan.plan} (${plan.executionMs.toFixed(2)} ms)`);
+
   const seq = await sequential({ first: firstUrl, deep: deepUrl }, headers, SEQUENTIAL);
   log(`sequential: first p50 ${seq.first!.p50.toFixed(2)} ms p99 ${seq.first!.p99.toFixed(2)} ms; deep p50 ${seq.deep!.p50.toFixed(2)} ms p99 ${seq.deep!.p99.toFixed(2)} ms`);
 
   const cpus = os.cpus();
   const report = renderReport({
     date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
-    machine: `${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}`,
+    code,
+    machine: `${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}; load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(1)} at end`,
     postgres,
     counts,
     rows,
     deep: { first, deep: deepPage, seq },
+    plans,
+    indexes,
   });
   console.log(`\n${report}\n`);
   writeSection(OUTPUT, report);

@@ -7,64 +7,73 @@
  * presenters, the request-id/security-header middleware. The organization is fixed at start-up.
  * GET /alerts/:id/events keeps the service's alert lookup (findAlertRow), since that query is part
  * of the endpoint's SQL, not of authentication.
+ *
+ * The query builders are exported so the driver can EXPLAIN exactly the SQL they produce.
  */
 import { and, desc, eq, isNull, lte, or } from "drizzle-orm";
 import { Hono } from "hono";
 import { alertEvents, alerts, projects, testRuns } from "../src/db/schema";
 import type { Database } from "../src/db/types";
-import { DEFAULT_PAGE_SIZE } from "../src/lib/pagination";
+import { DEFAULT_PAGE_SIZE, type KeysetPosition, keysetBefore } from "../src/lib/pagination";
 
 const LIMIT = DEFAULT_PAGE_SIZE + 1;
+
+/** services/projects.ts listProjects, first page. */
+export const projectsQuery = (db: Database, organizationId: string) =>
+  db
+    .select()
+    .from(projects)
+    .where(and(eq(projects.organizationId, organizationId), undefined))
+    .orderBy(desc(projects.createdAt), desc(projects.id))
+    .limit(LIMIT);
+
+/** services/alerts.ts listAlerts with the endpoint's default filter (status=active), first page. */
+export const alertsQuery = (db: Database, organizationId: string, now: Date) =>
+  db
+    .select()
+    .from(alerts)
+    .where(
+      and(
+        eq(alerts.organizationId, organizationId),
+        undefined,
+        undefined,
+        and(eq(alerts.active, true), or(isNull(alerts.snoozedUntil), lte(alerts.snoozedUntil, now))),
+        undefined,
+      ),
+    )
+    .orderBy(desc(alerts.createdAt), desc(alerts.id))
+    .limit(LIMIT);
+
+/** services/alerts.ts findAlertRow. */
+export const alertQuery = (db: Database, organizationId: string, alertId: string) =>
+  db
+    .select()
+    .from(alerts)
+    .where(and(eq(alerts.id, alertId), eq(alerts.organizationId, organizationId)))
+    .limit(1);
+
+/** services/alert-events.ts listAlertEvents; `after` = the cursor position (null on the first page). */
+export const alertEventsQuery = (db: Database, alertId: string, after: KeysetPosition | null) =>
+  db
+    .select({ event: alertEvents, run: testRuns })
+    .from(alertEvents)
+    .innerJoin(testRuns, eq(testRuns.id, alertEvents.testRunId))
+    .where(and(eq(alertEvents.alertId, alertId), after ? keysetBefore(alertEvents.triggeredAt, alertEvents.id, after, "bigint") : undefined))
+    .orderBy(desc(alertEvents.triggeredAt), desc(alertEvents.id))
+    .limit(LIMIT);
 
 export function createBareApp(db: Database, organizationId: string): Hono {
   const app = new Hono();
 
-  app.get("/projects", async (c) => {
-    const rows = await db
-      .select()
-      .from(projects)
-      .where(and(eq(projects.organizationId, organizationId), undefined))
-      .orderBy(desc(projects.createdAt), desc(projects.id))
-      .limit(LIMIT);
-    return c.json(rows);
-  });
+  app.get("/projects", async (c) => c.json(await projectsQuery(db, organizationId)));
 
-  // status=active, the endpoint's default filter.
-  app.get("/alerts", async (c) => {
-    const now = new Date();
-    const rows = await db
-      .select()
-      .from(alerts)
-      .where(
-        and(
-          eq(alerts.organizationId, organizationId),
-          undefined,
-          undefined,
-          and(eq(alerts.active, true), or(isNull(alerts.snoozedUntil), lte(alerts.snoozedUntil, now))),
-          undefined,
-        ),
-      )
-      .orderBy(desc(alerts.createdAt), desc(alerts.id))
-      .limit(LIMIT);
-    return c.json(rows);
-  });
+  app.get("/alerts", async (c) => c.json(await alertsQuery(db, organizationId, new Date())));
 
   app.get("/alerts/:id/events", async (c) => {
     const alertId = c.req.param("id");
-    const [alert] = await db
-      .select()
-      .from(alerts)
-      .where(and(eq(alerts.id, alertId), eq(alerts.organizationId, organizationId)))
-      .limit(1);
+    const [alert] = await alertQuery(db, organizationId, alertId);
     if (!alert) return c.json({ error: "not found" }, 404);
-    const rows = await db
-      .select({ event: alertEvents, run: testRuns })
-      .from(alertEvents)
-      .innerJoin(testRuns, eq(testRuns.id, alertEvents.testRunId))
-      .where(and(eq(alertEvents.alertId, alertId), undefined))
-      .orderBy(desc(alertEvents.triggeredAt), desc(alertEvents.id))
-      .limit(LIMIT);
-    return c.json(rows);
+    return c.json(await alertEventsQuery(db, alertId, null));
   });
 
   return app;

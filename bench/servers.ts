@@ -4,17 +4,17 @@
  * generator runs in the parent. Reports the two ports to the parent over IPC.
  *
  * Env: BENCH_DB_URL (the benchmark database), BENCH_CURSOR_SECRET, BENCH_ORG_ID, PG_POOL_MAX.
+ * Run by hand (no IPC) it prints the two base URLs instead, e.g. for profiling with --cpu-prof.
  */
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { createApp } from "../src/app";
 import type { AppDeps, Logger } from "../src/app-env";
+import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
 import { systemClock } from "../src/lib/clock";
-import { InMemoryRateLimiter } from "../src/lib/rate-limit";
 import { openDatabase } from "../src/node/database";
 import { createBareApp } from "./bare-app";
 import { BENCH_RATE_LIMIT } from "./common";
-
 
 function required(name: string): string {
   const value = process.env[name];
@@ -32,7 +32,8 @@ async function main(): Promise<void> {
   const deps: AppDeps = {
     db: database.db,
     clock: systemClock,
-    rateLimiter: new InMemoryRateLimiter(systemClock, BENCH_RATE_LIMIT),
+    // As src/node/server.ts builds it, but with a quota that never throttles the benchmark.
+    keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
     cursorSecret: required("BENCH_CURSOR_SECRET"),
     webAppUrl: "https://app.example.com",
     logger: quietLogger,
@@ -56,7 +57,8 @@ async function main(): Promise<void> {
   process.on("SIGTERM", shutdown);
   process.on("SIGINT", shutdown);
   process.on("disconnect", shutdown);
-  process.send?.({ type: "ready", ours: oursServer.port, bare: bareServer.port, pid: process.pid });
+  if (process.send) process.send({ type: "ready", ours: oursServer.port, bare: bareServer.port, pid: process.pid });
+  else console.log(`ours http://127.0.0.1:${oursServer.port}/api/v1  bare http://127.0.0.1:${bareServer.port}`);
 }
 
 main().catch((error) => {
