@@ -103,7 +103,7 @@ export function createAdminApi(deps: AppDeps, gate: KeyGate) {
   admin.use("*", async (c, next) => {
     if (!adminToken) throw new ApiError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`);
     const presented = bearerToken(c.req.header("authorization"));
-    if (!(await secretsEqual(presented, adminToken))) throw unauthorized("Invalid admin token.");
+    if (!secretsEqual(presented, adminToken)) throw unauthorized("Invalid admin token.");
     await next();
   });
   admin.doc31("/openapi.json", (c) => ({
