@@ -1,0 +1,86 @@
+/**
+ * The Worker entry (wrangler.toml `main`). It only builds deps per request, from bindings:
+ * Drizzle over a Neon Pool (WebSocket) created and ended within the request, the per-key
+ * Durable Object counter, and secrets. Everything else is the same app as on Node.
+ */
+import { Pool, neonConfig } from "@neondatabase/serverless";
+import { drizzle } from "drizzle-orm/neon-serverless";
+import { createApp } from "../app";
+import { consoleLogger } from "../app-env";
+import { KeyIdCache } from "../auth/key-gate";
+import * as schema from "../db/schema";
+import type { Database } from "../db/types";
+import { systemClock } from "../lib/clock";
+import { getOrCreateSetting, randomSecret } from "../services/settings";
+import { DurableObjectKeyCounter } from "./durable-object-key-counter";
+import type { WorkerEnv } from "./env";
+
+export { KeyCounterObject } from "./key-counter-object";
+
+/** Isolate-lifetime cache of key hash → key id: the mapping never changes and holds no secret (docs/edge-auth.md). */
+const keyIdCache = new KeyIdCache();
+/** The generated cursor secret, once read (a value, never a pending promise: promises must not cross requests). */
+let storedCursorSecret: string | undefined;
+
+/** Points the Neon driver at a local WebSocket bridge (development and tests only; production leaves neonConfig alone). */
+function configureLocalProxy(env: WorkerEnv): void {
+  if (!env.LOCAL_NEON_PROXY) return;
+  const proxy = env.LOCAL_NEON_PROXY;
+  neonConfig.wsProxy = (host, port) => `${proxy}/v2?address=${host}:${port}`;
+  neonConfig.useSecureWebSocket = false;
+  neonConfig.pipelineConnect = false;
+  neonConfig.pipelineTLS = false;
+  neonConfig.forceDisablePgSSL = true;
+}
+
+/**
+ * A Pool for this request only. Clients get error listeners: when the server closes an ended
+ * client's WebSocket, workerd raises "Network connection lost", which would otherwise be thrown
+ * as an unhandled 'error' event.
+ */
+function requestPool(env: WorkerEnv): Pool {
+  const pool = new Pool({ connectionString: env.DATABASE_URL });
+  pool.on("error", (error: Error) => consoleLogger.error("postgres pool error", { message: error.message }));
+  pool.on("connect", (client: { on(event: "error", listener: (error: Error) => void): unknown; _ending?: boolean }) => {
+    client.on("error", (error) => {
+      if (!client._ending) consoleLogger.error("postgres client error", { message: error.message });
+    });
+  });
+  return pool;
+}
+
+async function cursorSecretFor(env: WorkerEnv, db: Database): Promise<string> {
+  if (env.CURSOR_SECRET) return env.CURSOR_SECRET;
+  storedCursorSecret ??= await getOrCreateSetting(db, "cursor_secret", randomSecret);
+  return storedCursorSecret;
+}
+
+export default {
+  async fetch(request, env, ctx): Promise<Response> {
+    configureLocalProxy(env);
+    const pool = requestPool(env);
+    try {
+      const db = drizzle(pool, { schema }) as unknown as Database;
+      const app = createApp({
+        db,
+        clock: systemClock,
+        keyCounter: new DurableObjectKeyCounter(env.KEY_COUNTER),
+        keyIdCache,
+        cursorSecret: await cursorSecretFor(env, db),
+        adminToken: env.ADMIN_TOKEN || undefined,
+        webAppUrl: env.WEB_APP_URL || "http://localhost:3000",
+        logger: consoleLogger,
+      });
+      return await app.fetch(request);
+    } catch (error) {
+      // Only reached when deps cannot be built (e.g. the database is unreachable for the cursor secret).
+      consoleLogger.error("worker failed before the app", { message: error instanceof Error ? error.message : String(error) });
+      return Response.json(
+        { error: { code: "service_unavailable", message: "The service cannot reach its database; retry shortly." } },
+        { status: 503, headers: { "content-type": "application/json; charset=utf-8", "x-content-type-options": "nosniff", "retry-after": "1" } },
+      );
+    } finally {
+      ctx.waitUntil(pool.end());
+    }
+  },
+} satisfies ExportedHandler<WorkerEnv>;

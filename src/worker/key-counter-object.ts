@@ -1,0 +1,43 @@
+/**
+ * One Durable Object per API key (named by key id), SQLite-backed. It holds the organization the
+ * key opens, the revoked mark and the rolling rate window, and applies the same state function as
+ * the in-memory counter (src/auth/key-state.ts). Its state is persisted on every change, so it
+ * survives eviction; requests to one object are serialized, so counting is exact.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { type KeyAdmission, type KeyState, admitRequest, newKeyState, revokeKey } from "../auth/key-state";
+import { type Clock, systemClock } from "../lib/clock";
+import { DEFAULT_RATE_LIMIT } from "../lib/rate-limit";
+import type { WorkerEnv } from "./env";
+
+const STATE_KEY = "state";
+
+export class KeyCounterObject extends DurableObject<WorkerEnv> {
+  /** Tests replace it (through runInDurableObject) to move time without waiting. */
+  clock: Clock = systemClock;
+  #state: KeyState = newKeyState();
+
+  constructor(ctx: DurableObjectState, env: WorkerEnv) {
+    super(ctx, env);
+    ctx.blockConcurrencyWhile(async () => {
+      this.#state = (await ctx.storage.get<KeyState>(STATE_KEY)) ?? newKeyState();
+    });
+  }
+
+  async admit(resolution?: { organizationId: string }): Promise<KeyAdmission> {
+    const admission = admitRequest(this.#state, resolution, this.clock.now().getTime(), DEFAULT_RATE_LIMIT);
+    // Rejected and unresolved requests change nothing worth a write, except a newly learned organization.
+    if (admission.status === "admitted") await this.ctx.storage.put(STATE_KEY, this.#state);
+    return admission;
+  }
+
+  async revoke(): Promise<void> {
+    revokeKey(this.#state);
+    await this.ctx.storage.put(STATE_KEY, this.#state);
+  }
+
+  /** For tests and operators: what the object holds. */
+  async inspect(): Promise<KeyState> {
+    return structuredClone(this.#state);
+  }
+}
