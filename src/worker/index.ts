@@ -10,12 +10,13 @@ import { consoleLogger } from "../app-env";
 import { KeyIdCache } from "../auth/key-gate";
 import * as schema from "../db/schema";
 import type { Database } from "../db/types";
-import { systemClock } from "../lib/clock";
 import { getOrCreateSetting, randomSecret } from "../services/settings";
 import { DurableObjectKeyCounter } from "./durable-object-key-counter";
 import type { WorkerEnv } from "./env";
+import { workerRuntime } from "./runtime";
 
 export { KeyCounterObject } from "./key-counter-object";
+export { workerRuntime } from "./runtime";
 
 /** Isolate-lifetime cache of key hash → key id: the mapping never changes and holds no secret (docs/edge-auth.md). */
 const keyIdCache = new KeyIdCache();
@@ -63,7 +64,7 @@ export default {
       const db = drizzle(pool, { schema }) as unknown as Database;
       const app = createApp({
         db,
-        clock: systemClock,
+        clock: workerRuntime.clock,
         keyCounter: new DurableObjectKeyCounter(env.KEY_COUNTER),
         keyIdCache,
         cursorSecret: await cursorSecretFor(env, db),

@@ -6,15 +6,15 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { type KeyAdmission, type KeyState, admitRequest, newKeyState, revokeKey } from "../auth/key-state";
-import { type Clock, systemClock } from "../lib/clock";
-import { DEFAULT_RATE_LIMIT } from "../lib/rate-limit";
+import type { Clock } from "../lib/clock";
 import type { WorkerEnv } from "./env";
+import { workerRuntime } from "./runtime";
 
 const STATE_KEY = "state";
 
 export class KeyCounterObject extends DurableObject<WorkerEnv> {
-  /** Tests replace it (through runInDurableObject) to move time without waiting. */
-  clock: Clock = systemClock;
+  /** Tests may set one for this object (through runInDurableObject); otherwise the isolate's clock. */
+  clock: Clock | undefined;
   #state: KeyState = newKeyState();
 
   constructor(ctx: DurableObjectState, env: WorkerEnv) {
@@ -25,7 +25,7 @@ export class KeyCounterObject extends DurableObject<WorkerEnv> {
   }
 
   async admit(resolution?: { organizationId: string }): Promise<KeyAdmission> {
-    const admission = admitRequest(this.#state, resolution, this.clock.now().getTime(), DEFAULT_RATE_LIMIT);
+    const admission = admitRequest(this.#state, resolution, (this.clock ?? workerRuntime.clock).now().getTime(), workerRuntime.rateLimitPolicy);
     // Rejected and unresolved requests change nothing worth a write, except a newly learned organization.
     if (admission.status === "admitted") await this.ctx.storage.put(STATE_KEY, this.#state);
     return admission;

@@ -1,51 +1,19 @@
 /**
- * Per-file test harness: a real database (PGlite from the run's snapshot, or the run's own
- * Postgres database), the app built by createApp, a manual clock, and fixtures that go through
- * the admin API like the web app does. Each file creates its own organizations, so files
- * never depend on each other or on order.
+ * Node test harness: a real database (PGlite from the run's snapshot, or the run's own Postgres
+ * database), the app built by createApp and called in process, a manual clock, and the fixtures
+ * of harness-core.ts. Each file creates its own organizations, so files never depend on each
+ * other or on order. The workerd suite swaps this module for test/worker/support/harness.ts.
  */
 import { readFileSync } from "node:fs";
 import { inject } from "vitest";
 import { createApp } from "../../src/app";
 import type { AppDeps, Logger } from "../../src/app-env";
-import { alerts, testRuns } from "../../src/db/schema";
-import { ManualClock } from "../../src/lib/clock";
 import { InMemoryKeyCounter } from "../../src/auth/in-memory-key-counter";
-import type { KeyCounter } from "../../src/auth/key-state";
-import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from "../../src/lib/rate-limit";
+import { DEFAULT_RATE_LIMIT } from "../../src/lib/rate-limit";
 import { openDatabase, type OpenedDatabase } from "../../src/node/database";
-import { recordAlertEvent } from "../../src/services/alert-events";
-import { type Report, type RunMetadata, completeTestRun, failTestRun, recordTestRunArrival } from "../../src/services/test-runs";
-import { eq } from "drizzle-orm";
+import { ADMIN_TOKEN, CURSOR_SECRET, type HarnessOptions, WEB_APP_URL, buildHarness, harnessClock } from "./harness-core";
 
-export const ADMIN_TOKEN = "test-admin-token-0123456789";
-export const WEB_APP_URL = "https://app.example.test";
-
-export type CallOptions = { key?: string | null; body?: unknown; rawBody?: string | Uint8Array | ReadableStream<Uint8Array>; headers?: Record<string, string> };
-export type CallResult = { status: number; headers: Headers; body: any; text: string };
-
-/**
- * A key counter that works but hands back an admission that blows up when read: an unexpected
- * fault on every authenticated request, after authentication (the gate's "counter unreachable"
- * handling, which answers 503, only covers the call itself).
- */
-export function faultyKeyCounter(message: string): KeyCounter {
-  const inner = new InMemoryKeyCounter(new ManualClock(Date.now()), { limit: 1_000_000, windowMs: 60_000 });
-  return {
-    admit: async (keyId, resolution) => {
-      const admission = await inner.admit(keyId, resolution);
-      if (admission.status !== "admitted") return admission;
-      return {
-        status: "admitted",
-        organizationId: admission.organizationId,
-        get decision(): never {
-          throw new Error(message);
-        },
-      };
-    },
-    revoke: (keyIds) => inner.revoke(keyIds),
-  };
-}
+export * from "./harness-core";
 
 export async function openTestDatabase(): Promise<OpenedDatabase> {
   const url = inject("testDatabaseUrl");
@@ -55,15 +23,9 @@ export async function openTestDatabase(): Promise<OpenedDatabase> {
   return openDatabase("memory://", { pgliteDump: new Blob([readFileSync(snapshotPath)]) });
 }
 
-export type HarnessOptions = {
-  rateLimit?: RateLimitPolicy;
-  adminToken?: string | undefined;
-  overrides?: Partial<AppDeps>;
-};
-
 export async function createHarness(options: HarnessOptions = {}) {
   const database = await openTestDatabase();
-  const clock = new ManualClock(Math.floor(Date.now() / 1000) * 1000);
+  const clock = harnessClock();
   const logs: string[] = [];
   const logger: Logger = {
     info: (message, fields) => logs.push(JSON.stringify({ message, ...fields })),
@@ -73,111 +35,12 @@ export async function createHarness(options: HarnessOptions = {}) {
     db: database.db,
     clock,
     keyCounter: new InMemoryKeyCounter(clock, options.rateLimit ?? DEFAULT_RATE_LIMIT),
-    cursorSecret: "test-cursor-secret-0123456789",
+    cursorSecret: CURSOR_SECRET,
     adminToken: "adminToken" in options ? options.adminToken : ADMIN_TOKEN,
     webAppUrl: WEB_APP_URL,
     logger,
     ...options.overrides,
   };
   const app = createApp(deps);
-
-  async function call(method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
-    const headers: Record<string, string> = { ...options.headers };
-    if (options.key) headers.authorization = `Bearer ${options.key}`;
-    let body: RequestInit["body"] = options.rawBody as RequestInit["body"];
-    if (options.body !== undefined) {
-      body = JSON.stringify(options.body);
-      headers["content-type"] ??= "application/json";
-    }
-    // Node's fetch needs duplex "half" to send a streamed (chunked) body.
-    const streamed = typeof ReadableStream !== "undefined" && body instanceof ReadableStream;
-    const response = await app.request(path, { method, headers, body, ...(streamed ? { duplex: "half" } : {}) } as RequestInit);
-    const text = await response.text();
-    let parsed: unknown = undefined;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, headers: response.headers, body: parsed, text };
-  }
-
-  const admin = (method: string, path: string, body?: unknown) =>
-    call(method, `/admin/v1${path}`, { key: ADMIN_TOKEN, body });
-
-  /** A new organization through the admin API; returns its API key. */
-  async function newOrganization(name = "Org", timeZone?: string) {
-    const res = await admin("POST", "/organizations", { name, ...(timeZone ? { time_zone: timeZone } : {}) });
-    if (res.status !== 201) throw new Error(`creating an organization failed: ${res.status} ${res.text}`);
-    return { organization: res.body.organization, apiKey: res.body.api_key.secret as string, apiKeyObject: res.body.api_key };
-  }
-
-  /** A new project through the admin API, with its four alerts. */
-  async function newProject(organizationId: string, name = "Project", description?: string) {
-    const res = await admin("POST", `/organizations/${organizationId}/projects`, { name, ...(description !== undefined ? { description } : {}) });
-    if (res.status !== 201) throw new Error(`creating a project failed: ${res.status} ${res.text}`);
-    const projectAlerts = await database.db.select().from(alerts).where(eq(alerts.projectId, res.body.project.id));
-    const alertIds = Object.fromEntries(projectAlerts.map((a) => [a.alertType, a.id])) as Record<string, string>;
-    return { project: res.body.project, uploadToken: res.body.upload_token as string, alertIds };
-  }
-
-  /** A run that arrives (pending) and, unless told otherwise, is processed with the given cases. */
-  async function newRun(projectId: string, options: { meta?: RunMetadata; report?: Report; outcome?: "processed" | "pending" | "failed" } = {}) {
-    const run = await recordTestRunArrival({ db: database.db, clock }, projectId, options.meta);
-    const outcome = options.outcome ?? "processed";
-    if (outcome === "pending") return run;
-    if (outcome === "failed") return (await failTestRun({ db: database.db, clock }, run.id, "could not parse the report"))!;
-    const report = options.report ?? { suites: [{ name: "suite", cases: [{ name: "ok", status: "passed" as const, durationMs: 5 }] }] };
-    return completeTestRun({ db: database.db, clock }, run.id, report);
-  }
-
-  async function newEvent(alertId: string, testRunId: number, metadata: Record<string, unknown> = { note: "test" }) {
-    return recordAlertEvent({ db: database.db, clock }, { alertId, testRunId, metadata });
-  }
-
-  async function runRow(id: number) {
-    const [row] = await database.db.select().from(testRuns).where(eq(testRuns.id, id));
-    return row!;
-  }
-
-  return {
-    app,
-    deps,
-    db: database.db,
-    database,
-    clock,
-    logs,
-    call,
-    get: (path: string, key?: string | null, options: CallOptions = {}) => call("GET", path, { ...options, key }),
-    post: (path: string, key: string | null, body?: unknown, options: CallOptions = {}) => call("POST", path, { ...options, key, body }),
-    patch: (path: string, key: string | null, body?: unknown, options: CallOptions = {}) => call("PATCH", path, { ...options, key, body }),
-    admin,
-    newOrganization,
-    newProject,
-    newRun,
-    newEvent,
-    runRow,
-    close: () => database.close(),
-  };
-}
-
-export type Harness = Awaited<ReturnType<typeof createHarness>>;
-
-/** Every page of a listing, following next_cursor until has_more is false. */
-export async function collectAll(h: Harness, path: string, key: string, limit: number) {
-  const items: any[] = [];
-  let cursor: string | null = null;
-  let pages = 0;
-  do {
-    const sep = path.includes("?") ? "&" : "?";
-    const url = `${path}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
-    const res = await h.get(url, key);
-    if (res.status !== 200) throw new Error(`page ${pages} of ${path} failed: ${res.status} ${res.text}`);
-    items.push(...res.body.data);
-    cursor = res.body.pagination.next_cursor;
-    if (res.body.pagination.has_more !== (cursor !== null)) throw new Error("has_more and next_cursor disagree");
-    pages++;
-    if (pages > 10_000) throw new Error("pagination does not end");
-  } while (cursor);
-  return { items, pages };
+  return buildHarness({ app: { request: async (path, init) => app.request(path, init) }, db: database.db, clock, logs, deps, close: () => database.close() });
 }

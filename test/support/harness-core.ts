@@ -1,0 +1,169 @@
+/**
+ * The transport-agnostic part of the test harness: fixtures and request helpers built on a
+ * `fetch`-like function, a database and a clock. test/support/harness.ts runs it on Node
+ * (app.request); test/worker/support/harness.ts runs it inside workerd (SELF.fetch through the
+ * Worker, the Neon driver and the Durable Object), so the same contract files run in both.
+ */
+import { eq } from "drizzle-orm";
+import type { AppDeps } from "../../src/app-env";
+import { InMemoryKeyCounter } from "../../src/auth/in-memory-key-counter";
+import type { KeyCounter } from "../../src/auth/key-state";
+import { alerts, testRuns } from "../../src/db/schema";
+import type { Database } from "../../src/db/types";
+import { ManualClock } from "../../src/lib/clock";
+import type { RateLimitPolicy } from "../../src/lib/rate-limit";
+import { recordAlertEvent } from "../../src/services/alert-events";
+import { type Report, type RunMetadata, completeTestRun, failTestRun, recordTestRunArrival } from "../../src/services/test-runs";
+
+export const ADMIN_TOKEN = "test-admin-token-0123456789";
+export const WEB_APP_URL = "https://app.example.test";
+export const CURSOR_SECRET = "test-cursor-secret-0123456789";
+
+export type CallOptions = { key?: string | null; body?: unknown; rawBody?: string | Uint8Array | ReadableStream<Uint8Array>; headers?: Record<string, string> };
+export type CallResult = { status: number; headers: Headers; body: any; text: string };
+
+export type HarnessOptions = {
+  rateLimit?: RateLimitPolicy;
+  adminToken?: string | undefined;
+  overrides?: Partial<AppDeps>;
+};
+
+/** Something that answers requests: the app itself (Node) or the Worker (workerd). */
+export type RequestTarget = { request(path: string, init?: RequestInit): Promise<Response> };
+
+/**
+ * A key counter that works but hands back an admission that blows up when read: an unexpected
+ * fault on every authenticated request, after authentication (the gate's "counter unreachable"
+ * handling, which answers 503, only covers the call itself).
+ */
+export function faultyKeyCounter(message: string): KeyCounter {
+  const inner = new InMemoryKeyCounter(new ManualClock(Date.now()), { limit: 1_000_000, windowMs: 60_000 });
+  return {
+    admit: async (keyId, resolution) => {
+      const admission = await inner.admit(keyId, resolution);
+      if (admission.status !== "admitted") return admission;
+      return {
+        status: "admitted",
+        organizationId: admission.organizationId,
+        get decision(): never {
+          throw new Error(message);
+        },
+      };
+    },
+    revoke: (keyIds) => inner.revoke(keyIds),
+  };
+}
+
+export function buildHarness(parts: {
+  app: RequestTarget;
+  db: Database;
+  clock: ManualClock;
+  logs: string[];
+  deps: Pick<AppDeps, "cursorSecret">;
+  close: () => Promise<void>;
+}) {
+  const { app, db, clock } = parts;
+
+  async function call(method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.key) headers.authorization = `Bearer ${options.key}`;
+    let body: RequestInit["body"] = options.rawBody as RequestInit["body"];
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers["content-type"] ??= "application/json";
+    }
+    // fetch needs duplex "half" to send a streamed (chunked) body.
+    const streamed = typeof ReadableStream !== "undefined" && body instanceof ReadableStream;
+    const response = await app.request(path, { method, headers, body, ...(streamed ? { duplex: "half" } : {}) } as RequestInit);
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, headers: response.headers, body: parsed, text };
+  }
+
+  const admin = (method: string, path: string, body?: unknown) => call(method, `/admin/v1${path}`, { key: ADMIN_TOKEN, body });
+
+  /** A new organization through the admin API; returns its API key. */
+  async function newOrganization(name = "Org", timeZone?: string) {
+    const res = await admin("POST", "/organizations", { name, ...(timeZone ? { time_zone: timeZone } : {}) });
+    if (res.status !== 201) throw new Error(`creating an organization failed: ${res.status} ${res.text}`);
+    return { organization: res.body.organization, apiKey: res.body.api_key.secret as string, apiKeyObject: res.body.api_key };
+  }
+
+  /** A new project through the admin API, with its four alerts. */
+  async function newProject(organizationId: string, name = "Project", description?: string) {
+    const res = await admin("POST", `/organizations/${organizationId}/projects`, { name, ...(description !== undefined ? { description } : {}) });
+    if (res.status !== 201) throw new Error(`creating a project failed: ${res.status} ${res.text}`);
+    const projectAlerts = await db.select().from(alerts).where(eq(alerts.projectId, res.body.project.id));
+    const alertIds = Object.fromEntries(projectAlerts.map((a) => [a.alertType, a.id])) as Record<string, string>;
+    return { project: res.body.project, uploadToken: res.body.upload_token as string, alertIds };
+  }
+
+  /** A run that arrives (pending) and, unless told otherwise, is processed with the given cases. */
+  async function newRun(projectId: string, options: { meta?: RunMetadata; report?: Report; outcome?: "processed" | "pending" | "failed" } = {}) {
+    const run = await recordTestRunArrival({ db, clock }, projectId, options.meta);
+    const outcome = options.outcome ?? "processed";
+    if (outcome === "pending") return run;
+    if (outcome === "failed") return (await failTestRun({ db, clock }, run.id, "could not parse the report"))!;
+    const report = options.report ?? { suites: [{ name: "suite", cases: [{ name: "ok", status: "passed" as const, durationMs: 5 }] }] };
+    return completeTestRun({ db, clock }, run.id, report);
+  }
+
+  async function newEvent(alertId: string, testRunId: number, metadata: Record<string, unknown> = { note: "test" }) {
+    return recordAlertEvent({ db, clock }, { alertId, testRunId, metadata });
+  }
+
+  async function runRow(id: number) {
+    const [row] = await db.select().from(testRuns).where(eq(testRuns.id, id));
+    return row!;
+  }
+
+  return {
+    app,
+    deps: parts.deps,
+    db,
+    clock,
+    logs: parts.logs,
+    call,
+    get: (path: string, key?: string | null, options: CallOptions = {}) => call("GET", path, { ...options, key }),
+    post: (path: string, key: string | null, body?: unknown, options: CallOptions = {}) => call("POST", path, { ...options, key, body }),
+    patch: (path: string, key: string | null, body?: unknown, options: CallOptions = {}) => call("PATCH", path, { ...options, key, body }),
+    admin,
+    newOrganization,
+    newProject,
+    newRun,
+    newEvent,
+    runRow,
+    close: parts.close,
+  };
+}
+
+export type Harness = ReturnType<typeof buildHarness>;
+
+/** Every page of a listing, following next_cursor until has_more is false. */
+export async function collectAll(h: Harness, path: string, key: string, limit: number) {
+  const items: any[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const sep = path.includes("?") ? "&" : "?";
+    const url = `${path}${sep}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+    const res = await h.get(url, key);
+    if (res.status !== 200) throw new Error(`page ${pages} of ${path} failed: ${res.status} ${res.text}`);
+    items.push(...res.body.data);
+    cursor = res.body.pagination.next_cursor;
+    if (res.body.pagination.has_more !== (cursor !== null)) throw new Error("has_more and next_cursor disagree");
+    pages++;
+    if (pages > 10_000) throw new Error("pagination does not end");
+  } while (cursor);
+  return { items, pages };
+}
+
+/** A clock at the current whole second: the starting point of every harness. */
+export function harnessClock(): ManualClock {
+  return new ManualClock(Math.floor(Date.now() / 1000) * 1000);
+}
