@@ -3,7 +3,6 @@
  * Drizzle over a Neon Pool (WebSocket) created and ended within the request, the per-key
  * Durable Object counter, and secrets. Everything else is the same app as on Node.
  */
-import { Pool, neonConfig } from "@neondatabase/serverless";
 import { drizzle } from "drizzle-orm/neon-serverless";
 import { createApp } from "../app";
 import { consoleLogger } from "../app-env";
@@ -13,6 +12,7 @@ import type { Database } from "../db/types";
 import { getOrCreateSetting, randomSecret } from "../services/settings";
 import { DurableObjectKeyCounter } from "./durable-object-key-counter";
 import type { WorkerEnv } from "./env";
+import { configureLocalProxy, requestPool } from "./neon";
 import { workerRuntime } from "./runtime";
 
 export { KeyCounterObject } from "./key-counter-object";
@@ -22,33 +22,6 @@ export { workerRuntime } from "./runtime";
 const keyIdCache = new KeyIdCache();
 /** The generated cursor secret, once read (a value, never a pending promise: promises must not cross requests). */
 let storedCursorSecret: string | undefined;
-
-/** Points the Neon driver at a local WebSocket bridge (development and tests only; production leaves neonConfig alone). */
-function configureLocalProxy(env: WorkerEnv): void {
-  if (!env.LOCAL_NEON_PROXY) return;
-  const proxy = env.LOCAL_NEON_PROXY;
-  neonConfig.wsProxy = (host, port) => `${proxy}/v2?address=${host}:${port}`;
-  neonConfig.useSecureWebSocket = false;
-  neonConfig.pipelineConnect = false;
-  neonConfig.pipelineTLS = false;
-  neonConfig.forceDisablePgSSL = true;
-}
-
-/**
- * A Pool for this request only. Clients get error listeners: when the server closes an ended
- * client's WebSocket, workerd raises "Network connection lost", which would otherwise be thrown
- * as an unhandled 'error' event.
- */
-function requestPool(env: WorkerEnv): Pool {
-  const pool = new Pool({ connectionString: env.DATABASE_URL });
-  pool.on("error", (error: Error) => consoleLogger.error("postgres pool error", { message: error.message }));
-  pool.on("connect", (client: { on(event: "error", listener: (error: Error) => void): unknown; _ending?: boolean }) => {
-    client.on("error", (error) => {
-      if (!client._ending) consoleLogger.error("postgres client error", { message: error.message });
-    });
-  });
-  return pool;
-}
 
 async function cursorSecretFor(env: WorkerEnv, db: Database): Promise<string> {
   if (env.CURSOR_SECRET) return env.CURSOR_SECRET;

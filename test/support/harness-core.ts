@@ -5,7 +5,7 @@
  * Worker, the Neon driver and the Durable Object), so the same contract files run in both.
  */
 import { eq } from "drizzle-orm";
-import type { AppDeps } from "../../src/app-env";
+import type { AppDeps, Logger } from "../../src/app-env";
 import { InMemoryKeyCounter } from "../../src/auth/in-memory-key-counter";
 import type { KeyCounter } from "../../src/auth/key-state";
 import { alerts, testRuns } from "../../src/db/schema";
@@ -161,6 +161,12 @@ export async function collectAll(h: Harness, path: string, key: string, limit: n
     if (pages > 10_000) throw new Error("pagination does not end");
   } while (cursor);
   return { items, pages };
+}
+
+/** A logger that keeps every line in `logs`, so tests can read what the app logged. */
+export function captureLogger(logs: string[]): Logger {
+  const keep = (message: string, fields?: Record<string, unknown>) => logs.push(JSON.stringify({ message, ...fields }));
+  return { info: keep, error: keep };
 }
 
 /** A clock at the current whole second: the starting point of every harness. */

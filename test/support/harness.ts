@@ -7,11 +7,11 @@
 import { readFileSync } from "node:fs";
 import { inject } from "vitest";
 import { createApp } from "../../src/app";
-import type { AppDeps, Logger } from "../../src/app-env";
+import type { AppDeps } from "../../src/app-env";
 import { InMemoryKeyCounter } from "../../src/auth/in-memory-key-counter";
 import { DEFAULT_RATE_LIMIT } from "../../src/lib/rate-limit";
 import { openDatabase, type OpenedDatabase } from "../../src/node/database";
-import { ADMIN_TOKEN, CURSOR_SECRET, type HarnessOptions, WEB_APP_URL, buildHarness, harnessClock } from "./harness-core";
+import { ADMIN_TOKEN, CURSOR_SECRET, type HarnessOptions, WEB_APP_URL, buildHarness, captureLogger, harnessClock } from "./harness-core";
 
 export * from "./harness-core";
 
@@ -27,10 +27,6 @@ export async function createHarness(options: HarnessOptions = {}) {
   const database = await openTestDatabase();
   const clock = harnessClock();
   const logs: string[] = [];
-  const logger: Logger = {
-    info: (message, fields) => logs.push(JSON.stringify({ message, ...fields })),
-    error: (message, fields) => logs.push(JSON.stringify({ message, ...fields })),
-  };
   const deps: AppDeps = {
     db: database.db,
     clock,
@@ -38,7 +34,7 @@ export async function createHarness(options: HarnessOptions = {}) {
     cursorSecret: CURSOR_SECRET,
     adminToken: "adminToken" in options ? options.adminToken : ADMIN_TOKEN,
     webAppUrl: WEB_APP_URL,
-    logger,
+    logger: captureLogger(logs),
     ...options.overrides,
   };
   const app = createApp(deps);

@@ -9,43 +9,28 @@
  * cannot take per request (overrides, a disabled admin API, or a second rate policy in one
  * file) builds the same app in process inside workerd, over the same Neon driver.
  */
-import { Pool, neonConfig } from "@neondatabase/serverless";
 import { SELF, env } from "cloudflare:test";
 import { drizzle } from "drizzle-orm/neon-serverless";
 import { createApp } from "../../../src/app";
-import type { AppDeps, Logger } from "../../../src/app-env";
+import type { AppDeps } from "../../../src/app-env";
 import { InMemoryKeyCounter } from "../../../src/auth/in-memory-key-counter";
 import * as schema from "../../../src/db/schema";
 import type { Database } from "../../../src/db/types";
 import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from "../../../src/lib/rate-limit";
+import { configureLocalProxy, requestPool } from "../../../src/worker/neon";
 import { workerRuntime } from "../../../src/worker/runtime";
-import { ADMIN_TOKEN, CURSOR_SECRET, type HarnessOptions, WEB_APP_URL, buildHarness, harnessClock } from "../../support/harness-core";
+import { ADMIN_TOKEN, CURSOR_SECRET, type HarnessOptions, WEB_APP_URL, buildHarness, captureLogger, harnessClock } from "../../support/harness-core";
 
 export * from "../../support/harness-core";
 
 /** The rate policy the Worker runs with in this isolate, once a SELF harness has set it. */
 let workerPolicy: RateLimitPolicy | undefined;
 
-function testPool(): Pool {
-  const proxy = env.LOCAL_NEON_PROXY;
-  if (proxy) {
-    neonConfig.wsProxy = (host, port) => `${proxy}/v2?address=${host}:${port}`;
-    neonConfig.useSecureWebSocket = false;
-    neonConfig.pipelineConnect = false;
-    neonConfig.pipelineTLS = false;
-    neonConfig.forceDisablePgSSL = true;
-  }
-  const pool = new Pool({ connectionString: env.DATABASE_URL });
-  pool.on("error", () => {});
-  pool.on("connect", (client: { on(event: "error", listener: (error: Error) => void): unknown }) => {
-    client.on("error", () => {});
-  });
-  return pool;
-}
 
 export async function createHarness(options: HarnessOptions = {}) {
   const clock = harnessClock();
-  const pool = testPool();
+  configureLocalProxy(env);
+  const pool = requestPool(env);
   const db = drizzle(pool, { schema }) as unknown as Database;
   const logs: string[] = [];
   const policy = options.rateLimit ?? DEFAULT_RATE_LIMIT;
@@ -59,10 +44,6 @@ export async function createHarness(options: HarnessOptions = {}) {
     return buildHarness({ app, db, clock, logs, deps: { cursorSecret: env.CURSOR_SECRET ?? CURSOR_SECRET }, close: () => pool.end() });
   }
 
-  const logger: Logger = {
-    info: (message, fields) => logs.push(JSON.stringify({ message, ...fields })),
-    error: (message, fields) => logs.push(JSON.stringify({ message, ...fields })),
-  };
   const deps: AppDeps = {
     db,
     clock,
@@ -70,7 +51,7 @@ export async function createHarness(options: HarnessOptions = {}) {
     cursorSecret: CURSOR_SECRET,
     adminToken: "adminToken" in options ? options.adminToken : ADMIN_TOKEN,
     webAppUrl: WEB_APP_URL,
-    logger,
+    logger: captureLogger(logs),
     ...options.overrides,
   };
   const app = createApp(deps);

@@ -1,0 +1,30 @@
+import { Pool, neonConfig } from "@neondatabase/serverless";
+import { consoleLogger } from "../app-env";
+import type { WorkerEnv } from "./env";
+
+/** Points the Neon driver at a local WebSocket bridge (development and tests only; production leaves neonConfig alone). */
+export function configureLocalProxy(env: WorkerEnv): void {
+  if (!env.LOCAL_NEON_PROXY) return;
+  const proxy = env.LOCAL_NEON_PROXY;
+  neonConfig.wsProxy = (host, port) => `${proxy}/v2?address=${host}:${port}`;
+  neonConfig.useSecureWebSocket = false;
+  neonConfig.pipelineConnect = false;
+  neonConfig.pipelineTLS = false;
+  neonConfig.forceDisablePgSSL = true;
+}
+
+/**
+ * A Pool for this request only. Clients get error listeners: when the server closes an ended
+ * client's WebSocket, workerd raises "Network connection lost", which would otherwise be thrown
+ * as an unhandled 'error' event.
+ */
+export function requestPool(env: WorkerEnv): Pool {
+  const pool = new Pool({ connectionString: env.DATABASE_URL });
+  pool.on("error", (error: Error) => consoleLogger.error("postgres pool error", { message: error.message }));
+  pool.on("connect", (client: { on(event: "error", listener: (error: Error) => void): unknown; _ending?: boolean }) => {
+    client.on("error", (error) => {
+      if (!client._ending) consoleLogger.error("postgres client error", { message: error.message });
+    });
+  });
+  return pool;
+}
