@@ -56,6 +56,20 @@ function describeError(error: unknown): Record<string, unknown> {
   };
 }
 
+/**
+ * Errors that say the database cannot take the request right now (too many connections, server
+ * starting or shutting down, connection failures): retryable, so 503 rather than 500.
+ * SQLSTATE classes 08 (connection exception) and 57P0x (operator intervention), and 53300.
+ */
+function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 4; current = current.cause, depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === "string" && (code === "53300" || code.startsWith("08") || /^57P0[1-3]$/.test(code))) return true;
+    if (/ECONNREFUSED|ECONNRESET|Connection terminated|Network connection lost|too many clients/i.test(current.message)) return true;
+  }
+  return false;
+}
+
 export function createApp(deps: AppDeps) {
   const logger = deps.logger ?? consoleLogger;
   const app = new OpenAPIHono<AppEnv>();
@@ -80,6 +94,13 @@ export function createApp(deps: AppDeps) {
   app.onError((error, c) => {
     if (error instanceof ApiError) return errorResponse(c, error);
     if (error instanceof HTTPException) return errorResponse(c, fromHttpException(error));
+    if (isDatabaseUnavailable(error)) {
+      logger.error("database unavailable", { requestId: c.get("requestId"), error: describeError(error) });
+      return errorResponse(
+        c,
+        new ApiError("service_unavailable", "The database is momentarily unavailable; retry shortly.", { headers: { "Retry-After": "1" } }),
+      );
+    }
     // Details go to the log only, never to the client. The log never includes request headers.
     logger.error("unhandled error", {
       requestId: c.get("requestId"),

@@ -1,18 +1,41 @@
 import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { ADMIN_TOKEN, CURSOR_SECRET, WEB_APP_URL } from "../support/harness-core";
 
-/** Tests inside workerd, against the Worker of wrangler.toml (Durable Objects, bindings). */
+const workerHarness = fileURLToPath(new URL("./support/harness.ts", import.meta.url));
+
+/**
+ * Tests inside workerd, against the Worker of wrangler.toml (Durable Objects, bindings), whose
+ * Neon driver reaches a real Postgres wire endpoint through the local WebSocket bridge started by
+ * global-setup.ts (embedded PGlite by default; TEST_DATABASE_URL's server when set).
+ *
+ * The v1 and admin contract files (test/routes) run here unchanged: their `support/harness`
+ * import resolves to test/worker/support/harness.ts, which sends requests through SELF.fetch.
+ */
 export default defineConfig({
   plugins: [
-    cloudflareTest({
+    cloudflareTest(({ inject }) => ({
       wrangler: { configPath: "./wrangler.toml" },
-      miniflare: { bindings: { DATABASE_URL: "postgres://unused@127.0.0.1:9/unused", CURSOR_SECRET: "worker-test-cursor-secret-0123" } },
-    }),
+      miniflare: {
+        bindings: {
+          DATABASE_URL: inject("databaseUrl"),
+          LOCAL_NEON_PROXY: inject("localNeonProxy"),
+          CURSOR_SECRET,
+          ADMIN_TOKEN,
+          WEB_APP_URL,
+        },
+      },
+    })),
   ],
+  resolve: {
+    alias: [{ find: /^(\.\.\/)+support\/harness$/, replacement: workerHarness }],
+  },
   test: {
     root: fileURLToPath(new URL("../..", import.meta.url)),
-    include: ["test/worker/**/*.test.ts"],
+    include: ["test/worker/**/*.test.ts", "test/routes/**/*.test.ts"],
+    globalSetup: ["test/worker/global-setup.ts"],
     testTimeout: 60_000,
+    hookTimeout: 60_000,
   },
 });

@@ -1,0 +1,185 @@
+/**
+ * `npm run dev`: the Worker under `wrangler dev` on 127.0.0.1, against the same database `npm start`
+ * uses (PORT, ADMIN_TOKEN, CURSOR_SECRET, WEB_APP_URL, DATABASE_URL incl. memory://, SEED_DEMO).
+ *
+ * Node side (this process): open + migrate the database, serve an embedded PGlite over the wire
+ * protocol, start the WebSocket bridge the Neon driver inside workerd connects through, seed the
+ * demo organization on an empty database. Then wrangler dev runs as a child on this Node (22),
+ * with the bindings passed as --var, telemetry, the update check and the Request.cf download off.
+ * Everything stops on SIGINT/SIGTERM, or when wrangler exits.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { consoleLogger } from "../src/app-env";
+import { systemClock } from "../src/lib/clock";
+import { readNodeConfig } from "../src/node/config";
+import { type LocalDatabase, startLocalDatabase } from "../src/node/local-neon";
+import { isDatabaseEmpty, seedDemoOrganization } from "../src/seed/demo";
+import { getOrCreateSetting, randomSecret } from "../src/services/settings";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const WRANGLER = fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
+/** How long wrangler gets to stop workerd after SIGINT before it is killed. */
+const STOP_TIMEOUT_MS = 10_000;
+
+const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
+
+/**
+ * The pid of our parent's parent (Linux /proc), or null. Under `npm run dev` the chain is
+ * npm → sh → tsx → this process, and a SIGTERM to npm kills sh without reaching tsx or us.
+ */
+function grandparentPid(): number | null {
+  try {
+    const stat = readFileSync(`/proc/${process.ppid}/stat`, "utf8");
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    return Number.isInteger(ppid) && ppid > 1 ? ppid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Calls `onGone` once the process that launched us (npm's shell) is gone, so wrangler is never orphaned. */
+function watchLauncher(onGone: () => void): void {
+  const launcher = grandparentPid();
+  if (launcher === null) return;
+  const timer = setInterval(() => {
+    try {
+      process.kill(launcher, 0);
+    } catch {
+      clearInterval(timer);
+      onGone();
+    }
+  }, 1_000);
+  timer.unref();
+}
+
+/** Calls `onLine` for each complete line of a stream, forwarding the raw text to `sink`. */
+function forwardLines(stream: NodeJS.ReadableStream, sink: NodeJS.WriteStream, onLine: (line: string) => void): void {
+  let partial = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (text: string) => {
+    sink.write(text);
+    const lines = (partial + text).split(/\r?\n/);
+    partial = lines.pop() ?? "";
+    for (const line of lines) onLine(line.replace(ANSI, ""));
+  });
+  stream.on("error", () => {});
+}
+
+/** Set once shutdown began; startup failures after that are part of the shutdown, not errors. */
+let stopping: Promise<void> | null = null;
+
+async function main(): Promise<void> {
+  const startedAt = Date.now();
+  const config = readNodeConfig();
+  let local: LocalDatabase | null = null;
+  let wrangler: ChildProcess | null = null;
+
+  /** Opening, migrating and seeding the database; a shutdown waits for it (a half-written seed would stay). */
+  const startup = (async () => {
+    local = await startLocalDatabase({ databaseUrl: config.databaseUrl });
+    const db = local.database.db;
+    const cursorSecret = config.cursorSecret ?? (await getOrCreateSetting(db, "cursor_secret", randomSecret));
+    const deps = { db, clock: systemClock, webAppUrl: config.webAppUrl };
+    const demoKey = config.seedDemo && (await isDatabaseEmpty(deps)) ? (await seedDemoOrganization(deps)).apiKey : null;
+    return { local, cursorSecret, demoKey };
+  })();
+
+  const stop = (exitCode: number): Promise<void> => {
+    stopping ??= (async () => {
+      const child = wrangler;
+      if (child && child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+        child.kill("SIGINT");
+        const timer = setTimeout(() => {
+          console.error(`wrangler did not stop within ${STOP_TIMEOUT_MS / 1000} s; killing it.`);
+          child.kill("SIGKILL");
+        }, STOP_TIMEOUT_MS);
+        await exited;
+        clearTimeout(timer);
+      }
+      await startup.catch(() => {});
+      await (local as LocalDatabase | null)?.close().catch((error: unknown) => consoleLogger.error("closing the database failed", { error: String(error) }));
+      process.exit(exitCode);
+    })();
+    return stopping;
+  };
+  process.on("SIGINT", () => void stop(0));
+  process.on("SIGTERM", () => void stop(0));
+  process.on("SIGHUP", () => void stop(0));
+  watchLauncher(() => {
+    console.error("npm run dev was stopped; shutting down.");
+    void stop(0);
+  });
+
+  const { local: started, cursorSecret, demoKey } = await startup;
+  if (stopping) return;
+  const database = started.database;
+
+  const vars: Record<string, string> = {
+    DATABASE_URL: started.workerDatabaseUrl,
+    CURSOR_SECRET: cursorSecret,
+    WEB_APP_URL: config.webAppUrl,
+  };
+  if (started.localNeonProxy) vars.LOCAL_NEON_PROXY = started.localNeonProxy;
+  else console.warn("DATABASE_URL is not on this machine: the Worker connects to it directly, as in production (a Neon endpoint).");
+  if (config.adminToken) vars.ADMIN_TOKEN = config.adminToken;
+  if (config.host && config.host !== "127.0.0.1" && config.host !== "localhost") console.warn(`HOST=${config.host} is ignored: npm run dev listens on 127.0.0.1 only.`);
+
+  const args = [WRANGLER, "dev", "--ip", "127.0.0.1", "--port", String(config.port), "--inspector-ip", "127.0.0.1", "--show-interactive-dev-session=false"];
+  for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
+
+  wrangler = spawn(process.execPath, args, {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...process.env,
+      WRANGLER_SEND_METRICS: "false",
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
+      WRANGLER_HIDE_BANNER: "true",
+      // Colours only when our own output is a terminal (wrangler sees pipes).
+      ...(process.stdout.isTTY && !process.env.NO_COLOR ? { FORCE_COLOR: process.env.FORCE_COLOR ?? "1" } : {}),
+    },
+  });
+
+  let ready = false;
+  const onLine = (line: string) => {
+    const match = /Ready on (https?:\/\/[^\s]+)/.exec(line);
+    if (!match || ready) return;
+    ready = true;
+    const base = match[1]!.replace(/\/$/, "");
+    console.log("");
+    console.log(`CI analytics API listening on ${base}/api/v1 (database: ${database.description})`);
+    console.log(`Worker running in wrangler dev (workerd, Neon driver via ${vars.LOCAL_NEON_PROXY ?? "its default proxy"}); ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s.`);
+    console.log(`OpenAPI document: ${base}/api/v1/openapi.json`);
+    console.log(config.adminToken ? `Admin API enabled at ${base}/admin/v1` : "Admin API disabled (set ADMIN_TOKEN to enable it).");
+    if (demoKey) {
+      console.log("");
+      console.log("Created the demo organization. Its API key is shown only this once:");
+      console.log(`  ${demoKey}`);
+      console.log("Try:");
+      console.log(`  curl -H "Authorization: Bearer ${demoKey}" ${base}/api/v1/projects`);
+    } else if (config.seedDemo) {
+      console.log("The database already has data; the demo key was printed when it was first created.");
+    }
+  };
+  forwardLines(wrangler.stdout!, process.stdout, onLine);
+  forwardLines(wrangler.stderr!, process.stderr, onLine);
+
+  wrangler.on("error", (error) => {
+    consoleLogger.error("could not start wrangler", { error: error.message });
+    void stop(1);
+  });
+  wrangler.on("exit", (code, signal) => {
+    if (stopping) return;
+    if (code !== 0) console.error(`wrangler exited (${signal ?? `code ${code}`}).`);
+    void stop(code ?? 1);
+  });
+}
+
+main().catch(async (error) => {
+  if (stopping) return stopping;
+  consoleLogger.error("failed to start", { error: error instanceof Error ? error.message : String(error) });
+  process.exit(1);
+});
