@@ -10,9 +10,10 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
+/** One JSON line per entry; `level` and `message` always win over same-named fields. */
 export const consoleLogger: Logger = {
-  info: (message, fields) => console.log(JSON.stringify({ level: "info", message, ...fields })),
-  error: (message, fields) => console.error(JSON.stringify({ level: "error", message, ...fields })),
+  info: (message, fields) => console.log(JSON.stringify({ ...fields, level: "info", message })),
+  error: (message, fields) => console.error(JSON.stringify({ ...fields, level: "error", message })),
 };
 
 /** Everything the app needs; runtime entries (Node, Worker) build this and nothing else. */

@@ -11,6 +11,7 @@ import * as schema from "../db/schema";
 import type { Database } from "../db/types";
 import { getOrCreateSetting, randomSecret } from "../services/settings";
 import { DurableObjectKeyCounter } from "./durable-object-key-counter";
+import type { KeyCounter } from "../auth/key-state";
 import type { WorkerEnv } from "./env";
 import { configureLocalProxy, requestPool } from "./neon";
 import { workerRuntime } from "./runtime";
@@ -29,32 +30,42 @@ async function cursorSecretFor(env: WorkerEnv, db: Database): Promise<string> {
   return storedCursorSecret;
 }
 
-export default {
-  async fetch(request, env, ctx): Promise<Response> {
-    configureLocalProxy(env);
-    const pool = requestPool(env);
-    try {
-      const db = drizzle(pool, { schema }) as unknown as Database;
-      const app = createApp({
-        db,
-        clock: workerRuntime.clock,
-        keyCounter: new DurableObjectKeyCounter(env.KEY_COUNTER),
-        keyIdCache,
-        cursorSecret: await cursorSecretFor(env, db),
-        adminToken: env.ADMIN_TOKEN || undefined,
-        webAppUrl: env.WEB_APP_URL || "http://localhost:3000",
-        logger: consoleLogger,
-      });
-      return await app.fetch(request);
-    } catch (error) {
-      // Only reached when deps cannot be built (e.g. the database is unreachable for the cursor secret).
-      consoleLogger.error("worker failed before the app", { message: error instanceof Error ? error.message : String(error) });
-      return Response.json(
-        { error: { code: "service_unavailable", message: "The service cannot reach its database; retry shortly." } },
-        { status: 503, headers: { "content-type": "application/json; charset=utf-8", "x-content-type-options": "nosniff", "retry-after": "1" } },
-      );
-    } finally {
-      ctx.waitUntil(pool.end());
-    }
-  },
-} satisfies ExportedHandler<WorkerEnv>;
+export type WorkerOptions = {
+  /** The per-key counter; by default the key's Durable Object. The benchmark swaps in an in-memory one. */
+  keyCounter?: (env: WorkerEnv) => KeyCounter;
+};
+
+export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandler<WorkerEnv> {
+  const keyCounterFor = options.keyCounter ?? ((env: WorkerEnv) => new DurableObjectKeyCounter(env.KEY_COUNTER));
+  return {
+    async fetch(request, env, ctx): Promise<Response> {
+      configureLocalProxy(env);
+      const pool = requestPool(env);
+      try {
+        const db = drizzle(pool, { schema }) as unknown as Database;
+        const app = createApp({
+          db,
+          clock: workerRuntime.clock,
+          keyCounter: keyCounterFor(env),
+          keyIdCache,
+          cursorSecret: await cursorSecretFor(env, db),
+          adminToken: env.ADMIN_TOKEN || undefined,
+          webAppUrl: env.WEB_APP_URL || "http://localhost:3000",
+          logger: consoleLogger,
+        });
+        return await app.fetch(request);
+      } catch (error) {
+        // Only reached when deps cannot be built (e.g. the database is unreachable for the cursor secret).
+        consoleLogger.error("worker failed before the app", { error: error instanceof Error ? error.message : String(error) });
+        return Response.json(
+          { error: { code: "service_unavailable", message: "The service cannot reach its database; retry shortly." } },
+          { status: 503, headers: { "content-type": "application/json; charset=utf-8", "x-content-type-options": "nosniff", "retry-after": "1" } },
+        );
+      } finally {
+        ctx.waitUntil(pool.end());
+      }
+    },
+  };
+}
+
+export default createWorkerHandler();

@@ -20,10 +20,10 @@ export function configureLocalProxy(env: WorkerEnv): void {
  */
 export function requestPool(env: WorkerEnv): Pool {
   const pool = new Pool({ connectionString: env.DATABASE_URL });
-  pool.on("error", (error: Error) => consoleLogger.error("postgres pool error", { message: error.message }));
+  pool.on("error", (error: Error) => consoleLogger.error("postgres pool error", { error: error.message }));
   pool.on("connect", (client: { on(event: "error", listener: (error: Error) => void): unknown; _ending?: boolean }) => {
     client.on("error", (error) => {
-      if (!client._ending) consoleLogger.error("postgres client error", { message: error.message });
+      if (!client._ending) consoleLogger.error("postgres client error", { error: error.message });
     });
   });
   return pool;
