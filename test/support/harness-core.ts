@@ -15,9 +15,9 @@ import type { RateLimitPolicy } from "../../src/lib/rate-limit";
 import { recordAlertEvent } from "../../src/services/alert-events";
 import { type Report, type RunMetadata, completeTestRun, failTestRun, recordTestRunArrival } from "../../src/services/test-runs";
 
-export const ADMIN_TOKEN = "test-admin-token-0123456789";
-export const WEB_APP_URL = "https://app.example.test";
-export const CURSOR_SECRET = "test-cursor-secret-0123456789";
+import { ADMIN_TOKEN } from "./constants";
+
+export { ADMIN_TOKEN, CURSOR_SECRET, WEB_APP_URL } from "./constants";
 
 export type CallOptions = { key?: string | null; body?: unknown; rawBody?: string | Uint8Array | ReadableStream<Uint8Array>; headers?: Record<string, string> };
 export type CallResult = { status: number; headers: Headers; body: any; text: string };

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
-import { ADMIN_TOKEN, CURSOR_SECRET, WEB_APP_URL } from "../support/harness-core";
+import { ADMIN_TOKEN, CURSOR_SECRET, WEB_APP_URL } from "../support/constants.ts";
 
 const workerHarness = fileURLToPath(new URL("./support/harness.ts", import.meta.url));
 
