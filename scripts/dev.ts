@@ -8,6 +8,7 @@
  * with the bindings passed as --var, telemetry, the update check and the Request.cf download off.
  * Everything stops on SIGINT/SIGTERM, or when wrangler exits.
  */
+import { printStartBanner } from "../src/node/start-banner";
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -150,19 +151,14 @@ async function main(): Promise<void> {
     ready = true;
     const base = match[1]!.replace(/\/$/, "");
     console.log("");
-    console.log(`CI analytics API listening on ${base}/api/v1 (database: ${database.description})`);
-    console.log(`Worker running in wrangler dev (workerd, Neon driver via ${vars.LOCAL_NEON_PROXY ?? "its default proxy"}); ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s.`);
-    console.log(`OpenAPI document: ${base}/api/v1/openapi.json`);
-    console.log(config.adminToken ? `Admin API enabled at ${base}/admin/v1` : "Admin API disabled (set ADMIN_TOKEN to enable it).");
-    if (demoKey) {
-      console.log("");
-      console.log("Created the demo organization. Its API key is shown only this once:");
-      console.log(`  ${demoKey}`);
-      console.log("Try:");
-      console.log(`  curl -H "Authorization: Bearer ${demoKey}" ${base}/api/v1/projects`);
-    } else if (config.seedDemo) {
-      console.log("The database already has data; the demo key was printed when it was first created.");
-    }
+    printStartBanner({
+      base,
+      databaseDescription: database.description,
+      runtimeLine: `Worker running in wrangler dev (workerd, Neon driver via ${vars.LOCAL_NEON_PROXY ?? "its default proxy"}); ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s.`,
+      adminEnabled: Boolean(config.adminToken),
+      demoKey,
+      seedDemo: config.seedDemo,
+    });
   };
   forwardLines(wrangler.stdout!, process.stdout, onLine);
   forwardLines(wrangler.stderr!, process.stderr, onLine);

@@ -12,6 +12,7 @@ import { isDatabaseEmpty, seedDemoOrganization } from "../seed/demo";
 import { getOrCreateSetting, randomSecret } from "../services/settings";
 import { readNodeConfig } from "./config";
 import { openDatabase } from "./database";
+import { printStartBanner } from "./start-banner";
 
 async function main(): Promise<void> {
   const config = readNodeConfig();
@@ -33,19 +34,13 @@ async function main(): Promise<void> {
 
   const app = createApp(deps);
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-    const base = `http://localhost:${info.port}`;
-    console.log(`CI analytics API listening on ${base}/api/v1 (database: ${database.description})`);
-    console.log(`OpenAPI document: ${base}/api/v1/openapi.json`);
-    console.log(config.adminToken ? `Admin API enabled at ${base}/admin/v1` : "Admin API disabled (set ADMIN_TOKEN to enable it).");
-    if (demoKey) {
-      console.log("");
-      console.log("Created the demo organization. Its API key is shown only this once:");
-      console.log(`  ${demoKey}`);
-      console.log("Try:");
-      console.log(`  curl -H "Authorization: Bearer ${demoKey}" ${base}/api/v1/projects`);
-    } else if (config.seedDemo) {
-      console.log("The database already has data; the demo key was printed when it was first created.");
-    }
+    printStartBanner({
+      base: `http://localhost:${info.port}`,
+      databaseDescription: database.description,
+      adminEnabled: Boolean(config.adminToken),
+      demoKey,
+      seedDemo: config.seedDemo,
+    });
   });
 
   const shutdown = () => {

@@ -1,0 +1,24 @@
+/** What `npm start` and `npm run dev` print once serving: where, which database, and the demo key with a curl line. */
+export function printStartBanner(input: {
+  base: string;
+  databaseDescription: string;
+  runtimeLine?: string;
+  adminEnabled: boolean;
+  demoKey: string | null;
+  seedDemo: boolean;
+}): void {
+  const { base } = input;
+  console.log(`CI analytics API listening on ${base}/api/v1 (database: ${input.databaseDescription})`);
+  if (input.runtimeLine) console.log(input.runtimeLine);
+  console.log(`OpenAPI document: ${base}/api/v1/openapi.json`);
+  console.log(input.adminEnabled ? `Admin API enabled at ${base}/admin/v1` : "Admin API disabled (set ADMIN_TOKEN to enable it).");
+  if (input.demoKey) {
+    console.log("");
+    console.log("Created the demo organization. Its API key is shown only this once:");
+    console.log(`  ${input.demoKey}`);
+    console.log("Try:");
+    console.log(`  curl -H "Authorization: Bearer ${input.demoKey}" ${base}/api/v1/projects`);
+  } else if (input.seedDemo) {
+    console.log("The database already has data; the demo key was printed when it was first created.");
+  }
+}
