@@ -20,7 +20,10 @@ export function configureLocalProxy(env: WorkerEnv): void {
  */
 export function requestPool(env: WorkerEnv): Pool {
   const pool = new Pool({ connectionString: env.DATABASE_URL });
-  pool.on("error", (error: Error) => consoleLogger.error("postgres pool error", { error: error.message }));
+  // Idle clients report the server closing their socket while the pool is being ended; that is the normal end of a request.
+  pool.on("error", (error: Error) => {
+    if (!(pool as unknown as { ending?: boolean }).ending) consoleLogger.error("postgres pool error", { error: error.message });
+  });
   pool.on("connect", (client: { on(event: "error", listener: (error: Error) => void): unknown; _ending?: boolean }) => {
     client.on("error", (error) => {
       if (!client._ending) consoleLogger.error("postgres client error", { error: error.message });
