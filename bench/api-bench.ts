@@ -21,7 +21,6 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -30,7 +29,7 @@ import pg from "pg";
 import { systemClock } from "../src/lib/clock";
 import { openDatabase } from "../src/node/database";
 import { createOrganization } from "../src/services/organizations";
-import { BENCH_RATE_LIMIT } from "./common";
+import { BENCH_RATE_LIMIT, writeBenchmarkSection } from "./common";
 import { DATASET, countDataset, seedDataset } from "./dataset";
 import { type PlanSummary, explainListQueries, keysetIndexDefinitions } from "./plans";
 
@@ -47,8 +46,6 @@ const DEEP_ROWS = 50_000;
 const WALK_PAGE = 100;
 const THROUGHPUT_TARGET = 0.6;
 const DEEP_TARGET = 1.2;
-const MARK_START = "<!-- api-bench:start -->";
-const MARK_END = "<!-- api-bench:end -->";
 
 /** The commit measured, and whether src/ or the migrations differed from it. */
 function codeVersion(): string {
@@ -348,21 +345,6 @@ function renderReport(info: {
   return lines.join("\n");
 }
 
-function writeSection(file: string, body: string): void {
-  const section = `${MARK_START}\n${body}\n${MARK_END}`;
-  if (!existsSync(file)) {
-    writeFileSync(file, `# Benchmarks\n\nResults of the project's benchmarks. Each benchmark script rewrites only its own section (between its markers).\n\n${section}\n`);
-    return;
-  }
-  const current = readFileSync(file, "utf8");
-  const start = current.indexOf(MARK_START);
-  const end = current.indexOf(MARK_END);
-  if (start !== -1 && end > start) {
-    writeFileSync(file, current.slice(0, start) + section + current.slice(end + MARK_END.length));
-  } else {
-    writeFileSync(file, `${current.replace(/\s*$/, "")}\n\n${section}\n`);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Main
@@ -512,7 +494,7 @@ async function main(): Promise<void> {
     indexes,
   });
   console.log(`\n${report}\n`);
-  writeSection(OUTPUT, report);
+  writeBenchmarkSection(OUTPUT, "api-bench", report);
   log(`wrote ${path.relative(ROOT, OUTPUT)}`);
 
   const missed =

@@ -25,6 +25,7 @@
  *      bench/limiter-do-without-storage.ts; BENCHMARKS.md is then only written if BENCH_OUTPUT is set),
  *      BENCH_OUTPUT (BENCHMARKS.md), BENCH_STRICT=1 to exit 1 when a target is missed.
  */
+import { writeBenchmarkSection } from "./common";
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -44,7 +45,6 @@ import {
   renderReport,
   stats,
   targetResults,
-  writeSection,
 } from "./limiter-report";
 import { type WranglerDev, liveWranglers, processGroupCpuMs, startWranglerDev } from "./limiter-wrangler";
 
@@ -456,7 +456,7 @@ async function main(): Promise<void> {
   if (DO_ENTRY && !process.env.BENCH_OUTPUT) {
     log("BENCH_LIMITER_DO_ENTRY is set: a diagnostic run; BENCHMARKS.md left as it was (set BENCH_OUTPUT to write the report somewhere)");
   } else {
-    writeSection(OUTPUT, text);
+    writeBenchmarkSection(OUTPUT, "limiter-bench", text);
     log(`wrote ${path.relative(ROOT, OUTPUT)}`);
   }
 

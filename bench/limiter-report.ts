@@ -1,8 +1,5 @@
 /** Statistics and the BENCHMARKS.md section of the limiter benchmark (bench/limiter-bench.ts). */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
 
-export const MARK_START = "<!-- limiter-bench:start -->";
-export const MARK_END = "<!-- limiter-bench:end -->";
 
 export type Stats = { n: number; p50: number; p90: number; p99: number; mean: number; max: number };
 
@@ -190,18 +187,3 @@ export function renderReport(report: Report): string {
   return lines.join("\n");
 }
 
-export function writeSection(file: string, body: string): void {
-  const section = `${MARK_START}\n${body}\n${MARK_END}`;
-  if (!existsSync(file)) {
-    writeFileSync(file, `# Benchmarks\n\nResults of the project's benchmarks. Each benchmark script rewrites only its own section (between its markers).\n\n${section}\n`);
-    return;
-  }
-  const current = readFileSync(file, "utf8");
-  const start = current.indexOf(MARK_START);
-  const end = current.indexOf(MARK_END);
-  if (start !== -1 && end > start) {
-    writeFileSync(file, current.slice(0, start) + section + current.slice(end + MARK_END.length));
-  } else {
-    writeFileSync(file, `${current.replace(/\s*$/, "")}\n\n${section}\n`);
-  }
-}
