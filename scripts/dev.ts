@@ -13,11 +13,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { consoleLogger } from "../src/app-env";
-import { systemClock } from "../src/lib/clock";
 import { readNodeConfig } from "../src/node/config";
 import { type LocalDatabase, startLocalDatabase } from "../src/node/local-neon";
-import { isDatabaseEmpty, seedDemoOrganization } from "../src/seed/demo";
-import { getOrCreateSetting, randomSecret } from "../src/services/settings";
+import { prepareDatabase } from "../src/node/prepare-database";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WRANGLER = fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
@@ -81,9 +79,7 @@ async function main(): Promise<void> {
   const startup = (async () => {
     local = await startLocalDatabase({ databaseUrl: config.databaseUrl });
     const db = local.database.db;
-    const cursorSecret = config.cursorSecret ?? (await getOrCreateSetting(db, "cursor_secret", randomSecret));
-    const deps = { db, clock: systemClock, webAppUrl: config.webAppUrl };
-    const demoKey = config.seedDemo && (await isDatabaseEmpty(deps)) ? (await seedDemoOrganization(deps)).apiKey : null;
+    const { cursorSecret, demoKey } = await prepareDatabase(db, config);
     return { local, cursorSecret, demoKey };
   })();
 

@@ -8,8 +8,7 @@ import { createApp } from "../app";
 import { consoleLogger } from "../app-env";
 import { systemClock } from "../lib/clock";
 import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
-import { isDatabaseEmpty, seedDemoOrganization } from "../seed/demo";
-import { getOrCreateSetting, randomSecret } from "../services/settings";
+import { prepareDatabase } from "./prepare-database";
 import { readNodeConfig } from "./config";
 import { openDatabase } from "./database";
 import { printStartBanner } from "./start-banner";
@@ -18,7 +17,7 @@ async function main(): Promise<void> {
   const config = readNodeConfig();
   const database = await openDatabase(config.databaseUrl);
   await database.migrate();
-  const cursorSecret = config.cursorSecret ?? (await getOrCreateSetting(database.db, "cursor_secret", randomSecret));
+  const { cursorSecret, demoKey } = await prepareDatabase(database.db, config);
   const deps = {
     db: database.db,
     clock: systemClock,
@@ -29,8 +28,6 @@ async function main(): Promise<void> {
     logger: consoleLogger,
   };
 
-  let demoKey: string | null = null;
-  if (config.seedDemo && (await isDatabaseEmpty(deps))) demoKey = (await seedDemoOrganization(deps)).apiKey;
 
   const app = createApp(deps);
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {

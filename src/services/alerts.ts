@@ -109,8 +109,3 @@ export function disableAlert(scope: OrgScope, alertId: string): Promise<AlertObj
   return transition(scope, alertId, { active: false }, eq(alerts.active, true));
 }
 
-/** Alerts of a project whose check runs (active, snoozed or not): the seam the alert checks use. */
-export async function activeAlertsOfProject(scope: Pick<OrgScope, "db">, projectId: string) {
-  return scope.db.select().from(alerts).where(and(eq(alerts.projectId, projectId), eq(alerts.active, true)));
-}
-

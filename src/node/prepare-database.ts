@@ -1,0 +1,17 @@
+import { systemClock } from "../lib/clock";
+import type { Database } from "../db/types";
+import { isDatabaseEmpty, seedDemoOrganization } from "../seed/demo";
+import { getOrCreateSetting, randomSecret } from "../services/settings";
+import type { NodeConfig } from "./config";
+
+/**
+ * What `npm start` and `npm run dev` do to a migrated database before serving: settle the cursor
+ * secret (configured, or generated once and kept in the database) and, on an empty database,
+ * create the demo organization, whose key is returned because it can be shown only now.
+ */
+export async function prepareDatabase(db: Database, config: Pick<NodeConfig, "cursorSecret" | "seedDemo" | "webAppUrl">) {
+  const cursorSecret = config.cursorSecret ?? (await getOrCreateSetting(db, "cursor_secret", randomSecret));
+  const deps = { db, clock: systemClock, webAppUrl: config.webAppUrl };
+  const demoKey = config.seedDemo && (await isDatabaseEmpty(deps)) ? (await seedDemoOrganization(deps)).apiKey : null;
+  return { cursorSecret, demoKey };
+}
