@@ -11,11 +11,12 @@ import type { KeyCounter } from "../../src/auth/key-state";
 import { alerts, testRuns } from "../../src/db/schema";
 import type { Database } from "../../src/db/types";
 import { ManualClock } from "../../src/lib/clock";
-import type { RateLimitPolicy } from "../../src/lib/rate-limit";
+import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from "../../src/lib/rate-limit";
 import { recordAlertEvent } from "../../src/services/alert-events";
 import { type Report, type RunMetadata, completeTestRun, failTestRun, recordTestRunArrival } from "../../src/services/test-runs";
 
-import { ADMIN_TOKEN } from "./constants";
+import { createApp } from "../../src/app";
+import { ADMIN_TOKEN, CURSOR_SECRET, WEB_APP_URL } from "./constants";
 
 export { ADMIN_TOKEN, CURSOR_SECRET, WEB_APP_URL } from "./constants";
 
@@ -167,6 +168,24 @@ export async function collectAll(h: Harness, path: string, key: string, limit: n
 export function captureLogger(logs: string[]): Logger {
   const keep = (message: string, fields?: Record<string, unknown>) => logs.push(JSON.stringify({ message, ...fields }));
   return { info: keep, error: keep };
+}
+
+/** The app built in process over `db`, with the harness's clock, secrets, captured logs and overrides. */
+export function inProcessHarness(db: Database, options: HarnessOptions, close: () => Promise<void>) {
+  const clock = harnessClock();
+  const logs: string[] = [];
+  const deps: AppDeps = {
+    db,
+    clock,
+    keyCounter: new InMemoryKeyCounter(clock, options.rateLimit ?? DEFAULT_RATE_LIMIT),
+    cursorSecret: CURSOR_SECRET,
+    adminToken: "adminToken" in options ? options.adminToken : ADMIN_TOKEN,
+    webAppUrl: WEB_APP_URL,
+    logger: captureLogger(logs),
+    ...options.overrides,
+  };
+  const app = createApp(deps);
+  return buildHarness({ app: { request: async (path, init) => app.request(path, init) }, db, clock, logs, deps, close });
 }
 
 /** A clock at the current whole second: the starting point of every harness. */

@@ -6,12 +6,8 @@
  */
 import { readFileSync } from "node:fs";
 import { inject } from "vitest";
-import { createApp } from "../../src/app";
-import type { AppDeps } from "../../src/app-env";
-import { InMemoryKeyCounter } from "../../src/auth/in-memory-key-counter";
-import { DEFAULT_RATE_LIMIT } from "../../src/lib/rate-limit";
 import { openDatabase, type OpenedDatabase } from "../../src/node/database";
-import { ADMIN_TOKEN, CURSOR_SECRET, type HarnessOptions, WEB_APP_URL, buildHarness, captureLogger, harnessClock } from "./harness-core";
+import { type HarnessOptions, inProcessHarness } from "./harness-core";
 
 export * from "./harness-core";
 
@@ -25,18 +21,5 @@ export async function openTestDatabase(): Promise<OpenedDatabase> {
 
 export async function createHarness(options: HarnessOptions = {}) {
   const database = await openTestDatabase();
-  const clock = harnessClock();
-  const logs: string[] = [];
-  const deps: AppDeps = {
-    db: database.db,
-    clock,
-    keyCounter: new InMemoryKeyCounter(clock, options.rateLimit ?? DEFAULT_RATE_LIMIT),
-    cursorSecret: CURSOR_SECRET,
-    adminToken: "adminToken" in options ? options.adminToken : ADMIN_TOKEN,
-    webAppUrl: WEB_APP_URL,
-    logger: captureLogger(logs),
-    ...options.overrides,
-  };
-  const app = createApp(deps);
-  return buildHarness({ app: { request: async (path, init) => app.request(path, init) }, db: database.db, clock, logs, deps, close: () => database.close() });
+  return inProcessHarness(database.db, options, () => database.close());
 }

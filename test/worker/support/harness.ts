@@ -11,49 +11,33 @@
  */
 import { SELF, env } from "cloudflare:test";
 import { drizzle } from "drizzle-orm/neon-serverless";
-import { createApp } from "../../../src/app";
-import type { AppDeps } from "../../../src/app-env";
-import { InMemoryKeyCounter } from "../../../src/auth/in-memory-key-counter";
 import * as schema from "../../../src/db/schema";
 import type { Database } from "../../../src/db/types";
 import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from "../../../src/lib/rate-limit";
 import { configureLocalProxy, requestPool } from "../../../src/worker/neon";
 import { workerRuntime } from "../../../src/worker/runtime";
-import { ADMIN_TOKEN, CURSOR_SECRET, type HarnessOptions, WEB_APP_URL, buildHarness, captureLogger, harnessClock } from "../../support/harness-core";
+import { CURSOR_SECRET, type HarnessOptions, buildHarness, harnessClock, inProcessHarness } from "../../support/harness-core";
 
 export * from "../../support/harness-core";
 
 /** The rate policy the Worker runs with in this isolate, once a SELF harness has set it. */
 let workerPolicy: RateLimitPolicy | undefined;
 
-
 export async function createHarness(options: HarnessOptions = {}) {
-  const clock = harnessClock();
   configureLocalProxy(env);
   const pool = requestPool(env);
   const db = drizzle(pool, { schema }) as unknown as Database;
-  const logs: string[] = [];
   const policy = options.rateLimit ?? DEFAULT_RATE_LIMIT;
   const policyFits = workerPolicy === undefined || (workerPolicy.limit === policy.limit && workerPolicy.windowMs === policy.windowMs);
 
   if (options.overrides === undefined && !("adminToken" in options) && policyFits) {
     workerPolicy = policy;
     workerRuntime.rateLimitPolicy = policy;
+    const clock = harnessClock();
     workerRuntime.clock = clock;
     const app = { request: (path: string, init?: RequestInit) => SELF.fetch(new URL(path, "http://api.test").toString(), init) };
-    return buildHarness({ app, db, clock, logs, deps: { cursorSecret: env.CURSOR_SECRET ?? CURSOR_SECRET }, close: () => pool.end() });
+    return buildHarness({ app, db, clock, logs: [], deps: { cursorSecret: env.CURSOR_SECRET ?? CURSOR_SECRET }, close: () => pool.end() });
   }
 
-  const deps: AppDeps = {
-    db,
-    clock,
-    keyCounter: new InMemoryKeyCounter(clock, policy),
-    cursorSecret: CURSOR_SECRET,
-    adminToken: "adminToken" in options ? options.adminToken : ADMIN_TOKEN,
-    webAppUrl: WEB_APP_URL,
-    logger: captureLogger(logs),
-    ...options.overrides,
-  };
-  const app = createApp(deps);
-  return buildHarness({ app: { request: async (path, init) => app.request(path, init) }, db, clock, logs, deps, close: () => pool.end() });
+  return inProcessHarness(db, options, () => pool.end());
 }
