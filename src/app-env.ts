@@ -4,6 +4,7 @@ import type { KeyIdCache } from "./auth/key-gate";
 import type { KeyCounter } from "./auth/key-state";
 import type { AuthenticatedKey } from "./services/organizations";
 import type { OrgScope } from "./services/context";
+import type { RunQueue } from "./services/run-processing";
 
 export interface Logger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -30,6 +31,8 @@ export type AppDeps = {
   adminToken?: string;
   /** Base of the `url` fields. */
   webAppUrl: string;
+  /** Where accepted uploads go to be processed (a Cloudflare Queue on Workers, in process on Node). */
+  runQueue: RunQueue;
   logger?: Logger;
 };
 

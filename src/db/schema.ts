@@ -120,8 +120,26 @@ export const testRuns = pgTable(
     /** Suite-number allocator for this run. */
     suitesCount: integer("suites_count").notNull().default(0),
   },
-  (t) => [uniqueIndex("test_runs_project_number_key").on(t.projectId, t.number)],
+  (t) => [
+    uniqueIndex("test_runs_project_number_key").on(t.projectId, t.number),
+    index("test_runs_project_keyset_idx").on(t.projectId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+  ],
 );
+
+/**
+ * The uploaded report of a run that is waiting to be processed, as received (decoded to text).
+ * Queue messages only carry the run's id (Cloudflare Queue messages are capped at 128 KB);
+ * the row is deleted in the transaction that processes or fails the run.
+ */
+export const uploadPayloads = pgTable("upload_payloads", {
+  testRunId: bigint("test_run_id", { mode: "number" })
+    .primaryKey()
+    .references(() => testRuns.id, { onDelete: "cascade" }),
+  /** `junit_xml` (a raw XML body) or `json` (our JSON envelope). */
+  format: text("format").notNull(),
+  content: text("content").notNull(),
+  createdAt: timestampMs("created_at").notNull().defaultNow(),
+});
 
 export const testSuites = pgTable(
   "test_suites",
@@ -161,6 +179,9 @@ export const testCases = pgTable(
     failureType: text("failure_type"),
     failureMessage: text("failure_message"),
     attempts: jsonb("attempts").$type<CaseAttempt[]>().notNull().default([]),
+    /** First characters of the case's output (capped; never stored whole). */
+    systemOut: text("system_out"),
+    systemErr: text("system_err"),
   },
   (t) => [index("test_cases_run_suite_idx").on(t.testRunId, t.suiteNumber, t.id)],
 );

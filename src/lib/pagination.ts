@@ -119,6 +119,14 @@ export function keysetBefore(tsColumn: AnyPgColumn, idColumn: AnyPgColumn, posit
   return sql`(${tsColumn}, ${idColumn}) < (${position.ts.toISOString()}::timestamptz, ${position.id}::${sql.raw(idKind)})`;
 }
 
+/** `id < position.id`, for lists ordered by an id alone (suites by number, cases by id, within one run). */
+export function idBefore(idColumn: AnyPgColumn, position: KeysetPosition): SQL {
+  return sql`${idColumn} < ${position.id}`;
+}
+
+/** Lists ordered by id alone still carry a timestamp in their cursors; this fixed one stands in. */
+export const NO_TIMESTAMP = new Date(0);
+
 /** Turns `limit + 1` fetched rows into one page and the position of its last row. */
 export function toPage<Row, Item>(rows: Row[], limit: number, positionOf: (row: Row) => KeysetPosition, present: (row: Row) => Item): Page<Item> {
   const hasMore = rows.length > limit;

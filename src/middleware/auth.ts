@@ -11,12 +11,12 @@ export function unauthorized(message: string): ApiError {
 }
 
 /** Reads the presented bearer token, or throws 401 for a missing or malformed header. */
-export function bearerToken(header: string | undefined): string {
+export function bearerToken(header: string | undefined, credential = "API key"): string {
   if (header === undefined || header.trim() === "") {
-    throw unauthorized("Missing API key: send it as 'Authorization: Bearer <key>'.");
+    throw unauthorized(`Missing ${credential}: send it as 'Authorization: Bearer <${credential === "API key" ? "key" : "token"}>'.`);
   }
   const match = BEARER.exec(header);
-  if (!match) throw unauthorized("Malformed Authorization header: expected 'Bearer <key>'.");
+  if (!match) throw unauthorized(`Malformed Authorization header: expected 'Bearer <${credential === "API key" ? "key" : "token"}>'.`);
   return match[1]!;
 }
 

@@ -8,6 +8,7 @@ import { createApp } from "../app";
 import { consoleLogger } from "../app-env";
 import { systemClock } from "../lib/clock";
 import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
+import { createInProcessRunQueue, recoverPendingRuns } from "../ingest/in-process-run-queue";
 import { prepareDatabase } from "./prepare-database";
 import { readNodeConfig } from "./config";
 import { openDatabase } from "./database";
@@ -18,6 +19,9 @@ async function main(): Promise<void> {
   const database = await openDatabase(config.databaseUrl);
   await database.migrate();
   const { cursorSecret, demoKey } = await prepareDatabase(database.db, config);
+  const runQueue = createInProcessRunQueue({ db: database.db, clock: systemClock, logger: consoleLogger });
+  const recovered = await recoverPendingRuns(database.db, runQueue);
+  if (recovered > 0) consoleLogger.info("queued runs left pending by an earlier process", { runs: recovered });
   const deps = {
     db: database.db,
     clock: systemClock,
@@ -25,9 +29,9 @@ async function main(): Promise<void> {
     cursorSecret,
     adminToken: config.adminToken,
     webAppUrl: config.webAppUrl,
+    runQueue,
     logger: consoleLogger,
   };
-
 
   const app = createApp(deps);
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
@@ -42,7 +46,10 @@ async function main(): Promise<void> {
 
   const shutdown = () => {
     server.close();
-    database.close().finally(() => process.exit(0));
+    // Runs being processed finish (each is one transaction); the rest are recovered on the next start.
+    Promise.race([runQueue.close(), new Promise((resolve) => setTimeout(resolve, 5000))])
+      .then(() => database.close())
+      .finally(() => process.exit(0));
   };
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);

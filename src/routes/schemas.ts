@@ -120,6 +120,56 @@ export const TestRunSchema = z
   })
   .openapi("TestRun");
 
+const countsDescription = "Counts are over final outcomes: a test that failed then passed on retry counts once, as passed.";
+
+export const TestSuiteSchema = z
+  .object({
+    number: z.number().int().openapi({ description: "Counts up within the run, in document order (parents before their nested suites)." }),
+    parent_number: z.number().int().nullable().openapi({ description: "The enclosing suite's number; null for a top-level suite." }),
+    name: z.string(),
+    duration_ms: z.number().int().nullable().openapi({ description: "As reported (JUnit `time`); null when the report gave none." }),
+    tests_count: z.number().int().openapi({ description: `Cases in this suite and its nested suites. ${countsDescription}` }),
+    passed_count: z.number().int(),
+    failed_count: z.number().int(),
+    errored_count: z.number().int(),
+    skipped_count: z.number().int(),
+  })
+  .openapi("TestSuite");
+
+const CaseStatusEnum = z.enum(["passed", "failed", "errored", "skipped"]);
+
+export const TestCaseAttemptSchema = z
+  .object({
+    status: CaseStatusEnum,
+    duration_ms: z.number().int().nullable(),
+    failure_message: z.string().nullable().openapi({ description: "Capped at 4,096 characters." }),
+  })
+  .openapi("TestCaseAttempt");
+
+export const TestCaseSchema = z
+  .object({
+    id: z.number().int().openapi({ description: "Global identifier (GET /test_cases/{id})." }),
+    project_id: z.string().uuid(),
+    test_run_number: z.number().int(),
+    suite_number: z.number().int(),
+    name: z.string(),
+    classname: z.string().nullable(),
+    file: z.string().nullable(),
+    status: CaseStatusEnum.openapi({ description: "The final outcome, after any retries." }),
+    duration_ms: z.number().int().nullable(),
+    failure_type: z.string().nullable(),
+    failure_message: z.string().nullable().openapi({
+      description: "Capped at 4,096 characters. Uploaded test output: escape it before rendering.",
+    }),
+    attempts: z.array(TestCaseAttemptSchema).openapi({
+      description: "Earlier tries of the same test in this run, oldest first (at most 20). A failure then a pass on retry is status `passed` with the failed attempt here.",
+    }),
+    system_out: z.string().nullable().openapi({ description: "The first 4,096 characters of the case's output." }),
+    system_err: z.string().nullable().openapi({ description: "The first 4,096 characters of the case's error output." }),
+    url: z.string().url(),
+  })
+  .openapi("TestCase");
+
 export const AlertEventSchema = z
   .object({
     id: z.number().int().openapi({ description: "Event identifier; does not restart per alert." }),
@@ -166,6 +216,22 @@ export const AlertsQuerySchema = PageQuerySchema.extend({
     .enum(ALERT_TYPES, { error: `must be one of ${ALERT_TYPES.join(", ")}` })
     .optional()
     .openapi({ param: { name: "alert_type", in: "query" } }),
+});
+
+const enumFilter = <const T extends readonly [string, ...string[]]>(values: T, name: string, description: string) =>
+  z
+    .enum(values, { error: `must be one of ${values.join(", ")}` })
+    .optional()
+    .openapi({ param: { name, in: "query" }, description });
+
+export const TestRunsQuerySchema = PageQuerySchema.extend({
+  branch: z.string().max(255).optional().openapi({ param: { name: "branch", in: "query" }, description: "Only runs of this branch (exact match)." }),
+  result: enumFilter(["tests_passed", "tests_failed", "tests_errored"], "result", "Only processed runs with this result."),
+  status: enumFilter(["pending", "processed", "failed"], "status", "Only runs in this processing state."),
+});
+
+export const TestCasesQuerySchema = PageQuerySchema.extend({
+  status: enumFilter(["passed", "failed", "errored", "skipped"], "status", "Only cases with this final outcome."),
 });
 
 export const IdParamSchema = <N extends string>(name: N, description: string) =>

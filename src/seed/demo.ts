@@ -90,6 +90,7 @@ export async function seedDemoOrganization(deps: ServiceDeps, options: { runsPer
       });
       clock.advance(20_000);
       const processed = await completeTestRun(seeded, run.id, { suites });
+      if (!processed) throw new Error(`demo run ${run.id} was processed twice`);
 
       if (flakyFails && n > 4) {
         clock.advance(1000);

@@ -1,5 +1,5 @@
 /** Database rows → API objects (snake_case, ISO 8601 UTC timestamps, `url` into the web app). */
-import type { alertEvents, alerts, apiKeys, organizations, projects, testRuns } from "../db/schema";
+import type { alertEvents, alerts, apiKeys, organizations, projects, testCases, testRuns, testSuites } from "../db/schema";
 
 type Row<T extends { $inferSelect: unknown }> = T["$inferSelect"];
 
@@ -95,5 +95,39 @@ export function presentAlertEvent(event: Row<typeof alertEvents>, run: Row<typeo
     metadata: event.metadata,
     triggered_at: event.triggeredAt.toISOString(),
     test_run: presentTestRun(run, webAppUrl),
+  };
+}
+
+export function presentTestSuite(row: Row<typeof testSuites>) {
+  return {
+    number: row.number,
+    parent_number: row.parentNumber,
+    name: row.name,
+    duration_ms: row.durationMs,
+    tests_count: row.testsCount,
+    passed_count: row.passedCount,
+    failed_count: row.failedCount,
+    errored_count: row.erroredCount,
+    skipped_count: row.skippedCount,
+  };
+}
+
+export function presentTestCase(row: Row<typeof testCases>, run: Pick<Row<typeof testRuns>, "projectId" | "number">, webAppUrl: string) {
+  return {
+    id: row.id,
+    project_id: run.projectId,
+    test_run_number: run.number,
+    suite_number: row.suiteNumber,
+    name: row.name,
+    classname: row.classname,
+    file: row.file,
+    status: row.status,
+    duration_ms: row.durationMs,
+    failure_type: row.failureType,
+    failure_message: row.failureMessage,
+    attempts: row.attempts,
+    system_out: row.systemOut,
+    system_err: row.systemErr,
+    url: `${base(webAppUrl)}/projects/${run.projectId}/test_runs/${run.number}/test_cases/${row.id}`,
   };
 }

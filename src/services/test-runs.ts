@@ -1,9 +1,17 @@
+/**
+ * The life of a test run: recorded the moment its upload arrives (pending, with its payload),
+ * then processed (suites and cases stored, counts and result set) or failed with a reason —
+ * each step one transaction, so a run is never half-written.
+ */
 import { and, eq, gt, sql } from "drizzle-orm";
-import { type CaseAttempt, projects, testCases, testRuns, testSuites } from "../db/schema";
+import { projects, testCases, testRuns, testSuites, uploadPayloads } from "../db/schema";
+import type { Database } from "../db/types";
+import type { CaseStatus, Report, ReportSuite } from "../ingest/report";
 import type { ServiceDeps } from "./context";
 
-export type CaseStatus = "passed" | "failed" | "errored" | "skipped";
+export type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 export type RunResult = "tests_passed" | "tests_failed" | "tests_errored";
+export type TestRunRow = typeof testRuns.$inferSelect;
 
 export type RunMetadata = {
   branch?: string | null;
@@ -14,23 +22,13 @@ export type RunMetadata = {
   startedAt?: Date | null;
 };
 
-export type ReportCase = {
-  name: string;
-  classname?: string | null;
-  file?: string | null;
-  status: CaseStatus;
-  durationMs?: number | null;
-  failureType?: string | null;
-  failureMessage?: string | null;
-  attempts?: CaseAttempt[];
-};
-
-export type ReportSuite = { name: string; durationMs?: number | null; cases: ReportCase[]; suites?: ReportSuite[] };
-export type Report = { suites: ReportSuite[]; durationMs?: number | null };
+export type UploadPayload = { format: "junit_xml" | "json"; content: string };
 
 type Counts = { testsCount: number; passedCount: number; failedCount: number; erroredCount: number; skippedCount: number };
 
 const zeroCounts = (): Counts => ({ testsCount: 0, passedCount: 0, failedCount: 0, erroredCount: 0, skippedCount: 0 });
+const COUNT_KEYS = ["testsCount", "passedCount", "failedCount", "erroredCount", "skippedCount"] as const;
+const MAX_INT = 2_147_483_647;
 
 function addCase(counts: Counts, status: CaseStatus): void {
   counts.testsCount++;
@@ -38,6 +36,10 @@ function addCase(counts: Counts, status: CaseStatus): void {
   else if (status === "failed") counts.failedCount++;
   else if (status === "errored") counts.erroredCount++;
   else counts.skippedCount++;
+}
+
+function addCounts(into: Counts, from: Counts): void {
+  for (const key of COUNT_KEYS) into[key] += from[key];
 }
 
 /** TestNod's rule: errored if any case errored, else failed if any failed, else passed (also for zero cases). */
@@ -50,9 +52,15 @@ export function runResult(counts: Pick<Counts, "failedCount" | "erroredCount">):
 /**
  * Records a run the moment it arrives: the project's counter allocates its number atomically
  * (the UPDATE's row lock serializes concurrent arrivals), and the run counts in
- * `test_runs_count` and `last_test_run_at` before it is processed.
+ * `test_runs_count` and `last_test_run_at` before it is processed. The payload waiting to be
+ * processed is stored in the same transaction.
  */
-export async function recordTestRunArrival(deps: Pick<ServiceDeps, "db" | "clock">, projectId: string, meta: RunMetadata = {}) {
+export async function recordTestRunArrival(
+  deps: Pick<ServiceDeps, "db" | "clock">,
+  projectId: string,
+  meta: RunMetadata = {},
+  payload?: UploadPayload,
+): Promise<TestRunRow> {
   const now = deps.clock.now();
   return deps.db.transaction(async (tx) => {
     const [counter] = await tx
@@ -75,76 +83,103 @@ export async function recordTestRunArrival(deps: Pick<ServiceDeps, "db" | "clock
         createdAt: now,
       })
       .returning();
+    if (payload) await tx.insert(uploadPayloads).values({ testRunId: run!.id, format: payload.format, content: payload.content, createdAt: now });
     return run!;
   });
 }
 
+/** Rows go in as one JSON parameter per chunk (jsonb_to_recordset): one statement per 5,000 rows, no parameter limits. */
+const ROWS_PER_STATEMENT = 5_000;
+
+type SuiteRow = { number: number; parent_number: number | null; name: string; duration_ms: number | null } & Record<
+  "tests_count" | "passed_count" | "failed_count" | "errored_count" | "skipped_count",
+  number
+>;
+
+async function insertSuites(tx: Database, runId: number, rows: SuiteRow[]) {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+    const chunk = JSON.stringify(rows.slice(i, i + ROWS_PER_STATEMENT));
+    await tx.execute(sql`
+      insert into ${testSuites} (test_run_id, number, parent_number, name, duration_ms, tests_count, passed_count, failed_count, errored_count, skipped_count)
+      select ${runId}, x.number, x.parent_number, x.name, x.duration_ms, x.tests_count, x.passed_count, x.failed_count, x.errored_count, x.skipped_count
+      from jsonb_to_recordset(${chunk}::jsonb) as x(number int, parent_number int, name text, duration_ms int, tests_count int, passed_count int, failed_count int, errored_count int, skipped_count int)`);
+  }
+}
+
+async function insertCases(tx: Database, runId: number, rows: unknown[]) {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+    const chunk = JSON.stringify(rows.slice(i, i + ROWS_PER_STATEMENT));
+    await tx.execute(sql`
+      insert into ${testCases} (test_run_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, attempts, system_out, system_err)
+      select ${runId}, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, coalesce(x.a, '[]'::jsonb), x.so, x.se
+      from jsonb_to_recordset(${chunk}::jsonb) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, a jsonb, so text, se text)`);
+  }
+}
+
 /**
  * Stores a parsed report for a pending run and marks it processed, all in one transaction:
- * either every suite and case is stored with the run's counts, or nothing is.
+ * either every suite and case is stored with the run's counts, or nothing is. Returns null when
+ * the run is no longer pending (a redelivered queue message), so processing is idempotent.
  */
-export async function completeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runId: number, report: Report) {
+export async function completeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runId: number, report: Report): Promise<TestRunRow | null> {
+  const runCounts = zeroCounts();
+  const suiteRows: SuiteRow[] = [];
+  const caseRows: unknown[] = [];
+  let suiteNumber = 0;
+
+  const walk = (suite: ReportSuite, parentNumber: number | null): Counts => {
+    const number = ++suiteNumber;
+    const counts = zeroCounts();
+    const row = { number, parent_number: parentNumber, name: suite.name, duration_ms: suite.durationMs ?? null } as SuiteRow;
+    suiteRows.push(row);
+    for (const testCase of suite.cases) {
+      addCase(counts, testCase.status);
+      // Short keys keep the JSON parameter small; attempts keep the API's snake_case shape.
+      caseRows.push({
+        s: number,
+        n: testCase.name,
+        c: testCase.classname ?? null,
+        f: testCase.file ?? null,
+        st: testCase.status,
+        d: testCase.durationMs ?? null,
+        ft: testCase.failureType ?? null,
+        fm: testCase.failureMessage ?? null,
+        a: testCase.attempts?.length
+          ? testCase.attempts.map((a) => ({ status: a.status, duration_ms: a.durationMs, failure_message: a.failureMessage }))
+          : null,
+        so: testCase.systemOut ?? null,
+        se: testCase.systemErr ?? null,
+      });
+    }
+    for (const child of suite.suites ?? []) addCounts(counts, walk(child, number));
+    row.tests_count = counts.testsCount;
+    row.passed_count = counts.passedCount;
+    row.failed_count = counts.failedCount;
+    row.errored_count = counts.erroredCount;
+    row.skipped_count = counts.skippedCount;
+    return counts;
+  };
+
+  let topLevelDuration = 0;
+  for (const suite of report.suites) {
+    addCounts(runCounts, walk(suite, null));
+    topLevelDuration += suite.durationMs ?? 0;
+  }
+  const durationMs = report.durationMs ?? Math.min(Math.round(topLevelDuration), MAX_INT);
+  const result = runResult(runCounts);
   const now = deps.clock.now();
+
   return deps.db.transaction(async (tx) => {
     const [run] = await tx.select().from(testRuns).where(eq(testRuns.id, runId)).for("update");
-    if (!run) throw new Error(`Test run ${runId} does not exist.`);
-    if (run.status !== "pending") throw new Error(`Test run ${runId} was already ${run.status}.`);
+    if (!run || run.status !== "pending") return null;
 
-    const runCounts = zeroCounts();
-    const suiteRows: (typeof testSuites.$inferInsert)[] = [];
-    const caseRows: (typeof testCases.$inferInsert)[] = [];
-    let nextNumber = run.suitesCount;
+    await insertSuites(tx, runId, suiteRows);
+    await insertCases(tx, runId, caseRows);
+    await tx.delete(uploadPayloads).where(eq(uploadPayloads.testRunId, runId));
 
-    const walk = (suite: ReportSuite, parentNumber: number | null): Counts => {
-      const number = ++nextNumber;
-      const counts = zeroCounts();
-      const row: typeof testSuites.$inferInsert = { testRunId: runId, number, parentNumber, name: suite.name, durationMs: suite.durationMs ?? null };
-      suiteRows.push(row);
-      for (const testCase of suite.cases) {
-        addCase(counts, testCase.status);
-        caseRows.push({
-          testRunId: runId,
-          suiteNumber: number,
-          name: testCase.name,
-          classname: testCase.classname ?? null,
-          file: testCase.file ?? null,
-          status: testCase.status,
-          durationMs: testCase.durationMs ?? null,
-          failureType: testCase.failureType ?? null,
-          failureMessage: testCase.failureMessage ?? null,
-          attempts: testCase.attempts ?? [],
-        });
-      }
-      for (const child of suite.suites ?? []) {
-        const childCounts = walk(child, number);
-        for (const key of Object.keys(counts) as (keyof Counts)[]) counts[key] += childCounts[key];
-      }
-      Object.assign(row, counts);
-      return counts;
-    };
-
-    let topLevelDuration = 0;
-    for (const suite of report.suites) {
-      const counts = walk(suite, null);
-      for (const key of Object.keys(runCounts) as (keyof Counts)[]) runCounts[key] += counts[key];
-      topLevelDuration += suite.durationMs ?? 0;
-    }
-
-    // Chunked inserts keep each statement under Postgres' 65,535-parameter limit.
-    for (let i = 0; i < suiteRows.length; i += 1000) await tx.insert(testSuites).values(suiteRows.slice(i, i + 1000));
-    for (let i = 0; i < caseRows.length; i += 2000) await tx.insert(testCases).values(caseRows.slice(i, i + 2000));
-
-    const result = runResult(runCounts);
     const [processed] = await tx
       .update(testRuns)
-      .set({
-        ...runCounts,
-        status: "processed",
-        result,
-        processedAt: now,
-        durationMs: report.durationMs ?? Math.round(topLevelDuration),
-        suitesCount: nextNumber,
-      })
+      .set({ ...runCounts, status: "processed", result, processedAt: now, durationMs, suitesCount: suiteNumber })
       .where(eq(testRuns.id, runId))
       .returning();
 
@@ -162,12 +197,15 @@ export async function completeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, r
   });
 }
 
-/** Marks a pending run as failed with a reason; nothing of its report is kept. */
-export async function failTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runId: number, reason: string) {
-  const [row] = await deps.db
-    .update(testRuns)
-    .set({ status: "failed", failureReason: reason.slice(0, 1000), processedAt: deps.clock.now() })
-    .where(and(eq(testRuns.id, runId), eq(testRuns.status, "pending")))
-    .returning();
-  return row ?? null;
+/** Marks a pending run as failed with a reason and drops its payload; nothing of its report is kept. */
+export async function failTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runId: number, reason: string): Promise<TestRunRow | null> {
+  return deps.db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(testRuns)
+      .set({ status: "failed", failureReason: reason.slice(0, 1000), processedAt: deps.clock.now() })
+      .where(and(eq(testRuns.id, runId), eq(testRuns.status, "pending")))
+      .returning();
+    await tx.delete(uploadPayloads).where(eq(uploadPayloads.testRunId, runId));
+    return row ?? null;
+  });
 }

@@ -15,6 +15,8 @@ import type { KeyCounter } from "../auth/key-state";
 import type { WorkerEnv } from "./env";
 import { configureLocalProxy, requestPool } from "./neon";
 import { workerRuntime } from "./runtime";
+import { CloudflareRunQueue, consumeRunBatch } from "./run-queue";
+import type { RunMessage } from "../services/run-processing";
 
 export { KeyCounterObject } from "./key-counter-object";
 export { workerRuntime } from "./runtime";
@@ -35,7 +37,7 @@ export type WorkerOptions = {
   keyCounter?: (env: WorkerEnv) => KeyCounter;
 };
 
-export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandler<WorkerEnv> {
+export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandler<WorkerEnv, RunMessage> {
   const keyCounterFor = options.keyCounter ?? ((env: WorkerEnv) => new DurableObjectKeyCounter(env.KEY_COUNTER));
   return {
     async fetch(request, env, ctx): Promise<Response> {
@@ -51,6 +53,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
           cursorSecret: await cursorSecretFor(env, db),
           adminToken: env.ADMIN_TOKEN || undefined,
           webAppUrl: env.WEB_APP_URL || "http://localhost:3000",
+          runQueue: new CloudflareRunQueue(env.RUN_QUEUE),
           logger: consoleLogger,
         });
         return await app.fetch(request);
@@ -61,6 +64,18 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
           { error: { code: "service_unavailable", message: "The service cannot reach its database; retry shortly." } },
           { status: 503, headers: { "content-type": "application/json; charset=utf-8", "x-content-type-options": "nosniff", "retry-after": "1" } },
         );
+      } finally {
+        ctx.waitUntil(pool.end());
+      }
+    },
+
+    /** Consumer of the run queue: one pool per batch, ended when the batch is done. */
+    async queue(batch, env, ctx): Promise<void> {
+      configureLocalProxy(env);
+      const pool = requestPool(env);
+      try {
+        const db = drizzle(pool, { schema }) as unknown as Database;
+        await consumeRunBatch(batch, { db, clock: workerRuntime.clock, logger: consoleLogger });
       } finally {
         ctx.waitUntil(pool.end());
       }

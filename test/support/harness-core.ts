@@ -4,6 +4,7 @@
  * (app.request); test/worker/support/harness.ts runs it inside workerd (SELF.fetch through the
  * Worker, the Neon driver and the Durable Object), so the same contract files run in both.
  */
+import { createInProcessRunQueue } from "../../src/ingest/in-process-run-queue";
 import { eq } from "drizzle-orm";
 import type { AppDeps, Logger } from "../../src/app-env";
 import { InMemoryKeyCounter } from "../../src/auth/in-memory-key-counter";
@@ -111,11 +112,47 @@ export function buildHarness(parts: {
     if (outcome === "pending") return run;
     if (outcome === "failed") return (await failTestRun({ db, clock }, run.id, "could not parse the report"))!;
     const report = options.report ?? { suites: [{ name: "suite", cases: [{ name: "ok", status: "passed" as const, durationMs: 5 }] }] };
-    return completeTestRun({ db, clock }, run.id, report);
+    const processed = await completeTestRun({ db, clock }, run.id, report);
+    if (!processed) throw new Error(`run ${run.id} was not pending`);
+    return processed;
   }
 
   async function newEvent(alertId: string, testRunId: number, metadata: Record<string, unknown> = { note: "test" }) {
     return recordAlertEvent({ db, clock }, { alertId, testRunId, metadata });
+  }
+
+  /**
+   * POST /uploads/v1/test_runs. A string or bytes body is sent as is (XML unless told otherwise);
+   * an object is sent as the JSON envelope.
+   */
+  async function upload(token: string | null, body: unknown, options: { contentType?: string; query?: string; headers?: Record<string, string> } = {}) {
+    const isRaw = typeof body === "string" || body instanceof Uint8Array || (typeof ReadableStream !== "undefined" && body instanceof ReadableStream);
+    const headers: Record<string, string> = {
+      ...(options.contentType !== undefined ? { "content-type": options.contentType } : { "content-type": isRaw ? "application/xml" : "application/json" }),
+      ...options.headers,
+    };
+    if (options.contentType === "") delete headers["content-type"];
+    const path = `/uploads/v1/test_runs${options.query ? `?${options.query}` : ""}`;
+    return call("POST", path, { key: token, headers, rawBody: isRaw ? body : JSON.stringify(body) });
+  }
+
+  /** Polls the run (upload token view) until it leaves `pending`; returns its final object. */
+  async function waitForRun(token: string, number: number, timeoutMs = 30_000) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const res = await call("GET", `/uploads/v1/test_runs/${number}`, { key: token });
+      if (res.status !== 200) throw new Error(`reading run ${number} failed: ${res.status} ${res.text}`);
+      if (res.body.status !== "pending") return res.body;
+      if (Date.now() > deadline) throw new Error(`run ${number} is still pending after ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  /** Uploads and waits for processing; fails unless the upload is accepted. */
+  async function uploadAndWait(token: string, body: unknown, options: Parameters<typeof upload>[2] = {}) {
+    const res = await upload(token, body, options);
+    if (res.status !== 202) throw new Error(`upload failed: ${res.status} ${res.text}`);
+    return waitForRun(token, res.body.number);
   }
 
   async function runRow(id: number) {
@@ -138,6 +175,9 @@ export function buildHarness(parts: {
     newProject,
     newRun,
     newEvent,
+    upload,
+    waitForRun,
+    uploadAndWait,
     runRow,
     close: parts.close,
   };
@@ -174,6 +214,8 @@ export function captureLogger(logs: string[]): Logger {
 export function inProcessHarness(db: Database, options: HarnessOptions, close: () => Promise<void>) {
   const clock = harnessClock();
   const logs: string[] = [];
+  const logger = captureLogger(logs);
+  const runQueue = createInProcessRunQueue({ db, clock, logger }, { retryDelayMs: () => 10 });
   const deps: AppDeps = {
     db,
     clock,
@@ -181,7 +223,8 @@ export function inProcessHarness(db: Database, options: HarnessOptions, close: (
     cursorSecret: CURSOR_SECRET,
     adminToken: "adminToken" in options ? options.adminToken : ADMIN_TOKEN,
     webAppUrl: WEB_APP_URL,
-    logger: captureLogger(logs),
+    runQueue,
+    logger,
     ...options.overrides,
   };
   const app = createApp(deps);

@@ -30,6 +30,7 @@ import {
   listOf,
 } from "../schemas";
 import { addMethodNotAllowed } from "../method-not-allowed";
+import { registerTestResultRoutes } from "./test-results";
 
 const security = [{ bearerAuth: [] }];
 const ProjectIdParam = IdParamSchema("id", "Project identifier (UUID).");
@@ -169,6 +170,7 @@ export function createV1Api(deps: AppDeps, gate: KeyGate) {
       { name: "Organization", description: "The organization of the API key." },
       { name: "Projects", description: "Projects and their latest results." },
       { name: "Alerts", description: "One alert per project and type, with its events." },
+      { name: "Test runs", description: "Uploaded test results: runs, their suites and cases (uploads: /uploads/v1/openapi.json)." },
     ],
   }));
 
@@ -231,6 +233,8 @@ export function createV1Api(deps: AppDeps, gate: KeyGate) {
   api.openapi(unsnoozeRoute, async (c) => c.json(await unsnoozeAlert(c.get("scope"), c.req.valid("param").id), 200));
   api.openapi(enableRoute, async (c) => c.json(await enableAlert(c.get("scope"), c.req.valid("param").id), 200));
   api.openapi(disableRoute, async (c) => c.json(await disableAlert(c.get("scope"), c.req.valid("param").id), 200));
+
+  registerTestResultRoutes(api, codec, listing);
 
   addMethodNotAllowed(api);
   return api;

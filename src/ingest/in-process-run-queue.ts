@@ -1,0 +1,113 @@
+/**
+ * The run queue when not on Workers: the same contract as the Cloudflare Queue consumer
+ * (at-least-once, retries with backoff, a final attempt that may give up), in this process.
+ * Runs are processed one at a time, which bounds memory and suits the single-connection
+ * embedded database. Messages live in memory: after a restart, `recoverPendingRuns`
+ * (src/node/prepare-database.ts) queues the runs whose payload is still waiting.
+ */
+import type { Logger } from "../app-env";
+import { uploadPayloads } from "../db/schema";
+import type { Database } from "../db/types";
+import { type ProcessingDeps, type RunMessage, type RunQueue, processTestRun } from "../services/run-processing";
+
+export type RunConsumer = (message: RunMessage, attempt: { number: number; finalAttempt: boolean }) => Promise<unknown>;
+
+export type InProcessQueueOptions = {
+  /** Deliveries per message, the first included (the Worker's consumer uses the same number). */
+  maxAttempts?: number;
+  /** Delay before retry n (1-based). */
+  retryDelayMs?: (retry: number) => number;
+  logger?: Logger;
+};
+
+type Delivery = { message: RunMessage; attempt: number };
+
+export class InProcessRunQueue implements RunQueue {
+  readonly #consume: RunConsumer;
+  readonly #maxAttempts: number;
+  readonly #retryDelayMs: (retry: number) => number;
+  readonly #logger?: Logger;
+  readonly #ready: Delivery[] = [];
+  #running = false;
+  #waitingRetries = 0;
+  #idleWaiters: (() => void)[] = [];
+  #closed = false;
+
+  constructor(consume: RunConsumer, options: InProcessQueueOptions = {}) {
+    this.#consume = consume;
+    this.#maxAttempts = options.maxAttempts ?? 3;
+    this.#retryDelayMs = options.retryDelayMs ?? ((retry) => 1000 * 4 ** (retry - 1));
+    this.#logger = options.logger;
+  }
+
+  async send(message: RunMessage): Promise<void> {
+    if (this.#closed) throw new Error("The run queue is closed.");
+    this.#ready.push({ message, attempt: 1 });
+    queueMicrotask(() => void this.#pump());
+  }
+
+  /** Resolves once nothing is queued, running or waiting for a retry. */
+  idle(): Promise<void> {
+    if (this.#isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Stops accepting messages and waits for the queue to drain. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.idle();
+  }
+
+  #isIdle(): boolean {
+    return !this.#running && this.#ready.length === 0 && this.#waitingRetries === 0;
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    try {
+      for (let delivery = this.#ready.shift(); delivery; delivery = this.#ready.shift()) {
+        const finalAttempt = delivery.attempt >= this.#maxAttempts;
+        try {
+          await this.#consume(delivery.message, { number: delivery.attempt, finalAttempt });
+        } catch (error) {
+          this.#logger?.error("run processing attempt failed", {
+            testRunId: delivery.message.testRunId,
+            attempt: delivery.attempt,
+            error: error instanceof Error ? error.message : String(error),
+          });
+          if (!finalAttempt) this.#retryLater({ message: delivery.message, attempt: delivery.attempt + 1 });
+        }
+      }
+    } finally {
+      this.#running = false;
+      if (this.#isIdle()) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  #retryLater(delivery: Delivery): void {
+    this.#waitingRetries++;
+    const timer = setTimeout(() => {
+      this.#waitingRetries--;
+      this.#ready.push(delivery);
+      void this.#pump();
+    }, this.#retryDelayMs(delivery.attempt - 1));
+    // A pending retry must not keep a finished process (or test run) alive.
+    (timer as { unref?: () => void }).unref?.();
+  }
+}
+
+/** The in-process queue wired to run processing: what Node builds for `runQueue`. */
+export function createInProcessRunQueue(deps: ProcessingDeps, options: Omit<InProcessQueueOptions, "logger"> = {}): InProcessRunQueue {
+  return new InProcessRunQueue((message, attempt) => processTestRun(deps, message.testRunId, { finalAttempt: attempt.finalAttempt }), {
+    ...options,
+    logger: deps.logger,
+  });
+}
+
+/** Queues every run whose payload is still waiting (after a restart, messages kept in memory are gone). */
+export async function recoverPendingRuns(db: Database, queue: RunQueue): Promise<number> {
+  const waiting = await db.select({ testRunId: uploadPayloads.testRunId }).from(uploadPayloads).orderBy(uploadPayloads.testRunId);
+  for (const { testRunId } of waiting) await queue.send({ testRunId });
+  return waiting.length;
+}

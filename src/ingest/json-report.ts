@@ -1,0 +1,189 @@
+/**
+ * Our JSON upload format: an envelope with the run's metadata and either JUnit XML documents
+ * (`junit_xml`) or suites in JSON (`suites`). The same Zod schemas validate uploads and describe
+ * them in /uploads/v1/openapi.json. Unknown keys are ignored (and so never reach storage), which
+ * also makes `__proto__` and friends inert.
+ */
+import { z } from "@hono/zod-openapi";
+import { type Report, type ReportCase, type ReportSuite, REPORT_LIMITS, ReportError, cleanOptionalText, cleanText } from "./report";
+
+export const CaseStatusSchema = z.enum(["passed", "failed", "errored", "skipped"]).openapi("TestCaseStatus");
+
+const durationMs = z
+  .number()
+  .int()
+  .min(0)
+  .max(2_147_483_647)
+  .nullish()
+  .openapi({ description: "Milliseconds (whole number)." });
+/** Texts are cut to the documented caps rather than rejected: test output is often long. */
+const cutText = (max: number) => z.string().transform((value) => cleanText(value, max));
+const optionalCutText = (max: number) => z.string().nullish().transform((value) => cleanOptionalText(value, max));
+
+export const JsonAttemptSchema = z
+  .object({
+    status: CaseStatusSchema,
+    duration_ms: durationMs,
+    failure_message: optionalCutText(REPORT_LIMITS.maxMessageLength),
+  })
+  .openapi("UploadAttempt");
+
+export const JsonCaseSchema = z
+  .object({
+    name: cutText(REPORT_LIMITS.maxNameLength).pipe(z.string().min(1, "must not be empty")),
+    classname: optionalCutText(REPORT_LIMITS.maxNameLength),
+    file: optionalCutText(REPORT_LIMITS.maxNameLength),
+    status: CaseStatusSchema,
+    duration_ms: durationMs,
+    failure_type: optionalCutText(REPORT_LIMITS.maxNameLength),
+    failure_message: optionalCutText(REPORT_LIMITS.maxMessageLength),
+    attempts: z.array(JsonAttemptSchema).max(REPORT_LIMITS.maxAttempts).optional(),
+    system_out: optionalCutText(REPORT_LIMITS.maxOutputLength),
+    system_err: optionalCutText(REPORT_LIMITS.maxOutputLength),
+  })
+  .openapi("UploadTestCase");
+
+type JsonSuiteInput = {
+  name: string;
+  duration_ms?: number | null;
+  cases?: z.input<typeof JsonCaseSchema>[];
+  suites?: JsonSuiteInput[];
+};
+type JsonSuiteOutput = {
+  name: string;
+  duration_ms?: number | null;
+  cases?: z.output<typeof JsonCaseSchema>[];
+  suites?: JsonSuiteOutput[];
+};
+
+export const JsonSuiteSchema: z.ZodType<JsonSuiteOutput, JsonSuiteInput> = z
+  .object({
+    name: cutText(REPORT_LIMITS.maxNameLength).pipe(z.string().min(1, "must not be empty")),
+    duration_ms: durationMs,
+    cases: z.array(JsonCaseSchema).optional(),
+    get suites() {
+      return z.array(JsonSuiteSchema).optional();
+    },
+  })
+  .openapi("UploadTestSuite", { description: "A suite with its cases and nested suites (at most 64 levels deep)." });
+
+const CONTROL_CHARACTERS = /[\u0000-\u001F\u007F]/;
+/** A metadata string: trimmed, "" → null (CI variables are often set but empty), no control characters. */
+const metadataText = (max: number) =>
+  z
+    .string({ error: "must be a string" })
+    .transform((value) => value.toWellFormed().trim())
+    .pipe(
+      z
+        .string()
+        .max(max, `is too long (maximum is ${max} characters)`)
+        .refine((value) => !CONTROL_CHARACTERS.test(value), "must not contain control characters"),
+    )
+    .transform((value) => (value === "" ? null : value))
+    .nullish();
+
+const isHttpUrl = (value: string) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === "https:" || url.protocol === "http:";
+  } catch {
+    return false;
+  }
+};
+
+const metadataFields = {
+  branch: metadataText(255).openapi({ description: "Branch the tests ran on, e.g. `main`." }),
+  commit_sha: metadataText(64).openapi({ description: "Commit under test (full or abbreviated SHA). Runs of the same commit let the flakiness check compare outcomes." }),
+  build_id: metadataText(255).openapi({ description: "The CI system's build or job identifier." }),
+  build_url: metadataText(2048)
+    .refine((value) => value === null || value === undefined || isHttpUrl(value), "must be an http or https URL")
+    .openapi({ description: "Link to the CI build (http or https only)." }),
+  tags: z
+    .array(
+      z
+        .string({ error: "must be a string" })
+        .trim()
+        .min(1, "must not be blank")
+        .max(100, "is too long (maximum is 100 characters)")
+        .refine((value) => !CONTROL_CHARACTERS.test(value), "must not contain control characters")
+        .transform((value) => value.toWellFormed()),
+    )
+    .max(50, "has too many items (maximum is 50)")
+    .optional()
+    .openapi({ description: "Free labels such as the job name or platform; duplicates are dropped." }),
+  started_at: z.iso
+    .datetime({ offset: true, error: "must be an RFC 3339 date-time with a time zone, e.g. 2026-11-21T10:00:00Z" })
+    .nullish()
+    .openapi({ description: "When the tests started (RFC 3339 with Z or an offset)." }),
+};
+
+export const RunMetadataSchema = z.object(metadataFields);
+
+export const UploadEnvelopeSchema = z
+  .object({
+    ...metadataFields,
+    duration_ms: durationMs.openapi({ description: "Wall-clock duration of the run; by default the sum of its top-level suites." }),
+    junit_xml: z
+      .union([z.string(), z.array(z.string()).min(1).max(1000)])
+      .optional()
+      .openapi({ description: "One JUnit XML document, or several that together make one run (e.g. one file per test class)." }),
+    suites: z.array(JsonSuiteSchema).optional().openapi({ description: "The run's suites in JSON. With `junit_xml` too, the JSON suites come after the XML ones in the same run." }),
+  })
+  .refine((body) => body.junit_xml !== undefined || body.suites !== undefined, {
+    message: "is required: send junit_xml, suites, or both (they make one run together)",
+    path: ["suites"],
+  })
+  .openapi("UploadEnvelope");
+
+export type UploadEnvelope = z.output<typeof UploadEnvelopeSchema>;
+
+/** Nesting depth of a parsed JSON value, iteratively (a recursive walk could overflow the stack). */
+export function jsonDepth(value: unknown, limit: number): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop()!;
+    if (typeof current !== "object" || current === null) continue;
+    if (depth > deepest) deepest = depth;
+    if (deepest > limit) return deepest;
+    for (const child of Array.isArray(current) ? current : Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+function toReportCase(input: z.output<typeof JsonCaseSchema>): ReportCase {
+  return {
+    name: input.name,
+    classname: input.classname,
+    file: input.file,
+    status: input.status,
+    durationMs: input.duration_ms ?? null,
+    failureType: input.failure_type,
+    failureMessage: input.failure_message,
+    attempts: (input.attempts ?? []).map((attempt) => ({
+      status: attempt.status,
+      durationMs: attempt.duration_ms ?? null,
+      failureMessage: attempt.failure_message,
+    })),
+    systemOut: input.system_out,
+    systemErr: input.system_err,
+  };
+}
+
+/** JSON suites → report suites, enforcing the same structural limits as the XML parser. */
+export function reportFromJsonSuites(suites: JsonSuiteOutput[], durationMs: number | null): Report {
+  let caseCount = 0;
+  let suiteCount = 0;
+  const convert = (input: JsonSuiteOutput): ReportSuite => {
+    if (++suiteCount > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
+    caseCount += input.cases?.length ?? 0;
+    if (caseCount > REPORT_LIMITS.maxCases) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
+    return {
+      name: input.name,
+      durationMs: input.duration_ms ?? null,
+      cases: (input.cases ?? []).map(toReportCase),
+      suites: (input.suites ?? []).map(convert),
+    };
+  };
+  return { suites: suites.map(convert), durationMs };
+}

@@ -1,0 +1,309 @@
+/**
+ * JUnit XML as real tools write it (Surefire, Gradle, pytest, jest-junit, gotestsum, Playwright,
+ * Cypress, RSpec, PHPUnit…), read with saxes: a strict, streaming XML 1.0 parser. Streaming
+ * keeps memory flat on huge files (system-out is cut while it is read, never held whole), and
+ * saxes expands nothing but the five predefined entities and character references, so with DTDs
+ * refused outright there is no entity expansion and no external fetch (OWASP XXE guidance).
+ *
+ * Rules (docs/uploads.md has the user-facing version):
+ * - Root `<testsuites>` (not itself a suite; nested `<testsuites>` are transparent) or `<testsuite>`.
+ * - Every `<testsuite>` is a suite, numbered later in document order; nested ones keep their parent.
+ * - A `<testcase>`'s status: `<error>` → errored, else `<failure>` → failed, else `<skipped>` →
+ *   skipped, else passed. Surefire/Gradle `<flakyFailure>`, `<flakyError>`, `<rerunFailure>`,
+ *   `<rerunError>` are earlier attempts of the same case.
+ * - Repeated `<testcase>` entries with the same classname and name in one suite are retries: the
+ *   last is the outcome, earlier ones become attempts; the case keeps its first position.
+ * - Suite counts come from the cases, never from the `tests=`/`failures=` attributes.
+ */
+import { SaxesParser, type SaxesTagPlain } from "saxes";
+import {
+  type CaseStatus,
+  type Report,
+  type ReportAttempt,
+  type ReportCase,
+  type ReportSuite,
+  REPORT_LIMITS,
+  ReportError,
+  cleanOptionalText,
+  cleanText,
+} from "./report";
+
+const MAX_INT_MS = 2_147_483_647;
+
+/** `time` in seconds → whole milliseconds; missing, negative or unparsable → null. */
+export function parseSeconds(raw: string | undefined): number | null {
+  if (raw === undefined) return null;
+  let text = raw.trim();
+  if (text === "") return null;
+  // Some writers format with the machine's locale: "1,234.5" (grouping) or "1,5" (decimal comma).
+  if (text.includes(",")) text = text.includes(".") ? text.replaceAll(",", "") : text.replace(",", ".");
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds < 0) return null;
+  const ms = Math.round(seconds * 1000);
+  return ms <= MAX_INT_MS ? ms : null;
+}
+
+/**
+ * Control characters other than tab, newline and carriage return are not allowed in XML 1.0,
+ * neither raw nor as character references, yet test runners write them (ANSI colours in
+ * assertion messages). They become U+FFFD so such reports still load.
+ */
+const RAW_CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/;
+const RAW_CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g;
+const CONTROL_REFERENCES = /&#(?:[xX]0*(?:[0-8bBcCeEfF]|1[0-9a-fA-F])|0*(?:[0-8]|1[1245-9]|2[0-9]|3[01]));/g;
+
+export function replaceForbiddenControls(xml: string): string {
+  let result = RAW_CONTROL.test(xml) ? xml.replace(RAW_CONTROLS, "\uFFFD") : xml;
+  if (result.includes("&#")) result = result.replace(CONTROL_REFERENCES, "\uFFFD");
+  return result;
+}
+
+type OutcomeKind = "failure" | "error" | "skipped";
+const OUTCOME_ELEMENTS: Record<string, OutcomeKind> = { failure: "failure", error: "error", skipped: "skipped" };
+const ATTEMPT_ELEMENTS: Record<string, CaseStatus> = {
+  flakyFailure: "failed",
+  flakyError: "errored",
+  rerunFailure: "failed",
+  rerunError: "errored",
+};
+const STATUS_OF: Record<OutcomeKind, CaseStatus> = { error: "errored", failure: "failed", skipped: "skipped" };
+const PYTEST_TEARDOWN = /^failed on teardown with /;
+const PRIORITY: Record<CaseStatus, number> = { errored: 3, failed: 2, skipped: 1, passed: 0 };
+
+/** Text being collected from an element, cut at `limit` characters while it streams in. */
+type Capture = { depth: number; text: string; limit: number; onEnd: (text: string) => void };
+
+type OpenCase = {
+  depth: number;
+  name: string;
+  classname: string | null;
+  file: string | null;
+  durationMs: number | null;
+  status: CaseStatus;
+  failureType: string | null;
+  failureMessage: string | null;
+  attempts: ReportAttempt[];
+  systemOut: string | null;
+  systemErr: string | null;
+};
+
+type OpenSuite = { depth: number; suite: ReportSuite; file: string | null; byKey: Map<string, number> };
+
+type Counters = { cases: number; suites: number };
+
+/** Parses one JUnit XML document into suites (appended to `into`); returns the `<testsuites time>` if any. */
+function parseDocument(xml: string, into: ReportSuite[], counters: Counters): number | null {
+  const parser = new SaxesParser({ xmlns: false, position: true });
+  const suites: OpenSuite[] = [];
+  let depth = 0;
+  let rootSeen = false;
+  let rootDuration: number | null = null;
+  let rootName: string | null = null;
+  let implicitSuite: OpenSuite | null = null;
+  let openCase: OpenCase | null = null;
+  let capture: Capture | null = null;
+  /** Depth of a flaky/rerun attempt element inside the open case: its nested output belongs to the attempt. */
+  let attemptDepth = -1;
+
+  const name = (value: string | undefined, fallback: string) => cleanText(value?.trim() ? value : fallback, REPORT_LIMITS.maxNameLength);
+  const optionalName = (value: string | undefined) => cleanOptionalText(value, REPORT_LIMITS.maxNameLength);
+
+  const startCapture = (limit: number, onEnd: (text: string) => void) => {
+    capture = { depth, text: "", limit, onEnd };
+  };
+
+  const addText = (text: string) => {
+    const current = capture as Capture | null;
+    if (!current || current.text.length >= current.limit) return;
+    current.text += text.length > current.limit - current.text.length ? text.slice(0, current.limit - current.text.length) : text;
+  };
+
+  const openSuite = (attributes: Record<string, string>): void => {
+    if (++counters.suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
+    const parent = suites.at(-1);
+    const suite: ReportSuite = { name: name(attributes.name, "(unnamed suite)"), durationMs: parseSeconds(attributes.time), cases: [], suites: [] };
+    (parent ? parent.suite.suites! : into).push(suite);
+    suites.push({ depth, suite, file: optionalName(attributes.file) ?? parent?.file ?? null, byKey: new Map() });
+  };
+
+  const suiteForCase = (): OpenSuite => {
+    const current = suites.at(-1);
+    if (current) return current;
+    // A <testcase> straight under <testsuites>: kept in one implicit suite per document.
+    if (!implicitSuite) {
+      if (++counters.suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
+      const suite: ReportSuite = { name: rootName ?? "(no suite)", durationMs: null, cases: [], suites: [] };
+      into.push(suite);
+      implicitSuite = { depth: 0, suite, file: null, byKey: new Map() };
+    }
+    return implicitSuite;
+  };
+
+  const closeCase = (testCase: OpenCase) => {
+    const owner = suiteForCase();
+    const finished: ReportCase = {
+      name: testCase.name,
+      classname: testCase.classname,
+      file: testCase.file ?? owner.file,
+      status: testCase.status,
+      durationMs: testCase.durationMs,
+      failureType: testCase.failureType,
+      failureMessage: testCase.failureMessage,
+      attempts: testCase.attempts,
+      systemOut: testCase.systemOut,
+      systemErr: testCase.systemErr,
+    };
+    const key = `${testCase.classname ?? ""}\u0000${testCase.name}`;
+    const earlierIndex = owner.byKey.get(key);
+    if (earlierIndex === undefined) {
+      if (++counters.cases > REPORT_LIMITS.maxCases) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
+      owner.byKey.set(key, owner.suite.cases.length);
+      owner.suite.cases.push(finished);
+      return;
+    }
+    const earlier = owner.suite.cases[earlierIndex]!;
+    // pytest writes a teardown error as a second entry of the same test: one outcome, not a retry.
+    if (testCase.status === "errored" && PYTEST_TEARDOWN.test(testCase.failureMessage ?? "")) {
+      owner.suite.cases[earlierIndex] = { ...earlier, status: "errored", failureType: finished.failureType, failureMessage: finished.failureMessage };
+      return;
+    }
+    // A retry: the earlier entry (and its own attempts) become attempts of this one.
+    const attempts: ReportAttempt[] = [
+      ...(earlier.attempts ?? []),
+      { status: earlier.status, durationMs: earlier.durationMs ?? null, failureMessage: earlier.failureMessage ?? null },
+      ...testCase.attempts,
+    ];
+    finished.attempts = attempts.slice(-REPORT_LIMITS.maxAttempts);
+    owner.suite.cases[earlierIndex] = finished;
+  };
+
+  parser.on("doctype", () => {
+    throw new ReportError("XML with a document type declaration (<!DOCTYPE>) is not accepted: DTDs and entities are refused.");
+  });
+
+  parser.on("opentag", (tag: SaxesTagPlain) => {
+    depth++;
+    if (depth > REPORT_LIMITS.maxDepth) throw new ReportError(`XML elements are nested deeper than ${REPORT_LIMITS.maxDepth} levels.`);
+    const element = tag.name;
+    const attributes = tag.attributes as Record<string, string>;
+
+    if (!rootSeen) {
+      rootSeen = true;
+      if (element === "testsuites") {
+        rootDuration = parseSeconds(attributes.time);
+        rootName = optionalName(attributes.name);
+        return;
+      }
+      if (element === "testsuite") return openSuite(attributes);
+      throw new ReportError(`The root element is <${element.slice(0, 100)}>; a JUnit report starts with <testsuites> or <testsuite>.`);
+    }
+
+    if (openCase) {
+      const testCase: OpenCase = openCase;
+      if (attemptDepth >= 0) {
+        // Inside <flakyFailure> etc.: <stackTrace> supplies the attempt's message when it has no attribute.
+        if (element === "stackTrace" && depth === attemptDepth + 1) {
+          const attempt = testCase.attempts.at(-1);
+          if (attempt && attempt.failureMessage === null) {
+            startCapture(REPORT_LIMITS.maxMessageLength, (text) => (attempt.failureMessage = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength)));
+          }
+        }
+        return;
+      }
+      if (depth !== testCase.depth + 1) return;
+      const outcome = OUTCOME_ELEMENTS[element];
+      if (outcome) {
+        const status = STATUS_OF[outcome];
+        if (PRIORITY[status] <= PRIORITY[testCase.status]) return;
+        testCase.status = status;
+        testCase.failureType = outcome === "skipped" ? null : optionalName(attributes.type);
+        const message = attributes.message;
+        testCase.failureMessage = cleanOptionalText(message?.trim(), REPORT_LIMITS.maxMessageLength);
+        if (testCase.failureMessage === null && outcome !== "skipped") {
+          startCapture(REPORT_LIMITS.maxMessageLength, (text) => {
+            if (testCase.status === status) testCase.failureMessage = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength);
+          });
+        }
+        return;
+      }
+      const attemptStatus = ATTEMPT_ELEMENTS[element];
+      if (attemptStatus) {
+        attemptDepth = depth;
+        if (testCase.attempts.length < REPORT_LIMITS.maxAttempts) {
+          testCase.attempts.push({
+            status: attemptStatus,
+            durationMs: parseSeconds(attributes.time),
+            failureMessage: cleanOptionalText(attributes.message?.trim(), REPORT_LIMITS.maxMessageLength),
+          });
+        }
+        return;
+      }
+      if (element === "system-out") startCapture(REPORT_LIMITS.maxOutputLength, (text) => (testCase.systemOut = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)));
+      else if (element === "system-err") startCapture(REPORT_LIMITS.maxOutputLength, (text) => (testCase.systemErr = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)));
+      return;
+    }
+
+    if (element === "testsuite") return openSuite(attributes);
+    if (element === "testcase") {
+      openCase = {
+        depth,
+        name: name(attributes.name, "(unnamed test)"),
+        classname: optionalName(attributes.classname),
+        file: optionalName(attributes.file),
+        durationMs: parseSeconds(attributes.time),
+        status: "passed",
+        failureType: null,
+        failureMessage: null,
+        attempts: [],
+        systemOut: null,
+        systemErr: null,
+      };
+    }
+  });
+
+  parser.on("text", addText);
+  parser.on("cdata", addText);
+
+  parser.on("closetag", () => {
+    const current = capture as Capture | null;
+    if (current && current.depth === depth) {
+      capture = null;
+      current.onEnd(current.text);
+    }
+    if (attemptDepth === depth) attemptDepth = -1;
+    if (openCase && openCase.depth === depth) {
+      const finished: OpenCase = openCase;
+      openCase = null;
+      closeCase(finished);
+    } else if (suites.at(-1)?.depth === depth) {
+      suites.pop();
+    }
+    depth--;
+  });
+
+  try {
+    parser.write(replaceForbiddenControls(xml)).close();
+  } catch (error) {
+    if (error instanceof ReportError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new ReportError(`The XML is not well-formed: ${message.slice(0, 300)}`);
+  }
+  if (!rootSeen) throw new ReportError("The XML document has no root element.");
+  return rootDuration;
+}
+
+/** Parses one or more JUnit XML documents into one report (one test run). Throws ReportError. */
+export function parseJUnit(documents: string | string[]): Report {
+  const list = typeof documents === "string" ? [documents] : documents;
+  const suites: ReportSuite[] = [];
+  const counters: Counters = { cases: 0, suites: 0 };
+  let durationMs: number | null = null;
+  let allHaveDuration = list.length > 0;
+  for (const xml of list) {
+    const rootDuration = parseDocument(xml, suites, counters);
+    if (rootDuration === null) allHaveDuration = false;
+    else durationMs = (durationMs ?? 0) + rootDuration;
+  }
+  // A run's duration comes from <testsuites time> when every document has one; else the suites' sum.
+  return { suites, durationMs: allHaveDuration ? durationMs : null };
+}

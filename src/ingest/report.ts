@@ -1,0 +1,69 @@
+/**
+ * The parsed shape of one uploaded report, whatever format it came in (JUnit XML or our JSON),
+ * and the limits every parser enforces. Parsers produce this; `completeTestRun` stores it.
+ */
+export type CaseStatus = "passed" | "failed" | "errored" | "skipped";
+
+export type ReportAttempt = { status: CaseStatus; durationMs: number | null; failureMessage: string | null };
+
+/** Parsers fill every field; the optional ones let seeds and tests write short reports. */
+export type ReportCase = {
+  name: string;
+  classname?: string | null;
+  file?: string | null;
+  status: CaseStatus;
+  durationMs?: number | null;
+  failureType?: string | null;
+  failureMessage?: string | null;
+  /** Earlier tries of the same test in this run, oldest first. */
+  attempts?: ReportAttempt[];
+  systemOut?: string | null;
+  systemErr?: string | null;
+};
+
+export type ReportSuite = { name: string; durationMs?: number | null; cases: ReportCase[]; suites?: ReportSuite[] };
+
+export type Report = { suites: ReportSuite[]; durationMs?: number | null };
+
+/**
+ * Caps on what one report may hold. Texts are cut, not rejected (test output is often huge);
+ * structure beyond the limits fails the run with a reason. Documented in docs/uploads.md.
+ */
+export const REPORT_LIMITS = {
+  /** Test cases in one run (after retries are merged). */
+  maxCases: 200_000,
+  /** Suites in one run, nested ones included. */
+  maxSuites: 50_000,
+  /** Nesting of elements in an XML document, or of suites in JSON. */
+  maxDepth: 64,
+  /** Attempts kept per case (earlier ones are dropped). */
+  maxAttempts: 20,
+  /** Characters kept of names, classnames, file paths and failure types. */
+  maxNameLength: 1_000,
+  /** Characters kept of a failure message (per case and per attempt). */
+  maxMessageLength: 4_096,
+  /** Characters kept of a case's system-out and of its system-err. */
+  maxOutputLength: 4_096,
+} as const;
+
+/** A problem with the report's content: the run fails with this message as its reason. */
+export class ReportError extends Error {
+  override name = "ReportError";
+}
+
+/**
+ * Cuts a text to its cap and makes it storable: Postgres text and jsonb cannot hold NUL, and
+ * jsonb rejects unpaired surrogates (which a JSON body can smuggle in as "\ud800"); both become
+ * U+FFFD. Other control characters are kept: they are data, returned as JSON strings.
+ */
+export function cleanText(value: string, maxLength: number): string {
+  let cut = value.length > maxLength ? value.slice(0, maxLength) : value;
+  if (!cut.isWellFormed()) cut = cut.toWellFormed();
+  return cut.includes("\u0000") ? cut.replaceAll("\u0000", "\uFFFD") : cut;
+}
+
+export function cleanOptionalText(value: string | null | undefined, maxLength: number): string | null {
+  if (value === null || value === undefined) return null;
+  const cleaned = cleanText(value, maxLength);
+  return cleaned.length === 0 ? null : cleaned;
+}

@@ -1,0 +1,100 @@
+/**
+ * Reading an upload's body: size-capped (also when chunked and after decompression), optionally
+ * gzip-compressed, decoded to text with its declared encoding. Problems here are the request's
+ * (4xx in the envelope, no run recorded); problems with the report's content fail the run later.
+ */
+import { ApiError } from "../lib/errors";
+
+/** Largest body accepted, compressed or not, and largest report after decompression: 32 MiB. */
+export const UPLOAD_LIMIT_BYTES = 32 * 1024 * 1024;
+
+export type UploadFormat = "junit_xml" | "json";
+
+const XML_TYPE = /^(application|text)\/([\w.-]+\+)?xml$/;
+const JSON_TYPE = /^application\/([\w.-]+\+)?json$/;
+
+/** The report format named by a Content-Type header, or a 415 that says what is accepted. */
+export function uploadFormat(contentType: string | undefined): UploadFormat {
+  const mediaType = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  if (XML_TYPE.test(mediaType)) return "junit_xml";
+  if (JSON_TYPE.test(mediaType)) return "json";
+  throw new ApiError(
+    "unsupported_media_type",
+    `Content-Type ${mediaType ? `'${mediaType.slice(0, 100)}'` : "(none)"} is not accepted: send JUnit XML as application/xml or text/xml, or JSON as application/json.`,
+  );
+}
+
+export function tooLarge(): ApiError {
+  return new ApiError("payload_too_large", `The upload exceeds ${UPLOAD_LIMIT_BYTES} bytes (32 MiB), compressed or decompressed. Split the report, or compress it with Content-Encoding: gzip.`);
+}
+
+/** Inflates a gzip body, stopping as soon as the output passes the limit (a gzip bomb costs at most the limit). */
+async function gunzip(bytes: Uint8Array, limit: number): Promise<Uint8Array> {
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > limit) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge();
+      }
+      chunks.push(value);
+    }
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    throw new ApiError("invalid_request", "The body is not valid gzip data (Content-Encoding: gzip).");
+  }
+  const output = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    output.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return output;
+}
+
+/** Applies Content-Encoding (identity or gzip; anything else is a 415). */
+export async function decodeContentEncoding(bytes: Uint8Array, contentEncoding: string | undefined): Promise<Uint8Array> {
+  const encoding = (contentEncoding ?? "").trim().toLowerCase();
+  if (encoding === "" || encoding === "identity") return bytes;
+  if (encoding === "gzip" || encoding === "x-gzip") return gunzip(bytes, UPLOAD_LIMIT_BYTES);
+  throw new ApiError("unsupported_media_type", `Content-Encoding '${encoding.slice(0, 50)}' is not supported: send the body as is or gzip-compressed.`);
+}
+
+/** The encoding an XML document declares, read from its first bytes (ASCII-compatible encodings only). */
+function declaredXmlEncoding(bytes: Uint8Array): string | null {
+  const head = String.fromCharCode(...bytes.subarray(0, 200));
+  const match = /^\s*<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']/.exec(head);
+  return match ? match[1]!.toLowerCase() : null;
+}
+
+function decodeWith(label: string, bytes: Uint8Array): string {
+  let decoder: InstanceType<typeof TextDecoder>;
+  try {
+    decoder = new TextDecoder(label, { fatal: true, ignoreBOM: false });
+  } catch {
+    throw new ApiError("unsupported_media_type", `The XML declares encoding '${label.slice(0, 50)}', which is not supported; use UTF-8.`);
+  }
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    throw new ApiError("invalid_request", `The body is not valid ${label === "utf-8" ? "UTF-8" : label} text.`);
+  }
+}
+
+/**
+ * Bytes → text. JSON must be UTF-8. XML follows its byte-order mark, else its declaration's
+ * `encoding`, else UTF-8. Invalid byte sequences are a 400, never replaced silently.
+ */
+export function decodeUploadText(bytes: Uint8Array, format: UploadFormat): string {
+  if (format === "json") return decodeWith("utf-8", bytes);
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return decodeWith("utf-16le", bytes);
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return decodeWith("utf-16be", bytes);
+  const declared = declaredXmlEncoding(bytes);
+  return decodeWith(declared && declared !== "utf8" ? declared : "utf-8", bytes);
+}

@@ -1,0 +1,214 @@
+/**
+ * /uploads/v1: how test results come in. A project's upload token (not an API key) sends a JUnit
+ * XML or JSON report; the run is recorded at once (202) and processed through the run queue.
+ * Documented at /uploads/v1/openapi.json and in docs/uploads.md.
+ *
+ * Request-level problems (token, size, media type, encoding, metadata, malformed JSON) are
+ * answered in the envelope and record nothing; problems with the report's content (malformed
+ * XML, a DTD, too many cases…) fail the recorded run with a reason.
+ */
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { createMiddleware } from "hono/factory";
+import type { AppDeps, AppEnv } from "../../app-env";
+import { ApiError, validationFailed } from "../../lib/errors";
+import { bearerToken, rateLimitHeaders, unauthorized } from "../../middleware/auth";
+import { limitBody } from "../../middleware/json-body";
+import { RunMetadataSchema, UploadEnvelopeSchema, jsonDepth } from "../../ingest/json-report";
+import { UPLOAD_LIMIT_BYTES, decodeContentEncoding, decodeUploadText, uploadFormat } from "../../ingest/upload-body";
+import { MAX_JSON_DEPTH } from "../../services/run-processing";
+import { type UploadingProject, acceptUpload, findProjectByUploadToken, getUploadedRun, presentUploadedRun } from "../../services/uploads";
+import type { RunMetadata } from "../../services/test-runs";
+import { addMethodNotAllowed } from "../method-not-allowed";
+import { errorResponses } from "../responses";
+import { TestRunSchema } from "../schemas";
+
+type UploadEnv = AppEnv & { Variables: { uploader: UploadingProject } };
+
+const METADATA_KEYS = ["branch", "commit_sha", "build_id", "build_url", "tags", "started_at"] as const;
+
+const UploadedRunSchema = TestRunSchema.extend({
+  api_url: z.string().url().openapi({ description: "The run in /api/v1 (read it with an API key)." }),
+}).openapi("UploadedTestRun");
+
+const metadataQueryParameters = [
+  { name: "branch", description: "Branch the tests ran on." },
+  { name: "commit_sha", description: "Commit under test." },
+  { name: "build_id", description: "The CI system's build or job identifier." },
+  { name: "build_url", description: "Link to the CI build (http or https)." },
+  { name: "tags", description: "Labels, comma-separated (`tags=linux,unit`) or repeated (`tags=linux&tags=unit`)." },
+  { name: "started_at", description: "When the tests started, RFC 3339 with a time zone." },
+].map(({ name, description }) => ({ name, in: "query" as const, required: false, description, schema: { type: "string" as const } }));
+
+/** Metadata from the query string; `tags` may repeat and be comma-separated. Empty values are absent. */
+function metadataFromQuery(query: Record<string, string[]>): Record<string, unknown> {
+  const metadata: Record<string, unknown> = {};
+  for (const key of METADATA_KEYS) {
+    const values = query[key];
+    if (!values?.length) continue;
+    if (key === "tags") metadata.tags = values.flatMap((value) => value.split(",")).map((tag) => tag.trim()).filter((tag) => tag !== "");
+    else metadata[key] = values.at(-1);
+  }
+  return metadata;
+}
+
+function detailsOf(issues: { path: PropertyKey[]; message: string }[]) {
+  return issues.map((issue) => ({ field: issue.path.map(String).join(".") || "body", message: issue.message }));
+}
+
+function toRunMetadata(input: Record<string, unknown>): RunMetadata {
+  const parsed = RunMetadataSchema.safeParse(input);
+  if (!parsed.success) throw validationFailed(detailsOf(parsed.error.issues));
+  const data = parsed.data;
+  return {
+    branch: data.branch ?? null,
+    commitSha: data.commit_sha ?? null,
+    buildId: data.build_id ?? null,
+    buildUrl: data.build_url ?? null,
+    tags: [...new Set(data.tags ?? [])],
+    startedAt: data.started_at ? new Date(data.started_at) : null,
+  };
+}
+
+/** The JSON envelope's metadata (which wins over the query string); a 400/422 for a body that cannot be a report. */
+function metadataFromJsonBody(text: string): Record<string, unknown> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ApiError("invalid_request", "The request body is not valid JSON.");
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ApiError("invalid_request", "The request body must be a JSON object.");
+  if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    throw validationFailed([{ field: "suites", message: "is nested too deeply (suites nest at most 64 levels)" }]);
+  }
+  const parsed = UploadEnvelopeSchema.safeParse(body);
+  if (!parsed.success) throw validationFailed(detailsOf(parsed.error.issues));
+  const metadata: Record<string, unknown> = {};
+  for (const key of METADATA_KEYS) {
+    if (Object.hasOwn(body, key) && (body as Record<string, unknown>)[key] !== undefined) metadata[key] = (body as Record<string, unknown>)[key];
+  }
+  return metadata;
+}
+
+const tokenSecurity = [{ uploadToken: [] }];
+const json = (schema: unknown, description: string) => ({ description, content: { "application/json": { schema } } });
+
+export function createUploadsApi(deps: AppDeps) {
+  const api = new OpenAPIHono<UploadEnv>();
+  const uploadDeps = { db: deps.db, clock: deps.clock, webAppUrl: deps.webAppUrl, runQueue: deps.runQueue, logger: deps.logger! };
+
+  api.openAPIRegistry.registerComponent("securitySchemes", "uploadToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "The project's upload token: `Authorization: Bearer ctu_…` (not an API key).",
+  });
+  api.openAPIRegistry.registerPath({
+    method: "post",
+    path: "/test_runs",
+    operationId: "uploadTestRun",
+    tags: ["Uploads"],
+    summary: "Upload a test report; it becomes a test run",
+    description: [
+      "The run is recorded at once (it counts in the project's `test_runs_count` and sets `last_test_run_at`) and processed in the background: `status` goes from `pending` to `processed`, or to `failed` with a `failure_reason` when the report cannot be read (malformed XML, a DTD, more than 200,000 cases…). Poll `GET /uploads/v1/test_runs/{number}`.",
+      "Body: JUnit XML (`application/xml` or `text/xml`) with metadata in the query string, or the JSON envelope (`application/json`) carrying metadata and either `junit_xml` or `suites`; envelope metadata wins over the query string. `Content-Encoding: gzip` is accepted.",
+      `Limits: ${UPLOAD_LIMIT_BYTES} bytes (32 MiB) per body, compressed or decompressed (413, also for chunked bodies); 600 uploads per rolling 60 seconds per project (429). Details: docs/uploads.md.`,
+    ].join("\n\n"),
+    security: tokenSecurity,
+    request: {
+      params: undefined,
+      body: {
+        required: true,
+        content: {
+          "application/json": { schema: UploadEnvelopeSchema },
+          "application/xml": { schema: { type: "string", description: "A JUnit XML document." } },
+          "text/xml": { schema: { type: "string", description: "A JUnit XML document." } },
+        },
+      },
+    },
+    parameters: metadataQueryParameters,
+    responses: {
+      202: {
+        description: "The run was recorded and queued; `Location` points at it in /api/v1.",
+        headers: { Location: { description: "The run in /api/v1.", schema: { type: "string" } } },
+        content: { "application/json": { schema: UploadedRunSchema } },
+      },
+      ...errorResponses(400, 401, 413, 422, 429, 500, 503),
+      415: json(errorResponses(400)[400].content["application/json"].schema, "unsupported_media_type: the Content-Type, Content-Encoding or XML encoding is not accepted."),
+    },
+  } as never);
+  api.openAPIRegistry.registerPath({
+    method: "get",
+    path: "/test_runs/{number}",
+    operationId: "getUploadedTestRun",
+    tags: ["Uploads"],
+    summary: "Get a run of the token's project (to follow its processing)",
+    security: tokenSecurity,
+    parameters: [{ name: "number", in: "path", required: true, schema: { type: "integer", minimum: 1 }, description: "The run's number in its project." }],
+    responses: { 200: json(UploadedRunSchema, "The run."), ...errorResponses(401, 404, 429, 500) },
+  } as never);
+
+  api.doc31("/openapi.json", (c) => ({
+    openapi: "3.1.0",
+    info: {
+      title: "CI test analytics uploads API",
+      version: "1.0.0",
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+      description:
+        "How test results come in: JUnit XML or JSON, authenticated with a project's upload token. Runs are then readable in /api/v1 (`/api/v1/openapi.json`). The uploader CLI (`npx ci-test-analytics upload`) wraps this endpoint.",
+    },
+    servers: [{ url: `${new URL(c.req.url).origin}/uploads/v1`, description: "This server" }],
+    tags: [{ name: "Uploads", description: "Test reports in, test runs out." }],
+  }));
+
+  // Authentication, then the rate limit, then the body (so a stranger's large body is refused unread).
+  api.use(
+    "*",
+    createMiddleware<UploadEnv>(async (c, next) => {
+      const token = bearerToken(c.req.header("authorization"), "upload token");
+      const uploader = await findProjectByUploadToken(deps.db, token);
+      if (!uploader) throw unauthorized("Invalid upload token: it is malformed, unknown or has been replaced.");
+      let admission;
+      try {
+        admission = await deps.keyCounter.admit(`upload:${uploader.projectId}`, { organizationId: uploader.organizationId });
+      } catch (error) {
+        throw Object.assign(new ApiError("service_unavailable", "The rate limiter is unreachable; retry shortly.", { headers: { "Retry-After": "1" } }), { cause: error });
+      }
+      if (admission.status !== "admitted") throw unauthorized("Invalid upload token.");
+      const headers = rateLimitHeaders(admission.decision);
+      if (!admission.decision.allowed) {
+        const wait = String(admission.decision.retryAfterSeconds);
+        throw new ApiError("rate_limited", `Upload limit of ${admission.decision.limit} per ${admission.decision.windowSeconds} seconds reached; retry after ${wait} seconds.`, {
+          headers: { ...headers, "Retry-After": wait },
+        });
+      }
+      c.set("uploader", uploader);
+      await next();
+      for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+    }),
+  );
+
+  api.post("/test_runs", limitBody(UPLOAD_LIMIT_BYTES), async (c) => {
+    const format = uploadFormat(c.req.header("content-type"));
+    const received = new Uint8Array(await c.req.arrayBuffer());
+    const bytes = await decodeContentEncoding(received, c.req.header("content-encoding"));
+    if (bytes.byteLength === 0) throw new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
+    const content = decodeUploadText(bytes, format);
+
+    let metadataInput = metadataFromQuery(c.req.queries());
+    if (format === "json") metadataInput = { ...metadataInput, ...metadataFromJsonBody(content) };
+    const metadata = toRunMetadata(metadataInput);
+
+    const run = await acceptUpload(uploadDeps, c.get("uploader"), metadata, { format, content });
+    const body = presentUploadedRun(run, deps.webAppUrl, new URL(c.req.url).origin);
+    c.header("Location", body.api_url);
+    return c.json(body, 202);
+  });
+
+  api.get("/test_runs/:number", async (c) => {
+    const run = await getUploadedRun(deps.db, c.get("uploader"), c.req.param("number"));
+    return c.json(presentUploadedRun(run, deps.webAppUrl, new URL(c.req.url).origin), 200);
+  });
+
+  addMethodNotAllowed(api);
+  return api;
+}

@@ -1,0 +1,63 @@
+/**
+ * The upload interface's services: upload-token authentication, accepting a report (record the
+ * run and its payload, then queue it), and reading an uploaded run back with the same token.
+ */
+import { and, eq } from "drizzle-orm";
+import type { Logger } from "../app-env";
+import { projects, testRuns } from "../db/schema";
+import type { Database } from "../db/types";
+import { ApiError, notFound } from "../lib/errors";
+import { hashToken, isWellFormedToken } from "../lib/keys";
+import type { ServiceDeps } from "./context";
+import { presentTestRun } from "./presenters";
+import type { RunQueue } from "./run-processing";
+import { type RunMetadata, type UploadPayload, failTestRun, recordTestRunArrival } from "./test-runs";
+
+export type UploadingProject = { projectId: string; organizationId: string };
+
+/**
+ * The project an upload token opens, or null (malformed tokens are rejected before any lookup).
+ * Looked up on every upload: the database holds only the current token's hash, so a
+ * regenerated token stops working at once.
+ */
+export async function findProjectByUploadToken(db: Database, token: string): Promise<UploadingProject | null> {
+  if (!isWellFormedToken("uploadToken", token)) return null;
+  const [row] = await db
+    .select({ projectId: projects.id, organizationId: projects.organizationId })
+    .from(projects)
+    .where(eq(projects.uploadTokenHash, await hashToken(token)))
+    .limit(1);
+  return row ?? null;
+}
+
+export type UploadDeps = ServiceDeps & { runQueue: RunQueue; logger: Logger };
+
+/** `api_url` points at the run in /api/v1 (needs an API key); `url` at the web app. */
+export function presentUploadedRun(row: typeof testRuns.$inferSelect, webAppUrl: string, apiBaseUrl: string) {
+  return { ...presentTestRun(row, webAppUrl), api_url: `${apiBaseUrl}/api/v1/projects/${row.projectId}/test_runs/${row.number}` };
+}
+
+/** Records the run (it counts at once) with its payload, then queues it for processing. */
+export async function acceptUpload(deps: UploadDeps, project: UploadingProject, metadata: RunMetadata, payload: UploadPayload) {
+  const run = await recordTestRunArrival(deps, project.projectId, metadata, payload);
+  try {
+    await deps.runQueue.send({ testRunId: run.id });
+  } catch (error) {
+    // Without a queued message the run would stay pending forever: fail it and let the client retry.
+    deps.logger.error("could not queue a run", { testRunId: run.id, error: error instanceof Error ? error.message : String(error) });
+    await failTestRun(deps, run.id, "The report could not be queued for processing; upload it again.");
+    throw new ApiError("service_unavailable", "The upload could not be queued for processing; retry shortly.", { headers: { "Retry-After": "5" } });
+  }
+  return run;
+}
+
+export async function getUploadedRun(db: Database, project: UploadingProject, number: string) {
+  if (!/^[1-9][0-9]{0,9}$/.test(number) || Number(number) > 2_147_483_647) throw notFound("Test run");
+  const [row] = await db
+    .select()
+    .from(testRuns)
+    .where(and(eq(testRuns.projectId, project.projectId), eq(testRuns.number, Number(number))))
+    .limit(1);
+  if (!row) throw notFound("Test run");
+  return row;
+}
