@@ -163,13 +163,17 @@ export const testSuites = pgTable(
 
 export type CaseAttempt = { status: "passed" | "failed" | "errored" | "skipped"; duration_ms: number | null; failure_message: string | null };
 
+/**
+ * No foreign key on `test_run_id`: its per-row check was half the cost of storing a 10,000-case
+ * run (BENCHMARKS.md). Cases are written only by completeTestRun, under the run's row lock, so
+ * the run exists; deleting runs deletes their cases through a statement-level trigger
+ * (drizzle/0004_delete_cases_of_deleted_runs.sql), which keeps ON DELETE CASCADE's meaning.
+ */
 export const testCases = pgTable(
   "test_cases",
   {
     id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
-    testRunId: bigint("test_run_id", { mode: "number" })
-      .notNull()
-      .references(() => testRuns.id, { onDelete: "cascade" }),
+    testRunId: bigint("test_run_id", { mode: "number" }).notNull(),
     suiteNumber: integer("suite_number").notNull(),
     name: text("name").notNull(),
     classname: text("classname"),

@@ -88,7 +88,7 @@ export async function recordTestRunArrival(
   });
 }
 
-/** Rows go in as one JSON parameter per chunk (jsonb_to_recordset): one statement per 5,000 rows, no parameter limits. */
+/** Rows go in as one JSON parameter per chunk (json_to_recordset: plain json is read once, never converted to jsonb): one statement per 5,000 rows, no parameter limits. */
 const ROWS_PER_STATEMENT = 5_000;
 
 type SuiteRow = { number: number; parent_number: number | null; name: string; duration_ms: number | null } & Record<
@@ -102,7 +102,7 @@ async function insertSuites(tx: Database, runId: number, rows: SuiteRow[]) {
     await tx.execute(sql`
       insert into ${testSuites} (test_run_id, number, parent_number, name, duration_ms, tests_count, passed_count, failed_count, errored_count, skipped_count)
       select ${runId}, x.number, x.parent_number, x.name, x.duration_ms, x.tests_count, x.passed_count, x.failed_count, x.errored_count, x.skipped_count
-      from jsonb_to_recordset(${chunk}::jsonb) as x(number int, parent_number int, name text, duration_ms int, tests_count int, passed_count int, failed_count int, errored_count int, skipped_count int)`);
+      from json_to_recordset(${chunk}::json) as x(number int, parent_number int, name text, duration_ms int, tests_count int, passed_count int, failed_count int, errored_count int, skipped_count int)`);
   }
 }
 
@@ -112,7 +112,7 @@ async function insertCases(tx: Database, runId: number, rows: unknown[]) {
     await tx.execute(sql`
       insert into ${testCases} (test_run_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, attempts, system_out, system_err)
       select ${runId}, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, coalesce(x.a, '[]'::jsonb), x.so, x.se
-      from jsonb_to_recordset(${chunk}::jsonb) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, a jsonb, so text, se text)`);
+      from json_to_recordset(${chunk}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, a jsonb, so text, se text)`);
   }
 }
 

@@ -33,6 +33,18 @@ const LIST_QUERIES = {
     index: "alert_events_alert_keyset_idx",
     query: `select * from alert_events e join test_runs r on r.id = e.test_run_id where e.alert_id = '${ORG}' and (e.triggered_at, e.id) < ('${CURSOR_TS}'::timestamptz, 5::bigint) order by e.triggered_at desc, e.id desc limit 26`,
   },
+  "test runs of a project": {
+    index: "test_runs_project_keyset_idx",
+    query: `select * from test_runs where project_id = '${ORG}' and (created_at, id) < ('${CURSOR_TS}'::timestamptz, 5::bigint) order by created_at desc, id desc limit 26`,
+  },
+  "suites of a run": {
+    index: "test_suites_run_number_key",
+    query: `select * from test_suites where test_run_id = 5 and number < 40 order by number desc limit 26`,
+  },
+  "cases of a suite": {
+    index: "test_cases_run_suite_idx",
+    query: `select * from test_cases where test_run_id = 5 and suite_number = 3 and id < 1000 order by id desc limit 26`,
+  },
 };
 
 async function plan(query: string): Promise<string> {

@@ -5,6 +5,8 @@ CREATE TABLE "upload_payloads" (
 	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+ALTER TABLE "test_cases" DROP CONSTRAINT "test_cases_test_run_id_test_runs_id_fk";
+--> statement-breakpoint
 ALTER TABLE "test_cases" ADD COLUMN "system_out" text;--> statement-breakpoint
 ALTER TABLE "test_cases" ADD COLUMN "system_err" text;--> statement-breakpoint
 ALTER TABLE "upload_payloads" ADD CONSTRAINT "upload_payloads_test_run_id_test_runs_id_fk" FOREIGN KEY ("test_run_id") REFERENCES "public"."test_runs"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint

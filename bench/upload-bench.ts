@@ -1,0 +1,185 @@
+/**
+ * `npm run bench:upload`: a 10,000-case JUnit file (bench/junit-generator.ts, fixed seed) from
+ * upload to `processed` on the Postgres server, over HTTP against the Node server's app, beside
+ * the time to only parse the same file with the XML library (saxes, no handlers) — in one run,
+ * so the ratios hold on a noisy shared machine.
+ *
+ * Measured per round (ROUNDS rounds after a warm-up, medians reported):
+ * - end to end: POST until GET /uploads/v1/test_runs/:n reports `processed` (polled every 5 ms);
+ * - processing: the queue consumer's processTestRun (load payload, parse, store in one transaction);
+ * - our parse: parseJUnit alone (XML → report);
+ * - bare parse: saxes over the same text with no handlers.
+ * Peak memory of the processing step: growth of the process's maximum RSS across the 10,000-case
+ * processing steps (the warm-up already reached the steady state of everything else), and the
+ * V8 heap growth sampled around one processing step.
+ *
+ * Env: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres): a server where the
+ * benchmark may create and drop its own database.
+ */
+import { randomBytes } from "node:crypto";
+import os from "node:os";
+import { serve } from "@hono/node-server";
+import pg from "pg";
+import { SaxesParser } from "saxes";
+import { createApp } from "../src/app";
+import type { Logger } from "../src/app-env";
+import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
+import { InProcessRunQueue } from "../src/ingest/in-process-run-queue";
+import { parseJUnit } from "../src/ingest/junit";
+import { systemClock } from "../src/lib/clock";
+import { openDatabase } from "../src/node/database";
+import { createOrganization } from "../src/services/organizations";
+import { createProject } from "../src/services/projects";
+import { processTestRun } from "../src/services/run-processing";
+import { BENCH_RATE_LIMIT, writeBenchmarkSection } from "./common";
+import { generateJUnit } from "./junit-generator";
+
+const CASES = 10_000;
+const SEED = 20261121;
+const ROUNDS = 7;
+const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+const quietLogger: Logger = { info: () => {}, error: (message, fields) => console.error(JSON.stringify({ message, ...fields })) };
+const log = (message: string) => console.error(`[upload-bench] ${message}`);
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+function timeIt<T>(fn: () => T): [T, number] {
+  const start = performance.now();
+  const result = fn();
+  return [result, performance.now() - start];
+}
+
+function bareParse(xml: string): void {
+  new SaxesParser({ xmlns: false, position: true }).write(xml).close();
+}
+
+async function main(): Promise<void> {
+  const load = os.loadavg()[0]!.toFixed(1);
+  const admin = new pg.Client({ connectionString: SERVER_URL });
+  await admin.connect();
+  const dbName = `cia_upload_bench_${randomBytes(5).toString("hex")}`;
+  await admin.query(`create database "${dbName}"`);
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${dbName}`;
+  const database = await openDatabase(url.toString());
+  let server: ReturnType<typeof serve> | undefined;
+  try {
+    await database.migrate();
+    const deps = { db: database.db, clock: systemClock, webAppUrl: "https://app.example.com" };
+    const org = await createOrganization(deps, { name: "Bench" });
+    const { upload_token: token } = await createProject(deps, org.organization.id, { name: "Bench" });
+
+    const processingTimes: number[] = [];
+    const heapGrowth: number[] = [];
+    const queue = new InProcessRunQueue(
+      async (message, attempt) => {
+        const heapBefore = process.memoryUsage().heapUsed;
+        const start = performance.now();
+        await processTestRun({ ...deps, logger: quietLogger }, message.testRunId, { finalAttempt: attempt.finalAttempt });
+        processingTimes.push(performance.now() - start);
+        heapGrowth.push(process.memoryUsage().heapUsed - heapBefore);
+      },
+      { logger: quietLogger },
+    );
+    const app = createApp({
+      ...deps,
+      keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
+      cursorSecret: "upload-bench-cursor-secret",
+      runQueue: queue,
+      logger: quietLogger,
+    });
+    const port = await new Promise<number>((resolve) => {
+      server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => resolve(info.port));
+    });
+    const base = `http://127.0.0.1:${port}`;
+
+    const upload = async (xml: string) => {
+      const start = performance.now();
+      const res = await fetch(`${base}/uploads/v1/test_runs?branch=main`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/xml" },
+        body: xml,
+      });
+      if (res.status !== 202) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
+      const run = (await res.json()) as { number: number };
+      for (;;) {
+        const poll = await fetch(`${base}/uploads/v1/test_runs/${run.number}`, { headers: { authorization: `Bearer ${token}` } });
+        const body = (await poll.json()) as { status: string; tests_count: number; failure_reason: string | null };
+        if (body.status === "processed") {
+          if (body.tests_count !== CASES && xml.length > 100_000) throw new Error(`expected ${CASES} cases, got ${body.tests_count}`);
+          return { ms: performance.now() - start };
+        }
+        if (body.status === "failed") throw new Error(`run failed: ${body.failure_reason}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    };
+
+    const xml = generateJUnit({ cases: CASES, seed: SEED });
+    log(`generated ${CASES} cases, ${mib(Buffer.byteLength(xml))}; load ${load}`);
+    // Warm-up: JIT, connection pool, Postgres caches.
+    for (let i = 0; i < 2; i++) await upload(xml);
+    bareParse(xml);
+    parseJUnit(xml);
+    global.gc?.();
+    const rssBefore = process.resourceUsage().maxRSS * 1024;
+    heapGrowth.length = 0;
+
+    const rows: { endToEnd: number; processing: number; parse: number; bare: number }[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const [, bare] = timeIt(() => bareParse(xml));
+      const [, parse] = timeIt(() => parseJUnit(xml));
+      const { ms: endToEnd } = await upload(xml);
+      // One upload at a time and one processing at a time: the last processing time is this run's.
+      const processing = processingTimes.at(-1)!;
+      rows.push({ endToEnd, processing, parse, bare });
+      log(`round ${round + 1}: end to end ${ms(endToEnd)}, processing ${ms(processing)}, our parse ${ms(parse)}, bare parse ${ms(bare)}`);
+    }
+    const rssAfter = process.resourceUsage().maxRSS * 1024;
+
+    const endToEnd = median(rows.map((r) => r.endToEnd));
+    const processing = median(rows.map((r) => r.processing));
+    const parse = median(rows.map((r) => r.parse));
+    const bare = median(rows.map((r) => r.bare));
+    const ratio = processing / bare;
+    const postgres = (await admin.query<{ v: string }>("select version() as v")).rows[0]!.v.replace(/ on .*$/, "");
+    const body = [
+      "## Uploads: 10,000-case JUnit file (`npm run bench:upload`)",
+      "",
+      `Run on ${new Date().toISOString().slice(0, 10)}, ${postgres} on 127.0.0.1, Node ${process.version}, load average at start ${load}. ` +
+        `File: \`generateJUnit({ cases: ${CASES}, seed: ${SEED} })\` (bench/junit-generator.ts), ${mib(Buffer.byteLength(xml))}, Surefire-like (failures with stack traces, skips, flaky reruns, system-out). ` +
+        `${ROUNDS} rounds after 2 warm-up uploads; medians.`,
+      "",
+      "| Measure | Median | Target |",
+      "|---|---|---|",
+      `| End to end: POST → \`processed\` (HTTP, polled every 5 ms) | ${ms(endToEnd)} | ≤ 1,000 ms: ${endToEnd <= 1000 ? "PASS" : "FAIL"} |`,
+      `| Cases per second, end to end | ${Math.round(CASES / (endToEnd / 1000)).toLocaleString("en-US")} | |`,
+      `| Processing step (load payload, parse, store in one transaction) | ${ms(processing)} | |`,
+      `| Our parse alone (parseJUnit) | ${ms(parse)} | |`,
+      `| Bare parse with the XML library (saxes, no handlers) | ${ms(bare)} | |`,
+      `| **Processing / bare parse** | **${ratio.toFixed(2)}×** | ≤ 3×: ${ratio <= 3 ? "PASS" : "FAIL"} |`,
+      `| Our parse / bare parse | ${(parse / bare).toFixed(2)}× | |`,
+      `| Peak memory of processing: max RSS growth over ${ROUNDS} processing steps | ${mib(Math.max(0, rssAfter - rssBefore))} (max RSS ${mib(rssAfter)}) | |`,
+      `| V8 heap growth across one processing step (median) | ${mib(median(heapGrowth))} | |`,
+      "",
+      "Per round (ms): " + rows.map((r) => `${r.endToEnd.toFixed(0)}/${r.processing.toFixed(0)}/${r.parse.toFixed(0)}/${r.bare.toFixed(0)}`).join(", ") + " (end to end / processing / our parse / bare parse).",
+    ].join("\n");
+    writeBenchmarkSection(new URL("../BENCHMARKS.md", import.meta.url).pathname, "upload-bench", body);
+    console.log(body);
+  } finally {
+    server?.close();
+    await database.close();
+    await admin.query(`drop database if exists "${dbName}" with (force)`);
+    await admin.end();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,40 @@
+import { gzipSync } from "node:zlib";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { type Harness, createHarness } from "../../support/harness";
+let h: Harness;
+beforeAll(async () => { h = await createHarness(); });
+afterAll(() => h.close());
+
+it("probe", async () => {
+  const { organization } = await h.newOrganization("probe");
+  const { uploadToken: t } = await h.newProject(organization.id);
+  const show = async (label: string, body: unknown, opts: any = {}, timeout = 30000) => {
+    const t0 = Date.now();
+    const res = await h.upload(t, body, opts);
+    let run: any = null;
+    if (res.status === 202) run = await h.waitForRun(t, res.body.number, timeout);
+    console.log(label, Date.now() - t0, "ms", res.status, res.headers.get("content-type"), res.text.slice(0, 200), run && JSON.stringify({ s: run.status, r: run.failure_reason, n: run.tests_count, b: run.branch }));
+  };
+  await show("rawNUL", '<testsuite name="s"><testcase name="a\u0000b"/></testsuite>');
+  await show("constructor", '<testsuite name="s"><testcase name="a"><constructor/></testcase></testsuite>');
+  const u16 = Buffer.from('<testsuite name="s"><testcase name="a"/></testsuite>', "utf16le");
+  await show("utf16 no bom", new Uint8Array(u16));
+  for (const enc of ["utf-7", "iso-2022-kr", "replacement", "x-klingon", "utf-16"]) await show("enc " + enc, `<?xml version="1.0" encoding="${enc}"?><testsuite name="s"/>`);
+  await show("ws", "   ");
+  await show("comment", "<!-- x -->");
+  await show("q ff", '<testsuite name="s"/>', { query: "branch=%FF%FE&build_id=%ED%A0%80" });
+  const deep = "[".repeat(100000) + "]".repeat(100000);
+  await show("deep json", `{"suites":[],"x":${deep}}`, { contentType: "application/json" });
+  const big = new Uint8Array(32 * 1024 * 1024 + 1).fill(0x20);
+  await show("CL", big, { headers: { "content-length": String(big.byteLength) } });
+  await show("bom8", new Uint8Array([0xef, 0xbb, 0xbf, ...Buffer.from('<testsuite name="s"/>')]));
+  await show("trunc gz", new Uint8Array(gzipSync(Buffer.from('<testsuite name="s"/>')).subarray(0, 15)), { headers: { "content-encoding": "gzip" } });
+  await show("gz trailing", new Uint8Array([...gzipSync(Buffer.from('<testsuite name="s"/>')), 1, 2, 3]), { headers: { "content-encoding": "gzip" } });
+  let x = "<testsuites>";
+  for (let i = 0; i < 50001; i++) x += "<testsuite/>";
+  await show("50001 suites", x + "</testsuites>");
+  const cases = (n: number) => { const parts = ['<testsuite name="big">']; for (let i = 0; i < n; i++) parts.push(`<testcase name="t${i}"/>`); parts.push("</testsuite>"); return parts.join(""); };
+  await show("200001", cases(200001), {}, 120000);
+  await show("100000", cases(100000), {}, 120000);
+  console.log(h.logs.slice(-5));
+});

@@ -1,0 +1,248 @@
+/**
+ * The upload path end to end: every JUnit dialect fixture and the JSON format go in through
+ * POST /uploads/v1/test_runs and come back out of /api/v1 exactly; the run lifecycle
+ * (test_runs_count and last_test_run_at at arrival, latest_result after processing).
+ * Runs in Node (in-process queue) and in workerd (Cloudflare Queue).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EXPECTED, JUNIT_FIXTURES } from "../../fixtures/junit";
+import { type Harness, collectAll, createHarness } from "../../support/harness";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h.close());
+
+async function newUploader() {
+  const { organization, apiKey } = await h.newOrganization();
+  const { project, uploadToken } = await h.newProject(organization.id);
+  return { project, apiKey, uploadToken };
+}
+
+const xml = (cases: string, attrs = "") => `<?xml version="1.0" encoding="UTF-8"?><testsuites${attrs}><testsuite name="suite" time="1.25">${cases}</testsuite></testsuites>`;
+const PASS = `<testcase classname="a.B" name="passes" time="0.5"/>`;
+const FAIL = `<testcase classname="a.B" name="fails" time="0.25"><failure message="expected 1 to be 2" type="AssertionError">stack</failure></testcase>`;
+const ERROR = `<testcase classname="a.B" name="errors" time="0.1"><error message="boom" type="TypeError"/></testcase>`;
+
+describe("JUnit dialects through the upload path", () => {
+  for (const [file, body] of Object.entries(JUNIT_FIXTURES)) {
+    it(`${file}: stored and served as parsed`, async () => {
+      const { project, apiKey, uploadToken } = await newUploader();
+      const expected = EXPECTED[file]!;
+      const run = await h.uploadAndWait(uploadToken, body, { contentType: "application/xml" });
+      expect(run.status).toBe("processed");
+      expect(run.failure_reason).toBeNull();
+      expect({
+        tests_count: run.tests_count,
+        passed_count: run.passed_count,
+        failed_count: run.failed_count,
+        errored_count: run.errored_count,
+        skipped_count: run.skipped_count,
+      }).toEqual(expected.totals);
+      expect(run.result).toBe(expected.totals.errored_count > 0 ? "tests_errored" : expected.totals.failed_count > 0 ? "tests_failed" : "tests_passed");
+
+      const suites = await collectAll(h, `/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites`, apiKey, 100);
+      const byNumber = [...suites.items].sort((a, b) => a.number - b.number);
+      expect(byNumber).toEqual(
+        expected.suites.map((s) => ({ ...s, duration_ms: byNumber.find((x) => x.number === s.number)?.duration_ms ?? null })),
+      );
+
+      const cases = [];
+      for (const suite of byNumber) {
+        const page = await collectAll(h, `/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites/${suite.number}/test_cases`, apiKey, 100);
+        cases.push(...page.items);
+      }
+      const simplified = cases.map((c) => ({
+        suite_number: c.suite_number,
+        classname: c.classname ?? "",
+        name: c.name,
+        status: c.status,
+        duration_ms: c.duration_ms,
+        attempt_statuses: c.attempts.map((a: { status: string }) => a.status),
+      }));
+      const key = (c: { suite_number: number; classname: string; name: string }) => `${c.suite_number}|${c.classname}|${c.name}`;
+      expect(simplified.sort((a, b) => key(a).localeCompare(key(b)))).toEqual([...expected.cases].sort((a, b) => key(a).localeCompare(key(b))));
+    });
+  }
+});
+
+describe("the run lifecycle", () => {
+  it("202 with the run's number, status and URLs; Location points at the run in /api/v1", async () => {
+    const { project, apiKey, uploadToken } = await newUploader();
+    const res = await h.upload(uploadToken, xml(PASS), { query: "branch=main&commit_sha=abc123&build_id=42&build_url=https%3A%2F%2Fci.example.com%2F42&tags=linux,unit&tags=fast&started_at=2026-11-21T10:00:00%2B02:00" });
+    expect(res.status).toBe(202);
+    expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(res.body).toMatchObject({
+      number: 1,
+      project_id: project.id,
+      status: "pending",
+      failure_reason: null,
+      result: null,
+      branch: "main",
+      commit_sha: "abc123",
+      build_id: "42",
+      build_url: "https://ci.example.com/42",
+      tags: ["linux", "unit", "fast"],
+      started_at: "2026-11-21T08:00:00.000Z",
+      processed_at: null,
+    });
+    expect(res.body.url).toMatch(new RegExp(`/projects/${project.id}/test_runs/1$`));
+    expect(res.body.api_url).toMatch(new RegExp(`/api/v1/projects/${project.id}/test_runs/1$`));
+    expect(res.headers.get("location")).toBe(res.body.api_url);
+    expect(res.headers.get("ratelimit-policy")).toBe('"default";q=600;w=60');
+
+    const done = await h.waitForRun(uploadToken, 1);
+    const viaApi = await h.get(`/api/v1/projects/${project.id}/test_runs/1`, apiKey);
+    expect(viaApi.status).toBe(200);
+    const { api_url: _ignored, ...runObject } = done;
+    expect(viaApi.body).toEqual(runObject);
+    expect(viaApi.body).toMatchObject({ status: "processed", result: "tests_passed", tests_count: 1, passed_count: 1, duration_ms: 1250 });
+  });
+
+  it("a run counts the moment it arrives: test_runs_count and last_test_run_at move at arrival, latest_result after processing", async () => {
+    const { project, apiKey, uploadToken } = await newUploader();
+    const before = await h.get(`/api/v1/projects/${project.id}`, apiKey);
+    expect(before.body).toMatchObject({ test_runs_count: 0, latest_result: null, last_test_run_at: null });
+    h.clock.advance(60_000);
+    const arrival = h.clock.now().toISOString();
+    const res = await h.upload(uploadToken, xml(PASS + FAIL));
+    expect(res.status).toBe(202);
+    expect(res.body.created_at).toBe(arrival);
+    const during = await h.get(`/api/v1/projects/${project.id}`, apiKey);
+    expect(during.body.test_runs_count).toBe(1);
+    expect(during.body.last_test_run_at).toBe(arrival);
+    h.clock.advance(5_000);
+    const run = await h.waitForRun(uploadToken, res.body.number);
+    expect(run.result).toBe("tests_failed");
+    const after = await h.get(`/api/v1/projects/${project.id}`, apiKey);
+    expect(after.body).toMatchObject({ test_runs_count: 1, latest_result: "tests_failed", last_test_run_at: arrival });
+  });
+
+  it("latest_result follows the most recent processed run: errored beats failed beats passed; a failed run leaves it alone", async () => {
+    const { project, apiKey, uploadToken } = await newUploader();
+    const latest = async () => (await h.get(`/api/v1/projects/${project.id}`, apiKey)).body.latest_result;
+    expect((await h.uploadAndWait(uploadToken, xml(PASS + FAIL + ERROR))).result).toBe("tests_errored");
+    expect(await latest()).toBe("tests_errored");
+    expect((await h.uploadAndWait(uploadToken, xml(PASS))).result).toBe("tests_passed");
+    expect(await latest()).toBe("tests_passed");
+    const broken = await h.uploadAndWait(uploadToken, "<testsuites><testsuite>");
+    expect(broken.status).toBe("failed");
+    expect(broken.failure_reason).toMatch(/not well-formed/);
+    expect(broken.result).toBeNull();
+    expect(await latest()).toBe("tests_passed");
+    expect((await h.uploadAndWait(uploadToken, xml(FAIL))).result).toBe("tests_failed");
+    expect(await latest()).toBe("tests_failed");
+    const project2 = (await h.get(`/api/v1/projects/${project.id}`, apiKey)).body;
+    expect(project2.test_runs_count).toBe(4);
+  });
+
+  it("a report with no test cases is processed with zero counts and tests_passed", async () => {
+    const { uploadToken } = await newUploader();
+    const run = await h.uploadAndWait(uploadToken, "<testsuites/>");
+    expect(run).toMatchObject({ status: "processed", result: "tests_passed", tests_count: 0, duration_ms: 0 });
+  });
+
+  it("retries in one run: a failure then a pass is one passed case with its failed attempt", async () => {
+    const { project, apiKey, uploadToken } = await newUploader();
+    const body = xml(`<testcase classname="a.B" name="flaky" time="0.2"><failure message="first try"/></testcase><testcase classname="a.B" name="flaky" time="0.3"/>`);
+    const run = await h.uploadAndWait(uploadToken, body);
+    expect(run).toMatchObject({ tests_count: 1, passed_count: 1, failed_count: 0, result: "tests_passed" });
+    const cases = await h.get(`/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites/1/test_cases`, apiKey);
+    expect(cases.body.data).toHaveLength(1);
+    expect(cases.body.data[0]).toMatchObject({
+      name: "flaky",
+      status: "passed",
+      duration_ms: 300,
+      attempts: [{ status: "failed", duration_ms: 200, failure_message: "first try" }],
+    });
+  });
+});
+
+describe("the JSON format", () => {
+  it("suites in JSON, nested, with attempts and metadata in the envelope", async () => {
+    const { project, apiKey, uploadToken } = await newUploader();
+    const run = await h.uploadAndWait(uploadToken, {
+      branch: "feature/x",
+      commit_sha: "0123abcd",
+      tags: ["json", "json"],
+      started_at: "2026-11-20T12:00:00Z",
+      suites: [
+        {
+          name: "api",
+          duration_ms: 900,
+          cases: [
+            { name: "creates", classname: "api.Create", file: "test/api.test.ts", status: "passed", duration_ms: 120 },
+            { name: "retries", status: "passed", duration_ms: 80, attempts: [{ status: "failed", duration_ms: 70, failure_message: "timeout" }] },
+          ],
+          suites: [{ name: "api > auth", cases: [{ name: "rejects", status: "skipped" }, { name: "breaks", status: "errored", failure_type: "Error", failure_message: "no db" }] }],
+        },
+      ],
+    });
+    expect(run).toMatchObject({
+      status: "processed",
+      branch: "feature/x",
+      commit_sha: "0123abcd",
+      tags: ["json"],
+      started_at: "2026-11-20T12:00:00.000Z",
+      tests_count: 4,
+      passed_count: 2,
+      skipped_count: 1,
+      errored_count: 1,
+      result: "tests_errored",
+      duration_ms: 900,
+    });
+    const suites = await h.get(`/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites`, apiKey);
+    expect(suites.body.data.map((s: { number: number; parent_number: number | null; tests_count: number }) => [s.number, s.parent_number, s.tests_count])).toEqual([
+      [2, 1, 2],
+      [1, null, 4],
+    ]);
+    const cases = await h.get(`/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites/1/test_cases`, apiKey);
+    const retries = cases.body.data.find((c: { name: string }) => c.name === "retries");
+    expect(retries.attempts).toEqual([{ status: "failed", duration_ms: 70, failure_message: "timeout" }]);
+  });
+
+  it("junit_xml as an array: several documents make one run; the envelope's metadata wins over the query string", async () => {
+    const { uploadToken } = await newUploader();
+    const res = await h.upload(uploadToken, { branch: "from-body", junit_xml: [xml(PASS), `<testsuite name="second">${FAIL}</testsuite>`] }, { query: "branch=from-query&build_id=7" });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ branch: "from-body", build_id: "7" });
+    const run = await h.waitForRun(uploadToken, res.body.number);
+    expect(run).toMatchObject({ status: "processed", tests_count: 2, passed_count: 1, failed_count: 1 });
+  });
+
+  it("junit_xml and suites together make one run", async () => {
+    const { uploadToken } = await newUploader();
+    const run = await h.uploadAndWait(uploadToken, { junit_xml: xml(PASS), suites: [{ name: "json", cases: [{ name: "x", status: "failed" }] }] });
+    expect(run).toMatchObject({ status: "processed", tests_count: 2, failed_count: 1 });
+  });
+
+  it("a gzip-compressed body is accepted", async () => {
+    const { uploadToken } = await newUploader();
+    const compressed = new Uint8Array(await new Response(new Blob([xml(PASS + FAIL)]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
+    const res = await h.upload(uploadToken, compressed, { headers: { "content-encoding": "gzip" } });
+    expect(res.status).toBe(202);
+    expect((await h.waitForRun(uploadToken, res.body.number)).tests_count).toBe(2);
+  });
+
+  it("text/xml and a charset parameter are accepted; the upload token only sees its own project's runs", async () => {
+    const a = await newUploader();
+    const b = await newUploader();
+    const res = await h.upload(a.uploadToken, xml(PASS), { contentType: "text/xml; charset=utf-8" });
+    expect(res.status).toBe(202);
+    await h.waitForRun(a.uploadToken, res.body.number);
+    const foreign = await h.get(`/uploads/v1/test_runs/${res.body.number}`, b.uploadToken);
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.code).toBe("not_found");
+  });
+});
+
+describe("the uploads OpenAPI document", () => {
+  it("is served without a token and describes the upload operation", async () => {
+    const res = await h.get("/uploads/v1/openapi.json");
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe("3.1.0");
+    expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(["/test_runs", "/test_runs/{number}"]));
+    expect(Object.keys(res.body.paths["/test_runs"].post.requestBody.content)).toEqual(["application/json", "application/xml", "text/xml"]);
+  });
+});
