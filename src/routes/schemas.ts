@@ -225,7 +225,7 @@ const enumFilter = <const T extends readonly [string, ...string[]]>(values: T, n
     .openapi({ param: { name, in: "query" }, description });
 
 export const TestRunsQuerySchema = PageQuerySchema.extend({
-  branch: z.string().max(255).optional().openapi({ param: { name: "branch", in: "query" }, description: "Only runs of this branch (exact match)." }),
+  branch: z.string().max(255).refine((value) => !value.includes("\u0000"), "must not contain NUL characters").optional().openapi({ param: { name: "branch", in: "query" }, description: "Only runs of this branch (exact match)." }),
   result: enumFilter(["tests_passed", "tests_failed", "tests_errored"], "result", "Only processed runs with this result."),
   status: enumFilter(["pending", "processed", "failed"], "status", "Only runs in this processing state."),
 });
