@@ -211,7 +211,7 @@ function parseDocument(xml: string, into: ReportSuite[], counters: Counters): nu
         return;
       }
       if (depth !== testCase.depth + 1) return;
-      const outcome = OUTCOME_ELEMENTS[element];
+      const outcome = Object.hasOwn(OUTCOME_ELEMENTS, element) ? OUTCOME_ELEMENTS[element] : undefined;
       if (outcome) {
         const status = STATUS_OF[outcome];
         if (PRIORITY[status] <= PRIORITY[testCase.status]) return;
@@ -226,7 +226,7 @@ function parseDocument(xml: string, into: ReportSuite[], counters: Counters): nu
         }
         return;
       }
-      const attemptStatus = ATTEMPT_ELEMENTS[element];
+      const attemptStatus = Object.hasOwn(ATTEMPT_ELEMENTS, element) ? ATTEMPT_ELEMENTS[element] : undefined;
       if (attemptStatus) {
         attemptDepth = depth;
         if (testCase.attempts.length < REPORT_LIMITS.maxAttempts) {

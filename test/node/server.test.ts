@@ -63,6 +63,34 @@ describe("npm start", () => {
     expect(alerts.data.some((a: { active: boolean }) => !a.active)).toBe(true);
   });
 
+  it("the uploader CLI sends a fixture to the running server and the run is processed", async () => {
+    const adminToken = "e2e-admin-token-654321";
+    const { output } = await startServer({ ADMIN_TOKEN: adminToken });
+    const base = /(http:\/\/localhost:\d+)/.exec(output)![1]!;
+    const key = /Bearer (cta_[0-9A-Za-z]+)/.exec(output)![1]!;
+    const org: any = await (await fetch(`${base}/api/v1/organization`, { headers: { authorization: `Bearer ${key}` } })).json();
+    const created: any = await (
+      await fetch(`${base}/admin/v1/organizations/${org.id}/projects`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "CLI upload" }),
+      })
+    ).json();
+    const token = created.upload_token as string;
+
+    const cli = fileURLToPath(new URL("../../bin/ci-test-analytics.mjs", import.meta.url));
+    const fixture = fileURLToPath(new URL("../fixtures/junit/maven-surefire.xml", import.meta.url));
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [cli, "upload", "--url", base, "--token", token, "--branch", "main", "--commit-sha", "abc1234", "--wait", fixture], {
+      env: { ...process.env, GITHUB_ACTIONS: "", GITLAB_CI: "", BUILDKITE: "", CIRCLECI: "", JENKINS_URL: "", JENKINS_HOME: "" },
+    });
+    expect(stdout + stderr).not.toContain(token);
+    expect(stdout).toMatch(/test run #1/);
+
+    const run: any = await (await fetch(`${base}/api/v1/projects/${created.project.id}/test_runs/1`, { headers: { authorization: `Bearer ${key}` } })).json();
+    expect(run).toMatchObject({ status: "processed", branch: "main", commit_sha: "abc1234" });
+    expect(run.tests_count).toBeGreaterThan(0);
+  });
+
   it("refuses a DATABASE_URL it cannot use, with a clear message", async () => {
     await expect(startServer({ DATABASE_URL: "mysql://nope" })).rejects.toThrow(/Unsupported DATABASE_URL/);
   });

@@ -192,7 +192,8 @@ export function createUploadsApi(deps: AppDeps) {
     const received = new Uint8Array(await c.req.arrayBuffer());
     const bytes = await decodeContentEncoding(received, c.req.header("content-encoding"));
     if (bytes.byteLength === 0) throw new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
-    const content = decodeUploadText(bytes, format);
+    // Postgres text cannot hold NUL: in XML it becomes U+FFFD before storage, as the parser would make it (junit.ts).
+    const content = format === "junit_xml" ? decodeUploadText(bytes, format).replaceAll("\u0000", "\uFFFD") : decodeUploadText(bytes, format);
 
     let metadataInput = metadataFromQuery(c.req.queries());
     if (format === "json") metadataInput = { ...metadataInput, ...metadataFromJsonBody(content) };
