@@ -78,6 +78,33 @@ describe("GET /api/v1/openapi.json", () => {
   });
 });
 
+describe("GET /uploads/v1/openapi.json", () => {
+  it("passes Redocly's recommended lint rules without errors or warnings", async () => {
+    const served = (await h.get("https://api.ci-analytics.dev/uploads/v1/openapi.json")).body;
+    expect(served.servers[0].url).toBe("https://api.ci-analytics.dev/uploads/v1");
+    const config = await createConfig({ extends: ["recommended"] });
+    const problems = await lintFromString({ source: JSON.stringify(served), absoluteRef: "openapi.json", config });
+    const summary = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} @ ${p.location[0]?.pointer}`);
+    expect(summary).toEqual([]);
+  });
+
+  it("documents both operations with their errors", async () => {
+    const served = (await h.get("/uploads/v1/openapi.json")).body;
+    const upload = served.paths["/test_runs"].post;
+    expect(upload.operationId).toBe("uploadTestRun");
+    expect(Object.keys(upload.responses).sort()).toEqual(["202", "400", "401", "413", "415", "422", "429", "500", "503"]);
+    expect(served.paths["/test_runs/{number}"].get.operationId).toBe("getUploadedTestRun");
+  });
+});
+
+describe("the test result reads are documented in /api/v1", () => {
+  it("lists the five operations", () => {
+    const ids = ["listTestRuns", "getTestRun", "listTestSuites", "listTestCases", "getTestCase"];
+    const found = Object.values(doc.paths).flatMap((item: any) => Object.values(item).map((op: any) => op.operationId));
+    expect(found).toEqual(expect.arrayContaining(ids));
+  });
+});
+
 describe("responses conform to the documented schemas", () => {
   it("organization, projects, alerts, events and errors", async () => {
     const { organization, apiKey } = await h.newOrganization();
