@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { type AppDeps, type AppEnv, consoleLogger } from "./app-env";
 import { KeyGate, KeyIdCache } from "./auth/key-gate";
-import { ApiError } from "./lib/errors";
+import { ApiError, describeError } from "./lib/errors";
 import { createAdminApi } from "./routes/admin";
 import { createUploadsApi } from "./routes/uploads";
 import { createV1Api } from "./routes/v1";
@@ -38,23 +38,6 @@ function fromHttpException(error: HTTPException): ApiError {
     default:
       return new ApiError(error.status >= 500 ? "internal_error" : "invalid_request", error.status >= 500 ? "An unexpected error occurred." : error.message);
   }
-}
-
-/**
- * What the log keeps of an unexpected error. Drizzle wraps database errors in a message that
- * quotes the SQL and its parameters (request data); the log keeps the database's own message and
- * code instead, so request values do not end up in logs.
- */
-function describeError(error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return { message: String(error) };
-  const cause = error.cause as { message?: string; code?: string } | undefined;
-  const fromQuery = error.message.startsWith("Failed query");
-  return {
-    name: error.name,
-    message: fromQuery ? `database error: ${cause?.message ?? "unknown"}` : error.message,
-    ...(cause?.code ? { code: cause.code } : {}),
-    stack: fromQuery ? undefined : error.stack,
-  };
 }
 
 /**

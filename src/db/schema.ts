@@ -119,9 +119,12 @@ export const testRuns = pgTable(
     skippedCount: integer("skipped_count").notNull().default(0),
     /** Suite-number allocator for this run. */
     suitesCount: integer("suites_count").notNull().default(0),
+    /** The uploader's Idempotency-Key: a retried upload that already arrived returns this run. */
+    idempotencyKey: text("idempotency_key"),
   },
   (t) => [
     uniqueIndex("test_runs_project_number_key").on(t.projectId, t.number),
+    uniqueIndex("test_runs_project_idempotency_key").on(t.projectId, t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
     index("test_runs_project_keyset_idx").on(t.projectId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
   ],
 );

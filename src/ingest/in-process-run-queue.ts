@@ -5,6 +5,7 @@
  * embedded database. Messages live in memory: after a restart, `recoverPendingRuns`
  * (src/node/prepare-database.ts) queues the runs whose payload is still waiting.
  */
+import { describeError } from "../lib/errors";
 import type { Logger } from "../app-env";
 import { uploadPayloads } from "../db/schema";
 import type { Database } from "../db/types";
@@ -74,7 +75,7 @@ export class InProcessRunQueue implements RunQueue {
           this.#logger?.error("run processing attempt failed", {
             testRunId: delivery.message.testRunId,
             attempt: delivery.attempt,
-            error: error instanceof Error ? error.message : String(error),
+            error: describeError(error),
           });
           if (!finalAttempt) this.#retryLater({ message: delivery.message, attempt: delivery.attempt + 1 });
         }

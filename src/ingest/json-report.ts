@@ -151,6 +151,19 @@ export function jsonDepth(value: unknown, limit: number): number {
   return deepest;
 }
 
+/** How deep suites nest (1 = top-level suites only), iteratively. */
+export function suiteDepth(suites: { suites?: unknown }[] | undefined): number {
+  let deepest = 0;
+  const stack: [{ suites?: unknown }[], number][] = suites ? [[suites, 1]] : [];
+  while (stack.length > 0) {
+    const [level, depth] = stack.pop()!;
+    if (level.length === 0) continue;
+    deepest = Math.max(deepest, depth);
+    for (const suite of level) if (Array.isArray(suite.suites)) stack.push([suite.suites as { suites?: unknown }[], depth + 1]);
+  }
+  return deepest;
+}
+
 function toReportCase(input: z.output<typeof JsonCaseSchema>): ReportCase {
   return {
     name: input.name,
@@ -172,6 +185,7 @@ function toReportCase(input: z.output<typeof JsonCaseSchema>): ReportCase {
 
 /** JSON suites → report suites, enforcing the same structural limits as the XML parser. */
 export function reportFromJsonSuites(suites: JsonSuiteOutput[], durationMs: number | null): Report {
+  if (suiteDepth(suites) > REPORT_LIMITS.maxDepth) throw new ReportError(`Suites are nested deeper than ${REPORT_LIMITS.maxDepth} levels.`);
   let caseCount = 0;
   let suiteCount = 0;
   const convert = (input: JsonSuiteOutput): ReportSuite => {

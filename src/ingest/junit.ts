@@ -229,13 +229,13 @@ function parseDocument(xml: string, into: ReportSuite[], counters: Counters): nu
       const attemptStatus = Object.hasOwn(ATTEMPT_ELEMENTS, element) ? ATTEMPT_ELEMENTS[element] : undefined;
       if (attemptStatus) {
         attemptDepth = depth;
-        if (testCase.attempts.length < REPORT_LIMITS.maxAttempts) {
-          testCase.attempts.push({
-            status: attemptStatus,
-            durationMs: parseSeconds(attributes.time),
-            failureMessage: cleanOptionalText(attributes.message?.trim(), REPORT_LIMITS.maxMessageLength),
-          });
-        }
+        testCase.attempts.push({
+          status: attemptStatus,
+          durationMs: parseSeconds(attributes.time),
+          failureMessage: cleanOptionalText(attributes.message?.trim(), REPORT_LIMITS.maxMessageLength),
+        });
+        // The latest attempts are kept, as for repeated <testcase> entries.
+        if (testCase.attempts.length > REPORT_LIMITS.maxAttempts) testCase.attempts.shift();
         return;
       }
       if (element === "system-out") startCapture(REPORT_LIMITS.maxOutputLength, (text) => (testCase.systemOut = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)));

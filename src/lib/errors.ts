@@ -52,3 +52,20 @@ export function notFound(resource: string): ApiError {
 export function validationFailed(details: ErrorDetail[]): ApiError {
   return new ApiError("validation_failed", "The request was understood but its data was rejected.", { details });
 }
+
+/**
+ * What the log keeps of an unexpected error. Drizzle wraps database errors in a message that
+ * quotes the SQL and its parameters (request data); the log keeps the database's own message and
+ * code instead, so request values do not end up in logs.
+ */
+export function describeError(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { message: String(error) };
+  const cause = error.cause as { message?: string; code?: string } | undefined;
+  const fromQuery = error.message.startsWith("Failed query");
+  return {
+    name: error.name,
+    message: fromQuery ? `database error: ${cause?.message ?? "unknown"}` : error.message,
+    ...(cause?.code ? { code: cause.code } : {}),
+    stack: fromQuery ? undefined : error.stack,
+  };
+}

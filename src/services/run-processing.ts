@@ -7,6 +7,7 @@
  * deterministic, so retrying would not help). Anything else (the database) is thrown so the
  * queue retries; on the final attempt the run is failed instead, so no run stays pending.
  */
+import { describeError } from "../lib/errors";
 import { eq } from "drizzle-orm";
 import type { Logger } from "../app-env";
 import { uploadPayloads } from "../db/schema";
@@ -107,13 +108,13 @@ export async function processTestRun(deps: ProcessingDeps, testRunId: number, op
       try {
         await deps.afterRunProcessed(run);
       } catch (error) {
-        deps.logger.error("alert checks failed", { testRunId, error: error instanceof Error ? error.message : String(error) });
+        deps.logger.error("alert checks failed", { testRunId, error: describeError(error) });
       }
     }
     return "processed";
   } catch (error) {
     if (!options.finalAttempt) throw error;
-    deps.logger.error("run processing failed on its final attempt", { testRunId, error: error instanceof Error ? error.message : String(error) });
+    deps.logger.error("run processing failed on its final attempt", { testRunId, error: describeError(error) });
     return (await failTestRun(deps, testRunId, FINAL_FAILURE_REASON)) ? "failed" : "already_done";
   }
 }

@@ -20,6 +20,8 @@ export type RunMetadata = {
   buildUrl?: string | null;
   tags?: string[];
   startedAt?: Date | null;
+  /** The uploader's Idempotency-Key, unique per project. */
+  idempotencyKey?: string | null;
 };
 
 export type UploadPayload = { format: "junit_xml" | "json"; content: string };
@@ -80,6 +82,7 @@ export async function recordTestRunArrival(
         buildUrl: meta.buildUrl ?? null,
         tags: meta.tags ?? [],
         startedAt: meta.startedAt ?? null,
+        idempotencyKey: meta.idempotencyKey ?? null,
         createdAt: now,
       })
       .returning();

@@ -6,7 +6,7 @@ import { and, eq } from "drizzle-orm";
 import type { Logger } from "../app-env";
 import { projects, testRuns } from "../db/schema";
 import type { Database } from "../db/types";
-import { ApiError, notFound } from "../lib/errors";
+import { ApiError, notFound, describeError } from "../lib/errors";
 import { hashToken, isWellFormedToken } from "../lib/keys";
 import type { ServiceDeps } from "./context";
 import { presentTestRun } from "./presenters";
@@ -37,18 +37,56 @@ export function presentUploadedRun(row: typeof testRuns.$inferSelect, webAppUrl:
   return { ...presentTestRun(row, webAppUrl), api_url: `${apiBaseUrl}/api/v1/projects/${row.projectId}/test_runs/${row.number}` };
 }
 
-/** Records the run (it counts at once) with its payload, then queues it for processing. */
-export async function acceptUpload(deps: UploadDeps, project: UploadingProject, metadata: RunMetadata, payload: UploadPayload) {
-  const run = await recordTestRunArrival(deps, project.projectId, metadata, payload);
+async function findRunByIdempotencyKey(db: Database, projectId: string, key: string) {
+  const [row] = await db
+    .select()
+    .from(testRuns)
+    .where(and(eq(testRuns.projectId, projectId), eq(testRuns.idempotencyKey, key)))
+    .limit(1);
+  return row ?? null;
+}
+
+const isUniqueViolation = (error: unknown): boolean => {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 4; current = current.cause, depth++) {
+    if ((current as { code?: unknown }).code === "23505") return true;
+  }
+  return false;
+};
+
+/**
+ * Records the run (it counts at once) with its payload, then queues it for processing. With an
+ * Idempotency-Key already used in this project, nothing is recorded and the existing run is
+ * returned (`replayed`): a client that retries after a lost response does not create a twin run.
+ */
+export async function acceptUpload(
+  deps: UploadDeps,
+  project: UploadingProject,
+  metadata: RunMetadata,
+  payload: UploadPayload,
+): Promise<{ run: typeof testRuns.$inferSelect; replayed: boolean }> {
+  const key = metadata.idempotencyKey;
+  if (key) {
+    const existing = await findRunByIdempotencyKey(deps.db, project.projectId, key);
+    if (existing) return { run: existing, replayed: true };
+  }
+  let run: typeof testRuns.$inferSelect;
+  try {
+    run = await recordTestRunArrival(deps, project.projectId, metadata, payload);
+  } catch (error) {
+    // Two uploads with the same key at once: the second finds the first's run.
+    const existing = key && isUniqueViolation(error) ? await findRunByIdempotencyKey(deps.db, project.projectId, key) : null;
+    if (existing) return { run: existing, replayed: true };
+    throw error;
+  }
   try {
     await deps.runQueue.send({ testRunId: run.id });
   } catch (error) {
     // Without a queued message the run would stay pending forever: fail it and let the client retry.
-    deps.logger.error("could not queue a run", { testRunId: run.id, error: error instanceof Error ? error.message : String(error) });
+    deps.logger.error("could not queue a run", { testRunId: run.id, error: describeError(error) });
     await failTestRun(deps, run.id, "The report could not be queued for processing; upload it again.");
     throw new ApiError("service_unavailable", "The upload could not be queued for processing; retry shortly.", { headers: { "Retry-After": "5" } });
   }
-  return run;
+  return { run, replayed: false };
 }
 
 export async function getUploadedRun(db: Database, project: UploadingProject, number: string) {

@@ -3,6 +3,7 @@
  * consumer (the Worker's `queue` handler) processes each message with the same
  * processTestRun as Node's in-process queue, acknowledging or retrying it.
  */
+import { describeError } from "../lib/errors";
 import type { Logger } from "../app-env";
 import type { Clock } from "../lib/clock";
 import type { Database } from "../db/types";
@@ -34,7 +35,7 @@ export async function consumeRunBatch(batch: MessageBatch<RunMessage>, deps: { d
       await processTestRun(deps, testRunId, { finalAttempt: message.attempts >= RUN_QUEUE_MAX_ATTEMPTS });
       message.ack();
     } catch (error) {
-      deps.logger.error("run processing attempt failed", { testRunId, attempt: message.attempts, error: error instanceof Error ? error.message : String(error) });
+      deps.logger.error("run processing attempt failed", { testRunId, attempt: message.attempts, error: describeError(error) });
       message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
     }
   }

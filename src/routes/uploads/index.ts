@@ -13,7 +13,8 @@ import type { AppDeps, AppEnv } from "../../app-env";
 import { ApiError, validationFailed } from "../../lib/errors";
 import { bearerToken, rateLimitHeaders, unauthorized } from "../../middleware/auth";
 import { limitBody } from "../../middleware/json-body";
-import { RunMetadataSchema, UploadEnvelopeSchema, jsonDepth } from "../../ingest/json-report";
+import { RunMetadataSchema, UploadEnvelopeSchema, jsonDepth, suiteDepth } from "../../ingest/json-report";
+import { REPORT_LIMITS } from "../../ingest/report";
 import { UPLOAD_LIMIT_BYTES, decodeContentEncoding, decodeUploadText, uploadFormat } from "../../ingest/upload-body";
 import { MAX_JSON_DEPTH } from "../../services/run-processing";
 import { type UploadingProject, acceptUpload, findProjectByUploadToken, getUploadedRun, presentUploadedRun } from "../../services/uploads";
@@ -51,6 +52,16 @@ function metadataFromQuery(query: Record<string, string[]>): Record<string, unkn
   return metadata;
 }
 
+/** `Idempotency-Key`: 1–255 visible ASCII characters, or absent. */
+function idempotencyKeyOf(header: string | undefined): string | null {
+  if (header === undefined) return null;
+  const key = header.trim();
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw validationFailed([{ field: "Idempotency-Key", message: "must be 1 to 255 visible ASCII characters" }]);
+  }
+  return key;
+}
+
 function detailsOf(issues: { path: PropertyKey[]; message: string }[]) {
   return issues.map((issue) => ({ field: issue.path.map(String).join(".") || "body", message: issue.message }));
 }
@@ -83,6 +94,9 @@ function metadataFromJsonBody(text: string): Record<string, unknown> {
   }
   const parsed = UploadEnvelopeSchema.safeParse(body);
   if (!parsed.success) throw validationFailed(detailsOf(parsed.error.issues));
+  if (suiteDepth(parsed.data.suites) > REPORT_LIMITS.maxDepth) {
+    throw validationFailed([{ field: "suites", message: `is nested too deeply (suites nest at most ${REPORT_LIMITS.maxDepth} levels)` }]);
+  }
   const metadata: Record<string, unknown> = {};
   for (const key of METADATA_KEYS) {
     if (Object.hasOwn(body, key) && (body as Record<string, unknown>)[key] !== undefined) metadata[key] = (body as Record<string, unknown>)[key];
@@ -111,6 +125,7 @@ export function createUploadsApi(deps: AppDeps) {
     description: [
       "The run is recorded at once (it counts in the project's `test_runs_count` and sets `last_test_run_at`) and processed in the background: `status` goes from `pending` to `processed`, or to `failed` with a `failure_reason` when the report cannot be read (malformed XML, a DTD, more than 200,000 cases…). Poll `GET /uploads/v1/test_runs/{number}`.",
       "Body: JUnit XML (`application/xml` or `text/xml`) with metadata in the query string, or the JSON envelope (`application/json`) carrying metadata and either `junit_xml` or `suites`; envelope metadata wins over the query string. `Content-Encoding: gzip` is accepted.",
+      "Retries: send an `Idempotency-Key` header (e.g. a UUID, the same on every retry of one upload). If a run of this project already has that key, nothing new is recorded and that run is returned, with `Idempotent-Replayed: true`; the first upload's report wins.",
       `Limits: ${UPLOAD_LIMIT_BYTES} bytes (32 MiB) per body, compressed or decompressed (413, also for chunked bodies); 600 uploads per rolling 60 seconds per project (429). Details: docs/uploads.md.`,
     ].join("\n\n"),
     security: tokenSecurity,
@@ -125,11 +140,17 @@ export function createUploadsApi(deps: AppDeps) {
         },
       },
     },
-    parameters: metadataQueryParameters,
+    parameters: [
+      ...metadataQueryParameters,
+      { name: "Idempotency-Key", in: "header", required: false, description: "Makes retries safe: one run per key and project.", schema: { type: "string", maxLength: 255 } },
+    ],
     responses: {
       202: {
         description: "The run was recorded and queued; `Location` points at it in /api/v1.",
-        headers: { Location: { description: "The run in /api/v1.", schema: { type: "string" } } },
+        headers: {
+          Location: { description: "The run in /api/v1.", schema: { type: "string" } },
+          "Idempotent-Replayed": { description: "`true` when an earlier upload with the same Idempotency-Key is returned.", schema: { type: "string" } },
+        },
         content: { "application/json": { schema: UploadedRunSchema } },
       },
       ...errorResponses(400, 401, 413, 422, 429, 500, 503),
@@ -197,11 +218,12 @@ export function createUploadsApi(deps: AppDeps) {
 
     let metadataInput = metadataFromQuery(c.req.queries());
     if (format === "json") metadataInput = { ...metadataInput, ...metadataFromJsonBody(content) };
-    const metadata = toRunMetadata(metadataInput);
+    const metadata = { ...toRunMetadata(metadataInput), idempotencyKey: idempotencyKeyOf(c.req.header("idempotency-key")) };
 
-    const run = await acceptUpload(uploadDeps, c.get("uploader"), metadata, { format, content });
+    const { run, replayed } = await acceptUpload(uploadDeps, c.get("uploader"), metadata, { format, content });
     const body = presentUploadedRun(run, deps.webAppUrl, new URL(c.req.url).origin);
     c.header("Location", body.api_url);
+    if (replayed) c.header("Idempotent-Replayed", "true");
     return c.json(body, 202);
   });
 

@@ -287,6 +287,7 @@ const REJECTED: Rejection[] = [
   // JSON structure (422).
   { name: "JSON with neither junit_xml nor suites", body: () => ({ branch: "main" }), status: 422, code: "validation_failed", field: "suites" },
   { name: "JSON suites nested 1,000 deep", body: () => ({ suites: [deepSuites(1000)] }), status: 422, code: "validation_failed", field: "suites" },
+  { name: "JSON suites nested one level past the limit", body: () => ({ suites: [deepSuites(REPORT_LIMITS.maxDepth + 1)] }), status: 422, code: "validation_failed", field: "suites" },
   { name: "JSON arrays nested 100,000 deep in an unknown key", body: () => `{"suites":[],"x":${"[".repeat(100_000)}${"]".repeat(100_000)}}`, contentType: "application/json", status: 422, code: "validation_failed", field: "suites" },
   { name: "suites is an object", body: () => ({ suites: { name: "s" } }), status: 422, code: "validation_failed", field: "suites" },
   { name: "junit_xml is an empty array", body: () => ({ junit_xml: [] }), status: 422, code: "validation_failed", field: "junit_xml" },

@@ -237,6 +237,41 @@ describe("the JSON format", () => {
   });
 });
 
+describe("Idempotency-Key", () => {
+  it("a retried upload with the same key returns the first run and records nothing new", async () => {
+    const { project, apiKey, uploadToken } = await newUploader();
+    const key = "upload-7d1f6c2a-retry";
+    const first = await h.upload(uploadToken, xml(PASS), { headers: { "idempotency-key": key } });
+    expect(first.status).toBe(202);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    const retry = await h.upload(uploadToken, xml(FAIL), { headers: { "idempotency-key": key } });
+    expect(retry.status).toBe(202);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.body.number).toBe(first.body.number);
+    expect(retry.headers.get("location")).toBe(first.headers.get("location"));
+    const other = await h.upload(uploadToken, xml(FAIL), { headers: { "idempotency-key": "another-key" } });
+    expect(other.body.number).toBe(first.body.number + 1);
+    expect((await h.waitForRun(uploadToken, first.body.number)).result).toBe("tests_passed");
+    await h.waitForRun(uploadToken, other.body.number);
+    expect((await h.get(`/api/v1/projects/${project.id}`, apiKey)).body.test_runs_count).toBe(2);
+  });
+
+  it("the same key in another project is another run; a malformed key is a 422", async () => {
+    const a = await newUploader();
+    const b = await newUploader();
+    const key = "shared-key";
+    const ra = await h.upload(a.uploadToken, xml(PASS), { headers: { "idempotency-key": key } });
+    const rb = await h.upload(b.uploadToken, xml(PASS), { headers: { "idempotency-key": key } });
+    expect([ra.status, rb.status]).toEqual([202, 202]);
+    expect(rb.headers.get("idempotent-replayed")).toBeNull();
+    const bad = await h.upload(a.uploadToken, xml(PASS), { headers: { "idempotency-key": "x".repeat(256) } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.details).toEqual([{ field: "Idempotency-Key", message: "must be 1 to 255 visible ASCII characters" }]);
+    await h.waitForRun(a.uploadToken, ra.body.number);
+    await h.waitForRun(b.uploadToken, rb.body.number);
+  });
+});
+
 describe("the uploads OpenAPI document", () => {
   it("is served without a token and describes the upload operation", async () => {
     const res = await h.get("/uploads/v1/openapi.json");
