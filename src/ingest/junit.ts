@@ -91,8 +91,15 @@ type OpenSuite = { depth: number; suite: ReportSuite; file: string | null; byKey
 
 type Counters = { cases: number; suites: number };
 
-/** Parses one JUnit XML document into suites (appended to `into`); returns the `<testsuites time>` if any. */
-function parseDocument(xml: string, into: ReportSuite[], counters: Counters): number | null {
+/** Characters handed to the XML parser at a time; the streaming parser yields between slices. */
+const SLICE_CHARS = 256 * 1024;
+
+/**
+ * Parses one JUnit XML document into suites (appended to `into`), a slice at a time, yielding
+ * after each slice; returns the `<testsuites time>` if any. Top-level suites are added to
+ * `closed` once their end tag is read (their cases are then final, retries merged).
+ */
+function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, closed: Set<ReportSuite>): Generator<void, number | null> {
   const parser = new SaxesParser({ xmlns: false, position: true });
   const suites: OpenSuite[] = [];
   let depth = 0;
@@ -276,34 +283,95 @@ function parseDocument(xml: string, into: ReportSuite[], counters: Counters): nu
       openCase = null;
       closeCase(finished);
     } else if (suites.at(-1)?.depth === depth) {
-      suites.pop();
+      const finished = suites.pop()!;
+      if (suites.length === 0) closed.add(finished.suite);
     }
     depth--;
   });
 
-  try {
-    parser.write(replaceForbiddenControls(xml)).close();
-  } catch (error) {
+  const text = replaceForbiddenControls(xml);
+  const fail = (error: unknown): never => {
     if (error instanceof ReportError) throw error;
     const message = error instanceof Error ? error.message : String(error);
     throw new ReportError(`The XML is not well-formed: ${message.slice(0, 300)}`);
+  };
+  for (let offset = 0; offset < text.length; offset += SLICE_CHARS) {
+    try {
+      parser.write(text.slice(offset, offset + SLICE_CHARS));
+    } catch (error) {
+      fail(error);
+    }
+    yield;
+  }
+  try {
+    parser.close();
+  } catch (error) {
+    fail(error);
   }
   if (!rootSeen) throw new ReportError("The XML document has no root element.");
+  const implicit = implicitSuite as OpenSuite | null;
+  if (implicit) closed.add(implicit.suite);
   return rootDuration;
 }
 
-/** Parses one or more JUnit XML documents into one report (one test run). Throws ReportError. */
-export function parseJUnit(documents: string | string[]): Report {
+/**
+ * Parses one or more JUnit XML documents into one run's suites. The generator yields after each
+ * slice of input; `emit` receives top-level suites, in document order, as soon as they are
+ * complete. Returns the run's duration: the sum of `<testsuites time>` when every document has
+ * one, else null (the store then sums the top-level suites). Throws ReportError.
+ */
+function* parseDocuments(documents: string | string[], emit: (suites: ReportSuite[]) => void): Generator<void, number | null> {
   const list = typeof documents === "string" ? [documents] : documents;
-  const suites: ReportSuite[] = [];
   const counters: Counters = { cases: 0, suites: 0 };
   let durationMs: number | null = null;
   let allHaveDuration = list.length > 0;
   for (const xml of list) {
-    const rootDuration = parseDocument(xml, suites, counters);
-    if (rootDuration === null) allHaveDuration = false;
-    else durationMs = (durationMs ?? 0) + rootDuration;
+    const suites: ReportSuite[] = [];
+    const closed = new Set<ReportSuite>();
+    let emitted = 0;
+    // Emits the longest prefix of complete suites, so the order is the document's.
+    const emitComplete = () => {
+      let end = emitted;
+      while (end < suites.length && closed.has(suites[end]!)) end++;
+      if (end > emitted) emit(suites.slice(emitted, end));
+      // Emitted suites are released: the store has taken what it needs.
+      for (let i = emitted; i < end; i++) closed.delete(suites[i]!);
+      emitted = end;
+    };
+    const document = parseDocument(xml, suites, counters, closed);
+    let step = document.next();
+    while (!step.done) {
+      emitComplete();
+      yield;
+      step = document.next();
+    }
+    emitComplete();
+    if (step.value === null) allHaveDuration = false;
+    else durationMs = (durationMs ?? 0) + step.value;
   }
-  // A run's duration comes from <testsuites time> when every document has one; else the suites' sum.
-  return { suites, durationMs: allHaveDuration ? durationMs : null };
+  return allHaveDuration ? durationMs : null;
+}
+
+/** Parses one or more JUnit XML documents into one report (one test run), all at once. Throws ReportError. */
+export function parseJUnit(documents: string | string[]): Report {
+  const suites: ReportSuite[] = [];
+  const parsing = parseDocuments(documents, (complete) => suites.push(...complete));
+  let step = parsing.next();
+  while (!step.done) step = parsing.next();
+  return { suites, durationMs: step.value };
+}
+
+/**
+ * The same parse, handing complete top-level suites to `emit` while it goes and letting other
+ * work run between slices (`pause`), so a store can write earlier suites while later ones are
+ * still being parsed.
+ */
+export async function streamJUnit(documents: string | string[], emit: (suites: ReportSuite[]) => void, pause: () => Promise<void>): Promise<number | null> {
+  const parsing = parseDocuments(documents, emit);
+  let step = parsing.next();
+  while (!step.done) {
+    await pause();
+    step = parsing.next();
+  }
+  return step.value;
 }

@@ -11,11 +11,11 @@ import { describeError } from "../lib/errors";
 import { eq } from "drizzle-orm";
 import type { Logger } from "../app-env";
 import { uploadPayloads } from "../db/schema";
-import { UploadEnvelopeSchema, jsonDepth, reportFromJsonSuites } from "../ingest/json-report";
-import { parseJUnit } from "../ingest/junit";
-import { REPORT_LIMITS, type Report, ReportError } from "../ingest/report";
+import { type UploadEnvelope, UploadEnvelopeSchema, jsonDepth, reportFromJsonSuites } from "../ingest/json-report";
+import { streamJUnit } from "../ingest/junit";
+import { REPORT_LIMITS, type Report, ReportError, type ReportSuite } from "../ingest/report";
 import type { ServiceDeps } from "./context";
-import { type TestRunRow, type UploadPayload, completeTestRun, failTestRun } from "./test-runs";
+import { type SuiteSource, type TestRunRow, type UploadPayload, failTestRun, storeTestRun } from "./test-runs";
 
 /** What travels through the queue: only the run's id (the payload waits in the database). */
 export type RunMessage = { testRunId: number };
@@ -41,48 +41,70 @@ export const MAX_JSON_DEPTH = 2 * 64 + 8;
 
 export const FINAL_FAILURE_REASON = "The report could not be processed after several attempts (an internal error); upload it again.";
 
-/** Turns a stored payload into a report; every problem with its content is a ReportError. */
-export function parsePayload(payload: UploadPayload): Report {
-  try {
-    if (payload.format === "junit_xml") return parseJUnit(payload.content);
-    let body: unknown;
-    try {
-      body = JSON.parse(payload.content);
-    } catch {
-      throw new ReportError("The JSON report is not valid JSON.");
+/** Lets other work (the database driver's I/O) run between slices of parsing. */
+const pause = (): Promise<void> =>
+  new Promise((resolve) => (typeof setImmediate === "function" ? setImmediate(resolve) : setTimeout(resolve, 0)));
+
+/** Counts what a source emits and stops it at the run-wide limits (XML and JSON parts together). */
+function limited(emit: (suites: ReportSuite[]) => void): (suites: ReportSuite[]) => void {
+  let suites = 0;
+  let cases = 0;
+  return (emitted) => {
+    const stack = [...emitted];
+    for (let suite = stack.pop(); suite; suite = stack.pop()) {
+      suites++;
+      cases += suite.cases.length;
+      if (suite.suites) stack.push(...suite.suites);
     }
-    if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw new ReportError("The JSON report is nested too deeply.");
-    const parsed = UploadEnvelopeSchema.safeParse(body);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new ReportError(`The JSON report is invalid: ${issue ? `${issue.path.join(".") || "body"} ${issue.message}` : "unknown problem"}.`);
-    }
-    const envelope = parsed.data;
-    const fromXml = envelope.junit_xml !== undefined ? parseJUnit(envelope.junit_xml) : null;
-    const fromJson = envelope.suites !== undefined ? reportFromJsonSuites(envelope.suites, null) : null;
-    const suites = [...(fromXml?.suites ?? []), ...(fromJson?.suites ?? [])];
-    const durationMs = envelope.duration_ms ?? (fromJson ? null : (fromXml?.durationMs ?? null));
-    if (suites.length > 0) assertWithinLimits(suites);
-    return { suites, durationMs };
-  } catch (error) {
-    if (error instanceof ReportError) throw error;
-    // Parsers are deterministic: an unexpected exception on this input would recur on every retry.
-    throw new ReportError("The report could not be parsed.");
-  }
+    if (suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
+    if (cases > REPORT_LIMITS.maxCases) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
+    emit(emitted);
+  };
 }
 
-/** XML and JSON parts each respect the limits; together they must too. */
-function assertWithinLimits(suites: Report["suites"]): void {
-  let cases = 0;
-  let count = 0;
-  const stack = [...suites];
-  for (let suite = stack.pop(); suite; suite = stack.pop()) {
-    count++;
-    cases += suite.cases.length;
-    stack.push(...(suite.suites ?? []));
+/** The JSON envelope, validated; every problem is a ReportError. */
+function parseEnvelope(content: string): UploadEnvelope {
+  let body: unknown;
+  try {
+    body = JSON.parse(content);
+  } catch {
+    throw new ReportError("The JSON report is not valid JSON.");
   }
-  if (count > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
-  if (cases > REPORT_LIMITS.maxCases) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
+  if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) throw new ReportError("The JSON report is nested too deeply.");
+  const parsed = UploadEnvelopeSchema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ReportError(`The JSON report is invalid: ${issue ? `${issue.path.join(".") || "body"} ${issue.message}` : "unknown problem"}.`);
+  }
+  return parsed.data;
+}
+
+/**
+ * The suites of a stored payload, as a source the store consumes while parsing continues. Every
+ * problem with the content is a ReportError, including unexpected parser exceptions: parsers are
+ * deterministic, so such an input would fail the same way on every retry.
+ */
+export function suiteSourceOf(payload: UploadPayload): SuiteSource {
+  return async (emitToStore) => {
+    const emit = limited(emitToStore);
+    try {
+      if (payload.format === "junit_xml") return await streamJUnit(payload.content, emit, pause);
+      const envelope = parseEnvelope(payload.content);
+      const xmlDuration = envelope.junit_xml !== undefined ? await streamJUnit(envelope.junit_xml, emit, pause) : null;
+      if (envelope.suites !== undefined) emit(reportFromJsonSuites(envelope.suites, null).suites);
+      return envelope.duration_ms ?? (envelope.suites !== undefined ? null : xmlDuration);
+    } catch (error) {
+      if (error instanceof ReportError) throw error;
+      throw new ReportError("The report could not be parsed.");
+    }
+  };
+}
+
+/** Parses a stored payload into a report all at once (tests and tools; processing streams). */
+export async function parsePayload(payload: UploadPayload): Promise<Report> {
+  const suites: ReportSuite[] = [];
+  const durationMs = await suiteSourceOf(payload)((emitted) => suites.push(...emitted));
+  return { suites, durationMs: durationMs ?? null };
 }
 
 export type ProcessingOutcome = "processed" | "failed" | "already_done";
@@ -93,15 +115,14 @@ export async function processTestRun(deps: ProcessingDeps, testRunId: number, op
     // No payload: the run was already processed or failed (a redelivered message).
     if (!payload) return "already_done";
 
-    let report: Report;
+    let run: TestRunRow | null;
     try {
-      report = parsePayload({ format: payload.format as UploadPayload["format"], content: payload.content });
+      run = await storeTestRun(deps, testRunId, suiteSourceOf({ format: payload.format as UploadPayload["format"], content: payload.content }));
     } catch (error) {
-      const reason = error instanceof ReportError ? error.message : "The report could not be parsed.";
-      return (await failTestRun(deps, testRunId, reason)) ? "failed" : "already_done";
+      // The report's content is at fault (the transaction was rolled back): fail the run now.
+      if (!(error instanceof ReportError)) throw error;
+      return (await failTestRun(deps, testRunId, error.message)) ? "failed" : "already_done";
     }
-
-    const run = await completeTestRun(deps, testRunId, report);
     if (!run) return "already_done";
     if (deps.afterRunProcessed) {
       // The run is stored; a failing check must not undo it or get it processed twice.

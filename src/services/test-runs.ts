@@ -109,80 +109,116 @@ async function insertSuites(tx: Database, runId: number, rows: SuiteRow[]) {
   }
 }
 
-async function insertCases(tx: Database, runId: number, rows: unknown[]) {
-  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-    const chunk = JSON.stringify(rows.slice(i, i + ROWS_PER_STATEMENT));
-    await tx.execute(sql`
+/** Starts the insert at once (Drizzle queries are lazy until awaited or `then`ed). */
+function insertCases(tx: Database, runId: number, rows: unknown[]): Promise<unknown> {
+  const chunk = JSON.stringify(rows);
+  return tx
+    .execute(sql`
       insert into ${testCases} (test_run_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, attempts, system_out, system_err)
       select ${runId}, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, coalesce(x.a, '[]'::jsonb), x.so, x.se
-      from json_to_recordset(${chunk}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, a jsonb, so text, se text)`);
-  }
+      from json_to_recordset(${chunk}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, a jsonb, so text, se text)`)
+    .then((result) => result);
 }
 
+/** Case rows per INSERT: small enough that Postgres works on one chunk while the next is parsed. */
+const CASES_PER_CHUNK = 1_000;
+
 /**
- * Stores a parsed report for a pending run and marks it processed, all in one transaction:
- * either every suite and case is stored with the run's counts, or nothing is. Returns null when
- * the run is no longer pending (a redelivered queue message), so processing is idempotent.
+ * Where a run's suites come from: calls `emit` with top-level suites (in order, each complete)
+ * and resolves to the run's own duration if the report states one.
  */
-export async function completeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runId: number, report: Report): Promise<TestRunRow | null> {
-  const runCounts = zeroCounts();
-  const suiteRows: SuiteRow[] = [];
-  const caseRows: unknown[] = [];
-  let suiteNumber = 0;
+export type SuiteSource = (emit: (suites: ReportSuite[]) => void) => Promise<number | null | undefined>;
 
-  const walk = (suite: ReportSuite, parentNumber: number | null): Counts => {
-    const number = ++suiteNumber;
-    const counts = zeroCounts();
-    const row = { number, parent_number: parentNumber, name: suite.name, duration_ms: suite.durationMs ?? null } as SuiteRow;
-    suiteRows.push(row);
-    for (const testCase of suite.cases) {
-      addCase(counts, testCase.status);
-      // Short keys keep the JSON parameter small; attempts keep the API's snake_case shape.
-      caseRows.push({
-        s: number,
-        n: testCase.name,
-        c: testCase.classname ?? null,
-        f: testCase.file ?? null,
-        st: testCase.status,
-        d: testCase.durationMs ?? null,
-        ft: testCase.failureType ?? null,
-        fm: testCase.failureMessage ?? null,
-        a: testCase.attempts?.length
-          ? testCase.attempts.map((a) => ({ status: a.status, duration_ms: a.durationMs, failure_message: a.failureMessage }))
-          : null,
-        so: testCase.systemOut ?? null,
-        se: testCase.systemErr ?? null,
-      });
-    }
-    for (const child of suite.suites ?? []) addCounts(counts, walk(child, number));
-    row.tests_count = counts.testsCount;
-    row.passed_count = counts.passedCount;
-    row.failed_count = counts.failedCount;
-    row.errored_count = counts.erroredCount;
-    row.skipped_count = counts.skippedCount;
-    return counts;
-  };
-
-  let topLevelDuration = 0;
-  for (const suite of report.suites) {
-    addCounts(runCounts, walk(suite, null));
-    topLevelDuration += suite.durationMs ?? 0;
-  }
-  const durationMs = report.durationMs ?? Math.min(Math.round(topLevelDuration), MAX_INT);
-  const result = runResult(runCounts);
-  const now = deps.clock.now();
-
+/**
+ * Stores a pending run's report and marks it processed, all in one transaction: either every
+ * suite and case is stored with the run's counts, or nothing is. Suites are written while the
+ * source still produces later ones: each chunk of cases is sent as soon as it is complete, so
+ * Postgres stores one chunk while the next is being parsed. Returns null when the run is no
+ * longer pending (a redelivered queue message), so processing is idempotent. Errors thrown by
+ * the source (a ReportError) roll everything back and are rethrown.
+ */
+export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runId: number, source: SuiteSource): Promise<TestRunRow | null> {
   return deps.db.transaction(async (tx) => {
     const [run] = await tx.select().from(testRuns).where(eq(testRuns.id, runId)).for("update");
     if (!run || run.status !== "pending") return null;
 
+    const runCounts = zeroCounts();
+    const suiteRows: SuiteRow[] = [];
+    let caseRows: unknown[] = [];
+    const inflight: Promise<unknown>[] = [];
+    let suiteNumber = 0;
+    let topLevelDuration = 0;
+
+    const flushCases = () => {
+      if (caseRows.length === 0) return;
+      const chunk = caseRows;
+      caseRows = [];
+      inflight.push(insertCases(tx, runId, chunk));
+    };
+
+    const walk = (suite: ReportSuite, parentNumber: number | null): Counts => {
+      const number = ++suiteNumber;
+      const counts = zeroCounts();
+      const row = { number, parent_number: parentNumber, name: suite.name, duration_ms: suite.durationMs ?? null } as SuiteRow;
+      suiteRows.push(row);
+      for (const testCase of suite.cases) {
+        addCase(counts, testCase.status);
+        // Short keys keep the JSON parameter small; attempts keep the API's snake_case shape.
+        caseRows.push({
+          s: number,
+          n: testCase.name,
+          c: testCase.classname ?? null,
+          f: testCase.file ?? null,
+          st: testCase.status,
+          d: testCase.durationMs ?? null,
+          ft: testCase.failureType ?? null,
+          fm: testCase.failureMessage ?? null,
+          a: testCase.attempts?.length
+            ? testCase.attempts.map((a) => ({ status: a.status, duration_ms: a.durationMs, failure_message: a.failureMessage }))
+            : null,
+          so: testCase.systemOut ?? null,
+          se: testCase.systemErr ?? null,
+        });
+      }
+      for (const child of suite.suites ?? []) addCounts(counts, walk(child, number));
+      row.tests_count = counts.testsCount;
+      row.passed_count = counts.passedCount;
+      row.failed_count = counts.failedCount;
+      row.errored_count = counts.erroredCount;
+      row.skipped_count = counts.skippedCount;
+      return counts;
+    };
+
+    let statedDuration: number | null | undefined;
+    try {
+      statedDuration = await source((suites) => {
+        for (const suite of suites) {
+          addCounts(runCounts, walk(suite, null));
+          topLevelDuration += suite.durationMs ?? 0;
+        }
+        if (caseRows.length >= CASES_PER_CHUNK) flushCases();
+      });
+      flushCases();
+    } finally {
+      // Nothing may be left running on the transaction's connection when it ends either way.
+      await Promise.allSettled(inflight);
+    }
+    await Promise.all(inflight);
+
     await insertSuites(tx, runId, suiteRows);
-    await insertCases(tx, runId, caseRows);
     await tx.delete(uploadPayloads).where(eq(uploadPayloads.testRunId, runId));
 
+    const result = runResult(runCounts);
     const [processed] = await tx
       .update(testRuns)
-      .set({ ...runCounts, status: "processed", result, processedAt: now, durationMs, suitesCount: suiteNumber })
+      .set({
+        ...runCounts,
+        status: "processed",
+        result,
+        processedAt: deps.clock.now(),
+        durationMs: statedDuration ?? Math.min(Math.round(topLevelDuration), MAX_INT),
+        suitesCount: suiteNumber,
+      })
       .where(eq(testRuns.id, runId))
       .returning();
 
@@ -197,6 +233,14 @@ export async function completeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, r
         ),
       );
     return processed!;
+  });
+}
+
+/** Stores a report that is already parsed (seeds, tests, JSON uploads). */
+export function completeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runId: number, report: Report): Promise<TestRunRow | null> {
+  return storeTestRun(deps, runId, async (emit) => {
+    emit(report.suites);
+    return report.durationMs;
   });
 }
 
