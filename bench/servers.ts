@@ -6,7 +6,7 @@
  * Env: BENCH_DB_URL (the benchmark database), BENCH_CURSOR_SECRET, BENCH_ORG_ID, PG_POOL_MAX.
  * Run by hand (no IPC) it prints the two base URLs instead, e.g. for profiling with --cpu-prof.
  */
-import { createInProcessRunQueue } from "../src/ingest/in-process-run-queue";
+import { createNodeBackground } from "../src/node/background";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
 import { createApp } from "../src/app";
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
     keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
     cursorSecret: required("BENCH_CURSOR_SECRET"),
     webAppUrl: "https://app.example.com",
-    runQueue: createInProcessRunQueue({ db: database.db, clock: systemClock, logger: quietLogger }),
+    runQueue: createNodeBackground({ db: database.db, clock: systemClock, logger: quietLogger, webAppUrl: "https://app.example.com" }).queue,
     logger: quietLogger,
   };
   const ours = createApp(deps);

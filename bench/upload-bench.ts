@@ -79,6 +79,7 @@ async function main(): Promise<void> {
     const heapGrowth: number[] = [];
     const queue = new InProcessRunQueue(
       async (message, attempt) => {
+        if (!("testRunId" in message)) return;
         const heapBefore = process.memoryUsage().heapUsed;
         const start = performance.now();
         await processTestRun({ ...deps, logger: quietLogger }, message.testRunId, { finalAttempt: attempt.finalAttempt });

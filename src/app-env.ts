@@ -5,6 +5,7 @@ import type { KeyCounter } from "./auth/key-state";
 import type { AuthenticatedKey } from "./services/organizations";
 import type { OrgScope } from "./services/context";
 import type { RunQueue } from "./services/run-processing";
+import type { UrlPolicy } from "./notifications/url-policy";
 
 export interface Logger {
   info(message: string, fields?: Record<string, unknown>): void;
@@ -33,6 +34,8 @@ export type AppDeps = {
   webAppUrl: string;
   /** Where accepted uploads go to be processed (a Cloudflare Queue on Workers, in process on Node). */
   runQueue: RunQueue;
+  /** Which webhook URLs the admin API accepts; by default https to public hosts only. */
+  webhookUrlPolicy?: UrlPolicy;
   logger?: Logger;
 };
 

@@ -20,6 +20,7 @@ import {
   jsonb,
   pgEnum,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uniqueIndex,
@@ -82,6 +83,8 @@ export const projects = pgTable(
     /** Also the run-number allocator: incremented atomically when a run arrives. */
     testRunsCount: integer("test_runs_count").notNull().default(0),
     latestResult: runResultEnum("latest_result"),
+    /** The branch whose runs feed the statistical checks; null → main, master, or runs without a branch. */
+    defaultBranch: text("default_branch"),
     lastTestRunAt: timestampMs("last_test_run_at"),
     createdAt: timestampMs("created_at").notNull().defaultNow(),
     updatedAt: timestampMs("updated_at").notNull().defaultNow(),
@@ -209,6 +212,8 @@ export const alerts = pgTable(
     snoozedUntil: timestampMs("snoozed_until"),
     lastNotifiedAt: timestampMs("last_notified_at"),
     eventsCount: integer("events_count").notNull().default(0),
+    /** After a notification, further trips of this alert notify again only after this long. */
+    notificationCooldownSeconds: integer("notification_cooldown_seconds").notNull().default(86_400),
     createdAt: timestampMs("created_at").notNull().defaultNow(),
     updatedAt: timestampMs("updated_at").notNull().defaultNow(),
   },
@@ -233,6 +238,80 @@ export const alertEvents = pgTable(
     triggeredAt: timestampMs("triggered_at").notNull().defaultNow(),
   },
   (t) => [index("alert_events_alert_keyset_idx").on(t.alertId, t.triggeredAt.desc().nullsFirst(), t.id.desc().nullsFirst())],
+);
+
+/**
+ * Signed webhook endpoints of an organization: for all its projects (project_id null) or one.
+ * The signing secret is kept as is because every delivery is signed with it; it is shown once,
+ * at creation, and never returned again.
+ */
+export const webhookEndpoints = pgTable(
+  "webhook_endpoints",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    organizationId: uuid("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    projectId: uuid("project_id").references(() => projects.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    description: text("description"),
+    signingSecret: text("signing_secret").notNull(),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+  },
+  (t) => [index("webhook_endpoints_org_idx").on(t.organizationId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst())],
+);
+
+export const deliveryStatusEnum = pgEnum("delivery_status", ["pending", "delivered", "failed"]);
+
+/** The delivery log: one row per notification and endpoint, updated on every attempt. */
+export const notificationDeliveries = pgTable(
+  "notification_deliveries",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    endpointId: uuid("endpoint_id")
+      .notNull()
+      .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
+    alertId: uuid("alert_id")
+      .notNull()
+      .references(() => alerts.id, { onDelete: "cascade" }),
+    testRunId: bigint("test_run_id", { mode: "number" })
+      .notNull()
+      .references(() => testRuns.id, { onDelete: "cascade" }),
+    eventIds: jsonb("event_ids").$type<number[]>().notNull(),
+    status: deliveryStatusEnum("status").notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+    lastAttemptAt: timestampMs("last_attempt_at"),
+    deliveredAt: timestampMs("delivered_at"),
+  },
+  (t) => [
+    index("notification_deliveries_endpoint_idx").on(t.endpointId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index("notification_deliveries_alert_idx").on(t.alertId, t.createdAt),
+  ],
+);
+
+/**
+ * Each alert check's state for one project (bounded: ring buffers, decayed sums, per-test bit
+ * windows; see src/checks). Updated in the transaction that records the check's events, with
+ * the row locked, so concurrent runs of one project are checked one after the other.
+ */
+export const alertCheckStates = pgTable(
+  "alert_check_states",
+  {
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    alertType: alertTypeEnum("alert_type").notNull(),
+    state: jsonb("state").$type<unknown>().notNull(),
+    detectorVersion: text("detector_version").notNull(),
+    /** The newest run number checked: an older run processed late is not fed in (windows never rewind). */
+    lastRunNumber: integer("last_run_number").notNull().default(0),
+    runsChecked: integer("runs_checked").notNull().default(0),
+    updatedAt: timestampMs("updated_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.alertType] })],
 );
 
 /** Server-side settings that must survive restarts, such as a generated cursor secret. */

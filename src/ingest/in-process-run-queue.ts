@@ -9,9 +9,9 @@ import { describeError } from "../lib/errors";
 import type { Logger } from "../app-env";
 import { uploadPayloads } from "../db/schema";
 import type { Database } from "../db/types";
-import { type ProcessingDeps, type RunMessage, type RunQueue, processTestRun } from "../services/run-processing";
+import type { QueueMessage, RunQueue } from "../services/run-processing";
 
-export type RunConsumer = (message: RunMessage, attempt: { number: number; finalAttempt: boolean }) => Promise<unknown>;
+export type RunConsumer = (message: QueueMessage, attempt: { number: number; finalAttempt: boolean }) => Promise<unknown>;
 
 export type InProcessQueueOptions = {
   /** Deliveries per message, the first included (the Worker's consumer uses the same number). */
@@ -21,7 +21,7 @@ export type InProcessQueueOptions = {
   logger?: Logger;
 };
 
-type Delivery = { message: RunMessage; attempt: number };
+type Delivery = { message: QueueMessage; attempt: number };
 
 export class InProcessRunQueue implements RunQueue {
   readonly #consume: RunConsumer;
@@ -41,8 +41,12 @@ export class InProcessRunQueue implements RunQueue {
     this.#logger = options.logger;
   }
 
-  async send(message: RunMessage): Promise<void> {
+  async send(message: QueueMessage, options: { delaySeconds?: number } = {}): Promise<void> {
     if (this.#closed) throw new Error("The run queue is closed.");
+    if (options.delaySeconds) {
+      this.#later({ message, attempt: 1 }, options.delaySeconds * 1000);
+      return;
+    }
     this.#ready.push({ message, attempt: 1 });
     queueMicrotask(() => void this.#pump());
   }
@@ -73,11 +77,11 @@ export class InProcessRunQueue implements RunQueue {
           await this.#consume(delivery.message, { number: delivery.attempt, finalAttempt });
         } catch (error) {
           this.#logger?.error("run processing attempt failed", {
-            testRunId: delivery.message.testRunId,
+            message: delivery.message,
             attempt: delivery.attempt,
             error: describeError(error),
           });
-          if (!finalAttempt) this.#retryLater({ message: delivery.message, attempt: delivery.attempt + 1 });
+          if (!finalAttempt) this.#later({ message: delivery.message, attempt: delivery.attempt + 1 }, this.#retryDelayMs(delivery.attempt));
         }
       }
     } finally {
@@ -86,24 +90,16 @@ export class InProcessRunQueue implements RunQueue {
     }
   }
 
-  #retryLater(delivery: Delivery): void {
+  #later(delivery: Delivery, delayMs: number): void {
     this.#waitingRetries++;
     const timer = setTimeout(() => {
       this.#waitingRetries--;
       this.#ready.push(delivery);
       void this.#pump();
-    }, this.#retryDelayMs(delivery.attempt - 1));
+    }, delayMs);
     // A pending retry must not keep a finished process (or test run) alive.
     (timer as { unref?: () => void }).unref?.();
   }
-}
-
-/** The in-process queue wired to run processing: what Node builds for `runQueue`. */
-export function createInProcessRunQueue(deps: ProcessingDeps, options: Omit<InProcessQueueOptions, "logger"> = {}): InProcessRunQueue {
-  return new InProcessRunQueue((message, attempt) => processTestRun(deps, message.testRunId, { finalAttempt: attempt.finalAttempt }), {
-    ...options,
-    logger: deps.logger,
-  });
 }
 
 /** Queues every run whose payload is still waiting (after a restart, messages kept in memory are gone). */

@@ -8,7 +8,9 @@ import { createApp } from "../app";
 import { consoleLogger } from "../app-env";
 import { systemClock } from "../lib/clock";
 import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
-import { createInProcessRunQueue, recoverPendingRuns } from "../ingest/in-process-run-queue";
+import { recoverPendingRuns } from "../ingest/in-process-run-queue";
+import { createNodeBackground } from "./background";
+import { resolveHost } from "./resolve-host";
 import { prepareDatabase } from "./prepare-database";
 import { readNodeConfig } from "./config";
 import { openDatabase } from "./database";
@@ -19,7 +21,7 @@ async function main(): Promise<void> {
   const database = await openDatabase(config.databaseUrl);
   await database.migrate();
   const { cursorSecret, demoKey } = await prepareDatabase(database.db, config);
-  const runQueue = createInProcessRunQueue({ db: database.db, clock: systemClock, logger: consoleLogger });
+  const { queue: runQueue } = createNodeBackground({ db: database.db, clock: systemClock, logger: consoleLogger, webAppUrl: config.webAppUrl, resolveHost });
   const recovered = await recoverPendingRuns(database.db, runQueue);
   if (recovered > 0) consoleLogger.info("queued runs left pending by an earlier process", { runs: recovered });
   const deps = {

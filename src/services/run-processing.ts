@@ -17,12 +17,16 @@ import { REPORT_LIMITS, type Report, ReportError, type ReportSuite } from "../in
 import type { ServiceDeps } from "./context";
 import { type SuiteSource, type TestRunRow, type UploadPayload, failTestRun, storeTestRun } from "./test-runs";
 
-/** What travels through the queue: only the run's id (the payload waits in the database). */
+/** Processing a run: only the run's id travels (the payload waits in the database). */
 export type RunMessage = { testRunId: number };
+/** Delivering one notification to one webhook endpoint (the delivery row holds the rest). */
+export type DeliveryMessage = { deliveryId: number };
+/** What travels through the queue: the background work of the service. */
+export type QueueMessage = RunMessage | DeliveryMessage;
 
-/** The producer side of the run queue; both runtimes implement it. */
+/** The producer side of the queue; both runtimes implement it. */
 export interface RunQueue {
-  send(message: RunMessage): Promise<void>;
+  send(message: QueueMessage, options?: { delaySeconds?: number }): Promise<void>;
 }
 
 /**

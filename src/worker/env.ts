@@ -1,4 +1,4 @@
-import type { RunMessage } from "../services/run-processing";
+import type { QueueMessage } from "../services/run-processing";
 import type { KeyCounterObject } from "./key-counter-object";
 
 /** Bindings of the Worker (wrangler.toml); checked by `npm run typecheck`. */
@@ -16,5 +16,5 @@ export interface WorkerEnv {
   /** One Durable Object per API key: organization, revoked mark, rolling rate window. */
   KEY_COUNTER: DurableObjectNamespace<KeyCounterObject>;
   /** Producer of the run queue: accepted uploads wait here to be processed (the same Worker consumes it). */
-  RUN_QUEUE: Queue<RunMessage>;
+  RUN_QUEUE: Queue<QueueMessage>;
 }

@@ -16,7 +16,9 @@ import type { WorkerEnv } from "./env";
 import { configureLocalProxy, requestPool } from "./neon";
 import { workerRuntime } from "./runtime";
 import { CloudflareRunQueue, consumeRunBatch } from "./run-queue";
-import type { RunMessage } from "../services/run-processing";
+import { CHECKS } from "../checks";
+import { backgroundWork } from "../services/background-work";
+import type { QueueMessage } from "../services/run-processing";
 
 export { KeyCounterObject } from "./key-counter-object";
 export { workerRuntime } from "./runtime";
@@ -37,7 +39,7 @@ export type WorkerOptions = {
   keyCounter?: (env: WorkerEnv) => KeyCounter;
 };
 
-export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandler<WorkerEnv, RunMessage> {
+export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandler<WorkerEnv, QueueMessage> {
   const keyCounterFor = options.keyCounter ?? ((env: WorkerEnv) => new DurableObjectKeyCounter(env.KEY_COUNTER));
   return {
     async fetch(request, env, ctx): Promise<Response> {
@@ -75,7 +77,18 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       const pool = requestPool(env);
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
-        await consumeRunBatch(batch, { db, clock: workerRuntime.clock, logger: consoleLogger });
+        const work = backgroundWork({
+          db,
+          clock: workerRuntime.clock,
+          logger: consoleLogger,
+          webAppUrl: env.WEB_APP_URL || "http://localhost:3000",
+          queue: new CloudflareRunQueue(env.RUN_QUEUE),
+          checks: CHECKS,
+          // http webhooks to loopback only in local development (the local Neon stand-in marks it).
+          urlPolicy: { allowLoopbackHttp: Boolean(env.LOCAL_NEON_PROXY) },
+          fetch: (input, init) => fetch(input, init),
+        });
+        await consumeRunBatch(batch, work, consoleLogger);
       } finally {
         ctx.waitUntil(pool.end());
       }

@@ -4,7 +4,7 @@
  * (app.request); test/worker/support/harness.ts runs it inside workerd (SELF.fetch through the
  * Worker, the Neon driver and the Durable Object), so the same contract files run in both.
  */
-import { createInProcessRunQueue } from "../../src/ingest/in-process-run-queue";
+import { createNodeBackground } from "../../src/node/background";
 import { eq } from "drizzle-orm";
 import type { AppDeps, Logger } from "../../src/app-env";
 import { InMemoryKeyCounter } from "../../src/auth/in-memory-key-counter";
@@ -28,6 +28,8 @@ export type HarnessOptions = {
   rateLimit?: RateLimitPolicy;
   adminToken?: string | undefined;
   overrides?: Partial<AppDeps>;
+  /** Outbound fetch and URL policy of notification deliveries (webhook tests). */
+  background?: { fetch?: typeof fetch; urlPolicy?: { allowLoopbackHttp: boolean }; deliveryRetryDelaysSeconds?: number[] };
 };
 
 /** Something that answers requests: the app itself (Node) or the Worker (workerd). */
@@ -215,7 +217,7 @@ export function inProcessHarness(db: Database, options: HarnessOptions, close: (
   const clock = harnessClock();
   const logs: string[] = [];
   const logger = captureLogger(logs);
-  const runQueue = createInProcessRunQueue({ db, clock, logger }, { retryDelayMs: () => 10 });
+  const { queue: runQueue, work } = createNodeBackground({ db, clock, logger, webAppUrl: WEB_APP_URL, ...options.background }, { retryDelayMs: () => 10 });
   const deps: AppDeps = {
     db,
     clock,
@@ -224,11 +226,13 @@ export function inProcessHarness(db: Database, options: HarnessOptions, close: (
     adminToken: "adminToken" in options ? options.adminToken : ADMIN_TOKEN,
     webAppUrl: WEB_APP_URL,
     runQueue,
+    webhookUrlPolicy: { allowLoopbackHttp: true },
     logger,
     ...options.overrides,
   };
   const app = createApp(deps);
-  return buildHarness({ app: { request: async (path, init) => app.request(path, init) }, db, clock, logs, deps, close });
+  const harness = buildHarness({ app: { request: async (path, init) => app.request(path, init) }, db, clock, logs, deps, close });
+  return { ...harness, queue: runQueue, work };
 }
 
 /** A clock at the current whole second: the starting point of every harness. */

@@ -35,7 +35,8 @@ export default defineConfig({
     root: fileURLToPath(new URL("../..", import.meta.url)),
     include: ["test/worker/**/*.test.ts", "test/routes/**/*.test.ts"],
     globalSetup: ["test/worker/global-setup.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Generous: some files send hundreds of requests through workerd, slow on a loaded 2-core machine.
+    testTimeout: 180_000,
+    hookTimeout: 120_000,
   },
 });

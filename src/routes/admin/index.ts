@@ -14,7 +14,8 @@ import { createOrganization, regenerateApiKey } from "../../services/organizatio
 import { createProject, regenerateUploadToken } from "../../services/projects";
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { errorResponses } from "../responses";
-import { ApiKeySchema, IdParamSchema, OrganizationSchema, ProjectSchema, displayNameSchema, freeTextSchema } from "../schemas";
+import { AlertSchema, ApiKeySchema, IdParamSchema, OrganizationSchema, ProjectSchema, displayNameSchema, freeTextSchema } from "../schemas";
+import { createWebhookEndpoint, deleteWebhookEndpoint, listDeliveries, listWebhookEndpoints, setNotificationCooldown } from "../../services/notifications";
 import { validationHook } from "../validation";
 
 const CreateOrganizationBody = z
@@ -93,6 +94,118 @@ const regenerateUploadTokenRoute = createRoute({
   responses: { 200: json(z.object({ upload_token: UploadTokenSchema }), "The new upload token."), ...errorResponses(401, 404, 500) },
 });
 
+const WebhookSchema = z
+  .object({
+    id: z.string().uuid(),
+    organization_id: z.string().uuid(),
+    project_id: z.string().uuid().nullable().openapi({ description: "Null: notifications of every project of the organization." }),
+    url: z.string().url(),
+    description: z.string().nullable(),
+    created_at: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("Webhook");
+
+const DeliverySchema = z
+  .object({
+    id: z.number().int(),
+    endpoint_id: z.string().uuid(),
+    alert_id: z.string().uuid(),
+    event_ids: z.array(z.number().int()),
+    status: z.enum(["pending", "delivered", "failed"]),
+    attempts: z.number().int(),
+    last_status_code: z.number().int().nullable(),
+    last_error: z.string().nullable(),
+    created_at: z.string().openapi({ format: "date-time" }),
+    last_attempt_at: z.string().nullable().openapi({ format: "date-time" }),
+    delivered_at: z.string().nullable().openapi({ format: "date-time" }),
+  })
+  .openapi("WebhookDelivery");
+
+const CreateWebhookBody = z
+  .object({
+    url: z.string({ error: "must be a string" }).max(2048).openapi({ description: "https only; never a private, loopback or link-local address. Redirects are not followed." }),
+    project_id: z.string().nullable().optional().openapi({ description: "Only this project's alerts; omit for every project of the organization." }),
+    description: freeTextSchema(500).nullable().optional(),
+  })
+  .openapi("CreateWebhookRequest");
+
+const AlertNotificationSettingsBody = z
+  .object({
+    notification_cooldown_seconds: z
+      .number({ error: "must be a number of seconds" })
+      .int("must be a whole number of seconds")
+      .min(0, "must be at least 0")
+      .max(30 * 86_400, "must be at most 2592000 (30 days)")
+      .openapi({ description: "After a notification, further trips of this alert notify again only after this long. Default 86400 (24 hours)." }),
+  })
+  .openapi("AlertNotificationSettings");
+
+const WebhookIdParam = IdParamSchema("id", "Webhook identifier (UUID).");
+const AlertIdParam = IdParamSchema("id", "Alert identifier (UUID).");
+
+const createWebhookRoute = createRoute({
+  method: "post",
+  path: "/organizations/{id}/webhooks",
+  operationId: "adminCreateWebhook",
+  tags: ["Admin"],
+  summary: "Add a webhook for the organization's (or one project's) alert notifications",
+  description:
+    "Deliveries are POSTs of JSON signed with `CTA-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(signing_secret, \"<t>.<body>\")>` (docs/notifications.md). The signing secret is shown only in this response.",
+  security: adminSecurity,
+  request: { params: OrganizationIdParam, body: { required: true, content: { "application/json": { schema: CreateWebhookBody } } } },
+  responses: {
+    201: json(z.object({ webhook: WebhookSchema, signing_secret: z.string() }), "The webhook and its signing secret (shown only here)."),
+    ...errorResponses(400, 401, 404, 413, 422, 500),
+  },
+});
+
+const listWebhooksRoute = createRoute({
+  method: "get",
+  path: "/organizations/{id}/webhooks",
+  operationId: "adminListWebhooks",
+  tags: ["Admin"],
+  summary: "List the organization's webhooks (newest first, at most 100)",
+  security: adminSecurity,
+  request: { params: OrganizationIdParam },
+  responses: { 200: json(z.object({ data: z.array(WebhookSchema) }), "The webhooks."), ...errorResponses(401, 404, 500) },
+});
+
+const deleteWebhookRoute = createRoute({
+  method: "delete",
+  path: "/webhooks/{id}",
+  operationId: "adminDeleteWebhook",
+  tags: ["Admin"],
+  summary: "Remove a webhook (its pending deliveries are dropped)",
+  security: adminSecurity,
+  request: { params: WebhookIdParam },
+  responses: { 204: { description: "Removed." }, ...errorResponses(401, 404, 500) },
+});
+
+const listDeliveriesRoute = createRoute({
+  method: "get",
+  path: "/webhooks/{id}/deliveries",
+  operationId: "adminListWebhookDeliveries",
+  tags: ["Admin"],
+  summary: "The webhook's delivery log (newest first, at most 100)",
+  security: adminSecurity,
+  request: { params: WebhookIdParam },
+  responses: { 200: json(z.object({ data: z.array(DeliverySchema) }), "Deliveries with their attempts and last error."), ...errorResponses(401, 404, 500) },
+});
+
+const alertNotificationSettingsRoute = createRoute({
+  method: "patch",
+  path: "/alerts/{id}/notification_settings",
+  operationId: "adminSetAlertNotificationSettings",
+  tags: ["Admin"],
+  summary: "Set an alert's notification cooldown",
+  security: adminSecurity,
+  request: { params: AlertIdParam, body: { required: true, content: { "application/json": { schema: AlertNotificationSettingsBody } } } },
+  responses: {
+    200: json(AlertSchema.extend({ notification_cooldown_seconds: z.number().int() }), "The alert with its cooldown."),
+    ...errorResponses(400, 401, 404, 413, 422, 500),
+  },
+});
+
 export function createAdminApi(deps: AppDeps, gate: KeyGate) {
   const admin = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   const adminToken = deps.adminToken;
@@ -128,6 +241,26 @@ export function createAdminApi(deps: AppDeps, gate: KeyGate) {
   });
 
   admin.openapi(regenerateUploadTokenRoute, async (c) => c.json(await regenerateUploadToken(serviceDeps, c.req.valid("param").id), 200));
+
+  const urlPolicy = deps.webhookUrlPolicy ?? { allowLoopbackHttp: false };
+  admin.openapi(createWebhookRoute, async (c) => {
+    const body = c.req.valid("json");
+    const created = await createWebhookEndpoint({ ...serviceDeps, urlPolicy }, c.req.valid("param").id, {
+      url: body.url,
+      projectId: body.project_id ?? null,
+      description: body.description ?? null,
+    });
+    return c.json(created, 201);
+  });
+  admin.openapi(listWebhooksRoute, async (c) => c.json(await listWebhookEndpoints(deps.db, c.req.valid("param").id), 200));
+  admin.openapi(deleteWebhookRoute, async (c) => {
+    await deleteWebhookEndpoint(deps.db, c.req.valid("param").id);
+    return c.body(null, 204);
+  });
+  admin.openapi(listDeliveriesRoute, async (c) => c.json(await listDeliveries(deps.db, c.req.valid("param").id), 200));
+  admin.openapi(alertNotificationSettingsRoute, async (c) =>
+    c.json(await setNotificationCooldown(serviceDeps, c.req.valid("param").id, c.req.valid("json").notification_cooldown_seconds), 200),
+  );
 
   addMethodNotAllowed(admin);
   return admin;

@@ -1,0 +1,753 @@
+/**
+ * `npm run bench:detection`: how well the four alert checks find injected anomalies in simulated
+ * project histories (src/simulator/streams.ts), next to the simple rules of TestNod, and whether a
+ * check costs the same per run with 100 or 10,000 runs of history. Writes its section of
+ * BENCHMARKS.md.
+ *
+ * Corpus: seeds 1000…1159 (held out, detection.md §7.3: "tune on 0–99, report on 1000–1999"), one
+ * stream each of 300 runs and ~200 tests. Stream `seed` has anomaly family f switched on when bit
+ * f of (seed − 1000) mod 16 is set (flaky, regression, spike, skip), so every family is on in
+ * exactly half of the streams and off in the other half; all other knobs (ρ, retries, format,
+ * runner mix, …) are drawn from the seed. Every check is fed every run through its pure `update`
+ * (toRunSummary: what the service derives from the JUnit upload); no database.
+ *
+ * Scoring (detection.md §7.2), with "runs" counting default-branch runs:
+ * - An event matches an anomaly when it is of the check's family, on the right subject, and inside
+ *   the anomaly's window (WINDOWS below). Matching events are true, all others false.
+ * - Precision = true units / (true + false units); a unit is a distinct (run, matched anomaly) for
+ *   true events (a burst of per-test events about one run-level shift counts once) and a distinct
+ *   (run, subject) for false events.
+ * - False events per 1,000 clean runs: every event of the check in the streams where its family is
+ *   off, per 1,000 default-branch runs of those streams.
+ * - Recall: share of anomalies with a matching event within D runs of onset (runs to detection =
+ *   default-branch runs from onset to the event, inclusive: 1 = on the onset run). D is the large
+ *   target of §7.3 for large anomalies and the window for small ones. Anomalies whose stream ends
+ *   before D runs are left out.
+ */
+import { execFileSync } from "node:child_process";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { failureRateSpikeCheck } from "../src/checks/failure-rate-spike";
+import { flakinessCheck } from "../src/checks/flakiness";
+import { performanceRegressionCheck } from "../src/checks/performance-regression";
+import { skippedCreepCheck } from "../src/checks/skipped-creep";
+import type { Check, RunSummary } from "../src/checks/types";
+import { isInfraSuspect } from "../src/checks/types";
+import { type Anomaly, type Family, FAMILIES, type SimStream, generateStream, toRunSummary } from "../src/simulator/streams";
+import { writeBenchmarkSection } from "./common";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const OUTPUT = path.join(ROOT, "BENCHMARKS.md");
+
+const args = new Map(
+  process.argv.slice(2).map((arg) => {
+    const [key, value] = arg.replace(/^--/, "").split("=");
+    return [key!, value ?? "true"] as const;
+  }),
+);
+const SEED_BASE = Number(args.get("seed-base") ?? 1000);
+const STREAMS = Number(args.get("streams") ?? 160);
+const RUNS = Number(args.get("runs") ?? 300);
+const TESTS = Number(args.get("tests") ?? 200);
+const TIMING_RUNS = 10_000;
+const TIMING_BLOCK = 50;
+const TIMING_REPS = Number(args.get("timing-reps") ?? 21);
+const WRITE = args.get("no-write") === undefined;
+
+// ---------------------------------------------------------------------------------------------
+// Checks under test and the TestNod rules
+
+type Detected = { run: number; subject: string };
+
+/** A stateful detector fed one run at a time (our checks are wrapped; TestNod rules are classes). */
+type Detector = { feed(run: RunSummary): string[] };
+
+type CheckSpec = {
+  family: Family;
+  name: string;
+  check: Check<unknown>;
+  subjects: (metadata: Record<string, unknown>) => string[];
+  testNod: () => Detector;
+  testNodRule: string;
+};
+
+function ours(check: Check<unknown>, subjects: (m: Record<string, unknown>) => string[]): Detector {
+  let state = check.initialState();
+  return {
+    feed(run) {
+      const { state: next, events } = check.update(state, run);
+      state = next;
+      return events.flatMap((event) => subjects(event.metadata));
+    },
+  };
+}
+
+/** TestNod flaky: failure rate ≥ 30 % over the test's last 20 default-branch executions (≥ 10 of them); one event when it starts to hold. */
+class TestNodFlaky implements Detector {
+  private readonly windows = new Map<string, { bits: number[]; flagged: boolean }>();
+  feed(run: RunSummary): string[] {
+    if (!run.onDefaultBranch) return [];
+    const out: string[] = [];
+    for (const test of run.tests) {
+      if (test.status === "skipped") continue;
+      let entry = this.windows.get(test.key);
+      if (!entry) this.windows.set(test.key, (entry = { bits: [], flagged: false }));
+      entry.bits.push(test.status === "passed" ? 0 : 1);
+      if (entry.bits.length > 20) entry.bits.shift();
+      const holds = entry.bits.length >= 10 && entry.bits.reduce((a, b) => a + b, 0) / entry.bits.length >= 0.3;
+      if (holds && !entry.flagged) out.push(test.key);
+      entry.flagged = holds;
+    }
+    return out;
+  }
+}
+
+function medianOf(values: number[]): number {
+  const sorted = values.slice().sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** TestNod regression: run duration > 1.15 × median of the previous 20 default-branch runs; one event when it starts to hold. */
+class TestNodRegression implements Detector {
+  private readonly last: number[] = [];
+  private firing = false;
+  feed(run: RunSummary): string[] {
+    if (!run.onDefaultBranch || run.durationMs === null) return [];
+    const holds = this.last.length >= 20 && run.durationMs > 1.15 * medianOf(this.last);
+    this.last.push(run.durationMs);
+    if (this.last.length > 20) this.last.shift();
+    const fire = holds && !this.firing;
+    this.firing = holds;
+    return fire ? ["run_duration"] : [];
+  }
+}
+
+/** TestNod skip creep: median skipped share of the last 20 default-branch runs ≥ 10 %; one event when it starts to hold. */
+class TestNodSkip implements Detector {
+  private readonly last: number[] = [];
+  private firing = false;
+  feed(run: RunSummary): string[] {
+    if (!run.onDefaultBranch || run.counts.tests === 0) return [];
+    this.last.push(run.counts.skipped / run.counts.tests);
+    if (this.last.length > 20) this.last.shift();
+    const holds = this.last.length >= 20 && medianOf(this.last) >= 0.1;
+    const fire = holds && !this.firing;
+    this.firing = holds;
+    return fire ? ["skipped_tests"] : [];
+  }
+}
+
+/** Naive spike rule (TestNod has none): failing share > 2 × the mean of the previous 20 default-branch runs, with ≥ 1 failure; per run. */
+class NaiveSpike implements Detector {
+  private readonly last: number[] = [];
+  feed(run: RunSummary): string[] {
+    if (!run.onDefaultBranch) return [];
+    const executed = run.counts.passed + run.counts.failed + run.counts.errored;
+    if (executed === 0) return [];
+    const share = (run.counts.failed + run.counts.errored) / executed;
+    const mean = this.last.reduce((a, b) => a + b, 0) / Math.max(1, this.last.length);
+    const fire = this.last.length >= 20 && share > 0 && share > 2 * mean;
+    this.last.push(share);
+    if (this.last.length > 20) this.last.shift();
+    return fire ? ["run"] : [];
+  }
+}
+
+const str = (value: unknown) => (typeof value === "string" ? value : null);
+
+const CHECKS: CheckSpec[] = [
+  {
+    family: "flaky",
+    name: "test_flakiness",
+    check: flakinessCheck as Check<unknown>,
+    subjects: (m) => [str(m.test_key), ...(Array.isArray(m.more_flagged_test_keys) ? m.more_flagged_test_keys.map(str) : [])].filter((k): k is string => k !== null),
+    testNod: () => new TestNodFlaky(),
+    testNodRule: "failure rate ≥ 30 % over the test's last 20 default-branch runs (≥ 10 executions)",
+  },
+  {
+    family: "regression",
+    name: "performance_regression",
+    check: performanceRegressionCheck as Check<unknown>,
+    subjects: (m) => (m.subject === "test_duration" ? [str(m.test_key) ?? "?"] : ["run_duration"]),
+    testNod: () => new TestNodRegression(),
+    testNodRule: "run duration > 1.15 × median of the last 20 default-branch runs",
+  },
+  {
+    family: "spike",
+    name: "failure_rate_spike",
+    check: failureRateSpikeCheck as Check<unknown>,
+    subjects: () => ["run"],
+    testNod: () => new NaiveSpike(),
+    testNodRule: "(TestNod has none) naive: failing share > 2 × mean of the last 20 default-branch runs",
+  },
+  {
+    family: "skip",
+    name: "skipped_test_count_creep",
+    check: skippedCreepCheck as Check<unknown>,
+    subjects: () => ["skipped_tests"],
+    testNod: () => new TestNodSkip(),
+    testNodRule: "median skipped share of the last 20 default-branch runs ≥ 10 %",
+  },
+];
+
+// ---------------------------------------------------------------------------------------------
+// Windows and matching
+
+/** Large-anomaly recall horizon (runs to detection ≤ D), detection.md §7.3. */
+const LARGE_D: Record<Anomaly["type"], number> = {
+  flaky_test: 50,
+  duration_shift: 10,
+  duration_drift: 10,
+  test_duration_shift: 10,
+  failure_spike: 1,
+  infra_outage: 1,
+  skip_step: 5,
+  skip_ramp: 5,
+};
+
+const WINDOW_TEXT = [
+  "flaky test: from onset while it is flaky, up to 50 runs after a fix; small-recall horizon 200 runs",
+  "run/test duration step: 30 runs from onset; drift: its length + 30 runs",
+  "spike / outage: the onset run only",
+  "skip step: 30 runs from onset; ramp: its length + 30 runs",
+];
+
+type StreamIndex = { stream: SimStream; mainPrefix: Int32Array; lastRun: number };
+
+function indexStream(stream: SimStream): StreamIndex {
+  const mainPrefix = new Int32Array(stream.runs.length + 1);
+  for (const run of stream.runs) mainPrefix[run.number] = mainPrefix[run.number - 1]! + (run.branch === "main" ? 1 : 0);
+  return { stream, mainPrefix, lastRun: stream.runs.length };
+}
+
+/** Default-branch runs with number in [from, to]. */
+function mainCount(index: StreamIndex, from: number, to: number): number {
+  if (to < from) return 0;
+  return index.mainPrefix[Math.min(to, index.lastRun)]! - index.mainPrefix[Math.max(0, from - 1)]!;
+}
+
+/** The window (in runs to detection) of an anomaly; Infinity while it lasts. */
+function windowRuns(index: StreamIndex, a: Anomaly): number {
+  switch (a.type) {
+    case "flaky_test":
+      return a.end === null ? Number.POSITIVE_INFINITY : mainCount(index, a.start, a.end) + 50;
+    case "duration_shift":
+    case "test_duration_shift":
+    case "skip_step":
+      return 30;
+    case "duration_drift":
+    case "skip_ramp":
+      return a.end === null ? Number.POSITIVE_INFINITY : mainCount(index, a.start, a.end) + 30;
+    case "failure_spike":
+    case "infra_outage":
+      return 1;
+  }
+}
+
+function smallRecallRuns(index: StreamIndex, a: Anomaly): number {
+  if (a.type === "flaky_test") return 200;
+  const w = windowRuns(index, a);
+  return Number.isFinite(w) ? w : mainCount(index, a.start, index.lastRun) + 1;
+}
+
+function subjectMatches(family: Family, subject: string, a: Anomaly): boolean {
+  switch (family) {
+    case "flaky":
+      return a.type === "flaky_test" && a.subject === subject;
+    case "regression":
+      if (a.type === "duration_shift" || a.type === "duration_drift") return true;
+      if (a.type !== "test_duration_shift") return false;
+      return subject === "run_duration" ? Number(a.details.run_impact) >= 0.05 : a.subject === subject;
+    case "spike":
+      return a.type === "failure_spike" || a.type === "infra_outage";
+    case "skip":
+      return a.type === "skip_step" || a.type === "skip_ramp";
+  }
+}
+
+function inWindow(index: StreamIndex, a: Anomaly, run: number): boolean {
+  if (run < a.start) return false;
+  if (a.type === "failure_spike" || a.type === "infra_outage") return run === a.start;
+  return mainCount(index, a.start, run) <= windowRuns(index, a);
+}
+
+/** The anomaly an event matches (earliest onset first), or null. */
+function matchEvent(index: StreamIndex, family: Family, event: Detected, candidates: Anomaly[]): Anomaly | null {
+  for (const a of candidates) if (subjectMatches(family, event.subject, a) && inWindow(index, a, event.run)) return a;
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Explaining false events
+
+function fpCause(index: StreamIndex, family: Family, event: Detected): string {
+  const { stream } = index;
+  const run = stream.runs[event.run - 1]!;
+  const pointLabel = (n: number) => stream.runs[n - 1]!.labels.some((l) => l.type === "failure_spike" || l.type === "infra_outage");
+  const recentNotes = (lookback: number) =>
+    stream.runs.filter((r) => r.number <= event.run && r.branch === "main" && mainCount(index, r.number, event.run) <= lookback).flatMap((r) => r.notes);
+  const recentAnomalies = (lookback: number, types: Anomaly["type"][]) =>
+    stream.anomalies.filter((a) => types.includes(a.type) && a.start <= event.run && mainCount(index, a.start, event.run) <= lookback);
+  switch (family) {
+    case "flaky": {
+      if (run.retry_of !== null && pointLabel(run.retry_of)) {
+        const original = stream.runs[run.retry_of - 1]!;
+        const kind = original.labels.some((l) => l.type === "failure_spike") ? "spike" : "outage";
+        return `same-commit retry of a ${kind} run (${isInfraSuspect(toRunSummary(original)) ? "infra-suspect" : "not infra-suspect"})`;
+      }
+      if (pointLabel(run.number)) return "in a spike/outage run";
+      const broken = stream.runs.some((r) => r.notes.some((n) => (n.kind === "breakage_start" || n.kind === "breakage_fixed") && n.test === event.subject));
+      if (broken) return "test with a breakage episode";
+      if (run.branch !== "main") return "feature-branch run";
+      return isInfraSuspect(toRunSummary(run)) ? "infra-suspect run" : "other";
+    }
+    case "regression": {
+      const prior = stream.anomalies.filter(
+        (a) => (a.type === "duration_shift" || a.type === "duration_drift" || a.type === "test_duration_shift") && a.start < event.run && (a.type !== "test_duration_shift" || event.subject === "run_duration" || a.subject === event.subject),
+      );
+      if (prior.length > 0) return "late: after the window of an earlier duration anomaly";
+      if (recentAnomalies(40, ["skip_step", "skip_ramp"]).length > 0) return "skip change in the last 40 runs";
+      if (event.subject !== "run_duration") {
+        const profile = stream.tests.find((t) => t.key === event.subject);
+        const cv = profile?.cv ?? 0;
+        return `test series, no change (test CV ${cv >= 0.3 ? "≥ 30 %" : cv >= 0.2 ? "20–30 %" : "< 20 %"}, slow-runner share ${stream.knobs.slowRunnerShare})`;
+      }
+      // Tests added in the last 40 runs, as a share of the run duration.
+      const from = stream.runs.filter((r) => r.branch === "main" && r.number <= event.run && mainCount(index, r.number, event.run) <= 40)[0]?.number ?? event.run;
+      const added = stream.tests.filter((t) => t.addedAt > 1 && t.addedAt >= from && t.addedAt <= event.run).reduce((sum, t) => sum + t.medianMs, 0);
+      const before = stream.runs[Math.max(0, from - 2)]!.duration;
+      if (added >= 0.05 * before) return "run series: tests added in the last 40 runs add ≥ 5 % of the run duration";
+      if (recentNotes(40).some((n) => n.kind === "duration_improvement")) return "run series: duration improvement in the last 40 runs";
+      return `run series, no change (slow-runner share ${stream.knobs.slowRunnerShare})`;
+    }
+    case "spike": {
+      return `background noise, rho ${stream.knobs.rho}${stream.knobs.families.flaky ? "" : " (no flaky family)"}`;
+    }
+    case "skip": {
+      const notes = recentNotes(10);
+      if (notes.some((n) => n.kind === "suite_skipped")) return "one-run suite skip in the last 10 runs";
+      if (stream.anomalies.some((a) => (a.type === "skip_step" || a.type === "skip_ramp") && a.start < event.run)) return "late: after the window of an earlier skip anomaly";
+      if (recentNotes(40).some((n) => n.kind === "breakage_fixed" && n.disabled)) return "broken tests disabled in the last 40 runs";
+      return "baseline skipped share (no change)";
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accumulators
+
+type SizeStats = { detected: number; total: number; delays: number[] };
+type Score = {
+  events: number;
+  trueUnits: number;
+  falseUnits: number;
+  cleanEvents: number;
+  cleanRuns: number;
+  large: SizeStats;
+  small: SizeStats;
+  byKind: Map<string, SizeStats>;
+  causes: Map<string, number>;
+  samples: string[];
+  cleanByRho: Map<string, { events: number; runs: number }>;
+  evidence: { flaggedByEvidenceRun: number; withEvidence: number };
+  ms: number;
+};
+
+const newSize = (): SizeStats => ({ detected: 0, total: 0, delays: [] });
+const newScore = (): Score => ({
+  events: 0,
+  trueUnits: 0,
+  falseUnits: 0,
+  cleanEvents: 0,
+  cleanRuns: 0,
+  large: newSize(),
+  small: newSize(),
+  byKind: new Map(),
+  causes: new Map(),
+  samples: [],
+  cleanByRho: new Map(),
+  evidence: { flaggedByEvidenceRun: 0, withEvidence: 0 },
+  ms: 0,
+});
+
+/** Kind labels for the power table: type plus magnitude class. */
+function kindOf(a: Anomaly): string {
+  switch (a.type) {
+    case "flaky_test":
+      return a.details.systemic ? "flaky, correlated pool" : `flaky p=${a.magnitude}`;
+    case "duration_shift":
+      return `run +${Math.round(a.magnitude * 100)} % (log-σ ${Number(a.details.log_sigma) <= 0.05 ? "≤ 0.05" : Number(a.details.log_sigma) <= 0.15 ? "≤ 0.15" : "> 0.15"})`;
+    case "duration_drift":
+      return "run drift";
+    case "test_duration_shift":
+      return `test +${Math.round(a.magnitude * 100)} %`;
+    case "failure_spike":
+      return `spike ${a.details.target_share === 0.03 ? "3" : a.details.target_share === 0.1 ? "10" : "30"} % (ρ ${a.details.rho})`;
+    case "infra_outage":
+      return `suite outage (ρ ${a.details.rho})`;
+    case "skip_step":
+      return `skip +${a.magnitude}`;
+    case "skip_ramp":
+      return "skip ramp +1/5 runs";
+  }
+}
+
+/** First run where a flaky test shows same-commit or in-run retry evidence the check could use (default-branch involvement). */
+function evidenceRun(stream: SimStream, a: Anomaly, summaries: RunSummary[]): number | null {
+  const seen = new Map<string, { pass: boolean; fail: boolean; main: boolean }>();
+  for (const summary of summaries) {
+    if (summary.number < a.start) continue;
+    if (a.end !== null && summary.number > a.end) break;
+    if (isInfraSuspect(summary)) continue;
+    const test = summary.tests.find((t) => t.key === a.subject);
+    if (!test || test.status === "skipped") continue;
+    if (test.status === "passed" && test.attempts.some((s) => s === "failed" || s === "errored") && summary.onDefaultBranch) return summary.number;
+    const sha = summary.commitSha ?? "";
+    const entry = seen.get(sha) ?? { pass: false, fail: false, main: false };
+    if (test.status === "passed") entry.pass = true;
+    else entry.fail = true;
+    entry.main ||= summary.onDefaultBranch;
+    seen.set(sha, entry);
+    if (entry.pass && entry.fail && entry.main) return summary.number;
+  }
+  void stream;
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Detection
+
+function familiesFor(seed: number): Record<Family, boolean> {
+  const bits = (((seed - SEED_BASE) % 16) + 16) % 16;
+  return { flaky: (bits & 1) !== 0, regression: (bits & 2) !== 0, spike: (bits & 4) !== 0, skip: (bits & 8) !== 0 };
+}
+
+function scoreStream(index: StreamIndex, summaries: RunSummary[], spec: CheckSpec, events: Detected[], score: Score) {
+  const { stream } = index;
+  const familyOn = stream.knobs.families[spec.family];
+  const mainRuns = mainCount(index, 1, index.lastRun);
+  if (!familyOn) {
+    score.cleanRuns += mainRuns;
+    score.cleanEvents += events.length;
+    const key = spec.family === "spike" ? `rho ${stream.knobs.rho}${stream.knobs.families.flaky ? "" : " (no flaky family)"}` : "all";
+    const entry = score.cleanByRho.get(key) ?? { events: 0, runs: 0 };
+    entry.events += events.length;
+    entry.runs += mainRuns;
+    score.cleanByRho.set(key, entry);
+  }
+  score.events += events.length;
+  const candidates = stream.anomalies.filter((a) => subjectMatchesFamily(spec.family, a));
+  const trueUnits = new Set<string>();
+  const falseUnits = new Set<string>();
+  for (const event of events) {
+    const match = matchEvent(index, spec.family, event, candidates);
+    if (match) trueUnits.add(`${event.run}|${match.id}`);
+    else falseUnits.add(`${event.run}|${event.subject}`);
+  }
+  // Each anomaly's first matching event (an event may match several anomalies).
+  const firstMatch = new Map<string, number>();
+  for (const a of candidates) {
+    const first = events.find((event) => subjectMatches(spec.family, event.subject, a) && inWindow(index, a, event.run));
+    if (first) firstMatch.set(a.id, first.run);
+  }
+  score.trueUnits += trueUnits.size;
+  score.falseUnits += falseUnits.size;
+  for (const unit of falseUnits) {
+    const [run, ...rest] = unit.split("|");
+    const subject = rest.join("|");
+    const cause = fpCause(index, spec.family, { run: Number(run), subject });
+    score.causes.set(cause, (score.causes.get(cause) ?? 0) + 1);
+    if (score.samples.length < 12) score.samples.push(`seed ${stream.seed} run ${run} ${subject.replace(/\u001f/g, " › ").slice(0, 70)}: ${cause}`);
+  }
+
+  for (const a of candidates) {
+    const horizon = a.size === "large" ? LARGE_D[a.type] : smallRecallRuns(index, a);
+    const observed = mainCount(index, a.start, index.lastRun);
+    if (observed < horizon) continue;
+    const first = firstMatch.get(a.id);
+    const delay = first === undefined ? null : mainCount(index, a.start, first);
+    const detected = delay !== null && delay <= horizon;
+    const size = a.size === "large" ? score.large : score.small;
+    size.total++;
+    const kindKey = `${kindOf(a)}|${a.size}`;
+    const kind = score.byKind.get(kindKey) ?? newSize();
+    kind.total++;
+    if (detected) {
+      size.detected++;
+      size.delays.push(delay);
+      kind.detected++;
+      kind.delays.push(delay);
+    }
+    score.byKind.set(kindKey, kind);
+    if (spec.family === "flaky") {
+      const evidence = evidenceRun(stream, a, summaries);
+      if (evidence !== null) {
+        score.evidence.withEvidence++;
+        if (first !== undefined && first <= evidence) score.evidence.flaggedByEvidenceRun++;
+      }
+    }
+  }
+}
+
+function subjectMatchesFamily(family: Family, a: Anomaly): boolean {
+  switch (family) {
+    case "flaky":
+      return a.type === "flaky_test";
+    case "regression":
+      return a.type === "duration_shift" || a.type === "duration_drift" || a.type === "test_duration_shift";
+    case "spike":
+      return a.type === "failure_spike" || a.type === "infra_outage";
+    case "skip":
+      return a.type === "skip_step" || a.type === "skip_ramp";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timing: per-run cost at 100 vs 10,000 runs of history
+
+type Timing = { name: string; at100: number; at10k: number; ratio: number; bytes100: number; bytes10k: number; tests100: number; tests10k: number };
+
+function timeChecks(log: (line: string) => void): { timings: Timing[]; streamNote: string } {
+  const total = TIMING_RUNS + TIMING_BLOCK;
+  const stream = generateStream({ seed: 7, runs: total, tests: TESTS, knobs: { families: { flaky: true, regression: false, spike: true, skip: false }, breakagesPer100: 0.2 } });
+  const summaries = stream.runs.map((run) => toRunSummary(run));
+  const timings: Timing[] = [];
+  for (const spec of CHECKS) {
+    const check = spec.check;
+    let state = check.initialState();
+    let state100: unknown = null;
+    for (const summary of summaries.slice(0, TIMING_RUNS)) {
+      state = check.update(state, summary).state;
+      if (summary.number === 100) state100 = state;
+    }
+    const state10k = state;
+    const block100 = summaries.slice(100, 100 + TIMING_BLOCK);
+    const block10k = summaries.slice(TIMING_RUNS, TIMING_RUNS + TIMING_BLOCK);
+    const runBlock = (from: unknown, block: RunSummary[]) => {
+      const started = performance.now();
+      let s = from;
+      for (const summary of block) s = check.update(s, summary).state;
+      return (performance.now() - started) / block.length;
+    };
+    // Warm-up, then interleaved repetitions (A B B A …) so drifting machine load hits both alike.
+    for (let i = 0; i < 3; i++) {
+      runBlock(state100, block100);
+      runBlock(state10k, block10k);
+    }
+    const a: number[] = [];
+    const b: number[] = [];
+    for (let rep = 0; rep < TIMING_REPS; rep++) {
+      if (rep % 2 === 0) {
+        a.push(runBlock(state100, block100));
+        b.push(runBlock(state10k, block10k));
+      } else {
+        b.push(runBlock(state10k, block10k));
+        a.push(runBlock(state100, block100));
+      }
+    }
+    const at100 = medianOf(a);
+    const at10k = medianOf(b);
+    const timing: Timing = {
+      name: spec.name,
+      at100,
+      at10k,
+      ratio: at10k / at100,
+      bytes100: JSON.stringify(state100).length,
+      bytes10k: JSON.stringify(state10k).length,
+      tests100: medianOf(block100.map((s) => s.tests.length)),
+      tests10k: medianOf(block10k.map((s) => s.tests.length)),
+    };
+    log(`timing ${spec.name}: ${at100.toFixed(3)} ms/run at 100, ${at10k.toFixed(3)} ms/run at 10,000 (ratio ${timing.ratio.toFixed(2)}); state ${timing.bytes100} → ${timing.bytes10k} bytes`);
+    timings.push(timing);
+  }
+  return {
+    timings,
+    streamNote: `seed 7, ${total} runs, ~${TESTS} tests per run, flaky and spike families on, 0.2 breakages per 100 runs (regression and skip off, fewer lasting breakages, so the test set and durations stay comparable over 10,000 runs)`,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+const pct = (n: number, d: number) => (d === 0 ? "n/a" : `${((100 * n) / d).toFixed(1)} %`);
+const ratioText = (n: number, d: number) => (d === 0 ? "n/a" : (n / d).toFixed(3));
+const perK = (events: number, runs: number) => (runs === 0 ? "n/a" : ((1000 * events) / runs).toFixed(2));
+const medianDelay = (s: SizeStats) => (s.delays.length === 0 ? "n/a" : String(medianOf(s.delays)));
+
+function codeVersion(): string {
+  try {
+    const git = (...a: string[]) => execFileSync("git", a, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const commit = git("rev-parse", "--short", "HEAD");
+    const dirty = git("status", "--porcelain", "--", "src/checks", "src/simulator", "bench/detection-bench.ts") !== "";
+    return dirty ? `commit ${commit} plus uncommitted changes under src/checks, src/simulator or the bench` : `commit ${commit}`;
+  } catch {
+    return "unknown (not a git checkout)";
+  }
+}
+
+async function main() {
+  const started = performance.now();
+  const log = (line: string) => process.stderr.write(`[detection-bench ${((performance.now() - started) / 1000).toFixed(1)} s] ${line}\n`);
+  const loadAtStart = os.loadavg()[0]!.toFixed(1);
+  const scores = new Map<string, { ours: Score; testNod: Score }>(CHECKS.map((spec) => [spec.name, { ours: newScore(), testNod: newScore() }]));
+  let totalRuns = 0;
+  let totalMain = 0;
+  let generationMs = 0;
+  const anomalyCounts = new Map<string, number>();
+
+  const seeds = Array.from({ length: STREAMS }, (_, i) => SEED_BASE + i);
+  for (const seed of seeds) {
+    const t0 = performance.now();
+    const stream = generateStream({ seed, runs: RUNS, tests: TESTS, knobs: { families: familiesFor(seed) } });
+    const summaries = stream.runs.map((run) => toRunSummary(run));
+    generationMs += performance.now() - t0;
+    const index = indexStream(stream);
+    totalRuns += stream.runs.length;
+    totalMain += mainCount(index, 1, index.lastRun);
+    for (const a of stream.anomalies) anomalyCounts.set(a.type, (anomalyCounts.get(a.type) ?? 0) + 1);
+
+    for (const spec of CHECKS) {
+      const score = scores.get(spec.name)!;
+      for (const [which, detector] of [
+        ["ours", ours(spec.check, spec.subjects)],
+        ["testNod", spec.testNod()],
+      ] as const) {
+        const events: Detected[] = [];
+        const t1 = performance.now();
+        for (const summary of summaries) for (const subject of detector.feed(summary)) events.push({ run: summary.number, subject });
+        score[which].ms += performance.now() - t1;
+        scoreStream(index, summaries, spec, events, score[which]);
+      }
+    }
+    if ((seed - SEED_BASE + 1) % 40 === 0) log(`${seed - SEED_BASE + 1}/${STREAMS} streams`);
+  }
+  log(`corpus done: ${totalRuns} runs (${totalMain} default-branch), generation ${(generationMs / 1000).toFixed(1)} s`);
+
+  const { timings, streamNote } = timeChecks(log);
+
+  // ------------------------------------------------------------------ tables
+  const targets: { check: string; target: string; value: string; pass: boolean }[] = [];
+  const lines: string[] = [];
+  lines.push("## Alert-check detection quality (`npm run bench:detection`)");
+  lines.push("");
+  lines.push(`Command: \`npm run bench:detection\` (script \`tsx bench/detection-bench.ts\`; options \`--streams=N --seed-base=S --runs=R --tests=T --no-write\`).`);
+  lines.push("");
+  lines.push(`- Date: ${new Date().toISOString().replace(/\.\d+Z$/, "Z")}; code: ${codeVersion()}`);
+  const cpus = os.cpus();
+  lines.push(`- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, Node ${process.version}; load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(1)} at end`);
+  lines.push(
+    `- Corpus: seeds ${SEED_BASE}–${SEED_BASE + STREAMS - 1} (${STREAMS} streams × ${RUNS} runs, ~${TESTS} tests; ${totalRuns} runs, ${totalMain} on the default branch). Anomaly family f is on in stream s when bit f of (s − ${SEED_BASE}) mod 16 is set (bits: flaky, regression, spike, skip), so each family is on in half the streams; the other half are its clean streams. Other knobs drawn per seed: ρ ∈ {0, 0.01, 0.05}, same-commit retry probability ∈ {0, 0.2, 0.5}, in-run retries ∈ {0, 1, 2}, Surefire or Gradle format, slow-runner share ∈ {0, 0.2, 0.5} (1.3×), 1 ms or 10 ms time steps.`,
+  );
+  lines.push(`- Anomalies injected: ${[...anomalyCounts].map(([type, n]) => `${type} ${n}`).join(", ")}.`);
+  lines.push(`- Windows (runs = default-branch runs; an event outside every window, or on the wrong subject, is false): ${WINDOW_TEXT.join("; ")}.`);
+  lines.push(
+    "- Large (recall target ≥ 0.95 within D runs): flaky p ≥ 0.1 (D = 50); run +25 % at log-σ ≤ 0.05, +50 % at ≤ 0.15, +100 % at ≤ 0.3 (D = 10; σ measured on the stream before its first duration anomaly); test ≥ +100 % with CV ≤ 20 % and median ≥ 1 s (D = 10); spike or outage with failing share ≥ 10 %, ≥ 20× the stream's baseline share and ρ ≤ 0.01 (D = 1); skip step +20 (D = 5). Everything else is small (recall within the window; flaky within 200 runs).",
+  );
+  lines.push(
+    "- Precision counts units: a distinct (run, anomaly) for true events, a distinct (run, subject) for false ones. False events per 1,000 clean runs: all events of the check in the streams where its family is off, per 1,000 default-branch runs.",
+  );
+  lines.push("");
+  lines.push("| Check | Rule | Events | False / 1,000 clean runs | Precision | Recall large | Recall small | Median runs to detection (large / small) | CPU s |");
+  lines.push("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+  for (const spec of CHECKS) {
+    const { ours: o, testNod: t } = scores.get(spec.name)!;
+    for (const [label, s] of [
+      ["ours", o],
+      [`TestNod: ${spec.testNodRule}`, t],
+    ] as const) {
+      lines.push(
+        `| ${spec.name} | ${label} | ${s.events} | ${perK(s.cleanEvents, s.cleanRuns)} | ${ratioText(s.trueUnits, s.trueUnits + s.falseUnits)} (${s.trueUnits}/${s.trueUnits + s.falseUnits}) | ${ratioText(s.large.detected, s.large.total)} (${s.large.detected}/${s.large.total}) | ${ratioText(s.small.detected, s.small.total)} (${s.small.detected}/${s.small.total}) | ${medianDelay(s.large)} / ${medianDelay(s.small)} | ${(s.ms / 1000).toFixed(1)} |`,
+      );
+    }
+    const precision = (s: Score) => s.trueUnits / Math.max(1, s.trueUnits + s.falseUnits);
+    const recall = (s: SizeStats) => (s.total === 0 ? Number.NaN : s.detected / s.total);
+    targets.push({ check: spec.name, target: "≤ 1 false event / 1,000 clean runs", value: perK(o.cleanEvents, o.cleanRuns), pass: (1000 * o.cleanEvents) / Math.max(1, o.cleanRuns) <= 1 });
+    targets.push({ check: spec.name, target: "precision ≥ 0.9", value: precision(o).toFixed(3), pass: precision(o) >= 0.9 });
+    targets.push({ check: spec.name, target: "recall ≥ 0.95 on large anomalies", value: ratioText(o.large.detected, o.large.total), pass: o.large.total > 0 && recall(o.large) >= 0.95 });
+    const largeOk = !(recall(o.large) < recall(t.large));
+    const smallOk = !(recall(o.small) < recall(t.small));
+    targets.push({
+      check: spec.name,
+      target: "recall ≥ TestNod's (large and small)",
+      value: `${ratioText(o.large.detected, o.large.total)} vs ${ratioText(t.large.detected, t.large.total)}; ${ratioText(o.small.detected, o.small.total)} vs ${ratioText(t.small.detected, t.small.total)}`,
+      pass: largeOk && smallOk,
+    });
+    targets.push({ check: spec.name, target: "precision > TestNod's", value: `${precision(o).toFixed(3)} vs ${precision(t).toFixed(3)}`, pass: precision(o) > precision(t) });
+  }
+  lines.push("");
+  lines.push("Recall by anomaly kind (ours vs TestNod; detected/total within the size's horizon, median runs to detection):");
+  lines.push("");
+  lines.push("| Check | Anomaly | Size | Ours | TestNod | Ours median runs |");
+  lines.push("|---|---|---|---:|---:|---:|");
+  for (const spec of CHECKS) {
+    const { ours: o, testNod: t } = scores.get(spec.name)!;
+    for (const [kind, s] of [...o.byKind].sort(([a], [b]) => a.localeCompare(b, "en", { numeric: true }))) {
+      const tn = t.byKind.get(kind) ?? newSize();
+      const [kindName, kindSizeName] = kind.split("|");
+      lines.push(`| ${spec.name} | ${kindName} | ${kindSizeName} | ${pct(s.detected, s.total)} (${s.detected}/${s.total}) | ${pct(tn.detected, tn.total)} | ${medianDelay(s)} |`);
+    }
+  }
+  const flaky = scores.get("test_flakiness")!.ours;
+  lines.push("");
+  lines.push(
+    `Same-commit / in-run retry evidence: of ${flaky.evidence.withEvidence} flaky tests that showed it on the default branch (in a non-infra-suspect run), ${flaky.evidence.flaggedByEvidenceRun} (${pct(flaky.evidence.flaggedByEvidenceRun, flaky.evidence.withEvidence)}) were flagged on or before that run.`,
+  );
+  const retryOfSpike = [...flaky.causes].filter(([cause]) => cause.startsWith("same-commit retry of a")).reduce((sum, [, n]) => sum + n, 0);
+  lines.push(
+    `If failures of a spike/outage run that pass on a same-commit retry counted as flaky (they are not labelled flaky here), test_flakiness precision would be ${ratioText(flaky.trueUnits + retryOfSpike, flaky.trueUnits + flaky.falseUnits)} instead of ${ratioText(flaky.trueUnits, flaky.trueUnits + flaky.falseUnits)}.`,
+  );
+  lines.push("");
+  lines.push("False events per 1,000 clean runs, failure_rate_spike by background (clean = spike family off):");
+  lines.push("");
+  lines.push("| Background | Ours | Naive rule | Default-branch runs |");
+  lines.push("|---|---:|---:|---:|");
+  const spike = scores.get("failure_rate_spike")!;
+  for (const [key, entry] of [...spike.ours.cleanByRho].sort(([a], [b]) => a.localeCompare(b))) {
+    const naive = spike.testNod.cleanByRho.get(key) ?? { events: 0, runs: 0 };
+    lines.push(`| ${key} | ${perK(entry.events, entry.runs)} | ${perK(naive.events, naive.runs)} | ${entry.runs} |`);
+  }
+  lines.push("");
+  lines.push("Where the false events of our checks come from (false units by cause, all streams):");
+  lines.push("");
+  lines.push("| Check | Cause | False units |");
+  lines.push("|---|---|---:|");
+  for (const spec of CHECKS) {
+    const o = scores.get(spec.name)!.ours;
+    for (const [cause, n] of [...o.causes].sort((a, b) => b[1] - a[1])) lines.push(`| ${spec.name} | ${cause} | ${n} |`);
+    if (o.causes.size === 0) lines.push(`| ${spec.name} | (none) | 0 |`);
+  }
+  lines.push("");
+  lines.push(
+    `Cost per run with 100 vs 10,000 runs of history (stream ${streamNote}; each check fed runs 1–10,000 through \`update\`; then the block of runs 101–${100 + TIMING_BLOCK} from the state after run 100 and the block ${TIMING_RUNS + 1}–${TIMING_RUNS + TIMING_BLOCK} from the state after run 10,000, ${TIMING_REPS} interleaved repetitions each after 3 warm-ups, median; state size = JSON bytes):`,
+  );
+  lines.push("");
+  lines.push("| Check | ms/run at 100 | ms/run at 10,000 | Ratio | Target ≤ 1.3 | State bytes at 100 | State bytes at 10,000 | Tests per run (100 / 10,000) |");
+  lines.push("|---|---:|---:|---:|---|---:|---:|---:|");
+  for (const t of timings) {
+    lines.push(`| ${t.name} | ${t.at100.toFixed(3)} | ${t.at10k.toFixed(3)} | ${t.ratio.toFixed(2)} | ${t.ratio <= 1.3 ? "PASS" : "FAIL"} | ${t.bytes100} | ${t.bytes10k} | ${t.tests100} / ${t.tests10k} |`);
+    targets.push({ check: t.name, target: "per-run time ratio 10,000 / 100 ≤ 1.3", value: t.ratio.toFixed(2), pass: t.ratio <= 1.3 });
+  }
+  lines.push("");
+  lines.push("Targets:");
+  lines.push("");
+  lines.push("| Check | Target | Value | Result |");
+  lines.push("|---|---|---|---|");
+  for (const t of targets) lines.push(`| ${t.check} | ${t.target} | ${t.value} | ${t.pass ? "PASS" : "FAIL"} |`);
+  lines.push("");
+  lines.push(`Bench wall time: ${((performance.now() - started) / 1000).toFixed(0)} s.`);
+  const report = lines.join("\n");
+
+  console.log(`\n${report}\n`);
+  for (const spec of CHECKS) {
+    const o = scores.get(spec.name)!.ours;
+    if (o.samples.length > 0) console.log(`False-event samples, ${spec.name}:\n  ${o.samples.join("\n  ")}`);
+  }
+  if (WRITE) {
+    writeBenchmarkSection(OUTPUT, "detection-bench", report);
+    log(`wrote ${path.relative(ROOT, OUTPUT)}`);
+  }
+}
+
+await main();

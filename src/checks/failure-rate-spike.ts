@@ -1,0 +1,298 @@
+/**
+ * `failure_rate_spike` (detection.md §6.3): one run whose share of failing tests is far above the
+ * project's usual level, judged with a beta-binomial tail test so that the ordinary clustering
+ * of failures (shared fixtures, one broken dependency failing many tests) is not mistaken for a spike.
+ *
+ * Only default-branch runs are used, for the baseline and for the check (§6.0: feature
+ * branches fail on purpose while work is in progress). Per run: n = passed + failed + errored
+ * (skipped excluded), f = failed + errored, x = f / n; runs with n = 0 are ignored.
+ *
+ * Baseline: exponentially decayed sums with λ = 0.99 (effective window ≈ 100 runs) of 1, λ-squared
+ * weights, n, f, x, x², x³ and x⁴; μ = Σf / Σn floored at 0.5 / n̄ (a project with no failures
+ * yet still has a finite tail); overdispersion ρ by the method of moments from
+ * Var_w(x) = μ(1−μ)/n̄ · (1 + (n̄−1)ρ), clamped to [0.01, 0.5]; the run is compared with
+ * BetaBinomial(n, a, b), a = μ(1−ρ)/ρ, b = (1−μ)(1−ρ)/ρ. It trips when all hold: runs_seen ≥ 20
+ * baseline runs, n ≥ 20, f ≥ 5, x ≥ 2μ, x − μ ≥ 0.02 and P(X ≥ f) ≤ 1e-3 (the tail is summed in
+ * log space, see statistics.ts).
+ *
+ * Var_w(x) enters the method of moments as a one-standard-error upper bound,
+ * Var + √((m₄ − Var²) / n_eff), with m₄ the weighted fourth central moment and n_eff = (Σw)²/Σw²
+ * (Kish). Failure rates are right-skewed, so a window's sample variance is usually below the
+ * true one, and because the tail is convex in ρ the point estimate gave about twice the nominal
+ * false-alarm rate. Seeded simulation (2 % failures, n = 200, ρ = 0.02–0.05 plus 5-test suite
+ * clusters in 3 % of runs, 10 × 1,000 runs): point estimate 1.9–2.4 false events per 1,000 runs,
+ * with the bound 1.1–1.2, the same as with the true ρ plugged in (α = 1e-3 itself allows ~1);
+ * recall of a jump from 0.5 % to 10 % failing (n = 500, ρ = 0.01) 100 % → 96 %.
+ *
+ * Baseline protection: a run that trips is not folded into the baseline, and neither is an
+ * infra-suspect run (`isInfraSuspect`): such runs are evaluated like any other (they may trip),
+ * but an outage must not raise μ and ρ and blind the check for the next hundred runs — which is
+ * what folding it in during the first 20 runs, when nothing can trip yet, would do.
+ *
+ * Newly failing tests: a compact map key → (default-branch run sequence number · 4 + last
+ * executed status: 0 passed, 1 failed, 2 errored, 3 none yet — only skipped). A test failing now
+ * is "newly failing" when its previous executed appearance passed. Infra-suspect runs read the
+ * map but do not write it (their failures say nothing about the tests). Entries not seen for 200
+ * default-branch runs are dropped in a sweep every 50 runs, so the map holds the tests of the
+ * last ≤ 250 runs.
+ *
+ * Cost per run: O(tests in the run) plus a shallow copy of the map; the beta-binomial tail
+ * (O(n)) only for runs that pass the cheap guards. No clock.
+ */
+import { betaBinomialCriticalCount, betaBinomialUpperTail, wilsonInterval } from "./statistics";
+import { type CaseStatus, type Check, type CheckEvent, type RunSummary, type RunTest, isInfraSuspect } from "./types";
+
+export const FAILURE_RATE_SPIKE_DETECTOR_VERSION = "failure_rate_spike/1";
+
+const DECAY = 0.99;
+const RHO_MIN = 0.01;
+const RHO_MAX = 0.5;
+const ALPHA = 1e-3;
+const MIN_RUNS_SEEN = 20;
+const MIN_EXECUTED = 20;
+const MIN_FAILURES = 5;
+const MIN_RATIO = 2;
+const MIN_DELTA = 0.02;
+const MU_FLOOR_NUMERATOR = 0.5;
+
+const STATUS_UNSEEN_RUNS = 200;
+const PRUNE_EVERY_RUNS = 50;
+const NEWLY_FAILING_LIST = 20;
+const MAX_STRING = 500;
+
+const CODE: Record<CaseStatus, number> = { passed: 0, failed: 1, errored: 2, skipped: 3 };
+const NONE_EXECUTED = 3;
+
+export type FailureRateSpikeState = {
+  /** State schema version. */
+  v: 1;
+  /** Runs folded into the baseline (runs_seen). */
+  seen: number;
+  /** Decayed sums: Σλ^a, Σλ^(2a), Σλ^a·n, Σλ^a·f, Σλ^a·x, Σλ^a·x², Σλ^a·x³, Σλ^a·x⁴. */
+  w: number;
+  w2: number;
+  sn: number;
+  sf: number;
+  sx: number;
+  sxx: number;
+  sx3: number;
+  sx4: number;
+  /** Consecutive evaluated runs without a trip. */
+  normal: number;
+  /** Default-branch runs with executed tests processed (the clock of `last`). */
+  seq: number;
+  /** key → seq · 4 + last executed status code (see the header). */
+  last: Record<string, number>;
+  /** `seq` of the last pruning sweep. */
+  pr: number;
+};
+
+type Baseline = { mu: number; rho: number; rhoPoint: number; nBar: number; a: number; b: number };
+
+function cap(text: string, max: number): string {
+  return text.length > max ? text.slice(0, max) : text;
+}
+
+function round(value: number, digits: number): number | null {
+  if (!Number.isFinite(value)) return null;
+  const factor = 10 ** digits;
+  const rounded = Math.round(value * factor) / factor;
+  return Object.is(rounded, -0) ? 0 : rounded;
+}
+
+/** Sets an own data property even for a key such as "__proto__" (test keys come from uploads). */
+function setOwn(record: Record<string, number>, key: string, value: number): void {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function isFail(status: CaseStatus): boolean {
+  return status === "failed" || status === "errored";
+}
+
+export function baselineOf(state: FailureRateSpikeState): Baseline | null {
+  if (state.w <= 0 || state.sn <= 0) return null;
+  const nBar = state.sn / state.w;
+  const floor = Math.min(0.5, MU_FLOOR_NUMERATOR / nBar);
+  const mu = Math.min(1 - floor, Math.max(state.sf / state.sn, floor));
+  const m = state.sx / state.w;
+  const e2 = state.sxx / state.w;
+  const e3 = state.sx3 / state.w;
+  const e4 = state.sx4 / state.w;
+  const variance = Math.max(0, e2 - m * m);
+  const m4 = Math.max(0, e4 - 4 * e3 * m + 6 * e2 * m * m - 3 * m ** 4);
+  const nEff = state.w2 > 0 ? (state.w * state.w) / state.w2 : 1;
+  const varianceBound = variance + Math.sqrt(Math.max(0, m4 - variance * variance) / nEff);
+  const rhoFrom = (v: number) => {
+    const raw = nBar > 1 ? ((v * nBar) / (mu * (1 - mu)) - 1) / (nBar - 1) : RHO_MAX;
+    return Math.min(RHO_MAX, Math.max(RHO_MIN, Number.isFinite(raw) ? raw : RHO_MAX));
+  };
+  const rho = rhoFrom(varianceBound);
+  return { mu, rho, rhoPoint: rhoFrom(variance), nBar, a: (mu * (1 - rho)) / rho, b: ((1 - mu) * (1 - rho)) / rho };
+}
+
+/** One outcome per key (any failure wins, then any pass, else skipped), in key order. */
+function outcomes(tests: RunTest[]): { key: string; name: string; status: CaseStatus }[] {
+  const byKey = new Map<string, { key: string; name: string; status: CaseStatus }>();
+  for (const test of tests) {
+    const existing = byKey.get(test.key);
+    if (!existing) {
+      byKey.set(test.key, { key: test.key, name: test.name, status: test.status });
+      continue;
+    }
+    if (isFail(existing.status)) continue;
+    if (isFail(test.status) || test.status === "passed") existing.status = test.status;
+  }
+  return [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+function infraReason(run: RunSummary): string | null {
+  if (!isInfraSuspect(run)) return null;
+  const executed = run.counts.passed + run.counts.failed + run.counts.errored;
+  return (run.counts.failed + run.counts.errored) / executed >= 0.5 ? "at_least_half_failed" : "errors_outnumber_failures_tenfold";
+}
+
+const WINDOW_DESCRIPTION = `default-branch runs, exponentially decayed baseline (λ = ${DECAY}, about ${Math.round(1 / (1 - DECAY))} runs); runs that tripped and infra-suspect runs are not folded in`;
+
+// ---------------------------------------------------------------------------------------------
+// The check
+
+function initialState(): FailureRateSpikeState {
+  return { v: 1, seen: 0, w: 0, w2: 0, sn: 0, sf: 0, sx: 0, sxx: 0, sx3: 0, sx4: 0, normal: 0, seq: 0, last: {}, pr: 0 };
+}
+
+function isValidState(state: unknown): state is FailureRateSpikeState {
+  if (typeof state !== "object" || state === null) return false;
+  const s = state as Partial<FailureRateSpikeState>;
+  return (
+    s.v === 1 &&
+    [s.seen, s.w, s.w2, s.sn, s.sf, s.sx, s.sxx, s.sx3, s.sx4, s.normal, s.seq, s.pr].every((value) => typeof value === "number" && Number.isFinite(value)) &&
+    typeof s.last === "object" &&
+    s.last !== null
+  );
+}
+
+function update(input: FailureRateSpikeState, run: RunSummary): { state: FailureRateSpikeState; events: CheckEvent[] } {
+  const state = isValidState(input) ? input : initialState();
+  if (!run.onDefaultBranch) return { state, events: [] };
+  const executed = run.counts.passed + run.counts.failed + run.counts.errored;
+  if (executed <= 0) return { state, events: [] };
+
+  const failing = run.counts.failed + run.counts.errored;
+  const x = failing / executed;
+  const suspect = isInfraSuspect(run);
+  const seq = state.seq + 1;
+
+  // Newly failing tests, and (unless infra-suspect) the last-status map.
+  const newlyFailing: string[] = [];
+  let last = state.last;
+  const writeStatuses = !suspect;
+  if (writeStatuses) last = Object.fromEntries(Object.entries(state.last)); // data properties only, whatever the keys
+  for (const outcome of outcomes(run.tests)) {
+    const previous = Object.prototype.hasOwnProperty.call(state.last, outcome.key) ? (state.last[outcome.key] as number) : null;
+    const previousCode = previous === null ? null : previous % 4;
+    if (isFail(outcome.status) && previousCode === CODE.passed) newlyFailing.push(outcome.name);
+    if (writeStatuses) {
+      const code = outcome.status === "skipped" ? (previousCode ?? NONE_EXECUTED) : CODE[outcome.status];
+      setOwn(last, outcome.key, seq * 4 + code);
+    }
+  }
+  let pr = state.pr;
+  if (seq - pr >= PRUNE_EVERY_RUNS) {
+    pr = seq;
+    const kept: Record<string, number> = {};
+    for (const [key, value] of Object.entries(last)) {
+      if (seq - Math.floor(value / 4) <= STATUS_UNSEEN_RUNS) setOwn(kept, key, value);
+    }
+    last = kept;
+  }
+
+  // The test against the baseline as it stood before this run.
+  const baseline = baselineOf(state);
+  const events: CheckEvent[] = [];
+  let tripped = false;
+  if (
+    baseline &&
+    state.seen >= MIN_RUNS_SEEN &&
+    executed >= MIN_EXECUTED &&
+    failing >= MIN_FAILURES &&
+    x >= MIN_RATIO * baseline.mu &&
+    x - baseline.mu >= MIN_DELTA
+  ) {
+    const p = betaBinomialUpperTail(failing, executed, baseline.a, baseline.b);
+    if (p <= ALPHA) {
+      tripped = true;
+      const critical = betaBinomialCriticalCount(executed, baseline.a, baseline.b, ALPHA);
+      const neededFailures = Math.max(
+        MIN_FAILURES,
+        Math.ceil(MIN_RATIO * baseline.mu * executed - 1e-9),
+        Math.ceil((baseline.mu + MIN_DELTA) * executed - 1e-9),
+        critical,
+      );
+      const wilson = wilsonInterval(failing, executed);
+      events.push({
+        metadata: {
+          subject: "run",
+          run_number: run.number,
+          executed,
+          failed: run.counts.failed,
+          errored: run.counts.errored,
+          failure_rate: round(x, 4),
+          failure_rate_wilson_95: { low: round(wilson.low, 4), high: round(wilson.high, 4) },
+          baseline_failure_rate: round(baseline.mu, 5),
+          baseline_effective_runs: round(state.w, 1),
+          baseline_mean_executed: round(baseline.nBar, 1),
+          overdispersion_rho: round(baseline.rho, 4),
+          overdispersion_rho_point_estimate: round(baseline.rhoPoint, 4),
+          ratio_to_baseline: round(x / baseline.mu, 2),
+          delta_pp: round((x - baseline.mu) * 100, 2),
+          p_value: p,
+          alpha: ALPHA,
+          statistic: "beta_binomial_tail",
+          observed: round(x, 4),
+          threshold: round(neededFailures / executed, 4),
+          threshold_failures: neededFailures,
+          thresholds: {
+            min_runs_seen: MIN_RUNS_SEEN,
+            min_executed: MIN_EXECUTED,
+            min_failures: MIN_FAILURES,
+            min_ratio_to_baseline: MIN_RATIO,
+            min_delta_pp: MIN_DELTA * 100,
+            alpha: ALPHA,
+            rho_floor: RHO_MIN,
+            rho_ceiling: RHO_MAX,
+            decay: DECAY,
+          },
+          window: WINDOW_DESCRIPTION,
+          newly_failing_tests: newlyFailing.slice(0, NEWLY_FAILING_LIST).map((name) => cap(name, MAX_STRING)),
+          newly_failing_count: newlyFailing.length,
+          infra_suspect: suspect,
+          infra_suspect_reason: infraReason(run),
+          detector_version: FAILURE_RATE_SPIKE_DETECTOR_VERSION,
+        },
+      });
+    }
+  }
+
+  // Fold the run into the baseline unless it tripped or looks like broken infrastructure.
+  let { seen, w, w2, sn, sf, sx, sxx, sx3, sx4 } = state;
+  if (!tripped && !suspect) {
+    seen += 1;
+    w = DECAY * w + 1;
+    w2 = DECAY * DECAY * w2 + 1;
+    sn = DECAY * sn + executed;
+    sf = DECAY * sf + failing;
+    sx = DECAY * sx + x;
+    sxx = DECAY * sxx + x * x;
+    sx3 = DECAY * sx3 + x * x * x;
+    sx4 = DECAY * sx4 + x * x * x * x;
+  }
+  const normal = tripped ? 0 : state.normal + 1;
+
+  return { state: { v: 1, seen, w, w2, sn, sf, sx, sxx, sx3, sx4, normal, seq, last, pr }, events };
+}
+
+export const failureRateSpikeCheck: Check<FailureRateSpikeState> = {
+  version: FAILURE_RATE_SPIKE_DETECTOR_VERSION,
+  initialState,
+  update,
+};

@@ -1,0 +1,588 @@
+/**
+ * `test_flakiness` (detection.md §6.1): flags a test that both passes and fails on the same code.
+ *
+ * Per test (by `RunTest.key`) the state keeps:
+ * - a window of the last ≤ 50 countable outcomes on the default branch (1 = failed/errored,
+ *   0 = passed; skipped is not counted), newest in bit 0, as two 25-bit integers;
+ * - an LRU of ≤ 8 commits (by a 53-bit hash of the SHA) with pass/fail counts, any branch: the
+ *   first time one commit has both a pass and a fail is `same_commit` evidence;
+ * - ≤ 8 recent evidence entries (`same_commit` or `passed_on_retry`, any branch) with a 14-day TTL;
+ * - recovery bookkeeping (consecutive default-branch passes, last failure) and the flag.
+ *
+ * A test is flagged (one event) when either
+ * - A (evidence): ≥ 1 distinct evidence commit within 14 days if any of it is on the default
+ *   branch, else ≥ 2 (a commit SHA identifies evidence; a run without SHA counts as its own);
+ * - B (history): n ≥ 20, f ≥ 3, n − f ≥ 3, flips ≥ 4 and Wald–Wolfowitz runs-test z ≥ −2.
+ * It stays flagged (no further events) until it has had ≥ 50 default-branch passes in a row since
+ * the flag/last failure AND ≥ 14 days have passed since both the flag and its last evidence;
+ * a later flag is a new event.
+ *
+ * Runs where `isInfraSuspect(run)` do not touch per-test state; they are only counted in a
+ * project-level window of the last 50 default-branch runs (`infra_excluded_runs_in_window`).
+ *
+ * Cost per run: O(tests in the run · log) plus one shallow copy of the key → entry record (the
+ * purity contract forbids mutating the caller's object; the copy is the same order as the jsonb
+ * load/save around it and does no per-test work). Tests not seen for 200 project runs are dropped
+ * in a sweep every 50 runs, so the sweep is amortised O(1) per stored test and the state stays
+ * bounded by the tests of the last ~250 runs.
+ *
+ * Time comes only from `run.createdAt`; the same state and run always give the same output.
+ * Cases are processed in key order, so the order of cases within a run changes nothing.
+ *
+ * Choices where §6.1 is silent:
+ * - A pass on retry is a pass in the window and in the same-commit LRU (its retry is its own
+ *   evidence), but it resets the consecutive-pass counter that un-flagging needs.
+ * - Same-commit evidence counts as default-branch evidence if the SHA was seen there in any run.
+ * - Un-flag needs 14 days since the flag as well as since the last evidence, so a history flag
+ *   (which has no evidence) also waits 14 days.
+ * - When both rules hold, `rule` names the newest evidence kind (the most explainable).
+ * - `first_failure_run_number` is the first failure (any branch, pass on retry included) since
+ *   the test was last clean: no failure in its window and no evidence within 14 days.
+ * - Duplicate keys within one run are merged: any failure → failure, else any pass → pass.
+ * - Events per run: at most 50, in key order; if more tests were newly flagged, the 50th event
+ *   carries `more_flagged_count` and `more_flagged_test_keys` (≤ 50). Those tests are flagged all
+ *   the same (no later event). This matches the orchestrator's own cap of 50 per check and run.
+ */
+import { type CaseStatus, type Check, type CheckEvent, type RunSummary, type RunTest, isInfraSuspect } from "./types";
+
+export const FLAKINESS_DETECTOR_VERSION = "test_flakiness/1";
+
+const WINDOW = 50;
+const HALF_BITS = 25;
+const HALF_MASK = (1 << HALF_BITS) - 1;
+const MIN_RUNS = 20;
+const MIN_FAILURES = 3;
+const MIN_PASSES = 3;
+const MIN_FLIPS = 4;
+const Z_MIN = -2;
+const MIN_EVIDENCE_DEFAULT = 1;
+const MIN_EVIDENCE_OTHER = 2;
+const EVIDENCE_TTL_MS = 14 * 24 * 60 * 60 * 1000;
+const UNFLAG_CLEAN_RUNS = 50;
+const LRU_SIZE = 8;
+const EVIDENCE_SIZE = 8;
+const PRUNE_EVERY_RUNS = 50;
+const PRUNE_UNSEEN_RUNS = 200;
+const MAX_EVENTS_PER_RUN = 50;
+const MAX_STRING = 500;
+/** Stored strings (commit SHA, branch) are shorter than event strings: they live in every entry. */
+const MAX_STORED_STRING = 200;
+/** Small counters are capped so a long-lived entry cannot grow its digits forever. */
+const COUNTER_CAP = 1_000_000;
+const DECAY = 0.9;
+
+type EvidenceKind = "same_commit" | "passed_on_retry";
+type Rule = EvidenceKind | "history_flips";
+
+/** One evidence entry (kept ≤ 8, oldest first). */
+type Evidence = {
+  /** "same_commit" | "passed_on_retry" */
+  k: EvidenceKind;
+  /** Commit SHA (capped), or null when the run carried none. */
+  c: string | null;
+  /** Branch of the run that produced it (capped), or null. */
+  b: string | null;
+  /** 1 when the evidence involves the default branch. */
+  d: 0 | 1;
+  /** Run number and createdAt (epoch ms) of the run that produced it. */
+  r: number;
+  t: number;
+  /** Passes and failures behind it (same commit: outcomes seen on the SHA; retry: 1 and the failed attempts). */
+  p: number;
+  f: number;
+};
+
+/** Per-test state (about 40–250 bytes of JSON). Optional keys are absent (never undefined) when empty. */
+export type FlakinessTestState = {
+  /** Default-branch outcome window, 1 = fail, newest outcome in bit 0 of `wl`: bits 0–24 in `wl`, bits 25–49 in `wh`. */
+  wh: number;
+  wl: number;
+  /** Outcomes in the window (≤ 50). */
+  n: number;
+  /** last_seen_run_number: the last non-infra run that contained the test. */
+  ls: number;
+  /** Consecutive default-branch passes since the last failure, pass on retry or flag. */
+  cp: number;
+  /** First failure of the current episode (cleared once the test is clean again) and the last failure: run numbers, any branch. */
+  ff?: number;
+  lf?: number;
+  /**
+   * Same-commit LRU, least recently used first, flattened: 4 numbers per commit
+   * [53-bit hash of the SHA, passes, failures, flags (1 = seen on the default branch, 2 = evidence recorded)].
+   */
+  c?: number[];
+  /** Recent evidence, oldest first. */
+  e?: Evidence[];
+  /** When flagged: run number, createdAt (epoch ms) and rule of the flag. */
+  fl?: number;
+  ft?: number;
+  fr?: Rule;
+};
+
+export type FlakinessState = {
+  /** State schema version. */
+  v: 1;
+  /** Per-test state by `RunTest.key`. */
+  tests: Record<string, FlakinessTestState>;
+  /** Project-level window of the last ≤ 50 default-branch runs, 1 = infra-suspect (excluded from per-test state). */
+  infra: { wh: number; wl: number; n: number };
+  /** Run number of the last pruning sweep. */
+  pr: number;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Bit windows: 50 bits as two 25-bit halves (exact in JSON, plain 32-bit operations)
+
+function shiftLo(lo: number, bit: number): number {
+  return ((lo << 1) | bit) & HALF_MASK;
+}
+
+function shiftHi(hi: number, lo: number): number {
+  return ((hi << 1) | ((lo >>> (HALF_BITS - 1)) & 1)) & HALF_MASK;
+}
+
+function bitAt(hi: number, lo: number, index: number): number {
+  return index < HALF_BITS ? (lo >>> index) & 1 : (hi >>> (index - HALF_BITS)) & 1;
+}
+
+function popcount(x: number): number {
+  let v = x >>> 0;
+  v = v - ((v >>> 1) & 0x55555555);
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  return (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;
+}
+
+/** Ones in a window (bits beyond its length are always zero). */
+function ones(hi: number, lo: number): number {
+  return popcount(hi) + popcount(lo);
+}
+
+function windowFlips(hi: number, lo: number, n: number): number {
+  let flips = 0;
+  for (let i = 0; i + 1 < n; i++) flips += bitAt(hi, lo, i) ^ bitAt(hi, lo, i + 1);
+  return flips;
+}
+
+/** Apple-style decayed flip score over the window: Σ flip_i·0.9^i / Σ 0.9^i (i = 0 is the newest pair). */
+function decayedFlipScore(hi: number, lo: number, n: number): number | null {
+  if (n < 2) return null;
+  let score = 0;
+  let norm = 0;
+  let weight = 1;
+  for (let i = 0; i + 1 < n; i++) {
+    score += (bitAt(hi, lo, i) ^ bitAt(hi, lo, i + 1)) * weight;
+    norm += weight;
+    weight *= DECAY;
+  }
+  return score / norm;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+
+/**
+ * Wald–Wolfowitz runs-test z for n outcomes with f failures and `flips` changes (R = flips + 1):
+ * E[R] = 1 + 2n₀n₁/n, Var[R] = 2n₀n₁(2n₀n₁ − n)/(n²(n − 1)). Null when undefined (no variance).
+ */
+export function runsTestZ(n: number, failures: number, flips: number): number | null {
+  const n1 = failures;
+  const n0 = n - failures;
+  if (n < 2 || n0 <= 0 || n1 <= 0) return null;
+  const expected = 1 + (2 * n0 * n1) / n;
+  const variance = (2 * n0 * n1 * (2 * n0 * n1 - n)) / (n * n * (n - 1));
+  if (!(variance > 0)) return null;
+  return (flips + 1 - expected) / Math.sqrt(variance);
+}
+
+/** Wilson score 95 % interval for k successes in n trials; null for n = 0. */
+export function wilson95(k: number, n: number): { low: number; high: number } | null {
+  if (n <= 0) return null;
+  const z = 1.959963984540054;
+  const p = k / n;
+  const z2 = z * z;
+  const denom = 1 + z2 / n;
+  const center = (p + z2 / (2 * n)) / denom;
+  const half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / denom;
+  return { low: Math.max(0, center - half), high: Math.min(1, center + half) };
+}
+
+type WindowStats = { n: number; failures: number; passes: number; flips: number; z: number | null };
+
+function windowStats(wh: number, wl: number, n: number): WindowStats {
+  const failures = ones(wh, wl);
+  const flips = windowFlips(wh, wl, n);
+  return { n, failures, passes: n - failures, flips, z: runsTestZ(n, failures, flips) };
+}
+
+/** Rule B. Cheap guards first: the flip count (≤ 49 steps) only when the counts allow a flag. */
+function historyRuleHolds(wh: number, wl: number, n: number): WindowStats | null {
+  if (n < MIN_RUNS) return null;
+  const failures = ones(wh, wl);
+  if (failures < MIN_FAILURES || n - failures < MIN_PASSES) return null;
+  const flips = windowFlips(wh, wl, n);
+  if (flips < MIN_FLIPS) return null;
+  const z = runsTestZ(n, failures, flips);
+  if (z === null || z < Z_MIN) return null;
+  return { n, failures, passes: n - failures, flips, z };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+/** cyrb53: a deterministic 53-bit string hash (a safe integer, exact in JSON and jsonb). */
+function hash53(text: string): number {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+function cap(text: string | null, max: number): string | null {
+  if (text === null || text === undefined) return null;
+  return text.length > max ? text.slice(0, max) : text;
+}
+
+function round(value: number | null, digits: number): number | null {
+  if (value === null || !Number.isFinite(value)) return null;
+  const factor = 10 ** digits;
+  const rounded = Math.round(value * factor) / factor;
+  return Object.is(rounded, -0) ? 0 : rounded;
+}
+
+function isFail(status: CaseStatus): boolean {
+  return status === "failed" || status === "errored";
+}
+
+function timeOf(run: RunSummary): number {
+  const t = run.createdAt instanceof Date ? run.createdAt.getTime() : new Date(run.createdAt as unknown as string).getTime();
+  return Number.isFinite(t) ? t : 0;
+}
+
+function isValidState(state: unknown): state is FlakinessState {
+  if (typeof state !== "object" || state === null) return false;
+  const s = state as Partial<FlakinessState>;
+  return s.v === 1 && typeof s.tests === "object" && s.tests !== null && typeof s.infra === "object" && s.infra !== null && typeof s.pr === "number";
+}
+
+/** One outcome per key: duplicates of a key within a run (unmerged parametrised cases) are combined. */
+type Outcome = { test: RunTest; status: CaseStatus; attempts: CaseStatus[] };
+
+function combine(tests: RunTest[]): Outcome[] {
+  const byKey = new Map<string, Outcome>();
+  for (const test of tests) {
+    const existing = byKey.get(test.key);
+    if (!existing) {
+      byKey.set(test.key, { test, status: test.status, attempts: test.attempts });
+      continue;
+    }
+    // Any failure makes the combined outcome a failure; else any pass a pass; else skipped.
+    existing.status = isFail(existing.status)
+      ? existing.status
+      : isFail(test.status)
+        ? test.status
+        : existing.status === "passed" || test.status === "passed"
+          ? "passed"
+          : "skipped";
+    existing.attempts = [...existing.attempts, ...test.attempts];
+  }
+  // Processing in key order makes the output independent of the order of cases in the run.
+  return [...byKey.values()].sort((a, b) => (a.test.key < b.test.key ? -1 : a.test.key > b.test.key ? 1 : 0));
+}
+
+function evidenceIdentity(evidence: Evidence): string {
+  return evidence.c !== null ? `c:${evidence.c}` : `r:${evidence.r}`;
+}
+
+function recentEvidence(evidence: Evidence[] | undefined, now: number): Evidence[] {
+  return evidence ? evidence.filter((item) => now - item.t < EVIDENCE_TTL_MS) : [];
+}
+
+/** Rule A: distinct evidence commits within 14 days (1 needed if any is on the default branch, else 2). */
+function evidenceRule(evidence: Evidence[] | undefined, now: number): { count: number; needed: number; latest: Evidence } | null {
+  const recent = recentEvidence(evidence, now);
+  const latest = recent[recent.length - 1];
+  if (!latest) return null;
+  const count = new Set(recent.map(evidenceIdentity)).size;
+  const needed = recent.some((item) => item.d === 1) ? MIN_EVIDENCE_DEFAULT : MIN_EVIDENCE_OTHER;
+  return count >= needed ? { count, needed, latest } : null;
+}
+
+function pushEvidence(list: Evidence[] | undefined, item: Evidence): Evidence[] {
+  const next = list ? list.slice(list.length >= EVIDENCE_SIZE ? list.length - EVIDENCE_SIZE + 1 : 0) : [];
+  next.push(item);
+  return next;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-test update
+
+/** What the run contributes to every test: computed once per run. */
+type RunContext = { run: RunSummary; now: number; shaHash: number | null; sha: string | null; branch: string | null; onDefault: 0 | 1 };
+
+type Flag = { key: string; outcome: Outcome; entry: FlakinessTestState; rule: Rule; history: WindowStats | null; evidence: { count: number; needed: number } | null };
+
+function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, ctx: RunContext): { entry: FlakinessTestState; flag: Flag | null } {
+  const { run, now } = ctx;
+  const status = outcome.status;
+  const failed = isFail(status);
+  const passed = status === "passed";
+  let failedAttempts = 0;
+  for (const attempt of outcome.attempts) if (isFail(attempt)) failedAttempts++;
+  const passedOnRetry = passed && failedAttempts > 0;
+
+  let wh = previous?.wh ?? 0;
+  let wl = previous?.wl ?? 0;
+  let n = previous?.n ?? 0;
+  let cp = previous?.cp ?? 0;
+  let ff = previous?.ff;
+  let lf = previous?.lf;
+  let lru = previous?.c;
+  let evidence = previous?.e;
+  let fl = previous?.fl;
+  let ft = previous?.ft;
+  let fr = previous?.fr;
+  const ls = previous ? Math.max(previous.ls, run.number) : run.number;
+
+  if (failed || passedOnRetry) {
+    lf = run.number;
+    if (ff === undefined) ff = run.number;
+  }
+
+  // 1. The default-branch window and the recovery counter.
+  if (ctx.onDefault === 1 && (passed || failed)) {
+    wh = shiftHi(wh, wl);
+    wl = shiftLo(wl, failed ? 1 : 0);
+    n = Math.min(WINDOW, n + 1);
+    cp = failed || passedOnRetry ? 0 : Math.min(cp + 1, COUNTER_CAP);
+  }
+
+  // 2. Same-commit LRU (any branch). A pass on retry counts as a pass here: its retry is its own evidence.
+  if (ctx.shaHash !== null && (passed || failed)) {
+    const next: number[] = [];
+    let p = 0;
+    let f = 0;
+    let flags = 0;
+    if (lru) {
+      for (let i = 0; i + 3 < lru.length; i += 4) {
+        if (lru[i] === ctx.shaHash) {
+          p = lru[i + 1] ?? 0;
+          f = lru[i + 2] ?? 0;
+          flags = lru[i + 3] ?? 0;
+        } else {
+          next.push(lru[i] ?? 0, lru[i + 1] ?? 0, lru[i + 2] ?? 0, lru[i + 3] ?? 0);
+        }
+      }
+    }
+    if (passed) p = Math.min(p + 1, COUNTER_CAP);
+    else f = Math.min(f + 1, COUNTER_CAP);
+    flags |= ctx.onDefault;
+    if (p > 0 && f > 0 && (flags & 2) === 0) {
+      flags |= 2;
+      evidence = pushEvidence(evidence, { k: "same_commit", c: ctx.sha, b: ctx.branch, d: (flags & 1) as 0 | 1, r: run.number, t: now, p, f });
+    }
+    next.push(ctx.shaHash, p, f, flags);
+    lru = next.length > 4 * LRU_SIZE ? next.slice(next.length - 4 * LRU_SIZE) : next;
+  }
+
+  // 3. Pass on retry (any branch).
+  if (passedOnRetry) {
+    evidence = pushEvidence(evidence, { k: "passed_on_retry", c: ctx.sha, b: ctx.branch, d: ctx.onDefault, r: run.number, t: now, p: 1, f: failedAttempts });
+  }
+
+  // 4. Un-flag: ≥ 50 default-branch passes in a row since the flag and the last failure, and 14 days since the flag and the last evidence.
+  if (fl !== undefined && cp >= UNFLAG_CLEAN_RUNS) {
+    let lastSignal = ft ?? 0;
+    if (evidence) for (const item of evidence) lastSignal = Math.max(lastSignal, item.t);
+    if (now - lastSignal >= EVIDENCE_TTL_MS) {
+      fl = undefined;
+      ft = undefined;
+      fr = undefined;
+      ff = undefined;
+    }
+  }
+
+  // 5. Flag rules, for a test not flagged.
+  let flag: Omit<Flag, "entry"> | null = null;
+  if (fl === undefined) {
+    const byEvidence = evidence ? evidenceRule(evidence, now) : null;
+    const byHistory = ctx.onDefault === 1 ? historyRuleHolds(wh, wl, n) : null;
+    if (byEvidence || byHistory) {
+      const rule: Rule = byEvidence ? byEvidence.latest.k : "history_flips";
+      cp = 0;
+      fl = run.number;
+      ft = now;
+      fr = rule;
+      flag = { key: outcome.test.key, outcome, rule, history: byHistory, evidence: byEvidence ? { count: byEvidence.count, needed: byEvidence.needed } : null };
+    } else if (ff !== undefined && n > 0 && wh === 0 && wl === 0 && recentEvidence(evidence, now).length === 0) {
+      // Clean again (no failure in the window, no recent evidence): the next failure starts a new episode.
+      ff = undefined;
+    }
+  }
+
+  // A fixed key order; empty optional keys are left out.
+  const entry: FlakinessTestState = { wh, wl, n, ls, cp };
+  if (ff !== undefined) entry.ff = ff;
+  if (lf !== undefined) entry.lf = lf;
+  if (lru !== undefined && lru.length > 0) entry.c = lru;
+  if (evidence !== undefined && evidence.length > 0) entry.e = evidence;
+  if (fl !== undefined) {
+    entry.fl = fl;
+    if (ft !== undefined) entry.ft = ft;
+    if (fr !== undefined) entry.fr = fr;
+  }
+  return { entry, flag: flag ? { ...flag, entry } : null };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+function flagMetadata(flag: Flag, run: RunSummary, now: number, infraExcluded: number): Record<string, unknown> {
+  const { entry, outcome } = flag;
+  const stats = flag.history ?? windowStats(entry.wh, entry.wl, entry.n);
+  const ci = wilson95(stats.failures, stats.n);
+  const evidence = recentEvidence(entry.e, now)
+    .reverse()
+    .map((item) => ({
+      kind: item.k,
+      commit_sha: cap(item.c, MAX_STRING),
+      branch: cap(item.b, MAX_STRING),
+      run_number: item.r,
+      created_at: new Date(item.t).toISOString(),
+      on_default_branch: item.d === 1,
+      passed: item.p,
+      failed: item.f,
+    }));
+  const byHistory = flag.rule === "history_flips";
+  return {
+    subject: "test",
+    test_key: cap(flag.key, MAX_STRING),
+    suite: cap(outcome.test.suite, MAX_STRING),
+    classname: cap(outcome.test.classname, MAX_STRING),
+    name: cap(outcome.test.name, MAX_STRING),
+    rule: flag.rule,
+    run_number: run.number,
+    branch: cap(run.branch, MAX_STRING),
+    commit_sha: cap(run.commitSha, MAX_STRING),
+    branch_scope: byHistory ? "default branch" : "any branch",
+    window_runs: stats.n,
+    failures: stats.failures,
+    passes: stats.passes,
+    failure_rate: stats.n > 0 ? round(stats.failures / stats.n, 4) : null,
+    failure_rate_ci95_low: ci ? round(ci.low, 4) : null,
+    failure_rate_ci95_high: ci ? round(ci.high, 4) : null,
+    flips: stats.flips,
+    flip_rate: stats.n > 1 ? round(stats.flips / (stats.n - 1), 4) : null,
+    runs_test_z: round(stats.z, 3),
+    decayed_flip_score: round(decayedFlipScore(entry.wh, entry.wl, entry.n), 4),
+    evidence,
+    first_failure_run_number: entry.ff ?? null,
+    last_failure_run_number: entry.lf ?? null,
+    baseline: `last ${WINDOW} default-branch runs containing the test, infra-suspect runs excluded; same-commit and retry evidence from any branch within 14 days`,
+    infra_excluded_runs_in_window: infraExcluded,
+    thresholds: {
+      min_runs: MIN_RUNS,
+      min_failures: MIN_FAILURES,
+      min_passes: MIN_PASSES,
+      min_flips: MIN_FLIPS,
+      z_min: Z_MIN,
+      min_evidence: MIN_EVIDENCE_DEFAULT,
+      min_evidence_non_default: MIN_EVIDENCE_OTHER,
+      evidence_window_days: 14,
+    },
+    statistic: byHistory ? "runs_test_z" : "evidence_count",
+    observed: byHistory ? round(stats.z, 3) : (flag.evidence?.count ?? 0),
+    threshold: byHistory ? Z_MIN : (flag.evidence?.needed ?? MIN_EVIDENCE_DEFAULT),
+    detector_version: FLAKINESS_DETECTOR_VERSION,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The check
+
+function initialState(): FlakinessState {
+  return { v: 1, tests: {}, infra: { wh: 0, wl: 0, n: 0 }, pr: 0 };
+}
+
+function update(input: FlakinessState, run: RunSummary): { state: FlakinessState; events: CheckEvent[] } {
+  const state = isValidState(input) ? input : initialState();
+  const now = timeOf(run);
+  const suspect = isInfraSuspect(run);
+
+  let infra = state.infra;
+  if (run.onDefaultBranch) {
+    infra = { wh: shiftHi(infra.wh, infra.wl), wl: shiftLo(infra.wl, suspect ? 1 : 0), n: Math.min(WINDOW, infra.n + 1) };
+  }
+  const infraExcluded = ones(infra.wh, infra.wl);
+
+  let tests = state.tests;
+  const flags: Flag[] = [];
+  if (!suspect && run.tests.length > 0) {
+    const sha = run.commitSha !== null && run.commitSha !== "" ? run.commitSha : null;
+    const ctx: RunContext = {
+      run,
+      now,
+      shaHash: sha === null ? null : hash53(sha),
+      sha: cap(sha, MAX_STORED_STRING),
+      branch: cap(run.branch, MAX_STORED_STRING),
+      onDefault: run.onDefaultBranch ? 1 : 0,
+    };
+    // The one O(stored tests) step per run: a shallow copy, so the caller's state is never mutated
+    // (about 1.5 µs per stored test; the jsonb load and save around the check cost more).
+    tests = {};
+    for (const key in state.tests) tests[key] = state.tests[key] as FlakinessTestState;
+    for (const outcome of combine(run.tests)) {
+      const key = outcome.test.key;
+      const { entry, flag } = updateTest(tests[key], outcome, ctx);
+      tests[key] = entry;
+      if (flag) flags.push(flag);
+    }
+  }
+
+  // Amortised pruning: every 50 runs, drop tests not seen for 200 runs.
+  let pr = state.pr;
+  if (run.number - pr >= PRUNE_EVERY_RUNS || run.number < pr) {
+    pr = run.number;
+    const current = tests;
+    const stale = Object.keys(current).filter((key) => run.number - (current[key]?.ls ?? 0) > PRUNE_UNSEEN_RUNS);
+    if (stale.length > 0) {
+      const kept: Record<string, FlakinessTestState> = {};
+      for (const key of Object.keys(current)) if (run.number - (current[key]?.ls ?? 0) <= PRUNE_UNSEEN_RUNS) kept[key] = current[key] as FlakinessTestState;
+      tests = kept;
+    }
+  }
+
+  // Flags are in key order (combine sorts). At most 50 events per run (the orchestrator's cap
+  // too): the 50th carries `more_flagged_count` and up to 50 keys of the tests not reported
+  // individually. Those tests are flagged all the same and will not be reported again.
+  const events: CheckEvent[] = flags.slice(0, MAX_EVENTS_PER_RUN).map((flag) => ({ metadata: flagMetadata(flag, run, now, infraExcluded) }));
+  if (flags.length > MAX_EVENTS_PER_RUN) {
+    const rest = flags.slice(MAX_EVENTS_PER_RUN);
+    const last = events[events.length - 1] as CheckEvent;
+    last.metadata = {
+      ...last.metadata,
+      more_flagged_count: rest.length,
+      more_flagged_test_keys: rest.slice(0, MAX_EVENTS_PER_RUN).map((flag) => cap(flag.key, MAX_STRING)),
+    };
+  }
+
+  return { state: { v: 1, tests, infra, pr }, events };
+}
+
+export const flakinessCheck: Check<FlakinessState> = {
+  version: FLAKINESS_DETECTOR_VERSION,
+  initialState,
+  update,
+};
+
+/** Keys of the tests currently flagged (O(stored tests); for reporting, not called per run). */
+export function flaggedTestKeys(state: FlakinessState): string[] {
+  return Object.keys(state.tests)
+    .filter((key) => state.tests[key]?.fl !== undefined)
+    .sort();
+}

@@ -1,0 +1,14 @@
+/** The four checks, by alert type (detection.md §6; each file documents its rule and state). */
+import type { CheckRegistry } from "../services/alert-checks";
+import { failureRateSpikeCheck } from "./failure-rate-spike";
+import { flakinessCheck } from "./flakiness";
+import { performanceRegressionCheck } from "./performance-regression";
+import { skippedCreepCheck } from "./skipped-creep";
+import type { Check } from "./types";
+
+export const CHECKS: CheckRegistry = {
+  test_flakiness: flakinessCheck as Check<unknown>,
+  performance_regression: performanceRegressionCheck as Check<unknown>,
+  failure_rate_spike: failureRateSpikeCheck as Check<unknown>,
+  skipped_test_count_creep: skippedCreepCheck as Check<unknown>,
+};

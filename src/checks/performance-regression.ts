@@ -1,0 +1,466 @@
+/**
+ * `performance_regression` (detection.md §6.2): a sustained step up in run duration, or in the
+ * duration of one of the project's slowest tests.
+ *
+ * Series (default-branch runs only; infra-suspect runs are skipped entirely, §6.0):
+ * - S0, the run duration (`RunSummary.durationMs`; runs without a positive duration add no point);
+ * - one series per monitored test: its duration in runs where its final status is `passed`
+ *   (a failing test's time measures a timeout or an early abort, not its speed); duplicate keys
+ *   within a run are summed (unmerged parametrised cases of one test).
+ *
+ * Each series keeps a ring buffer of the last 40 log(duration ms) values (rounded to 1e-6, i.e.
+ * one part in a million of the duration), the run numbers beside them, and the index where its
+ * current segment starts. A series is evaluated once its segment holds ≥ 23 points: recent
+ * R = the last 8 points, baseline B = the up to 30 segment points before them (≥ 15). It trips
+ * only when all of these hold:
+ * - rel = exp(median_R − median_B) − 1 ≥ 0.10 (run) / 0.25 (test);
+ * - Δ = exp(median_R) − exp(median_B) ≥ 10 s (run) / 0.1 s (test);
+ * - median_R − median_B ≥ 1.0 × 1.4826·MAD_B, in log space;
+ * - one-sided Mann–Whitney U p ≤ α, α = 1e-3 (run) / 1e-3 / m (test, Bonferroni over the m
+ *   monitored tests). The U test is exact (the permutation distribution, conditional on ties; see
+ *   statistics.ts) because the normal approximation cannot reach 1e-3/m with 15 vs 8 points.
+ * The cheap conditions are checked first, so the U test runs only for candidate series.
+ * On a trip the segment restarts at the first recent point (baseline reset): the series cannot
+ * trip again until 23 points of the new level have accumulated, and then only on a further step.
+ * Medians are of log values, so `median_ms` = exp(median of logs): the plain median for an odd
+ * count, the geometric mean of the two middle values for an even one.
+ *
+ * Monitored tests (m ≤ 100): recomputed at the first eligible run and then every 50 eligible runs
+ * (default-branch, not infra-suspect). Candidates are the current members seen in the last 50
+ * eligible runs (scored by the median of their last ≤ 30 points, ranked with a +10 % incumbency
+ * bonus so members near the cut-off do not churn and lose their history) and a challenger pool
+ * of ≤ 100 other passed tests that took ≥ 0.5 s at least once since the last recomputation
+ * (scored by the median of their last ≤ 5 values, all of which count once they are in; when the
+ * pool is full, a slower newcomer replaces its fastest entry; ≥ 3 values needed, 1 at the very
+ * first run). The top 100 by score with a median ≥ 0.5 s are monitored; newcomers start with
+ * empty buffers.
+ *
+ * At most 20 events per run: the run series first, then tests by p-value. A tripped test beyond
+ * the cap is not reset, so it is reported on a later run instead of being lost.
+ *
+ * State: ≤ 101 series × 40 points, a pool of ≤ 100 × 5 values; O(tests in the run + 101 · 40 log 40)
+ * per run, whatever the history length. No clock: run numbers are the only positions used.
+ */
+import { MAD_TO_SIGMA, mad, mannWhitneyUGreater, median } from "./statistics";
+import { type Check, type CheckEvent, type RunSummary, type RunTest, isInfraSuspect } from "./types";
+
+export const PERFORMANCE_REGRESSION_DETECTOR_VERSION = "performance_regression/1";
+
+const BUFFER = 40;
+const RECENT = 8;
+const BASELINE_MAX = 30;
+const BASELINE_MIN = 15;
+const MAD_MULTIPLIER = 1.0;
+const LOG_DIGITS = 1e6;
+
+type Thresholds = { rel: number; floorMs: number };
+const RUN_THRESHOLDS: Thresholds = { rel: 0.1, floorMs: 10_000 };
+const TEST_THRESHOLDS: Thresholds = { rel: 0.25, floorMs: 100 };
+const RUN_ALPHA = 1e-3;
+const TEST_FAMILY_ALPHA = 1e-3;
+
+const MONITOR_MAX = 100;
+const MONITOR_MIN_MEDIAN_MS = 500;
+const MONITOR_MIN_LOG = Math.log(MONITOR_MIN_MEDIAN_MS);
+const MEMBERSHIP_EVERY = 50;
+const INCUMBENT_BONUS_LOG = Math.log(1.1);
+const POOL_MAX = 100;
+const POOL_POINTS = 5;
+const POOL_MIN_POINTS = 3;
+
+const MAX_EVENTS_PER_RUN = 20;
+const TOP_CONTRIBUTORS = 5;
+const MIN_CONTRIBUTOR_POINTS = 3;
+const MAX_STRING = 500;
+const MAX_STORED_NAME = 200;
+
+/** One duration series: a ring buffer of log(ms) values (oldest first) and their run numbers. */
+export type DurationSeries = {
+  /** log(duration ms), rounded to 1e-6; ≤ 40, oldest first. */
+  l: number[];
+  /** Run numbers of those points. */
+  r: number[];
+  /** Index in `l` of the first point of the current segment (moved to the first recent point on a trip). */
+  s: number;
+};
+
+export type RunDurationSeries = DurationSeries & {
+  /** The last trip: its run number and the baseline median before it (ms), or null. */
+  ev: { run: number; level_ms: number } | null;
+};
+
+export type TestDurationSeries = DurationSeries & {
+  /** RunTest.key and a display name (capped). */
+  k: string;
+  n: string;
+  /** Eligible-run count when the test last added a point (members unseen for 50 eligible runs are dropped). */
+  seen: number;
+};
+
+/** A challenger for the monitored set: up to 5 recent log durations. */
+export type PoolEntry = { k: string; n: string; l: number[] };
+
+export type PerformanceRegressionState = {
+  /** State schema version. */
+  v: 1;
+  /** Eligible (default-branch, not infra-suspect) runs processed. */
+  runs: number;
+  /** Eligible-run count at which the monitored set is next recomputed. */
+  next: number;
+  run: RunDurationSeries;
+  /** Monitored tests, sorted by key. */
+  tests: TestDurationSeries[];
+  /** Challengers seen since the last recomputation, sorted by key. */
+  pool: PoolEntry[];
+};
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+function cap(text: string, max: number): string {
+  return text.length > max ? text.slice(0, max) : text;
+}
+
+function round(value: number, digits: number): number | null {
+  if (!Number.isFinite(value)) return null;
+  const factor = 10 ** digits;
+  const rounded = Math.round(value * factor) / factor;
+  return Object.is(rounded, -0) ? 0 : rounded;
+}
+
+function storedLog(ms: number): number {
+  return Math.round(Math.log(ms) * LOG_DIGITS) / LOG_DIGITS;
+}
+
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Appends a point, dropping the oldest beyond the buffer (the segment start moves with it). */
+function appendPoint<T extends DurationSeries>(series: T, logMs: number, runNumber: number): T {
+  const l = [...series.l, logMs];
+  const r = [...series.r, runNumber];
+  let s = series.s;
+  while (l.length > BUFFER) {
+    l.shift();
+    r.shift();
+    s = Math.max(0, s - 1);
+  }
+  return { ...series, l, r, s };
+}
+
+type Evaluation = {
+  baseline: number[];
+  recent: number[];
+  baselineRuns: number[];
+  recentRuns: number[];
+  medianB: number;
+  medianR: number;
+  madB: number;
+  rel: number;
+  deltaMs: number;
+  p: number;
+  alpha: number;
+  thresholdMs: number;
+};
+
+/** The trigger of §6.2; null unless every condition holds. Cheap conditions first. */
+function evaluate(series: DurationSeries, thresholds: Thresholds, alpha: number): Evaluation | null {
+  const { l, r, s } = series;
+  if (l.length - s < RECENT + BASELINE_MIN) return null;
+  const recentStart = l.length - RECENT;
+  const baselineStart = Math.max(s, recentStart - BASELINE_MAX);
+  const baseline = l.slice(baselineStart, recentStart);
+  const recent = l.slice(recentStart);
+  const medianB = median(baseline);
+  const medianR = median(recent);
+  const dLog = medianR - medianB;
+  if (!(dLog > 0)) return null;
+  const rel = Math.expm1(dLog);
+  if (rel < thresholds.rel) return null;
+  const deltaMs = Math.exp(medianR) - Math.exp(medianB);
+  if (deltaMs < thresholds.floorMs) return null;
+  const madB = mad(baseline);
+  if (dLog < MAD_MULTIPLIER * MAD_TO_SIGMA * madB) return null;
+  const { p } = mannWhitneyUGreater(baseline, recent);
+  if (p > alpha) return null;
+  const baseMs = Math.exp(medianB);
+  const thresholdMs = Math.max(baseMs * (1 + thresholds.rel), baseMs + thresholds.floorMs, Math.exp(medianB + MAD_MULTIPLIER * MAD_TO_SIGMA * madB));
+  return {
+    baseline,
+    recent,
+    baselineRuns: r.slice(baselineStart, recentStart),
+    recentRuns: r.slice(recentStart),
+    medianB,
+    medianR,
+    madB,
+    rel,
+    deltaMs,
+    p,
+    alpha,
+    thresholdMs,
+  };
+}
+
+/** Moves the segment start to the first recent point: the baseline reset after a trip. */
+function resetSegment<T extends DurationSeries>(series: T): T {
+  return { ...series, s: Math.max(0, series.l.length - RECENT) };
+}
+
+/** Per-key duration of the passed tests of a run (duplicates summed), sorted by key. */
+function passedDurations(tests: RunTest[]): { key: string; name: string; ms: number }[] {
+  const byKey = new Map<string, { key: string; name: string; ms: number; ok: boolean }>();
+  for (const test of tests) {
+    const usable = test.status === "passed" && test.durationMs !== null && Number.isFinite(test.durationMs) && test.durationMs > 0;
+    const existing = byKey.get(test.key);
+    if (!existing) {
+      byKey.set(test.key, { key: test.key, name: test.name, ms: usable ? (test.durationMs as number) : 0, ok: usable });
+    } else {
+      // A duplicate that did not pass (or has no time) makes the combined time unusable.
+      existing.ok = existing.ok && usable;
+      if (usable) existing.ms += test.durationMs as number;
+    }
+  }
+  return [...byKey.values()].filter((entry) => entry.ok).sort((a, b) => compareKeys(a.key, b.key)).map(({ key, name, ms }) => ({ key, name, ms }));
+}
+
+function lastN<T>(values: T[], n: number): T[] {
+  return values.length > n ? values.slice(values.length - n) : values;
+}
+
+/** Membership recomputation (see the header): incumbents seen in the last epoch plus the pool. */
+function recomputeMembership(tests: TestDurationSeries[], pool: PoolEntry[], runs: number): TestDurationSeries[] {
+  type Candidate = { key: string; score: number; rank: number; existing: TestDurationSeries | null; name: string };
+  const candidates: Candidate[] = [];
+  const incumbentKeys = new Set<string>();
+  for (const series of tests) {
+    if (runs - series.seen >= MEMBERSHIP_EVERY || series.l.length === 0) continue;
+    const score = median(lastN(series.l, BASELINE_MAX));
+    incumbentKeys.add(series.k);
+    candidates.push({ key: series.k, score, rank: score + INCUMBENT_BONUS_LOG, existing: series, name: series.n });
+  }
+  // A challenger needs 3 values (one slow outlier is not a slow test), except at the very first
+  // recomputation, which only has the first run to go on.
+  const minPoints = runs <= 1 ? 1 : POOL_MIN_POINTS;
+  for (const entry of pool) {
+    if (incumbentKeys.has(entry.k) || entry.l.length < minPoints) continue;
+    const score = median(entry.l);
+    candidates.push({ key: entry.k, score, rank: score, existing: null, name: entry.n });
+  }
+  const chosen = candidates
+    .filter((candidate) => candidate.score >= MONITOR_MIN_LOG)
+    .sort((a, b) => b.rank - a.rank || compareKeys(a.key, b.key))
+    .slice(0, MONITOR_MAX);
+  return chosen
+    .map((candidate) => candidate.existing ?? { k: candidate.key, n: candidate.name, l: [], r: [], s: 0, seen: runs })
+    .sort((a, b) => compareKeys(a.k, b.k));
+}
+
+/** Adds this run's slow passed tests that are not monitored to the challenger pool. */
+function updatePool(pool: PoolEntry[], durations: { key: string; name: string; ms: number }[], monitored: Set<string>): PoolEntry[] {
+  const byKey = new Map(pool.map((entry) => [entry.k, entry]));
+  const newcomers: { key: string; name: string; log: number }[] = [];
+  for (const { key, name, ms } of durations) {
+    if (monitored.has(key)) continue;
+    const log = storedLog(ms);
+    const existing = byKey.get(key);
+    // Entry needs one run of ≥ 0.5 s; after that every value counts, so the score is an honest median.
+    if (existing) byKey.set(key, { ...existing, l: lastN([...existing.l, log], POOL_POINTS) });
+    else if (ms >= MONITOR_MIN_MEDIAN_MS) newcomers.push({ key, name, log });
+  }
+  newcomers.sort((a, b) => b.log - a.log || compareKeys(a.key, b.key));
+  for (const newcomer of newcomers) {
+    const entry = { k: newcomer.key, n: cap(newcomer.name, MAX_STORED_NAME), l: [newcomer.log] };
+    if (byKey.size < POOL_MAX) {
+      byKey.set(newcomer.key, entry);
+      continue;
+    }
+    let weakest: PoolEntry | null = null;
+    let weakestScore = Number.POSITIVE_INFINITY;
+    for (const candidate of byKey.values()) {
+      const score = median(candidate.l);
+      if (score < weakestScore || (score === weakestScore && weakest !== null && compareKeys(candidate.k, weakest.k) > 0)) {
+        weakest = candidate;
+        weakestScore = score;
+      }
+    }
+    if (weakest === null || newcomer.log <= weakestScore) break; // newcomers are sorted: none of the rest is slower
+    byKey.delete(weakest.k);
+    byKey.set(newcomer.key, entry);
+  }
+  return [...byKey.values()].sort((a, b) => compareKeys(a.k, b.k));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events
+
+const WINDOW_DESCRIPTION = `last ${RECENT} default-branch runs vs up to ${BASELINE_MAX} before them (at least ${BASELINE_MIN}) since the last level change; infra-suspect runs excluded; ring buffer of ${BUFFER}`;
+
+function commonMetadata(evaluation: Evaluation, monitored: number) {
+  const madLog = evaluation.madB;
+  const baselineMs = evaluation.baseline.map((value) => Math.exp(value));
+  const sigma = MAD_TO_SIGMA * madLog;
+  return {
+    baseline: {
+      from_run_number: evaluation.baselineRuns[0] ?? null,
+      to_run_number: evaluation.baselineRuns[evaluation.baselineRuns.length - 1] ?? null,
+      n: evaluation.baseline.length,
+      median_ms: round(Math.exp(evaluation.medianB), 1),
+      mad_ms: round(mad(baselineMs), 1),
+      mad_log: round(madLog, 6),
+    },
+    recent: {
+      from_run_number: evaluation.recentRuns[0] ?? null,
+      to_run_number: evaluation.recentRuns[evaluation.recentRuns.length - 1] ?? null,
+      n: evaluation.recent.length,
+      median_ms: round(Math.exp(evaluation.medianR), 1),
+    },
+    delta_ms: round(evaluation.deltaMs, 1),
+    rel_change: round(evaluation.rel, 4),
+    effect_size_mads: sigma > 0 ? round((evaluation.medianR - evaluation.medianB) / sigma, 3) : null,
+    p_value: evaluation.p,
+    alpha: evaluation.alpha,
+    monitored_series: monitored,
+    statistic: "mann_whitney_u",
+    observed: round(Math.exp(evaluation.medianR), 1),
+    threshold: round(evaluation.thresholdMs, 1),
+    window: WINDOW_DESCRIPTION,
+  };
+}
+
+/** Tests whose medians moved most between the run series' baseline and recent run ranges. */
+function topContributors(evaluation: Evaluation, tests: TestDurationSeries[]) {
+  const [bFrom, bTo] = [evaluation.baselineRuns[0] ?? 0, evaluation.baselineRuns[evaluation.baselineRuns.length - 1] ?? 0];
+  const [rFrom, rTo] = [evaluation.recentRuns[0] ?? 0, evaluation.recentRuns[evaluation.recentRuns.length - 1] ?? 0];
+  const rows: { test_key: string; name: string; baseline_median_ms: number | null; recent_median_ms: number | null; delta_ms: number | null; sort: number }[] = [];
+  for (const series of tests) {
+    const before: number[] = [];
+    const after: number[] = [];
+    series.r.forEach((runNumber, i) => {
+      if (runNumber >= bFrom && runNumber <= bTo) before.push(series.l[i]!);
+      else if (runNumber >= rFrom && runNumber <= rTo) after.push(series.l[i]!);
+    });
+    if (before.length < MIN_CONTRIBUTOR_POINTS || after.length < MIN_CONTRIBUTOR_POINTS) continue;
+    const baseMs = Math.exp(median(before));
+    const recentMs = Math.exp(median(after));
+    const delta = recentMs - baseMs;
+    if (!(delta > 0)) continue;
+    rows.push({
+      test_key: cap(series.k, MAX_STRING),
+      name: cap(series.n, MAX_STRING),
+      baseline_median_ms: round(baseMs, 1),
+      recent_median_ms: round(recentMs, 1),
+      delta_ms: round(delta, 1),
+      sort: delta,
+    });
+  }
+  return rows
+    .sort((a, b) => b.sort - a.sort || compareKeys(a.test_key, b.test_key))
+    .slice(0, TOP_CONTRIBUTORS)
+    .map(({ sort: _sort, ...row }) => row);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The check
+
+function initialState(): PerformanceRegressionState {
+  return { v: 1, runs: 0, next: 1, run: { l: [], r: [], s: 0, ev: null }, tests: [], pool: [] };
+}
+
+function isValidState(state: unknown): state is PerformanceRegressionState {
+  if (typeof state !== "object" || state === null) return false;
+  const s = state as Partial<PerformanceRegressionState>;
+  return (
+    s.v === 1 &&
+    typeof s.runs === "number" &&
+    typeof s.next === "number" &&
+    typeof s.run === "object" &&
+    s.run !== null &&
+    Array.isArray(s.run.l) &&
+    Array.isArray(s.tests) &&
+    Array.isArray(s.pool)
+  );
+}
+
+function update(input: PerformanceRegressionState, run: RunSummary): { state: PerformanceRegressionState; events: CheckEvent[] } {
+  const state = isValidState(input) ? input : initialState();
+  if (!run.onDefaultBranch || isInfraSuspect(run)) return { state, events: [] };
+
+  const runs = state.runs + 1;
+  const durations = passedDurations(run.tests);
+
+  // Monitored set: challengers first, then (at the first eligible run and every 50) the recomputation.
+  let tests = state.tests;
+  let pool = updatePool(state.pool, durations, new Set(tests.map((series) => series.k)));
+  let next = state.next;
+  if (runs >= next) {
+    tests = recomputeMembership(tests, pool, runs);
+    pool = [];
+    next = runs + MEMBERSHIP_EVERY;
+  }
+
+  // Append this run's points.
+  let runSeries = state.run;
+  if (run.durationMs !== null && Number.isFinite(run.durationMs) && run.durationMs > 0) {
+    runSeries = appendPoint(runSeries, storedLog(run.durationMs), run.number);
+  }
+  const byKey = new Map(durations.map((entry) => [entry.key, entry]));
+  const updated = new Set<string>();
+  tests = tests.map((series) => {
+    const point = byKey.get(series.k);
+    if (!point) return series;
+    updated.add(series.k);
+    return { ...appendPoint(series, storedLog(point.ms), run.number), seen: runs };
+  });
+
+  // Evaluate the series that received a point.
+  const m = tests.length;
+  const events: CheckEvent[] = [];
+  const runPoint = runSeries !== state.run;
+  const runEval = runPoint ? evaluate(runSeries, RUN_THRESHOLDS, RUN_ALPHA) : null;
+  if (runEval) {
+    events.push({
+      metadata: {
+        subject: "run_duration",
+        ...commonMetadata(runEval, m),
+        top_contributors: topContributors(runEval, tests),
+        detector_version: PERFORMANCE_REGRESSION_DETECTOR_VERSION,
+      },
+    });
+    runSeries = { ...resetSegment(runSeries), ev: { run: run.number, level_ms: round(Math.exp(runEval.medianB), 1) ?? 0 } };
+  }
+
+  const testAlpha = m > 0 ? TEST_FAMILY_ALPHA / m : TEST_FAMILY_ALPHA;
+  const tripped: { index: number; evaluation: Evaluation }[] = [];
+  tests.forEach((series, index) => {
+    if (!updated.has(series.k)) return;
+    const evaluation = evaluate(series, TEST_THRESHOLDS, testAlpha);
+    if (evaluation) tripped.push({ index, evaluation });
+  });
+  tripped.sort((a, b) => a.evaluation.p - b.evaluation.p || b.evaluation.rel - a.evaluation.rel || compareKeys(tests[a.index]!.k, tests[b.index]!.k));
+  const reported = tripped.slice(0, Math.max(0, MAX_EVENTS_PER_RUN - events.length));
+  if (reported.length > 0) {
+    tests = [...tests];
+    for (const { index, evaluation } of reported) {
+      const series = tests[index]!;
+      events.push({
+        metadata: {
+          subject: "test_duration",
+          test_key: cap(series.k, MAX_STRING),
+          name: cap(series.n, MAX_STRING),
+          ...commonMetadata(evaluation, m),
+          detector_version: PERFORMANCE_REGRESSION_DETECTOR_VERSION,
+        },
+      });
+      tests[index] = resetSegment(series);
+    }
+  }
+
+  return { state: { v: 1, runs, next, run: runSeries, tests, pool }, events };
+}
+
+export const performanceRegressionCheck: Check<PerformanceRegressionState> = {
+  version: PERFORMANCE_REGRESSION_DETECTOR_VERSION,
+  initialState,
+  update,
+};

@@ -1,0 +1,42 @@
+/**
+ * Background work off Workers: the in-process queue feeding backgroundWork (run processing, alert
+ * checks, notification deliveries). http webhooks are allowed only to loopback (local runs).
+ */
+import type { Logger } from "../app-env";
+import { CHECKS } from "../checks";
+import type { Database } from "../db/types";
+import { InProcessRunQueue, type InProcessQueueOptions } from "../ingest/in-process-run-queue";
+import type { Clock } from "../lib/clock";
+import type { UrlPolicy } from "../notifications/url-policy";
+import { type BackgroundWork, backgroundWork } from "../services/background-work";
+
+export function createNodeBackground(
+  deps: {
+    db: Database;
+    clock: Clock;
+    logger: Logger;
+    webAppUrl: string;
+    fetch?: typeof fetch;
+    urlPolicy?: UrlPolicy;
+    /** DNS resolution for the private-address check (src/node/resolve-host.ts in the server). */
+    resolveHost?: (host: string) => Promise<string[]>;
+    deliveryRetryDelaysSeconds?: number[];
+  },
+  options: Omit<InProcessQueueOptions, "logger"> = {},
+): { queue: InProcessRunQueue; work: BackgroundWork } {
+  let work: BackgroundWork | undefined;
+  const queue = new InProcessRunQueue((message, attempt) => work!.consume(message, attempt), { ...options, logger: deps.logger });
+  work = backgroundWork({
+    db: deps.db,
+    clock: deps.clock,
+    logger: deps.logger,
+    webAppUrl: deps.webAppUrl,
+    queue,
+    checks: CHECKS,
+    urlPolicy: deps.urlPolicy ?? { allowLoopbackHttp: true },
+    fetch: deps.fetch ?? fetch,
+    resolveHost: deps.resolveHost,
+    deliveryRetryDelaysSeconds: deps.deliveryRetryDelaysSeconds,
+  });
+  return { queue, work };
+}

@@ -1,0 +1,150 @@
+/**
+ * Runs the alert checks on a processed run (the `afterRunProcessed` seam of run processing).
+ *
+ * For each of the project's four alerts: a disabled alert is not checked at all (no state
+ * update, no events; its history stays). An active alert's check — snoozed or not — reads its
+ * state, takes the run, and in one transaction saves the new state and records one event per
+ * trip (counting them in `events_count`). Snoozing only suppresses notifications.
+ *
+ * Runs feed the checks in number order: a run processed after a newer one (a retry, a slow
+ * upload) is not fed in, so windows never rewind (detection.md §6.0).
+ */
+import { and, asc, eq, sql } from "drizzle-orm";
+import type { Logger } from "../app-env";
+import { type Check, type RunSummary, testKey } from "../checks/types";
+import { alertCheckStates, alertEvents, alerts, projects, testCases, testSuites } from "../db/schema";
+import type { Database } from "../db/types";
+import type { Clock } from "../lib/clock";
+import type { AlertType } from "./presenters";
+import type { TestRunRow } from "./test-runs";
+
+export type CheckRegistry = Record<AlertType, Check<unknown>>;
+
+/** Events recorded per check and run at most; a check that trips more is summarised in the last one. */
+const MAX_EVENTS_PER_CHECK = 50;
+/** Metadata is uploaded test output turned into JSON data: bounded so one event stays small. */
+const MAX_METADATA_BYTES = 16 * 1024;
+
+export type AlertChecksDeps = { db: Database; clock: Clock; logger: Logger; checks: CheckRegistry };
+
+/** A recorded trip, for notification delivery after the transaction commits. */
+export type RecordedTrip = { alertId: string; alertType: AlertType; eventId: number; snoozed: boolean };
+
+const DEFAULT_BRANCHES = new Set(["main", "master"]);
+
+function onDefaultBranch(branch: string | null, configured: string | null): boolean {
+  if (configured) return branch === configured;
+  return branch === null || branch === "" || DEFAULT_BRANCHES.has(branch);
+}
+
+/** The run as the checks see it: counts, metadata, and every final case with its attempts. */
+export async function runSummary(db: Database, run: TestRunRow, defaultBranch: string | null): Promise<RunSummary> {
+  const rows = await db
+    .select({
+      suite: testSuites.name,
+      classname: testCases.classname,
+      name: testCases.name,
+      status: testCases.status,
+      attempts: testCases.attempts,
+      durationMs: testCases.durationMs,
+    })
+    .from(testCases)
+    .innerJoin(testSuites, and(eq(testSuites.testRunId, testCases.testRunId), eq(testSuites.number, testCases.suiteNumber)))
+    .where(eq(testCases.testRunId, run.id))
+    .orderBy(asc(testCases.id));
+  return {
+    runId: run.id,
+    number: run.number,
+    branch: run.branch,
+    commitSha: run.commitSha,
+    createdAt: run.createdAt,
+    durationMs: run.durationMs,
+    onDefaultBranch: onDefaultBranch(run.branch, defaultBranch),
+    counts: { tests: run.testsCount, passed: run.passedCount, failed: run.failedCount, errored: run.erroredCount, skipped: run.skippedCount },
+    tests: rows.map((row) => ({
+      key: testKey(row.suite, row.classname, row.name),
+      suite: row.suite,
+      classname: row.classname,
+      name: row.name,
+      status: row.status,
+      attempts: row.attempts.map((attempt) => attempt.status),
+      durationMs: row.durationMs,
+    })),
+  };
+}
+
+/** Keeps metadata within its size cap: the largest arrays are cut first, and the cut is recorded. */
+export function boundedMetadata(metadata: Record<string, unknown>): Record<string, unknown> {
+  let result = metadata;
+  for (let round = 0; round < 8 && JSON.stringify(result).length > MAX_METADATA_BYTES; round++) {
+    const [key, value] = Object.entries(result)
+      .filter(([, v]) => Array.isArray(v) && v.length > 1)
+      .sort(([, a], [, b]) => JSON.stringify(b).length - JSON.stringify(a).length)[0] ?? [undefined, undefined];
+    if (key === undefined || !Array.isArray(value)) break;
+    result = { ...result, [key]: value.slice(0, Math.ceil(value.length / 2)), [`${key}_truncated`]: true };
+  }
+  return JSON.stringify(result).length > MAX_METADATA_BYTES ? { truncated: true, detector_version: metadata.detector_version ?? null } : result;
+}
+
+export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Promise<RecordedTrip[]> {
+  const [project] = await deps.db
+    .select({ id: projects.id, defaultBranch: projects.defaultBranch })
+    .from(projects)
+    .where(eq(projects.id, run.projectId))
+    .limit(1);
+  if (!project) return [];
+  const projectAlerts = await deps.db.select().from(alerts).where(eq(alerts.projectId, project.id));
+  const active = projectAlerts.filter((alert) => alert.active);
+  if (active.length === 0) return [];
+
+  const summary = await runSummary(deps.db, run, project.defaultBranch);
+  const now = deps.clock.now();
+  const trips: RecordedTrip[] = [];
+
+  await deps.db.transaction(async (tx) => {
+    for (const alert of active) {
+      const check = deps.checks[alert.alertType];
+      // The row lock serializes checks of one project; a missing row is created first.
+      await tx
+        .insert(alertCheckStates)
+        .values({ projectId: project.id, alertType: alert.alertType, state: check.initialState(), detectorVersion: check.version, updatedAt: now })
+        .onConflictDoNothing();
+      const [stored] = await tx
+        .select()
+        .from(alertCheckStates)
+        .where(and(eq(alertCheckStates.projectId, project.id), eq(alertCheckStates.alertType, alert.alertType)))
+        .for("update");
+      if (!stored || run.number <= stored.lastRunNumber) continue;
+
+      // A state written by another detector version starts over rather than being misread.
+      const state = stored.detectorVersion === check.version ? stored.state : check.initialState();
+      const { state: next, events } = check.update(state, summary);
+      await tx
+        .update(alertCheckStates)
+        .set({
+          state: next,
+          detectorVersion: check.version,
+          lastRunNumber: run.number,
+          runsChecked: sql`${alertCheckStates.runsChecked} + 1`,
+          updatedAt: now,
+        })
+        .where(and(eq(alertCheckStates.projectId, project.id), eq(alertCheckStates.alertType, alert.alertType)));
+      if (events.length === 0) continue;
+
+      const kept = events.slice(0, MAX_EVENTS_PER_CHECK).map((event) => boundedMetadata(event.metadata));
+      if (events.length > MAX_EVENTS_PER_CHECK) kept[kept.length - 1] = { ...kept.at(-1), more_trips_in_run: events.length - MAX_EVENTS_PER_CHECK };
+      const inserted = await tx
+        .insert(alertEvents)
+        .values(kept.map((metadata) => ({ alertId: alert.id, testRunId: run.id, metadata, triggeredAt: now })))
+        .returning({ id: alertEvents.id });
+      await tx
+        .update(alerts)
+        .set({ eventsCount: sql`${alerts.eventsCount} + ${inserted.length}` })
+        .where(eq(alerts.id, alert.id));
+      const snoozed = alert.snoozedUntil !== null && alert.snoozedUntil.getTime() > now.getTime();
+      for (const { id } of inserted) trips.push({ alertId: alert.id, alertType: alert.alertType, eventId: id, snoozed });
+    }
+  });
+  if (trips.length > 0) deps.logger.info("alert checks tripped", { testRunId: run.id, trips: trips.length });
+  return trips;
+}

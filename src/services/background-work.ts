@@ -1,0 +1,62 @@
+/**
+ * The service's background work, the same on both runtimes: processing uploaded runs, then the
+ * alert checks, then planning notifications; and delivering notifications. Both arrive as queue
+ * messages (a Cloudflare Queue on Workers, the in-process queue on Node).
+ */
+import type { Logger } from "../app-env";
+import type { Database } from "../db/types";
+import type { Clock } from "../lib/clock";
+import type { UrlPolicy } from "../notifications/url-policy";
+import { type CheckRegistry, runAlertChecks } from "./alert-checks";
+import { type NotificationDeps, deliverNotification, planNotifications } from "./notifications";
+import { type ProcessingDeps, type QueueMessage, type RunQueue, processTestRun } from "./run-processing";
+
+export type BackgroundDeps = {
+  db: Database;
+  clock: Clock;
+  logger: Logger;
+  webAppUrl: string;
+  queue: RunQueue;
+  checks: CheckRegistry;
+  urlPolicy: UrlPolicy;
+  fetch: typeof fetch;
+  resolveHost?: (host: string) => Promise<string[]>;
+  deliveryRetryDelaysSeconds?: number[];
+};
+
+export type BackgroundWork = {
+  processing: ProcessingDeps;
+  notifications: NotificationDeps;
+  consume(message: QueueMessage, attempt: { finalAttempt: boolean }): Promise<void>;
+};
+
+export function backgroundWork(deps: BackgroundDeps): BackgroundWork {
+  const notifications: NotificationDeps = {
+    db: deps.db,
+    clock: deps.clock,
+    logger: deps.logger,
+    webAppUrl: deps.webAppUrl,
+    queue: deps.queue,
+    urlPolicy: deps.urlPolicy,
+    fetch: deps.fetch,
+    resolveHost: deps.resolveHost,
+    retryDelaysSeconds: deps.deliveryRetryDelaysSeconds,
+  };
+  const processing: ProcessingDeps = {
+    db: deps.db,
+    clock: deps.clock,
+    logger: deps.logger,
+    afterRunProcessed: async (run) => {
+      const trips = await runAlertChecks({ db: deps.db, clock: deps.clock, logger: deps.logger, checks: deps.checks }, run);
+      await planNotifications(notifications, run, trips);
+    },
+  };
+  return {
+    processing,
+    notifications,
+    async consume(message, attempt) {
+      if ("testRunId" in message) await processTestRun(processing, message.testRunId, attempt);
+      else if ("deliveryId" in message) await deliverNotification(notifications, message.deliveryId);
+    },
+  };
+}

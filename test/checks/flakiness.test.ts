@@ -1,0 +1,449 @@
+/**
+ * Unit tests of the `test_flakiness` check (src/checks/flakiness.ts, detection.md §6.1): pure
+ * `(state, run) → (state', events)` on synthetic runs, no database.
+ */
+import { describe, expect, it } from "vitest";
+import { type FlakinessState, flaggedTestKeys, flakinessCheck, runsTestZ, wilson95 } from "../../src/checks/flakiness";
+import { type CaseStatus, type CheckEvent, type RunSummary, type RunTest, testKey } from "../../src/checks/types";
+
+// ---------------------------------------------------------------------------------------------
+// A tiny run builder
+
+const T0 = Date.UTC(2024, 0, 1);
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+type Case = { name: string; status: CaseStatus; attempts?: CaseStatus[]; suite?: string };
+type RunOptions = { number: number; branch?: string; onDefault?: boolean; sha?: string | null; at?: number; fillers?: number };
+
+const P = (name: string): Case => ({ name, status: "passed" });
+const F = (name: string): Case => ({ name, status: "failed" });
+
+function makeTest(c: Case): RunTest {
+  const suite = c.suite ?? "unit";
+  const classname = "pkg.Class";
+  return { key: testKey(suite, classname, c.name), suite, classname, name: c.name, status: c.status, attempts: c.attempts ?? [], durationMs: 10 };
+}
+
+/** A run with the given cases plus `fillers` always-passing tests (so one failure is not an infra-suspect run). */
+function buildRun(cases: Case[], options: RunOptions): RunSummary {
+  const fillers = options.fillers ?? 10;
+  const all = [...cases, ...Array.from({ length: fillers }, (_, i) => P(`filler_${i}`))];
+  const tests = all.map(makeTest);
+  const count = (status: CaseStatus) => tests.filter((test) => test.status === status).length;
+  const branch = options.branch ?? "main";
+  return {
+    runId: 1000 + options.number,
+    number: options.number,
+    branch,
+    commitSha: options.sha === undefined ? `sha${options.number}` : options.sha,
+    createdAt: new Date(options.at ?? T0 + options.number * HOUR),
+    durationMs: 1000,
+    onDefaultBranch: options.onDefault ?? branch === "main",
+    counts: { tests: tests.length, passed: count("passed"), failed: count("failed"), errored: count("errored"), skipped: count("skipped") },
+    tests,
+  };
+}
+
+type Fed = { state: FlakinessState; events: CheckEvent[]; eventsByRun: Map<number, CheckEvent[]> };
+
+function feed(runs: RunSummary[], start: FlakinessState = flakinessCheck.initialState(), roundTrip = false): Fed {
+  let state = start;
+  const events: CheckEvent[] = [];
+  const eventsByRun = new Map<number, CheckEvent[]>();
+  for (const run of runs) {
+    const result = flakinessCheck.update(roundTrip ? (JSON.parse(JSON.stringify(state)) as FlakinessState) : state, run);
+    state = result.state;
+    events.push(...result.events);
+    if (result.events.length > 0) eventsByRun.set(run.number, result.events);
+  }
+  return { state, events, eventsByRun };
+}
+
+const meta = (event: CheckEvent | undefined) => (event?.metadata ?? {}) as Record<string, any>;
+const keyOf = (name: string, suite = "unit") => testKey(suite, "pkg.Class", name);
+
+/** Deterministic PRNG (mulberry32). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Default-branch runs from a pattern string: 'P' = pass, 'F' = fail, 'S' = skipped, '-' = absent. */
+function patternRuns(pattern: string, name = "flaky", startNumber = 1, stepMs = HOUR, startAt = T0): RunSummary[] {
+  return [...pattern].map((ch, i) => {
+    const cases: Case[] = ch === "P" ? [P(name)] : ch === "F" ? [F(name)] : ch === "S" ? [{ name, status: "skipped" }] : [];
+    return buildRun(cases, { number: startNumber + i, at: startAt + i * stepMs });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe("statistics", () => {
+  it("runs-test z follows the Wald–Wolfowitz formulas (§6.1)", () => {
+    // n = 40, f = 10, R = 5: E = 16, Var = 2·300·560/(1600·39).
+    const expected = (5 - 16) / Math.sqrt((2 * 300 * (600 - 40)) / (1600 * 39));
+    expect(runsTestZ(40, 10, 4)).toBeCloseTo(expected, 10);
+    expect(runsTestZ(40, 0, 0)).toBeNull();
+    expect(runsTestZ(40, 40, 0)).toBeNull();
+    expect(runsTestZ(1, 1, 0)).toBeNull();
+  });
+
+  it("Wilson interval", () => {
+    const ci = wilson95(5, 50);
+    expect(ci?.low).toBeCloseTo(0.0435, 3);
+    expect(ci?.high).toBeCloseTo(0.2136, 3);
+    expect(wilson95(0, 0)).toBeNull();
+  });
+});
+
+describe("history rule (B)", () => {
+  it("flags a test alternating pass/fail over 30 default-branch runs exactly once, naming the test", () => {
+    const { events, eventsByRun, state } = feed(patternRuns("PF".repeat(15)));
+    expect(events).toHaveLength(1);
+    // Eligible as soon as the window holds 20 outcomes.
+    expect([...eventsByRun.keys()]).toEqual([20]);
+    const m = meta(events[0]);
+    expect(m).toMatchObject({
+      subject: "test",
+      test_key: keyOf("flaky"),
+      suite: "unit",
+      classname: "pkg.Class",
+      name: "flaky",
+      rule: "history_flips",
+      window_runs: 20,
+      failures: 10,
+      passes: 10,
+      flips: 19,
+      statistic: "runs_test_z",
+      threshold: -2,
+      detector_version: flakinessCheck.version,
+      thresholds: { min_runs: 20, min_failures: 3, min_passes: 3, min_flips: 4, z_min: -2, min_evidence: 1 },
+      first_failure_run_number: 2,
+      last_failure_run_number: 20,
+    });
+    expect(m.failure_rate).toBe(0.5);
+    expect(m.failure_rate_ci95_low).toBeLessThan(0.5);
+    expect(m.failure_rate_ci95_high).toBeGreaterThan(0.5);
+    expect(m.flip_rate).toBe(1);
+    expect(m.runs_test_z).toBeGreaterThan(4);
+    expect(m.observed).toBe(m.runs_test_z);
+    expect(typeof m.baseline).toBe("string");
+    expect(m.evidence).toEqual([]);
+    expect(flaggedTestKeys(state)).toEqual([keyOf("flaky")]);
+  });
+
+  it("never flags a test that breaks and stays broken (20 passes then 20 failures)", () => {
+    const { events } = feed(patternRuns("P".repeat(20) + "F".repeat(20)));
+    expect(events).toEqual([]);
+  });
+
+  it("does not flag a test broken for 5 runs then fixed, twice: flips = 4 but z < −2", () => {
+    const pattern = "P".repeat(10) + "FFFFF" + "P".repeat(10) + "FFFFF" + "P".repeat(10);
+    // The window at the end: n = 35, f = 10, flips = 4 (R = 5), z well below −2.
+    expect(runsTestZ(35, 10, 4)).toBeLessThan(-2);
+    expect(runsTestZ(40, 10, 4)).toBeLessThan(-2);
+    expect(feed(patternRuns(pattern)).events).toEqual([]);
+  });
+
+  it("flags three isolated single-run failures in the window (z ≥ −2), as §6.1 intends", () => {
+    const pattern = "P".repeat(8) + "F" + "P".repeat(8) + "F" + "P".repeat(8) + "F" + "P".repeat(4);
+    // At the third failure (run 27): n = 27, f = 3, flips = 5.
+    expect(runsTestZ(27, 3, 5)).toBeGreaterThanOrEqual(-2);
+    const { events, eventsByRun } = feed(patternRuns(pattern));
+    expect(events).toHaveLength(1);
+    expect([...eventsByRun.keys()]).toEqual([27]);
+    expect(meta(events[0])).toMatchObject({ rule: "history_flips", window_runs: 27, failures: 3, flips: 5 });
+  });
+
+  it("needs n ≥ 20: an alternating test with only 19 outcomes is not flagged", () => {
+    expect(feed(patternRuns("PF".repeat(9) + "P")).events).toEqual([]);
+  });
+
+  it("does not count skipped outcomes or absent runs", () => {
+    // 19 countable outcomes interleaved with skips and absences: still below the minimum sample.
+    const pattern = "PSF-".repeat(9) + "P";
+    const { events, state } = feed(patternRuns(pattern));
+    expect(events).toEqual([]);
+    expect(state.tests[keyOf("flaky")]?.n).toBe(19);
+  });
+
+  it("keeps at most 50 outcomes in the window", () => {
+    const { state } = feed(patternRuns("P".repeat(120)));
+    expect(state.tests[keyOf("flaky")]?.n).toBe(50);
+  });
+
+  it("counts only default-branch runs: alternating results on a feature branch flag nothing", () => {
+    const runs = Array.from({ length: 40 }, (_, i) => buildRun([i % 2 ? F("flaky") : P("flaky")], { number: i + 1, branch: "feature/x" }));
+    const { events, state } = feed(runs);
+    expect(events).toEqual([]);
+    expect(state.tests[keyOf("flaky")]?.n).toBe(0);
+  });
+
+  it("counts runs on the default branch whatever its name (onDefaultBranch decides)", () => {
+    const runs = Array.from({ length: 30 }, (_, i) => buildRun([i % 2 ? F("flaky") : P("flaky")], { number: i + 1, branch: "trunk", onDefault: true }));
+    expect(feed(runs).events).toHaveLength(1);
+  });
+});
+
+describe("evidence rule (A)", () => {
+  it("flags the same commit passing then failing in two runs, on the second run", () => {
+    const runs = [buildRun([P("t")], { number: 1, sha: "abc123" }), buildRun([F("t")], { number: 2, sha: "abc123" })];
+    const { eventsByRun } = feed(runs);
+    expect([...eventsByRun.keys()]).toEqual([2]);
+    const m = meta(eventsByRun.get(2)?.[0]);
+    expect(m).toMatchObject({ rule: "same_commit", name: "t", statistic: "evidence_count", observed: 1, threshold: 1 });
+    expect(m.evidence).toEqual([
+      { kind: "same_commit", commit_sha: "abc123", branch: "main", run_number: 2, created_at: new Date(T0 + 2 * HOUR).toISOString(), on_default_branch: true, passed: 1, failed: 1 },
+    ]);
+  });
+
+  it("does not treat different commits as same-commit evidence", () => {
+    const runs = [buildRun([P("t")], { number: 1, sha: "a" }), buildRun([F("t")], { number: 2, sha: "b" }), buildRun([P("t")], { number: 3, sha: "c" })];
+    expect(feed(runs).events).toEqual([]);
+  });
+
+  it("flags a pass on retry in one run", () => {
+    const { events } = feed([buildRun([{ name: "t", status: "passed", attempts: ["failed"] }], { number: 1 })]);
+    expect(events).toHaveLength(1);
+    expect(meta(events[0])).toMatchObject({ rule: "passed_on_retry", name: "t" });
+    expect(meta(events[0]).evidence[0]).toMatchObject({ kind: "passed_on_retry", commit_sha: "sha1", run_number: 1, passed: 1, failed: 1 });
+  });
+
+  it("treats a test whose attempts all failed as a plain failure", () => {
+    const { events } = feed([buildRun([{ name: "t", status: "failed", attempts: ["failed", "errored"] }], { number: 1 })]);
+    expect(events).toEqual([]);
+  });
+
+  it("needs two distinct evidence commits off the default branch", () => {
+    const por = (number: number, sha: string) => buildRun([{ name: "t", status: "passed", attempts: ["failed"] }], { number, sha, branch: "feature/y" });
+    const first = feed([por(1, "c1")]);
+    expect(first.events).toEqual([]);
+    // A second pass on retry on the same commit is not a second commit.
+    const same = feed([por(2, "c1")], first.state);
+    expect(same.events).toEqual([]);
+    const second = feed([por(3, "c2")], same.state);
+    expect(second.events).toHaveLength(1);
+    expect(meta(second.events[0])).toMatchObject({ rule: "passed_on_retry", observed: 2, threshold: 2, branch_scope: "any branch" });
+  });
+
+  it("lets evidence expire after 14 days", () => {
+    const por = (number: number, sha: string, at: number) =>
+      buildRun([{ name: "t", status: "passed", attempts: ["failed"] }], { number, sha, branch: "feature/y", at });
+    const { events } = feed([por(1, "c1", T0), por(2, "c2", T0 + 15 * DAY)]);
+    expect(events).toEqual([]);
+  });
+});
+
+describe("infrastructure guard", () => {
+  it("runs where most tests fail do not flag anything and leave per-test state untouched", () => {
+    const names = Array.from({ length: 20 }, (_, i) => `t${i}`);
+    const runs: RunSummary[] = [];
+    for (let i = 1; i <= 60; i++) {
+      const broken = i % 2 === 0;
+      runs.push(buildRun(names.map((name) => (broken ? F(name) : P(name))), { number: i, sha: `s${Math.ceil(i / 2)}`, fillers: 0 }));
+    }
+    const { events, state } = feed(runs);
+    expect(events).toEqual([]);
+    for (const name of names) {
+      const entry = state.tests[keyOf(name)];
+      expect(entry?.n).toBe(30);
+      expect([entry?.wh, entry?.wl]).toEqual([0, 0]);
+    }
+    // Every other default-branch run was infra-suspect, the newest one included (bit 0).
+    expect(state.infra).toEqual({ wh: 0xaaaaaa, wl: 0x1555555, n: 50 });
+  });
+
+  it("records infra-suspect runs excluded from the window in event metadata", () => {
+    const names = Array.from({ length: 5 }, (_, i) => `t${i}`);
+    const runs = [buildRun(names.map(F), { number: 1, fillers: 0 }), ...patternRuns("PF".repeat(15), "flaky", 2)];
+    const m = meta(feed(runs).events[0]);
+    expect(m.infra_excluded_runs_in_window).toBe(1);
+  });
+});
+
+describe("flag lifecycle", () => {
+  it("stays flagged without new events until 50 clean runs and 14 days, then re-flags with a new event", () => {
+    // Runs every 8 hours: 30 flaky runs, 60 clean runs (≥ 20 days), 10 flaky runs.
+    const pattern = "PF".repeat(15) + "P".repeat(60) + "PF".repeat(5);
+    const runs = patternRuns(pattern, "flaky", 1, 8 * HOUR);
+    const { eventsByRun } = feed(runs);
+    expect([...eventsByRun.keys()]).toEqual([20, 96]);
+    expect(meta(eventsByRun.get(96)?.[0])).toMatchObject({ rule: "history_flips", name: "flaky" });
+  });
+
+  it("does not un-flag before 14 days even after 50 clean runs", () => {
+    // Hourly runs: the 60 clean runs take 2.5 days, so the second flaky burst is the same episode.
+    const pattern = "PF".repeat(15) + "P".repeat(60) + "PF".repeat(5);
+    const { eventsByRun, state } = feed(patternRuns(pattern));
+    expect([...eventsByRun.keys()]).toEqual([20]);
+    expect(flaggedTestKeys(state)).toEqual([keyOf("flaky")]);
+  });
+
+  it("does not un-flag after 14 days without 50 clean runs in a row", () => {
+    // Daily runs, a failure every 30 runs after the flag: flagged once, never released.
+    const pattern = "PF".repeat(15) + ("P".repeat(29) + "F").repeat(4);
+    const { eventsByRun, state } = feed(patternRuns(pattern, "flaky", 1, DAY));
+    expect([...eventsByRun.keys()]).toEqual([20]);
+    expect(flaggedTestKeys(state)).toEqual([keyOf("flaky")]);
+  });
+
+  it("drops a test's state after it has not been seen for 200 runs", () => {
+    const runs = [...patternRuns("P".repeat(10), "gone"), ...patternRuns("-".repeat(260), "gone", 11)];
+    const { state } = feed(runs);
+    expect(state.tests[keyOf("gone")]).toBeUndefined();
+    expect(state.tests[keyOf("filler_0")]).toBeDefined();
+  });
+});
+
+describe("events per run", () => {
+  it("emits one event per newly flagged test, in key order, capped at 50 with more_flagged_count on the last", () => {
+    const cases: Case[] = Array.from({ length: 60 }, (_, i) => ({ name: `t${String(i).padStart(2, "0")}`, status: "passed", attempts: ["failed"] }));
+    const { events, state } = feed([buildRun([...cases].reverse(), { number: 1 })]);
+    expect(events).toHaveLength(50);
+    expect(events.map((e) => meta(e).name)).toEqual(cases.slice(0, 50).map((c) => c.name));
+    expect(meta(events[49]).more_flagged_count).toBe(10);
+    expect(meta(events[49]).more_flagged_test_keys).toEqual(cases.slice(50).map((c) => keyOf(c.name)));
+    expect(meta(events[48]).more_flagged_count).toBeUndefined();
+    expect(flaggedTestKeys(state)).toHaveLength(60);
+  });
+
+  it("caps strings in metadata at 500 characters", () => {
+    const long = "x".repeat(2000);
+    const { events } = feed([buildRun([{ name: long, status: "passed", attempts: ["failed"], suite: long }], { number: 1, branch: long, onDefault: true })]);
+    const m = meta(events[0]);
+    for (const value of [m.name, m.suite, m.test_key, m.branch, m.evidence[0].branch]) expect(value.length).toBeLessThanOrEqual(500);
+    expect(JSON.stringify(m).length).toBeLessThan(16 * 1024);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Engineering properties
+
+/** A churning project: `tests` tests, a few renamed every 10 runs, ~2 % flaky tests, some retries and re-runs. */
+function churnRuns(count: number, tests: number, seed: number): RunSummary[] {
+  const random = prng(seed);
+  let names = Array.from({ length: tests }, (_, i) => `t${i}`);
+  let nextName = tests;
+  const runs: RunSummary[] = [];
+  for (let i = 1; i <= count; i++) {
+    if (i % 10 === 0) {
+      names = names.map((name) => (random() < 0.05 ? `t${nextName++}` : name));
+    }
+    const cases: Case[] = names.map((name, index) => {
+      const flaky = index % 50 === 7;
+      if (flaky && random() < 0.2) return random() < 0.5 ? F(name) : { name, status: "passed", attempts: ["failed"] };
+      return random() < 0.02 ? { name, status: "skipped" } : P(name);
+    });
+    const sha = random() < 0.1 && i > 1 ? `sha${i - 1}` : `sha${i}`;
+    const branch = random() < 0.3 ? `feature/${Math.floor(random() * 20)}` : "main";
+    runs.push(buildRun(cases, { number: i, sha, branch, fillers: 0 }));
+  }
+  return runs;
+}
+
+describe("engineering properties", () => {
+  it("keeps state bounded: 1,000 runs of 100 tests with churn stay below 100 kB and 300 entries", () => {
+    const { state } = feed(churnRuns(1000, 100, 42));
+    const bytes = JSON.stringify(state).length;
+    const entries = Object.keys(state.tests).length;
+    // At most: 100 live tests + tests renamed away within the last ~250 runs.
+    expect(entries).toBeLessThan(300);
+    expect(bytes).toBeLessThan(100_000);
+    // Per test O(1): every LRU and evidence list is capped.
+    for (const entry of Object.values(state.tests)) {
+      expect(entry.n).toBeLessThanOrEqual(50);
+      expect(entry.c?.length ?? 0).toBeLessThanOrEqual(4 * 8);
+      expect(entry.e?.length ?? 0).toBeLessThanOrEqual(8);
+    }
+  });
+
+  it("state size does not grow with history length", () => {
+    const short = JSON.stringify(feed(churnRuns(500, 100, 7)).state).length;
+    const long = JSON.stringify(feed(churnRuns(2000, 100, 7)).state).length;
+    expect(long / short).toBeLessThan(1.5);
+  });
+
+  it("is deterministic: the same inputs give byte-identical outputs", () => {
+    const a = feed(churnRuns(300, 50, 3));
+    const b = feed(churnRuns(300, 50, 3));
+    expect(b.state).toStrictEqual(a.state);
+    expect(JSON.stringify(b.events)).toBe(JSON.stringify(a.events));
+    expect(JSON.stringify(b.state)).toBe(JSON.stringify(a.state));
+    expect(a.events.length).toBeGreaterThan(0);
+  });
+
+  it("takes its state back after a JSON round trip each run, with the same results", () => {
+    const runs = churnRuns(300, 50, 5);
+    const direct = feed(runs);
+    const roundTripped = feed(runs, flakinessCheck.initialState(), true);
+    expect(JSON.stringify(roundTripped.events)).toBe(JSON.stringify(direct.events));
+    expect(roundTripped.state).toEqual(JSON.parse(JSON.stringify(direct.state)));
+  });
+
+  it("does not mutate the input state", () => {
+    const runs = churnRuns(100, 20, 9);
+    const { state } = feed(runs.slice(0, 99));
+    const before = JSON.stringify(state);
+    flakinessCheck.update(state, runs[99] as RunSummary);
+    expect(JSON.stringify(state)).toBe(before);
+  });
+
+  it("does not depend on the order of cases within a run", () => {
+    const runs = churnRuns(200, 30, 11);
+    const reversed = runs.map((run) => ({ ...run, tests: [...run.tests].reverse() }));
+    const a = feed(runs);
+    const b = feed(reversed);
+    expect(JSON.stringify(b.events)).toBe(JSON.stringify(a.events));
+    expect(JSON.stringify(b.state)).toBe(JSON.stringify(a.state));
+  });
+
+  it("starts over from a state that is not its own", () => {
+    const result = flakinessCheck.update({} as FlakinessState, buildRun([P("t")], { number: 1 }));
+    expect(result.state.tests[keyOf("t")]?.n).toBe(1);
+  });
+});
+
+describe("Monte-Carlo (seeded)", () => {
+  /**
+   * 200 stable tests over 300 default-branch runs. Occasional real breakages: with probability
+   * 0.02 per run a random test breaks for 3–10 consecutive runs and is then fixed. Optionally 10
+   * extra tests fail independently with probability 0.1 on every run.
+   */
+  function simulate(seed: number, flakyCount: number) {
+    const random = prng(seed);
+    const stable = Array.from({ length: 200 }, (_, i) => `stable_${i}`);
+    const flaky = Array.from({ length: flakyCount }, (_, i) => `flaky_${i}`);
+    const brokenUntil = new Map<string, number>();
+    const runs: RunSummary[] = [];
+    for (let i = 1; i <= 300; i++) {
+      if (random() < 0.02) {
+        const name = stable[Math.floor(random() * stable.length)] as string;
+        brokenUntil.set(name, i + 3 + Math.floor(random() * 8));
+      }
+      const cases: Case[] = [
+        ...stable.map((name) => ((brokenUntil.get(name) ?? 0) > i ? F(name) : P(name))),
+        ...flaky.map((name) => (random() < 0.1 ? F(name) : P(name))),
+      ];
+      runs.push(buildRun(cases, { number: i, fillers: 0 }));
+    }
+    return feed(runs);
+  }
+
+  it("clean tests with occasional real breakages: zero events", () => {
+    for (const seed of [1, 2, 3]) expect(simulate(seed, 0).events).toEqual([]);
+  });
+
+  it("10 tests with p = 0.1 flakiness: all flagged within 300 runs, and nothing else", () => {
+    const { events } = simulate(1234, 10);
+    const names = events.map((event) => meta(event).name).sort();
+    expect(names).toEqual(Array.from({ length: 10 }, (_, i) => `flaky_${i}`).sort());
+    for (const event of events) expect(meta(event).rule).toBe("history_flips");
+  });
+});

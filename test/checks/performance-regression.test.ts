@@ -1,0 +1,299 @@
+/**
+ * Unit tests of the `performance_regression` check (src/checks/performance-regression.ts,
+ * detection.md §6.2): pure `(state, run) → (state', events)` on seeded synthetic runs, no database.
+ */
+import { describe, expect, it } from "vitest";
+import { type PerformanceRegressionState, performanceRegressionCheck as check } from "../../src/checks/performance-regression";
+import { type CaseStatus, type CheckEvent, type RunSummary, type RunTest, testKey } from "../../src/checks/types";
+
+// ---------------------------------------------------------------------------------------------
+// Seeded noise and a run builder
+
+/** mulberry32: a small, well-known 32-bit PRNG; the same seed always gives the same stream. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Standard normal by Box–Muller. */
+function gauss(rng: () => number): number {
+  return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
+}
+
+const SECOND = 1000;
+
+type TestCase = { name: string; ms: number | null; status?: CaseStatus };
+
+function makeTest(c: TestCase): RunTest {
+  return { key: testKey("suite", "pkg.Class", c.name), suite: "suite", classname: "pkg.Class", name: c.name, status: c.status ?? "passed", attempts: [], durationMs: c.ms };
+}
+
+function buildRun(number: number, durationMs: number | null, cases: TestCase[] = [], options: { onDefault?: boolean; failed?: number } = {}): RunSummary {
+  const tests = cases.map(makeTest);
+  const count = (status: CaseStatus) => tests.filter((test) => test.status === status).length;
+  const failed = options.failed ?? count("failed");
+  const passed = cases.length > 0 ? count("passed") : 10;
+  return {
+    runId: 1000 + number,
+    number,
+    branch: options.onDefault === false ? "feature" : "main",
+    commitSha: `sha${number}`,
+    createdAt: new Date(Date.UTC(2024, 0, 1) + number * 3_600_000),
+    durationMs,
+    onDefaultBranch: options.onDefault ?? true,
+    counts: { tests: passed + failed + count("errored") + count("skipped"), passed, failed, errored: count("errored"), skipped: count("skipped") },
+    tests,
+  };
+}
+
+type Fed = { state: PerformanceRegressionState; events: CheckEvent[]; eventsByRun: Map<number, CheckEvent[]> };
+
+function feed(runs: RunSummary[], start: PerformanceRegressionState = check.initialState(), roundTrip = false): Fed {
+  let state = start;
+  const events: CheckEvent[] = [];
+  const eventsByRun = new Map<number, CheckEvent[]>();
+  for (const run of runs) {
+    const result = check.update(roundTrip ? (JSON.parse(JSON.stringify(state)) as PerformanceRegressionState) : state, run);
+    state = result.state;
+    events.push(...result.events);
+    if (result.events.length > 0) eventsByRun.set(run.number, result.events);
+  }
+  return { state, events, eventsByRun };
+}
+
+/** Run durations around `levelMs` with log-normal noise σ. */
+function durations(rng: () => number, count: number, levelMs: number, sigma = 0.02): number[] {
+  return Array.from({ length: count }, () => levelMs * Math.exp(sigma * gauss(rng)));
+}
+
+/**
+ * A project of `tests` tests: the first `slow` take 0.6 s … ~4 s, the rest 50–200 ms; log-noise
+ * σ = 0.1 and 5 % slow outliers (1.5–3×), as in detection.md §7.1. `override(runIndex, testIndex)`
+ * multiplies one test's time (an injected regression). The run duration is the sum of the tests.
+ */
+function projectRuns(seed: number, count: number, options: { tests?: number; slow?: number; override?: (run: number, test: number) => number; sigma?: number } = {}): RunSummary[] {
+  const rng = prng(seed);
+  const total = options.tests ?? 60;
+  const slow = options.slow ?? 30;
+  const base = Array.from({ length: total }, (_, i) => (i < slow ? 600 + 120 * i : 50 + ((i * 37) % 150)));
+  return Array.from({ length: count }, (_, r) => {
+    const cases = base.map((ms, i) => {
+      let value = ms * Math.exp((options.sigma ?? 0.1) * gauss(rng)) * (options.override?.(r, i) ?? 1);
+      if (rng() < 0.05) value *= 1.5 + 1.5 * rng();
+      return { name: `test_${i}`, ms: Math.round(value) };
+    });
+    return buildRun(r + 1, cases.reduce((sum, c) => sum + (c.ms ?? 0), 0) + 5 * SECOND, cases);
+  });
+}
+
+const meta = (event: CheckEvent) => event.metadata as Record<string, any>;
+
+// ---------------------------------------------------------------------------------------------
+
+describe("performance_regression: run duration", () => {
+  it("trips once on 30 runs of ~60 s followed by 10 runs of ~120 s", () => {
+    const rng = prng(7);
+    const values = [...durations(rng, 30, 60 * SECOND), ...durations(rng, 10, 120 * SECOND)];
+    const { events, eventsByRun } = feed(values.map((ms, i) => buildRun(i + 1, ms)));
+    expect(events).toHaveLength(1);
+    const [runNumber] = [...eventsByRun.keys()];
+    expect(runNumber).toBeGreaterThan(30);
+    expect(runNumber).toBeLessThanOrEqual(40);
+    const m = meta(events[0]!);
+    expect(m).toMatchObject({ subject: "run_duration", statistic: "mann_whitney_u", alpha: 1e-3, detector_version: "performance_regression/1" });
+    expect(m.p_value).toBeLessThanOrEqual(1e-3);
+    expect(m.rel_change).toBeGreaterThanOrEqual(0.1);
+    expect(m.delta_ms).toBeGreaterThanOrEqual(10 * SECOND);
+    expect(m.effect_size_mads).toBeGreaterThanOrEqual(1);
+    expect(m.baseline).toMatchObject({ from_run_number: 1, n: runNumber! - 8 });
+    expect(m.baseline.median_ms).toBeGreaterThan(55 * SECOND);
+    expect(m.baseline.median_ms).toBeLessThan(65 * SECOND);
+    expect(m.baseline.mad_ms).toBeGreaterThan(0);
+    expect(m.recent).toMatchObject({ from_run_number: runNumber! - 7, to_run_number: runNumber, n: 8 });
+    expect(m.recent.median_ms).toBeGreaterThan(100 * SECOND);
+    expect(m.observed).toBe(m.recent.median_ms);
+    expect(m.threshold).toBeGreaterThanOrEqual(m.baseline.median_ms + 10 * SECOND);
+    expect(typeof m.window).toBe("string");
+    expect(m.top_contributors).toEqual([]);
+    expect(m.monitored_series).toBe(0);
+  });
+
+  it("resets the baseline: later slow runs do not re-alert", () => {
+    const rng = prng(8);
+    const values = [...durations(rng, 30, 60 * SECOND), ...durations(rng, 200, 120 * SECOND)];
+    const { events, state } = feed(values.map((ms, i) => buildRun(i + 1, ms)));
+    expect(events).toHaveLength(1);
+    expect(state.run.ev).not.toBeNull();
+    expect(state.run.ev!.level_ms).toBeGreaterThan(55 * SECOND);
+  });
+
+  it("trips again on a second, later step", () => {
+    const rng = prng(9);
+    const values = [...durations(rng, 30, 60 * SECOND), ...durations(rng, 60, 120 * SECOND), ...durations(rng, 20, 200 * SECOND)];
+    const { eventsByRun } = feed(values.map((ms, i) => buildRun(i + 1, ms)));
+    const runs = [...eventsByRun.keys()];
+    expect(runs).toHaveLength(2);
+    expect(runs[0]).toBeLessThanOrEqual(40);
+    expect(runs[1]).toBeGreaterThan(90);
+  });
+
+  it("does not trip on a single slow outlier", () => {
+    const rng = prng(10);
+    const values = durations(rng, 60, 60 * SECOND);
+    values[35] = 120 * SECOND;
+    expect(feed(values.map((ms, i) => buildRun(i + 1, ms))).events).toEqual([]);
+  });
+
+  it("does not trip on slow drift of 0.1 % per run (40 runs, and 400)", () => {
+    for (const count of [40, 400]) {
+      const rng = prng(11);
+      const values = Array.from({ length: count }, (_, i) => 60 * SECOND * 1.001 ** i * Math.exp(0.01 * gauss(rng)));
+      expect(feed(values.map((ms, i) => buildRun(i + 1, ms))).events).toEqual([]);
+    }
+  });
+
+  it("bimodal runners (two classes 1.3× apart, randomly mixed): ≤ 1 false event per 1,000 runs", () => {
+    // 10 seeds × 1,000 runs; detection.md §7.3 targets ARL₀ ≥ 1,000. (Measured: 2 events in total.)
+    let total = 0;
+    for (let seed = 1; seed <= 10; seed++) {
+      const rng = prng(seed);
+      const values = Array.from({ length: 1000 }, () => 60 * SECOND * (rng() < 0.5 ? 1 : 1.3) * Math.exp(0.03 * gauss(rng)));
+      total += feed(values.map((ms, i) => buildRun(i + 1, ms))).events.length;
+    }
+    expect(total).toBeLessThanOrEqual(10);
+  });
+
+  it("ignores other branches, infra-suspect runs and runs without a duration", () => {
+    const rng = prng(12);
+    const base = durations(rng, 30, 60 * SECOND).map((ms, i) => buildRun(i + 1, ms));
+    const { state } = feed(base);
+    const noisy = [
+      ...Array.from({ length: 12 }, (_, i) => buildRun(31 + i, 300 * SECOND, [], { onDefault: false })),
+      ...Array.from({ length: 12 }, (_, i) => buildRun(43 + i, 300 * SECOND, [], { failed: 30 })), // ≥ 50 % failing: infra-suspect
+      ...Array.from({ length: 12 }, (_, i) => buildRun(55 + i, null)),
+    ];
+    const after = feed(noisy, state);
+    expect(after.events).toEqual([]);
+    expect(after.state.run).toEqual(state.run);
+  });
+});
+
+describe("performance_regression: per-test series", () => {
+  it("flags one slow test (2.3 s → 4.6 s) with a Bonferroni α, without a run-level event", () => {
+    // test_14 takes ~2.3 s; the run total (~60 s) moves by < 10 s, below the run floor.
+    const runs = projectRuns(3, 120, { override: (r, i) => (r >= 60 && i === 14 ? 2 : 1) });
+    const { events } = feed(runs);
+    expect(events).toHaveLength(1);
+    const m = meta(events[0]!);
+    expect(m).toMatchObject({ subject: "test_duration", name: "test_14", test_key: testKey("suite", "pkg.Class", "test_14") });
+    expect(m.monitored_series).toBeGreaterThanOrEqual(29);
+    expect(m.monitored_series).toBeLessThanOrEqual(31);
+    expect(m.alpha).toBeCloseTo(1e-3 / m.monitored_series, 15);
+    expect(m.p_value).toBeLessThanOrEqual(m.alpha);
+    expect(m.rel_change).toBeGreaterThanOrEqual(0.25);
+    expect(m.recent.from_run_number).toBeGreaterThanOrEqual(55);
+  });
+
+  it("names the test behind a run-level regression in top_contributors", () => {
+    // test_20 goes from ~3 s to ~33 s at run 41: the run total rises by ~30 s.
+    const runs = projectRuns(4, 80, { override: (r, i) => (r >= 40 && i === 20 ? 11 : 1) });
+    const { events } = feed(runs);
+    const runEvents = events.filter((event) => meta(event).subject === "run_duration");
+    const testEvents = events.filter((event) => meta(event).subject === "test_duration");
+    expect(runEvents).toHaveLength(1);
+    expect(testEvents.map((event) => meta(event).name)).toEqual(["test_20"]);
+    const contributors = meta(runEvents[0]!).top_contributors as Record<string, any>[];
+    expect(contributors.length).toBeGreaterThan(0);
+    expect(contributors.length).toBeLessThanOrEqual(5);
+    expect(contributors[0]).toMatchObject({ name: "test_20", test_key: testKey("suite", "pkg.Class", "test_20") });
+    expect(contributors[0]!.delta_ms).toBeGreaterThan(20 * SECOND);
+    expect(contributors[0]!.recent_median_ms).toBeGreaterThan(contributors[0]!.baseline_median_ms);
+  });
+
+  it("a null project (30 slow tests, outliers) over 2,000 runs: ≤ 1 event per 1,000 runs", () => {
+    const { events } = feed(projectRuns(5, 2000));
+    expect(events.length).toBeLessThanOrEqual(2);
+  });
+
+  it("monitors at most 100 tests, only those with a median ≥ 0.5 s", () => {
+    const { state } = feed(projectRuns(6, 120, { tests: 260, slow: 150 }));
+    expect(state.tests.length).toBe(100);
+    expect(state.pool.length).toBeLessThanOrEqual(100);
+    // The slowest 100 of the 150 slow tests (test_50 … test_149) are the ones monitored.
+    const names = new Set(state.tests.map((series) => series.n));
+    for (let i = 60; i < 150; i++) expect(names.has(`test_${i}`)).toBe(true);
+    for (let i = 150; i < 260; i++) expect(names.has(`test_${i}`)).toBe(false);
+  });
+
+  it("reports at most 20 events per run and the rest on later runs", () => {
+    // 40 slow tests all double at run 61; each is reported exactly once, ≤ 20 per run.
+    const runs = projectRuns(7, 110, { tests: 40, slow: 40, sigma: 0.05, override: (r) => (r >= 60 ? 2 : 1) });
+    const { events, eventsByRun } = feed(runs);
+    for (const list of eventsByRun.values()) expect(list.length).toBeLessThanOrEqual(20);
+    const testNames = events.filter((event) => meta(event).subject === "test_duration").map((event) => meta(event).name as string);
+    expect(new Set(testNames).size).toBe(testNames.length);
+    expect(testNames.length).toBe(40);
+    expect(events.filter((event) => meta(event).subject === "run_duration")).toHaveLength(1);
+  });
+});
+
+describe("performance_regression: engineering properties", () => {
+  const runs = projectRuns(21, 160, { override: (r, i) => (r >= 100 && i === 25 ? 4 : 1) });
+
+  it("is deterministic and never mutates the state it is given", () => {
+    const a = feed(runs);
+    const b = feed(runs);
+    expect(JSON.stringify(a.events)).toBe(JSON.stringify(b.events));
+    expect(JSON.stringify(a.state)).toBe(JSON.stringify(b.state));
+    expect(a.events.length).toBeGreaterThan(0);
+
+    const frozen = JSON.stringify(a.state);
+    check.update(a.state, buildRun(1000, 500 * SECOND, [{ name: "test_25", ms: 60_000 }]));
+    expect(JSON.stringify(a.state)).toBe(frozen);
+  });
+
+  it("gives the same events when the state goes through JSON between runs", () => {
+    const direct = feed(runs);
+    const stored = feed(runs, check.initialState(), true);
+    expect(stored.events).toEqual(direct.events);
+    expect(JSON.parse(JSON.stringify(stored.state))).toEqual(JSON.parse(JSON.stringify(direct.state)));
+  });
+
+  it("is unaffected by the order of test cases within a run", () => {
+    const shuffled = runs.map((run) => ({ ...run, tests: [...run.tests].reverse() }));
+    expect(feed(shuffled).events).toEqual(feed(runs).events);
+  });
+
+  it("starts afresh from an unrecognised stored state", () => {
+    const result = check.update({ v: 99 } as unknown as PerformanceRegressionState, buildRun(1, 60 * SECOND));
+    expect(result.state.runs).toBe(1);
+    expect(result.events).toEqual([]);
+  });
+
+  it("keeps bounded state: the same JSON size after 100 and after 2,000 runs", () => {
+    let state = check.initialState();
+    let sizeAt100 = 0;
+    const all = projectRuns(22, 2000);
+    all.forEach((run, i) => {
+      state = check.update(state, run).state;
+      if (i + 1 === 100) sizeAt100 = JSON.stringify(state).length;
+    });
+    const sizeAt2000 = JSON.stringify(state).length;
+    expect(state.run.l.length).toBeLessThanOrEqual(40);
+    expect(state.tests.length).toBeLessThanOrEqual(100);
+    expect(state.pool.length).toBeLessThanOrEqual(100);
+    for (const series of state.tests) {
+      expect(series.l.length).toBeLessThanOrEqual(40);
+      expect(series.r.length).toBe(series.l.length);
+    }
+    for (const entry of state.pool) expect(entry.l.length).toBeLessThanOrEqual(5);
+    // Only the digits of run numbers grow (3 → 4 digits); the shape does not.
+    expect(Math.abs(sizeAt2000 - sizeAt100) / sizeAt100).toBeLessThan(0.1);
+  });
+});

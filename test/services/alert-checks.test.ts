@@ -1,0 +1,183 @@
+/**
+ * The four alert checks end to end: JUnit uploads through POST /uploads/v1/test_runs, processing,
+ * the checks, events read back through /api/v1. The scenarios of the checks issue: what must
+ * trip (and name its subject), what must not, and the alert states (disabled: no check and no
+ * events; snoozed: checks and events continue).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHarness } from "../support/harness";
+
+let h: Awaited<ReturnType<typeof createHarness>>;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h.close());
+
+type Status = "passed" | "failed" | "errored" | "skipped";
+type CaseSpec = { name: string; status: Status; seconds?: number; retriedFrom?: Status };
+type RunSpec = { cases: CaseSpec[]; seconds?: number; branch?: string; commit?: string };
+
+const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/"/g, "&quot;");
+
+function junit(run: RunSpec): string {
+  const cases = run.cases
+    .map((c) => {
+      const time = `time="${(c.seconds ?? 0.05).toFixed(3)}"`;
+      const head = `<testcase classname="com.shop.CheckoutTest" name="${escape(c.name)}" ${time}`;
+      const retry = c.retriedFrom ? `<flakyFailure message="first attempt failed" type="AssertionError"/>` : "";
+      if (c.status === "passed") return retry ? `${head}>${retry}</testcase>` : `${head}/>`;
+      if (c.status === "skipped") return `${head}><skipped/></testcase>`;
+      if (c.status === "errored") return `${head}><error message="boom" type="IOException"/></testcase>`;
+      return `${head}><failure message="expected true" type="AssertionError">at CheckoutTest.java:42</failure></testcase>`;
+    })
+    .join("");
+  const total = run.seconds ?? run.cases.reduce((sum, c) => sum + (c.seconds ?? 0.05), 0);
+  return `<testsuites time="${total.toFixed(3)}"><testsuite name="checkout" time="${total.toFixed(3)}">${cases}</testsuite></testsuites>`;
+}
+
+async function newProject() {
+  const { organization, apiKey } = await h.newOrganization();
+  const { project, uploadToken, alertIds } = await h.newProject(organization.id);
+  return { project, apiKey, uploadToken, alertIds };
+}
+
+/** Uploads runs in order (a minute apart), each processed (and checked) before the next. */
+async function uploadRuns(uploadToken: string, runs: RunSpec[]) {
+  for (const run of runs) {
+    h.clock.advance(60_000);
+    const query = new URLSearchParams({ branch: run.branch ?? "main", commit_sha: run.commit ?? Math.random().toString(16).slice(2, 14) });
+    const done = await h.uploadAndWait(uploadToken, junit(run), { query: query.toString() });
+    if (done.status !== "processed") throw new Error(`run failed: ${done.failure_reason}`);
+    // The checks run right after the run is stored: wait for them too.
+    await h.queue.idle();
+  }
+}
+
+async function eventsOf(apiKey: string, alertId: string) {
+  const res = await h.get(`/api/v1/alerts/${alertId}/events?limit=100`, apiKey);
+  expect(res.status).toBe(200);
+  return res.body.data as { metadata: Record<string, any>; test_run: { number: number } }[];
+}
+
+const stable = (count: number, status: Status = "passed"): CaseSpec[] => Array.from({ length: count }, (_, i) => ({ name: `stable_${i}`, status }));
+const times = <T,>(count: number, make: (i: number) => T): T[] => Array.from({ length: count }, (_, i) => make(i));
+
+describe("must trip", () => {
+  it("a test alternating pass/fail over 30 default-branch runs is flaky, and the event names it", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    await uploadRuns(uploadToken, times(30, (i) => ({ cases: [...stable(10), { name: "flaky_cart_total", status: (i % 2 ? "failed" : "passed") as Status }] })));
+    const events = await eventsOf(apiKey, alertIds.test_flakiness!);
+    expect(events.length).toBeGreaterThanOrEqual(1);
+    expect(events.every((e) => e.metadata.name === "flaky_cart_total")).toBe(true);
+    expect(events[0]!.metadata.detector_version).toEqual(expect.any(String));
+  });
+
+  it("the same commit passing and failing is flaky", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    await uploadRuns(uploadToken, [
+      { cases: [...stable(5), { name: "same_commit_test", status: "passed" }], commit: "aaaabbbbcccc" },
+      { cases: [...stable(5), { name: "same_commit_test", status: "failed" }], commit: "aaaabbbbcccc" },
+    ]);
+    const events = await eventsOf(apiKey, alertIds.test_flakiness!);
+    expect(events).toHaveLength(1);
+    expect(events[0]!.metadata).toMatchObject({ name: "same_commit_test", rule: "same_commit" });
+    expect(events[0]!.test_run.number).toBe(2);
+  });
+
+  it("30 runs of about 60 s then 10 of about 120 s is a performance regression, reported once", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    const jitter = (i: number) => ((i * 7919) % 13) / 10 - 0.6;
+    await uploadRuns(uploadToken, [
+      ...times(30, (i) => ({ cases: stable(5), seconds: 60 + jitter(i) })),
+      ...times(10, (i) => ({ cases: stable(5), seconds: 120 + jitter(i) })),
+    ]);
+    const events = await eventsOf(apiKey, alertIds.performance_regression!);
+    expect(events).toHaveLength(1);
+    expect(events[0]!.metadata.subject).toBe("run_duration");
+    expect(events[0]!.test_run.number).toBeGreaterThan(30);
+  });
+
+  it("30 runs with almost no failures then one with 40 % failing is a failure-rate spike", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    await uploadRuns(uploadToken, [
+      ...times(30, (i) => ({ cases: [...stable(49), { name: "rarely_fails", status: (i === 12 ? "failed" : "passed") as Status }] })),
+      { cases: [...stable(30), ...times(20, (i) => ({ name: `broken_${i}`, status: "failed" as const }))] },
+    ]);
+    const events = await eventsOf(apiKey, alertIds.failure_rate_spike!);
+    expect(events).toHaveLength(1);
+    expect(events[0]!.test_run.number).toBe(31);
+    expect(events[0]!.metadata.failure_rate).toBeCloseTo(0.4, 5);
+  });
+
+  it("skipped tests going from 0 to 20 % for 5 runs is skip creep, naming the newly skipped tests", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    await uploadRuns(uploadToken, [
+      ...times(20, () => ({ cases: stable(100) })),
+      ...times(5, () => ({ cases: [...stable(80), ...times(20, (i) => ({ name: `skipped_${i}`, status: "skipped" as const }))] })),
+    ]);
+    const events = await eventsOf(apiKey, alertIds.skipped_test_count_creep!);
+    expect(events).toHaveLength(1);
+    expect(events[0]!.metadata.skipped_count).toBe(20);
+    expect(JSON.stringify(events[0]!.metadata.newly_skipped_tests)).toContain("skipped_0");
+  });
+});
+
+describe("must not trip", () => {
+  it("a test that breaks and stays broken is not flaky", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    await uploadRuns(uploadToken, times(40, (i) => ({ cases: [...stable(10), { name: "broke_for_good", status: (i < 15 ? "passed" : "failed") as Status }] })));
+    expect(await eventsOf(apiKey, alertIds.test_flakiness!)).toEqual([]);
+  });
+
+  it("a single slow outlier is not a regression", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    await uploadRuns(uploadToken, times(40, (i) => ({ cases: stable(5), seconds: i === 32 ? 120 : 60 + (i % 3) * 0.4 })));
+    expect(await eventsOf(apiKey, alertIds.performance_regression!)).toEqual([]);
+  });
+
+  it("one skipped test is not creep", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    await uploadRuns(uploadToken, [...times(20, () => ({ cases: stable(100) })), ...times(8, () => ({ cases: [...stable(99), { name: "one_skip", status: "skipped" as const }] }))]);
+    expect(await eventsOf(apiKey, alertIds.skipped_test_count_creep!)).toEqual([]);
+  });
+});
+
+describe("alert states", () => {
+  it("a disabled alert is not checked and records nothing; its history stays", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    const alertId = alertIds.test_flakiness!;
+    await uploadRuns(uploadToken, [
+      { cases: [...stable(5), { name: "t", status: "passed" }], commit: "c1c1c1c1" },
+      { cases: [...stable(5), { name: "t", status: "failed" }], commit: "c1c1c1c1" },
+    ]);
+    expect(await eventsOf(apiKey, alertId)).toHaveLength(1);
+    expect((await h.post(`/api/v1/alerts/${alertId}/disable`, apiKey)).status).toBe(200);
+    await uploadRuns(uploadToken, [
+      { cases: [...stable(5), { name: "u", status: "passed" }], commit: "d2d2d2d2" },
+      { cases: [...stable(5), { name: "u", status: "failed" }], commit: "d2d2d2d2" },
+    ]);
+    expect(await eventsOf(apiKey, alertId)).toHaveLength(1);
+    expect((await h.get(`/api/v1/alerts/${alertId}`, apiKey)).body.events_count).toBe(1);
+  });
+
+  it("a snoozed alert keeps checking and recording events; nothing is notified", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    const alertId = alertIds.test_flakiness!;
+    expect((await h.post(`/api/v1/alerts/${alertId}/snooze`, apiKey, { duration: "1w" })).status).toBe(200);
+    await uploadRuns(uploadToken, [
+      { cases: [...stable(5), { name: "t", status: "passed" }], commit: "e3e3e3e3" },
+      { cases: [...stable(5), { name: "t", status: "failed" }], commit: "e3e3e3e3" },
+    ]);
+    const alert = (await h.get(`/api/v1/alerts/${alertId}`, apiKey)).body;
+    expect(alert).toMatchObject({ snoozed: true, events_count: 1, last_notified_at: null });
+    expect(await eventsOf(apiKey, alertId)).toHaveLength(1);
+  });
+
+  it("a pass on retry within one run is flaky evidence", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    await uploadRuns(uploadToken, [{ cases: [...stable(3), { name: "retried", status: "passed", retriedFrom: "failed" }] }]);
+    const events = await eventsOf(apiKey, alertIds.test_flakiness!);
+    expect(events).toHaveLength(1);
+    expect(events[0]!.metadata).toMatchObject({ name: "retried", rule: "passed_on_retry" });
+  });
+});

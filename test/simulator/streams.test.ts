@@ -1,0 +1,279 @@
+import { describe, expect, it } from "vitest";
+import { isInfraSuspect, testKey } from "../../src/checks/types";
+import { parseJUnit } from "../../src/ingest/junit";
+import type { ReportSuite } from "../../src/ingest/report";
+import { replayThroughUploads } from "../../src/simulator/replay";
+import {
+  ANOMALY_FAMILY,
+  type SimRun,
+  type SimStream,
+  Rng,
+  failingShare,
+  generateStream,
+  mulberry32,
+  toJUnitXml,
+  toRunSummary,
+} from "../../src/simulator/streams";
+
+/** What the service stores from a parsed report, in the shape of the summary's tests. */
+function fromParsed(xml: string) {
+  const report = parseJUnit(xml);
+  const tests: { key: string; status: string; attempts: string[]; durationMs: number | null }[] = [];
+  const walk = (suite: ReportSuite) => {
+    for (const c of suite.cases) {
+      tests.push({ key: testKey(suite.name, c.classname ?? null, c.name), status: c.status, attempts: (c.attempts ?? []).map((a) => a.status), durationMs: c.durationMs ?? null });
+    }
+    for (const child of suite.suites ?? []) walk(child);
+  };
+  for (const suite of report.suites) walk(suite);
+  // The store: `<testsuites time>` when present, else the sum of the top-level suites.
+  const duration = report.durationMs ?? Math.round(report.suites.reduce((sum, s) => sum + (s.durationMs ?? 0), 0));
+  return { tests, duration, suites: report.suites.length };
+}
+
+function expectSameAsParsed(run: SimRun) {
+  const summary = toRunSummary(run);
+  const parsed = fromParsed(toJUnitXml(run));
+  expect(parsed.tests).toEqual(summary.tests.map((t) => ({ key: t.key, status: t.status, attempts: t.attempts, durationMs: t.durationMs })));
+  expect(parsed.duration).toBe(summary.durationMs);
+  const counts = { tests: 0, passed: 0, failed: 0, errored: 0, skipped: 0 };
+  for (const t of parsed.tests) {
+    counts.tests++;
+    counts[t.status as "passed"]++;
+  }
+  expect(counts).toEqual(summary.counts);
+}
+
+describe("random numbers", () => {
+  it("mulberry32 is deterministic and uniform enough", () => {
+    const a = mulberry32(7);
+    const b = mulberry32(7);
+    const values = Array.from({ length: 10_000 }, () => a());
+    expect(values.slice(0, 5)).toEqual(Array.from({ length: 5 }, () => b()));
+    const mean = values.reduce((s, v) => s + v, 0) / values.length;
+    expect(mean).toBeGreaterThan(0.48);
+    expect(mean).toBeLessThan(0.52);
+    expect(Math.min(...values)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...values)).toBeLessThan(1);
+  });
+
+  it("beta draws have the requested mean and intra-class correlation", () => {
+    const rng = new Rng(3);
+    const mu = 0.02;
+    const rho = 0.05;
+    const draws = Array.from({ length: 20_000 }, () => rng.beta((mu * (1 - rho)) / rho, ((1 - mu) * (1 - rho)) / rho));
+    const mean = draws.reduce((s, v) => s + v, 0) / draws.length;
+    const variance = draws.reduce((s, v) => s + (v - mean) ** 2, 0) / draws.length;
+    expect(mean).toBeCloseTo(mu, 2);
+    // Var(π) = ρ·μ(1 − μ) for the beta-binomial parametrisation.
+    expect(variance / (mu * (1 - mu))).toBeGreaterThan(0.035);
+    expect(variance / (mu * (1 - mu))).toBeLessThan(0.065);
+  });
+});
+
+describe("generateStream", () => {
+  const stream = generateStream({ seed: 11, runs: 300 });
+
+  it("is deterministic by seed, and seeds differ", () => {
+    const again = generateStream({ seed: 11, runs: 300 });
+    expect(JSON.stringify(again)).toBe(JSON.stringify(stream));
+    const other = generateStream({ seed: 12, runs: 300 });
+    expect(JSON.stringify(other.runs.slice(0, 5))).not.toBe(JSON.stringify(stream.runs.slice(0, 5)));
+  });
+
+  it("numbers runs 1…n with non-decreasing times, mostly on main", () => {
+    expect(stream.runs.map((r) => r.number)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+    for (let i = 1; i < stream.runs.length; i++) expect(Date.parse(stream.runs[i]!.created_at)).toBeGreaterThanOrEqual(Date.parse(stream.runs[i - 1]!.created_at));
+    const main = stream.runs.filter((r) => r.branch === "main").length;
+    expect(main / stream.runs.length).toBeGreaterThan(0.6);
+    expect(stream.runs.some((r) => r.branch.startsWith("feature/"))).toBe(true);
+    for (const run of stream.runs) expect(run.commit_sha).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it("retries rerun the failed run's commit on the same branch, right after it", () => {
+    const retried = generateStream({ seed: 5, knobs: { retryProbability: 0.5 } });
+    const retries = retried.runs.filter((r) => r.retry_of !== null);
+    expect(retries.length).toBeGreaterThan(10);
+    for (const retry of retries) {
+      const original = retried.runs[retry.number - 2]!;
+      expect(original.number).toBe(retry.retry_of);
+      expect(retry.commit_sha).toBe(original.commit_sha);
+      expect(retry.branch).toBe(original.branch);
+      expect(original.tests.some((t) => t.status === "failed" || t.status === "errored")).toBe(true);
+    }
+    // Other commits are unique.
+    const firsts = retried.runs.filter((r) => r.retry_of === null).map((r) => r.commit_sha);
+    expect(new Set(firsts).size).toBe(firsts.length);
+  });
+
+  it("labels each run with exactly the anomalies active at it", () => {
+    for (const anomaly of stream.anomalies) {
+      const labelled = stream.runs.filter((r) => r.labels.some((l) => l.id === anomaly.id)).map((r) => r.number);
+      expect(labelled[0]).toBe(anomaly.start);
+      const start = stream.runs[anomaly.start - 1]!;
+      expect(start.branch).toBe("main");
+      expect(start.retry_of).toBeNull();
+      if (anomaly.type === "failure_spike" || anomaly.type === "infra_outage") expect(labelled).toEqual([anomaly.start]);
+      if (anomaly.type === "flaky_test") {
+        const last = anomaly.end ?? stream.runs.length;
+        // A flaky test is labelled on every run between start and end that contains it.
+        const containing = stream.runs.filter((r) => r.number >= anomaly.start && r.number <= last && r.tests.some((t) => t.key === anomaly.subject)).map((r) => r.number);
+        expect(labelled).toEqual(containing);
+      }
+      expect(ANOMALY_FAMILY[anomaly.type]).toBeDefined();
+    }
+    // Labels only reference listed anomalies.
+    const ids = new Set(stream.anomalies.map((a) => a.id));
+    for (const run of stream.runs) for (const label of run.labels) expect(ids.has(label.id)).toBe(true);
+  });
+
+  it("injects what the labels say", () => {
+    const all: SimStream[] = [11, 21, 31, 41].map((seed) => generateStream({ seed }));
+    let checked = { spike: 0, outage: 0, skip: 0, flaky: 0, shift: 0 };
+    for (const s of all) {
+      const mainRuns = s.runs.filter((r) => r.branch === "main");
+      for (const anomaly of s.anomalies) {
+        const run = s.runs[anomaly.start - 1]!;
+        if (anomaly.type === "failure_spike") {
+          expect(failingShare(run)).toBeGreaterThanOrEqual(Number(anomaly.details.target_share) - 0.01);
+          checked.spike++;
+        } else if (anomaly.type === "infra_outage") {
+          const suite = String(anomaly.details.suite);
+          const inSuite = run.tests.filter((t) => t.suite === suite && t.status !== "skipped");
+          expect(inSuite.length).toBeGreaterThan(0);
+          expect(inSuite.every((t) => t.status === "errored")).toBe(true);
+          checked.outage++;
+        } else if (anomaly.type === "skip_step") {
+          const before = mainRuns.filter((r) => r.number < anomaly.start).at(-1)!;
+          const skipped = (r: SimRun) => new Set(r.tests.filter((t) => t.status === "skipped").map((t) => t.key));
+          const newly = [...skipped(run)].filter((k) => !skipped(before).has(k) && before.tests.some((t) => t.key === k));
+          expect(newly.length).toBeGreaterThanOrEqual(anomaly.magnitude);
+          checked.skip++;
+        } else if (anomaly.type === "flaky_test" && anomaly.magnitude >= 0.1 && !anomaly.details.systemic) {
+          // Fails sometimes and passes sometimes while active (final status or an in-run attempt).
+          const outcomes = s.runs
+            .filter((r) => r.number >= anomaly.start && (anomaly.end === null || r.number <= anomaly.end) && !isInfraSuspect(toRunSummary(r)))
+            .map((r) => r.tests.find((t) => t.key === anomaly.subject))
+            .filter((t) => t !== undefined && t.status !== "skipped");
+          const failing = outcomes.filter((t) => t!.status !== "passed" || t!.attempts.length > 0).length;
+          expect(failing).toBeGreaterThan(0);
+          expect(failing).toBeLessThan(outcomes.length);
+          checked.flaky++;
+        } else if (anomaly.type === "duration_shift") {
+          const before = mainRuns.filter((r) => r.number < anomaly.start).slice(-30).map((r) => r.duration);
+          const after = mainRuns.filter((r) => r.number >= anomaly.start).slice(0, 30).map((r) => r.duration);
+          const med = (v: number[]) => v.sort((a, b) => a - b)[v.length >> 1]!;
+          expect(med(after) / med(before)).toBeGreaterThan(1 + anomaly.magnitude * 0.5);
+          checked.shift++;
+        }
+      }
+    }
+    expect(checked.spike + checked.outage).toBeGreaterThan(0);
+    expect(checked.skip + checked.flaky + checked.shift).toBeGreaterThan(0);
+  });
+
+  it("keeps a family's anomalies out of a stream where it is off", () => {
+    const quiet = generateStream({ seed: 3, scenario: "quiet" });
+    expect(quiet.anomalies).toEqual([]);
+    expect(quiet.runs.every((r) => r.labels.length === 0)).toBe(true);
+    const onlySpikes = generateStream({ seed: 3, scenario: "spike" });
+    expect(onlySpikes.anomalies.length).toBeGreaterThan(0);
+    expect(onlySpikes.anomalies.every((a) => ANOMALY_FAMILY[a.type] === "spike")).toBe(true);
+  });
+
+  it("honours knobs: in-run retries give attempts, size classes follow the stated rules", () => {
+    const retried = generateStream({ seed: 8, knobs: { inRunRetries: 2, format: "surefire" } });
+    const withAttempts = retried.runs.flatMap((r) => r.tests.filter((t) => t.attempts.length > 0));
+    expect(withAttempts.length).toBeGreaterThan(0);
+    expect(withAttempts.some((t) => t.status === "passed")).toBe(true);
+    for (const t of withAttempts) {
+      expect(t.attempts.length).toBeLessThanOrEqual(2);
+      if (t.status === "failed" || t.status === "errored") expect(t.attempts.length).toBe(2);
+    }
+    for (const anomaly of retried.anomalies) {
+      if (anomaly.type === "flaky_test") expect(anomaly.size).toBe(anomaly.magnitude >= 0.1 ? "large" : "small");
+      if (anomaly.type === "skip_step") expect(anomaly.size).toBe(anomaly.magnitude >= 20 ? "large" : "small");
+    }
+  });
+});
+
+describe("toJUnitXml / toRunSummary", () => {
+  it("parse with the service's parser into the statuses, attempts and durations toRunSummary gives (Surefire)", () => {
+    const stream = generateStream({ seed: 21, runs: 150, knobs: { format: "surefire", inRunRetries: 2, reportsWallClock: true, timeDecimals: 3 } });
+    const runs = stream.runs;
+    expect(runs.some((r) => r.tests.some((t) => t.status === "passed" && t.attempts.length > 0))).toBe(true);
+    expect(runs.some((r) => r.tests.some((t) => t.status !== "passed" && t.attempts.length > 0))).toBe(true);
+    const xml = toJUnitXml(runs.find((r) => r.tests.some((t) => t.status === "passed" && t.attempts.length > 0))!);
+    expect(xml).toContain("<flakyFailure");
+    for (const run of runs) expectSameAsParsed(run);
+  });
+
+  it("does the same for Gradle-style repeated testcases and suite-summed durations", () => {
+    const stream = generateStream({ seed: 22, runs: 150, knobs: { format: "gradle", inRunRetries: 2, reportsWallClock: false, timeDecimals: 2 } });
+    const run = stream.runs.find((r) => r.tests.some((t) => t.attempts.length > 0))!;
+    const xml = toJUnitXml(run);
+    expect(xml).not.toContain("flakyFailure");
+    const retried = run.tests.find((t) => t.attempts.length > 0)!;
+    expect(xml.split(`name="${retried.name}"`).length - 1).toBe(retried.attempts.length + 1);
+    expect(run.wall_clock_ms).toBeNull();
+    for (const r of stream.runs) expectSameAsParsed(r);
+  });
+
+  it("summarises keys with testKey and the default branch as main", () => {
+    const stream = generateStream({ seed: 23, runs: 40 });
+    for (const run of stream.runs) {
+      const summary = toRunSummary(run);
+      expect(summary.number).toBe(run.number);
+      expect(summary.onDefaultBranch).toBe(run.branch === "main");
+      expect(summary.commitSha).toBe(run.commit_sha);
+      expect(summary.createdAt.toISOString()).toBe(run.created_at);
+      for (const t of summary.tests) expect(t.key).toBe(testKey(t.suite, t.classname, t.name));
+      expect(new Set(summary.tests.map((t) => t.key)).size).toBe(summary.tests.length);
+    }
+  });
+});
+
+describe("replayThroughUploads", () => {
+  it("posts each run's XML with its metadata and waits for it before the next", async () => {
+    const stream = generateStream({ seed: 31, runs: 4 });
+    const calls: { method: string; url: string; headers: Record<string, string>; body?: string }[] = [];
+    const polls = new Map<number, number>();
+    let next = 100;
+    const fakeFetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      const url = String(input);
+      const method = init?.method ?? "GET";
+      calls.push({ method, url, headers: { ...(init?.headers as Record<string, string>) }, body: typeof init?.body === "string" ? init.body : undefined });
+      if (method === "POST") {
+        // Nothing may be posted while an earlier run is still pending.
+        for (const [, remaining] of polls) expect(remaining).toBe(0);
+        const number = ++next;
+        polls.set(number, 2);
+        return new Response(JSON.stringify({ number, status: "pending", failure_reason: null }), { status: 202 });
+      }
+      const number = Number(url.split("/").at(-1));
+      const remaining = polls.get(number)! - 1;
+      polls.set(number, remaining);
+      const body = remaining > 0 ? { number, status: "pending" } : { number, status: "processed", failure_reason: null, duration_ms: 5, tests_count: 3, passed_count: 3, failed_count: 0, errored_count: 0, skipped_count: 0 };
+      return new Response(JSON.stringify(body), { status: 200 });
+    }) as typeof fetch;
+
+    const result = await replayThroughUploads({ baseUrl: "http://api.test/", uploadToken: "ctu_x", runs: stream.runs, fetch: fakeFetch, sleep: async () => {}, idempotencyPrefix: "p" });
+    expect(result).toMatchObject({ uploaded: 4, processed: 4, failed: 0 });
+    expect(result.runs.map((r) => [r.simulatedNumber, r.serviceNumber])).toEqual([
+      [1, 101],
+      [2, 102],
+      [3, 103],
+      [4, 104],
+    ]);
+    const posts = calls.filter((c) => c.method === "POST");
+    expect(posts).toHaveLength(4);
+    const first = new URL(posts[0]!.url);
+    expect(first.pathname).toBe("/uploads/v1/test_runs");
+    expect(first.searchParams.get("branch")).toBe(stream.runs[0]!.branch);
+    expect(first.searchParams.get("commit_sha")).toBe(stream.runs[0]!.commit_sha);
+    expect(first.searchParams.get("started_at")).toBe(stream.runs[0]!.created_at);
+    expect(posts[0]!.headers).toMatchObject({ Authorization: "Bearer ctu_x", "Content-Type": "application/xml", "Idempotency-Key": "p-1" });
+    expect(posts[0]!.body).toBe(toJUnitXml(stream.runs[0]!));
+    expect(calls.filter((c) => c.method === "GET").map((c) => new URL(c.url).pathname)).toContain("/uploads/v1/test_runs/101");
+  });
+});
