@@ -9,8 +9,9 @@
  *   within a run are summed (unmerged parametrised cases of one test).
  *
  * Each series keeps a ring buffer of the last 40 log(duration ms) values (rounded to 1e-6, i.e.
- * one part in a million of the duration), the run numbers beside them, and the index where its
- * current segment starts. A series is evaluated once its segment holds ≥ 23 points: recent
+ * one part in a million of the duration), their run numbers (stored as ages relative to the
+ * newest point, so the stored digits do not grow with history), and the index where its current
+ * segment starts. A series is evaluated once its segment holds ≥ 23 points: recent
  * R = the last 8 points, baseline B = the up to 30 segment points before them (≥ 15). It trips
  * only when all of these hold:
  * - rel = exp(median_R − median_B) − 1 ≥ 0.10 (run) / 0.25 (test);
@@ -35,8 +36,18 @@
  * first run). The top 100 by score with a median ≥ 0.5 s are monitored; newcomers start with
  * empty buffers.
  *
- * At most 20 events per run: the run series first, then tests by p-value. A tripped test beyond
- * the cap is not reset, so it is reported on a later run instead of being lost.
+ * At most 20 events per run: the run series first, then tests by p-value. Tests tripped beyond
+ * the cap are listed (≤ 50, with their medians) on the last event as `more_regressed_tests`, with
+ * `more_regressed_count`, and reset like the reported ones.
+ *
+ * Event metadata: `baseline`/`recent` give run-number ranges, sizes and medians (ms);
+ * `baseline.mad_ms` is the plain MAD of the baseline durations, `baseline.mad_log` the MAD the
+ * trigger uses; `effect_size_mads` = (median_R − median_B) / (1.4826·MAD_log), null when the MAD
+ * is 0; `observed` is the recent median and `threshold` the smallest recent median that would pass
+ * the magnitude conditions (ms; significance is `p_value` vs `alpha`); `monitored_series` is m,
+ * the number of monitored tests, on run and test events alike. Run events add `top_contributors`:
+ * the ≤ 5 monitored tests whose median rose most between the run series' baseline and recent
+ * run ranges (≥ 3 points in each).
  *
  * State: ≤ 101 series × 40 points, a pool of ≤ 100 × 5 values; O(tests in the run + 101 · 40 log 40)
  * per run, whatever the history length. No clock: run numbers are the only positions used.
@@ -69,17 +80,23 @@ const POOL_POINTS = 5;
 const POOL_MIN_POINTS = 3;
 
 const MAX_EVENTS_PER_RUN = 20;
+const MORE_LIST = 50;
 const TOP_CONTRIBUTORS = 5;
 const MIN_CONTRIBUTOR_POINTS = 3;
 const MAX_STRING = 500;
 const MAX_STORED_NAME = 200;
 
-/** One duration series: a ring buffer of log(ms) values (oldest first) and their run numbers. */
+/**
+ * One duration series: a ring buffer of log(ms) values (oldest first) and their run numbers,
+ * stored as ages relative to the newest point so the stored digits do not grow with history.
+ */
 export type DurationSeries = {
   /** log(duration ms), rounded to 1e-6; ≤ 40, oldest first. */
   l: number[];
-  /** Run numbers of those points. */
-  r: number[];
+  /** Run number of the newest point (0 while empty). */
+  lr: number;
+  /** Per point: lr − its run number. */
+  a: number[];
   /** Index in `l` of the first point of the current segment (moved to the first recent point on a trip). */
   s: number;
 };
@@ -101,8 +118,8 @@ export type TestDurationSeries = DurationSeries & {
 export type PoolEntry = { k: string; n: string; l: number[] };
 
 export type PerformanceRegressionState = {
-  /** State schema version. */
-  v: 1;
+  /** State schema version (2: run numbers stored as ages; a stored version-1 state starts afresh). */
+  v: 2;
   /** Eligible (default-branch, not infra-suspect) runs processed. */
   runs: number;
   /** Eligible-run count at which the monitored set is next recomputed. */
@@ -136,17 +153,23 @@ function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** Run numbers of a series' points, oldest first. */
+function runNumbers(series: DurationSeries): number[] {
+  return series.a.map((age) => series.lr - age);
+}
+
 /** Appends a point, dropping the oldest beyond the buffer (the segment start moves with it). */
 function appendPoint<T extends DurationSeries>(series: T, logMs: number, runNumber: number): T {
+  const shift = series.l.length === 0 ? 0 : runNumber - series.lr;
   const l = [...series.l, logMs];
-  const r = [...series.r, runNumber];
+  const a = [...series.a.map((age) => age + shift), 0];
   let s = series.s;
   while (l.length > BUFFER) {
     l.shift();
-    r.shift();
+    a.shift();
     s = Math.max(0, s - 1);
   }
-  return { ...series, l, r, s };
+  return { ...series, l, a, lr: runNumber, s };
 }
 
 type Evaluation = {
@@ -166,7 +189,7 @@ type Evaluation = {
 
 /** The trigger of §6.2; null unless every condition holds. Cheap conditions first. */
 function evaluate(series: DurationSeries, thresholds: Thresholds, alpha: number): Evaluation | null {
-  const { l, r, s } = series;
+  const { l, s } = series;
   if (l.length - s < RECENT + BASELINE_MIN) return null;
   const recentStart = l.length - RECENT;
   const baselineStart = Math.max(s, recentStart - BASELINE_MAX);
@@ -184,6 +207,7 @@ function evaluate(series: DurationSeries, thresholds: Thresholds, alpha: number)
   if (dLog < MAD_MULTIPLIER * MAD_TO_SIGMA * madB) return null;
   const { p } = mannWhitneyUGreater(baseline, recent);
   if (p > alpha) return null;
+  const r = runNumbers(series);
   const baseMs = Math.exp(medianB);
   const thresholdMs = Math.max(baseMs * (1 + thresholds.rel), baseMs + thresholds.floorMs, Math.exp(medianB + MAD_MULTIPLIER * MAD_TO_SIGMA * madB));
   return {
@@ -252,7 +276,7 @@ function recomputeMembership(tests: TestDurationSeries[], pool: PoolEntry[], run
     .sort((a, b) => b.rank - a.rank || compareKeys(a.key, b.key))
     .slice(0, MONITOR_MAX);
   return chosen
-    .map((candidate) => candidate.existing ?? { k: candidate.key, n: candidate.name, l: [], r: [], s: 0, seen: runs })
+    .map((candidate) => candidate.existing ?? { k: candidate.key, n: candidate.name, l: [], lr: 0, a: [], s: 0, seen: runs })
     .sort((a, b) => compareKeys(a.k, b.k));
 }
 
@@ -336,7 +360,7 @@ function topContributors(evaluation: Evaluation, tests: TestDurationSeries[]) {
   for (const series of tests) {
     const before: number[] = [];
     const after: number[] = [];
-    series.r.forEach((runNumber, i) => {
+    runNumbers(series).forEach((runNumber, i) => {
       if (runNumber >= bFrom && runNumber <= bTo) before.push(series.l[i]!);
       else if (runNumber >= rFrom && runNumber <= rTo) after.push(series.l[i]!);
     });
@@ -364,19 +388,20 @@ function topContributors(evaluation: Evaluation, tests: TestDurationSeries[]) {
 // The check
 
 function initialState(): PerformanceRegressionState {
-  return { v: 1, runs: 0, next: 1, run: { l: [], r: [], s: 0, ev: null }, tests: [], pool: [] };
+  return { v: 2, runs: 0, next: 1, run: { l: [], lr: 0, a: [], s: 0, ev: null }, tests: [], pool: [] };
 }
 
 function isValidState(state: unknown): state is PerformanceRegressionState {
   if (typeof state !== "object" || state === null) return false;
   const s = state as Partial<PerformanceRegressionState>;
   return (
-    s.v === 1 &&
+    s.v === 2 &&
     typeof s.runs === "number" &&
     typeof s.next === "number" &&
     typeof s.run === "object" &&
     s.run !== null &&
     Array.isArray(s.run.l) &&
+    Array.isArray(s.run.a) &&
     Array.isArray(s.tests) &&
     Array.isArray(s.pool)
   );
@@ -438,25 +463,47 @@ function update(input: PerformanceRegressionState, run: RunSummary): { state: Pe
     if (evaluation) tripped.push({ index, evaluation });
   });
   tripped.sort((a, b) => a.evaluation.p - b.evaluation.p || b.evaluation.rel - a.evaluation.rel || compareKeys(tests[a.index]!.k, tests[b.index]!.k));
-  const reported = tripped.slice(0, Math.max(0, MAX_EVENTS_PER_RUN - events.length));
-  if (reported.length > 0) {
+  if (tripped.length > 0) {
+    const room = Math.max(0, MAX_EVENTS_PER_RUN - events.length);
+    const before = tests;
     tests = [...tests];
-    for (const { index, evaluation } of reported) {
-      const series = tests[index]!;
-      events.push({
-        metadata: {
-          subject: "test_duration",
-          test_key: cap(series.k, MAX_STRING),
-          name: cap(series.n, MAX_STRING),
-          ...commonMetadata(evaluation, m),
-          detector_version: PERFORMANCE_REGRESSION_DETECTOR_VERSION,
-        },
-      });
+    tripped.forEach(({ index, evaluation }, rank) => {
+      const series = before[index]!;
+      if (rank < room) {
+        events.push({
+          metadata: {
+            subject: "test_duration",
+            test_key: cap(series.k, MAX_STRING),
+            name: cap(series.n, MAX_STRING),
+            ...commonMetadata(evaluation, m),
+            detector_version: PERFORMANCE_REGRESSION_DETECTOR_VERSION,
+          },
+        });
+      }
       tests[index] = resetSegment(series);
+    });
+    // Beyond the cap: the remaining tests are listed on the last event (and reset like the others:
+    // a series' window for a significant contrast is short, so deferring would lose them).
+    const rest = tripped.slice(room);
+    const last = events[events.length - 1];
+    if (rest.length > 0 && last) {
+      last.metadata = {
+        ...last.metadata,
+        more_regressed_count: rest.length,
+        more_regressed_tests: rest.slice(0, MORE_LIST).map(({ index, evaluation }) => ({
+          test_key: cap(before[index]!.k, MAX_STRING),
+          name: cap(before[index]!.n, MAX_STRING),
+          baseline_median_ms: round(Math.exp(evaluation.medianB), 1),
+          recent_median_ms: round(Math.exp(evaluation.medianR), 1),
+          delta_ms: round(evaluation.deltaMs, 1),
+          rel_change: round(evaluation.rel, 4),
+          p_value: evaluation.p,
+        })),
+      };
     }
   }
 
-  return { state: { v: 1, runs, next, run: runSeries, tests, pool }, events };
+  return { state: { v: 2, runs, next, run: runSeries, tests, pool }, events };
 }
 
 export const performanceRegressionCheck: Check<PerformanceRegressionState> = {

@@ -175,7 +175,14 @@ export const AlertEventSchema = z
     id: z.number().int().openapi({ description: "Event identifier; does not restart per alert." }),
     alert_id: z.string().uuid(),
     metadata: z.record(z.string(), z.unknown()).openapi({
-      description: "Type-specific details of the trip. Derived from uploaded test output: escape before rendering.",
+      description: [
+        "Why the check tripped: the subject, the window, the baseline, the observed value, the statistic and its threshold. Plain JSON data derived from uploaded test output: escape before rendering. Strings are capped and lists bounded (about 16 KiB per event). Every event has `detector_version` (e.g. `test_flakiness/1`), `statistic`, `observed` and `threshold`. Keys by alert type:",
+        "- **test_flakiness** (one event per newly flagged test): `subject` (`test`), `test_key`, `suite`, `classname`, `name`, `rule` (`same_commit`, `passed_on_retry` or `history_flips`), `run_number`, `branch`, `commit_sha`, `window_runs`, `failures`, `passes`, `failure_rate` with `failure_rate_ci95_low`/`_high` (Wilson), `flips`, `flip_rate`, `runs_test_z`, `decayed_flip_score`, `evidence` (up to 8: `kind`, `commit_sha`, `branch`, `run_number`, `passed`, `failed`), `first_failure_run_number`, `last_failure_run_number`, `baseline`, `branch_scope`, `infra_excluded_runs_in_window`, `thresholds`.",
+        "- **performance_regression** (run duration, or one of the slowest tests): `subject` (`run_duration` or `test_duration`), `test_key` and `name` for tests, `baseline` (`from_run_number`, `to_run_number`, `n`, `median_ms`, `mad_ms`), `recent` (`from_run_number`, `to_run_number`, `n`, `median_ms`), `delta_ms`, `rel_change`, `effect_size_mads`, `p_value` (one-sided Mann–Whitney U), `alpha` (Bonferroni-corrected for tests), `monitored_series`, `window`, `top_contributors` (run duration: the tests that slowed most).",
+        "- **failure_rate_spike**: `subject` (`run`), `executed`, `failed`, `errored`, `failure_rate`, `baseline_failure_rate`, `baseline_effective_runs`, `overdispersion_rho`, `ratio_to_baseline`, `delta_pp`, `p_value` (beta-binomial tail), `alpha`, `thresholds`, `window`, `newly_failing_tests` (up to 20 names) and `newly_failing_count`, `infra_suspect` and `infra_suspect_reason`.",
+        "- **skipped_test_count_creep**: `subject` (`run`), `skipped_count`, `total_tests`, `skipped_ratio`, `baseline_skipped_count`, `baseline_ratio`, `baseline_run_number`, `delta`, `rel_delta`, `window_runs`, `mann_kendall_s`, `mann_kendall_p`, `sen_slope_per_run`, `pattern` (`step` or `gradual`), `newly_skipped_tests` (up to 50 names) and `newly_skipped_count`, `newly_unskipped_count`, `thresholds`.",
+        "Details and defaults: docs/alert-checks.md.",
+      ].join("\n"),
     }),
     triggered_at: timestamp("When the event was recorded."),
     test_run: TestRunSchema,

@@ -212,7 +212,12 @@ export type Anomaly = {
   details: Record<string, unknown>;
 };
 
-/** A ground-truth label on a run: an anomaly active at that run. */
+/**
+ * A ground-truth label on a run: an anomaly active at that run. Flaky tests are labelled on the
+ * runs that contain them from onset until fixed; lasting changes (duration steps and drifts, skip
+ * steps and ramps, per-test duration steps) from onset to the end of the stream, since the new level
+ * stays; spikes and outages on their run only.
+ */
 export type GroundTruthLabel = { id: string; type: AnomalyType; subject: string; start: number };
 
 /** Things that happened at a run that are NOT anomalies (for explaining false events). */

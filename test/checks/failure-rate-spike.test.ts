@@ -1,0 +1,322 @@
+/**
+ * Unit tests of the `failure_rate_spike` check (src/checks/failure-rate-spike.ts, detection.md
+ * §6.3): pure `(state, run) → (state', events)` on seeded synthetic runs, no database.
+ */
+import { describe, expect, it } from "vitest";
+import { type FailureRateSpikeState, baselineOf, failureRateSpikeCheck as check } from "../../src/checks/failure-rate-spike";
+import { type CaseStatus, type CheckEvent, type RunSummary, type RunTest, testKey } from "../../src/checks/types";
+
+// ---------------------------------------------------------------------------------------------
+// Seeded noise and a run builder
+
+/** mulberry32: a small, well-known 32-bit PRNG; the same seed always gives the same stream. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function gauss(rng: () => number): number {
+  return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
+}
+
+/** Gamma(k, 1) by Marsaglia & Tsang (2000), with the k < 1 boost. */
+function gamma(rng: () => number, k: number): number {
+  if (k < 1) return gamma(rng, k + 1) * rng() ** (1 / k);
+  const d = k - 1 / 3;
+  const c = 1 / Math.sqrt(9 * d);
+  for (;;) {
+    let x: number;
+    let v: number;
+    do {
+      x = gauss(rng);
+      v = 1 + c * x;
+    } while (v <= 0);
+    v = v * v * v;
+    const u = rng();
+    if (u < 1 - 0.0331 * x ** 4 || Math.log(u) < 0.5 * x * x + d * (1 - v + Math.log(v))) return d * v;
+  }
+}
+
+/** A run's failure probability drawn from Beta(mean μ, intra-run correlation ρ): beta-binomial noise. */
+function betaDraw(rng: () => number, mu: number, rho: number): number {
+  const x = gamma(rng, (mu * (1 - rho)) / rho);
+  return x / (x + gamma(rng, ((1 - mu) * (1 - rho)) / rho));
+}
+
+function makeTest(name: string, status: CaseStatus): RunTest {
+  return { key: testKey("suite", "pkg.Class", name), suite: "suite", classname: "pkg.Class", name, status, attempts: [], durationMs: 10 };
+}
+
+function runOf(number: number, statuses: CaseStatus[], options: { onDefault?: boolean } = {}): RunSummary {
+  const tests = statuses.map((status, i) => makeTest(`test_${i}`, status));
+  const count = (status: CaseStatus) => statuses.filter((s) => s === status).length;
+  return {
+    runId: 1000 + number,
+    number,
+    branch: options.onDefault === false ? "feature" : "main",
+    commitSha: `sha${number}`,
+    createdAt: new Date(Date.UTC(2024, 0, 1) + number * 3_600_000),
+    durationMs: 60_000,
+    onDefaultBranch: options.onDefault ?? true,
+    counts: { tests: statuses.length, passed: count("passed"), failed: count("failed"), errored: count("errored"), skipped: count("skipped") },
+    tests,
+  };
+}
+
+/** Counts only (no per-test rows): for the long seeded runs. */
+function countsRun(number: number, executed: number, failed: number, errored = 0): RunSummary {
+  return {
+    ...runOf(number, []),
+    counts: { tests: executed, passed: executed - failed - errored, failed, errored, skipped: 0 },
+  };
+}
+
+/** `n` statuses with the given test indexes failing. */
+function statuses(n: number, failing: Iterable<number>, failStatus: CaseStatus = "failed"): CaseStatus[] {
+  const out: CaseStatus[] = new Array<CaseStatus>(n).fill("passed");
+  for (const i of failing) out[i] = failStatus;
+  return out;
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+
+type Fed = { state: FailureRateSpikeState; events: CheckEvent[]; eventsByRun: Map<number, CheckEvent[]> };
+
+function feed(runs: RunSummary[], start: FailureRateSpikeState = check.initialState(), roundTrip = false): Fed {
+  let state = start;
+  const events: CheckEvent[] = [];
+  const eventsByRun = new Map<number, CheckEvent[]>();
+  for (const run of runs) {
+    const result = check.update(roundTrip ? (JSON.parse(JSON.stringify(state)) as FailureRateSpikeState) : state, run);
+    state = result.state;
+    events.push(...result.events);
+    if (result.events.length > 0) eventsByRun.set(run.number, result.events);
+  }
+  return { state, events, eventsByRun };
+}
+
+const meta = (event: CheckEvent) => event.metadata as Record<string, any>;
+
+/** 30 quiet runs of 50 tests (0 or 1 failing, seeded), numbered 1..30. */
+function quietRuns(seed = 1, count = 30): RunSummary[] {
+  const rng = prng(seed);
+  return range(1, count + 1).map((number) => runOf(number, statuses(50, rng() < 0.5 ? [Math.floor(rng() * 50)] : [])));
+}
+
+/** A stable project: n tests, mean failure rate μ, beta-binomial noise ρ, plus a 5-test suite failing together in 3 % of runs. */
+function stableProject(seed: number, runs: number, n: number, mu: number, rho: number): RunSummary[] {
+  const rng = prng(seed);
+  return range(1, runs + 1).map((number) => {
+    const p = betaDraw(rng, mu, rho);
+    let failed = 0;
+    let errored = 0;
+    for (let i = 0; i < n; i++) {
+      if (rng() < p) {
+        if (rng() < 0.2) errored++;
+        else failed++;
+      }
+    }
+    if (rng() < 0.03) failed = Math.min(n - errored, failed + 5);
+    return countsRun(number, n, failed, errored);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe("failure_rate_spike", () => {
+  it("trips once on a run with 40 % failing after 30 quiet runs of 50 tests", () => {
+    const spike = runOf(31, statuses(50, range(0, 20)));
+    const { events, eventsByRun } = feed([...quietRuns(), spike]);
+    expect(events).toHaveLength(1);
+    expect([...eventsByRun.keys()]).toEqual([31]);
+    const m = meta(events[0]!);
+    expect(m).toMatchObject({
+      subject: "run",
+      executed: 50,
+      failed: 20,
+      errored: 0,
+      failure_rate: 0.4,
+      statistic: "beta_binomial_tail",
+      alpha: 1e-3,
+      infra_suspect: false,
+      infra_suspect_reason: null,
+      detector_version: "failure_rate_spike/1",
+    });
+    expect(m.p_value).toBeLessThanOrEqual(1e-3);
+    expect(m.baseline_failure_rate).toBeGreaterThanOrEqual(0.01); // floored at 0.5 / 50
+    expect(m.baseline_failure_rate).toBeLessThan(0.02);
+    expect(m.baseline_effective_runs).toBeGreaterThan(25);
+    expect(m.overdispersion_rho).toBeGreaterThanOrEqual(0.01);
+    expect(m.overdispersion_rho).toBeLessThanOrEqual(0.5);
+    expect(m.ratio_to_baseline).toBeGreaterThan(20);
+    expect(m.delta_pp).toBeGreaterThan(38);
+    expect(m.observed).toBe(0.4);
+    expect(m.threshold).toBeGreaterThan(m.baseline_failure_rate);
+    expect(m.threshold).toBeLessThanOrEqual(0.4);
+    expect(m.thresholds).toMatchObject({ min_runs_seen: 20, min_executed: 20, min_failures: 5, min_ratio_to_baseline: 2, min_delta_pp: 2 });
+    expect(typeof m.window).toBe("string");
+    expect(m.failure_rate_wilson_95.low).toBeLessThan(0.4);
+    expect(m.failure_rate_wilson_95.high).toBeGreaterThan(0.4);
+  });
+
+  it("names the newly failing tests (passed at their previous appearance), capped at 20 with a count", () => {
+    // Tests 0..24 fail in the spike. test_3 also failed in run 30 (not newly failing); test_60 is
+    // new (no previous appearance); test_4 was skipped in run 30 but passed before (newly failing).
+    const before = quietRuns(2, 29).map((run) => ({ ...run, tests: run.tests.filter((t) => t.name !== "test_3" && t.name !== "test_4"), counts: { ...run.counts } }));
+    const run30 = runOf(30, statuses(50, [3]));
+    run30.tests[4] = makeTest("test_4", "skipped");
+    const spikeStatuses = statuses(61, range(0, 25));
+    spikeStatuses[60] = "errored";
+    const spike = runOf(31, spikeStatuses);
+    const withEarlierPasses = [runOf(0, statuses(50, [])), ...before, run30, spike];
+    const { events } = feed(withEarlierPasses);
+    expect(events).toHaveLength(1);
+    const m = meta(events[0]!);
+    // 0..24 except test_3 (failed last time) → 24 newly failing; test_60 has no history.
+    expect(m.newly_failing_count).toBe(24);
+    expect(m.newly_failing_tests).toHaveLength(20);
+    expect(m.newly_failing_tests).not.toContain("test_3");
+    expect(m.newly_failing_tests).not.toContain("test_60");
+    expect(m.newly_failing_tests).toContain("test_4");
+    expect(m.errored).toBe(1);
+  });
+
+  it("does not fold a tripping run into the baseline, so a repeat spike trips again", () => {
+    const quiet = feed(quietRuns());
+    const spike = check.update(quiet.state, runOf(31, statuses(50, range(0, 20))));
+    expect(spike.events).toHaveLength(1);
+    const { w, sn, sf, sx, sxx, seen } = spike.state;
+    expect({ w, sn, sf, sx, sxx, seen }).toEqual({ w: quiet.state.w, sn: quiet.state.sn, sf: quiet.state.sf, sx: quiet.state.sx, sxx: quiet.state.sxx, seen: quiet.state.seen });
+    const again = check.update(spike.state, runOf(32, statuses(50, range(10, 30))));
+    expect(again.events).toHaveLength(1);
+  });
+
+  it("infra-suspect runs feed the check: they may trip, and are not folded into the baseline", () => {
+    const quiet = feed(quietRuns(3));
+    const outage = check.update(quiet.state, runOf(31, statuses(50, range(0, 40), "errored")));
+    expect(outage.events).toHaveLength(1);
+    expect(meta(outage.events[0]!)).toMatchObject({ infra_suspect: true, infra_suspect_reason: "at_least_half_failed", errored: 40 });
+    // An outage during warm-up (cannot trip yet) does not poison the baseline either.
+    const early = feed(quietRuns(3, 10));
+    const warmOutage = check.update(early.state, runOf(11, statuses(50, range(0, 50))));
+    expect(warmOutage.events).toEqual([]);
+    expect(warmOutage.state.sf).toBe(early.state.sf);
+    expect(warmOutage.state.seen).toBe(early.state.seen);
+  });
+
+  it("respects the guards: runs_seen ≥ 20, n ≥ 20, f ≥ 5, ×2 and +2 pp", () => {
+    // Only 19 baseline runs.
+    expect(feed([...quietRuns(4, 19), runOf(20, statuses(50, range(0, 20)))]).events).toEqual([]);
+    const { state } = feed(quietRuns(4));
+    // 19 executed tests, 15 failing.
+    expect(check.update(state, runOf(31, statuses(19, range(0, 15)))).events).toEqual([]);
+    // 4 failures out of 20 (20 %): fewer than 5.
+    expect(check.update(state, runOf(31, statuses(20, range(0, 4)))).events).toEqual([]);
+    // Skipped tests are not executed: 15 passed + 10 skipped + 5 failed is n = 20, f = 5 → trips.
+    const mixed = statuses(30, range(0, 5));
+    for (const i of range(20, 30)) mixed[i] = "skipped";
+    const result = check.update(state, runOf(31, mixed));
+    expect(result.events).toHaveLength(1);
+    expect(meta(result.events[0]!).executed).toBe(20);
+  });
+
+  it("uses default-branch runs only", () => {
+    const { state } = feed(quietRuns(5));
+    const branch = check.update(state, runOf(31, statuses(50, range(0, 30)), { onDefault: false }));
+    expect(branch.events).toEqual([]);
+    expect(branch.state).toBe(state);
+  });
+
+  it("a stable project (~2 % failing, beta-binomial ρ = 0.01, clustered suite failures): ≤ 1 event per 1,000 runs", () => {
+    // 5 seeds × 1,000 runs of 200 tests. (Measured: 3 events in total.)
+    let total = 0;
+    for (let seed = 1; seed <= 5; seed++) {
+      const { events } = feed(stableProject(seed, 1000, 200, 0.02, 0.01));
+      expect(events.length).toBeLessThanOrEqual(1);
+      total += events.length;
+    }
+    expect(total).toBeLessThanOrEqual(5);
+  });
+
+  it("a heavily overdispersed project (ρ = 0.05): ≤ 2 events per 1,000 runs", () => {
+    // Documents the limit: α = 1e-3 itself allows ~1 per 1,000; the ρ estimate adds a little. (Measured: 5 in 5,000 runs.)
+    let total = 0;
+    for (let seed = 11; seed <= 15; seed++) total += feed(stableProject(seed, 1000, 200, 0.02, 0.05)).events.length;
+    expect(total).toBeLessThanOrEqual(10);
+  });
+
+  it("estimates μ and ρ from the decayed sums", () => {
+    const { state } = feed(stableProject(21, 600, 500, 0.02, 0.02));
+    const baseline = baselineOf(state)!;
+    expect(baseline.mu).toBeGreaterThan(0.015);
+    expect(baseline.mu).toBeLessThan(0.03);
+    expect(baseline.rho).toBeGreaterThan(0.01);
+    expect(baseline.rho).toBeLessThan(0.05);
+    expect(baseline.rho).toBeGreaterThanOrEqual(baseline.rhoPoint);
+    expect(state.w).toBeCloseTo(100, 0); // Σ 0.99^a over 600 runs ≈ 1/(1 − 0.99)
+  });
+});
+
+describe("failure_rate_spike: engineering properties", () => {
+  const runs = [...quietRuns(31, 60), runOf(61, statuses(50, range(0, 20))), ...quietRuns(32, 20).map((run, i) => ({ ...run, number: 62 + i }))];
+
+  it("is deterministic and never mutates the state it is given", () => {
+    const a = feed(runs);
+    const b = feed(runs);
+    expect(JSON.stringify(a.events)).toBe(JSON.stringify(b.events));
+    expect(JSON.stringify(a.state)).toBe(JSON.stringify(b.state));
+    expect(a.events).toHaveLength(1);
+    const frozen = JSON.stringify(a.state);
+    check.update(a.state, runOf(200, statuses(50, range(0, 30))));
+    expect(JSON.stringify(a.state)).toBe(frozen);
+  });
+
+  it("gives the same events when the state goes through JSON between runs", () => {
+    const direct = feed(runs);
+    const stored = feed(runs, check.initialState(), true);
+    expect(stored.events).toEqual(direct.events);
+    expect(stored.state).toEqual(JSON.parse(JSON.stringify(direct.state)));
+  });
+
+  it("is unaffected by the order of test cases within a run", () => {
+    const reversed = runs.map((run) => ({ ...run, tests: [...run.tests].reverse() }));
+    expect(feed(reversed).events).toEqual(feed(runs).events);
+  });
+
+  it("keeps a last-status entry only for tests seen in the last 200 runs", () => {
+    // Tests come and go: run k has tests k..k+49 (a sliding population).
+    let state = check.initialState();
+    for (let number = 1; number <= 1000; number++) {
+      const tests = range(number, number + 50).map((i) => makeTest(`t${i}`, "passed"));
+      state = check.update(state, { ...runOf(number, []), tests, counts: { tests: 50, passed: 50, failed: 0, errored: 0, skipped: 0 } }).state;
+    }
+    // Seen in the last 200 runs: up to 249 keys; swept every 50 runs, so ≤ 299.
+    expect(Object.keys(state.last).length).toBeLessThanOrEqual(300);
+    expect(Object.keys(state.last).length).toBeGreaterThanOrEqual(249);
+  });
+
+  it("keeps bounded state: the same JSON size after 100 and after 2,000 runs", () => {
+    const rng = prng(41);
+    let state = check.initialState();
+    let sizeAt100 = 0;
+    for (let number = 1; number <= 2000; number++) {
+      state = check.update(state, runOf(number, statuses(50, rng() < 0.3 ? [Math.floor(rng() * 50)] : []))).state;
+      if (number === 100) sizeAt100 = JSON.stringify(state).length;
+    }
+    const sizeAt2000 = JSON.stringify(state).length;
+    expect(Object.keys(state.last)).toHaveLength(50);
+    // Only the run counter's digits grow (3 → 4 digits per entry); the shape does not.
+    expect(Math.abs(sizeAt2000 - sizeAt100) / sizeAt100).toBeLessThan(0.05);
+  });
+
+  it("starts afresh from an unrecognised stored state", () => {
+    const result = check.update({ v: 0 } as unknown as FailureRateSpikeState, runOf(1, statuses(50, [])));
+    expect(result.state.seen).toBe(1);
+  });
+});
