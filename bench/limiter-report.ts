@@ -181,6 +181,9 @@ export function renderReport(report: Report): string {
     "- To split the DO's Δ into the RPC hop to the object and the object's storage write, run `BENCH_LIMITER_DO_ENTRY=bench/limiter-do-without-storage.ts BENCH_OUTPUT=/tmp/limiter.md npm run bench:limiter` (the same Worker with a DO that never writes storage) and compare.",
   );
   lines.push(
+    "- wrangler's local trace collector and explorer are off unless the runtime line says otherwise (`X_LOCAL_OBSERVABILITY=false`, `X_LOCAL_EXPLORER=false`): the collector streams every invocation, the Worker's and each Durable Object call's, to a SQLite-backed object on disk (an fsync per batch) inside the same workerd, development tooling that the deployed Worker does not have and that weighs twice on the DO variant.",
+  );
+  lines.push(
     "- wrangler dev runs with `--log-level warn`: at the default level every request also makes a loopback call back to wrangler's Node process to print its log line, which is local-development overhead, not the Worker's.",
   );
   lines.push("- Bundle: the `Total Upload … / gzip: …` line of `npm run build` (`wrangler deploy --dry-run --minify`) for the Worker as deployed (the DO variant).");
