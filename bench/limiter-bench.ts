@@ -23,7 +23,9 @@
  *      BENCH_LIMITER_PERSIST_DIR (os.tmpdir(); parent of the throwaway local DO storage directories),
  *      BENCH_LIMITER_DO_ENTRY (diagnostics: another entry for the DO variant, e.g.
  *      bench/limiter-do-without-storage.ts; BENCHMARKS.md is then only written if BENCH_OUTPUT is set),
- *      BENCH_OUTPUT (BENCHMARKS.md), BENCH_STRICT=1 to exit 1 when a target is missed.
+ *      BENCH_OUTPUT (BENCHMARKS.md), BENCH_STRICT=1 to exit 1 when a target is missed,
+ *      X_LOCAL_OBSERVABILITY / X_LOCAL_EXPLORER (default false here: wrangler's local trace
+ *      collector and explorer, dev tooling that is not part of the Worker; see limiter-wrangler.ts).
  */
 import { writeBenchmarkSection } from "./common";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -46,7 +48,7 @@ import {
   stats,
   targetResults,
 } from "./limiter-report";
-import { type WranglerDev, liveWranglers, processGroupCpuMs, startWranglerDev } from "./limiter-wrangler";
+import { DEV_TOOLING, type WranglerDev, liveWranglers, processGroupCpuMs, startWranglerDev } from "./limiter-wrangler";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const DATABASE_URL = process.env.BENCH_DATABASE_URL || "memory://";
@@ -434,7 +436,7 @@ async function main(): Promise<void> {
     machine: `${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}; load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(1)} at end`,
     runtime:
       `wrangler ${packageVersion("wrangler")} (\`wrangler dev\`, local mode), workerd ${packageVersion("@cloudflare/workerd-linux-64")}, miniflare ${packageVersion("miniflare")}; ` +
-      `local Durable Object storage in ${PERSIST_PARENT}` +
+      `local Durable Object storage in ${PERSIST_PARENT}; wrangler dev tooling ${Object.entries(DEV_TOOLING).map(([k, v]) => `${k}=${v}`).join(", ")}` +
       (DO_ENTRY ? `; **DO variant entry overridden: ${DO_ENTRY}** (diagnostic run, not the Worker as deployed)` : ""),
     database: `${database.description}, reached by the Worker through the local Neon WebSocket bridge`,
     keys: keyCount,

@@ -166,7 +166,7 @@ export function renderReport(report: Report): string {
     `- \`GET /api/v1/projects?limit=0\` is the request whose cost is authentication plus the limiter: the key gate and the rate limit run (the response carries the RateLimit headers), then query validation answers 400 \`invalid_request\` without touching the database. \`GET /api/v1/organization\` (a 200 with one query through the local Neon bridge) is context for the share of the limiter in a real request. \`GET /api/v1/projects\` without an API key (a 401 before the key gate) is the floor: what every request costs in this Worker without the key gate or a counter.`,
   );
   lines.push(
-    "- Local workerd runs the Durable Object in the same process as the Worker, so the DO figures are an RPC hop within one process plus the object's SQLite storage write; in production the first call for a key also goes over the network to the colo where the key's object lives, which this benchmark cannot show. The DO writes the key's whole state (including the rolling window of up to 600 timestamps) on every admitted request; the first-quarter / last-quarter drift of Δ p50 below shows whether a fuller window costs more.",
+    "- Local workerd runs the Durable Object in the same process as the Worker, so the DO figures are an RPC hop within one process plus the object's SQLite storage write; in production the first call for a key also goes over the network to the colo where the key's object lives, which this benchmark cannot show. The DO writes one row per admitted request (and deletes the rows that left the window), and workerd answers the RPC only once that write is committed: locally a SQLite WAL commit with an fsync on the disk holding the DO storage, which on a busy shared disk can be most of the DO's Δ (`BENCH_LIMITER_PERSIST_DIR=/dev/shm` shows the figures without the fsync; production commits to Cloudflare's replicated storage instead). The first-quarter / last-quarter drift of Δ p50 below shows whether a fuller window costs more.",
   );
   lines.push(
     `- Δ p50 in the first and last quarter of the sequential run: ${report.endpoints.map((e) => `\`${e.endpoint}\`${e.suffix} ${signed(e.firstQuarterDeltaP50)} → ${signed(e.lastQuarterDeltaP50)} ms`).join("; ")}.`,
@@ -174,11 +174,14 @@ export function renderReport(report: Report): string {
   const floor = report.endpoints.find((e) => e.expectedStatus === 401);
   if (floor) {
     lines.push(
-      `- The floor (\`${floor.endpoint}\`${floor.suffix}, p50 ${ms(floor.durableObject.p50)} / ${ms(floor.inMemory.p50)} ms, workerd CPU ${ms(floor.cpuPerRequest.durableObject.workerd)} / ${ms(floor.cpuPerRequest.inMemory.workerd)} ms per request, DO / in-memory) is most of every request's cost here: src/worker/index.ts builds the Neon pool and the whole app (\`createApp\`) for every request, so every request also pays the app's first-request setup (its router), before any key handling. The limiter's Δ is small beside that floor but is judged on its own.`,
+      `- The floor (\`${floor.endpoint}\`${floor.suffix}, p50 ${ms(floor.durableObject.p50)} / ${ms(floor.inMemory.p50)} ms, workerd CPU ${ms(floor.cpuPerRequest.durableObject.workerd)} / ${ms(floor.cpuPerRequest.inMemory.workerd)} ms per request, DO / in-memory) is what every request costs here before any key handling: mostly wrangler's local HTTP front and workerd's request handling, plus the Worker's per-request Neon pool and Drizzle instance (the app itself is built once per isolate, src/worker/index.ts). The limiter's Δ is judged on its own.`,
     );
   }
   lines.push(
     "- To split the DO's Δ into the RPC hop to the object and the object's storage write, run `BENCH_LIMITER_DO_ENTRY=bench/limiter-do-without-storage.ts BENCH_OUTPUT=/tmp/limiter.md npm run bench:limiter` (the same Worker with a DO that never writes storage) and compare.",
+  );
+  lines.push(
+    "- wrangler's local trace collector and explorer are off unless the runtime line says otherwise (`X_LOCAL_OBSERVABILITY=false`, `X_LOCAL_EXPLORER=false`): the collector streams every invocation, the Worker's and each Durable Object call's, to a SQLite-backed object on disk (an fsync per batch) inside the same workerd, development tooling that the deployed Worker does not have and that weighs twice on the DO variant.",
   );
   lines.push(
     "- wrangler dev runs with `--log-level warn`: at the default level every request also makes a loopback call back to wrangler's Node process to print its log line, which is local-development overhead, not the Worker's.",

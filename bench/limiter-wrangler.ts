@@ -11,6 +11,20 @@ import { fileURLToPath } from "node:url";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WRANGLER = fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
+/**
+ * wrangler's local development tooling that is not part of the Worker and does not exist when it
+ * is deployed (wrangler.toml enables no observability): the local trace collector (every
+ * invocation, the Worker's and each Durable Object call's, is streamed to a collector worker in
+ * the same workerd that writes it to a SQLite-backed object on disk, with an fsync per batch) and
+ * the local explorer (wraps SQLite-backed Durable Object classes for inspection). The trace
+ * collector weighs on the DO variant more, since each request is two traced invocations there.
+ * Both are off unless the variable is set in the environment (X_LOCAL_OBSERVABILITY=true
+ * npm run bench:limiter measures with the collector on, as plain `wrangler dev` runs).
+ */
+export const DEV_TOOLING = {
+  X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false",
+  X_LOCAL_EXPLORER: process.env.X_LOCAL_EXPLORER ?? "false",
+};
 /** How long wrangler gets to stop workerd after SIGINT before the group is killed. */
 const STOP_TIMEOUT_MS = 10_000;
 
@@ -135,7 +149,7 @@ export async function startWranglerDev(options: StartOptions): Promise<WranglerD
     cwd: ROOT,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_HIDE_BANNER: "true", NO_COLOR: "1" },
+    env: { ...process.env, ...DEV_TOOLING, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_HIDE_BANNER: "true", NO_COLOR: "1" },
   });
   const pgid = child.pid!;
   const tail: string[] = [];
