@@ -14,6 +14,7 @@
  */
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { mulberry32 } from "../src/lib/seeded-random";
 
 export type GenerateJUnitOptions = {
   /** Number of distinct test cases (final outcomes) in the report. */
@@ -39,17 +40,6 @@ export type GenerateJUnitOptions = {
 
 type Rng = () => number;
 
-/** mulberry32: small, fast, deterministic 32-bit PRNG returning floats in [0, 1). */
-export function mulberry32(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function pick<T>(rng: Rng, items: readonly T[]): T {
   const item = items[Math.floor(rng() * items.length)];
@@ -367,3 +357,5 @@ if (invokedPath !== undefined && path.resolve(invokedPath) === fileURLToPath(imp
     process.exitCode = 2;
   }
 }
+
+export { mulberry32 };

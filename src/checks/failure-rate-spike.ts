@@ -41,6 +41,7 @@
  */
 import { betaBinomialCriticalCount, betaBinomialUpperTail, wilsonInterval } from "./statistics";
 import { type CaseStatus, type Check, type CheckEvent, type RunSummary, type RunTest, isInfraSuspect } from "./types";
+import { cap, round } from "./metadata-format";
 
 export const FAILURE_RATE_SPIKE_DETECTOR_VERSION = "failure_rate_spike/1";
 
@@ -89,16 +90,7 @@ export type FailureRateSpikeState = {
 
 type Baseline = { mu: number; rho: number; rhoPoint: number; nBar: number; a: number; b: number };
 
-function cap(text: string, max: number): string {
-  return text.length > max ? text.slice(0, max) : text;
-}
 
-function round(value: number, digits: number): number | null {
-  if (!Number.isFinite(value)) return null;
-  const factor = 10 ** digits;
-  const rounded = Math.round(value * factor) / factor;
-  return Object.is(rounded, -0) ? 0 : rounded;
-}
 
 /** Sets an own data property even for a key such as "__proto__" (test keys come from uploads). */
 function setOwn(record: Record<string, number>, key: string, value: number): void {

@@ -44,6 +44,7 @@
  *   the same (no later event). This matches the orchestrator's own cap of 50 per check and run.
  */
 import { type CaseStatus, type Check, type CheckEvent, type RunSummary, type RunTest, isInfraSuspect } from "./types";
+import { cap, round } from "./metadata-format";
 
 export const FLAKINESS_DETECTOR_VERSION = "test_flakiness/1";
 
@@ -243,17 +244,7 @@ function hash53(text: string): number {
   return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
-function cap(text: string | null, max: number): string | null {
-  if (text === null || text === undefined) return null;
-  return text.length > max ? text.slice(0, max) : text;
-}
 
-function round(value: number | null, digits: number): number | null {
-  if (value === null || !Number.isFinite(value)) return null;
-  const factor = 10 ** digits;
-  const rounded = Math.round(value * factor) / factor;
-  return Object.is(rounded, -0) ? 0 : rounded;
-}
 
 function isFail(status: CaseStatus): boolean {
   return status === "failed" || status === "errored";

@@ -54,6 +54,7 @@
  */
 import { MAD_TO_SIGMA, mad, mannWhitneyUGreater, median } from "./statistics";
 import { type Check, type CheckEvent, type RunSummary, type RunTest, isInfraSuspect } from "./types";
+import { cap, round } from "./metadata-format";
 
 export const PERFORMANCE_REGRESSION_DETECTOR_VERSION = "performance_regression/1";
 
@@ -134,16 +135,7 @@ export type PerformanceRegressionState = {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-function cap(text: string, max: number): string {
-  return text.length > max ? text.slice(0, max) : text;
-}
 
-function round(value: number, digits: number): number | null {
-  if (!Number.isFinite(value)) return null;
-  const factor = 10 ** digits;
-  const rounded = Math.round(value * factor) / factor;
-  return Object.is(rounded, -0) ? 0 : rounded;
-}
 
 function storedLog(ms: number): number {
   return Math.round(Math.log(ms) * LOG_DIGITS) / LOG_DIGITS;

@@ -31,6 +31,7 @@
  */
 import { mannKendall, median, senSlope } from "./statistics";
 import { type Check, type CheckEvent, type RunSummary, type RunTest } from "./types";
+import { cap, round } from "./metadata-format";
 
 export const SKIPPED_CREEP_DETECTOR_VERSION = "skipped_test_count_creep/1";
 
@@ -71,16 +72,7 @@ export type SkippedCreepState = {
   ks: number | null;
 };
 
-function cap(text: string, max: number): string {
-  return text.length > max ? text.slice(0, max) : text;
-}
 
-function round(value: number, digits: number): number | null {
-  if (!Number.isFinite(value)) return null;
-  const factor = 10 ** digits;
-  const rounded = Math.round(value * factor) / factor;
-  return Object.is(rounded, -0) ? 0 : rounded;
-}
 
 function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;

@@ -12,18 +12,8 @@ import type { ServiceDeps } from "../services/context";
 import { createOrganization } from "../services/organizations";
 import { createProject } from "../services/projects";
 import { type CaseStatus, type ReportSuite, completeTestRun, recordTestRunArrival } from "../services/test-runs";
+import { mulberry32 as seededRandom } from "../lib/seeded-random";
 
-/** mulberry32: a tiny seeded generator so the demo is the same on every machine. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const DEMO_PROJECTS = [
   { name: "checkout-service", description: "Payments and order checkout (JUnit from Maven Surefire).", flaky: "PaymentRetryTest.retries_on_timeout", slowFrom: 10 },

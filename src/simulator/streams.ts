@@ -29,21 +29,11 @@
  */
 import { type CaseStatus, type RunSummary, type RunTest, testKey } from "../checks/types";
 import { parseSeconds } from "../ingest/junit";
+import { mulberry32 } from "../lib/seeded-random";
 
 // ---------------------------------------------------------------------------------------------
 // Random numbers
 
-/** mulberry32: a small, fast, deterministic 32-bit PRNG returning floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Distributions on top of mulberry32. */
 export class Rng {
@@ -1209,3 +1199,5 @@ export function describeStream(stream: SimStream): {
     anomalies,
   };
 }
+
+export { mulberry32 };

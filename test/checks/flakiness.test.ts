@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { type FlakinessState, flaggedTestKeys, flakinessCheck, runsTestZ, wilson95 } from "../../src/checks/flakiness";
 import { type CaseStatus, type CheckEvent, type RunSummary, type RunTest, testKey } from "../../src/checks/types";
+import { mulberry32 as prng } from "../../src/lib/seeded-random";
 
 // ---------------------------------------------------------------------------------------------
 // A tiny run builder
@@ -63,17 +64,6 @@ function feed(runs: RunSummary[], start: FlakinessState = flakinessCheck.initial
 const meta = (event: CheckEvent | undefined) => (event?.metadata ?? {}) as Record<string, any>;
 const keyOf = (name: string, suite = "unit") => testKey(suite, "pkg.Class", name);
 
-/** Deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Default-branch runs from a pattern string: 'P' = pass, 'F' = fail, 'S' = skipped, '-' = absent. */
 function patternRuns(pattern: string, name = "flaky", startNumber = 1, stepMs = HOUR, startAt = T0): RunSummary[] {

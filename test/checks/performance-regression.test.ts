@@ -5,21 +5,11 @@
 import { describe, expect, it } from "vitest";
 import { type PerformanceRegressionState, performanceRegressionCheck as check } from "../../src/checks/performance-regression";
 import { type CaseStatus, type CheckEvent, type RunSummary, type RunTest, testKey } from "../../src/checks/types";
+import { mulberry32 as prng } from "../../src/lib/seeded-random";
 
 // ---------------------------------------------------------------------------------------------
 // Seeded noise and a run builder
 
-/** mulberry32: a small, well-known 32-bit PRNG; the same seed always gives the same stream. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Standard normal by Box–Muller. */
 function gauss(rng: () => number): number {
