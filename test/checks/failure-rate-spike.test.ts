@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { type FailureRateSpikeState, baselineOf, failureRateSpikeCheck as check } from "../../src/checks/failure-rate-spike";
 import { type CaseStatus, type CheckEvent, type RunSummary, type RunTest, testKey } from "../../src/checks/types";
 import { mulberry32 as prng } from "../../src/lib/seeded-random";
+import { feedCheck } from "./support/feed";
 
 // ---------------------------------------------------------------------------------------------
 // Seeded noise and a run builder
@@ -76,20 +77,7 @@ function statuses(n: number, failing: Iterable<number>, failStatus: CaseStatus =
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
-type Fed = { state: FailureRateSpikeState; events: CheckEvent[]; eventsByRun: Map<number, CheckEvent[]> };
-
-function feed(runs: RunSummary[], start: FailureRateSpikeState = check.initialState(), roundTrip = false): Fed {
-  let state = start;
-  const events: CheckEvent[] = [];
-  const eventsByRun = new Map<number, CheckEvent[]>();
-  for (const run of runs) {
-    const result = check.update(roundTrip ? (JSON.parse(JSON.stringify(state)) as FailureRateSpikeState) : state, run);
-    state = result.state;
-    events.push(...result.events);
-    if (result.events.length > 0) eventsByRun.set(run.number, result.events);
-  }
-  return { state, events, eventsByRun };
-}
+const feed = (runs: RunSummary[], start: FailureRateSpikeState = check.initialState(), roundTrip = false) => feedCheck(check, runs, start, roundTrip);
 
 const meta = (event: CheckEvent) => event.metadata as Record<string, any>;
 

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { type FlakinessState, flaggedTestKeys, flakinessCheck, runsTestZ, wilson95 } from "../../src/checks/flakiness";
 import { type CaseStatus, type CheckEvent, type RunSummary, type RunTest, testKey } from "../../src/checks/types";
 import { mulberry32 as prng } from "../../src/lib/seeded-random";
+import { feedCheck } from "./support/feed";
 
 // ---------------------------------------------------------------------------------------------
 // A tiny run builder
@@ -46,20 +47,7 @@ function buildRun(cases: Case[], options: RunOptions): RunSummary {
   };
 }
 
-type Fed = { state: FlakinessState; events: CheckEvent[]; eventsByRun: Map<number, CheckEvent[]> };
-
-function feed(runs: RunSummary[], start: FlakinessState = flakinessCheck.initialState(), roundTrip = false): Fed {
-  let state = start;
-  const events: CheckEvent[] = [];
-  const eventsByRun = new Map<number, CheckEvent[]>();
-  for (const run of runs) {
-    const result = flakinessCheck.update(roundTrip ? (JSON.parse(JSON.stringify(state)) as FlakinessState) : state, run);
-    state = result.state;
-    events.push(...result.events);
-    if (result.events.length > 0) eventsByRun.set(run.number, result.events);
-  }
-  return { state, events, eventsByRun };
-}
+const feed = (runs: RunSummary[], start: FlakinessState = flakinessCheck.initialState(), roundTrip = false) => feedCheck(flakinessCheck, runs, start, roundTrip);
 
 const meta = (event: CheckEvent | undefined) => (event?.metadata ?? {}) as Record<string, any>;
 const keyOf = (name: string, suite = "unit") => testKey(suite, "pkg.Class", name);

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { type PerformanceRegressionState, performanceRegressionCheck as check } from "../../src/checks/performance-regression";
 import { type CaseStatus, type CheckEvent, type RunSummary, type RunTest, testKey } from "../../src/checks/types";
 import { mulberry32 as prng } from "../../src/lib/seeded-random";
+import { feedCheck } from "./support/feed";
 
 // ---------------------------------------------------------------------------------------------
 // Seeded noise and a run builder
@@ -42,20 +43,7 @@ function buildRun(number: number, durationMs: number | null, cases: TestCase[] =
   };
 }
 
-type Fed = { state: PerformanceRegressionState; events: CheckEvent[]; eventsByRun: Map<number, CheckEvent[]> };
-
-function feed(runs: RunSummary[], start: PerformanceRegressionState = check.initialState(), roundTrip = false): Fed {
-  let state = start;
-  const events: CheckEvent[] = [];
-  const eventsByRun = new Map<number, CheckEvent[]>();
-  for (const run of runs) {
-    const result = check.update(roundTrip ? (JSON.parse(JSON.stringify(state)) as PerformanceRegressionState) : state, run);
-    state = result.state;
-    events.push(...result.events);
-    if (result.events.length > 0) eventsByRun.set(run.number, result.events);
-  }
-  return { state, events, eventsByRun };
-}
+const feed = (runs: RunSummary[], start: PerformanceRegressionState = check.initialState(), roundTrip = false) => feedCheck(check, runs, start, roundTrip);
 
 /** Run durations around `levelMs` with log-normal noise σ. */
 function durations(rng: () => number, count: number, levelMs: number, sigma = 0.02): number[] {

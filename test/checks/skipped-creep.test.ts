@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { type SkippedCreepState, skippedCreepCheck as check } from "../../src/checks/skipped-creep";
 import { type CaseStatus, type CheckEvent, type RunSummary, type RunTest, testKey } from "../../src/checks/types";
 import { mulberry32 as prng } from "../../src/lib/seeded-random";
+import { feedCheck } from "./support/feed";
 
 // ---------------------------------------------------------------------------------------------
 // Seeded noise and a run builder
@@ -40,20 +41,7 @@ function runs(from: number, total: number, plan: ((i: number) => boolean)[]): Ru
 const none = () => false;
 const repeat = <T,>(count: number, value: T): T[] => Array.from({ length: count }, () => value);
 
-type Fed = { state: SkippedCreepState; events: CheckEvent[]; eventsByRun: Map<number, CheckEvent[]> };
-
-function feed(list: RunSummary[], start: SkippedCreepState = check.initialState(), roundTrip = false): Fed {
-  let state = start;
-  const events: CheckEvent[] = [];
-  const eventsByRun = new Map<number, CheckEvent[]>();
-  for (const run of list) {
-    const result = check.update(roundTrip ? (JSON.parse(JSON.stringify(state)) as SkippedCreepState) : state, run);
-    state = result.state;
-    events.push(...result.events);
-    if (result.events.length > 0) eventsByRun.set(run.number, result.events);
-  }
-  return { state, events, eventsByRun };
-}
+const feed = (runs: RunSummary[], start: SkippedCreepState = check.initialState(), roundTrip = false) => feedCheck(check, runs, start, roundTrip);
 
 const meta = (event: CheckEvent) => event.metadata as Record<string, any>;
 const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `test_${from + i}`);
