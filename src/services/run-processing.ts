@@ -13,7 +13,7 @@ import type { Logger } from "../app-env";
 import { uploadPayloads } from "../db/schema";
 import { type UploadEnvelope, UploadEnvelopeSchema, jsonDepth, reportFromJsonSuites } from "../ingest/json-report";
 import { streamJUnit } from "../ingest/junit";
-import { REPORT_LIMITS, type Report, ReportError, type ReportSuite } from "../ingest/report";
+import { REPORT_LIMITS, ReportError, type ReportSuite } from "../ingest/report";
 import type { ServiceDeps } from "./context";
 import { type SuiteSource, type TestRunRow, type UploadPayload, failTestRun, storeTestRun } from "./test-runs";
 
@@ -102,13 +102,6 @@ export function suiteSourceOf(payload: UploadPayload): SuiteSource {
       throw new ReportError("The report could not be parsed.");
     }
   };
-}
-
-/** Parses a stored payload into a report all at once (tests and tools; processing streams). */
-export async function parsePayload(payload: UploadPayload): Promise<Report> {
-  const suites: ReportSuite[] = [];
-  const durationMs = await suiteSourceOf(payload)((emitted) => suites.push(...emitted));
-  return { suites, durationMs: durationMs ?? null };
 }
 
 export type ProcessingOutcome = "processed" | "failed" | "already_done";
