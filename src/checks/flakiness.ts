@@ -20,6 +20,23 @@
  * Runs where `isInfraSuspect(run)` do not touch per-test state; they are only counted in a
  * project-level window of the last 50 default-branch runs (`infra_excluded_runs_in_window`).
  *
+ * Co-failure bursts give no evidence. The infra guard only catches runs where half the
+ * tests fail; a network blip or a broken shared service that fails 10 % of a suite once, followed
+ * by a green re-run of the same commit, would otherwise flag every one of those tests as flaky
+ * (same-commit evidence), one event each, although nothing is wrong with any of them: that run is
+ * a `failure_rate_spike`, one project-level event (Parry et al.: co-failure clusters are mostly
+ * networking and external dependencies; Trunk excludes such uploads from flaky detection). A run
+ * is a burst when its *newly failing* tests (failed or errored now, passed in their previous
+ * default-branch outcome, or never seen) number ≥ 5 and more than 4 × the 90th percentile of the
+ * same count over the last ≤ 50 default-branch runs (at least 10 of them). Counting newly failing
+ * tests, not failing ones, keeps a lasting breakage from turning every later run into a burst;
+ * bursts stay in the baseline window, so a project whose normal state is bursty stops being
+ * excluded once bursts are a tenth of its runs. A burst's failures still enter the tests' windows
+ * (so a breakage that starts with a burst is known as failing from its first run, and is not
+ * "newly failing" again next run) but are not evidence: they are left out of the same-commit
+ * LRU, and a pass on retry in a burst run is not recorded as evidence. Burst runs are counted in
+ * `burst_runs_in_window`.
+ *
  * Cost per run: O(tests in the run · log) plus one shallow copy of the key → entry record (the
  * purity contract forbids mutating the caller's object; the copy is the same order as the jsonb
  * load/save around it and does no per-test work). Tests not seen for 200 project runs are dropped
@@ -65,6 +82,9 @@ const EVIDENCE_SIZE = 8;
 const PRUNE_EVERY_RUNS = 50;
 const PRUNE_UNSEEN_RUNS = 200;
 const MAX_EVENTS_PER_RUN = 50;
+const BURST_MIN_NEWLY_FAILING = 5;
+const BURST_FACTOR = 4;
+const BURST_BASELINE_MIN_RUNS = 10;
 const MAX_STRING = 500;
 /** Stored strings (commit SHA, branch) are shorter than event strings: they live in every entry. */
 const MAX_STORED_STRING = 200;
@@ -127,6 +147,10 @@ export type FlakinessState = {
   tests: Record<string, FlakinessTestState>;
   /** Project-level window of the last ≤ 50 default-branch runs, 1 = infra-suspect (excluded from per-test state). */
   infra: { wh: number; wl: number; n: number };
+  /** The same window, 1 = co-failure burst (its failures are not evidence). Absent in states written before the burst guard. */
+  burst?: { wh: number; wl: number; n: number };
+  /** Newly failing tests of the last ≤ 50 default-branch runs that were not infra-suspect, oldest first (the burst baseline). */
+  nf?: number[];
   /** Run number of the last pruning sweep. */
   pr: number;
 };
@@ -310,11 +334,33 @@ function pushEvidence(list: Evidence[] | undefined, item: Evidence): Evidence[] 
   return next;
 }
 
+/** 90th percentile (nearest rank) of a small list. */
+function percentile90(values: number[]): number {
+  const sorted = values.slice().sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(0.9 * sorted.length) - 1)] ?? 0;
+}
+
+/** Tests failing now that passed in their previous default-branch outcome or were never seen. */
+function newlyFailingCount(outcomes: Outcome[], tests: Record<string, FlakinessTestState>): number {
+  let count = 0;
+  for (const outcome of outcomes) {
+    if (!isFail(outcome.status)) continue;
+    const previous = tests[outcome.test.key];
+    if (!previous || previous.n === 0 || (previous.wl & 1) === 0) count++;
+  }
+  return count;
+}
+
+function isBurst(newlyFailing: number, baseline: number[]): boolean {
+  if (baseline.length < BURST_BASELINE_MIN_RUNS || newlyFailing < BURST_MIN_NEWLY_FAILING) return false;
+  return newlyFailing > BURST_FACTOR * Math.max(1, percentile90(baseline));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Per-test update
 
 /** What the run contributes to every test: computed once per run. */
-type RunContext = { run: RunSummary; now: number; shaHash: number | null; sha: string | null; branch: string | null; onDefault: 0 | 1 };
+type RunContext = { run: RunSummary; now: number; shaHash: number | null; sha: string | null; branch: string | null; onDefault: 0 | 1; burst: boolean };
 
 type Flag = { key: string; outcome: Outcome; entry: FlakinessTestState; rule: Rule; history: WindowStats | null; evidence: { count: number; needed: number } | null };
 
@@ -334,7 +380,8 @@ function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, 
   let ff = previous?.ff;
   let lf = previous?.lf;
   let lru = previous?.c;
-  let evidence = previous?.e;
+  // Expired evidence can neither flag nor hold back an un-flag: dropping it keeps entries small.
+  let evidence = previous?.e && previous.e.length > 0 && now - (previous.e[0] as Evidence).t >= EVIDENCE_TTL_MS ? recentEvidence(previous.e, now) : previous?.e;
   let fl = previous?.fl;
   let ft = previous?.ft;
   let fr = previous?.fr;
@@ -354,7 +401,8 @@ function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, 
   }
 
   // 2. Same-commit LRU (any branch). A pass on retry counts as a pass here: its retry is its own evidence.
-  if (ctx.shaHash !== null && (passed || failed)) {
+  // A burst's failures are not recorded: a green re-run of the same commit after it is no evidence.
+  if (ctx.shaHash !== null && (passed || (failed && !ctx.burst))) {
     const next: number[] = [];
     let p = 0;
     let f = 0;
@@ -381,8 +429,8 @@ function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, 
     lru = next.length > 4 * LRU_SIZE ? next.slice(next.length - 4 * LRU_SIZE) : next;
   }
 
-  // 3. Pass on retry (any branch).
-  if (passedOnRetry) {
+  // 3. Pass on retry (any branch), except in a burst.
+  if (passedOnRetry && !ctx.burst) {
     evidence = pushEvidence(evidence, { k: "passed_on_retry", c: ctx.sha, b: ctx.branch, d: ctx.onDefault, r: run.number, t: now, p: 1, f: failedAttempts });
   }
 
@@ -433,7 +481,7 @@ function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, 
 // ---------------------------------------------------------------------------------------------
 // Events
 
-function flagMetadata(flag: Flag, run: RunSummary, now: number, infraExcluded: number): Record<string, unknown> {
+function flagMetadata(flag: Flag, run: RunSummary, now: number, infraExcluded: number, burstExcluded: number): Record<string, unknown> {
   const { entry, outcome } = flag;
   const stats = flag.history ?? windowStats(entry.wh, entry.wl, entry.n);
   const ci = wilson95(stats.failures, stats.n);
@@ -474,8 +522,9 @@ function flagMetadata(flag: Flag, run: RunSummary, now: number, infraExcluded: n
     evidence,
     first_failure_run_number: entry.ff ?? null,
     last_failure_run_number: entry.lf ?? null,
-    baseline: `last ${WINDOW} default-branch runs containing the test, infra-suspect runs excluded; same-commit and retry evidence from any branch within 14 days`,
+    baseline: `last ${WINDOW} default-branch runs containing the test, infra-suspect runs excluded; same-commit and retry evidence from any branch within 14 days, not from co-failure bursts`,
     infra_excluded_runs_in_window: infraExcluded,
+    burst_runs_in_window: burstExcluded,
     thresholds: {
       min_runs: MIN_RUNS,
       min_failures: MIN_FAILURES,
@@ -485,6 +534,8 @@ function flagMetadata(flag: Flag, run: RunSummary, now: number, infraExcluded: n
       min_evidence: MIN_EVIDENCE_DEFAULT,
       min_evidence_non_default: MIN_EVIDENCE_OTHER,
       evidence_window_days: 14,
+      burst_min_newly_failing: BURST_MIN_NEWLY_FAILING,
+      burst_factor_over_p90: BURST_FACTOR,
     },
     statistic: byHistory ? "runs_test_z" : "evidence_count",
     observed: byHistory ? round(stats.z, 3) : (flag.evidence?.count ?? 0),
@@ -497,23 +548,32 @@ function flagMetadata(flag: Flag, run: RunSummary, now: number, infraExcluded: n
 // The check
 
 function initialState(): FlakinessState {
-  return { v: 1, tests: {}, infra: { wh: 0, wl: 0, n: 0 }, pr: 0 };
+  return { v: 1, tests: {}, infra: { wh: 0, wl: 0, n: 0 }, burst: { wh: 0, wl: 0, n: 0 }, nf: [], pr: 0 };
 }
 
 function update(input: FlakinessState, run: RunSummary): { state: FlakinessState; events: CheckEvent[] } {
   const state = isValidState(input) ? input : initialState();
   const now = timeOf(run);
   const suspect = isInfraSuspect(run);
+  const outcomes = suspect || run.tests.length === 0 ? [] : combine(run.tests);
+  const baseline = Array.isArray(state.nf) ? state.nf : [];
+  const newlyFailing = suspect ? 0 : newlyFailingCount(outcomes, state.tests);
+  const burst = !suspect && isBurst(newlyFailing, baseline);
 
   let infra = state.infra;
+  let burstWindow = state.burst ?? { wh: 0, wl: 0, n: 0 };
+  let nf = baseline;
   if (run.onDefaultBranch) {
     infra = { wh: shiftHi(infra.wh, infra.wl), wl: shiftLo(infra.wl, suspect ? 1 : 0), n: Math.min(WINDOW, infra.n + 1) };
+    burstWindow = { wh: shiftHi(burstWindow.wh, burstWindow.wl), wl: shiftLo(burstWindow.wl, burst ? 1 : 0), n: Math.min(WINDOW, burstWindow.n + 1) };
+    if (!suspect) nf = [...baseline.slice(baseline.length >= WINDOW ? baseline.length - WINDOW + 1 : 0), newlyFailing];
   }
   const infraExcluded = ones(infra.wh, infra.wl);
+  const burstExcluded = ones(burstWindow.wh, burstWindow.wl);
 
   let tests = state.tests;
   const flags: Flag[] = [];
-  if (!suspect && run.tests.length > 0) {
+  if (!suspect && outcomes.length > 0) {
     const sha = run.commitSha !== null && run.commitSha !== "" ? run.commitSha : null;
     const ctx: RunContext = {
       run,
@@ -522,12 +582,13 @@ function update(input: FlakinessState, run: RunSummary): { state: FlakinessState
       sha: cap(sha, MAX_STORED_STRING),
       branch: cap(run.branch, MAX_STORED_STRING),
       onDefault: run.onDefaultBranch ? 1 : 0,
+      burst,
     };
     // The one O(stored tests) step per run: a shallow copy, so the caller's state is never mutated
     // (about 1.5 µs per stored test; the jsonb load and save around the check cost more).
     tests = {};
     for (const key in state.tests) tests[key] = state.tests[key] as FlakinessTestState;
-    for (const outcome of combine(run.tests)) {
+    for (const outcome of outcomes) {
       const key = outcome.test.key;
       const { entry, flag } = updateTest(tests[key], outcome, ctx);
       tests[key] = entry;
@@ -551,7 +612,7 @@ function update(input: FlakinessState, run: RunSummary): { state: FlakinessState
   // Flags are in key order (combine sorts). At most 50 events per run (the orchestrator's cap
   // too): the 50th carries `more_flagged_count` and up to 50 keys of the tests not reported
   // individually. Those tests are flagged all the same and will not be reported again.
-  const events: CheckEvent[] = flags.slice(0, MAX_EVENTS_PER_RUN).map((flag) => ({ metadata: flagMetadata(flag, run, now, infraExcluded) }));
+  const events: CheckEvent[] = flags.slice(0, MAX_EVENTS_PER_RUN).map((flag) => ({ metadata: flagMetadata(flag, run, now, infraExcluded, burstExcluded) }));
   if (flags.length > MAX_EVENTS_PER_RUN) {
     const rest = flags.slice(MAX_EVENTS_PER_RUN);
     const last = events[events.length - 1] as CheckEvent;
@@ -562,7 +623,7 @@ function update(input: FlakinessState, run: RunSummary): { state: FlakinessState
     };
   }
 
-  return { state: { v: 1, tests, infra, pr }, events };
+  return { state: { v: 1, tests, infra, burst: burstWindow, nf, pr }, events };
 }
 
 export const flakinessCheck: Check<FlakinessState> = {

@@ -246,6 +246,91 @@ describe("infrastructure guard", () => {
   });
 });
 
+describe("co-failure burst guard", () => {
+  const stable = Array.from({ length: 100 }, (_, i) => `stable_${i}`);
+  /** 30 green default-branch runs of 100 tests, then run 31 where `failing` of them fail, then its re-run on the same commit, then 10 green runs. */
+  function spikeThenRetry(failing: number, retryPasses = true): RunSummary[] {
+    const runs: RunSummary[] = [];
+    for (let i = 1; i <= 30; i++) runs.push(buildRun(stable.map(P), { number: i, fillers: 0 }));
+    runs.push(buildRun(stable.map((name, i) => (i < failing ? F(name) : P(name))), { number: 31, sha: "spiky", fillers: 0 }));
+    runs.push(buildRun(stable.map((name, i) => (i < failing && !retryPasses ? F(name) : P(name))), { number: 32, sha: "spiky", fillers: 0 }));
+    for (let i = 33; i <= 42; i++) runs.push(buildRun(stable.map(P), { number: i, fillers: 0 }));
+    return runs;
+  }
+
+  it("a spike of 20 % newly failing tests that passes on a same-commit re-run flags nothing", () => {
+    const { events, state } = feed(spikeThenRetry(20));
+    expect(events).toEqual([]);
+    // The burst is counted; its failures are in the tests' windows (a real breakage would be seen) but gave no evidence.
+    expect(state.burst?.wl).toBe(1 << 11);
+    expect(state.tests[keyOf("stable_0")]?.wl).toBe(1 << 11);
+    expect(state.tests[keyOf("stable_0")]?.e).toBeUndefined();
+  });
+
+  it("a pass on retry inside a burst run is not evidence either", () => {
+    const runs = spikeThenRetry(0);
+    runs[30] = buildRun(
+      stable.map((name, i) => (i < 20 ? { name, status: "passed" as const, attempts: ["failed" as const] } : P(name))),
+      { number: 31, fillers: 0 },
+    );
+    // Passes on retry are not failures, so this run is no burst: each is evidence (Trunk/Buildkite's rule).
+    expect(feed(runs).events).toHaveLength(20);
+    // The same passes on retry in a run that also has 20 newly failing tests give none.
+    runs[30] = buildRun(
+      stable.map((name, i) => (i < 20 ? { name, status: "passed" as const, attempts: ["failed" as const] } : i < 40 ? F(name) : P(name))),
+      { number: 31, fillers: 0 },
+    );
+    expect(feed(runs).events).toEqual([]);
+  });
+
+  it("below the burst size, a same-commit pass and fail is evidence as before", () => {
+    const { events } = feed(spikeThenRetry(4));
+    expect(events.map((event) => meta(event).name).sort()).toEqual(["stable_0", "stable_1", "stable_2", "stable_3"]);
+    expect(meta(events[0])).toMatchObject({ rule: "same_commit", burst_runs_in_window: 0 });
+  });
+
+  it("needs 10 baseline runs: a project's first runs are never bursts", () => {
+    const runs = [buildRun(stable.map((name, i) => (i < 20 ? F(name) : P(name))), { number: 1, sha: "first", fillers: 0 }), buildRun(stable.map(P), { number: 2, sha: "first", fillers: 0 })];
+    expect(feed(runs).events).toHaveLength(20);
+  });
+
+  it("a lasting breakage that starts as a burst is a burst only once", () => {
+    const runs: RunSummary[] = [];
+    for (let i = 1; i <= 30; i++) runs.push(buildRun(stable.map(P), { number: i, fillers: 0 }));
+    for (let i = 31; i <= 40; i++) runs.push(buildRun(stable.map((name, j) => (j < 20 ? F(name) : P(name))), { number: i, fillers: 0 }));
+    const { events, state } = feed(runs);
+    expect(events).toEqual([]);
+    expect(state.burst?.wl).toBe(1 << 9);
+    expect(state.nf?.slice(-10)).toEqual([20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+  });
+
+  it("the baseline adapts: a project whose runs always have many newly failing tests has no bursts", () => {
+    const random = prng(5);
+    const runs: RunSummary[] = [];
+    for (let i = 1; i <= 60; i++) runs.push(buildRun(stable.map((name) => (random() < 0.08 ? F(name) : P(name))), { number: i, fillers: 0 }));
+    const { state } = feed(runs);
+    expect(state.burst?.wh ?? 0).toBe(0);
+    expect(state.burst?.wl ?? 0).toBe(0);
+  });
+
+  it("drops evidence once it is older than 14 days", () => {
+    const retry = buildRun([{ name: "t", status: "passed", attempts: ["failed"] }], { number: 1, branch: "feature", at: T0 });
+    const later = buildRun([P("t")], { number: 2, branch: "feature", at: T0 + 15 * DAY });
+    const first = feed([retry]).state;
+    expect(first.tests[keyOf("t")]?.e).toHaveLength(1);
+    expect(feed([later], first).state.tests[keyOf("t")]?.e).toBeUndefined();
+  });
+
+  it("reads a state written before the guard existed", () => {
+    const runs = spikeThenRetry(20);
+    const { state } = feed(runs.slice(0, 30));
+    const legacy = { v: 1, tests: state.tests, infra: state.infra, pr: state.pr } as FlakinessState;
+    const { events } = feed(runs.slice(30), legacy);
+    // No baseline yet in the old state: the guard starts learning, so this spike still counts (as it did before).
+    expect(events).toHaveLength(20);
+  });
+});
+
 describe("flag lifecycle", () => {
   it("stays flagged without new events until 50 clean runs and 14 days, then re-flags with a new event", () => {
     // Runs every 8 hours: 30 flaky runs, 60 clean runs (≥ 20 days), 10 flaky runs.
