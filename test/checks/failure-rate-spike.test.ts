@@ -175,6 +175,54 @@ describe("failure_rate_spike", () => {
     expect(again.events).toHaveLength(1);
   });
 
+  describe("recurrent failers", () => {
+    /** 40 runs of 100 tests; tests 0–9 are intermittent: each fails once, in turn, every 4th run. */
+    function intermittentHistory(): RunSummary[] {
+      return range(1, 41).map((number) => runOf(number, statuses(100, number % 4 === 0 ? [(number / 4) % 10] : [])));
+    }
+
+    it("a cluster of known intermittent tests failing together is not a spike", () => {
+      const { state } = feed(intermittentHistory());
+      const cluster = check.update(state, runOf(41, statuses(100, range(0, 10))));
+      expect(cluster.events).toEqual([]);
+    });
+
+    it("the same number of normally stable tests failing together is", () => {
+      const { state } = feed(intermittentHistory());
+      const spike = check.update(state, runOf(41, statuses(100, range(50, 60))));
+      expect(spike.events).toHaveLength(1);
+      expect(meta(spike.events[0]!)).toMatchObject({ recurrent_failing_count: 0, fresh_failing_count: 10 });
+    });
+
+    it("fresh failures must trip on their own: 10 recurrent + 3 fresh does not, 10 recurrent + 10 fresh does", () => {
+      const { state } = feed(intermittentHistory());
+      expect(check.update(state, runOf(41, statuses(100, [...range(0, 10), ...range(50, 53)]))).events).toEqual([]);
+      const mixed = check.update(state, runOf(41, statuses(100, [...range(0, 10), ...range(50, 60)])));
+      expect(mixed.events).toHaveLength(1);
+      expect(meta(mixed.events[0]!)).toMatchObject({ recurrent_failing_count: 10, fresh_failing_count: 10, failed: 20 });
+    });
+
+    it("a tripping run's failures do not make its tests recurrent: the same suite failing again later trips again", () => {
+      const { state } = feed(intermittentHistory());
+      const first = check.update(state, runOf(41, statuses(100, range(50, 60))));
+      const quiet = feed(range(42, 50).map((number) => runOf(number, statuses(100, []))), first.state);
+      expect(check.update(quiet.state, runOf(50, statuses(100, range(50, 60)))).events).toHaveLength(1);
+    });
+
+    it("forgets a failure after 50 runs", () => {
+      const { state } = feed(intermittentHistory());
+      const quiet = feed(range(41, 101).map((number) => runOf(number, statuses(100, []))), state);
+      expect(Object.keys(quiet.state.lf ?? {})).toEqual([]);
+      expect(check.update(quiet.state, runOf(101, statuses(100, range(0, 10)))).events).toHaveLength(1);
+    });
+
+    it("reads a state written before the recurrent-failer map existed", () => {
+      const { state } = feed(intermittentHistory());
+      const { lf: _dropped, ...legacy } = state;
+      expect(check.update(legacy as FailureRateSpikeState, runOf(41, statuses(100, range(0, 10)))).events).toHaveLength(1);
+    });
+  });
+
   it("infra-suspect runs feed the check: they may trip, and are not folded into the baseline", () => {
     const quiet = feed(quietRuns(3));
     const outage = check.update(quiet.state, runOf(31, statuses(50, range(0, 40), "errored")));
