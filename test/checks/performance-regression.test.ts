@@ -102,6 +102,23 @@ describe("performance_regression: run duration", () => {
     expect(m.monitored_series).toBe(0);
   });
 
+  it("needs the conditions at two points in a row: the point before the trip only marks the series", () => {
+    const rng = prng(7);
+    const values = [...durations(rng, 30, 60 * SECOND), ...durations(rng, 10, 120 * SECOND)];
+    const runs = values.map((ms, i) => buildRun(i + 1, ms));
+    const [tripRun] = [...feed(runs).eventsByRun.keys()];
+    const beforeTrip = feed(runs.slice(0, tripRun! - 1));
+    expect(beforeTrip.events).toEqual([]);
+    expect(beforeTrip.state.run.c).toBe(1);
+    expect(feed(runs.slice(0, tripRun! - 2)).state.run.c).toBeUndefined();
+    // Without the mark, the same run only marks the series; the one after it trips.
+    const { c: _mark, ...unmarkedRun } = beforeTrip.state.run;
+    const unmarked = check.update({ ...beforeTrip.state, run: unmarkedRun }, runs[tripRun! - 1]!);
+    expect(unmarked.events).toEqual([]);
+    expect(unmarked.state.run.c).toBe(1);
+    expect(check.update(unmarked.state, runs[tripRun!]!).events).toHaveLength(1);
+  });
+
   it("resets the baseline: later slow runs do not re-alert", () => {
     const rng = prng(8);
     const values = [...durations(rng, 30, 60 * SECOND), ...durations(rng, 200, 120 * SECOND)];
