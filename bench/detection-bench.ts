@@ -683,6 +683,16 @@ async function main() {
     targets.push({ check: spec.name, target: "precision > TestNod's", value: `${precision(o).toFixed(3)} vs ${precision(t).toFixed(3)}`, pass: spec.testNodHasRule ? precision(o) > precision(t) : null });
   }
   lines.push("");
+  lines.push(
+    "Recall by chance alone: a rule that fires at its clean-stream rate r (events per default-branch run) hits a 30-run window with probability 1 − (1 − r)^30 without seeing any anomaly. The small-anomaly windows are 30 runs or longer, so a rule's small recall is only informative well above this figure: " +
+      CHECKS.map((spec) => {
+        const { ours: o, testNod: t } = scores.get(spec.name)!;
+        const chance = (s: Score) => 1 - (1 - Math.min(1, s.cleanEvents / Math.max(1, s.cleanRuns))) ** 30;
+        return `${spec.name} ours ${chance(o).toFixed(3)}, ${spec.testNodHasRule ? "TestNod" : "naive rule"} ${chance(t).toFixed(3)}`;
+      }).join("; ") +
+      ".",
+  );
+  lines.push("");
   lines.push("Recall by anomaly kind (ours vs TestNod; detected/total within the size's horizon, median runs to detection):");
   lines.push("");
   lines.push("| Check | Anomaly | Size | Ours | TestNod | Ours median runs |");

@@ -121,6 +121,20 @@ async function main(): Promise<void> {
       }
     };
 
+    // The same upload, waited for in process (the queue going idle) instead of by HTTP polling:
+    // the processing step then runs without 5-ms polls competing for the same Node thread and pool.
+    const uploadQuietly = async (xml: string) => {
+      const res = await fetch(`${base}/uploads/v1/test_runs?branch=main`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/xml" },
+        body: xml,
+      });
+      if (res.status !== 202) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+      await queue.idle();
+      return processingTimes.at(-1)!;
+    };
+
     const xml = generateJUnit({ cases: CASES, seed: SEED });
     log(`generated ${CASES} cases, ${mib(Buffer.byteLength(xml))}; load ${load}`);
     // Warm-up: JIT, connection pool, Postgres caches.
@@ -131,20 +145,22 @@ async function main(): Promise<void> {
     const rssBefore = process.resourceUsage().maxRSS * 1024;
     heapGrowth.length = 0;
 
-    const rows: { endToEnd: number; processing: number; parse: number; bare: number }[] = [];
+    const rows: { endToEnd: number; polledProcessing: number; processing: number; parse: number; bare: number }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const [, bare] = timeIt(() => bareParse(xml));
       const [, parse] = timeIt(() => parseJUnit(xml));
       const { ms: endToEnd } = await upload(xml);
       // One upload at a time and one processing at a time: the last processing time is this run's.
-      const processing = processingTimes.at(-1)!;
-      rows.push({ endToEnd, processing, parse, bare });
-      log(`round ${round + 1}: end to end ${ms(endToEnd)}, processing ${ms(processing)}, our parse ${ms(parse)}, bare parse ${ms(bare)}`);
+      const polledProcessing = processingTimes.at(-1)!;
+      const processing = await uploadQuietly(xml);
+      rows.push({ endToEnd, polledProcessing, processing, parse, bare });
+      log(`round ${round + 1}: end to end ${ms(endToEnd)} (processing ${ms(polledProcessing)} while polled), processing ${ms(processing)}, our parse ${ms(parse)}, bare parse ${ms(bare)}`);
     }
     const rssAfter = process.resourceUsage().maxRSS * 1024;
 
     const endToEnd = median(rows.map((r) => r.endToEnd));
     const processing = median(rows.map((r) => r.processing));
+    const polledProcessing = median(rows.map((r) => r.polledProcessing));
     const parse = median(rows.map((r) => r.parse));
     const bare = median(rows.map((r) => r.bare));
     const ratio = processing / bare;
@@ -154,21 +170,22 @@ async function main(): Promise<void> {
       "",
       `Run on ${new Date().toISOString().slice(0, 10)}, ${postgres} on 127.0.0.1, Node ${process.version}, load average at start ${load}. ` +
         `File: \`generateJUnit({ cases: ${CASES}, seed: ${SEED} })\` (bench/junit-generator.ts), ${mib(Buffer.byteLength(xml))}, Surefire-like (failures with stack traces, skips, flaky reruns, system-out). ` +
-        `${ROUNDS} rounds after 2 warm-up uploads; medians.`,
+        `${ROUNDS} rounds after 2 warm-up uploads; medians. Each round: the bare parse, our parse, one upload followed by HTTP polling (end to end), then one upload awaited in process (the processing step without polls competing with it for the one Node thread and the pool).`,
       "",
       "| Measure | Median | Target |",
       "|---|---|---|",
       `| End to end: POST → \`processed\` (HTTP, polled every 5 ms) | ${ms(endToEnd)} | ≤ 1,000 ms: ${endToEnd <= 1000 ? "PASS" : "FAIL"} |`,
       `| Cases per second, end to end | ${Math.round(CASES / (endToEnd / 1000)).toLocaleString("en-US")} | |`,
       `| Processing step (load payload, parse, store in one transaction) | ${ms(processing)} | |`,
+      `| The same step while the client polls every 5 ms (end-to-end rounds) | ${ms(polledProcessing)} | |`,
       `| Our parse alone (parseJUnit) | ${ms(parse)} | |`,
       `| Bare parse with the XML library (saxes, no handlers) | ${ms(bare)} | |`,
       `| **Processing / bare parse** | **${ratio.toFixed(2)}×** | ≤ 3×: ${ratio <= 3 ? "PASS" : "FAIL"} |`,
       `| Our parse / bare parse | ${(parse / bare).toFixed(2)}× | |`,
-      `| Peak memory of processing: max RSS growth over ${ROUNDS} processing steps | ${mib(Math.max(0, rssAfter - rssBefore))} (max RSS ${mib(rssAfter)}) | |`,
+      `| Peak memory of processing: max RSS growth over ${2 * ROUNDS} processing steps | ${mib(Math.max(0, rssAfter - rssBefore))} (max RSS ${mib(rssAfter)}) | |`,
       `| V8 heap growth across one processing step (median) | ${mib(median(heapGrowth))} | |`,
       "",
-      "Per round (ms): " + rows.map((r) => `${r.endToEnd.toFixed(0)}/${r.processing.toFixed(0)}/${r.parse.toFixed(0)}/${r.bare.toFixed(0)}`).join(", ") + " (end to end / processing / our parse / bare parse).",
+      "Per round (ms): " + rows.map((r) => `${r.endToEnd.toFixed(0)}/${r.polledProcessing.toFixed(0)}/${r.processing.toFixed(0)}/${r.parse.toFixed(0)}/${r.bare.toFixed(0)}`).join(", ") + " (end to end / processing while polled / processing / our parse / bare parse).",
     ].join("\n");
     writeBenchmarkSection(new URL("../BENCHMARKS.md", import.meta.url).pathname, "upload-bench", body);
     console.log(body);
