@@ -7,11 +7,16 @@ import type { NodeConfig } from "./config";
 /**
  * What `npm start` and `npm run dev` do to a migrated database before serving: settle the cursor
  * secret (configured, or generated once and kept in the database) and, on an empty database,
- * create the demo organization, whose key is returned because it can be shown only now.
+ * create the demo organization (src/seed/demo.ts: simulated CI histories replayed through the upload
+ * path), whose key is returned because it can be shown only now.
  */
 export async function prepareDatabase(db: Database, config: Pick<NodeConfig, "cursorSecret" | "seedDemo" | "webAppUrl">) {
   const cursorSecret = config.cursorSecret ?? (await getOrCreateSetting(db, "cursor_secret", randomSecret));
   const deps = { db, clock: systemClock, webAppUrl: config.webAppUrl };
-  const demoKey = config.seedDemo && (await isDatabaseEmpty(deps)) ? (await seedDemoOrganization(deps)).apiKey : null;
+  let demoKey: string | null = null;
+  if (config.seedDemo && (await isDatabaseEmpty(deps))) {
+    console.log("Creating the demo organization: replaying simulated CI runs of three projects through the upload API…");
+    demoKey = (await seedDemoOrganization(deps)).apiKey;
+  }
   return { cursorSecret, demoKey };
 }

@@ -1,113 +1,252 @@
 /**
- * The demo organization `npm start` creates on an empty database, so a new user has something
- * real to query: projects with processed runs, suites and cases, and alerts with events.
- * Everything goes through the same services the API and uploads use. Deterministic (seeded).
+ * The demo organization `npm start` (and `npm run dev`) creates on an empty database, so a new
+ * user has something real to query: three projects whose CI histories come from the seeded
+ * simulator (src/simulator/streams.ts), with anomalies injected on purpose, replayed as JUnit XML
+ * through the real upload path (`POST /uploads/v1/test_runs` of an in-process app, the in-process
+ * run queue, run processing, the four alert checks). Every alert event is a trip of a real check.
+ *
+ * Time: each history is shifted so that its last run arrives about an hour before now, and the
+ * seeding app runs on a manual clock set to each run's arrival (its start plus its duration plus
+ * half a minute) before the run is posted, so runs, processing and events carry a believable
+ * history of about a week. Deterministic: fixed seeds; only the shift depends on the clock.
  */
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
+import { type Logger, consoleLogger } from "../app-env";
+import { createApp } from "../app";
+import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
 import { alerts, organizations } from "../db/schema";
 import { ManualClock } from "../lib/clock";
-import { recordAlertEvent } from "../services/alert-events";
+import { createNodeBackground } from "../node/background";
 import { disableAlert, snoozeAlert } from "../services/alerts";
 import type { ServiceDeps } from "../services/context";
 import { createOrganization } from "../services/organizations";
+import type { AlertType } from "../services/presenters";
 import { createProject } from "../services/projects";
-import { type CaseStatus, type ReportSuite, completeTestRun, recordTestRunArrival } from "../services/test-runs";
-import { mulberry32 as seededRandom } from "../lib/seeded-random";
+import { replayThroughUploads } from "../simulator/replay";
+import { type Family, type SimRun, type StreamKnobs, generateStream } from "../simulator/streams";
 
+export type DemoProject = {
+  name: string;
+  description: string;
+  /** Simulator seed, length and tests per run of the generated history. */
+  seed: number;
+  runs: number;
+  tests: number;
+  /**
+   * The runs uploaded: `count` runs of that history from simulated run `from` on (the project
+   * starts uploading mid-life; a short window keeps seeding quick). Simulated run n becomes the
+   * project's run n − from + 1.
+   */
+  window: { from: number; count: number };
+  /** The anomaly families injected (the others are off: their checks should stay quiet). */
+  families: readonly Family[];
+  /** Knob overrides (applied after the seed drew the rest, so they change neither the plan nor the outcomes). */
+  knobs: Partial<Pick<StreamKnobs, "minutesBetweenRuns" | "format">>;
+  /** The last run arrives this long before now. */
+  endsMinutesAgo: number;
+  /** CI build numbers of the uploaded runs start after this. */
+  firstBuild: number;
+};
 
-const DEMO_PROJECTS = [
-  { name: "checkout-service", description: "Payments and order checkout (JUnit from Maven Surefire).", flaky: "PaymentRetryTest.retries_on_timeout", slowFrom: 10 },
-  { name: "web-frontend", description: "Storefront UI (jest-junit and Playwright).", flaky: "cart.spec.ts › updates totals", slowFrom: null },
-  { name: "inventory-api", description: null, flaky: null, slowFrom: 8 },
-] as const;
+/**
+ * The three demo projects: 60 uploaded runs of about 70 tests each, a run every few hours over
+ * about a week. Seeds and windows were picked so that the real checks find the injected
+ * anomalies and nothing else (the noise that is not an anomaly — breakages, feature-branch
+ * failures, same-commit retries, one-run whole-suite skips, test churn, slow outliers and slow
+ * runners — is in every stream). In the project's run numbers:
+ *
+ * - checkout-service (seed 83, flaky + spike): flaky tests with p = 0.3, 0.1, 0.05 and 0.02 and
+ *   a fragile pool with rare background failures, flagged from same-commit retries and flip
+ *   history (about 4 events); a 31 % failure spike at run 28.
+ * - storefront-api (seed 399, flaky + skip): flaky tests with p = 0.3, 0.1, 0.05 and 0.02 and a
+ *   fragile pool (about 5 events); 20 tests newly skipped from run 18 (one event a few runs later).
+ * - inventory-api (seed 331, regression + spike): an outage at run 35 (one suite errors:
+ *   "Connection refused"), the run and every test 50 % slower from run 29 (one run-duration
+ *   event and a few slowest-test events from run 37 on), a 30 % failure spike at run 41.
+ */
+export const DEMO_PROJECTS: readonly DemoProject[] = [
+  {
+    name: "checkout-service",
+    description: "Payments and order checkout (JUnit from Maven Surefire).",
+    seed: 83,
+    runs: 150,
+    tests: 70,
+    window: { from: 91, count: 60 },
+    families: ["flaky", "spike"],
+    knobs: { minutesBetweenRuns: 200, format: "surefire" },
+    endsMinutesAgo: 60,
+    firstBuild: 4100,
+  },
+  {
+    name: "storefront-api",
+    description: "The web shop's backend: search, accounts and billing (JUnit from Gradle).",
+    seed: 399,
+    runs: 150,
+    tests: 70,
+    window: { from: 91, count: 60 },
+    families: ["flaky", "skip"],
+    knobs: { minutesBetweenRuns: 240, format: "gradle" },
+    endsMinutesAgo: 75,
+    firstBuild: 2200,
+  },
+  {
+    name: "inventory-api",
+    description: "Stock levels and reservations (JUnit from Gradle).",
+    seed: 331,
+    runs: 150,
+    tests: 70,
+    window: { from: 48, count: 60 },
+    families: ["regression", "spike"],
+    knobs: { minutesBetweenRuns: 180, format: "gradle" },
+    endsMinutesAgo: 95,
+    firstBuild: 870,
+  },
+];
+
+/** After seeding: this alert is snoozed for 24 hours and this one disabled, so both states show. */
+const SNOOZED: { project: string; alertType: AlertType } = { project: "storefront-api", alertType: "test_flakiness" };
+const DISABLED: { project: string; alertType: AlertType } = { project: "inventory-api", alertType: "skipped_test_count_creep" };
+
+/** A run is uploaded this long after it finished (the CI job's upload step). */
+const UPLOAD_DELAY_MS = 30_000;
+const BASE_URL = "http://demo.invalid";
+const CI_BASE_URL = "https://ci.example.com";
 
 export async function isDatabaseEmpty(deps: Pick<ServiceDeps, "db">): Promise<boolean> {
   const rows = await deps.db.select({ id: organizations.id }).from(organizations).limit(1);
   return rows.length === 0;
 }
 
-export async function seedDemoOrganization(deps: ServiceDeps, options: { runsPerProject?: number } = {}) {
-  const runsPerProject = options.runsPerProject ?? 14;
+/** The runs of the project's simulated history that are uploaded, the history starting at `startAt`. */
+function uploadedRuns(spec: DemoProject, startAt: number): SimRun[] {
+  const families = { flaky: false, regression: false, spike: false, skip: false };
+  for (const family of spec.families) families[family] = true;
+  const stream = generateStream({
+    seed: spec.seed,
+    runs: spec.runs,
+    tests: spec.tests,
+    knobs: { ...spec.knobs, families, startAt: new Date(startAt).toISOString() },
+  });
+  return stream.runs.slice(spec.window.from - 1, spec.window.from - 1 + spec.window.count);
+}
+
+/** When each run arrives (ms): after it finished and the upload step ran, never before the previous one. */
+function arrivalTimes(runs: readonly SimRun[]): number[] {
+  const times: number[] = [];
+  let previous = Number.NEGATIVE_INFINITY;
+  for (const run of runs) {
+    previous = Math.max(previous + 1000, Date.parse(run.created_at) + run.duration + UPLOAD_DELAY_MS);
+    times.push(previous);
+  }
+  return times;
+}
+
+/**
+ * The project's uploaded runs, shifted so that the last one arrives `endsMinutesAgo` before `now`
+ * (times do not change what the seed draws, so the shift moves every run by the same amount).
+ */
+export function demoRuns(spec: DemoProject, now: number): SimRun[] {
+  const draft = uploadedRuns(spec, 0);
+  const lastArrival = arrivalTimes(draft).at(-1) ?? 0;
+  const startAt = Math.floor((now - spec.endsMinutesAgo * 60_000 - lastArrival) / 1000) * 1000;
+  return uploadedRuns(spec, startAt);
+}
+
+/** Info lines of the seeding (one per tripped check) are not worth printing; errors are. */
+const quietLogger: Logger = { info: () => {}, error: (message, fields) => consoleLogger.error(message, fields) };
+
+/**
+ * Creates the demo organization and returns its API key (shown once). The projects' histories
+ * are uploaded to an app of our own whose clock we move; no run or event is written around it.
+ * The in-process queue is drained and closed before this returns.
+ */
+export async function seedDemoOrganization(deps: ServiceDeps, options: { logger?: Logger } = {}) {
   const realNow = deps.clock.now().getTime();
-  const clock = new ManualClock(realNow - 14 * 86_400_000);
-  const seeded = { ...deps, clock };
-  const random = seededRandom(20261121);
+  const logger = options.logger ?? quietLogger;
+  const clock = new ManualClock(realNow);
+  const seeding = { ...deps, clock };
+  const histories = DEMO_PROJECTS.map((spec) => demoRuns(spec, realNow));
+  const firstStart = Math.min(...histories.map((runs) => Date.parse(runs[0]!.created_at)));
 
-  const created = await createOrganization(seeded, { name: "Demo Organization", timeZone: "Europe/Berlin" });
-  const organizationId = created.organization.id;
-  const scope = { ...seeded, organizationId };
+  // The same background work as `npm start` (run processing, alert checks, notifications), on our clock.
+  const { queue } = createNodeBackground({
+    db: deps.db,
+    clock,
+    logger,
+    webAppUrl: deps.webAppUrl,
+    fetch: () => Promise.reject(new Error("The demo seeding sends no notifications.")),
+  });
+  const app = createApp({
+    db: deps.db,
+    clock,
+    keyCounter: new InMemoryKeyCounter(clock),
+    cursorSecret: "demo-seeding-app-serves-no-listings",
+    webAppUrl: deps.webAppUrl,
+    runQueue: queue,
+    logger,
+  });
+
+  let created: Awaited<ReturnType<typeof createOrganization>>;
   const projectIds: string[] = [];
+  try {
+    clock.set(firstStart - 3 * 86_400_000);
+    created = await createOrganization(seeding, { name: "Demo Organization", timeZone: "Europe/Berlin" });
+    const organizationId = created.organization.id;
+    for (const [index, spec] of DEMO_PROJECTS.entries()) {
+      const runs = histories[index]!;
+      clock.set(Date.parse(runs[0]!.created_at) - 2 * 86_400_000);
+      const { project, upload_token: uploadToken } = await createProject(seeding, organizationId, { name: spec.name, description: spec.description });
+      projectIds.push(project.id);
 
-  for (const spec of DEMO_PROJECTS) {
-    clock.advance(3_600_000);
-    const { project } = await createProject(seeded, organizationId, { name: spec.name, description: spec.description });
-    projectIds.push(project.id);
-    const projectAlerts = await deps.db.select().from(alerts).where(eq(alerts.projectId, project.id));
-    const alertOf = (type: string) => projectAlerts.find((a) => a.alertType === type)!;
+      // Each upload arrives at its run's time, from a CI build with a number and a link.
+      const arrivals = arrivalTimes(runs);
+      const byStart = new Map(runs.map((run, i) => [run.created_at, { arrival: arrivals[i]!, build: spec.firstBuild + i + 1 }]));
+      const fetchAtRunTime = async (input: Request | string | URL, init?: RequestInit): Promise<Response> => {
+        const url = new URL(input instanceof Request ? input.url : String(input));
+        const startedAt = url.searchParams.get("started_at");
+        if ((init?.method ?? "GET") === "POST" && startedAt !== null) {
+          const run = byStart.get(startedAt);
+          if (!run) throw new Error(`No simulated run started at ${startedAt}.`);
+          clock.set(run.arrival);
+          url.searchParams.set("build_id", String(run.build));
+          url.searchParams.set("build_url", `${CI_BASE_URL}/${spec.name}/builds/${run.build}`);
+        }
+        return app.request(url.toString(), init);
+      };
 
-    for (let n = 1; n <= runsPerProject; n++) {
-      // Three projects × 14 runs, ~7 h apart, end within the last day: a believable fortnight.
-      clock.advance(6 * 3_600_000 + Math.floor(random() * 3_600_000));
-      const slow = spec.slowFrom !== null && n >= spec.slowFrom;
-      const flakyFails = spec.flaky !== null && random() < 0.35;
-      const suites: ReportSuite[] = ["unit", "integration"].map((kind) => ({
-        name: `${spec.name} ${kind}`,
-        durationMs: 0,
-        cases: Array.from({ length: kind === "unit" ? 18 : 6 }, (_, i) => {
-          const status: CaseStatus = i === 3 && n % 7 === 0 ? "skipped" : "passed";
-          return { name: `${kind}_case_${i + 1}`, classname: `${spec.name}.${kind}`, status, durationMs: Math.round((slow ? 900 : 400) + random() * 200) };
-        }),
-      }));
-      if (spec.flaky) {
-        suites[1]!.cases.push({
-          name: spec.flaky,
-          classname: `${spec.name}.integration`,
-          status: flakyFails ? "failed" : "passed",
-          durationMs: 1200,
-          failureType: flakyFails ? "AssertionError" : null,
-          failureMessage: flakyFails ? "expected status 200 but got 504 (upstream timeout)" : null,
-        });
-      }
-      for (const suite of suites) suite.durationMs = suite.cases.reduce((sum, c) => sum + (c.durationMs ?? 0), 0);
-
-      const run = await recordTestRunArrival(seeded, project.id, {
-        branch: n % 4 === 0 ? `feature/demo-${n}` : "main",
-        commitSha: Array.from({ length: 40 }, () => "0123456789abcdef"[Math.floor(random() * 16)]).join(""),
-        buildId: String(1000 + n),
-        buildUrl: `https://ci.example.com/${spec.name}/builds/${1000 + n}`,
-        tags: ["demo"],
-        startedAt: new Date(clock.now().getTime() - 5 * 60_000),
+      const result = await replayThroughUploads({
+        baseUrl: BASE_URL,
+        uploadToken,
+        runs,
+        fetch: fetchAtRunTime as typeof fetch,
+        idempotencyPrefix: `demo-${spec.name}`,
+        // A run is processed once the in-process queue is idle; waits only back off (5xx, 429).
+        pollIntervalMs: 1,
+        sleep: (ms) => (ms < 100 ? queue.idle() : new Promise((resolve) => setTimeout(resolve, ms))),
       });
-      clock.advance(20_000);
-      const processed = await completeTestRun(seeded, run.id, { suites });
-      if (!processed) throw new Error(`demo run ${run.id} was processed twice`);
-
-      if (flakyFails && n > 4) {
-        clock.advance(1000);
-        await recordAlertEvent(seeded, {
-          alertId: alertOf("test_flakiness").id,
-          testRunId: processed.id,
-          metadata: { test_name: spec.flaky, failure_rate: 0.35, window_runs: 20, note: "demo data" },
-        });
-      }
-      if (slow && n === spec.slowFrom) {
-        clock.advance(1000);
-        await recordAlertEvent(seeded, {
-          alertId: alertOf("performance_regression").id,
-          testRunId: processed.id,
-          metadata: { subject: "run_duration", baseline_ms: 9600, observed_ms: processed.durationMs, note: "demo data" },
-        });
+      if (result.failed > 0) {
+        const failed = result.runs.find((run) => run.status === "failed");
+        throw new Error(`Demo run ${failed?.serviceNumber} of ${spec.name} failed to process: ${failed?.failureReason}`);
       }
     }
+  } finally {
+    await queue.close();
   }
 
-  // A few alert states worth looking at: one snoozed, one disabled (at real time, so the snooze is current).
-  const liveScope = { ...scope, clock: deps.clock };
-  const [firstAlert] = await deps.db.select().from(alerts).where(eq(alerts.projectId, projectIds[1]!)).limit(1);
-  const inventoryAlerts = await deps.db.select().from(alerts).where(eq(alerts.projectId, projectIds[2]!));
-  if (firstAlert) await snoozeAlert(liveScope, firstAlert.id, "24h");
-  const skipAlert = inventoryAlerts.find((a) => a.alertType === "skipped_test_count_creep");
-  if (skipAlert) await disableAlert(liveScope, skipAlert.id);
+  // Alert states worth looking at, set at real time so the snooze is current.
+  const organizationId = created.organization.id;
+  const live = { ...deps, organizationId };
+  const alertOf = async (target: { project: string; alertType: AlertType }) => {
+    const projectId = projectIds[DEMO_PROJECTS.findIndex((spec) => spec.name === target.project)]!;
+    const [row] = await deps.db
+      .select({ id: alerts.id })
+      .from(alerts)
+      .where(and(eq(alerts.projectId, projectId), eq(alerts.alertType, target.alertType)))
+      .limit(1);
+    return row!.id;
+  };
+  await snoozeAlert(live, await alertOf(SNOOZED), "24h");
+  await disableAlert(live, await alertOf(DISABLED));
 
   return { organizationId, apiKey: created.api_key.secret, projectIds };
 }

@@ -13,7 +13,8 @@ afterAll(() => {
   for (const child of children) child.kill("SIGTERM");
 });
 
-function startServer(env: Record<string, string>): Promise<{ output: string; child: ChildProcess }> {
+/** Starts the server; resolves once it printed `ready` (by default: the demo's curl line, or that the key was printed before). */
+function startServer(env: Record<string, string>, ready = /curl .*\n|demo key was printed/): Promise<{ output: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ["--import", "tsx", "src/node/server.ts"], {
     cwd: root,
     env: { ...process.env, PORT: "0", DATABASE_URL: "memory://", ...env },
@@ -25,7 +26,7 @@ function startServer(env: Record<string, string>): Promise<{ output: string; chi
     const timer = setTimeout(() => reject(new Error(`server did not print a curl line:\n${output}`)), 90_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
-      if (/curl .*\n/.test(output) || /demo key was printed/.test(output)) {
+      if (ready.test(output)) {
         clearTimeout(timer);
         resolve({ output, child });
       }
@@ -65,10 +66,18 @@ describe("npm start", () => {
 
   it("the uploader CLI sends a fixture to the running server and the run is processed", async () => {
     const adminToken = "e2e-admin-token-654321";
-    const { output } = await startServer({ ADMIN_TOKEN: adminToken });
+    // No demo (the first test covers it): an organization of our own through the admin API.
+    const { output } = await startServer({ ADMIN_TOKEN: adminToken, SEED_DEMO: "false" }, /Admin API enabled.*\n/);
     const base = /(http:\/\/localhost:\d+)/.exec(output)![1]!;
-    const key = /Bearer (cta_[0-9A-Za-z]+)/.exec(output)![1]!;
-    const org: any = await (await fetch(`${base}/api/v1/organization`, { headers: { authorization: `Bearer ${key}` } })).json();
+    const newOrg: any = await (
+      await fetch(`${base}/admin/v1/organizations`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "CLI org" }),
+      })
+    ).json();
+    const key = newOrg.api_key.secret as string;
+    const org = newOrg.organization;
     const created: any = await (
       await fetch(`${base}/admin/v1/organizations/${org.id}/projects`, {
         method: "POST",

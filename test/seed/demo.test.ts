@@ -1,0 +1,100 @@
+/**
+ * The demo organization of `npm start`: simulated CI histories replayed through the upload path.
+ * Read back through /api/v1 with the key it returns: three projects with processed runs, suites
+ * and cases, and events of all four alert types produced by the real checks (none written by
+ * hand), plus one snoozed and one disabled alert.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { uploadPayloads } from "../../src/db/schema";
+import { DEMO_PROJECTS, seedDemoOrganization } from "../../src/seed/demo";
+import { collectAll, createHarness } from "../support/harness";
+
+let h: Awaited<ReturnType<typeof createHarness>>;
+let apiKey: string;
+let seeded: Awaited<ReturnType<typeof seedDemoOrganization>>;
+
+beforeAll(async () => {
+  h = await createHarness();
+  // The seeding gets its own app and clock; it starts from the harness's "now".
+  seeded = await seedDemoOrganization({ db: h.db, clock: h.clock, webAppUrl: "http://localhost:3000" }, { logger: { info: () => {}, error: (message) => h.logs.push(message) } });
+  apiKey = seeded.apiKey;
+}, 120_000);
+afterAll(() => h.close());
+
+const ALERT_TYPES = ["test_flakiness", "performance_regression", "failure_rate_spike", "skipped_test_count_creep"] as const;
+
+describe("demo organization", () => {
+  it("has three projects whose uploaded runs were all processed, ending about an hour ago", async () => {
+    const org = await h.get("/api/v1/organization", apiKey);
+    expect(org.status).toBe(200);
+    expect(org.body).toMatchObject({ name: "Demo Organization", time_zone: "Europe/Berlin" });
+
+    const { items: projects } = await collectAll(h, "/api/v1/projects", apiKey, 100);
+    expect(projects.map((p) => p.name).sort()).toEqual(DEMO_PROJECTS.map((p) => p.name).sort());
+    const now = h.clock.now().getTime();
+    for (const project of projects) {
+      const spec = DEMO_PROJECTS.find((p) => p.name === project.name)!;
+      expect(project.test_runs_count).toBe(spec.window.count);
+      const last = Date.parse(project.last_test_run_at);
+      expect(now - last).toBeGreaterThan(30 * 60_000);
+      expect(now - last).toBeLessThan(3 * 3_600_000);
+
+      const { items: runs } = await collectAll(h, `/api/v1/projects/${project.id}/test_runs`, apiKey, 100);
+      expect(runs).toHaveLength(spec.window.count);
+      expect(runs.every((r) => r.status === "processed" && r.tests_count >= 50 && r.build_url?.startsWith("https://ci.example.com/"))).toBe(true);
+      // Newest first, in arrival order, spread over days.
+      expect(runs.map((r) => r.number)).toEqual(Array.from({ length: spec.window.count }, (_, i) => spec.window.count - i));
+      expect(Date.parse(runs[0].created_at) - Date.parse(runs.at(-1).created_at)).toBeGreaterThan(3 * 86_400_000);
+      expect(runs.some((r) => r.branch !== "main")).toBe(true);
+    }
+  });
+
+  it("stores suites and cases of a run", async () => {
+    const { items: projects } = await collectAll(h, "/api/v1/projects", apiKey, 100);
+    const project = projects[0];
+    const suites = await h.get(`/api/v1/projects/${project.id}/test_runs/1/test_suites?limit=100`, apiKey);
+    expect(suites.status).toBe(200);
+    expect(suites.body.data.length).toBeGreaterThanOrEqual(2);
+    const suite = suites.body.data[0];
+    const cases = await h.get(`/api/v1/projects/${project.id}/test_runs/1/test_suites/${suite.number}/test_cases?limit=100`, apiKey);
+    expect(cases.status).toBe(200);
+    expect(cases.body.data.length).toBe(suite.tests_count);
+  });
+
+  it("has events of all four alert types, each from a real check, one snoozed and one disabled alert", async () => {
+    const { items: alerts } = await collectAll(h, "/api/v1/alerts?status=all", apiKey, 100);
+    expect(alerts).toHaveLength(12);
+
+    const typesWithEvents = new Set<string>();
+    for (const alert of alerts) {
+      const { items: events } = await collectAll(h, `/api/v1/alerts/${alert.id}/events`, apiKey, 100);
+      expect(events).toHaveLength(alert.events_count);
+      for (const event of events) {
+        expect(typeof event.metadata.detector_version).toBe("string");
+        expect(event.metadata.detector_version.startsWith(`${alert.alert_type}/`)).toBe(true);
+        expect(JSON.stringify(event.metadata)).not.toContain("demo data");
+        // An event is recorded when its run is checked, at the run's (simulated) arrival.
+        expect(event.triggered_at).toBe(event.test_run.processed_at);
+        expect(event.test_run.project_id).toBe(alert.project_id);
+      }
+      if (events.length > 0) typesWithEvents.add(alert.alert_type);
+    }
+    expect([...typesWithEvents].sort()).toEqual([...ALERT_TYPES].sort());
+
+    // A handful of events per project, not a flood.
+    const total = alerts.reduce((sum, a) => sum + a.events_count, 0);
+    expect(total).toBeGreaterThanOrEqual(6);
+    expect(total).toBeLessThanOrEqual(40);
+
+    const snoozed = alerts.filter((a) => a.snoozed);
+    const disabled = alerts.filter((a) => !a.active);
+    expect(snoozed).toHaveLength(1);
+    expect(disabled).toHaveLength(1);
+    expect(Date.parse(snoozed[0].snoozed_until) - h.clock.now().getTime()).toBe(24 * 3_600_000);
+  });
+
+  it("left nothing pending and logged no errors", async () => {
+    expect(await h.db.select().from(uploadPayloads)).toEqual([]);
+    expect(h.logs).toEqual([]);
+  });
+});
