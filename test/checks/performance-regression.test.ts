@@ -119,6 +119,24 @@ describe("performance_regression: run duration", () => {
     expect(check.update(unmarked.state, runs[tripRun!]!).events).toHaveLength(1);
   });
 
+  it("the long window catches a small sustained step the 8-run window cannot: +7 % on 200 s runs", () => {
+    const rng = prng(11);
+    const values = [...durations(rng, 30, 200 * SECOND, 0.02), ...durations(rng, 25, 214 * SECOND, 0.02)];
+    const { events, eventsByRun } = feed(values.map((ms, i) => buildRun(i + 1, ms)));
+    expect(events).toHaveLength(1);
+    const [runNumber] = [...eventsByRun.keys()];
+    expect(runNumber).toBeGreaterThan(45);
+    const m = meta(events[0]!);
+    expect(m).toMatchObject({ window_kind: "long", alpha: 1e-4, min_rel_change: 0.05, min_effect_size_mads: 0.5 });
+    expect(m.recent.n).toBe(20);
+    expect(m.rel_change).toBeLessThan(0.1);
+    expect(m.p_value).toBeLessThanOrEqual(1e-4);
+    // The same history with a +2 % step (below the long window's 5 % minimum) stays quiet.
+    const rng2 = prng(11);
+    const small = [...durations(rng2, 30, 200 * SECOND, 0.005), ...durations(rng2, 25, 204 * SECOND, 0.005)];
+    expect(feed(small.map((ms, i) => buildRun(i + 1, ms))).events).toEqual([]);
+  });
+
   it("resets the baseline: later slow runs do not re-alert", () => {
     const rng = prng(8);
     const values = [...durations(rng, 30, 60 * SECOND), ...durations(rng, 200, 120 * SECOND)];

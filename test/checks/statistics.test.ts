@@ -14,6 +14,7 @@ import {
   mad,
   mannKendall,
   mannWhitneyUGreater,
+  mannWhitneyUGreaterApproximateP,
   median,
   normalUpperTail,
   senSlope,
@@ -175,6 +176,37 @@ describe("Mann–Whitney U (one-sided, second sample greater)", () => {
 
   it("all values tied gives p = 1", () => {
     expect(mannWhitneyUGreater([1, 1, 1], [1, 1]).p).toBe(1);
+  });
+
+  it("the normal approximation equals the large-sample branch, and p = 1 without data or variance", () => {
+    const x = Array.from({ length: 40 }, (_, i) => i % 7);
+    const y = Array.from({ length: 20 }, (_, i) => 3 + (i % 5));
+    expect(mannWhitneyUGreaterApproximateP(x, y)).toBe(mannWhitneyUGreater(x, y).p);
+    expect(mannWhitneyUGreaterApproximateP([], [1])).toBe(1);
+    expect(mannWhitneyUGreaterApproximateP([2, 2], [2, 2])).toBe(1);
+  });
+
+  it("as a screen it never drops a result the exact test would pass: approximate p ≤ max(0.02, 1000 α) whenever exact p ≤ α", () => {
+    // The regression check's windows (15–30 vs 8, 15–20 vs 20), seeded shifts from none to full separation, with ties.
+    let random = 12345;
+    const next = () => ((random = (random * 1103515245 + 12345) % 2147483648) / 2147483648);
+    let exactPasses = 0;
+    for (const [nx, ny] of [[15, 8], [30, 8], [15, 20], [20, 20]] as const) {
+      for (let trial = 0; trial < 300; trial++) {
+        const shift = (trial % 30) / 6;
+        const x = Array.from({ length: nx }, () => Math.round(next() * 20) / 4);
+        const y = Array.from({ length: ny }, () => Math.round((next() + shift) * 20) / 4);
+        const exact = mannWhitneyUGreater(x, y).p;
+        const approximate = mannWhitneyUGreaterApproximateP(x, y);
+        for (const alpha of [1e-3, 1e-4, 1e-5, 1e-6]) {
+          if (exact <= alpha) {
+            exactPasses++;
+            expect(approximate).toBeLessThanOrEqual(Math.max(0.02, 1000 * alpha));
+          }
+        }
+      }
+    }
+    expect(exactPasses).toBeGreaterThan(500);
   });
 });
 
