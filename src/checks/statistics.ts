@@ -200,6 +200,33 @@ function doubledMidRanks(pooled: readonly number[]): { ranks: number[]; tieTerm:
   return { ranks, tieTerm };
 }
 
+/** U of y over x, with the pooled doubled mid-ranks (x first) and the tie term. */
+function rankSums(x: readonly number[], y: readonly number[]): { u: number; ranks: number[]; tieTerm: number; n: number } {
+  const pooled = [...x, ...y];
+  const n = pooled.length;
+  const { ranks, tieTerm } = doubledMidRanks(pooled);
+  let doubledRankSumY = 0;
+  for (let i = x.length; i < n; i++) doubledRankSumY += ranks[i]!;
+  return { u: doubledRankSumY / 2 - (y.length * (y.length + 1)) / 2, ranks, tieTerm, n };
+}
+
+/** The normal approximation: tie-corrected variance, continuity correction ½; 1 without variance. */
+function normalApproximateP(sums: { u: number; tieTerm: number; n: number }, nx: number, ny: number): number {
+  const { u, tieTerm, n } = sums;
+  const variance = ((nx * ny) / 12) * (n + 1 - tieTerm / (n * (n - 1)));
+  if (variance <= 0) return 1;
+  return Math.min(1, normalUpperTail((u - (nx * ny) / 2 - 0.5) / Math.sqrt(variance)));
+}
+
+/**
+ * The normal approximation's one-sided p at any size: a cheap screen before the exact test,
+ * which costs O(N · k · Σranks).
+ */
+export function mannWhitneyUGreaterApproximateP(x: readonly number[], y: readonly number[]): number {
+  if (x.length === 0 || y.length === 0) return 1;
+  return normalApproximateP(rankSums(x, y), x.length, y.length);
+}
+
 /**
  * One-sided Mann–Whitney U test of H1 "y is stochastically greater than x".
  *
@@ -214,42 +241,14 @@ function doubledMidRanks(pooled: readonly number[]): { ranks: number[]; tieTerm:
  * - Larger samples: the normal approximation with the tie-corrected variance
  *   n₁n₂/12 · ((N+1) − Σ(t³−t)/(N(N−1))) and a continuity correction of ½.
  */
-/**
- * The normal approximation's one-sided p (tie-corrected variance, continuity correction) at any
- * size: a cheap screen before the exact test, which costs O(N · k · Σranks).
- */
-export function mannWhitneyUGreaterApproximateP(x: readonly number[], y: readonly number[]): number {
-  const nx = x.length;
-  const ny = y.length;
-  if (nx === 0 || ny === 0) return 1;
-  const pooled = [...x, ...y];
-  const n = pooled.length;
-  const { ranks, tieTerm } = doubledMidRanks(pooled);
-  let doubledRankSumY = 0;
-  for (let i = nx; i < n; i++) doubledRankSumY += ranks[i]!;
-  const u = doubledRankSumY / 2 - (ny * (ny + 1)) / 2;
-  const variance = ((nx * ny) / 12) * (n + 1 - tieTerm / (n * (n - 1)));
-  if (variance <= 0) return 1;
-  return Math.min(1, normalUpperTail((u - (nx * ny) / 2 - 0.5) / Math.sqrt(variance)));
-}
-
 export function mannWhitneyUGreater(x: readonly number[], y: readonly number[]): MannWhitneyResult {
   const nx = x.length;
   const ny = y.length;
   if (nx === 0 || ny === 0) return { u: Number.NaN, p: 1, method: "exact" };
-  const pooled = [...x, ...y];
-  const n = pooled.length;
-  const { ranks, tieTerm } = doubledMidRanks(pooled);
-  let doubledRankSumY = 0;
-  for (let i = nx; i < n; i++) doubledRankSumY += ranks[i]!;
-  const u = doubledRankSumY / 2 - (ny * (ny + 1)) / 2;
-  if (n > MWU_EXACT_MAX_N) {
-    const mean = (nx * ny) / 2;
-    const variance = ((nx * ny) / 12) * (n + 1 - tieTerm / (n * (n - 1)));
-    if (variance <= 0) return { u, p: 1, method: "normal" };
-    const z = (u - mean - 0.5) / Math.sqrt(variance);
-    return { u, p: Math.min(1, normalUpperTail(z)), method: "normal" };
-  }
+  const sums = rankSums(x, y);
+  const { u, ranks, n } = sums;
+  const doubledRankSumY = 2 * u + ny * (ny + 1);
+  if (n > MWU_EXACT_MAX_N) return { u, p: normalApproximateP(sums, nx, ny), method: "normal" };
   // Exact: enumerate the smaller sample's rank sum. P(W_y ≥ w) = P(W_x ≤ total − w).
   const useY = ny <= nx;
   const k = useY ? ny : nx;
