@@ -171,7 +171,7 @@ export type CaseAttempt = { status: "passed" | "failed" | "errored" | "skipped";
 
 /**
  * No foreign key on `test_run_id`: its per-row check was half the cost of storing a 10,000-case
- * run (BENCHMARKS.md). Cases are written only by completeTestRun, under the run's row lock, so
+ * run (BENCHMARKS.md). Cases are written only by storeTestRun, under the run's row lock, so
  * the run exists; deleting runs deletes their cases through a statement-level trigger
  * (drizzle/0004_delete_cases_of_deleted_runs.sql), which keeps ON DELETE CASCADE's meaning.
  */

@@ -4,14 +4,23 @@
  * Runs are processed one at a time, which bounds memory and suits the single-connection
  * embedded database. Messages live in memory: after a restart, `recoverPendingRuns`
  * (src/node/prepare-database.ts) queues the runs whose payload is still waiting.
+ *
+ * A payload handed to `send` (the upload's body, already stored with the run) is kept with the
+ * message up to a memory budget and given to the consumer's first attempt, so processing does not
+ * read back what this process just wrote (~14 ms for a 2.7 MiB report, BENCHMARKS.md). Retries,
+ * delayed messages and anything over the budget read the stored payload instead.
  */
 import { describeError } from "../lib/errors";
 import type { Logger } from "../app-env";
 import { uploadPayloads } from "../db/schema";
 import type { Database } from "../db/types";
-import type { QueueMessage, RunQueue } from "../services/run-processing";
+import type { DeliveryAttempt, QueueMessage, RunQueue, SendOptions } from "../services/run-processing";
+import type { UploadPayload } from "../services/test-runs";
 
-export type RunConsumer = (message: QueueMessage, attempt: { number: number; finalAttempt: boolean }) => Promise<unknown>;
+export type RunConsumer = (message: QueueMessage, attempt: DeliveryAttempt & { number: number }) => Promise<unknown>;
+
+/** Characters of handed-over payloads held by queued messages at most (beyond it, processing reads the database). */
+export const HELD_PAYLOAD_BUDGET_CHARS = 64 * 1024 * 1024;
 
 export type InProcessQueueOptions = {
   /** Deliveries per message, the first included (the Worker's consumer uses the same number). */
@@ -21,7 +30,7 @@ export type InProcessQueueOptions = {
   logger?: Logger;
 };
 
-type Delivery = { message: QueueMessage; attempt: number };
+type Delivery = { message: QueueMessage; attempt: number; payload?: UploadPayload };
 
 export class InProcessRunQueue implements RunQueue {
   readonly #consume: RunConsumer;
@@ -33,6 +42,7 @@ export class InProcessRunQueue implements RunQueue {
   #waitingRetries = 0;
   #idleWaiters: (() => void)[] = [];
   #closed = false;
+  #heldChars = 0;
 
   constructor(consume: RunConsumer, options: InProcessQueueOptions = {}) {
     this.#consume = consume;
@@ -41,13 +51,19 @@ export class InProcessRunQueue implements RunQueue {
     this.#logger = options.logger;
   }
 
-  async send(message: QueueMessage, options: { delaySeconds?: number } = {}): Promise<void> {
+  async send(message: QueueMessage, options: SendOptions = {}): Promise<void> {
     if (this.#closed) throw new Error("The run queue is closed.");
     if (options.delaySeconds) {
       this.#later({ message, attempt: 1 }, options.delaySeconds * 1000);
       return;
     }
-    this.#ready.push({ message, attempt: 1 });
+    const delivery: Delivery = { message, attempt: 1 };
+    const payload = options.payload;
+    if (payload && this.#heldChars + payload.content.length <= HELD_PAYLOAD_BUDGET_CHARS) {
+      delivery.payload = payload;
+      this.#heldChars += payload.content.length;
+    }
+    this.#ready.push(delivery);
     queueMicrotask(() => void this.#pump());
   }
 
@@ -73,8 +89,10 @@ export class InProcessRunQueue implements RunQueue {
     try {
       for (let delivery = this.#ready.shift(); delivery; delivery = this.#ready.shift()) {
         const finalAttempt = delivery.attempt >= this.#maxAttempts;
+        const payload = delivery.payload;
+        if (payload) this.#heldChars -= payload.content.length;
         try {
-          await this.#consume(delivery.message, { number: delivery.attempt, finalAttempt });
+          await this.#consume(delivery.message, { number: delivery.attempt, finalAttempt, ...(payload ? { payload } : {}) });
         } catch (error) {
           this.#logger?.error("run processing attempt failed", {
             message: delivery.message,

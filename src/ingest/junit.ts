@@ -50,11 +50,22 @@ export function parseSeconds(raw: string | undefined): number | null {
  */
 const RAW_CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/;
 const RAW_CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g;
-const CONTROL_REFERENCES = /&#(?:[xX]0*(?:[0-8bBcCeEfF]|1[0-9a-fA-F])|0*(?:[0-8]|1[1245-9]|2[0-9]|3[01]));/g;
+const CONTROL_REFERENCE_SOURCE = "&#(?:[xX]0*(?:[0-8bBcCeEfF]|1[0-9a-fA-F])|0*(?:[0-8]|1[1245-9]|2[0-9]|3[01]));";
+const CONTROL_REFERENCES = new RegExp(CONTROL_REFERENCE_SOURCE, "g");
+const CONTROL_REFERENCE_AT = new RegExp(CONTROL_REFERENCE_SOURCE, "y");
+
+/** Whether a forbidden character reference occurs: checked only where "&#" does (reports hold many harmless &#10;). */
+function hasControlReference(xml: string): boolean {
+  for (let at = xml.indexOf("&#"); at !== -1; at = xml.indexOf("&#", at + 2)) {
+    CONTROL_REFERENCE_AT.lastIndex = at;
+    if (CONTROL_REFERENCE_AT.test(xml)) return true;
+  }
+  return false;
+}
 
 export function replaceForbiddenControls(xml: string): string {
   let result = RAW_CONTROL.test(xml) ? xml.replace(RAW_CONTROLS, "\uFFFD") : xml;
-  if (result.includes("&#")) result = result.replace(CONTROL_REFERENCES, "\uFFFD");
+  if (hasControlReference(result)) result = result.replace(CONTROL_REFERENCES, "\uFFFD");
   return result;
 }
 

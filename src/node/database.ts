@@ -10,7 +10,10 @@ import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { migrate as migratePglite } from "drizzle-orm/pglite/migrator";
 import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
 import { migrate as migratePg } from "drizzle-orm/node-postgres/migrator";
+import { finished } from "node:stream/promises";
 import pg from "pg";
+import { from as copyFrom } from "pg-copy-streams";
+import { type CopyIn, registerCopyIn } from "../db/bulk-copy";
 import * as schema from "../db/schema";
 import type { Database } from "../db/types";
 
@@ -36,6 +39,7 @@ export async function openDatabase(url: string | undefined, options: { dataDir?:
     // An idle client losing its connection must not crash the process; the pool replaces it.
     pool.on("error", (error) => console.error(JSON.stringify({ level: "error", message: "postgres pool error", error: error.message })));
     const db = drizzlePg(pool, { schema }) as unknown as Database;
+    registerCopyIn(db, pgCopyIn);
     const parsed = new URL(url);
     return {
       db,
@@ -63,3 +67,27 @@ export async function openDatabase(url: string | undefined, options: { dataDir?:
     ...({ client } as object),
   };
 }
+
+/**
+ * COPY FROM STDIN on the connection of a node-postgres transaction (drizzle keeps it as the
+ * transaction session's `client`). Returns null for anything else, so callers fall back to INSERT.
+ */
+const pgCopyIn: CopyIn = (tx, statement) => {
+  const client = (tx as unknown as { session?: { client?: unknown } }).session?.client;
+  if (!(client instanceof pg.Client)) return null;
+  const stream = client.query(copyFrom(statement));
+  const done = finished(stream);
+  // Observed by end() or abort(); until then a failure must not surface as an unhandled rejection.
+  done.catch(() => {});
+  return {
+    write: (rows) => void stream.write(rows),
+    end: async () => {
+      stream.end();
+      await done;
+    },
+    abort: async (reason) => {
+      stream.destroy(reason);
+      await done.catch(() => {});
+    },
+  };
+};

@@ -9,7 +9,7 @@ import type { Clock } from "../lib/clock";
 import type { UrlPolicy } from "../notifications/url-policy";
 import { type CheckRegistry, runAlertChecks } from "./alert-checks";
 import { type NotificationDeps, deliverNotification, planNotifications } from "./notifications";
-import { type ProcessingDeps, type QueueMessage, type RunQueue, processTestRun } from "./run-processing";
+import { type DeliveryAttempt, type ProcessingDeps, type QueueMessage, type RunQueue, processTestRun } from "./run-processing";
 
 export type BackgroundDeps = {
   db: Database;
@@ -27,7 +27,7 @@ export type BackgroundDeps = {
 export type BackgroundWork = {
   processing: ProcessingDeps;
   notifications: NotificationDeps;
-  consume(message: QueueMessage, attempt: { finalAttempt: boolean }): Promise<void>;
+  consume(message: QueueMessage, attempt: DeliveryAttempt): Promise<void>;
 };
 
 export function backgroundWork(deps: BackgroundDeps): BackgroundWork {

@@ -24,9 +24,22 @@ export type DeliveryMessage = { deliveryId: number };
 /** What travels through the queue: the background work of the service. */
 export type QueueMessage = RunMessage | DeliveryMessage;
 
+export type SendOptions = {
+  delaySeconds?: number;
+  /**
+   * The run's payload, already in this process's memory (it is also stored with the run). A
+   * queue whose consumer runs in the same process may hand it over so processing need not read
+   * it back; a queue that serializes messages (the Cloudflare Queue) ignores it.
+   */
+  payload?: UploadPayload;
+};
+
+/** How one delivery of a message is made: its place among the attempts, and a handed-over payload. */
+export type DeliveryAttempt = { finalAttempt: boolean; payload?: UploadPayload };
+
 /** The producer side of the queue; both runtimes implement it. */
 export interface RunQueue {
-  send(message: QueueMessage, options?: { delaySeconds?: number }): Promise<void>;
+  send(message: QueueMessage, options?: SendOptions): Promise<void>;
 }
 
 /**
@@ -104,17 +117,28 @@ export function suiteSourceOf(payload: UploadPayload): SuiteSource {
   };
 }
 
+async function loadPayload(deps: ProcessingDeps, testRunId: number): Promise<UploadPayload | null> {
+  const [row] = await deps.db
+    .select({ format: uploadPayloads.format, content: uploadPayloads.content })
+    .from(uploadPayloads)
+    .where(eq(uploadPayloads.testRunId, testRunId))
+    .limit(1);
+  return row ? { format: row.format as UploadPayload["format"], content: row.content } : null;
+}
+
 export type ProcessingOutcome = "processed" | "failed" | "already_done";
 
-export async function processTestRun(deps: ProcessingDeps, testRunId: number, options: { finalAttempt: boolean }): Promise<ProcessingOutcome> {
+export async function processTestRun(deps: ProcessingDeps, testRunId: number, options: DeliveryAttempt): Promise<ProcessingOutcome> {
   try {
-    const [payload] = await deps.db.select().from(uploadPayloads).where(eq(uploadPayloads.testRunId, testRunId)).limit(1);
+    // A handed-over payload is the stored one (same upload); storeTestRun still checks under the
+    // run's lock that the run is pending, so a redelivery stays a no-op.
+    const payload = options.payload ?? (await loadPayload(deps, testRunId));
     // No payload: the run was already processed or failed (a redelivered message).
     if (!payload) return "already_done";
 
     let run: TestRunRow | null;
     try {
-      run = await storeTestRun(deps, testRunId, suiteSourceOf({ format: payload.format as UploadPayload["format"], content: payload.content }));
+      run = await storeTestRun(deps, testRunId, suiteSourceOf(payload));
     } catch (error) {
       // The report's content is at fault (the transaction was rolled back): fail the run now.
       if (!(error instanceof ReportError)) throw error;

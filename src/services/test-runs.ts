@@ -5,8 +5,9 @@
  */
 import { and, eq, gt, sql } from "drizzle-orm";
 import { projects, testCases, testRuns, testSuites, uploadPayloads } from "../db/schema";
+import { type CopySink, encodeCopyRow, openCopy } from "../db/bulk-copy";
 import type { Database } from "../db/types";
-import type { CaseStatus, Report, ReportSuite } from "../ingest/report";
+import type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 import type { ServiceDeps } from "./context";
 
 export type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
@@ -110,7 +111,7 @@ async function insertSuites(tx: Database, runId: number, rows: SuiteRow[]) {
 }
 
 /** Starts the insert at once (Drizzle queries are lazy until awaited or `then`ed). */
-function insertCases(tx: Database, runId: number, rows: unknown[]): Promise<unknown> {
+function insertCases(tx: Database, runId: number, rows: CaseRow[]): Promise<unknown> {
   const chunk = JSON.stringify(rows);
   return tx
     .execute(sql`
@@ -120,8 +121,115 @@ function insertCases(tx: Database, runId: number, rows: unknown[]): Promise<unkn
     .then((result) => result);
 }
 
-/** Case rows per INSERT: small enough that Postgres works on one chunk while the next is parsed. */
+const COPY_CASES = `copy test_cases (test_run_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, attempts, system_out, system_err) from stdin`;
+const COPY_SUITES = `copy test_suites (test_run_id, number, parent_number, name, duration_ms, tests_count, passed_count, failed_count, errored_count, skipped_count) from stdin`;
+
+/** A case row as INSERT's JSON parameter carries it: short keys keep the parameter small. */
+type CaseRow = {
+  s: number;
+  n: string;
+  c: string | null;
+  f: string | null;
+  st: CaseStatus;
+  d: number | null;
+  ft: string | null;
+  fm: string | null;
+  a: StoredAttempt[] | null;
+  so: string | null;
+  se: string | null;
+};
+
+/** Attempts keep the API's snake_case shape. */
+type StoredAttempt = { status: CaseStatus; duration_ms: number | null; failure_message: string | null };
+
+const storedAttempts = (testCase: ReportCase): StoredAttempt[] | null =>
+  testCase.attempts?.length ? testCase.attempts.map((a) => ({ status: a.status, duration_ms: a.durationMs, failure_message: a.failureMessage })) : null;
+
+/** Case rows per write: small enough that Postgres works on one chunk while the next is parsed. */
 const CASES_PER_CHUNK = 1_000;
+
+/**
+ * Where a run's rows go while its report is parsed: COPY where the driver offers it
+ * (node-postgres; one COPY for all cases, then one for the suites), else INSERT statements, one
+ * per chunk of cases, each started at once so Postgres stores one chunk while the next is parsed.
+ */
+function rowWriter(db: Database, tx: Database, runId: number) {
+  let copy: CopySink | null | undefined;
+  const inflight: Promise<unknown>[] = [];
+  let pendingRows: CaseRow[] = [];
+  let pendingText = "";
+  let pendingCount = 0;
+
+  const flush = () => {
+    if (pendingCount === 0) return;
+    if (copy) copy.write(pendingText);
+    else inflight.push(insertCases(tx, runId, pendingRows));
+    pendingRows = [];
+    pendingText = "";
+    pendingCount = 0;
+  };
+
+  return {
+    addCase(suiteNumber: number, c: ReportCase): void {
+      copy ??= openCopy(db, tx, COPY_CASES);
+      if (copy) {
+        const attempts = storedAttempts(c);
+        pendingText += encodeCopyRow([
+          runId,
+          suiteNumber,
+          c.name,
+          c.classname ?? null,
+          c.file ?? null,
+          c.status,
+          c.durationMs ?? null,
+          c.failureType ?? null,
+          c.failureMessage ?? null,
+          attempts ? JSON.stringify(attempts) : "[]",
+          c.systemOut ?? null,
+          c.systemErr ?? null,
+        ]);
+      } else {
+        pendingRows.push({
+          s: suiteNumber,
+          n: c.name,
+          c: c.classname ?? null,
+          f: c.file ?? null,
+          st: c.status,
+          d: c.durationMs ?? null,
+          ft: c.failureType ?? null,
+          fm: c.failureMessage ?? null,
+          a: storedAttempts(c),
+          so: c.systemOut ?? null,
+          se: c.systemErr ?? null,
+        });
+      }
+      if (++pendingCount >= CASES_PER_CHUNK) flush();
+    },
+    /** Every case is stored when this resolves; rejects with the database's error otherwise. */
+    async finishCases(): Promise<void> {
+      flush();
+      if (copy) await copy.end();
+      // Every statement settles before a failure is reported: nothing may still be running on the connection.
+      const failed = (await Promise.allSettled(inflight)).find((result) => result.status === "rejected");
+      if (failed) throw failed.reason;
+    },
+    async storeSuites(rows: SuiteRow[]): Promise<void> {
+      const suiteCopy = rows.length > 0 && copy ? openCopy(db, tx, COPY_SUITES) : null;
+      if (!suiteCopy) return insertSuites(tx, runId, rows);
+      let text = "";
+      for (const r of rows) {
+        text += encodeCopyRow([runId, r.number, r.parent_number, r.name, r.duration_ms, r.tests_count, r.passed_count, r.failed_count, r.errored_count, r.skipped_count]);
+      }
+      suiteCopy.write(text);
+      await suiteCopy.end();
+    },
+    /** Nothing may be left running on the transaction's connection when it ends. */
+    async abandon(reason: unknown): Promise<void> {
+      if (copy) await copy.abort(reason instanceof Error ? reason : new Error(String(reason)));
+      await Promise.allSettled(inflight);
+    },
+  };
+}
 
 /**
  * Where a run's suites come from: calls `emit` with top-level suites (in order, each complete)
@@ -131,9 +239,9 @@ export type SuiteSource = (emit: (suites: ReportSuite[]) => void) => Promise<num
 
 /**
  * Stores a pending run's report and marks it processed, all in one transaction: either every
- * suite and case is stored with the run's counts, or nothing is. Suites are written while the
- * source still produces later ones: each chunk of cases is sent as soon as it is complete, so
- * Postgres stores one chunk while the next is being parsed. Returns null when the run is no
+ * suite and case is stored with the run's counts, or nothing is. Cases are written while the
+ * source still produces later suites (rowWriter: COPY or INSERT per chunk), so Postgres stores
+ * one chunk while the next is being parsed. Returns null when the run is no
  * longer pending (a redelivered queue message), so processing is idempotent. Errors thrown by
  * the source (a ReportError) roll everything back and are rethrown.
  */
@@ -144,17 +252,9 @@ export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runI
 
     const runCounts = zeroCounts();
     const suiteRows: SuiteRow[] = [];
-    let caseRows: unknown[] = [];
-    const inflight: Promise<unknown>[] = [];
+    const rows = rowWriter(deps.db, tx, runId);
     let suiteNumber = 0;
     let topLevelDuration = 0;
-
-    const flushCases = () => {
-      if (caseRows.length === 0) return;
-      const chunk = caseRows;
-      caseRows = [];
-      inflight.push(insertCases(tx, runId, chunk));
-    };
 
     const walk = (suite: ReportSuite, parentNumber: number | null): Counts => {
       const number = ++suiteNumber;
@@ -163,22 +263,7 @@ export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runI
       suiteRows.push(row);
       for (const testCase of suite.cases) {
         addCase(counts, testCase.status);
-        // Short keys keep the JSON parameter small; attempts keep the API's snake_case shape.
-        caseRows.push({
-          s: number,
-          n: testCase.name,
-          c: testCase.classname ?? null,
-          f: testCase.file ?? null,
-          st: testCase.status,
-          d: testCase.durationMs ?? null,
-          ft: testCase.failureType ?? null,
-          fm: testCase.failureMessage ?? null,
-          a: testCase.attempts?.length
-            ? testCase.attempts.map((a) => ({ status: a.status, duration_ms: a.durationMs, failure_message: a.failureMessage }))
-            : null,
-          so: testCase.systemOut ?? null,
-          se: testCase.systemErr ?? null,
-        });
+        rows.addCase(number, testCase);
       }
       for (const child of suite.suites ?? []) addCounts(counts, walk(child, number));
       row.tests_count = counts.testsCount;
@@ -196,16 +281,14 @@ export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runI
           addCounts(runCounts, walk(suite, null));
           topLevelDuration += suite.durationMs ?? 0;
         }
-        if (caseRows.length >= CASES_PER_CHUNK) flushCases();
       });
-      flushCases();
-    } finally {
-      // Nothing may be left running on the transaction's connection when it ends either way.
-      await Promise.allSettled(inflight);
+    } catch (error) {
+      await rows.abandon(error);
+      throw error;
     }
-    await Promise.all(inflight);
+    await rows.finishCases();
 
-    await insertSuites(tx, runId, suiteRows);
+    await rows.storeSuites(suiteRows);
     await tx.delete(uploadPayloads).where(eq(uploadPayloads.testRunId, runId));
 
     const result = runResult(runCounts);

@@ -79,7 +79,7 @@ export async function acceptUpload(
     throw error;
   }
   try {
-    await deps.runQueue.send({ testRunId: run.id });
+    await deps.runQueue.send({ testRunId: run.id }, { payload });
   } catch (error) {
     // Without a queued message the run would stay pending forever: fail it and let the client retry.
     deps.logger.error("could not queue a run", { testRunId: run.id, error: describeError(error) });

@@ -474,6 +474,12 @@ const FAILED: FailedUpload[] = [
   { name: "a comment and no root", body: () => "<!-- nothing here -->", reason: /not well-formed.*root element/ },
   { name: "root element <html>", body: () => "<html><body><script>alert(1)</script></body></html>", reason: "The root element is <html>" },
   { name: "root element <svg onload>", body: () => '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>', reason: "The root element is <svg>" },
+  {
+    // Past the first parser slice, so earlier suites' rows are already streaming to the database (COPY on Postgres).
+    name: "malformed after 9,000 cases in complete suites (nothing of them kept)",
+    body: () => `<testsuites>${Array.from({ length: 6 }, (_, i) => manyCases(1_500, `s${i}`)).join("")}<testsuite name="last"><testcase</testsuites>`,
+    reason: NOT_WELL_FORMED,
+  },
   { name: "second junit_xml document malformed (nothing of the first kept)", body: () => ({ junit_xml: [manyCases(50), "<testsuite>"] }), reason: NOT_WELL_FORMED },
   {
     name: `${REPORT_LIMITS.maxSuites + 1} suites`,

@@ -159,6 +159,51 @@ describe("the run lifecycle", () => {
   });
 });
 
+describe("text is stored exactly", () => {
+  // Characters that COPY's text format escapes (Postgres stores rows with COPY where it can) and others.
+  const AWKWARD = ["back\\slash \\N \\.", "tab\there", "new\nline", "cr\rhere", "żółć \u2028 😀", "ends with \\"];
+  const attr = (text: string) => text.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/\t/g, "&#9;").replace(/\n/g, "&#10;").replace(/\r/g, "&#13;");
+
+  it("names, classnames, messages, attempts and output with backslashes, tabs and line breaks come back unchanged", async () => {
+    const { project, apiKey, uploadToken } = await newUploader();
+    const cases = AWKWARD.map(
+      (text, i) =>
+        `<testcase classname="${attr(text)}" name="${attr(`${i} ${text}`)}" time="0.01">` +
+        `<flakyFailure message="${attr(`attempt ${text}`)}"/>` +
+        `<failure message="${attr(`message ${text}`)}" type="${attr(text)}"/>` +
+        `<system-out><![CDATA[out ${text}]]></system-out></testcase>`,
+    );
+    const run = await h.uploadAndWait(uploadToken, xml(cases.join("")));
+    expect(run.status).toBe("processed");
+    const page = await collectAll(h, `/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites/1/test_cases`, apiKey, 100);
+    const byName = new Map(page.items.map((c: { name: string }) => [c.name, c]));
+    AWKWARD.forEach((text, i) => {
+      const stored = byName.get(`${i} ${text}`) as Record<string, any>;
+      expect(stored, text).toBeDefined();
+      expect(stored.classname).toBe(text);
+      expect(stored.failure_type).toBe(text);
+      expect(stored.failure_message).toBe(`message ${text}`);
+      expect(stored.attempts.map((a: { failure_message: string }) => a.failure_message)).toEqual([`attempt ${text}`]);
+      // XML turns a raw carriage return in element text into a line feed.
+      expect(stored.system_out).toBe(`out ${text.replace(/\r/g, "\n")}`);
+    });
+    const first = (await h.get(`/api/v1/test_cases/${(byName.get(`0 ${AWKWARD[0]}`) as unknown as { id: string }).id}`, apiKey)).body;
+    expect(first.name).toBe(`0 ${AWKWARD[0]}`);
+  });
+
+  it("the same through the JSON format", async () => {
+    const { project, apiKey, uploadToken } = await newUploader();
+    const run = await h.uploadAndWait(uploadToken, {
+      suites: [{ name: "json\tsuite", cases: AWKWARD.map((text, i) => ({ name: `${i} ${text}`, classname: text, status: "failed", failure_message: text })) }],
+    });
+    expect(run.status).toBe("processed");
+    const page = await collectAll(h, `/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites/1/test_cases`, apiKey, 100);
+    expect(page.items.map((c: { name: string; classname: string; failure_message: string }) => [c.name, c.classname, c.failure_message]).sort()).toEqual(
+      AWKWARD.map((text, i) => [`${i} ${text}`, text, text]).sort(),
+    );
+  });
+});
+
 describe("the JSON format", () => {
   it("suites in JSON, nested, with attempts and metadata in the envelope", async () => {
     const { project, apiKey, uploadToken } = await newUploader();
