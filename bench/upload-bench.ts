@@ -39,6 +39,7 @@ import { generateJUnit } from "./junit-generator";
 const CASES = 10_000;
 const SEED = 20261121;
 const ROUNDS = 11;
+const READ_BACK_ROUNDS = 5;
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 const quietLogger: Logger = { info: () => {}, error: (message, fields) => console.error(JSON.stringify({ message, ...fields })) };
@@ -149,7 +150,7 @@ async function main(): Promise<void> {
     const rssBefore = process.resourceUsage().maxRSS * 1024;
     heapGrowth.length = 0;
 
-    const rows: { endToEnd: number; polledProcessing: number; processing: number; readBack: number; parse: number; bare: number }[] = [];
+    const rows: { endToEnd: number; polledProcessing: number; processing: number; parse: number; bare: number }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const [, bare] = timeIt(() => bareParse(xml));
       const [, parse] = timeIt(() => parseJUnit(xml));
@@ -157,20 +158,22 @@ async function main(): Promise<void> {
       // One upload at a time and one processing at a time: the last processing time is this run's.
       const polledProcessing = processingTimes.at(-1)!;
       const processing = await uploadQuietly(xml);
-      handOver = false;
-      const readBack = await uploadQuietly(xml);
-      handOver = true;
-      rows.push({ endToEnd, polledProcessing, processing, readBack, parse, bare });
-      log(
-        `round ${round + 1}: end to end ${ms(endToEnd)} (processing ${ms(polledProcessing)} while polled), processing ${ms(processing)} (${ms(readBack)} read back), our parse ${ms(parse)}, bare parse ${ms(bare)}`,
-      );
+      rows.push({ endToEnd, polledProcessing, processing, parse, bare });
+      log(`round ${round + 1}: end to end ${ms(endToEnd)} (processing ${ms(polledProcessing)} while polled), processing ${ms(processing)}, our parse ${ms(parse)}, bare parse ${ms(bare)}`);
     }
+    // After the measured rounds, so their extra WAL traffic does not weigh on them: processing
+    // that reads the payload back from the database, as a retry or the Worker's consumer does.
+    const readBacks: number[] = [];
+    handOver = false;
+    for (let i = 0; i < READ_BACK_ROUNDS; i++) readBacks.push(await uploadQuietly(xml));
+    handOver = true;
+    log(`read back: ${readBacks.map(ms).join(", ")}`);
     const rssAfter = process.resourceUsage().maxRSS * 1024;
 
     const endToEnd = median(rows.map((r) => r.endToEnd));
     const processing = median(rows.map((r) => r.processing));
     const polledProcessing = median(rows.map((r) => r.polledProcessing));
-    const readBack = median(rows.map((r) => r.readBack));
+    const readBack = median(readBacks);
     const parse = median(rows.map((r) => r.parse));
     const bare = median(rows.map((r) => r.bare));
     const ratio = processing / bare;
@@ -180,25 +183,25 @@ async function main(): Promise<void> {
       "",
       `Run on ${new Date().toISOString().slice(0, 10)}, ${postgres} on 127.0.0.1, Node ${process.version}, load average at start ${load}. ` +
         `File: \`generateJUnit({ cases: ${CASES}, seed: ${SEED} })\` (bench/junit-generator.ts), ${mib(Buffer.byteLength(xml))}, Surefire-like (failures with stack traces, skips, flaky reruns, system-out). ` +
-        `${ROUNDS} rounds after 2 warm-up uploads; medians. Each round: the bare parse, our parse, one upload followed by HTTP polling (end to end), then two uploads awaited in process (the processing step without polls competing with it for the one Node thread and the pool): one with the payload handed over by the in-process queue, one reading it back from the database.`,
+        `${ROUNDS} rounds after 2 warm-up uploads; medians. Each round: the bare parse, our parse, one upload followed by HTTP polling (end to end), then one upload awaited in process (the processing step without polls competing with it for the one Node thread and the pool, with the payload handed over by the in-process queue). Then ${READ_BACK_ROUNDS} uploads processed with the payload read back from the database.`,
       "",
       "| Measure | Median | Target |",
       "|---|---|---|",
       `| End to end: POST → \`processed\` (HTTP, polled every 5 ms) | ${ms(endToEnd)} | ≤ 1,000 ms: ${endToEnd <= 1000 ? "PASS" : "FAIL"} |`,
       `| Cases per second, end to end | ${Math.round(CASES / (endToEnd / 1000)).toLocaleString("en-US")} | |`,
       `| Processing step (parse the handed-over payload, store with COPY in one transaction) | ${ms(processing)} | |`,
-      `| The same step reading the payload back from the database (retries; the Worker's consumer) | ${ms(readBack)} (${(readBack / bare).toFixed(2)}× bare) | |`,
+      `| The same step reading the payload back from the database (retries; the Worker's consumer), median of ${READ_BACK_ROUNDS} | ${ms(readBack)} (${(readBack / bare).toFixed(2)}× bare) | |`,
       `| The same step while the client polls every 5 ms (end-to-end rounds) | ${ms(polledProcessing)} | |`,
       `| Our parse alone (parseJUnit) | ${ms(parse)} | |`,
       `| Bare parse with the XML library (saxes, no handlers) | ${ms(bare)} | |`,
       `| **Processing / bare parse** | **${ratio.toFixed(2)}×** | ≤ 3×: ${ratio <= 3 ? "PASS" : "FAIL"} |`,
       `| Our parse / bare parse | ${(parse / bare).toFixed(2)}× | |`,
-      `| Peak memory of processing: max RSS growth over ${3 * ROUNDS} processing steps | ${mib(Math.max(0, rssAfter - rssBefore))} (max RSS ${mib(rssAfter)}) | |`,
+      `| Peak memory of processing: max RSS growth over ${2 * ROUNDS + READ_BACK_ROUNDS} processing steps | ${mib(Math.max(0, rssAfter - rssBefore))} (max RSS ${mib(rssAfter)}) | |`,
       `| V8 heap growth across one processing step (median) | ${mib(median(heapGrowth))} | |`,
       "",
       "Per round (ms): " +
-        rows.map((r) => [r.endToEnd, r.polledProcessing, r.processing, r.readBack, r.parse, r.bare].map((v) => v.toFixed(0)).join("/")).join(", ") +
-        " (end to end / processing while polled / processing / processing read back / our parse / bare parse).",
+        rows.map((r) => [r.endToEnd, r.polledProcessing, r.processing, r.parse, r.bare].map((v) => v.toFixed(0)).join("/")).join(", ") +
+        " (end to end / processing while polled / processing / our parse / bare parse).",
     ].join("\n");
     writeBenchmarkSection(new URL("../BENCHMARKS.md", import.meta.url).pathname, "upload-bench", body);
     console.log(body);

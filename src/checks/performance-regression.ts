@@ -8,12 +8,12 @@
  *   (a failing test's time measures a timeout or an early abort, not its speed); duplicate keys
  *   within a run are summed (unmerged parametrised cases of one test).
  *
- * Each series keeps a ring buffer of the last 40 log(duration ms) values (rounded to 1e-6, i.e.
- * one part in a million of the duration), their run numbers (stored as ages relative to the
- * newest point, so the stored digits do not grow with history), and the index where its current
- * segment starts. A series is evaluated once its segment holds ≥ 23 points: recent
- * R = the last 8 points, baseline B = the up to 30 segment points before them (≥ 15). It trips
- * only when all of these hold:
+ * Each series keeps a ring buffer of its last log(duration ms) values (40 per test, 72 for the run
+ * series; rounded to 1e-6, i.e. one part in a million of the duration), their run numbers (stored
+ * as ages relative to the newest point, so the stored digits do not grow with history), and the
+ * index where its current segment starts. A series is evaluated once its segment holds ≥ 23
+ * points: recent R = the last 8 points, baseline B = the up to 30 segment points before them
+ * (≥ 15). It trips only when all of these hold:
  * - rel = exp(median_R − median_B) − 1 ≥ 0.10 (run) / 0.25 (test);
  * - Δ = exp(median_R) − exp(median_B) ≥ 10 s (run) / 0.1 s (test);
  * - median_R − median_B ≥ 1.0 × 1.4826·MAD_B, in log space;
@@ -21,19 +21,22 @@
  *   monitored tests). The U test is exact (the permutation distribution, conditional on ties; see
  *   statistics.ts) because the normal approximation cannot reach 1e-3/m with 15 vs 8 points.
  * The cheap conditions are checked first, so the U test runs only for candidate series.
- * A second, long window runs when the short one does not trip: the last 20 points against up to
- * 20 before them (≥ 15), with half the relative change, half the floor, half a MAD and α/10
- * (`window_kind` in the event). It finds +10 % steps and slow drifts that 8 points cannot show
- * (simulated corpus: small-anomaly recall 0.54 → 0.63, false events 0.36 → 0.46 per 1,000 clean
- * runs). The normal approximation screens series before the exact U test (far-tail safety is in
- * the statistics tests).
+ * A second, long window runs when the short one does not trip, with half the relative change,
+ * half the floor, half a MAD and α/10 (`window_kind` in the event): for a test, the last 20 points
+ * against up to 20 before them (≥ 15); for the run series, the last 24 against up to 48 before
+ * them (≥ 20). It finds +10 % steps and slow drifts that 8 points cannot show (simulated corpus,
+ * 20 vs 20 for both: small-anomaly recall 0.54 → 0.63, false events 0.36 → 0.46 per 1,000 clean
+ * runs; the run series' 24 vs 48: small recall 0.63 → 0.78, false events 0.46 → 0.67, see
+ * RUN_LONG_WINDOW). The normal approximation screens series before the exact U test (far-tail
+ * safety is in the statistics tests).
  * Persistence: a series trips only when all conditions hold at two of its points in a row (the
  * mark `c` remembers the first). A chance excursion of the sliding 8-point window rarely lasts
  * two points; a real step does, so detection costs one run more. Measured on the simulated corpus
  * (`npm run bench:detection`): false events per 1,000 clean runs 1.45 → 0.36, precision
  * 0.82 → 0.94, large-anomaly recall 1.00 → 0.96, small 0.64 → 0.54.
  * On a trip the segment restarts at the first recent point (baseline reset): the series cannot
- * trip again until 23 points of the new level have accumulated, and then only on a further step.
+ * trip again until 23 points of the new level have accumulated, and then only on a further step
+ * (the run series' long window needs 44).
  * Medians are of log values, so `median_ms` = exp(median of logs): the plain median for an odd
  * count, the geometric mean of the two middle values for an even one.
  *
@@ -60,15 +63,16 @@
  * the ≤ 5 monitored tests whose median rose most between the run series' baseline and recent
  * run ranges (≥ 3 points in each).
  *
- * State: ≤ 101 series × 40 points, a pool of ≤ 100 × 5 values; O(tests in the run + 101 · 40 log 40)
- * per run, whatever the history length. No clock: run numbers are the only positions used.
+ * State: ≤ 100 test series × 40 points, the run series × 72, a pool of ≤ 100 × 5 values;
+ * O(tests in the run + 100 · 40 log 40 + 72 log 72) per run, whatever the history length. No clock: run numbers are the only positions used.
  */
 import { MAD_TO_SIGMA, mad, mannWhitneyUGreater, mannWhitneyUGreaterApproximateP, median } from "./statistics";
 import { type Check, type CheckEvent, type RunSummary, type RunTest, isInfraSuspect } from "./types";
 import { cap, round } from "./metadata-format";
 
-export const PERFORMANCE_REGRESSION_DETECTOR_VERSION = "performance_regression/1";
+export const PERFORMANCE_REGRESSION_DETECTOR_VERSION = "performance_regression/2";
 
+/** Ring length of a test series; the run series keeps RUN_BUFFER points (its long window is longer). */
 const BUFFER = 40;
 const RECENT_SHORT = 8;
 /** The exact U test runs only when the normal approximation's p is at most max(0.02, 1000 α). */
@@ -86,10 +90,24 @@ type Window = { name: "short" | "long"; recent: number; baselineMin: number; bas
 const SHORT_WINDOW: Window = { name: "short", recent: RECENT_SHORT, baselineMin: 15, baselineMax: 30, madMultiplier: 1.0, relFactor: 1, floorFactor: 1, alphaFactor: 1 };
 /**
  * The long window catches smaller sustained shifts (a +10 % step within the run-to-run noise, a
- * slow drift) that 8 points cannot show: 20 recent points against 15–20 before them, half the
- * relative change and half a MAD, at a tenth of α.
+ * slow drift) that 8 points cannot show: half the relative change and half a MAD, at a tenth of α.
+ * Test series (≤ 100 of them, 40-point rings): 20 recent points against 15–20 before them.
  */
 const LONG_WINDOW: Window = { name: "long", recent: 20, baselineMin: 15, baselineMax: 20, madMultiplier: 0.5, relFactor: 0.5, floorFactor: 0.5, alphaFactor: 0.1 };
+/**
+ * The run series is one series, so it can afford more points: its long window compares the last
+ * 24 points with up to 48 before them (≥ 20), same thresholds. For a shift whose U test effect is
+ * A = P(recent > baseline), the normal-approximation z is (A − ½)·√(12·n₁n₂/(n₁+n₂+1)): 10.8·(A − ½)
+ * for 20 vs 20, 13.8·(A − ½) for 24 vs 48. A +10 % step under a 20 % share of 1.3× slower runners
+ * has A ≈ 0.8 (z 3.3 vs 4.2: p 5·10⁻⁴ vs 1·10⁻⁵ against α = 10⁻⁴), and a drift moves the two
+ * window medians apart by 36 runs' worth of slope instead of 20. Twenty-four recent points leave
+ * room for the persistence run within 30 runs of a step.
+ */
+const RUN_LONG_WINDOW: Window = { name: "long", recent: 24, baselineMin: 20, baselineMax: 48, madMultiplier: 0.5, relFactor: 0.5, floorFactor: 0.5, alphaFactor: 0.1 };
+/** The run series' ring holds the run long window's 24 + 48 points. */
+const RUN_BUFFER = RUN_LONG_WINDOW.recent + RUN_LONG_WINDOW.baselineMax;
+const RUN_WINDOWS: readonly Window[] = [SHORT_WINDOW, RUN_LONG_WINDOW];
+const TEST_WINDOWS: readonly Window[] = [SHORT_WINDOW, LONG_WINDOW];
 const RUN_THRESHOLDS: Thresholds = { rel: 0.1, floorMs: 10_000 };
 const TEST_THRESHOLDS: Thresholds = { rel: 0.25, floorMs: 100 };
 const RUN_ALPHA = 1e-3;
@@ -116,7 +134,7 @@ const MAX_STORED_NAME = 200;
  * stored as ages relative to the newest point so the stored digits do not grow with history.
  */
 export type DurationSeries = {
-  /** log(duration ms), rounded to 1e-6; ≤ 40, oldest first. */
+  /** log(duration ms), rounded to 1e-6; ≤ 40 (tests) or 72 (run series), oldest first. */
   l: number[];
   /** Run number of the newest point (0 while empty). */
   lr: number;
@@ -177,12 +195,12 @@ function runNumbers(series: DurationSeries): number[] {
 }
 
 /** Appends a point, dropping the oldest beyond the buffer (the segment start moves with it). */
-function appendPoint<T extends DurationSeries>(series: T, logMs: number, runNumber: number): T {
+function appendPoint<T extends DurationSeries>(series: T, logMs: number, runNumber: number, buffer: number): T {
   const shift = series.l.length === 0 ? 0 : runNumber - series.lr;
   const l = [...series.l, logMs];
   const a = [...series.a.map((age) => age + shift), 0];
   let s = series.s;
-  while (l.length > BUFFER) {
+  while (l.length > buffer) {
     l.shift();
     a.shift();
     s = Math.max(0, s - 1);
@@ -191,7 +209,7 @@ function appendPoint<T extends DurationSeries>(series: T, logMs: number, runNumb
 }
 
 type Evaluation = {
-  window: Window["name"];
+  window: Window;
   madMultiplier: number;
   minRel: number;
   baseline: number[];
@@ -239,7 +257,7 @@ function evaluateWindow(series: DurationSeries, thresholds: Thresholds, baseAlph
   const baseMs = Math.exp(medianB);
   const thresholdMs = Math.max(baseMs * (1 + minRel), baseMs + floorMs, Math.exp(medianB + window.madMultiplier * MAD_TO_SIGMA * madB));
   return {
-    window: window.name,
+    window,
     baseline,
     recent,
     baselineRuns: r.slice(baselineStart, recentStart),
@@ -258,8 +276,12 @@ function evaluateWindow(series: DurationSeries, thresholds: Thresholds, baseAlph
 }
 
 /** The short window first (the larger, quicker shifts), then the long one. */
-function evaluate(series: DurationSeries, thresholds: Thresholds, alpha: number): Evaluation | null {
-  return evaluateWindow(series, thresholds, alpha, SHORT_WINDOW) ?? evaluateWindow(series, thresholds, alpha, LONG_WINDOW);
+function evaluate(series: DurationSeries, thresholds: Thresholds, alpha: number, windows: readonly Window[]): Evaluation | null {
+  for (const window of windows) {
+    const evaluation = evaluateWindow(series, thresholds, alpha, window);
+    if (evaluation) return evaluation;
+  }
+  return null;
 }
 
 /** Sets or clears the "conditions held at the previous point" mark. */
@@ -362,10 +384,10 @@ function updatePool(pool: PoolEntry[], durations: { key: string; name: string; m
 // ---------------------------------------------------------------------------------------------
 // Events
 
-const windowDescription = (window: Window) =>
-  `last ${window.recent} default-branch runs vs up to ${window.baselineMax} before them (at least ${window.baselineMin}) since the last level change; infra-suspect runs excluded; ring buffer of ${BUFFER}`;
+const windowDescription = (window: Window, buffer: number) =>
+  `last ${window.recent} default-branch runs vs up to ${window.baselineMax} before them (at least ${window.baselineMin}) since the last level change; infra-suspect runs excluded; ring buffer of ${buffer}`;
 
-function commonMetadata(evaluation: Evaluation, monitored: number) {
+function commonMetadata(evaluation: Evaluation, monitored: number, buffer: number) {
   const madLog = evaluation.madB;
   const baselineMs = evaluation.baseline.map((value) => Math.exp(value));
   const sigma = MAD_TO_SIGMA * madLog;
@@ -393,8 +415,8 @@ function commonMetadata(evaluation: Evaluation, monitored: number) {
     statistic: "mann_whitney_u",
     observed: round(Math.exp(evaluation.medianR), 1),
     threshold: round(evaluation.thresholdMs, 1),
-    window: windowDescription(evaluation.window === "long" ? LONG_WINDOW : SHORT_WINDOW),
-    window_kind: evaluation.window,
+    window: windowDescription(evaluation.window, buffer),
+    window_kind: evaluation.window.name,
     min_rel_change: round(evaluation.minRel, 4),
     min_effect_size_mads: evaluation.madMultiplier,
   };
@@ -475,7 +497,7 @@ function update(input: PerformanceRegressionState, run: RunSummary): { state: Pe
   // Append this run's points.
   let runSeries = state.run;
   if (run.durationMs !== null && Number.isFinite(run.durationMs) && run.durationMs > 0) {
-    runSeries = appendPoint(runSeries, storedLog(run.durationMs), run.number);
+    runSeries = appendPoint(runSeries, storedLog(run.durationMs), run.number, RUN_BUFFER);
   }
   const byKey = new Map(durations.map((entry) => [entry.key, entry]));
   const updated = new Set<string>();
@@ -483,21 +505,21 @@ function update(input: PerformanceRegressionState, run: RunSummary): { state: Pe
     const point = byKey.get(series.k);
     if (!point) return series;
     updated.add(series.k);
-    return { ...appendPoint(series, storedLog(point.ms), run.number), seen: runs };
+    return { ...appendPoint(series, storedLog(point.ms), run.number, BUFFER), seen: runs };
   });
 
   // Evaluate the series that received a point.
   const m = tests.length;
   const events: CheckEvent[] = [];
   const runPoint = runSeries !== state.run;
-  const runCandidate = runPoint ? evaluate(runSeries, RUN_THRESHOLDS, RUN_ALPHA) : null;
+  const runCandidate = runPoint ? evaluate(runSeries, RUN_THRESHOLDS, RUN_ALPHA, RUN_WINDOWS) : null;
   const runEval = runCandidate && state.run.c === 1 ? runCandidate : null;
   if (runPoint) runSeries = withCandidate(runSeries, runCandidate !== null && runEval === null);
   if (runEval) {
     events.push({
       metadata: {
         subject: "run_duration",
-        ...commonMetadata(runEval, m),
+        ...commonMetadata(runEval, m, RUN_BUFFER),
         top_contributors: topContributors(runEval, tests),
         detector_version: PERFORMANCE_REGRESSION_DETECTOR_VERSION,
       },
@@ -510,7 +532,7 @@ function update(input: PerformanceRegressionState, run: RunSummary): { state: Pe
   const previousCandidates = new Set(state.tests.filter((series) => series.c === 1).map((series) => series.k));
   tests = tests.map((series, index) => {
     if (!updated.has(series.k)) return series;
-    const evaluation = evaluate(series, TEST_THRESHOLDS, testAlpha);
+    const evaluation = evaluate(series, TEST_THRESHOLDS, testAlpha, TEST_WINDOWS);
     const trips = evaluation !== null && previousCandidates.has(series.k);
     if (trips) tripped.push({ index, evaluation });
     return withCandidate(series, evaluation !== null && !trips);
@@ -528,7 +550,7 @@ function update(input: PerformanceRegressionState, run: RunSummary): { state: Pe
             subject: "test_duration",
             test_key: cap(series.k, MAX_STRING),
             name: cap(series.n, MAX_STRING),
-            ...commonMetadata(evaluation, m),
+            ...commonMetadata(evaluation, m, BUFFER),
             detector_version: PERFORMANCE_REGRESSION_DETECTOR_VERSION,
           },
         });

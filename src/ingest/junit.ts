@@ -98,7 +98,8 @@ type OpenCase = {
   systemErr: string | null;
 };
 
-type OpenSuite = { depth: number; suite: ReportSuite; file: string | null; byKey: Map<string, number> };
+/** `byClass`: classname → test name → index of the case in `suite.cases` (retries are found by both). */
+type OpenSuite = { depth: number; suite: ReportSuite; file: string | null; byClass: Map<string, Map<string, number>> };
 
 type Counters = { cases: number; suites: number };
 
@@ -141,7 +142,7 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
     const parent = suites.at(-1);
     const suite: ReportSuite = { name: name(attributes.name, "(unnamed suite)"), durationMs: parseSeconds(attributes.time), cases: [], suites: [] };
     (parent ? parent.suite.suites! : into).push(suite);
-    suites.push({ depth, suite, file: optionalName(attributes.file) ?? parent?.file ?? null, byKey: new Map() });
+    suites.push({ depth, suite, file: optionalName(attributes.file) ?? parent?.file ?? null, byClass: new Map() });
   };
 
   const suiteForCase = (): OpenSuite => {
@@ -152,7 +153,7 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
       if (++counters.suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
       const suite: ReportSuite = { name: rootName ?? "(no suite)", durationMs: null, cases: [], suites: [] };
       into.push(suite);
-      implicitSuite = { depth: 0, suite, file: null, byKey: new Map() };
+      implicitSuite = { depth: 0, suite, file: null, byClass: new Map() };
     }
     return implicitSuite;
   };
@@ -171,11 +172,14 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
       systemOut: testCase.systemOut,
       systemErr: testCase.systemErr,
     };
-    const key = `${testCase.classname ?? ""}\u0000${testCase.name}`;
-    const earlierIndex = owner.byKey.get(key);
+    // Nested maps rather than one concatenated key: no key string to build and hash per case.
+    const classKey = testCase.classname ?? "";
+    let byName = owner.byClass.get(classKey);
+    if (!byName) owner.byClass.set(classKey, (byName = new Map()));
+    const earlierIndex = byName.get(testCase.name);
     if (earlierIndex === undefined) {
       if (++counters.cases > REPORT_LIMITS.maxCases) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
-      owner.byKey.set(key, owner.suite.cases.length);
+      byName.set(testCase.name, owner.suite.cases.length);
       owner.suite.cases.push(finished);
       return;
     }
