@@ -78,9 +78,6 @@ const RECENT_SHORT = 8;
 /** The exact U test runs only when the normal approximation's p is at most max(0.02, 1000 α). */
 const SCREEN_FACTOR = 1000;
 const SCREEN_FLOOR = 0.02;
-const RECENT = RECENT_SHORT;
-const BASELINE_MAX = 30;
-const BASELINE_MIN = 15;
 const LOG_DIGITS = 1e6;
 
 type Thresholds = { rel: number; floorMs: number };
@@ -292,9 +289,13 @@ function withCandidate<T extends DurationSeries>(series: T, candidate: boolean):
   return rest as T;
 }
 
-/** Moves the segment start to the first recent point: the baseline reset after a trip. */
+/**
+ * Moves the segment start to the short window's first recent point: the baseline reset after a
+ * trip. After a long-window trip too, only the newest 8 points are kept: they are surely of the
+ * new level, where the long window's earlier recent points may be part of the rise.
+ */
 function resetSegment<T extends DurationSeries>(series: T): T {
-  return { ...series, s: Math.max(0, series.l.length - RECENT) };
+  return { ...series, s: Math.max(0, series.l.length - RECENT_SHORT) };
 }
 
 /** Per-key duration of the passed tests of a run (duplicates summed), sorted by key. */
@@ -325,7 +326,7 @@ function recomputeMembership(tests: TestDurationSeries[], pool: PoolEntry[], run
   const incumbentKeys = new Set<string>();
   for (const series of tests) {
     if (runs - series.seen >= MEMBERSHIP_EVERY || series.l.length === 0) continue;
-    const score = median(lastN(series.l, BASELINE_MAX));
+    const score = median(lastN(series.l, SHORT_WINDOW.baselineMax));
     incumbentKeys.add(series.k);
     candidates.push({ key: series.k, score, rank: score + INCUMBENT_BONUS_LOG, existing: series, name: series.n });
   }
