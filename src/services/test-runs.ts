@@ -171,7 +171,8 @@ function rowWriter(db: Database, tx: Database, runId: number) {
 
   return {
     addCase(suiteNumber: number, c: ReportCase): void {
-      copy ??= openCopy(db, tx, COPY_CASES);
+      // Decided once per run: null (no COPY on this driver) is a decision too, unlike undefined.
+      if (copy === undefined) copy = openCopy(db, tx, COPY_CASES);
       if (copy) {
         const attempts = storedAttempts(c);
         pendingText += encodeCopyRow([
