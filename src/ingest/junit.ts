@@ -329,6 +329,9 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
   return rootDuration;
 }
 
+/** What an emitted suite's slot holds afterwards: the suite itself is no longer referenced. */
+const RELEASED: ReportSuite = { name: "", durationMs: null, cases: [] };
+
 /**
  * Parses one or more JUnit XML documents into one run's suites. The generator yields after each
  * slice of input; `emit` receives top-level suites, in document order, as soon as they are
@@ -349,8 +352,11 @@ function* parseDocuments(documents: string | string[], emit: (suites: ReportSuit
       let end = emitted;
       while (end < suites.length && closed.has(suites[end]!)) end++;
       if (end > emitted) emit(suites.slice(emitted, end));
-      // Emitted suites are released: the store has taken what it needs.
-      for (let i = emitted; i < end; i++) closed.delete(suites[i]!);
+      // Emitted suites are released (the store has taken what it needs), so their cases die young.
+      for (let i = emitted; i < end; i++) {
+        closed.delete(suites[i]!);
+        suites[i] = RELEASED;
+      }
       emitted = end;
     };
     const document = parseDocument(xml, suites, counters, closed);
