@@ -30,6 +30,9 @@ export function registerCopyIn(db: Database, copyIn: CopyIn): void {
 }
 
 /** Opens a COPY on `tx` if `db` (the database `tx` belongs to) registered a way to. */
+/** The way `db` registered to COPY, if any (benchmarks swap it for a sink and put it back). */
+export const registeredCopyIn = (db: Database): CopyIn | undefined => copyInByDatabase.get(db);
+
 export function openCopy(db: Database, tx: Database, statement: string): CopySink | null {
   return copyInByDatabase.get(db)?.(tx, statement) ?? null;
 }
