@@ -37,7 +37,12 @@ export const JsonCaseSchema = z
     duration_ms: durationMs,
     failure_type: optionalCutText(REPORT_LIMITS.maxNameLength),
     failure_message: optionalCutText(REPORT_LIMITS.maxMessageLength),
-    attempts: z.array(JsonAttemptSchema).max(REPORT_LIMITS.maxAttempts).optional(),
+    // Cut like XML retries: the latest attempts are kept.
+    attempts: z
+      .array(JsonAttemptSchema)
+      .optional()
+      .transform((attempts) => attempts?.slice(-REPORT_LIMITS.maxAttempts))
+      .openapi({ description: `Earlier tries of this case in the run, oldest first; only the latest ${REPORT_LIMITS.maxAttempts} are kept.` }),
     system_out: optionalCutText(REPORT_LIMITS.maxOutputLength),
     system_err: optionalCutText(REPORT_LIMITS.maxOutputLength),
   })
@@ -103,30 +108,41 @@ const metadataFields = {
       z
         .string({ error: "must be a string" })
         .trim()
-        .min(1, "must not be blank")
         .max(100, "is too long (maximum is 100 characters)")
         .refine((value) => !CONTROL_CHARACTERS.test(value), "must not contain control characters")
         .transform((value) => value.toWellFormed()),
     )
-    .max(50, "has too many items (maximum is 50)")
-    .optional()
-    .openapi({ description: "Free labels such as the job name or platform; duplicates are dropped." }),
-  started_at: z.iso
-    .datetime({ offset: true, error: "must be an RFC 3339 date-time with a time zone, e.g. 2026-11-21T10:00:00Z" })
     .nullish()
-    .openapi({ description: "When the tests started (RFC 3339 with Z or an offset)." }),
+    // Blank labels are dropped, as in the query string (CI variables are often set but empty).
+    .transform((tags) => (tags ?? []).filter((tag) => tag !== ""))
+    .pipe(z.array(z.string()).max(50, "has too many items (maximum is 50)"))
+    .openapi({ description: "Free labels such as the job name or platform; blank ones and duplicates are dropped." }),
+  started_at: z
+    .string({ error: "must be an RFC 3339 date-time with a time zone, e.g. 2026-11-21T10:00:00Z" })
+    .trim()
+    .pipe(z.union([z.literal(""), z.iso.datetime({ offset: true, error: "must be an RFC 3339 date-time with a time zone, e.g. 2026-11-21T10:00:00Z" })]))
+    .transform((value) => (value === "" ? null : value))
+    .nullish()
+    .openapi({ description: "When the tests started (RFC 3339 with Z or an offset); empty counts as absent." }),
 };
 
 export const RunMetadataSchema = z.object(metadataFields);
+
+/** Documents in one JSON upload: a run holds at most this many suites, and a real file holds at least one. */
+export const MAX_XML_DOCUMENTS = REPORT_LIMITS.maxSuites;
 
 export const UploadEnvelopeSchema = z
   .object({
     ...metadataFields,
     duration_ms: durationMs.openapi({ description: "Wall-clock duration of the run; by default the sum of its top-level suites." }),
     junit_xml: z
-      .union([z.string(), z.array(z.string()).min(1).max(1000)])
+      .union([z.string(), z.array(z.string()).min(1, "must not be empty").max(MAX_XML_DOCUMENTS)], {
+        error: `must be a string (one XML document) or an array of 1 to ${MAX_XML_DOCUMENTS.toLocaleString("en-US")} strings`,
+      })
       .optional()
-      .openapi({ description: "One JUnit XML document, or several that together make one run (e.g. one file per test class)." }),
+      .openapi({
+        description: `One JUnit XML document, or several (at most ${MAX_XML_DOCUMENTS.toLocaleString("en-US")}, as many as a run may have suites) that together make one run (e.g. one file per test class).`,
+      }),
     suites: z.array(JsonSuiteSchema).optional().openapi({ description: "The run's suites in JSON. With `junit_xml` too, the JSON suites come after the XML ones in the same run." }),
   })
   .refine((body) => body.junit_xml !== undefined || body.suites !== undefined, {

@@ -73,12 +73,24 @@ function declaredXmlEncoding(bytes: Uint8Array): string | null {
   return match ? match[1]!.toLowerCase() : null;
 }
 
-function decodeWith(label: string, bytes: Uint8Array): string {
+/** The `charset` parameter of a Content-Type header, lower-cased, if any. */
+export function charsetOf(contentType: string | undefined): string | null {
+  const match = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType ?? "");
+  const charset = (match?.[1] ?? match?.[2] ?? "").trim().toLowerCase();
+  return charset === "" ? null : charset;
+}
+
+function decodeWith(label: string, bytes: Uint8Array, source: "declaration" | "charset"): string {
   let decoder: InstanceType<typeof TextDecoder>;
   try {
     decoder = new TextDecoder(label, { fatal: true, ignoreBOM: false });
   } catch {
-    throw new ApiError("unsupported_media_type", `The XML declares encoding '${label.slice(0, 50)}', which is not supported; use UTF-8.`);
+    throw new ApiError(
+      "unsupported_media_type",
+      source === "charset"
+        ? `Content-Type names charset '${label.slice(0, 50)}', which is not supported; use UTF-8.`
+        : `The XML declares encoding '${label.slice(0, 50)}', which is not supported; use UTF-8.`,
+    );
   }
   try {
     return decoder.decode(bytes);
@@ -88,13 +100,16 @@ function decodeWith(label: string, bytes: Uint8Array): string {
 }
 
 /**
- * Bytes → text. JSON must be UTF-8. XML follows its byte-order mark, else its declaration's
- * `encoding`, else UTF-8. Invalid byte sequences are a 400, never replaced silently.
+ * Bytes → text. JSON must be UTF-8. XML follows RFC 7303's order: its byte-order mark, else the
+ * Content-Type's `charset`, else its declaration's `encoding`, else UTF-8. Invalid byte sequences
+ * are a 400, never replaced silently.
  */
-export function decodeUploadText(bytes: Uint8Array, format: UploadFormat): string {
-  if (format === "json") return decodeWith("utf-8", bytes);
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return decodeWith("utf-16le", bytes);
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return decodeWith("utf-16be", bytes);
+export function decodeUploadText(bytes: Uint8Array, format: UploadFormat, charset: string | null = null): string {
+  if (format === "json") return decodeWith("utf-8", bytes, "charset");
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return decodeWith("utf-8", bytes, "declaration");
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return decodeWith("utf-16le", bytes, "declaration");
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return decodeWith("utf-16be", bytes, "declaration");
+  if (charset) return decodeWith(charset === "utf8" ? "utf-8" : charset, bytes, "charset");
   const declared = declaredXmlEncoding(bytes);
-  return decodeWith(declared && declared !== "utf8" ? declared : "utf-8", bytes);
+  return decodeWith(declared && declared !== "utf8" ? declared : "utf-8", bytes, "declaration");
 }

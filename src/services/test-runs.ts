@@ -255,7 +255,8 @@ export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runI
     const suiteRows: SuiteRow[] = [];
     const rows = rowWriter(deps.db, tx, runId);
     let suiteNumber = 0;
-    let topLevelDuration = 0;
+    /** Sum of the top-level suites' stated durations; null while none states one. */
+    let topLevelDuration: number | null = null;
 
     const walk = (suite: ReportSuite, parentNumber: number | null): Counts => {
       const number = ++suiteNumber;
@@ -280,7 +281,7 @@ export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runI
       statedDuration = await source((suites) => {
         for (const suite of suites) {
           addCounts(runCounts, walk(suite, null));
-          topLevelDuration += suite.durationMs ?? 0;
+          if (suite.durationMs !== null && suite.durationMs !== undefined) topLevelDuration = (topLevelDuration ?? 0) + suite.durationMs;
         }
       });
     } catch (error) {
@@ -300,7 +301,7 @@ export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runI
         status: "processed",
         result,
         processedAt: deps.clock.now(),
-        durationMs: statedDuration ?? Math.min(Math.round(topLevelDuration), MAX_INT),
+        durationMs: statedDuration ?? (topLevelDuration === null ? null : Math.min(Math.round(topLevelDuration), MAX_INT)),
         suitesCount: suiteNumber,
       })
       .where(eq(testRuns.id, runId))

@@ -15,7 +15,7 @@ import { bearerToken, rateLimitHeaders, unauthorized } from "../../middleware/au
 import { limitBody } from "../../middleware/json-body";
 import { RunMetadataSchema, UploadEnvelopeSchema, jsonDepth, suiteDepth } from "../../ingest/json-report";
 import { REPORT_LIMITS } from "../../ingest/report";
-import { UPLOAD_LIMIT_BYTES, decodeContentEncoding, decodeUploadText, uploadFormat } from "../../ingest/upload-body";
+import { UPLOAD_LIMIT_BYTES, charsetOf, decodeContentEncoding, decodeUploadText, uploadFormat } from "../../ingest/upload-body";
 import { MAX_JSON_DEPTH } from "../../services/run-processing";
 import { type UploadingProject, acceptUpload, findProjectByUploadToken, getUploadedRun, presentUploadedRun } from "../../services/uploads";
 import type { RunMetadata } from "../../services/test-runs";
@@ -209,12 +209,14 @@ export function createUploadsApi(deps: AppDeps) {
   );
 
   api.post("/test_runs", limitBody(UPLOAD_LIMIT_BYTES), async (c) => {
-    const format = uploadFormat(c.req.header("content-type"));
+    const contentType = c.req.header("content-type");
+    const format = uploadFormat(contentType);
     const received = new Uint8Array(await c.req.arrayBuffer());
     const bytes = await decodeContentEncoding(received, c.req.header("content-encoding"));
     if (bytes.byteLength === 0) throw new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
     // Postgres text cannot hold NUL: in XML it becomes U+FFFD before storage, as the parser would make it (junit.ts).
-    const content = format === "junit_xml" ? decodeUploadText(bytes, format).replaceAll("\u0000", "\uFFFD") : decodeUploadText(bytes, format);
+    const text = decodeUploadText(bytes, format, charsetOf(contentType));
+    const content = format === "junit_xml" ? text.replaceAll("\u0000", "\uFFFD") : text;
 
     let metadataInput = metadataFromQuery(c.req.queries());
     if (format === "json") metadataInput = { ...metadataInput, ...metadataFromJsonBody(content) };

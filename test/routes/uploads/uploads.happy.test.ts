@@ -140,7 +140,19 @@ describe("the run lifecycle", () => {
   it("a report with no test cases is processed with zero counts and tests_passed", async () => {
     const { uploadToken } = await newUploader();
     const run = await h.uploadAndWait(uploadToken, "<testsuites/>");
-    expect(run).toMatchObject({ status: "processed", result: "tests_passed", tests_count: 0, duration_ms: 0 });
+    expect(run).toMatchObject({ status: "processed", result: "tests_passed", tests_count: 0, duration_ms: null });
+  });
+
+  it("the run's duration_ms: <testsuites time>, else the sum of the top-level suites that state one, else null", async () => {
+    const { uploadToken } = await newUploader();
+    const stated = await h.uploadAndWait(uploadToken, `<testsuites time="7.5"><testsuite name="a" time="1">${PASS}</testsuite></testsuites>`);
+    expect(stated.duration_ms).toBe(7500);
+    const summed = await h.uploadAndWait(uploadToken, `<testsuites><testsuite name="a" time="1.5">${PASS}</testsuite><testsuite name="b">${PASS}</testsuite><testsuite name="c" time="0.25"/></testsuites>`);
+    expect(summed.duration_ms).toBe(1750);
+    const untimed = await h.uploadAndWait(uploadToken, `<testsuites><testsuite name="a"><testcase name="x"/></testsuite></testsuites>`);
+    expect(untimed.duration_ms).toBeNull();
+    const untimedJson = await h.uploadAndWait(uploadToken, { suites: [{ name: "a", cases: [{ name: "x", status: "passed" }] }] });
+    expect(untimedJson.duration_ms).toBeNull();
   });
 
   it("retries in one run: a failure then a pass is one passed case with its failed attempt", async () => {
@@ -279,6 +291,66 @@ describe("the JSON format", () => {
     const foreign = await h.get(`/uploads/v1/test_runs/${res.body.number}`, b.uploadToken);
     expect(foreign.status).toBe(404);
     expect(foreign.body.error.code).toBe("not_found");
+  });
+});
+
+describe("what CI scripts send", () => {
+  it("empty metadata values count as absent, started_at included, in the query string and in the JSON envelope", async () => {
+    const { uploadToken } = await newUploader();
+    const viaQuery = await h.upload(uploadToken, xml(PASS), { query: "branch=&commit_sha=&build_id=&build_url=&tags=&started_at=" });
+    expect(viaQuery.status).toBe(202);
+    expect(viaQuery.body).toMatchObject({ branch: null, commit_sha: null, build_id: null, build_url: null, tags: [], started_at: null });
+    const viaJson = await h.upload(uploadToken, { branch: "", started_at: " ", tags: null, junit_xml: xml(PASS) });
+    expect(viaJson.status).toBe(202);
+    expect(viaJson.body).toMatchObject({ branch: null, started_at: null, tags: [] });
+  });
+
+  it("blank tags are dropped in JSON as in the query string; started_at still has to be a date-time when given", async () => {
+    const { uploadToken } = await newUploader();
+    const res = await h.upload(uploadToken, { tags: ["linux", " ", "", "unit", "linux"], junit_xml: xml(PASS) });
+    expect(res.status).toBe(202);
+    expect(res.body.tags).toEqual(["linux", "unit"]);
+    const bad = await h.upload(uploadToken, xml(PASS), { query: "started_at=yesterday" });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.details).toEqual([{ field: "started_at", message: expect.stringMatching(/RFC 3339/) }]);
+  });
+
+  it("a JSON case with more than 20 attempts keeps the latest 20, as XML retries do", async () => {
+    const { project, apiKey, uploadToken } = await newUploader();
+    const attempts = Array.from({ length: 25 }, (_, i) => ({ status: "failed", duration_ms: i, failure_message: `try ${i}` }));
+    const run = await h.uploadAndWait(uploadToken, { suites: [{ name: "s", cases: [{ name: "flaky", status: "passed", attempts }] }] });
+    expect(run.status).toBe("processed");
+    const cases = await h.get(`/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites/1/test_cases`, apiKey);
+    expect(cases.body.data[0].attempts).toHaveLength(20);
+    expect(cases.body.data[0].attempts[0]).toEqual({ status: "failed", duration_ms: 5, failure_message: "try 5" });
+    expect(cases.body.data[0].attempts[19].failure_message).toBe("try 24");
+  });
+
+  it("junit_xml may hold more than 1,000 documents (Surefire writes one file per test class)", async () => {
+    const { uploadToken } = await newUploader();
+    const documents = Array.from({ length: 1_200 }, (_, i) => `<testsuite name="C${i}"><testcase classname="C${i}" name="t"/></testsuite>`);
+    const run = await h.uploadAndWait(uploadToken, { junit_xml: documents });
+    expect(run).toMatchObject({ status: "processed", tests_count: 1_200 });
+  });
+
+  it("XML in the encoding the Content-Type's charset names (RFC 7303: BOM, then charset, then the declaration)", async () => {
+    const { project, apiKey, uploadToken } = await newUploader();
+    const latin1 = Uint8Array.from(`<testsuite name="caf\u00e9"><testcase name="cr\u00e8me"/></testsuite>`, (ch) => ch.charCodeAt(0));
+    const run = await h.uploadAndWait(uploadToken, latin1, { contentType: "text/xml; charset=ISO-8859-1" });
+    expect(run.status).toBe("processed");
+    const suites = await h.get(`/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites`, apiKey);
+    expect(suites.body.data[0].name).toBe("caf\u00e9");
+    const unknown = await h.upload(uploadToken, latin1, { contentType: 'application/xml; charset="x-no-such-charset"' });
+    expect(unknown.status).toBe(415);
+    expect(unknown.body.error.code).toBe("unsupported_media_type");
+    const sameBytesAsUtf8 = await h.upload(uploadToken, latin1, { contentType: "application/xml" });
+    expect(sameBytesAsUtf8.status).toBe(400);
+    // A byte-order mark outranks the charset parameter.
+    const withBom = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(`<testsuite name="na\u00efve"/>`)]);
+    const bomRun = await h.uploadAndWait(uploadToken, withBom, { contentType: "text/xml; charset=iso-8859-1" });
+    expect(bomRun.status).toBe("processed");
+    const bomSuites = await h.get(`/api/v1/projects/${project.id}/test_runs/${bomRun.number}/test_suites`, apiKey);
+    expect(bomSuites.body.data[0].name).toBe("na\u00efve");
   });
 });
 
