@@ -9,7 +9,7 @@ import { type AppDeps, type AppEnv, consoleLogger } from "./app-env";
 import { KeyGate, KeyIdCache } from "./auth/key-gate";
 import { ApiError, describeError } from "./lib/errors";
 import { createAdminApi } from "./routes/admin";
-import { createUploadsApi } from "./routes/uploads";
+import { createUploadsApi, uploadsDocumentPart } from "./routes/uploads";
 import { createV1Api } from "./routes/v1";
 
 export type { AppDeps } from "./app-env";
@@ -70,9 +70,10 @@ export function createApp(deps: AppDeps) {
   });
 
   const gate = new KeyGate(deps.db, deps.keyCounter, deps.keyIdCache ?? new KeyIdCache());
-  app.route("/api/v1", createV1Api(deps, gate));
+  const uploadsApi = createUploadsApi({ ...deps, logger });
+  app.route("/api/v1", createV1Api(deps, gate, { uploadsDocument: (origin) => uploadsDocumentPart(uploadsApi, origin) }));
   app.route("/admin/v1", createAdminApi(deps, gate));
-  app.route("/uploads/v1", createUploadsApi({ ...deps, logger }));
+  app.route("/uploads/v1", uploadsApi);
 
   app.notFound((c) => errorResponse(c, new ApiError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`)));
 

@@ -105,6 +105,24 @@ describe("the test result reads are documented in /api/v1", () => {
   });
 });
 
+describe("the upload operations are documented in /api/v1 too", () => {
+  it("under their full paths, each with the origin as its server, the upload token as security", async () => {
+    const served = (await h.get("https://api.ci-analytics.dev/api/v1/openapi.json")).body;
+    const uploads = (await h.get("https://api.ci-analytics.dev/uploads/v1/openapi.json")).body;
+    const upload = served.paths["/uploads/v1/test_runs"];
+    expect(upload.servers).toEqual([{ url: "https://api.ci-analytics.dev", description: expect.any(String) }]);
+    expect(upload.post).toEqual(uploads.paths["/test_runs"].post);
+    expect(upload.post.security).toEqual([{ uploadToken: [] }]);
+    expect(served.paths["/uploads/v1/test_runs/{number}"].get.operationId).toBe("getUploadedTestRun");
+    expect(served.components.securitySchemes.uploadToken).toEqual(uploads.components.securitySchemes.uploadToken);
+    expect(served.tags.map((t: { name: string }) => t.name)).toContain("Uploads");
+    // Every schema the upload operations use is in the document, identical where both define it.
+    for (const [name, schema] of Object.entries(uploads.components.schemas)) expect(served.components.schemas[name], name).toEqual(schema);
+    // The /api/v1 operations keep /api/v1 as their server.
+    expect(served.paths["/projects"].servers).toBeUndefined();
+  });
+});
+
 describe("responses conform to the documented schemas", () => {
   it("organization, projects, alerts, events and errors", async () => {
     const { organization, apiKey } = await h.newOrganization();

@@ -107,6 +107,51 @@ function metadataFromJsonBody(text: string): Record<string, unknown> {
 const tokenSecurity = [{ uploadToken: [] }];
 const json = (schema: unknown, description: string) => ({ description, content: { "application/json": { schema } } });
 
+function uploadsDocumentConfig(origin: string) {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "CI test analytics uploads API",
+      version: "1.0.0",
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+      description:
+        "How test results come in: JUnit XML or JSON, authenticated with a project's upload token. Runs are then readable in /api/v1 (`/api/v1/openapi.json`, which also lists these operations). The uploader CLI (`npx ci-test-analytics upload`) wraps this endpoint.",
+    },
+    servers: [{ url: `${origin}/uploads/v1`, description: "This server" }],
+    tags: [UPLOADS_TAG],
+  };
+}
+
+const UPLOADS_TAG = { name: "Uploads", description: "Test reports in, test runs out (outside /api/v1: authenticated with a project's upload token)." };
+
+/**
+ * The upload operations as they appear in the /api/v1 document: under their full paths
+ * (`/uploads/v1/…`), each path carrying its own server (the origin) since the document's server is
+ * `/api/v1`, with the schemas and the `uploadToken` scheme they use.
+ */
+type OpenApi31Document = ReturnType<OpenAPIHono["getOpenAPI31Document"]>;
+type Components = NonNullable<OpenApi31Document["components"]>;
+export type UploadsDocumentPart = {
+  paths: NonNullable<OpenApi31Document["paths"]>;
+  schemas: NonNullable<Components["schemas"]>;
+  securitySchemes: NonNullable<Components["securitySchemes"]>;
+  tag: typeof UPLOADS_TAG;
+};
+
+export function uploadsDocumentPart(uploadsApi: OpenAPIHono<UploadEnv>, origin: string): UploadsDocumentPart {
+  const document = uploadsApi.getOpenAPI31Document(uploadsDocumentConfig(origin));
+  const paths: UploadsDocumentPart["paths"] = {};
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    paths[`/uploads/v1${path}`] = { servers: [{ url: origin, description: "This server (uploads are outside /api/v1)" }], ...item };
+  }
+  return {
+    paths,
+    schemas: document.components?.schemas ?? {},
+    securitySchemes: document.components?.securitySchemes ?? {},
+    tag: UPLOADS_TAG,
+  };
+}
+
 export function createUploadsApi(deps: AppDeps) {
   const api = new OpenAPIHono<UploadEnv>();
   const uploadDeps = { db: deps.db, clock: deps.clock, webAppUrl: deps.webAppUrl, runQueue: deps.runQueue, logger: deps.logger! };
@@ -168,18 +213,7 @@ export function createUploadsApi(deps: AppDeps) {
     responses: { 200: json(UploadedRunSchema, "The run."), ...errorResponses(401, 404, 429, 500) },
   } as never);
 
-  api.doc31("/openapi.json", (c) => ({
-    openapi: "3.1.0",
-    info: {
-      title: "CI test analytics uploads API",
-      version: "1.0.0",
-      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
-      description:
-        "How test results come in: JUnit XML or JSON, authenticated with a project's upload token. Runs are then readable in /api/v1 (`/api/v1/openapi.json`). The uploader CLI (`npx ci-test-analytics upload`) wraps this endpoint.",
-    },
-    servers: [{ url: `${new URL(c.req.url).origin}/uploads/v1`, description: "This server" }],
-    tags: [{ name: "Uploads", description: "Test reports in, test runs out." }],
-  }));
+  api.doc31("/openapi.json", (c) => uploadsDocumentConfig(new URL(c.req.url).origin));
 
   // Authentication, then the rate limit, then the body (so a stranger's large body is refused unread).
   api.use(

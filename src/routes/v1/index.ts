@@ -31,6 +31,7 @@ import {
 } from "../schemas";
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { registerTestResultRoutes } from "./test-results";
+import type { UploadsDocumentPart } from "../uploads";
 
 const security = [{ bearerAuth: [] }];
 const ProjectIdParam = IdParamSchema("id", "Project identifier (UUID).");
@@ -146,7 +147,32 @@ const unsnoozeRoute = alertActionRoute("unsnooze", "Unsnooze an alert", "Resumes
 const enableRoute = alertActionRoute("enable", "Enable an alert", "Resumes checking from the next test run.");
 const disableRoute = alertActionRoute("disable", "Disable an alert", "Stops checking new test runs; event history is kept.");
 
-export function createV1Api(deps: AppDeps, gate: KeyGate) {
+function v1DocumentConfig(origin: string) {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "CI test analytics API",
+      version: "1.0.0",
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+      description:
+        "Projects, test runs and alerts about flaky tests, slow runs, creeping skips and failure spikes. Every failure uses the error envelope. Rate limit: 600 requests in any rolling 60 seconds per API key. Test results come in through the upload operations (`/uploads/v1/…`, tag Uploads), authenticated with a project's upload token rather than an API key.",
+    },
+    servers: [{ url: `${origin}/api/v1`, description: "This server" }],
+    tags: [
+      { name: "Organization", description: "The organization of the API key." },
+      { name: "Projects", description: "Projects and their latest results." },
+      { name: "Alerts", description: "One alert per project and type, with its events." },
+      { name: "Test runs", description: "Uploaded test results: runs, their suites and cases." },
+    ],
+  };
+}
+
+export type V1ApiOptions = {
+  /** The upload operations' part of the document (see uploadsDocumentPart), for the request's origin. */
+  uploadsDocument?: (origin: string) => UploadsDocumentPart;
+};
+
+export function createV1Api(deps: AppDeps, gate: KeyGate, options: V1ApiOptions = {}) {
   const codec = new CursorCodec(deps.cursorSecret);
   const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
@@ -156,23 +182,22 @@ export function createV1Api(deps: AppDeps, gate: KeyGate) {
     description: "The organization's API key: `Authorization: Bearer cta_…`.",
   });
   // The document is public and registered before authentication, so its handler answers first.
-  api.doc31("/openapi.json", (c) => ({
-    openapi: "3.1.0",
-    info: {
-      title: "CI test analytics API",
-      version: "1.0.0",
-      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
-      description:
-        "Projects, test runs and alerts about flaky tests, slow runs, creeping skips and failure spikes. Every failure uses the error envelope. Rate limit: 600 requests in any rolling 60 seconds per API key.",
-    },
-    servers: [{ url: `${new URL(c.req.url).origin}/api/v1`, description: "This server" }],
-    tags: [
-      { name: "Organization", description: "The organization of the API key." },
-      { name: "Projects", description: "Projects and their latest results." },
-      { name: "Alerts", description: "One alert per project and type, with its events." },
-      { name: "Test runs", description: "Uploaded test results: runs, their suites and cases (uploads: /uploads/v1/openapi.json)." },
-    ],
-  }));
+  // It also lists the upload operations (outside /api/v1, each with its own server), so one
+  // document describes everything an integrator calls.
+  api.get("/openapi.json", (c) => {
+    const origin = new URL(c.req.url).origin;
+    const document = api.getOpenAPI31Document(v1DocumentConfig(origin));
+    const uploads = options.uploadsDocument?.(origin);
+    if (uploads) {
+      document.paths = { ...document.paths, ...uploads.paths };
+      const components = (document.components ??= {});
+      // Shared schemas (TestRun, Error…) come from the same Zod schemas; /api/v1's are kept.
+      components.schemas = { ...uploads.schemas, ...components.schemas };
+      components.securitySchemes = { ...components.securitySchemes, ...uploads.securitySchemes };
+      document.tags = [...(document.tags ?? []), uploads.tag];
+    }
+    return c.json(document);
+  });
 
   // Authentication first, then the rate limit, then validation (DESIGN.md).
   api.use("*", authenticateAndLimit(deps, gate), limitBody(API_BODY_LIMIT_BYTES), readJsonBody);
