@@ -27,6 +27,8 @@ export const EXIT_RUN_FAILED = 4;
 
 /** The service's limit on one request body (413 `payload_too_large` above it). */
 export const MAX_BODY_BYTES = 32 * 1024 * 1024;
+/** XML documents in one upload (the service's limit: as many as a run may have suites). */
+export const MAX_XML_DOCUMENTS = 50_000;
 /** Statuses worth another attempt; other 4xx are final. */
 export const RETRYABLE_STATUSES = new Set([429, 500, 502, 503, 504]);
 export const DEFAULT_RETRIES = 4; // 5 attempts in all
@@ -451,6 +453,44 @@ export class UsageError extends Error {
 
 const METADATA_KEYS = /** @type {const} */ (["branch", "commit_sha", "build_id", "build_url", "started_at"]);
 
+/** The encoding an XML file declares in its first bytes (ASCII-compatible encodings only). */
+function declaredXmlEncoding(/** @type {Uint8Array} */ bytes) {
+  const head = String.fromCharCode(...bytes.subarray(0, 200));
+  const match = /^\s*<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']/.exec(head);
+  return match ? match[1].toLowerCase() : null;
+}
+
+/**
+ * A report file's bytes as text, the way the service reads an XML body: its byte-order mark, else
+ * its XML declaration's encoding, else UTF-8 (JSON: UTF-8). The text travels in a UTF-8 JSON
+ * envelope, so a UTF-16 or Latin-1 file must be decoded here, and bytes invalid in the file's
+ * encoding are an error, never replaced silently.
+ * @param {Uint8Array} bytes
+ * @param {"xml" | "json"} kind
+ * @param {string} name for messages
+ */
+export function decodeReport(bytes, kind, name) {
+  let label = "utf-8";
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) label = "utf-16le";
+  else if (bytes[0] === 0xfe && bytes[1] === 0xff) label = "utf-16be";
+  else if (kind === "xml" && !(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf)) {
+    const declared = declaredXmlEncoding(bytes);
+    if (declared && declared !== "utf8") label = declared;
+  }
+  let decoder;
+  try {
+    decoder = new TextDecoder(label, { fatal: true });
+  } catch {
+    throw new UsageError(`${name}: declares encoding '${label}', which this Node.js cannot decode; save it as UTF-8`);
+  }
+  try {
+    // The decoder drops a byte-order mark.
+    return decoder.decode(bytes);
+  } catch {
+    throw new UsageError(`${name}: not valid ${label === "utf-8" ? "UTF-8" : label} text`);
+  }
+}
+
 /**
  * Read report files into one upload envelope. `.xml` files go to `junit_xml` whole; `.json`
  * files (`{"suites": [...]}`) have their suites merged. Metadata found in JSON reports fills
@@ -498,13 +538,13 @@ export async function buildUpload(files, metadata, options = {}) {
 
   for (const { file, kind } of inputs) {
     const name = displayPath(file, cwd);
-    let text;
+    let bytes;
     try {
-      text = await readFile(file, "utf8");
+      bytes = await readFile(file);
     } catch (error) {
       throw new UsageError(`${name}: cannot read (${/** @type {any} */ (error)?.code ?? error})`);
     }
-    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    const text = decodeReport(bytes, kind, name);
     if (text.trim() === "") throw new UsageError(`${name}: the file is empty`);
     if (kind === "xml") xml.push(text);
     else {
@@ -535,6 +575,9 @@ export async function buildUpload(files, metadata, options = {}) {
   }
   const tags = metadata.tags && metadata.tags.length > 0 ? metadata.tags : [...new Set(fileTags)];
   if (tags.length > 0) envelope.tags = tags;
+  if (xml.length > MAX_XML_DOCUMENTS) {
+    throw new UsageError(`${xml.length} XML files make one run, above the service's ${MAX_XML_DOCUMENTS.toLocaleString("en-US")}; upload them in smaller groups or with --run-per-file`);
+  }
   if (xml.length > 0) envelope.junit_xml = xml;
   if (hasJson) envelope.suites = suites;
 

@@ -41,6 +41,7 @@ type CliModule = {
   backoffDelay(retry: number, options?: { baseMs?: number; capMs?: number; random?: () => number }): number;
   requestWithRetry(url: string, init: RequestInit, options?: RetryOptions): Promise<HttpResult>;
   expandFiles(patterns: string[], options?: { cwd?: string }): Promise<{ files: string[]; unmatched: string[] }>;
+  buildUpload(files: string[], metadata: Record<string, unknown>, options?: { cwd?: string }): Promise<{ envelope: { junit_xml?: string[] }; body: string; bytes: number }>;
 };
 
 let cli: CliModule;
@@ -335,6 +336,34 @@ describe("file expansion", () => {
     const { files, unmatched } = await cli.expandFiles(["**/*.xml", "a/one.xml", "d", "nothing/*.xml"], { cwd: base });
     expect(files).toEqual([join(base, "a/b/two.xml"), join(base, "a/one.xml"), join(base, "d/three.json")]);
     expect(unmatched).toEqual(["nothing/*.xml"]);
+  });
+});
+
+describe("reading report files", () => {
+  it("decodes XML as the service would: byte-order mark, else the declared encoding, else UTF-8", async () => {
+    const base = mkdtempSync(join(dir, "enc-"));
+    const utf16 = join(base, "utf16.xml");
+    writeFileSync(utf16, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('<testsuite name="caf\u00e9 \u2713"/>', "utf16le")]));
+    const latin1 = join(base, "latin1.xml");
+    writeFileSync(latin1, Buffer.from('<?xml version="1.0" encoding="ISO-8859-1"?><testsuite name="cr\u00e8me"/>', "latin1"));
+    const utf8Bom = join(base, "bom.xml");
+    writeFileSync(utf8Bom, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('<testsuite name="na\u00efve"/>', "utf8")]));
+    const { envelope } = await cli.buildUpload([utf16, latin1, utf8Bom], {}, { cwd: base });
+    expect(envelope.junit_xml).toEqual([
+      '<testsuite name="caf\u00e9 \u2713"/>',
+      '<?xml version="1.0" encoding="ISO-8859-1"?><testsuite name="cr\u00e8me"/>',
+      '<testsuite name="na\u00efve"/>',
+    ]);
+  });
+
+  it("bytes invalid in the file's encoding are an error (exit 2), never replaced", async () => {
+    const base = mkdtempSync(join(dir, "bad-enc-"));
+    const broken = join(base, "broken.xml");
+    writeFileSync(broken, Buffer.from([...Buffer.from('<testsuite name="'), 0xe9, ...Buffer.from('"/>')]));
+    await expect(cli.buildUpload([broken], {}, { cwd: base })).rejects.toThrow(/broken\.xml: not valid UTF-8 text/);
+    const unknown = join(base, "unknown.xml");
+    writeFileSync(unknown, '<?xml version="1.0" encoding="x-no-such"?><testsuite/>');
+    await expect(cli.buildUpload([unknown], {}, { cwd: base })).rejects.toThrow(/declares encoding 'x-no-such'/);
   });
 });
 
