@@ -457,7 +457,7 @@ const METADATA_KEYS = /** @type {const} */ (["branch", "commit_sha", "build_id",
 function declaredXmlEncoding(/** @type {Uint8Array} */ bytes) {
   const head = String.fromCharCode(...bytes.subarray(0, 200));
   const match = /^\s*<\?xml[^>]*?\sencoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']/.exec(head);
-  return match ? match[1].toLowerCase() : null;
+  return match?.[1] ? match[1].toLowerCase() : null;
 }
 
 /**

@@ -10,6 +10,9 @@ import type { Clock } from "../lib/clock";
 import type { UrlPolicy } from "../notifications/url-policy";
 import { type BackgroundWork, backgroundWork } from "../services/background-work";
 
+/** The Node entry runs locally or self-hosted: http webhooks are allowed to loopback only. */
+export const NODE_WEBHOOK_URL_POLICY: UrlPolicy = { allowLoopbackHttp: true };
+
 export function createNodeBackground(
   deps: {
     db: Database;
@@ -33,7 +36,7 @@ export function createNodeBackground(
     webAppUrl: deps.webAppUrl,
     queue,
     checks: CHECKS,
-    urlPolicy: deps.urlPolicy ?? { allowLoopbackHttp: true },
+    urlPolicy: deps.urlPolicy ?? NODE_WEBHOOK_URL_POLICY,
     fetch: deps.fetch ?? fetch,
     resolveHost: deps.resolveHost,
     deliveryRetryDelaysSeconds: deps.deliveryRetryDelaysSeconds,

@@ -9,7 +9,7 @@ import { consoleLogger } from "../app-env";
 import { systemClock } from "../lib/clock";
 import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
 import { recoverPendingRuns } from "../ingest/in-process-run-queue";
-import { createNodeBackground } from "./background";
+import { NODE_WEBHOOK_URL_POLICY, createNodeBackground } from "./background";
 import { resolveHost } from "./resolve-host";
 import { prepareDatabase } from "./prepare-database";
 import { readNodeConfig } from "./config";
@@ -33,6 +33,8 @@ async function main(): Promise<void> {
     webAppUrl: config.webAppUrl,
     runQueue,
     logger: consoleLogger,
+    // The same rule as the deliveries (background.ts): a local receiver on http://127.0.0.1 is fine.
+    webhookUrlPolicy: NODE_WEBHOOK_URL_POLICY,
   };
 
   const app = createApp(deps);

@@ -95,6 +95,17 @@ describe("npm start", () => {
     expect(stdout + stderr).not.toContain(token);
     expect(stdout).toMatch(/test run #1/);
 
+    // Running locally, a webhook receiver on loopback http may be registered (https elsewhere).
+    const webhook = (url: string) =>
+      fetch(`${base}/admin/v1/organizations/${org.id}/webhooks`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ url }),
+      });
+    expect((await webhook("http://127.0.0.1:9999/hook")).status).toBe(201);
+    expect((await webhook("http://localhost:9999/hook")).status).toBe(201);
+    expect((await webhook("http://example.com/hook")).status).toBe(422);
+
     const run: any = await (await fetch(`${base}/api/v1/projects/${created.project.id}/test_runs/1`, { headers: { authorization: `Bearer ${key}` } })).json();
     expect(run).toMatchObject({ status: "processed", branch: "main", commit_sha: "abc1234" });
     expect(run.tests_count).toBeGreaterThan(0);
