@@ -261,7 +261,7 @@ export const webhookEndpoints = pgTable(
   (t) => [index("webhook_endpoints_org_idx").on(t.organizationId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst())],
 );
 
-export const deliveryStatusEnum = pgEnum("delivery_status", ["pending", "delivered", "failed"]);
+export const deliveryStatusEnum = pgEnum("delivery_status", ["pending", "delivered", "failed", "suppressed"]);
 
 /** The delivery log: one row per notification and endpoint, updated on every attempt. */
 export const notificationDeliveries = pgTable(

@@ -189,7 +189,8 @@ export async function planNotifications(deps: NotificationDeps, run: TestRunRow,
       const [recent] = await tx
         .select({ id: notificationDeliveries.id })
         .from(notificationDeliveries)
-        .where(and(eq(notificationDeliveries.alertId, alertId), gt(notificationDeliveries.createdAt, since), sql`${notificationDeliveries.status} <> 'failed'`))
+        // Failed and suppressed deliveries reached nobody, so they do not hold the cooldown.
+        .where(and(eq(notificationDeliveries.alertId, alertId), gt(notificationDeliveries.createdAt, since), sql`${notificationDeliveries.status} not in ('failed', 'suppressed')`))
         .limit(1);
       if (recent) return [];
       const rows = await tx
@@ -244,7 +245,7 @@ async function destinationProblem(deps: NotificationDeps, url: string): Promise<
   return null;
 }
 
-export type DeliveryOutcome = "delivered" | "retrying" | "failed" | "gone";
+export type DeliveryOutcome = "delivered" | "retrying" | "failed" | "suppressed" | "gone";
 
 /**
  * One attempt of one delivery. A 2xx is delivered (and sets the alert's last_notified_at);
@@ -262,6 +263,19 @@ export async function deliverNotification(deps: NotificationDeps, deliveryId: nu
   const { delivery, endpoint } = row;
   const now = deps.clock.now();
   const attempt = delivery.attempts + 1;
+
+  // Snoozing or disabling an alert silences it at once, retries of earlier trips included.
+  const [alert] = await deps.db.select({ active: alerts.active, snoozedUntil: alerts.snoozedUntil }).from(alerts).where(eq(alerts.id, delivery.alertId)).limit(1);
+  if (!alert) return "gone";
+  const silencedBy = !alert.active ? "disabled" : alert.snoozedUntil && alert.snoozedUntil > now ? "snoozed" : null;
+  if (silencedBy) {
+    await deps.db
+      .update(notificationDeliveries)
+      .set({ status: "suppressed", lastError: `not sent: the alert was ${silencedBy} before this attempt` })
+      .where(and(eq(notificationDeliveries.id, delivery.id), eq(notificationDeliveries.status, "pending")));
+    deps.logger.info("webhook delivery suppressed", { deliveryId: delivery.id, reason: silencedBy });
+    return "suppressed";
+  }
 
   let statusCode: number | null = null;
   let error: string | null = await destinationProblem(deps, endpoint.url);

@@ -18,6 +18,8 @@ const received: Received[] = [];
 const secrets = new Map<string, string>();
 /** Status the receiver answers per path (default 204). */
 const answers = new Map<string, number[]>();
+/** Work done before the receiver answers a path (once). */
+const beforeAnswer = new Map<string, () => Promise<unknown>>();
 
 beforeAll(async () => {
   h = await createHarness({ background: { deliveryRetryDelaysSeconds: [0.02, 0.02, 0.02, 0.02, 0.02] } });
@@ -28,10 +30,14 @@ beforeAll(async () => {
       const path = req.url ?? "/";
       const secret = secrets.get(path) ?? "";
       received.push({ path, headers: req.headers, body, signatureValid: verifySignature(secret, (req.headers["cta-signature"] as string) ?? null, body, Math.floor(h.clock.now().getTime() / 1000)) });
-      const status = answers.get(path)?.shift() ?? 204;
-      if (status >= 300 && status < 400) res.writeHead(status, { location: `${base}/redirected` });
-      else res.writeHead(status);
-      res.end();
+      const before = beforeAnswer.get(path);
+      beforeAnswer.delete(path);
+      void (before ?? (async () => {}))().then(() => {
+        const status = answers.get(path)?.shift() ?? 204;
+        if (status >= 300 && status < 400) res.writeHead(status, { location: `${base}/redirected` });
+        else res.writeHead(status);
+        res.end();
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -120,6 +126,36 @@ describe("webhook notifications", () => {
     expect(deliveriesTo("/hooks/snoozed")).toHaveLength(0);
     const alert = (await h.get(`/api/v1/alerts/${alertIds.test_flakiness}`, apiKey)).body;
     expect(alert).toMatchObject({ snoozed: true, events_count: 1, last_notified_at: null });
+  });
+
+  it("snoozing or disabling an alert also stops the retries of a delivery in progress; they do not hold the cooldown", async () => {
+    for (const [path, silence, undo] of [
+      ["/hooks/snoozed-mid-retry", "snooze", "unsnooze"],
+      ["/hooks/disabled-mid-retry", "disable", "enable"],
+    ] as const) {
+      answers.set(path, [500, 500, 500, 500, 500, 500]);
+      const { apiKey, uploadToken, alertIds, webhook } = await setup(path);
+      const alertId = alertIds.test_flakiness!;
+      // The first attempt fails; while it is being answered, the team silences the alert.
+      beforeAnswer.set(path, () => h.post(`/api/v1/alerts/${alertId}/${silence}`, apiKey, silence === "snooze" ? { duration: "1h" } : undefined));
+      await tripFlakiness(uploadToken, `${silence}1111`);
+      for (let i = 0; i < 20 && (await h.admin("GET", `/webhooks/${webhook.id}/deliveries`)).body.data[0]?.status === "pending"; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await h.queue.idle();
+      }
+      expect(deliveriesTo(path), silence).toHaveLength(1);
+      const log = (await h.admin("GET", `/webhooks/${webhook.id}/deliveries`)).body.data;
+      expect(log[0], silence).toMatchObject({ status: "suppressed", attempts: 1, last_status_code: 500 });
+      expect(log[0].last_error).toContain(silence === "snooze" ? "snoozed" : "disabled");
+      expect((await h.get(`/api/v1/alerts/${alertId}`, apiKey)).body.last_notified_at).toBeNull();
+
+      // Back on: the next trip notifies at once (the suppressed delivery reached nobody).
+      answers.set(path, []);
+      expect((await h.post(`/api/v1/alerts/${alertId}/${undo}`, apiKey)).status).toBe(200);
+      await tripFlakiness(uploadToken, `${silence}2222`, "another_test");
+      expect(deliveriesTo(path), silence).toHaveLength(2);
+      expect((await h.admin("GET", `/webhooks/${webhook.id}/deliveries`)).body.data[0]).toMatchObject({ status: "delivered" });
+    }
   });
 
   it("a failing receiver is retried with backoff, and the log shows every attempt", async () => {

@@ -111,7 +111,7 @@ const DeliverySchema = z
     endpoint_id: z.string().uuid(),
     alert_id: z.string().uuid(),
     event_ids: z.array(z.number().int()),
-    status: z.enum(["pending", "delivered", "failed"]),
+    status: z.enum(["pending", "delivered", "failed", "suppressed"]).openapi({ description: "`suppressed`: not sent because the alert was snoozed or disabled before the attempt (retries included)." }),
     attempts: z.number().int(),
     last_status_code: z.number().int().nullable(),
     last_error: z.string().nullable(),
