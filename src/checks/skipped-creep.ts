@@ -11,7 +11,8 @@
  * evaluated before the 11th run: the baseline must exist before the run that is judged); the keys
  * of the tests skipped at the baseline (≤ 2,000 sorted keys, else only their count).
  *
- * Trigger, with T = max(5, ⌈0.2·B_s⌉) and L = median of the last 5 s:
+ * Trigger, with T = max(m, ⌈0.2·B_s⌉) and L = median of the last 5 s, where m = 5, or 10 % of a
+ * suite of fewer than 50 tests (median N of the last 5 runs), but never below 2:
  * - L − B_s ≥ T, and median of the last 5 r − B_r ≥ 0.01;
  * - persistence: each of the last 3 runs has s ≥ B_s + T (a one-run whole-suite skip never fires).
  * Mann–Kendall (S, one-sided p) and the Sen slope over the ring buffer only label the event:
@@ -33,13 +34,15 @@ import { mannKendall, median, senSlope } from "./statistics";
 import { type Check, type CheckEvent, type RunSummary, type RunTest } from "./types";
 import { cap, round } from "./metadata-format";
 
-export const SKIPPED_CREEP_DETECTOR_VERSION = "skipped_test_count_creep/1";
+export const SKIPPED_CREEP_DETECTOR_VERSION = "skipped_test_count_creep/2";
 
 const BUFFER = 30;
 const INIT_RUNS = 10;
 const LEVEL_RUNS = 5;
 const PERSIST_RUNS = 3;
 const MIN_ABS_INCREASE = 5;
+const MIN_ABS_INCREASE_SMALL_SUITE = 2;
+const SMALL_SUITE_SHARE = 0.1;
 const MIN_REL_INCREASE = 0.2;
 const MIN_RATIO_INCREASE = 0.01;
 const LOWER_AFTER_RUNS = 10;
@@ -111,8 +114,13 @@ function ratios(sk: number[], tot: number[]): number[] {
   return sk.map((s, i) => s / tot[i]!);
 }
 
-function threshold(bs: number): number {
-  return Math.max(MIN_ABS_INCREASE, Math.ceil(MIN_REL_INCREASE * bs - 1e-9));
+/** The smallest rise in skipped tests that counts: 5, or 10 % of a smaller suite (at least 2: one skip is never creep). */
+function minimumIncrease(suiteSize: number): number {
+  return Math.min(MIN_ABS_INCREASE, Math.max(MIN_ABS_INCREASE_SMALL_SUITE, Math.ceil(SMALL_SUITE_SHARE * suiteSize - 1e-9)));
+}
+
+function threshold(bs: number, minIncrease: number): number {
+  return Math.max(minIncrease, Math.ceil(MIN_REL_INCREASE * bs - 1e-9));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -172,7 +180,8 @@ function update(input: SkippedCreepState, run: RunSummary): { state: SkippedCree
     return { state: { v: 1, runs, num, sk, tot, bs, br, brun, low, keys, kc, ks }, events };
   }
 
-  const t = threshold(bs);
+  const minIncrease = minimumIncrease(median(tot.slice(-LEVEL_RUNS)));
+  const t = threshold(bs, minIncrease);
   const lastS = sk.slice(-LEVEL_RUNS);
   const lastR = ratios(lastS, tot.slice(-LEVEL_RUNS));
   const level = median(lastS);
@@ -220,7 +229,7 @@ function update(input: SkippedCreepState, run: RunSummary): { state: SkippedCree
         observed: level,
         threshold: bs + t,
         thresholds: {
-          min_increase: MIN_ABS_INCREASE,
+          min_increase: minIncrease,
           min_relative_increase: MIN_REL_INCREASE,
           min_ratio_increase: MIN_RATIO_INCREASE,
           level_runs: LEVEL_RUNS,

@@ -74,7 +74,7 @@ describe("skipped_test_count_creep", () => {
       statistic: "median_last_5_skipped_vs_ratchet_baseline",
       observed: 20,
       threshold: 5,
-      detector_version: "skipped_test_count_creep/1",
+      detector_version: "skipped_test_count_creep/2",
     });
     expect([...m.newly_skipped_tests].sort()).toEqual(names(80, 100).sort());
     expect(m.window_runs).toBe(runNumber);

@@ -122,6 +122,52 @@ describe("must trip", () => {
   });
 });
 
+describe("small suites (the scenarios with nothing around the test)", () => {
+  it("a lone test alternating pass/fail over 30 runs is flaky: one test failing is not an infrastructure outage", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    await uploadRuns(uploadToken, times(30, (i) => ({ cases: [{ name: "lonely_flake", status: (i % 2 ? "failed" : "passed") as Status }] })));
+    const events = await eventsOf(apiKey, alertIds.test_flakiness!);
+    expect(events.length).toBeGreaterThanOrEqual(1);
+    expect(events.every((e) => e.metadata.name === "lonely_flake")).toBe(true);
+  });
+
+  it("one of two tests alternating is flaky (half the suite failing is not most of it)", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    await uploadRuns(uploadToken, times(30, (i) => ({ cases: [...stable(1), { name: "half_flake", status: (i % 2 ? "failed" : "passed") as Status }] })));
+    expect((await eventsOf(apiKey, alertIds.test_flakiness!)).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it("a lone test passing and failing on the same commit is flaky", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    await uploadRuns(uploadToken, [
+      { cases: [{ name: "alone", status: "passed" }], commit: "ddddeeeeffff" },
+      { cases: [{ name: "alone", status: "failed" }], commit: "ddddeeeeffff" },
+    ]);
+    expect(await eventsOf(apiKey, alertIds.test_flakiness!)).toHaveLength(1);
+  });
+
+  it("a 10-test suite going from 0 to 20 % skipped for 5 runs is creep; a 10-test suite with one skip is not", async () => {
+    const creeping = await newProject();
+    await uploadRuns(creeping.uploadToken, [
+      ...times(20, () => ({ cases: stable(10) })),
+      ...times(5, () => ({ cases: [...stable(8), ...times(2, (i) => ({ name: `skipped_${i}`, status: "skipped" as const }))] })),
+    ]);
+    const events = await eventsOf(creeping.apiKey, creeping.alertIds.skipped_test_count_creep!);
+    expect(events).toHaveLength(1);
+    expect(events[0]!.metadata).toMatchObject({ skipped_count: 2, total_tests: 10, thresholds: expect.objectContaining({ min_increase: 2 }) });
+
+    const steady = await newProject();
+    await uploadRuns(steady.uploadToken, [...times(20, () => ({ cases: stable(10) })), ...times(8, () => ({ cases: [...stable(9), { name: "one_skip", status: "skipped" as const }] }))]);
+    expect(await eventsOf(steady.apiKey, steady.alertIds.skipped_test_count_creep!)).toEqual([]);
+  });
+
+  it("a lone test that breaks and stays broken is not flaky", async () => {
+    const { apiKey, uploadToken, alertIds } = await newProject();
+    await uploadRuns(uploadToken, times(40, (i) => ({ cases: [{ name: "broke_alone", status: (i < 15 ? "passed" : "failed") as Status }] })));
+    expect(await eventsOf(apiKey, alertIds.test_flakiness!)).toEqual([]);
+  });
+});
+
 describe("must not trip", () => {
   it("a test that breaks and stays broken is not flaky", async () => {
     const { apiKey, uploadToken, alertIds } = await newProject();
