@@ -1,5 +1,5 @@
 /**
- * `npm run simulate -- --url http://localhost:3000 --token ctu_… [--seed 42] [--runs 120] [--scenario mixed]`
+ * `npm run simulate -- --url http://localhost:8787 --token ctu_… [--seed 42] [--runs 120] [--scenario mixed]`
  *
  * Generates a seeded project history with injected anomalies (src/simulator/streams.ts) and
  * replays it through the upload API, one run at a time (each is processed before the next is
@@ -35,7 +35,7 @@ const { values } = parseArgs({
 
 if (values.help) {
   process.stdout.write(
-    "Usage: npm run simulate -- --url http://localhost:3000 --token ctu_… [--seed 42] [--runs 120] [--tests 200] [--scenario mixed|quiet|flaky|regression|spike|skip] [--dry-run]\n",
+    "Usage: npm run simulate -- --url http://localhost:8787 --token ctu_… [--seed 42] [--runs 120] [--tests 200] [--scenario mixed|quiet|flaky|regression|spike|skip] [--dry-run]\n",
   );
   process.exit(0);
 }
