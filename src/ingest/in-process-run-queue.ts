@@ -12,7 +12,8 @@
  */
 import { describeError } from "../lib/errors";
 import type { Logger } from "../app-env";
-import { uploadPayloads } from "../db/schema";
+import { eq } from "drizzle-orm";
+import { notificationDeliveries, uploadPayloads } from "../db/schema";
 import type { Database } from "../db/types";
 import type { DeliveryAttempt, QueueMessage, RunQueue, SendOptions } from "../services/run-processing";
 import type { UploadPayload } from "../services/test-runs";
@@ -118,6 +119,21 @@ export class InProcessRunQueue implements RunQueue {
     // A pending retry must not keep a finished process (or test run) alive.
     (timer as { unref?: () => void }).unref?.();
   }
+}
+
+/**
+ * Queues every webhook delivery still pending (after a restart its retry timer is gone; left
+ * pending it would also hold the alert's cooldown). It is attempted at once, not after the rest
+ * of its backoff.
+ */
+export async function recoverPendingDeliveries(db: Database, queue: RunQueue): Promise<number> {
+  const waiting = await db
+    .select({ id: notificationDeliveries.id })
+    .from(notificationDeliveries)
+    .where(eq(notificationDeliveries.status, "pending"))
+    .orderBy(notificationDeliveries.id);
+  for (const { id } of waiting) await queue.send({ deliveryId: id });
+  return waiting.length;
 }
 
 /** Queues every run whose payload is still waiting (after a restart, messages kept in memory are gone). */

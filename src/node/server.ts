@@ -8,7 +8,7 @@ import { createApp } from "../app";
 import { consoleLogger } from "../app-env";
 import { systemClock } from "../lib/clock";
 import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
-import { recoverPendingRuns } from "../ingest/in-process-run-queue";
+import { recoverPendingDeliveries, recoverPendingRuns } from "../ingest/in-process-run-queue";
 import { NODE_WEBHOOK_URL_POLICY, createNodeBackground } from "./background";
 import { resolveHost } from "./resolve-host";
 import { prepareDatabase } from "./prepare-database";
@@ -24,6 +24,8 @@ async function main(): Promise<void> {
   const { queue: runQueue } = createNodeBackground({ db: database.db, clock: systemClock, logger: consoleLogger, webAppUrl: config.webAppUrl, resolveHost });
   const recovered = await recoverPendingRuns(database.db, runQueue);
   if (recovered > 0) consoleLogger.info("queued runs left pending by an earlier process", { runs: recovered });
+  const redelivered = await recoverPendingDeliveries(database.db, runQueue);
+  if (redelivered > 0) consoleLogger.info("queued webhook deliveries left pending by an earlier process", { deliveries: redelivered });
   const deps = {
     db: database.db,
     clock: systemClock,

@@ -6,6 +6,9 @@
 import { type IncomingMessage, type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { notificationDeliveries } from "../../src/db/schema";
+import { recoverPendingDeliveries } from "../../src/ingest/in-process-run-queue";
 import { verifySignature } from "../../src/notifications/signature";
 import { createHarness } from "../support/harness";
 
@@ -156,6 +159,21 @@ describe("webhook notifications", () => {
       expect(deliveriesTo(path), silence).toHaveLength(2);
       expect((await h.admin("GET", `/webhooks/${webhook.id}/deliveries`)).body.data[0]).toMatchObject({ status: "delivered" });
     }
+  });
+
+  it("after a restart, deliveries left pending are queued again and delivered (they would otherwise hold the cooldown)", async () => {
+    const { uploadToken, webhook } = await setup("/hooks/restart");
+    await tripFlakiness(uploadToken, "f1f1f1f1");
+    expect(deliveriesTo("/hooks/restart")).toHaveLength(1);
+    // A delivery whose queue message died with the process: pending in the database, no timer.
+    const [sent] = await h.db.select().from(notificationDeliveries).where(eq(notificationDeliveries.endpointId, webhook.id));
+    const { id: _id, ...copy } = sent!;
+    const [lost] = await h.db.insert(notificationDeliveries).values({ ...copy, status: "pending", attempts: 2, deliveredAt: null }).returning();
+    expect(await recoverPendingDeliveries(h.db, h.queue)).toBeGreaterThanOrEqual(1);
+    await h.queue.idle();
+    expect(deliveriesTo("/hooks/restart")).toHaveLength(2);
+    const [after] = await h.db.select().from(notificationDeliveries).where(eq(notificationDeliveries.id, lost!.id));
+    expect(after).toMatchObject({ status: "delivered", attempts: 3 });
   });
 
   it("a failing receiver is retried with backoff, and the log shows every attempt", async () => {
