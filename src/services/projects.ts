@@ -55,7 +55,7 @@ export async function updateProject(scope: OrgScope, projectId: string, patch: {
 }
 
 /** Creates the project with its upload token and its four alerts (active, not snoozed) in one transaction. */
-export async function createProject(deps: ServiceDeps, organizationId: string, input: { name: string; description?: string | null }) {
+export async function createProject(deps: ServiceDeps, organizationId: string, input: { name: string; description?: string | null; defaultBranch?: string | null }) {
   if (!isUuid(organizationId)) throw notFound("Organization");
   const now = deps.clock.now();
   const uploadToken = generateToken("uploadToken");
@@ -69,6 +69,7 @@ export async function createProject(deps: ServiceDeps, organizationId: string, i
         organizationId,
         name: input.name,
         description: input.description === "" ? null : (input.description ?? null),
+        defaultBranch: input.defaultBranch ?? null,
         uploadTokenHash,
         createdAt: now,
         updatedAt: now,
@@ -79,6 +80,18 @@ export async function createProject(deps: ServiceDeps, organizationId: string, i
     );
     return { project: presentProject(project!, deps.webAppUrl), upload_token: uploadToken };
   });
+}
+
+/** The branch the alert checks treat as the project's default (null: main, master, or no branch). */
+export async function setProjectDefaultBranch(deps: Pick<ServiceDeps, "db" | "clock">, projectId: string, defaultBranch: string | null) {
+  if (!isUuid(projectId)) throw notFound("Project");
+  const [row] = await deps.db
+    .update(projects)
+    .set({ defaultBranch, updatedAt: deps.clock.now() })
+    .where(eq(projects.id, projectId))
+    .returning({ id: projects.id, defaultBranch: projects.defaultBranch });
+  if (!row) throw notFound("Project");
+  return { project_id: row.id, default_branch: row.defaultBranch };
 }
 
 export async function regenerateUploadToken(deps: ServiceDeps, projectId: string) {

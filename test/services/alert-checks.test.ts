@@ -168,6 +168,41 @@ describe("small suites (the scenarios with nothing around the test)", () => {
   });
 });
 
+describe("the project's default branch (admin check settings)", () => {
+  it("runs on the configured branch feed the windows; without it, runs on develop do not", async () => {
+    const alternating = times(30, (i) => ({ branch: "develop", cases: [...stable(10), { name: "develop_flake", status: (i % 2 ? "failed" : "passed") as Status }] }));
+
+    const unconfigured = await newProject();
+    await uploadRuns(unconfigured.uploadToken, alternating);
+    expect(await eventsOf(unconfigured.apiKey, unconfigured.alertIds.test_flakiness!)).toEqual([]);
+
+    const { organization, apiKey } = await h.newOrganization();
+    const created = await h.admin("POST", `/organizations/${organization.id}/projects`, { name: "Develop first", default_branch: " develop " });
+    expect(created.status).toBe(201);
+    const projectId = created.body.project.id as string;
+    const alerts = (await h.get(`/api/v1/alerts?project_id=${projectId}&status=all`, apiKey)).body.data as { id: string; alert_type: string }[];
+    const flakinessAlert = alerts.find((a) => a.alert_type === "test_flakiness")!.id;
+    await uploadRuns(created.body.upload_token, alternating);
+    const events = await eventsOf(apiKey, flakinessAlert);
+    expect(events.length).toBeGreaterThanOrEqual(1);
+    expect(events[0]!.metadata.name).toBe("develop_flake");
+  });
+
+  it("PATCH /admin/v1/projects/:id/check_settings sets or clears it; bad values are 422, unknown projects 404", async () => {
+    const { project } = await newProject();
+    const set = await h.admin("PATCH", `/projects/${project.id}/check_settings`, { default_branch: "trunk" });
+    expect(set.status).toBe(200);
+    expect(set.body).toEqual({ project_id: project.id, default_branch: "trunk" });
+    expect((await h.admin("PATCH", `/projects/${project.id}/check_settings`, { default_branch: "" })).body.default_branch).toBeNull();
+    expect((await h.admin("PATCH", `/projects/${project.id}/check_settings`, { default_branch: null })).body.default_branch).toBeNull();
+    const bad = await h.admin("PATCH", `/projects/${project.id}/check_settings`, { default_branch: 7 });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.details[0].field).toBe("default_branch");
+    expect((await h.admin("PATCH", `/projects/${project.id}/check_settings`, {})).status).toBe(422);
+    expect((await h.admin("PATCH", `/projects/00000000-0000-4000-8000-000000000000/check_settings`, { default_branch: "x" })).status).toBe(404);
+  });
+});
+
 describe("must not trip", () => {
   it("a test that breaks and stays broken is not flaky", async () => {
     const { apiKey, uploadToken, alertIds } = await newProject();

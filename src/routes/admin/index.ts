@@ -11,7 +11,7 @@ import { ApiError } from "../../lib/errors";
 import { bearerToken, unauthorized } from "../../middleware/auth";
 import { API_BODY_LIMIT_BYTES, limitBody, readJsonBody } from "../../middleware/json-body";
 import { createOrganization, regenerateApiKey } from "../../services/organizations";
-import { createProject, regenerateUploadToken } from "../../services/projects";
+import { createProject, regenerateUploadToken, setProjectDefaultBranch } from "../../services/projects";
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { errorResponses } from "../responses";
 import { AlertSchema, ApiKeySchema, IdParamSchema, OrganizationSchema, ProjectSchema, displayNameSchema, freeTextSchema } from "../schemas";
@@ -25,12 +25,33 @@ const CreateOrganizationBody = z
   })
   .openapi("CreateOrganizationRequest");
 
+/** A branch name: trimmed, at most 255 characters, no control characters; "" or null → the default rule. */
+const defaultBranchSchema = () =>
+  z
+    .string({ error: "must be a string or null" })
+    .trim()
+    .max(255, "is too long (maximum is 255 characters)")
+    .refine((value) => !/[\u0000-\u001f\u007f]/.test(value), "must not contain control characters")
+    .transform((value) => (value === "" ? null : value))
+    .nullable()
+    .openapi({
+      description:
+        "The branch whose runs feed the checks' statistical windows (flip window, durations, failure share, skips). Null: `main`, `master` and runs without a branch.",
+      example: "develop",
+    });
+
 const CreateProjectBody = z
   .object({
     name: displayNameSchema(),
     description: freeTextSchema().nullable().optional(),
+    default_branch: defaultBranchSchema().optional(),
   })
   .openapi("CreateProjectRequest");
+
+const CheckSettingsBody = z.object({ default_branch: defaultBranchSchema() }).openapi("ProjectCheckSettingsRequest");
+const CheckSettingsSchema = z
+  .object({ project_id: z.string().uuid(), default_branch: z.string().nullable() })
+  .openapi("ProjectCheckSettings");
 
 const ApiKeyWithSecretSchema = ApiKeySchema.extend({
   secret: z.string().openapi({ description: "The key itself. Shown only in this response; store it now." }),
@@ -81,6 +102,18 @@ const createProjectRoute = createRoute({
     201: json(z.object({ project: ProjectSchema, upload_token: UploadTokenSchema }), "The project and its upload token."),
     ...errorResponses(400, 401, 404, 413, 422, 500),
   },
+});
+
+const checkSettingsRoute = createRoute({
+  method: "patch",
+  path: "/projects/{id}/check_settings",
+  operationId: "adminSetProjectCheckSettings",
+  tags: ["Admin"],
+  summary: "Set the branch the alert checks treat as the project's default branch",
+  description: "Takes effect from the next processed run; the checks' stored windows are kept.",
+  security: adminSecurity,
+  request: { params: ProjectIdParam, body: { required: true, content: { "application/json": { schema: CheckSettingsBody } } } },
+  responses: { 200: json(CheckSettingsSchema, "The project's check settings."), ...errorResponses(400, 401, 404, 413, 422, 500) },
 });
 
 const regenerateUploadTokenRoute = createRoute({
@@ -237,8 +270,13 @@ export function createAdminApi(deps: AppDeps, gate: KeyGate) {
   });
 
   admin.openapi(createProjectRoute, async (c) => {
-    return c.json(await createProject(serviceDeps, c.req.valid("param").id, c.req.valid("json")), 201);
+    const body = c.req.valid("json");
+    const input = { name: body.name, description: body.description, defaultBranch: body.default_branch ?? null };
+    return c.json(await createProject(serviceDeps, c.req.valid("param").id, input), 201);
   });
+  admin.openapi(checkSettingsRoute, async (c) =>
+    c.json(await setProjectDefaultBranch(serviceDeps, c.req.valid("param").id, c.req.valid("json").default_branch), 200),
+  );
 
   admin.openapi(regenerateUploadTokenRoute, async (c) => c.json(await regenerateUploadToken(serviceDeps, c.req.valid("param").id), 200));
 
