@@ -76,15 +76,19 @@ export async function runSummary(db: Database, run: TestRunRow, defaultBranch: s
 /** Keeps metadata within its size cap: the largest arrays are cut first, and the cut is recorded. */
 export function boundedMetadata(metadata: Record<string, unknown>): Record<string, unknown> {
   let result = metadata;
-  for (let round = 0; round < 8 && JSON.stringify(result).length > MAX_METADATA_BYTES; round++) {
+  for (let round = 0; round < 8 && jsonBytes(result) > MAX_METADATA_BYTES; round++) {
     const [key, value] = Object.entries(result)
       .filter(([, v]) => Array.isArray(v) && v.length > 1)
       .sort(([, a], [, b]) => JSON.stringify(b).length - JSON.stringify(a).length)[0] ?? [undefined, undefined];
     if (key === undefined || !Array.isArray(value)) break;
     result = { ...result, [key]: value.slice(0, Math.ceil(value.length / 2)), [`${key}_truncated`]: true };
   }
-  return JSON.stringify(result).length > MAX_METADATA_BYTES ? { truncated: true, detector_version: metadata.detector_version ?? null } : result;
+  return jsonBytes(result) > MAX_METADATA_BYTES ? { truncated: true, detector_version: metadata.detector_version ?? null } : result;
 }
+
+const utf8 = new TextEncoder();
+/** Size of a value as stored and sent: UTF-8 bytes of its JSON (test names are often not ASCII). */
+const jsonBytes = (value: unknown): number => utf8.encode(JSON.stringify(value)).length;
 
 export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Promise<RecordedTrip[]> {
   const [project] = await deps.db

@@ -11,7 +11,7 @@
  */
 import { and, desc, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
 import type { Logger } from "../app-env";
-import { alertEvents, alerts, notificationDeliveries, projects, testRuns, webhookEndpoints } from "../db/schema";
+import { alertEvents, alerts, notificationDeliveries, organizations, projects, testRuns, webhookEndpoints } from "../db/schema";
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
 import { describeError, notFound, validationFailed } from "../lib/errors";
@@ -118,6 +118,8 @@ export async function createWebhookEndpoint(
 
 export async function listWebhookEndpoints(db: Database, organizationId: string) {
   if (!isUuid(organizationId)) throw notFound("Organization");
+  const [organization] = await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).limit(1);
+  if (!organization) throw notFound("Organization");
   const rows = await db
     .select()
     .from(webhookEndpoints)

@@ -5,6 +5,7 @@
  * events; snoozed: checks and events continue).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { boundedMetadata } from "../../src/services/alert-checks";
 import { createHarness } from "../support/harness";
 
 let h: Awaited<ReturnType<typeof createHarness>>;
@@ -200,6 +201,20 @@ describe("the project's default branch (admin check settings)", () => {
     expect(bad.body.error.details[0].field).toBe("default_branch");
     expect((await h.admin("PATCH", `/projects/${project.id}/check_settings`, {})).status).toBe(422);
     expect((await h.admin("PATCH", `/projects/00000000-0000-4000-8000-000000000000/check_settings`, { default_branch: "x" })).status).toBe(404);
+  });
+});
+
+describe("event metadata size", () => {
+  it("is capped at 16 KiB of UTF-8, non-ASCII names included: the longest lists are cut and the cut is marked", () => {
+    const names = Array.from({ length: 400 }, (_, i) => `テスト_${i}_${"名".repeat(20)}`);
+    const bounded = boundedMetadata({ subject: "run", newly_skipped_tests: names, detector_version: "x/1" });
+    const bytes = new TextEncoder().encode(JSON.stringify(bounded)).length;
+    expect(bytes).toBeLessThanOrEqual(16 * 1024);
+    expect(bounded.newly_skipped_tests_truncated).toBe(true);
+    expect((bounded.newly_skipped_tests as string[])[0]).toBe(names[0]);
+    // Under the cap nothing changes.
+    const small = { subject: "run", newly_skipped_tests: names.slice(0, 3) };
+    expect(boundedMetadata(small)).toEqual(small);
   });
 });
 

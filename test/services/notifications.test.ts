@@ -218,6 +218,12 @@ describe("webhook notifications", () => {
 
     expect((await h.admin("DELETE", `/webhooks/${scoped.body.webhook.id}`)).status).toBe(204);
     expect((await h.admin("GET", `/organizations/${organization.id}/webhooks`)).body.data.map((w: { url: string }) => w.url)).toEqual([`${base}/hooks/org-wide`]);
+    // The delivery log goes with its endpoint.
+    expect((await h.admin("GET", `/webhooks/${scoped.body.webhook.id}/deliveries`)).status).toBe(404);
+    // An unknown organization is a 404, as documented, not an empty list.
+    const unknown = await h.admin("GET", `/organizations/00000000-0000-4000-8000-000000000000/webhooks`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe("not_found");
   });
 });
 
