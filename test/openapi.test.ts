@@ -47,7 +47,7 @@ describe("GET /api/v1/openapi.json", () => {
       expect(operation.summary).toBeTruthy();
       expect(operation.tags?.length).toBeGreaterThan(0);
       expect(operation.security).toEqual([{ bearerAuth: [] }]);
-      for (const status of ["401", "429", "500"]) {
+      for (const status of ["401", "429", "500", "503"]) {
         expect(operation.responses[status]?.content["application/json"].schema.$ref, `${method} ${path} ${status}`).toBe("#/components/schemas/Error");
       }
     }

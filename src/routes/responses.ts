@@ -29,14 +29,16 @@ export function errorResponses(...statuses: Status[]) {
         content: { "application/json": { schema: ErrorEnvelopeSchema } },
         ...(status === 429
           ? { headers: { ...rateLimitHeaders, "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } } } }
-          : {}),
+          : status === 503
+            ? { headers: { "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } } } }
+            : {}),
       },
     ]),
   ) as Record<Status, { description: string; content: { "application/json": { schema: typeof ErrorEnvelopeSchema } } }>;
 }
 
-/** Every authenticated /api/v1 operation can answer these. */
-export const COMMON_ERRORS = [401, 429, 500] as const;
+/** Every authenticated /api/v1 operation can answer these (503: the database or the rate limiter is unreachable). */
+export const COMMON_ERRORS = [401, 429, 500, 503] as const;
 
 export function jsonOk<T>(schema: T, description: string) {
   return { description, headers: rateLimitHeaders, content: { "application/json": { schema } } };

@@ -137,6 +137,19 @@ describe("wrong methods", () => {
     expect(methods).not.toContain(method);
   });
 
+  it("a malformed or oversized body does not hide a 405 or a 404; operations without a body ignore one", async () => {
+    const { key, project, alertId } = await fixture();
+    const junk = { key, rawBody: "{not json", headers: { "content-type": "application/json" } };
+    expectEnvelope(await h.call("PUT", `/api/v1/projects/${project.id}`, junk), 405, "method_not_allowed");
+    expectEnvelope(await h.call("POST", "/api/v1/projects", junk), 405, "method_not_allowed");
+    expectEnvelope(await h.call("POST", "/api/v1/nope", junk), 404, "not_found");
+    expectEnvelope(await h.call("PUT", `/api/v1/projects/${project.id}`, { key, rawBody: "x".repeat(70_000) }), 405, "method_not_allowed");
+    const disabled = await h.call("POST", `/api/v1/alerts/${alertId}/disable`, junk);
+    expect(disabled.status).toBe(200);
+    expect(disabled.body.active).toBe(false);
+    expect((await h.call("POST", `/api/v1/alerts/${alertId}/enable`, junk)).status).toBe(200);
+  });
+
   it("a wrong method on a path with an unknown id is still a 405", async () => {
     const { key } = await fixture();
     const res = await h.call("PUT", `/api/v1/alerts/${UNKNOWN_UUID}`, { key });

@@ -4,6 +4,7 @@
  * Handlers stay thin: read validated input, call a service, return its result.
  */
 import { OpenAPIHono, createRoute } from "@hono/zod-openapi";
+import { createMiddleware } from "hono/factory";
 import type { AppDeps, AppEnv } from "../../app-env";
 import { ApiError } from "../../lib/errors";
 import { CursorCodec, type Listing } from "../../lib/pagination";
@@ -200,7 +201,20 @@ export function createV1Api(deps: AppDeps, gate: KeyGate, options: V1ApiOptions 
   });
 
   // Authentication first, then the rate limit, then validation (DESIGN.md).
-  api.use("*", authenticateAndLimit(deps, gate), limitBody(API_BODY_LIMIT_BYTES), readJsonBody);
+  api.use("*", authenticateAndLimit(deps, gate));
+  // Only the two operations that take a body read one: elsewhere a body is ignored, so a malformed
+  // one cannot turn a 404 (unknown path) or a 405 (wrong method) into a 400.
+  const withJsonBody = (method: "PATCH" | "POST") => {
+    const limit = limitBody(API_BODY_LIMIT_BYTES);
+    return createMiddleware<AppEnv>(async (c, next) => {
+      if (c.req.method !== method) return next();
+      await limit(c, async () => {
+        await readJsonBody(c, next);
+      });
+    });
+  };
+  api.use("/projects/:id", withJsonBody("PATCH"));
+  api.use("/alerts/:id/snooze", withJsonBody("POST"));
 
   const listing = (organizationId: string, name: string, filters: Listing["filters"], idKind: Listing["idKind"] = "uuid"): Listing => ({
     name,
