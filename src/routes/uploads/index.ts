@@ -107,6 +107,8 @@ function metadataFromJsonBody(text: string): Record<string, unknown> {
 const tokenSecurity = [{ uploadToken: [] }];
 const json = (schema: unknown, description: string) => ({ description, content: { "application/json": { schema } } });
 
+const UPLOADS_TAG = { name: "Uploads", description: "Test reports in, test runs out (outside /api/v1: authenticated with a project's upload token)." };
+
 function uploadsDocumentConfig(origin: string) {
   return {
     openapi: "3.1.0",
@@ -122,13 +124,6 @@ function uploadsDocumentConfig(origin: string) {
   };
 }
 
-const UPLOADS_TAG = { name: "Uploads", description: "Test reports in, test runs out (outside /api/v1: authenticated with a project's upload token)." };
-
-/**
- * The upload operations as they appear in the /api/v1 document: under their full paths
- * (`/uploads/v1/…`), each path carrying its own server (the origin) since the document's server is
- * `/api/v1`, with the schemas and the `uploadToken` scheme they use.
- */
 type OpenApi31Document = ReturnType<OpenAPIHono["getOpenAPI31Document"]>;
 type Components = NonNullable<OpenApi31Document["components"]>;
 export type UploadsDocumentPart = {
@@ -138,6 +133,11 @@ export type UploadsDocumentPart = {
   tag: typeof UPLOADS_TAG;
 };
 
+/**
+ * The upload operations as they appear in the /api/v1 document: under their full paths
+ * (`/uploads/v1/…`), each path carrying its own server (the origin) since the document's server is
+ * `/api/v1`, with the schemas and the `uploadToken` scheme they use.
+ */
 export function uploadsDocumentPart(uploadsApi: OpenAPIHono<UploadEnv>, origin: string): UploadsDocumentPart {
   const document = uploadsApi.getOpenAPI31Document(uploadsDocumentConfig(origin));
   const paths: UploadsDocumentPart["paths"] = {};
