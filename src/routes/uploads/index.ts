@@ -20,6 +20,7 @@ import { MAX_JSON_DEPTH } from "../../services/run-processing";
 import { type UploadingProject, acceptUpload, findProjectByUploadToken, getUploadedRun, presentUploadedRun } from "../../services/uploads";
 import type { RunMetadata } from "../../services/test-runs";
 import { addMethodNotAllowed } from "../method-not-allowed";
+import { documentConfig } from "../openapi-document";
 import { errorResponses } from "../responses";
 import { TestRunSchema } from "../schemas";
 
@@ -110,18 +111,13 @@ const json = (schema: unknown, description: string) => ({ description, content: 
 const UPLOADS_TAG = { name: "Uploads", description: "Test reports in, test runs out (outside /api/v1: authenticated with a project's upload token)." };
 
 function uploadsDocumentConfig(origin: string) {
-  return {
-    openapi: "3.1.0",
-    info: {
-      title: "CI test analytics uploads API",
-      version: "1.0.0",
-      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
-      description:
-        "How test results come in: JUnit XML or JSON, authenticated with a project's upload token. Runs are then readable in /api/v1 (`/api/v1/openapi.json`, which also lists these operations). The uploader CLI (`npx ci-test-analytics upload`) wraps this endpoint.",
-    },
-    servers: [{ url: `${origin}/uploads/v1`, description: "This server" }],
+  return documentConfig({
+    title: "CI test analytics uploads API",
+    description:
+      "How test results come in: JUnit XML or JSON, authenticated with a project's upload token. Runs are then readable in /api/v1 (`/api/v1/openapi.json`, which also lists these operations). The uploader CLI (`npx ci-test-analytics upload`) wraps this endpoint.",
+    serverUrl: `${origin}/uploads/v1`,
     tags: [UPLOADS_TAG],
-  };
+  });
 }
 
 type OpenApi31Document = ReturnType<OpenAPIHono["getOpenAPI31Document"]>;

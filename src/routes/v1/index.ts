@@ -31,6 +31,7 @@ import {
   listOf,
 } from "../schemas";
 import { addMethodNotAllowed } from "../method-not-allowed";
+import { documentConfig } from "../openapi-document";
 import { registerTestResultRoutes } from "./test-results";
 import type { UploadsDocumentPart } from "../uploads";
 
@@ -149,23 +150,18 @@ const enableRoute = alertActionRoute("enable", "Enable an alert", "Resumes check
 const disableRoute = alertActionRoute("disable", "Disable an alert", "Stops checking new test runs; event history is kept.");
 
 function v1DocumentConfig(origin: string) {
-  return {
-    openapi: "3.1.0",
-    info: {
-      title: "CI test analytics API",
-      version: "1.0.0",
-      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
-      description:
-        "Projects, test runs and alerts about flaky tests, slow runs, creeping skips and failure spikes. Every failure uses the error envelope. Rate limit: 600 requests in any rolling 60 seconds per API key. Test results come in through the upload operations (`/uploads/v1/…`, tag Uploads), authenticated with a project's upload token rather than an API key.",
-    },
-    servers: [{ url: `${origin}/api/v1`, description: "This server" }],
+  return documentConfig({
+    title: "CI test analytics API",
+    description:
+      "Projects, test runs and alerts about flaky tests, slow runs, creeping skips and failure spikes. Every failure uses the error envelope. Rate limit: 600 requests in any rolling 60 seconds per API key. Test results come in through the upload operations (`/uploads/v1/…`, tag Uploads), authenticated with a project's upload token rather than an API key.",
+    serverUrl: `${origin}/api/v1`,
     tags: [
       { name: "Organization", description: "The organization of the API key." },
       { name: "Projects", description: "Projects and their latest results." },
       { name: "Alerts", description: "One alert per project and type, with its events." },
       { name: "Test runs", description: "Uploaded test results: runs, their suites and cases." },
     ],
-  };
+  });
 }
 
 export type V1ApiOptions = {
