@@ -134,7 +134,7 @@ export const MAX_XML_DOCUMENTS = REPORT_LIMITS.maxSuites;
 export const UploadEnvelopeSchema = z
   .object({
     ...metadataFields,
-    duration_ms: durationMs.openapi({ description: "Wall-clock duration of the run; by default the sum of its top-level suites." }),
+    duration_ms: durationMs.openapi({ description: "Wall-clock duration of the run; by default the `<testsuites time>` of the XML, else the sum of the top-level suites that state one, else null." }),
     junit_xml: z
       .union([z.string(), z.array(z.string()).min(1, "must not be empty").max(MAX_XML_DOCUMENTS)], {
         error: `must be a string (one XML document) or an array of 1 to ${MAX_XML_DOCUMENTS.toLocaleString("en-US")} strings`,
