@@ -15,7 +15,7 @@ import { type Check, type RunSummary, testKey } from "../checks/types";
 import { alertCheckStates, alertEvents, alerts, projects, testCases, testSuites } from "../db/schema";
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
-import type { AlertType } from "./presenters";
+import { type AlertType, isSnoozed } from "./presenters";
 import type { TestRunRow } from "./test-runs";
 
 export type CheckRegistry = Record<AlertType, Check<unknown>>;
@@ -145,7 +145,7 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Pr
         .update(alerts)
         .set({ eventsCount: sql`${alerts.eventsCount} + ${inserted.length}` })
         .where(eq(alerts.id, alert.id));
-      const snoozed = alert.snoozedUntil !== null && alert.snoozedUntil.getTime() > now.getTime();
+      const snoozed = isSnoozed(alert.snoozedUntil, now);
       for (const { id } of inserted) trips.push({ alertId: alert.id, alertType: alert.alertType, eventId: id, snoozed });
     }
   });

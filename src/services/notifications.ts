@@ -19,7 +19,7 @@ import { isUuid } from "../lib/pagination";
 import { SIGNATURE_HEADER, signatureHeader } from "../notifications/signature";
 import { type UrlPolicy, isInternalAddress, isLoopbackHost, webhookUrlProblem } from "../notifications/url-policy";
 import type { RecordedTrip } from "./alert-checks";
-import { presentAlert, presentAlertEvent, presentTestRun } from "./presenters";
+import { isSnoozed, presentAlert, presentAlertEvent, presentTestRun } from "./presenters";
 import type { RunQueue } from "./run-processing";
 import type { TestRunRow } from "./test-runs";
 
@@ -211,10 +211,15 @@ export async function planNotifications(deps: NotificationDeps, run: TestRunRow,
 // Delivery
 
 /** The JSON a webhook receives. Event metadata is uploaded test output: receivers must escape it. */
-async function notificationBody(db: Database, delivery: typeof notificationDeliveries.$inferSelect, now: Date, webAppUrl: string) {
-  const [alert] = await db.select().from(alerts).where(eq(alerts.id, delivery.alertId)).limit(1);
+async function notificationBody(
+  db: Database,
+  delivery: typeof notificationDeliveries.$inferSelect,
+  alert: typeof alerts.$inferSelect,
+  now: Date,
+  webAppUrl: string,
+) {
   const [run] = await db.select().from(testRuns).where(eq(testRuns.id, delivery.testRunId)).limit(1);
-  if (!alert || !run) return null;
+  if (!run) return null;
   const [project] = await db.select().from(projects).where(eq(projects.id, run.projectId)).limit(1);
   if (!project) return null;
   const events = delivery.eventIds.length ? await db.select().from(alertEvents).where(inArray(alertEvents.id, delivery.eventIds)) : [];
@@ -267,9 +272,9 @@ export async function deliverNotification(deps: NotificationDeps, deliveryId: nu
   const attempt = delivery.attempts + 1;
 
   // Snoozing or disabling an alert silences it at once, retries of earlier trips included.
-  const [alert] = await deps.db.select({ active: alerts.active, snoozedUntil: alerts.snoozedUntil }).from(alerts).where(eq(alerts.id, delivery.alertId)).limit(1);
+  const [alert] = await deps.db.select().from(alerts).where(eq(alerts.id, delivery.alertId)).limit(1);
   if (!alert) return "gone";
-  const silencedBy = !alert.active ? "disabled" : alert.snoozedUntil && alert.snoozedUntil > now ? "snoozed" : null;
+  const silencedBy = !alert.active ? "disabled" : isSnoozed(alert.snoozedUntil, now) ? "snoozed" : null;
   if (silencedBy) {
     await deps.db
       .update(notificationDeliveries)
@@ -282,7 +287,7 @@ export async function deliverNotification(deps: NotificationDeps, deliveryId: nu
   let statusCode: number | null = null;
   let error: string | null = await destinationProblem(deps, endpoint.url);
   if (!error) {
-    const body = await notificationBody(deps.db, delivery, now, deps.webAppUrl);
+    const body = await notificationBody(deps.db, delivery, alert, now, deps.webAppUrl);
     if (!body) return "gone";
     const text = JSON.stringify(body);
     try {

@@ -44,9 +44,14 @@ export function presentProject(row: Row<typeof projects>, webAppUrl: string) {
   };
 }
 
+/** Snoozing is judged against `now`: an expired snooze needs no job to end it. */
+export function isSnoozed(snoozedUntil: Date | null, now: Date): boolean {
+  return snoozedUntil !== null && snoozedUntil.getTime() > now.getTime();
+}
+
 /** `snoozed` is derived from `snoozed_until` at read time, so an expired snooze reads as not snoozed. */
 export function presentAlert(row: Row<typeof alerts>, now: Date, webAppUrl: string) {
-  const snoozed = row.snoozedUntil !== null && row.snoozedUntil.getTime() > now.getTime();
+  const snoozed = isSnoozed(row.snoozedUntil, now);
   return {
     id: row.id,
     project_id: row.projectId,
