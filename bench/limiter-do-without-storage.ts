@@ -11,14 +11,17 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { type KeyAdmission, type KeyState, admitRequest, newKeyState, revokeKey } from "../src/auth/key-state";
+import { systemClock } from "../src/lib/clock";
+import { DEFAULT_RATE_LIMIT } from "../src/lib/rate-limit";
 import { createWorkerHandler } from "../src/worker/index";
-import { workerRuntime } from "../src/worker/runtime";
+
+export { UploadCounterObject } from "../src/worker/key-counter-object";
 
 export class KeyCounterObject extends DurableObject {
   #state: KeyState = newKeyState();
 
   async admit(resolution?: { organizationId: string }): Promise<KeyAdmission> {
-    return admitRequest(this.#state, resolution, workerRuntime.clock.now().getTime(), workerRuntime.rateLimitPolicy);
+    return admitRequest(this.#state, resolution, systemClock.now().getTime(), DEFAULT_RATE_LIMIT);
   }
 
   async revoke(): Promise<void> {

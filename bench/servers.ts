@@ -9,8 +9,8 @@
 import { createNodeBackground } from "../src/node/background";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import { createApp } from "../src/app";
-import type { AppDeps, Logger } from "../src/app-env";
+import { type RequestDeps, createApp } from "../src/app";
+import type { Logger } from "../src/lib/logger";
 import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
 import { systemClock } from "../src/lib/clock";
 import { openDatabase } from "../src/node/database";
@@ -30,17 +30,17 @@ const quietLogger: Logger = {
 
 async function main(): Promise<void> {
   const database = await openDatabase(required("BENCH_DB_URL"));
-  const deps: AppDeps = {
+  const requestDeps: RequestDeps = {
     db: database.db,
     clock: systemClock,
-    // As src/node/server.ts builds it, but with a quota that never throttles the benchmark.
+    // As src/node/server.ts builds them, but with a quota that never throttles the benchmark.
     keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    cursorSecret: required("BENCH_CURSOR_SECRET"),
-    webAppUrl: "https://app.example.com",
+    uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
     runQueue: createNodeBackground({ db: database.db, clock: systemClock, logger: quietLogger, webAppUrl: "https://app.example.com" }).queue,
     logger: quietLogger,
   };
-  const ours = createApp(deps);
+  const app = createApp({ cursorSecret: required("BENCH_CURSOR_SECRET"), webAppUrl: "https://app.example.com" });
+  const ours = { fetch: (request: Request) => app.fetch(request, requestDeps) };
   const bare = createBareApp(database.db, required("BENCH_ORG_ID"));
 
   const listen = (fetch: (request: Request) => Response | Promise<Response>) =>

@@ -23,8 +23,8 @@ import os from "node:os";
 import { serve } from "@hono/node-server";
 import pg from "pg";
 import { SaxesParser } from "saxes";
-import { createApp } from "../src/app";
-import type { Logger } from "../src/app-env";
+import { type RequestDeps, createApp } from "../src/app";
+import type { Logger } from "../src/lib/logger";
 import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
 import { type CopyIn, registerCopyIn, registeredCopyIn } from "../src/db/bulk-copy";
 import { InProcessRunQueue } from "../src/ingest/in-process-run-queue";
@@ -94,15 +94,17 @@ async function main(): Promise<void> {
       },
       { logger: quietLogger },
     );
-    const app = createApp({
-      ...deps,
+    const app = createApp({ cursorSecret: "upload-bench-cursor-secret", webAppUrl: deps.webAppUrl });
+    const requestDeps: RequestDeps = {
+      db: deps.db,
+      clock: deps.clock,
       keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-      cursorSecret: "upload-bench-cursor-secret",
+      uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
       runQueue: queue,
       logger: quietLogger,
-    });
+    };
     const port = await new Promise<number>((resolve) => {
-      server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info) => resolve(info.port));
+      server = serve({ fetch: (request) => app.fetch(request, requestDeps), port: 0, hostname: "127.0.0.1" }, (info) => resolve(info.port));
     });
     const base = `http://127.0.0.1:${port}`;
 

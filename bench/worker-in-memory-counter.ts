@@ -14,7 +14,7 @@ import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
 import { systemClock } from "../src/lib/clock";
 import { createWorkerHandler } from "../src/worker/index";
 
-export { KeyCounterObject } from "../src/worker/key-counter-object";
+export { KeyCounterObject, UploadCounterObject } from "../src/worker/key-counter-object";
 
 /** One per isolate, like the key-id cache in src/worker/index.ts. */
 const counter = new InMemoryKeyCounter(systemClock);

@@ -12,7 +12,7 @@ import { printStartBanner } from "../src/node/start-banner";
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { consoleLogger } from "../src/app-env";
+import { consoleLogger } from "../src/lib/logger";
 import { readNodeConfig } from "../src/node/config";
 import { type LocalDatabase, startLocalDatabase } from "../src/node/local-neon";
 import { prepareDatabase } from "../src/node/prepare-database";

@@ -1,45 +1,52 @@
-import type { Database } from "./db/types";
-import type { Clock } from "./lib/clock";
+/**
+ * What the app is made of, split by lifetime:
+ * - `AppConfig`: what lives as long as a process or Worker isolate (configuration, the cursor
+ *   secret, the key-id cache). `createApp(config)` keeps only this.
+ * - `RequestDeps`: what one request uses (its database, the key counter, the run queue, the
+ *   clock, the logger). The runtime's entry builds them for each request and hands them to
+ *   `app.fetch(request, deps)`, where Hono exposes them as `c.env`: the Node entry from one shared
+ *   pool, the Worker from a Neon pool opened and ended within the request.
+ */
 import type { KeyIdCache } from "./auth/key-gate";
 import type { KeyCounter } from "./auth/key-state";
-import type { AuthenticatedKey } from "./services/organizations";
-import type { OrgScope } from "./services/context";
-import type { RunQueue } from "./services/run-processing";
+import type { Database } from "./db/types";
+import type { RunQueue } from "./ingest/run-queue";
+import type { Clock } from "./lib/clock";
+import type { Logger } from "./lib/logger";
 import type { UrlPolicy } from "./notifications/url-policy";
+import type { OrgScope } from "./services/context";
+import type { AuthenticatedKey } from "./services/organizations";
 
-export interface Logger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
-
-/** One JSON line per entry; `level` and `message` always win over same-named fields. */
-export const consoleLogger: Logger = {
-  info: (message, fields) => console.log(JSON.stringify({ ...fields, level: "info", message })),
-  error: (message, fields) => console.error(JSON.stringify({ ...fields, level: "error", message })),
-};
-
-/** Everything the app needs; runtime entries (Node, Worker) build this and nothing else. */
-export type AppDeps = {
-  db: Database;
-  clock: Clock;
-  /** Per-key authority: organization, revoked mark and rate window (in memory on Node, a Durable Object per key on Workers). */
-  keyCounter: KeyCounter;
-  /** Key-hash → key-id cache that outlives one request (per process / isolate); a fresh one if omitted. */
-  keyIdCache?: KeyIdCache;
+export type AppConfig = {
   /** Signs pagination cursors (≥ 16 characters). */
   cursorSecret: string;
   /** Enables /admin/v1 when set. */
   adminToken?: string;
   /** Base of the `url` fields. */
   webAppUrl: string;
-  /** Where accepted uploads go to be processed (a Cloudflare Queue on Workers, in process on Node). */
-  runQueue: RunQueue;
   /** Which webhook URLs the admin API accepts; by default https to public hosts only. */
   webhookUrlPolicy?: UrlPolicy;
-  logger?: Logger;
+  /** Key-hash → key-id cache that outlives one request (per process / isolate); a fresh one if omitted. */
+  keyIdCache?: KeyIdCache;
+};
+
+export type RequestDeps = {
+  db: Database;
+  clock: Clock;
+  /**
+   * Per-credential authority: for API keys the organization, revoked mark and rate window; for
+   * upload tokens the project's rate window (in memory on Node, a Durable Object per key or
+   * project on Workers).
+   */
+  keyCounter: KeyCounter;
+  uploadCounter: KeyCounter;
+  /** Where accepted uploads go to be processed (a Cloudflare Queue on Workers, in process on Node). */
+  runQueue: RunQueue;
+  logger: Logger;
 };
 
 export type AppEnv = {
+  Bindings: RequestDeps;
   Variables: {
     requestId: string;
     auth: AuthenticatedKey;

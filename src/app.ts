@@ -1,18 +1,22 @@
 /**
- * createApp(deps) builds the one Hono app. The Node entry (src/node/server.ts) and the Worker
- * entry only build deps; nothing in here reads process.env or Worker bindings.
+ * createApp(config) builds the one Hono app from what lives as long as a process or isolate.
+ * A request's dependencies (database, counters, queue, clock, logger) come with the request:
+ * the runtime's entry passes them as `app.fetch(request, deps)` and handlers read `c.env`.
+ * Nothing in here reads process.env or Worker bindings.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { type AppDeps, type AppEnv, consoleLogger } from "./app-env";
-import { KeyGate, KeyIdCache } from "./auth/key-gate";
+import type { AppConfig, AppEnv } from "./app-env";
+import { KeyIdCache } from "./auth/key-gate";
 import { ApiError, describeError } from "./lib/errors";
+import { consoleLogger } from "./lib/logger";
+import { CursorCodec } from "./lib/pagination";
 import { createAdminApi } from "./routes/admin";
 import { createUploadsApi, uploadsDocumentPart } from "./routes/uploads";
 import { createV1Api } from "./routes/v1";
 
-export type { AppDeps } from "./app-env";
+export type { AppConfig, RequestDeps } from "./app-env";
 
 const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 
@@ -54,9 +58,12 @@ function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
-export function createApp(deps: AppDeps) {
-  const logger = deps.logger ?? consoleLogger;
+export function createApp(config: AppConfig) {
   const app = new OpenAPIHono<AppEnv>();
+  const codec = new CursorCodec(config.cursorSecret);
+  const keyIdCache = config.keyIdCache ?? new KeyIdCache();
+  /** The request's logger; the console's when a request came without its dependencies. */
+  const loggerOf = (c: Context<AppEnv>) => c.env?.logger ?? consoleLogger;
 
   app.use("*", async (c, next) => {
     const requestId = crypto.randomUUID();
@@ -69,10 +76,15 @@ export function createApp(deps: AppDeps) {
     if (type?.toLowerCase().startsWith("application/json")) c.res.headers.set("content-type", JSON_CONTENT_TYPE);
   });
 
-  const gate = new KeyGate(deps.db, deps.keyCounter, deps.keyIdCache ?? new KeyIdCache());
-  const uploadsApi = createUploadsApi({ ...deps, logger });
-  app.route("/api/v1", createV1Api(deps, gate, { uploadsDocument: (origin) => uploadsDocumentPart(uploadsApi, origin) }));
-  app.route("/admin/v1", createAdminApi(deps, gate));
+  // A request without its dependencies is a wiring mistake of the runtime's entry, not a client's.
+  app.use("*", async (c, next) => {
+    if (!c.env?.db) throw new Error("The request came without its dependencies: call app.fetch(request, deps).");
+    await next();
+  });
+
+  const uploadsApi = createUploadsApi(config);
+  app.route("/api/v1", createV1Api(config, { codec, keyIdCache, uploadsDocument: (origin) => uploadsDocumentPart(uploadsApi, origin) }));
+  app.route("/admin/v1", createAdminApi(config));
   app.route("/uploads/v1", uploadsApi);
 
   app.notFound((c) => errorResponse(c, new ApiError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`)));
@@ -81,14 +93,14 @@ export function createApp(deps: AppDeps) {
     if (error instanceof ApiError) return errorResponse(c, error);
     if (error instanceof HTTPException) return errorResponse(c, fromHttpException(error));
     if (isDatabaseUnavailable(error)) {
-      logger.error("database unavailable", { requestId: c.get("requestId"), error: describeError(error) });
+      loggerOf(c).error("database unavailable", { requestId: c.get("requestId"), error: describeError(error) });
       return errorResponse(
         c,
         new ApiError("service_unavailable", "The database is momentarily unavailable; retry shortly.", { headers: { "Retry-After": "1" } }),
       );
     }
     // Details go to the log only, never to the client. The log never includes request headers.
-    logger.error("unhandled error", {
+    loggerOf(c).error("unhandled error", {
       requestId: c.get("requestId"),
       method: c.req.method,
       path: new URL(c.req.url).pathname,
@@ -99,3 +111,5 @@ export function createApp(deps: AppDeps) {
 
   return app;
 }
+
+export type App = ReturnType<typeof createApp>;

@@ -38,7 +38,8 @@ export class KeyIdCache {
 
 export type Admission = { auth: AuthenticatedKey; decision: RateLimitDecision };
 
-function counterUnavailable(error: unknown): ApiError {
+/** The counter (a Durable Object on Workers) could not be asked: fail closed, retryably. */
+export function counterUnavailable(error: unknown): ApiError {
   return Object.assign(
     new ApiError("service_unavailable", "The rate limiter is unreachable; the request was not processed. Retry shortly.", {
       headers: { "Retry-After": "1" },
@@ -47,53 +48,49 @@ function counterUnavailable(error: unknown): ApiError {
   );
 }
 
-export class KeyGate {
-  constructor(
-    private readonly db: Database,
-    private readonly counter: KeyCounter,
-    private readonly cache: KeyIdCache,
-  ) {}
+/** What admitting a key reads: the database (on a cache miss), the key's counter and the process's key-id cache. */
+export type KeyGateDeps = { db: Database; keyCounter: KeyCounter; keyIdCache: KeyIdCache };
 
-  /** The key's organization and rate decision, or null for a malformed, unknown or revoked key. */
-  async admit(presented: string): Promise<Admission | null> {
-    if (!isWellFormedToken("apiKey", presented)) return null;
-    const keyHash = await hashToken(presented);
-
-    const cachedKeyId = this.cache.get(keyHash);
-    if (cachedKeyId !== undefined) {
-      const admission = await this.#counterAdmit(cachedKeyId);
-      if (admission.status === "revoked") {
-        this.cache.delete(keyHash);
-        return null;
-      }
-      if (admission.status === "admitted") {
-        return { auth: { apiKeyId: cachedKeyId, organizationId: admission.organizationId }, decision: admission.decision };
-      }
-    }
-
-    const live = await findLiveKeyByHash(this.db, keyHash);
-    if (!live) return null;
-    const admission = await this.#counterAdmit(live.apiKeyId, { organizationId: live.organizationId });
-    // The database still lists the key while its counter says revoked: a regeneration is
-    // committing right now. Fail closed.
-    if (admission.status !== "admitted") return null;
-    this.cache.set(keyHash, live.apiKeyId);
-    return { auth: live, decision: admission.decision };
+async function counterAdmit(counter: KeyCounter, keyId: string, resolution?: { organizationId: string }) {
+  try {
+    return await counter.admit(keyId, resolution);
+  } catch (error) {
+    throw counterUnavailable(error);
   }
+}
 
-  async revoke(keyIds: string[]): Promise<void> {
-    try {
-      await this.counter.revoke(keyIds);
-    } catch (error) {
-      throw counterUnavailable(error);
+/** The key's organization and rate decision, or null for a malformed, unknown or revoked key. */
+export async function admitApiKey(deps: KeyGateDeps, presented: string): Promise<Admission | null> {
+  if (!isWellFormedToken("apiKey", presented)) return null;
+  const keyHash = await hashToken(presented);
+
+  const cachedKeyId = deps.keyIdCache.get(keyHash);
+  if (cachedKeyId !== undefined) {
+    const admission = await counterAdmit(deps.keyCounter, cachedKeyId);
+    if (admission.status === "revoked") {
+      deps.keyIdCache.delete(keyHash);
+      return null;
+    }
+    if (admission.status === "admitted") {
+      return { auth: { apiKeyId: cachedKeyId, organizationId: admission.organizationId }, decision: admission.decision };
     }
   }
 
-  async #counterAdmit(keyId: string, resolution?: { organizationId: string }) {
-    try {
-      return await this.counter.admit(keyId, resolution);
-    } catch (error) {
-      throw counterUnavailable(error);
-    }
+  const live = await findLiveKeyByHash(deps.db, keyHash);
+  if (!live) return null;
+  const admission = await counterAdmit(deps.keyCounter, live.apiKeyId, { organizationId: live.organizationId });
+  // The database still lists the key while its counter says revoked: a regeneration is
+  // committing right now. Fail closed.
+  if (admission.status !== "admitted") return null;
+  deps.keyIdCache.set(keyHash, live.apiKeyId);
+  return { auth: live, decision: admission.decision };
+}
+
+/** Marks replaced keys revoked in their counters; 503 when a counter cannot be reached. */
+export async function revokeApiKeys(counter: KeyCounter, keyIds: string[]): Promise<void> {
+  try {
+    await counter.revoke(keyIds);
+  } catch (error) {
+    throw counterUnavailable(error);
   }
 }

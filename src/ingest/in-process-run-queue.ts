@@ -11,12 +11,11 @@
  * delayed messages and anything over the budget read the stored payload instead.
  */
 import { describeError } from "../lib/errors";
-import type { Logger } from "../app-env";
+import type { Logger } from "../lib/logger";
 import { eq } from "drizzle-orm";
 import { notificationDeliveries, uploadPayloads } from "../db/schema";
 import type { Database } from "../db/types";
-import type { DeliveryAttempt, QueueMessage, RunQueue, SendOptions } from "../services/run-processing";
-import type { UploadPayload } from "../services/test-runs";
+import type { DeliveryAttempt, QueueMessage, RunQueue, SendOptions, UploadPayload } from "./run-queue";
 
 export type RunConsumer = (message: QueueMessage, attempt: DeliveryAttempt & { number: number }) => Promise<unknown>;
 

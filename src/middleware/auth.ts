@@ -1,6 +1,13 @@
+/**
+ * Admission of a bearer credential, the same for API keys (/api/v1) and upload tokens
+ * (/uploads/v1): authentication, then the rate limit (validation comes after, in the routes).
+ * Every admitted response carries the RateLimit headers; a refused one carries them with
+ * Retry-After.
+ */
+import type { Context, Env } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppDeps, AppEnv } from "../app-env";
-import type { KeyGate } from "../auth/key-gate";
+import type { AppConfig, AppEnv } from "../app-env";
+import { KeyIdCache, admitApiKey } from "../auth/key-gate";
 import { ApiError } from "../lib/errors";
 import type { RateLimitDecision } from "../lib/rate-limit";
 
@@ -20,7 +27,7 @@ export function bearerToken(header: string | undefined, credential = "API key"):
   return match[1]!;
 }
 
-/** IETF draft-ietf-httpapi-ratelimit-headers fields, as DESIGN.md chose them. */
+/** IETF draft-ietf-httpapi-ratelimit-headers fields, as docs/api-decisions.md records them. */
 export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
   return {
     "RateLimit-Policy": `"default";q=${decision.limit};w=${decision.windowSeconds}`,
@@ -28,28 +35,52 @@ export function rateLimitHeaders(decision: RateLimitDecision): Record<string, st
   };
 }
 
-/**
- * Authentication, then the rate limit (validation comes after, in the routes): resolves the
- * organization's API key through the key gate, counts the request against it, and scopes every
- * later service call to the key's organization. Every authenticated response carries the
- * RateLimit headers.
- */
-export function authenticateAndLimit(deps: AppDeps, gate: KeyGate) {
-  return createMiddleware<AppEnv>(async (c, next) => {
-    const admission = await gate.admit(bearerToken(c.req.header("authorization")));
-    if (!admission) throw unauthorized("Invalid API key: it is malformed, unknown or has been replaced.");
-    const { auth, decision } = admission;
+/** One kind of bearer credential, as the admission middleware needs to know it. */
+export type BearerCredential<E extends Env> = {
+  /** How messages name it: "API key", "upload token". */
+  name: string;
+  /** The 401 message for a malformed, unknown or replaced credential. */
+  invalidMessage: string;
+  /** The 429 message. */
+  limitMessage: (decision: RateLimitDecision) => string;
+  /**
+   * Resolves the token and counts the request; sets what later handlers read on the context.
+   * Null: not a live credential.
+   */
+  admit: (c: Context<E>, token: string) => Promise<RateLimitDecision | null>;
+};
+
+export function admitBearer<E extends Env>(credential: BearerCredential<E>) {
+  return createMiddleware<E>(async (c, next) => {
+    const decision = await credential.admit(c, bearerToken(c.req.header("authorization"), credential.name));
+    if (!decision) throw unauthorized(credential.invalidMessage);
     const headers = rateLimitHeaders(decision);
     if (!decision.allowed) {
-      throw new ApiError(
-        "rate_limited",
-        `Rate limit of ${decision.limit} requests per ${decision.windowSeconds} seconds exceeded; retry after ${decision.retryAfterSeconds} seconds.`,
-        { headers: { ...headers, "Retry-After": String(decision.retryAfterSeconds) } },
-      );
+      throw new ApiError("rate_limited", credential.limitMessage(decision), {
+        headers: { ...headers, "Retry-After": String(decision.retryAfterSeconds) },
+      });
     }
-    c.set("auth", auth);
-    c.set("scope", { db: deps.db, clock: deps.clock, webAppUrl: deps.webAppUrl, organizationId: auth.organizationId });
     await next();
     for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+  });
+}
+
+/**
+ * /api/v1's gate: resolves the organization's API key (src/auth/key-gate.ts), counts the request
+ * against it, and scopes every later service call to the key's organization.
+ */
+export function authenticateApiKey(config: Pick<AppConfig, "webAppUrl"> & { keyIdCache: KeyIdCache }) {
+  return admitBearer<AppEnv>({
+    name: "API key",
+    invalidMessage: "Invalid API key: it is malformed, unknown or has been replaced.",
+    limitMessage: (d) => `Rate limit of ${d.limit} requests per ${d.windowSeconds} seconds exceeded; retry after ${d.retryAfterSeconds} seconds.`,
+    admit: async (c, token) => {
+      const { db, clock, keyCounter } = c.env;
+      const admission = await admitApiKey({ db, keyCounter, keyIdCache: config.keyIdCache }, token);
+      if (!admission) return null;
+      c.set("auth", admission.auth);
+      c.set("scope", { db, clock, webAppUrl: config.webAppUrl, organizationId: admission.auth.organizationId });
+      return admission.decision;
+    },
   });
 }

@@ -2,7 +2,7 @@
  * Background work off Workers: the in-process queue feeding backgroundWork (run processing, alert
  * checks, notification deliveries). http webhooks are allowed only to loopback (local runs).
  */
-import type { Logger } from "../app-env";
+import type { Logger } from "../lib/logger";
 import { CHECKS } from "../checks";
 import type { Database } from "../db/types";
 import { InProcessRunQueue, type InProcessQueueOptions } from "../ingest/in-process-run-queue";

@@ -4,8 +4,8 @@
  * on an empty database, and serves until SIGINT/SIGTERM.
  */
 import { serve } from "@hono/node-server";
-import { createApp } from "../app";
-import { consoleLogger } from "../app-env";
+import { type RequestDeps, createApp } from "../app";
+import { consoleLogger } from "../lib/logger";
 import { systemClock } from "../lib/clock";
 import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
 import { recoverPendingDeliveries, recoverPendingRuns } from "../ingest/in-process-run-queue";
@@ -26,21 +26,23 @@ async function main(): Promise<void> {
   if (recovered > 0) consoleLogger.info("queued runs left pending by an earlier process", { runs: recovered });
   const redelivered = await recoverPendingDeliveries(database.db, runQueue);
   if (redelivered > 0) consoleLogger.info("queued webhook deliveries left pending by an earlier process", { deliveries: redelivered });
-  const deps = {
-    db: database.db,
-    clock: systemClock,
-    keyCounter: new InMemoryKeyCounter(systemClock),
+  const app = createApp({
     cursorSecret,
     adminToken: config.adminToken,
     webAppUrl: config.webAppUrl,
-    runQueue,
-    logger: consoleLogger,
     // The same rule as the deliveries (background.ts): a local receiver on http://127.0.0.1 is fine.
     webhookUrlPolicy: NODE_WEBHOOK_URL_POLICY,
+  });
+  // One process, one pool: every request gets the same dependencies.
+  const requestDeps: RequestDeps = {
+    db: database.db,
+    clock: systemClock,
+    keyCounter: new InMemoryKeyCounter(systemClock),
+    uploadCounter: new InMemoryKeyCounter(systemClock),
+    runQueue,
+    logger: consoleLogger,
   };
-
-  const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+  const server = serve({ fetch: (request) => app.fetch(request, requestDeps), port: config.port, hostname: config.host }, (info) => {
     printStartBanner({
       base: `http://localhost:${info.port}`,
       databaseDescription: database.description,

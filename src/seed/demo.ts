@@ -11,8 +11,8 @@
  * history of about a week. Deterministic: fixed seeds; only the shift depends on the clock.
  */
 import { and, eq } from "drizzle-orm";
-import { type Logger, consoleLogger } from "../app-env";
-import { createApp } from "../app";
+import { type Logger, consoleLogger } from "../lib/logger";
+import { type RequestDeps, createApp } from "../app";
 import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
 import { alerts, organizations } from "../db/schema";
 import { ManualClock } from "../lib/clock";
@@ -176,15 +176,15 @@ export async function seedDemoOrganization(deps: ServiceDeps, options: { logger?
     webAppUrl: deps.webAppUrl,
     fetch: () => Promise.reject(new Error("The demo seeding sends no notifications.")),
   });
-  const app = createApp({
+  const app = createApp({ cursorSecret: "demo-seeding-app-serves-no-listings", webAppUrl: deps.webAppUrl });
+  const requestDeps: RequestDeps = {
     db: deps.db,
     clock,
     keyCounter: new InMemoryKeyCounter(clock),
-    cursorSecret: "demo-seeding-app-serves-no-listings",
-    webAppUrl: deps.webAppUrl,
+    uploadCounter: new InMemoryKeyCounter(clock),
     runQueue: queue,
     logger,
-  });
+  };
 
   let created: Awaited<ReturnType<typeof createOrganization>>;
   const projectIds: string[] = [];
@@ -211,7 +211,7 @@ export async function seedDemoOrganization(deps: ServiceDeps, options: { logger?
           url.searchParams.set("build_id", String(run.build));
           url.searchParams.set("build_url", `${CI_BASE_URL}/${spec.name}/builds/${run.build}`);
         }
-        return app.request(url.toString(), init);
+        return app.request(url.toString(), init, requestDeps);
       };
 
       const result = await replayThroughUploads({

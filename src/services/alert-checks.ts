@@ -10,7 +10,7 @@
  * upload) is not fed in, so windows never rewind (detection.md §6.0).
  */
 import { and, asc, eq, sql } from "drizzle-orm";
-import type { Logger } from "../app-env";
+import type { Logger } from "../lib/logger";
 import { type Check, type RunSummary, testKey } from "../checks/types";
 import { alertCheckStates, alertEvents, alerts, projects, testCases, testSuites } from "../db/schema";
 import type { Database } from "../db/types";

@@ -3,13 +3,14 @@
  * alert checks, then planning notifications; and delivering notifications. Both arrive as queue
  * messages (a Cloudflare Queue on Workers, the in-process queue on Node).
  */
-import type { Logger } from "../app-env";
+import type { Logger } from "../lib/logger";
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
 import type { UrlPolicy } from "../notifications/url-policy";
 import { type CheckRegistry, runAlertChecks } from "./alert-checks";
 import { type NotificationDeps, deliverNotification, planNotifications } from "./notifications";
-import { type DeliveryAttempt, type ProcessingDeps, type QueueMessage, type RunQueue, processTestRun } from "./run-processing";
+import type { DeliveryAttempt, QueueMessage, RunQueue } from "../ingest/run-queue";
+import { type ProcessingDeps, processTestRun } from "./run-processing";
 
 export type BackgroundDeps = {
   db: Database;

@@ -10,7 +10,7 @@
  * delivery reached its endpoint (DESIGN.md: a notification that reached at least one channel).
  */
 import { and, desc, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
-import type { Logger } from "../app-env";
+import type { Logger } from "../lib/logger";
 import { alertEvents, alerts, notificationDeliveries, organizations, projects, testRuns, webhookEndpoints } from "../db/schema";
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
@@ -20,7 +20,7 @@ import { SIGNATURE_HEADER, signatureHeader } from "../notifications/signature";
 import { type UrlPolicy, isInternalAddress, isLoopbackHost, webhookUrlProblem } from "../notifications/url-policy";
 import type { RecordedTrip } from "./alert-checks";
 import { isSnoozed, presentAlert, presentAlertEvent, presentTestRun } from "./presenters";
-import type { RunQueue } from "./run-processing";
+import type { RunQueue } from "../ingest/run-queue";
 import type { TestRunRow } from "./test-runs";
 
 /** Attempts per delivery, the first included; then the delivery is marked failed. */

@@ -9,42 +9,18 @@
  */
 import { describeError } from "../lib/errors";
 import { eq } from "drizzle-orm";
-import type { Logger } from "../app-env";
+import type { Logger } from "../lib/logger";
+import type { DeliveryAttempt, UploadPayload } from "../ingest/run-queue";
 import { uploadPayloads } from "../db/schema";
 import { type UploadEnvelope, UploadEnvelopeSchema, jsonDepth, reportFromJsonSuites } from "../ingest/json-report";
 import { streamJUnit } from "../ingest/junit";
 import { REPORT_LIMITS, ReportError, type ReportSuite } from "../ingest/report";
 import type { ServiceDeps } from "./context";
-import { type SuiteSource, type TestRunRow, type UploadPayload, failTestRun, storeTestRun } from "./test-runs";
-
-/** Processing a run: only the run's id travels (the payload waits in the database). */
-export type RunMessage = { testRunId: number };
-/** Delivering one notification to one webhook endpoint (the delivery row holds the rest). */
-export type DeliveryMessage = { deliveryId: number };
-/** What travels through the queue: the background work of the service. */
-export type QueueMessage = RunMessage | DeliveryMessage;
-
-export type SendOptions = {
-  delaySeconds?: number;
-  /**
-   * The run's payload, already in this process's memory (it is also stored with the run). A
-   * queue whose consumer runs in the same process may hand it over so processing need not read
-   * it back; a queue that serializes messages (the Cloudflare Queue) ignores it.
-   */
-  payload?: UploadPayload;
-};
-
-/** How one delivery of a message is made: its place among the attempts, and a handed-over payload. */
-export type DeliveryAttempt = { finalAttempt: boolean; payload?: UploadPayload };
-
-/** The producer side of the queue; both runtimes implement it. */
-export interface RunQueue {
-  send(message: QueueMessage, options?: SendOptions): Promise<void>;
-}
+import { type SuiteSource, type TestRunRow, failTestRun, storeTestRun } from "./test-runs";
 
 /**
  * Called with every run that finished processing. The alert checks attach here
- * (../shared/DESIGN.md: the four checks run after each processed run).
+ * (the four checks run after each processed run).
  */
 export type RunProcessedHook = (run: TestRunRow) => Promise<void>;
 

@@ -8,6 +8,7 @@ import { projects, testCases, testRuns, testSuites, uploadPayloads } from "../db
 import { type CopySink, encodeCopyRow, openCopy } from "../db/bulk-copy";
 import type { Database } from "../db/types";
 import type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
+import type { UploadPayload } from "../ingest/run-queue";
 import type { ServiceDeps } from "./context";
 
 export type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
@@ -25,7 +26,6 @@ export type RunMetadata = {
   idempotencyKey?: string | null;
 };
 
-export type UploadPayload = { format: "junit_xml" | "json"; content: string };
 
 type Counts = { testsCount: number; passedCount: number; failedCount: number; erroredCount: number; skippedCount: number };
 

@@ -3,15 +3,15 @@
  * run and its payload, then queue it), and reading an uploaded run back with the same token.
  */
 import { and, eq } from "drizzle-orm";
-import type { Logger } from "../app-env";
+import type { Logger } from "../lib/logger";
 import { projects, testRuns } from "../db/schema";
 import type { Database } from "../db/types";
 import { ApiError, notFound, describeError } from "../lib/errors";
 import { hashToken, isWellFormedToken } from "../lib/keys";
 import type { ServiceDeps } from "./context";
 import { presentTestRun } from "./presenters";
-import type { RunQueue } from "./run-processing";
-import { type RunMetadata, type UploadPayload, failTestRun, recordTestRunArrival } from "./test-runs";
+import type { RunQueue, UploadPayload } from "../ingest/run-queue";
+import { type RunMetadata, failTestRun, recordTestRunArrival } from "./test-runs";
 
 export type UploadingProject = { projectId: string; organizationId: string };
 
@@ -30,7 +30,7 @@ export async function findProjectByUploadToken(db: Database, token: string): Pro
   return row ?? null;
 }
 
-export type UploadDeps = ServiceDeps & { runQueue: RunQueue; logger: Logger };
+export type UploadDeps = Pick<ServiceDeps, "db" | "clock"> & { runQueue: RunQueue; logger: Logger };
 
 /** `api_url` points at the run in /api/v1 (needs an API key); `url` at the web app. */
 export function presentUploadedRun(row: typeof testRuns.$inferSelect, webAppUrl: string, apiBaseUrl: string) {

@@ -1,4 +1,4 @@
-import type { QueueMessage } from "../services/run-processing";
+import type { QueueMessage } from "../ingest/run-queue";
 import type { KeyCounterObject } from "./key-counter-object";
 
 /** Bindings of the Worker (wrangler.toml); checked by `npm run typecheck`. */
@@ -15,6 +15,8 @@ export interface WorkerEnv {
   LOCAL_NEON_PROXY?: string;
   /** One Durable Object per API key: organization, revoked mark, rolling rate window. */
   KEY_COUNTER: DurableObjectNamespace<KeyCounterObject>;
+  /** One Durable Object per project: its upload token's rolling rate window. */
+  UPLOAD_COUNTER: DurableObjectNamespace<KeyCounterObject>;
   /** Producer of the run queue: accepted uploads wait here to be processed (the same Worker consumes it). */
   RUN_QUEUE: Queue<QueueMessage>;
 }

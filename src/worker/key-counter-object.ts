@@ -10,13 +10,17 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { type KeyAdmission, type KeyState, admitRequest, newKeyState, revokeKey } from "../auth/key-state";
-import type { Clock } from "../lib/clock";
+import { type Clock, systemClock } from "../lib/clock";
+import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from "../lib/rate-limit";
 import type { WorkerEnv } from "./env";
-import { workerRuntime } from "./runtime";
 
 export class KeyCounterObject extends DurableObject<WorkerEnv> {
-  /** Tests may set one for this object (through runInDurableObject); otherwise the isolate's clock. */
-  clock: Clock | undefined;
+  /** The system's; a test may give one object its own (through runInDurableObject). */
+  clock: Clock = systemClock;
+  /** The deployed policy; a test's composition of the Worker may override it. */
+  protected get policy(): RateLimitPolicy {
+    return DEFAULT_RATE_LIMIT;
+  }
   readonly #state: KeyState = newKeyState();
   readonly #sql: SqlStorage;
 
@@ -35,8 +39,8 @@ export class KeyCounterObject extends DurableObject<WorkerEnv> {
   }
 
   async admit(resolution?: { organizationId: string }): Promise<KeyAdmission> {
-    const nowMs = (this.clock ?? workerRuntime.clock).now().getTime();
-    const policy = workerRuntime.rateLimitPolicy;
+    const nowMs = this.clock.now().getTime();
+    const policy = this.policy;
     const knewOrganization = this.#state.organizationId !== null;
     const hadExpired = (this.#state.window[0] ?? Number.POSITIVE_INFINITY) <= nowMs - policy.windowMs;
 
@@ -67,3 +71,10 @@ export class KeyCounterObject extends DurableObject<WorkerEnv> {
     );
   }
 }
+
+/**
+ * One Durable Object per project for upload tokens: the same state and rules (the project's
+ * organization, a rolling window of 600 uploads per 60 seconds), in a namespace of its own so an
+ * upload counter and an API key's counter can never share an object.
+ */
+export class UploadCounterObject extends KeyCounterObject {}

@@ -1,5 +1,5 @@
 import { Pool, neonConfig } from "@neondatabase/serverless";
-import { consoleLogger } from "../app-env";
+import { consoleLogger } from "../lib/logger";
 import type { WorkerEnv } from "./env";
 
 /** Points the Neon driver at a local WebSocket bridge (development and tests only; production leaves neonConfig alone). */

@@ -5,9 +5,9 @@
  * retrying it.
  */
 import { describeError } from "../lib/errors";
-import type { Logger } from "../app-env";
+import type { Logger } from "../lib/logger";
 import type { BackgroundWork } from "../services/background-work";
-import type { QueueMessage, RunQueue } from "../services/run-processing";
+import type { QueueMessage, RunQueue } from "../ingest/run-queue";
 
 /** Deliveries per message: wrangler.toml's `max_retries` + 1. */
 export const RUN_QUEUE_MAX_ATTEMPTS = 3;

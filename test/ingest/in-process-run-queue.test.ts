@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { HELD_PAYLOAD_BUDGET_CHARS, InProcessRunQueue } from "../../src/ingest/in-process-run-queue";
-import type { DeliveryAttempt, QueueMessage } from "../../src/services/run-processing";
+import type { DeliveryAttempt, QueueMessage } from "../../src/ingest/run-queue";
 
 type Seen = { message: QueueMessage; number: number; finalAttempt: boolean; payload?: DeliveryAttempt["payload"] };
 

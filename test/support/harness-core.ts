@@ -6,7 +6,8 @@
  */
 import { createNodeBackground } from "../../src/node/background";
 import { eq } from "drizzle-orm";
-import type { AppDeps, Logger } from "../../src/app-env";
+import type { AppConfig, RequestDeps } from "../../src/app-env";
+import type { Logger } from "../../src/lib/logger";
 import { InMemoryKeyCounter } from "../../src/auth/in-memory-key-counter";
 import type { KeyCounter } from "../../src/auth/key-state";
 import { alerts, testRuns } from "../../src/db/schema";
@@ -27,7 +28,8 @@ export type CallResult = { status: number; headers: Headers; body: any; text: st
 export type HarnessOptions = {
   rateLimit?: RateLimitPolicy;
   adminToken?: string | undefined;
-  overrides?: Partial<AppDeps>;
+  /** Configuration or request dependencies to replace (the app is then built in process, also in workerd). */
+  overrides?: Partial<AppConfig & RequestDeps>;
   /** Outbound fetch and URL policy of notification deliveries (webhook tests). */
   background?: { fetch?: typeof fetch; urlPolicy?: { allowLoopbackHttp: boolean }; deliveryRetryDelaysSeconds?: number[] };
 };
@@ -63,7 +65,7 @@ export function buildHarness(parts: {
   db: Database;
   clock: ManualClock;
   logs: string[];
-  deps: Pick<AppDeps, "cursorSecret">;
+  deps: Pick<AppConfig, "cursorSecret">;
   close: () => Promise<void>;
 }) {
   const { app, db, clock } = parts;
@@ -218,20 +220,25 @@ export function inProcessHarness(db: Database, options: HarnessOptions, close: (
   const logs: string[] = [];
   const logger = captureLogger(logs);
   const { queue: runQueue, work } = createNodeBackground({ db, clock, logger, webAppUrl: WEB_APP_URL, ...options.background }, { retryDelayMs: () => 10 });
-  const deps: AppDeps = {
-    db,
-    clock,
-    keyCounter: new InMemoryKeyCounter(clock, options.rateLimit ?? DEFAULT_RATE_LIMIT),
+  const { db: dbOverride, clock: clockOverride, keyCounter, uploadCounter, runQueue: queueOverride, logger: loggerOverride, ...configOverrides } = options.overrides ?? {};
+  const config: AppConfig = {
     cursorSecret: CURSOR_SECRET,
     adminToken: "adminToken" in options ? options.adminToken : ADMIN_TOKEN,
     webAppUrl: WEB_APP_URL,
-    runQueue,
     webhookUrlPolicy: { allowLoopbackHttp: true },
-    logger,
-    ...options.overrides,
+    ...configOverrides,
   };
-  const app = createApp(deps);
-  const harness = buildHarness({ app: { request: async (path, init) => app.request(path, init) }, db, clock, logs, deps, close });
+  const policy = options.rateLimit ?? DEFAULT_RATE_LIMIT;
+  const requestDeps: RequestDeps = {
+    db: dbOverride ?? db,
+    clock: clockOverride ?? clock,
+    keyCounter: keyCounter ?? new InMemoryKeyCounter(clock, policy),
+    uploadCounter: uploadCounter ?? new InMemoryKeyCounter(clock, policy),
+    runQueue: queueOverride ?? runQueue,
+    logger: loggerOverride ?? logger,
+  };
+  const app = createApp(config);
+  const harness = buildHarness({ app: { request: async (path, init) => app.request(path, init, requestDeps) }, db, clock, logs, deps: config, close });
   return { ...harness, queue: runQueue, work };
 }
 

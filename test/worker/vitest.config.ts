@@ -17,6 +17,8 @@ export default defineConfig({
   plugins: [
     cloudflareTest(({ inject }) => ({
       wrangler: { configPath: "./wrangler.toml" },
+      // The deployed entry composed with the tests' clock and rate policy.
+      main: "./test/worker/support/worker-entry.ts",
       miniflare: {
         bindings: {
           DATABASE_URL: inject("databaseUrl"),

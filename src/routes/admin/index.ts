@@ -4,8 +4,9 @@
  * here is a 404, as if the surface did not exist.
  */
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
-import type { AppDeps, AppEnv } from "../../app-env";
-import type { KeyGate } from "../../auth/key-gate";
+import type { Context } from "hono";
+import type { AppConfig, AppEnv } from "../../app-env";
+import { revokeApiKeys } from "../../auth/key-gate";
 import { secretsEqual } from "../../lib/crypto";
 import { ApiError } from "../../lib/errors";
 import { bearerToken, unauthorized } from "../../middleware/auth";
@@ -239,10 +240,11 @@ const alertNotificationSettingsRoute = createRoute({
   },
 });
 
-export function createAdminApi(deps: AppDeps, gate: KeyGate) {
+export function createAdminApi(config: AppConfig) {
   const admin = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  const adminToken = deps.adminToken;
-  const serviceDeps = { db: deps.db, clock: deps.clock, webAppUrl: deps.webAppUrl };
+  const adminToken = config.adminToken;
+  /** The request's database and clock with the configured web app address: what the services take. */
+  const serviceDeps = (c: Context<AppEnv>) => ({ db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl });
 
   admin.openAPIRegistry.registerComponent("securitySchemes", "adminToken", { type: "http", scheme: "bearer", description: "ADMIN_TOKEN from configuration." });
 
@@ -261,43 +263,43 @@ export function createAdminApi(deps: AppDeps, gate: KeyGate) {
 
   admin.openapi(createOrganizationRoute, async (c) => {
     const body = c.req.valid("json");
-    return c.json(await createOrganization(serviceDeps, { name: body.name, timeZone: body.time_zone }), 201);
+    return c.json(await createOrganization(serviceDeps(c), { name: body.name, timeZone: body.time_zone }), 201);
   });
 
   admin.openapi(regenerateApiKeyRoute, async (c) => {
-    const revokeKeys = (keyIds: string[]) => gate.revoke(keyIds);
-    return c.json(await regenerateApiKey({ ...serviceDeps, revokeKeys }, c.req.valid("param").id), 200);
+    const revokeKeys = (keyIds: string[]) => revokeApiKeys(c.env.keyCounter, keyIds);
+    return c.json(await regenerateApiKey({ ...serviceDeps(c), revokeKeys }, c.req.valid("param").id), 200);
   });
 
   admin.openapi(createProjectRoute, async (c) => {
     const body = c.req.valid("json");
     const input = { name: body.name, description: body.description, defaultBranch: body.default_branch ?? null };
-    return c.json(await createProject(serviceDeps, c.req.valid("param").id, input), 201);
+    return c.json(await createProject(serviceDeps(c), c.req.valid("param").id, input), 201);
   });
   admin.openapi(checkSettingsRoute, async (c) =>
-    c.json(await setProjectDefaultBranch(serviceDeps, c.req.valid("param").id, c.req.valid("json").default_branch), 200),
+    c.json(await setProjectDefaultBranch(serviceDeps(c), c.req.valid("param").id, c.req.valid("json").default_branch), 200),
   );
 
-  admin.openapi(regenerateUploadTokenRoute, async (c) => c.json(await regenerateUploadToken(serviceDeps, c.req.valid("param").id), 200));
+  admin.openapi(regenerateUploadTokenRoute, async (c) => c.json(await regenerateUploadToken(serviceDeps(c), c.req.valid("param").id), 200));
 
-  const urlPolicy = deps.webhookUrlPolicy ?? { allowLoopbackHttp: false };
+  const urlPolicy = config.webhookUrlPolicy ?? { allowLoopbackHttp: false };
   admin.openapi(createWebhookRoute, async (c) => {
     const body = c.req.valid("json");
-    const created = await createWebhookEndpoint({ ...serviceDeps, urlPolicy }, c.req.valid("param").id, {
+    const created = await createWebhookEndpoint({ ...serviceDeps(c), urlPolicy }, c.req.valid("param").id, {
       url: body.url,
       projectId: body.project_id ?? null,
       description: body.description ?? null,
     });
     return c.json(created, 201);
   });
-  admin.openapi(listWebhooksRoute, async (c) => c.json(await listWebhookEndpoints(deps.db, c.req.valid("param").id), 200));
+  admin.openapi(listWebhooksRoute, async (c) => c.json(await listWebhookEndpoints(c.env.db, c.req.valid("param").id), 200));
   admin.openapi(deleteWebhookRoute, async (c) => {
-    await deleteWebhookEndpoint(deps.db, c.req.valid("param").id);
+    await deleteWebhookEndpoint(c.env.db, c.req.valid("param").id);
     return c.body(null, 204);
   });
-  admin.openapi(listDeliveriesRoute, async (c) => c.json(await listDeliveries(deps.db, c.req.valid("param").id), 200));
+  admin.openapi(listDeliveriesRoute, async (c) => c.json(await listDeliveries(c.env.db, c.req.valid("param").id), 200));
   admin.openapi(alertNotificationSettingsRoute, async (c) =>
-    c.json(await setNotificationCooldown(serviceDeps, c.req.valid("param").id, c.req.valid("json").notification_cooldown_seconds), 200),
+    c.json(await setNotificationCooldown(serviceDeps(c), c.req.valid("param").id, c.req.valid("json").notification_cooldown_seconds), 200),
   );
 
   addMethodNotAllowed(admin);

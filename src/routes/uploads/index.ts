@@ -8,10 +8,10 @@
  * XML, a DTD, too many cases…) fail the recorded run with a reason.
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
-import { createMiddleware } from "hono/factory";
-import type { AppDeps, AppEnv } from "../../app-env";
+import type { AppConfig, AppEnv } from "../../app-env";
+import { counterUnavailable } from "../../auth/key-gate";
 import { ApiError, validationFailed } from "../../lib/errors";
-import { bearerToken, rateLimitHeaders, unauthorized } from "../../middleware/auth";
+import { admitBearer } from "../../middleware/auth";
 import { limitBody } from "../../middleware/json-body";
 import { RunMetadataSchema, UploadEnvelopeSchema, jsonDepth, suiteDepth } from "../../ingest/json-report";
 import { REPORT_LIMITS } from "../../ingest/report";
@@ -148,9 +148,8 @@ export function uploadsDocumentPart(uploadsApi: OpenAPIHono<UploadEnv>, origin: 
   };
 }
 
-export function createUploadsApi(deps: AppDeps) {
+export function createUploadsApi(config: AppConfig) {
   const api = new OpenAPIHono<UploadEnv>();
-  const uploadDeps = { db: deps.db, clock: deps.clock, webAppUrl: deps.webAppUrl, runQueue: deps.runQueue, logger: deps.logger! };
 
   api.openAPIRegistry.registerComponent("securitySchemes", "uploadToken", {
     type: "http",
@@ -214,27 +213,23 @@ export function createUploadsApi(deps: AppDeps) {
   // Authentication, then the rate limit, then the body (so a stranger's large body is refused unread).
   api.use(
     "*",
-    createMiddleware<UploadEnv>(async (c, next) => {
-      const token = bearerToken(c.req.header("authorization"), "upload token");
-      const uploader = await findProjectByUploadToken(deps.db, token);
-      if (!uploader) throw unauthorized("Invalid upload token: it is malformed, unknown or has been replaced.");
-      let admission;
-      try {
-        admission = await deps.keyCounter.admit(`upload:${uploader.projectId}`, { organizationId: uploader.organizationId });
-      } catch (error) {
-        throw Object.assign(new ApiError("service_unavailable", "The rate limiter is unreachable; retry shortly.", { headers: { "Retry-After": "1" } }), { cause: error });
-      }
-      if (admission.status !== "admitted") throw unauthorized("Invalid upload token.");
-      const headers = rateLimitHeaders(admission.decision);
-      if (!admission.decision.allowed) {
-        const wait = String(admission.decision.retryAfterSeconds);
-        throw new ApiError("rate_limited", `Upload limit of ${admission.decision.limit} per ${admission.decision.windowSeconds} seconds reached; retry after ${wait} seconds.`, {
-          headers: { ...headers, "Retry-After": wait },
-        });
-      }
-      c.set("uploader", uploader);
-      await next();
-      for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+    admitBearer<UploadEnv>({
+      name: "upload token",
+      invalidMessage: "Invalid upload token: it is malformed, unknown or has been replaced.",
+      limitMessage: (d) => `Upload limit of ${d.limit} per ${d.windowSeconds} seconds reached; retry after ${d.retryAfterSeconds} seconds.`,
+      admit: async (c, token) => {
+        const uploader = await findProjectByUploadToken(c.env.db, token);
+        if (!uploader) return null;
+        let admission;
+        try {
+          admission = await c.env.uploadCounter.admit(uploader.projectId, { organizationId: uploader.organizationId });
+        } catch (error) {
+          throw counterUnavailable(error);
+        }
+        if (admission.status !== "admitted") return null;
+        c.set("uploader", uploader);
+        return admission.decision;
+      },
     }),
   );
 
@@ -252,16 +247,17 @@ export function createUploadsApi(deps: AppDeps) {
     if (format === "json") metadataInput = { ...metadataInput, ...metadataFromJsonBody(content) };
     const metadata = { ...toRunMetadata(metadataInput), idempotencyKey: idempotencyKeyOf(c.req.header("idempotency-key")) };
 
-    const { run, replayed } = await acceptUpload(uploadDeps, c.get("uploader"), metadata, { format, content });
-    const body = presentUploadedRun(run, deps.webAppUrl, new URL(c.req.url).origin);
+    const { db, clock, runQueue, logger } = c.env;
+    const { run, replayed } = await acceptUpload({ db, clock, runQueue, logger }, c.get("uploader"), metadata, { format, content });
+    const body = presentUploadedRun(run, config.webAppUrl, new URL(c.req.url).origin);
     c.header("Location", body.api_url);
     if (replayed) c.header("Idempotent-Replayed", "true");
     return c.json(body, 202);
   });
 
   api.get("/test_runs/:number", async (c) => {
-    const run = await getUploadedRun(deps.db, c.get("uploader"), c.req.param("number"));
-    return c.json(presentUploadedRun(run, deps.webAppUrl, new URL(c.req.url).origin), 200);
+    const run = await getUploadedRun(c.env.db, c.get("uploader"), c.req.param("number"));
+    return c.json(presentUploadedRun(run, config.webAppUrl, new URL(c.req.url).origin), 200);
   });
 
   addMethodNotAllowed(api);

@@ -1,15 +1,15 @@
 /**
- * /api/v1: the contract of ../shared/spec/analytics-api-v1.md. Routes are declared schema-first
+ * /api/v1: the contract of docs/analytics-api-v1.md. Routes are declared schema-first
  * (createRoute) so the same Zod schemas validate requests and produce /api/v1/openapi.json.
  * Handlers stay thin: read validated input, call a service, return its result.
  */
 import { OpenAPIHono, createRoute } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
-import type { AppDeps, AppEnv } from "../../app-env";
+import type { AppConfig, AppEnv } from "../../app-env";
+import type { KeyIdCache } from "../../auth/key-gate";
 import { ApiError } from "../../lib/errors";
-import { CursorCodec, type Listing } from "../../lib/pagination";
-import type { KeyGate } from "../../auth/key-gate";
-import { authenticateAndLimit } from "../../middleware/auth";
+import type { CursorCodec, Listing } from "../../lib/pagination";
+import { authenticateApiKey } from "../../middleware/auth";
 import { API_BODY_LIMIT_BYTES, limitBody, readJsonBody } from "../../middleware/json-body";
 import { listAlertEvents } from "../../services/alert-events";
 import { disableAlert, enableAlert, getAlert, listAlerts, snoozeAlert, unsnoozeAlert } from "../../services/alerts";
@@ -164,13 +164,18 @@ function v1DocumentConfig(origin: string) {
   });
 }
 
-export type V1ApiOptions = {
+export type V1ApiParts = {
+  /** Signs and reads the cursors of every list. */
+  codec: CursorCodec;
+  /** Key hash → key id, for the process's or isolate's life. */
+  keyIdCache: KeyIdCache;
   /** The upload operations' part of the document (see uploadsDocumentPart), for the request's origin. */
   uploadsDocument?: (origin: string) => UploadsDocumentPart;
 };
 
-export function createV1Api(deps: AppDeps, gate: KeyGate, options: V1ApiOptions = {}) {
-  const codec = new CursorCodec(deps.cursorSecret);
+export function createV1Api(config: AppConfig, parts: V1ApiParts) {
+  const { codec } = parts;
+  const options = parts;
   const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 
   api.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
@@ -197,7 +202,7 @@ export function createV1Api(deps: AppDeps, gate: KeyGate, options: V1ApiOptions 
   });
 
   // Authentication first, then the rate limit, then validation (DESIGN.md).
-  api.use("*", authenticateAndLimit(deps, gate));
+  api.use("*", authenticateApiKey({ webAppUrl: config.webAppUrl, keyIdCache: parts.keyIdCache }));
   // Only the two operations that take a body read one: elsewhere a body is ignored, so a malformed
   // one cannot turn a 404 (unknown path) or a 405 (wrong method) into a 400.
   const withJsonBody = (method: "PATCH" | "POST") => {

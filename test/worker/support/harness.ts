@@ -4,8 +4,8 @@
  * WebSocket bridge, the per-key Durable Object. The test/worker config aliases the contract
  * files' `support/harness` import to this module, so the v1 contract suite runs here unchanged.
  *
- * Time: the harness installs its manual clock as the isolate's clock (src/worker/runtime.ts),
- * which the Worker and its Durable Objects read. A harness that needs dependencies the Worker
+ * Time: the harness installs its manual clock in the test composition of the Worker
+ * (worker-entry.ts), which the Worker and its Durable Objects read. A harness that needs dependencies the Worker
  * cannot take per request (overrides, a disabled admin API, or a second rate policy in one
  * file) builds the same app in process inside workerd, over the same Neon driver.
  */
@@ -15,7 +15,7 @@ import * as schema from "../../../src/db/schema";
 import type { Database } from "../../../src/db/types";
 import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from "../../../src/lib/rate-limit";
 import { configureLocalProxy, requestPool } from "../../../src/worker/neon";
-import { workerRuntime } from "../../../src/worker/runtime";
+import { testRuntime } from "./worker-entry";
 import { CURSOR_SECRET, type HarnessOptions, buildHarness, harnessClock, inProcessHarness } from "../../support/harness-core";
 
 export * from "../../support/harness-core";
@@ -32,9 +32,9 @@ export async function createHarness(options: HarnessOptions = {}) {
 
   if (options.overrides === undefined && !("adminToken" in options) && policyFits) {
     workerPolicy = policy;
-    workerRuntime.rateLimitPolicy = policy;
+    testRuntime.rateLimitPolicy = policy;
     const clock = harnessClock();
-    workerRuntime.clock = clock;
+    testRuntime.clock = clock;
     const app = { request: (path: string, init?: RequestInit) => SELF.fetch(new URL(path, "http://api.test").toString(), init) };
     return buildHarness({ app, db, clock, logs: [], deps: { cursorSecret: env.CURSOR_SECRET ?? CURSOR_SECRET }, close: () => pool.end() });
   }

@@ -1,0 +1,33 @@
+/**
+ * The queue behind the service's background work, as both runtimes see it: a Cloudflare Queue
+ * on Workers (src/worker/run-queue.ts), an in-process queue on Node
+ * (src/ingest/in-process-run-queue.ts). Only ids travel; the rows they name hold the rest.
+ */
+
+/** An uploaded report waiting to be processed, as stored with its run. */
+export type UploadPayload = { format: "junit_xml" | "json"; content: string };
+
+/** Processing a run: only the run's id travels (the payload waits in the database). */
+export type RunMessage = { testRunId: number };
+/** Delivering one notification to one webhook endpoint (the delivery row holds the rest). */
+export type DeliveryMessage = { deliveryId: number };
+/** What travels through the queue: the background work of the service. */
+export type QueueMessage = RunMessage | DeliveryMessage;
+
+export type SendOptions = {
+  delaySeconds?: number;
+  /**
+   * The run's payload, already in this process's memory (it is also stored with the run). A
+   * queue whose consumer runs in the same process may hand it over so processing need not read
+   * it back; a queue that serializes messages (the Cloudflare Queue) ignores it.
+   */
+  payload?: UploadPayload;
+};
+
+/** How one delivery of a message is made: its place among the attempts, and a handed-over payload. */
+export type DeliveryAttempt = { finalAttempt: boolean; payload?: UploadPayload };
+
+/** The producer side of the queue; both runtimes implement it. */
+export interface RunQueue {
+  send(message: QueueMessage, options?: SendOptions): Promise<void>;
+}
