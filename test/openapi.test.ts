@@ -39,6 +39,34 @@ describe("GET /api/v1/openapi.json", () => {
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
   });
 
+  it("every list says in its description that unknown query parameters are ignored, and a misspelled filter really lists everything", async () => {
+    const lists = Object.entries(doc.paths as Record<string, any>).filter(([, item]) => {
+      const ok = item.get?.responses?.["200"]?.content?.["application/json"]?.schema;
+      const ref: string | undefined = ok?.$ref;
+      return ref !== undefined && doc.components.schemas[ref.split("/").at(-1)!]?.properties?.pagination !== undefined;
+    });
+    expect(lists.map(([path]) => path).sort()).toEqual(
+      [
+        "/alerts",
+        "/alerts/{alert_id}/events",
+        "/projects",
+        "/projects/{id}/test_runs",
+        "/projects/{id}/test_runs/{number}/test_suites",
+        "/projects/{id}/test_runs/{number}/test_suites/{suite_number}/test_cases",
+      ].sort(),
+    );
+    for (const [path, item] of lists) expect(item.get.description, path).toMatch(/(^|\n)Query parameters this list does not know are ignored, not refused/);
+
+    const { organization, apiKey } = await h.newOrganization();
+    const { project } = await h.newProject(organization.id);
+    const failing = { suites: [{ name: "s", cases: [{ name: "t", status: "failed" as const }] }] };
+    await h.newRun(project.id, { report: failing });
+    await h.newRun(project.id);
+    const misspelled = await h.get(`/api/v1/projects/${project.id}/test_runs?reslt=tests_failed`, apiKey);
+    expect(misspelled.status).toBe(200);
+    expect(misspelled.body.data).toHaveLength(2);
+  });
+
   it("documents all 11 endpoints with operationId, summary, tag, security and error responses", () => {
     for (const [method, path] of SPEC_OPERATIONS) {
       const operation = doc.paths[path]?.[method];

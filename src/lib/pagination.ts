@@ -11,6 +11,7 @@ import { type SQL, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { base64UrlDecode, base64UrlEncode, bytesEqual, hmacSha256, utf8 } from "./crypto";
 import { ApiError } from "./errors";
+import { isUuid } from "./ids";
 
 export const DEFAULT_PAGE_SIZE = 25;
 export const MAX_PAGE_SIZE = 100;
@@ -46,8 +47,6 @@ function invalidCursor(): ApiError {
   });
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export class CursorCodec {
   readonly #secret: string;
 
@@ -56,13 +55,13 @@ export class CursorCodec {
     this.#secret = secret;
   }
 
-  async encode(listing: Listing, position: KeysetPosition): Promise<string> {
+  encode(listing: Listing, position: KeysetPosition): string {
     const payload = utf8(JSON.stringify(this.#payload(listing, position)));
     const signature = hmacSha256(this.#secret, payload);
     return `${base64UrlEncode(payload)}.${base64UrlEncode(signature)}`;
   }
 
-  async decode(listing: Listing, cursor: string): Promise<KeysetPosition> {
+  decode(listing: Listing, cursor: string): KeysetPosition {
     if (cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH) throw invalidCursor();
     const [payloadPart, signaturePart, ...rest] = cursor.split(".");
     if (payloadPart === undefined || signaturePart === undefined || rest.length > 0) throw invalidCursor();
@@ -101,7 +100,7 @@ export class CursorCodec {
     if (typeof p.t !== "string") return null;
     const ts = new Date(p.t);
     if (Number.isNaN(ts.getTime())) return null;
-    if (listing.idKind === "uuid" && !(typeof p.i === "string" && UUID_RE.test(p.i))) return null;
+    if (listing.idKind === "uuid" && !(typeof p.i === "string" && isUuid(p.i))) return null;
     if (listing.idKind === "bigint" && !(typeof p.i === "number" && Number.isSafeInteger(p.i))) return null;
     return { ts, id: p.i as string | number };
   }
@@ -133,8 +132,4 @@ export function toPage<Row, Item>(rows: Row[], limit: number, positionOf: (row: 
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const last = pageRows.at(-1);
   return { items: pageRows.map(present), next: hasMore && last !== undefined ? positionOf(last) : null };
-}
-
-export function isUuid(value: string): boolean {
-  return UUID_RE.test(value);
 }

@@ -196,6 +196,16 @@ export const listOf = <T extends z.ZodTypeAny>(item: T, name: string) =>
  * `limit` is validated by parseLimit (src/lib/pagination.ts) so that the rules are exact:
  * absent → 25, above 100 → 100, anything but an integer ≥ 1 → 400.
  */
+/**
+ * Every list's description ends with this: lists ignore query parameters they do not know
+ * (clients must be lenient both ways), which makes a misspelled filter silently unfiltered.
+ */
+export const UNKNOWN_QUERY_PARAMETERS_NOTE =
+  "Query parameters this list does not know are ignored, not refused, so that clients and servers of different versions keep working together: a misspelled filter (`?reslt=tests_failed`) filters nothing. Check filter names against this document when a list looks unfiltered.";
+
+/** A list operation's description: its own text, then the rule every list shares. */
+export const listDescription = (text?: string) => (text ? `${text}\n\n${UNKNOWN_QUERY_PARAMETERS_NOTE}` : UNKNOWN_QUERY_PARAMETERS_NOTE);
+
 export const PageQuerySchema = z.object({
   limit: z.string().optional().openapi({
     param: { name: "limit", in: "query" },

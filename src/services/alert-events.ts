@@ -1,33 +1,38 @@
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { alertEvents, alerts, testRuns } from "../db/schema";
-import { type Page, type PageRequest, keysetBefore, toPage } from "../lib/pagination";
+import { type ListRequest, defineList } from "../lib/lists";
+import type { Page } from "../lib/pagination";
 import { findAlertRow } from "./alerts";
 import type { OrgScope, ServiceDeps } from "./context";
 import { presentAlertEvent } from "./presenters";
 
 export type AlertEventObject = ReturnType<typeof presentAlertEvent>;
 
+export type AlertEventFilters = { alert_id: string };
+
 /** Events of one alert, newest first, each with the full test run that tripped the check. */
-export async function listAlertEvents(scope: OrgScope, alertId: string, page: PageRequest): Promise<Page<AlertEventObject>> {
-  await findAlertRow(scope, alertId);
+export const alertEventList = defineList<
+  AlertEventFilters,
+  { event: typeof alertEvents.$inferSelect; run: typeof testRuns.$inferSelect },
+  AlertEventObject,
+  string
+>({
+  name: "alert_events",
+  order: { ts: alertEvents.triggeredAt, id: alertEvents.id, idKind: "bigint" },
+  positionOf: (row) => ({ ts: row.event.triggeredAt, id: row.event.id }),
+  present: (row, webAppUrl) => presentAlertEvent(row.event, row.run, webAppUrl),
+});
+
+export async function listAlertEvents(scope: OrgScope, request: ListRequest<AlertEventFilters>): Promise<Page<AlertEventObject>> {
+  const alert = await findAlertRow(scope, request.filters.alert_id);
   const rows = await scope.db
     .select({ event: alertEvents, run: testRuns })
     .from(alertEvents)
     .innerJoin(testRuns, eq(testRuns.id, alertEvents.testRunId))
-    .where(
-      and(
-        eq(alertEvents.alertId, alertId),
-        page.after ? keysetBefore(alertEvents.triggeredAt, alertEvents.id, page.after, "bigint") : undefined,
-      ),
-    )
-    .orderBy(desc(alertEvents.triggeredAt), desc(alertEvents.id))
-    .limit(page.limit + 1);
-  return toPage(
-    rows,
-    page.limit,
-    (r) => ({ ts: r.event.triggeredAt, id: r.event.id }),
-    (r) => presentAlertEvent(r.event, r.run, scope.webAppUrl),
-  );
+    .where(and(eq(alertEvents.alertId, alert.id), alertEventList.after(request)))
+    .orderBy(...alertEventList.orderBy)
+    .limit(alertEventList.fetchLimit(request));
+  return alertEventList.page(rows, request, scope.webAppUrl);
 }
 
 /**

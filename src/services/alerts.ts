@@ -1,7 +1,9 @@
-import { type SQL, and, desc, eq, gt, isNull, lte, or } from "drizzle-orm";
+import { type SQL, and, eq, gt, isNull, lte, or } from "drizzle-orm";
 import { alerts } from "../db/schema";
 import { notFound } from "../lib/errors";
-import { type Page, type PageRequest, isUuid, keysetBefore, toPage } from "../lib/pagination";
+import { isUuid } from "../lib/ids";
+import { type ListRequest, defineList } from "../lib/lists";
+import type { Page } from "../lib/pagination";
 import type { OrgScope } from "./context";
 import { type AlertType, presentAlert } from "./presenters";
 import { findProjectRow } from "./projects";
@@ -13,7 +15,8 @@ export const SNOOZE_DURATIONS = { "1h": 3_600_000, "4h": 14_400_000, "24h": 86_4
 export type SnoozeDuration = keyof typeof SNOOZE_DURATIONS;
 
 export type AlertObject = ReturnType<typeof presentAlert>;
-export type AlertFilters = { status: AlertStatus; projectId?: string; alertType?: AlertType };
+/** As in the query string; `status` defaults to `active`. */
+export type AlertFilters = { status: AlertStatus; project_id: string | null; alert_type: AlertType | null };
 
 /**
  * The states do not overlap: `active` = checking and not snoozed (the default), `snoozed` =
@@ -34,9 +37,18 @@ function statusCondition(status: AlertStatus, now: Date): SQL | undefined {
   }
 }
 
-export async function listAlerts(scope: OrgScope, filters: AlertFilters, page: PageRequest): Promise<Page<AlertObject>> {
+/** Alerts across the organization's projects, newest first. */
+export const alertList = defineList<AlertFilters, typeof alerts.$inferSelect, AlertObject, { now: Date; webAppUrl: string }>({
+  name: "alerts",
+  order: { ts: alerts.createdAt, id: alerts.id, idKind: "uuid" },
+  positionOf: (row) => ({ ts: row.createdAt, id: row.id }),
+  present: (row, { now, webAppUrl }) => presentAlert(row, now, webAppUrl),
+});
+
+export async function listAlerts(scope: OrgScope, request: ListRequest<AlertFilters>): Promise<Page<AlertObject>> {
+  const { filters } = request;
   // An unknown or foreign project_id is a 404, not an empty list.
-  if (filters.projectId !== undefined) await findProjectRow(scope, filters.projectId);
+  if (filters.project_id !== null) await findProjectRow(scope, filters.project_id);
   const now = scope.clock.now();
   const rows = await scope.db
     .select()
@@ -44,15 +56,15 @@ export async function listAlerts(scope: OrgScope, filters: AlertFilters, page: P
     .where(
       and(
         eq(alerts.organizationId, scope.organizationId),
-        filters.projectId !== undefined ? eq(alerts.projectId, filters.projectId) : undefined,
-        filters.alertType !== undefined ? eq(alerts.alertType, filters.alertType) : undefined,
+        filters.project_id !== null ? eq(alerts.projectId, filters.project_id) : undefined,
+        filters.alert_type !== null ? eq(alerts.alertType, filters.alert_type) : undefined,
         statusCondition(filters.status, now),
-        page.after ? keysetBefore(alerts.createdAt, alerts.id, page.after, "uuid") : undefined,
+        alertList.after(request),
       ),
     )
-    .orderBy(desc(alerts.createdAt), desc(alerts.id))
-    .limit(page.limit + 1);
-  return toPage(rows, page.limit, (r) => ({ ts: r.createdAt, id: r.id }), (r) => presentAlert(r, now, scope.webAppUrl));
+    .orderBy(...alertList.orderBy)
+    .limit(alertList.fetchLimit(request));
+  return alertList.page(rows, request, { now, webAppUrl: scope.webAppUrl });
 }
 
 export async function findAlertRow(scope: OrgScope, alertId: string) {

@@ -15,7 +15,7 @@ import { alertEvents, alerts, notificationDeliveries, organizations, projects, t
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
 import { describeError, notFound, validationFailed } from "../lib/errors";
-import { isUuid } from "../lib/pagination";
+import { isUuid } from "../lib/ids";
 import { SIGNATURE_HEADER, signatureHeader } from "../notifications/signature";
 import { type UrlPolicy, isInternalAddress, isLoopbackHost, webhookUrlProblem } from "../notifications/url-policy";
 import type { RecordedTrip } from "./alert-checks";

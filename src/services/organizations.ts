@@ -3,7 +3,7 @@ import { apiKeys, organizations } from "../db/schema";
 import { notFound, validationFailed } from "../lib/errors";
 import type { Database } from "../db/types";
 import { displayPrefix, generateToken, hashToken } from "../lib/keys";
-import { isUuid } from "../lib/pagination";
+import { isUuid } from "../lib/ids";
 import type { ServiceDeps } from "./context";
 import { presentApiKey, presentOrganization } from "./presenters";
 

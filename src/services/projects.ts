@@ -1,26 +1,31 @@
-import { and, desc, eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { alerts, organizations, projects } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { generateToken, hashToken } from "../lib/keys";
-import { type Page, type PageRequest, isUuid, keysetBefore, toPage } from "../lib/pagination";
+import { isUuid } from "../lib/ids";
+import { type ListRequest, defineList } from "../lib/lists";
+import type { Page } from "../lib/pagination";
 import type { OrgScope, ServiceDeps } from "./context";
 import { ALERT_TYPES, presentProject } from "./presenters";
 
 export type ProjectObject = ReturnType<typeof presentProject>;
 
-export async function listProjects(scope: OrgScope, page: PageRequest): Promise<Page<ProjectObject>> {
+/** The organization's projects, newest first; no filters. */
+export const projectList = defineList<Record<string, never>, typeof projects.$inferSelect, ProjectObject, string>({
+  name: "projects",
+  order: { ts: projects.createdAt, id: projects.id, idKind: "uuid" },
+  positionOf: (row) => ({ ts: row.createdAt, id: row.id }),
+  present: (row, webAppUrl) => presentProject(row, webAppUrl),
+});
+
+export async function listProjects(scope: OrgScope, request: ListRequest<Record<string, never>>): Promise<Page<ProjectObject>> {
   const rows = await scope.db
     .select()
     .from(projects)
-    .where(
-      and(
-        eq(projects.organizationId, scope.organizationId),
-        page.after ? keysetBefore(projects.createdAt, projects.id, page.after, "uuid") : undefined,
-      ),
-    )
-    .orderBy(desc(projects.createdAt), desc(projects.id))
-    .limit(page.limit + 1);
-  return toPage(rows, page.limit, (r) => ({ ts: r.createdAt, id: r.id }), (r) => presentProject(r, scope.webAppUrl));
+    .where(and(eq(projects.organizationId, scope.organizationId), projectList.after(request)))
+    .orderBy(...projectList.orderBy)
+    .limit(projectList.fetchLimit(request));
+  return projectList.page(rows, request, scope.webAppUrl);
 }
 
 /** The project row if it belongs to the organization; one not-found for missing and foreign ids. */

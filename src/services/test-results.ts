@@ -4,14 +4,18 @@
  * project, run or case is the same 404 as a missing one. Lists are newest first (runs by
  * arrival; suites and cases, which arrive together, by descending number and id).
  */
-import { and, desc, eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { projects, testCases, testRuns, testSuites } from "../db/schema";
 import { notFound } from "../lib/errors";
-import { NO_TIMESTAMP, type Page, type PageRequest, idBefore, keysetBefore, toPage } from "../lib/pagination";
+import { parsePathBigintId, parsePathNumber } from "../lib/ids";
+import { type ListRequest, defineList } from "../lib/lists";
+import type { Page } from "../lib/pagination";
 import type { OrgScope } from "./context";
 import { presentTestCase, presentTestRun, presentTestSuite } from "./presenters";
 import { findProjectRow } from "./projects";
 import type { CaseStatus, RunResult } from "./test-runs";
+
+type RunStatus = (typeof RUN_STATUSES)[number];
 
 export const RUN_STATUSES = ["pending", "processed", "failed"] as const;
 export const RUN_RESULTS = ["tests_passed", "tests_failed", "tests_errored"] as const;
@@ -21,33 +25,65 @@ export type TestRunObject = ReturnType<typeof presentTestRun>;
 export type TestSuiteObject = ReturnType<typeof presentTestSuite>;
 export type TestCaseObject = ReturnType<typeof presentTestCase>;
 
-export type TestRunFilters = { branch?: string; result?: RunResult; status?: (typeof RUN_STATUSES)[number] };
+/** As in the path and query string; null: not filtered. */
+export type TestRunFilters = { project_id: string; branch: string | null; result: RunResult | null; status: RunStatus | null };
+export type TestSuiteFilters = { project_id: string; run: string };
+export type TestCaseFilters = { project_id: string; run: string; suite: string; status: CaseStatus | null };
 
-const MAX_INT = 2_147_483_647;
-
-/** A path number (run or suite): digits only, 1 to 2^31-1; anything else is the same 404 as a missing one. */
+/** A path number (run or suite): anything but 1 to 2^31-1 is the same 404 as a missing one. */
 function parseNumber(raw: string, resource: string): number {
-  if (!/^[1-9][0-9]{0,9}$/.test(raw) || Number(raw) > MAX_INT) throw notFound(resource);
-  return Number(raw);
+  const number = parsePathNumber(raw);
+  if (number === null) throw notFound(resource);
+  return number;
 }
 
-export async function listTestRuns(scope: OrgScope, projectId: string, filters: TestRunFilters, page: PageRequest): Promise<Page<TestRunObject>> {
-  const project = await findProjectRow(scope, projectId);
+/** A project's runs, newest first by arrival. */
+export const testRunList = defineList<TestRunFilters, typeof testRuns.$inferSelect, TestRunObject, string>({
+  name: "test_runs",
+  order: { ts: testRuns.createdAt, id: testRuns.id, idKind: "bigint" },
+  positionOf: (row) => ({ ts: row.createdAt, id: row.id }),
+  present: (row, webAppUrl) => presentTestRun(row, webAppUrl),
+});
+
+/** Every suite of a run, by descending number (a run's suites arrive together). */
+export const testSuiteList = defineList<TestSuiteFilters, typeof testSuites.$inferSelect, TestSuiteObject>({
+  name: "test_suites",
+  order: { id: testSuites.number, idKind: "bigint" },
+  positionOf: (row) => ({ id: row.number }),
+  present: (row) => presentTestSuite(row),
+});
+
+/** A suite's own cases, by descending id. */
+export const testCaseList = defineList<
+  TestCaseFilters,
+  typeof testCases.$inferSelect,
+  TestCaseObject,
+  { run: Pick<typeof testRuns.$inferSelect, "projectId" | "number">; webAppUrl: string }
+>({
+  name: "test_cases",
+  order: { id: testCases.id, idKind: "bigint" },
+  positionOf: (row) => ({ id: row.id }),
+  present: (row, { run, webAppUrl }) => presentTestCase(row, run, webAppUrl),
+});
+
+export async function listTestRuns(scope: OrgScope, request: ListRequest<TestRunFilters>): Promise<Page<TestRunObject>> {
+  const { filters } = request;
+  const project = await findProjectRow(scope, filters.project_id);
   const rows = await scope.db
     .select()
     .from(testRuns)
     .where(
       and(
         eq(testRuns.projectId, project.id),
-        filters.branch !== undefined ? eq(testRuns.branch, filters.branch) : undefined,
-        filters.result !== undefined ? eq(testRuns.result, filters.result) : undefined,
-        filters.status !== undefined ? eq(testRuns.status, filters.status) : undefined,
-        page.after ? keysetBefore(testRuns.createdAt, testRuns.id, page.after, "bigint") : undefined,
+        filters.branch !== null ? eq(testRuns.branch, filters.branch) : undefined,
+        filters.result !== null ? eq(testRuns.result, filters.result) : undefined,
+        filters.status !== null ? eq(testRuns.status, filters.status) : undefined,
+        testRunList.after(request),
       ),
     )
-    .orderBy(desc(testRuns.createdAt), desc(testRuns.id))
-    .limit(page.limit + 1);
-  return toPage(rows, page.limit, (r) => ({ ts: r.createdAt, id: r.id }), (r) => presentTestRun(r, scope.webAppUrl));
+    .orderBy(...testRunList.orderBy)
+    .limit(testRunList.fetchLimit(request));
+  return testRunList.page(rows, request, scope.webAppUrl);
 }
 
 async function findRunRow(scope: OrgScope, projectId: string, number: string) {
@@ -65,27 +101,21 @@ export async function getTestRun(scope: OrgScope, projectId: string, number: str
   return presentTestRun(await findRunRow(scope, projectId, number), scope.webAppUrl);
 }
 
-export async function listTestSuites(scope: OrgScope, projectId: string, runNumber: string, page: PageRequest): Promise<Page<TestSuiteObject>> {
-  const run = await findRunRow(scope, projectId, runNumber);
+export async function listTestSuites(scope: OrgScope, request: ListRequest<TestSuiteFilters>): Promise<Page<TestSuiteObject>> {
+  const run = await findRunRow(scope, request.filters.project_id, request.filters.run);
   const rows = await scope.db
     .select()
     .from(testSuites)
-    .where(and(eq(testSuites.testRunId, run.id), page.after ? idBefore(testSuites.number, page.after) : undefined))
-    .orderBy(desc(testSuites.number))
-    .limit(page.limit + 1);
-  return toPage(rows, page.limit, (r) => ({ ts: NO_TIMESTAMP, id: r.number }), presentTestSuite);
+    .where(and(eq(testSuites.testRunId, run.id), testSuiteList.after(request)))
+    .orderBy(...testSuiteList.orderBy)
+    .limit(testSuiteList.fetchLimit(request));
+  return testSuiteList.page(rows, request);
 }
 
-export async function listTestCases(
-  scope: OrgScope,
-  projectId: string,
-  runNumber: string,
-  suiteNumber: string,
-  filters: { status?: CaseStatus },
-  page: PageRequest,
-): Promise<Page<TestCaseObject>> {
-  const run = await findRunRow(scope, projectId, runNumber);
-  const number = parseNumber(suiteNumber, "Test suite");
+export async function listTestCases(scope: OrgScope, request: ListRequest<TestCaseFilters>): Promise<Page<TestCaseObject>> {
+  const { filters } = request;
+  const run = await findRunRow(scope, filters.project_id, filters.run);
+  const number = parseNumber(filters.suite, "Test suite");
   const [suite] = await scope.db
     .select({ number: testSuites.number })
     .from(testSuites)
@@ -99,23 +129,24 @@ export async function listTestCases(
       and(
         eq(testCases.testRunId, run.id),
         eq(testCases.suiteNumber, number),
-        filters.status !== undefined ? eq(testCases.status, filters.status) : undefined,
-        page.after ? idBefore(testCases.id, page.after) : undefined,
+        filters.status !== null ? eq(testCases.status, filters.status) : undefined,
+        testCaseList.after(request),
       ),
     )
-    .orderBy(desc(testCases.id))
-    .limit(page.limit + 1);
-  return toPage(rows, page.limit, (r) => ({ ts: NO_TIMESTAMP, id: r.id }), (r) => presentTestCase(r, run, scope.webAppUrl));
+    .orderBy(...testCaseList.orderBy)
+    .limit(testCaseList.fetchLimit(request));
+  return testCaseList.page(rows, request, { run, webAppUrl: scope.webAppUrl });
 }
 
 export async function getTestCase(scope: OrgScope, caseId: string): Promise<TestCaseObject> {
-  if (!/^[1-9][0-9]{0,15}$/.test(caseId) || !Number.isSafeInteger(Number(caseId))) throw notFound("Test case");
+  const id = parsePathBigintId(caseId);
+  if (id === null) throw notFound("Test case");
   const [row] = await scope.db
     .select({ testCase: testCases, run: { projectId: testRuns.projectId, number: testRuns.number } })
     .from(testCases)
     .innerJoin(testRuns, eq(testRuns.id, testCases.testRunId))
     .innerJoin(projects, eq(projects.id, testRuns.projectId))
-    .where(and(eq(testCases.id, Number(caseId)), eq(projects.organizationId, scope.organizationId)))
+    .where(and(eq(testCases.id, id), eq(projects.organizationId, scope.organizationId)))
     .limit(1);
   if (!row) throw notFound("Test case");
   return presentTestCase(row.testCase, row.run, scope.webAppUrl);

@@ -8,16 +8,16 @@ import { createMiddleware } from "hono/factory";
 import type { AppConfig, AppEnv } from "../../app-env";
 import type { KeyIdCache } from "../../auth/key-gate";
 import { ApiError } from "../../lib/errors";
-import type { CursorCodec, Listing } from "../../lib/pagination";
+import { pageBody, readListRequest } from "../../lib/lists";
+import type { CursorCodec } from "../../lib/pagination";
 import { authenticateApiKey } from "../../middleware/auth";
 import { API_BODY_LIMIT_BYTES, limitBody, readJsonBody } from "../../middleware/json-body";
-import { listAlertEvents } from "../../services/alert-events";
-import { disableAlert, enableAlert, getAlert, listAlerts, snoozeAlert, unsnoozeAlert } from "../../services/alerts";
+import { alertEventList, listAlertEvents } from "../../services/alert-events";
+import { alertList, disableAlert, enableAlert, getAlert, listAlerts, snoozeAlert, unsnoozeAlert } from "../../services/alerts";
 import { getOrganization } from "../../services/organizations";
-import { getProject, listProjects, updateProject } from "../../services/projects";
+import { getProject, listProjects, projectList, updateProject } from "../../services/projects";
 import { validationHook } from "../validation";
 import { COMMON_ERRORS, errorResponses, jsonOk } from "../responses";
-import { pageBody, readPage } from "../paging";
 import {
   AlertEventSchema,
   AlertSchema,
@@ -28,6 +28,7 @@ import {
   ProjectPatchSchema,
   ProjectSchema,
   SnoozeBodySchema,
+  listDescription,
   listOf,
 } from "../schemas";
 import { addMethodNotAllowed } from "../method-not-allowed";
@@ -57,6 +58,7 @@ const listProjectsRoute = createRoute({
   operationId: "listProjects",
   tags: ["Projects"],
   summary: "List projects, newest first",
+  description: listDescription(),
   security,
   request: { query: PageQuerySchema },
   responses: { 200: jsonOk(listOf(ProjectSchema, "ProjectList"), "A page of projects."), ...errorResponses(400, ...COMMON_ERRORS) },
@@ -92,6 +94,7 @@ const listAlertsRoute = createRoute({
   operationId: "listAlerts",
   tags: ["Alerts"],
   summary: "List alerts across the organization's projects, newest first",
+  description: listDescription("Filters combine; a cursor is valid only with the filters that issued it."),
   security,
   request: { query: AlertsQuerySchema },
   responses: { 200: jsonOk(listOf(AlertSchema, "AlertList"), "A page of alerts."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
@@ -114,7 +117,7 @@ const listAlertEventsRoute = createRoute({
   operationId: "listAlertEvents",
   tags: ["Alerts"],
   summary: "List an alert's events, newest first",
-  description: "Each event embeds the full test run that tripped the check.",
+  description: listDescription("Each event embeds the full test run that tripped the check."),
   security,
   request: { params: AlertEventsParam, query: PageQuerySchema },
   responses: { 200: jsonOk(listOf(AlertEventSchema, "AlertEventList"), "A page of events."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
@@ -217,20 +220,12 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
   api.use("/projects/:id", withJsonBody("PATCH"));
   api.use("/alerts/:id/snooze", withJsonBody("POST"));
 
-  const listing = (organizationId: string, name: string, filters: Listing["filters"], idKind: Listing["idKind"] = "uuid"): Listing => ({
-    name,
-    organizationId,
-    filters,
-    idKind,
-  });
-
   api.openapi(getOrganizationRoute, async (c) => c.json(await getOrganization(c.get("scope"), c.get("auth")), 200));
 
   api.openapi(listProjectsRoute, async (c) => {
     const scope = c.get("scope");
-    const list = listing(scope.organizationId, "projects", {});
-    const page = await listProjects(scope, await readPage(codec, list, c.req.valid("query")));
-    return c.json(await pageBody(codec, list, page), 200);
+    const request = readListRequest(codec, projectList, { organizationId: scope.organizationId, filters: {} }, c.req.valid("query"));
+    return c.json(pageBody(codec, projectList, request, await listProjects(scope, request)), 200);
   });
 
   api.openapi(getProjectRoute, async (c) => c.json(await getProject(c.get("scope"), c.req.valid("param").id), 200));
@@ -246,24 +241,18 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
   api.openapi(listAlertsRoute, async (c) => {
     const scope = c.get("scope");
     const query = c.req.valid("query");
-    const filters = { status: query.status ?? "active", projectId: query.project_id, alertType: query.alert_type };
-    const list = listing(scope.organizationId, "alerts", {
-      status: filters.status,
-      project_id: filters.projectId ?? null,
-      alert_type: filters.alertType ?? null,
-    });
-    const page = await listAlerts(scope, filters, await readPage(codec, list, query));
-    return c.json(await pageBody(codec, list, page), 200);
+    const filters = { status: query.status ?? "active", project_id: query.project_id ?? null, alert_type: query.alert_type ?? null };
+    const request = readListRequest(codec, alertList, { organizationId: scope.organizationId, filters }, query);
+    return c.json(pageBody(codec, alertList, request, await listAlerts(scope, request)), 200);
   });
 
   api.openapi(getAlertRoute, async (c) => c.json(await getAlert(c.get("scope"), c.req.valid("param").id), 200));
 
   api.openapi(listAlertEventsRoute, async (c) => {
     const scope = c.get("scope");
-    const alertId = c.req.valid("param").alert_id;
-    const list = listing(scope.organizationId, "alert_events", { alert_id: alertId }, "bigint");
-    const page = await listAlertEvents(scope, alertId, await readPage(codec, list, c.req.valid("query")));
-    return c.json(await pageBody(codec, list, page), 200);
+    const filters = { alert_id: c.req.valid("param").alert_id };
+    const request = readListRequest(codec, alertEventList, { organizationId: scope.organizationId, filters }, c.req.valid("query"));
+    return c.json(pageBody(codec, alertEventList, request, await listAlertEvents(scope, request)), 200);
   });
 
   api.openapi(snoozeRoute, async (c) => {
@@ -274,7 +263,7 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
   api.openapi(enableRoute, async (c) => c.json(await enableAlert(c.get("scope"), c.req.valid("param").id), 200));
   api.openapi(disableRoute, async (c) => c.json(await disableAlert(c.get("scope"), c.req.valid("param").id), 200));
 
-  registerTestResultRoutes(api, codec, listing);
+  registerTestResultRoutes(api, codec);
 
   addMethodNotAllowed(api);
   return api;

@@ -5,11 +5,29 @@
  */
 import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../../app-env";
-import type { CursorCodec, Listing } from "../../lib/pagination";
-import { getTestCase, getTestRun, listTestCases, listTestRuns, listTestSuites } from "../../services/test-results";
-import { pageBody, readPage } from "../paging";
+import { pageBody, readListRequest } from "../../lib/lists";
+import type { CursorCodec } from "../../lib/pagination";
+import {
+  getTestCase,
+  getTestRun,
+  listTestCases,
+  listTestRuns,
+  listTestSuites,
+  testCaseList,
+  testRunList,
+  testSuiteList,
+} from "../../services/test-results";
 import { COMMON_ERRORS, errorResponses, jsonOk } from "../responses";
-import { PageQuerySchema, TestCaseSchema, TestCasesQuerySchema, TestRunSchema, TestRunsQuerySchema, TestSuiteSchema, listOf } from "../schemas";
+import {
+  PageQuerySchema,
+  TestCaseSchema,
+  TestCasesQuerySchema,
+  TestRunSchema,
+  TestRunsQuerySchema,
+  TestSuiteSchema,
+  listDescription,
+  listOf,
+} from "../schemas";
 
 const security = [{ bearerAuth: [] }];
 const pathParam = (name: string, description: string) => z.string().openapi({ param: { name, in: "path" }, description });
@@ -24,7 +42,7 @@ const listTestRunsRoute = createRoute({
   operationId: "listTestRuns",
   tags: ["Test runs"],
   summary: "List a project's test runs, newest first",
-  description: "Newest first by arrival. Filters combine; a cursor is valid only with the filters that issued it.",
+  description: listDescription("Newest first by arrival. Filters combine; a cursor is valid only with the filters that issued it."),
   security,
   request: { params: z.object({ id: projectId }), query: TestRunsQuerySchema },
   responses: { 200: jsonOk(listOf(TestRunSchema, "TestRunList"), "A page of test runs."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
@@ -47,7 +65,9 @@ const listTestSuitesRoute = createRoute({
   operationId: "listTestSuites",
   tags: ["Test runs"],
   summary: "List every suite of a run (nested ones included), newest first",
-  description: "Flat: nested suites are listed too, with `parent_number`. Newest first means descending `number` (suites of a run arrive together and are numbered in document order).",
+  description: listDescription(
+    "Flat: nested suites are listed too, with `parent_number`. Newest first means descending `number` (suites of a run arrive together and are numbered in document order).",
+  ),
   security,
   request: { params: RunParams, query: PageQuerySchema },
   responses: { 200: jsonOk(listOf(TestSuiteSchema, "TestSuiteList"), "A page of test suites."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
@@ -59,7 +79,7 @@ const listTestCasesRoute = createRoute({
   operationId: "listTestCases",
   tags: ["Test runs"],
   summary: "List the cases of one suite, newest first",
-  description: "The suite's own cases (not those of its nested suites), by descending `id`.",
+  description: listDescription("The suite's own cases (not those of its nested suites), by descending `id`."),
   security,
   request: { params: SuiteParams, query: TestCasesQuerySchema },
   responses: { 200: jsonOk(listOf(TestCaseSchema, "TestCaseList"), "A page of test cases."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
@@ -76,16 +96,13 @@ const getTestCaseRoute = createRoute({
   responses: { 200: jsonOk(TestCaseSchema, "The test case."), ...errorResponses(404, ...COMMON_ERRORS) },
 });
 
-type ListingOf = (organizationId: string, name: string, filters: Listing["filters"], idKind?: Listing["idKind"]) => Listing;
-
-export function registerTestResultRoutes(api: OpenAPIHono<AppEnv>, codec: CursorCodec, listing: ListingOf): void {
+export function registerTestResultRoutes(api: OpenAPIHono<AppEnv>, codec: CursorCodec): void {
   api.openapi(listTestRunsRoute, async (c) => {
     const scope = c.get("scope");
-    const { id } = c.req.valid("param");
     const query = c.req.valid("query");
-    const list = listing(scope.organizationId, "test_runs", { project_id: id, branch: query.branch ?? null, result: query.result ?? null, status: query.status ?? null }, "bigint");
-    const page = await listTestRuns(scope, id, { branch: query.branch, result: query.result, status: query.status }, await readPage(codec, list, query));
-    return c.json(await pageBody(codec, list, page), 200);
+    const filters = { project_id: c.req.valid("param").id, branch: query.branch ?? null, result: query.result ?? null, status: query.status ?? null };
+    const request = readListRequest(codec, testRunList, { organizationId: scope.organizationId, filters }, query);
+    return c.json(pageBody(codec, testRunList, request, await listTestRuns(scope, request)), 200);
   });
 
   api.openapi(getTestRunRoute, async (c) => {
@@ -96,18 +113,17 @@ export function registerTestResultRoutes(api: OpenAPIHono<AppEnv>, codec: Cursor
   api.openapi(listTestSuitesRoute, async (c) => {
     const scope = c.get("scope");
     const { id, number } = c.req.valid("param");
-    const list = listing(scope.organizationId, "test_suites", { project_id: id, run: number }, "bigint");
-    const page = await listTestSuites(scope, id, number, await readPage(codec, list, c.req.valid("query")));
-    return c.json(await pageBody(codec, list, page), 200);
+    const request = readListRequest(codec, testSuiteList, { organizationId: scope.organizationId, filters: { project_id: id, run: number } }, c.req.valid("query"));
+    return c.json(pageBody(codec, testSuiteList, request, await listTestSuites(scope, request)), 200);
   });
 
   api.openapi(listTestCasesRoute, async (c) => {
     const scope = c.get("scope");
     const { id, number, suite_number } = c.req.valid("param");
     const query = c.req.valid("query");
-    const list = listing(scope.organizationId, "test_cases", { project_id: id, run: number, suite: suite_number, status: query.status ?? null }, "bigint");
-    const page = await listTestCases(scope, id, number, suite_number, { status: query.status }, await readPage(codec, list, query));
-    return c.json(await pageBody(codec, list, page), 200);
+    const filters = { project_id: id, run: number, suite: suite_number, status: query.status ?? null };
+    const request = readListRequest(codec, testCaseList, { organizationId: scope.organizationId, filters }, query);
+    return c.json(pageBody(codec, testCaseList, request, await listTestCases(scope, request)), 200);
   });
 
   api.openapi(getTestCaseRoute, async (c) => c.json(await getTestCase(c.get("scope"), c.req.valid("param").id), 200));
