@@ -234,16 +234,19 @@ function parseNumberOption(name, value, rule) {
   }
   return n;
 }
+var API_PATH = /\/(?:api|uploads)\/v1\/?$/;
 function uploadEndpoint(baseUrl) {
+  let base;
   try {
-    const base = new URL(baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`);
+    base = new URL(baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`);
     if (base.protocol !== "http:" && base.protocol !== "https:") throw new Error("not http(s)");
-    base.search = "";
-    base.hash = "";
-    return new URL("uploads/v1/test_runs", base);
   } catch {
     throw new UsageError(`--url must be an http(s) URL (got "${baseUrl}")`);
   }
+  base.search = "";
+  base.hash = "";
+  base.pathname = base.pathname.replace(API_PATH, "/");
+  return new URL("uploads/v1/test_runs", base);
 }
 function uploadSettings(input) {
   const { values, patterns, env, baseUrl, token } = input;

@@ -102,17 +102,29 @@ function parseNumberOption(name: string, value: string | undefined, rule: { min:
   return n;
 }
 
-/** The upload endpoint, `{base}/uploads/v1/test_runs`, for the base URL given (a path prefix is kept). */
+/**
+ * The service's own API paths, which a base URL may be given with: the server prints its base
+ * URL with `/api/v1`, and the upload API lives under `/uploads/v1`.
+ */
+const API_PATH = /\/(?:api|uploads)\/v1\/?$/;
+
+/**
+ * The upload endpoint, `{base}/uploads/v1/test_runs`, for the base URL given. A path prefix is
+ * kept; a trailing `/api/v1` or `/uploads/v1` (with or without a slash) is the API's own path,
+ * not a prefix, and is dropped: `https://host/api/v1` posts to `https://host/uploads/v1/test_runs`.
+ */
 export function uploadEndpoint(baseUrl: string): URL {
+  let base: URL;
   try {
-    const base = new URL(baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`);
+    base = new URL(baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`);
     if (base.protocol !== "http:" && base.protocol !== "https:") throw new Error("not http(s)");
-    base.search = "";
-    base.hash = "";
-    return new URL("uploads/v1/test_runs", base);
   } catch {
     throw new UsageError(`--url must be an http(s) URL (got "${baseUrl}")`);
   }
+  base.search = "";
+  base.hash = "";
+  base.pathname = base.pathname.replace(API_PATH, "/");
+  return new URL("uploads/v1/test_runs", base);
 }
 
 export type UploadSettings = {
