@@ -5,7 +5,7 @@
  * also makes `__proto__` and friends inert.
  */
 import { z } from "@hono/zod-openapi";
-import { type Report, type ReportCase, type ReportSuite, REPORT_LIMITS, ReportError, cleanOptionalText, cleanText } from "./report";
+import { MAX_XML_DOCUMENTS, type Report, type ReportCase, type ReportSuite, REPORT_LIMITS, ReportError, cleanOptionalText, cleanText } from "./report";
 
 export const CaseStatusSchema = z.enum(["passed", "failed", "errored", "skipped"]).openapi("TestCaseStatus");
 
@@ -128,8 +128,8 @@ const metadataFields = {
 
 export const RunMetadataSchema = z.object(metadataFields);
 
-/** Documents in one JSON upload: a run holds at most this many suites, and a real file holds at least one. */
-export const MAX_XML_DOCUMENTS = REPORT_LIMITS.maxSuites;
+/** Documents in one JSON upload (defined in ./report, beside the limits it follows from). */
+export { MAX_XML_DOCUMENTS };
 
 export const UploadEnvelopeSchema = z
   .object({

@@ -46,6 +46,13 @@ export const REPORT_LIMITS = {
   maxOutputLength: 4_096,
 } as const;
 
+/**
+ * XML documents in one upload (`junit_xml`): a run holds at most this many suites, and a real
+ * file holds at least one. Here rather than beside the envelope's schema so that the uploader CLI
+ * (src/cli/) checks the same number without importing Zod.
+ */
+export const MAX_XML_DOCUMENTS = REPORT_LIMITS.maxSuites;
+
 /** A problem with the report's content: the run fails with this message as its reason. */
 export class ReportError extends Error {
   override name = "ReportError";

@@ -66,6 +66,14 @@ export async function decodeContentEncoding(bytes: Uint8Array, contentEncoding: 
   throw new ApiError("unsupported_media_type", `Content-Encoding '${encoding.slice(0, 50)}' is not supported: send the body as is or gzip-compressed.`);
 }
 
+/** The encoding a byte-order mark names (UTF-8, UTF-16LE, UTF-16BE), or null without one. */
+export function byteOrderMarkEncoding(bytes: Uint8Array): "utf-8" | "utf-16le" | "utf-16be" | null {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return "utf-8";
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return "utf-16le";
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return "utf-16be";
+  return null;
+}
+
 /** The encoding an XML document declares, read from its first bytes (ASCII-compatible encodings only). */
 function declaredXmlEncoding(bytes: Uint8Array): string | null {
   const head = String.fromCharCode(...bytes.subarray(0, 200));
@@ -80,11 +88,50 @@ export function charsetOf(contentType: string | undefined): string | null {
   return charset === "" ? null : charset;
 }
 
-function decodeWith(label: string, bytes: Uint8Array, source: "declaration" | "charset"): string {
+/**
+ * The encoding to read an XML document in, RFC 7303's order: its byte-order mark, else the
+ * Content-Type's `charset`, else its declaration's `encoding`, else UTF-8 ("utf8" read as
+ * "utf-8"). `source` says where the label came from, for messages. The uploader CLI (src/cli/)
+ * reads XML files with it (without a charset), so a file is decoded as the service decodes it.
+ */
+export function xmlEncoding(
+  bytes: Uint8Array,
+  charset: string | null = null,
+): { label: string; source: "byte-order mark" | "charset" | "declaration" | "default" } {
+  const bom = byteOrderMarkEncoding(bytes);
+  if (bom) return { label: bom, source: "byte-order mark" };
+  if (charset) return { label: charset === "utf8" ? "utf-8" : charset, source: "charset" };
+  const declared = declaredXmlEncoding(bytes);
+  if (declared && declared !== "utf8") return { label: declared, source: "declaration" };
+  return { label: "utf-8", source: declared ? "declaration" : "default" };
+}
+
+/**
+ * Bytes → text in the encoding `label` names, dropping a byte-order mark. Never replaces bytes:
+ * a label this runtime cannot decode, or bytes invalid in the encoding, give an error kind that
+ * the caller turns into its own message (the route a 4xx, the CLI a usage error).
+ */
+export function decodeStrictly(
+  bytes: Uint8Array,
+  label: string,
+): { ok: true; text: string } | { ok: false; error: "unsupported-encoding" | "invalid-bytes" } {
   let decoder: InstanceType<typeof TextDecoder>;
   try {
     decoder = new TextDecoder(label, { fatal: true, ignoreBOM: false });
   } catch {
+    return { ok: false, error: "unsupported-encoding" };
+  }
+  try {
+    return { ok: true, text: decoder.decode(bytes) };
+  } catch {
+    return { ok: false, error: "invalid-bytes" };
+  }
+}
+
+function decodeWith(label: string, bytes: Uint8Array, source: "declaration" | "charset"): string {
+  const decoded = decodeStrictly(bytes, label);
+  if (decoded.ok) return decoded.text;
+  if (decoded.error === "unsupported-encoding") {
     throw new ApiError(
       "unsupported_media_type",
       source === "charset"
@@ -92,24 +139,16 @@ function decodeWith(label: string, bytes: Uint8Array, source: "declaration" | "c
         : `The XML declares encoding '${label.slice(0, 50)}', which is not supported; use UTF-8.`,
     );
   }
-  try {
-    return decoder.decode(bytes);
-  } catch {
-    throw new ApiError("invalid_request", `The body is not valid ${label === "utf-8" ? "UTF-8" : label} text.`);
-  }
+  throw new ApiError("invalid_request", `The body is not valid ${label === "utf-8" ? "UTF-8" : label} text.`);
 }
 
 /**
- * Bytes → text. JSON must be UTF-8. XML follows RFC 7303's order: its byte-order mark, else the
- * Content-Type's `charset`, else its declaration's `encoding`, else UTF-8. Invalid byte sequences
- * are a 400, never replaced silently.
+ * Bytes → text. JSON must be UTF-8. XML follows RFC 7303's order (`xmlEncoding`): its byte-order
+ * mark, else the Content-Type's `charset`, else its declaration's `encoding`, else UTF-8. Invalid
+ * byte sequences are a 400, never replaced silently.
  */
 export function decodeUploadText(bytes: Uint8Array, format: UploadFormat, charset: string | null = null): string {
   if (format === "json") return decodeWith("utf-8", bytes, "charset");
-  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return decodeWith("utf-8", bytes, "declaration");
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return decodeWith("utf-16le", bytes, "declaration");
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return decodeWith("utf-16be", bytes, "declaration");
-  if (charset) return decodeWith(charset === "utf8" ? "utf-8" : charset, bytes, "charset");
-  const declared = declaredXmlEncoding(bytes);
-  return decodeWith(declared && declared !== "utf8" ? declared : "utf-8", bytes, "declaration");
+  const { label, source } = xmlEncoding(bytes, charset);
+  return decodeWith(label, bytes, source === "charset" ? "charset" : "declaration");
 }

@@ -15,8 +15,11 @@ const CHECKSUM_LENGTH = 6;
 
 export const TOKEN_KINDS = { apiKey: "cta", uploadToken: "ctu" } as const;
 export type TokenKind = keyof typeof TOKEN_KINDS;
+/** Base62 characters after a token's `<prefix>_`: the random part and the checksum. */
+export const TOKEN_BODY_LENGTH = RANDOM_LENGTH + CHECKSUM_LENGTH;
 
-const CRC_TABLE = (() => {
+// Pure: a bundle that does not use crc32 (the uploader CLI) drops the table.
+const CRC_TABLE = /* @__PURE__ */ (() => {
   const table = new Uint32Array(256);
   for (let n = 0; n < 256; n++) {
     let c = n;
@@ -59,11 +62,19 @@ export function generateToken(kind: TokenKind): string {
   return body + base62Fixed(crc32(body), CHECKSUM_LENGTH);
 }
 
+/**
+ * True when the token has the right prefix, length and alphabet; the checksum is not checked.
+ * The uploader CLI warns about a token without this shape.
+ */
+export function hasTokenShape(kind: TokenKind, token: string): boolean {
+  const prefix = `${TOKEN_KINDS[kind]}_`;
+  if (token.length !== prefix.length + TOKEN_BODY_LENGTH || !token.startsWith(prefix)) return false;
+  return /^[0-9A-Za-z]+$/.test(token.slice(prefix.length));
+}
+
 /** True when the token has the right prefix, length, alphabet and checksum. No I/O. */
 export function isWellFormedToken(kind: TokenKind, token: string): boolean {
-  const prefix = `${TOKEN_KINDS[kind]}_`;
-  if (token.length !== prefix.length + RANDOM_LENGTH + CHECKSUM_LENGTH || !token.startsWith(prefix)) return false;
-  if (!/^[0-9A-Za-z]+$/.test(token.slice(prefix.length))) return false;
+  if (!hasTokenShape(kind, token)) return false;
   const body = token.slice(0, -CHECKSUM_LENGTH);
   return base62Fixed(crc32(body), CHECKSUM_LENGTH) === token.slice(-CHECKSUM_LENGTH);
 }

@@ -1,0 +1,125 @@
+/**
+ * Build metadata (branch, commit, build id and URL) from the CI provider's environment variables:
+ * GitHub Actions, GitLab CI, Buildkite, CircleCI and Jenkins. The table and the reasons behind it
+ * are in docs/uploader-cli.md ("CI detection").
+ */
+import { nonEmpty } from "./format";
+
+export type Env = Record<string, string | undefined>;
+
+export type CiProvider = "github-actions" | "gitlab-ci" | "buildkite" | "circleci" | "jenkins";
+
+export type CiMetadata = {
+  provider: CiProvider | null;
+  branch?: string;
+  commit_sha?: string;
+  build_id?: string;
+  build_url?: string;
+};
+
+export type DetectOptions = {
+  /**
+   * Reads GitHub's event payload (GITHUB_EVENT_PATH); without it the pull request head SHA
+   * cannot be found and GITHUB_SHA is used as is.
+   */
+  readEvent?: (path: string) => unknown;
+};
+
+function firstOf(...values: (string | undefined)[]): string | undefined {
+  for (const value of values) {
+    const v = nonEmpty(value);
+    if (v !== undefined) return v;
+  }
+  return undefined;
+}
+
+function compact(meta: CiMetadata): CiMetadata {
+  const out: CiMetadata = { provider: meta.provider };
+  for (const key of ["branch", "commit_sha", "build_id", "build_url"] as const) {
+    if (meta[key] !== undefined) out[key] = meta[key];
+  }
+  return out;
+}
+
+/**
+ * GitHub's pull_request* events run on a merge commit (GITHUB_SHA); the commit that was pushed is
+ * the pull request's head, found only in the event payload.
+ */
+function githubPullRequestHeadSha(env: Env, options: DetectOptions): string | undefined {
+  const eventName = nonEmpty(env.GITHUB_EVENT_NAME);
+  const eventPath = nonEmpty(env.GITHUB_EVENT_PATH);
+  if (!eventName?.startsWith("pull_request") || !eventPath || !options.readEvent) return undefined;
+  try {
+    const event = options.readEvent(eventPath) as { pull_request?: { head?: { sha?: unknown } } } | null | undefined;
+    const sha = event?.pull_request?.head?.sha;
+    return typeof sha === "string" ? nonEmpty(sha) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Build metadata from the CI provider's environment variables. Pure: it reads only `env` (and,
+ * when given, GitHub's event payload through `options.readEvent`).
+ */
+export function detectCiMetadata(env: Env, options: DetectOptions = {}): CiMetadata {
+  if (env.GITHUB_ACTIONS === "true") {
+    const runId = nonEmpty(env.GITHUB_RUN_ID);
+    const attempt = nonEmpty(env.GITHUB_RUN_ATTEMPT);
+    const server = nonEmpty(env.GITHUB_SERVER_URL)?.replace(/\/+$/, "");
+    const repository = nonEmpty(env.GITHUB_REPOSITORY);
+    return compact({
+      provider: "github-actions",
+      // GITHUB_HEAD_REF is set only for pull_request / pull_request_target; GITHUB_REF_NAME is
+      // then "<number>/merge" (or the base branch), so the head ref comes first.
+      branch: firstOf(env.GITHUB_HEAD_REF, env.GITHUB_REF_NAME),
+      commit_sha: firstOf(githubPullRequestHeadSha(env, options), env.GITHUB_SHA),
+      build_id: runId ? (attempt ? `${runId}-${attempt}` : runId) : undefined,
+      build_url: server && repository && runId ? `${server}/${repository}/actions/runs/${runId}` : undefined,
+    });
+  }
+  if (nonEmpty(env.GITLAB_CI)) {
+    return compact({
+      provider: "gitlab-ci",
+      // CI_COMMIT_BRANCH is absent in merge request and tag pipelines.
+      branch: firstOf(env.CI_MERGE_REQUEST_SOURCE_BRANCH_NAME, env.CI_COMMIT_BRANCH, env.CI_COMMIT_REF_NAME),
+      // In merged results pipelines CI_COMMIT_SHA is the merge commit; the source branch head is
+      // CI_MERGE_REQUEST_SOURCE_BRANCH_SHA (set only in those pipelines).
+      commit_sha: firstOf(env.CI_MERGE_REQUEST_SOURCE_BRANCH_SHA, env.CI_COMMIT_SHA),
+      build_id: firstOf(env.CI_JOB_ID),
+      build_url: firstOf(env.CI_JOB_URL),
+    });
+  }
+  if (env.BUILDKITE === "true") {
+    return compact({
+      provider: "buildkite",
+      branch: firstOf(env.BUILDKITE_BRANCH),
+      commit_sha: firstOf(env.BUILDKITE_COMMIT),
+      build_id: firstOf(env.BUILDKITE_BUILD_ID),
+      build_url: firstOf(env.BUILDKITE_BUILD_URL),
+    });
+  }
+  if (env.CIRCLECI === "true") {
+    return compact({
+      provider: "circleci",
+      branch: firstOf(env.CIRCLE_BRANCH),
+      commit_sha: firstOf(env.CIRCLE_SHA1),
+      build_id: firstOf(env.CIRCLE_WORKFLOW_ID, env.CIRCLE_BUILD_NUM),
+      build_url: firstOf(env.CIRCLE_BUILD_URL),
+    });
+  }
+  // JENKINS_URL is set only when the Jenkins URL is configured; JENKINS_HOME + BUILD_NUMBER is
+  // the fallback signal.
+  if (nonEmpty(env.JENKINS_URL) || (nonEmpty(env.JENKINS_HOME) && nonEmpty(env.BUILD_NUMBER))) {
+    const gitBranch = firstOf(env.GIT_LOCAL_BRANCH, env.GIT_BRANCH)?.replace(/^(refs\/remotes\/)?origin\//, "");
+    return compact({
+      provider: "jenkins",
+      // In multibranch pull request builds BRANCH_NAME is "PR-24"; CHANGE_BRANCH is the source branch.
+      branch: firstOf(env.CHANGE_BRANCH, env.BRANCH_NAME, gitBranch),
+      commit_sha: firstOf(env.GIT_COMMIT),
+      build_id: firstOf(env.BUILD_ID, env.BUILD_NUMBER),
+      build_url: firstOf(env.BUILD_URL),
+    });
+  }
+  return { provider: null };
+}

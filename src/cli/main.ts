@@ -1,0 +1,261 @@
+/**
+ * ci-test-analytics: uploads JUnit XML / JSON test reports to the CI test analytics service.
+ *
+ *   npx ci-test-analytics upload --url https://… --token ctu_… 'reports/**\/*.xml'
+ *
+ * The entry of the bundle bin/ci-test-analytics.mjs (`npm run build:cli`). Documented in
+ * docs/uploader-cli.md. Its only runtime dependency is tinyglobby, loaded lazily (so the helpers
+ * exported here can be imported without it).
+ *
+ * Exit codes: 0 success; 1 upload failed after retries (network, 5xx, 429) or --wait timed out;
+ * 2 usage error (bad flags, missing url/token, no files, unreadable file, request too large);
+ * 3 rejected by the server (400/401/413/415/422 and other 4xx); 4 run processed as failed (--wait).
+ */
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { TOKEN_BODY_LENGTH, TOKEN_KINDS, hasTokenShape } from "../lib/keys";
+import { HELP, type UploadSettings, parseCommandLine, tokenCandidate, uploadSettings } from "./args";
+import { type Env, detectCiMetadata } from "./ci-metadata";
+import { EXIT_OK, EXIT_REJECTED, EXIT_RUN_FAILED, EXIT_UPLOAD_FAILED, EXIT_USAGE, UsageError } from "./exit-codes";
+import { displayPath, nonEmpty } from "./format";
+import { DEFAULT_BASE_DELAY_MS, type RetryOptions, type Sleep, realSleep } from "./http-retry";
+import { Output, type Writable, maskSecretShapes } from "./output";
+import { type RunMetadata, expandFiles } from "./reports";
+import { POLL_BASE_MS, type UploadContext, uploadGroup } from "./upload";
+
+// What the bin has always exported (tests import it).
+export { DEFAULT_WAIT_TIMEOUT_S } from "./args";
+export { detectCiMetadata } from "./ci-metadata";
+export { EXIT_OK, EXIT_REJECTED, EXIT_RUN_FAILED, EXIT_UPLOAD_FAILED, EXIT_USAGE, UsageError } from "./exit-codes";
+export {
+  DEFAULT_BASE_DELAY_MS,
+  DEFAULT_MAX_DELAY_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_RETRIES,
+  MAX_RETRY_AFTER_MS,
+  RETRYABLE_STATUSES,
+  backoffDelay,
+  describeHttpError,
+  describeNetworkError,
+  parseRetryAfter,
+  realSleep,
+  requestWithRetry,
+} from "./http-retry";
+export { MAX_BODY_BYTES, MAX_XML_DOCUMENTS, buildUpload, decodeReport, expandFiles } from "./reports";
+export { POLL_BASE_MS, POLL_MAX_MS } from "./upload";
+
+/** Above this many files read for one run, a progress line is shown. */
+const PROGRESS_FILE_THRESHOLD = 20;
+
+export type RunIo = {
+  env?: Env;
+  cwd?: string;
+  stdout?: Writable;
+  stderr?: Writable;
+  fetch?: typeof fetch;
+  sleep?: Sleep;
+  now?: () => number;
+  random?: () => number;
+  /** Overrides CTA_RETRY_BASE_MS and the 1 s default. */
+  baseDelayMs?: number;
+  pollBaseMs?: number;
+  readEvent?: (path: string) => unknown;
+};
+
+/** The version in the package.json nearest above this module (the bundle's is the package root's). */
+export function cliVersion(): string {
+  try {
+    let dir = dirname(fileURLToPath(import.meta.url));
+    for (;;) {
+      const path = join(dir, "package.json");
+      if (existsSync(path)) {
+        const pkg = JSON.parse(readFileSync(path, "utf8"));
+        return typeof pkg.version === "string" ? pkg.version : "0.0.0";
+      }
+      const parent = dirname(dir);
+      if (parent === dir) return "0.0.0";
+      dir = parent;
+    }
+  } catch {
+    return "0.0.0";
+  }
+}
+
+function readJsonFile(path: string): unknown {
+  return JSON.parse(readFileSync(path, "utf8"));
+}
+
+/**
+ * Run the CLI with `argv` (without node and the script). Resolves to the exit code; throws only
+ * on a bug (main() turns that into exit 1).
+ */
+export async function run(argv: string[], io: RunIo = {}): Promise<number> {
+  const env = io.env ?? process.env;
+  const cwd = io.cwd ?? process.cwd();
+  const stdout = io.stdout ?? process.stdout;
+  const stderr = io.stderr ?? process.stderr;
+  const candidate = tokenCandidate(argv, env);
+  // Until the options are parsed, mask whatever could be the token.
+  let out = new Output(stdout, stderr, {
+    quiet: false,
+    verbose: false,
+    secrets: [candidate, env.CTA_UPLOAD_TOKEN ?? ""],
+  });
+
+  let parsed: ReturnType<typeof parseCommandLine>;
+  try {
+    parsed = parseCommandLine(argv);
+  } catch (error) {
+    out.error((error as UsageError).message);
+    return EXIT_USAGE;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    stdout.write(HELP);
+    return EXIT_OK;
+  }
+  if (values.version) {
+    stdout.write(`${cliVersion()}\n`);
+    return EXIT_OK;
+  }
+  const [command, ...patterns] = positionals;
+  if (command !== "upload") {
+    out.error(
+      command === undefined
+        ? 'missing command: use "ci-test-analytics upload [options] FILES..." (--help for details)'
+        : `unknown command "${command}" (the only command is "upload"; --help for details)`,
+    );
+    return EXIT_USAGE;
+  }
+
+  const token = nonEmpty(values.token) ?? nonEmpty(env.CTA_UPLOAD_TOKEN);
+  const baseUrl = nonEmpty(values.url) ?? nonEmpty(env.CTA_URL);
+  out = new Output(stdout, stderr, {
+    quiet: Boolean(values.quiet),
+    verbose: Boolean(values.verbose),
+    secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? ""],
+  });
+
+  let settings: UploadSettings;
+  let metadata: RunMetadata;
+  try {
+    settings = uploadSettings({ values, patterns, env, baseUrl, token, baseDelayMs: io.baseDelayMs });
+    if (!hasTokenShape("uploadToken", token!)) {
+      out.warn(`the token does not look like an upload token (${TOKEN_KINDS.uploadToken}_ followed by ${TOKEN_BODY_LENGTH} letters and digits)`);
+    }
+    const ci = detectCiMetadata(env, { readEvent: io.readEvent ?? readJsonFile });
+    metadata = {
+      branch: nonEmpty(values.branch) ?? ci.branch,
+      commit_sha: nonEmpty(values["commit-sha"]) ?? ci.commit_sha,
+      build_id: nonEmpty(values["build-id"]) ?? ci.build_id,
+      build_url: nonEmpty(values["build-url"]) ?? ci.build_url,
+      started_at: settings.startedAt,
+      tags: (values.tag ?? []).map((t) => t.trim()).filter((t) => t !== ""),
+    };
+    out.debug(`CI provider: ${ci.provider ?? "none detected"}`);
+    out.debug(`metadata: ${JSON.stringify(metadata)}`);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      out.error(error.message);
+      return EXIT_USAGE;
+    }
+    out.error(`unexpected: ${(error as Error)?.stack ?? error}`);
+    return EXIT_USAGE;
+  }
+
+  let files: string[];
+  try {
+    const expanded = await expandFiles(patterns, { cwd });
+    for (const pattern of expanded.unmatched) out.warn(`no files match "${pattern}"`);
+    files = expanded.files;
+  } catch (error) {
+    out.error(`cannot expand file patterns: ${(error as Error).message}`);
+    return EXIT_USAGE;
+  }
+  if (files.length === 0) {
+    out.error(`no report files matched ${patterns.map((p) => `"${p}"`).join(", ")}`);
+    return EXIT_USAGE;
+  }
+  out.debug(`${files.length} file(s): ${files.map((f) => displayPath(f, cwd)).join(", ")}`);
+
+  const sleep = io.sleep ?? realSleep;
+  const now = io.now ?? Date.now;
+  const retryOptions: RetryOptions = {
+    fetch: io.fetch ?? globalThis.fetch,
+    retries: settings.retries,
+    baseDelayMs: settings.baseDelayMs,
+    sleep,
+    now,
+    random: io.random,
+    onRetry: (info) =>
+      out.info(
+        `attempt ${info.attempt}/${info.attempts} failed (${info.reason}); retrying in ${(info.delayMs / 1000).toFixed(1)} s`,
+      ),
+  };
+  const headers = {
+    authorization: `Bearer ${token}`,
+    "user-agent": `ci-test-analytics/${cliVersion()} node/${process.versions.node}`,
+    accept: "application/json",
+  };
+  const context: UploadContext = {
+    out,
+    cwd,
+    headers,
+    retryOptions,
+    endpoint: settings.endpoint,
+    metadata,
+    wait: Boolean(values.wait),
+    waitTimeoutMs: settings.waitTimeoutS * 1000,
+    waitDeadline: 0,
+    sleep,
+    now,
+    pollBaseMs: io.pollBaseMs ?? POLL_BASE_MS,
+  };
+
+  const groups = values["run-per-file"] ? files.map((f) => [f]) : [files];
+  const uploadProgress = groups.length > 1 ? out.progress("Uploading", groups.length) : null;
+  const codes: number[] = [];
+  for (const group of groups) {
+    const showReadProgress = groups.length === 1 && group.length > PROGRESS_FILE_THRESHOLD;
+    const { code, stop } = await uploadGroup(group, context, { showReadProgress });
+    codes.push(code);
+    uploadProgress?.tick();
+    if (stop && codes.length < groups.length) {
+      out.error(`stopping: ${stop}; ${groups.length - codes.length} file(s) not uploaded`);
+      break;
+    }
+  }
+  if (groups.length > 1) {
+    const ok = codes.filter((c) => c === EXIT_OK).length;
+    out.info(`${ok} of ${groups.length} runs uploaded${ok < groups.length ? `, ${groups.length - ok} failed` : ""}`);
+  }
+  // The most actionable failure wins: usage, then rejection, then transport, then processing.
+  for (const code of [EXIT_USAGE, EXIT_REJECTED, EXIT_UPLOAD_FAILED, EXIT_RUN_FAILED]) {
+    if (codes.includes(code)) return code;
+  }
+  return EXIT_OK;
+}
+
+/** Entry point for the bin: runs with the process's argv, env and streams. */
+export async function main(io: RunIo = {}): Promise<void> {
+  try {
+    process.exitCode = await run(process.argv.slice(2), io);
+  } catch (error) {
+    const message = maskSecretShapes(String((error as Error)?.stack ?? error));
+    process.stderr.write(`error: unexpected failure: ${message}\n`);
+    process.exitCode = EXIT_UPLOAD_FAILED;
+  }
+}
+
+function isMainModule(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  try {
+    return pathToFileURL(realpathSync(script)).href === pathToFileURL(realpathSync(fileURLToPath(import.meta.url))).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isMainModule()) await main();
