@@ -9,22 +9,14 @@ import { type CopySink, encodeCopyRow, openCopy } from "../db/bulk-copy";
 import type { Database } from "../db/types";
 import type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 import type { UploadPayload } from "../ingest/run-queue";
+import type { RunMetadata } from "../ingest/upload-request";
+
 import type { ServiceDeps } from "./context";
 
 export type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 export type RunResult = "tests_passed" | "tests_failed" | "tests_errored";
 export type TestRunRow = typeof testRuns.$inferSelect;
 
-export type RunMetadata = {
-  branch?: string | null;
-  commitSha?: string | null;
-  buildId?: string | null;
-  buildUrl?: string | null;
-  tags?: string[];
-  startedAt?: Date | null;
-  /** The uploader's Idempotency-Key, unique per project. */
-  idempotencyKey?: string | null;
-};
 
 
 type Counts = { testsCount: number; passedCount: number; failedCount: number; erroredCount: number; skippedCount: number };

@@ -7,11 +7,13 @@ import type { Logger } from "../lib/logger";
 import { projects, testRuns } from "../db/schema";
 import type { Database } from "../db/types";
 import { ApiError, notFound, describeError } from "../lib/errors";
+import { parsePathNumber } from "../lib/ids";
 import { hashToken, isWellFormedToken } from "../lib/keys";
 import type { ServiceDeps } from "./context";
 import { presentTestRun } from "./presenters";
 import type { RunQueue, UploadPayload } from "../ingest/run-queue";
-import { type RunMetadata, failTestRun, recordTestRunArrival } from "./test-runs";
+import type { RunMetadata } from "../ingest/upload-request";
+import { failTestRun, recordTestRunArrival } from "./test-runs";
 
 export type UploadingProject = { projectId: string; organizationId: string };
 
@@ -90,11 +92,12 @@ export async function acceptUpload(
 }
 
 export async function getUploadedRun(db: Database, project: UploadingProject, number: string) {
-  if (!/^[1-9][0-9]{0,9}$/.test(number) || Number(number) > 2_147_483_647) throw notFound("Test run");
+  const runNumber = parsePathNumber(number);
+  if (runNumber === null) throw notFound("Test run");
   const [row] = await db
     .select()
     .from(testRuns)
-    .where(and(eq(testRuns.projectId, project.projectId), eq(testRuns.number, Number(number))))
+    .where(and(eq(testRuns.projectId, project.projectId), eq(testRuns.number, runNumber)))
     .limit(1);
   if (!row) throw notFound("Test run");
   return row;

@@ -15,7 +15,8 @@ import type { Database } from "../../src/db/types";
 import { ManualClock } from "../../src/lib/clock";
 import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from "../../src/lib/rate-limit";
 import { recordAlertEvent } from "../../src/services/alert-events";
-import { type Report, type RunMetadata, completeTestRun, failTestRun, recordTestRunArrival } from "../../src/services/test-runs";
+import type { RunMetadata } from "../../src/ingest/upload-request";
+import { type Report, completeTestRun, failTestRun, recordTestRunArrival } from "../../src/services/test-runs";
 
 import { createApp } from "../../src/app";
 import { ADMIN_TOKEN, CURSOR_SECRET, WEB_APP_URL } from "./constants";

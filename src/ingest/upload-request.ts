@@ -1,0 +1,129 @@
+/**
+ * An upload request turned into one typed value, in one place: the report (format and text, as
+ * stored for processing) and the run's metadata, each validated once. Everything that is wrong
+ * with the request itself is answered here in the envelope (400, 413, 415, 422) and records
+ * nothing; what is wrong with the report's content (malformed XML, a DTD…) fails the run when it
+ * is processed.
+ */
+import { ApiError, validationFailed } from "../lib/errors";
+import { type UploadEnvelope, RunMetadataSchema, UploadEnvelopeSchema, jsonDepth, suiteDepth } from "./json-report";
+import { REPORT_LIMITS } from "./report";
+import type { UploadPayload } from "./run-queue";
+import { charsetOf, decodeContentEncoding, decodeUploadText, uploadFormat } from "./upload-body";
+
+/** What an upload says about its run, besides the report. */
+export type RunMetadata = {
+  branch?: string | null;
+  commitSha?: string | null;
+  buildId?: string | null;
+  buildUrl?: string | null;
+  tags?: string[];
+  startedAt?: Date | null;
+  /** The uploader's Idempotency-Key, unique per project. */
+  idempotencyKey?: string | null;
+};
+
+export type UploadRequest = { metadata: RunMetadata; payload: UploadPayload };
+
+/** The request as it arrived: headers, query string (values as repeated) and the body's bytes. */
+export type ReceivedUpload = {
+  contentType: string | undefined;
+  contentEncoding: string | undefined;
+  idempotencyKey: string | undefined;
+  query: Record<string, string[]>;
+  body: Uint8Array;
+};
+
+/** Maximum nesting of a JSON upload: 64 levels of suites, each an object inside an array. */
+export const MAX_JSON_DEPTH = 2 * 64 + 8;
+
+export const METADATA_KEYS = ["branch", "commit_sha", "build_id", "build_url", "tags", "started_at"] as const;
+
+/** Metadata from the query string; `tags` may repeat and be comma-separated. Empty values are absent. */
+function metadataFromQuery(query: Record<string, string[]>): Record<string, unknown> {
+  const metadata: Record<string, unknown> = {};
+  for (const key of METADATA_KEYS) {
+    const values = query[key];
+    if (!values?.length) continue;
+    if (key === "tags") metadata.tags = values.flatMap((value) => value.split(",")).map((tag) => tag.trim()).filter((tag) => tag !== "");
+    else metadata[key] = values.at(-1);
+  }
+  return metadata;
+}
+
+/** `Idempotency-Key`: 1–255 visible ASCII characters, or absent. */
+function idempotencyKeyOf(header: string | undefined): string | null {
+  if (header === undefined) return null;
+  const key = header.trim();
+  if (!/^[\x21-\x7e]{1,255}$/.test(key)) {
+    throw validationFailed([{ field: "Idempotency-Key", message: "must be 1 to 255 visible ASCII characters" }]);
+  }
+  return key;
+}
+
+function detailsOf(issues: { path: PropertyKey[]; message: string }[]) {
+  return issues.map((issue) => ({ field: issue.path.map(String).join(".") || "body", message: issue.message }));
+}
+
+function toRunMetadata(input: Record<string, unknown>): RunMetadata {
+  const parsed = RunMetadataSchema.safeParse(input);
+  if (!parsed.success) throw validationFailed(detailsOf(parsed.error.issues));
+  const data = parsed.data;
+  return {
+    branch: data.branch ?? null,
+    commitSha: data.commit_sha ?? null,
+    buildId: data.build_id ?? null,
+    buildUrl: data.build_url ?? null,
+    tags: [...new Set(data.tags ?? [])],
+    startedAt: data.started_at ? new Date(data.started_at) : null,
+  };
+}
+
+/** The JSON envelope, validated: a 400 for a body that is not a JSON object, a 422 for one that is not a report. */
+function parseEnvelope(text: string): { envelope: UploadEnvelope; metadata: Record<string, unknown> } {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ApiError("invalid_request", "The request body is not valid JSON.");
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ApiError("invalid_request", "The request body must be a JSON object.");
+  if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    throw validationFailed([{ field: "suites", message: "is nested too deeply (suites nest at most 64 levels)" }]);
+  }
+  const parsed = UploadEnvelopeSchema.safeParse(body);
+  if (!parsed.success) throw validationFailed(detailsOf(parsed.error.issues));
+  if (suiteDepth(parsed.data.suites) > REPORT_LIMITS.maxDepth) {
+    throw validationFailed([{ field: "suites", message: `is nested too deeply (suites nest at most ${REPORT_LIMITS.maxDepth} levels)` }]);
+  }
+  // The envelope's metadata, as sent (null included): it wins over the query string's.
+  const metadata: Record<string, unknown> = {};
+  for (const key of METADATA_KEYS) {
+    if (Object.hasOwn(body, key) && (body as Record<string, unknown>)[key] !== undefined) metadata[key] = (body as Record<string, unknown>)[key];
+  }
+  return { envelope: parsed.data, metadata };
+}
+
+/**
+ * Reads an upload. A JSON report is stored as its validated envelope (what the schema made of it:
+ * texts cut, attempts trimmed), so processing reads it without validating it again.
+ */
+export async function readUploadRequest(received: ReceivedUpload): Promise<UploadRequest> {
+  const format = uploadFormat(received.contentType);
+  const bytes = await decodeContentEncoding(received.body, received.contentEncoding);
+  if (bytes.byteLength === 0) throw new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
+  const text = decodeUploadText(bytes, format, charsetOf(received.contentType));
+
+  let metadataInput = metadataFromQuery(received.query);
+  let content: string;
+  if (format === "json") {
+    const { envelope, metadata } = parseEnvelope(text);
+    metadataInput = { ...metadataInput, ...metadata };
+    content = JSON.stringify(envelope);
+  } else {
+    // Postgres text cannot hold NUL: it becomes U+FFFD before storage, as the parser would make it (junit.ts).
+    content = text.replaceAll("\u0000", "\uFFFD");
+  }
+  const metadata = { ...toRunMetadata(metadataInput), idempotencyKey: idempotencyKeyOf(received.idempotencyKey) };
+  return { metadata, payload: { format, content } };
+}
