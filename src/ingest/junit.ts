@@ -11,6 +11,8 @@
  * - A `<testcase>`'s status: `<error>` → errored, else `<failure>` → failed, else `<skipped>` →
  *   skipped, else passed. Surefire/Gradle `<flakyFailure>`, `<flakyError>`, `<rerunFailure>`,
  *   `<rerunError>` are earlier attempts of the same case.
+ * - A failure's message is its `message` attribute, else its text; its text (the stack trace) is
+ *   kept either way. Attempts keep the message only.
  * - Repeated `<testcase>` entries with the same classname and name in one suite are retries: the
  *   last is the outcome, earlier ones become attempts; the case keeps its first position.
  * - Suite counts come from the cases, never from the `tests=`/`failures=` attributes.
@@ -93,6 +95,7 @@ type OpenCase = {
   status: CaseStatus;
   failureType: string | null;
   failureMessage: string | null;
+  failureText: string | null;
   attempts: ReportAttempt[];
   systemOut: string | null;
   systemErr: string | null;
@@ -168,6 +171,7 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
       durationMs: testCase.durationMs,
       failureType: testCase.failureType,
       failureMessage: testCase.failureMessage,
+      failureText: testCase.failureText,
       attempts: testCase.attempts,
       systemOut: testCase.systemOut,
       systemErr: testCase.systemErr,
@@ -186,7 +190,13 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
     const earlier = owner.suite.cases[earlierIndex]!;
     // pytest writes a teardown error as a second entry of the same test: one outcome, not a retry.
     if (testCase.status === "errored" && PYTEST_TEARDOWN.test(testCase.failureMessage ?? "")) {
-      owner.suite.cases[earlierIndex] = { ...earlier, status: "errored", failureType: finished.failureType, failureMessage: finished.failureMessage };
+      owner.suite.cases[earlierIndex] = {
+        ...earlier,
+        status: "errored",
+        failureType: finished.failureType,
+        failureMessage: finished.failureMessage,
+        failureText: finished.failureText,
+      };
       return;
     }
     // A retry: the earlier entry (and its own attempts) become attempts of this one.
@@ -239,11 +249,15 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
         if (PRIORITY[status] <= PRIORITY[testCase.status]) return;
         testCase.status = status;
         testCase.failureType = outcome === "skipped" ? null : optionalName(attributes.type);
-        const message = attributes.message;
-        testCase.failureMessage = cleanOptionalText(message?.trim(), REPORT_LIMITS.maxMessageLength);
-        if (testCase.failureMessage === null && outcome !== "skipped") {
+        testCase.failureMessage = cleanOptionalText(attributes.message?.trim(), REPORT_LIMITS.maxMessageLength);
+        testCase.failureText = null;
+        if (outcome !== "skipped") {
+          // The text is kept even beside a message: it is the stack trace the message leaves out.
+          const messageFromText = testCase.failureMessage === null;
           startCapture(REPORT_LIMITS.maxMessageLength, (text) => {
-            if (testCase.status === status) testCase.failureMessage = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength);
+            if (testCase.status !== status) return;
+            testCase.failureText = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength);
+            if (messageFromText) testCase.failureMessage = testCase.failureText;
           });
         }
         return;
@@ -276,6 +290,7 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
         status: "passed",
         failureType: null,
         failureMessage: null,
+        failureText: null,
         attempts: [],
         systemOut: null,
         systemErr: null,
