@@ -10,7 +10,8 @@
  * - Every `<testsuite>` is a suite, numbered later in document order; nested ones keep their parent.
  * - A `<testcase>`'s status: `<error>` → errored, else `<failure>` → failed, else `<skipped>` →
  *   skipped, else passed. Surefire/Gradle `<flakyFailure>`, `<flakyError>`, `<rerunFailure>`,
- *   `<rerunError>` are earlier attempts of the same case.
+ *   `<rerunError>` are earlier attempts of the same case. With no outcome element, a case that says
+ *   it was not run (googletest's DISABLED_ tests, ctest) is skipped.
  * - A failure's message is its `message` attribute, else its text; its text (the stack trace) is
  *   kept either way. Attempts keep the message only.
  * - Repeated `<testcase>` entries with the same classname and name in one suite are retries: the
@@ -83,6 +84,15 @@ const STATUS_OF: Record<OutcomeKind, CaseStatus> = { error: "errored", failure: 
 const PYTEST_TEARDOWN = /^failed on teardown with /;
 const PRIORITY: Record<CaseStatus, number> = { errored: 3, failed: 2, skipped: 1, passed: 0 };
 
+/** `status`/`result` values of a case that was never run: googletest (`notrun`, `suppressed`) and ctest (`disabled`, `skipped`). */
+const NOT_RUN_STATUSES = new Set(["notrun", "disabled", "skipped"]);
+const NOT_RUN_RESULTS = new Set(["suppressed"]);
+
+function saysNotRun(attributes: Record<string, string>): boolean {
+  const said = (value: string | undefined, values: Set<string>) => value !== undefined && values.has(value.trim().toLowerCase());
+  return said(attributes.status, NOT_RUN_STATUSES) || said(attributes.result, NOT_RUN_RESULTS);
+}
+
 /** Text being collected from an element, cut at `limit` characters while it streams in. */
 type Capture = { depth: number; text: string; limit: number; onEnd: (text: string) => void };
 
@@ -93,6 +103,8 @@ type OpenCase = {
   file: string | null;
   durationMs: number | null;
   status: CaseStatus;
+  /** Its attributes say it was not run: skipped unless an outcome element says otherwise. */
+  notRun: boolean;
   failureType: string | null;
   failureMessage: string | null;
   failureText: string | null;
@@ -167,7 +179,7 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
       name: testCase.name,
       classname: testCase.classname,
       file: testCase.file ?? owner.file,
-      status: testCase.status,
+      status: testCase.status === "passed" && testCase.notRun ? "skipped" : testCase.status,
       durationMs: testCase.durationMs,
       failureType: testCase.failureType,
       failureMessage: testCase.failureMessage,
@@ -288,6 +300,7 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
         file: optionalName(attributes.file),
         durationMs: parseSeconds(attributes.time),
         status: "passed",
+        notRun: saysNotRun(attributes),
         failureType: null,
         failureMessage: null,
         failureText: null,

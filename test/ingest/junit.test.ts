@@ -130,3 +130,42 @@ describe("a failure's message and its text", () => {
     ]);
   });
 });
+
+describe("a <testcase> that says it was not run", () => {
+  const statusOf = (attributes: string, children = "") => onlyCaseOf(inSuite(`<testcase name="a" ${attributes}>${children}</testcase>`)).status;
+
+  it("is skipped with no child element: googletest's status=\"notrun\" and result=\"suppressed\", ctest's status=\"disabled\" or \"skipped\"", () => {
+    expect(statusOf(`status="notrun" result="suppressed"`)).toBe("skipped");
+    expect(statusOf(`status="notrun"`)).toBe("skipped");
+    expect(statusOf(`result="suppressed"`)).toBe("skipped");
+    expect(statusOf(`status="disabled"`)).toBe("skipped");
+    expect(statusOf(`status="skipped"`)).toBe("skipped");
+  });
+
+  it("matches the values whatever their case and surrounding spaces", () => {
+    expect(statusOf(`status="NotRun"`)).toBe("skipped");
+    expect(statusOf(`status=" DISABLED "`)).toBe("skipped");
+    expect(statusOf(`result="Suppressed"`)).toBe("skipped");
+  });
+
+  it("leaves other values alone: a case that ran is passed", () => {
+    expect(statusOf(`status="run" result="completed"`)).toBe("passed");
+    expect(statusOf(`status="passed"`)).toBe("passed");
+    expect(statusOf(`status=""`)).toBe("passed");
+  });
+
+  it("a child element keeps its precedence", () => {
+    expect(statusOf(`status="notrun"`, `<failure message="m"/>`)).toBe("failed");
+    expect(statusOf(`status="disabled"`, `<error message="m"/>`)).toBe("errored");
+    const skipped = onlyCaseOf(inSuite(`<testcase name="a" status="notrun"><skipped message="why"/></testcase>`));
+    expect(skipped).toMatchObject({ status: "skipped", failureMessage: "why" });
+  });
+
+  it("carries no failure, and as a retry's last entry it is the outcome like any other", () => {
+    const disabled = onlyCaseOf(inSuite(`<testcase name="a" status="notrun" result="suppressed" time="0"/>`));
+    expect(disabled).toMatchObject({ status: "skipped", durationMs: 0, failureType: null, failureMessage: null, failureText: null, attempts: [] });
+    const retried = onlyCaseOf(inSuite(`<testcase name="a"><failure message="m"/></testcase><testcase name="a" status="notrun"/>`));
+    expect(retried.status).toBe("skipped");
+    expect(retried.attempts).toEqual([{ status: "failed", durationMs: null, failureMessage: "m" }]);
+  });
+});
