@@ -62,6 +62,7 @@
  */
 import { type CaseStatus, type Check, type CheckEvent, type RunSummary, type RunTest, isInfraSuspect } from "./types";
 import { cap, round } from "./metadata-format";
+import { nearestRankPercentile, runsTestZ, wilson95 } from "./statistics";
 
 export const FLAKINESS_DETECTOR_VERSION = "test_flakiness/1";
 
@@ -203,33 +204,7 @@ function decayedFlipScore(hi: number, lo: number, n: number): number | null {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Statistics
-
-/**
- * Wald–Wolfowitz runs-test z for n outcomes with f failures and `flips` changes (R = flips + 1):
- * E[R] = 1 + 2n₀n₁/n, Var[R] = 2n₀n₁(2n₀n₁ − n)/(n²(n − 1)). Null when undefined (no variance).
- */
-export function runsTestZ(n: number, failures: number, flips: number): number | null {
-  const n1 = failures;
-  const n0 = n - failures;
-  if (n < 2 || n0 <= 0 || n1 <= 0) return null;
-  const expected = 1 + (2 * n0 * n1) / n;
-  const variance = (2 * n0 * n1 * (2 * n0 * n1 - n)) / (n * n * (n - 1));
-  if (!(variance > 0)) return null;
-  return (flips + 1 - expected) / Math.sqrt(variance);
-}
-
-/** Wilson score 95 % interval for k successes in n trials; null for n = 0. */
-export function wilson95(k: number, n: number): { low: number; high: number } | null {
-  if (n <= 0) return null;
-  const z = 1.959963984540054;
-  const p = k / n;
-  const z2 = z * z;
-  const denom = 1 + z2 / n;
-  const center = (p + z2 / (2 * n)) / denom;
-  const half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / denom;
-  return { low: Math.max(0, center - half), high: Math.min(1, center + half) };
-}
+// The rules' window statistics
 
 type WindowStats = { n: number; failures: number; passes: number; flips: number; z: number | null };
 
@@ -334,12 +309,6 @@ function pushEvidence(list: Evidence[] | undefined, item: Evidence): Evidence[] 
   return next;
 }
 
-/** 90th percentile (nearest rank) of a small list. */
-function percentile90(values: number[]): number {
-  const sorted = values.slice().sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(0.9 * sorted.length) - 1)] ?? 0;
-}
-
 /** Tests failing now that passed in their previous default-branch outcome or were never seen. */
 function newlyFailingCount(outcomes: Outcome[], tests: Record<string, FlakinessTestState>): number {
   let count = 0;
@@ -353,7 +322,7 @@ function newlyFailingCount(outcomes: Outcome[], tests: Record<string, FlakinessT
 
 function isBurst(newlyFailing: number, baseline: number[]): boolean {
   if (baseline.length < BURST_BASELINE_MIN_RUNS || newlyFailing < BURST_MIN_NEWLY_FAILING) return false;
-  return newlyFailing > BURST_FACTOR * Math.max(1, percentile90(baseline));
+  return newlyFailing > BURST_FACTOR * Math.max(1, nearestRankPercentile(baseline, 0.9));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -35,6 +35,12 @@ export function mad(values: readonly number[]): number {
   return median(values.map((value) => Math.abs(value - center)));
 }
 
+/** Nearest-rank percentile (`fraction` of 1, e.g. 0.9 for the 90th) of a small list; 0 when empty. */
+export function nearestRankPercentile(values: readonly number[], fraction: number): number {
+  const sorted = values.slice().sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] ?? 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Special functions
 
@@ -325,6 +331,25 @@ export function senSlope(values: readonly number[]): number {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Runs test
+
+/**
+ * Wald–Wolfowitz runs-test z for a sequence of n outcomes of two kinds, `k` of one kind, with
+ * `changes` changes between neighbours (R = changes + 1 runs): E[R] = 1 + 2n₀n₁/n,
+ * Var[R] = 2n₀n₁(2n₀n₁ − n)/(n²(n − 1)). Negative z: fewer runs than chance (clustered
+ * outcomes), positive: more (alternating). Null when undefined (no variance).
+ */
+export function runsTestZ(n: number, k: number, changes: number): number | null {
+  const n1 = k;
+  const n0 = n - k;
+  if (n < 2 || n0 <= 0 || n1 <= 0) return null;
+  const expected = 1 + (2 * n0 * n1) / n;
+  const variance = (2 * n0 * n1 * (2 * n0 * n1 - n)) / (n * n * (n - 1));
+  if (!(variance > 0)) return null;
+  return (changes + 1 - expected) / Math.sqrt(variance);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Proportions
 
 /** Wilson score interval for `successes` out of `n` at normal quantile `z` (1.96 ≈ 95 %). */
@@ -335,5 +360,21 @@ export function wilsonInterval(successes: number, n: number, z = 1.9599639845400
   const denominator = 1 + z2 / n;
   const center = (p + z2 / (2 * n)) / denominator;
   const half = (z / denominator) * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n));
+  return { low: Math.max(0, center - half), high: Math.min(1, center + half) };
+}
+
+/**
+ * Wilson score 95 % interval for k successes in n trials, or null for n = 0 (where
+ * wilsonInterval answers [0, 1]). Not written through wilsonInterval: its operations are ordered
+ * differently, and the intervals already recorded in flakiness events would shift in the last bit.
+ */
+export function wilson95(k: number, n: number): { low: number; high: number } | null {
+  if (n <= 0) return null;
+  const z = 1.959963984540054;
+  const p = k / n;
+  const z2 = z * z;
+  const denom = 1 + z2 / n;
+  const center = (p + z2 / (2 * n)) / denom;
+  const half = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / denom;
   return { low: Math.max(0, center - half), high: Math.min(1, center + half) };
 }

@@ -188,6 +188,8 @@ export const testCases = pgTable(
     durationMs: integer("duration_ms"),
     failureType: text("failure_type"),
     failureMessage: text("failure_message"),
+    /** The failure's full text (the stack trace), capped like the message; the message is often only its first line. */
+    failureText: text("failure_text"),
     attempts: jsonb("attempts").$type<CaseAttempt[]>().notNull().default([]),
     /** First characters of the case's output (capped; never stored whole). */
     systemOut: text("system_out"),

@@ -37,6 +37,9 @@ export const JsonCaseSchema = z
     duration_ms: durationMs,
     failure_type: optionalCutText(REPORT_LIMITS.maxNameLength),
     failure_message: optionalCutText(REPORT_LIMITS.maxMessageLength),
+    failure_text: optionalCutText(REPORT_LIMITS.maxMessageLength).openapi({
+      description: `The failure's full text, such as its stack trace (optional; cut at ${REPORT_LIMITS.maxMessageLength.toLocaleString("en-US")} characters).`,
+    }),
     // Cut like XML retries: the latest attempts are kept.
     attempts: z
       .array(JsonAttemptSchema)
@@ -189,6 +192,7 @@ function toReportCase(input: z.output<typeof JsonCaseSchema>): ReportCase {
     durationMs: input.duration_ms ?? null,
     failureType: input.failure_type,
     failureMessage: input.failure_message,
+    failureText: input.failure_text,
     attempts: (input.attempts ?? []).map((attempt) => ({
       status: attempt.status,
       durationMs: attempt.duration_ms ?? null,

@@ -10,7 +10,10 @@
  * - Every `<testsuite>` is a suite, numbered later in document order; nested ones keep their parent.
  * - A `<testcase>`'s status: `<error>` → errored, else `<failure>` → failed, else `<skipped>` →
  *   skipped, else passed. Surefire/Gradle `<flakyFailure>`, `<flakyError>`, `<rerunFailure>`,
- *   `<rerunError>` are earlier attempts of the same case.
+ *   `<rerunError>` are earlier attempts of the same case. With no outcome element, a case that says
+ *   it was not run (googletest's DISABLED_ tests, ctest) is skipped.
+ * - A failure's message is its `message` attribute, else its text; its text (the stack trace) is
+ *   kept either way. Attempts keep the message only.
  * - Repeated `<testcase>` entries with the same classname and name in one suite are retries: the
  *   last is the outcome, earlier ones become attempts; the case keeps its first position.
  * - Suite counts come from the cases, never from the `tests=`/`failures=` attributes.
@@ -81,6 +84,15 @@ const STATUS_OF: Record<OutcomeKind, CaseStatus> = { error: "errored", failure: 
 const PYTEST_TEARDOWN = /^failed on teardown with /;
 const PRIORITY: Record<CaseStatus, number> = { errored: 3, failed: 2, skipped: 1, passed: 0 };
 
+/** `status`/`result` values of a case that was never run: googletest (`notrun`, `suppressed`) and ctest (`disabled`, `skipped`). */
+const NOT_RUN_STATUSES = new Set(["notrun", "disabled", "skipped"]);
+const NOT_RUN_RESULTS = new Set(["suppressed"]);
+
+function saysNotRun(attributes: Record<string, string>): boolean {
+  const said = (value: string | undefined, values: Set<string>) => value !== undefined && values.has(value.trim().toLowerCase());
+  return said(attributes.status, NOT_RUN_STATUSES) || said(attributes.result, NOT_RUN_RESULTS);
+}
+
 /** Text being collected from an element, cut at `limit` characters while it streams in. */
 type Capture = { depth: number; text: string; limit: number; onEnd: (text: string) => void };
 
@@ -91,8 +103,11 @@ type OpenCase = {
   file: string | null;
   durationMs: number | null;
   status: CaseStatus;
+  /** Its attributes say it was not run: skipped unless an outcome element says otherwise. */
+  notRun: boolean;
   failureType: string | null;
   failureMessage: string | null;
+  failureText: string | null;
   attempts: ReportAttempt[];
   systemOut: string | null;
   systemErr: string | null;
@@ -164,10 +179,11 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
       name: testCase.name,
       classname: testCase.classname,
       file: testCase.file ?? owner.file,
-      status: testCase.status,
+      status: testCase.status === "passed" && testCase.notRun ? "skipped" : testCase.status,
       durationMs: testCase.durationMs,
       failureType: testCase.failureType,
       failureMessage: testCase.failureMessage,
+      failureText: testCase.failureText,
       attempts: testCase.attempts,
       systemOut: testCase.systemOut,
       systemErr: testCase.systemErr,
@@ -186,7 +202,13 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
     const earlier = owner.suite.cases[earlierIndex]!;
     // pytest writes a teardown error as a second entry of the same test: one outcome, not a retry.
     if (testCase.status === "errored" && PYTEST_TEARDOWN.test(testCase.failureMessage ?? "")) {
-      owner.suite.cases[earlierIndex] = { ...earlier, status: "errored", failureType: finished.failureType, failureMessage: finished.failureMessage };
+      owner.suite.cases[earlierIndex] = {
+        ...earlier,
+        status: "errored",
+        failureType: finished.failureType,
+        failureMessage: finished.failureMessage,
+        failureText: finished.failureText,
+      };
       return;
     }
     // A retry: the earlier entry (and its own attempts) become attempts of this one.
@@ -239,11 +261,15 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
         if (PRIORITY[status] <= PRIORITY[testCase.status]) return;
         testCase.status = status;
         testCase.failureType = outcome === "skipped" ? null : optionalName(attributes.type);
-        const message = attributes.message;
-        testCase.failureMessage = cleanOptionalText(message?.trim(), REPORT_LIMITS.maxMessageLength);
-        if (testCase.failureMessage === null && outcome !== "skipped") {
+        testCase.failureMessage = cleanOptionalText(attributes.message?.trim(), REPORT_LIMITS.maxMessageLength);
+        testCase.failureText = null;
+        if (outcome !== "skipped") {
+          // The text is kept even beside a message: it is the stack trace the message leaves out.
+          const messageFromText = testCase.failureMessage === null;
           startCapture(REPORT_LIMITS.maxMessageLength, (text) => {
-            if (testCase.status === status) testCase.failureMessage = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength);
+            if (testCase.status !== status) return;
+            testCase.failureText = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength);
+            if (messageFromText) testCase.failureMessage = testCase.failureText;
           });
         }
         return;
@@ -274,8 +300,10 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
         file: optionalName(attributes.file),
         durationMs: parseSeconds(attributes.time),
         status: "passed",
+        notRun: saysNotRun(attributes),
         failureType: null,
         failureMessage: null,
+        failureText: null,
         attempts: [],
         systemOut: null,
         systemErr: null,

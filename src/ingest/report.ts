@@ -15,6 +15,8 @@ export type ReportCase = {
   durationMs?: number | null;
   failureType?: string | null;
   failureMessage?: string | null;
+  /** The full text of the failure or error (usually the stack trace), whether or not it also had a message. */
+  failureText?: string | null;
   /** Earlier tries of the same test in this run, oldest first. */
   attempts?: ReportAttempt[];
   systemOut?: string | null;
@@ -40,7 +42,7 @@ export const REPORT_LIMITS = {
   maxAttempts: 20,
   /** Characters kept of names, classnames, file paths and failure types. */
   maxNameLength: 1_000,
-  /** Characters kept of a failure message (per case and per attempt). */
+  /** Characters kept of a failure message (per case and per attempt) and of a case's failure text. */
   maxMessageLength: 4_096,
   /** Characters kept of a case's system-out and of its system-err. */
   maxOutputLength: 4_096,

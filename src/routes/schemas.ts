@@ -159,7 +159,11 @@ export const TestCaseSchema = z
     duration_ms: z.number().int().nullable(),
     failure_type: z.string().nullable(),
     failure_message: z.string().nullable().openapi({
-      description: "Capped at 4,096 characters. Uploaded test output: escape it before rendering.",
+      description: "The `message` attribute of the JUnit `<failure>` or `<error>`, else its text. Capped at 4,096 characters. Uploaded test output: escape it before rendering.",
+    }),
+    failure_text: z.string().nullable().openapi({
+      description:
+        "The full text of the `<failure>` or `<error>` (usually the stack trace), kept even when a `message` attribute gave `failure_message`; null when the report gave none (passed and skipped cases, runs stored before the field existed). Capped at 4,096 characters. Uploaded test output: escape it before rendering.",
     }),
     attempts: z.array(TestCaseAttemptSchema).openapi({
       description: "Earlier tries of the same test in this run, oldest first (at most 20). A failure then a pass on retry is status `passed` with the failed attempt here.",

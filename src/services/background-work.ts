@@ -8,9 +8,10 @@ import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
 import type { UrlPolicy } from "../notifications/url-policy";
 import { type CheckRegistry, runAlertChecks } from "./alert-checks";
-import { type NotificationDeps, deliverNotification, planNotifications } from "./notifications";
+import { type NotificationDeps, planNotifications } from "./notifications";
 import type { DeliveryAttempt, QueueMessage, RunQueue } from "../ingest/run-queue";
 import { type ProcessingDeps, processTestRun } from "./run-processing";
+import { deliverNotification } from "./webhook-delivery";
 
 export type BackgroundDeps = {
   db: Database;

@@ -130,6 +130,7 @@ export function presentTestCase(row: Row<typeof testCases>, run: Pick<Row<typeof
     duration_ms: row.durationMs,
     failure_type: row.failureType,
     failure_message: row.failureMessage,
+    failure_text: row.failureText,
     attempts: row.attempts,
     system_out: row.systemOut,
     system_err: row.systemErr,

@@ -107,13 +107,13 @@ function insertCases(tx: Database, runId: number, rows: CaseRow[]): Promise<unkn
   const chunk = JSON.stringify(rows);
   return tx
     .execute(sql`
-      insert into ${testCases} (test_run_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, attempts, system_out, system_err)
-      select ${runId}, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, coalesce(x.a, '[]'::jsonb), x.so, x.se
-      from json_to_recordset(${chunk}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, a jsonb, so text, se text)`)
+      insert into ${testCases} (test_run_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, attempts, system_out, system_err)
+      select ${runId}, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, coalesce(x.a, '[]'::jsonb), x.so, x.se
+      from json_to_recordset(${chunk}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, fx text, a jsonb, so text, se text)`)
     .then((result) => result);
 }
 
-const COPY_CASES = `copy test_cases (test_run_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, attempts, system_out, system_err) from stdin`;
+const COPY_CASES = `copy test_cases (test_run_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, attempts, system_out, system_err) from stdin`;
 const COPY_SUITES = `copy test_suites (test_run_id, number, parent_number, name, duration_ms, tests_count, passed_count, failed_count, errored_count, skipped_count) from stdin`;
 
 /** A case row as INSERT's JSON parameter carries it: short keys keep the parameter small. */
@@ -126,6 +126,7 @@ type CaseRow = {
   d: number | null;
   ft: string | null;
   fm: string | null;
+  fx: string | null;
   a: StoredAttempt[] | null;
   so: string | null;
   se: string | null;
@@ -177,6 +178,7 @@ function rowWriter(db: Database, tx: Database, runId: number) {
           c.durationMs ?? null,
           c.failureType ?? null,
           c.failureMessage ?? null,
+          c.failureText ?? null,
           attempts ? JSON.stringify(attempts) : "[]",
           c.systemOut ?? null,
           c.systemErr ?? null,
@@ -191,6 +193,7 @@ function rowWriter(db: Database, tx: Database, runId: number) {
           d: c.durationMs ?? null,
           ft: c.failureType ?? null,
           fm: c.failureMessage ?? null,
+          fx: c.failureText ?? null,
           a: storedAttempts(c),
           so: c.systemOut ?? null,
           se: c.systemErr ?? null,

@@ -3,7 +3,8 @@
  * `(state, run) → (state', events)` on synthetic runs, no database.
  */
 import { describe, expect, it } from "vitest";
-import { type FlakinessState, flaggedTestKeys, flakinessCheck, runsTestZ, wilson95 } from "../../src/checks/flakiness";
+import { type FlakinessState, flaggedTestKeys, flakinessCheck } from "../../src/checks/flakiness";
+import { runsTestZ, wilson95 } from "../../src/checks/statistics";
 import { type CaseStatus, type CheckEvent, type RunSummary, type RunTest, testKey } from "../../src/checks/types";
 import { mulberry32 as prng } from "../../src/lib/seeded-random";
 import { feedCheck } from "./support/feed";

@@ -16,7 +16,7 @@ import { createProject, regenerateUploadToken, setProjectDefaultBranch } from ".
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { errorResponses } from "../responses";
 import { AlertSchema, ApiKeySchema, IdParamSchema, OrganizationSchema, ProjectSchema, displayNameSchema, freeTextSchema } from "../schemas";
-import { createWebhookEndpoint, deleteWebhookEndpoint, listDeliveries, listWebhookEndpoints, setNotificationCooldown } from "../../services/notifications";
+import { createWebhookEndpoint, deleteWebhookEndpoint, listDeliveries, listWebhookEndpoints, setNotificationCooldown } from "../../services/notification-admin";
 import { validationHook } from "../validation";
 
 const CreateOrganizationBody = z

@@ -214,6 +214,49 @@ describe("text is stored exactly", () => {
       AWKWARD.map((text, i) => [`${i} ${text}`, text, text]).sort(),
     );
   });
+
+  it("a failure's message and its stack trace both come back: failure_message and failure_text", async () => {
+    const { project, apiKey, uploadToken } = await newUploader();
+    const cases = AWKWARD.map(
+      (text, i) =>
+        `<testcase classname="c" name="${i}" time="0.01">` +
+        `<failure message="${attr(`message ${text}`)}" type="E"><![CDATA[trace ${text}\n\tat x (x.ts:1)]]></failure></testcase>`,
+    );
+    const run = await h.uploadAndWait(uploadToken, xml(cases.join("") + PASS));
+    expect(run.status).toBe("processed");
+    const page = await collectAll(h, `/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites/1/test_cases`, apiKey, 100);
+    const byName = new Map(page.items.map((c: { name: string }) => [c.name, c as Record<string, any>]));
+    for (const [i, text] of AWKWARD.entries()) {
+      const stored = byName.get(String(i))!;
+      expect(stored.failure_message).toBe(`message ${text}`);
+      // XML turns a raw carriage return in element text into a line feed.
+      expect(stored.failure_text).toBe(`trace ${text.replace(/\r/g, "\n")}\n\tat x (x.ts:1)`);
+      expect((await h.get(`/api/v1/test_cases/${stored.id}`, apiKey)).body.failure_text).toBe(stored.failure_text);
+    }
+    expect(byName.get("passes")!.failure_text).toBeNull();
+  });
+
+  it("failure_text through the JSON format; without it (older uploaders) it is null", async () => {
+    const { project, apiKey, uploadToken } = await newUploader();
+    const run = await h.uploadAndWait(uploadToken, {
+      suites: [
+        {
+          name: "json",
+          cases: [
+            ...AWKWARD.map((text, i) => ({ name: String(i), status: "failed", failure_message: "m", failure_text: text })),
+            { name: "older", status: "failed", failure_message: "only a message" },
+            { name: "long", status: "errored", failure_text: "t".repeat(10_000) },
+          ],
+        },
+      ],
+    });
+    expect(run.status).toBe("processed");
+    const page = await collectAll(h, `/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites/1/test_cases`, apiKey, 100);
+    const byName = new Map(page.items.map((c: { name: string }) => [c.name, c as Record<string, any>]));
+    AWKWARD.forEach((text, i) => expect(byName.get(String(i))!.failure_text).toBe(text));
+    expect(byName.get("older")).toMatchObject({ failure_message: "only a message", failure_text: null });
+    expect(byName.get("long")).toMatchObject({ failure_message: null, failure_text: "t".repeat(4_096) });
+  });
 });
 
 describe("the JSON format", () => {

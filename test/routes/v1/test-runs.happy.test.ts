@@ -51,6 +51,7 @@ const CASE_KEYS = [
   "duration_ms",
   "failure_type",
   "failure_message",
+  "failure_text",
   "attempts",
   "system_out",
   "system_err",
@@ -145,7 +146,7 @@ function expectCaseTypes(c: any, projectId: string, runNumber: number) {
   expect(c.test_run_number).toBe(runNumber);
   expect(Number.isInteger(c.suite_number) && c.suite_number >= 1).toBe(true);
   expect(typeof c.name).toBe("string");
-  for (const key of ["classname", "file", "failure_type", "failure_message", "system_out", "system_err"]) expect(c[key] === null || typeof c[key] === "string").toBe(true);
+  for (const key of ["classname", "file", "failure_type", "failure_message", "failure_text", "system_out", "system_err"]) expect(c[key] === null || typeof c[key] === "string").toBe(true);
   expect(CASE_STATUSES).toContain(c.status);
   expect(isIntOrNull(c.duration_ms)).toBe(true);
   expect(Array.isArray(c.attempts)).toBe(true);
@@ -308,6 +309,8 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
       duration_ms: 3,
       failure_type: "PHPUnit\\Framework\\ExpectationFailedException",
       failure_message: "App\\Tests\\Unit\\MoneyTest::testSubtract\nFailed asserting that 899 matches expected 900.\n\n/home/runner/work/shop/shop/tests/Unit/MoneyTest.php:27",
+      // No message attribute: the text is the message and the text.
+      failure_text: "App\\Tests\\Unit\\MoneyTest::testSubtract\nFailed asserting that 899 matches expected 900.\n\n/home/runner/work/shop/shop/tests/Unit/MoneyTest.php:27",
       system_out: null,
       url: urlOf(subtract),
     });
@@ -325,6 +328,8 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
       failure_type: "PDOException",
       failure_message:
         "App\\Tests\\Integration\\OrderRepositoryTest::testFindByCustomer\nPDOException: SQLSTATE[HY000] [2002] Connection refused\n\n/home/runner/work/shop/shop/src/Infrastructure/Db/ConnectionFactory.php:38\n/home/runner/work/shop/shop/tests/Integration/OrderRepositoryTest.php:14",
+      failure_text:
+        "App\\Tests\\Integration\\OrderRepositoryTest::testFindByCustomer\nPDOException: SQLSTATE[HY000] [2002] Connection refused\n\n/home/runner/work/shop/shop/src/Infrastructure/Db/ConnectionFactory.php:38\n/home/runner/work/shop/shop/tests/Integration/OrderRepositoryTest.php:14",
       system_out: null,
       url: urlOf(findByCustomer),
     });
@@ -341,6 +346,7 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
       duration_ms: 0,
       failure_type: null,
       failure_message: null,
+      failure_text: null,
       system_out: null,
       url: urlOf(skipped),
     });
@@ -357,6 +363,7 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
       duration_ms: 4,
       failure_type: null,
       failure_message: null,
+      failure_text: null,
       system_out: 'debug: slugify("Crème brûlée & café") => "creme-brulee-cafe"\n',
       url: urlOf(slugify),
     });
@@ -469,6 +476,7 @@ describe("surefire-rerun.xml (retries) uploaded and read back", () => {
       duration_ms: 84,
       failure_type: null,
       failure_message: null,
+      failure_text: null,
       attempts: [
         { status: "failed", duration_ms: null, failure_message: "expected: <1> but was: <0>" },
         { status: "failed", duration_ms: null, failure_message: "expected: <1> but was: <0>" },
@@ -492,6 +500,8 @@ describe("surefire-rerun.xml (retries) uploaded and read back", () => {
       duration_ms: 532,
       failure_type: "com.acme.search.BulkFailureException",
       failure_message: bulk,
+      // The message attribute does not replace the stack trace: both are kept.
+      failure_text: `com.acme.search.BulkFailureException: ${bulk}\n\tat com.acme.search.IndexClient.bulk(IndexClient.java:141)\n\tat com.acme.search.IndexClientTest.bulkDeletes(IndexClientTest.java:81)`,
       attempts: [
         { status: "failed", duration_ms: null, failure_message: bulk },
         { status: "failed", duration_ms: null, failure_message: "Bulk request had 1 failures: [sku-9: version_conflict_engine_exception]" },

@@ -1,0 +1,99 @@
+/**
+ * Notification settings, through the admin API: an organization's webhook endpoints (each with
+ * its signing secret, shown once), their delivery logs, and an alert's notification cooldown.
+ */
+import { and, desc, eq } from "drizzle-orm";
+import { alerts, notificationDeliveries, organizations, projects, webhookEndpoints } from "../db/schema";
+import type { Database } from "../db/types";
+import { notFound, validationFailed } from "../lib/errors";
+import { isUuid } from "../lib/ids";
+import { webhookUrlProblem } from "../notifications/url-policy";
+import { presentDelivery, presentWebhookEndpoint } from "./notification-presenters";
+import type { NotificationDeps } from "./notifications";
+import { presentAlert } from "./presenters";
+
+function randomSigningSecret(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return `whsec_${Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+}
+
+export async function createWebhookEndpoint(
+  deps: Pick<NotificationDeps, "db" | "clock" | "urlPolicy">,
+  organizationId: string,
+  input: { url: string; projectId?: string | null; description?: string | null },
+) {
+  if (!isUuid(organizationId)) throw notFound("Organization");
+  const problem = webhookUrlProblem(input.url, deps.urlPolicy);
+  if (problem) throw validationFailed([{ field: "url", message: problem }]);
+  if (input.projectId) {
+    if (!isUuid(input.projectId)) throw validationFailed([{ field: "project_id", message: "is not a project of this organization" }]);
+    const [project] = await deps.db
+      .select({ id: projects.id })
+      .from(projects)
+      .where(and(eq(projects.id, input.projectId), eq(projects.organizationId, organizationId)))
+      .limit(1);
+    if (!project) throw validationFailed([{ field: "project_id", message: "is not a project of this organization" }]);
+  }
+  const secret = randomSigningSecret();
+  try {
+    const [row] = await deps.db
+      .insert(webhookEndpoints)
+      .values({
+        organizationId,
+        projectId: input.projectId ?? null,
+        url: input.url,
+        description: input.description ?? null,
+        signingSecret: secret,
+        createdAt: deps.clock.now(),
+      })
+      .returning();
+    return { webhook: presentWebhookEndpoint(row!), signing_secret: secret };
+  } catch (error) {
+    if ((error as { cause?: { code?: string } }).cause?.code === "23503") throw notFound("Organization");
+    throw error;
+  }
+}
+
+export async function listWebhookEndpoints(db: Database, organizationId: string) {
+  if (!isUuid(organizationId)) throw notFound("Organization");
+  const [organization] = await db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).limit(1);
+  if (!organization) throw notFound("Organization");
+  const rows = await db
+    .select()
+    .from(webhookEndpoints)
+    .where(eq(webhookEndpoints.organizationId, organizationId))
+    .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
+    .limit(100);
+  return { data: rows.map(presentWebhookEndpoint) };
+}
+
+export async function deleteWebhookEndpoint(db: Database, endpointId: string) {
+  if (!isUuid(endpointId)) throw notFound("Webhook");
+  const deleted = await db.delete(webhookEndpoints).where(eq(webhookEndpoints.id, endpointId)).returning({ id: webhookEndpoints.id });
+  if (deleted.length === 0) throw notFound("Webhook");
+}
+
+/** The newest deliveries of an endpoint (the delivery log). */
+export async function listDeliveries(db: Database, endpointId: string) {
+  if (!isUuid(endpointId)) throw notFound("Webhook");
+  const [endpoint] = await db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(eq(webhookEndpoints.id, endpointId)).limit(1);
+  if (!endpoint) throw notFound("Webhook");
+  const rows = await db
+    .select()
+    .from(notificationDeliveries)
+    .where(eq(notificationDeliveries.endpointId, endpointId))
+    .orderBy(desc(notificationDeliveries.createdAt), desc(notificationDeliveries.id))
+    .limit(100);
+  return { data: rows.map(presentDelivery) };
+}
+
+export async function setNotificationCooldown(deps: Pick<NotificationDeps, "db" | "clock" | "webAppUrl">, alertId: string, cooldownSeconds: number) {
+  if (!isUuid(alertId)) throw notFound("Alert");
+  const [row] = await deps.db
+    .update(alerts)
+    .set({ notificationCooldownSeconds: cooldownSeconds, updatedAt: deps.clock.now() })
+    .where(eq(alerts.id, alertId))
+    .returning();
+  if (!row) throw notFound("Alert");
+  return { ...presentAlert(row, deps.clock.now(), deps.webAppUrl), notification_cooldown_seconds: row.notificationCooldownSeconds };
+}

@@ -1,0 +1,159 @@
+/**
+ * The anomalies a stream injects, one planner per family (each can be switched off, so a stream is
+ * clean for that check). Planned by default-branch run index ("main index": the k-th
+ * default-branch run that is not a retry); each takes effect at that run, when it is labelled.
+ */
+import { INFINITY, type SimulatedProject } from "./project-model";
+
+/**
+ * Independent flaky tests (each its own failure probability, from the start or from a later run,
+ * sometimes fixed later) and the fragile pool whose background failures run generation draws.
+ */
+export function planFlakyTests(project: SimulatedProject): void {
+  const { knobs, plan, expectedMain } = project;
+  if (!knobs.families.flaky) return;
+  const candidates = plan.sample(project.plain(), knobs.flakyRates.length + Math.round(knobs.poolShare * knobs.tests));
+  knobs.flakyRates.forEach((p, i) => {
+    const test = candidates[i]!;
+    test.protected = true;
+    const late = plan.chance(knobs.lateFlakyShare);
+    const at = late ? plan.int(30, Math.max(31, Math.floor(expectedMain * 0.6))) : 1;
+    const fixedAfter = plan.chance(0.2) ? plan.int(100, 200) : null;
+    project.schedule(at, (run) => {
+      const anomaly = project.addAnomaly("flaky_test", test.key, run, p, { p, systemic: false, late });
+      test.flaky.push({ from: run, to: INFINITY, p });
+      if (fixedAfter !== null) {
+        project.schedule(project.mainIndex + fixedAfter, (fixRun) => {
+          const interval = test.flaky.at(-1)!;
+          interval.to = fixRun;
+          anomaly.end = fixRun - 1;
+          anomaly.details.fixed_at = fixRun;
+        });
+      }
+    });
+  });
+  if (knobs.poolShare > 0 && knobs.backgroundRate > 0) {
+    const pool = candidates.slice(knobs.flakyRates.length);
+    for (const test of pool) {
+      test.pool = true;
+      test.protected = true;
+    }
+    const poolRate = (knobs.backgroundRate * knobs.tests) / Math.max(1, pool.length);
+    project.schedule(1, (run) => {
+      for (const test of pool) project.addAnomaly("flaky_test", test.key, run, Math.min(1, poolRate), { p: Math.min(1, poolRate), systemic: true, rho: knobs.rho, late: false });
+    });
+  }
+}
+
+/** Whether a planned change at `at` falls near a duration change (from `lead` runs before it to 40 after). */
+export function nearDurationChange(durationChanges: readonly number[], at: number, lead = 40): boolean {
+  return durationChanges.some((d) => d - at < lead && at - d < 40);
+}
+
+/**
+ * Sequential persistent duration changes, at least 100 default-branch runs apart: run-duration
+ * steps, slow drifts and per-test steps. Returns their planned main indices: skip changes and
+ * improvements keep away from them, so a change of the test set does not blur a duration
+ * anomaly's size.
+ */
+export function planDurationChanges(project: SimulatedProject): number[] {
+  const { knobs, plan, expectedMain } = project;
+  const durationChanges: number[] = [];
+  if (!knobs.families.regression) return durationChanges;
+  let at = plan.int(60, 110);
+  while (at < expectedMain - 30) {
+    durationChanges.push(at);
+    const kind = plan.pick(["step", "step", "drift", "test"] as const);
+    if (kind === "step") {
+      const rel = plan.pick([0.1, 0.25, 0.5, 1.0]);
+      project.schedule(at, (run) => {
+        project.projectSteps *= 1 + rel;
+        project.addAnomaly("duration_shift", "run_duration", run, rel, { rel, main_index: project.mainIndex });
+      });
+    } else if (kind === "drift") {
+      const length = plan.int(40, 80);
+      const total = plan.pick([0.2, 0.3, 0.5]);
+      project.schedule(at, (run) => {
+        project.drift = { startIndex: project.mainIndex, endIndex: project.mainIndex + length, rate: total / length };
+        const anomaly = project.addAnomaly("duration_drift", "run_duration", run, total, { rel: total, length_runs: length, main_index: project.mainIndex });
+        project.schedule(project.mainIndex + length, (endRun) => {
+          anomaly.end = endRun;
+        });
+      });
+    } else {
+      const slow = project.plain().filter((t) => t.medianMs >= 1000);
+      if (slow.length > 0) {
+        const test = plan.pick(slow);
+        test.protected = true;
+        const rel = plan.pick([0.5, 1.0, 2.0]);
+        project.schedule(at, (run) => {
+          test.factor *= 1 + rel;
+          project.addAnomaly("test_duration_shift", test.key, run, rel, { rel, median_ms: Math.round(test.medianMs), cv: Math.sqrt(Math.exp(test.sigma ** 2) - 1), main_index: project.mainIndex });
+        });
+      }
+    }
+    at += plan.int(100, 170);
+  }
+  return durationChanges;
+}
+
+/** Single-run failure spikes (a share of the executed tests fails) and one-suite infrastructure outages. */
+export function planFailureSpikes(project: SimulatedProject): void {
+  const { knobs, plan, expectedMain, suites } = project;
+  if (!knobs.families.spike) return;
+  let at = plan.int(40, 80);
+  while (at < expectedMain) {
+    const share = plan.pick([0.03, 0.1, 0.3]);
+    project.schedule(at, (run) => {
+      project.point.spike = { share, anomaly: project.addAnomaly("failure_spike", "run", run, share, { target_share: share }, run) };
+    });
+    at += plan.int(40, 120);
+  }
+  at = plan.int(60, 150);
+  while (at < expectedMain) {
+    const suite = plan.pick(suites);
+    project.schedule(at, (run) => {
+      project.point.outage = { suite: suite.name, anomaly: project.addAnomaly("infra_outage", "run", run, 0, { suite: suite.name }, run) };
+    });
+    at += plan.int(80, 200);
+  }
+}
+
+/** Skip steps (+5, +20 tests) and ramps (+1 test per 5 runs for 50 runs), away from duration changes. */
+export function planSkipChanges(project: SimulatedProject, durationChanges: readonly number[]): void {
+  const { knobs, plan, expectedMain } = project;
+  if (!knobs.families.skip) return;
+  let at = plan.int(50, 110);
+  while (at < expectedMain - 20) {
+    const kind = plan.pick(["step5", "step20", "ramp"] as const);
+    // A ramp keeps changing the test set for 50 runs.
+    if (nearDurationChange(durationChanges, at, kind === "ramp" ? 90 : 40)) {
+      at += 20;
+      continue;
+    }
+    if (kind === "ramp") {
+      const tests = plan.sample(project.plain(), 10);
+      for (const test of tests) test.protected = true;
+      project.schedule(at, (run) => {
+        const anomaly = project.addAnomaly("skip_ramp", "skipped_tests", run, tests.length, { per_runs: 5, tests: tests.length, main_index: project.mainIndex });
+        tests.forEach((test, i) => {
+          const skip = (r: number) => {
+            test.skipped.push({ from: r, to: INFINITY });
+            if (i === tests.length - 1) anomaly.end = r;
+          };
+          if (i === 0) skip(run);
+          else project.schedule(project.mainIndex + 5 * i, skip);
+        });
+      });
+    } else {
+      const count = kind === "step5" ? 5 : 20;
+      const tests = plan.sample(project.plain(), count);
+      for (const test of tests) test.protected = true;
+      project.schedule(at, (run) => {
+        for (const test of tests) test.skipped.push({ from: run, to: INFINITY });
+        project.addAnomaly("skip_step", "skipped_tests", run, tests.length, { tests: tests.length, main_index: project.mainIndex });
+      });
+    }
+    at += plan.int(90, 160);
+  }
+}

@@ -1,0 +1,39 @@
+/** The knobs of a stream: what the seed draws for the project, overridable by the caller. */
+import type { Rng } from "./rng";
+import type { Family, StreamKnobs, StreamOptions } from "./stream-types";
+
+export function drawKnobs(rng: Rng, options: StreamOptions): StreamKnobs {
+  const scenario = options.scenario ?? "mixed";
+  const families: Record<Family, boolean> = {
+    flaky: scenario === "mixed" || scenario === "flaky",
+    regression: scenario === "mixed" || scenario === "regression",
+    spike: scenario === "mixed" || scenario === "spike",
+    skip: scenario === "mixed" || scenario === "skip",
+  };
+  const knobs: StreamKnobs = {
+    runs: options.runs ?? 300,
+    tests: options.tests ?? 200,
+    families,
+    flakyRates: [0.02, 0.05, 0.1, 0.3, ...(rng.chance(0.5) ? [rng.pick([0.02, 0.05])] : [])],
+    lateFlakyShare: 0.5,
+    poolShare: 0.08,
+    backgroundRate: rng.uniform(0.001, 0.004),
+    rho: rng.pick([0, 0.01, 0.05]),
+    retryProbability: rng.pick([0, 0.2, 0.5]),
+    inRunRetries: rng.pick([0, 0, 1, 2] as const),
+    format: rng.chance(0.7) ? "surefire" : "gradle",
+    reportsWallClock: rng.chance(0.6),
+    timeDecimals: rng.chance(0.6) ? 3 : 2,
+    slowRunnerShare: rng.pick([0, 0.2, 0.5]),
+    slowRunnerFactor: 1.3,
+    outlierProbability: 0.05,
+    featureBranchShare: rng.uniform(0.1, 0.3),
+    durationScale: Math.exp(rng.uniform(Math.log(0.5), Math.log(2))),
+    baselineSkipShare: rng.uniform(0.01, 0.12),
+    churn: 0.04,
+    breakagesPer100: 1,
+    minutesBetweenRuns: 60,
+    startAt: "2026-01-05T08:00:00.000Z",
+  };
+  return { ...knobs, ...options.knobs, families: { ...knobs.families, ...options.knobs?.families } };
+}

@@ -1,0 +1,210 @@
+/**
+ * The runs of a stream, one at a time: mostly default-branch runs (one commit each, where planned
+ * changes and test churn happen), feature-branch runs (sometimes with their own breakage), and
+ * same-commit retries of failed runs. Each run executes the project's tests as they are at that
+ * run: outcomes, in-run retry attempts and (quantised) durations.
+ */
+import type { CaseStatus } from "../checks/types";
+import { storedDuration } from "./junit-report";
+import { type SimulatedProject, type TestDef, SUITE_NAMES, inside } from "./project-model";
+import type { SimAttempt, SimRun, SimTest } from "./stream-types";
+
+const FAILURE_MESSAGES = ["expected 3 but was 2", "expected true but was false", "assertion failed: list is empty", "Timeout after 5000 ms"];
+const OUTAGE_MESSAGE = "java.net.ConnectException: Connection refused (database unavailable)";
+
+/** Feature branches still open; a new run picks one of them or opens another. */
+type FeatureBranch = { name: string; runsLeft: number; broken: TestDef[] };
+
+/** JUnit time quantisation: 3 decimals are 1 ms steps, 2 decimals 10 ms steps. */
+function quantise(ms: number, decimals: 2 | 3): number {
+  const step = decimals === 3 ? 1 : 10;
+  return Math.max(0, Math.round(ms / step) * step);
+}
+
+export function generateRuns(project: SimulatedProject): SimRun[] {
+  const { knobs, draw, suites, allTests } = project;
+  const runs: SimRun[] = [];
+  let time = Date.parse(knobs.startAt);
+  const branches: FeatureBranch[] = [];
+  let branchCounter = 0;
+  const branchBreakage = new Map<string, TestDef[]>();
+  let retryNext: SimRun | null = null;
+
+  for (let number = 1; number <= knobs.runs; number++) {
+    project.currentRun = number;
+    let run: SimRun;
+    if (retryNext) {
+      const original: SimRun = retryNext;
+      retryNext = null;
+      time += Math.round(draw.uniform(5, 20) * 60_000);
+      const isMain = original.branch === "main";
+      // A retry runs the same code: a branch's breakage is still there.
+      const broken = branchBreakage.get(original.branch) ?? [];
+      for (const t of broken) t.branchBroken.add(original.branch);
+      run = makeRun(project, number, time, original.branch, original.commit_sha, original.number, isMain);
+      for (const t of broken) t.branchBroken.delete(original.branch);
+      run.notes.push({ kind: "retry_of", run: original.number });
+    } else if (number > 1 && draw.chance(knobs.featureBranchShare)) {
+      time += Math.round(draw.exponential(knobs.minutesBetweenRuns / 2) * 60_000);
+      let branch = branches.find((b) => b.runsLeft > 0 && draw.chance(0.6));
+      if (!branch) {
+        const name = `feature/${draw.pick(SUITE_NAMES)}-${++branchCounter}`;
+        const live = allTests.filter((t) => t.removedAt === null && !inside(t.skipped, number));
+        let broken: TestDef[] = [];
+        if (draw.chance(0.05)) broken = draw.sample(live, Math.round(live.length * 0.4));
+        else if (draw.chance(0.3)) broken = draw.sample(live, draw.int(1, 3));
+        branch = { name, runsLeft: draw.int(1, 5), broken };
+        branches.push(branch);
+        branchBreakage.set(name, broken);
+        if (branches.length > 8) branches.shift();
+      }
+      branch.runsLeft--;
+      for (const t of branch.broken) t.branchBroken.add(branch.name);
+      run = makeRun(project, number, time, branch.name, draw.hex(40), null, false);
+      for (const t of branch.broken) t.branchBroken.delete(branch.name);
+      if (branch.broken.length > 0) run.notes.push({ kind: "branch_breakage", tests: branch.broken.length });
+    } else {
+      time += Math.round(draw.exponential(knobs.minutesBetweenRuns) * 60_000);
+      project.mainIndex++;
+      project.point = { spike: null, outage: null, suiteSkip: null };
+      project.applyDueChanges(number);
+      if (project.mainIndex > 1) applyChurn(project, number);
+      if (project.point.suiteSkip) {
+        const suite = suites.find((s) => s.name === project.point.suiteSkip)!;
+        project.notesNow.push({ kind: "suite_skipped", suite: suite.name, tests: suite.tests.filter((t) => t.removedAt === null).length });
+      }
+      run = makeRun(project, number, time, "main", draw.hex(40), null, true);
+      run.notes.push(...project.notesNow.splice(0));
+    }
+    if (run.retry_of === null && run.tests.some((t) => t.status === "failed" || t.status === "errored") && draw.chance(knobs.retryProbability)) retryNext = run;
+    runs.push(run);
+  }
+  return runs;
+}
+
+/** Test churn at a default-branch run: mean-reverting adds and removals, occasionally a rename. */
+function applyChurn(project: SimulatedProject, number: number): void {
+  const { knobs, draw, suites, allTests } = project;
+  const notes = project.notesNow;
+  const live = allTests.filter((t) => t.removedAt === null).length;
+  if (draw.chance(knobs.churn)) {
+    const suite = draw.pick(suites);
+    project.newTest(suite, draw.pick(suite.classes));
+    notes.push({ kind: "tests_added", count: 1 });
+  }
+  // Removal is mean-reverting (live tests hover around `tests`); a rename is a removal plus an add.
+  const remove = draw.chance((knobs.churn * live) / knobs.tests);
+  const rename = draw.chance(knobs.churn / 4);
+  for (const renamed of [remove ? false : null, rename ? true : null]) {
+    if (renamed === null) continue;
+    const candidates = project.plain();
+    if (candidates.length === 0) break;
+    const victim = draw.pick(candidates);
+    victim.removedAt = number;
+    notes.push({ kind: "tests_removed", count: 1 });
+    if (renamed) {
+      const suite = suites.find((s) => s.name === victim.suite)!;
+      project.newTest(suite, victim.classname);
+      notes.push({ kind: "tests_added", count: 1 });
+    }
+  }
+}
+
+/** Whether one execution of a test fails at this run, and how; null when it passes. */
+function attemptOutcome(project: SimulatedProject, test: TestDef, run: number, branch: string, poolRate: number, forced: CaseStatus | null): CaseStatus | null {
+  const { draw } = project;
+  if (forced) return forced;
+  if (inside(test.broken, run) || test.branchBroken.has(branch)) return "failed";
+  for (const f of test.flaky) if (run >= f.from && run < f.to && draw.chance(f.p)) return "failed";
+  if (test.pool && draw.chance(poolRate)) return draw.chance(0.3) ? "errored" : "failed";
+  return null;
+}
+
+/**
+ * Failure probability of each fragile-pool test in this run: background failures are
+ * X ~ BetaBin(executed, μ, ρ) over the run, drawn from the pool.
+ */
+function poolFailureRate(project: SimulatedProject, executed: readonly TestDef[]): number {
+  const { knobs, draw } = project;
+  const pool = executed.filter((t) => t.pool);
+  if (pool.length === 0) return 0;
+  const mu = knobs.backgroundRate;
+  const pi = knobs.rho > 0 ? draw.beta((mu * (1 - knobs.rho)) / knobs.rho, ((1 - mu) * (1 - knobs.rho)) / knobs.rho) : mu;
+  return Math.min(1, (pi * executed.length) / pool.length);
+}
+
+/** Executes the tests present at run `number` and returns the run (labels are added later). */
+function makeRun(project: SimulatedProject, number: number, startedAt: number, branch: string, sha: string, retryOf: number | null, isMain: boolean): SimRun {
+  const { knobs, draw, suites } = project;
+  const present: TestDef[] = [];
+  for (const suite of suites) for (const test of suite.tests) if (test.removedAt === null || number < test.removedAt) present.push(test);
+  const slowRunner = draw.chance(knobs.slowRunnerShare);
+  const runFactor = project.durationFactor() * (slowRunner ? knobs.slowRunnerFactor : 1);
+
+  // The planned one-run effects belong to the default-branch run itself, not to its retry.
+  const point = isMain && retryOf === null ? project.point : null;
+  const suiteSkip = point?.suiteSkip ?? null;
+  const skippedNow = present.map((t) => inside(t.skipped, number) || t.suite === suiteSkip);
+  const executed = present.filter((_, i) => !skippedNow[i]);
+
+  const poolRate = poolFailureRate(project, executed);
+
+  // Forced failures of this run: an outage (every test of one suite errors) or a spike.
+  const forced = new Map<TestDef, CaseStatus>();
+  const outage = point?.outage ?? null;
+  if (outage) for (const t of executed) if (t.suite === outage.suite) forced.set(t, "errored");
+  const spike = point?.spike ?? null;
+  if (spike) {
+    const count = Math.round(spike.share * executed.length);
+    for (const t of draw.sample(executed.filter((t) => !forced.has(t)), count)) forced.set(t, draw.chance(0.8) ? "failed" : "errored");
+  }
+
+  const tests: SimTest[] = [];
+  let total = 0;
+  const duration = (test: TestDef, status: CaseStatus | null) => {
+    let ms = test.medianMs * test.factor * runFactor * Math.exp(test.sigma * draw.normal());
+    if (draw.chance(knobs.outlierProbability)) ms *= draw.uniform(1.5, 3);
+    if (status === "errored") ms *= draw.uniform(0.02, 0.2);
+    else if (status === "failed") ms *= draw.uniform(0.3, 1.2);
+    return quantise(ms, knobs.timeDecimals);
+  };
+  present.forEach((test, i) => {
+    if (skippedNow[i]) {
+      tests.push({ key: test.key, suite: test.suite, classname: test.classname, name: test.name, status: "skipped", attempts: [], durationMs: 0, message: null });
+      return;
+    }
+    const forcedStatus = forced.get(test) ?? null;
+    const attempts: SimAttempt[] = [];
+    let status = attemptOutcome(project, test, number, branch, poolRate, forcedStatus);
+    for (let retry = 0; status !== null && retry < knobs.inRunRetries; retry++) {
+      const ms = duration(test, status);
+      attempts.push({ status, durationMs: ms });
+      total += ms;
+      status = attemptOutcome(project, test, number, branch, poolRate, forcedStatus);
+    }
+    const finalStatus: CaseStatus = status ?? "passed";
+    const ms = duration(test, status);
+    total += ms;
+    const message = finalStatus === "passed" ? null : forcedStatus === "errored" && outage ? OUTAGE_MESSAGE : draw.pick(FAILURE_MESSAGES);
+    tests.push({ key: test.key, suite: test.suite, classname: test.classname, name: test.name, status: finalStatus, attempts, durationMs: ms, message });
+  });
+
+  const overhead = 20_000 * Math.sqrt(knobs.durationScale) * runFactor * draw.lognormal(1, 0.05);
+  const wall = knobs.reportsWallClock ? Math.round(total + overhead) : null;
+  const run: SimRun = {
+    number,
+    branch,
+    commit_sha: sha,
+    created_at: new Date(startedAt).toISOString(),
+    duration: 0,
+    wall_clock_ms: wall,
+    format: knobs.format,
+    time_decimals: knobs.timeDecimals,
+    retry_of: retryOf,
+    tests,
+    labels: [],
+    notes: [],
+  };
+  run.duration = storedDuration(run);
+  return run;
+}

@@ -1,0 +1,179 @@
+/**
+ * The shapes of a simulated stream: its runs with their tests and ground-truth labels, the
+ * injected anomalies, and the knobs a seed draws.
+ */
+import type { CaseStatus } from "../checks/types";
+
+export type AnomalyType =
+  | "flaky_test"
+  | "duration_shift"
+  | "duration_drift"
+  | "test_duration_shift"
+  | "failure_spike"
+  | "infra_outage"
+  | "skip_step"
+  | "skip_ramp";
+
+/** Which check each anomaly type belongs to. */
+export const ANOMALY_FAMILY: Record<AnomalyType, Family> = {
+  flaky_test: "flaky",
+  duration_shift: "regression",
+  duration_drift: "regression",
+  test_duration_shift: "regression",
+  failure_spike: "spike",
+  infra_outage: "spike",
+  skip_step: "skip",
+  skip_ramp: "skip",
+};
+
+export type Family = "flaky" | "regression" | "spike" | "skip";
+export const FAMILIES: readonly Family[] = ["flaky", "regression", "spike", "skip"];
+
+/** One injected anomaly. Run numbers are the stream's (1-based); `end` null = lasts to the end. */
+export type Anomaly = {
+  id: string;
+  type: AnomalyType;
+  /** A test key (flaky_test, test_duration_shift), "run_duration", "run" (spikes, outages) or "skipped_tests". */
+  subject: string;
+  /** First affected run (always a default-branch run that is not a retry). */
+  start: number;
+  /** Last run of the anomaly's active phase (point anomalies: = start; a fixed flaky test: the last flaky run; a ramp/drift: its last step); null while it lasts. */
+  end: number | null;
+  /** p (flaky), relative duration change (+0.25 = 25 % slower), failing share of executed tests (spike/outage), tests newly skipped (skip). */
+  magnitude: number;
+  /** Size class used for recall targets (see the `size` rules in classifySizes). */
+  size: "large" | "small";
+  details: Record<string, unknown>;
+};
+
+/**
+ * A ground-truth label on a run: an anomaly active at that run. Flaky tests are labelled on the
+ * runs that contain them from onset until fixed; lasting changes (duration steps and drifts, skip
+ * steps and ramps, per-test duration steps) from onset to the end of the stream, since the new level
+ * stays; spikes and outages on their run only.
+ */
+export type GroundTruthLabel = { id: string; type: AnomalyType; subject: string; start: number };
+
+/** Things that happened at a run that are NOT anomalies (for explaining false events). */
+export type RunNote =
+  | { kind: "retry_of"; run: number }
+  | { kind: "breakage_start"; test: string; length: number | null }
+  | { kind: "breakage_fixed"; test: string; disabled: boolean }
+  | { kind: "branch_breakage"; tests: number }
+  | { kind: "suite_skipped"; suite: string; tests: number }
+  | { kind: "skips_removed"; tests: number }
+  | { kind: "duration_improvement"; rel: number }
+  | { kind: "tests_added"; count: number }
+  | { kind: "tests_removed"; count: number };
+
+export type SimAttempt = { status: CaseStatus; durationMs: number };
+
+export type SimTest = {
+  /** testKey(suite, classname, name): the identity the service derives. */
+  key: string;
+  suite: string;
+  classname: string;
+  name: string;
+  status: CaseStatus;
+  /** Earlier attempts in this run (in-run retries), oldest first. */
+  attempts: SimAttempt[];
+  /** Duration of the final attempt, already quantised to the stream's JUnit time step. */
+  durationMs: number;
+  /** Why it failed/errored (message); null when it passed or was skipped. */
+  message: string | null;
+};
+
+export type ReportFormat = "surefire" | "gradle";
+
+export type SimRun = {
+  number: number;
+  branch: string;
+  commit_sha: string;
+  /** RFC 3339 (UTC). Sent as `started_at`. */
+  created_at: string;
+  /** The run's duration as the service stores it: the reported wall clock, else the sum of the suites. */
+  duration: number;
+  /** The `<testsuites time>` written into the XML (ms), or null when the format reports none. */
+  wall_clock_ms: number | null;
+  format: ReportFormat;
+  /** Decimals of the `time` attributes (3 → 1 ms steps, 2 → 10 ms steps). */
+  time_decimals: 2 | 3;
+  retry_of: number | null;
+  tests: SimTest[];
+  labels: GroundTruthLabel[];
+  notes: RunNote[];
+};
+
+export type TestProfile = {
+  key: string;
+  /** Median duration (ms) before runner, project and test-level factors; CV of its lognormal noise. */
+  medianMs: number;
+  cv: number;
+  /** First run it is part of; the run from which it is gone (null: never removed). */
+  addedAt: number;
+  removedAt: number | null;
+  /** Part of the fragile pool (background failures). */
+  pool: boolean;
+};
+
+export type StreamKnobs = {
+  runs: number;
+  tests: number;
+  families: Record<Family, boolean>;
+  /** Independent flaky tests' failure probabilities (one test each). */
+  flakyRates: number[];
+  /** Share of the independent flaky tests that become flaky at a later run (the rest from the start). */
+  lateFlakyShare: number;
+  /** Fragile pool (share of tests) and mean background failure share μ of executed tests; 0 disables. */
+  poolShare: number;
+  backgroundRate: number;
+  /** Beta-binomial intra-run correlation of background failures. */
+  rho: number;
+  /** Probability that a failed (non-retry) run is rerun on the same commit. */
+  retryProbability: number;
+  /** In-run retries of failing tests (Surefire rerunFailingTestsCount / Gradle retry). */
+  inRunRetries: 0 | 1 | 2;
+  format: ReportFormat;
+  reportsWallClock: boolean;
+  timeDecimals: 2 | 3;
+  slowRunnerShare: number;
+  slowRunnerFactor: number;
+  outlierProbability: number;
+  featureBranchShare: number;
+  /** Multiplies every test's median duration. */
+  durationScale: number;
+  /** Share of tests skipped (disabled) from the start. */
+  baselineSkipShare: number;
+  /** Probability per default-branch run that a test is added (removal is mean-reverting to `tests`). */
+  churn: number;
+  /** Breakage episodes per 100 runs. */
+  breakagesPer100: number;
+  /** Mean gap between default-branch runs, minutes. */
+  minutesBetweenRuns: number;
+  startAt: string;
+};
+
+export type Scenario = "mixed" | "quiet" | Family;
+export const SCENARIOS: readonly Scenario[] = ["mixed", "quiet", "flaky", "regression", "spike", "skip"];
+
+export type StreamOptions = {
+  seed: number;
+  /** Default "mixed" (every anomaly family on); "quiet" = none; a family name = only that family. */
+  scenario?: Scenario;
+  runs?: number;
+  tests?: number;
+  /** Overrides applied after the seed drew the knobs. */
+  knobs?: Partial<StreamKnobs>;
+};
+
+export type SimStream = {
+  seed: number;
+  scenario: Scenario;
+  knobs: StreamKnobs;
+  runs: SimRun[];
+  anomalies: Anomaly[];
+  /** Every test the project ever had: its duration profile (before any shift) and when it was part of the runs. */
+  tests: TestProfile[];
+  /** Measured on the generated runs: log-σ of the default-branch run duration before the first duration anomaly, mean failing share of clean default-branch runs. */
+  stats: { durationLogSigma: number; baselineFailureShare: number; defaultBranchRuns: number; medianTestsPerRun: number };
+};
