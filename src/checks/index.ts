@@ -1,10 +1,9 @@
 /** The four checks, by alert type (detection.md §6; each file documents its rule and state). */
-import type { CheckRegistry } from "../services/alert-checks";
 import { failureRateSpikeCheck } from "./failure-rate-spike";
 import { flakinessCheck } from "./flakiness";
 import { performanceRegressionCheck } from "./performance-regression";
 import { skippedCreepCheck } from "./skipped-creep";
-import type { Check } from "./types";
+import type { Check, CheckRegistry } from "./types";
 
 export const CHECKS: CheckRegistry = {
   test_flakiness: flakinessCheck as Check<unknown>,

@@ -6,7 +6,9 @@
  * notifications) lives in src/services/alert-checks.ts; nothing in src/checks touches the database.
  */
 
-export type CaseStatus = "passed" | "failed" | "errored" | "skipped";
+import type { AlertType, CaseStatus } from "../lib/vocabulary";
+
+export type { CaseStatus } from "../lib/vocabulary";
 
 /** One test of a processed run, after retries were merged into one case. */
 export type RunTest = {
@@ -74,3 +76,6 @@ export function isInfraSuspect(run: RunSummary): boolean {
   const mostFailed = executed >= INFRA_GUARD_MIN_EXECUTED && failing / executed > 0.5;
   return mostFailed || (run.counts.errored >= 10 && run.counts.errored >= 10 * Math.max(1, run.counts.failed));
 }
+
+/** One check per alert type. */
+export type CheckRegistry = Record<AlertType, Check<unknown>>;

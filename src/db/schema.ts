@@ -26,18 +26,14 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
+import { ALERT_TYPES, CASE_STATUSES, type CaseStatus, DELIVERY_STATUSES, RUN_RESULTS, RUN_STATUSES } from "../lib/vocabulary";
 
 const timestampMs = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: "date" });
 
-export const alertTypeEnum = pgEnum("alert_type", [
-  "performance_regression",
-  "test_flakiness",
-  "skipped_test_count_creep",
-  "failure_rate_spike",
-]);
-export const runResultEnum = pgEnum("run_result", ["tests_passed", "tests_failed", "tests_errored"]);
-export const runStatusEnum = pgEnum("run_status", ["pending", "processed", "failed"]);
-export const caseStatusEnum = pgEnum("case_status", ["passed", "failed", "errored", "skipped"]);
+export const alertTypeEnum = pgEnum("alert_type", ALERT_TYPES);
+export const runResultEnum = pgEnum("run_result", RUN_RESULTS);
+export const runStatusEnum = pgEnum("run_status", RUN_STATUSES);
+export const caseStatusEnum = pgEnum("case_status", CASE_STATUSES);
 
 export const organizations = pgTable("organizations", {
   id: uuid("id").primaryKey().defaultRandom(),
@@ -167,7 +163,7 @@ export const testSuites = pgTable(
   (t) => [uniqueIndex("test_suites_run_number_key").on(t.testRunId, t.number)],
 );
 
-export type CaseAttempt = { status: "passed" | "failed" | "errored" | "skipped"; duration_ms: number | null; failure_message: string | null };
+export type CaseAttempt = { status: CaseStatus; duration_ms: number | null; failure_message: string | null };
 
 /**
  * No foreign key on `test_run_id`: its per-row check was half the cost of storing a 10,000-case
@@ -263,7 +259,7 @@ export const webhookEndpoints = pgTable(
   (t) => [index("webhook_endpoints_org_idx").on(t.organizationId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst())],
 );
 
-export const deliveryStatusEnum = pgEnum("delivery_status", ["pending", "delivered", "failed", "suppressed"]);
+export const deliveryStatusEnum = pgEnum("delivery_status", DELIVERY_STATUSES);
 
 /** The delivery log: one row per notification and endpoint, updated on every attempt. */
 export const notificationDeliveries = pgTable(

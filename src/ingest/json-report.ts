@@ -5,9 +5,10 @@
  * also makes `__proto__` and friends inert.
  */
 import { z } from "@hono/zod-openapi";
+import { CASE_STATUSES } from "../lib/vocabulary";
 import { MAX_XML_DOCUMENTS, type Report, type ReportCase, type ReportSuite, REPORT_LIMITS, ReportError, cleanOptionalText, cleanText } from "./report";
 
-export const CaseStatusSchema = z.enum(["passed", "failed", "errored", "skipped"]).openapi("TestCaseStatus");
+export const CaseStatusSchema = z.enum(CASE_STATUSES).openapi("TestCaseStatus");
 
 const durationMs = z
   .number()

@@ -2,7 +2,9 @@
  * The parsed shape of one uploaded report, whatever format it came in (JUnit XML or our JSON),
  * and the limits every parser enforces. Parsers produce this; `completeTestRun` stores it.
  */
-export type CaseStatus = "passed" | "failed" | "errored" | "skipped";
+import type { CaseStatus } from "../lib/vocabulary";
+
+export type { CaseStatus } from "../lib/vocabulary";
 
 export type ReportAttempt = { status: CaseStatus; durationMs: number | null; failureMessage: string | null };
 

@@ -3,9 +3,10 @@
  * on Workers (src/worker/run-queue.ts), an in-process queue on Node
  * (src/ingest/in-process-run-queue.ts). Only ids travel; the rows they name hold the rest.
  */
+import type { UploadFormat } from "../lib/vocabulary";
 
 /** An uploaded report waiting to be processed, as stored with its run. */
-export type UploadPayload = { format: "junit_xml" | "json"; content: string };
+export type UploadPayload = { format: UploadFormat; content: string };
 
 /** Processing a run: only the run's id travels (the payload waits in the database). */
 export type RunMessage = { testRunId: number };

@@ -8,7 +8,9 @@ import { ApiError } from "../lib/errors";
 /** Largest body accepted, compressed or not, and largest report after decompression: 32 MiB. */
 export const UPLOAD_LIMIT_BYTES = 32 * 1024 * 1024;
 
-export type UploadFormat = "junit_xml" | "json";
+import type { UploadFormat } from "../lib/vocabulary";
+
+export type { UploadFormat } from "../lib/vocabulary";
 
 const XML_TYPE = /^(application|text)\/([\w.-]+\+)?xml$/;
 const JSON_TYPE = /^application\/([\w.-]+\+)?json$/;

@@ -2,21 +2,9 @@
  * Domain errors and the one error envelope. Services throw ApiError (no HTTP imports);
  * the app's error handler turns every failure into `{error: {code, message, details?}}`.
  */
-export const ERROR_STATUS = {
-  invalid_request: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  validation_failed: 422,
-  rate_limited: 429,
-  internal_error: 500,
-  service_unavailable: 503,
-} as const;
+import { ERROR_STATUS, type ErrorCode } from "./vocabulary";
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+export type { ErrorCode } from "./vocabulary";
 export type ErrorDetail = { field: string; message: string };
 
 export class ApiError extends Error {

@@ -3,27 +3,16 @@
  * presenters in src/services/presenters.ts produce; test/openapi tests check real responses against them.
  */
 import { z } from "@hono/zod-openapi";
-import { ALERT_STATUSES } from "../services/alerts";
-import { ALERT_TYPES } from "../services/presenters";
+import { ALERT_STATUSES, ALERT_TYPES, CASE_STATUSES, ERROR_CODES, RUN_RESULTS, RUN_STATUSES, SNOOZE_DURATIONS, type SnoozeDuration } from "../lib/vocabulary";
+
+const SNOOZE_DURATION_NAMES = Object.keys(SNOOZE_DURATIONS) as [SnoozeDuration, ...SnoozeDuration[]];
 
 const timestamp = (description: string) => z.string().openapi({ format: "date-time", description, example: "2026-11-21T18:30:00.000Z" });
 const nullableTimestamp = (description: string) =>
   z.string().nullable().openapi({ format: "date-time", description, example: "2026-11-21T18:30:00.000Z" });
 
 export const ErrorCodeSchema = z
-  .enum([
-    "invalid_request",
-    "unauthorized",
-    "forbidden",
-    "not_found",
-    "method_not_allowed",
-    "payload_too_large",
-    "unsupported_media_type",
-    "validation_failed",
-    "rate_limited",
-    "internal_error",
-    "service_unavailable",
-  ])
+  .enum(ERROR_CODES)
   .openapi({ description: "Machine-readable error code: branch on this, not on the message." });
 
 export const ErrorEnvelopeSchema = z
@@ -60,7 +49,7 @@ export const OrganizationSchema = z
   })
   .openapi("Organization");
 
-export const RunResultSchema = z.enum(["tests_passed", "tests_failed", "tests_errored"]);
+export const RunResultSchema = z.enum(RUN_RESULTS);
 
 export const ProjectSchema = z
   .object({
@@ -99,7 +88,7 @@ export const TestRunSchema = z
   .object({
     number: z.number().int().openapi({ description: "Counts up within the project: the Nth run." }),
     project_id: z.string().uuid(),
-    status: z.enum(["pending", "processed", "failed"]).openapi({ description: "Processing state of the uploaded report." }),
+    status: z.enum(RUN_STATUSES).openapi({ description: "Processing state of the uploaded report." }),
     failure_reason: z.string().nullable().openapi({ description: "Why processing failed; null otherwise." }),
     result: RunResultSchema.nullable().openapi({ description: "Null until processed." }),
     branch: z.string().nullable(),
@@ -136,7 +125,7 @@ export const TestSuiteSchema = z
   })
   .openapi("TestSuite");
 
-const CaseStatusEnum = z.enum(["passed", "failed", "errored", "skipped"]);
+const CaseStatusEnum = z.enum(CASE_STATUSES);
 
 export const TestCaseAttemptSchema = z
   .object({
@@ -247,12 +236,12 @@ const enumFilter = <const T extends readonly [string, ...string[]]>(values: T, n
 
 export const TestRunsQuerySchema = PageQuerySchema.extend({
   branch: z.string().max(255).refine((value) => !value.includes("\u0000"), "must not contain NUL characters").optional().openapi({ param: { name: "branch", in: "query" }, description: "Only runs of this branch (exact match)." }),
-  result: enumFilter(["tests_passed", "tests_failed", "tests_errored"], "result", "Only processed runs with this result."),
-  status: enumFilter(["pending", "processed", "failed"], "status", "Only runs in this processing state."),
+  result: enumFilter(RUN_RESULTS, "result", "Only processed runs with this result."),
+  status: enumFilter(RUN_STATUSES, "status", "Only runs in this processing state."),
 });
 
 export const TestCasesQuerySchema = PageQuerySchema.extend({
-  status: enumFilter(["passed", "failed", "errored", "skipped"], "status", "Only cases with this final outcome."),
+  status: enumFilter(CASE_STATUSES, "status", "Only cases with this final outcome."),
 });
 
 export const IdParamSchema = <N extends string>(name: N, description: string) =>
@@ -285,6 +274,6 @@ export const ProjectPatchSchema = z
 
 export const SnoozeBodySchema = z
   .object({
-    duration: z.enum(["1h", "4h", "24h", "1w"], { error: "must be one of 1h, 4h, 24h, 1w" }).openapi({ description: "How long to suppress notifications." }),
+    duration: z.enum(SNOOZE_DURATION_NAMES, { error: `must be one of ${SNOOZE_DURATION_NAMES.join(", ")}` }).openapi({ description: "How long to suppress notifications." }),
   })
   .openapi("SnoozeRequest");

@@ -20,7 +20,7 @@ import { createNodeBackground } from "../node/background";
 import { disableAlert, snoozeAlert } from "../services/alerts";
 import type { ServiceDeps } from "../services/context";
 import { createOrganization } from "../services/organizations";
-import type { AlertType } from "../services/presenters";
+import type { AlertType } from "../lib/vocabulary";
 import { createProject } from "../services/projects";
 import { replayThroughUploads } from "../simulator/replay";
 import { type Family, type SimRun, type StreamKnobs, generateStream } from "../simulator/streams";

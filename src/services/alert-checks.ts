@@ -11,14 +11,13 @@
  */
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Logger } from "../lib/logger";
-import { type Check, type RunSummary, testKey } from "../checks/types";
+import { type CheckRegistry, type RunSummary, testKey } from "../checks/types";
 import { alertCheckStates, alertEvents, alerts, projects, testCases, testSuites } from "../db/schema";
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
-import { type AlertType, isSnoozed } from "./presenters";
+import type { AlertType } from "../lib/vocabulary";
+import { isSnoozed } from "./presenters";
 import type { TestRunRow } from "./test-runs";
-
-export type CheckRegistry = Record<AlertType, Check<unknown>>;
 
 /** Events recorded per check and run at most; a check that trips more is summarised in the last one. */
 const MAX_EVENTS_PER_CHECK = 50;

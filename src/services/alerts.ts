@@ -5,14 +5,10 @@ import { isUuid } from "../lib/ids";
 import { type ListRequest, defineList } from "../lib/lists";
 import type { Page } from "../lib/pagination";
 import type { OrgScope } from "./context";
-import { type AlertType, presentAlert } from "./presenters";
+import { type AlertStatus, type AlertType, SNOOZE_DURATIONS, type SnoozeDuration } from "../lib/vocabulary";
+import { presentAlert } from "./presenters";
 import { findProjectRow } from "./projects";
 
-export const ALERT_STATUSES = ["active", "snoozed", "inactive", "all"] as const;
-export type AlertStatus = (typeof ALERT_STATUSES)[number];
-
-export const SNOOZE_DURATIONS = { "1h": 3_600_000, "4h": 14_400_000, "24h": 86_400_000, "1w": 604_800_000 } as const;
-export type SnoozeDuration = keyof typeof SNOOZE_DURATIONS;
 
 export type AlertObject = ReturnType<typeof presentAlert>;
 /** As in the query string; `status` defaults to `active`. */

@@ -3,8 +3,7 @@ import type { alertEvents, alerts, apiKeys, organizations, projects, testCases, 
 
 type Row<T extends { $inferSelect: unknown }> = T["$inferSelect"];
 
-export const ALERT_TYPES = ["performance_regression", "test_flakiness", "skipped_test_count_creep", "failure_rate_spike"] as const;
-export type AlertType = (typeof ALERT_TYPES)[number];
+import type { AlertType } from "../lib/vocabulary";
 
 export const ALERT_NAMES: Record<AlertType, string> = {
   performance_regression: "Performance regression",

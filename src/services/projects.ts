@@ -6,7 +6,8 @@ import { isUuid } from "../lib/ids";
 import { type ListRequest, defineList } from "../lib/lists";
 import type { Page } from "../lib/pagination";
 import type { OrgScope, ServiceDeps } from "./context";
-import { ALERT_TYPES, presentProject } from "./presenters";
+import { ALERT_TYPES } from "../lib/vocabulary";
+import { presentProject } from "./presenters";
 
 export type ProjectObject = ReturnType<typeof presentProject>;
 

@@ -13,13 +13,8 @@ import type { Page } from "../lib/pagination";
 import type { OrgScope } from "./context";
 import { presentTestCase, presentTestRun, presentTestSuite } from "./presenters";
 import { findProjectRow } from "./projects";
-import type { CaseStatus, RunResult } from "./test-runs";
+import type { CaseStatus, RunResult, RunStatus } from "../lib/vocabulary";
 
-type RunStatus = (typeof RUN_STATUSES)[number];
-
-export const RUN_STATUSES = ["pending", "processed", "failed"] as const;
-export const RUN_RESULTS = ["tests_passed", "tests_failed", "tests_errored"] as const;
-export const CASE_STATUSES = ["passed", "failed", "errored", "skipped"] as const;
 
 export type TestRunObject = ReturnType<typeof presentTestRun>;
 export type TestSuiteObject = ReturnType<typeof presentTestSuite>;

@@ -14,7 +14,7 @@ import type { RunMetadata } from "../ingest/upload-request";
 import type { ServiceDeps } from "./context";
 
 export type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
-export type RunResult = "tests_passed" | "tests_failed" | "tests_errored";
+import type { RunResult } from "../lib/vocabulary";
 export type TestRunRow = typeof testRuns.$inferSelect;
 
 

@@ -9,6 +9,7 @@
  * retried after a network error or a 5xx cannot record the run twice. 429 answers are waited out
  * (Retry-After). Nothing here reads Math.random; the default prefix comes from crypto.randomUUID.
  */
+import type { RunStatus } from "../lib/vocabulary";
 import { type SimRun, toJUnitXml } from "./streams";
 
 export type ReplayOptions = {
@@ -56,7 +57,7 @@ export class ReplayError extends Error {
 
 type UploadedRunBody = {
   number: number;
-  status: "pending" | "processed" | "failed";
+  status: RunStatus;
   failure_reason: string | null;
   duration_ms: number | null;
   tests_count: number;

@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import type { AppConfig, AppEnv } from "../../app-env";
 import { revokeApiKeys } from "../../auth/key-gate";
 import { secretsEqual } from "../../lib/crypto";
+import { DELIVERY_STATUSES } from "../../lib/vocabulary";
 import { ApiError } from "../../lib/errors";
 import { bearerToken, unauthorized } from "../../middleware/auth";
 import { API_BODY_LIMIT_BYTES, limitBody, readJsonBody } from "../../middleware/json-body";
@@ -145,7 +146,7 @@ const DeliverySchema = z
     endpoint_id: z.string().uuid(),
     alert_id: z.string().uuid(),
     event_ids: z.array(z.number().int()),
-    status: z.enum(["pending", "delivered", "failed", "suppressed"]).openapi({ description: "`suppressed`: not sent because the alert was snoozed or disabled before the attempt (retries included)." }),
+    status: z.enum(DELIVERY_STATUSES).openapi({ description: "`suppressed`: not sent because the alert was snoozed or disabled before the attempt (retries included)." }),
     attempts: z.number().int(),
     last_status_code: z.number().int().nullable(),
     last_error: z.string().nullable(),

@@ -1,0 +1,54 @@
+/**
+ * The service's words, each list written once: the database enums (src/db/schema.ts), the Zod
+ * schemas of validation and the OpenAPI document (src/routes/schemas.ts, src/ingest/json-report.ts)
+ * and the TypeScript types all derive from these.
+ */
+
+/** The four alert checks; a project has one alert of each. */
+export const ALERT_TYPES = ["performance_regression", "test_flakiness", "skipped_test_count_creep", "failure_rate_spike"] as const;
+export type AlertType = (typeof ALERT_TYPES)[number];
+
+/** The `status` filter of GET /alerts: states that do not overlap, and `all`. */
+export const ALERT_STATUSES = ["active", "snoozed", "inactive", "all"] as const;
+export type AlertStatus = (typeof ALERT_STATUSES)[number];
+
+/** How long POST /alerts/:id/snooze silences an alert, in milliseconds. */
+export const SNOOZE_DURATIONS = { "1h": 3_600_000, "4h": 14_400_000, "24h": 86_400_000, "1w": 604_800_000 } as const;
+export type SnoozeDuration = keyof typeof SNOOZE_DURATIONS;
+
+/** A test run's processing: recorded on arrival (pending), then processed or failed. */
+export const RUN_STATUSES = ["pending", "processed", "failed"] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** A processed run's result: errored if any case errored, else failed if any failed, else passed. */
+export const RUN_RESULTS = ["tests_passed", "tests_failed", "tests_errored"] as const;
+export type RunResult = (typeof RUN_RESULTS)[number];
+
+/** A test case's (or one attempt's) outcome. */
+export const CASE_STATUSES = ["passed", "failed", "errored", "skipped"] as const;
+export type CaseStatus = (typeof CASE_STATUSES)[number];
+
+/** A webhook delivery's state; `suppressed`: the alert was snoozed or disabled before an attempt. */
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "suppressed"] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** The report formats an upload may carry. */
+export const UPLOAD_FORMATS = ["junit_xml", "json"] as const;
+export type UploadFormat = (typeof UPLOAD_FORMATS)[number];
+
+/** Every error code of the envelope, with its HTTP status. */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_failed: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+export type ErrorCode = keyof typeof ERROR_STATUS;
+export const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
