@@ -457,12 +457,28 @@ var REPORT_LIMITS = {
   maxAttempts: 20,
   /** Characters kept of names, classnames, file paths and failure types. */
   maxNameLength: 1e3,
-  /** Characters kept of a failure message (per case and per attempt). */
+  /** Characters kept of a failure message (per case and per attempt) and of a case's failure text. */
   maxMessageLength: 4096,
   /** Characters kept of a case's system-out and of its system-err. */
   maxOutputLength: 4096
 };
 var MAX_XML_DOCUMENTS = REPORT_LIMITS.maxSuites;
+
+// src/lib/vocabulary.ts
+var ERROR_STATUS = {
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  validation_failed: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503
+};
+var ERROR_CODES = Object.keys(ERROR_STATUS);
 
 // src/ingest/upload-body.ts
 var UPLOAD_LIMIT_BYTES = 32 * 1024 * 1024;
