@@ -4,14 +4,14 @@
  * check costs the same per run with 100 or 10,000 runs of history. Writes its section of
  * BENCHMARKS.md.
  *
- * Corpus: seeds 1000…1159 (held out, detection.md §7.3: "tune on 0–99, report on 1000–1999"), one
+ * Corpus: seeds 1000…1159 (held out: the checks were tuned on seeds 0–99 and are reported on 1000–1999), one
  * stream each of 300 runs and ~200 tests. Stream `seed` has anomaly family f switched on when bit
  * f of (seed − 1000) mod 16 is set (flaky, regression, spike, skip), so every family is on in
  * exactly half of the streams and off in the other half; all other knobs (ρ, retries, format,
  * runner mix, …) are drawn from the seed. Every check is fed every run through its pure `update`
  * (toRunSummary: what the service derives from the JUnit upload); no database.
  *
- * Scoring (detection.md §7.2), with "runs" counting default-branch runs:
+ * Scoring, with "runs" counting default-branch runs:
  * - An event matches an anomaly when it is of the check's family, on the right subject, and inside
  *   the anomaly's window (WINDOWS below). Matching events are true, all others false.
  * - Precision = true units / (true + false units); a unit is a distinct (run, matched anomaly) for
@@ -21,7 +21,7 @@
  *   off, per 1,000 default-branch runs of those streams.
  * - Recall: share of anomalies with a matching event within D runs of onset (runs to detection =
  *   default-branch runs from onset to the event, inclusive: 1 = on the onset run). D is the large
- *   target of §7.3 for large anomalies and the window for small ones. Anomalies whose stream ends
+ *   target for large anomalies and the window for small ones. Anomalies whose stream ends
  *   before D runs are left out.
  */
 import { execFileSync } from "node:child_process";
@@ -34,7 +34,7 @@ import { performanceRegressionCheck } from "../src/checks/performance-regression
 import { skippedCreepCheck } from "../src/checks/skipped-creep";
 import type { Check, RunSummary } from "../src/checks/types";
 import { isInfraSuspect } from "../src/checks/types";
-import { type Anomaly, type Family, FAMILIES, type SimStream, generateStream, toRunSummary } from "../src/simulator/streams";
+import { type Anomaly, type Family, type SimStream, generateStream, toRunSummary } from "../src/simulator/streams";
 import { writeBenchmarkSection } from "./common";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -201,7 +201,7 @@ const CHECKS: CheckSpec[] = [
 // ---------------------------------------------------------------------------------------------
 // Windows and matching
 
-/** Large-anomaly recall horizon (runs to detection ≤ D), detection.md §7.3. */
+/** Large-anomaly recall horizon (runs to detection ≤ D). */
 const LARGE_D: Record<Anomaly["type"], number> = {
   flaky_test: 50,
   duration_shift: 10,

@@ -164,7 +164,10 @@ export async function startWranglerDev(options: StartOptions): Promise<WranglerD
   collect(child.stdout);
   collect(child.stderr);
   let exited = child.exitCode !== null;
-  const exitPromise = new Promise<void>((resolve) => child.once("exit", () => ((exited = true), resolve())));
+  const exitPromise = new Promise<void>((resolve) => child.once("exit", () => {
+    exited = true;
+    resolve();
+  }));
 
   const baseUrl = `http://127.0.0.1:${port}`;
   let stopping: Promise<{ pid: number; command: string }[]> | null = null;

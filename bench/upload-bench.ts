@@ -176,7 +176,9 @@ async function main(): Promise<void> {
     // cases). Alternated with ordinary processing steps, so both see the same machine.
     let droppedBytes = 0;
     const bytesOnlyCopyIn: CopyIn = () => ({
-      write: (rows) => void (droppedBytes += Buffer.from(rows).length),
+      write: (rows) => {
+        droppedBytes += Buffer.from(rows).length;
+      },
       end: async () => {},
       abort: async () => {},
     });

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI document is generated from the route schemas; these tests hold it to DESIGN.md:
+ * The OpenAPI document is generated from the route schemas; these tests hold it to docs/api-decisions.md:
  * 3.1, clean under Redocly's recommended rules, every operation documented with its errors,
  * and real responses conforming to the documented schemas.
  */

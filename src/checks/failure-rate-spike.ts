@@ -1,9 +1,9 @@
 /**
- * `failure_rate_spike` (detection.md §6.3): one run whose share of failing tests is far above the
+ * `failure_rate_spike` (docs/alert-checks.md#failure_rate_spike): one run whose share of failing tests is far above the
  * project's usual level, judged with a beta-binomial tail test so that the ordinary clustering
  * of failures (shared fixtures, one broken dependency failing many tests) is not mistaken for a spike.
  *
- * Only default-branch runs are used, for the baseline and for the check (§6.0: feature
+ * Only default-branch runs are used, for the baseline and for the check (see isInfraSuspect; feature
  * branches fail on purpose while work is in progress). Per run: n = passed + failed + errored
  * (skipped excluded), f = failed + errored, x = f / n; runs with n = 0 are ignored.
  *
@@ -198,12 +198,12 @@ function update(input: FailureRateSpikeState, run: RunSummary): { state: Failure
   const writeStatuses = !suspect;
   if (writeStatuses) last = Object.fromEntries(Object.entries(state.last)); // data properties only, whatever the keys
   for (const outcome of outcomes(run.tests)) {
-    const previous = Object.prototype.hasOwnProperty.call(state.last, outcome.key) ? (state.last[outcome.key] as number) : null;
+    const previous = Object.hasOwn(state.last, outcome.key) ? (state.last[outcome.key] as number) : null;
     const previousCode = previous === null ? null : previous % 4;
     if (isFail(outcome.status) && previousCode === CODE.passed) newlyFailing.push(outcome.name);
     if (isFail(outcome.status)) {
       failingKeys.push(outcome.key);
-      const failedAt = Object.prototype.hasOwnProperty.call(lastFailure, outcome.key) ? (lastFailure[outcome.key] as number) : null;
+      const failedAt = Object.hasOwn(lastFailure, outcome.key) ? (lastFailure[outcome.key] as number) : null;
       if (failedAt !== null && seq - failedAt <= RECURRENT_RUNS) recurrent++;
     }
     if (writeStatuses) {

@@ -1,5 +1,5 @@
 /**
- * `test_flakiness` (detection.md §6.1): flags a test that both passes and fails on the same code.
+ * `test_flakiness` (docs/alert-checks.md#test_flakiness): flags a test that both passes and fails on the same code.
  *
  * Per test (by `RunTest.key`) the state keeps:
  * - a window of the last ≤ 50 countable outcomes on the default branch (1 = failed/errored,
@@ -46,7 +46,7 @@
  * Time comes only from `run.createdAt`; the same state and run always give the same output.
  * Cases are processed in key order, so the order of cases within a run changes nothing.
  *
- * Choices where §6.1 is silent:
+ * Choices beyond the rule in docs/alert-checks.md:
  * - A pass on retry is a pass in the window and in the same-commit LRU (its retry is its own
  *   evidence), but it resets the consecutive-pass counter that un-flagging needs.
  * - Same-commit evidence counts as default-branch evidence if the SHA was seen there in any run.

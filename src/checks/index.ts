@@ -1,4 +1,4 @@
-/** The four checks, by alert type (detection.md §6; each file documents its rule and state). */
+/** The four checks, by alert type (docs/alert-checks.md; each file documents its rule and state). */
 import { failureRateSpikeCheck } from "./failure-rate-spike";
 import { flakinessCheck } from "./flakiness";
 import { performanceRegressionCheck } from "./performance-regression";

@@ -1,8 +1,8 @@
 /**
- * `performance_regression` (detection.md §6.2): a sustained step up in run duration, or in the
+ * `performance_regression` (docs/alert-checks.md#performance_regression): a sustained step up in run duration, or in the
  * duration of one of the project's slowest tests.
  *
- * Series (default-branch runs only; infra-suspect runs are skipped entirely, §6.0):
+ * Series (default-branch runs only; infra-suspect runs are skipped entirely, see isInfraSuspect):
  * - S0, the run duration (`RunSummary.durationMs`; runs without a positive duration add no point);
  * - one series per monitored test: its duration in runs where its final status is `passed`
  *   (a failing test's time measures a timeout or an early abort, not its speed); duplicate keys
@@ -223,7 +223,7 @@ type Evaluation = {
   thresholdMs: number;
 };
 
-/** The trigger of §6.2 for one window; null unless every condition holds. Cheap conditions first. */
+/** The trigger (docs/alert-checks.md#performance_regression) for one window; null unless every condition holds. Cheap conditions first. */
 function evaluateWindow(series: DurationSeries, thresholds: Thresholds, baseAlpha: number, window: Window): Evaluation | null {
   const { l, s } = series;
   if (l.length - s < window.recent + window.baselineMin) return null;

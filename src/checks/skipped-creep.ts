@@ -1,5 +1,5 @@
 /**
- * `skipped_test_count_creep` (detection.md §6.4): the number of skipped tests has grown and stayed
+ * `skipped_test_count_creep` (docs/alert-checks.md#skipped_test_count_creep): the number of skipped tests has grown and stayed
  * grown. Events name the tests that became skipped.
  *
  * Default-branch runs only; runs with no test cases are ignored. Infra-suspect runs count like
@@ -31,7 +31,7 @@
  * search); state bounded by 30 × 3 numbers and 2,000 keys. No clock.
  */
 import { mannKendall, median, senSlope } from "./statistics";
-import { type Check, type CheckEvent, type RunSummary, type RunTest } from "./types";
+import type { Check, CheckEvent, RunSummary, RunTest } from "./types";
 import { cap, round } from "./metadata-format";
 
 export const SKIPPED_CREEP_DETECTOR_VERSION = "skipped_test_count_creep/2";

@@ -1,5 +1,5 @@
 /**
- * Small, dependency-free statistics for the alert checks (detection.md §6.2–§6.4). Everything here
+ * Small, dependency-free statistics for the alert checks (docs/alert-checks.md). Everything here
  * is a pure function of its arguments; none of it keeps state or reads the clock. The inputs are
  * the checks' bounded windows (tens of points), so the simple O(n log n) and O(n²) algorithms
  * below cost the same whatever the length of a project's history.

@@ -63,8 +63,8 @@ export function testKey(suite: string, classname: string | null, name: string): 
 export const INFRA_GUARD_MIN_EXECUTED = 5;
 
 /**
- * The infrastructure guard (detection.md §6.0, in the issue's words "runs where most tests
- * failed"): a run of at least 5 executed tests where more than half failed, or where errors
+ * The infrastructure guard (docs/alert-checks.md#shared-rules: "runs where most tests failed"):
+ * a run of at least 5 executed tests where more than half failed, or where errors
  * outnumber failures tenfold (at least 10 errors), looks like broken infrastructure. Such a run
  * does not update per-test flakiness or duration state; it does feed the failure-rate check.
  * A suite of one to four tests is never suspected: its one flaky test failing is not an outage.

@@ -19,7 +19,7 @@ import { HELP, type UploadSettings, parseCommandLine, tokenCandidate, uploadSett
 import { type Env, detectCiMetadata } from "./ci-metadata";
 import { EXIT_OK, EXIT_REJECTED, EXIT_RUN_FAILED, EXIT_UPLOAD_FAILED, EXIT_USAGE, UsageError } from "./exit-codes";
 import { displayPath, nonEmpty } from "./format";
-import { DEFAULT_BASE_DELAY_MS, type RetryOptions, type Sleep, realSleep } from "./http-retry";
+import { type RetryOptions, type Sleep, realSleep } from "./http-retry";
 import { Output, type Writable, maskSecretShapes } from "./output";
 import { type RunMetadata, expandFiles } from "./reports";
 import { POLL_BASE_MS, type UploadContext, uploadGroup } from "./upload";

@@ -51,5 +51,5 @@ export function encodeCopyRow(values: readonly (string | number | null)[]): stri
     if (i > 0) row += "\t";
     row += value === null || value === undefined ? "\\N" : typeof value === "number" ? String(value) : escapeField(value);
   }
-  return row + "\n";
+  return `${row}\n`;
 }

@@ -7,7 +7,7 @@
 import type { Context, Env } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppConfig, AppEnv } from "../app-env";
-import { KeyIdCache, admitApiKey } from "../auth/key-gate";
+import { type KeyIdCache, admitApiKey } from "../auth/key-gate";
 import { ApiError } from "../lib/errors";
 import type { RateLimitDecision } from "../lib/rate-limit";
 

@@ -83,7 +83,8 @@ export function isLoopbackHost(host: string): boolean {
   const v4 = ipv4Parts(bare);
   if (v4) return v4[0] === 127;
   const v6 = ipv6Groups(bare);
-  return v6 !== null && v6.slice(0, 7).every((group) => group === 0) && v6[7] === 1;
+  if (v6 === null) return false;
+  return v6.slice(0, 7).every((group) => group === 0) && v6[7] === 1;
 }
 
 /** Whether an IP address (v4 or v6 literal) is internal: private, loopback, link-local, reserved. */

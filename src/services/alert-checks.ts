@@ -7,7 +7,7 @@
  * trip (counting them in `events_count`). Snoozing only suppresses notifications.
  *
  * Runs feed the checks in number order: a run processed after a newer one (a retry, a slow
- * upload) is not fed in, so windows never rewind (detection.md §6.0).
+ * upload) is not fed in, so windows never rewind (docs/alert-checks.md#shared-rules).
  */
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { Logger } from "../lib/logger";

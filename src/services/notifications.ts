@@ -7,7 +7,7 @@
  * endpoint (the organization's, for every project or for this one) carries all of the alert's
  * events of this run. Deliveries go through the queue (a Cloudflare Queue on Workers, in
  * process locally), are retried with backoff, and leave a log. `last_notified_at` is set when a
- * delivery reached its endpoint (DESIGN.md: a notification that reached at least one channel).
+ * delivery reached its endpoint (docs/notifications.md: a notification that reached at least one channel).
  *
  * This file plans; webhook-delivery.ts delivers, notification-presenters.ts shapes what leaves,
  * notification-admin.ts holds the endpoints and cooldowns the admin API configures.

@@ -244,7 +244,7 @@ export type SuiteSource = (emit: (suites: ReportSuite[]) => void) => Promise<num
 export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runId: number, source: SuiteSource): Promise<TestRunRow | null> {
   return deps.db.transaction(async (tx) => {
     const [run] = await tx.select().from(testRuns).where(eq(testRuns.id, runId)).for("update");
-    if (!run || run.status !== "pending") return null;
+    if (run?.status !== "pending") return null;
 
     const runCounts = zeroCounts();
     const suiteRows: SuiteRow[] = [];

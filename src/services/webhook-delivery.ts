@@ -46,7 +46,7 @@ export async function deliverNotification(deps: NotificationDeps, deliveryId: nu
     .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, notificationDeliveries.endpointId))
     .where(eq(notificationDeliveries.id, deliveryId))
     .limit(1);
-  if (!row || row.delivery.status !== "pending") return "gone";
+  if (row?.delivery.status !== "pending") return "gone";
   const { delivery, endpoint } = row;
   const now = deps.clock.now();
   const attempt = delivery.attempts + 1;

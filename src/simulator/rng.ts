@@ -60,7 +60,7 @@ export class Rng {
     if (shape < 1) {
       let u = 0;
       while (u <= Number.EPSILON) u = this.source();
-      return this.gamma(shape + 1) * Math.pow(u, 1 / shape);
+      return this.gamma(shape + 1) * u ** (1 / shape);
     }
     const d = shape - 1 / 3;
     const c = 1 / Math.sqrt(9 * d);

@@ -12,9 +12,9 @@ import { DurableObject } from "cloudflare:workers";
 import { type KeyAdmission, type KeyState, admitRequest, newKeyState, revokeKey } from "../auth/key-state";
 import { type Clock, systemClock } from "../lib/clock";
 import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from "../lib/rate-limit";
-import type { WorkerEnv } from "./env";
 
-export class KeyCounterObject extends DurableObject<WorkerEnv> {
+/** It reads no binding, so it is typed without the Worker's env (which names this class). */
+export class KeyCounterObject extends DurableObject<object> {
   /** The system's; a test may give one object its own (through runInDurableObject). */
   clock: Clock = systemClock;
   /** The deployed policy; a test's composition of the Worker may override it. */
@@ -24,7 +24,7 @@ export class KeyCounterObject extends DurableObject<WorkerEnv> {
   readonly #state: KeyState = newKeyState();
   readonly #sql: SqlStorage;
 
-  constructor(ctx: DurableObjectState, env: WorkerEnv) {
+  constructor(ctx: DurableObjectState, env: object) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
     this.#sql.exec("CREATE TABLE IF NOT EXISTS key_meta (id INTEGER PRIMARY KEY CHECK (id = 1), organization_id TEXT, revoked INTEGER NOT NULL DEFAULT 0)");

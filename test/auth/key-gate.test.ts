@@ -85,7 +85,7 @@ describe("an unreachable counter fails closed", () => {
   it("a regeneration that cannot revoke the old key changes nothing and answers 503", async () => {
     const { organization, apiKey } = await flaky.newOrganization();
     counter.down = true;
-    let res;
+    let res: Awaited<ReturnType<Harness["admin"]>>;
     try {
       res = await flaky.admin("POST", `/organizations/${organization.id}/api_key/regenerate`);
     } finally {

@@ -1,6 +1,6 @@
 /**
- * Unit tests of the `failure_rate_spike` check (src/checks/failure-rate-spike.ts, detection.md
- * §6.3): pure `(state, run) → (state', events)` on seeded synthetic runs, no database.
+ * Unit tests of the `failure_rate_spike` check (src/checks/failure-rate-spike.ts,
+ * docs/alert-checks.md): pure `(state, run) → (state', events)` on seeded synthetic runs, no database.
  */
 import { describe, expect, it } from "vitest";
 import { type FailureRateSpikeState, baselineOf, failureRateSpikeCheck as check } from "../../src/checks/failure-rate-spike";

@@ -1,5 +1,5 @@
 /**
- * Unit tests of the `test_flakiness` check (src/checks/flakiness.ts, detection.md §6.1): pure
+ * Unit tests of the `test_flakiness` check (src/checks/flakiness.ts, docs/alert-checks.md#test_flakiness): pure
  * `(state, run) → (state', events)` on synthetic runs, no database.
  */
 import { describe, expect, it } from "vitest";
@@ -65,7 +65,7 @@ function patternRuns(pattern: string, name = "flaky", startNumber = 1, stepMs = 
 // ---------------------------------------------------------------------------------------------
 
 describe("statistics", () => {
-  it("runs-test z follows the Wald–Wolfowitz formulas (§6.1)", () => {
+  it("runs-test z follows the Wald–Wolfowitz formulas", () => {
     // n = 40, f = 10, R = 5: E = 16, Var = 2·300·560/(1600·39).
     const expected = (5 - 16) / Math.sqrt((2 * 300 * (600 - 40)) / (1600 * 39));
     expect(runsTestZ(40, 10, 4)).toBeCloseTo(expected, 10);
@@ -124,15 +124,15 @@ describe("history rule (B)", () => {
   });
 
   it("does not flag a test broken for 5 runs then fixed, twice: flips = 4 but z < −2", () => {
-    const pattern = "P".repeat(10) + "FFFFF" + "P".repeat(10) + "FFFFF" + "P".repeat(10);
+    const pattern = `${"P".repeat(10)}FFFFF${"P".repeat(10)}FFFFF${"P".repeat(10)}`;
     // The window at the end: n = 35, f = 10, flips = 4 (R = 5), z well below −2.
     expect(runsTestZ(35, 10, 4)).toBeLessThan(-2);
     expect(runsTestZ(40, 10, 4)).toBeLessThan(-2);
     expect(feed(patternRuns(pattern)).events).toEqual([]);
   });
 
-  it("flags three isolated single-run failures in the window (z ≥ −2), as §6.1 intends", () => {
-    const pattern = "P".repeat(8) + "F" + "P".repeat(8) + "F" + "P".repeat(8) + "F" + "P".repeat(4);
+  it("flags three isolated single-run failures in the window (z ≥ −2), as the rule intends", () => {
+    const pattern = `${"P".repeat(8)}F${"P".repeat(8)}F${"P".repeat(8)}F${"P".repeat(4)}`;
     // At the third failure (run 27): n = 27, f = 3, flips = 5.
     expect(runsTestZ(27, 3, 5)).toBeGreaterThanOrEqual(-2);
     const { events, eventsByRun } = feed(patternRuns(pattern));
@@ -142,12 +142,12 @@ describe("history rule (B)", () => {
   });
 
   it("needs n ≥ 20: an alternating test with only 19 outcomes is not flagged", () => {
-    expect(feed(patternRuns("PF".repeat(9) + "P")).events).toEqual([]);
+    expect(feed(patternRuns(`${"PF".repeat(9)}P`)).events).toEqual([]);
   });
 
   it("does not count skipped outcomes or absent runs", () => {
     // 19 countable outcomes interleaved with skips and absences: still below the minimum sample.
-    const pattern = "PSF-".repeat(9) + "P";
+    const pattern = `${"PSF-".repeat(9)}P`;
     const { events, state } = feed(patternRuns(pattern));
     expect(events).toEqual([]);
     expect(state.tests[keyOf("flaky")]?.n).toBe(19);
@@ -352,7 +352,7 @@ describe("flag lifecycle", () => {
 
   it("does not un-flag after 14 days without 50 clean runs in a row", () => {
     // Daily runs, a failure every 30 runs after the flag: flagged once, never released.
-    const pattern = "PF".repeat(15) + ("P".repeat(29) + "F").repeat(4);
+    const pattern = "PF".repeat(15) + (`${"P".repeat(29)}F`).repeat(4);
     const { eventsByRun, state } = feed(patternRuns(pattern, "flaky", 1, DAY));
     expect([...eventsByRun.keys()]).toEqual([20]);
     expect(flaggedTestKeys(state)).toEqual([keyOf("flaky")]);

@@ -1,6 +1,6 @@
 /**
  * Unit tests of the `performance_regression` check (src/checks/performance-regression.ts,
- * detection.md §6.2): pure `(state, run) → (state', events)` on seeded synthetic runs, no database.
+ * docs/alert-checks.md#performance_regression): pure `(state, run) → (state', events)` on seeded synthetic runs, no database.
  */
 import { describe, expect, it } from "vitest";
 import { type PerformanceRegressionState, performanceRegressionCheck as check } from "../../src/checks/performance-regression";
@@ -57,7 +57,7 @@ function durations(rng: () => number, count: number, levelMs: number, sigma = 0.
 
 /**
  * A project of `tests` tests: the first `slow` take 0.6 s … ~4 s, the rest 50–200 ms; log-noise
- * σ = 0.1 and 5 % slow outliers (1.5–3×), as in detection.md §7.1. `override(runIndex, testIndex)`
+ * σ = 0.1 and 5 % slow outliers (1.5–3×), as real CI timings have. `override(runIndex, testIndex)`
  * multiplies one test's time (an injected regression). The run duration is the sum of the tests.
  */
 function projectRuns(seed: number, count: number, options: { tests?: number; slow?: number; override?: (run: number, test: number) => number; sigma?: number; outliers?: number } = {}): RunSummary[] {
@@ -230,7 +230,7 @@ describe("performance_regression: run duration", () => {
   });
 
   it("bimodal runners (two classes 1.3× apart, randomly mixed): ≤ 1 false event per 1,000 runs", () => {
-    // 10 seeds × 1,000 runs per share of slow runners; detection.md §7.3 targets ARL₀ ≥ 1,000.
+    // 10 seeds × 1,000 runs per share of slow runners; the target is ARL₀ ≥ 1,000 (BENCHMARKS.md).
     // (Measured: 4 events in total at a 50 % share, 0 at 20 %.)
     for (const share of [0.5, 0.2]) {
       let total = 0;

@@ -1,6 +1,6 @@
 /**
- * Unit tests of the `skipped_test_count_creep` check (src/checks/skipped-creep.ts, detection.md
- * §6.4): pure `(state, run) → (state', events)` on synthetic runs, no database.
+ * Unit tests of the `skipped_test_count_creep` check (src/checks/skipped-creep.ts,
+ * docs/alert-checks.md): pure `(state, run) → (state', events)` on synthetic runs, no database.
  */
 import { describe, expect, it } from "vitest";
 import { type SkippedCreepState, skippedCreepCheck as check } from "../../src/checks/skipped-creep";

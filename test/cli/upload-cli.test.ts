@@ -302,7 +302,10 @@ describe("retry helpers", () => {
   it("does not retry other 4xx, and gives up on network errors after 5 attempts", async () => {
     let calls = 0;
     const unauthorized = await cli.requestWithRetry("http://svc.test/x", {}, {
-      fetch: (async () => (calls++, new Response("{}", { status: 401 }))) as typeof fetch,
+      fetch: (async () => {
+        calls++;
+        return new Response("{}", { status: 401 });
+      }) as typeof fetch,
       sleep: async () => {},
     });
     expect(unauthorized).toMatchObject({ kind: "response", status: 401, attempts: 1 });

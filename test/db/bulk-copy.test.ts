@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
 import { encodeCopyRow, openCopy } from "../../src/db/bulk-copy";
-import { type OpenedDatabase } from "../../src/node/database";
+import type { OpenedDatabase } from "../../src/node/database";
 import { openTestDatabase } from "../support/harness";
 
 const AWKWARD = [

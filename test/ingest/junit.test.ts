@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseJUnit, parseSeconds, replaceForbiddenControls } from "../../src/ingest/junit";
+import { parseJUnit, } from "../../src/ingest/junit";
 import { REPORT_LIMITS, type ReportSuite } from "../../src/ingest/report";
 import { EXPECTED, JUNIT_FIXTURES } from "../fixtures/junit";
 
@@ -75,7 +75,7 @@ describe("a failure's message and its text", () => {
     const loads = surefire.find((c) => c.name === "loadsInvoiceFromRepository")!;
     expect(loads.status).toBe("errored");
     expect(loads.failureMessage).toMatch(/^Connection to localhost:5432 refused/);
-    expect(loads.failureText).toMatch(/^org\.postgresql\.util\.PSQLException: Connection to localhost:5432 refused[^]*\n\tat org\.postgresql\.core/);
+    expect(loads.failureText).toMatch(/^org\.postgresql\.util\.PSQLException: Connection to localhost:5432 refused[\s\S]*\n\tat org\.postgresql\.core/);
 
     const jest = onlyCaseOf(
       inSuite(`<testcase name="rejects" classname="cart rejects" time="0.004"><failure message="Error: expect(received).toBe(expected)"><![CDATA[Error: expect(received).toBe(expected)\n    at Object.<anonymous> (src/cart.test.ts:12:5)]]></failure></testcase>`),

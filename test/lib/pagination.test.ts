@@ -1,6 +1,6 @@
 /**
  * Unit tests of the pagination building blocks: parseLimit (spec part 8 limits), CursorCodec
- * (signed cursors bound to listing, organization and filters; DESIGN.md) and toPage.
+ * (signed cursors bound to listing, organization and filters; docs/api-decisions.md) and toPage.
  */
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";

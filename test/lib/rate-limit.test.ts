@@ -1,5 +1,5 @@
 /**
- * Unit tests of the rolling-window rate limit (DESIGN.md): at most `limit` accepted requests in
+ * Unit tests of the rolling-window rate limit (docs/api-decisions.md): at most `limit` accepted requests in
  * any `windowMs`, rejected requests not recorded, honest Retry-After; and InMemoryKeyCounter,
  * which applies it per key against an injected clock.
  */

@@ -1,5 +1,5 @@
 /**
- * HTTP conventions of the whole app (spec part 7; DESIGN.md): every failure in the error
+ * HTTP conventions of the whole app (spec part 7; docs/api-decisions.md): every failure in the error
  * envelope (404 for unknown routes, 405 with Allow for wrong methods, 400 for malformed JSON,
  * 413 for bodies over 64 KiB, 500 without internal details), and the JSON content type plus
  * `nosniff` on every response.

@@ -18,13 +18,13 @@ type Status = "passed" | "failed" | "errored" | "skipped";
 type CaseSpec = { name: string; status: Status; seconds?: number; retriedFrom?: Status };
 type RunSpec = { cases: CaseSpec[]; seconds?: number; branch?: string; commit?: string };
 
-const escape = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/"/g, "&quot;");
+const escapeXml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/"/g, "&quot;");
 
 function junit(run: RunSpec): string {
   const cases = run.cases
     .map((c) => {
       const time = `time="${(c.seconds ?? 0.05).toFixed(3)}"`;
-      const head = `<testcase classname="com.shop.CheckoutTest" name="${escape(c.name)}" ${time}`;
+      const head = `<testcase classname="com.shop.CheckoutTest" name="${escapeXml(c.name)}" ${time}`;
       const retry = c.retriedFrom ? `<flakyFailure message="first attempt failed" type="AssertionError"/>` : "";
       if (c.status === "passed") return retry ? `${head}>${retry}</testcase>` : `${head}/>`;
       if (c.status === "skipped") return `${head}><skipped/></testcase>`;

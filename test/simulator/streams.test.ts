@@ -129,7 +129,7 @@ describe("generateStream", () => {
 
   it("injects what the labels say", () => {
     const all: SimStream[] = [11, 21, 31, 41].map((seed) => generateStream({ seed }));
-    let checked = { spike: 0, outage: 0, skip: 0, flaky: 0, shift: 0 };
+    const checked = { spike: 0, outage: 0, skip: 0, flaky: 0, shift: 0 };
     for (const s of all) {
       const mainRuns = s.runs.filter((r) => r.branch === "main");
       for (const anomaly of s.anomalies) {

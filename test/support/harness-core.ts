@@ -83,7 +83,7 @@ export function buildHarness(parts: {
     const streamed = typeof ReadableStream !== "undefined" && body instanceof ReadableStream;
     const response = await app.request(path, { method, headers, body, ...(streamed ? { duplex: "half" } : {}) } as RequestInit);
     const text = await response.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown ;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {

@@ -40,7 +40,7 @@ export default async function setup(project: TestProject) {
     dropDatabase = () => adminQuery(serverUrl, `drop database if exists "${name}" with (force)`);
   }
 
-  let local;
+  let local: Awaited<ReturnType<typeof startLocalDatabase>>;
   try {
     local = await startLocalDatabase({ databaseUrl: databaseUrl ?? "memory://" });
   } catch (error) {

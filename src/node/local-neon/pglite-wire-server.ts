@@ -174,7 +174,10 @@ class GatedConnection implements Turn {
 
   grant(): void {
     this.#holding = true;
-    if (this.#closed) return this.#finish();
+    if (this.#closed) {
+      this.#finish();
+      return;
+    }
     if (!this.#upstream) this.#openUpstream();
     const held = this.#held;
     this.#held = [];
@@ -198,7 +201,8 @@ class GatedConnection implements Turn {
         this.#fromServer.push(chunk);
       } catch (error) {
         this.log(`unparseable data from PGlite: ${(error as Error).message}`);
-        return this.destroy();
+        this.destroy();
+        return;
       }
       if (!this.#closed && this.client.writable && !this.client.write(chunk) && !upstream.isPaused()) {
         upstream.pause();
@@ -233,7 +237,8 @@ class GatedConnection implements Turn {
       const code = this.#startupBuffer.readInt32BE(4);
       if (length < 8 || length > 10_000) {
         this.log(`invalid startup packet (length ${length}); closing`);
-        return this.destroy();
+        this.destroy();
+        return;
       }
       if (this.#startupBuffer.length < length) return;
       if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
@@ -243,11 +248,13 @@ class GatedConnection implements Turn {
       }
       if (code === CANCEL_REQUEST) {
         // No backend process to signal; the protocol expects no answer.
-        return this.destroy();
+        this.destroy();
+        return;
       }
       if (code !== PROTOCOL_3) {
         this.log(`unsupported protocol version ${code}; closing`);
-        return this.destroy();
+        this.destroy();
+        return;
       }
       const rest = this.#startupBuffer;
       this.#startupBuffer = Buffer.alloc(0);
@@ -275,7 +282,8 @@ class GatedConnection implements Turn {
         this.#fromClient.push(chunk);
       } catch (error) {
         this.log(`unparseable data from client: ${(error as Error).message}`);
-        return this.destroy();
+        this.destroy();
+        return;
       }
     }
     upstream.write(chunk);
@@ -314,7 +322,10 @@ class GatedConnection implements Turn {
 
   #maybeRelease(): void {
     if (!this.#holding || this.#terminated) return;
-    if (this.#abandoning) return this.#continueAbandon();
+    if (this.#abandoning) {
+      this.#continueAbandon();
+      return;
+    }
     if (this.#pending === 0 && this.#status === "I" && !this.#unsynced && this.#fromClient.atBoundary && this.#fromServer.atBoundary) {
       this.#holding = false;
       this.gate.release(this);

@@ -180,7 +180,7 @@ export function createUploadsApi(config: AppConfig) {
       admit: async (c, token) => {
         const uploader = await findProjectByUploadToken(c.env.db, token);
         if (!uploader) return null;
-        let admission;
+        let admission: Awaited<ReturnType<typeof c.env.uploadCounter.admit>>;
         try {
           admission = await c.env.uploadCounter.admit(uploader.projectId, { organizationId: uploader.organizationId });
         } catch (error) {

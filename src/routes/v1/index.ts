@@ -204,7 +204,7 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
     return c.json(document);
   });
 
-  // Authentication first, then the rate limit, then validation (DESIGN.md).
+  // Authentication first, then the rate limit, then validation (docs/api-decisions.md).
   api.use("*", authenticateApiKey({ webAppUrl: config.webAppUrl, keyIdCache: parts.keyIdCache }));
   // Only the two operations that take a body read one: elsewhere a body is ignored, so a malformed
   // one cannot turn a 404 (unknown path) or a 405 (wrong method) into a 400.

@@ -888,6 +888,6 @@ describe("afterwards", () => {
     for (const secret of SECRETS) expect(logs).not.toContain(secret);
     expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeKeysBefore);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    expect(Object.prototype.hasOwnProperty.call(Object.prototype, "polluted")).toBe(false);
+    expect(Object.hasOwn(Object.prototype, "polluted")).toBe(false);
   });
 });

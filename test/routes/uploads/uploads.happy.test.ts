@@ -253,7 +253,7 @@ describe("text is stored exactly", () => {
     expect(run.status).toBe("processed");
     const page = await collectAll(h, `/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites/1/test_cases`, apiKey, 100);
     const byName = new Map(page.items.map((c: { name: string }) => [c.name, c as Record<string, any>]));
-    AWKWARD.forEach((text, i) => expect(byName.get(String(i))!.failure_text).toBe(text));
+    for (const [i, text] of AWKWARD.entries()) expect(byName.get(String(i))!.failure_text).toBe(text);
     expect(byName.get("older")).toMatchObject({ failure_message: "only a message", failure_text: null });
     expect(byName.get("long")).toMatchObject({ failure_message: null, failure_text: "t".repeat(4_096) });
   });

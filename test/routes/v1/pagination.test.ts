@@ -1,7 +1,7 @@
 /**
  * Pagination of the three lists (/projects, /alerts, /alerts/:alert_id/events): the limit rules,
  * the response shape, exact keyset traversal over rows that share a timestamp, and cursor
- * integrity (spec part 8 and part 7; DESIGN.md: cursors are signed and bound to the listing,
+ * integrity (spec part 8 and part 7;  docs/api-decisions.md: cursors are signed and bound to the listing,
  * its filters and the organization, not to the page size).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Rate limit of /api/v1 (spec part 8; DESIGN.md): at most 600 accepted requests in any rolling
+ * Rate limit of /api/v1 (spec part 8; docs/api-decisions.md): at most 600 accepted requests in any rolling
  * 60 seconds per API key, rejected requests consume nothing, IETF RateLimit headers on every
  * authenticated response, Retry-After on 429, and the order authentication → rate limit →
  * validation. The harness clock is manual, so "a burst" means requests at one frozen instant.

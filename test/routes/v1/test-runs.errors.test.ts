@@ -371,7 +371,7 @@ describe("400 invalid_request: unknown filter values", () => {
       expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual(["branch"]);
     }
     // Other unusual branches are just unmatched.
-    for (const branch of ["%C3%BC", "%F0%9F%98%80", encodeURIComponent("a\tb"), encodeURIComponent("x".repeat(10) + "\u202e")]) {
+    for (const branch of ["%C3%BC", "%F0%9F%98%80", encodeURIComponent("a\tb"), encodeURIComponent(`${"x".repeat(10)}\u202e`)]) {
       const res = await h.get(`${runs(P)}?branch=${branch}`, keyA);
       expect(res.status, `${branch}: ${res.text}`).toBe(200);
       expect(res.body.data).toEqual([]);
