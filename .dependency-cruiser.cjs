@@ -10,9 +10,6 @@ const layer = (name) => `^src/${name}(/|\\.ts$)`;
 /** `from` may not import `to`: one rule per pair of layers, each with its reason. */
 const forbid = (name, from, to, comment) => ({ name, comment, severity: "error", from: { path: from }, to: { path: to } });
 
-const ENTRIES = ["node", "worker", "seed", "cli"].map(layer);
-const HTTP = [layer("app"), layer("app-env"), layer("routes"), layer("middleware")];
-
 module.exports = {
   forbidden: [
     {

@@ -43,7 +43,7 @@ export type RetryInfo = {
   reason: string;
 };
 
-// biome-ignore lint/suspicious/noExplicitAny: the service's JSON, checked field by field where it is read.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the service's JSON, checked field by field where it is read.
 export type HttpResponse = { kind: "response"; status: number; headers: Headers; text: string; json: any; attempts: number };
 export type HttpNetworkError = { kind: "network-error"; error: unknown; message: string; attempts: number };
 export type HttpResult = HttpResponse | HttpNetworkError;

@@ -148,7 +148,7 @@ export async function buildUpload(
     if (kind === "xml") xml.push(text);
     else {
       hasJson = true;
-      // biome-ignore lint/suspicious/noExplicitAny: a parsed report, checked field by field below.
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed report, checked field by field below.
       let doc: any;
       try {
         doc = JSON.parse(text);

@@ -27,9 +27,9 @@ export function createNodeBackground(
   },
   options: Omit<InProcessQueueOptions, "logger"> = {},
 ): { queue: InProcessRunQueue; work: BackgroundWork } {
-  let work: BackgroundWork | undefined;
-  const queue = new InProcessRunQueue((message, attempt) => work!.consume(message, attempt), { ...options, logger: deps.logger });
-  work = backgroundWork({
+  // The consumer reads `work` only when a message arrives, after both exist.
+  const queue = new InProcessRunQueue((message, attempt) => work.consume(message, attempt), { ...options, logger: deps.logger });
+  const work = backgroundWork({
     db: deps.db,
     clock: deps.clock,
     logger: deps.logger,

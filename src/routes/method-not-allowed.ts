@@ -5,7 +5,7 @@ import { ApiError } from "../lib/errors";
  * Hono answers an unregistered method with 404; the contract wants 405 with `Allow`. After all
  * routes are registered, every known path gets a catch-all that reports the methods it has.
  */
-// biome-ignore lint/suspicious/noExplicitAny: works on any app's route table.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- works on any app's route table.
 export function addMethodNotAllowed(app: Hono<any, any, any>): void {
   const methodsByPath = new Map<string, Set<string>>();
   for (const route of app.routes) {

@@ -8,7 +8,7 @@ type Issue = { path: PropertyKey[]; message: string };
  * with one detail per field; a body that is not an object at all, and bad query or path
  * values (unknown filter values), are 400 `invalid_request`.
  */
-// biome-ignore lint/suspicious/noExplicitAny: the hook is shared by routes of every shape.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the hook is shared by routes of every shape.
 export const validationHook: Hook<any, any, any, any> = (result) => {
   if (result.success) return;
   const issues = (result.error as { issues: Issue[] }).issues;

@@ -65,8 +65,8 @@ export class Rng {
     const d = shape - 1 / 3;
     const c = 1 / Math.sqrt(9 * d);
     for (;;) {
-      let x = 0;
-      let v = 0;
+      let x: number;
+      let v: number;
       do {
         x = this.normal();
         v = 1 + c * x;

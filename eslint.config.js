@@ -1,0 +1,64 @@
+/**
+ * `npm run lint` (first half; dependency-cruiser checks the layers and import cycles after it):
+ * ESLint's and typescript-eslint's recommended rules, plus the two restrictions that keep the
+ * layers as the README's Layout describes them: Hono only in the routes, the middleware, the app
+ * and the runtime entries; `process.env` only in the entries.
+ */
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+const ENTRIES_AND_HTTP = ["src/app.ts", "src/routes/**", "src/middleware/**", "src/node/**", "src/worker/**"];
+
+export default tseslint.config(
+  { ignores: ["node_modules/**", "dist/**", ".wrangler/**", ".data/**", "bin/**", "drizzle/**", "test/fixtures/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      // `_`-prefixed names are deliberately unused (destructuring that drops a field, callbacks' positions).
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      // Control characters in patterns are how the validators refuse them.
+      "no-control-regex": "off",
+    },
+  },
+  {
+    files: ["src/**/*.ts"],
+    ignores: ENTRIES_AND_HTTP,
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["hono", "hono/*", "@hono/node-server"],
+              message: "Hono belongs to the routes, the middleware, the app and the runtime entries; services and the layers below take plain inputs.",
+            },
+            {
+              group: ["@hono/zod-openapi"],
+              allowImportNames: ["z"],
+              message: "Below the routes only the Zod instance (z) of @hono/zod-openapi may be used, to describe schemas.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ["src/**/*.ts"],
+    ignores: ["src/node/**", "src/cli/main.ts"],
+    rules: {
+      "no-restricted-properties": ["error", { object: "process", property: "env", message: "Only the runtime entries read the environment; pass configuration in." }],
+    },
+  },
+  {
+    files: ["**/*.cjs"],
+    languageOptions: { sourceType: "commonjs", globals: { module: "writable", require: "readonly" } },
+  },
+  {
+    files: ["test/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts"],
+    rules: {
+      // Tests read JSON bodies whose shape each assertion checks.
+      "@typescript-eslint/no-explicit-any": "off",
+    },
+  },
+);
