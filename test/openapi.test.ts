@@ -53,6 +53,9 @@ describe("GET /api/v1/openapi.json", () => {
         "/projects/{id}/test_runs",
         "/projects/{id}/test_runs/{number}/test_suites",
         "/projects/{id}/test_runs/{number}/test_suites/{suite_number}/test_cases",
+        "/projects/{id}/tests",
+        "/tests/{id}/executions",
+        "/tests/{id}/health_transitions",
       ].sort(),
     );
     for (const [path, item] of lists) expect(item.get.description, path).toMatch(/(^|\n)Query parameters this list does not know are ignored, not refused/);

@@ -22,6 +22,8 @@ export type RunTest = {
   /** Statuses of earlier attempts in this run, oldest first (a failure then a pass on retry: ["failed"] with status "passed"). */
   attempts: CaseStatus[];
   durationMs: number | null;
+  /** The test's id in the API (tests.id), when the run is read from storage; the checks do not use it. */
+  testId?: string;
 };
 
 /** What the checks see of a processed run. */

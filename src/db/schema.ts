@@ -15,6 +15,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   boolean,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -26,7 +27,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { ALERT_TYPES, CASE_STATUSES, type CaseStatus, DELIVERY_STATUSES, RUN_RESULTS, RUN_STATUSES } from "../lib/vocabulary";
+import { ALERT_TYPES, CASE_STATUSES, type CaseStatus, DELIVERY_STATUSES, RUN_RESULTS, RUN_STATUSES, TEST_HEALTHS } from "../lib/vocabulary";
 
 const timestampMs = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: "date" });
 
@@ -34,6 +35,7 @@ export const alertTypeEnum = pgEnum("alert_type", ALERT_TYPES);
 export const runResultEnum = pgEnum("run_result", RUN_RESULTS);
 export const runStatusEnum = pgEnum("run_status", RUN_STATUSES);
 export const caseStatusEnum = pgEnum("case_status", CASE_STATUSES);
+export const testHealthEnum = pgEnum("test_health", TEST_HEALTHS);
 
 export const organizations = pgTable("organizations", {
   id: uuid("id").primaryKey().defaultRandom(),
@@ -82,6 +84,10 @@ export const projects = pgTable(
     /** The branch whose runs feed the statistical checks; null → main, master, or runs without a branch. */
     defaultBranch: text("default_branch"),
     lastTestRunAt: timestampMs("last_test_run_at"),
+    /** Tests known in the project, and how many are flaky or broken now (kept by run processing). */
+    testsCount: integer("tests_count").notNull().default(0),
+    flakyTestsCount: integer("flaky_tests_count").notNull().default(0),
+    brokenTestsCount: integer("broken_tests_count").notNull().default(0),
     createdAt: timestampMs("created_at").notNull().defaultNow(),
     updatedAt: timestampMs("updated_at").notNull().defaultNow(),
   },
@@ -171,11 +177,27 @@ export type CaseAttempt = { status: CaseStatus; duration_ms: number | null; fail
  * the run exists; deleting runs deletes their cases through a statement-level trigger
  * (drizzle/0004_delete_cases_of_deleted_runs.sql), which keeps ON DELETE CASCADE's meaning.
  */
+/**
+ * A test's identity within its project, as the one SQL expression both tables use: the project,
+ * the classname and the name, with the file standing in for a missing classname; the suite is not
+ * part of it. Texts are taken as written (whitespace and case kept). The id is the MD5 of that
+ * identity as a UUID, so a case's test is known the moment its row is written, by Postgres,
+ * without a lookup (docs/tests.md).
+ */
+export const testIdentitySql = (projectId: unknown, classname: unknown, file: unknown, name: unknown) =>
+  sql`md5(${projectId}::text || chr(31) || coalesce(${classname}, '') || chr(31) || case when ${classname} is null then coalesce(${file}, '') else '' end || chr(31) || ${name})::uuid`;
+
 export const testCases = pgTable(
   "test_cases",
   {
     id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
     testRunId: bigint("test_run_id", { mode: "number" }).notNull(),
+    /** The run's project, written with the case so that its test id can be derived in the row. */
+    projectId: uuid("project_id").notNull(),
+    /** The test this case is an execution of (tests.id), derived from the project and the identity. */
+    testId: uuid("test_id")
+      .notNull()
+      .generatedAlwaysAs(testIdentitySql(sql.raw("project_id"), sql.raw("classname"), sql.raw("file"), sql.raw("name"))),
     suiteNumber: integer("suite_number").notNull(),
     name: text("name").notNull(),
     classname: text("classname"),
@@ -191,7 +213,83 @@ export const testCases = pgTable(
     systemOut: text("system_out"),
     systemErr: text("system_err"),
   },
-  (t) => [index("test_cases_run_suite_idx").on(t.testRunId, t.suiteNumber, t.id)],
+  (t) => [
+    index("test_cases_run_suite_idx").on(t.testRunId, t.suiteNumber, t.id),
+    index("test_cases_test_idx").on(t.testId, t.id.desc().nullsFirst()),
+  ],
+);
+
+/** What run processing keeps per test between runs (bounded: a window of 50, a few recent commits). */
+export type TestState = {
+  /** Outcomes of the last executions on the default branch, oldest first: p(assed), f(ailed), e(rrored). */
+  w: string;
+  /** Durations (ms) of the same executions, -1 where unknown. */
+  d: number[];
+  /** Recent commits and what the test did on them: bit 1 passed, bit 2 failed or errored. */
+  c: [string, number][];
+  /** Consecutive default-branch executions that failed or errored / passed, up to this run. */
+  cf: number;
+  cp: number;
+};
+
+/** A test: the same test across the runs of a project (docs/tests.md). */
+export const tests = pgTable(
+  "tests",
+  {
+    /** The test_id of its cases (testIdentitySql). */
+    id: uuid("id").primaryKey(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    classname: text("classname"),
+    file: text("file"),
+    /** Innermost suite of its latest execution. */
+    suite: text("suite"),
+    health: testHealthEnum("health").notNull().default("healthy"),
+    healthChangedAt: timestampMs("health_changed_at"),
+    executionsCount: integer("executions_count").notNull().default(0),
+    lastStatus: caseStatusEnum("last_status"),
+    lastExecutedAt: timestampMs("last_executed_at"),
+    lastFailedAt: timestampMs("last_failed_at"),
+    firstSeenAt: timestampMs("first_seen_at").notNull(),
+    /** The newest run number that fed the window: an older run processed late does not rewind it. */
+    lastRunNumber: integer("last_run_number").notNull().default(0),
+    windowSize: integer("window_size").notNull().default(0),
+    failureRate: doublePrecision("failure_rate"),
+    flipRate: doublePrecision("flip_rate"),
+    impact: integer("impact").notNull().default(0),
+    durationP50Ms: integer("duration_p50_ms"),
+    durationP95Ms: integer("duration_p95_ms"),
+    state: jsonb("state").$type<TestState>().notNull(),
+  },
+  (t) => [
+    index("tests_project_impact_idx").on(t.projectId, t.impact.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index("tests_project_health_impact_idx").on(t.projectId, t.health, t.impact.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index("tests_project_failure_rate_idx").on(t.projectId, sql`coalesce(${t.failureRate}, -1) desc`, t.id.desc().nullsFirst()),
+    index("tests_project_duration_idx").on(t.projectId, sql`coalesce(${t.durationP95Ms}, -1) desc`, t.id.desc().nullsFirst()),
+    index("tests_project_last_failed_idx").on(t.projectId, sql`coalesce(${t.lastFailedAt}, '-infinity') desc`, t.id.desc().nullsFirst()),
+    index("tests_project_name_idx").on(t.projectId, t.name, t.id),
+  ],
+);
+
+/** Every change of a test's health, with the run that caused it. */
+export const testHealthTransitions = pgTable(
+  "test_health_transitions",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    testId: uuid("test_id")
+      .notNull()
+      .references(() => tests.id, { onDelete: "cascade" }),
+    fromHealth: testHealthEnum("from_health").notNull(),
+    toHealth: testHealthEnum("to_health").notNull(),
+    reason: text("reason").notNull(),
+    testRunId: bigint("test_run_id", { mode: "number" })
+      .notNull()
+      .references(() => testRuns.id, { onDelete: "cascade" }),
+    createdAt: timestampMs("created_at").notNull(),
+  },
+  (t) => [index("test_health_transitions_test_idx").on(t.testId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst())],
 );
 
 export const alerts = pgTable(

@@ -7,7 +7,7 @@
  * (`listing`), the query's keyset condition and order (`after`, `orderBy`, `fetchLimit`), and the
  * page (`page`); the route turns the page into the body with `pageBody`.
  */
-import { type SQL, desc } from "drizzle-orm";
+import { type SQL, asc, desc, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import {
   type CursorCodec,
@@ -24,10 +24,17 @@ import {
 /** A list's filters: names as in the query string or path; null for "not filtered". */
 export type ListFilters = Record<string, string | null>;
 
-/** How rows are ordered, newest first: by (timestamp, id), or by an id alone (rows that arrive together). */
+/**
+ * How rows are ordered: newest first by (timestamp, id), by an id alone (rows that arrive
+ * together), or by a sort key and the id (ties broken by the id in the same direction). A sort
+ * key is an SQL expression that is never null (coalesce it), of the given Postgres type.
+ */
 export type KeysetOrder =
-  | { ts: AnyPgColumn; id: AnyPgColumn; idKind: "uuid" | "bigint" }
-  | { ts?: undefined; id: AnyPgColumn; idKind: "bigint" };
+  | { ts: AnyPgColumn; id: AnyPgColumn; idKind: "uuid" | "bigint"; key?: undefined }
+  | { ts?: undefined; id: AnyPgColumn; idKind: "bigint"; key?: undefined }
+  | { ts?: undefined; key: SortKey; id: AnyPgColumn; idKind: "uuid" | "bigint" };
+
+export type SortKey = { expr: SQL; type: "float8" | "int4" | "text" | "timestamptz"; direction: "asc" | "desc" };
 
 /** One page asked of one list: who asks, with which filters, how many rows, after which row. */
 export type ListRequest<F extends ListFilters> = {
@@ -42,7 +49,7 @@ export type ListSpec<Row, Item, Context> = {
   name: string;
   order: KeysetOrder;
   /** The row's keyset position; for (timestamp, id) orders, the same two columns as `order`. */
-  positionOf: (row: Row) => { ts?: Date; id: string | number };
+  positionOf: (row: Row) => { ts?: Date; id: string | number; k?: string | number };
   /** Row → API item; `context` is what the item needs besides its row (web app URL, now, a parent). */
   present: (row: Row, context: Context) => Item;
 };
@@ -67,9 +74,20 @@ export function defineList<F extends ListFilters, Row, Item, Context = void>(spe
     listing: (request) => ({ name: spec.name, organizationId: request.organizationId, filters: request.filters, idKind: order.idKind }),
     after: (request) => {
       if (!request.after) return undefined;
+      if (order.key) {
+        const { expr, type, direction } = order.key;
+        const k = request.after.k ?? null;
+        return sql`(${expr}, ${order.id}) ${sql.raw(direction === "desc" ? "<" : ">")} (${k}::${sql.raw(type)}, ${request.after.id}::${sql.raw(order.idKind)})`;
+      }
       return order.ts ? keysetBefore(order.ts, order.id, request.after, order.idKind) : idBefore(order.id, request.after);
     },
-    orderBy: order.ts ? [desc(order.ts), desc(order.id)] : [desc(order.id)],
+    orderBy: order.key
+      ? order.key.direction === "desc"
+        ? [desc(order.key.expr), desc(order.id)]
+        : [asc(order.key.expr), asc(order.id)]
+      : order.ts
+        ? [desc(order.ts), desc(order.id)]
+        : [desc(order.id)],
     fetchLimit: (request) => request.limit + 1,
     page: (rows, request, context) =>
       toPage(
@@ -77,7 +95,7 @@ export function defineList<F extends ListFilters, Row, Item, Context = void>(spe
         request.limit,
         (row) => {
           const position = spec.positionOf(row);
-          return { ts: position.ts ?? NO_TIMESTAMP, id: position.id };
+          return position.k === undefined ? { ts: position.ts ?? NO_TIMESTAMP, id: position.id } : { ts: NO_TIMESTAMP, id: position.id, k: position.k };
         },
         (row) => spec.present(row, context),
       ),

@@ -17,7 +17,8 @@ export const DEFAULT_PAGE_SIZE = 25;
 export const MAX_PAGE_SIZE = 100;
 const MAX_CURSOR_LENGTH = 1024;
 
-export type KeysetPosition = { ts: Date; id: string | number };
+/** The last row of a page: its timestamp (lists by time) or sort key (lists by another column), and its id. */
+export type KeysetPosition = { ts: Date; id: string | number; k?: string | number };
 export type PageRequest = { limit: number; after: KeysetPosition | null };
 export type Page<T> = { items: T[]; next: KeysetPosition | null };
 
@@ -89,6 +90,7 @@ export class CursorCodec {
       f: canonicalFilters(listing.filters),
       t: position.ts.toISOString(),
       i: position.id,
+      ...(position.k === undefined ? {} : { k: position.k }),
     };
   }
 
@@ -102,7 +104,8 @@ export class CursorCodec {
     if (Number.isNaN(ts.getTime())) return null;
     if (listing.idKind === "uuid" && !(typeof p.i === "string" && isUuid(p.i))) return null;
     if (listing.idKind === "bigint" && !(typeof p.i === "number" && Number.isSafeInteger(p.i))) return null;
-    return { ts, id: p.i as string | number };
+    if (p.k !== undefined && typeof p.k !== "string" && !(typeof p.k === "number" && Number.isFinite(p.k))) return null;
+    return p.k === undefined ? { ts, id: p.i as string | number } : { ts, id: p.i as string | number, k: p.k as string | number };
   }
 }
 

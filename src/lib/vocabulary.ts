@@ -52,3 +52,14 @@ export const ERROR_STATUS = {
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 export const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
+
+/**
+ * A test's health: `flaky` (passes and fails on the same code), `broken` (failing consistently on
+ * the default branch), otherwise `healthy`. docs/tests.md has the rules.
+ */
+export const TEST_HEALTHS = ["healthy", "flaky", "broken"] as const;
+export type TestHealth = (typeof TEST_HEALTHS)[number];
+
+/** The `sort` of GET /projects/:id/tests. */
+export const TEST_SORTS = ["impact", "failure_rate", "duration", "last_failed", "name"] as const;
+export type TestSort = (typeof TEST_SORTS)[number];

@@ -3,7 +3,18 @@
  * presenters in src/services/presenters.ts produce; test/openapi tests check real responses against them.
  */
 import { z } from "@hono/zod-openapi";
-import { ALERT_STATUSES, ALERT_TYPES, CASE_STATUSES, ERROR_CODES, RUN_RESULTS, RUN_STATUSES, SNOOZE_DURATIONS, type SnoozeDuration } from "../lib/vocabulary";
+import {
+  ALERT_STATUSES,
+  ALERT_TYPES,
+  CASE_STATUSES,
+  ERROR_CODES,
+  RUN_RESULTS,
+  RUN_STATUSES,
+  SNOOZE_DURATIONS,
+  type SnoozeDuration,
+  TEST_HEALTHS,
+  TEST_SORTS,
+} from "../lib/vocabulary";
 
 const SNOOZE_DURATION_NAMES = Object.keys(SNOOZE_DURATIONS) as [SnoozeDuration, ...SnoozeDuration[]];
 
@@ -59,6 +70,9 @@ export const ProjectSchema = z
     test_runs_count: z.number().int().openapi({ description: "Total runs ever recorded, including runs that failed to process." }),
     latest_result: RunResultSchema.nullable().openapi({ description: "Result of the most recent processed run; null until a run finishes processing." }),
     last_test_run_at: nullableTimestamp("When the most recent run arrived."),
+    tests_count: z.number().int().openapi({ description: "Distinct tests seen in the project's runs (GET /projects/{id}/tests)." }),
+    flaky_tests_count: z.number().int().openapi({ description: "Tests whose health is `flaky` now." }),
+    broken_tests_count: z.number().int().openapi({ description: "Tests whose health is `broken` now." }),
     created_at: timestamp("ISO 8601 UTC."),
     updated_at: timestamp("ISO 8601 UTC."),
     url: z.string().url().openapi({ description: "The project's page in the web app." }),
@@ -141,6 +155,7 @@ export const TestCaseSchema = z
     project_id: z.string().uuid(),
     test_run_number: z.number().int(),
     suite_number: z.number().int(),
+    test_id: z.string().uuid().openapi({ description: "The test this case is an execution of (GET /tests/{id})." }),
     name: z.string(),
     classname: z.string().nullable(),
     file: z.string().nullable(),
@@ -277,3 +292,85 @@ export const SnoozeBodySchema = z
     duration: z.enum(SNOOZE_DURATION_NAMES, { error: `must be one of ${SNOOZE_DURATION_NAMES.join(", ")}` }).openapi({ description: "How long to suppress notifications." }),
   })
   .openapi("SnoozeRequest");
+
+export const TestHealthSchema = z.enum(TEST_HEALTHS).openapi("TestHealth", {
+  description: "`flaky`: passed and failed on the same code; `broken`: failing consistently on the default branch; otherwise `healthy` (docs/tests.md).",
+});
+
+const TestRunSummarySchema = z
+  .object({
+    number: z.number().int(),
+    branch: z.string().nullable(),
+    commit_sha: z.string().nullable(),
+    created_at: timestamp("When the run arrived."),
+    url: z.string().url().openapi({ description: "The run's page in the web app." }),
+  })
+  .openapi("TestRunSummary");
+
+const rate = (description: string) => z.number().min(0).max(1).nullable().openapi({ description });
+
+export const TestSchema = z
+  .object({
+    id: z.string().uuid(),
+    project_id: z.string().uuid(),
+    name: z.string(),
+    classname: z.string().nullable(),
+    file: z.string().nullable(),
+    suite: z.string().nullable().openapi({ description: "Innermost suite of the latest execution." }),
+    health: TestHealthSchema,
+    health_changed_at: nullableTimestamp("When the health last changed; null while it never has."),
+    executions_count: z.number().int().openapi({ description: "Executions on every branch, all time (skipped ones included)." }),
+    last_status: z.enum(CASE_STATUSES).nullable(),
+    last_executed_at: nullableTimestamp("When the run of its latest execution arrived."),
+    last_failed_at: nullableTimestamp("When the run of its latest failure or error arrived."),
+    first_seen_at: timestamp("When the run of its first execution arrived."),
+    failure_rate: rate("Failed or errored executions / executions in the window; null while the window is empty."),
+    flip_rate: rate("Changes between passing and failing / (executions − 1) in the window; null below two executions."),
+    impact: z.number().int().openapi({ description: "Executions in the window that failed or errored." }),
+    duration_p50_ms: z.number().int().nullable().openapi({ description: "Median duration over the window (exact, nearest rank)." }),
+    duration_p95_ms: z.number().int().nullable().openapi({ description: "95th percentile duration over the window (exact, nearest rank)." }),
+    window: z
+      .object({
+        executions: z.number().int().openapi({ description: "Executions the rates cover (skipped ones are not in the window)." }),
+        max_executions: z.number().int().openapi({ description: "The window's size: the last 50 executions." }),
+        branch: z.string().nullable().openapi({ description: "The project's default branch; null: `main`, `master` and runs without a branch." }),
+      })
+      .openapi({ description: "What the rates, impact and durations cover: the last executions on the project's default branch." }),
+    url: z.string().url().openapi({ description: "The test's page in the web app." }),
+  })
+  .openapi("Test");
+
+export const TestExecutionSchema = TestCaseSchema.extend({ test_run: TestRunSummarySchema }).openapi("TestExecution");
+
+export const HealthTransitionSchema = z
+  .object({
+    id: z.number().int(),
+    test_id: z.string().uuid(),
+    from: TestHealthSchema,
+    to: TestHealthSchema,
+    reason: z.string().openapi({ description: "Why, in words (the rule and the evidence)." }),
+    test_run: TestRunSummarySchema,
+    created_at: timestamp("When the run that caused it arrived."),
+  })
+  .openapi("TestHealthTransition");
+
+export const TestsQuerySchema = PageQuerySchema.extend({
+  health: enumFilter([...TEST_HEALTHS, "all"] as const, "health", "Only tests with this health; `all` (the default) lists every test."),
+  q: z
+    .string()
+    .max(255)
+    .refine((value) => !value.includes("\u0000"), "must not contain NUL characters")
+    .optional()
+    .openapi({ param: { name: "q", in: "query" }, description: "Case-insensitive substring of the name, classname or file." }),
+  sort: enumFilter(TEST_SORTS, "sort", "`impact` (default), `failure_rate`, `duration` (p95), `last_failed`: descending; `name`: ascending. Ties by id."),
+});
+
+export const TestExecutionsQuerySchema = PageQuerySchema.extend({
+  status: enumFilter(CASE_STATUSES, "status", "Only executions with this final outcome."),
+  branch: z
+    .string()
+    .max(255)
+    .refine((value) => !value.includes("\u0000"), "must not contain NUL characters")
+    .optional()
+    .openapi({ param: { name: "branch", in: "query" }, description: "Only executions in runs of this branch (exact match)." }),
+});

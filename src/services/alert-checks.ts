@@ -17,6 +17,8 @@ import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
 import type { AlertType } from "../lib/vocabulary";
 import { isSnoozed } from "./presenters";
+import { isDefaultBranch } from "./default-branch";
+import { markTestsFlaky } from "./tests-state";
 import type { TestRunRow } from "./test-runs";
 
 /** Events recorded per check and run at most; a check that trips more is summarised in the last one. */
@@ -29,12 +31,6 @@ export type AlertChecksDeps = { db: Database; clock: Clock; logger: Logger; chec
 /** A recorded trip, for notification delivery after the transaction commits. */
 export type RecordedTrip = { alertId: string; alertType: AlertType; eventId: number; snoozed: boolean };
 
-const DEFAULT_BRANCHES = new Set(["main", "master"]);
-
-function onDefaultBranch(branch: string | null, configured: string | null): boolean {
-  if (configured) return branch === configured;
-  return branch === null || branch === "" || DEFAULT_BRANCHES.has(branch);
-}
 
 /** The run as the checks see it: counts, metadata, and every final case with its attempts. */
 export async function runSummary(db: Database, run: TestRunRow, defaultBranch: string | null): Promise<RunSummary> {
@@ -46,6 +42,7 @@ export async function runSummary(db: Database, run: TestRunRow, defaultBranch: s
       status: testCases.status,
       attempts: testCases.attempts,
       durationMs: testCases.durationMs,
+      testId: testCases.testId,
     })
     .from(testCases)
     .innerJoin(testSuites, and(eq(testSuites.testRunId, testCases.testRunId), eq(testSuites.number, testCases.suiteNumber)))
@@ -58,7 +55,7 @@ export async function runSummary(db: Database, run: TestRunRow, defaultBranch: s
     commitSha: run.commitSha,
     createdAt: run.createdAt,
     durationMs: run.durationMs,
-    onDefaultBranch: onDefaultBranch(run.branch, defaultBranch),
+    onDefaultBranch: isDefaultBranch(run.branch, defaultBranch),
     counts: { tests: run.testsCount, passed: run.passedCount, failed: run.failedCount, errored: run.erroredCount, skipped: run.skippedCount },
     tests: rows.map((row) => ({
       key: testKey(row.suite, row.classname, row.name),
@@ -68,8 +65,15 @@ export async function runSummary(db: Database, run: TestRunRow, defaultBranch: s
       status: row.status,
       attempts: row.attempts.map((attempt) => attempt.status),
       durationMs: row.durationMs,
+      testId: row.testId,
     })),
   };
+}
+
+/** A flakiness event names its test as the API knows it: `test_id` beside the check's own key. */
+function withTestId(metadata: Record<string, unknown>, testIds: Map<string, string>): Record<string, unknown> {
+  const testId = typeof metadata.test_key === "string" ? testIds.get(metadata.test_key) : undefined;
+  return testId ? { ...metadata, test_id: testId } : metadata;
 }
 
 /** Keeps metadata within its size cap: the largest arrays are cut first, and the cut is recorded. */
@@ -101,6 +105,7 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Pr
   if (active.length === 0) return [];
 
   const summary = await runSummary(deps.db, run, project.defaultBranch);
+  const testIds = new Map(summary.tests.flatMap((test) => (test.testId ? [[test.key, test.testId] as const] : [])));
   const now = deps.clock.now();
   const trips: RecordedTrip[] = [];
 
@@ -134,7 +139,14 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Pr
         .where(and(eq(alertCheckStates.projectId, project.id), eq(alertCheckStates.alertType, alert.alertType)));
       if (events.length === 0) continue;
 
-      const kept = events.slice(0, MAX_EVENTS_PER_CHECK).map((event) => boundedMetadata(event.metadata));
+      const named = alert.alertType === "test_flakiness" ? events.map((event) => withTestId(event.metadata, testIds)) : events.map((event) => event.metadata);
+      if (alert.alertType === "test_flakiness") {
+        const flagged = named.flatMap((metadata) =>
+          typeof metadata.test_id === "string" ? [{ testId: metadata.test_id, reason: `the flakiness check flagged it (${String(metadata.rule ?? "evidence")})` }] : [],
+        );
+        await markTestsFlaky(tx, { id: run.id, projectId: project.id, createdAt: run.createdAt }, flagged);
+      }
+      const kept = named.slice(0, MAX_EVENTS_PER_CHECK).map((metadata) => boundedMetadata(metadata));
       if (events.length > MAX_EVENTS_PER_CHECK) kept[kept.length - 1] = { ...kept.at(-1), more_trips_in_run: events.length - MAX_EVENTS_PER_CHECK };
       const inserted = await tx
         .insert(alertEvents)

@@ -1,5 +1,5 @@
 /** Database rows → API objects (snake_case, ISO 8601 UTC timestamps, `url` into the web app). */
-import type { alertEvents, alerts, apiKeys, organizations, projects, testCases, testRuns, testSuites } from "../db/schema";
+import type { alertEvents, alerts, apiKeys, organizations, projects, testCases, testHealthTransitions, testRuns, testSuites, tests } from "../db/schema";
 
 type Row<T extends { $inferSelect: unknown }> = T["$inferSelect"];
 
@@ -37,6 +37,9 @@ export function presentProject(row: Row<typeof projects>, webAppUrl: string) {
     test_runs_count: row.testRunsCount,
     latest_result: row.latestResult,
     last_test_run_at: iso(row.lastTestRunAt),
+    tests_count: row.testsCount,
+    flaky_tests_count: row.flakyTestsCount,
+    broken_tests_count: row.brokenTestsCount,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
     url: `${base(webAppUrl)}/projects/${row.id}`,
@@ -122,6 +125,7 @@ export function presentTestCase(row: Row<typeof testCases>, run: Pick<Row<typeof
     project_id: run.projectId,
     test_run_number: run.number,
     suite_number: row.suiteNumber,
+    test_id: row.testId,
     name: row.name,
     classname: row.classname,
     file: row.file,
@@ -134,5 +138,54 @@ export function presentTestCase(row: Row<typeof testCases>, run: Pick<Row<typeof
     system_out: row.systemOut,
     system_err: row.systemErr,
     url: `${base(webAppUrl)}/projects/${run.projectId}/test_runs/${run.number}/test_cases/${row.id}`,
+  };
+}
+
+/** A run as the test views embed it: enough to place an execution or a transition. */
+export function presentTestRunSummary(run: Pick<Row<typeof testRuns>, "projectId" | "number" | "branch" | "commitSha" | "createdAt">, webAppUrl: string) {
+  return {
+    number: run.number,
+    branch: run.branch,
+    commit_sha: run.commitSha,
+    created_at: run.createdAt.toISOString(),
+    url: `${base(webAppUrl)}/projects/${run.projectId}/test_runs/${run.number}`,
+  };
+}
+
+/** `window` says what the rates cover: the last executions on the project's default branch. */
+export function presentTest(row: Row<typeof tests>, window: { size: number; branch: string | null }, webAppUrl: string) {
+  return {
+    id: row.id,
+    project_id: row.projectId,
+    name: row.name,
+    classname: row.classname,
+    file: row.file,
+    suite: row.suite,
+    health: row.health,
+    health_changed_at: iso(row.healthChangedAt),
+    executions_count: row.executionsCount,
+    last_status: row.lastStatus,
+    last_executed_at: iso(row.lastExecutedAt),
+    last_failed_at: iso(row.lastFailedAt),
+    first_seen_at: row.firstSeenAt.toISOString(),
+    failure_rate: row.failureRate,
+    flip_rate: row.flipRate,
+    impact: row.impact,
+    duration_p50_ms: row.durationP50Ms,
+    duration_p95_ms: row.durationP95Ms,
+    window: { executions: row.windowSize, max_executions: window.size, branch: window.branch },
+    url: `${base(webAppUrl)}/projects/${row.projectId}/tests/${row.id}`,
+  };
+}
+
+export function presentHealthTransition(row: Row<typeof testHealthTransitions>, run: Parameters<typeof presentTestRunSummary>[0], webAppUrl: string) {
+  return {
+    id: row.id,
+    test_id: row.testId,
+    from: row.fromHealth,
+    to: row.toHealth,
+    reason: row.reason,
+    test_run: presentTestRunSummary(run, webAppUrl),
+    created_at: row.createdAt.toISOString(),
   };
 }

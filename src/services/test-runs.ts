@@ -12,6 +12,7 @@ import type { UploadPayload } from "../ingest/run-queue";
 import type { RunMetadata } from "../ingest/upload-request";
 
 import type { ServiceDeps } from "./context";
+import { TestExecutions, recordTestExecutions } from "./tests-state";
 
 export type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 import type { RunResult } from "../lib/vocabulary";
@@ -103,17 +104,17 @@ async function insertSuites(tx: Database, runId: number, rows: SuiteRow[]) {
 }
 
 /** Starts the insert at once (Drizzle queries are lazy until awaited or `then`ed). */
-function insertCases(tx: Database, runId: number, rows: CaseRow[]): Promise<unknown> {
+function insertCases(tx: Database, runId: number, projectId: string, rows: CaseRow[]): Promise<unknown> {
   const chunk = JSON.stringify(rows);
   return tx
     .execute(sql`
-      insert into ${testCases} (test_run_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, attempts, system_out, system_err)
-      select ${runId}, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, coalesce(x.a, '[]'::jsonb), x.so, x.se
+      insert into ${testCases} (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, attempts, system_out, system_err)
+      select ${runId}, ${projectId}::uuid, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, coalesce(x.a, '[]'::jsonb), x.so, x.se
       from json_to_recordset(${chunk}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, fx text, a jsonb, so text, se text)`)
     .then((result) => result);
 }
 
-const COPY_CASES = `copy test_cases (test_run_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, attempts, system_out, system_err) from stdin`;
+const COPY_CASES = `copy test_cases (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, attempts, system_out, system_err) from stdin`;
 const COPY_SUITES = `copy test_suites (test_run_id, number, parent_number, name, duration_ms, tests_count, passed_count, failed_count, errored_count, skipped_count) from stdin`;
 
 /** A case row as INSERT's JSON parameter carries it: short keys keep the parameter small. */
@@ -146,7 +147,7 @@ const CASES_PER_CHUNK = 1_000;
  * (node-postgres; one COPY for all cases, then one for the suites), else INSERT statements, one
  * per chunk of cases, each started at once so Postgres stores one chunk while the next is parsed.
  */
-function rowWriter(db: Database, tx: Database, runId: number) {
+function rowWriter(db: Database, tx: Database, runId: number, projectId: string) {
   let copy: CopySink | null | undefined;
   const inflight: Promise<unknown>[] = [];
   let pendingRows: CaseRow[] = [];
@@ -156,7 +157,7 @@ function rowWriter(db: Database, tx: Database, runId: number) {
   const flush = () => {
     if (pendingCount === 0) return;
     if (copy) copy.write(pendingText);
-    else inflight.push(insertCases(tx, runId, pendingRows));
+    else inflight.push(insertCases(tx, runId, projectId, pendingRows));
     pendingRows = [];
     pendingText = "";
     pendingCount = 0;
@@ -170,6 +171,7 @@ function rowWriter(db: Database, tx: Database, runId: number) {
         const attempts = storedAttempts(c);
         pendingText += encodeCopyRow([
           runId,
+          projectId,
           suiteNumber,
           c.name,
           c.classname ?? null,
@@ -248,7 +250,8 @@ export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runI
 
     const runCounts = zeroCounts();
     const suiteRows: SuiteRow[] = [];
-    const rows = rowWriter(deps.db, tx, runId);
+    const rows = rowWriter(deps.db, tx, runId, run.projectId);
+    const executions = new TestExecutions();
     let suiteNumber = 0;
     /** Sum of the top-level suites' stated durations; null while none states one. */
     let topLevelDuration: number | null = null;
@@ -261,6 +264,7 @@ export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runI
       for (const testCase of suite.cases) {
         addCase(counts, testCase.status);
         rows.addCase(number, testCase);
+        executions.add(suite.name, testCase);
       }
       for (const child of suite.suites ?? []) addCounts(counts, walk(child, number));
       row.tests_count = counts.testsCount;
@@ -287,6 +291,7 @@ export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runI
 
     await rows.storeSuites(suiteRows);
     await tx.delete(uploadPayloads).where(eq(uploadPayloads.testRunId, runId));
+    await recordTestExecutions(tx, run, executions);
 
     const result = runResult(runCounts);
     const [processed] = await tx

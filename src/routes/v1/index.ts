@@ -34,6 +34,7 @@ import {
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { documentConfig } from "../openapi-document";
 import { registerTestResultRoutes } from "./test-results";
+import { registerTestRoutes } from "./tests";
 import type { UploadsDocumentPart } from "../uploads";
 
 const security = [{ bearerAuth: [] }];
@@ -163,6 +164,7 @@ function v1DocumentConfig(origin: string) {
       { name: "Projects", description: "Projects and their latest results." },
       { name: "Alerts", description: "One alert per project and type, with its events." },
       { name: "Test runs", description: "Uploaded test results: runs, their suites and cases." },
+      { name: "Tests", description: "The same test across runs: health (healthy, flaky, broken), history and health transitions." },
     ],
   });
 }
@@ -264,6 +266,7 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
   api.openapi(disableRoute, async (c) => c.json(await disableAlert(c.get("scope"), c.req.valid("param").id), 200));
 
   registerTestResultRoutes(api, codec);
+  registerTestRoutes(api, codec);
 
   addMethodNotAllowed(api);
   return api;

@@ -44,6 +44,7 @@ const CASE_KEYS = [
   "project_id",
   "test_run_number",
   "suite_number",
+  "test_id",
   "name",
   "classname",
   "file",
@@ -294,7 +295,7 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
     const repo = (await list(casesPath(projectId, 1, 7), org.apiKey)).data;
     const parse = (await list(casesPath(projectId, 1, 4), org.apiKey)).data;
     const byName = (items: any[], name: string) => items.find((c) => c.name === name);
-    const common = { project_id: projectId, test_run_number: 1, attempts: [], system_err: null };
+    const common = { project_id: projectId, test_run_number: 1, attempts: [], system_err: null, test_id: expect.stringMatching(/^[0-9a-f-]{36}$/) };
     const urlOf = (c: any) => `${WEB_APP_URL}/projects/${projectId}/test_runs/1/test_cases/${c.id}`;
 
     const subtract = byName(money, "testSubtract");
@@ -469,6 +470,7 @@ describe("surefire-rerun.xml (retries) uploaded and read back", () => {
       project_id: projectId,
       test_run_number: 2,
       suite_number: 1,
+      test_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       name: "indexesDocument",
       classname: "com.acme.search.IndexClientTest",
       file: null,

@@ -1,0 +1,362 @@
+/**
+ * Tests as resources, kept by run processing: each processed run updates the rows of its own
+ * tests (O(the run's cases), never a scan of history), inside the run's transaction. The rules
+ * are in docs/tests.md; the pure part (`advanceTest`) is separate from the two statements that
+ * read and write the rows.
+ */
+import { sql } from "drizzle-orm";
+import { projects, type TestState, testHealthTransitions, testIdentitySql, tests } from "../db/schema";
+import type { Database } from "../db/types";
+import type { ReportCase } from "../ingest/report";
+import type { CaseStatus, TestHealth } from "../lib/vocabulary";
+import { isDefaultBranch } from "./default-branch";
+
+/** Executions on the default branch that the rates, impact and durations cover. */
+export const TEST_WINDOW = 50;
+/** Commits remembered per test for the same-commit rule. */
+const COMMITS_KEPT = 10;
+/** Consecutive failing default-branch executions after which a test is broken. */
+export const BROKEN_AFTER_FAILURES = 10;
+/** Consecutive passing default-branch executions after which a flaky test is healthy again. */
+export const HEALTHY_AFTER_PASSES = 30;
+
+/** What one run did with one test (several cases of one identity in a run are merged). */
+export type TestExecution = {
+  name: string;
+  classname: string | null;
+  file: string | null;
+  suite: string;
+  /** Final status: the worst of the run's cases of this test (errored, failed, passed, skipped). */
+  status: CaseStatus;
+  /** Whether any case or attempt passed / failed or errored in this run. */
+  passed: boolean;
+  failed: boolean;
+  durationMs: number | null;
+};
+
+const SEVERITY: Record<CaseStatus, number> = { skipped: 0, passed: 1, failed: 2, errored: 3 };
+const isFailure = (status: CaseStatus) => status === "failed" || status === "errored";
+
+/** Collects a run's executions per test identity while its report is stored. */
+export class TestExecutions {
+  readonly byIdentity = new Map<string, TestExecution>();
+
+  add(suite: string, testCase: ReportCase): void {
+    const classname = testCase.classname ?? null;
+    const file = classname === null ? (testCase.file ?? null) : null;
+    // The same identity as testIdentitySql, for grouping in memory only.
+    const identity = `${classname ?? ""}\u001f${file ?? ""}\u001f${testCase.name}`;
+    const attempts = testCase.attempts ?? [];
+    const passed = testCase.status === "passed" || attempts.some((a) => a.status === "passed");
+    const failed = isFailure(testCase.status) || attempts.some((a) => isFailure(a.status));
+    const existing = this.byIdentity.get(identity);
+    if (!existing) {
+      this.byIdentity.set(identity, {
+        name: testCase.name,
+        classname,
+        file: testCase.file ?? null,
+        suite,
+        status: testCase.status,
+        passed,
+        failed,
+        durationMs: testCase.durationMs ?? null,
+      });
+      return;
+    }
+    if (SEVERITY[testCase.status] > SEVERITY[existing.status]) existing.status = testCase.status;
+    existing.passed ||= passed;
+    existing.failed ||= failed;
+    if (testCase.durationMs !== null && testCase.durationMs !== undefined) existing.durationMs = Math.max(existing.durationMs ?? 0, testCase.durationMs);
+  }
+}
+
+/** The run as the test rows need it. */
+export type RunContext = { runId: number; number: number; createdAt: Date; commitSha: string | null; onDefaultBranch: boolean };
+
+/** The columns run processing maintains (everything but the identity and first_seen_at). */
+export type TestProgress = {
+  suite: string;
+  health: TestHealth;
+  healthChangedAt: Date | null;
+  executionsCount: number;
+  lastStatus: CaseStatus;
+  lastExecutedAt: Date;
+  lastFailedAt: Date | null;
+  lastRunNumber: number;
+  windowSize: number;
+  failureRate: number | null;
+  flipRate: number | null;
+  impact: number;
+  durationP50Ms: number | null;
+  durationP95Ms: number | null;
+  state: TestState;
+};
+
+export type HealthChange = { from: TestHealth; to: TestHealth; reason: string };
+
+export const emptyTestState = (): TestState => ({ w: "", d: [], c: [], cf: 0, cp: 0 });
+
+const CODE: Partial<Record<CaseStatus, string>> = { passed: "p", failed: "f", errored: "e" };
+
+/** Nearest-rank percentile of a non-empty ascending list. */
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+
+const shortSha = (sha: string) => sha.slice(0, 12);
+
+/**
+ * One run's effect on one test: the new row values and, when its health changes, why. Pure:
+ * the same previous row, execution and run always give the same result.
+ */
+export function advanceTest(
+  previous: Pick<TestProgress, "health" | "healthChangedAt" | "executionsCount" | "lastFailedAt" | "lastRunNumber" | "state" | "lastStatus" | "lastExecutedAt"> | null,
+  execution: TestExecution,
+  run: RunContext,
+): { progress: TestProgress; change: HealthChange | null } {
+  const prior = previous?.state ?? emptyTestState();
+  const state: TestState = { w: prior.w, d: [...prior.d], c: prior.c.map(([sha, bits]) => [sha, bits]), cf: prior.cf, cp: prior.cp };
+  const health = previous?.health ?? "healthy";
+  // A run older than the newest one this test has seen (processed late) counts, but does not rewind the window.
+  const inOrder = run.number > (previous?.lastRunNumber ?? 0);
+
+  let sameCommit: string | null = execution.passed && execution.failed ? `passed and failed in run #${run.number}${run.commitSha ? ` (commit ${shortSha(run.commitSha)})` : ""}` : null;
+  if (run.commitSha) {
+    const sha = shortSha(run.commitSha);
+    const bits = (execution.passed ? 1 : 0) | (execution.failed ? 2 : 0);
+    const index = state.c.findIndex(([known]) => known === sha);
+    const before = index >= 0 ? state.c[index]![1] : 0;
+    if (bits !== 0) {
+      if (index >= 0) state.c.splice(index, 1);
+      state.c.push([sha, before | bits]);
+      if (state.c.length > COMMITS_KEPT) state.c.shift();
+      if (sameCommit === null && (before | bits) === 3 && (before & bits) !== bits) {
+        sameCommit = `${execution.failed ? "failed" : "passed"} in run #${run.number} on commit ${sha}, where it had ${execution.failed ? "passed" : "failed"} before`;
+      }
+    }
+  }
+
+  const code = CODE[execution.status];
+  if (run.onDefaultBranch && inOrder && code !== undefined) {
+    state.w = (state.w + code).slice(-TEST_WINDOW);
+    state.d.push(execution.durationMs ?? -1);
+    if (state.d.length > TEST_WINDOW) state.d.splice(0, state.d.length - TEST_WINDOW);
+    if (code === "p") {
+      state.cp++;
+      state.cf = 0;
+    } else {
+      state.cf++;
+      state.cp = 0;
+    }
+  }
+  if (sameCommit) state.cp = 0;
+
+  let to: TestHealth = health;
+  let reason = "";
+  if (sameCommit && health !== "flaky") {
+    to = "flaky";
+    reason = sameCommit;
+  } else if (!sameCommit && health !== "broken" && run.onDefaultBranch && state.cf >= BROKEN_AFTER_FAILURES) {
+    to = "broken";
+    reason = `failed its last ${state.cf} default-branch executions`;
+  } else if (health === "broken" && run.onDefaultBranch && inOrder && code === "p") {
+    to = "healthy";
+    reason = `passed on the default branch in run #${run.number}`;
+  } else if (health === "flaky" && state.cp >= HEALTHY_AFTER_PASSES) {
+    to = "healthy";
+    reason = `passed ${state.cp} default-branch executions in a row`;
+  }
+
+  const window = state.w;
+  const n = window.length;
+  const failures = [...window].filter((c) => c !== "p").length;
+  let flips = 0;
+  for (let i = 1; i < n; i++) if ((window[i] === "p") !== (window[i - 1] === "p")) flips++;
+  const durations = state.d.filter((d) => d >= 0).sort((a, b) => a - b);
+
+  const latest = inOrder || previous === null;
+  const progress: TestProgress = {
+    suite: execution.suite,
+    health: to,
+    healthChangedAt: to !== health ? run.createdAt : (previous?.healthChangedAt ?? null),
+    executionsCount: (previous?.executionsCount ?? 0) + 1,
+    lastStatus: latest ? execution.status : (previous?.lastStatus ?? execution.status),
+    lastExecutedAt: latest ? run.createdAt : (previous?.lastExecutedAt ?? run.createdAt),
+    lastFailedAt: isFailure(execution.status) && (latest || previous?.lastFailedAt == null) ? run.createdAt : (previous?.lastFailedAt ?? null),
+    lastRunNumber: Math.max(run.number, previous?.lastRunNumber ?? 0),
+    windowSize: n,
+    failureRate: n > 0 ? failures / n : null,
+    flipRate: n > 1 ? flips / (n - 1) : null,
+    impact: failures,
+    durationP50Ms: durations.length > 0 ? percentile(durations, 0.5) : null,
+    durationP95Ms: durations.length > 0 ? percentile(durations, 0.95) : null,
+    state,
+  };
+  return { progress, change: to !== health ? { from: health, to, reason } : null };
+}
+
+type StoredRow = {
+  i: number;
+  id: string;
+  health: TestHealth | null;
+  health_changed_at: string | null;
+  executions_count: number | null;
+  last_status: CaseStatus | null;
+  last_executed_at: string | null;
+  last_failed_at: string | null;
+  last_run_number: number | null;
+  state: TestState | null;
+  found: boolean;
+};
+
+const dateOrNull = (value: string | Date | null) => (value === null ? null : new Date(value));
+
+/**
+ * Stores what one run did to its tests: reads the rows of the run's tests (one statement), advances
+ * each, writes them back with their health transitions (one statement each), and keeps the
+ * project's counts. The project row is locked first, so runs of one project update their tests one
+ * at a time.
+ */
+export async function recordTestExecutions(
+  tx: Database,
+  run: { id: number; projectId: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
+  executions: TestExecutions,
+): Promise<void> {
+  const list = [...executions.byIdentity.values()];
+  if (list.length === 0) return;
+  const [project] = await rowsOf<{ default_branch: string | null }>(
+    tx.execute(sql`select default_branch from ${projects} where id = ${run.projectId} for update`),
+  );
+  const context: RunContext = {
+    runId: run.id,
+    number: run.number,
+    createdAt: run.createdAt,
+    commitSha: run.commitSha,
+    onDefaultBranch: isDefaultBranch(run.branch, project?.default_branch ?? null),
+  };
+
+  const identities = JSON.stringify(list.map((e, i) => ({ i, c: e.classname, f: e.file, n: e.name })));
+  const stored = await rowsOf<StoredRow>(
+    tx.execute(sql`
+      select x.i, ${testIdentitySql(sql`${run.projectId}::uuid`, sql`x.c`, sql`x.f`, sql`x.n`)} as id, t.id is not null as found,
+        t.health, t.health_changed_at, t.executions_count, t.last_status, t.last_executed_at, t.last_failed_at, t.last_run_number, t.state
+      from json_to_recordset(${identities}::json) as x(i int, c text, f text, n text)
+      left join ${tests} t on t.id = ${testIdentitySql(sql`${run.projectId}::uuid`, sql`x.c`, sql`x.f`, sql`x.n`)}`),
+  );
+
+  const rows: unknown[] = [];
+  const changes: unknown[] = [];
+  let added = 0;
+  let flaky = 0;
+  let broken = 0;
+  for (const row of stored) {
+    const execution = list[row.i]!;
+    const previous = row.found
+      ? {
+          health: row.health!,
+          healthChangedAt: dateOrNull(row.health_changed_at),
+          executionsCount: row.executions_count!,
+          lastStatus: row.last_status,
+          lastExecutedAt: dateOrNull(row.last_executed_at),
+          lastFailedAt: dateOrNull(row.last_failed_at),
+          lastRunNumber: row.last_run_number!,
+          state: row.state!,
+        }
+      : null;
+    const { progress, change } = advanceTest(previous as Parameters<typeof advanceTest>[0], execution, context);
+    if (!row.found) added++;
+    const before = previous?.health ?? "healthy";
+    flaky += (progress.health === "flaky" ? 1 : 0) - (before === "flaky" ? 1 : 0);
+    broken += (progress.health === "broken" ? 1 : 0) - (before === "broken" ? 1 : 0);
+    rows.push({
+      id: row.id,
+      n: execution.name,
+      c: execution.classname,
+      f: execution.file,
+      s: progress.suite,
+      h: progress.health,
+      hc: progress.healthChangedAt?.toISOString() ?? null,
+      ec: progress.executionsCount,
+      ls: progress.lastStatus,
+      le: progress.lastExecutedAt.toISOString(),
+      lf: progress.lastFailedAt?.toISOString() ?? null,
+      lr: progress.lastRunNumber,
+      ws: progress.windowSize,
+      fr: progress.failureRate,
+      fl: progress.flipRate,
+      im: progress.impact,
+      p50: progress.durationP50Ms,
+      p95: progress.durationP95Ms,
+      st: progress.state,
+    });
+    if (change) changes.push({ t: row.id, f: change.from, to: change.to, r: change.reason });
+  }
+
+  await tx.execute(sql`
+    insert into ${tests} (id, project_id, name, classname, file, suite, health, health_changed_at, executions_count, last_status, last_executed_at,
+      last_failed_at, first_seen_at, last_run_number, window_size, failure_rate, flip_rate, impact, duration_p50_ms, duration_p95_ms, state)
+    select y.id, ${run.projectId}::uuid, y.n, y.c, y.f, y.s, y.h::test_health, y.hc, y.ec, y.ls::case_status, y.le, y.lf, ${run.createdAt.toISOString()}::timestamptz,
+      y.lr, y.ws, y.fr, y.fl, y.im, y.p50, y.p95, y.st
+    from json_to_recordset(${JSON.stringify(rows)}::json) as y(id uuid, n text, c text, f text, s text, h text, hc timestamptz, ec int, ls text, le timestamptz,
+      lf timestamptz, lr int, ws int, fr float8, fl float8, im int, p50 int, p95 int, st jsonb)
+    on conflict (id) do update set
+      classname = excluded.classname, file = excluded.file, suite = excluded.suite, health = excluded.health, health_changed_at = excluded.health_changed_at,
+      executions_count = excluded.executions_count, last_status = excluded.last_status, last_executed_at = excluded.last_executed_at,
+      last_failed_at = excluded.last_failed_at, last_run_number = excluded.last_run_number, window_size = excluded.window_size,
+      failure_rate = excluded.failure_rate, flip_rate = excluded.flip_rate, impact = excluded.impact, duration_p50_ms = excluded.duration_p50_ms,
+      duration_p95_ms = excluded.duration_p95_ms, state = excluded.state,
+      first_seen_at = least(${tests.firstSeenAt}, excluded.first_seen_at)`);
+
+  if (changes.length > 0) await insertTransitions(tx, run, changes);
+  if (added !== 0 || flaky !== 0 || broken !== 0) {
+    await tx
+      .update(projects)
+      .set({
+        testsCount: sql`${projects.testsCount} + ${added}`,
+        flakyTestsCount: sql`${projects.flakyTestsCount} + ${flaky}`,
+        brokenTestsCount: sql`${projects.brokenTestsCount} + ${broken}`,
+      })
+      .where(sql`${projects.id} = ${run.projectId}`);
+  }
+}
+
+async function insertTransitions(tx: Database, run: { id: number; createdAt: Date }, changes: unknown[]): Promise<void> {
+  await tx.execute(sql`
+    insert into ${testHealthTransitions} (test_id, from_health, to_health, reason, test_run_id, created_at)
+    select z.t, z.f::test_health, z.to::test_health, z.r, ${run.id}, ${run.createdAt.toISOString()}::timestamptz
+    from json_to_recordset(${JSON.stringify(changes)}::json) as z(t uuid, f text, "to" text, r text)`);
+}
+
+/**
+ * The flakiness check's evidence makes the tests it names flaky at that run (so a test named in a
+ * `test_flakiness` event is `flaky`), with the check's rule as the reason.
+ */
+export async function markTestsFlaky(tx: Database, run: { id: number; projectId: string; createdAt: Date }, flagged: { testId: string; reason: string }[]): Promise<void> {
+  if (flagged.length === 0) return;
+  const changed = await rowsOf<{ id: string; from_health: TestHealth; reason: string }>(
+    tx.execute(sql`
+      with flagged as (select * from json_to_recordset(${JSON.stringify(flagged.map((f) => ({ t: f.testId, r: f.reason })))}::json) as f(t uuid, r text)),
+      before as (select t.id, t.health as from_health, f.r as reason from ${tests} t join flagged f on f.t = t.id
+        where t.project_id = ${run.projectId}::uuid and t.health <> 'flaky' for update of t)
+      update ${tests} t set health = 'flaky', health_changed_at = ${run.createdAt.toISOString()}::timestamptz, state = jsonb_set(t.state, '{cp}', '0')
+      from before b where t.id = b.id
+      returning t.id, b.from_health, b.reason`),
+  );
+  if (changed.length === 0) return;
+  await insertTransitions(
+    tx,
+    run,
+    changed.map((row) => ({ t: row.id, f: row.from_health, to: "flaky", r: row.reason })),
+  );
+  const wasBroken = changed.filter((row) => row.from_health === "broken").length;
+  await tx
+    .update(projects)
+    .set({ flakyTestsCount: sql`${projects.flakyTestsCount} + ${changed.length}`, brokenTestsCount: sql`${projects.brokenTestsCount} - ${wasBroken}` })
+    .where(sql`${projects.id} = ${run.projectId}`);
+}
+
+/** Rows of a raw statement, whichever driver ran it (node-postgres and Neon answer `{rows}`, PGlite too). */
+async function rowsOf<T>(result: Promise<unknown>): Promise<T[]> {
+  const value = (await result) as { rows?: T[] } | T[];
+  return Array.isArray(value) ? value : (value.rows ?? []);
+}

@@ -1,0 +1,215 @@
+/**
+ * Tests as resources (/api/v1): identity across runs, per-test state and health kept by run
+ * processing, the tests list with its filters and sorts, one test, its executions and its health
+ * transitions. Happy paths; errors and cross-organization access are in tests.errors.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Report } from "../../../src/services/test-runs";
+import { type Harness, WEB_APP_URL, collectAll, createHarness } from "../../support/harness";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h.close());
+
+type CaseSpec = { name: string; classname?: string | null; file?: string | null; status?: "passed" | "failed" | "errored" | "skipped"; durationMs?: number; attempts?: ("passed" | "failed")[] };
+const report = (cases: CaseSpec[], suite = "suite"): Report => ({
+  suites: [
+    {
+      name: suite,
+      cases: cases.map((c) => ({
+        name: c.name,
+        classname: c.classname === undefined ? "pkg.Tests" : c.classname,
+        file: c.file ?? null,
+        status: c.status ?? "passed",
+        durationMs: c.durationMs ?? 10,
+        failureMessage: c.status === "failed" ? "boom" : null,
+        attempts: c.attempts?.map((status) => ({ status, durationMs: 5, failureMessage: status === "failed" ? "boom" : null })),
+      })),
+    },
+  ],
+});
+
+async function project() {
+  const { organization, apiKey } = await h.newOrganization();
+  const { project } = await h.newProject(organization.id);
+  return { apiKey, projectId: project.id as string, organizationId: organization.id as string };
+}
+
+async function run(projectId: string, cases: CaseSpec[], meta: { branch?: string; commitSha?: string } = {}, suite?: string) {
+  h.clock.advance(60_000);
+  return h.newRun(projectId, { meta: { branch: meta.branch ?? "main", commitSha: meta.commitSha ?? `sha-${Math.random().toString(16).slice(2)}` }, report: report(cases, suite) });
+}
+
+const listTests = async (apiKey: string, projectId: string, query = "") => {
+  const res = await h.get(`/api/v1/projects/${projectId}/tests${query ? `?${query}` : ""}`, apiKey);
+  expect(res.status, res.text).toBe(200);
+  return res.body;
+};
+
+describe("test identity", () => {
+  it("the same classname and name are one test across runs and suites; the file stands in for a missing classname; the suite is not part of it", async () => {
+    const { apiKey, projectId } = await project();
+    await run(projectId, [{ name: "adds" }, { name: "adds", classname: null, file: "math.test.js" }], {}, "Suite A");
+    await run(projectId, [{ name: "adds" }, { name: "adds", classname: null, file: "math.test.js" }, { name: "adds", classname: null, file: "other.test.js" }], {}, "Suite B");
+    const body = await listTests(apiKey, projectId, "sort=name");
+    expect(body.data).toHaveLength(3);
+    const withClass = body.data.find((t: any) => t.classname === "pkg.Tests");
+    expect(withClass).toMatchObject({ name: "adds", file: null, suite: "Suite B", executions_count: 2, health: "healthy", last_status: "passed" });
+    expect(body.data.filter((t: any) => t.classname === null).map((t: any) => [t.file, t.executions_count]).sort()).toEqual([
+      ["math.test.js", 2],
+      ["other.test.js", 1],
+    ]);
+
+    // Every stored case points to its test.
+    const executions = await h.get(`/api/v1/tests/${withClass.id}/executions`, apiKey);
+    expect(executions.body.data).toHaveLength(2);
+    for (const execution of executions.body.data) expect(execution.test_id).toBe(withClass.id);
+    const projectBody = (await h.get(`/api/v1/projects/${projectId}`, apiKey)).body;
+    expect(projectBody).toMatchObject({ tests_count: 3, flaky_tests_count: 0, broken_tests_count: 0 });
+  });
+});
+
+describe("per-test state", () => {
+  it("counts every branch, keeps the window on the default branch: failure rate, flip rate, impact, durations", async () => {
+    const { apiKey, projectId } = await project();
+    const outcomes: NonNullable<CaseSpec["status"]>[] = ["passed", "failed", "passed", "passed", "failed"];
+    for (const [i, status] of outcomes.entries()) await run(projectId, [{ name: "t", status, durationMs: (i + 1) * 100 }]);
+    await run(projectId, [{ name: "t", status: "failed", durationMs: 9_000 }], { branch: "feature" });
+    await run(projectId, [{ name: "t", status: "skipped" }]);
+    const [test] = (await listTests(apiKey, projectId)).data;
+    expect(test).toMatchObject({
+      executions_count: 7,
+      last_status: "skipped",
+      failure_rate: 0.4,
+      flip_rate: 0.75,
+      impact: 2,
+      duration_p50_ms: 300,
+      duration_p95_ms: 500,
+      window: { executions: 5, max_executions: 50, branch: null },
+      health: "healthy",
+    });
+    expect(test.url).toBe(`${WEB_APP_URL}/projects/${projectId}/tests/${test.id}`);
+    expect(new Date(test.last_failed_at).getTime()).toBeLessThan(new Date(test.last_executed_at).getTime());
+    expect(new Date(test.first_seen_at).getTime()).toBeLessThan(new Date(test.last_failed_at).getTime());
+    expect(await h.get(`/api/v1/tests/${test.id}`, apiKey).then((r) => r.body)).toEqual(test);
+  });
+});
+
+describe("health", () => {
+  it("a pass and a failure on one commit make a test flaky at that run, retries included; the project counts it", async () => {
+    const { apiKey, projectId } = await project();
+    await run(projectId, [{ name: "retried", status: "passed", attempts: ["failed"] }, { name: "steady", status: "passed" }]);
+    await run(projectId, [{ name: "cross", status: "passed" }], { commitSha: "abc123" });
+    await run(projectId, [{ name: "cross", status: "failed" }], { commitSha: "abc123", branch: "retry-branch" });
+    const flaky = await listTests(apiKey, projectId, "health=flaky&sort=name");
+    expect(flaky.data.map((t: any) => t.name)).toEqual(["cross", "retried"]);
+    expect((await listTests(apiKey, projectId, "health=healthy")).data.map((t: any) => t.name)).toEqual(["steady"]);
+    expect((await h.get(`/api/v1/projects/${projectId}`, apiKey)).body).toMatchObject({ tests_count: 3, flaky_tests_count: 2, broken_tests_count: 0 });
+
+    const cross = flaky.data[0];
+    const transitions = await h.get(`/api/v1/tests/${cross.id}/health_transitions`, apiKey);
+    expect(transitions.status).toBe(200);
+    expect(transitions.body.data).toEqual([
+      {
+        id: expect.any(Number),
+        test_id: cross.id,
+        from: "healthy",
+        to: "flaky",
+        reason: expect.stringContaining("abc123"),
+        test_run: { number: 3, branch: "retry-branch", commit_sha: "abc123", created_at: expect.any(String), url: `${WEB_APP_URL}/projects/${projectId}/test_runs/3` },
+        created_at: cross.health_changed_at,
+      },
+    ]);
+  });
+
+  it("ten consecutive failing default-branch executions make a test broken; a pass makes it healthy again", async () => {
+    const { apiKey, projectId } = await project();
+    await run(projectId, [{ name: "breaks", status: "passed" }]);
+    for (let i = 0; i < 9; i++) await run(projectId, [{ name: "breaks", status: "failed" }]);
+    expect((await listTests(apiKey, projectId)).data[0].health).toBe("healthy");
+    await run(projectId, [{ name: "breaks", status: "errored" }]);
+    const broken = (await listTests(apiKey, projectId)).data[0];
+    expect(broken).toMatchObject({ health: "broken", impact: 10 });
+    expect((await h.get(`/api/v1/projects/${projectId}`, apiKey)).body.broken_tests_count).toBe(1);
+    // Failures elsewhere do not make it broken sooner; a pass on the default branch heals it.
+    await run(projectId, [{ name: "breaks", status: "passed" }]);
+    const healed = (await listTests(apiKey, projectId)).data[0];
+    expect(healed.health).toBe("healthy");
+    const transitions = (await h.get(`/api/v1/tests/${healed.id}/health_transitions`, apiKey)).body.data;
+    expect(transitions.map((t: any) => [t.from, t.to, t.test_run.number])).toEqual([
+      ["broken", "healthy", 12],
+      ["healthy", "broken", 11],
+    ]);
+    expect((await h.get(`/api/v1/projects/${projectId}`, apiKey)).body.broken_tests_count).toBe(0);
+  });
+});
+
+describe("GET /projects/:id/tests", () => {
+  it("each sort walks every test exactly once in its order, ties by id; q matches name, classname or file case-insensitively", async () => {
+    const { apiKey, projectId } = await project();
+    const cases: CaseSpec[] = Array.from({ length: 23 }, (_, i) => ({
+      name: `test_${String(i).padStart(2, "0")}`,
+      classname: i % 2 === 0 ? "Alpha.Suite" : null,
+      file: i % 2 === 0 ? null : `spec/beta_${i}.ts`,
+      status: i % 3 === 0 ? "failed" : "passed",
+      durationMs: (i % 5) * 10,
+    }));
+    await run(projectId, cases);
+    await run(projectId, cases.map((c, i) => ({ ...c, status: i % 4 === 0 ? "failed" : "passed" })));
+
+    const everyId = (await collectAll(h, `/api/v1/projects/${projectId}/tests?sort=name`, apiKey, 100)).items.map((t: any) => t.id).sort();
+    expect(everyId).toHaveLength(23);
+    const keyOf: Record<string, (t: any) => number | string> = {
+      impact: (t) => t.impact,
+      failure_rate: (t) => t.failure_rate ?? -1,
+      duration: (t) => t.duration_p95_ms ?? -1,
+      last_failed: (t) => (t.last_failed_at ? Date.parse(t.last_failed_at) : Number.NEGATIVE_INFINITY),
+      name: (t) => t.name,
+    };
+    for (const sort of Object.keys(keyOf)) {
+      const { items, pages } = await collectAll(h, `/api/v1/projects/${projectId}/tests?sort=${sort}`, apiKey, 4);
+      expect(pages).toBe(6);
+      expect(items.map((t: any) => t.id).sort()).toEqual(everyId);
+      for (let i = 1; i < items.length; i++) {
+        const [a, b] = [keyOf[sort]!(items[i - 1]), keyOf[sort]!(items[i])];
+        if (sort === "name") expect(a < b || (a === b && items[i - 1].id < items[i].id)).toBe(true);
+        else expect(a > b || (a === b && items[i - 1].id > items[i].id)).toBe(true);
+      }
+    }
+    const byImpact = (await listTests(apiKey, projectId)).data;
+    expect(byImpact[0].impact).toBe(2);
+
+    const alpha = await collectAll(h, `/api/v1/projects/${projectId}/tests?q=ALPHA.su`, apiKey, 100);
+    expect(alpha.items).toHaveLength(12);
+    const beta = await collectAll(h, `/api/v1/projects/${projectId}/tests?q=beta_1`, apiKey, 100);
+    expect(beta.items.map((t: any) => t.file).sort()).toEqual(["spec/beta_1.ts", "spec/beta_11.ts", "spec/beta_13.ts", "spec/beta_15.ts", "spec/beta_17.ts", "spec/beta_19.ts"]);
+    expect((await listTests(apiKey, projectId, "q=%25")).data).toEqual([]);
+    expect((await listTests(apiKey, projectId, "q=test_0&sort=name&limit=3")).data.map((t: any) => t.name)).toEqual(["test_00", "test_01", "test_02"]);
+  });
+});
+
+describe("GET /tests/:id/executions", () => {
+  it("lists a test's cases across runs, newest first, with their run, filtered by status and branch", async () => {
+    const { apiKey, projectId } = await project();
+    await run(projectId, [{ name: "hist", status: "passed" }], { commitSha: "c1" });
+    await run(projectId, [{ name: "hist", status: "failed" }], { branch: "feature", commitSha: "c2" });
+    await run(projectId, [{ name: "hist", status: "passed" }], { commitSha: "c3" });
+    const [test] = (await listTests(apiKey, projectId)).data;
+    const all = (await h.get(`/api/v1/tests/${test.id}/executions`, apiKey)).body;
+    expect(all.data.map((e: any) => [e.test_run.number, e.status, e.test_run.branch, e.test_run.commit_sha])).toEqual([
+      [3, "passed", "main", "c3"],
+      [2, "failed", "feature", "c2"],
+      [1, "passed", "main", "c1"],
+    ]);
+    expect(all.data[0]).toMatchObject({ name: "hist", classname: "pkg.Tests", test_id: test.id, test_run_number: 3, test_run: { url: `${WEB_APP_URL}/projects/${projectId}/test_runs/3` } });
+    const failed = (await h.get(`/api/v1/tests/${test.id}/executions?status=failed`, apiKey)).body.data;
+    expect(failed.map((e: any) => e.test_run.number)).toEqual([2]);
+    const onMain = (await h.get(`/api/v1/tests/${test.id}/executions?branch=main&limit=1`, apiKey)).body;
+    expect(onMain.data.map((e: any) => e.test_run.number)).toEqual([3]);
+    const next = (await h.get(`/api/v1/tests/${test.id}/executions?branch=main&limit=1&cursor=${encodeURIComponent(onMain.pagination.next_cursor)}`, apiKey)).body;
+    expect(next.data.map((e: any) => e.test_run.number)).toEqual([1]);
+    expect(next.pagination).toEqual({ next_cursor: null, has_more: false });
+  });
+});
