@@ -56,6 +56,9 @@ describe("GET /api/v1/openapi.json", () => {
         "/projects/{id}/tests",
         "/tests/{id}/executions",
         "/tests/{id}/health_transitions",
+        "/projects/{id}/failure_groups",
+        "/tests/{id}/failure_groups",
+        "/projects/{id}/test_runs/{number}/failure_groups",
       ].sort(),
     );
     for (const [path, item] of lists) expect(item.get.description, path).toMatch(/(^|\n)Query parameters this list does not know are ignored, not refused/);

@@ -209,6 +209,8 @@ export const testCases = pgTable(
     /** The failure's full text (the stack trace), capped like the message; the message is often only its first line. */
     failureText: text("failure_text"),
     attempts: jsonb("attempts").$type<CaseAttempt[]>().notNull().default([]),
+    /** Failed and errored cases: the signature of the failure's cause (docs/failure-groups.md). */
+    failureSignature: text("failure_signature"),
     /** First characters of the case's output (capped; never stored whole). */
     systemOut: text("system_out"),
     systemErr: text("system_err"),
@@ -415,3 +417,54 @@ export const appSettings = pgTable("app_settings", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),
 });
+
+/**
+ * Failures grouped by cause: one row per project and signature, kept by run processing. The
+ * sample is the latest failure as written (unmasked).
+ */
+export const failureGroups = pgTable(
+  "failure_groups",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    signature: text("signature").notNull(),
+    /** The normalized message (first line), what the group is about. */
+    message: text("message").notNull(),
+    occurrences: integer("occurrences").notNull().default(0),
+    testsCount: integer("tests_count").notNull().default(0),
+    firstSeenAt: timestampMs("first_seen_at").notNull(),
+    lastSeenAt: timestampMs("last_seen_at").notNull(),
+    sampleTestCaseId: bigint("sample_test_case_id", { mode: "number" }).notNull(),
+    sampleMessage: text("sample_message"),
+    sampleText: text("sample_text"),
+  },
+  (t) => [
+    uniqueIndex("failure_groups_project_signature_key").on(t.projectId, t.signature),
+    index("failure_groups_project_keyset_idx").on(t.projectId, t.lastSeenAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+  ],
+);
+
+/** The same groups per test. */
+export const testFailureGroups = pgTable(
+  "test_failure_groups",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    testId: uuid("test_id")
+      .notNull()
+      .references(() => tests.id, { onDelete: "cascade" }),
+    signature: text("signature").notNull(),
+    message: text("message").notNull(),
+    occurrences: integer("occurrences").notNull().default(0),
+    firstSeenAt: timestampMs("first_seen_at").notNull(),
+    lastSeenAt: timestampMs("last_seen_at").notNull(),
+    sampleTestCaseId: bigint("sample_test_case_id", { mode: "number" }).notNull(),
+    sampleMessage: text("sample_message"),
+    sampleText: text("sample_text"),
+  },
+  (t) => [
+    uniqueIndex("test_failure_groups_test_signature_key").on(t.testId, t.signature),
+    index("test_failure_groups_test_keyset_idx").on(t.testId, t.lastSeenAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+  ],
+);

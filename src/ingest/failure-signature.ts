@@ -15,6 +15,7 @@
  */
 import { sha256Hex } from "../lib/crypto";
 import type { CaseStatus } from "../lib/vocabulary";
+import { REPORT_LIMITS } from "./report";
 
 export type FailureSignatureInput = {
   status: CaseStatus;
@@ -189,8 +190,8 @@ function afterFirstColon(line: string): string | null {
   return at === -1 ? null : line.slice(at + 2);
 }
 
-/** Reports cut messages and texts at this length (REPORT_LIMITS.maxMessageLength in src/ingest/report.ts, repeated so this module needs nothing but src/lib). */
-const TEXT_CAP = 4_096;
+/** Reports cut messages and texts at this length. */
+const TEXT_CAP = REPORT_LIMITS.maxMessageLength;
 
 function isAtCap(raw: string): boolean {
   return raw.length >= TEXT_CAP;
@@ -242,7 +243,8 @@ export function failureSignature(input: FailureSignatureInput): FailureSignature
       ownLines.add(rest);
     }
   }
-  const message = displayMessage(messageLines[0] ?? "");
+  // A failure with no message of its own (a bare NullPointerException) is shown by its type.
+  const message = displayMessage(messageLines[0] ?? normalizeFailureText(type));
   // A line cut by the parsers' length cap ends wherever the cap fell, which moves with every masked
   // value before it: it stays out of the hash.
   const hashedMessage = isAtCap(rawMessage) && !stackReached ? messageLines.slice(0, -1) : messageLines;

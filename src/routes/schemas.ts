@@ -374,3 +374,27 @@ export const TestExecutionsQuerySchema = PageQuerySchema.extend({
     .optional()
     .openapi({ param: { name: "branch", in: "query" }, description: "Only executions in runs of this branch (exact match)." }),
 });
+
+export const FailureGroupSchema = z
+  .object({
+    signature: z.string().openapi({ description: "Hash of the failure's type, normalized message and first frames (docs/failure-groups.md)." }),
+    message: z.string().openapi({ description: "The normalized message (first line): volatile parts masked." }),
+    occurrences: z.number().int().openapi({ description: "Failed or errored cases with this signature." }),
+    tests_count: z.number().int().openapi({ description: "Distinct tests that failed this way (1 in a test's own groups)." }),
+    first_seen_at: timestamp("When the run of its first occurrence arrived."),
+    last_seen_at: timestamp("When the run of its latest occurrence arrived."),
+    sample: z
+      .object({
+        test_case_id: z.number().int(),
+        message: z.string().nullable(),
+        text: z.string().nullable(),
+      })
+      .openapi({ description: "The latest failure as written, unmasked (GET /test_cases/{id})." }),
+  })
+  .openapi("FailureGroup");
+
+export const RunFailureGroupSchema = FailureGroupSchema.extend({
+  run_occurrences: z.number().int().openapi({ description: "Cases of this run in the group." }),
+  run_tests_count: z.number().int().openapi({ description: "Tests of this run in the group." }),
+  test_case_ids: z.array(z.number().int()).openapi({ description: "This run's cases in the group, newest first." }),
+}).openapi("RunFailureGroup");

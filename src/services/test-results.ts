@@ -81,7 +81,7 @@ export async function listTestRuns(scope: OrgScope, request: ListRequest<TestRun
   return testRunList.page(rows, request, scope.webAppUrl);
 }
 
-async function findRunRow(scope: OrgScope, projectId: string, number: string) {
+export async function findRunRow(scope: OrgScope, projectId: string, number: string) {
   const project = await findProjectRow(scope, projectId);
   const [run] = await scope.db
     .select()

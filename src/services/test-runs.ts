@@ -12,6 +12,8 @@ import type { UploadPayload } from "../ingest/run-queue";
 import type { RunMetadata } from "../ingest/upload-request";
 
 import type { ServiceDeps } from "./context";
+import { failureSignature } from "../ingest/failure-signature";
+import { RunFailures, recordRunFailures } from "./failure-groups";
 import { TestExecutions, recordTestExecutions } from "./tests-state";
 
 export type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
@@ -108,13 +110,13 @@ function insertCases(tx: Database, runId: number, projectId: string, rows: CaseR
   const chunk = JSON.stringify(rows);
   return tx
     .execute(sql`
-      insert into ${testCases} (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, attempts, system_out, system_err)
-      select ${runId}, ${projectId}::uuid, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, coalesce(x.a, '[]'::jsonb), x.so, x.se
-      from json_to_recordset(${chunk}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, fx text, a jsonb, so text, se text)`)
+      insert into ${testCases} (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err)
+      select ${runId}, ${projectId}::uuid, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, x.sg, coalesce(x.a, '[]'::jsonb), x.so, x.se
+      from json_to_recordset(${chunk}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, fx text, sg text, a jsonb, so text, se text)`)
     .then((result) => result);
 }
 
-const COPY_CASES = `copy test_cases (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, attempts, system_out, system_err) from stdin`;
+const COPY_CASES = `copy test_cases (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err) from stdin`;
 const COPY_SUITES = `copy test_suites (test_run_id, number, parent_number, name, duration_ms, tests_count, passed_count, failed_count, errored_count, skipped_count) from stdin`;
 
 /** A case row as INSERT's JSON parameter carries it: short keys keep the parameter small. */
@@ -128,6 +130,7 @@ type CaseRow = {
   ft: string | null;
   fm: string | null;
   fx: string | null;
+  sg: string | null;
   a: StoredAttempt[] | null;
   so: string | null;
   se: string | null;
@@ -164,7 +167,7 @@ function rowWriter(db: Database, tx: Database, runId: number, projectId: string)
   };
 
   return {
-    addCase(suiteNumber: number, c: ReportCase): void {
+    addCase(suiteNumber: number, c: ReportCase, signature: string | null): void {
       // Decided once per run: null (no COPY on this driver) is a decision too, unlike undefined.
       if (copy === undefined) copy = openCopy(db, tx, COPY_CASES);
       if (copy) {
@@ -181,6 +184,7 @@ function rowWriter(db: Database, tx: Database, runId: number, projectId: string)
           c.failureType ?? null,
           c.failureMessage ?? null,
           c.failureText ?? null,
+          signature,
           attempts ? JSON.stringify(attempts) : "[]",
           c.systemOut ?? null,
           c.systemErr ?? null,
@@ -196,6 +200,7 @@ function rowWriter(db: Database, tx: Database, runId: number, projectId: string)
           ft: c.failureType ?? null,
           fm: c.failureMessage ?? null,
           fx: c.failureText ?? null,
+          sg: signature,
           a: storedAttempts(c),
           so: c.systemOut ?? null,
           se: c.systemErr ?? null,
@@ -252,6 +257,7 @@ export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runI
     const suiteRows: SuiteRow[] = [];
     const rows = rowWriter(deps.db, tx, runId, run.projectId);
     const executions = new TestExecutions();
+    const failures = new RunFailures();
     let suiteNumber = 0;
     /** Sum of the top-level suites' stated durations; null while none states one. */
     let topLevelDuration: number | null = null;
@@ -263,8 +269,10 @@ export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runI
       suiteRows.push(row);
       for (const testCase of suite.cases) {
         addCase(counts, testCase.status);
-        rows.addCase(number, testCase);
+        const failure = failureSignature(testCase);
+        rows.addCase(number, testCase, failure?.signature ?? null);
         executions.add(suite.name, testCase);
+        if (failure) failures.add({ classname: testCase.classname ?? null, file: testCase.file ?? null, name: testCase.name }, failure);
       }
       for (const child of suite.suites ?? []) addCounts(counts, walk(child, number));
       row.tests_count = counts.testsCount;
@@ -292,6 +300,7 @@ export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runI
     await rows.storeSuites(suiteRows);
     await tx.delete(uploadPayloads).where(eq(uploadPayloads.testRunId, runId));
     await recordTestExecutions(tx, run, executions);
+    await recordRunFailures(tx, run, failures);
 
     const result = runResult(runCounts);
     const [processed] = await tx

@@ -6,6 +6,7 @@
  */
 import { sql } from "drizzle-orm";
 import { projects, type TestState, testHealthTransitions, testIdentitySql, tests } from "../db/schema";
+import { rowsOf } from "../db/rows";
 import type { Database } from "../db/types";
 import type { ReportCase } from "../ingest/report";
 import type { CaseStatus, TestHealth } from "../lib/vocabulary";
@@ -353,10 +354,4 @@ export async function markTestsFlaky(tx: Database, run: { id: number; projectId:
     .update(projects)
     .set({ flakyTestsCount: sql`${projects.flakyTestsCount} + ${changed.length}`, brokenTestsCount: sql`${projects.brokenTestsCount} - ${wasBroken}` })
     .where(sql`${projects.id} = ${run.projectId}`);
-}
-
-/** Rows of a raw statement, whichever driver ran it (node-postgres and Neon answer `{rows}`, PGlite too). */
-async function rowsOf<T>(result: Promise<unknown>): Promise<T[]> {
-  const value = (await result) as { rows?: T[] } | T[];
-  return Array.isArray(value) ? value : (value.rows ?? []);
 }

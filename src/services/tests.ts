@@ -71,7 +71,7 @@ export async function listTests(scope: OrgScope, request: ListRequest<TestFilter
 }
 
 /** The test and its project if the test belongs to the organization; one not-found for missing and foreign ids. */
-async function findTestRow(scope: OrgScope, testId: string) {
+export async function findTestRow(scope: OrgScope, testId: string) {
   if (!isUuid(testId)) throw notFound("Test");
   const [row] = await scope.db
     .select({ test: tests, project: { defaultBranch: projects.defaultBranch } })

@@ -333,7 +333,8 @@ describe("failureSignature", () => {
     it("NullPointerException without a message: grouped by where it was thrown", () => {
       const cacheFrames = "\tat com.acme.cart.PriceCache.lookup(PriceCache.java:57)\n\tat com.acme.cart.Cart.total(Cart.java:31)\n\tat com.acme.cart.CartTest.totalsCachedPrices(CartTest.java:88)\n";
       const result = failureSignature(npe(cacheFrames))!;
-      expect(result.message).toBe("");
+      // No message of its own: the group shows the exception's type.
+      expect(result.message).toBe("java.lang.NullPointerException");
       expectSameCause(npe(cacheFrames), npe(cacheFrames.replace(":57)", ":59)").replace(":88)", ":90)")));
       expectDifferentCause(
         npe(cacheFrames),

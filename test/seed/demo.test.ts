@@ -93,6 +93,34 @@ describe("demo organization", () => {
     expect(Date.parse(snoozed[0].snoozed_until) - h.clock.now().getTime()).toBe(24 * 3_600_000);
   });
 
+  it("one request lists a project's flaky tests, one shows a test's history, and a red run's failures come back grouped", async () => {
+    const projects = (await h.get("/api/v1/projects", apiKey)).body.data;
+    const checkout = projects.find((p: any) => p.name === "checkout-service");
+    expect(checkout.tests_count).toBeGreaterThanOrEqual(50);
+    expect(checkout.flaky_tests_count).toBeGreaterThan(0);
+    const flaky = await h.get(`/api/v1/projects/${checkout.id}/tests?health=flaky`, apiKey);
+    expect(flaky.body.data.length).toBe(Math.min(25, checkout.flaky_tests_count));
+    for (const test of flaky.body.data) expect(test.health).toBe("flaky");
+    // Every test named in a flakiness event of the project is a flaky test of the API.
+    const alerts = (await h.get(`/api/v1/alerts?project_id=${checkout.id}&alert_type=test_flakiness&status=all`, apiKey)).body.data;
+    const events = (await collectAll(h, `/api/v1/alerts/${alerts[0].id}/events`, apiKey, 100)).items;
+    const named = events.filter((e: any) => typeof e.metadata.test_id === "string");
+    expect(named.length).toBeGreaterThan(0);
+    for (const event of named) {
+      // Flaky at that run: the latest health change up to the event's run made it flaky.
+      const transitions = (await collectAll(h, `/api/v1/tests/${event.metadata.test_id}/health_transitions`, apiKey, 100)).items;
+      const atRun = transitions.find((t: any) => t.test_run.number <= event.test_run.number);
+      expect(atRun?.to).toBe("flaky");
+    }
+
+    const history = await h.get(`/api/v1/tests/${flaky.body.data[0].id}/executions?limit=100`, apiKey);
+    expect(history.body.data.length).toBe(Math.min(100, flaky.body.data[0].executions_count));
+    const redRun = (await h.get(`/api/v1/projects/${checkout.id}/test_runs?result=tests_failed&limit=1`, apiKey)).body.data[0];
+    const groups = await h.get(`/api/v1/projects/${checkout.id}/test_runs/${redRun.number}/failure_groups`, apiKey);
+    expect(groups.status).toBe(200);
+    expect(groups.body.data.reduce((sum: number, g: any) => sum + g.run_occurrences, 0)).toBe(redRun.failed_count + redRun.errored_count);
+  });
+
   it("left nothing pending and logged no errors", async () => {
     expect(await h.db.select().from(uploadPayloads)).toEqual([]);
     expect(h.logs).toEqual([]);

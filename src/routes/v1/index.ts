@@ -34,6 +34,7 @@ import {
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { documentConfig } from "../openapi-document";
 import { registerTestResultRoutes } from "./test-results";
+import { registerFailureGroupRoutes } from "./failure-groups";
 import { registerTestRoutes } from "./tests";
 import type { UploadsDocumentPart } from "../uploads";
 
@@ -267,6 +268,7 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
 
   registerTestResultRoutes(api, codec);
   registerTestRoutes(api, codec);
+  registerFailureGroupRoutes(api, codec);
 
   addMethodNotAllowed(api);
   return api;

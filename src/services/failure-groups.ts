@@ -1,0 +1,218 @@
+/**
+ * Failures grouped by cause. Every failed or errored case gets a signature when its run is
+ * stored (src/ingest/failure-signature.ts); run processing then keeps one group per project and
+ * signature and one per test and signature (O(the run's failures)). A run's groups are read from
+ * its own cases. Rules: docs/failure-groups.md.
+ */
+import { and, eq, sql } from "drizzle-orm";
+import { failureGroups, testCases, testFailureGroups, testIdentitySql } from "../db/schema";
+import type { Database } from "../db/types";
+import { rowsOf } from "../db/rows";
+import { type ListRequest, defineList } from "../lib/lists";
+import type { Page } from "../lib/pagination";
+import type { OrgScope } from "./context";
+import { findProjectRow } from "./projects";
+import { findRunRow } from "./test-results";
+import { findTestRow } from "./tests";
+
+/** What a run's failures add to the groups, collected while the run is stored. */
+export class RunFailures {
+  /** signature → message and occurrences; per test identity → occurrences. */
+  readonly bySignature = new Map<string, { message: string; occurrences: number; tests: Map<string, { c: string | null; f: string | null; n: string; occurrences: number }> }>();
+
+  add(test: { classname: string | null; file: string | null; name: string }, failure: { signature: string; message: string }): void {
+    let group = this.bySignature.get(failure.signature);
+    if (!group) {
+      group = { message: failure.message, occurrences: 0, tests: new Map() };
+      this.bySignature.set(failure.signature, group);
+    }
+    group.occurrences++;
+    const file = test.classname === null ? test.file : null;
+    const identity = `${test.classname ?? ""}\u001f${file ?? ""}\u001f${test.name}`;
+    const known = group.tests.get(identity);
+    if (known) known.occurrences++;
+    else group.tests.set(identity, { c: test.classname, f: test.file, n: test.name, occurrences: 1 });
+  }
+}
+
+/**
+ * Adds a stored run's failures to the project's and its tests' groups: the latest case of each
+ * (test, signature) is the sample. Three statements, none when the run has no failure.
+ */
+export async function recordRunFailures(tx: Database, run: { id: number; projectId: string; createdAt: Date }, failures: RunFailures): Promise<void> {
+  if (failures.bySignature.size === 0) return;
+  const perTest = [...failures.bySignature].flatMap(([signature, group]) =>
+    [...group.tests.values()].map((test) => ({ s: signature, m: group.message, c: test.c, f: test.f, n: test.n, o: test.occurrences })),
+  );
+  const at = run.createdAt.toISOString();
+  // Per test: the run's latest case of that test and signature is the sample; a new (test, signature) pair counts once in the project's tests_count.
+  const perTestResult = await rowsOf<{ signature: string; inserted: boolean }>(
+    tx.execute(sql`
+      with x as (
+        select x.s, x.m, x.o, ${testIdentitySql(sql`${run.projectId}::uuid`, sql`x.c`, sql`x.f`, sql`x.n`)} as test_id
+        from json_to_recordset(${JSON.stringify(perTest)}::json) as x(s text, m text, c text, f text, n text, o int)
+      ),
+      samples as (
+        select distinct on (c.test_id, c.failure_signature) c.test_id, c.failure_signature, c.id, c.failure_message, c.failure_text
+        from ${testCases} c where c.test_run_id = ${run.id} and c.failure_signature is not null
+        order by c.test_id, c.failure_signature, c.id desc
+      )
+      insert into ${testFailureGroups} (test_id, signature, message, occurrences, first_seen_at, last_seen_at, sample_test_case_id, sample_message, sample_text)
+      select x.test_id, x.s, x.m, x.o, ${at}::timestamptz, ${at}::timestamptz, s.id, s.failure_message, s.failure_text
+      from x join samples s on s.test_id = x.test_id and s.failure_signature = x.s
+      on conflict (test_id, signature) do update set
+        occurrences = ${testFailureGroups.occurrences} + excluded.occurrences,
+        first_seen_at = least(${testFailureGroups.firstSeenAt}, excluded.first_seen_at),
+        last_seen_at = greatest(${testFailureGroups.lastSeenAt}, excluded.last_seen_at),
+        message = excluded.message,
+        sample_test_case_id = excluded.sample_test_case_id, sample_message = excluded.sample_message, sample_text = excluded.sample_text
+      returning signature, (xmax = 0) as inserted`),
+  );
+  const newTests = new Map<string, number>();
+  for (const row of perTestResult) if (row.inserted) newTests.set(row.signature, (newTests.get(row.signature) ?? 0) + 1);
+
+  const perGroup = [...failures.bySignature].map(([signature, group]) => ({ s: signature, m: group.message, o: group.occurrences, t: newTests.get(signature) ?? 0 }));
+  await tx.execute(sql`
+    with y as (select * from json_to_recordset(${JSON.stringify(perGroup)}::json) as y(s text, m text, o int, t int)),
+    samples as (
+      select distinct on (c.failure_signature) c.failure_signature, c.id, c.failure_message, c.failure_text
+      from ${testCases} c where c.test_run_id = ${run.id} and c.failure_signature is not null
+      order by c.failure_signature, c.id desc
+    )
+    insert into ${failureGroups} (project_id, signature, message, occurrences, tests_count, first_seen_at, last_seen_at, sample_test_case_id, sample_message, sample_text)
+    select ${run.projectId}::uuid, y.s, y.m, y.o, y.t, ${at}::timestamptz, ${at}::timestamptz, s.id, s.failure_message, s.failure_text
+    from y join samples s on s.failure_signature = y.s
+    on conflict (project_id, signature) do update set
+      occurrences = ${failureGroups.occurrences} + excluded.occurrences,
+      tests_count = ${failureGroups.testsCount} + excluded.tests_count,
+      first_seen_at = least(${failureGroups.firstSeenAt}, excluded.first_seen_at),
+      last_seen_at = greatest(${failureGroups.lastSeenAt}, excluded.last_seen_at),
+      message = excluded.message,
+      sample_test_case_id = excluded.sample_test_case_id, sample_message = excluded.sample_message, sample_text = excluded.sample_text`);
+}
+
+type GroupRow = Pick<
+  typeof failureGroups.$inferSelect,
+  "id" | "signature" | "message" | "occurrences" | "firstSeenAt" | "lastSeenAt" | "sampleTestCaseId" | "sampleMessage" | "sampleText"
+> & { testsCount: number };
+
+export function presentFailureGroup(row: GroupRow) {
+  return {
+    signature: row.signature,
+    message: row.message,
+    occurrences: row.occurrences,
+    tests_count: row.testsCount,
+    first_seen_at: row.firstSeenAt.toISOString(),
+    last_seen_at: row.lastSeenAt.toISOString(),
+    sample: { test_case_id: row.sampleTestCaseId, message: row.sampleMessage, text: row.sampleText },
+  };
+}
+
+export type FailureGroupObject = ReturnType<typeof presentFailureGroup>;
+export type ProjectFailureGroupFilters = { project_id: string };
+export type TestFailureGroupFilters = { test_id: string };
+export type RunFailureGroupFilters = { project_id: string; run: string };
+
+/** A project's groups, most recently seen first. */
+export const projectFailureGroupList = defineList<ProjectFailureGroupFilters, GroupRow, FailureGroupObject>({
+  name: "failure_groups",
+  order: { ts: failureGroups.lastSeenAt, id: failureGroups.id, idKind: "bigint" },
+  positionOf: (row) => ({ ts: row.lastSeenAt, id: row.id }),
+  present: (row) => presentFailureGroup(row),
+});
+
+export async function listProjectFailureGroups(scope: OrgScope, request: ListRequest<ProjectFailureGroupFilters>): Promise<Page<FailureGroupObject>> {
+  const project = await findProjectRow(scope, request.filters.project_id);
+  const rows = await scope.db
+    .select()
+    .from(failureGroups)
+    .where(and(eq(failureGroups.projectId, project.id), projectFailureGroupList.after(request)))
+    .orderBy(...projectFailureGroupList.orderBy)
+    .limit(projectFailureGroupList.fetchLimit(request));
+  return projectFailureGroupList.page(rows, request);
+}
+
+/** A test's groups, most recently seen first (`tests_count` is 1: the test itself). */
+export const testFailureGroupList = defineList<TestFailureGroupFilters, GroupRow, FailureGroupObject>({
+  name: "test_failure_groups",
+  order: { ts: testFailureGroups.lastSeenAt, id: testFailureGroups.id, idKind: "bigint" },
+  positionOf: (row) => ({ ts: row.lastSeenAt, id: row.id }),
+  present: (row) => presentFailureGroup(row),
+});
+
+export async function listTestFailureGroups(scope: OrgScope, request: ListRequest<TestFailureGroupFilters>): Promise<Page<FailureGroupObject>> {
+  const { test } = await findTestRow(scope, request.filters.test_id);
+  const rows = await scope.db
+    .select()
+    .from(testFailureGroups)
+    .where(and(eq(testFailureGroups.testId, test.id), testFailureGroupList.after(request)))
+    .orderBy(...testFailureGroupList.orderBy)
+    .limit(testFailureGroupList.fetchLimit(request));
+  return testFailureGroupList.page(
+    rows.map((row) => ({ ...row, testsCount: 1 })),
+    request,
+  );
+}
+
+type RunGroupRow = GroupRow & { runOccurrences: number; runTests: number; testCaseIds: number[] };
+
+export function presentRunFailureGroup(row: RunGroupRow) {
+  return {
+    ...presentFailureGroup(row),
+    run_occurrences: row.runOccurrences,
+    run_tests_count: row.runTests,
+    test_case_ids: row.testCaseIds,
+  };
+}
+
+/**
+ * A run's failures grouped by cause, the largest group first (ties by the group's id): what a
+ * person reads first on a red run. The group's figures are the project's; `run_occurrences` and
+ * `test_case_ids` are this run's.
+ */
+export const runFailureGroupList = defineList<RunFailureGroupFilters, RunGroupRow, ReturnType<typeof presentRunFailureGroup>>({
+  name: "run_failure_groups",
+  order: { key: { expr: sql`in_run.run_occurrences`, type: "int4", direction: "desc" }, id: failureGroups.id, idKind: "bigint" },
+  positionOf: (row) => ({ id: row.id, k: row.runOccurrences }),
+  present: (row) => presentRunFailureGroup(row),
+});
+
+export async function listRunFailureGroups(scope: OrgScope, request: ListRequest<RunFailureGroupFilters>) {
+  const run = await findRunRow(scope, request.filters.project_id, request.filters.run);
+  const inRun = scope.db
+    .select({
+      signature: testCases.failureSignature,
+      runOccurrences: sql<number>`count(*)::int`.as("run_occurrences"),
+      runTests: sql<number>`count(distinct ${testCases.testId})::int`.as("run_tests"),
+      testCaseIds: sql<number[]>`array_agg(${testCases.id} order by ${testCases.id} desc)`.as("test_case_ids"),
+    })
+    .from(testCases)
+    .where(and(eq(testCases.testRunId, run.id), sql`${testCases.failureSignature} is not null`))
+    .groupBy(testCases.failureSignature)
+    .as("in_run");
+  const rows = await scope.db
+    .select({
+      id: failureGroups.id,
+      signature: failureGroups.signature,
+      message: failureGroups.message,
+      occurrences: failureGroups.occurrences,
+      testsCount: failureGroups.testsCount,
+      firstSeenAt: failureGroups.firstSeenAt,
+      lastSeenAt: failureGroups.lastSeenAt,
+      sampleTestCaseId: failureGroups.sampleTestCaseId,
+      sampleMessage: failureGroups.sampleMessage,
+      sampleText: failureGroups.sampleText,
+      runOccurrences: inRun.runOccurrences,
+      runTests: inRun.runTests,
+      testCaseIds: inRun.testCaseIds,
+    })
+    .from(inRun)
+    .innerJoin(failureGroups, and(eq(failureGroups.projectId, run.projectId), eq(failureGroups.signature, inRun.signature)))
+    .where(runFailureGroupList.after(request))
+    .orderBy(...runFailureGroupList.orderBy)
+    .limit(runFailureGroupList.fetchLimit(request));
+  return runFailureGroupList.page(
+    rows.map((row) => ({ ...row, testCaseIds: row.testCaseIds.map(Number) })),
+    request,
+  );
+}
