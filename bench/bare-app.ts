@@ -12,7 +12,7 @@
  */
 import { and, desc, eq, isNull, lte, or } from "drizzle-orm";
 import { Hono } from "hono";
-import { alertEvents, alerts, projects, testRuns } from "../src/db/schema";
+import { alertEvents, alerts, projects, testRuns, tests } from "../src/db/schema";
 import type { Database } from "../src/db/types";
 import { DEFAULT_PAGE_SIZE, type KeysetPosition, keysetBefore } from "../src/lib/pagination";
 
@@ -62,6 +62,22 @@ export const alertEventsQuery = (db: Database, alertId: string, after: KeysetPos
     .orderBy(desc(alertEvents.triggeredAt), desc(alertEvents.id))
     .limit(LIMIT);
 
+/** The project lookup and the tests page of GET /projects/:id/tests (sort impact), as the service runs them. */
+export const testsProjectQuery = (db: Database, organizationId: string, projectId: string) =>
+  db
+    .select()
+    .from(projects)
+    .where(and(eq(projects.id, projectId), eq(projects.organizationId, organizationId)))
+    .limit(1);
+
+export const testsQuery = (db: Database, projectId: string, health: "flaky" | null) =>
+  db
+    .select()
+    .from(tests)
+    .where(and(eq(tests.projectId, projectId), health ? eq(tests.health, health) : undefined))
+    .orderBy(desc(tests.impact), desc(tests.id))
+    .limit(LIMIT);
+
 export function createBareApp(db: Database, organizationId: string): Hono {
   const app = new Hono();
 
@@ -74,6 +90,12 @@ export function createBareApp(db: Database, organizationId: string): Hono {
     const [alert] = await alertQuery(db, organizationId, alertId);
     if (!alert) return c.json({ error: "not found" }, 404);
     return c.json(await alertEventsQuery(db, alertId, null));
+  });
+
+  app.get("/projects/:id/tests", async (c) => {
+    const [project] = await testsProjectQuery(db, organizationId, c.req.param("id"));
+    if (!project) return c.json({ error: "not found" }, 404);
+    return c.json(await testsQuery(db, project.id, c.req.query("health") === "flaky" ? "flaky" : null));
   });
 
   return app;

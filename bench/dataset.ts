@@ -181,3 +181,38 @@ export async function countDataset(client: pg.Client, hotAlertId: string) {
   );
   return Object.fromEntries(Object.entries(rows[0]!).map(([k, v]) => [k, Number(v)]));
 }
+
+/** The tests project: 20,000 tests and 5,000 runs, about 5 % flaky and 1 % broken. */
+export const TESTS_DATASET = { tests: 20_000, testRuns: 5_000 } as const;
+
+/**
+ * One project for the tests list: its runs, and tests as run processing leaves them (impact,
+ * rates, durations, health spread over the range; a few share an impact, so ties are broken by id).
+ */
+export async function seedTestsProject(client: pg.Client, organizationId: string): Promise<string> {
+  const { rows } = await client.query<{ id: string }>(
+    `insert into projects (organization_id, name, upload_token_hash, test_runs_count, tests_count, created_at, updated_at)
+     values ($1::uuid, 'tests-project', encode(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'hex'), $2::int, $3::int, now(), now())
+     returning id`,
+    [organizationId, TESTS_DATASET.testRuns, TESTS_DATASET.tests],
+  );
+  const projectId = rows[0]!.id;
+  await client.query(
+    `insert into test_runs (project_id, number, status, result, branch, commit_sha, created_at, processed_at, tests_count, passed_count)
+     select $1::uuid, i, 'processed', 'tests_passed', 'main', md5(i::text), now() - (($2::int - i) * interval '20 minutes'), now() - (($2::int - i) * interval '20 minutes'), 4000, 4000
+     from generate_series(1, $2::int) as i`,
+    [projectId, TESTS_DATASET.testRuns],
+  );
+  await client.query(
+    `insert into tests (id, project_id, name, classname, suite, health, executions_count, last_status, last_executed_at, last_failed_at, first_seen_at,
+                        last_run_number, window_size, failure_rate, flip_rate, impact, duration_p50_ms, duration_p95_ms, state)
+     select md5($1::text || i)::uuid, $1::uuid, 'test_' || i, 'com.acme.Module' || (i % 200) || 'Test', 'module-' || (i % 200),
+            (case when i % 20 = 0 then 'flaky' when i % 100 = 1 then 'broken' else 'healthy' end)::test_health,
+            1000 + i % 1000, 'passed', now(), case when i % 3 = 0 then now() - (i % 500) * interval '1 hour' end, now() - interval '60 days',
+            $2::int, 50, (i % 51) / 50.0, (i % 37) / 49.0, i % 51, 10 + i % 900, 20 + i % 1800, '{"w":"","d":[],"c":[],"cf":0,"cp":0}'::jsonb
+     from generate_series(1, $3::int) as i`,
+    [projectId, TESTS_DATASET.testRuns, TESTS_DATASET.tests],
+  );
+  await client.query("analyze tests");
+  return projectId;
+}

@@ -234,7 +234,12 @@ export type TestState = {
   cp: number;
 };
 
-/** A test: the same test across the runs of a project (docs/tests.md). */
+/**
+ * A test: the same test across the runs of a project (docs/tests.md). Every run rewrites the rows
+ * of its tests, so the table keeps room for in-page (HOT) updates (fillfactor 70, set in
+ * drizzle/0008_tests.sql) and has no index on what changes with nearly every run (the p95
+ * duration: `sort=duration` sorts the project's tests instead of reading an index).
+ */
 export const tests = pgTable(
   "tests",
   {
@@ -269,7 +274,6 @@ export const tests = pgTable(
     index("tests_project_impact_idx").on(t.projectId, t.impact.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index("tests_project_health_impact_idx").on(t.projectId, t.health, t.impact.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index("tests_project_failure_rate_idx").on(t.projectId, sql`coalesce(${t.failureRate}, -1) desc`, t.id.desc().nullsFirst()),
-    index("tests_project_duration_idx").on(t.projectId, sql`coalesce(${t.durationP95Ms}, -1) desc`, t.id.desc().nullsFirst()),
     index("tests_project_last_failed_idx").on(t.projectId, sql`coalesce(${t.lastFailedAt}, '-infinity') desc`, t.id.desc().nullsFirst()),
     index("tests_project_name_idx").on(t.projectId, t.name, t.id),
   ],

@@ -26,6 +26,8 @@ export type RunProcessedHook = (run: TestRunRow) => Promise<void>;
 
 export type ProcessingDeps = Pick<ServiceDeps, "db" | "clock"> & {
   logger: Logger;
+  /** See StoreOptions.testsAndGroups: on unless the upload benchmark measures its baseline. */
+  testsAndGroups?: boolean;
   afterRunProcessed?: RunProcessedHook;
 };
 
@@ -106,7 +108,7 @@ export async function processTestRun(deps: ProcessingDeps, testRunId: number, op
 
     let run: TestRunRow | null;
     try {
-      run = await storeTestRun(deps, testRunId, suiteSourceOf(payload));
+      run = await storeTestRun(deps, testRunId, suiteSourceOf(payload), { testsAndGroups: deps.testsAndGroups });
     } catch (error) {
       // The report's content is at fault (the transaction was rolled back): fail the run now.
       if (!(error instanceof ReportError)) throw error;

@@ -248,7 +248,21 @@ export type SuiteSource = (emit: (suites: ReportSuite[]) => void) => Promise<num
  * longer pending (a redelivered queue message), so processing is idempotent. Errors thrown by
  * the source (a ReportError) roll everything back and are rethrown.
  */
-export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runId: number, source: SuiteSource): Promise<TestRunRow | null> {
+export type StoreOptions = {
+  /**
+   * Keep the tests' state and the failure groups (the default). Off only in the upload
+   * benchmark's baseline, which measures what they add to processing in the same run.
+   */
+  testsAndGroups?: boolean;
+};
+
+export async function storeTestRun(
+  deps: Pick<ServiceDeps, "db" | "clock">,
+  runId: number,
+  source: SuiteSource,
+  options: StoreOptions = {},
+): Promise<TestRunRow | null> {
+  const derive = options.testsAndGroups ?? true;
   return deps.db.transaction(async (tx) => {
     const [run] = await tx.select().from(testRuns).where(eq(testRuns.id, runId)).for("update");
     if (run?.status !== "pending") return null;
@@ -269,8 +283,9 @@ export async function storeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runI
       suiteRows.push(row);
       for (const testCase of suite.cases) {
         addCase(counts, testCase.status);
-        const failure = failureSignature(testCase);
+        const failure = derive ? failureSignature(testCase) : null;
         rows.addCase(number, testCase, failure?.signature ?? null);
+        if (!derive) continue;
         executions.add(suite.name, testCase);
         if (failure) failures.add({ classname: testCase.classname ?? null, file: testCase.file ?? null, name: testCase.name }, failure);
       }

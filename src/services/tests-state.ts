@@ -239,10 +239,13 @@ export async function recordTestExecutions(
   const identities = JSON.stringify(list.map((e, i) => ({ i, c: e.classname, f: e.file, n: e.name })));
   const stored = await rowsOf<StoredRow>(
     tx.execute(sql`
-      select x.i, ${testIdentitySql(sql`${run.projectId}::uuid`, sql`x.c`, sql`x.f`, sql`x.n`)} as id, t.id is not null as found,
+      with x as (
+        select x.i, ${testIdentitySql(sql`${run.projectId}::uuid`, sql`x.c`, sql`x.f`, sql`x.n`)} as id
+        from json_to_recordset(${identities}::json) as x(i int, c text, f text, n text)
+      )
+      select x.i, x.id, t.id is not null as found,
         t.health, t.health_changed_at, t.executions_count, t.last_status, t.last_executed_at, t.last_failed_at, t.last_run_number, t.state
-      from json_to_recordset(${identities}::json) as x(i int, c text, f text, n text)
-      left join ${tests} t on t.id = ${testIdentitySql(sql`${run.projectId}::uuid`, sql`x.c`, sql`x.f`, sql`x.n`)}`),
+      from x left join ${tests} t on t.id = x.id`),
   );
 
   const rows: unknown[] = [];
