@@ -2,7 +2,8 @@
  * Runs the alert checks on a processed run (the `afterRunProcessed` seam of run processing).
  *
  * For each of the project's four alerts: a disabled alert is not checked at all (no state
- * update, no events; its history stays). An active alert's check — snoozed or not — reads its
+ * update, no events; its history stays), except `test_flakiness`, whose check also feeds the
+ * tests' health: it runs while disabled and records no events. An active alert's check — snoozed or not — reads its
  * state, takes the run, and in one transaction saves the new state and records one event per
  * trip (counting them in `events_count`). Snoozing only suppresses notifications.
  *
@@ -101,8 +102,10 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Pr
     .limit(1);
   if (!project) return [];
   const projectAlerts = await deps.db.select().from(alerts).where(eq(alerts.projectId, project.id));
-  const active = projectAlerts.filter((alert) => alert.active);
-  if (active.length === 0) return [];
+  // The flakiness check also feeds the tests' health, which disabling its alert does not stop:
+  // it runs for a disabled alert too, and only its events are left out.
+  const checked = projectAlerts.filter((alert) => alert.active || alert.alertType === "test_flakiness");
+  if (checked.length === 0) return [];
 
   const summary = await runSummary(deps.db, run, project.defaultBranch);
   const testIds = new Map(summary.tests.flatMap((test) => (test.testId ? [[test.key, test.testId] as const] : [])));
@@ -110,7 +113,7 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Pr
   const trips: RecordedTrip[] = [];
 
   await deps.db.transaction(async (tx) => {
-    for (const alert of active) {
+    for (const alert of checked) {
       const check = deps.checks[alert.alertType];
       // The row lock serializes checks of one project; a missing row is created first.
       await tx
@@ -146,6 +149,7 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Pr
         );
         await markTestsFlaky(tx, { id: run.id, projectId: project.id, createdAt: run.createdAt }, flagged);
       }
+      if (!alert.active) continue;
       const kept = named.slice(0, MAX_EVENTS_PER_CHECK).map((metadata) => boundedMetadata(metadata));
       if (events.length > MAX_EVENTS_PER_CHECK) kept[kept.length - 1] = { ...kept.at(-1), more_trips_in_run: events.length - MAX_EVENTS_PER_CHECK };
       const inserted = await tx

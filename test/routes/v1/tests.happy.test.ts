@@ -213,3 +213,30 @@ describe("GET /tests/:id/executions", () => {
     expect(next.pagination).toEqual({ next_cursor: null, has_more: false });
   });
 });
+
+describe("health and the flakiness alert", () => {
+  it("a test the flakiness check flags is flaky, with or without the alert: disabling it stops the events, not the health", async () => {
+    for (const disabled of [false, true]) {
+      const { organization, apiKey } = await h.newOrganization();
+      const { project, uploadToken, alertIds } = await h.newProject(organization.id);
+      if (disabled) expect((await h.post(`/api/v1/alerts/${alertIds.test_flakiness}/disable`, apiKey)).status).toBe(200);
+      // Passing and failing on alternate commits of main: no same-commit evidence, never 10
+      // failures in a row; only the check's history rule (flips) can call it flaky.
+      for (let i = 0; i < 26; i++) {
+        h.clock.advance(60_000);
+        const cases = [
+          ...["a", "b", "c", "d", "e"].map((name) => ({ name, classname: "Stable", status: "passed" })),
+          { name: "wobbles", classname: "Wobbly", status: i % 2 === 0 ? "passed" : "failed", failure_message: i % 2 === 0 ? null : "boom" },
+        ];
+        await h.uploadAndWait(uploadToken, { branch: "main", commit_sha: `commit${String(i).padStart(4, "0")}`, suites: [{ name: "s", cases }] });
+      }
+      const events = (await h.get(`/api/v1/alerts/${alertIds.test_flakiness}/events`, apiKey)).body.data;
+      const wobbly = (await h.get(`/api/v1/projects/${project.id}/tests?q=wobbles`, apiKey)).body.data[0];
+      expect(wobbly.health, `alert disabled: ${disabled}`).toBe("flaky");
+      const transitions = (await h.get(`/api/v1/tests/${wobbly.id}/health_transitions`, apiKey)).body.data;
+      expect(transitions.at(-1)).toMatchObject({ from: "healthy", to: "flaky", reason: expect.stringContaining("flakiness check") });
+      if (disabled) expect(events).toEqual([]);
+      else expect(events.map((e: any) => e.metadata.test_id)).toContain(wobbly.id);
+    }
+  });
+});
