@@ -205,11 +205,11 @@ export async function seedTestsProject(client: pg.Client, organizationId: string
   );
   await client.query(
     `insert into tests (id, project_id, name, classname, suite, health, executions_count, last_status, last_executed_at, last_failed_at, first_seen_at,
-                        last_run_number, window_size, failure_rate, flip_rate, impact, duration_p50_ms, duration_p95_ms, state)
+                        last_run_number, window_size, failure_rate, flip_rate, impact, duration_p50_ms, duration_p95_ms)
      select md5($1::text || i)::uuid, $1::uuid, 'test_' || i, 'com.acme.Module' || (i % 200) || 'Test', 'module-' || (i % 200),
             (case when i % 20 = 0 then 'flaky' when i % 100 = 1 then 'broken' else 'healthy' end)::test_health,
             1000 + i % 1000, 'passed', now(), case when i % 3 = 0 then now() - (i % 500) * interval '1 hour' end, now() - interval '60 days',
-            $2::int, 50, (i % 51) / 50.0, (i % 37) / 49.0, i % 51, 10 + i % 900, 20 + i % 1800, '{"w":"","d":[],"c":[],"cf":0,"cp":0}'::jsonb
+            $2::int, 50, (i % 51) / 50.0, (i % 37) / 49.0, i % 51, 10 + i % 900, 20 + i % 1800
      from generate_series(1, $3::int) as i`,
     [projectId, TESTS_DATASET.testRuns, TESTS_DATASET.tests],
   );

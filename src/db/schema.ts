@@ -221,19 +221,6 @@ export const testCases = pgTable(
   ],
 );
 
-/** What run processing keeps per test between runs (bounded: a window of 50, a few recent commits). */
-export type TestState = {
-  /** Outcomes of the last executions on the default branch, oldest first: p(assed), f(ailed), e(rrored). */
-  w: string;
-  /** Durations (ms) of the same executions, -1 where unknown. */
-  d: number[];
-  /** Recent commits and what the test did on them: bit 1 passed, bit 2 failed or errored. */
-  c: [string, number][];
-  /** Consecutive default-branch executions that failed or errored / passed, up to this run. */
-  cf: number;
-  cp: number;
-};
-
 /**
  * A test: the same test across the runs of a project (docs/tests.md). Every run rewrites the rows
  * of its tests, so the table keeps room for in-page (HOT) updates (fillfactor 70, set in
@@ -268,7 +255,17 @@ export const tests = pgTable(
     impact: integer("impact").notNull().default(0),
     durationP50Ms: integer("duration_p50_ms"),
     durationP95Ms: integer("duration_p95_ms"),
-    state: jsonb("state").$type<TestState>().notNull(),
+    // What run processing keeps between runs, bounded: plain columns, since every run rewrites
+    // them for each of its tests (a jsonb document cost several times as much to write).
+    /** Outcomes of the last executions on the default branch, oldest first: p(assed), f(ailed), e(rrored). */
+    windowOutcomes: text("window_outcomes").notNull().default(""),
+    /** Durations (ms) of the same executions, -1 where unknown. */
+    windowDurations: integer("window_durations").array().notNull().default(sql`'{}'::int4[]`),
+    /** Recent commits and what the test did on them (bit 1 passed, bit 2 failed), `sha:bits` separated by spaces. */
+    recentCommits: text("recent_commits").notNull().default(""),
+    /** Consecutive default-branch executions that failed or errored / passed, up to the latest run. */
+    failingStreak: integer("failing_streak").notNull().default(0),
+    passingStreak: integer("passing_streak").notNull().default(0),
   },
   (t) => [
     index("tests_project_impact_idx").on(t.projectId, t.impact.desc().nullsFirst(), t.id.desc().nullsFirst()),
