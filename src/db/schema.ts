@@ -419,6 +419,19 @@ export const appSettings = pgTable("app_settings", {
   value: text("value").notNull(),
 });
 
+/** What a group of failures holds, per project or per test. */
+const failureGroupColumns = () => ({
+  signature: text("signature").notNull(),
+  /** The normalized message (first line), what the group is about. */
+  message: text("message").notNull(),
+  occurrences: integer("occurrences").notNull().default(0),
+  firstSeenAt: timestampMs("first_seen_at").notNull(),
+  lastSeenAt: timestampMs("last_seen_at").notNull(),
+  sampleTestCaseId: bigint("sample_test_case_id", { mode: "number" }).notNull(),
+  sampleMessage: text("sample_message"),
+  sampleText: text("sample_text"),
+});
+
 /**
  * Failures grouped by cause: one row per project and signature, kept by run processing. The
  * sample is the latest failure as written (unmasked).
@@ -430,16 +443,8 @@ export const failureGroups = pgTable(
     projectId: uuid("project_id")
       .notNull()
       .references(() => projects.id, { onDelete: "cascade" }),
-    signature: text("signature").notNull(),
-    /** The normalized message (first line), what the group is about. */
-    message: text("message").notNull(),
-    occurrences: integer("occurrences").notNull().default(0),
+    ...failureGroupColumns(),
     testsCount: integer("tests_count").notNull().default(0),
-    firstSeenAt: timestampMs("first_seen_at").notNull(),
-    lastSeenAt: timestampMs("last_seen_at").notNull(),
-    sampleTestCaseId: bigint("sample_test_case_id", { mode: "number" }).notNull(),
-    sampleMessage: text("sample_message"),
-    sampleText: text("sample_text"),
   },
   (t) => [
     uniqueIndex("failure_groups_project_signature_key").on(t.projectId, t.signature),
@@ -455,14 +460,7 @@ export const testFailureGroups = pgTable(
     testId: uuid("test_id")
       .notNull()
       .references(() => tests.id, { onDelete: "cascade" }),
-    signature: text("signature").notNull(),
-    message: text("message").notNull(),
-    occurrences: integer("occurrences").notNull().default(0),
-    firstSeenAt: timestampMs("first_seen_at").notNull(),
-    lastSeenAt: timestampMs("last_seen_at").notNull(),
-    sampleTestCaseId: bigint("sample_test_case_id", { mode: "number" }).notNull(),
-    sampleMessage: text("sample_message"),
-    sampleText: text("sample_text"),
+    ...failureGroupColumns(),
   },
   (t) => [
     uniqueIndex("test_failure_groups_test_signature_key").on(t.testId, t.signature),

@@ -90,6 +90,9 @@ export async function getTest(scope: OrgScope, testId: string): Promise<TestObje
 
 export type TestExecutionFilters = { test_id: string; status: CaseStatus | null; branch: string | null };
 
+/** The run's columns a test view embeds (presentTestRunSummary). */
+const runSummaryColumns = { projectId: testRuns.projectId, number: testRuns.number, branch: testRuns.branch, commitSha: testRuns.commitSha, createdAt: testRuns.createdAt };
+
 type ExecutionRow = { testCase: typeof testCases.$inferSelect; run: Pick<typeof testRuns.$inferSelect, "projectId" | "number" | "branch" | "commitSha" | "createdAt"> };
 
 /** A test's cases across runs, newest first (by when they were stored), each with its run. */
@@ -110,7 +113,7 @@ export async function listTestExecutions(scope: OrgScope, request: ListRequest<T
   const rows = await scope.db
     .select({
       testCase: testCases,
-      run: { projectId: testRuns.projectId, number: testRuns.number, branch: testRuns.branch, commitSha: testRuns.commitSha, createdAt: testRuns.createdAt },
+      run: runSummaryColumns,
     })
     .from(testCases)
     .innerJoin(testRuns, eq(testRuns.id, testCases.testRunId))
@@ -144,7 +147,7 @@ export async function listHealthTransitions(scope: OrgScope, request: ListReques
   const rows = await scope.db
     .select({
       transition: testHealthTransitions,
-      run: { projectId: testRuns.projectId, number: testRuns.number, branch: testRuns.branch, commitSha: testRuns.commitSha, createdAt: testRuns.createdAt },
+      run: runSummaryColumns,
     })
     .from(testHealthTransitions)
     .innerJoin(testRuns, eq(testRuns.id, testHealthTransitions.testRunId))
