@@ -232,7 +232,7 @@ type StoredRow = {
 };
 
 const dateOrNull = (value: string | Date | null) => (value === null ? null : new Date(value));
-/** An int4[] as the driver returns it: parsed (node-postgres, PGlite) or as its text form. */
+/** An int4[] read as text (`{1,2,3}`): splitting it is cheaper than the drivers' generic array parsers. */
 const intArray = (value: number[] | string | null): number[] =>
   value === null ? [] : Array.isArray(value) ? value.map(Number) : value.replace(/[{}]/g, "") === "" ? [] : value.replace(/[{}]/g, "").split(",").map(Number);
 
@@ -270,7 +270,7 @@ export async function recordTestExecutions(
       )
       select x.i, x.id, t.id is not null as found,
         t.health, t.health_changed_at, t.executions_count, t.last_status, t.last_executed_at, t.last_failed_at, t.last_run_number,
-        t.window_outcomes, t.window_durations, t.recent_commits, t.failing_streak, t.passing_streak
+        t.window_outcomes, t.window_durations::text as window_durations, t.recent_commits, t.failing_streak, t.passing_streak
       from x left join ${tests} t on t.id = x.id`),
   );
 
