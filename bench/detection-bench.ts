@@ -23,6 +23,15 @@
  *   default-branch runs from onset to the event, inclusive: 1 = on the onset run). D is the large
  *   target for large anomalies and the window for small ones. Anomalies whose stream ends
  *   before D runs are left out.
+ *
+ * Detection patterns (scored apart, so the figures above stay those of the same corpus): for the
+ * same seeds, one more stream each with scenario "env_half" (even seed offsets: about half the
+ * tests fail in every run and never pass, beside genuinely flaky tests) or "co_failing_group" (odd
+ * offsets: 5–20 tests that fail together in some runs and pass together in others, same-commit
+ * re-runs included); flaky family on in all, regression/spike/skip by bits 1–3 as above.
+ *
+ * Options for quick iterations (they never write BENCHMARKS.md): --only=test_flakiness,… (checks
+ * by name), --no-timing, --no-patterns, --patterns-only.
  */
 import { execFileSync } from "node:child_process";
 import os from "node:os";
@@ -33,8 +42,8 @@ import { flakinessCheck } from "../src/checks/flakiness";
 import { performanceRegressionCheck } from "../src/checks/performance-regression";
 import { skippedCreepCheck } from "../src/checks/skipped-creep";
 import type { Check, RunSummary } from "../src/checks/types";
-import { isInfraSuspect } from "../src/checks/types";
-import { type Anomaly, type Family, type SimStream, generateStream, toRunSummary } from "../src/simulator/streams";
+import { isInfraSuspect, judgeInfra } from "../src/checks/types";
+import { type Anomaly, type Family, type Scenario, type SimRun, type SimStream, generateStream, toRunSummary } from "../src/simulator/streams";
 import { writeBenchmarkSection } from "./common";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -53,7 +62,11 @@ const TESTS = Number(args.get("tests") ?? 200);
 const TIMING_RUNS = 10_000;
 const TIMING_BLOCK = 50;
 const TIMING_REPS = Number(args.get("timing-reps") ?? 21);
-const WRITE = args.get("no-write") === undefined;
+const ONLY = args.get("only")?.split(",") ?? null;
+const TIMING = args.get("no-timing") === undefined;
+const PATTERNS = args.get("no-patterns") === undefined;
+const MAIN_CORPUS = args.get("patterns-only") === undefined;
+const WRITE = args.get("no-write") === undefined && ONLY === null && TIMING && PATTERNS && MAIN_CORPUS;
 
 // ---------------------------------------------------------------------------------------------
 // Checks under test and the TestNod rules
@@ -159,7 +172,7 @@ class NaiveSpike implements Detector {
 
 const str = (value: unknown) => (typeof value === "string" ? value : null);
 
-const CHECKS: CheckSpec[] = [
+const ALL_CHECKS: CheckSpec[] = [
   {
     family: "flaky",
     name: "test_flakiness",
@@ -197,6 +210,8 @@ const CHECKS: CheckSpec[] = [
     testNodHasRule: true,
   },
 ];
+
+const CHECKS: CheckSpec[] = ONLY === null ? ALL_CHECKS : ALL_CHECKS.filter((spec) => ONLY.includes(spec.name));
 
 // ---------------------------------------------------------------------------------------------
 // Windows and matching
@@ -288,6 +303,15 @@ function matchEvent(index: StreamIndex, family: Family, event: Detected, candida
 // ---------------------------------------------------------------------------------------------
 // Explaining false events
 
+/** The infrastructure guard's verdict on a run, with "failed last time" read from the previous default-branch run (for explanations). */
+function guardSuspect(index: StreamIndex, run: SimRun): boolean {
+  const { stream } = index;
+  let previous: SimRun | undefined;
+  for (let n = run.number - 1; n >= 1 && !previous; n--) if (stream.runs[n - 1]!.branch === "main") previous = stream.runs[n - 1];
+  const failedBefore = new Set(previous ? previous.tests.filter((t) => t.status === "failed" || t.status === "errored").map((t) => t.key) : []);
+  return judgeInfra(toRunSummary(run), (key) => failedBefore.has(key)).suspect;
+}
+
 function fpCause(index: StreamIndex, family: Family, event: Detected): string {
   const { stream } = index;
   const run = stream.runs[event.run - 1]!;
@@ -298,16 +322,17 @@ function fpCause(index: StreamIndex, family: Family, event: Detected): string {
     stream.anomalies.filter((a) => types.includes(a.type) && a.start <= event.run && mainCount(index, a.start, event.run) <= lookback);
   switch (family) {
     case "flaky": {
+      if (stream.tests.find((t) => t.key === event.subject)?.alwaysFailing) return "always-failing environment-dependent test";
       if (run.retry_of !== null && pointLabel(run.retry_of)) {
         const original = stream.runs[run.retry_of - 1]!;
         const kind = original.labels.some((l) => l.type === "failure_spike") ? "spike" : "outage";
-        return `same-commit retry of ${kind === "spike" ? "a spike" : "an outage"} run (${isInfraSuspect(toRunSummary(original)) ? "infra-suspect" : "not infra-suspect"})`;
+        return `same-commit retry of ${kind === "spike" ? "a spike" : "an outage"} run (${guardSuspect(index, original) ? "infra-suspect" : "not infra-suspect"})`;
       }
       if (pointLabel(run.number)) return "in a spike/outage run";
       const broken = stream.runs.some((r) => r.notes.some((n) => (n.kind === "breakage_start" || n.kind === "breakage_fixed") && n.test === event.subject));
       if (broken) return "test with a breakage episode";
       if (run.branch !== "main") return "feature-branch run";
-      return isInfraSuspect(toRunSummary(run)) ? "infra-suspect run" : "other";
+      return guardSuspect(index, run) ? "infra-suspect run" : "other";
     }
     case "regression": {
       const prior = stream.anomalies.filter(
@@ -382,6 +407,7 @@ const newScore = (): Score => ({
 function kindOf(a: Anomaly): string {
   switch (a.type) {
     case "flaky_test":
+      if (a.details.group !== undefined) return `flaky, co-failing group p=${a.magnitude}`;
       return a.details.systemic ? "flaky, correlated pool" : `flaky p=${a.magnitude}`;
     case "duration_shift":
       return `run +${Math.round(a.magnitude * 100)} % (log-σ ${Number(a.details.log_sigma) <= 0.05 ? "≤ 0.05" : Number(a.details.log_sigma) <= 0.15 ? "≤ 0.15" : "> 0.15"})`;
@@ -593,26 +619,26 @@ function codeVersion(): string {
   }
 }
 
-async function main() {
-  const started = performance.now();
-  const log = (line: string) => process.stderr.write(`[detection-bench ${((performance.now() - started) / 1000).toFixed(1)} s] ${line}\n`);
-  const loadAtStart = os.loadavg()[0]!.toFixed(1);
-  const scores = new Map<string, { ours: Score; testNod: Score }>(CHECKS.map((spec) => [spec.name, { ours: newScore(), testNod: newScore() }]));
-  let totalRuns = 0;
-  let totalMain = 0;
-  let generationMs = 0;
-  const anomalyCounts = new Map<string, number>();
+type Scores = Map<string, { ours: Score; testNod: Score }>;
+type CorpusStats = { runs: number; main: number; generationMs: number; anomalies: Map<string, number>; countSuspect: number; alwaysFailingTests: number; streams: number };
 
-  const seeds = Array.from({ length: STREAMS }, (_, i) => SEED_BASE + i);
+const newScores = (): Scores => new Map(CHECKS.map((spec) => [spec.name, { ours: newScore(), testNod: newScore() }]));
+
+/** Feeds every stream through every check (ours and the TestNod rule) and scores it. */
+function scoreCorpus(seeds: number[], make: (seed: number) => SimStream, scores: Scores, log: (line: string) => void, label: string): CorpusStats {
+  const stats: CorpusStats = { runs: 0, main: 0, generationMs: 0, anomalies: new Map(), countSuspect: 0, alwaysFailingTests: 0, streams: 0 };
   for (const seed of seeds) {
     const t0 = performance.now();
-    const stream = generateStream({ seed, runs: RUNS, tests: TESTS, knobs: { families: familiesFor(seed) } });
+    const stream = make(seed);
     const summaries = stream.runs.map((run) => toRunSummary(run));
-    generationMs += performance.now() - t0;
+    stats.generationMs += performance.now() - t0;
     const index = indexStream(stream);
-    totalRuns += stream.runs.length;
-    totalMain += mainCount(index, 1, index.lastRun);
-    for (const a of stream.anomalies) anomalyCounts.set(a.type, (anomalyCounts.get(a.type) ?? 0) + 1);
+    stats.streams++;
+    stats.runs += stream.runs.length;
+    stats.main += mainCount(index, 1, index.lastRun);
+    stats.countSuspect += summaries.filter((summary) => summary.onDefaultBranch && isInfraSuspect(summary)).length;
+    stats.alwaysFailingTests += stream.tests.filter((t) => t.alwaysFailing).length;
+    for (const a of stream.anomalies) stats.anomalies.set(a.type, (stats.anomalies.get(a.type) ?? 0) + 1);
 
     for (const spec of CHECKS) {
       const score = scores.get(spec.name)!;
@@ -627,14 +653,58 @@ async function main() {
         scoreStream(index, summaries, spec, events, score[which]);
       }
     }
-    if ((seed - SEED_BASE + 1) % 40 === 0) log(`${seed - SEED_BASE + 1}/${STREAMS} streams`);
+    if (stats.streams % 40 === 0) log(`${label}: ${stats.streams}/${seeds.length} streams`);
   }
-  log(`corpus done: ${totalRuns} runs (${totalMain} default-branch), generation ${(generationMs / 1000).toFixed(1)} s`);
+  log(`${label} done: ${stats.runs} runs (${stats.main} default-branch), generation ${(stats.generationMs / 1000).toFixed(1)} s`);
+  return stats;
+}
 
-  const { timings, streamNote } = timeChecks(log);
+/** The detection patterns' scenario for a seed: env_half at even offsets, co_failing_group at odd ones. */
+function patternFor(seed: number): Scenario {
+  return (seed - SEED_BASE) % 2 === 0 ? "env_half" : "co_failing_group";
+}
+
+const PATTERNS_TEXT: Record<string, string> = {
+  env_half: "env_half: 52–62 % of the tests fail (or error) in every run and never pass; the flaky family's tests are the ones to find",
+  co_failing_group: "co_failing_group: 5–20 tests fail together in 3, 5 or 10 % of the runs (same-commit retries included) and pass together otherwise",
+};
+
+async function main() {
+  const started = performance.now();
+  const log = (line: string) => process.stderr.write(`[detection-bench ${((performance.now() - started) / 1000).toFixed(1)} s] ${line}\n`);
+  const loadAtStart = os.loadavg()[0]!.toFixed(1);
+  const scores = newScores();
+  const seeds = Array.from({ length: STREAMS }, (_, i) => SEED_BASE + i);
+  const corpus = MAIN_CORPUS
+    ? scoreCorpus(seeds, (seed) => generateStream({ seed, runs: RUNS, tests: TESTS, knobs: { families: familiesFor(seed) } }), scores, log, "corpus")
+    : { runs: 0, main: 0, generationMs: 0, anomalies: new Map<string, number>(), countSuspect: 0, alwaysFailingTests: 0, streams: 0 };
+  const totalRuns = corpus.runs;
+  const totalMain = corpus.main;
+  const anomalyCounts = corpus.anomalies;
+
+  // The detection patterns: one more stream per seed, scored apart.
+  const patternScores = new Map<string, Scores>();
+  const patternStats = new Map<string, CorpusStats>();
+  if (PATTERNS) {
+    for (const pattern of ["env_half", "co_failing_group"] as const) {
+      const pScores = newScores();
+      const stats = scoreCorpus(
+        seeds.filter((seed) => patternFor(seed) === pattern),
+        (seed) => generateStream({ seed, scenario: pattern, runs: RUNS, tests: TESTS, knobs: { families: { ...familiesFor(seed), flaky: true } } }),
+        pScores,
+        log,
+        pattern,
+      );
+      patternScores.set(pattern, pScores);
+      patternStats.set(pattern, stats);
+    }
+  }
+
+  const { timings, streamNote } = TIMING ? timeChecks(log) : { timings: [], streamNote: "" };
 
   // ------------------------------------------------------------------ tables
   const targets: { check: string; target: string; value: string; pass: boolean | null }[] = [];
+  const patternTargets: typeof targets = [];
   const lines: string[] = [];
   lines.push("## Alert-check detection quality (`npm run bench:detection`)");
   lines.push("");
@@ -705,7 +775,7 @@ async function main() {
       lines.push(`| ${spec.name} | ${kindName} | ${kindSizeName} | ${pct(s.detected, s.total)} (${s.detected}/${s.total}) | ${pct(tn.detected, tn.total)} | ${medianDelay(s)} |`);
     }
   }
-  const flaky = scores.get("test_flakiness")!.ours;
+  const flaky = (scores.get("test_flakiness") ?? { ours: newScore() }).ours;
   lines.push("");
   lines.push(
     `Same-commit / in-run retry evidence: of ${flaky.evidence.withEvidence} flaky tests that showed it on the default branch (in a non-infra-suspect run), ${flaky.evidence.flaggedByEvidenceRun} (${pct(flaky.evidence.flaggedByEvidenceRun, flaky.evidence.withEvidence)}) were flagged on or before that run.`,
@@ -719,7 +789,7 @@ async function main() {
   lines.push("");
   lines.push("| Background | Ours | Naive rule | Default-branch runs |");
   lines.push("|---|---:|---:|---:|");
-  const spike = scores.get("failure_rate_spike")!;
+  const spike = scores.get("failure_rate_spike") ?? { ours: newScore(), testNod: newScore() };
   for (const [key, entry] of [...spike.ours.cleanByRho].sort(([a], [b]) => a.localeCompare(b))) {
     const naive = spike.testNod.cleanByRho.get(key) ?? { events: 0, runs: 0 };
     lines.push(`| ${key} | ${perK(entry.events, entry.runs)} | ${perK(naive.events, naive.runs)} | ${entry.runs} |`);
@@ -734,6 +804,74 @@ async function main() {
     for (const [cause, n] of [...o.causes].sort((a, b) => b[1] - a[1])) lines.push(`| ${spec.name} | ${cause} | ${n} |`);
     if (o.causes.size === 0) lines.push(`| ${spec.name} | (none) | 0 |`);
   }
+  if (PATTERNS) {
+    lines.push("");
+    lines.push("### Detection patterns (additional streams)");
+    lines.push("");
+    lines.push(
+      `Patterns found on real rerun data of open-source projects, simulated: for each seed above one more stream (${STREAMS} × ${RUNS} runs, ~${TESTS} tests), scenario env_half at even seed offsets and co_failing_group at odd ones; the flaky family is on in all of them, regression, spike and skip by bits 1–3 as above; scored exactly like the corpus above, apart from it (its figures do not include these streams).`,
+    );
+    for (const [pattern, stats] of patternStats) {
+      lines.push(`- ${PATTERNS_TEXT[pattern]}. ${stats.streams} streams, ${stats.runs} runs (${stats.main} on the default branch); anomalies: ${[...stats.anomalies].map(([type, n]) => `${type} ${n}`).join(", ")}${stats.alwaysFailingTests > 0 ? `; ${stats.alwaysFailingTests} always-failing tests` : ""}; default-branch runs that look like an outage by the run's counts alone (the guard before it judged newly failing tests): ${pct(stats.countSuspect, stats.main)}.`);
+    }
+    lines.push("");
+    lines.push("| Pattern | Check | Rule | Events | False / 1,000 clean runs | Precision | Recall large | Recall small | Median runs to detection (large / small) |");
+    lines.push("|---|---|---|---:|---:|---:|---:|---:|---:|");
+    for (const [pattern, pScores] of patternScores) {
+      for (const spec of CHECKS) {
+        const { ours: o, testNod: t } = pScores.get(spec.name)!;
+        for (const [label, sc] of [
+          ["ours", o],
+          [spec.testNodHasRule ? "TestNod" : "naive rule", t],
+        ] as const) {
+          lines.push(
+            `| ${pattern} | ${spec.name} | ${label} | ${sc.events} | ${perK(sc.cleanEvents, sc.cleanRuns)} | ${ratioText(sc.trueUnits, sc.trueUnits + sc.falseUnits)} (${sc.trueUnits}/${sc.trueUnits + sc.falseUnits}) | ${ratioText(sc.large.detected, sc.large.total)} (${sc.large.detected}/${sc.large.total}) | ${ratioText(sc.small.detected, sc.small.total)} (${sc.small.detected}/${sc.small.total}) | ${medianDelay(sc.large)} / ${medianDelay(sc.small)} |`,
+          );
+        }
+      }
+    }
+    lines.push("");
+    lines.push("Flaky-test recall on the patterns by kind (ours vs TestNod):");
+    lines.push("");
+    lines.push("| Pattern | Anomaly | Size | Ours | TestNod | Ours median runs |");
+    lines.push("|---|---|---|---:|---:|---:|");
+    for (const [pattern, pScores] of patternScores) {
+      const entry = pScores.get("test_flakiness");
+      if (!entry) continue;
+      for (const [kind, sc] of [...entry.ours.byKind].sort(([a], [b]) => a.localeCompare(b, "en", { numeric: true }))) {
+        const tn = entry.testNod.byKind.get(kind) ?? newSize();
+        const [kindName, kindSizeName] = kind.split("|");
+        lines.push(`| ${pattern} | ${kindName} | ${kindSizeName} | ${pct(sc.detected, sc.total)} (${sc.detected}/${sc.total}) | ${pct(tn.detected, tn.total)} | ${medianDelay(sc)} |`);
+      }
+    }
+    lines.push("");
+    lines.push("False units of our checks on the patterns, by cause:");
+    lines.push("");
+    lines.push("| Pattern | Check | Cause | False units |");
+    lines.push("|---|---|---|---:|");
+    for (const [pattern, pScores] of patternScores) {
+      for (const spec of CHECKS) {
+        const o = pScores.get(spec.name)!.ours;
+        for (const [cause, n] of [...o.causes].sort((a, b) => b[1] - a[1])) lines.push(`| ${pattern} | ${spec.name} | ${cause} | ${n} |`);
+        if (o.causes.size === 0) lines.push(`| ${pattern} | ${spec.name} | (none) | 0 |`);
+      }
+      const flakyPattern = pScores.get("test_flakiness");
+      if (flakyPattern) {
+        const onAlwaysFailing = (sc: Score) => sc.causes.get("always-failing environment-dependent test") ?? 0;
+        if (pattern === "env_half") lines.push(`| ${pattern} | test_flakiness (TestNod) | always-failing environment-dependent test | ${onAlwaysFailing(flakyPattern.testNod)} |`);
+      }
+    }
+    const flakyTargets = (pattern: string) => {
+      const entry = patternScores.get(pattern)?.get("test_flakiness");
+      if (!entry) return;
+      const o = entry.ours;
+      const precision = o.trueUnits / Math.max(1, o.trueUnits + o.falseUnits);
+      patternTargets.push({ check: `test_flakiness (${pattern})`, target: "precision ≥ 0.9", value: precision.toFixed(3), pass: precision >= 0.9 });
+      patternTargets.push({ check: `test_flakiness (${pattern})`, target: "recall ≥ 0.95 on large anomalies", value: ratioText(o.large.detected, o.large.total), pass: o.large.total > 0 && o.large.detected / o.large.total >= 0.95 });
+    };
+    flakyTargets("env_half");
+    flakyTargets("co_failing_group");
+  }
   lines.push("");
   lines.push(
     `Cost per run with 100 vs 10,000 runs of history (stream ${streamNote}; each check fed runs 1–10,000 through \`update\`; then the block of runs 101–${100 + TIMING_BLOCK} from the state after run 100 and the block ${TIMING_RUNS + 1}–${TIMING_RUNS + TIMING_BLOCK} from the state after run 10,000, ${TIMING_REPS} interleaved repetitions each after 3 warm-ups, median; state size = JSON bytes; the target is judged on the raw ratio, the per-test ratio divides out the different number of tests in the two blocks):`,
@@ -746,6 +884,7 @@ async function main() {
     lines.push(`| ${t.name} | ${t.at100.toFixed(3)} | ${t.at10k.toFixed(3)} | ${t.ratio.toFixed(2)} | ${t.ratio <= 1.3 ? "PASS" : "FAIL"} | ${perTest.toFixed(2)} | ${t.bytes100} | ${t.bytes10k} | ${t.tests100} / ${t.tests10k} |`);
     targets.push({ check: t.name, target: "per-run time ratio 10,000 / 100 ≤ 1.3", value: t.ratio.toFixed(2), pass: t.ratio <= 1.3 });
   }
+  targets.push(...patternTargets);
   lines.push("");
   lines.push("Targets:");
   lines.push("");
@@ -760,6 +899,12 @@ async function main() {
   for (const spec of CHECKS) {
     const o = scores.get(spec.name)!.ours;
     if (o.samples.length > 0) console.log(`False-event samples, ${spec.name}:\n  ${o.samples.join("\n  ")}`);
+  }
+  for (const [pattern, pScores] of patternScores) {
+    for (const spec of CHECKS) {
+      const o = pScores.get(spec.name)!.ours;
+      if (o.samples.length > 0) console.log(`False-event samples, ${spec.name} on ${pattern}:\n  ${o.samples.join("\n  ")}`);
+    }
   }
   if (WRITE) {
     writeBenchmarkSection(OUTPUT, "detection-bench", report);

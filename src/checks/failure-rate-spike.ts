@@ -25,14 +25,17 @@
  * recall of a jump from 0.5 % to 10 % failing (n = 500, ρ = 0.01) 100 % → 96 %.
  *
  * Baseline protection: a run that trips is not folded into the baseline, and neither is an
- * infra-suspect run (`isInfraSuspect`): such runs are evaluated like any other (they may trip),
+ * infra-suspect run (`judgeInfra`, judged on the tests that newly fail: a test whose last executed
+ * status in the map below was a failure is persistent and not judged, so a project where half the
+ * tests always fail is not one long outage, and its runs do build the baseline): such runs are evaluated like any other (they may trip),
  * but an outage must not raise μ and ρ and blind the check for the next hundred runs — which is
  * what folding it in during the first 20 runs, when nothing can trip yet, would do.
  *
  * Newly failing tests: a compact map key → (default-branch run sequence number · 4 + last
  * executed status: 0 passed, 1 failed, 2 errored, 3 none yet — only skipped). A test failing now
- * is "newly failing" when its previous executed appearance passed. Infra-suspect runs read the
- * map but do not write it (their failures say nothing about the tests). Entries not seen for 200
+ * is "newly failing" when its previous executed appearance passed. The map is also the guard's
+ * memory. Infra-suspect runs read the map but write only tests it does not hold yet (their
+ * failures say nothing about known tests; an unknown test's outcome is all there is). Entries not seen for 200
  * default-branch runs are dropped in a sweep every 50 runs, so the map holds the tests of the
  * last ≤ 250 runs.
  *
@@ -42,20 +45,30 @@
  * (failing − recurrent) pass the same guards and tail test on their own: a cluster of known
  * intermittent tests failing together (systemic flakiness, Parry et al.) is the flakiness alert's
  * business, whereas a spike is normally stable tests failing at once. Failures of a tripping run
- * are not recorded (two outages of one suite within 50 runs are both spikes). Without per-test
+ * are not recorded as recurrent; they go to a third map (`tf`, key → `seq` of the last tripping
+ * run it failed in). When at least 5 of a run's failing tests, and at least half of them, failed
+ * in a tripping run within the previous 50 runs (and not since), the run repeats that spike's
+ * tests: a recurring co-failing group (systemic flakiness, which the flakiness check now flags as
+ * `burst_recurred`), and those tests count as recurrent too. Two spikes that share a few tests,
+ * or two outages of different suites, are still judged on all their failures; two outages of the
+ * same suite within 50 runs are a recurring group. Without per-test
  * rows every failure is fresh. Measured on the simulated corpus (`npm run bench:detection`): false
  * events 23 → 3 (they were co-failing flaky pools at ρ = 0.05), precision 0.896 → 0.984, at the
  * cost of small-anomaly recall 0.554 → 0.495 (outages of small suites that hold an intermittent
- * test, 10 % spikes at ρ = 0.05); large-anomaly recall stays 1.000.
+ * test, 10 % spikes at ρ = 0.05); large-anomaly recall stays 1.000. The repeat rule: on the main
+ * corpus one false event fewer (a pool shock at ρ = 0.05 repeating one 45 runs earlier); on the
+ * co_failing_group streams false events 252 → 28 (a group of 5–20 tests failing together in 3–10 %
+ * of the runs tripped every time), large-spike recall there 0.73 → 0.61 (the group's co-failures,
+ * now folded into the baseline, widen ρ).
  *
  * Cost per run: O(tests in the run) plus a shallow copy of the map; the beta-binomial tail
  * (O(n)) only for runs that pass the cheap guards. No clock.
  */
 import { betaBinomialCriticalCount, betaBinomialUpperTail, wilsonInterval } from "./statistics";
-import { type CaseStatus, type Check, type CheckEvent, type RunSummary, type RunTest, isInfraSuspect } from "./types";
+import { type CaseStatus, type Check, type CheckEvent, type RunSummary, type RunTest, judgeInfra, recordsOutcome } from "./types";
 import { cap, round } from "./metadata-format";
 
-export const FAILURE_RATE_SPIKE_DETECTOR_VERSION = "failure_rate_spike/1";
+export const FAILURE_RATE_SPIKE_DETECTOR_VERSION = "failure_rate_spike/2";
 
 const DECAY = 0.99;
 const RHO_MIN = 0.01;
@@ -101,6 +114,8 @@ export type FailureRateSpikeState = {
   pr: number;
   /** key → `seq` of the test's last failure in a run that neither tripped nor was infra-suspect (entries older than 100 runs pruned). Absent in states written before it existed. */
   lf?: Record<string, number>;
+  /** key → `seq` of the last run that tripped with the test failing (entries older than 50 runs pruned). Absent in states written before it existed. */
+  tf?: Record<string, number>;
 };
 
 type Baseline = { mu: number; rho: number; rhoPoint: number; nBar: number; a: number; b: number };
@@ -114,6 +129,10 @@ function setOwn(record: Record<string, number>, key: string, value: number): voi
 
 function isFail(status: CaseStatus): boolean {
   return status === "failed" || status === "errored";
+}
+
+function isFailCode(code: number): boolean {
+  return code === CODE.failed || code === CODE.errored;
 }
 
 export function baselineOf(state: FailureRateSpikeState): Baseline | null {
@@ -152,19 +171,13 @@ function outcomes(tests: RunTest[]): { key: string; name: string; status: CaseSt
   return [...byKey.values()].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
-function infraReason(run: RunSummary): string | null {
-  if (!isInfraSuspect(run)) return null;
-  const executed = run.counts.passed + run.counts.failed + run.counts.errored;
-  return (run.counts.failed + run.counts.errored) / executed >= 0.5 ? "at_least_half_failed" : "errors_outnumber_failures_tenfold";
-}
-
 const WINDOW_DESCRIPTION = `default-branch runs, exponentially decayed baseline (λ = ${DECAY}, about ${Math.round(1 / (1 - DECAY))} runs); runs that tripped and infra-suspect runs are not folded in`;
 
 // ---------------------------------------------------------------------------------------------
 // The check
 
 function initialState(): FailureRateSpikeState {
-  return { v: 1, seen: 0, w: 0, w2: 0, sn: 0, sf: 0, sx: 0, sxx: 0, sx3: 0, sx4: 0, normal: 0, seq: 0, last: {}, pr: 0, lf: {} };
+  return { v: 1, seen: 0, w: 0, w2: 0, sn: 0, sf: 0, sx: 0, sxx: 0, sx3: 0, sx4: 0, normal: 0, seq: 0, last: {}, pr: 0, lf: {}, tf: {} };
 }
 
 function isValidState(state: unknown): state is FailureRateSpikeState {
@@ -186,17 +199,21 @@ function update(input: FailureRateSpikeState, run: RunSummary): { state: Failure
 
   const failing = run.counts.failed + run.counts.errored;
   const x = failing / executed;
-  const suspect = isInfraSuspect(run);
+  // The infrastructure guard judges the tests that newly fail: a test whose last executed status
+  // here was a failure is persistent (see judgeInfra).
+  const verdict = judgeInfra(run, (key) => Object.hasOwn(state.last, key) && isFailCode((state.last[key] as number) % 4));
+  const suspect = verdict.suspect;
   const seq = state.seq + 1;
 
   // Newly failing tests, recurrent failers, and (unless infra-suspect) the last-status map.
   const newlyFailing: string[] = [];
   const lastFailure = state.lf ?? {};
+  const trippedFailure = state.tf ?? {};
+  let repeated = 0;
   const failingKeys: string[] = [];
   let recurrent = 0;
   let last = state.last;
-  const writeStatuses = !suspect;
-  if (writeStatuses) last = Object.fromEntries(Object.entries(state.last)); // data properties only, whatever the keys
+  let copied = false;
   for (const outcome of outcomes(run.tests)) {
     const previous = Object.hasOwn(state.last, outcome.key) ? (state.last[outcome.key] as number) : null;
     const previousCode = previous === null ? null : previous % 4;
@@ -205,8 +222,14 @@ function update(input: FailureRateSpikeState, run: RunSummary): { state: Failure
       failingKeys.push(outcome.key);
       const failedAt = Object.hasOwn(lastFailure, outcome.key) ? (lastFailure[outcome.key] as number) : null;
       if (failedAt !== null && seq - failedAt <= RECURRENT_RUNS) recurrent++;
+      else if (Object.hasOwn(trippedFailure, outcome.key) && seq - (trippedFailure[outcome.key] as number) <= RECURRENT_RUNS) repeated++;
     }
-    if (writeStatuses) {
+    // A suspect run records only the tests not known yet (the guard's memory rule, recordsOutcome).
+    if (recordsOutcome(suspect, previous !== null)) {
+      if (!copied) {
+        last = Object.fromEntries(Object.entries(state.last)); // data properties only, whatever the keys
+        copied = true;
+      }
       const code = outcome.status === "skipped" ? (previousCode ?? NONE_EXECUTED) : CODE[outcome.status];
       setOwn(last, outcome.key, seq * 4 + code);
     }
@@ -220,6 +243,12 @@ function update(input: FailureRateSpikeState, run: RunSummary): { state: Failure
     }
     last = kept;
   }
+
+  // A spike that repeats: when at least half of the failing tests failed together in a run that
+  // tripped within the last 50 runs (and not since), they are a recurring co-failing group —
+  // systemic flakiness, the flakiness alert's business — and count as recurrent too.
+  const repeat = repeated >= MIN_FAILURES && 2 * repeated >= failingKeys.length;
+  if (repeat) recurrent += repeated;
 
   // The test against the baseline as it stood before this run.
   const baseline = baselineOf(state);
@@ -286,7 +315,8 @@ function update(input: FailureRateSpikeState, run: RunSummary): { state: Failure
           fresh_failing_count: fresh,
           p_value_fresh: pFresh,
           infra_suspect: suspect,
-          infra_suspect_reason: infraReason(run),
+          infra_suspect_reason: verdict.reason,
+          persistent_failing_count: verdict.persistent,
           detector_version: FAILURE_RATE_SPIKE_DETECTOR_VERSION,
         },
       });
@@ -314,13 +344,22 @@ function update(input: FailureRateSpikeState, run: RunSummary): { state: Failure
     lf = Object.fromEntries(Object.entries(lastFailure));
     for (const key of failingKeys) setOwn(lf, key, seq);
   }
+  // Tripped-run failures: recorded when the run trips (for the repeat rule above).
+  let tf = trippedFailure;
+  if (tripped && failingKeys.length > 0) {
+    tf = Object.fromEntries(Object.entries(trippedFailure));
+    for (const key of failingKeys) setOwn(tf, key, seq);
+  }
   if (pr === seq && pr !== state.pr) {
     const kept: Record<string, number> = {};
     for (const [key, value] of Object.entries(lf)) if (seq - value <= RECURRENT_RUNS) setOwn(kept, key, value);
     lf = kept;
+    const keptTripped: Record<string, number> = {};
+    for (const [key, value] of Object.entries(tf)) if (seq - value <= RECURRENT_RUNS) setOwn(keptTripped, key, value);
+    tf = keptTripped;
   }
 
-  return { state: { v: 1, seen, w, w2, sn, sf, sx, sxx, sx3, sx4, normal, seq, last, pr, lf }, events };
+  return { state: { v: 1, seen, w, w2, sn, sf, sx, sxx, sx3, sx4, normal, seq, last, pr, lf, tf }, events };
 }
 
 export const failureRateSpikeCheck: Check<FailureRateSpikeState> = {

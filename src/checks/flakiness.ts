@@ -6,36 +6,59 @@
  *   0 = passed; skipped is not counted), newest in bit 0, as two 25-bit integers;
  * - an LRU of ≤ 8 commits (by a 53-bit hash of the SHA) with pass/fail counts, any branch: the
  *   first time one commit has both a pass and a fail is `same_commit` evidence;
- * - ≤ 8 recent evidence entries (`same_commit` or `passed_on_retry`, any branch) with a 14-day TTL;
- * - recovery bookkeeping (consecutive default-branch passes, last failure) and the flag.
+ * - ≤ 8 recent evidence entries (any branch) with a 14-day TTL: `same_commit`, `passed_on_retry`,
+ *   `burst_recurred` (strong) and `burst_same_commit` (weak, see below);
+ * - recovery bookkeeping (consecutive default-branch passes, last failure) and the flag;
+ * - `bq`, the last default-branch co-failure the test newly failed in, and `sx`, the guard's memory
+ *   for a test with no default-branch outcome yet.
  *
  * A test is flagged (one event) when either
- * - A (evidence): ≥ 1 distinct evidence commit within 14 days if any of it is on the default
- *   branch, else ≥ 2 (a commit SHA identifies evidence; a run without SHA counts as its own);
+ * - A (evidence): ≥ 1 distinct evidence commit within 14 days if a strong piece of it is on the
+ *   default branch, else ≥ 2, and at least one piece strong (a commit SHA identifies evidence; a
+ *   run without SHA counts as its own);
  * - B (history): n ≥ 20, f ≥ 3, n − f ≥ 3, flips ≥ 4 and Wald–Wolfowitz runs-test z ≥ −2.
  * It stays flagged (no further events) until it has had ≥ 50 default-branch passes in a row since
  * the flag/last failure AND ≥ 14 days have passed since both the flag and its last evidence;
  * a later flag is a new event.
  *
- * Runs where `isInfraSuspect(run)` do not touch per-test state; they are only counted in a
- * project-level window of the last 50 default-branch runs (`infra_excluded_runs_in_window`).
+ * Infrastructure guard (`judgeInfra`, types.ts): it judges the tests that *newly* fail, with this
+ * check's own memory of the previous outcome: the newest bit of a test's default-branch window
+ * (or `sx` while it has none). A project where half the tests fail in every run (environment-
+ * dependent tests that never pass) is therefore not one long outage whose flaky tests are never
+ * looked at. Suspect runs do not touch per-test state, except that a failing test with no
+ * default-branch outcome yet gets `sx` (so the second run of a project whose first run fails half
+ * its tests is judged on the tests that newly fail); they are counted in a project-level window
+ * of the last 50 default-branch runs (`infra_excluded_runs_in_window`).
  *
- * Co-failure bursts give no evidence. The infra guard only catches runs where half the
- * tests fail; a network blip or a broken shared service that fails 10 % of a suite once, followed
- * by a green re-run of the same commit, would otherwise flag every one of those tests as flaky
- * (same-commit evidence), one event each, although nothing is wrong with any of them: that run is
- * a `failure_rate_spike`, one project-level event (Parry et al.: co-failure clusters are mostly
- * networking and external dependencies; Trunk excludes such uploads from flaky detection). A run
- * is a burst when its *newly failing* tests (failed or errored now, passed in their previous
- * default-branch outcome, or never seen) number ≥ 5 and more than 4 × the 90th percentile of the
- * same count over the last ≤ 50 default-branch runs (at least 10 of them). Counting newly failing
+ * One-off co-failure bursts give no evidence. A network blip or a broken shared service that fails
+ * 10 % of a suite once, followed by a green re-run of the same commit, would otherwise flag every
+ * one of those tests as flaky (same-commit evidence), one event each, although nothing is wrong
+ * with any of them: that run is a `failure_rate_spike`, one project-level event (Parry et al.:
+ * co-failure clusters are mostly networking and external dependencies; Trunk excludes such uploads
+ * from flaky detection). A run is a burst when its *newly failing* tests (failed or errored now,
+ * passed in their previous default-branch outcome, or never seen; tests already flagged are left
+ * out: their failures are expected) number ≥ 5 and more than 4 × the 90th percentile of the same
+ * count over the last ≤ 50 default-branch runs (at least 10 of them). Counting newly failing
  * tests, not failing ones, keeps a lasting breakage from turning every later run into a burst;
  * bursts stay in the baseline window, so a project whose normal state is bursty stops being
  * excluded once bursts are a tenth of its runs. A burst's failures still enter the tests' windows
  * (so a breakage that starts with a burst is known as failing from its first run, and is not
- * "newly failing" again next run) but are not evidence: they are left out of the same-commit
- * LRU, and a pass on retry in a burst run is not recorded as evidence. Burst runs are counted in
- * `burst_runs_in_window`.
+ * "newly failing" again next run). Burst runs are counted in `burst_runs_in_window`.
+ *
+ * But a burst is not always a one-off (real rerun data: a group of tests that fail together in
+ * some runs of a commit and pass together in others was discarded as a one-off burst each time):
+ * - recurrence (strong, `burst_recurred`): a default-branch co-failure (≥ 5 newly failing tests,
+ *   burst or not) is remembered for 50 default-branch runs (`cf`, and `bq` per test). A burst
+ *   whose newly failing tests share ≥ 5 tests with one earlier co-failure, at least half of
+ *   each, is the same group failing together again: each shared test that failed in at most half
+ *   of its outcomes since then (a group broken most of the time in between is a breakage that
+ *   came back) gets evidence, which flags it.
+ * - same commit (weak, `burst_same_commit`): a burst's failure is marked in the same-commit LRU;
+ *   a pass of that commit (a re-run, or a pass on retry inside the burst run) is weak evidence.
+ *   Weak evidence counts toward rule A's distinct commits but never flags on its own: one burst
+ *   with a green re-run is still a one-off, and so are two unrelated bursts that happen to share
+ *   a test (on the simulated corpus, letting two weak pieces flag added 38 false units from
+ *   spikes retried green). It completes evidence from another branch, and is listed in events.
  *
  * Cost per run: O(tests in the run · log) plus one shallow copy of the key → entry record (the
  * purity contract forbids mutating the caller's object; the copy is the same order as the jsonb
@@ -60,11 +83,11 @@
  *   carries `more_flagged_count` and `more_flagged_test_keys` (≤ 50). Those tests are flagged all
  *   the same (no later event). This matches the orchestrator's own cap of 50 per check and run.
  */
-import { type CaseStatus, type Check, type CheckEvent, type RunSummary, type RunTest, isInfraSuspect } from "./types";
+import { type CaseStatus, type Check, type CheckEvent, type RunSummary, type RunTest, judgeInfra } from "./types";
 import { cap, round } from "./metadata-format";
 import { nearestRankPercentile, runsTestZ, wilson95 } from "./statistics";
 
-export const FLAKINESS_DETECTOR_VERSION = "test_flakiness/1";
+export const FLAKINESS_DETECTOR_VERSION = "test_flakiness/2";
 
 const WINDOW = 50;
 const HALF_BITS = 25;
@@ -86,6 +109,10 @@ const MAX_EVENTS_PER_RUN = 50;
 const BURST_MIN_NEWLY_FAILING = 5;
 const BURST_FACTOR = 4;
 const BURST_BASELINE_MIN_RUNS = 10;
+/** A burst recurs when ≥ 5 of its newly failing tests, at least half of it and of the earlier co-failure, newly failed together within the last 50 default-branch runs. */
+const RECUR_RUNS = 50;
+const RECUR_MIN_SHARE = 0.5;
+const CO_FAILURES_KEPT = 8;
 const MAX_STRING = 500;
 /** Stored strings (commit SHA, branch) are shorter than event strings: they live in every entry. */
 const MAX_STORED_STRING = 200;
@@ -93,7 +120,12 @@ const MAX_STORED_STRING = 200;
 const COUNTER_CAP = 1_000_000;
 const DECAY = 0.9;
 
-type EvidenceKind = "same_commit" | "passed_on_retry";
+/**
+ * same_commit and passed_on_retry (outside bursts) and burst_recurred are strong: one on the default
+ * branch flags. burst_same_commit (a burst's failure with a pass on the same commit: a green re-run,
+ * or a pass on retry inside the burst run) is weak: it counts like evidence off the default branch.
+ */
+type EvidenceKind = "same_commit" | "passed_on_retry" | "burst_same_commit" | "burst_recurred";
 type Rule = EvidenceKind | "history_flips";
 
 /** One evidence entry (kept ≤ 8, oldest first). */
@@ -139,6 +171,10 @@ export type FlakinessTestState = {
   fl?: number;
   ft?: number;
   fr?: Rule;
+  /** 1 when the test has no default-branch outcome yet (n = 0) and failed the last time it ran (the infrastructure guard's memory). */
+  sx?: 1;
+  /** `sq` of the last default-branch co-failure (≥ 5 newly failing tests) the test newly failed in; dropped after 50 runs. */
+  bq?: number;
 };
 
 export type FlakinessState = {
@@ -154,6 +190,10 @@ export type FlakinessState = {
   nf?: number[];
   /** Run number of the last pruning sweep. */
   pr: number;
+  /** Default-branch runs seen (the clock of `cf` and `bq`). Absent in states written before the recurrence rule. */
+  sq?: number;
+  /** Co-failures of the last 50 default-branch runs, oldest first, flattened: [sq, newly failing tests] per run (≤ 8). */
+  cf?: number[];
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -293,13 +333,22 @@ function recentEvidence(evidence: Evidence[] | undefined, now: number): Evidence
   return evidence ? evidence.filter((item) => now - item.t < EVIDENCE_TTL_MS) : [];
 }
 
-/** Rule A: distinct evidence commits within 14 days (1 needed if any is on the default branch, else 2). */
+/** Weak evidence (a burst's failure passing on the same commit) counts like evidence off the default branch. */
+function isStrong(kind: EvidenceKind): boolean {
+  return kind !== "burst_same_commit";
+}
+
+/**
+ * Rule A: distinct evidence commits within 14 days (1 needed if any strong piece is on the default
+ * branch, else 2), at least one of them strong: weak evidence completes the count but never flags
+ * on its own (two unrelated bursts that happen to share a test are two one-offs).
+ */
 function evidenceRule(evidence: Evidence[] | undefined, now: number): { count: number; needed: number; latest: Evidence } | null {
   const recent = recentEvidence(evidence, now);
   const latest = recent[recent.length - 1];
-  if (!latest) return null;
+  if (!latest || !recent.some((item) => isStrong(item.k))) return null;
   const count = new Set(recent.map(evidenceIdentity)).size;
-  const needed = recent.some((item) => item.d === 1) ? MIN_EVIDENCE_DEFAULT : MIN_EVIDENCE_OTHER;
+  const needed = recent.some((item) => item.d === 1 && isStrong(item.k)) ? MIN_EVIDENCE_DEFAULT : MIN_EVIDENCE_OTHER;
   return count >= needed ? { count, needed, latest } : null;
 }
 
@@ -309,15 +358,64 @@ function pushEvidence(list: Evidence[] | undefined, item: Evidence): Evidence[] 
   return next;
 }
 
-/** Tests failing now that passed in their previous default-branch outcome or were never seen. */
-function newlyFailingCount(outcomes: Outcome[], tests: Record<string, FlakinessTestState>): number {
-  let count = 0;
+/** Tests failing now that passed in their previous default-branch outcome or were never seen (in key order). */
+function newlyFailingTests(outcomes: Outcome[], tests: Record<string, FlakinessTestState>): Outcome[] {
+  const newly: Outcome[] = [];
   for (const outcome of outcomes) {
     if (!isFail(outcome.status)) continue;
     const previous = tests[outcome.test.key];
-    if (!previous || previous.n === 0 || (previous.wl & 1) === 0) count++;
+    if (previous?.fl !== undefined) continue;
+    if (!previous || previous.n === 0 || (previous.wl & 1) === 0) newly.push(outcome);
   }
-  return count;
+  return newly;
+}
+
+/** The guard's memory (judgeInfra): the previous default-branch outcome, or for a test without one, its last failure. */
+function failedLastTime(tests: Record<string, FlakinessTestState>, key: string): boolean {
+  if (!Object.hasOwn(tests, key)) return false;
+  const entry = tests[key] as FlakinessTestState;
+  return entry.n > 0 ? (entry.wl & 1) === 1 : entry.sx === 1;
+}
+
+/** Ones among the newest `count` bits of a window. */
+function recentOnes(hi: number, lo: number, count: number): number {
+  let total = 0;
+  for (let i = 0; i < count; i++) total += bitAt(hi, lo, i);
+  return total;
+}
+
+type Recurrence = { previousSq: number; overlap: number };
+
+/**
+ * Whether a burst recurs: the earlier co-failure (≥ 5 newly failing tests, default branch, within
+ * the last 50 default-branch runs) that most of the burst's tests newly failed in last (`bq`),
+ * when ≥ 5 of them did and they are at least half of the burst and of that co-failure. Per test,
+ * the evidence also needs the test to have failed in at most half of its outcomes since then (a
+ * group broken for most of the time in between is a breakage that came back, not a flaky group).
+ */
+function burstRecurrence(newly: Outcome[], tests: Record<string, FlakinessTestState>, coFailures: number[], sq: number): Recurrence | null {
+  const overlap = new Map<number, number>();
+  for (const outcome of newly) {
+    const bq = tests[outcome.test.key]?.bq;
+    if (bq !== undefined && sq - bq <= RECUR_RUNS) overlap.set(bq, (overlap.get(bq) ?? 0) + 1);
+  }
+  let best: Recurrence | null = null;
+  for (let i = 0; i + 1 < coFailures.length; i += 2) {
+    const previousSq = coFailures[i] as number;
+    const size = coFailures[i + 1] as number;
+    const shared = overlap.get(previousSq) ?? 0;
+    if (sq - previousSq > RECUR_RUNS || shared < BURST_MIN_NEWLY_FAILING) continue;
+    if (shared < RECUR_MIN_SHARE * newly.length || shared < RECUR_MIN_SHARE * size) continue;
+    if (!best || shared >= best.overlap) best = { previousSq, overlap: shared };
+  }
+  return best;
+}
+
+function pushCoFailure(coFailures: number[], sq: number, size: number): number[] {
+  const next: number[] = [];
+  for (let i = 0; i + 1 < coFailures.length; i += 2) if (sq - (coFailures[i] as number) <= RECUR_RUNS) next.push(coFailures[i] as number, coFailures[i + 1] as number);
+  next.push(sq, size);
+  return next.length > 2 * CO_FAILURES_KEPT ? next.slice(next.length - 2 * CO_FAILURES_KEPT) : next;
 }
 
 function isBurst(newlyFailing: number, baseline: number[]): boolean {
@@ -329,7 +427,21 @@ function isBurst(newlyFailing: number, baseline: number[]): boolean {
 // Per-test update
 
 /** What the run contributes to every test: computed once per run. */
-type RunContext = { run: RunSummary; now: number; shaHash: number | null; sha: string | null; branch: string | null; onDefault: 0 | 1; burst: boolean };
+type RunContext = {
+  run: RunSummary;
+  now: number;
+  shaHash: number | null;
+  sha: string | null;
+  branch: string | null;
+  onDefault: 0 | 1;
+  burst: boolean;
+  /** Default-branch run counter after this run. */
+  sq: number;
+  /** This run's newly failing tests when it is a default-branch co-failure (≥ 5 of them), else null. */
+  coFailure: Set<string> | null;
+  /** When this burst recurs: the earlier co-failure's `sq`. */
+  recurrence: Recurrence | null;
+};
 
 type Flag = { key: string; outcome: Outcome; entry: FlakinessTestState; rule: Rule; history: WindowStats | null; evidence: { count: number; needed: number } | null };
 
@@ -355,6 +467,18 @@ function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, 
   let ft = previous?.ft;
   let fr = previous?.fr;
   const ls = previous ? Math.max(previous.ls, run.number) : run.number;
+  let bq = previous?.bq !== undefined && ctx.sq - previous.bq <= RECUR_RUNS ? previous.bq : undefined;
+
+  // 0. Recurrence (read before this run enters the window): the test newly failed in the earlier
+  // co-failure this burst repeats, and failed in at most half of its outcomes since then.
+  const key = outcome.test.key;
+  let recurred: { p: number; f: number } | null = null;
+  if (ctx.recurrence !== null && previous && bq === ctx.recurrence.previousSq && ctx.coFailure?.has(key)) {
+    const since = Math.min(previous.n, ctx.sq - bq);
+    const fails = recentOnes(previous.wh, previous.wl, since);
+    if (2 * fails <= since) recurred = { p: since - fails, f: fails + 1 };
+  }
+  if (ctx.coFailure?.has(key)) bq = ctx.sq;
 
   if (failed || passedOnRetry) {
     lf = run.number;
@@ -370,8 +494,8 @@ function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, 
   }
 
   // 2. Same-commit LRU (any branch). A pass on retry counts as a pass here: its retry is its own evidence.
-  // A burst's failures are not recorded: a green re-run of the same commit after it is no evidence.
-  if (ctx.shaHash !== null && (passed || (failed && !ctx.burst))) {
+  // A burst's failure is only marked (flag 4): with a pass of the same commit it is weak evidence.
+  if (ctx.shaHash !== null && (passed || failed)) {
     const next: number[] = [];
     let p = 0;
     let f = 0;
@@ -388,19 +512,28 @@ function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, 
       }
     }
     if (passed) p = Math.min(p + 1, COUNTER_CAP);
+    else if (ctx.burst) flags |= 4;
     else f = Math.min(f + 1, COUNTER_CAP);
     flags |= ctx.onDefault;
     if (p > 0 && f > 0 && (flags & 2) === 0) {
       flags |= 2;
       evidence = pushEvidence(evidence, { k: "same_commit", c: ctx.sha, b: ctx.branch, d: (flags & 1) as 0 | 1, r: run.number, t: now, p, f });
+    } else if (p > 0 && (flags & 4) !== 0 && (flags & (2 | 8)) === 0) {
+      flags |= 8;
+      evidence = pushEvidence(evidence, { k: "burst_same_commit", c: ctx.sha, b: ctx.branch, d: (flags & 1) as 0 | 1, r: run.number, t: now, p, f: 1 });
     }
     next.push(ctx.shaHash, p, f, flags);
     lru = next.length > 4 * LRU_SIZE ? next.slice(next.length - 4 * LRU_SIZE) : next;
   }
 
-  // 3. Pass on retry (any branch), except in a burst.
-  if (passedOnRetry && !ctx.burst) {
-    evidence = pushEvidence(evidence, { k: "passed_on_retry", c: ctx.sha, b: ctx.branch, d: ctx.onDefault, r: run.number, t: now, p: 1, f: failedAttempts });
+  // 3. Pass on retry (any branch); inside a burst it is weak evidence.
+  if (passedOnRetry) {
+    evidence = pushEvidence(evidence, { k: ctx.burst ? "burst_same_commit" : "passed_on_retry", c: ctx.sha, b: ctx.branch, d: ctx.onDefault, r: run.number, t: now, p: 1, f: failedAttempts });
+  }
+
+  // 3b. A recurring burst (default branch).
+  if (recurred) {
+    evidence = pushEvidence(evidence, { k: "burst_recurred", c: ctx.sha, b: ctx.branch, d: ctx.onDefault, r: run.number, t: now, p: recurred.p, f: recurred.f });
   }
 
   // 4. Un-flag: ≥ 50 default-branch passes in a row since the flag and the last failure, and 14 days since the flag and the last evidence.
@@ -444,6 +577,8 @@ function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, 
     if (ft !== undefined) entry.ft = ft;
     if (fr !== undefined) entry.fr = fr;
   }
+  if (n === 0 && failed) entry.sx = 1;
+  if (bq !== undefined) entry.bq = bq;
   return { entry, flag: flag ? { ...flag, entry } : null };
 }
 
@@ -491,7 +626,7 @@ function flagMetadata(flag: Flag, run: RunSummary, now: number, infraExcluded: n
     evidence,
     first_failure_run_number: entry.ff ?? null,
     last_failure_run_number: entry.lf ?? null,
-    baseline: `last ${WINDOW} default-branch runs containing the test, infra-suspect runs excluded; same-commit and retry evidence from any branch within 14 days, not from co-failure bursts`,
+    baseline: `last ${WINDOW} default-branch runs containing the test, infra-suspect runs excluded; same-commit and retry evidence from any branch within 14 days; a co-failure burst's failures are evidence when the same tests burst together again within ${RECUR_RUNS} default-branch runs (burst_recurred), and weak evidence when the commit passes (burst_same_commit, never enough on its own)`,
     infra_excluded_runs_in_window: infraExcluded,
     burst_runs_in_window: burstExcluded,
     thresholds: {
@@ -505,6 +640,9 @@ function flagMetadata(flag: Flag, run: RunSummary, now: number, infraExcluded: n
       evidence_window_days: 14,
       burst_min_newly_failing: BURST_MIN_NEWLY_FAILING,
       burst_factor_over_p90: BURST_FACTOR,
+      recurrence_window_runs: RECUR_RUNS,
+      recurrence_min_tests: BURST_MIN_NEWLY_FAILING,
+      recurrence_min_share: RECUR_MIN_SHARE,
     },
     statistic: byHistory ? "runs_test_z" : "evidence_count",
     observed: byHistory ? round(stats.z, 3) : (flag.evidence?.count ?? 0),
@@ -517,25 +655,42 @@ function flagMetadata(flag: Flag, run: RunSummary, now: number, infraExcluded: n
 // The check
 
 function initialState(): FlakinessState {
-  return { v: 1, tests: {}, infra: { wh: 0, wl: 0, n: 0 }, burst: { wh: 0, wl: 0, n: 0 }, nf: [], pr: 0 };
+  return { v: 1, tests: {}, infra: { wh: 0, wl: 0, n: 0 }, burst: { wh: 0, wl: 0, n: 0 }, nf: [], pr: 0, sq: 0, cf: [] };
 }
 
 function update(input: FlakinessState, run: RunSummary): { state: FlakinessState; events: CheckEvent[] } {
   const state = isValidState(input) ? input : initialState();
   const now = timeOf(run);
-  const suspect = isInfraSuspect(run);
-  const outcomes = suspect || run.tests.length === 0 ? [] : combine(run.tests);
+  const all = run.tests.length === 0 ? [] : combine(run.tests);
+  // The infrastructure guard judges the tests that newly fail (judgeInfra): a test whose previous
+  // default-branch outcome failed is persistent, so environment-dependent tests that never pass do
+  // not make every run look like an outage.
+  const suspect = judgeInfra(run, (key) => failedLastTime(state.tests, key)).suspect;
+  const outcomes = suspect ? [] : all;
   const baseline = Array.isArray(state.nf) ? state.nf : [];
-  const newlyFailing = suspect ? 0 : newlyFailingCount(outcomes, state.tests);
+  const newly = suspect ? [] : newlyFailingTests(outcomes, state.tests);
+  const newlyFailing = newly.length;
   const burst = !suspect && isBurst(newlyFailing, baseline);
 
   let infra = state.infra;
   let burstWindow = state.burst ?? { wh: 0, wl: 0, n: 0 };
   let nf = baseline;
+  let sq = typeof state.sq === "number" ? state.sq : 0;
+  let cf = Array.isArray(state.cf) ? state.cf : [];
+  let coFailure: Set<string> | null = null;
+  let recurrence: Recurrence | null = null;
   if (run.onDefaultBranch) {
+    sq += 1;
     infra = { wh: shiftHi(infra.wh, infra.wl), wl: shiftLo(infra.wl, suspect ? 1 : 0), n: Math.min(WINDOW, infra.n + 1) };
     burstWindow = { wh: shiftHi(burstWindow.wh, burstWindow.wl), wl: shiftLo(burstWindow.wl, burst ? 1 : 0), n: Math.min(WINDOW, burstWindow.n + 1) };
     if (!suspect) nf = [...baseline.slice(baseline.length >= WINDOW ? baseline.length - WINDOW + 1 : 0), newlyFailing];
+    // Co-failures (≥ 5 newly failing tests, burst or not) are remembered for 50 runs; a burst that
+    // repeats one is evidence for the tests they share.
+    if (newlyFailing >= BURST_MIN_NEWLY_FAILING) {
+      if (burst) recurrence = burstRecurrence(newly, state.tests, cf, sq);
+      coFailure = new Set(newly.map((outcome) => outcome.test.key));
+      cf = pushCoFailure(cf, sq, newlyFailing);
+    }
   }
   const infraExcluded = ones(infra.wh, infra.wl);
   const burstExcluded = ones(burstWindow.wh, burstWindow.wl);
@@ -552,6 +707,9 @@ function update(input: FlakinessState, run: RunSummary): { state: FlakinessState
       branch: cap(run.branch, MAX_STORED_STRING),
       onDefault: run.onDefaultBranch ? 1 : 0,
       burst,
+      sq,
+      coFailure,
+      recurrence,
     };
     // The one O(stored tests) step per run: a shallow copy, so the caller's state is never mutated
     // (about 1.5 µs per stored test; the jsonb load and save around the check cost more).
@@ -562,6 +720,21 @@ function update(input: FlakinessState, run: RunSummary): { state: FlakinessState
       const { entry, flag } = updateTest(tests[key], outcome, ctx);
       tests[key] = entry;
       if (flag) flags.push(flag);
+    }
+  } else if (suspect) {
+    // A suspect run leaves per-test state alone, except that a failing test with no default-branch
+    // outcome yet is remembered as failing (the guard's memory rule, recordsOutcome): a project
+    // whose first run fails half its tests judges its second run on the tests that newly fail.
+    for (const outcome of all) {
+      if (!isFail(outcome.status)) continue;
+      const key = outcome.test.key;
+      const previous = Object.hasOwn(state.tests, key) ? state.tests[key] : undefined;
+      if (previous && (previous.n > 0 || previous.sx === 1)) continue;
+      if (tests === state.tests) {
+        tests = {};
+        for (const k in state.tests) tests[k] = state.tests[k] as FlakinessTestState;
+      }
+      tests[key] = previous ? { ...previous, ls: Math.max(previous.ls, run.number), sx: 1 } : { wh: 0, wl: 0, n: 0, ls: run.number, cp: 0, sx: 1 };
     }
   }
 
@@ -592,7 +765,7 @@ function update(input: FlakinessState, run: RunSummary): { state: FlakinessState
     };
   }
 
-  return { state: { v: 1, tests, infra, burst: burstWindow, nf, pr }, events };
+  return { state: { v: 1, tests, infra, burst: burstWindow, nf, pr, sq, cf }, events };
 }
 
 export const flakinessCheck: Check<FlakinessState> = {

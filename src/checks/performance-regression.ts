@@ -2,7 +2,12 @@
  * `performance_regression` (docs/alert-checks.md#performance_regression): a sustained step up in run duration, or in the
  * duration of one of the project's slowest tests.
  *
- * Series (default-branch runs only; infra-suspect runs are skipped entirely, see isInfraSuspect):
+ * Series (default-branch runs only; infra-suspect runs are skipped entirely, see judgeInfra: the
+ * guard judges the tests that newly fail, remembered in `o`, key → the eligible-run count at the
+ * test's last default-branch execution · 2 + 1 if it failed; a suspect run only records tests `o`
+ * does not hold yet; entries older than 200 eligible runs are dropped every 50. So a project where
+ * half the tests fail in every run has its durations watched, where the counts alone made every
+ * run look like an outage):
  * - S0, the run duration (`RunSummary.durationMs`; runs without a positive duration add no point);
  * - one series per monitored test: its duration in runs where its final status is `passed`
  *   (a failing test's time measures a timeout or an early abort, not its speed); duplicate keys
@@ -63,14 +68,15 @@
  * the ≤ 5 monitored tests whose median rose most between the run series' baseline and recent
  * run ranges (≥ 3 points in each).
  *
- * State: ≤ 100 test series × 40 points, the run series × 72, a pool of ≤ 100 × 5 values;
+ * State: ≤ 100 test series × 40 points, the run series × 72, a pool of ≤ 100 × 5 values, the
+ * guard's memory (one number per test of the last ≤ 250 eligible runs);
  * O(tests in the run + 100 · 40 log 40 + 72 log 72) per run, whatever the history length. No clock: run numbers are the only positions used.
  */
 import { MAD_TO_SIGMA, mad, mannWhitneyUGreater, mannWhitneyUGreaterApproximateP, median } from "./statistics";
-import { type Check, type CheckEvent, type RunSummary, type RunTest, isInfraSuspect } from "./types";
+import { type Check, type CheckEvent, type RunSummary, type RunTest, judgeInfra, recordsOutcome } from "./types";
 import { cap, round } from "./metadata-format";
 
-export const PERFORMANCE_REGRESSION_DETECTOR_VERSION = "performance_regression/2";
+export const PERFORMANCE_REGRESSION_DETECTOR_VERSION = "performance_regression/3";
 
 /** Ring length of a test series; the run series keeps RUN_BUFFER points (its long window is longer). */
 const BUFFER = 40;
@@ -171,6 +177,12 @@ export type PerformanceRegressionState = {
   tests: TestDurationSeries[];
   /** Challengers seen since the last recomputation, sorted by key. */
   pool: PoolEntry[];
+  /**
+   * The infrastructure guard's memory: key → `runs` when the test last executed on the default
+   * branch · 2 + 1 if it failed or errored then (see judgeInfra). Entries not refreshed for 200
+   * eligible runs are dropped at each membership recomputation. Absent in states written before it.
+   */
+  o?: Record<string, number>;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -382,6 +394,39 @@ function updatePool(pool: PoolEntry[], durations: { key: string; name: string; m
   return [...byKey.values()].sort((a, b) => compareKeys(a.k, b.k));
 }
 
+/** Sets an own data property even for a key such as "__proto__" (test keys come from uploads). */
+function setOwn(record: Record<string, number>, key: string, value: number): void {
+  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/**
+ * The guard's memory after this run (a copy; the same object when nothing is recorded): every
+ * executed test unless the run is suspect, then only tests not known yet (recordsOutcome).
+ */
+function rememberOutcomes(memory: Record<string, number>, run: RunSummary, suspect: boolean, stamp: number): Record<string, number> {
+  let next: Record<string, number> | null = null;
+  const failedNow = new Map<string, boolean>();
+  for (const test of run.tests) {
+    if (test.status === "skipped") continue;
+    const failing = test.status === "failed" || test.status === "errored";
+    failedNow.set(test.key, (failedNow.get(test.key) ?? false) || failing);
+  }
+  for (const [key, failing] of failedNow) {
+    if (!recordsOutcome(suspect, Object.hasOwn(memory, key))) continue;
+    next ??= Object.fromEntries(Object.entries(memory));
+    setOwn(next, key, stamp * 2 + (failing ? 1 : 0));
+  }
+  return next ?? memory;
+}
+
+const OUTCOME_UNSEEN_RUNS = 200;
+
+function pruneOutcomes(memory: Record<string, number>, runs: number): Record<string, number> {
+  const kept: Record<string, number> = {};
+  for (const [key, value] of Object.entries(memory)) if (runs - Math.floor(value / 2) <= OUTCOME_UNSEEN_RUNS) setOwn(kept, key, value);
+  return kept;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Events
 
@@ -459,7 +504,7 @@ function topContributors(evaluation: Evaluation, tests: TestDurationSeries[]) {
 // The check
 
 function initialState(): PerformanceRegressionState {
-  return { v: 2, runs: 0, next: 1, run: { l: [], lr: 0, a: [], s: 0, ev: null }, tests: [], pool: [] };
+  return { v: 2, runs: 0, next: 1, run: { l: [], lr: 0, a: [], s: 0, ev: null }, tests: [], pool: [], o: {} };
 }
 
 function isValidState(state: unknown): state is PerformanceRegressionState {
@@ -480,7 +525,11 @@ function isValidState(state: unknown): state is PerformanceRegressionState {
 
 function update(input: PerformanceRegressionState, run: RunSummary): { state: PerformanceRegressionState; events: CheckEvent[] } {
   const state = isValidState(input) ? input : initialState();
-  if (!run.onDefaultBranch || isInfraSuspect(run)) return { state, events: [] };
+  if (!run.onDefaultBranch) return { state, events: [] };
+  const memory = state.o ?? {};
+  const suspect = judgeInfra(run, (key) => Object.hasOwn(memory, key) && (memory[key] as number) % 2 === 1).suspect;
+  const outcomes = rememberOutcomes(memory, run, suspect, suspect ? state.runs : state.runs + 1);
+  if (suspect) return { state: outcomes === memory ? state : { ...state, o: outcomes }, events: [] };
 
   const runs = state.runs + 1;
   const durations = passedDurations(run.tests);
@@ -489,10 +538,12 @@ function update(input: PerformanceRegressionState, run: RunSummary): { state: Pe
   let tests = state.tests;
   let pool = updatePool(state.pool, durations, new Set(tests.map((series) => series.k)));
   let next = state.next;
+  let o = outcomes;
   if (runs >= next) {
     tests = recomputeMembership(tests, pool, runs);
     pool = [];
     next = runs + MEMBERSHIP_EVERY;
+    o = pruneOutcomes(o, runs);
   }
 
   // Append this run's points.
@@ -579,7 +630,7 @@ function update(input: PerformanceRegressionState, run: RunSummary): { state: Pe
     }
   }
 
-  return { state: { v: 2, runs, next, run: runSeries, tests, pool }, events };
+  return { state: { v: 2, runs, next, run: runSeries, tests, pool, o }, events };
 }
 
 export const performanceRegressionCheck: Check<PerformanceRegressionState> = {

@@ -61,22 +61,85 @@ export function testKey(suite: string, classname: string | null, name: string): 
   return `${norm(suite)}\u001f${norm(classname)}\u001f${norm(name)}`;
 }
 
-/** Below this many executed tests, "most tests failed" says nothing about the infrastructure. */
+/** Below this many judged tests, "most tests newly failed" says nothing about the infrastructure. */
 export const INFRA_GUARD_MIN_EXECUTED = 5;
 
 /**
- * The infrastructure guard (docs/alert-checks.md#shared-rules: "runs where most tests failed"):
- * a run of at least 5 executed tests where more than half failed, or where errors
- * outnumber failures tenfold (at least 10 errors), looks like broken infrastructure. Such a run
- * does not update per-test flakiness or duration state; it does feed the failure-rate check.
- * A suite of one to four tests is never suspected: its one flaky test failing is not an outage.
+ * What a check remembers of a test's previous outcome: true when it failed (or errored) last
+ * time, false when it passed last time or is unknown. Each check answers from its own state.
  */
-export function isInfraSuspect(run: RunSummary): boolean {
-  const executed = run.counts.passed + run.counts.failed + run.counts.errored;
-  if (executed === 0) return false;
-  const failing = run.counts.failed + run.counts.errored;
-  const mostFailed = executed >= INFRA_GUARD_MIN_EXECUTED && failing / executed > 0.5;
-  return mostFailed || (run.counts.errored >= 10 && run.counts.errored >= 10 * Math.max(1, run.counts.failed));
+export type FailedLastTime = (key: string) => boolean;
+
+/** The infrastructure guard's verdict on one run (see `judgeInfra`). */
+export type InfraVerdict = {
+  suspect: boolean;
+  /** Why the run is suspect, or null. */
+  reason: "at_least_half_failed" | "errors_outnumber_failures_tenfold" | null;
+  /** passed + failed + errored of the run. */
+  executed: number;
+  /** Failing now and failing last time too (the check's memory): not judged. */
+  persistent: number;
+  /** executed − persistent. */
+  judged: number;
+  /** Failing now but not last time (passed, or unknown to the check). */
+  newlyFailed: number;
+  newlyErrored: number;
+};
+
+/**
+ * The infrastructure guard (docs/alert-checks.md#shared-rules): it judges the tests that *newly*
+ * fail, not the tests that always fail. A test failing now that also failed at its previous
+ * outcome in the check's memory (`failedLastTime`) is *persistent* and left out of the judgement;
+ * of the other executed tests (the judged ones), the run looks like broken infrastructure when at
+ * least 5 are judged and more than half of them newly fail, or when newly errored tests
+ * outnumber newly failed ones tenfold (at least 10 of them). So a project where half the tests
+ * fail in every run (environment-dependent tests that never pass) is not one long outage, while
+ * an outage still is one: its tests passed last time. A suite of one to four judged tests is
+ * never suspected: its one flaky test failing is not an outage.
+ *
+ * Without a lookup (or when the check knows no test) every failure is new: the rule on the run's
+ * counts alone. Counts come from `run.counts`; persistent tests are counted per case of
+ * `run.tests`, capped at the counts.
+ *
+ * Each check keeps its own memory and updates it the same way (`recordsOutcome`): a run that is
+ * not suspect records the outcome of every executed test; a suspect run records only the tests
+ * the memory does not know yet. That way a project whose first run already fails half its tests
+ * learns them (its second run is judged on the tests that newly fail), while a second outage run
+ * in a row is still judged against the outcomes from before the first one.
+ */
+export function judgeInfra(run: RunSummary, failedLastTime?: FailedLastTime): InfraVerdict {
+  const { passed, failed, errored } = run.counts;
+  const executed = passed + failed + errored;
+  let persistentFailed = 0;
+  let persistentErrored = 0;
+  if (failedLastTime && failed + errored > 0) {
+    for (const test of run.tests) {
+      if (test.status === "failed" && failedLastTime(test.key)) persistentFailed++;
+      else if (test.status === "errored" && failedLastTime(test.key)) persistentErrored++;
+    }
+  }
+  const newlyFailed = failed - Math.min(failed, persistentFailed);
+  const newlyErrored = errored - Math.min(errored, persistentErrored);
+  const persistent = failed + errored - newlyFailed - newlyErrored;
+  const judged = executed - persistent;
+  const mostFailed = judged >= INFRA_GUARD_MIN_EXECUTED && (newlyFailed + newlyErrored) / judged > 0.5;
+  const errorsOutnumber = newlyErrored >= 10 && newlyErrored >= 10 * Math.max(1, newlyFailed);
+  const reason = !mostFailed && !errorsOutnumber ? null : (newlyFailed + newlyErrored) / judged >= 0.5 ? "at_least_half_failed" : "errors_outnumber_failures_tenfold";
+  return { suspect: reason !== null, reason, executed, persistent, judged, newlyFailed, newlyErrored };
+}
+
+/** Whether the run looks like broken infrastructure (`judgeInfra`); without a lookup, on its counts alone. */
+export function isInfraSuspect(run: RunSummary, failedLastTime?: FailedLastTime): boolean {
+  return judgeInfra(run, failedLastTime).suspect;
+}
+
+/**
+ * The guard's memory rule: whether a run records a test's outcome in the check's memory. A run
+ * that is not suspect records every executed test; a suspect run only tests the memory does not
+ * know yet (`known` false).
+ */
+export function recordsOutcome(suspect: boolean, known: boolean): boolean {
+  return !suspect || !known;
 }
 
 /** One check per alert type. */

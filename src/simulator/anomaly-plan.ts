@@ -3,7 +3,7 @@
  * clean for that check). Planned by default-branch run index ("main index": the k-th
  * default-branch run that is not a retry); each takes effect at that run, when it is labelled.
  */
-import { INFINITY, type SimulatedProject } from "./project-model";
+import { INFINITY, type CoFailingGroup, type SimulatedProject } from "./project-model";
 
 /**
  * Independent flaky tests (each its own failure probability, from the start or from a later run,
@@ -156,4 +156,46 @@ export function planSkipChanges(project: SimulatedProject, durationChanges: read
     }
     at += plan.int(90, 160);
   }
+}
+
+/**
+ * Scenario "env_half": a share of the initially executed tests fails (or errors) in every run and
+ * never passes: environment-dependent tests. They are not anomalies (not flaky, never fixed);
+ * chosen after every other planner, among the tests no anomaly or breakage claimed.
+ */
+export function planAlwaysFailing(project: SimulatedProject): void {
+  const { knobs, plan, allTests } = project;
+  const share = knobs.alwaysFailingShare ?? 0;
+  if (share <= 0) return;
+  const executed = allTests.filter((t) => t.removedAt === null && t.skipped.length === 0).length;
+  const tests = plan.sample(project.plain(), Math.round(share * executed));
+  const errored = knobs.alwaysFailingErroredShare ?? 0;
+  for (const test of tests) {
+    test.protected = true;
+    test.alwaysFails = plan.chance(errored) ? "errored" : "failed";
+  }
+}
+
+/**
+ * Scenario "co_failing_group": `size` tests that fail together in a share `rate` of the runs and
+ * pass together in the others (one draw per run, any branch, same-commit retries included, so a
+ * re-run of a commit where the group failed is usually green), from the start or from a later
+ * run. Each member is a flaky_test anomaly with failure probability `rate` (details.group).
+ */
+export function planCoFailingGroup(project: SimulatedProject): void {
+  const { knobs, plan, expectedMain } = project;
+  const spec = knobs.coFailingGroup;
+  if (!spec) return;
+  const tests = plan.sample(project.plain(), spec.size);
+  for (const test of tests) test.protected = true;
+  const late = plan.chance(0.5);
+  const at = late ? plan.int(30, Math.max(31, Math.floor(expectedMain * 0.6))) : 1;
+  const group: CoFailingGroup = { tests: new Set(tests), rate: spec.rate, from: INFINITY };
+  project.groups.push(group);
+  project.schedule(at, (run) => {
+    group.from = run;
+    for (const test of tests) {
+      project.addAnomaly("flaky_test", test.key, run, spec.rate, { p: spec.rate, systemic: false, late, group: project.groups.length, group_size: tests.length });
+    }
+  });
 }

@@ -4,11 +4,12 @@ import type { Family, StreamKnobs, StreamOptions } from "./stream-types";
 
 export function drawKnobs(rng: Rng, options: StreamOptions): StreamKnobs {
   const scenario = options.scenario ?? "mixed";
+  const all = scenario === "mixed" || scenario === "env_half" || scenario === "co_failing_group";
   const families: Record<Family, boolean> = {
-    flaky: scenario === "mixed" || scenario === "flaky",
-    regression: scenario === "mixed" || scenario === "regression",
-    spike: scenario === "mixed" || scenario === "spike",
-    skip: scenario === "mixed" || scenario === "skip",
+    flaky: all || scenario === "flaky",
+    regression: all || scenario === "regression",
+    spike: all || scenario === "spike",
+    skip: all || scenario === "skip",
   };
   const knobs: StreamKnobs = {
     runs: options.runs ?? 300,
@@ -35,5 +36,14 @@ export function drawKnobs(rng: Rng, options: StreamOptions): StreamKnobs {
     minutesBetweenRuns: 60,
     startAt: "2026-01-05T08:00:00.000Z",
   };
+  // The detection patterns draw after everything else, so the other scenarios draw exactly as before.
+  if (scenario === "env_half") {
+    knobs.alwaysFailingShare = rng.uniform(0.52, 0.62);
+    knobs.alwaysFailingErroredShare = rng.pick([0, 0.3, 1]);
+  } else if (scenario === "co_failing_group") {
+    knobs.coFailingGroup = { size: rng.int(5, 20), rate: rng.pick([0.03, 0.05, 0.1]) };
+    // The pattern includes same-commit re-runs where the group passes.
+    if (knobs.retryProbability === 0) knobs.retryProbability = 0.2;
+  }
   return { ...knobs, ...options.knobs, families: { ...knobs.families, ...options.knobs?.families } };
 }

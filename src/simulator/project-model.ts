@@ -34,7 +34,12 @@ export type TestDef = {
   factor: number;
   /** Currently broken on a feature branch (branch name → true). */
   branchBroken: Set<string>;
+  /** Scenario "env_half": fails with this status in every run (never passes); absent otherwise. */
+  alwaysFails?: "failed" | "errored";
 };
+
+/** Scenario "co_failing_group": tests that fail together in a share `rate` of the runs from run `from` on. */
+export type CoFailingGroup = { tests: Set<TestDef>; rate: number; from: number };
 
 export type SuiteDef = { name: string; classes: string[]; tests: TestDef[] };
 
@@ -74,6 +79,8 @@ export class SimulatedProject {
   /** Default-branch runs (not retries) the plan expects: planned indices stay below it. */
   readonly expectedMain: number;
   point: PointEffects = { spike: null, outage: null, suiteSkip: null };
+  /** Co-failing groups (scenario "co_failing_group"), active once `from` is set. */
+  readonly groups: CoFailingGroup[] = [];
   /** Product of the run-duration steps so far (regressions and improvements). */
   projectSteps = 1;
   drift: Drift | null = null;

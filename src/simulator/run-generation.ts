@@ -114,6 +114,7 @@ function applyChurn(project: SimulatedProject, number: number): void {
 function attemptOutcome(project: SimulatedProject, test: TestDef, run: number, branch: string, poolRate: number, forced: CaseStatus | null): CaseStatus | null {
   const { draw } = project;
   if (forced) return forced;
+  if (test.alwaysFails) return test.alwaysFails;
   if (inside(test.broken, run) || test.branchBroken.has(branch)) return "failed";
   for (const f of test.flaky) if (run >= f.from && run < f.to && draw.chance(f.p)) return "failed";
   if (test.pool && draw.chance(poolRate)) return draw.chance(0.3) ? "errored" : "failed";
@@ -157,6 +158,11 @@ function makeRun(project: SimulatedProject, number: number, startedAt: number, b
   if (spike) {
     const count = Math.round(spike.share * executed.length);
     for (const t of draw.sample(executed.filter((t) => !forced.has(t)), count)) forced.set(t, draw.chance(0.8) ? "failed" : "errored");
+  }
+  // A co-failing group fails together (every attempt of the run) in a share of the runs, any branch.
+  for (const group of project.groups) {
+    if (number < group.from || !draw.chance(group.rate)) continue;
+    for (const t of executed) if (group.tests.has(t) && !forced.has(t)) forced.set(t, "failed");
   }
 
   const tests: SimTest[] = [];

@@ -114,6 +114,8 @@ export type TestProfile = {
   removedAt: number | null;
   /** Part of the fragile pool (background failures). */
   pool: boolean;
+  /** Fails (or errors) in every run and never passes: an environment-dependent test (scenario "env_half"); absent otherwise. Not an anomaly: not flaky. */
+  alwaysFailing?: true;
 };
 
 export type StreamKnobs = {
@@ -151,14 +153,34 @@ export type StreamKnobs = {
   /** Mean gap between default-branch runs, minutes. */
   minutesBetweenRuns: number;
   startAt: string;
+  /**
+   * Scenario "env_half": the share of the initially executed tests that fail (or error) in every
+   * run and never pass (environment-dependent tests), and the share of those that error. Absent
+   * in the other scenarios.
+   */
+  alwaysFailingShare?: number;
+  alwaysFailingErroredShare?: number;
+  /**
+   * Scenario "co_failing_group": `size` tests that fail together in a share `rate` of the runs
+   * (every run draws once, same-commit retries included) and pass together otherwise; from run
+   * `from` (main index). Each test is a flaky_test anomaly (details.group). Absent otherwise.
+   */
+  coFailingGroup?: { size: number; rate: number };
 };
 
-export type Scenario = "mixed" | "quiet" | Family;
-export const SCENARIOS: readonly Scenario[] = ["mixed", "quiet", "flaky", "regression", "spike", "skip"];
+/**
+ * "mixed": every anomaly family on; "quiet": none; a family name: only that family. The detection
+ * patterns (every family on, as in "mixed", plus): "env_half", about half the tests fail in every
+ * run and never pass (environment-dependent; not flaky); "co_failing_group", a group of 5–20
+ * tests that fail together in some runs and pass together in others, same-commit re-runs included
+ * (flaky).
+ */
+export type Scenario = "mixed" | "quiet" | Family | "env_half" | "co_failing_group";
+export const SCENARIOS: readonly Scenario[] = ["mixed", "quiet", "flaky", "regression", "spike", "skip", "env_half", "co_failing_group"];
 
 export type StreamOptions = {
   seed: number;
-  /** Default "mixed" (every anomaly family on); "quiet" = none; a family name = only that family. */
+  /** Default "mixed" (every anomaly family on); "quiet" = none; a family name = only that family; see Scenario. */
   scenario?: Scenario;
   runs?: number;
   tests?: number;

@@ -27,11 +27,17 @@
  *   (every test of one suite errors in one run).
  * - skip: skip steps (+5, +20 tests) and ramps (+1 test per 5 runs).
  *
+ * Detection patterns (scenarios, every family on unless the knobs say otherwise):
+ * - "env_half": 52–62 % of the tests fail (or error) in every run and never pass (environment-
+ *   dependent tests: noise, not flaky), beside the flaky family's genuinely flaky tests;
+ * - "co_failing_group": 5–20 tests fail together in 3, 5 or 10 % of the runs (one draw per run,
+ *   same-commit retries included) and pass together otherwise: each is a flaky_test anomaly.
+ *
  * The parts: rng.ts (distributions), knobs.ts (what a seed draws), project-model.ts (suites, tests
  * and the plan), anomaly-plan.ts and noise-plan.ts (what happens when), run-generation.ts (the
  * runs), ground-truth.ts (labels and size classes), junit-report.ts (the XML and the summary).
  */
-import { planDurationChanges, planFailureSpikes, planFlakyTests, planSkipChanges } from "./anomaly-plan";
+import { planAlwaysFailing, planCoFailingGroup, planDurationChanges, planFailureSpikes, planFlakyTests, planSkipChanges } from "./anomaly-plan";
 import { classifySizes, labelRuns } from "./ground-truth";
 import { drawKnobs } from "./knobs";
 import { planNoise } from "./noise-plan";
@@ -67,6 +73,9 @@ export function generateStream(options: StreamOptions): SimStream {
   planFailureSpikes(project);
   planSkipChanges(project, durationChanges);
   planNoise(project, durationChanges);
+  // The detection patterns plan last (they draw nothing unless their scenario is on).
+  planAlwaysFailing(project);
+  planCoFailingGroup(project);
   project.sortPlan();
 
   const runs = generateRuns(project);
@@ -79,6 +88,7 @@ export function generateStream(options: StreamOptions): SimStream {
     addedAt: t.addedAt,
     removedAt: t.removedAt,
     pool: t.pool,
+    ...(t.alwaysFails ? { alwaysFailing: true as const } : {}),
   }));
   const stream: SimStream = {
     seed: options.seed,

@@ -124,7 +124,7 @@ describe("failure_rate_spike", () => {
       alpha: 1e-3,
       infra_suspect: false,
       infra_suspect_reason: null,
-      detector_version: "failure_rate_spike/1",
+      detector_version: "failure_rate_spike/2",
     });
     expect(m.p_value).toBeLessThanOrEqual(1e-3);
     expect(m.baseline_failure_rate).toBeGreaterThanOrEqual(0.01); // floored at 0.5 / 50
@@ -202,11 +202,28 @@ describe("failure_rate_spike", () => {
       expect(meta(mixed.events[0]!)).toMatchObject({ recurrent_failing_count: 10, fresh_failing_count: 10, failed: 20 });
     });
 
-    it("a tripping run's failures do not make its tests recurrent: the same suite failing again later trips again", () => {
+    it("a tripping run's failures are not recurrent for a different spike: one that shares a few of its tests trips again", () => {
       const { state } = feed(intermittentHistory());
       const first = check.update(state, runOf(41, statuses(100, range(50, 60))));
       const quiet = feed(range(42, 50).map((number) => runOf(number, statuses(100, []))), first.state);
-      expect(check.update(quiet.state, runOf(50, statuses(100, range(50, 60)))).events).toHaveLength(1);
+      // 4 of the 10 failing tests failed in the spike at run 41: fewer than half, judged on all 10.
+      const other = check.update(quiet.state, runOf(50, statuses(100, [...range(56, 60), ...range(70, 76)])));
+      expect(other.events).toHaveLength(1);
+      expect(meta(other.events[0]!)).toMatchObject({ recurrent_failing_count: 0, fresh_failing_count: 10 });
+    });
+
+    it("the same tests tripping again within 50 runs are a recurring co-failing group, not a new spike", () => {
+      const { state } = feed(intermittentHistory());
+      const first = check.update(state, runOf(41, statuses(100, range(50, 60))));
+      expect(first.events).toHaveLength(1);
+      const quiet = feed(range(42, 50).map((number) => runOf(number, statuses(100, []))), first.state);
+      // The old rule tripped here again (a tripping run's failures were never recurrent).
+      expect(check.update(quiet.state, runOf(50, statuses(100, range(50, 60)))).events).toEqual([]);
+      // With 8 of the 10 and 2 others it is still the group (at least half repeat; the 2 fresh ones do not trip).
+      expect(check.update(quiet.state, runOf(50, statuses(100, [...range(50, 58), 80, 81]))).events).toEqual([]);
+      // More than 50 runs later it is a spike again.
+      const later = feed(range(50, 93).map((number) => runOf(number, statuses(100, []))), quiet.state);
+      expect(check.update(later.state, runOf(93, statuses(100, range(50, 60)))).events).toHaveLength(1);
     });
 
     it("forgets a failure after 50 runs", () => {
@@ -234,6 +251,32 @@ describe("failure_rate_spike", () => {
     expect(warmOutage.events).toEqual([]);
     expect(warmOutage.state.sf).toBe(early.state.sf);
     expect(warmOutage.state.seen).toBe(early.state.seen);
+  });
+
+  describe("the infrastructure guard judges the tests that newly fail", () => {
+    it("30 of 50 tests failing in every run is not an outage: its runs build the baseline", () => {
+      const { state } = feed(range(1, 31).map((number) => runOf(number, statuses(50, range(0, 30)))));
+      // Only the first run (every test unknown) looked like an outage; the counts alone made all 30 one.
+      expect(state.seen).toBe(29);
+      expect(baselineOf(state)?.mu).toBeCloseTo(0.6, 5);
+      // An outage there (the 20 tests that passed last time fail too) is still one: not folded in.
+      const outage = check.update(state, runOf(31, statuses(50, range(0, 50))));
+      expect(outage.state.seen).toBe(29);
+    });
+
+    it("a broken test's failures do not hide an outage: 12 errors next to 1 broken and 1 fresh failure", () => {
+      // Test 49 is broken (fails in every run) from the start.
+      const quiet = feed(range(1, 31).map((number) => runOf(number, statuses(50, number % 7 === 0 ? [3, 49] : [49]))));
+      const run = runOf(31, statuses(50, [...range(0, 12)], "errored"));
+      run.tests[49] = { ...run.tests[49]!, status: "failed" };
+      run.tests[20] = { ...run.tests[20]!, status: "failed" };
+      run.counts = { ...run.counts, passed: 36, failed: 2 };
+      const result = check.update(quiet.state, run);
+      // The counts alone: 12 errors < 10 × 2 failures. Judged: 12 ≥ 10 × 1 newly failed.
+      expect(result.events).toHaveLength(1);
+      expect(meta(result.events[0]!)).toMatchObject({ infra_suspect: true, infra_suspect_reason: "errors_outnumber_failures_tenfold", persistent_failing_count: 1 });
+      expect(result.state.seen).toBe(quiet.state.seen);
+    });
   });
 
   it("respects the guards: runs_seen ≥ 20, n ≥ 20, f ≥ 5, ×2 and +2 pp", () => {

@@ -247,6 +247,135 @@ describe("infrastructure guard", () => {
   });
 });
 
+describe("infrastructure guard: it judges tests that newly fail", () => {
+  // A project where 12 environment-dependent tests fail in every run and never pass, next to 10
+  // fillers that pass and one flaky test: 12 of 23 executed tests fail in every run.
+  const envTests = Array.from({ length: 12 }, (_, i) => `env_${i}`);
+  const E = (name: string): Case => ({ name, status: "errored" });
+  function envRun(number: number, flaky: Case, options: Partial<RunOptions> = {}, env: (name: string) => Case = F): RunSummary {
+    return buildRun([...envTests.map(env), flaky], { number, fillers: 10, ...options });
+  }
+
+  it("a project where half the tests always fail still has its flaky test flagged, and never the always-failing ones", () => {
+    const runs: RunSummary[] = [];
+    for (let i = 1; i <= 30; i++) runs.push(envRun(i, P("flaky")));
+    // Run 31 fails the flaky test; its re-run on the same commit passes it.
+    runs.push(envRun(31, F("flaky"), { sha: "flip" }), envRun(32, P("flaky"), { sha: "flip" }));
+    for (let i = 33; i <= 60; i++) runs.push(envRun(i, P("flaky")));
+    const { events, state } = feed(runs);
+    // The counts alone made every run an outage, so nothing was ever flagged.
+    expect(events.map((event) => meta(event).name)).toEqual(["flaky"]);
+    expect(meta(events[0])).toMatchObject({ rule: "same_commit", run_number: 32 });
+    // Only the project's first run (everything unknown) looked like an outage.
+    expect(meta(events[0]).infra_excluded_runs_in_window).toBe(1);
+    expect(state.tests[keyOf("env_0")]?.n).toBe(50);
+    expect(flaggedTestKeys(state)).toEqual([keyOf("flaky")]);
+  });
+
+  it("the same with environment-dependent tests that error (errors outnumber failures tenfold)", () => {
+    const runs: RunSummary[] = [];
+    for (let i = 1; i <= 30; i++) runs.push(envRun(i, P("flaky"), {}, E));
+    runs.push(envRun(31, F("flaky"), { sha: "flip" }, E), envRun(32, P("flaky"), { sha: "flip" }, E));
+    expect(feed(runs).events.map((event) => meta(event).name)).toEqual(["flaky"]);
+  });
+
+  it("learns the always-failing tests from a first run that looked like an outage", () => {
+    const { state } = feed([envRun(1, P("flaky")), envRun(2, P("flaky"))]);
+    // Run 1 was suspect (all unknown) but remembered its failing tests; run 2 was judged on the tests that newly fail.
+    expect(state.infra.wl).toBe(0b10);
+    expect(state.tests[keyOf("env_0")]).toMatchObject({ n: 1, wl: 1 });
+  });
+
+  it("an outage in such a project is still one: the tests that passed last time newly fail", () => {
+    const runs: RunSummary[] = [];
+    for (let i = 1; i <= 30; i++) runs.push(envRun(i, P("flaky")));
+    // Two outage runs in a row (everything fails), then a green re-run of the second one's commit.
+    const outage = (number: number, sha: string) => buildRun([...envTests.map(F), F("flaky"), ...Array.from({ length: 10 }, (_, i) => F(`filler_${i}`))], { number, sha, fillers: 0 });
+    runs.push(outage(31, "down1"), outage(32, "down2"), envRun(33, P("flaky"), { sha: "down2" }));
+    const { events, state } = feed(runs);
+    expect(events).toEqual([]);
+    expect(state.infra.wl & 0b110).toBe(0b110);
+    expect(state.tests[keyOf("filler_0")]?.e).toBeUndefined();
+  });
+});
+
+describe("recurring co-failure bursts", () => {
+  const stable = Array.from({ length: 100 }, (_, i) => `stable_${i}`);
+  const group = (from: number, to: number) => (name: string, i: number) => (i >= from && i < to ? F(name) : P(name));
+  /** Default-branch runs 1..last of 100 tests: `failing(number)` names the failing range, else all pass. */
+  function history(last: number, failing: (number: number) => [number, number] | null, sha: (number: number) => string = (n) => `sha${n}`): RunSummary[] {
+    return Array.from({ length: last }, (_, i) => {
+      const number = i + 1;
+      const range = failing(number);
+      return buildRun(stable.map(range ? group(range[0], range[1]) : P), { number, sha: sha(number), fillers: 0 });
+    });
+  }
+
+  it("the same group of tests bursting again within 50 runs is flakiness evidence for each of them", () => {
+    const { eventsByRun } = feed(history(60, (n) => (n === 31 || n === 45 ? [0, 8] : null)));
+    // Run 31 is a one-off burst; run 45 repeats it: each of the 8 tests is flagged (the old code flagged nothing).
+    expect([...eventsByRun.keys()]).toEqual([45]);
+    const events = eventsByRun.get(45)!;
+    expect(events.map((event) => meta(event).name).sort()).toEqual(stable.slice(0, 8).sort());
+    expect(meta(events[0])).toMatchObject({ rule: "burst_recurred", burst_runs_in_window: 2 });
+    expect(meta(events[0]).evidence[0]).toMatchObject({ kind: "burst_recurred", run_number: 45, on_default_branch: true, passed: 13, failed: 2 });
+  });
+
+  it("a group that fails on a commit, passes on its re-run and fails on the next re-run is flagged at the second burst", () => {
+    const runs = history(40, (n) => (n === 31 || n === 33 ? [0, 6] : null), (n) => (n >= 31 && n <= 33 ? "same" : `sha${n}`));
+    const { eventsByRun, state } = feed(runs);
+    expect([...eventsByRun.keys()]).toEqual([33]);
+    expect(eventsByRun.get(33)).toHaveLength(6);
+    // The green re-run in between was weak evidence; the repeat made it strong.
+    expect(state.tests[keyOf("stable_0")]?.e?.map((item) => item.k)).toEqual(["burst_same_commit", "burst_recurred"]);
+  });
+
+  it("a one-off burst stays excluded, even with a green re-run of its commit", () => {
+    const { events } = feed(history(80, (n) => (n === 31 ? [0, 8] : null), (n) => (n === 32 ? "sha31" : `sha${n}`)));
+    expect(events).toEqual([]);
+  });
+
+  it("two bursts of different tests are two one-offs, also when they share a few tests", () => {
+    expect(feed(history(80, (n) => (n === 31 ? [0, 10] : n === 45 ? [20, 30] : null))).events).toEqual([]);
+    // 4 shared tests: fewer than 5, and fewer than half of either burst.
+    expect(feed(history(80, (n) => (n === 31 ? [0, 10] : n === 45 ? [6, 16] : null))).events).toEqual([]);
+  });
+
+  it("a repeat more than 50 default-branch runs later is not a recurrence", () => {
+    expect(feed(history(100, (n) => (n === 31 || n === 85 ? [0, 8] : null))).events).toEqual([]);
+  });
+
+  it("a group broken for most of the time in between is a breakage that came back, not a flaky group", () => {
+    // Tests 0–7 fail in runs 31–45, pass in 46–49 and fail again from run 50.
+    const { events } = feed(history(60, (n) => (n >= 31 && n <= 45) || n >= 50 ? [0, 8] : null));
+    expect(events).toEqual([]);
+  });
+
+  it("weak evidence (a burst's green re-run) completes evidence from another branch", () => {
+    const runs = history(33, (n) => (n === 31 ? [0, 8] : null), (n) => (n === 32 ? "sha31" : `sha${n}`));
+    // stable_0 also fails and passes on one commit of a feature branch: one piece there needs a second one.
+    runs.push(buildRun([F("stable_0")], { number: 34, branch: "feature", sha: "f1", fillers: 0 }), buildRun([P("stable_0")], { number: 35, branch: "feature", sha: "f1", fillers: 0 }));
+    const { events } = feed(runs);
+    expect(events.map((event) => meta(event).name)).toEqual(["stable_0"]);
+    expect(meta(events[0])).toMatchObject({ rule: "same_commit", observed: 2, threshold: 2 });
+    // Without the burst's re-run, the feature-branch evidence alone does not flag.
+    const alone = history(33, (n) => (n === 31 ? [0, 8] : null));
+    alone.push(runs[33]!, runs[34]!);
+    expect(feed(alone).events).toEqual([]);
+  });
+
+  it("known flaky tests are left out of the burst count, so a flaky group does not teach the guard that bursts are normal", () => {
+    // 10 tests flagged early (a pass on retry each), which then fail together in every 4th run.
+    const flaky = stable.slice(0, 10);
+    const runs: RunSummary[] = [buildRun([...flaky.map((name) => ({ name, status: "passed" as const, attempts: ["failed" as const] })), ...stable.slice(10).map(P)], { number: 1, fillers: 0 })];
+    for (let n = 2; n <= 40; n++) runs.push(buildRun(stable.map(n % 4 === 0 ? group(0, 10) : P), { number: n, fillers: 0 }));
+    // A spike of 20 other tests, and its green re-run on the same commit.
+    runs.push(buildRun(stable.map(group(50, 70)), { number: 41, sha: "spike", fillers: 0 }), buildRun(stable.map(P), { number: 42, sha: "spike", fillers: 0 }));
+    const { eventsByRun } = feed(runs);
+    expect([...eventsByRun.keys()]).toEqual([1]);
+  });
+});
+
 describe("co-failure burst guard", () => {
   const stable = Array.from({ length: 100 }, (_, i) => `stable_${i}`);
   /** 30 green default-branch runs of 100 tests, then run 31 where `failing` of them fail, then its re-run on the same commit, then 10 green runs. */
@@ -259,13 +388,15 @@ describe("co-failure burst guard", () => {
     return runs;
   }
 
-  it("a spike of 20 % newly failing tests that passes on a same-commit re-run flags nothing", () => {
+  it("a one-off spike of 20 % newly failing tests that passes on a same-commit re-run flags nothing", () => {
     const { events, state } = feed(spikeThenRetry(20));
     expect(events).toEqual([]);
-    // The burst is counted; its failures are in the tests' windows (a real breakage would be seen) but gave no evidence.
+    // The burst is counted; its failures are in the tests' windows (a real breakage would be seen).
     expect(state.burst?.wl).toBe(1 << 11);
     expect(state.tests[keyOf("stable_0")]?.wl).toBe(1 << 11);
-    expect(state.tests[keyOf("stable_0")]?.e).toBeUndefined();
+    // The green re-run is weak evidence: one piece, which does not flag on its own.
+    expect(state.tests[keyOf("stable_0")]?.e).toMatchObject([{ k: "burst_same_commit", c: "spiky", d: 1, r: 32, p: 1, f: 1 }]);
+    expect(state.tests[keyOf("stable_20")]?.e).toBeUndefined();
   });
 
   it("a pass on retry inside a burst run is not evidence either", () => {

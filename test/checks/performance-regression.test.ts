@@ -76,6 +76,7 @@ function projectRuns(seed: number, count: number, options: { tests?: number; slo
 }
 
 const meta = (event: CheckEvent) => event.metadata as Record<string, any>;
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -89,7 +90,7 @@ describe("performance_regression: run duration", () => {
     expect(runNumber).toBeGreaterThan(30);
     expect(runNumber).toBeLessThanOrEqual(40);
     const m = meta(events[0]!);
-    expect(m).toMatchObject({ subject: "run_duration", statistic: "mann_whitney_u", alpha: 1e-3, detector_version: "performance_regression/2" });
+    expect(m).toMatchObject({ subject: "run_duration", statistic: "mann_whitney_u", alpha: 1e-3, detector_version: "performance_regression/3" });
     expect(m.p_value).toBeLessThanOrEqual(1e-3);
     expect(m.rel_change).toBeGreaterThanOrEqual(0.1);
     expect(m.delta_ms).toBeGreaterThanOrEqual(10 * SECOND);
@@ -255,6 +256,33 @@ describe("performance_regression: run duration", () => {
     const after = feed(noisy, state);
     expect(after.events).toEqual([]);
     expect(after.state.run).toEqual(state.run);
+  });
+});
+
+describe("performance_regression: the infrastructure guard judges the tests that newly fail", () => {
+  /** 40 tests: 22 environment-dependent ones fail in every run (more than half), 18 pass; the run duration steps ×2 from run 41. */
+  function envHalfRuns(count: number, outageAt: number[] = []): RunSummary[] {
+    const rng = prng(21);
+    return range(1, count + 1).map((number) => {
+      const down = outageAt.includes(number);
+      const cases: TestCase[] = Array.from({ length: 40 }, (_, i) => ({ name: `test_${i}`, ms: 100, status: i < 22 || down ? "failed" : "passed" }));
+      return buildRun(number, (number > 40 ? 120 : 60) * SECOND * Math.exp(0.02 * gauss(rng)), cases);
+    });
+  }
+
+  it("a project where half the tests fail in every run has its run duration watched", () => {
+    // The counts alone made every run an outage: no point was ever added, no event.
+    const { events, state } = feed(envHalfRuns(60));
+    expect(events.map((event) => meta(event).subject)).toEqual(["run_duration"]);
+    expect(state.runs).toBe(59);
+  });
+
+  it("an outage there is still skipped: the tests that passed last time newly fail", () => {
+    const { state } = feed(envHalfRuns(30));
+    const outage = check.update(state, envHalfRuns(31, [31])[30]!);
+    expect(outage.events).toEqual([]);
+    expect(outage.state.runs).toBe(state.runs);
+    expect(outage.state.run).toEqual(state.run);
   });
 });
 

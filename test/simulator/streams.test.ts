@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { isInfraSuspect, testKey } from "../../src/checks/types";
 import { parseJUnit } from "../../src/ingest/junit";
@@ -194,6 +195,59 @@ describe("generateStream", () => {
       if (anomaly.type === "flaky_test") expect(anomaly.size).toBe(anomaly.magnitude >= 0.1 ? "large" : "small");
       if (anomaly.type === "skip_step") expect(anomaly.size).toBe(anomaly.magnitude >= 20 ? "large" : "small");
     }
+  });
+});
+
+describe("detection patterns", () => {
+  const isFail = (status: string) => status === "failed" || status === "errored";
+
+  it("leave the other scenarios' streams byte-identical (hashes from before the patterns existed)", () => {
+    const hash = (stream: SimStream) => createHash("sha256").update(JSON.stringify(stream)).digest("hex").slice(0, 16);
+    expect(hash(generateStream({ seed: 1000, runs: 120 }))).toBe("0548358b5b545802");
+    expect(hash(generateStream({ seed: 1005, runs: 120 }))).toBe("aaac95f354c1b3ca");
+    expect(hash(generateStream({ seed: 3, scenario: "quiet", runs: 120 }))).toBe("89d0e79e01a896d0");
+    expect(hash(generateStream({ seed: 3, scenario: "spike", runs: 120 }))).toBe("e846c453880973be");
+  });
+
+  it("env_half: about half the executed tests fail in every run and never pass; they are not anomalies", () => {
+    const stream = generateStream({ seed: 11, scenario: "env_half", runs: 150 });
+    const always = new Set(stream.tests.filter((t) => t.alwaysFailing).map((t) => t.key));
+    expect(always.size).toBeGreaterThan(80);
+    for (const run of stream.runs) {
+      const executed = run.tests.filter((t) => t.status !== "skipped");
+      for (const t of executed) if (always.has(t.key)) expect(isFail(t.status)).toBe(true);
+      const share = executed.filter((t) => always.has(t.key)).length / executed.length;
+      expect(share).toBeGreaterThan(0.5);
+      expect(share).toBeLessThan(0.7);
+    }
+    expect(stream.anomalies.some((a) => always.has(a.subject))).toBe(false);
+    // The flaky family's tests are there to be found; by the counts alone every run looks like an outage.
+    expect(stream.anomalies.filter((a) => a.type === "flaky_test").length).toBeGreaterThan(4);
+    expect(stream.runs.every((r) => isInfraSuspect(toRunSummary(r)))).toBe(true);
+  });
+
+  it("co_failing_group: 5–20 tests fail together in some runs and pass together in others, same-commit re-runs included", () => {
+    const stream = generateStream({ seed: 12, scenario: "co_failing_group", runs: 300, knobs: { coFailingGroup: { size: 8, rate: 0.1 }, retryProbability: 0.5 } });
+    const members = stream.anomalies.filter((a) => a.details.group !== undefined);
+    expect(members).toHaveLength(8);
+    for (const a of members) expect(a).toMatchObject({ type: "flaky_test", magnitude: 0.1, size: "large", end: null });
+    const keys = new Set(members.map((a) => a.subject));
+    const start = members[0]!.start;
+    let together = 0;
+    const groupFailed = new Map<number, boolean>();
+    // On main, apart from spikes and outages (which fail any test), the group fails all together or not at all.
+    const plain = (r: SimRun) => r.branch === "main" && !r.labels.some((l) => l.type === "failure_spike" || l.type === "infra_outage");
+    for (const run of stream.runs.filter((r) => r.number >= start && plain(r))) {
+      const failing = run.tests.filter((t) => keys.has(t.key) && isFail(t.status)).length;
+      const present = run.tests.filter((t) => keys.has(t.key) && t.status !== "skipped").length;
+      expect(failing === 0 || failing === present).toBe(true);
+      if (failing > 0) together++;
+      groupFailed.set(run.number, failing > 0);
+    }
+    expect(together).toBeGreaterThan(5);
+    // Some re-run of a commit where the group failed passes it.
+    expect(stream.runs.some((r) => r.retry_of !== null && groupFailed.get(r.retry_of) === true && groupFailed.get(r.number) === false)).toBe(true);
+    expect(stream.runs.filter((r) => r.number >= start).every((r) => r.labels.filter((l) => keys.has(l.subject)).length === r.tests.filter((t) => keys.has(t.key)).length)).toBe(true);
   });
 });
 
