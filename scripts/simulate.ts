@@ -8,7 +8,7 @@
  * offset when the project already had runs).
  *
  * Options: --tests N (default 200), --dry-run (generate and print, upload nothing),
- * --scenario mixed|quiet|flaky|regression|spike|skip.
+ * --scenario mixed|quiet|flaky|regression|spike|skip|env_half|co_failing_group (SCENARIOS in src/simulator/streams.ts).
  */
 import { parseArgs } from "node:util";
 import { replayThroughUploads } from "../src/simulator/replay";
@@ -35,7 +35,7 @@ const { values } = parseArgs({
 
 if (values.help) {
   process.stdout.write(
-    "Usage: npm run simulate -- --url http://localhost:8787 --token ctu_… [--seed 42] [--runs 120] [--tests 200] [--scenario mixed|quiet|flaky|regression|spike|skip] [--dry-run]\n",
+    `Usage: npm run simulate -- --url http://localhost:8787 --token ctu_… [--seed 42] [--runs 120] [--tests 200] [--scenario ${SCENARIOS.join("|")}] [--dry-run]\n`,
   );
   process.exit(0);
 }
