@@ -39,7 +39,7 @@ export class KeyIdCache {
 export type Admission = { auth: AuthenticatedKey; decision: RateLimitDecision };
 
 /** The counter (a Durable Object on Workers) could not be asked: fail closed, retryably. */
-export function counterUnavailable(error: unknown): ApiError {
+function counterUnavailable(error: unknown): ApiError {
   return Object.assign(
     new ApiError("service_unavailable", "The rate limiter is unreachable; the request was not processed. Retry shortly.", {
       headers: { "Retry-After": "1" },
@@ -51,7 +51,8 @@ export function counterUnavailable(error: unknown): ApiError {
 /** What admitting a key reads: the database (on a cache miss), the key's counter and the process's key-id cache. */
 export type KeyGateDeps = { db: Database; keyCounter: KeyCounter; keyIdCache: KeyIdCache };
 
-async function counterAdmit(counter: KeyCounter, keyId: string, resolution?: { organizationId: string }) {
+/** Counts a request on a credential's counter; 503 when the counter cannot be reached. */
+export async function counterAdmit(counter: KeyCounter, keyId: string, resolution?: { organizationId: string }) {
   try {
     return await counter.admit(keyId, resolution);
   } catch (error) {

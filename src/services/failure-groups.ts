@@ -7,13 +7,13 @@
 import { and, eq, sql } from "drizzle-orm";
 import { failureGroups, testCases, testFailureGroups, testIdentitySql } from "../db/schema";
 import type { Database } from "../db/types";
-import { rowsOf } from "../db/rows";
 import { type ListRequest, defineList } from "../lib/lists";
 import type { Page } from "../lib/pagination";
 import type { OrgScope } from "./context";
 import { findProjectRow } from "./projects";
 import { findRunRow } from "./test-results";
 import { findTestRow } from "./tests";
+import { testIdentityKey } from "./tests-state";
 
 /** What a run's failures add to the groups, collected while the run is stored. */
 export class RunFailures {
@@ -27,8 +27,7 @@ export class RunFailures {
       this.bySignature.set(failure.signature, group);
     }
     group.occurrences++;
-    const file = test.classname === null ? test.file : null;
-    const identity = `${test.classname ?? ""}\u001f${file ?? ""}\u001f${test.name}`;
+    const identity = testIdentityKey(test);
     const known = group.tests.get(identity);
     if (known) known.occurrences++;
     else group.tests.set(identity, { c: test.classname, f: test.file, n: test.name, occurrences: 1 });
@@ -36,29 +35,31 @@ export class RunFailures {
 }
 
 /**
- * Adds a stored run's failures to the project's and its tests' groups: the latest case of each
- * (test, signature) is the sample. Three statements, none when the run has no failure.
+ * Adds a stored run's failures to its tests' groups and the project's, in one statement (none when
+ * the run has no failure): the run's failed cases are read once, the latest case of each
+ * (test, signature) is the test group's sample and the latest of each signature the project
+ * group's, and a (test, signature) pair seen for the first time counts once in the project group's
+ * `tests_count`.
  */
 export async function recordRunFailures(tx: Database, run: { id: number; projectId: string; createdAt: Date }, failures: RunFailures): Promise<void> {
   if (failures.bySignature.size === 0) return;
   const perTest = [...failures.bySignature].flatMap(([signature, group]) =>
     [...group.tests.values()].map((test) => ({ s: signature, m: group.message, c: test.c, f: test.f, n: test.n, o: test.occurrences })),
   );
-  const at = run.createdAt.toISOString();
-  // Per test: the run's latest case of that test and signature is the sample; a new (test, signature) pair counts once in the project's tests_count.
-  const perTestResult = await rowsOf<{ signature: string; inserted: boolean }>(
-    tx.execute(sql`
-      with x as (
-        select x.s, x.m, x.o, ${testIdentitySql(sql`${run.projectId}::uuid`, sql`x.c`, sql`x.f`, sql`x.n`)} as test_id
-        from json_to_recordset(${JSON.stringify(perTest)}::json) as x(s text, m text, c text, f text, n text, o int)
-      ),
-      samples as (
-        select distinct on (c.test_id, c.failure_signature) c.test_id, c.failure_signature, c.id, c.failure_message, c.failure_text
-        from ${testCases} c where c.test_run_id = ${run.id} and c.failure_signature is not null
-        order by c.test_id, c.failure_signature, c.id desc
-      )
+  const at = sql`${run.createdAt.toISOString()}::timestamptz`;
+  await tx.execute(sql`
+    with x as (
+      select x.s, x.m, x.o, ${testIdentitySql(sql`${run.projectId}::uuid`, sql`x.c`, sql`x.f`, sql`x.n`)} as test_id
+      from json_to_recordset(${JSON.stringify(perTest)}::json) as x(s text, m text, c text, f text, n text, o int)
+    ),
+    samples as (
+      select distinct on (c.test_id, c.failure_signature) c.test_id, c.failure_signature, c.id, c.failure_message, c.failure_text
+      from ${testCases} c where c.test_run_id = ${run.id} and c.failure_signature is not null
+      order by c.test_id, c.failure_signature, c.id desc
+    ),
+    per_test as (
       insert into ${testFailureGroups} (test_id, signature, message, occurrences, first_seen_at, last_seen_at, sample_test_case_id, sample_message, sample_text)
-      select x.test_id, x.s, x.m, x.o, ${at}::timestamptz, ${at}::timestamptz, s.id, s.failure_message, s.failure_text
+      select x.test_id, x.s, x.m, x.o, ${at}, ${at}, s.id, s.failure_message, s.failure_text
       from x join samples s on s.test_id = x.test_id and s.failure_signature = x.s
       on conflict (test_id, signature) do update set
         occurrences = ${testFailureGroups.occurrences} + excluded.occurrences,
@@ -66,22 +67,14 @@ export async function recordRunFailures(tx: Database, run: { id: number; project
         last_seen_at = greatest(${testFailureGroups.lastSeenAt}, excluded.last_seen_at),
         message = excluded.message,
         sample_test_case_id = excluded.sample_test_case_id, sample_message = excluded.sample_message, sample_text = excluded.sample_text
-      returning signature, (xmax = 0) as inserted`),
-  );
-  const newTests = new Map<string, number>();
-  for (const row of perTestResult) if (row.inserted) newTests.set(row.signature, (newTests.get(row.signature) ?? 0) + 1);
-
-  const perGroup = [...failures.bySignature].map(([signature, group]) => ({ s: signature, m: group.message, o: group.occurrences, t: newTests.get(signature) ?? 0 }));
-  await tx.execute(sql`
-    with y as (select * from json_to_recordset(${JSON.stringify(perGroup)}::json) as y(s text, m text, o int, t int)),
-    samples as (
-      select distinct on (c.failure_signature) c.failure_signature, c.id, c.failure_message, c.failure_text
-      from ${testCases} c where c.test_run_id = ${run.id} and c.failure_signature is not null
-      order by c.failure_signature, c.id desc
-    )
+      returning signature, (xmax = 0) as inserted
+    ),
+    per_signature as (select x.s, max(x.m) as m, sum(x.o)::int as o from x group by x.s),
+    latest as (select distinct on (failure_signature) failure_signature, id, failure_message, failure_text from samples order by failure_signature, id desc),
+    new_tests as (select signature, count(*) filter (where inserted)::int as t from per_test group by signature)
     insert into ${failureGroups} (project_id, signature, message, occurrences, tests_count, first_seen_at, last_seen_at, sample_test_case_id, sample_message, sample_text)
-    select ${run.projectId}::uuid, y.s, y.m, y.o, y.t, ${at}::timestamptz, ${at}::timestamptz, s.id, s.failure_message, s.failure_text
-    from y join samples s on s.failure_signature = y.s
+    select ${run.projectId}::uuid, g.s, g.m, g.o, coalesce(n.t, 0), ${at}, ${at}, l.id, l.failure_message, l.failure_text
+    from per_signature g join latest l on l.failure_signature = g.s left join new_tests n on n.signature = g.s
     on conflict (project_id, signature) do update set
       occurrences = ${failureGroups.occurrences} + excluded.occurrences,
       tests_count = ${failureGroups.testsCount} + excluded.tests_count,

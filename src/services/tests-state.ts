@@ -38,15 +38,19 @@ export type TestExecution = {
 const SEVERITY: Record<CaseStatus, number> = { skipped: 0, passed: 1, failed: 2, errored: 3 };
 const isFailure = (status: CaseStatus) => status === "failed" || status === "errored";
 
+/** A test's identity as testIdentitySql defines it, as a string: for grouping a run's cases in memory only. */
+export function testIdentityKey(test: { classname: string | null; file: string | null; name: string }): string {
+  const file = test.classname === null ? test.file : null;
+  return `${test.classname ?? ""}\u001f${file ?? ""}\u001f${test.name}`;
+}
+
 /** Collects a run's executions per test identity while its report is stored. */
 export class TestExecutions {
   readonly byIdentity = new Map<string, TestExecution>();
 
   add(suite: string, testCase: ReportCase): void {
     const classname = testCase.classname ?? null;
-    const file = classname === null ? (testCase.file ?? null) : null;
-    // The same identity as testIdentitySql, for grouping in memory only.
-    const identity = `${classname ?? ""}\u001f${file ?? ""}\u001f${testCase.name}`;
+    const identity = testIdentityKey({ classname, file: testCase.file ?? null, name: testCase.name });
     const attempts = testCase.attempts ?? [];
     const passed = testCase.status === "passed" || attempts.some((a) => a.status === "passed");
     const failed = isFailure(testCase.status) || attempts.some((a) => isFailure(a.status));
@@ -225,7 +229,7 @@ type StoredRow = {
   last_failed_at: string | Date | null;
   last_run_number: number | null;
   window_outcomes: string | null;
-  window_durations: number[] | string | null;
+  window_durations: string | null;
   recent_commits: string | null;
   failing_streak: number | null;
   passing_streak: number | null;
@@ -233,8 +237,10 @@ type StoredRow = {
 
 const dateOrNull = (value: string | Date | null) => (value === null ? null : new Date(value));
 /** An int4[] read as text (`{1,2,3}`): splitting it is cheaper than the drivers' generic array parsers. */
-const intArray = (value: number[] | string | null): number[] =>
-  value === null ? [] : Array.isArray(value) ? value.map(Number) : value.replace(/[{}]/g, "") === "" ? [] : value.replace(/[{}]/g, "").split(",").map(Number);
+function intArray(text: string | null): number[] {
+  const inner = (text ?? "").slice(1, -1);
+  return inner === "" ? [] : inner.split(",").map(Number);
+}
 
 /**
  * Stores what one run did to its tests: reads the rows of the run's tests (one statement),

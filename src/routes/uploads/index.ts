@@ -9,7 +9,7 @@
  */
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { AppConfig, AppEnv } from "../../app-env";
-import { counterUnavailable } from "../../auth/key-gate";
+import { counterAdmit } from "../../auth/key-gate";
 import { UploadEnvelopeSchema } from "../../ingest/json-report";
 import { UPLOAD_LIMIT_BYTES } from "../../ingest/upload-body";
 import { METADATA_KEYS, readUploadRequest } from "../../ingest/upload-request";
@@ -180,12 +180,7 @@ export function createUploadsApi(config: AppConfig) {
       admit: async (c, token) => {
         const uploader = await findProjectByUploadToken(c.env.db, token);
         if (!uploader) return null;
-        let admission: Awaited<ReturnType<typeof c.env.uploadCounter.admit>>;
-        try {
-          admission = await c.env.uploadCounter.admit(uploader.projectId, { organizationId: uploader.organizationId });
-        } catch (error) {
-          throw counterUnavailable(error);
-        }
+        const admission = await counterAdmit(c.env.uploadCounter, uploader.projectId, { organizationId: uploader.organizationId });
         if (admission.status !== "admitted") return null;
         c.set("uploader", uploader);
         return admission.decision;
