@@ -8,15 +8,12 @@
  * database made for the run and dropped after it; medians of the processing step (store the
  * run's report, its tests' state and failure groups, in one transaction).
  */
-import { randomBytes } from "node:crypto";
 import os from "node:os";
-import pg from "pg";
 import { systemClock } from "../src/lib/clock";
-import { openDatabase } from "../src/node/database";
 import { createOrganization } from "../src/services/organizations";
 import { createProject } from "../src/services/projects";
 import { type Report, completeTestRun, recordTestRunArrival } from "../src/services/test-runs";
-import { writeBenchmarkSection } from "./common";
+import { withBenchDatabase, writeBenchmarkSection } from "./common";
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const KNOWN_TESTS = Number(process.env.BENCH_TESTS_KNOWN ?? 100_000);
@@ -52,15 +49,7 @@ function report(count: number, offset: number, round: number): Report {
 
 async function main(): Promise<void> {
   const load = os.loadavg()[0]!.toFixed(1);
-  const admin = new pg.Client({ connectionString: SERVER_URL });
-  await admin.connect();
-  const dbName = `cia_tests_bench_${randomBytes(5).toString("hex")}`;
-  await admin.query(`create database "${dbName}"`);
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${dbName}`;
-  const database = await openDatabase(url.toString());
-  try {
-    await database.migrate();
+  await withBenchDatabase(SERVER_URL, "cia_tests_bench", async (database, postgres) => {
     const deps = { db: database.db, clock: systemClock, webAppUrl: "https://app.example.com" };
     const org = await createOrganization(deps, { name: "Bench" });
     const newProject = async (name: string) => (await createProject(deps, org.organization.id, { name })).project.id as string;
@@ -102,7 +91,6 @@ async function main(): Promise<void> {
 
     const ratioKnown = median(onBig) / median(onSmall);
     const ratioHistory = median(onLong) / median(onShort);
-    const postgres = (await admin.query<{ v: string }>("select version() as v")).rows[0]!.v.replace(/ on .*$/, "");
     const body = [
       "## Tests as resources: what they cost a run's processing (`npm run bench:tests`)",
       "",
@@ -118,11 +106,7 @@ async function main(): Promise<void> {
     ].join("\n");
     writeBenchmarkSection(new URL("../BENCHMARKS.md", import.meta.url).pathname, "tests-bench", body);
     console.log(body);
-  } finally {
-    await database.close();
-    await admin.query(`drop database if exists "${dbName}" with (force)`);
-    await admin.end();
-  }
+  });
 }
 
 main().catch((error) => {

@@ -18,10 +18,8 @@
  * Env: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres): a server where the
  * benchmark may create and drop its own database.
  */
-import { randomBytes } from "node:crypto";
 import os from "node:os";
 import { serve } from "@hono/node-server";
-import pg from "pg";
 import { SaxesParser } from "saxes";
 import { type RequestDeps, createApp } from "../src/app";
 import type { Logger } from "../src/lib/logger";
@@ -30,11 +28,10 @@ import { type CopyIn, registerCopyIn, registeredCopyIn } from "../src/db/bulk-co
 import { InProcessRunQueue } from "../src/ingest/in-process-run-queue";
 import { parseJUnit } from "../src/ingest/junit";
 import { systemClock } from "../src/lib/clock";
-import { openDatabase } from "../src/node/database";
 import { createOrganization } from "../src/services/organizations";
 import { createProject } from "../src/services/projects";
 import { processTestRun } from "../src/services/run-processing";
-import { BENCH_RATE_LIMIT, writeBenchmarkSection } from "./common";
+import { BENCH_RATE_LIMIT, withBenchDatabase, writeBenchmarkSection } from "./common";
 import { generateJUnit } from "./junit-generator";
 
 const CASES = 10_000;
@@ -65,16 +62,10 @@ function bareParse(xml: string): void {
 
 async function main(): Promise<void> {
   const load = os.loadavg()[0]!.toFixed(1);
-  const admin = new pg.Client({ connectionString: SERVER_URL });
-  await admin.connect();
-  const dbName = `cia_upload_bench_${randomBytes(5).toString("hex")}`;
-  await admin.query(`create database "${dbName}"`);
-  const url = new URL(SERVER_URL);
-  url.pathname = `/${dbName}`;
-  const database = await openDatabase(url.toString());
   let server: ReturnType<typeof serve> | undefined;
-  try {
-    await database.migrate();
+  await withBenchDatabase(SERVER_URL, "cia_upload_bench", async (database, postgres) => {
+    // The server stops before the database closes.
+    try {
     const deps = { db: database.db, clock: systemClock, webAppUrl: "https://app.example.com" };
     const org = await createOrganization(deps, { name: "Bench" });
     const { upload_token: token } = await createProject(deps, org.organization.id, { name: "Bench" });
@@ -218,7 +209,6 @@ async function main(): Promise<void> {
     const bare = median(rows.map((r) => r.bare));
     const ratio = processing / bare;
     const testsCost = median(withTests) / median(withoutTests);
-    const postgres = (await admin.query<{ v: string }>("select version() as v")).rows[0]!.v.replace(/ on .*$/, "");
     const body = [
       "## Uploads: 10,000-case JUnit file (`npm run bench:upload`)",
       "",
@@ -251,12 +241,10 @@ async function main(): Promise<void> {
     ].join("\n");
     writeBenchmarkSection(new URL("../BENCHMARKS.md", import.meta.url).pathname, "upload-bench", body);
     console.log(body);
-  } finally {
-    server?.close();
-    await database.close();
-    await admin.query(`drop database if exists "${dbName}" with (force)`);
-    await admin.end();
-  }
+    } finally {
+      server?.close();
+    }
+  });
 }
 
 main().catch((error) => {
