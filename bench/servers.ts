@@ -13,6 +13,7 @@ import { type RequestDeps, createApp } from "../src/app";
 import type { Logger } from "../src/lib/logger";
 import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
 import { systemClock } from "../src/lib/clock";
+import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { openDatabase } from "../src/node/database";
 import { createBareApp } from "./bare-app";
 import { BENCH_RATE_LIMIT } from "./common";
@@ -30,16 +31,18 @@ const quietLogger: Logger = {
 
 async function main(): Promise<void> {
   const database = await openDatabase(required("BENCH_DB_URL"));
+  // The benchmark's database is dropped afterwards and holds no webhooks: a key of this process will do.
+  const secrets = new SecretKeyring({ current: generateSecretsKey() });
   const requestDeps: RequestDeps = {
     db: database.db,
     clock: systemClock,
     // As src/node/server.ts builds them, but with a quota that never throttles the benchmark.
     keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
     uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    runQueue: createNodeBackground({ db: database.db, clock: systemClock, logger: quietLogger, webAppUrl: "https://app.example.com" }).queue,
+    runQueue: createNodeBackground({ db: database.db, clock: systemClock, logger: quietLogger, webAppUrl: "https://app.example.com", secrets }).queue,
     logger: quietLogger,
   };
-  const app = createApp({ cursorSecret: required("BENCH_CURSOR_SECRET"), webAppUrl: "https://app.example.com" });
+  const app = createApp({ cursorSecret: required("BENCH_CURSOR_SECRET"), publicBaseUrl: "https://api.example.com", webAppUrl: "https://app.example.com", secrets });
   const ours = { fetch: (request: Request) => app.fetch(request, requestDeps) };
   const bare = createBareApp(database.db, required("BENCH_ORG_ID"));
 

@@ -50,12 +50,12 @@ function report(count: number, offset: number, round: number): Report {
 async function main(): Promise<void> {
   const load = os.loadavg()[0]!.toFixed(1);
   await withBenchDatabase(SERVER_URL, "cia_tests_bench", async (database, postgres) => {
-    const deps = { db: database.db, clock: systemClock, webAppUrl: "https://app.example.com" };
+    const deps = { db: database.db, clock: systemClock, webAppUrl: "https://app.example.com", logger: { info() {}, error: (message: string, fields?: Record<string, unknown>) => console.error(message, fields) } };
     const org = await createOrganization(deps, { name: "Bench" });
     const newProject = async (name: string) => (await createProject(deps, org.organization.id, { name })).project.id as string;
     let sha = 0;
     const processRun = async (projectId: string, content: Report) => {
-      const run = await recordTestRunArrival(deps, projectId, { branch: "main", commitSha: `c${sha++}` });
+      const { run } = await recordTestRunArrival(deps, projectId, { branch: "main", commitSha: `c${sha++}` });
       const start = performance.now();
       await completeTestRun(deps, run.id, content);
       return performance.now() - start;

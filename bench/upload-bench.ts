@@ -28,6 +28,7 @@ import { type CopyIn, registerCopyIn, registeredCopyIn } from "../src/db/bulk-co
 import { InProcessRunQueue } from "../src/ingest/in-process-run-queue";
 import { parseJUnit } from "../src/ingest/junit";
 import { systemClock } from "../src/lib/clock";
+import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { createOrganization } from "../src/services/organizations";
 import { createProject } from "../src/services/projects";
 import { processTestRun } from "../src/services/run-processing";
@@ -87,7 +88,8 @@ async function main(): Promise<void> {
       },
       { logger: quietLogger },
     );
-    const app = createApp({ cursorSecret: "upload-bench-cursor-secret", webAppUrl: deps.webAppUrl });
+    // No webhooks in this benchmark: a key of this process will do.
+    const app = createApp({ cursorSecret: "upload-bench-cursor-secret", publicBaseUrl: "https://api.example.com", webAppUrl: deps.webAppUrl, secrets: new SecretKeyring({ current: generateSecretsKey() }) });
     const requestDeps: RequestDeps = {
       db: deps.db,
       clock: deps.clock,

@@ -471,10 +471,12 @@ var ERROR_STATUS = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_failed: 422,
   rate_limited: 429,
+  request_header_fields_too_large: 431,
   internal_error: 500,
   service_unavailable: 503
 };

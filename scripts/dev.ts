@@ -1,6 +1,6 @@
 /**
  * `npm run dev`: the Worker under `wrangler dev` on 127.0.0.1, against the same database `npm start`
- * uses (PORT, ADMIN_TOKEN, CURSOR_SECRET, WEB_APP_URL, DATABASE_URL incl. memory://, SEED_DEMO).
+ * uses (PORT, ADMIN_TOKEN, CURSOR_SECRET, SECRETS_KEY, PUBLIC_BASE_URL, WEB_APP_URL, DATABASE_URL incl. memory://, SEED_DEMO).
  *
  * Node side (this process): open + migrate the database, serve an embedded PGlite over the wire
  * protocol, start the WebSocket bridge the Neon driver inside workerd connects through, seed the
@@ -13,9 +13,10 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { consoleLogger } from "../src/lib/logger";
-import { readNodeConfig } from "../src/node/config";
+import { publicUrls, readNodeConfig } from "../src/node/config";
 import { type LocalDatabase, startLocalDatabase } from "../src/node/local-neon";
 import { prepareDatabase } from "../src/node/prepare-database";
+import { openSecretsKeyring, secretsKeyNotice } from "../src/node/secrets-key";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WRANGLER = fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
@@ -72,6 +73,8 @@ let stopping: Promise<void> | null = null;
 async function main(): Promise<void> {
   const startedAt = Date.now();
   const config = readNodeConfig();
+  // wrangler dev listens on the configured port (PORT=0 is not known here, so the default base then says 0).
+  const urls = publicUrls(config, config.port);
   let local: LocalDatabase | null = null;
   let wrangler: ChildProcess | null = null;
 
@@ -79,8 +82,10 @@ async function main(): Promise<void> {
   const startup = (async () => {
     local = await startLocalDatabase({ databaseUrl: config.databaseUrl });
     const db = local.database.db;
-    const { cursorSecret, demoKey } = await prepareDatabase(db, config);
-    return { local, cursorSecret, demoKey };
+    // The same key as `npm start` (SECRETS_KEY, else ./.data/secrets-key), handed to the Worker as its binding.
+    const secretsKeyring = openSecretsKeyring(config);
+    const { cursorSecret, demoKey } = await prepareDatabase(db, { ...config, webAppUrl: urls.webAppUrl }, secretsKeyring.secrets);
+    return { local, cursorSecret, demoKey, secretsKeyring };
   })();
 
   const stop = (exitCode: number): Promise<void> => {
@@ -110,15 +115,18 @@ async function main(): Promise<void> {
     void stop(0);
   });
 
-  const { local: started, cursorSecret, demoKey } = await startup;
+  const { local: started, cursorSecret, demoKey, secretsKeyring } = await startup;
   if (stopping) return;
   const database = started.database;
 
   const vars: Record<string, string> = {
     DATABASE_URL: started.workerDatabaseUrl,
     CURSOR_SECRET: cursorSecret,
-    WEB_APP_URL: config.webAppUrl,
+    SECRETS_KEY: secretsKeyring.keys.current,
+    PUBLIC_BASE_URL: urls.publicBaseUrl,
+    WEB_APP_URL: urls.webAppUrl,
   };
+  if (secretsKeyring.keys.previous.length > 0) vars.SECRETS_KEY_PREVIOUS = secretsKeyring.keys.previous.join(",");
   if (started.localNeonProxy) vars.LOCAL_NEON_PROXY = started.localNeonProxy;
   else console.warn("DATABASE_URL is not on this machine: the Worker connects to it directly, as in production (a Neon endpoint).");
   if (config.adminToken) vars.ADMIN_TOKEN = config.adminToken;
@@ -152,6 +160,7 @@ async function main(): Promise<void> {
       databaseDescription: database.description,
       runtimeLine: `Worker running in wrangler dev (workerd, Neon driver via ${vars.LOCAL_NEON_PROXY ?? "its default proxy"}); ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s.`,
       adminEnabled: Boolean(config.adminToken),
+      secretsKeyNotice: secretsKeyNotice(secretsKeyring.source, config.databaseUrl),
       demoKey,
       seedDemo: config.seedDemo,
     });

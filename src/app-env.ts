@@ -1,7 +1,7 @@
 /**
  * What the app is made of, split by lifetime:
  * - `AppConfig`: what lives as long as a process or Worker isolate (configuration, the cursor
- *   secret, the key-id cache). `createApp(config)` keeps only this.
+ *   secret, the secrets keyring, the key-id cache). `createApp(config)` keeps only this.
  * - `RequestDeps`: what one request uses (its database, the key counter, the run queue, the
  *   clock, the logger). The runtime's entry builds them for each request and hands them to
  *   `app.fetch(request, deps)`, where Hono exposes them as `c.env`: the Node entry from one shared
@@ -13,6 +13,7 @@ import type { Database } from "./db/types";
 import type { RunQueue } from "./ingest/run-queue";
 import type { Clock } from "./lib/clock";
 import type { Logger } from "./lib/logger";
+import type { SecretKeyring } from "./lib/secret-box";
 import type { UrlPolicy } from "./notifications/url-policy";
 import type { OrgScope } from "./services/context";
 import type { AuthenticatedKey } from "./services/organizations";
@@ -22,12 +23,20 @@ export type AppConfig = {
   cursorSecret: string;
   /** Enables /admin/v1 when set. */
   adminToken?: string;
-  /** Base of the `url` fields. */
+  /**
+   * Where clients reach this service (PUBLIC_BASE_URL, no trailing slash): the base of every
+   * absolute URL of the API (an upload's `api_url` and `Location`, the OpenAPI documents'
+   * `servers`). Never taken from a request's Host header.
+   */
+  publicBaseUrl: string;
+  /** Base of the `url` fields (the web app's pages). */
   webAppUrl: string;
   /** Which webhook URLs the admin API accepts; by default https to public hosts only. */
   webhookUrlPolicy?: UrlPolicy;
   /** Key-hash → key-id cache that outlives one request (per process / isolate); a fresh one if omitted. */
   keyIdCache?: KeyIdCache;
+  /** Seals the secrets kept for reading back (webhook signing secrets) under SECRETS_KEY (docs/secrets.md). */
+  secrets: SecretKeyring;
 };
 
 export type RequestDeps = {

@@ -9,6 +9,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { AppConfig, AppEnv } from "./app-env";
 import { KeyIdCache } from "./auth/key-gate";
+import { isDatabaseUnavailable } from "./db/errors";
 import { ApiError, describeError } from "./lib/errors";
 import { consoleLogger } from "./lib/logger";
 import { CursorCodec } from "./lib/pagination";
@@ -44,20 +45,6 @@ function fromHttpException(error: HTTPException): ApiError {
   }
 }
 
-/**
- * Errors that say the database cannot take the request right now (too many connections, server
- * starting or shutting down, connection failures): retryable, so 503 rather than 500.
- * SQLSTATE classes 08 (connection exception) and 57P0x (operator intervention), and 53300.
- */
-function isDatabaseUnavailable(error: unknown): boolean {
-  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 4; current = current.cause, depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === "string" && (code === "53300" || code.startsWith("08") || /^57P0[1-3]$/.test(code))) return true;
-    if (/ECONNREFUSED|ECONNRESET|Connection terminated|Network connection lost|too many clients/i.test(current.message)) return true;
-  }
-  return false;
-}
-
 export function createApp(config: AppConfig) {
   const app = new OpenAPIHono<AppEnv>();
   const codec = new CursorCodec(config.cursorSecret);
@@ -71,7 +58,8 @@ export function createApp(config: AppConfig) {
     await next();
     c.res.headers.set("Request-Id", requestId);
     c.res.headers.set("X-Content-Type-Options", "nosniff");
-    c.res.headers.set("Cache-Control", "no-store");
+    // A route that can be revalidated (an ETag) says so itself; every other answer is not to be stored.
+    if (!c.res.headers.has("Cache-Control")) c.res.headers.set("Cache-Control", "no-store");
     const type = c.res.headers.get("content-type");
     if (type?.toLowerCase().startsWith("application/json")) c.res.headers.set("content-type", JSON_CONTENT_TYPE);
   });
@@ -83,7 +71,7 @@ export function createApp(config: AppConfig) {
   });
 
   const uploadsApi = createUploadsApi(config);
-  app.route("/api/v1", createV1Api(config, { codec, keyIdCache, uploadsDocument: (origin) => uploadsDocumentPart(uploadsApi, origin) }));
+  app.route("/api/v1", createV1Api(config, { codec, keyIdCache, uploadsDocument: () => uploadsDocumentPart(uploadsApi, config.publicBaseUrl) }));
   app.route("/admin/v1", createAdminApi(config));
   app.route("/uploads/v1", uploadsApi);
 
@@ -92,6 +80,7 @@ export function createApp(config: AppConfig) {
   app.onError((error, c) => {
     if (error instanceof ApiError) return errorResponse(c, error);
     if (error instanceof HTTPException) return errorResponse(c, fromHttpException(error));
+    // The database cannot take the request right now (src/db/errors.ts): retryable, so 503 rather than 500.
     if (isDatabaseUnavailable(error)) {
       loggerOf(c).error("database unavailable", { requestId: c.get("requestId"), error: describeError(error) });
       return errorResponse(

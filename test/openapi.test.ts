@@ -4,9 +4,20 @@
  * and real responses conforming to the documented schemas.
  */
 import { createConfig, lintFromString } from "@redocly/openapi-core";
+import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AlertEventSchema, AlertSchema, ErrorEnvelopeSchema, OrganizationSchema, ProjectSchema, listOf } from "../src/routes/schemas";
-import { type Harness, createHarness } from "./support/harness";
+import {
+  AlertEventSchema,
+  AlertSchema,
+  ErrorEnvelopeSchema,
+  OrganizationSchema,
+  ProjectSchema,
+  QuarantineSchema,
+  QuarantinedTestsForCiSchema,
+  TestSchema,
+  listOf,
+} from "../src/routes/schemas";
+import { ADMIN_TOKEN, type Harness, PUBLIC_BASE_URL, createHarness } from "./support/harness";
 
 let h: Harness;
 let doc: any;
@@ -102,9 +113,9 @@ describe("GET /api/v1/openapi.json", () => {
   });
 
   it("passes Redocly's recommended lint rules without errors or warnings", async () => {
-    // Served from a public host name, as in production (the linter flags localhost servers).
-    const served = (await h.get("https://api.ci-analytics.dev/api/v1/openapi.json")).body;
-    expect(served.servers[0].url).toBe("https://api.ci-analytics.dev/api/v1");
+    // Its server is the configured public base URL, a public host name as in production (the linter flags localhost servers).
+    const served = (await h.get("/api/v1/openapi.json")).body;
+    expect(served.servers[0].url).toBe(`${PUBLIC_BASE_URL}/api/v1`);
     const config = await createConfig({ extends: ["recommended"] });
     const problems = await lintFromString({ source: JSON.stringify(served), absoluteRef: "openapi.json", config });
     const summary = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} @ ${p.location[0]?.pointer}`);
@@ -114,20 +125,54 @@ describe("GET /api/v1/openapi.json", () => {
 
 describe("GET /uploads/v1/openapi.json", () => {
   it("passes Redocly's recommended lint rules without errors or warnings", async () => {
-    const served = (await h.get("https://api.ci-analytics.dev/uploads/v1/openapi.json")).body;
-    expect(served.servers[0].url).toBe("https://api.ci-analytics.dev/uploads/v1");
+    const served = (await h.get("/uploads/v1/openapi.json")).body;
+    expect(served.servers[0].url).toBe(`${PUBLIC_BASE_URL}/uploads/v1`);
     const config = await createConfig({ extends: ["recommended"] });
     const problems = await lintFromString({ source: JSON.stringify(served), absoluteRef: "openapi.json", config });
     const summary = problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} @ ${p.location[0]?.pointer}`);
     expect(summary).toEqual([]);
   });
 
-  it("documents both operations with their errors", async () => {
+  it("documents the three operations with their errors", async () => {
     const served = (await h.get("/uploads/v1/openapi.json")).body;
     const upload = served.paths["/test_runs"].post;
     expect(upload.operationId).toBe("uploadTestRun");
     expect(Object.keys(upload.responses).sort()).toEqual(["202", "400", "401", "413", "415", "422", "429", "500", "503"]);
     expect(served.paths["/test_runs/{number}"].get.operationId).toBe("getUploadedTestRun");
+    const quarantined = served.paths["/quarantined_tests"].get;
+    expect(quarantined.operationId).toBe("listQuarantinedTests");
+    expect(quarantined.security).toEqual([{ uploadToken: [] }]);
+    expect(Object.keys(quarantined.responses).sort()).toEqual(["200", "304", "401", "429", "500", "503"]);
+    expect(quarantined.responses["200"].headers.ETag).toBeDefined();
+  });
+});
+
+describe("quarantine is documented in /api/v1", () => {
+  it("the two operations, the request's fields and the filter", () => {
+    const quarantine = doc.paths["/tests/{id}/quarantine"].post;
+    expect(quarantine.operationId).toBe("quarantineTest");
+    expect(Object.keys(quarantine.responses).sort()).toEqual(["200", "400", "401", "404", "413", "422", "429", "500", "503"]);
+    expect(doc.paths["/tests/{id}/unquarantine"].post.operationId).toBe("unquarantineTest");
+    const request = doc.components.schemas.QuarantineRequest;
+    expect(Object.keys(request.properties).sort()).toEqual(["duration", "expires_at", "issue_url", "owner", "reason"]);
+    expect(request.required).toEqual(["reason"]);
+    const filter = doc.paths["/projects/{id}/tests"].get.parameters.find((p: any) => p.name === "quarantined");
+    expect(filter.schema.enum).toEqual(["true", "false"]);
+    expect(doc.components.schemas.Test.properties.quarantine).toBeDefined();
+  });
+});
+
+describe("servers come from the configured public base URL, never from the request", () => {
+  it("a request to another host, with a forged Host or X-Forwarded-Host, gets the configured servers in all three documents", async () => {
+    const forged = { headers: { host: "evil.example", "x-forwarded-host": "evil2.example", forwarded: "host=evil3.example" } };
+    const v1 = await h.get("https://evil.example/api/v1/openapi.json", null, forged);
+    const uploads = await h.get("https://evil.example/uploads/v1/openapi.json", null, forged);
+    const admin = await h.get("https://evil.example/admin/v1/openapi.json", ADMIN_TOKEN, forged);
+    expect(v1.body.servers[0].url).toBe(`${PUBLIC_BASE_URL}/api/v1`);
+    expect(v1.body.paths["/uploads/v1/test_runs"].servers[0].url).toBe(PUBLIC_BASE_URL);
+    expect(uploads.body.servers[0].url).toBe(`${PUBLIC_BASE_URL}/uploads/v1`);
+    expect(admin.body.servers).toEqual([{ url: `${PUBLIC_BASE_URL}/admin/v1` }]);
+    for (const res of [v1, uploads, admin]) expect(res.text).not.toContain("evil");
   });
 });
 
@@ -140,11 +185,11 @@ describe("the test result reads are documented in /api/v1", () => {
 });
 
 describe("the upload operations are documented in /api/v1 too", () => {
-  it("under their full paths, each with the origin as its server, the upload token as security", async () => {
-    const served = (await h.get("https://api.ci-analytics.dev/api/v1/openapi.json")).body;
-    const uploads = (await h.get("https://api.ci-analytics.dev/uploads/v1/openapi.json")).body;
+  it("under their full paths, each with the public base URL as its server, the upload token as security", async () => {
+    const served = (await h.get("/api/v1/openapi.json")).body;
+    const uploads = (await h.get("/uploads/v1/openapi.json")).body;
     const upload = served.paths["/uploads/v1/test_runs"];
-    expect(upload.servers).toEqual([{ url: "https://api.ci-analytics.dev", description: expect.any(String) }]);
+    expect(upload.servers).toEqual([{ url: PUBLIC_BASE_URL, description: expect.any(String) }]);
     expect(upload.post).toEqual(uploads.paths["/test_runs"].post);
     expect(upload.post.security).toEqual([{ uploadToken: [] }]);
     expect(served.paths["/uploads/v1/test_runs/{number}"].get.operationId).toBe("getUploadedTestRun");
@@ -173,5 +218,23 @@ describe("responses conform to the documented schemas", () => {
     expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
     expect(events.body.data).toHaveLength(1);
     expect(ErrorEnvelopeSchema.safeParse((await h.get("/api/v1/projects/nope", apiKey)).body).success).toBe(true);
+  });
+
+  it("tests with and without a quarantine, and the CI's list", async () => {
+    const { organization, apiKey } = await h.newOrganization();
+    const { project, uploadToken } = await h.newProject(organization.id);
+    await h.newRun(project.id, { report: { suites: [{ name: "s", cases: [{ name: "a", status: "passed" }, { name: "b", status: "passed" }] }] } });
+    const [first] = (await h.get(`/api/v1/projects/${project.id}/tests`, apiKey)).body.data;
+    const quarantined = await h.post(`/api/v1/tests/${first.id}/quarantine`, apiKey, { reason: "r", duration: "1d", owner: "dev@example.com" });
+    // Test ids are MD5s shaped as UUIDs (docs/tests.md), without RFC 9562's version bits: any 8-4-4-4-12 hex passes here.
+    const testId = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    const strict = TestSchema.extend({ id: testId, quarantine: QuarantineSchema.strict().nullable() }).strict();
+    expect(strict.safeParse(quarantined.body).success, quarantined.text).toBe(true);
+    const parsed = listOf(strict, "T").safeParse((await h.get(`/api/v1/projects/${project.id}/tests`, apiKey)).body);
+    expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
+    const ciItem = QuarantinedTestsForCiSchema.shape.data.element.extend({ test_id: testId }).strict();
+    const ci = z.object({ data: z.array(ciItem) }).strict().safeParse((await h.get("/uploads/v1/quarantined_tests", uploadToken)).body);
+    expect(ci.success && ci.data.data.length).toBe(1);
+    expect(ci.success, JSON.stringify(ci.error?.issues)).toBe(true);
   });
 });

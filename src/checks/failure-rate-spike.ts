@@ -5,7 +5,9 @@
  *
  * Only default-branch runs are used, for the baseline and for the check (see isInfraSuspect; feature
  * branches fail on purpose while work is in progress). Per run: n = passed + failed + errored
- * (skipped excluded), f = failed + errored, x = f / n; runs with n = 0 are ignored.
+ * (skipped excluded), f = failed + errored, x = f / n; runs with n = 0 are ignored. Cases of
+ * quarantined tests (RunTest.quarantined) count in n but not in f, nor as newly failing or
+ * recurrent: their failures are known (docs/quarantine.md).
  *
  * Baseline: exponentially decayed sums with λ = 0.99 (effective window ≈ 100 runs) of 1, λ-squared
  * weights, n, f, x, x², x³ and x⁴; μ = Σf / Σn floored at 0.5 / n̄ (a project with no failures
@@ -31,15 +33,16 @@
  * but an outage must not raise μ and ρ and blind the check for the next hundred runs — which is
  * what folding it in during the first 20 runs, when nothing can trip yet, would do.
  *
- * Newly failing tests: a compact map key → (default-branch run sequence number · 4 + last
- * executed status: 0 passed, 1 failed, 2 errored, 3 none yet — only skipped). A test failing now
- * is "newly failing" when its previous executed appearance passed. The map is also the guard's
- * memory. Infra-suspect runs read the map but write only tests it does not hold yet (their
- * failures say nothing about known tests; an unknown test's outcome is all there is). Entries not seen for 200
- * default-branch runs are dropped in a sweep every 50 runs, so the map holds the tests of the
- * last ≤ 250 runs.
+ * Per-test entries (`SpikeTestEntry`, stored in the test's row; a run sees its own tests' only):
  *
- * Recurrent failers: a second map key → `seq` of the test's last failure in a default-branch run
+ * Newly failing tests: `l` = default-branch run sequence number · 4 + last executed status (0
+ * passed, 1 failed, 2 errored, 3 none yet — only skipped). A test failing now is "newly failing"
+ * when its previous executed appearance passed. `l` is also the guard's memory. Infra-suspect runs
+ * read it but write only tests that have none yet (their failures say nothing about known tests;
+ * an unknown test's outcome is all there is). A sweep every 50 runs (`pr`) makes `l` of a test
+ * not seen for 200 default-branch runs count as absent.
+ *
+ * Recurrent failers: `f` = `seq` of the test's last failure in a default-branch run
  * that neither tripped nor was infra-suspect. A failing test that also failed within the previous
  * 50 such runs is *recurrent* (an intermittent test). A run trips only if its *fresh* failures
  * (failing − recurrent) pass the same guards and tail test on their own: a cluster of known
@@ -61,11 +64,11 @@
  * of the runs tripped every time), large-spike recall there 0.73 → 0.61 (the group's co-failures,
  * now folded into the baseline, widen ρ).
  *
- * Cost per run: O(tests in the run) plus a shallow copy of the map; the beta-binomial tail
+ * Cost per run: O(tests in the run), whatever the history or the number of known tests; the beta-binomial tail
  * (O(n)) only for runs that pass the cheap guards. No clock.
  */
 import { betaBinomialCriticalCount, betaBinomialUpperTail, wilsonInterval } from "./statistics";
-import { type CaseStatus, type Check, type CheckEvent, type RunSummary, type RunTest, judgeInfra, recordsOutcome } from "./types";
+import { type CaseStatus, type Check, type CheckEvent, type CheckResult, type RunSummary, type RunTest, type TestEntries, judgeInfra, recordsOutcome } from "./types";
 import { cap, round } from "./metadata-format";
 
 export const FAILURE_RATE_SPIKE_DETECTOR_VERSION = "failure_rate_spike/2";
@@ -90,9 +93,13 @@ const MAX_STRING = 500;
 const CODE: Record<CaseStatus, number> = { passed: 0, failed: 1, errored: 2, skipped: 3 };
 const NONE_EXECUTED = 3;
 
+/** A test's entry (any field absent when unknown): see the header. */
+export type SpikeTestEntry = { l?: number; f?: number; t?: number };
+
+/** The project-level state; each test's entry (`SpikeTestEntry`) is stored in the test's row. */
 export type FailureRateSpikeState = {
-  /** State schema version. */
-  v: 1;
+  /** State schema version (2: per-test entries stored apart; version 1 held them in `last`, `lf`, `tf`). */
+  v: 2;
   /** Runs folded into the baseline (runs_seen). */
   seen: number;
   /** Decayed sums: Σλ^a, Σλ^(2a), Σλ^a·n, Σλ^a·f, Σλ^a·x, Σλ^a·x², Σλ^a·x³, Σλ^a·x⁴. */
@@ -106,26 +113,23 @@ export type FailureRateSpikeState = {
   sx4: number;
   /** Consecutive evaluated runs without a trip. */
   normal: number;
-  /** Default-branch runs with executed tests processed (the clock of `last`). */
+  /** Default-branch runs with executed tests processed (the clock of the entries). */
   seq: number;
-  /** key → seq · 4 + last executed status code (see the header). */
-  last: Record<string, number>;
-  /** `seq` of the last pruning sweep. */
+  /** `seq` of the last sweep (see the header). */
   pr: number;
-  /** key → `seq` of the test's last failure in a run that neither tripped nor was infra-suspect (entries older than 100 runs pruned). Absent in states written before it existed. */
+};
+
+/** Version 1: the same project-level fields, plus every test's entry in three maps. */
+type LegacySpikeState = Omit<FailureRateSpikeState, "v"> & {
+  v: 1;
+  last: Record<string, number>;
   lf?: Record<string, number>;
-  /** key → `seq` of the last run that tripped with the test failing (entries older than 50 runs pruned). Absent in states written before it existed. */
   tf?: Record<string, number>;
 };
 
 type Baseline = { mu: number; rho: number; rhoPoint: number; nBar: number; a: number; b: number };
 
 
-
-/** Sets an own data property even for a key such as "__proto__" (test keys come from uploads). */
-function setOwn(record: Record<string, number>, key: string, value: number): void {
-  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
-}
 
 function isFail(status: CaseStatus): boolean {
   return status === "failed" || status === "errored";
@@ -156,15 +160,18 @@ export function baselineOf(state: FailureRateSpikeState): Baseline | null {
   return { mu, rho, rhoPoint: rhoFrom(variance), nBar, a: (mu * (1 - rho)) / rho, b: ((1 - mu) * (1 - rho)) / rho };
 }
 
+type Outcome = { key: string; name: string; status: CaseStatus; quarantined: boolean };
+
 /** One outcome per key (any failure wins, then any pass, else skipped), in key order. */
-function outcomes(tests: RunTest[]): { key: string; name: string; status: CaseStatus }[] {
-  const byKey = new Map<string, { key: string; name: string; status: CaseStatus }>();
+function outcomes(tests: RunTest[]): Outcome[] {
+  const byKey = new Map<string, Outcome>();
   for (const test of tests) {
     const existing = byKey.get(test.key);
     if (!existing) {
-      byKey.set(test.key, { key: test.key, name: test.name, status: test.status });
+      byKey.set(test.key, { key: test.key, name: test.name, status: test.status, quarantined: test.quarantined === true });
       continue;
     }
+    existing.quarantined ||= test.quarantined === true;
     if (isFail(existing.status)) continue;
     if (isFail(test.status) || test.status === "passed") existing.status = test.status;
   }
@@ -177,72 +184,82 @@ const WINDOW_DESCRIPTION = `default-branch runs, exponentially decayed baseline 
 // The check
 
 function initialState(): FailureRateSpikeState {
-  return { v: 1, seen: 0, w: 0, w2: 0, sn: 0, sf: 0, sx: 0, sxx: 0, sx3: 0, sx4: 0, normal: 0, seq: 0, last: {}, pr: 0, lf: {}, tf: {} };
+  return { v: 2, seen: 0, w: 0, w2: 0, sn: 0, sf: 0, sx: 0, sxx: 0, sx3: 0, sx4: 0, normal: 0, seq: 0, pr: 0 };
 }
+
+const hasNumbers = (s: Partial<FailureRateSpikeState>) =>
+  [s.seen, s.w, s.w2, s.sn, s.sf, s.sx, s.sxx, s.sx3, s.sx4, s.normal, s.seq, s.pr].every((value) => typeof value === "number" && Number.isFinite(value));
 
 function isValidState(state: unknown): state is FailureRateSpikeState {
   if (typeof state !== "object" || state === null) return false;
   const s = state as Partial<FailureRateSpikeState>;
-  return (
-    s.v === 1 &&
-    [s.seen, s.w, s.w2, s.sn, s.sf, s.sx, s.sxx, s.sx3, s.sx4, s.normal, s.seq, s.pr].every((value) => typeof value === "number" && Number.isFinite(value)) &&
-    typeof s.last === "object" &&
-    s.last !== null
-  );
+  return s.v === 2 && hasNumbers(s);
 }
 
-function update(input: FailureRateSpikeState, run: RunSummary): { state: FailureRateSpikeState; events: CheckEvent[] } {
-  const state = isValidState(input) ? input : initialState();
-  if (!run.onDefaultBranch) return { state, events: [] };
-  const executed = run.counts.passed + run.counts.failed + run.counts.errored;
-  if (executed <= 0) return { state, events: [] };
+function isLegacyState(state: unknown): state is LegacySpikeState {
+  if (typeof state !== "object" || state === null) return false;
+  const s = state as Partial<LegacySpikeState>;
+  return s.v === 1 && hasNumbers(s as Partial<FailureRateSpikeState>) && typeof s.last === "object" && s.last !== null;
+}
 
-  const failing = run.counts.failed + run.counts.errored;
+function update(input: FailureRateSpikeState, stored: TestEntries<SpikeTestEntry>, run: RunSummary): CheckResult<FailureRateSpikeState, SpikeTestEntry> {
+  const state = isValidState(input) ? input : initialState();
+  const changed = new Map<string, SpikeTestEntry>();
+  if (!run.onDefaultBranch) return { state, tests: changed, events: [] };
+  const executed = run.counts.passed + run.counts.failed + run.counts.errored;
+  if (executed <= 0) return { state, tests: changed, events: [] };
+  // `l` as the last sweep left it (see the header).
+  const lastOf = (key: string): number | null => {
+    const l = stored.get(key)?.l;
+    return l !== undefined && state.pr - Math.floor(l / 4) <= STATUS_UNSEEN_RUNS ? l : null;
+  };
+
+  // Failures of quarantined tests are known (docs/quarantine.md): they stay in the executed total
+  // but not in the failing count, here and in the baseline.
+  let quarantinedFailed = 0;
+  let quarantinedErrored = 0;
+  for (const test of run.tests) {
+    if (!test.quarantined) continue;
+    if (test.status === "failed") quarantinedFailed++;
+    else if (test.status === "errored") quarantinedErrored++;
+  }
+  const failed = run.counts.failed - Math.min(run.counts.failed, quarantinedFailed);
+  const errored = run.counts.errored - Math.min(run.counts.errored, quarantinedErrored);
+  const failing = failed + errored;
   const x = failing / executed;
   // The infrastructure guard judges the tests that newly fail: a test whose last executed status
   // here was a failure is persistent (see judgeInfra).
-  const verdict = judgeInfra(run, (key) => Object.hasOwn(state.last, key) && isFailCode((state.last[key] as number) % 4));
+  const verdict = judgeInfra(run, (key) => {
+    const l = lastOf(key);
+    return l !== null && isFailCode(l % 4);
+  });
   const suspect = verdict.suspect;
   const seq = state.seq + 1;
 
   // Newly failing tests, recurrent failers, and (unless infra-suspect) the last-status map.
   const newlyFailing: string[] = [];
-  const lastFailure = state.lf ?? {};
-  const trippedFailure = state.tf ?? {};
   let repeated = 0;
   const failingKeys: string[] = [];
   let recurrent = 0;
-  let last = state.last;
-  let copied = false;
   for (const outcome of outcomes(run.tests)) {
-    const previous = Object.hasOwn(state.last, outcome.key) ? (state.last[outcome.key] as number) : null;
+    const entry = stored.get(outcome.key);
+    const previous = lastOf(outcome.key);
     const previousCode = previous === null ? null : previous % 4;
-    if (isFail(outcome.status) && previousCode === CODE.passed) newlyFailing.push(outcome.name);
-    if (isFail(outcome.status)) {
+    // A quarantined test's failure is not counted as failing (above), so not as newly failing or recurrent either.
+    const countedFailure = isFail(outcome.status) && !outcome.quarantined;
+    if (countedFailure && previousCode === CODE.passed) newlyFailing.push(outcome.name);
+    if (countedFailure) {
       failingKeys.push(outcome.key);
-      const failedAt = Object.hasOwn(lastFailure, outcome.key) ? (lastFailure[outcome.key] as number) : null;
-      if (failedAt !== null && seq - failedAt <= RECURRENT_RUNS) recurrent++;
-      else if (Object.hasOwn(trippedFailure, outcome.key) && seq - (trippedFailure[outcome.key] as number) <= RECURRENT_RUNS) repeated++;
+      if (entry?.f !== undefined && seq - entry.f <= RECURRENT_RUNS) recurrent++;
+      else if (entry?.t !== undefined && seq - entry.t <= RECURRENT_RUNS) repeated++;
     }
     // A suspect run records only the tests not known yet (the guard's memory rule, recordsOutcome).
     if (recordsOutcome(suspect, previous !== null)) {
-      if (!copied) {
-        last = Object.fromEntries(Object.entries(state.last)); // data properties only, whatever the keys
-        copied = true;
-      }
       const code = outcome.status === "skipped" ? (previousCode ?? NONE_EXECUTED) : CODE[outcome.status];
-      setOwn(last, outcome.key, seq * 4 + code);
+      changed.set(outcome.key, { ...entry, l: seq * 4 + code });
     }
   }
-  let pr = state.pr;
-  if (seq - pr >= PRUNE_EVERY_RUNS) {
-    pr = seq;
-    const kept: Record<string, number> = {};
-    for (const [key, value] of Object.entries(last)) {
-      if (seq - Math.floor(value / 4) <= STATUS_UNSEEN_RUNS) setOwn(kept, key, value);
-    }
-    last = kept;
-  }
+  const pr = seq - state.pr >= PRUNE_EVERY_RUNS ? seq : state.pr;
 
   // A spike that repeats: when at least half of the failing tests failed together in a run that
   // tripped within the last 50 runs (and not since), they are a recurring co-failing group —
@@ -280,8 +297,9 @@ function update(input: FailureRateSpikeState, run: RunSummary): { state: Failure
           subject: "run",
           run_number: run.number,
           executed,
-          failed: run.counts.failed,
-          errored: run.counts.errored,
+          failed,
+          errored,
+          quarantined_failing_count: run.counts.failed + run.counts.errored - failing,
           failure_rate: round(x, 4),
           failure_rate_wilson_95: { low: round(wilson.low, 4), high: round(wilson.high, 4) },
           baseline_failure_rate: round(baseline.mu, 5),
@@ -338,32 +356,40 @@ function update(input: FailureRateSpikeState, run: RunSummary): { state: Failure
   }
   const normal = tripped ? 0 : state.normal + 1;
 
-  // Recurrent-failer map: record this run's failures unless it tripped or is infra-suspect; pruned with `last`.
-  let lf = lastFailure;
-  if (!tripped && !suspect && failingKeys.length > 0) {
-    lf = Object.fromEntries(Object.entries(lastFailure));
-    for (const key of failingKeys) setOwn(lf, key, seq);
-  }
-  // Tripped-run failures: recorded when the run trips (for the repeat rule above).
-  let tf = trippedFailure;
-  if (tripped && failingKeys.length > 0) {
-    tf = Object.fromEntries(Object.entries(trippedFailure));
-    for (const key of failingKeys) setOwn(tf, key, seq);
-  }
-  if (pr === seq && pr !== state.pr) {
-    const kept: Record<string, number> = {};
-    for (const [key, value] of Object.entries(lf)) if (seq - value <= RECURRENT_RUNS) setOwn(kept, key, value);
-    lf = kept;
-    const keptTripped: Record<string, number> = {};
-    for (const [key, value] of Object.entries(tf)) if (seq - value <= RECURRENT_RUNS) setOwn(keptTripped, key, value);
-    tf = keptTripped;
+  // Recurrent failers: this run's failures unless it tripped or is infra-suspect; tripped-run
+  // failures when it trips (for the repeat rule above).
+  if (failingKeys.length > 0 && (tripped || !suspect)) {
+    for (const key of failingKeys) {
+      const entry = changed.get(key) ?? stored.get(key);
+      changed.set(key, tripped ? { ...entry, t: seq } : { ...entry, f: seq });
+    }
   }
 
-  return { state: { v: 1, seen, w, w2, sn, sf, sx, sxx, sx3, sx4, normal, seq, last, pr, lf, tf }, events };
+  return { state: { v: 2, seen, w, w2, sn, sf, sx, sxx, sx3, sx4, normal, seq, pr }, tests: changed, events };
 }
 
-export const failureRateSpikeCheck: Check<FailureRateSpikeState> = {
+function fromLegacy(legacy: unknown, rekey: (oldKey: string) => string | null): { state: FailureRateSpikeState; tests: Map<string, SpikeTestEntry> } | null {
+  if (!isLegacyState(legacy)) return null;
+  const { v: _v, last, lf, tf, ...project } = legacy;
+  const tests = new Map<string, SpikeTestEntry>();
+  // Two old keys of one test (the same test in two suites): the latest value of each field wins.
+  const merge = (map: Record<string, number> | undefined, field: keyof SpikeTestEntry) => {
+    for (const [oldKey, value] of Object.entries(map ?? {})) {
+      const key = rekey(oldKey);
+      if (key === null) continue;
+      const entry = tests.get(key) ?? {};
+      if ((entry[field] ?? -1) < value) tests.set(key, { ...entry, [field]: value });
+    }
+  };
+  merge(last, "l");
+  merge(lf, "f");
+  merge(tf, "t");
+  return { state: { v: 2, ...project }, tests };
+}
+
+export const failureRateSpikeCheck: Check<FailureRateSpikeState, SpikeTestEntry> = {
   version: FAILURE_RATE_SPIKE_DETECTOR_VERSION,
   initialState,
   update,
+  fromLegacy,
 };

@@ -1,7 +1,7 @@
 /**
  * `test_flakiness` (docs/alert-checks.md#test_flakiness): flags a test that both passes and fails on the same code.
  *
- * Per test (by `RunTest.key`) the state keeps:
+ * Per test (by `RunTest.key`, an entry stored in the test's row) the state keeps:
  * - a window of the last ≤ 50 countable outcomes on the default branch (1 = failed/errored,
  *   0 = passed; skipped is not counted), newest in bit 0, as two 25-bit integers;
  * - an LRU of ≤ 8 commits (by a 53-bit hash of the SHA) with pass/fail counts, any branch: the
@@ -60,11 +60,10 @@
  *   a test (on the simulated corpus, letting two weak pieces flag added 38 false units from
  *   spikes retried green). It completes evidence from another branch, and is listed in events.
  *
- * Cost per run: O(tests in the run · log) plus one shallow copy of the key → entry record (the
- * purity contract forbids mutating the caller's object; the copy is the same order as the jsonb
- * load/save around it and does no per-test work). Tests not seen for 200 project runs are dropped
- * in a sweep every 50 runs, so the sweep is amortised O(1) per stored test and the state stays
- * bounded by the tests of the last ~250 runs.
+ * Cost per run: O(tests in the run · log). Each test's entry is stored in the test's row and a run
+ * sees only its own tests' entries; the project-level state is bounded (windows of 50 runs, ≤ 8
+ * co-failures). A sweep every 50 runs (`pr`) makes entries of tests not seen for 200 project runs
+ * count as absent, so a test that comes back after a long pause starts afresh.
  *
  * Time comes only from `run.createdAt`; the same state and run always give the same output.
  * Cases are processed in key order, so the order of cases within a run changes nothing.
@@ -83,7 +82,7 @@
  *   carries `more_flagged_count` and `more_flagged_test_keys` (≤ 50). Those tests are flagged all
  *   the same (no later event). This matches the orchestrator's own cap of 50 per check and run.
  */
-import { type CaseStatus, type Check, type CheckEvent, type RunSummary, type RunTest, judgeInfra } from "./types";
+import { type CaseStatus, type Check, type CheckEvent, type CheckResult, type RunSummary, type RunTest, type TestEntries, judgeInfra } from "./types";
 import { cap, round } from "./metadata-format";
 import { nearestRankPercentile, runsTestZ, wilson95 } from "./statistics";
 
@@ -177,18 +176,20 @@ export type FlakinessTestState = {
   bq?: number;
 };
 
+/** The project-level state; each test's entry (`FlakinessTestState`) is stored in the test's row. */
 export type FlakinessState = {
-  /** State schema version. */
-  v: 1;
-  /** Per-test state by `RunTest.key`. */
-  tests: Record<string, FlakinessTestState>;
+  /** State schema version (2: per-test entries stored apart; version 1 held them in `tests`). */
+  v: 2;
   /** Project-level window of the last ≤ 50 default-branch runs, 1 = infra-suspect (excluded from per-test state). */
   infra: { wh: number; wl: number; n: number };
   /** The same window, 1 = co-failure burst (its failures are not evidence). Absent in states written before the burst guard. */
   burst?: { wh: number; wl: number; n: number };
   /** Newly failing tests of the last ≤ 50 default-branch runs that were not infra-suspect, oldest first (the burst baseline). */
   nf?: number[];
-  /** Run number of the last pruning sweep. */
+  /**
+   * Run number of the last sweep: an entry whose test was not seen for 200 project runs at the
+   * last sweep (every 50 runs) counts as absent, so a test that comes back starts afresh.
+   */
   pr: number;
   /** Default-branch runs seen (the clock of `cf` and `bq`). Absent in states written before the recurrence rule. */
   sq?: number;
@@ -297,7 +298,26 @@ function timeOf(run: RunSummary): number {
 function isValidState(state: unknown): state is FlakinessState {
   if (typeof state !== "object" || state === null) return false;
   const s = state as Partial<FlakinessState>;
+  return s.v === 2 && typeof s.infra === "object" && s.infra !== null && typeof s.pr === "number";
+}
+
+/** Version 1: the same project-level fields, plus every test's entry in `tests`. */
+type LegacyFlakinessState = Omit<FlakinessState, "v"> & { v: 1; tests: Record<string, FlakinessTestState> };
+
+function isLegacyState(state: unknown): state is LegacyFlakinessState {
+  if (typeof state !== "object" || state === null) return false;
+  const s = state as Partial<LegacyFlakinessState>;
   return s.v === 1 && typeof s.tests === "object" && s.tests !== null && typeof s.infra === "object" && s.infra !== null && typeof s.pr === "number";
+}
+
+/**
+ * The stored entries of the run's tests that the last sweep kept (see `pr`), as a record without
+ * a prototype (keys come from uploads) for the helpers below.
+ */
+function visibleEntries(stored: TestEntries<FlakinessTestState>, sweptAt: number): Record<string, FlakinessTestState> {
+  const visible = Object.create(null) as Record<string, FlakinessTestState>;
+  for (const [key, entry] of stored) if (sweptAt - entry.ls <= PRUNE_UNSEEN_RUNS) visible[key] = entry;
+  return visible;
 }
 
 /** One outcome per key: duplicates of a key within a run (unmerged parametrised cases) are combined. */
@@ -655,20 +675,22 @@ function flagMetadata(flag: Flag, run: RunSummary, now: number, infraExcluded: n
 // The check
 
 function initialState(): FlakinessState {
-  return { v: 1, tests: {}, infra: { wh: 0, wl: 0, n: 0 }, burst: { wh: 0, wl: 0, n: 0 }, nf: [], pr: 0, sq: 0, cf: [] };
+  return { v: 2, infra: { wh: 0, wl: 0, n: 0 }, burst: { wh: 0, wl: 0, n: 0 }, nf: [], pr: 0, sq: 0, cf: [] };
 }
 
-function update(input: FlakinessState, run: RunSummary): { state: FlakinessState; events: CheckEvent[] } {
+function update(input: FlakinessState, stored: TestEntries<FlakinessTestState>, run: RunSummary): CheckResult<FlakinessState, FlakinessTestState> {
   const state = isValidState(input) ? input : initialState();
+  const known = visibleEntries(stored, state.pr);
+  const changed = new Map<string, FlakinessTestState>();
   const now = timeOf(run);
   const all = run.tests.length === 0 ? [] : combine(run.tests);
   // The infrastructure guard judges the tests that newly fail (judgeInfra): a test whose previous
   // default-branch outcome failed is persistent, so environment-dependent tests that never pass do
   // not make every run look like an outage.
-  const suspect = judgeInfra(run, (key) => failedLastTime(state.tests, key)).suspect;
+  const suspect = judgeInfra(run, (key) => failedLastTime(known, key)).suspect;
   const outcomes = suspect ? [] : all;
   const baseline = Array.isArray(state.nf) ? state.nf : [];
-  const newly = suspect ? [] : newlyFailingTests(outcomes, state.tests);
+  const newly = suspect ? [] : newlyFailingTests(outcomes, known);
   const newlyFailing = newly.length;
   const burst = !suspect && isBurst(newlyFailing, baseline);
 
@@ -687,7 +709,7 @@ function update(input: FlakinessState, run: RunSummary): { state: FlakinessState
     // Co-failures (≥ 5 newly failing tests, burst or not) are remembered for 50 runs; a burst that
     // repeats one is evidence for the tests they share.
     if (newlyFailing >= BURST_MIN_NEWLY_FAILING) {
-      if (burst) recurrence = burstRecurrence(newly, state.tests, cf, sq);
+      if (burst) recurrence = burstRecurrence(newly, known, cf, sq);
       coFailure = new Set(newly.map((outcome) => outcome.test.key));
       cf = pushCoFailure(cf, sq, newlyFailing);
     }
@@ -695,7 +717,6 @@ function update(input: FlakinessState, run: RunSummary): { state: FlakinessState
   const infraExcluded = ones(infra.wh, infra.wl);
   const burstExcluded = ones(burstWindow.wh, burstWindow.wl);
 
-  let tests = state.tests;
   const flags: Flag[] = [];
   if (!suspect && outcomes.length > 0) {
     const sha = run.commitSha !== null && run.commitSha !== "" ? run.commitSha : null;
@@ -711,14 +732,10 @@ function update(input: FlakinessState, run: RunSummary): { state: FlakinessState
       coFailure,
       recurrence,
     };
-    // The one O(stored tests) step per run: a shallow copy, so the caller's state is never mutated
-    // (about 1.5 µs per stored test; the jsonb load and save around the check cost more).
-    tests = {};
-    for (const key in state.tests) tests[key] = state.tests[key] as FlakinessTestState;
     for (const outcome of outcomes) {
       const key = outcome.test.key;
-      const { entry, flag } = updateTest(tests[key], outcome, ctx);
-      tests[key] = entry;
+      const { entry, flag } = updateTest(known[key], outcome, ctx);
+      changed.set(key, entry);
       if (flag) flags.push(flag);
     }
   } else if (suspect) {
@@ -728,28 +745,15 @@ function update(input: FlakinessState, run: RunSummary): { state: FlakinessState
     for (const outcome of all) {
       if (!isFail(outcome.status)) continue;
       const key = outcome.test.key;
-      const previous = Object.hasOwn(state.tests, key) ? state.tests[key] : undefined;
+      const previous = known[key];
       if (previous && (previous.n > 0 || previous.sx === 1)) continue;
-      if (tests === state.tests) {
-        tests = {};
-        for (const k in state.tests) tests[k] = state.tests[k] as FlakinessTestState;
-      }
-      tests[key] = previous ? { ...previous, ls: Math.max(previous.ls, run.number), sx: 1 } : { wh: 0, wl: 0, n: 0, ls: run.number, cp: 0, sx: 1 };
+      changed.set(key, previous ? { ...previous, ls: Math.max(previous.ls, run.number), sx: 1 } : { wh: 0, wl: 0, n: 0, ls: run.number, cp: 0, sx: 1 });
     }
   }
 
-  // Amortised pruning: every 50 runs, drop tests not seen for 200 runs.
+  // Every 50 runs, a sweep: from then on, entries of tests not seen for 200 runs count as absent.
   let pr = state.pr;
-  if (run.number - pr >= PRUNE_EVERY_RUNS || run.number < pr) {
-    pr = run.number;
-    const current = tests;
-    const stale = Object.keys(current).filter((key) => run.number - (current[key]?.ls ?? 0) > PRUNE_UNSEEN_RUNS);
-    if (stale.length > 0) {
-      const kept: Record<string, FlakinessTestState> = {};
-      for (const key of Object.keys(current)) if (run.number - (current[key]?.ls ?? 0) <= PRUNE_UNSEEN_RUNS) kept[key] = current[key] as FlakinessTestState;
-      tests = kept;
-    }
-  }
+  if (run.number - pr >= PRUNE_EVERY_RUNS || run.number < pr) pr = run.number;
 
   // Flags are in key order (combine sorts). At most 50 events per run (the orchestrator's cap
   // too): the 50th carries `more_flagged_count` and up to 50 keys of the tests not reported
@@ -765,17 +769,40 @@ function update(input: FlakinessState, run: RunSummary): { state: FlakinessState
     };
   }
 
-  return { state: { v: 1, tests, infra, burst: burstWindow, nf, pr, sq, cf }, events };
+  return { state: { v: 2, infra, burst: burstWindow, nf, pr, sq, cf }, tests: changed, events };
 }
 
-export const flakinessCheck: Check<FlakinessState> = {
+function fromLegacy(legacy: unknown, rekey: (oldKey: string) => string | null): { state: FlakinessState; tests: Map<string, FlakinessTestState> } | null {
+  if (!isLegacyState(legacy)) return null;
+  const { v: _v, tests: entries, ...project } = legacy;
+  const tests = new Map<string, FlakinessTestState>();
+  for (const [oldKey, entry] of Object.entries(entries)) {
+    const key = rekey(oldKey);
+    // Two old keys of one test (the same test in two suites): the entry seen last wins.
+    if (key !== null && (tests.get(key)?.ls ?? -1) < entry.ls) tests.set(key, entry);
+  }
+  return { state: { v: 2, ...project }, tests };
+}
+
+export const flakinessCheck: Check<FlakinessState, FlakinessTestState> = {
   version: FLAKINESS_DETECTOR_VERSION,
   initialState,
   update,
+  fromLegacy,
 };
 
-/** Keys of the tests currently flagged (O(stored tests); for reporting, not called per run). */
-export function flaggedTestKeys(state: FlakinessState): string[] {
+/**
+ * The tests this run flagged, from the entries it wrote (`fl` is the flag's run number), with the
+ * rule: every one of them, including those past the 50 events of a run.
+ */
+export function flaggedInRun(written: ReadonlyMap<string, FlakinessTestState>, runNumber: number): { key: string; rule: string }[] {
+  const flagged: { key: string; rule: string }[] = [];
+  for (const [key, entry] of written) if (entry.fl === runNumber && entry.fr !== undefined) flagged.push({ key, rule: entry.fr });
+  return flagged.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+}
+
+/** Keys of the tests currently flagged, from entries held in memory (for reporting and tests). */
+export function flaggedTestKeys(state: { tests: Record<string, FlakinessTestState> }): string[] {
   return Object.keys(state.tests)
     .filter((key) => state.tests[key]?.fl !== undefined)
     .sort();

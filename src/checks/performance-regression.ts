@@ -3,9 +3,10 @@
  * duration of one of the project's slowest tests.
  *
  * Series (default-branch runs only; infra-suspect runs are skipped entirely, see judgeInfra: the
- * guard judges the tests that newly fail, remembered in `o`, key → the eligible-run count at the
- * test's last default-branch execution · 2 + 1 if it failed; a suspect run only records tests `o`
- * does not hold yet; entries older than 200 eligible runs are dropped every 50. So a project where
+ * guard judges the tests that newly fail, remembered per test in an entry stored in the test's row:
+ * the eligible-run count at the test's last default-branch execution · 2 + 1 if it failed; a
+ * suspect run only records tests that have none yet; at each membership recomputation (every 50
+ * eligible runs) entries older than 200 eligible runs start to count as absent. So a project where
  * half the tests fail in every run has its durations watched, where the counts alone made every
  * run look like an outage):
  * - S0, the run duration (`RunSummary.durationMs`; runs without a positive duration add no point);
@@ -68,12 +69,12 @@
  * the ≤ 5 monitored tests whose median rose most between the run series' baseline and recent
  * run ranges (≥ 3 points in each).
  *
- * State: ≤ 100 test series × 40 points, the run series × 72, a pool of ≤ 100 × 5 values, the
- * guard's memory (one number per test of the last ≤ 250 eligible runs);
+ * State: ≤ 100 test series × 40 points, the run series × 72, a pool of ≤ 100 × 5 values, and
+ * per test the guard's memory (one number in the test's row, of which a run reads its own tests');
  * O(tests in the run + 100 · 40 log 40 + 72 log 72) per run, whatever the history length. No clock: run numbers are the only positions used.
  */
 import { MAD_TO_SIGMA, mad, mannWhitneyUGreater, mannWhitneyUGreaterApproximateP, median } from "./statistics";
-import { type Check, type CheckEvent, type RunSummary, type RunTest, judgeInfra, recordsOutcome } from "./types";
+import { type Check, type CheckEvent, type CheckResult, type RunSummary, type RunTest, type TestEntries, judgeInfra, recordsOutcome } from "./types";
 import { cap, round } from "./metadata-format";
 
 export const PERFORMANCE_REGRESSION_DETECTOR_VERSION = "performance_regression/3";
@@ -165,9 +166,10 @@ export type TestDurationSeries = DurationSeries & {
 /** A challenger for the monitored set: up to 5 recent log durations. */
 export type PoolEntry = { k: string; n: string; l: number[] };
 
+/** The project-level state; each test's guard memory (a number, see the header) is stored in the test's row. */
 export type PerformanceRegressionState = {
-  /** State schema version (2: run numbers stored as ages; a stored version-1 state starts afresh). */
-  v: 2;
+  /** State schema version (3: the guard's memory stored per test; 2 held it in `o`; a stored version-1 state starts afresh). */
+  v: 3;
   /** Eligible (default-branch, not infra-suspect) runs processed. */
   runs: number;
   /** Eligible-run count at which the monitored set is next recomputed. */
@@ -177,13 +179,10 @@ export type PerformanceRegressionState = {
   tests: TestDurationSeries[];
   /** Challengers seen since the last recomputation, sorted by key. */
   pool: PoolEntry[];
-  /**
-   * The infrastructure guard's memory: key → `runs` when the test last executed on the default
-   * branch · 2 + 1 if it failed or errored then (see judgeInfra). Entries not refreshed for 200
-   * eligible runs are dropped at each membership recomputation. Absent in states written before it.
-   */
-  o?: Record<string, number>;
 };
+
+/** Version 2: the same fields, plus the guard's memory of every test in `o`. */
+type LegacyPerformanceState = Omit<PerformanceRegressionState, "v"> & { v: 2; o?: Record<string, number> };
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -394,17 +393,12 @@ function updatePool(pool: PoolEntry[], durations: { key: string; name: string; m
   return [...byKey.values()].sort((a, b) => compareKeys(a.k, b.k));
 }
 
-/** Sets an own data property even for a key such as "__proto__" (test keys come from uploads). */
-function setOwn(record: Record<string, number>, key: string, value: number): void {
-  Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
 /**
- * The guard's memory after this run (a copy; the same object when nothing is recorded): every
- * executed test unless the run is suspect, then only tests not known yet (recordsOutcome).
+ * The guard's memory written by this run: every executed test unless the run is suspect, then
+ * only tests not known yet (recordsOutcome).
  */
-function rememberOutcomes(memory: Record<string, number>, run: RunSummary, suspect: boolean, stamp: number): Record<string, number> {
-  let next: Record<string, number> | null = null;
+function rememberOutcomes(known: (key: string) => number | null, run: RunSummary, suspect: boolean, stamp: number): Map<string, number> {
+  const written = new Map<string, number>();
   const failedNow = new Map<string, boolean>();
   for (const test of run.tests) {
     if (test.status === "skipped") continue;
@@ -412,19 +406,20 @@ function rememberOutcomes(memory: Record<string, number>, run: RunSummary, suspe
     failedNow.set(test.key, (failedNow.get(test.key) ?? false) || failing);
   }
   for (const [key, failing] of failedNow) {
-    if (!recordsOutcome(suspect, Object.hasOwn(memory, key))) continue;
-    next ??= Object.fromEntries(Object.entries(memory));
-    setOwn(next, key, stamp * 2 + (failing ? 1 : 0));
+    if (!recordsOutcome(suspect, known(key) !== null)) continue;
+    written.set(key, stamp * 2 + (failing ? 1 : 0));
   }
-  return next ?? memory;
+  return written;
 }
 
 const OUTCOME_UNSEEN_RUNS = 200;
 
-function pruneOutcomes(memory: Record<string, number>, runs: number): Record<string, number> {
-  const kept: Record<string, number> = {};
-  for (const [key, value] of Object.entries(memory)) if (runs - Math.floor(value / 2) <= OUTCOME_UNSEEN_RUNS) setOwn(kept, key, value);
-  return kept;
+/** A test's memory as the last membership recomputation left it: older than 200 eligible runs then, it counts as absent. */
+function memoryOf(state: PerformanceRegressionState, stored: TestEntries<number>, key: string): number | null {
+  const value = stored.get(key);
+  if (value === undefined) return null;
+  const recomputedAt = state.next - MEMBERSHIP_EVERY;
+  return state.runs === 0 || recomputedAt - Math.floor(value / 2) <= OUTCOME_UNSEEN_RUNS ? value : null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -504,14 +499,18 @@ function topContributors(evaluation: Evaluation, tests: TestDurationSeries[]) {
 // The check
 
 function initialState(): PerformanceRegressionState {
-  return { v: 2, runs: 0, next: 1, run: { l: [], lr: 0, a: [], s: 0, ev: null }, tests: [], pool: [], o: {} };
+  return { v: 3, runs: 0, next: 1, run: { l: [], lr: 0, a: [], s: 0, ev: null }, tests: [], pool: [] };
 }
 
 function isValidState(state: unknown): state is PerformanceRegressionState {
+  return hasShape(state, 3);
+}
+
+function hasShape(state: unknown, version: 2 | 3): boolean {
   if (typeof state !== "object" || state === null) return false;
-  const s = state as Partial<PerformanceRegressionState>;
+  const s = state as Partial<PerformanceRegressionState> & { v?: number };
   return (
-    s.v === 2 &&
+    s.v === version &&
     typeof s.runs === "number" &&
     typeof s.next === "number" &&
     typeof s.run === "object" &&
@@ -523,13 +522,13 @@ function isValidState(state: unknown): state is PerformanceRegressionState {
   );
 }
 
-function update(input: PerformanceRegressionState, run: RunSummary): { state: PerformanceRegressionState; events: CheckEvent[] } {
+function update(input: PerformanceRegressionState, stored: TestEntries<number>, run: RunSummary): CheckResult<PerformanceRegressionState, number> {
   const state = isValidState(input) ? input : initialState();
-  if (!run.onDefaultBranch) return { state, events: [] };
-  const memory = state.o ?? {};
-  const suspect = judgeInfra(run, (key) => Object.hasOwn(memory, key) && (memory[key] as number) % 2 === 1).suspect;
-  const outcomes = rememberOutcomes(memory, run, suspect, suspect ? state.runs : state.runs + 1);
-  if (suspect) return { state: outcomes === memory ? state : { ...state, o: outcomes }, events: [] };
+  if (!run.onDefaultBranch) return { state, tests: new Map(), events: [] };
+  const known = (key: string) => memoryOf(state, stored, key);
+  const suspect = judgeInfra(run, (key) => (known(key) ?? 0) % 2 === 1).suspect;
+  const outcomes = rememberOutcomes(known, run, suspect, suspect ? state.runs : state.runs + 1);
+  if (suspect) return { state, tests: outcomes, events: [] };
 
   const runs = state.runs + 1;
   const durations = passedDurations(run.tests);
@@ -538,12 +537,10 @@ function update(input: PerformanceRegressionState, run: RunSummary): { state: Pe
   let tests = state.tests;
   let pool = updatePool(state.pool, durations, new Set(tests.map((series) => series.k)));
   let next = state.next;
-  let o = outcomes;
   if (runs >= next) {
     tests = recomputeMembership(tests, pool, runs);
     pool = [];
     next = runs + MEMBERSHIP_EVERY;
-    o = pruneOutcomes(o, runs);
   }
 
   // Append this run's points.
@@ -630,11 +627,35 @@ function update(input: PerformanceRegressionState, run: RunSummary): { state: Pe
     }
   }
 
-  return { state: { v: 2, runs, next, run: runSeries, tests, pool, o }, events };
+  return { state: { v: 3, runs, next, run: runSeries, tests, pool }, tests: outcomes, events };
 }
 
-export const performanceRegressionCheck: Check<PerformanceRegressionState> = {
+/** Version 2: the monitored series, the pool and the memory re-keyed (a series or challenger whose test is gone is dropped). */
+function fromLegacy(legacy: unknown, rekey: (oldKey: string) => string | null): { state: PerformanceRegressionState; tests: Map<string, number> } | null {
+  if (!hasShape(legacy, 2)) return null;
+  const { v: _v, o, ...project } = legacy as LegacyPerformanceState;
+  const tests = new Map<string, number>();
+  for (const [oldKey, value] of Object.entries(o ?? {})) {
+    const key = rekey(oldKey);
+    if (key !== null && (tests.get(key) ?? -1) < value) tests.set(key, value);
+  }
+  const rekeyed = <E extends { k: string }>(entries: E[]): E[] => {
+    const seen = new Set<string>();
+    const kept: E[] = [];
+    for (const entry of entries) {
+      const key = rekey(entry.k);
+      if (key === null || seen.has(key)) continue;
+      seen.add(key);
+      kept.push({ ...entry, k: key });
+    }
+    return kept.sort((a, b) => compareKeys(a.k, b.k));
+  };
+  return { state: { v: 3, ...project, tests: rekeyed(project.tests), pool: rekeyed(project.pool) }, tests };
+}
+
+export const performanceRegressionCheck: Check<PerformanceRegressionState, number> = {
   version: PERFORMANCE_REGRESSION_DETECTOR_VERSION,
   initialState,
   update,
+  fromLegacy,
 };

@@ -31,7 +31,7 @@
  * search); state bounded by 30 × 3 numbers and 2,000 keys. No clock.
  */
 import { mannKendall, median, senSlope } from "./statistics";
-import type { Check, CheckEvent, RunSummary, RunTest } from "./types";
+import type { Check, CheckEvent, CheckResult, RunSummary, RunTest, TestEntries } from "./types";
 import { cap, round } from "./metadata-format";
 
 export const SKIPPED_CREEP_DETECTOR_VERSION = "skipped_test_count_creep/2";
@@ -53,8 +53,8 @@ const NEWLY_SKIPPED_LIST = 50;
 const MAX_STRING = 500;
 
 export type SkippedCreepState = {
-  /** State schema version. */
-  v: 1;
+  /** State schema version (2: `keys` are the tests' identities; version 1 had the keys of suite, classname and name). */
+  v: 2;
   /** Default-branch runs with test cases processed. */
   runs: number;
   /** Ring buffer, oldest first, ≤ 30: run numbers, skipped counts, total test cases. */
@@ -127,14 +127,18 @@ function threshold(bs: number, minIncrease: number): number {
 // The check
 
 function initialState(): SkippedCreepState {
-  return { v: 1, runs: 0, num: [], sk: [], tot: [], bs: null, br: null, brun: null, low: 0, keys: [], kc: 0, ks: null };
+  return { v: 2, runs: 0, num: [], sk: [], tot: [], bs: null, br: null, brun: null, low: 0, keys: [], kc: 0, ks: null };
 }
 
 function isValidState(state: unknown): state is SkippedCreepState {
+  return hasShape(state, 2);
+}
+
+function hasShape(state: unknown, version: 1 | 2): boolean {
   if (typeof state !== "object" || state === null) return false;
-  const s = state as Partial<SkippedCreepState>;
+  const s = state as Partial<SkippedCreepState> & { v?: number };
   return (
-    s.v === 1 &&
+    s.v === version &&
     typeof s.runs === "number" &&
     Array.isArray(s.num) &&
     Array.isArray(s.sk) &&
@@ -147,12 +151,14 @@ function isValidState(state: unknown): state is SkippedCreepState {
   );
 }
 
-function update(input: SkippedCreepState, run: RunSummary): { state: SkippedCreepState; events: CheckEvent[] } {
+/** No per-test entries: the baseline's skipped tests are a bounded list (≤ 2,000 keys). */
+function update(input: SkippedCreepState, _tests: TestEntries<never>, run: RunSummary): CheckResult<SkippedCreepState> {
   const state = isValidState(input) ? input : initialState();
-  if (!run.onDefaultBranch) return { state, events: [] };
+  const none = new Map<string, never>();
+  if (!run.onDefaultBranch) return { state, tests: none, events: [] };
   const { counts } = run;
   const total = Math.max(counts.tests, counts.passed + counts.failed + counts.errored + counts.skipped);
-  if (total <= 0) return { state, events: [] };
+  if (total <= 0) return { state, tests: none, events: [] };
   const s = counts.skipped;
 
   const runs = state.runs + 1;
@@ -177,7 +183,7 @@ function update(input: SkippedCreepState, run: RunSummary): { state: SkippedCree
       brun = run.number;
       ks = null;
     }
-    return { state: { v: 1, runs, num, sk, tot, bs, br, brun, low, keys, kc, ks }, events };
+    return { state: { v: 2, runs, num, sk, tot, bs, br, brun, low, keys, kc, ks }, tests: none, events };
   }
 
   const minIncrease = minimumIncrease(median(tot.slice(-LEVEL_RUNS)));
@@ -255,11 +261,20 @@ function update(input: SkippedCreepState, run: RunSummary): { state: SkippedCree
     }
   }
 
-  return { state: { v: 1, runs, num, sk, tot, bs, br, brun, low, keys, kc, ks }, events };
+  return { state: { v: 2, runs, num, sk, tot, bs, br, brun, low, keys, kc, ks }, tests: none, events };
+}
+
+/** Version 1: the same state with old keys; keys whose test is gone are dropped (their count stays in `kc`). */
+function fromLegacy(legacy: unknown, rekey: (oldKey: string) => string | null): { state: SkippedCreepState; tests: Map<string, never> } | null {
+  if (!hasShape(legacy, 1)) return null;
+  const old = legacy as Omit<SkippedCreepState, "v">;
+  const keys = old.keys === null ? null : [...new Set(old.keys.map(rekey).filter((key): key is string => key !== null))].sort(compareKeys);
+  return { state: { ...old, v: 2, keys }, tests: new Map<string, never>() };
 }
 
 export const skippedCreepCheck: Check<SkippedCreepState> = {
   version: SKIPPED_CREEP_DETECTOR_VERSION,
   initialState,
   update,
+  fromLegacy,
 };

@@ -1,9 +1,11 @@
 /**
  * The alert checks' shared vocabulary. Each check is a pure, deterministic function of its
- * stored state and one processed run: `(state, run) → (state', events)`. The state is bounded
- * (ring buffers, decayed sums, bit windows), so checking a run costs the same with 100 or
- * 10,000 runs of history. Orchestration (loading/saving state, recording events, alert states,
- * notifications) lives in src/services/alert-checks.ts; nothing in src/checks touches the database.
+ * stored state and one processed run: `(state, tests, run) → (state', tests', events)`. The state
+ * is split in two: a small project-level part (windows, baselines, bounded lists) and one entry per
+ * test, stored in the test's row, of which a run sees and writes only its own tests' entries. So
+ * checking a run costs the same with 100 or 10,000 runs of history, and with 100 or 100,000 known
+ * tests. Orchestration (loading/saving state, recording events, alert states, notifications)
+ * lives in src/services/alert-checks.ts; nothing in src/checks touches the database.
  */
 
 import type { AlertType, CaseStatus } from "../lib/vocabulary";
@@ -12,7 +14,10 @@ export type { CaseStatus } from "../lib/vocabulary";
 
 /** One test of a processed run, after retries were merged into one case. */
 export type RunTest = {
-  /** Stable identity across runs: suite name, classname and name (see testKey). */
+  /**
+   * The test's identity: its id in the API (tests.id) when the run is read from storage; pure
+   * callers (the simulator, unit tests) use testIdentityKey. Checks compare keys and nothing else.
+   */
   key: string;
   suite: string;
   classname: string | null;
@@ -22,8 +27,12 @@ export type RunTest = {
   /** Statuses of earlier attempts in this run, oldest first (a failure then a pass on retry: ["failed"] with status "passed"). */
   attempts: CaseStatus[];
   durationMs: number | null;
-  /** The test's id in the API (tests.id), when the run is read from storage; the checks do not use it. */
-  testId?: string;
+  /**
+   * Whether the test was quarantined when the run was processed (docs/quarantine.md): the
+   * failure-rate spike check leaves its failures out of the failing count. Absent: not
+   * quarantined (pure callers, the simulator).
+   */
+  quarantined?: boolean;
 };
 
 /** What the checks see of a processed run. */
@@ -45,20 +54,61 @@ export type RunSummary = {
 /** One trip of a check: becomes one alert event. `metadata` explains it (plain JSON data). */
 export type CheckEvent = { metadata: Record<string, unknown> };
 
-export type CheckResult<S> = { state: S; events: CheckEvent[] };
+/** The stored per-test entries of a run's tests (a test without an entry is absent). */
+export type TestEntries<T> = ReadonlyMap<string, T>;
 
-export interface Check<S> {
-  /** Stored in every event's metadata as `detector_version`. */
+/** A check's output: the project-level state, the per-test entries to store (changed ones only), the trips. */
+export type CheckResult<S, T = never> = { state: S; tests: Map<string, T>; events: CheckEvent[] };
+
+export interface Check<S, T = never> {
+  /** Stored in every event's metadata as `detector_version`, and the key of its per-test entries. */
   readonly version: string;
   initialState(): S;
-  /** Pure and deterministic: never mutates `state` in place in a way the caller can observe, never reads the clock. */
-  update(state: S, run: RunSummary): CheckResult<S>;
+  /**
+   * Pure and deterministic: never mutates `state` or the entries in a way the caller can observe,
+   * never reads the clock. `tests` holds the stored entries of the run's tests only.
+   */
+  update(state: S, tests: TestEntries<T>, run: RunSummary): CheckResult<S, T>;
+  /**
+   * A state stored before per-test entries lived in the tests' rows (one document holding every
+   * test's entry under the check's old keys): the project-level state and every entry, re-keyed by
+   * `rekey` (an old key → the test's key, or null when no test matches: its entry is dropped).
+   * Null when `legacy` is not such a state.
+   */
+  fromLegacy?(legacy: unknown, rekey: (oldKey: string) => string | null): { state: S; tests: Map<string, T> } | null;
 }
 
-/** Stable test identity: whitespace-normalised suite, classname and name. */
-export function testKey(suite: string, classname: string | null, name: string): string {
-  const norm = (value: string | null) => (value ?? "").replace(/\s+/g, " ").trim();
-  return `${norm(suite)}\u001f${norm(classname)}\u001f${norm(name)}`;
+/** A check with all of its state in one value, as pure callers (the detection benchmark, tests) hold it. */
+export type InMemoryState<S, T> = { project: S; tests: Record<string, T> };
+
+export interface InMemoryCheck<S> {
+  readonly version: string;
+  initialState(): S;
+  update(state: S, run: RunSummary): { state: S; events: CheckEvent[] };
+}
+
+/**
+ * Runs a check with its per-test entries in a plain record (copied on write, so earlier states
+ * stay valid): what the service does with the tests' rows, for the simulator, the benchmark and
+ * the unit tests.
+ */
+export function inMemoryCheck<S, T>(check: Check<S, T>): InMemoryCheck<InMemoryState<S, T>> {
+  return {
+    version: check.version,
+    initialState: () => ({ project: check.initialState(), tests: Object.create(null) as Record<string, T> }),
+    update(state, run) {
+      const entries = new Map<string, T>();
+      for (const test of run.tests) if (Object.hasOwn(state.tests, test.key)) entries.set(test.key, state.tests[test.key] as T);
+      const result = check.update(state.project, entries, run);
+      if (result.state === state.project && result.tests.size === 0) return { state, events: result.events };
+      let tests = state.tests;
+      if (result.tests.size > 0) {
+        tests = Object.assign(Object.create(null) as Record<string, T>, state.tests);
+        for (const [key, entry] of result.tests) tests[key] = entry;
+      }
+      return { state: { project: result.state, tests }, events: result.events };
+    },
+  };
 }
 
 /** Below this many judged tests, "most tests newly failed" says nothing about the infrastructure. */
@@ -143,4 +193,15 @@ export function recordsOutcome(suspect: boolean, known: boolean): boolean {
 }
 
 /** One check per alert type. */
-export type CheckRegistry = Record<AlertType, Check<unknown>>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each check has its own state types; the registry only routes them.
+export type CheckRegistry = Record<AlertType, Check<any, any>>;
+
+/**
+ * The key the checks used before they shared the API's test identity: whitespace-normalised
+ * suite, classname and name. States stored then are re-keyed from it (Check.fromLegacy); the
+ * simulator still draws its keys with it (its names are unique, so it is one key per test).
+ */
+export function legacyTestKey(suite: string, classname: string | null, name: string): string {
+  const norm = (value: string | null) => (value ?? "").replace(/\s+/g, " ").trim();
+  return `${norm(suite)}\u001f${norm(classname)}\u001f${norm(name)}`;
+}

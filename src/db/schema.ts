@@ -15,6 +15,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   boolean,
+  check,
   doublePrecision,
   index,
   integer,
@@ -27,7 +28,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { ALERT_TYPES, CASE_STATUSES, type CaseStatus, DELIVERY_STATUSES, RUN_RESULTS, RUN_STATUSES, TEST_HEALTHS } from "../lib/vocabulary";
+import { ALERT_TYPES, CASE_STATUSES, type CaseStatus, DELIVERY_STATUSES, QUARANTINE_SOURCES, RUN_RESULTS, RUN_STATUSES, TEST_HEALTHS, WEBHOOK_EVENT_TYPES } from "../lib/vocabulary";
 
 const timestampMs = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: "date" });
 
@@ -36,6 +37,7 @@ export const runResultEnum = pgEnum("run_result", RUN_RESULTS);
 export const runStatusEnum = pgEnum("run_status", RUN_STATUSES);
 export const caseStatusEnum = pgEnum("case_status", CASE_STATUSES);
 export const testHealthEnum = pgEnum("test_health", TEST_HEALTHS);
+export const quarantineSourceEnum = pgEnum("quarantine_source", QUARANTINE_SOURCES);
 
 export const organizations = pgTable("organizations", {
   id: uuid("id").primaryKey().defaultRandom(),
@@ -88,6 +90,16 @@ export const projects = pgTable(
     testsCount: integer("tests_count").notNull().default(0),
     flakyTestsCount: integer("flaky_tests_count").notNull().default(0),
     brokenTestsCount: integer("broken_tests_count").notNull().default(0),
+    /**
+     * Counts every change of the project's quarantines (quarantine, unquarantine): with the latest
+     * expiry that has passed, it is the ETag of the CI's quarantine list (docs/quarantine.md).
+     */
+    quarantineVersion: integer("quarantine_version").notNull().default(0),
+    /**
+     * Auto-quarantine (docs/quarantine.md): null is off; otherwise a test that turns flaky is
+     * quarantined for this many days (1 to 90), with source `auto`.
+     */
+    autoQuarantineDays: integer("auto_quarantine_days"),
     createdAt: timestampMs("created_at").notNull().defaultNow(),
     updatedAt: timestampMs("updated_at").notNull().defaultNow(),
   },
@@ -122,6 +134,8 @@ export const testRuns = pgTable(
     failedCount: integer("failed_count").notNull().default(0),
     erroredCount: integer("errored_count").notNull().default(0),
     skippedCount: integer("skipped_count").notNull().default(0),
+    /** Failed and errored cases of tests that were quarantined when the run was processed. */
+    quarantinedFailuresCount: integer("quarantined_failures_count").notNull().default(0),
     /** Suite-number allocator for this run. */
     suitesCount: integer("suites_count").notNull().default(0),
     /** The uploader's Idempotency-Key: a retried upload that already arrived returns this run. */
@@ -211,6 +225,8 @@ export const testCases = pgTable(
     attempts: jsonb("attempts").$type<CaseAttempt[]>().notNull().default([]),
     /** Failed and errored cases: the signature of the failure's cause (docs/failure-groups.md). */
     failureSignature: text("failure_signature"),
+    /** Whether the case's test was quarantined when the run was processed (kept as it was then). */
+    quarantined: boolean("quarantined").notNull().default(false),
     /** First characters of the case's output (capped; never stored whole). */
     systemOut: text("system_out"),
     systemErr: text("system_err"),
@@ -259,13 +275,32 @@ export const tests = pgTable(
     // them for each of its tests (a jsonb document cost several times as much to write).
     /** Outcomes of the last executions on the default branch, oldest first: p(assed), f(ailed), e(rrored). */
     windowOutcomes: text("window_outcomes").notNull().default(""),
-    /** Durations (ms) of the same executions, -1 where unknown. */
-    windowDurations: integer("window_durations").array().notNull().default(sql`'{}'::int4[]`),
+    /** The streaming duration estimate of the window: mean and variance of ln(1 + ms), and its samples (≤ 50). */
+    durationLogMean: doublePrecision("duration_log_mean").notNull().default(0),
+    durationLogVar: doublePrecision("duration_log_var").notNull().default(0),
+    durationSamples: integer("duration_samples").notNull().default(0),
     /** Recent commits and what the test did on them (bit 1 passed, bit 2 failed), `sha:bits` separated by spaces. */
     recentCommits: text("recent_commits").notNull().default(""),
     /** Consecutive default-branch executions that failed or errored / passed, up to the latest run. */
     failingStreak: integer("failing_streak").notNull().default(0),
     passingStreak: integer("passing_streak").notNull().default(0),
+    /**
+     * The alert checks' entries for this test, by detector version (`test_flakiness/2`, …): a run
+     * reads and writes its own tests' entries only (src/services/alert-checks.ts).
+     */
+    checkState: jsonb("check_state").$type<Record<string, unknown>>().notNull().default({}),
+    /**
+     * The test's quarantine (docs/quarantine.md), replaced whole by each quarantine. In force while
+     * `quarantine_expires_at > now`, judged at read time: an expired one needs no job to end, and
+     * stays stored (inert) until the test is quarantined again. Run processing never writes these
+     * columns, so its updates stay in-page (HOT) despite the index below.
+     */
+    quarantineReason: text("quarantine_reason"),
+    quarantineOwner: text("quarantine_owner"),
+    quarantineIssueUrl: text("quarantine_issue_url"),
+    quarantineCreatedAt: timestampMs("quarantine_created_at"),
+    quarantineExpiresAt: timestampMs("quarantine_expires_at"),
+    quarantineSource: quarantineSourceEnum("quarantine_source"),
   },
   (t) => [
     index("tests_project_impact_idx").on(t.projectId, t.impact.desc().nullsFirst(), t.id.desc().nullsFirst()),
@@ -273,6 +308,9 @@ export const tests = pgTable(
     index("tests_project_failure_rate_idx").on(t.projectId, sql`coalesce(${t.failureRate}, -1) desc`, t.id.desc().nullsFirst()),
     index("tests_project_last_failed_idx").on(t.projectId, sql`coalesce(${t.lastFailedAt}, '-infinity') desc`, t.id.desc().nullsFirst()),
     index("tests_project_name_idx").on(t.projectId, t.name, t.id),
+    // The quarantines of a project, by expiry: the CI list and run processing read those in force
+    // (`> now`), the list's ETag the latest that has passed (`<= now`), the `quarantined` filter both.
+    index("tests_project_quarantine_idx").on(t.projectId, t.quarantineExpiresAt).where(sql`${t.quarantineExpiresAt} is not null`),
   ],
 );
 
@@ -341,8 +379,9 @@ export const alertEvents = pgTable(
 
 /**
  * Signed webhook endpoints of an organization: for all its projects (project_id null) or one.
- * The signing secret is kept as is because every delivery is signed with it; it is shown once,
- * at creation, and never returned again.
+ * The signing secret must be readable because every delivery is signed with it, so it is kept
+ * encrypted (src/lib/secret-box.ts, docs/secrets.md), not hashed; it is shown once, at creation,
+ * and never returned again.
  */
 export const webhookEndpoints = pgTable(
   "webhook_endpoints",
@@ -354,13 +393,24 @@ export const webhookEndpoints = pgTable(
     projectId: uuid("project_id").references(() => projects.id, { onDelete: "cascade" }),
     url: text("url").notNull(),
     description: text("description"),
-    signingSecret: text("signing_secret").notNull(),
+    /** `v1:<key id>:<iv>:<ciphertext>`, sealed for this row under SECRETS_KEY (src/services/webhook-secrets.ts). */
+    signingSecretEncrypted: text("signing_secret_encrypted"),
+    /**
+     * The secret in plain text, as rows made before migration 0009 kept it. SQL cannot encrypt
+     * with the server's key, so the app seals such rows when it starts (reencryptSigningSecrets)
+     * and clears this column; always null after that.
+     */
+    legacySigningSecret: text("signing_secret"),
     createdAt: timestampMs("created_at").notNull().defaultNow(),
   },
-  (t) => [index("webhook_endpoints_org_idx").on(t.organizationId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst())],
+  (t) => [
+    index("webhook_endpoints_org_idx").on(t.organizationId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    check("webhook_endpoints_one_signing_secret", sql`(${t.signingSecretEncrypted} is null) <> (${t.legacySigningSecret} is null)`),
+  ],
 );
 
 export const deliveryStatusEnum = pgEnum("delivery_status", DELIVERY_STATUSES);
+export const webhookEventTypeEnum = pgEnum("webhook_event_type", WEBHOOK_EVENT_TYPES);
 
 /** The delivery log: one row per notification and endpoint, updated on every attempt. */
 export const notificationDeliveries = pgTable(
@@ -370,13 +420,17 @@ export const notificationDeliveries = pgTable(
     endpointId: uuid("endpoint_id")
       .notNull()
       .references(() => webhookEndpoints.id, { onDelete: "cascade" }),
-    alertId: uuid("alert_id")
-      .notNull()
-      .references(() => alerts.id, { onDelete: "cascade" }),
-    testRunId: bigint("test_run_id", { mode: "number" })
-      .notNull()
-      .references(() => testRuns.id, { onDelete: "cascade" }),
+    eventType: webhookEventTypeEnum("event_type").notNull().default("alert.triggered"),
+    /** The alert that tripped (`alert.triggered`); null for a test's events, which no alert silences. */
+    alertId: uuid("alert_id").references(() => alerts.id, { onDelete: "cascade" }),
+    /** The run that tripped the alert or changed the test; null for a quarantine made through the API. */
+    testRunId: bigint("test_run_id", { mode: "number" }).references(() => testRuns.id, { onDelete: "cascade" }),
     eventIds: jsonb("event_ids").$type<number[]>().notNull(),
+    /**
+     * A test's event: the body as sent, fixed when the event happened (the test as it was then,
+     * not as it is at a retry). Null for `alert.triggered`, whose body is built at each attempt.
+     */
+    payload: jsonb("payload").$type<Record<string, unknown>>(),
     status: deliveryStatusEnum("status").notNull().default("pending"),
     attempts: integer("attempts").notNull().default(0),
     lastStatusCode: integer("last_status_code"),
@@ -388,6 +442,8 @@ export const notificationDeliveries = pgTable(
   (t) => [
     index("notification_deliveries_endpoint_idx").on(t.endpointId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index("notification_deliveries_alert_idx").on(t.alertId, t.createdAt),
+    // A run's test events, queued once the run's processing and checks have committed (never attempted yet).
+    index("notification_deliveries_test_events_idx").on(t.testRunId).where(sql`${t.attempts} = 0 and ${t.eventType} <> 'alert.triggered'`),
   ],
 );
 

@@ -9,10 +9,17 @@
  * message up to a memory budget and given to the consumer's first attempt, so processing does not
  * read back what this process just wrote (~14 ms for a 2.7 MiB report, BENCHMARKS.md). Retries,
  * delayed messages and anything over the budget read the stored payload instead.
+ *
+ * An attempt that failed because the database was unavailable (src/db/errors.ts: refused or lost
+ * connections) says nothing about the message: it is retried with a backoff capped at 30 s for
+ * as long as the outage lasts, without using up one of the attempts. Otherwise an outage longer
+ * than the retries would fail every run caught in it, or leave it pending until a restart when
+ * the final attempt cannot even record the failure.
  */
 import { describeError } from "../lib/errors";
 import type { Logger } from "../lib/logger";
 import { eq } from "drizzle-orm";
+import { isDatabaseUnavailable } from "../db/errors";
 import { notificationDeliveries, uploadPayloads } from "../db/schema";
 import type { Database } from "../db/types";
 import type { DeliveryAttempt, QueueMessage, RunQueue, SendOptions, UploadPayload } from "./run-queue";
@@ -27,15 +34,19 @@ export type InProcessQueueOptions = {
   maxAttempts?: number;
   /** Delay before retry n (1-based). */
   retryDelayMs?: (retry: number) => number;
+  /** Delay before the nth consecutive retry of an attempt that met an unavailable database (1-based). */
+  outageRetryDelayMs?: (retry: number) => number;
   logger?: Logger;
 };
 
-type Delivery = { message: QueueMessage; attempt: number; payload?: UploadPayload };
+/** `outages`: how many times in a row this attempt met an unavailable database. */
+type Delivery = { message: QueueMessage; attempt: number; outages?: number; payload?: UploadPayload };
 
 export class InProcessRunQueue implements RunQueue {
   readonly #consume: RunConsumer;
   readonly #maxAttempts: number;
   readonly #retryDelayMs: (retry: number) => number;
+  readonly #outageRetryDelayMs: (retry: number) => number;
   readonly #logger?: Logger;
   readonly #ready: Delivery[] = [];
   #running = false;
@@ -48,6 +59,7 @@ export class InProcessRunQueue implements RunQueue {
     this.#consume = consume;
     this.#maxAttempts = options.maxAttempts ?? 3;
     this.#retryDelayMs = options.retryDelayMs ?? ((retry) => 1000 * 4 ** (retry - 1));
+    this.#outageRetryDelayMs = options.outageRetryDelayMs ?? ((retry) => Math.min(1000 * 2 ** (retry - 1), 30_000));
     this.#logger = options.logger;
   }
 
@@ -94,12 +106,19 @@ export class InProcessRunQueue implements RunQueue {
         try {
           await this.#consume(delivery.message, { number: delivery.attempt, finalAttempt, ...(payload ? { payload } : {}) });
         } catch (error) {
+          const unavailable = isDatabaseUnavailable(error);
           this.#logger?.error("run processing attempt failed", {
             message: delivery.message,
             attempt: delivery.attempt,
+            ...(unavailable ? { databaseUnavailable: true } : {}),
             error: describeError(error),
           });
-          if (!finalAttempt) this.#later({ message: delivery.message, attempt: delivery.attempt + 1 }, this.#retryDelayMs(delivery.attempt));
+          if (unavailable) {
+            const outages = (delivery.outages ?? 0) + 1;
+            this.#later({ message: delivery.message, attempt: delivery.attempt, outages }, this.#outageRetryDelayMs(outages));
+          } else if (!finalAttempt) {
+            this.#later({ message: delivery.message, attempt: delivery.attempt + 1 }, this.#retryDelayMs(delivery.attempt));
+          }
         }
       }
     } finally {

@@ -157,20 +157,6 @@ export const UploadEnvelopeSchema = z
 
 export type UploadEnvelope = z.output<typeof UploadEnvelopeSchema>;
 
-/** Nesting depth of a parsed JSON value, iteratively (a recursive walk could overflow the stack). */
-export function jsonDepth(value: unknown, limit: number): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [current, depth] = stack.pop()!;
-    if (typeof current !== "object" || current === null) continue;
-    if (depth > deepest) deepest = depth;
-    if (deepest > limit) return deepest;
-    for (const child of Array.isArray(current) ? current : Object.values(current)) stack.push([child, depth + 1]);
-  }
-  return deepest;
-}
-
 /** How deep suites nest (1 = top-level suites only), iteratively. */
 export function suiteDepth(suites: { suites?: unknown }[] | undefined): number {
   let deepest = 0;

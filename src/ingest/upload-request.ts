@@ -6,7 +6,8 @@
  * is processed.
  */
 import { ApiError, validationFailed } from "../lib/errors";
-import { type UploadEnvelope, RunMetadataSchema, UploadEnvelopeSchema, jsonDepth, suiteDepth } from "./json-report";
+import { jsonTextDepth } from "../lib/json-depth";
+import { type UploadEnvelope, RunMetadataSchema, UploadEnvelopeSchema, suiteDepth } from "./json-report";
 import { REPORT_LIMITS } from "./report";
 import type { UploadPayload } from "./run-queue";
 import { charsetOf, decodeContentEncoding, decodeUploadText, uploadFormat } from "./upload-body";
@@ -81,6 +82,10 @@ function toRunMetadata(input: Record<string, unknown>): RunMetadata {
 
 /** The JSON envelope, validated: a 400 for a body that is not a JSON object, a 422 for one that is not a report. */
 function parseEnvelope(text: string): { envelope: UploadEnvelope; metadata: Record<string, unknown> } {
+  // Measured on the text, before parsing: what reads the parsed value (the schema, JSON.stringify) recurses.
+  if (jsonTextDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+    throw validationFailed([{ field: "suites", message: "is nested too deeply (suites nest at most 64 levels)" }]);
+  }
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -88,9 +93,6 @@ function parseEnvelope(text: string): { envelope: UploadEnvelope; metadata: Reco
     throw new ApiError("invalid_request", "The request body is not valid JSON.");
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ApiError("invalid_request", "The request body must be a JSON object.");
-  if (jsonDepth(body, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
-    throw validationFailed([{ field: "suites", message: "is nested too deeply (suites nest at most 64 levels)" }]);
-  }
   const parsed = UploadEnvelopeSchema.safeParse(body);
   if (!parsed.success) throw validationFailed(detailsOf(parsed.error.issues));
   if (suiteDepth(parsed.data.suites) > REPORT_LIMITS.maxDepth) {

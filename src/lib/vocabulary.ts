@@ -28,6 +28,16 @@ export type RunResult = (typeof RUN_RESULTS)[number];
 export const CASE_STATUSES = ["passed", "failed", "errored", "skipped"] as const;
 export type CaseStatus = (typeof CASE_STATUSES)[number];
 
+/**
+ * What a webhook delivery is about (its `type` and `CTA-Event-Type`): an alert's trip, or a test
+ * quarantined, unquarantined or changing health (docs/notifications.md). Only `alert.triggered`
+ * follows the alert's snooze and cooldown.
+ */
+export const WEBHOOK_EVENT_TYPES = ["alert.triggered", "test.quarantined", "test.unquarantined", "test.health_changed"] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+/** The webhook events about a test, sent whatever the alerts' snoozes and cooldowns. */
+export type TestEventType = Exclude<WebhookEventType, "alert.triggered">;
+
 /** A webhook delivery's state; `suppressed`: the alert was snoozed or disabled before an attempt. */
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "suppressed"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
@@ -36,17 +46,23 @@ export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 export const UPLOAD_FORMATS = ["junit_xml", "json"] as const;
 export type UploadFormat = (typeof UPLOAD_FORMATS)[number];
 
-/** Every error code of the envelope, with its HTTP status. */
+/**
+ * Every error code of the envelope, with its HTTP status. `request_timeout` and
+ * `request_header_fields_too_large` are answered only by the Node server, below the app, when a
+ * request cannot be read (src/node/http-server.ts).
+ */
 export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_failed: 422,
   rate_limited: 429,
+  request_header_fields_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
 } as const;
@@ -63,3 +79,17 @@ export type TestHealth = (typeof TEST_HEALTHS)[number];
 /** The `sort` of GET /projects/:id/tests. */
 export const TEST_SORTS = ["impact", "failure_rate", "duration", "last_failed", "name"] as const;
 export type TestSort = (typeof TEST_SORTS)[number];
+
+/**
+ * How long POST /tests/:id/quarantine keeps a test quarantined when `duration` is given, in
+ * milliseconds. The longest is also the furthest an `expires_at` may be: every quarantine ends.
+ */
+export const QUARANTINE_DURATIONS = { "1d": 86_400_000, "7d": 604_800_000, "14d": 1_209_600_000, "30d": 2_592_000_000, "90d": 7_776_000_000 } as const;
+export type QuarantineDuration = keyof typeof QUARANTINE_DURATIONS;
+
+/** Who quarantined a test: a person through the API (`manual`) or the service when the test turned flaky (`auto`, the project's `auto_quarantine_days`). */
+export const QUARANTINE_SOURCES = ["manual", "auto"] as const;
+export type QuarantineSource = (typeof QUARANTINE_SOURCES)[number];
+
+/** The `quarantined` filter of GET /projects/:id/tests. */
+export const QUARANTINED_FILTER_VALUES = ["true", "false"] as const;

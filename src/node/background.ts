@@ -7,6 +7,7 @@ import { CHECKS } from "../checks";
 import type { Database } from "../db/types";
 import { InProcessRunQueue, type InProcessQueueOptions } from "../ingest/in-process-run-queue";
 import type { Clock } from "../lib/clock";
+import type { SecretKeyring } from "../lib/secret-box";
 import type { UrlPolicy } from "../notifications/url-policy";
 import { type BackgroundWork, backgroundWork } from "../services/background-work";
 
@@ -24,6 +25,8 @@ export function createNodeBackground(
     /** DNS resolution for the private-address check (src/node/resolve-host.ts in the server). */
     resolveHost?: (host: string) => Promise<string[]>;
     deliveryRetryDelaysSeconds?: number[];
+    /** The server's keyring: opens webhook signing secrets to sign deliveries. */
+    secrets: SecretKeyring;
   },
   options: Omit<InProcessQueueOptions, "logger"> = {},
 ): { queue: InProcessRunQueue; work: BackgroundWork } {
@@ -40,6 +43,7 @@ export function createNodeBackground(
     fetch: deps.fetch ?? fetch,
     resolveHost: deps.resolveHost,
     deliveryRetryDelaysSeconds: deps.deliveryRetryDelaysSeconds,
+    secrets: deps.secrets,
   });
   return { queue, work };
 }

@@ -1,11 +1,21 @@
 /** Reads the process environment once, for the Node entry; the app itself never sees process.env. */
+import { configuredBaseUrl } from "../lib/base-url";
+import { MIN_SECRETS_KEY_LENGTH, parseKeyList } from "../lib/secret-box";
+
 export type NodeConfig = {
   port: number;
   host?: string;
   databaseUrl?: string;
   adminToken?: string;
   cursorSecret?: string;
-  webAppUrl: string;
+  /** PUBLIC_BASE_URL as configured; unset → the listening origin (`publicUrls`). */
+  publicBaseUrl?: string;
+  /** WEB_APP_URL as configured; unset → the public base URL (`publicUrls`). */
+  webAppUrl?: string;
+  /** Seals webhook signing secrets; unset → a key file next to the embedded database (src/node/secrets-key.ts). */
+  secretsKey?: string;
+  /** Older keys, accepted for decryption while their secrets are re-sealed (docs/secrets.md). */
+  secretsKeyPrevious: string[];
   seedDemo: boolean;
 };
 
@@ -13,13 +23,29 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
   const port = Number(env.PORT ?? 8787);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}.`);
   if (env.CURSOR_SECRET !== undefined && env.CURSOR_SECRET.length < 16) throw new Error("CURSOR_SECRET must be at least 16 characters long.");
+  // Lengths only: the keys themselves never appear in a message.
+  if (env.SECRETS_KEY && env.SECRETS_KEY.length < MIN_SECRETS_KEY_LENGTH) throw new Error(`SECRETS_KEY must be at least ${MIN_SECRETS_KEY_LENGTH} characters long (docs/secrets.md).`);
+  const secretsKeyPrevious = parseKeyList(env.SECRETS_KEY_PREVIOUS);
+  if (secretsKeyPrevious.some((key) => key.length < MIN_SECRETS_KEY_LENGTH)) throw new Error(`Every key of SECRETS_KEY_PREVIOUS must be at least ${MIN_SECRETS_KEY_LENGTH} characters long.`);
   return {
     port,
     host: env.HOST || undefined,
     databaseUrl: env.DATABASE_URL || undefined,
     adminToken: env.ADMIN_TOKEN || undefined,
     cursorSecret: env.CURSOR_SECRET || undefined,
-    webAppUrl: env.WEB_APP_URL || "http://localhost:3000",
+    publicBaseUrl: env.PUBLIC_BASE_URL ? configuredBaseUrl(env.PUBLIC_BASE_URL, "PUBLIC_BASE_URL") : undefined,
+    webAppUrl: env.WEB_APP_URL ? configuredBaseUrl(env.WEB_APP_URL, "WEB_APP_URL") : undefined,
+    secretsKey: env.SECRETS_KEY || undefined,
+    secretsKeyPrevious,
     seedDemo: env.SEED_DEMO !== "false",
   };
+}
+
+/**
+ * The public base URL and the web app's, once the port is known (PORT=0 picks one when
+ * listening): PUBLIC_BASE_URL, else `http://localhost:<port>`; WEB_APP_URL, else the public base.
+ */
+export function publicUrls(config: Pick<NodeConfig, "publicBaseUrl" | "webAppUrl">, port: number): { publicBaseUrl: string; webAppUrl: string } {
+  const publicBaseUrl = config.publicBaseUrl ?? `http://localhost:${port}`;
+  return { publicBaseUrl, webAppUrl: config.webAppUrl ?? publicBaseUrl };
 }

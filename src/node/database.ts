@@ -36,8 +36,7 @@ export function isPostgresUrl(url: string): boolean {
 export async function openDatabase(url: string | undefined, options: { dataDir?: string; pgliteDump?: Blob } = {}): Promise<OpenedDatabase> {
   if (url && isPostgresUrl(url)) {
     const pool = new pg.Pool({ connectionString: url, max: Number(process.env.PG_POOL_MAX ?? 10) });
-    // An idle client losing its connection must not crash the process; the pool replaces it.
-    pool.on("error", (error) => console.error(JSON.stringify({ level: "error", message: "postgres pool error", error: error.message })));
+    listenForClientErrors(pool);
     const db = drizzlePg(pool, { schema }) as unknown as Database;
     registerCopyIn(db, pgCopyIn);
     const parsed = new URL(url);
@@ -69,6 +68,25 @@ export async function openDatabase(url: string | undefined, options: { dataDir?:
 }
 
 /**
+ * A pg client whose connection fails emits 'error', and an 'error' event without a listener ends
+ * the process. The pool listens on its idle clients only (and re-emits as the pool's 'error'); a
+ * client checked out (a transaction, a COPY, a query under way) has no listener of the pool's.
+ * So every client gets one of ours from the moment it leaves the pool until it is back: the
+ * failure still reaches its user (the query under way and every later one on that client reject),
+ * the transaction ends there, the pool drops the dead client on release, and the work is retried
+ * by whoever owns it (the request's client after a 503, the run queue for a run).
+ */
+function listenForClientErrors(pool: pg.Pool): void {
+  const logError = (message: string) => (error: Error) =>
+    console.error(JSON.stringify({ level: "error", message, error: error.message, ...("code" in error ? { code: error.code } : {}) }));
+  pool.on("error", logError("postgres pool error: an idle connection failed"));
+  const onCheckedOutError = logError("postgres connection failed while in use");
+  // 'acquire' comes before the pool removes its idle listener, 'release' after it put it back: never a moment without one.
+  pool.on("acquire", (client) => client.on("error", onCheckedOutError));
+  pool.on("release", (_error, client) => client.removeListener("error", onCheckedOutError));
+}
+
+/**
  * COPY FROM STDIN on the connection of a node-postgres transaction (drizzle keeps it as the
  * transaction session's `client`). Returns null for anything else, so callers fall back to INSERT.
  */
@@ -76,17 +94,24 @@ const pgCopyIn: CopyIn = (tx, statement) => {
   const client = (tx as unknown as { session?: { client?: unknown } }).session?.client;
   if (!(client instanceof pg.Client)) return null;
   const stream = client.query(copyFrom(statement));
+  // A connection that fails mid-COPY makes the stream emit 'error' and let go of the connection:
+  // always listened to here, and nothing more is sent through the stream after it (it would
+  // write to the connection it no longer has). `done` has rejected with that error by then.
+  let failed = false;
+  stream.on("error", () => (failed = true));
   const done = finished(stream);
   // Observed by end() or abort(); until then a failure must not surface as an unhandled rejection.
   done.catch(() => {});
   return {
-    write: (rows) => void stream.write(rows),
+    write: (rows) => {
+      if (!failed) stream.write(rows);
+    },
     end: async () => {
-      stream.end();
+      if (!failed) stream.end();
       await done;
     },
     abort: async (reason) => {
-      stream.destroy(reason);
+      if (!failed) stream.destroy(reason);
       await done.catch(() => {});
     },
   };

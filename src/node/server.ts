@@ -1,10 +1,10 @@
 /**
  * `npm start`: the API on Node with an embedded PGlite database by default.
- * Builds the app's deps from the environment, applies migrations, seeds the demo organization
- * on an empty database, and serves until SIGINT/SIGTERM.
+ * Listens, builds the app's deps from the environment, applies migrations, seeds the demo
+ * organization on an empty database, and serves until SIGINT/SIGTERM.
  */
-import { serve } from "@hono/node-server";
 import { type RequestDeps, createApp } from "../app";
+import { ApiError } from "../lib/errors";
 import { consoleLogger } from "../lib/logger";
 import { systemClock } from "../lib/clock";
 import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
@@ -12,16 +12,31 @@ import { recoverPendingDeliveries, recoverPendingRuns } from "../ingest/in-proce
 import { NODE_WEBHOOK_URL_POLICY, createNodeBackground } from "./background";
 import { resolveHost } from "./resolve-host";
 import { prepareDatabase } from "./prepare-database";
-import { readNodeConfig } from "./config";
+import { publicUrls, readNodeConfig } from "./config";
 import { openDatabase } from "./database";
+import { type FetchHandler, createNodeServer, envelopeResponse, listen } from "./http-server";
+import { openSecretsKeyring, secretsKeyNotice } from "./secrets-key";
 import { printStartBanner } from "./start-banner";
+
+/** While the database is being opened, migrated and seeded: retryable, in the envelope. */
+const starting = () =>
+  envelopeResponse(new ApiError("service_unavailable", "The service is starting; retry shortly.", { headers: { "Retry-After": "1" } }));
 
 async function main(): Promise<void> {
   const config = readNodeConfig();
+  // Listening comes first: the port (PORT=0 picks one) is part of the default public base URL,
+  // and a port already taken fails the start at once rather than after seeding.
+  let serveApp: FetchHandler = starting;
+  const server = createNodeServer((request) => serveApp(request), { logger: consoleLogger });
+  const port = await listen(server, config.port, config.host);
+  const { publicBaseUrl, webAppUrl } = publicUrls(config, port);
+
   const database = await openDatabase(config.databaseUrl);
+  // After the database: an unusable DATABASE_URL must not leave a key file behind.
+  const { secrets, source: secretsKeySource } = openSecretsKeyring(config);
   await database.migrate();
-  const { cursorSecret, demoKey } = await prepareDatabase(database.db, config);
-  const { queue: runQueue } = createNodeBackground({ db: database.db, clock: systemClock, logger: consoleLogger, webAppUrl: config.webAppUrl, resolveHost });
+  const { cursorSecret, demoKey } = await prepareDatabase(database.db, { ...config, webAppUrl }, secrets);
+  const { queue: runQueue } = createNodeBackground({ db: database.db, clock: systemClock, logger: consoleLogger, webAppUrl, resolveHost, secrets });
   const recovered = await recoverPendingRuns(database.db, runQueue);
   if (recovered > 0) consoleLogger.info("queued runs left pending by an earlier process", { runs: recovered });
   const redelivered = await recoverPendingDeliveries(database.db, runQueue);
@@ -29,9 +44,11 @@ async function main(): Promise<void> {
   const app = createApp({
     cursorSecret,
     adminToken: config.adminToken,
-    webAppUrl: config.webAppUrl,
+    publicBaseUrl,
+    webAppUrl,
     // The same rule as the deliveries (background.ts): a local receiver on http://127.0.0.1 is fine.
     webhookUrlPolicy: NODE_WEBHOOK_URL_POLICY,
+    secrets,
   });
   // One process, one pool: every request gets the same dependencies.
   const requestDeps: RequestDeps = {
@@ -42,14 +59,14 @@ async function main(): Promise<void> {
     runQueue,
     logger: consoleLogger,
   };
-  const server = serve({ fetch: (request) => app.fetch(request, requestDeps), port: config.port, hostname: config.host }, (info) => {
-    printStartBanner({
-      base: `http://localhost:${info.port}`,
-      databaseDescription: database.description,
-      adminEnabled: Boolean(config.adminToken),
-      demoKey,
-      seedDemo: config.seedDemo,
-    });
+  serveApp = (request) => app.fetch(request, requestDeps);
+  printStartBanner({
+    base: `http://localhost:${port}`,
+    databaseDescription: database.description,
+    adminEnabled: Boolean(config.adminToken),
+    secretsKeyNotice: secretsKeyNotice(secretsKeySource, config.databaseUrl),
+    demoKey,
+    seedDemo: config.seedDemo,
   });
 
   const shutdown = () => {

@@ -4,6 +4,8 @@ export function printStartBanner(input: {
   databaseDescription: string;
   runtimeLine?: string;
   adminEnabled: boolean;
+  /** Where the secrets key comes from when SECRETS_KEY is not set (src/node/secrets-key.ts). */
+  secretsKeyNotice?: string | null;
   demoKey: string | null;
   seedDemo: boolean;
 }): void {
@@ -12,6 +14,7 @@ export function printStartBanner(input: {
   if (input.runtimeLine) console.log(input.runtimeLine);
   console.log(`OpenAPI document: ${base}/api/v1/openapi.json`);
   console.log(input.adminEnabled ? `Admin API enabled at ${base}/admin/v1` : "Admin API disabled (set ADMIN_TOKEN to enable it).");
+  if (input.secretsKeyNotice) console.warn(input.secretsKeyNotice);
   if (input.demoKey) {
     console.log("");
     console.log("Created the demo organization. Its API key is shown only this once:");

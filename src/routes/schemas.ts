@@ -8,6 +8,10 @@ import {
   ALERT_TYPES,
   CASE_STATUSES,
   ERROR_CODES,
+  QUARANTINED_FILTER_VALUES,
+  QUARANTINE_DURATIONS,
+  QUARANTINE_SOURCES,
+  type QuarantineDuration,
   RUN_RESULTS,
   RUN_STATUSES,
   SNOOZE_DURATIONS,
@@ -17,6 +21,7 @@ import {
 } from "../lib/vocabulary";
 
 const SNOOZE_DURATION_NAMES = Object.keys(SNOOZE_DURATIONS) as [SnoozeDuration, ...SnoozeDuration[]];
+const QUARANTINE_DURATION_NAMES = Object.keys(QUARANTINE_DURATIONS) as [QuarantineDuration, ...QuarantineDuration[]];
 
 const timestamp = (description: string) => z.string().openapi({ format: "date-time", description, example: "2026-11-21T18:30:00.000Z" });
 const nullableTimestamp = (description: string) =>
@@ -119,6 +124,10 @@ export const TestRunSchema = z
     failed_count: z.number().int(),
     errored_count: z.number().int(),
     skipped_count: z.number().int(),
+    quarantined_failures_count: z.number().int().openapi({
+      description:
+        "Failed and errored cases of tests that were quarantined when the run was processed (docs/quarantine.md). They still count in `failed_count`, `errored_count` and `result`.",
+    }),
     url: z.string().url(),
   })
   .openapi("TestRun");
@@ -172,6 +181,7 @@ export const TestCaseSchema = z
     attempts: z.array(TestCaseAttemptSchema).openapi({
       description: "Earlier tries of the same test in this run, oldest first (at most 20). A failure then a pass on retry is status `passed` with the failed attempt here.",
     }),
+    quarantined: z.boolean().openapi({ description: "Whether the case's test was quarantined when the run was processed (kept as it was then; docs/quarantine.md)." }),
     system_out: z.string().nullable().openapi({ description: "The first 4,096 characters of the case's output." }),
     system_err: z.string().nullable().openapi({ description: "The first 4,096 characters of the case's error output." }),
     url: z.string().url(),
@@ -185,9 +195,9 @@ export const AlertEventSchema = z
     metadata: z.record(z.string(), z.unknown()).openapi({
       description: [
         "Why the check tripped: the subject, the window, the baseline, the observed value, the statistic and its threshold. Plain JSON data derived from uploaded test output: escape before rendering. Strings are capped and lists bounded (about 16 KiB per event). Every event has `detector_version` (e.g. `test_flakiness/2`), `statistic`, `observed` and `threshold`. Keys by alert type:",
-        "- **test_flakiness** (one event per newly flagged test): `subject` (`test`), `test_key`, `suite`, `classname`, `name`, `rule` (`same_commit`, `passed_on_retry`, `burst_recurred`, `burst_same_commit` or `history_flips`), `test_id` (the test in GET /tests/{id}), `run_number`, `branch`, `commit_sha`, `window_runs`, `failures`, `passes`, `failure_rate` with `failure_rate_ci95_low`/`_high` (Wilson), `flips`, `flip_rate`, `runs_test_z`, `decayed_flip_score`, `evidence` (up to 8: `kind`, `commit_sha`, `branch`, `run_number`, `passed`, `failed`), `first_failure_run_number`, `last_failure_run_number`, `baseline`, `branch_scope`, `infra_excluded_runs_in_window`, `burst_runs_in_window` (default-branch runs in the window whose failures were a co-failure burst: evidence only when the same tests burst together again, docs/alert-checks.md), `thresholds`.",
-        "- **performance_regression** (run duration, or one of the slowest tests): `subject` (`run_duration` or `test_duration`), `test_key` and `name` for tests, `baseline` (`from_run_number`, `to_run_number`, `n`, `median_ms`, `mad_ms`), `recent` (`from_run_number`, `to_run_number`, `n`, `median_ms`), `delta_ms`, `rel_change`, `effect_size_mads`, `p_value` (one-sided Mann–Whitney U), `window_kind` (`short`: the last 8 runs against up to 30 before them; `long`, for smaller sustained shifts: the last 20 against up to 20 for a test, the last 24 against up to 48 for the run duration), `min_rel_change` and `min_effect_size_mads` (that window's thresholds), `alpha` (Bonferroni-corrected for tests), `monitored_series`, `window`, `top_contributors` (run duration: the tests that slowed most).",
-        "- **failure_rate_spike**: `subject` (`run`), `executed`, `failed`, `errored`, `failure_rate`, `baseline_failure_rate`, `baseline_effective_runs`, `overdispersion_rho`, `ratio_to_baseline`, `delta_pp`, `p_value` (beta-binomial tail), `alpha`, `thresholds`, `window`, `newly_failing_tests` (up to 20 names) and `newly_failing_count`, `persistent_failing_count` (failing tests that also failed last time, left out of the infrastructure guard), `recurrent_failing_count` (failing tests that also failed within the previous 50 default-branch runs), `fresh_failing_count` and `p_value_fresh` (the fresh failures must trip on their own), `infra_suspect` and `infra_suspect_reason`.",
+        "- **test_flakiness** (one event per newly flagged test): `subject` (`test`), `test_key` (the test's id, as `test_id`), `suite`, `classname`, `name`, `rule` (`same_commit`, `passed_on_retry`, `burst_recurred`, `burst_same_commit` or `history_flips`), `test_id` (the test in GET /tests/{id}), `run_number`, `branch`, `commit_sha`, `window_runs`, `failures`, `passes`, `failure_rate` with `failure_rate_ci95_low`/`_high` (Wilson), `flips`, `flip_rate`, `runs_test_z`, `decayed_flip_score`, `evidence` (up to 8: `kind`, `commit_sha`, `branch`, `run_number`, `passed`, `failed`), `first_failure_run_number`, `last_failure_run_number`, `baseline`, `branch_scope`, `infra_excluded_runs_in_window`, `burst_runs_in_window` (default-branch runs in the window whose failures were a co-failure burst: evidence only when the same tests burst together again, docs/alert-checks.md), `thresholds`.",
+        "- **performance_regression** (run duration, or one of the slowest tests): `subject` (`run_duration` or `test_duration`), `test_key` (the test's id) with `test_id` and `name` for tests, `baseline` (`from_run_number`, `to_run_number`, `n`, `median_ms`, `mad_ms`), `recent` (`from_run_number`, `to_run_number`, `n`, `median_ms`), `delta_ms`, `rel_change`, `effect_size_mads`, `p_value` (one-sided Mann–Whitney U), `window_kind` (`short`: the last 8 runs against up to 30 before them; `long`, for smaller sustained shifts: the last 20 against up to 20 for a test, the last 24 against up to 48 for the run duration), `min_rel_change` and `min_effect_size_mads` (that window's thresholds), `alpha` (Bonferroni-corrected for tests), `monitored_series`, `window`, `top_contributors` (run duration: the tests that slowed most).",
+        "- **failure_rate_spike**: `subject` (`run`), `executed`, `failed`, `errored` (both without the failures of quarantined tests), `quarantined_failing_count` (failed and errored cases of quarantined tests: in `executed`, not in the failing count), `failure_rate`, `baseline_failure_rate`, `baseline_effective_runs`, `overdispersion_rho`, `ratio_to_baseline`, `delta_pp`, `p_value` (beta-binomial tail), `alpha`, `thresholds`, `window`, `newly_failing_tests` (up to 20 names) and `newly_failing_count`, `persistent_failing_count` (failing tests that also failed last time, left out of the infrastructure guard), `recurrent_failing_count` (failing tests that also failed within the previous 50 default-branch runs), `fresh_failing_count` and `p_value_fresh` (the fresh failures must trip on their own), `infra_suspect` and `infra_suspect_reason`.",
         "- **skipped_test_count_creep**: `subject` (`run`), `skipped_count`, `total_tests`, `skipped_ratio`, `baseline_skipped_count`, `baseline_ratio`, `baseline_run_number`, `delta`, `rel_delta`, `window_runs`, `mann_kendall_s`, `mann_kendall_p`, `sen_slope_per_run`, `pattern` (`step` or `gradual`), `newly_skipped_tests` (up to 50 names) and `newly_skipped_count`, `newly_unskipped_count`, `thresholds`.",
         "Details and defaults: docs/alert-checks.md.",
       ].join("\n"),
@@ -307,6 +317,17 @@ const TestRunSummarySchema = z
   })
   .openapi("TestRunSummary");
 
+export const QuarantineSchema = z
+  .object({
+    reason: z.string(),
+    owner: z.string().nullable().openapi({ description: "An e-mail address or a `@org/team` handle; null when none was given." }),
+    issue_url: z.string().nullable().openapi({ description: "The issue that tracks the fix (http or https); null when none was given." }),
+    created_at: timestamp("When the test was quarantined (this quarantine: a new one replaces it whole)."),
+    expires_at: timestamp("When the quarantine ends by itself."),
+    source: z.enum(QUARANTINE_SOURCES).openapi({ description: "`manual`: through the API; `auto`: by the service (a later setting)." }),
+  })
+  .openapi("Quarantine");
+
 const rate = (description: string) => z.number().min(0).max(1).nullable().openapi({ description });
 
 export const TestSchema = z
@@ -327,8 +348,8 @@ export const TestSchema = z
     failure_rate: rate("Failed or errored executions / executions in the window; null while the window is empty."),
     flip_rate: rate("Changes between passing and failing / (executions − 1) in the window; null below two executions."),
     impact: z.number().int().openapi({ description: "Executions in the window that failed or errored." }),
-    duration_p50_ms: z.number().int().nullable().openapi({ description: "Median duration over the window (exact, nearest rank)." }),
-    duration_p95_ms: z.number().int().nullable().openapi({ description: "95th percentile duration over the window (exact, nearest rank)." }),
+    duration_p50_ms: z.number().int().nullable().openapi({ description: "Median duration over the window: a streaming log-normal estimate (docs/tests.md), exact mean of ln(1 + ms) over the first 50 durations, then exponentially weighted (1/50)." }),
+    duration_p95_ms: z.number().int().nullable().openapi({ description: "95th percentile duration over the window, from the same log-normal estimate: e^(mean + 1.645·sd) − 1 of ln(1 + ms). Can exceed the slowest execution seen." }),
     window: z
       .object({
         executions: z.number().int().openapi({ description: "Executions the rates cover (skipped ones are not in the window)." }),
@@ -336,6 +357,8 @@ export const TestSchema = z
         branch: z.string().nullable().openapi({ description: "The project's default branch; null: `main`, `master` and runs without a branch." }),
       })
       .openapi({ description: "What the rates, impact and durations cover: the last executions on the project's default branch." }),
+    quarantined: z.boolean().openapi({ description: "Whether a quarantine is in force now (derived from its `expires_at`: an expired quarantine reads as false)." }),
+    quarantine: QuarantineSchema.nullable().openapi({ description: "The quarantine in force; null when the test is not quarantined (never, unquarantined or expired)." }),
     url: z.string().url().openapi({ description: "The test's page in the web app." }),
   })
   .openapi("Test");
@@ -363,7 +386,78 @@ export const TestsQuerySchema = PageQuerySchema.extend({
     .optional()
     .openapi({ param: { name: "q", in: "query" }, description: "Case-insensitive substring of the name, classname or file." }),
   sort: enumFilter(TEST_SORTS, "sort", "`impact` (default), `failure_rate`, `duration` (p95), `last_failed`: descending; `name`: ascending. Ties by id."),
+  quarantined: enumFilter(QUARANTINED_FILTER_VALUES, "quarantined", "`true`: only tests quarantined now; `false`: only tests that are not (expired quarantines included). Absent: every test."),
 });
+
+const OWNER_PATTERN = /^(?:[^\s@]+@[^\s@]+\.[^\s@]+|@[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9][A-Za-z0-9._-]*)$/;
+
+const isHttpUrl = (value: string) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+};
+
+/** The one of `expires_at` and `duration` a quarantine needs: neither or both is a detail on `duration`. */
+const presence = (value: unknown) => value !== undefined && value !== null;
+
+/**
+ * The body of POST /tests/{id}/quarantine: shapes here; the rules that need the clock (in the
+ * future, at most 90 days ahead) in src/services/quarantine.ts. `null` counts as absent.
+ */
+export const QuarantineBodySchema = z
+  .object({
+    reason: displayNameSchema(1_000).openapi({ description: "Why the test is quarantined: non-blank, at most 1,000 characters.", example: "Times out on the ARM runners" }),
+    expires_at: z.iso
+      .datetime({ offset: true, error: "must be an ISO 8601 date-time with a time zone, e.g. 2026-12-01T00:00:00Z" })
+      .nullish()
+      .openapi({ description: "When the quarantine ends: in the future, at most 90 days ahead. Give this or `duration`.", example: "2026-12-01T00:00:00Z" }),
+    duration: z
+      .enum(QUARANTINE_DURATION_NAMES, { error: `must be one of ${QUARANTINE_DURATION_NAMES.join(", ")}` })
+      .nullish()
+      .openapi({ description: "How long from now the quarantine lasts. Give this or `expires_at`." }),
+    owner: z
+      .string({ error: "must be a string or null" })
+      .max(255, "is too long (maximum is 255 characters)")
+      .regex(OWNER_PATTERN, "must be an e-mail address or a @org/team handle")
+      .nullish()
+      .openapi({ description: "Who looks after the fix: an e-mail address or a `@org/team` handle.", example: "@acme/checkout" }),
+    issue_url: z
+      .string({ error: "must be a string or null" })
+      .max(2_048, "is too long (maximum is 2048 characters)")
+      .refine(isHttpUrl, "must be an http or https URL")
+      .nullish()
+      .openapi({ description: "The issue that tracks the fix (http or https).", example: "https://github.com/acme/shop/issues/42" }),
+  })
+  .check(
+    z.refine((body: { expires_at?: unknown; duration?: unknown }) => presence(body.duration) || presence(body.expires_at), {
+      path: ["duration"],
+      message: `is required unless expires_at is given: one of ${QUARANTINE_DURATION_NAMES.join(", ")}`,
+      // Also when other fields were rejected (every detail in one answer), but not a second detail on an invalid duration.
+      when: (payload) => typeof payload.value === "object" && payload.value !== null && !payload.issues.some((issue) => issue.path?.[0] === "duration"),
+    }),
+    z.refine((body: { expires_at?: unknown; duration?: unknown }) => !(presence(body.duration) && presence(body.expires_at)), {
+      path: ["duration"],
+      message: "can't be given with expires_at: give one of the two",
+      when: (payload) => typeof payload.value === "object" && payload.value !== null && !payload.issues.some((issue) => issue.path?.[0] === "duration"),
+    }),
+  )
+  .openapi("QuarantineRequest", { description: "`reason` and exactly one of `expires_at` and `duration`; `null` counts as absent." });
+
+export const QuarantinedTestForCiSchema = z
+  .object({
+    test_id: z.string().uuid().openapi({ description: "The test (GET /api/v1/tests/{id})." }),
+    classname: z.string().nullable(),
+    name: z.string(),
+    file: z.string().nullable().openapi({ description: "Stands in for the classname when the report gave none (the test's identity: docs/tests.md)." }),
+    reason: z.string(),
+    expires_at: timestamp("When the quarantine ends by itself."),
+  })
+  .openapi("QuarantinedTestForCi");
+
+export const QuarantinedTestsForCiSchema = z.object({ data: z.array(QuarantinedTestForCiSchema) }).openapi("QuarantinedTestsForCi");
 
 export const TestExecutionsQuerySchema = PageQuerySchema.extend({
   status: enumFilter(CASE_STATUSES, "status", "Only executions with this final outcome."),

@@ -16,6 +16,7 @@ import { type RequestDeps, createApp } from "../app";
 import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
 import { alerts, organizations } from "../db/schema";
 import { ManualClock } from "../lib/clock";
+import type { SecretKeyring } from "../lib/secret-box";
 import { createNodeBackground } from "../node/background";
 import { disableAlert, snoozeAlert } from "../services/alerts";
 import type { ServiceDeps } from "../services/context";
@@ -160,7 +161,7 @@ const quietLogger: Logger = { info: () => {}, error: (message, fields) => consol
  * are uploaded to an app of our own whose clock we move; no run or event is written around it.
  * The in-process queue is drained and closed before this returns.
  */
-export async function seedDemoOrganization(deps: ServiceDeps, options: { logger?: Logger } = {}) {
+export async function seedDemoOrganization(deps: ServiceDeps & { secrets: SecretKeyring }, options: { logger?: Logger } = {}) {
   const realNow = deps.clock.now().getTime();
   const logger = options.logger ?? quietLogger;
   const clock = new ManualClock(realNow);
@@ -175,8 +176,10 @@ export async function seedDemoOrganization(deps: ServiceDeps, options: { logger?
     logger,
     webAppUrl: deps.webAppUrl,
     fetch: () => Promise.reject(new Error("The demo seeding sends no notifications.")),
+    secrets: deps.secrets,
   });
-  const app = createApp({ cursorSecret: "demo-seeding-app-serves-no-listings", webAppUrl: deps.webAppUrl });
+  // Its answers are read for run numbers only: the base of their URLs does not matter.
+  const app = createApp({ cursorSecret: "demo-seeding-app-serves-no-listings", publicBaseUrl: deps.webAppUrl, webAppUrl: deps.webAppUrl, secrets: deps.secrets });
   const requestDeps: RequestDeps = {
     db: deps.db,
     clock,

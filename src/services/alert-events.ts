@@ -1,5 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import { alertEvents, alerts, testRuns } from "../db/schema";
+import { transactionWithRetry } from "../db/transaction-retry";
 import { type ListRequest, defineList } from "../lib/lists";
 import type { Page } from "../lib/pagination";
 import { findAlertRow } from "./alerts";
@@ -44,7 +45,7 @@ export async function recordAlertEvent(
   input: { alertId: string; testRunId: number; metadata: Record<string, unknown> },
 ) {
   const triggeredAt = deps.clock.now();
-  return deps.db.transaction(async (tx) => {
+  return transactionWithRetry(deps.db, async (tx) => {
     const [event] = await tx
       .insert(alertEvents)
       .values({ alertId: input.alertId, testRunId: input.testRunId, metadata: input.metadata, triggeredAt })

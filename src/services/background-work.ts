@@ -6,6 +6,7 @@
 import type { Logger } from "../lib/logger";
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
+import type { SecretKeyring } from "../lib/secret-box";
 import type { UrlPolicy } from "../notifications/url-policy";
 import type { CheckRegistry } from "../checks/types";
 import { runAlertChecks } from "./alert-checks";
@@ -13,6 +14,7 @@ import { type NotificationDeps, planNotifications } from "./notifications";
 import type { DeliveryAttempt, QueueMessage, RunQueue } from "../ingest/run-queue";
 import { type ProcessingDeps, processTestRun } from "./run-processing";
 import { deliverNotification } from "./webhook-delivery";
+import { queueRunTestEvents } from "./test-events";
 
 export type BackgroundDeps = {
   db: Database;
@@ -25,6 +27,7 @@ export type BackgroundDeps = {
   fetch: typeof fetch;
   resolveHost?: (host: string) => Promise<string[]>;
   deliveryRetryDelaysSeconds?: number[];
+  secrets: SecretKeyring;
 };
 
 export type BackgroundWork = {
@@ -44,14 +47,22 @@ export function backgroundWork(deps: BackgroundDeps): BackgroundWork {
     fetch: deps.fetch,
     resolveHost: deps.resolveHost,
     retryDelaysSeconds: deps.deliveryRetryDelaysSeconds,
+    secrets: deps.secrets,
   };
   const processing: ProcessingDeps = {
     db: deps.db,
     clock: deps.clock,
     logger: deps.logger,
+    webAppUrl: deps.webAppUrl,
     afterRunProcessed: async (run) => {
-      const trips = await runAlertChecks({ db: deps.db, clock: deps.clock, logger: deps.logger, checks: deps.checks }, run);
-      await planNotifications(notifications, run, trips);
+      try {
+        const trips = await runAlertChecks({ db: deps.db, clock: deps.clock, logger: deps.logger, checks: deps.checks, webAppUrl: deps.webAppUrl }, run);
+        await planNotifications(notifications, run, trips);
+      } finally {
+        // The test events planned by the run's processing and its checks, both committed by now
+        // (those of processing are sent even when the checks fail).
+        await queueRunTestEvents(notifications, run.id);
+      }
     },
   };
   return {

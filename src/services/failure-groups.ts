@@ -13,7 +13,7 @@ import type { OrgScope } from "./context";
 import { findProjectRow } from "./projects";
 import { findRunRow } from "./test-results";
 import { findTestRow } from "./tests";
-import { testIdentityKey } from "./tests-state";
+import { testIdentityKey } from "../lib/test-identity";
 
 /** What a run's failures add to the groups, collected while the run is stored. */
 export class RunFailures {

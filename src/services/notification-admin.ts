@@ -1,6 +1,7 @@
 /**
  * Notification settings, through the admin API: an organization's webhook endpoints (each with
- * its signing secret, shown once), their delivery logs, and an alert's notification cooldown.
+ * its signing secret, shown once and stored sealed: webhook-secrets.ts), their delivery logs, and
+ * an alert's notification cooldown.
  */
 import { and, desc, eq } from "drizzle-orm";
 import { alerts, notificationDeliveries, organizations, projects, webhookEndpoints } from "../db/schema";
@@ -11,6 +12,7 @@ import { webhookUrlProblem } from "../notifications/url-policy";
 import { presentDelivery, presentWebhookEndpoint } from "./notification-presenters";
 import type { NotificationDeps } from "./notifications";
 import { presentAlert } from "./presenters";
+import { sealSigningSecret } from "./webhook-secrets";
 
 function randomSigningSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
@@ -18,7 +20,7 @@ function randomSigningSecret(): string {
 }
 
 export async function createWebhookEndpoint(
-  deps: Pick<NotificationDeps, "db" | "clock" | "urlPolicy">,
+  deps: Pick<NotificationDeps, "db" | "clock" | "urlPolicy" | "secrets">,
   organizationId: string,
   input: { url: string; projectId?: string | null; description?: string | null },
 ) {
@@ -35,15 +37,19 @@ export async function createWebhookEndpoint(
     if (!project) throw validationFailed([{ field: "project_id", message: "is not a project of this organization" }]);
   }
   const secret = randomSigningSecret();
+  // The id is chosen here because the sealed secret is bound to its row.
+  const id = crypto.randomUUID();
+  const sealed = await sealSigningSecret(deps.secrets, id, secret);
   try {
     const [row] = await deps.db
       .insert(webhookEndpoints)
       .values({
+        id,
         organizationId,
         projectId: input.projectId ?? null,
         url: input.url,
         description: input.description ?? null,
-        signingSecret: secret,
+        signingSecretEncrypted: sealed,
         createdAt: deps.clock.now(),
       })
       .returning();

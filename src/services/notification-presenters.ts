@@ -22,6 +22,7 @@ export function presentDelivery(row: typeof notificationDeliveries.$inferSelect)
   return {
     id: row.id,
     endpoint_id: row.endpointId,
+    event_type: row.eventType,
     alert_id: row.alertId,
     event_ids: row.eventIds,
     status: row.status,
@@ -42,6 +43,7 @@ export async function notificationBody(
   now: Date,
   webAppUrl: string,
 ) {
+  if (delivery.testRunId === null) return null;
   const [run] = await db.select().from(testRuns).where(eq(testRuns.id, delivery.testRunId)).limit(1);
   if (!run) return null;
   const [project] = await db.select().from(projects).where(eq(projects.id, run.projectId)).limit(1);

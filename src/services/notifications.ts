@@ -15,8 +15,10 @@
 import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
 import type { Logger } from "../lib/logger";
 import { alerts, notificationDeliveries, projects, webhookEndpoints } from "../db/schema";
+import { transactionWithRetry } from "../db/transaction-retry";
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
+import type { SecretKeyring } from "../lib/secret-box";
 import type { UrlPolicy } from "../notifications/url-policy";
 import type { RecordedTrip } from "./alert-checks";
 import type { RunQueue } from "../ingest/run-queue";
@@ -35,6 +37,8 @@ export type NotificationDeps = {
   resolveHost?: (host: string) => Promise<string[]>;
   /** Seconds before each retry; RETRY_DELAYS_SECONDS of webhook-delivery.ts by default (tests shorten them). */
   retryDelaysSeconds?: number[];
+  /** Seals new endpoints' signing secrets and opens them to sign deliveries (docs/secrets.md). */
+  secrets: SecretKeyring;
 };
 
 /** Which trips notify whom: one delivery per endpoint for each alert that may notify; returns how many were queued. */
@@ -57,7 +61,7 @@ export async function planNotifications(deps: NotificationDeps, run: TestRunRow,
   const now = deps.clock.now();
   const planned: number[] = [];
   for (const [alertId, eventIds] of byAlert) {
-    const ids = await deps.db.transaction(async (tx) => {
+    const ids = await transactionWithRetry(deps.db, async (tx) => {
       // The alert's row lock makes the cooldown decision once per alert, even with concurrent runs.
       const [alert] = await tx.select().from(alerts).where(eq(alerts.id, alertId)).for("update");
       if (!alert) return [];

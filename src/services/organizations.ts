@@ -1,5 +1,6 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { apiKeys, organizations } from "../db/schema";
+import { transactionWithRetry } from "../db/transaction-retry";
 import { notFound, validationFailed } from "../lib/errors";
 import type { Database } from "../db/types";
 import { displayPrefix, generateToken, hashToken } from "../lib/keys";
@@ -50,7 +51,7 @@ export async function createOrganization(deps: ServiceDeps, input: { name: strin
   const now = deps.clock.now();
   const secret = generateToken("apiKey");
   const keyHash = await hashToken(secret);
-  return deps.db.transaction(async (tx) => {
+  return transactionWithRetry(deps.db, async (tx) => {
     const [org] = await tx.insert(organizations).values({ name: input.name, timeZone, createdAt: now, updatedAt: now }).returning();
     const [key] = await tx
       .insert(apiKeys)
@@ -74,7 +75,7 @@ export async function regenerateApiKey(
   const now = deps.clock.now();
   const secret = generateToken("apiKey");
   const keyHash = await hashToken(secret);
-  return deps.db.transaction(async (tx) => {
+  return transactionWithRetry(deps.db, async (tx) => {
     // Locks the organization row so two concurrent regenerations serialize.
     const [org] = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for("update");
     if (!org) throw notFound("Organization");
@@ -83,6 +84,7 @@ export async function regenerateApiKey(
       .set({ revokedAt: now })
       .where(and(eq(apiKeys.organizationId, organizationId), isNull(apiKeys.revokedAt)))
       .returning({ id: apiKeys.id, name: apiKeys.name });
+    // Revoking is idempotent: an attempt retried after a conflict may revoke the same keys again.
     if (revoked.length > 0) await deps.revokeKeys(revoked.map((r) => r.id));
     const [key] = await tx
       .insert(apiKeys)

@@ -91,6 +91,7 @@ export function presentTestRun(row: Row<typeof testRuns>, webAppUrl: string) {
     failed_count: row.failedCount,
     errored_count: row.erroredCount,
     skipped_count: row.skippedCount,
+    quarantined_failures_count: row.quarantinedFailuresCount,
     url: `${base(webAppUrl)}/projects/${row.projectId}/test_runs/${row.number}`,
   };
 }
@@ -135,6 +136,7 @@ export function presentTestCase(row: Row<typeof testCases>, run: Pick<Row<typeof
     failure_message: row.failureMessage,
     failure_text: row.failureText,
     attempts: row.attempts,
+    quarantined: row.quarantined,
     system_out: row.systemOut,
     system_err: row.systemErr,
     url: `${base(webAppUrl)}/projects/${run.projectId}/test_runs/${run.number}/test_cases/${row.id}`,
@@ -152,8 +154,30 @@ export function presentTestRunSummary(run: Pick<Row<typeof testRuns>, "projectId
   };
 }
 
-/** `window` says what the rates cover: the last executions on the project's default branch. */
-export function presentTest(row: Row<typeof tests>, window: { size: number; branch: string | null }, webAppUrl: string) {
+/** A quarantine is in force until it expires: judged against `now`, so an expired one needs no job to end it. */
+export function isQuarantined(expiresAt: Date | null, now: Date): boolean {
+  return expiresAt !== null && expiresAt.getTime() > now.getTime();
+}
+
+/** The test's quarantine in force, or null (never quarantined, unquarantined or expired). */
+function presentQuarantine(row: Row<typeof tests>, now: Date) {
+  if (!isQuarantined(row.quarantineExpiresAt, now)) return null;
+  return {
+    reason: row.quarantineReason!,
+    owner: row.quarantineOwner,
+    issue_url: row.quarantineIssueUrl,
+    created_at: row.quarantineCreatedAt!.toISOString(),
+    expires_at: row.quarantineExpiresAt!.toISOString(),
+    source: row.quarantineSource!,
+  };
+}
+
+/**
+ * `window` says what the rates cover: the last executions on the project's default branch.
+ * `quarantined` is derived from the quarantine's end at `now`, like an alert's `snoozed`.
+ */
+export function presentTest(row: Row<typeof tests>, window: { size: number; branch: string | null }, webAppUrl: string, now: Date) {
+  const quarantine = presentQuarantine(row, now);
   return {
     id: row.id,
     project_id: row.projectId,
@@ -174,8 +198,15 @@ export function presentTest(row: Row<typeof tests>, window: { size: number; bran
     duration_p50_ms: row.durationP50Ms,
     duration_p95_ms: row.durationP95Ms,
     window: { executions: row.windowSize, max_executions: window.size, branch: window.branch },
+    quarantined: quarantine !== null,
+    quarantine,
     url: `${base(webAppUrl)}/projects/${row.projectId}/tests/${row.id}`,
   };
+}
+
+/** An item of the CI's quarantine list (GET /uploads/v1/quarantined_tests): what a runner needs to match its failures. */
+export function presentQuarantinedTestForCi(row: Pick<Row<typeof tests>, "id" | "classname" | "name" | "file"> & { reason: string | null; expiresAt: Date | null }) {
+  return { test_id: row.id, classname: row.classname, name: row.name, file: row.file, reason: row.reason!, expires_at: row.expiresAt!.toISOString() };
 }
 
 export function presentHealthTransition(row: Row<typeof testHealthTransitions>, run: Parameters<typeof presentTestRunSummary>[0], webAppUrl: string) {

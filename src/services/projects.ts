@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { alerts, organizations, projects } from "../db/schema";
+import { transactionWithRetry } from "../db/transaction-retry";
 import { notFound } from "../lib/errors";
 import { generateToken, hashToken } from "../lib/keys";
 import { isUuid } from "../lib/ids";
@@ -66,7 +67,7 @@ export async function createProject(deps: ServiceDeps, organizationId: string, i
   const now = deps.clock.now();
   const uploadToken = generateToken("uploadToken");
   const uploadTokenHash = await hashToken(uploadToken);
-  return deps.db.transaction(async (tx) => {
+  return transactionWithRetry(deps.db, async (tx) => {
     const [org] = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for("share");
     if (!org) throw notFound("Organization");
     const [project] = await tx
@@ -88,16 +89,26 @@ export async function createProject(deps: ServiceDeps, organizationId: string, i
   });
 }
 
-/** The branch the alert checks treat as the project's default (null: main, master, or no branch). */
-export async function setProjectDefaultBranch(deps: Pick<ServiceDeps, "db" | "clock">, projectId: string, defaultBranch: string | null) {
+/**
+ * The project's check settings, as PATCH sets them: `defaultBranch` (null: main, master, or no
+ * branch) and `autoQuarantineDays` (null: off); a field left undefined is kept.
+ */
+export async function setProjectCheckSettings(
+  deps: Pick<ServiceDeps, "db" | "clock">,
+  projectId: string,
+  patch: { defaultBranch?: string | null; autoQuarantineDays?: number | null },
+) {
   if (!isUuid(projectId)) throw notFound("Project");
+  const changes: Partial<typeof projects.$inferInsert> = { updatedAt: deps.clock.now() };
+  if (patch.defaultBranch !== undefined) changes.defaultBranch = patch.defaultBranch;
+  if (patch.autoQuarantineDays !== undefined) changes.autoQuarantineDays = patch.autoQuarantineDays;
   const [row] = await deps.db
     .update(projects)
-    .set({ defaultBranch, updatedAt: deps.clock.now() })
+    .set(changes)
     .where(eq(projects.id, projectId))
-    .returning({ id: projects.id, defaultBranch: projects.defaultBranch });
+    .returning({ id: projects.id, defaultBranch: projects.defaultBranch, autoQuarantineDays: projects.autoQuarantineDays });
   if (!row) throw notFound("Project");
-  return { project_id: row.id, default_branch: row.defaultBranch };
+  return { project_id: row.id, default_branch: row.defaultBranch, auto_quarantine_days: row.autoQuarantineDays };
 }
 
 export async function regenerateUploadToken(deps: ServiceDeps, projectId: string) {

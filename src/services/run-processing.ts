@@ -24,7 +24,7 @@ import { type SuiteSource, type TestRunRow, failTestRun, storeTestRun } from "./
  */
 export type RunProcessedHook = (run: TestRunRow) => Promise<void>;
 
-export type ProcessingDeps = Pick<ServiceDeps, "db" | "clock"> & {
+export type ProcessingDeps = Pick<ServiceDeps, "db" | "clock" | "webAppUrl"> & {
   logger: Logger;
   /** See StoreOptions.testsAndGroups: on unless the upload benchmark measures its baseline. */
   testsAndGroups?: boolean;

@@ -6,6 +6,7 @@
 import { and, eq, gt, sql } from "drizzle-orm";
 import { projects, testCases, testRuns, testSuites, uploadPayloads } from "../db/schema";
 import { type CopySink, encodeCopyRow, openCopy } from "../db/bulk-copy";
+import { transactionWithRetry } from "../db/transaction-retry";
 import type { Database } from "../db/types";
 import type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 import type { UploadPayload } from "../ingest/run-queue";
@@ -15,6 +16,8 @@ import type { ServiceDeps } from "./context";
 import { failureSignature } from "../ingest/failure-signature";
 import { RunFailures, recordRunFailures } from "./failure-groups";
 import { TestExecutions, recordTestExecutions } from "./tests-state";
+import { type HealthFollowDeps, followHealthChanges, quarantinedIdentities } from "./quarantine";
+import { testIdentityKey } from "../lib/test-identity";
 
 export type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 import type { RunResult } from "../lib/vocabulary";
@@ -47,20 +50,43 @@ export function runResult(counts: Pick<Counts, "failedCount" | "erroredCount">):
   return "tests_passed";
 }
 
+/** Advisory locks of run arrivals (the first of the two keys of `pg_advisory_xact_lock`), apart from any other use. */
+const ARRIVAL_LOCK_CLASS = 0x43544131;
+
+/** A run recorded on arrival, or (`replayed`) the run that already had the arrival's Idempotency-Key. */
+export type Arrival = { run: TestRunRow; replayed: boolean };
+
 /**
  * Records a run the moment it arrives: the project's counter allocates its number atomically
  * (the UPDATE's row lock serializes concurrent arrivals), and the run counts in
  * `test_runs_count` and `last_test_run_at` before it is processed. The payload waiting to be
  * processed is stored in the same transaction.
+ *
+ * With an Idempotency-Key, the key is taken first (a transaction-scoped advisory lock on the
+ * project and key), then a run that already has it is returned as it is. Taking the key before
+ * the project's row is what keeps concurrent uploads with one key from deadlocking: without it,
+ * a second arrival held the project's row and waited on the key's index entry, which the
+ * processing of the first run had just rewritten, while that processing waited for the project's
+ * row. Now an arrival that takes the project's row has a key no run has yet.
  */
 export async function recordTestRunArrival(
   deps: Pick<ServiceDeps, "db" | "clock">,
   projectId: string,
   meta: RunMetadata = {},
   payload?: UploadPayload,
-): Promise<TestRunRow> {
+): Promise<Arrival> {
   const now = deps.clock.now();
-  return deps.db.transaction(async (tx) => {
+  const key = meta.idempotencyKey ?? null;
+  return transactionWithRetry(deps.db, async (tx) => {
+    if (key !== null) {
+      await tx.execute(sql`select pg_advisory_xact_lock(${ARRIVAL_LOCK_CLASS}, hashtext(${`${projectId}/${key}`}))`);
+      const [existing] = await tx
+        .select()
+        .from(testRuns)
+        .where(and(eq(testRuns.projectId, projectId), eq(testRuns.idempotencyKey, key)))
+        .limit(1);
+      if (existing) return { run: existing, replayed: true };
+    }
     const [counter] = await tx
       .update(projects)
       .set({ testRunsCount: sql`${projects.testRunsCount} + 1`, lastTestRunAt: now })
@@ -78,12 +104,12 @@ export async function recordTestRunArrival(
         buildUrl: meta.buildUrl ?? null,
         tags: meta.tags ?? [],
         startedAt: meta.startedAt ?? null,
-        idempotencyKey: meta.idempotencyKey ?? null,
+        idempotencyKey: key,
         createdAt: now,
       })
       .returning();
     if (payload) await tx.insert(uploadPayloads).values({ testRunId: run!.id, format: payload.format, content: payload.content, createdAt: now });
-    return run!;
+    return { run: run!, replayed: false };
   });
 }
 
@@ -110,13 +136,13 @@ function insertCases(tx: Database, runId: number, projectId: string, rows: CaseR
   const chunk = JSON.stringify(rows);
   return tx
     .execute(sql`
-      insert into ${testCases} (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err)
-      select ${runId}, ${projectId}::uuid, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, x.sg, coalesce(x.a, '[]'::jsonb), x.so, x.se
-      from json_to_recordset(${chunk}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, fx text, sg text, a jsonb, so text, se text)`)
+      insert into ${testCases} (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined)
+      select ${runId}, ${projectId}::uuid, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, x.sg, coalesce(x.a, '[]'::jsonb), x.so, x.se, coalesce(x.q, false)
+      from json_to_recordset(${chunk}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, fx text, sg text, a jsonb, so text, se text, q bool)`)
     .then((result) => result);
 }
 
-const COPY_CASES = `copy test_cases (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err) from stdin`;
+const COPY_CASES = `copy test_cases (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined) from stdin`;
 const COPY_SUITES = `copy test_suites (test_run_id, number, parent_number, name, duration_ms, tests_count, passed_count, failed_count, errored_count, skipped_count) from stdin`;
 
 /** A case row as INSERT's JSON parameter carries it: short keys keep the parameter small. */
@@ -134,6 +160,8 @@ type CaseRow = {
   a: StoredAttempt[] | null;
   so: string | null;
   se: string | null;
+  /** Only when true (the column's default is false): most cases' rows stay as small as before. */
+  q?: true;
 };
 
 /** Attempts keep the API's snake_case shape. */
@@ -167,7 +195,7 @@ function rowWriter(db: Database, tx: Database, runId: number, projectId: string)
   };
 
   return {
-    addCase(suiteNumber: number, c: ReportCase, signature: string | null): void {
+    addCase(suiteNumber: number, c: ReportCase, signature: string | null, quarantined: boolean): void {
       // Decided once per run: null (no COPY on this driver) is a decision too, unlike undefined.
       if (copy === undefined) copy = openCopy(db, tx, COPY_CASES);
       if (copy) {
@@ -188,6 +216,7 @@ function rowWriter(db: Database, tx: Database, runId: number, projectId: string)
           attempts ? JSON.stringify(attempts) : "[]",
           c.systemOut ?? null,
           c.systemErr ?? null,
+          quarantined ? "t" : "f",
         ]);
       } else {
         pendingRows.push({
@@ -204,6 +233,7 @@ function rowWriter(db: Database, tx: Database, runId: number, projectId: string)
           a: storedAttempts(c),
           so: c.systemOut ?? null,
           se: c.systemErr ?? null,
+          ...(quarantined ? { q: true as const } : {}),
         });
       }
       if (++pendingCount >= CASES_PER_CHUNK) flush();
@@ -256,14 +286,17 @@ export type StoreOptions = {
   testsAndGroups?: boolean;
 };
 
+/** What storing a run needs: its health changes are followed (auto-quarantine, webhooks) in its transaction. */
+export type StoreDeps = Pick<ServiceDeps, "db" | "clock"> & HealthFollowDeps;
+
 export async function storeTestRun(
-  deps: Pick<ServiceDeps, "db" | "clock">,
+  deps: StoreDeps,
   runId: number,
   source: SuiteSource,
   options: StoreOptions = {},
 ): Promise<TestRunRow | null> {
   const derive = options.testsAndGroups ?? true;
-  return deps.db.transaction(async (tx) => {
+  return transactionWithRetry(deps.db, async (tx) => {
     const [run] = await tx.select().from(testRuns).where(eq(testRuns.id, runId)).for("update");
     if (run?.status !== "pending") return null;
 
@@ -272,6 +305,9 @@ export async function storeTestRun(
     const rows = rowWriter(deps.db, tx, runId, run.projectId);
     const executions = new TestExecutions();
     const failures = new RunFailures();
+    // The tests quarantined now: their cases say so, and the run counts their failures apart.
+    const quarantined = derive ? await quarantinedIdentities(tx, run.projectId, deps.clock.now()) : new Set<string>();
+    let quarantinedFailures = 0;
     let suiteNumber = 0;
     /** Sum of the top-level suites' stated durations; null while none states one. */
     let topLevelDuration: number | null = null;
@@ -284,7 +320,9 @@ export async function storeTestRun(
       for (const testCase of suite.cases) {
         addCase(counts, testCase.status);
         const failure = derive ? failureSignature(testCase) : null;
-        rows.addCase(number, testCase, failure?.signature ?? null);
+        const isQuarantined = quarantined.size > 0 && quarantined.has(testIdentityKey({ classname: testCase.classname ?? null, file: testCase.file ?? null, name: testCase.name }));
+        if (isQuarantined && (testCase.status === "failed" || testCase.status === "errored")) quarantinedFailures++;
+        rows.addCase(number, testCase, failure?.signature ?? null, isQuarantined);
         if (!derive) continue;
         executions.add(suite.name, testCase);
         if (failure) failures.add({ classname: testCase.classname ?? null, file: testCase.file ?? null, name: testCase.name }, failure);
@@ -314,7 +352,9 @@ export async function storeTestRun(
 
     await rows.storeSuites(suiteRows);
     await tx.delete(uploadPayloads).where(eq(uploadPayloads.testRunId, runId));
-    await recordTestExecutions(tx, run, executions);
+    const processedAt = deps.clock.now();
+    const changes = await recordTestExecutions(tx, run, executions);
+    await followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId: run.projectId, processedAt }, changes);
     await recordRunFailures(tx, run, failures);
 
     const result = runResult(runCounts);
@@ -322,9 +362,10 @@ export async function storeTestRun(
       .update(testRuns)
       .set({
         ...runCounts,
+        quarantinedFailuresCount: quarantinedFailures,
         status: "processed",
         result,
-        processedAt: deps.clock.now(),
+        processedAt,
         durationMs: statedDuration ?? (topLevelDuration === null ? null : Math.min(Math.round(topLevelDuration), MAX_INT)),
         suitesCount: suiteNumber,
       })
@@ -346,7 +387,7 @@ export async function storeTestRun(
 }
 
 /** Stores a report that is already parsed (seeds, tests, JSON uploads). */
-export function completeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runId: number, report: Report): Promise<TestRunRow | null> {
+export function completeTestRun(deps: StoreDeps, runId: number, report: Report): Promise<TestRunRow | null> {
   return storeTestRun(deps, runId, async (emit) => {
     emit(report.suites);
     return report.durationMs;
@@ -355,7 +396,7 @@ export function completeTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runId: 
 
 /** Marks a pending run as failed with a reason and drops its payload; nothing of its report is kept. */
 export async function failTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runId: number, reason: string): Promise<TestRunRow | null> {
-  return deps.db.transaction(async (tx) => {
+  return transactionWithRetry(deps.db, async (tx) => {
     const [row] = await tx
       .update(testRuns)
       .set({ status: "failed", failureReason: reason.slice(0, 1000), processedAt: deps.clock.now() })

@@ -1,8 +1,8 @@
 /**
  * Tests as resources, kept by run processing: each processed run updates the rows of its own
  * tests (O(the run's cases), never a scan of history), inside the run's transaction. The rules
- * are in docs/tests.md; the pure part (`advanceTest`) is separate from the two statements that
- * read and write the rows.
+ * are in docs/tests.md; the pure part (`advanceRun`, `advanceTest`) is separate from the
+ * statements that read and write the rows.
  */
 import { sql } from "drizzle-orm";
 import { projects, testHealthTransitions, testIdentitySql, tests } from "../db/schema";
@@ -11,6 +11,7 @@ import type { Database } from "../db/types";
 import type { ReportCase } from "../ingest/report";
 import type { CaseStatus, TestHealth } from "../lib/vocabulary";
 import { isDefaultBranch } from "./default-branch";
+import { testIdentityKey } from "../lib/test-identity";
 
 /** Executions on the default branch that the rates, impact and durations cover. */
 export const TEST_WINDOW = 50;
@@ -20,6 +21,14 @@ const COMMITS_KEPT = 10;
 export const BROKEN_AFTER_FAILURES = 10;
 /** Consecutive passing default-branch executions after which a flaky test is healthy again. */
 export const HEALTHY_AFTER_PASSES = 30;
+/**
+ * Tests of one run whose outcome contradicts what they did on the same commit in an earlier run,
+ * from which the run changed, not the tests: a burst of failures re-run green (a network blip, an
+ * outage), or a green commit re-run into one. The same-commit rule then leaves them to the
+ * flakiness check, which tells a one-off burst from a group that fails together again
+ * (docs/alert-checks.md). Five is the check's own minimum for a burst (5 newly failing tests).
+ */
+export const SAME_COMMIT_BURST = 5;
 
 /** What one run did with one test (several cases of one identity in a run are merged). */
 export type TestExecution = {
@@ -38,11 +47,6 @@ export type TestExecution = {
 const SEVERITY: Record<CaseStatus, number> = { skipped: 0, passed: 1, failed: 2, errored: 3 };
 const isFailure = (status: CaseStatus) => status === "failed" || status === "errored";
 
-/** A test's identity as testIdentitySql defines it, as a string: for grouping a run's cases in memory only. */
-export function testIdentityKey(test: { classname: string | null; file: string | null; name: string }): string {
-  const file = test.classname === null ? test.file : null;
-  return `${test.classname ?? ""}\u001f${file ?? ""}\u001f${test.name}`;
-}
 
 /** Collects a run's executions per test identity while its report is stored. */
 export class TestExecutions {
@@ -76,7 +80,15 @@ export class TestExecutions {
 }
 
 /** The run as the test rows need it. */
-export type RunContext = { runId: number; number: number; createdAt: Date; commitSha: string | null; onDefaultBranch: boolean };
+export type RunContext = {
+  runId: number;
+  number: number;
+  createdAt: Date;
+  commitSha: string | null;
+  onDefaultBranch: boolean;
+  /** Set by advanceRun: SAME_COMMIT_BURST or more of the run's tests contradict an earlier run of its commit. */
+  sameCommitBurst?: boolean;
+};
 
 /** The columns run processing maintains (everything but the identity and first_seen_at). */
 export type TestProgress = {
@@ -98,13 +110,17 @@ export type TestProgress = {
 };
 
 export type HealthChange = { from: TestHealth; to: TestHealth; reason: string };
+/** A stored health change of one test: what auto-quarantine and the `test.health_changed` webhooks follow. */
+export type TestHealthChange = HealthChange & { testId: string };
 
 /** What run processing keeps per test between runs (the window and streak columns of `tests`). */
 export type TestState = {
   /** Outcomes of the last executions on the default branch, oldest first: p(assed), f(ailed), e(rrored). */
   w: string;
-  /** Durations (ms) of the same executions, -1 where unknown. */
-  d: number[];
+  /** The duration estimate (see `durationEstimate`): mean and variance of ln(1 + ms), and the samples behind them (≤ 50). */
+  dm: number;
+  dv: number;
+  dn: number;
   /** Recent commits (12 characters of the SHA) and what the test did on them: bit 1 passed, bit 2 failed or errored. */
   c: [string, number][];
   /** Consecutive default-branch executions that failed or errored / passed. */
@@ -116,28 +132,69 @@ const commitsFrom = (text: string): [string, number][] =>
   text === "" ? [] : text.split(" ").map((entry) => [entry.slice(0, entry.lastIndexOf(":")), Number(entry.slice(entry.lastIndexOf(":") + 1))]);
 const commitsText = (commits: [string, number][]) => commits.map(([sha, bits]) => `${sha}:${bits}`).join(" ");
 
-export const emptyTestState = (): TestState => ({ w: "", d: [], c: [], cf: 0, cp: 0 });
+export const emptyTestState = (): TestState => ({ w: "", dm: 0, dv: 0, dn: 0, c: [], cf: 0, cp: 0 });
 
 const CODE: Partial<Record<CaseStatus, string>> = { passed: "p", failed: "f", errored: "e" };
 
-/** Nearest-rank percentile of a non-empty ascending list. */
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+/** z of the 95th percentile of a normal distribution. */
+const Z95 = 1.6448536269514722;
+
+/**
+ * The streaming duration estimate (docs/tests.md#what-each-run-updates): durations are taken as
+ * log-normal. The mean and variance of ln(1 + ms) are exact over the first 50 known durations of
+ * the window, then exponentially weighted with weight 1/50 (about the last 50 executions); p50
+ * and p95 are read off the fitted distribution. Three numbers per test instead of 50 durations,
+ * which every run would read and rewrite.
+ */
+function addDuration(state: TestState, ms: number): void {
+  const x = Math.log1p(Math.max(0, ms));
+  state.dn = Math.min(TEST_WINDOW, state.dn + 1);
+  const alpha = 1 / state.dn;
+  const delta = x - state.dm;
+  state.dm += alpha * delta;
+  state.dv = (1 - alpha) * (state.dv + alpha * delta * delta);
+}
+
+function durationQuantiles(state: TestState): { p50: number | null; p95: number | null } {
+  if (state.dn === 0) return { p50: null, p95: null };
+  const sd = Math.sqrt(Math.max(0, state.dv));
+  const at = (z: number) => Math.min(2_147_483_647, Math.max(0, Math.round(Math.expm1(state.dm + z * sd))));
+  return { p50: at(0), p95: at(Z95) };
 }
 
 const shortSha = (sha: string) => sha.slice(0, 12);
 
+/** What advanceTest reads of a test's row. */
+export type PreviousTest = Pick<TestProgress, "health" | "healthChangedAt" | "executionsCount" | "lastFailedAt" | "lastRunNumber" | "state" | "lastStatus" | "lastExecutedAt">;
+
+/** Whether an execution contradicts what the test did on the run's commit in an earlier run (the same-commit rule across runs; not a pass and a failure within the run). */
+function contradictsCommit(prior: TestState | undefined, execution: TestExecution, commitSha: string | null): boolean {
+  if (!commitSha || (execution.passed && execution.failed)) return false;
+  const sha = shortSha(commitSha);
+  const before = prior?.c.find(([known]) => known === sha)?.[1] ?? 0;
+  const bits = (execution.passed ? 1 : 0) | (execution.failed ? 2 : 0);
+  return bits !== 0 && (before | bits) === 3 && (before & bits) !== bits;
+}
+
+/**
+ * One run's effect on its tests: advanceTest on each, once the run is known to be a same-commit
+ * burst or not (SAME_COMMIT_BURST). Pure, like advanceTest; results in the order of `tests`.
+ */
+export function advanceRun(tests: readonly { previous: PreviousTest | null; execution: TestExecution }[], run: RunContext): { progress: TestProgress; change: HealthChange | null }[] {
+  let contradicting = 0;
+  for (const { previous, execution } of tests) if (contradictsCommit(previous?.state, execution, run.commitSha)) contradicting++;
+  const context: RunContext = { ...run, sameCommitBurst: contradicting >= SAME_COMMIT_BURST };
+  return tests.map(({ previous, execution }) => advanceTest(previous, execution, context));
+}
+
 /**
  * One run's effect on one test: the new row values and, when its health changes, why. Pure:
- * the same previous row, execution and run always give the same result.
+ * the same previous row, execution and run always give the same result. Run processing calls it
+ * through advanceRun, which decides `run.sameCommitBurst`.
  */
-export function advanceTest(
-  previous: Pick<TestProgress, "health" | "healthChangedAt" | "executionsCount" | "lastFailedAt" | "lastRunNumber" | "state" | "lastStatus" | "lastExecutedAt"> | null,
-  execution: TestExecution,
-  run: RunContext,
-): { progress: TestProgress; change: HealthChange | null } {
+export function advanceTest(previous: PreviousTest | null, execution: TestExecution, run: RunContext): { progress: TestProgress; change: HealthChange | null } {
   const prior = previous?.state ?? emptyTestState();
-  const state: TestState = { w: prior.w, d: [...prior.d], c: prior.c.map(([sha, bits]) => [sha, bits]), cf: prior.cf, cp: prior.cp };
+  const state: TestState = { w: prior.w, dm: prior.dm, dv: prior.dv, dn: prior.dn, c: prior.c.map(([sha, bits]) => [sha, bits]), cf: prior.cf, cp: prior.cp };
   const health = previous?.health ?? "healthy";
   // A run older than the newest one this test has seen (processed late) counts, but does not rewind the window.
   const inOrder = run.number > (previous?.lastRunNumber ?? 0);
@@ -152,7 +209,8 @@ export function advanceTest(
       if (index >= 0) state.c.splice(index, 1);
       state.c.push([sha, before | bits]);
       if (state.c.length > COMMITS_KEPT) state.c.shift();
-      if (sameCommit === null && (before | bits) === 3 && (before & bits) !== bits) {
+      // In a same-commit burst the run changed, not the test: left to the flakiness check.
+      if (sameCommit === null && !run.sameCommitBurst && (before | bits) === 3 && (before & bits) !== bits) {
         sameCommit = `${execution.failed ? "failed" : "passed"} in run #${run.number} on commit ${sha}, where it had ${execution.failed ? "passed" : "failed"} before`;
       }
     }
@@ -161,8 +219,7 @@ export function advanceTest(
   const code = CODE[execution.status];
   if (run.onDefaultBranch && inOrder && code !== undefined) {
     state.w = (state.w + code).slice(-TEST_WINDOW);
-    state.d.push(execution.durationMs ?? -1);
-    if (state.d.length > TEST_WINDOW) state.d.splice(0, state.d.length - TEST_WINDOW);
+    if (execution.durationMs !== null) addDuration(state, execution.durationMs);
     if (code === "p") {
       state.cp++;
       state.cf = 0;
@@ -194,7 +251,7 @@ export function advanceTest(
   const failures = [...window].filter((c) => c !== "p").length;
   let flips = 0;
   for (let i = 1; i < n; i++) if ((window[i] === "p") !== (window[i - 1] === "p")) flips++;
-  const durations = state.d.filter((d) => d >= 0).sort((a, b) => a - b);
+  const durations = durationQuantiles(state);
 
   const latest = inOrder || previous === null;
   const progress: TestProgress = {
@@ -210,8 +267,8 @@ export function advanceTest(
     failureRate: n > 0 ? failures / n : null,
     flipRate: n > 1 ? flips / (n - 1) : null,
     impact: failures,
-    durationP50Ms: durations.length > 0 ? percentile(durations, 0.5) : null,
-    durationP95Ms: durations.length > 0 ? percentile(durations, 0.95) : null,
+    durationP50Ms: durations.p50,
+    durationP95Ms: durations.p95,
     state,
   };
   return { progress, change: to !== health ? { from: health, to, reason } : null };
@@ -229,33 +286,32 @@ type StoredRow = {
   last_failed_at: string | Date | null;
   last_run_number: number | null;
   window_outcomes: string | null;
-  window_durations: string | null;
+  duration_log_mean: number | null;
+  duration_log_var: number | null;
+  duration_samples: number | null;
   recent_commits: string | null;
   failing_streak: number | null;
   passing_streak: number | null;
 };
 
 const dateOrNull = (value: string | Date | null) => (value === null ? null : new Date(value));
-/** An int4[] read as text (`{1,2,3}`): splitting it is cheaper than the drivers' generic array parsers. */
-function intArray(text: string | null): number[] {
-  const inner = (text ?? "").slice(1, -1);
-  return inner === "" ? [] : inner.split(",").map(Number);
-}
 
 /**
  * Stores what one run did to its tests: reads the rows of the run's tests (one statement),
  * advances each, then inserts the new ones and updates the known ones (one statement each), with
  * their health transitions, and keeps the project's counts. The project row is locked first, so
  * runs of one project update their tests one at a time. What every row of the run shares (the
- * run's time and number) travels once, as a parameter, not once per row.
+ * run's time and number) travels once, as a parameter, not once per row. Returns the health
+ * changes, which the caller follows in the same transaction (followHealthChanges).
  */
 export async function recordTestExecutions(
   tx: Database,
   run: { id: number; projectId: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
   executions: TestExecutions,
-): Promise<void> {
+): Promise<TestHealthChange[]> {
   const list = [...executions.byIdentity.values()];
-  if (list.length === 0) return;
+  if (list.length === 0) return [];
+  await lockProjectTests(tx, run.projectId);
   const [project] = await rowsOf<{ default_branch: string | null }>(
     tx.execute(sql`select default_branch from ${projects} where id = ${run.projectId} for update`),
   );
@@ -266,7 +322,6 @@ export async function recordTestExecutions(
     commitSha: run.commitSha,
     onDefaultBranch: isDefaultBranch(run.branch, project?.default_branch ?? null),
   };
-
   const identities = JSON.stringify(list.map((e, i) => ({ i, c: e.classname, f: e.file, n: e.name })));
   const stored = await rowsOf<StoredRow>(
     tx.execute(sql`
@@ -276,18 +331,18 @@ export async function recordTestExecutions(
       )
       select x.i, x.id, t.id is not null as found,
         t.health, t.health_changed_at, t.executions_count, t.last_status, t.last_executed_at, t.last_failed_at, t.last_run_number,
-        t.window_outcomes, t.window_durations::text as window_durations, t.recent_commits, t.failing_streak, t.passing_streak
+        t.window_outcomes, t.duration_log_mean, t.duration_log_var, t.duration_samples, t.recent_commits, t.failing_streak, t.passing_streak
       from x left join ${tests} t on t.id = x.id`),
   );
-
   const fresh: unknown[] = [];
   const known: unknown[] = [];
-  const changes: unknown[] = [];
+  const changes: { t: string; f: TestHealth; to: TestHealth; r: string }[] = [];
   let flaky = 0;
   let broken = 0;
-  for (const row of stored) {
-    const execution = list[row.i]!;
-    const previous = row.found
+  const rows = stored.map((row) => ({
+    row,
+    execution: list[row.i]!,
+    previous: row.found
       ? {
           health: row.health!,
           healthChangedAt: dateOrNull(row.health_changed_at),
@@ -298,14 +353,19 @@ export async function recordTestExecutions(
           lastRunNumber: row.last_run_number!,
           state: {
             w: row.window_outcomes ?? "",
-            d: intArray(row.window_durations),
+            dm: Number(row.duration_log_mean ?? 0),
+            dv: Number(row.duration_log_var ?? 0),
+            dn: row.duration_samples ?? 0,
             c: commitsFrom(row.recent_commits ?? ""),
             cf: row.failing_streak ?? 0,
             cp: row.passing_streak ?? 0,
           },
         }
-      : null;
-    const { progress, change } = advanceTest(previous, execution, context);
+      : null,
+  }));
+  const advanced = advanceRun(rows, context);
+  for (const [index, { row, execution, previous }] of rows.entries()) {
+    const { progress, change } = advanced[index]!;
     const before = previous?.health ?? "healthy";
     flaky += (progress.health === "flaky" ? 1 : 0) - (before === "flaky" ? 1 : 0);
     broken += (progress.health === "broken" ? 1 : 0) - (before === "broken" ? 1 : 0);
@@ -320,7 +380,9 @@ export async function recordTestExecutions(
       p50: progress.durationP50Ms,
       p95: progress.durationP95Ms,
       w: progress.state.w,
-      d: `{${progress.state.d.join(",")}}`,
+      dm: progress.state.dm,
+      dv: progress.state.dv,
+      dn: progress.state.dn,
       c: commitsText(progress.state.c),
       cf: progress.state.cf,
       cp: progress.state.cp,
@@ -333,18 +395,17 @@ export async function recordTestExecutions(
     }
     if (change) changes.push({ t: row.id, f: change.from, to: change.to, r: change.reason });
   }
-
   const at = run.createdAt.toISOString();
   if (fresh.length > 0) {
     await tx.execute(sql`
       insert into ${tests} (id, project_id, name, classname, file, suite, health, health_changed_at, executions_count, last_status, last_executed_at,
         last_failed_at, first_seen_at, last_run_number, window_size, failure_rate, flip_rate, impact, duration_p50_ms, duration_p95_ms,
-        window_outcomes, window_durations, recent_commits, failing_streak, passing_streak)
+        window_outcomes, duration_log_mean, duration_log_var, duration_samples, recent_commits, failing_streak, passing_streak)
       select y.id, ${run.projectId}::uuid, y.n, y.cl, y.f, y.s, y.h::test_health, case when y.h = 'healthy' then null else ${at}::timestamptz end, 1,
         y.ls::case_status, ${at}::timestamptz, case when y.fail then ${at}::timestamptz end, ${at}::timestamptz, ${run.number}, y.ws, y.fr, y.fl, y.im,
-        y.p50, y.p95, y.w, y.d::int4[], y.c, y.cf, y.cp
+        y.p50, y.p95, y.w, y.dm, y.dv, y.dn, y.c, y.cf, y.cp
       from json_to_recordset(${JSON.stringify(fresh)}::json) as y(id uuid, n text, cl text, f text, s text, h text, fail bool, ls text, ws int,
-        fr float8, fl float8, im int, p50 int, p95 int, w text, d text, c text, cf int, cp int)`);
+        fr float8, fl float8, im int, p50 int, p95 int, w text, dm float8, dv float8, dn int, c text, cf int, cp int)`);
   }
   if (known.length > 0) {
     await tx.execute(sql`
@@ -359,12 +420,12 @@ export async function recordTestExecutions(
         first_seen_at = least(t.first_seen_at, ${at}::timestamptz),
         last_run_number = greatest(t.last_run_number, ${run.number}),
         window_size = y.ws, failure_rate = y.fr, flip_rate = y.fl, impact = y.im, duration_p50_ms = y.p50, duration_p95_ms = y.p95,
-        window_outcomes = y.w, window_durations = y.d::int4[], recent_commits = y.c, failing_streak = y.cf, passing_streak = y.cp
+        window_outcomes = y.w, duration_log_mean = y.dm, duration_log_var = y.dv, duration_samples = y.dn, recent_commits = y.c,
+        failing_streak = y.cf, passing_streak = y.cp
       from json_to_recordset(${JSON.stringify(known)}::json) as y(id uuid, s text, h text, latest bool, fail bool, ls text, ws int,
-        fr float8, fl float8, im int, p50 int, p95 int, w text, d text, c text, cf int, cp int)
+        fr float8, fl float8, im int, p50 int, p95 int, w text, dm float8, dv float8, dn int, c text, cf int, cp int)
       where t.id = y.id`);
   }
-
   if (changes.length > 0) await insertTransitions(tx, run, changes);
   if (fresh.length !== 0 || flaky !== 0 || broken !== 0) {
     await tx
@@ -376,6 +437,17 @@ export async function recordTestExecutions(
       })
       .where(sql`${projects.id} = ${run.projectId}`);
   }
+  return changes.map((change) => ({ testId: change.t, from: change.f, to: change.to, reason: change.r }));
+}
+
+/**
+ * One writer of a project's tests' rows at a time: run processing (this file) and the alert checks
+ * (their entries in check_state) take this lock first, so their updates of the same rows cannot
+ * deadlock. A transaction-level advisory lock rather than the project's row, which uploads update
+ * (the run counter) and must not wait for.
+ */
+export async function lockProjectTests(tx: Database, projectId: string): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${projectId}::text, 0))`);
 }
 
 async function insertTransitions(tx: Database, run: { id: number; createdAt: Date }, changes: unknown[]): Promise<void> {
@@ -386,11 +458,30 @@ async function insertTransitions(tx: Database, run: { id: number; createdAt: Dat
 }
 
 /**
- * The flakiness check's evidence makes the tests it names flaky at that run (so a test named in a
- * `test_flakiness` event is `flaky`), with the check's rule as the reason.
+ * The flakiness check's flag on one test, in memory: what markTestsFlaky's statement does to each
+ * row it names (keep the two the same). A test that is not flaky becomes flaky at the run, its
+ * passing streak reset; a flaky test is left as it is. Pure, like advanceTest; the detection
+ * benchmark replays health with the two (src/simulator/health-replay.ts).
  */
-export async function markTestsFlaky(tx: Database, run: { id: number; projectId: string; createdAt: Date }, flagged: { testId: string; reason: string }[]): Promise<void> {
-  if (flagged.length === 0) return;
+export function flagTestFlaky(progress: TestProgress, run: Pick<RunContext, "createdAt">, reason: string): { progress: TestProgress; change: HealthChange | null } {
+  if (progress.health === "flaky") return { progress, change: null };
+  return {
+    progress: { ...progress, health: "flaky", healthChangedAt: run.createdAt, state: { ...progress.state, cp: 0 } },
+    change: { from: progress.health, to: "flaky", reason },
+  };
+}
+
+/**
+ * The flakiness check's evidence makes the tests it names flaky at that run (so a test named in a
+ * `test_flakiness` event is `flaky`), with the check's rule as the reason: flagTestFlaky on each
+ * row, as one statement. Returns the changes, which the caller follows in the same transaction.
+ */
+export async function markTestsFlaky(
+  tx: Database,
+  run: { id: number; projectId: string; createdAt: Date },
+  flagged: { testId: string; reason: string }[],
+): Promise<TestHealthChange[]> {
+  if (flagged.length === 0) return [];
   const changed = await rowsOf<{ id: string; from_health: TestHealth; reason: string }>(
     tx.execute(sql`
       with flagged as (select * from json_to_recordset(${JSON.stringify(flagged.map((f) => ({ t: f.testId, r: f.reason })))}::json) as f(t uuid, r text)),
@@ -400,7 +491,7 @@ export async function markTestsFlaky(tx: Database, run: { id: number; projectId:
       from before b where t.id = b.id
       returning t.id, b.from_health, b.reason`),
   );
-  if (changed.length === 0) return;
+  if (changed.length === 0) return [];
   await insertTransitions(
     tx,
     run,
@@ -411,4 +502,5 @@ export async function markTestsFlaky(tx: Database, run: { id: number; projectId:
     .update(projects)
     .set({ flakyTestsCount: sql`${projects.flakyTestsCount} + ${changed.length}`, brokenTestsCount: sql`${projects.brokenTestsCount} - ${wasBroken}` })
     .where(sql`${projects.id} = ${run.projectId}`);
+  return changed.map((row) => ({ testId: row.id, from: row.from_health, to: "flaky", reason: row.reason }));
 }

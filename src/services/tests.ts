@@ -3,7 +3,7 @@
  * (its cases across runs) and its health transitions. Every query goes through the
  * organization's project, so a foreign test is the same 404 as a missing one.
  */
-import { type SQL, and, eq, ilike, or, sql } from "drizzle-orm";
+import { type SQL, and, eq, gt, ilike, isNull, lte, or, sql } from "drizzle-orm";
 import { projects, testCases, testHealthTransitions, testRuns, tests } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { isUuid } from "../lib/ids";
@@ -17,10 +17,10 @@ import { TEST_WINDOW } from "./tests-state";
 
 export type TestObject = ReturnType<typeof presentTest>;
 type TestRow = typeof tests.$inferSelect;
-type WindowContext = { webAppUrl: string; window: { size: number; branch: string | null } };
+type WindowContext = { webAppUrl: string; window: { size: number; branch: string | null }; now: Date };
 
-/** As in the path and query string; `health` and `sort` have their defaults (`all`, `impact`). */
-export type TestFilters = { project_id: string; health: TestHealth | "all"; q: string | null; sort: TestSort };
+/** As in the path and query string; `health` and `sort` have their defaults (`all`, `impact`); `quarantined` null: either. */
+export type TestFilters = { project_id: string; health: TestHealth | "all"; q: string | null; sort: TestSort; quarantined: "true" | "false" | null };
 
 /**
  * Each sort as a keyset: a never-null key (a missing rate, duration or failure sorts last) and
@@ -45,7 +45,7 @@ export const testLists = Object.fromEntries(
       name: `tests:${sort}`,
       order: { key, id: tests.id, idKind: "uuid" },
       positionOf: (row) => ({ id: row.id, k: keyOf(row) }),
-      present: (row, { webAppUrl, window }) => presentTest(row, window, webAppUrl),
+      present: (row, { webAppUrl, window, now }) => presentTest(row, window, webAppUrl, now),
     }),
   ]),
 ) as Record<TestSort, ReturnType<typeof defineList<TestFilters, TestRow, TestObject, WindowContext>>>;
@@ -53,7 +53,13 @@ export const testLists = Object.fromEntries(
 /** `%`, `_` and `\` match themselves in `q`. */
 const likePattern = (q: string) => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-const windowOf = (project: { defaultBranch: string | null }) => ({ size: TEST_WINDOW, branch: project.defaultBranch });
+export const windowOf = (project: { defaultBranch: string | null }) => ({ size: TEST_WINDOW, branch: project.defaultBranch });
+
+/** In force at `now` (the quarantine's end is after it), or not: expired and never-quarantined tests alike. */
+function quarantinedCondition(quarantined: TestFilters["quarantined"], now: Date): SQL | undefined {
+  if (quarantined === null) return undefined;
+  return quarantined === "true" ? gt(tests.quarantineExpiresAt, now) : or(isNull(tests.quarantineExpiresAt), lte(tests.quarantineExpiresAt, now));
+}
 
 export async function listTests(scope: OrgScope, request: ListRequest<TestFilters>): Promise<Page<TestObject>> {
   const { filters } = request;
@@ -61,13 +67,22 @@ export async function listTests(scope: OrgScope, request: ListRequest<TestFilter
   const list = testLists[filters.sort];
   const search: SQL | undefined =
     filters.q === null ? undefined : or(ilike(tests.name, likePattern(filters.q)), ilike(tests.classname, likePattern(filters.q)), ilike(tests.file, likePattern(filters.q)));
+  const now = scope.clock.now();
   const rows = await scope.db
     .select()
     .from(tests)
-    .where(and(eq(tests.projectId, project.id), filters.health === "all" ? undefined : eq(tests.health, filters.health), search, list.after(request)))
+    .where(
+      and(
+        eq(tests.projectId, project.id),
+        filters.health === "all" ? undefined : eq(tests.health, filters.health),
+        search,
+        quarantinedCondition(filters.quarantined, now),
+        list.after(request),
+      ),
+    )
     .orderBy(...list.orderBy)
     .limit(list.fetchLimit(request));
-  return list.page(rows, request, { webAppUrl: scope.webAppUrl, window: windowOf(project) });
+  return list.page(rows, request, { webAppUrl: scope.webAppUrl, window: windowOf(project), now });
 }
 
 /** The test and its project if the test belongs to the organization; one not-found for missing and foreign ids. */
@@ -85,7 +100,7 @@ export async function findTestRow(scope: OrgScope, testId: string) {
 
 export async function getTest(scope: OrgScope, testId: string): Promise<TestObject> {
   const { test, project } = await findTestRow(scope, testId);
-  return presentTest(test, windowOf(project), scope.webAppUrl);
+  return presentTest(test, windowOf(project), scope.webAppUrl, scope.clock.now());
 }
 
 export type TestExecutionFilters = { test_id: string; status: CaseStatus | null; branch: string | null };

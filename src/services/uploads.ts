@@ -34,26 +34,10 @@ export async function findProjectByUploadToken(db: Database, token: string): Pro
 
 export type UploadDeps = Pick<ServiceDeps, "db" | "clock"> & { runQueue: RunQueue; logger: Logger };
 
-/** `api_url` points at the run in /api/v1 (needs an API key); `url` at the web app. */
-export function presentUploadedRun(row: typeof testRuns.$inferSelect, webAppUrl: string, apiBaseUrl: string) {
-  return { ...presentTestRun(row, webAppUrl), api_url: `${apiBaseUrl}/api/v1/projects/${row.projectId}/test_runs/${row.number}` };
+/** `api_url` points at the run in /api/v1 (needs an API key), under the configured public base URL; `url` at the web app. */
+export function presentUploadedRun(row: typeof testRuns.$inferSelect, webAppUrl: string, publicBaseUrl: string) {
+  return { ...presentTestRun(row, webAppUrl), api_url: `${publicBaseUrl}/api/v1/projects/${row.projectId}/test_runs/${row.number}` };
 }
-
-async function findRunByIdempotencyKey(db: Database, projectId: string, key: string) {
-  const [row] = await db
-    .select()
-    .from(testRuns)
-    .where(and(eq(testRuns.projectId, projectId), eq(testRuns.idempotencyKey, key)))
-    .limit(1);
-  return row ?? null;
-}
-
-const isUniqueViolation = (error: unknown): boolean => {
-  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 4; current = current.cause, depth++) {
-    if ((current as { code?: unknown }).code === "23505") return true;
-  }
-  return false;
-};
 
 /**
  * Records the run (it counts at once) with its payload, then queues it for processing. With an
@@ -66,20 +50,8 @@ export async function acceptUpload(
   metadata: RunMetadata,
   payload: UploadPayload,
 ): Promise<{ run: typeof testRuns.$inferSelect; replayed: boolean }> {
-  const key = metadata.idempotencyKey;
-  if (key) {
-    const existing = await findRunByIdempotencyKey(deps.db, project.projectId, key);
-    if (existing) return { run: existing, replayed: true };
-  }
-  let run: typeof testRuns.$inferSelect;
-  try {
-    run = await recordTestRunArrival(deps, project.projectId, metadata, payload);
-  } catch (error) {
-    // Two uploads with the same key at once: the second finds the first's run.
-    const existing = key && isUniqueViolation(error) ? await findRunByIdempotencyKey(deps.db, project.projectId, key) : null;
-    if (existing) return { run: existing, replayed: true };
-    throw error;
-  }
+  const { run, replayed } = await recordTestRunArrival(deps, project.projectId, metadata, payload);
+  if (replayed) return { run, replayed };
   try {
     await deps.runQueue.send({ testRunId: run.id }, { payload });
   } catch (error) {

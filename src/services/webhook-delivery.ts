@@ -1,15 +1,19 @@
 /**
- * Delivering one planned notification: a signed POST to the endpoint, retried through the queue
- * with backoff until it is delivered, the attempts run out, or the alert is silenced.
+ * Delivering one planned notification (an alert's trip, or a test's event): a signed POST to the
+ * endpoint, retried through the queue with backoff until it is delivered, the attempts run out,
+ * or (an alert's) the alert is silenced.
  */
 import { and, eq, isNull, or, sql } from "drizzle-orm";
 import { alerts, notificationDeliveries, webhookEndpoints } from "../db/schema";
+import { transactionWithRetry } from "../db/transaction-retry";
 import { describeError } from "../lib/errors";
+import { SecretDecryptionError } from "../lib/secret-box";
 import { SIGNATURE_HEADER, signatureHeader } from "../notifications/signature";
 import { isInternalAddress, isLoopbackHost, webhookUrlProblem } from "../notifications/url-policy";
 import { notificationBody } from "./notification-presenters";
 import type { NotificationDeps } from "./notifications";
 import { isSnoozed } from "./presenters";
+import { openSigningSecret } from "./webhook-secrets";
 
 /** Attempts per delivery, the first included; then the delivery is marked failed. */
 export const MAX_DELIVERY_ATTEMPTS = 6;
@@ -51,10 +55,14 @@ export async function deliverNotification(deps: NotificationDeps, deliveryId: nu
   const now = deps.clock.now();
   const attempt = delivery.attempts + 1;
 
-  // Snoozing or disabling an alert silences it at once, retries of earlier trips included.
-  const [alert] = await deps.db.select().from(alerts).where(eq(alerts.id, delivery.alertId)).limit(1);
-  if (!alert) return "gone";
-  const silencedBy = !alert.active ? "disabled" : isSnoozed(alert.snoozedUntil, now) ? "snoozed" : null;
+  // Snoozing or disabling an alert silences it at once, retries of earlier trips included. A
+  // test's event (no alert) is silenced by nothing.
+  let alert: typeof alerts.$inferSelect | null = null;
+  if (delivery.alertId !== null) {
+    [alert = null] = await deps.db.select().from(alerts).where(eq(alerts.id, delivery.alertId)).limit(1);
+    if (!alert) return "gone";
+  }
+  const silencedBy = alert === null ? null : !alert.active ? "disabled" : isSnoozed(alert.snoozedUntil, now) ? "snoozed" : null;
   if (silencedBy) {
     await deps.db
       .update(notificationDeliveries)
@@ -66,8 +74,21 @@ export async function deliverNotification(deps: NotificationDeps, deliveryId: nu
 
   let statusCode: number | null = null;
   let error: string | null = await destinationProblem(deps, endpoint.url);
+  // Opened only to sign this attempt; nothing unsigned is ever sent. A secret that does not open
+  // (its key is not configured) fails the attempt like an unreachable endpoint, with retries, so
+  // configuring the key in time lets the delivery through.
+  let secret: string | null = null;
   if (!error) {
-    const body = await notificationBody(deps.db, delivery, alert, now, deps.webAppUrl);
+    try {
+      secret = await openSigningSecret(deps.secrets, endpoint);
+    } catch (cause) {
+      if (!(cause instanceof SecretDecryptionError)) throw cause;
+      error = `not sent: the signing secret cannot be decrypted (${cause.message}) See docs/secrets.md.`;
+    }
+  }
+  if (!error && secret !== null) {
+    // A test's event was written whole when it happened; an alert's trip is presented now.
+    const body = alert === null ? delivery.payload : await notificationBody(deps.db, delivery, alert, now, deps.webAppUrl);
     if (!body) return "gone";
     const text = JSON.stringify(body);
     try {
@@ -78,9 +99,9 @@ export async function deliverNotification(deps: NotificationDeps, deliveryId: nu
         headers: {
           "content-type": "application/json",
           "user-agent": "ci-test-analytics-webhooks/1",
-          [SIGNATURE_HEADER]: signatureHeader(endpoint.signingSecret, Math.floor(now.getTime() / 1000), text),
+          [SIGNATURE_HEADER]: signatureHeader(secret, Math.floor(now.getTime() / 1000), text),
           "CTA-Delivery-Id": String(delivery.id),
-          "CTA-Event-Type": "alert.triggered",
+          "CTA-Event-Type": delivery.eventType,
         },
         body: text,
       });
@@ -93,11 +114,13 @@ export async function deliverNotification(deps: NotificationDeps, deliveryId: nu
   }
 
   if (!error) {
-    await deps.db.transaction(async (tx) => {
+    await transactionWithRetry(deps.db, async (tx) => {
       await tx
         .update(notificationDeliveries)
         .set({ status: "delivered", attempts: attempt, lastStatusCode: statusCode, lastError: null, lastAttemptAt: now, deliveredAt: now })
         .where(eq(notificationDeliveries.id, delivery.id));
+      // Only an alert's notification holds its cooldown.
+      if (delivery.alertId === null) return;
       await tx
         .update(alerts)
         .set({ lastNotifiedAt: now })

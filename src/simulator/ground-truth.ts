@@ -127,3 +127,37 @@ function round(value: number, digits: number): number | null {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 }
+
+/**
+ * A test broken on purpose (the noise plan's breakage episodes): it fails in every run, on every
+ * branch, from `start` until its fix at `fixedAt` (exclusive; null: still broken at the end of the
+ * stream). `length` is the planned length in default-branch runs that are not retries (1, 3, 10, 30;
+ * null: never fixed); `disabled`: skipped from the fix on instead of passing again.
+ */
+export type BreakageEpisode = { test: string; start: number; fixedAt: number | null; length: number | null; disabled: boolean };
+
+/**
+ * The breakage episodes of a stream, read from its runs' notes (`breakage_start`, `breakage_fixed`):
+ * ground truth for a test's `broken` health, beside the always-failing tests of scenario
+ * "env_half". Deriving them draws nothing, so the streams stay as they are.
+ */
+export function breakageEpisodes(stream: Pick<SimStream, "runs">): BreakageEpisode[] {
+  const episodes: BreakageEpisode[] = [];
+  const open = new Map<string, BreakageEpisode>();
+  for (const run of stream.runs) {
+    for (const note of run.notes) {
+      if (note.kind === "breakage_start") {
+        const episode: BreakageEpisode = { test: note.test, start: run.number, fixedAt: null, length: note.length, disabled: false };
+        episodes.push(episode);
+        open.set(note.test, episode);
+      } else if (note.kind === "breakage_fixed") {
+        const episode = open.get(note.test);
+        if (!episode) continue;
+        episode.fixedAt = run.number;
+        episode.disabled = note.disabled;
+        open.delete(note.test);
+      }
+    }
+  }
+  return episodes;
+}

@@ -69,7 +69,7 @@ export type RunNote =
 export type SimAttempt = { status: CaseStatus; durationMs: number };
 
 export type SimTest = {
-  /** testKey(suite, classname, name): the identity the service derives. */
+  /** legacyTestKey(suite, classname, name): unique per test (names are unique), so one key per test identity. */
   key: string;
   suite: string;
   classname: string;

@@ -47,7 +47,7 @@ import { generateRuns } from "./run-generation";
 import type { SimStream, StreamOptions, TestProfile } from "./stream-types";
 
 export { mulberry32 } from "../lib/seeded-random";
-export { failingShare } from "./ground-truth";
+export { type BreakageEpisode, breakageEpisodes, failingShare } from "./ground-truth";
 export { formatSeconds, toJUnitXml, toRunSummary } from "./junit-report";
 export { Rng } from "./rng";
 export * from "./stream-types";

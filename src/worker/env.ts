@@ -7,9 +7,18 @@ export interface WorkerEnv {
   DATABASE_URL: string;
   /** Signs pagination cursors. Secret; when unset, one is generated and kept in the database. */
   CURSOR_SECRET?: string;
+  /**
+   * Seals webhook signing secrets (≥ 32 characters). Secret, required: without it the Worker
+   * answers 503 and logs why (docs/secrets.md).
+   */
+  SECRETS_KEY?: string;
+  /** Older keys, separated by commas, that still open secrets sealed under them while they are re-sealed. Secret. */
+  SECRETS_KEY_PREVIOUS?: string;
   /** Enables /admin/v1. Secret. */
   ADMIN_TOKEN?: string;
-  /** Base of the `url` fields. */
+  /** Where clients reach the service: the base of `api_url`, `Location` and the OpenAPI `servers` (never the request's Host). */
+  PUBLIC_BASE_URL?: string;
+  /** Base of the `url` fields (the web app's pages); unset → PUBLIC_BASE_URL. */
   WEB_APP_URL?: string;
   /** Local development and tests only: host:port of the WebSocket bridge standing in for Neon's proxy. */
   LOCAL_NEON_PROXY?: string;

@@ -14,9 +14,12 @@ import * as schema from "../db/schema";
 import type { Database } from "../db/types";
 import type { QueueMessage } from "../ingest/run-queue";
 import { type Clock, systemClock } from "../lib/clock";
+import { configuredBaseUrl } from "../lib/base-url";
 import { consoleLogger } from "../lib/logger";
+import { SecretKeyring, parseKeyList } from "../lib/secret-box";
 import { backgroundWork } from "../services/background-work";
 import { getOrCreateSetting, randomSecret } from "../services/settings";
+import { reencryptSigningSecrets } from "../services/webhook-secrets";
 import { DurableObjectKeyCounter } from "./durable-object-key-counter";
 import type { WorkerEnv } from "./env";
 import { configureLocalProxy, requestPool } from "./neon";
@@ -31,7 +34,10 @@ export type WorkerOptions = {
   clock?: Clock;
 };
 
-const webAppUrlOf = (env: WorkerEnv) => env.WEB_APP_URL || "http://localhost:3000";
+/** PUBLIC_BASE_URL ([vars] of wrangler.toml; `npm run dev` passes the local one); unset → the local default of `npm start`. */
+const publicBaseUrlOf = (env: WorkerEnv) => configuredBaseUrl(env.PUBLIC_BASE_URL || "http://localhost:8787", "PUBLIC_BASE_URL");
+/** WEB_APP_URL, else the public base URL. */
+const webAppUrlOf = (env: WorkerEnv) => (env.WEB_APP_URL ? configuredBaseUrl(env.WEB_APP_URL, "WEB_APP_URL") : publicBaseUrlOf(env));
 /** http webhooks to loopback only in local development (the local Neon stand-in marks it). */
 const urlPolicyOf = (env: WorkerEnv) => ({ allowLoopbackHttp: Boolean(env.LOCAL_NEON_PROXY) });
 
@@ -47,11 +53,31 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
    * request's I/O objects.
    */
   let app: App | undefined;
+  /** The keyring of SECRETS_KEY (and SECRETS_KEY_PREVIOUS), for the isolate's life: bindings change only with a new isolate. */
+  let secrets: SecretKeyring | undefined;
+
+  function secretsFor(env: WorkerEnv): SecretKeyring {
+    if (secrets) return secrets;
+    if (!env.SECRETS_KEY) throw new Error("SECRETS_KEY is not set: `npx wrangler secret put SECRETS_KEY` (docs/secrets.md).");
+    secrets = new SecretKeyring({ current: env.SECRETS_KEY, previous: parseKeyList(env.SECRETS_KEY_PREVIOUS) });
+    return secrets;
+  }
 
   async function appFor(env: WorkerEnv, db: Database): Promise<App> {
     if (app) return app;
+    const keyring = secretsFor(env);
     const cursorSecret = env.CURSOR_SECRET || (await getOrCreateSetting(db, "cursor_secret", randomSecret));
-    app ??= createApp({ cursorSecret, adminToken: env.ADMIN_TOKEN || undefined, webAppUrl: webAppUrlOf(env), webhookUrlPolicy: urlPolicyOf(env), keyIdCache });
+    // Once per isolate, as `npm start` does once per process: secrets still in plain text or under an older key are sealed under SECRETS_KEY.
+    await reencryptSigningSecrets({ db, secrets: keyring, logger: consoleLogger });
+    app ??= createApp({
+      cursorSecret,
+      adminToken: env.ADMIN_TOKEN || undefined,
+      publicBaseUrl: publicBaseUrlOf(env),
+      webAppUrl: webAppUrlOf(env),
+      webhookUrlPolicy: urlPolicyOf(env),
+      keyIdCache,
+      secrets: keyring,
+    });
     return app;
   }
 
@@ -71,11 +97,22 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
         };
         return await (await appFor(env, db)).fetch(request, deps, ctx);
       } catch (error) {
-        // Only reached when deps cannot be built (e.g. the database is unreachable for the cursor secret).
-        consoleLogger.error("worker failed before the app", { error: error instanceof Error ? error.message : String(error) });
+        // Only reached when deps cannot be built (the database is unreachable for the cursor secret,
+        // SECRETS_KEY is missing). Answered like the app answers: the envelope, with a Request-Id the log keeps.
+        const requestId = crypto.randomUUID();
+        consoleLogger.error("worker failed before the app", { requestId, error: error instanceof Error ? error.message : String(error) });
         return Response.json(
-          { error: { code: "service_unavailable", message: "The service cannot reach its database; retry shortly." } },
-          { status: 503, headers: { "content-type": "application/json; charset=utf-8", "x-content-type-options": "nosniff", "retry-after": "1" } },
+          { error: { code: "service_unavailable", message: "The service cannot serve requests right now; retry shortly." } },
+          {
+            status: 503,
+            headers: {
+              "content-type": "application/json; charset=utf-8",
+              "x-content-type-options": "nosniff",
+              "cache-control": "no-store",
+              "request-id": requestId,
+              "retry-after": "1",
+            },
+          },
         );
       } finally {
         ctx.waitUntil(pool.end());
@@ -97,6 +134,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
           checks: CHECKS,
           urlPolicy: urlPolicyOf(env),
           fetch: (input, init) => fetch(input, init),
+          secrets: secretsFor(env),
         });
         await consumeRunBatch(batch, work, consoleLogger);
       } finally {

@@ -3,10 +3,14 @@
  * docs/alert-checks.md): pure `(state, run) → (state', events)` on seeded synthetic runs, no database.
  */
 import { describe, expect, it } from "vitest";
-import { type FailureRateSpikeState, baselineOf, failureRateSpikeCheck as check } from "../../src/checks/failure-rate-spike";
-import { type CaseStatus, type CheckEvent, type RunSummary, type RunTest, testKey } from "../../src/checks/types";
+import { type FailureRateSpikeState, type SpikeTestEntry, baselineOf, failureRateSpikeCheck } from "../../src/checks/failure-rate-spike";
+import { testIdentityKey } from "../../src/lib/test-identity";
+import { type CaseStatus, type CheckEvent, type InMemoryState, inMemoryCheck, type RunSummary, type RunTest } from "../../src/checks/types";
 import { mulberry32 as prng } from "../../src/lib/seeded-random";
 import { feedCheck } from "./support/feed";
+
+const check = inMemoryCheck(failureRateSpikeCheck);
+type State = InMemoryState<FailureRateSpikeState, SpikeTestEntry>;
 
 // ---------------------------------------------------------------------------------------------
 // Seeded noise and a run builder
@@ -41,7 +45,7 @@ function betaDraw(rng: () => number, mu: number, rho: number): number {
 }
 
 function makeTest(name: string, status: CaseStatus): RunTest {
-  return { key: testKey("suite", "pkg.Class", name), suite: "suite", classname: "pkg.Class", name, status, attempts: [], durationMs: 10 };
+  return { key: testIdentityKey({ classname: "pkg.Class", name: name }), suite: "suite", classname: "pkg.Class", name, status, attempts: [], durationMs: 10 };
 }
 
 function runOf(number: number, statuses: CaseStatus[], options: { onDefault?: boolean } = {}): RunSummary {
@@ -77,7 +81,7 @@ function statuses(n: number, failing: Iterable<number>, failStatus: CaseStatus =
 
 const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
-const feed = (runs: RunSummary[], start: FailureRateSpikeState = check.initialState(), roundTrip = false) => feedCheck(check, runs, start, roundTrip);
+const feed = (runs: RunSummary[], start: State = check.initialState(), roundTrip = false) => feedCheck(check, runs, start, roundTrip);
 
 const meta = (event: CheckEvent) => event.metadata as Record<string, any>;
 
@@ -169,8 +173,8 @@ describe("failure_rate_spike", () => {
     const quiet = feed(quietRuns());
     const spike = check.update(quiet.state, runOf(31, statuses(50, range(0, 20))));
     expect(spike.events).toHaveLength(1);
-    const { w, sn, sf, sx, sxx, seen } = spike.state;
-    expect({ w, sn, sf, sx, sxx, seen }).toEqual({ w: quiet.state.w, sn: quiet.state.sn, sf: quiet.state.sf, sx: quiet.state.sx, sxx: quiet.state.sxx, seen: quiet.state.seen });
+    const { w, sn, sf, sx, sxx, seen } = spike.state.project;
+    expect({ w, sn, sf, sx, sxx, seen }).toEqual({ w: quiet.state.project.w, sn: quiet.state.project.sn, sf: quiet.state.project.sf, sx: quiet.state.project.sx, sxx: quiet.state.project.sxx, seen: quiet.state.project.seen });
     const again = check.update(spike.state, runOf(32, statuses(50, range(10, 30))));
     expect(again.events).toHaveLength(1);
   });
@@ -229,14 +233,25 @@ describe("failure_rate_spike", () => {
     it("forgets a failure after 50 runs", () => {
       const { state } = feed(intermittentHistory());
       const quiet = feed(range(41, 101).map((number) => runOf(number, statuses(100, []))), state);
-      expect(Object.keys(quiet.state.lf ?? {})).toEqual([]);
+      // Its entry still holds the failure's run; older than 50 runs, it no longer counts.
+      expect(Object.values(quiet.state.tests).every((entry) => entry.f === undefined || quiet.state.project.seq - entry.f > 50)).toBe(true);
       expect(check.update(quiet.state, runOf(101, statuses(100, range(0, 10)))).events).toHaveLength(1);
     });
 
-    it("reads a state written before the recurrent-failer map existed", () => {
+    it("reads a version-1 state (every test's entry in three maps of one document), with or without the recurrent-failer map", () => {
       const { state } = feed(intermittentHistory());
-      const { lf: _dropped, ...legacy } = state;
-      expect(check.update(legacy as FailureRateSpikeState, runOf(41, statuses(100, range(0, 10)))).events).toHaveLength(1);
+      const column = (field: keyof SpikeTestEntry) =>
+        Object.fromEntries(Object.entries(state.tests).flatMap(([key, entry]) => (entry[field] === undefined ? [] : [[`suite\u001f${key}`, entry[field]]])));
+      const legacy = { ...state.project, v: 1, last: column("l"), lf: column("f"), tf: column("t") };
+      expect(failureRateSpikeCheck.fromLegacy?.(state.project, (key) => key)).toBeNull();
+      const rekey = (oldKey: string) => oldKey.slice("suite\u001f".length);
+      const converted = failureRateSpikeCheck.fromLegacy!(legacy, rekey)!;
+      const restored: State = { project: converted.state, tests: Object.fromEntries(converted.tests) };
+      expect(restored).toEqual(JSON.parse(JSON.stringify(state)));
+      const next = runOf(41, statuses(100, range(0, 10)));
+      expect(check.update(restored, next).events).toEqual(check.update(state, next).events);
+      const { lf: _dropped, ...older } = legacy;
+      expect(check.update({ project: failureRateSpikeCheck.fromLegacy!(older, rekey)!.state, tests: {} }, next).events).toHaveLength(1);
     });
   });
 
@@ -249,19 +264,19 @@ describe("failure_rate_spike", () => {
     const early = feed(quietRuns(3, 10));
     const warmOutage = check.update(early.state, runOf(11, statuses(50, range(0, 50))));
     expect(warmOutage.events).toEqual([]);
-    expect(warmOutage.state.sf).toBe(early.state.sf);
-    expect(warmOutage.state.seen).toBe(early.state.seen);
+    expect(warmOutage.state.project.sf).toBe(early.state.project.sf);
+    expect(warmOutage.state.project.seen).toBe(early.state.project.seen);
   });
 
   describe("the infrastructure guard judges the tests that newly fail", () => {
     it("30 of 50 tests failing in every run is not an outage: its runs build the baseline", () => {
       const { state } = feed(range(1, 31).map((number) => runOf(number, statuses(50, range(0, 30)))));
       // Only the first run (every test unknown) looked like an outage; the counts alone made all 30 one.
-      expect(state.seen).toBe(29);
-      expect(baselineOf(state)?.mu).toBeCloseTo(0.6, 5);
+      expect(state.project.seen).toBe(29);
+      expect(baselineOf(state.project)?.mu).toBeCloseTo(0.6, 5);
       // An outage there (the 20 tests that passed last time fail too) is still one: not folded in.
       const outage = check.update(state, runOf(31, statuses(50, range(0, 50))));
-      expect(outage.state.seen).toBe(29);
+      expect(outage.state.project.seen).toBe(29);
     });
 
     it("a broken test's failures do not hide an outage: 12 errors next to 1 broken and 1 fresh failure", () => {
@@ -275,7 +290,7 @@ describe("failure_rate_spike", () => {
       // The counts alone: 12 errors < 10 × 2 failures. Judged: 12 ≥ 10 × 1 newly failed.
       expect(result.events).toHaveLength(1);
       expect(meta(result.events[0]!)).toMatchObject({ infra_suspect: true, infra_suspect_reason: "errors_outnumber_failures_tenfold", persistent_failing_count: 1 });
-      expect(result.state.seen).toBe(quiet.state.seen);
+      expect(result.state.project.seen).toBe(quiet.state.project.seen);
     });
   });
 
@@ -322,13 +337,13 @@ describe("failure_rate_spike", () => {
 
   it("estimates μ and ρ from the decayed sums", () => {
     const { state } = feed(stableProject(21, 600, 500, 0.02, 0.02));
-    const baseline = baselineOf(state)!;
+    const baseline = baselineOf(state.project)!;
     expect(baseline.mu).toBeGreaterThan(0.015);
     expect(baseline.mu).toBeLessThan(0.03);
     expect(baseline.rho).toBeGreaterThan(0.01);
     expect(baseline.rho).toBeLessThan(0.05);
     expect(baseline.rho).toBeGreaterThanOrEqual(baseline.rhoPoint);
-    expect(state.w).toBeCloseTo(100, 0); // Σ 0.99^a over 600 runs ≈ 1/(1 − 0.99)
+    expect(state.project.w).toBeCloseTo(100, 0); // Σ 0.99^a over 600 runs ≈ 1/(1 − 0.99)
   });
 });
 
@@ -358,16 +373,19 @@ describe("failure_rate_spike: engineering properties", () => {
     expect(feed(reversed).events).toEqual(feed(runs).events);
   });
 
-  it("keeps a last-status entry only for tests seen in the last 200 runs", () => {
+  it("forgets a test's last status once it has not been seen for 200 runs (swept every 50)", () => {
     // Tests come and go: run k has tests k..k+49 (a sliding population).
     let state = check.initialState();
-    for (let number = 1; number <= 1000; number++) {
-      const tests = range(number, number + 50).map((i) => makeTest(`t${i}`, "passed"));
-      state = check.update(state, { ...runOf(number, []), tests, counts: { tests: 50, passed: 50, failed: 0, errored: 0, skipped: 0 } }).state;
-    }
-    // Seen in the last 200 runs: up to 249 keys; swept every 50 runs, so ≤ 299.
-    expect(Object.keys(state.last).length).toBeLessThanOrEqual(300);
-    expect(Object.keys(state.last).length).toBeGreaterThanOrEqual(249);
+    const runWith = (number: number, tests: RunTest[]) => ({ ...runOf(number, []), tests, counts: { tests: tests.length, passed: tests.length, failed: 0, errored: 0, skipped: 0 } });
+    for (let number = 1; number <= 1000; number++) state = check.update(state, runWith(number, range(number, number + 50).map((i) => makeTest(`t${i}`, "passed")))).state;
+    // The project-level part holds no per-test data.
+    expect(JSON.stringify(state.project).length).toBeLessThan(500);
+    // Skipped now, a test keeps its last executed status: t900 passed 100 runs ago; t1 was last
+    // seen 1,000 runs ago and is unknown again ("none yet").
+    const tests = [makeTest("t1", "skipped"), makeTest("t900", "skipped"), makeTest("t950", "passed")];
+    const returning = check.update(state, { ...runWith(1001, tests), counts: { tests: 3, passed: 1, failed: 0, errored: 0, skipped: 2 } });
+    const codeOf = (name: string) => (returning.state.tests[makeTest(name, "passed").key]?.l ?? -1) % 4;
+    expect([codeOf("t1"), codeOf("t900"), codeOf("t950")]).toEqual([3, 0, 0]);
   });
 
   it("keeps bounded state: the same JSON size after 100 and after 2,000 runs", () => {
@@ -376,16 +394,18 @@ describe("failure_rate_spike: engineering properties", () => {
     let sizeAt100 = 0;
     for (let number = 1; number <= 2000; number++) {
       state = check.update(state, runOf(number, statuses(50, rng() < 0.3 ? [Math.floor(rng() * 50)] : []))).state;
-      if (number === 100) sizeAt100 = JSON.stringify(state).length;
+      if (number === 100) sizeAt100 = JSON.stringify(state.project).length;
     }
-    const sizeAt2000 = JSON.stringify(state).length;
-    expect(Object.keys(state.last)).toHaveLength(50);
-    // Only the run counter's digits grow (3 → 4 digits per entry); the shape does not.
+    const sizeAt2000 = JSON.stringify(state.project).length;
+    expect(Object.keys(state.tests)).toHaveLength(50);
+    // The project part: only the run counter's digits grow; the shape does not.
     expect(Math.abs(sizeAt2000 - sizeAt100) / sizeAt100).toBeLessThan(0.05);
+    // A test's entry: at most three run stamps.
+    for (const entry of Object.values(state.tests)) expect(JSON.stringify(entry).length).toBeLessThanOrEqual('{"l":99999,"f":99999,"t":99999}'.length);
   });
 
   it("starts afresh from an unrecognised stored state", () => {
-    const result = check.update({ v: 0 } as unknown as FailureRateSpikeState, runOf(1, statuses(50, [])));
-    expect(result.state.seen).toBe(1);
+    const result = check.update({ project: { v: 0 } as unknown as FailureRateSpikeState, tests: {} }, runOf(1, statuses(50, [])));
+    expect(result.state.project.seen).toBe(1);
   });
 });

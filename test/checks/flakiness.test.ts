@@ -3,11 +3,15 @@
  * `(state, run) → (state', events)` on synthetic runs, no database.
  */
 import { describe, expect, it } from "vitest";
-import { type FlakinessState, flaggedTestKeys, flakinessCheck } from "../../src/checks/flakiness";
+import { type FlakinessState, type FlakinessTestState, flaggedTestKeys, flakinessCheck } from "../../src/checks/flakiness";
 import { runsTestZ, wilson95 } from "../../src/checks/statistics";
-import { type CaseStatus, type CheckEvent, type RunSummary, type RunTest, testKey } from "../../src/checks/types";
+import { testIdentityKey } from "../../src/lib/test-identity";
+import { type CaseStatus, type CheckEvent, type InMemoryState, inMemoryCheck, type RunSummary, type RunTest } from "../../src/checks/types";
 import { mulberry32 as prng } from "../../src/lib/seeded-random";
 import { feedCheck } from "./support/feed";
+
+const check = inMemoryCheck(flakinessCheck);
+type State = InMemoryState<FlakinessState, FlakinessTestState>;
 
 // ---------------------------------------------------------------------------------------------
 // A tiny run builder
@@ -25,7 +29,7 @@ const F = (name: string): Case => ({ name, status: "failed" });
 function makeTest(c: Case): RunTest {
   const suite = c.suite ?? "unit";
   const classname = "pkg.Class";
-  return { key: testKey(suite, classname, c.name), suite, classname, name: c.name, status: c.status, attempts: c.attempts ?? [], durationMs: 10 };
+  return { key: testIdentityKey({ classname: classname, name: c.name }), suite, classname, name: c.name, status: c.status, attempts: c.attempts ?? [], durationMs: 10 };
 }
 
 /** A run with the given cases plus `fillers` always-passing tests (so one failure is not an infra-suspect run). */
@@ -48,10 +52,10 @@ function buildRun(cases: Case[], options: RunOptions): RunSummary {
   };
 }
 
-const feed = (runs: RunSummary[], start: FlakinessState = flakinessCheck.initialState(), roundTrip = false) => feedCheck(flakinessCheck, runs, start, roundTrip);
+const feed = (runs: RunSummary[], start: State = check.initialState(), roundTrip = false) => feedCheck(check, runs, start, roundTrip);
 
 const meta = (event: CheckEvent | undefined) => (event?.metadata ?? {}) as Record<string, any>;
-const keyOf = (name: string, suite = "unit") => testKey(suite, "pkg.Class", name);
+const keyOf = (name: string) => testIdentityKey({ classname: "pkg.Class", name });
 
 
 /** Default-branch runs from a pattern string: 'P' = pass, 'F' = fail, 'S' = skipped, '-' = absent. */
@@ -236,7 +240,7 @@ describe("infrastructure guard", () => {
       expect([entry?.wh, entry?.wl]).toEqual([0, 0]);
     }
     // Every other default-branch run was infra-suspect, the newest one included (bit 0).
-    expect(state.infra).toEqual({ wh: 0xaaaaaa, wl: 0x1555555, n: 50 });
+    expect(state.project.infra).toEqual({ wh: 0xaaaaaa, wl: 0x1555555, n: 50 });
   });
 
   it("records infra-suspect runs excluded from the window in event metadata", () => {
@@ -282,7 +286,7 @@ describe("infrastructure guard: it judges tests that newly fail", () => {
   it("learns the always-failing tests from a first run that looked like an outage", () => {
     const { state } = feed([envRun(1, P("flaky")), envRun(2, P("flaky"))]);
     // Run 1 was suspect (all unknown) but remembered its failing tests; run 2 was judged on the tests that newly fail.
-    expect(state.infra.wl).toBe(0b10);
+    expect(state.project.infra.wl).toBe(0b10);
     expect(state.tests[keyOf("env_0")]).toMatchObject({ n: 1, wl: 1 });
   });
 
@@ -294,7 +298,7 @@ describe("infrastructure guard: it judges tests that newly fail", () => {
     runs.push(outage(31, "down1"), outage(32, "down2"), envRun(33, P("flaky"), { sha: "down2" }));
     const { events, state } = feed(runs);
     expect(events).toEqual([]);
-    expect(state.infra.wl & 0b110).toBe(0b110);
+    expect(state.project.infra.wl & 0b110).toBe(0b110);
     expect(state.tests[keyOf("filler_0")]?.e).toBeUndefined();
   });
 });
@@ -392,7 +396,7 @@ describe("co-failure burst guard", () => {
     const { events, state } = feed(spikeThenRetry(20));
     expect(events).toEqual([]);
     // The burst is counted; its failures are in the tests' windows (a real breakage would be seen).
-    expect(state.burst?.wl).toBe(1 << 11);
+    expect(state.project.burst?.wl).toBe(1 << 11);
     expect(state.tests[keyOf("stable_0")]?.wl).toBe(1 << 11);
     // The green re-run is weak evidence: one piece, which does not flag on its own.
     expect(state.tests[keyOf("stable_0")]?.e).toMatchObject([{ k: "burst_same_commit", c: "spiky", d: 1, r: 32, p: 1, f: 1 }]);
@@ -432,8 +436,8 @@ describe("co-failure burst guard", () => {
     for (let i = 31; i <= 40; i++) runs.push(buildRun(stable.map((name, j) => (j < 20 ? F(name) : P(name))), { number: i, fillers: 0 }));
     const { events, state } = feed(runs);
     expect(events).toEqual([]);
-    expect(state.burst?.wl).toBe(1 << 9);
-    expect(state.nf?.slice(-10)).toEqual([20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(state.project.burst?.wl).toBe(1 << 9);
+    expect(state.project.nf?.slice(-10)).toEqual([20, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
   });
 
   it("the baseline adapts: a project whose runs always have many newly failing tests has no bursts", () => {
@@ -441,8 +445,8 @@ describe("co-failure burst guard", () => {
     const runs: RunSummary[] = [];
     for (let i = 1; i <= 60; i++) runs.push(buildRun(stable.map((name) => (random() < 0.08 ? F(name) : P(name))), { number: i, fillers: 0 }));
     const { state } = feed(runs);
-    expect(state.burst?.wh ?? 0).toBe(0);
-    expect(state.burst?.wl ?? 0).toBe(0);
+    expect(state.project.burst?.wh ?? 0).toBe(0);
+    expect(state.project.burst?.wl ?? 0).toBe(0);
   });
 
   it("drops evidence once it is older than 14 days", () => {
@@ -453,11 +457,14 @@ describe("co-failure burst guard", () => {
     expect(feed([later], first).state.tests[keyOf("t")]?.e).toBeUndefined();
   });
 
-  it("reads a state written before the guard existed", () => {
+  it("reads a version-1 state written before the guard existed (every entry in one document)", () => {
     const runs = spikeThenRetry(20);
     const { state } = feed(runs.slice(0, 30));
-    const legacy = { v: 1, tests: state.tests, infra: state.infra, pr: state.pr } as FlakinessState;
-    const { events } = feed(runs.slice(30), legacy);
+    const legacy = { v: 1, tests: { ...state.tests }, infra: state.project.infra, pr: state.project.pr };
+    expect(flakinessCheck.fromLegacy?.(state.project, (key) => key)).toBeNull();
+    const converted = flakinessCheck.fromLegacy!(legacy, (key) => key)!;
+    expect(converted.tests.size).toBe(Object.keys(state.tests).length);
+    const { events } = feed(runs.slice(30), { project: converted.state, tests: Object.fromEntries(converted.tests) });
     // No baseline yet in the old state: the guard starts learning, so this spike still counts (as it did before).
     expect(events).toHaveLength(20);
   });
@@ -489,11 +496,14 @@ describe("flag lifecycle", () => {
     expect(flaggedTestKeys(state)).toEqual([keyOf("flaky")]);
   });
 
-  it("drops a test's state after it has not been seen for 200 runs", () => {
+  it("forgets a test's entry once it has not been seen for 200 runs: it comes back as a new test", () => {
     const runs = [...patternRuns("P".repeat(10), "gone"), ...patternRuns("-".repeat(260), "gone", 11)];
     const { state } = feed(runs);
-    expect(state.tests[keyOf("gone")]).toBeUndefined();
-    expect(state.tests[keyOf("filler_0")]).toBeDefined();
+    expect(state.tests[keyOf("gone")]?.n).toBe(10);
+    expect(feed(patternRuns("P", "gone", 271), state).state.tests[keyOf("gone")]?.n).toBe(1);
+    // Seen within 200 runs: its window goes on.
+    const recent = feed([...patternRuns("P".repeat(10), "back"), ...patternRuns("-".repeat(150), "back", 11)]).state;
+    expect(feed(patternRuns("P", "back", 161), recent).state.tests[keyOf("back")]?.n).toBe(11);
   });
 });
 
@@ -544,13 +554,10 @@ function churnRuns(count: number, tests: number, seed: number): RunSummary[] {
 }
 
 describe("engineering properties", () => {
-  it("keeps state bounded: 1,000 runs of 100 tests with churn stay below 100 kB and 300 entries", () => {
+  it("keeps state bounded: after 1,000 runs of 100 tests with churn, the project part stays small and each entry capped", () => {
     const { state } = feed(churnRuns(1000, 100, 42));
-    const bytes = JSON.stringify(state).length;
-    const entries = Object.keys(state.tests).length;
-    // At most: 100 live tests + tests renamed away within the last ~250 runs.
-    expect(entries).toBeLessThan(300);
-    expect(bytes).toBeLessThan(100_000);
+    // The project-level part (read and written by every run) holds no per-test data.
+    expect(JSON.stringify(state.project).length).toBeLessThan(2_000);
     // Per test O(1): every LRU and evidence list is capped.
     for (const entry of Object.values(state.tests)) {
       expect(entry.n).toBeLessThanOrEqual(50);
@@ -559,10 +566,12 @@ describe("engineering properties", () => {
     }
   });
 
-  it("state size does not grow with history length", () => {
-    const short = JSON.stringify(feed(churnRuns(500, 100, 7)).state).length;
-    const long = JSON.stringify(feed(churnRuns(2000, 100, 7)).state).length;
-    expect(long / short).toBeLessThan(1.5);
+  it("state size does not grow with history length: the project part, and each entry", () => {
+    const short = feed(churnRuns(500, 100, 7)).state;
+    const long = feed(churnRuns(2000, 100, 7)).state;
+    expect(JSON.stringify(long.project).length / JSON.stringify(short.project).length).toBeLessThan(1.5);
+    const largest = (state: State) => Math.max(...Object.values(state.tests).map((entry) => JSON.stringify(entry).length));
+    expect(largest(long) / largest(short)).toBeLessThan(1.5);
   });
 
   it("is deterministic: the same inputs give byte-identical outputs", () => {
@@ -577,7 +586,7 @@ describe("engineering properties", () => {
   it("takes its state back after a JSON round trip each run, with the same results", () => {
     const runs = churnRuns(300, 50, 5);
     const direct = feed(runs);
-    const roundTripped = feed(runs, flakinessCheck.initialState(), true);
+    const roundTripped = feed(runs, check.initialState(), true);
     expect(JSON.stringify(roundTripped.events)).toBe(JSON.stringify(direct.events));
     expect(roundTripped.state).toEqual(JSON.parse(JSON.stringify(direct.state)));
   });
@@ -586,7 +595,7 @@ describe("engineering properties", () => {
     const runs = churnRuns(100, 20, 9);
     const { state } = feed(runs.slice(0, 99));
     const before = JSON.stringify(state);
-    flakinessCheck.update(state, runs[99] as RunSummary);
+    check.update(state, runs[99] as RunSummary);
     expect(JSON.stringify(state)).toBe(before);
   });
 
@@ -600,7 +609,7 @@ describe("engineering properties", () => {
   });
 
   it("starts over from a state that is not its own", () => {
-    const result = flakinessCheck.update({} as FlakinessState, buildRun([P("t")], { number: 1 }));
+    const result = check.update({ project: {} as FlakinessState, tests: {} }, buildRun([P("t")], { number: 1 }));
     expect(result.state.tests[keyOf("t")]?.n).toBe(1);
   });
 });

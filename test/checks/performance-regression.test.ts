@@ -3,10 +3,14 @@
  * docs/alert-checks.md#performance_regression): pure `(state, run) → (state', events)` on seeded synthetic runs, no database.
  */
 import { describe, expect, it } from "vitest";
-import { type PerformanceRegressionState, performanceRegressionCheck as check } from "../../src/checks/performance-regression";
-import { type CaseStatus, type CheckEvent, type RunSummary, type RunTest, testKey } from "../../src/checks/types";
+import { type PerformanceRegressionState, performanceRegressionCheck } from "../../src/checks/performance-regression";
+import { testIdentityKey } from "../../src/lib/test-identity";
+import { type CaseStatus, type CheckEvent, type InMemoryState, inMemoryCheck, type RunSummary, type RunTest } from "../../src/checks/types";
 import { mulberry32 as prng } from "../../src/lib/seeded-random";
 import { feedCheck } from "./support/feed";
+
+const check = inMemoryCheck(performanceRegressionCheck);
+type State = InMemoryState<PerformanceRegressionState, number>;
 
 // ---------------------------------------------------------------------------------------------
 // Seeded noise and a run builder
@@ -22,7 +26,7 @@ const SECOND = 1000;
 type TestCase = { name: string; ms: number | null; status?: CaseStatus };
 
 function makeTest(c: TestCase): RunTest {
-  return { key: testKey("suite", "pkg.Class", c.name), suite: "suite", classname: "pkg.Class", name: c.name, status: c.status ?? "passed", attempts: [], durationMs: c.ms };
+  return { key: testIdentityKey({ classname: "pkg.Class", name: c.name }), suite: "suite", classname: "pkg.Class", name: c.name, status: c.status ?? "passed", attempts: [], durationMs: c.ms };
 }
 
 function buildRun(number: number, durationMs: number | null, cases: TestCase[] = [], options: { onDefault?: boolean; failed?: number } = {}): RunSummary {
@@ -43,7 +47,7 @@ function buildRun(number: number, durationMs: number | null, cases: TestCase[] =
   };
 }
 
-const feed = (runs: RunSummary[], start: PerformanceRegressionState = check.initialState(), roundTrip = false) => feedCheck(check, runs, start, roundTrip);
+const feed = (runs: RunSummary[], start: State = check.initialState(), roundTrip = false) => feedCheck(check, runs, start, roundTrip);
 
 /** A run's speed factor: 1.3 on a slow runner (probability `share`), times log-normal noise σ. */
 function runnerFactor(rng: () => number, share: number, sigma = 0.02): number {
@@ -115,13 +119,13 @@ describe("performance_regression: run duration", () => {
     const [tripRun] = [...feed(runs).eventsByRun.keys()];
     const beforeTrip = feed(runs.slice(0, tripRun! - 1));
     expect(beforeTrip.events).toEqual([]);
-    expect(beforeTrip.state.run.c).toBe(1);
-    expect(feed(runs.slice(0, tripRun! - 2)).state.run.c).toBeUndefined();
+    expect(beforeTrip.state.project.run.c).toBe(1);
+    expect(feed(runs.slice(0, tripRun! - 2)).state.project.run.c).toBeUndefined();
     // Without the mark, the same run only marks the series; the one after it trips.
-    const { c: _mark, ...unmarkedRun } = beforeTrip.state.run;
-    const unmarked = check.update({ ...beforeTrip.state, run: unmarkedRun }, runs[tripRun! - 1]!);
+    const { c: _mark, ...unmarkedRun } = beforeTrip.state.project.run;
+    const unmarked = check.update({ ...beforeTrip.state, project: { ...beforeTrip.state.project, run: unmarkedRun } }, runs[tripRun! - 1]!);
     expect(unmarked.events).toEqual([]);
-    expect(unmarked.state.run.c).toBe(1);
+    expect(unmarked.state.project.run.c).toBe(1);
     expect(check.update(unmarked.state, runs[tripRun!]!).events).toHaveLength(1);
   });
 
@@ -196,8 +200,8 @@ describe("performance_regression: run duration", () => {
     const values = [...durations(rng, 30, 60 * SECOND), ...durations(rng, 200, 120 * SECOND)];
     const { events, state } = feed(values.map((ms, i) => buildRun(i + 1, ms)));
     expect(events).toHaveLength(1);
-    expect(state.run.ev).not.toBeNull();
-    expect(state.run.ev!.level_ms).toBeGreaterThan(55 * SECOND);
+    expect(state.project.run.ev).not.toBeNull();
+    expect(state.project.run.ev!.level_ms).toBeGreaterThan(55 * SECOND);
   });
 
   it("trips again on a second, later step", () => {
@@ -255,7 +259,7 @@ describe("performance_regression: run duration", () => {
     ];
     const after = feed(noisy, state);
     expect(after.events).toEqual([]);
-    expect(after.state.run).toEqual(state.run);
+    expect(after.state.project.run).toEqual(state.project.run);
   });
 });
 
@@ -274,15 +278,15 @@ describe("performance_regression: the infrastructure guard judges the tests that
     // The counts alone made every run an outage: no point was ever added, no event.
     const { events, state } = feed(envHalfRuns(60));
     expect(events.map((event) => meta(event).subject)).toEqual(["run_duration"]);
-    expect(state.runs).toBe(59);
+    expect(state.project.runs).toBe(59);
   });
 
   it("an outage there is still skipped: the tests that passed last time newly fail", () => {
     const { state } = feed(envHalfRuns(30));
     const outage = check.update(state, envHalfRuns(31, [31])[30]!);
     expect(outage.events).toEqual([]);
-    expect(outage.state.runs).toBe(state.runs);
-    expect(outage.state.run).toEqual(state.run);
+    expect(outage.state.project.runs).toBe(state.project.runs);
+    expect(outage.state.project.run).toEqual(state.project.run);
   });
 });
 
@@ -293,7 +297,7 @@ describe("performance_regression: per-test series", () => {
     const { events } = feed(runs);
     expect(events).toHaveLength(1);
     const m = meta(events[0]!);
-    expect(m).toMatchObject({ subject: "test_duration", name: "test_14", test_key: testKey("suite", "pkg.Class", "test_14") });
+    expect(m).toMatchObject({ subject: "test_duration", name: "test_14", test_key: testIdentityKey({ classname: "pkg.Class", name: "test_14" }) });
     expect(m.monitored_series).toBeGreaterThanOrEqual(29);
     expect(m.monitored_series).toBeLessThanOrEqual(31);
     expect(m.alpha).toBeCloseTo(1e-3 / m.monitored_series, 15);
@@ -313,7 +317,7 @@ describe("performance_regression: per-test series", () => {
     const contributors = meta(runEvents[0]!).top_contributors as Record<string, any>[];
     expect(contributors.length).toBeGreaterThan(0);
     expect(contributors.length).toBeLessThanOrEqual(5);
-    expect(contributors[0]).toMatchObject({ name: "test_20", test_key: testKey("suite", "pkg.Class", "test_20") });
+    expect(contributors[0]).toMatchObject({ name: "test_20", test_key: testIdentityKey({ classname: "pkg.Class", name: "test_20" }) });
     expect(contributors[0]!.delta_ms).toBeGreaterThan(20 * SECOND);
     expect(contributors[0]!.recent_median_ms).toBeGreaterThan(contributors[0]!.baseline_median_ms);
   });
@@ -325,10 +329,10 @@ describe("performance_regression: per-test series", () => {
 
   it("monitors at most 100 tests, only those with a median ≥ 0.5 s", () => {
     const { state } = feed(projectRuns(6, 120, { tests: 260, slow: 150 }));
-    expect(state.tests.length).toBe(100);
-    expect(state.pool.length).toBeLessThanOrEqual(100);
+    expect(state.project.tests.length).toBe(100);
+    expect(state.project.pool.length).toBeLessThanOrEqual(100);
     // The slowest 100 of the 150 slow tests (test_50 … test_149) are the ones monitored.
-    const names = new Set(state.tests.map((series) => series.n));
+    const names = new Set(state.project.tests.map((series) => series.n));
     for (let i = 60; i < 150; i++) expect(names.has(`test_${i}`)).toBe(true);
     for (let i = 150; i < 260; i++) expect(names.has(`test_${i}`)).toBe(false);
   });
@@ -383,8 +387,8 @@ describe("performance_regression: engineering properties", () => {
   });
 
   it("starts afresh from an unrecognised stored state", () => {
-    const result = check.update({ v: 99 } as unknown as PerformanceRegressionState, buildRun(1, 60 * SECOND));
-    expect(result.state.runs).toBe(1);
+    const result = check.update({ project: { v: 99 } as unknown as PerformanceRegressionState, tests: {} }, buildRun(1, 60 * SECOND));
+    expect(result.state.project.runs).toBe(1);
     expect(result.events).toEqual([]);
   });
 
@@ -397,15 +401,15 @@ describe("performance_regression: engineering properties", () => {
       if (i + 1 === 100) sizeAt100 = JSON.stringify(state).length;
     });
     const sizeAt2000 = JSON.stringify(state).length;
-    expect(state.run.l.length).toBeLessThanOrEqual(72);
-    expect(state.tests.length).toBeLessThanOrEqual(100);
-    expect(state.pool.length).toBeLessThanOrEqual(100);
-    for (const series of state.tests) {
+    expect(state.project.run.l.length).toBeLessThanOrEqual(72);
+    expect(state.project.tests.length).toBeLessThanOrEqual(100);
+    expect(state.project.pool.length).toBeLessThanOrEqual(100);
+    for (const series of state.project.tests) {
       expect(series.l.length).toBeLessThanOrEqual(40);
       expect(series.a.length).toBe(series.l.length);
       expect(Math.max(...series.a)).toBeLessThan(100); // ages, not absolute run numbers
     }
-    for (const entry of state.pool) expect(entry.l.length).toBeLessThanOrEqual(5);
+    for (const entry of state.project.pool) expect(entry.l.length).toBeLessThanOrEqual(5);
     expect(Math.abs(sizeAt2000 - sizeAt100) / sizeAt100).toBeLessThan(0.03);
   });
 });

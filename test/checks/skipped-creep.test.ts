@@ -3,17 +3,21 @@
  * docs/alert-checks.md): pure `(state, run) → (state', events)` on synthetic runs, no database.
  */
 import { describe, expect, it } from "vitest";
-import { type SkippedCreepState, skippedCreepCheck as check } from "../../src/checks/skipped-creep";
-import { type CaseStatus, type CheckEvent, type RunSummary, type RunTest, testKey } from "../../src/checks/types";
+import { type SkippedCreepState, skippedCreepCheck } from "../../src/checks/skipped-creep";
+import { testIdentityKey } from "../../src/lib/test-identity";
+import { type CaseStatus, type CheckEvent, type InMemoryState, inMemoryCheck, type RunSummary, type RunTest } from "../../src/checks/types";
 import { mulberry32 as prng } from "../../src/lib/seeded-random";
 import { feedCheck } from "./support/feed";
+
+const check = inMemoryCheck(skippedCreepCheck);
+type State = InMemoryState<SkippedCreepState, never>;
 
 // ---------------------------------------------------------------------------------------------
 // Seeded noise and a run builder
 
 
 function makeTest(name: string, status: CaseStatus): RunTest {
-  return { key: testKey("suite", "pkg.Class", name), suite: "suite", classname: "pkg.Class", name, status, attempts: [], durationMs: 10 };
+  return { key: testIdentityKey({ classname: "pkg.Class", name: name }), suite: "suite", classname: "pkg.Class", name, status, attempts: [], durationMs: 10 };
 }
 
 /** A run of `total` tests named test_0…; those for which `skipped(i)` holds are skipped. */
@@ -41,7 +45,7 @@ function runs(from: number, total: number, plan: ((i: number) => boolean)[]): Ru
 const none = () => false;
 const repeat = <T,>(count: number, value: T): T[] => Array.from({ length: count }, () => value);
 
-const feed = (runs: RunSummary[], start: SkippedCreepState = check.initialState(), roundTrip = false) => feedCheck(check, runs, start, roundTrip);
+const feed = (runs: RunSummary[], start: State = check.initialState(), roundTrip = false) => feedCheck(check, runs, start, roundTrip);
 
 const meta = (event: CheckEvent) => event.metadata as Record<string, any>;
 const names = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `test_${from + i}`);
@@ -101,10 +105,10 @@ describe("skipped_test_count_creep", () => {
       const result = check.update(state, run);
       state = result.state;
       expect(result.events).toEqual([]);
-      if (j < 9) expect(state.bs).toBeNull();
+      if (j < 9) expect(state.project.bs).toBeNull();
     });
-    expect(state.bs).toBe(20);
-    expect(state.brun).toBe(10);
+    expect(state.project.bs).toBe(20);
+    expect(state.project.brun).toBe(10);
   });
 
   it("ratchets: staying at the new level is quiet; a further rise trips and names only the new skips", () => {
@@ -117,7 +121,7 @@ describe("skipped_test_count_creep", () => {
     const m = meta(events[1]!);
     expect(m).toMatchObject({ baseline_skipped_count: 20, skipped_count: 25, delta: 5, rel_delta: 0.25, threshold: 25, newly_skipped_count: 5 });
     expect([...m.newly_skipped_tests].sort()).toEqual(names(75, 80).sort());
-    expect(state.bs).toBe(25);
+    expect(state.project.bs).toBe(25);
   });
 
   it("lowers the ratchet after 10 lower runs, so regrowth alerts again", () => {
@@ -155,8 +159,8 @@ describe("skipped_test_count_creep", () => {
     const total = 3000;
     const list = runs(1, total, [...repeat(15, (i: number) => i < 2100), ...repeat(5, (i: number) => i < 2600)]);
     const { state, events } = feed(list);
-    expect(state.keys).toBeNull();
-    expect(state.kc).toBe(2600);
+    expect(state.project.keys).toBeNull();
+    expect(state.project.kc).toBe(2600);
     expect(events).toHaveLength(1);
     const m = meta(events[0]!);
     expect(m).toMatchObject({ newly_skipped_exact: false, newly_skipped_count: 500, newly_skipped_tests: [], newly_unskipped_count: null });
@@ -212,15 +216,15 @@ describe("skipped_test_count_creep: engineering properties", () => {
       if (number === 100) sizeAt100 = JSON.stringify(state).length;
     }
     const sizeAt2000 = JSON.stringify(state).length;
-    expect(state.num).toHaveLength(30);
-    expect(state.sk).toHaveLength(30);
-    expect(state.tot).toHaveLength(30);
+    expect(state.project.num).toHaveLength(30);
+    expect(state.project.sk).toHaveLength(30);
+    expect(state.project.tot).toHaveLength(30);
     // Only the run numbers' digits grow (3 → 4 digits); the shape does not.
     expect(Math.abs(sizeAt2000 - sizeAt100) / sizeAt100).toBeLessThan(0.1);
   });
 
   it("starts afresh from an unrecognised stored state", () => {
-    const result = check.update({ v: 2 } as unknown as SkippedCreepState, runOf(1, 10, none));
-    expect(result.state.runs).toBe(1);
+    const result = check.update({ project: { v: 1 } as unknown as SkippedCreepState, tests: {} }, runOf(1, 10, none));
+    expect(result.state.project.runs).toBe(1);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The in-process queue's hand-over of payloads: the first attempt of a message receives the
  * payload given to `send` (processing then skips reading it back); retries, delayed messages and
- * payloads over the memory budget do not, and their consumers read the stored payload.
+ * payloads over the memory budget do not, and their consumers read the stored payload. And its
+ * retries: attempts that met an unavailable database do not use up the message's attempts.
  */
 import { describe, expect, it } from "vitest";
 import { HELD_PAYLOAD_BUDGET_CHARS, InProcessRunQueue } from "../../src/ingest/in-process-run-queue";
@@ -69,5 +70,48 @@ describe("payload hand-over", () => {
     await queue.send({ testRunId: 13 }, { payload: payload(HELD_PAYLOAD_BUDGET_CHARS) });
     await queue.idle();
     expect(seen.at(-1)!.payload).toBeDefined();
+  });
+});
+
+describe("retries", () => {
+  /** A consumer that fails with `error` the first `failures` times, then succeeds. */
+  function failingQueue(failures: number, error: () => Error) {
+    const seen: Seen[] = [];
+    const queue = new InProcessRunQueue(
+      async (message, attempt) => {
+        seen.push({ message, ...attempt });
+        if (seen.length <= failures) throw error();
+      },
+      { retryDelayMs: () => 1, outageRetryDelayMs: () => 1, maxAttempts: 3 },
+    );
+    return { queue, seen };
+  }
+
+  const connectionError = (code: string, message: string) => Object.assign(new Error(message), { code });
+
+  it("an attempt that met an unavailable database is retried as the same attempt, for as long as it takes", async () => {
+    const errors = [
+      () => connectionError("ECONNREFUSED", "connect ECONNREFUSED 127.0.0.1:5432"),
+      () => new Error("Failed query: rollback", { cause: new Error("Client has encountered a connection error and is not queryable") }),
+      () => new Error("Connection terminated unexpectedly"),
+      () => connectionError("57P01", "terminating connection due to administrator command"),
+    ];
+    let next = 0;
+    const { queue, seen } = failingQueue(8, () => errors[next++ % errors.length]!());
+    await queue.send({ testRunId: 20 });
+    await queue.idle();
+    expect(seen).toHaveLength(9);
+    expect(seen.every((s) => s.number === 1 && !s.finalAttempt)).toBe(true);
+  });
+
+  it("any other failure uses up an attempt; the last one is final and not retried", async () => {
+    const { queue, seen } = failingQueue(5, () => new Error("syntax error at or near \"selec\""));
+    await queue.send({ testRunId: 21 });
+    await queue.idle();
+    expect(seen.map((s) => [s.number, s.finalAttempt])).toEqual([
+      [1, false],
+      [2, false],
+      [3, true],
+    ]);
   });
 });

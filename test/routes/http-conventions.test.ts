@@ -5,7 +5,7 @@
  * `nosniff` on every response.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type CallResult, type Harness, createHarness, faultyKeyCounter } from "../support/harness";
+import { ADMIN_TOKEN, type CallResult, type Harness, createHarness, faultyKeyCounter } from "../support/harness";
 
 let h: Harness;
 /** Its key counter hands back a broken admission: every authenticated request meets an unexpected fault. */
@@ -183,6 +183,95 @@ describe("malformed JSON bodies", () => {
     const { key, project, alertId } = await fixture();
     expectEnvelope(await h.call("PATCH", `/api/v1/projects/${project.id}`, { key, rawBody: '{"name":' }), 400, "invalid_request");
     expectEnvelope(await h.call("POST", `/api/v1/alerts/${alertId}/snooze`, { key, rawBody: '{"duration":' }), 400, "invalid_request");
+  });
+});
+
+/** Every operation that reads a JSON body, with a body it accepts; `check` says whether the request took effect. */
+async function jsonBodyOperations() {
+  const { orgId, key, project, alertId } = await fixture();
+  const admin = { key: ADMIN_TOKEN };
+  return [
+    { name: "PATCH /api/v1/projects/:id", method: "PATCH", path: `/api/v1/projects/${project.id}`, auth: { key }, body: { name: "Renamed" }, ok: 200 },
+    { name: "POST /api/v1/alerts/:id/snooze", method: "POST", path: `/api/v1/alerts/${alertId}/snooze`, auth: { key }, body: { duration: "1h" }, ok: 200 },
+    { name: "POST /admin/v1/organizations", method: "POST", path: "/admin/v1/organizations", auth: admin, body: { name: "Org" }, ok: 201 },
+    { name: "POST /admin/v1/organizations/:id/projects", method: "POST", path: `/admin/v1/organizations/${orgId}/projects`, auth: admin, body: { name: "P" }, ok: 201 },
+    { name: "PATCH /admin/v1/projects/:id/check_settings", method: "PATCH", path: `/admin/v1/projects/${project.id}/check_settings`, auth: admin, body: { default_branch: "develop" }, ok: 200 },
+    { name: "POST /admin/v1/organizations/:id/webhooks", method: "POST", path: `/admin/v1/organizations/${orgId}/webhooks`, auth: admin, body: { url: "http://127.0.0.1:9/x" }, ok: 201 },
+    { name: "PATCH /admin/v1/alerts/:id/notification_settings", method: "PATCH", path: `/admin/v1/alerts/${alertId}/notification_settings`, auth: admin, body: { notification_cooldown_seconds: 60 }, ok: 200 },
+  ];
+}
+
+describe("deeply nested JSON bodies (docs/api-decisions.md: at most 64 levels)", () => {
+  it("4,500 levels (about 9 KB) is a 400 invalid_request on every operation that reads JSON, never a 500", async () => {
+    const deep = `${"[".repeat(4500)}${"]".repeat(4500)}`;
+    for (const op of await jsonBodyOperations()) {
+      for (const raw of [deep, `{"name":${deep}}`, `{"x":${"{\"a\":".repeat(4500)}1${"}".repeat(4500)}}`]) {
+        const res = await h.call(op.method, op.path, { ...op.auth, rawBody: raw, headers: { "content-type": "application/json" } });
+        expectEnvelope(res, 400, "invalid_request");
+        expect(res.body.error.message, op.name).toMatch(/deeper than 64 levels/);
+        expect(res.headers.get("request-id"), op.name).toMatch(/^[0-9a-f-]{36}$/);
+      }
+    }
+  });
+
+  it("64 levels are read; brackets inside strings and escaped quotes do not count", async () => {
+    const { key, project } = await fixture();
+    const nested64 = `${"[".repeat(63)}1${"]".repeat(63)}`;
+    const res = await h.call("PATCH", `/api/v1/projects/${project.id}`, { key, rawBody: `{"name":"Deep ok","x":${nested64}}` });
+    expect(res.status, res.text).toBe(200);
+    const bracketsInName = `[[[{{{\\"${"[".repeat(200)}`;
+    const named = await h.call("PATCH", `/api/v1/projects/${project.id}`, { key, rawBody: JSON.stringify({ name: JSON.parse(`"${bracketsInName}"`) }) });
+    expect(named.status, named.text).toBe(200);
+    expect(named.body.name).toBe(JSON.parse(`"${bracketsInName}"`));
+    const tooDeep = await h.call("PATCH", `/api/v1/projects/${project.id}`, { key, rawBody: `{"name":"x","x":${"[".repeat(64)}${"]".repeat(64)}}` });
+    expectEnvelope(tooDeep, 400, "invalid_request");
+  });
+});
+
+describe("Content-Type of JSON bodies: one rule, the body is read as JSON whatever the header says", () => {
+  const contentTypes = ["application/json", "application/json;;;", "application/json; x", "application/json ; charset=utf-8", "text/plain", "application/xml", "multipart/form-data; boundary=x", "application/json; charset=latin1", "nonsense", ""];
+
+  it.each(contentTypes)("Content-Type %j: every operation that reads JSON accepts a JSON body", async (contentType) => {
+    for (const op of await jsonBodyOperations()) {
+      const res = await h.call(op.method, op.path, { ...op.auth, rawBody: JSON.stringify(op.body), headers: contentType ? { "content-type": contentType } : {} });
+      expect(res.status, `${op.name}: ${res.text}`).toBe(op.ok);
+      expectJsonHeaders(res);
+    }
+  });
+
+  it("malformed JSON under an odd Content-Type is the same 400 invalid_request, never a 415", async () => {
+    for (const op of await jsonBodyOperations()) {
+      for (const contentType of ["application/json;;;", "text/plain", "application/json; x"]) {
+        expectEnvelope(await h.call(op.method, op.path, { ...op.auth, rawBody: "{nope", headers: { "content-type": contentType } }), 400, "invalid_request");
+      }
+    }
+  });
+});
+
+describe("admin operations without a body ignore one", () => {
+  it("regenerating a key or a token and deleting a webhook succeed whatever body comes with them", async () => {
+    const { orgId, project } = await fixture();
+    const junk = { key: ADMIN_TOKEN, rawBody: "{not json", headers: { "content-type": "application/json" } };
+    const big = { key: ADMIN_TOKEN, rawBody: "x".repeat(70_000), headers: { "content-type": "application/json" } };
+    const deep = { key: ADMIN_TOKEN, rawBody: "[".repeat(4500), headers: { "content-type": "application/json" } };
+    for (const body of [junk, big, deep]) {
+      const regenerated = await h.call("POST", `/admin/v1/organizations/${orgId}/api_key/regenerate`, body);
+      expect(regenerated.status, regenerated.text).toBe(200);
+      expect(regenerated.body.api_key.secret).toMatch(/^cta_/);
+      const token = await h.call("POST", `/admin/v1/projects/${project.id}/upload_token/regenerate`, body);
+      expect(token.status, token.text).toBe(200);
+      const webhook = await h.admin("POST", `/organizations/${orgId}/webhooks`, { url: "http://127.0.0.1:9/y" });
+      expect(webhook.status, webhook.text).toBe(201);
+      const deleted = await h.call("DELETE", `/admin/v1/webhooks/${webhook.body.webhook.id}`, body);
+      expect(deleted.status, deleted.text).toBe(204);
+    }
+  });
+
+  it("an unknown admin path or a wrong method with a malformed body is a 404 or a 405, not a 400", async () => {
+    const { orgId } = await fixture();
+    const junk = { key: ADMIN_TOKEN, rawBody: "{not json", headers: { "content-type": "application/json" } };
+    expectEnvelope(await h.call("POST", "/admin/v1/nope", junk), 404, "not_found");
+    expectEnvelope(await h.call("PUT", `/admin/v1/organizations/${orgId}/webhooks`, junk), 405, "method_not_allowed");
   });
 });
 

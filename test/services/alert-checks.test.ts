@@ -5,6 +5,12 @@
  * events; snoozed: checks and events continue).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "drizzle-orm";
+import { failureRateSpikeCheck } from "../../src/checks/failure-rate-spike";
+import { flakinessCheck } from "../../src/checks/flakiness";
+import { performanceRegressionCheck } from "../../src/checks/performance-regression";
+import { legacyTestKey } from "../../src/checks/types";
+import { rowsOf } from "../../src/db/rows";
 import { boundedMetadata } from "../../src/services/alert-checks";
 import { createHarness } from "../support/harness";
 
@@ -193,7 +199,7 @@ describe("the project's default branch (admin check settings)", () => {
     const { project } = await newProject();
     const set = await h.admin("PATCH", `/projects/${project.id}/check_settings`, { default_branch: "trunk" });
     expect(set.status).toBe(200);
-    expect(set.body).toEqual({ project_id: project.id, default_branch: "trunk" });
+    expect(set.body).toEqual({ project_id: project.id, default_branch: "trunk", auto_quarantine_days: null });
     expect((await h.admin("PATCH", `/projects/${project.id}/check_settings`, { default_branch: "" })).body.default_branch).toBeNull();
     expect((await h.admin("PATCH", `/projects/${project.id}/check_settings`, { default_branch: null })).body.default_branch).toBeNull();
     const bad = await h.admin("PATCH", `/projects/${project.id}/check_settings`, { default_branch: 7 });
@@ -275,5 +281,127 @@ describe("alert states", () => {
     const events = await eventsOf(apiKey, alertIds.test_flakiness!);
     expect(events).toHaveLength(1);
     expect(events[0]!.metadata).toMatchObject({ name: "retried", rule: "passed_on_retry" });
+  });
+});
+
+describe("the checks' per-test state lives in the tests' rows", () => {
+  const VERSIONS = {
+    test_flakiness: flakinessCheck.version,
+    failure_rate_spike: failureRateSpikeCheck.version,
+    performance_regression: performanceRegressionCheck.version,
+  };
+  const OLD_SUITE = "checkout";
+  const OLD_CLASS = "com.shop.CheckoutTest";
+
+  async function testRows(projectId: string) {
+    const rows = await rowsOf<{ id: string; name: string; check_state: Record<string, unknown> }>(
+      h.db.execute(sql`select id, name, check_state from tests where project_id = ${projectId} order by name`),
+    );
+    return new Map(rows.map((row) => [row.name, row]));
+  }
+
+  async function projectStates(projectId: string) {
+    const rows = await rowsOf<{ alert_type: string; state: Record<string, unknown> }>(
+      h.db.execute(sql`select alert_type, state from alert_check_states where project_id = ${projectId}`),
+    );
+    return new Map(rows.map((row) => [row.alert_type, row.state]));
+  }
+
+  const alternating = (count: number, withAbsent: boolean) =>
+    times(count, (i) => ({
+      cases: [...stable(6), { name: "flaky_x", status: (i % 2 ? "failed" : "passed") as Status }, ...(withAbsent ? [{ name: "absent_x", status: "passed" as Status }] : [])],
+    }));
+
+  it("each test's row holds its entries, the project's state none; a run writes its own tests' rows only", async () => {
+    const { project, uploadToken } = await newProject();
+    await uploadRuns(uploadToken, alternating(4, true));
+    const before = await testRows(project.id);
+    expect(before.size).toBe(8);
+    for (const row of before.values()) expect(Object.keys(row.check_state).sort()).toEqual(Object.values(VERSIONS).sort());
+    const states = JSON.stringify([...(await projectStates(project.id)).values()]);
+    for (const row of before.values()) expect(states).not.toContain(row.id);
+
+    await uploadRuns(uploadToken, alternating(1, false));
+    const after = await testRows(project.id);
+    expect(after.get("absent_x")!.check_state).toEqual(before.get("absent_x")!.check_state);
+    expect(after.get("flaky_x")!.check_state).not.toEqual(before.get("flaky_x")!.check_state);
+  });
+
+  it("converts a state stored in one document per check (old keys) at the project's next run, every test's entry included", async () => {
+    const control = await newProject();
+    await uploadRuns(control.uploadToken, alternating(19, true));
+    const converted = await newProject();
+    await uploadRuns(converted.uploadToken, alternating(19, true));
+
+    // Turn the second project's state back into what the service stored before: one document per
+    // check holding every test's entry under its old key (suite, classname and name).
+    const rows = await testRows(converted.project.id);
+    const oldKey = new Map([...rows.values()].map((row) => [row.id, legacyTestKey(OLD_SUITE, OLD_CLASS, row.name)]));
+    const entries = (version: string) => Object.fromEntries([...rows.values()].flatMap((row) => (row.check_state[version] === undefined ? [] : [[oldKey.get(row.id)!, row.check_state[version]]])));
+    const states = await projectStates(converted.project.id);
+    const spikeEntries = entries(VERSIONS.failure_rate_spike) as Record<string, { l?: number; f?: number; t?: number }>;
+    const spikeMap = (field: "l" | "f" | "t") => Object.fromEntries(Object.entries(spikeEntries).flatMap(([key, entry]) => (entry[field] === undefined ? [] : [[key, entry[field]]])));
+    const perf = states.get("performance_regression") as { tests: { k: string }[]; pool: { k: string }[] };
+    const skipped = states.get("skipped_test_count_creep") as { keys: string[] | null };
+    const legacy: Record<string, unknown> = {
+      test_flakiness: { ...states.get("test_flakiness"), v: 1, tests: entries(VERSIONS.test_flakiness) },
+      failure_rate_spike: { ...states.get("failure_rate_spike"), v: 1, last: spikeMap("l"), lf: spikeMap("f"), tf: spikeMap("t") },
+      performance_regression: {
+        ...perf,
+        v: 2,
+        o: entries(VERSIONS.performance_regression),
+        tests: perf.tests.map((series) => ({ ...series, k: oldKey.get(series.k)! })),
+        pool: perf.pool.map((entry) => ({ ...entry, k: oldKey.get(entry.k)! })),
+      },
+      skipped_test_count_creep: { ...skipped, v: 1, keys: skipped.keys?.map((key) => oldKey.get(key)!) ?? null },
+    };
+    for (const [alertType, state] of Object.entries(legacy)) {
+      await h.db.execute(sql`update alert_check_states set state = ${JSON.stringify(state)}::jsonb where project_id = ${converted.project.id} and alert_type = ${alertType}`);
+    }
+    await h.db.execute(sql`update tests set check_state = '{}'::jsonb where project_id = ${converted.project.id}`);
+
+    // Run 20 without absent_x: the alternating test is flagged in both projects alike.
+    await uploadRuns(control.uploadToken, alternating(1, false));
+    await uploadRuns(converted.uploadToken, alternating(1, false));
+    const flagged = async (p: Awaited<ReturnType<typeof newProject>>) => (await eventsOf(p.apiKey, p.alertIds.test_flakiness!)).map((e) => [e.test_run.number, e.metadata.name, e.metadata.rule]);
+    expect(await flagged(converted)).toEqual(await flagged(control));
+    expect(await flagged(converted)).toEqual([[20, "flaky_x", "history_flips"]]);
+    const [event] = await eventsOf(converted.apiKey, converted.alertIds.test_flakiness!);
+    expect(event!.metadata.test_id).toBe([...rows.values()].find((row) => row.name === "flaky_x")!.id);
+
+    // Every entry came back, absent_x's too (it was not in the run), and the documents hold no tests.
+    const after = await testRows(converted.project.id);
+    expect(after.get("absent_x")!.check_state).toEqual(rows.get("absent_x")!.check_state);
+    const controlRows = await testRows(control.project.id);
+    for (const name of ["flaky_x", "stable_0"]) {
+      expect(Object.keys(after.get(name)!.check_state).sort()).toEqual(Object.values(VERSIONS).sort());
+      expect(after.get(name)!.check_state[VERSIONS.failure_rate_spike]).toEqual(controlRows.get(name)!.check_state[VERSIONS.failure_rate_spike]);
+    }
+    const convertedStates = await projectStates(converted.project.id);
+    expect(convertedStates.get("test_flakiness")).toMatchObject({ v: 2 });
+    expect(convertedStates.get("test_flakiness")).not.toHaveProperty("tests");
+    expect(convertedStates.get("failure_rate_spike")).not.toHaveProperty("last");
+    expect(convertedStates.get("performance_regression")).toMatchObject({ v: 3 });
+    expect(convertedStates.get("performance_regression")).not.toHaveProperty("o");
+    expect((convertedStates.get("skipped_test_count_creep") as { v: number }).v).toBe(2);
+  });
+});
+
+describe("tests the flakiness check flags are flaky, all of them", () => {
+  it("a run that flags more than 50 tests (50 events) makes every one of them flaky", async () => {
+    const { project, apiKey, uploadToken, alertIds } = await newProject();
+    const shaky = (status: Status) => times(60, (i) => ({ name: `shaky_${i}`, status }));
+    // Same commit: all 60 pass, then all 60 fail beside 70 stable tests (under half the run: not an outage).
+    await uploadRuns(uploadToken, [
+      { cases: [...stable(70), ...shaky("passed")], commit: "cafe00000001" },
+      { cases: [...stable(70), ...shaky("failed")], commit: "cafe00000001" },
+    ]);
+    const events = await eventsOf(apiKey, alertIds.test_flakiness!);
+    expect(events).toHaveLength(50);
+    expect(events.find((e) => e.metadata.more_flagged_count !== undefined)?.metadata.more_flagged_count).toBe(10);
+    const flaky = await h.get(`/api/v1/projects/${project.id}/tests?health=flaky&limit=100`, apiKey);
+    expect(flaky.body.data.map((t: { name: string }) => t.name).sort()).toEqual(times(60, (i) => `shaky_${i}`).sort());
+    const projectBody = await h.get(`/api/v1/projects/${project.id}`, apiKey);
+    expect(projectBody.body.flaky_tests_count).toBe(60);
   });
 });

@@ -8,7 +8,7 @@ import { eq } from "drizzle-orm";
 import { testCases, uploadPayloads } from "../../src/db/schema";
 import { processTestRun } from "../../src/services/run-processing";
 import { recordTestRunArrival } from "../../src/services/test-runs";
-import { type Harness, createHarness } from "../support/harness";
+import { type Harness, WEB_APP_URL, createHarness } from "../support/harness";
 
 let h: Harness;
 beforeAll(async () => {
@@ -23,7 +23,7 @@ const quiet = { info() {}, error() {} };
 async function pendingRun(content: string) {
   const { organization } = await h.newOrganization();
   const { project } = await h.newProject(organization.id);
-  return recordTestRunArrival({ db: h.db, clock: h.clock }, project.id, {}, { format: "junit_xml", content });
+  return (await recordTestRunArrival({ db: h.db, clock: h.clock }, project.id, {}, { format: "junit_xml", content })).run;
 }
 
 describe("a handed-over payload", () => {
@@ -31,7 +31,7 @@ describe("a handed-over payload", () => {
     const content = report(2_500);
     const handed = await pendingRun(content);
     const readBack = await pendingRun(content);
-    const deps = { db: h.db, clock: h.clock, logger: quiet };
+    const deps = { db: h.db, clock: h.clock, logger: quiet, webAppUrl: WEB_APP_URL };
     expect(await processTestRun(deps, handed.id, { finalAttempt: false, payload: { format: "junit_xml", content } })).toBe("processed");
     expect(await processTestRun(deps, readBack.id, { finalAttempt: false })).toBe("processed");
     const [a, b] = [await h.runRow(handed.id), await h.runRow(readBack.id)];
@@ -43,7 +43,7 @@ describe("a handed-over payload", () => {
   it("does not process a run twice when the message is delivered again", async () => {
     const content = report(1_200);
     const run = await pendingRun(content);
-    const deps = { db: h.db, clock: h.clock, logger: quiet };
+    const deps = { db: h.db, clock: h.clock, logger: quiet, webAppUrl: WEB_APP_URL };
     const attempt = { finalAttempt: false, payload: { format: "junit_xml" as const, content } };
     expect(await processTestRun(deps, run.id, attempt)).toBe("processed");
     expect(await processTestRun(deps, run.id, attempt)).toBe("already_done");

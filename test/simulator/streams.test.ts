@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { isInfraSuspect, testKey } from "../../src/checks/types";
+import { isInfraSuspect, legacyTestKey } from "../../src/checks/types";
 import { parseJUnit } from "../../src/ingest/junit";
 import type { ReportSuite } from "../../src/ingest/report";
 import { replayThroughUploads } from "../../src/simulator/replay";
@@ -22,7 +22,7 @@ function fromParsed(xml: string) {
   const tests: { key: string; status: string; attempts: string[]; durationMs: number | null }[] = [];
   const walk = (suite: ReportSuite) => {
     for (const c of suite.cases) {
-      tests.push({ key: testKey(suite.name, c.classname ?? null, c.name), status: c.status, attempts: (c.attempts ?? []).map((a) => a.status), durationMs: c.durationMs ?? null });
+      tests.push({ key: legacyTestKey(suite.name, c.classname ?? null, c.name), status: c.status, attempts: (c.attempts ?? []).map((a) => a.status), durationMs: c.durationMs ?? null });
     }
     for (const child of suite.suites ?? []) walk(child);
   };
@@ -273,7 +273,7 @@ describe("toJUnitXml / toRunSummary", () => {
     for (const r of stream.runs) expectSameAsParsed(r);
   });
 
-  it("summarises keys with testKey and the default branch as main", () => {
+  it("summarises keys with legacyTestKey and the default branch as main", () => {
     const stream = generateStream({ seed: 23, runs: 40 });
     for (const run of stream.runs) {
       const summary = toRunSummary(run);
@@ -281,7 +281,7 @@ describe("toJUnitXml / toRunSummary", () => {
       expect(summary.onDefaultBranch).toBe(run.branch === "main");
       expect(summary.commitSha).toBe(run.commit_sha);
       expect(summary.createdAt.toISOString()).toBe(run.created_at);
-      for (const t of summary.tests) expect(t.key).toBe(testKey(t.suite, t.classname, t.name));
+      for (const t of summary.tests) expect(t.key).toBe(legacyTestKey(t.suite, t.classname, t.name));
       expect(new Set(summary.tests.map((t) => t.key)).size).toBe(summary.tests.length);
     }
   });

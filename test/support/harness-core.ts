@@ -19,9 +19,13 @@ import type { RunMetadata } from "../../src/ingest/upload-request";
 import { type Report, completeTestRun, failTestRun, recordTestRunArrival } from "../../src/services/test-runs";
 
 import { createApp } from "../../src/app";
-import { ADMIN_TOKEN, CURSOR_SECRET, WEB_APP_URL } from "./constants";
+import { SecretKeyring } from "../../src/lib/secret-box";
+import { ADMIN_TOKEN, CURSOR_SECRET, PUBLIC_BASE_URL, SECRETS_KEY, WEB_APP_URL } from "./constants";
 
-export { ADMIN_TOKEN, CURSOR_SECRET, WEB_APP_URL } from "./constants";
+export { ADMIN_TOKEN, CURSOR_SECRET, PUBLIC_BASE_URL, SECRETS_KEY, WEB_APP_URL } from "./constants";
+
+/** The keyring of SECRETS_KEY, as the Worker of the workerd suite has it too. */
+export const testSecrets = new SecretKeyring({ current: SECRETS_KEY });
 
 export type CallOptions = { key?: string | null; body?: unknown; rawBody?: string | Uint8Array | ReadableStream<Uint8Array>; headers?: Record<string, string> };
 export type CallResult = { status: number; headers: Headers; body: any; text: string };
@@ -70,6 +74,8 @@ export function buildHarness(parts: {
   close: () => Promise<void>;
 }) {
   const { app, db, clock } = parts;
+  /** What storing a run directly (newRun, completeTestRun) needs: health changes log to the harness's lines. */
+  const storeDeps = { db, clock, logger: captureLogger(parts.logs), webAppUrl: WEB_APP_URL };
 
   async function call(method: string, path: string, options: CallOptions = {}): Promise<CallResult> {
     const headers: Record<string, string> = { ...options.headers };
@@ -112,12 +118,12 @@ export function buildHarness(parts: {
 
   /** A run that arrives (pending) and, unless told otherwise, is processed with the given cases. */
   async function newRun(projectId: string, options: { meta?: RunMetadata; report?: Report; outcome?: "processed" | "pending" | "failed" } = {}) {
-    const run = await recordTestRunArrival({ db, clock }, projectId, options.meta);
+    const { run } = await recordTestRunArrival({ db, clock }, projectId, options.meta);
     const outcome = options.outcome ?? "processed";
     if (outcome === "pending") return run;
     if (outcome === "failed") return (await failTestRun({ db, clock }, run.id, "could not parse the report"))!;
     const report = options.report ?? { suites: [{ name: "suite", cases: [{ name: "ok", status: "passed" as const, durationMs: 5 }] }] };
-    const processed = await completeTestRun({ db, clock }, run.id, report);
+    const processed = await completeTestRun(storeDeps, run.id, report);
     if (!processed) throw new Error(`run ${run.id} was not pending`);
     return processed;
   }
@@ -168,6 +174,7 @@ export function buildHarness(parts: {
   return {
     app,
     deps: parts.deps,
+    storeDeps,
     db,
     clock,
     logs: parts.logs,
@@ -220,14 +227,18 @@ export function inProcessHarness(db: Database, options: HarnessOptions, close: (
   const clock = harnessClock();
   const logs: string[] = [];
   const logger = captureLogger(logs);
-  const { queue: runQueue, work } = createNodeBackground({ db, clock, logger, webAppUrl: WEB_APP_URL, ...options.background }, { retryDelayMs: () => 10 });
   const { db: dbOverride, clock: clockOverride, keyCounter, uploadCounter, runQueue: queueOverride, logger: loggerOverride, ...configOverrides } = options.overrides ?? {};
+  // The app and the background work share one keyring, as in the runtimes' entries.
+  const secrets = configOverrides.secrets ?? testSecrets;
+  const { queue: runQueue, work } = createNodeBackground({ db, clock, logger, webAppUrl: WEB_APP_URL, secrets, ...options.background }, { retryDelayMs: () => 10 });
   const config: AppConfig = {
     cursorSecret: CURSOR_SECRET,
     adminToken: "adminToken" in options ? options.adminToken : ADMIN_TOKEN,
+    publicBaseUrl: PUBLIC_BASE_URL,
     webAppUrl: WEB_APP_URL,
     webhookUrlPolicy: { allowLoopbackHttp: true },
     ...configOverrides,
+    secrets,
   };
   const policy = options.rateLimit ?? DEFAULT_RATE_LIMIT;
   const requestDeps: RequestDeps = {

@@ -31,7 +31,7 @@ async function deliver(messages: { body: unknown; attempts: number }[]) {
 }
 
 async function pendingRun(projectId: string, content: string) {
-  return recordTestRunArrival({ db: h.db, clock: h.clock }, projectId, {}, { format: "junit_xml", content });
+  return (await recordTestRunArrival({ db: h.db, clock: h.clock }, projectId, {}, { format: "junit_xml", content })).run;
 }
 
 describe("the Worker's run queue consumer", () => {

@@ -1,7 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
-import { ADMIN_TOKEN, CURSOR_SECRET, WEB_APP_URL } from "../support/constants.ts";
+import { ADMIN_TOKEN, CURSOR_SECRET, PUBLIC_BASE_URL, SECRETS_KEY, WEB_APP_URL } from "../support/constants.ts";
 
 const workerHarness = fileURLToPath(new URL("./support/harness.ts", import.meta.url));
 
@@ -24,7 +24,9 @@ export default defineConfig({
           DATABASE_URL: inject("databaseUrl"),
           LOCAL_NEON_PROXY: inject("localNeonProxy"),
           CURSOR_SECRET,
+          SECRETS_KEY,
           ADMIN_TOKEN,
+          PUBLIC_BASE_URL,
           WEB_APP_URL,
         },
       },

@@ -8,15 +8,16 @@ import type { Context } from "hono";
 import type { AppConfig, AppEnv } from "../../app-env";
 import { revokeApiKeys } from "../../auth/key-gate";
 import { secretsEqual } from "../../lib/crypto";
-import { DELIVERY_STATUSES } from "../../lib/vocabulary";
+import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES } from "../../lib/vocabulary";
 import { ApiError } from "../../lib/errors";
 import { bearerToken, unauthorized } from "../../middleware/auth";
-import { API_BODY_LIMIT_BYTES, limitBody, readJsonBody } from "../../middleware/json-body";
+import { jsonBodyOn } from "../../middleware/json-body";
 import { createOrganization, regenerateApiKey } from "../../services/organizations";
-import { createProject, regenerateUploadToken, setProjectDefaultBranch } from "../../services/projects";
+import { createProject, regenerateUploadToken, setProjectCheckSettings } from "../../services/projects";
+import { MAX_AUTO_QUARANTINE_DAYS } from "../../services/quarantine";
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { errorResponses } from "../responses";
-import { AlertSchema, ApiKeySchema, IdParamSchema, OrganizationSchema, ProjectSchema, displayNameSchema, freeTextSchema } from "../schemas";
+import { AlertSchema, ApiKeySchema, IdParamSchema, OrganizationSchema, ProjectSchema, TestSchema, displayNameSchema, freeTextSchema } from "../schemas";
 import { createWebhookEndpoint, deleteWebhookEndpoint, listDeliveries, listWebhookEndpoints, setNotificationCooldown } from "../../services/notification-admin";
 import { validationHook } from "../validation";
 
@@ -50,9 +51,33 @@ const CreateProjectBody = z
   })
   .openapi("CreateProjectRequest");
 
-const CheckSettingsBody = z.object({ default_branch: defaultBranchSchema() }).openapi("ProjectCheckSettingsRequest");
+const autoQuarantineDaysSchema = () =>
+  z
+    .number({ error: `must be a whole number of days from 1 to ${MAX_AUTO_QUARANTINE_DAYS}, or null` })
+    .int(`must be a whole number of days from 1 to ${MAX_AUTO_QUARANTINE_DAYS}, or null`)
+    .min(1, "must be at least 1")
+    .max(MAX_AUTO_QUARANTINE_DAYS, `must be at most ${MAX_AUTO_QUARANTINE_DAYS}`)
+    .nullable()
+    .openapi({
+      description:
+        "Auto-quarantine: a test that turns flaky is quarantined (source `auto`) for this many days from the run that made it flaky. Null (the default): off. docs/quarantine.md.",
+      example: 14,
+    });
+
+/** A PATCH: the fields given are set, the others kept; at least one is given. */
+const CheckSettingsBody = z
+  .object({ default_branch: defaultBranchSchema().optional(), auto_quarantine_days: autoQuarantineDaysSchema().optional() })
+  .refine((body) => body.default_branch !== undefined || body.auto_quarantine_days !== undefined, {
+    message: "give default_branch, auto_quarantine_days or both",
+    path: ["default_branch"],
+  })
+  .openapi("ProjectCheckSettingsRequest");
 const CheckSettingsSchema = z
-  .object({ project_id: z.string().uuid(), default_branch: z.string().nullable() })
+  .object({
+    project_id: z.string().uuid(),
+    default_branch: z.string().nullable(),
+    auto_quarantine_days: z.number().int().nullable().openapi({ description: "Null: auto-quarantine is off." }),
+  })
   .openapi("ProjectCheckSettings");
 
 const ApiKeyWithSecretSchema = ApiKeySchema.extend({
@@ -76,7 +101,7 @@ const createOrganizationRoute = createRoute({
   request: { body: { required: true, content: { "application/json": { schema: CreateOrganizationBody } } } },
   responses: {
     201: json(z.object({ organization: OrganizationSchema, api_key: ApiKeyWithSecretSchema }), "The organization and its key (with the secret, shown only here)."),
-    ...errorResponses(400, 401, 404, 413, 422, 500),
+    ...errorResponses(400, 401, 404, 413, 422, 500, 503),
   },
 });
 
@@ -89,7 +114,7 @@ const regenerateApiKeyRoute = createRoute({
   description: "The previous key gets 401 from its next request on.",
   security: adminSecurity,
   request: { params: OrganizationIdParam },
-  responses: { 200: json(z.object({ api_key: ApiKeyWithSecretSchema }), "The new key."), ...errorResponses(401, 404, 500) },
+  responses: { 200: json(z.object({ api_key: ApiKeyWithSecretSchema }), "The new key."), ...errorResponses(401, 404, 500, 503) },
 });
 
 const createProjectRoute = createRoute({
@@ -102,7 +127,7 @@ const createProjectRoute = createRoute({
   request: { params: OrganizationIdParam, body: { required: true, content: { "application/json": { schema: CreateProjectBody } } } },
   responses: {
     201: json(z.object({ project: ProjectSchema, upload_token: UploadTokenSchema }), "The project and its upload token."),
-    ...errorResponses(400, 401, 404, 413, 422, 500),
+    ...errorResponses(400, 401, 404, 413, 422, 500, 503),
   },
 });
 
@@ -111,11 +136,12 @@ const checkSettingsRoute = createRoute({
   path: "/projects/{id}/check_settings",
   operationId: "adminSetProjectCheckSettings",
   tags: ["Admin"],
-  summary: "Set the branch the alert checks treat as the project's default branch",
-  description: "Takes effect from the next processed run; the checks' stored windows are kept.",
+  summary: "Set the project's check settings: its default branch, and auto-quarantine",
+  description:
+    "Fields left out are kept. Takes effect from the next processed run; the checks' stored windows are kept, and turning auto-quarantine on or off changes no quarantine already made.",
   security: adminSecurity,
   request: { params: ProjectIdParam, body: { required: true, content: { "application/json": { schema: CheckSettingsBody } } } },
-  responses: { 200: json(CheckSettingsSchema, "The project's check settings."), ...errorResponses(400, 401, 404, 413, 422, 500) },
+  responses: { 200: json(CheckSettingsSchema, "The project's check settings."), ...errorResponses(400, 401, 404, 413, 422, 500, 503) },
 });
 
 const regenerateUploadTokenRoute = createRoute({
@@ -126,7 +152,7 @@ const regenerateUploadTokenRoute = createRoute({
   summary: "Replace a project's upload token",
   security: adminSecurity,
   request: { params: ProjectIdParam },
-  responses: { 200: json(z.object({ upload_token: UploadTokenSchema }), "The new upload token."), ...errorResponses(401, 404, 500) },
+  responses: { 200: json(z.object({ upload_token: UploadTokenSchema }), "The new upload token."), ...errorResponses(401, 404, 500, 503) },
 });
 
 const WebhookSchema = z
@@ -144,8 +170,9 @@ const DeliverySchema = z
   .object({
     id: z.number().int(),
     endpoint_id: z.string().uuid(),
-    alert_id: z.string().uuid(),
-    event_ids: z.array(z.number().int()),
+    event_type: z.enum(WEBHOOK_EVENT_TYPES).openapi({ description: "What the delivery is about: an alert's trip, or a test's event (docs/notifications.md)." }),
+    alert_id: z.string().uuid().nullable().openapi({ description: "The alert of an `alert.triggered` delivery; null for a test's event." }),
+    event_ids: z.array(z.number().int()).openapi({ description: "The alert events sent; empty for a test's event." }),
     status: z.enum(DELIVERY_STATUSES).openapi({ description: "`suppressed`: not sent because the alert was snoozed or disabled before the attempt (retries included)." }),
     attempts: z.number().int(),
     last_status_code: z.number().int().nullable(),
@@ -155,6 +182,19 @@ const DeliverySchema = z
     delivered_at: z.string().nullable().openapi({ format: "date-time" }),
   })
   .openapi("WebhookDelivery");
+
+/** What a webhook receives for a test's event (docs/notifications.md#test-events): a component of the admin document. */
+const TestWebhookPayloadSchema = z
+  .object({
+    type: z.enum(WEBHOOK_EVENT_TYPES).exclude(["alert.triggered"]).openapi({ description: "Also in the `CTA-Event-Type` header." }),
+    occurred_at: z.string().openapi({ format: "date-time", description: "When the test was quarantined, unquarantined, or its health changed (its run's processing or check)." }),
+    project_id: z.string().uuid(),
+    test: TestSchema.openapi({ description: "The test as the API presented it when the event happened (after the change), not at a retry." }),
+  })
+  .openapi("TestWebhookPayload", {
+    description:
+      "Body of `test.quarantined`, `test.unquarantined` and `test.health_changed` deliveries: signed, retried and logged like `alert.triggered`, never silenced by an alert's snooze or cooldown.",
+  });
 
 const CreateWebhookBody = z
   .object({
@@ -183,14 +223,14 @@ const createWebhookRoute = createRoute({
   path: "/organizations/{id}/webhooks",
   operationId: "adminCreateWebhook",
   tags: ["Admin"],
-  summary: "Add a webhook for the organization's (or one project's) alert notifications",
+  summary: "Add a webhook for the organization's (or one project's) alert notifications and test events",
   description:
-    "Deliveries are POSTs of JSON signed with `CTA-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(signing_secret, \"<t>.<body>\")>` (docs/notifications.md). The signing secret is shown only in this response.",
+    "Deliveries are POSTs of JSON signed with `CTA-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(signing_secret, \"<t>.<body>\")>` (docs/notifications.md): alert trips (`alert.triggered`) and tests' events (`test.quarantined`, `test.unquarantined`, `test.health_changed`, body `TestWebhookPayload`). The signing secret is shown only in this response.",
   security: adminSecurity,
   request: { params: OrganizationIdParam, body: { required: true, content: { "application/json": { schema: CreateWebhookBody } } } },
   responses: {
     201: json(z.object({ webhook: WebhookSchema, signing_secret: z.string() }), "The webhook and its signing secret (shown only here)."),
-    ...errorResponses(400, 401, 404, 413, 422, 500),
+    ...errorResponses(400, 401, 404, 413, 422, 500, 503),
   },
 });
 
@@ -202,7 +242,7 @@ const listWebhooksRoute = createRoute({
   summary: "List the organization's webhooks (newest first, at most 100)",
   security: adminSecurity,
   request: { params: OrganizationIdParam },
-  responses: { 200: json(z.object({ data: z.array(WebhookSchema) }), "The webhooks."), ...errorResponses(401, 404, 500) },
+  responses: { 200: json(z.object({ data: z.array(WebhookSchema) }), "The webhooks."), ...errorResponses(401, 404, 500, 503) },
 });
 
 const deleteWebhookRoute = createRoute({
@@ -213,7 +253,7 @@ const deleteWebhookRoute = createRoute({
   summary: "Remove a webhook (its pending deliveries are dropped)",
   security: adminSecurity,
   request: { params: WebhookIdParam },
-  responses: { 204: { description: "Removed." }, ...errorResponses(401, 404, 500) },
+  responses: { 204: { description: "Removed." }, ...errorResponses(401, 404, 500, 503) },
 });
 
 const listDeliveriesRoute = createRoute({
@@ -224,7 +264,7 @@ const listDeliveriesRoute = createRoute({
   summary: "The webhook's delivery log (newest first, at most 100)",
   security: adminSecurity,
   request: { params: WebhookIdParam },
-  responses: { 200: json(z.object({ data: z.array(DeliverySchema) }), "Deliveries with their attempts and last error."), ...errorResponses(401, 404, 500) },
+  responses: { 200: json(z.object({ data: z.array(DeliverySchema) }), "Deliveries with their attempts and last error."), ...errorResponses(401, 404, 500, 503) },
 });
 
 const alertNotificationSettingsRoute = createRoute({
@@ -237,7 +277,7 @@ const alertNotificationSettingsRoute = createRoute({
   request: { params: AlertIdParam, body: { required: true, content: { "application/json": { schema: AlertNotificationSettingsBody } } } },
   responses: {
     200: json(AlertSchema.extend({ notification_cooldown_seconds: z.number().int() }), "The alert with its cooldown."),
-    ...errorResponses(400, 401, 404, 413, 422, 500),
+    ...errorResponses(400, 401, 404, 413, 422, 500, 503),
   },
 });
 
@@ -248,6 +288,8 @@ export function createAdminApi(config: AppConfig) {
   const serviceDeps = (c: Context<AppEnv>) => ({ db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl });
 
   admin.openAPIRegistry.registerComponent("securitySchemes", "adminToken", { type: "http", scheme: "bearer", description: "ADMIN_TOKEN from configuration." });
+  // Not the answer of any route: what webhooks receive, so receivers can generate a type for it.
+  admin.openAPIRegistry.register("TestWebhookPayload", TestWebhookPayloadSchema);
 
   admin.use("*", async (c, next) => {
     if (!adminToken) throw new ApiError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`);
@@ -255,12 +297,18 @@ export function createAdminApi(config: AppConfig) {
     if (!secretsEqual(presented, adminToken)) throw unauthorized("Invalid admin token.");
     await next();
   });
-  admin.doc31("/openapi.json", (c) => ({
+  admin.doc31("/openapi.json", () => ({
     openapi: "3.1.0",
     info: { title: "CI test analytics admin API", version: "1.0.0", description: "What the web app does: organizations, projects, keys and tokens." },
-    servers: [{ url: `${new URL(c.req.url).origin}/admin/v1` }],
+    servers: [{ url: `${config.publicBaseUrl}/admin/v1` }],
   }));
-  admin.use("*", limitBody(API_BODY_LIMIT_BYTES), readJsonBody);
+  // Only the operations that take a body read one (jsonBodyOn says why): regenerating a key or a
+  // token and deleting a webhook ignore whatever body comes with them, as /api/v1 does.
+  admin.use("/organizations", jsonBodyOn("POST"));
+  admin.use("/organizations/:id/projects", jsonBodyOn("POST"));
+  admin.use("/organizations/:id/webhooks", jsonBodyOn("POST"));
+  admin.use("/projects/:id/check_settings", jsonBodyOn("PATCH"));
+  admin.use("/alerts/:id/notification_settings", jsonBodyOn("PATCH"));
 
   admin.openapi(createOrganizationRoute, async (c) => {
     const body = c.req.valid("json");
@@ -277,16 +325,17 @@ export function createAdminApi(config: AppConfig) {
     const input = { name: body.name, description: body.description, defaultBranch: body.default_branch ?? null };
     return c.json(await createProject(serviceDeps(c), c.req.valid("param").id, input), 201);
   });
-  admin.openapi(checkSettingsRoute, async (c) =>
-    c.json(await setProjectDefaultBranch(serviceDeps(c), c.req.valid("param").id, c.req.valid("json").default_branch), 200),
-  );
+  admin.openapi(checkSettingsRoute, async (c) => {
+    const body = c.req.valid("json");
+    return c.json(await setProjectCheckSettings(serviceDeps(c), c.req.valid("param").id, { defaultBranch: body.default_branch, autoQuarantineDays: body.auto_quarantine_days }), 200);
+  });
 
   admin.openapi(regenerateUploadTokenRoute, async (c) => c.json(await regenerateUploadToken(serviceDeps(c), c.req.valid("param").id), 200));
 
   const urlPolicy = config.webhookUrlPolicy ?? { allowLoopbackHttp: false };
   admin.openapi(createWebhookRoute, async (c) => {
     const body = c.req.valid("json");
-    const created = await createWebhookEndpoint({ ...serviceDeps(c), urlPolicy }, c.req.valid("param").id, {
+    const created = await createWebhookEndpoint({ ...serviceDeps(c), urlPolicy, secrets: config.secrets }, c.req.valid("param").id, {
       url: body.url,
       projectId: body.project_id ?? null,
       description: body.description ?? null,

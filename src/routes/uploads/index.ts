@@ -15,11 +15,12 @@ import { UPLOAD_LIMIT_BYTES } from "../../ingest/upload-body";
 import { METADATA_KEYS, readUploadRequest } from "../../ingest/upload-request";
 import { admitBearer } from "../../middleware/auth";
 import { limitBody } from "../../middleware/json-body";
+import { MAX_QUARANTINED_TESTS, listQuarantinedTests, matchesEtag, quarantineListTag } from "../../services/quarantine";
 import { type UploadingProject, acceptUpload, findProjectByUploadToken, getUploadedRun, presentUploadedRun } from "../../services/uploads";
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { documentConfig } from "../openapi-document";
 import { errorResponses } from "../responses";
-import { TestRunSchema } from "../schemas";
+import { QuarantinedTestsForCiSchema, TestRunSchema } from "../schemas";
 import { validationHook } from "../validation";
 
 type UploadEnv = AppEnv & { Variables: { uploader: UploadingProject } };
@@ -68,12 +69,12 @@ const json = <T>(schema: T, description: string) => ({ description, content: { "
 
 const UPLOADS_TAG = { name: "Uploads", description: "Test reports in, test runs out (outside /api/v1: authenticated with a project's upload token)." };
 
-function uploadsDocumentConfig(origin: string) {
+function uploadsDocumentConfig(publicBaseUrl: string) {
   return documentConfig({
     title: "CI test analytics uploads API",
     description:
       "How test results come in: JUnit XML or JSON, authenticated with a project's upload token. Runs are then readable in /api/v1 (`/api/v1/openapi.json`, which also lists these operations). The uploader CLI (`npx ci-test-analytics upload`) wraps this endpoint.",
-    serverUrl: `${origin}/uploads/v1`,
+    serverUrl: `${publicBaseUrl}/uploads/v1`,
     tags: [UPLOADS_TAG],
   });
 }
@@ -89,14 +90,14 @@ export type UploadsDocumentPart = {
 
 /**
  * The upload operations as they appear in the /api/v1 document: under their full paths
- * (`/uploads/v1/…`), each path carrying its own server (the origin) since the document's server is
- * `/api/v1`, with the schemas and the `uploadToken` scheme they use.
+ * (`/uploads/v1/…`), each path carrying its own server (the public base URL) since the document's
+ * server is `/api/v1`, with the schemas and the `uploadToken` scheme they use.
  */
-export function uploadsDocumentPart(uploadsApi: OpenAPIHono<UploadEnv>, origin: string): UploadsDocumentPart {
-  const document = uploadsApi.getOpenAPI31Document(uploadsDocumentConfig(origin));
+export function uploadsDocumentPart(uploadsApi: OpenAPIHono<UploadEnv>, publicBaseUrl: string): UploadsDocumentPart {
+  const document = uploadsApi.getOpenAPI31Document(uploadsDocumentConfig(publicBaseUrl));
   const paths: UploadsDocumentPart["paths"] = {};
   for (const [path, item] of Object.entries(document.paths ?? {})) {
-    paths[`/uploads/v1${path}`] = { servers: [{ url: origin, description: "This server (uploads are outside /api/v1)" }], ...item };
+    paths[`/uploads/v1${path}`] = { servers: [{ url: publicBaseUrl, description: "This server (uploads are outside /api/v1)" }], ...item };
   }
   return {
     paths,
@@ -155,7 +156,37 @@ const getUploadedTestRunRoute = createRoute({
   summary: "Get a run of the token's project (to follow its processing)",
   security: tokenSecurity,
   request: { params: RunNumberParams },
-  responses: { 200: json(UploadedRunSchema, "The run."), ...errorResponses(401, 404, 429, 500) },
+  responses: { 200: json(UploadedRunSchema, "The run."), ...errorResponses(401, 404, 429, 500, 503) },
+});
+
+const listQuarantinedTestsRoute = createRoute({
+  method: "get",
+  path: "/quarantined_tests",
+  operationId: "listQuarantinedTests",
+  tags: ["Uploads"],
+  summary: "The token's project's quarantined tests, for CI",
+  description: [
+    "The quarantines in force now (docs/quarantine.md): CI matches its failing tests against them (by `classname` and `name`, or `file` and `name` when there is no classname) and need not fail the build for those. Not paginated: a project holds at most 10,000 quarantines in force (quarantining one more is refused), so this is always the whole list, ordered by classname, name and test id.",
+    "Conditional requests: the response carries an `ETag` that changes whenever the list does, a quarantine ending by itself included. Send it back in `If-None-Match`: while the list is unchanged the answer is a 304 with the `ETag` and no body, which costs one small query.",
+  ].join("\n\n"),
+  security: tokenSecurity,
+  request: {
+    headers: z.object({
+      "If-None-Match": z.string().optional().openapi({ description: "The `ETag` of the list you hold." }),
+    }),
+  },
+  responses: {
+    200: {
+      description: `The quarantines in force (at most ${MAX_QUARANTINED_TESTS}).`,
+      headers: { ETag: { description: "Names this version of the list.", schema: { type: "string" } } },
+      content: { "application/json": { schema: QuarantinedTestsForCiSchema } },
+    },
+    304: {
+      description: "The list is unchanged since the `If-None-Match` tag: no body.",
+      headers: { ETag: { description: "The list's current tag (the one sent).", schema: { type: "string" } } },
+    },
+    ...errorResponses(401, 429, 500, 503),
+  },
 });
 
 export function createUploadsApi(config: AppConfig) {
@@ -168,7 +199,7 @@ export function createUploadsApi(config: AppConfig) {
   });
   api.openAPIRegistry.register("UploadEnvelope", UploadEnvelopeSchema);
 
-  api.doc31("/openapi.json", (c) => uploadsDocumentConfig(new URL(c.req.url).origin));
+  api.doc31("/openapi.json", () => uploadsDocumentConfig(config.publicBaseUrl));
 
   // Authentication, then the rate limit, then the body (so a stranger's large body is refused unread).
   api.use(
@@ -200,7 +231,7 @@ export function createUploadsApi(config: AppConfig) {
     });
     const { db, clock, runQueue, logger } = c.env;
     const { run, replayed } = await acceptUpload({ db, clock, runQueue, logger }, c.get("uploader"), upload.metadata, upload.payload);
-    const body = presentUploadedRun(run, config.webAppUrl, new URL(c.req.url).origin);
+    const body = presentUploadedRun(run, config.webAppUrl, config.publicBaseUrl);
     c.header("Location", body.api_url);
     if (replayed) c.header("Idempotent-Replayed", "true");
     return c.json(body, 202);
@@ -208,7 +239,21 @@ export function createUploadsApi(config: AppConfig) {
 
   api.openapi(getUploadedTestRunRoute, async (c) => {
     const run = await getUploadedRun(c.env.db, c.get("uploader"), c.req.valid("param").number);
-    return c.json(presentUploadedRun(run, config.webAppUrl, new URL(c.req.url).origin), 200);
+    return c.json(presentUploadedRun(run, config.webAppUrl, config.publicBaseUrl), 200);
+  });
+
+  api.openapi(listQuarantinedTestsRoute, async (c) => {
+    const { db, clock } = c.env;
+    const { projectId } = c.get("uploader");
+    const now = clock.now();
+    // The tag is read before the list: a quarantine changed in between gives a list newer than its
+    // tag, which only costs the client one more full read, never a stale list kept as current.
+    const etag = await quarantineListTag(db, projectId, now);
+    // May be stored by the client, but must be revalidated (the app sets no-store elsewhere).
+    const headers = { ETag: etag, "Cache-Control": "private, no-cache" };
+    if (matchesEtag(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
+    const data = await listQuarantinedTests(db, projectId, now);
+    return c.json({ data }, 200, headers);
   });
 
   addMethodNotAllowed(api);

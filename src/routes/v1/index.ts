@@ -4,14 +4,13 @@
  * Handlers stay thin: read validated input, call a service, return its result.
  */
 import { OpenAPIHono, createRoute } from "@hono/zod-openapi";
-import { createMiddleware } from "hono/factory";
 import type { AppConfig, AppEnv } from "../../app-env";
 import type { KeyIdCache } from "../../auth/key-gate";
 import { ApiError } from "../../lib/errors";
 import { pageBody, readListRequest } from "../../lib/lists";
 import type { CursorCodec } from "../../lib/pagination";
 import { authenticateApiKey } from "../../middleware/auth";
-import { API_BODY_LIMIT_BYTES, limitBody, readJsonBody } from "../../middleware/json-body";
+import { jsonBodyOn } from "../../middleware/json-body";
 import { alertEventList, listAlertEvents } from "../../services/alert-events";
 import { alertList, disableAlert, enableAlert, getAlert, listAlerts, snoozeAlert, unsnoozeAlert } from "../../services/alerts";
 import { getOrganization } from "../../services/organizations";
@@ -154,12 +153,12 @@ const unsnoozeRoute = alertActionRoute("unsnooze", "Unsnooze an alert", "Resumes
 const enableRoute = alertActionRoute("enable", "Enable an alert", "Resumes checking from the next test run.");
 const disableRoute = alertActionRoute("disable", "Disable an alert", "Stops checking new test runs; event history is kept.");
 
-function v1DocumentConfig(origin: string) {
+function v1DocumentConfig(publicBaseUrl: string) {
   return documentConfig({
     title: "CI test analytics API",
     description:
       "Projects, test runs and alerts about flaky tests, slow runs, creeping skips and failure spikes. Every failure uses the error envelope. Rate limit: 600 requests in any rolling 60 seconds per API key. Test results come in through the upload operations (`/uploads/v1/…`, tag Uploads), authenticated with a project's upload token rather than an API key.",
-    serverUrl: `${origin}/api/v1`,
+    serverUrl: `${publicBaseUrl}/api/v1`,
     tags: [
       { name: "Organization", description: "The organization of the API key." },
       { name: "Projects", description: "Projects and their latest results." },
@@ -175,8 +174,8 @@ export type V1ApiParts = {
   codec: CursorCodec;
   /** Key hash → key id, for the process's or isolate's life. */
   keyIdCache: KeyIdCache;
-  /** The upload operations' part of the document (see uploadsDocumentPart), for the request's origin. */
-  uploadsDocument?: (origin: string) => UploadsDocumentPart;
+  /** The upload operations' part of the document (see uploadsDocumentPart). */
+  uploadsDocument?: () => UploadsDocumentPart;
 };
 
 export function createV1Api(config: AppConfig, parts: V1ApiParts) {
@@ -193,9 +192,8 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
   // It also lists the upload operations (outside /api/v1, each with its own server), so one
   // document describes everything an integrator calls.
   api.get("/openapi.json", (c) => {
-    const origin = new URL(c.req.url).origin;
-    const document = api.getOpenAPI31Document(v1DocumentConfig(origin));
-    const uploads = options.uploadsDocument?.(origin);
+    const document = api.getOpenAPI31Document(v1DocumentConfig(config.publicBaseUrl));
+    const uploads = options.uploadsDocument?.();
     if (uploads) {
       document.paths = { ...document.paths, ...uploads.paths };
       const components = (document.components ??= {});
@@ -209,19 +207,10 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
 
   // Authentication first, then the rate limit, then validation (docs/api-decisions.md).
   api.use("*", authenticateApiKey({ webAppUrl: config.webAppUrl, keyIdCache: parts.keyIdCache }));
-  // Only the two operations that take a body read one: elsewhere a body is ignored, so a malformed
-  // one cannot turn a 404 (unknown path) or a 405 (wrong method) into a 400.
-  const withJsonBody = (method: "PATCH" | "POST") => {
-    const limit = limitBody(API_BODY_LIMIT_BYTES);
-    return createMiddleware<AppEnv>(async (c, next) => {
-      if (c.req.method !== method) return next();
-      await limit(c, async () => {
-        await readJsonBody(c, next);
-      });
-    });
-  };
-  api.use("/projects/:id", withJsonBody("PATCH"));
-  api.use("/alerts/:id/snooze", withJsonBody("POST"));
+  // Only the three operations that take a body read one (jsonBodyOn says why).
+  api.use("/projects/:id", jsonBodyOn("PATCH"));
+  api.use("/alerts/:id/snooze", jsonBodyOn("POST"));
+  api.use("/tests/:id/quarantine", jsonBodyOn("POST"));
 
   api.openapi(getOrganizationRoute, async (c) => c.json(await getOrganization(c.get("scope"), c.get("auth")), 200));
 

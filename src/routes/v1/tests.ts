@@ -1,18 +1,21 @@
 /**
  * /api/v1 routes for tests: a project's tests with their health, one test, its executions and
- * its health transitions. Same conventions as every list (newest first unless the sort says
+ * its health transitions, and its quarantine. Same conventions as every list (newest first unless the sort says
  * otherwise, signed cursors bound to the list, its filters and its sort; 404 for anything of
  * another organization), declared schema-first.
  */
 import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "../../app-env";
 import { pageBody, readListRequest } from "../../lib/lists";
 import type { CursorCodec } from "../../lib/pagination";
+import { quarantineTest, unquarantineTest } from "../../services/quarantine";
 import { getTest, healthTransitionList, listHealthTransitions, listTestExecutions, listTests, testExecutionList, testLists } from "../../services/tests";
 import { COMMON_ERRORS, errorResponses, jsonOk } from "../responses";
 import {
   HealthTransitionSchema,
   PageQuerySchema,
+  QuarantineBodySchema,
   TestExecutionSchema,
   TestExecutionsQuerySchema,
   TestSchema,
@@ -51,6 +54,34 @@ const getTestRoute = createRoute({
   responses: { 200: jsonOk(TestSchema, "The test."), ...errorResponses(404, ...COMMON_ERRORS) },
 });
 
+const quarantineTestRoute = createRoute({
+  method: "post",
+  path: "/tests/{id}/quarantine",
+  operationId: "quarantineTest",
+  tags: ["Tests"],
+  summary: "Quarantine a test",
+  description: [
+    "Marks the test's failures as known for a while, so that CI can ignore them (`GET /uploads/v1/quarantined_tests`). Its runs still record them: they count in the test's history and health and in the run's result; a run counts them apart in `quarantined_failures_count`, the flakiness alert records no events for the test while it is quarantined and the failure-rate spike check leaves them out of the failing count (docs/quarantine.md).",
+    "Body: `reason` (non-blank) and exactly one of `expires_at` (in the future, at most 90 days ahead) and `duration` (`1d`, `7d`, `14d`, `30d`, `90d`); optionally `owner` (an e-mail address or a `@org/team` handle) and `issue_url` (http or https). `null` counts as absent. Invalid input is a 422 `validation_failed` with one detail per field; neither or both of `expires_at` and `duration` is a detail on `duration`.",
+    "Quarantining a quarantined test replaces its quarantine whole. The quarantine ends by itself at `expires_at`. A project holds at most 10,000 quarantines in force (the CI list is not paginated): one more is a 422 (detail on `id`).",
+  ].join("\n\n"),
+  security,
+  request: { params: TestParams, body: { required: true, content: { "application/json": { schema: QuarantineBodySchema } } } },
+  responses: { 200: jsonOk(TestSchema, "The quarantined test."), ...errorResponses(400, 404, 413, 422, ...COMMON_ERRORS) },
+});
+
+const unquarantineTestRoute = createRoute({
+  method: "post",
+  path: "/tests/{id}/unquarantine",
+  operationId: "unquarantineTest",
+  tags: ["Tests"],
+  summary: "End a test's quarantine now",
+  description: "Takes no body. A test that is not quarantined (never, or its quarantine expired) is returned unchanged.",
+  security,
+  request: { params: TestParams },
+  responses: { 200: jsonOk(TestSchema, "The test."), ...errorResponses(404, ...COMMON_ERRORS) },
+});
+
 const listTestExecutionsRoute = createRoute({
   method: "get",
   path: "/tests/{id}/executions",
@@ -75,17 +106,40 @@ const listHealthTransitionsRoute = createRoute({
   responses: { 200: jsonOk(listOf(HealthTransitionSchema, "TestHealthTransitionList"), "A page of transitions."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
 });
 
+/** A quarantine's scope with the queue its webhook deliveries go through. */
+const quarantineDeps = (c: Context<AppEnv>) => ({ ...c.get("scope"), queue: c.env.runQueue, logger: c.env.logger });
+
 export function registerTestRoutes(api: OpenAPIHono<AppEnv>, codec: CursorCodec): void {
   api.openapi(listTestsRoute, async (c) => {
     const scope = c.get("scope");
     const query = c.req.valid("query");
-    const filters = { project_id: c.req.valid("param").id, health: query.health ?? "all", q: query.q ?? null, sort: query.sort ?? "impact" };
+    const filters = {
+      project_id: c.req.valid("param").id,
+      health: query.health ?? "all",
+      q: query.q ?? null,
+      sort: query.sort ?? "impact",
+      quarantined: query.quarantined ?? null,
+    };
     const list = testLists[filters.sort];
     const request = readListRequest(codec, list, { organizationId: scope.organizationId, filters }, query);
     return c.json(pageBody(codec, list, request, await listTests(scope, request)), 200);
   });
 
   api.openapi(getTestRoute, async (c) => c.json(await getTest(c.get("scope"), c.req.valid("param").id), 200));
+
+  api.openapi(quarantineTestRoute, async (c) => {
+    const body = c.req.valid("json");
+    const input = {
+      reason: body.reason,
+      expiresAt: body.expires_at ? new Date(body.expires_at) : null,
+      duration: body.duration ?? null,
+      owner: body.owner ?? null,
+      issueUrl: body.issue_url ?? null,
+    };
+    return c.json(await quarantineTest(quarantineDeps(c), c.req.valid("param").id, input), 200);
+  });
+
+  api.openapi(unquarantineTestRoute, async (c) => c.json(await unquarantineTest(quarantineDeps(c), c.req.valid("param").id), 200));
 
   api.openapi(listTestExecutionsRoute, async (c) => {
     const scope = c.get("scope");

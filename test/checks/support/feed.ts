@@ -1,12 +1,12 @@
-import type { Check, CheckEvent, RunSummary } from "../../../src/checks/types";
+import type { CheckEvent, InMemoryCheck, RunSummary } from "../../../src/checks/types";
 
 export type Fed<S> = { state: S; events: CheckEvent[]; eventsByRun: Map<number, CheckEvent[]> };
 
 /**
- * Feeds runs through a check in order. With `roundTrip`, the state goes through JSON between
- * runs, as it does when stored in the database.
+ * Feeds runs through a check in order (inMemoryCheck: its per-test entries in a record). With
+ * `roundTrip`, the state goes through JSON between runs, as it does when stored in the database.
  */
-export function feedCheck<S>(check: Check<S>, runs: RunSummary[], start: S = check.initialState(), roundTrip = false): Fed<S> {
+export function feedCheck<S>(check: InMemoryCheck<S>, runs: RunSummary[], start: S = check.initialState(), roundTrip = false): Fed<S> {
   let state = start;
   const events: CheckEvent[] = [];
   const eventsByRun = new Map<number, CheckEvent[]>();

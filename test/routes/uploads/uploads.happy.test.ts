@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXPECTED, JUNIT_FIXTURES } from "../../fixtures/junit";
-import { type Harness, collectAll, createHarness } from "../../support/harness";
+import { type Harness, PUBLIC_BASE_URL, WEB_APP_URL, collectAll, createHarness } from "../../support/harness";
 
 let h: Harness;
 beforeAll(async () => {
@@ -87,8 +87,8 @@ describe("the run lifecycle", () => {
       started_at: "2026-11-21T08:00:00.000Z",
       processed_at: null,
     });
-    expect(res.body.url).toMatch(new RegExp(`/projects/${project.id}/test_runs/1$`));
-    expect(res.body.api_url).toMatch(new RegExp(`/api/v1/projects/${project.id}/test_runs/1$`));
+    expect(res.body.url).toBe(`${WEB_APP_URL}/projects/${project.id}/test_runs/1`);
+    expect(res.body.api_url).toBe(`${PUBLIC_BASE_URL}/api/v1/projects/${project.id}/test_runs/1`);
     expect(res.headers.get("location")).toBe(res.body.api_url);
     expect(res.headers.get("ratelimit-policy")).toBe('"default";q=600;w=60');
 
@@ -439,5 +439,23 @@ describe("the uploads OpenAPI document", () => {
     expect(res.body.openapi).toBe("3.1.0");
     expect(Object.keys(res.body.paths)).toEqual(expect.arrayContaining(["/test_runs", "/test_runs/{number}"]));
     expect(Object.keys(res.body.paths["/test_runs"].post.requestBody.content)).toEqual(["application/json", "application/xml", "text/xml"]);
+  });
+});
+
+describe("absolute URLs come from the configured public base URL", () => {
+  it("an upload to another host with a forged Host gets api_url and Location of the configured base", async () => {
+    const { project, uploadToken } = await newUploader();
+    const res = await h.call("POST", "https://evil.example/uploads/v1/test_runs", {
+      key: uploadToken,
+      rawBody: xml(PASS),
+      headers: { "content-type": "application/xml", host: "evil.example", "x-forwarded-host": "evil2.example", "x-forwarded-proto": "http" },
+    });
+    expect(res.status, res.text).toBe(202);
+    expect(res.body.api_url).toBe(`${PUBLIC_BASE_URL}/api/v1/projects/${project.id}/test_runs/${res.body.number}`);
+    expect(res.headers.get("location")).toBe(res.body.api_url);
+    expect(res.body.url.startsWith(`${WEB_APP_URL}/`)).toBe(true);
+    const read = await h.call("GET", `https://evil.example/uploads/v1/test_runs/${res.body.number}`, { key: uploadToken, headers: { host: "evil.example" } });
+    expect(read.body.api_url).toBe(res.body.api_url);
+    expect(res.text + read.text).not.toContain("evil");
   });
 });

@@ -109,6 +109,7 @@ describe("GET /alerts/:alert_id/events", () => {
         failed_count: 1,
         errored_count: 1,
         skipped_count: 1,
+        quarantined_failures_count: 0,
         url: `${WEB_APP_URL}/projects/${project.id}/test_runs/2`,
       },
     });

@@ -349,7 +349,7 @@ describe("project test run statistics", () => {
     const run = await h.newRun(project.id, { outcome: "pending" });
     expect((await getProject(apiKey, project.id)).last_test_run_at).toBe(arrival);
     h.clock.advance(45_000);
-    await completeTestRun({ db: h.db, clock: h.clock }, run.id, failedReport);
+    await completeTestRun(h.storeDeps, run.id, failedReport);
     const body = await getProject(apiKey, project.id);
     expect(body.last_test_run_at).toBe(arrival);
     expect(body.latest_result).toBe("tests_failed");
@@ -373,7 +373,7 @@ describe("project test run statistics", () => {
     const { project } = await h.newProject(organization.id);
     const run = await h.newRun(project.id, { outcome: "pending" });
     expect((await getProject(apiKey, project.id)).latest_result).toBeNull();
-    await completeTestRun({ db: h.db, clock: h.clock }, run.id, passedReport);
+    await completeTestRun(h.storeDeps, run.id, passedReport);
     expect((await getProject(apiKey, project.id)).latest_result).toBe("tests_passed");
   });
 

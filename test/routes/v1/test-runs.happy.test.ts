@@ -36,6 +36,7 @@ const RUN_KEYS = [
   "failed_count",
   "errored_count",
   "skipped_count",
+  "quarantined_failures_count",
   "url",
 ];
 const SUITE_KEYS = ["number", "parent_number", "name", "duration_ms", "tests_count", "passed_count", "failed_count", "errored_count", "skipped_count"];
@@ -54,6 +55,7 @@ const CASE_KEYS = [
   "failure_message",
   "failure_text",
   "attempts",
+  "quarantined",
   "system_out",
   "system_err",
   "url",
@@ -215,6 +217,7 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
       failed_count: 1,
       errored_count: 1,
       skipped_count: 2,
+      quarantined_failures_count: 0,
       url: `${WEB_APP_URL}/projects/${projectId}/test_runs/1`,
     });
     expectRunTypes(run);
@@ -295,7 +298,7 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
     const repo = (await list(casesPath(projectId, 1, 7), org.apiKey)).data;
     const parse = (await list(casesPath(projectId, 1, 4), org.apiKey)).data;
     const byName = (items: any[], name: string) => items.find((c) => c.name === name);
-    const common = { project_id: projectId, test_run_number: 1, attempts: [], system_err: null, test_id: expect.stringMatching(/^[0-9a-f-]{36}$/) };
+    const common = { project_id: projectId, test_run_number: 1, attempts: [], quarantined: false, system_err: null, test_id: expect.stringMatching(/^[0-9a-f-]{36}$/) };
     const urlOf = (c: any) => `${WEB_APP_URL}/projects/${projectId}/test_runs/1/test_cases/${c.id}`;
 
     const subtract = byName(money, "testSubtract");
@@ -483,6 +486,7 @@ describe("surefire-rerun.xml (retries) uploaded and read back", () => {
         { status: "failed", duration_ms: null, failure_message: "expected: <1> but was: <0>" },
         { status: "failed", duration_ms: null, failure_message: "expected: <1> but was: <0>" },
       ],
+      quarantined: false,
       // The attempt's own output belongs to the attempt, not to the case.
       system_out: null,
       system_err: null,

@@ -71,6 +71,18 @@ describe("test identity", () => {
   });
 });
 
+/**
+ * The documented duration estimate (docs/tests.md) computed independently: over the first 50
+ * known durations, the exact mean and population variance of ln(1 + ms); p50 = e^mean − 1,
+ * p95 = e^(mean + 1.645·sd) − 1, rounded.
+ */
+function logNormalQuantiles(durations: number[]) {
+  const logs = durations.map((ms) => Math.log(1 + ms));
+  const mean = logs.reduce((a, b) => a + b, 0) / logs.length;
+  const variance = logs.reduce((a, b) => a + (b - mean) ** 2, 0) / logs.length;
+  return { duration_p50_ms: Math.round(Math.exp(mean) - 1), duration_p95_ms: Math.round(Math.exp(mean + 1.6448536 * Math.sqrt(variance)) - 1) };
+}
+
 describe("per-test state", () => {
   it("counts every branch, keeps the window on the default branch: failure rate, flip rate, impact, durations", async () => {
     const { apiKey, projectId } = await project();
@@ -85,8 +97,7 @@ describe("per-test state", () => {
       failure_rate: 0.4,
       flip_rate: 0.75,
       impact: 2,
-      duration_p50_ms: 300,
-      duration_p95_ms: 500,
+      ...logNormalQuantiles([100, 200, 300, 400, 500]),
       window: { executions: 5, max_executions: 50, branch: null },
       health: "healthy",
     });
@@ -94,6 +105,21 @@ describe("per-test state", () => {
     expect(new Date(test.last_failed_at).getTime()).toBeLessThan(new Date(test.last_executed_at).getTime());
     expect(new Date(test.first_seen_at).getTime()).toBeLessThan(new Date(test.last_failed_at).getTime());
     expect(await h.get(`/api/v1/tests/${test.id}`, apiKey).then((r) => r.body)).toEqual(test);
+    // 261 and 663 ms: the fitted median sits below the plain one (300); p95 extrapolates the fit.
+    expect([test.duration_p50_ms, test.duration_p95_ms]).toEqual([261, 663]);
+  });
+
+  it("estimates durations over about the last 50 executions: a test that became 10× slower is reported slow within the window", async () => {
+    const { apiKey, projectId } = await project();
+    for (let i = 0; i < 60; i++) await run(projectId, [{ name: "t", status: "passed", durationMs: i < 50 ? 100 : 1_000 }]);
+    const after10 = (await listTests(apiKey, projectId)).data[0];
+    for (let i = 0; i < 50; i++) await run(projectId, [{ name: "t", status: "passed", durationMs: 1_000 }]);
+    const after60 = (await listTests(apiKey, projectId)).data[0];
+    expect(after10.duration_p50_ms).toBeGreaterThan(100);
+    expect(after10.duration_p50_ms).toBeLessThan(after60.duration_p50_ms);
+    // Exponential weight 1/50: the old level's weight after 60 new executions is 0.98^60 ≈ 0.3.
+    expect(after60.duration_p50_ms).toBeGreaterThan(400);
+    expect(after60.duration_p95_ms).toBeGreaterThanOrEqual(after60.duration_p50_ms);
   });
 });
 
@@ -143,6 +169,19 @@ describe("health", () => {
       ["healthy", "broken", 11],
     ]);
     expect((await h.get(`/api/v1/projects/${projectId}`, apiKey)).body.broken_tests_count).toBe(0);
+  });
+
+  it("a re-run where five or more tests contradict their commit at once (a burst re-run green) leaves them to the flakiness check; four are flaky", async () => {
+    for (const failing of [5, 4]) {
+      const { apiKey, projectId } = await project();
+      const names = Array.from({ length: 8 }, (_, i) => `t${i}`);
+      await run(projectId, names.map((name) => ({ name })));
+      // One run of commit "blip" fails `failing` tests at once; its re-run passes them all.
+      await run(projectId, names.map((name, i) => ({ name, status: i < failing ? "failed" : "passed" })), { commitSha: "blip" });
+      await run(projectId, names.map((name) => ({ name })), { commitSha: "blip" });
+      const flaky = (await listTests(apiKey, projectId, "health=flaky&sort=name")).data.map((t: any) => t.name);
+      expect(flaky, `${failing} failing`).toEqual(failing >= 5 ? [] : names.slice(0, failing));
+    }
   });
 });
 
