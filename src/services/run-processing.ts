@@ -5,9 +5,11 @@
  *
  * A report that cannot be parsed fails the run at once with the parser's reason (parsing is
  * deterministic, so retrying would not help). Anything else (the database) is thrown so the
- * queue retries; on the final attempt the run is failed instead, so no run stays pending.
+ * queue retries; on the final attempt the run is failed instead, so no run stays pending, unless
+ * the database is unavailable: both queues then retry for as long as the outage lasts.
  */
 import { describeError } from "../lib/errors";
+import { isDatabaseUnavailable } from "../db/errors";
 import { eq } from "drizzle-orm";
 import type { Logger } from "../lib/logger";
 import type { DeliveryAttempt, UploadPayload } from "../ingest/run-queue";
@@ -125,7 +127,9 @@ export async function processTestRun(deps: ProcessingDeps, testRunId: number, op
     }
     return "processed";
   } catch (error) {
-    if (!options.finalAttempt) throw error;
+    // An unavailable database says nothing about the run: the queue tries again after the outage
+    // (without using up an attempt) rather than failing a run it could not even read.
+    if (!options.finalAttempt || isDatabaseUnavailable(error)) throw error;
     deps.logger.error("run processing failed on its final attempt", { testRunId, error: describeError(error) });
     return (await failTestRun(deps, testRunId, FINAL_FAILURE_REASON)) ? "failed" : "already_done";
   }

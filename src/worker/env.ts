@@ -1,4 +1,4 @@
-import type { QueueMessage } from "../ingest/run-queue";
+import type { QueueBody } from "./run-queue";
 import type { KeyCounterObject } from "./key-counter-object";
 
 /** Bindings of the Worker (wrangler.toml); checked by `npm run typecheck`. */
@@ -27,5 +27,5 @@ export interface WorkerEnv {
   /** One Durable Object per project: its upload token's rolling rate window. */
   UPLOAD_COUNTER: DurableObjectNamespace<KeyCounterObject>;
   /** Producer of the run queue: accepted uploads wait here to be processed (the same Worker consumes it). */
-  RUN_QUEUE: Queue<QueueMessage>;
+  RUN_QUEUE: Queue<QueueBody>;
 }

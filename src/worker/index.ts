@@ -12,7 +12,6 @@ import type { KeyCounter } from "../auth/key-state";
 import { CHECKS } from "../checks";
 import * as schema from "../db/schema";
 import type { Database } from "../db/types";
-import type { QueueMessage } from "../ingest/run-queue";
 import { type Clock, systemClock } from "../lib/clock";
 import { configuredBaseUrl } from "../lib/base-url";
 import { consoleLogger } from "../lib/logger";
@@ -23,7 +22,7 @@ import { reencryptSigningSecrets } from "../services/webhook-secrets";
 import { DurableObjectKeyCounter } from "./durable-object-key-counter";
 import type { WorkerEnv } from "./env";
 import { configureLocalProxy, requestPool } from "./neon";
-import { CloudflareRunQueue, consumeRunBatch } from "./run-queue";
+import { CloudflareRunQueue, type QueueBody, consumeRunBatch, requeueOn } from "./run-queue";
 
 export { KeyCounterObject, UploadCounterObject } from "./key-counter-object";
 
@@ -41,7 +40,7 @@ const webAppUrlOf = (env: WorkerEnv) => (env.WEB_APP_URL ? configuredBaseUrl(env
 /** http webhooks to loopback only in local development (the local Neon stand-in marks it). */
 const urlPolicyOf = (env: WorkerEnv) => ({ allowLoopbackHttp: Boolean(env.LOCAL_NEON_PROXY) });
 
-export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandler<WorkerEnv, QueueMessage> {
+export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandler<WorkerEnv, QueueBody> {
   const clock = options.clock ?? systemClock;
   const keyCounterFor = options.keyCounter ?? ((env: WorkerEnv) => new DurableObjectKeyCounter(env.KEY_COUNTER));
   /** Isolate-lifetime cache of key hash → key id: the mapping never changes and holds no secret (docs/edge-auth.md). */
@@ -136,7 +135,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
           fetch: (input, init) => fetch(input, init),
           secrets: secretsFor(env),
         });
-        await consumeRunBatch(batch, work, consoleLogger);
+        await consumeRunBatch(batch, work, consoleLogger, requeueOn(env.RUN_QUEUE));
       } finally {
         ctx.waitUntil(pool.end());
       }

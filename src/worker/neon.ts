@@ -2,6 +2,20 @@ import { Pool, neonConfig } from "@neondatabase/serverless";
 import { consoleLogger } from "../lib/logger";
 import type { WorkerEnv } from "./env";
 
+/**
+ * The driver's WebSocket, minus one crash: when the database drops the connection, ending the
+ * pool sends a Terminate message on a socket that is already closed, and workerd throws that
+ * send() as an uncaught exception outside any request. A message to a closed socket cannot be
+ * delivered anyway, so it is dropped.
+ */
+class ClosedSafeWebSocket extends WebSocket {
+  override send(data: string | ArrayBuffer | ArrayBufferView): void {
+    if (this.readyState === WebSocket.CLOSING || this.readyState === WebSocket.CLOSED) return;
+    super.send(data);
+  }
+}
+neonConfig.webSocketConstructor = ClosedSafeWebSocket;
+
 /** Points the Neon driver at a local WebSocket bridge (development and tests only; production leaves neonConfig alone). */
 export function configureLocalProxy(env: WorkerEnv): void {
   if (!env.LOCAL_NEON_PROXY) return;

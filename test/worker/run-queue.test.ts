@@ -20,13 +20,13 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-async function deliver(messages: { body: unknown; attempts: number }[]) {
+async function deliver(messages: { body: unknown; attempts: number }[], workerEnv: typeof env = env) {
   const batch = createMessageBatch<RunMessage>(
     "ci-analytics-runs",
     messages.map((m, i) => ({ id: `m${i}`, timestamp: new Date(), attempts: m.attempts, body: m.body as RunMessage })),
   );
   const ctx = createExecutionContext();
-  await worker.queue!(batch, env, ctx);
+  await worker.queue!(batch, workerEnv, ctx);
   return getQueueResult(batch, ctx);
 }
 
@@ -84,6 +84,32 @@ describe("the Worker's run queue consumer", () => {
     } finally {
       await h.db.execute(`alter table test_suites drop constraint queue_test_no_suites` as never);
     }
+  });
+
+  it("a database outage uses up no delivery: the message is queued again, delayed, counting its outages, even on the final delivery", async () => {
+    const { organization } = await h.newOrganization();
+    const { project } = await h.newProject(organization.id);
+    const run = await pendingRun(project.id, `<testsuite name="s"><testcase name="a"/></testsuite>`);
+    // Nothing listens on port 1 of this machine: every connection is refused, as in an outage.
+    const away = new URL(env.DATABASE_URL);
+    away.port = "1";
+    const sent: { body: unknown; delaySeconds?: number }[] = [];
+    const recordingQueue = { send: async (body: unknown, options?: { delaySeconds?: number }) => void sent.push({ body, delaySeconds: options?.delaySeconds }) };
+    const outageEnv = { ...env, DATABASE_URL: away.toString(), RUN_QUEUE: recordingQueue } as unknown as typeof env;
+
+    const first = await deliver([{ body: { testRunId: run.id }, attempts: RUN_QUEUE_MAX_ATTEMPTS }], outageEnv);
+    expect(first.explicitAcks).toEqual(["m0"]);
+    expect(first.retryMessages).toEqual([]);
+    expect(sent).toEqual([{ body: { testRunId: run.id, outages: 1 }, delaySeconds: 5 }]);
+
+    const again = await deliver([{ body: { testRunId: run.id, outages: 6 }, attempts: 1 }], outageEnv);
+    expect(again.explicitAcks).toEqual(["m0"]);
+    expect(sent[1]).toEqual({ body: { testRunId: run.id, outages: 7 }, delaySeconds: 300 });
+    // Not failed by the final delivery: still pending, and processed once the database is back.
+    expect((await h.runRow(run.id)).status).toBe("pending");
+    const back = await deliver([{ body: { testRunId: run.id, outages: 7 }, attempts: 1 }]);
+    expect(back.explicitAcks).toEqual(["m0"]);
+    expect(await h.runRow(run.id)).toMatchObject({ status: "processed", testsCount: 1 });
   });
 
   it("a malformed message is acknowledged and dropped", async () => {
