@@ -5,7 +5,7 @@
  * statements that read and write the rows.
  */
 import { sql } from "drizzle-orm";
-import { projects, testHealthTransitions, testIdentitySql, tests } from "../db/schema";
+import { projects, testCases, testHealthTransitions, tests } from "../db/schema";
 import { rowsOf } from "../db/rows";
 import type { Database } from "../db/types";
 import type { ReportCase } from "../ingest/report";
@@ -275,8 +275,10 @@ export function advanceTest(previous: PreviousTest | null, execution: TestExecut
 }
 
 type StoredRow = {
-  i: number;
   id: string;
+  classname: string | null;
+  file: string | null;
+  name: string;
   found: boolean;
   health: TestHealth | null;
   health_changed_at: string | Date | null;
@@ -296,6 +298,28 @@ type StoredRow = {
 
 const dateOrNull = (value: string | Date | null) => (value === null ? null : new Date(value));
 
+function previousOf(row: StoredRow): PreviousTest | null {
+  if (!row.found) return null;
+  return {
+    health: row.health!,
+    healthChangedAt: dateOrNull(row.health_changed_at),
+    executionsCount: row.executions_count!,
+    lastStatus: row.last_status!,
+    lastExecutedAt: dateOrNull(row.last_executed_at)!,
+    lastFailedAt: dateOrNull(row.last_failed_at),
+    lastRunNumber: row.last_run_number!,
+    state: {
+      w: row.window_outcomes ?? "",
+      dm: Number(row.duration_log_mean ?? 0),
+      dv: Number(row.duration_log_var ?? 0),
+      dn: row.duration_samples ?? 0,
+      c: commitsFrom(row.recent_commits ?? ""),
+      cf: row.failing_streak ?? 0,
+      cp: row.passing_streak ?? 0,
+    },
+  };
+}
+
 /**
  * Stores what one run did to its tests: reads the rows of the run's tests (one statement),
  * advances each, then inserts the new ones and updates the known ones (one statement each), with
@@ -309,8 +333,7 @@ export async function recordTestExecutions(
   run: { id: number; projectId: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
   executions: TestExecutions,
 ): Promise<TestHealthChange[]> {
-  const list = [...executions.byIdentity.values()];
-  if (list.length === 0) return [];
+  if (executions.byIdentity.size === 0) return [];
   await lockProjectTests(tx, run.projectId);
   const [project] = await rowsOf<{ default_branch: string | null }>(
     tx.execute(sql`select default_branch from ${projects} where id = ${run.projectId} for update`),
@@ -322,47 +345,28 @@ export async function recordTestExecutions(
     commitSha: run.commitSha,
     onDefaultBranch: isDefaultBranch(run.branch, project?.default_branch ?? null),
   };
-  const identities = JSON.stringify(list.map((e, i) => ({ i, c: e.classname, f: e.file, n: e.name })));
+  // The run's cases are stored by now, each with its test id (a generated column): the tests' rows
+  // are read by joining them, so no list of identities travels to the database and back.
   const stored = await rowsOf<StoredRow>(
     tx.execute(sql`
-      with x as (
-        select x.i, ${testIdentitySql(sql`${run.projectId}::uuid`, sql`x.c`, sql`x.f`, sql`x.n`)} as id
-        from json_to_recordset(${identities}::json) as x(i int, c text, f text, n text)
-      )
-      select x.i, x.id, t.id is not null as found,
+      select c.test_id as id, c.classname, c.file, c.name, t.id is not null as found,
         t.health, t.health_changed_at, t.executions_count, t.last_status, t.last_executed_at, t.last_failed_at, t.last_run_number,
         t.window_outcomes, t.duration_log_mean, t.duration_log_var, t.duration_samples, t.recent_commits, t.failing_streak, t.passing_streak
-      from x left join ${tests} t on t.id = x.id`),
+      from ${testCases} c left join ${tests} t on t.id = c.test_id
+      where c.test_run_id = ${run.id}`),
   );
+  const rowByIdentity = new Map<string, StoredRow>();
+  for (const row of stored) rowByIdentity.set(testIdentityKey({ classname: row.classname, file: row.file, name: row.name }), row);
   const fresh: unknown[] = [];
   const known: unknown[] = [];
   const changes: { t: string; f: TestHealth; to: TestHealth; r: string }[] = [];
   let flaky = 0;
   let broken = 0;
-  const rows = stored.map((row) => ({
-    row,
-    execution: list[row.i]!,
-    previous: row.found
-      ? {
-          health: row.health!,
-          healthChangedAt: dateOrNull(row.health_changed_at),
-          executionsCount: row.executions_count!,
-          lastStatus: row.last_status!,
-          lastExecutedAt: dateOrNull(row.last_executed_at)!,
-          lastFailedAt: dateOrNull(row.last_failed_at),
-          lastRunNumber: row.last_run_number!,
-          state: {
-            w: row.window_outcomes ?? "",
-            dm: Number(row.duration_log_mean ?? 0),
-            dv: Number(row.duration_log_var ?? 0),
-            dn: row.duration_samples ?? 0,
-            c: commitsFrom(row.recent_commits ?? ""),
-            cf: row.failing_streak ?? 0,
-            cp: row.passing_streak ?? 0,
-          },
-        }
-      : null,
-  }));
+  const rows = [...executions.byIdentity].map(([identity, execution]) => {
+    const row = rowByIdentity.get(identity);
+    if (!row) throw new Error("A test of the run has no stored case.");
+    return { row, execution, previous: previousOf(row) };
+  });
   const advanced = advanceRun(rows, context);
   for (const [index, { row, execution, previous }] of rows.entries()) {
     const { progress, change } = advanced[index]!;
