@@ -10,7 +10,7 @@ import tseslint from "typescript-eslint";
 const ENTRIES_AND_HTTP = ["src/app.ts", "src/routes/**", "src/middleware/**", "src/node/**", "src/worker/**"];
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "dist/**", ".wrangler/**", ".data/**", "bin/**", "drizzle/**", "test/fixtures/**"] },
+  { ignores: ["node_modules/**", "dist/**", ".wrangler/**", ".data/**", "bin/**", "drizzle/**", "test/fixtures/**", "public/assets/vendor/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -49,6 +49,11 @@ export default tseslint.config(
     rules: {
       "no-restricted-properties": ["error", { object: "process", property: "env", message: "Only the runtime entries read the environment; pass configuration in." }],
     },
+  },
+  {
+    // Scripts the pages load, run by the browser.
+    files: ["public/**/*.js"],
+    languageOptions: { sourceType: "script", globals: { window: "readonly", document: "readonly" } },
   },
   {
     files: ["**/*.cjs"],

@@ -5,6 +5,7 @@
  * Nothing in here reads process.env or Worker bindings.
  */
 import { OpenAPIHono } from "@hono/zod-openapi";
+import { docsPage } from "./routes/docs-page";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { AppConfig, AppEnv } from "./app-env";
@@ -74,6 +75,7 @@ export function createApp(config: AppConfig) {
   app.route("/api/v1", createV1Api(config, { codec, keyIdCache, uploadsDocument: () => uploadsDocumentPart(uploadsApi, config.publicBaseUrl) }));
   app.route("/admin/v1", createAdminApi(config));
   app.route("/uploads/v1", uploadsApi);
+  app.get("/docs", docsPage);
 
   app.notFound((c) => errorResponse(c, new ApiError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`)));
 

@@ -4,6 +4,7 @@
  * organization on an empty database, and serves until SIGINT/SIGTERM.
  */
 import { type RequestDeps, createApp } from "../app";
+import { withStaticAssets } from "./static-assets";
 import { ApiError } from "../lib/errors";
 import { consoleLogger } from "../lib/logger";
 import { systemClock } from "../lib/clock";
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
     runQueue,
     logger: consoleLogger,
   };
-  serveApp = (request) => app.fetch(request, requestDeps);
+  serveApp = withStaticAssets((request) => app.fetch(request, requestDeps));
   printStartBanner({
     base: `http://localhost:${port}`,
     databaseDescription: database.description,

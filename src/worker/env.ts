@@ -26,6 +26,8 @@ export interface WorkerEnv {
   KEY_COUNTER: DurableObjectNamespace<KeyCounterObject>;
   /** One Durable Object per project: its upload token's rolling rate window. */
   UPLOAD_COUNTER: DurableObjectNamespace<KeyCounterObject>;
+  /** The static files of public/ (wrangler.toml `[assets]`): the /docs page's scripts. */
+  ASSETS?: Fetcher;
   /** Producer of the run queue: accepted uploads wait here to be processed (the same Worker consumes it). */
   RUN_QUEUE: Queue<QueueBody>;
 }

@@ -82,6 +82,9 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
 
   return {
     async fetch(request, env, ctx): Promise<Response> {
+      // Cloudflare serves public/ before the Worker runs; a request that reaches the Worker anyway
+      // (its tests' SELF, a deploy with run_worker_first) gets the file from the assets binding.
+      if (env.ASSETS && new URL(request.url).pathname.startsWith("/assets/")) return env.ASSETS.fetch(request);
       configureLocalProxy(env);
       const pool = requestPool(env);
       try {

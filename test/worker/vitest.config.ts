@@ -38,6 +38,8 @@ export default defineConfig({
   test: {
     root: fileURLToPath(new URL("../..", import.meta.url)),
     include: ["test/worker/**/*.test.ts", "test/routes/**/*.test.ts"],
+    // A browser test drives Chromium against a server process: Node only.
+    exclude: ["**/*.browser.test.ts", "node_modules/**"],
     globalSetup: ["test/worker/global-setup.ts"],
     // Generous: some files send hundreds of requests through workerd, slow on a loaded 2-core machine.
     testTimeout: 180_000,

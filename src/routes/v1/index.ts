@@ -202,6 +202,8 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
       components.securitySchemes = { ...components.securitySchemes, ...uploads.securitySchemes };
       document.tags = [...(document.tags ?? []), uploads.tag];
     }
+    // Readable from any origin (hosted viewers, code generators in a browser): this document only.
+    c.header("Access-Control-Allow-Origin", "*");
     return c.json(document);
   });
 
