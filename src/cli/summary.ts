@@ -69,7 +69,7 @@ function section(title: string, lines: string[]): string[] {
   if (lines.length === 0) return [];
   const shown = lines.slice(0, MAX_LISTED);
   const rest = lines.length - shown.length;
-  return ["", `#### ${title} (${lines.length.toLocaleString("en-US")})`, "", ...shown, ...(rest > 0 ? [`- … and ${plural(rest, "more")}`] : [])];
+  return ["", `#### ${title} (${lines.length.toLocaleString("en-US")})`, "", ...shown, ...(rest > 0 ? [`- … and ${rest.toLocaleString("en-US")} more`] : [])];
 }
 
 export function buildStepSummary(input: SummaryInput): string {

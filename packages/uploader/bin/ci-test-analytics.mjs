@@ -5789,7 +5789,7 @@ function section(title, lines) {
   if (lines.length === 0) return [];
   const shown = lines.slice(0, MAX_LISTED);
   const rest = lines.length - shown.length;
-  return ["", `#### ${title} (${lines.length.toLocaleString("en-US")})`, "", ...shown, ...rest > 0 ? [`- … and ${plural(rest, "more")}`] : []];
+  return ["", `#### ${title} (${lines.length.toLocaleString("en-US")})`, "", ...shown, ...rest > 0 ? [`- … and ${rest.toLocaleString("en-US")} more`] : []];
 }
 function buildStepSummary(input) {
   const { results, runs, problems, quarantine } = input;
