@@ -176,7 +176,7 @@ describe("the packed package", () => {
     const tarball = join(packDir, info!.filename);
     expect(statSync(tarball).size).toBe(info!.size);
     expect(info!.size, `the tarball is ${info!.size} bytes`).toBeLessThanOrEqual(TARBALL_LIMIT);
-    expect(info!.files.map((f) => f.path).sort()).toEqual(["THIRD-PARTY-NOTICES.md", "bin/ci-test-analytics.mjs", "package.json"]);
+    expect(info!.files.map((f) => f.path).sort()).toEqual(["README.md", "THIRD-PARTY-NOTICES.md", "bin/ci-test-analytics.mjs", "package.json"]);
 
     const project = join(dir, "elsewhere");
     mkdirSync(project);
@@ -198,6 +198,18 @@ describe("the packed package", () => {
     expect(result.stdout).toMatch(/Uploaded 1 file as test run #\d+ \(pending\)/);
     expect(result.stdout).toMatch(/Test run #\d+ processed/);
     expect(result.stdout).toContain("Passing: every failed or errored test is quarantined");
+
+    // Or without installing: npx straight from the tarball, in a folder with nothing in it.
+    const bare = join(dir, "bare");
+    mkdirSync(bare);
+    writeFileSync(join(bare, "junit.xml"), readFileSync(report("bare.xml", { pays: "pass", adds: "fail" })));
+    const direct = await runCli(["upload", "--quarantine", "--cache-dir", join(bare, ".cache"), "junit.xml"], {
+      cwd: bare,
+      command: ["npx", "--yes", "--offline", `--package=${tarball}`, "ci-test-analytics"],
+      env: { npm_config_cache: npmCache },
+    });
+    expect(direct.code, direct.stderr).toBe(1);
+    expect(direct.stdout).toContain("Failing: 1 failed or errored test(s) not quarantined: Cart › adds items");
   });
 });
 
