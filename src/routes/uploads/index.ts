@@ -99,7 +99,7 @@ function uploadsDocumentConfig(publicBaseUrl: string) {
   return documentConfig({
     title: "CI test analytics uploads API",
     description:
-      "How test results come in: JUnit XML or JSON, authenticated with a project's upload token. Runs are then readable in /api/v1 (`/api/v1/openapi.json`, which also lists these operations). The uploader CLI (`npx ci-test-analytics upload`) wraps this endpoint.",
+      "How test results come in: JUnit XML or JSON, authenticated with a project's upload token. Runs are then readable in /api/v1 (`/api/v1/openapi.json`, which also lists these operations). The uploader CLI (`ci-test-analytics upload`, packages/uploader and action.yml in the repository) wraps these endpoints.",
     serverUrl: `${publicBaseUrl}/uploads/v1`,
     tags: [UPLOADS_TAG],
   });
