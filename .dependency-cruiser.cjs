@@ -30,7 +30,7 @@ module.exports = {
     forbid("services-below-http", layer("services"), `^src/(auth|routes|middleware|app|app-env|node|worker|seed|cli|simulator)(/|\\.ts$)`, "Services never import routes, middleware, the app or an entry: they take { db, clock, … } and an input."),
     forbid("auth-below-http", layer("auth"), `^src/(routes|middleware|app|node|worker|seed|cli|simulator)(/|\\.ts$)`, "The key gate is used by the middleware, not the reverse."),
     forbid("http-below-entries", `^src/(routes|middleware|app|app-env)(/|\\.ts$)`, `^src/(node|worker|seed|cli|simulator)(/|\\.ts$)`, "The app is built by the runtime entries; it never reaches into one."),
-    forbid("cli-stands-alone", layer("cli"), `${SRC}(?!cli/|lib/|ingest/(upload-body|report)\\.ts)`, "The uploader CLI is bundled for CI runners: it shares the pure upload rules, never the server."),
+    forbid("cli-stands-alone", layer("cli"), `${SRC}(?!cli/|lib/|ingest/(upload-body|report|junit)\\.ts)`, "The uploader CLI is bundled for CI runners: it shares the pure upload rules, never the server."),
     forbid("src-not-on-tests", SRC, "^(test|bench|scripts)/", "The product never imports its tests, benchmarks or scripts."),
   ],
   options: {

@@ -2,6 +2,7 @@
  * The command line: options, help text, and the checks that turn flags and environment variables
  * into the settings of an upload (any problem is a UsageError: exit 2, nothing sent).
  */
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Env } from "./ci-metadata";
 import { UsageError } from "./exit-codes";
@@ -30,6 +31,13 @@ Options:
   --wait               wait until the run is processed (exit 4 if processing failed)
   --timeout SECONDS    how long --wait waits in all (default ${DEFAULT_WAIT_TIMEOUT_S})
   --retries N          retries after a failed attempt (default ${DEFAULT_RETRIES}: ${DEFAULT_RETRIES + 1} attempts in all)
+  --quarantine         decide the exit code from the reports: 0 when every failed or errored
+                       test is quarantined (the project's list, fetched with the token), else 1
+  --cache-dir DIR      where the quarantine list is cached (env CTA_CACHE_DIR; default
+                       $XDG_CACHE_HOME/ci-test-analytics, else ~/.cache/ci-test-analytics)
+  --fail-on-upload-error
+                       exit non-zero when the upload fails (network, 5xx, 429 after retries,
+                       a rejected token, --wait timing out); by default that is a warning
   --quiet              no progress or informational messages (errors still go to stderr)
   --verbose            log requests and detected metadata to stderr (never the token)
   -h, --help           show this help
@@ -37,6 +45,8 @@ Options:
 
 Environment:
   CTA_URL, CTA_UPLOAD_TOKEN   defaults for --url and --token (flags win)
+  CTA_CACHE_DIR               default for --cache-dir
+  GITHUB_STEP_SUMMARY         when set (GitHub Actions), a Markdown summary is appended to it
   CTA_RETRY_BASE_MS           base delay of the retry backoff in ms (default ${DEFAULT_BASE_DELAY_MS})
   Branch, commit, build id and build URL are read from GitHub Actions, GitLab CI, Buildkite,
   CircleCI and Jenkins variables when the flags are absent.
@@ -44,12 +54,18 @@ Environment:
 Retries: 429, 500, 502, 503, 504 and network errors are retried with exponential backoff and
 full jitter (1 s base, 30 s cap), honouring Retry-After (up to 120 s). Other 4xx are not retried.
 
+An analytics outage never fails the build: an upload that fails (network error, 5xx, 429 after
+retries), a rejected token (401, 403) and --wait timing out are warnings, with exit 0 (or the
+tests' verdict with --quarantine), unless --fail-on-upload-error.
+
 Exit codes:
-  0  success
-  1  upload failed after retries (network error, 5xx, 429), or --wait timed out
+  0  success (or only warnings about the upload)
+  1  --quarantine: a failed or errored test is not quarantined, or a report could not be read;
+     --fail-on-upload-error: the upload failed after retries, or --wait timed out
   2  usage error: bad flags, missing url/token, no files matched, unreadable or invalid file,
      request larger than 32 MiB
-  3  rejected by the server (401, 400, 413, 415, 422 or another 4xx)
+  3  rejected by the server (400, 413, 415, 422 or another 4xx; with --fail-on-upload-error also
+     401 and 403)
   4  the run was processed as failed (--wait)
 `;
 
@@ -66,6 +82,9 @@ export const OPTIONS = {
   wait: { type: "boolean" },
   timeout: { type: "string" },
   retries: { type: "string" },
+  quarantine: { type: "boolean" },
+  "cache-dir": { type: "string" },
+  "fail-on-upload-error": { type: "boolean" },
   quiet: { type: "boolean", short: "q" },
   verbose: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -114,6 +133,16 @@ const API_PATH = /\/(?:api|uploads)\/v1\/?$/;
  * not a prefix, and is dropped: `https://host/api/v1` posts to `https://host/uploads/v1/test_runs`.
  */
 export function uploadEndpoint(baseUrl: string): URL {
+  return new URL("test_runs", uploadsBase(baseUrl));
+}
+
+/** `{base}/uploads/v1/quarantined_tests`, the list `--quarantine` reads (same base URL rules). */
+export function quarantineListUrl(baseUrl: string): URL {
+  return new URL("quarantined_tests", uploadsBase(baseUrl));
+}
+
+/** `{base}/uploads/v1/`, from the base URL as uploadEndpoint describes it. */
+function uploadsBase(baseUrl: string): URL {
   let base: URL;
   try {
     base = new URL(baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`);
@@ -124,11 +153,14 @@ export function uploadEndpoint(baseUrl: string): URL {
   base.search = "";
   base.hash = "";
   base.pathname = base.pathname.replace(API_PATH, "/");
-  return new URL("uploads/v1/test_runs", base);
+  return new URL("uploads/v1/", base);
 }
 
 export type UploadSettings = {
   endpoint: URL;
+  quarantineListUrl: URL;
+  /** Where the quarantine list is cached (absolute). */
+  cacheDir: string;
   retries: number;
   waitTimeoutS: number;
   baseDelayMs: number;
@@ -148,11 +180,15 @@ export function uploadSettings(input: {
   baseUrl: string | undefined;
   token: string | undefined;
   baseDelayMs: number | undefined;
+  cwd: string;
+  platform: string;
+  homedir: string;
 }): UploadSettings {
   const { values, patterns, env, baseUrl, token } = input;
   if (!baseUrl) throw new UsageError("missing service URL: pass --url or set CTA_URL");
   if (!token) throw new UsageError("missing upload token: pass --token or set CTA_UPLOAD_TOKEN");
   const endpoint = uploadEndpoint(baseUrl);
+  const listUrl = quarantineListUrl(baseUrl);
   const retries = parseNumberOption("retries", values.retries, { min: 0, integer: true }) ?? DEFAULT_RETRIES;
   const waitTimeoutS = parseNumberOption("timeout", values.timeout, { min: 0, integer: false }) ?? DEFAULT_WAIT_TIMEOUT_S;
   let baseDelayMs = input.baseDelayMs;
@@ -168,5 +204,17 @@ export function uploadSettings(input: {
     throw new UsageError(`--started-at must be an RFC 3339 time such as 2025-01-31T12:00:00Z (got "${startedAt}")`);
   }
   if (patterns.length === 0) throw new UsageError("no report files given (pass files, directories or quoted globs)");
-  return { endpoint, retries, waitTimeoutS, baseDelayMs, startedAt };
+  const cacheDir = resolve(input.cwd, nonEmpty(values["cache-dir"]) ?? defaultCacheDir(env, input.platform, input.homedir));
+  return { endpoint, quarantineListUrl: listUrl, cacheDir, retries, waitTimeoutS, baseDelayMs, startedAt };
+}
+
+/**
+ * The quarantine list's folder when --cache-dir is absent: CTA_CACHE_DIR, else the platform's
+ * cache folder ($XDG_CACHE_HOME, %LOCALAPPDATA% on Windows, else ~/.cache), in ci-test-analytics/.
+ */
+export function defaultCacheDir(env: Env, platform: string, homedir: string): string {
+  const explicit = nonEmpty(env.CTA_CACHE_DIR);
+  if (explicit) return explicit;
+  const base = nonEmpty(env.XDG_CACHE_HOME) ?? (platform === "win32" ? nonEmpty(env.LOCALAPPDATA) : undefined) ?? join(homedir, ".cache");
+  return join(base, "ci-test-analytics");
 }

@@ -3,31 +3,42 @@
  *
  *   npx ci-test-analytics upload --url https://… --token ctu_… 'reports/**\/*.xml'
  *
- * The entry of the bundle bin/ci-test-analytics.mjs (`npm run build:cli`). Documented in
- * docs/uploader-cli.md. Its only runtime dependency is tinyglobby, loaded lazily (so the helpers
- * exported here can be imported without it).
+ * The entry of the bundle packages/uploader/bin/ci-test-analytics.mjs (`npm run build:cli`),
+ * which has no runtime dependencies (its libraries are bundled). Documented in
+ * docs/uploader-cli.md.
  *
- * Exit codes: 0 success; 1 upload failed after retries (network, 5xx, 429) or --wait timed out;
+ * Exit codes: 0 success, or only warnings about the upload (an analytics outage never fails the
+ * build); 1 with --quarantine a failed test not quarantined (or an unreadable report), with
+ * --fail-on-upload-error an upload failed after retries (network, 5xx, 429) or --wait timed out;
  * 2 usage error (bad flags, missing url/token, no files, unreadable file, request too large);
- * 3 rejected by the server (400/401/413/415/422 and other 4xx); 4 run processed as failed (--wait).
+ * 3 rejected by the server (400/413/415/422 and other 4xx; 401/403 with --fail-on-upload-error);
+ * 4 run processed as failed (--wait).
  */
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { TOKEN_BODY_LENGTH, TOKEN_KINDS, hasTokenShape } from "../lib/keys";
 import { HELP, type UploadSettings, parseCommandLine, tokenCandidate, uploadSettings } from "./args";
 import { type Env, detectCiMetadata } from "./ci-metadata";
-import { EXIT_OK, EXIT_REJECTED, EXIT_RUN_FAILED, EXIT_UPLOAD_FAILED, EXIT_USAGE, UsageError } from "./exit-codes";
+import { EXIT_OK, EXIT_REJECTED, EXIT_RUN_FAILED, EXIT_TESTS_FAILED, EXIT_UPLOAD_FAILED, EXIT_USAGE, UsageError } from "./exit-codes";
 import { displayPath, nonEmpty } from "./format";
 import { type RetryOptions, type Sleep, realSleep } from "./http-retry";
 import { Output, type Writable, maskSecretShapes } from "./output";
+import { type QuarantineLookup, type Verdict, judgeFailures, lookUpQuarantine } from "./quarantine";
 import { type RunMetadata, expandFiles } from "./reports";
-import { POLL_BASE_MS, type UploadContext, uploadGroup } from "./upload";
+import { type TestResults, addReport, emptyResults, testLabel } from "./results";
+import { buildStepSummary } from "./summary";
+import { POLL_BASE_MS, type RunInfo, type UploadContext, readGroup, uploadGroup } from "./upload";
 
 // What the bin has always exported (tests import it).
 export { DEFAULT_WAIT_TIMEOUT_S } from "./args";
 export { detectCiMetadata } from "./ci-metadata";
-export { EXIT_OK, EXIT_REJECTED, EXIT_RUN_FAILED, EXIT_UPLOAD_FAILED, EXIT_USAGE, UsageError } from "./exit-codes";
+export { EXIT_OK, EXIT_REJECTED, EXIT_RUN_FAILED, EXIT_TESTS_FAILED, EXIT_UPLOAD_FAILED, EXIT_USAGE, UsageError } from "./exit-codes";
+export { CACHE_MAX_AGE_MS, cacheFilePath, judgeFailures } from "./quarantine";
+export { addReport, emptyResults } from "./results";
+export { buildStepSummary, codeSpan, plainText } from "./summary";
+export { defaultCacheDir } from "./args";
 export {
   DEFAULT_BASE_DELAY_MS,
   DEFAULT_MAX_DELAY_MS,
@@ -61,7 +72,13 @@ export type RunIo = {
   baseDelayMs?: number;
   pollBaseMs?: number;
   readEvent?: (path: string) => unknown;
+  /** For the default cache folder (os.homedir() and process.platform otherwise). */
+  homedir?: string;
+  platform?: string;
 };
+
+/** Failure lines printed per group by --quarantine; the rest are counted. */
+const MAX_PRINTED_FAILURES = 500;
 
 /** The version in the package.json nearest above this module (the bundle's is the package root's). */
 export function cliVersion(): string {
@@ -135,12 +152,23 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     quiet: Boolean(values.quiet),
     verbose: Boolean(values.verbose),
     secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? ""],
+    annotations: env.GITHUB_ACTIONS === "true",
   });
 
   let settings: UploadSettings;
   let metadata: RunMetadata;
   try {
-    settings = uploadSettings({ values, patterns, env, baseUrl, token, baseDelayMs: io.baseDelayMs });
+    settings = uploadSettings({
+      values,
+      patterns,
+      env,
+      baseUrl,
+      token,
+      baseDelayMs: io.baseDelayMs,
+      cwd,
+      platform: io.platform ?? process.platform,
+      homedir: io.homedir ?? homedir(),
+    });
     if (!hasTokenShape("uploadToken", token!)) {
       out.warn(`the token does not look like an upload token (${TOKEN_KINDS.uploadToken}_ followed by ${TOKEN_BODY_LENGTH} letters and digits)`);
     }
@@ -198,6 +226,8 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     "user-agent": `ci-test-analytics/${cliVersion()} node/${process.versions.node}`,
     accept: "application/json",
   };
+  const quarantine = Boolean(values.quarantine);
+  const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
   const context: UploadContext = {
     out,
     cwd,
@@ -211,30 +241,115 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     sleep,
     now,
     pollBaseMs: io.pollBaseMs ?? POLL_BASE_MS,
+    failOnUploadError: Boolean(values["fail-on-upload-error"]),
+    wantFailedTests: summaryPath !== undefined,
   };
+
+  // The reports' own results, for --quarantine and the summary: read whether or not the upload works.
+  const wantResults = quarantine || summaryPath !== undefined;
+  const results = emptyResults();
+  const runs: RunInfo[] = [];
+  const problems: string[] = [];
+  let serviceUnreachable = false;
 
   const groups = values["run-per-file"] ? files.map((f) => [f]) : [files];
   const uploadProgress = groups.length > 1 ? out.progress("Uploading", groups.length) : null;
   const codes: number[] = [];
+  let stopped: string | null = null;
   for (const group of groups) {
+    if (stopped !== null) {
+      // Not uploaded, but their tests still count for the verdict and the summary.
+      if (!wantResults) break;
+      const read = await readGroup(group, context);
+      codes.push(read.code);
+      for (const report of read.reports ?? []) addReport(results, report);
+      continue;
+    }
     const showReadProgress = groups.length === 1 && group.length > PROGRESS_FILE_THRESHOLD;
-    const { code, stop } = await uploadGroup(group, context, { showReadProgress });
-    codes.push(code);
+    const outcome = await uploadGroup(group, context, { showReadProgress });
+    codes.push(outcome.code);
     uploadProgress?.tick();
-    if (stop && codes.length < groups.length) {
-      out.error(`stopping: ${stop}; ${groups.length - codes.length} file(s) not uploaded`);
-      break;
+    if (outcome.run) runs.push(outcome.run);
+    if (outcome.problem && outcome.code !== EXIT_USAGE) problems.push(outcome.problem);
+    if (wantResults) for (const report of outcome.reports ?? []) addReport(results, report);
+    if (outcome.stop) {
+      serviceUnreachable = outcome.unreachable === true;
+      if (codes.length < groups.length) {
+        const message = `stopping: ${outcome.stop}; ${groups.length - codes.length} file(s) not uploaded`;
+        if (outcome.code === EXIT_OK) out.warn(message);
+        else out.error(message);
+      }
+      stopped = outcome.stop;
     }
   }
   if (groups.length > 1) {
-    const ok = codes.filter((c) => c === EXIT_OK).length;
-    out.info(`${ok} of ${groups.length} runs uploaded${ok < groups.length ? `, ${groups.length - ok} failed` : ""}`);
+    const ok = runs.length;
+    out.info(`${ok} of ${groups.length} runs uploaded${ok < groups.length ? `, ${groups.length - ok} not` : ""}`);
   }
-  // The most actionable failure wins: usage, then rejection, then transport, then processing.
+
+  let judged: { verdict: Verdict; lookup: QuarantineLookup } | null = null;
+  if (quarantine) {
+    const lookup = await lookUpQuarantine({
+      listUrl: settings.quarantineListUrl.href,
+      token: token!,
+      headers,
+      // The upload already found the service unreachable after its retries: one more try, not five.
+      retryOptions: serviceUnreachable ? { ...retryOptions, retries: 0 } : retryOptions,
+      cacheDir: settings.cacheDir,
+      now,
+      onCacheError: (message) => out.warn(message),
+    });
+    const verdict = judgeFailures(results.failures, lookup.list, now());
+    judged = { verdict, lookup };
+    printVerdict(out, results, verdict, lookup);
+  }
+
+  if (summaryPath !== undefined) {
+    try {
+      appendFileSync(summaryPath, buildStepSummary({ results, runs, problems, quarantine: judged }));
+    } catch (error) {
+      out.warn(`could not append the summary to GITHUB_STEP_SUMMARY (${summaryPath}): ${(error as Error).message}`);
+    }
+  }
+
+  // The most actionable failure wins: usage, then rejection, then transport or tests, then processing.
+  if (judged && (judged.verdict.notQuarantined.length > 0 || results.unreadable.length > 0)) codes.push(EXIT_TESTS_FAILED);
   for (const code of [EXIT_USAGE, EXIT_REJECTED, EXIT_UPLOAD_FAILED, EXIT_RUN_FAILED]) {
     if (codes.includes(code)) return code;
   }
   return EXIT_OK;
+}
+
+/** --quarantine's verdict: each failure, quarantined or not, and the conclusion (stdout). */
+function printVerdict(out: Output, results: TestResults, verdict: Verdict, lookup: QuarantineLookup): void {
+  if (lookup.problem) out.warn(lookup.problem);
+  else out.info(`Quarantine: ${lookup.note}`);
+  for (const { report, reason } of results.unreadable) {
+    out.error(`cannot read the tests of ${report}: ${reason}; its results are unknown, so they count as a failure`);
+  }
+  const { counts } = results;
+  const failing = counts.failed + counts.errored;
+  out.result(
+    `Tests: ${counts.tests} in all, ${counts.passed} passed, ${counts.failed} failed, ${counts.errored} errored, ${counts.skipped} skipped` +
+      (failing > 0 ? `; ${verdict.quarantined.length} of the ${failing} failed or errored quarantined` : ""),
+  );
+  const lines = [
+    ...verdict.notQuarantined.map((f) => `  not quarantined  ${testLabel(f)} (${f.status})`),
+    ...verdict.quarantined.map(({ failure, entry }) => `  quarantined      ${testLabel(failure)} (${failure.status}): ${entry.reason}, until ${entry.expires_at}`),
+  ];
+  for (const line of lines.slice(0, MAX_PRINTED_FAILURES)) out.result(line);
+  if (lines.length > MAX_PRINTED_FAILURES) out.result(`  … and ${lines.length - MAX_PRINTED_FAILURES} more`);
+  const open = verdict.notQuarantined.length;
+  if (open > 0) {
+    const names = verdict.notQuarantined.slice(0, 5).map(testLabel).join(", ");
+    out.result(`Failing: ${open} failed or errored test(s) not quarantined: ${names}${open > 5 ? ", …" : ""}`);
+  } else if (results.unreadable.length > 0) {
+    out.result(`Failing: ${results.unreadable.length} report(s) could not be read`);
+  } else if (failing > 0) {
+    out.result("Passing: every failed or errored test is quarantined");
+  } else {
+    out.result("Passing: no failed or errored tests");
+  }
 }
 
 /** Entry point for the bin: runs with the process's argv, env and streams. */

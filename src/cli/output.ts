@@ -28,12 +28,28 @@ export class Output {
   private readonly secrets: string[];
   private progressShown = false;
 
-  constructor(stdout: Writable, stderr: Writable, options: { quiet: boolean; verbose: boolean; secrets: string[] }) {
+  private readonly annotations: boolean;
+
+  /** @param options.annotations write GitHub Actions workflow commands (`::warning::`) for `annotate` */
+  constructor(stdout: Writable, stderr: Writable, options: { quiet: boolean; verbose: boolean; secrets: string[]; annotations?: boolean }) {
     this.stdout = stdout;
     this.stderr = stderr;
     this.quiet = options.quiet;
     this.verbose = options.verbose;
     this.secrets = options.secrets.filter((s) => s.length >= 4);
+    this.annotations = options.annotations ?? false;
+  }
+
+  /**
+   * A GitHub Actions annotation (shown on the run's page), when running there; nothing otherwise.
+   * The message is also printed as a warning or error by the caller: this only makes it visible.
+   */
+  annotate(level: "warning" | "error", title: string, message: string): void {
+    if (!this.annotations) return;
+    this.clearProgress();
+    const data = (text: string) => text.replaceAll("%", "%25").replaceAll("\r", "%0D").replaceAll("\n", "%0A");
+    const property = (text: string) => data(text).replaceAll(":", "%3A").replaceAll(",", "%2C");
+    this.stdout.write(`::${level} title=${property(title)}::${data(this.redact(message))}\n`);
   }
 
   redact(text: string): string {

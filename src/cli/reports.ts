@@ -26,6 +26,9 @@ export type RunMetadata = {
 
 export type Envelope = RunMetadata & { junit_xml?: string[]; suites?: unknown[] };
 
+/** One report file as read, for the CLI's own view of the results (src/cli/results.ts). */
+export type ReadReport = { name: string } & ({ kind: "xml"; text: string } | { kind: "json"; suites: unknown[] });
+
 type ReportKind = "xml" | "json";
 
 const METADATA_KEYS = ["branch", "commit_sha", "build_id", "build_url", "started_at"] as const;
@@ -104,10 +107,11 @@ export async function buildUpload(
   files: string[],
   metadata: RunMetadata,
   options: { cwd?: string; onFileRead?: () => void } = {},
-): Promise<{ envelope: Envelope; body: string; bytes: number }> {
+): Promise<{ envelope: Envelope; body: string; bytes: number; reports: ReadReport[] }> {
   const cwd = options.cwd ?? process.cwd();
   const xml: string[] = [];
   const suites: unknown[] = [];
+  const reports: ReadReport[] = [];
   const fromFiles: RunMetadata = {};
   const fileTags: string[] = [];
   let hasJson = false;
@@ -145,8 +149,10 @@ export async function buildUpload(
     }
     const text = decodeReport(bytes, kind, name);
     if (text.trim() === "") throw new UsageError(`${name}: the file is empty`);
-    if (kind === "xml") xml.push(text);
-    else {
+    if (kind === "xml") {
+      xml.push(text);
+      reports.push({ name, kind, text });
+    } else {
       hasJson = true;
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed report, checked field by field below.
       let doc: any;
@@ -159,6 +165,7 @@ export async function buildUpload(
         throw new UsageError(`${name}: not a JSON report (expected an object with a "suites" array)`);
       }
       suites.push(...doc.suites);
+      reports.push({ name, kind, suites: doc.suites });
       for (const key of METADATA_KEYS) {
         if (fromFiles[key] === undefined && typeof doc[key] === "string" && doc[key] !== "") fromFiles[key] = doc[key];
       }
@@ -190,5 +197,5 @@ export async function buildUpload(
         (files.length > 1 ? "; upload the files in smaller groups or with --run-per-file" : ""),
     );
   }
-  return { envelope, body, bytes };
+  return { envelope, body, bytes, reports };
 }

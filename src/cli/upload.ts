@@ -1,13 +1,18 @@
 /**
  * One run's upload: read its files, POST them (with retries), and with --wait poll the run until
  * it is processed. Failures become exit codes, with their message printed.
+ *
+ * An analytics outage must not turn a build red: an upload that fails after its retries (network,
+ * 5xx, 429), a rejected token (401, 403) and --wait giving up are warnings with exit 0 unless
+ * --fail-on-upload-error. A request the service refuses for what it holds (400, 413, 415, 422…)
+ * stays exit 3, and a run whose processing failed exit 4: those need fixing on the sending side.
  */
 import { randomUUID } from "node:crypto";
 import { EXIT_OK, EXIT_REJECTED, EXIT_RUN_FAILED, EXIT_UPLOAD_FAILED, EXIT_USAGE, UsageError } from "./exit-codes";
 import { displayPath, formatBytes } from "./format";
 import { type HttpResponse, type HttpResult, type RetryOptions, type Sleep, describeHttpError, errorDetails, requestWithRetry } from "./http-retry";
 import type { Output } from "./output";
-import { type RunMetadata, buildUpload } from "./reports";
+import { type ReadReport, type RunMetadata, buildUpload } from "./reports";
 
 export const POLL_BASE_MS = 250;
 export const POLL_MAX_MS = 2_000;
@@ -27,17 +32,55 @@ export type UploadContext = {
   sleep: Sleep;
   now: () => number;
   pollBaseMs: number;
+  /** --fail-on-upload-error: upload failures are errors with their exit code, not warnings. */
+  failOnUploadError: boolean;
+  /** Ask the processed run for its failed tests' pages (for the step summary). */
+  wantFailedTests: boolean;
 };
 
-/**
- * Read, send and (with --wait) follow one run. `stop` says why the other runs should not be
- * tried (the token was rejected, or the service stayed unreachable).
- */
-export async function uploadGroup(
-  files: string[],
-  context: UploadContext,
-  options: { showReadProgress: boolean },
-): Promise<{ code: number; stop: string | null }> {
+/** A failed or errored test of the processed run, with its page (`include=failed_tests`). */
+export type RunFailedTest = { classname: string | null; name: string; file: string | null; url: string };
+
+export type RunInfo = {
+  number: number | string | null;
+  /** The run's status when last read: pending, processed, failed. */
+  status: string;
+  /** The run's page in the web app. */
+  url: string | null;
+  /** The processed run's failed tests with their pages; null when not read. */
+  failedTests: RunFailedTest[] | null;
+};
+
+export type GroupResult = {
+  code: number;
+  /** Why the other runs should not be tried (the token was rejected, the service is unreachable). */
+  stop: string | null;
+  /** The upload failed after its retries for the service's own reasons (network, 5xx, 429). */
+  unreachable?: boolean;
+  /** The run, when the service accepted it. */
+  run: RunInfo | null;
+  /** What went wrong with the upload or the wait, as printed (for the summary); null if nothing. */
+  problem: string | null;
+  /** The reports as read (null when they could not be). */
+  reports: ReadReport[] | null;
+};
+
+/** Read the files of one run without sending them (the reports' results are still wanted). */
+export async function readGroup(files: string[], context: Pick<UploadContext, "out" | "cwd" | "metadata">): Promise<{ code: number; reports: ReadReport[] | null }> {
+  try {
+    const { reports } = await buildUpload(files, context.metadata, { cwd: context.cwd });
+    return { code: EXIT_OK, reports };
+  } catch (error) {
+    if (error instanceof UsageError) {
+      context.out.error(error.message);
+      return { code: EXIT_USAGE, reports: null };
+    }
+    throw error;
+  }
+}
+
+/** Read, send and (with --wait) follow one run. */
+export async function uploadGroup(files: string[], context: UploadContext, options: { showReadProgress: boolean }): Promise<GroupResult> {
   const { out, cwd } = context;
   const label = files.length === 1 ? displayPath(files[0]!, cwd) : `${files.length} files`;
   let upload: Awaited<ReturnType<typeof buildUpload>>;
@@ -47,10 +90,11 @@ export async function uploadGroup(
   } catch (error) {
     if (error instanceof UsageError) {
       out.error(error.message);
-      return { code: EXIT_USAGE, stop: null };
+      return { code: EXIT_USAGE, stop: null, run: null, problem: error.message, reports: null };
     }
     throw error;
   }
+  const { reports } = upload;
   out.debug(`POST ${context.endpoint.href} (${formatBytes(upload.bytes)}, ${label})`);
   const result = await requestWithRetry(
     context.endpoint.href,
@@ -61,85 +105,115 @@ export async function uploadGroup(
     },
     context.retryOptions,
   );
-  const failure = reportFailure(result, `upload of ${label}`, out);
+  const failure = classifyFailure(result, `upload of ${label}`);
   if (failure !== null) {
-    const authRejected = result.kind === "response" && (result.status === 401 || result.status === 403);
-    const stop = authRejected
-      ? "the token was rejected"
-      : failure === EXIT_UPLOAD_FAILED
-        ? "the service is unreachable or failing"
-        : null;
-    return { code: failure, stop };
+    const { code, problem } = reportFailure(failure, context);
+    const stop = failure.kind === "token" ? "the token was rejected" : failure.kind === "unavailable" ? "the service is unreachable or failing" : null;
+    return { code, stop, unreachable: failure.kind === "unavailable", run: null, problem, reports };
   }
-  const response = result as HttpResponse;
-  const runInfo = response.json ?? {};
-  const number = runInfo.number;
-  const status = runInfo.status ?? "pending";
-  const link = runInfo.url ?? runInfo.api_url ?? "";
+  const runInfo = (result as HttpResponse).json ?? {};
+  const number = typeof runInfo.number === "number" || typeof runInfo.number === "string" ? runInfo.number : null;
+  const link: string = typeof runInfo.url === "string" ? runInfo.url : typeof runInfo.api_url === "string" ? runInfo.api_url : "";
+  const run: RunInfo = { number, status: String(runInfo.status ?? "pending"), url: link || null, failedTests: null };
   const fileWord = files.length === 1 ? "1 file" : `${files.length} files`;
-  out.result(`Uploaded ${fileWord} as test run #${number ?? "?"} (${status})${link ? `: ${link}` : ""}`);
-  if (!context.wait) return { code: EXIT_OK, stop: null };
-  if (typeof number !== "number" && typeof number !== "string") {
-    out.error("the service did not return a run number; cannot --wait");
-    return { code: EXIT_UPLOAD_FAILED, stop: null };
+  out.result(`Uploaded ${fileWord} as test run #${number ?? "?"} (${run.status})${link ? `: ${link}` : ""}`);
+  if (!context.wait) return { code: EXIT_OK, stop: null, run, problem: null, reports };
+  if (number === null) {
+    const { code, problem } = reportFailure({ kind: "unavailable", message: "the service did not return a run number; cannot --wait", details: [] }, context);
+    return { code, stop: null, run, problem, reports };
   }
   if (context.waitDeadline === 0) context.waitDeadline = context.now() + context.waitTimeoutMs;
-  return { code: await waitForRun(String(number), link, context), stop: null };
+  const waited = await waitForRun(run, link, context);
+  return { ...waited, stop: null, run, reports };
 }
 
-/** Exit code for a result that is not a success (null for a 2xx), with the message printed. */
-function reportFailure(result: HttpResult, what: string, out: Output): number | null {
+/**
+ * What kind of failure a request ended with: `unavailable` (network, 5xx, 429 after retries; the
+ * service's problem), `token` (401, 403: the token, which the service owns, was refused) or
+ * `rejected` (another 4xx: what was sent is wrong). Null for a 2xx.
+ */
+type Failure = { kind: "unavailable" | "token" | "rejected"; message: string; details: string[] };
+
+function classifyFailure(result: HttpResult, what: string): Failure | null {
   if (result.kind === "network-error") {
-    out.error(`${what} failed after ${result.attempts} attempt(s): ${result.message}`);
-    return EXIT_UPLOAD_FAILED;
+    return { kind: "unavailable", message: `${what} failed after ${result.attempts} attempt(s): ${result.message}`, details: [] };
   }
   if (result.status >= 200 && result.status < 300) return null;
   const description = describeHttpError(result);
-  if (result.status >= 400 && result.status < 500 && result.status !== 429) {
-    const hint =
-      result.status === 401
-        ? " (check --token / CTA_UPLOAD_TOKEN: it must be the project's upload token)"
-        : result.status === 413
-          ? " (the request is too large; try --run-per-file or fewer files)"
-          : "";
-    out.error(`${what} rejected by the service: ${description}${hint}`);
-    for (const detail of errorDetails(result)) out.error(`  ${detail}`);
-    return EXIT_REJECTED;
+  if (result.status === 401 || result.status === 403) {
+    return {
+      kind: "token",
+      message: `${what} rejected by the service: ${description} (check --token / CTA_UPLOAD_TOKEN: it must be the project's current upload token; nothing is recorded until it is fixed)`,
+      details: errorDetails(result),
+    };
   }
-  out.error(`${what} failed after ${result.attempts} attempt(s): ${description}`);
-  return EXIT_UPLOAD_FAILED;
+  if (result.status >= 400 && result.status < 500 && result.status !== 429) {
+    const hint = result.status === 413 ? " (the request is too large; try --run-per-file or fewer files)" : "";
+    return { kind: "rejected", message: `${what} rejected by the service: ${description}${hint}`, details: errorDetails(result) };
+  }
+  return { kind: "unavailable", message: `${what} failed after ${result.attempts} attempt(s): ${description}`, details: [] };
+}
+
+const NOT_FAILING = "the build does not fail for it (--fail-on-upload-error would)";
+
+/** Prints a failure as an error or, for the service's own failures without --fail-on-upload-error, a warning; returns its exit code. */
+function reportFailure(failure: Failure, context: UploadContext): { code: number; problem: string } {
+  const { out } = context;
+  const title = failure.kind === "token" ? "CI test analytics: upload token rejected" : "CI test analytics: upload failed";
+  if (failure.kind === "rejected" || context.failOnUploadError) {
+    out.error(failure.message);
+    for (const detail of failure.details) out.error(`  ${detail}`);
+    out.annotate("error", title, failure.message);
+    return { code: failure.kind === "unavailable" ? EXIT_UPLOAD_FAILED : EXIT_REJECTED, problem: failure.message };
+  }
+  out.warn(`${failure.message}; ${NOT_FAILING}`);
+  for (const detail of failure.details) out.warn(`  ${detail}`);
+  // A misconfigured token is not an outage that passes: make it an error annotation, which GitHub shows on the run's page.
+  out.annotate(failure.kind === "token" ? "error" : "warning", title, failure.message);
+  return { code: EXIT_OK, problem: failure.message };
 }
 
 const IN_PROGRESS = new Set(["pending", "processing", "queued", "running"]);
 
-/** Poll the run until it leaves "pending" (or the --timeout deadline passes). */
-async function waitForRun(number: string, link: string, context: UploadContext): Promise<number> {
+function failedTestsOf(value: unknown): RunFailedTest[] | null {
+  if (!Array.isArray(value)) return null;
+  return value.filter(
+    (t): t is RunFailedTest =>
+      typeof t === "object" && t !== null && typeof t.name === "string" && typeof t.url === "string" && (t.classname === null || typeof t.classname === "string") && (t.file === null || typeof t.file === "string"),
+  );
+}
+
+/** Poll the run until it leaves "pending" (or the --timeout deadline passes); updates `run`. */
+async function waitForRun(run: RunInfo, link: string, context: UploadContext): Promise<{ code: number; problem: string | null }> {
   const { out, now, sleep } = context;
-  const url = new URL(encodeURIComponent(number), `${context.endpoint.href}/`).href;
+  const number = String(run.number);
+  const url = new URL(encodeURIComponent(number), `${context.endpoint.href}/`);
+  if (context.wantFailedTests) url.searchParams.set("include", "failed_tests");
   let delay = context.pollBaseMs;
   for (;;) {
-    const result = await requestWithRetry(url, { method: "GET", headers: context.headers }, context.retryOptions);
-    const failure = reportFailure(result, `checking test run #${number}`, out);
-    if (failure !== null) return failure;
+    const result = await requestWithRetry(url.href, { method: "GET", headers: context.headers }, context.retryOptions);
+    const failure = classifyFailure(result, `checking test run #${number}`);
+    if (failure !== null) return reportFailure(failure, context);
     const runInfo = (result as HttpResponse).json ?? {};
     const status = String(runInfo.status ?? "unknown");
+    run.status = status;
     out.debug(`test run #${number}: ${status}`);
     if (status === "processed") {
+      run.failedTests = failedTestsOf(runInfo.failed_tests);
       out.result(`Test run #${number} processed${link ? `: ${link}` : ""}`);
-      return EXIT_OK;
+      return { code: EXIT_OK, problem: null };
     }
     if (status === "failed") {
-      out.error(`test run #${number} failed processing: ${runInfo.failure_reason ?? "no reason given"}${link ? ` (${link})` : ""}`);
-      return EXIT_RUN_FAILED;
+      const message = `test run #${number} failed processing: ${runInfo.failure_reason ?? "no reason given"}${link ? ` (${link})` : ""}`;
+      out.error(message);
+      return { code: EXIT_RUN_FAILED, problem: message };
     }
     if (!IN_PROGRESS.has(status)) {
-      out.error(`test run #${number} has an unexpected status "${status}"`);
-      return EXIT_UPLOAD_FAILED;
+      return reportFailure({ kind: "unavailable", message: `test run #${number} has an unexpected status "${status}"`, details: [] }, context);
     }
     const left = context.waitDeadline - now();
     if (left <= 0) {
-      out.error(`timed out waiting for test run #${number} (still ${status})${link ? `: ${link}` : ""}`);
-      return EXIT_UPLOAD_FAILED;
+      return reportFailure({ kind: "unavailable", message: `timed out waiting for test run #${number} (still ${status})${link ? `: ${link}` : ""}`, details: [] }, context);
     }
     await sleep(Math.min(delay, left));
     delay = Math.min(delay * 2, POLL_MAX_MS);

@@ -457,6 +457,18 @@ export const QuarantinedTestForCiSchema = z
   })
   .openapi("QuarantinedTestForCi");
 
+export const RunFailedTestSchema = z
+  .object({
+    test_id: z.string().uuid().openapi({ description: "The test this case is an execution of (GET /api/v1/tests/{id})." }),
+    classname: z.string().nullable(),
+    name: z.string(),
+    file: z.string().nullable(),
+    status: z.enum(["failed", "errored"]).openapi({ description: "The case's final outcome." }),
+    quarantined: z.boolean().openapi({ description: "Whether the test was quarantined when the run was processed." }),
+    url: z.string().url().openapi({ description: "The test's page in the web app." }),
+  })
+  .openapi("RunFailedTest");
+
 export const QuarantinedTestsForCiSchema = z.object({ data: z.array(QuarantinedTestForCiSchema) }).openapi("QuarantinedTestsForCi");
 
 export const TestExecutionsQuerySchema = PageQuerySchema.extend({

@@ -143,6 +143,26 @@ export function presentTestCase(row: Row<typeof testCases>, run: Pick<Row<typeof
   };
 }
 
+/**
+ * A failed or errored case of a processed run as the uploader's `include=failed_tests` gives it
+ * (GET /uploads/v1/test_runs/{number}): the test it is an execution of, with the test's page.
+ */
+export function presentRunFailedTest(
+  row: Pick<Row<typeof testCases>, "testId" | "classname" | "name" | "file" | "status" | "quarantined">,
+  projectId: string,
+  webAppUrl: string,
+) {
+  return {
+    test_id: row.testId,
+    classname: row.classname,
+    name: row.name,
+    file: row.file,
+    status: row.status,
+    quarantined: row.quarantined,
+    url: `${base(webAppUrl)}/projects/${projectId}/tests/${row.testId}`,
+  };
+}
+
 /** A run as the test views embed it: enough to place an execution or a transition. */
 export function presentTestRunSummary(run: Pick<Row<typeof testRuns>, "projectId" | "number" | "branch" | "commitSha" | "createdAt">, webAppUrl: string) {
   return {

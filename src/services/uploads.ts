@@ -2,15 +2,15 @@
  * The upload interface's services: upload-token authentication, accepting a report (record the
  * run and its payload, then queue it), and reading an uploaded run back with the same token.
  */
-import { and, eq } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import type { Logger } from "../lib/logger";
-import { projects, testRuns } from "../db/schema";
+import { projects, testCases, testRuns } from "../db/schema";
 import type { Database } from "../db/types";
 import { ApiError, notFound, describeError } from "../lib/errors";
 import { parsePathNumber } from "../lib/ids";
 import { hashToken, isWellFormedToken } from "../lib/keys";
 import type { ServiceDeps } from "./context";
-import { presentTestRun } from "./presenters";
+import { presentRunFailedTest, presentTestRun } from "./presenters";
 import type { RunQueue, UploadPayload } from "../ingest/run-queue";
 import type { RunMetadata } from "../ingest/upload-request";
 import { failTestRun, recordTestRunArrival } from "./test-runs";
@@ -73,4 +73,31 @@ export async function getUploadedRun(db: Database, project: UploadingProject, nu
     .limit(1);
   if (!row) throw notFound("Test run");
   return row;
+}
+
+/** Failed and errored cases listed by `include=failed_tests`; a run with more lists its first ones. */
+export const MAX_RUN_FAILED_TESTS = 1_000;
+
+/**
+ * The failed and errored cases of a processed run (in report order, at most MAX_RUN_FAILED_TESTS)
+ * with their tests' pages, for the uploader's summary; null while the run is pending or when its
+ * processing failed (it has no cases). One read of the run's cases, asked for only by clients
+ * that want it.
+ */
+export async function listRunFailedTests(db: Database, run: typeof testRuns.$inferSelect, webAppUrl: string) {
+  if (run.status !== "processed") return null;
+  const rows = await db
+    .select({
+      testId: testCases.testId,
+      classname: testCases.classname,
+      name: testCases.name,
+      file: testCases.file,
+      status: testCases.status,
+      quarantined: testCases.quarantined,
+    })
+    .from(testCases)
+    .where(and(eq(testCases.testRunId, run.id), inArray(testCases.status, ["failed", "errored"])))
+    .orderBy(asc(testCases.id))
+    .limit(MAX_RUN_FAILED_TESTS);
+  return rows.map((row) => presentRunFailedTest(row, run.projectId, webAppUrl));
 }

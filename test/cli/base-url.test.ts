@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-const BIN = fileURLToPath(new URL("../../bin/ci-test-analytics.mjs", import.meta.url));
+const BIN = fileURLToPath(new URL("../../packages/uploader/bin/ci-test-analytics.mjs", import.meta.url));
 const TOKEN = `ctu_${"a1B2c3D4e5".repeat(4)}${"Z9y8x7w6v".slice(0, 9)}`;
 const ACCEPTED = { number: 12, status: "pending", url: "https://app.example.test/projects/p1/test_runs/12" };
 

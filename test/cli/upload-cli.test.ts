@@ -1,5 +1,5 @@
 /**
- * The uploader CLI (bin/ci-test-analytics.mjs): CI metadata detection and retry helpers in
+ * The uploader CLI (packages/uploader/bin/ci-test-analytics.mjs): CI metadata detection and retry helpers in
  * process, and the command itself as a child process against a local node:http server playing
  * the service (127.0.0.1, port 0). CTA_RETRY_BASE_MS=1 keeps backoff waits out of the run time.
  */
@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-const BIN = fileURLToPath(new URL("../../bin/ci-test-analytics.mjs", import.meta.url));
+const BIN = fileURLToPath(new URL("../../packages/uploader/bin/ci-test-analytics.mjs", import.meta.url));
 const TOKEN = `ctu_${"a1B2c3D4e5".repeat(4)}${"Z9y8x7w6v".slice(0, 9)}`; // ctu_ + 49 base62
 const RUN_URL = "https://app.example.test/projects/p1/test_runs/12";
 
@@ -376,6 +376,8 @@ describe("ci-test-analytics upload (child process)", () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("Exit codes:");
     expect(help.stdout).toMatch(/4\s+the run was processed as failed/);
+    expect(help.stdout).toContain("--fail-on-upload-error");
+    expect(help.stdout).toContain("--quarantine");
     const version = await runCli(["--version"]);
     expect(version.code).toBe(0);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
@@ -518,12 +520,22 @@ describe("ci-test-analytics upload (child process)", () => {
     expect(quiet.stderr).toBe("");
     await service.close();
 
-    // A rejected token stops the remaining uploads.
+    // A rejected token stops the remaining uploads: a loud warning, but not a red build…
     const denied = await fakeService(() => errorReply(401, "unauthorized", "Invalid upload token"));
     const stopped = await runCli(["upload", "--url", denied.url, "--token", TOKEN, "--run-per-file", "r"], { cwd: base });
-    expect(stopped.code).toBe(3);
+    expect(stopped.code).toBe(0);
     expect(denied.requests).toHaveLength(1);
-    expect(stopped.stderr).toContain("stopping: the token was rejected; 2 file(s) not uploaded");
+    expect(stopped.stderr).toContain("warning: upload of r/1.xml rejected by the service: 401 unauthorized: Invalid upload token");
+    expect(stopped.stderr).toContain("nothing is recorded until it is fixed");
+    expect(stopped.stderr).toContain("warning: stopping: the token was rejected; 2 file(s) not uploaded");
+    // …and in GitHub Actions an error annotation on the run's page.
+    const inActions = await runCli(["upload", "--url", denied.url, "--token", TOKEN, "--run-per-file", "r"], { cwd: base, env: { GITHUB_ACTIONS: "true" } });
+    expect(inActions.code).toBe(0);
+    expect(inActions.stdout).toMatch(/^::error title=CI test analytics%3A upload token rejected::upload of r\/1\.xml rejected by the service: 401/m);
+    // With --fail-on-upload-error it is exit 3, as a rejection.
+    const strict = await runCli(["upload", "--url", denied.url, "--token", TOKEN, "--run-per-file", "--fail-on-upload-error", "r"], { cwd: base });
+    expect(strict.code).toBe(3);
+    expect(strict.stderr).toContain("error: stopping: the token was rejected; 2 file(s) not uploaded");
     await denied.close();
   });
 
@@ -554,7 +566,7 @@ describe("ci-test-analytics upload (child process)", () => {
     await service.close();
   });
 
-  it("retries 503s then succeeds; exhausting --retries on 5xx exits 1", async () => {
+  it("retries 503s then succeeds; exhausting --retries on 5xx is a warning (exit 0), exit 1 with --fail-on-upload-error", async () => {
     const flaky = await fakeService(sequence(errorReply(503, "service_unavailable", "busy"), { status: 502 }, accepted));
     const recovered = await runCli(["upload", "--url", flaky.url, "--token", TOKEN, "junit.xml"], { cwd: oneReport() });
     expect(recovered.code).toBe(0);
@@ -564,19 +576,32 @@ describe("ci-test-analytics upload (child process)", () => {
 
     const down = await fakeService(() => errorReply(500, "internal_error", "boom"));
     const exhausted = await runCli(["upload", "--url", down.url, "--token", TOKEN, "--retries", "2", "junit.xml"], { cwd: oneReport() });
-    expect(exhausted.code).toBe(1);
+    expect(exhausted.code).toBe(0);
     expect(down.requests).toHaveLength(3);
-    expect(exhausted.stderr).toContain("failed after 3 attempt(s): 500 internal_error: boom");
+    expect(exhausted.stderr).toContain("warning: upload of junit.xml failed after 3 attempt(s): 500 internal_error: boom; the build does not fail for it");
+    expect(exhausted.stdout).toBe("");
+    const strict = await runCli(["upload", "--url", down.url, "--token", TOKEN, "--retries", "2", "--fail-on-upload-error", "junit.xml"], { cwd: oneReport() });
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain("error: upload of junit.xml failed after 3 attempt(s): 500 internal_error: boom");
     await down.close();
   });
 
-  it("does not retry a 401 and exits 3; 413 and 422 are rejections too", async () => {
+  it("does not retry a 401 or 403: a warning (exit 0), exit 3 with --fail-on-upload-error; 413 and 422 are rejections (exit 3)", async () => {
     const service = await fakeService(() => errorReply(401, "unauthorized", "Invalid or missing upload token"));
     const result = await runCli(["upload", "--url", service.url, "--token", TOKEN, "junit.xml"], { cwd: oneReport() });
-    expect(result.code).toBe(3);
+    expect(result.code).toBe(0);
     expect(service.requests).toHaveLength(1);
-    expect(result.stderr).toContain("rejected by the service: 401 unauthorized: Invalid or missing upload token");
+    expect(result.stderr).toContain("warning: upload of junit.xml rejected by the service: 401 unauthorized: Invalid or missing upload token");
+    const strict = await runCli(["upload", "--url", service.url, "--token", TOKEN, "--fail-on-upload-error", "junit.xml"], { cwd: oneReport() });
+    expect(strict.code).toBe(3);
+    expect(strict.stderr).toContain("error: upload of junit.xml rejected by the service: 401 unauthorized");
     await service.close();
+
+    const forbidden = await fakeService(() => errorReply(403, "forbidden", "Not allowed"));
+    expect((await runCli(["upload", "--url", forbidden.url, "--token", TOKEN, "junit.xml"], { cwd: oneReport() })).code).toBe(0);
+    expect((await runCli(["upload", "--url", forbidden.url, "--token", TOKEN, "--fail-on-upload-error", "junit.xml"], { cwd: oneReport() })).code).toBe(3);
+    expect(forbidden.requests).toHaveLength(2);
+    await forbidden.close();
 
     const invalid = await fakeService(() => ({
       status: 422,
@@ -593,14 +618,20 @@ describe("ci-test-analytics upload (child process)", () => {
     await tooLarge.close();
   });
 
-  it("retries network errors, then exits 1", async () => {
+  it("retries network errors, then warns (exit 0); exit 1 with --fail-on-upload-error", async () => {
     const gone = await fakeService(() => accepted);
     const url = gone.url;
     await gone.close(); // nothing listens there any more: connection refused
     const result = await runCli(["upload", "--url", url, "--token", TOKEN, "junit.xml"], { cwd: oneReport() });
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(0);
     expect(result.stderr.match(/retrying in/g)).toHaveLength(4);
-    expect(result.stderr).toMatch(/failed after 5 attempt\(s\): .*ECONNREFUSED/);
+    expect(result.stderr).toMatch(/warning: upload of junit\.xml failed after 5 attempt\(s\): .*ECONNREFUSED/);
+    const inActions = await runCli(["upload", "--url", url, "--token", TOKEN, "--retries", "0", "junit.xml"], { cwd: oneReport(), env: { GITHUB_ACTIONS: "true" } });
+    expect(inActions.code).toBe(0);
+    expect(inActions.stdout).toMatch(/^::warning title=CI test analytics%3A upload failed::upload of junit\.xml failed after 1 attempt\(s\): .*ECONNREFUSED/m);
+    const strict = await runCli(["upload", "--url", url, "--token", TOKEN, "--retries", "0", "--fail-on-upload-error", "junit.xml"], { cwd: oneReport() });
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toMatch(/error: upload of junit\.xml failed after 1 attempt\(s\): .*ECONNREFUSED/);
   });
 
   it("--wait polls until processed (exit 0)", async () => {
@@ -623,7 +654,7 @@ describe("ci-test-analytics upload (child process)", () => {
     await service.close();
   });
 
-  it("--wait exits 4 when the run failed, printing the reason; 1 when it times out", async () => {
+  it("--wait exits 4 when the run failed, printing the reason; timing out is a warning (exit 1 with --fail-on-upload-error)", async () => {
     const failing = await fakeService((req) =>
       req.method === "POST"
         ? accepted
@@ -638,8 +669,13 @@ describe("ci-test-analytics upload (child process)", () => {
     const timedOut = await runCli(["upload", "--url", stuck.url, "--token", TOKEN, "--wait", "--timeout", "0.6", "junit.xml"], {
       cwd: oneReport(),
     });
-    expect(timedOut.code).toBe(1);
-    expect(timedOut.stderr).toContain("timed out waiting for test run #12 (still pending)");
+    expect(timedOut.code).toBe(0);
+    expect(timedOut.stderr).toContain("warning: timed out waiting for test run #12 (still pending)");
+    const strict = await runCli(["upload", "--url", stuck.url, "--token", TOKEN, "--wait", "--timeout", "0.3", "--fail-on-upload-error", "junit.xml"], {
+      cwd: oneReport(),
+    });
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain("error: timed out waiting for test run #12 (still pending)");
     await stuck.close();
   });
 

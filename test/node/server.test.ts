@@ -87,7 +87,7 @@ describe("npm start", () => {
     ).json();
     const token = created.upload_token as string;
 
-    const cli = fileURLToPath(new URL("../../bin/ci-test-analytics.mjs", import.meta.url));
+    const cli = fileURLToPath(new URL("../../packages/uploader/bin/ci-test-analytics.mjs", import.meta.url));
     const fixture = fileURLToPath(new URL("../fixtures/junit/maven-surefire.xml", import.meta.url));
     const { stdout, stderr } = await promisify(execFile)(process.execPath, [cli, "upload", "--url", base, "--token", token, "--branch", "main", "--commit-sha", "abc1234", "--wait", fixture], {
       env: { ...process.env, GITHUB_ACTIONS: "", GITLAB_CI: "", BUILDKITE: "", CIRCLECI: "", JENKINS_URL: "", JENKINS_HOME: "" },

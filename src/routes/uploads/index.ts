@@ -16,11 +16,19 @@ import { METADATA_KEYS, readUploadRequest } from "../../ingest/upload-request";
 import { admitBearer } from "../../middleware/auth";
 import { limitBody } from "../../middleware/json-body";
 import { MAX_QUARANTINED_TESTS, listQuarantinedTests, matchesEtag, quarantineListTag } from "../../services/quarantine";
-import { type UploadingProject, acceptUpload, findProjectByUploadToken, getUploadedRun, presentUploadedRun } from "../../services/uploads";
+import {
+  MAX_RUN_FAILED_TESTS,
+  type UploadingProject,
+  acceptUpload,
+  findProjectByUploadToken,
+  getUploadedRun,
+  listRunFailedTests,
+  presentUploadedRun,
+} from "../../services/uploads";
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { documentConfig } from "../openapi-document";
 import { errorResponses } from "../responses";
-import { QuarantinedTestsForCiSchema, TestRunSchema } from "../schemas";
+import { QuarantinedTestsForCiSchema, RunFailedTestSchema, TestRunSchema } from "../schemas";
 import { validationHook } from "../validation";
 
 type UploadEnv = AppEnv & { Variables: { uploader: UploadingProject } };
@@ -60,6 +68,24 @@ const UploadHeadersSchema = z.object({
     .openapi({ description: "Makes retries safe: one run per key and project (1 to 255 visible ASCII characters).", maxLength: 255 } as object),
 });
 
+/** The run as GET /uploads/v1/test_runs/{number} answers it: with `failed_tests` when asked for. */
+const UploadedRunWithFailuresSchema = UploadedRunSchema.extend({
+  failed_tests: z
+    .array(RunFailedTestSchema)
+    .nullable()
+    .optional()
+    .openapi({
+      description: `Only with \`include=failed_tests\`: the failed and errored cases of the processed run, in report order (at most ${MAX_RUN_FAILED_TESTS.toLocaleString("en-US")}; fewer than \`failed_count + errored_count\` means the list was cut), each with its test's id and page. Null while the run is pending or when its processing failed.`,
+    }),
+}).openapi("UploadedTestRunWithFailures");
+
+const UploadedRunQuerySchema = z.object({
+  include: z
+    .enum(["failed_tests"], { error: "must be failed_tests" })
+    .optional()
+    .openapi({ param: { name: "include", in: "query" }, description: "`failed_tests` adds the run's failed and errored tests (`failed_tests`), for the uploader's summary." }),
+});
+
 const RunNumberParams = z.object({
   number: z.string().openapi({ param: { name: "number", in: "path" }, type: "integer", minimum: 1, description: "The run's number in its project." } as object),
 });
@@ -73,7 +99,7 @@ function uploadsDocumentConfig(publicBaseUrl: string) {
   return documentConfig({
     title: "CI test analytics uploads API",
     description:
-      "How test results come in: JUnit XML or JSON, authenticated with a project's upload token. Runs are then readable in /api/v1 (`/api/v1/openapi.json`, which also lists these operations). The uploader CLI (`npx ci-test-analytics upload`) wraps this endpoint.",
+      "How test results come in: JUnit XML or JSON, authenticated with a project's upload token. Runs are then readable in /api/v1 (`/api/v1/openapi.json`, which also lists these operations). The uploader CLI (`ci-test-analytics upload`, packages/uploader and action.yml in the repository) wraps these endpoints.",
     serverUrl: `${publicBaseUrl}/uploads/v1`,
     tags: [UPLOADS_TAG],
   });
@@ -155,8 +181,8 @@ const getUploadedTestRunRoute = createRoute({
   tags: ["Uploads"],
   summary: "Get a run of the token's project (to follow its processing)",
   security: tokenSecurity,
-  request: { params: RunNumberParams },
-  responses: { 200: json(UploadedRunSchema, "The run."), ...errorResponses(401, 404, 429, 500, 503) },
+  request: { params: RunNumberParams, query: UploadedRunQuerySchema },
+  responses: { 200: json(UploadedRunWithFailuresSchema, "The run."), ...errorResponses(400, 401, 404, 429, 500, 503) },
 });
 
 const listQuarantinedTestsRoute = createRoute({
@@ -239,7 +265,9 @@ export function createUploadsApi(config: AppConfig) {
 
   api.openapi(getUploadedTestRunRoute, async (c) => {
     const run = await getUploadedRun(c.env.db, c.get("uploader"), c.req.valid("param").number);
-    return c.json(presentUploadedRun(run, config.webAppUrl, config.publicBaseUrl), 200);
+    const body = presentUploadedRun(run, config.webAppUrl, config.publicBaseUrl);
+    if (c.req.valid("query").include !== "failed_tests") return c.json(body, 200);
+    return c.json({ ...body, failed_tests: await listRunFailedTests(c.env.db, run, config.webAppUrl) }, 200);
   });
 
   api.openapi(listQuarantinedTestsRoute, async (c) => {

@@ -171,6 +171,57 @@ describe("the run lifecycle", () => {
   });
 });
 
+describe("include=failed_tests: the run's failures with their tests' pages (for the uploader's summary)", () => {
+  it("lists the failed and errored cases of a processed run in report order, with test ids, quarantine and pages; absent unless asked for", async () => {
+    const { project, apiKey, uploadToken } = await newUploader();
+    await h.uploadAndWait(uploadToken, xml(PASS + FAIL + ERROR));
+    const tests = (await h.get(`/api/v1/projects/${project.id}/tests?sort=name`, apiKey)).body.data as any[];
+    const id = (name: string) => tests.find((t) => t.name === name).id as string;
+    const quarantined = await h.post(`/api/v1/tests/${id("errors")}/quarantine`, apiKey, { reason: "known", duration: "7d" });
+    expect(quarantined.status).toBe(200);
+
+    const run = await h.uploadAndWait(uploadToken, {
+      junit_xml: xml(ERROR + PASS + FAIL),
+      suites: [{ name: "json", cases: [{ name: "no class", file: "ui/a.test.ts", status: "failed" }, { name: "skips", status: "skipped" }] }],
+    });
+    const plain = await h.get(`/uploads/v1/test_runs/${run.number}`, uploadToken);
+    expect(plain.status).toBe(200);
+    expect(plain.body).not.toHaveProperty("failed_tests");
+
+    const res = await h.get(`/uploads/v1/test_runs/${run.number}?include=failed_tests`, uploadToken);
+    expect(res.status, res.text).toBe(200);
+    const page = (testId: string) => `${WEB_APP_URL}/projects/${project.id}/tests/${testId}`;
+    const noClass = (await h.get(`/api/v1/projects/${project.id}/tests?sort=name`, apiKey)).body.data.find((t: any) => t.name === "no class");
+    expect(res.body.failed_tests).toEqual([
+      { test_id: id("errors"), classname: "a.B", name: "errors", file: null, status: "errored", quarantined: true, url: page(id("errors")) },
+      { test_id: id("fails"), classname: "a.B", name: "fails", file: null, status: "failed", quarantined: false, url: page(id("fails")) },
+      { test_id: noClass.id, classname: null, name: "no class", file: "ui/a.test.ts", status: "failed", quarantined: false, url: page(noClass.id) },
+    ]);
+    // The rest of the answer is the run as without it.
+    const { failed_tests: _failures, ...rest } = res.body;
+    expect(rest).toEqual(plain.body);
+  });
+
+  it("null while the run is pending and when its processing failed; another value is a 400", async () => {
+    const { project, uploadToken } = await newUploader();
+    const pending = await h.newRun(project.id, { outcome: "pending" });
+    const whilePending = await h.get(`/uploads/v1/test_runs/${pending.number}?include=failed_tests`, uploadToken);
+    expect(whilePending.status).toBe(200);
+    expect(whilePending.body).toMatchObject({ status: "pending", failed_tests: null });
+
+    const broken = await h.uploadAndWait(uploadToken, "<testsuites><testsuite>");
+    expect(broken.status).toBe("failed");
+    expect((await h.get(`/uploads/v1/test_runs/${broken.number}?include=failed_tests`, uploadToken)).body.failed_tests).toBeNull();
+
+    const passing = await h.uploadAndWait(uploadToken, xml(PASS));
+    expect((await h.get(`/uploads/v1/test_runs/${passing.number}?include=failed_tests`, uploadToken)).body.failed_tests).toEqual([]);
+
+    const wrong = await h.get(`/uploads/v1/test_runs/${passing.number}?include=cases`, uploadToken);
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error.code).toBe("invalid_request");
+  });
+});
+
 describe("text is stored exactly", () => {
   // Characters that COPY's text format escapes (Postgres stores rows with COPY where it can) and others.
   const AWKWARD = ["back\\slash \\N \\.", "tab\there", "new\nline", "cr\rhere", "żółć \u2028 😀", "ends with \\"];
