@@ -2,13 +2,18 @@ import { Pool, neonConfig } from "@neondatabase/serverless";
 import { consoleLogger } from "../lib/logger";
 import type { WorkerEnv } from "./env";
 
-/** Points the Neon driver at a local WebSocket bridge (development and tests only; production leaves neonConfig alone). */
+/**
+ * Points the Neon driver at a local WebSocket bridge (development and tests only; production leaves
+ * neonConfig alone). Only the transport differs: plain `ws://` on loopback instead of `wss://`.
+ * Connection pipelining stays at the driver's production default (`pipelineConnect: "password"`:
+ * startup, password and first query in one flight); the bridge drops the password when the local
+ * server trusts the connection, as Neon's proxy consumes it (src/node/local-neon/wire-meter.ts).
+ */
 export function configureLocalProxy(env: WorkerEnv): void {
   if (!env.LOCAL_NEON_PROXY) return;
   const proxy = env.LOCAL_NEON_PROXY;
   neonConfig.wsProxy = (host, port) => `${proxy}/v2?address=${host}:${port}`;
   neonConfig.useSecureWebSocket = false;
-  neonConfig.pipelineConnect = false;
   neonConfig.pipelineTLS = false;
   neonConfig.forceDisablePgSSL = true;
 }
