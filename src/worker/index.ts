@@ -84,7 +84,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
   return {
     async fetch(request, env, ctx): Promise<Response> {
       configureLocalProxy(env);
-      const pool = requestPool(env);
+      const pool = requestPool(env, "fetch");
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
         const deps: RequestDeps = {
@@ -122,7 +122,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
     /** Consumer of the run queue: one pool per batch, ended when the batch is done. */
     async queue(batch, env, ctx): Promise<void> {
       configureLocalProxy(env);
-      const pool = requestPool(env);
+      const pool = requestPool(env, "queue");
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
         const work = backgroundWork({

@@ -18,13 +18,17 @@ export function configureLocalProxy(env: WorkerEnv): void {
   neonConfig.forceDisablePgSSL = true;
 }
 
+/** application_name of the Worker's sessions, followed by `:fetch` or `:queue`. */
+export const WORKER_APPLICATION_NAME = "ci-analytics-worker";
+
 /**
  * A Pool for this request only. Clients get error listeners: when the server closes an ended
  * client's WebSocket, workerd raises "Network connection lost", which would otherwise be thrown
  * as an unhandled 'error' event.
  */
-export function requestPool(env: WorkerEnv): Pool {
-  const pool = new Pool({ connectionString: env.DATABASE_URL });
+export function requestPool(env: WorkerEnv, handler: "fetch" | "queue" | "test"): Pool {
+  // The session says which handler holds it (pg_stat_activity; the local bridge counts by it).
+  const pool = new Pool({ connectionString: env.DATABASE_URL, application_name: `${WORKER_APPLICATION_NAME}:${handler}` });
   // Idle clients report the server closing their socket while the pool is being ended; that is the normal end of a request.
   pool.on("error", (error: Error) => {
     if (!(pool as unknown as { ending?: boolean }).ending) consoleLogger.error("postgres pool error", { error: error.message });

@@ -23,7 +23,7 @@ const extended = Buffer.concat([message("P", "\0select 1\0\0\0"), message("B", B
 describe("the bridge's wire meter", () => {
   it("counts one flight for a pipelined connect and first query, one per later exchange, and each Parse/Query as a statement", () => {
     const counters = emptyCounters();
-    const meter = new WireMeter(counters);
+    const meter = new WireMeter(counters, { handshakeRtts: 3 });
     const first = Buffer.concat([startup(), message("p", "secret"), extended]);
     // Split at awkward places: the meter keeps its place across chunks.
     const forwarded = [first.subarray(0, 3), first.subarray(3, 40), first.subarray(40)].flatMap((chunk) => meter.fromClient(chunk));
@@ -42,18 +42,31 @@ describe("the bridge's wire meter", () => {
     meter.fromServer(ready);
     meter.deliveredToClient();
     meter.fromClient(message("X"));
-    expect(counters).toMatchObject({ flights: 3, statements: 3 });
+    expect(counters).toEqual({ connections: 1, handshakeRoundTrips: 3, flights: 3, statements: 3 });
+  });
+
+  it("counts a session under its application_name too", () => {
+    const totals = emptyCounters();
+    const named = emptyCounters();
+    const meter = new WireMeter(totals, { handshakeRtts: 3, countersOf: (name) => (name === "worker:fetch" ? named : emptyCounters()) });
+    const params = Buffer.from("user\0postgres\0application_name\0worker:fetch\0\0");
+    const head = Buffer.alloc(8);
+    head.writeInt32BE(8 + params.length, 0);
+    head.writeInt32BE(196608, 4);
+    meter.fromClient(Buffer.concat([head, params, message("Q", "select 1")]));
+    expect(named).toEqual({ connections: 1, handshakeRoundTrips: 3, flights: 1, statements: 1 });
+    expect(totals).toEqual(named);
   });
 
   it("forwards a pipelined password when the server asks for one", () => {
-    const meter = new WireMeter(emptyCounters());
+    const meter = new WireMeter(emptyCounters(), { handshakeRtts: 3 });
     meter.fromClient(Buffer.concat([startup(), message("p", "secret"), message("Q", "select 1")]));
     expect(Buffer.concat(meter.fromServer(authentication(3)))).toEqual(Buffer.concat([message("p", "secret"), message("Q", "select 1")]));
   });
 
   it("counts a burst sent before the answer arrived in the same flight", () => {
     const counters = emptyCounters();
-    const meter = new WireMeter(counters);
+    const meter = new WireMeter(counters, { handshakeRtts: 3 });
     meter.fromClient(startup());
     meter.fromServer(Buffer.concat([authentication(0), ready]));
     meter.deliveredToClient();

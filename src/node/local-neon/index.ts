@@ -17,7 +17,7 @@ import { type BridgeEmulation, type WebSocketBridge, parseLoopbackTarget, startW
 
 export { servePglite } from "./pglite-wire-server";
 export { startWebSocketBridge } from "./websocket-bridge";
-export type { BridgeCounters, BridgeEmulation, WebSocketBridge } from "./websocket-bridge";
+export type { BridgeCounters, BridgeEmulation, BridgeReport, WebSocketBridge } from "./websocket-bridge";
 export { countersBetween, parseEmulation } from "./wire-meter";
 
 export type LocalDatabase = {

@@ -17,9 +17,9 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import { type Socket, connect } from "node:net";
 import type { Duplex } from "node:stream";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
-import { type BridgeCounters, type BridgeEmulation, DelayLine, NO_EMULATION, WireMeter, emptyCounters, parseEmulation } from "./wire-meter";
+import { type BridgeCounters, type BridgeEmulation, type BridgeReport, DelayLine, NO_EMULATION, WireMeter, emptyCounters, parseEmulation } from "./wire-meter";
 
-export type { BridgeCounters, BridgeEmulation } from "./wire-meter";
+export type { BridgeCounters, BridgeEmulation, BridgeReport } from "./wire-meter";
 
 export type WebSocketBridgeOptions = {
   /** Port to listen on (127.0.0.1); 0 or unset picks a free one. */
@@ -34,8 +34,8 @@ export type WebSocketBridge = {
   /** `127.0.0.1:PORT`, the value for the Worker's LOCAL_NEON_PROXY binding. */
   proxyAddress: string;
   port: number;
-  /** Totals since the bridge started: connections, handshake round trips, flights, statements (docs/edge-path.md). */
-  counters(): BridgeCounters;
+  /** Since the bridge started: connections, handshake round trips, flights, statements, in total and per application_name (docs/edge-path.md). */
+  counters(): BridgeReport;
   /** The emulated network now in force. */
   emulation(): BridgeEmulation;
   /** Changes the emulated network for connections opened from now on and for data sent from now on. */
@@ -66,14 +66,14 @@ function refuse(socket: Duplex, status: number, reason: string): void {
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
 }
 
-type Network = { counters: BridgeCounters; emulation: () => BridgeEmulation };
+type Network = { counters: BridgeCounters; countersOf: (applicationName: string) => BridgeCounters; emulation: () => BridgeEmulation };
 
 /**
  * Pipes one WebSocket to one TCP connection until either side ends, metering the wire protocol
  * (wire-meter.ts) and delaying each direction by RTT/2 when a network is emulated.
  */
 function tunnel(ws: WebSocket, tcp: Socket, log: (message: string) => void, target: string, network: Network): void {
-  const meter = new WireMeter(network.counters);
+  const meter = new WireMeter(network.counters, { handshakeRtts: network.emulation().handshakeRtts, countersOf: network.countersOf });
   const oneWay = () => network.emulation().rttMs / 2;
   let closed = false;
   const toServer = new DelayLine((chunk) => {
@@ -162,10 +162,16 @@ export async function startWebSocketBridge(options: WebSocketBridgeOptions = {})
   wss.on("error", (error) => log(`server error: ${error.message}`));
   const tunnels = new Set<{ ws: WebSocket; tcp: Socket }>();
   const counters = emptyCounters();
+  const byApplication = new Map<string, BridgeCounters>();
+  const countersOf = (applicationName: string) => {
+    let entry = byApplication.get(applicationName);
+    if (!entry) byApplication.set(applicationName, (entry = emptyCounters()));
+    return entry;
+  };
   let emulation: BridgeEmulation = { ...NO_EMULATION, ...options.emulation };
-  const network: Network = { counters, emulation: () => emulation };
+  const network: Network = { counters, countersOf, emulation: () => emulation };
   const control = {
-    counters: () => ({ ...counters }),
+    counters: (): BridgeReport => ({ ...counters, byApplication: Object.fromEntries([...byApplication].map(([name, entry]) => [name, { ...entry }])) }),
     emulation: () => ({ ...emulation }),
     setEmulation(change: Partial<BridgeEmulation>) {
       emulation = { ...emulation, ...change };
@@ -190,8 +196,6 @@ export async function startWebSocketBridge(options: WebSocketBridgeOptions = {})
       return refuse(socket, 403, "Forbidden");
     }
     const label = `${target.host}:${target.port}`;
-    counters.connections++;
-    counters.handshakeRoundTrips += emulation.handshakeRtts;
     const upgrade = () => {
       if (socket.destroyed) return;
       wss.handleUpgrade(request, socket, head, (ws) => {

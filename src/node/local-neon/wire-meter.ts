@@ -9,8 +9,10 @@
  *   flight costs one RTT. Messages sent before any answer came back (pipelining: startup, password
  *   and first query together; Parse/Bind/Execute/Sync) belong to the same flight.
  * - a **statement** is a Parse or a simple Query message.
- * - a new WebSocket connection is charged `handshakeRtts` round trips (TCP, TLS 1.3, WebSocket
- *   upgrade: 3), which the bridge cannot observe on loopback.
+ * - a new connection (counted at its StartupMessage) is charged `handshakeRtts` round trips (TCP,
+ *   TLS 1.3, WebSocket upgrade: 3), which the bridge cannot observe on loopback.
+ * Counts are kept in total and per `application_name` of the session (the Worker names its
+ * sessions by handler: src/worker/neon.ts), so a request's and the queue consumer's can be told apart.
  *
  * Emulation: with `rttMs` > 0, data is delivered RTT/2 late in each direction, and a new
  * connection's upgrade is answered `handshakeRtts × rttMs` late. Off (0 ms) by default.
@@ -43,6 +45,9 @@ export type BridgeCounters = {
   statements: number;
 };
 
+/** The totals, and the same per application_name of the sessions ("" when a session gave none). */
+export type BridgeReport = BridgeCounters & { byApplication: Record<string, BridgeCounters> };
+
 export function emptyCounters(): BridgeCounters {
   return { connections: 0, handshakeRoundTrips: 0, flights: 0, statements: 0 };
 }
@@ -69,6 +74,8 @@ export function parseEmulation(values: { rttMs?: string | null; handshakeRtts?: 
   return out;
 }
 
+/** Longest untyped message read whole (a StartupMessage is a few hundred bytes). */
+const MAX_UNTYPED = 10_000;
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 const PROTOCOL_3 = 196608;
@@ -77,6 +84,14 @@ const TYPE_TERMINATE = 0x58; // 'X'
 const TYPE_QUERY = 0x51; // 'Q'
 const TYPE_PARSE = 0x50; // 'P'
 const TYPE_AUTHENTICATION = 0x52; // 'R'
+
+/** The name/value pairs of a StartupMessage's body (after its length and protocol code). */
+function startupParameters(body: Buffer): Map<string, string> {
+  const parts = body.toString("utf8").split("\0");
+  const parameters = new Map<string, string>();
+  for (let i = 0; i + 1 < parts.length && parts[i] !== ""; i += 2) parameters.set(parts[i]!, parts[i + 1]!);
+  return parameters;
+}
 
 /**
  * The meter of one connection. `fromClient` is called with what the client sent, as it arrives
@@ -88,8 +103,8 @@ export class WireMeter {
   /** Untyped messages first (SSLRequest, StartupMessage), then typed ones; `opaque` after TLS inside the tunnel. */
   #clientPhase: "untyped" | "typed" | "opaque" = "untyped";
   #untyped = Buffer.alloc(0);
-  /** Bytes of the current untyped message still to come. */
-  #untypedRemaining = 0;
+  /** Where counts go: the bridge's totals, then also the session's application's (known from its StartupMessage). */
+  #sinks: BridgeCounters[];
   #clientHeader = Buffer.alloc(5);
   #clientHeaderLength = 0;
   #clientRemaining = 0;
@@ -111,7 +126,22 @@ export class WireMeter {
   #held: Buffer[] | null = null;
   #heldPasswordLength = 0;
 
-  constructor(private readonly counters: BridgeCounters) {}
+  constructor(
+    totals: BridgeCounters,
+    private readonly session: { handshakeRtts: number; countersOf?: (applicationName: string) => BridgeCounters },
+  ) {
+    this.#sinks = [totals];
+  }
+
+  /** The StartupMessage: the session is counted (under its application_name too) from here. */
+  #started(parameters: Map<string, string>): void {
+    const application = this.session.countersOf?.(parameters.get("application_name") ?? "");
+    if (application) this.#sinks.push(application);
+    for (const sink of this.#sinks) {
+      sink.connections++;
+      sink.handshakeRoundTrips += this.session.handshakeRtts;
+    }
+  }
 
   fromClient(chunk: Buffer): Buffer[] {
     if (this.#clientPhase === "opaque") {
@@ -127,31 +157,26 @@ export class WireMeter {
     };
     while (offset < chunk.length) {
       if (this.#clientPhase === "untyped") {
-        if (this.#untypedRemaining > 0) {
-          const skip = Math.min(this.#untypedRemaining, chunk.length - offset);
-          this.#untypedRemaining -= skip;
-          offset += skip;
-          continue;
-        }
-        const take = Math.min(8 - this.#untyped.length, chunk.length - offset);
+        // An untyped message (SSLRequest, StartupMessage), read whole: it is small.
+        const need = this.#untyped.length < 4 ? 4 : Math.min(this.#untyped.readInt32BE(0), MAX_UNTYPED);
+        const take = Math.min(need - this.#untyped.length, chunk.length - offset);
         this.#untyped = Buffer.concat([this.#untyped, chunk.subarray(offset, offset + take)]);
         offset += take;
-        if (this.#untyped.length < 8) break;
+        if (this.#untyped.length < 4) continue;
         const length = this.#untyped.readInt32BE(0);
-        const code = this.#untyped.readInt32BE(4);
+        if (length < 8 || length > MAX_UNTYPED) {
+          this.#clientPhase = "opaque";
+          break;
+        }
+        if (this.#untyped.length < length) continue;
+        const message = this.#untyped;
         this.#untyped = Buffer.alloc(0);
-        this.#untypedRemaining = Math.max(0, length - 8);
+        const code = message.readInt32BE(4);
+        if (code === PROTOCOL_3) this.#started(startupParameters(message.subarray(8)));
         this.#countFlight();
         if (code === SSL_REQUEST || code === GSSENC_REQUEST) this.#serverUntypedBytes++;
         else if (code === PROTOCOL_3) this.#clientPhase = "typed";
         else this.#clientPhase = "opaque";
-        continue;
-      }
-      if (this.#clientPhase === "typed" && this.#untypedRemaining > 0) {
-        // The rest of the StartupMessage.
-        const skip = Math.min(this.#untypedRemaining, chunk.length - offset);
-        this.#untypedRemaining -= skip;
-        offset += skip;
         continue;
       }
       if (this.#clientPhase === "opaque") break;
@@ -166,7 +191,7 @@ export class WireMeter {
             this.#heldPasswordLength = -1;
           }
           if (type !== TYPE_TERMINATE) this.#countFlight();
-          if (type === TYPE_QUERY || type === TYPE_PARSE) this.counters.statements++;
+          if (type === TYPE_QUERY || type === TYPE_PARSE) for (const sink of this.#sinks) sink.statements++;
         }
         chunk.copy(this.#clientHeader, this.#clientHeaderLength, offset, offset + take);
         this.#clientHeaderLength += take;
@@ -241,7 +266,7 @@ export class WireMeter {
   #countFlight(): void {
     if (!this.#answered) return;
     this.#answered = false;
-    this.counters.flights++;
+    for (const sink of this.#sinks) sink.flights++;
   }
 
   /** The server's first Authentication message: drop a held password it did not ask for, release the rest. */
