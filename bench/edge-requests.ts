@@ -167,3 +167,45 @@ export async function measureUpload(
     processing: { ms: processed - accepted, counters: countersOf(before, after, QUEUE_APPLICATION) },
   };
 }
+
+export type Budget = { roundTrips: number; flights: number; statements: number };
+
+/**
+ * The round-trip budget of each request type, checked in CI by test/node/edge-round-trips.test.ts
+ * (a warm API key; counted by the local bridge, definitions in src/node/local-neon/wire-meter.ts).
+ * Round trips include the 3 handshake round trips of the request's one new connection (TCP, TLS,
+ * WebSocket upgrade): the Worker cannot keep a WebSocket across requests. A change that adds a
+ * round trip or a statement to a request fails the test; lower a budget when a change saves one.
+ * Figures and choices: docs/edge-path.md.
+ */
+export const EDGE_BUDGETS: Record<string, Budget> = {
+  organization: { roundTrips: 4, flights: 1, statements: 1 },
+  projects: { roundTrips: 4, flights: 1, statements: 1 },
+  projects_cursor: { roundTrips: 4, flights: 1, statements: 1 },
+  alerts: { roundTrips: 4, flights: 1, statements: 1 },
+  /** A page with events; an empty page asks once more whether the alert exists (404) or has none. */
+  alert_events: { roundTrips: 4, flights: 1, statements: 1 },
+  patch_project: { roundTrips: 4, flights: 1, statements: 1 },
+  snooze: { roundTrips: 4, flights: 1, statements: 1 },
+  /** The upload token's lookup, then the arrival (run, counter, payload) as one statement. */
+  upload: { roundTrips: 5, flights: 2, statements: 2 },
+  /** The queue consumer's processing of a 20-case run (measured, not yet reduced: issue 18). */
+  processing: { roundTrips: 39, flights: 36, statements: 36 },
+};
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** SQL giving the fixture's alert `count` events (on runs of its project), to run straight in the database. */
+export function seedAlertEventsSql(fixture: EdgeFixture, count = 3): string {
+  if (!UUID.test(fixture.alertId) || !UUID.test(fixture.projectId) || !Number.isInteger(count)) throw new Error("not a fixture");
+  return `insert into alert_events (alert_id, test_run_id, metadata, triggered_at)
+    select '${fixture.alertId}', r.id, '{}'::jsonb, now() - (g * interval '1 minute')
+    from (select id from test_runs where project_id = '${fixture.projectId}' order by id limit 1) r, generate_series(1, ${count}) g`;
+}
+
+/** Checks counted figures against a budget; the lines of what went over. */
+export function overBudget(label: string, counted: BridgeCounters, budget: Budget): string[] {
+  const roundTrips = counted.handshakeRoundTrips + counted.flights;
+  if (roundTrips <= budget.roundTrips && counted.flights <= budget.flights && counted.statements <= budget.statements) return [];
+  return [`${label}: ${roundTrips} round trips (${counted.flights} flights), ${counted.statements} statements; budget ${JSON.stringify(budget)}`];
+}
