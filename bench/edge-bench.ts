@@ -13,7 +13,8 @@
  * consumer's sessions' round trips and statements).
  *
  * Env: BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres: the server on which the
- * database is made), BENCH_EDGE_RTTS (0,50,150), BENCH_EDGE_REQUESTS (30), BENCH_OUTPUT
+ * database is made), BENCH_EDGE_SETTINGS (0:3,50:3,150:3: RTT in ms and handshake round trips per
+ * new connection), BENCH_EDGE_REQUESTS (30), BENCH_OUTPUT
  * (BENCHMARKS.md), BENCH_EDGE_SECTION (edge-bench: the markers written).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
@@ -24,12 +25,17 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { BridgeCounters, BridgeReport } from "../src/node/local-neon";
 import { writeBenchmarkSection } from "./common";
-import { EDGE_REQUEST_TYPES, PROCESSING_LABEL, type Sample, UPLOAD_LABEL, measureRequest, measureUpload, prepareEdgeFixture } from "./edge-requests";
+import { EDGE_REQUEST_TYPES, PROCESSING_LABEL, type Sample, UPLOAD_LABEL, measureRequest, measureUpload, prepareEdgeFixture, seedAlertEventsSql } from "./edge-requests";
 import { freePort, processGroupMembers } from "./limiter-wrangler";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const RTTS = (process.env.BENCH_EDGE_RTTS ?? "0,50,150").split(",").map(Number);
+/** rtt:handshakes pairs; 150:0 stands for pooled connections near the Worker (Hyperdrive), 2:3 for a Worker placed next to the database. */
+const SETTINGS = (process.env.BENCH_EDGE_SETTINGS ?? "0:3,50:3,150:3").split(",").map((pair) => {
+  const [rtt, handshakes] = pair.split(":").map(Number);
+  if (!Number.isFinite(rtt) || !Number.isFinite(handshakes ?? 3)) throw new Error(`BENCH_EDGE_SETTINGS: ${pair} is not rtt:handshakes`);
+  return { rtt: rtt!, handshakes: handshakes ?? 3 };
+});
 const REQUESTS = Number(process.env.BENCH_EDGE_REQUESTS ?? 30);
 const WARMUP = 3;
 const OUTPUT = path.resolve(ROOT, process.env.BENCH_OUTPUT || "BENCHMARKS.md");
@@ -48,7 +54,7 @@ function codeVersion(): string {
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 
-type Row = { rtt: number; label: string; samples: Sample[] };
+type Row = { rtt: number; handshakes: number; label: string; samples: Sample[] };
 
 /** "4" when every sample counted the same, else "min–max (median m)". */
 function countCell(samples: Sample[], pick: (c: BridgeCounters) => number): string {
@@ -73,16 +79,19 @@ function render(rows: Row[], info: { date: string; code: string; machine: string
     `- Emulated network (the bridge): RTT/2 each way between the Worker and the database, 3 handshake round trips (TCP, TLS 1.3, WebSocket upgrade) per new connection; ${REQUESTS} sequential requests per type and RTT after ${WARMUP} warm-up requests (a warm API key)`,
   );
   lines.push(
+    "- Rows with 0 handshake round trips stand for pooled connections next to the Worker (Hyperdrive); rows at 2 ms for a Worker placed next to the database (`[placement] mode = \"smart\"`), whose client then pays one more client↔database-region RTT per request on top (docs/edge-path.md)",
+  );
+  lines.push(
     "- Round trips = handshake round trips + flights (a flight: a client→server burst after which the client waits for the answer); statements = Parse + Query messages. Counted on the Worker's fetch sessions for requests, on its queue sessions for processing",
   );
   lines.push("");
-  lines.push("| Request | RTT (ms) | Connections | Round trips | of which flights | Statements | p50 (ms) | p50 / RTT |");
-  lines.push("|---|---:|---:|---:|---:|---:|---:|---:|");
+  lines.push("| Request | RTT (ms) | Handshake RTTs per connection | Connections | Round trips | of which flights | Statements | p50 (ms) | p50 / RTT |");
+  lines.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const row of rows) {
     const times = row.samples.map((s) => s.ms).sort((a, b) => a - b);
     const p50 = percentile(times, 50);
     lines.push(
-      `| ${row.label} | ${row.rtt} | ${countCell(row.samples, (c) => c.connections)} | ${countCell(row.samples, (c) => c.handshakeRoundTrips + c.flights)} | ${countCell(row.samples, (c) => c.flights)} | ${countCell(row.samples, (c) => c.statements)} | ${p50.toFixed(1)} | ${row.rtt > 0 ? (p50 / row.rtt).toFixed(2) : "–"} |`,
+      `| ${row.label} | ${row.rtt} | ${row.handshakes} | ${countCell(row.samples, (c) => c.connections)} | ${countCell(row.samples, (c) => c.handshakeRoundTrips + c.flights)} | ${countCell(row.samples, (c) => c.flights)} | ${countCell(row.samples, (c) => c.statements)} | ${p50.toFixed(1)} | ${row.rtt > 0 ? (p50 / row.rtt).toFixed(2) : "–"} |`,
     );
   }
   lines.push("");
@@ -204,20 +213,24 @@ async function main(): Promise<void> {
   const fixture = await prepareEdgeFixture(baseUrl, adminToken);
   const database = new pg.Client({ connectionString: url.toString() });
   await database.connect();
-  const status = async (number: number) =>
-    (await database.query<{ status: string }>("select status from test_runs where project_id = $1 and number = $2", [fixture.projectId, number])).rows[0]?.status ?? "missing";
-
   const rows: Row[] = [];
   let uploads = 0;
+  const statusOf = async (number: number) =>
+    (await database.query<{ status: string }>("select status from test_runs where project_id = $1 and number = $2", [fixture.projectId, number])).rows[0]?.status ?? "missing";
+  // The events page shows events (an empty page also asks whether the alert exists). One upload gives them a run.
+  await measureUpload(fixture, uploads++, counters, statusOf, 250);
+  await database.query(seedAlertEventsSql(fixture));
+  const status = statusOf;
+
   try {
-    for (const rtt of RTTS) {
-      const set = await fetch(`${bridge}/emulation?rtt_ms=${rtt}&handshake_rtts=3`, { method: "PUT" });
+    for (const { rtt, handshakes } of SETTINGS) {
+      const set = await fetch(`${bridge}/emulation?rtt_ms=${rtt}&handshake_rtts=${handshakes}`, { method: "PUT" });
       if (!set.ok) throw new Error(`setting the emulation failed: ${await set.text()}`);
       for (const type of EDGE_REQUEST_TYPES) {
         for (let i = 0; i < WARMUP; i++) await measureRequest(type, fixture, i, counters);
         const samples: Sample[] = [];
         for (let i = 0; i < REQUESTS; i++) samples.push(await measureRequest(type, fixture, i, counters));
-        rows.push({ rtt, label: type.label, samples });
+        rows.push({ rtt, handshakes, label: type.label, samples });
         const last = samples.at(-1)!.counters;
         log(`RTT ${rtt}: ${type.label}: p50 ${percentile(samples.map((s) => s.ms).sort((a, b) => a - b), 50).toFixed(1)} ms, ${last.handshakeRoundTrips + last.flights} round trips, ${last.statements} statements`);
       }
@@ -230,7 +243,7 @@ async function main(): Promise<void> {
         upload.push(measured.upload);
         processing.push(measured.processing);
       }
-      rows.push({ rtt, label: UPLOAD_LABEL, samples: upload }, { rtt, label: PROCESSING_LABEL, samples: processing });
+      rows.push({ rtt, handshakes, label: UPLOAD_LABEL, samples: upload }, { rtt, handshakes, label: PROCESSING_LABEL, samples: processing });
       for (const [label, samples] of [
         [UPLOAD_LABEL, upload],
         [PROCESSING_LABEL, processing],
