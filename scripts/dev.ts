@@ -7,6 +7,11 @@
  * demo organization on an empty database. Then wrangler dev runs as a child on this Node (22),
  * with the bindings passed as --var, telemetry, the update check and the Request.cf download off.
  * Everything stops on SIGINT/SIGTERM, or when wrangler exits.
+ *
+ * The bridge counts round trips and statements and can emulate the network between the Worker and
+ * the database (docs/edge-path.md): BRIDGE_RTT_MS (default 0: no delay), BRIDGE_HANDSHAKE_RTTS
+ * (default 3: TCP, TLS 1.3, WebSocket upgrade), BRIDGE_PORT (default: any free port). Its counters
+ * and emulation are at http://127.0.0.1:BRIDGE_PORT/__bridge/counters and /__bridge/emulation.
  */
 import { printStartBanner } from "../src/node/start-banner";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -14,7 +19,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { consoleLogger } from "../src/lib/logger";
 import { publicUrls, readNodeConfig } from "../src/node/config";
-import { type LocalDatabase, startLocalDatabase } from "../src/node/local-neon";
+import { type LocalDatabase, parseEmulation, startLocalDatabase } from "../src/node/local-neon";
 import { prepareDatabase } from "../src/node/prepare-database";
 import { openSecretsKeyring, secretsKeyNotice } from "../src/node/secrets-key";
 
@@ -67,6 +72,21 @@ function forwardLines(stream: NodeJS.ReadableStream, sink: NodeJS.WriteStream, o
   stream.on("error", () => {});
 }
 
+/** BRIDGE_PORT, when set: the bridge's port on 127.0.0.1. */
+function bridgePort(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`BRIDGE_PORT must be a port number, got ${JSON.stringify(raw)}`);
+  return port;
+}
+
+/** ", emulating 150 ms RTT …" when the bridge delays, else nothing. */
+function emulationNote(local: LocalDatabase): string {
+  const emulation = local.bridge?.emulation();
+  if (!emulation || emulation.rttMs === 0) return "";
+  return `, emulating ${emulation.rttMs} ms RTT and ${emulation.handshakeRtts} handshake round trips per connection`;
+}
+
 /** Set once shutdown began; startup failures after that are part of the shutdown, not errors. */
 let stopping: Promise<void> | null = null;
 
@@ -80,7 +100,11 @@ async function main(): Promise<void> {
 
   /** Opening, migrating and seeding the database; a shutdown waits for it (a half-written seed would stay). */
   const startup = (async () => {
-    local = await startLocalDatabase({ databaseUrl: config.databaseUrl });
+    local = await startLocalDatabase({
+      databaseUrl: config.databaseUrl,
+      bridgePort: bridgePort(process.env.BRIDGE_PORT),
+      emulation: parseEmulation({ rttMs: process.env.BRIDGE_RTT_MS, handshakeRtts: process.env.BRIDGE_HANDSHAKE_RTTS }),
+    });
     const db = local.database.db;
     // The same key as `npm start` (SECRETS_KEY, else ./.data/secrets-key), handed to the Worker as its binding.
     const secretsKeyring = openSecretsKeyring(config);
@@ -158,7 +182,7 @@ async function main(): Promise<void> {
     printStartBanner({
       base,
       databaseDescription: database.description,
-      runtimeLine: `Worker running in wrangler dev (workerd, Neon driver via ${vars.LOCAL_NEON_PROXY ?? "its default proxy"}); ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s.`,
+      runtimeLine: `Worker running in wrangler dev (workerd, Neon driver via ${vars.LOCAL_NEON_PROXY ?? "its default proxy"}${emulationNote(started)}); ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s.`,
       adminEnabled: Boolean(config.adminToken),
       secretsKeyNotice: secretsKeyNotice(secretsKeyring.source, config.databaseUrl),
       demoKey,

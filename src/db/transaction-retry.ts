@@ -31,11 +31,21 @@ const defaultDelayMs = (retry: number) => (5 + Math.random() * 20) * retry;
 
 export async function transactionWithRetry<T>(db: Database, work: (tx: Transaction) => Promise<T>, options: TransactionRetryOptions = {}): Promise<T> {
   if (db instanceof PgTransaction) return db.transaction(work);
+  return retryOnConflict(db, () => db.transaction(work), options);
+}
+
+/**
+ * The same retries for work that is one statement (its own transaction): a statement that does
+ * several things at once (a function, a CTE) can be a deadlock's victim too. Inside a
+ * transaction it runs once and leaves the retry to the transaction's owner.
+ */
+export async function retryOnConflict<T>(db: Database, work: () => Promise<T>, options: TransactionRetryOptions = {}): Promise<T> {
+  if (db instanceof PgTransaction) return work();
   const attempts = options.attempts ?? TRANSACTION_ATTEMPTS;
   const delayMs = options.delayMs ?? defaultDelayMs;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.transaction(work);
+      return await work();
     } catch (error) {
       if (attempt >= attempts || !isTransactionConflict(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, delayMs(attempt)));

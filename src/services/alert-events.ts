@@ -1,6 +1,8 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, exists, sql } from "drizzle-orm";
 import { alertEvents, alerts, testRuns } from "../db/schema";
 import { transactionWithRetry } from "../db/transaction-retry";
+import { notFound } from "../lib/errors";
+import { isUuid } from "../lib/ids";
 import { type ListRequest, defineList } from "../lib/lists";
 import type { Page } from "../lib/pagination";
 import { findAlertRow } from "./alerts";
@@ -24,15 +26,27 @@ export const alertEventList = defineList<
   present: (row, webAppUrl) => presentAlertEvent(row.event, row.run, webAppUrl),
 });
 
+/**
+ * One statement for a page with events (one database round trip on the Worker): the alert's
+ * organization is checked inside the query (an EXISTS that Postgres evaluates once, so the page is
+ * still read in the keyset index's order). Only an empty page asks again whether the alert exists
+ * in the organization (404) or has no events (an empty page).
+ */
 export async function listAlertEvents(scope: OrgScope, request: ListRequest<AlertEventFilters>): Promise<Page<AlertEventObject>> {
-  const alert = await findAlertRow(scope, request.filters.alert_id);
+  const alertId = request.filters.alert_id;
+  if (!isUuid(alertId)) throw notFound("Alert");
+  const alertInScope = scope.db
+    .select({ id: alerts.id })
+    .from(alerts)
+    .where(and(eq(alerts.id, alertId), eq(alerts.organizationId, scope.organizationId)));
   const rows = await scope.db
     .select({ event: alertEvents, run: testRuns })
     .from(alertEvents)
     .innerJoin(testRuns, eq(testRuns.id, alertEvents.testRunId))
-    .where(and(eq(alertEvents.alertId, alert.id), alertEventList.after(request)))
+    .where(and(eq(alertEvents.alertId, alertId), exists(alertInScope), alertEventList.after(request)))
     .orderBy(...alertEventList.orderBy)
     .limit(alertEventList.fetchLimit(request));
+  if (rows.length === 0) await findAlertRow(scope, alertId);
   return alertEventList.page(rows, request, scope.webAppUrl);
 }
 

@@ -3,10 +3,10 @@
  * then processed (suites and cases stored, counts and result set) or failed with a reason —
  * each step one transaction, so a run is never half-written.
  */
-import { and, eq, gt, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, gt, sql } from "drizzle-orm";
 import { projects, testCases, testRuns, testSuites, uploadPayloads } from "../db/schema";
 import { type CopySink, encodeCopyRow, openCopy } from "../db/bulk-copy";
-import { transactionWithRetry } from "../db/transaction-retry";
+import { retryOnConflict, transactionWithRetry } from "../db/transaction-retry";
 import type { Database } from "../db/types";
 import type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 import type { UploadPayload } from "../ingest/run-queue";
@@ -60,7 +60,9 @@ export type Arrival = { run: TestRunRow; replayed: boolean };
  * Records a run the moment it arrives: the project's counter allocates its number atomically
  * (the UPDATE's row lock serializes concurrent arrivals), and the run counts in
  * `test_runs_count` and `last_test_run_at` before it is processed. The payload waiting to be
- * processed is stored in the same transaction.
+ * processed is stored in the same transaction: one statement, the function
+ * record_test_run_arrival (drizzle/0015_run_arrival_function.sql), so that the arrival is one
+ * database round trip on the Worker.
  *
  * With an Idempotency-Key, the key is taken first (a transaction-scoped advisory lock on the
  * project and key), then a run that already has it is returned as it is. Taking the key before
@@ -77,40 +79,28 @@ export async function recordTestRunArrival(
 ): Promise<Arrival> {
   const now = deps.clock.now();
   const key = meta.idempotencyKey ?? null;
-  return transactionWithRetry(deps.db, async (tx) => {
-    if (key !== null) {
-      await tx.execute(sql`select pg_advisory_xact_lock(${ARRIVAL_LOCK_CLASS}, hashtext(${`${projectId}/${key}`}))`);
-      const [existing] = await tx
-        .select()
-        .from(testRuns)
-        .where(and(eq(testRuns.projectId, projectId), eq(testRuns.idempotencyKey, key)))
-        .limit(1);
-      if (existing) return { run: existing, replayed: true };
-    }
-    const [counter] = await tx
-      .update(projects)
-      .set({ testRunsCount: sql`${projects.testRunsCount} + 1`, lastTestRunAt: now })
-      .where(eq(projects.id, projectId))
-      .returning({ number: projects.testRunsCount });
-    if (!counter) throw new Error(`Project ${projectId} does not exist.`);
-    const [run] = await tx
-      .insert(testRuns)
-      .values({
-        projectId,
-        number: counter.number,
-        branch: meta.branch ?? null,
-        commitSha: meta.commitSha ?? null,
-        buildId: meta.buildId ?? null,
-        buildUrl: meta.buildUrl ?? null,
-        tags: meta.tags ?? [],
-        startedAt: meta.startedAt ?? null,
-        idempotencyKey: key,
-        createdAt: now,
-      })
-      .returning();
-    if (payload) await tx.insert(uploadPayloads).values({ testRunId: run!.id, format: payload.format, content: payload.content, createdAt: now });
-    return { run: run!, replayed: false };
-  });
+  // One statement (one round trip on the Worker): the function of drizzle/0015_run_arrival_function.sql
+  // takes the same steps and locks as the transaction it replaced; a conflict aborts it whole, so it is retried whole.
+  const result = await retryOnConflict(deps.db, () =>
+    deps.db.execute(sql`select replayed, run from record_test_run_arrival(
+      ${projectId}::uuid, ${now.toISOString()}::timestamptz, ${ARRIVAL_LOCK_CLASS}::integer, ${key}::text,
+      ${meta.branch ?? null}::text, ${meta.commitSha ?? null}::text, ${meta.buildId ?? null}::text, ${meta.buildUrl ?? null}::text,
+      ${JSON.stringify(meta.tags ?? [])}::jsonb, ${meta.startedAt?.toISOString() ?? null}::timestamptz,
+      ${payload?.format ?? null}::text, ${payload?.content ?? null}::text)`),
+  );
+  const [row] = (result as unknown as { rows: { replayed: boolean; run: unknown }[] }).rows;
+  return { run: testRunFromJson(row!.run), replayed: row!.replayed };
+}
+
+/** A test_runs row as row_to_json writes it (snake_case names, timestamps as text), as Drizzle's select would return it. */
+function testRunFromJson(value: unknown): typeof testRuns.$inferSelect {
+  const json = (typeof value === "string" ? JSON.parse(value) : value) as Record<string, unknown>;
+  const row: Record<string, unknown> = {};
+  for (const [property, column] of Object.entries(getTableColumns(testRuns))) {
+    const raw = json[column.name];
+    row[property] = raw === null || raw === undefined ? null : column.mapFromDriverValue(raw);
+  }
+  return row as typeof testRuns.$inferSelect;
 }
 
 /** Rows go in as one JSON parameter per chunk (json_to_recordset: plain json is read once, never converted to jsonb): one statement per 5,000 rows, no parameter limits. */

@@ -86,7 +86,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       // (its tests' SELF, a deploy with run_worker_first) gets the file from the assets binding.
       if (env.ASSETS && new URL(request.url).pathname.startsWith("/assets/")) return env.ASSETS.fetch(request);
       configureLocalProxy(env);
-      const pool = requestPool(env);
+      const pool = requestPool(env, "fetch");
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
         const deps: RequestDeps = {
@@ -124,7 +124,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
     /** Consumer of the run queue: one pool per batch, ended when the batch is done. */
     async queue(batch, env, ctx): Promise<void> {
       configureLocalProxy(env);
-      const pool = requestPool(env);
+      const pool = requestPool(env, "queue");
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
         const work = backgroundWork({

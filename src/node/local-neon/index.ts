@@ -13,10 +13,12 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { type OpenedDatabase, isPostgresUrl, openDatabase } from "../database";
 import { type PgliteWireServer, servePglite } from "./pglite-wire-server";
-import { type WebSocketBridge, parseLoopbackTarget, startWebSocketBridge } from "./websocket-bridge";
+import { type BridgeEmulation, type WebSocketBridge, parseLoopbackTarget, startWebSocketBridge } from "./websocket-bridge";
 
 export { servePglite } from "./pglite-wire-server";
 export { startWebSocketBridge } from "./websocket-bridge";
+export type { BridgeCounters, BridgeEmulation, BridgeReport, WebSocketBridge } from "./websocket-bridge";
+export { countersBetween, parseEmulation } from "./wire-meter";
 
 export type LocalDatabase = {
   /** The same database object `npm start` uses (Node side: seeding, settings). */
@@ -25,6 +27,8 @@ export type LocalDatabase = {
   workerDatabaseUrl: string;
   /** The Worker's LOCAL_NEON_PROXY binding (`127.0.0.1:PORT`), or null when the target is not on this machine. */
   localNeonProxy: string | null;
+  /** The bridge (its counters and emulated network), or null when there is none. */
+  bridge: WebSocketBridge | null;
   /** Stops the bridge and the wire server, then closes the database. */
   close(): Promise<void>;
 };
@@ -37,6 +41,8 @@ export type StartLocalDatabaseOptions = {
   bridgePort?: number;
   /** Skip migrations (the caller migrated already). */
   migrate?: boolean;
+  /** The network the bridge emulates between the Worker and the database (none by default; docs/edge-path.md). */
+  emulation?: Partial<BridgeEmulation>;
   log?: (message: string) => void;
 };
 
@@ -64,13 +70,14 @@ export async function startLocalDatabase(options: StartLocalDatabaseOptions = {}
       workerDatabaseUrl = options.databaseUrl!;
       needsBridge = isPostgresUrl(workerDatabaseUrl) && isLoopbackPostgresUrl(workerDatabaseUrl);
     }
-    if (needsBridge) bridge = await startWebSocketBridge({ port: options.bridgePort, log: options.log });
+    if (needsBridge) bridge = await startWebSocketBridge({ port: options.bridgePort, log: options.log, emulation: options.emulation });
 
     let closing: Promise<void> | undefined;
     return {
       database,
       workerDatabaseUrl,
       localNeonProxy: bridge?.proxyAddress ?? null,
+      bridge,
       close() {
         closing ??= (async () => {
           await bridge?.close();

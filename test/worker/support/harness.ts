@@ -25,7 +25,7 @@ let workerPolicy: RateLimitPolicy | undefined;
 
 export async function createHarness(options: HarnessOptions = {}) {
   configureLocalProxy(env);
-  const pool = requestPool(env);
+  const pool = requestPool(env, "test");
   const db = drizzle(pool, { schema }) as unknown as Database;
   const policy = options.rateLimit ?? DEFAULT_RATE_LIMIT;
   const policyFits = workerPolicy === undefined || (workerPolicy.limit === policy.limit && workerPolicy.windowMs === policy.windowMs);

@@ -1,0 +1,276 @@
+/**
+ * `npm run bench:edge`: round trips, statements and latency of the Worker path (issue 18), against
+ * `npm run dev` itself (the Worker under wrangler dev, its queue, the local bridge with its network
+ * emulation) on a Postgres database the bench creates and drops. Not a test: it prints a table and
+ * writes it to BENCHMARKS.md between its markers.
+ *
+ * For each emulated RTT (0, 50, 150 ms; the bridge's /__bridge/emulation, 3 handshake RTTs per new
+ * connection) and each request type of bench/edge-requests.ts: a warm-up (so the API key is warm:
+ * its id cached in the isolate, its Durable Object holding its organization), then
+ * BENCH_EDGE_REQUESTS (30) sequential requests, each with the round trips and statements the
+ * bridge counted for the Worker's fetch sessions; then as many small uploads, each followed by its
+ * processing by the queue consumer (time from the 202 until the database says processed; the
+ * consumer's sessions' round trips and statements).
+ *
+ * Env: BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres: the server on which the
+ * database is made), BENCH_EDGE_SETTINGS (0:3,50:3,150:3: RTT in ms and handshake round trips per
+ * new connection), BENCH_EDGE_REQUESTS (30), BENCH_OUTPUT
+ * (BENCHMARKS.md), BENCH_EDGE_SECTION (edge-bench: the markers written).
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import pg from "pg";
+import type { BridgeCounters, BridgeReport } from "../src/node/local-neon";
+import { writeBenchmarkSection } from "./common";
+import { EDGE_REQUEST_TYPES, PROCESSING_LABEL, type Sample, UPLOAD_LABEL, measureRequest, measureUpload, prepareEdgeFixture, seedAlertEventsSql } from "./edge-requests";
+import { freePort, processGroupMembers } from "./limiter-wrangler";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+/** rtt:handshakes pairs; 150:0 stands for pooled connections near the Worker (Hyperdrive), 2:3 for a Worker placed next to the database. */
+const SETTINGS = (process.env.BENCH_EDGE_SETTINGS ?? "0:3,50:3,150:3").split(",").map((pair) => {
+  const [rtt, handshakes] = pair.split(":").map(Number);
+  if (!Number.isFinite(rtt) || !Number.isFinite(handshakes ?? 3)) throw new Error(`BENCH_EDGE_SETTINGS: ${pair} is not rtt:handshakes`);
+  return { rtt: rtt!, handshakes: handshakes ?? 3 };
+});
+const REQUESTS = Number(process.env.BENCH_EDGE_REQUESTS ?? 30);
+const WARMUP = 3;
+const OUTPUT = path.resolve(ROOT, process.env.BENCH_OUTPUT || "BENCHMARKS.md");
+const SECTION = process.env.BENCH_EDGE_SECTION || "edge-bench";
+const log = (message: string) => console.log(`[bench:edge] ${message}`);
+
+function codeVersion(): string {
+  try {
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const commit = git("rev-parse", "--short", "HEAD");
+    return git("status", "--porcelain", "--", "src", "drizzle") !== "" ? `commit ${commit} plus uncommitted changes under src/ or drizzle/` : `commit ${commit}`;
+  } catch {
+    return "unknown (not a git checkout)";
+  }
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+
+type Row = { rtt: number; handshakes: number; label: string; samples: Sample[] };
+
+/** "4" when every sample counted the same, else "min–max (median m)". */
+function countCell(samples: Sample[], pick: (c: BridgeCounters) => number): string {
+  const values = samples.map((s) => pick(s.counters)).sort((a, b) => a - b);
+  const [min, max] = [values[0]!, values.at(-1)!];
+  return min === max ? String(min) : `${min}–${max} (median ${percentile(values, 50)})`;
+}
+
+function render(rows: Row[], info: { date: string; code: string; machine: string; postgres: string }): string {
+  const lines: string[] = [];
+  lines.push(`## The edge path: round trips per request (\`npm run bench:edge\`)${SECTION === "edge-bench" ? "" : ` — ${SECTION}`}`);
+  lines.push("");
+  lines.push("Command: `npm run bench:edge` (script `tsx bench/edge-bench.ts`). Definitions and the choices they led to: [docs/edge-path.md](docs/edge-path.md).");
+  lines.push("");
+  lines.push(`- Date: ${info.date}`);
+  lines.push(`- Code: ${info.code}`);
+  lines.push(`- Machine: ${info.machine}`);
+  lines.push(
+    `- Path: \`npm run dev\` (the Worker under wrangler dev, Neon driver over WebSocket, the local bridge) on ${info.postgres}, a database made for the run and dropped after it`,
+  );
+  lines.push(
+    `- Emulated network (the bridge): RTT/2 each way between the Worker and the database, 3 handshake round trips (TCP, TLS 1.3, WebSocket upgrade) per new connection; ${REQUESTS} sequential requests per type and RTT after ${WARMUP} warm-up requests (a warm API key)`,
+  );
+  lines.push(
+    "- Rows with 0 handshake round trips stand for pooled connections next to the Worker (Hyperdrive); rows at 2 ms for a Worker placed next to the database (`[placement] mode = \"smart\"`), whose client then pays one more client↔database-region RTT per request on top (docs/edge-path.md)",
+  );
+  lines.push(
+    "- Round trips = handshake round trips + flights (a flight: a client→server burst after which the client waits for the answer); statements = Parse + Query messages. Counted on the Worker's fetch sessions for requests, on its queue sessions for processing",
+  );
+  lines.push("");
+  lines.push("| Request | RTT (ms) | Handshake RTTs per connection | Connections | Round trips | of which flights | Statements | p50 (ms) | p50 / RTT |");
+  lines.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const row of rows) {
+    const times = row.samples.map((s) => s.ms).sort((a, b) => a - b);
+    const p50 = percentile(times, 50);
+    lines.push(
+      `| ${row.label} | ${row.rtt} | ${row.handshakes} | ${countCell(row.samples, (c) => c.connections)} | ${countCell(row.samples, (c) => c.handshakeRoundTrips + c.flights)} | ${countCell(row.samples, (c) => c.flights)} | ${countCell(row.samples, (c) => c.statements)} | ${p50.toFixed(1)} | ${row.rtt > 0 ? (p50 / row.rtt).toFixed(2) : "–"} |`,
+    );
+  }
+  lines.push("");
+  lines.push(
+    "Notes: p50 is the client's time for the whole request (workerd, the Durable Object call of the key, the queries); at RTT 0 it is the local cost alone. Processing time runs from the upload's 202 until the run is no longer pending in the database (polled directly every 5 ms), and includes wrangler dev's queue delivery.",
+  );
+  return lines.join("\n");
+}
+
+let dev: ChildProcess | null = null;
+const admin = new pg.Client({ connectionString: SERVER_URL });
+let createdDatabase: string | null = null;
+let cleaning: Promise<void> | null = null;
+
+async function stopDev(): Promise<void> {
+  const child = dev;
+  dev = null;
+  if (!child?.pid) return;
+  const pgid = child.pid;
+  const members = () => processGroupMembers(pgid);
+  if (members().length === 0) return;
+  try {
+    process.kill(-pgid, "SIGINT");
+  } catch {
+    return;
+  }
+  const deadline = Date.now() + 15_000;
+  while (members().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (members().length > 0) {
+    try {
+      process.kill(-pgid, "SIGKILL");
+    } catch {
+      // Gone.
+    }
+  }
+}
+
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    await stopDev().catch((error) => console.error("[bench:edge] stopping npm run dev failed:", error));
+    if (createdDatabase) {
+      await admin.query(`drop database if exists "${createdDatabase}" with (force)`).catch((error) => console.error(`[bench:edge] could not drop ${createdDatabase}:`, error));
+      log(`dropped database ${createdDatabase}`);
+    }
+    await admin.end().catch(() => {});
+  })();
+  return cleaning;
+}
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    console.error(`[bench:edge] ${signal}: cleaning up`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+/** Starts `npm run dev`'s script (tsx scripts/dev.ts) in its own process group; resolves once the Worker answers. */
+async function startDev(env: Record<string, string>, baseUrl: string): Promise<void> {
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "scripts/dev.ts")], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env, NO_COLOR: "1" },
+  });
+  dev = child;
+  const tail: string[] = [];
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.setEncoding("utf8");
+    stream?.on("data", (text: string) => {
+      tail.push(...text.split(/\r?\n/).filter((line) => line.trim() !== ""));
+      if (tail.length > 40) tail.splice(0, tail.length - 40);
+    });
+  }
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`npm run dev exited (${child.exitCode}):\n${tail.join("\n")}`);
+    try {
+      const response = await fetch(`${baseUrl}/api/v1/organization`);
+      if (response.status === 401) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`npm run dev did not answer within 120 s:\n${tail.join("\n")}`);
+}
+
+async function main(): Promise<void> {
+  const loadAtStart = os.loadavg()[0]!.toFixed(1);
+  const code = codeVersion();
+  await admin.connect();
+  const postgres = (await admin.query<{ v: string }>("select version() as v")).rows[0]!.v.replace(/ on .*$/, "");
+  const dbName = `cia_edge_${randomBytes(5).toString("hex")}`;
+  await admin.query(`create database "${dbName}"`);
+  createdDatabase = dbName;
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${dbName}`;
+  log(`created database ${dbName}`);
+
+  const [port, bridgePort] = [await freePort(), await freePort()];
+  const adminToken = randomBytes(24).toString("hex");
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await startDev(
+    {
+      PORT: String(port),
+      BRIDGE_PORT: String(bridgePort),
+      DATABASE_URL: url.toString(),
+      ADMIN_TOKEN: adminToken,
+      CURSOR_SECRET: randomBytes(24).toString("hex"),
+      SECRETS_KEY: randomBytes(32).toString("base64"),
+      SEED_DEMO: "false",
+    },
+    baseUrl,
+  );
+  log(`npm run dev is up on ${baseUrl}, bridge on 127.0.0.1:${bridgePort}`);
+  const bridge = `http://127.0.0.1:${bridgePort}/__bridge`;
+  const counters = async () => (await (await fetch(`${bridge}/counters`)).json()) as BridgeReport;
+
+  const fixture = await prepareEdgeFixture(baseUrl, adminToken);
+  const database = new pg.Client({ connectionString: url.toString() });
+  await database.connect();
+  const rows: Row[] = [];
+  let uploads = 0;
+  const statusOf = async (number: number) =>
+    (await database.query<{ status: string }>("select status from test_runs where project_id = $1 and number = $2", [fixture.projectId, number])).rows[0]?.status ?? "missing";
+  // The events page shows events (an empty page also asks whether the alert exists). One upload gives them a run.
+  await measureUpload(fixture, uploads++, counters, statusOf, 250);
+  await database.query(seedAlertEventsSql(fixture));
+  const status = statusOf;
+
+  try {
+    for (const { rtt, handshakes } of SETTINGS) {
+      const set = await fetch(`${bridge}/emulation?rtt_ms=${rtt}&handshake_rtts=${handshakes}`, { method: "PUT" });
+      if (!set.ok) throw new Error(`setting the emulation failed: ${await set.text()}`);
+      for (const type of EDGE_REQUEST_TYPES) {
+        for (let i = 0; i < WARMUP; i++) await measureRequest(type, fixture, i, counters);
+        const samples: Sample[] = [];
+        for (let i = 0; i < REQUESTS; i++) samples.push(await measureRequest(type, fixture, i, counters));
+        rows.push({ rtt, handshakes, label: type.label, samples });
+        const last = samples.at(-1)!.counters;
+        log(`RTT ${rtt}: ${type.label}: p50 ${percentile(samples.map((s) => s.ms).sort((a, b) => a - b), 50).toFixed(1)} ms, ${last.handshakeRoundTrips + last.flights} round trips, ${last.statements} statements`);
+      }
+      const upload: Sample[] = [];
+      const processing: Sample[] = [];
+      const quietMs = Math.max(250, 3 * rtt);
+      await measureUpload(fixture, uploads++, counters, status, quietMs);
+      for (let i = 0; i < REQUESTS; i++) {
+        const measured = await measureUpload(fixture, uploads++, counters, status, quietMs);
+        upload.push(measured.upload);
+        processing.push(measured.processing);
+      }
+      rows.push({ rtt, handshakes, label: UPLOAD_LABEL, samples: upload }, { rtt, handshakes, label: PROCESSING_LABEL, samples: processing });
+      for (const [label, samples] of [
+        [UPLOAD_LABEL, upload],
+        [PROCESSING_LABEL, processing],
+      ] as const) {
+        const last = samples.at(-1)!.counters;
+        log(`RTT ${rtt}: ${label}: p50 ${percentile(samples.map((s) => s.ms).sort((a, b) => a - b), 50).toFixed(1)} ms, ${last.handshakeRoundTrips + last.flights} round trips, ${last.statements} statements`);
+      }
+    }
+  } finally {
+    await database.end();
+  }
+
+  const cpus = os.cpus();
+  const report = render(rows, {
+    date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+    code,
+    machine: `${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}; load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(1)} at end`,
+    postgres,
+  });
+  console.log(`\n${report}\n`);
+  writeBenchmarkSection(OUTPUT, SECTION, report);
+  log(`wrote ${path.relative(ROOT, OUTPUT)} (section ${SECTION})`);
+}
+
+main()
+  .catch((error) => {
+    console.error("[bench:edge] failed:", error);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanup());
