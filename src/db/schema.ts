@@ -301,6 +301,12 @@ export const tests = pgTable(
     quarantineCreatedAt: timestampMs("quarantine_created_at"),
     quarantineExpiresAt: timestampMs("quarantine_expires_at"),
     quarantineSource: quarantineSourceEnum("quarantine_source"),
+    /**
+     * The owners of the test's file under its project's latest CODEOWNERS (docs/codeowners.md):
+     * set when the test is first stored, recomputed for every test of the project when a CODEOWNERS
+     * is uploaded. Run processing's updates of known tests never write it (they stay in-page).
+     */
+    owners: text("owners").array().notNull().default(sql`'{}'::text[]`),
   },
   (t) => [
     index("tests_project_impact_idx").on(t.projectId, t.impact.desc().nullsFirst(), t.id.desc().nullsFirst()),
@@ -311,8 +317,24 @@ export const tests = pgTable(
     // The quarantines of a project, by expiry: the CI list and run processing read those in force
     // (`> now`), the list's ETag the latest that has passed (`<= now`), the `quarantined` filter both.
     index("tests_project_quarantine_idx").on(t.projectId, t.quarantineExpiresAt).where(sql`${t.quarantineExpiresAt} is not null`),
+    // The tests list's `owner` filter (`owners @> array[…]`), beside the project's own indexes.
+    index("tests_owners_idx").using("gin", t.owners),
   ],
 );
+
+/**
+ * A project's latest CODEOWNERS (PUT /uploads/v1/codeowners, docs/codeowners.md), as uploaded:
+ * run processing reads it to give new tests their owners. A row of its own, not a column of
+ * `projects`, whose row every upload updates.
+ */
+export const projectCodeowners = pgTable("project_codeowners", {
+  projectId: uuid("project_id")
+    .primaryKey()
+    .references(() => projects.id, { onDelete: "cascade" }),
+  content: text("content").notNull(),
+  rulesCount: integer("rules_count").notNull(),
+  updatedAt: timestampMs("updated_at").notNull(),
+});
 
 /** Every change of a test's health, with the run that caused it. */
 export const testHealthTransitions = pgTable(

@@ -154,3 +154,31 @@ export function decodeUploadText(bytes: Uint8Array, format: UploadFormat, charse
   const { label, source } = xmlEncoding(bytes, charset);
   return decodeWith(label, bytes, source === "charset" ? "charset" : "declaration");
 }
+
+/**
+ * A CODEOWNERS upload's body as text (PUT /uploads/v1/codeowners, docs/codeowners.md): like the
+ * reports, the Content-Type is read and must say what the body is, `text/plain`, in UTF-8 (no
+ * charset, `utf-8` or its ASCII subset); a file is small, so no Content-Encoding. Invalid UTF-8
+ * and NUL characters (not text, and not storable) are a 400. The size is capped before (413).
+ */
+export function readCodeownersText(contentType: string | undefined, contentEncoding: string | undefined, bytes: Uint8Array): string {
+  const mediaType = (contentType ?? "").split(";")[0]!.trim().toLowerCase();
+  if (mediaType !== "text/plain") {
+    throw new ApiError(
+      "unsupported_media_type",
+      `Content-Type ${mediaType ? `'${mediaType.slice(0, 100)}'` : "(none)"} is not accepted: send the CODEOWNERS file as text/plain (UTF-8).`,
+    );
+  }
+  const charset = charsetOf(contentType);
+  if (charset !== null && !["utf-8", "utf8", "us-ascii"].includes(charset)) {
+    throw new ApiError("unsupported_media_type", `Content-Type names charset '${charset.slice(0, 50)}': send the CODEOWNERS file in UTF-8.`);
+  }
+  const encoding = (contentEncoding ?? "").trim().toLowerCase();
+  if (encoding !== "" && encoding !== "identity") {
+    throw new ApiError("unsupported_media_type", `Content-Encoding '${encoding.slice(0, 50)}' is not supported here: send the CODEOWNERS file as is.`);
+  }
+  const decoded = decodeStrictly(bytes, "utf-8");
+  if (!decoded.ok) throw new ApiError("invalid_request", "The body is not valid UTF-8 text.");
+  if (decoded.text.includes("\u0000")) throw new ApiError("invalid_request", "The body contains NUL characters: a CODEOWNERS file is text.");
+  return decoded.text;
+}

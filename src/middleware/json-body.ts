@@ -13,11 +13,11 @@ export const API_BODY_LIMIT_BYTES = 64 * 1024;
 export const API_JSON_MAX_DEPTH = 64;
 
 /** 413 in the envelope, also for chunked bodies (Hono's bodyLimit counts streamed bytes). */
-export const limitBody = (maxSize: number) =>
+export const limitBody = (maxSize: number, message = `The request body exceeds ${maxSize} bytes.`) =>
   bodyLimit({
     maxSize,
     onError: () => {
-      throw new ApiError("payload_too_large", `The request body exceeds ${maxSize} bytes.`);
+      throw new ApiError("payload_too_large", message);
     },
   });
 

@@ -195,8 +195,8 @@ export const AlertEventSchema = z
     metadata: z.record(z.string(), z.unknown()).openapi({
       description: [
         "Why the check tripped: the subject, the window, the baseline, the observed value, the statistic and its threshold. Plain JSON data derived from uploaded test output: escape before rendering. Strings are capped and lists bounded (about 16 KiB per event). Every event has `detector_version` (e.g. `test_flakiness/2`), `statistic`, `observed` and `threshold`. Keys by alert type:",
-        "- **test_flakiness** (one event per newly flagged test): `subject` (`test`), `test_key` (the test's id, as `test_id`), `suite`, `classname`, `name`, `rule` (`same_commit`, `passed_on_retry`, `burst_recurred`, `burst_same_commit` or `history_flips`), `test_id` (the test in GET /tests/{id}), `run_number`, `branch`, `commit_sha`, `window_runs`, `failures`, `passes`, `failure_rate` with `failure_rate_ci95_low`/`_high` (Wilson), `flips`, `flip_rate`, `runs_test_z`, `decayed_flip_score`, `evidence` (up to 8: `kind`, `commit_sha`, `branch`, `run_number`, `passed`, `failed`), `first_failure_run_number`, `last_failure_run_number`, `baseline`, `branch_scope`, `infra_excluded_runs_in_window`, `burst_runs_in_window` (default-branch runs in the window whose failures were a co-failure burst: evidence only when the same tests burst together again, docs/alert-checks.md), `thresholds`.",
-        "- **performance_regression** (run duration, or one of the slowest tests): `subject` (`run_duration` or `test_duration`), `test_key` (the test's id) with `test_id` and `name` for tests, `baseline` (`from_run_number`, `to_run_number`, `n`, `median_ms`, `mad_ms`), `recent` (`from_run_number`, `to_run_number`, `n`, `median_ms`), `delta_ms`, `rel_change`, `effect_size_mads`, `p_value` (one-sided Mann–Whitney U), `window_kind` (`short`: the last 8 runs against up to 30 before them; `long`, for smaller sustained shifts: the last 20 against up to 20 for a test, the last 24 against up to 48 for the run duration), `min_rel_change` and `min_effect_size_mads` (that window's thresholds), `alpha` (Bonferroni-corrected for tests), `monitored_series`, `window`, `top_contributors` (run duration: the tests that slowed most).",
+        "- **test_flakiness** (one event per newly flagged test): `subject` (`test`), `test_key` (the test's id, as `test_id`), `suite`, `classname`, `name`, `rule` (`same_commit`, `passed_on_retry`, `burst_recurred`, `burst_same_commit` or `history_flips`), `test_id` (the test in GET /tests/{id}), `owners` (the test's owners from CODEOWNERS when the event was recorded; `[]` for none), `run_number`, `branch`, `commit_sha`, `window_runs`, `failures`, `passes`, `failure_rate` with `failure_rate_ci95_low`/`_high` (Wilson), `flips`, `flip_rate`, `runs_test_z`, `decayed_flip_score`, `evidence` (up to 8: `kind`, `commit_sha`, `branch`, `run_number`, `passed`, `failed`), `first_failure_run_number`, `last_failure_run_number`, `baseline`, `branch_scope`, `infra_excluded_runs_in_window`, `burst_runs_in_window` (default-branch runs in the window whose failures were a co-failure burst: evidence only when the same tests burst together again, docs/alert-checks.md), `thresholds`.",
+        "- **performance_regression** (run duration, or one of the slowest tests): `subject` (`run_duration` or `test_duration`), `test_key` (the test's id) with `test_id`, `owners` (from CODEOWNERS) and `name` for tests, `baseline` (`from_run_number`, `to_run_number`, `n`, `median_ms`, `mad_ms`), `recent` (`from_run_number`, `to_run_number`, `n`, `median_ms`), `delta_ms`, `rel_change`, `effect_size_mads`, `p_value` (one-sided Mann–Whitney U), `window_kind` (`short`: the last 8 runs against up to 30 before them; `long`, for smaller sustained shifts: the last 20 against up to 20 for a test, the last 24 against up to 48 for the run duration), `min_rel_change` and `min_effect_size_mads` (that window's thresholds), `alpha` (Bonferroni-corrected for tests), `monitored_series`, `window`, `top_contributors` (run duration: the tests that slowed most).",
         "- **failure_rate_spike**: `subject` (`run`), `executed`, `failed`, `errored` (both without the failures of quarantined tests), `quarantined_failing_count` (failed and errored cases of quarantined tests: in `executed`, not in the failing count), `failure_rate`, `baseline_failure_rate`, `baseline_effective_runs`, `overdispersion_rho`, `ratio_to_baseline`, `delta_pp`, `p_value` (beta-binomial tail), `alpha`, `thresholds`, `window`, `newly_failing_tests` (up to 20 names) and `newly_failing_count`, `persistent_failing_count` (failing tests that also failed last time, left out of the infrastructure guard), `recurrent_failing_count` (failing tests that also failed within the previous 50 default-branch runs), `fresh_failing_count` and `p_value_fresh` (the fresh failures must trip on their own), `infra_suspect` and `infra_suspect_reason`.",
         "- **skipped_test_count_creep**: `subject` (`run`), `skipped_count`, `total_tests`, `skipped_ratio`, `baseline_skipped_count`, `baseline_ratio`, `baseline_run_number`, `delta`, `rel_delta`, `window_runs`, `mann_kendall_s`, `mann_kendall_p`, `sen_slope_per_run`, `pattern` (`step` or `gradual`), `newly_skipped_tests` (up to 50 names) and `newly_skipped_count`, `newly_unskipped_count`, `thresholds`.",
         "Details and defaults: docs/alert-checks.md.",
@@ -337,6 +337,11 @@ export const TestSchema = z
     name: z.string(),
     classname: z.string().nullable(),
     file: z.string().nullable(),
+    owners: z.array(z.string()).openapi({
+      description:
+        "The owners of `file` under the project's latest CODEOWNERS (`PUT /uploads/v1/codeowners`): `@user`, `@org/team` or e-mail addresses, as written there; the last matching rule gives them. `[]` without a CODEOWNERS, without a `file`, when no rule matches, or when the last matching rule names none (docs/codeowners.md).",
+      example: ["@acme/checkout"],
+    }),
     suite: z.string().nullable().openapi({ description: "Innermost suite of the latest execution." }),
     health: TestHealthSchema,
     health_changed_at: nullableTimestamp("When the health last changed; null while it never has."),
@@ -387,6 +392,13 @@ export const TestsQuerySchema = PageQuerySchema.extend({
     .openapi({ param: { name: "q", in: "query" }, description: "Case-insensitive substring of the name, classname or file." }),
   sort: enumFilter(TEST_SORTS, "sort", "`impact` (default), `failure_rate`, `duration` (p95), `last_failed`: descending; `name`: ascending. Ties by id."),
   quarantined: enumFilter(QUARANTINED_FILTER_VALUES, "quarantined", "`true`: only tests quarantined now; `false`: only tests that are not (expired quarantines included). Absent: every test."),
+  owner: z
+    .string()
+    .min(1)
+    .max(255)
+    .refine((value) => !value.includes("\u0000"), "must not contain NUL characters")
+    .optional()
+    .openapi({ param: { name: "owner", in: "query" }, description: "Only tests with this owner among their `owners` (from CODEOWNERS): exact, case-sensitive, e.g. `@acme/checkout`.", example: "@acme/checkout" }),
 });
 
 const OWNER_PATTERN = /^(?:[^\s@]+@[^\s@]+\.[^\s@]+|@[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9][A-Za-z0-9._-]*)$/;

@@ -78,12 +78,15 @@ export async function runSummary(db: Database, run: TestRunRow, defaultBranch: s
   };
 }
 
-/** The checks' entries of the run's tests (tests.check_state), by test id. */
-async function storedEntries(tx: Database, runId: number): Promise<Map<string, Record<string, unknown>>> {
-  const rows = await rowsOf<{ id: string; check_state: Record<string, unknown> | string }>(
-    tx.execute(sql`select t.id, t.check_state from ${tests} t where t.id in (select c.test_id from ${testCases} c where c.test_run_id = ${runId})`),
+/** The checks' entries of the run's tests (tests.check_state), and their owners (for events that name them), by test id. */
+async function storedEntries(tx: Database, runId: number): Promise<{ entries: Map<string, Record<string, unknown>>; owners: Map<string, string[]> }> {
+  const rows = await rowsOf<{ id: string; check_state: Record<string, unknown> | string; owners: string[] }>(
+    tx.execute(sql`select t.id, t.check_state, t.owners from ${tests} t where t.id in (select c.test_id from ${testCases} c where c.test_run_id = ${runId})`),
   );
-  return new Map(rows.map((row) => [row.id, typeof row.check_state === "string" ? (JSON.parse(row.check_state) as Record<string, unknown>) : row.check_state]));
+  return {
+    entries: new Map(rows.map((row) => [row.id, typeof row.check_state === "string" ? (JSON.parse(row.check_state) as Record<string, unknown>) : row.check_state])),
+    owners: new Map(rows.map((row) => [row.id, row.owners])),
+  };
 }
 
 /**
@@ -107,10 +110,14 @@ async function legacyRekey(tx: Database, projectId: string): Promise<(oldKey: st
   };
 }
 
-/** An event that names a test of the run names it as the API knows it too: `test_id` beside the check's `test_key`. */
-function withTestId(metadata: Record<string, unknown>, runTests: ReadonlySet<string>): Record<string, unknown> {
+/**
+ * An event that names a test of the run names it as the API knows it too: `test_id` beside the
+ * check's `test_key`, and the test's `owners` from CODEOWNERS (docs/codeowners.md), as they are
+ * when the event is recorded.
+ */
+function withTestId(metadata: Record<string, unknown>, runTests: ReadonlySet<string>, owners: ReadonlyMap<string, string[]>): Record<string, unknown> {
   const key = metadata.test_key;
-  return typeof key === "string" && runTests.has(key) ? { ...metadata, test_id: key } : metadata;
+  return typeof key === "string" && runTests.has(key) ? { ...metadata, test_id: key, owners: owners.get(key) ?? [] } : metadata;
 }
 
 /** Keeps metadata within its size cap: the largest arrays are cut first, and the cut is recorded. */
@@ -174,7 +181,7 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Pr
     const summary = await runSummary(tx, run, project.defaultBranch);
     const runTests = new Set(summary.tests.map((test) => test.key));
     const quarantinedTests = new Set(summary.tests.filter((test) => test.quarantined).map((test) => test.key));
-    const stored = await storedEntries(tx, run.id);
+    const { entries: stored, owners } = await storedEntries(tx, run.id);
     /** Entries to write: the run's tests (their whole check_state) and, once, tests of a converted legacy state. */
     const written = new Map<string, Record<string, unknown>>();
     const converted = new Map<string, Record<string, unknown>>();
@@ -226,7 +233,7 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Pr
       }
       if (events.length === 0) continue;
 
-      const named = events.map((event) => withTestId(event.metadata, runTests));
+      const named = events.map((event) => withTestId(event.metadata, runTests, owners));
       if (!alert.active) continue;
       // A quarantined test's flakiness is known already: its health still follows the check (above),
       // but no event is recorded (nor notified) for it while it is quarantined.

@@ -204,6 +204,7 @@ export function presentTest(row: Row<typeof tests>, window: { size: number; bran
     name: row.name,
     classname: row.classname,
     file: row.file,
+    owners: row.owners,
     suite: row.suite,
     health: row.health,
     health_changed_at: iso(row.healthChangedAt),

@@ -5,13 +5,14 @@
  * statements that read and write the rows.
  */
 import { sql } from "drizzle-orm";
-import { projects, testCases, testHealthTransitions, tests } from "../db/schema";
+import { projectCodeowners, projects, testCases, testHealthTransitions, tests } from "../db/schema";
 import { rowsOf } from "../db/rows";
 import type { Database } from "../db/types";
 import type { ReportCase } from "../ingest/report";
 import type { CaseStatus, TestHealth } from "../lib/vocabulary";
 import { isDefaultBranch } from "./default-branch";
 import { testIdentityKey } from "../lib/test-identity";
+import { OwnersMatcher, parseCodeowners } from "../lib/codeowners";
 
 /** Executions on the default branch that the rates, impact and durations cover. */
 export const TEST_WINDOW = 50;
@@ -357,7 +358,7 @@ export async function recordTestExecutions(
   );
   const rowByIdentity = new Map<string, StoredRow>();
   for (const row of stored) rowByIdentity.set(testIdentityKey({ classname: row.classname, file: row.file, name: row.name }), row);
-  const fresh: unknown[] = [];
+  const fresh: Record<string, unknown>[] = [];
   const known: unknown[] = [];
   const changes: { t: string; f: TestHealth; to: TestHealth; r: string }[] = [];
   let flaky = 0;
@@ -392,7 +393,7 @@ export async function recordTestExecutions(
       cp: progress.state.cp,
     };
     if (previous === null) {
-      fresh.push({ ...shared, n: execution.name, cl: execution.classname, f: execution.file, h: progress.health, fail: progress.lastFailedAt !== null });
+      fresh.push({ ...shared, n: execution.name, cl: execution.classname, f: execution.file, h: progress.health, fail: progress.lastFailedAt !== null, o: [] });
     } else {
       // Timestamps are the run's (a parameter): each row says only whether they move.
       known.push({ ...shared, h: change ? progress.health : null, latest: progress.lastExecutedAt.getTime() === run.createdAt.getTime(), fail: progress.lastFailedAt?.getTime() === run.createdAt.getTime() });
@@ -401,15 +402,19 @@ export async function recordTestExecutions(
   }
   const at = run.createdAt.toISOString();
   if (fresh.length > 0) {
+    // New tests get their owners from the project's CODEOWNERS, read and parsed once for the run
+    // (under the lock, so an upload of a new CODEOWNERS is wholly before or after this run).
+    const owners = fresh.some((row) => row.f !== null) ? await storedOwnersMatcher(tx, run.projectId) : null;
+    if (owners) for (const row of fresh) row.o = owners.ownersOf(row.f as string | null);
     await tx.execute(sql`
       insert into ${tests} (id, project_id, name, classname, file, suite, health, health_changed_at, executions_count, last_status, last_executed_at,
         last_failed_at, first_seen_at, last_run_number, window_size, failure_rate, flip_rate, impact, duration_p50_ms, duration_p95_ms,
-        window_outcomes, duration_log_mean, duration_log_var, duration_samples, recent_commits, failing_streak, passing_streak)
+        window_outcomes, duration_log_mean, duration_log_var, duration_samples, recent_commits, failing_streak, passing_streak, owners)
       select y.id, ${run.projectId}::uuid, y.n, y.cl, y.f, y.s, y.h::test_health, case when y.h = 'healthy' then null else ${at}::timestamptz end, 1,
         y.ls::case_status, ${at}::timestamptz, case when y.fail then ${at}::timestamptz end, ${at}::timestamptz, ${run.number}, y.ws, y.fr, y.fl, y.im,
-        y.p50, y.p95, y.w, y.dm, y.dv, y.dn, y.c, y.cf, y.cp
+        y.p50, y.p95, y.w, y.dm, y.dv, y.dn, y.c, y.cf, y.cp, y.o
       from json_to_recordset(${JSON.stringify(fresh)}::json) as y(id uuid, n text, cl text, f text, s text, h text, fail bool, ls text, ws int,
-        fr float8, fl float8, im int, p50 int, p95 int, w text, dm float8, dv float8, dn int, c text, cf int, cp int)`);
+        fr float8, fl float8, im int, p50 int, p95 int, w text, dm float8, dv float8, dn int, c text, cf int, cp int, o text[])`);
   }
   if (known.length > 0) {
     await tx.execute(sql`
@@ -442,6 +447,15 @@ export async function recordTestExecutions(
       .where(sql`${projects.id} = ${run.projectId}`);
   }
   return changes.map((change) => ({ testId: change.t, from: change.f, to: change.to, reason: change.r }));
+}
+
+/**
+ * The matcher of a project's stored CODEOWNERS (docs/codeowners.md), or null without one: run
+ * processing reads and parses it once per run, and only when the run brings new tests with a file.
+ */
+export async function storedOwnersMatcher(tx: Database, projectId: string): Promise<OwnersMatcher | null> {
+  const [row] = await tx.select({ content: projectCodeowners.content }).from(projectCodeowners).where(sql`${projectCodeowners.projectId} = ${projectId}`).limit(1);
+  return row ? new OwnersMatcher(parseCodeowners(row.content).rules) : null;
 }
 
 /**

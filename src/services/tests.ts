@@ -3,7 +3,7 @@
  * (its cases across runs) and its health transitions. Every query goes through the
  * organization's project, so a foreign test is the same 404 as a missing one.
  */
-import { type SQL, and, eq, gt, ilike, isNull, lte, or, sql } from "drizzle-orm";
+import { type SQL, and, arrayContains, eq, gt, ilike, isNull, lte, or, sql } from "drizzle-orm";
 import { projects, testCases, testHealthTransitions, testRuns, tests } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { isUuid } from "../lib/ids";
@@ -19,8 +19,8 @@ export type TestObject = ReturnType<typeof presentTest>;
 type TestRow = typeof tests.$inferSelect;
 type WindowContext = { webAppUrl: string; window: { size: number; branch: string | null }; now: Date };
 
-/** As in the path and query string; `health` and `sort` have their defaults (`all`, `impact`); `quarantined` null: either. */
-export type TestFilters = { project_id: string; health: TestHealth | "all"; q: string | null; sort: TestSort; quarantined: "true" | "false" | null };
+/** As in the path and query string; `health` and `sort` have their defaults (`all`, `impact`); `quarantined` and `owner` null: not filtered. */
+export type TestFilters = { project_id: string; health: TestHealth | "all"; q: string | null; sort: TestSort; quarantined: "true" | "false" | null; owner: string | null };
 
 /**
  * Each sort as a keyset: a never-null key (a missing rate, duration or failure sorts last) and
@@ -77,6 +77,8 @@ export async function listTests(scope: OrgScope, request: ListRequest<TestFilter
         filters.health === "all" ? undefined : eq(tests.health, filters.health),
         search,
         quarantinedCondition(filters.quarantined, now),
+        // One of the test's CODEOWNERS owners, exactly (tests_owners_idx).
+        filters.owner === null ? undefined : arrayContains(tests.owners, [filters.owner]),
         list.after(request),
       ),
     )

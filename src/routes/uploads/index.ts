@@ -5,16 +5,20 @@
  *
  * Request-level problems (token, size, media type, encoding, metadata, malformed JSON) are
  * answered in the envelope and record nothing; problems with the report's content (malformed
- * XML, a DTD, too many cases…) fail the recorded run with a reason.
+ * XML, a DTD, too many cases…) fail the recorded run with a reason. With the same token, CI reads
+ * the quarantined tests (docs/quarantine.md) and sends the repository's CODEOWNERS
+ * (docs/codeowners.md).
  */
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { AppConfig, AppEnv } from "../../app-env";
 import { counterAdmit } from "../../auth/key-gate";
 import { UploadEnvelopeSchema } from "../../ingest/json-report";
-import { UPLOAD_LIMIT_BYTES } from "../../ingest/upload-body";
+import { UPLOAD_LIMIT_BYTES, readCodeownersText } from "../../ingest/upload-body";
 import { METADATA_KEYS, readUploadRequest } from "../../ingest/upload-request";
+import { CODEOWNERS_LIMIT_BYTES } from "../../lib/codeowners";
 import { admitBearer } from "../../middleware/auth";
 import { limitBody } from "../../middleware/json-body";
+import { MAX_IGNORED_LINES_LISTED, putCodeowners } from "../../services/codeowners";
 import { MAX_QUARANTINED_TESTS, listQuarantinedTests, matchesEtag, quarantineListTag } from "../../services/quarantine";
 import {
   MAX_RUN_FAILED_TESTS,
@@ -215,6 +219,51 @@ const listQuarantinedTestsRoute = createRoute({
   },
 });
 
+const CodeownersUploadSchema = z
+  .object({
+    rules_count: z.number().int().openapi({ description: "Rules read from the file (lines with a pattern GitHub applies, with or without owners)." }),
+    ignored_lines: z
+      .array(
+        z.object({
+          line: z.number().int().openapi({ description: "Line number, from 1." }),
+          reason: z.string().openapi({ description: "Why GitHub would not apply the line (negation, a character range, an escaped `#`, an owner that is not `@user`, `@org/team` or an e-mail address…)." }),
+        }),
+      )
+      .openapi({ description: `Lines that are neither blank, comments nor rules: they match nothing. The first ${MAX_IGNORED_LINES_LISTED}.` }),
+    ignored_lines_count: z.number().int().openapi({ description: "All ignored lines." }),
+    changed: z.boolean().openapi({ description: "False when the file is the one already stored: nothing was recomputed." }),
+    tests_count: z.number().int().openapi({ description: "The project's tests." }),
+    tests_with_owners_count: z.number().int().openapi({ description: "Those with at least one owner under this file." }),
+    updated_at: z.string().datetime().openapi({ description: "When the stored CODEOWNERS last changed." }),
+  })
+  .openapi("CodeownersUpload");
+
+const putCodeownersRoute = createRoute({
+  method: "put",
+  path: "/codeowners",
+  operationId: "putCodeowners",
+  tags: ["Uploads"],
+  summary: "Store the token's project's CODEOWNERS; its tests' owners follow it",
+  description: [
+    "The body is the repository's CODEOWNERS file as it is (`.github/CODEOWNERS`, else `CODEOWNERS`, else `docs/CODEOWNERS`), as `text/plain` in UTF-8. It replaces the project's previous one, and every test's `owners` is recomputed from it at once (tests stored later get theirs when first seen).",
+    "GitHub's rules: gitignore-style patterns matched case-sensitively against the test's `file` (backslashes read as `/`, a leading `./` dropped); the last matching rule gives the owners, and a matching rule without owners gives none; `#` starts a comment. Lines GitHub does not apply (`!` negation, `[ ]` ranges, an escaped leading `#`, owners that are not `@user`, `@org/team` or e-mail addresses) are reported in `ignored_lines` and match nothing. Details: docs/codeowners.md.",
+    `Limits: ${CODEOWNERS_LIMIT_BYTES} bytes (3 MiB; GitHub ignores larger files), 413 beyond. Another Content-Type, a charset other than UTF-8 or a Content-Encoding is a 415; bytes that are not UTF-8, or NUL characters, a 400.`,
+  ].join("\n\n"),
+  security: tokenSecurity,
+  request: {
+    body: {
+      required: true,
+      // Read by readCodeownersText (the media type is checked there, as for reports).
+      content: { "text/plain": { schema: { type: "string", description: "A CODEOWNERS file.", example: "* @acme/core\n/services/checkout/ @acme/checkout\n" } } },
+    },
+  },
+  responses: {
+    200: json(CodeownersUploadSchema, "Stored (or unchanged), with what was read and how many tests have owners now."),
+    ...errorResponses(400, 401, 413, 429, 500, 503),
+    415: json(errorResponses(400)[400].content["application/json"].schema, "unsupported_media_type: the Content-Type is not text/plain, its charset is not UTF-8, or a Content-Encoding was sent."),
+  },
+});
+
 export function createUploadsApi(config: AppConfig) {
   const api = new OpenAPIHono<UploadEnv>({ defaultHook: validationHook });
 
@@ -246,6 +295,9 @@ export function createUploadsApi(config: AppConfig) {
   );
 
   api.use("/test_runs", limitBody(UPLOAD_LIMIT_BYTES));
+  // On PUT only: another method's body is ignored, so it cannot turn the 405 into a 413.
+  const codeownersLimit = limitBody(CODEOWNERS_LIMIT_BYTES, `The CODEOWNERS file exceeds ${CODEOWNERS_LIMIT_BYTES} bytes (3 MiB); GitHub ignores a file that large too.`);
+  api.use("/codeowners", (c, next) => (c.req.method === "PUT" ? codeownersLimit(c, next) : next()));
 
   api.openapi(uploadTestRunRoute, async (c) => {
     const upload = await readUploadRequest({
@@ -282,6 +334,12 @@ export function createUploadsApi(config: AppConfig) {
     if (matchesEtag(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
     const data = await listQuarantinedTests(db, projectId, now);
     return c.json({ data }, 200, headers);
+  });
+
+  api.openapi(putCodeownersRoute, async (c) => {
+    const text = readCodeownersText(c.req.header("content-type"), c.req.header("content-encoding"), new Uint8Array(await c.req.arrayBuffer()));
+    const { db, clock } = c.env;
+    return c.json(await putCodeowners({ db, clock }, c.get("uploader").projectId, text), 200);
   });
 
   addMethodNotAllowed(api);

@@ -36,7 +36,7 @@ const listTestsRoute = createRoute({
   tags: ["Tests"],
   summary: "List a project's tests with their health",
   description: listDescription(
-    "A test is the same test across runs: same classname and name (the file when there is no classname). By default sorted by `impact` (failing executions in the window), then as `sort` says; ties by id. A cursor is bound to the project, the filters and the sort. Pages are read by the current values: a test whose sort key changes between two pages may be skipped or listed twice in that walk (never an error); restart from the first page for a consistent ranking.",
+    "A test is the same test across runs: same classname and name (the file when there is no classname). Filters: `health`, `quarantined`, `q` and `owner` (one of the test's CODEOWNERS owners, exactly). By default sorted by `impact` (failing executions in the window), then as `sort` says; ties by id. A cursor is bound to the project, the filters and the sort. Pages are read by the current values: a test whose sort key changes between two pages may be skipped or listed twice in that walk (never an error); restart from the first page for a consistent ranking.",
   ),
   security,
   request: { params: ProjectParams, query: TestsQuerySchema },
@@ -119,6 +119,7 @@ export function registerTestRoutes(api: OpenAPIHono<AppEnv>, codec: CursorCodec)
       q: query.q ?? null,
       sort: query.sort ?? "impact",
       quarantined: query.quarantined ?? null,
+      owner: query.owner ?? null,
     };
     const list = testLists[filters.sort];
     const request = readListRequest(codec, list, { organizationId: scope.organizationId, filters }, query);
