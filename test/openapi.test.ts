@@ -133,7 +133,7 @@ describe("GET /uploads/v1/openapi.json", () => {
     expect(summary).toEqual([]);
   });
 
-  it("documents the three operations with their errors", async () => {
+  it("documents the four operations with their errors", async () => {
     const served = (await h.get("/uploads/v1/openapi.json")).body;
     const upload = served.paths["/test_runs"].post;
     expect(upload.operationId).toBe("uploadTestRun");
@@ -144,6 +144,30 @@ describe("GET /uploads/v1/openapi.json", () => {
     expect(quarantined.security).toEqual([{ uploadToken: [] }]);
     expect(Object.keys(quarantined.responses).sort()).toEqual(["200", "304", "401", "429", "500", "503"]);
     expect(quarantined.responses["200"].headers.ETag).toBeDefined();
+    const codeowners = served.paths["/codeowners"].put;
+    expect(codeowners.operationId).toBe("putCodeowners");
+    expect(codeowners.security).toEqual([{ uploadToken: [] }]);
+    expect(Object.keys(codeowners.requestBody.content)).toEqual(["text/plain"]);
+    expect(Object.keys(codeowners.responses).sort()).toEqual(["200", "400", "401", "413", "415", "429", "500", "503"]);
+    expect(Object.keys(served.components.schemas.CodeownersUpload.properties).sort()).toEqual([
+      "changed",
+      "ignored_lines",
+      "ignored_lines_count",
+      "rules_count",
+      "tests_count",
+      "tests_with_owners_count",
+      "updated_at",
+    ]);
+  });
+});
+
+describe("owners are documented in /api/v1", () => {
+  it("the test's owners, the owner filter, and the upload operation under its full path", () => {
+    expect(doc.components.schemas.Test.properties.owners.type).toBe("array");
+    expect(doc.components.schemas.Test.required).toContain("owners");
+    const filter = doc.paths["/projects/{id}/tests"].get.parameters.find((p: any) => p.name === "owner");
+    expect(filter).toMatchObject({ in: "query", required: false });
+    expect(doc.paths["/uploads/v1/codeowners"].put.operationId).toBe("putCodeowners");
   });
 });
 

@@ -97,7 +97,7 @@ const RunNumberParams = z.object({
 const tokenSecurity = [{ uploadToken: [] }];
 const json = <T>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 
-const UPLOADS_TAG = { name: "Uploads", description: "Test reports in, test runs out (outside /api/v1: authenticated with a project's upload token)." };
+const UPLOADS_TAG = { name: "Uploads", description: "Test reports and the CODEOWNERS file in; test runs and the quarantined tests out (outside /api/v1: authenticated with a project's upload token)." };
 
 function uploadsDocumentConfig(publicBaseUrl: string) {
   return documentConfig({

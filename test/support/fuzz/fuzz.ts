@@ -154,6 +154,26 @@ const HOSTILE_XML = [
   '<testsuite name="s"><testcase name="c" time="-1e400"/></testsuite>',
 ];
 
+/** CODEOWNERS lines, plausible and not (PUT /uploads/v1/codeowners): a file is some of them. */
+const CODEOWNERS_LINES = [
+  "* @fuzz/core",
+  "/fuzz/ @fuzz/team fuzz@example.com",
+  "*.xml",
+  "# a comment",
+  "",
+  "!negated @x",
+  "[ab]/ @x",
+  "\\#escaped @x",
+  "docs/* @docs # inline",
+  "**/nested/** @deep",
+  "not-an-owner pattern",
+  "\u0000",
+  "\uFFFD\uD800",
+  "path\\ with\\ spaces/ @s",
+  "/".repeat(300),
+  `${"*".repeat(500)} @stars`,
+];
+
 function junit(choices: Choices): string {
   const statuses = ["", "<failure message='f'/>", "<error message='e' type='E'>trace</error>", "<skipped/>"];
   const cases = Array.from({ length: choices.int(0, 6) }, (_, i) => `<testcase classname="fuzz.C${choices.int(0, 3)}" name="case ${i}" time="${choices.int(0, 900) / 100}">${choices.pick(statuses)}</testcase>`);
@@ -241,6 +261,8 @@ async function bodyFor(op: Operation, choices: Choices): Promise<{ body?: string
   const roll = choices.next();
   if (isXml && op.id === "uploadTestRun") {
     [text, note] = roll < 0.75 ? [junit(choices), "junit"] : [choices.pick(HOSTILE_XML), "hostile xml"];
+  } else if (op.id === "putCodeowners" && roll < 0.75) {
+    [text, note] = [Array.from({ length: choices.int(0, 12) }, () => choices.pick(CODEOWNERS_LINES)).join(choices.pick(["\n", "\r\n"])), "codeowners"];
   } else {
     const schema = op.body!.content["application/json"]?.schema ?? {};
     if (roll < 0.55) [text, note] = [JSON.stringify(valid(schema, op.components, choices)), "valid json"];
