@@ -2,6 +2,7 @@
  * The command line: options, help text, and the checks that turn flags and environment variables
  * into the settings of an upload (any problem is a UsageError: exit 2, nothing sent).
  */
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Env } from "./ci-metadata";
@@ -35,6 +36,10 @@ Options:
                        test is quarantined (the project's list, fetched with the token), else 1
   --cache-dir DIR      where the quarantine list is cached (env CTA_CACHE_DIR; default
                        $XDG_CACHE_HOME/ci-test-analytics, else ~/.cache/ci-test-analytics)
+  --codeowners PATH    the CODEOWNERS file to send (default: the repository's, the first of
+                       .github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS under GITHUB_WORKSPACE
+                       or the working directory); the service gives each test its owners
+  --no-codeowners      do not send a CODEOWNERS file
   --fail-on-upload-error
                        exit non-zero when the upload fails (network, 5xx, 429 after retries,
                        a rejected token, --wait timing out); by default that is a warning
@@ -84,6 +89,8 @@ export const OPTIONS = {
   retries: { type: "string" },
   quarantine: { type: "boolean" },
   "cache-dir": { type: "string" },
+  codeowners: { type: "string" },
+  "no-codeowners": { type: "boolean" },
   "fail-on-upload-error": { type: "boolean" },
   quiet: { type: "boolean", short: "q" },
   verbose: { type: "boolean" },
@@ -141,6 +148,11 @@ export function quarantineListUrl(baseUrl: string): URL {
   return new URL("quarantined_tests", uploadsBase(baseUrl));
 }
 
+/** `{base}/uploads/v1/codeowners`, where the repository's CODEOWNERS goes (same base URL rules). */
+export function codeownersUrl(baseUrl: string): URL {
+  return new URL("codeowners", uploadsBase(baseUrl));
+}
+
 /** `{base}/uploads/v1/`, from the base URL as uploadEndpoint describes it. */
 function uploadsBase(baseUrl: string): URL {
   let base: URL;
@@ -159,6 +171,9 @@ function uploadsBase(baseUrl: string): URL {
 export type UploadSettings = {
   endpoint: URL;
   quarantineListUrl: URL;
+  codeownersUrl: URL;
+  /** The CODEOWNERS file to send (absolute), or null: none found, or --no-codeowners. */
+  codeownersFile: string | null;
   /** Where the quarantine list is cached (absolute). */
   cacheDir: string;
   retries: number;
@@ -205,7 +220,44 @@ export function uploadSettings(input: {
   }
   if (patterns.length === 0) throw new UsageError("no report files given (pass files, directories or quoted globs)");
   const cacheDir = resolve(input.cwd, nonEmpty(values["cache-dir"]) ?? defaultCacheDir(env, input.platform, input.homedir));
-  return { endpoint, quarantineListUrl: listUrl, cacheDir, retries, waitTimeoutS, baseDelayMs, startedAt };
+  return {
+    endpoint,
+    quarantineListUrl: listUrl,
+    codeownersUrl: codeownersUrl(baseUrl),
+    codeownersFile: codeownersFile(values, env, input.cwd),
+    cacheDir,
+    retries,
+    waitTimeoutS,
+    baseDelayMs,
+    startedAt,
+  };
+}
+
+/** Where GitHub looks for CODEOWNERS, in its order: the first that exists is the repository's. */
+export const CODEOWNERS_LOCATIONS = [".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"];
+
+/**
+ * The CODEOWNERS file to send: --codeowners PATH (relative to the working directory; it must
+ * exist), none with --no-codeowners, else the first of CODEOWNERS_LOCATIONS under the
+ * repository's root (GITHUB_WORKSPACE on GitHub Actions, else the working directory).
+ */
+function codeownersFile(values: OptionValues, env: Env, cwd: string): string | null {
+  const given = nonEmpty(values.codeowners);
+  if (values["no-codeowners"]) {
+    if (given !== undefined) throw new UsageError("--codeowners and --no-codeowners exclude each other");
+    return null;
+  }
+  if (given !== undefined) {
+    const path = resolve(cwd, given);
+    if (!existsSync(path)) throw new UsageError(`--codeowners: no such file "${given}"`);
+    return path;
+  }
+  const root = resolve(cwd, nonEmpty(env.GITHUB_WORKSPACE) ?? ".");
+  for (const location of CODEOWNERS_LOCATIONS) {
+    const path = resolve(root, location);
+    if (existsSync(path)) return path;
+  }
+  return null;
 }
 
 /**

@@ -28,6 +28,7 @@ import { Output, type Writable, maskSecretShapes } from "./output";
 import { type QuarantineLookup, type Verdict, judgeFailures, lookUpQuarantine } from "./quarantine";
 import { type RunMetadata, expandFiles } from "./reports";
 import { type TestResults, addReport, emptyResults, testLabel } from "./results";
+import { sendCodeowners } from "./codeowners";
 import { buildStepSummary } from "./summary";
 import { POLL_BASE_MS, type RunInfo, type UploadContext, readGroup, uploadGroup } from "./upload";
 
@@ -244,6 +245,11 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     failOnUploadError: Boolean(values["fail-on-upload-error"]),
     wantFailedTests: summaryPath !== undefined,
   };
+
+  // Before the reports: the service then gives the run's new tests their owners as it processes it.
+  if (settings.codeownersFile) {
+    await sendCodeowners({ file: settings.codeownersFile, url: settings.codeownersUrl, headers, retryOptions, out, cwd });
+  }
 
   // The reports' own results, for --quarantine and the summary: read whether or not the upload works.
   const wantResults = quarantine || summaryPath !== undefined;

@@ -165,6 +165,24 @@ describe("a flaky test quarantined through the API, and the CLI's --quarantine",
   });
 });
 
+describe("owners from the repository's CODEOWNERS", () => {
+  it("the CLI sends .github/CODEOWNERS with the upload: the run's tests get their owners from their files", async () => {
+    const repo = join(dir, "owned-repo");
+    mkdirSync(join(repo, ".github"), { recursive: true });
+    writeFileSync(join(repo, ".github", "CODEOWNERS"), "*.ts @acme/web\n/src/checkout/ @acme/payments team@acme.example\n");
+    writeFileSync(
+      join(repo, "junit.xml"),
+      `<testsuite name="owned"><testcase classname="Owned" name="charges" file="src/checkout/charge.test.ts"/><testcase classname="Owned" name="renders" file="./src/web/page.test.ts"/><testcase classname="Owned" name="unfiled"/></testsuite>`,
+    );
+    const result = await runCli(["upload", "--wait", "junit.xml"], { cwd: repo });
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect(result.stdout + result.stderr).toMatch(/CODEOWNERS: sent \.github\/CODEOWNERS \(2 rules/);
+    expect((await testNamed("charges")).owners).toEqual(["@acme/payments", "team@acme.example"]);
+    expect((await testNamed("renders")).owners).toEqual(["@acme/web"]);
+    expect((await testNamed("unfiled")).owners).toEqual([]);
+  });
+});
+
 describe("the packed package", () => {
   it("`npm pack` of packages/uploader is at most 200 KB, installs into an empty folder with no dependencies and runs there", async () => {
     const packDir = join(dir, "pack");

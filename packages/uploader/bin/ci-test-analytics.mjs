@@ -4533,7 +4533,7 @@ var require_saxes = __commonJS({
 });
 
 // src/cli/main.ts
-import { appendFileSync, existsSync, readFileSync as readFileSync2, realpathSync as realpathSync2 } from "node:fs";
+import { appendFileSync, existsSync as existsSync2, readFileSync as readFileSync3, realpathSync as realpathSync2 } from "node:fs";
 import { homedir } from "node:os";
 import { dirname as dirname2, join as join3 } from "node:path";
 import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
@@ -4553,6 +4553,7 @@ function hasTokenShape(kind, token) {
 }
 
 // src/cli/args.ts
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 
@@ -4707,6 +4708,10 @@ Options:
                        test is quarantined (the project's list, fetched with the token), else 1
   --cache-dir DIR      where the quarantine list is cached (env CTA_CACHE_DIR; default
                        $XDG_CACHE_HOME/ci-test-analytics, else ~/.cache/ci-test-analytics)
+  --codeowners PATH    the CODEOWNERS file to send (default: the repository's, the first of
+                       .github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS under GITHUB_WORKSPACE
+                       or the working directory); the service gives each test its owners
+  --no-codeowners      do not send a CODEOWNERS file
   --fail-on-upload-error
                        exit non-zero when the upload fails (network, 5xx, 429 after retries,
                        a rejected token, --wait timing out); by default that is a warning
@@ -4755,6 +4760,8 @@ var OPTIONS = {
   retries: { type: "string" },
   quarantine: { type: "boolean" },
   "cache-dir": { type: "string" },
+  codeowners: { type: "string" },
+  "no-codeowners": { type: "boolean" },
   "fail-on-upload-error": { type: "boolean" },
   quiet: { type: "boolean", short: "q" },
   verbose: { type: "boolean" },
@@ -4791,6 +4798,9 @@ function uploadEndpoint(baseUrl) {
 function quarantineListUrl(baseUrl) {
   return new URL("quarantined_tests", uploadsBase(baseUrl));
 }
+function codeownersUrl(baseUrl) {
+  return new URL("codeowners", uploadsBase(baseUrl));
+}
 function uploadsBase(baseUrl) {
   let base;
   try {
@@ -4826,7 +4836,36 @@ function uploadSettings(input) {
   }
   if (patterns.length === 0) throw new UsageError("no report files given (pass files, directories or quoted globs)");
   const cacheDir = resolve(input.cwd, nonEmpty(values["cache-dir"]) ?? defaultCacheDir(env, input.platform, input.homedir));
-  return { endpoint, quarantineListUrl: listUrl, cacheDir, retries, waitTimeoutS, baseDelayMs, startedAt };
+  return {
+    endpoint,
+    quarantineListUrl: listUrl,
+    codeownersUrl: codeownersUrl(baseUrl),
+    codeownersFile: codeownersFile(values, env, input.cwd),
+    cacheDir,
+    retries,
+    waitTimeoutS,
+    baseDelayMs,
+    startedAt
+  };
+}
+var CODEOWNERS_LOCATIONS = [".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"];
+function codeownersFile(values, env, cwd) {
+  const given = nonEmpty(values.codeowners);
+  if (values["no-codeowners"]) {
+    if (given !== void 0) throw new UsageError("--codeowners and --no-codeowners exclude each other");
+    return null;
+  }
+  if (given !== void 0) {
+    const path = resolve(cwd, given);
+    if (!existsSync(path)) throw new UsageError(`--codeowners: no such file "${given}"`);
+    return path;
+  }
+  const root = resolve(cwd, nonEmpty(env.GITHUB_WORKSPACE) ?? ".");
+  for (const location of CODEOWNERS_LOCATIONS) {
+    const path = resolve(root, location);
+    if (existsSync(path)) return path;
+  }
+  return null;
 }
 function defaultCacheDir(env, platform, homedir2) {
   const explicit = nonEmpty(env.CTA_CACHE_DIR);
@@ -5749,6 +5788,38 @@ function testLabel(test) {
   return scope ? `${scope} › ${test.name}` : test.name;
 }
 
+// src/cli/codeowners.ts
+import { readFileSync as readFileSync2 } from "node:fs";
+var CODEOWNERS_RETRIES = 1;
+async function sendCodeowners(input) {
+  const { file, out } = input;
+  const shown = displayPath(file, input.cwd);
+  let content;
+  try {
+    content = readFileSync2(file, "utf8");
+  } catch (error) {
+    out.warn(`CODEOWNERS not sent: cannot read ${shown} (${error.message})`);
+    return;
+  }
+  const result = await requestWithRetry(
+    input.url.href,
+    { method: "PUT", headers: { ...input.headers, "content-type": "text/plain; charset=utf-8" }, body: content },
+    { ...input.retryOptions, retries: Math.min(CODEOWNERS_RETRIES, input.retryOptions.retries ?? CODEOWNERS_RETRIES), onRetry: void 0 }
+  );
+  if (result.kind === "network-error") {
+    out.warn(`CODEOWNERS not sent (${result.message}); the tests keep the owners they had`);
+    return;
+  }
+  if (result.status !== 200) {
+    out.warn(`CODEOWNERS not sent: ${describeHttpError(result)}; the tests keep the owners they had`);
+    return;
+  }
+  const body = result.json ?? {};
+  const ignored = body.ignored_lines_count ? `, ${body.ignored_lines_count} line(s) ignored (see the service's answer with --verbose)` : "";
+  out.info(`CODEOWNERS: sent ${shown} (${body.rules_count ?? "?"} rules${ignored}; ${body.changed === false ? "unchanged" : `${body.tests_with_owners_count ?? "?"} tests with owners`})`);
+  if (body.ignored_lines_count) out.debug(`CODEOWNERS answer: ${result.text}`);
+}
+
 // src/cli/summary.ts
 var MAX_LISTED = 100;
 var MAX_TEXT = 200;
@@ -5989,8 +6060,8 @@ function cliVersion() {
     let dir = dirname2(fileURLToPath2(import.meta.url));
     for (; ; ) {
       const path = join3(dir, "package.json");
-      if (existsSync(path)) {
-        const pkg = JSON.parse(readFileSync2(path, "utf8"));
+      if (existsSync2(path)) {
+        const pkg = JSON.parse(readFileSync3(path, "utf8"));
         return typeof pkg.version === "string" ? pkg.version : "0.0.0";
       }
       const parent = dirname2(dir);
@@ -6002,7 +6073,7 @@ function cliVersion() {
   }
 }
 function readJsonFile(path) {
-  return JSON.parse(readFileSync2(path, "utf8"));
+  return JSON.parse(readFileSync3(path, "utf8"));
 }
 async function run(argv, io = {}) {
   const env = io.env ?? process.env;
@@ -6133,6 +6204,9 @@ async function run(argv, io = {}) {
     failOnUploadError: Boolean(values["fail-on-upload-error"]),
     wantFailedTests: summaryPath !== void 0
   };
+  if (settings.codeownersFile) {
+    await sendCodeowners({ file: settings.codeownersFile, url: settings.codeownersUrl, headers, retryOptions, out, cwd });
+  }
   const wantResults = quarantine || summaryPath !== void 0;
   const results = emptyResults();
   const runs = [];
