@@ -16,6 +16,7 @@ import { CursorCodec } from "./lib/pagination";
 import { createAdminApi } from "./routes/admin";
 import { createUploadsApi, uploadsDocumentPart } from "./routes/uploads";
 import { createV1Api } from "./routes/v1";
+import { createWebApp } from "./web";
 
 export type { AppConfig, RequestDeps } from "./app-env";
 
@@ -74,6 +75,8 @@ export function createApp(config: AppConfig) {
   app.route("/api/v1", createV1Api(config, { codec, keyIdCache, uploadsDocument: () => uploadsDocumentPart(uploadsApi, config.publicBaseUrl) }));
   app.route("/admin/v1", createAdminApi(config));
   app.route("/uploads/v1", uploadsApi);
+  // The web app's pages, at the root of the origin (docs/web-app.md); its routes are page paths only.
+  app.route("/", createWebApp(config));
 
   app.notFound((c) => errorResponse(c, new ApiError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`)));
 
