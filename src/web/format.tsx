@@ -1,5 +1,6 @@
 /** Small pieces of display shared by the pages: times, results. */
 import type { FC } from "hono/jsx";
+import type { RunResult } from "../lib/vocabulary";
 
 /** "3 hours ago", "2 days ago": how long before `now`, in the largest whole unit. */
 export function timeAgo(at: Date, now: Date): string {
@@ -28,5 +29,11 @@ export const TimeAgo: FC<{ at: Date | null; now: Date }> = ({ at, now }) =>
     <span class="muted">never</span>
   );
 
-export const Result: FC<{ result: string | null }> = ({ result }) =>
-  result ? <span class={`result-${result}`}>{result}</span> : <span class="muted">no result yet</span>;
+const RESULTS: Record<RunResult, { label: string; className: string }> = {
+  tests_passed: { label: "Passed", className: "result-passed" },
+  tests_failed: { label: "Tests failed", className: "result-failed" },
+  tests_errored: { label: "Tests errored", className: "result-failed" },
+};
+
+export const Result: FC<{ result: RunResult | null }> = ({ result }) =>
+  result ? <span class={RESULTS[result].className}>{RESULTS[result].label}</span> : <span class="muted">no result yet</span>;
