@@ -73,7 +73,7 @@ describe("the projects home", () => {
             name: "suite",
             cases: [
               { name: "a", status: "passed", durationMs: 5 },
-              { name: "b", status: "failed", durationMs: 5, message: "boom" },
+              { name: "b", status: "failed", durationMs: 5, failureMessage: "boom" },
             ],
           },
         ],
