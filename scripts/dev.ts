@@ -84,8 +84,8 @@ async function main(): Promise<void> {
     const db = local.database.db;
     // The same key as `npm start` (SECRETS_KEY, else ./.data/secrets-key), handed to the Worker as its binding.
     const secretsKeyring = openSecretsKeyring(config);
-    const { cursorSecret, demoKey } = await prepareDatabase(db, { ...config, webAppUrl: urls.webAppUrl }, secretsKeyring.secrets);
-    return { local, cursorSecret, demoKey, secretsKeyring };
+    const { cursorSecret, demoKey, demoPeople } = await prepareDatabase(db, { ...config, webAppUrl: urls.webAppUrl }, secretsKeyring.secrets);
+    return { local, cursorSecret, demoKey, demoPeople, secretsKeyring };
   })();
 
   const stop = (exitCode: number): Promise<void> => {
@@ -115,7 +115,7 @@ async function main(): Promise<void> {
     void stop(0);
   });
 
-  const { local: started, cursorSecret, demoKey, secretsKeyring } = await startup;
+  const { local: started, cursorSecret, demoKey, demoPeople, secretsKeyring } = await startup;
   if (stopping) return;
   const database = started.database;
 
@@ -162,6 +162,7 @@ async function main(): Promise<void> {
       adminEnabled: Boolean(config.adminToken),
       secretsKeyNotice: secretsKeyNotice(secretsKeyring.source, config.databaseUrl),
       demoKey,
+      demoPeople,
       seedDemo: config.seedDemo,
     });
   };

@@ -1,4 +1,4 @@
-/** What `npm start` and `npm run dev` print once serving: where, which database, and the demo key with a curl line. */
+/** What `npm start` and `npm run dev` print once serving: where, which database, the demo's people and key with a curl line. */
 export function printStartBanner(input: {
   base: string;
   databaseDescription: string;
@@ -7,10 +7,13 @@ export function printStartBanner(input: {
   /** Where the secrets key comes from when SECRETS_KEY is not set (src/node/secrets-key.ts). */
   secretsKeyNotice?: string | null;
   demoKey: string | null;
+  /** The demo's people and their passwords, made when the demo was seeded (empty otherwise). */
+  demoPeople?: readonly { email: string; password: string; role: string }[];
   seedDemo: boolean;
 }): void {
   const { base } = input;
   console.log(`CI analytics API listening on ${base}/api/v1 (database: ${input.databaseDescription})`);
+  console.log(`Web app: ${base}/ (sign up at ${base}/sign-up)`);
   if (input.runtimeLine) console.log(input.runtimeLine);
   console.log(`OpenAPI document: ${base}/api/v1/openapi.json`);
   console.log(input.adminEnabled ? `Admin API enabled at ${base}/admin/v1` : "Admin API disabled (set ADMIN_TOKEN to enable it).");
@@ -21,7 +24,11 @@ export function printStartBanner(input: {
     console.log(`  ${input.demoKey}`);
     console.log("Try:");
     console.log(`  curl -H "Authorization: Bearer ${input.demoKey}" ${base}/api/v1/projects`);
+    if (input.demoPeople && input.demoPeople.length > 0) {
+      console.log(`Sign in to the demo at ${base}/sign-in (these passwords are shown only this once):`);
+      for (const person of input.demoPeople) console.log(`  ${person.role.padEnd(6)}  ${person.email}  password: ${person.password}`);
+    }
   } else if (input.seedDemo) {
-    console.log("The database already has data; the demo key was printed when it was first created.");
+    console.log("The database already has data; the demo key and passwords were printed when it was first created.");
   }
 }
