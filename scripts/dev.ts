@@ -157,6 +157,7 @@ async function main(): Promise<void> {
     console.log("");
     printStartBanner({
       base,
+      webAppUrl: vars.WEB_APP_URL ?? base,
       databaseDescription: database.description,
       runtimeLine: `Worker running in wrangler dev (workerd, Neon driver via ${vars.LOCAL_NEON_PROXY ?? "its default proxy"}); ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s.`,
       adminEnabled: Boolean(config.adminToken),

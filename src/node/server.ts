@@ -62,6 +62,7 @@ async function main(): Promise<void> {
   serveApp = (request) => app.fetch(request, requestDeps);
   printStartBanner({
     base: `http://localhost:${port}`,
+    webAppUrl,
     databaseDescription: database.description,
     adminEnabled: Boolean(config.adminToken),
     secretsKeyNotice: secretsKeyNotice(secretsKeySource, config.databaseUrl),

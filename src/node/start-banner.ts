@@ -1,6 +1,11 @@
 /** What `npm start` and `npm run dev` print once serving: where, which database, the demo's people and key with a curl line. */
 export function printStartBanner(input: {
   base: string;
+  /**
+   * Where the pages are to be opened (WEB_APP_URL, by default the public base URL): their form
+   * posts are accepted from this origin only, so the banner names it rather than the listening address.
+   */
+  webAppUrl: string;
   databaseDescription: string;
   runtimeLine?: string;
   adminEnabled: boolean;
@@ -13,7 +18,7 @@ export function printStartBanner(input: {
 }): void {
   const { base } = input;
   console.log(`CI analytics API listening on ${base}/api/v1 (database: ${input.databaseDescription})`);
-  console.log(`Web app: ${base}/ (sign up at ${base}/sign-up)`);
+  console.log(`Web app: ${input.webAppUrl}/ (sign up at ${input.webAppUrl}/sign-up)`);
   if (input.runtimeLine) console.log(input.runtimeLine);
   console.log(`OpenAPI document: ${base}/api/v1/openapi.json`);
   console.log(input.adminEnabled ? `Admin API enabled at ${base}/admin/v1` : "Admin API disabled (set ADMIN_TOKEN to enable it).");
@@ -25,7 +30,7 @@ export function printStartBanner(input: {
     console.log("Try:");
     console.log(`  curl -H "Authorization: Bearer ${input.demoKey}" ${base}/api/v1/projects`);
     if (input.demoPeople && input.demoPeople.length > 0) {
-      console.log(`Sign in to the demo at ${base}/sign-in (these passwords are shown only this once):`);
+      console.log(`Sign in to the demo at ${input.webAppUrl}/sign-in (these passwords are shown only this once):`);
       for (const person of input.demoPeople) console.log(`  ${person.role.padEnd(6)}  ${person.email}  password: ${person.password}`);
     }
   } else if (input.seedDemo) {
