@@ -11,11 +11,13 @@
  *   `auth.handler` with a request built here (JSON body, the browser's Cookie, Origin, Referer and
  *   Sec-Fetch-* headers), so better-auth's own origin checks run against `trustedOrigins` = the
  *   web app's origin, and nothing else (its organization creation, for one) is reachable.
+ * - `better-auth/minimal`: the initializer without Kysely, which the Drizzle adapter does not need
+ *   (a smaller Worker bundle).
  * - Telemetry off, rate limiting off (the e-mail throttle is ours: src/services/sign-in-throttle.ts,
  *   kept in Postgres for both runtimes), no IP tracking (the addresses it would read are client-set).
  */
 import { drizzleAdapter } from "@better-auth/drizzle-adapter";
-import { betterAuth } from "better-auth";
+import { betterAuth } from "better-auth/minimal";
 import { organization } from "better-auth/plugins/organization";
 import { eq } from "drizzle-orm";
 import { accounts, invitations, members, organizations, sessions, users, verifications } from "../db/schema";
