@@ -15,6 +15,7 @@ header.site .account { margin-left: auto; display: flex; align-items: center; ga
 main { padding: 1.5rem; max-width: 72rem; }
 h1 { font-size: 1.5rem; margin: 0 0 1rem; }
 table { border-collapse: collapse; width: 100%; }
+caption { text-align: left; padding-bottom: 0.5rem; }
 th, td { text-align: left; padding: 0.5rem 0.75rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-weight: 600; color: var(--muted); font-size: 0.875rem; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
