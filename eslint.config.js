@@ -7,7 +7,7 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-const ENTRIES_AND_HTTP = ["src/app.ts", "src/routes/**", "src/middleware/**", "src/node/**", "src/worker/**"];
+const ENTRIES_AND_HTTP = ["src/app.ts", "src/routes/**", "src/middleware/**", "src/web/**", "src/node/**", "src/worker/**"];
 
 export default tseslint.config(
   { ignores: ["node_modules/**", "dist/**", ".wrangler/**", ".data/**", "packages/uploader/bin/**", "drizzle/**", "test/fixtures/**", "public/assets/vendor/**"] },
@@ -22,7 +22,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/**/*.ts"],
+    files: ["src/**/*.ts", "src/**/*.tsx"],
     ignores: ENTRIES_AND_HTTP,
     rules: {
       "no-restricted-imports": [
@@ -44,7 +44,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/**/*.ts"],
+    files: ["src/**/*.ts", "src/**/*.tsx"],
     ignores: ["src/node/**", "src/cli/main.ts"],
     rules: {
       "no-restricted-properties": ["error", { object: "process", property: "env", message: "Only the runtime entries read the environment; pass configuration in." }],

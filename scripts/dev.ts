@@ -108,8 +108,8 @@ async function main(): Promise<void> {
     const db = local.database.db;
     // The same key as `npm start` (SECRETS_KEY, else ./.data/secrets-key), handed to the Worker as its binding.
     const secretsKeyring = openSecretsKeyring(config);
-    const { cursorSecret, demoKey } = await prepareDatabase(db, { ...config, webAppUrl: urls.webAppUrl }, secretsKeyring.secrets);
-    return { local, cursorSecret, demoKey, secretsKeyring };
+    const { cursorSecret, demoKey, demoPeople } = await prepareDatabase(db, { ...config, webAppUrl: urls.webAppUrl }, secretsKeyring.secrets);
+    return { local, cursorSecret, demoKey, demoPeople, secretsKeyring };
   })();
 
   const stop = (exitCode: number): Promise<void> => {
@@ -139,7 +139,7 @@ async function main(): Promise<void> {
     void stop(0);
   });
 
-  const { local: started, cursorSecret, demoKey, secretsKeyring } = await startup;
+  const { local: started, cursorSecret, demoKey, demoPeople, secretsKeyring } = await startup;
   if (stopping) return;
   const database = started.database;
 
@@ -181,11 +181,13 @@ async function main(): Promise<void> {
     console.log("");
     printStartBanner({
       base,
+      webAppUrl: vars.WEB_APP_URL ?? base,
       databaseDescription: database.description,
       runtimeLine: `Worker running in wrangler dev (workerd, Neon driver via ${vars.LOCAL_NEON_PROXY ?? "its default proxy"}${emulationNote(started)}); ready in ${((Date.now() - startedAt) / 1000).toFixed(1)} s.`,
       adminEnabled: Boolean(config.adminToken),
       secretsKeyNotice: secretsKeyNotice(secretsKeyring.source, config.databaseUrl),
       demoKey,
+      demoPeople,
       seedDemo: config.seedDemo,
     });
   };

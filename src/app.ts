@@ -17,6 +17,7 @@ import { CursorCodec } from "./lib/pagination";
 import { createAdminApi } from "./routes/admin";
 import { createUploadsApi, uploadsDocumentPart } from "./routes/uploads";
 import { createV1Api } from "./routes/v1";
+import { createWebApp } from "./web";
 
 export type { AppConfig, RequestDeps } from "./app-env";
 
@@ -76,6 +77,8 @@ export function createApp(config: AppConfig) {
   app.route("/admin/v1", createAdminApi(config));
   app.route("/uploads/v1", uploadsApi);
   app.get("/docs", docsPage);
+  // The web app's pages, at the root of the origin (docs/web-app.md); its routes are page paths only.
+  app.route("/", createWebApp(config));
 
   app.notFound((c) => errorResponse(c, new ApiError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`)));
 

@@ -39,10 +39,18 @@ export const caseStatusEnum = pgEnum("case_status", CASE_STATUSES);
 export const testHealthEnum = pgEnum("test_health", TEST_HEALTHS);
 export const quarantineSourceEnum = pgEnum("quarantine_source", QUARANTINE_SOURCES);
 
+/**
+ * An organization: the API's, and better-auth's `organization` model too (src/auth/people.ts maps
+ * it here), so one organization has one id everywhere and keeps its API key. `slug`, `logo` and
+ * `metadata` are the plugin's columns; organizations created by the admin API or sign-up have none.
+ */
 export const organizations = pgTable("organizations", {
   id: uuid("id").primaryKey().defaultRandom(),
   name: text("name").notNull(),
   timeZone: text("time_zone").notNull().default("UTC"),
+  slug: text("slug").unique("organizations_slug_key"),
+  logo: text("logo"),
+  metadata: text("metadata"),
   createdAt: timestampMs("created_at").notNull().defaultNow(),
   updatedAt: timestampMs("updated_at").notNull().defaultNow(),
 });
@@ -544,4 +552,146 @@ export const testFailureGroups = pgTable(
     uniqueIndex("test_failure_groups_test_signature_key").on(t.testId, t.signature),
     index("test_failure_groups_test_keyset_idx").on(t.testId, t.lastSeenAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
   ],
+);
+
+/*
+ * People and sessions: better-auth's tables (src/auth/people.ts maps its models onto them). Ids are
+ * UUIDs made by the database; timestamps are milliseconds like every other column.
+ */
+
+/** The roles of a membership (docs/web-app.md): admins have every right, members read and act on alerts and tests. */
+export const MEMBER_ROLES = ["admin", "member"] as const;
+export type MemberRole = (typeof MEMBER_ROLES)[number];
+
+export const users = pgTable(
+  "users",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    name: text("name").notNull(),
+    /** Lower-cased by better-auth before it is stored or looked up. */
+    email: text("email").notNull(),
+    emailVerified: boolean("email_verified").notNull().default(false),
+    image: text("image"),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+    updatedAt: timestampMs("updated_at").notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("users_email_key").on(t.email)],
+);
+
+export const sessions = pgTable(
+  "sessions",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    /** The session cookie carries this token, signed; signing out deletes the row. */
+    token: text("token").notNull(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    expiresAt: timestampMs("expires_at").notNull(),
+    ipAddress: text("ip_address"),
+    userAgent: text("user_agent"),
+    /** The organization the pages show when a path names none (the organization plugin's field). */
+    activeOrganizationId: uuid("active_organization_id").references(() => organizations.id, { onDelete: "set null" }),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+    updatedAt: timestampMs("updated_at").notNull().defaultNow(),
+  },
+  (t) => [uniqueIndex("sessions_token_key").on(t.token), index("sessions_user_idx").on(t.userId)],
+);
+
+/** How a user signs in: here only `credential` (e-mail and password; `password` is better-auth's scrypt hash). */
+export const accounts = pgTable(
+  "accounts",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    accountId: text("account_id").notNull(),
+    providerId: text("provider_id").notNull(),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    accessToken: text("access_token"),
+    refreshToken: text("refresh_token"),
+    idToken: text("id_token"),
+    accessTokenExpiresAt: timestampMs("access_token_expires_at"),
+    refreshTokenExpiresAt: timestampMs("refresh_token_expires_at"),
+    scope: text("scope"),
+    password: text("password"),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+    updatedAt: timestampMs("updated_at").notNull().defaultNow(),
+  },
+  (t) => [index("accounts_user_idx").on(t.userId)],
+);
+
+/** better-auth's one-time values (e-mail verification, password reset): unused by this slice, required by the library. */
+export const verifications = pgTable(
+  "verifications",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    identifier: text("identifier").notNull(),
+    value: text("value").notNull(),
+    expiresAt: timestampMs("expires_at").notNull(),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+    updatedAt: timestampMs("updated_at").notNull().defaultNow(),
+  },
+  (t) => [index("verifications_identifier_idx").on(t.identifier)],
+);
+
+export const members = pgTable(
+  "members",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    organizationId: uuid("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    userId: uuid("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    role: text("role").$type<MemberRole>().notNull().default("member"),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("members_organization_user_key").on(t.organizationId, t.userId),
+    index("members_user_idx").on(t.userId),
+    check("members_role_check", sql`${t.role} in ('admin', 'member')`),
+  ],
+);
+
+export const invitations = pgTable(
+  "invitations",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    organizationId: uuid("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    role: text("role").$type<MemberRole>(),
+    /** pending, accepted, rejected or canceled (better-auth's). */
+    status: text("status").notNull().default("pending"),
+    expiresAt: timestampMs("expires_at").notNull(),
+    inviterId: uuid("inviter_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("invitations_organization_idx").on(t.organizationId),
+    index("invitations_email_idx").on(t.email),
+    check("invitations_role_check", sql`${t.role} in ('admin', 'member')`),
+  ],
+);
+
+/**
+ * Sign-in throttle, one row per e-mail that failed to sign in (src/services/sign-in-throttle.ts):
+ * the times of its latest failures (epoch ms, at most 10, none older than the window) and, once
+ * ten fell within the window, until when every attempt is refused. Past `expires_at` (the end of
+ * the last failure's window or of the lock) a row tells nothing: such rows are deleted as failures come in.
+ */
+export const signInThrottles = pgTable(
+  "sign_in_throttles",
+  {
+    email: text("email").primaryKey(),
+    failures: jsonb("failures").$type<number[]>().notNull().default([]),
+    lockedUntil: timestampMs("locked_until"),
+    expiresAt: timestampMs("expires_at").notNull(),
+  },
+  (t) => [index("sign_in_throttles_expires_idx").on(t.expiresAt)],
 );

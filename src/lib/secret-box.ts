@@ -50,14 +50,16 @@ export function generateSecretsKey(): string {
   return base64UrlEncode(crypto.getRandomValues(new Uint8Array(32)));
 }
 
-type DerivedKey = { id: string; key: Awaited<ReturnType<typeof crypto.subtle.deriveKey>> };
+type CryptoKeyOf = Awaited<ReturnType<typeof crypto.subtle.deriveKey>>;
+type DerivedKey = { id: string; key: CryptoKeyOf; material: CryptoKeyOf };
+
+const hkdf = (info: string) => ({ name: "HKDF", hash: "SHA-256", salt: HKDF_SALT, info: utf8(info) });
 
 async function deriveKey(secret: string): Promise<DerivedKey> {
   const material = await crypto.subtle.importKey("raw", utf8(secret), "HKDF", false, ["deriveKey", "deriveBits"]);
-  const hkdf = (info: string) => ({ name: "HKDF", hash: "SHA-256", salt: HKDF_SALT, info: utf8(info) });
   const key = await crypto.subtle.deriveKey(hkdf("aes-256-gcm key v1"), material, { name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
   const idBits = new Uint8Array(await crypto.subtle.deriveBits(hkdf("key id v1"), material, (KEY_ID_HEX / 2) * 8));
-  return { id: Array.from(idBits, (byte) => byte.toString(16).padStart(2, "0")).join(""), key };
+  return { id: Array.from(idBits, (byte) => byte.toString(16).padStart(2, "0")).join(""), key, material };
 }
 
 const additionalData = (keyId: string, context: string) => utf8(`${VERSION}:${keyId}:${context}`);
@@ -65,6 +67,8 @@ const additionalData = (keyId: string, context: string) => utf8(`${VERSION}:${ke
 export class SecretKeyring {
   readonly #current: Promise<DerivedKey>;
   readonly #all: Promise<DerivedKey[]>;
+  /** Derived secrets by purpose, computed once per keyring. */
+  readonly #derived = new Map<string, Promise<string>>();
 
   /** `current` seals and opens; each of `previous` only opens. Throws if a key is shorter than MIN_SECRETS_KEY_LENGTH. */
   constructor(keys: { current: string; previous?: readonly string[] }) {
@@ -81,6 +85,23 @@ export class SecretKeyring {
   /** The id of the key that seals (`SECRETS_KEY`'s). */
   async currentKeyId(): Promise<string> {
     return (await this.#current).id;
+  }
+
+  /**
+   * A secret for another component, derived from the current key with HKDF-SHA-256 (info
+   * `derived secret v1: <purpose>`): 256 bits, base64url. Each purpose gets its own value, and
+   * none reveals the key or the others, so a component needs no secret of its own (better-auth's
+   * signing secret is `deriveSecret("better-auth")`, docs/web-app.md). It changes with SECRETS_KEY.
+   */
+  deriveSecret(purpose: string): Promise<string> {
+    let secret = this.#derived.get(purpose);
+    if (!secret) {
+      secret = this.#current.then(async ({ material }) =>
+        base64UrlEncode(new Uint8Array(await crypto.subtle.deriveBits(hkdf(`derived secret v1: ${purpose}`), material, 256))),
+      );
+      this.#derived.set(purpose, secret);
+    }
+    return secret;
   }
 
   /** Seals `plaintext` under the current key, bound to `context` (where it is stored). */

@@ -2,7 +2,7 @@ import { consoleLogger } from "../lib/logger";
 import { systemClock } from "../lib/clock";
 import type { SecretKeyring } from "../lib/secret-box";
 import type { Database } from "../db/types";
-import { isDatabaseEmpty, seedDemoOrganization } from "../seed/demo";
+import { type DemoPerson, isDatabaseEmpty, seedDemoOrganization } from "../seed/demo";
 import { getOrCreateSetting, randomSecret } from "../services/settings";
 import { reencryptSigningSecrets } from "../services/webhook-secrets";
 import type { NodeConfig } from "./config";
@@ -12,16 +12,20 @@ import type { NodeConfig } from "./config";
  * secret (configured, or generated once and kept in the database), seal webhook signing secrets
  * still in plain text or under an older key (src/services/webhook-secrets.ts) and, on an empty
  * database, create the demo organization (src/seed/demo.ts: simulated CI histories replayed
- * through the upload path), whose key is returned because it can be shown only now.
+ * through the upload path), whose key and people's passwords are returned because they can be
+ * shown only now.
  */
 export async function prepareDatabase(db: Database, config: Pick<NodeConfig, "cursorSecret" | "seedDemo"> & { webAppUrl: string }, secrets: SecretKeyring) {
   const cursorSecret = config.cursorSecret ?? (await getOrCreateSetting(db, "cursor_secret", randomSecret));
   await reencryptSigningSecrets({ db, secrets, logger: consoleLogger });
   const deps = { db, clock: systemClock, webAppUrl: config.webAppUrl };
   let demoKey: string | null = null;
+  let demoPeople: DemoPerson[] = [];
   if (config.seedDemo && (await isDatabaseEmpty(deps))) {
     console.log("Creating the demo organization: replaying simulated CI runs of three projects through the upload API…");
-    demoKey = (await seedDemoOrganization({ ...deps, secrets })).apiKey;
+    const demo = await seedDemoOrganization({ ...deps, secrets });
+    demoKey = demo.apiKey;
+    demoPeople = demo.people;
   }
-  return { cursorSecret, demoKey };
+  return { cursorSecret, demoKey, demoPeople };
 }

@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   // After the database: an unusable DATABASE_URL must not leave a key file behind.
   const { secrets, source: secretsKeySource } = openSecretsKeyring(config);
   await database.migrate();
-  const { cursorSecret, demoKey } = await prepareDatabase(database.db, { ...config, webAppUrl }, secrets);
+  const { cursorSecret, demoKey, demoPeople } = await prepareDatabase(database.db, { ...config, webAppUrl }, secrets);
   const { queue: runQueue } = createNodeBackground({ db: database.db, clock: systemClock, logger: consoleLogger, webAppUrl, resolveHost, secrets });
   const recovered = await recoverPendingRuns(database.db, runQueue);
   if (recovered > 0) consoleLogger.info("queued runs left pending by an earlier process", { runs: recovered });
@@ -63,10 +63,12 @@ async function main(): Promise<void> {
   serveApp = withStaticAssets((request) => app.fetch(request, requestDeps));
   printStartBanner({
     base: `http://localhost:${port}`,
+    webAppUrl,
     databaseDescription: database.description,
     adminEnabled: Boolean(config.adminToken),
     secretsKeyNotice: secretsKeyNotice(secretsKeySource, config.databaseUrl),
     demoKey,
+    demoPeople,
     seedDemo: config.seedDemo,
   });
 

@@ -21,6 +21,10 @@ import { createNodeBackground } from "../node/background";
 import { disableAlert, snoozeAlert } from "../services/alerts";
 import type { ServiceDeps } from "../services/context";
 import { createOrganization } from "../services/organizations";
+import { addMember } from "../services/memberships";
+import { createPasswordUser } from "../auth/people";
+import { base64UrlEncode } from "../lib/crypto";
+import type { MemberRole } from "../db/schema";
 import type { AlertType } from "../lib/vocabulary";
 import { createProject } from "../services/projects";
 import { replayThroughUploads } from "../simulator/replay";
@@ -250,6 +254,30 @@ export async function seedDemoOrganization(deps: ServiceDeps & { secrets: Secret
   };
   await snoozeAlert(live, await alertOf(SNOOZED), "24h");
   await disableAlert(live, await alertOf(DISABLED));
+  const people = await seedDemoPeople(deps, organizationId);
 
-  return { organizationId, apiKey: created.api_key.secret, projectIds };
+  return { organizationId, apiKey: created.api_key.secret, projectIds, people };
+}
+
+/** The demo's people: who signs in to the web app, with which role. Passwords are made at seeding and printed once. */
+export const DEMO_PEOPLE: readonly { name: string; email: string; role: MemberRole }[] = [
+  { name: "Dana Demo (admin)", email: "demo-admin@example.com", role: "admin" },
+  { name: "Max Demo (member)", email: "demo-member@example.com", role: "member" },
+];
+
+export type DemoPerson = { email: string; password: string; role: MemberRole };
+
+/** A random password of 16 characters (96 bits), as `npm start` prints it. */
+const demoPassword = () => base64UrlEncode(crypto.getRandomValues(new Uint8Array(12)));
+
+/** An admin and a member of the demo organization, with passwords made now (stored as better-auth's scrypt hashes). */
+export async function seedDemoPeople(deps: ServiceDeps & { secrets: SecretKeyring }, organizationId: string): Promise<DemoPerson[]> {
+  const people: DemoPerson[] = [];
+  for (const spec of DEMO_PEOPLE) {
+    const password = demoPassword();
+    const { id } = await createPasswordUser(deps, { name: spec.name, email: spec.email, password });
+    await addMember(deps, { organizationId, userId: id, role: spec.role });
+    people.push({ email: spec.email, password, role: spec.role });
+  }
+  return people;
 }

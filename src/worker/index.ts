@@ -83,8 +83,12 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
   return {
     async fetch(request, env, ctx): Promise<Response> {
       // Cloudflare serves public/ before the Worker runs; a request that reaches the Worker anyway
-      // (its tests' SELF, a deploy with run_worker_first) gets the file from the assets binding.
-      if (env.ASSETS && new URL(request.url).pathname.startsWith("/assets/")) return env.ASSETS.fetch(request);
+      // (its tests' SELF, a deploy with run_worker_first) gets the file from the assets binding,
+      // and what public/ does not hold (the pages' stylesheet) from the app.
+      if (env.ASSETS && new URL(request.url).pathname.startsWith("/assets/")) {
+        const asset = await env.ASSETS.fetch(request);
+        if (asset.status !== 404) return asset;
+      }
       configureLocalProxy(env);
       const pool = requestPool(env, "fetch");
       try {

@@ -1,6 +1,7 @@
 /**
  * `npm start` as a new user meets it: the Node entry starts on an in-memory database, seeds the
- * demo organization, prints a curl line, and that exact line works.
+ * demo organization, prints a curl line, and that exact line works; the demo's people sign in to
+ * the web app with the printed passwords.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -39,7 +40,7 @@ function startServer(env: Record<string, string>, ready = /curl .*\n|demo key wa
 
 describe("npm start", () => {
   it("serves the API on an embedded database and the printed curl line works", async () => {
-    const { output } = await startServer({ ADMIN_TOKEN: "e2e-admin-token-123456" });
+    const { output } = await startServer({ ADMIN_TOKEN: "e2e-admin-token-123456" }, /demo-member@example\.com {2}password: \S+\n/);
     expect(output).toMatch(/listening on http:\/\/localhost:\d+\/api\/v1/);
     expect(output).toContain("Admin API enabled");
     const curlLine = /^\s*(curl .*)$/m.exec(output)![1]!;
@@ -62,6 +63,28 @@ describe("npm start", () => {
     expect(events.data[0].test_run.number).toBeGreaterThan(0);
     expect(alerts.data.some((a: { snoozed: boolean }) => a.snoozed)).toBe(true);
     expect(alerts.data.some((a: { active: boolean }) => !a.active)).toBe(true);
+
+    // The demo's admin and member sign in with the printed passwords and see the demo's projects.
+    const people = [...output.matchAll(/^\s+(admin|member)\s+(\S+@example\.com) {2}password: (\S+)$/gm)].map((m) => ({ role: m[1], email: m[2]!, password: m[3]! }));
+    expect(people.map((p) => [p.role, p.email])).toEqual([
+      ["admin", "demo-admin@example.com"],
+      ["member", "demo-member@example.com"],
+    ]);
+    for (const person of people) {
+      const signIn = await fetch(`${base}/sign-in`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { origin: base, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ email: person.email, password: person.password }),
+      });
+      expect(signIn.status).toBe(303);
+      const cookie = signIn.headers.getSetCookie().map((line) => line.split(";")[0]).join("; ");
+      const home = await fetch(`${base}/`, { headers: { cookie } });
+      expect(home.status).toBe(200);
+      const html = await home.text();
+      expect(html).toContain("Demo Organization");
+      expect(html).toContain("checkout-service");
+    }
   });
 
   it("the uploader CLI sends a fixture to the running server and the run is processed", async () => {

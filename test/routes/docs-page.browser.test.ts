@@ -6,14 +6,14 @@
  */
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser } from "../support/browser";
+import { launchChromium } from "../support/browser";
 import { type ServerProcess, startServerProcess } from "../support/server-process";
 
 let server: ServerProcess;
 let browser: Browser;
 
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startServerProcess({ DATABASE_URL: "memory://" }), launchBrowser()]);
+  [server, browser] = await Promise.all([startServerProcess({ DATABASE_URL: "memory://" }), launchChromium()]);
 }, 120_000);
 
 afterAll(async () => {

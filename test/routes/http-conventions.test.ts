@@ -104,7 +104,8 @@ describe("unknown routes", () => {
     expectEnvelope(await h.post("/api/v1/nothing/here", key, { a: 1 }), 404, "not_found");
   });
 
-  it.each(["/nope", "/", "/api", "/api/v2/projects", "/api/v1x/projects", "/uploads/v9"])("%s outside /api/v1 is a 404 not_found envelope", async (path) => {
+  // `/` itself is the web app's home now (docs/web-app.md); paths that are no page stay 404 envelopes.
+  it.each(["/nope", "/projects", "/api", "/api/v2/projects", "/api/v1x/projects", "/uploads/v9"])("%s outside /api/v1 is a 404 not_found envelope", async (path) => {
     expectEnvelope(await h.get(path, null), 404, "not_found");
     const { key } = await fixture();
     expectEnvelope(await h.get(path, key), 404, "not_found");

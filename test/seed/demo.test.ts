@@ -2,13 +2,13 @@
  * The demo organization of `npm start`: simulated CI histories replayed through the upload path.
  * Read back through /api/v1 with the key it returns: three projects with processed runs, suites
  * and cases, and events of all four alert types produced by the real checks (none written by
- * hand), plus one snoozed and one disabled alert.
+ * hand), plus one snoozed and one disabled alert, and its people: an admin and a member.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, inArray } from "drizzle-orm";
-import { projects, testRuns, uploadPayloads } from "../../src/db/schema";
+import { members, projects, testRuns, uploadPayloads, users } from "../../src/db/schema";
 import { DEMO_PROJECTS, seedDemoOrganization } from "../../src/seed/demo";
-import { collectAll, createHarness, testSecrets } from "../support/harness";
+import { WEB_APP_URL, collectAll, createHarness, testSecrets } from "../support/harness";
 
 let h: Awaited<ReturnType<typeof createHarness>>;
 let apiKey: string;
@@ -120,6 +120,26 @@ describe("demo organization", () => {
     const groups = await h.get(`/api/v1/projects/${checkout.id}/test_runs/${redRun.number}/failure_groups`, apiKey);
     expect(groups.status).toBe(200);
     expect(groups.body.data.reduce((sum: number, g: any) => sum + g.run_occurrences, 0)).toBe(redRun.failed_count + redRun.errored_count);
+  });
+
+  it("has an admin and a member who sign in with the passwords made at seeding", async () => {
+    expect(seeded.people.map((p) => [p.role, p.email])).toEqual([
+      ["admin", "demo-admin@example.com"],
+      ["member", "demo-member@example.com"],
+    ]);
+    for (const person of seeded.people) {
+      expect(person.password).toMatch(/^[A-Za-z0-9_-]{16}$/);
+      const [row] = await h.db
+        .select({ role: members.role, organizationId: members.organizationId })
+        .from(users)
+        .innerJoin(members, eq(members.userId, users.id))
+        .where(eq(users.email, person.email));
+      expect(row).toEqual({ role: person.role, organizationId: seeded.organizationId });
+    }
+    // Sign-in through the harness's app (WEB_APP_URL of the tests).
+    const form = new URLSearchParams({ email: seeded.people[1]!.email, password: seeded.people[1]!.password });
+    const signIn = await h.app.request("/sign-in", { method: "POST", headers: { origin: new URL(WEB_APP_URL).origin, "content-type": "application/x-www-form-urlencoded" }, body: form.toString(), redirect: "manual" });
+    expect(signIn.status).toBe(303);
   });
 
   it("left nothing pending and logged no errors", async () => {

@@ -1,0 +1,224 @@
+/**
+ * People and sessions (docs/web-app.md): better-auth with its Drizzle adapter and organization
+ * plugin, built per request from the request's dependencies (its database or transaction, the
+ * secret derived from SECRETS_KEY, the web app's public origin): no module-level client, nothing
+ * kept between requests, so the same code runs in a Node process and in a Worker isolate.
+ *
+ * - better-auth's `organization` model is our `organizations` table: an organization has one id
+ *   everywhere (API key, projects, members). Users, sessions, accounts, verifications, members and
+ *   invitations are tables of src/db/schema.ts; ids are UUIDs made by Postgres.
+ * - better-auth's HTTP endpoints are not mounted: the pages call them in process through
+ *   `auth.handler` with a request built here (JSON body, the browser's Cookie, Origin, Referer and
+ *   Sec-Fetch-* headers), so better-auth's own origin checks run against `trustedOrigins` = the
+ *   web app's origin, and nothing else (its organization creation, for one) is reachable.
+ * - `better-auth/minimal`: the initializer without Kysely, which the Drizzle adapter does not need
+ *   (a smaller Worker bundle).
+ * - Telemetry off, rate limiting off (the e-mail throttle is ours: src/services/sign-in-throttle.ts,
+ *   kept in Postgres for both runtimes), no IP tracking (the addresses it would read are client-set).
+ */
+import { drizzleAdapter } from "@better-auth/drizzle-adapter";
+import { betterAuth } from "better-auth/minimal";
+import { organization } from "better-auth/plugins/organization";
+import { eq } from "drizzle-orm";
+import { accounts, invitations, members, organizations, sessions, users, verifications } from "../db/schema";
+import { type Transaction, transactionWithRetry } from "../db/transaction-retry";
+import type { Database } from "../db/types";
+import type { SecretKeyring } from "../lib/secret-box";
+import type { ServiceDeps } from "../services/context";
+import { createOrganization } from "../services/organizations";
+
+/** Where better-auth believes it is mounted; requests to it are built in process only (never routed). */
+const AUTH_BASE_PATH = "/api/auth";
+/** What `deriveSecret` is asked for: better-auth signs its session cookies with it. */
+export const BETTER_AUTH_SECRET_PURPOSE = "better-auth";
+export const MIN_PASSWORD_LENGTH = 8;
+export const MAX_PASSWORD_LENGTH = 128;
+
+export type PeopleDeps = {
+  db: Database | Transaction;
+  secrets: SecretKeyring;
+  /** The web app's public base URL (WEB_APP_URL): its origin is the only trusted one. */
+  webAppUrl: string;
+};
+
+/** The web app's origin (`https://app.example.com`), from configuration, never from a request. */
+export const webOrigin = (webAppUrl: string) => new URL(webAppUrl).origin;
+
+/** The better-auth instance of one request (or of one transaction of it). */
+export async function createPeopleAuth(deps: PeopleDeps) {
+  const origin = webOrigin(deps.webAppUrl);
+  return betterAuth({
+    appName: "CI test analytics",
+    baseURL: origin,
+    basePath: AUTH_BASE_PATH,
+    secret: await deps.secrets.deriveSecret(BETTER_AUTH_SECRET_PURPOSE),
+    trustedOrigins: [origin],
+    telemetry: { enabled: false },
+    rateLimit: { enabled: false },
+    database: drizzleAdapter(deps.db, {
+      provider: "pg",
+      schema: { users, sessions, accounts, verifications, organizations, members, invitations },
+    }),
+    user: { modelName: "users" },
+    session: { modelName: "sessions" },
+    account: { modelName: "accounts" },
+    verification: { modelName: "verifications" },
+    emailAndPassword: {
+      enabled: true,
+      requireEmailVerification: false,
+      autoSignIn: true,
+      minPasswordLength: MIN_PASSWORD_LENGTH,
+      maxPasswordLength: MAX_PASSWORD_LENGTH,
+    },
+    advanced: {
+      database: { generateId: "uuid" },
+      // Secure (and `__Secure-` names) exactly when the pages are served over https.
+      useSecureCookies: origin.startsWith("https:"),
+      defaultCookieAttributes: { httpOnly: true, sameSite: "lax", path: "/" },
+      ipAddress: { disableIpTracking: true },
+      // Explicit, because better-auth turns its origin checks off by itself when NODE_ENV is "test".
+      disableOriginCheck: false,
+      disableCSRFCheck: false,
+    },
+    logger: { level: "error" },
+    plugins: [
+      organization({
+        // The creator is an admin, our highest role (there is no separate owner: docs/web-app.md).
+        creatorRole: "admin",
+        // Organizations are created by sign-up through our service (with their API key), never by the plugin.
+        allowUserToCreateOrganization: false,
+        schema: {
+          organization: { modelName: "organizations" },
+          member: { modelName: "members" },
+          invitation: { modelName: "invitations" },
+        },
+      }),
+    ],
+  });
+}
+
+export type PeopleAuth = Awaited<ReturnType<typeof createPeopleAuth>>;
+
+/** Request headers better-auth needs from the browser's request: its cookies and what its origin checks read. */
+const FORWARDED_HEADERS = ["cookie", "origin", "referer", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "user-agent"];
+
+/** Calls one of better-auth's endpoints in process, as the browser's request would have. */
+export async function callAuth(auth: PeopleAuth, webAppUrl: string, path: string, body: unknown, from: Headers): Promise<Response> {
+  const headers = new Headers({ "content-type": "application/json" });
+  for (const name of FORWARDED_HEADERS) {
+    const value = from.get(name);
+    if (value !== null) headers.set(name, value);
+  }
+  // A browser that sent no Origin but `Sec-Fetch-Site: same-origin` has been let through by the
+  // pages' own check (src/web/security.ts) as coming from the web app; better-auth wants that as an Origin.
+  if (!headers.has("origin") && headers.get("sec-fetch-site") === "same-origin") headers.set("origin", webOrigin(webAppUrl));
+  return auth.handler(new Request(`${webOrigin(webAppUrl)}${AUTH_BASE_PATH}${path}`, { method: "POST", headers, body: JSON.stringify(body ?? {}) }));
+}
+
+/** better-auth's error answer: `{code, message}`. */
+async function authError(response: Response): Promise<{ code: string; message: string }> {
+  const body = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
+  return { code: body.code ?? `HTTP_${response.status}`, message: body.message ?? "The request was refused." };
+}
+
+/** A sign-up, sign-in or sign-out better-auth refused, with its code (e.g. `INVALID_EMAIL_OR_PASSWORD`). */
+export class AuthRefused extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+    this.name = "AuthRefused";
+  }
+}
+
+/**
+ * Sign-up (docs/web-app.md): the organization, created by the same service as the admin API's
+ * (so with its API key), the user with their password, an `admin` membership and a session whose
+ * active organization is the new one, all in one transaction: a refused step leaves nothing
+ * behind. No e-mail verification. Returns the Set-Cookie values of the new session.
+ */
+export async function signUp(
+  deps: Omit<PeopleDeps, "db"> & ServiceDeps,
+  input: { name: string; email: string; password: string; organizationName: string },
+  requestHeaders: Headers,
+): Promise<{ cookies: string[]; organizationId: string; userId: string }> {
+  return transactionWithRetry(deps.db, async (tx) => {
+    const auth = await createPeopleAuth({ ...deps, db: tx });
+    const response = await callAuth(auth, deps.webAppUrl, "/sign-up/email", { name: input.name, email: input.email, password: input.password }, requestHeaders);
+    if (!response.ok) {
+      const { code, message } = await authError(response);
+      throw new AuthRefused(code, message, response.status);
+    }
+    const { user } = (await response.json()) as { user: { id: string } };
+    const { organization: org } = await createOrganization({ ...deps, db: tx }, { name: input.organizationName });
+    await tx.insert(members).values({ organizationId: org.id, userId: user.id, role: "admin", createdAt: deps.clock.now() });
+    await tx.update(sessions).set({ activeOrganizationId: org.id }).where(eq(sessions.userId, user.id));
+    return { cookies: response.headers.getSetCookie(), organizationId: org.id, userId: user.id };
+  });
+}
+
+/** Signs in with e-mail and password: the new session's Set-Cookie values, or AuthRefused. The throttle is the caller's. */
+export async function signIn(deps: PeopleDeps, input: { email: string; password: string }, requestHeaders: Headers): Promise<{ cookies: string[] }> {
+  const auth = await createPeopleAuth(deps);
+  const response = await callAuth(auth, deps.webAppUrl, "/sign-in/email", { email: input.email, password: input.password, rememberMe: true }, requestHeaders);
+  if (!response.ok) {
+    const { code, message } = await authError(response);
+    throw new AuthRefused(code, message, response.status);
+  }
+  return { cookies: response.headers.getSetCookie() };
+}
+
+/** Ends the request's session on the server (its row is deleted) and returns the Set-Cookie values that clear it. */
+export async function signOut(deps: PeopleDeps, requestHeaders: Headers): Promise<{ cookies: string[] }> {
+  const auth = await createPeopleAuth(deps);
+  const response = await callAuth(auth, deps.webAppUrl, "/sign-out", {}, requestHeaders);
+  if (!response.ok) {
+    const { code, message } = await authError(response);
+    throw new AuthRefused(code, message, response.status);
+  }
+  return { cookies: response.headers.getSetCookie() };
+}
+
+export type SignedInPerson = {
+  userId: string;
+  name: string;
+  email: string;
+  sessionId: string;
+  activeOrganizationId: string | null;
+};
+
+/**
+ * The request's session, or null when signed out (no cookie, a bad signature, an expired or
+ * ended session). `cookies` are set when better-auth refreshed the session's expiry.
+ */
+export async function currentPerson(deps: PeopleDeps, requestHeaders: Headers): Promise<{ person: SignedInPerson; cookies: string[] } | null> {
+  if (!requestHeaders.get("cookie")) return null;
+  const auth = await createPeopleAuth(deps);
+  const { headers, response } = await auth.api.getSession({ headers: requestHeaders, returnHeaders: true });
+  if (!response) return null;
+  const session = response.session as typeof response.session & { activeOrganizationId?: string | null };
+  return {
+    person: {
+      userId: response.user.id,
+      name: response.user.name,
+      email: response.user.email,
+      sessionId: session.id,
+      activeOrganizationId: session.activeOrganizationId ?? null,
+    },
+    cookies: headers.getSetCookie(),
+  };
+}
+
+/**
+ * Creates a user who signs in with this password (the demo's people, tests): better-auth's own
+ * password hashing and account records, without a session.
+ */
+export async function createPasswordUser(deps: PeopleDeps, input: { name: string; email: string; password: string }): Promise<{ id: string }> {
+  const auth = await createPeopleAuth(deps);
+  const context = await auth.$context;
+  const user = await context.internalAdapter.createUser({ name: input.name, email: input.email.toLowerCase(), emailVerified: false }, { method: "admin" });
+  await context.internalAdapter.linkAccount({ userId: user.id, providerId: "credential", accountId: user.id, password: await context.password.hash(input.password) });
+  return { id: user.id };
+}

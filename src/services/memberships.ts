@@ -1,0 +1,58 @@
+/**
+ * Who may see what in the web app: a person sees an organization's pages only through a
+ * membership of it. Every page that shows an organization's resource looks the membership up
+ * for the resource's organization, and a person without one gets the same 404 as for a resource
+ * that does not exist (docs/web-app.md).
+ */
+import { and, asc, eq } from "drizzle-orm";
+import { type MemberRole, members, organizations, users } from "../db/schema";
+import { isUuid } from "../lib/ids";
+import type { ServiceDeps } from "./context";
+
+export type Membership = { organizationId: string; organizationName: string; role: MemberRole };
+
+type Deps = Pick<ServiceDeps, "db">;
+
+const membershipColumns = { organizationId: members.organizationId, organizationName: organizations.name, role: members.role };
+
+/** The person's membership of this organization, or null. */
+export async function findMembership(deps: Deps, userId: string, organizationId: string): Promise<Membership | null> {
+  if (!isUuid(organizationId)) return null;
+  const [row] = await deps.db
+    .select(membershipColumns)
+    .from(members)
+    .innerJoin(organizations, eq(organizations.id, members.organizationId))
+    .where(and(eq(members.userId, userId), eq(members.organizationId, organizationId)))
+    .limit(1);
+  return row ?? null;
+}
+
+/**
+ * The organization a page without one in its path shows: the session's active organization while
+ * the person is still a member of it, else their oldest membership; null without any.
+ */
+export async function defaultMembership(deps: Deps, userId: string, activeOrganizationId: string | null): Promise<Membership | null> {
+  if (activeOrganizationId) {
+    const active = await findMembership(deps, userId, activeOrganizationId);
+    if (active) return active;
+  }
+  const [row] = await deps.db
+    .select(membershipColumns)
+    .from(members)
+    .innerJoin(organizations, eq(organizations.id, members.organizationId))
+    .where(eq(members.userId, userId))
+    .orderBy(asc(members.createdAt), asc(members.id))
+    .limit(1);
+  return row ?? null;
+}
+
+/** Adds a person to an organization (the demo's member, tests); invitations come with the team page. */
+export async function addMember(deps: Pick<ServiceDeps, "db" | "clock">, input: { organizationId: string; userId: string; role: MemberRole }): Promise<void> {
+  await deps.db.insert(members).values({ ...input, createdAt: deps.clock.now() });
+}
+
+/** The user with this e-mail (lower-cased as stored), or null. */
+export async function findUserByEmail(deps: Deps, email: string): Promise<{ id: string; name: string } | null> {
+  const [row] = await deps.db.select({ id: users.id, name: users.name }).from(users).where(eq(users.email, email.trim().toLowerCase())).limit(1);
+  return row ?? null;
+}

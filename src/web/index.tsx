@@ -1,0 +1,80 @@
+/**
+ * The web app (docs/web-app.md): server-rendered pages at the root of the origin, next to the
+ * routes they serve, mounted by createApp beside the APIs. Page paths only: the APIs' routes and
+ * their answers do not change. Every page answer carries the security headers of ./security.ts,
+ * every POST must come from the web app's own origin, and every signed-in page goes through
+ * `signedIn` (./session.ts).
+ */
+import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { webOrigin } from "../auth/people";
+import { isDatabaseUnavailable } from "../db/errors";
+import { ApiError, describeError } from "../lib/errors";
+import type { WebConfig, WebEnv } from "./env";
+import { webPaths } from "./env";
+import { registerHome } from "./home";
+import { PlainPage } from "./layout";
+import { registerPlaceholders } from "./placeholders";
+import { registerProject } from "./project";
+import { isSameOriginRequest, pageSecurityHeaders } from "./security";
+import { registerSignIn } from "./sign-in";
+import { registerSignOut } from "./sign-out";
+import { registerSignUp } from "./sign-up";
+import { APP_CSS } from "./styles";
+
+/** Every page route: the security headers, the form-size limit and the CSRF check apply to these. */
+export const PAGE_PATHS = ["/", "/sign-in", "/sign-up", "/sign-out", "/projects/:id", "/alerts", "/settings/team"] as const;
+/** Forms are small: name, e-mail, password, organization. */
+const FORM_MAX_BYTES = 16 * 1024;
+
+export function createWebApp(config: WebConfig): Hono<WebEnv> {
+  const web = new Hono<WebEnv>();
+  const paths = webPaths(config.webAppUrl);
+  const origin = webOrigin(config.webAppUrl);
+
+  /** A short HTML page with one message (refusals and errors outside a signed-in layout). */
+  const message = (status: 400 | 403 | 413 | 500 | 503, heading: string, text: string) => (c: Context<WebEnv>) =>
+    c.html(
+      <PlainPage title={heading} paths={paths}>
+        <h1>{heading}</h1>
+        <p>{text}</p>
+        <p>
+          <a href={paths.to("/")}>Back to your projects</a>
+        </p>
+      </PlainPage>,
+      status,
+    );
+  const crossSite = message(403, "Refused", "This form was sent from another site. Open the page on this site and send it again.");
+
+  const sameOrigin: MiddlewareHandler<WebEnv> = async (c, next) => {
+    if (!isSameOriginRequest(c.req.method, c.req.raw.headers, origin)) return crossSite(c);
+    await next();
+  };
+  const pageMiddleware = [
+    pageSecurityHeaders(origin.startsWith("https:")),
+    bodyLimit({ maxSize: FORM_MAX_BYTES, onError: message(413, "Too large", "The form sent was too large.") }),
+    sameOrigin,
+  ];
+  for (const path of PAGE_PATHS) web.use(path, ...pageMiddleware);
+
+  web.get("/assets/app.css", (c) => c.body(APP_CSS, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=3600" }));
+
+  registerSignUp(web, config, paths);
+  registerSignIn(web, config, paths);
+  registerSignOut(web, config, paths);
+  registerHome(web, config, paths);
+  registerProject(web, config, paths);
+  registerPlaceholders(web, config, paths);
+
+  web.onError((error, c) => {
+    if (isDatabaseUnavailable(error)) {
+      c.env.logger.error("database unavailable", { requestId: c.get("requestId"), error: describeError(error) });
+      c.header("Retry-After", "1");
+      return message(503, "Unavailable", "The database is momentarily unavailable; try again shortly.")(c);
+    }
+    if (error instanceof ApiError && error.status < 500) return message(400, "Not accepted", error.message)(c);
+    c.env.logger.error("unhandled error", { requestId: c.get("requestId"), method: c.req.method, path: new URL(c.req.url).pathname, error: describeError(error) });
+    return message(500, "Something went wrong", "An unexpected error occurred. Quote the Request-Id header when reporting it.")(c);
+  });
+  return web;
+}

@@ -1,0 +1,61 @@
+/**
+ * Signed-in pages: `signedIn` finds the request's session (better-auth, per request) or sends the
+ * browser to `/sign-in?next=<this page>`; `safeNextPath` is the only way a `next` value is
+ * followed, so sign-in can only lead back to a page of this origin.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import { currentPerson } from "../auth/people";
+import type { WebConfig, WebEnv, WebPaths } from "./env";
+
+/** Paths `next` never leads to: they would bring the person back to signing in or out. */
+const NOT_NEXT = new Set(["/sign-in", "/sign-up", "/sign-out"]);
+
+/**
+ * A `next` value as a path of this app: relative to the origin (`/…`, not `//host` or `/\host`),
+ * no control characters or backslashes, at most 2,000 characters; anything else is `/`.
+ */
+export function safeNextPath(raw: unknown): string {
+  if (typeof raw !== "string" || raw.length > 2000 || !raw.startsWith("/") || raw.startsWith("//")) return "/";
+  if (/[\u0000-\u001f\u007f\\]/.test(raw)) return "/";
+  const base = "http://next.invalid";
+  let url: URL;
+  try {
+    url = new URL(raw, base);
+  } catch {
+    return "/";
+  }
+  if (url.origin !== base || NOT_NEXT.has(url.pathname)) return "/";
+  return `${url.pathname}${url.search}`;
+}
+
+/** Where a signed-out visit to `path` is sent. */
+export function signInLocation(paths: WebPaths, path: string): string {
+  const next = safeNextPath(path);
+  return next === "/" ? paths.to("/sign-in") : paths.to(`/sign-in?next=${encodeURIComponent(next)}`);
+}
+
+/** The path and query of the request, as the app routes it. */
+export const requestPath = (c: Context) => {
+  const url = new URL(c.req.url);
+  return `${url.pathname}${url.search}`;
+};
+
+export const peopleDeps = (c: Context<WebEnv>, config: WebConfig) => ({ db: c.env.db, secrets: config.secrets, webAppUrl: config.webAppUrl });
+
+/** Lets the request through with `c.var.person` set, or redirects a signed-out visitor to sign-in (302). */
+export function signedIn(config: WebConfig, paths: WebPaths): MiddlewareHandler<WebEnv> {
+  return async (c, next) => {
+    const found = await currentPerson(peopleDeps(c, config), c.req.raw.headers);
+    if (!found) return c.redirect(signInLocation(paths, requestPath(c)), 302);
+    c.set("person", found.person);
+    await next();
+    // better-auth extends a session now and then; the browser gets the renewed cookie.
+    for (const cookie of found.cookies) c.res.headers.append("set-cookie", cookie);
+  };
+}
+
+/** Appends better-auth's Set-Cookie values to a response. */
+export function withCookies(response: Response, cookies: readonly string[]): Response {
+  for (const cookie of cookies) response.headers.append("set-cookie", cookie);
+  return response;
+}

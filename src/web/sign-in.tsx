@@ -1,0 +1,73 @@
+/**
+ * `/sign-in`: the form (GET) and signing in (POST), throttled per e-mail
+ * (src/services/sign-in-throttle.ts: after 10 failures within 15 minutes, every attempt for the
+ * e-mail is refused for 15 minutes), then back to `next` (same-origin paths only).
+ */
+import type { Hono } from "hono";
+import { AuthRefused, currentPerson, signIn } from "../auth/people";
+import { clearSignInFailures, recordSignInFailure, signInLockedUntil } from "../services/sign-in-throttle";
+import type { WebConfig, WebEnv, WebPaths } from "./env";
+import { formFields } from "./forms";
+import { PlainPage } from "./layout";
+import { peopleDeps, safeNextPath, withCookies } from "./session";
+
+const SignInPage = ({ paths, next, email, error }: { paths: WebPaths; next: string; email?: string; error?: string }) => (
+  <PlainPage title="Sign in" paths={paths}>
+    <h1>Sign in</h1>
+    {error ? (
+      <p class="notice" role="alert">
+        {error}
+      </p>
+    ) : null}
+    <form class="card" method="post" action={paths.to("/sign-in")}>
+      <input type="hidden" name="next" value={next} />
+      <label>
+        E-mail
+        <input type="email" name="email" autocomplete="username" required value={email ?? ""} />
+      </label>
+      <label>
+        Password
+        <input type="password" name="password" autocomplete="current-password" required />
+      </label>
+      <button type="submit">Sign in</button>
+    </form>
+    <p>
+      New here? <a href={paths.to("/sign-up")}>Create an organization</a>
+    </p>
+  </PlainPage>
+);
+
+const minutesUntil = (until: Date, now: Date) => Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 60_000));
+const lockedMessage = (minutes: number) =>
+  `Too many failed sign-in attempts for this e-mail. Signing in with it is blocked for ${minutes} more minute${minutes === 1 ? "" : "s"}; try again later.`;
+
+export function registerSignIn(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths): void {
+  web.get("/sign-in", async (c) => {
+    const next = safeNextPath(c.req.query("next"));
+    // Already signed in: straight on.
+    if (await currentPerson(peopleDeps(c, config), c.req.raw.headers)) return c.redirect(paths.to(next), 302);
+    return c.html(<SignInPage paths={paths} next={next} />);
+  });
+
+  web.post("/sign-in", async (c) => {
+    const form = await formFields(c, ["email", "password", "next"]);
+    const next = safeNextPath(form.next);
+    const email = form.email!.trim();
+    const render = (status: 400 | 401 | 403 | 429, error: string) => c.html(<SignInPage paths={paths} next={next} email={email} error={error} />, status);
+    if (!email || !form.password) return render(400, "Enter your e-mail and password.");
+    const throttleDeps = { db: c.env.db, clock: c.env.clock };
+    const lockedUntil = await signInLockedUntil(throttleDeps, email);
+    if (lockedUntil) return render(429, lockedMessage(minutesUntil(lockedUntil, c.env.clock.now())));
+    try {
+      const { cookies } = await signIn(peopleDeps(c, config), { email, password: form.password! }, c.req.raw.headers);
+      await clearSignInFailures(throttleDeps, email);
+      return withCookies(c.redirect(paths.to(next), 303), cookies);
+    } catch (error) {
+      if (!(error instanceof AuthRefused)) throw error;
+      if (error.status === 403) return render(403, "This form was sent from another site; open the sign-in page and try again.");
+      const locked = await recordSignInFailure(throttleDeps, email);
+      if (locked) return render(429, lockedMessage(minutesUntil(locked, c.env.clock.now())));
+      return render(401, "Wrong e-mail or password.");
+    }
+  });
+}

@@ -1,0 +1,32 @@
+/**
+ * The pages' one stylesheet, served as /assets/app.css (the Content-Security-Policy allows styles
+ * from our origin only). Plain CSS, system fonts: nothing is fetched from elsewhere.
+ */
+export const APP_CSS = `
+:root { color-scheme: light; --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --bg: #ffffff; --accent: #0b5cad; --pass: #1a7f37; --fail: #cf222e; --warn: #9a6700; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+a { color: var(--accent); }
+header.site { display: flex; flex-wrap: wrap; align-items: center; gap: 1rem 2rem; padding: 0.75rem 1.5rem; border-bottom: 1px solid var(--line); }
+header.site .org { font-weight: 600; }
+header.site nav ul { display: flex; gap: 1.25rem; list-style: none; margin: 0; padding: 0; }
+header.site nav a[aria-current="page"] { font-weight: 600; text-decoration: none; color: var(--fg); }
+header.site .account { margin-left: auto; display: flex; align-items: center; gap: 0.75rem; color: var(--muted); }
+main { padding: 1.5rem; max-width: 72rem; }
+h1 { font-size: 1.5rem; margin: 0 0 1rem; }
+table { border-collapse: collapse; width: 100%; }
+caption { text-align: left; padding-bottom: 0.5rem; }
+th, td { text-align: left; padding: 0.5rem 0.75rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-weight: 600; color: var(--muted); font-size: 0.875rem; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.result-passed { color: var(--pass); font-weight: 600; }
+.result-failed { color: var(--fail); font-weight: 600; }
+.muted { color: var(--muted); }
+form.card { max-width: 26rem; display: grid; gap: 0.9rem; }
+label { display: grid; gap: 0.25rem; font-weight: 600; }
+input { font: inherit; padding: 0.45rem 0.6rem; border: 1px solid #8c959f; border-radius: 6px; }
+button { font: inherit; padding: 0.45rem 0.9rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
+button.link { background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
+.notice { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--fail); color: var(--fail); background: #fff5f5; max-width: 26rem; }
+.auth-main { margin: 3rem auto; max-width: 28rem; }
+`;

@@ -1,0 +1,75 @@
+/**
+ * A browser stand-in for the pages' tests on both runtimes: a cookie jar over a RequestTarget
+ * (the app in process on Node, the Worker through SELF.fetch in workerd), forms posted as
+ * application/x-www-form-urlencoded with the Origin a page of WEB_APP_URL would send. Redirects
+ * are not followed: tests look at each answer.
+ */
+import type { RequestTarget } from "./harness-core";
+import { WEB_APP_URL } from "./constants";
+
+export const WEB_ORIGIN = new URL(WEB_APP_URL).origin;
+
+export type WebAnswer = { status: number; headers: Headers; text: string; location: string | null; setCookies: string[] };
+
+export class WebClient {
+  /** name → value of the cookies the app set and has not cleared. */
+  readonly cookies = new Map<string, string>();
+
+  constructor(private readonly app: RequestTarget) {}
+
+  cookieHeader(): string | undefined {
+    return this.cookies.size === 0 ? undefined : [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+  }
+
+  async request(method: string, path: string, init: { form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<WebAnswer> {
+    const headers: Record<string, string> = { ...init.headers };
+    const cookie = this.cookieHeader();
+    if (cookie && !("cookie" in headers)) headers.cookie = cookie;
+    let body: string | undefined;
+    if (init.form) {
+      body = new URLSearchParams(init.form).toString();
+      headers["content-type"] ??= "application/x-www-form-urlencoded";
+    }
+    const response = await this.app.request(path, { method, headers, body, redirect: "manual" });
+    const setCookies = response.headers.getSetCookie();
+    for (const line of setCookies) {
+      const [pair, ...attributes] = line.split(";");
+      const eq = pair!.indexOf("=");
+      const name = pair!.slice(0, eq).trim();
+      const value = pair!.slice(eq + 1).trim();
+      const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a)) || value === "";
+      if (expired) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return { status: response.status, headers: response.headers, text: await response.text(), location: response.headers.get("location"), setCookies };
+  }
+
+  get(path: string, headers?: Record<string, string>) {
+    return this.request("GET", path, { headers });
+  }
+
+  /** A form post as a page of the web app sends it (Origin: WEB_APP_URL's origin), unless `headers` say otherwise. */
+  post(path: string, form: Record<string, string>, headers: Record<string, string> = { origin: WEB_ORIGIN }) {
+    return this.request("POST", path, { form, headers });
+  }
+
+  /** Signs up a new person and organization; the client keeps the session cookie. */
+  async signUp(input: { name?: string; email: string; password?: string; organization: string }) {
+    const answer = await this.post("/sign-up", { name: input.name ?? "Ada Lovelace", email: input.email, password: input.password ?? PASSWORD, organization: input.organization });
+    if (answer.status !== 303) throw new Error(`sign-up failed: ${answer.status} ${answer.text.slice(0, 500)}`);
+    return answer;
+  }
+
+  signIn(email: string, password = PASSWORD, next?: string) {
+    return this.post("/sign-in", { email, password, ...(next !== undefined ? { next } : {}) });
+  }
+}
+
+export const PASSWORD = "correct horse battery";
+
+let counter = 0;
+/** An e-mail no other test uses (files share the database on Postgres). */
+export function uniqueEmail(label = "person"): string {
+  counter += 1;
+  return `${label}-${Date.now().toString(36)}-${counter}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+}

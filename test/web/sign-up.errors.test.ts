@@ -1,0 +1,119 @@
+/** What the pages refuse and how they say it (Node, in process). */
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { organizations, users } from "../../src/db/schema";
+import { safeNextPath } from "../../src/web/session";
+import { createHarness } from "../support/harness";
+import { PASSWORD, WebClient, uniqueEmail } from "../support/web-client";
+
+let h: Awaited<ReturnType<typeof createHarness>>;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(async () => h?.close());
+
+describe("sign-up refusals", () => {
+  it("lists every invalid field, keeps what was typed (not the password), creates nothing", async () => {
+    const client = new WebClient(h.app);
+    const answer = await client.post("/sign-up", { name: " ", email: "not-an-email", password: "short", organization: "Kept Org Name" });
+    expect(answer.status).toBe(400);
+    expect(answer.text).toContain("Your name can&#39;t be blank.");
+    expect(answer.text).toContain("Enter an e-mail address");
+    expect(answer.text).toContain("at least 8 characters");
+    expect(answer.text).toContain('value="Kept Org Name"');
+    expect(answer.text).not.toContain('value="short"');
+    expect(client.cookies.size).toBe(0);
+    expect(await h.db.select().from(organizations).where(eq(organizations.name, "Kept Org Name"))).toEqual([]);
+  });
+
+  it("an e-mail already signed up is refused and no second organization is left behind", async () => {
+    const email = uniqueEmail("twice");
+    await new WebClient(h.app).signUp({ email, organization: "First Org" });
+    const orgName = `Second Org ${email}`;
+    const again = await new WebClient(h.app).post("/sign-up", { name: "Someone", email, password: PASSWORD, organization: orgName });
+    expect(again.status).toBe(400);
+    expect(again.text).toContain("An account with this e-mail already exists");
+    expect(await h.db.select().from(organizations).where(eq(organizations.name, orgName))).toEqual([]);
+    expect(await h.db.select().from(users).where(eq(users.email, email))).toHaveLength(1);
+  });
+
+  it("a name over 255 characters and a password over 128 are refused", async () => {
+    const answer = await new WebClient(h.app).post("/sign-up", { name: "n".repeat(256), email: uniqueEmail(), password: "p".repeat(129), organization: "o" });
+    expect(answer.status).toBe(400);
+    expect(answer.text).toContain("Your name is too long");
+    expect(answer.text).toContain("at most 128 characters");
+  });
+
+  it("a form over 16 KiB is refused with 413", async () => {
+    const answer = await new WebClient(h.app).post("/sign-up", { name: "x".repeat(20_000), email: uniqueEmail(), password: PASSWORD, organization: "o" });
+    expect(answer.status).toBe(413);
+  });
+});
+
+describe("sign-in refusals", () => {
+  it("a wrong password and an unknown e-mail get the same answer", async () => {
+    const email = uniqueEmail("known");
+    await new WebClient(h.app).signUp({ email, organization: "Known Org" });
+    const wrong = await new WebClient(h.app).signIn(email, "wrong password!");
+    const unknown = await new WebClient(h.app).signIn(uniqueEmail("unknown"), "wrong password!");
+    for (const answer of [wrong, unknown]) {
+      expect(answer.status).toBe(401);
+      expect(answer.text).toContain("Wrong e-mail or password.");
+      expect(answer.setCookies.filter((c) => c.includes("session_token=") && !/Max-Age=0/i.test(c))).toEqual([]);
+    }
+  });
+
+  it("an empty form asks for both fields", async () => {
+    const answer = await new WebClient(h.app).post("/sign-in", { email: "", password: "" });
+    expect(answer.status).toBe(400);
+    expect(answer.text).toContain("Enter your e-mail and password.");
+  });
+
+  it("sign-out without a session just opens the sign-in page", async () => {
+    const answer = await new WebClient(h.app).post("/sign-out", {});
+    expect(answer.status).toBe(303);
+    expect(answer.location).toBe("/sign-in");
+  });
+});
+
+describe("next", () => {
+  it.each([
+    ["/projects/1?x=1", "/projects/1?x=1"],
+    ["/", "/"],
+    [undefined, "/"],
+    ["", "/"],
+    ["https://evil.example/", "/"],
+    ["//evil.example/x", "/"],
+    ["/\\evil.example", "/"],
+    ["\\\\evil.example", "/"],
+    ["/%0d%0aSet-Cookie:x", "/%0d%0aSet-Cookie:x"],
+    ["/a\r\nb", "/"],
+    ["javascript:alert(1)", "/"],
+    ["/sign-out", "/"],
+    ["/sign-in?next=/x", "/"],
+    [`/${"a".repeat(2001)}`, "/"],
+  ])("%j → %j", (raw, expected) => {
+    expect(safeNextPath(raw)).toBe(expected);
+  });
+
+  it("sign-in with a foreign next lands on /", async () => {
+    const email = uniqueEmail("nexter");
+    await new WebClient(h.app).signUp({ email, organization: "Next Org" });
+    const answer = await new WebClient(h.app).signIn(email, PASSWORD, "https://evil.example/steal");
+    expect(answer.status).toBe(303);
+    expect(answer.location).toBe("/");
+  });
+});
+
+describe("pages that do not exist", () => {
+  it("a project id that is not a UUID or not known is a 404 page", async () => {
+    const client = new WebClient(h.app);
+    await client.signUp({ email: uniqueEmail("lost"), organization: "Lost Org" });
+    for (const path of ["/projects/nope", "/projects/00000000-0000-4000-8000-000000000000"]) {
+      const answer = await client.get(path);
+      expect(answer.status).toBe(404);
+      expect(answer.headers.get("content-type")).toMatch(/^text\/html/);
+      expect(answer.text).toContain("Not found");
+    }
+  });
+});
