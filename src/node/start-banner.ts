@@ -20,7 +20,7 @@ export function printStartBanner(input: {
   console.log(`CI analytics API listening on ${base}/api/v1 (database: ${input.databaseDescription})`);
   console.log(`Web app: ${input.webAppUrl}/ (sign up at ${input.webAppUrl}/sign-up)`);
   if (input.runtimeLine) console.log(input.runtimeLine);
-  console.log(`OpenAPI document: ${base}/api/v1/openapi.json`);
+  console.log(`OpenAPI document: ${base}/api/v1/openapi.json (interactive reference: ${base}/docs)`);
   console.log(input.adminEnabled ? `Admin API enabled at ${base}/admin/v1` : "Admin API disabled (set ADMIN_TOKEN to enable it).");
   if (input.secretsKeyNotice) console.warn(input.secretsKeyNotice);
   if (input.demoKey) {

@@ -16,6 +16,9 @@ const CONFIGURATION = {
   withDefaultFonts: false,
   telemetry: false,
   agent: { disabled: true },
+  // Its toolbar (shown on localhost by default) offers sharing and deploying through scalar.com.
+  showToolbar: "never",
+  showDeveloperTools: "never",
   mcp: { disabled: true },
   hideClientButton: false,
   // Requests from "Try it" go straight to this origin (same origin, no proxy.scalar.com).
