@@ -48,6 +48,7 @@ import {
   stats,
   targetResults,
 } from "./limiter-report";
+import { generateSecretsKey } from "../src/lib/secret-box";
 import { DEV_TOOLING, type WranglerDev, liveWranglers, processGroupCpuMs, startWranglerDev } from "./limiter-wrangler";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -316,6 +317,8 @@ async function main(): Promise<void> {
   const vars: Record<string, string> = {
     DATABASE_URL: database.local.workerDatabaseUrl,
     CURSOR_SECRET: randomBytes(24).toString("hex"),
+    // Required by the Worker since webhook secrets are sealed (docs/secrets.md); a throwaway key.
+    SECRETS_KEY: generateSecretsKey(),
     WEB_APP_URL: "https://app.example.com",
   };
   if (database.local.localNeonProxy) vars.LOCAL_NEON_PROXY = database.local.localNeonProxy;
