@@ -10,6 +10,7 @@ import type { Database } from "../db/types";
 import { type IgnoredLine, OwnersMatcher, parseCodeowners } from "../lib/codeowners";
 import type { ServiceDeps } from "./context";
 import { lockProjectTests } from "./tests-state";
+import { yieldToEventLoop as pause } from "../lib/yield-to-event-loop";
 
 /** Ignored lines listed in an answer at most (all are counted). */
 export const MAX_IGNORED_LINES_LISTED = 1_000;
@@ -27,9 +28,6 @@ export type CodeownersResult = {
   tests_with_owners_count: number;
   updated_at: string;
 };
-
-const pause = (): Promise<void> =>
-  new Promise((resolve) => (typeof setImmediate === "function" ? setImmediate(resolve) : setTimeout(resolve, 0)));
 
 async function distinctFiles(db: Database, projectId: string): Promise<string[]> {
   const rows = await db

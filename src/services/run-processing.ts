@@ -19,6 +19,7 @@ import { streamJUnit } from "../ingest/junit";
 import { REPORT_LIMITS, ReportError, type ReportSuite } from "../ingest/report";
 import type { ServiceDeps } from "./context";
 import { type SuiteSource, type TestRunRow, failTestRun, storeTestRun } from "./test-runs";
+import { yieldToEventLoop as pause } from "../lib/yield-to-event-loop";
 
 /**
  * Called with every run that finished processing. The alert checks attach here
@@ -34,10 +35,6 @@ export type ProcessingDeps = Pick<ServiceDeps, "db" | "clock" | "webAppUrl"> & {
 };
 
 export const FINAL_FAILURE_REASON = "The report could not be processed after several attempts (an internal error); upload it again.";
-
-/** Lets other work (the database driver's I/O) run between slices of parsing. */
-const pause = (): Promise<void> =>
-  new Promise((resolve) => (typeof setImmediate === "function" ? setImmediate(resolve) : setTimeout(resolve, 0)));
 
 /** Counts what a source emits and stops it at the run-wide limits (XML and JSON parts together). */
 function limited(emit: (suites: ReportSuite[]) => void): (suites: ReportSuite[]) => void {
