@@ -20,14 +20,14 @@ export class RunFailures {
   /** signature → message and occurrences; per test identity → occurrences. */
   readonly bySignature = new Map<string, { message: string; occurrences: number; tests: Map<string, { c: string | null; f: string | null; n: string; occurrences: number }> }>();
 
-  add(test: { classname: string | null; file: string | null; name: string }, failure: { signature: string; message: string }): void {
+  /** `identity`: the test's testIdentityKey, when the caller has it already. */
+  add(test: { classname: string | null; file: string | null; name: string }, failure: { signature: string; message: string }, identity = testIdentityKey(test)): void {
     let group = this.bySignature.get(failure.signature);
     if (!group) {
       group = { message: failure.message, occurrences: 0, tests: new Map() };
       this.bySignature.set(failure.signature, group);
     }
     group.occurrences++;
-    const identity = testIdentityKey(test);
     const known = group.tests.get(identity);
     if (known) known.occurrences++;
     else group.tests.set(identity, { c: test.classname, f: test.file, n: test.name, occurrences: 1 });

@@ -310,12 +310,15 @@ export async function storeTestRun(
       for (const testCase of suite.cases) {
         addCase(counts, testCase.status);
         const failure = derive ? failureSignature(testCase) : null;
-        const isQuarantined = quarantined.size > 0 && quarantined.has(testIdentityKey({ classname: testCase.classname ?? null, file: testCase.file ?? null, name: testCase.name }));
+        const test = { classname: testCase.classname ?? null, file: testCase.file ?? null, name: testCase.name };
+        // Computed once per case for the quarantine, the test's execution and its failure group.
+        const identity = derive ? testIdentityKey(test) : null;
+        const isQuarantined = identity !== null && quarantined.size > 0 && quarantined.has(identity);
         if (isQuarantined && (testCase.status === "failed" || testCase.status === "errored")) quarantinedFailures++;
         rows.addCase(number, testCase, failure?.signature ?? null, isQuarantined);
-        if (!derive) continue;
-        executions.add(suite.name, testCase);
-        if (failure) failures.add({ classname: testCase.classname ?? null, file: testCase.file ?? null, name: testCase.name }, failure);
+        if (identity === null) continue;
+        executions.add(suite.name, testCase, identity);
+        if (failure) failures.add(test, failure, identity);
       }
       for (const child of suite.suites ?? []) addCounts(counts, walk(child, number));
       row.tests_count = counts.testsCount;

@@ -53,9 +53,9 @@ const isFailure = (status: CaseStatus) => status === "failed" || status === "err
 export class TestExecutions {
   readonly byIdentity = new Map<string, TestExecution>();
 
-  add(suite: string, testCase: ReportCase): void {
+  /** `identity`: the case's testIdentityKey, when the caller has it already. */
+  add(suite: string, testCase: ReportCase, identity = testIdentityKey({ classname: testCase.classname ?? null, file: testCase.file ?? null, name: testCase.name })): void {
     const classname = testCase.classname ?? null;
-    const identity = testIdentityKey({ classname, file: testCase.file ?? null, name: testCase.name });
     const attempts = testCase.attempts ?? [];
     const passed = testCase.status === "passed" || attempts.some((a) => a.status === "passed");
     const failed = isFailure(testCase.status) || attempts.some((a) => isFailure(a.status));
