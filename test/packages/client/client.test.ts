@@ -3,9 +3,17 @@
  * as a child process (PGlite in memory, or the run's Postgres database): data created through the
  * admin API and the upload client, lists paged through with `paginate`, typed reads and a PATCH,
  * and every error answer thrown as ApiError with the envelope's code. The types are checked too:
- * `npm run typecheck` compiles this file against the package's declarations.
+ * `npm run typecheck` compiles this file against the package's declarations. Last, the tarball
+ * `npm pack` makes is unpacked as a dependency of an empty project, which compiles the README's
+ * usage with TypeScript and runs plain JavaScript against the server.
  */
+import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, inject, it } from "vitest";
 import { ApiError, type ApiErrorCode, type Schemas, createClient, createUploadClient, paginate } from "../../../packages/client/dist/index.js";
 import { type ServerProcess, startServerProcess } from "../../support/server-process";
@@ -13,6 +21,8 @@ import { type ServerProcess, startServerProcess } from "../../support/server-pro
 const ADMIN_TOKEN = "client-test-admin-token-0123456789";
 const json = { "content-type": "application/json" };
 const PROJECT_COUNT = 5;
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
+const run = promisify(execFile);
 
 let server: ServerProcess;
 let apiKey: string;
@@ -230,5 +240,79 @@ describe("types", () => {
       void paginate(api, "/projects/{id}", { params: { path: { id: "x" } } });
     };
     expect(typeof _unused).toBe("function");
+  });
+});
+
+describe("the package as installed from its tarball", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "cta-client-"));
+    const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: join(ROOT, "packages/client") });
+    const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
+    expect(packed!.files.map((f) => f.path).sort()).toEqual(
+      ["README.md", "openapi.json", "package.json", ...["client", "errors", "index", "pagination", "schema"].flatMap((n) => [`dist/${n}.d.ts`, `dist/${n}.js`])].sort(),
+    );
+    // What `npm install <tarball>` lays out: the package unpacked, and its dependency beside it
+    // (linked to the repository's copy: these tests reach no registry).
+    const target = join(dir, "node_modules/ci-test-analytics-client");
+    mkdirSync(target, { recursive: true });
+    await run("tar", ["-xzf", join(dir, packed!.filename), "-C", target, "--strip-components=1"]);
+    symlinkSync(join(ROOT, "node_modules/openapi-fetch"), join(dir, "node_modules/openapi-fetch"));
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
+  });
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("compiles the README's usage in a project of its own (NodeNext, strict)", async () => {
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({ compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", lib: ["ES2022", "DOM"], types: [], strict: true, noEmit: true }, include: ["consumer.ts"] }),
+    );
+    writeFileSync(
+      join(dir, "consumer.ts"),
+      `import { ApiError, createClient, createUploadClient, paginate, type Schemas } from "ci-test-analytics-client";
+declare const projectId: string;
+declare const commit_sha: string;
+const api = createClient({ baseUrl: "https://analytics.example.com", apiKey: "cta_x", retry: true });
+const { data: project } = await api.GET("/projects/{id}", { params: { path: { id: projectId } } });
+const runs: number = project.test_runs_count;
+await api.PATCH("/projects/{id}", { params: { path: { id: projectId } }, body: { description: "Checkout service" } });
+for await (const test of paginate(api, "/projects/{id}/tests", { params: { path: { id: projectId }, query: { health: "flaky", limit: 50 } } })) {
+  const rate: number | null = test.flip_rate;
+  console.log(test.name, rate, runs);
+}
+for await (const alert of paginate(api, "/alerts")) console.log(alert.alert_type satisfies Schemas["Alert"]["alert_type"]);
+try {
+  await api.GET("/tests/{id}", { params: { path: { id: projectId } } });
+} catch (error) {
+  if (!(error instanceof ApiError) || error.code !== "not_found") throw error;
+}
+const uploads = createUploadClient({ baseUrl: "https://analytics.example.com", uploadToken: "ctu_x" });
+const { data: run } = await uploads.POST("/uploads/v1/test_runs", {
+  body: { branch: "main", commit_sha, suites: [{ name: "Checkout", cases: [{ name: "pays", status: "passed", duration_ms: 12 }] }] },
+});
+const { data: quarantined } = await uploads.GET("/uploads/v1/quarantined_tests");
+console.log(run.number, quarantined);
+`,
+    );
+    const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
+    const result = await run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: dir }).catch((error: { stdout: string }) => ({ stdout: error.stdout, failed: true }));
+    expect(result.stdout).toBe("");
+  });
+
+  it("runs as plain JavaScript against the server, with no build step", async () => {
+    writeFileSync(
+      join(dir, "consumer.mjs"),
+      `import { ApiError, createClient, paginate } from "ci-test-analytics-client";
+const api = createClient({ baseUrl: process.argv[2], apiKey: process.argv[3] });
+const names = [];
+for await (const project of paginate(api, "/projects", { params: { query: { limit: 2 } } })) names.push(project.name);
+const missing = await api.GET("/projects/{id}", { params: { path: { id: "00000000-0000-4000-8000-000000000000" } } }).catch((e) => e);
+console.log(JSON.stringify({ count: names.length, notFound: missing instanceof ApiError ? missing.code : String(missing) }));
+`,
+    );
+    const { stdout } = await run(process.execPath, ["consumer.mjs", server.base, apiKey], { cwd: dir });
+    expect(JSON.parse(stdout)).toEqual({ count: PROJECT_COUNT, notFound: "not_found" });
   });
 });
