@@ -10,7 +10,7 @@ import tseslint from "typescript-eslint";
 const ENTRIES_AND_HTTP = ["src/app.ts", "src/routes/**", "src/middleware/**", "src/web/**", "src/node/**", "src/worker/**"];
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "dist/**", ".wrangler/**", ".data/**", "packages/uploader/bin/**", "drizzle/**", "test/fixtures/**", "public/assets/vendor/**"] },
+  { ignores: ["node_modules/**", "dist/**", ".wrangler/**", ".data/**", "packages/uploader/bin/**", "packages/client/dist/**", "packages/client/src/schema.ts", "drizzle/**", "test/fixtures/**", "public/assets/vendor/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
