@@ -18,7 +18,7 @@ import { createAdminApi } from "./routes/admin";
 import { createUploadsApi, uploadsDocumentPart } from "./routes/uploads";
 import { createV1Api } from "./routes/v1";
 import { createWebApp } from "./web";
-import { createMcpApi } from "./mcp/server";
+import { createMcpApi } from "./routes/mcp";
 
 export type { AppConfig, RequestDeps } from "./app-env";
 

@@ -1,13 +1,9 @@
 /**
- * `/mcp`: the Model Context Protocol server (Streamable HTTP transport, JSON responses), on
- * both runtimes through the one app. Stateless: every POST gets its own MCP server and transport,
- * built from the request and dropped with it, with no session id, so any process or Worker
- * isolate can answer any request and nothing outlives a request (docs/mcp.md).
- *
- * Admission is /api/v1's: the organization's API key as a Bearer token, then the same per-key
- * rate limit (every HTTP request to /mcp is one request of quota, so one tool call is one), with
- * 401, 429 and the RateLimit headers in the API's envelope and form. A tool's failure is an MCP
- * tool error (`isError`) whose text starts with the API's error code and message.
+ * The Model Context Protocol server behind `/mcp` (src/routes/mcp.ts): the tools' list and calls
+ * over the SDK's Streamable HTTP transport with JSON answers. Stateless: each request gets its
+ * own server and transport, with no session id, so any process or Worker isolate can answer any
+ * request and nothing outlives a request (docs/mcp.md). A tool's failure is an MCP tool error
+ * (`isError`) whose text starts with the API's error code and message.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
@@ -20,15 +16,8 @@ import {
   type Tool as ToolDefinition,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
-import { Hono } from "hono";
-import type { AppConfig, AppEnv } from "../app-env";
-import type { KeyIdCache } from "../auth/key-gate";
 import { isDatabaseUnavailable } from "../db/errors";
 import { ApiError, describeError } from "../lib/errors";
-import { jsonTextDepth } from "../lib/json-depth";
-import type { CursorCodec } from "../lib/pagination";
-import { authenticateApiKey } from "../middleware/auth";
-import { API_BODY_LIMIT_BYTES, API_JSON_MAX_DEPTH, limitBody } from "../middleware/json-body";
 import { toJsonSchema } from "./json-schema";
 import { TOOLS, type Tool, type ToolContext, readArguments } from "./tools";
 
@@ -94,61 +83,36 @@ export async function callTool(tool: Tool, rawArguments: unknown, context: ToolC
   }
 }
 
-/** Reads the JSON-RPC message with /api/v1's body rules; a batch is refused (see docs/mcp.md). */
-function readMessage(text: string): unknown {
-  if (jsonTextDepth(text, API_JSON_MAX_DEPTH) > API_JSON_MAX_DEPTH) {
-    throw new ApiError("invalid_request", `The request body nests arrays and objects deeper than ${API_JSON_MAX_DEPTH} levels.`);
-  }
-  let message: unknown;
-  try {
-    message = JSON.parse(text);
-  } catch {
-    throw new ApiError("invalid_request", "The request body is not valid JSON: send one JSON-RPC message.");
-  }
-  if (Array.isArray(message)) {
-    throw new ApiError("invalid_request", "JSON-RPC batches are not accepted: send one message per request (each request, and so each tool call, is one request of the rate limit).");
-  }
-  return message;
+/** The tools' definitions, written once per app: handleMcpMessage hands them out on every tools/list. */
+export function mcpToolDefinitions(): ToolDefinition[] {
+  return toolDefinitions(TOOLS);
 }
 
-export type McpParts = { codec: CursorCodec; keyIdCache: KeyIdCache };
+const TOOLS_BY_NAME = new Map(TOOLS.map((tool) => [tool.name, tool]));
 
-export function createMcpApi(config: AppConfig, parts: McpParts) {
-  const api = new Hono<AppEnv>();
-  const tools = new Map(TOOLS.map((tool) => [tool.name, tool]));
-  const definitions = toolDefinitions(TOOLS);
-
-  api.use("*", authenticateApiKey({ webAppUrl: config.webAppUrl, keyIdCache: parts.keyIdCache }));
-
-  api.post("/", limitBody(API_BODY_LIMIT_BYTES), async (c) => {
-    const message = readMessage(await c.req.text());
-    const context: ToolContext & { requestId: string } = {
-      scope: c.get("scope"),
-      codec: parts.codec,
-      queue: c.env.runQueue,
-      logger: c.env.logger,
-      requestId: c.get("requestId"),
-    };
-    const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: noSchemaValidation });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: definitions }));
-    server.setRequestHandler(CallToolRequestSchema, (request) => {
-      const tool = tools.get(request.params.name);
-      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}. Call tools/list for the tools.`);
-      return callTool(tool, request.params.arguments, context);
-    });
-    // Stateless (no session ids) with JSON answers: the answer is complete when the handler returns.
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    await server.connect(transport);
-    try {
-      return await transport.handleRequest(c.req.raw, { parsedBody: message });
-    } finally {
-      await server.close();
-    }
+/**
+ * Answers one JSON-RPC message (already read from `request`) with a server and a transport of
+ * its own: the transport checks the request's Accept and Content-Type and the protocol version,
+ * the server answers initialize, ping, tools/list and tools/call.
+ */
+export async function handleMcpMessage(
+  request: Request,
+  message: unknown,
+  context: ToolContext & { requestId: string; definitions: ToolDefinition[] },
+): Promise<Response> {
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: noSchemaValidation });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: context.definitions }));
+  server.setRequestHandler(CallToolRequestSchema, (call) => {
+    const tool = TOOLS_BY_NAME.get(call.params.name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}. Call tools/list for the tools.`);
+    return callTool(tool, call.params.arguments, context);
   });
-
-  // No server-to-client stream (GET) and no session to end (DELETE) in stateless mode.
-  api.all("/", () => {
-    throw new ApiError("method_not_allowed", "This path supports POST only: this MCP server is stateless (no SSE stream, no session to delete).", { headers: { Allow: "POST" } });
-  });
-  return api;
+  // Stateless (no session ids) with JSON answers: the answer is complete when the handler returns.
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request, { parsedBody: message });
+  } finally {
+    await server.close();
+  }
 }

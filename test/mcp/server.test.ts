@@ -114,7 +114,7 @@ afterAll(async () => {
 
 const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
 const text = (result: CallToolResult) => (result.content[0] as { type: "text"; text: string }).text;
-const rest = async (path: string, key = apiKey) => {
+const rest = async (path: string, key = apiKey): Promise<any> => {
   const res = await h.get(`/api/v1${path}`, key);
   expect(res.status, res.text).toBe(200);
   return res.body;
@@ -323,7 +323,7 @@ describe("errors are tool errors with the API's code and message, and the sessio
 
 describe("HTTP: authentication, methods, bodies", () => {
   const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "curl", version: "1" } } };
-  const post = (headers: Record<string, string>, body: string) =>
+  const post = (headers: { authorization?: string }, body: string) =>
     fetch(`${served.base}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body });
 
   it("401 in the error envelope without a key or with a wrong one; the SDK client cannot connect", async () => {
@@ -332,7 +332,7 @@ describe("HTTP: authentication, methods, bodies", () => {
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toBe('Bearer realm="api"');
       expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
-      expect((await res.json()).error.code).toBe("unauthorized");
+      expect(((await res.json()) as any).error.code).toBe("unauthorized");
     }
     await expect(connect(served.base, null)).rejects.toThrow(/"code":"unauthorized"/);
   });
@@ -344,7 +344,7 @@ describe("HTTP: authentication, methods, bodies", () => {
     expect(res.headers.get("mcp-session-id")).toBeNull();
     expect(res.headers.get("ratelimit-policy")).toBe('"default";q=600;w=60');
     expect(res.headers.get("request-id")).toBeTruthy();
-    const body = await res.json();
+    const body: any = await res.json();
     expect(body).toMatchObject({ jsonrpc: "2.0", id: 1, result: { serverInfo: { name: "ci-test-analytics" }, capabilities: { tools: {} } } });
   });
 
@@ -353,18 +353,18 @@ describe("HTTP: authentication, methods, bodies", () => {
       const res = await fetch(`${served.base}/mcp`, { method, headers: { authorization: `Bearer ${apiKey}`, accept: "text/event-stream" } });
       expect(res.status, method).toBe(405);
       expect(res.headers.get("allow")).toBe("POST");
-      expect((await res.json()).error.code).toBe("method_not_allowed");
+      expect(((await res.json()) as any).error.code).toBe("method_not_allowed");
     }
     const auth = { authorization: `Bearer ${apiKey}` };
     const batch = await post(auth, JSON.stringify([initialize, { jsonrpc: "2.0", method: "notifications/initialized" }]));
     expect(batch.status).toBe(400);
-    expect((await batch.json()).error).toMatchObject({ code: "invalid_request", message: expect.stringContaining("batches are not accepted") });
+    expect(((await batch.json()) as any).error).toMatchObject({ code: "invalid_request", message: expect.stringContaining("batches are not accepted") });
     const malformed = await post(auth, "{");
     expect(malformed.status).toBe(400);
-    expect((await malformed.json()).error.code).toBe("invalid_request");
+    expect(((await malformed.json()) as any).error.code).toBe("invalid_request");
     const big = await post(auth, JSON.stringify({ ...initialize, padding: "x".repeat(70_000) }));
     expect(big.status).toBe(413);
-    expect((await big.json()).error.code).toBe("payload_too_large");
+    expect(((await big.json()) as any).error.code).toBe("payload_too_large");
   });
 });
 
@@ -412,7 +412,7 @@ describe("the rate limit is /api/v1's", () => {
     });
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).toBeTruthy();
-    expect((await refused.json()).error.code).toBe("rate_limited");
+    expect(((await refused.json()) as any).error.code).toBe("rate_limited");
     await mcp.close();
   });
 });
