@@ -73,7 +73,7 @@ function unexpected(error: unknown, context: { logger: ToolContext["logger"]; re
   return new ApiError("internal_error", "An unexpected error occurred. Quote the Request-Id header when reporting it.");
 }
 
-export async function callTool(tool: Tool, rawArguments: unknown, context: ToolContext & { requestId: string }): Promise<CallToolResult> {
+async function callTool(tool: Tool, rawArguments: unknown, context: ToolContext & { requestId: string }): Promise<CallToolResult> {
   try {
     const { args, body } = readArguments(tool, rawArguments);
     const result = await tool.run(context, args as never, body as never);
