@@ -6,6 +6,7 @@
  * trip as the caller sees it (the MCP client's includes its JSON-RPC framing and its check of the
  * result against the tool's output schema). Writes its section of BENCHMARKS.md.
  */
+import { execFileSync } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
@@ -54,6 +55,8 @@ function report(run: number): Report {
 
 async function main(): Promise<void> {
   const load = os.loadavg()[0]!.toFixed(1);
+  const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+  const machine = `${os.cpus().length} × ${os.cpus()[0]?.model.trim() ?? "unknown CPU"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB`;
   await withBenchDatabase(SERVER_URL, "cia_mcp_bench", async (database, postgres) => {
     const deps = { db: database.db, clock: systemClock, webAppUrl: "https://app.example.com", logger: quietLogger };
     const org = await createOrganization(deps, { name: "Bench" });
@@ -119,7 +122,7 @@ async function main(): Promise<void> {
       const body = [
         "## MCP `list_tests` vs the same REST call (`npm run bench:mcp`)",
         "",
-        `Run on ${new Date().toISOString().slice(0, 10)}, ${postgres} on 127.0.0.1, Node ${process.version}, load average at start ${load}. A project with ${TESTS} tests and ${RUNS} runs; the first page (25 tests, sorted by impact) asked as a \`list_tests\` tool call by the official SDK's client (\`@modelcontextprotocol/sdk\`, one stateless POST per call, its result checked against the tool's output schema by the client) and as \`GET /api/v1/projects/:id/tests\` with fetch; both over HTTP (loopback) to the app served by a Node HTTP server; ${ROUNDS} rounds alternated after ${WARMUP} warm-ups; medians of the round trip as the caller sees it.`,
+        `Run on ${new Date().toISOString().slice(0, 10)} at commit ${commit}, ${machine}, ${postgres} on 127.0.0.1, Node ${process.version}, load average at start ${load} (a shared machine). A project with ${TESTS} tests and ${RUNS} runs; the first page (25 tests, sorted by impact) asked as a \`list_tests\` tool call by the official SDK's client (\`@modelcontextprotocol/sdk\`, one stateless POST per call, its result checked against the tool's output schema by the client) and as \`GET /api/v1/projects/:id/tests\` with fetch; both over HTTP (loopback) to the app served by a Node HTTP server; ${ROUNDS} rounds alternated after ${WARMUP} warm-ups; medians of the round trip as the caller sees it.`,
         "",
         "| Measure | Median | Ratio |",
         "|---|---:|---:|",
