@@ -11,13 +11,14 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Report } from "../../src/services/test-runs";
-import { type Harness, type HarnessOptions, createHarness } from "../support/harness";
+import type { Database } from "../../src/db/types";
+import { type Harness, type HarnessOptions, createHarness, inProcessHarness, openTestDatabase } from "../support/harness";
 
 type Served = { h: Harness; base: string; http: HttpServer };
 
 /** The harness's app behind a real HTTP server on a free loopback port. */
-async function serve(options: HarnessOptions = {}): Promise<Served> {
-  const h = await createHarness(options);
+async function serve(options: HarnessOptions = {}, harness?: Harness): Promise<Served> {
+  const h = harness ?? (await createHarness(options));
   const http = createServer(getRequestListener((request) => h.app.request(request as unknown as string)));
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   return { h, http, base: `http://127.0.0.1:${(http.address() as AddressInfo).port}` };
@@ -414,5 +415,50 @@ describe("the rate limit is /api/v1's", () => {
     expect(refused.headers.get("retry-after")).toBeTruthy();
     expect(((await refused.json()) as any).error.code).toBe("rate_limited");
     await mcp.close();
+  });
+});
+
+describe("a tool that fails unexpectedly", () => {
+  let faulty: Served;
+  const state: { fault: Error | null } = { fault: null };
+  beforeAll(async () => {
+    const database = await openTestDatabase();
+    // The database as the requests see it: the real one until `state.fault` is set, then every query fails with it.
+    const failing = new Proxy(database.db, {
+      get: (target, property, receiver) =>
+        state.fault && ["select", "execute", "transaction", "insert", "update", "delete"].includes(String(property))
+          ? () => {
+              throw state.fault;
+            }
+          : Reflect.get(target, property, receiver),
+    });
+    faulty = await serve({}, inProcessHarness(database.db, { overrides: { db: failing as Database } }, () => database.close()));
+  });
+  afterAll(() => stop(faulty));
+
+  it("answers a tool error (service_unavailable or internal_error), logs the cause, and the session goes on", async () => {
+    const { organization, apiKey: key } = await faulty.h.newOrganization("Faulty");
+    await faulty.h.newProject(organization.id);
+    // Connecting admits the key once; later admissions need no database (the key-id cache and the counter).
+    const mcp = await connect(faulty.base, key);
+    try {
+      state.fault = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
+      const unavailable = (await mcp.callTool({ name: "list_projects", arguments: {} })) as CallToolResult;
+      expect(unavailable).toMatchObject({ isError: true, content: [{ type: "text", text: "service_unavailable: The database is momentarily unavailable; retry shortly." }] });
+
+      state.fault = new Error("something nobody expected");
+      const broken = (await mcp.callTool({ name: "list_alerts", arguments: {} })) as CallToolResult;
+      expect(text(broken)).toBe("internal_error: An unexpected error occurred. Quote the Request-Id header when reporting it.");
+      expect(faulty.h.logs.some((line) => line.includes("unhandled error") && line.includes("list_alerts") && line.includes("something nobody expected"))).toBe(true);
+      expect(faulty.h.logs.some((line) => line.includes("database unavailable") && line.includes("ECONNREFUSED"))).toBe(true);
+
+      state.fault = null;
+      const healed = (await mcp.callTool({ name: "list_projects", arguments: {} })) as CallToolResult;
+      expect(healed.isError).toBeFalsy();
+      expect((healed.structuredContent as any).data).toHaveLength(1);
+    } finally {
+      state.fault = null;
+      await mcp.close();
+    }
   });
 });
