@@ -38,7 +38,8 @@ const noSchemaValidation: jsonSchemaValidator = {
 /** The tools as `tools/list` shows them; their JSON Schemas are written once per app. */
 function toolDefinitions(tools: Tool[]): ToolDefinition[] {
   return tools.map((tool) => {
-    const input = toJsonSchema(tool.body ? tool.args.extend(inputShapeOf(tool)) : tool.args, "input");
+    // One object of every argument; the body's refinements (quarantine's one-of) have no JSON Schema and are checked by readArguments.
+    const input = toJsonSchema(tool.body ? tool.args.extend(tool.body.shape) : tool.args, "input");
     // Unknown arguments are refused (readArguments), and the schema says so.
     input.additionalProperties = false;
     return {
@@ -50,11 +51,6 @@ function toolDefinitions(tools: Tool[]): ToolDefinition[] {
       annotations: { title: tool.title, ...tool.annotations },
     };
   });
-}
-
-/** The body schema's fields, for the input JSON Schema (its refinements, e.g. quarantine's one-of, are checked by readArguments). */
-function inputShapeOf(tool: Tool) {
-  return (tool.body as unknown as { shape: Record<string, never> }).shape;
 }
 
 /** `code: message` (and one line per detail): what the caller reads in an MCP tool error. */

@@ -78,7 +78,7 @@ async function page<F extends ListFilters, Item>(
 
 type ZodShapeObject = z.ZodObject<z.ZodRawShape>;
 
-export type Tool<A extends ZodShapeObject = ZodShapeObject, B extends z.ZodType<object> | undefined = z.ZodType<object> | undefined, R = unknown> = {
+export type Tool<A extends ZodShapeObject = ZodShapeObject, B extends ZodShapeObject | undefined = ZodShapeObject | undefined, R = unknown> = {
   name: string;
   title: string;
   description: string;
@@ -87,14 +87,12 @@ export type Tool<A extends ZodShapeObject = ZodShapeObject, B extends z.ZodType<
   args: A;
   /** The REST operation's body, when it takes one: bad fields are `validation_failed` with one detail each, as there. */
   body?: B;
-  /** The names of the body's fields (a body schema with refinements hides its shape). */
-  bodyFields?: string[];
   output: z.ZodType;
   run: (context: ToolContext, args: z.infer<A>, body: B extends z.ZodType ? z.infer<B> : undefined) => Promise<R>;
   summarize: (result: R, args: z.infer<A>) => string;
 };
 
-const defineTool = <A extends ZodShapeObject, B extends z.ZodType<object> | undefined, R>(tool: Tool<A, B, R>) => tool as unknown as Tool;
+const defineTool = <A extends ZodShapeObject, B extends ZodShapeObject | undefined, R>(tool: Tool<A, B, R>) => tool as unknown as Tool;
 
 const READ_ONLY: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
 
@@ -210,7 +208,6 @@ export const TOOLS: Tool[] = [
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     args: z.object({ alert_id: alertId }),
     body: SnoozeBodySchema,
-    bodyFields: Object.keys(SnoozeBodySchema.shape),
     output: AlertSchema,
     run: (context, args, body) => snoozeAlert(context.scope, args.alert_id, body.duration),
     summarize: summaries.snoozedAlert,
@@ -223,7 +220,6 @@ export const TOOLS: Tool[] = [
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     args: z.object({ test_id: testId }),
     body: QuarantineBodySchema,
-    bodyFields: Object.keys(QuarantineBodySchema.shape),
     output: TestSchema,
     run: (context, args, body) =>
       quarantineTest(quarantineDeps(context), args.test_id, {
@@ -262,7 +258,7 @@ const detailsOf = (issues: Issue[]): ErrorDetail[] => issues.map((issue) => ({ f
 export function readArguments(tool: Tool, raw: unknown): { args: Record<string, unknown>; body: object | undefined } {
   const given = (raw ?? {}) as Record<string, unknown>;
   const argNames = Object.keys(tool.args.shape);
-  const bodyNames = tool.bodyFields ?? [];
+  const bodyNames = Object.keys(tool.body?.shape ?? {});
   const unknown = Object.keys(given).filter((name) => !argNames.includes(name) && !bodyNames.includes(name));
   if (unknown.length > 0) {
     const known = [...argNames, ...bodyNames];
