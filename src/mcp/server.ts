@@ -53,10 +53,15 @@ function toolDefinitions(tools: Tool[]): ToolDefinition[] {
   });
 }
 
-/** `code: message` (and one line per detail): what the caller reads in an MCP tool error. */
-function toolError(error: ApiError): CallToolResult {
+/**
+ * `code: message` (and one line per detail): what the caller reads in an MCP tool error. An
+ * internal error's message asks for the Request-Id header, which an agent's user may never see,
+ * so the id follows on its own line.
+ */
+function toolError(error: ApiError, requestId: string): CallToolResult {
   const details = error.details?.map((detail) => `\n- ${detail.field}: ${detail.message}`).join("") ?? "";
-  return { isError: true, content: [{ type: "text", text: `${error.code}: ${error.message}${details}` }] };
+  const reference = error.code === "internal_error" ? `\nRequest-Id: ${requestId}` : "";
+  return { isError: true, content: [{ type: "text", text: `${error.code}: ${error.message}${details}${reference}` }] };
 }
 
 /** What app.ts's error handler would answer for an error that is not an ApiError. */
@@ -75,7 +80,7 @@ async function callTool(tool: Tool, rawArguments: unknown, context: ToolContext 
     const result = await tool.run(context, args as never, body as never);
     return { structuredContent: result as Record<string, unknown>, content: [{ type: "text", text: tool.summarize(result, args as never) }] };
   } catch (error) {
-    return toolError(error instanceof ApiError ? error : unexpected(error, { ...context, tool: tool.name }));
+    return toolError(error instanceof ApiError ? error : unexpected(error, { ...context, tool: tool.name }), context.requestId);
   }
 }
 

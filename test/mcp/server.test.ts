@@ -448,8 +448,10 @@ describe("a tool that fails unexpectedly", () => {
 
       state.fault = new Error("something nobody expected");
       const broken = (await mcp.callTool({ name: "list_alerts", arguments: {} })) as CallToolResult;
-      expect(text(broken)).toBe("internal_error: An unexpected error occurred. Quote the Request-Id header when reporting it.");
-      expect(faulty.h.logs.some((line) => line.includes("unhandled error") && line.includes("list_alerts") && line.includes("something nobody expected"))).toBe(true);
+      const requestId = /^internal_error: An unexpected error occurred\. Quote the Request-Id header when reporting it\.\nRequest-Id: ([0-9a-f-]{36})$/.exec(text(broken))?.[1];
+      expect(requestId, text(broken)).toBeDefined();
+      // The log line that the id finds.
+      expect(faulty.h.logs.some((line) => line.includes("unhandled error") && line.includes(requestId!) && line.includes("list_alerts") && line.includes("something nobody expected"))).toBe(true);
       expect(faulty.h.logs.some((line) => line.includes("database unavailable") && line.includes("ECONNREFUSED"))).toBe(true);
 
       state.fault = null;
