@@ -1,7 +1,7 @@
 /**
  * The layers of src/ (README.md, "Layout"), checked by `npm run lint:deps` (dependency-cruiser):
  * no import cycles, type-only imports included, and no import that climbs back up the layers.
- * From the bottom: lib; db; ingest, checks, notifications; services; auth; middleware, routes and web (the pages);
+ * From the bottom: lib; db; ingest, checks, notifications; services; auth; middleware, routes, web (the pages) and mcp (the MCP tools);
  * app; the runtime entries (node, worker, seed, cli) and the simulator's replay.
  */
 const SRC = "^src/";
@@ -27,9 +27,9 @@ module.exports = {
       `^src/(services|auth|routes|middleware|app|app-env|node|worker|seed|cli|simulator)(/|\\.ts$)`,
       "Parsers, checks and webhook rules are plain functions that services call, never the reverse.",
     ),
-    forbid("services-below-http", layer("services"), `^src/(auth|routes|middleware|web|app|app-env|node|worker|seed|cli|simulator)(/|\\.ts$)`, "Services never import routes, middleware, the app or an entry: they take { db, clock, … } and an input."),
-    forbid("auth-below-http", layer("auth"), `^src/(routes|middleware|web|app|node|worker|seed|cli|simulator)(/|\\.ts$)`, "The key gate and people's sessions are used by the middleware and the pages, not the reverse."),
-    forbid("http-below-entries", `^src/(routes|middleware|web|app|app-env)(/|\\.ts$)`, `^src/(node|worker|seed|cli|simulator)(/|\\.ts$)`, "The app is built by the runtime entries; it never reaches into one."),
+    forbid("services-below-http", layer("services"), `^src/(auth|mcp|routes|middleware|web|app|app-env|node|worker|seed|cli|simulator)(/|\\.ts$)`, "Services never import routes, middleware, the app or an entry: they take { db, clock, … } and an input."),
+    forbid("auth-below-http", layer("auth"), `^src/(mcp|routes|middleware|web|app|node|worker|seed|cli|simulator)(/|\\.ts$)`, "The key gate and people's sessions are used by the middleware and the pages, not the reverse."),
+    forbid("http-below-entries", `^src/(mcp|routes|middleware|web|app|app-env)(/|\\.ts$)`, `^src/(node|worker|seed|cli|simulator)(/|\\.ts$)`, "The app is built by the runtime entries; it never reaches into one."),
     forbid("cli-stands-alone", layer("cli"), `${SRC}(?!cli/|lib/|ingest/(upload-body|report|junit)\\.ts)`, "The uploader CLI is bundled for CI runners: it shares the pure upload rules, never the server."),
     forbid("src-not-on-tests", SRC, "^(test|bench|scripts)/", "The product never imports its tests, benchmarks or scripts."),
   ],

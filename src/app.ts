@@ -18,6 +18,7 @@ import { createAdminApi } from "./routes/admin";
 import { createUploadsApi, uploadsDocumentPart } from "./routes/uploads";
 import { createV1Api } from "./routes/v1";
 import { createWebApp } from "./web";
+import { createMcpApi } from "./routes/mcp";
 
 export type { AppConfig, RequestDeps } from "./app-env";
 
@@ -77,6 +78,8 @@ export function createApp(config: AppConfig) {
   app.route("/admin/v1", createAdminApi(config));
   app.route("/uploads/v1", uploadsApi);
   app.get("/docs", docsPage);
+  // The MCP server for agents: the same key, rate limit and services as /api/v1 (docs/mcp.md).
+  app.route("/mcp", createMcpApi(config, { codec, keyIdCache }));
   // The web app's pages, at the root of the origin (docs/web-app.md); its routes are page paths only.
   app.route("/", createWebApp(config));
 

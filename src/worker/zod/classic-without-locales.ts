@@ -3,7 +3,7 @@
  * holding English only. @hono/zod-openapi passes the whole `z` namespace to
  * `extendZodWithOpenApi`, so a bundler must keep every export of it alive, and zod's ~40 locales
  * (about 260 KiB of the minified Worker) came along although only English is ever used (zod
- * registers it itself). The Worker's build aliases "zod" to ./index.ts (wrangler.toml `[alias]`);
+ * registers it itself). The Worker's build aliases "zod" to this folder (./index.ts and the subpaths) (wrangler.toml `[alias]`);
  * Node and the tests use zod unchanged. test/worker/zod-alias.test.ts checks that this entry
  * exports exactly what zod's does.
  */

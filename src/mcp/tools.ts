@@ -1,0 +1,280 @@
+/**
+ * The MCP tools: each answers one question the REST API answers, through the same services,
+ * presenters and list definitions, so its structured result is the JSON /api/v1 returns for the
+ * same question. Arguments carry the REST parameters' names and Zod schemas (path and query
+ * parameters, and the body of the two write operations that take one); the few that a JSON
+ * client sends typed (`limit`, `number`) are integers here and then read by the same rules.
+ */
+import { z } from "@hono/zod-openapi";
+import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { RunQueue } from "../ingest/run-queue";
+import { ApiError, type ErrorDetail, validationFailed } from "../lib/errors";
+import { type ListDefinition, type ListFilters, type ListRequest, pageBody, readListRequest } from "../lib/lists";
+import type { Logger } from "../lib/logger";
+import type { CursorCodec, Page } from "../lib/pagination";
+import {
+  AlertEventSchema,
+  AlertSchema,
+  AlertsQuerySchema,
+  FailureGroupSchema,
+  IdParamSchema,
+  PageQuerySchema,
+  PaginationSchema,
+  ProjectSchema,
+  QuarantineBodySchema,
+  RunFailureGroupSchema,
+  SnoozeBodySchema,
+  TestExecutionSchema,
+  TestRunSchema,
+  TestSchema,
+  TestsQuerySchema,
+} from "../routes/schemas";
+import { alertEventList, listAlertEvents } from "../services/alert-events";
+import { alertList, listAlerts, snoozeAlert } from "../services/alerts";
+import type { OrgScope } from "../services/context";
+import { listRunFailureGroups, listTestFailureGroups, runFailureGroupList, testFailureGroupList } from "../services/failure-groups";
+import { listProjects, projectList } from "../services/projects";
+import { quarantineTest, unquarantineTest } from "../services/quarantine";
+import { getTestRun } from "../services/test-results";
+import { getTest, listTestExecutions, listTests, testExecutionList, testLists } from "../services/tests";
+import * as summaries from "./summaries";
+import { EMBEDDED_FAILURE_GROUPS } from "./summaries";
+
+/** What a tool call runs with: the key's organization, the cursor codec, and what a quarantine's webhooks go through. */
+export type ToolContext = { scope: OrgScope; codec: CursorCodec; queue: RunQueue; logger: Logger };
+
+/** How many executions `get_test` embeds: its newest. */
+export const RECENT_EXECUTIONS = 20;
+
+/** `limit` and `cursor` of every list, `limit` as a JSON integer (read by the same rules as the query string's). */
+const pageArgs = {
+  limit: z
+    .number({ error: "must be an integer" })
+    .int({ error: "must be an integer" })
+    .optional()
+    .meta({ description: "Page size: default 25, maximum 100 (larger values are capped); below 1 → invalid_request.", default: 25, minimum: 1 }),
+  cursor: PageQuerySchema.shape.cursor,
+};
+const pageQuery = (args: { limit?: number; cursor?: string }) => ({ limit: args.limit === undefined ? undefined : String(args.limit), cursor: args.cursor });
+
+const projectId = IdParamSchema("project_id", "Project identifier (UUID).").shape.project_id;
+const testId = IdParamSchema("test_id", "Test identifier (UUID).").shape.test_id;
+const alertId = IdParamSchema("alert_id", "Alert identifier (UUID).").shape.alert_id;
+
+const listOutput = <T extends z.ZodTypeAny>(item: T) => z.object({ data: z.array(item), pagination: PaginationSchema });
+
+/** One page of one list, as the REST route answers it (`{data, pagination}`). */
+async function page<F extends ListFilters, Item>(
+  context: ToolContext,
+  list: Pick<ListDefinition<F, unknown, unknown, never>, "listing">,
+  filters: F,
+  args: { limit?: number; cursor?: string },
+  read: (scope: OrgScope, request: ListRequest<F>) => Promise<Page<Item>>,
+) {
+  const { scope, codec } = context;
+  const request = readListRequest(codec, list, { organizationId: scope.organizationId, filters }, pageQuery(args));
+  return pageBody(codec, list, request, await read(scope, request));
+}
+
+type ZodShapeObject = z.ZodObject<z.ZodRawShape>;
+
+export type Tool<A extends ZodShapeObject = ZodShapeObject, B extends ZodShapeObject | undefined = ZodShapeObject | undefined, R = unknown> = {
+  name: string;
+  title: string;
+  description: string;
+  annotations: ToolAnnotations;
+  /** Path and query parameters of the REST operation: a bad value is `invalid_request`, as there. */
+  args: A;
+  /** The REST operation's body, when it takes one: bad fields are `validation_failed` with one detail each, as there. */
+  body?: B;
+  output: z.ZodType;
+  run: (context: ToolContext, args: z.infer<A>, body: B extends z.ZodType ? z.infer<B> : undefined) => Promise<R>;
+  summarize: (result: R, args: z.infer<A>) => string;
+};
+
+const defineTool = <A extends ZodShapeObject, B extends ZodShapeObject | undefined, R>(tool: Tool<A, B, R>) => tool as unknown as Tool;
+
+const READ_ONLY: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };
+
+export const TOOLS: Tool[] = [
+  defineTool({
+    name: "list_projects",
+    title: "List projects",
+    description: "The organization's projects, newest first, with their latest result, test counts (flaky, broken) and last run. Same as GET /api/v1/projects.",
+    annotations: READ_ONLY,
+    args: z.object(pageArgs),
+    output: listOutput(ProjectSchema),
+    run: (context, args) => page(context, projectList, {}, args, listProjects),
+    summarize: summaries.projects,
+  }),
+  defineTool({
+    name: "list_tests",
+    title: "List a project's tests",
+    description:
+      "A project's tests (the same test across runs) with their health (healthy, flaky, broken), failure and flip rates over the last 50 default-branch executions, impact, owners and quarantine; the most failing first (impact). Filters: health, quarantined, owner (exact, from CODEOWNERS), q (substring of name, classname or file). Same as GET /api/v1/projects/{project_id}/tests.",
+    annotations: READ_ONLY,
+    args: z.object({
+      project_id: projectId,
+      health: TestsQuerySchema.shape.health,
+      owner: TestsQuerySchema.shape.owner,
+      // The query string's "true"/"false"; a JSON boolean says the same.
+      quarantined: z
+        .union([z.boolean().transform((value) => (value ? "true" : "false")), TestsQuerySchema.shape.quarantined.unwrap()])
+        .optional()
+        .meta({ description: "`true`: only tests quarantined now; `false`: only tests that are not (expired quarantines included). Absent: every test. The query string's \"true\"/\"false\" or a JSON boolean." }),
+      q: TestsQuerySchema.shape.q,
+      ...pageArgs,
+    }),
+    output: listOutput(TestSchema),
+    run: (context, args) => {
+      const filters = {
+        project_id: args.project_id,
+        health: args.health ?? "all",
+        q: args.q ?? null,
+        sort: "impact" as const,
+        quarantined: (args.quarantined ?? null) as "true" | "false" | null,
+        owner: args.owner ?? null,
+      };
+      return page(context, testLists.impact, filters, args, listTests);
+    },
+    summarize: summaries.tests,
+  }),
+  defineTool({
+    name: "get_test",
+    title: "Get a test with its recent history",
+    description: `One test (GET /api/v1/tests/{test_id}) with \`recent_executions\`: its last ${RECENT_EXECUTIONS} executions, newest first (GET /api/v1/tests/{test_id}/executions), and \`failure_groups\`: its failures grouped by cause, most recently seen first (the first ${EMBEDDED_FAILURE_GROUPS}, GET /api/v1/tests/{test_id}/failure_groups).`,
+    annotations: READ_ONLY,
+    args: z.object({ test_id: testId }),
+    output: TestSchema.extend({ recent_executions: z.array(TestExecutionSchema), failure_groups: z.array(FailureGroupSchema) }),
+    run: async (context, args) => {
+      const test = await getTest(context.scope, args.test_id);
+      const executions = await page(context, testExecutionList, { test_id: test.id, status: null, branch: null }, { limit: RECENT_EXECUTIONS }, listTestExecutions);
+      const groups = await page(context, testFailureGroupList, { test_id: test.id }, { limit: EMBEDDED_FAILURE_GROUPS }, listTestFailureGroups);
+      return { ...test, recent_executions: executions.data, failure_groups: groups.data };
+    },
+    summarize: summaries.test,
+  }),
+  defineTool({
+    name: "get_test_run",
+    title: "Get a test run with its failures grouped",
+    description: `One run of a project by its number (GET /api/v1/projects/{project_id}/test_runs/{number}) with \`failure_groups\`: its failed and errored cases grouped by cause, the largest group first (the first ${EMBEDDED_FAILURE_GROUPS}, GET …/test_runs/{number}/failure_groups).`,
+    annotations: READ_ONLY,
+    args: z.object({
+      project_id: projectId,
+      number: z.number({ error: "must be an integer" }).int({ error: "must be an integer" }).meta({ description: "The run's number in its project (1, 2, …)." }),
+    }),
+    output: TestRunSchema.extend({ failure_groups: z.array(RunFailureGroupSchema) }),
+    run: async (context, args) => {
+      const run = await getTestRun(context.scope, args.project_id, String(args.number));
+      const groups = await page(context, runFailureGroupList, { project_id: args.project_id, run: String(run.number) }, { limit: EMBEDDED_FAILURE_GROUPS }, listRunFailureGroups);
+      return { ...run, failure_groups: groups.data };
+    },
+    summarize: summaries.testRun,
+  }),
+  defineTool({
+    name: "list_alerts",
+    title: "List alerts",
+    description:
+      "Alerts across the organization's projects (one per project and type: test_flakiness, performance_regression, failure_rate_spike, skipped_test_count_creep), newest first. `status` defaults to active (active and not snoozed). Same as GET /api/v1/alerts.",
+    annotations: READ_ONLY,
+    args: z.object({
+      status: AlertsQuerySchema.shape.status,
+      project_id: AlertsQuerySchema.shape.project_id,
+      alert_type: AlertsQuerySchema.shape.alert_type,
+      ...pageArgs,
+    }),
+    output: listOutput(AlertSchema),
+    run: (context, args) => {
+      const filters = { status: args.status ?? "active", project_id: args.project_id ?? null, alert_type: args.alert_type ?? null };
+      return page(context, alertList, filters, args, listAlerts);
+    },
+    summarize: summaries.alerts,
+  }),
+  defineTool({
+    name: "list_alert_events",
+    title: "List an alert's events",
+    description: "An alert's events, newest first: why the check tripped (metadata) and the run that tripped it. Same as GET /api/v1/alerts/{alert_id}/events.",
+    annotations: READ_ONLY,
+    args: z.object({ alert_id: alertId, ...pageArgs }),
+    output: listOutput(AlertEventSchema),
+    run: (context, args) => page(context, alertEventList, { alert_id: args.alert_id }, args, listAlertEvents),
+    summarize: summaries.alertEvents,
+  }),
+  defineTool({
+    name: "snooze_alert",
+    title: "Snooze an alert",
+    description:
+      "Suppresses the alert's notifications for `duration` (1h, 4h, 24h or 1w); checks and event recording continue. Snoozing a snoozed alert restarts the period from now. Same as POST /api/v1/alerts/{alert_id}/snooze.",
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    args: z.object({ alert_id: alertId }),
+    body: SnoozeBodySchema,
+    output: AlertSchema,
+    run: (context, args, body) => snoozeAlert(context.scope, args.alert_id, body.duration),
+    summarize: summaries.snoozedAlert,
+  }),
+  defineTool({
+    name: "quarantine_test",
+    title: "Quarantine a test",
+    description:
+      "Marks a test's failures as known until it expires, so CI can ignore them; its runs still record them. `reason` and exactly one of `duration` (1d, 7d, 14d, 30d, 90d) and `expires_at` (ISO 8601, in the future, at most 90 days ahead); optionally `owner` (an e-mail address or @org/team) and `issue_url`. Replaces a quarantine in force. Same as POST /api/v1/tests/{test_id}/quarantine.",
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    args: z.object({ test_id: testId }),
+    body: QuarantineBodySchema,
+    output: TestSchema,
+    run: (context, args, body) =>
+      quarantineTest(quarantineDeps(context), args.test_id, {
+        reason: body.reason,
+        expiresAt: body.expires_at ? new Date(body.expires_at) : null,
+        duration: body.duration ?? null,
+        owner: body.owner ?? null,
+        issueUrl: body.issue_url ?? null,
+      }),
+    summarize: summaries.quarantinedTest,
+  }),
+  defineTool({
+    name: "unquarantine_test",
+    title: "End a test's quarantine",
+    description: "Ends the test's quarantine now; a test that is not quarantined is returned unchanged. Same as POST /api/v1/tests/{test_id}/unquarantine.",
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    args: z.object({ test_id: testId }),
+    output: TestSchema,
+    run: (context, args) => unquarantineTest(quarantineDeps(context), args.test_id),
+    summarize: summaries.unquarantinedTest,
+  }),
+];
+
+const quarantineDeps = (context: ToolContext) => ({ ...context.scope, queue: context.queue, logger: context.logger });
+
+type Issue = { path: PropertyKey[]; message: string };
+const detailsOf = (issues: Issue[]): ErrorDetail[] => issues.map((issue) => ({ field: issue.path.map(String).join(".") || "arguments", message: issue.message }));
+
+/**
+ * The call's arguments, read as the REST operation reads its request: path and query values
+ * first (`invalid_request`), then the body's fields (`validation_failed`, one detail per field).
+ * Unlike a query string, an argument the tool does not take is refused: the client read the
+ * tool's schema in this very session, so a misspelled name is a mistake to report, not a
+ * version difference to tolerate.
+ */
+export function readArguments(tool: Tool, raw: unknown): { args: Record<string, unknown>; body: object | undefined } {
+  const given = (raw ?? {}) as Record<string, unknown>;
+  const argNames = Object.keys(tool.args.shape);
+  const bodyNames = Object.keys(tool.body?.shape ?? {});
+  const unknown = Object.keys(given).filter((name) => !argNames.includes(name) && !bodyNames.includes(name));
+  if (unknown.length > 0) {
+    const known = [...argNames, ...bodyNames];
+    throw new ApiError("invalid_request", `Unknown argument${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}. ${tool.name} takes ${known.length > 0 ? known.join(", ") : "no arguments"}.`, {
+      details: unknown.map((field) => ({ field, message: "is not an argument of this tool" })),
+    });
+  }
+  const pick = (names: string[]) => Object.fromEntries(Object.entries(given).filter(([name]) => names.includes(name)));
+
+  const args = tool.args.safeParse(pick(argNames));
+  if (!args.success) {
+    const details = detailsOf(args.error.issues);
+    throw new ApiError("invalid_request", `Invalid argument: ${details.map((d) => `${d.field} ${d.message}`).join("; ")}.`, { details });
+  }
+  if (!tool.body) return { args: args.data, body: undefined };
+  const body = tool.body.safeParse(pick(bodyNames));
+  if (!body.success) throw validationFailed(detailsOf(body.error.issues));
+  return { args: args.data, body: body.data };
+}
