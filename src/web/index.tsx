@@ -20,10 +20,23 @@ import { isSameOriginRequest, pageSecurityHeaders } from "./security";
 import { registerSignIn } from "./sign-in";
 import { registerSignOut } from "./sign-out";
 import { registerSignUp } from "./sign-up";
+import { registerInvitation } from "./invitation";
+import { registerTeam } from "./team";
 import { APP_CSS } from "./styles";
 
 /** Every page route: the security headers, the form-size limit and the CSRF check apply to these. */
-export const PAGE_PATHS = ["/", "/sign-in", "/sign-up", "/sign-out", "/projects/:id", "/alerts", "/settings/team"] as const;
+export const PAGE_PATHS = [
+  "/",
+  "/sign-in",
+  "/sign-up",
+  "/sign-out",
+  "/projects/:id",
+  "/alerts",
+  "/settings/team",
+  "/settings/team/*",
+  "/invitations/:token",
+  "/invitations/:token/*",
+] as const;
 /** Forms are small: name, e-mail, password, organization. */
 const FORM_MAX_BYTES = 16 * 1024;
 
@@ -65,6 +78,8 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
   registerHome(web, config, paths);
   registerProject(web, config, paths);
   registerPlaceholders(web, config, paths);
+  registerTeam(web, config, paths);
+  registerInvitation(web, config, paths);
 
   web.onError((error, c) => {
     if (isDatabaseUnavailable(error)) {
