@@ -63,16 +63,16 @@ describe("alert e-mails", () => {
       const mails = alertMail(address);
       expect(mails, address).toHaveLength(1);
       expect(mails[0]!.from).toBe("alerts@example.com");
-      expect(mails[0]!.text).toContain(`${WEB_APP_URL}/alerts/${alertIds.test_flakiness}`);
+      expect(mails[0]!.text).toContain(`${WEB_APP_URL}/alerts/${alertIds.test_flakiness!}`);
       expect(mails[0]!.text).toMatch(/\/runs\/2\b/);
     }
-    const [alert] = await h.db.select().from(alerts).where(eq(alerts.id, alertIds.test_flakiness));
+    const [alert] = await h.db.select().from(alerts).where(eq(alerts.id, alertIds.test_flakiness!));
     expect(alert!.lastNotifiedAt).not.toBeNull();
 
     // Within the cooldown (24 h by default): events are recorded, nothing is sent.
     await tripFlakiness(uploadToken, "e2e2e2e2", "second");
     expect(alertMail(people.admin)).toHaveLength(1);
-    expect((await h.db.select().from(alerts).where(eq(alerts.id, alertIds.test_flakiness)))[0]!.eventsCount).toBe(2);
+    expect((await h.db.select().from(alerts).where(eq(alerts.id, alertIds.test_flakiness!)))[0]!.eventsCount).toBe(2);
     // After it, the next trip notifies again.
     h.clock.advance(25 * 3_600_000);
     await tripFlakiness(uploadToken, "e3e3e3e3", "third");
@@ -81,17 +81,17 @@ describe("alert e-mails", () => {
 
   it("a snoozed alert e-mails nobody; last_notified_at stays", async () => {
     const { apiKey, uploadToken, alertIds, people } = await team();
-    expect((await h.post(`/api/v1/alerts/${alertIds.test_flakiness}/snooze`, apiKey, { duration: "24h" })).status).toBe(200);
+    expect((await h.post(`/api/v1/alerts/${alertIds.test_flakiness!}/snooze`, apiKey, { duration: "24h" })).status).toBe(200);
     await tripFlakiness(uploadToken, "f1f1f1f1");
     expect(alertMail(people.admin)).toHaveLength(0);
-    const [alert] = await h.db.select().from(alerts).where(eq(alerts.id, alertIds.test_flakiness));
+    const [alert] = await h.db.select().from(alerts).where(eq(alerts.id, alertIds.test_flakiness!));
     expect(alert!.lastNotifiedAt).toBeNull();
   });
 
   it("an alert's e-mail queued before a snooze or a disable is suppressed at its attempt", async () => {
     const { organization, apiKey, alertIds } = await team();
-    const emailId = await writeEmail({ db: h.db, clock: h.clock, secrets: testSecrets }, { organizationId: organization.id, kind: "alert", to: "x@example.com", subject: "s", text: "t", alertId: alertIds.test_flakiness });
-    expect((await h.post(`/api/v1/alerts/${alertIds.test_flakiness}/disable`, apiKey, {})).status).toBe(200);
+    const emailId = await writeEmail({ db: h.db, clock: h.clock, secrets: testSecrets }, { organizationId: organization.id, kind: "alert", to: "x@example.com", subject: "s", text: "t", alertId: alertIds.test_flakiness! });
+    expect((await h.post(`/api/v1/alerts/${alertIds.test_flakiness!}/disable`, apiKey, {})).status).toBe(200);
     expect(await deliverEmail(h.work.email, emailId)).toBe("suppressed");
     const [row] = await h.db.select().from(emailOutbox).where(eq(emailOutbox.id, emailId));
     expect(row!.status).toBe("suppressed");
