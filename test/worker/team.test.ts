@@ -1,7 +1,8 @@
 /**
  * The team page and invitations through the Worker (SELF.fetch, the Neon driver), without
  * SMTP_URL: the invitation is written to the outbox and read back by the operator through the
- * admin API, the invitee joins through its link, a member's forged admin post is refused. And the
+ * admin API, the invitee joins through its link, a regenerated key is refused at once (its
+ * Durable Object), a member's forged admin post is refused. And the
  * Worker's SMTP transport (worker-mailer over `cloudflare:sockets`) runs in workerd: a server that
  * does not answer is an error the outbox records, not a crash.
  */
@@ -20,7 +21,13 @@ describe("the team page on the Worker", () => {
       expect(team.status).toBe(200);
       expect(team.text).toContain("Reveal the key");
       const revealed = await admin.post("/settings/team/api-key/reveal", {});
-      expect(revealed.text).toMatch(/value="cta_[0-9A-Za-z]{49}"/);
+      const oldKey = /value="(cta_[0-9A-Za-z]{49})"/.exec(revealed.text)![1]!;
+      // The key's Durable Object learns the key, then regenerating marks it revoked there: 401 at once.
+      expect((await h.get("/api/v1/organization", oldKey)).status).toBe(200);
+      const regenerated = await admin.post("/settings/team/api-key/regenerate", {});
+      const newKey = /value="(cta_[0-9A-Za-z]{49})"/.exec(regenerated.text)![1]!;
+      expect((await h.get("/api/v1/organization", oldKey)).status).toBe(401);
+      expect((await h.get("/api/v1/organization", newKey)).status).toBe(200);
 
       const invitee = uniqueEmail("worker-invitee");
       expect((await admin.post("/settings/team/invitations", { email: invitee, role: "member" })).status).toBe(200);
