@@ -88,7 +88,7 @@ describe("the team page in Chromium", () => {
       await admin.getByRole("button", { name: "Send the invitation" }).click();
       await admin.getByText(`Invitation sent to ${address}`).waitFor();
     }
-    expect(await admin.getByRole("cell", { name: "new-member@example.com" }).count()).toBe(1);
+    expect(await admin.getByRole("cell", { name: "new-member@example.com", exact: true }).count()).toBe(1);
 
     const invitation = sink.to("new-member@example.com");
     await invitationLink("new-member@example.com");
@@ -97,8 +97,8 @@ describe("the team page in Chromium", () => {
     await acceptAs(await invitationLink("new-admin@example.com"), "Adam Newadmin", "admin password 123");
 
     await member.goto(`${server.base}/settings/team`);
-    expect(await member.getByRole("cell", { name: "Nina Newmember" }).count()).toBe(1);
-    expect(await member.getByRole("cell", { name: "demo-admin@example.com" }).count()).toBe(1);
+    expect(await member.getByRole("cell", { name: "Nina Newmember", exact: true }).count()).toBe(1);
+    expect(await member.getByRole("cell", { name: "demo-admin@example.com", exact: true }).count()).toBe(1);
     expect(await member.getByRole("heading", { name: "API key" }).count()).toBe(0);
     expect(await member.getByRole("button", { name: "Reveal the key" }).count()).toBe(0);
     expect(await member.content()).not.toContain("cta_");
