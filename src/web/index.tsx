@@ -88,7 +88,9 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
       return message(503, "Unavailable", "The database is momentarily unavailable; try again shortly.")(c);
     }
     if (error instanceof ApiError && error.status < 500) return message(400, "Not accepted", error.message)(c);
-    c.env.logger.error("unhandled error", { requestId: c.get("requestId"), method: c.req.method, path: new URL(c.req.url).pathname, error: describeError(error) });
+    // An invitation's path carries its token, a secret: the log gets the route, not the token.
+    const path = new URL(c.req.url).pathname.replace(/^\/invitations\/[^/]+/, "/invitations/:token");
+    c.env.logger.error("unhandled error", { requestId: c.get("requestId"), method: c.req.method, path, error: describeError(error) });
     return message(500, "Something went wrong", "An unexpected error occurred. Quote the Request-Id header when reporting it.")(c);
   });
   return web;
