@@ -26,6 +26,7 @@ import type { Database } from "../db/types";
 import type { SecretKeyring } from "../lib/secret-box";
 import type { ServiceDeps } from "../services/context";
 import { createOrganization } from "../services/organizations";
+import { acceptInvitationIn } from "../services/team";
 
 /** Where better-auth believes it is mounted; requests to it are built in process only (never routed). */
 const AUTH_BASE_PATH = "/api/auth";
@@ -221,4 +222,29 @@ export async function createPasswordUser(deps: PeopleDeps, input: { name: string
   const user = await context.internalAdapter.createUser({ name: input.name, email: input.email.toLowerCase(), emailVerified: false }, { method: "admin" });
   await context.internalAdapter.linkAccount({ userId: user.id, providerId: "credential", accountId: user.id, password: await context.password.hash(input.password) });
   return { id: user.id };
+}
+
+/**
+ * Sign-up through an invitation's link (`/invitations/:token`): the user (better-auth), their
+ * password and session, and the membership the invitation grants, in one transaction. The e-mail
+ * is the invited address (the link was sent there): no organization is created. A link that is
+ * no longer valid leaves nothing behind (AuthRefused `INVITATION_INVALID`, 404).
+ */
+export async function signUpThroughInvitation(
+  deps: Omit<PeopleDeps, "db"> & ServiceDeps,
+  input: { name: string; email: string; password: string; token: string },
+  requestHeaders: Headers,
+): Promise<{ cookies: string[]; organizationId: string; userId: string }> {
+  return transactionWithRetry(deps.db, async (tx) => {
+    const auth = await createPeopleAuth({ ...deps, db: tx });
+    const response = await callAuth(auth, deps.webAppUrl, "/sign-up/email", { name: input.name, email: input.email, password: input.password }, requestHeaders);
+    if (!response.ok) {
+      const { code, message } = await authError(response);
+      throw new AuthRefused(code, message, response.status);
+    }
+    const { user } = (await response.json()) as { user: { id: string; email: string } };
+    const joined = await acceptInvitationIn(tx, deps.clock, input.token, user);
+    if (!joined) throw new AuthRefused("INVITATION_INVALID", "This invitation is no longer valid.", 404);
+    return { cookies: response.headers.getSetCookie(), organizationId: joined.organizationId, userId: user.id };
+  });
 }

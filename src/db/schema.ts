@@ -28,7 +28,7 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { ALERT_TYPES, CASE_STATUSES, type CaseStatus, DELIVERY_STATUSES, QUARANTINE_SOURCES, RUN_RESULTS, RUN_STATUSES, TEST_HEALTHS, WEBHOOK_EVENT_TYPES } from "../lib/vocabulary";
+import { ALERT_TYPES, CASE_STATUSES, type CaseStatus, DELIVERY_STATUSES, EMAIL_KINDS, EMAIL_STATUSES, QUARANTINE_SOURCES, RUN_RESULTS, RUN_STATUSES, TEST_HEALTHS, WEBHOOK_EVENT_TYPES } from "../lib/vocabulary";
 
 const timestampMs = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: "date" });
 
@@ -67,6 +67,12 @@ export const apiKeys = pgTable(
     keyHash: text("key_hash").notNull(),
     /** First characters of the key, safe to show so a human can tell keys apart. */
     displayPrefix: text("display_prefix").notNull(),
+    /**
+     * The key sealed under SECRETS_KEY (src/lib/secret-box.ts, context `api_keys/<id>/key`), so an
+     * admin can reveal it on the team page. Null for keys made before it was kept: those cannot be
+     * revealed until regenerated (only their hash exists).
+     */
+    keyEncrypted: text("key_encrypted"),
     createdAt: timestampMs("created_at").notNull().defaultNow(),
     revokedAt: timestampMs("revoked_at"),
   },
@@ -670,10 +676,13 @@ export const invitations = pgTable(
     inviterId: uuid("inviter_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
+    /** SHA-256 of the token of the invitation's link (`/invitations/:token`); the token itself is never stored. */
+    tokenHash: text("token_hash"),
     createdAt: timestampMs("created_at").notNull().defaultNow(),
   },
   (t) => [
     index("invitations_organization_idx").on(t.organizationId),
+    uniqueIndex("invitations_token_hash_key").on(t.tokenHash),
     index("invitations_email_idx").on(t.email),
     check("invitations_role_check", sql`${t.role} in ('admin', 'member')`),
   ],
@@ -694,4 +703,42 @@ export const signInThrottles = pgTable(
     expiresAt: timestampMs("expires_at").notNull(),
   },
   (t) => [index("sign_in_throttles_expires_idx").on(t.expiresAt)],
+);
+
+export const emailKindEnum = pgEnum("email_kind", EMAIL_KINDS);
+export const emailStatusEnum = pgEnum("email_status", EMAIL_STATUSES);
+
+/**
+ * The e-mail outbox (src/services/email-outbox.ts, docs/e-mail.md): every e-mail is written here in
+ * the transaction that decided it, then sent by background work after the commit, retried with
+ * backoff. The body may carry a secret (an invitation's link), so it is sealed under SECRETS_KEY
+ * (context `email_outbox/<id>/body`), never stored in plain text. Without a transport, rows are
+ * `held` for the operator to read (GET /admin/v1/emails).
+ */
+export const emailOutbox = pgTable(
+  "email_outbox",
+  {
+    id: uuid("id").primaryKey(),
+    /** The organization the e-mail is about: deleting the organization deletes its mail. */
+    organizationId: uuid("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    kind: emailKindEnum("kind").notNull(),
+    toAddress: text("to_address").notNull(),
+    subject: text("subject").notNull(),
+    bodyEncrypted: text("body_encrypted").notNull(),
+    /** An alert's notification: snoozing or disabling the alert suppresses it, and sending it sets the alert's last_notified_at. */
+    alertId: uuid("alert_id").references(() => alerts.id, { onDelete: "cascade" }),
+    status: emailStatusEnum("status").notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    lastError: text("last_error"),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+    lastAttemptAt: timestampMs("last_attempt_at"),
+    sentAt: timestampMs("sent_at"),
+  },
+  (t) => [
+    index("email_outbox_created_idx").on(t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    index("email_outbox_pending_idx").on(t.status).where(sql`${t.status} = 'pending'`),
+    index("email_outbox_alert_idx").on(t.alertId, t.createdAt),
+  ],
 );

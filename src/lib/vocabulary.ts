@@ -42,6 +42,21 @@ export type TestEventType = Exclude<WebhookEventType, "alert.triggered">;
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "suppressed"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
+/**
+ * What an e-mail of the outbox is about (docs/e-mail.md): an invitation, the organization's API key
+ * regenerated (to every admin), an alert that tripped (to every member).
+ */
+export const EMAIL_KINDS = ["invitation", "api_key_regenerated", "alert"] as const;
+export type EmailKind = (typeof EMAIL_KINDS)[number];
+
+/**
+ * An outbox e-mail's state: `pending` (to be sent, retried with backoff), `sent` (the SMTP server
+ * accepted it), `held` (no transport is configured: kept for the operator to read), `failed`
+ * (every attempt failed), `suppressed` (an alert's, snoozed or disabled before it went out).
+ */
+export const EMAIL_STATUSES = ["pending", "sent", "held", "failed", "suppressed"] as const;
+export type EmailStatus = (typeof EMAIL_STATUSES)[number];
+
 /** The report formats an upload may carry. */
 export const UPLOAD_FORMATS = ["junit_xml", "json"] as const;
 export type UploadFormat = (typeof UPLOAD_FORMATS)[number];

@@ -10,6 +10,7 @@ import type { Clock } from "../lib/clock";
 import type { SecretKeyring } from "../lib/secret-box";
 import type { UrlPolicy } from "../notifications/url-policy";
 import { type BackgroundWork, backgroundWork } from "../services/background-work";
+import { type MailSettings, mailFromAddress } from "../mail/transport";
 
 /** The Node entry runs locally or self-hosted: http webhooks are allowed to loopback only. */
 export const NODE_WEBHOOK_URL_POLICY: UrlPolicy = { allowLoopbackHttp: true };
@@ -27,6 +28,9 @@ export function createNodeBackground(
     deliveryRetryDelaysSeconds?: number[];
     /** The server's keyring: opens webhook signing secrets to sign deliveries. */
     secrets: SecretKeyring;
+    /** The e-mail transport (SMTP_URL); by default none: mail is held in the outbox. */
+    mail?: MailSettings;
+    emailRetryDelaysSeconds?: number[];
   },
   options: Omit<InProcessQueueOptions, "logger"> = {},
 ): { queue: InProcessRunQueue; work: BackgroundWork } {
@@ -44,6 +48,8 @@ export function createNodeBackground(
     resolveHost: deps.resolveHost,
     deliveryRetryDelaysSeconds: deps.deliveryRetryDelaysSeconds,
     secrets: deps.secrets,
+    mail: deps.mail ?? { transport: null, from: mailFromAddress(undefined, deps.webAppUrl), logHeldBodies: false },
+    emailRetryDelaysSeconds: deps.emailRetryDelaysSeconds,
   });
   return { queue, work };
 }

@@ -1,6 +1,7 @@
 /** Reads the process environment once, for the Node entry; the app itself never sees process.env. */
 import { configuredBaseUrl } from "../lib/base-url";
 import { MIN_SECRETS_KEY_LENGTH, parseKeyList } from "../lib/secret-box";
+import { parseSmtpUrl } from "../mail/transport";
 
 export type NodeConfig = {
   port: number;
@@ -17,6 +18,10 @@ export type NodeConfig = {
   /** Older keys, accepted for decryption while their secrets are re-sealed (docs/secrets.md). */
   secretsKeyPrevious: string[];
   seedDemo: boolean;
+  /** SMTP_URL: where the outbox's mail is sent (docs/e-mail.md); unset → mail is held in the outbox. */
+  smtpUrl?: string;
+  /** MAIL_FROM: the From header; unset → `CI test analytics <no-reply@<web app host>>`. */
+  mailFrom?: string;
 };
 
 export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
@@ -26,6 +31,8 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
   // Lengths only: the keys themselves never appear in a message.
   if (env.SECRETS_KEY && env.SECRETS_KEY.length < MIN_SECRETS_KEY_LENGTH) throw new Error(`SECRETS_KEY must be at least ${MIN_SECRETS_KEY_LENGTH} characters long (docs/secrets.md).`);
   const secretsKeyPrevious = parseKeyList(env.SECRETS_KEY_PREVIOUS);
+  // Checked now so a typo fails the start, not the first e-mail (the message never repeats the URL).
+  if (env.SMTP_URL) parseSmtpUrl(env.SMTP_URL);
   if (secretsKeyPrevious.some((key) => key.length < MIN_SECRETS_KEY_LENGTH)) throw new Error(`Every key of SECRETS_KEY_PREVIOUS must be at least ${MIN_SECRETS_KEY_LENGTH} characters long.`);
   return {
     port,
@@ -38,6 +45,8 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
     secretsKey: env.SECRETS_KEY || undefined,
     secretsKeyPrevious,
     seedDemo: env.SEED_DEMO !== "false",
+    smtpUrl: env.SMTP_URL || undefined,
+    mailFrom: env.MAIL_FROM || undefined,
   };
 }
 

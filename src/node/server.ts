@@ -18,6 +18,9 @@ import { openDatabase } from "./database";
 import { type FetchHandler, createNodeServer, envelopeResponse, listen } from "./http-server";
 import { openSecretsKeyring, secretsKeyNotice } from "./secrets-key";
 import { printStartBanner } from "./start-banner";
+import { isLocalWebApp, mailFromAddress } from "../mail/transport";
+import { recoverPendingEmails } from "../services/email-outbox";
+import { nodeSmtpTransport } from "./smtp-transport";
 
 /** While the database is being opened, migrated and seeded: retryable, in the envelope. */
 const starting = () =>
@@ -37,11 +40,18 @@ async function main(): Promise<void> {
   const { secrets, source: secretsKeySource } = openSecretsKeyring(config);
   await database.migrate();
   const { cursorSecret, demoKey, demoPeople } = await prepareDatabase(database.db, { ...config, webAppUrl }, secrets);
-  const { queue: runQueue } = createNodeBackground({ db: database.db, clock: systemClock, logger: consoleLogger, webAppUrl, resolveHost, secrets });
+  const mail = {
+    transport: config.smtpUrl ? nodeSmtpTransport(config.smtpUrl) : null,
+    from: mailFromAddress(config.mailFrom, webAppUrl),
+    logHeldBodies: !config.smtpUrl && isLocalWebApp(webAppUrl),
+  };
+  const { queue: runQueue } = createNodeBackground({ db: database.db, clock: systemClock, logger: consoleLogger, webAppUrl, resolveHost, secrets, mail });
   const recovered = await recoverPendingRuns(database.db, runQueue);
   if (recovered > 0) consoleLogger.info("queued runs left pending by an earlier process", { runs: recovered });
   const redelivered = await recoverPendingDeliveries(database.db, runQueue);
   if (redelivered > 0) consoleLogger.info("queued webhook deliveries left pending by an earlier process", { deliveries: redelivered });
+  const resent = await recoverPendingEmails(database.db, runQueue);
+  if (resent > 0) consoleLogger.info("queued e-mails left pending by an earlier process", { emails: resent });
   const app = createApp({
     cursorSecret,
     adminToken: config.adminToken,
@@ -70,6 +80,11 @@ async function main(): Promise<void> {
     demoKey,
     demoPeople,
     seedDemo: config.seedDemo,
+    mailNotice: config.smtpUrl
+      ? null
+      : mail.logHeldBodies
+        ? "E-mail: SMTP_URL is not set; e-mails (invitations, notices) are kept in the outbox and printed in this log (docs/e-mail.md)."
+        : `E-mail: SMTP_URL is not set; e-mails are kept in the outbox: GET http://localhost:${port}/admin/v1/emails with the admin token (docs/e-mail.md).`,
   });
 
   const shutdown = () => {

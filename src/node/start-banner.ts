@@ -15,6 +15,8 @@ export function printStartBanner(input: {
   /** The demo's people and their passwords, made when the demo was seeded (empty otherwise). */
   demoPeople?: readonly { email: string; password: string; role: string }[];
   seedDemo: boolean;
+  /** Where e-mail goes when no SMTP server is configured (the outbox), or null. */
+  mailNotice?: string | null;
 }): void {
   const { base } = input;
   console.log(`CI analytics API listening on ${base}/api/v1 (database: ${input.databaseDescription})`);
@@ -23,6 +25,7 @@ export function printStartBanner(input: {
   console.log(`OpenAPI document: ${base}/api/v1/openapi.json (interactive reference: ${base}/docs)`);
   console.log(input.adminEnabled ? `Admin API enabled at ${base}/admin/v1` : "Admin API disabled (set ADMIN_TOKEN to enable it).");
   if (input.secretsKeyNotice) console.warn(input.secretsKeyNotice);
+  if (input.mailNotice) console.log(input.mailNotice);
   if (input.demoKey) {
     console.log("");
     console.log("Created the demo organization. Its API key is shown only this once:");

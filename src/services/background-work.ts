@@ -1,6 +1,7 @@
 /**
  * The service's background work, the same on both runtimes: processing uploaded runs, then the
- * alert checks, then planning notifications; and delivering notifications. Both arrive as queue
+ * alert checks, then planning notifications; delivering notifications; sending the outbox's
+ * e-mail (src/services/email-outbox.ts). All arrive as queue
  * messages (a Cloudflare Queue on Workers, the in-process queue on Node).
  */
 import type { Logger } from "../lib/logger";
@@ -15,6 +16,8 @@ import type { DeliveryAttempt, QueueMessage, RunQueue } from "../ingest/run-queu
 import { type ProcessingDeps, processTestRun } from "./run-processing";
 import { deliverNotification } from "./webhook-delivery";
 import { queueRunTestEvents } from "./test-events";
+import type { MailSettings } from "../mail/transport";
+import { type EmailDeps, deliverEmail } from "./email-outbox";
 
 export type BackgroundDeps = {
   db: Database;
@@ -28,11 +31,15 @@ export type BackgroundDeps = {
   resolveHost?: (host: string) => Promise<string[]>;
   deliveryRetryDelaysSeconds?: number[];
   secrets: SecretKeyring;
+  /** The e-mail transport and From address (docs/e-mail.md); without a transport, mail is held in the outbox. */
+  mail: MailSettings;
+  emailRetryDelaysSeconds?: number[];
 };
 
 export type BackgroundWork = {
   processing: ProcessingDeps;
   notifications: NotificationDeps;
+  email: EmailDeps;
   consume(message: QueueMessage, attempt: DeliveryAttempt): Promise<void>;
 };
 
@@ -48,6 +55,15 @@ export function backgroundWork(deps: BackgroundDeps): BackgroundWork {
     resolveHost: deps.resolveHost,
     retryDelaysSeconds: deps.deliveryRetryDelaysSeconds,
     secrets: deps.secrets,
+  };
+  const email: EmailDeps = {
+    db: deps.db,
+    clock: deps.clock,
+    logger: deps.logger,
+    secrets: deps.secrets,
+    queue: deps.queue,
+    mail: deps.mail,
+    retryDelaysSeconds: deps.emailRetryDelaysSeconds,
   };
   const processing: ProcessingDeps = {
     db: deps.db,
@@ -68,9 +84,11 @@ export function backgroundWork(deps: BackgroundDeps): BackgroundWork {
   return {
     processing,
     notifications,
+    email,
     async consume(message, attempt) {
       if ("testRunId" in message) await processTestRun(processing, message.testRunId, attempt);
       else if ("deliveryId" in message) await deliverNotification(notifications, message.deliveryId);
+      else if ("emailId" in message) await deliverEmail(email, message.emailId);
     },
   };
 }

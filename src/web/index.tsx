@@ -20,10 +20,23 @@ import { isSameOriginRequest, pageSecurityHeaders } from "./security";
 import { registerSignIn } from "./sign-in";
 import { registerSignOut } from "./sign-out";
 import { registerSignUp } from "./sign-up";
+import { registerInvitation } from "./invitation";
+import { registerTeam } from "./team";
 import { APP_CSS } from "./styles";
 
 /** Every page route: the security headers, the form-size limit and the CSRF check apply to these. */
-export const PAGE_PATHS = ["/", "/sign-in", "/sign-up", "/sign-out", "/projects/:id", "/alerts", "/settings/team"] as const;
+export const PAGE_PATHS = [
+  "/",
+  "/sign-in",
+  "/sign-up",
+  "/sign-out",
+  "/projects/:id",
+  "/alerts",
+  "/settings/team",
+  "/settings/team/*",
+  "/invitations/:token",
+  "/invitations/:token/*",
+] as const;
 /** Forms are small: name, e-mail, password, organization. */
 const FORM_MAX_BYTES = 16 * 1024;
 
@@ -65,6 +78,8 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
   registerHome(web, config, paths);
   registerProject(web, config, paths);
   registerPlaceholders(web, config, paths);
+  registerTeam(web, config, paths);
+  registerInvitation(web, config, paths);
 
   web.onError((error, c) => {
     if (isDatabaseUnavailable(error)) {
@@ -73,7 +88,9 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
       return message(503, "Unavailable", "The database is momentarily unavailable; try again shortly.")(c);
     }
     if (error instanceof ApiError && error.status < 500) return message(400, "Not accepted", error.message)(c);
-    c.env.logger.error("unhandled error", { requestId: c.get("requestId"), method: c.req.method, path: new URL(c.req.url).pathname, error: describeError(error) });
+    // An invitation's path carries its token, a secret: the log gets the route, not the token.
+    const path = new URL(c.req.url).pathname.replace(/^\/invitations\/[^/]+/, "/invitations/:token");
+    c.env.logger.error("unhandled error", { requestId: c.get("requestId"), method: c.req.method, path, error: describeError(error) });
     return message(500, "Something went wrong", "An unexpected error occurred. Quote the Request-Id header when reporting it.")(c);
   });
   return web;

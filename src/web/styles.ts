@@ -28,5 +28,12 @@ input { font: inherit; padding: 0.45rem 0.6rem; border: 1px solid #8c959f; borde
 button { font: inherit; padding: 0.45rem 0.9rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
 button.link { background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
 .notice { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--fail); color: var(--fail); background: #fff5f5; max-width: 26rem; }
+.confirmation { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--pass); color: var(--pass); background: #f3fbf5; max-width: 40rem; }
+.actions { display: flex; gap: 0.75rem; flex-wrap: wrap; }
+button.danger { background: var(--fail); border-color: var(--fail); }
+select { font: inherit; padding: 0.45rem 0.6rem; border: 1px solid #8c959f; border-radius: 6px; }
+section { margin: 0 0 2rem; }
+h2 { font-size: 1.15rem; margin: 0 0 0.75rem; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .auth-main { margin: 3rem auto; max-width: 28rem; }
 `;

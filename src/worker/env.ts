@@ -20,6 +20,10 @@ export interface WorkerEnv {
   PUBLIC_BASE_URL?: string;
   /** Base of the `url` fields (the web app's pages); unset → PUBLIC_BASE_URL. */
   WEB_APP_URL?: string;
+  /** Where the outbox's e-mail is sent: `smtp://user:password@host:587` or `smtps://…:465` (docs/e-mail.md). Secret; unset → mail is held in the outbox. */
+  SMTP_URL?: string;
+  /** The e-mails' From header; unset → `CI test analytics <no-reply@<web app host>>`. */
+  MAIL_FROM?: string;
   /** Local development and tests only: host:port of the WebSocket bridge standing in for Neon's proxy. */
   LOCAL_NEON_PROXY?: string;
   /** One Durable Object per API key: organization, revoked mark, rolling rate window. */

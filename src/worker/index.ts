@@ -20,6 +20,8 @@ import { backgroundWork } from "../services/background-work";
 import { getOrCreateSetting, randomSecret } from "../services/settings";
 import { reencryptSigningSecrets } from "../services/webhook-secrets";
 import { DurableObjectKeyCounter } from "./durable-object-key-counter";
+import { type MailSettings, mailFromAddress } from "../mail/transport";
+import { workerSmtpTransport } from "./smtp-transport";
 import type { WorkerEnv } from "./env";
 import { configureLocalProxy, requestPool } from "./neon";
 import { CloudflareRunQueue, type QueueBody, consumeRunBatch, requeueOn } from "./run-queue";
@@ -39,6 +41,12 @@ const publicBaseUrlOf = (env: WorkerEnv) => configuredBaseUrl(env.PUBLIC_BASE_UR
 const webAppUrlOf = (env: WorkerEnv) => (env.WEB_APP_URL ? configuredBaseUrl(env.WEB_APP_URL, "WEB_APP_URL") : publicBaseUrlOf(env));
 /** http webhooks to loopback only in local development (the local Neon stand-in marks it). */
 const urlPolicyOf = (env: WorkerEnv) => ({ allowLoopbackHttp: Boolean(env.LOCAL_NEON_PROXY) });
+/** SMTP over TCP sockets when SMTP_URL is set; else the outbox holds the mail (never logged with its links on a Worker). */
+export const mailOf = (env: WorkerEnv): MailSettings => ({
+  transport: env.SMTP_URL ? workerSmtpTransport(env.SMTP_URL) : null,
+  from: mailFromAddress(env.MAIL_FROM, webAppUrlOf(env)),
+  logHeldBodies: false,
+});
 
 export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandler<WorkerEnv, QueueBody> {
   const clock = options.clock ?? systemClock;
@@ -141,6 +149,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
           urlPolicy: urlPolicyOf(env),
           fetch: (input, init) => fetch(input, init),
           secrets: secretsFor(env),
+          mail: mailOf(env),
         });
         await consumeRunBatch(batch, work, consoleLogger, requeueOn(env.RUN_QUEUE));
       } finally {

@@ -37,12 +37,13 @@ export const outageRetryDelaySeconds = (outage: number) => Math.min(5 * 2 ** (ou
 /** What travels on this queue: a message, and how many outages in a row it met (absent: none). */
 export type QueueBody = QueueMessage & { outages?: number };
 
-/** A well-formed message: a run to process or a delivery to attempt. */
+/** A well-formed message: a run to process, a delivery to attempt or an e-mail to send. */
 function asQueueMessage(body: unknown): QueueMessage | null {
   if (typeof body !== "object" || body === null) return null;
-  const { testRunId, deliveryId } = body as { testRunId?: unknown; deliveryId?: unknown };
+  const { testRunId, deliveryId, emailId } = body as { testRunId?: unknown; deliveryId?: unknown; emailId?: unknown };
   if (Number.isSafeInteger(testRunId)) return { testRunId: testRunId as number };
   if (Number.isSafeInteger(deliveryId)) return { deliveryId: deliveryId as number };
+  if (typeof emailId === "string" && /^[0-9a-f-]{36}$/i.test(emailId)) return { emailId };
   return null;
 }
 

@@ -30,13 +30,15 @@ export const testSecrets = new SecretKeyring({ current: SECRETS_KEY });
 export type CallOptions = { key?: string | null; body?: unknown; rawBody?: string | Uint8Array | ReadableStream<Uint8Array>; headers?: Record<string, string> };
 export type CallResult = { status: number; headers: Headers; body: any; text: string };
 
+import type { MailSettings } from "../../src/mail/transport";
+
 export type HarnessOptions = {
   rateLimit?: RateLimitPolicy;
   adminToken?: string | undefined;
   /** Configuration or request dependencies to replace (the app is then built in process, also in workerd). */
   overrides?: Partial<AppConfig & RequestDeps>;
   /** Outbound fetch and URL policy of notification deliveries (webhook tests). */
-  background?: { fetch?: typeof fetch; urlPolicy?: { allowLoopbackHttp: boolean }; deliveryRetryDelaysSeconds?: number[] };
+  background?: { fetch?: typeof fetch; urlPolicy?: { allowLoopbackHttp: boolean }; deliveryRetryDelaysSeconds?: number[]; mail?: MailSettings; emailRetryDelaysSeconds?: number[] };
 };
 
 /** Something that answers requests: the app itself (Node) or the Worker (workerd). */

@@ -9,10 +9,12 @@ import type { AppConfig, AppEnv } from "../../app-env";
 import { revokeApiKeys } from "../../auth/key-gate";
 import { secretsEqual } from "../../lib/crypto";
 import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES } from "../../lib/vocabulary";
-import { ApiError } from "../../lib/errors";
+import { ApiError, notFound } from "../../lib/errors";
 import { bearerToken, unauthorized } from "../../middleware/auth";
 import { jsonBodyOn } from "../../middleware/json-body";
 import { createOrganization, regenerateApiKey } from "../../services/organizations";
+import { type OutboxEmail, findEmail, listEmails, queueEmails } from "../../services/email-outbox";
+import { EMAIL_KINDS, EMAIL_STATUSES } from "../../lib/vocabulary";
 import { createProject, regenerateUploadToken, setProjectCheckSettings } from "../../services/projects";
 import { MAX_AUTO_QUARANTINE_DAYS } from "../../services/quarantine";
 import { addMethodNotAllowed } from "../method-not-allowed";
@@ -281,6 +283,60 @@ const alertNotificationSettingsRoute = createRoute({
   },
 });
 
+const OutboxEmailSchema = z
+  .object({
+    id: z.string().uuid(),
+    organization_id: z.string().uuid(),
+    kind: z.enum(EMAIL_KINDS),
+    to: z.string(),
+    subject: z.string(),
+    text: z.string().openapi({ description: "The body, opened for the operator. An invitation's holds its link: a secret." }),
+    status: z.enum(EMAIL_STATUSES),
+    attempts: z.number().int(),
+    last_error: z.string().nullable(),
+    created_at: z.string(),
+    sent_at: z.string().nullable(),
+  })
+  .openapi("OutboxEmail");
+
+const presentEmail = (email: OutboxEmail) => ({
+  id: email.id,
+  organization_id: email.organizationId,
+  kind: email.kind,
+  to: email.to,
+  subject: email.subject,
+  text: email.text,
+  status: email.status,
+  attempts: email.attempts,
+  last_error: email.lastError,
+  created_at: email.createdAt.toISOString(),
+  sent_at: email.sentAt?.toISOString() ?? null,
+});
+
+const listEmailsRoute = createRoute({
+  method: "get",
+  path: "/emails",
+  operationId: "adminListEmails",
+  tags: ["Admin"],
+  summary: "The e-mail outbox, newest first (at most 100)",
+  description:
+    "Every e-mail the service wrote (invitations, API key notices, alerts) with its status. Without SMTP_URL they are `held` here for the operator to read (docs/e-mail.md).",
+  security: adminSecurity,
+  request: { query: z.object({ status: z.enum(EMAIL_STATUSES).optional() }) },
+  responses: { 200: json(z.object({ data: z.array(OutboxEmailSchema) }), "The outbox."), ...errorResponses(400, 401, 500, 503) },
+});
+
+const getEmailRoute = createRoute({
+  method: "get",
+  path: "/emails/{id}",
+  operationId: "adminGetEmail",
+  tags: ["Admin"],
+  summary: "One e-mail of the outbox",
+  security: adminSecurity,
+  request: { params: z.object({ id: z.string() }) },
+  responses: { 200: json(OutboxEmailSchema, "The e-mail."), ...errorResponses(401, 404, 500, 503) },
+});
+
 export function createAdminApi(config: AppConfig) {
   const admin = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   const adminToken = config.adminToken;
@@ -312,12 +368,14 @@ export function createAdminApi(config: AppConfig) {
 
   admin.openapi(createOrganizationRoute, async (c) => {
     const body = c.req.valid("json");
-    return c.json(await createOrganization(serviceDeps(c), { name: body.name, timeZone: body.time_zone }), 201);
+    return c.json(await createOrganization({ ...serviceDeps(c), secrets: config.secrets }, { name: body.name, timeZone: body.time_zone }), 201);
   });
 
   admin.openapi(regenerateApiKeyRoute, async (c) => {
     const revokeKeys = (keyIds: string[]) => revokeApiKeys(c.env.keyCounter, keyIds);
-    return c.json(await regenerateApiKey({ ...serviceDeps(c), revokeKeys }, c.req.valid("param").id), 200);
+    const { api_key, emailIds } = await regenerateApiKey({ ...serviceDeps(c), secrets: config.secrets, revokeKeys }, c.req.valid("param").id);
+    await queueEmails({ queue: c.env.runQueue, logger: c.env.logger }, emailIds);
+    return c.json({ api_key }, 200);
   });
 
   admin.openapi(createProjectRoute, async (c) => {
@@ -346,6 +404,15 @@ export function createAdminApi(config: AppConfig) {
   admin.openapi(deleteWebhookRoute, async (c) => {
     await deleteWebhookEndpoint(c.env.db, c.req.valid("param").id);
     return c.body(null, 204);
+  });
+  admin.openapi(listEmailsRoute, async (c) => {
+    const emails = await listEmails({ db: c.env.db, secrets: config.secrets }, { status: c.req.valid("query").status, limit: 100 });
+    return c.json({ data: emails.map(presentEmail) }, 200);
+  });
+  admin.openapi(getEmailRoute, async (c) => {
+    const email = await findEmail({ db: c.env.db, secrets: config.secrets }, c.req.valid("param").id);
+    if (!email) throw notFound("E-mail");
+    return c.json(presentEmail(email), 200);
   });
   admin.openapi(listDeliveriesRoute, async (c) => c.json(await listDeliveries(c.env.db, c.req.valid("param").id), 200));
   admin.openapi(alertNotificationSettingsRoute, async (c) =>

@@ -1,0 +1,280 @@
+/**
+ * `/settings/team` (docs/e-mail.md): the organization's members and roles (every member sees
+ * them); for admins also the pending invitations, the invite form, removing members, and the
+ * organization's API key (reveal, regenerate). Members see neither the key nor the controls, and
+ * every state-changing POST checks the role again in its service: a member's forged request is a
+ * 403 and changes nothing. The organization is the person's default one (src/services/memberships.ts);
+ * a person with none gets the 404 page.
+ */
+import type { Context, Hono } from "hono";
+import { revokeApiKeys } from "../auth/key-gate";
+import { MEMBER_ROLES, type MemberRole } from "../db/schema";
+import { ApiError } from "../lib/errors";
+import { queueEmails } from "../services/email-outbox";
+import { type Membership, defaultMembership } from "../services/memberships";
+import { regenerateApiKey, revealApiKey } from "../services/organizations";
+import { type PendingInvitation, type TeamMember, inviteMember, listMembers, listPendingInvitations, removeMember, revokeInvitation } from "../services/team";
+import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
+import { utcText } from "./format";
+import { checkEmail, formFields } from "./forms";
+import { Layout } from "./layout";
+import { pageNotFound } from "./not-found";
+import { signedIn } from "./session";
+
+/** What a POST shows on the page it renders again: a confirmation, a refusal, or the key. */
+type Outcome = { notice?: string; error?: string; revealedKey?: string | null };
+
+type TeamView = { page: PageContext; members: TeamMember[]; invitations: PendingInvitation[]; key: { displayPrefix: string; createdAt: Date } | null; outcome: Outcome };
+
+const ApiKeySection = ({ view }: { view: TeamView }) => {
+  const { page, key, outcome } = view;
+  return (
+    <section aria-labelledby="api-key-heading">
+      <h2 id="api-key-heading">API key</h2>
+      <p class="muted">The organization's key for the API (`Authorization: Bearer …`). It has an admin's reach over every project: keep it secret.</p>
+      {key ? (
+        <p>
+          Key <code>{key.displayPrefix}…</code>, created {utcText(key.createdAt)}.
+        </p>
+      ) : null}
+      {outcome.revealedKey ? (
+        <p>
+          <label>
+            The key
+            <input type="text" readonly value={outcome.revealedKey} id="api-key-value" aria-describedby="api-key-hint" size={60} />
+          </label>
+          <span id="api-key-hint" class="muted">
+            Shown on this page only; it is stored encrypted.
+          </span>
+        </p>
+      ) : outcome.revealedKey === null ? (
+        <p class="notice" role="status">
+          This key was created before keys were kept for revealing: only its hash is stored, so it cannot be shown. Regenerate it to get a key you can reveal (the current one then stops working).
+        </p>
+      ) : null}
+      <div class="actions">
+        <form method="post" action={page.paths.to("/settings/team/api-key/reveal")}>
+          <button type="submit">Reveal the key</button>
+        </form>
+        <form method="post" action={page.paths.to("/settings/team/api-key/regenerate")}>
+          <button type="submit" class="danger">
+            Regenerate the key
+          </button>
+        </form>
+      </div>
+      <p class="muted">Regenerating replaces the key at once: the old key is refused from its next request, and every admin is e-mailed.</p>
+    </section>
+  );
+};
+
+const TeamPage = ({ view }: { view: TeamView }) => {
+  const { page, members, invitations, outcome } = view;
+  const isAdmin = page.membership?.role === "admin";
+  return (
+    <Layout title="Team" page={page} section="team">
+      <h1>Team</h1>
+      {outcome.error ? (
+        <p class="notice" role="alert">
+          {outcome.error}
+        </p>
+      ) : null}
+      {outcome.notice ? (
+        <p class="confirmation" role="status">
+          {outcome.notice}
+        </p>
+      ) : null}
+      <section aria-labelledby="members-heading">
+        <h2 id="members-heading">Members</h2>
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">E-mail</th>
+              <th scope="col">Role</th>
+              <th scope="col">Joined</th>
+              {isAdmin ? (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              ) : null}
+            </tr>
+          </thead>
+          <tbody>
+            {members.map((member) => (
+              <tr>
+                <td>{member.name}</td>
+                <td>{member.email}</td>
+                <td>{member.role}</td>
+                <td>{utcText(member.joinedAt)}</td>
+                {isAdmin ? (
+                  <td>
+                    <form method="post" action={page.paths.to(`/settings/team/members/${member.memberId}/remove`)}>
+                      <button type="submit" class="link" aria-label={`Remove ${member.name}`}>
+                        Remove
+                      </button>
+                    </form>
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+      {isAdmin ? (
+        <>
+          <section aria-labelledby="invite-heading">
+            <h2 id="invite-heading">Invite someone</h2>
+            <form class="card" method="post" action={page.paths.to("/settings/team/invitations")}>
+              <label>
+                E-mail
+                <input type="email" name="email" required maxlength={254} />
+              </label>
+              <label>
+                Role
+                <select name="role">
+                  {MEMBER_ROLES.map((role) => (
+                    <option value={role} selected={role === "member"}>
+                      {role}
+                    </option>
+                  ))}
+                </select>
+              </label>
+              <button type="submit">Send the invitation</button>
+            </form>
+            <p class="muted">The invitation is e-mailed with a link that works once, for 7 days.</p>
+          </section>
+          <section aria-labelledby="invitations-heading">
+            <h2 id="invitations-heading">Pending invitations</h2>
+            {invitations.length === 0 ? (
+              <p class="muted">None.</p>
+            ) : (
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">E-mail</th>
+                    <th scope="col">Role</th>
+                    <th scope="col">Invited by</th>
+                    <th scope="col">Expires</th>
+                    <th scope="col">
+                      <span class="visually-hidden">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {invitations.map((invitation) => (
+                    <tr>
+                      <td>{invitation.email}</td>
+                      <td>{invitation.role}</td>
+                      <td>{invitation.invitedBy}</td>
+                      <td>{utcText(invitation.expiresAt)}</td>
+                      <td>
+                        <form method="post" action={page.paths.to(`/settings/team/invitations/${invitation.id}/revoke`)}>
+                          <button type="submit" class="link" aria-label={`Revoke the invitation of ${invitation.email}`}>
+                            Revoke
+                          </button>
+                        </form>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </section>
+          <ApiKeySection view={view} />
+        </>
+      ) : null}
+    </Layout>
+  );
+};
+
+const ERROR_STATUS = { invalid_request: 400, forbidden: 403, not_found: 404 } as const;
+
+export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths): void {
+  const render = async (c: Context<WebEnv>, membership: Membership, outcome: Outcome, status: 200 | 400 | 403 | 404 = 200) => {
+    const person = c.var.person;
+    const isAdmin = membership.role === "admin";
+    const [members, invitations, key] = await Promise.all([
+      listMembers(c.env, membership.organizationId),
+      isAdmin ? listPendingInvitations(c.env, membership.organizationId) : Promise.resolve([]),
+      isAdmin ? revealApiKey({ db: c.env.db, secrets: config.secrets }, membership.organizationId).then(({ displayPrefix, createdAt }) => ({ displayPrefix, createdAt })) : Promise.resolve(null),
+    ]);
+    return c.html(<TeamPage view={{ page: { person, membership, paths }, members, invitations, key, outcome }} />, status);
+  };
+
+  /** A team action: the person's organization, the action (its service checks the role), the page again with the outcome. */
+  const action = (run: (c: Context<WebEnv>, membership: Membership) => Promise<Outcome>) => async (c: Context<WebEnv>) => {
+    const person = c.var.person;
+    const membership = await defaultMembership(c.env, person.userId, person.activeOrganizationId);
+    if (!membership) return pageNotFound(c, person, paths);
+    // Checked here for a clear answer, and again by every service in its transaction.
+    if (membership.role !== "admin") return render(c, membership, { error: "Only an admin of the organization can do this." }, 403);
+    try {
+      return await render(c, membership, await run(c, membership));
+    } catch (error) {
+      if (!(error instanceof ApiError) || !(error.code in ERROR_STATUS)) throw error;
+      return render(c, membership, { error: error.message }, ERROR_STATUS[error.code as keyof typeof ERROR_STATUS]);
+    }
+  };
+  const actorOf = (c: Context<WebEnv>, membership: Membership) => ({ userId: c.var.person.userId, organizationId: membership.organizationId });
+  const deps = (c: Context<WebEnv>) => ({ db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, secrets: config.secrets });
+
+  web.get("/settings/team", signedIn(config, paths), async (c) => {
+    const person = c.var.person;
+    const membership = await defaultMembership(c.env, person.userId, person.activeOrganizationId);
+    if (!membership) return pageNotFound(c, person, paths);
+    return render(c, membership, {});
+  });
+
+  web.post(
+    "/settings/team/invitations",
+    signedIn(config, paths),
+    action(async (c, membership) => {
+      const form = await formFields(c, ["email", "role"]);
+      const email = form.email!.trim();
+      const problem = checkEmail(email);
+      if (problem) throw new ApiError("invalid_request", problem);
+      if (!(MEMBER_ROLES as readonly string[]).includes(form.role!)) throw new ApiError("invalid_request", "Choose the role: admin or member.");
+      const { emailId } = await inviteMember(deps(c), actorOf(c, membership), { email, role: form.role as MemberRole });
+      await queueEmails({ queue: c.env.runQueue, logger: c.env.logger }, [emailId]);
+      return { notice: `Invitation sent to ${email.toLowerCase()}.` };
+    }),
+  );
+
+  web.post(
+    "/settings/team/invitations/:id/revoke",
+    signedIn(config, paths),
+    action(async (c, membership) => {
+      await revokeInvitation(c.env, actorOf(c, membership), c.req.param("id")!);
+      return { notice: "The invitation was revoked: its link no longer works." };
+    }),
+  );
+
+  web.post(
+    "/settings/team/members/:id/remove",
+    signedIn(config, paths),
+    action(async (c, membership) => {
+      await removeMember(c.env, actorOf(c, membership), c.req.param("id")!);
+      return { notice: "The member was removed from the organization." };
+    }),
+  );
+
+  web.post(
+    "/settings/team/api-key/reveal",
+    signedIn(config, paths),
+    action(async (c, membership) => {
+      const key = await revealApiKey({ db: c.env.db, secrets: config.secrets }, membership.organizationId);
+      return { revealedKey: key.secret };
+    }),
+  );
+
+  web.post(
+    "/settings/team/api-key/regenerate",
+    signedIn(config, paths),
+    action(async (c, membership) => {
+      const revokeKeys = (keyIds: string[]) => revokeApiKeys(c.env.keyCounter, keyIds);
+      const { api_key, emailIds } = await regenerateApiKey({ ...deps(c), revokeKeys }, membership.organizationId, c.var.person.name);
+      await queueEmails({ queue: c.env.runQueue, logger: c.env.logger }, emailIds);
+      return { notice: "The API key was regenerated: the previous key no longer works, and every admin was e-mailed.", revealedKey: api_key.secret };
+    }),
+  );
+}
