@@ -16,14 +16,29 @@ import { registerHome } from "./home";
 import { PlainPage } from "./layout";
 import { registerPlaceholders } from "./placeholders";
 import { registerProject } from "./project";
+import { registerNewProject } from "./project-new";
+import { registerProjectSettings } from "./project-settings";
 import { isSameOriginRequest, pageSecurityHeaders } from "./security";
 import { registerSignIn } from "./sign-in";
 import { registerSignOut } from "./sign-out";
 import { registerSignUp } from "./sign-up";
 import { APP_CSS } from "./styles";
 
-/** Every page route: the security headers, the form-size limit and the CSRF check apply to these. */
-export const PAGE_PATHS = ["/", "/sign-in", "/sign-up", "/sign-out", "/projects/:id", "/alerts", "/settings/team"] as const;
+/**
+ * Every page route: the security headers, the form-size limit and the CSRF check apply to these.
+ * One pattern each, applied once: `/projects/:id` also covers `/projects/new`, and
+ * `/projects/:id/settings/*` the settings page itself.
+ */
+export const PAGE_PATHS = [
+  "/",
+  "/sign-in",
+  "/sign-up",
+  "/sign-out",
+  "/projects/:id",
+  "/projects/:id/settings/*",
+  "/alerts",
+  "/settings/team",
+] as const;
 /** Forms are small: name, e-mail, password, organization. */
 const FORM_MAX_BYTES = 16 * 1024;
 
@@ -63,7 +78,10 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
   registerSignIn(web, config, paths);
   registerSignOut(web, config, paths);
   registerHome(web, config, paths);
+  // Before /projects/:id, which would take "new" for an id.
+  registerNewProject(web, config, paths);
   registerProject(web, config, paths);
+  registerProjectSettings(web, config, paths);
   registerPlaceholders(web, config, paths);
 
   web.onError((error, c) => {
