@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { projectDailyRollups, projects, testRuns } from "../../src/db/schema";
+import { alerts, projectDailyRollups, projects, testRuns } from "../../src/db/schema";
 import {
   DURATION_BUCKET_BOUNDS,
   bucketValue,
@@ -206,5 +206,14 @@ describe("the project overview", () => {
     // Newest arrival first; the one from 70 days ago arrived last by number but first in time.
     expect(overview.latestRuns.map((run) => run.commitSha)).toEqual(["b3", "b2", "b1", "a2", "a1", "z1"]);
     expect(overview.openAlerts).toEqual([]);
+
+    // An alert that tripped on the latest run is open; once snoozed it is not.
+    const [alertRow] = await h.db.select().from(alerts).where(and(eq(alerts.projectId, project.id), eq(alerts.alertType, "failure_rate_spike")));
+    const [latest] = await h.db.select().from(testRuns).where(and(eq(testRuns.projectId, project.id), eq(testRuns.commitSha, "b3")));
+    await h.newEvent(alertRow!.id, latest!.id);
+    const withAlert = await projectOverview({ db: h.db, clock: h.clock }, row!);
+    expect(withAlert.openAlerts).toEqual([{ id: alertRow!.id, alertType: "failure_rate_spike", eventsCount: 1, lastTriggeredAt: h.clock.now() }]);
+    await h.db.update(alerts).set({ snoozedUntil: new Date(h.clock.now().getTime() + DAY) }).where(eq(alerts.id, alertRow!.id));
+    expect((await projectOverview({ db: h.db, clock: h.clock }, row!)).openAlerts).toEqual([]);
   });
 });

@@ -95,7 +95,8 @@ describe("other organizations", () => {
 describe("CSRF", () => {
   it("posts from another site, or with neither Origin nor Sec-Fetch-Site, are refused and change nothing", async () => {
     const s = await setUp();
-    for (const headers of [{ origin: "https://evil.example" }, {}, { "sec-fetch-site": "cross-site" }]) {
+    const refused: Record<string, string>[] = [{ origin: "https://evil.example" }, {}, { "sec-fetch-site": "cross-site" }];
+    for (const headers of refused) {
       const rotate = await s.admin.post(`/projects/${s.project.id}/settings/upload-token/rotate`, {}, headers);
       expect(rotate.status).toBe(403);
       const create = await s.admin.post("/projects/new", { name: "Forged", description: "", defaultBranch: "" }, headers);
