@@ -27,10 +27,10 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "cta-pages-"));
   const database = await emptyServerDatabase();
   dropDatabase = database.drop;
-  server = await startServerProcess({ DATABASE_URL: database.url, SEED_DEMO: "true" }, { startTimeoutMs: 60_000 });
+  server = await startServerProcess({ DATABASE_URL: database.url, SEED_DEMO: "true" }, { startTimeoutMs: 180_000 });
   await server.until(() => /demo-member@example\.com {2}password: \S+\n/.test(server.output()), 120_000, 100);
   browser = await launchChromium();
-}, 240_000);
+}, 360_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -74,7 +74,7 @@ describe("project pages in Chromium", () => {
     await admin.getByLabel("Description").fill("Made in Chromium");
     await admin.getByRole("button", { name: "Create project" }).click();
     await admin.getByRole("heading", { name: "Project created: Browser cart" }).waitFor();
-    const token = await admin.getByLabel("Upload token").inputValue();
+    const token = await admin.locator("#upload-token").inputValue();
     expect(token).toMatch(/^ctu_/);
     expect(await admin.locator("pre.command").textContent()).toContain(`CTA_UPLOAD_TOKEN=${token} npx ci-test-analytics upload --url`);
 
@@ -112,6 +112,6 @@ describe("project pages in Chromium", () => {
     expect(await member.getByLabel("Name").inputValue()).toBe("Browser cart");
     for (const control of ["Save settings", "Rotate the upload token", "Add webhook"]) expect(await member.getByRole("button", { name: control }).count()).toBe(0);
     await member.getByRole("button", { name: "Reveal the upload token" }).click();
-    expect(await member.getByLabel("Upload token").inputValue()).toBe(token);
+    expect(await member.locator("#upload-token").inputValue()).toBe(token);
   });
 });
