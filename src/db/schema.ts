@@ -16,6 +16,7 @@ import {
   bigint,
   boolean,
   check,
+  date,
   doublePrecision,
   index,
   integer,
@@ -94,6 +95,12 @@ export const projects = pgTable(
     description: text("description"),
     /** SHA-256 of the upload token, hex. */
     uploadTokenHash: text("upload_token_hash").notNull(),
+    /**
+     * The upload token sealed under the server's keyring for this project's row (secret-box), so
+     * that members can read it on the settings page. Null for tokens made before it was kept: those
+     * cannot be shown until the token is rotated (docs/project-pages.md).
+     */
+    uploadTokenEncrypted: text("upload_token_encrypted"),
     /** Also the run-number allocator: incremented atomically when a run arrives. */
     testRunsCount: integer("test_runs_count").notNull().default(0),
     latestResult: runResultEnum("latest_result"),
@@ -160,6 +167,35 @@ export const testRuns = pgTable(
     uniqueIndex("test_runs_project_idempotency_key").on(t.projectId, t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
     index("test_runs_project_keyset_idx").on(t.projectId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
   ],
+);
+
+/**
+ * A project's processed runs summed by UTC day of their arrival (`test_runs.created_at`), kept
+ * by run processing in the run's transaction (src/services/daily-rollups.ts) so the project
+ * overview reads at most 60 rows instead of scanning runs. `duration_histogram` maps a bucket's number to
+ * the count of runs whose duration falls in it (log-scale, 8 buckets per doubling: DURATION_BUCKET_BOUNDS);
+ * `flaky_tests_count` is the project's number of flaky tests after the day's latest change.
+ */
+export const projectDailyRollups = pgTable(
+  "project_daily_rollups",
+  {
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    day: date("day", { mode: "string" }).notNull(),
+    runsCount: integer("runs_count").notNull().default(0),
+    passedRunsCount: integer("passed_runs_count").notNull().default(0),
+    failedRunsCount: integer("failed_runs_count").notNull().default(0),
+    erroredRunsCount: integer("errored_runs_count").notNull().default(0),
+    /** Runs with a duration (the histogram's total). */
+    durationsCount: integer("durations_count").notNull().default(0),
+    durationSumMs: bigint("duration_sum_ms", { mode: "number" }).notNull().default(0),
+    durationHistogram: jsonb("duration_histogram").$type<Record<string, number>>().notNull().default({}),
+    casesCount: bigint("cases_count", { mode: "number" }).notNull().default(0),
+    skippedCasesCount: bigint("skipped_cases_count", { mode: "number" }).notNull().default(0),
+    flakyTestsCount: integer("flaky_tests_count"),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.day] })],
 );
 
 /**

@@ -5,7 +5,7 @@
  * that does not exist (docs/web-app.md).
  */
 import { and, asc, eq } from "drizzle-orm";
-import { type MemberRole, members, organizations, users } from "../db/schema";
+import { type MemberRole, members, organizations, projects, users } from "../db/schema";
 import { isUuid } from "../lib/ids";
 import type { ServiceDeps } from "./context";
 
@@ -23,6 +23,25 @@ export async function findMembership(deps: Deps, userId: string, organizationId:
     .from(members)
     .innerJoin(organizations, eq(organizations.id, members.organizationId))
     .where(and(eq(members.userId, userId), eq(members.organizationId, organizationId)))
+    .limit(1);
+  return row ?? null;
+}
+
+export type ProjectRow = typeof projects.$inferSelect;
+
+/**
+ * A project as a person may see it: one statement, the project joined to the person's membership
+ * of its organization. Null for a missing id and for a project of an organization the person is
+ * not a member of alike (the pages answer both with the same 404).
+ */
+export async function findProjectForMember(deps: Deps, userId: string, projectId: string): Promise<{ project: ProjectRow; membership: Membership } | null> {
+  if (!isUuid(projectId)) return null;
+  const [row] = await deps.db
+    .select({ project: projects, membership: membershipColumns })
+    .from(projects)
+    .innerJoin(members, and(eq(members.organizationId, projects.organizationId), eq(members.userId, userId)))
+    .innerJoin(organizations, eq(organizations.id, projects.organizationId))
+    .where(eq(projects.id, projectId))
     .limit(1);
   return row ?? null;
 }

@@ -6,6 +6,7 @@ import { generateToken, hashToken } from "../lib/keys";
 import { isUuid } from "../lib/ids";
 import { type ListRequest, defineList } from "../lib/lists";
 import type { Page } from "../lib/pagination";
+import type { SecretKeyring } from "../lib/secret-box";
 import type { OrgScope, ServiceDeps } from "./context";
 import { ALERT_TYPES } from "../lib/vocabulary";
 import { presentProject } from "./presenters";
@@ -61,23 +62,44 @@ export async function updateProject(scope: OrgScope, projectId: string, patch: {
   return presentProject(row, scope.webAppUrl);
 }
 
+const uploadTokenContext = (projectId: string) => `projects/${projectId}/upload_token`;
+
+/**
+ * With a keyring, the token is also kept sealed for its own row (secret-box), so that members can
+ * read it on the project's settings page; without one (benchmarks' fixtures), only its hash.
+ */
+export type UploadTokenDeps = ServiceDeps & { secrets?: SecretKeyring };
+
+const sealUploadToken = (deps: UploadTokenDeps, projectId: string, token: string) =>
+  deps.secrets ? deps.secrets.encrypt(token, uploadTokenContext(projectId)) : Promise.resolve(null);
+
+/** The project's upload token as sealed beside its hash; null for a token made before it was kept (rotate it to read it). */
+export async function revealUploadToken(secrets: SecretKeyring, project: { id: string; uploadTokenEncrypted: string | null }): Promise<string | null> {
+  return project.uploadTokenEncrypted === null ? null : secrets.decrypt(project.uploadTokenEncrypted, uploadTokenContext(project.id));
+}
+
 /** Creates the project with its upload token and its four alerts (active, not snoozed) in one transaction. */
-export async function createProject(deps: ServiceDeps, organizationId: string, input: { name: string; description?: string | null; defaultBranch?: string | null }) {
+export async function createProject(deps: UploadTokenDeps, organizationId: string, input: { name: string; description?: string | null; defaultBranch?: string | null }) {
   if (!isUuid(organizationId)) throw notFound("Organization");
   const now = deps.clock.now();
   const uploadToken = generateToken("uploadToken");
   const uploadTokenHash = await hashToken(uploadToken);
+  // The id is chosen here because the sealed token is bound to its row.
+  const id = crypto.randomUUID();
+  const uploadTokenEncrypted = await sealUploadToken(deps, id, uploadToken);
   return transactionWithRetry(deps.db, async (tx) => {
     const [org] = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for("share");
     if (!org) throw notFound("Organization");
     const [project] = await tx
       .insert(projects)
       .values({
+        id,
         organizationId,
         name: input.name,
         description: input.description === "" ? null : (input.description ?? null),
         defaultBranch: input.defaultBranch ?? null,
         uploadTokenHash,
+        uploadTokenEncrypted,
         createdAt: now,
         updatedAt: now,
       })
@@ -111,13 +133,18 @@ export async function setProjectCheckSettings(
   return { project_id: row.id, default_branch: row.defaultBranch, auto_quarantine_days: row.autoQuarantineDays };
 }
 
-export async function regenerateUploadToken(deps: ServiceDeps, projectId: string) {
+/**
+ * A new upload token: the old one is refused from the next upload (tokens are looked up by hash
+ * on every request, nothing caches them). `organizationId` scopes the change (the web app's); the
+ * admin API's operator may name any project.
+ */
+export async function regenerateUploadToken(deps: UploadTokenDeps, projectId: string, organizationId?: string) {
   if (!isUuid(projectId)) throw notFound("Project");
   const uploadToken = generateToken("uploadToken");
   const [row] = await deps.db
     .update(projects)
-    .set({ uploadTokenHash: await hashToken(uploadToken) })
-    .where(eq(projects.id, projectId))
+    .set({ uploadTokenHash: await hashToken(uploadToken), uploadTokenEncrypted: await sealUploadToken(deps, projectId, uploadToken), updatedAt: deps.clock.now() })
+    .where(organizationId === undefined ? eq(projects.id, projectId) : and(eq(projects.id, projectId), eq(projects.organizationId, organizationId)))
     .returning({ id: projects.id });
   if (!row) throw notFound("Project");
   return { upload_token: uploadToken };

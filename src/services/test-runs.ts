@@ -18,6 +18,7 @@ import { RunFailures, recordRunFailures } from "./failure-groups";
 import { TestExecutions, recordTestExecutions } from "./tests-state";
 import { type HealthFollowDeps, followHealthChanges, quarantinedIdentities } from "./quarantine";
 import { testIdentityKey } from "../lib/test-identity";
+import { addRunToDailyRollup } from "./daily-rollups";
 
 export type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 import type { RunResult } from "../lib/vocabulary";
@@ -364,6 +365,8 @@ export async function storeTestRun(
       })
       .where(eq(testRuns.id, runId))
       .returning();
+    // The overview's figures follow every processed run (after its tests' health: the day keeps the flaky count).
+    await addRunToDailyRollup(tx, processed!);
 
     // latest_result follows the most recent processed run: a late-finishing older run does not overwrite a newer one.
     await tx

@@ -13,6 +13,7 @@ import type { CaseStatus, TestHealth } from "../lib/vocabulary";
 import { isDefaultBranch } from "./default-branch";
 import { testIdentityKey } from "../lib/test-identity";
 import { OwnersMatcher, parseCodeowners } from "../lib/codeowners";
+import { noteFlakyTestsCount } from "./daily-rollups";
 
 /** Executions on the default branch that the rates, impact and durations cover. */
 export const TEST_WINDOW = 50;
@@ -520,5 +521,6 @@ export async function markTestsFlaky(
     .update(projects)
     .set({ flakyTestsCount: sql`${projects.flakyTestsCount} + ${changed.length}`, brokenTestsCount: sql`${projects.brokenTestsCount} - ${wasBroken}` })
     .where(sql`${projects.id} = ${run.projectId}`);
+  await noteFlakyTestsCount(tx, run.projectId, run.createdAt);
   return changed.map((row) => ({ testId: row.id, from: row.from_health, to: "flaky", reason: row.reason }));
 }

@@ -14,7 +14,7 @@ export type WebEnv = {
 };
 
 /** What every page's rendering needs from configuration. */
-export type WebConfig = Pick<AppConfig, "secrets" | "webAppUrl">;
+export type WebConfig = Pick<AppConfig, "secrets" | "webAppUrl" | "publicBaseUrl" | "webhookUrlPolicy">;
 
 /** The header's organization and the person, for the layout. */
 export type PageContext = { person: SignedInPerson; membership: Membership | null; paths: WebPaths };

@@ -64,6 +64,11 @@ export function registerHome(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
     return c.html(
       <Layout title="Projects" page={page} section="projects">
         <h1>Projects</h1>
+        {membership.role === "admin" ? (
+          <p>
+            <a href={paths.to("/projects/new")}>New project</a>
+          </p>
+        ) : null}
         {projects.length === 0 ? (
           <p>No projects yet. An admin creates them with the admin API for now (docs/web-app.md).</p>
         ) : (

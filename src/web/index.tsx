@@ -16,6 +16,8 @@ import { registerHome } from "./home";
 import { PlainPage } from "./layout";
 import { registerPlaceholders } from "./placeholders";
 import { registerProject } from "./project";
+import { registerNewProject } from "./project-new";
+import { registerProjectSettings } from "./project-settings";
 import { isSameOriginRequest, pageSecurityHeaders } from "./security";
 import { registerSignIn } from "./sign-in";
 import { registerSignOut } from "./sign-out";
@@ -24,13 +26,18 @@ import { registerInvitation } from "./invitation";
 import { registerTeam } from "./team";
 import { APP_CSS } from "./styles";
 
-/** Every page route: the security headers, the form-size limit and the CSRF check apply to these. */
+/**
+ * Every page route: the security headers, the form-size limit and the CSRF check apply to these.
+ * One pattern each, applied once: `/projects/:id` also covers `/projects/new`, and
+ * `/projects/:id/settings/*` the settings page itself.
+ */
 export const PAGE_PATHS = [
   "/",
   "/sign-in",
   "/sign-up",
   "/sign-out",
   "/projects/:id",
+  "/projects/:id/settings/*",
   "/alerts",
   "/settings/team",
   "/settings/team/*",
@@ -76,7 +83,10 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
   registerSignIn(web, config, paths);
   registerSignOut(web, config, paths);
   registerHome(web, config, paths);
+  // Before /projects/:id, which would take "new" for an id.
+  registerNewProject(web, config, paths);
   registerProject(web, config, paths);
+  registerProjectSettings(web, config, paths);
   registerPlaceholders(web, config, paths);
   registerTeam(web, config, paths);
   registerInvitation(web, config, paths);

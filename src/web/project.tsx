@@ -1,33 +1,225 @@
 /**
- * `/projects/:id`: for now the project's name and description only (its overview comes with the
- * next slice), and the pattern of every page of an organization's resource: the resource is
- * looked up first, then the person's membership of its organization; without one, the same 404
- * as for a project that does not exist.
+ * `/projects/:id`: the project's overview (docs/project-pages.md): headline figures over the last
+ * 30 days against the 30 before, daily charts, open alerts and the latest runs. Everything comes
+ * from data kept at processing time (daily rollups, the project's row): the page costs the same
+ * with 100 runs of history as with 20,000.
  */
+import type { FC } from "hono/jsx";
 import type { Hono } from "hono";
-import { findMembership } from "../services/memberships";
-import { findProjectById } from "../services/projects";
-import type { WebConfig, WebEnv, WebPaths } from "./env";
-import { Result, TimeAgo } from "./format";
+import { ALERT_NAMES } from "../services/presenters";
+import { type Headline, type ProjectOverview, WINDOW_DAYS, projectOverview } from "../services/project-overview";
+import type { ProjectRow } from "../services/memberships";
+import { Chart } from "./charts";
+import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
+import { changeText, durationText, percentText } from "./figures";
+import { Result, TimeAgo, utcText } from "./format";
 import { Layout } from "./layout";
-import { pageNotFound } from "./not-found";
+import { memberProject } from "./project-access";
 import { signedIn } from "./session";
+
+export type ProjectTab = "overview" | "runs" | "tests" | "settings";
+
+/** The project's heading and its pages. */
+export const ProjectHeader: FC<{ project: ProjectRow; page: PageContext; tab: ProjectTab }> = ({ project, page, tab }) => {
+  const base = `/projects/${project.id}`;
+  const tabs: { tab: ProjectTab; label: string; path: string }[] = [
+    { tab: "overview", label: "Overview", path: base },
+    { tab: "runs", label: "Runs", path: `${base}/runs` },
+    { tab: "tests", label: "Tests", path: `${base}/tests` },
+    { tab: "settings", label: "Settings", path: `${base}/settings` },
+  ];
+  return (
+    <>
+      <h1>{project.name}</h1>
+      {project.description ? <p class="description">{project.description}</p> : null}
+      <nav aria-label="Project" class="tabs">
+        <ul>
+          {tabs.map((item) => (
+            <li>
+              <a href={page.paths.to(item.path)} aria-current={item.tab === tab ? "page" : undefined}>
+                {item.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+    </>
+  );
+};
+
+type Figure = { label: string; value: string; change: string | null; previous: string };
+
+function figures(current: Headline, previous: Headline): Figure[] {
+  const or = <T,>(value: T | null, show: (v: T) => string) => (value === null ? "–" : show(value));
+  return [
+    { label: "Pass rate", value: or(current.passRate, percentText), change: changeText("share", current.passRate, previous.passRate), previous: or(previous.passRate, percentText) },
+    { label: "Runs", value: String(current.runs), change: changeText("count", current.runs, previous.runs), previous: String(previous.runs) },
+    {
+      label: "Flaky tests",
+      value: or(current.flakyTests, String),
+      change: changeText("count", current.flakyTests, previous.flakyTests),
+      previous: or(previous.flakyTests, String),
+    },
+    {
+      label: "Median run duration",
+      value: or(current.medianDurationMs, durationText),
+      change: changeText("duration", current.medianDurationMs, previous.medianDurationMs),
+      previous: or(previous.medianDurationMs, durationText),
+    },
+    {
+      label: "Skipped share",
+      value: or(current.skippedShare, percentText),
+      change: changeText("share", current.skippedShare, previous.skippedShare),
+      previous: or(previous.skippedShare, percentText),
+    },
+  ];
+}
+
+const Figures: FC<{ overview: ProjectOverview }> = ({ overview }) => (
+  <section aria-labelledby="figures-heading">
+    <h2 id="figures-heading">Last {WINDOW_DAYS} days</h2>
+    <dl class="figures">
+      {figures(overview.current, overview.previous).map((figure) => (
+        <div class="figure">
+          <dt>{figure.label}</dt>
+          <dd class="figure-value">{figure.value}</dd>
+          <dd class="muted">{figure.change === null ? `previous ${WINDOW_DAYS} days: ${figure.previous}` : `${figure.change} vs ${figure.previous} the ${WINDOW_DAYS} days before`}</dd>
+        </div>
+      ))}
+    </dl>
+    <p class="muted small">
+      Days are UTC. Pass rate: passed runs over processed runs. Flaky tests: now, against the count at the end of the day {WINDOW_DAYS} days ago. Durations are
+      read from daily histograms (within about 5 %).
+    </p>
+  </section>
+);
+
+const Charts: FC<{ overview: ProjectOverview }> = ({ overview }) => {
+  const labels = overview.days.map((day) => day.day);
+  const total = (key: "passed" | "failed" | "errored") => overview.days.reduce((sum, day) => sum + day[key], 0);
+  return (
+    <section aria-labelledby="charts-heading">
+      <h2 id="charts-heading">Daily</h2>
+      <Chart
+        id="runs-by-result"
+        title="Runs by result"
+        summary={`Processed runs per day over the last ${WINDOW_DAYS} days: ${total("passed")} passed, ${total("failed")} with failed tests, ${total("errored")} with errored tests.`}
+        kind="stacked"
+        labels={labels}
+        labelHeading="Day (UTC)"
+        series={[
+          { label: "Passed", tone: "pass", values: overview.days.map((day) => day.passed) },
+          { label: "Tests failed", tone: "fail", values: overview.days.map((day) => day.failed) },
+          { label: "Tests errored", tone: "error", values: overview.days.map((day) => day.errored) },
+        ]}
+      />
+      <Chart
+        id="run-duration"
+        title="Run duration, p50 and p95"
+        summary={`Median and 95th percentile of the duration of each day's runs over the last ${WINDOW_DAYS} days; days without runs are gaps.`}
+        kind="lines"
+        labels={labels}
+        labelHeading="Day (UTC)"
+        format={durationText}
+        series={[
+          { label: "p50", tone: "accent", values: overview.days.map((day) => day.durationP50Ms) },
+          { label: "p95", tone: "warn", values: overview.days.map((day) => day.durationP95Ms) },
+        ]}
+      />
+      <Chart
+        id="flaky-tests"
+        title="Flaky tests"
+        summary={`The project's number of flaky tests at the end of each of the last ${WINDOW_DAYS} days; now ${overview.current.flakyTests ?? 0}.`}
+        kind="bars"
+        labels={labels}
+        labelHeading="Day (UTC)"
+        series={[{ label: "Flaky tests", tone: "warn", values: overview.days.map((day) => day.flakyTests) }]}
+      />
+    </section>
+  );
+};
+
+const OpenAlerts: FC<{ overview: ProjectOverview; page: PageContext; now: Date }> = ({ overview, page, now }) => (
+  <section aria-labelledby="alerts-heading">
+    <h2 id="alerts-heading">Open alerts</h2>
+    {overview.openAlerts.length === 0 ? (
+      <p class="muted">No open alerts: none is checking, not snoozed and tripped within the last 7 days.</p>
+    ) : (
+      <ul class="plain">
+        {overview.openAlerts.map((alert) => (
+          <li>
+            <a href={page.paths.to(`/alerts/${alert.id}`)}>{ALERT_NAMES[alert.alertType]}</a> · last tripped <TimeAgo at={alert.lastTriggeredAt} now={now} /> ·{" "}
+            {alert.eventsCount} {alert.eventsCount === 1 ? "event" : "events"}
+          </li>
+        ))}
+      </ul>
+    )}
+  </section>
+);
+
+const LatestRuns: FC<{ overview: ProjectOverview; project: ProjectRow; page: PageContext; now: Date }> = ({ overview, project, page, now }) => (
+  <section aria-labelledby="runs-heading">
+    <h2 id="runs-heading">Latest runs</h2>
+    {overview.latestRuns.length === 0 ? (
+      <p class="muted">No runs yet. Upload a report with the project's upload token (Settings).</p>
+    ) : (
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Run</th>
+            <th scope="col">Result</th>
+            <th scope="col">Branch</th>
+            <th scope="col">Commit</th>
+            <th scope="col">Arrived</th>
+            <th scope="col" class="num">Duration</th>
+            <th scope="col" class="num">Tests</th>
+            <th scope="col" class="num">Failed</th>
+            <th scope="col" class="num">Skipped</th>
+          </tr>
+        </thead>
+        <tbody>
+          {overview.latestRuns.map((run) => (
+            <tr>
+              <td>
+                <a href={page.paths.to(`/projects/${project.id}/runs/${run.number}`)}>#{run.number}</a>
+              </td>
+              <td>{run.status === "processed" ? <Result result={run.result} /> : <span class="muted">{run.status === "pending" ? "Processing" : "Failed to process"}</span>}</td>
+              <td>{run.branch ?? <span class="muted">–</span>}</td>
+              <td>{run.commitSha ? <code>{run.commitSha.slice(0, 10)}</code> : <span class="muted">–</span>}</td>
+              <td>
+                <TimeAgo at={run.createdAt} now={now} />
+              </td>
+              <td class="num">{run.durationMs === null ? "–" : durationText(run.durationMs)}</td>
+              <td class="num">{run.testsCount}</td>
+              <td class="num">{run.failedCount + run.erroredCount}</td>
+              <td class="num">{run.skippedCount}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    )}
+  </section>
+);
 
 export function registerProject(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths): void {
   web.get("/projects/:id", signedIn(config, paths), async (c) => {
-    const person = c.var.person;
-    const project = await findProjectById(c.env, c.req.param("id"));
-    const membership = project ? await findMembership(c.env, person.userId, project.organizationId) : null;
-    if (!project || !membership) return pageNotFound(c, person, paths);
+    const found = await memberProject(c, paths);
+    if (found instanceof Response) return found;
+    const { project, page } = found;
+    const overview = await projectOverview(c.env, project);
+    const now = c.env.clock.now();
     return c.html(
-      <Layout title={project.name} page={{ person, membership, paths }} section="projects">
-        <h1>{project.name}</h1>
-        {project.description ? <p>{project.description}</p> : null}
+      <Layout title={project.name} page={page} section="projects">
+        <ProjectHeader project={project} page={page} tab="overview" />
         <p>
-          Latest result: <Result result={project.latestResult} /> · last run <TimeAgo at={project.lastTestRunAt} now={c.env.clock.now()} /> ·{" "}
-          {project.testRunsCount} runs
+          Latest result: <Result result={project.latestResult} /> · last run <TimeAgo at={project.lastTestRunAt} now={now} /> · {project.testRunsCount} runs ·{" "}
+          {project.testsCount} tests
         </p>
-        <p class="muted">The project's overview (trends, runs, tests) comes next.</p>
+        <Figures overview={overview} />
+        <Charts overview={overview} />
+        <OpenAlerts overview={overview} page={page} now={now} />
+        <LatestRuns overview={overview} project={project} page={page} now={now} />
+        <p class="muted small">As of {utcText(now)}.</p>
       </Layout>,
     );
   });

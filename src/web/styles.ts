@@ -36,4 +36,44 @@ section { margin: 0 0 2rem; }
 h2 { font-size: 1.15rem; margin: 0 0 0.75rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .auth-main { margin: 3rem auto; max-width: 28rem; }
+/* Project pages: tabs, figures, charts (src/web/charts.tsx), settings. */
+nav.tabs ul { display: flex; gap: 1.25rem; list-style: none; margin: 0 0 1.25rem; padding: 0 0 0.4rem; border-bottom: 1px solid var(--line); }
+nav.tabs a[aria-current="page"] { font-weight: 600; text-decoration: none; color: var(--fg); }
+h2 { font-size: 1.15rem; margin: 1.75rem 0 0.75rem; }
+.small { font-size: 0.875rem; }
+.description { white-space: pre-line; }
+ul.plain { list-style: none; margin: 0; padding: 0; }
+dl.figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: 0.75rem; margin: 0; }
+dl.figures .figure { border: 1px solid var(--line); border-radius: 6px; padding: 0.6rem 0.8rem; }
+dl.figures dt { color: var(--muted); font-size: 0.875rem; }
+dl.figures dd { margin: 0; }
+dl.figures .figure-value { font-size: 1.5rem; font-weight: 600; font-variant-numeric: tabular-nums; }
+figure.chart { margin: 0 0 1.5rem; }
+figure.chart figcaption { font-weight: 600; margin-bottom: 0.25rem; }
+figure.chart svg { width: 100%; height: auto; display: block; }
+.chart-axis line { stroke: var(--line); }
+.chart-axis text { fill: var(--muted); font-size: 11px; }
+.chart-hit { fill: transparent; }
+.chart-hit:hover { fill: rgba(11, 92, 173, 0.08); }
+.chart-line { fill: none; stroke-width: 2; }
+.tone-pass { fill: var(--pass); stroke: var(--pass); }
+.tone-fail { fill: var(--fail); stroke: var(--fail); }
+.tone-error { fill: #8250df; stroke: #8250df; }
+.tone-accent { fill: var(--accent); stroke: var(--accent); }
+.tone-warn { fill: var(--warn); stroke: var(--warn); }
+.tone-muted { fill: var(--muted); stroke: var(--muted); }
+ul.chart-legend { display: flex; gap: 1rem; list-style: none; padding: 0; margin: 0.25rem 0; font-size: 0.875rem; }
+.swatch { display: inline-block; width: 0.8rem; height: 0.8rem; border-radius: 2px; margin-right: 0.35rem; vertical-align: -0.1rem; }
+span.swatch.tone-pass { background: var(--pass); } span.swatch.tone-fail { background: var(--fail); } span.swatch.tone-error { background: #8250df; }
+span.swatch.tone-accent { background: var(--accent); } span.swatch.tone-warn { background: var(--warn); } span.swatch.tone-muted { background: var(--muted); }
+details summary { cursor: pointer; color: var(--accent); font-size: 0.875rem; }
+textarea { font: inherit; padding: 0.45rem 0.6rem; border: 1px solid #8c959f; border-radius: 6px; }
+fieldset { border: none; padding: 0; margin: 0; display: grid; gap: 0.9rem; }
+input:disabled, textarea:disabled { background: #f6f8fa; color: var(--fg); }
+input.secret { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; width: 100%; max-width: 40rem; }
+pre.command { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; padding: 0.6rem 0.8rem; overflow-x: auto; }
+.actions { display: flex; gap: 0.75rem; flex-wrap: wrap; }
+button.danger { background: var(--fail); border-color: var(--fail); }
+.success { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--pass); background: #f0fff4; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;

@@ -381,14 +381,14 @@ export function createAdminApi(config: AppConfig) {
   admin.openapi(createProjectRoute, async (c) => {
     const body = c.req.valid("json");
     const input = { name: body.name, description: body.description, defaultBranch: body.default_branch ?? null };
-    return c.json(await createProject(serviceDeps(c), c.req.valid("param").id, input), 201);
+    return c.json(await createProject({ ...serviceDeps(c), secrets: config.secrets }, c.req.valid("param").id, input), 201);
   });
   admin.openapi(checkSettingsRoute, async (c) => {
     const body = c.req.valid("json");
     return c.json(await setProjectCheckSettings(serviceDeps(c), c.req.valid("param").id, { defaultBranch: body.default_branch, autoQuarantineDays: body.auto_quarantine_days }), 200);
   });
 
-  admin.openapi(regenerateUploadTokenRoute, async (c) => c.json(await regenerateUploadToken(serviceDeps(c), c.req.valid("param").id), 200));
+  admin.openapi(regenerateUploadTokenRoute, async (c) => c.json(await regenerateUploadToken({ ...serviceDeps(c), secrets: config.secrets }, c.req.valid("param").id), 200));
 
   const urlPolicy = config.webhookUrlPolicy ?? { allowLoopbackHttp: false };
   admin.openapi(createWebhookRoute, async (c) => {

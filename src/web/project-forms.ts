@@ -1,0 +1,33 @@
+/** The project forms' fields, checked as the API checks them (name, description, default branch, auto-quarantine). */
+import { MAX_AUTO_QUARANTINE_DAYS } from "../services/quarantine";
+import { checkName } from "./forms";
+
+export type ProjectFields = { name: string; description: string; defaultBranch: string; autoQuarantineDays: string };
+export type CheckedProject = { name: string; description: string | null; defaultBranch: string | null; autoQuarantineDays: number | null };
+
+const DESCRIPTION_MAX = 10_000;
+
+/** The values to store, or the problems to show (one per field, in the form's order). */
+export function checkProjectFields(fields: ProjectFields): { value: CheckedProject } | { problems: string[] } {
+  const problems: string[] = [];
+  const nameProblem = checkName(fields.name, "Name");
+  if (nameProblem) problems.push(nameProblem);
+  if (fields.description.length > DESCRIPTION_MAX) problems.push(`Description is too long (maximum is ${DESCRIPTION_MAX} characters).`);
+  if (fields.description.includes("\u0000")) problems.push("Description must not contain NUL characters.");
+  const branch = fields.defaultBranch.trim();
+  if (branch.length > 255) problems.push("Default branch is too long (maximum is 255 characters).");
+  if (/[\u0000-\u001f\u007f]/.test(branch)) problems.push("Default branch must not contain control characters.");
+  const days = fields.autoQuarantineDays.trim();
+  let autoQuarantineDays: number | null = null;
+  if (days !== "") {
+    autoQuarantineDays = /^\d{1,3}$/.test(days) ? Number(days) : Number.NaN;
+    if (!(autoQuarantineDays >= 1 && autoQuarantineDays <= MAX_AUTO_QUARANTINE_DAYS)) {
+      problems.push(`Auto-quarantine must be a whole number of days from 1 to ${MAX_AUTO_QUARANTINE_DAYS}, or empty for off.`);
+    }
+  }
+  if (problems.length > 0) return { problems };
+  return { value: { name: fields.name, description: fields.description === "" ? null : fields.description, defaultBranch: branch === "" ? null : branch, autoQuarantineDays } };
+}
+
+/** The CLI line that uploads reports with a project's token (packages/uploader, docs/uploader-cli.md). */
+export const uploadCommand = (baseUrl: string, token: string) => `CTA_UPLOAD_TOKEN=${token} npx ci-test-analytics upload --url ${baseUrl} 'reports/**/*.xml'`;

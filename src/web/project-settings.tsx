@@ -1,0 +1,319 @@
+/**
+ * `/projects/:id/settings` (docs/project-pages.md): name, description, default branch,
+ * auto-quarantine, the webhooks that receive the project's events, and the upload token. Every
+ * member may read the page and reveal the token; only admins change anything, checked here on the
+ * server for every post (a member's forged post is a 403 and changes nothing). Secrets (the
+ * token, a new webhook's signing secret) are shown in the answer to a post, never in a URL.
+ */
+import type { Context, Hono } from "hono";
+import { SecretDecryptionError } from "../lib/secret-box";
+import { createWebhookEndpoint } from "../services/notification-admin";
+import { regenerateUploadToken, revealUploadToken } from "../services/projects";
+import { type ProjectWebhook, deleteProjectWebhook, listProjectWebhooks, saveProjectSettings } from "../services/project-settings";
+import { MAX_AUTO_QUARANTINE_DAYS } from "../services/quarantine";
+import { ApiError } from "../lib/errors";
+import type { WebConfig, WebEnv, WebPaths } from "./env";
+import { formFields } from "./forms";
+import { utcText } from "./format";
+import { Layout } from "./layout";
+import { pageNotFound } from "./not-found";
+import { type MemberProject, adminsOnly, isAdmin, memberProject } from "./project-access";
+import { type ProjectFields, checkProjectFields, uploadCommand } from "./project-forms";
+import { ProjectHeader } from "./project";
+import { signedIn } from "./session";
+
+const FIELDS = ["name", "description", "defaultBranch", "autoQuarantineDays"] as const;
+
+/** What one answer adds to the page: a message, problems, a secret to show once, the form's values as sent. */
+type Extras = {
+  saved?: boolean;
+  problems?: string[];
+  /** The upload token, revealed or new. */
+  token?: { value: string; rotated: boolean } | { unavailable: true };
+  newWebhook?: { url: string; secret: string };
+  webhookProblems?: string[];
+  webhookFields?: { url: string; description: string };
+  fields?: ProjectFields;
+  removed?: boolean;
+};
+
+const Problems = ({ problems }: { problems: string[] | undefined }) =>
+  problems && problems.length > 0 ? (
+    <div class="notice" role="alert">
+      <ul class="plain">
+        {problems.map((problem) => (
+          <li>{problem}</li>
+        ))}
+      </ul>
+    </div>
+  ) : null;
+
+function SettingsPage({ found, webhooks, extras, config }: { found: MemberProject; webhooks: ProjectWebhook[]; extras: Extras; config: WebConfig }) {
+  const { project, page } = found;
+  const admin = isAdmin(page.membership);
+  const base = `/projects/${project.id}/settings`;
+  const to = (path: string) => page.paths.to(`${base}${path}`);
+  const fields: ProjectFields = extras.fields ?? {
+    name: project.name,
+    description: project.description ?? "",
+    defaultBranch: project.defaultBranch ?? "",
+    autoQuarantineDays: project.autoQuarantineDays === null ? "" : String(project.autoQuarantineDays),
+  };
+  const readOnly = !admin;
+  return (
+    <Layout title={`Settings · ${project.name}`} page={page} section="projects">
+      <ProjectHeader project={project} page={page} tab="settings" />
+      {readOnly ? <p class="muted">You are a member: you can read these settings and the upload token; only an admin can change them.</p> : null}
+      {extras.saved ? (
+        <p class="success" role="status">
+          Settings saved.
+        </p>
+      ) : null}
+      {extras.removed ? (
+        <p class="success" role="status">
+          Webhook removed.
+        </p>
+      ) : null}
+
+      <section aria-labelledby="general-heading">
+        <h2 id="general-heading">General</h2>
+        <Problems problems={extras.problems} />
+        <form method="post" action={to("")} class="card">
+          <fieldset disabled={readOnly}>
+            <legend class="visually-hidden">Project settings</legend>
+            <label>
+              Name
+              <input name="name" required maxlength={255} value={fields.name} />
+            </label>
+            <label>
+              Description
+              <textarea name="description" rows={3} maxlength={10000}>
+                {fields.description}
+              </textarea>
+            </label>
+            <label>
+              Default branch <span class="muted">(empty: main, master, or runs without a branch)</span>
+              <input name="defaultBranch" maxlength={255} value={fields.defaultBranch} />
+            </label>
+            <label>
+              Auto-quarantine, days <span class="muted">(empty: off; 1 to {MAX_AUTO_QUARANTINE_DAYS}: a test that turns flaky is quarantined that long)</span>
+              <input name="autoQuarantineDays" inputmode="numeric" pattern="[0-9]*" value={fields.autoQuarantineDays} />
+            </label>
+            {admin ? <button type="submit">Save settings</button> : null}
+          </fieldset>
+        </form>
+      </section>
+
+      <section aria-labelledby="token-heading">
+        <h2 id="token-heading">Upload token</h2>
+        <p>CI uploads test reports with this token. Anyone who holds it can upload to this project.</p>
+        {extras.token && "value" in extras.token ? (
+          <>
+            {extras.token.rotated ? (
+              <p class="success" role="status">
+                New token made: the previous one is refused from its next upload. Update your CI's secret.
+              </p>
+            ) : null}
+            <p>
+              <label>
+                Upload token
+                <input id="upload-token" readonly value={extras.token.value} class="secret" />
+              </label>
+            </p>
+            <pre class="command">
+              <code>{uploadCommand(config.publicBaseUrl, extras.token.value)}</code>
+            </pre>
+          </>
+        ) : extras.token ? (
+          <p class="notice" role="alert">
+            This token was made before tokens were kept for reading back, so it cannot be shown. Rotate it (an admin) to get one that can.
+          </p>
+        ) : project.uploadTokenEncrypted === null ? (
+          <p class="muted">This token was made before tokens were kept for reading back: it cannot be shown until it is rotated.</p>
+        ) : null}
+        <div class="actions">
+          {project.uploadTokenEncrypted !== null && !(extras.token && "value" in extras.token) ? (
+            <form method="post" action={to("/upload-token/reveal")}>
+              <button type="submit">Reveal the upload token</button>
+            </form>
+          ) : null}
+          {admin ? (
+            <form method="post" action={to("/upload-token/rotate")}>
+              <button type="submit" class="danger">
+                Rotate the upload token
+              </button>
+            </form>
+          ) : null}
+        </div>
+      </section>
+
+      <section aria-labelledby="webhooks-heading">
+        <h2 id="webhooks-heading">Webhooks</h2>
+        <p>Endpoints that receive this project's events (alerts tripped, tests quarantined or changing health), signed with their secret.</p>
+        {extras.newWebhook ? (
+          <div class="success" role="status">
+            <p>
+              Webhook added for <code>{extras.newWebhook.url}</code>. Its signing secret is shown <strong>once</strong>:
+            </p>
+            <p>
+              <label>
+                Signing secret
+                <input id="signing-secret" readonly value={extras.newWebhook.secret} class="secret" />
+              </label>
+            </p>
+          </div>
+        ) : null}
+        {webhooks.length === 0 ? (
+          <p class="muted">No webhooks yet.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">URL</th>
+                <th scope="col">Description</th>
+                <th scope="col">Scope</th>
+                <th scope="col">Added</th>
+                {admin ? <th scope="col">Action</th> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {webhooks.map((webhook) => (
+                <tr>
+                  <td>
+                    <code>{webhook.url}</code>
+                  </td>
+                  <td>{webhook.description ?? <span class="muted">–</span>}</td>
+                  <td>{webhook.allProjects ? "Every project (admin API)" : "This project"}</td>
+                  <td>{utcText(webhook.createdAt)}</td>
+                  {admin ? (
+                    <td>
+                      {webhook.allProjects ? (
+                        <span class="muted">–</span>
+                      ) : (
+                        <form method="post" action={to(`/webhooks/${webhook.id}/delete`)}>
+                          <button type="submit" class="link">
+                            Remove
+                          </button>
+                        </form>
+                      )}
+                    </td>
+                  ) : null}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {admin ? (
+          <>
+            <h3>Add a webhook</h3>
+            <Problems problems={extras.webhookProblems} />
+            <form method="post" action={to("/webhooks")} class="card">
+              <label>
+                URL <span class="muted">(https)</span>
+                <input name="url" type="url" required maxlength={2048} value={extras.webhookFields?.url ?? ""} />
+              </label>
+              <label>
+                Description <span class="muted">(optional)</span>
+                <input name="description" maxlength={1000} value={extras.webhookFields?.description ?? ""} />
+              </label>
+              <button type="submit">Add webhook</button>
+            </form>
+          </>
+        ) : null}
+      </section>
+    </Layout>
+  );
+}
+
+export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths): void {
+  const render = async (c: Context<WebEnv>, found: MemberProject, extras: Extras, status: 200 | 400 = 200) => {
+    const webhooks = await listProjectWebhooks(c.env, found.project.organizationId, found.project.id);
+    return c.html(<SettingsPage found={found} webhooks={webhooks} extras={extras} config={config} />, status);
+  };
+  const deps = (c: Context<WebEnv>) => ({ db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, secrets: config.secrets });
+  /** The project and the person's membership, for admins only; otherwise the 404 or 403 answer. */
+  const asAdmin = async (c: Context<WebEnv>, what: string): Promise<MemberProject | Response> => {
+    const found = await memberProject(c, paths);
+    if (found instanceof Response) return found;
+    return isAdmin(found.membership) ? found : adminsOnly(c, found.page, what);
+  };
+  const settings = (id: string) => paths.to(`/projects/${id}/settings`);
+
+  web.get("/projects/:id/settings", signedIn(config, paths), async (c) => {
+    const found = await memberProject(c, paths);
+    if (found instanceof Response) return found;
+    return render(c, found, { saved: c.req.query("saved") === "1", removed: c.req.query("removed") === "1" });
+  });
+
+  web.post("/projects/:id/settings", signedIn(config, paths), async (c) => {
+    const found = await asAdmin(c, "change a project's settings");
+    if (found instanceof Response) return found;
+    const fields = (await formFields(c, FIELDS)) as ProjectFields;
+    const checked = checkProjectFields(fields);
+    if ("problems" in checked) return render(c, found, { problems: checked.problems, fields }, 400);
+    await saveProjectSettings(deps(c), found.project.organizationId, found.project.id, checked.value);
+    return c.redirect(`${settings(found.project.id)}?saved=1`, 303);
+  });
+
+  // Reading the token is open to every member (the CI's secret is theirs to set); it is a POST so the token never sits in a URL or a history.
+  web.post("/projects/:id/settings/upload-token/reveal", signedIn(config, paths), async (c) => {
+    const found = await memberProject(c, paths);
+    if (found instanceof Response) return found;
+    let token: Extras["token"];
+    try {
+      const value = await revealUploadToken(config.secrets, found.project);
+      token = value === null ? { unavailable: true } : { value, rotated: false };
+    } catch (error) {
+      // Sealed under a key that is no longer configured: as unreadable as a token from before.
+      if (!(error instanceof SecretDecryptionError)) throw error;
+      token = { unavailable: true };
+    }
+    return render(c, found, { token });
+  });
+
+  web.post("/projects/:id/settings/upload-token/rotate", signedIn(config, paths), async (c) => {
+    const found = await asAdmin(c, "rotate the upload token");
+    if (found instanceof Response) return found;
+    const { upload_token: value } = await regenerateUploadToken(deps(c), found.project.id, found.project.organizationId);
+    // The row read before the rotation has the old sealed value (or none): the page shows the new token from the answer.
+    return render(c, found, { token: { value, rotated: true } });
+  });
+
+  web.post("/projects/:id/settings/webhooks", signedIn(config, paths), async (c) => {
+    const found = await asAdmin(c, "add webhooks");
+    if (found instanceof Response) return found;
+    const fields = await formFields(c, ["url", "description"]);
+    const url = fields.url!.trim();
+    const description = fields.description!.trim();
+    const problems: string[] = [];
+    if (url.length > 2048) problems.push("URL is too long (maximum is 2048 characters).");
+    if (description.length > 1000) problems.push("Description is too long (maximum is 1000 characters).");
+    if (/[\u0000-\u001f\u007f]/.test(description)) problems.push("Description must not contain control characters.");
+    if (problems.length === 0) {
+      try {
+        const created = await createWebhookEndpoint(
+          { ...deps(c), urlPolicy: config.webhookUrlPolicy ?? { allowLoopbackHttp: false } },
+          found.project.organizationId,
+          { url, projectId: found.project.id, description: description === "" ? null : description },
+        );
+        return render(c, found, { newWebhook: { url: created.webhook.url, secret: created.signing_secret } });
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status >= 500) throw error;
+        problems.push(...(error.details?.length ? error.details.map((detail) => `URL ${detail.message}.`) : [error.message]));
+      }
+    }
+    return render(c, found, { webhookProblems: problems, webhookFields: { url, description } }, 400);
+  });
+
+  web.post("/projects/:id/settings/webhooks/:webhookId/delete", signedIn(config, paths), async (c) => {
+    const found = await asAdmin(c, "remove webhooks");
+    if (found instanceof Response) return found;
+    try {
+      await deleteProjectWebhook(c.env, found.project.organizationId, found.project.id, c.req.param("webhookId"));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return pageNotFound(c, c.var.person, paths);
+      throw error;
+    }
+    return c.redirect(`${settings(found.project.id)}?removed=1`, 303);
+  });
+}
