@@ -241,8 +241,6 @@ export const testCases = pgTable(
   },
   (t) => [
     index("test_cases_run_suite_idx").on(t.testRunId, t.suiteNumber, t.id),
-    // A run's cases by id: the bulk export's keyset (src/services/exports.ts) reads a run's cases in id order, page by page.
-    index("test_cases_run_id_idx").on(t.testRunId, t.id),
     index("test_cases_test_idx").on(t.testId, t.id.desc().nullsFirst()),
   ],
 );

@@ -16,7 +16,7 @@
  * is in it if the export had not yet passed its place. Export a window that ended a few minutes
  * ago to read settled data.
  */
-import { type SQL, and, asc, eq, gt, inArray, sql } from "drizzle-orm";
+import { type SQL, and, asc, eq, inArray, sql } from "drizzle-orm";
 import { testCases, testRuns } from "../db/schema";
 import type { OrgScope } from "./context";
 import { presentTestRun } from "./presenters";
@@ -90,6 +90,7 @@ type ExportRun = { id: number; number: number; branch: string | null; commitSha:
 const caseColumns = {
   id: testCases.id,
   testRunId: testCases.testRunId,
+  suiteNumber: testCases.suiteNumber,
   testId: testCases.testId,
   name: testCases.name,
   classname: testCases.classname,
@@ -98,6 +99,15 @@ const caseColumns = {
   durationMs: testCases.durationMs,
 };
 type CaseRow = { [K in keyof typeof caseColumns]: (typeof testCases.$inferSelect)[K] };
+
+/**
+ * A run's cases in id order, read as (suite number, id) from test_cases_run_suite_idx: the same
+ * order, because a run's cases are written in one stream in suite-number order (a suite's own
+ * cases, then its nested suites', which are numbered after it: storeTestRun in
+ * src/services/test-runs.ts), each taking the next id. Another index in id order would cost
+ * every upload a write, and invite the suite listing's queries away from their own index.
+ */
+const RUN_CASE_ORDER = [asc(testCases.suiteNumber), asc(testCases.id)];
 
 function caseLine(row: CaseRow, run: ExportRun): TestCaseExportLine {
   return {
@@ -118,7 +128,7 @@ function caseLine(row: CaseRow, run: ExportRun): TestCaseExportLine {
 /**
  * The cases of the window's processed runs as batches of lines. Runs are read by keyset, then
  * their cases: consecutive runs whose cases fit in one batch (a processed run's `tests_count` is
- * its number of cases, final) in one statement, a larger run alone, by keyset on the case id.
+ * its number of cases, final) in one statement, a larger run alone, by keyset (RUN_CASE_ORDER).
  */
 export async function exportTestCases(scope: OrgScope, request: ExportRequest, options: ExportOptions = {}): Promise<AsyncGenerator<TestCaseExportLine[]>> {
   const project = await findProjectRow(scope, request.projectId);
@@ -126,17 +136,17 @@ export async function exportTestCases(scope: OrgScope, request: ExportRequest, o
   const { db } = scope;
 
   async function* casesOfLargeRun(run: ExportRun): AsyncGenerator<TestCaseExportLine[]> {
-    let afterId = 0;
+    let after: { suiteNumber: number; id: number } | null = null;
     for (;;) {
-      const rows = await db
+      const rows: CaseRow[] = await db
         .select(caseColumns)
         .from(testCases)
-        .where(and(eq(testCases.testRunId, run.id), gt(testCases.id, afterId)))
-        .orderBy(asc(testCases.id))
+        .where(and(eq(testCases.testRunId, run.id), after ? sql`(${testCases.suiteNumber}, ${testCases.id}) > (${after.suiteNumber}, ${after.id}::bigint)` : undefined))
+        .orderBy(...RUN_CASE_ORDER)
         .limit(batchRows);
       if (rows.length > 0) yield rows.map((row) => caseLine(row, run));
       if (rows.length < batchRows) return;
-      afterId = rows[rows.length - 1]!.id;
+      after = rows[rows.length - 1]!;
     }
   }
 
@@ -156,7 +166,7 @@ export async function exportTestCases(scope: OrgScope, request: ExportRequest, o
           withCases.map((run) => run.id),
         ),
       )
-      .orderBy(asc(testCases.testRunId), asc(testCases.id));
+      .orderBy(asc(testCases.testRunId), ...RUN_CASE_ORDER);
     const byRun = new Map<number, CaseRow[]>();
     for (const row of rows) {
       const list = byRun.get(row.testRunId);

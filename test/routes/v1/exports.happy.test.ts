@@ -29,21 +29,26 @@ const SMALL_BATCH = 7;
 /** Larger than the default batch (2,000 rows), so one run's cases take several statements. */
 const LARGE_RUN_CASES = 2_100;
 
-const report = (prefix: string, count: number): Report => ({
-  suites: [
-    {
-      name: `${prefix} suite`,
-      cases: Array.from({ length: count }, (_, i) => ({
-        name: `${prefix} case ${i}`,
-        classname: i % 3 === 0 ? null : `com.example.${prefix}`,
-        file: i % 2 === 0 ? `src/${prefix}.test.ts` : null,
-        status: (["passed", "failed", "errored", "skipped"] as const)[i % 4]!,
-        durationMs: i % 5 === 0 ? null : i * 3,
-        failureMessage: i % 4 === 1 ? "expected 1 to be 2" : null,
-      })),
-    },
-  ],
+const reportCase = (prefix: string, i: number) => ({
+  name: `${prefix} case ${i}`,
+  classname: i % 3 === 0 ? null : `com.example.${prefix}`,
+  file: i % 2 === 0 ? `src/${prefix}.test.ts` : null,
+  status: (["passed", "failed", "errored", "skipped"] as const)[i % 4]!,
+  durationMs: i % 5 === 0 ? null : i * 3,
+  failureMessage: i % 4 === 1 ? "expected 1 to be 2" : null,
 });
+
+/** `count` cases in three suites, one nested in the first: the export's order (case id) crosses suites. */
+function report(prefix: string, count: number): Report {
+  const cases = Array.from({ length: count }, (_, i) => reportCase(prefix, i));
+  const third = Math.ceil(count / 3);
+  return {
+    suites: [
+      { name: `${prefix} suite`, cases: cases.slice(0, third), suites: [{ name: `${prefix} nested`, cases: cases.slice(third, 2 * third) }] },
+      { name: `${prefix} second suite`, cases: cases.slice(2 * third) },
+    ],
+  };
+}
 
 function lines(text: string): any[] {
   if (text === "") return [];

@@ -1,1 +1,0 @@
-CREATE INDEX "test_cases_run_id_idx" ON "test_cases" USING btree ("test_run_id","id");
