@@ -37,6 +37,8 @@ export type AppConfig = {
   keyIdCache?: KeyIdCache;
   /** Seals the secrets kept for reading back (webhook signing secrets) under SECRETS_KEY (docs/secrets.md). */
   secrets: SecretKeyring;
+  /** Rows per database statement of the bulk exports (default in src/services/exports.ts); tests lower it to cross batches with little data. */
+  exportBatchRows?: number;
 };
 
 export type RequestDeps = {

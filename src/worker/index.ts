@@ -15,6 +15,7 @@ import type { Database } from "../db/types";
 import { type Clock, systemClock } from "../lib/clock";
 import { configuredBaseUrl } from "../lib/base-url";
 import { consoleLogger } from "../lib/logger";
+import { NDJSON_CONTENT_TYPE } from "../lib/ndjson";
 import { SecretKeyring, parseKeyList } from "../lib/secret-box";
 import { backgroundWork } from "../services/background-work";
 import { getOrCreateSetting, randomSecret } from "../services/settings";
@@ -99,6 +100,8 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       }
       configureLocalProxy(env);
       const pool = requestPool(env, "fetch");
+      /** A streamed answer reads the database while its body is sent: the pool ends when the body does. */
+      let endPoolAfter: Promise<unknown> | null = null;
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
         const deps: RequestDeps = {
@@ -109,7 +112,12 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
           runQueue: new CloudflareRunQueue(env.RUN_QUEUE),
           logger: consoleLogger,
         };
-        return await (await appFor(env, db)).fetch(request, deps, ctx);
+        const response = await (await appFor(env, db)).fetch(request, deps, ctx);
+        if (!response.body || response.headers.get("content-type") !== NDJSON_CONTENT_TYPE) return response;
+        const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+        // pipeTo settles when the body is sent, fails, or the client goes away (which cancels the export's reads).
+        endPoolAfter = response.body.pipeTo(writable).catch(() => undefined);
+        return new Response(readable, response);
       } catch (error) {
         // Only reached when deps cannot be built (the database is unreachable for the cursor secret,
         // SECRETS_KEY is missing). Answered like the app answers: the envelope, with a Request-Id the log keeps.
@@ -129,7 +137,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
           },
         );
       } finally {
-        ctx.waitUntil(pool.end());
+        ctx.waitUntil(endPoolAfter ? endPoolAfter.then(() => pool.end()) : pool.end());
       }
     },
 

@@ -35,6 +35,7 @@ import { documentConfig } from "../openapi-document";
 import { registerTestResultRoutes } from "./test-results";
 import { registerFailureGroupRoutes } from "./failure-groups";
 import { registerTestRoutes } from "./tests";
+import { registerExportRoutes } from "./exports";
 import type { UploadsDocumentPart } from "../uploads";
 
 const security = [{ bearerAuth: [] }];
@@ -165,6 +166,7 @@ function v1DocumentConfig(publicBaseUrl: string) {
       { name: "Alerts", description: "One alert per project and type, with its events." },
       { name: "Test runs", description: "Uploaded test results: runs, their suites and cases." },
       { name: "Tests", description: "The same test across runs: health (healthy, flaky, broken), history and health transitions." },
+      { name: "Exports", description: "A project's runs or cases of a window of up to 31 days, streamed as NDJSON for warehouses." },
     ],
   });
 }
@@ -260,6 +262,7 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
   registerTestResultRoutes(api, codec);
   registerTestRoutes(api, codec);
   registerFailureGroupRoutes(api, codec);
+  registerExportRoutes(api, { batchRows: config.exportBatchRows });
 
   addMethodNotAllowed(api);
   return api;

@@ -1,0 +1,135 @@
+/**
+ * /api/v1 bulk exports: a project's test runs or test cases of a window of run arrival, streamed
+ * as NDJSON (docs/exports.md). Schema-first like the rest of /api/v1; the window's rules (both
+ * bounds, since before until, at most 31 days) are in the query's schema, so they are in the
+ * OpenAPI document and a broken rule is a 400 before anything is read.
+ */
+import { type OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../app-env";
+import { isDatabaseUnavailable } from "../../db/errors";
+import { ApiError, describeError } from "../../lib/errors";
+import { NDJSON_CONTENT_TYPE, ndjsonStream } from "../../lib/ndjson";
+import { type ExportOptions, exportTestCases, exportTestRuns } from "../../services/exports";
+import { COMMON_ERRORS, errorResponses } from "../responses";
+import { CASE_STATUSES } from "../../lib/vocabulary";
+import { TestRunSchema } from "../schemas";
+
+const security = [{ bearerAuth: [] }];
+/** The widest window one request may ask for. */
+export const MAX_EXPORT_WINDOW_DAYS = 31;
+const MAX_WINDOW_MS = MAX_EXPORT_WINDOW_DAYS * 86_400_000;
+
+const dateTime = (description: string) =>
+  z.iso
+    .datetime({ offset: true, error: "must be an ISO 8601 date-time with a time zone, e.g. 2026-11-01T00:00:00Z" })
+    .openapi({ description, example: "2026-11-01T00:00:00Z" });
+
+const ExportWindowQuerySchema = z
+  .object({
+    since: dateTime("Start of the window of run arrival (`created_at`), included. Required."),
+    until: dateTime(`End of the window, excluded. Required; after \`since\` and at most ${MAX_EXPORT_WINDOW_DAYS} days after it.`),
+  })
+  .check(
+    z.refine((query: { since: string; until: string }) => Date.parse(query.since) < Date.parse(query.until), {
+      path: ["until"],
+      message: "must be after since",
+      when: (payload) => payload.issues.length === 0,
+    }),
+    z.refine((query: { since: string; until: string }) => Date.parse(query.until) - Date.parse(query.since) <= MAX_WINDOW_MS, {
+      path: ["until"],
+      message: `must be at most ${MAX_EXPORT_WINDOW_DAYS} days after since`,
+      when: (payload) => payload.issues.length === 0,
+    }),
+  );
+
+const TestCaseExportLineSchema = z
+  .object({
+    test_case_id: z.number().int().openapi({ description: "The case's id (GET /test_cases/{id})." }),
+    test_id: z.string().uuid().openapi({
+      description:
+        "The test this case is an execution of (GET /tests/{id}): the same test across runs, derived from the project, classname, file and name, so equal for every execution of one test.",
+    }),
+    name: z.string(),
+    classname: z.string().nullable(),
+    file: z.string().nullable(),
+    status: z.enum(CASE_STATUSES).openapi({ description: "The final outcome (after retries)." }),
+    duration_ms: z.number().int().nullable(),
+    run_number: z.number().int().openapi({ description: "The number of the case's run in its project." }),
+    branch: z.string().nullable().openapi({ description: "The run's branch." }),
+    commit_sha: z.string().nullable().openapi({ description: "The run's commit." }),
+    run_created_at: z.string().openapi({ format: "date-time", description: "When the run arrived (ISO 8601 UTC): the time the window filters on." }),
+  })
+  .openapi("TestCaseExportLine", { description: "One line of the test_cases export." });
+
+const projectParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, description: "Project identifier (UUID)." }) });
+
+const streamDescription = `Streamed as NDJSON (\`${NDJSON_CONTENT_TYPE}\`): one JSON object per line, each line ending with \`\\n\`, ordered by the run's arrival (\`created_at\`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: \`created_at\` in [since, until), at most ${MAX_EXPORT_WINDOW_DAYS} days. A failure after the first byte ends the stream with a last line \`{"error": {"code", "message"}}\` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag).`;
+
+const ndjsonOk = <T>(schema: T, description: string) => ({
+  description,
+  content: { [NDJSON_CONTENT_TYPE]: { schema } },
+});
+
+const exportTestRunsRoute = createRoute({
+  method: "get",
+  path: "/projects/{id}/exports/test_runs",
+  operationId: "exportTestRuns",
+  tags: ["Exports"],
+  summary: "Export a project's test runs of a window as NDJSON",
+  description: `${streamDescription}\n\nEach line is a test run object exactly as \`GET /projects/{id}/test_runs/{number}\` returns it. Every run that arrived in the window is in it, whatever its \`status\` (pending, processed, failed), as it stands when it is read.`,
+  security,
+  request: { params: projectParams, query: ExportWindowQuerySchema },
+  responses: { 200: ndjsonOk(TestRunSchema, "The window's runs, one test run object per line."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
+});
+
+const exportTestCasesRoute = createRoute({
+  method: "get",
+  path: "/projects/{id}/exports/test_cases",
+  operationId: "exportTestCases",
+  tags: ["Exports"],
+  summary: "Export the test cases of a project's runs of a window as NDJSON",
+  description: `${streamDescription}\n\nEach line is one case with its run's number, branch, commit and arrival. The cases of the window's processed runs are in it; a pending run has no cases yet and a failed one never will (export \`test_runs\` to see them). A run's cases are stored together, so a run is in the export whole or not at all.`,
+  security,
+  request: { params: projectParams, query: ExportWindowQuerySchema },
+  responses: { 200: ndjsonOk(TestCaseExportLineSchema, "The window's cases, one per line."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
+});
+
+/** The last line of a stream that failed after its first byte: the envelope the same failure gets before it. */
+function streamErrorLine(c: Context<AppEnv>) {
+  return (error: unknown) => {
+    const unavailable = isDatabaseUnavailable(error);
+    c.env.logger.error(unavailable ? "database unavailable during an export" : "export failed after its first byte", {
+      requestId: c.get("requestId"),
+      path: new URL(c.req.url).pathname,
+      error: describeError(error),
+    });
+    return (
+      unavailable
+        ? new ApiError("service_unavailable", "The database became unavailable during the export; export the rest of the window again.")
+        : new ApiError("internal_error", "The export failed before its end. Quote the Request-Id header when reporting it.")
+    ).toBody();
+  };
+}
+
+/**
+ * The 200 as the route declares it: the route's types expect one object of the line's schema
+ * as the body, where the stream carries many, which they cannot express.
+ */
+async function ndjsonResponse(c: Context<AppEnv>, batches: AsyncIterator<readonly unknown[]>): Promise<never> {
+  return c.body(await ndjsonStream(batches, streamErrorLine(c)), 200, { "Content-Type": NDJSON_CONTENT_TYPE }) as never;
+}
+
+export function registerExportRoutes(api: OpenAPIHono<AppEnv>, options: ExportOptions = {}): void {
+  api.openapi(exportTestRunsRoute, async (c) => {
+    const { since, until } = c.req.valid("query");
+    const batches = await exportTestRuns(c.get("scope"), { projectId: c.req.valid("param").id, since, until }, options);
+    return ndjsonResponse(c, batches);
+  });
+
+  api.openapi(exportTestCasesRoute, async (c) => {
+    const { since, until } = c.req.valid("query");
+    const batches = await exportTestCases(c.get("scope"), { projectId: c.req.valid("param").id, since, until }, options);
+    return ndjsonResponse(c, batches);
+  });
+}
