@@ -1,5 +1,6 @@
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
+import type { DataVersionSink } from "./data-versions";
 
 /** What every service needs. Services never import Hono and never read the environment. */
 export type ServiceDeps = {
@@ -9,5 +10,8 @@ export type ServiceDeps = {
   webAppUrl: string;
 };
 
-/** A service call made on behalf of one organization: every query is scoped by it. */
-export type OrgScope = ServiceDeps & { organizationId: string };
+/**
+ * A service call made on behalf of one organization: every query is scoped by it. `dataVersion`:
+ * a GET of /api/v1 that answers with an ETag (src/services/data-versions.ts).
+ */
+export type OrgScope = ServiceDeps & { organizationId: string; dataVersion?: DataVersionSink };

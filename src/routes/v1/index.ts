@@ -16,7 +16,8 @@ import { alertList, disableAlert, enableAlert, getAlert, listAlerts, snoozeAlert
 import { getOrganization } from "../../services/organizations";
 import { getProject, listProjects, projectList, updateProject } from "../../services/projects";
 import { validationHook } from "../validation";
-import { COMMON_ERRORS, errorResponses, jsonOk } from "../responses";
+import { COMMON_ERRORS, errorResponses, jsonOk, rateLimitHeaders } from "../responses";
+import { conditionalGets, declareConditionalGets } from "../conditional-gets";
 import {
   AlertEventSchema,
   AlertSchema,
@@ -193,6 +194,7 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
   // document describes everything an integrator calls.
   api.get("/openapi.json", (c) => {
     const document = api.getOpenAPI31Document(v1DocumentConfig(config.publicBaseUrl));
+    declareConditionalGets(document.paths as Record<string, Record<string, unknown>>, rateLimitHeaders);
     const uploads = options.uploadsDocument?.();
     if (uploads) {
       document.paths = { ...document.paths, ...uploads.paths };
@@ -209,6 +211,8 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
 
   // Authentication first, then the rate limit, then validation (docs/api-decisions.md).
   api.use("*", authenticateApiKey({ webAppUrl: config.webAppUrl, keyIdCache: parts.keyIdCache }));
+  // Every GET answers with an ETag and honours If-None-Match (src/routes/conditional-gets.ts).
+  api.use("*", conditionalGets(config.cursorSecret));
   // Only the three operations that take a body read one (jsonBodyOn says why).
   api.use("/projects/:id", jsonBodyOn("PATCH"));
   api.use("/alerts/:id/snooze", jsonBodyOn("POST"));

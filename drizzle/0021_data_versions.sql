@@ -1,0 +1,210 @@
+CREATE TABLE "organization_data_changes" (
+	"organization_id" uuid NOT NULL,
+	"transaction_id" bigint NOT NULL,
+	CONSTRAINT "organization_data_changes_organization_id_transaction_id_pk" PRIMARY KEY("organization_id","transaction_id")
+);
+--> statement-breakpoint
+CREATE TABLE "organization_deadlines" (
+	"organization_id" uuid NOT NULL,
+	"at" timestamp (3) with time zone NOT NULL,
+	CONSTRAINT "organization_deadlines_organization_id_at_pk" PRIMARY KEY("organization_id","at")
+);
+--> statement-breakpoint
+ALTER TABLE "organizations" ADD COLUMN "data_version" bigint DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "organization_deadlines" ADD CONSTRAINT "organization_deadlines_organization_id_organizations_id_fk" FOREIGN KEY ("organization_id") REFERENCES "public"."organizations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+-- The data version of an organization (docs/conditional-requests.md): every committed transaction
+-- that changes a row its /api/v1 GETs show adds one, whichever code path wrote it. Statement
+-- triggers (one call per statement, not per row) note the organizations a statement touched;
+-- a deferred trigger bumps each one once, at commit, so that concurrent writers of one
+-- organization (two projects' runs) wait for each other's commit only, never for a whole
+-- transaction. Cases and suites are written only with their run, whose row the same transaction
+-- updates (storeTestRun), and are deleted only with it: they carry no trigger of their own.
+CREATE FUNCTION note_organization_changes(p_organization_ids uuid[]) RETURNS void
+LANGUAGE sql VOLATILE AS $$
+  INSERT INTO organization_data_changes (organization_id, transaction_id)
+  SELECT DISTINCT o, txid_current() FROM unnest(p_organization_ids) o WHERE o IS NOT NULL
+  ON CONFLICT DO NOTHING
+$$;
+--> statement-breakpoint
+CREATE FUNCTION bump_organization_data_version() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE organizations SET data_version = data_version + 1 WHERE id = NEW.organization_id;
+  DELETE FROM organization_data_changes WHERE organization_id = NEW.organization_id AND transaction_id = NEW.transaction_id;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE CONSTRAINT TRIGGER organization_data_changes_bump AFTER INSERT ON organization_data_changes
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION bump_organization_data_version();
+--> statement-breakpoint
+-- The organization's own row (its name, time zone…): bumped in the same update.
+CREATE FUNCTION organizations_data_version() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF NEW.data_version = OLD.data_version THEN NEW.data_version := OLD.data_version + 1; END IF;
+  RETURN NEW;
+END $$;
+--> statement-breakpoint
+CREATE TRIGGER organizations_data_version BEFORE UPDATE ON organizations
+  FOR EACH ROW EXECUTE FUNCTION organizations_data_version();
+--> statement-breakpoint
+-- Tables that carry their organization.
+CREATE FUNCTION organization_rows_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    PERFORM note_organization_changes(ARRAY(SELECT DISTINCT organization_id FROM old_rows));
+  ELSE
+    PERFORM note_organization_changes(ARRAY(SELECT DISTINCT organization_id FROM new_rows));
+  END IF;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+-- Tables that carry their project.
+CREATE FUNCTION project_rows_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    PERFORM note_organization_changes(ARRAY(SELECT p.organization_id FROM projects p WHERE p.id IN (SELECT project_id FROM old_rows)));
+  ELSE
+    PERFORM note_organization_changes(ARRAY(SELECT p.organization_id FROM projects p WHERE p.id IN (SELECT project_id FROM new_rows)));
+  END IF;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+-- Tables that carry their test.
+CREATE FUNCTION test_rows_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    PERFORM note_organization_changes(ARRAY(SELECT p.organization_id FROM projects p JOIN tests t ON t.project_id = p.id WHERE t.id IN (SELECT test_id FROM old_rows)));
+  ELSE
+    PERFORM note_organization_changes(ARRAY(SELECT p.organization_id FROM projects p JOIN tests t ON t.project_id = p.id WHERE t.id IN (SELECT test_id FROM new_rows)));
+  END IF;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+-- Tables that carry their alert.
+CREATE FUNCTION alert_rows_changed() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    PERFORM note_organization_changes(ARRAY(SELECT a.organization_id FROM alerts a WHERE a.id IN (SELECT alert_id FROM old_rows)));
+  ELSE
+    PERFORM note_organization_changes(ARRAY(SELECT a.organization_id FROM alerts a WHERE a.id IN (SELECT alert_id FROM new_rows)));
+  END IF;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+-- A snooze's or a quarantine's end changes what the GETs show by the passing of time alone.
+CREATE FUNCTION alert_deadlines() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO organization_deadlines (organization_id, at)
+  SELECT DISTINCT organization_id, snoozed_until FROM new_rows WHERE snoozed_until IS NOT NULL
+  ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE FUNCTION test_deadlines() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO organization_deadlines (organization_id, at)
+  SELECT DISTINCT p.organization_id, n.quarantine_expires_at FROM new_rows n JOIN projects p ON p.id = n.project_id
+  WHERE n.quarantine_expires_at IS NOT NULL
+  ON CONFLICT DO NOTHING;
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE TRIGGER api_keys_data_version_insert AFTER INSERT ON api_keys REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION organization_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER api_keys_data_version_update AFTER UPDATE ON api_keys REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION organization_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER api_keys_data_version_delete AFTER DELETE ON api_keys REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION organization_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER projects_data_version_insert AFTER INSERT ON projects REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION organization_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER projects_data_version_update AFTER UPDATE ON projects REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION organization_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER projects_data_version_delete AFTER DELETE ON projects REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION organization_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER alerts_data_version_insert AFTER INSERT ON alerts REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION organization_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER alerts_data_version_update AFTER UPDATE ON alerts REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION organization_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER alerts_data_version_delete AFTER DELETE ON alerts REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION organization_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER test_runs_data_version_insert AFTER INSERT ON test_runs REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION project_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER test_runs_data_version_update AFTER UPDATE ON test_runs REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION project_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER test_runs_data_version_delete AFTER DELETE ON test_runs REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION project_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER tests_data_version_insert AFTER INSERT ON tests REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION project_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER tests_data_version_update AFTER UPDATE ON tests REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION project_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER tests_data_version_delete AFTER DELETE ON tests REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION project_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER failure_groups_data_version_insert AFTER INSERT ON failure_groups REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION project_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER failure_groups_data_version_update AFTER UPDATE ON failure_groups REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION project_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER failure_groups_data_version_delete AFTER DELETE ON failure_groups REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION project_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER test_health_transitions_data_version_insert AFTER INSERT ON test_health_transitions REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION test_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER test_health_transitions_data_version_update AFTER UPDATE ON test_health_transitions REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION test_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER test_health_transitions_data_version_delete AFTER DELETE ON test_health_transitions REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION test_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER test_failure_groups_data_version_insert AFTER INSERT ON test_failure_groups REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION test_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER test_failure_groups_data_version_update AFTER UPDATE ON test_failure_groups REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION test_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER test_failure_groups_data_version_delete AFTER DELETE ON test_failure_groups REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION test_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER alert_events_data_version_insert AFTER INSERT ON alert_events REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION alert_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER alert_events_data_version_update AFTER UPDATE ON alert_events REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION alert_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER alert_events_data_version_delete AFTER DELETE ON alert_events REFERENCING OLD TABLE AS old_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION alert_rows_changed();
+--> statement-breakpoint
+CREATE TRIGGER alerts_deadlines_insert AFTER INSERT ON alerts REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION alert_deadlines();
+--> statement-breakpoint
+CREATE TRIGGER alerts_deadlines_update AFTER UPDATE ON alerts REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION alert_deadlines();
+--> statement-breakpoint
+CREATE TRIGGER tests_deadlines_insert AFTER INSERT ON tests REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION test_deadlines();
+--> statement-breakpoint
+CREATE TRIGGER tests_deadlines_update AFTER UPDATE ON tests REFERENCING NEW TABLE AS new_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION test_deadlines();
