@@ -4,8 +4,10 @@
  * with `If-None-Match` of the current tag answered 304, under autocannon at 50 connections
  * against our app over HTTP (bench/servers.ts in a child process, real Postgres), rounds in
  * A B B A order. The statements each answer sends are counted on the connection pool in process
- * first, so "a 304 costs no list query" is measured, not assumed. Writes its section of
- * BENCHMARKS.md.
+ * first, so "a 304 costs no list query" is measured, not assumed. Then what keeping the data
+ * version costs writes: processing a 10,000-case JUnit run (bench/junit-generator.ts, as
+ * `bench:upload`) with the data-version triggers enabled and disabled, alternated, medians.
+ * Writes its section of BENCHMARKS.md.
  *
  * Env: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres), BENCH_DURATION_SECONDS
  * (10 measured seconds per variant), BENCH_ROUNDS (2), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (50).
@@ -23,6 +25,10 @@ import type { Logger } from "../src/lib/logger";
 import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { createOrganization } from "../src/services/organizations";
 import { createProject } from "../src/services/projects";
+import { processTestRun } from "../src/services/run-processing";
+import { recordTestRunArrival } from "../src/services/test-runs";
+import { sql } from "drizzle-orm";
+import { generateJUnit } from "./junit-generator";
 import { BENCH_RATE_LIMIT, withBenchDatabase, writeBenchmarkSection } from "./common";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -32,6 +38,21 @@ const WARMUP = positive("BENCH_WARMUP_SECONDS", 2);
 const ROUNDS = Math.round(positive("BENCH_ROUNDS", 2));
 const CONNECTIONS = Math.round(positive("BENCH_CONNECTIONS", 50));
 const PROJECTS = 100;
+const CASES = 10_000;
+const PROCESSING_ROUNDS = Math.round(positive("BENCH_PROCESSING_ROUNDS", 5));
+/** The triggers of drizzle/0021_data_versions.sql, as `table: trigger names`. */
+const DATA_VERSION_TRIGGERS: Record<string, string[]> = {
+  organization_data_changes: ["organization_data_changes_bump"],
+  ...Object.fromEntries(
+    ["api_keys", "projects", "alerts", "test_runs", "tests", "failure_groups", "test_health_transitions", "test_failure_groups", "alert_events"].map((table) => [
+      table,
+      ["insert", "update", "delete"].map((event) => `${table}_data_version_${event}`),
+    ]),
+  ),
+};
+DATA_VERSION_TRIGGERS.alerts!.push("alerts_deadlines_insert", "alerts_deadlines_update");
+DATA_VERSION_TRIGGERS.tests!.push("tests_deadlines_insert", "tests_deadlines_update");
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const CURSOR_SECRET = "etags-bench-cursor-secret-0123456789";
 /** A 304 must cost less than the 200 it saves: more throughput, not merely as much. */
 const TARGET = 1.0;
@@ -150,6 +171,39 @@ async function main(): Promise<void> {
       const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
       const [ok, nm] = variants.map((v) => v.label) as [string, string];
       const ratio = rps(nm) / rps(ok);
+
+      // 3. What the triggers cost run processing: the same 10,000-case file, triggers on and off.
+      const xml = generateJUnit({ cases: CASES, seed: 42 });
+      const { project } = await createProject(deps, org.organization.id, { name: "processing" });
+      const setTriggers = async (enabled: boolean) => {
+        for (const [table, names] of Object.entries(DATA_VERSION_TRIGGERS)) {
+          for (const name of names) await database.db.execute(sql.raw(`alter table ${table} ${enabled ? "enable" : "disable"} trigger ${name}`));
+        }
+      };
+      const processOnce = async () => {
+        const { run } = await recordTestRunArrival(deps, project.id, { branch: "main", commitSha: `c${Math.random().toString(16).slice(2)}` }, { format: "junit_xml", content: xml });
+        const start = performance.now();
+        const outcome = await processTestRun(deps, run.id, { finalAttempt: true, payload: { format: "junit_xml", content: xml } });
+        if (outcome !== "processed") throw new Error(`processing ended ${outcome}`);
+        return performance.now() - start;
+      };
+      await processOnce(); // the project's tests exist from now on, as in a CI project
+      await processOnce();
+      const withTriggers: number[] = [];
+      const withoutTriggers: number[] = [];
+      try {
+        for (let round = 0; round < PROCESSING_ROUNDS; round++) {
+          for (const enabled of round % 2 === 0 ? [true, false] : [false, true]) {
+            await setTriggers(enabled);
+            (enabled ? withTriggers : withoutTriggers).push(await processOnce());
+          }
+        }
+      } finally {
+        await setTriggers(true);
+      }
+      const on = median(withTriggers);
+      const off = median(withoutTriggers);
+      log(`processing ${CASES} cases: ${on.toFixed(0)} ms with the triggers, ${off.toFixed(0)} ms without`);
       const body = [
         "## Conditional GETs (`npm run bench:etags`)",
         "",
@@ -161,6 +215,8 @@ async function main(): Promise<void> {
         `| ${nm} | ${rps(nm).toFixed(0)} | ${mean(totals.get(nm)!.p50).toFixed(1)} ms | ${mean(totals.get(nm)!.p99).toFixed(1)} ms | ${notModified.statements} (the data version only, no list query) |`,
         "",
         `Target "a 304 answer costs no list query": throughput ratio 304 / 200 = **${ratio.toFixed(2)}×** (> ${TARGET.toFixed(1)}×: ${ratio > TARGET ? "PASS" : "FAIL"}); statements of a 304: ${notModified.statements} (no list query: ${notModified.statements === 1 ? "PASS" : "FAIL"}).`,
+        "",
+        `What keeping the data version costs writes: processing a ${CASES.toLocaleString("en-US")}-case JUnit file (\`generateJUnit({ cases: ${CASES}, seed: 42 })\`, the \`bench:upload\` file; processTestRun in process, the project's tests already known) with the data-version triggers enabled and disabled, ${PROCESSING_ROUNDS} rounds of each alternated, medians: **${on.toFixed(0)} ms** with them, ${off.toFixed(0)} ms without (${(on / off).toFixed(3)}×).`,
         "",
       ].join("\n");
       writeBenchmarkSection(path.join(ROOT, "BENCHMARKS.md"), "etags-bench", body);
