@@ -18,12 +18,17 @@ export function parseIfNoneMatch(field: string | undefined): IfNoneMatch | null 
   const text = field.trim();
   if (text === "*") return { any: true };
   const tags: string[] = [];
-  let rest = text;
+  // A list's elements are separated by commas; empty elements are allowed (RFC 9110, 5.6.1).
+  let rest = text.replace(/^(?:,[ \t]*)+/, "");
   while (rest.length > 0) {
     const match = ENTITY_TAG.exec(rest);
     if (!match) return null;
     tags.push(match[1]!);
-    rest = rest.slice(match[0].length).replace(/^[ \t]*(?:,[ \t]*)*/, "");
+    rest = rest.slice(match[0].length);
+    const separator = /^[ \t]*(?:,[ \t]*)+/.exec(rest);
+    if (separator) rest = rest.slice(separator[0].length);
+    else if (rest.trim() !== "") return null;
+    else rest = "";
   }
   return tags.length > 0 ? { any: false, tags } : null;
 }

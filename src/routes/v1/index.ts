@@ -158,7 +158,7 @@ function v1DocumentConfig(publicBaseUrl: string) {
   return documentConfig({
     title: "CI test analytics API",
     description:
-      "Projects, test runs and alerts about flaky tests, slow runs, creeping skips and failure spikes. Every failure uses the error envelope. Rate limit: 600 requests in any rolling 60 seconds per API key. Test results come in through the upload operations (`/uploads/v1/…`, tag Uploads), authenticated with a project's upload token rather than an API key.",
+      "Projects, test runs and alerts about flaky tests, slow runs, creeping skips and failure spikes. Every failure uses the error envelope. Rate limit: 600 requests in any rolling 60 seconds per API key. Conditional GETs: every GET answers with an `ETag` and `Cache-Control: private, no-cache`; `If-None-Match` naming the current tag gets a 304 with no body, which counts toward the rate limit like any request. Test results come in through the upload operations (`/uploads/v1/…`, tag Uploads), authenticated with a project's upload token rather than an API key.",
     serverUrl: `${publicBaseUrl}/api/v1`,
     tags: [
       { name: "Organization", description: "The organization of the API key." },
