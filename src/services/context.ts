@@ -1,6 +1,5 @@
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
-import type { DataVersionSink } from "./data-versions";
 
 /** What every service needs. Services never import Hono and never read the environment. */
 export type ServiceDeps = {
@@ -9,6 +8,13 @@ export type ServiceDeps = {
   /** Base of the `url` fields: the web app's address. */
   webAppUrl: string;
 };
+
+/**
+ * Where a GET of /api/v1 leaves the data version its first statement read (src/services/data-versions.ts).
+ * `asOf` is the time deadlines are judged at: the request's start, never later than the `now` its
+ * content is presented at.
+ */
+export type DataVersionSink = { asOf: Date; value?: string | null };
 
 /**
  * A service call made on behalf of one organization: every query is scoped by it. `dataVersion`:

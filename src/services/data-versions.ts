@@ -13,13 +13,9 @@
 import { type SQL, sql } from "drizzle-orm";
 import { rowsOf } from "../db/rows";
 import type { Database } from "../db/types";
-import type { OrgScope } from "./context";
+import type { DataVersionSink, OrgScope } from "./context";
 
-/**
- * Where a GET leaves the data version its first statement read. `asOf` is the time deadlines are
- * judged at: the request's start, never later than the `now` its content is presented at.
- */
-export type DataVersionSink = { asOf: Date; value?: string | null };
+export type { DataVersionSink };
 
 /** The version as one text column: `<data_version>:<latest passed deadline, ms or empty>`; null for no organization. */
 export function dataVersionSql(organizationId: string, asOf: Date): SQL<string | null> {
