@@ -10,7 +10,9 @@
  * Writes its section of BENCHMARKS.md.
  *
  * Env: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres), BENCH_DURATION_SECONDS
- * (10 measured seconds per variant), BENCH_ROUNDS (2), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (50).
+ * (10 measured seconds per variant), BENCH_ROUNDS (2), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (50),
+ * BENCH_PROCESSING_ROUNDS (5), BENCH_TOGGLE_TABLES (comma-separated tables whose data-version
+ * triggers are toggled; all by default: to find which one costs what).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import os from "node:os";
