@@ -29,9 +29,10 @@ export function writeBenchmarkSection(file: string, name: string, body: string):
 
 /**
  * Runs `fn` on a database made for it on the local Postgres server (migrated), and drops the
- * database afterwards, whatever happens. `postgres` is the server's version line for the report.
+ * database afterwards, whatever happens. `postgres` is the server's version line for the report;
+ * `url` the made database's, for a child process to open.
  */
-export async function withBenchDatabase<T>(serverUrl: string, prefix: string, fn: (database: OpenedDatabase, postgres: string) => Promise<T>): Promise<T> {
+export async function withBenchDatabase<T>(serverUrl: string, prefix: string, fn: (database: OpenedDatabase, postgres: string, url: string) => Promise<T>): Promise<T> {
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   const dbName = `${prefix}_${randomBytes(5).toString("hex")}`;
@@ -42,7 +43,7 @@ export async function withBenchDatabase<T>(serverUrl: string, prefix: string, fn
   try {
     await database.migrate();
     const postgres = (await admin.query<{ v: string }>("select version() as v")).rows[0]!.v.replace(/ on .*$/, "");
-    return await fn(database, postgres);
+    return await fn(database, postgres, url.toString());
   } finally {
     await database.close();
     await admin.query(`drop database if exists "${dbName}" with (force)`);

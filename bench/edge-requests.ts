@@ -19,18 +19,28 @@ export type EdgeFixture = {
   alertId: string;
   /** A cursor of GET /projects?limit=1 (the second page). */
   projectsCursor: string;
+  /** The ETag of GET /projects last answered (kept by the "projects" request type, for the 304's). */
+  projectsEtag?: string;
 };
 
-type Answer = { status: number; body: Record<string, unknown> };
+type Answer = { status: number; body: Record<string, unknown>; etag: string | null };
 
-async function send(baseUrl: string, method: string, path: string, token: string, body?: unknown, contentType = "application/json"): Promise<Answer> {
+async function send(
+  baseUrl: string,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+  contentType = "application/json",
+  headers: Record<string, string> = {},
+): Promise<Answer> {
   const response = await fetch(`${baseUrl}${path}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": contentType }) },
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": contentType }), ...headers },
     body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await response.text();
-  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, etag: response.headers.get("etag") };
 }
 
 function expectStatus(answer: Answer, status: number, what: string): Answer {
@@ -84,7 +94,21 @@ export type EdgeRequestType = {
 /** The API request types of the issue (the upload and its processing are measured apart: measureUpload). */
 export const EDGE_REQUEST_TYPES: EdgeRequestType[] = [
   { key: "organization", label: "GET /organization", send: (f) => send(f.baseUrl, "GET", "/api/v1/organization", f.apiKey).then((a) => expectStatus(a, 200, "organization")) },
-  { key: "projects", label: "GET /projects (first page)", send: (f) => send(f.baseUrl, "GET", "/api/v1/projects", f.apiKey).then((a) => expectStatus(a, 200, "projects")) },
+  {
+    key: "projects",
+    label: "GET /projects (first page)",
+    send: async (f) => {
+      const answer = expectStatus(await send(f.baseUrl, "GET", "/api/v1/projects", f.apiKey), 200, "projects");
+      f.projectsEtag = answer.etag ?? undefined;
+      return answer;
+    },
+  },
+  {
+    key: "projects_not_modified",
+    label: "GET /projects, If-None-Match of the current tag (304)",
+    send: (f) =>
+      send(f.baseUrl, "GET", "/api/v1/projects", f.apiKey, undefined, undefined, { "if-none-match": f.projectsEtag ?? "" }).then((a) => expectStatus(a, 304, "projects 304")),
+  },
   {
     key: "projects_cursor",
     label: "GET /projects (with a cursor)",
@@ -181,6 +205,8 @@ export type Budget = { roundTrips: number; flights: number; statements: number }
 export const EDGE_BUDGETS: Record<string, Budget> = {
   organization: { roundTrips: 4, flights: 1, statements: 1 },
   projects: { roundTrips: 4, flights: 1, statements: 1 },
+  /** The organization's data version only (docs/conditional-requests.md): the list's query never runs. */
+  projects_not_modified: { roundTrips: 4, flights: 1, statements: 1 },
   projects_cursor: { roundTrips: 4, flights: 1, statements: 1 },
   alerts: { roundTrips: 4, flights: 1, statements: 1 },
   /** A page with events; an empty page asks once more whether the alert exists (404) or has none. */

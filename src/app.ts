@@ -15,6 +15,7 @@ import { ApiError, describeError } from "./lib/errors";
 import { consoleLogger } from "./lib/logger";
 import { CursorCodec } from "./lib/pagination";
 import { createAdminApi } from "./routes/admin";
+import { createHealthRoutes } from "./routes/health";
 import { createUploadsApi, uploadsDocumentPart } from "./routes/uploads";
 import { createV1Api } from "./routes/v1";
 import { createWebApp } from "./web";
@@ -73,6 +74,8 @@ export function createApp(config: AppConfig) {
     await next();
   });
 
+  // Liveness and readiness probes (src/routes/health.ts): public, never rate limited.
+  app.route("/", createHealthRoutes());
   const uploadsApi = createUploadsApi(config);
   app.route("/api/v1", createV1Api(config, { codec, keyIdCache, uploadsDocument: () => uploadsDocumentPart(uploadsApi, config.publicBaseUrl) }));
   app.route("/admin/v1", createAdminApi(config));

@@ -54,7 +54,42 @@ export const organizations = pgTable("organizations", {
   metadata: text("metadata"),
   createdAt: timestampMs("created_at").notNull().defaultNow(),
   updatedAt: timestampMs("updated_at").notNull().defaultNow(),
+  /**
+   * Counts the committed transactions that changed what the organization's /api/v1 GETs show: the
+   * ETags' data version (docs/conditional-requests.md). Kept by triggers (drizzle/0020_data_versions.sql),
+   * never by the app, so that no write path can forget it.
+   */
+  dataVersion: bigint("data_version", { mode: "number" }).notNull().default(0),
 });
+
+/**
+ * The organizations a transaction has changed, until it commits: statement triggers note them here,
+ * and a deferred trigger bumps each one's `data_version` at commit (drizzle/0020_data_versions.sql),
+ * so the organization's row is locked for the commit only, not from the first write on.
+ */
+export const organizationDataChanges = pgTable(
+  "organization_data_changes",
+  {
+    organizationId: uuid("organization_id").notNull(),
+    transactionId: bigint("transaction_id", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.transactionId] })],
+);
+
+/**
+ * When something an organization's GETs show changes by the passing of time alone (a snooze or a
+ * quarantine ending): the ETags include the latest of these that has passed.
+ */
+export const organizationDeadlines = pgTable(
+  "organization_deadlines",
+  {
+    organizationId: uuid("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    at: timestampMs("at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.at] })],
+);
 
 export const apiKeys = pgTable(
   "api_keys",

@@ -14,7 +14,7 @@ const DESCRIPTIONS = {
 
 type Status = keyof typeof DESCRIPTIONS;
 
-const rateLimitHeaders = {
+export const rateLimitHeaders = {
   RateLimit: { description: 'Remaining quota: `"default";r=<remaining>;t=<seconds>`.', schema: { type: "string" as const } },
   "RateLimit-Policy": { description: '`"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key.', schema: { type: "string" as const } },
 };

@@ -8,6 +8,7 @@ import type { Page } from "../lib/pagination";
 import { findAlertRow } from "./alerts";
 import type { OrgScope, ServiceDeps } from "./context";
 import { presentAlertEvent } from "./presenters";
+import { selectWithDataVersion } from "./data-versions";
 
 export type AlertEventObject = ReturnType<typeof presentAlertEvent>;
 
@@ -39,13 +40,18 @@ export async function listAlertEvents(scope: OrgScope, request: ListRequest<Aler
     .select({ id: alerts.id })
     .from(alerts)
     .where(and(eq(alerts.id, alertId), eq(alerts.organizationId, scope.organizationId)));
-  const rows = await scope.db
-    .select({ event: alertEvents, run: testRuns })
-    .from(alertEvents)
-    .innerJoin(testRuns, eq(testRuns.id, alertEvents.testRunId))
-    .where(and(eq(alertEvents.alertId, alertId), exists(alertInScope), alertEventList.after(request)))
-    .orderBy(...alertEventList.orderBy)
-    .limit(alertEventList.fetchLimit(request));
+  const rows = await selectWithDataVersion(
+    scope,
+    (version) =>
+      scope.db
+        .select({ event: alertEvents, run: testRuns, ...version })
+        .from(alertEvents)
+        .innerJoin(testRuns, eq(testRuns.id, alertEvents.testRunId))
+        .where(and(eq(alertEvents.alertId, alertId), exists(alertInScope), alertEventList.after(request)))
+        .orderBy(...alertEventList.orderBy)
+        .limit(alertEventList.fetchLimit(request)),
+    "empty_list",
+  );
   if (rows.length === 0) await findAlertRow(scope, alertId);
   return alertEventList.page(rows, request, scope.webAppUrl);
 }

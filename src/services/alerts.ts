@@ -1,4 +1,4 @@
-import { type SQL, and, eq, gt, isNull, lte, or } from "drizzle-orm";
+import { type SQL, and, eq, getTableColumns, gt, isNull, lte, or } from "drizzle-orm";
 import { alerts } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { isUuid } from "../lib/ids";
@@ -8,6 +8,7 @@ import type { OrgScope } from "./context";
 import { type AlertStatus, type AlertType, SNOOZE_DURATIONS, type SnoozeDuration } from "../lib/vocabulary";
 import { presentAlert } from "./presenters";
 import { findProjectRow } from "./projects";
+import { selectWithDataVersion } from "./data-versions";
 
 
 export type AlertObject = ReturnType<typeof presentAlert>;
@@ -46,30 +47,40 @@ export async function listAlerts(scope: OrgScope, request: ListRequest<AlertFilt
   // An unknown or foreign project_id is a 404, not an empty list.
   if (filters.project_id !== null) await findProjectRow(scope, filters.project_id);
   const now = scope.clock.now();
-  const rows = await scope.db
-    .select()
-    .from(alerts)
-    .where(
-      and(
-        eq(alerts.organizationId, scope.organizationId),
-        filters.project_id !== null ? eq(alerts.projectId, filters.project_id) : undefined,
-        filters.alert_type !== null ? eq(alerts.alertType, filters.alert_type) : undefined,
-        statusCondition(filters.status, now),
-        alertList.after(request),
-      ),
-    )
-    .orderBy(...alertList.orderBy)
-    .limit(alertList.fetchLimit(request));
+  const rows = await selectWithDataVersion(
+    scope,
+    (version) =>
+      scope.db
+        .select({ ...getTableColumns(alerts), ...version })
+        .from(alerts)
+        .where(
+          and(
+            eq(alerts.organizationId, scope.organizationId),
+            filters.project_id !== null ? eq(alerts.projectId, filters.project_id) : undefined,
+            filters.alert_type !== null ? eq(alerts.alertType, filters.alert_type) : undefined,
+            statusCondition(filters.status, now),
+            alertList.after(request),
+          ),
+        )
+        .orderBy(...alertList.orderBy)
+        .limit(alertList.fetchLimit(request)),
+    "empty_list",
+  );
   return alertList.page(rows, request, { now, webAppUrl: scope.webAppUrl });
 }
 
 export async function findAlertRow(scope: OrgScope, alertId: string) {
   if (!isUuid(alertId)) throw notFound("Alert");
-  const [row] = await scope.db
-    .select()
-    .from(alerts)
-    .where(and(eq(alerts.id, alertId), eq(alerts.organizationId, scope.organizationId)))
-    .limit(1);
+  const [row] = await selectWithDataVersion(
+    scope,
+    (version) =>
+      scope.db
+        .select({ ...getTableColumns(alerts), ...version })
+        .from(alerts)
+        .where(and(eq(alerts.id, alertId), eq(alerts.organizationId, scope.organizationId)))
+        .limit(1),
+    "not_found",
+  );
   if (!row) throw notFound("Alert");
   return row;
 }

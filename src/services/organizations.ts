@@ -7,7 +7,8 @@ import { notFound, validationFailed } from "../lib/errors";
 import type { Database } from "../db/types";
 import { displayPrefix, generateToken, hashToken } from "../lib/keys";
 import { isUuid } from "../lib/ids";
-import type { ServiceDeps } from "./context";
+import type { OrgScope, ServiceDeps } from "./context";
+import { selectWithDataVersion } from "./data-versions";
 import { presentApiKey, presentOrganization } from "./presenters";
 
 export const DEFAULT_API_KEY_NAME = "Default API key";
@@ -24,13 +25,18 @@ export async function findLiveKeyByHash(db: Database, keyHash: string): Promise<
   return row ?? null;
 }
 
-export async function getOrganization(deps: ServiceDeps, auth: AuthenticatedKey) {
-  const [row] = await deps.db
-    .select({ org: organizations, key: apiKeys })
-    .from(organizations)
-    .innerJoin(apiKeys, eq(apiKeys.organizationId, organizations.id))
-    .where(and(eq(organizations.id, auth.organizationId), eq(apiKeys.id, auth.apiKeyId)))
-    .limit(1);
+export async function getOrganization(deps: OrgScope, auth: AuthenticatedKey) {
+  const [row] = await selectWithDataVersion(
+    deps,
+    (version) =>
+      deps.db
+        .select({ org: organizations, key: apiKeys, ...version })
+        .from(organizations)
+        .innerJoin(apiKeys, eq(apiKeys.organizationId, organizations.id))
+        .where(and(eq(organizations.id, auth.organizationId), eq(apiKeys.id, auth.apiKeyId)))
+        .limit(1),
+    "not_found",
+  );
   if (!row) throw notFound("Organization");
   return presentOrganization(row.org, row.key);
 }

@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, getTableColumns } from "drizzle-orm";
 import { alerts, organizations, projects } from "../db/schema";
 import { transactionWithRetry } from "../db/transaction-retry";
 import { notFound } from "../lib/errors";
@@ -10,6 +10,7 @@ import type { SecretKeyring } from "../lib/secret-box";
 import type { OrgScope, ServiceDeps } from "./context";
 import { ALERT_TYPES } from "../lib/vocabulary";
 import { presentProject } from "./presenters";
+import { selectWithDataVersion } from "./data-versions";
 
 export type ProjectObject = ReturnType<typeof presentProject>;
 
@@ -22,23 +23,33 @@ export const projectList = defineList<Record<string, never>, typeof projects.$in
 });
 
 export async function listProjects(scope: OrgScope, request: ListRequest<Record<string, never>>): Promise<Page<ProjectObject>> {
-  const rows = await scope.db
-    .select()
-    .from(projects)
-    .where(and(eq(projects.organizationId, scope.organizationId), projectList.after(request)))
-    .orderBy(...projectList.orderBy)
-    .limit(projectList.fetchLimit(request));
+  const rows = await selectWithDataVersion(
+    scope,
+    (version) =>
+      scope.db
+        .select({ ...getTableColumns(projects), ...version })
+        .from(projects)
+        .where(and(eq(projects.organizationId, scope.organizationId), projectList.after(request)))
+        .orderBy(...projectList.orderBy)
+        .limit(projectList.fetchLimit(request)),
+    "empty_list",
+  );
   return projectList.page(rows, request, scope.webAppUrl);
 }
 
 /** The project row if it belongs to the organization; one not-found for missing and foreign ids. */
 export async function findProjectRow(scope: OrgScope, projectId: string) {
   if (!isUuid(projectId)) throw notFound("Project");
-  const [row] = await scope.db
-    .select()
-    .from(projects)
-    .where(and(eq(projects.id, projectId), eq(projects.organizationId, scope.organizationId)))
-    .limit(1);
+  const [row] = await selectWithDataVersion(
+    scope,
+    (version) =>
+      scope.db
+        .select({ ...getTableColumns(projects), ...version })
+        .from(projects)
+        .where(and(eq(projects.id, projectId), eq(projects.organizationId, scope.organizationId)))
+        .limit(1),
+    "not_found",
+  );
   if (!row) throw notFound("Project");
   return row;
 }

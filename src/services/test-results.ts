@@ -13,6 +13,7 @@ import type { Page } from "../lib/pagination";
 import type { OrgScope } from "./context";
 import { presentTestCase, presentTestRun, presentTestSuite } from "./presenters";
 import { findProjectRow } from "./projects";
+import { selectWithDataVersion } from "./data-versions";
 import type { CaseStatus, RunResult, RunStatus } from "../lib/vocabulary";
 
 
@@ -136,13 +137,18 @@ export async function listTestCases(scope: OrgScope, request: ListRequest<TestCa
 export async function getTestCase(scope: OrgScope, caseId: string): Promise<TestCaseObject> {
   const id = parsePathBigintId(caseId);
   if (id === null) throw notFound("Test case");
-  const [row] = await scope.db
-    .select({ testCase: testCases, run: { projectId: testRuns.projectId, number: testRuns.number } })
-    .from(testCases)
-    .innerJoin(testRuns, eq(testRuns.id, testCases.testRunId))
-    .innerJoin(projects, eq(projects.id, testRuns.projectId))
-    .where(and(eq(testCases.id, id), eq(projects.organizationId, scope.organizationId)))
-    .limit(1);
+  const [row] = await selectWithDataVersion(
+    scope,
+    (version) =>
+      scope.db
+        .select({ testCase: testCases, run: { projectId: testRuns.projectId, number: testRuns.number }, ...version })
+        .from(testCases)
+        .innerJoin(testRuns, eq(testRuns.id, testCases.testRunId))
+        .innerJoin(projects, eq(projects.id, testRuns.projectId))
+        .where(and(eq(testCases.id, id), eq(projects.organizationId, scope.organizationId)))
+        .limit(1),
+    "not_found",
+  );
   if (!row) throw notFound("Test case");
   return presentTestCase(row.testCase, row.run, scope.webAppUrl);
 }

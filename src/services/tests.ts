@@ -14,6 +14,7 @@ import type { OrgScope } from "./context";
 import { presentHealthTransition, presentTest, presentTestCase, presentTestRunSummary } from "./presenters";
 import { findProjectRow } from "./projects";
 import { TEST_WINDOW } from "./tests-state";
+import { selectWithDataVersion } from "./data-versions";
 
 export type TestObject = ReturnType<typeof presentTest>;
 type TestRow = typeof tests.$inferSelect;
@@ -90,12 +91,17 @@ export async function listTests(scope: OrgScope, request: ListRequest<TestFilter
 /** The test and its project if the test belongs to the organization; one not-found for missing and foreign ids. */
 export async function findTestRow(scope: OrgScope, testId: string) {
   if (!isUuid(testId)) throw notFound("Test");
-  const [row] = await scope.db
-    .select({ test: tests, project: { defaultBranch: projects.defaultBranch } })
-    .from(tests)
-    .innerJoin(projects, eq(projects.id, tests.projectId))
-    .where(and(eq(tests.id, testId), eq(projects.organizationId, scope.organizationId)))
-    .limit(1);
+  const [row] = await selectWithDataVersion(
+    scope,
+    (version) =>
+      scope.db
+        .select({ test: tests, project: { defaultBranch: projects.defaultBranch }, ...version })
+        .from(tests)
+        .innerJoin(projects, eq(projects.id, tests.projectId))
+        .where(and(eq(tests.id, testId), eq(projects.organizationId, scope.organizationId)))
+        .limit(1),
+    "not_found",
+  );
   if (!row) throw notFound("Test");
   return row;
 }

@@ -16,7 +16,8 @@ import { alertList, disableAlert, enableAlert, getAlert, listAlerts, snoozeAlert
 import { getOrganization } from "../../services/organizations";
 import { getProject, listProjects, projectList, updateProject } from "../../services/projects";
 import { validationHook } from "../validation";
-import { COMMON_ERRORS, errorResponses, jsonOk } from "../responses";
+import { COMMON_ERRORS, errorResponses, jsonOk, rateLimitHeaders } from "../responses";
+import { conditionalGets, declareConditionalGets } from "../conditional-gets";
 import {
   AlertEventSchema,
   AlertSchema,
@@ -158,7 +159,7 @@ function v1DocumentConfig(publicBaseUrl: string) {
   return documentConfig({
     title: "CI test analytics API",
     description:
-      "Projects, test runs and alerts about flaky tests, slow runs, creeping skips and failure spikes. Every failure uses the error envelope. Rate limit: 600 requests in any rolling 60 seconds per API key. Test results come in through the upload operations (`/uploads/v1/…`, tag Uploads), authenticated with a project's upload token rather than an API key.",
+      "Projects, test runs and alerts about flaky tests, slow runs, creeping skips and failure spikes. Every failure uses the error envelope. Rate limit: 600 requests in any rolling 60 seconds per API key. Conditional GETs: every GET answers with an `ETag` and `Cache-Control: private, no-cache`; `If-None-Match` naming the current tag gets a 304 with no body, which counts toward the rate limit like any request. Test results come in through the upload operations (`/uploads/v1/…`, tag Uploads), authenticated with a project's upload token rather than an API key.",
     serverUrl: `${publicBaseUrl}/api/v1`,
     tags: [
       { name: "Organization", description: "The organization of the API key." },
@@ -195,6 +196,7 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
   // document describes everything an integrator calls.
   api.get("/openapi.json", (c) => {
     const document = api.getOpenAPI31Document(v1DocumentConfig(config.publicBaseUrl));
+    declareConditionalGets(document.paths as Record<string, Record<string, unknown>>, rateLimitHeaders);
     const uploads = options.uploadsDocument?.();
     if (uploads) {
       document.paths = { ...document.paths, ...uploads.paths };
@@ -211,6 +213,8 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
 
   // Authentication first, then the rate limit, then validation (docs/api-decisions.md).
   api.use("*", authenticateApiKey({ webAppUrl: config.webAppUrl, keyIdCache: parts.keyIdCache }));
+  // Every GET answers with an ETag and honours If-None-Match (src/routes/conditional-gets.ts).
+  api.use("*", conditionalGets(config.cursorSecret));
   // Only the three operations that take a body read one (jsonBodyOn says why).
   api.use("/projects/:id", jsonBodyOn("PATCH"));
   api.use("/alerts/:id/snooze", jsonBodyOn("POST"));
