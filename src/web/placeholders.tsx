@@ -1,4 +1,4 @@
-/** `/alerts` and `/settings/team`: in the navigation already, built by the next slices; signed-in only, like every page. */
+/** `/settings/team`: in the navigation already, built by the next slice; signed-in only, like every page. */
 import type { Hono } from "hono";
 import { defaultMembership } from "../services/memberships";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
@@ -6,7 +6,6 @@ import { type Section, Layout } from "./layout";
 import { signedIn } from "./session";
 
 const PLACEHOLDERS: { path: string; section: Section; title: string; text: string }[] = [
-  { path: "/alerts", section: "alerts", title: "Alerts", text: "The organization's alerts (snooze, enable, disable) come with the next slice." },
   { path: "/settings/team", section: "team", title: "Team", text: "Members, invitations and the organization's API key come with the next slice." },
 ];
 
