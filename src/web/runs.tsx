@@ -186,7 +186,7 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
           <dd>{run.commitSha ? <code>{run.commitSha}</code> : <span class="muted">—</span>}</dd>
           <dt>Build</dt>
           <dd>
-            {run.buildUrl ? <ExternalLink href={run.buildUrl}>{run.buildId ?? run.buildUrl}</ExternalLink> : (run.buildId ?? <span class="muted">—</span>)}
+            {run.buildId ?? (run.buildUrl ? null : <span class="muted">—</span>)} {run.buildUrl ? <ExternalLink href={run.buildUrl} /> : null}
           </dd>
           {run.tags.length > 0 ? (
             <>
