@@ -82,7 +82,8 @@ describe("who may see and do what", () => {
 
   it("cross-site posts are refused (403) and change nothing", async () => {
     const id = f.alertIds.skipped_test_count_creep!;
-    for (const headers of [{ origin: "https://evil.example" }, {}, { "sec-fetch-site": "cross-site" }]) {
+    const refusedHeaders: Record<string, string>[] = [{ origin: "https://evil.example" }, {}, { "sec-fetch-site": "cross-site" }];
+    for (const headers of refusedHeaders) {
       expect((await f.admin.post(`/alerts/${id}/snooze`, { duration: "1w" }, headers)).status).toBe(403);
       expect((await f.admin.post(`/alerts/${id}/disable`, {}, headers)).status).toBe(403);
       expect((await f.admin.post(`/projects/${f.project.id}/tests/${f.paysTestId}/quarantine`, { reason: "x", duration: "1d" }, headers)).status).toBe(403);
