@@ -1,4 +1,4 @@
-import { and, eq, exists, sql } from "drizzle-orm";
+import { and, desc, eq, exists, sql } from "drizzle-orm";
 import { alertEvents, alerts, testRuns } from "../db/schema";
 import { transactionWithRetry } from "../db/transaction-retry";
 import { notFound } from "../lib/errors";
@@ -54,6 +54,16 @@ export async function listAlertEvents(scope: OrgScope, request: ListRequest<Aler
   );
   if (rows.length === 0) await findAlertRow(scope, alertId);
   return alertEventList.page(rows, request, scope.webAppUrl);
+}
+
+/** The events a run tripped (newest first), each with its alert's id, type and project: what the run's page lists. */
+export async function listRunAlertEvents(scope: OrgScope, runId: number) {
+  return scope.db
+    .select({ id: alertEvents.id, alertId: alerts.id, alertType: alerts.alertType, metadata: alertEvents.metadata, triggeredAt: alertEvents.triggeredAt })
+    .from(alertEvents)
+    .innerJoin(alerts, eq(alerts.id, alertEvents.alertId))
+    .where(and(eq(alertEvents.testRunId, runId), eq(alerts.organizationId, scope.organizationId)))
+    .orderBy(desc(alertEvents.triggeredAt), desc(alertEvents.id));
 }
 
 /**

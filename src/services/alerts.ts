@@ -1,5 +1,5 @@
-import { type SQL, and, eq, getTableColumns, gt, isNull, lte, or } from "drizzle-orm";
-import { alerts } from "../db/schema";
+import { type SQL, and, eq, getTableColumns, gt, inArray, isNull, lte, or } from "drizzle-orm";
+import { alerts, projects } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { isUuid } from "../lib/ids";
 import { type ListRequest, defineList } from "../lib/lists";
@@ -85,6 +85,13 @@ export async function findAlertRow(scope: OrgScope, alertId: string) {
   return row;
 }
 
+/** The organization of an alert (whoever asks), or null: the pages check the person's membership of it. */
+export async function findAlertOrganizationId(deps: Pick<OrgScope, "db">, alertId: string): Promise<string | null> {
+  if (!isUuid(alertId)) return null;
+  const [row] = await deps.db.select({ organizationId: alerts.organizationId }).from(alerts).where(eq(alerts.id, alertId)).limit(1);
+  return row?.organizationId ?? null;
+}
+
 export async function getAlert(scope: OrgScope, alertId: string): Promise<AlertObject> {
   return presentAlert(await findAlertRow(scope, alertId), scope.clock.now(), scope.webAppUrl);
 }
@@ -128,3 +135,13 @@ export function disableAlert(scope: OrgScope, alertId: string): Promise<AlertObj
   return transition(scope, alertId, { active: false }, eq(alerts.active, true));
 }
 
+
+/** Names of the organization's projects among `ids`: the alerts page names each alert's project. */
+export async function alertProjectNames(scope: OrgScope, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await scope.db
+    .select({ id: projects.id, name: projects.name })
+    .from(projects)
+    .where(and(eq(projects.organizationId, scope.organizationId), inArray(projects.id, [...new Set(ids)])));
+  return new Map(rows.map((row) => [row.id, row.name]));
+}

@@ -66,7 +66,7 @@ export function presentAlert(row: Row<typeof alerts>, now: Date, webAppUrl: stri
     events_count: row.eventsCount,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
-    url: `${base(webAppUrl)}/projects/${row.projectId}/alerts/${row.id}`,
+    url: `${base(webAppUrl)}/alerts/${row.id}`,
   };
 }
 
@@ -92,7 +92,7 @@ export function presentTestRun(row: Row<typeof testRuns>, webAppUrl: string) {
     errored_count: row.erroredCount,
     skipped_count: row.skippedCount,
     quarantined_failures_count: row.quarantinedFailuresCount,
-    url: `${base(webAppUrl)}/projects/${row.projectId}/test_runs/${row.number}`,
+    url: `${base(webAppUrl)}/projects/${row.projectId}/runs/${row.number}`,
   };
 }
 
@@ -139,7 +139,8 @@ export function presentTestCase(row: Row<typeof testCases>, run: Pick<Row<typeof
     quarantined: row.quarantined,
     system_out: row.systemOut,
     system_err: row.systemErr,
-    url: `${base(webAppUrl)}/projects/${run.projectId}/test_runs/${run.number}/test_cases/${row.id}`,
+    // The run's page, at the case (its failures carry an anchor each).
+    url: `${base(webAppUrl)}/projects/${run.projectId}/runs/${run.number}#case-${row.id}`,
   };
 }
 
@@ -170,7 +171,7 @@ export function presentTestRunSummary(run: Pick<Row<typeof testRuns>, "projectId
     branch: run.branch,
     commit_sha: run.commitSha,
     created_at: run.createdAt.toISOString(),
-    url: `${base(webAppUrl)}/projects/${run.projectId}/test_runs/${run.number}`,
+    url: `${base(webAppUrl)}/projects/${run.projectId}/runs/${run.number}`,
   };
 }
 

@@ -4,8 +4,8 @@
  * project, run or case is the same 404 as a missing one. Lists are newest first (runs by
  * arrival; suites and cases, which arrive together, by descending number and id).
  */
-import { and, eq } from "drizzle-orm";
-import { projects, testCases, testRuns, testSuites } from "../db/schema";
+import { and, asc, eq, inArray } from "drizzle-orm";
+import { projects, testCases, testRuns, testSuites, tests } from "../db/schema";
 import { notFound } from "../lib/errors";
 import { parsePathBigintId, parsePathNumber } from "../lib/ids";
 import { type ListRequest, defineList } from "../lib/lists";
@@ -151,4 +151,38 @@ export async function getTestCase(scope: OrgScope, caseId: string): Promise<Test
   );
   if (!row) throw notFound("Test case");
   return presentTestCase(row.testCase, row.run, scope.webAppUrl);
+}
+
+/** Failed and errored cases a run page shows at most (a run failing more says how many it left out). */
+export const MAX_RUN_PAGE_FAILURES = 500;
+
+/**
+ * A run's failed and errored cases for its page, each with what its test is now (health, and its
+ * quarantine's end): grouped by the page under their signatures, in the order of
+ * `listRunFailureGroups`. At most MAX_RUN_PAGE_FAILURES, by id.
+ */
+export async function listRunFailures(scope: OrgScope, run: Pick<typeof testRuns.$inferSelect, "id" | "projectId">) {
+  return scope.db
+    .select({
+      id: testCases.id,
+      testId: testCases.testId,
+      name: testCases.name,
+      classname: testCases.classname,
+      file: testCases.file,
+      status: testCases.status,
+      durationMs: testCases.durationMs,
+      failureType: testCases.failureType,
+      failureMessage: testCases.failureMessage,
+      failureText: testCases.failureText,
+      signature: testCases.failureSignature,
+      quarantined: testCases.quarantined,
+      health: tests.health,
+      quarantineExpiresAt: tests.quarantineExpiresAt,
+    })
+    .from(testCases)
+    .innerJoin(projects, eq(projects.id, run.projectId))
+    .leftJoin(tests, eq(tests.id, testCases.testId))
+    .where(and(eq(testCases.testRunId, run.id), eq(projects.organizationId, scope.organizationId), inArray(testCases.status, ["failed", "errored"])))
+    .orderBy(asc(testCases.id))
+    .limit(MAX_RUN_PAGE_FAILURES);
 }

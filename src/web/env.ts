@@ -14,7 +14,8 @@ export type WebEnv = {
 };
 
 /** What every page's rendering needs from configuration. */
-export type WebConfig = Pick<AppConfig, "secrets" | "webAppUrl" | "publicBaseUrl" | "webhookUrlPolicy">;
+/** `cursorSecret`: the pages page through lists with the API's own signed cursors. */
+export type WebConfig = Pick<AppConfig, "secrets" | "webAppUrl" | "publicBaseUrl" | "webhookUrlPolicy" | "cursorSecret">;
 
 /** The header's organization and the person, for the layout. */
 export type PageContext = { person: SignedInPerson; membership: Membership | null; paths: WebPaths };

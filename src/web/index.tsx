@@ -12,12 +12,14 @@ import { isDatabaseUnavailable } from "../db/errors";
 import { ApiError, describeError } from "../lib/errors";
 import type { WebConfig, WebEnv } from "./env";
 import { webPaths } from "./env";
+import { CursorCodec } from "../lib/pagination";
+import { registerAlerts } from "./alerts";
 import { registerHome } from "./home";
 import { PlainPage } from "./layout";
-import { registerPlaceholders } from "./placeholders";
 import { registerProject } from "./project";
 import { registerNewProject } from "./project-new";
 import { registerProjectSettings } from "./project-settings";
+import { registerRuns } from "./runs";
 import { isSameOriginRequest, pageSecurityHeaders } from "./security";
 import { registerSignIn } from "./sign-in";
 import { registerSignOut } from "./sign-out";
@@ -25,6 +27,7 @@ import { registerSignUp } from "./sign-up";
 import { registerInvitation } from "./invitation";
 import { registerTeam } from "./team";
 import { APP_CSS } from "./styles";
+import { registerTests } from "./tests";
 
 /**
  * Every page route: the security headers, the form-size limit and the CSRF check apply to these.
@@ -43,6 +46,17 @@ export const PAGE_PATHS = [
   "/settings/team/*",
   "/invitations/:token",
   "/invitations/:token/*",
+  "/projects/:id/runs",
+  "/projects/:id/runs/:number",
+  "/projects/:id/tests",
+  "/projects/:id/tests/:test_id",
+  "/projects/:id/tests/:test_id/quarantine",
+  "/projects/:id/tests/:test_id/unquarantine",
+  "/alerts/:id",
+  "/alerts/:id/snooze",
+  "/alerts/:id/unsnooze",
+  "/alerts/:id/enable",
+  "/alerts/:id/disable",
 ] as const;
 /** Forms are small: name, e-mail, password, organization. */
 const FORM_MAX_BYTES = 16 * 1024;
@@ -87,9 +101,13 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
   registerNewProject(web, config, paths);
   registerProject(web, config, paths);
   registerProjectSettings(web, config, paths);
-  registerPlaceholders(web, config, paths);
   registerTeam(web, config, paths);
   registerInvitation(web, config, paths);
+  // The API's cursors: a page's "next" link carries the same signed cursor as GET /api/v1/….
+  const codec = new CursorCodec(config.cursorSecret);
+  registerRuns(web, config, paths, codec);
+  registerTests(web, config, paths, codec);
+  registerAlerts(web, config, paths, codec);
 
   web.onError((error, c) => {
     if (isDatabaseUnavailable(error)) {

@@ -76,4 +76,36 @@ pre.command { background: #f6f8fa; border: 1px solid var(--line); border-radius:
 button.danger { background: var(--fail); border-color: var(--fail); }
 .success { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--pass); background: #f0fff4; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
+h2 { font-size: 1.2rem; margin: 2rem 0 0.75rem; }
+h3 { font-size: 1rem; margin: 0 0 0.25rem; overflow-wrap: anywhere; }
+.crumbs { margin: 0 0 0.5rem; color: var(--muted); }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.25rem 1rem; margin: 0 0 1.5rem; }
+dl.facts dt { font-weight: 600; color: var(--muted); }
+dl.facts dd, dl.metadata dd { margin: 0; overflow-wrap: anywhere; }
+dl.metadata { display: grid; grid-template-columns: max-content 1fr; gap: 0.1rem 0.75rem; margin: 0.25rem 0 0; font-size: 0.875rem; }
+dl.metadata dt { color: var(--muted); }
+form.filters { display: flex; flex-wrap: wrap; align-items: end; gap: 0.75rem 1rem; margin: 0 0 1rem; }
+form.inline { display: inline-flex; align-items: end; gap: 0.5rem; margin: 0 1rem 0.75rem 0; }
+select { font: inherit; padding: 0.4rem 0.5rem; border: 1px solid #8c959f; border-radius: 6px; background: #fff; }
+.page-links { display: flex; gap: 1.5rem; margin: 1rem 0; }
+.badge { display: inline-block; padding: 0 0.45rem; border-radius: 999px; font-size: 0.8rem; font-weight: 600; border: 1px solid currentColor; margin-right: 0.25rem; }
+.status-passed, .health-healthy, .state-active { color: var(--pass); }
+.status-failed, .status-errored, .health-broken { color: var(--fail); }
+.status-skipped, .state-disabled { color: var(--muted); }
+.health-flaky, .quarantined, .state-snoozed { color: var(--warn); }
+.failure-group { border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem 1rem; margin: 0 0 1rem; }
+ul.failures, ul.events { list-style: none; padding: 0; margin: 0; }
+ul.failures li, ul.events li { padding: 0.5rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
+.failure-message { margin: 0.25rem 0; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.875rem; white-space: pre-wrap; }
+pre { background: #f6f8fa; padding: 0.75rem; overflow-x: auto; font-size: 0.8rem; max-height: 30rem; }
+td.nested { padding-left: 2rem; }
+ol.history-strip { display: flex; flex-wrap: wrap; gap: 2px; list-style: none; padding: 0; margin: 0; }
+ol.history-strip a.cell { display: block; width: 0.7rem; height: 1.6rem; border-radius: 2px; }
+ol.history-strip a.cell:focus-visible { outline: 2px solid var(--fg); outline-offset: 1px; }
+a.cell.status-passed { background: var(--pass); }
+a.cell.status-failed { background: var(--fail); }
+a.cell.status-errored { background: #8a1c23; }
+a.cell.status-skipped { background: #afb8c1; }
+.notice-done { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--pass); color: var(--pass); background: #f0fff4; max-width: 40rem; }
 `;

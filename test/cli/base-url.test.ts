@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const BIN = fileURLToPath(new URL("../../packages/uploader/bin/ci-test-analytics.mjs", import.meta.url));
 const TOKEN = `ctu_${"a1B2c3D4e5".repeat(4)}${"Z9y8x7w6v".slice(0, 9)}`;
-const ACCEPTED = { number: 12, status: "pending", url: "https://app.example.test/projects/p1/test_runs/12" };
+const ACCEPTED = { number: 12, status: "pending", url: "https://app.example.test/projects/p1/runs/12" };
 
 type Writable = { write(chunk: string): unknown };
 type CliModule = {

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 const BIN = fileURLToPath(new URL("../../packages/uploader/bin/ci-test-analytics.mjs", import.meta.url));
 const TOKEN = `ctu_${"q1W2e3R4t5".repeat(4)}${"Y6u7I8o9p".slice(0, 9)}`;
 const URL_BASE = "https://analytics.example.test";
-const RUN_URL = "https://app.example.test/projects/p1/test_runs/7";
+const RUN_URL = "https://app.example.test/projects/p1/runs/7";
 const HOUR = 3_600_000;
 const T0 = Date.parse("2026-03-01T12:00:00Z");
 

@@ -155,7 +155,7 @@ describe("a flaky test quarantined through the API, and the CLI's --quarantine",
     const text = readFileSync(summary, "utf8");
     expect(text.startsWith("earlier step\n### CI test analytics: ❌ 1 failed test not quarantined\n")).toBe(true);
     expect(text).toContain("| 3 | 1 | 2 | 0 | 0 |");
-    expect(text).toContain(`- Test run [#${number}](${WEB_APP_URL}/projects/${projectId}/test_runs/${number}) (processed)`);
+    expect(text).toContain(`- Test run [#${number}](${WEB_APP_URL}/projects/${projectId}/runs/${number}) (processed)`);
     const pays = await testNamed("pays");
     const adds = await testNamed("adds items");
     expect(text).toContain(`#### Failures not quarantined (1)\n\n- \`Cart › adds items\` (failed) — expected true — [test page](${WEB_APP_URL}/projects/${projectId}/tests/${adds.id})`);

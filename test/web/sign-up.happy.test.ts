@@ -115,7 +115,7 @@ describe("the projects home", () => {
     expect(project.url.endsWith(`/projects/${project.id}`)).toBe(true);
   });
 
-  it("the placeholders of the navigation answer to a signed-in person", async () => {
+  it("the navigation's Alerts and Team pages answer to a signed-in person, marked as the current section", async () => {
     const client = new WebClient(h.app);
     await client.signUp({ email: uniqueEmail("nav"), organization: "Nav Org" });
     for (const path of ["/alerts", "/settings/team"]) {

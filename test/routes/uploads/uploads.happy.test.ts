@@ -87,7 +87,7 @@ describe("the run lifecycle", () => {
       started_at: "2026-11-21T08:00:00.000Z",
       processed_at: null,
     });
-    expect(res.body.url).toBe(`${WEB_APP_URL}/projects/${project.id}/test_runs/1`);
+    expect(res.body.url).toBe(`${WEB_APP_URL}/projects/${project.id}/runs/1`);
     expect(res.body.api_url).toBe(`${PUBLIC_BASE_URL}/api/v1/projects/${project.id}/test_runs/1`);
     expect(res.headers.get("location")).toBe(res.body.api_url);
     expect(res.headers.get("ratelimit-policy")).toBe('"default";q=600;w=60');

@@ -110,7 +110,7 @@ describe("GET /alerts/:alert_id/events", () => {
         errored_count: 1,
         skipped_count: 1,
         quarantined_failures_count: 0,
-        url: `${WEB_APP_URL}/projects/${project.id}/test_runs/2`,
+        url: `${WEB_APP_URL}/projects/${project.id}/runs/2`,
       },
     });
     expect(Number.isInteger(item.id)).toBe(true);

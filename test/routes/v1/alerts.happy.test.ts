@@ -71,7 +71,7 @@ describe("alerts of a new project", () => {
         events_count: 0,
         created_at: createdAt,
         updated_at: createdAt,
-        url: `${WEB_APP_URL}/projects/${project.id}/alerts/${alert.id}`,
+        url: `${WEB_APP_URL}/alerts/${alert.id}`,
       });
       expect(alert.id).toMatch(UUID);
       expect(typeof alert.name).toBe("string");

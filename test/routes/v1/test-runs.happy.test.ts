@@ -125,7 +125,7 @@ function expectRunTypes(run: any) {
   expect(isIntOrNull(run.duration_ms)).toBe(true);
   for (const key of ["tests_count", "passed_count", "failed_count", "errored_count", "skipped_count"]) expect(Number.isInteger(run[key]) && run[key] >= 0).toBe(true);
   expect(run.tests_count).toBe(run.passed_count + run.failed_count + run.errored_count + run.skipped_count);
-  expect(run.url).toBe(`${WEB_APP_URL}/projects/${run.project_id}/test_runs/${run.number}`);
+  expect(run.url).toBe(`${WEB_APP_URL}/projects/${run.project_id}/runs/${run.number}`);
   // State consistency: only processed runs have a result; only failed ones a reason; pending ones no processed_at.
   expect(run.result === null).toBe(run.status !== "processed");
   expect(run.failure_reason === null).toBe(run.status !== "failed");
@@ -159,7 +159,7 @@ function expectCaseTypes(c: any, projectId: string, runNumber: number) {
     expect(isIntOrNull(attempt.duration_ms)).toBe(true);
     expect(attempt.failure_message === null || typeof attempt.failure_message === "string").toBe(true);
   }
-  expect(c.url).toBe(`${WEB_APP_URL}/projects/${projectId}/test_runs/${runNumber}/test_cases/${c.id}`);
+  expect(c.url).toBe(`${WEB_APP_URL}/projects/${projectId}/runs/${runNumber}#case-${c.id}`);
 }
 
 const runsPath = (projectId: string) => `/api/v1/projects/${projectId}/test_runs`;
@@ -218,7 +218,7 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
       errored_count: 1,
       skipped_count: 2,
       quarantined_failures_count: 0,
-      url: `${WEB_APP_URL}/projects/${projectId}/test_runs/1`,
+      url: `${WEB_APP_URL}/projects/${projectId}/runs/1`,
     });
     expectRunTypes(run);
     expect(run).toMatchObject(EXPECTED["phpunit.xml"]!.totals);
@@ -299,7 +299,7 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
     const parse = (await list(casesPath(projectId, 1, 4), org.apiKey)).data;
     const byName = (items: any[], name: string) => items.find((c) => c.name === name);
     const common = { project_id: projectId, test_run_number: 1, attempts: [], quarantined: false, system_err: null, test_id: expect.stringMatching(/^[0-9a-f-]{36}$/) };
-    const urlOf = (c: any) => `${WEB_APP_URL}/projects/${projectId}/test_runs/1/test_cases/${c.id}`;
+    const urlOf = (c: any) => `${WEB_APP_URL}/projects/${projectId}/runs/1#case-${c.id}`;
 
     const subtract = byName(money, "testSubtract");
     expect(subtract).toEqual({
@@ -490,7 +490,7 @@ describe("surefire-rerun.xml (retries) uploaded and read back", () => {
       // The attempt's own output belongs to the attempt, not to the case.
       system_out: null,
       system_err: null,
-      url: `${WEB_APP_URL}/projects/${projectId}/test_runs/2/test_cases/${flaky.id}`,
+      url: `${WEB_APP_URL}/projects/${projectId}/runs/2#case-${flaky.id}`,
     });
 
     expect(byName("searchesByPrefix")).toMatchObject({

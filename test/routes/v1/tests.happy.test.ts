@@ -144,7 +144,7 @@ describe("health", () => {
         from: "healthy",
         to: "flaky",
         reason: expect.stringContaining("abc123"),
-        test_run: { number: 3, branch: "retry-branch", commit_sha: "abc123", created_at: expect.any(String), url: `${WEB_APP_URL}/projects/${projectId}/test_runs/3` },
+        test_run: { number: 3, branch: "retry-branch", commit_sha: "abc123", created_at: expect.any(String), url: `${WEB_APP_URL}/projects/${projectId}/runs/3` },
         created_at: cross.health_changed_at,
       },
     ]);
@@ -242,7 +242,7 @@ describe("GET /tests/:id/executions", () => {
       [2, "failed", "feature", "c2"],
       [1, "passed", "main", "c1"],
     ]);
-    expect(all.data[0]).toMatchObject({ name: "hist", classname: "pkg.Tests", test_id: test.id, test_run_number: 3, test_run: { url: `${WEB_APP_URL}/projects/${projectId}/test_runs/3` } });
+    expect(all.data[0]).toMatchObject({ name: "hist", classname: "pkg.Tests", test_id: test.id, test_run_number: 3, test_run: { url: `${WEB_APP_URL}/projects/${projectId}/runs/3` } });
     const failed = (await h.get(`/api/v1/tests/${test.id}/executions?status=failed`, apiKey)).body.data;
     expect(failed.map((e: any) => e.test_run.number)).toEqual([2]);
     const onMain = (await h.get(`/api/v1/tests/${test.id}/executions?branch=main&limit=1`, apiKey)).body;

@@ -1,0 +1,36 @@
+/**
+ * The pattern of every page of an organization's resource (docs/web-app.md): the resource's
+ * organization is looked up first, then the person's membership of it; without one, the caller
+ * answers the same 404 as for a resource that does not exist. With one, the page reads through the
+ * same services as the API, scoped to that organization.
+ */
+import type { Context } from "hono";
+import { findMembership, type Membership } from "../services/memberships";
+import type { OrgScope } from "../services/context";
+import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
+
+export type MemberAccess = { scope: OrgScope; membership: Membership; page: PageContext };
+
+/** The person's access to `organizationId` (null when it is unknown or they are not a member). */
+export async function memberAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, organizationId: string | null): Promise<MemberAccess | null> {
+  if (organizationId === null) return null;
+  const person = c.var.person;
+  const membership = await findMembership(c.env, person.userId, organizationId);
+  if (!membership) return null;
+  return {
+    scope: { db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, organizationId },
+    membership,
+    page: { person, membership, paths },
+  };
+}
+
+/** What only admins may do; a member's forged request is refused by the caller with 403. */
+export const isAdmin = (access: MemberAccess) => access.membership.role === "admin";
+
+/** A path with its query: only the non-empty values, in order. */
+export function withQuery(path: string, query: Record<string, string | null | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) if (value) params.set(name, value);
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+}

@@ -1,0 +1,266 @@
+/**
+ * `/alerts` (the API's `status` filter: the same values, `active` by default) and `/alerts/:id`:
+ * the alert's state, its actions and its events (what tripped it, with a link to the run). Any
+ * member may snooze and unsnooze; enabling and disabling are for admins, and a member's forged
+ * post is refused here with 403, whatever the page showed. Reads and writes go through the API's
+ * services (src/services/alerts.ts, alert-events.ts).
+ */
+import type { Context, Hono } from "hono";
+import { readListRequest } from "../lib/lists";
+import type { CursorCodec } from "../lib/pagination";
+import { ALERT_STATUSES, type AlertStatus, SNOOZE_DURATIONS, type SnoozeDuration } from "../lib/vocabulary";
+import { AlertsQuerySchema, PageQuerySchema } from "../routes/schemas";
+import { alertEventList, listAlertEvents } from "../services/alert-events";
+import { type AlertObject, alertList, alertProjectNames, disableAlert, enableAlert, findAlertOrganizationId, getAlert, listAlerts, snoozeAlert, unsnoozeAlert } from "../services/alerts";
+import { defaultMembership } from "../services/memberships";
+import { type MemberAccess, isAdmin, memberAccess, withQuery } from "./access";
+import { Metadata, Notice, PageLinks, When, noticeFor } from "./components";
+import type { WebConfig, WebEnv, WebPaths } from "./env";
+import { formFields } from "./forms";
+import { ErrorContent, Layout } from "./layout";
+import { pageNotFound } from "./not-found";
+import { notFoundAsNull, parseQuery } from "./page-input";
+import { signedIn } from "./session";
+
+const STATUS_LABELS: Record<AlertStatus, string> = { active: "Active (checking, not snoozed)", snoozed: "Snoozed", inactive: "Disabled", all: "All" };
+const SNOOZE_LABELS: Record<SnoozeDuration, string> = { "1h": "1 hour", "4h": "4 hours", "24h": "24 hours", "1w": "1 week" };
+
+const NOTICES = {
+  snoozed: "The alert is snoozed: no notifications until the time shown.",
+  unsnoozed: "The alert is no longer snoozed.",
+  enabled: "The alert is enabled: new runs are checked again.",
+  disabled: "The alert is disabled: new runs are not checked.",
+};
+
+/** One alert's state in words. */
+const AlertState = ({ alert }: { alert: AlertObject }) =>
+  !alert.active ? (
+    <span class="badge state-disabled">Disabled</span>
+  ) : alert.snoozed ? (
+    <span class="badge state-snoozed">
+      Snoozed until <When at={alert.snoozed_until} />
+    </span>
+  ) : (
+    <span class="badge state-active">Active</span>
+  );
+
+async function alertAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths): Promise<{ alert: AlertObject; access: MemberAccess } | null> {
+  const alertId = c.req.param("id") ?? "";
+  const access = await memberAccess(c, config, paths, await findAlertOrganizationId(c.env, alertId));
+  const alert = access ? await notFoundAsNull(getAlert(access.scope, alertId)) : null;
+  return access && alert ? { alert, access } : null;
+}
+
+export function registerAlerts(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): void {
+  web.get("/alerts", signedIn(config, paths), async (c) => {
+    const person = c.var.person;
+    const membership = await defaultMembership(c.env, person.userId, person.activeOrganizationId);
+    const access = await memberAccess(c, config, paths, membership?.organizationId ?? null);
+    if (!access) {
+      return c.html(
+        <Layout title="Alerts" page={{ person, membership: null, paths }} section="alerts">
+          <ErrorContent heading="No organization" message="You are not a member of any organization any more." paths={paths} />
+        </Layout>,
+      );
+    }
+    const query = parseQuery(AlertsQuerySchema, c, ["status", "cursor", "limit"]);
+    const filters = { status: query.status ?? "active", project_id: null, alert_type: null };
+    const request = readListRequest(codec, alertList, { organizationId: access.scope.organizationId, filters }, query);
+    const page = await listAlerts(access.scope, request);
+    const names = await alertProjectNames(access.scope, page.items.map((alert) => alert.project_id));
+    const base = paths.to("/alerts");
+    const filterQuery = { status: filters.status === "active" ? null : filters.status };
+    const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(alertList.listing(request), page.next) }) : null;
+    return c.html(
+      <Layout title="Alerts" page={access.page} section="alerts">
+        <h1>Alerts</h1>
+        <form method="get" action={base} class="filters">
+          <label>
+            Show
+            <select name="status">
+              {ALERT_STATUSES.map((status) => (
+                <option value={status} selected={filters.status === status}>
+                  {STATUS_LABELS[status]}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit">Show</button>
+        </form>
+        {page.items.length === 0 ? (
+          <p>No alerts {filters.status === "all" ? "" : `are ${STATUS_LABELS[filters.status].toLowerCase()}`}.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Alert</th>
+                <th scope="col">Project</th>
+                <th scope="col">State</th>
+                <th scope="col" class="num">Events</th>
+                <th scope="col">Last notified</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.items.map((alert) => (
+                <tr>
+                  <td>
+                    <a href={paths.to(`/alerts/${alert.id}`)}>{alert.name}</a>
+                  </td>
+                  <td>
+                    <a href={paths.to(`/projects/${alert.project_id}`)}>{names.get(alert.project_id) ?? "Project"}</a>
+                  </td>
+                  <td>
+                    <AlertState alert={alert} />
+                  </td>
+                  <td class="num">{alert.events_count}</td>
+                  <td>
+                    <When at={alert.last_notified_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        <PageLinks first={request.after ? withQuery(base, filterQuery) : null} next={next} label="Alerts" />
+      </Layout>,
+    );
+  });
+
+  web.get("/alerts/:id", signedIn(config, paths), async (c) => {
+    const found = await alertAccess(c, config, paths);
+    if (!found) return pageNotFound(c, c.var.person, paths);
+    const { alert, access } = found;
+    const query = parseQuery(PageQuerySchema, c, ["cursor", "limit"]);
+    const filters = { alert_id: alert.id };
+    const request = readListRequest(codec, alertEventList, { organizationId: access.scope.organizationId, filters }, query);
+    const events = await listAlertEvents(access.scope, request);
+    const names = await alertProjectNames(access.scope, [alert.project_id]);
+    const projectName = names.get(alert.project_id) ?? "Project";
+    const base = paths.to(`/alerts/${alert.id}`);
+    const next = events.next ? withQuery(base, { cursor: codec.encode(alertEventList.listing(request), events.next) }) : null;
+    const admin = isAdmin(access);
+    return c.html(
+      <Layout title={`${alert.name} · ${projectName}`} page={access.page} section="alerts">
+        <p class="crumbs">
+          <a href={paths.to("/alerts")}>Alerts</a> › <a href={paths.to(`/projects/${alert.project_id}`)}>{projectName}</a>
+        </p>
+        <h1>{alert.name}</h1>
+        <Notice text={noticeFor(NOTICES, c.req.query("done"))} />
+        <dl class="facts">
+          <dt>State</dt>
+          <dd>
+            <AlertState alert={alert} />
+          </dd>
+          <dt>Project</dt>
+          <dd>{projectName}</dd>
+          <dt>Events</dt>
+          <dd>{alert.events_count}</dd>
+          <dt>Last notified</dt>
+          <dd>
+            <When at={alert.last_notified_at} />
+          </dd>
+        </dl>
+
+        <section aria-labelledby="actions">
+          <h2 id="actions">Actions</h2>
+          <form method="post" action={`${base}/snooze`} class="inline">
+            <label>
+              Snooze for
+              <select name="duration">
+                {Object.entries(SNOOZE_LABELS).map(([duration, label]) => (
+                  <option value={duration} selected={duration === "24h"}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            </label>
+            <button type="submit">Snooze</button>
+          </form>
+          {alert.snoozed ? (
+            <form method="post" action={`${base}/unsnooze`} class="inline">
+              <button type="submit">Unsnooze</button>
+            </form>
+          ) : null}
+          {admin ? (
+            alert.active ? (
+              <form method="post" action={`${base}/disable`} class="inline">
+                <button type="submit">Disable</button>
+              </form>
+            ) : (
+              <form method="post" action={`${base}/enable`} class="inline">
+                <button type="submit">Enable</button>
+              </form>
+            )
+          ) : (
+            <p class="muted">Only admins can enable or disable alerts.</p>
+          )}
+        </section>
+
+        <section aria-labelledby="events">
+          <h2 id="events">Events</h2>
+          {events.items.length === 0 ? (
+            <p class="muted">{request.after ? "No more events." : "It has not tripped yet."}</p>
+          ) : (
+            <ul class="events">
+              {events.items.map((event) => (
+                <li>
+                  <When at={event.triggered_at} /> ·{" "}
+                  <a href={paths.to(`/projects/${event.test_run.project_id}/runs/${event.test_run.number}`)}>
+                    Run #{event.test_run.number}
+                    {event.test_run.branch ? ` on ${event.test_run.branch}` : ""}
+                  </a>
+                  <Metadata metadata={event.metadata as Record<string, unknown>} />
+                </li>
+              ))}
+            </ul>
+          )}
+          <PageLinks first={request.after ? base : null} next={next} label="Events" />
+        </section>
+      </Layout>,
+    );
+  });
+
+  const refused = (c: Context<WebEnv>, access: MemberAccess) =>
+    c.html(
+      <Layout title="Refused" page={access.page} section="alerts">
+        <ErrorContent heading="Refused" message="Only an admin of the organization can enable or disable alerts." paths={paths} />
+      </Layout>,
+      403,
+    );
+
+  web.post("/alerts/:id/snooze", signedIn(config, paths), async (c) => {
+    const found = await alertAccess(c, config, paths);
+    if (!found) return pageNotFound(c, c.var.person, paths);
+    const { duration } = await formFields(c, ["duration"]);
+    if (!Object.hasOwn(SNOOZE_DURATIONS, duration!)) {
+      return c.html(
+        <Layout title="Not accepted" page={found.access.page} section="alerts">
+          <ErrorContent heading="Not accepted" message={`Choose how long to snooze: ${Object.values(SNOOZE_LABELS).join(", ")}.`} paths={paths} />
+        </Layout>,
+        400,
+      );
+    }
+    await snoozeAlert(found.access.scope, found.alert.id, duration as SnoozeDuration);
+    return c.redirect(paths.to(`/alerts/${found.alert.id}?done=snoozed`), 303);
+  });
+
+  web.post("/alerts/:id/unsnooze", signedIn(config, paths), async (c) => {
+    const found = await alertAccess(c, config, paths);
+    if (!found) return pageNotFound(c, c.var.person, paths);
+    await unsnoozeAlert(found.access.scope, found.alert.id);
+    return c.redirect(paths.to(`/alerts/${found.alert.id}?done=unsnoozed`), 303);
+  });
+
+  for (const [action, change] of [
+    ["enable", enableAlert],
+    ["disable", disableAlert],
+  ] as const) {
+    web.post(`/alerts/:id/${action}`, signedIn(config, paths), async (c) => {
+      const found = await alertAccess(c, config, paths);
+      if (!found) return pageNotFound(c, c.var.person, paths);
+      if (!isAdmin(found.access)) return refused(c, found.access);
+      await change(found.access.scope, found.alert.id);
+      return c.redirect(paths.to(`/alerts/${found.alert.id}?done=${action}d`), 303);
+    });
+  }
+}

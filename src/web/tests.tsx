@@ -1,0 +1,408 @@
+/**
+ * `/projects/:id/tests` (health filter, search, sort: the API's GET tests, `impact` first) and
+ * `/projects/:id/tests/:test_id`: the test, a history strip of its last 100 executions, their
+ * durations, its failure groups with samples, its health transitions, and the quarantine forms
+ * (any member may quarantine and unquarantine). Reads and writes go through the API's services
+ * (src/services/tests.ts, failure-groups.ts, quarantine.ts); the quarantine form is checked with
+ * the API's own body schema. Names, classnames, messages and traces come from uploads: text.
+ */
+import type { Context, Hono } from "hono";
+import { readListRequest } from "../lib/lists";
+import type { CursorCodec } from "../lib/pagination";
+import { QUARANTINE_DURATIONS, TEST_HEALTHS, TEST_SORTS, type TestSort } from "../lib/vocabulary";
+import { QuarantineBodySchema, TestsQuerySchema } from "../routes/schemas";
+import { listTestFailureGroups } from "../services/failure-groups";
+import { findProjectById } from "../services/projects";
+import { quarantineTest, unquarantineTest } from "../services/quarantine";
+import { type TestObject, findTestOrganizationId, getTest, listHealthTransitions, listTestExecutions, listTests, testLists } from "../services/tests";
+import { type MemberAccess, memberAccess, withQuery } from "./access";
+import { HealthBadge, Notice, PageLinks, QuarantinedBadge, StatusBadge, VisuallyHidden, When, durationText, healthLabel, noticeFor, percent, statusLabel } from "./components";
+import type { WebConfig, WebEnv, WebPaths } from "./env";
+import { formFields } from "./forms";
+import { utcText } from "./format";
+import { Layout } from "./layout";
+import { pageNotFound } from "./not-found";
+import { notFoundAsNull, parseQuery } from "./page-input";
+import { signedIn } from "./session";
+
+const SORT_LABELS: Record<TestSort, string> = {
+  impact: "Impact (failures in the window)",
+  failure_rate: "Failure rate",
+  duration: "Duration (p95)",
+  last_failed: "Last failed",
+  name: "Name",
+};
+
+/** Executions in the history strip: the API's largest page. */
+const HISTORY_SIZE = 100;
+/** Executions in the duration table, until the chart replaces it. */
+const DURATION_ROWS = 20;
+
+const NOTICES = { quarantined: "The test is quarantined.", unquarantined: "The quarantine has ended." };
+
+type Project = NonNullable<Awaited<ReturnType<typeof findProjectById>>>;
+
+async function projectAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths): Promise<{ project: Project; access: MemberAccess } | null> {
+  const project = await findProjectById(c.env, c.req.param("id") ?? "");
+  const access = await memberAccess(c, config, paths, project?.organizationId ?? null);
+  return project && access ? { project, access } : null;
+}
+
+/** The test of the path, in the project of the path, with the person's access; null → the 404 page. */
+async function testAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths): Promise<{ test: TestObject; access: MemberAccess; projectName: string } | null> {
+  const testId = c.req.param("test_id") ?? "";
+  const access = await memberAccess(c, config, paths, await findTestOrganizationId(c.env, testId));
+  const test = access ? await notFoundAsNull(getTest(access.scope, testId)) : null;
+  if (!access || !test || test.project_id !== c.req.param("id")) return null;
+  const project = await findProjectById(c.env, test.project_id);
+  return { test, access, projectName: project?.name ?? "" };
+}
+
+type QuarantineForm = { errors: string[]; values: Record<string, string> };
+
+async function renderTestPage(c: Context<WebEnv>, paths: WebPaths, found: NonNullable<Awaited<ReturnType<typeof testAccess>>>, form: QuarantineForm | null) {
+  const { test, access, projectName } = found;
+  const { scope } = access;
+  const firstPage = <F extends Record<string, string | null>>(filters: F, limit: number) => ({ organizationId: scope.organizationId, filters, limit, after: null });
+  const [executions, groups, transitions] = await Promise.all([
+    listTestExecutions(scope, firstPage({ test_id: test.id, status: null, branch: null }, HISTORY_SIZE)),
+    listTestFailureGroups(scope, firstPage({ test_id: test.id }, 20)),
+    listHealthTransitions(scope, firstPage({ test_id: test.id }, 20)),
+  ]);
+  const projectPath = `/projects/${test.project_id}`;
+  const runPath = (number: number) => paths.to(`${projectPath}/runs/${number}`);
+  const testPath = paths.to(`${projectPath}/tests/${test.id}`);
+  const history = [...executions.items].reverse();
+  const values = form?.values ?? {};
+  return c.html(
+    <Layout title={`${test.name} · ${projectName}`} page={access.page} section="projects">
+      <p class="crumbs">
+        <a href={paths.to(projectPath)}>{projectName}</a> › <a href={paths.to(`${projectPath}/tests`)}>Tests</a>
+      </p>
+      <h1>{test.name}</h1>
+      <Notice text={noticeFor(NOTICES, c.req.query("done"))} />
+      <p>
+        <HealthBadge health={test.health} /> {test.quarantined ? <QuarantinedBadge /> : null}
+      </p>
+      <dl class="facts">
+        <dt>Classname</dt>
+        <dd>{test.classname ?? <span class="muted">—</span>}</dd>
+        <dt>File</dt>
+        <dd>{test.file ?? <span class="muted">—</span>}</dd>
+        <dt>Suite</dt>
+        <dd>{test.suite ?? <span class="muted">—</span>}</dd>
+        {test.owners.length > 0 ? (
+          <>
+            <dt>Owners</dt>
+            <dd>{test.owners.join(", ")}</dd>
+          </>
+        ) : null}
+        <dt>Failure rate</dt>
+        <dd>
+          {percent(test.failure_rate)} over its last {test.window.executions} executions{test.window.branch ? ` on ${test.window.branch}` : ""}
+        </dd>
+        <dt>Impact</dt>
+        <dd>{test.impact} failures in that window</dd>
+        <dt>Flip rate</dt>
+        <dd>{percent(test.flip_rate)}</dd>
+        <dt>Last executed</dt>
+        <dd>
+          <When at={test.last_executed_at} />
+        </dd>
+        <dt>Executions</dt>
+        <dd>{test.executions_count}</dd>
+      </dl>
+
+      <section aria-labelledby="history">
+        <h2 id="history">History</h2>
+        <p class="muted">
+          The last {history.length} executions, oldest first; each opens its run.
+        </p>
+        <ol class="history-strip">
+          {history.map((execution) => {
+            const text = `${statusLabel(execution.status)}, run #${execution.test_run.number}, ${utcText(new Date(execution.test_run.created_at))}`;
+            return (
+              <li>
+                <a href={`${runPath(execution.test_run.number)}#case-${execution.id}`} class={`cell status-${execution.status}`} title={text}>
+                  <VisuallyHidden>{text}</VisuallyHidden>
+                </a>
+              </li>
+            );
+          })}
+        </ol>
+      </section>
+
+      {/* Duration: the chart module replaces this table (the same executions' durations). */}
+      <section aria-labelledby="duration">
+        <h2 id="duration">Duration</h2>
+        <p class="muted">
+          p50 {durationText(test.duration_p50_ms)} · p95 {durationText(test.duration_p95_ms)} over the window.
+        </p>
+        <table>
+          <caption class="muted">The last {Math.min(DURATION_ROWS, executions.items.length)} executions</caption>
+          <thead>
+            <tr>
+              <th scope="col">Run</th>
+              <th scope="col">Status</th>
+              <th scope="col">Branch</th>
+              <th scope="col" class="num">Duration</th>
+            </tr>
+          </thead>
+          <tbody>
+            {executions.items.slice(0, DURATION_ROWS).map((execution) => (
+              <tr>
+                <td>
+                  <a href={runPath(execution.test_run.number)}>#{execution.test_run.number}</a>
+                </td>
+                <td>
+                  <StatusBadge status={execution.status} />
+                </td>
+                <td>{execution.test_run.branch ?? <span class="muted">—</span>}</td>
+                <td class="num">{durationText(execution.duration_ms)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+
+      <section aria-labelledby="quarantine">
+        <h2 id="quarantine">Quarantine</h2>
+        {test.quarantine ? (
+          <>
+            <p>
+              Quarantined {test.quarantine.source === "auto" ? "automatically" : ""} until <When at={test.quarantine.expires_at} />: {test.quarantine.reason}
+            </p>
+            {test.quarantine.owner ? <p>Owner: {test.quarantine.owner}</p> : null}
+            <form method="post" action={`${testPath}/unquarantine`}>
+              <button type="submit">Unquarantine</button>
+            </form>
+          </>
+        ) : (
+          <p>Not quarantined. A quarantined test's failures are reported apart and CI can ignore them.</p>
+        )}
+        {form && form.errors.length > 0 ? (
+          <div class="notice" role="alert">
+            <p>The quarantine was not saved:</p>
+            <ul>
+              {form.errors.map((error) => (
+                <li>{error}</li>
+              ))}
+            </ul>
+          </div>
+        ) : null}
+        <form method="post" action={`${testPath}/quarantine`} class="card">
+          <label>
+            Reason
+            <input name="reason" required maxlength={1000} value={values.reason ?? ""} />
+          </label>
+          <label>
+            For
+            <select name="duration">
+              {Object.keys(QUARANTINE_DURATIONS).map((duration) => (
+                <option value={duration} selected={(values.duration ?? "7d") === duration}>
+                  {duration.replace("d", " days").replace(/^1 days$/, "1 day")}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Owner (optional: e-mail or @org/team)
+            <input name="owner" maxlength={255} value={values.owner ?? ""} />
+          </label>
+          <label>
+            Issue URL (optional)
+            <input name="issue_url" type="url" maxlength={2048} value={values.issue_url ?? ""} />
+          </label>
+          <button type="submit">{test.quarantined ? "Replace the quarantine" : "Quarantine"}</button>
+        </form>
+      </section>
+
+      <section aria-labelledby="failure-groups">
+        <h2 id="failure-groups">Failure groups</h2>
+        {groups.items.length === 0 ? <p class="muted">No failures recorded.</p> : null}
+        {groups.items.map((group) => (
+          <article class="failure-group">
+            <h3>{group.message}</h3>
+            <p class="muted">
+              {group.occurrences} {group.occurrences === 1 ? "time" : "times"}, first <When at={group.first_seen_at} />, last <When at={group.last_seen_at} />
+            </p>
+            {group.sample.message ? <p class="failure-message">{group.sample.message}</p> : null}
+            {group.sample.text ? (
+              <details>
+                <summary>Sample trace</summary>
+                <pre>{group.sample.text}</pre>
+              </details>
+            ) : null}
+          </article>
+        ))}
+      </section>
+
+      <section aria-labelledby="transitions">
+        <h2 id="transitions">Health transitions</h2>
+        {transitions.items.length === 0 ? (
+          <p class="muted">Its health has never changed.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">From</th>
+                <th scope="col">To</th>
+                <th scope="col">Why</th>
+                <th scope="col">Run</th>
+              </tr>
+            </thead>
+            <tbody>
+              {transitions.items.map((transition) => (
+                <tr>
+                  <td>
+                    <When at={transition.created_at} />
+                  </td>
+                  <td>{healthLabel(transition.from)}</td>
+                  <td>{healthLabel(transition.to)}</td>
+                  <td>{transition.reason}</td>
+                  <td>
+                    <a href={runPath(transition.test_run.number)}>#{transition.test_run.number}</a>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </Layout>,
+    form && form.errors.length > 0 ? 422 : 200,
+  );
+}
+
+export function registerTests(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): void {
+  web.get("/projects/:id/tests", signedIn(config, paths), async (c) => {
+    const found = await projectAccess(c, config, paths);
+    if (!found) return pageNotFound(c, c.var.person, paths);
+    const { project, access } = found;
+    const query = parseQuery(TestsQuerySchema, c, ["health", "q", "sort", "cursor", "limit"]);
+    const filters = { project_id: project.id, health: query.health ?? "all", q: query.q ?? null, sort: query.sort ?? "impact", quarantined: null, owner: null };
+    const list = testLists[filters.sort];
+    const request = readListRequest(codec, list, { organizationId: access.scope.organizationId, filters }, query);
+    const page = await listTests(access.scope, request);
+    const base = paths.to(`/projects/${project.id}/tests`);
+    const filterQuery = { health: filters.health === "all" ? null : filters.health, q: filters.q, sort: filters.sort === "impact" ? null : filters.sort };
+    const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(list.listing(request), page.next) }) : null;
+    return c.html(
+      <Layout title={`Tests · ${project.name}`} page={access.page} section="projects">
+        <p class="crumbs">
+          <a href={paths.to(`/projects/${project.id}`)}>{project.name}</a>
+        </p>
+        <h1>Tests</h1>
+        <form method="get" action={base} class="filters">
+          <label>
+            Search
+            <input name="q" type="search" value={filters.q ?? ""} maxlength={255} />
+          </label>
+          <label>
+            Health
+            <select name="health">
+              <option value="all" selected={filters.health === "all"}>
+                Any health
+              </option>
+              {TEST_HEALTHS.map((health) => (
+                <option value={health} selected={filters.health === health}>
+                  {healthLabel(health)}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Sort by
+            <select name="sort">
+              {TEST_SORTS.map((sort) => (
+                <option value={sort} selected={filters.sort === sort}>
+                  {SORT_LABELS[sort]}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit">Show</button>
+        </form>
+        <p class="muted">
+          Impact: how many of a test's last {page.items[0]?.window.max_executions ?? 50} executions on the default branch failed or errored. The tests that
+          break the most builds come first.
+        </p>
+        {page.items.length === 0 ? (
+          <p>No tests match.</p>
+        ) : (
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Test</th>
+                <th scope="col">Health</th>
+                <th scope="col" class="num">Impact</th>
+                <th scope="col" class="num">Failure rate</th>
+                <th scope="col" class="num">Flip rate</th>
+                <th scope="col" class="num">p95</th>
+                <th scope="col">Last status</th>
+                <th scope="col">Last failed</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.items.map((test) => (
+                <tr>
+                  <td>
+                    <a href={paths.to(`/projects/${project.id}/tests/${test.id}`)}>{test.name}</a>
+                    {test.classname ? <div class="muted">{test.classname}</div> : null}
+                  </td>
+                  <td>
+                    <HealthBadge health={test.health} /> {test.quarantined ? <QuarantinedBadge /> : null}
+                  </td>
+                  <td class="num">{test.impact}</td>
+                  <td class="num">{percent(test.failure_rate)}</td>
+                  <td class="num">{percent(test.flip_rate)}</td>
+                  <td class="num">{durationText(test.duration_p95_ms)}</td>
+                  <td>{test.last_status ? <StatusBadge status={test.last_status} /> : <span class="muted">—</span>}</td>
+                  <td>
+                    <When at={test.last_failed_at} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        <PageLinks first={request.after ? withQuery(base, filterQuery) : null} next={next} label="Tests" />
+      </Layout>,
+    );
+  });
+
+  web.get("/projects/:id/tests/:test_id", signedIn(config, paths), async (c) => {
+    const found = await testAccess(c, config, paths);
+    if (!found) return pageNotFound(c, c.var.person, paths);
+    return renderTestPage(c, paths, found, null);
+  });
+
+  web.post("/projects/:id/tests/:test_id/quarantine", signedIn(config, paths), async (c) => {
+    const found = await testAccess(c, config, paths);
+    if (!found) return pageNotFound(c, c.var.person, paths);
+    const values = await formFields(c, ["reason", "duration", "owner", "issue_url"]);
+    const body = QuarantineBodySchema.safeParse({
+      reason: values.reason,
+      duration: values.duration || null,
+      owner: values.owner?.trim() || null,
+      issue_url: values.issue_url?.trim() || null,
+    });
+    if (!body.success) {
+      const errors = body.error.issues.map((issue) => `${String(issue.path[0] ?? "form").replace("_", " ")} ${issue.message}`);
+      return renderTestPage(c, paths, found, { errors, values });
+    }
+    const { access, test } = found;
+    const input = { reason: body.data.reason, expiresAt: null, duration: body.data.duration ?? null, owner: body.data.owner ?? null, issueUrl: body.data.issue_url ?? null };
+    await quarantineTest({ ...access.scope, queue: c.env.runQueue, logger: c.env.logger }, test.id, input);
+    return c.redirect(paths.to(`/projects/${test.project_id}/tests/${test.id}?done=quarantined`), 303);
+  });
+
+  web.post("/projects/:id/tests/:test_id/unquarantine", signedIn(config, paths), async (c) => {
+    const found = await testAccess(c, config, paths);
+    if (!found) return pageNotFound(c, c.var.person, paths);
+    const { access, test } = found;
+    await unquarantineTest({ ...access.scope, queue: c.env.runQueue, logger: c.env.logger }, test.id);
+    return c.redirect(paths.to(`/projects/${test.project_id}/tests/${test.id}?done=unquarantined`), 303);
+  });
+}
