@@ -495,6 +495,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/exports/test_runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a project's test runs of a window as NDJSON
+         * @description Streamed as NDJSON (`application/x-ndjson`): one JSON object per line, each line ending with `\n`, ordered by the run's arrival (`created_at`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: `created_at` in [since, until), at most 31 days. A failure after the first byte ends the stream with a last line `{"error": {"code", "message"}}` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag).
+         *
+         *     Each line is a test run object exactly as `GET /projects/{id}/test_runs/{number}` returns it. Every run that arrived in the window is in it, whatever its `status` (pending, processed, failed), as it stands when it is read.
+         */
+        get: operations["exportTestRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/exports/test_cases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the test cases of a project's runs of a window as NDJSON
+         * @description Streamed as NDJSON (`application/x-ndjson`): one JSON object per line, each line ending with `\n`, ordered by the run's arrival (`created_at`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: `created_at` in [since, until), at most 31 days. A failure after the first byte ends the stream with a last line `{"error": {"code", "message"}}` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag).
+         *
+         *     Each line is one case with its run's number, branch, commit and arrival. The cases of the window's processed runs are in it; a pending run has no cases yet and a failed one never will (export `test_runs` to see them). A run's cases are stored together, so a run is in the export whole or not at all.
+         */
+        get: operations["exportTestCases"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/uploads/v1/test_runs": {
         parameters: {
             query?: never;
@@ -1260,6 +1304,36 @@ export interface components {
             /** @description This run's cases in the group, newest first. */
             test_case_ids: number[];
         };
+        /** @description One line of the test_cases export. */
+        TestCaseExportLine: {
+            /** @description The case's id (GET /test_cases/{id}). */
+            test_case_id: number;
+            /**
+             * Format: uuid
+             * @description The test this case is an execution of (GET /tests/{id}): the same test across runs, derived from the project, classname, file and name, so equal for every execution of one test.
+             */
+            test_id: string;
+            name: string;
+            classname: string | null;
+            file: string | null;
+            /**
+             * @description The final outcome (after retries).
+             * @enum {string}
+             */
+            status: "passed" | "failed" | "errored" | "skipped";
+            duration_ms: number | null;
+            /** @description The number of the case's run in its project. */
+            run_number: number;
+            /** @description The run's branch. */
+            branch: string | null;
+            /** @description The run's commit. */
+            commit_sha: string | null;
+            /**
+             * Format: date-time
+             * @description When the run arrived (ISO 8601 UTC): the time the window filters on.
+             */
+            run_created_at: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -1272,7 +1346,10 @@ export interface operations {
     getOrganization: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1285,11 +1362,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Organization"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description unauthorized: the key is missing, malformed or no longer valid. */
             401: {
@@ -1345,7 +1441,10 @@ export interface operations {
                 /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1358,11 +1457,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProjectList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -1422,7 +1540,10 @@ export interface operations {
     getProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -1438,11 +1559,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Project"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description unauthorized: the key is missing, malformed or no longer valid. */
             401: {
@@ -1623,7 +1763,10 @@ export interface operations {
                 project_id?: string;
                 alert_type?: "performance_regression" | "test_flakiness" | "skipped_test_count_creep" | "failure_rate_spike";
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1636,11 +1779,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AlertList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -1709,7 +1871,10 @@ export interface operations {
     getAlert: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Alert identifier (UUID). */
                 id: string;
@@ -1725,11 +1890,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Alert"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description unauthorized: the key is missing, malformed or no longer valid. */
             401: {
@@ -1794,7 +1978,10 @@ export interface operations {
                 /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Alert identifier (UUID). */
                 alert_id: string;
@@ -1810,11 +1997,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AlertEventList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -2299,7 +2505,10 @@ export interface operations {
                 /** @description Only runs in this processing state. */
                 status?: "pending" | "processed" | "failed";
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -2315,11 +2524,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestRunList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -2388,7 +2616,10 @@ export interface operations {
     getTestRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -2406,11 +2637,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestRun"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description unauthorized: the key is missing, malformed or no longer valid. */
             401: {
@@ -2475,7 +2725,10 @@ export interface operations {
                 /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -2493,11 +2746,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestSuiteList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -2573,7 +2845,10 @@ export interface operations {
                 /** @description Only cases with this final outcome. */
                 status?: "passed" | "failed" | "errored" | "skipped";
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -2593,11 +2868,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestCaseList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -2666,7 +2960,10 @@ export interface operations {
     getTestCase: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Test case identifier (integer). */
                 id: string;
@@ -2682,11 +2979,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestCase"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description unauthorized: the key is missing, malformed or no longer valid. */
             401: {
@@ -2761,7 +3077,10 @@ export interface operations {
                 /** @description Only tests with this owner among their `owners` (from CODEOWNERS): exact, case-sensitive, e.g. `@acme/checkout`. */
                 owner?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -2777,11 +3096,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -2850,7 +3188,10 @@ export interface operations {
     getTest: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Test identifier (UUID). */
                 id: string;
@@ -2866,11 +3207,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Test"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description unauthorized: the key is missing, malformed or no longer valid. */
             401: {
@@ -3130,7 +3490,10 @@ export interface operations {
                 /** @description Only executions in runs of this branch (exact match). */
                 branch?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Test identifier (UUID). */
                 id: string;
@@ -3146,11 +3509,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestExecutionList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -3224,7 +3606,10 @@ export interface operations {
                 /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Test identifier (UUID). */
                 id: string;
@@ -3240,11 +3625,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestHealthTransitionList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -3318,7 +3722,10 @@ export interface operations {
                 /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -3334,11 +3741,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["FailureGroupList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -3412,7 +3838,10 @@ export interface operations {
                 /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Test identifier (UUID). */
                 id: string;
@@ -3428,11 +3857,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestFailureGroupList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -3506,7 +3954,10 @@ export interface operations {
                 /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -3524,10 +3975,209 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RunFailureGroupList"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: the resource does not exist or belongs to another organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportTestRuns: {
+        parameters: {
+            query: {
+                /** @description Start of the window of run arrival (`created_at`), included. Required. */
+                since: string;
+                /** @description End of the window, excluded. Required; after `since` and at most 31 days after it. */
+                until: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The window's runs, one test run object per line. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["TestRun"];
+                };
+            };
+            /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: the resource does not exist or belongs to another organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportTestCases: {
+        parameters: {
+            query: {
+                /** @description Start of the window of run arrival (`created_at`), included. Required. */
+                since: string;
+                /** @description End of the window, excluded. Required; after `since` and at most 31 days after it. */
+                until: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The window's cases, one per line. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["TestCaseExportLine"];
                 };
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */

@@ -496,6 +496,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/exports/test_runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a project's test runs of a window as NDJSON
+         * @description Streamed as NDJSON (`application/x-ndjson`): one JSON object per line, each line ending with `\n`, ordered by the run's arrival (`created_at`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: `created_at` in [since, until), at most 31 days. A failure after the first byte ends the stream with a last line `{"error": {"code", "message"}}` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag).
+         *
+         *     Each line is a test run object exactly as `GET /projects/{id}/test_runs/{number}` returns it. Every run that arrived in the window is in it, whatever its `status` (pending, processed, failed), as it stands when it is read.
+         */
+        get: operations["exportTestRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/exports/test_cases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the test cases of a project's runs of a window as NDJSON
+         * @description Streamed as NDJSON (`application/x-ndjson`): one JSON object per line, each line ending with `\n`, ordered by the run's arrival (`created_at`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: `created_at` in [since, until), at most 31 days. A failure after the first byte ends the stream with a last line `{"error": {"code", "message"}}` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag).
+         *
+         *     Each line is one case with its run's number, branch, commit and arrival. The cases of the window's processed runs are in it; a pending run has no cases yet and a failed one never will (export `test_runs` to see them). A run's cases are stored together, so a run is in the export whole or not at all.
+         */
+        get: operations["exportTestCases"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/uploads/v1/test_runs": {
         parameters: {
             query?: never;
@@ -1261,6 +1305,36 @@ export interface components {
             /** @description This run's cases in the group, newest first. */
             test_case_ids: number[];
         };
+        /** @description One line of the test_cases export. */
+        TestCaseExportLine: {
+            /** @description The case's id (GET /test_cases/{id}). */
+            test_case_id: number;
+            /**
+             * Format: uuid
+             * @description The test this case is an execution of (GET /tests/{id}): the same test across runs, derived from the project, classname, file and name, so equal for every execution of one test.
+             */
+            test_id: string;
+            name: string;
+            classname: string | null;
+            file: string | null;
+            /**
+             * @description The final outcome (after retries).
+             * @enum {string}
+             */
+            status: "passed" | "failed" | "errored" | "skipped";
+            duration_ms: number | null;
+            /** @description The number of the case's run in its project. */
+            run_number: number;
+            /** @description The run's branch. */
+            branch: string | null;
+            /** @description The run's commit. */
+            commit_sha: string | null;
+            /**
+             * Format: date-time
+             * @description When the run arrived (ISO 8601 UTC): the time the window filters on.
+             */
+            run_created_at: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -1273,7 +1347,10 @@ export interface operations {
     getOrganization: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1286,11 +1363,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Organization"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description unauthorized: the key is missing, malformed or no longer valid. */
             401: {
@@ -1346,7 +1442,10 @@ export interface operations {
                 /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1359,11 +1458,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProjectList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -1423,7 +1541,10 @@ export interface operations {
     getProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -1439,11 +1560,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Project"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description unauthorized: the key is missing, malformed or no longer valid. */
             401: {
@@ -1624,7 +1764,10 @@ export interface operations {
                 project_id?: string;
                 alert_type?: "performance_regression" | "test_flakiness" | "skipped_test_count_creep" | "failure_rate_spike";
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1637,11 +1780,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AlertList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -1710,7 +1872,10 @@ export interface operations {
     getAlert: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Alert identifier (UUID). */
                 id: string;
@@ -1726,11 +1891,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Alert"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description unauthorized: the key is missing, malformed or no longer valid. */
             401: {
@@ -1795,7 +1979,10 @@ export interface operations {
                 /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Alert identifier (UUID). */
                 alert_id: string;
@@ -1811,11 +1998,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["AlertEventList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -2300,7 +2506,10 @@ export interface operations {
                 /** @description Only runs in this processing state. */
                 status?: "pending" | "processed" | "failed";
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -2316,11 +2525,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestRunList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -2389,7 +2617,10 @@ export interface operations {
     getTestRun: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -2407,11 +2638,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestRun"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description unauthorized: the key is missing, malformed or no longer valid. */
             401: {
@@ -2476,7 +2726,10 @@ export interface operations {
                 /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -2494,11 +2747,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestSuiteList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -2574,7 +2846,10 @@ export interface operations {
                 /** @description Only cases with this final outcome. */
                 status?: "passed" | "failed" | "errored" | "skipped";
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -2594,11 +2869,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestCaseList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -2667,7 +2961,10 @@ export interface operations {
     getTestCase: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Test case identifier (integer). */
                 id: string;
@@ -2683,11 +2980,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestCase"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description unauthorized: the key is missing, malformed or no longer valid. */
             401: {
@@ -2762,7 +3078,10 @@ export interface operations {
                 /** @description Only tests with this owner among their `owners` (from CODEOWNERS): exact, case-sensitive, e.g. `@acme/checkout`. */
                 owner?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -2778,11 +3097,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -2851,7 +3189,10 @@ export interface operations {
     getTest: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Test identifier (UUID). */
                 id: string;
@@ -2867,11 +3208,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Test"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description unauthorized: the key is missing, malformed or no longer valid. */
             401: {
@@ -3131,7 +3491,10 @@ export interface operations {
                 /** @description Only executions in runs of this branch (exact match). */
                 branch?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Test identifier (UUID). */
                 id: string;
@@ -3147,11 +3510,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestExecutionList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -3225,7 +3607,10 @@ export interface operations {
                 /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Test identifier (UUID). */
                 id: string;
@@ -3241,11 +3626,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestHealthTransitionList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -3319,7 +3723,10 @@ export interface operations {
                 /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -3335,11 +3742,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["FailureGroupList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -3413,7 +3839,10 @@ export interface operations {
                 /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Test identifier (UUID). */
                 id: string;
@@ -3429,11 +3858,30 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestFailureGroupList"];
                 };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
             400: {
@@ -3507,7 +3955,10 @@ export interface operations {
                 /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
                 cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Project identifier (UUID). */
                 id: string;
@@ -3525,10 +3976,209 @@ export interface operations {
                     RateLimit?: string;
                     /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
                     "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RunFailureGroupList"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: the resource does not exist or belongs to another organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportTestRuns: {
+        parameters: {
+            query: {
+                /** @description Start of the window of run arrival (`created_at`), included. Required. */
+                since: string;
+                /** @description End of the window, excluded. Required; after `since` and at most 31 days after it. */
+                until: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The window's runs, one test run object per line. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["TestRun"];
+                };
+            };
+            /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: the resource does not exist or belongs to another organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    exportTestCases: {
+        parameters: {
+            query: {
+                /** @description Start of the window of run arrival (`created_at`), included. Required. */
+                since: string;
+                /** @description End of the window, excluded. Required; after `since` and at most 31 days after it. */
+                until: string;
+            };
+            header?: never;
+            path: {
+                /** @description Project identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The window's cases, one per line. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["TestCaseExportLine"];
                 };
             };
             /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
