@@ -16,6 +16,7 @@ import { findProjectById } from "../services/projects";
 import { quarantineTest, unquarantineTest } from "../services/quarantine";
 import { type TestObject, findTestOrganizationId, getTest, listHealthTransitions, listTestExecutions, listTests, testLists } from "../services/tests";
 import { type MemberAccess, memberAccess, withQuery } from "./access";
+import { Chart } from "./charts";
 import { HealthBadge, Notice, PageLinks, QuarantinedBadge, StatusBadge, VisuallyHidden, When, durationText, healthLabel, noticeFor, percent, statusLabel } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { formFields } from "./forms";
@@ -35,8 +36,6 @@ const SORT_LABELS: Record<TestSort, string> = {
 
 /** Executions in the history strip: the API's largest page. */
 const HISTORY_SIZE = 100;
-/** Executions in the duration table, until the chart replaces it. */
-const DURATION_ROWS = 20;
 
 const NOTICES = { quarantined: "The test is quarantined.", unquarantined: "The quarantine has ended." };
 
@@ -132,37 +131,26 @@ async function renderTestPage(c: Context<WebEnv>, paths: WebPaths, found: NonNul
         </ol>
       </section>
 
-      {/* Duration: the chart module replaces this table (the same executions' durations). */}
       <section aria-labelledby="duration">
         <h2 id="duration">Duration</h2>
         <p class="muted">
           p50 {durationText(test.duration_p50_ms)} · p95 {durationText(test.duration_p95_ms)} over the window.
         </p>
-        <table>
-          <caption class="muted">The last {Math.min(DURATION_ROWS, executions.items.length)} executions</caption>
-          <thead>
-            <tr>
-              <th scope="col">Run</th>
-              <th scope="col">Status</th>
-              <th scope="col">Branch</th>
-              <th scope="col" class="num">Duration</th>
-            </tr>
-          </thead>
-          <tbody>
-            {executions.items.slice(0, DURATION_ROWS).map((execution) => (
-              <tr>
-                <td>
-                  <a href={runPath(execution.test_run.number)}>#{execution.test_run.number}</a>
-                </td>
-                <td>
-                  <StatusBadge status={execution.status} />
-                </td>
-                <td>{execution.test_run.branch ?? <span class="muted">—</span>}</td>
-                <td class="num">{durationText(execution.duration_ms)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Chart
+          id="test-duration"
+          title={`Duration of the last ${history.length} executions`}
+          summary={`How long each of the last ${history.length} executions took, oldest first, passed and failed apart; each bar opens its run.`}
+          kind="stacked"
+          labels={history.map((execution) => `#${execution.test_run.number}`)}
+          labelHeading="Run"
+          format={durationText}
+          links={history.map((execution) => `${runPath(execution.test_run.number)}#case-${execution.id}`)}
+          series={[
+            { label: "passed", tone: "pass", values: history.map((execution) => (execution.status === "passed" ? execution.duration_ms : null)) },
+            { label: "failed or errored", tone: "fail", values: history.map((execution) => (execution.status === "failed" || execution.status === "errored" ? execution.duration_ms : null)) },
+            { label: "skipped", tone: "muted", values: history.map((execution) => (execution.status === "skipped" ? execution.duration_ms : null)) },
+          ]}
+        />
       </section>
 
       <section aria-labelledby="quarantine">

@@ -118,6 +118,9 @@ describe("tests", () => {
     expect(cells[1]![2]).toBe("errored");
     const text = textOf(html);
     expect(text).toContain("Duration");
+    // The duration chart: one point per execution of the strip, each opening its run, and its table.
+    expect(html).toContain('aria-labelledby="test-duration-title test-duration-desc"');
+    expect(html).toMatch(new RegExp(`<th scope="row"><a href="/projects/${f.project.id}/runs/1#case-\\d+">#1</a></th>`));
     expect(text).toContain("5 ms");
     expect(text).toContain("Failure groups");
     expect(html).toContain("<summary>Sample trace</summary>");
