@@ -37,6 +37,11 @@ export type AppConfig = {
   keyIdCache?: KeyIdCache;
   /** Seals the secrets kept for reading back (webhook signing secrets) under SECRETS_KEY (docs/secrets.md). */
   secrets: SecretKeyring;
+  /**
+   * Largest upload body, compressed or decompressed (413 above it); UPLOAD_LIMIT_BYTES (32 MiB) when
+   * unset. The Worker sets what it can process within its memory limit (docs/uploads.md#limits).
+   */
+  uploadLimitBytes?: number;
 };
 
 export type RequestDeps = {

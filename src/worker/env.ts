@@ -20,6 +20,12 @@ export interface WorkerEnv {
   PUBLIC_BASE_URL?: string;
   /** Base of the `url` fields (the web app's pages); unset → PUBLIC_BASE_URL. */
   WEB_APP_URL?: string;
+  /**
+   * Largest upload body in bytes, compressed or decompressed ([vars] of wrangler.toml): what the
+   * Worker can take and process within its isolate's 128 MB, measured (docs/uploads.md#limits).
+   * Unset: the interface's 32 MiB. At most 32 MiB.
+   */
+  UPLOAD_LIMIT_BYTES?: string;
   /** Local development and tests only: host:port of the WebSocket bridge standing in for Neon's proxy. */
   LOCAL_NEON_PROXY?: string;
   /** One Durable Object per API key: organization, revoked mark, rolling rate window. */
