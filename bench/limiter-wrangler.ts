@@ -95,6 +95,8 @@ export type WranglerDev = {
   label: string;
   port: number;
   baseUrl: string;
+  /** The inspector's port (Chrome DevTools protocol of the Worker's isolate, on 127.0.0.1). */
+  inspectorPort: number;
   /** Process group id (= pid of the wrangler launcher). */
   pgid: number;
   /** The last lines wrangler printed (for error messages). */
@@ -175,6 +177,7 @@ export async function startWranglerDev(options: StartOptions): Promise<WranglerD
     label: options.label,
     port,
     baseUrl,
+    inspectorPort,
     pgid,
     output: () => tail.join("\n"),
     stop() {

@@ -39,6 +39,11 @@ export type AppConfig = {
   secrets: SecretKeyring;
   /** Rows per database statement of the bulk exports (default in src/services/exports.ts); tests lower it to cross batches with little data. */
   exportBatchRows?: number;
+  /**
+   * Largest upload body, compressed or decompressed (413 above it); UPLOAD_LIMIT_BYTES (32 MiB) when
+   * unset. The Worker sets what it can process within its memory limit (docs/uploads.md#limits).
+   */
+  uploadLimitBytes?: number;
 };
 
 export type RequestDeps = {

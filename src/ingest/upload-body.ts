@@ -5,8 +5,18 @@
  */
 import { ApiError } from "../lib/errors";
 
-/** Largest body accepted, compressed or not, and largest report after decompression: 32 MiB. */
+/**
+ * Largest body accepted, compressed or not, and largest report after decompression: 32 MiB, the
+ * upload interface's limit. A runtime may set less (AppConfig.uploadLimitBytes): the Worker sets
+ * what it can process within its isolate's memory (UPLOAD_LIMIT_BYTES in wrangler.toml).
+ */
 export const UPLOAD_LIMIT_BYTES = 32 * 1024 * 1024;
+
+/** A byte limit as the messages and documents state it: "33554432 bytes (32 MiB)". */
+export function describeByteLimit(limit: number): string {
+  const mib = limit / (1024 * 1024);
+  return `${limit} bytes (${Number.isInteger(mib) ? mib : mib.toFixed(1)} MiB)`;
+}
 
 import type { UploadFormat } from "../lib/vocabulary";
 
@@ -26,8 +36,11 @@ export function uploadFormat(contentType: string | undefined): UploadFormat {
   );
 }
 
-export function tooLarge(): ApiError {
-  return new ApiError("payload_too_large", `The upload exceeds ${UPLOAD_LIMIT_BYTES} bytes (32 MiB), compressed or decompressed. Split the report, or compress it with Content-Encoding: gzip.`);
+export function tooLarge(limit = UPLOAD_LIMIT_BYTES): ApiError {
+  return new ApiError(
+    "payload_too_large",
+    `The upload exceeds ${describeByteLimit(limit)}, compressed or decompressed, this server's limit. Split the report${limit < UPLOAD_LIMIT_BYTES ? "" : ", or compress it with Content-Encoding: gzip"}.`,
+  );
 }
 
 /** Inflates a gzip body, stopping as soon as the output passes the limit (a gzip bomb costs at most the limit). */
@@ -43,7 +56,7 @@ async function gunzip(bytes: Uint8Array, limit: number): Promise<Uint8Array> {
       total += value.byteLength;
       if (total > limit) {
         await reader.cancel().catch(() => {});
-        throw tooLarge();
+        throw tooLarge(limit);
       }
       chunks.push(value);
     }
@@ -60,11 +73,11 @@ async function gunzip(bytes: Uint8Array, limit: number): Promise<Uint8Array> {
   return output;
 }
 
-/** Applies Content-Encoding (identity or gzip; anything else is a 415). */
-export async function decodeContentEncoding(bytes: Uint8Array, contentEncoding: string | undefined): Promise<Uint8Array> {
+/** Applies Content-Encoding (identity or gzip; anything else is a 415); the decompressed report may not pass `limit`. */
+export async function decodeContentEncoding(bytes: Uint8Array, contentEncoding: string | undefined, limit = UPLOAD_LIMIT_BYTES): Promise<Uint8Array> {
   const encoding = (contentEncoding ?? "").trim().toLowerCase();
   if (encoding === "" || encoding === "identity") return bytes;
-  if (encoding === "gzip" || encoding === "x-gzip") return gunzip(bytes, UPLOAD_LIMIT_BYTES);
+  if (encoding === "gzip" || encoding === "x-gzip") return gunzip(bytes, limit);
   throw new ApiError("unsupported_media_type", `Content-Encoding '${encoding.slice(0, 50)}' is not supported: send the body as is or gzip-compressed.`);
 }
 

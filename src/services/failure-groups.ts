@@ -4,7 +4,7 @@
  * signature and one per test and signature (O(the run's failures)). A run's groups are read from
  * its own cases. Rules: docs/failure-groups.md.
  */
-import { and, eq, sql } from "drizzle-orm";
+import { type SQL, and, eq, sql } from "drizzle-orm";
 import { failureGroups, testCases, testFailureGroups, testIdentitySql } from "../db/schema";
 import type { Database } from "../db/types";
 import { type ListRequest, defineList } from "../lib/lists";
@@ -42,13 +42,23 @@ export class RunFailures {
  * `tests_count`.
  */
 export async function recordRunFailures(tx: Database, run: { id: number; projectId: string; createdAt: Date }, failures: RunFailures): Promise<void> {
-  if (failures.bySignature.size === 0) return;
+  const ctes = runFailuresSql(run, failures);
+  if (ctes) await tx.execute(sql`with ${ctes} select 1`);
+}
+
+/**
+ * recordRunFailures' statement as common table expressions (null when the run has no failure), for
+ * a caller that adds its own writes to the same statement (run processing: one round trip on the
+ * Worker). The last one is named `failure_groups_written`.
+ */
+export function runFailuresSql(run: { id: number; projectId: string; createdAt: Date }, failures: RunFailures): SQL | null {
+  if (failures.bySignature.size === 0) return null;
   const perTest = [...failures.bySignature].flatMap(([signature, group]) =>
     [...group.tests.values()].map((test) => ({ s: signature, m: group.message, c: test.c, f: test.f, n: test.n, o: test.occurrences })),
   );
   const at = sql`${run.createdAt.toISOString()}::timestamptz`;
-  await tx.execute(sql`
-    with x as (
+  return sql`
+    x as (
       select x.s, x.m, x.o, ${testIdentitySql(sql`${run.projectId}::uuid`, sql`x.c`, sql`x.f`, sql`x.n`)} as test_id
       from json_to_recordset(${JSON.stringify(perTest)}::json) as x(s text, m text, c text, f text, n text, o int)
     ),
@@ -71,17 +81,20 @@ export async function recordRunFailures(tx: Database, run: { id: number; project
     ),
     per_signature as (select x.s, max(x.m) as m, sum(x.o)::int as o from x group by x.s),
     latest as (select distinct on (failure_signature) failure_signature, id, failure_message, failure_text from samples order by failure_signature, id desc),
-    new_tests as (select signature, count(*) filter (where inserted)::int as t from per_test group by signature)
-    insert into ${failureGroups} (project_id, signature, message, occurrences, tests_count, first_seen_at, last_seen_at, sample_test_case_id, sample_message, sample_text)
-    select ${run.projectId}::uuid, g.s, g.m, g.o, coalesce(n.t, 0), ${at}, ${at}, l.id, l.failure_message, l.failure_text
-    from per_signature g join latest l on l.failure_signature = g.s left join new_tests n on n.signature = g.s
-    on conflict (project_id, signature) do update set
-      occurrences = ${failureGroups.occurrences} + excluded.occurrences,
-      tests_count = ${failureGroups.testsCount} + excluded.tests_count,
-      first_seen_at = least(${failureGroups.firstSeenAt}, excluded.first_seen_at),
-      last_seen_at = greatest(${failureGroups.lastSeenAt}, excluded.last_seen_at),
-      message = excluded.message,
-      sample_test_case_id = excluded.sample_test_case_id, sample_message = excluded.sample_message, sample_text = excluded.sample_text`);
+    new_tests as (select signature, count(*) filter (where inserted)::int as t from per_test group by signature),
+    failure_groups_written as (
+      insert into ${failureGroups} (project_id, signature, message, occurrences, tests_count, first_seen_at, last_seen_at, sample_test_case_id, sample_message, sample_text)
+      select ${run.projectId}::uuid, g.s, g.m, g.o, coalesce(n.t, 0), ${at}, ${at}, l.id, l.failure_message, l.failure_text
+      from per_signature g join latest l on l.failure_signature = g.s left join new_tests n on n.signature = g.s
+      on conflict (project_id, signature) do update set
+        occurrences = ${failureGroups.occurrences} + excluded.occurrences,
+        tests_count = ${failureGroups.testsCount} + excluded.tests_count,
+        first_seen_at = least(${failureGroups.firstSeenAt}, excluded.first_seen_at),
+        last_seen_at = greatest(${failureGroups.lastSeenAt}, excluded.last_seen_at),
+        message = excluded.message,
+        sample_test_case_id = excluded.sample_test_case_id, sample_message = excluded.sample_message, sample_text = excluded.sample_text
+      returning 1
+    )`;
 }
 
 type GroupRow = Pick<

@@ -10,10 +10,8 @@
  */
 import { describeError } from "../lib/errors";
 import { isDatabaseUnavailable } from "../db/errors";
-import { eq } from "drizzle-orm";
 import type { Logger } from "../lib/logger";
 import type { DeliveryAttempt, UploadPayload } from "../ingest/run-queue";
-import { uploadPayloads } from "../db/schema";
 import { type UploadEnvelope, reportFromJsonSuites } from "../ingest/json-report";
 import { streamJUnit } from "../ingest/junit";
 import { REPORT_LIMITS, ReportError, type ReportSuite } from "../ingest/report";
@@ -86,28 +84,17 @@ export function suiteSourceOf(payload: UploadPayload): SuiteSource {
   };
 }
 
-async function loadPayload(deps: ProcessingDeps, testRunId: number): Promise<UploadPayload | null> {
-  const [row] = await deps.db
-    .select({ format: uploadPayloads.format, content: uploadPayloads.content })
-    .from(uploadPayloads)
-    .where(eq(uploadPayloads.testRunId, testRunId))
-    .limit(1);
-  return row ? { format: row.format as UploadPayload["format"], content: row.content } : null;
-}
-
 export type ProcessingOutcome = "processed" | "failed" | "already_done";
 
 export async function processTestRun(deps: ProcessingDeps, testRunId: number, options: DeliveryAttempt): Promise<ProcessingOutcome> {
   try {
-    // A handed-over payload is the stored one (same upload); storeTestRun still checks under the
-    // run's lock that the run is pending, so a redelivery stays a no-op.
-    const payload = options.payload ?? (await loadPayload(deps, testRunId));
-    // No payload: the run was already processed or failed (a redelivered message).
-    if (!payload) return "already_done";
-
+    // A handed-over payload is the stored one (same upload); otherwise the stored payload is read
+    // with the run, under its lock. A run no longer pending, or without a payload (a redelivered
+    // message), is left as it is.
     let run: TestRunRow | null;
     try {
-      run = await storeTestRun(deps, testRunId, suiteSourceOf(payload), { testsAndGroups: deps.testsAndGroups });
+      const report = options.payload ? suiteSourceOf(options.payload) : { fromStoredPayload: suiteSourceOf };
+      run = await storeTestRun(deps, testRunId, report, { testsAndGroups: deps.testsAndGroups });
     } catch (error) {
       // The report's content is at fault (the transaction was rolled back): fail the run now.
       if (!(error instanceof ReportError)) throw error;

@@ -3,8 +3,8 @@
  * then processed (suites and cases stored, counts and result set) or failed with a reason —
  * each step one transaction, so a run is never half-written.
  */
-import { and, eq, getTableColumns, gt, sql } from "drizzle-orm";
-import { projects, testCases, testRuns, testSuites, uploadPayloads } from "../db/schema";
+import { type SQL, and, eq, getTableColumns, sql } from "drizzle-orm";
+import { projects, testCases, testRuns, testSuites, tests, uploadPayloads } from "../db/schema";
 import { type CopySink, encodeCopyRow, openCopy } from "../db/bulk-copy";
 import { retryOnConflict, transactionWithRetry } from "../db/transaction-retry";
 import type { Database } from "../db/types";
@@ -14,9 +14,19 @@ import type { RunMetadata } from "../ingest/upload-request";
 
 import type { ServiceDeps } from "./context";
 import { failureSignature } from "../ingest/failure-signature";
-import { RunFailures, recordRunFailures } from "./failure-groups";
-import { TestExecutions, recordTestExecutions } from "./tests-state";
-import { type HealthFollowDeps, followHealthChanges, quarantinedIdentities } from "./quarantine";
+import { RunFailures, runFailuresSql } from "./failure-groups";
+import {
+  type ProjectTestCounts,
+  type StoredTests,
+  TestExecutions,
+  advanceRunTests,
+  projectCountsAssignments,
+  storedTestsOf,
+  storedTestsSql,
+  writeRunTests,
+} from "./tests-state";
+import { type HealthFollowDeps, followHealthChanges } from "./quarantine";
+import { rowsOf } from "../db/rows";
 import { testIdentityKey } from "../lib/test-identity";
 import { addRunToDailyRollup } from "./daily-rollups";
 
@@ -122,15 +132,19 @@ async function insertSuites(tx: Database, runId: number, rows: SuiteRow[]) {
   }
 }
 
+const suitesInsertSql = (runId: number, rows: SuiteRow[]): SQL => sql`
+  insert into ${testSuites} (test_run_id, number, parent_number, name, duration_ms, tests_count, passed_count, failed_count, errored_count, skipped_count)
+  select ${runId}, x.number, x.parent_number, x.name, x.duration_ms, x.tests_count, x.passed_count, x.failed_count, x.errored_count, x.skipped_count
+  from json_to_recordset(${JSON.stringify(rows)}::json) as x(number int, parent_number int, name text, duration_ms int, tests_count int, passed_count int, failed_count int, errored_count int, skipped_count int)`;
+
+const casesInsertSql = (runId: number, projectId: string, rows: CaseRow[]): SQL => sql`
+  insert into ${testCases} (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined)
+  select ${runId}, ${projectId}::uuid, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, x.sg, coalesce(x.a, '[]'::jsonb), x.so, x.se, coalesce(x.q, false)
+  from json_to_recordset(${JSON.stringify(rows)}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, fx text, sg text, a jsonb, so text, se text, q bool)`;
+
 /** Starts the insert at once (Drizzle queries are lazy until awaited or `then`ed). */
 function insertCases(tx: Database, runId: number, projectId: string, rows: CaseRow[]): Promise<unknown> {
-  const chunk = JSON.stringify(rows);
-  return tx
-    .execute(sql`
-      insert into ${testCases} (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined)
-      select ${runId}, ${projectId}::uuid, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, x.sg, coalesce(x.a, '[]'::jsonb), x.so, x.se, coalesce(x.q, false)
-      from json_to_recordset(${chunk}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, fx text, sg text, a jsonb, so text, se text, q bool)`)
-    .then((result) => result);
+  return tx.execute(casesInsertSql(runId, projectId, rows)).then((result) => result);
 }
 
 const COPY_CASES = `copy test_cases (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined) from stdin`;
@@ -247,6 +261,39 @@ function rowWriter(db: Database, tx: Database, runId: number, projectId: string)
       suiteCopy.write(text);
       await suiteCopy.end();
     },
+    /**
+     * Stores the rest of the run's rows: the last cases, the suites, the payload's deletion and,
+     * with `readTests`, the read of the run's tests (storedTestsSql), in as few statements as the
+     * driver allows. Without COPY, and with every case still in memory (a run of at most
+     * CASES_PER_CHUNK cases), that is one statement: on the Worker each statement is a round trip.
+     */
+    async finish(suites: SuiteRow[], readTests: boolean): Promise<StoredTests | null> {
+      const payloadDeletion = sql`delete from ${uploadPayloads} where test_run_id = ${runId}`;
+      const storedCases = { from: sql`${testCases} c`, where: sql`c.test_run_id = ${runId}` };
+      if (copy || inflight.length > 0) {
+        // COPY (node-postgres: its own statements), or cases already under way: they finish first.
+        flush();
+        await this.finishCases();
+        if (copy) {
+          await this.storeSuites(suites);
+          await tx.execute(payloadDeletion);
+          return readTests ? storedTestsOf(await rowsOf(tx.execute(sql`with ${storedTestsSql(projectId, storedCases)}`))) : null;
+        }
+        const rest = sql`with suites as (${suitesInsertSql(runId, suites)}), payload as (${payloadDeletion})`;
+        if (readTests) return storedTestsOf(await rowsOf(tx.execute(sql`${rest}, ${storedTestsSql(projectId, storedCases)}`)));
+        await tx.execute(sql`${rest} select 1`);
+        return null;
+      }
+      // The cases' insert returns each case's test id (a generated column) for the read, in the same statement.
+      const cases = pendingRows;
+      pendingRows = [];
+      pendingCount = 0;
+      const all = sql`with cases as (${casesInsertSql(runId, projectId, cases)} returning test_id, classname, file, name),
+        suites as (${suitesInsertSql(runId, suites)}), payload as (${payloadDeletion})`;
+      if (readTests) return storedTestsOf(await rowsOf(tx.execute(sql`${all}, ${storedTestsSql(projectId, { from: sql`cases c` })}`)));
+      await tx.execute(sql`${all} select 1`);
+      return null;
+    },
     /** Nothing may be left running on the transaction's connection when it ends. */
     async abandon(reason: unknown): Promise<void> {
       if (copy) await copy.abort(reason instanceof Error ? reason : new Error(String(reason)));
@@ -280,24 +327,59 @@ export type StoreOptions = {
 /** What storing a run needs: its health changes are followed (auto-quarantine, webhooks) in its transaction. */
 export type StoreDeps = Pick<ServiceDeps, "db" | "clock"> & HealthFollowDeps;
 
-export async function storeTestRun(
-  deps: StoreDeps,
-  runId: number,
-  source: SuiteSource,
-  options: StoreOptions = {},
-): Promise<TestRunRow | null> {
+/**
+ * Where the report comes from: a source, or the run's stored payload (read with the run, in the
+ * transaction's first statement) turned into one.
+ */
+export type RunReport = SuiteSource | { fromStoredPayload: (payload: UploadPayload) => SuiteSource };
+
+type OpenedRun = { run: TestRunRow; payload: UploadPayload | null; quarantined: Set<string> };
+
+/**
+ * The transaction's first statement: the run's row, locked; its stored payload when asked for;
+ * and, when the run is pending and its tests are kept, the identities of the project's tests
+ * quarantined now, and the project's tests lock (lockProjectTests, taken after the run's row, as
+ * before, so the later reads of the tests' rows see what the lock's previous holder wrote). One
+ * round trip on the Worker instead of four.
+ */
+async function openRun(tx: Database, runId: number, now: Date, options: { payload: boolean; derive: boolean }): Promise<OpenedRun | null> {
+  const [row] = await rowsOf<{ run: unknown; format: string | null; content: string | null; quarantined: unknown; locked: boolean | null }>(
+    tx.execute(sql`
+      with r as (select * from ${testRuns} where id = ${runId} for update)
+      select row_to_json(r) as run,
+        ${options.payload ? sql`p.format, p.content` : sql`null::text as format, null::text as content`},
+        case when r.status = 'pending' and ${options.derive} then
+          (select coalesce(json_agg(json_build_array(t.classname, t.file, t.name)), '[]'::json) from ${tests} t
+           where t.project_id = r.project_id and t.quarantine_expires_at > ${now.toISOString()}::timestamptz) end as quarantined,
+        case when r.status = 'pending' and ${options.derive} then pg_advisory_xact_lock(hashtextextended(r.project_id::text, 0)) is null end as locked
+      from r ${options.payload ? sql`left join ${uploadPayloads} p on p.test_run_id = r.id` : sql``}`),
+  );
+  if (!row) return null;
+  const quarantinedJson = (typeof row.quarantined === "string" ? JSON.parse(row.quarantined) : (row.quarantined ?? [])) as [string | null, string | null, string][];
+  return {
+    run: testRunFromJson(row.run),
+    payload: row.format !== null && row.content !== null ? { format: row.format as UploadPayload["format"], content: row.content } : null,
+    quarantined: new Set(quarantinedJson.map(([classname, file, name]) => testIdentityKey({ classname, file, name }))),
+  };
+}
+
+export async function storeTestRun(deps: StoreDeps, runId: number, report: RunReport, options: StoreOptions = {}): Promise<TestRunRow | null> {
   const derive = options.testsAndGroups ?? true;
+  const fromPayload = typeof report === "function" ? null : report.fromStoredPayload;
   return transactionWithRetry(deps.db, async (tx) => {
-    const [run] = await tx.select().from(testRuns).where(eq(testRuns.id, runId)).for("update");
-    if (run?.status !== "pending") return null;
+    // The tests quarantined now (read with the run): their cases say so, and the run counts their failures apart.
+    const opened = await openRun(tx, runId, deps.clock.now(), { payload: fromPayload !== null, derive });
+    if (opened?.run.status !== "pending") return null;
+    const { run, quarantined } = opened;
+    // No payload: the run was already processed or failed (a redelivered message).
+    if (fromPayload && !opened.payload) return null;
+    const source = fromPayload ? fromPayload(opened.payload!) : (report as SuiteSource);
 
     const runCounts = zeroCounts();
     const suiteRows: SuiteRow[] = [];
     const rows = rowWriter(deps.db, tx, runId, run.projectId);
     const executions = new TestExecutions();
     const failures = new RunFailures();
-    // The tests quarantined now: their cases say so, and the run counts their failures apart.
-    const quarantined = derive ? await quarantinedIdentities(tx, run.projectId, deps.clock.now()) : new Set<string>();
     let quarantinedFailures = 0;
     let suiteNumber = 0;
     /** Sum of the top-level suites' stated durations; null while none states one. */
@@ -342,43 +424,60 @@ export async function storeTestRun(
       await rows.abandon(error);
       throw error;
     }
-    await rows.finishCases();
-
-    await rows.storeSuites(suiteRows);
-    await tx.delete(uploadPayloads).where(eq(uploadPayloads.testRunId, runId));
+    // The rest of the cases, the suites, the payload's deletion and the read of the run's tests (under the tests lock openRun took).
+    const readTests = executions.byIdentity.size > 0;
+    let stored: StoredTests | null;
+    try {
+      stored = await rows.finish(suiteRows, readTests);
+    } catch (error) {
+      await rows.abandon(error);
+      throw error;
+    }
     const processedAt = deps.clock.now();
-    const changes = await recordTestExecutions(tx, run, executions);
-    await followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId: run.projectId, processedAt }, changes);
-    await recordRunFailures(tx, run, failures);
+    // The tests' rows, the failure groups, the run and the project's row are written by one
+    // statement, unless health changes are to be followed: auto-quarantine and the webhooks read
+    // the tests' rows as this run leaves them, so those are written first.
+    let writes: SQL[] = [];
+    let counts: ProjectTestCounts | null = null;
+    if (readTests) {
+      const advanced = await advanceRunTests(tx, run, executions, stored!);
+      if (advanced.changes.length > 0) {
+        await writeRunTests(tx, run.projectId, advanced.writes, advanced.counts);
+        await followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId: run.projectId, processedAt }, advanced.changes);
+      } else {
+        writes = advanced.writes;
+        counts = advanced.counts;
+      }
+    }
+    const ctes = writes.map((write, i) => sql`tests_w${sql.raw(String(i))} as (${write})`);
+    const failureCtes = runFailuresSql(run, failures);
+    if (failureCtes) ctes.push(failureCtes);
 
     const result = runResult(runCounts);
-    const [processed] = await tx
-      .update(testRuns)
-      .set({
-        ...runCounts,
-        quarantinedFailuresCount: quarantinedFailures,
-        status: "processed",
-        result,
-        processedAt,
-        durationMs: statedDuration ?? (topLevelDuration === null ? null : Math.min(Math.round(topLevelDuration), MAX_INT)),
-        suitesCount: suiteNumber,
-      })
-      .where(eq(testRuns.id, runId))
-      .returning();
-    // The overview's figures follow every processed run (after its tests' health: the day keeps the flaky count).
-    await addRunToDailyRollup(tx, processed!);
-
-    // latest_result follows the most recent processed run: a late-finishing older run does not overwrite a newer one.
-    await tx
-      .update(projects)
-      .set({ latestResult: result })
-      .where(
-        and(
-          eq(projects.id, run.projectId),
-          sql`not exists (select 1 from ${testRuns} where ${testRuns.projectId} = ${run.projectId} and ${testRuns.status} = 'processed' and ${gt(testRuns.number, run.number)})`,
-        ),
-      );
-    return processed!;
+    const durationMs = statedDuration ?? (topLevelDuration === null ? null : Math.min(Math.round(topLevelDuration), MAX_INT));
+    // The tests, the failure groups, the run and the project in one statement. latest_result follows the most recent
+    // processed run: a late-finishing older run does not overwrite a newer one.
+    const [processed] = await rowsOf<{ run: unknown }>(
+      tx.execute(sql`
+        with ${ctes.length > 0 ? sql`${sql.join(ctes, sql`, `)},` : sql``} done as (
+          update ${testRuns} set tests_count = ${runCounts.testsCount}, passed_count = ${runCounts.passedCount}, failed_count = ${runCounts.failedCount},
+            errored_count = ${runCounts.erroredCount}, skipped_count = ${runCounts.skippedCount}, quarantined_failures_count = ${quarantinedFailures},
+            status = 'processed', result = ${result}, processed_at = ${processedAt.toISOString()}::timestamptz, duration_ms = ${durationMs},
+            suites_count = ${suiteNumber}
+          where id = ${runId} returning *),
+        project as (
+          update ${projects} set
+            latest_result = case when exists (select 1 from ${testRuns} r where r.project_id = ${run.projectId} and r.status = 'processed' and r.number > ${run.number})
+              then latest_result else ${result}::run_result end
+            ${counts ? sql`, ${projectCountsAssignments(counts)}` : sql``}
+          where id = ${run.projectId})
+        select row_to_json(done) as run from done`),
+    );
+    const processedRun = testRunFromJson(processed!.run);
+    // The overview's figures follow every processed run. A statement of its own, after the one above: the day keeps
+    // the project's flaky count, which must see the tests' health as this run left it.
+    await addRunToDailyRollup(tx, processedRun);
+    return processedRun;
   });
 }
 

@@ -4,7 +4,7 @@
  * are in docs/tests.md; the pure part (`advanceRun`, `advanceTest`) is separate from the
  * statements that read and write the rows.
  */
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { projectCodeowners, projects, testCases, testHealthTransitions, tests } from "../db/schema";
 import { rowsOf } from "../db/rows";
 import type { Database } from "../db/types";
@@ -276,7 +276,7 @@ export function advanceTest(previous: PreviousTest | null, execution: TestExecut
   return { progress, change: to !== health ? { from: health, to, reason } : null };
 }
 
-type StoredRow = {
+export type StoredRow = {
   id: string;
   classname: string | null;
   file: string | null;
@@ -322,41 +322,93 @@ function previousOf(row: StoredRow): PreviousTest | null {
   };
 }
 
+/** What recordTestExecutions reads before it advances the run's tests: the project's default branch (its row locked) and the rows of the run's tests. */
+export type StoredTests = { defaultBranch: string | null; rows: StoredRow[] };
+
 /**
- * Stores what one run did to its tests: reads the rows of the run's tests (one statement),
- * advances each, then inserts the new ones and updates the known ones (one statement each), with
- * their health transitions, and keeps the project's counts. The project row is locked first, so
- * runs of one project update their tests one at a time. What every row of the run shares (the
- * run's time and number) travels once, as a parameter, not once per row. Returns the health
- * changes, which the caller follows in the same transaction (followHealthChanges).
+ * The statement that reads StoredTests, the project's row locked for the counts: one row per
+ * case of `cases` (the run's stored cases, or the rows an insert of them returned, in the same
+ * statement), joined with its test's row, or a single row of nulls when there is none. The cases
+ * carry their test id (a generated column), so no list of identities travels to the database and
+ * back. Read under lockProjectTests, taken by an earlier statement of the transaction (so this
+ * statement's snapshot is taken after it).
+ */
+export function storedTestsSql(projectId: string, cases: { from: SQL; where?: SQL }): SQL {
+  return sql`
+    locked_project as (select default_branch from ${projects} where id = ${projectId} for update)
+    select p.default_branch, s.* from locked_project p left join lateral (
+      select c.test_id as id, c.classname, c.file, c.name, t.id is not null as found,
+        t.health, t.health_changed_at, t.executions_count, t.last_status, t.last_executed_at, t.last_failed_at, t.last_run_number,
+        t.window_outcomes, t.duration_log_mean, t.duration_log_var, t.duration_samples, t.recent_commits, t.failing_streak, t.passing_streak
+      from ${cases.from} left join ${tests} t on t.id = c.test_id${cases.where ? sql` where ${cases.where}` : sql``}) s on true`;
+}
+
+/** StoredTests out of the rows of storedTestsSql. */
+export function storedTestsOf(rows: ({ default_branch: string | null } & (StoredRow | { id: null }))[]): StoredTests {
+  return { defaultBranch: rows[0]?.default_branch ?? null, rows: rows.filter((row): row is { default_branch: string | null } & StoredRow => row.id !== null) };
+}
+
+/**
+ * Stores what one run did to its tests: reads the rows of the run's tests (one statement, unless
+ * the caller read them with the run's cases: storedTestsSql), advances each, then inserts the new
+ * ones and updates the known ones, with their health transitions and the project's counts (one
+ * statement). Runs of one project update their tests one at a time: lockProjectTests, which the
+ * caller may have taken already (`read` given). What every row of the run shares (the run's time
+ * and number) travels once, as a parameter, not once per row. Returns the health changes, which
+ * the caller follows in the same transaction (followHealthChanges).
  */
 export async function recordTestExecutions(
   tx: Database,
   run: { id: number; projectId: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
   executions: TestExecutions,
+  read?: StoredTests,
 ): Promise<TestHealthChange[]> {
-  if (executions.byIdentity.size === 0) return [];
-  await lockProjectTests(tx, run.projectId);
-  const [project] = await rowsOf<{ default_branch: string | null }>(
-    tx.execute(sql`select default_branch from ${projects} where id = ${run.projectId} for update`),
-  );
+  const { changes, writes, counts } = await advanceRunTests(tx, run, executions, read);
+  await writeRunTests(tx, run.projectId, writes, counts);
+  return changes;
+}
+
+/** Runs advanceRunTests' writes and the project's counts as one statement. */
+export async function writeRunTests(tx: Database, projectId: string, writes: SQL[], counts: ProjectTestCounts | null): Promise<void> {
+  const all = counts ? [...writes, projectCountsSql(projectId, counts)] : writes;
+  if (all.length === 0) return;
+  const [last, ...others] = [...all].reverse();
+  await tx.execute(others.length === 0 ? last! : sql`with ${sql.join(others.map((write, i) => sql`tests_w${sql.raw(String(i))} as (${write})`), sql`, `)} ${last}`);
+}
+
+/** What the run's tests' rows change by in the project's counts. */
+export type ProjectTestCounts = { added: number; flaky: number; broken: number };
+
+/** The assignments of an update of the project's row that add the counts. */
+export const projectCountsAssignments = (counts: ProjectTestCounts): SQL =>
+  sql`tests_count = tests_count + ${counts.added}, flaky_tests_count = flaky_tests_count + ${counts.flaky}, broken_tests_count = broken_tests_count + ${counts.broken}`;
+
+const projectCountsSql = (projectId: string, counts: ProjectTestCounts): SQL => sql`update ${projects} set ${projectCountsAssignments(counts)} where id = ${projectId}`;
+
+/**
+ * recordTestExecutions without its writes: the health changes, the writes of the tests' rows and
+ * transitions (statements for common table expressions: they touch different rows, and the
+ * transitions' foreign keys are checked at the statement's end, after the new tests are in), and
+ * the project's counts (null when unchanged), which the caller writes with its own update of the
+ * project's row (one statement may not update a row twice).
+ */
+export async function advanceRunTests(
+  tx: Database,
+  run: { id: number; projectId: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
+  executions: TestExecutions,
+  read?: StoredTests,
+): Promise<{ changes: TestHealthChange[]; writes: SQL[]; counts: ProjectTestCounts | null }> {
+  if (executions.byIdentity.size === 0) return { changes: [], writes: [], counts: null };
+  if (!read) await lockProjectTests(tx, run.projectId);
+  const { defaultBranch, rows: stored } =
+    read ?? storedTestsOf(await rowsOf(tx.execute(sql`with ${storedTestsSql(run.projectId, { from: sql`${testCases} c`, where: sql`c.test_run_id = ${run.id}` })}`)));
   const context: RunContext = {
     runId: run.id,
     number: run.number,
     createdAt: run.createdAt,
     commitSha: run.commitSha,
-    onDefaultBranch: isDefaultBranch(run.branch, project?.default_branch ?? null),
+    onDefaultBranch: isDefaultBranch(run.branch, defaultBranch),
   };
-  // The run's cases are stored by now, each with its test id (a generated column): the tests' rows
-  // are read by joining them, so no list of identities travels to the database and back.
-  const stored = await rowsOf<StoredRow>(
-    tx.execute(sql`
-      select c.test_id as id, c.classname, c.file, c.name, t.id is not null as found,
-        t.health, t.health_changed_at, t.executions_count, t.last_status, t.last_executed_at, t.last_failed_at, t.last_run_number,
-        t.window_outcomes, t.duration_log_mean, t.duration_log_var, t.duration_samples, t.recent_commits, t.failing_streak, t.passing_streak
-      from ${testCases} c left join ${tests} t on t.id = c.test_id
-      where c.test_run_id = ${run.id}`),
-  );
   const rowByIdentity = new Map<string, StoredRow>();
   for (const row of stored) rowByIdentity.set(testIdentityKey({ classname: row.classname, file: row.file, name: row.name }), row);
   const fresh: Record<string, unknown>[] = [];
@@ -402,12 +454,13 @@ export async function recordTestExecutions(
     if (change) changes.push({ t: row.id, f: change.from, to: change.to, r: change.reason });
   }
   const at = run.createdAt.toISOString();
+  const writes: SQL[] = [];
   if (fresh.length > 0) {
     // New tests get their owners from the project's CODEOWNERS, read and parsed once for the run
     // (under the lock, so an upload of a new CODEOWNERS is wholly before or after this run).
     const owners = fresh.some((row) => row.f !== null) ? await storedOwnersMatcher(tx, run.projectId) : null;
     if (owners) for (const row of fresh) row.o = owners.ownersOf(row.f as string | null);
-    await tx.execute(sql`
+    writes.push(sql`
       insert into ${tests} (id, project_id, name, classname, file, suite, health, health_changed_at, executions_count, last_status, last_executed_at,
         last_failed_at, first_seen_at, last_run_number, window_size, failure_rate, flip_rate, impact, duration_p50_ms, duration_p95_ms,
         window_outcomes, duration_log_mean, duration_log_var, duration_samples, recent_commits, failing_streak, passing_streak, owners)
@@ -418,7 +471,7 @@ export async function recordTestExecutions(
         fr float8, fl float8, im int, p50 int, p95 int, w text, dm float8, dv float8, dn int, c text, cf int, cp int, o text[])`);
   }
   if (known.length > 0) {
-    await tx.execute(sql`
+    writes.push(sql`
       update ${tests} t set
         suite = y.s,
         health = coalesce(y.h::test_health, t.health),
@@ -436,18 +489,12 @@ export async function recordTestExecutions(
         fr float8, fl float8, im int, p50 int, p95 int, w text, dm float8, dv float8, dn int, c text, cf int, cp int)
       where t.id = y.id`);
   }
-  if (changes.length > 0) await insertTransitions(tx, run, changes);
-  if (fresh.length !== 0 || flaky !== 0 || broken !== 0) {
-    await tx
-      .update(projects)
-      .set({
-        testsCount: sql`${projects.testsCount} + ${fresh.length}`,
-        flakyTestsCount: sql`${projects.flakyTestsCount} + ${flaky}`,
-        brokenTestsCount: sql`${projects.brokenTestsCount} + ${broken}`,
-      })
-      .where(sql`${projects.id} = ${run.projectId}`);
-  }
-  return changes.map((change) => ({ testId: change.t, from: change.f, to: change.to, reason: change.r }));
+  if (changes.length > 0) writes.push(transitionsSql(run, changes));
+  return {
+    changes: changes.map((change) => ({ testId: change.t, from: change.f, to: change.to, reason: change.r })),
+    writes,
+    counts: fresh.length !== 0 || flaky !== 0 || broken !== 0 ? { added: fresh.length, flaky, broken } : null,
+  };
 }
 
 /**
@@ -469,11 +516,13 @@ export async function lockProjectTests(tx: Database, projectId: string): Promise
   await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${projectId}::text, 0))`);
 }
 
+const transitionsSql = (run: { id: number; createdAt: Date }, changes: unknown[]): SQL => sql`
+  insert into ${testHealthTransitions} (test_id, from_health, to_health, reason, test_run_id, created_at)
+  select z.t, z.f::test_health, z.to::test_health, z.r, ${run.id}, ${run.createdAt.toISOString()}::timestamptz
+  from json_to_recordset(${JSON.stringify(changes)}::json) as z(t uuid, f text, "to" text, r text)`;
+
 async function insertTransitions(tx: Database, run: { id: number; createdAt: Date }, changes: unknown[]): Promise<void> {
-  await tx.execute(sql`
-    insert into ${testHealthTransitions} (test_id, from_health, to_health, reason, test_run_id, created_at)
-    select z.t, z.f::test_health, z.to::test_health, z.r, ${run.id}, ${run.createdAt.toISOString()}::timestamptz
-    from json_to_recordset(${JSON.stringify(changes)}::json) as z(t uuid, f text, "to" text, r text)`);
+  await tx.execute(transitionsSql(run, changes));
 }
 
 /**

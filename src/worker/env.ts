@@ -24,6 +24,12 @@ export interface WorkerEnv {
   SMTP_URL?: string;
   /** The e-mails' From header; unset → `CI test analytics <no-reply@<web app host>>`. */
   MAIL_FROM?: string;
+  /**
+   * Largest upload body in bytes, compressed or decompressed ([vars] of wrangler.toml): what the
+   * Worker can take and process within its isolate's 128 MB, measured (docs/uploads.md#limits).
+   * Unset: the interface's 32 MiB. At most 32 MiB.
+   */
+  UPLOAD_LIMIT_BYTES?: string;
   /** Local development and tests only: host:port of the WebSocket bridge standing in for Neon's proxy. */
   LOCAL_NEON_PROXY?: string;
   /** One Durable Object per API key: organization, revoked mark, rolling rate window. */

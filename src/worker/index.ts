@@ -17,6 +17,7 @@ import { configuredBaseUrl } from "../lib/base-url";
 import { consoleLogger } from "../lib/logger";
 import { NDJSON_CONTENT_TYPE } from "../lib/ndjson";
 import { SecretKeyring, parseKeyList } from "../lib/secret-box";
+import { UPLOAD_LIMIT_BYTES } from "../ingest/upload-body";
 import { backgroundWork } from "../services/background-work";
 import { getOrCreateSetting, randomSecret } from "../services/settings";
 import { reencryptSigningSecrets } from "../services/webhook-secrets";
@@ -40,6 +41,17 @@ export type WorkerOptions = {
 const publicBaseUrlOf = (env: WorkerEnv) => configuredBaseUrl(env.PUBLIC_BASE_URL || "http://localhost:8787", "PUBLIC_BASE_URL");
 /** WEB_APP_URL, else the public base URL. */
 const webAppUrlOf = (env: WorkerEnv) => (env.WEB_APP_URL ? configuredBaseUrl(env.WEB_APP_URL, "WEB_APP_URL") : publicBaseUrlOf(env));
+/** UPLOAD_LIMIT_BYTES: a whole number of bytes up to the interface's 32 MiB; unset or empty → 32 MiB. */
+export function uploadLimitOf(env: Pick<WorkerEnv, "UPLOAD_LIMIT_BYTES">): number {
+  const text = env.UPLOAD_LIMIT_BYTES?.trim() ?? "";
+  if (text === "") return UPLOAD_LIMIT_BYTES;
+  const limit = Number(text);
+  if (!/^\d+$/.test(text) || limit < 1024 || limit > UPLOAD_LIMIT_BYTES) {
+    throw new Error(`UPLOAD_LIMIT_BYTES must be a whole number of bytes from 1024 to ${UPLOAD_LIMIT_BYTES}; it is '${text.slice(0, 40)}'.`);
+  }
+  return limit;
+}
+
 /** http webhooks to loopback only in local development (the local Neon stand-in marks it). */
 const urlPolicyOf = (env: WorkerEnv) => ({ allowLoopbackHttp: Boolean(env.LOCAL_NEON_PROXY) });
 /** SMTP over TCP sockets when SMTP_URL is set; else the outbox holds the mail (never logged with its links on a Worker). */
@@ -85,6 +97,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       webhookUrlPolicy: urlPolicyOf(env),
       keyIdCache,
       secrets: keyring,
+      uploadLimitBytes: uploadLimitOf(env),
     });
     return app;
   }

@@ -65,10 +65,10 @@ const status = async (number: number) =>
 describe("round trips of the Worker path, within their budgets (bench/edge-requests.ts EDGE_BUDGETS)", () => {
   it("an upload and its processing by the queue consumer", async () => {
     // A warm upload token first (its project's counter object), then the measured ones.
-    await measureUpload(fixture, 0, counters, status, 150);
+    await measureUpload(fixture, 0, counters, status, 1_000);
     const over: string[] = [];
     for (let i = 1; i <= 2; i++) {
-      const { upload, processing } = await measureUpload(fixture, i, counters, status, 150);
+      const { upload, processing } = await measureUpload(fixture, i, counters, status, 1_000);
       over.push(...overBudget("upload", upload.counters, EDGE_BUDGETS.upload!), ...overBudget("processing", processing.counters, EDGE_BUDGETS.processing!));
     }
     expect(over).toEqual([]);

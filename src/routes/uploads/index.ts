@@ -13,7 +13,7 @@ import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { AppConfig, AppEnv } from "../../app-env";
 import { counterAdmit } from "../../auth/key-gate";
 import { UploadEnvelopeSchema } from "../../ingest/json-report";
-import { UPLOAD_LIMIT_BYTES, readCodeownersText } from "../../ingest/upload-body";
+import { UPLOAD_LIMIT_BYTES, describeByteLimit, readCodeownersText, tooLarge } from "../../ingest/upload-body";
 import { METADATA_KEYS, readUploadRequest } from "../../ingest/upload-request";
 import { CODEOWNERS_LIMIT_BYTES } from "../../lib/codeowners";
 import { admitBearer } from "../../middleware/auth";
@@ -137,7 +137,8 @@ export function uploadsDocumentPart(uploadsApi: OpenAPIHono<UploadEnv>, publicBa
   };
 }
 
-const uploadTestRunRoute = createRoute({
+/** The upload operation, described with this server's body limit (the Worker's may be below the interface's 32 MiB). */
+const uploadTestRunRoute = (limit: number) => createRoute({
   method: "post",
   path: "/test_runs",
   operationId: "uploadTestRun",
@@ -147,7 +148,7 @@ const uploadTestRunRoute = createRoute({
     "The run is recorded at once (it counts in the project's `test_runs_count` and sets `last_test_run_at`) and processed in the background: `status` goes from `pending` to `processed`, or to `failed` with a `failure_reason` when the report cannot be read (malformed XML, a DTD, more than 200,000 cases…). Poll `GET /uploads/v1/test_runs/{number}`.",
     "Body: JUnit XML (`application/xml` or `text/xml`) with metadata in the query string, or the JSON envelope (`application/json`) carrying metadata and either `junit_xml` or `suites`; envelope metadata wins over the query string. `Content-Encoding: gzip` is accepted.",
     "Retries: send an `Idempotency-Key` header (e.g. a UUID, the same on every retry of one upload). If a run of this project already has that key, nothing new is recorded and that run is returned, with `Idempotent-Replayed: true`; the first upload's report wins.",
-    `Limits: ${UPLOAD_LIMIT_BYTES} bytes (32 MiB) per body, compressed or decompressed (413, also for chunked bodies); 600 uploads per rolling 60 seconds per project (429). Details: docs/uploads.md.`,
+    `Limits: ${describeByteLimit(limit)} per body on this server, compressed or decompressed (413 \`payload_too_large\`, also for chunked bodies)${limit < UPLOAD_LIMIT_BYTES ? `: below the interface's ${describeByteLimit(UPLOAD_LIMIT_BYTES)}, because this server processes a report within a memory limit and refuses what it could not process` : ""}; 600 uploads per rolling 60 seconds per project (429). Details: docs/uploads.md.`,
   ].join("\n\n"),
   security: tokenSecurity,
   request: {
@@ -294,19 +295,23 @@ export function createUploadsApi(config: AppConfig) {
     }),
   );
 
-  api.use("/test_runs", limitBody(UPLOAD_LIMIT_BYTES));
+  const uploadLimit = config.uploadLimitBytes ?? UPLOAD_LIMIT_BYTES;
+  api.use("/test_runs", limitBody(uploadLimit, tooLarge(uploadLimit).message));
   // On PUT only: another method's body is ignored, so it cannot turn the 405 into a 413.
   const codeownersLimit = limitBody(CODEOWNERS_LIMIT_BYTES, `The CODEOWNERS file exceeds ${CODEOWNERS_LIMIT_BYTES} bytes (3 MiB); GitHub ignores a file that large too.`);
   api.use("/codeowners", (c, next) => (c.req.method === "PUT" ? codeownersLimit(c, next) : next()));
 
-  api.openapi(uploadTestRunRoute, async (c) => {
-    const upload = await readUploadRequest({
-      contentType: c.req.header("content-type"),
-      contentEncoding: c.req.header("content-encoding"),
-      idempotencyKey: c.req.header("idempotency-key"),
-      query: c.req.queries(),
-      body: new Uint8Array(await c.req.arrayBuffer()),
-    });
+  api.openapi(uploadTestRunRoute(uploadLimit), async (c) => {
+    const upload = await readUploadRequest(
+      {
+        contentType: c.req.header("content-type"),
+        contentEncoding: c.req.header("content-encoding"),
+        idempotencyKey: c.req.header("idempotency-key"),
+        query: c.req.queries(),
+        body: new Uint8Array(await c.req.arrayBuffer()),
+      },
+      uploadLimit,
+    );
     const { db, clock, runQueue, logger } = c.env;
     const { run, replayed } = await acceptUpload({ db, clock, runQueue, logger }, c.get("uploader"), upload.metadata, upload.payload);
     const body = presentUploadedRun(run, config.webAppUrl, config.publicBaseUrl);

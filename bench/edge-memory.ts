@@ -1,0 +1,287 @@
+/**
+ * `npm run bench:edge-memory`: peak memory of the Worker's upload request and of its queue
+ * consumer for JUnit reports of several sizes, measured in workerd (`wrangler dev`, the Worker,
+ * its queue, the local bridge to a Postgres database made for the run and dropped after it).
+ *
+ * What is measured (docs/edge-path.md#memory):
+ * - The isolate: its V8 heap in use plus the ArrayBuffers' backing stores, from the inspector
+ *   (Chrome DevTools protocol, `Runtime.getHeapUsage`: usedSize + backingStorageSize), sampled back
+ *   to back. The inspector answers between JavaScript tasks only, so a peak inside one long
+ *   synchronous step (a JSON.parse) can be missed; hence the second figure.
+ * - workerd's resident memory (/proc/PID/status VmRSS), sampled every 2 ms from outside, whatever
+ *   the isolate does: growth over its value when the phase starts. It includes allocator slack
+ *   and everything else workerd runs (the Durable Objects, wrangler's helper Workers).
+ * Garbage is collected (HeapProfiler.collectGarbage) before each upload. The request phase runs
+ * from sending the upload until its answer; the consumer phase from the answer until the run is no
+ * longer pending and the consumer's database sessions are quiet (its alert checks included).
+ *
+ * Env: BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres), BENCH_MEMORY_CASES
+ * (10000,115000: cases per report; 10,000 ≈ 2.7 MiB, 115,000 ≈ 31 MiB), BENCH_MEMORY_GZIP (false:
+ * also send each report gzip-compressed), BENCH_MEMORY_UPLOAD_LIMIT (the Worker's
+ * UPLOAD_LIMIT_BYTES for the run; default: wrangler.toml's), BENCH_OUTPUT (BENCHMARKS.md),
+ * BENCH_MEMORY_SECTION (edge-memory).
+ */
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import pg from "pg";
+import WebSocket from "ws";
+import { startLocalDatabase } from "../src/node/local-neon";
+import { writeBenchmarkSection } from "./common";
+import { QUEUE_APPLICATION, countersOf, prepareEdgeFixture } from "./edge-requests";
+import { generateJUnit } from "./junit-generator";
+import { type WranglerDev, processGroupMembers, startWranglerDev } from "./limiter-wrangler";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const CASES = (process.env.BENCH_MEMORY_CASES ?? "10000,115000").split(",").map(Number);
+const GZIP = process.env.BENCH_MEMORY_GZIP === "true";
+const OUTPUT = path.resolve(ROOT, process.env.BENCH_OUTPUT || "BENCHMARKS.md");
+const SECTION = process.env.BENCH_MEMORY_SECTION || "edge-memory";
+const log = (message: string) => console.log(`[bench:edge-memory] ${message}`);
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+/** A Chrome DevTools protocol session with the Worker's isolate. */
+class Inspector {
+  private nextId = 1;
+  private readonly waiting = new Map<number, (result: Record<string, unknown>) => void>();
+  private constructor(private readonly socket: WebSocket) {
+    socket.on("message", (data) => {
+      const message = JSON.parse(String(data)) as { id?: number; result?: Record<string, unknown>; error?: unknown };
+      if (message.id === undefined) return;
+      this.waiting.get(message.id)?.(message.result ?? { error: message.error });
+      this.waiting.delete(message.id);
+    });
+  }
+
+  static async open(port: number): Promise<Inspector> {
+    const targets = (await (await fetch(`http://127.0.0.1:${port}/json`)).json()) as { title?: string; webSocketDebuggerUrl: string }[];
+    // wrangler lists the Worker under its name; its helper Workers have other names.
+    const target = targets.find((t) => t.title?.includes("ci-analytics-api")) ?? targets[0];
+    if (!target) throw new Error("the inspector lists no Worker");
+    const socket = new WebSocket(target.webSocketDebuggerUrl);
+    await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
+    return new Inspector(socket);
+  }
+
+  call(method: string, params: Record<string, unknown> = {}, timeoutMs = 60_000): Promise<Record<string, unknown>> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        reject(new Error(`the inspector did not answer ${method} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.waiting.set(id, (result) => {
+        clearTimeout(timer);
+        resolve(result);
+      });
+      this.socket.send(JSON.stringify({ id, method, params }));
+    });
+  }
+
+  /** V8 heap in use plus ArrayBuffer backing stores, in bytes. */
+  async isolateBytes(): Promise<{ heap: number; buffers: number }> {
+    const usage = (await this.call("Runtime.getHeapUsage")) as { usedSize?: number; backingStorageSize?: number };
+    return { heap: usage.usedSize ?? 0, buffers: usage.backingStorageSize ?? 0 };
+  }
+
+  close(): void {
+    this.socket.close();
+  }
+}
+
+function rssBytes(pid: number): number {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return match ? Number(match[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples until stopped: the isolate's peak (heap + buffers, and its parts at that moment) and workerd's RSS peak. */
+function sampler(inspector: Inspector, workerdPid: number) {
+  let running = true;
+  const peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0 };
+  const rssTimer = setInterval(() => {
+    peak.rss = Math.max(peak.rss, rssBytes(workerdPid));
+  }, 2);
+  const isolateLoop = (async () => {
+    while (running) {
+      const { heap, buffers } = await inspector.isolateBytes();
+      peak.samples++;
+      if (heap + buffers > peak.isolate) Object.assign(peak, { isolate: heap + buffers, heap, buffers });
+    }
+  })();
+  return async () => {
+    running = false;
+    clearInterval(rssTimer);
+    await isolateLoop;
+    peak.rss = Math.max(peak.rss, rssBytes(workerdPid));
+    return peak;
+  };
+}
+
+type Measured = {
+  label: string;
+  bodyBytes: number;
+  reportBytes: number;
+  status: number;
+  outcome: string;
+  baseline: { isolate: number; rss: number };
+  request: { isolate: number; heap: number; buffers: number; rss: number; samples: number };
+  consumer: { isolate: number; heap: number; buffers: number; rss: number; samples: number } | null;
+  processingMs: number | null;
+};
+
+function codeVersion(): string {
+  try {
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const commit = git("rev-parse", "--short", "HEAD");
+    return git("status", "--porcelain", "--", "src", "drizzle", "wrangler.toml") !== "" ? `commit ${commit} plus uncommitted changes` : `commit ${commit}`;
+  } catch {
+    return "unknown";
+  }
+}
+
+async function main(): Promise<void> {
+  const loadAtStart = os.loadavg()[0]!.toFixed(1);
+  const code = codeVersion();
+  const admin = new pg.Client({ connectionString: SERVER_URL });
+  await admin.connect();
+  const postgres = (await admin.query<{ v: string }>("select version() as v")).rows[0]!.v.replace(/ on .*$/, "");
+  const dbName = `cia_mem_${randomBytes(5).toString("hex")}`;
+  await admin.query(`create database "${dbName}"`);
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${dbName}`;
+  const persistTo = mkdtempSync(path.join(os.tmpdir(), "cia-mem-"));
+  const local = await startLocalDatabase({ databaseUrl: url.toString(), log: () => {} });
+  let worker: WranglerDev | null = null;
+  let inspector: Inspector | null = null;
+  const results: Measured[] = [];
+  try {
+    if (!local.bridge) throw new Error("the bench database must be on this machine");
+    const adminToken = randomBytes(24).toString("hex");
+    worker = await startWranglerDev({
+      label: "edge memory",
+      persistTo,
+      vars: {
+        DATABASE_URL: local.workerDatabaseUrl,
+        LOCAL_NEON_PROXY: local.localNeonProxy!,
+        ADMIN_TOKEN: adminToken,
+        CURSOR_SECRET: randomBytes(24).toString("hex"),
+        SECRETS_KEY: randomBytes(32).toString("base64"),
+        ...(process.env.BENCH_MEMORY_UPLOAD_LIMIT ? { UPLOAD_LIMIT_BYTES: process.env.BENCH_MEMORY_UPLOAD_LIMIT } : {}),
+      },
+      readyTimeoutMs: 120_000,
+    });
+    log(`wrangler dev is up on ${worker.baseUrl}, inspector on ${worker.inspectorPort}`);
+    const workerd = processGroupMembers(worker.pgid).find((m) => /(^|\/)workerd\s/.test(m.command));
+    if (!workerd) throw new Error("no workerd process in wrangler's group");
+    inspector = await Inspector.open(worker.inspectorPort);
+    log(`inspector connected: ${JSON.stringify(await inspector.isolateBytes())}`);
+    const fixture = await prepareEdgeFixture(worker.baseUrl, adminToken);
+    const database = new pg.Client({ connectionString: url.toString() });
+    await database.connect();
+    const runStatus = async (number: number) =>
+      (await database.query<{ status: string; tests_count: number }>("select status, tests_count from test_runs where project_id = $1 and number = $2", [fixture.projectId, number]))
+        .rows[0] ?? { status: "missing", tests_count: 0 };
+
+    const variants = CASES.flatMap((cases) => [{ cases, gzip: false }, ...(GZIP ? [{ cases, gzip: true }] : [])]);
+    for (const { cases, gzip } of variants) {
+      const xml = generateJUnit({ cases, seed: cases });
+      const report = Buffer.from(xml);
+      const body = gzip ? gzipSync(report) : report;
+      const label = `${cases.toLocaleString("en-US")} cases, ${mib(report.byteLength)} of JUnit XML${gzip ? ` (gzip: ${mib(body.byteLength)})` : ""}`;
+      log(`${label}: collecting garbage`);
+      await inspector.call("HeapProfiler.collectGarbage", {}, 10_000).catch((error: Error) => log(error.message));
+      await new Promise((r) => setTimeout(r, 500));
+      const base = await inspector.isolateBytes();
+      const baseline = { isolate: base.heap + base.buffers, rss: rssBytes(workerd.pid) };
+      log(`${label}: uploading (isolate ${mib(baseline.isolate)})`);
+      const stopRequest = sampler(inspector, workerd.pid);
+      const response = await fetch(`${worker.baseUrl}/uploads/v1/test_runs?branch=main`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${fixture.uploadToken}`, "content-type": "application/xml", ...(gzip ? { "content-encoding": "gzip" } : {}) },
+        body,
+      });
+      const answer = (await response.json()) as { number?: number; error?: { code: string } };
+      const request = await stopRequest();
+      let consumer: Measured["consumer"] = null;
+      let outcome = answer.error?.code ?? "accepted";
+      let processingMs: number | null = null;
+      if (response.status === 202) {
+        const accepted = performance.now();
+        const stopConsumer = sampler(inspector, workerd.pid);
+        let run = await runStatus(answer.number!);
+        while (run.status === "pending" && performance.now() - accepted < 600_000) {
+          await new Promise((r) => setTimeout(r, 20));
+          run = await runStatus(answer.number!);
+        }
+        processingMs = performance.now() - accepted;
+        // The consumer's checks run after the run is marked processed: wait until its sessions are quiet.
+        let last = JSON.stringify(countersOf(await local.bridge.counters(), await local.bridge.counters(), QUEUE_APPLICATION));
+        let previous = await local.bridge.counters();
+        for (;;) {
+          await new Promise((r) => setTimeout(r, 1_000));
+          const now = await local.bridge.counters();
+          const delta = JSON.stringify(countersOf(previous, now, QUEUE_APPLICATION));
+          previous = now;
+          if (delta === last || delta === JSON.stringify({ connections: 0, handshakeRoundTrips: 0, flights: 0, statements: 0 })) break;
+          last = delta;
+        }
+        consumer = await stopConsumer();
+        outcome = run.status === "processed" ? `processed, ${run.tests_count} cases` : run.status;
+      }
+      const measured: Measured = { label, bodyBytes: body.byteLength, reportBytes: report.byteLength, status: response.status, outcome, baseline, request, consumer, processingMs };
+      results.push(measured);
+      log(
+        `${label}: HTTP ${response.status} (${outcome}); request peak ${mib(request.isolate)} isolate (+${mib(request.isolate - baseline.isolate)}), RSS +${mib(request.rss - baseline.rss)}` +
+          (consumer ? `; consumer peak ${mib(consumer.isolate)} isolate, RSS +${mib(consumer.rss - baseline.rss)}; processed after ${((processingMs ?? 0) / 1000).toFixed(1)} s` : ""),
+      );
+    }
+    await database.end();
+  } finally {
+    inspector?.close();
+    await worker?.stop();
+    await local.close();
+    rmSync(persistTo, { recursive: true, force: true });
+    await admin.query(`drop database if exists "${dbName}" with (force)`);
+    await admin.end();
+  }
+
+  const cpus = os.cpus();
+  const lines = [
+    "## The Worker's memory: upload request and queue consumer (`npm run bench:edge-memory`)",
+    "",
+    `Command: \`${process.env.BENCH_MEMORY_COMMAND ?? "npm run bench:edge-memory"}\` (script \`tsx bench/edge-memory.ts\`). What is sampled and why: [docs/edge-path.md](docs/edge-path.md#memory).`,
+    "",
+    `- Date: ${new Date().toISOString().replace(/\.\d+Z$/, "Z")}`,
+    `- Code: ${code}`,
+    `- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}; load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(1)} at end`,
+    `- Path: the Worker under wrangler dev (workerd), its queue, the Neon driver through the local bridge, on ${postgres}`,
+    "- Isolate = V8 heap in use + ArrayBuffer backing stores (inspector `Runtime.getHeapUsage`), peak of back-to-back samples; the baseline is after a forced GC before the upload. workerd RSS: growth over the baseline, sampled every 2 ms from outside",
+    "",
+    "| Report | Body sent | Answer | Isolate before | Request: isolate peak | Request: workerd RSS growth | Consumer: isolate peak | Consumer: workerd RSS growth | 202 → processed |",
+    "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+    ...results.map(
+      (r) =>
+        `| ${r.label} | ${mib(r.bodyBytes)} | ${r.status} ${r.outcome} | ${mib(r.baseline.isolate)} | ${mib(r.request.isolate)} (heap ${mib(r.request.heap)}, buffers ${mib(r.request.buffers)}) | ${mib(r.request.rss - r.baseline.rss)} | ${r.consumer ? `${mib(r.consumer.isolate)} (heap ${mib(r.consumer.heap)}, buffers ${mib(r.consumer.buffers)})` : "–"} | ${r.consumer ? mib(r.consumer.rss - r.baseline.rss) : "–"} | ${r.processingMs === null ? "–" : `${(r.processingMs / 1000).toFixed(1)} s`} |`,
+    ),
+  ];
+  const report = lines.join("\n");
+  console.log(`\n${report}\n`);
+  if (process.env.BENCH_MEMORY_WRITE !== "false") {
+    writeBenchmarkSection(OUTPUT, SECTION, report);
+    log(`wrote ${path.relative(ROOT, OUTPUT)} (section ${SECTION})`);
+  }
+}
+
+main().catch((error) => {
+  console.error("[bench:edge-memory] failed:", error);
+  process.exitCode = 1;
+});

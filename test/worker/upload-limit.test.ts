@@ -1,0 +1,105 @@
+/**
+ * The Worker's upload limit (UPLOAD_LIMIT_BYTES in wrangler.toml): what it cannot process within
+ * its isolate's memory is refused with a 413 in the envelope before anything is recorded, plain
+ * or once inflated; a body of exactly the limit is accepted and processed. The OpenAPI document
+ * states this server's limit.
+ */
+import { SELF, env } from "cloudflare:test";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { and, eq } from "drizzle-orm";
+import { projects, testRuns } from "../../src/db/schema";
+import { UPLOAD_LIMIT_BYTES } from "../../src/ingest/upload-body";
+import { uploadLimitOf } from "../../src/worker";
+import { type Harness, createHarness } from "./support/harness";
+
+let h: Harness;
+let limit: number;
+beforeAll(async () => {
+  h = await createHarness();
+  limit = uploadLimitOf(env);
+});
+afterAll(() => h.close());
+
+/** A valid JUnit document of exactly `bytes` bytes: two cases, then an XML comment as padding. */
+function junitOfSize(bytes: number): Uint8Array {
+  const head = `<testsuite name="limit"><testcase name="a"/><testcase name="b"/></testsuite>\n<!--`;
+  const tail = "-->\n";
+  return new TextEncoder().encode(head + "x".repeat(bytes - head.length - tail.length) + tail);
+}
+
+async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(await new Response(new Blob([bytes]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
+}
+
+async function upload(token: string, body: Uint8Array, headers: Record<string, string> = {}) {
+  const response = await SELF.fetch("http://worker.test/uploads/v1/test_runs", {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/xml", ...headers },
+    body,
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+async function runsCount(projectId: string): Promise<number | undefined> {
+  return (await h.db.select({ count: projects.testRunsCount }).from(projects).where(eq(projects.id, projectId)))[0]?.count;
+}
+
+async function newProject() {
+  const { organization } = await h.newOrganization();
+  return h.newProject(organization.id);
+}
+
+describe("the Worker's upload limit", () => {
+  it("is set below the interface's 32 MiB in wrangler.toml", () => {
+    expect(limit).toBeLessThan(UPLOAD_LIMIT_BYTES);
+    expect(limit).toBeGreaterThanOrEqual(1024 * 1024);
+  });
+
+  it("accepts and processes a body of exactly the limit", async () => {
+    const { project, uploadToken } = await newProject();
+    const accepted = await upload(uploadToken, junitOfSize(limit));
+    expect(accepted.status).toBe(202);
+    const run = async () => (await h.db.select().from(testRuns).where(and(eq(testRuns.projectId, project.id), eq(testRuns.number, accepted.body.number))))[0];
+    for (let i = 0; i < 600 && (await run())?.status === "pending"; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await run()).toMatchObject({ status: "processed", testsCount: 2 });
+  });
+
+  it("refuses a body one byte over the limit with a 413 that names it, and records nothing", async () => {
+    const { project, uploadToken } = await newProject();
+    const refused = await upload(uploadToken, junitOfSize(limit + 1));
+    expect(refused.status).toBe(413);
+    expect(refused.body.error.code).toBe("payload_too_large");
+    expect(refused.body.error.message).toContain(`${limit} bytes`);
+    expect(await runsCount(project.id)).toBe(0);
+  });
+
+  it("refuses a gzip body that inflates past the limit, however small it is compressed", async () => {
+    const { project, uploadToken } = await newProject();
+    const compressed = await gzip(junitOfSize(limit + 1));
+    expect(compressed.byteLength).toBeLessThan(limit / 10);
+    const refused = await upload(uploadToken, compressed, { "content-encoding": "gzip" });
+    expect(refused.status).toBe(413);
+    expect(refused.body.error.code).toBe("payload_too_large");
+    expect(await runsCount(project.id)).toBe(0);
+  });
+
+  it("is stated in the OpenAPI document's description of the upload", async () => {
+    const document = (await (await SELF.fetch("http://worker.test/api/v1/openapi.json")).json()) as { paths: Record<string, { post?: { description?: string } }> };
+    expect(document.paths["/uploads/v1/test_runs"]?.post?.description).toContain(`${limit} bytes`);
+  });
+});
+
+describe("UPLOAD_LIMIT_BYTES", () => {
+  it("is read as a whole number of bytes up to 32 MiB; unset or empty is 32 MiB", () => {
+    expect(uploadLimitOf({})).toBe(UPLOAD_LIMIT_BYTES);
+    expect(uploadLimitOf({ UPLOAD_LIMIT_BYTES: " " })).toBe(UPLOAD_LIMIT_BYTES);
+    expect(uploadLimitOf({ UPLOAD_LIMIT_BYTES: "4194304" })).toBe(4_194_304);
+    expect(uploadLimitOf({ UPLOAD_LIMIT_BYTES: String(UPLOAD_LIMIT_BYTES) })).toBe(UPLOAD_LIMIT_BYTES);
+  });
+
+  it("refuses anything else, so a typo cannot lift the limit", () => {
+    for (const value of ["4 MiB", "4e6", "-1", "1.5", "1000", String(UPLOAD_LIMIT_BYTES + 1)]) {
+      expect(() => uploadLimitOf({ UPLOAD_LIMIT_BYTES: value }), value).toThrow(/UPLOAD_LIMIT_BYTES/);
+    }
+  });
+});
