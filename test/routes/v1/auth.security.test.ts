@@ -197,7 +197,7 @@ describe("credential matrix × every endpoint", () => {
 });
 
 describe("401 responses", () => {
-  it("carry `WWW-Authenticate: Bearer …` and `Cache-Control: no-store`; a 200 carries no challenge", async () => {
+  it("carry `WWW-Authenticate: Bearer …` and `Cache-Control: no-store`; a 200 carries no challenge and is private", async () => {
     const f = await newFixture(h, "Headers");
     for (const authorization of [undefined, "Bearer", `Bearer ${generateToken("apiKey")}`, `Bearer ${f.previousKey}`, "Basic Zm9vOmJhcg=="]) {
       const res = await h.call("GET", "/api/v1/organization", { key: null, headers: authorization === undefined ? {} : { authorization } });
@@ -209,7 +209,10 @@ describe("401 responses", () => {
     const ok = await h.get("/api/v1/organization", f.key);
     expect(ok.status).toBe(200);
     expect(ok.headers.get("www-authenticate")).toBeNull();
-    expect(ok.headers.get("cache-control")).toBe("no-store");
+    // A GET with an ETag may be revalidated by the client that holds it, never kept by a shared cache
+    // (docs/conditional-requests.md); it varies with the key.
+    expect(ok.headers.get("cache-control")).toBe("private, no-cache");
+    expect(ok.headers.get("vary")).toMatch(/authorization/i);
   });
 });
 
