@@ -97,7 +97,7 @@ export function registerNewProject(web: Hono<WebEnv>, config: WebConfig, paths: 
           </label>
         </p>
         <p>Upload your test reports from CI with:</p>
-        <pre class="command">
+        <pre class="command" tabindex={0}>
           <code>{uploadCommand(config.publicBaseUrl, created.upload_token)}</code>
         </pre>
         <p>

@@ -120,7 +120,7 @@ function SettingsPage({ found, webhooks, extras, config }: { found: MemberProjec
                 <input id="upload-token" readonly value={extras.token.value} class="secret" />
               </label>
             </p>
-            <pre class="command">
+            <pre class="command" tabindex={0}>
               <code>{uploadCommand(config.publicBaseUrl, extras.token.value)}</code>
             </pre>
           </>

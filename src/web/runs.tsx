@@ -260,7 +260,7 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
                     {failure.failureText ? (
                       <details>
                         <summary>Trace</summary>
-                        <pre>{failure.failureText}</pre>
+                        <pre tabindex={0}>{failure.failureText}</pre>
                       </details>
                     ) : null}
                   </li>

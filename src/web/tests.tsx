@@ -139,12 +139,11 @@ async function renderTestPage(c: Context<WebEnv>, paths: WebPaths, found: NonNul
         <Chart
           id="test-duration"
           title={`Duration of the last ${history.length} executions`}
-          summary={`How long each of the last ${history.length} executions took, oldest first, passed and failed apart; each bar opens its run.`}
+          summary={`How long each of the last ${history.length} executions took, oldest first, passed and failed apart (the history strip above links each execution to its run).`}
           kind="stacked"
           labels={history.map((execution) => `#${execution.test_run.number}`)}
           labelHeading="Run"
           format={durationText}
-          links={history.map((execution) => `${runPath(execution.test_run.number)}#case-${execution.id}`)}
           series={[
             { label: "passed", tone: "pass", values: history.map((execution) => (execution.status === "passed" ? execution.duration_ms : null)) },
             { label: "failed or errored", tone: "fail", values: history.map((execution) => (execution.status === "failed" || execution.status === "errored" ? execution.duration_ms : null)) },
@@ -218,7 +217,7 @@ async function renderTestPage(c: Context<WebEnv>, paths: WebPaths, found: NonNul
             {group.sample.text ? (
               <details>
                 <summary>Sample trace</summary>
-                <pre>{group.sample.text}</pre>
+                <pre tabindex={0}>{group.sample.text}</pre>
               </details>
             ) : null}
           </article>

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describeViolations, seriousViolations } from "../support/axe";
 import { emptyServerDatabase, launchChromium } from "../support/browser";
 import { type ServerProcess, startServerProcess } from "../support/server-process";
 
@@ -65,17 +66,24 @@ function upload(token: string, file: string): Promise<{ code: number; output: st
   });
 }
 
+async function expectAccessible(page: Page) {
+  const violations = await seriousViolations(page);
+  expect(violations, `${page.url()}\n${describeViolations(violations)}`).toEqual([]);
+}
+
 describe("project pages in Chromium", () => {
   it("admin: /projects/new → token once → CLI upload → the overview shows the run; member: settings read-only, token revealed", async () => {
     const admin = await signedIn("admin");
     await admin.getByRole("link", { name: "New project" }).click();
     await admin.waitForURL(`${server.base}/projects/new`);
+    await expectAccessible(admin);
     await admin.getByLabel("Name").fill("Browser cart");
     await admin.getByLabel("Description").fill("Made in Chromium");
     await admin.getByRole("button", { name: "Create project" }).click();
     await admin.getByRole("heading", { name: "Project created: Browser cart" }).waitFor();
     const token = await admin.locator("#upload-token").inputValue();
     expect(token).toMatch(/^ctu_/);
+    await expectAccessible(admin);
     expect(await admin.locator("pre.command").textContent()).toContain(`CTA_UPLOAD_TOKEN=${token} npx ci-test-analytics upload --url`);
 
     await admin.getByRole("link", { name: "Open the project" }).click();
@@ -98,6 +106,7 @@ describe("project pages in Chromium", () => {
       await admin.waitForTimeout(250);
     }
     expect(await admin.getByRole("link", { name: "#1" }).getAttribute("href")).toBe(`${new URL(projectUrl).pathname}/runs/1`);
+    await expectAccessible(admin);
     expect(await admin.getByRole("img", { name: /Runs by result/ }).count()).toBe(1);
     expect(await admin.getByRole("img", { name: /Run duration, p50 and p95/ }).count()).toBe(1);
     expect(await admin.getByRole("img", { name: /^Flaky tests/ }).count()).toBe(1);
@@ -108,10 +117,13 @@ describe("project pages in Chromium", () => {
 
     const member = await signedIn("member");
     await member.goto(`${projectUrl}/settings`);
+    await expectAccessible(member);
     expect(await member.getByLabel("Name").isDisabled()).toBe(true);
     expect(await member.getByLabel("Name").inputValue()).toBe("Browser cart");
     for (const control of ["Save settings", "Rotate the upload token", "Add webhook"]) expect(await member.getByRole("button", { name: control }).count()).toBe(0);
     await member.getByRole("button", { name: "Reveal the upload token" }).click();
     expect(await member.locator("#upload-token").inputValue()).toBe(token);
+    await admin.goto(`${projectUrl}/settings`);
+    await expectAccessible(admin);
   });
 });

@@ -64,7 +64,7 @@ describe("runs", () => {
     // Two causes: "connection refused" (2 tests) first, then the assertion.
     expect(text.indexOf("connection refused")).toBeLessThan(text.indexOf("expected title"));
     expect(text).toContain("2 failures in 2 tests in this run");
-    expect(html).toMatch(/<details><summary>Trace<\/summary><pre>Error: connection refused\n {4}at connect/);
+    expect(html).toMatch(/<details><summary>Trace<\/summary><pre tabindex="0">Error: connection refused\n {4}at connect/);
     expect(html).toContain(`href="/projects/${f.project.id}/tests/${f.paysTestId}"`);
     expect(html).toMatch(/id="case-\d+"/);
     expect(text).toContain("unit");
@@ -118,9 +118,9 @@ describe("tests", () => {
     expect(cells[1]![2]).toBe("errored");
     const text = textOf(html);
     expect(text).toContain("Duration");
-    // The duration chart: one point per execution of the strip, each opening its run, and its table.
+    // The duration chart: one point per execution of the strip, and its data table.
     expect(html).toContain('aria-labelledby="test-duration-title test-duration-desc"');
-    expect(html).toMatch(new RegExp(`<th scope="row"><a href="/projects/${f.project.id}/runs/1#case-\\d+">#1</a></th>`));
+    expect(html).toContain('<th scope="row">#1</th>');
     expect(text).toContain("5 ms");
     expect(text).toContain("Failure groups");
     expect(html).toContain("<summary>Sample trace</summary>");

@@ -8,6 +8,7 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describeViolations, seriousViolations } from "../support/axe";
 import { emptyServerDatabase, launchChromium } from "../support/browser";
 import { type ServerProcess, startServerProcess } from "../support/server-process";
 import { SmtpSink } from "../support/smtp-sink";
@@ -50,9 +51,15 @@ async function invitationLink(address: string): Promise<string> {
   return link!;
 }
 
+async function expectAccessible(page: Page) {
+  const violations = await seriousViolations(page);
+  expect(violations, `${page.url()}\n${describeViolations(violations)}`).toEqual([]);
+}
+
 async function acceptAs(link: string, name: string, password: string): Promise<Page> {
   const page = await newPage();
   await page.goto(link);
+  await expectAccessible(page);
   await page.getByLabel("Your name").fill(name);
   await page.getByLabel("Password").fill(password);
   await page.getByRole("button", { name: "Create account and join" }).click();
@@ -62,7 +69,7 @@ async function acceptAs(link: string, name: string, password: string): Promise<P
 }
 
 describe("the team page in Chromium", () => {
-  it("invite by e-mail, join through the link, the member without the key, regenerate with every admin e-mailed", async () => {
+  it("invite by e-mail, join through the link, the member without the key, snoozing but not disabling; regenerate with every admin e-mailed; axe on each page", async () => {
     const output = server.output();
     const demoKey = /Bearer (cta_[0-9A-Za-z]+)/.exec(output)![1]!;
     const adminPassword = /demo-admin@example\.com {2}password: (\S+)/.exec(output)![1]!;
@@ -74,6 +81,7 @@ describe("the team page in Chromium", () => {
     await admin.getByLabel("Password").fill(adminPassword);
     await admin.getByRole("button", { name: "Sign in" }).click();
     await admin.waitForURL(`${server.base}/settings/team`);
+    await expectAccessible(admin);
 
     // The demo key is revealable: its sealed copy was kept when the demo was seeded.
     await admin.getByRole("button", { name: "Reveal the key" }).click();
@@ -101,6 +109,20 @@ describe("the team page in Chromium", () => {
     expect(await member.getByRole("heading", { name: "API key" }).count()).toBe(0);
     expect(await member.getByRole("button", { name: "Reveal the key" }).count()).toBe(0);
     expect(await member.content()).not.toContain("cta_");
+    await expectAccessible(member);
+
+    // The member acts on alerts: snoozes one from its page, but sees no disable button, and a forged disable is refused.
+    const alerts = (await server.call("GET", "/api/v1/alerts?status=active", demoKey)).body.data as { id: string }[];
+    expect(alerts.length).toBeGreaterThan(0);
+    await member.goto(`${server.base}/alerts/${alerts[0]!.id}`);
+    expect(await member.getByRole("button", { name: "Disable" }).count()).toBe(0);
+    await member.getByLabel("Snooze for").selectOption("1h");
+    await member.getByRole("button", { name: "Snooze", exact: true }).click();
+    await member.getByText("The alert is snoozed").waitFor();
+    expect((await server.call("GET", `/api/v1/alerts/${alerts[0]!.id}`, demoKey)).body.snoozed).toBe(true);
+    const forgedDisable = await member.request.post(`${server.base}/alerts/${alerts[0]!.id}/disable`, { headers: { origin: server.base }, form: {} });
+    expect(forgedDisable.status()).toBe(403);
+    expect((await server.call("GET", `/api/v1/alerts/${alerts[0]!.id}`, demoKey)).body.active).toBe(true);
     // A forged admin request with the member's session, from the app's own origin: refused on the server.
     const forged = await member.request.post(`${server.base}/settings/team/api-key/regenerate`, { headers: { origin: server.base }, form: {} });
     expect(forged.status()).toBe(403);
