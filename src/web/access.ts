@@ -5,7 +5,7 @@
  * same services as the API, scoped to that organization.
  */
 import type { Context } from "hono";
-import { findMembership, type Membership } from "../services/memberships";
+import { findMembership, findProjectForMember, type Membership, type ProjectRow } from "../services/memberships";
 import type { OrgScope } from "../services/context";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 
@@ -21,6 +21,26 @@ export async function memberAccess(c: Context<WebEnv>, config: WebConfig, paths:
     scope: { db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, organizationId },
     membership,
     page: { person, membership, paths },
+  };
+}
+
+/**
+ * The project of the path with the person's access to its organization, in one statement (the
+ * project joined to the person's membership); null → the caller's 404 page, for missing and
+ * foreign projects alike.
+ */
+export async function projectMemberAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths): Promise<{ project: ProjectRow; access: MemberAccess } | null> {
+  const person = c.var.person;
+  const found = await findProjectForMember(c.env, person.userId, c.req.param("id") ?? "");
+  if (!found) return null;
+  const { project, membership } = found;
+  return {
+    project,
+    access: {
+      scope: { db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, organizationId: project.organizationId },
+      membership,
+      page: { person, membership, paths },
+    },
   };
 }
 

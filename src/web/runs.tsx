@@ -4,7 +4,7 @@
  * say, on one page). Both read through the API's services (src/services/test-results.ts,
  * failure-groups.ts, alert-events.ts); run metadata and failures come from uploads and are text.
  */
-import type { Context, Hono } from "hono";
+import type { Hono } from "hono";
 import { readListRequest } from "../lib/lists";
 import type { CursorCodec } from "../lib/pagination";
 import { RUN_RESULTS } from "../lib/vocabulary";
@@ -12,9 +12,8 @@ import { TestRunsQuerySchema } from "../routes/schemas";
 import { listRunAlertEvents } from "../services/alert-events";
 import { listRunFailureGroups } from "../services/failure-groups";
 import { ALERT_NAMES } from "../services/presenters";
-import { findProjectById } from "../services/projects";
 import { MAX_RUN_PAGE_FAILURES, findRunRow, listRunFailures, listTestRuns, listTestSuites, testRunList } from "../services/test-results";
-import { type MemberAccess, memberAccess, withQuery } from "./access";
+import { projectMemberAccess, withQuery } from "./access";
 import {
   ExternalLink,
   HealthBadge,
@@ -34,16 +33,9 @@ import { notFoundAsNull, parseQuery } from "./page-input";
 
 const RESULT_LABELS = { tests_passed: "Passed", tests_failed: "Tests failed", tests_errored: "Tests errored" } as const;
 
-type Project = NonNullable<Awaited<ReturnType<typeof findProjectById>>>;
 type Run = Awaited<ReturnType<typeof findRunRow>>;
 
 /** The project named in the path and the person's access to its organization, or null (the 404 page). */
-async function projectAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths): Promise<{ project: Project; access: MemberAccess } | null> {
-  const project = await findProjectById(c.env, c.req.param("id") ?? "");
-  const access = await memberAccess(c, config, paths, project?.organizationId ?? null);
-  return project && access ? { project, access } : null;
-}
-
 const RunStatusText = ({ run }: { run: Pick<Run, "status" | "result" | "failureReason"> }) =>
   run.status === "processed" ? (
     <Result result={run.result} />
@@ -57,7 +49,7 @@ const shortSha = (sha: string | null) => (sha ? sha.slice(0, 12) : null);
 
 export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): void {
   web.get("/projects/:id/runs", signedIn(config, paths), async (c) => {
-    const found = await projectAccess(c, config, paths);
+    const found = await projectMemberAccess(c, config, paths);
     if (!found) return pageNotFound(c, c.var.person, paths);
     const { project, access } = found;
     const query = parseQuery(TestRunsQuerySchema, c, ["branch", "result", "cursor", "limit"]);
@@ -141,7 +133,7 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
   });
 
   web.get("/projects/:id/runs/:number", signedIn(config, paths), async (c) => {
-    const found = await projectAccess(c, config, paths);
+    const found = await projectMemberAccess(c, config, paths);
     const run = found ? await notFoundAsNull(findRunRow(found.access.scope, found.project.id, c.req.param("number"))) : null;
     if (!found || !run) return pageNotFound(c, c.var.person, paths);
     const { project, access } = found;

@@ -15,7 +15,7 @@ import { listTestFailureGroups } from "../services/failure-groups";
 import { findProjectById } from "../services/projects";
 import { quarantineTest, unquarantineTest } from "../services/quarantine";
 import { type TestObject, findTestOrganizationId, getTest, listHealthTransitions, listTestExecutions, listTests, testLists } from "../services/tests";
-import { type MemberAccess, memberAccess, withQuery } from "./access";
+import { type MemberAccess, memberAccess, projectMemberAccess, withQuery } from "./access";
 import { Chart } from "./charts";
 import { HealthBadge, Notice, PageLinks, QuarantinedBadge, StatusBadge, VisuallyHidden, When, durationText, healthLabel, noticeFor, percent, statusLabel } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
@@ -38,14 +38,6 @@ const SORT_LABELS: Record<TestSort, string> = {
 const HISTORY_SIZE = 100;
 
 const NOTICES = { quarantined: "The test is quarantined.", unquarantined: "The quarantine has ended." };
-
-type Project = NonNullable<Awaited<ReturnType<typeof findProjectById>>>;
-
-async function projectAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths): Promise<{ project: Project; access: MemberAccess } | null> {
-  const project = await findProjectById(c.env, c.req.param("id") ?? "");
-  const access = await memberAccess(c, config, paths, project?.organizationId ?? null);
-  return project && access ? { project, access } : null;
-}
 
 /** The test of the path, in the project of the path, with the person's access; null → the 404 page. */
 async function testAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths): Promise<{ test: TestObject; access: MemberAccess; projectName: string } | null> {
@@ -264,7 +256,7 @@ async function renderTestPage(c: Context<WebEnv>, paths: WebPaths, found: NonNul
 
 export function registerTests(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): void {
   web.get("/projects/:id/tests", signedIn(config, paths), async (c) => {
-    const found = await projectAccess(c, config, paths);
+    const found = await projectMemberAccess(c, config, paths);
     if (!found) return pageNotFound(c, c.var.person, paths);
     const { project, access } = found;
     const query = parseQuery(TestsQuerySchema, c, ["health", "q", "sort", "cursor", "limit"]);
