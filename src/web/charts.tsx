@@ -32,7 +32,8 @@ export type ChartProps = {
 
 const WIDTH = 720;
 const HEIGHT = 200;
-const LEFT = 56;
+/** Room for the longest axis label ("1 min 20 s") at the axis' font size. */
+const LEFT = 76;
 const RIGHT = 8;
 const TOP = 10;
 const BOTTOM = 24;

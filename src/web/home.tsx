@@ -70,7 +70,7 @@ export function registerHome(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
           </p>
         ) : null}
         {projects.length === 0 ? (
-          <p>No projects yet. An admin creates them with the admin API for now (docs/web-app.md).</p>
+          <p>{membership.role === "admin" ? "No projects yet: create the first one with New project." : "No projects yet: an admin of the organization creates them."}</p>
         ) : (
           <ProjectsTable projects={projects} page={page} now={now} />
         )}
