@@ -557,7 +557,7 @@ export interface paths {
          *
          *     Retries: send an `Idempotency-Key` header (e.g. a UUID, the same on every retry of one upload). If a run of this project already has that key, nothing new is recorded and that run is returned, with `Idempotent-Replayed: true`; the first upload's report wins.
          *
-         *     Limits: 33554432 bytes (32 MiB) per body, compressed or decompressed (413, also for chunked bodies); 600 uploads per rolling 60 seconds per project (429). Details: docs/uploads.md.
+         *     Limits: 33554432 bytes (32 MiB) per body on this server, compressed or decompressed (413 `payload_too_large`, also for chunked bodies); 600 uploads per rolling 60 seconds per project (429). Details: docs/uploads.md.
          */
         post: operations["uploadTestRun"];
         delete?: never;
