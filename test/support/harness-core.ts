@@ -13,6 +13,7 @@ import type { KeyCounter } from "../../src/auth/key-state";
 import { alerts, testRuns } from "../../src/db/schema";
 import type { Database } from "../../src/db/types";
 import { ManualClock } from "../../src/lib/clock";
+import { UPLOAD_LIMIT_BYTES } from "../../src/ingest/upload-body";
 import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from "../../src/lib/rate-limit";
 import { recordAlertEvent } from "../../src/services/alert-events";
 import type { RunMetadata } from "../../src/ingest/upload-request";
@@ -74,6 +75,8 @@ export function buildHarness(parts: {
   logs: string[];
   deps: Pick<AppConfig, "cursorSecret">;
   close: () => Promise<void>;
+  /** The server's upload limit when it is not the interface's 32 MiB (the Worker's). */
+  uploadLimitBytes?: number;
 }) {
   const { app, db, clock } = parts;
   /** What storing a run directly (newRun, completeTestRun) needs: health changes log to the harness's lines. */
@@ -175,6 +178,8 @@ export function buildHarness(parts: {
 
   return {
     app,
+    /** The largest upload this server takes (the Worker's is smaller than the interface's 32 MiB). */
+    uploadLimitBytes: parts.uploadLimitBytes ?? UPLOAD_LIMIT_BYTES,
     deps: parts.deps,
     storeDeps,
     db,

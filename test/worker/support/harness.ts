@@ -14,6 +14,7 @@ import { drizzle } from "drizzle-orm/neon-serverless";
 import * as schema from "../../../src/db/schema";
 import type { Database } from "../../../src/db/types";
 import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from "../../../src/lib/rate-limit";
+import { uploadLimitOf } from "../../../src/worker";
 import { configureLocalProxy, requestPool } from "../../../src/worker/neon";
 import { testRuntime } from "./worker-entry";
 import { CURSOR_SECRET, type HarnessOptions, buildHarness, harnessClock, inProcessHarness } from "../../support/harness-core";
@@ -36,7 +37,7 @@ export async function createHarness(options: HarnessOptions = {}) {
     const clock = harnessClock();
     testRuntime.clock = clock;
     const app = { request: (path: string, init?: RequestInit) => SELF.fetch(new URL(path, "http://api.test").toString(), init) };
-    return buildHarness({ app, db, clock, logs: [], deps: { cursorSecret: env.CURSOR_SECRET ?? CURSOR_SECRET }, close: () => pool.end() });
+    return buildHarness({ app, db, clock, logs: [], deps: { cursorSecret: env.CURSOR_SECRET ?? CURSOR_SECRET }, close: () => pool.end(), uploadLimitBytes: uploadLimitOf(env) });
   }
 
   return inProcessHarness(db, options, () => pool.end());
