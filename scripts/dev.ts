@@ -154,6 +154,8 @@ async function main(): Promise<void> {
   if (started.localNeonProxy) vars.LOCAL_NEON_PROXY = started.localNeonProxy;
   else console.warn("DATABASE_URL is not on this machine: the Worker connects to it directly, as in production (a Neon endpoint).");
   if (config.adminToken) vars.ADMIN_TOKEN = config.adminToken;
+  // wrangler.toml's upload limit (what the Worker processes within 128 MB), raised or lowered for a local run.
+  if (process.env.UPLOAD_LIMIT_BYTES) vars.UPLOAD_LIMIT_BYTES = process.env.UPLOAD_LIMIT_BYTES;
   if (config.host && config.host !== "127.0.0.1" && config.host !== "localhost") console.warn(`HOST=${config.host} is ignored: npm run dev listens on 127.0.0.1 only.`);
 
   const args = [WRANGLER, "dev", "--ip", "127.0.0.1", "--port", String(config.port), "--inspector-ip", "127.0.0.1", "--show-interactive-dev-session=false"];
