@@ -5,7 +5,7 @@
  * that does not exist (docs/web-app.md).
  */
 import { and, asc, eq } from "drizzle-orm";
-import { type MemberRole, members, organizations, projects, users } from "../db/schema";
+import { type MemberRole, members, organizations, projects, tests, users } from "../db/schema";
 import { isUuid } from "../lib/ids";
 import type { ServiceDeps } from "./context";
 
@@ -42,6 +42,31 @@ export async function findProjectForMember(deps: Deps, userId: string, projectId
     .innerJoin(members, and(eq(members.organizationId, projects.organizationId), eq(members.userId, userId)))
     .innerJoin(organizations, eq(organizations.id, projects.organizationId))
     .where(eq(projects.id, projectId))
+    .limit(1);
+  return row ?? null;
+}
+
+export type TestRow = typeof tests.$inferSelect;
+
+/**
+ * The test of the path, in the project of the path, with the person's membership of the project's
+ * organization, in one statement (the test pages' lookup, like findProjectForMember's); null for a
+ * missing test, a test of another project and another organization's test alike.
+ */
+export async function findTestForMember(
+  deps: Deps,
+  userId: string,
+  projectId: string,
+  testId: string,
+): Promise<{ test: TestRow; project: Pick<ProjectRow, "id" | "name" | "defaultBranch">; membership: Membership } | null> {
+  if (!isUuid(projectId) || !isUuid(testId)) return null;
+  const [row] = await deps.db
+    .select({ test: tests, project: { id: projects.id, name: projects.name, defaultBranch: projects.defaultBranch }, membership: membershipColumns })
+    .from(tests)
+    .innerJoin(projects, eq(projects.id, tests.projectId))
+    .innerJoin(members, and(eq(members.organizationId, projects.organizationId), eq(members.userId, userId)))
+    .innerJoin(organizations, eq(organizations.id, projects.organizationId))
+    .where(and(eq(tests.id, testId), eq(projects.id, projectId)))
     .limit(1);
   return row ?? null;
 }

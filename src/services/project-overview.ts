@@ -46,6 +46,7 @@ export type OverviewRun = {
   number: number;
   status: RunStatus;
   result: RunResult | null;
+  failureReason: string | null;
   branch: string | null;
   commitSha: string | null;
   createdAt: Date;
@@ -65,6 +66,7 @@ type RunJson = {
   number: number;
   status: RunStatus;
   result: RunResult | null;
+  failure_reason: string | null;
   branch: string | null;
   commit_sha: string | null;
   created_at: string;
@@ -128,7 +130,7 @@ export async function projectOverview(
           where a.project_id = ${project.id}::uuid and a.active and (a.snoozed_until is null or a.snoozed_until <= ${now.toISOString()}::timestamptz)
             and exists (select 1 from ${alertEvents} e where e.alert_id = a.id and e.triggered_at > ${openSince.toISOString()}::timestamptz)) as alerts,
         (select coalesce(json_agg(t order by t.created_at desc, t.id desc), '[]'::json)
-          from (select id, number, status, result, branch, commit_sha, created_at, duration_ms, tests_count, failed_count, errored_count, skipped_count
+          from (select id, number, status, result, failure_reason, branch, commit_sha, created_at, duration_ms, tests_count, failed_count, errored_count, skipped_count
                 from ${testRuns} where project_id = ${project.id}::uuid order by created_at desc, id desc limit ${LATEST_RUNS}) t) as runs`),
   );
   const rollups = row!.rollups.map(rollupOf);
@@ -142,6 +144,7 @@ export async function projectOverview(
     number: r.number,
     status: r.status,
     result: r.result,
+    failureReason: r.failure_reason,
     branch: r.branch,
     commitSha: r.commit_sha,
     createdAt: new Date(r.created_at),

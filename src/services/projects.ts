@@ -160,13 +160,3 @@ export async function regenerateUploadToken(deps: UploadTokenDeps, projectId: st
   if (!row) throw notFound("Project");
   return { upload_token: uploadToken };
 }
-
-/**
- * The project row whatever its organization, or null: for the web app, which looks up the
- * person's membership of the project's organization next and answers 404 without one.
- */
-export async function findProjectById(deps: Pick<ServiceDeps, "db">, projectId: string) {
-  if (!isUuid(projectId)) return null;
-  const [row] = await deps.db.select().from(projects).where(eq(projects.id, projectId)).limit(1);
-  return row ?? null;
-}

@@ -106,18 +106,6 @@ export async function findTestRow(scope: OrgScope, testId: string) {
   return row;
 }
 
-/** The organization of a test (whoever asks), or null: the pages check the person's membership of it. */
-export async function findTestOrganizationId(deps: Pick<OrgScope, "db">, testId: string): Promise<string | null> {
-  if (!isUuid(testId)) return null;
-  const [row] = await deps.db
-    .select({ organizationId: projects.organizationId })
-    .from(tests)
-    .innerJoin(projects, eq(projects.id, tests.projectId))
-    .where(eq(tests.id, testId))
-    .limit(1);
-  return row?.organizationId ?? null;
-}
-
 export async function getTest(scope: OrgScope, testId: string): Promise<TestObject> {
   const { test, project } = await findTestRow(scope, testId);
   return presentTest(test, windowOf(project), scope.webAppUrl, scope.clock.now());

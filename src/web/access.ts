@@ -1,7 +1,8 @@
 /**
- * The pattern of every page of an organization's resource (docs/web-app.md): the resource's
- * organization is looked up first, then the person's membership of it; without one, the caller
- * answers the same 404 as for a resource that does not exist. With one, the page reads through the
+ * The pattern of every page of an organization's resource (docs/web-app.md): the resource is found
+ * through the person's membership of its organization (one statement for a project's and a test's
+ * pages; an alert's organization first, then the membership); without one, the caller answers the
+ * same 404 as for a resource that does not exist. With one, the page reads through the
  * same services as the API, scoped to that organization.
  */
 import type { Context } from "hono";
@@ -16,11 +17,15 @@ export async function memberAccess(c: Context<WebEnv>, config: WebConfig, paths:
   if (organizationId === null) return null;
   const person = c.var.person;
   const membership = await findMembership(c.env, person.userId, organizationId);
-  if (!membership) return null;
+  return membership ? accessOf(c, config, paths, membership) : null;
+}
+
+/** The access a membership the page has found gives: the organization's scope and the layout's context. */
+export function accessOf(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, membership: Membership): MemberAccess {
   return {
-    scope: { db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, organizationId },
+    scope: { db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, organizationId: membership.organizationId },
     membership,
-    page: { person, membership, paths },
+    page: { person: c.var.person, membership, paths },
   };
 }
 
@@ -30,18 +35,8 @@ export async function memberAccess(c: Context<WebEnv>, config: WebConfig, paths:
  * foreign projects alike.
  */
 export async function projectMemberAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths): Promise<{ project: ProjectRow; access: MemberAccess } | null> {
-  const person = c.var.person;
-  const found = await findProjectForMember(c.env, person.userId, c.req.param("id") ?? "");
-  if (!found) return null;
-  const { project, membership } = found;
-  return {
-    project,
-    access: {
-      scope: { db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, organizationId: project.organizationId },
-      membership,
-      page: { person, membership, paths },
-    },
-  };
+  const found = await findProjectForMember(c.env, c.var.person.userId, c.req.param("id") ?? "");
+  return found ? { project: found.project, access: accessOf(c, config, paths, found.membership) } : null;
 }
 
 /** What only admins may do; a member's forged request is refused by the caller with 403. */

@@ -15,6 +15,7 @@ import { changeText, durationText, percentText } from "./figures";
 import { Result, TimeAgo, utcText } from "./format";
 import { Layout } from "./layout";
 import { memberProject } from "./project-access";
+import { RunsTable } from "./runs-table";
 import { signedIn } from "./session";
 
 export type ProjectTab = "overview" | "runs" | "tests" | "settings";
@@ -163,40 +164,7 @@ const LatestRuns: FC<{ overview: ProjectOverview; project: ProjectRow; page: Pag
     {overview.latestRuns.length === 0 ? (
       <p class="muted">No runs yet. Upload a report with the project's upload token (Settings).</p>
     ) : (
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Run</th>
-            <th scope="col">Result</th>
-            <th scope="col">Branch</th>
-            <th scope="col">Commit</th>
-            <th scope="col">Arrived</th>
-            <th scope="col" class="num">Duration</th>
-            <th scope="col" class="num">Tests</th>
-            <th scope="col" class="num">Failed</th>
-            <th scope="col" class="num">Skipped</th>
-          </tr>
-        </thead>
-        <tbody>
-          {overview.latestRuns.map((run) => (
-            <tr>
-              <td>
-                <a href={page.paths.to(`/projects/${project.id}/runs/${run.number}`)}>#{run.number}</a>
-              </td>
-              <td>{run.status === "processed" ? <Result result={run.result} /> : <span class="muted">{run.status === "pending" ? "Processing" : "Failed to process"}</span>}</td>
-              <td>{run.branch ?? <span class="muted">–</span>}</td>
-              <td>{run.commitSha ? <code>{run.commitSha.slice(0, 10)}</code> : <span class="muted">–</span>}</td>
-              <td>
-                <TimeAgo at={run.createdAt} now={now} />
-              </td>
-              <td class="num">{run.durationMs === null ? "–" : durationText(run.durationMs)}</td>
-              <td class="num">{run.testsCount}</td>
-              <td class="num">{run.failedCount + run.erroredCount}</td>
-              <td class="num">{run.skippedCount}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <RunsTable runs={overview.latestRuns} projectId={project.id} paths={page.paths} now={now} />
     )}
   </section>
 );

@@ -25,27 +25,13 @@ import {
   durationText,
 } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
-import { Result } from "./format";
 import { Layout } from "./layout";
 import { pageNotFound } from "./not-found";
+import { RunStatusText, RunsTable, runsTableRun } from "./runs-table";
 import { signedIn } from "./session";
 import { notFoundAsNull, parseQuery } from "./page-input";
 
 const RESULT_LABELS = { tests_passed: "Passed", tests_failed: "Tests failed", tests_errored: "Tests errored" } as const;
-
-type Run = Awaited<ReturnType<typeof findRunRow>>;
-
-/** The project named in the path and the person's access to its organization, or null (the 404 page). */
-const RunStatusText = ({ run }: { run: Pick<Run, "status" | "result" | "failureReason"> }) =>
-  run.status === "processed" ? (
-    <Result result={run.result} />
-  ) : run.status === "pending" ? (
-    <span class="muted">Processing</span>
-  ) : (
-    <span class="result-failed">Not processed: {run.failureReason ?? "the report could not be read"}</span>
-  );
-
-const shortSha = (sha: string | null) => (sha ? sha.slice(0, 12) : null);
 
 export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): void {
   web.get("/projects/:id/runs", signedIn(config, paths), async (c) => {
@@ -88,44 +74,7 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
         {page.items.length === 0 ? (
           <p>{request.after || filters.branch || filters.result ? "No runs match." : "No runs yet: upload a report with the project's upload token."}</p>
         ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Run</th>
-                <th scope="col">Result</th>
-                <th scope="col">Branch</th>
-                <th scope="col">Commit</th>
-                <th scope="col" class="num">Tests</th>
-                <th scope="col" class="num">Failed</th>
-                <th scope="col" class="num">Skipped</th>
-                <th scope="col" class="num">Duration</th>
-                <th scope="col">Received</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((run) => (
-                <tr>
-                  <td>
-                    <a href={paths.to(`/projects/${project.id}/runs/${run.number}`)}>#{run.number}</a>
-                  </td>
-                  <td>
-                    <RunStatusText run={{ status: run.status, result: run.result, failureReason: run.failure_reason }} />
-                  </td>
-                  <td>{run.branch ?? <span class="muted">—</span>}</td>
-                  <td>
-                    <code>{shortSha(run.commit_sha) ?? "—"}</code>
-                  </td>
-                  <td class="num">{run.tests_count}</td>
-                  <td class="num">{run.failed_count + run.errored_count}</td>
-                  <td class="num">{run.skipped_count}</td>
-                  <td class="num">{durationText(run.duration_ms)}</td>
-                  <td>
-                    <When at={run.created_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <RunsTable runs={page.items.map(runsTableRun)} projectId={project.id} paths={paths} now={c.env.clock.now()} />
         )}
         <PageLinks first={request.after ? withQuery(base, filterQuery) : null} next={next} label="Runs" />
       </Layout>,

@@ -70,6 +70,9 @@ const ApiKeySection = ({ view }: { view: TeamView }) => {
 const TeamPage = ({ view }: { view: TeamView }) => {
   const { page, members, invitations, outcome } = view;
   const isAdmin = page.membership?.role === "admin";
+  // The server refuses to remove the last admin (removeMember); the page offers no control that would fail.
+  const adminsCount = members.filter((member) => member.role === "admin").length;
+  const removable = (member: (typeof members)[number]) => member.role !== "admin" || adminsCount > 1;
   return (
     <Layout title="Team" page={page} section="team">
       <h1>Team</h1>
@@ -108,11 +111,15 @@ const TeamPage = ({ view }: { view: TeamView }) => {
                 <td>{utcText(member.joinedAt)}</td>
                 {isAdmin ? (
                   <td>
-                    <form method="post" action={page.paths.to(`/settings/team/members/${member.memberId}/remove`)}>
-                      <button type="submit" class="link" aria-label={`Remove ${member.name}`}>
-                        Remove
-                      </button>
-                    </form>
+                    {removable(member) ? (
+                      <form method="post" action={page.paths.to(`/settings/team/members/${member.memberId}/remove`)}>
+                        <button type="submit" class="link" aria-label={`Remove ${member.name}`}>
+                          Remove
+                        </button>
+                      </form>
+                    ) : (
+                      <span class="muted">The only admin</span>
+                    )}
                   </td>
                 ) : null}
               </tr>

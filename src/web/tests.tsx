@@ -12,10 +12,11 @@ import type { CursorCodec } from "../lib/pagination";
 import { QUARANTINE_DURATIONS, TEST_HEALTHS, TEST_SORTS, type TestSort } from "../lib/vocabulary";
 import { QuarantineBodySchema, TestsQuerySchema } from "../routes/schemas";
 import { listTestFailureGroups } from "../services/failure-groups";
-import { findProjectById } from "../services/projects";
+import { findTestForMember } from "../services/memberships";
+import { presentTest } from "../services/presenters";
 import { quarantineTest, unquarantineTest } from "../services/quarantine";
-import { type TestObject, findTestOrganizationId, getTest, listHealthTransitions, listTestExecutions, listTests, testLists } from "../services/tests";
-import { type MemberAccess, memberAccess, projectMemberAccess, withQuery } from "./access";
+import { type TestObject, listHealthTransitions, listTestExecutions, listTests, testLists, windowOf } from "../services/tests";
+import { type MemberAccess, accessOf, projectMemberAccess, withQuery } from "./access";
 import { Chart } from "./charts";
 import { HealthBadge, Notice, PageLinks, QuarantinedBadge, StatusBadge, VisuallyHidden, When, durationText, healthLabel, noticeFor, percent, statusLabel } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
@@ -23,7 +24,7 @@ import { formFields } from "./forms";
 import { utcText } from "./format";
 import { Layout } from "./layout";
 import { pageNotFound } from "./not-found";
-import { notFoundAsNull, parseQuery } from "./page-input";
+import { parseQuery } from "./page-input";
 import { signedIn } from "./session";
 
 const SORT_LABELS: Record<TestSort, string> = {
@@ -41,12 +42,10 @@ const NOTICES = { quarantined: "The test is quarantined.", unquarantined: "The q
 
 /** The test of the path, in the project of the path, with the person's access; null → the 404 page. */
 async function testAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths): Promise<{ test: TestObject; access: MemberAccess; projectName: string } | null> {
-  const testId = c.req.param("test_id") ?? "";
-  const access = await memberAccess(c, config, paths, await findTestOrganizationId(c.env, testId));
-  const test = access ? await notFoundAsNull(getTest(access.scope, testId)) : null;
-  if (!access || !test || test.project_id !== c.req.param("id")) return null;
-  const project = await findProjectById(c.env, test.project_id);
-  return { test, access, projectName: project?.name ?? "" };
+  const found = await findTestForMember(c.env, c.var.person.userId, c.req.param("id") ?? "", c.req.param("test_id") ?? "");
+  if (!found) return null;
+  const { test, project, membership } = found;
+  return { test: presentTest(test, windowOf(project), config.webAppUrl, c.env.clock.now()), access: accessOf(c, config, paths, membership), projectName: project.name };
 }
 
 type QuarantineForm = { errors: string[]; values: Record<string, string> };

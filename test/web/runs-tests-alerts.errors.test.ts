@@ -39,6 +39,18 @@ describe("missing resources: the 404 page", () => {
     }
   });
 
+  it("a test of the organization under the path of another of its projects is a 404 (page and posts), the same page as a missing one", async () => {
+    const { project: other } = await h.newProject(f.organizationId, "Other shop");
+    const missingPage = await f.admin.get(`/projects/${f.project.id}/tests/00000000-0000-4000-8000-000000000000`);
+    const page = await f.admin.get(`/projects/${other.id}/tests/${f.paysTestId}`);
+    expect(page.status).toBe(404);
+    expect(page.text).toBe(missingPage.text);
+    for (const action of ["quarantine", "unquarantine"]) {
+      expect((await f.admin.post(`/projects/${other.id}/tests/${f.paysTestId}/${action}`, { duration: "1d", reason: "x" })).status, action).toBe(404);
+    }
+    expect((await f.admin.get(`/projects/${f.project.id}/tests/${f.paysTestId}`)).text).not.toContain("badge quarantined");
+  });
+
   it("posts to missing alerts and tests are 404s too, and change nothing", async () => {
     for (const path of [
       "/alerts/00000000-0000-4000-8000-000000000000/snooze",

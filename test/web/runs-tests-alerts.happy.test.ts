@@ -35,6 +35,21 @@ describe("runs", () => {
     expect(textOf(otherBranch.text)).toContain("No runs match.");
   });
 
+  it("the overview's latest runs and the runs page are one table: the same columns in the same order, the same cells", async () => {
+    const tableOf = (html: string) => {
+      const start = html.indexOf("<table>", html.indexOf(html.includes('id="runs-heading"') ? 'id="runs-heading"' : "<h1>Test runs</h1>"));
+      return html.slice(start, html.indexOf("</table>", start));
+    };
+    const overview = tableOf((await f.member.get(`/projects/${f.project.id}`)).text);
+    const runs = tableOf((await f.member.get(`/projects/${f.project.id}/runs`)).text);
+    const headings = (table: string) => [...table.matchAll(/<th scope="col"[^>]*>([^<]*)<\/th>/g)].map((m) => m[1]);
+    expect(headings(overview)).toEqual(["Run", "Result", "Branch", "Commit", "Tests", "Failed", "Skipped", "Duration", "Received"]);
+    expect(headings(runs)).toEqual(headings(overview));
+    expect(overview).toContain(`href="/projects/${f.project.id}/runs/2">#2</a>`);
+    expect(overview).toContain("<code>b1b2c3d4e5f6</code>");
+    expect(runs).toBe(overview);
+  });
+
   it("pages with the API's cursor: the next link opens the older runs", async () => {
     const first = await f.admin.get(`/projects/${f.project.id}/runs?limit=1`);
     const next = /href="([^"]*cursor=[^"]+)"/.exec(first.text)![1]!.replaceAll("&amp;", "&");

@@ -152,11 +152,21 @@ describe("invitations, the team page and the API key", () => {
   });
 
   it("an admin removes a member (whose team page is then a 404), never the last admin", async () => {
+    // Two admins: each can be removed from the page.
+    const before = await admin.get("/settings/team");
+    for (const name of ["Ada Admin", "Bea Admin", "Max Member"]) expect(before.text).toContain(`aria-label="Remove ${name}"`);
+    expect(before.text).not.toContain("The only admin");
     const [memberRow] = await h.db.select({ id: members.id }).from(members).innerJoin(users, eq(users.id, members.userId)).where(eq(users.email, memberEmail));
     expect((await admin.post(`/settings/team/members/${memberRow!.id}/remove`, {})).status).toBe(200);
     expect((await member.get("/settings/team")).status).toBe(404);
     const [second] = await h.db.select({ id: members.id }).from(members).innerJoin(users, eq(users.id, members.userId)).where(eq(users.email, secondAdminEmail));
     expect((await admin.post(`/settings/team/members/${second!.id}/remove`, {})).status).toBe(200);
+    // Ada is now the only admin: no Remove control beside her (the server would refuse it).
+    const after = await admin.get("/settings/team");
+    expect(after.text).toContain("Ada Admin");
+    expect(after.text).not.toContain(`aria-label="Remove Ada Admin"`);
+    expect(after.text).not.toContain("/remove");
+    expect(after.text).toContain("The only admin");
     const [self] = await h.db
       .select({ id: members.id })
       .from(members)
