@@ -31,7 +31,7 @@ const ApiKeySection = ({ view }: { view: TeamView }) => {
   return (
     <section aria-labelledby="api-key-heading">
       <h2 id="api-key-heading">API key</h2>
-      <p class="muted">The organization's key for the API (`Authorization: Bearer …`). It has an admin's reach over every project: keep it secret.</p>
+      <p class="muted">The organization's key for the API (<code>Authorization: Bearer …</code>). It has an admin's reach over every project: keep it secret.</p>
       {key ? (
         <p>
           Key <code>{key.displayPrefix}…</code>, created {utcText(key.createdAt)}.
