@@ -1,7 +1,7 @@
 import { and, asc, eq, isNull } from "drizzle-orm";
 import { apiKeys, members, organizations, users } from "../db/schema";
 import { type Transaction, transactionWithRetry } from "../db/transaction-retry";
-import type { SecretKeyring } from "../lib/secret-box";
+import { type SecretKeyring, SecretDecryptionError } from "../lib/secret-box";
 import { writeEmail } from "./email-outbox";
 import { notFound, validationFailed } from "../lib/errors";
 import type { Database } from "../db/types";
@@ -166,14 +166,36 @@ async function emailAdminsAboutNewKey(
 /** A name inside a subject line: one line, at most 100 characters. */
 export const oneLine = (text: string) => text.replace(/[\u0000-\u001f\u007f]+/g, " ").slice(0, 100);
 
-/** The organization's live key for an admin to read: the secret when its sealed copy exists, else null (a key made before copies were kept). */
-export async function revealApiKey(deps: { db: Database; secrets: SecretKeyring }, organizationId: string): Promise<{ displayPrefix: string; createdAt: Date; secret: string | null }> {
-  const [key] = await deps.db
+async function liveApiKey(db: Database, organizationId: string) {
+  const [key] = await db
     .select({ id: apiKeys.id, displayPrefix: apiKeys.displayPrefix, createdAt: apiKeys.createdAt, keyEncrypted: apiKeys.keyEncrypted })
     .from(apiKeys)
     .where(and(eq(apiKeys.organizationId, organizationId), isNull(apiKeys.revokedAt)))
     .limit(1);
   if (!key) throw notFound("API key");
-  const secret = key.keyEncrypted === null ? null : await deps.secrets.decrypt(key.keyEncrypted, apiKeyContext(key.id));
+  return key;
+}
+
+/** What the team page shows of the live key without revealing it: its prefix and date (nothing is decrypted). */
+export async function describeApiKey(db: Database, organizationId: string): Promise<{ displayPrefix: string; createdAt: Date }> {
+  const { displayPrefix, createdAt } = await liveApiKey(db, organizationId);
+  return { displayPrefix, createdAt };
+}
+
+/**
+ * The organization's live key for an admin to read: the secret when its sealed copy exists and
+ * opens, else null: a key made before copies were kept, or sealed under a SECRETS_KEY no longer
+ * configured (docs/secrets.md). Either way regenerating it gives a key that can be revealed.
+ */
+export async function revealApiKey(deps: { db: Database; secrets: SecretKeyring }, organizationId: string): Promise<{ displayPrefix: string; createdAt: Date; secret: string | null }> {
+  const key = await liveApiKey(deps.db, organizationId);
+  let secret: string | null = null;
+  if (key.keyEncrypted !== null) {
+    try {
+      secret = await deps.secrets.decrypt(key.keyEncrypted, apiKeyContext(key.id));
+    } catch (error) {
+      if (!(error instanceof SecretDecryptionError)) throw error;
+    }
+  }
   return { displayPrefix: key.displayPrefix, createdAt: key.createdAt, secret };
 }

@@ -12,7 +12,7 @@ import { MEMBER_ROLES, type MemberRole } from "../db/schema";
 import { ApiError } from "../lib/errors";
 import { queueEmails } from "../services/email-outbox";
 import { type Membership, defaultMembership } from "../services/memberships";
-import { regenerateApiKey, revealApiKey } from "../services/organizations";
+import { describeApiKey, regenerateApiKey, revealApiKey } from "../services/organizations";
 import { type PendingInvitation, type TeamMember, inviteMember, listMembers, listPendingInvitations, removeMember, revokeInvitation } from "../services/team";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 import { utcText } from "./format";
@@ -49,7 +49,7 @@ const ApiKeySection = ({ view }: { view: TeamView }) => {
         </p>
       ) : outcome.revealedKey === null ? (
         <p class="notice" role="status">
-          This key was created before keys were kept for revealing: only its hash is stored, so it cannot be shown. Regenerate it to get a key you can reveal (the current one then stops working).
+          This key cannot be shown: it was created before keys were kept for revealing (only its hash is stored), or its copy is sealed under a secret key the server no longer has. Regenerate it to get a key you can reveal (the current one then stops working).
         </p>
       ) : null}
       <div class="actions">
@@ -203,7 +203,7 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
     const [members, invitations, key] = await Promise.all([
       listMembers(c.env, membership.organizationId),
       isAdmin ? listPendingInvitations(c.env, membership.organizationId) : Promise.resolve([]),
-      isAdmin ? revealApiKey({ db: c.env.db, secrets: config.secrets }, membership.organizationId).then(({ displayPrefix, createdAt }) => ({ displayPrefix, createdAt })) : Promise.resolve(null),
+      isAdmin ? describeApiKey(c.env.db, membership.organizationId) : Promise.resolve(null),
     ]);
     return c.html(<TeamPage view={{ page: { person, membership, paths }, members, invitations, key, outcome }} />, status);
   };

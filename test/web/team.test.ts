@@ -5,7 +5,7 @@
  * their forged admin POSTs are refused; the admin reveals the key, regenerates it, every admin
  * (and only they) is e-mailed, and the old key gets 401 from the API.
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { apiKeys, invitations, members, users } from "../../src/db/schema";
 import { nodeSmtpTransport } from "../../src/node/smtp-transport";
@@ -186,5 +186,23 @@ describe("invitations, the team page and the API key", () => {
     const [row] = await h.db.select().from(invitations).where(eq(invitations.email, email));
     expect((await admin.post(`/settings/team/invitations/${row!.id}/revoke`, {}, { origin: WEB_ORIGIN })).status).toBe(200);
     expect((await new WebClient({ request: (p, i) => h.app.request(p, i) }).get(path)).status).toBe(404);
+  });
+
+  it("a key sealed under a secret key the server no longer has: the page still opens, and reveal says it cannot be shown", async () => {
+    const [row] = await h.db.select().from(apiKeys).where(and(eq(apiKeys.organizationId, organizationId), isNull(apiKeys.revokedAt)));
+    // As after SECRETS_KEY was replaced without keeping the old one in SECRETS_KEY_PREVIOUS.
+    const [version, , ...rest] = row!.keyEncrypted!.split(":");
+    await h.db.update(apiKeys).set({ keyEncrypted: [version, "0123456789ab", ...rest].join(":") }).where(eq(apiKeys.id, row!.id));
+    const page = await admin.get("/settings/team");
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(row!.displayPrefix);
+    const reveal = await admin.post("/settings/team/api-key/reveal", {});
+    expect(reveal.status).toBe(200);
+    expect(reveal.text).toContain("This key cannot be shown");
+    expect(reveal.text).not.toContain('id="api-key-value"');
+    // Regenerating gives a key that can be revealed again.
+    const regenerated = await admin.post("/settings/team/api-key/regenerate", {});
+    expect(revealedKey(regenerated.text)).toMatch(/\S{20,}/);
+    expect(revealedKey((await admin.post("/settings/team/api-key/reveal", {})).text)).toBe(revealedKey(regenerated.text));
   });
 });
