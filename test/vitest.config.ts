@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
-import { DATABASE_INDEPENDENT_TESTS } from "./support/database-independent.ts";
+import { DATABASE_INDEPENDENT_TESTS } from "./support/database-independent";
 
 /**
  * Node-side suite: the whole contract against PGlite (default) or a real Postgres when

@@ -7,6 +7,7 @@
 import { z } from "@hono/zod-openapi";
 import { CASE_STATUSES } from "../lib/vocabulary";
 import { MAX_XML_DOCUMENTS, type Report, type ReportCase, type ReportSuite, REPORT_LIMITS, ReportError, cleanOptionalText, cleanText } from "./report";
+import { isoDateTimeWithZone } from "../lib/date-time";
 
 export const CaseStatusSchema = z.enum(CASE_STATUSES).openapi("TestCaseStatus");
 
@@ -124,7 +125,7 @@ const metadataFields = {
   started_at: z
     .string({ error: "must be an RFC 3339 date-time with a time zone, e.g. 2026-11-21T10:00:00Z" })
     .trim()
-    .pipe(z.union([z.literal(""), z.iso.datetime({ offset: true, error: "must be an RFC 3339 date-time with a time zone, e.g. 2026-11-21T10:00:00Z" })]))
+    .pipe(z.union([z.literal(""), isoDateTimeWithZone("must be an RFC 3339 date-time with a time zone, e.g. 2026-11-21T10:00:00Z")]))
     .transform((value) => (value === "" ? null : value))
     .nullish()
     .openapi({ description: "When the tests started (RFC 3339 with Z or an offset); empty counts as absent." }),

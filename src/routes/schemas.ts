@@ -3,6 +3,7 @@
  * presenters in src/services/presenters.ts produce; test/openapi tests check real responses against them.
  */
 import { z } from "@hono/zod-openapi";
+import { isoDateTimeWithZone } from "../lib/date-time";
 import {
   ALERT_STATUSES,
   ALERT_TYPES,
@@ -422,8 +423,7 @@ const presence = (value: unknown) => value !== undefined && value !== null;
 export const QuarantineBodySchema = z
   .object({
     reason: displayNameSchema(1_000).openapi({ description: "Why the test is quarantined: non-blank, at most 1,000 characters.", example: "Times out on the ARM runners" }),
-    expires_at: z.iso
-      .datetime({ offset: true, error: "must be an ISO 8601 date-time with a time zone, e.g. 2026-12-01T00:00:00Z" })
+    expires_at: isoDateTimeWithZone("must be an ISO 8601 date-time with a time zone, e.g. 2026-12-01T00:00:00Z")
       .nullish()
       .openapi({ description: "When the quarantine ends: in the future, at most 90 days ahead. Give this or `duration`.", example: "2026-12-01T00:00:00Z" }),
     duration: z

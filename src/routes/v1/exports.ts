@@ -14,6 +14,7 @@ import { type ExportOptions, exportTestCases, exportTestRuns } from "../../servi
 import { COMMON_ERRORS, errorResponses } from "../responses";
 import { CASE_STATUSES } from "../../lib/vocabulary";
 import { TestRunSchema } from "../schemas";
+import { isoDateTimeWithZone } from "../../lib/date-time";
 
 const security = [{ bearerAuth: [] }];
 /** The widest window one request may ask for. */
@@ -21,9 +22,7 @@ export const MAX_EXPORT_WINDOW_DAYS = 31;
 const MAX_WINDOW_MS = MAX_EXPORT_WINDOW_DAYS * 86_400_000;
 
 const dateTime = (description: string) =>
-  z.iso
-    .datetime({ offset: true, error: "must be an ISO 8601 date-time with a time zone, e.g. 2026-11-01T00:00:00Z" })
-    .openapi({ description, example: "2026-11-01T00:00:00Z" });
+  isoDateTimeWithZone("must be an ISO 8601 date-time with a time zone, e.g. 2026-11-01T00:00:00Z").openapi({ description, example: "2026-11-01T00:00:00Z" });
 
 const ExportWindowQuerySchema = z
   .object({

@@ -335,6 +335,8 @@ const REJECTED: Rejection[] = [
   { name: "started_at not RFC 3339", body: () => xml, query: "started_at=yesterday", status: 422, code: "validation_failed", field: "started_at" },
   { name: "started_at without a time zone", body: () => ({ started_at: "2026-01-01T10:00:00", suites: [] }), status: 422, code: "validation_failed", field: "started_at" },
   { name: "started_at out of range", body: () => ({ started_at: "2026-13-45T99:00:00Z", suites: [] }), status: 422, code: "validation_failed", field: "started_at" },
+  { name: "started_at in the year 0000", body: () => ({ started_at: "0000-06-01T00:00:00Z", suites: [] }), status: 422, code: "validation_failed", field: "started_at" },
+  { name: "started_at in the year 0000, in the query string", body: () => xml, query: "started_at=0000-06-01T00:00:00Z", status: 422, code: "validation_failed", field: "started_at" },
   { name: "branch of 256 characters", body: () => xml, query: `branch=${"b".repeat(256)}`, status: 422, code: "validation_failed", field: "branch" },
   { name: "ANSI escape in branch (query)", body: () => xml, query: "branch=main%1B%5B31m", status: 422, code: "validation_failed", field: "branch" },
   { name: "NUL in branch (JSON)", body: () => ({ branch: "main\u0000evil", suites: [] }), status: 422, code: "validation_failed", field: "branch" },

@@ -59,6 +59,8 @@ describe.each(RESOURCES)("GET /projects/:id/exports/%s", (resource) => {
     ["the same instant in two zones", "?since=2026-11-01T02:00:00%2B02:00&until=2026-11-01T00:00:00Z"],
     ["a window of 31 days and 1 ms", "?since=2026-10-01T00:00:00Z&until=2026-11-01T00:00:00.001Z"],
     ["a window of a year", "?since=2025-11-01T00:00:00Z&until=2026-11-01T00:00:00Z"],
+    ["a window in the year 0000, which no database timestamp holds", "?since=0000-01-01T00:00:00Z&until=0000-01-02T00:00:00Z"],
+    ["a window past 9999-12-31 UTC through its offset", "?since=9999-12-31T00:00:00-14:00&until=9999-12-31T12:00:00-14:00"],
   ])("%s is a 400 invalid_request naming the parameter", async (_, query) => {
     const res = await h.get(path(resource, query), key);
     expectError(res, 400, "invalid_request");
