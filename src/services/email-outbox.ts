@@ -7,7 +7,7 @@
  * `failed`. Without a transport the row is `held`: kept, and readable by the operator through
  * GET /admin/v1/emails, never silently dropped.
  */
-import { and, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { and, desc, eq, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
 import { alerts, emailOutbox } from "../db/schema";
 import { type Transaction, transactionWithRetry } from "../db/transaction-retry";
 import type { Database } from "../db/types";
@@ -78,7 +78,10 @@ export type EmailDeps = {
   retryDelaysSeconds?: number[];
 };
 
-export type EmailOutcome = "sent" | "held" | "retrying" | "failed" | "suppressed" | "gone";
+export type EmailOutcome = "sent" | "held" | "retrying" | "failed" | "suppressed" | "gone" | "claimed";
+
+/** How long a claimed attempt holds its e-mail: well above an SMTP exchange's timeouts. */
+export const SEND_LEASE_SECONDS = 120;
 
 /**
  * One attempt at one outbox e-mail. An alert's e-mail is first checked against its alert: one
@@ -87,30 +90,48 @@ export type EmailOutcome = "sent" | "held" | "retrying" | "failed" | "suppressed
  * message's text on a local run, MailSettings.logHeldBodies).
  */
 export async function deliverEmail(deps: EmailDeps, emailId: string): Promise<EmailOutcome> {
-  const [email] = await deps.db.select().from(emailOutbox).where(eq(emailOutbox.id, emailId)).limit(1);
-  if (email?.status !== "pending") return "gone";
   const now = deps.clock.now();
+  // The attempt is claimed before anything is sent: a second delivery of the same message (queues
+  // deliver at least once) finds the claim and sends nothing. An attempt under way is one with a
+  // start and no outcome yet (last_error null); one that died (a crash mid-send) lapses after
+  // SEND_LEASE_SECONDS, and a later delivery takes it over.
+  const [email] = await deps.db
+    .update(emailOutbox)
+    .set({ attempts: sql`${emailOutbox.attempts} + 1`, lastAttemptAt: now, lastError: null })
+    .where(
+      and(
+        eq(emailOutbox.id, emailId),
+        eq(emailOutbox.status, "pending"),
+        or(
+          isNull(emailOutbox.lastAttemptAt),
+          isNotNull(emailOutbox.lastError),
+          lt(emailOutbox.lastAttemptAt, new Date(now.getTime() - SEND_LEASE_SECONDS * 1000)),
+        ),
+      ),
+    )
+    .returning();
+  if (!email) return claimedElsewhere(deps, emailId, now);
 
   if (email.alertId !== null) {
     const [alert] = await deps.db.select({ active: alerts.active, snoozedUntil: alerts.snoozedUntil }).from(alerts).where(eq(alerts.id, email.alertId)).limit(1);
     if (!alert) return "gone";
     const silencedBy = !alert.active ? "disabled" : isSnoozed(alert.snoozedUntil, now) ? "snoozed" : null;
     if (silencedBy) {
-      await setStatus(deps.db, email.id, { status: "suppressed", lastError: `not sent: the alert was ${silencedBy} before this attempt` });
+      await setStatus(deps.db, email.id, { status: "suppressed", attempts: email.attempts - 1, lastError: `not sent: the alert was ${silencedBy} before this attempt` });
       deps.logger.info("e-mail suppressed", { emailId: email.id, kind: email.kind, reason: silencedBy });
       return "suppressed";
     }
   }
 
   if (!deps.mail.transport) {
-    await setStatus(deps.db, email.id, { status: "held", lastError: "not sent: no e-mail transport is configured (SMTP_URL)" });
+    await setStatus(deps.db, email.id, { status: "held", attempts: email.attempts - 1, lastError: "not sent: no e-mail transport is configured (SMTP_URL)" });
     const fields: Record<string, unknown> = { emailId: email.id, kind: email.kind, subject: email.subject, readWith: `GET /admin/v1/emails/${email.id}` };
     if (deps.mail.logHeldBodies) Object.assign(fields, { to: email.toAddress, text: await deps.secrets.decrypt(email.bodyEncrypted, bodyContext(email.id)) });
     deps.logger.info("e-mail kept in the outbox (SMTP_URL is not set)", fields);
     return "held";
   }
 
-  const attempt = email.attempts + 1;
+  const attempt = email.attempts;
   let error: string | null = null;
   try {
     const text = await deps.secrets.decrypt(email.bodyEncrypted, bodyContext(email.id));
@@ -122,7 +143,7 @@ export async function deliverEmail(deps: EmailDeps, emailId: string): Promise<Em
 
   if (!error) {
     await transactionWithRetry(deps.db, async (tx) => {
-      await tx.update(emailOutbox).set({ status: "sent", attempts: attempt, lastError: null, lastAttemptAt: now, sentAt: now }).where(eq(emailOutbox.id, email.id));
+      await tx.update(emailOutbox).set({ status: "sent", lastError: null, sentAt: now }).where(eq(emailOutbox.id, email.id));
       if (email.alertId === null) return;
       await tx
         .update(alerts)
@@ -134,7 +155,8 @@ export async function deliverEmail(deps: EmailDeps, emailId: string): Promise<Em
   }
 
   const final = attempt >= MAX_EMAIL_ATTEMPTS;
-  await setStatus(deps.db, email.id, { status: final ? "failed" : "pending", attempts: attempt, lastError: error, lastAttemptAt: now });
+  // The outcome (last_error) releases the claim: the retry below takes the next one.
+  await setStatus(deps.db, email.id, { status: final ? "failed" : "pending", lastError: error });
   deps.logger.info("e-mail attempt failed", { emailId: email.id, kind: email.kind, attempt, error, final });
   if (final) return "failed";
   const delays = deps.retryDelaysSeconds ?? RETRY_DELAYS_SECONDS;
@@ -144,6 +166,23 @@ export async function deliverEmail(deps: EmailDeps, emailId: string): Promise<Em
     deps.logger.error("could not queue an e-mail retry", { emailId: email.id, error: describeError(queueError) });
   }
   return "retrying";
+}
+
+/**
+ * A delivery that found no claimable e-mail: gone (sent, held, failed, suppressed, unknown), or
+ * claimed by an attempt under way; then the message comes back once that claim would lapse, in
+ * case the attempt dies without a word.
+ */
+async function claimedElsewhere(deps: EmailDeps, emailId: string, now: Date): Promise<EmailOutcome> {
+  const [row] = await deps.db.select({ status: emailOutbox.status, lastAttemptAt: emailOutbox.lastAttemptAt, lastError: emailOutbox.lastError }).from(emailOutbox).where(eq(emailOutbox.id, emailId)).limit(1);
+  if (row?.status !== "pending" || !row.lastAttemptAt || row.lastError !== null) return "gone";
+  const lapsesInSeconds = Math.max(1, Math.ceil((row.lastAttemptAt.getTime() + SEND_LEASE_SECONDS * 1000 - now.getTime()) / 1000));
+  try {
+    await deps.queue.send({ emailId }, { delaySeconds: lapsesInSeconds });
+  } catch (queueError) {
+    deps.logger.error("could not queue an e-mail's check", { emailId, error: describeError(queueError) });
+  }
+  return "claimed";
 }
 
 async function setStatus(db: Database, id: string, values: Partial<typeof emailOutbox.$inferInsert>): Promise<void> {

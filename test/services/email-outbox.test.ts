@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPasswordUser } from "../../src/auth/people";
 import { alerts, emailOutbox } from "../../src/db/schema";
 import { nodeSmtpTransport } from "../../src/node/smtp-transport";
-import { MAX_EMAIL_ATTEMPTS, deliverEmail, writeEmail } from "../../src/services/email-outbox";
+import { MAX_EMAIL_ATTEMPTS, SEND_LEASE_SECONDS, deliverEmail, writeEmail } from "../../src/services/email-outbox";
 import { addMember } from "../../src/services/memberships";
 import { WEB_APP_URL, captureLogger, createHarness, testSecrets } from "../support/harness";
 import { SmtpSink } from "../support/smtp-sink";
@@ -120,6 +120,46 @@ describe("delivery", () => {
     expect(row!.attempts).toBe(2);
     expect(sink.to(to)).toHaveLength(1);
     expect(sink.logins.at(-1)).toEqual({ username: "tester", password: "secret" });
+  });
+
+  it("two deliveries of one message at once send it once: the second finds the attempt under way and checks back when its claim would lapse", async () => {
+    const { organization } = await team();
+    const to = uniqueEmail("twice");
+    const emailId = await writeEmail({ db: h.db, clock: h.clock, secrets: testSecrets }, { organizationId: organization.id, kind: "invitation", to, subject: "Once", text: "body" });
+    // The first attempt is held inside its SMTP exchange until the second delivery has answered.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const smtp = nodeSmtpTransport(smtpUrl);
+    const queued: { message: unknown; delaySeconds?: number }[] = [];
+    const deps = {
+      ...h.work.email,
+      queue: { send: async (message: never, options?: { delaySeconds?: number }) => void queued.push({ message, delaySeconds: options?.delaySeconds }) },
+      mail: { ...h.work.email.mail, transport: { send: async (mail: Parameters<typeof smtp.send>[0]) => (await gate, smtp.send(mail)) } },
+    };
+    const first = deliverEmail(deps, emailId);
+    await expect.poll(async () => (await h.db.select().from(emailOutbox).where(eq(emailOutbox.id, emailId)))[0]!.attempts).toBe(1);
+    expect(await deliverEmail(deps, emailId)).toBe("claimed");
+    expect(queued).toEqual([{ message: { emailId }, delaySeconds: SEND_LEASE_SECONDS }]);
+    release();
+    expect(await first).toBe("sent");
+    expect(await deliverEmail(deps, emailId)).toBe("gone");
+    expect(sink.to(to)).toHaveLength(1);
+  });
+
+  it("an attempt that died mid-send is taken over once its claim has lapsed", async () => {
+    const { organization } = await team();
+    const to = uniqueEmail("died");
+    const emailId = await writeEmail({ db: h.db, clock: h.clock, secrets: testSecrets }, { organizationId: organization.id, kind: "invitation", to, subject: "Taken over", text: "body" });
+    // As a process killed during its SMTP exchange leaves it: started, no outcome.
+    await h.db.update(emailOutbox).set({ attempts: 1, lastAttemptAt: h.clock.now(), lastError: null }).where(eq(emailOutbox.id, emailId));
+    const deps = { ...h.work.email, queue: { send: async () => {} } };
+    expect(await deliverEmail(deps, emailId)).toBe("claimed");
+    expect(sink.to(to)).toHaveLength(0);
+    h.clock.advance((SEND_LEASE_SECONDS + 1) * 1000);
+    expect(await deliverEmail(deps, emailId)).toBe("sent");
+    const [row] = await h.db.select().from(emailOutbox).where(eq(emailOutbox.id, emailId));
+    expect(row!.attempts).toBe(2);
+    expect(sink.to(to)).toHaveLength(1);
   });
 
   it("the last allowed attempt that fails marks the e-mail failed", async () => {
