@@ -4,8 +4,8 @@
  * for the resource's organization, and a person without one gets the same 404 as for a resource
  * that does not exist (docs/web-app.md).
  */
-import { and, asc, eq } from "drizzle-orm";
-import { type MemberRole, members, organizations, projects, tests, users } from "../db/schema";
+import { and, asc, eq, sql } from "drizzle-orm";
+import { type MemberRole, members, organizations, projects, sessions, tests, users } from "../db/schema";
 import { isUuid } from "../lib/ids";
 import type { ServiceDeps } from "./context";
 
@@ -99,4 +99,35 @@ export async function addMember(deps: Pick<ServiceDeps, "db" | "clock">, input: 
 export async function findUserByEmail(deps: Deps, email: string): Promise<{ id: string; name: string } | null> {
   const [row] = await deps.db.select({ id: users.id, name: users.name }).from(users).where(eq(users.email, email.trim().toLowerCase())).limit(1);
   return row ?? null;
+}
+
+/** Every organization the person is a member of, by name (the organizations page). */
+export async function listMemberships(deps: Deps, userId: string): Promise<Membership[]> {
+  return deps.db
+    .select(membershipColumns)
+    .from(members)
+    .innerJoin(organizations, eq(organizations.id, members.organizationId))
+    .where(eq(members.userId, userId))
+    .orderBy(asc(organizations.name), asc(members.organizationId));
+}
+
+/**
+ * Makes `organizationId` the session's organization (the one `/`, `/alerts`, the team page and
+ * new projects use), in one statement that also checks the membership: false when the person is
+ * not a member of it (the caller's 404), so a session never points at a foreign organization.
+ */
+export async function switchOrganization(deps: Deps, input: { sessionId: string; userId: string; organizationId: string }): Promise<boolean> {
+  if (!isUuid(input.organizationId)) return false;
+  const rows = await deps.db
+    .update(sessions)
+    .set({ activeOrganizationId: input.organizationId })
+    .where(
+      and(
+        eq(sessions.id, input.sessionId),
+        eq(sessions.userId, input.userId),
+        sql`exists (select 1 from ${members} m where m.organization_id = ${input.organizationId} and m.user_id = ${input.userId})`,
+      ),
+    )
+    .returning({ id: sessions.id });
+  return rows.length > 0;
 }

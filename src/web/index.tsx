@@ -28,6 +28,7 @@ import { registerInvitation } from "./invitation";
 import { registerTeam } from "./team";
 import { APP_CSS } from "./styles";
 import { registerTests } from "./tests";
+import { registerOrganizations } from "./organizations";
 
 /**
  * Every page route: the security headers, the form-size limit and the CSRF check apply to these.
@@ -57,6 +58,8 @@ export const PAGE_PATHS = [
   "/alerts/:id/unsnooze",
   "/alerts/:id/enable",
   "/alerts/:id/disable",
+  "/organizations",
+  "/organizations/:id/switch",
 ] as const;
 /** Forms are small: name, e-mail, password, organization. */
 const FORM_MAX_BYTES = 16 * 1024;
@@ -102,6 +105,7 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
   registerProject(web, config, paths);
   registerProjectSettings(web, config, paths);
   registerTeam(web, config, paths);
+  registerOrganizations(web, config, paths);
   registerInvitation(web, config, paths);
   // The API's cursors: a page's "next" link carries the same signed cursor as GET /api/v1/….
   const codec = new CursorCodec(config.cursorSecret);

@@ -37,7 +37,9 @@ const NAV: { section: Section; label: string; path: string }[] = [
 export const Layout: FC<{ title: string; page: PageContext; section?: Section; children?: Child }> = ({ title, page, section, children }) => (
   <Document title={title} paths={page.paths}>
     <header class="site">
-      <span class="org">{page.membership?.organizationName ?? "No organization"}</span>
+      <a class="org" href={page.paths.to("/organizations")} title="Your organizations: switch between them">
+        {page.membership?.organizationName ?? "No organization"}
+      </a>
       <nav aria-label="Main">
         <ul>
           {NAV.map((item) => (

@@ -34,7 +34,6 @@ button.danger { background: var(--fail); border-color: var(--fail); }
 select { font: inherit; padding: 0.45rem 0.6rem; border: 1px solid #8c959f; border-radius: 6px; }
 section { margin: 0 0 2rem; }
 h2 { font-size: 1.15rem; margin: 0 0 0.75rem; }
-.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .auth-main { margin: 3rem auto; max-width: 28rem; }
 /* Project pages: tabs, figures, charts (src/web/charts.tsx), settings. */
 nav.tabs ul { display: flex; gap: 1.25rem; list-style: none; margin: 0 0 1.25rem; padding: 0 0 0.4rem; border-bottom: 1px solid var(--line); }
@@ -75,7 +74,6 @@ pre.command { background: #f6f8fa; border: 1px solid var(--line); border-radius:
 .actions { display: flex; gap: 0.75rem; flex-wrap: wrap; }
 button.danger { background: var(--fail); border-color: var(--fail); }
 .success { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--pass); background: #f0fff4; }
-.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 h2 { font-size: 1.2rem; margin: 2rem 0 0.75rem; }
 h3 { font-size: 1rem; margin: 0 0 0.25rem; overflow-wrap: anywhere; }

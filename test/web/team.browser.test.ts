@@ -82,6 +82,12 @@ describe("the team page in Chromium", () => {
     await admin.getByRole("button", { name: "Sign in" }).click();
     await admin.waitForURL(`${server.base}/settings/team`);
     await expectAccessible(admin);
+    // The header's organization opens the list of the person's organizations.
+    await admin.getByRole("banner").getByRole("link", { name: "Demo Organization" }).click();
+    await admin.waitForURL(`${server.base}/organizations`);
+    await admin.getByRole("heading", { name: "Your organizations" }).waitFor();
+    await expectAccessible(admin);
+    await admin.goto(`${server.base}/settings/team`);
 
     // The demo key is revealable: its sealed copy was kept when the demo was seeded.
     await admin.getByRole("button", { name: "Reveal the key" }).click();
