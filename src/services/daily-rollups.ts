@@ -12,7 +12,10 @@
  *   buckets are one millisecond wide; the last bucket, from 22.8 days, is open-ended). The bucket of a duration is the number of bounds at or below it, computed
  *   the same way by JavaScript here and by Postgres' `width_bucket` in the migration's backfill.
  * - `flaky_tests_count` is the project's number of flaky tests after the day's latest change
- *   (a processed run, or the flakiness check flagging tests).
+ *   (a processed run, or the flakiness check flagging tests), on the UTC day the change was made:
+ *   a run that arrived before midnight and was processed after it counts on its arrival day, and
+ *   the flaky count it leaves goes to its processing day, so a late run never rewrites the count
+ *   an earlier day ended with (a new arrival-day row starts with the count of now).
  */
 import { sql } from "drizzle-orm";
 import { projectDailyRollups, projects } from "../db/schema";
@@ -81,12 +84,13 @@ export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 const flakyNow = (projectId: string) => sql`(select ${projects.flakyTestsCount} from ${projects} where ${projects.id} = ${projectId}::uuid)`;
 
 /**
- * Adds a processed run to its day's row (one statement), with the project's flaky-test count as
- * it stands now: called in the run's transaction after its tests' health is updated.
+ * Adds a processed run to its arrival day's row and the project's flaky-test count as it stands
+ * now to its processing day's row (one statement; one row when both days are the same): called in
+ * the run's transaction after its tests' health is updated.
  */
 export async function addRunToDailyRollup(
   tx: Database,
-  run: { projectId: string; createdAt: Date; result: RunResult | null; durationMs: number | null; testsCount: number; skippedCount: number },
+  run: { projectId: string; createdAt: Date; processedAt: Date | null; result: RunResult | null; durationMs: number | null; testsCount: number; skippedCount: number },
 ): Promise<void> {
   const passed = run.result === "tests_passed" ? 1 : 0;
   const failed = run.result === "tests_failed" ? 1 : 0;
@@ -95,13 +99,18 @@ export async function addRunToDailyRollup(
   const bucket = run.durationMs === null ? null : String(durationBucket(run.durationMs));
   const histogram = bucket === null ? {} : { [bucket]: 1 };
   const r = projectDailyRollups;
+  const arrivalDay = utcDay(run.createdAt);
+  const changeDay = utcDay(run.processedAt ?? run.createdAt);
+  // The processing day's row (when it is another day): no run of its own, only the flaky count.
+  const changeRow =
+    changeDay === arrivalDay ? sql`` : sql`, (${run.projectId}::uuid, ${changeDay}::date, 0, 0, 0, 0, 0, 0, '{}'::jsonb, 0, 0, ${flakyNow(run.projectId)})`;
   await tx.execute(sql`
     insert into ${r} as r (project_id, day, runs_count, passed_runs_count, failed_runs_count, errored_runs_count,
       durations_count, duration_sum_ms, duration_histogram, cases_count, skipped_cases_count, flaky_tests_count)
-    values (${run.projectId}::uuid, ${utcDay(run.createdAt)}::date, 1, ${passed}, ${failed}, ${errored},
-      ${timed}, ${run.durationMs ?? 0}, ${JSON.stringify(histogram)}::jsonb, ${run.testsCount}, ${run.skippedCount}, ${flakyNow(run.projectId)})
+    values (${run.projectId}::uuid, ${arrivalDay}::date, 1, ${passed}, ${failed}, ${errored},
+      ${timed}, ${run.durationMs ?? 0}, ${JSON.stringify(histogram)}::jsonb, ${run.testsCount}, ${run.skippedCount}, ${flakyNow(run.projectId)})${changeRow}
     on conflict (project_id, day) do update set
-      runs_count = r.runs_count + 1,
+      runs_count = r.runs_count + excluded.runs_count,
       passed_runs_count = r.passed_runs_count + excluded.passed_runs_count,
       failed_runs_count = r.failed_runs_count + excluded.failed_runs_count,
       errored_runs_count = r.errored_runs_count + excluded.errored_runs_count,
@@ -110,11 +119,12 @@ export async function addRunToDailyRollup(
       duration_histogram = ${
         bucket === null
           ? sql`r.duration_histogram`
-          : sql`jsonb_set(r.duration_histogram, array[${bucket}::text], to_jsonb(coalesce((r.duration_histogram ->> ${bucket}::text)::int, 0) + 1))`
+          : sql`case when excluded.durations_count = 0 then r.duration_histogram
+              else jsonb_set(r.duration_histogram, array[${bucket}::text], to_jsonb(coalesce((r.duration_histogram ->> ${bucket}::text)::int, 0) + 1)) end`
       },
       cases_count = r.cases_count + excluded.cases_count,
       skipped_cases_count = r.skipped_cases_count + excluded.skipped_cases_count,
-      flaky_tests_count = excluded.flaky_tests_count`);
+      flaky_tests_count = case when excluded.day = ${changeDay}::date then excluded.flaky_tests_count else r.flaky_tests_count end`);
 }
 
 /** Records the project's flaky-test count on a run's day after tests were flagged flaky outside the run's processing. */

@@ -17,7 +17,7 @@ import {
   utcDay,
 } from "../../src/services/daily-rollups";
 import { projectOverview } from "../../src/services/project-overview";
-import type { Report } from "../../src/services/test-runs";
+import { type Report, completeTestRun, recordTestRunArrival } from "../../src/services/test-runs";
 import { createHarness } from "../support/harness";
 
 let h: Awaited<ReturnType<typeof createHarness>>;
@@ -140,6 +140,25 @@ describe("maintained by run processing", () => {
     const [stored] = await h.db.select({ flaky: projects.flakyTestsCount }).from(projects).where(eq(projects.id, project.id));
     expect(stored!.flaky).toBe(1);
     expect(row!.flakyTestsCount).toBe(1);
+  });
+
+  it("a run that arrived before midnight and was processed after it counts on its arrival day; the flaky count it leaves goes to its processing day", async () => {
+    const { organization } = await h.newOrganization();
+    const { project } = await h.newProject(organization.id);
+    const names = ["stable", "wobbles"];
+    h.clock.set(Date.parse("2026-03-10T12:00:00Z"));
+    await h.newRun(project.id, { meta: { branch: "main", commitSha: "c1" }, report: report(100, ["passed", "passed"], names) });
+    // Arrives at 23:59:30, processed at 00:00:30 the next day, and turns "wobbles" flaky.
+    h.clock.set(Date.parse("2026-03-10T23:59:30Z"));
+    const { run } = await recordTestRunArrival(h, project.id, { branch: "main", commitSha: "c1" });
+    h.clock.set(Date.parse("2026-03-11T00:00:30Z"));
+    await completeTestRun(h.storeDeps, run.id, report(200, ["passed", "failed"], names));
+    const rows = await h.db.select().from(projectDailyRollups).where(eq(projectDailyRollups.projectId, project.id)).orderBy(projectDailyRollups.day);
+    expect(rows.map((row) => [row.day, row.runsCount, row.durationsCount, row.flakyTestsCount])).toEqual([
+      ["2026-03-10", 2, 2, 0],
+      ["2026-03-11", 0, 0, 1],
+    ]);
+    expect(rows[1]!.durationHistogram).toEqual({});
   });
 
   it("the migration's backfill computes the same rows from the runs as processing kept", async () => {
