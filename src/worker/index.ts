@@ -21,6 +21,7 @@ import { UPLOAD_LIMIT_BYTES } from "../ingest/upload-body";
 import { backgroundWork } from "../services/background-work";
 import { getOrCreateSetting, randomSecret } from "../services/settings";
 import { reencryptSigningSecrets } from "../services/webhook-secrets";
+import { requeueStalledWork } from "../services/stalled-work";
 import { DurableObjectKeyCounter } from "./durable-object-key-counter";
 import { type MailSettings, mailFromAddress } from "../mail/transport";
 import { workerSmtpTransport } from "./smtp-transport";
@@ -151,6 +152,22 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
         );
       } finally {
         ctx.waitUntil(endPoolAfter ? endPoolAfter.then(() => pool.end()) : pool.end());
+      }
+    },
+
+    /**
+     * The cron trigger (wrangler.toml `[triggers]`): queues again the work whose message was lost
+     * (a run still pending, an e-mail or a webhook delivery never attempted or whose retry never
+     * came; src/services/stalled-work.ts).
+     */
+    async scheduled(_controller, env, ctx): Promise<void> {
+      configureLocalProxy(env);
+      const pool = requestPool(env, "scheduled");
+      try {
+        const db = drizzle(pool, { schema }) as unknown as Database;
+        await requeueStalledWork({ db, clock, queue: new CloudflareRunQueue(env.RUN_QUEUE), logger: consoleLogger });
+      } finally {
+        ctx.waitUntil(pool.end());
       }
     },
 

@@ -40,7 +40,7 @@ export const WORKER_APPLICATION_NAME = "ci-analytics-worker";
  * client's WebSocket, workerd raises "Network connection lost", which would otherwise be thrown
  * as an unhandled 'error' event.
  */
-export function requestPool(env: WorkerEnv, handler: "fetch" | "queue" | "test"): Pool {
+export function requestPool(env: WorkerEnv, handler: "fetch" | "queue" | "scheduled" | "test"): Pool {
   // The session says which handler holds it (pg_stat_activity; the local bridge counts by it).
   const pool = new Pool({ connectionString: env.DATABASE_URL, application_name: `${WORKER_APPLICATION_NAME}:${handler}` });
   // Idle clients report the server closing their socket while the pool is being ended; that is the normal end of a request.
