@@ -13,7 +13,8 @@ import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { AppConfig, AppEnv } from "../../app-env";
 import { counterAdmit } from "../../auth/key-gate";
 import { UploadEnvelopeSchema } from "../../ingest/json-report";
-import { UPLOAD_LIMIT_BYTES, describeByteLimit, readCodeownersText, tooLarge } from "../../ingest/upload-body";
+import { UPLOAD_LIMIT_BYTES, describeByteLimit, readCodeownersText, tooLarge, uploadFormat } from "../../ingest/upload-body";
+import { streamUploadToStore } from "../../ingest/streamed-upload";
 import { METADATA_KEYS, readUploadRequest } from "../../ingest/upload-request";
 import { CODEOWNERS_LIMIT_BYTES } from "../../lib/codeowners";
 import { admitBearer } from "../../middleware/auth";
@@ -302,18 +303,20 @@ export function createUploadsApi(config: AppConfig) {
   api.use("/codeowners", (c, next) => (c.req.method === "PUT" ? codeownersLimit(c, next) : next()));
 
   api.openapi(uploadTestRunRoute(uploadLimit), async (c) => {
-    const upload = await readUploadRequest(
-      {
-        contentType: c.req.header("content-type"),
-        contentEncoding: c.req.header("content-encoding"),
-        idempotencyKey: c.req.header("idempotency-key"),
-        query: c.req.queries(),
-        body: new Uint8Array(await c.req.arrayBuffer()),
-      },
-      uploadLimit,
-    );
-    const { db, clock, runQueue, logger } = c.env;
-    const { run, replayed } = await acceptUpload({ db, clock, runQueue, logger }, c.get("uploader"), upload.metadata, upload.payload);
+    const { db, clock, runQueue, logger, payloadStore } = c.env;
+    const request = {
+      contentType: c.req.header("content-type"),
+      contentEncoding: c.req.header("content-encoding"),
+      idempotencyKey: c.req.header("idempotency-key"),
+      query: c.req.queries(),
+    };
+    // JUnit XML goes to the payload store as it arrives, where there is one (the Worker); JSON,
+    // whose envelope is validated whole, and every report on Node, are read and stored as text.
+    const upload =
+      payloadStore && uploadFormat(request.contentType) === "junit_xml"
+        ? await streamUploadToStore(payloadStore, { ...request, body: c.req.raw.body }, uploadLimit)
+        : await readUploadRequest({ ...request, body: new Uint8Array(await c.req.arrayBuffer()) }, uploadLimit);
+    const { run, replayed } = await acceptUpload({ db, clock, runQueue, logger, payloadStore }, c.get("uploader"), upload.metadata, upload.payload);
     const body = presentUploadedRun(run, config.webAppUrl, config.publicBaseUrl);
     c.header("Location", body.api_url);
     if (replayed) c.header("Idempotent-Replayed", "true");
