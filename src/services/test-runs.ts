@@ -73,7 +73,7 @@ export type Arrival = { run: TestRunRow; replayed: boolean };
  * (the UPDATE's row lock serializes concurrent arrivals), and the run counts in
  * `test_runs_count` and `last_test_run_at` before it is processed. The payload waiting to be
  * processed is stored in the same transaction: one statement, the function
- * record_test_run_arrival (drizzle/0015_run_arrival_function.sql), so that the arrival is one
+ * record_test_run_arrival (drizzle/0015_run_arrival_function.sql, with the payload object's key since drizzle/0021_payload_objects.sql), so that the arrival is one
  * database round trip on the Worker.
  *
  * With an Idempotency-Key, the key is taken first (a transaction-scoped advisory lock on the

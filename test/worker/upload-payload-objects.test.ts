@@ -204,6 +204,31 @@ describe("through the Worker", () => {
   });
 });
 
+describe("a chunked upload (no Content-Length) through the Worker", () => {
+  const sendChunked = (token: string, bytes: Uint8Array) =>
+    SELF.fetch("http://worker.test/uploads/v1/test_runs", {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/xml" },
+      body: streamOf(bytes),
+    });
+
+  it("is streamed and processed", async () => {
+    const { project, uploadToken } = await newProject();
+    const response = await sendChunked(uploadToken, new TextEncoder().encode(junit(250)));
+    expect(response.status).toBe(202);
+    const { number } = (await response.json()) as { number: number };
+    expect(await waitForRun(project.id, number)).toMatchObject({ status: "processed", ...expectedCounts(250) });
+  });
+
+  it("is refused with a 413 once it passes the limit, and records nothing", async () => {
+    const { project, uploadToken } = await newProject();
+    const response = await sendChunked(uploadToken, new TextEncoder().encode(`<testsuite name="s"><testcase name="a"/></testsuite><!--${"x".repeat(limit)}-->`));
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
+    expect(await h.db.select().from(testRuns).where(eq(testRuns.projectId, project.id))).toEqual([]);
+  });
+});
+
 describe("an upload replayed with its Idempotency-Key", () => {
   it("returns the first run, and the replay's object is deleted", async () => {
     const store = new RecordingStore();

@@ -38,6 +38,15 @@ import { validationHook } from "../validation";
 
 type UploadEnv = AppEnv & { Variables: { uploader: UploadingProject } };
 
+/** Whether the Content-Type names JUnit XML (another type is answered by the route, a 415 or JSON). */
+function isXmlUpload(contentType: string | undefined): boolean {
+  try {
+    return uploadFormat(contentType) === "junit_xml";
+  } catch {
+    return false;
+  }
+}
+
 const UploadedRunSchema = TestRunSchema.extend({
   api_url: z.string().url().openapi({ description: "The run in /api/v1 (read it with an API key)." }),
 }).openapi("UploadedTestRun");
@@ -297,7 +306,17 @@ export function createUploadsApi(config: AppConfig) {
   );
 
   const uploadLimit = config.uploadLimitBytes ?? UPLOAD_LIMIT_BYTES;
-  api.use("/test_runs", limitBody(uploadLimit, tooLarge(uploadLimit).message));
+  const uploadBodyLimit = limitBody(uploadLimit, tooLarge(uploadLimit).message);
+  api.use("/test_runs", (c, next) => {
+    // A body streamed to the payload store is counted as it goes (streamUploadToStore): only a
+    // declared length is checked here, since the limit middleware reads a chunked body whole first.
+    if (c.req.method === "POST" && c.env.payloadStore && isXmlUpload(c.req.header("content-type"))) {
+      const length = c.req.header("content-length");
+      if (length !== undefined && c.req.header("transfer-encoding") === undefined && Number(length) > uploadLimit) throw tooLarge(uploadLimit);
+      return next();
+    }
+    return uploadBodyLimit(c, next);
+  });
   // On PUT only: another method's body is ignored, so it cannot turn the 405 into a 413.
   const codeownersLimit = limitBody(CODEOWNERS_LIMIT_BYTES, `The CODEOWNERS file exceeds ${CODEOWNERS_LIMIT_BYTES} bytes (3 MiB); GitHub ignores a file that large too.`);
   api.use("/codeowners", (c, next) => (c.req.method === "PUT" ? codeownersLimit(c, next) : next()));
@@ -313,7 +332,7 @@ export function createUploadsApi(config: AppConfig) {
     // JUnit XML goes to the payload store as it arrives, where there is one (the Worker); JSON,
     // whose envelope is validated whole, and every report on Node, are read and stored as text.
     const upload =
-      payloadStore && uploadFormat(request.contentType) === "junit_xml"
+      payloadStore && isXmlUpload(request.contentType)
         ? await streamUploadToStore(payloadStore, { ...request, body: c.req.raw.body }, uploadLimit)
         : await readUploadRequest({ ...request, body: new Uint8Array(await c.req.arrayBuffer()) }, uploadLimit);
     const { run, replayed } = await acceptUpload({ db, clock, runQueue, logger, payloadStore }, c.get("uploader"), upload.metadata, upload.payload);
