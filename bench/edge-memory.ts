@@ -106,7 +106,8 @@ function rssBytes(pid: number): number {
 /** Samples until stopped: the isolate's peak (heap + buffers, and its parts at that moment) and workerd's RSS peak. */
 function sampler(inspector: Inspector, workerdPid: number) {
   let running = true;
-  const peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0, lost: false };
+  const started = performance.now();
+  const peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0, lost: false, atMs: 0 };
   const rssTimer = setInterval(() => {
     peak.rss = Math.max(peak.rss, rssBytes(workerdPid));
   }, 2);
@@ -123,7 +124,7 @@ function sampler(inspector: Inspector, workerdPid: number) {
       }
       const { heap, buffers } = sample;
       peak.samples++;
-      if (heap + buffers > peak.isolate) Object.assign(peak, { isolate: heap + buffers, heap, buffers });
+      if (heap + buffers > peak.isolate) Object.assign(peak, { isolate: heap + buffers, heap, buffers, atMs: performance.now() - started });
     }
   })();
   return async () => {
@@ -142,8 +143,8 @@ type Measured = {
   status: number;
   outcome: string;
   baseline: { isolate: number; rss: number };
-  request: { isolate: number; heap: number; buffers: number; rss: number; samples: number; lost: boolean };
-  consumer: { isolate: number; heap: number; buffers: number; rss: number; samples: number; lost: boolean } | null;
+  request: { isolate: number; heap: number; buffers: number; rss: number; samples: number; lost: boolean; atMs: number };
+  consumer: { isolate: number; heap: number; buffers: number; rss: number; samples: number; lost: boolean; atMs: number } | null;
   processingMs: number | null;
 };
 
@@ -250,7 +251,7 @@ async function main(): Promise<void> {
       results.push(measured);
       log(
         `${label}: HTTP ${response.status} (${outcome}); request peak ${mib(request.isolate)} isolate (+${mib(request.isolate - baseline.isolate)}), RSS +${mib(request.rss - baseline.rss)}` +
-          (consumer ? `; consumer peak ${mib(consumer.isolate)} isolate, RSS +${mib(consumer.rss - baseline.rss)}; processed after ${((processingMs ?? 0) / 1000).toFixed(1)} s` : ""),
+          (consumer ? `; consumer peak ${mib(consumer.isolate)} isolate at ${(consumer.atMs / 1000).toFixed(1)} s, RSS +${mib(consumer.rss - baseline.rss)}; processed after ${((processingMs ?? 0) / 1000).toFixed(1)} s (the alert checks run after that)` : ""),
       );
     }
     await database.end();
