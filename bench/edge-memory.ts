@@ -19,7 +19,7 @@
  * (10000,115000: cases per report; 10,000 ≈ 2.7 MiB, 115,000 ≈ 31 MiB), BENCH_MEMORY_GZIP (false:
  * also send each report gzip-compressed), BENCH_MEMORY_UPLOAD_LIMIT (the Worker's
  * UPLOAD_LIMIT_BYTES for the run; default: wrangler.toml's), BENCH_OUTPUT (BENCHMARKS.md),
- * BENCH_MEMORY_SECTION (edge-memory).
+ * BENCH_MEMORY_SECTION (edge-memory), BENCH_MEMORY_HEADING (added to the section's title).
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -106,15 +106,25 @@ function rssBytes(pid: number): number {
 /** Samples until stopped: the isolate's peak (heap + buffers, and its parts at that moment) and workerd's RSS peak. */
 function sampler(inspector: Inspector, workerdPid: number) {
   let running = true;
-  const peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0 };
+  const started = performance.now();
+  const peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0, lost: false, atMs: 0 };
   const rssTimer = setInterval(() => {
     peak.rss = Math.max(peak.rss, rssBytes(workerdPid));
   }, 2);
   const isolateLoop = (async () => {
     while (running) {
-      const { heap, buffers } = await inspector.isolateBytes();
+      let sample: { heap: number; buffers: number };
+      try {
+        sample = await inspector.isolateBytes();
+      } catch (error) {
+        // The isolate stopped answering (a crash, workerd restarting it): the phase's figure is lost, not the run.
+        log(`isolate sampling stopped: ${(error as Error).message}`);
+        peak.lost = true;
+        return;
+      }
+      const { heap, buffers } = sample;
       peak.samples++;
-      if (heap + buffers > peak.isolate) Object.assign(peak, { isolate: heap + buffers, heap, buffers });
+      if (heap + buffers > peak.isolate) Object.assign(peak, { isolate: heap + buffers, heap, buffers, atMs: performance.now() - started });
     }
   })();
   return async () => {
@@ -133,8 +143,8 @@ type Measured = {
   status: number;
   outcome: string;
   baseline: { isolate: number; rss: number };
-  request: { isolate: number; heap: number; buffers: number; rss: number; samples: number };
-  consumer: { isolate: number; heap: number; buffers: number; rss: number; samples: number } | null;
+  request: { isolate: number; heap: number; buffers: number; rss: number; samples: number; lost: boolean; atMs: number };
+  consumer: { isolate: number; heap: number; buffers: number; rss: number; samples: number; lost: boolean; atMs: number } | null;
   processingMs: number | null;
 };
 
@@ -241,7 +251,7 @@ async function main(): Promise<void> {
       results.push(measured);
       log(
         `${label}: HTTP ${response.status} (${outcome}); request peak ${mib(request.isolate)} isolate (+${mib(request.isolate - baseline.isolate)}), RSS +${mib(request.rss - baseline.rss)}` +
-          (consumer ? `; consumer peak ${mib(consumer.isolate)} isolate, RSS +${mib(consumer.rss - baseline.rss)}; processed after ${((processingMs ?? 0) / 1000).toFixed(1)} s` : ""),
+          (consumer ? `; consumer peak ${mib(consumer.isolate)} isolate at ${(consumer.atMs / 1000).toFixed(1)} s, RSS +${mib(consumer.rss - baseline.rss)}; processed after ${((processingMs ?? 0) / 1000).toFixed(1)} s (the alert checks run after that)` : ""),
       );
     }
     await database.end();
@@ -256,7 +266,7 @@ async function main(): Promise<void> {
 
   const cpus = os.cpus();
   const lines = [
-    "## The Worker's memory: upload request and queue consumer (`npm run bench:edge-memory`)",
+    `## The Worker's memory: upload request and queue consumer (\`npm run bench:edge-memory\`)${process.env.BENCH_MEMORY_HEADING ? ` — ${process.env.BENCH_MEMORY_HEADING}` : ""}`,
     "",
     `Command: \`${process.env.BENCH_MEMORY_COMMAND ?? "npm run bench:edge-memory"}\` (script \`tsx bench/edge-memory.ts\`). What is sampled and why: [docs/edge-path.md](docs/edge-path.md#memory).`,
     "",
@@ -270,7 +280,7 @@ async function main(): Promise<void> {
     "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ...results.map(
       (r) =>
-        `| ${r.label} | ${mib(r.bodyBytes)} | ${r.status} ${r.outcome} | ${mib(r.baseline.isolate)} | ${mib(r.request.isolate)} (heap ${mib(r.request.heap)}, buffers ${mib(r.request.buffers)}) | ${mib(r.request.rss - r.baseline.rss)} | ${r.consumer ? `${mib(r.consumer.isolate)} (heap ${mib(r.consumer.heap)}, buffers ${mib(r.consumer.buffers)})` : "–"} | ${r.consumer ? mib(r.consumer.rss - r.baseline.rss) : "–"} | ${r.processingMs === null ? "–" : `${(r.processingMs / 1000).toFixed(1)} s`} |`,
+        `| ${r.label} | ${mib(r.bodyBytes)} | ${r.status} ${r.outcome} | ${mib(r.baseline.isolate)} | ${mib(r.request.isolate)} (heap ${mib(r.request.heap)}, buffers ${mib(r.request.buffers)})${r.request.lost ? ", then the isolate stopped answering" : ""} | ${mib(r.request.rss - r.baseline.rss)} | ${r.consumer ? `${mib(r.consumer.isolate)} (heap ${mib(r.consumer.heap)}, buffers ${mib(r.consumer.buffers)})${r.consumer.lost ? ", then the isolate stopped answering" : ""}` : "–"} | ${r.consumer ? mib(r.consumer.rss - r.baseline.rss) : "–"} | ${r.processingMs === null ? "–" : `${(r.processingMs / 1000).toFixed(1)} s`} |`,
     ),
   ];
   const report = lines.join("\n");

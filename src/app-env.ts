@@ -11,6 +11,7 @@ import type { KeyIdCache } from "./auth/key-gate";
 import type { KeyCounter } from "./auth/key-state";
 import type { Database } from "./db/types";
 import type { RunQueue } from "./ingest/run-queue";
+import type { PayloadStore } from "./ingest/payload-store";
 import type { Clock } from "./lib/clock";
 import type { Logger } from "./lib/logger";
 import type { SecretKeyring } from "./lib/secret-box";
@@ -59,6 +60,11 @@ export type RequestDeps = {
   /** Where accepted uploads go to be processed (a Cloudflare Queue on Workers, in process on Node). */
   runQueue: RunQueue;
   logger: Logger;
+  /**
+   * Where JUnit XML uploads are streamed instead of being read whole (the Worker's R2 bucket);
+   * without one (Node), the body is read and its text stored in the database.
+   */
+  payloadStore?: PayloadStore;
 };
 
 export type AppEnv = {

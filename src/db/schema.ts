@@ -234,19 +234,27 @@ export const projectDailyRollups = pgTable(
 );
 
 /**
- * The uploaded report of a run that is waiting to be processed, as received (decoded to text).
- * Queue messages only carry the run's id (Cloudflare Queue messages are capped at 128 KB);
- * the row is deleted in the transaction that processes or fails the run.
+ * The uploaded report of a run that is waiting to be processed: its text (Node, and JSON reports
+ * on the Worker), or the key of the object that holds the body as received (JUnit XML on the
+ * Worker: R2, src/ingest/payload-store.ts). Queue messages only carry the run's id (Cloudflare
+ * Queue messages are capped at 128 KB); the row is deleted in the transaction that processes or
+ * fails the run.
  */
-export const uploadPayloads = pgTable("upload_payloads", {
-  testRunId: bigint("test_run_id", { mode: "number" })
-    .primaryKey()
-    .references(() => testRuns.id, { onDelete: "cascade" }),
-  /** `junit_xml` (a raw XML body) or `json` (our JSON envelope). */
-  format: text("format").notNull(),
-  content: text("content").notNull(),
-  createdAt: timestampMs("created_at").notNull().defaultNow(),
-});
+export const uploadPayloads = pgTable(
+  "upload_payloads",
+  {
+    testRunId: bigint("test_run_id", { mode: "number" })
+      .primaryKey()
+      .references(() => testRuns.id, { onDelete: "cascade" }),
+    /** `junit_xml` (a raw XML body) or `json` (our JSON envelope). */
+    format: text("format").notNull(),
+    content: text("content"),
+    /** The payload store's key of the body, when it is stored there instead of in `content`. */
+    objectKey: text("object_key"),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+  },
+  (t) => [check("upload_payloads_one_place", sql`(${t.content} is null) <> (${t.objectKey} is null)`)],
+);
 
 export const testSuites = pgTable(
   "test_suites",

@@ -121,12 +121,28 @@ type Counters = { cases: number; suites: number };
 /** Characters handed to the XML parser at a time; the streaming parser yields between slices. */
 const SLICE_CHARS = 256 * 1024;
 
+/** Longest character reference looked for across two pieces of text (`&#x0000001B;` and the like). */
+const MAX_REFERENCE_CHARS = 64;
+
 /**
- * Parses one JUnit XML document into suites (appended to `into`), a slice at a time, yielding
- * after each slice; returns the `<testsuites time>` if any. Top-level suites are added to
- * `closed` once their end tag is read (their cases are then final, retries merged).
+ * Where a character reference cut by the end of `text` begins (an `&` with no `;` after it, near
+ * the end), else `text.length`: that tail waits for the next piece, so a forbidden reference is
+ * replaced whole wherever the pieces are cut.
  */
-function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, closed: Set<ReportSuite>): Generator<void, number | null> {
+function openReferenceStart(text: string): number {
+  const at = text.lastIndexOf("&");
+  if (at === -1 || text.length - at > MAX_REFERENCE_CHARS || text.indexOf(";", at) !== -1) return text.length;
+  return at;
+}
+
+/**
+ * Parses one JUnit XML document into suites (appended to `into`) from the text handed to it: the
+ * generator asks for each piece of text with a `yield` and is given it by `next(text)`, then
+ * `next(null)` at the end of the document; it returns the `<testsuites time>` if any. Top-level
+ * suites are added to `closed` once their end tag is read (their cases are then final, retries
+ * merged). The document is never needed whole: a stream can be parsed as it is read.
+ */
+function* parseDocument(into: ReportSuite[], counters: Counters, closed: Set<ReportSuite>): Generator<void, number | null, string | null> {
   const parser = new SaxesParser({ xmlns: false, position: true });
   const suites: OpenSuite[] = [];
   let depth = 0;
@@ -332,21 +348,25 @@ function* parseDocument(xml: string, into: ReportSuite[], counters: Counters, cl
     depth--;
   });
 
-  const text = replaceForbiddenControls(xml);
   const fail = (error: unknown): never => {
     if (error instanceof ReportError) throw error;
     const message = error instanceof Error ? error.message : String(error);
     throw new ReportError(`The XML is not well-formed: ${message.slice(0, 300)}`);
   };
-  for (let offset = 0; offset < text.length; offset += SLICE_CHARS) {
+  /** The end of the previous piece that may begin a character reference, completed by the next piece. */
+  let carried = "";
+  for (let piece = yield; piece !== null; piece = yield) {
+    const text = carried + piece;
+    const cut = openReferenceStart(text);
+    carried = text.slice(cut);
     try {
-      parser.write(text.slice(offset, offset + SLICE_CHARS));
+      parser.write(replaceForbiddenControls(text.slice(0, cut)));
     } catch (error) {
       fail(error);
     }
-    yield;
   }
   try {
+    if (carried !== "") parser.write(replaceForbiddenControls(carried));
     parser.close();
   } catch (error) {
     fail(error);
@@ -372,33 +392,52 @@ function* parseDocuments(documents: string | string[], emit: (suites: ReportSuit
   let durationMs: number | null = null;
   let allHaveDuration = list.length > 0;
   for (const xml of list) {
-    const suites: ReportSuite[] = [];
-    const closed = new Set<ReportSuite>();
-    let emitted = 0;
-    // Emits the longest prefix of complete suites, so the order is the document's.
-    const emitComplete = () => {
-      let end = emitted;
-      while (end < suites.length && closed.has(suites[end]!)) end++;
-      if (end > emitted) emit(suites.slice(emitted, end));
-      // Emitted suites are released (the store has taken what it needs), so their cases die young.
-      for (let i = emitted; i < end; i++) {
-        closed.delete(suites[i]!);
-        suites[i] = RELEASED;
-      }
-      emitted = end;
-    };
-    const document = parseDocument(xml, suites, counters, closed);
-    let step = document.next();
-    while (!step.done) {
-      emitComplete();
+    const reading = documentReader(emit, counters);
+    for (let offset = 0; offset < xml.length; offset += SLICE_CHARS) {
+      reading.write(xml.slice(offset, offset + SLICE_CHARS));
       yield;
-      step = document.next();
     }
-    emitComplete();
-    if (step.value === null) allHaveDuration = false;
-    else durationMs = (durationMs ?? 0) + step.value;
+    const duration = reading.close();
+    if (duration === null) allHaveDuration = false;
+    else durationMs = (durationMs ?? 0) + duration;
   }
   return allHaveDuration ? durationMs : null;
+}
+
+/**
+ * One document read piece by piece (`write`, then `close`, which returns its `<testsuites time>`):
+ * complete top-level suites go to `emit` as soon as they are read, in document order.
+ */
+function documentReader(emit: (suites: ReportSuite[]) => void, counters: Counters) {
+  const suites: ReportSuite[] = [];
+  const closed = new Set<ReportSuite>();
+  let emitted = 0;
+  // Emits the longest prefix of complete suites, so the order is the document's.
+  const emitComplete = () => {
+    let end = emitted;
+    while (end < suites.length && closed.has(suites[end]!)) end++;
+    if (end > emitted) emit(suites.slice(emitted, end));
+    // Emitted suites are released (the store has taken what it needs), so their cases die young.
+    for (let i = emitted; i < end; i++) {
+      closed.delete(suites[i]!);
+      suites[i] = RELEASED;
+    }
+    emitted = end;
+  };
+  const document = parseDocument(suites, counters, closed);
+  // Runs the parser to its first request for text.
+  document.next(null);
+  return {
+    write(text: string): void {
+      document.next(text);
+      emitComplete();
+    },
+    close(): number | null {
+      const step = document.next(null);
+      emitComplete();
+      return step.done ? step.value : null;
+    },
+  };
 }
 
 /** Parses one or more JUnit XML documents into one report (one test run), all at once. Throws ReportError. */
@@ -423,4 +462,19 @@ export async function streamJUnit(documents: string | string[], emit: (suites: R
     step = parsing.next();
   }
   return step.value;
+}
+
+/**
+ * The same parse of one document read as it arrives (a stream's decoded text, in pieces of any
+ * size): memory holds one piece and the suites not yet emitted, never the whole document.
+ */
+export async function streamJUnitText(pieces: AsyncIterable<string>, emit: (suites: ReportSuite[]) => void, pause: () => Promise<void>): Promise<number | null> {
+  const reading = documentReader(emit, { cases: 0, suites: 0 });
+  for await (const piece of pieces) {
+    for (let offset = 0; offset < piece.length; offset += SLICE_CHARS) {
+      reading.write(piece.length <= SLICE_CHARS ? piece : piece.slice(offset, offset + SLICE_CHARS));
+      await pause();
+    }
+  }
+  return reading.close();
 }

@@ -75,10 +75,7 @@ async function gunzip(bytes: Uint8Array, limit: number): Promise<Uint8Array> {
 
 /** Applies Content-Encoding (identity or gzip; anything else is a 415); the decompressed report may not pass `limit`. */
 export async function decodeContentEncoding(bytes: Uint8Array, contentEncoding: string | undefined, limit = UPLOAD_LIMIT_BYTES): Promise<Uint8Array> {
-  const encoding = (contentEncoding ?? "").trim().toLowerCase();
-  if (encoding === "" || encoding === "identity") return bytes;
-  if (encoding === "gzip" || encoding === "x-gzip") return gunzip(bytes, limit);
-  throw new ApiError("unsupported_media_type", `Content-Encoding '${encoding.slice(0, 50)}' is not supported: send the body as is or gzip-compressed.`);
+  return bodyCompression(contentEncoding) === "gzip" ? gunzip(bytes, limit) : bytes;
 }
 
 /** The encoding a byte-order mark names (UTF-8, UTF-16LE, UTF-16BE), or null without one. */
@@ -143,18 +140,31 @@ export function decodeStrictly(
   }
 }
 
-function decodeWith(label: string, bytes: Uint8Array, source: "declaration" | "charset"): string {
-  const decoded = decodeStrictly(bytes, label);
-  if (decoded.ok) return decoded.text;
-  if (decoded.error === "unsupported-encoding") {
-    throw new ApiError(
+/** The request's error for a text it cannot decode: a 415 for an encoding this runtime lacks, a 400 for invalid bytes. */
+export function textDecodingError(label: string, source: "declaration" | "charset", error: "unsupported-encoding" | "invalid-bytes"): ApiError {
+  if (error === "unsupported-encoding") {
+    return new ApiError(
       "unsupported_media_type",
       source === "charset"
         ? `Content-Type names charset '${label.slice(0, 50)}', which is not supported; use UTF-8.`
         : `The XML declares encoding '${label.slice(0, 50)}', which is not supported; use UTF-8.`,
     );
   }
-  throw new ApiError("invalid_request", `The body is not valid ${label === "utf-8" ? "UTF-8" : label} text.`);
+  return new ApiError("invalid_request", `The body is not valid ${label === "utf-8" ? "UTF-8" : label} text.`);
+}
+
+function decodeWith(label: string, bytes: Uint8Array, source: "declaration" | "charset"): string {
+  const decoded = decodeStrictly(bytes, label);
+  if (decoded.ok) return decoded.text;
+  throw textDecodingError(label, source, decoded.error);
+}
+
+/** Content-Encoding: gzip, or none (identity); anything else is a 415. */
+export function bodyCompression(contentEncoding: string | undefined): "gzip" | null {
+  const encoding = (contentEncoding ?? "").trim().toLowerCase();
+  if (encoding === "" || encoding === "identity") return null;
+  if (encoding === "gzip" || encoding === "x-gzip") return "gzip";
+  throw new ApiError("unsupported_media_type", `Content-Encoding '${encoding.slice(0, 50)}' is not supported: send the body as is or gzip-compressed.`);
 }
 
 /**

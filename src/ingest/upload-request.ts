@@ -130,3 +130,8 @@ export async function readUploadRequest(received: ReceivedUpload, limit = UPLOAD
   const metadata = { ...toRunMetadata(metadataInput), idempotencyKey: idempotencyKeyOf(received.idempotencyKey) };
   return { metadata, payload: { format, content } };
 }
+
+/** The run's metadata of an upload whose report carries none (JUnit XML): the query string's and the Idempotency-Key. */
+export function queryRunMetadata(received: Pick<ReceivedUpload, "query" | "idempotencyKey">): RunMetadata {
+  return { ...toRunMetadata(metadataFromQuery(received.query)), idempotencyKey: idempotencyKeyOf(received.idempotencyKey) };
+}

@@ -14,6 +14,7 @@ import { runAlertChecks } from "./alert-checks";
 import { type NotificationDeps, planNotifications } from "./notifications";
 import type { DeliveryAttempt, QueueMessage, RunQueue } from "../ingest/run-queue";
 import { type ProcessingDeps, processTestRun } from "./run-processing";
+import type { PayloadStore } from "../ingest/payload-store";
 import { deliverNotification } from "./webhook-delivery";
 import { queueRunTestEvents } from "./test-events";
 import type { MailSettings } from "../mail/transport";
@@ -34,6 +35,8 @@ export type BackgroundDeps = {
   /** The e-mail transport and From address (docs/e-mail.md); without a transport, mail is held in the outbox. */
   mail: MailSettings;
   emailRetryDelaysSeconds?: number[];
+  /** Where payloads stored as objects are read and deleted (the Worker's R2 bucket). */
+  payloadStore?: PayloadStore;
 };
 
 export type BackgroundWork = {
@@ -70,6 +73,7 @@ export function backgroundWork(deps: BackgroundDeps): BackgroundWork {
     clock: deps.clock,
     logger: deps.logger,
     webAppUrl: deps.webAppUrl,
+    payloadStore: deps.payloadStore,
     afterRunProcessed: async (run) => {
       try {
         const trips = await runAlertChecks({ db: deps.db, clock: deps.clock, logger: deps.logger, checks: deps.checks, webAppUrl: deps.webAppUrl }, run);

@@ -13,7 +13,9 @@ import { isDatabaseUnavailable } from "../db/errors";
 import type { Logger } from "../lib/logger";
 import type { DeliveryAttempt, UploadPayload } from "../ingest/run-queue";
 import { type UploadEnvelope, reportFromJsonSuites } from "../ingest/json-report";
-import { streamJUnit } from "../ingest/junit";
+import { streamJUnit, streamJUnitText } from "../ingest/junit";
+import type { PayloadObject, PayloadStore } from "../ingest/payload-store";
+import { readStoredText } from "../ingest/streamed-upload";
 import { REPORT_LIMITS, ReportError, type ReportSuite } from "../ingest/report";
 import type { ServiceDeps } from "./context";
 import { type SuiteSource, type TestRunRow, failTestRun, storeTestRun } from "./test-runs";
@@ -30,6 +32,8 @@ export type ProcessingDeps = Pick<ServiceDeps, "db" | "clock" | "webAppUrl"> & {
   /** See StoreOptions.testsAndGroups: on unless the upload benchmark measures its baseline. */
   testsAndGroups?: boolean;
   afterRunProcessed?: RunProcessedHook;
+  /** Where payloads stored as objects are read (the Worker's R2 bucket); a runtime without one stores none. */
+  payloadStore?: PayloadStore;
 };
 
 export const FINAL_FAILURE_REASON = "The report could not be processed after several attempts (an internal error); upload it again.";
@@ -68,9 +72,22 @@ function storedEnvelope(content: string): UploadEnvelope {
  * problem with the content is a ReportError, including unexpected parser exceptions: parsers are
  * deterministic, so such an input would fail the same way on every retry.
  */
-export function suiteSourceOf(payload: UploadPayload): SuiteSource {
+export function suiteSourceOf(payload: UploadPayload | PayloadObject, store?: PayloadStore): SuiteSource {
   return async (emitToStore) => {
     const emit = limited(emitToStore);
+    if ("objectKey" in payload) {
+      // Only JUnit XML is stored as an object (src/ingest/streamed-upload.ts): parsed as it is read.
+      // Without the store or the object, the payload cannot be read: an internal error, retried.
+      if (!store) throw new Error("This run's payload is in a payload store, and this runtime has none.");
+      const text = await readStoredText(store, payload.objectKey);
+      if (!text) throw new Error(`The payload object of this run is missing (${payload.objectKey}).`);
+      try {
+        return await streamJUnitText(text, emit, pause);
+      } catch (error) {
+        if (error instanceof ReportError) throw error;
+        throw new ReportError("The report could not be parsed.");
+      }
+    }
     try {
       if (payload.format === "junit_xml") return await streamJUnit(payload.content, emit, pause);
       const envelope = storedEnvelope(payload.content);
@@ -92,8 +109,14 @@ export async function processTestRun(deps: ProcessingDeps, testRunId: number, op
     // with the run, under its lock. A run no longer pending, or without a payload (a redelivered
     // message), is left as it is.
     let run: TestRunRow | null;
+    /** The stored object this processing read, deleted once the run is stored (its row went in the same transaction). */
+    let objectKey: string | null = null;
     try {
-      const report = options.payload ? suiteSourceOf(options.payload) : { fromStoredPayload: suiteSourceOf };
+      const fromStoredPayload = (payload: UploadPayload | PayloadObject) => {
+        objectKey = "objectKey" in payload ? payload.objectKey : null;
+        return suiteSourceOf(payload, deps.payloadStore);
+      };
+      const report = options.payload ? suiteSourceOf(options.payload) : { fromStoredPayload };
       run = await storeTestRun(deps, testRunId, report, { testsAndGroups: deps.testsAndGroups });
     } catch (error) {
       // The report's content is at fault (the transaction was rolled back): fail the run now.
@@ -101,6 +124,10 @@ export async function processTestRun(deps: ProcessingDeps, testRunId: number, op
       return (await failTestRun(deps, testRunId, error.message)) ? "failed" : "already_done";
     }
     if (!run) return "already_done";
+    if (objectKey && deps.payloadStore) {
+      // A failed deletion leaves an object no row points at any more: logged, never undoing the run.
+      await deps.payloadStore.delete(objectKey).catch((error: unknown) => deps.logger.error("could not delete a processed run's payload object", { testRunId, objectKey, error: describeError(error) }));
+    }
     if (deps.afterRunProcessed) {
       // The run is stored; a failing check must not undo it or get it processed twice.
       try {

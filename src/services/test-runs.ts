@@ -10,6 +10,7 @@ import { retryOnConflict, transactionWithRetry } from "../db/transaction-retry";
 import type { Database } from "../db/types";
 import type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 import type { UploadPayload } from "../ingest/run-queue";
+import type { PayloadObject, PayloadStore } from "../ingest/payload-store";
 import type { RunMetadata } from "../ingest/upload-request";
 
 import type { ServiceDeps } from "./context";
@@ -72,7 +73,7 @@ export type Arrival = { run: TestRunRow; replayed: boolean };
  * (the UPDATE's row lock serializes concurrent arrivals), and the run counts in
  * `test_runs_count` and `last_test_run_at` before it is processed. The payload waiting to be
  * processed is stored in the same transaction: one statement, the function
- * record_test_run_arrival (drizzle/0015_run_arrival_function.sql), so that the arrival is one
+ * record_test_run_arrival (drizzle/0015_run_arrival_function.sql, with the payload object's key since drizzle/0021_payload_objects.sql), so that the arrival is one
  * database round trip on the Worker.
  *
  * With an Idempotency-Key, the key is taken first (a transaction-scoped advisory lock on the
@@ -86,7 +87,7 @@ export async function recordTestRunArrival(
   deps: Pick<ServiceDeps, "db" | "clock">,
   projectId: string,
   meta: RunMetadata = {},
-  payload?: UploadPayload,
+  payload?: UploadPayload | PayloadObject,
 ): Promise<Arrival> {
   const now = deps.clock.now();
   const key = meta.idempotencyKey ?? null;
@@ -97,7 +98,8 @@ export async function recordTestRunArrival(
       ${projectId}::uuid, ${now.toISOString()}::timestamptz, ${ARRIVAL_LOCK_CLASS}::integer, ${key}::text,
       ${meta.branch ?? null}::text, ${meta.commitSha ?? null}::text, ${meta.buildId ?? null}::text, ${meta.buildUrl ?? null}::text,
       ${JSON.stringify(meta.tags ?? [])}::jsonb, ${meta.startedAt?.toISOString() ?? null}::timestamptz,
-      ${payload?.format ?? null}::text, ${payload?.content ?? null}::text)`),
+      ${payload?.format ?? null}::text, ${payload && "content" in payload ? payload.content : null}::text,
+      ${payload && "objectKey" in payload ? payload.objectKey : null}::text)`),
   );
   const [row] = (result as unknown as { rows: { replayed: boolean; run: unknown }[] }).rows;
   return { run: testRunFromJson(row!.run), replayed: row!.replayed };
@@ -331,9 +333,9 @@ export type StoreDeps = Pick<ServiceDeps, "db" | "clock"> & HealthFollowDeps;
  * Where the report comes from: a source, or the run's stored payload (read with the run, in the
  * transaction's first statement) turned into one.
  */
-export type RunReport = SuiteSource | { fromStoredPayload: (payload: UploadPayload) => SuiteSource };
+export type RunReport = SuiteSource | { fromStoredPayload: (payload: UploadPayload | PayloadObject) => SuiteSource };
 
-type OpenedRun = { run: TestRunRow; payload: UploadPayload | null; quarantined: Set<string> };
+type OpenedRun = { run: TestRunRow; payload: UploadPayload | PayloadObject | null; quarantined: Set<string> };
 
 /**
  * The transaction's first statement: the run's row, locked; its stored payload when asked for;
@@ -343,11 +345,11 @@ type OpenedRun = { run: TestRunRow; payload: UploadPayload | null; quarantined: 
  * round trip on the Worker instead of four.
  */
 async function openRun(tx: Database, runId: number, now: Date, options: { payload: boolean; derive: boolean }): Promise<OpenedRun | null> {
-  const [row] = await rowsOf<{ run: unknown; format: string | null; content: string | null; quarantined: unknown; locked: boolean | null }>(
+  const [row] = await rowsOf<{ run: unknown; format: string | null; content: string | null; object_key: string | null; quarantined: unknown; locked: boolean | null }>(
     tx.execute(sql`
       with r as (select * from ${testRuns} where id = ${runId} for update)
       select row_to_json(r) as run,
-        ${options.payload ? sql`p.format, p.content` : sql`null::text as format, null::text as content`},
+        ${options.payload ? sql`p.format, p.content, p.object_key` : sql`null::text as format, null::text as content, null::text as object_key`},
         case when r.status = 'pending' and ${options.derive} then
           (select coalesce(json_agg(json_build_array(t.classname, t.file, t.name)), '[]'::json) from ${tests} t
            where t.project_id = r.project_id and t.quarantine_expires_at > ${now.toISOString()}::timestamptz) end as quarantined,
@@ -358,7 +360,11 @@ async function openRun(tx: Database, runId: number, now: Date, options: { payloa
   const quarantinedJson = (typeof row.quarantined === "string" ? JSON.parse(row.quarantined) : (row.quarantined ?? [])) as [string | null, string | null, string][];
   return {
     run: testRunFromJson(row.run),
-    payload: row.format !== null && row.content !== null ? { format: row.format as UploadPayload["format"], content: row.content } : null,
+    payload:
+      row.format === null ? null
+      : row.content !== null ? { format: row.format as UploadPayload["format"], content: row.content }
+      : row.object_key !== null ? { format: row.format as UploadPayload["format"], objectKey: row.object_key }
+      : null,
     quarantined: new Set(quarantinedJson.map(([classname, file, name]) => testIdentityKey({ classname, file, name }))),
   };
 }
@@ -489,15 +495,20 @@ export function completeTestRun(deps: StoreDeps, runId: number, report: Report):
   });
 }
 
-/** Marks a pending run as failed with a reason and drops its payload; nothing of its report is kept. */
-export async function failTestRun(deps: Pick<ServiceDeps, "db" | "clock">, runId: number, reason: string): Promise<TestRunRow | null> {
-  return transactionWithRetry(deps.db, async (tx) => {
-    const [row] = await tx
+/**
+ * Marks a pending run as failed with a reason and drops its payload; nothing of its report is
+ * kept. A payload in the store (`payloadStore`) is deleted once the transaction has committed.
+ */
+export async function failTestRun(deps: Pick<ServiceDeps, "db" | "clock"> & { payloadStore?: PayloadStore }, runId: number, reason: string): Promise<TestRunRow | null> {
+  const { row, objectKey } = await transactionWithRetry(deps.db, async (tx) => {
+    const [failed] = await tx
       .update(testRuns)
       .set({ status: "failed", failureReason: reason.slice(0, 1000), processedAt: deps.clock.now() })
       .where(and(eq(testRuns.id, runId), eq(testRuns.status, "pending")))
       .returning();
-    await tx.delete(uploadPayloads).where(eq(uploadPayloads.testRunId, runId));
-    return row ?? null;
+    const [payload] = await tx.delete(uploadPayloads).where(eq(uploadPayloads.testRunId, runId)).returning({ objectKey: uploadPayloads.objectKey });
+    return { row: failed ?? null, objectKey: payload?.objectKey ?? null };
   });
+  if (objectKey && deps.payloadStore) await deps.payloadStore.delete(objectKey);
+  return row;
 }

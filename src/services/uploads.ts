@@ -12,6 +12,7 @@ import { hashToken, isWellFormedToken } from "../lib/keys";
 import type { ServiceDeps } from "./context";
 import { presentRunFailedTest, presentTestRun } from "./presenters";
 import type { RunQueue, UploadPayload } from "../ingest/run-queue";
+import type { PayloadObject, PayloadStore } from "../ingest/payload-store";
 import type { RunMetadata } from "../ingest/upload-request";
 import { failTestRun, recordTestRunArrival } from "./test-runs";
 
@@ -32,7 +33,7 @@ export async function findProjectByUploadToken(db: Database, token: string): Pro
   return row ?? null;
 }
 
-export type UploadDeps = Pick<ServiceDeps, "db" | "clock"> & { runQueue: RunQueue; logger: Logger };
+export type UploadDeps = Pick<ServiceDeps, "db" | "clock"> & { runQueue: RunQueue; logger: Logger; payloadStore?: PayloadStore };
 
 /** `api_url` points at the run in /api/v1 (needs an API key), under the configured public base URL; `url` at the web app. */
 export function presentUploadedRun(row: typeof testRuns.$inferSelect, webAppUrl: string, publicBaseUrl: string) {
@@ -43,17 +44,29 @@ export function presentUploadedRun(row: typeof testRuns.$inferSelect, webAppUrl:
  * Records the run (it counts at once) with its payload, then queues it for processing. With an
  * Idempotency-Key already used in this project, nothing is recorded and the existing run is
  * returned (`replayed`): a client that retries after a lost response does not create a twin run.
+ * A payload already written to the store (`PayloadObject`) is deleted when no run takes it.
  */
 export async function acceptUpload(
   deps: UploadDeps,
   project: UploadingProject,
   metadata: RunMetadata,
-  payload: UploadPayload,
+  payload: UploadPayload | PayloadObject,
 ): Promise<{ run: typeof testRuns.$inferSelect; replayed: boolean }> {
-  const { run, replayed } = await recordTestRunArrival(deps, project.projectId, metadata, payload);
-  if (replayed) return { run, replayed };
+  const stored = "objectKey" in payload ? payload.objectKey : null;
+  let arrival;
   try {
-    await deps.runQueue.send({ testRunId: run.id }, { payload });
+    arrival = await recordTestRunArrival(deps, project.projectId, metadata, payload);
+  } catch (error) {
+    if (stored) await deps.payloadStore?.delete(stored).catch(() => {});
+    throw error;
+  }
+  const { run, replayed } = arrival;
+  if (replayed) {
+    if (stored) await deps.payloadStore?.delete(stored);
+    return { run, replayed };
+  }
+  try {
+    await deps.runQueue.send({ testRunId: run.id }, "content" in payload ? { payload } : {});
   } catch (error) {
     // Without a queued message the run would stay pending forever: fail it and let the client retry.
     deps.logger.error("could not queue a run", { testRunId: run.id, error: describeError(error) });

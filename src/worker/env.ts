@@ -38,6 +38,12 @@ export interface WorkerEnv {
   UPLOAD_COUNTER: DurableObjectNamespace<KeyCounterObject>;
   /** The static files of public/ (wrangler.toml `[assets]`): the /docs page's scripts. */
   ASSETS?: Fetcher;
+  /**
+   * The bucket JUnit XML uploads are streamed to while they arrive, read back by the queue
+   * consumer and deleted once their run is processed or failed (wrangler.toml `[[r2_buckets]]`).
+   * Absent: uploads are read whole and stored in Postgres, as on Node.
+   */
+  PAYLOADS?: R2Bucket;
   /** Producer of the run queue: accepted uploads wait here to be processed (the same Worker consumes it). */
   RUN_QUEUE: Queue<QueueBody>;
 }

@@ -28,6 +28,7 @@ import { workerSmtpTransport } from "./smtp-transport";
 import type { WorkerEnv } from "./env";
 import { configureLocalProxy, requestPool } from "./neon";
 import { CloudflareRunQueue, type QueueBody, consumeRunBatch, requeueOn } from "./run-queue";
+import { R2PayloadStore } from "./r2-payload-store";
 
 export { KeyCounterObject, UploadCounterObject } from "./key-counter-object";
 
@@ -53,6 +54,8 @@ export function uploadLimitOf(env: Pick<WorkerEnv, "UPLOAD_LIMIT_BYTES">): numbe
   return limit;
 }
 
+/** The uploads' bucket (R2), when bound. */
+const payloadStoreOf = (env: WorkerEnv) => (env.PAYLOADS ? new R2PayloadStore(env.PAYLOADS) : undefined);
 /** http webhooks to loopback only in local development (the local Neon stand-in marks it). */
 const urlPolicyOf = (env: WorkerEnv) => ({ allowLoopbackHttp: Boolean(env.LOCAL_NEON_PROXY) });
 /** SMTP over TCP sockets when SMTP_URL is set; else the outbox holds the mail (never logged with its links on a Worker). */
@@ -125,6 +128,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
           uploadCounter: new DurableObjectKeyCounter(env.UPLOAD_COUNTER),
           runQueue: new CloudflareRunQueue(env.RUN_QUEUE),
           logger: consoleLogger,
+          payloadStore: payloadStoreOf(env),
         };
         const response = await (await appFor(env, db)).fetch(request, deps, ctx);
         if (!response.body || response.headers.get("content-type") !== NDJSON_CONTENT_TYPE) return response;
@@ -188,6 +192,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
           fetch: (input, init) => fetch(input, init),
           secrets: secretsFor(env),
           mail: mailOf(env),
+          payloadStore: payloadStoreOf(env),
         });
         await consumeRunBatch(batch, work, consoleLogger, requeueOn(env.RUN_QUEUE));
       } finally {

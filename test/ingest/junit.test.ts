@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseJUnit, } from "../../src/ingest/junit";
+import { parseJUnit, streamJUnitText } from "../../src/ingest/junit";
 import { REPORT_LIMITS, type ReportSuite } from "../../src/ingest/report";
 import { EXPECTED, JUNIT_FIXTURES } from "../fixtures/junit";
 
@@ -167,5 +167,36 @@ describe("a <testcase> that says it was not run", () => {
     const retried = onlyCaseOf(inSuite(`<testcase name="a"><failure message="m"/></testcase><testcase name="a" status="notrun"/>`));
     expect(retried.status).toBe("skipped");
     expect(retried.attempts).toEqual([{ status: "failed", durationMs: null, failureMessage: "m" }]);
+  });
+});
+
+describe("parsing a document read as a stream (streamJUnitText)", () => {
+  async function streamed(pieces: string[]) {
+    const suites: ReportSuite[] = [];
+    async function* source() {
+      yield* pieces;
+    }
+    const durationMs = await streamJUnitText(source(), (complete) => suites.push(...complete), async () => {});
+    return { suites, durationMs };
+  }
+
+  it("gives what the whole document gives, for every fixture, cut into pieces of a few characters", async () => {
+    for (const [name, xml] of Object.entries(JUNIT_FIXTURES)) {
+      const pieces = xml.match(/[\s\S]{1,7}/g) ?? [];
+      expect(await streamed(pieces), name).toEqual(parseJUnit(xml));
+    }
+  });
+
+  it("replaces a forbidden character reference wherever the pieces cut it", async () => {
+    const xml = `<testsuite name="s"><testcase name="t"><failure message="a &#x1B;[31m red &#27; b"/></testcase></testsuite>`;
+    const whole = parseJUnit(xml);
+    expect(whole.suites[0]!.cases[0]!.failureMessage).toBe("a \uFFFD[31m red \uFFFD b");
+    for (let cut = 1; cut < xml.length; cut++) {
+      expect(await streamed([xml.slice(0, cut), xml.slice(cut)])).toEqual(whole);
+    }
+  });
+
+  it("fails a malformed document with the parser's reason", async () => {
+    await expect(streamed(["<testsuite name='s'><testcase name='t'>", "</testsuite>"])).rejects.toThrow(/not well-formed/);
   });
 });

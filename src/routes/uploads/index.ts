@@ -13,7 +13,8 @@ import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { AppConfig, AppEnv } from "../../app-env";
 import { counterAdmit } from "../../auth/key-gate";
 import { UploadEnvelopeSchema } from "../../ingest/json-report";
-import { UPLOAD_LIMIT_BYTES, describeByteLimit, readCodeownersText, tooLarge } from "../../ingest/upload-body";
+import { UPLOAD_LIMIT_BYTES, describeByteLimit, readCodeownersText, tooLarge, uploadFormat } from "../../ingest/upload-body";
+import { streamUploadToStore } from "../../ingest/streamed-upload";
 import { METADATA_KEYS, readUploadRequest } from "../../ingest/upload-request";
 import { CODEOWNERS_LIMIT_BYTES } from "../../lib/codeowners";
 import { admitBearer } from "../../middleware/auth";
@@ -36,6 +37,15 @@ import { QuarantinedTestsForCiSchema, RunFailedTestSchema, TestRunSchema } from 
 import { validationHook } from "../validation";
 
 type UploadEnv = AppEnv & { Variables: { uploader: UploadingProject } };
+
+/** Whether the Content-Type names JUnit XML (another type is answered by the route, a 415 or JSON). */
+function isXmlUpload(contentType: string | undefined): boolean {
+  try {
+    return uploadFormat(contentType) === "junit_xml";
+  } catch {
+    return false;
+  }
+}
 
 const UploadedRunSchema = TestRunSchema.extend({
   api_url: z.string().url().openapi({ description: "The run in /api/v1 (read it with an API key)." }),
@@ -296,24 +306,36 @@ export function createUploadsApi(config: AppConfig) {
   );
 
   const uploadLimit = config.uploadLimitBytes ?? UPLOAD_LIMIT_BYTES;
-  api.use("/test_runs", limitBody(uploadLimit, tooLarge(uploadLimit).message));
+  const uploadBodyLimit = limitBody(uploadLimit, tooLarge(uploadLimit).message);
+  api.use("/test_runs", (c, next) => {
+    // A body streamed to the payload store is counted as it goes (streamUploadToStore): only a
+    // declared length is checked here, since the limit middleware reads a chunked body whole first.
+    if (c.req.method === "POST" && c.env.payloadStore && isXmlUpload(c.req.header("content-type"))) {
+      const length = c.req.header("content-length");
+      if (length !== undefined && c.req.header("transfer-encoding") === undefined && Number(length) > uploadLimit) throw tooLarge(uploadLimit);
+      return next();
+    }
+    return uploadBodyLimit(c, next);
+  });
   // On PUT only: another method's body is ignored, so it cannot turn the 405 into a 413.
   const codeownersLimit = limitBody(CODEOWNERS_LIMIT_BYTES, `The CODEOWNERS file exceeds ${CODEOWNERS_LIMIT_BYTES} bytes (3 MiB); GitHub ignores a file that large too.`);
   api.use("/codeowners", (c, next) => (c.req.method === "PUT" ? codeownersLimit(c, next) : next()));
 
   api.openapi(uploadTestRunRoute(uploadLimit), async (c) => {
-    const upload = await readUploadRequest(
-      {
-        contentType: c.req.header("content-type"),
-        contentEncoding: c.req.header("content-encoding"),
-        idempotencyKey: c.req.header("idempotency-key"),
-        query: c.req.queries(),
-        body: new Uint8Array(await c.req.arrayBuffer()),
-      },
-      uploadLimit,
-    );
-    const { db, clock, runQueue, logger } = c.env;
-    const { run, replayed } = await acceptUpload({ db, clock, runQueue, logger }, c.get("uploader"), upload.metadata, upload.payload);
+    const { db, clock, runQueue, logger, payloadStore } = c.env;
+    const request = {
+      contentType: c.req.header("content-type"),
+      contentEncoding: c.req.header("content-encoding"),
+      idempotencyKey: c.req.header("idempotency-key"),
+      query: c.req.queries(),
+    };
+    // JUnit XML goes to the payload store as it arrives, where there is one (the Worker); JSON,
+    // whose envelope is validated whole, and every report on Node, are read and stored as text.
+    const upload =
+      payloadStore && isXmlUpload(request.contentType)
+        ? await streamUploadToStore(payloadStore, { ...request, body: c.req.raw.body }, uploadLimit)
+        : await readUploadRequest({ ...request, body: new Uint8Array(await c.req.arrayBuffer()) }, uploadLimit);
+    const { run, replayed } = await acceptUpload({ db, clock, runQueue, logger, payloadStore }, c.get("uploader"), upload.metadata, upload.payload);
     const body = presentUploadedRun(run, config.webAppUrl, config.publicBaseUrl);
     c.header("Location", body.api_url);
     if (replayed) c.header("Idempotent-Replayed", "true");

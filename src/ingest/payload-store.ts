@@ -1,0 +1,34 @@
+/**
+ * Where an upload's body can wait for processing outside the database: an object store the body
+ * is streamed into while it arrives (R2 through a binding on the Worker, src/worker/r2-payload-store.ts),
+ * so neither the upload request nor the queue consumer holds the whole report. A runtime without
+ * one (Node) keeps the payload's text in upload_payloads. The store is passed in the request's and
+ * the consumer's deps; the run's payload row then records the object's key.
+ */
+import type { UploadFormat } from "../lib/vocabulary";
+
+/** What the consumer needs to read a stored body back as the request read it. */
+export type PayloadObjectMetadata = {
+  /** `gzip` when the body was sent with Content-Encoding: gzip (stored as sent). */
+  contentEncoding: "gzip" | null;
+  /** The Content-Type's `charset`, if any: the text's encoding is chosen as the request chose it (xmlEncoding). */
+  charset: string | null;
+};
+
+export interface PayloadStore {
+  /**
+   * Writes `body` under `key` as it is read. Rejects, leaving no object, when the stream errors
+   * (the request's limits are enforced by whoever produces the stream).
+   */
+  write(key: string, body: ReadableStream<Uint8Array>, metadata: PayloadObjectMetadata): Promise<void>;
+  /** The stored body as a stream, with its metadata; null when there is no such object. */
+  read(key: string): Promise<{ body: ReadableStream<Uint8Array>; metadata: PayloadObjectMetadata } | null>;
+  /** Deletes the object (no error when it is already gone). */
+  delete(key: string): Promise<void>;
+}
+
+/** A payload waiting in the store: its run's upload_payloads row holds the key. */
+export type PayloadObject = { format: UploadFormat; objectKey: string };
+
+/** A new object's key: unguessable, and apart from anything else a bucket may hold. */
+export const newPayloadKey = () => `uploads/${crypto.randomUUID()}`;

@@ -1,0 +1,185 @@
+/**
+ * A JUnit XML upload streamed to a payload store (src/ingest/payload-store.ts) instead of being
+ * read whole: the body goes to the store as it arrives, as sent (gzip stays compressed), while
+ * the same bytes are checked on their way, inflated when gzip: the size, compressed and
+ * decompressed, against the limit (413), the gzip data and the text's encoding (400, 415) and an
+ * empty report (400), as readUploadRequest checks a buffered body. When a check fails, the
+ * object is deleted and nothing is recorded. The request holds what the store buffers (one part)
+ * and the piece being read, never the report.
+ *
+ * The consumer reads the object back the same way (readStoredText): inflated, decoded in the
+ * encoding the request chose, as pieces of text for the streaming parser.
+ */
+import { ApiError } from "../lib/errors";
+import { type PayloadObject, type PayloadObjectMetadata, type PayloadStore, newPayloadKey } from "./payload-store";
+import { bodyCompression, charsetOf, textDecodingError, tooLarge, xmlEncoding } from "./upload-body";
+import { type ReceivedUpload, type RunMetadata, queryRunMetadata } from "./upload-request";
+
+/** Bytes read before the text's encoding is chosen: the byte-order mark or the XML declaration is in them. */
+const HEAD_BYTES = 200;
+
+/** Reads `stream` until at least HEAD_BYTES (or its end); returns them and the reader, positioned after them. */
+async function readHead(stream: ReadableStream<Uint8Array>): Promise<{ head: Uint8Array; reader: ReadableStreamDefaultReader<Uint8Array>; done: boolean }> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  let done = false;
+  while (length < HEAD_BYTES) {
+    const next = await reader.read();
+    if (next.done) {
+      done = true;
+      break;
+    }
+    chunks.push(next.value);
+    length += next.value.byteLength;
+  }
+  const head = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    head.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return { head, reader, done };
+}
+
+/** A strict decoder of the encoding the request reads the report in (xmlEncoding's order), or the request's error. */
+function decoderFor(head: Uint8Array, charset: string | null): { decoder: InstanceType<typeof TextDecoder>; label: string; source: "declaration" | "charset" } {
+  const { label, source } = xmlEncoding(head, charset);
+  const errorSource = source === "charset" ? "charset" : "declaration";
+  try {
+    return { decoder: new TextDecoder(label, { fatal: true, ignoreBOM: false }), label, source: errorSource };
+  } catch {
+    throw textDecodingError(label, errorSource, "unsupported-encoding");
+  }
+}
+
+/**
+ * Checks the report's bytes (inflated when gzip) as they come: at most `limit` of them, text in
+ * its encoding, not empty. Rejects with the request's ApiError; `gzip` turns a stream error that
+ * is not ours into "not valid gzip".
+ */
+async function checkReport(stream: ReadableStream<Uint8Array>, gzip: boolean, charset: string | null, limit: number): Promise<void> {
+  let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  try {
+    const opened = await readHead(stream);
+    reader = opened.reader;
+    let total = opened.head.byteLength;
+    if (total > limit) throw tooLarge(limit);
+    if (total === 0) throw new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
+    const { decoder, label, source } = decoderFor(opened.head, charset);
+    const decode = (bytes?: Uint8Array) => {
+      try {
+        decoder.decode(bytes, { stream: bytes !== undefined });
+      } catch {
+        throw textDecodingError(label, source, "invalid-bytes");
+      }
+    };
+    decode(opened.head);
+    if (!opened.done) {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        total += value.byteLength;
+        if (total > limit) throw tooLarge(limit);
+        decode(value);
+      }
+    }
+    decode();
+  } catch (error) {
+    await reader?.cancel(error).catch(() => {});
+    if (error instanceof ApiError || !gzip) throw error;
+    throw new ApiError("invalid_request", "The body is not valid gzip data (Content-Encoding: gzip).");
+  }
+}
+
+/** The request as it arrived, its body a stream. */
+export type StreamedUpload = Omit<ReceivedUpload, "body"> & { body: ReadableStream<Uint8Array> | null };
+
+/**
+ * Streams a JUnit XML upload to the store and checks it on its way (see above). Resolves to the
+ * run's metadata and the stored payload once the object is complete; rejects with the request's
+ * error (the object deleted), or with a service_unavailable when the store fails.
+ */
+export async function streamUploadToStore(store: PayloadStore, received: StreamedUpload, limit: number): Promise<{ metadata: RunMetadata; payload: PayloadObject }> {
+  const gzip = bodyCompression(received.contentEncoding) === "gzip";
+  const charset = charsetOf(received.contentType);
+  // Checked before the body is read: a request wrong in its query string costs no upload.
+  const metadata = queryRunMetadata(received);
+  if (!received.body) throw new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
+
+  const checkInput: ReadableWritablePair<Uint8Array, Uint8Array> = gzip ? new DecompressionStream("gzip") : new TransformStream<Uint8Array, Uint8Array>();
+  const checkWriter = checkInput.writable.getWriter();
+  const checking = checkReport(checkInput.readable, gzip, charset, limit);
+  const bodyReader = received.body.getReader();
+  let bodyBytes = 0;
+  const stopChecking = (reason: unknown) => checkWriter.abort(reason).catch(() => {});
+  // Pulled by the store, one chunk at a time: each chunk is counted and handed to the check
+  // before the store gets it, so neither side runs ahead of the other by more than a chunk.
+  const toStore = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        try {
+          const { done, value } = await bodyReader.read();
+          if (done) {
+            await checkWriter.close();
+            controller.close();
+            return;
+          }
+          bodyBytes += value.byteLength;
+          if (bodyBytes > limit) throw tooLarge(limit);
+          await checkWriter.write(value);
+          controller.enqueue(value);
+        } catch (error) {
+          await stopChecking(error);
+          await bodyReader.cancel(error).catch(() => {});
+          throw error;
+        }
+      },
+      async cancel(reason) {
+        await stopChecking(reason);
+        await bodyReader.cancel(reason).catch(() => {});
+      },
+    },
+    { highWaterMark: 0 },
+  );
+
+  const objectKey = newPayloadKey();
+  const objectMetadata: PayloadObjectMetadata = { contentEncoding: gzip ? "gzip" : null, charset };
+  const [stored, checked] = await Promise.allSettled([store.write(objectKey, toStore, objectMetadata), checking]);
+  if (stored.status === "fulfilled" && checked.status === "fulfilled") return { metadata, payload: { format: "junit_xml", objectKey } };
+  await store.delete(objectKey).catch(() => {});
+  // The check's reason is the request's; else the body's own error (a limit seen upstream), else the store's.
+  if (checked.status === "rejected") throw checked.reason;
+  const reason = (stored as PromiseRejectedResult).reason;
+  if (reason instanceof ApiError) throw reason;
+  throw new ApiError("service_unavailable", "The upload could not be stored for processing; retry shortly.", { headers: { "Retry-After": "5" } });
+}
+
+/**
+ * A stored body as the consumer parses it: inflated when it was sent gzip-compressed, decoded in
+ * the encoding the request chose, one piece of text per chunk read. Null when the object is gone.
+ * Its bytes were checked on arrival, so an undecodable byte here is replaced, not fatal.
+ */
+export async function readStoredText(store: PayloadStore, key: string): Promise<AsyncIterable<string> | null> {
+  const object = await store.read(key);
+  if (!object) return null;
+  const bytes = object.metadata.contentEncoding === "gzip" ? object.body.pipeThrough(new DecompressionStream("gzip")) : object.body;
+  return (async function* () {
+    const { head, reader, done } = await readHead(bytes);
+    try {
+      const decoder = new TextDecoder(xmlEncoding(head, object.metadata.charset).label, { fatal: false, ignoreBOM: false });
+      yield decoder.decode(head, { stream: true });
+      if (!done) {
+        for (;;) {
+          const next = await reader.read();
+          if (next.done) break;
+          yield decoder.decode(next.value, { stream: true });
+        }
+      }
+      yield decoder.decode();
+    } finally {
+      // Also when the parser stops early (a malformed report): the rest is not read.
+      await reader.cancel().catch(() => {});
+    }
+  })();
+}
