@@ -8,22 +8,10 @@ import type { RunResult, RunStatus } from "../lib/vocabulary";
 import { durationText } from "./components";
 import type { WebPaths } from "./env";
 import { Result, TimeAgo } from "./format";
+import type { OverviewRun } from "../services/project-overview";
 
-/** A run as the table shows it (from the API's run object or the overview's row). */
-export type RunsTableRun = {
-  number: number;
-  status: RunStatus;
-  result: RunResult | null;
-  failureReason: string | null;
-  branch: string | null;
-  commitSha: string | null;
-  createdAt: Date;
-  durationMs: number | null;
-  testsCount: number;
-  failedCount: number;
-  erroredCount: number;
-  skippedCount: number;
-};
+/** A run as the table shows it: the overview's row, which the API's run object is mapped to. */
+export type RunsTableRun = OverviewRun;
 
 /** The API's run object (src/services/presenters.ts) as a row of the table. */
 export function runsTableRun(run: {
