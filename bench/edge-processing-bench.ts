@@ -12,8 +12,8 @@
  * Variants alternate (A B B A…); medians. The 100,000 tests are made in process before
  * (10 runs of 10,000 cases, each checked).
  *
- * Env: BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres), BENCH_EP_ROUNDS (11, for
- * (a)), BENCH_EP_BIG_ROUNDS (3, for (b)), BENCH_TESTS_KNOWN (100000).
+ * Env: BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres), BENCH_EP_ROUNDS (21, for
+ * (a)), BENCH_EP_BIG_ROUNDS (5, for (b)), BENCH_TESTS_KNOWN (100000).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -32,8 +32,8 @@ import { freePort, processGroupMembers } from "./limiter-wrangler";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const ROUNDS = Number(process.env.BENCH_EP_ROUNDS ?? 11);
-const BIG_ROUNDS = Number(process.env.BENCH_EP_BIG_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_EP_ROUNDS ?? 21);
+const BIG_ROUNDS = Number(process.env.BENCH_EP_BIG_ROUNDS ?? 5);
 const KNOWN_TESTS = Number(process.env.BENCH_TESTS_KNOWN ?? 100_000);
 const log = (message: string) => console.error(`[bench:edge-processing] ${message}`);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
