@@ -215,8 +215,12 @@ export const EDGE_BUDGETS: Record<string, Budget> = {
   snooze: { roundTrips: 4, flights: 1, statements: 1 },
   /** The upload token's lookup, then the arrival (run, counter, payload) as one statement. */
   upload: { roundTrips: 5, flights: 2, statements: 2 },
-  /** The queue consumer's processing of a 20-case run: 6 flights until the run is processed (BEGIN with the connection, the run with its payload, the cases with the read of their tests, every other write, the day's rollup, COMMIT), then the alert checks. */
-  processing: { roundTrips: 30, flights: 27, statements: 27 },
+  /**
+   * The queue consumer's processing of a 20-case run: 5 flights until the run is processed (BEGIN with the connection, the run with its
+   * payload, the cases with the read of their tests, every other write with the day's rollup, COMMIT), then 4 for the alert checks (BEGIN,
+   * one read, one write, COMMIT; src/services/alert-checks.ts) and the read of the run's test events to deliver (queueRunTestEvents).
+   */
+  processing: { roundTrips: 13, flights: 10, statements: 10 },
 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -12,10 +12,12 @@
  * Runs feed the checks in number order: a run processed after a newer one (a retry, a slow
  * upload) is not fed in, so windows never rewind (docs/alert-checks.md#shared-rules).
  */
-import { and, asc, eq, sql } from "drizzle-orm";
+import { type SQL, getTableColumns, sql } from "drizzle-orm";
+import type { PgTable } from "drizzle-orm/pg-core";
 import type { Logger } from "../lib/logger";
 import type { CheckRegistry, RunSummary } from "../checks/types";
 import { alertCheckStates, alertEvents, alerts, projects, testCases, testSuites, tests } from "../db/schema";
+import type { CaseStatus } from "../lib/vocabulary";
 import { rowsOf } from "../db/rows";
 import { transactionWithRetry } from "../db/transaction-retry";
 import type { Database } from "../db/types";
@@ -23,7 +25,7 @@ import type { Clock } from "../lib/clock";
 import type { AlertType } from "../lib/vocabulary";
 import { isSnoozed } from "./presenters";
 import { isDefaultBranch } from "./default-branch";
-import { lockProjectTests, markTestsFlaky } from "./tests-state";
+import { markTestsFlaky } from "./tests-state";
 import { followHealthChanges } from "./quarantine";
 import { type FlakinessTestState, flaggedInRun } from "../checks/flakiness";
 import type { TestRunRow } from "./test-runs";
@@ -39,23 +41,11 @@ export type AlertChecksDeps = { db: Database; clock: Clock; logger: Logger; chec
 export type RecordedTrip = { alertId: string; alertType: AlertType; eventId: number; snoozed: boolean };
 
 
+/** A case of the run as the checks' read returns it (json_build_array, in the cases' order). */
+type CaseJson = [testId: string, suite: string, classname: string | null, name: string, status: CaseStatus, attempts: { status: CaseStatus }[] | null, durationMs: number | null, quarantined: boolean];
+
 /** The run as the checks see it: counts, metadata, and every final case with its attempts, keyed by its test's id. */
-export async function runSummary(db: Database, run: TestRunRow, defaultBranch: string | null): Promise<RunSummary> {
-  const rows = await db
-    .select({
-      suite: testSuites.name,
-      classname: testCases.classname,
-      name: testCases.name,
-      status: testCases.status,
-      attempts: testCases.attempts,
-      durationMs: testCases.durationMs,
-      testId: testCases.testId,
-      quarantined: testCases.quarantined,
-    })
-    .from(testCases)
-    .innerJoin(testSuites, and(eq(testSuites.testRunId, testCases.testRunId), eq(testSuites.number, testCases.suiteNumber)))
-    .where(eq(testCases.testRunId, run.id))
-    .orderBy(asc(testCases.id));
+export function runSummary(run: TestRunRow, defaultBranch: string | null, cases: readonly CaseJson[]): RunSummary {
   return {
     runId: run.id,
     number: run.number,
@@ -65,27 +55,84 @@ export async function runSummary(db: Database, run: TestRunRow, defaultBranch: s
     durationMs: run.durationMs,
     onDefaultBranch: isDefaultBranch(run.branch, defaultBranch),
     counts: { tests: run.testsCount, passed: run.passedCount, failed: run.failedCount, errored: run.erroredCount, skipped: run.skippedCount },
-    tests: rows.map((row) => ({
-      key: row.testId,
-      suite: row.suite,
-      classname: row.classname,
-      name: row.name,
-      status: row.status,
-      attempts: row.attempts.map((attempt) => attempt.status),
-      durationMs: row.durationMs,
-      ...(row.quarantined ? { quarantined: true } : {}),
+    tests: cases.map(([testId, suite, classname, name, status, attempts, durationMs, quarantined]) => ({
+      key: testId,
+      suite,
+      classname,
+      name,
+      status,
+      attempts: (attempts ?? []).map((attempt) => attempt.status),
+      durationMs,
+      ...(quarantined ? { quarantined: true } : {}),
     })),
   };
 }
 
-/** The checks' entries of the run's tests (tests.check_state), and their owners (for events that name them), by test id. */
-async function storedEntries(tx: Database, runId: number): Promise<{ entries: Map<string, Record<string, unknown>>; owners: Map<string, string[]> }> {
-  const rows = await rowsOf<{ id: string; check_state: Record<string, unknown> | string; owners: string[] }>(
-    tx.execute(sql`select t.id, t.check_state, t.owners from ${tests} t where t.id in (select c.test_id from ${testCases} c where c.test_run_id = ${runId})`),
+/** A row of `table` as row_to_json writes it (snake_case names, timestamps as text), as Drizzle's select would return it. */
+function rowFromJson<T extends PgTable>(table: T, json: Record<string, unknown>): T["$inferSelect"] {
+  const row: Record<string, unknown> = {};
+  for (const [property, column] of Object.entries(getTableColumns(table))) {
+    const raw = json[column.name];
+    row[property] = raw === null || raw === undefined ? null : column.mapFromDriverValue(raw);
+  }
+  return row as T["$inferSelect"];
+}
+
+const parsedJson = <T>(value: unknown, empty: T): T => (value === null || value === undefined ? empty : typeof value === "string" ? (JSON.parse(value) as T) : (value as T));
+
+type ChecksRead = {
+  project: { id: string; defaultBranch: string | null } | null;
+  /** The alerts whose checks run (active ones, and test_flakiness always), each with its state row, locked. */
+  checked: { alert: typeof alerts.$inferSelect; stored: typeof alertCheckStates.$inferSelect }[];
+  cases: CaseJson[];
+  /** The checks' entries of the run's tests (tests.check_state), and their owners (for events that name them), by test id. */
+  entries: Map<string, Record<string, unknown>>;
+  owners: Map<string, string[]>;
+};
+
+/**
+ * Everything the checks read, as the transaction's first statement (one round trip on the
+ * Worker): the project's tests lock (lockProjectTests), then, behind it, each checked alert's
+ * state row, created if missing and locked (an upsert, which locks and returns the row's latest
+ * version, a concurrent transaction's too: the lock serializes checks of one project), the run's
+ * cases, and its tests' entries, locked (FOR UPDATE reads their latest version, so what the lock's
+ * previous holder wrote is seen although this statement's snapshot was taken before the lock).
+ */
+async function readForChecks(tx: Database, deps: Pick<AlertChecksDeps, "checks">, run: TestRunRow, now: Date): Promise<ChecksRead> {
+  const initial = JSON.stringify(Object.entries(deps.checks).map(([type, check]) => ({ t: type, s: check.initialState(), v: check.version })));
+  const [row] = await rowsOf<{ project: unknown; checked: unknown; cases: unknown; entries: unknown }>(
+    tx.execute(sql`
+      with locked as (select pg_advisory_xact_lock(hashtextextended(${run.projectId}::text, 0)) is null as l),
+      project as (select id, default_branch from ${projects} where id = ${run.projectId}::uuid),
+      checked as (select * from ${alerts} a where a.project_id = ${run.projectId}::uuid and (a.active or a.alert_type = 'test_flakiness')),
+      states as (
+        insert into ${alertCheckStates} as s (project_id, alert_type, state, detector_version, updated_at)
+        select c.project_id, c.alert_type, i.s, i.v, ${now.toISOString()}::timestamptz
+        from checked c join json_to_recordset(${initial}::json) as i(t text, s jsonb, v text) on i.t = c.alert_type::text, locked
+        on conflict (project_id, alert_type) do update set project_id = s.project_id
+        returning s.*),
+      cases as (
+        select c.id, c.test_id, su.name as suite, c.classname, c.name, c.status, c.attempts, c.duration_ms, c.quarantined
+        from ${testCases} c join ${testSuites} su on su.test_run_id = c.test_run_id and su.number = c.suite_number
+        where c.test_run_id = ${run.id}),
+      entries as (
+        select t.id, t.check_state, t.owners from ${tests} t
+        where t.id in (select test_id from cases) and (select l from locked) is not null
+        for update of t)
+      select (select row_to_json(p) from project p) as project,
+        (select json_agg(json_build_object('alert', row_to_json(c), 'stored', row_to_json(s)) order by c.alert_type) from checked c join states s on s.alert_type = c.alert_type) as checked,
+        (select json_agg(json_build_array(c.test_id, c.suite, c.classname, c.name, c.status, c.attempts, c.duration_ms, c.quarantined) order by c.id) from cases c) as cases,
+        (select json_agg(json_build_array(e.id, e.check_state, e.owners)) from entries e) as entries`),
   );
+  const project = parsedJson<{ id: string; default_branch: string | null } | null>(row?.project, null);
+  const checked = parsedJson<{ alert: Record<string, unknown>; stored: Record<string, unknown> }[]>(row?.checked, []);
+  const entries = parsedJson<[string, Record<string, unknown> | string, string[]][]>(row?.entries, []);
   return {
-    entries: new Map(rows.map((row) => [row.id, typeof row.check_state === "string" ? (JSON.parse(row.check_state) as Record<string, unknown>) : row.check_state])),
-    owners: new Map(rows.map((row) => [row.id, row.owners])),
+    project: project ? { id: project.id, defaultBranch: project.default_branch } : null,
+    checked: checked.map((pair) => ({ alert: rowFromJson(alerts, pair.alert), stored: rowFromJson(alertCheckStates, pair.stored) })),
+    cases: parsedJson<CaseJson[]>(row?.cases, []),
+    entries: new Map(entries.map(([id, state]) => [id, typeof state === "string" ? (JSON.parse(state) as Record<string, unknown>) : state])),
+    owners: new Map(entries.map(([id, , owners]) => [id, owners])),
   };
 }
 
@@ -139,19 +186,14 @@ const jsonBytes = (value: unknown): number => utf8.encode(JSON.stringify(value))
 
 type CheckedAlert = { alert: typeof alerts.$inferSelect; check: CheckRegistry[AlertType]; stored: typeof alertCheckStates.$inferSelect };
 
+/**
+ * The checks of one run, as one transaction of two statements besides BEGIN and COMMIT (round
+ * trips on the Worker): everything read at once (readForChecks), then, after the checks ran in
+ * memory, every write at once (writeChecks). Only a run whose flakiness check flags tests adds
+ * statements (markTestsFlaky and what follows the health changes), as does a legacy state's
+ * conversion (legacyRekey).
+ */
 export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Promise<RecordedTrip[]> {
-  const [project] = await deps.db
-    .select({ id: projects.id, defaultBranch: projects.defaultBranch })
-    .from(projects)
-    .where(eq(projects.id, run.projectId))
-    .limit(1);
-  if (!project) return [];
-  const projectAlerts = await deps.db.select().from(alerts).where(eq(alerts.projectId, project.id));
-  // The flakiness check also feeds the tests' health, which disabling its alert does not stop:
-  // it runs for a disabled alert too, and only its events are left out.
-  const checked = projectAlerts.filter((alert) => alert.active || alert.alertType === "test_flakiness");
-  if (checked.length === 0) return [];
-
   const now = deps.clock.now();
   const trips: RecordedTrip[] = [];
   const versions = new Set(Object.values(deps.checks).map((check) => check.version));
@@ -159,32 +201,25 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Pr
   await transactionWithRetry(deps.db, async (tx) => {
     // A retried attempt starts over: the trips of an attempt rolled back were never recorded.
     trips.length = 0;
-    // The tests' rows are written by run processing too: one writer per project at a time.
-    await lockProjectTests(tx, project.id);
-    const due: CheckedAlert[] = [];
-    for (const alert of checked) {
-      const check = deps.checks[alert.alertType];
-      // The row lock serializes checks of one project; a missing row is created first.
-      await tx
-        .insert(alertCheckStates)
-        .values({ projectId: project.id, alertType: alert.alertType, state: check.initialState(), detectorVersion: check.version, updatedAt: now })
-        .onConflictDoNothing();
-      const [stored] = await tx
-        .select()
-        .from(alertCheckStates)
-        .where(and(eq(alertCheckStates.projectId, project.id), eq(alertCheckStates.alertType, alert.alertType)))
-        .for("update");
-      if (stored && run.number > stored.lastRunNumber) due.push({ alert, check, stored });
-    }
+    // The flakiness check also feeds the tests' health, which disabling its alert does not stop:
+    // it is checked for a disabled alert too (readForChecks), and only its events are left out.
+    const read = await readForChecks(tx, deps, run, now);
+    const { project } = read;
+    if (!project) return;
+    const due: CheckedAlert[] = read.checked
+      .filter(({ stored }) => run.number > stored.lastRunNumber)
+      .map(({ alert, stored }) => ({ alert, check: deps.checks[alert.alertType], stored }));
     if (due.length === 0) return;
 
-    const summary = await runSummary(tx, run, project.defaultBranch);
+    const summary = runSummary(run, project.defaultBranch, read.cases);
     const runTests = new Set(summary.tests.map((test) => test.key));
     const quarantinedTests = new Set(summary.tests.filter((test) => test.quarantined).map((test) => test.key));
-    const { entries: stored, owners } = await storedEntries(tx, run.id);
+    const { entries: stored, owners } = read;
     /** Entries to write: the run's tests (their whole check_state) and, once, tests of a converted legacy state. */
     const written = new Map<string, Record<string, unknown>>();
     const converted = new Map<string, Record<string, unknown>>();
+    const states: StateWrite[] = [];
+    const events: EventWrite[] = [];
     let rekey: ((oldKey: string) => string | null) | null = null;
 
     for (const { alert, check, stored: row } of due) {
@@ -208,18 +243,9 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Pr
           }
         }
       }
-      const { state: next, tests: changed, events } = check.update(state, entries, summary);
+      const { state: next, tests: changed, events: tripped } = check.update(state, entries, summary);
       for (const [key, entry] of changed) written.set(key, { ...written.get(key), [check.version]: entry });
-      await tx
-        .update(alertCheckStates)
-        .set({
-          state: next,
-          detectorVersion: check.version,
-          lastRunNumber: run.number,
-          runsChecked: sql`${alertCheckStates.runsChecked} + 1`,
-          updatedAt: now,
-        })
-        .where(and(eq(alertCheckStates.projectId, project.id), eq(alertCheckStates.alertType, alert.alertType)));
+      states.push({ t: alert.alertType, s: next, v: check.version });
       if (alert.alertType === "test_flakiness") {
         // Every test the check flagged at this run is flaky at this run, those past its 50 events too.
         const flagged = flaggedInRun(changed as Map<string, FlakinessTestState>, run.number).flatMap(({ key, rule }) =>
@@ -231,9 +257,9 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Pr
         // run quarantines keeps its event of this run.
         await followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId: project.id, processedAt: run.processedAt ?? now }, changes);
       }
-      if (events.length === 0) continue;
+      if (tripped.length === 0) continue;
 
-      const named = events.map((event) => withTestId(event.metadata, runTests, owners));
+      const named = tripped.map((event) => withTestId(event.metadata, runTests, owners));
       if (!alert.active) continue;
       // A quarantined test's flakiness is known already: its health still follows the check (above),
       // but no event is recorded (nor notified) for it while it is quarantined.
@@ -241,51 +267,90 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Pr
       if (recorded.length === 0) continue;
       const kept = recorded.slice(0, MAX_EVENTS_PER_CHECK).map((metadata) => boundedMetadata(metadata));
       if (recorded.length > MAX_EVENTS_PER_CHECK) kept[kept.length - 1] = { ...kept.at(-1), more_trips_in_run: recorded.length - MAX_EVENTS_PER_CHECK };
-      const inserted = await tx
-        .insert(alertEvents)
-        .values(kept.map((metadata) => ({ alertId: alert.id, testRunId: run.id, metadata, triggeredAt: now })))
-        .returning({ id: alertEvents.id });
-      await tx
-        .update(alerts)
-        .set({ eventsCount: sql`${alerts.eventsCount} + ${inserted.length}` })
-        .where(eq(alerts.id, alert.id));
-      const snoozed = isSnoozed(alert.snoozedUntil, now);
-      for (const { id } of inserted) trips.push({ alertId: alert.id, alertType: alert.alertType, eventId: id, snoozed });
+      for (const metadata of kept) events.push({ a: alert.id, m: metadata });
     }
-    await writeEntries(tx, stored, written, converted, versions);
+    const inserted = await writeChecks(tx, { project: project.id, run, now }, states, events, entryWrites(stored, written, converted, versions));
+    const byId = new Map(due.map(({ alert }) => [alert.id, alert]));
+    for (const { id, alertId } of inserted) {
+      const alert = byId.get(alertId)!;
+      trips.push({ alertId, alertType: alert.alertType, eventId: id, snoozed: isSnoozed(alert.snoozedUntil, now) });
+    }
   });
   if (trips.length > 0) deps.logger.info("alert checks tripped", { testRunId: run.id, trips: trips.length });
   return trips;
 }
 
+/** A check's new state, for its alert type's row. */
+type StateWrite = { t: AlertType; s: unknown; v: string };
+/** An event to record, with its alert. */
+type EventWrite = { a: string; m: Record<string, unknown> };
+
 /**
- * Stores the checks' entries: a run's test gets its whole check_state rewritten (entries of
+ * The checks' entries to store: a run's test gets its whole check_state rewritten (entries of
  * detector versions no check has any more are dropped); a test outside the run that a converted
- * legacy state holds an entry for gets it merged in. One statement each, of the changed rows only.
+ * legacy state holds an entry for gets it merged in. Changed rows only.
  */
-async function writeEntries(
-  tx: Database,
+function entryWrites(
   stored: Map<string, Record<string, unknown>>,
   written: Map<string, Record<string, unknown>>,
   converted: Map<string, Record<string, unknown>>,
   versions: ReadonlySet<string>,
-): Promise<void> {
-  if (written.size > 0) {
-    const rows = [...written].map(([id, entries]) => {
-      const kept: Record<string, unknown> = {};
-      for (const [version, entry] of Object.entries(stored.get(id) ?? {})) if (versions.has(version)) kept[version] = entry;
-      return { id, s: { ...kept, ...entries } };
-    });
-    await tx.execute(sql`
+): { replaced: { id: string; s: Record<string, unknown> }[]; merged: { id: string; s: Record<string, unknown> }[] } {
+  const replaced = [...written].map(([id, entries]) => {
+    const kept: Record<string, unknown> = {};
+    for (const [version, entry] of Object.entries(stored.get(id) ?? {})) if (versions.has(version)) kept[version] = entry;
+    return { id, s: { ...kept, ...entries } };
+  });
+  return { replaced, merged: [...converted].map(([id, entries]) => ({ id, s: entries })) };
+}
+
+/**
+ * Every write of the checks as one statement: the checked alerts' states (each one run further),
+ * the events and their alerts' counts, the tests' entries (the run's tests and those of a
+ * converted legacy state are different rows). Returns the events' ids, in the order recorded.
+ */
+async function writeChecks(
+  tx: Database,
+  at: { project: string; run: TestRunRow; now: Date },
+  states: StateWrite[],
+  events: EventWrite[],
+  entries: ReturnType<typeof entryWrites>,
+): Promise<{ id: number; alertId: string }[]> {
+  const now = sql`${at.now.toISOString()}::timestamptz`;
+  const ctes: SQL[] = [
+    sql`states_w as (
+      update ${alertCheckStates} s set state = y.s, detector_version = y.v, last_run_number = ${at.run.number}, runs_checked = s.runs_checked + 1, updated_at = ${now}
+      from json_to_recordset(${JSON.stringify(states)}::json) as y(t text, s jsonb, v text)
+      where s.project_id = ${at.project}::uuid and s.alert_type::text = y.t)`,
+  ];
+  if (events.length > 0) {
+    const counts = new Map<string, number>();
+    for (const event of events) counts.set(event.a, (counts.get(event.a) ?? 0) + 1);
+    ctes.push(
+      sql`events_w as (
+        insert into ${alertEvents} (alert_id, test_run_id, metadata, triggered_at)
+        select y.a, ${at.run.id}, y.m, ${now} from json_to_recordset(${JSON.stringify(events.map((event, i) => ({ ...event, i })))}::json) as y(a uuid, m jsonb, i int) order by y.i
+        returning id, alert_id)`,
+      sql`alerts_w as (
+        update ${alerts} a set events_count = a.events_count + y.n
+        from json_to_recordset(${JSON.stringify([...counts].map(([id, n]) => ({ id, n })))}::json) as y(id uuid, n int) where a.id = y.id)`,
+    );
+  }
+  if (entries.replaced.length > 0) {
+    ctes.push(sql`entries_w as (
       update ${tests} t set check_state = y.s
-      from json_to_recordset(${JSON.stringify(rows)}::json) as y(id uuid, s jsonb)
-      where t.id = y.id`);
+      from json_to_recordset(${JSON.stringify(entries.replaced)}::json) as y(id uuid, s jsonb)
+      where t.id = y.id)`);
   }
-  if (converted.size > 0) {
-    const rows = [...converted].map(([id, entries]) => ({ id, s: entries }));
-    await tx.execute(sql`
+  if (entries.merged.length > 0) {
+    ctes.push(sql`converted_w as (
       update ${tests} t set check_state = t.check_state || y.s
-      from json_to_recordset(${JSON.stringify(rows)}::json) as y(id uuid, s jsonb)
-      where t.id = y.id`);
+      from json_to_recordset(${JSON.stringify(entries.merged)}::json) as y(id uuid, s jsonb)
+      where t.id = y.id)`);
   }
+  const [row] = await rowsOf<{ events: unknown }>(
+    tx.execute(sql`with ${sql.join(ctes, sql`, `)}
+      select ${events.length > 0 ? sql`(select json_agg(json_build_array(e.id, e.alert_id) order by e.id) from events_w e)` : sql`null::json`} as events`),
+  );
+  return parsedJson<[number, string][]>(row?.events, []).map(([id, alertId]) => ({ id: Number(id), alertId }));
 }

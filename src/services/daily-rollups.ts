@@ -17,7 +17,7 @@
  *   the flaky count it leaves goes to its processing day, so a late run never rewrites the count
  *   an earlier day ended with (a new arrival-day row starts with the count of now).
  */
-import { sql } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
 import { projectDailyRollups, projects } from "../db/schema";
 import type { Database } from "../db/types";
 import type { RunResult } from "../lib/vocabulary";
@@ -83,15 +83,23 @@ export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
 const flakyNow = (projectId: string) => sql`(select ${projects.flakyTestsCount} from ${projects} where ${projects.id} = ${projectId}::uuid)`;
 
+export type RollupRun = {
+  projectId: string;
+  createdAt: Date;
+  processedAt: Date | null;
+  result: RunResult | null;
+  durationMs: number | null;
+  testsCount: number;
+  skippedCount: number;
+};
+
 /**
- * Adds a processed run to its arrival day's row and the project's flaky-test count as it stands
- * now to its processing day's row (one statement; one row when both days are the same): called in
- * the run's transaction after its tests' health is updated.
+ * Adds a processed run to its arrival day's row and the project's flaky-test count as the run
+ * leaves it (`flakyTestsCount`) to its processing day's row (one statement; one row when both
+ * days are the same): run processing folds it into its last write, where the count is what that
+ * write's update of the project's row returns.
  */
-export async function addRunToDailyRollup(
-  tx: Database,
-  run: { projectId: string; createdAt: Date; processedAt: Date | null; result: RunResult | null; durationMs: number | null; testsCount: number; skippedCount: number },
-): Promise<void> {
+export function dailyRollupSql(run: RollupRun, flakyTestsCount: SQL): SQL {
   const passed = run.result === "tests_passed" ? 1 : 0;
   const failed = run.result === "tests_failed" ? 1 : 0;
   const errored = run.result === "tests_errored" ? 1 : 0;
@@ -103,12 +111,12 @@ export async function addRunToDailyRollup(
   const changeDay = utcDay(run.processedAt ?? run.createdAt);
   // The processing day's row (when it is another day): no run of its own, only the flaky count.
   const changeRow =
-    changeDay === arrivalDay ? sql`` : sql`, (${run.projectId}::uuid, ${changeDay}::date, 0, 0, 0, 0, 0, 0, '{}'::jsonb, 0, 0, ${flakyNow(run.projectId)})`;
-  await tx.execute(sql`
+    changeDay === arrivalDay ? sql`` : sql`, (${run.projectId}::uuid, ${changeDay}::date, 0, 0, 0, 0, 0, 0, '{}'::jsonb, 0, 0, ${flakyTestsCount})`;
+  return sql`
     insert into ${r} as r (project_id, day, runs_count, passed_runs_count, failed_runs_count, errored_runs_count,
       durations_count, duration_sum_ms, duration_histogram, cases_count, skipped_cases_count, flaky_tests_count)
     values (${run.projectId}::uuid, ${arrivalDay}::date, 1, ${passed}, ${failed}, ${errored},
-      ${timed}, ${run.durationMs ?? 0}, ${JSON.stringify(histogram)}::jsonb, ${run.testsCount}, ${run.skippedCount}, ${flakyNow(run.projectId)})${changeRow}
+      ${timed}, ${run.durationMs ?? 0}, ${JSON.stringify(histogram)}::jsonb, ${run.testsCount}, ${run.skippedCount}, ${flakyTestsCount})${changeRow}
     on conflict (project_id, day) do update set
       runs_count = r.runs_count + excluded.runs_count,
       passed_runs_count = r.passed_runs_count + excluded.passed_runs_count,
@@ -124,7 +132,7 @@ export async function addRunToDailyRollup(
       },
       cases_count = r.cases_count + excluded.cases_count,
       skipped_cases_count = r.skipped_cases_count + excluded.skipped_cases_count,
-      flaky_tests_count = case when excluded.day = ${changeDay}::date then excluded.flaky_tests_count else r.flaky_tests_count end`);
+      flaky_tests_count = case when excluded.day = ${changeDay}::date then excluded.flaky_tests_count else r.flaky_tests_count end`;
 }
 
 /** Records the project's flaky-test count on a run's day after tests were flagged flaky outside the run's processing. */

@@ -29,7 +29,7 @@ import {
 import { type HealthFollowDeps, followHealthChanges } from "./quarantine";
 import { rowsOf } from "../db/rows";
 import { testIdentityKey } from "../lib/test-identity";
-import { addRunToDailyRollup } from "./daily-rollups";
+import { dailyRollupSql } from "./daily-rollups";
 
 export type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 import type { RunResult } from "../lib/vocabulary";
@@ -461,8 +461,14 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
 
     const result = runResult(runCounts);
     const durationMs = statedDuration ?? (topLevelDuration === null ? null : Math.min(Math.round(topLevelDuration), MAX_INT));
-    // The tests, the failure groups, the run and the project in one statement. latest_result follows the most recent
-    // processed run: a late-finishing older run does not overwrite a newer one.
+    // The overview's figures follow every processed run: the day keeps the project's flaky count as this run leaves
+    // it, which the project's update returns (its latest version, this run's changes included).
+    const rollup = dailyRollupSql(
+      { projectId: run.projectId, createdAt: run.createdAt, processedAt, result, durationMs, testsCount: runCounts.testsCount, skippedCount: runCounts.skippedCount },
+      sql`(select flaky_tests_count from project)`,
+    );
+    // The tests, the failure groups, the run, the project and the day's rollup in one statement. latest_result follows
+    // the most recent processed run: a late-finishing older run does not overwrite a newer one.
     const [processed] = await rowsOf<{ run: unknown }>(
       tx.execute(sql`
         with ${ctes.length > 0 ? sql`${sql.join(ctes, sql`, `)},` : sql``} done as (
@@ -476,14 +482,11 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
             latest_result = case when exists (select 1 from ${testRuns} r where r.project_id = ${run.projectId} and r.status = 'processed' and r.number > ${run.number})
               then latest_result else ${result}::run_result end
             ${counts ? sql`, ${projectCountsAssignments(counts)}` : sql``}
-          where id = ${run.projectId})
+          where id = ${run.projectId} returning flaky_tests_count),
+        rollup as (${rollup})
         select row_to_json(done) as run from done`),
     );
-    const processedRun = testRunFromJson(processed!.run);
-    // The overview's figures follow every processed run. A statement of its own, after the one above: the day keeps
-    // the project's flaky count, which must see the tests' health as this run left it.
-    await addRunToDailyRollup(tx, processedRun);
-    return processedRun;
+    return testRunFromJson(processed!.run);
   });
 }
 
