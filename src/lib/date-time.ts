@@ -19,4 +19,5 @@ export function isStorableInstant(text: string): boolean {
 
 /** An ISO 8601 date-time with a time zone (Z or an offset), within the storable range. */
 export const isoDateTimeWithZone = (error: string) =>
-  z.iso.datetime({ offset: true, error }).refine(isStorableInstant, { message: DATE_TIME_RANGE_MESSAGE });
+  // The range is checked only on a well-formed date-time: one message per field.
+  z.iso.datetime({ offset: true, error }).refine(isStorableInstant, { message: DATE_TIME_RANGE_MESSAGE, when: (payload) => payload.issues.length === 0 });
