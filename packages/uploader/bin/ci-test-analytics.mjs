@@ -5464,7 +5464,13 @@ function saysNotRun(attributes) {
   return said(attributes.status, NOT_RUN_STATUSES) || said(attributes.result, NOT_RUN_RESULTS);
 }
 var SLICE_CHARS = 256 * 1024;
-function* parseDocument(xml, into, counters, closed) {
+var MAX_REFERENCE_CHARS = 64;
+function openReferenceStart(text) {
+  const at = text.lastIndexOf("&");
+  if (at === -1 || text.length - at > MAX_REFERENCE_CHARS || text.indexOf(";", at) !== -1) return text.length;
+  return at;
+}
+function* parseDocument(into, counters, closed) {
   const parser = new import_saxes.SaxesParser({ xmlns: false, position: true });
   const suites = [];
   let depth = 0;
@@ -5480,10 +5486,10 @@ function* parseDocument(xml, into, counters, closed) {
   const startCapture = (limit, onEnd) => {
     capture = { depth, text: "", limit, onEnd };
   };
-  const addText = (text2) => {
+  const addText = (text) => {
     const current = capture;
     if (!current || current.text.length >= current.limit) return;
-    current.text += text2.length > current.limit - current.text.length ? text2.slice(0, current.limit - current.text.length) : text2;
+    current.text += text.length > current.limit - current.text.length ? text.slice(0, current.limit - current.text.length) : text;
   };
   const openSuite = (attributes) => {
     if (++counters.suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
@@ -5571,7 +5577,7 @@ function* parseDocument(xml, into, counters, closed) {
         if (element === "stackTrace" && depth === attemptDepth + 1) {
           const attempt = testCase.attempts.at(-1);
           if (attempt && attempt.failureMessage === null) {
-            startCapture(REPORT_LIMITS.maxMessageLength, (text2) => attempt.failureMessage = cleanOptionalText(text2.trim(), REPORT_LIMITS.maxMessageLength));
+            startCapture(REPORT_LIMITS.maxMessageLength, (text) => attempt.failureMessage = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength));
           }
         }
         return;
@@ -5587,9 +5593,9 @@ function* parseDocument(xml, into, counters, closed) {
         testCase.failureText = null;
         if (outcome !== "skipped") {
           const messageFromText = testCase.failureMessage === null;
-          startCapture(REPORT_LIMITS.maxMessageLength, (text2) => {
+          startCapture(REPORT_LIMITS.maxMessageLength, (text) => {
             if (testCase.status !== status) return;
-            testCase.failureText = cleanOptionalText(text2.trim(), REPORT_LIMITS.maxMessageLength);
+            testCase.failureText = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength);
             if (messageFromText) testCase.failureMessage = testCase.failureText;
           });
         }
@@ -5606,8 +5612,8 @@ function* parseDocument(xml, into, counters, closed) {
         if (testCase.attempts.length > REPORT_LIMITS.maxAttempts) testCase.attempts.shift();
         return;
       }
-      if (element === "system-out") startCapture(REPORT_LIMITS.maxOutputLength, (text2) => testCase.systemOut = cleanOptionalText(text2, REPORT_LIMITS.maxOutputLength));
-      else if (element === "system-err") startCapture(REPORT_LIMITS.maxOutputLength, (text2) => testCase.systemErr = cleanOptionalText(text2, REPORT_LIMITS.maxOutputLength));
+      if (element === "system-out") startCapture(REPORT_LIMITS.maxOutputLength, (text) => testCase.systemOut = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength));
+      else if (element === "system-err") startCapture(REPORT_LIMITS.maxOutputLength, (text) => testCase.systemErr = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength));
       return;
     }
     if (element === "testsuite") return openSuite(attributes);
@@ -5648,21 +5654,24 @@ function* parseDocument(xml, into, counters, closed) {
     }
     depth--;
   });
-  const text = replaceForbiddenControls(xml);
   const fail = (error) => {
     if (error instanceof ReportError) throw error;
     const message = error instanceof Error ? error.message : String(error);
     throw new ReportError(`The XML is not well-formed: ${message.slice(0, 300)}`);
   };
-  for (let offset = 0; offset < text.length; offset += SLICE_CHARS) {
+  let carried = "";
+  for (let piece = yield; piece !== null; piece = yield) {
+    const text = carried + piece;
+    const cut = openReferenceStart(text);
+    carried = text.slice(cut);
     try {
-      parser.write(text.slice(offset, offset + SLICE_CHARS));
+      parser.write(replaceForbiddenControls(text.slice(0, cut)));
     } catch (error) {
       fail(error);
     }
-    yield;
   }
   try {
+    if (carried !== "") parser.write(replaceForbiddenControls(carried));
     parser.close();
   } catch (error) {
     fail(error);
@@ -5679,31 +5688,44 @@ function* parseDocuments(documents, emit) {
   let durationMs = null;
   let allHaveDuration = list.length > 0;
   for (const xml of list) {
-    const suites = [];
-    const closed = /* @__PURE__ */ new Set();
-    let emitted = 0;
-    const emitComplete = () => {
-      let end = emitted;
-      while (end < suites.length && closed.has(suites[end])) end++;
-      if (end > emitted) emit(suites.slice(emitted, end));
-      for (let i = emitted; i < end; i++) {
-        closed.delete(suites[i]);
-        suites[i] = RELEASED;
-      }
-      emitted = end;
-    };
-    const document = parseDocument(xml, suites, counters, closed);
-    let step = document.next();
-    while (!step.done) {
-      emitComplete();
+    const reading = documentReader(emit, counters);
+    for (let offset = 0; offset < xml.length; offset += SLICE_CHARS) {
+      reading.write(xml.slice(offset, offset + SLICE_CHARS));
       yield;
-      step = document.next();
     }
-    emitComplete();
-    if (step.value === null) allHaveDuration = false;
-    else durationMs = (durationMs ?? 0) + step.value;
+    const duration = reading.close();
+    if (duration === null) allHaveDuration = false;
+    else durationMs = (durationMs ?? 0) + duration;
   }
   return allHaveDuration ? durationMs : null;
+}
+function documentReader(emit, counters) {
+  const suites = [];
+  const closed = /* @__PURE__ */ new Set();
+  let emitted = 0;
+  const emitComplete = () => {
+    let end = emitted;
+    while (end < suites.length && closed.has(suites[end])) end++;
+    if (end > emitted) emit(suites.slice(emitted, end));
+    for (let i = emitted; i < end; i++) {
+      closed.delete(suites[i]);
+      suites[i] = RELEASED;
+    }
+    emitted = end;
+  };
+  const document = parseDocument(suites, counters, closed);
+  document.next(null);
+  return {
+    write(text) {
+      document.next(text);
+      emitComplete();
+    },
+    close() {
+      const step = document.next(null);
+      emitComplete();
+      return step.done ? step.value : null;
+    }
+  };
 }
 function parseJUnit(documents) {
   const suites = [];
