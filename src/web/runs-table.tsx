@@ -4,30 +4,16 @@
  * is listed. Branch and commit come from uploads: text only.
  */
 import type { FC } from "hono/jsx";
-import type { RunResult, RunStatus } from "../lib/vocabulary";
 import { durationText } from "./components";
 import type { WebPaths } from "./env";
 import { Result, TimeAgo } from "./format";
-import type { OverviewRun } from "../services/project-overview";
+import type { OverviewRun, RunJson } from "../services/project-overview";
 
 /** A run as the table shows it: the overview's row, which the API's run object is mapped to. */
 export type RunsTableRun = OverviewRun;
 
 /** The API's run object (src/services/presenters.ts) as a row of the table. */
-export function runsTableRun(run: {
-  number: number;
-  status: RunStatus;
-  result: RunResult | null;
-  failure_reason: string | null;
-  branch: string | null;
-  commit_sha: string | null;
-  created_at: string;
-  duration_ms: number | null;
-  tests_count: number;
-  failed_count: number;
-  errored_count: number;
-  skipped_count: number;
-}): RunsTableRun {
+export function runsTableRun(run: RunJson): RunsTableRun {
   return {
     number: run.number,
     status: run.status,
