@@ -85,13 +85,6 @@ export async function findAlertRow(scope: OrgScope, alertId: string) {
   return row;
 }
 
-/** The organization of an alert (whoever asks), or null: the pages check the person's membership of it. */
-export async function findAlertOrganizationId(deps: Pick<OrgScope, "db">, alertId: string): Promise<string | null> {
-  if (!isUuid(alertId)) return null;
-  const [row] = await deps.db.select({ organizationId: alerts.organizationId }).from(alerts).where(eq(alerts.id, alertId)).limit(1);
-  return row?.organizationId ?? null;
-}
-
 export async function getAlert(scope: OrgScope, alertId: string): Promise<AlertObject> {
   return presentAlert(await findAlertRow(scope, alertId), scope.clock.now(), scope.webAppUrl);
 }

@@ -5,7 +5,7 @@
  * that does not exist (docs/web-app.md).
  */
 import { and, asc, eq, sql } from "drizzle-orm";
-import { type MemberRole, members, organizations, projects, sessions, tests, users } from "../db/schema";
+import { type MemberRole, alerts, members, organizations, projects, sessions, tests, users } from "../db/schema";
 import { isUuid } from "../lib/ids";
 import type { ServiceDeps } from "./context";
 
@@ -67,6 +67,21 @@ export async function findTestForMember(
     .innerJoin(members, and(eq(members.organizationId, projects.organizationId), eq(members.userId, userId)))
     .innerJoin(organizations, eq(organizations.id, projects.organizationId))
     .where(and(eq(tests.id, testId), eq(projects.id, projectId)))
+    .limit(1);
+  return row ?? null;
+}
+
+export type AlertRow = typeof alerts.$inferSelect;
+
+/** The alert of the path with the person's membership of its organization, in one statement; null for missing and foreign alerts alike. */
+export async function findAlertForMember(deps: Deps, userId: string, alertId: string): Promise<{ alert: AlertRow; membership: Membership } | null> {
+  if (!isUuid(alertId)) return null;
+  const [row] = await deps.db
+    .select({ alert: alerts, membership: membershipColumns })
+    .from(alerts)
+    .innerJoin(members, and(eq(members.organizationId, alerts.organizationId), eq(members.userId, userId)))
+    .innerJoin(organizations, eq(organizations.id, alerts.organizationId))
+    .where(eq(alerts.id, alertId))
     .limit(1);
   return row ?? null;
 }

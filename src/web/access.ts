@@ -1,7 +1,7 @@
 /**
  * The pattern of every page of an organization's resource (docs/web-app.md): the resource is found
- * through the person's membership of its organization (one statement for a project's and a test's
- * pages; an alert's organization first, then the membership); without one, the caller answers the
+ * through the person's membership of its organization (one statement for a project's, a test's and
+ * an alert's pages); without one, the caller answers the
  * same 404 as for a resource that does not exist. With one, the page reads through the
  * same services as the API, scoped to that organization.
  */

@@ -11,15 +11,16 @@ import type { CursorCodec } from "../lib/pagination";
 import { ALERT_STATUSES, type AlertStatus, SNOOZE_DURATIONS, type SnoozeDuration } from "../lib/vocabulary";
 import { AlertsQuerySchema, PageQuerySchema } from "../routes/schemas";
 import { alertEventList, listAlertEvents } from "../services/alert-events";
-import { type AlertObject, alertList, alertProjectNames, disableAlert, enableAlert, findAlertOrganizationId, getAlert, listAlerts, snoozeAlert, unsnoozeAlert } from "../services/alerts";
-import { defaultMembership } from "../services/memberships";
-import { type MemberAccess, isAdmin, memberAccess, withQuery } from "./access";
+import { type AlertObject, alertList, alertProjectNames, disableAlert, enableAlert, listAlerts, snoozeAlert, unsnoozeAlert } from "../services/alerts";
+import { defaultMembership, findAlertForMember } from "../services/memberships";
+import { presentAlert } from "../services/presenters";
+import { type MemberAccess, accessOf, isAdmin, memberAccess, withQuery } from "./access";
 import { Metadata, Notice, PageLinks, When, noticeFor } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { formFields } from "./forms";
 import { ErrorContent, Layout } from "./layout";
 import { pageNotFound } from "./not-found";
-import { notFoundAsNull, parseQuery } from "./page-input";
+import { parseQuery } from "./page-input";
 import { signedIn } from "./session";
 
 const STATUS_LABELS: Record<AlertStatus, string> = { active: "Active (checking, not snoozed)", snoozed: "Snoozed", inactive: "Disabled", all: "All" };
@@ -44,11 +45,11 @@ const AlertState = ({ alert }: { alert: AlertObject }) =>
     <span class="badge state-active">Active</span>
   );
 
+/** The alert of the path through the person's membership of its organization (one statement); null → the 404 page. */
 async function alertAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths): Promise<{ alert: AlertObject; access: MemberAccess } | null> {
-  const alertId = c.req.param("id") ?? "";
-  const access = await memberAccess(c, config, paths, await findAlertOrganizationId(c.env, alertId));
-  const alert = access ? await notFoundAsNull(getAlert(access.scope, alertId)) : null;
-  return access && alert ? { alert, access } : null;
+  const found = await findAlertForMember(c.env, c.var.person.userId, c.req.param("id") ?? "");
+  if (!found) return null;
+  return { alert: presentAlert(found.alert, c.env.clock.now(), config.webAppUrl), access: accessOf(c, config, paths, found.membership) };
 }
 
 export function registerAlerts(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): void {
