@@ -37,6 +37,8 @@ describe("switching organizations", () => {
     await client().signUp({ name: "Carol", email: carolEmail, organization: "Org Gamma" });
     ({ organizationId: gamma } = await signedUpOrganization(h.db, carolEmail));
     const { userId } = await signedUpOrganization(h.db, aliceEmail);
+    // Joined later than she created Alpha: a fresh sign-in starts with the oldest membership.
+    h.clock.advance(60_000);
     await addMember({ db: h.db, clock: h.clock }, { organizationId: beta, userId, role: "member" });
   });
 
