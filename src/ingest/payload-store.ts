@@ -5,6 +5,8 @@
  * one (Node) keeps the payload's text in upload_payloads. The store is passed in the request's and
  * the consumer's deps; the run's payload row then records the object's key.
  */
+import { describeError } from "../lib/errors";
+import type { Logger } from "../lib/logger";
 import type { UploadFormat } from "../lib/vocabulary";
 
 /** What the consumer needs to read a stored body back as the request read it. */
@@ -32,3 +34,13 @@ export type PayloadObject = { format: UploadFormat; objectKey: string };
 
 /** A new object's key: unguessable, and apart from anything else a bucket may hold. */
 export const newPayloadKey = () => `uploads/${crypto.randomUUID()}`;
+
+/**
+ * Deletes an object no row points at any more (a processed, failed or replayed run's), after the
+ * database has committed: a failed deletion is logged and leaves an orphan in the bucket, never
+ * failing or undoing what the database already holds.
+ */
+export async function discardPayloadObject(store: PayloadStore | undefined, key: string | null, logger: Logger | undefined, context: Record<string, unknown>): Promise<void> {
+  if (!store || !key) return;
+  await store.delete(key).catch((error: unknown) => logger?.error("could not delete a payload object", { ...context, objectKey: key, error: describeError(error) }));
+}

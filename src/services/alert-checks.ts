@@ -12,20 +12,19 @@
  * Runs feed the checks in number order: a run processed after a newer one (a retry, a slow
  * upload) is not fed in, so windows never rewind (docs/alert-checks.md#shared-rules).
  */
-import { type SQL, getTableColumns, sql } from "drizzle-orm";
-import type { PgTable } from "drizzle-orm/pg-core";
+import { type SQL, sql } from "drizzle-orm";
 import type { Logger } from "../lib/logger";
 import type { CheckRegistry, RunSummary } from "../checks/types";
 import { alertCheckStates, alertEvents, alerts, projects, testCases, testSuites, tests } from "../db/schema";
 import type { CaseStatus } from "../lib/vocabulary";
-import { rowsOf } from "../db/rows";
+import { rowFromJson, rowsOf } from "../db/rows";
 import { transactionWithRetry } from "../db/transaction-retry";
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
 import type { AlertType } from "../lib/vocabulary";
 import { isSnoozed } from "./presenters";
 import { isDefaultBranch } from "./default-branch";
-import { markTestsFlaky } from "./tests-state";
+import { markTestsFlaky, projectTestsLock } from "./tests-state";
 import { followHealthChanges } from "./quarantine";
 import { type FlakinessTestState, flaggedInRun } from "../checks/flakiness";
 import type { TestRunRow } from "./test-runs";
@@ -68,16 +67,6 @@ export function runSummary(run: TestRunRow, defaultBranch: string | null, cases:
   };
 }
 
-/** A row of `table` as row_to_json writes it (snake_case names, timestamps as text), as Drizzle's select would return it. */
-function rowFromJson<T extends PgTable>(table: T, json: Record<string, unknown>): T["$inferSelect"] {
-  const row: Record<string, unknown> = {};
-  for (const [property, column] of Object.entries(getTableColumns(table))) {
-    const raw = json[column.name];
-    row[property] = raw === null || raw === undefined ? null : column.mapFromDriverValue(raw);
-  }
-  return row as T["$inferSelect"];
-}
-
 const parsedJson = <T>(value: unknown, empty: T): T => (value === null || value === undefined ? empty : typeof value === "string" ? (JSON.parse(value) as T) : (value as T));
 
 type ChecksRead = {
@@ -102,7 +91,7 @@ async function readForChecks(tx: Database, deps: Pick<AlertChecksDeps, "checks">
   const initial = JSON.stringify(Object.entries(deps.checks).map(([type, check]) => ({ t: type, s: check.initialState(), v: check.version })));
   const [row] = await rowsOf<{ project: unknown; checked: unknown; cases: unknown; entries: unknown }>(
     tx.execute(sql`
-      with locked as (select pg_advisory_xact_lock(hashtextextended(${run.projectId}::text, 0)) is null as l),
+      with locked as (select ${projectTestsLock(sql`${run.projectId}`)} is null as l),
       project as (select id, default_branch from ${projects} where id = ${run.projectId}::uuid),
       checked as (select * from ${alerts} a where a.project_id = ${run.projectId}::uuid and (a.active or a.alert_type = 'test_flakiness')),
       states as (

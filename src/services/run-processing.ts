@@ -14,7 +14,7 @@ import type { Logger } from "../lib/logger";
 import type { DeliveryAttempt, UploadPayload } from "../ingest/run-queue";
 import { type UploadEnvelope, reportFromJsonSuites } from "../ingest/json-report";
 import { streamJUnit, streamJUnitText } from "../ingest/junit";
-import type { PayloadObject, PayloadStore } from "../ingest/payload-store";
+import { type PayloadObject, type PayloadStore, discardPayloadObject } from "../ingest/payload-store";
 import { readStoredText } from "../ingest/streamed-upload";
 import { REPORT_LIMITS, ReportError, type ReportSuite } from "../ingest/report";
 import type { ServiceDeps } from "./context";
@@ -124,10 +124,7 @@ export async function processTestRun(deps: ProcessingDeps, testRunId: number, op
       return (await failTestRun(deps, testRunId, error.message)) ? "failed" : "already_done";
     }
     if (!run) return "already_done";
-    if (objectKey && deps.payloadStore) {
-      // A failed deletion leaves an object no row points at any more: logged, never undoing the run.
-      await deps.payloadStore.delete(objectKey).catch((error: unknown) => deps.logger.error("could not delete a processed run's payload object", { testRunId, objectKey, error: describeError(error) }));
-    }
+    await discardPayloadObject(deps.payloadStore, objectKey, deps.logger, { testRunId });
     if (deps.afterRunProcessed) {
       // The run is stored; a failing check must not undo it or get it processed twice.
       try {

@@ -3,14 +3,15 @@
  * then processed (suites and cases stored, counts and result set) or failed with a reason —
  * each step one transaction, so a run is never half-written.
  */
-import { type SQL, and, eq, getTableColumns, sql } from "drizzle-orm";
+import { type SQL, and, eq, sql } from "drizzle-orm";
 import { projects, testCases, testRuns, testSuites, tests, uploadPayloads } from "../db/schema";
 import { type CopySink, encodeCopyRow, openCopy } from "../db/bulk-copy";
 import { retryOnConflict, transactionWithRetry } from "../db/transaction-retry";
 import type { Database } from "../db/types";
 import type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 import type { UploadPayload } from "../ingest/run-queue";
-import type { PayloadObject, PayloadStore } from "../ingest/payload-store";
+import { type PayloadObject, type PayloadStore, discardPayloadObject } from "../ingest/payload-store";
+import type { Logger } from "../lib/logger";
 import type { RunMetadata } from "../ingest/upload-request";
 
 import type { ServiceDeps } from "./context";
@@ -23,11 +24,12 @@ import {
   advanceRunTests,
   projectCountsAssignments,
   storedTestsOf,
+  projectTestsLock,
   storedTestsSql,
   writeRunTests,
 } from "./tests-state";
 import { type HealthFollowDeps, followHealthChanges } from "./quarantine";
-import { rowsOf } from "../db/rows";
+import { rowFromJson, rowsOf } from "../db/rows";
 import { testIdentityKey } from "../lib/test-identity";
 import { dailyRollupSql } from "./daily-rollups";
 
@@ -105,16 +107,8 @@ export async function recordTestRunArrival(
   return { run: testRunFromJson(row!.run), replayed: row!.replayed };
 }
 
-/** A test_runs row as row_to_json writes it (snake_case names, timestamps as text), as Drizzle's select would return it. */
-function testRunFromJson(value: unknown): typeof testRuns.$inferSelect {
-  const json = (typeof value === "string" ? JSON.parse(value) : value) as Record<string, unknown>;
-  const row: Record<string, unknown> = {};
-  for (const [property, column] of Object.entries(getTableColumns(testRuns))) {
-    const raw = json[column.name];
-    row[property] = raw === null || raw === undefined ? null : column.mapFromDriverValue(raw);
-  }
-  return row as typeof testRuns.$inferSelect;
-}
+/** A test_runs row as row_to_json writes it, as Drizzle's select would return it. */
+const testRunFromJson = (value: unknown): typeof testRuns.$inferSelect => rowFromJson(testRuns, value);
 
 /** Rows go in as one JSON parameter per chunk (json_to_recordset: plain json is read once, never converted to jsonb): one statement per 5,000 rows, no parameter limits. */
 const ROWS_PER_STATEMENT = 5_000;
@@ -353,7 +347,7 @@ async function openRun(tx: Database, runId: number, now: Date, options: { payloa
         case when r.status = 'pending' and ${options.derive} then
           (select coalesce(json_agg(json_build_array(t.classname, t.file, t.name)), '[]'::json) from ${tests} t
            where t.project_id = r.project_id and t.quarantine_expires_at > ${now.toISOString()}::timestamptz) end as quarantined,
-        case when r.status = 'pending' and ${options.derive} then pg_advisory_xact_lock(hashtextextended(r.project_id::text, 0)) is null end as locked
+        case when r.status = 'pending' and ${options.derive} then ${projectTestsLock(sql`r.project_id`)} is null end as locked
       from r ${options.payload ? sql`left join ${uploadPayloads} p on p.test_run_id = r.id` : sql``}`),
   );
   if (!row) return null;
@@ -502,7 +496,7 @@ export function completeTestRun(deps: StoreDeps, runId: number, report: Report):
  * Marks a pending run as failed with a reason and drops its payload; nothing of its report is
  * kept. A payload in the store (`payloadStore`) is deleted once the transaction has committed.
  */
-export async function failTestRun(deps: Pick<ServiceDeps, "db" | "clock"> & { payloadStore?: PayloadStore }, runId: number, reason: string): Promise<TestRunRow | null> {
+export async function failTestRun(deps: Pick<ServiceDeps, "db" | "clock"> & { payloadStore?: PayloadStore; logger?: Logger }, runId: number, reason: string): Promise<TestRunRow | null> {
   const { row, objectKey } = await transactionWithRetry(deps.db, async (tx) => {
     const [failed] = await tx
       .update(testRuns)
@@ -512,6 +506,6 @@ export async function failTestRun(deps: Pick<ServiceDeps, "db" | "clock"> & { pa
     const [payload] = await tx.delete(uploadPayloads).where(eq(uploadPayloads.testRunId, runId)).returning({ objectKey: uploadPayloads.objectKey });
     return { row: failed ?? null, objectKey: payload?.objectKey ?? null };
   });
-  if (objectKey && deps.payloadStore) await deps.payloadStore.delete(objectKey);
+  await discardPayloadObject(deps.payloadStore, objectKey, deps.logger, { testRunId: runId });
   return row;
 }

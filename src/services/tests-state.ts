@@ -513,8 +513,11 @@ export async function storedOwnersMatcher(tx: Database, projectId: string): Prom
  * (the run counter) and must not wait for.
  */
 export async function lockProjectTests(tx: Database, projectId: string): Promise<void> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${projectId}::text, 0))`);
+  await tx.execute(sql`select ${projectTestsLock(sql`${projectId}`)}`);
 }
+
+/** The lock of lockProjectTests as an expression, for statements that take it among other work (one round trip). */
+export const projectTestsLock = (projectId: SQL): SQL => sql`pg_advisory_xact_lock(hashtextextended(${projectId}::text, 0))`;
 
 const transitionsSql = (run: { id: number; createdAt: Date }, changes: unknown[]): SQL => sql`
   insert into ${testHealthTransitions} (test_id, from_health, to_health, reason, test_run_id, created_at)

@@ -12,7 +12,7 @@ import { hashToken, isWellFormedToken } from "../lib/keys";
 import type { ServiceDeps } from "./context";
 import { presentRunFailedTest, presentTestRun } from "./presenters";
 import type { RunQueue, UploadPayload } from "../ingest/run-queue";
-import type { PayloadObject, PayloadStore } from "../ingest/payload-store";
+import { type PayloadObject, type PayloadStore, discardPayloadObject } from "../ingest/payload-store";
 import type { RunMetadata } from "../ingest/upload-request";
 import { failTestRun, recordTestRunArrival } from "./test-runs";
 
@@ -57,12 +57,12 @@ export async function acceptUpload(
   try {
     arrival = await recordTestRunArrival(deps, project.projectId, metadata, payload);
   } catch (error) {
-    if (stored) await deps.payloadStore?.delete(stored).catch(() => {});
+    await discardPayloadObject(deps.payloadStore, stored, deps.logger, { projectId: project.projectId });
     throw error;
   }
   const { run, replayed } = arrival;
   if (replayed) {
-    if (stored) await deps.payloadStore?.delete(stored);
+    await discardPayloadObject(deps.payloadStore, stored, deps.logger, { testRunId: run.id });
     return { run, replayed };
   }
   try {
