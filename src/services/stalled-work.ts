@@ -9,7 +9,7 @@
  * e-mail is claimed before it is sent (email-outbox.ts), a delivery is attempted only while
  * pending. So the thresholds only have to be later than any wait the service plans itself.
  */
-import { and, asc, eq, isNull, isNotNull, lt, or } from "drizzle-orm";
+import { type SQL, and, asc, eq, isNotNull, isNull, lt, or } from "drizzle-orm";
 import { emailOutbox, notificationDeliveries, testRuns } from "../db/schema";
 import type { Database } from "../db/types";
 import type { RunQueue } from "../ingest/run-queue";
@@ -24,6 +24,17 @@ export const NEVER_ATTEMPTED_AFTER_MS = 5 * 60_000;
 export const RETRY_LOST_AFTER_MS = (7_200 + 900) * 1000;
 /** Messages per kind and sweep: a backlog is taken over several sweeps. */
 export const SWEEP_LIMIT = 500;
+
+/** An outbox row (an e-mail, a webhook delivery) still pending, never attempted in time or with its retry overdue. */
+function messageLost(table: typeof emailOutbox | typeof notificationDeliveries, before: (ms: number) => Date): SQL | undefined {
+  return and(
+    eq(table.status, "pending"),
+    or(
+      and(isNull(table.lastAttemptAt), lt(table.createdAt, before(NEVER_ATTEMPTED_AFTER_MS))),
+      and(isNotNull(table.lastAttemptAt), lt(table.lastAttemptAt, before(RETRY_LOST_AFTER_MS))),
+    ),
+  );
+}
 
 export type StalledWorkDeps = { db: Database; clock: Clock; queue: RunQueue; logger: Logger };
 
@@ -40,29 +51,13 @@ export async function requeueStalledWork(deps: StalledWorkDeps): Promise<{ runs:
   const emails = await deps.db
     .select({ id: emailOutbox.id })
     .from(emailOutbox)
-    .where(
-      and(
-        eq(emailOutbox.status, "pending"),
-        or(
-          and(isNull(emailOutbox.lastAttemptAt), lt(emailOutbox.createdAt, before(NEVER_ATTEMPTED_AFTER_MS))),
-          and(isNotNull(emailOutbox.lastAttemptAt), lt(emailOutbox.lastAttemptAt, before(RETRY_LOST_AFTER_MS))),
-        ),
-      ),
-    )
+    .where(messageLost(emailOutbox, before))
     .orderBy(asc(emailOutbox.createdAt))
     .limit(SWEEP_LIMIT);
   const deliveries = await deps.db
     .select({ id: notificationDeliveries.id })
     .from(notificationDeliveries)
-    .where(
-      and(
-        eq(notificationDeliveries.status, "pending"),
-        or(
-          and(isNull(notificationDeliveries.lastAttemptAt), lt(notificationDeliveries.createdAt, before(NEVER_ATTEMPTED_AFTER_MS))),
-          and(isNotNull(notificationDeliveries.lastAttemptAt), lt(notificationDeliveries.lastAttemptAt, before(RETRY_LOST_AFTER_MS))),
-        ),
-      ),
-    )
+    .where(messageLost(notificationDeliveries, before))
     .orderBy(asc(notificationDeliveries.id))
     .limit(SWEEP_LIMIT);
   for (const { id } of runs) await deps.queue.send({ testRunId: id });
