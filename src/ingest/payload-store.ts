@@ -27,13 +27,27 @@ export interface PayloadStore {
   read(key: string): Promise<{ body: ReadableStream<Uint8Array>; metadata: PayloadObjectMetadata } | null>;
   /** Deletes the object (no error when it is already gone). */
   delete(key: string): Promise<void>;
+  /**
+   * One page of the objects whose key starts with `prefix`, in key order: from the first, or
+   * after `startAfter`, or where `cursor` (the previous page's) left off. `cursor` is null on the
+   * last page. For the sweep of objects no run holds (src/services/payload-sweep.ts).
+   */
+  list(page: PayloadListPage): Promise<{ objects: StoredObjectEntry[]; cursor: string | null }>;
 }
+
+export type PayloadListPage = { prefix: string; limit: number; startAfter?: string; cursor?: string };
+
+/** An object as listed: its key, and when the store finished writing it. */
+export type StoredObjectEntry = { key: string; uploaded: Date };
 
 /** A payload waiting in the store: its run's upload_payloads row holds the key. */
 export type PayloadObject = { format: UploadFormat; objectKey: string };
 
+/** What every upload's object key starts with: the sweep lists these only. */
+export const PAYLOAD_KEY_PREFIX = "uploads/";
+
 /** A new object's key: unguessable, and apart from anything else a bucket may hold. */
-export const newPayloadKey = () => `uploads/${crypto.randomUUID()}`;
+export const newPayloadKey = () => `${PAYLOAD_KEY_PREFIX}${crypto.randomUUID()}`;
 
 /**
  * Deletes an object no row points at any more (a processed, failed or replayed run's), after the

@@ -22,6 +22,7 @@ import { backgroundWork } from "../services/background-work";
 import { getOrCreateSetting, randomSecret } from "../services/settings";
 import { reencryptSigningSecrets } from "../services/webhook-secrets";
 import { requeueStalledWork } from "../services/stalled-work";
+import { sweepOrphanedPayloads } from "../services/payload-sweep";
 import { DurableObjectKeyCounter } from "./durable-object-key-counter";
 import { type MailSettings, mailFromAddress } from "../mail/transport";
 import { workerSmtpTransport } from "./smtp-transport";
@@ -162,7 +163,8 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
     /**
      * The cron trigger (wrangler.toml `[triggers]`): queues again the work whose message was lost
      * (a run still pending, an e-mail or a webhook delivery never attempted or whose retry never
-     * came; src/services/stalled-work.ts).
+     * came; src/services/stalled-work.ts), then deletes the bucket's payload objects that no run
+     * holds (src/services/payload-sweep.ts).
      */
     async scheduled(_controller, env, ctx): Promise<void> {
       configureLocalProxy(env);
@@ -170,6 +172,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
         await requeueStalledWork({ db, clock, queue: new CloudflareRunQueue(env.RUN_QUEUE), logger: consoleLogger });
+        await sweepOrphanedPayloads({ db, clock, store: payloadStoreOf(env), logger: consoleLogger });
       } finally {
         ctx.waitUntil(pool.end());
       }

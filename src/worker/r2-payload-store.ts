@@ -8,7 +8,7 @@
  * within the first part is one plain put. So the request holds at most one part and the piece
  * being read, whatever the body's size.
  */
-import type { PayloadObjectMetadata, PayloadStore } from "../ingest/payload-store";
+import type { PayloadListPage, PayloadObjectMetadata, PayloadStore, StoredObjectEntry } from "../ingest/payload-store";
 
 /** Bytes per part of a multipart upload: R2's minimum. */
 export const PART_BYTES = 5 * 1024 * 1024;
@@ -67,5 +67,11 @@ export class R2PayloadStore implements PayloadStore {
 
   async delete(key: string): Promise<void> {
     await this.bucket.delete(key);
+  }
+
+  async list(page: PayloadListPage): Promise<{ objects: StoredObjectEntry[]; cursor: string | null }> {
+    // startAfter only opens a listing: a cursor already carries where it stands.
+    const listed = await this.bucket.list({ prefix: page.prefix, limit: page.limit, ...(page.cursor ? { cursor: page.cursor } : page.startAfter ? { startAfter: page.startAfter } : {}) });
+    return { objects: listed.objects.map((o) => ({ key: o.key, uploaded: o.uploaded })), cursor: listed.truncated ? listed.cursor : null };
   }
 }
