@@ -11,6 +11,7 @@
  * encoding the request chose, as pieces of text for the streaming parser.
  */
 import { ApiError } from "../lib/errors";
+import { gunzipStream } from "./gunzip-stream";
 import { type PayloadObject, type PayloadObjectMetadata, type PayloadStore, newPayloadKey } from "./payload-store";
 import { bodyCompression, charsetOf, textDecodingError, tooLarge, xmlEncoding } from "./upload-body";
 import { type ReceivedUpload, type RunMetadata, queryRunMetadata } from "./upload-request";
@@ -107,7 +108,9 @@ export async function streamUploadToStore(store: PayloadStore, received: Streame
   const metadata = queryRunMetadata(received);
   if (!received.body) throw new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
 
-  const checkInput: ReadableWritablePair<Uint8Array, Uint8Array> = gzip ? new DecompressionStream("gzip") : new TransformStream<Uint8Array, Uint8Array>();
+  // Both resolve a write once the check has read (most of) its output: so the store, which pulls
+  // the body, cannot run ahead of the check (gunzip-stream.ts: why not DecompressionStream).
+  const checkInput: ReadableWritablePair<Uint8Array, Uint8Array> = gzip ? gunzipStream() : new TransformStream<Uint8Array, Uint8Array>();
   const checkWriter = checkInput.writable.getWriter();
   const checking = checkReport(checkInput.readable, gzip, charset, limit);
   const bodyReader = received.body.getReader();
@@ -163,7 +166,8 @@ export async function streamUploadToStore(store: PayloadStore, received: Streame
 export async function readStoredText(store: PayloadStore, key: string): Promise<AsyncIterable<string> | null> {
   const object = await store.read(key);
   if (!object) return null;
-  const bytes = object.metadata.contentEncoding === "gzip" ? object.body.pipeThrough(new DecompressionStream("gzip")) : object.body;
+  // Inflated at the parser's pace, not R2's (gunzip-stream.ts).
+  const bytes = object.metadata.contentEncoding === "gzip" ? object.body.pipeThrough(gunzipStream()) : object.body;
   return (async function* () {
     const { head, reader, done } = await readHead(bytes);
     try {
