@@ -1,14 +1,15 @@
 /**
  * Gzip inflation as a stream pair whose writes wait for their output to be read.
  *
- * workerd's DecompressionStream has no backpressure: each chunk written is inflated at once into
- * an internal buffer, however far behind its reader is, and the write resolves. Fed a request body
- * faster than the check reads it (a compressed body arrives about ten times faster than its text
- * is decoded), it held most of a 31 MiB report (docs/edge-path.md#memory); and a small body of
- * zeros is inflated whole before anything counts it against the limit. node:zlib's Gunzip (the
- * Worker runs with nodejs_compat; Node has it natively) stops inflating once its readable side
- * holds its high-water mark, until that is read: its writes resolve only then, so the pair holds
- * about one chunk of input and that much output, whatever the ratio.
+ * workerd's DecompressionStream has no backpressure: a chunk written to it is inflated whole into
+ * a native buffer at once, and the write resolves, however far behind its reader is (400 KiB of
+ * gzip holding 400 MiB of zeros, written once and not read, grew workerd's RSS to 545 MiB). A small
+ * gzip body could cost the isolate its inflated size before the upload's check counted it against
+ * the limit, and a reader slower than its source (the consumer's parser reading R2) let inflated
+ * text pile up. node:zlib's Gunzip (the Worker runs with nodejs_compat; Node has it natively)
+ * stops inflating while its readable side holds its high-water mark, until that is read: its
+ * writes resolve only then, so the pair holds about one chunk of input and that much output,
+ * whatever the ratio.
  */
 import { createGunzip } from "node:zlib";
 
