@@ -4,6 +4,7 @@
  * (4xx in the envelope, no run recorded); problems with the report's content fail the run later.
  */
 import { ApiError } from "../lib/errors";
+import { gunzipStream } from "./gunzip-stream";
 
 /**
  * Largest body accepted, compressed or not, and largest report after decompression: 32 MiB, the
@@ -43,9 +44,13 @@ export function tooLarge(limit = UPLOAD_LIMIT_BYTES): ApiError {
   );
 }
 
-/** Inflates a gzip body, stopping as soon as the output passes the limit (a gzip bomb costs at most the limit). */
+/**
+ * Inflates a gzip body, stopping as soon as the output passes the limit (a gzip bomb costs at most
+ * the limit: gunzipStream inflates only as it is read, where workerd's DecompressionStream would
+ * inflate the whole body at once).
+ */
 async function gunzip(bytes: Uint8Array, limit: number): Promise<Uint8Array> {
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  const stream = new Blob([bytes]).stream().pipeThrough(gunzipStream());
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
