@@ -237,9 +237,8 @@ async function main(): Promise<void> {
         }
         processingMs = performance.now() - accepted;
         // The consumer's checks run after the run is marked processed, for a large run for many
-        // seconds, part of them without a statement: wait until every checked alert's state holds
-        // the run. (Waiting only for a quiet second let the next upload start during the previous
-        // large run's checks, its figures then holding theirs.)
+        // seconds: wait until every checked alert's state holds the run (a quiet second alone
+        // could start the next upload before a large run's checks had ended).
         const checksDone = async () =>
           (
             await database.query<{ done: boolean }>(
