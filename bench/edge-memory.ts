@@ -103,11 +103,17 @@ function rssBytes(pid: number): number {
   }
 }
 
-/** Samples until stopped: the isolate's peak (heap + buffers, and its parts at that moment) and workerd's RSS peak. */
+type Peak = { isolate: number; heap: number; buffers: number; rss: number; samples: number; lost: boolean; atMs: number };
+
+/**
+ * Samples until stopped: the isolate's peak (heap + buffers, and its parts at that moment) and
+ * workerd's RSS peak. `split` ends one part of the phase: it returns that part's peak and starts
+ * the next from zero (the consumer: storing the run, then its alert checks).
+ */
 function sampler(inspector: Inspector, workerdPid: number) {
   let running = true;
   const started = performance.now();
-  const peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0, lost: false, atMs: 0 };
+  let peak: Peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0, lost: false, atMs: 0 };
   const rssTimer = setInterval(() => {
     peak.rss = Math.max(peak.rss, rssBytes(workerdPid));
   }, 2);
@@ -127,13 +133,19 @@ function sampler(inspector: Inspector, workerdPid: number) {
       if (heap + buffers > peak.isolate) Object.assign(peak, { isolate: heap + buffers, heap, buffers, atMs: performance.now() - started });
     }
   })();
-  return async () => {
+  const stop = async () => {
     running = false;
     clearInterval(rssTimer);
     await isolateLoop;
     peak.rss = Math.max(peak.rss, rssBytes(workerdPid));
     return peak;
   };
+  const split = (): Peak => {
+    const part = { ...peak, rss: Math.max(peak.rss, rssBytes(workerdPid)) };
+    peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0, lost: part.lost, atMs: 0 };
+    return part;
+  };
+  return Object.assign(stop, { split });
 }
 
 type Measured = {
@@ -143,8 +155,11 @@ type Measured = {
   status: number;
   outcome: string;
   baseline: { isolate: number; rss: number };
-  request: { isolate: number; heap: number; buffers: number; rss: number; samples: number; lost: boolean; atMs: number };
-  consumer: { isolate: number; heap: number; buffers: number; rss: number; samples: number; lost: boolean; atMs: number } | null;
+  request: Peak;
+  /** Until the run is processed (parsing and storing it). */
+  storing: Peak | null;
+  /** After: the alert checks and what follows them. */
+  consumer: Peak | null;
   processingMs: number | null;
 };
 
@@ -222,6 +237,7 @@ async function main(): Promise<void> {
       const answer = (await response.json()) as { number?: number; error?: { code: string } };
       const request = await stopRequest();
       let consumer: Measured["consumer"] = null;
+      let storing: Measured["storing"] = null;
       let outcome = answer.error?.code ?? "accepted";
       let processingMs: number | null = null;
       if (response.status === 202) {
@@ -233,6 +249,7 @@ async function main(): Promise<void> {
           run = await runStatus(answer.number!);
         }
         processingMs = performance.now() - accepted;
+        storing = stopConsumer.split();
         // The consumer's checks run after the run is marked processed: wait until its sessions are quiet.
         let last = JSON.stringify(countersOf(await local.bridge.counters(), await local.bridge.counters(), QUEUE_APPLICATION));
         let previous = await local.bridge.counters();
@@ -247,11 +264,14 @@ async function main(): Promise<void> {
         consumer = await stopConsumer();
         outcome = run.status === "processed" ? `processed, ${run.tests_count} cases` : run.status;
       }
-      const measured: Measured = { label, bodyBytes: body.byteLength, reportBytes: report.byteLength, status: response.status, outcome, baseline, request, consumer, processingMs };
+      const measured: Measured = { label, bodyBytes: body.byteLength, reportBytes: report.byteLength, status: response.status, outcome, baseline, request, storing, consumer, processingMs };
       results.push(measured);
       log(
         `${label}: HTTP ${response.status} (${outcome}); request peak ${mib(request.isolate)} isolate (+${mib(request.isolate - baseline.isolate)}), RSS +${mib(request.rss - baseline.rss)}` +
-          (consumer ? `; consumer peak ${mib(consumer.isolate)} isolate at ${(consumer.atMs / 1000).toFixed(1)} s, RSS +${mib(consumer.rss - baseline.rss)}; processed after ${((processingMs ?? 0) / 1000).toFixed(1)} s (the alert checks run after that)` : ""),
+          (consumer && storing
+            ? `; consumer peak until processed ${mib(storing.isolate)} isolate, RSS +${mib(storing.rss - baseline.rss)}; processed after ${((processingMs ?? 0) / 1000).toFixed(1)} s;` +
+              ` then (alert checks) peak ${mib(consumer.isolate)} isolate, RSS +${mib(consumer.rss - baseline.rss)}`
+            : ""),
       );
     }
     await database.end();
@@ -276,11 +296,13 @@ async function main(): Promise<void> {
     `- Path: the Worker under wrangler dev (workerd), its queue, the Neon driver through the local bridge, on ${postgres}`,
     "- Isolate = V8 heap in use + ArrayBuffer backing stores (inspector `Runtime.getHeapUsage`), peak of back-to-back samples; the baseline is after a forced GC before the upload. workerd RSS: growth over the baseline, sampled every 2 ms from outside",
     "",
-    "| Report | Body sent | Answer | Isolate before | Request: isolate peak | Request: workerd RSS growth | Consumer: isolate peak | Consumer: workerd RSS growth | 202 → processed |",
-    "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+    "Consumer: until processed = from the upload's answer until the run is processed (reading, parsing and storing it); alert checks = from then until the consumer's database sessions are quiet.",
+    "",
+    "| Report | Body sent | Answer | Isolate before | Request: isolate peak | Request: workerd RSS growth | Consumer until processed: isolate peak | Consumer, alert checks: isolate peak | Consumer: workerd RSS growth | 202 → processed |",
+    "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ...results.map(
       (r) =>
-        `| ${r.label} | ${mib(r.bodyBytes)} | ${r.status} ${r.outcome} | ${mib(r.baseline.isolate)} | ${mib(r.request.isolate)} (heap ${mib(r.request.heap)}, buffers ${mib(r.request.buffers)})${r.request.lost ? ", then the isolate stopped answering" : ""} | ${mib(r.request.rss - r.baseline.rss)} | ${r.consumer ? `${mib(r.consumer.isolate)} (heap ${mib(r.consumer.heap)}, buffers ${mib(r.consumer.buffers)})${r.consumer.lost ? ", then the isolate stopped answering" : ""}` : "–"} | ${r.consumer ? mib(r.consumer.rss - r.baseline.rss) : "–"} | ${r.processingMs === null ? "–" : `${(r.processingMs / 1000).toFixed(1)} s`} |`,
+        `| ${r.label} | ${mib(r.bodyBytes)} | ${r.status} ${r.outcome} | ${mib(r.baseline.isolate)} | ${mib(r.request.isolate)} (heap ${mib(r.request.heap)}, buffers ${mib(r.request.buffers)})${r.request.lost ? ", then the isolate stopped answering" : ""} | ${mib(r.request.rss - r.baseline.rss)} | ${r.storing ? `${mib(r.storing.isolate)} (heap ${mib(r.storing.heap)}, buffers ${mib(r.storing.buffers)})` : "–"} | ${r.consumer ? `${mib(r.consumer.isolate)} (heap ${mib(r.consumer.heap)}, buffers ${mib(r.consumer.buffers)})${r.consumer.lost ? ", then the isolate stopped answering" : ""}` : "–"} | ${r.consumer && r.storing ? mib(Math.max(r.consumer.rss, r.storing.rss) - r.baseline.rss) : "–"} | ${r.processingMs === null ? "–" : `${(r.processingMs / 1000).toFixed(1)} s`} |`,
     ),
   ];
   const report = lines.join("\n");
