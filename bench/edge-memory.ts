@@ -17,7 +17,8 @@
  *
  * Env: BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres), BENCH_MEMORY_CASES
  * (10000,115000: cases per report; 10,000 ≈ 2.7 MiB, 115,000 ≈ 31 MiB), BENCH_MEMORY_GZIP (false:
- * also send each report gzip-compressed), BENCH_MEMORY_UPLOAD_LIMIT (the Worker's
+ * also send each report gzip-compressed), BENCH_MEMORY_LIVE (false: collect garbage before each
+ * sample, so that the peaks are of live memory; sampling is then slower and processing too), BENCH_MEMORY_UPLOAD_LIMIT (the Worker's
  * UPLOAD_LIMIT_BYTES for the run; default: wrangler.toml's), BENCH_OUTPUT (BENCHMARKS.md),
  * BENCH_MEMORY_SECTION (edge-memory), BENCH_MEMORY_HEADING (added to the section's title).
  */
@@ -40,6 +41,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const CASES = (process.env.BENCH_MEMORY_CASES ?? "10000,115000").split(",").map(Number);
 const GZIP = process.env.BENCH_MEMORY_GZIP === "true";
+/** Collect garbage before each sample: the peaks are then of live memory, not of the heap in use. */
+const LIVE = process.env.BENCH_MEMORY_LIVE === "true";
 const OUTPUT = path.resolve(ROOT, process.env.BENCH_OUTPUT || "BENCHMARKS.md");
 const SECTION = process.env.BENCH_MEMORY_SECTION || "edge-memory";
 const log = (message: string) => console.log(`[bench:edge-memory] ${message}`);
@@ -121,6 +124,8 @@ function sampler(inspector: Inspector, workerdPid: number) {
     while (running) {
       let sample: { heap: number; buffers: number };
       try {
+        // Live memory: what is left after a full collection, which V8 would run before failing an allocation.
+        if (LIVE) await inspector.call("HeapProfiler.collectGarbage");
         sample = await inspector.isolateBytes();
       } catch (error) {
         // The isolate stopped answering (a crash, workerd restarting it): the phase's figure is lost, not the run.
@@ -294,7 +299,7 @@ async function main(): Promise<void> {
     `- Code: ${code}`,
     `- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}; load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(1)} at end`,
     `- Path: the Worker under wrangler dev (workerd), its queue, the Neon driver through the local bridge, on ${postgres}`,
-    "- Isolate = V8 heap in use + ArrayBuffer backing stores (inspector `Runtime.getHeapUsage`), peak of back-to-back samples; the baseline is after a forced GC before the upload. workerd RSS: growth over the baseline, sampled every 2 ms from outside",
+    `- Isolate = V8 heap in use + ArrayBuffer backing stores (inspector \`Runtime.getHeapUsage\`), peak of back-to-back samples${LIVE ? ", each taken right after a forced full collection (HeapProfiler.collectGarbage): live memory, garbage excluded (BENCH_MEMORY_LIVE=true)" : " (garbage not yet collected included)"}; the baseline is after a forced GC before the upload. workerd RSS: growth over the baseline, sampled every 2 ms from outside`,
     "",
     "Consumer: until processed = from the upload's answer until the run is processed (reading, parsing and storing it); alert checks = from then until the consumer's database sessions are quiet.",
     "",

@@ -43,8 +43,21 @@ export type RecordedTrip = { alertId: string; alertType: AlertType; eventId: num
 /** A case of the run as the checks' read returns it (json_build_array, in the cases' order). */
 type CaseJson = [testId: string, suite: string, classname: string | null, name: string, status: CaseStatus, attempts: { status: CaseStatus }[] | null, durationMs: number | null, quarantined: boolean];
 
+/** A case without attempts: one shared empty list (the checks never change a test's attempts). */
+const NO_ATTEMPTS = Object.freeze([]) as unknown as CaseStatus[];
+
 /** The run as the checks see it: counts, metadata, and every final case with its attempts, keyed by its test's id. */
 export function runSummary(run: TestRunRow, defaultBranch: string | null, cases: readonly CaseJson[]): RunSummary {
+  // A large run's summary is held through all four checks: its tests share one copy of each
+  // suite name, class name and status instead of one per test.
+  const strings = new Map<string, string>();
+  const shared = <T extends string | null>(value: T): T => {
+    if (value === null) return value;
+    const known = strings.get(value);
+    if (known !== undefined) return known as T;
+    strings.set(value, value);
+    return value;
+  };
   return {
     runId: run.id,
     number: run.number,
@@ -56,11 +69,11 @@ export function runSummary(run: TestRunRow, defaultBranch: string | null, cases:
     counts: { tests: run.testsCount, passed: run.passedCount, failed: run.failedCount, errored: run.erroredCount, skipped: run.skippedCount },
     tests: cases.map(([testId, suite, classname, name, status, attempts, durationMs, quarantined]) => ({
       key: testId,
-      suite,
-      classname,
+      suite: shared(suite),
+      classname: shared(classname),
       name,
-      status,
-      attempts: (attempts ?? []).map((attempt) => attempt.status),
+      status: shared(status),
+      attempts: attempts?.length ? attempts.map((attempt) => shared(attempt.status)) : NO_ATTEMPTS,
       durationMs,
       ...(quarantined ? { quarantined: true } : {}),
     })),
@@ -201,6 +214,8 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Pr
     if (due.length === 0) return;
 
     const summary = runSummary(run, project.defaultBranch, read.cases);
+    // The summary holds what the checks need of the cases: the rows as read are let go now, not after the checks.
+    read.cases.length = 0;
     const runTests = new Set(summary.tests.map((test) => test.key));
     const quarantinedTests = new Set(summary.tests.filter((test) => test.quarantined).map((test) => test.key));
     const { entries: stored, owners } = read;
