@@ -184,7 +184,8 @@ const noop = () => {};
 /**
  * Where a run's rows go while its report is parsed: COPY where the driver offers it
  * (node-postgres; one COPY for all cases, then one for the suites), else INSERT statements, one
- * per chunk of cases, each started at once so Postgres stores one chunk while the next is parsed.
+ * per chunk of cases, started as soon as the chunk is full so Postgres stores one chunk while the
+ * next is parsed, with at most MAX_INSERTS_IN_FLIGHT unanswered (drain, called between slices).
  */
 function rowWriter(db: Database, tx: Database, runId: number, projectId: string, largeAbove: number) {
   let copy: CopySink | null | undefined;
