@@ -38,9 +38,9 @@ export const WORKER_APPLICATION_NAME = "ci-analytics-worker";
 
 /**
  * A Pool for this request only. Its clients fold transactions' BEGIN and COMMIT into their first
- * and last statements where they can (src/db/transaction-boundaries.ts). Clients get error listeners: when the server closes an ended
- * client's WebSocket, workerd raises "Network connection lost", which would otherwise be thrown
- * as an unhandled 'error' event.
+ * and last statements where they can (src/db/transaction-boundaries.ts). Clients get error
+ * listeners: when the server closes an ended client's WebSocket, workerd raises "Network
+ * connection lost", which would otherwise be thrown as an unhandled 'error' event.
  */
 export function requestPool(env: WorkerEnv, handler: "fetch" | "queue" | "scheduled" | "test"): Pool {
   // The session says which handler holds it (pg_stat_activity; the local bridge counts by it).
