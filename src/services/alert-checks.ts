@@ -19,6 +19,7 @@ import { alertCheckStates, alertEvents, alerts, projects, testCases, testSuites,
 import type { CaseStatus } from "../lib/vocabulary";
 import { rowFromJson, rowsOf } from "../db/rows";
 import { transactionWithRetry } from "../db/transaction-retry";
+import { inlined, lastStatement } from "../db/transaction-boundaries";
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
 import type { AlertType } from "../lib/vocabulary";
@@ -102,8 +103,9 @@ type ChecksRead = {
  */
 async function readForChecks(tx: Database, deps: Pick<AlertChecksDeps, "checks">, run: TestRunRow, now: Date): Promise<ChecksRead> {
   const initial = JSON.stringify(Object.entries(deps.checks).map(([type, check]) => ({ t: type, s: check.initialState(), v: check.version })));
+  // Inlined (no parameters): the transaction's BEGIN goes in the same message (src/db/transaction-boundaries.ts).
   const [row] = await rowsOf<{ project: unknown; checked: unknown; cases: unknown; entries: unknown }>(
-    tx.execute(sql`
+    tx.execute(inlined(sql`
       with locked as (select ${projectTestsLock(sql`${run.projectId}`)} is null as l),
       project as (select id, default_branch from ${projects} where id = ${run.projectId}::uuid),
       checked as (select * from ${alerts} a where a.project_id = ${run.projectId}::uuid and (a.active or a.alert_type = 'test_flakiness')),
@@ -124,7 +126,7 @@ async function readForChecks(tx: Database, deps: Pick<AlertChecksDeps, "checks">
       select (select row_to_json(p) from project p) as project,
         (select json_agg(json_build_object('alert', row_to_json(c), 'stored', row_to_json(s)) order by c.alert_type) from checked c join states s on s.alert_type = c.alert_type) as checked,
         (select json_agg(json_build_array(c.test_id, c.suite, c.classname, c.name, c.status, c.attempts, c.duration_ms, c.quarantined) order by c.id) from cases c) as cases,
-        (select json_agg(json_build_array(e.id, e.check_state, e.owners)) from entries e) as entries`),
+        (select json_agg(json_build_array(e.id, e.check_state, e.owners)) from entries e) as entries`)),
   );
   const project = parsedJson<{ id: string; default_branch: string | null } | null>(row?.project, null);
   const checked = parsedJson<{ alert: Record<string, unknown>; stored: Record<string, unknown> }[]>(row?.checked, []);
@@ -352,9 +354,15 @@ async function writeChecks(
       from json_to_recordset(${JSON.stringify(entries.merged)}::json) as y(id uuid, s jsonb)
       where t.id = y.id)`);
   }
+  // The transaction's last statement: COMMIT goes with it (src/db/transaction-boundaries.ts).
   const [row] = await rowsOf<{ events: unknown }>(
-    tx.execute(sql`with ${sql.join(ctes, sql`, `)}
-      select ${events.length > 0 ? sql`(select json_agg(json_build_array(e.id, e.alert_id) order by e.id) from events_w e)` : sql`null::json`} as events`),
+    tx.execute(
+      lastStatement(
+        tx,
+        sql`with ${sql.join(ctes, sql`, `)}
+      select ${events.length > 0 ? sql`(select json_agg(json_build_array(e.id, e.alert_id) order by e.id) from events_w e)` : sql`null::json`} as events`,
+      ),
+    ),
   );
   return parsedJson<[number, string][]>(row?.events, []).map(([id, alertId]) => ({ id: Number(id), alertId }));
 }

@@ -7,6 +7,7 @@ import { type SQL, and, eq, sql } from "drizzle-orm";
 import { projects, testCases, testRuns, testSuites, tests, uploadPayloads } from "../db/schema";
 import { type CopySink, encodeCopyRow, openCopy } from "../db/bulk-copy";
 import { retryOnConflict, transactionWithRetry } from "../db/transaction-retry";
+import { inlined, lastStatement } from "../db/transaction-boundaries";
 import type { Database } from "../db/types";
 import type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 import type { UploadPayload } from "../ingest/run-queue";
@@ -375,7 +376,8 @@ type OpenedRun = { run: TestRunRow; payload: UploadPayload | PayloadObject | nul
  */
 async function openRun(tx: Database, runId: number, now: Date, options: { payload: boolean; derive: boolean }): Promise<OpenedRun | null> {
   const [row] = await rowsOf<{ run: unknown; format: string | null; content: string | null; object_key: string | null; quarantined: unknown; locked: boolean | null }>(
-    tx.execute(sql`
+    // Inlined (no parameters): the transaction's BEGIN goes in the same message (src/db/transaction-boundaries.ts).
+    tx.execute(inlined(sql`
       with r as (select * from ${testRuns} where id = ${runId} for update)
       select row_to_json(r) as run,
         ${options.payload ? sql`p.format, p.content, p.object_key` : sql`null::text as format, null::text as content, null::text as object_key`},
@@ -383,7 +385,7 @@ async function openRun(tx: Database, runId: number, now: Date, options: { payloa
           (select coalesce(json_agg(json_build_array(t.classname, t.file, t.name)), '[]'::json) from ${tests} t
            where t.project_id = r.project_id and t.quarantine_expires_at > ${now.toISOString()}::timestamptz) end as quarantined,
         case when r.status = 'pending' and ${options.derive} then ${projectTestsLock(sql`r.project_id`)} is null end as locked
-      from r ${options.payload ? sql`left join ${uploadPayloads} p on p.test_run_id = r.id` : sql``}`),
+      from r ${options.payload ? sql`left join ${uploadPayloads} p on p.test_run_id = r.id` : sql``}`)),
   );
   if (!row) return null;
   const quarantinedJson = (typeof row.quarantined === "string" ? JSON.parse(row.quarantined) : (row.quarantined ?? [])) as [string | null, string | null, string][];
@@ -514,10 +516,11 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
       { projectId: run.projectId, createdAt: run.createdAt, processedAt, result, durationMs, testsCount: runCounts.testsCount, skippedCount: runCounts.skippedCount },
       sql`(select flaky_tests_count from project)`,
     );
-    // The tests, the failure groups, the run, the project and the day's rollup in one statement. latest_result follows
-    // the most recent processed run: a late-finishing older run does not overwrite a newer one.
+    // The tests, the failure groups, the run, the project and the day's rollup in one statement, the transaction's last
+    // (COMMIT goes with it: src/db/transaction-boundaries.ts). latest_result follows the most recent processed run: a
+    // late-finishing older run does not overwrite a newer one.
     const [processed] = await rowsOf<{ run: unknown }>(
-      tx.execute(sql`
+      tx.execute(lastStatement(tx, sql`
         with ${ctes.length > 0 ? sql`${sql.join(ctes, sql`, `)},` : sql``} done as (
           update ${testRuns} set tests_count = ${runCounts.testsCount}, passed_count = ${runCounts.passedCount}, failed_count = ${runCounts.failedCount},
             errored_count = ${runCounts.erroredCount}, skipped_count = ${runCounts.skippedCount}, quarantined_failures_count = ${quarantinedFailures},
@@ -531,7 +534,7 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
             ${counts ? sql`, ${projectCountsAssignments(counts)}` : sql``}
           where id = ${run.projectId} returning flaky_tests_count),
         rollup as (${rollup})
-        select row_to_json(done) as run from done`),
+        select row_to_json(done) as run from done`)),
     );
     return testRunFromJson(processed!.run);
   });
