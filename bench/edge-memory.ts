@@ -18,7 +18,9 @@
  *
  * Env: BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres), BENCH_MEMORY_CASES
  * (10000,115000: cases per report; 10,000 ≈ 2.7 MiB, 115,000 ≈ 31 MiB), BENCH_MEMORY_GZIP (false;
- * true: also send each report gzip-compressed; only: send it gzip-compressed only), BENCH_MEMORY_UPLOAD_LIMIT (the Worker's
+ * true: also send each report gzip-compressed; only: send it gzip-compressed only), BENCH_MEMORY_LIVE
+ * (false: collect garbage before each sample, so that the peaks are of live memory; sampling is then
+ * slower and processing too), BENCH_MEMORY_UPLOAD_LIMIT (the Worker's
  * UPLOAD_LIMIT_BYTES for the run; default: wrangler.toml's), BENCH_OUTPUT (BENCHMARKS.md),
  * BENCH_MEMORY_SECTION (edge-memory), BENCH_MEMORY_HEADING (added to the section's title).
  */
@@ -43,6 +45,8 @@ const CASES = (process.env.BENCH_MEMORY_CASES ?? "10000,115000").split(",").map(
 /** "true": each report plain, then gzip-compressed; "only": gzip-compressed only (its baseline then follows no large consumer's garbage). */
 const GZIP = process.env.BENCH_MEMORY_GZIP === "true" || process.env.BENCH_MEMORY_GZIP === "only";
 const PLAIN = process.env.BENCH_MEMORY_GZIP !== "only";
+/** Collect garbage before each sample: the peaks are then of live memory, not of the heap in use. */
+const LIVE = process.env.BENCH_MEMORY_LIVE === "true";
 const OUTPUT = path.resolve(ROOT, process.env.BENCH_OUTPUT || "BENCHMARKS.md");
 const SECTION = process.env.BENCH_MEMORY_SECTION || "edge-memory";
 const log = (message: string) => console.log(`[bench:edge-memory] ${message}`);
@@ -106,11 +110,17 @@ function rssBytes(pid: number): number {
   }
 }
 
-/** Samples until stopped: the isolate's peak (heap + buffers, and its parts at that moment) and workerd's RSS peak. */
+type Peak = { isolate: number; heap: number; buffers: number; rss: number; samples: number; lost: boolean; atMs: number };
+
+/**
+ * Samples until stopped: the isolate's peak (heap + buffers, and its parts at that moment) and
+ * workerd's RSS peak. `split` ends one part of the phase: it returns that part's peak and starts
+ * the next from zero (the consumer: storing the run, then its alert checks).
+ */
 function sampler(inspector: Inspector, workerdPid: number) {
   let running = true;
   const started = performance.now();
-  const peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0, lost: false, atMs: 0 };
+  let peak: Peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0, lost: false, atMs: 0 };
   const rssTimer = setInterval(() => {
     peak.rss = Math.max(peak.rss, rssBytes(workerdPid));
   }, 2);
@@ -118,6 +128,8 @@ function sampler(inspector: Inspector, workerdPid: number) {
     while (running) {
       let sample: { heap: number; buffers: number };
       try {
+        // Live memory: what is left after a full collection, which V8 would run before failing an allocation.
+        if (LIVE) await inspector.call("HeapProfiler.collectGarbage");
         sample = await inspector.isolateBytes();
       } catch (error) {
         // The isolate stopped answering (a crash, workerd restarting it): the phase's figure is lost, not the run.
@@ -130,13 +142,19 @@ function sampler(inspector: Inspector, workerdPid: number) {
       if (heap + buffers > peak.isolate) Object.assign(peak, { isolate: heap + buffers, heap, buffers, atMs: performance.now() - started });
     }
   })();
-  return async () => {
+  const stop = async () => {
     running = false;
     clearInterval(rssTimer);
     await isolateLoop;
     peak.rss = Math.max(peak.rss, rssBytes(workerdPid));
     return peak;
   };
+  const split = (): Peak => {
+    const part = { ...peak, rss: Math.max(peak.rss, rssBytes(workerdPid)) };
+    peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0, lost: part.lost, atMs: 0 };
+    return part;
+  };
+  return Object.assign(stop, { split });
 }
 
 type Measured = {
@@ -146,8 +164,11 @@ type Measured = {
   status: number;
   outcome: string;
   baseline: { isolate: number; rss: number };
-  request: { isolate: number; heap: number; buffers: number; rss: number; samples: number; lost: boolean; atMs: number };
-  consumer: { isolate: number; heap: number; buffers: number; rss: number; samples: number; lost: boolean; atMs: number } | null;
+  request: Peak;
+  /** Until the run is processed (parsing and storing it). */
+  storing: Peak | null;
+  /** After: the alert checks and what follows them. */
+  consumer: Peak | null;
   processingMs: number | null;
 };
 
@@ -225,6 +246,7 @@ async function main(): Promise<void> {
       const answer = (await response.json()) as { number?: number; error?: { code: string } };
       const request = await stopRequest();
       let consumer: Measured["consumer"] = null;
+      let storing: Measured["storing"] = null;
       let outcome = answer.error?.code ?? "accepted";
       let processingMs: number | null = null;
       if (response.status === 202) {
@@ -236,6 +258,7 @@ async function main(): Promise<void> {
           run = await runStatus(answer.number!);
         }
         processingMs = performance.now() - accepted;
+        storing = stopConsumer.split();
         // The consumer's checks run after the run is marked processed, for a large run for many
         // seconds: wait until every checked alert's state holds the run (a quiet second alone
         // could start the next upload before a large run's checks had ended).
@@ -262,11 +285,14 @@ async function main(): Promise<void> {
         consumer = await stopConsumer();
         outcome = run.status === "processed" ? `processed, ${run.tests_count} cases` : run.status;
       }
-      const measured: Measured = { label, bodyBytes: body.byteLength, reportBytes: report.byteLength, status: response.status, outcome, baseline, request, consumer, processingMs };
+      const measured: Measured = { label, bodyBytes: body.byteLength, reportBytes: report.byteLength, status: response.status, outcome, baseline, request, storing, consumer, processingMs };
       results.push(measured);
       log(
         `${label}: HTTP ${response.status} (${outcome}); request peak ${mib(request.isolate)} isolate (+${mib(request.isolate - baseline.isolate)}), RSS +${mib(request.rss - baseline.rss)}` +
-          (consumer ? `; consumer peak ${mib(consumer.isolate)} isolate at ${(consumer.atMs / 1000).toFixed(1)} s, RSS +${mib(consumer.rss - baseline.rss)}; processed after ${((processingMs ?? 0) / 1000).toFixed(1)} s (the alert checks run after that)` : ""),
+          (consumer && storing
+            ? `; consumer peak until processed ${mib(storing.isolate)} isolate, RSS +${mib(storing.rss - baseline.rss)}; processed after ${((processingMs ?? 0) / 1000).toFixed(1)} s;` +
+              ` then (alert checks) peak ${mib(consumer.isolate)} isolate, RSS +${mib(consumer.rss - baseline.rss)}`
+            : ""),
       );
     }
     await database.end();
@@ -289,13 +315,15 @@ async function main(): Promise<void> {
     `- Code: ${code}`,
     `- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}; load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(1)} at end`,
     `- Path: the Worker under wrangler dev (workerd), its queue, the Neon driver through the local bridge, on ${postgres}`,
-    "- Isolate = V8 heap in use + ArrayBuffer backing stores (inspector `Runtime.getHeapUsage`), peak of back-to-back samples; the baseline is after a forced GC before the upload. workerd RSS: growth over the baseline, sampled every 2 ms from outside",
+    `- Isolate = V8 heap in use + ArrayBuffer backing stores (inspector \`Runtime.getHeapUsage\`), peak of back-to-back samples${LIVE ? ", each taken right after a forced full collection (HeapProfiler.collectGarbage): live memory, garbage excluded (BENCH_MEMORY_LIVE=true)" : " (garbage not yet collected included)"}; the baseline is after a forced GC before the upload. workerd RSS: growth over the baseline, sampled every 2 ms from outside`,
     "",
-    "| Report | Body sent | Answer | Isolate before | Request: isolate peak | Request: workerd RSS growth | Consumer: isolate peak | Consumer: workerd RSS growth | 202 → processed |",
-    "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+    "Consumer: until processed = from the upload's answer until the run is processed (reading, parsing and storing it); alert checks = from then until the consumer's database sessions are quiet.",
+    "",
+    "| Report | Body sent | Answer | Isolate before | Request: isolate peak | Request: workerd RSS growth | Consumer until processed: isolate peak | Consumer, alert checks: isolate peak | Consumer: workerd RSS growth | 202 → processed |",
+    "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ...results.map(
       (r) =>
-        `| ${r.label} | ${mib(r.bodyBytes)} | ${r.status} ${r.outcome} | ${mib(r.baseline.isolate)} | ${mib(r.request.isolate)} (heap ${mib(r.request.heap)}, buffers ${mib(r.request.buffers)})${r.request.lost ? ", then the isolate stopped answering" : ""} | ${mib(r.request.rss - r.baseline.rss)} | ${r.consumer ? `${mib(r.consumer.isolate)} (heap ${mib(r.consumer.heap)}, buffers ${mib(r.consumer.buffers)})${r.consumer.lost ? ", then the isolate stopped answering" : ""}` : "–"} | ${r.consumer ? mib(r.consumer.rss - r.baseline.rss) : "–"} | ${r.processingMs === null ? "–" : `${(r.processingMs / 1000).toFixed(1)} s`} |`,
+        `| ${r.label} | ${mib(r.bodyBytes)} | ${r.status} ${r.outcome} | ${mib(r.baseline.isolate)} | ${mib(r.request.isolate)} (heap ${mib(r.request.heap)}, buffers ${mib(r.request.buffers)})${r.request.lost ? ", then the isolate stopped answering" : ""} | ${mib(r.request.rss - r.baseline.rss)} | ${r.storing ? `${mib(r.storing.isolate)} (heap ${mib(r.storing.heap)}, buffers ${mib(r.storing.buffers)})` : "–"} | ${r.consumer ? `${mib(r.consumer.isolate)} (heap ${mib(r.consumer.heap)}, buffers ${mib(r.consumer.buffers)})${r.consumer.lost ? ", then the isolate stopped answering" : ""}` : "–"} | ${r.consumer && r.storing ? mib(Math.max(r.consumer.rss, r.storing.rss) - r.baseline.rss) : "–"} | ${r.processingMs === null ? "–" : `${(r.processingMs / 1000).toFixed(1)} s`} |`,
     ),
   ];
   const report = lines.join("\n");

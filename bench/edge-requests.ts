@@ -216,11 +216,12 @@ export const EDGE_BUDGETS: Record<string, Budget> = {
   /** The upload token's lookup, then the arrival (run, counter, payload) as one statement. */
   upload: { roundTrips: 5, flights: 2, statements: 2 },
   /**
-   * The queue consumer's processing of a 20-case run: 5 flights until the run is processed (BEGIN with the connection, the run with its
-   * payload, the cases with the read of their tests, every other write with the day's rollup, COMMIT), then 4 for the alert checks (BEGIN,
-   * one read, one write, COMMIT; src/services/alert-checks.ts) and the read of the run's test events to deliver (queueRunTestEvents).
+   * The queue consumer's processing of a 20-case run: 3 flights until the run is processed (BEGIN with the run's opening and its payload,
+   * riding with the connection; the cases with the read of their tests; every other write with the day's rollup, and COMMIT), then 2 for
+   * the alert checks (BEGIN with the one read, the one write with COMMIT; src/services/alert-checks.ts) and the read of the run's test
+   * events to deliver (queueRunTestEvents). BEGIN and COMMIT travel with the first and last statements: src/db/transaction-boundaries.ts.
    */
-  processing: { roundTrips: 13, flights: 10, statements: 10 },
+  processing: { roundTrips: 9, flights: 6, statements: 6 },
 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

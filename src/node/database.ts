@@ -14,6 +14,7 @@ import { finished } from "node:stream/promises";
 import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { type CopyIn, registerCopyIn } from "../db/bulk-copy";
+import { foldTransactionBoundaries } from "../db/transaction-boundaries";
 import * as schema from "../db/schema";
 import type { Database } from "../db/types";
 
@@ -37,6 +38,8 @@ export async function openDatabase(url: string | undefined, options: { dataDir?:
   if (url && isPostgresUrl(url)) {
     const pool = new pg.Pool({ connectionString: url, max: Number(process.env.PG_POOL_MAX ?? 10) });
     listenForClientErrors(pool);
+    // As on the Worker (src/worker/neon.ts): one code path for the transactions of both network drivers.
+    pool.on("connect", (client) => foldTransactionBoundaries(client));
     const db = drizzlePg(pool, { schema }) as unknown as Database;
     registerCopyIn(db, pgCopyIn);
     const parsed = new URL(url);

@@ -19,6 +19,7 @@ import { alertCheckStates, alertEvents, alerts, projects, testCases, testSuites,
 import type { CaseStatus } from "../lib/vocabulary";
 import { rowFromJson, rowsOf } from "../db/rows";
 import { transactionWithRetry } from "../db/transaction-retry";
+import { inlined, lastStatement } from "../db/transaction-boundaries";
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
 import type { AlertType } from "../lib/vocabulary";
@@ -43,8 +44,21 @@ export type RecordedTrip = { alertId: string; alertType: AlertType; eventId: num
 /** A case of the run as the checks' read returns it (json_build_array, in the cases' order). */
 type CaseJson = [testId: string, suite: string, classname: string | null, name: string, status: CaseStatus, attempts: { status: CaseStatus }[] | null, durationMs: number | null, quarantined: boolean];
 
+/** A case without attempts: one shared empty list (the checks never change a test's attempts). */
+const NO_ATTEMPTS = Object.freeze([]) as unknown as CaseStatus[];
+
 /** The run as the checks see it: counts, metadata, and every final case with its attempts, keyed by its test's id. */
 export function runSummary(run: TestRunRow, defaultBranch: string | null, cases: readonly CaseJson[]): RunSummary {
+  // A large run's summary is held through all four checks: its tests share one copy of each
+  // suite name, class name and status instead of one per test.
+  const strings = new Map<string, string>();
+  const shared = <T extends string | null>(value: T): T => {
+    if (value === null) return value;
+    const known = strings.get(value);
+    if (known !== undefined) return known as T;
+    strings.set(value, value);
+    return value;
+  };
   return {
     runId: run.id,
     number: run.number,
@@ -56,11 +70,11 @@ export function runSummary(run: TestRunRow, defaultBranch: string | null, cases:
     counts: { tests: run.testsCount, passed: run.passedCount, failed: run.failedCount, errored: run.erroredCount, skipped: run.skippedCount },
     tests: cases.map(([testId, suite, classname, name, status, attempts, durationMs, quarantined]) => ({
       key: testId,
-      suite,
-      classname,
+      suite: shared(suite),
+      classname: shared(classname),
       name,
-      status,
-      attempts: (attempts ?? []).map((attempt) => attempt.status),
+      status: shared(status),
+      attempts: attempts?.length ? attempts.map((attempt) => shared(attempt.status)) : NO_ATTEMPTS,
       durationMs,
       ...(quarantined ? { quarantined: true } : {}),
     })),
@@ -89,8 +103,9 @@ type ChecksRead = {
  */
 async function readForChecks(tx: Database, deps: Pick<AlertChecksDeps, "checks">, run: TestRunRow, now: Date): Promise<ChecksRead> {
   const initial = JSON.stringify(Object.entries(deps.checks).map(([type, check]) => ({ t: type, s: check.initialState(), v: check.version })));
+  // Inlined (no parameters): the transaction's BEGIN goes in the same message (src/db/transaction-boundaries.ts).
   const [row] = await rowsOf<{ project: unknown; checked: unknown; cases: unknown; entries: unknown }>(
-    tx.execute(sql`
+    tx.execute(inlined(sql`
       with locked as (select ${projectTestsLock(sql`${run.projectId}`)} is null as l),
       project as (select id, default_branch from ${projects} where id = ${run.projectId}::uuid),
       checked as (select * from ${alerts} a where a.project_id = ${run.projectId}::uuid and (a.active or a.alert_type = 'test_flakiness')),
@@ -111,7 +126,7 @@ async function readForChecks(tx: Database, deps: Pick<AlertChecksDeps, "checks">
       select (select row_to_json(p) from project p) as project,
         (select json_agg(json_build_object('alert', row_to_json(c), 'stored', row_to_json(s)) order by c.alert_type) from checked c join states s on s.alert_type = c.alert_type) as checked,
         (select json_agg(json_build_array(c.test_id, c.suite, c.classname, c.name, c.status, c.attempts, c.duration_ms, c.quarantined) order by c.id) from cases c) as cases,
-        (select json_agg(json_build_array(e.id, e.check_state, e.owners)) from entries e) as entries`),
+        (select json_agg(json_build_array(e.id, e.check_state, e.owners)) from entries e) as entries`)),
   );
   const project = parsedJson<{ id: string; default_branch: string | null } | null>(row?.project, null);
   const checked = parsedJson<{ alert: Record<string, unknown>; stored: Record<string, unknown> }[]>(row?.checked, []);
@@ -201,6 +216,8 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow): Pr
     if (due.length === 0) return;
 
     const summary = runSummary(run, project.defaultBranch, read.cases);
+    // The summary holds what the checks need of the cases: the rows as read are let go now, not after the checks.
+    read.cases.length = 0;
     const runTests = new Set(summary.tests.map((test) => test.key));
     const quarantinedTests = new Set(summary.tests.filter((test) => test.quarantined).map((test) => test.key));
     const { entries: stored, owners } = read;
@@ -337,9 +354,15 @@ async function writeChecks(
       from json_to_recordset(${JSON.stringify(entries.merged)}::json) as y(id uuid, s jsonb)
       where t.id = y.id)`);
   }
+  // The transaction's last statement: COMMIT goes with it (src/db/transaction-boundaries.ts).
   const [row] = await rowsOf<{ events: unknown }>(
-    tx.execute(sql`with ${sql.join(ctes, sql`, `)}
-      select ${events.length > 0 ? sql`(select json_agg(json_build_array(e.id, e.alert_id) order by e.id) from events_w e)` : sql`null::json`} as events`),
+    tx.execute(
+      lastStatement(
+        tx,
+        sql`with ${sql.join(ctes, sql`, `)}
+      select ${events.length > 0 ? sql`(select json_agg(json_build_array(e.id, e.alert_id) order by e.id) from events_w e)` : sql`null::json`} as events`,
+      ),
+    ),
   );
   return parsedJson<[number, string][]>(row?.events, []).map(([id, alertId]) => ({ id: Number(id), alertId }));
 }

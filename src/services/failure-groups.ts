@@ -5,32 +5,29 @@
  * its own cases. Rules: docs/failure-groups.md.
  */
 import { type SQL, and, eq, sql } from "drizzle-orm";
-import { failureGroups, testCases, testFailureGroups, testIdentitySql } from "../db/schema";
+import { failureGroups, testCases, testFailureGroups } from "../db/schema";
 import type { Database } from "../db/types";
+import { ownString } from "../lib/own-string";
 import { type ListRequest, defineList } from "../lib/lists";
 import type { Page } from "../lib/pagination";
 import type { OrgScope } from "./context";
 import { findProjectRow } from "./projects";
 import { findRunRow } from "./test-results";
 import { findTestRow } from "./tests";
-import { testIdentityKey } from "../lib/test-identity";
 
-/** What a run's failures add to the groups, collected while the run is stored. */
+/**
+ * What a run's failures add to the groups that its stored cases do not say: each signature's
+ * message (the first case's, as failureSignature words it). Everything else (occurrences per test
+ * and signature, samples) is read from the run's cases, so memory holds one entry per distinct
+ * cause, not per failing case.
+ */
 export class RunFailures {
-  /** signature → message and occurrences; per test identity → occurrences. */
-  readonly bySignature = new Map<string, { message: string; occurrences: number; tests: Map<string, { c: string | null; f: string | null; n: string; occurrences: number }> }>();
+  /** signature → message. */
+  readonly messages = new Map<string, string>();
 
-  /** `identity`: the test's testIdentityKey, when the caller has it already. */
-  add(test: { classname: string | null; file: string | null; name: string }, failure: { signature: string; message: string }, identity = testIdentityKey(test)): void {
-    let group = this.bySignature.get(failure.signature);
-    if (!group) {
-      group = { message: failure.message, occurrences: 0, tests: new Map() };
-      this.bySignature.set(failure.signature, group);
-    }
-    group.occurrences++;
-    const known = group.tests.get(identity);
-    if (known) known.occurrences++;
-    else group.tests.set(identity, { c: test.classname, f: test.file, n: test.name, occurrences: 1 });
+  add(failure: { signature: string; message: string }): void {
+    // Kept until the run is stored: its own copy, not a slice of the report's text.
+    if (!this.messages.has(failure.signature)) this.messages.set(ownString(failure.signature), ownString(failure.message));
   }
 }
 
@@ -52,15 +49,17 @@ export async function recordRunFailures(tx: Database, run: { id: number; project
  * Worker). The last one is named `failure_groups_written`.
  */
 export function runFailuresSql(run: { id: number; projectId: string; createdAt: Date }, failures: RunFailures): SQL | null {
-  if (failures.bySignature.size === 0) return null;
-  const perTest = [...failures.bySignature].flatMap(([signature, group]) =>
-    [...group.tests.values()].map((test) => ({ s: signature, m: group.message, c: test.c, f: test.f, n: test.n, o: test.occurrences })),
-  );
+  if (failures.messages.size === 0) return null;
+  const messages = [...failures.messages].map(([s, m]) => ({ s, m }));
   const at = sql`${run.createdAt.toISOString()}::timestamptz`;
+  // Occurrences per test and signature are the run's stored cases with that signature (a case has
+  // one when run processing derived it: the same cases whose messages are here).
   return sql`
     x as (
-      select x.s, x.m, x.o, ${testIdentitySql(sql`${run.projectId}::uuid`, sql`x.c`, sql`x.f`, sql`x.n`)} as test_id
-      from json_to_recordset(${JSON.stringify(perTest)}::json) as x(s text, m text, c text, f text, n text, o int)
+      select c.failure_signature as s, m.m, count(*)::int as o, c.test_id
+      from ${testCases} c join json_to_recordset(${JSON.stringify(messages)}::json) as m(s text, m text) on m.s = c.failure_signature
+      where c.test_run_id = ${run.id} and c.failure_signature is not null
+      group by c.failure_signature, m.m, c.test_id
     ),
     samples as (
       select distinct on (c.test_id, c.failure_signature) c.test_id, c.failure_signature, c.id, c.failure_message, c.failure_text

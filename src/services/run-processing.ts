@@ -19,7 +19,6 @@ import { readStoredText } from "../ingest/streamed-upload";
 import { REPORT_LIMITS, ReportError, type ReportSuite } from "../ingest/report";
 import type { ServiceDeps } from "./context";
 import { type SuiteSource, type TestRunRow, failTestRun, storeTestRun } from "./test-runs";
-import { yieldToEventLoop as pause } from "../lib/yield-to-event-loop";
 
 /**
  * Called with every run that finished processing. The alert checks attach here
@@ -73,7 +72,7 @@ function storedEnvelope(content: string): UploadEnvelope {
  * deterministic, so such an input would fail the same way on every retry.
  */
 export function suiteSourceOf(payload: UploadPayload | PayloadObject, store?: PayloadStore): SuiteSource {
-  return async (emitToStore) => {
+  return async (emitToStore, pause) => {
     const emit = limited(emitToStore);
     if ("objectKey" in payload) {
       // Only JUnit XML is stored as an object (src/ingest/streamed-upload.ts): parsed as it is read.

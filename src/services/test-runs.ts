@@ -7,6 +7,7 @@ import { type SQL, and, eq, sql } from "drizzle-orm";
 import { projects, testCases, testRuns, testSuites, tests, uploadPayloads } from "../db/schema";
 import { type CopySink, encodeCopyRow, openCopy } from "../db/bulk-copy";
 import { retryOnConflict, transactionWithRetry } from "../db/transaction-retry";
+import { inlined, lastStatement } from "../db/transaction-boundaries";
 import type { Database } from "../db/types";
 import type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 import type { UploadPayload } from "../ingest/run-queue";
@@ -20,8 +21,10 @@ import { RunFailures, runFailuresSql } from "./failure-groups";
 import {
   type ProjectTestCounts,
   type StoredTests,
+  type TestHealthChange,
   TestExecutions,
   advanceRunTests,
+  advanceRunTestsInChunks,
   projectCountsAssignments,
   storedTestsOf,
   projectTestsLock,
@@ -32,6 +35,8 @@ import { type HealthFollowDeps, followHealthChanges } from "./quarantine";
 import { rowFromJson, rowsOf } from "../db/rows";
 import { testIdentityKey } from "../lib/test-identity";
 import { dailyRollupSql } from "./daily-rollups";
+import { yieldToEventLoop } from "../lib/yield-to-event-loop";
+import { ownString } from "../lib/own-string";
 
 export type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
 import type { RunResult } from "../lib/vocabulary";
@@ -173,29 +178,52 @@ const storedAttempts = (testCase: ReportCase): StoredAttempt[] | null =>
 
 /** Case rows per write: small enough that Postgres works on one chunk while the next is parsed. */
 const CASES_PER_CHUNK = 1_000;
+/** Inserts sent and not yet answered, at most, before parsing waits (rowWriter's drain). */
+const MAX_INSERTS_IN_FLIGHT = 2;
+const noop = () => {};
 
 /**
  * Where a run's rows go while its report is parsed: COPY where the driver offers it
  * (node-postgres; one COPY for all cases, then one for the suites), else INSERT statements, one
- * per chunk of cases, each started at once so Postgres stores one chunk while the next is parsed.
+ * per chunk of cases, started as soon as the chunk is full so Postgres stores one chunk while the
+ * next is parsed, with at most MAX_INSERTS_IN_FLIGHT unanswered (drain, called between slices).
  */
-function rowWriter(db: Database, tx: Database, runId: number, projectId: string) {
+function rowWriter(db: Database, tx: Database, runId: number, projectId: string, largeAbove: number) {
   let copy: CopySink | null | undefined;
-  const inflight: Promise<unknown>[] = [];
+  /** The inserts sent, each settled into a promise that does not reject (their first error is kept). */
+  const inflight: Promise<void>[] = [];
+  let failure: { error: unknown } | null = null;
   let pendingRows: CaseRow[] = [];
   let pendingText = "";
   let pendingCount = 0;
+  let total = 0;
 
   const flush = () => {
     if (pendingCount === 0) return;
     if (copy) copy.write(pendingText);
-    else inflight.push(insertCases(tx, runId, projectId, pendingRows));
+    else inflight.push(insertCases(tx, runId, projectId, pendingRows).then(noop, (error: unknown) => void (failure ??= { error })));
     pendingRows = [];
     pendingText = "";
     pendingCount = 0;
   };
 
   return {
+    /**
+     * More cases than `largeAbove` (one chunk): the run is stored and its tests advanced in chunks, and nothing
+     * per case or per test stays in memory (storeTestRun).
+     */
+    get large(): boolean {
+      return total > largeAbove;
+    },
+    /**
+     * Waits while more than one chunk's insert is under way: the parser runs ahead of the database
+     * by one chunk at most, so the rows waiting to be sent never pile up in memory. Never throws:
+     * a failed insert is reported by finishCases.
+     */
+    async drain(): Promise<void> {
+      // A connection answers its statements in order: once this one is answered, at most MAX_INSERTS_IN_FLIGHT are not.
+      await inflight[inflight.length - 1 - MAX_INSERTS_IN_FLIGHT];
+    },
     addCase(suiteNumber: number, c: ReportCase, signature: string | null, quarantined: boolean): void {
       // Decided once per run: null (no COPY on this driver) is a decision too, unlike undefined.
       if (copy === undefined) copy = openCopy(db, tx, COPY_CASES);
@@ -237,6 +265,7 @@ function rowWriter(db: Database, tx: Database, runId: number, projectId: string)
           ...(quarantined ? { q: true as const } : {}),
         });
       }
+      total++;
       if (++pendingCount >= CASES_PER_CHUNK) flush();
     },
     /** Every case is stored when this resolves; rejects with the database's error otherwise. */
@@ -244,8 +273,9 @@ function rowWriter(db: Database, tx: Database, runId: number, projectId: string)
       flush();
       if (copy) await copy.end();
       // Every statement settles before a failure is reported: nothing may still be running on the connection.
-      const failed = (await Promise.allSettled(inflight)).find((result) => result.status === "rejected");
-      if (failed) throw failed.reason;
+      await Promise.all(inflight);
+      const failed = failure as { error: unknown } | null;
+      if (failed) throw failed.error;
     },
     async storeSuites(rows: SuiteRow[]): Promise<void> {
       const suiteCopy = rows.length > 0 && copy ? openCopy(db, tx, COPY_SUITES) : null;
@@ -293,7 +323,7 @@ function rowWriter(db: Database, tx: Database, runId: number, projectId: string)
     /** Nothing may be left running on the transaction's connection when it ends. */
     async abandon(reason: unknown): Promise<void> {
       if (copy) await copy.abort(reason instanceof Error ? reason : new Error(String(reason)));
-      await Promise.allSettled(inflight);
+      await Promise.all(inflight);
     },
   };
 }
@@ -302,7 +332,7 @@ function rowWriter(db: Database, tx: Database, runId: number, projectId: string)
  * Where a run's suites come from: calls `emit` with top-level suites (in order, each complete)
  * and resolves to the run's own duration if the report states one.
  */
-export type SuiteSource = (emit: (suites: ReportSuite[]) => void) => Promise<number | null | undefined>;
+export type SuiteSource = (emit: (suites: ReportSuite[]) => void, pause: () => Promise<void>) => Promise<number | null | undefined>;
 
 /**
  * Stores a pending run's report and marks it processed, all in one transaction: either every
@@ -318,6 +348,12 @@ export type StoreOptions = {
    * benchmark's baseline, which measures what they add to processing in the same run.
    */
   testsAndGroups?: boolean;
+  /**
+   * A run with more cases than this is large: its tests are advanced in chunks from its stored
+   * cases, holding nothing per case or per test (default CASES_PER_CHUNK). Tests set it to store
+   * one report both ways and compare.
+   */
+  largeAbove?: number;
 };
 
 /** What storing a run needs: its health changes are followed (auto-quarantine, webhooks) in its transaction. */
@@ -340,7 +376,8 @@ type OpenedRun = { run: TestRunRow; payload: UploadPayload | PayloadObject | nul
  */
 async function openRun(tx: Database, runId: number, now: Date, options: { payload: boolean; derive: boolean }): Promise<OpenedRun | null> {
   const [row] = await rowsOf<{ run: unknown; format: string | null; content: string | null; object_key: string | null; quarantined: unknown; locked: boolean | null }>(
-    tx.execute(sql`
+    // Inlined (no parameters): the transaction's BEGIN goes in the same message (src/db/transaction-boundaries.ts).
+    tx.execute(inlined(sql`
       with r as (select * from ${testRuns} where id = ${runId} for update)
       select row_to_json(r) as run,
         ${options.payload ? sql`p.format, p.content, p.object_key` : sql`null::text as format, null::text as content, null::text as object_key`},
@@ -348,7 +385,7 @@ async function openRun(tx: Database, runId: number, now: Date, options: { payloa
           (select coalesce(json_agg(json_build_array(t.classname, t.file, t.name)), '[]'::json) from ${tests} t
            where t.project_id = r.project_id and t.quarantine_expires_at > ${now.toISOString()}::timestamptz) end as quarantined,
         case when r.status = 'pending' and ${options.derive} then ${projectTestsLock(sql`r.project_id`)} is null end as locked
-      from r ${options.payload ? sql`left join ${uploadPayloads} p on p.test_run_id = r.id` : sql``}`),
+      from r ${options.payload ? sql`left join ${uploadPayloads} p on p.test_run_id = r.id` : sql``}`)),
   );
   if (!row) return null;
   const quarantinedJson = (typeof row.quarantined === "string" ? JSON.parse(row.quarantined) : (row.quarantined ?? [])) as [string | null, string | null, string][];
@@ -377,8 +414,12 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
 
     const runCounts = zeroCounts();
     const suiteRows: SuiteRow[] = [];
-    const rows = rowWriter(deps.db, tx, runId, run.projectId);
-    const executions = new TestExecutions();
+    const rows = rowWriter(deps.db, tx, runId, run.projectId, options.largeAbove ?? CASES_PER_CHUNK);
+    /**
+     * Each test's execution, merged in memory while the run is small. Past one chunk of cases the
+     * run is large: this is dropped, and advanceRunTestsInChunks merges them from the stored cases.
+     */
+    let executions: TestExecutions | null = derive ? new TestExecutions() : null;
     const failures = new RunFailures();
     let quarantinedFailures = 0;
     let suiteNumber = 0;
@@ -388,7 +429,8 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
     const walk = (suite: ReportSuite, parentNumber: number | null): Counts => {
       const number = ++suiteNumber;
       const counts = zeroCounts();
-      const row = { number, parent_number: parentNumber, name: suite.name, duration_ms: suite.durationMs ?? null } as SuiteRow;
+      // Kept until the run is stored: its own copy, not a slice of the report's text (ownString).
+      const row = { number, parent_number: parentNumber, name: ownString(suite.name), duration_ms: suite.durationMs ?? null } as SuiteRow;
       suiteRows.push(row);
       for (const testCase of suite.cases) {
         addCase(counts, testCase.status);
@@ -400,8 +442,9 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
         if (isQuarantined && (testCase.status === "failed" || testCase.status === "errored")) quarantinedFailures++;
         rows.addCase(number, testCase, failure?.signature ?? null, isQuarantined);
         if (identity === null) continue;
-        executions.add(suite.name, testCase, identity);
-        if (failure) failures.add(test, failure, identity);
+        if (executions && rows.large) executions = null;
+        executions?.add(suite.name, testCase, identity);
+        if (failure) failures.add(failure);
       }
       for (const child of suite.suites ?? []) addCounts(counts, walk(child, number));
       row.tests_count = counts.testsCount;
@@ -414,18 +457,26 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
 
     let statedDuration: number | null | undefined;
     try {
-      statedDuration = await source((suites) => {
-        for (const suite of suites) {
-          addCounts(runCounts, walk(suite, null));
-          if (suite.durationMs !== null && suite.durationMs !== undefined) topLevelDuration = (topLevelDuration ?? 0) + suite.durationMs;
-        }
-      });
+      statedDuration = await source(
+        (suites) => {
+          for (const suite of suites) {
+            addCounts(runCounts, walk(suite, null));
+            if (suite.durationMs !== null && suite.durationMs !== undefined) topLevelDuration = (topLevelDuration ?? 0) + suite.durationMs;
+          }
+        },
+        // Between slices of the report: the parser waits for the database when it is a chunk ahead.
+        async () => {
+          await rows.drain();
+          await yieldToEventLoop();
+        },
+      );
     } catch (error) {
       await rows.abandon(error);
       throw error;
     }
     // The rest of the cases, the suites, the payload's deletion and the read of the run's tests (under the tests lock openRun took).
-    const readTests = executions.byIdentity.size > 0;
+    const large = derive && rows.large;
+    const readTests = executions !== null && !large && executions.byIdentity.size > 0;
     let stored: StoredTests | null;
     try {
       stored = await rows.finish(suiteRows, readTests);
@@ -439,11 +490,15 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
     // the tests' rows as this run leaves them, so those are written first.
     let writes: SQL[] = [];
     let counts: ProjectTestCounts | null = null;
-    if (readTests) {
-      const advanced = await advanceRunTests(tx, run, executions, stored!);
+    const follow = (changes: TestHealthChange[]) => followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId: run.projectId, processedAt }, changes);
+    if (large) {
+      // Each chunk of tests is written as it is advanced (and its health changes followed); the counts go with the project's update below.
+      counts = await advanceRunTestsInChunks(tx, run, follow);
+    } else if (readTests) {
+      const advanced = await advanceRunTests(tx, run, executions!, stored!);
       if (advanced.changes.length > 0) {
         await writeRunTests(tx, run.projectId, advanced.writes, advanced.counts);
-        await followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId: run.projectId, processedAt }, advanced.changes);
+        await follow(advanced.changes);
       } else {
         writes = advanced.writes;
         counts = advanced.counts;
@@ -461,10 +516,11 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
       { projectId: run.projectId, createdAt: run.createdAt, processedAt, result, durationMs, testsCount: runCounts.testsCount, skippedCount: runCounts.skippedCount },
       sql`(select flaky_tests_count from project)`,
     );
-    // The tests, the failure groups, the run, the project and the day's rollup in one statement. latest_result follows
-    // the most recent processed run: a late-finishing older run does not overwrite a newer one.
+    // The tests, the failure groups, the run, the project and the day's rollup in one statement, the transaction's last
+    // (COMMIT goes with it: src/db/transaction-boundaries.ts). latest_result follows the most recent processed run: a
+    // late-finishing older run does not overwrite a newer one.
     const [processed] = await rowsOf<{ run: unknown }>(
-      tx.execute(sql`
+      tx.execute(lastStatement(tx, sql`
         with ${ctes.length > 0 ? sql`${sql.join(ctes, sql`, `)},` : sql``} done as (
           update ${testRuns} set tests_count = ${runCounts.testsCount}, passed_count = ${runCounts.passedCount}, failed_count = ${runCounts.failedCount},
             errored_count = ${runCounts.erroredCount}, skipped_count = ${runCounts.skippedCount}, quarantined_failures_count = ${quarantinedFailures},
@@ -478,7 +534,7 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
             ${counts ? sql`, ${projectCountsAssignments(counts)}` : sql``}
           where id = ${run.projectId} returning flaky_tests_count),
         rollup as (${rollup})
-        select row_to_json(done) as run from done`),
+        select row_to_json(done) as run from done`)),
     );
     return testRunFromJson(processed!.run);
   });

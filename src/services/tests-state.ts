@@ -5,7 +5,7 @@
  * statements that read and write the rows.
  */
 import { type SQL, sql } from "drizzle-orm";
-import { projectCodeowners, projects, testCases, testHealthTransitions, tests } from "../db/schema";
+import { projectCodeowners, projects, testCases, testHealthTransitions, testSuites, tests } from "../db/schema";
 import { rowsOf } from "../db/rows";
 import type { Database } from "../db/types";
 import type { ReportCase } from "../ingest/report";
@@ -182,10 +182,19 @@ function contradictsCommit(prior: TestState | undefined, execution: TestExecutio
  * One run's effect on its tests: advanceTest on each, once the run is known to be a same-commit
  * burst or not (SAME_COMMIT_BURST). Pure, like advanceTest; results in the order of `tests`.
  */
-export function advanceRun(tests: readonly { previous: PreviousTest | null; execution: TestExecution }[], run: RunContext): { progress: TestProgress; change: HealthChange | null }[] {
-  let contradicting = 0;
-  for (const { previous, execution } of tests) if (contradictsCommit(previous?.state, execution, run.commitSha)) contradicting++;
-  const context: RunContext = { ...run, sameCommitBurst: contradicting >= SAME_COMMIT_BURST };
+export function advanceRun(
+  tests: readonly { previous: PreviousTest | null; execution: TestExecution }[],
+  run: RunContext,
+  /** Decided beforehand when the run's tests are advanced in chunks (runBurstSql counted them all). */
+  sameCommitBurst?: boolean,
+): { progress: TestProgress; change: HealthChange | null }[] {
+  let burst = sameCommitBurst;
+  if (burst === undefined) {
+    let contradicting = 0;
+    for (const { previous, execution } of tests) if (contradictsCommit(previous?.state, execution, run.commitSha)) contradicting++;
+    burst = contradicting >= SAME_COMMIT_BURST;
+  }
+  const context: RunContext = { ...run, sameCommitBurst: burst };
   return tests.map(({ previous, execution }) => advanceTest(previous, execution, context));
 }
 
@@ -402,26 +411,48 @@ export async function advanceRunTests(
   if (!read) await lockProjectTests(tx, run.projectId);
   const { defaultBranch, rows: stored } =
     read ?? storedTestsOf(await rowsOf(tx.execute(sql`with ${storedTestsSql(run.projectId, { from: sql`${testCases} c`, where: sql`c.test_run_id = ${run.id}` })}`)));
-  const context: RunContext = {
-    runId: run.id,
-    number: run.number,
-    createdAt: run.createdAt,
-    commitSha: run.commitSha,
-    onDefaultBranch: isDefaultBranch(run.branch, defaultBranch),
-  };
   const rowByIdentity = new Map<string, StoredRow>();
   for (const row of stored) rowByIdentity.set(testIdentityKey({ classname: row.classname, file: row.file, name: row.name }), row);
+  const advancing = [...executions.byIdentity].map(([identity, execution]) => {
+    const row = rowByIdentity.get(identity);
+    if (!row) throw new Error("A test of the run has no stored case.");
+    return { row, execution };
+  });
+  return advanceTests(tx, run, runContext(run, defaultBranch), advancing, undefined, ownersOnce(tx, run.projectId));
+}
+
+const runContext = (run: { id: number; number: number; createdAt: Date; commitSha: string | null; branch: string | null }, defaultBranch: string | null): RunContext => ({
+  runId: run.id,
+  number: run.number,
+  createdAt: run.createdAt,
+  commitSha: run.commitSha,
+  onDefaultBranch: isDefaultBranch(run.branch, defaultBranch),
+});
+
+/** The project's CODEOWNERS matcher, read at most once per run however many chunks ask for it. */
+function ownersOnce(tx: Database, projectId: string): () => Promise<OwnersMatcher | null> {
+  let matcher: Promise<OwnersMatcher | null> | undefined;
+  return () => (matcher ??= storedOwnersMatcher(tx, projectId));
+}
+
+type AdvancedTests = { changes: TestHealthChange[]; writes: SQL[]; counts: ProjectTestCounts | null };
+
+/** advanceRun on stored rows, and the statements that write the result (see advanceRunTests). */
+async function advanceTests(
+  tx: Database,
+  run: { id: number; projectId: string; number: number; createdAt: Date },
+  context: RunContext,
+  advancing: { row: StoredRow; execution: TestExecution }[],
+  sameCommitBurst: boolean | undefined,
+  owners: () => Promise<OwnersMatcher | null>,
+): Promise<AdvancedTests> {
   const fresh: Record<string, unknown>[] = [];
   const known: unknown[] = [];
   const changes: { t: string; f: TestHealth; to: TestHealth; r: string }[] = [];
   let flaky = 0;
   let broken = 0;
-  const rows = [...executions.byIdentity].map(([identity, execution]) => {
-    const row = rowByIdentity.get(identity);
-    if (!row) throw new Error("A test of the run has no stored case.");
-    return { row, execution, previous: previousOf(row) };
-  });
-  const advanced = advanceRun(rows, context);
+  const rows = advancing.map(({ row, execution }) => ({ row, execution, previous: previousOf(row) }));
+  const advanced = advanceRun(rows, context, sameCommitBurst);
   for (const [index, { row, execution, previous }] of rows.entries()) {
     const { progress, change } = advanced[index]!;
     const before = previous?.health ?? "healthy";
@@ -458,8 +489,8 @@ export async function advanceRunTests(
   if (fresh.length > 0) {
     // New tests get their owners from the project's CODEOWNERS, read and parsed once for the run
     // (under the lock, so an upload of a new CODEOWNERS is wholly before or after this run).
-    const owners = fresh.some((row) => row.f !== null) ? await storedOwnersMatcher(tx, run.projectId) : null;
-    if (owners) for (const row of fresh) row.o = owners.ownersOf(row.f as string | null);
+    const matcher = fresh.some((row) => row.f !== null) ? await owners() : null;
+    if (matcher) for (const row of fresh) row.o = matcher.ownersOf(row.f as string | null);
     writes.push(sql`
       insert into ${tests} (id, project_id, name, classname, file, suite, health, health_changed_at, executions_count, last_status, last_executed_at,
         last_failed_at, first_seen_at, last_run_number, window_size, failure_rate, flip_rate, impact, duration_p50_ms, duration_p95_ms,
@@ -495,6 +526,95 @@ export async function advanceRunTests(
     writes,
     counts: fresh.length !== 0 || flaky !== 0 || broken !== 0 ? { added: fresh.length, flaky, broken } : null,
   };
+}
+
+/** Tests advanced per chunk of a large run: what one fetch, one advance and one write hold. */
+export const TESTS_PER_CHUNK = 2_000;
+
+/**
+ * The run's executions merged per test from its stored cases, as TestExecutions.add merges them
+ * in memory: the first case's suite and file (in the order stored, which is the report's), the
+ * worst status, whether any case or attempt passed / failed or errored, the longest duration.
+ */
+const storedExecutionsSql = (runId: number): SQL => sql`
+  select c.test_id, min(c.classname) as classname, min(c.name) as name,
+    (array_agg(c.file order by c.id))[1] as file, (array_agg(su.name order by c.id))[1] as suite,
+    max(case c.status when 'skipped' then 0 when 'passed' then 1 when 'failed' then 2 else 3 end) as severity,
+    bool_or(c.status = 'passed' or c.attempts @> '[{"status":"passed"}]') as passed,
+    bool_or(c.status in ('failed', 'errored') or c.attempts @> '[{"status":"failed"}]' or c.attempts @> '[{"status":"errored"}]') as failed,
+    max(c.duration_ms) as duration_ms
+  from ${testCases} c join ${testSuites} su on su.test_run_id = c.test_run_id and su.number = c.suite_number
+  where c.test_run_id = ${runId}
+  group by c.test_id`;
+
+const STATUS_BY_SEVERITY: CaseStatus[] = ["skipped", "passed", "failed", "errored"];
+
+type ChunkRow = StoredRow & { test_id: string; suite: string; severity: number; passed: boolean; failed: boolean; duration_ms: number | null };
+
+/**
+ * advanceRunTests for a run too large to hold in memory (src/services/test-runs.ts decides): the
+ * run's executions are merged from its stored cases by Postgres and read with their tests' rows
+ * through a cursor, TESTS_PER_CHUNK at a time; each chunk is advanced and written (and its health
+ * changes followed, `follow`) before the next is read. Whether the run is a same-commit burst
+ * is counted first, over all its tests, as advanceRun would over the whole run. Under
+ * lockProjectTests, taken by the caller. Returns what the run changes in the project's counts,
+ * which the caller writes with its own update of the project's row.
+ */
+export async function advanceRunTestsInChunks(
+  tx: Database,
+  run: { id: number; projectId: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
+  follow: (changes: TestHealthChange[]) => Promise<void>,
+): Promise<ProjectTestCounts | null> {
+  // A contradiction: the test passed (only) where it had only failed on the run's commit before, or the reverse (contradictsCommit).
+  const sha = run.commitSha ? shortSha(run.commitSha) : null;
+  const [head] = await rowsOf<{ default_branch: string | null; contradicting: number | string }>(
+    tx.execute(sql`
+      with locked_project as (select default_branch from ${projects} where id = ${run.projectId} for update)
+      select p.default_branch, ${
+        sha === null ? sql`0`
+        : sql`(select count(*) from (${storedExecutionsSql(run.id)}) e join ${tests} t on t.id = e.test_id
+            where e.passed <> e.failed and (case when e.passed then ${`${sha}:2`} else ${`${sha}:1`} end) = any(string_to_array(t.recent_commits, ' ')))`
+      } as contradicting
+      from locked_project p`),
+  );
+  const context = runContext(run, head?.default_branch ?? null);
+  const burst = Number(head?.contradicting ?? 0) >= SAME_COMMIT_BURST;
+  const owners = ownersOnce(tx, run.projectId);
+  const total: ProjectTestCounts = { added: 0, flaky: 0, broken: 0 };
+  await tx.execute(sql`
+    declare run_tests no scroll cursor for
+    select e.*, t.id as id, t.id is not null as found, t.health, t.health_changed_at, t.executions_count, t.last_status, t.last_executed_at, t.last_failed_at,
+      t.last_run_number, t.window_outcomes, t.duration_log_mean, t.duration_log_var, t.duration_samples, t.recent_commits, t.failing_streak, t.passing_streak
+    from (${storedExecutionsSql(run.id)}) e left join ${tests} t on t.id = e.test_id
+    order by e.test_id`);
+  for (;;) {
+    const rows = await rowsOf<ChunkRow>(tx.execute(sql.raw(`fetch ${TESTS_PER_CHUNK} from run_tests`)));
+    if (rows.length === 0) break;
+    const chunk = rows.map((row) => ({
+      row: { ...row, id: row.test_id },
+      execution: {
+        name: row.name,
+        classname: row.classname,
+        file: row.file,
+        suite: row.suite,
+        status: STATUS_BY_SEVERITY[row.severity]!,
+        passed: row.passed,
+        failed: row.failed,
+        durationMs: row.duration_ms,
+      },
+    }));
+    const advanced = await advanceTests(tx, run, context, chunk, burst, owners);
+    await writeRunTests(tx, run.projectId, advanced.writes, null);
+    if (advanced.counts) {
+      total.added += advanced.counts.added;
+      total.flaky += advanced.counts.flaky;
+      total.broken += advanced.counts.broken;
+    }
+    if (advanced.changes.length > 0) await follow(advanced.changes);
+    if (rows.length < TESTS_PER_CHUNK) break;
+  }
+  await tx.execute(sql`close run_tests`);
+  return total.added !== 0 || total.flaky !== 0 || total.broken !== 0 ? total : null;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Pool, neonConfig } from "@neondatabase/serverless";
+import { type FoldableClient, foldTransactionBoundaries } from "../db/transaction-boundaries";
 import { consoleLogger } from "../lib/logger";
 import type { WorkerEnv } from "./env";
 
@@ -36,9 +37,10 @@ export function configureLocalProxy(env: WorkerEnv): void {
 export const WORKER_APPLICATION_NAME = "ci-analytics-worker";
 
 /**
- * A Pool for this request only. Clients get error listeners: when the server closes an ended
- * client's WebSocket, workerd raises "Network connection lost", which would otherwise be thrown
- * as an unhandled 'error' event.
+ * A Pool for this request only. Its clients fold transactions' BEGIN and COMMIT into their first
+ * and last statements where they can (src/db/transaction-boundaries.ts). Clients get error
+ * listeners: when the server closes an ended client's WebSocket, workerd raises "Network
+ * connection lost", which would otherwise be thrown as an unhandled 'error' event.
  */
 export function requestPool(env: WorkerEnv, handler: "fetch" | "queue" | "scheduled" | "test"): Pool {
   // The session says which handler holds it (pg_stat_activity; the local bridge counts by it).
@@ -47,7 +49,9 @@ export function requestPool(env: WorkerEnv, handler: "fetch" | "queue" | "schedu
   pool.on("error", (error: Error) => {
     if (!(pool as unknown as { ending?: boolean }).ending) consoleLogger.error("postgres pool error", { error: error.message });
   });
-  pool.on("connect", (client: { on(event: "error", listener: (error: Error) => void): unknown; _ending?: boolean }) => {
+  pool.on("connect", (client: { on(event: "error", listener: (error: Error) => void): unknown; _ending?: boolean; query: FoldableClient["query"] }) => {
+    // BEGIN and COMMIT ride with a transaction's first and last statements: two round trips fewer.
+    foldTransactionBoundaries(client);
     client.on("error", (error) => {
       if (!client._ending) consoleLogger.error("postgres client error", { error: error.message });
     });
