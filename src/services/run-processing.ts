@@ -15,7 +15,8 @@ import type { DeliveryAttempt, UploadPayload } from "../ingest/run-queue";
 import { type UploadEnvelope, reportFromJsonSuites } from "../ingest/json-report";
 import { streamJUnit, streamJUnitText } from "../ingest/junit";
 import { type PayloadObject, type PayloadStore, discardPayloadObject } from "../ingest/payload-store";
-import { readStoredText } from "../ingest/streamed-upload";
+import { streamJsonEnvelope } from "../ingest/json-upload-stream";
+import { readStoredBytes, readStoredText } from "../ingest/streamed-upload";
 import { REPORT_LIMITS, ReportError, type ReportSuite } from "../ingest/report";
 import type { ServiceDeps } from "./context";
 import { type SuiteSource, type TestRunRow, failTestRun, storeTestRun } from "./test-runs";
@@ -67,6 +68,11 @@ function storedEnvelope(content: string): UploadEnvelope {
   }
 }
 
+/** The run's payload object is not in the store: an internal error (retried), not the report's. */
+class MissingPayloadError extends Error {
+  override name = "MissingPayloadError";
+}
+
 /**
  * The suites of a stored payload, as a source the store consumes while parsing continues. Every
  * problem with the content is a ReportError, including unexpected parser exceptions: parsers are
@@ -76,11 +82,22 @@ export function suiteSourceOf(payload: UploadPayload | PayloadObject, store?: Pa
   return async (emitToStore) => {
     const emit = limited(emitToStore);
     if ("objectKey" in payload) {
-      // Only JUnit XML is stored as an object (src/ingest/streamed-upload.ts): parsed as it is read.
+      // A body stored as an object (src/ingest/streamed-upload.ts) is parsed as it is read.
       // Without the store or the object, the payload cannot be read: an internal error, retried.
       if (!store) throw new Error("This run's payload is in a payload store, and this runtime has none.");
+      const missing = () => new MissingPayloadError(`The payload object of this run is missing (${payload.objectKey}).`);
+      if (payload.format === "json") {
+        // Read twice (json-upload-stream.ts): a missing object is an internal error on either read.
+        const open = async () => (await readStoredBytes(store, payload.objectKey)) ?? Promise.reject(missing());
+        try {
+          return await streamJsonEnvelope(open, emit, (documents) => streamJUnit(documents, emit, pause), pause);
+        } catch (error) {
+          if (error instanceof ReportError || error instanceof MissingPayloadError) throw error;
+          throw new ReportError("The report could not be parsed.");
+        }
+      }
       const text = await readStoredText(store, payload.objectKey);
-      if (!text) throw new Error(`The payload object of this run is missing (${payload.objectKey}).`);
+      if (!text) throw missing();
       try {
         return await streamJUnitText(text, emit, pause);
       } catch (error) {
