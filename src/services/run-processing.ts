@@ -68,9 +68,9 @@ function storedEnvelope(content: string): UploadEnvelope {
   }
 }
 
-/** The run's payload object is not in the store: an internal error (retried), not the report's. */
-class MissingPayloadError extends Error {
-  override name = "MissingPayloadError";
+/** The run's payload object could not be opened (missing, or the store failed): an internal error (retried), not the report's. */
+class PayloadOpenError extends Error {
+  override name = "PayloadOpenError";
 }
 
 /**
@@ -85,14 +85,20 @@ export function suiteSourceOf(payload: UploadPayload | PayloadObject, store?: Pa
       // A body stored as an object (src/ingest/streamed-upload.ts) is parsed as it is read.
       // Without the store or the object, the payload cannot be read: an internal error, retried.
       if (!store) throw new Error("This run's payload is in a payload store, and this runtime has none.");
-      const missing = () => new MissingPayloadError(`The payload object of this run is missing (${payload.objectKey}).`);
+      const missing = () => new PayloadOpenError(`The payload object of this run is missing (${payload.objectKey}).`);
       if (payload.format === "json") {
-        // Read twice (json-upload-stream.ts): a missing object is an internal error on either read.
-        const open = async () => (await readStoredBytes(store, payload.objectKey)) ?? Promise.reject(missing());
+        // Read twice (json-upload-stream.ts): failing to open the object is an internal error on either read.
+        const open = async () => {
+          const bytes = await readStoredBytes(store, payload.objectKey).catch((error: unknown) => {
+            throw new PayloadOpenError(`The payload object of this run could not be read (${payload.objectKey}).`, { cause: error });
+          });
+          if (!bytes) throw missing();
+          return bytes;
+        };
         try {
           return await streamJsonEnvelope(open, emit, (documents) => streamJUnit(documents, emit, pause), pause);
         } catch (error) {
-          if (error instanceof ReportError || error instanceof MissingPayloadError) throw error;
+          if (error instanceof ReportError || error instanceof PayloadOpenError) throw error;
           throw new ReportError("The report could not be parsed.");
         }
       }

@@ -283,3 +283,29 @@ describe("a JSON upload checked as a stream answers as the whole body", () => {
     expect(accepted).toBeLessThan(360);
   });
 });
+
+describe("the consumer's reads of a JSON object", () => {
+  it("a missing object or a failing store is an internal error (retried), not the report's", async () => {
+    const { ReportError } = await import("../../src/ingest/report");
+    const store = new MemoryStore();
+    const missing = await suitesOf(suiteSourceOf({ format: "json", objectKey: "uploads/none" }, store));
+    expect(missing).toEqual({ reason: expect.stringContaining("missing") });
+    const failing = new MemoryStore();
+    failing.read = () => Promise.reject(new Error("R2 is down"));
+    const error = await suiteSourceOf({ format: "json", objectKey: "uploads/x" }, failing)(() => {}).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(ReportError);
+    expect((error as Error).message).toContain("could not be read");
+  });
+
+  it("a stored object that is not what the request checked fails the run with a reason", async () => {
+    const { ReportError } = await import("../../src/ingest/report");
+    const store = new MemoryStore();
+    const stored: [string, string][] = [["a", '{"suites":[{"name":"s"}'], ["b", "[1]"], ["c", '{"suites":[{"name":""}]}']];
+    for (const [key, text] of stored) {
+      await store.write(key, new Response(text).body!, { contentEncoding: null, charset: null });
+      const error = await suiteSourceOf({ format: "json", objectKey: key }, store)(() => {}).catch((caught: unknown) => caught);
+      expect(error, text).toBeInstanceOf(ReportError);
+    }
+  });
+});
