@@ -1,6 +1,6 @@
 /**
  * `npm run bench:edge-memory`: peak memory of the Worker's upload request and of its queue
- * consumer for JUnit reports of several sizes, measured in workerd (`wrangler dev`, the Worker,
+ * consumer for JUnit XML reports, or the same reports as JSON envelopes, of several sizes, measured in workerd (`wrangler dev`, the Worker,
  * its queue, the local bridge to a Postgres database made for the run and dropped after it).
  *
  * What is measured (docs/edge-path.md#memory):
@@ -20,7 +20,9 @@
  * (10000,115000: cases per report; 10,000 ≈ 2.7 MiB, 115,000 ≈ 31 MiB), BENCH_MEMORY_GZIP (false;
  * true: also send each report gzip-compressed; only: send it gzip-compressed only), BENCH_MEMORY_LIVE
  * (false: collect garbage before each sample, so that the peaks are of live memory; sampling is then
- * slower and processing too), BENCH_MEMORY_UPLOAD_LIMIT (the Worker's
+ * slower and processing too), BENCH_MEMORY_FORMATS (xml: `xml`, `json` or both, comma-separated;
+ * JSON is the XML report's suites and cases as the JSON envelope's `suites`, written by the same
+ * parser, so both carry the same run), BENCH_MEMORY_UPLOAD_LIMIT (the Worker's
  * UPLOAD_LIMIT_BYTES for the run; default: wrangler.toml's), BENCH_OUTPUT (BENCHMARKS.md),
  * BENCH_MEMORY_SECTION (edge-memory), BENCH_MEMORY_HEADING (added to the section's title).
  */
@@ -37,6 +39,8 @@ import { startLocalDatabase } from "../src/node/local-neon";
 import { writeBenchmarkSection } from "./common";
 import { QUEUE_APPLICATION, countersOf, prepareEdgeFixture } from "./edge-requests";
 import { generateJUnit } from "./junit-generator";
+import { parseJUnit } from "../src/ingest/junit";
+import type { ReportSuite } from "../src/ingest/report";
 import { type WranglerDev, processGroupMembers, startWranglerDev } from "./limiter-wrangler";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -47,6 +51,31 @@ const GZIP = process.env.BENCH_MEMORY_GZIP === "true" || process.env.BENCH_MEMOR
 const PLAIN = process.env.BENCH_MEMORY_GZIP !== "only";
 /** Collect garbage before each sample: the peaks are then of live memory, not of the heap in use. */
 const LIVE = process.env.BENCH_MEMORY_LIVE === "true";
+const FORMATS = (process.env.BENCH_MEMORY_FORMATS ?? "xml").split(",").map((format) => format.trim()) as ("xml" | "json")[];
+
+/** The XML report's run as the JSON envelope (docs/uploads.md): the same suites, cases, texts and attempts. */
+function jsonReportOf(xml: string): string {
+  const suite = (s: ReportSuite): unknown => ({
+    name: s.name,
+    duration_ms: s.durationMs ?? null,
+    cases: s.cases.map((c) => ({
+      name: c.name,
+      classname: c.classname ?? null,
+      file: c.file ?? null,
+      status: c.status,
+      duration_ms: c.durationMs ?? null,
+      failure_type: c.failureType ?? null,
+      failure_message: c.failureMessage ?? null,
+      failure_text: c.failureText ?? null,
+      ...(c.attempts?.length ? { attempts: c.attempts.map((a) => ({ status: a.status, duration_ms: a.durationMs, failure_message: a.failureMessage })) } : {}),
+      system_out: c.systemOut ?? null,
+      system_err: c.systemErr ?? null,
+    })),
+    ...(s.suites?.length ? { suites: s.suites.map(suite) } : {}),
+  });
+  const report = parseJUnit(xml);
+  return JSON.stringify({ branch: "main", duration_ms: report.durationMs ?? null, suites: report.suites.map(suite) });
+}
 const OUTPUT = path.resolve(ROOT, process.env.BENCH_OUTPUT || "BENCHMARKS.md");
 const SECTION = process.env.BENCH_MEMORY_SECTION || "edge-memory";
 const log = (message: string) => console.log(`[bench:edge-memory] ${message}`);
@@ -225,12 +254,14 @@ async function main(): Promise<void> {
       (await database.query<{ status: string; tests_count: number }>("select status, tests_count from test_runs where project_id = $1 and number = $2", [fixture.projectId, number]))
         .rows[0] ?? { status: "missing", tests_count: 0 };
 
-    const variants = CASES.flatMap((cases) => [...(PLAIN ? [{ cases, gzip: false }] : []), ...(GZIP ? [{ cases, gzip: true }] : [])]);
-    for (const { cases, gzip } of variants) {
+    const variants = FORMATS.flatMap((format) =>
+      CASES.flatMap((cases) => [...(PLAIN ? [{ format, cases, gzip: false }] : []), ...(GZIP ? [{ format, cases, gzip: true }] : [])]),
+    );
+    for (const { format, cases, gzip } of variants) {
       const xml = generateJUnit({ cases, seed: cases });
-      const report = Buffer.from(xml);
+      const report = Buffer.from(format === "json" ? jsonReportOf(xml) : xml);
       const body = gzip ? gzipSync(report) : report;
-      const label = `${cases.toLocaleString("en-US")} cases, ${mib(report.byteLength)} of JUnit XML${gzip ? ` (gzip: ${mib(body.byteLength)})` : ""}`;
+      const label = `${cases.toLocaleString("en-US")} cases, ${mib(report.byteLength)} of ${format === "json" ? "JSON" : "JUnit XML"}${gzip ? ` (gzip: ${mib(body.byteLength)})` : ""}`;
       log(`${label}: collecting garbage`);
       await inspector.call("HeapProfiler.collectGarbage", {}, 10_000).catch((error: Error) => log(error.message));
       await new Promise((r) => setTimeout(r, 500));
@@ -240,7 +271,7 @@ async function main(): Promise<void> {
       const stopRequest = sampler(inspector, workerd.pid);
       const response = await fetch(`${worker.baseUrl}/uploads/v1/test_runs?branch=main`, {
         method: "POST",
-        headers: { authorization: `Bearer ${fixture.uploadToken}`, "content-type": "application/xml", ...(gzip ? { "content-encoding": "gzip" } : {}) },
+        headers: { authorization: `Bearer ${fixture.uploadToken}`, "content-type": format === "json" ? "application/json" : "application/xml", ...(gzip ? { "content-encoding": "gzip" } : {}) },
         body,
       });
       const answer = (await response.json()) as { number?: number; error?: { code: string } };

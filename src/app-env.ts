@@ -61,7 +61,7 @@ export type RequestDeps = {
   runQueue: RunQueue;
   logger: Logger;
   /**
-   * Where JUnit XML uploads are streamed instead of being read whole (the Worker's R2 bucket);
+   * Where uploads (JUnit XML and JSON) are streamed instead of being read whole (the Worker's R2 bucket);
    * without one (Node), the body is read and its text stored in the database.
    */
   payloadStore?: PayloadStore;

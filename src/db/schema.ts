@@ -234,9 +234,9 @@ export const projectDailyRollups = pgTable(
 );
 
 /**
- * The uploaded report of a run that is waiting to be processed: its text (Node, and JSON reports
- * on the Worker), or the key of the object that holds the body as received (JUnit XML on the
- * Worker: R2, src/ingest/payload-store.ts). Queue messages only carry the run's id (Cloudflare
+ * The uploaded report of a run that is waiting to be processed: its text (Node), or the key of
+ * the object that holds the body as received (the Worker, JUnit XML and JSON: R2,
+ * src/ingest/payload-store.ts). Queue messages only carry the run's id (Cloudflare
  * Queue messages are capped at 128 KB); the row is deleted in the transaction that processes or
  * fails the run.
  */

@@ -1,20 +1,26 @@
 /**
- * A JUnit XML upload streamed to a payload store (src/ingest/payload-store.ts) instead of being
- * read whole: the body goes to the store as it arrives, as sent (gzip stays compressed), while
- * the same bytes are checked on their way, inflated when gzip: the size, compressed and
- * decompressed, against the limit (413), the gzip data and the text's encoding (400, 415) and an
- * empty report (400), as readUploadRequest checks a buffered body. When a check fails, the
- * object is deleted and nothing is recorded. The request holds what the store buffers (one part)
- * and the piece being read, never the report.
+ * An upload (JUnit XML or the JSON envelope) streamed to a payload store
+ * (src/ingest/payload-store.ts) instead of being read whole: the body goes to the store as it
+ * arrives, as sent (gzip stays compressed), while the same bytes are checked on their way,
+ * inflated when gzip: the size, compressed and decompressed, against the limit (413), the gzip
+ * data and the text's encoding (400, 415) and an empty report (400), and for JSON the envelope
+ * itself (src/ingest/json-upload-stream.ts), as readUploadRequest checks a buffered body. When a
+ * check fails, the object is deleted and nothing is recorded. The request holds what the store
+ * buffers (one part) and the piece being read, never the report.
  *
- * The consumer reads the object back the same way (readStoredText): inflated, decoded in the
- * encoding the request chose, as pieces of text for the streaming parser.
+ * The consumer reads the object back the same way: XML inflated and decoded in the encoding the
+ * request chose, as pieces of text for the streaming parser (readStoredText); JSON inflated, as
+ * bytes for the streaming JSON reader (readStoredBytes).
  */
 import { ApiError } from "../lib/errors";
 import { gunzipStream } from "./gunzip-stream";
+import { JsonEnvelopeCheck } from "./json-upload-stream";
 import { type PayloadObject, type PayloadObjectMetadata, type PayloadStore, newPayloadKey } from "./payload-store";
-import { bodyCompression, charsetOf, textDecodingError, tooLarge, xmlEncoding } from "./upload-body";
-import { type ReceivedUpload, type RunMetadata, queryRunMetadata } from "./upload-request";
+import { bodyCompression, charsetOf, textDecodingError, tooLarge, uploadFormat, xmlEncoding } from "./upload-body";
+import { type ReceivedUpload, type RunMetadata, envelopeRunMetadata, queryRunMetadata } from "./upload-request";
+
+/** Compressed bytes inflated at a time by the check (4 KiB: at most 4 MiB of output even at deflate's 1,032:1). */
+const GZIP_SLICE_BYTES = 4 * 1024;
 
 /** Bytes read before the text's encoding is chosen: the byte-order mark or the XML declaration is in them. */
 const HEAD_BYTES = 200;
@@ -93,26 +99,74 @@ async function checkReport(stream: ReadableStream<Uint8Array>, gzip: boolean, ch
   }
 }
 
+/**
+ * Checks a JSON report's bytes (inflated when gzip) as they come, in readUploadRequest's order:
+ * the limit (413, at once, as the whole body's inflation would stop there), broken gzip, an empty
+ * body, bytes that are not UTF-8 (400), then the envelope (JsonEnvelopeCheck: 422, 400). Every
+ * byte is read before another error is answered, so a later 413 or gzip error wins as it does
+ * when the body is read whole. Resolves to the envelope's metadata as sent.
+ */
+async function checkJsonReport(stream: ReadableStream<Uint8Array>, gzip: boolean, limit: number): Promise<Record<string, unknown>> {
+  const reader = stream.getReader();
+  try {
+    const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+    const envelope = new JsonEnvelopeCheck();
+    let total = 0;
+    let undecodable = false;
+    const decode = (bytes?: Uint8Array) => {
+      if (undecodable) return;
+      try {
+        decoder.decode(bytes, { stream: bytes !== undefined });
+      } catch {
+        undecodable = true;
+      }
+    };
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > limit) throw tooLarge(limit);
+      decode(value);
+      if (!undecodable) envelope.write(value);
+    }
+    decode();
+    if (total === 0) throw new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
+    if (undecodable) throw textDecodingError("utf-8", "charset", "invalid-bytes");
+    return envelope.result().metadata;
+  } catch (error) {
+    await reader.cancel(error).catch(() => {});
+    if (error instanceof ApiError || !gzip) throw error;
+    throw new ApiError("invalid_request", "The body is not valid gzip data (Content-Encoding: gzip).");
+  }
+}
+
 /** The request as it arrived, its body a stream. */
 export type StreamedUpload = Omit<ReceivedUpload, "body"> & { body: ReadableStream<Uint8Array> | null };
 
 /**
- * Streams a JUnit XML upload to the store and checks it on its way (see above). Resolves to the
- * run's metadata and the stored payload once the object is complete; rejects with the request's
- * error (the object deleted), or with a service_unavailable when the store fails.
+ * Streams a JUnit XML or JSON upload to the store and checks it on its way (see above and
+ * checkJsonReport). Resolves to the run's metadata and the stored payload once the object is
+ * complete; rejects with the request's error (the object deleted), or with a service_unavailable
+ * when the store fails.
  */
 export async function streamUploadToStore(store: PayloadStore, received: StreamedUpload, limit: number): Promise<{ metadata: RunMetadata; payload: PayloadObject }> {
+  const format = uploadFormat(received.contentType);
   const gzip = bodyCompression(received.contentEncoding) === "gzip";
-  const charset = charsetOf(received.contentType);
-  // Checked before the body is read: a request wrong in its query string costs no upload.
-  const metadata = queryRunMetadata(received);
+  // JSON is UTF-8 whatever the charset says (decodeUploadText): the object is read back as such.
+  const charset = format === "json" ? null : charsetOf(received.contentType);
+  // Checked before the body is read: a request wrong in its query string costs no upload. A JSON
+  // envelope's metadata win over the query string's, so they are checked together, after it.
+  const xmlMetadata = format === "junit_xml" ? queryRunMetadata(received) : null;
   if (!received.body) throw new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
 
   // Both resolve a write once the check has read (most of) its output: so the store, which pulls
   // the body, cannot run ahead of the check (gunzip-stream.ts: why not DecompressionStream).
   const checkInput: ReadableWritablePair<Uint8Array, Uint8Array> = gzip ? gunzipStream() : new TransformStream<Uint8Array, Uint8Array>();
   const checkWriter = checkInput.writable.getWriter();
-  const checking = checkReport(checkInput.readable, gzip, charset, limit);
+  const checking: Promise<RunMetadata> =
+    format === "json"
+      ? checkJsonReport(checkInput.readable, gzip, limit).then((envelopeMetadata) => envelopeRunMetadata(received, envelopeMetadata))
+      : checkReport(checkInput.readable, gzip, charset, limit).then(() => xmlMetadata!);
   const bodyReader = received.body.getReader();
   let bodyBytes = 0;
   const stopChecking = (reason: unknown) => checkWriter.abort(reason).catch(() => {});
@@ -130,7 +184,11 @@ export async function streamUploadToStore(store: PayloadStore, received: Streame
           }
           bodyBytes += value.byteLength;
           if (bodyBytes > limit) throw tooLarge(limit);
-          await checkWriter.write(value);
+          // Compressed chunks go to the inflater in slices, so what one write can produce while the
+          // check reads is a slice's output, not a whole chunk's (a 2 MiB chunk of a JUnit report
+          // inflates to about 30 MiB), whatever the inflater buffers on its own.
+          const slice = gzip ? GZIP_SLICE_BYTES : value.byteLength;
+          for (let at = 0; at < value.byteLength; at += slice) await checkWriter.write(value.subarray(at, at + slice));
           controller.enqueue(value);
         } catch (error) {
           await stopChecking(error);
@@ -149,13 +207,34 @@ export async function streamUploadToStore(store: PayloadStore, received: Streame
   const objectKey = newPayloadKey();
   const objectMetadata: PayloadObjectMetadata = { contentEncoding: gzip ? "gzip" : null, charset };
   const [stored, checked] = await Promise.allSettled([store.write(objectKey, toStore, objectMetadata), checking]);
-  if (stored.status === "fulfilled" && checked.status === "fulfilled") return { metadata, payload: { format: "junit_xml", objectKey } };
+  if (stored.status === "fulfilled" && checked.status === "fulfilled") return { metadata: checked.value, payload: { format, objectKey } };
   await store.delete(objectKey).catch(() => {});
   // The check's reason is the request's; else the body's own error (a limit seen upstream), else the store's.
   if (checked.status === "rejected") throw checked.reason;
   const reason = (stored as PromiseRejectedResult).reason;
   if (reason instanceof ApiError) throw reason;
   throw new ApiError("service_unavailable", "The upload could not be stored for processing; retry shortly.", { headers: { "Retry-After": "5" } });
+}
+
+/** A stored body's bytes, inflated when it was sent gzip-compressed; null when the object is gone. */
+export async function readStoredBytes(store: PayloadStore, key: string): Promise<AsyncIterable<Uint8Array> | null> {
+  const object = await store.read(key);
+  if (!object) return null;
+  // Inflated at the reader's pace, not R2's (gunzip-stream.ts).
+  const bytes = object.metadata.contentEncoding === "gzip" ? object.body.pipeThrough(gunzipStream()) : object.body;
+  return (async function* () {
+    const reader = bytes.getReader();
+    try {
+      for (;;) {
+        const next = await reader.read();
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      // Also when the reader stops early: the rest is not read.
+      await reader.cancel().catch(() => {});
+    }
+  })();
 }
 
 /**

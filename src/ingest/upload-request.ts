@@ -131,6 +131,14 @@ export async function readUploadRequest(received: ReceivedUpload, limit = UPLOAD
   return { metadata, payload: { format, content } };
 }
 
+/**
+ * The run's metadata of a JSON upload checked as a stream (src/ingest/json-upload-stream.ts): the
+ * envelope's, as sent, over the query string's, validated together as readUploadRequest does.
+ */
+export function envelopeRunMetadata(received: Pick<ReceivedUpload, "query" | "idempotencyKey">, envelopeMetadata: Record<string, unknown>): RunMetadata {
+  return { ...toRunMetadata({ ...metadataFromQuery(received.query), ...envelopeMetadata }), idempotencyKey: idempotencyKeyOf(received.idempotencyKey) };
+}
+
 /** The run's metadata of an upload whose report carries none (JUnit XML): the query string's and the Idempotency-Key. */
 export function queryRunMetadata(received: Pick<ReceivedUpload, "query" | "idempotencyKey">): RunMetadata {
   return { ...toRunMetadata(metadataFromQuery(received.query)), idempotencyKey: idempotencyKeyOf(received.idempotencyKey) };

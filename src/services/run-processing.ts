@@ -15,7 +15,8 @@ import type { DeliveryAttempt, UploadPayload } from "../ingest/run-queue";
 import { type UploadEnvelope, reportFromJsonSuites } from "../ingest/json-report";
 import { streamJUnit, streamJUnitText } from "../ingest/junit";
 import { type PayloadObject, type PayloadStore, discardPayloadObject } from "../ingest/payload-store";
-import { readStoredText } from "../ingest/streamed-upload";
+import { streamJsonEnvelope } from "../ingest/json-upload-stream";
+import { readStoredBytes, readStoredText } from "../ingest/streamed-upload";
 import { REPORT_LIMITS, ReportError, type ReportSuite } from "../ingest/report";
 import type { ServiceDeps } from "./context";
 import { type SuiteSource, type TestRunRow, failTestRun, storeTestRun } from "./test-runs";
@@ -66,6 +67,11 @@ function storedEnvelope(content: string): UploadEnvelope {
   }
 }
 
+/** The run's payload object could not be opened (missing, or the store failed): an internal error (retried), not the report's. */
+class PayloadOpenError extends Error {
+  override name = "PayloadOpenError";
+}
+
 /**
  * The suites of a stored payload, as a source the store consumes while parsing continues. Every
  * problem with the content is a ReportError, including unexpected parser exceptions: parsers are
@@ -75,11 +81,28 @@ export function suiteSourceOf(payload: UploadPayload | PayloadObject, store?: Pa
   return async (emitToStore, pause) => {
     const emit = limited(emitToStore);
     if ("objectKey" in payload) {
-      // Only JUnit XML is stored as an object (src/ingest/streamed-upload.ts): parsed as it is read.
+      // A body stored as an object (src/ingest/streamed-upload.ts) is parsed as it is read.
       // Without the store or the object, the payload cannot be read: an internal error, retried.
       if (!store) throw new Error("This run's payload is in a payload store, and this runtime has none.");
+      const missing = () => new PayloadOpenError(`The payload object of this run is missing (${payload.objectKey}).`);
+      if (payload.format === "json") {
+        // Read twice (json-upload-stream.ts): failing to open the object is an internal error on either read.
+        const open = async () => {
+          const bytes = await readStoredBytes(store, payload.objectKey).catch((error: unknown) => {
+            throw new PayloadOpenError(`The payload object of this run could not be read (${payload.objectKey}).`, { cause: error });
+          });
+          if (!bytes) throw missing();
+          return bytes;
+        };
+        try {
+          return await streamJsonEnvelope(open, emit, (documents) => streamJUnit(documents, emit, pause), pause);
+        } catch (error) {
+          if (error instanceof ReportError || error instanceof PayloadOpenError) throw error;
+          throw new ReportError("The report could not be parsed.");
+        }
+      }
       const text = await readStoredText(store, payload.objectKey);
-      if (!text) throw new Error(`The payload object of this run is missing (${payload.objectKey}).`);
+      if (!text) throw missing();
       try {
         return await streamJUnitText(text, emit, pause);
       } catch (error) {

@@ -39,7 +39,7 @@ export interface WorkerEnv {
   /** The static files of public/ (wrangler.toml `[assets]`): the /docs page's scripts. */
   ASSETS?: Fetcher;
   /**
-   * The bucket JUnit XML uploads are streamed to while they arrive, read back by the queue
+   * The bucket uploads (JUnit XML and JSON) are streamed to while they arrive, read back by the queue
    * consumer and deleted once their run is processed or failed (wrangler.toml `[[r2_buckets]]`).
    * Absent: uploads are read whole and stored in Postgres, as on Node.
    */

@@ -38,10 +38,11 @@ import { validationHook } from "../validation";
 
 type UploadEnv = AppEnv & { Variables: { uploader: UploadingProject } };
 
-/** Whether the Content-Type names JUnit XML (another type is answered by the route, a 415 or JSON). */
-function isXmlUpload(contentType: string | undefined): boolean {
+/** Whether the Content-Type names a report format (JUnit XML or JSON); another type is a 415, answered by readUploadRequest. */
+function isReportUpload(contentType: string | undefined): boolean {
   try {
-    return uploadFormat(contentType) === "junit_xml";
+    uploadFormat(contentType);
+    return true;
   } catch {
     return false;
   }
@@ -310,7 +311,7 @@ export function createUploadsApi(config: AppConfig) {
   api.use("/test_runs", (c, next) => {
     // A body streamed to the payload store is counted as it goes (streamUploadToStore): only a
     // declared length is checked here, since the limit middleware reads a chunked body whole first.
-    if (c.req.method === "POST" && c.env.payloadStore && isXmlUpload(c.req.header("content-type"))) {
+    if (c.req.method === "POST" && c.env.payloadStore && isReportUpload(c.req.header("content-type"))) {
       const length = c.req.header("content-length");
       if (length !== undefined && c.req.header("transfer-encoding") === undefined && Number(length) > uploadLimit) throw tooLarge(uploadLimit);
       return next();
@@ -329,10 +330,11 @@ export function createUploadsApi(config: AppConfig) {
       idempotencyKey: c.req.header("idempotency-key"),
       query: c.req.queries(),
     };
-    // JUnit XML goes to the payload store as it arrives, where there is one (the Worker); JSON,
-    // whose envelope is validated whole, and every report on Node, are read and stored as text.
+    // A report goes to the payload store as it arrives, where there is one (the Worker), checked
+    // on its way (a JSON envelope as a stream: src/ingest/json-upload-stream.ts); on Node every
+    // report is read whole and stored as text.
     const upload =
-      payloadStore && isXmlUpload(request.contentType)
+      payloadStore && isReportUpload(request.contentType)
         ? await streamUploadToStore(payloadStore, { ...request, body: c.req.raw.body }, uploadLimit)
         : await readUploadRequest({ ...request, body: new Uint8Array(await c.req.arrayBuffer()) }, uploadLimit);
     const { run, replayed } = await acceptUpload({ db, clock, runQueue, logger, payloadStore }, c.get("uploader"), upload.metadata, upload.payload);
