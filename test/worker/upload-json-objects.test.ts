@@ -11,7 +11,7 @@ import { and, eq } from "drizzle-orm";
 import { testRuns, testSuites, uploadPayloads } from "../../src/db/schema";
 import { systemClock } from "../../src/lib/clock";
 import { consoleLogger } from "../../src/lib/logger";
-import type { PayloadObjectMetadata, PayloadStore } from "../../src/ingest/payload-store";
+import type { PayloadListPage, PayloadObjectMetadata, PayloadStore } from "../../src/ingest/payload-store";
 import { streamUploadToStore } from "../../src/ingest/streamed-upload";
 import { readUploadRequest } from "../../src/ingest/upload-request";
 import { processTestRun } from "../../src/services/run-processing";
@@ -41,6 +41,9 @@ class RecordingStore implements PayloadStore {
   }
   delete(key: string) {
     return this.bucket.delete(key);
+  }
+  list(page: PayloadListPage) {
+    return this.bucket.list(page);
   }
 }
 
