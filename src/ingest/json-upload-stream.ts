@@ -21,6 +21,7 @@
  */
 import { ApiError, validationFailed } from "../lib/errors";
 import { yieldToEventLoop } from "../lib/yield-to-event-loop";
+import { JsonByteDepth } from "../lib/json-depth";
 import { JsonCaseSchema, JsonSuiteSchema, UploadEnvelopeSchema, reportFromJsonSuites } from "./json-report";
 import { type ArraySink, JsonStreamReader, JsonSyntaxError, type ObjectSink, SKIP, type ValueSink, buildInto } from "./json-stream";
 import { REPORT_LIMITS, ReportError, type ReportSuite } from "./report";
@@ -156,49 +157,6 @@ function suiteObject(path: PropertyKey[], done: (outcome: SuitesOutcome) => void
   };
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-
-/**
- * jsonTextDepth over UTF-8 bytes, chunk by chunk: the characters it counts are ASCII, and no byte
- * of a multi-byte character is, so the bytes give what the text gives.
- */
-class ByteDepth {
-  private depth = 0;
-  private inString = false;
-  private escaped = false;
-  exceeded = false;
-
-  constructor(private readonly limit: number) {}
-
-  write(bytes: Uint8Array): void {
-    if (this.exceeded) return;
-    let { depth, inString, escaped } = this;
-    for (let i = 0; i < bytes.length; i++) {
-      const code = bytes[i]!;
-      if (inString) {
-        if (escaped) escaped = false;
-        else if (code === BACKSLASH) escaped = true;
-        else if (code === QUOTE) inString = false;
-      } else if (code === QUOTE) {
-        inString = true;
-      } else if (code === OPEN_BRACKET || code === OPEN_BRACE) {
-        if (++depth > this.limit) {
-          this.exceeded = true;
-          return;
-        }
-      } else if ((code === CLOSE_BRACKET || code === CLOSE_BRACE) && depth > 0) {
-        depth--;
-      }
-    }
-    Object.assign(this, { depth, inString, escaped });
-  }
-}
-
 const tooDeep = () => validationFailed([{ field: "suites", message: "is nested too deeply (suites nest at most 64 levels)" }]);
 const detailsOf = (issues: Issue[]) => issues.map((issue) => ({ field: issue.path.map(String).join(".") || "body", message: issue.message }));
 
@@ -208,7 +166,7 @@ const detailsOf = (issues: Issue[]) => issues.map((issue) => ({ field: issue.pat
  * would, or gives the envelope's metadata as sent (it wins over the query string's).
  */
 export class JsonEnvelopeCheck {
-  private readonly depth = new ByteDepth(MAX_JSON_DEPTH);
+  private readonly depth = new JsonByteDepth(MAX_JSON_DEPTH);
   private readonly reader: JsonStreamReader;
   private syntaxError = false;
   private notAnObject = false;

@@ -43,3 +43,39 @@ export function jsonTextDepth(text: string, limit: number): number {
   }
   return deepest;
 }
+
+/**
+ * jsonTextDepth over UTF-8 bytes, chunk by chunk: the characters it counts are ASCII, and no byte
+ * of a multi-byte character is, so the bytes give what the text gives.
+ */
+export class JsonByteDepth {
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  exceeded = false;
+
+  constructor(private readonly limit: number) {}
+
+  write(bytes: Uint8Array): void {
+    if (this.exceeded) return;
+    let { depth, inString, escaped } = this;
+    for (let i = 0; i < bytes.length; i++) {
+      const code = bytes[i]!;
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (code === BACKSLASH) escaped = true;
+        else if (code === QUOTE) inString = false;
+      } else if (code === QUOTE) {
+        inString = true;
+      } else if (code === OPEN_BRACKET || code === OPEN_BRACE) {
+        if (++depth > this.limit) {
+          this.exceeded = true;
+          return;
+        }
+      } else if ((code === CLOSE_BRACKET || code === CLOSE_BRACE) && depth > 0) {
+        depth--;
+      }
+    }
+    Object.assign(this, { depth, inString, escaped });
+  }
+}
