@@ -191,6 +191,8 @@ export function foldTransactionBoundaries(client: FoldableClient): void {
       began.catch(() => {});
       return send(...args);
     }
-    return began.then(() => send(...args));
+    // Queued now, right behind BEGIN: a call made before BEGIN is answered cannot overtake this one.
+    const sent = send(...args) as Promise<unknown>;
+    return Promise.all([began, sent]).then(([, answer]) => answer);
   }
 }

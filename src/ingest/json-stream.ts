@@ -15,6 +15,9 @@ import TokenType from "@streamparser/json/utils/types/tokenType.js";
 
 export type JsonScalar = string | number | boolean | null;
 
+/** The UTF-8 byte-order mark. */
+const BOM = [0xef, 0xbb, 0xbf] as const;
+
 /** What to do with one value. */
 export interface ValueSink {
   /** An object begins here: its members go to the returned handler. */
@@ -82,6 +85,10 @@ export class JsonStreamReader {
   private readonly stack: Frame[] = [];
   private rootState: "value" | "done" = "value";
   private failed = false;
+  /** Bytes written so far, and whether the first one that is neither whitespace nor a leading byte-order mark came (beforeFirstToken). */
+  private offset = 0;
+  private started = false;
+  private leadingMark = false;
   /** What a sink (or the grammar) threw, told apart from the tokenizer's own errors. */
   private thrown: unknown = undefined;
 
@@ -98,6 +105,8 @@ export class JsonStreamReader {
 
   write(bytes: Uint8Array): void {
     if (this.failed) return;
+    if (!this.started) this.beforeFirstToken(bytes);
+    this.offset += bytes.length;
     try {
       this.tokenizer.write(bytes);
     } catch (error) {
@@ -113,6 +122,28 @@ export class JsonStreamReader {
       this.fail(error);
     }
     if (this.rootState !== "done" || this.stack.length > 0) this.fail(new JsonSyntaxError("The JSON ends before its value does."));
+  }
+
+  /**
+   * A byte-order mark is the body's first three bytes or nothing: the whole body is decoded by a
+   * TextDecoder, which drops one there only, and JSON.parse refuses U+FEFF anywhere. The tokenizer
+   * also skips one after leading whitespace, so that is refused here, up to the first byte that is
+   * neither whitespace nor the leading mark (after it, a 0xEF lead byte is in a string or the
+   * tokenizer's own error).
+   */
+  private beforeFirstToken(bytes: Uint8Array): void {
+    for (let i = 0; i < bytes.length; i++) {
+      const at = this.offset + i;
+      const byte = bytes[i]!;
+      if (at < 3 && byte === BOM[at] && (at === 0 || this.leadingMark)) {
+        this.leadingMark = true;
+        continue;
+      }
+      if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d) continue;
+      if (byte === BOM[0]) this.fail(new JsonSyntaxError("A byte-order mark may only begin the body."));
+      this.started = true;
+      return;
+    }
   }
 
   private fail(error: unknown): never {

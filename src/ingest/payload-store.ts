@@ -40,6 +40,11 @@ export type PayloadListPage = { prefix: string; limit: number; startAfter?: stri
 /** An object as listed: its key, and when the store finished writing it. */
 export type StoredObjectEntry = { key: string; uploaded: Date };
 
+/** The store failed while an object was being read (not the object's content): an internal error, retried. */
+export class PayloadReadError extends Error {
+  override name = "PayloadReadError";
+}
+
 /** A payload waiting in the store: its run's upload_payloads row holds the key. */
 export type PayloadObject = { format: UploadFormat; objectKey: string };
 

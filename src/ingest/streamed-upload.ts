@@ -15,7 +15,7 @@
 import { ApiError } from "../lib/errors";
 import { gunzipStream } from "./gunzip-stream";
 import { JsonEnvelopeCheck } from "./json-upload-stream";
-import { type PayloadObject, type PayloadObjectMetadata, type PayloadStore, newPayloadKey } from "./payload-store";
+import { type PayloadObject, type PayloadObjectMetadata, PayloadReadError, type PayloadStore, newPayloadKey } from "./payload-store";
 import { bodyCompression, charsetOf, textDecodingError, tooLarge, uploadFormat, xmlEncoding } from "./upload-body";
 import { type ReceivedUpload, type RunMetadata, envelopeRunMetadata, queryRunMetadata } from "./upload-request";
 
@@ -216,12 +216,36 @@ export async function streamUploadToStore(store: PayloadStore, received: Streame
   throw new ApiError("service_unavailable", "The upload could not be stored for processing; retry shortly.", { headers: { "Retry-After": "5" } });
 }
 
+/**
+ * The stored object's body, with the store's own failures while it is read (a connection lost
+ * halfway) turned into PayloadReadError: the consumer retries those, where a failure of the
+ * content (bad gzip, a malformed report) fails the run. Piped through the inflater, the error
+ * reaches the reader as it is.
+ */
+function readErrorsMarked(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = await reader.read().catch((error: unknown) => {
+          throw new PayloadReadError("The payload object could not be read to its end.", { cause: error });
+        });
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    },
+    { highWaterMark: 0 },
+  );
+}
+
 /** A stored body's bytes, inflated when it was sent gzip-compressed; null when the object is gone. */
 export async function readStoredBytes(store: PayloadStore, key: string): Promise<AsyncIterable<Uint8Array> | null> {
   const object = await store.read(key);
   if (!object) return null;
   // Inflated at the reader's pace, not R2's (gunzip-stream.ts).
-  const bytes = object.metadata.contentEncoding === "gzip" ? object.body.pipeThrough(gunzipStream()) : object.body;
+  const body = readErrorsMarked(object.body);
+  const bytes = object.metadata.contentEncoding === "gzip" ? body.pipeThrough(gunzipStream()) : body;
   return (async function* () {
     const reader = bytes.getReader();
     try {
@@ -246,7 +270,8 @@ export async function readStoredText(store: PayloadStore, key: string): Promise<
   const object = await store.read(key);
   if (!object) return null;
   // Inflated at the parser's pace, not R2's (gunzip-stream.ts).
-  const bytes = object.metadata.contentEncoding === "gzip" ? object.body.pipeThrough(gunzipStream()) : object.body;
+  const body = readErrorsMarked(object.body);
+  const bytes = object.metadata.contentEncoding === "gzip" ? body.pipeThrough(gunzipStream()) : body;
   return (async function* () {
     const { head, reader, done } = await readHead(bytes);
     try {

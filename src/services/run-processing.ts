@@ -14,7 +14,7 @@ import type { Logger } from "../lib/logger";
 import type { DeliveryAttempt, UploadPayload } from "../ingest/run-queue";
 import { type UploadEnvelope, reportFromJsonSuites } from "../ingest/json-report";
 import { streamJUnit, streamJUnitText } from "../ingest/junit";
-import { type PayloadObject, type PayloadStore, discardPayloadObject } from "../ingest/payload-store";
+import { type PayloadObject, PayloadReadError, type PayloadStore, discardPayloadObject } from "../ingest/payload-store";
 import { streamJsonEnvelope } from "../ingest/json-upload-stream";
 import { readStoredBytes, readStoredText } from "../ingest/streamed-upload";
 import { REPORT_LIMITS, ReportError, type ReportSuite } from "../ingest/report";
@@ -97,7 +97,7 @@ export function suiteSourceOf(payload: UploadPayload | PayloadObject, store?: Pa
         try {
           return await streamJsonEnvelope(open, emit, (documents) => streamJUnit(documents, emit, pause), pause);
         } catch (error) {
-          if (error instanceof ReportError || error instanceof PayloadOpenError) throw error;
+          if (error instanceof ReportError || error instanceof PayloadOpenError || error instanceof PayloadReadError) throw error;
           throw new ReportError("The report could not be parsed.");
         }
       }
@@ -106,7 +106,8 @@ export function suiteSourceOf(payload: UploadPayload | PayloadObject, store?: Pa
       try {
         return await streamJUnitText(text, emit, pause);
       } catch (error) {
-        if (error instanceof ReportError) throw error;
+        // The store failing halfway is retried; the content failing fails the run.
+        if (error instanceof ReportError || error instanceof PayloadReadError) throw error;
         throw new ReportError("The report could not be parsed.");
       }
     }

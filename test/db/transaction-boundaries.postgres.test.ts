@@ -71,6 +71,19 @@ describe("a folded transaction on node-postgres", () => {
     expect((await idle()).rows[0]!.idle).toBe(true);
   });
 
+  it("a first statement with parameters keeps its place: a statement issued before it is answered runs after it", async () => {
+    const prefix = `order-${crypto.randomUUID()}`;
+    sent.length = 0;
+    await transactionWithRetry(db, async (tx) => {
+      // Not awaited in turn: the first (with parameters, so BEGIN goes on its own) and the second are both queued at once.
+      const first = tx.insert(appSettings).values({ key: `${prefix}-1`, value: "first" });
+      const second = tx.execute(inlined(sql`update ${appSettings} set value = 'second' where key = ${`${prefix}-1`}`));
+      await Promise.all([first, second]);
+    });
+    expect(await committed(prefix)).toEqual([{ key: `${prefix}-1`, value: "second" }]);
+    expect(sent.slice(0, 3).map((text) => text.split(" ")[0])).toEqual(["begin", "insert", "update"]);
+  });
+
   it("stores awkward text exactly through the folded last statement", async () => {
     const prefix = `awkward-${crypto.randomUUID()}`;
     const rows = AWKWARD.map((value, i) => ({ key: `${prefix}-${String(i).padStart(2, "0")}`, value }));

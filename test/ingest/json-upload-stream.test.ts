@@ -191,6 +191,10 @@ const HAND_PICKED: [string, Request][] = [
   ["invalid UTF-8 in a syntax error", { body: new Uint8Array([...enc("{x"), 0xc3, 0x28]) }],
   ["a byte-order mark", { body: new Uint8Array([0xef, 0xbb, 0xbf, ...json({ suites: [] })]) }],
   ["two byte-order marks", { body: new Uint8Array([0xef, 0xbb, 0xbf, 0xef, 0xbb, 0xbf, ...json({ suites: [] })]) }],
+  ["whitespace, then a byte-order mark", { body: new Uint8Array([0x20, 0xef, 0xbb, 0xbf, ...json({ suites: [] })]) }],
+  ["a byte-order mark, whitespace, then another", { body: new Uint8Array([0xef, 0xbb, 0xbf, 0x0a, 0xef, 0xbb, 0xbf, ...json({ suites: [] })]) }],
+  ["a byte-order mark, then whitespace", { body: new Uint8Array([0xef, 0xbb, 0xbf, 0x20, 0x0a, ...json({ suites: [] })]) }],
+  ["halfwidth katakana (0xEF lead bytes) in a name", { body: json({ suites: [{ name: "\uff71\uff72", cases: [{ name: "\uff73", status: "passed" }] }] }) }],
   ["two documents", { body: enc('{"suites":[]}{}') }],
   ["a number then another", { body: enc("01") }],
   ["trailing comma", { body: enc('{"suites":[],}') }],
@@ -306,6 +310,37 @@ describe("the consumer's reads of a JSON object", () => {
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(ReportError);
     expect((error as Error).message).toContain("could not be read");
+  });
+
+  it("a store that fails halfway through the object is retried too, XML or JSON, plain or gzip; a broken object fails the run", async () => {
+    const { ReportError } = await import("../../src/ingest/report");
+    const { PayloadReadError } = await import("../../src/ingest/payload-store");
+    const { gzipSync } = await import("node:zlib");
+    const xml = `<testsuites>${Array.from({ length: 200 }, (_, i) => `<testsuite name="s${i}"><testcase name="t${i}"/></testsuite>`).join("")}</testsuites>`;
+    const json = JSON.stringify({ suites: Array.from({ length: 200 }, (_, i) => ({ name: `s${i}`, cases: [{ name: `t${i}`, status: "passed" }] })) });
+    for (const [format, text] of [["junit_xml", xml], ["json", json]] as const) {
+      for (const gzip of [false, true]) {
+        const bytes = gzip ? new Uint8Array(gzipSync(text)) : new TextEncoder().encode(text);
+        // The store sends part of the object, then loses its connection.
+        const cut = new MemoryStore();
+        cut.read = async () => ({
+          body: new ReadableStream<Uint8Array>({
+            start(controller) {
+              controller.enqueue(bytes.slice(0, Math.floor(bytes.length / 2)));
+              controller.error(new Error("network connection lost"));
+            },
+          }),
+          metadata: { contentEncoding: gzip ? "gzip" : null, charset: null },
+        });
+        const lost = await suiteSourceOf({ format, objectKey: "uploads/cut" }, cut)(() => {}, async () => {}).catch((caught: unknown) => caught);
+        expect(lost, `${format}${gzip ? " gzip" : ""}`).toBeInstanceOf(PayloadReadError);
+        // The same half of the object, ended by the store as if it were whole, is the report's fault.
+        const half = new MemoryStore();
+        await half.write("uploads/half", new Response(bytes.slice(0, Math.floor(bytes.length / 2))).body!, { contentEncoding: gzip ? "gzip" : null, charset: null });
+        const broken = await suiteSourceOf({ format, objectKey: "uploads/half" }, half)(() => {}, async () => {}).catch((caught: unknown) => caught);
+        expect(broken, `${format}${gzip ? " gzip" : ""}`).toBeInstanceOf(ReportError);
+      }
+    }
   });
 
   it("a stored object that is not what the request checked fails the run with a reason", async () => {
