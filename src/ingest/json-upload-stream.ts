@@ -25,7 +25,7 @@ import { JsonByteDepth } from "../lib/json-depth";
 import { JsonCaseSchema, JsonSuiteSchema, UploadEnvelopeSchema, reportFromJsonSuites } from "./json-report";
 import { type ArraySink, JsonStreamReader, JsonSyntaxError, type ObjectSink, SKIP, type ValueSink, buildInto } from "./json-stream";
 import { REPORT_LIMITS, ReportError, type ReportSuite } from "./report";
-import { MAX_JSON_DEPTH, METADATA_KEYS } from "./upload-request";
+import { MAX_JSON_DEPTH, METADATA_KEYS, envelopeIssues } from "./upload-request";
 
 type Issue = { path: PropertyKey[]; message: string };
 
@@ -79,6 +79,11 @@ function inKeyOrder(keys: readonly string[], own: Issue[], ownPrefixLength: numb
   return ordered;
 }
 
+/** Appends one by one: a spread of a large list (a suite of 200,000 bad cases) would overflow the stack. */
+function append(into: Issue[], issues: readonly Issue[]): void {
+  for (const issue of issues) into.push(issue);
+}
+
 const SUITE_KEYS = ["name", "duration_ms", "cases", "suites"] as const;
 const ENVELOPE_KEYS = [...METADATA_KEYS, "duration_ms", "junit_xml", "suites"] as const;
 
@@ -88,7 +93,7 @@ type SuitesOutcome = { issues: Issue[]; height: number };
 function casesArray(prefix: PropertyKey[], done: (issues: Issue[]) => void): ArraySink {
   const issues: Issue[] = [];
   return {
-    element: (index) => buildInto((value) => issues.push(...issuesOf(JsonCaseSchema, value, [...prefix, index]))),
+    element: (index) => buildInto((value) => append(issues, issuesOf(JsonCaseSchema, value, [...prefix, index]))),
     end: () => done(issues),
   };
 }
@@ -99,11 +104,11 @@ function suitesArray(prefix: PropertyKey[], done: (outcome: SuitesOutcome) => vo
   return {
     element(index) {
       const path = [...prefix, index];
-      const other = standInInto((value) => issues.push(...issuesOf(JsonSuiteSchema, value, path)));
+      const other = standInInto((value) => append(issues, issuesOf(JsonSuiteSchema, value, path)));
       return {
         object: () =>
           suiteObject(path, (outcome) => {
-            issues.push(...outcome.issues);
+            append(issues, outcome.issues);
             height = Math.max(height, outcome.height);
           }),
         array: other.array,
@@ -158,7 +163,6 @@ function suiteObject(path: PropertyKey[], done: (outcome: SuitesOutcome) => void
 }
 
 const tooDeep = () => validationFailed([{ field: "suites", message: "is nested too deeply (suites nest at most 64 levels)" }]);
-const detailsOf = (issues: Issue[]) => issues.map((issue) => ({ field: issue.path.map(String).join(".") || "body", message: issue.message }));
 
 /**
  * Checks a JSON upload's bytes (after decompression, valid UTF-8: checked beside it) as they
@@ -241,7 +245,7 @@ export class JsonEnvelopeCheck {
     if (this.notAnObject) throw new ApiError("invalid_request", "The request body must be a JSON object.");
     const own = issuesOf(UploadEnvelopeSchema, this.fields, []);
     const issues = inKeyOrder(ENVELOPE_KEYS, own, 0, { suites: this.suites?.issues ?? [] });
-    if (issues.length > 0) throw validationFailed(detailsOf(issues));
+    if (issues.length > 0) throw envelopeIssues(issues);
     if ((this.suites?.height ?? 0) > REPORT_LIMITS.maxDepth) {
       throw validationFailed([{ field: "suites", message: `is nested too deeply (suites nest at most ${REPORT_LIMITS.maxDepth} levels)` }]);
     }

@@ -67,6 +67,21 @@ function detailsOf(issues: { path: PropertyKey[]; message: string }[]) {
   return issues.map((issue) => ({ field: issue.path.map(String).join(".") || "body", message: issue.message }));
 }
 
+/**
+ * Invalid values listed at most in one answer (a report with more, say 200,000 cases that are not
+ * cases, gets one detail saying so): the whole body's check and the streamed one (json-upload-stream.ts)
+ * answer alike.
+ */
+export const MAX_LISTED_ISSUES = 100_000;
+
+export const tooManyIssues = () =>
+  validationFailed([{ field: "body", message: `has more than ${MAX_LISTED_ISSUES.toLocaleString("en-US")} invalid values, too many to list: check what writes the report` }]);
+
+/** The envelope's issues as the 422's details, or tooManyIssues past MAX_LISTED_ISSUES. */
+export function envelopeIssues(issues: { path: PropertyKey[]; message: string }[]): ApiError {
+  return issues.length > MAX_LISTED_ISSUES ? tooManyIssues() : validationFailed(detailsOf(issues));
+}
+
 function toRunMetadata(input: Record<string, unknown>): RunMetadata {
   const parsed = RunMetadataSchema.safeParse(input);
   if (!parsed.success) throw validationFailed(detailsOf(parsed.error.issues));
@@ -94,8 +109,15 @@ function parseEnvelope(text: string): { envelope: UploadEnvelope; metadata: Reco
     throw new ApiError("invalid_request", "The request body is not valid JSON.");
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ApiError("invalid_request", "The request body must be a JSON object.");
-  const parsed = UploadEnvelopeSchema.safeParse(body);
-  if (!parsed.success) throw validationFailed(detailsOf(parsed.error.issues));
+  let parsed: ReturnType<typeof UploadEnvelopeSchema.safeParse>;
+  try {
+    parsed = UploadEnvelopeSchema.safeParse(body);
+  } catch (error) {
+    // Zod gathers a large array's issues with one spread call, which overflows the stack past some 100,000.
+    if (error instanceof RangeError) throw tooManyIssues();
+    throw error;
+  }
+  if (!parsed.success) throw envelopeIssues(parsed.error.issues);
   if (suiteDepth(parsed.data.suites) > REPORT_LIMITS.maxDepth) {
     throw validationFailed([{ field: "suites", message: `is nested too deeply (suites nest at most ${REPORT_LIMITS.maxDepth} levels)` }]);
   }

@@ -191,6 +191,9 @@ const HAND_PICKED: [string, Request][] = [
   ["invalid UTF-8 in a syntax error", { body: new Uint8Array([...enc("{x"), 0xc3, 0x28]) }],
   ["a byte-order mark", { body: new Uint8Array([0xef, 0xbb, 0xbf, ...json({ suites: [] })]) }],
   ["two byte-order marks", { body: new Uint8Array([0xef, 0xbb, 0xbf, 0xef, 0xbb, 0xbf, ...json({ suites: [] })]) }],
+  // More invalid values than an answer lists (MAX_LISTED_ISSUES): one detail, on both paths (Zod's own gathering overflowed the stack: a 500).
+  ["200,000 cases that are not cases", { body: json({ suites: [{ name: "s", cases: Array.from({ length: 200_000 }, () => ({})) }] }) }],
+  ["40,000 cases that are not cases (80,000 issues, all listed)", { body: json({ suites: [{ name: "s", cases: Array.from({ length: 40_000 }, () => ({})) }] }) }],
   ["whitespace, then a byte-order mark", { body: new Uint8Array([0x20, 0xef, 0xbb, 0xbf, ...json({ suites: [] })]) }],
   ["a byte-order mark, whitespace, then another", { body: new Uint8Array([0xef, 0xbb, 0xbf, 0x0a, 0xef, 0xbb, 0xbf, ...json({ suites: [] })]) }],
   ["a byte-order mark, then whitespace", { body: new Uint8Array([0xef, 0xbb, 0xbf, 0x20, 0x0a, ...json({ suites: [] })]) }],
