@@ -239,13 +239,23 @@ function readErrorsMarked(body: ReadableStream<Uint8Array>): ReadableStream<Uint
   );
 }
 
-/** A stored body's bytes, inflated when it was sent gzip-compressed; null when the object is gone. */
-export async function readStoredBytes(store: PayloadStore, key: string): Promise<AsyncIterable<Uint8Array> | null> {
+/**
+ * A stored object's bytes as sent, inflated when they were gzip-compressed (at the reader's pace,
+ * not R2's: gunzip-stream.ts), the store's read errors marked (readErrorsMarked); null when the
+ * object is gone.
+ */
+async function openStored(store: PayloadStore, key: string): Promise<{ bytes: ReadableStream<Uint8Array>; metadata: PayloadObjectMetadata } | null> {
   const object = await store.read(key);
   if (!object) return null;
-  // Inflated at the reader's pace, not R2's (gunzip-stream.ts).
   const body = readErrorsMarked(object.body);
-  const bytes = object.metadata.contentEncoding === "gzip" ? body.pipeThrough(gunzipStream()) : body;
+  return { bytes: object.metadata.contentEncoding === "gzip" ? body.pipeThrough(gunzipStream()) : body, metadata: object.metadata };
+}
+
+/** A stored body's bytes, inflated when it was sent gzip-compressed; null when the object is gone. */
+export async function readStoredBytes(store: PayloadStore, key: string): Promise<AsyncIterable<Uint8Array> | null> {
+  const opened = await openStored(store, key);
+  if (!opened) return null;
+  const { bytes } = opened;
   return (async function* () {
     const reader = bytes.getReader();
     try {
@@ -267,15 +277,13 @@ export async function readStoredBytes(store: PayloadStore, key: string): Promise
  * Its bytes were checked on arrival, so an undecodable byte here is replaced, not fatal.
  */
 export async function readStoredText(store: PayloadStore, key: string): Promise<AsyncIterable<string> | null> {
-  const object = await store.read(key);
-  if (!object) return null;
-  // Inflated at the parser's pace, not R2's (gunzip-stream.ts).
-  const body = readErrorsMarked(object.body);
-  const bytes = object.metadata.contentEncoding === "gzip" ? body.pipeThrough(gunzipStream()) : body;
+  const opened = await openStored(store, key);
+  if (!opened) return null;
+  const { bytes, metadata } = opened;
   return (async function* () {
     const { head, reader, done } = await readHead(bytes);
     try {
-      const decoder = new TextDecoder(xmlEncoding(head, object.metadata.charset).label, { fatal: false, ignoreBOM: false });
+      const decoder = new TextDecoder(xmlEncoding(head, metadata.charset).label, { fatal: false, ignoreBOM: false });
       yield decoder.decode(head, { stream: true });
       if (!done) {
         for (;;) {
