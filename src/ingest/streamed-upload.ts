@@ -16,7 +16,7 @@ import { ApiError } from "../lib/errors";
 import { gunzipStream } from "./gunzip-stream";
 import { JsonEnvelopeCheck } from "./json-upload-stream";
 import { type PayloadObject, type PayloadObjectMetadata, PayloadReadError, type PayloadStore, newPayloadKey } from "./payload-store";
-import { bodyCompression, charsetOf, textDecodingError, tooLarge, uploadFormat, xmlEncoding } from "./upload-body";
+import { bodyCompression, charsetOf, emptyBody, invalidGzip, textDecodingError, tooLarge, uploadFormat, xmlEncoding } from "./upload-body";
 import { type ReceivedUpload, type RunMetadata, envelopeRunMetadata, queryRunMetadata } from "./upload-request";
 
 /** Compressed bytes inflated at a time by the check (4 KiB: at most 4 MiB of output even at deflate's 1,032:1). */
@@ -60,6 +60,9 @@ function decoderFor(head: Uint8Array, charset: string | null): { decoder: Instan
   }
 }
 
+/** What a check's failure answers: its own ApiError, or, for a gzip body, any other error of the stream as broken gzip. */
+const checkFailure = (error: unknown, gzip: boolean): unknown => (error instanceof ApiError || !gzip ? error : invalidGzip());
+
 /**
  * Checks the report's bytes (inflated when gzip) as they come: at most `limit` of them, text in
  * its encoding, not empty. Rejects with the request's ApiError; `gzip` turns a stream error that
@@ -72,7 +75,7 @@ async function checkReport(stream: ReadableStream<Uint8Array>, gzip: boolean, ch
     reader = opened.reader;
     let total = opened.head.byteLength;
     if (total > limit) throw tooLarge(limit);
-    if (total === 0) throw new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
+    if (total === 0) throw emptyBody();
     const { decoder, label, source } = decoderFor(opened.head, charset);
     const decode = (bytes?: Uint8Array) => {
       try {
@@ -94,8 +97,7 @@ async function checkReport(stream: ReadableStream<Uint8Array>, gzip: boolean, ch
     decode();
   } catch (error) {
     await reader?.cancel(error).catch(() => {});
-    if (error instanceof ApiError || !gzip) throw error;
-    throw new ApiError("invalid_request", "The body is not valid gzip data (Content-Encoding: gzip).");
+    throw checkFailure(error, gzip);
   }
 }
 
@@ -130,13 +132,12 @@ async function checkJsonReport(stream: ReadableStream<Uint8Array>, gzip: boolean
       if (!undecodable) envelope.write(value);
     }
     decode();
-    if (total === 0) throw new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
+    if (total === 0) throw emptyBody();
     if (undecodable) throw textDecodingError("utf-8", "charset", "invalid-bytes");
     return envelope.result().metadata;
   } catch (error) {
     await reader.cancel(error).catch(() => {});
-    if (error instanceof ApiError || !gzip) throw error;
-    throw new ApiError("invalid_request", "The body is not valid gzip data (Content-Encoding: gzip).");
+    throw checkFailure(error, gzip);
   }
 }
 
@@ -157,7 +158,7 @@ export async function streamUploadToStore(store: PayloadStore, received: Streame
   // Checked before the body is read: a request wrong in its query string costs no upload. A JSON
   // envelope's metadata win over the query string's, so they are checked together, after it.
   const xmlMetadata = format === "junit_xml" ? queryRunMetadata(received) : null;
-  if (!received.body) throw new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
+  if (!received.body) throw emptyBody();
 
   // Both resolve a write once the check has read (most of) its output: so the store, which pulls
   // the body, cannot run ahead of the check (gunzip-stream.ts: why not DecompressionStream).

@@ -44,6 +44,12 @@ export function tooLarge(limit = UPLOAD_LIMIT_BYTES): ApiError {
   );
 }
 
+/** A request with no body, or an empty one (400). */
+export const emptyBody = (): ApiError => new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
+
+/** A body sent with Content-Encoding: gzip that does not inflate (400). */
+export const invalidGzip = (): ApiError => new ApiError("invalid_request", "The body is not valid gzip data (Content-Encoding: gzip).");
+
 /**
  * Inflates a gzip body, stopping as soon as the output passes the limit (a gzip bomb costs at most
  * the limit: gunzipStream inflates only as it is read, where workerd's DecompressionStream would
@@ -67,7 +73,7 @@ async function gunzip(bytes: Uint8Array, limit: number): Promise<Uint8Array> {
     }
   } catch (error) {
     if (error instanceof ApiError) throw error;
-    throw new ApiError("invalid_request", "The body is not valid gzip data (Content-Encoding: gzip).");
+    throw invalidGzip();
   }
   const output = new Uint8Array(total);
   let offset = 0;

@@ -11,7 +11,7 @@ import { jsonTextDepth } from "../lib/json-depth";
 import { type UploadEnvelope, RunMetadataSchema, UploadEnvelopeSchema, suiteDepth } from "./json-report";
 import { REPORT_LIMITS } from "./report";
 import type { UploadPayload } from "./run-queue";
-import { UPLOAD_LIMIT_BYTES, charsetOf, decodeContentEncoding, decodeUploadText, uploadFormat } from "./upload-body";
+import { UPLOAD_LIMIT_BYTES, charsetOf, decodeContentEncoding, decodeUploadText, emptyBody, uploadFormat } from "./upload-body";
 
 /** What an upload says about its run, besides the report. */
 export type RunMetadata = {
@@ -136,7 +136,7 @@ function parseEnvelope(text: string): { envelope: UploadEnvelope; metadata: Reco
 export async function readUploadRequest(received: ReceivedUpload, limit = UPLOAD_LIMIT_BYTES): Promise<UploadRequest> {
   const format = uploadFormat(received.contentType);
   const bytes = await decodeContentEncoding(received.body, received.contentEncoding, limit);
-  if (bytes.byteLength === 0) throw new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
+  if (bytes.byteLength === 0) throw emptyBody();
   const text = decodeUploadText(bytes, format, charsetOf(received.contentType));
 
   let metadataInput = metadataFromQuery(received.query);
