@@ -40,7 +40,10 @@ export type PayloadListPage = { prefix: string; limit: number; startAfter?: stri
 /** An object as listed: its key, and when the store finished writing it. */
 export type StoredObjectEntry = { key: string; uploaded: Date };
 
-/** The store failed while an object was being read (not the object's content): an internal error, retried. */
+/**
+ * The run's payload object could not be read: missing, or the store failed opening it or halfway
+ * through (not the object's content). An internal error: the queue retries it.
+ */
 export class PayloadReadError extends Error {
   override name = "PayloadReadError";
 }

@@ -67,11 +67,6 @@ function storedEnvelope(content: string): UploadEnvelope {
   }
 }
 
-/** The run's payload object could not be opened (missing, or the store failed): an internal error (retried), not the report's. */
-class PayloadOpenError extends Error {
-  override name = "PayloadOpenError";
-}
-
 /**
  * The suites of a stored payload, as a source the store consumes while parsing continues. Every
  * problem with the content is a ReportError, including unexpected parser exceptions: parsers are
@@ -84,12 +79,12 @@ export function suiteSourceOf(payload: UploadPayload | PayloadObject, store?: Pa
       // A body stored as an object (src/ingest/streamed-upload.ts) is parsed as it is read.
       // Without the store or the object, the payload cannot be read: an internal error, retried.
       if (!store) throw new Error("This run's payload is in a payload store, and this runtime has none.");
-      const missing = () => new PayloadOpenError(`The payload object of this run is missing (${payload.objectKey}).`);
+      const missing = () => new PayloadReadError(`The payload object of this run is missing (${payload.objectKey}).`);
       if (payload.format === "json") {
         // Read twice (json-upload-stream.ts): failing to open the object is an internal error on either read.
         const open = async () => {
           const bytes = await readStoredBytes(store, payload.objectKey).catch((error: unknown) => {
-            throw new PayloadOpenError(`The payload object of this run could not be read (${payload.objectKey}).`, { cause: error });
+            throw new PayloadReadError(`The payload object of this run could not be read (${payload.objectKey}).`, { cause: error });
           });
           if (!bytes) throw missing();
           return bytes;
@@ -97,7 +92,7 @@ export function suiteSourceOf(payload: UploadPayload | PayloadObject, store?: Pa
         try {
           return await streamJsonEnvelope(open, emit, (documents) => streamJUnit(documents, emit, pause), pause);
         } catch (error) {
-          if (error instanceof ReportError || error instanceof PayloadOpenError || error instanceof PayloadReadError) throw error;
+          if (error instanceof ReportError || error instanceof PayloadReadError) throw error;
           throw new ReportError("The report could not be parsed.");
         }
       }
