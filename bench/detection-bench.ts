@@ -58,7 +58,7 @@ import { failureRateSpikeCheck } from "../src/checks/failure-rate-spike";
 import { flakinessCheck } from "../src/checks/flakiness";
 import { performanceRegressionCheck } from "../src/checks/performance-regression";
 import { skippedCreepCheck } from "../src/checks/skipped-creep";
-import { type Check, type InMemoryState, type RunSummary, inMemoryCheck } from "../src/checks/types";
+import { type Check, type InMemoryState, type RunSummary, checkRun, inMemoryCheck } from "../src/checks/types";
 import { isInfraSuspect, judgeInfra } from "../src/checks/types";
 import { type Anomaly, type Family, type Scenario, type SimRun, type SimStream, generateStream, toRunSummary } from "../src/simulator/streams";
 import { replayHealth } from "../src/simulator/health-replay";
@@ -586,7 +586,7 @@ function timeChecks(log: (line: string) => void): { timings: Timing[]; streamNot
           const entry = written.get(test.key) ?? (Object.hasOwn(from.tests, test.key) ? from.tests[test.key] : undefined);
           if (entry !== undefined) entries.set(test.key, entry);
         }
-        const result = check.update(project, entries, summary);
+        const result = checkRun(check, project, entries, summary);
         project = result.state;
         for (const [key, entry] of result.tests) written.set(key, entry);
       }

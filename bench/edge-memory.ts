@@ -17,7 +17,8 @@
  * quiet.
  *
  * Env: BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres), BENCH_MEMORY_CASES
- * (10000,115000: cases per report; 10,000 ≈ 2.7 MiB, 115,000 ≈ 31 MiB), BENCH_MEMORY_GZIP (false;
+ * (10000,115000: cases per report; 10,000 ≈ 2.7 MiB, 115,000 ≈ 31 MiB), BENCH_MEMORY_SUITES (top-level
+ * suites per report; default one per 25 cases; 1: every case in one suite, as pytest writes), BENCH_MEMORY_GZIP (false;
  * true: also send each report gzip-compressed; only: send it gzip-compressed only), BENCH_MEMORY_LIVE
  * (false: collect garbage before each sample, so that the peaks are of live memory; sampling is then
  * slower and processing too), BENCH_MEMORY_FORMATS (xml: `xml`, `json` or both, comma-separated;
@@ -25,6 +26,8 @@
  * parser, so both carry the same run), BENCH_MEMORY_UPLOAD_LIMIT (the Worker's
  * UPLOAD_LIMIT_BYTES for the run; default: wrangler.toml's), BENCH_OUTPUT (BENCHMARKS.md),
  * BENCH_MEMORY_SECTION (edge-memory), BENCH_MEMORY_HEADING (added to the section's title).
+ * MINIFLARE_WORKERD_V8_FLAGS (read by miniflare: V8 flags for workerd, such as
+ * `--max-old-space-size=48`, to run the isolate with a capped heap as a memory-limited one is).
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -51,6 +54,8 @@ const GZIP = process.env.BENCH_MEMORY_GZIP === "true" || process.env.BENCH_MEMOR
 const PLAIN = process.env.BENCH_MEMORY_GZIP !== "only";
 /** Collect garbage before each sample: the peaks are then of live memory, not of the heap in use. */
 const LIVE = process.env.BENCH_MEMORY_LIVE === "true";
+/** Top-level suites per report (the generator's default: one per 25 cases); 1 is one suite holding every case, as pytest writes. */
+const SUITES = process.env.BENCH_MEMORY_SUITES ? Number(process.env.BENCH_MEMORY_SUITES) : null;
 const FORMATS = (process.env.BENCH_MEMORY_FORMATS ?? "xml").split(",").map((format) => format.trim()) as ("xml" | "json")[];
 
 /** The XML report's run as the JSON envelope (docs/uploads.md): the same suites, cases, texts and attempts. */
@@ -258,10 +263,10 @@ async function main(): Promise<void> {
       CASES.flatMap((cases) => [...(PLAIN ? [{ format, cases, gzip: false }] : []), ...(GZIP ? [{ format, cases, gzip: true }] : [])]),
     );
     for (const { format, cases, gzip } of variants) {
-      const xml = generateJUnit({ cases, seed: cases });
+      const xml = generateJUnit({ cases, seed: cases, ...(SUITES ? { suites: SUITES } : {}) });
       const report = Buffer.from(format === "json" ? jsonReportOf(xml) : xml);
       const body = gzip ? gzipSync(report) : report;
-      const label = `${cases.toLocaleString("en-US")} cases, ${mib(report.byteLength)} of ${format === "json" ? "JSON" : "JUnit XML"}${gzip ? ` (gzip: ${mib(body.byteLength)})` : ""}`;
+      const label = `${cases.toLocaleString("en-US")} cases${SUITES ? ` in ${SUITES === 1 ? "one suite" : `${SUITES} suites`}` : ""}, ${mib(report.byteLength)} of ${format === "json" ? "JSON" : "JUnit XML"}${gzip ? ` (gzip: ${mib(body.byteLength)})` : ""}`;
       log(`${label}: collecting garbage`);
       await inspector.call("HeapProfiler.collectGarbage", {}, 10_000).catch((error: Error) => log(error.message));
       await new Promise((r) => setTimeout(r, 500));
@@ -346,6 +351,7 @@ async function main(): Promise<void> {
     `- Code: ${code}`,
     `- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}; load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(1)} at end`,
     `- Path: the Worker under wrangler dev (workerd), its queue, the Neon driver through the local bridge, on ${postgres}`,
+    ...(process.env.MINIFLARE_WORKERD_V8_FLAGS ? [`- workerd's V8 flags: \`${process.env.MINIFLARE_WORKERD_V8_FLAGS}\` (MINIFLARE_WORKERD_V8_FLAGS): the isolate's heap capped, so V8 collects garbage as a memory-limited isolate must, and a run whose live memory does not fit fails`] : []),
     `- Isolate = V8 heap in use + ArrayBuffer backing stores (inspector \`Runtime.getHeapUsage\`), peak of back-to-back samples${LIVE ? ", each taken right after a forced full collection (HeapProfiler.collectGarbage): live memory, garbage excluded (BENCH_MEMORY_LIVE=true)" : " (garbage not yet collected included)"}; the baseline is after a forced GC before the upload. workerd RSS: growth over the baseline, sampled every 2 ms from outside`,
     "",
     "Consumer: until processed = from the upload's answer until the run is processed (reading, parsing and storing it); alert checks = from then until the consumer's database sessions are quiet.",

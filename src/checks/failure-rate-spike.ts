@@ -68,7 +68,7 @@
  * (O(n)) only for runs that pass the cheap guards. No clock.
  */
 import { betaBinomialCriticalCount, betaBinomialUpperTail, wilsonInterval } from "./statistics";
-import { type CaseStatus, type Check, type CheckEvent, type CheckResult, type RunSummary, type RunTest, type TestEntries, judgeInfra, recordsOutcome } from "./types";
+import { type CaseStatus, type Check, type CheckEvent, type CheckPass, type PersistentCount, type RunHeader, type RunTest, type TestEntries, countPersistent, judgeInfraCounts, recordsOutcome } from "./types";
 import { cap, round } from "./metadata-format";
 
 export const FAILURE_RATE_SPIKE_DETECTOR_VERSION = "failure_rate_spike/2";
@@ -162,8 +162,8 @@ export function baselineOf(state: FailureRateSpikeState): Baseline | null {
 
 type Outcome = { key: string; name: string; status: CaseStatus; quarantined: boolean };
 
-/** One outcome per key (any failure wins, then any pass, else skipped), in key order. */
-function outcomes(tests: RunTest[]): Outcome[] {
+/** One outcome per key of a chunk (any failure wins, then any pass, else skipped), in key order. */
+function outcomes(tests: readonly RunTest[]): Outcome[] {
   const byKey = new Map<string, Outcome>();
   for (const test of tests) {
     const existing = byKey.get(test.key);
@@ -202,69 +202,111 @@ function isLegacyState(state: unknown): state is LegacySpikeState {
   return s.v === 1 && hasNumbers(s as Partial<FailureRateSpikeState>) && typeof s.last === "object" && s.last !== null;
 }
 
-function update(input: FailureRateSpikeState, stored: TestEntries<SpikeTestEntry>, run: RunSummary): CheckResult<FailureRateSpikeState, SpikeTestEntry> {
+/** What the decision needs of the run's tests, counted over its chunks (the first pass). */
+type Tally = {
+  quarantinedFailed: number;
+  quarantinedErrored: number;
+  persistent: PersistentCount;
+  /** The first 20 newly failing tests' names (capped), and how many there are. */
+  newlyFailing: string[];
+  newlyFailingCount: number;
+  failing: number;
+  recurrent: number;
+  repeated: number;
+};
+
+function start(input: FailureRateSpikeState, run: RunHeader): CheckPass<FailureRateSpikeState, SpikeTestEntry> {
   const state = isValidState(input) ? input : initialState();
-  const changed = new Map<string, SpikeTestEntry>();
-  if (!run.onDefaultBranch) return { state, tests: changed, events: [] };
   const executed = run.counts.passed + run.counts.failed + run.counts.errored;
-  if (executed <= 0) return { state, tests: changed, events: [] };
+  // Default-branch runs with executed tests only: the others leave the state and the entries alone.
+  const checked = run.onDefaultBranch && executed > 0;
+  const seq = state.seq + 1;
   // `l` as the last sweep left it (see the header).
-  const lastOf = (key: string): number | null => {
+  const lastOf = (stored: TestEntries<SpikeTestEntry>, key: string): number | null => {
     const l = stored.get(key)?.l;
     return l !== undefined && state.pr - Math.floor(l / 4) <= STATUS_UNSEEN_RUNS ? l : null;
   };
+  const tally: Tally = { quarantinedFailed: 0, quarantinedErrored: 0, persistent: { failed: 0, errored: 0 }, newlyFailing: [], newlyFailingCount: 0, failing: 0, recurrent: 0, repeated: 0 };
+  let decision: Decision = { state, events: [], suspect: false, tripped: false };
+  return {
+    observe(tests, stored) {
+      if (!checked) return;
+      // Failures of quarantined tests are known (docs/quarantine.md): they stay in the executed total
+      // but not in the failing count, here and in the baseline.
+      for (const test of tests) {
+        if (!test.quarantined) continue;
+        if (test.status === "failed") tally.quarantinedFailed++;
+        else if (test.status === "errored") tally.quarantinedErrored++;
+      }
+      // The infrastructure guard judges the tests that newly fail: a test whose last executed status
+      // here was a failure is persistent (see judgeInfra).
+      countPersistent(tally.persistent, tests, (key) => {
+        const l = lastOf(stored, key);
+        return l !== null && isFailCode(l % 4);
+      });
+      // Newly failing tests and recurrent failers.
+      for (const outcome of outcomes(tests)) {
+        // A quarantined test's failure is not counted as failing (above), so not as newly failing or recurrent either.
+        if (!isFail(outcome.status) || outcome.quarantined) continue;
+        const entry = stored.get(outcome.key);
+        const previous = lastOf(stored, outcome.key);
+        if (previous !== null && previous % 4 === CODE.passed) {
+          if (tally.newlyFailing.length < NEWLY_FAILING_LIST) tally.newlyFailing.push(cap(outcome.name, MAX_STRING) as string);
+          tally.newlyFailingCount++;
+        }
+        tally.failing++;
+        if (entry?.f !== undefined && seq - entry.f <= RECURRENT_RUNS) tally.recurrent++;
+        else if (entry?.t !== undefined && seq - entry.t <= RECURRENT_RUNS) tally.repeated++;
+      }
+    },
+    decide() {
+      if (checked) decision = decide(state, run, tally);
+    },
+    write(tests, stored) {
+      const changed = new Map<string, SpikeTestEntry>();
+      if (!checked) return changed;
+      const { suspect, tripped } = decision;
+      for (const outcome of outcomes(tests)) {
+        const entry = stored.get(outcome.key);
+        const previous = lastOf(stored, outcome.key);
+        // A suspect run records only the tests not known yet (the guard's memory rule, recordsOutcome).
+        let next: SpikeTestEntry | undefined;
+        if (recordsOutcome(suspect, previous !== null)) {
+          const code = outcome.status === "skipped" ? (previous === null ? NONE_EXECUTED : previous % 4) : CODE[outcome.status];
+          next = { ...entry, l: seq * 4 + code };
+        }
+        // Recurrent failers: this run's failures unless it tripped or is infra-suspect; tripped-run
+        // failures when it trips (for the repeat rule).
+        if (isFail(outcome.status) && !outcome.quarantined && (tripped || !suspect)) {
+          next = tripped ? { ...(next ?? entry), t: seq } : { ...(next ?? entry), f: seq };
+        }
+        if (next) changed.set(outcome.key, next);
+      }
+      return changed;
+    },
+    finish: () => ({ state: decision.state, events: decision.events }),
+  };
+}
 
-  // Failures of quarantined tests are known (docs/quarantine.md): they stay in the executed total
-  // but not in the failing count, here and in the baseline.
-  let quarantinedFailed = 0;
-  let quarantinedErrored = 0;
-  for (const test of run.tests) {
-    if (!test.quarantined) continue;
-    if (test.status === "failed") quarantinedFailed++;
-    else if (test.status === "errored") quarantinedErrored++;
-  }
-  const failed = run.counts.failed - Math.min(run.counts.failed, quarantinedFailed);
-  const errored = run.counts.errored - Math.min(run.counts.errored, quarantinedErrored);
+type Decision = { state: FailureRateSpikeState; events: CheckEvent[]; suspect: boolean; tripped: boolean };
+
+function decide(state: FailureRateSpikeState, run: RunHeader, tally: Tally): Decision {
+  const executed = run.counts.passed + run.counts.failed + run.counts.errored;
+  const failed = run.counts.failed - Math.min(run.counts.failed, tally.quarantinedFailed);
+  const errored = run.counts.errored - Math.min(run.counts.errored, tally.quarantinedErrored);
   const failing = failed + errored;
   const x = failing / executed;
-  // The infrastructure guard judges the tests that newly fail: a test whose last executed status
-  // here was a failure is persistent (see judgeInfra).
-  const verdict = judgeInfra(run, (key) => {
-    const l = lastOf(key);
-    return l !== null && isFailCode(l % 4);
-  });
+  const verdict = judgeInfraCounts(run.counts, tally.persistent);
   const suspect = verdict.suspect;
   const seq = state.seq + 1;
-
-  // Newly failing tests, recurrent failers, and (unless infra-suspect) the last-status map.
-  const newlyFailing: string[] = [];
-  let repeated = 0;
-  const failingKeys: string[] = [];
-  let recurrent = 0;
-  for (const outcome of outcomes(run.tests)) {
-    const entry = stored.get(outcome.key);
-    const previous = lastOf(outcome.key);
-    const previousCode = previous === null ? null : previous % 4;
-    // A quarantined test's failure is not counted as failing (above), so not as newly failing or recurrent either.
-    const countedFailure = isFail(outcome.status) && !outcome.quarantined;
-    if (countedFailure && previousCode === CODE.passed) newlyFailing.push(outcome.name);
-    if (countedFailure) {
-      failingKeys.push(outcome.key);
-      if (entry?.f !== undefined && seq - entry.f <= RECURRENT_RUNS) recurrent++;
-      else if (entry?.t !== undefined && seq - entry.t <= RECURRENT_RUNS) repeated++;
-    }
-    // A suspect run records only the tests not known yet (the guard's memory rule, recordsOutcome).
-    if (recordsOutcome(suspect, previous !== null)) {
-      const code = outcome.status === "skipped" ? (previousCode ?? NONE_EXECUTED) : CODE[outcome.status];
-      changed.set(outcome.key, { ...entry, l: seq * 4 + code });
-    }
-  }
   const pr = seq - state.pr >= PRUNE_EVERY_RUNS ? seq : state.pr;
 
   // A spike that repeats: when at least half of the failing tests failed together in a run that
   // tripped within the last 50 runs (and not since), they are a recurring co-failing group —
   // systemic flakiness, the flakiness alert's business — and count as recurrent too.
-  const repeat = repeated >= MIN_FAILURES && 2 * repeated >= failingKeys.length;
+  const { repeated } = tally;
+  let { recurrent } = tally;
+  const repeat = repeated >= MIN_FAILURES && 2 * repeated >= tally.failing;
   if (repeat) recurrent += repeated;
 
   // The test against the baseline as it stood before this run.
@@ -327,8 +369,8 @@ function update(input: FailureRateSpikeState, stored: TestEntries<SpikeTestEntry
             decay: DECAY,
           },
           window: WINDOW_DESCRIPTION,
-          newly_failing_tests: newlyFailing.slice(0, NEWLY_FAILING_LIST).map((name) => cap(name, MAX_STRING)),
-          newly_failing_count: newlyFailing.length,
+          newly_failing_tests: tally.newlyFailing,
+          newly_failing_count: tally.newlyFailingCount,
           recurrent_failing_count: recurrent,
           fresh_failing_count: fresh,
           p_value_fresh: pFresh,
@@ -355,17 +397,7 @@ function update(input: FailureRateSpikeState, stored: TestEntries<SpikeTestEntry
     sx4 = DECAY * sx4 + x * x * x * x;
   }
   const normal = tripped ? 0 : state.normal + 1;
-
-  // Recurrent failers: this run's failures unless it tripped or is infra-suspect; tripped-run
-  // failures when it trips (for the repeat rule above).
-  if (failingKeys.length > 0 && (tripped || !suspect)) {
-    for (const key of failingKeys) {
-      const entry = changed.get(key) ?? stored.get(key);
-      changed.set(key, tripped ? { ...entry, t: seq } : { ...entry, f: seq });
-    }
-  }
-
-  return { state: { v: 2, seen, w, w2, sn, sf, sx, sxx, sx3, sx4, normal, seq, pr }, tests: changed, events };
+  return { state: { v: 2, seen, w, w2, sn, sf, sx, sxx, sx3, sx4, normal, seq, pr }, events, suspect, tripped };
 }
 
 function fromLegacy(legacy: unknown, rekey: (oldKey: string) => string | null): { state: FailureRateSpikeState; tests: Map<string, SpikeTestEntry> } | null {
@@ -390,6 +422,6 @@ function fromLegacy(legacy: unknown, rekey: (oldKey: string) => string | null): 
 export const failureRateSpikeCheck: Check<FailureRateSpikeState, SpikeTestEntry> = {
   version: FAILURE_RATE_SPIKE_DETECTOR_VERSION,
   initialState,
-  update,
+  start,
   fromLegacy,
 };

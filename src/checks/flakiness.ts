@@ -21,7 +21,8 @@
  * the flag/last failure AND ≥ 14 days have passed since both the flag and its last evidence;
  * a later flag is a new event.
  *
- * Infrastructure guard (`judgeInfra`, types.ts): it judges the tests that *newly* fail, with this
+ * Infrastructure guard (`judgeInfra`, types.ts, counted chunk by chunk with `countPersistent` and
+ * judged by `judgeInfraCounts`): it judges the tests that *newly* fail, with this
  * check's own memory of the previous outcome: the newest bit of a test's default-branch window
  * (or `sx` while it has none). A project where half the tests fail in every run (environment-
  * dependent tests that never pass) is therefore not one long outage whose flaky tests are never
@@ -65,8 +66,17 @@
  * co-failures). A sweep every 50 runs (`pr`) makes entries of tests not seen for 200 project runs
  * count as absent, so a test that comes back after a long pause starts afresh.
  *
+ * The run's tests come in chunks, twice (`CheckPass`), and beyond the chunk at hand the check holds
+ * only bounded project-level tallies. The first pass counts the guard's persistent failures, the
+ * newly failing tests and, per kept co-failure (≤ 8), how many of them newly failed in it last
+ * (`bq`): all that the guard, the burst rule and the recurrence rule need. The second pass updates
+ * each test from its entry and the decision; whether a test joins this run's co-failure is asked
+ * again per test (it newly fails, by the same criterion). Events are built as flags come: at most
+ * 50 of them, plus the count and the first 50 keys of the flags past them.
+ *
  * Time comes only from `run.createdAt`; the same state and run always give the same output.
- * Cases are processed in key order, so the order of cases within a run changes nothing.
+ * Cases are processed in key order, so the order of the run's keys, and how the run is cut into
+ * chunks, change nothing; an event's names are those of its key's first case in its chunk.
  *
  * Choices beyond the rule in docs/alert-checks.md:
  * - A pass on retry is a pass in the window and in the same-commit LRU (its retry is its own
@@ -82,7 +92,7 @@
  *   carries `more_flagged_count` and `more_flagged_test_keys` (≤ 50). Those tests are flagged all
  *   the same (no later event). This matches the orchestrator's own cap of 50 per check and run.
  */
-import { type CaseStatus, type Check, type CheckEvent, type CheckResult, type RunSummary, type RunTest, type TestEntries, judgeInfra } from "./types";
+import { type CaseStatus, type Check, type CheckEvent, type CheckPass, type PersistentCount, type RunHeader, type RunTest, type TestEntries, countPersistent, judgeInfraCounts } from "./types";
 import { cap, round } from "./metadata-format";
 import { nearestRankPercentile, runsTestZ, wilson95 } from "./statistics";
 
@@ -290,7 +300,7 @@ function isFail(status: CaseStatus): boolean {
   return status === "failed" || status === "errored";
 }
 
-function timeOf(run: RunSummary): number {
+function timeOf(run: RunHeader): number {
   const t = run.createdAt instanceof Date ? run.createdAt.getTime() : new Date(run.createdAt as unknown as string).getTime();
   return Number.isFinite(t) ? t : 0;
 }
@@ -311,19 +321,22 @@ function isLegacyState(state: unknown): state is LegacyFlakinessState {
 }
 
 /**
- * The stored entries of the run's tests that the last sweep kept (see `pr`), as a record without
- * a prototype (keys come from uploads) for the helpers below.
+ * A test's stored entry if the last sweep kept it (see `pr`), else undefined. Looked up key by key:
+ * the entries given with a chunk may hold more than the chunk's tests.
  */
-function visibleEntries(stored: TestEntries<FlakinessTestState>, sweptAt: number): Record<string, FlakinessTestState> {
-  const visible = Object.create(null) as Record<string, FlakinessTestState>;
-  for (const [key, entry] of stored) if (sweptAt - entry.ls <= PRUNE_UNSEEN_RUNS) visible[key] = entry;
-  return visible;
+function visibleEntry(stored: TestEntries<FlakinessTestState>, sweptAt: number, key: string): FlakinessTestState | undefined {
+  const entry = stored.get(key);
+  return entry !== undefined && sweptAt - entry.ls <= PRUNE_UNSEEN_RUNS ? entry : undefined;
 }
 
 /** One outcome per key: duplicates of a key within a run (unmerged parametrised cases) are combined. */
 type Outcome = { test: RunTest; status: CaseStatus; attempts: CaseStatus[] };
 
-function combine(tests: RunTest[]): Outcome[] {
+/**
+ * The outcomes of a chunk (every case of a key is in the same chunk), in key order. An outcome's
+ * `test` (the names in its event) is the key's first case in the chunk's order.
+ */
+function combine(tests: readonly RunTest[]): Outcome[] {
   const byKey = new Map<string, Outcome>();
   for (const test of tests) {
     const existing = byKey.get(test.key);
@@ -378,22 +391,20 @@ function pushEvidence(list: Evidence[] | undefined, item: Evidence): Evidence[] 
   return next;
 }
 
-/** Tests failing now that passed in their previous default-branch outcome or were never seen (in key order). */
-function newlyFailingTests(outcomes: Outcome[], tests: Record<string, FlakinessTestState>): Outcome[] {
-  const newly: Outcome[] = [];
-  for (const outcome of outcomes) {
-    if (!isFail(outcome.status)) continue;
-    const previous = tests[outcome.test.key];
-    if (previous?.fl !== undefined) continue;
-    if (!previous || previous.n === 0 || (previous.wl & 1) === 0) newly.push(outcome);
-  }
-  return newly;
+/**
+ * Whether a test newly fails: failing now, and passed in its previous default-branch outcome or
+ * was never seen; a flagged test's failures are expected, so it never newly fails. `previous` is
+ * its visible entry. Counted in the first pass (the burst rule), asked again per test in the second
+ * (the co-failure it joins).
+ */
+function isNewlyFailing(outcome: Outcome, previous: FlakinessTestState | undefined): boolean {
+  if (!isFail(outcome.status) || previous?.fl !== undefined) return false;
+  return !previous || previous.n === 0 || (previous.wl & 1) === 0;
 }
 
 /** The guard's memory (judgeInfra): the previous default-branch outcome, or for a test without one, its last failure. */
-function failedLastTime(tests: Record<string, FlakinessTestState>, key: string): boolean {
-  if (!Object.hasOwn(tests, key)) return false;
-  const entry = tests[key] as FlakinessTestState;
+function failedLastTime(entry: FlakinessTestState | undefined): boolean {
+  if (entry === undefined) return false;
   return entry.n > 0 ? (entry.wl & 1) === 1 : entry.sx === 1;
 }
 
@@ -407,25 +418,32 @@ function recentOnes(hi: number, lo: number, count: number): number {
 type Recurrence = { previousSq: number; overlap: number };
 
 /**
+ * The `sq` of the kept co-failures still within the last 50 default-branch runs (≤ 8): the only
+ * `bq` values whose overlap with a burst `burstRecurrence` reads, so the only ones counted.
+ */
+function recentCoFailures(coFailures: number[], sq: number): Set<number> {
+  const recent = new Set<number>();
+  for (let i = 0; i + 1 < coFailures.length; i += 2) if (sq - (coFailures[i] as number) <= RECUR_RUNS) recent.add(coFailures[i] as number);
+  return recent;
+}
+
+/**
  * Whether a burst recurs: the earlier co-failure (≥ 5 newly failing tests, default branch, within
  * the last 50 default-branch runs) that most of the burst's tests newly failed in last (`bq`),
  * when ≥ 5 of them did and they are at least half of the burst and of that co-failure. Per test,
  * the evidence also needs the test to have failed in at most half of its outcomes since then (a
  * group broken for most of the time in between is a breakage that came back, not a flaky group).
+ * `overlap` counts the burst's newly failing tests by their `bq` (first pass), `newlyFailing` is
+ * the burst's size.
  */
-function burstRecurrence(newly: Outcome[], tests: Record<string, FlakinessTestState>, coFailures: number[], sq: number): Recurrence | null {
-  const overlap = new Map<number, number>();
-  for (const outcome of newly) {
-    const bq = tests[outcome.test.key]?.bq;
-    if (bq !== undefined && sq - bq <= RECUR_RUNS) overlap.set(bq, (overlap.get(bq) ?? 0) + 1);
-  }
+function burstRecurrence(overlap: ReadonlyMap<number, number>, newlyFailing: number, coFailures: number[], sq: number): Recurrence | null {
   let best: Recurrence | null = null;
   for (let i = 0; i + 1 < coFailures.length; i += 2) {
     const previousSq = coFailures[i] as number;
     const size = coFailures[i + 1] as number;
     const shared = overlap.get(previousSq) ?? 0;
     if (sq - previousSq > RECUR_RUNS || shared < BURST_MIN_NEWLY_FAILING) continue;
-    if (shared < RECUR_MIN_SHARE * newly.length || shared < RECUR_MIN_SHARE * size) continue;
+    if (shared < RECUR_MIN_SHARE * newlyFailing || shared < RECUR_MIN_SHARE * size) continue;
     if (!best || shared >= best.overlap) best = { previousSq, overlap: shared };
   }
   return best;
@@ -448,7 +466,7 @@ function isBurst(newlyFailing: number, baseline: number[]): boolean {
 
 /** What the run contributes to every test: computed once per run. */
 type RunContext = {
-  run: RunSummary;
+  run: RunHeader;
   now: number;
   shaHash: number | null;
   sha: string | null;
@@ -457,8 +475,11 @@ type RunContext = {
   burst: boolean;
   /** Default-branch run counter after this run. */
   sq: number;
-  /** This run's newly failing tests when it is a default-branch co-failure (≥ 5 of them), else null. */
-  coFailure: Set<string> | null;
+  /**
+   * Whether this run is a default-branch co-failure (≥ 5 newly failing tests): its newly failing
+   * tests (`isNewlyFailing`, asked per test) are its members.
+   */
+  coFailure: boolean;
   /** When this burst recurs: the earlier co-failure's `sq`. */
   recurrence: Recurrence | null;
 };
@@ -491,14 +512,14 @@ function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, 
 
   // 0. Recurrence (read before this run enters the window): the test newly failed in the earlier
   // co-failure this burst repeats, and failed in at most half of its outcomes since then.
-  const key = outcome.test.key;
+  const inCoFailure = ctx.coFailure && isNewlyFailing(outcome, previous);
   let recurred: { p: number; f: number } | null = null;
-  if (ctx.recurrence !== null && previous && bq === ctx.recurrence.previousSq && ctx.coFailure?.has(key)) {
+  if (ctx.recurrence !== null && previous && bq === ctx.recurrence.previousSq && inCoFailure) {
     const since = Math.min(previous.n, ctx.sq - bq);
     const fails = recentOnes(previous.wh, previous.wl, since);
     if (2 * fails <= since) recurred = { p: since - fails, f: fails + 1 };
   }
-  if (ctx.coFailure?.has(key)) bq = ctx.sq;
+  if (inCoFailure) bq = ctx.sq;
 
   if (failed || passedOnRetry) {
     lf = run.number;
@@ -605,7 +626,7 @@ function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, 
 // ---------------------------------------------------------------------------------------------
 // Events
 
-function flagMetadata(flag: Flag, run: RunSummary, now: number, infraExcluded: number, burstExcluded: number): Record<string, unknown> {
+function flagMetadata(flag: Flag, run: RunHeader, now: number, infraExcluded: number, burstExcluded: number): Record<string, unknown> {
   const { entry, outcome } = flag;
   const stats = flag.history ?? windowStats(entry.wh, entry.wl, entry.n);
   const ci = wilson95(stats.failures, stats.n);
@@ -678,49 +699,144 @@ function initialState(): FlakinessState {
   return { v: 2, infra: { wh: 0, wl: 0, n: 0 }, burst: { wh: 0, wl: 0, n: 0 }, nf: [], pr: 0, sq: 0, cf: [] };
 }
 
-function update(input: FlakinessState, stored: TestEntries<FlakinessTestState>, run: RunSummary): CheckResult<FlakinessState, FlakinessTestState> {
+/** What the decision needs of the run's tests, counted over its chunks in the first pass. */
+type Tally = {
+  /** The guard's persistent failures (countPersistent). */
+  persistent: PersistentCount;
+  /** Newly failing tests (`isNewlyFailing`), as if the run were not suspect. */
+  newlyFailing: number;
+  /** Newly failing tests by their `bq`, for the kept co-failures only (≤ 8 keys): the burst's overlap with each. */
+  overlap: Map<number, number>;
+};
+
+/** The project-level decision, taken between the passes. */
+type Decision = {
+  state: FlakinessState;
+  suspect: boolean;
+  /** What the run gives every test's update; null when the run updates no test (suspect). */
+  ctx: RunContext | null;
+  infraExcluded: number;
+  burstExcluded: number;
+};
+
+/**
+ * The run's events as the second pass builds them, in key order: the first 50 flags' metadata,
+ * then only the count and the first 50 keys of the flags past them (`more_flagged_*`).
+ */
+type FlagEvents = { events: CheckEvent[]; moreCount: number; moreKeys: string[] };
+
+function start(input: FlakinessState, run: RunHeader): CheckPass<FlakinessState, FlakinessTestState> {
   const state = isValidState(input) ? input : initialState();
-  const known = visibleEntries(stored, state.pr);
-  const changed = new Map<string, FlakinessTestState>();
   const now = timeOf(run);
-  const all = run.tests.length === 0 ? [] : combine(run.tests);
-  // The infrastructure guard judges the tests that newly fail (judgeInfra): a test whose previous
-  // default-branch outcome failed is persistent, so environment-dependent tests that never pass do
-  // not make every run look like an outage.
-  const suspect = judgeInfra(run, (key) => failedLastTime(known, key)).suspect;
-  const outcomes = suspect ? [] : all;
+  const coFailures = Array.isArray(state.cf) ? state.cf : [];
+  // The default-branch run counter after this run: the clock `bq` and `cf` are read against.
+  const sq = (typeof state.sq === "number" ? state.sq : 0) + (run.onDefaultBranch ? 1 : 0);
+  // Only a default-branch burst can recur, and only with a co-failure still kept and recent.
+  const recurrable = run.onDefaultBranch ? recentCoFailures(coFailures, sq) : new Set<number>();
+  const known = (stored: TestEntries<FlakinessTestState>, key: string) => visibleEntry(stored, state.pr, key);
+  const tally: Tally = { persistent: { failed: 0, errored: 0 }, newlyFailing: 0, overlap: new Map() };
+  let decision: Decision | null = null;
+  const flagged: FlagEvents = { events: [], moreCount: 0, moreKeys: [] };
+  return {
+    observe(tests, stored) {
+      // The infrastructure guard judges the tests that newly fail (judgeInfra): a test whose previous
+      // default-branch outcome failed is persistent, so environment-dependent tests that never pass do
+      // not make every run look like an outage.
+      countPersistent(tally.persistent, tests, (key) => failedLastTime(known(stored, key)));
+      for (const outcome of combine(tests)) {
+        const previous = known(stored, outcome.test.key);
+        if (!isNewlyFailing(outcome, previous)) continue;
+        tally.newlyFailing++;
+        const bq = previous?.bq;
+        if (bq !== undefined && recurrable.has(bq)) tally.overlap.set(bq, (tally.overlap.get(bq) ?? 0) + 1);
+      }
+    },
+    decide() {
+      decision = decide(state, run, tally, now, sq);
+    },
+    write(tests, stored) {
+      const changed = new Map<string, FlakinessTestState>();
+      if (decision === null || tests.length === 0) return changed;
+      if (decision.ctx !== null) {
+        for (const outcome of combine(tests)) {
+          const key = outcome.test.key;
+          const { entry, flag } = updateTest(known(stored, key), outcome, decision.ctx);
+          changed.set(key, entry);
+          if (flag) addFlag(flagged, flag, run, now, decision);
+        }
+      } else if (decision.suspect) {
+        // A suspect run leaves per-test state alone, except that a failing test with no default-branch
+        // outcome yet is remembered as failing (the guard's memory rule, recordsOutcome): a project
+        // whose first run fails half its tests judges its second run on the tests that newly fail.
+        for (const outcome of combine(tests)) {
+          if (!isFail(outcome.status)) continue;
+          const key = outcome.test.key;
+          const previous = known(stored, key);
+          if (previous && (previous.n > 0 || previous.sx === 1)) continue;
+          changed.set(key, previous ? { ...previous, ls: Math.max(previous.ls, run.number), sx: 1 } : { wh: 0, wl: 0, n: 0, ls: run.number, cp: 0, sx: 1 });
+        }
+      }
+      return changed;
+    },
+    finish() {
+      const { events, moreCount, moreKeys } = flagged;
+      if (moreCount > 0) {
+        const last = events[events.length - 1] as CheckEvent;
+        last.metadata = { ...last.metadata, more_flagged_count: moreCount, more_flagged_test_keys: moreKeys };
+      }
+      return { state: decision?.state ?? state, events };
+    },
+  };
+}
+
+/**
+ * Flags come in key order (chunks in ascending key order, each combined in key order). At most 50
+ * events per run (the orchestrator's cap too): the 50th carries `more_flagged_count` and up to 50
+ * keys of the tests not reported individually (finish). Those tests are flagged all the same and
+ * will not be reported again.
+ */
+function addFlag(flagged: FlagEvents, flag: Flag, run: RunHeader, now: number, decision: Decision): void {
+  if (flagged.events.length < MAX_EVENTS_PER_RUN) {
+    flagged.events.push({ metadata: flagMetadata(flag, run, now, decision.infraExcluded, decision.burstExcluded) });
+    return;
+  }
+  flagged.moreCount++;
+  if (flagged.moreKeys.length < MAX_EVENTS_PER_RUN) flagged.moreKeys.push(cap(flag.key, MAX_STRING) as string);
+}
+
+function decide(state: FlakinessState, run: RunHeader, tally: Tally, now: number, sq: number): Decision {
+  const suspect = judgeInfraCounts(run.counts, tally.persistent).suspect;
   const baseline = Array.isArray(state.nf) ? state.nf : [];
-  const newly = suspect ? [] : newlyFailingTests(outcomes, known);
-  const newlyFailing = newly.length;
+  const newlyFailing = suspect ? 0 : tally.newlyFailing;
   const burst = !suspect && isBurst(newlyFailing, baseline);
 
   let infra = state.infra;
   let burstWindow = state.burst ?? { wh: 0, wl: 0, n: 0 };
   let nf = baseline;
-  let sq = typeof state.sq === "number" ? state.sq : 0;
   let cf = Array.isArray(state.cf) ? state.cf : [];
-  let coFailure: Set<string> | null = null;
+  let coFailure = false;
   let recurrence: Recurrence | null = null;
   if (run.onDefaultBranch) {
-    sq += 1;
     infra = { wh: shiftHi(infra.wh, infra.wl), wl: shiftLo(infra.wl, suspect ? 1 : 0), n: Math.min(WINDOW, infra.n + 1) };
     burstWindow = { wh: shiftHi(burstWindow.wh, burstWindow.wl), wl: shiftLo(burstWindow.wl, burst ? 1 : 0), n: Math.min(WINDOW, burstWindow.n + 1) };
     if (!suspect) nf = [...baseline.slice(baseline.length >= WINDOW ? baseline.length - WINDOW + 1 : 0), newlyFailing];
     // Co-failures (≥ 5 newly failing tests, burst or not) are remembered for 50 runs; a burst that
     // repeats one is evidence for the tests they share.
     if (newlyFailing >= BURST_MIN_NEWLY_FAILING) {
-      if (burst) recurrence = burstRecurrence(newly, known, cf, sq);
-      coFailure = new Set(newly.map((outcome) => outcome.test.key));
+      if (burst) recurrence = burstRecurrence(tally.overlap, newlyFailing, cf, sq);
+      coFailure = true;
       cf = pushCoFailure(cf, sq, newlyFailing);
     }
   }
-  const infraExcluded = ones(infra.wh, infra.wl);
-  const burstExcluded = ones(burstWindow.wh, burstWindow.wl);
 
-  const flags: Flag[] = [];
-  if (!suspect && outcomes.length > 0) {
+  // Every 50 runs, a sweep: from then on, entries of tests not seen for 200 runs count as absent.
+  let pr = state.pr;
+  if (run.number - pr >= PRUNE_EVERY_RUNS || run.number < pr) pr = run.number;
+
+  let ctx: RunContext | null = null;
+  if (!suspect) {
     const sha = run.commitSha !== null && run.commitSha !== "" ? run.commitSha : null;
-    const ctx: RunContext = {
+    ctx = {
       run,
       now,
       shaHash: sha === null ? null : hash53(sha),
@@ -732,44 +848,14 @@ function update(input: FlakinessState, stored: TestEntries<FlakinessTestState>, 
       coFailure,
       recurrence,
     };
-    for (const outcome of outcomes) {
-      const key = outcome.test.key;
-      const { entry, flag } = updateTest(known[key], outcome, ctx);
-      changed.set(key, entry);
-      if (flag) flags.push(flag);
-    }
-  } else if (suspect) {
-    // A suspect run leaves per-test state alone, except that a failing test with no default-branch
-    // outcome yet is remembered as failing (the guard's memory rule, recordsOutcome): a project
-    // whose first run fails half its tests judges its second run on the tests that newly fail.
-    for (const outcome of all) {
-      if (!isFail(outcome.status)) continue;
-      const key = outcome.test.key;
-      const previous = known[key];
-      if (previous && (previous.n > 0 || previous.sx === 1)) continue;
-      changed.set(key, previous ? { ...previous, ls: Math.max(previous.ls, run.number), sx: 1 } : { wh: 0, wl: 0, n: 0, ls: run.number, cp: 0, sx: 1 });
-    }
   }
-
-  // Every 50 runs, a sweep: from then on, entries of tests not seen for 200 runs count as absent.
-  let pr = state.pr;
-  if (run.number - pr >= PRUNE_EVERY_RUNS || run.number < pr) pr = run.number;
-
-  // Flags are in key order (combine sorts). At most 50 events per run (the orchestrator's cap
-  // too): the 50th carries `more_flagged_count` and up to 50 keys of the tests not reported
-  // individually. Those tests are flagged all the same and will not be reported again.
-  const events: CheckEvent[] = flags.slice(0, MAX_EVENTS_PER_RUN).map((flag) => ({ metadata: flagMetadata(flag, run, now, infraExcluded, burstExcluded) }));
-  if (flags.length > MAX_EVENTS_PER_RUN) {
-    const rest = flags.slice(MAX_EVENTS_PER_RUN);
-    const last = events[events.length - 1] as CheckEvent;
-    last.metadata = {
-      ...last.metadata,
-      more_flagged_count: rest.length,
-      more_flagged_test_keys: rest.slice(0, MAX_EVENTS_PER_RUN).map((flag) => cap(flag.key, MAX_STRING)),
-    };
-  }
-
-  return { state: { v: 2, infra, burst: burstWindow, nf, pr, sq, cf }, tests: changed, events };
+  return {
+    state: { v: 2, infra, burst: burstWindow, nf, pr, sq, cf },
+    suspect,
+    ctx,
+    infraExcluded: ones(infra.wh, infra.wl),
+    burstExcluded: ones(burstWindow.wh, burstWindow.wl),
+  };
 }
 
 function fromLegacy(legacy: unknown, rekey: (oldKey: string) => string | null): { state: FlakinessState; tests: Map<string, FlakinessTestState> } | null {
@@ -787,7 +873,7 @@ function fromLegacy(legacy: unknown, rekey: (oldKey: string) => string | null): 
 export const flakinessCheck: Check<FlakinessState, FlakinessTestState> = {
   version: FLAKINESS_DETECTOR_VERSION,
   initialState,
-  update,
+  start,
   fromLegacy,
 };
 

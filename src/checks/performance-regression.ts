@@ -70,11 +70,15 @@
  * run ranges (≥ 3 points in each).
  *
  * State: ≤ 100 test series × 40 points, the run series × 72, a pool of ≤ 100 × 5 values, and
- * per test the guard's memory (one number in the test's row, of which a run reads its own tests');
- * O(tests in the run + 100 · 40 log 40 + 72 log 72) per run, whatever the history length. No clock: run numbers are the only positions used.
+ * per test the guard's memory (one number in the test's row, of which a run reads its own tests').
+ * A run's tests are read in chunks, twice (CheckPass): the first pass keeps the guard's two counts
+ * and the passed durations of at most 300 tests (the monitored ones, the pool's, and the 100
+ * slowest newcomers: no other test can enter the pool, see `newcomerRoom`), the decision does the
+ * rest, and the second pass writes each chunk's guard memory. O(tests in the run · log 100 +
+ * 100 · 40 log 40 + 72 log 72) per run, whatever the history length. No clock: run numbers are the only positions used.
  */
 import { MAD_TO_SIGMA, mad, mannWhitneyUGreater, mannWhitneyUGreaterApproximateP, median } from "./statistics";
-import { type Check, type CheckEvent, type CheckResult, type RunSummary, type RunTest, type TestEntries, judgeInfra, recordsOutcome } from "./types";
+import { type Check, type CheckEvent, type CheckPass, type PersistentCount, type RunHeader, type RunTest, type TestEntries, countPersistent, judgeInfraCounts, recordsOutcome } from "./types";
 import { cap, round } from "./metadata-format";
 
 export const PERFORMANCE_REGRESSION_DETECTOR_VERSION = "performance_regression/3";
@@ -309,9 +313,15 @@ function resetSegment<T extends DurationSeries>(series: T): T {
   return { ...series, s: Math.max(0, series.l.length - RECENT_SHORT) };
 }
 
-/** Per-key duration of the passed tests of a run (duplicates summed), sorted by key. */
-function passedDurations(tests: RunTest[]): { key: string; name: string; ms: number }[] {
-  const byKey = new Map<string, { key: string; name: string; ms: number; ok: boolean }>();
+/** A test's duration in a run where it passed (its cases summed). */
+type PassedDuration = { key: string; name: string; ms: number };
+
+/**
+ * Per-key duration of the passed tests of a chunk (duplicates summed, in the order given; a key's
+ * cases are all in one chunk, so this is the run's per-key duration), sorted by key.
+ */
+function passedDurations(tests: readonly RunTest[]): PassedDuration[] {
+  const byKey = new Map<string, PassedDuration & { ok: boolean }>();
   for (const test of tests) {
     const usable = test.status === "passed" && test.durationMs !== null && Number.isFinite(test.durationMs) && test.durationMs > 0;
     const existing = byKey.get(test.key);
@@ -359,7 +369,7 @@ function recomputeMembership(tests: TestDurationSeries[], pool: PoolEntry[], run
 }
 
 /** Adds this run's slow passed tests that are not monitored to the challenger pool. */
-function updatePool(pool: PoolEntry[], durations: { key: string; name: string; ms: number }[], monitored: Set<string>): PoolEntry[] {
+function updatePool(pool: PoolEntry[], durations: PassedDuration[], monitored: Set<string>): PoolEntry[] {
   const byKey = new Map(pool.map((entry) => [entry.k, entry]));
   const newcomers: { key: string; name: string; log: number }[] = [];
   for (const { key, name, ms } of durations) {
@@ -394,13 +404,13 @@ function updatePool(pool: PoolEntry[], durations: { key: string; name: string; m
 }
 
 /**
- * The guard's memory written by this run: every executed test unless the run is suspect, then
- * only tests not known yet (recordsOutcome).
+ * The guard's memory written by this run for a chunk's tests: every executed test unless the run
+ * is suspect, then only tests not known yet (recordsOutcome). A key's cases are all in the chunk.
  */
-function rememberOutcomes(known: (key: string) => number | null, run: RunSummary, suspect: boolean, stamp: number): Map<string, number> {
+function rememberOutcomes(known: (key: string) => number | null, tests: readonly RunTest[], suspect: boolean, stamp: number): Map<string, number> {
   const written = new Map<string, number>();
   const failedNow = new Map<string, boolean>();
-  for (const test of run.tests) {
+  for (const test of tests) {
     if (test.status === "skipped") continue;
     const failing = test.status === "failed" || test.status === "errored";
     failedNow.set(test.key, (failedNow.get(test.key) ?? false) || failing);
@@ -522,16 +532,86 @@ function hasShape(state: unknown, version: 2 | 3): boolean {
   );
 }
 
-function update(input: PerformanceRegressionState, stored: TestEntries<number>, run: RunSummary): CheckResult<PerformanceRegressionState, number> {
+/**
+ * What the decision needs of the run's tests, gathered chunk by chunk (the first pass): the guard's
+ * persistent failures, and the passed durations of the only tests that can get a point or a pool
+ * value in this run. Those are the monitored tests and the pool's entries (their durations are
+ * kept whatever they are), and the newcomers that updatePool can admit: passed in ≥ 0.5 s,
+ * neither monitored nor in the pool, and among the slowest `newcomerRoom` of them (see
+ * `newcomerRoom`). Every other test's duration changes nothing.
+ */
+type Tally = {
+  persistent: PersistentCount;
+  /** Durations of the monitored tests and the pool's entries that passed (≤ 100 + 100). */
+  watched: PassedDuration[];
+  /** The slowest newcomers so far, in no order; cut back to `newcomerRoom` whenever it doubles. */
+  newcomers: (PassedDuration & { log: number })[];
+};
+
+/** Newcomers first by log duration (slowest first), then by key: updatePool's order of admission. */
+const newcomerOrder = (a: { key: string; log: number }, b: { key: string; log: number }) => b.log - a.log || compareKeys(a.key, b.key);
+
+/**
+ * How many newcomers updatePool can admit at most, so how many pass 1 keeps. Admitted newcomers
+ * are a prefix of its order (it stops at the first it turns away) and none is ever evicted again:
+ * a later newcomer is no slower, and it replaces the weakest entry only when strictly slower, else
+ * the loop stops. So each admission either grows the pool below POOL_MAX or evicts an entry from
+ * before the run, and at most max(POOL_MAX, the pool's size) newcomers get in (a stored pool is
+ * never above POOL_MAX, the larger size only keeps an odd stored state exact).
+ */
+function newcomerRoom(pool: readonly PoolEntry[]): number {
+  return Math.max(POOL_MAX, pool.length);
+}
+
+function tallyDurations(tally: Tally, tests: readonly RunTest[], watchedKeys: ReadonlySet<string>, room: number): void {
+  for (const duration of passedDurations(tests)) {
+    if (watchedKeys.has(duration.key)) tally.watched.push(duration);
+    else if (duration.ms >= MONITOR_MIN_MEDIAN_MS) tally.newcomers.push({ ...duration, log: storedLog(duration.ms) });
+  }
+  if (tally.newcomers.length > 2 * room) tally.newcomers = tally.newcomers.sort(newcomerOrder).slice(0, room);
+}
+
+/** The run's passed durations that can matter (Tally), sorted by key as passedDurations gives them. */
+function durationsThatMatter(tally: Tally, room: number): PassedDuration[] {
+  const newcomers = [...tally.newcomers].sort(newcomerOrder).slice(0, room).map(({ key, name, ms }) => ({ key, name, ms }));
+  return [...tally.watched, ...newcomers].sort((a, b) => compareKeys(a.key, b.key));
+}
+
+function start(input: PerformanceRegressionState, run: RunHeader): CheckPass<PerformanceRegressionState, number> {
   const state = isValidState(input) ? input : initialState();
-  if (!run.onDefaultBranch) return { state, tests: new Map(), events: [] };
-  const known = (key: string) => memoryOf(state, stored, key);
-  const suspect = judgeInfra(run, (key) => (known(key) ?? 0) % 2 === 1).suspect;
-  const outcomes = rememberOutcomes(known, run, suspect, suspect ? state.runs : state.runs + 1);
-  if (suspect) return { state, tests: outcomes, events: [] };
+  // Only default-branch runs are read: the others leave the state and the memory alone.
+  const eligible = run.onDefaultBranch;
+  const watchedKeys = new Set([...state.tests.map((series) => series.k), ...state.pool.map((entry) => entry.k)]);
+  const room = newcomerRoom(state.pool);
+  const tally: Tally = { persistent: { failed: 0, errored: 0 }, watched: [], newcomers: [] };
+  let decision: Decision = { state, events: [], suspect: false };
+  return {
+    observe(tests, stored) {
+      if (!eligible) return;
+      countPersistent(tally.persistent, tests, (key) => (memoryOf(state, stored, key) ?? 0) % 2 === 1);
+      tallyDurations(tally, tests, watchedKeys, room);
+    },
+    decide() {
+      if (eligible) decision = decide(state, run, tally.persistent, durationsThatMatter(tally, room));
+    },
+    write(tests, stored) {
+      if (!eligible) return new Map<string, number>();
+      // A suspect run is not counted: its outcomes are stamped with the current count.
+      const stamp = decision.suspect ? state.runs : state.runs + 1;
+      return rememberOutcomes((key) => memoryOf(state, stored, key), tests, decision.suspect, stamp);
+    },
+    finish: () => ({ state: decision.state, events: decision.events }),
+  };
+}
+
+type Decision = { state: PerformanceRegressionState; events: CheckEvent[]; suspect: boolean };
+
+/** The run's decision from the guard's counts and the passed durations that can matter (Tally). */
+function decide(state: PerformanceRegressionState, run: RunHeader, persistent: PersistentCount, durations: PassedDuration[]): Decision {
+  const suspect = judgeInfraCounts(run.counts, persistent).suspect;
+  if (suspect) return { state, events: [], suspect };
 
   const runs = state.runs + 1;
-  const durations = passedDurations(run.tests);
 
   // Monitored set: challengers first, then (at the first eligible run and every 50) the recomputation.
   let tests = state.tests;
@@ -627,7 +707,7 @@ function update(input: PerformanceRegressionState, stored: TestEntries<number>, 
     }
   }
 
-  return { state: { v: 3, runs, next, run: runSeries, tests, pool }, tests: outcomes, events };
+  return { state: { v: 3, runs, next, run: runSeries, tests, pool }, events, suspect };
 }
 
 /** Version 2: the monitored series, the pool and the memory re-keyed (a series or challenger whose test is gone is dropped). */
@@ -656,6 +736,6 @@ function fromLegacy(legacy: unknown, rekey: (oldKey: string) => string | null): 
 export const performanceRegressionCheck: Check<PerformanceRegressionState, number> = {
   version: PERFORMANCE_REGRESSION_DETECTOR_VERSION,
   initialState,
-  update,
+  start,
   fromLegacy,
 };

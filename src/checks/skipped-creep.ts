@@ -31,7 +31,7 @@
  * search); state bounded by 30 × 3 numbers and 2,000 keys. No clock.
  */
 import { mannKendall, median, senSlope } from "./statistics";
-import type { Check, CheckEvent, CheckResult, RunSummary, RunTest, TestEntries } from "./types";
+import type { Check, CheckEvent, CheckPass, RunHeader, RunTest } from "./types";
 import { cap, round } from "./metadata-format";
 
 export const SKIPPED_CREEP_DETECTOR_VERSION = "skipped_test_count_creep/2";
@@ -94,8 +94,8 @@ function sortedHas(sorted: readonly string[], key: string): boolean {
   return false;
 }
 
-/** Skipped tests of a run (one per key; a key is skipped if no case of it executed), sorted by key. */
-function skippedTests(tests: RunTest[]): { key: string; name: string }[] {
+/** Skipped tests of a chunk (one per key; a key is skipped if no case of it executed), sorted by key. */
+function skippedTests(tests: readonly RunTest[]): { key: string; name: string }[] {
   const byKey = new Map<string, { key: string; name: string; skipped: boolean }>();
   for (const test of tests) {
     const existing = byKey.get(test.key);
@@ -106,8 +106,31 @@ function skippedTests(tests: RunTest[]): { key: string; name: string }[] {
   return [...byKey.values()].filter((entry) => entry.skipped).sort((a, b) => compareKeys(a.key, b.key));
 }
 
-function snapshot(skipped: { key: string }[]): { keys: string[] | null; kc: number } {
-  return { keys: skipped.length > MAX_KEYS ? null : skipped.map((entry) => entry.key), kc: skipped.length };
+/**
+ * What the check keeps of a run's skipped tests, chunk by chunk: their count, their keys while
+ * there are at most 2,000 (the baseline's key set), and against the baseline's keys the newly
+ * skipped ones (the first 50 names and the count) and how many of its keys are still skipped.
+ */
+type SkippedTally = { count: number; keys: string[] | null; newlyNames: string[]; newlyCount: number; stillSkipped: number };
+
+function tallySkipped(tally: SkippedTally, tests: readonly RunTest[], baselineKeys: readonly string[] | null): void {
+  for (const entry of skippedTests(tests)) {
+    tally.count++;
+    if (tally.keys !== null) {
+      if (tally.keys.length < MAX_KEYS) tally.keys.push(entry.key);
+      else tally.keys = null;
+    }
+    if (baselineKeys === null) continue;
+    if (sortedHas(baselineKeys, entry.key)) tally.stillSkipped++;
+    else {
+      if (tally.newlyNames.length < NEWLY_SKIPPED_LIST) tally.newlyNames.push(cap(entry.name, MAX_STRING) as string);
+      tally.newlyCount++;
+    }
+  }
+}
+
+function snapshot(tally: SkippedTally): { keys: string[] | null; kc: number } {
+  return { keys: tally.keys, kc: tally.count };
 }
 
 function ratios(sk: number[], tot: number[]): number[] {
@@ -151,21 +174,34 @@ function hasShape(state: unknown, version: 1 | 2): boolean {
   );
 }
 
-/** No per-test entries: the baseline's skipped tests are a bounded list (≤ 2,000 keys). */
-function update(input: SkippedCreepState, _tests: TestEntries<never>, run: RunSummary): CheckResult<SkippedCreepState> {
+/** No per-test entries: the baseline's skipped tests are a bounded list (≤ 2,000 keys). The decision needs only the first pass. */
+function start(input: SkippedCreepState, run: RunHeader): CheckPass<SkippedCreepState, never> {
   const state = isValidState(input) ? input : initialState();
-  const none = new Map<string, never>();
-  if (!run.onDefaultBranch) return { state, tests: none, events: [] };
+  const tally: SkippedTally = { count: 0, keys: [], newlyNames: [], newlyCount: 0, stillSkipped: 0 };
+  let result: { state: SkippedCreepState; events: CheckEvent[] } = { state, events: [] };
+  return {
+    observe(tests) {
+      tallySkipped(tally, tests, state.bs === null || state.br === null ? null : state.keys);
+    },
+    decide() {
+      result = decide(state, run, tally);
+    },
+    write: () => new Map<string, never>(),
+    finish: () => result,
+  };
+}
+
+function decide(state: SkippedCreepState, run: RunHeader, tally: SkippedTally): { state: SkippedCreepState; events: CheckEvent[] } {
+  if (!run.onDefaultBranch) return { state, events: [] };
   const { counts } = run;
   const total = Math.max(counts.tests, counts.passed + counts.failed + counts.errored + counts.skipped);
-  if (total <= 0) return { state, tests: none, events: [] };
+  if (total <= 0) return { state, events: [] };
   const s = counts.skipped;
 
   const runs = state.runs + 1;
   const num = [...state.num, run.number].slice(-BUFFER);
   const sk = [...state.sk, s].slice(-BUFFER);
   const tot = [...state.tot, total].slice(-BUFFER);
-  const skipped = skippedTests(run.tests);
 
   let { bs, br, brun, low, keys, kc, ks } = state;
   const events: CheckEvent[] = [];
@@ -173,7 +209,7 @@ function update(input: SkippedCreepState, _tests: TestEntries<never>, run: RunSu
   if (bs === null || br === null) {
     // Initialisation: remember the key set of the least-skipped run so far.
     if (ks === null || s <= ks) {
-      ({ keys, kc } = snapshot(skipped));
+      ({ keys, kc } = snapshot(tally));
       ks = s;
     }
     if (runs >= INIT_RUNS) {
@@ -183,7 +219,7 @@ function update(input: SkippedCreepState, _tests: TestEntries<never>, run: RunSu
       brun = run.number;
       ks = null;
     }
-    return { state: { v: 2, runs, num, sk, tot, bs, br, brun, low, keys, kc, ks }, tests: none, events };
+    return { state: { v: 2, runs, num, sk, tot, bs, br, brun, low, keys, kc, ks }, events };
   }
 
   const minIncrease = minimumIncrease(median(tot.slice(-LEVEL_RUNS)));
@@ -204,12 +240,7 @@ function update(input: SkippedCreepState, _tests: TestEntries<never>, run: RunSu
       maxJump = Math.max(maxJump, sk[i]! - sk[i - 1]!);
     }
     const pattern = mk.pIncreasing < MK_ALPHA && maxJump < STEP_SHARE * delta ? "gradual" : "step";
-    const newly = keys === null ? null : skipped.filter((entry) => !sortedHas(keys!, entry.key));
-    let unskipped: number | null = null;
-    if (keys !== null) {
-      const now = new Set(skipped.map((entry) => entry.key));
-      unskipped = keys.filter((key) => !now.has(key)).length;
-    }
+    const exact = keys !== null;
     events.push({
       metadata: {
         subject: "run",
@@ -227,10 +258,10 @@ function update(input: SkippedCreepState, _tests: TestEntries<never>, run: RunSu
         mann_kendall_p: mk.pIncreasing,
         sen_slope_per_run: round(slope, 4),
         pattern,
-        newly_skipped_tests: newly === null ? [] : newly.slice(0, NEWLY_SKIPPED_LIST).map((entry) => cap(entry.name, MAX_STRING)),
-        newly_skipped_count: newly === null ? Math.max(0, skipped.length - kc) : newly.length,
-        newly_skipped_exact: newly !== null,
-        newly_unskipped_count: unskipped,
+        newly_skipped_tests: exact ? tally.newlyNames : [],
+        newly_skipped_count: exact ? tally.newlyCount : Math.max(0, tally.count - kc),
+        newly_skipped_exact: exact,
+        newly_unskipped_count: exact ? keys!.length - tally.stillSkipped : null,
         statistic: "median_last_5_skipped_vs_ratchet_baseline",
         observed: level,
         threshold: bs + t,
@@ -247,7 +278,7 @@ function update(input: SkippedCreepState, _tests: TestEntries<never>, run: RunSu
     bs = level;
     br = levelRatio;
     brun = run.number;
-    ({ keys, kc } = snapshot(skipped));
+    ({ keys, kc } = snapshot(tally));
     low = 0;
   } else {
     low = s < bs ? low + 1 : 0;
@@ -256,12 +287,12 @@ function update(input: SkippedCreepState, _tests: TestEntries<never>, run: RunSu
       bs = median(window);
       br = median(ratios(window, tot.slice(-LOWER_AFTER_RUNS)));
       brun = run.number;
-      ({ keys, kc } = snapshot(skipped));
+      ({ keys, kc } = snapshot(tally));
       low = 0;
     }
   }
 
-  return { state: { v: 2, runs, num, sk, tot, bs, br, brun, low, keys, kc, ks }, tests: none, events };
+  return { state: { v: 2, runs, num, sk, tot, bs, br, brun, low, keys, kc, ks }, events };
 }
 
 /** Version 1: the same state with old keys; keys whose test is gone are dropped (their count stays in `kc`). */
@@ -275,6 +306,6 @@ function fromLegacy(legacy: unknown, rekey: (oldKey: string) => string | null): 
 export const skippedCreepCheck: Check<SkippedCreepState> = {
   version: SKIPPED_CREEP_DETECTOR_VERSION,
   initialState,
-  update,
+  start,
   fromLegacy,
 };

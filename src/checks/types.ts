@@ -4,8 +4,9 @@
  * is split in two: a small project-level part (windows, baselines, bounded lists) and one entry per
  * test, stored in the test's row, of which a run sees and writes only its own tests' entries. So
  * checking a run costs the same with 100 or 10,000 runs of history, and with 100 or 100,000 known
- * tests. Orchestration (loading/saving state, recording events, alert states, notifications)
- * lives in src/services/alert-checks.ts; nothing in src/checks touches the database.
+ * tests. A check takes the run's tests in chunks, twice (`CheckPass`), so a run of any size is
+ * checked in bounded memory. Orchestration (loading/saving state, recording events, alert states,
+ * notifications) lives in src/services/alert-checks.ts; nothing in src/checks touches the database.
  */
 
 import type { AlertType, CaseStatus } from "../lib/vocabulary";
@@ -51,6 +52,9 @@ export type RunSummary = {
   tests: RunTest[];
 };
 
+/** A run without its tests: what a check knows of the run before it sees the tests, chunk by chunk. */
+export type RunHeader = Omit<RunSummary, "tests">;
+
 /** One trip of a check: becomes one alert event. `metadata` explains it (plain JSON data). */
 export type CheckEvent = { metadata: Record<string, unknown> };
 
@@ -60,15 +64,36 @@ export type TestEntries<T> = ReadonlyMap<string, T>;
 /** A check's output: the project-level state, the per-test entries to store (changed ones only), the trips. */
 export type CheckResult<S, T = never> = { state: S; tests: Map<string, T>; events: CheckEvent[] };
 
+/**
+ * One check's work on one run, in two passes over the run's tests, so that a run of any size is
+ * checked in bounded memory (the service reads a large run's tests in chunks through a cursor):
+ * 1. `observe` every chunk: the check keeps only what its project-level decision needs (counts,
+ *    bounded lists), never something per test;
+ * 2. `decide`: the project-level decision (the new state, whether the run trips);
+ * 3. `write` every chunk again, the same chunks in the same order with the same entries: the
+ *    chunk's tests' new entries (changed ones only);
+ * 4. `finish`: the new project-level state and the events.
+ *
+ * Chunks come in ascending key order and hold every case of their keys (a key is never split
+ * between chunks); within a chunk, cases may come in any order. The result is the same however
+ * the run is cut into chunks (test/checks/support/feed.ts checks it for every check).
+ */
+export interface CheckPass<S, T> {
+  observe(tests: readonly RunTest[], entries: TestEntries<T>): void;
+  decide(): void;
+  write(tests: readonly RunTest[], entries: TestEntries<T>): Map<string, T>;
+  finish(): { state: S; events: CheckEvent[] };
+}
+
 export interface Check<S, T = never> {
   /** Stored in every event's metadata as `detector_version`, and the key of its per-test entries. */
   readonly version: string;
   initialState(): S;
   /**
    * Pure and deterministic: never mutates `state` or the entries in a way the caller can observe,
-   * never reads the clock. `tests` holds the stored entries of the run's tests only.
+   * never reads the clock. The entries given with a chunk are the stored entries of its tests only.
    */
-  update(state: S, tests: TestEntries<T>, run: RunSummary): CheckResult<S, T>;
+  start(state: S, run: RunHeader): CheckPass<S, T>;
   /**
    * A state stored before per-test entries lived in the tests' rows (one document holding every
    * test's entry under the check's old keys): the project-level state and every entry, re-keyed by
@@ -78,6 +103,42 @@ export interface Check<S, T = never> {
   fromLegacy?(legacy: unknown, rekey: (oldKey: string) => string | null): { state: S; tests: Map<string, T> } | null;
 }
 
+/** The run's header: the summary without its tests. */
+export function runHeader(run: RunSummary): RunHeader {
+  const { tests: _tests, ...header } = run;
+  return header;
+}
+
+/**
+ * A check on a run whose tests are cut into `chunks` (ascending key order, a key's cases in one
+ * chunk); the whole run as one chunk when none are given. `tests` holds the stored entries of the
+ * run's tests.
+ */
+export function checkRun<S, T>(check: Check<S, T>, state: S, tests: TestEntries<T>, run: RunSummary, chunks: readonly (readonly RunTest[])[] = [run.tests]): CheckResult<S, T> {
+  const pass = check.start(state, runHeader(run));
+  const cut = chunks.filter((chunk) => chunk.length > 0);
+  for (const chunk of cut) pass.observe(chunk, tests);
+  pass.decide();
+  const changed = new Map<string, T>();
+  for (const chunk of cut) for (const [key, entry] of pass.write(chunk, tests)) changed.set(key, entry);
+  const { state: next, events } = pass.finish();
+  return { state: next, tests: changed, events };
+}
+
+/** A run's tests cut into chunks of about `size` keys each (ascending key order, a key's cases together, the run's order within a key). */
+export function chunksOf(tests: readonly RunTest[], size: number): RunTest[][] {
+  const byKey = new Map<string, RunTest[]>();
+  for (const test of tests) {
+    const cases = byKey.get(test.key);
+    if (cases) cases.push(test);
+    else byKey.set(test.key, [test]);
+  }
+  const keys = [...byKey.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const chunks: RunTest[][] = [];
+  for (let i = 0; i < keys.length; i += Math.max(1, size)) chunks.push(keys.slice(i, i + Math.max(1, size)).flatMap((key) => byKey.get(key)!));
+  return chunks;
+}
+
 /** A check with all of its state in one value, as pure callers (the detection benchmark, tests) hold it. */
 export type InMemoryState<S, T> = { project: S; tests: Record<string, T> };
 
@@ -85,21 +146,27 @@ export interface InMemoryCheck<S> {
   readonly version: string;
   initialState(): S;
   update(state: S, run: RunSummary): { state: S; events: CheckEvent[] };
+  /** The same check with each run cut into chunks of `chunkKeys` keys (for tests that the cut changes nothing). */
+  chunked?(chunkKeys: number): InMemoryCheck<S>;
 }
+
+/** How inMemoryCheck cuts each run: chunks of this many keys (the whole run as one chunk when absent). */
+export type InMemoryOptions = { chunkKeys?: number };
 
 /**
  * Runs a check with its per-test entries in a plain record (copied on write, so earlier states
  * stay valid): what the service does with the tests' rows, for the simulator, the benchmark and
  * the unit tests.
  */
-export function inMemoryCheck<S, T>(check: Check<S, T>): InMemoryCheck<InMemoryState<S, T>> {
+export function inMemoryCheck<S, T>(check: Check<S, T>, options: InMemoryOptions = {}): InMemoryCheck<InMemoryState<S, T>> {
   return {
     version: check.version,
+    chunked: (chunkKeys) => inMemoryCheck(check, { chunkKeys }),
     initialState: () => ({ project: check.initialState(), tests: Object.create(null) as Record<string, T> }),
     update(state, run) {
       const entries = new Map<string, T>();
       for (const test of run.tests) if (Object.hasOwn(state.tests, test.key)) entries.set(test.key, state.tests[test.key] as T);
-      const result = check.update(state.project, entries, run);
+      const result = checkRun(check, state.project, entries, run, options.chunkKeys === undefined ? [run.tests] : chunksOf(run.tests, options.chunkKeys));
       if (result.state === state.project && result.tests.size === 0) return { state, events: result.events };
       let tests = state.tests;
       if (result.tests.size > 0) {
@@ -158,18 +225,28 @@ export type InfraVerdict = {
  * in a row is still judged against the outcomes from before the first one.
  */
 export function judgeInfra(run: RunSummary, failedLastTime?: FailedLastTime): InfraVerdict {
-  const { passed, failed, errored } = run.counts;
-  const executed = passed + failed + errored;
-  let persistentFailed = 0;
-  let persistentErrored = 0;
-  if (failedLastTime && failed + errored > 0) {
-    for (const test of run.tests) {
-      if (test.status === "failed" && failedLastTime(test.key)) persistentFailed++;
-      else if (test.status === "errored" && failedLastTime(test.key)) persistentErrored++;
-    }
+  const persistent = { failed: 0, errored: 0 };
+  if (failedLastTime) countPersistent(persistent, run.tests, failedLastTime);
+  return judgeInfraCounts(run.counts, persistent);
+}
+
+/** The failing cases of a run that also failed last time (judgeInfra), counted chunk by chunk. */
+export type PersistentCount = { failed: number; errored: number };
+
+/** Adds a chunk's persistent failures (judgeInfra) to `into`. */
+export function countPersistent(into: PersistentCount, tests: readonly RunTest[], failedLastTime: FailedLastTime): void {
+  for (const test of tests) {
+    if (test.status === "failed" && failedLastTime(test.key)) into.failed++;
+    else if (test.status === "errored" && failedLastTime(test.key)) into.errored++;
   }
-  const newlyFailed = failed - Math.min(failed, persistentFailed);
-  const newlyErrored = errored - Math.min(errored, persistentErrored);
+}
+
+/** judgeInfra on the run's counts and its persistent failures, as counted over its chunks (countPersistent). */
+export function judgeInfraCounts(counts: RunSummary["counts"], persistentCount: PersistentCount): InfraVerdict {
+  const { passed, failed, errored } = counts;
+  const executed = passed + failed + errored;
+  const newlyFailed = failed - Math.min(failed, persistentCount.failed);
+  const newlyErrored = errored - Math.min(errored, persistentCount.errored);
   const persistent = failed + errored - newlyFailed - newlyErrored;
   const judged = executed - persistent;
   const mostFailed = judged >= INFRA_GUARD_MIN_EXECUTED && (newlyFailed + newlyErrored) / judged > 0.5;

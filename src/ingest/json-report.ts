@@ -66,9 +66,12 @@ type JsonSuiteOutput = {
   suites?: JsonSuiteOutput[];
 };
 
+/** A suite's own fields, as JsonSuiteSchema reads them. */
+const suiteName = cutText(REPORT_LIMITS.maxNameLength).pipe(z.string().min(1, "must not be empty"));
+
 export const JsonSuiteSchema: z.ZodType<JsonSuiteOutput, JsonSuiteInput> = z
   .object({
-    name: cutText(REPORT_LIMITS.maxNameLength).pipe(z.string().min(1, "must not be empty")),
+    name: suiteName,
     duration_ms: durationMs,
     cases: z.array(JsonCaseSchema).optional(),
     get suites() {
@@ -76,6 +79,9 @@ export const JsonSuiteSchema: z.ZodType<JsonSuiteOutput, JsonSuiteInput> = z
     },
   })
   .openapi("UploadTestSuite", { description: "A suite with its cases and nested suites (at most 64 levels deep)." });
+
+/** A suite's own fields alone (its cases and nested suites read apart: src/ingest/json-upload-stream.ts). */
+export const JsonSuiteFieldsSchema = z.object({ name: suiteName, duration_ms: durationMs });
 
 const CONTROL_CHARACTERS = /[\u0000-\u001F\u007F]/;
 /** A metadata string: trimmed, "" → null (CI variables are often set but empty), no control characters. */
@@ -171,7 +177,7 @@ export function suiteDepth(suites: { suites?: unknown }[] | undefined): number {
   return deepest;
 }
 
-function toReportCase(input: z.output<typeof JsonCaseSchema>): ReportCase {
+export function toReportCase(input: z.output<typeof JsonCaseSchema>): ReportCase {
   return {
     name: input.name,
     classname: input.classname,

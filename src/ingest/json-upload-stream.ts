@@ -2,7 +2,8 @@
  * The JSON envelope (src/ingest/json-report.ts) read as a stream, for the Worker, where a JSON
  * upload goes to the payload store as it arrives (src/ingest/streamed-upload.ts) and its run is
  * processed from the stored object: neither holds the whole report, only one case (or one
- * metadata value, or one string of `junit_xml`) at a time, and in the consumer one top-level suite.
+ * metadata value, or one string of `junit_xml`) at a time, and in the consumer one part of a
+ * top-level suite (up to 1,000 cases) and its nested suites.
  *
  * The request's check (JsonEnvelopeCheck) answers exactly what readUploadRequest answers for the
  * same body read whole (the same status, code, message and details, in the same order): the same
@@ -14,17 +15,20 @@
  * text (measured on the bytes, as jsonTextDepth measures the text), then the syntax, then a body
  * that is not an object, then the schemas, then the suites' depth, then the metadata.
  *
- * The consumer reads the object twice: a first pass keeps `junit_xml` and `duration_ms` and counts
+ * The consumer reads the object twice: a first pass keeps `junit_xml` and `duration_ms`, counts
  * the `suites` keys (JSON.parse keeps the last of a repeated key; the XML's suites come first
- * whatever the keys' order), a second pass validates (the schemas' transforms: texts cut, attempts
- * trimmed) and emits the last `suites` one top-level suite at a time.
+ * whatever the keys' order) and keeps each top-level suite's own fields (its name may come after
+ * its cases), a second pass validates (the schemas' transforms: texts cut, attempts trimmed) and
+ * emits the last `suites`: each top-level suite's cases 1,000 at a time as they are read, then the
+ * rest with its nested suites.
  */
+import { z } from "@hono/zod-openapi";
 import { ApiError, validationFailed } from "../lib/errors";
 import { yieldToEventLoop } from "../lib/yield-to-event-loop";
 import { JsonByteDepth } from "../lib/json-depth";
-import { JsonCaseSchema, JsonSuiteSchema, UploadEnvelopeSchema, reportFromJsonSuites } from "./json-report";
+import { JsonCaseSchema, JsonSuiteFieldsSchema, JsonSuiteSchema, UploadEnvelopeSchema, reportFromJsonSuites, suiteDepth, toReportCase } from "./json-report";
 import { type ArraySink, JsonStreamReader, JsonSyntaxError, type ObjectSink, SKIP, type ValueSink, buildInto } from "./json-stream";
-import { REPORT_LIMITS, ReportError, type ReportSuite } from "./report";
+import { REPORT_LIMITS, ReportError, type ReportCase, type ReportSuite } from "./report";
 import { MAX_JSON_DEPTH, METADATA_KEYS, envelopeIssues } from "./upload-request";
 
 type Issue = { path: PropertyKey[]; message: string };
@@ -282,10 +286,101 @@ const objectOnly = (envelope: () => ObjectSink): ValueSink => ({
   },
 });
 
+/** Cases of a large top-level suite handed out per part (ReportSuite.continued): what the store writes per chunk. */
+const PART_CASES = 1_000;
+
+/**
+ * A top-level suite's own fields as the first read leaves them (the last of a repeated key, as
+ * JSON.parse keeps it), and how many `cases` keys it has (the last one's array is its cases).
+ */
+type SuiteFields = { name?: unknown; duration_ms?: unknown; casesKeys: number };
+
+const invalidSuite = () => new ReportError("The JSON report has an invalid suite.");
+const refuse = (): never => {
+  throw invalidSuite();
+};
+
+/** The first read of a `suites` array: each top-level suite's own fields, nothing of its cases. */
+function suiteFieldsOf(into: SuiteFields[]): ArraySink {
+  return {
+    element: () => {
+      const fields: SuiteFields = { casesKeys: 0 };
+      into.push(fields);
+      return {
+        ...SKIP,
+        object: () => ({
+          member(key) {
+            if (key === "name") return buildInto((value) => (fields.name = value));
+            if (key === "duration_ms") return buildInto((value) => (fields.duration_ms = value));
+            if (key === "cases") fields.casesKeys++;
+            return SKIP;
+          },
+          end() {},
+        }),
+      };
+    },
+    end() {},
+  };
+}
+
+/**
+ * The second read of a top-level suite, given its own fields from the first: its cases validated
+ * one by one as they are read and handed out PART_CASES at a time (each part `continued`), then
+ * the rest with its nested suites (read whole, validated by the schema), so a suite of 100,000
+ * cases is never held whole. What it emits adds up to what reportFromJsonSuites gives for it.
+ */
+function suiteInParts(fields: SuiteFields | undefined, emit: (suites: ReportSuite[]) => void): ValueSink {
+  return {
+    scalar: refuse,
+    array: refuse,
+    object() {
+      const own = fields ? JsonSuiteFieldsSchema.safeParse({ name: fields.name, duration_ms: fields.duration_ms }) : null;
+      if (!fields || !own?.success) throw invalidSuite();
+      const name = own.data.name;
+      const durationMs = own.data.duration_ms ?? null;
+      let casesSeen = 0;
+      let cases: ReportCase[] = [];
+      let nested: unknown;
+      const caseArray: ArraySink = {
+        element: () =>
+          buildInto((value) => {
+            const parsed = JsonCaseSchema.safeParse(value);
+            if (!parsed.success) throw invalidSuite();
+            cases.push(toReportCase(parsed.data));
+            if (cases.length < PART_CASES) return;
+            emit([{ name, durationMs, cases, suites: [], continued: true }]);
+            cases = [];
+          }),
+        end() {},
+      };
+      return {
+        member(key) {
+          // Only the last `cases` key's array counts, as in JSON.parse.
+          if (key === "cases") return ++casesSeen < fields.casesKeys ? SKIP : { scalar: refuse, object: refuse, array: () => caseArray };
+          if (key === "suites") return buildInto((value) => (nested = value));
+          // Its own fields came from the first read; other keys the schema drops.
+          return SKIP;
+        },
+        end() {
+          let suites: ReportSuite[] = [];
+          if (nested !== undefined) {
+            const parsed = z.array(JsonSuiteSchema).safeParse(nested);
+            if (!parsed.success) throw invalidSuite();
+            if (suiteDepth(parsed.data) + 1 > REPORT_LIMITS.maxDepth) throw new ReportError(`Suites are nested deeper than ${REPORT_LIMITS.maxDepth} levels.`);
+            suites = reportFromJsonSuites(parsed.data, null).suites;
+          }
+          emit([{ name, durationMs, cases, suites }]);
+        },
+      };
+    },
+  };
+}
+
 /**
  * Emits the suites of a stored JSON envelope (checked on arrival by JsonEnvelopeCheck): its XML
- * documents' first, then its own, one top-level suite at a time. `open` reads the object from its
- * start (it is read twice); resolves to the run's duration as the envelope states it.
+ * documents' first, then its own, in order, a large top-level suite in parts (suiteInParts). `open`
+ * reads the object from its start (it is read twice); resolves to the run's duration as the
+ * envelope states it.
  */
 export async function streamJsonEnvelope(
   open: () => Promise<AsyncIterable<Uint8Array>>,
@@ -296,14 +391,18 @@ export async function streamJsonEnvelope(
   let junitXml: string | string[] | undefined;
   let durationMs: number | null | undefined;
   let suitesKeys = 0;
+  /** The last `suites` key's top-level suites' own fields. */
+  let suiteFields: SuiteFields[] = [];
   await readAll(
     await open(),
     objectOnly(() => ({
       member(key) {
         if (key === "junit_xml") return buildInto((value) => (junitXml = value as string | string[]));
         if (key === "duration_ms") return buildInto((value) => (durationMs = value as number | null));
-        if (key === "suites") suitesKeys++;
-        return SKIP;
+        if (key !== "suites") return SKIP;
+        suitesKeys++;
+        suiteFields = [];
+        return { ...SKIP, array: () => suiteFieldsOf(suiteFields) };
       },
       end() {},
     })),
@@ -317,15 +416,7 @@ export async function streamJsonEnvelope(
       objectOnly(() => ({
         member(key) {
           if (key !== "suites" || ++seen < suitesKeys) return SKIP;
-          const suites: ArraySink = {
-            element: () =>
-              buildInto((value) => {
-                const parsed = JsonSuiteSchema.safeParse(value);
-                if (!parsed.success) throw new ReportError("The JSON report has an invalid suite.");
-                emit(reportFromJsonSuites([parsed.data], null).suites);
-              }),
-            end() {},
-          };
+          const suites: ArraySink = { element: (index) => suiteInParts(suiteFields[index], emit), end() {} };
           return { ...SKIP, array: () => suites, object: () => { throw new ReportError("The JSON report's suites are not an array."); } };
         },
         end() {},

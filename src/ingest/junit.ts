@@ -113,8 +113,64 @@ type OpenCase = {
   systemErr: string | null;
 };
 
-/** `byClass`: classname → test name → index of the case in `suite.cases` (retries are found by both). */
-type OpenSuite = { depth: number; suite: ReportSuite; file: string | null; byClass: Map<string, Map<string, number>> };
+/**
+ * `byClass`: classname → test name → position of the case in the suite (retries are found by
+ * both); the case is at `suite.cases[position - offset]`, `offset` being the cases already handed
+ * out in parts (a streamed suite). `ordinal`: the suite's place in the document (counters.suites
+ * when it opened), by which a first pass's findings are looked up. `repeats`: while scanning, every
+ * case identity's count; `stream`: while a top-level suite is handed out in parts.
+ */
+type OpenSuite = {
+  depth: number;
+  suite: ReportSuite;
+  file: string | null;
+  byClass: Map<string, Map<string, number>>;
+  ordinal: number;
+  offset: number;
+  repeats?: Map<number, number>;
+  stream?: SuiteStream;
+};
+
+/**
+ * A top-level suite handed out in parts while it is read (StreamPlan): a case is final once no
+ * later entry of its identity can follow (its identity occurs once in the suite, or its last
+ * occurrence was read), and the longest run of final cases at the front goes out once it holds
+ * PART_CASES cases. Identities are compared by hash here: two identities sharing a hash only keep
+ * their cases a little longer.
+ */
+type SuiteStream = {
+  /** Occurrences still to come, per hash of an identity that occurs more than once in the suite. */
+  remaining: Map<number, number>;
+  /** Positions of cases whose identity's hash still has occurrences to come. */
+  waiting: Map<number, number[]>;
+  /** Held cases when the front was last looked at. */
+  checkedAt: number;
+};
+
+/** Cases per part of a streamed suite, at least: what the store writes per chunk. */
+const PART_CASES = 1_000;
+
+/**
+ * What a first pass over a document found (scanRepeatedCases): per suite, by its ordinal, the
+ * hashes of the case identities that occur more than once in it, with how often. A second pass
+ * given it (StreamPlan) hands a large top-level suite out in parts instead of holding it whole.
+ */
+export type RepeatedCases = Map<number, Map<number, number>>;
+
+/** The second pass's plan: the first pass's findings, and where parts of a top-level suite go (in document order). */
+type StreamPlan = { repeats: RepeatedCases; part: (suite: ReportSuite) => void };
+
+/** A 31-bit FNV-1a hash of a case's identity in its suite (classname and name, as `byClass` keys them). */
+function identityHash(classKey: string, name: string): number {
+  let hash = 0x811c9dc5;
+  const mix = (text: string) => {
+    for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  };
+  mix(classKey);
+  hash = Math.imul(hash ^ 0x1f, 0x01000193);
+  mix(name);
+  return hash >>> 1;
+}
 
 type Counters = { cases: number; suites: number };
 
@@ -142,7 +198,14 @@ function openReferenceStart(text: string): number {
  * suites are added to `closed` once their end tag is read (their cases are then final, retries
  * merged). The document is never needed whole: a stream can be parsed as it is read.
  */
-function* parseDocument(into: ReportSuite[], counters: Counters, closed: Set<ReportSuite>): Generator<void, number | null, string | null> {
+function* parseDocument(
+  into: ReportSuite[],
+  counters: Counters,
+  closed: Set<ReportSuite>,
+  mode: { scan: RepeatedCases } | StreamPlan | null = null,
+): Generator<void, number | null, string | null> {
+  const scan = mode && "scan" in mode ? mode.scan : null;
+  const plan = mode && "part" in mode ? mode : null;
   const parser = new SaxesParser({ xmlns: false, position: true });
   const suites: OpenSuite[] = [];
   let depth = 0;
@@ -159,6 +222,8 @@ function* parseDocument(into: ReportSuite[], counters: Counters, closed: Set<Rep
   const optionalName = (value: string | undefined) => cleanOptionalText(value, REPORT_LIMITS.maxNameLength);
 
   const startCapture = (limit: number, onEnd: (text: string) => void) => {
+    // A scan keeps no text.
+    if (scan) return;
     capture = { depth, text: "", limit, onEnd };
   };
 
@@ -173,7 +238,38 @@ function* parseDocument(into: ReportSuite[], counters: Counters, closed: Set<Rep
     const parent = suites.at(-1);
     const suite: ReportSuite = { name: name(attributes.name, "(unnamed suite)"), durationMs: parseSeconds(attributes.time), cases: [], suites: [] };
     (parent ? parent.suite.suites! : into).push(suite);
-    suites.push({ depth, suite, file: optionalName(attributes.file) ?? parent?.file ?? null, byClass: new Map() });
+    const open: OpenSuite = { depth, suite, file: optionalName(attributes.file) ?? parent?.file ?? null, byClass: new Map(), ordinal: counters.suites, offset: 0 };
+    if (scan) open.repeats = new Map();
+    // Only a top-level suite is handed out in parts, and only until a suite opens inside it: the
+    // store keeps a suite's own cases before its children's. Not after cases straight under the
+    // root: their implicit suite comes first and is complete only at the document's end.
+    if (plan && !parent && implicitSuite === null) open.stream = { remaining: new Map(plan.repeats.get(open.ordinal) ?? []), waiting: new Map(), checkedAt: 0 };
+    if (parent) suites[0]!.stream = undefined;
+    suites.push(open);
+  };
+
+  /** A scanned suite keeps, of its identities' counts, those above one. */
+  const scanned = (open: OpenSuite) => {
+    if (!scan || !open.repeats) return;
+    const repeated = new Map<number, number>();
+    for (const [hash, count] of open.repeats) if (count > 1) repeated.set(hash, count);
+    if (repeated.size > 0) scan.set(open.ordinal, repeated);
+    open.repeats = undefined;
+  };
+
+  /** Hands out the longest run of final cases at the front of a streamed suite, once it holds PART_CASES. */
+  const handOut = (owner: OpenSuite) => {
+    const stream = owner.stream;
+    const held = owner.suite.cases.length;
+    if (!plan || !stream || held < PART_CASES || held - stream.checkedAt < PART_CASES / 4) return;
+    stream.checkedAt = held;
+    let end = held;
+    for (const positions of stream.waiting.values()) for (const position of positions) end = Math.min(end, position - owner.offset);
+    if (end < PART_CASES) return;
+    const cases = owner.suite.cases.splice(0, end);
+    owner.offset += end;
+    stream.checkedAt -= end;
+    plan.part({ name: owner.suite.name, durationMs: owner.suite.durationMs, cases, suites: [], continued: true });
   };
 
   const suiteForCase = (): OpenSuite => {
@@ -184,13 +280,24 @@ function* parseDocument(into: ReportSuite[], counters: Counters, closed: Set<Rep
       if (++counters.suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
       const suite: ReportSuite = { name: rootName ?? "(no suite)", durationMs: null, cases: [], suites: [] };
       into.push(suite);
-      implicitSuite = { depth: 0, suite, file: null, byClass: new Map() };
+      implicitSuite = { depth: 0, suite, file: null, byClass: new Map(), ordinal: counters.suites, offset: 0 };
+      if (scan) implicitSuite.repeats = new Map();
     }
     return implicitSuite;
   };
 
   const closeCase = (testCase: OpenCase) => {
     const owner = suiteForCase();
+    // Nested maps rather than one concatenated key: no key string to build and hash per case.
+    const classKey = testCase.classname ?? "";
+    if (owner.repeats) {
+      const hash = identityHash(classKey, testCase.name);
+      owner.repeats.set(hash, (owner.repeats.get(hash) ?? 0) + 1);
+      return;
+    }
+    const stream = owner.stream;
+    const hash = stream ? identityHash(classKey, testCase.name) : 0;
+    const remaining = stream?.remaining.get(hash);
     const finished: ReportCase = {
       name: testCase.name,
       classname: testCase.classname,
@@ -204,17 +311,38 @@ function* parseDocument(into: ReportSuite[], counters: Counters, closed: Set<Rep
       systemOut: testCase.systemOut,
       systemErr: testCase.systemErr,
     };
-    // Nested maps rather than one concatenated key: no key string to build and hash per case.
-    const classKey = testCase.classname ?? "";
-    let byName = owner.byClass.get(classKey);
-    if (!byName) owner.byClass.set(classKey, (byName = new Map()));
-    const earlierIndex = byName.get(testCase.name);
-    if (earlierIndex === undefined) {
+    if (stream && remaining === undefined) {
+      // Its identity occurs once in the suite: final now, and never looked up again.
       if (++counters.cases > REPORT_LIMITS.maxCases) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
-      byName.set(testCase.name, owner.suite.cases.length);
       owner.suite.cases.push(finished);
+      handOut(owner);
       return;
     }
+    if (stream && remaining !== undefined) {
+      // One occurrence fewer to come; once none is left, every case of this hash is final.
+      if (remaining > 1) stream.remaining.set(hash, remaining - 1);
+      else {
+        stream.remaining.delete(hash);
+        stream.waiting.delete(hash);
+      }
+    }
+    let byName = owner.byClass.get(classKey);
+    if (!byName) owner.byClass.set(classKey, (byName = new Map()));
+    const earlierPosition = byName.get(testCase.name);
+    if (earlierPosition === undefined) {
+      if (++counters.cases > REPORT_LIMITS.maxCases) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
+      const position = owner.offset + owner.suite.cases.length;
+      byName.set(testCase.name, position);
+      owner.suite.cases.push(finished);
+      if (stream?.remaining.has(hash)) {
+        const positions = stream.waiting.get(hash);
+        if (positions) positions.push(position);
+        else stream.waiting.set(hash, [position]);
+      }
+      if (stream) handOut(owner);
+      return;
+    }
+    const earlierIndex = earlierPosition - owner.offset;
     const earlier = owner.suite.cases[earlierIndex]!;
     // pytest writes a teardown error as a second entry of the same test: one outcome, not a retry.
     if (testCase.status === "errored" && PYTEST_TEARDOWN.test(testCase.failureMessage ?? "")) {
@@ -225,16 +353,18 @@ function* parseDocument(into: ReportSuite[], counters: Counters, closed: Set<Rep
         failureMessage: finished.failureMessage,
         failureText: finished.failureText,
       };
-      return;
+    } else {
+      // A retry: the earlier entry (and its own attempts) become attempts of this one.
+      const attempts: ReportAttempt[] = [
+        ...(earlier.attempts ?? []),
+        { status: earlier.status, durationMs: earlier.durationMs ?? null, failureMessage: earlier.failureMessage ?? null },
+        ...testCase.attempts,
+      ];
+      finished.attempts = attempts.slice(-REPORT_LIMITS.maxAttempts);
+      owner.suite.cases[earlierIndex] = finished;
     }
-    // A retry: the earlier entry (and its own attempts) become attempts of this one.
-    const attempts: ReportAttempt[] = [
-      ...(earlier.attempts ?? []),
-      { status: earlier.status, durationMs: earlier.durationMs ?? null, failureMessage: earlier.failureMessage ?? null },
-      ...testCase.attempts,
-    ];
-    finished.attempts = attempts.slice(-REPORT_LIMITS.maxAttempts);
-    owner.suite.cases[earlierIndex] = finished;
+    // Merged into the earlier case's place: the front may be final now.
+    if (stream) handOut(owner);
   };
 
   parser.on("doctype", () => {
@@ -343,6 +473,7 @@ function* parseDocument(into: ReportSuite[], counters: Counters, closed: Set<Rep
       closeCase(finished);
     } else if (suites.at(-1)?.depth === depth) {
       const finished = suites.pop()!;
+      scanned(finished);
       if (suites.length === 0) closed.add(finished.suite);
     }
     depth--;
@@ -373,7 +504,10 @@ function* parseDocument(into: ReportSuite[], counters: Counters, closed: Set<Rep
   }
   if (!rootSeen) throw new ReportError("The XML document has no root element.");
   const implicit = implicitSuite as OpenSuite | null;
-  if (implicit) closed.add(implicit.suite);
+  if (implicit) {
+    scanned(implicit);
+    closed.add(implicit.suite);
+  }
   return rootDuration;
 }
 
@@ -406,9 +540,11 @@ function* parseDocuments(documents: string | string[], emit: (suites: ReportSuit
 
 /**
  * One document read piece by piece (`write`, then `close`, which returns its `<testsuites time>`):
- * complete top-level suites go to `emit` as soon as they are read, in document order.
+ * complete top-level suites go to `emit` as soon as they are read, in document order. Given a
+ * first pass's `repeats`, a large top-level suite goes out in parts as it is read (each with
+ * `continued`, the suite itself last), after every suite before it.
  */
-function documentReader(emit: (suites: ReportSuite[]) => void, counters: Counters) {
+function documentReader(emit: (suites: ReportSuite[]) => void, counters: Counters, repeats: RepeatedCases | null = null) {
   const suites: ReportSuite[] = [];
   const closed = new Set<ReportSuite>();
   let emitted = 0;
@@ -424,7 +560,16 @@ function documentReader(emit: (suites: ReportSuite[]) => void, counters: Counter
     }
     emitted = end;
   };
-  const document = parseDocument(suites, counters, closed);
+  const plan: StreamPlan | null = repeats
+    ? {
+        repeats,
+        part: (suite) => {
+          emitComplete();
+          emit([suite]);
+        },
+      }
+    : null;
+  const document = parseDocument(suites, counters, closed, plan);
   // Runs the parser to its first request for text.
   document.next(null);
   return {
@@ -466,10 +611,17 @@ export async function streamJUnit(documents: string | string[], emit: (suites: R
 
 /**
  * The same parse of one document read as it arrives (a stream's decoded text, in pieces of any
- * size): memory holds one piece and the suites not yet emitted, never the whole document.
+ * size): memory holds one piece and the suites not yet emitted, never the whole document. With
+ * `repeats` (scanRepeatedCases over the same document), a large top-level suite is not held whole
+ * either: its final cases go out in parts while it is read (docs/uploads.md, Processing).
  */
-export async function streamJUnitText(pieces: AsyncIterable<string>, emit: (suites: ReportSuite[]) => void, pause: () => Promise<void>): Promise<number | null> {
-  const reading = documentReader(emit, { cases: 0, suites: 0 });
+export async function streamJUnitText(
+  pieces: AsyncIterable<string>,
+  emit: (suites: ReportSuite[]) => void,
+  pause: () => Promise<void>,
+  repeats: RepeatedCases | null = null,
+): Promise<number | null> {
+  const reading = documentReader(emit, { cases: 0, suites: 0 }, repeats);
   for await (const piece of pieces) {
     for (let offset = 0; offset < piece.length; offset += SLICE_CHARS) {
       reading.write(piece.length <= SLICE_CHARS ? piece : piece.slice(offset, offset + SLICE_CHARS));
@@ -477,4 +629,24 @@ export async function streamJUnitText(pieces: AsyncIterable<string>, emit: (suit
     }
   }
   return reading.close();
+}
+
+/**
+ * A first pass over a document (read again afterwards, for streamJUnitText): which case identities
+ * occur more than once in each suite, so that the second pass knows which cases are final as soon
+ * as they are read. Keeps no case and no text; one count per identity of the suite being read.
+ * Throws ReportError as the parse does.
+ */
+export async function scanRepeatedCases(pieces: AsyncIterable<string>, pause: () => Promise<void>): Promise<RepeatedCases> {
+  const repeats: RepeatedCases = new Map();
+  const document = parseDocument([], { cases: 0, suites: 0 }, new Set(), { scan: repeats });
+  document.next(null);
+  for await (const piece of pieces) {
+    for (let offset = 0; offset < piece.length; offset += SLICE_CHARS) {
+      document.next(piece.length <= SLICE_CHARS ? piece : piece.slice(offset, offset + SLICE_CHARS));
+      await pause();
+    }
+  }
+  document.next(null);
+  return repeats;
 }

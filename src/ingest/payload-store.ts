@@ -23,8 +23,8 @@ export interface PayloadStore {
    * (the request's limits are enforced by whoever produces the stream).
    */
   write(key: string, body: ReadableStream<Uint8Array>, metadata: PayloadObjectMetadata): Promise<void>;
-  /** The stored body as a stream, with its metadata; null when there is no such object. */
-  read(key: string): Promise<{ body: ReadableStream<Uint8Array>; metadata: PayloadObjectMetadata } | null>;
+  /** The stored body as a stream, with its metadata and, when the store tells it, its stored size in bytes; null when there is no such object. */
+  read(key: string): Promise<{ body: ReadableStream<Uint8Array>; metadata: PayloadObjectMetadata; size?: number } | null>;
   /** Deletes the object (no error when it is already gone). */
   delete(key: string): Promise<void>;
   /**

@@ -25,7 +25,17 @@ export type ReportCase = {
   systemErr?: string | null;
 };
 
-export type ReportSuite = { name: string; durationMs?: number | null; cases: ReportCase[]; suites?: ReportSuite[] };
+export type ReportSuite = {
+  name: string;
+  durationMs?: number | null;
+  cases: ReportCase[];
+  suites?: ReportSuite[];
+  /**
+   * A part of a top-level suite handed out while it is read (streamJUnitText with a first pass's
+   * findings): more of its cases follow, and the next suite emitted is the rest of the same suite.
+   */
+  continued?: boolean;
+};
 
 export type Report = { suites: ReportSuite[]; durationMs?: number | null };
 

@@ -245,11 +245,11 @@ function readErrorsMarked(body: ReadableStream<Uint8Array>): ReadableStream<Uint
  * not R2's: gunzip-stream.ts), the store's read errors marked (readErrorsMarked); null when the
  * object is gone.
  */
-async function openStored(store: PayloadStore, key: string): Promise<{ bytes: ReadableStream<Uint8Array>; metadata: PayloadObjectMetadata } | null> {
+async function openStored(store: PayloadStore, key: string): Promise<{ bytes: ReadableStream<Uint8Array>; metadata: PayloadObjectMetadata; size: number | null } | null> {
   const object = await store.read(key);
   if (!object) return null;
   const body = readErrorsMarked(object.body);
-  return { bytes: object.metadata.contentEncoding === "gzip" ? body.pipeThrough(gunzipStream()) : body, metadata: object.metadata };
+  return { bytes: object.metadata.contentEncoding === "gzip" ? body.pipeThrough(gunzipStream()) : body, metadata: object.metadata, size: object.size ?? null };
 }
 
 /** A stored body's bytes, inflated when it was sent gzip-compressed; null when the object is gone. */
@@ -276,12 +276,13 @@ export async function readStoredBytes(store: PayloadStore, key: string): Promise
  * A stored body as the consumer parses it: inflated when it was sent gzip-compressed, decoded in
  * the encoding the request chose, one piece of text per chunk read. Null when the object is gone.
  * Its bytes were checked on arrival, so an undecodable byte here is replaced, not fatal.
+ * `storedBytes`: the object's size as stored, when the store tells it; `gzip`: stored compressed.
  */
-export async function readStoredText(store: PayloadStore, key: string): Promise<AsyncIterable<string> | null> {
+export async function readStoredText(store: PayloadStore, key: string): Promise<(AsyncIterable<string> & { storedBytes: number | null; gzip: boolean }) | null> {
   const opened = await openStored(store, key);
   if (!opened) return null;
-  const { bytes, metadata } = opened;
-  return (async function* () {
+  const { bytes, metadata, size } = opened;
+  const text = (async function* () {
     const { head, reader, done } = await readHead(bytes);
     try {
       const decoder = new TextDecoder(xmlEncoding(head, metadata.charset).label, { fatal: false, ignoreBOM: false });
@@ -299,4 +300,6 @@ export async function readStoredText(store: PayloadStore, key: string): Promise<
       await reader.cancel().catch(() => {});
     }
   })();
+  // The object's size as stored (gzip-compressed when it was sent so), when the store tells it.
+  return Object.assign(text, { storedBytes: size, gzip: metadata.contentEncoding === "gzip" });
 }

@@ -13,7 +13,7 @@ import { isDatabaseUnavailable } from "../db/errors";
 import type { Logger } from "../lib/logger";
 import type { DeliveryAttempt, UploadPayload } from "../ingest/run-queue";
 import { type UploadEnvelope, reportFromJsonSuites } from "../ingest/json-report";
-import { streamJUnit, streamJUnitText } from "../ingest/junit";
+import { scanRepeatedCases, streamJUnit, streamJUnitText } from "../ingest/junit";
 import { type PayloadObject, PayloadReadError, type PayloadStore, discardPayloadObject } from "../ingest/payload-store";
 import { streamJsonEnvelope } from "../ingest/json-upload-stream";
 import { readStoredBytes, readStoredText } from "../ingest/streamed-upload";
@@ -38,6 +38,13 @@ export type ProcessingDeps = Pick<ServiceDeps, "db" | "clock" | "webAppUrl"> & {
 
 export const FINAL_FAILURE_REASON = "The report could not be processed after several attempts (an internal error); upload it again.";
 
+/**
+ * A stored XML object larger than this, or stored gzip-compressed, is read twice
+ * (scanRepeatedCases): under it, a suite held whole while it is parsed is small, and a second read
+ * would only add a subrequest.
+ */
+const SCAN_ABOVE_BYTES = 512 * 1024;
+
 /** Counts what a source emits and stops it at the run-wide limits (XML and JSON parts together). */
 function limited(emit: (suites: ReportSuite[]) => void): (suites: ReportSuite[]) => void {
   let suites = 0;
@@ -45,7 +52,8 @@ function limited(emit: (suites: ReportSuite[]) => void): (suites: ReportSuite[])
   return (emitted) => {
     const stack = [...emitted];
     for (let suite = stack.pop(); suite; suite = stack.pop()) {
-      suites++;
+      // A part of a suite (ReportSuite.continued) is counted with the suite's last emission.
+      if (!suite.continued) suites++;
       cases += suite.cases.length;
       if (suite.suites) stack.push(...suite.suites);
     }
@@ -96,10 +104,20 @@ export function suiteSourceOf(payload: UploadPayload | PayloadObject, store?: Pa
           throw new ReportError("The report could not be parsed.");
         }
       }
-      const text = await readStoredText(store, payload.objectKey);
-      if (!text) throw missing();
+      const first = await readStoredText(store, payload.objectKey);
+      if (!first) throw missing();
       try {
-        return await streamJUnitText(text, emit, pause);
+        // A large report is read twice: a first pass finds the cases that a later entry retries,
+        // so that the second stores a large suite in parts while it is read, not held whole.
+        // A compressed size says little of the text's: a gzip object is always read twice.
+        if (!first.gzip && (first.storedBytes ?? Number.POSITIVE_INFINITY) <= SCAN_ABOVE_BYTES) return await streamJUnitText(first, emit, pause);
+        const repeats = await scanRepeatedCases(first, pause);
+        // The store failing to open it again is retried, as on the first read.
+        const text = await readStoredText(store, payload.objectKey).catch((error: unknown) => {
+          throw new PayloadReadError(`The payload object of this run could not be read (${payload.objectKey}).`, { cause: error });
+        });
+        if (!text) throw missing();
+        return await streamJUnitText(text, emit, pause, repeats);
       } catch (error) {
         // The store failing halfway is retried; the content failing fails the run.
         if (error instanceof ReportError || error instanceof PayloadReadError) throw error;

@@ -426,13 +426,18 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
     /** Sum of the top-level suites' stated durations; null while none states one. */
     let topLevelDuration: number | null = null;
 
-    const walk = (suite: ReportSuite, parentNumber: number | null): Counts => {
+    /** A suite's row, numbered in document order (a parent before its children), its counts added as its cases are. */
+    type StoredSuite = { number: number; row: SuiteRow; counts: Counts };
+    const openSuite = (suite: ReportSuite, parentNumber: number | null): StoredSuite => {
       const number = ++suiteNumber;
-      const counts = zeroCounts();
       // Kept until the run is stored: its own copy, not a slice of the report's text (ownString).
       const row = { number, parent_number: parentNumber, name: ownString(suite.name), duration_ms: suite.durationMs ?? null } as SuiteRow;
       suiteRows.push(row);
-      for (const testCase of suite.cases) {
+      return { number, row, counts: zeroCounts() };
+    };
+    const addCases = (stored: StoredSuite, suiteName: string, cases: readonly ReportCase[]) => {
+      const { number, counts } = stored;
+      for (const testCase of cases) {
         addCase(counts, testCase.status);
         const failure = derive ? failureSignature(testCase) : null;
         const test = { classname: testCase.classname ?? null, file: testCase.file ?? null, name: testCase.name };
@@ -443,10 +448,15 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
         rows.addCase(number, testCase, failure?.signature ?? null, isQuarantined);
         if (identity === null) continue;
         if (executions && rows.large) executions = null;
-        executions?.add(suite.name, testCase, identity);
+        executions?.add(suiteName, testCase, identity);
         if (failure) failures.add(failure);
       }
-      for (const child of suite.suites ?? []) addCounts(counts, walk(child, number));
+    };
+    /** The rest of a suite (its last cases, if handed out in parts, and its children), then its row's counts. */
+    const closeSuite = (stored: StoredSuite, suite: ReportSuite): Counts => {
+      addCases(stored, suite.name, suite.cases);
+      for (const child of suite.suites ?? []) addCounts(stored.counts, closeSuite(openSuite(child, stored.number), child));
+      const { row, counts } = stored;
       row.tests_count = counts.testsCount;
       row.passed_count = counts.passedCount;
       row.failed_count = counts.failedCount;
@@ -454,14 +464,25 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
       row.skipped_count = counts.skippedCount;
       return counts;
     };
+    /** A top-level suite handed out in parts (ReportSuite.continued): open until its last part. */
+    let continuing: StoredSuite | null = null;
 
     let statedDuration: number | null | undefined;
     try {
       statedDuration = await source(
         (suites) => {
           for (const suite of suites) {
-            addCounts(runCounts, walk(suite, null));
-            if (suite.durationMs !== null && suite.durationMs !== undefined) topLevelDuration = (topLevelDuration ?? 0) + suite.durationMs;
+            // A part continues the suite opened by the part before it; a suite's first part opens it.
+            if (continuing && continuing.row.name !== suite.name) throw new Error(`Suite "${suite.name}" arrived while the parts of "${continuing.row.name}" were open.`);
+            const stored = continuing ?? openSuite(suite, null);
+            if (!continuing && suite.durationMs !== null && suite.durationMs !== undefined) topLevelDuration = (topLevelDuration ?? 0) + suite.durationMs;
+            if (suite.continued) {
+              addCases(stored, suite.name, suite.cases);
+              continuing = stored;
+              continue;
+            }
+            continuing = null;
+            addCounts(runCounts, closeSuite(stored, suite));
           }
         },
         // Between slices of the report: the parser waits for the database when it is a chunk ahead.
@@ -470,6 +491,7 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
           await yieldToEventLoop();
         },
       );
+      if (continuing) throw new Error(`The parts of suite "${(continuing as StoredSuite).row.name}" never ended.`);
     } catch (error) {
       await rows.abandon(error);
       throw error;

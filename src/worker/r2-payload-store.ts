@@ -60,9 +60,9 @@ export class R2PayloadStore implements PayloadStore {
     }
   }
 
-  async read(key: string): Promise<{ body: ReadableStream<Uint8Array>; metadata: PayloadObjectMetadata } | null> {
+  async read(key: string): Promise<{ body: ReadableStream<Uint8Array>; metadata: PayloadObjectMetadata; size: number } | null> {
     const object = await this.bucket.get(key);
-    return object ? { body: object.body, metadata: metadataOf(object) } : null;
+    return object ? { body: object.body, metadata: metadataOf(object), size: object.size } : null;
   }
 
   async delete(key: string): Promise<void> {

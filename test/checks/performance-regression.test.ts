@@ -337,6 +337,24 @@ describe("performance_regression: per-test series", () => {
     for (let i = 150; i < 260; i++) expect(names.has(`test_${i}`)).toBe(false);
   });
 
+  it("admits the slowest newcomers to a full pool, ties by key, however the run is cut into chunks", () => {
+    const named = (prefix: string, count: number, ms: number) => Array.from({ length: count }, (_, i) => ({ name: `${prefix}_${i}`, ms }));
+    const members = named("member", 5, 2000);
+    const runs = [
+      buildRun(1, 60 * SECOND, members),
+      // 150 tied newcomers at 0.6 s: the first 100 by key fill the pool.
+      buildRun(2, 60 * SECOND, [...members, ...named("tie", 150, 600)]),
+      // 150 slower ones at 0.7 s: each replaces the weakest tied entry until the pool holds only them.
+      buildRun(3, 60 * SECOND, [...members, ...named("slower", 150, 700)]),
+    ];
+    const keysOf = (cases: TestCase[]) => cases.map((c) => makeTest(c).key).sort();
+    const afterTies = feed(runs.slice(0, 2)).state.project;
+    expect(afterTies.pool.map((entry) => entry.k)).toEqual(keysOf(named("tie", 150, 600)).slice(0, 100));
+    const { state } = feed(runs);
+    expect(state.project.tests.map((series) => series.n).sort()).toEqual(members.map((c) => c.name).sort());
+    expect(state.project.pool.map((entry) => entry.k)).toEqual(keysOf(named("slower", 150, 700)).slice(0, 100));
+  });
+
   it("reports at most 20 events per run and lists the rest on the last one", () => {
     // 100 slow tests (no outliers) all double at run 61: every one is named once (an event or a `more_regressed_tests` entry).
     const runs = projectRuns(7, 110, { tests: 100, slow: 100, sigma: 0.05, outliers: 0, override: (r) => (r >= 60 ? 2 : 1) });

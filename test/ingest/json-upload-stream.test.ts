@@ -15,6 +15,7 @@ import { REPORT_LIMITS, type ReportSuite } from "../../src/ingest/report";
 import type { UploadPayload } from "../../src/ingest/run-queue";
 import { ApiError } from "../../src/lib/errors";
 import { suiteSourceOf } from "../../src/services/run-processing";
+import { joinedParts } from "../support/suite-parts";
 
 class MemoryStore implements PayloadStore {
   readonly objects = new Map<string, { bytes: Uint8Array; metadata: PayloadObjectMetadata; uploaded: Date }>();
@@ -113,14 +114,15 @@ async function streamed(request: Request, limit: number, sizes: () => number): P
   }
 }
 
+/** The suites a source emits, a large suite's parts joined (the store joins them the same way). */
 async function suitesOf(source: ReturnType<typeof suiteSourceOf>): Promise<{ suites: ReportSuite[]; durationMs: unknown } | { reason: string }> {
-  const suites: ReportSuite[] = [];
+  const emitted: ReportSuite[] = [];
   try {
     const durationMs = await source(
-      (emitted) => suites.push(...emitted),
+      (suites) => emitted.push(...suites),
       async () => {},
     );
-    return { suites, durationMs };
+    return { suites: joinedParts(emitted).suites, durationMs };
   } catch (error) {
     return { reason: (error as Error).message };
   }
@@ -142,6 +144,15 @@ async function compare(request: Request, sizes: () => number, limit: number = RE
 }
 
 const enc = (text: string) => new TextEncoder().encode(text);
+/** Cases of every kind, for a large suite. */
+const manyCases = (count: number, prefix = "case") =>
+  Array.from({ length: count }, (_, i) => ({
+    name: `${prefix} ${i}`,
+    classname: `c${i % 7}`,
+    status: (["passed", "failed", "skipped", "errored"] as const)[i % 4],
+    duration_ms: i,
+    ...(i % 4 === 1 ? { failure_message: `boom ${i}`, attempts: [{ status: "failed" }] } : {}),
+  }));
 const json = (value: unknown) => enc(JSON.stringify(value));
 const deepSuites = (levels: number) => {
   let suite: Record<string, unknown> = { name: "leaf", cases: [{ name: "c", status: "passed", attempts: [{ status: "failed" }] }] };
@@ -206,9 +217,26 @@ const HAND_PICKED: [string, Request][] = [
   ["a lone surrogate escaped in a name", { body: enc('{"suites":[{"name":"a\\ud800","cases":[{"name":"\\udc00\\u0000","status":"passed","failure_text":"x"}]}]}') }],
   ["a gzip report", { body: json({ suites: [{ name: "s", cases: [{ name: "c", status: "passed" }] }] }), gzip: true }],
   ["a gzip report with an invalid case", { body: json({ suites: [{ name: "s", cases: [{ name: "c", status: "nope" }] }] }), gzip: true }],
+  // Large top-level suites, which the consumer hands out in parts while it reads them.
+  ["a suite of 2,500 cases between small ones", { body: json({ suites: [{ name: "a", cases: manyCases(3) }, { name: "big", duration_ms: 12, cases: manyCases(2_500) }, { name: "z" }] }) }],
+  ["a large suite's name, nested suites and duration after its cases", { body: enc(`{"suites":[{"cases":${JSON.stringify(manyCases(2_100))},"suites":[{"name":"inner","cases":${JSON.stringify(manyCases(3))}}],"name":"late","duration_ms":5,"name":"later"}]}`) }],
+  ["a large suite with a repeated cases key: the last one counts", { body: enc(`{"suites":[{"name":"s","cases":${JSON.stringify(manyCases(1_500))},"cases":${JSON.stringify(manyCases(1_200, "second"))}}]}`) }],
+  ["a large suite with an invalid case after its first part", { body: json({ suites: [{ name: "s", cases: [...manyCases(1_800), { name: "c", status: "nope" }] }] }) }],
 ];
 
 describe("a JSON upload checked as a stream answers as the whole body", () => {
+  it("hands a large top-level suite to the store in parts of 1,000 cases, not whole", async () => {
+    const body = json({ suites: [{ name: "big", cases: manyCases(2_500) }] });
+    const stream = await streamed({ body }, REPORT_LIMITS.maxCases * 1000, () => 4096);
+    const emitted: ReportSuite[] = [];
+    await suiteSourceOf({ format: "json", objectKey: stream.objectKey! }, stream.store)((suites) => emitted.push(...suites), async () => {});
+    expect(emitted.map((suite) => [suite.cases.length, suite.continued === true])).toEqual([
+      [1_000, true],
+      [1_000, true],
+      [500, false],
+    ]);
+  });
+
   it.each(HAND_PICKED)("%s", async (_name, request) => {
     const rng = random(7);
     await compare(request, () => 1 + rng.int(7));

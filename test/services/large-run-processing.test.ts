@@ -11,6 +11,8 @@ import type { RunMetadata } from "../../src/ingest/upload-request";
 import { rowsOf } from "../../src/db/rows";
 import { type Report, type ReportCase, recordTestRunArrival, storeTestRun } from "../../src/services/test-runs";
 import { TESTS_PER_CHUNK } from "../../src/services/tests-state";
+import { scanRepeatedCases, streamJUnit, streamJUnitText } from "../../src/ingest/junit";
+import type { ReportSuite } from "../../src/ingest/report";
 import { type Harness, WEB_APP_URL, createHarness } from "../support/harness";
 
 let h: Harness;
@@ -157,5 +159,50 @@ describe("a large run, stored in chunks", () => {
     expect(await kept(projects.chunked)).toEqual(inMemory);
     expect(inMemory.tests).toHaveLength(count);
     expect(inMemory.project).toEqual([expect.objectContaining({ tests_count: count })]);
+  });
+
+  it("stores a large suite handed out in parts while it is read as the whole suite, cases in the same order", async () => {
+    const projects = await twoProjects();
+    const entry = (i: number, body = "") => `<testcase classname="app.Spec" name="t${i}" time="0.0${i % 10}">${body}</testcase>`;
+    const fail = (message: string) => `<failure message="${message}">at spec:1</failure>`;
+    for (let run = 1; run <= 2; run++) {
+      const entries = Array.from({ length: 4_500 }, (_, i) => entry(i, (i + run) % 89 === 0 ? fail(`boom ${i % 4}`) : ""));
+      // Retries: one right after its first entry, one at the end of the suite; a nested suite after the first 3,000 cases.
+      entries.splice(11, 0, entry(10, fail("flaked")));
+      entries.push(entry(2_000, fail("again")));
+      const nested = `<testsuite name="nested">${entry(1)}${entry(9_999)}</testsuite>`;
+      const xml = `<testsuites><testsuite name="small">${entry(0)}</testsuite><testsuite name="big">${entries.slice(0, 3_000).join("")}${nested}${entries.slice(3_000).join("")}</testsuite></testsuites>`;
+      const pieces = async function* () {
+        for (let i = 0; i < xml.length; i += 8_192) yield xml.slice(i, i + 8_192);
+      };
+      const deps = { db: h.db, clock: h.clock, logger: quiet, webAppUrl: WEB_APP_URL };
+      h.clock.advance(60_000);
+      const parts: number[] = [];
+      for (const [projectId, source] of [
+        [projects.inMemory, (emit: (suites: ReportSuite[]) => void, pause: () => Promise<void>) => streamJUnit(xml, emit, pause)],
+        [
+          projects.chunked,
+          async (emit: (suites: ReportSuite[]) => void, pause: () => Promise<void>) => {
+            const repeats = await scanRepeatedCases(pieces(), pause);
+            return streamJUnitText(pieces(), (suites) => emit(suites.map((suite) => (suite.continued ? (parts.push(suite.cases.length), suite) : suite))), pause, repeats);
+          },
+        ],
+      ] as const) {
+        const { run: arrived } = await recordTestRunArrival(deps, projectId, { branch: "main", commitSha: `c${run}` });
+        expect((await storeTestRun(deps, arrived.id, source))?.status).toBe("processed");
+      }
+      expect(parts.length).toBeGreaterThanOrEqual(2);
+    }
+    const cases = (projectId: string) =>
+      rowsOf<Record<string, unknown>>(
+        h.db.execute(sql`
+          select r.number, c.suite_number, c.name, c.status, c.attempts, c.duration_ms, c.failure_message, s.name as suite, s.parent_number, s.tests_count, s.failed_count
+          from test_cases c join test_runs r on r.id = c.test_run_id join test_suites s on s.test_run_id = c.test_run_id and s.number = c.suite_number
+          where r.project_id = ${projectId} order by c.id`),
+      );
+    const whole = await cases(projects.inMemory);
+    expect(await cases(projects.chunked)).toEqual(whole);
+    expect(await kept(projects.chunked)).toEqual(await kept(projects.inMemory));
+    expect(whole.filter((c) => c.number === 1)).toHaveLength(4_503);
   });
 });

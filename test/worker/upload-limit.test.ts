@@ -50,9 +50,8 @@ async function newProject() {
 }
 
 describe("the Worker's upload limit", () => {
-  it("is set below the interface's 32 MiB in wrangler.toml", () => {
-    expect(limit).toBeLessThan(UPLOAD_LIMIT_BYTES);
-    expect(limit).toBeGreaterThanOrEqual(1024 * 1024);
+  it("is the interface's 32 MiB in wrangler.toml: the Worker processes every report the interface accepts", () => {
+    expect(limit).toBe(UPLOAD_LIMIT_BYTES);
   });
 
   it("accepts and processes a body of exactly the limit", async () => {
@@ -60,7 +59,8 @@ describe("the Worker's upload limit", () => {
     const accepted = await upload(uploadToken, junitOfSize(limit));
     expect(accepted.status).toBe(202);
     const run = async () => (await h.db.select().from(testRuns).where(and(eq(testRuns.projectId, project.id), eq(testRuns.number, accepted.body.number))))[0];
-    for (let i = 0; i < 600 && (await run())?.status === "pending"; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    // 32 MiB is read twice by the consumer (a first pass, then the parse): up to two minutes on a loaded machine.
+    for (let i = 0; i < 2_400 && (await run())?.status === "pending"; i++) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await run()).toMatchObject({ status: "processed", testsCount: 2 });
   });
 

@@ -8,7 +8,7 @@
 import { SELF, env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
-import { testRuns, uploadPayloads } from "../../src/db/schema";
+import { testCases, testRuns, uploadPayloads } from "../../src/db/schema";
 import { systemClock } from "../../src/lib/clock";
 import { consoleLogger } from "../../src/lib/logger";
 import type { PayloadListPage, PayloadObjectMetadata, PayloadStore } from "../../src/ingest/payload-store";
@@ -204,6 +204,31 @@ describe("through the Worker", () => {
       const { number } = (await response.json()) as { number: number };
       expect(await waitForRun(project.id, number)).toMatchObject({ status: "processed", ...expectedCounts(cases) });
     }
+  });
+});
+
+describe("a large single suite through the Worker", () => {
+  it("is processed from two reads of the object, its retried test merged as in one piece", async () => {
+    const { project, uploadToken } = await newProject();
+    // One <testsuite> of 6,000 cases (over 512 KiB: read twice, handed to the store in parts), test 10 retried at the end.
+    const entries = Array.from({ length: 6_000 }, (_, i) => `<testcase classname="pkg.Single" name="test ${i}" time="0.01">${i === 10 ? "<failure message='first try'>trace</failure>" : "<system-out>out</system-out>"}</testcase>`);
+    entries.push(`<testcase classname="pkg.Single" name="test 10" time="0.02"/>`);
+    const report = new TextEncoder().encode(`<testsuites><testsuite name="single">${entries.join("\n")}</testsuite></testsuites>`);
+    expect(report.byteLength).toBeGreaterThan(512 * 1024);
+    const response = await SELF.fetch("http://worker.test/uploads/v1/test_runs?branch=main", {
+      method: "POST",
+      headers: { authorization: `Bearer ${uploadToken}`, "content-type": "application/xml" },
+      body: report,
+    });
+    expect(response.status).toBe(202);
+    const { number } = (await response.json()) as { number: number };
+    const run = await waitForRun(project.id, number);
+    expect(run).toMatchObject({ status: "processed", testsCount: 6_000, passedCount: 6_000, failedCount: 0 });
+    const [retried] = await h.db.select().from(testCases).where(and(eq(testCases.testRunId, run!.id), eq(testCases.name, "test 10")));
+    expect(retried).toMatchObject({ status: "passed", durationMs: 20, attempts: [{ status: "failed", duration_ms: 10, failure_message: "first try" }] });
+    // The case keeps its first entry's place: the eleventh of its suite.
+    const first = await h.db.select({ name: testCases.name }).from(testCases).where(eq(testCases.testRunId, run!.id)).orderBy(testCases.id).limit(11);
+    expect(first.at(-1)).toEqual({ name: "test 10" });
   });
 });
 

@@ -5463,6 +5463,17 @@ function saysNotRun(attributes) {
   const said = (value, values) => value !== void 0 && values.has(value.trim().toLowerCase());
   return said(attributes.status, NOT_RUN_STATUSES) || said(attributes.result, NOT_RUN_RESULTS);
 }
+var PART_CASES = 1e3;
+function identityHash(classKey, name) {
+  let hash = 2166136261;
+  const mix = (text) => {
+    for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 16777619);
+  };
+  mix(classKey);
+  hash = Math.imul(hash ^ 31, 16777619);
+  mix(name);
+  return hash >>> 1;
+}
 var SLICE_CHARS = 256 * 1024;
 var MAX_REFERENCE_CHARS = 64;
 function openReferenceStart(text) {
@@ -5470,7 +5481,9 @@ function openReferenceStart(text) {
   if (at === -1 || text.length - at > MAX_REFERENCE_CHARS || text.indexOf(";", at) !== -1) return text.length;
   return at;
 }
-function* parseDocument(into, counters, closed) {
+function* parseDocument(into, counters, closed, mode = null) {
+  const scan = mode && "scan" in mode ? mode.scan : null;
+  const plan = mode && "part" in mode ? mode : null;
   const parser = new import_saxes.SaxesParser({ xmlns: false, position: true });
   const suites = [];
   let depth = 0;
@@ -5484,6 +5497,7 @@ function* parseDocument(into, counters, closed) {
   const name = (value, fallback) => cleanText(value?.trim() ? value : fallback, REPORT_LIMITS.maxNameLength);
   const optionalName = (value) => cleanOptionalText(value, REPORT_LIMITS.maxNameLength);
   const startCapture = (limit, onEnd) => {
+    if (scan) return;
     capture = { depth, text: "", limit, onEnd };
   };
   const addText = (text) => {
@@ -5496,7 +5510,31 @@ function* parseDocument(into, counters, closed) {
     const parent = suites.at(-1);
     const suite = { name: name(attributes.name, "(unnamed suite)"), durationMs: parseSeconds(attributes.time), cases: [], suites: [] };
     (parent ? parent.suite.suites : into).push(suite);
-    suites.push({ depth, suite, file: optionalName(attributes.file) ?? parent?.file ?? null, byClass: /* @__PURE__ */ new Map() });
+    const open = { depth, suite, file: optionalName(attributes.file) ?? parent?.file ?? null, byClass: /* @__PURE__ */ new Map(), ordinal: counters.suites, offset: 0 };
+    if (scan) open.repeats = /* @__PURE__ */ new Map();
+    if (plan && !parent && implicitSuite === null) open.stream = { remaining: new Map(plan.repeats.get(open.ordinal) ?? []), waiting: /* @__PURE__ */ new Map(), checkedAt: 0 };
+    if (parent) suites[0].stream = void 0;
+    suites.push(open);
+  };
+  const scanned = (open) => {
+    if (!scan || !open.repeats) return;
+    const repeated = /* @__PURE__ */ new Map();
+    for (const [hash, count] of open.repeats) if (count > 1) repeated.set(hash, count);
+    if (repeated.size > 0) scan.set(open.ordinal, repeated);
+    open.repeats = void 0;
+  };
+  const handOut = (owner) => {
+    const stream = owner.stream;
+    const held = owner.suite.cases.length;
+    if (!plan || !stream || held < PART_CASES || held - stream.checkedAt < PART_CASES / 4) return;
+    stream.checkedAt = held;
+    let end = held;
+    for (const positions of stream.waiting.values()) for (const position of positions) end = Math.min(end, position - owner.offset);
+    if (end < PART_CASES) return;
+    const cases = owner.suite.cases.splice(0, end);
+    owner.offset += end;
+    stream.checkedAt -= end;
+    plan.part({ name: owner.suite.name, durationMs: owner.suite.durationMs, cases, suites: [], continued: true });
   };
   const suiteForCase = () => {
     const current = suites.at(-1);
@@ -5505,12 +5543,22 @@ function* parseDocument(into, counters, closed) {
       if (++counters.suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
       const suite = { name: rootName ?? "(no suite)", durationMs: null, cases: [], suites: [] };
       into.push(suite);
-      implicitSuite = { depth: 0, suite, file: null, byClass: /* @__PURE__ */ new Map() };
+      implicitSuite = { depth: 0, suite, file: null, byClass: /* @__PURE__ */ new Map(), ordinal: counters.suites, offset: 0 };
+      if (scan) implicitSuite.repeats = /* @__PURE__ */ new Map();
     }
     return implicitSuite;
   };
   const closeCase = (testCase) => {
     const owner = suiteForCase();
+    const classKey = testCase.classname ?? "";
+    if (owner.repeats) {
+      const hash2 = identityHash(classKey, testCase.name);
+      owner.repeats.set(hash2, (owner.repeats.get(hash2) ?? 0) + 1);
+      return;
+    }
+    const stream = owner.stream;
+    const hash = stream ? identityHash(classKey, testCase.name) : 0;
+    const remaining = stream?.remaining.get(hash);
     const finished = {
       name: testCase.name,
       classname: testCase.classname,
@@ -5524,16 +5572,36 @@ function* parseDocument(into, counters, closed) {
       systemOut: testCase.systemOut,
       systemErr: testCase.systemErr
     };
-    const classKey = testCase.classname ?? "";
-    let byName = owner.byClass.get(classKey);
-    if (!byName) owner.byClass.set(classKey, byName = /* @__PURE__ */ new Map());
-    const earlierIndex = byName.get(testCase.name);
-    if (earlierIndex === void 0) {
+    if (stream && remaining === void 0) {
       if (++counters.cases > REPORT_LIMITS.maxCases) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
-      byName.set(testCase.name, owner.suite.cases.length);
       owner.suite.cases.push(finished);
+      handOut(owner);
       return;
     }
+    if (stream && remaining !== void 0) {
+      if (remaining > 1) stream.remaining.set(hash, remaining - 1);
+      else {
+        stream.remaining.delete(hash);
+        stream.waiting.delete(hash);
+      }
+    }
+    let byName = owner.byClass.get(classKey);
+    if (!byName) owner.byClass.set(classKey, byName = /* @__PURE__ */ new Map());
+    const earlierPosition = byName.get(testCase.name);
+    if (earlierPosition === void 0) {
+      if (++counters.cases > REPORT_LIMITS.maxCases) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
+      const position = owner.offset + owner.suite.cases.length;
+      byName.set(testCase.name, position);
+      owner.suite.cases.push(finished);
+      if (stream?.remaining.has(hash)) {
+        const positions = stream.waiting.get(hash);
+        if (positions) positions.push(position);
+        else stream.waiting.set(hash, [position]);
+      }
+      if (stream) handOut(owner);
+      return;
+    }
+    const earlierIndex = earlierPosition - owner.offset;
     const earlier = owner.suite.cases[earlierIndex];
     if (testCase.status === "errored" && PYTEST_TEARDOWN.test(testCase.failureMessage ?? "")) {
       owner.suite.cases[earlierIndex] = {
@@ -5543,15 +5611,16 @@ function* parseDocument(into, counters, closed) {
         failureMessage: finished.failureMessage,
         failureText: finished.failureText
       };
-      return;
+    } else {
+      const attempts = [
+        ...earlier.attempts ?? [],
+        { status: earlier.status, durationMs: earlier.durationMs ?? null, failureMessage: earlier.failureMessage ?? null },
+        ...testCase.attempts
+      ];
+      finished.attempts = attempts.slice(-REPORT_LIMITS.maxAttempts);
+      owner.suite.cases[earlierIndex] = finished;
     }
-    const attempts = [
-      ...earlier.attempts ?? [],
-      { status: earlier.status, durationMs: earlier.durationMs ?? null, failureMessage: earlier.failureMessage ?? null },
-      ...testCase.attempts
-    ];
-    finished.attempts = attempts.slice(-REPORT_LIMITS.maxAttempts);
-    owner.suite.cases[earlierIndex] = finished;
+    if (stream) handOut(owner);
   };
   parser.on("doctype", () => {
     throw new ReportError("XML with a document type declaration (<!DOCTYPE>) is not accepted: DTDs and entities are refused.");
@@ -5650,6 +5719,7 @@ function* parseDocument(into, counters, closed) {
       closeCase(finished);
     } else if (suites.at(-1)?.depth === depth) {
       const finished = suites.pop();
+      scanned(finished);
       if (suites.length === 0) closed.add(finished.suite);
     }
     depth--;
@@ -5678,7 +5748,10 @@ function* parseDocument(into, counters, closed) {
   }
   if (!rootSeen) throw new ReportError("The XML document has no root element.");
   const implicit = implicitSuite;
-  if (implicit) closed.add(implicit.suite);
+  if (implicit) {
+    scanned(implicit);
+    closed.add(implicit.suite);
+  }
   return rootDuration;
 }
 var RELEASED = { name: "", durationMs: null, cases: [] };
@@ -5699,7 +5772,7 @@ function* parseDocuments(documents, emit) {
   }
   return allHaveDuration ? durationMs : null;
 }
-function documentReader(emit, counters) {
+function documentReader(emit, counters, repeats = null) {
   const suites = [];
   const closed = /* @__PURE__ */ new Set();
   let emitted = 0;
@@ -5713,7 +5786,14 @@ function documentReader(emit, counters) {
     }
     emitted = end;
   };
-  const document = parseDocument(suites, counters, closed);
+  const plan = repeats ? {
+    repeats,
+    part: (suite) => {
+      emitComplete();
+      emit([suite]);
+    }
+  } : null;
+  const document = parseDocument(suites, counters, closed, plan);
   document.next(null);
   return {
     write(text) {
