@@ -107,8 +107,8 @@ export class InProcessRunQueue implements RunQueue {
           await this.#consume(delivery.message, { number: delivery.attempt, finalAttempt, ...(payload ? { payload } : {}) });
         } catch (error) {
           const unavailable = isDatabaseUnavailable(error);
-          this.#logger?.error("run processing attempt failed", {
-            message: delivery.message,
+          this.#logger?.error("queue message attempt failed", {
+            queueMessage: delivery.message,
             attempt: delivery.attempt,
             ...(unavailable ? { databaseUnavailable: true } : {}),
             error: describeError(error),

@@ -74,7 +74,7 @@ export async function consumeRunBatch(batch: MessageBatch<QueueBody>, work: Pick
       message.ack();
     } catch (error) {
       const unavailable = isDatabaseUnavailable(error);
-      logger.error("queue message attempt failed", { message: body, attempt: message.attempts, ...(unavailable ? { databaseUnavailable: true } : {}), error: describeError(error) });
+      logger.error("queue message attempt failed", { queueMessage: body, attempt: message.attempts, ...(unavailable ? { databaseUnavailable: true } : {}), error: describeError(error) });
       if (!unavailable) {
         message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
         continue;
@@ -85,7 +85,7 @@ export async function consumeRunBatch(batch: MessageBatch<QueueBody>, work: Pick
         message.ack();
       } catch (sendError) {
         // The queue refused too: a redelivery of this message is the best left.
-        logger.error("could not queue a message again after a database outage", { message: body, error: describeError(sendError) });
+        logger.error("could not queue a message again after a database outage", { queueMessage: body, error: describeError(sendError) });
         message.retry({ delaySeconds: outageRetryDelaySeconds(outages) });
       }
     }
