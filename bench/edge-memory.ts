@@ -144,7 +144,18 @@ function rssBytes(pid: number): number {
   }
 }
 
-type Peak = { isolate: number; heap: number; buffers: number; rss: number; samples: number; lost: boolean; atMs: number };
+/** workerd's CPU time so far (user + system, all its threads), in seconds: /proc/PID/stat in clock ticks (100 a second on Linux). */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ");
+    // After the command's closing parenthesis, utime and stime are the 12th and 13th fields.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+type Peak = { isolate: number; heap: number; buffers: number; rss: number; samples: number; lost: boolean; atMs: number; cpu: number };
 
 /**
  * Samples until stopped: the isolate's peak (heap + buffers, and its parts at that moment) and
@@ -154,7 +165,8 @@ type Peak = { isolate: number; heap: number; buffers: number; rss: number; sampl
 function sampler(inspector: Inspector, workerdPid: number) {
   let running = true;
   const started = performance.now();
-  let peak: Peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0, lost: false, atMs: 0 };
+  let peak: Peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0, lost: false, atMs: 0, cpu: 0 };
+  let cpuAtStart = cpuSeconds(workerdPid);
   const rssTimer = setInterval(() => {
     peak.rss = Math.max(peak.rss, rssBytes(workerdPid));
   }, 2);
@@ -181,11 +193,14 @@ function sampler(inspector: Inspector, workerdPid: number) {
     clearInterval(rssTimer);
     await isolateLoop;
     peak.rss = Math.max(peak.rss, rssBytes(workerdPid));
+    peak.cpu = cpuSeconds(workerdPid) - cpuAtStart;
     return peak;
   };
   const split = (): Peak => {
-    const part = { ...peak, rss: Math.max(peak.rss, rssBytes(workerdPid)) };
-    peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0, lost: part.lost, atMs: 0 };
+    const cpuNow = cpuSeconds(workerdPid);
+    const part = { ...peak, rss: Math.max(peak.rss, rssBytes(workerdPid)), cpu: cpuNow - cpuAtStart };
+    peak = { isolate: 0, heap: 0, buffers: 0, rss: 0, samples: 0, lost: part.lost, atMs: 0, cpu: 0 };
+    cpuAtStart = cpuNow;
     return part;
   };
   return Object.assign(stop, { split });
@@ -356,11 +371,13 @@ async function main(): Promise<void> {
     "",
     "Consumer: until processed = from the upload's answer until the run is processed (reading, parsing and storing it); alert checks = from then until the consumer's database sessions are quiet.",
     "",
-    "| Report | Body sent | Answer | Isolate before | Request: isolate peak | Request: workerd RSS growth | Consumer until processed: isolate peak | Consumer, alert checks: isolate peak | Consumer: workerd RSS growth | 202 → processed |",
-    "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+    "workerd CPU: the user and system time of the whole workerd process (every thread, the local R2 and queue included) during the phase, an upper bound of the isolate's CPU time.",
+    "",
+    "| Report | Body sent | Answer | Isolate before | Request: isolate peak | Request: workerd RSS growth | Consumer until processed: isolate peak | Consumer, alert checks: isolate peak | Consumer: workerd RSS growth | 202 → processed | workerd CPU: request, consumer |",
+    "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ...results.map(
       (r) =>
-        `| ${r.label} | ${mib(r.bodyBytes)} | ${r.status} ${r.outcome} | ${mib(r.baseline.isolate)} | ${mib(r.request.isolate)} (heap ${mib(r.request.heap)}, buffers ${mib(r.request.buffers)})${r.request.lost ? ", then the isolate stopped answering" : ""} | ${mib(r.request.rss - r.baseline.rss)} | ${r.storing ? `${mib(r.storing.isolate)} (heap ${mib(r.storing.heap)}, buffers ${mib(r.storing.buffers)})` : "–"} | ${r.consumer ? `${mib(r.consumer.isolate)} (heap ${mib(r.consumer.heap)}, buffers ${mib(r.consumer.buffers)})${r.consumer.lost ? ", then the isolate stopped answering" : ""}` : "–"} | ${r.consumer && r.storing ? mib(Math.max(r.consumer.rss, r.storing.rss) - r.baseline.rss) : "–"} | ${r.processingMs === null ? "–" : `${(r.processingMs / 1000).toFixed(1)} s`} |`,
+        `| ${r.label} | ${mib(r.bodyBytes)} | ${r.status} ${r.outcome} | ${mib(r.baseline.isolate)} | ${mib(r.request.isolate)} (heap ${mib(r.request.heap)}, buffers ${mib(r.request.buffers)})${r.request.lost ? ", then the isolate stopped answering" : ""} | ${mib(r.request.rss - r.baseline.rss)} | ${r.storing ? `${mib(r.storing.isolate)} (heap ${mib(r.storing.heap)}, buffers ${mib(r.storing.buffers)})` : "–"} | ${r.consumer ? `${mib(r.consumer.isolate)} (heap ${mib(r.consumer.heap)}, buffers ${mib(r.consumer.buffers)})${r.consumer.lost ? ", then the isolate stopped answering" : ""}` : "–"} | ${r.consumer && r.storing ? mib(Math.max(r.consumer.rss, r.storing.rss) - r.baseline.rss) : "–"} | ${r.processingMs === null ? "–" : `${(r.processingMs / 1000).toFixed(1)} s`} | ${r.request.cpu.toFixed(1)} s, ${r.storing && r.consumer ? `${(r.storing.cpu + r.consumer.cpu).toFixed(1)} s` : "–"} |`,
     ),
   ];
   const report = lines.join("\n");

@@ -55,6 +55,13 @@ const NO_ATTEMPTS = Object.freeze([]) as unknown as CaseStatus[];
  */
 export const CHECK_CHUNK_CASES = 2_000;
 
+/**
+ * Tests marked flaky, and their health changes followed, per batch: every realistic run is one
+ * batch (one quarantine version, one set of webhooks); one flagging more keeps each statement's
+ * parameters bounded.
+ */
+const MARK_FLAKY_BATCH = 2_000;
+
 /** The run as the checks see it before its tests. */
 function runHeaderOf(run: TestRunRow, defaultBranch: string | null): RunHeader {
   return {
@@ -402,6 +409,10 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow, opt
       for (const { check, pass } of passes) pass.observe(chunk.tests, entriesOf(chunk, check.version));
     });
     for (const { pass } of passes) pass.decide();
+    // Every test the flakiness check flags at this run is flaky at this run, those past its 50
+    // events too. Gathered over the chunks and marked after them, so that a large run changes the
+    // tests' health, the project's quarantine version and the webhooks once, as a small one does.
+    const flagged: { testId: string; reason: string }[] = [];
     // Second pass: each chunk's new entries, written before the next chunk is read (a large run).
     await source.each(async (chunk) => {
       const written = new Map<string, CheckState>();
@@ -409,13 +420,7 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow, opt
         const changed = pass.write(chunk.tests, entriesOf(chunk, check.version));
         for (const [key, entry] of changed) written.set(key, { ...written.get(key), [check.version]: entry });
         if (alert.alertType === "test_flakiness") {
-          // Every test the check flagged at this run is flaky at this run, those past its 50 events too.
-          const flagged = flaggedInRun(changed as Map<string, FlakinessTestState>, run.number).map(({ key, rule }) => ({ testId: key, reason: `the flakiness check flagged it (${rule})` }));
-          const changes = await markTestsFlaky(tx, { id: run.id, projectId: project.id, createdAt: run.createdAt }, flagged);
-          // Auto-quarantine and the webhooks of the changes, in this transaction. The events below are
-          // still filtered by the cases' quarantine as the run was processed, so a test this run
-          // quarantines keeps its event of this run.
-          await followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId: project.id, processedAt: run.processedAt ?? now }, changes);
+          for (const { key, rule } of flaggedInRun(changed as Map<string, FlakinessTestState>, run.number)) flagged.push({ testId: key, reason: `the flakiness check flagged it (${rule})` });
         }
       }
       // A written test gets its whole check_state rewritten: entries of detector versions no check has any more are dropped.
@@ -427,6 +432,14 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow, opt
         }),
       );
     });
+
+    // Auto-quarantine and the webhooks of the changes follow, in this transaction. The events below
+    // are still filtered by the cases' quarantine as the run was processed, so a test this run
+    // quarantines keeps its event of this run.
+    for (let at = 0; at < flagged.length; at += MARK_FLAKY_BATCH) {
+      const changes = await markTestsFlaky(tx, { id: run.id, projectId: project.id, createdAt: run.createdAt }, flagged.slice(at, at + MARK_FLAKY_BATCH));
+      await followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId: project.id, processedAt: run.processedAt ?? now }, changes);
+    }
 
     const finished = passes.map(({ alert, check, pass }) => ({ alert, check, ...pass.finish() }));
     const named = await source.named(namedKeys(finished.flatMap(({ alert, events }) => (alert.active ? events : []))));

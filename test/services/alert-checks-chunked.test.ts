@@ -41,6 +41,10 @@ async function checksOutcome(db: Database, projectId: string) {
     alerts: await rows(sql`select alert_type, events_count from alerts where project_id = ${projectId} order by alert_type`),
     tests: await rows(sql`
       select id, check_state, health, health_changed_at, passing_streak, quarantine_expires_at from tests where project_id = ${projectId} order by id`),
+    // Auto-quarantine and the flaky count follow the run's health changes once, however it is cut.
+    project: await rows(sql`select quarantine_version, flaky_tests_count from projects where id = ${projectId}`),
+    quarantines: await rows(sql`
+      select id, quarantine_source, quarantine_reason, quarantine_created_at from tests where project_id = ${projectId} and quarantine_source is not null order by id`),
     transitions: await rows(sql`
       select x.test_id, x.from_health, x.to_health, x.reason, x.test_run_id from test_health_transitions x join tests t on t.id = x.test_id
       where t.project_id = ${projectId} order by x.test_run_id, x.test_id, x.to_health`),
@@ -89,6 +93,7 @@ function duplicatedTests(runs: number): Upload[] {
 }
 
 describe("alert checks of a large run, in chunks", () => {
+  // Each of these checks every run twice; on a loaded 2-core machine the first takes about 40 s.
   it("leave what the checks of the run in one piece leave, run after run, for every check", async () => {
     // Two streams of 160 runs of about 40 tests (every anomaly family: flaky tests, duration steps,
     // failure spikes and outages, skip steps; same-commit re-runs and in-run retries). Between them
@@ -101,7 +106,15 @@ describe("alert checks of a large run, in chunks", () => {
       expect(outcome.transitions.some((transition) => transition.to_health === "flaky")).toBe(true);
     }
     expect(tripped).toEqual(new Set(["test_flakiness", "performance_regression", "failure_rate_spike", "skipped_test_count_creep"]));
-  });
+  }, 240_000);
+
+  it("quarantine automatically, and count flaky tests, once per run however it is cut", async () => {
+    // With auto-quarantine on, a run that turns tests in several chunks flaky quarantines them in one
+    // step: one quarantine version, as when the run is checked in one piece.
+    const outcome = await checkBothWays(duplicatedTests(60), { chunkCases: 3, autoQuarantineDays: 30 });
+    expect(outcome.quarantines.length).toBeGreaterThan(1);
+    expect(outcome.project[0]!.quarantine_version).toBeGreaterThan(0);
+  }, 240_000);
 
   it("keep a test's cases in one chunk: a test reported in two suites is one outcome", async () => {
     // Chunks of 3 cases: most chunks end inside a test with two cases, unless the cursor holds them back.
@@ -153,13 +166,19 @@ async function toLegacyStates(projectId: string) {
 /**
  * Uploads and processes the runs, checking each both ways (above); returns what the checks left.
  * `quarantine` names a test quarantined after the first run; `chunkCases` the chunks' size;
+ * `autoQuarantineDays` turns the project's auto-quarantine on;
  * `beforeLast` runs before the last run is uploaded.
  */
-async function checkBothWays(uploads: Upload[], options: { quarantine?: string; chunkCases?: number; beforeLast?: (projectId: string) => Promise<void> } = {}) {
+async function checkBothWays(
+  uploads: Upload[],
+  options: { quarantine?: string; chunkCases?: number; autoQuarantineDays?: number; beforeLast?: (projectId: string) => Promise<void> } = {},
+) {
   const { organization } = await h.newOrganization();
   const { project } = await h.newProject(organization.id);
+  if (options.autoQuarantineDays) await h.db.execute(sql`update projects set auto_quarantine_days = ${options.autoQuarantineDays} where id = ${project.id}`);
   const checkDeps = (db: Database) => ({ db, clock: h.clock, logger, checks: CHECKS, webAppUrl: WEB_APP_URL });
   let compared = 0;
+  let difference: unknown = null;
   const deps = {
     db: h.db,
     clock: h.clock,
@@ -178,8 +197,13 @@ async function checkBothWays(uploads: Upload[], options: { quarantine?: string; 
           if (!(error instanceof RolledBack)) throw error;
         });
       await runAlertChecks(checkDeps(h.db), run);
-      expect(chunked).toEqual(await checksOutcome(h.db, project.id));
-      compared++;
+      // Run processing logs what its hook throws and goes on: the first difference is thrown below.
+      try {
+        expect(chunked).toEqual(await checksOutcome(h.db, project.id));
+        compared++;
+      } catch (error) {
+        difference ??= error;
+      }
     },
   };
   for (const [i, upload] of uploads.entries()) {
@@ -192,6 +216,7 @@ async function checkBothWays(uploads: Upload[], options: { quarantine?: string; 
       await h.db.execute(sql`update tests set quarantine_expires_at = now() + interval '30 days' where name = ${options.quarantine} and project_id = ${project.id}`);
     }
   }
+  if (difference) throw difference;
   expect(compared).toBe(uploads.length);
   return checksOutcome(h.db, project.id);
 }
