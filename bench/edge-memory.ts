@@ -25,7 +25,8 @@
  * JSON is the XML report's suites and cases as the JSON envelope's `suites`, written by the same
  * parser, so both carry the same run), BENCH_MEMORY_UPLOAD_LIMIT (the Worker's
  * UPLOAD_LIMIT_BYTES for the run; default: wrangler.toml's), BENCH_OUTPUT (BENCHMARKS.md),
- * BENCH_MEMORY_SECTION (edge-memory), BENCH_MEMORY_HEADING (added to the section's title).
+ * BENCH_MEMORY_SECTION (edge-memory), BENCH_MEMORY_HEADING (added to the section's title),
+ * BENCH_MEMORY_WAIT_MS (600000: how long a run may take from its 202 until processed and checked).
  * MINIFLARE_WORKERD_V8_FLAGS (read by miniflare: V8 flags for workerd, such as
  * `--max-old-space-size=48`, to run the isolate with a capped heap as a memory-limited one is).
  */
@@ -83,6 +84,8 @@ function jsonReportOf(xml: string): string {
 }
 const OUTPUT = path.resolve(ROOT, process.env.BENCH_OUTPUT || "BENCHMARKS.md");
 const SECTION = process.env.BENCH_MEMORY_SECTION || "edge-memory";
+/** How long a run may take from its 202 until processed and checked before it is reported as it stands. */
+const WAIT_MS = Number(process.env.BENCH_MEMORY_WAIT_MS ?? 600_000);
 const log = (message: string) => console.log(`[bench:edge-memory] ${message}`);
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 
@@ -304,7 +307,7 @@ async function main(): Promise<void> {
         const accepted = performance.now();
         const stopConsumer = sampler(inspector, workerd.pid);
         let run = await runStatus(answer.number!);
-        while (run.status === "pending" && performance.now() - accepted < 600_000) {
+        while (run.status === "pending" && performance.now() - accepted < WAIT_MS) {
           await new Promise((r) => setTimeout(r, 20));
           run = await runStatus(answer.number!);
         }
@@ -321,7 +324,7 @@ async function main(): Promise<void> {
               [fixture.projectId, answer.number!],
             )
           ).rows[0]!.done;
-        while (run.status === "processed" && !(await checksDone()) && performance.now() - accepted < 600_000) await new Promise((r) => setTimeout(r, 50));
+        while (run.status === "processed" && !(await checksDone()) && performance.now() - accepted < WAIT_MS) await new Promise((r) => setTimeout(r, 50));
         // Then until its sessions are quiet (the test events' read after the checks).
         let last = JSON.stringify(countersOf(await local.bridge.counters(), await local.bridge.counters(), QUEUE_APPLICATION));
         let previous = await local.bridge.counters();
@@ -335,6 +338,8 @@ async function main(): Promise<void> {
         }
         consumer = await stopConsumer();
         outcome = run.status === "processed" ? `processed, ${run.tests_count} cases` : run.status;
+        // What workerd said (an isolate over its memory limit, a consumer's error) is the only account of a run not processed.
+        if (run.status !== "processed") log(`${label}: the run is ${run.status}; wrangler dev's last lines:\n${worker.output()}`);
       }
       const measured: Measured = { label, bodyBytes: body.byteLength, reportBytes: report.byteLength, status: response.status, outcome, baseline, request, storing, consumer, processingMs };
       results.push(measured);

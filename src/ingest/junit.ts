@@ -237,7 +237,9 @@ function* parseDocument(
     if (++counters.suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
     const parent = suites.at(-1);
     const suite: ReportSuite = { name: name(attributes.name, "(unnamed suite)"), durationMs: parseSeconds(attributes.time), cases: [], suites: [] };
-    (parent ? parent.suite.suites! : into).push(suite);
+    // A scan keeps no suite once it is closed: a kept suite's name is a slice of the text piece it
+    // was read in, and would keep that piece, so every piece, alive (the whole document).
+    if (!scan) (parent ? parent.suite.suites! : into).push(suite);
     const open: OpenSuite = { depth, suite, file: optionalName(attributes.file) ?? parent?.file ?? null, byClass: new Map(), ordinal: counters.suites, offset: 0 };
     if (scan) open.repeats = new Map();
     // Only a top-level suite is handed out in parts, and only until a suite opens inside it: the
@@ -279,7 +281,7 @@ function* parseDocument(
     if (!implicitSuite) {
       if (++counters.suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
       const suite: ReportSuite = { name: rootName ?? "(no suite)", durationMs: null, cases: [], suites: [] };
-      into.push(suite);
+      if (!scan) into.push(suite);
       implicitSuite = { depth: 0, suite, file: null, byClass: new Map(), ordinal: counters.suites, offset: 0 };
       if (scan) implicitSuite.repeats = new Map();
     }
@@ -474,7 +476,7 @@ function* parseDocument(
     } else if (suites.at(-1)?.depth === depth) {
       const finished = suites.pop()!;
       scanned(finished);
-      if (suites.length === 0) closed.add(finished.suite);
+      if (suites.length === 0 && !scan) closed.add(finished.suite);
     }
     depth--;
   });
@@ -506,7 +508,7 @@ function* parseDocument(
   const implicit = implicitSuite as OpenSuite | null;
   if (implicit) {
     scanned(implicit);
-    closed.add(implicit.suite);
+    if (!scan) closed.add(implicit.suite);
   }
   return rootDuration;
 }
