@@ -5509,7 +5509,7 @@ function* parseDocument(into, counters, closed, mode = null) {
     if (++counters.suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
     const parent = suites.at(-1);
     const suite = { name: name(attributes.name, "(unnamed suite)"), durationMs: parseSeconds(attributes.time), cases: [], suites: [] };
-    (parent ? parent.suite.suites : into).push(suite);
+    if (!scan) (parent ? parent.suite.suites : into).push(suite);
     const open = { depth, suite, file: optionalName(attributes.file) ?? parent?.file ?? null, byClass: /* @__PURE__ */ new Map(), ordinal: counters.suites, offset: 0 };
     if (scan) open.repeats = /* @__PURE__ */ new Map();
     if (plan && !parent && implicitSuite === null) open.stream = { remaining: new Map(plan.repeats.get(open.ordinal) ?? []), waiting: /* @__PURE__ */ new Map(), checkedAt: 0 };
@@ -5542,7 +5542,7 @@ function* parseDocument(into, counters, closed, mode = null) {
     if (!implicitSuite) {
       if (++counters.suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
       const suite = { name: rootName ?? "(no suite)", durationMs: null, cases: [], suites: [] };
-      into.push(suite);
+      if (!scan) into.push(suite);
       implicitSuite = { depth: 0, suite, file: null, byClass: /* @__PURE__ */ new Map(), ordinal: counters.suites, offset: 0 };
       if (scan) implicitSuite.repeats = /* @__PURE__ */ new Map();
     }
@@ -5720,7 +5720,7 @@ function* parseDocument(into, counters, closed, mode = null) {
     } else if (suites.at(-1)?.depth === depth) {
       const finished = suites.pop();
       scanned(finished);
-      if (suites.length === 0) closed.add(finished.suite);
+      if (suites.length === 0 && !scan) closed.add(finished.suite);
     }
     depth--;
   });
@@ -5750,7 +5750,7 @@ function* parseDocument(into, counters, closed, mode = null) {
   const implicit = implicitSuite;
   if (implicit) {
     scanned(implicit);
-    closed.add(implicit.suite);
+    if (!scan) closed.add(implicit.suite);
   }
   return rootDuration;
 }
