@@ -1,7 +1,8 @@
 /**
  * Test files whose subject does not depend on the database: pure functions (the checks, the
  * parsers, the libraries), the build and generated files, the CLI against its own fake servers,
- * and the /docs page (a static page, although its server process opens a database).
+ * the /docs page (a static page, although its server process opens a database), and the files
+ * whose servers always run on an embedded database of their own (memory://).
  *
  * The Node suite runs them on its PGlite pass only: on the PostgreSQL pass (TEST_DATABASE_URL)
  * they would test the same code again and add nothing but time. A file that reads or writes the
@@ -26,4 +27,8 @@ export const DATABASE_INDEPENDENT_TESTS = [
   "test/cli/quarantine-cli.test.ts",
   "test/cli/upload-cli.test.ts",
   "test/routes/docs-page.browser.test.ts",
+  // Servers started on their own embedded database (memory://) whatever the pass.
+  "test/node/server.test.ts",
+  "test/node/http-server.test.ts",
+  "test/cli/quarantine-e2e.test.ts",
 ];
