@@ -151,6 +151,7 @@ describe("GET /uploads/v1/openapi.json", () => {
     expect(Object.keys(codeowners.responses).sort()).toEqual(["200", "400", "401", "413", "415", "429", "500", "503"]);
     expect(Object.keys(served.components.schemas.CodeownersUpload.properties).sort()).toEqual([
       "changed",
+      "files_over_budget_count",
       "ignored_lines",
       "ignored_lines_count",
       "rules_count",

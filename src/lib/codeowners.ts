@@ -3,58 +3,82 @@
  *
  * Each line is a pattern and zero or more owners (`@user`, `@org/team`, an e-mail address); `#`
  * starts a comment (a whole line, or from an owner position to the end of the line); blank lines
- * are skipped. Patterns follow gitignore's rules, which the `ignore` package implements (the
- * matcher eslint and many others use), case-sensitively (`ignorecase: false`): no glob engine of
- * our own. The last rule whose pattern matches a path (the path itself or a directory above it)
- * gives its owners; a rule with no owners gives none. Two departures from gitignore, as GitHub
- * documents them:
- * - a pattern ending in `/*` matches the files directly in that directory, not deeper ones
- *   (`docs/*` matches `docs/a.md`, not `docs/build/b.md`);
- * - `!` (negation), `[ ]` (character ranges) and a `\#` escape do not work on GitHub: such lines
- *   are ignored and reported, as are lines whose owners are not owners.
+ * are skipped. Patterns follow gitignore's rules, case-sensitively (src/lib/codeowners-pattern.ts
+ * matches them without regular expressions: the file comes from users). The last rule whose
+ * pattern matches a path (the path itself or a directory above it) gives its owners; a rule with
+ * no owners gives none. Departures from gitignore, as GitHub documents them: a pattern ending in
+ * `/*` matches the files directly in that directory, not deeper ones; `!` (negation), `[ ]`
+ * (character ranges) and a `\#` escape do not work: such lines are ignored and reported, as are
+ * lines whose owners are not owners.
  *
- * Matching is one `ignore` matcher per rule, tried from the last rule back, so the first to match
- * is the last in the file. Two things keep that affordable for large files and many paths:
- * - an anchored pattern with literal leading segments (`/services/cart/`, `src/app/*.ts`) can
- *   only match paths that start with them, so a path only tries those rules (found along its own
- *   segments) and the unanchored ones: a directory-per-team file of thousands of lines costs a
- *   path a handful of tries;
- * - a matcher caches its answer for every path and parent directory it was asked about; the
- *   matchers are renewed (sharing their compiled rules) every MATCHES_BEFORE_RENEWAL answers, so
- *   memory stays bounded however many paths are matched.
+ * Every request and run does bounded work, whatever the file (GitHub's 3 MB of adversarial
+ * patterns included): reading the file is linear in its length, and most rules are found by hash
+ * lookups rather than tried one by one (OwnersMatcher). The rules that must be tried (wildcards
+ * other than one leading or trailing `*` of a name) are at most MAX_WILDCARD_RULES per file, and
+ * trying them costs a path at most PATH_STEP_BUDGET steps.
  */
-import ignore, { type Ignore } from "ignore";
+import { type CompiledPattern, type GlobSegment, type PatternSegment, StepBudget, compilePattern, patternMatches, segmentMatches } from "./codeowners-pattern";
 
 /** Largest CODEOWNERS accepted: GitHub ignores a CODEOWNERS file of 3 MB or more. */
 export const CODEOWNERS_LIMIT_BYTES = 3 * 1024 * 1024;
+/**
+ * Rules applied per file whose pattern must be tried against each path (see isTriedRule); later
+ * ones are ignored and reported. Real files have a handful; the bound keeps a file of thousands
+ * from costing every path thousands of tries.
+ */
+export const MAX_WILDCARD_RULES = 200;
+/** Longest pattern of such a rule: a test's file keeps at most 1,000 characters. */
+export const MAX_WILDCARD_PATTERN_LENGTH = 1_000;
+/**
+ * Steps (rules tried, names compared, characters walked) that one path may cost. A real path
+ * against a real rule costs a few; a path past this keeps the owners found so far (OwnersMatcher.pathsOverBudget).
+ */
+export const PATH_STEP_BUDGET = 2_000;
 
 export type CodeownersRule = { line: number; pattern: string; owners: string[] };
 /** A line that is neither blank, a comment nor a rule GitHub would apply: its number (from 1) and why. */
 export type IgnoredLine = { line: number; reason: string };
 export type Codeowners = { rules: CodeownersRule[]; ignoredLines: IgnoredLine[] };
 
-/** `@user` or `@org/team` (GitHub logins and team slugs; `_` for enterprise-managed users), or an e-mail address. */
-const OWNER = /^(?:@[\w.-]+(?:\/[\w.-]+)?|[^\s@/]+@[^\s@/]+\.[^\s@/]+)$/;
-const MATCHER_OPTIONS = { ignorecase: false } as const;
-const MATCHES_BEFORE_RENEWAL = 50_000;
+/** A GitHub login or team slug character: `[A-Za-z0-9_.-]`. */
+function isSlugChar(code: number): boolean {
+  return (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f || code === 0x2e || code === 0x2d;
+}
+
+/**
+ * `@user` or `@org/team` (GitHub logins and team slugs; `_` for enterprise-managed users), or an
+ * e-mail address (one `@`, no slash, a dot inside the domain). One pass over the token: a
+ * backtracking expression took quadratic time on `a@a.a.a…@`.
+ */
+export function isOwner(token: string): boolean {
+  if (token.startsWith("@")) {
+    const slash = token.indexOf("/");
+    const user = slash === -1 ? token.slice(1) : token.slice(1, slash);
+    const team = slash === -1 ? null : token.slice(slash + 1);
+    const slug = (text: string) => text.length > 0 && [...text].every((char) => isSlugChar(char.charCodeAt(0)));
+    return slug(user) && (team === null || slug(team));
+  }
+  const at = token.indexOf("@");
+  if (at <= 0 || token.indexOf("@", at + 1) !== -1 || token.includes("/") || /\s/.test(token)) return false;
+  const domain = token.slice(at + 1);
+  const dot = domain.indexOf(".", 1);
+  return dot !== -1 && dot < domain.length - 1;
+}
 
 /** A line's tokens: split on whitespace not escaped by a backslash (`path\ with\ spaces/` is one pattern). */
 function tokensOf(line: string): string[] {
   const tokens: string[] = [];
-  let current = "";
-  for (let i = 0; i < line.length; i++) {
-    const char = line[i]!;
-    if (char === "\\" && i + 1 < line.length) {
-      current += char + line[i + 1];
-      i++;
-    } else if (char === " " || char === "\t" || char === "\f" || char === "\v") {
-      if (current !== "") tokens.push(current);
-      current = "";
-    } else {
-      current += char;
+  let start = -1;
+  for (let i = 0; i <= line.length; i++) {
+    const char = line[i];
+    const blank = char === undefined || char === " " || char === "\t" || char === "\f" || char === "\v";
+    if (!blank && start === -1) start = i;
+    if (blank && start !== -1) {
+      tokens.push(line.slice(start, i));
+      start = -1;
     }
+    if (char === "\\" && i + 1 < line.length) i++;
   }
-  if (current !== "") tokens.push(current);
   return tokens;
 }
 
@@ -67,43 +91,58 @@ function hasCharacterRange(pattern: string): boolean {
   return false;
 }
 
+/** Whether a pattern ends in a backslash that escapes nothing (an odd run of them at its end). */
+function endsWithLoneBackslash(pattern: string): boolean {
+  let run = 0;
+  while (run < pattern.length && pattern[pattern.length - 1 - run] === "\\") run++;
+  return run % 2 === 1;
+}
+
 /** Why GitHub would not apply this pattern, or null when it would. */
 function patternProblem(pattern: string): string | null {
   if (pattern.startsWith("!")) return "GitHub does not support `!` (negation) in CODEOWNERS";
   if (pattern.startsWith("\\#")) return "GitHub does not support escaping a leading `#` in CODEOWNERS";
   if (hasCharacterRange(pattern)) return "GitHub does not support `[ ]` character ranges in CODEOWNERS";
-  if (/(^|[^\\])(\\\\)*\\$/.test(pattern)) return "a pattern cannot end with a lone `\\`";
+  if (endsWithLoneBackslash(pattern)) return "a pattern cannot end with a lone `\\`";
   return null;
 }
 
-/** Reads a CODEOWNERS file: its rules in file order, and the lines GitHub would not apply. Never throws. */
+/** Why a rule that must be tried one by one is not applied, or null when it is. */
+function wildcardRuleProblem(pattern: string, triedSoFar: number): string | null {
+  if (pattern.length > MAX_WILDCARD_PATTERN_LENGTH) return `a pattern with wildcards inside a name or \`**\` between directories is at most ${MAX_WILDCARD_PATTERN_LENGTH} characters`;
+  if (triedSoFar >= MAX_WILDCARD_RULES) return `more than ${MAX_WILDCARD_RULES} patterns with wildcards inside a name or \`**\` between directories: the later ones are not applied`;
+  return null;
+}
+
+/** Reads a CODEOWNERS file: its rules in file order, and the lines GitHub would not apply (or we do not). Never throws; linear in its length. */
 export function parseCodeowners(text: string): Codeowners {
   const rules: CodeownersRule[] = [];
   const ignoredLines: IgnoredLine[] = [];
-  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
+  const lines = (text.startsWith("\uFEFF") ? text.slice(1) : text).split("\n");
+  let tried = 0;
   for (const [index, raw] of lines.entries()) {
     const line = index + 1;
-    const tokens = tokensOf(raw);
+    const tokens = tokensOf(raw.endsWith("\r") ? raw.slice(0, -1) : raw);
     const [pattern, ...rest] = tokens;
     // Blank lines and comments; `\#…` is a pattern (which GitHub does not support), not a comment.
     if (pattern === undefined || pattern.startsWith("#")) continue;
-    const problem = patternProblem(pattern);
+    const comment = rest.findIndex((token) => token.startsWith("#"));
+    const owners = comment === -1 ? rest : rest.slice(0, comment);
+    const invalid = owners.find((owner) => !isOwner(owner));
+    const triedRule = patternProblem(pattern) === null && isTriedRule(compilePattern(pattern));
+    const problem =
+      patternProblem(pattern) ??
+      (invalid === undefined ? null : `\`${invalid.slice(0, 100)}\` is not an owner: use @user, @org/team or an e-mail address`) ??
+      (triedRule ? wildcardRuleProblem(pattern, tried) : null);
     if (problem !== null) {
       ignoredLines.push({ line, reason: problem });
       continue;
     }
-    const comment = rest.findIndex((token) => token.startsWith("#"));
-    const owners = comment === -1 ? rest : rest.slice(0, comment);
-    const invalid = owners.find((owner) => !OWNER.test(owner));
-    if (invalid !== undefined) {
-      ignoredLines.push({ line, reason: `\`${invalid.slice(0, 100)}\` is not an owner: use @user, @org/team or an e-mail address` });
-      continue;
-    }
+    if (triedRule) tried++;
     rules.push({ line, pattern, owners: [...new Set(owners)] });
   }
   return { rules, ignoredLines };
 }
-
 /**
  * A test's file as a path from the repository's root, or null when it has none: backslashes
  * become `/`, repeated slashes one, and a leading `./` goes. An absolute path (`/home/ci/…`,
@@ -119,96 +158,197 @@ export function normalizeTestPath(file: string | null): string | null {
   return path;
 }
 
-/**
- * The literal leading segments an anchored pattern confines its matches to (`/services/cart/` →
- * `services`, `cart`; `src/app/*.ts` → `src`, `app`), or null when the pattern can match anywhere
- * (unanchored: no slash but a trailing one) or its first segment has a wildcard or an escape.
- * gitignore anchors a pattern with a leading or inner slash to the root, so a path it matches (or
- * a directory above that path) starts with those segments.
- */
-function literalPrefixOf(pattern: string): string[] | null {
-  const leading = pattern.startsWith("/");
-  const segments = (leading ? pattern.slice(1) : pattern).replace(/\/+$/, "").split("/");
-  if (!leading && segments.length === 1) return null;
-  const literal: string[] = [];
+
+/** The latest rule that matches, by where it may match: any name or path (`any`), or only as a directory (`dir`, a trailing slash). */
+type Latest = { any: number; dir: number };
+const none = (): Latest => ({ any: -1, dir: -1 });
+const later = (latest: Latest, index: number, dirOnly: boolean) => {
+  if (dirOnly) latest.dir = Math.max(latest.dir, index);
+  else latest.any = Math.max(latest.any, index);
+};
+
+/** Where a rule is found: by a hash lookup on a path's names or leading directories, or tried against each path (isTriedRule). */
+type Placement =
+  | { kind: "never" }
+  | { kind: "everywhere"; dirOnly: boolean }
+  | { kind: "name"; by: "literal" | "prefix" | "suffix"; text: string; dirOnly: boolean }
+  | { kind: "anchored"; prefix: string[]; tail: "exact" | "inside" | "files" | "directories" }
+  | { kind: "tried-name"; segment: NameSegment; dirOnly: boolean }
+  /** Tried against the paths below `prefix` (its literal leading directories) that have a name `key` (a literal segment after a wildcard). */
+  | { kind: "tried"; prefix: string[]; key: string | null };
+
+type NameSegment = Exclude<PatternSegment, { kind: "globstar" }>;
+
+/** A glob that is one `*` before or after literal text (`*.ts`, `test_*`), as the text and which side. */
+function affixOf(glob: GlobSegment): { by: "prefix" | "suffix"; text: string } | null {
+  const { atoms } = glob;
+  const stars = atoms.filter((atom) => atom === -2).length;
+  if (stars !== 1 || atoms.includes(-1) || atoms.length === 1) return null;
+  const text = (codes: Int32Array) => Array.from(codes, (code) => String.fromCharCode(code)).join("");
+  if (atoms[0] === -2) return { by: "suffix", text: text(atoms.subarray(1)) };
+  if (atoms.at(-1) === -2) return { by: "prefix", text: text(atoms.subarray(0, -1)) };
+  return null;
+}
+
+const isStar = (segment: PatternSegment | undefined) => segment?.kind === "glob" && segment.atoms.length === 1 && segment.atoms[0] === -2;
+
+/** How a pattern that matches a name at any depth (`name`, `**` + `/name/**`) is found, or null for any other pattern. */
+function namePlacement(pattern: CompiledPattern): Placement | null {
+  const [first, name, inside, ...more] = pattern.segments;
+  if (first?.kind !== "globstar" || name === undefined || name.kind === "globstar" || pattern.filesOnly || more.length > 0) return null;
+  // `**` + `/name/**` is what is inside a directory of that name: `name/`.
+  if (inside !== undefined && (inside.kind !== "globstar" || pattern.dirOnly)) return null;
+  const dirOnly = pattern.dirOnly || inside !== undefined;
+  if (name.kind === "literal") return { kind: "name", by: "literal", text: name.text, dirOnly };
+  if (isStar(name)) return { kind: "everywhere", dirOnly };
+  const affix = affixOf(name);
+  return affix === null ? { kind: "tried-name", segment: name, dirOnly } : { kind: "name", ...affix, dirOnly };
+}
+
+function placementOf(pattern: CompiledPattern): Placement {
+  const { segments } = pattern;
+  if (pattern.never) return { kind: "never" };
+  if (segments.length === 1 && segments[0]!.kind === "globstar") return { kind: "everywhere", dirOnly: pattern.dirOnly };
+  const byName = namePlacement(pattern);
+  if (byName !== null) return byName;
+  const prefix: string[] = [];
   for (const segment of segments) {
-    if (segment === "" || /[*?[\\]/.test(segment)) break;
-    literal.push(segment);
+    if (segment.kind !== "literal") break;
+    prefix.push(segment.text);
   }
-  return literal.length === 0 ? null : literal;
+  const rest = segments.slice(prefix.length);
+  if (rest.length === 0) return { kind: "anchored", prefix, tail: "exact" };
+  if (rest.length === 1 && rest[0]!.kind === "globstar") return { kind: "anchored", prefix, tail: "inside" };
+  if (rest.length === 1 && isStar(rest[0]) && (pattern.filesOnly || pattern.dirOnly)) return { kind: "anchored", prefix, tail: pattern.dirOnly ? "directories" : "files" };
+  const key = rest.findLast((segment) => segment.kind === "literal");
+  return { kind: "tried", prefix, key: key?.kind === "literal" ? key.text : null };
 }
 
-/** Rules by the literal leading segments of their patterns: a path collects those of the nodes along its own segments. */
-type PrefixNode = { rules: number[]; children: Map<string, PrefixNode> };
+/** Whether a rule must be tried against each path rather than found by a lookup (so counts against MAX_WILDCARD_RULES). */
+export function isTriedRule(pattern: CompiledPattern): boolean {
+  const kind = placementOf(pattern).kind;
+  return kind === "tried" || kind === "tried-name";
+}
+
+/** Rules found by a path's names (a name anywhere in the path): literal, `*suffix`, `prefix*`, and globs tried per name. */
+class NameRules {
+  private readonly literal = new Map<string, Latest>();
+  private readonly affixes = { prefix: new Map<string, Latest>(), suffix: new Map<string, Latest>() };
+  private readonly lengths = { prefix: new Set<number>(), suffix: new Set<number>() };
+  /** Globs tried against each name, latest first. */
+  private readonly tried: { index: number; segment: NameSegment; dirOnly: boolean }[] = [];
+  /** What is known of names as directories, and as the file's own name (where rules for directories do not apply). */
+  private readonly known = { directory: new Map<number, Latest>(), file: new Map<number, Latest>() };
+
+  add(placement: Extract<Placement, { kind: "name" | "tried-name" }>, index: number): void {
+    if (placement.kind === "tried-name") {
+      this.tried.unshift({ index, segment: placement.segment, dirOnly: placement.dirOnly });
+      return;
+    }
+    const map = placement.by === "literal" ? this.literal : this.affixes[placement.by];
+    if (placement.by !== "literal") this.lengths[placement.by].add(placement.text.length);
+    let latest = map.get(placement.text);
+    if (latest === undefined) map.set(placement.text, (latest = none()));
+    later(latest, index, placement.dirOnly);
+  }
+
+  /** The latest rules matching one name (as a directory, or as the file's name); remembered, up to a bound, unless the budget ran out. */
+  latestFor(name: string, id: number, asFile: boolean, budget: StepBudget): Latest {
+    const known = asFile ? this.known.file : this.known.directory;
+    const remembered = known.get(id);
+    if (remembered !== undefined) return remembered;
+    const latest = none();
+    const merge = (found: Latest | undefined) => {
+      if (found === undefined) return;
+      latest.any = Math.max(latest.any, found.any);
+      latest.dir = Math.max(latest.dir, found.dir);
+    };
+    merge(this.literal.get(name));
+    for (const length of this.lengths.prefix) if (length <= name.length) merge(this.affixes.prefix.get(name.slice(0, length)));
+    for (const length of this.lengths.suffix) if (length <= name.length) merge(this.affixes.suffix.get(name.slice(name.length - length)));
+    budget.steps += this.lengths.prefix.size + this.lengths.suffix.size;
+    for (const { index, segment, dirOnly } of this.tried) {
+      if ((dirOnly && asFile) || (dirOnly ? latest.dir : latest.any) >= index) continue;
+      budget.steps++;
+      if (segmentMatches(segment, name, asFile ? -1 : id, budget)) later(latest, index, dirOnly);
+      if (budget.exhausted) return latest;
+    }
+    known.set(id, latest);
+    return latest;
+  }
+
+  /** Forgets what is known by name id (the ids are about to be given again). */
+  forget(): void {
+    this.known.directory.clear();
+    this.known.file.clear();
+  }
+}
+
+/** Names a matcher gives ids (and remembers answers for) before it starts again: memory stays bounded. */
+const NAMES_REMEMBERED = 100_000;
+
+/** Anchored rules by their literal leading directories. */
+type PrefixNode = {
+  children: Map<string, PrefixNode>;
+  /** `/a/b` and `/a/b/`: the path at this depth, or a directory. */
+  exact: Latest;
+  /** `/a/b/**`: anything inside. */
+  inside: Latest;
+  /** `/a/b/*`: the files directly inside (GitHub's rule). */
+  files: number;
+  /** `/a/b/*\/`: the directories directly inside. */
+  directories: number;
+  /** Rules with wildcards after these directories, tried against the paths below: without a literal name after the wildcard, and by that name. */
+  tried: number[];
+  triedByName: Map<string, number[]>;
+};
+const prefixNode = (): PrefixNode => ({ children: new Map(), exact: none(), inside: none(), files: -1, directories: -1, tried: [], triedByName: new Map() });
 
 /**
- * The patterns handed to `ignore` for one rule. A pattern ending in `/*` is followed by its own
- * negation for directories (the pattern, a trailing slash, and `!` before it), so the directories
- * it names do not carry its match to the files below them (GitHub's `docs/*`).
- */
-function matcherPatterns(pattern: string): string[] {
-  return /\/\*$/.test(pattern) && !pattern.endsWith("**") ? [pattern, `!${pattern}/`] : [pattern];
-}
-
-/** Whether a rule needs a matcher of its own: its `/*` companion (a negation) must not touch other rules. */
-const needsOwnMatcher = (pattern: string) => matcherPatterns(pattern).length > 1;
-
-/** One `ignore` matcher over several compiled matchers (sharing their rules), merged pairwise so building it copies O(n log n) rules. */
-function combined(matchers: readonly Ignore[]): Ignore {
-  let level = [...matchers];
-  while (level.length > 1) {
-    const next: Ignore[] = [];
-    for (let i = 0; i < level.length; i += 2) next.push(i + 1 < level.length ? ignore(MATCHER_OPTIONS).add([level[i]!, level[i + 1]!]) : level[i]!);
-    level = next;
-  }
-  return level[0] ?? ignore(MATCHER_OPTIONS);
-}
-
-/**
- * Owners of paths under one CODEOWNERS' rules. Keeps what it learns (answers by path, and the
- * matchers' caches up to a bound): build one per CODEOWNERS and batch of paths.
- *
- * A path's rule is the latest of two:
- * - the rules it is tried against one by one (newest first, the first match ends it): anchored
- *   rules whose literal leading segments it starts with, and unanchored rules ending in `/*`;
- * - the other unanchored rules (`*`, `*.md`, `docs/`, `**` + `/e2e/`…), which every path must be
- *   tried against, asked together: a matcher over those after some point tells whether any of
- *   them matches the path or a directory above it, and which one decides as gitignore would (the
- *   last matching the shallowest matching level). Asking again from just after that rule can only
- *   find a later rule at a deeper level, so at most one question per level of the path finds the
- *   last of them that matches, instead of one per rule.
+ * Owners of paths under one CODEOWNERS' rules. A path's rule is the latest of:
+ * - rules that match at any depth by a name (`e2e/`, `*.ts`, `test_*`, `*`): one hash lookup per
+ *   name of the path (and per length of prefix or suffix in use), remembered per name;
+ * - anchored rules of literal directories with at most a `*` or `**` after (`/src/`, `docs/*`,
+ *   `/packages/cart/**`): found along the path's own leading directories;
+ * - the rest (wildcards inside a name, `**` between directories): tried one by one, latest first,
+ *   only those after the latest rule found so far, within the path's step budget.
+ * Keeps what it learns (answers by path, names up to a bound): build one per CODEOWNERS and batch.
  */
 export class OwnersMatcher {
-  /** Rules tried one by one: by the leading segments their anchored pattern requires, and those that may match anywhere. */
-  private readonly anchored: PrefixNode = { rules: [], children: new Map() };
-  private readonly looseOwn: number[] = [];
-  /** Unanchored rules asked together, ascending. */
-  private readonly loose: number[] = [];
-  private readonly own = new Map<number, Ignore>();
-  private readonly compiledLoose: Ignore[] = [];
-  /** Combined matchers over `loose` from a position to its end. */
-  private readonly suffixes = new Map<number, Ignore>();
+  private readonly compiled: CompiledPattern[];
+  private readonly everywhere = none();
+  private readonly names = new NameRules();
+  private readonly anchored = prefixNode();
   private readonly known = new Map<string, readonly string[]>();
-  private answers = 0;
+  /** Names by id: the answers kept per name are kept by id (a number compares faster than a string). */
+  private readonly ids = new Map<string, number>();
+  /** Paths whose tries ran out of PATH_STEP_BUDGET (they keep the latest rule found before). */
+  pathsOverBudget = 0;
 
   constructor(private readonly rules: readonly CodeownersRule[]) {
-    for (const [index, rule] of rules.entries()) {
-      const prefix = literalPrefixOf(rule.pattern);
-      if (prefix === null) {
-        if (needsOwnMatcher(rule.pattern)) this.looseOwn.push(index);
-        else this.loose.push(index);
-        continue;
-      }
+    this.compiled = rules.map((rule) => compilePattern(rule.pattern));
+    for (const [index, pattern] of this.compiled.entries()) this.place(index, pattern);
+  }
+
+  private place(index: number, pattern: CompiledPattern): void {
+    const placement = placementOf(pattern);
+    if (placement.kind === "never") return;
+    if (placement.kind === "everywhere") later(this.everywhere, index, placement.dirOnly);
+    else if (placement.kind === "name" || placement.kind === "tried-name") this.names.add(placement, index);
+    else {
       let node = this.anchored;
-      for (const segment of prefix) {
+      for (const segment of placement.prefix) {
         let child = node.children.get(segment);
-        if (child === undefined) {
-          child = { rules: [], children: new Map() };
-          node.children.set(segment, child);
-        }
+        if (child === undefined) node.children.set(segment, (child = prefixNode()));
         node = child;
       }
-      node.rules.push(index);
+      if (placement.kind === "tried") {
+        if (placement.key === null) node.tried.push(index);
+        else node.triedByName.set(placement.key, [...(node.triedByName.get(placement.key) ?? []), index]);
+      } else if (placement.tail === "exact") later(node.exact, index, pattern.dirOnly);
+      else if (placement.tail === "inside") later(node.inside, index, pattern.dirOnly);
+      else if (placement.tail === "files") node.files = index;
+      else node.directories = index;
     }
   }
 
@@ -218,77 +358,63 @@ export class OwnersMatcher {
     if (path === null || this.rules.length === 0) return [];
     const known = this.known.get(path);
     if (known !== undefined) return known;
-    const last = this.lastLoose(path, this.lastTriedAlone(path));
+    const last = this.latestRule(path, path.split("/"));
     const owners = last === -1 ? [] : this.rules[last]!.owners;
     this.known.set(path, owners);
     return owners;
   }
 
-  /** The latest rule tried alone that matches the path, or -1. */
-  private lastTriedAlone(path: string): number {
-    const candidates = [...this.looseOwn];
+  private latestRule(path: string, parts: string[]): number {
+    const budget = new StepBudget(PATH_STEP_BUDGET);
+    const n = parts.length;
+    const ids = this.idsOf(parts);
+    let latest = Math.max(this.everywhere.any, n >= 2 ? this.everywhere.dir : -1);
+    for (const [j, name] of parts.entries()) {
+      const found = this.names.latestFor(name, ids[j]!, j === n - 1, budget);
+      latest = Math.max(latest, found.any, j < n - 1 ? found.dir : -1);
+    }
+    const tried: number[] = [];
     let node: PrefixNode | undefined = this.anchored;
-    for (const segment of path.split("/")) {
-      node = node.children.get(segment);
-      if (node === undefined) break;
-      candidates.push(...node.rules);
+    for (let depth = 0; node !== undefined; depth++) {
+      latest = Math.max(latest, this.latestAt(node, depth, n));
+      tried.push(...node.tried);
+      if (node.triedByName.size > 0) for (let j = depth; j < n; j++) tried.push(...(node.triedByName.get(parts[j]!) ?? []));
+      node = depth < n ? node.children.get(parts[depth]!) : undefined;
     }
-    candidates.sort((a, b) => b - a);
-    for (const index of candidates) {
-      this.count();
-      let matcher = this.own.get(index);
-      if (matcher === undefined) {
-        matcher = ignore(MATCHER_OPTIONS).add(matcherPatterns(this.rules[index]!.pattern));
-        this.own.set(index, matcher);
-      }
-      if (matcher.ignores(path)) return index;
+    tried.sort((a, b) => b - a);
+    for (const [position, index] of tried.entries()) {
+      if (index <= latest || budget.exhausted) break;
+      // The same rule found by two of the path's names is tried once.
+      if (position > 0 && tried[position - 1] === index) continue;
+      budget.steps++;
+      if (patternMatches(this.compiled[index]!, path, parts, ids, budget)) latest = index;
     }
-    return -1;
+    if (budget.exhausted) this.pathsOverBudget++;
+    return latest;
   }
 
-  /** The latest rule, `after` or an unanchored one after it that matches the path. */
-  private lastLoose(path: string, after: number): number {
-    let last = after;
-    // The first unanchored rule after `last`, by binary search.
-    let low = 0;
-    let high = this.loose.length;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (this.loose[mid]! <= last) low = mid + 1;
-      else high = mid;
+  private idsOf(parts: readonly string[]): number[] {
+    if (this.ids.size + parts.length > NAMES_REMEMBERED) {
+      this.ids.clear();
+      this.names.forget();
+      for (const pattern of this.compiled) for (const segment of pattern.segments) if (segment.kind === "glob") segment.known.clear();
     }
-    for (let from = low; from < this.loose.length; ) {
-      this.count();
-      const decided = this.suffix(from).test(path);
-      if (!decided.ignored || decided.rule?.mark === undefined) break;
-      last = Number(decided.rule.mark);
-      from = this.loose.indexOf(last, from) + 1;
-    }
-    return last;
+    return parts.map((name) => {
+      let id = this.ids.get(name);
+      if (id === undefined) this.ids.set(name, (id = this.ids.size));
+      return id;
+    });
   }
 
-  private suffix(from: number): Ignore {
-    let matcher = this.suffixes.get(from);
-    if (matcher === undefined) {
-      for (let i = this.compiledLoose.length; i < this.loose.length; i++) {
-        const index = this.loose[i]!;
-        this.compiledLoose.push(ignore(MATCHER_OPTIONS).add({ pattern: this.rules[index]!.pattern, mark: String(index) }));
-      }
-      matcher = combined(this.compiledLoose.slice(from));
-      this.suffixes.set(from, matcher);
-    }
-    return matcher;
-  }
-
-  /**
-   * Counts a question to a matcher. Matchers cache their answers for every path and parent
-   * directory asked: past MATCHES_BEFORE_RENEWAL questions they are dropped (the compiled rules
-   * are kept), so memory stays bounded however many paths one matcher answers for.
-   */
-  private count(): void {
-    if (++this.answers < MATCHES_BEFORE_RENEWAL) return;
-    this.answers = 0;
-    this.suffixes.clear();
-    for (const [index, matcher] of this.own) this.own.set(index, ignore(MATCHER_OPTIONS).add(matcher));
+  /** The latest anchored rule of a node `depth` directories down that matches a path of `n` names passing through it. */
+  private latestAt(node: PrefixNode, depth: number, n: number): number {
+    return Math.max(
+      depth >= 1 ? node.exact.any : -1,
+      depth >= 1 && depth < n ? node.exact.dir : -1,
+      n >= depth + 1 ? node.inside.any : -1,
+      n >= depth + 2 ? node.inside.dir : -1,
+      n === depth + 1 ? node.files : -1,
+      n >= depth + 2 ? node.directories : -1,
+    );
   }
 }

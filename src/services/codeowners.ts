@@ -26,6 +26,7 @@ export type CodeownersResult = {
   changed: boolean;
   tests_count: number;
   tests_with_owners_count: number;
+  files_over_budget_count: number;
   updated_at: string;
 };
 
@@ -104,6 +105,7 @@ export async function putCodeowners(deps: Pick<ServiceDeps, "db" | "clock">, pro
     changed,
     tests_count: counts.tests,
     tests_with_owners_count: counts.owned,
+    files_over_budget_count: changed ? matcher.pathsOverBudget : 0,
     updated_at: updatedAt.toISOString(),
   };
 }

@@ -83,6 +83,15 @@ describe("the repository's CODEOWNERS goes with the upload", () => {
     expect(third.seen[0]!.body).toBe("* @org/docs\n");
   });
 
+  it("warns when test files ran out of the service's matching budget, and still uploads", async () => {
+    const root = repository({ CODEOWNERS: "* @org/root\n" });
+    const svc = service(() => ({ status: 200, body: { rules_count: 1, ignored_lines_count: 0, changed: true, tests_with_owners_count: 1, files_over_budget_count: 2 } }));
+    const result = await cta(["upload", "reports/junit.xml"], { fetch: svc.fetch, cwd: root });
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toMatch(/CODEOWNERS: 2 test file\(s\) ran out of the matching budget/);
+    expect(svc.seen.map((s) => s.path)).toEqual(["/uploads/v1/codeowners", "/uploads/v1/test_runs"]);
+  });
+
   it("looks under GITHUB_WORKSPACE; --codeowners names a file; --no-codeowners and a repository without one send nothing", async () => {
     const root = repository({ CODEOWNERS: "* @org/root\n", "config/OWNERS": "* @org/other\n" });
     const fromWorkspace = service();

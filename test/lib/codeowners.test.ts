@@ -6,7 +6,7 @@
  */
 import ignore from "ignore";
 import { describe, expect, it } from "vitest";
-import { OwnersMatcher, normalizeTestPath, parseCodeowners } from "../../src/lib/codeowners";
+import { MAX_WILDCARD_RULES, OwnersMatcher, isOwner, normalizeTestPath, parseCodeowners } from "../../src/lib/codeowners";
 import { mulberry32 } from "../../src/lib/seeded-random";
 
 const ownersIn = (text: string) => {
@@ -217,5 +217,99 @@ describe("the matcher's shortcuts change nothing", () => {
         expect(matcher.ownersOf(path), `${path}\n${text}`).toEqual(reference(text, path));
       }
     }
+  });
+});
+
+describe("matching without regular expressions agrees with gitignore's reading", () => {
+  /** The plain reading by the `ignore` package (a test-only oracle): every rule, last to first. */
+  function reference(rules: readonly { pattern: string; owners: string[] }[], path: string): readonly string[] {
+    for (let i = rules.length - 1; i >= 0; i--) {
+      const pattern = rules[i]!.pattern;
+      const patterns = /\/\*$/.test(pattern) && !pattern.endsWith("**") ? [pattern, `!${pattern}/`] : [pattern];
+      if (ignore({ ignorecase: false }).add(patterns).ignores(path)) return rules[i]!.owners;
+    }
+    return [];
+  }
+
+  it("random wildcards of every kind (`?`, `*` inside names, `**` anywhere, escapes, trailing slashes)", () => {
+    const next = mulberry32(2027);
+    const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
+    const names = ["src", "a", "ab", "b.ts", "test_x.py", "x.spec.ts", "api", "e2e", "aa", "b"];
+    const segments = ["*", "**", "***", "?", "a*", "*b", "*.ts", "test_*.py", "a?", "*a*", "a**b", "\\*", "a\\ b", "?*", "*?*", "api", "e2e", "src", "b.ts", "ab"];
+    for (let round = 0; round < 150; round++) {
+      const lines: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        let pattern = Array.from({ length: 1 + Math.floor(next() * 4) }, () => (next() < 0.5 ? pick(segments) : pick(names))).join("/");
+        if (next() < 0.3) pattern = `/${pattern}`;
+        if (next() < 0.25) pattern = `${pattern}/`;
+        if (next() < 0.1) pattern = `${pattern.replace(/\/$/, "")}/*`;
+        lines.push(`${pattern} @o${i}`);
+      }
+      const { rules } = parseCodeowners(lines.join("\n"));
+      const matcher = new OwnersMatcher(rules);
+      for (let p = 0; p < 40; p++) {
+        const path = Array.from({ length: 1 + Math.floor(next() * 5) }, () => pick(names)).join("/");
+        expect(matcher.ownersOf(path), `${path}\n${lines.join("\n")}`).toEqual(reference(rules, path));
+      }
+    }
+  });
+});
+
+describe("bounded work on hostile files", () => {
+  it("an owner of 300 KB that made the e-mail expression backtrack (quadratic) is read in one pass", () => {
+    const owner = `a@${"a.".repeat(150_000)}@`;
+    const started = performance.now();
+    const { rules, ignoredLines } = parseCodeowners(`* ${owner}\n* a@b.co`);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(ignoredLines).toHaveLength(1);
+    expect(rules.map((rule) => rule.owners)).toEqual([["a@b.co"]]);
+  });
+
+  it("owners are `@user`, `@org/team` or one e-mail address with a dot in its domain", () => {
+    expect(isOwner("@octo-cat_1.x")).toBe(true);
+    expect(isOwner("@acme/cart-team")).toBe(true);
+    expect(isOwner("dev@acme.io")).toBe(true);
+    expect(isOwner("dev@a.b")).toBe(true);
+    for (const bad of ["dev@.acme", "@", "@/x", "@a/", "@a/b/c", "@a b", "dev@acme", "dev@acme.", "@dev@acme.io", "a@b@c.io", "a/b@c.io", "@ü"]) expect(isOwner(bad), bad).toBe(false);
+  });
+
+  it("a run of backslashes is read in one pass, and a lone one at the end is reported", () => {
+    const { ignoredLines } = parseCodeowners(`${"\\".repeat(200_001)}\n${"\\".repeat(200_000)} @b`);
+    expect(ignoredLines).toEqual([{ line: 1, reason: "a pattern cannot end with a lone `\\`" }]);
+  });
+
+  it("nested `**` against a deep path that does not match costs a bounded number of steps, not exponential time", () => {
+    const matcher = new OwnersMatcher(parseCodeowners(`${Array(8).fill("**/a").join("/")}/**/b @x`).rules);
+    const started = performance.now();
+    expect(matcher.ownersOf(`${"a/".repeat(40)}c`)).toEqual([]);
+    expect(matcher.ownersOf(`${"a/".repeat(40)}b`)).toEqual(["@x"]);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it("a glob that would backtrack in a regular expression is a walk of at most glob × name steps", () => {
+    const matcher = new OwnersMatcher(parseCodeowners(`${"*a".repeat(400)}*b @x`).rules);
+    expect(matcher.ownersOf("a".repeat(999))).toEqual([]);
+    expect(matcher.pathsOverBudget).toBe(0);
+  });
+
+  it(`at most ${MAX_WILDCARD_RULES} rules that must be tried one by one; later ones are reported, lookups are not limited`, () => {
+    const tried = Array.from({ length: MAX_WILDCARD_RULES + 5 }, (_, i) => `src/*-${i}-*/ @t${i}`);
+    const looked = Array.from({ length: 5_000 }, (_, i) => `/pkg${i}/ @p${i}`);
+    const { rules, ignoredLines } = parseCodeowners([...tried, ...looked, "*.ts @ts"].join("\n"));
+    expect(rules).toHaveLength(MAX_WILDCARD_RULES + 5_001);
+    expect(ignoredLines.map((line) => line.line)).toEqual([201, 202, 203, 204, 205]);
+    expect(ignoredLines[0]!.reason).toContain(`more than ${MAX_WILDCARD_RULES} patterns`);
+    const owners = new OwnersMatcher(rules);
+    expect(owners.ownersOf("src/x-199-y/a.js")).toEqual(["@t199"]);
+    expect(owners.ownersOf("src/x-200-y/a.js")).toEqual([]);
+    expect(owners.ownersOf("pkg4999/a.js")).toEqual(["@p4999"]);
+  });
+
+  it("a path whose tries exceed the step budget keeps the latest rule found before, and is counted", () => {
+    const hostile = Array.from({ length: MAX_WILDCARD_RULES }, (_, i) => `**/*${"x".repeat(100)}?y*/** @h${i}`);
+    const matcher = new OwnersMatcher(parseCodeowners(["* @all", ...hostile].join("\n")).rules);
+    const path = `${"x".repeat(400)}/${"x".repeat(400)}/f.ts`;
+    expect(matcher.ownersOf(path)).toEqual(["@all"]);
+    expect(matcher.pathsOverBudget).toBe(1);
   });
 });

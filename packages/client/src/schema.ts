@@ -813,7 +813,7 @@ export interface components {
             ignored_lines: {
                 /** @description Line number, from 1. */
                 line: number;
-                /** @description Why GitHub would not apply the line (negation, a character range, an escaped `#`, an owner that is not `@user`, `@org/team` or an e-mail address…). */
+                /** @description Why GitHub would not apply the line (negation, a character range, an escaped `#`, an owner that is not `@user`, `@org/team` or an e-mail address…), or why the service does not (more than 200 patterns that must be tried one by one, docs/codeowners.md). */
                 reason: string;
             }[];
             /** @description All ignored lines. */
@@ -824,6 +824,8 @@ export interface components {
             tests_count: number;
             /** @description Those with at least one owner under this file. */
             tests_with_owners_count: number;
+            /** @description Test files whose matching ran out of its step budget (docs/codeowners.md, bounded work): they keep the latest rule found before. 0 for any real file; 0 when `changed` is false. */
+            files_over_budget_count: number;
             /**
              * Format: date-time
              * @description When the stored CODEOWNERS last changed.

@@ -5243,11 +5243,13 @@ var ERROR_STATUS = {
   unsupported_media_type: 415,
   validation_failed: 422,
   rate_limited: 429,
+  quota_exceeded: 429,
   request_header_fields_too_large: 431,
   internal_error: 500,
   service_unavailable: 503
 };
-var ERROR_CODES = Object.keys(ERROR_STATUS);
+var ADMIN_ONLY_ERROR_CODES = ["quota_exceeded"];
+var ERROR_CODES = Object.keys(ERROR_STATUS).filter((code) => !ADMIN_ONLY_ERROR_CODES.includes(code));
 
 // src/ingest/upload-body.ts
 var UPLOAD_LIMIT_BYTES = 32 * 1024 * 1024;
@@ -5920,6 +5922,7 @@ async function sendCodeowners(input) {
   const ignored = body.ignored_lines_count ? `, ${body.ignored_lines_count} line(s) ignored (see the service's answer with --verbose)` : "";
   out.info(`CODEOWNERS: sent ${shown} (${body.rules_count ?? "?"} rules${ignored}; ${body.changed === false ? "unchanged" : `${body.tests_with_owners_count ?? "?"} tests with owners`})`);
   if (body.ignored_lines_count) out.debug(`CODEOWNERS answer: ${result.text}`);
+  if (body.files_over_budget_count) out.warn(`CODEOWNERS: ${body.files_over_budget_count} test file(s) ran out of the matching budget and may lack owners: simplify the patterns with wildcards inside names or \`**\` between directories`);
 }
 
 // src/cli/summary.ts

@@ -238,7 +238,7 @@ const CodeownersUploadSchema = z
       .array(
         z.object({
           line: z.number().int().openapi({ description: "Line number, from 1." }),
-          reason: z.string().openapi({ description: "Why GitHub would not apply the line (negation, a character range, an escaped `#`, an owner that is not `@user`, `@org/team` or an e-mail address…)." }),
+          reason: z.string().openapi({ description: "Why GitHub would not apply the line (negation, a character range, an escaped `#`, an owner that is not `@user`, `@org/team` or an e-mail address…), or why the service does not (more than 200 patterns that must be tried one by one, docs/codeowners.md)." }),
         }),
       )
       .openapi({ description: `Lines that are neither blank, comments nor rules: they match nothing. The first ${MAX_IGNORED_LINES_LISTED}.` }),
@@ -246,6 +246,10 @@ const CodeownersUploadSchema = z
     changed: z.boolean().openapi({ description: "False when the file is the one already stored: nothing was recomputed." }),
     tests_count: z.number().int().openapi({ description: "The project's tests." }),
     tests_with_owners_count: z.number().int().openapi({ description: "Those with at least one owner under this file." }),
+    files_over_budget_count: z
+      .number()
+      .int()
+      .openapi({ description: "Test files whose matching ran out of its step budget (docs/codeowners.md, bounded work): they keep the latest rule found before. 0 for any real file; 0 when `changed` is false." }),
     updated_at: z.string().datetime().openapi({ description: "When the stored CODEOWNERS last changed." }),
   })
   .openapi("CodeownersUpload");

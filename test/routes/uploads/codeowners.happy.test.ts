@@ -66,6 +66,7 @@ describe("PUT /uploads/v1/codeowners", () => {
       changed: true,
       tests_count: 5,
       tests_with_owners_count: 3,
+      files_over_budget_count: 0,
       updated_at: h.clock.now().toISOString(),
     });
     expect(await ownersByName(apiKey, projectId)).toEqual({
@@ -171,5 +172,39 @@ describe("GET /projects/:id/tests?owner=", () => {
     const cursor = encodeURIComponent(page.body.pagination.next_cursor);
     expect((await h.get(`${path("@acme/core")}&limit=2&cursor=${cursor}`, apiKey)).status).toBe(400);
     expect((await h.get(`${path("@acme/cart")}&limit=2&cursor=${cursor}`, apiKey)).body.data.map((t: any) => t.name)).toEqual(["cart 2", "cart 3"]);
+  });
+});
+
+describe("hostile files do bounded work (they froze the server before)", () => {
+  it("an owner of 300 KB that made the e-mail check backtrack: answered at once, the line reported", async () => {
+    const { uploadToken } = await newProject();
+    const started = performance.now();
+    const res = await putCodeowners(uploadToken, `* a@${"a.".repeat(150_000)}@\n* @acme/core`);
+    expect(res.status, res.text).toBe(200);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(res.body).toMatchObject({ rules_count: 1, ignored_lines_count: 1 });
+  });
+
+  it("nested `**` against a deep test file: owners computed without exponential backtracking", async () => {
+    const { apiKey, uploadToken, projectId } = await newProject();
+    await run(projectId, [
+      { name: "deep miss", file: `${"a/".repeat(40)}c` },
+      { name: "deep hit", file: `${"a/".repeat(40)}b` },
+    ]);
+    const started = performance.now();
+    const res = await putCodeowners(uploadToken, `${Array(8).fill("**/a").join("/")}/**/b @deep`);
+    expect(res.status, res.text).toBe(200);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(res.body).toMatchObject({ tests_with_owners_count: 1, files_over_budget_count: 0 });
+    expect(await ownersByName(apiKey, projectId)).toEqual({ "deep hit": ["@deep"], "deep miss": [] });
+  });
+
+  it("a file past its step budget keeps the rule found before, and the answer counts it", async () => {
+    const { apiKey, uploadToken, projectId } = await newProject();
+    await run(projectId, [{ name: "long names", file: `${"x".repeat(400)}/${"x".repeat(400)}/f.ts` }]);
+    const hostile = Array.from({ length: 50 }, (_, i) => `**/*${"x".repeat(100)}?y*/** @h${i}`);
+    const res = await putCodeowners(uploadToken, ["* @all", ...hostile].join("\n"));
+    expect(res.body).toMatchObject({ tests_with_owners_count: 1, files_over_budget_count: 1 });
+    expect(await ownersByName(apiKey, projectId)).toEqual({ "long names": ["@all"] });
   });
 });

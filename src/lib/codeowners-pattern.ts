@@ -1,0 +1,252 @@
+/**
+ * One CODEOWNERS pattern, compiled once and matched without regular expressions (docs/codeowners.md).
+ *
+ * Patterns come from users, so matching must not backtrack: a pattern is a list of path segments
+ * (a literal name, a glob of `*` and `?` within one name, or `**` for any number of directories),
+ * matched against a path's segments by keeping the set of positions reached so far (a path of n
+ * segments has n + 1 positions), and a glob against one name by the two-pointer walk that resumes
+ * after its last `*`. A pattern against a path costs at most (segments × positions) globs, each at
+ * most (glob × name) steps; every step is counted against a budget the caller sets.
+ *
+ * The rules are gitignore's, as the `ignore` package reads them (the tests hold the two equal on
+ * random patterns and paths): a pattern with a slash before its end is anchored to the root, one
+ * without matches at any depth; a trailing slash matches directories only; `**` as a whole
+ * segment matches any number of directories (at least one at the end: `a/**` is what is inside
+ * `a`); `*` and `?` never match a slash; a backslash makes the next character literal. A path
+ * matches when the pattern matches it or a directory above it, except GitHub's `/*` rule: a
+ * pattern ending in `/*` owns the files directly in that directory, not the directories it names.
+ */
+
+/** A glob atom that is not a character code: any one character, or any run of characters. */
+export const ANY_ONE = -1;
+export const ANY_RUN = -2;
+
+export type GlobSegment = {
+  kind: "glob";
+  atoms: Int32Array;
+  /** Characters a name needs at least (atoms other than `*`). */
+  fixed: number;
+  /** The glob's longest run of literal characters: a name without it cannot match (a native search first). */
+  run: string;
+  /** A glob of one `*` and literal text around it (`*`, `*.ts`, `module-*`, `test_*.py`): matched by comparing its ends. */
+  ends: { prefix: string; suffix: string } | null;
+  /** Answers by name id (OwnersMatcher's), where a pattern is tried against many paths that share directories. */
+  known: Map<number, boolean>;
+};
+export type PatternSegment = { kind: "literal"; text: string } | GlobSegment | { kind: "globstar" };
+
+export type CompiledPattern = {
+  /** Segments from the root; a pattern that matches at any depth starts with a globstar. */
+  segments: PatternSegment[];
+  /** A trailing slash: only directories match (and so own the files below them). */
+  dirOnly: boolean;
+  /** GitHub's `dir/*`: only files directly there match, not the directories the `*` names. */
+  filesOnly: boolean;
+  /** A pattern that can match nothing (an escaped trailing slash, an empty pattern). */
+  never: boolean;
+  /** Literal text a matching path must contain (the longest runs of its segments): a native search rules most paths out at once. */
+  needs: string[];
+};
+
+/** Counts the steps of matching; `exhausted` once more were taken than allowed. */
+export class StepBudget {
+  steps = 0;
+  constructor(public limit: number) {}
+  get exhausted(): boolean {
+    return this.steps > this.limit;
+  }
+}
+
+type RawSegment = { atoms: number[]; stars: number; escapedOrOther: boolean };
+
+/** Splits a pattern at its unescaped slashes into segments of atoms (escapes resolved). */
+function splitPattern(pattern: string): { raw: RawSegment[]; leadingSlash: boolean; trailingSlash: boolean; never: boolean } {
+  const raw: RawSegment[] = [];
+  let current: RawSegment = { atoms: [], stars: 0, escapedOrOther: false };
+  let leadingSlash = false;
+  let never = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const code = pattern.charCodeAt(i);
+    if (code === 0x5c /* \ */) {
+      if (i + 1 >= pattern.length) {
+        never = true;
+        break;
+      }
+      const next = pattern.charCodeAt(++i);
+      // gitignore reads an escaped slash as a separator, and one at the end as matching nothing.
+      if (next === 0x2f) {
+        if (i === pattern.length - 1) never = true;
+        raw.push(current);
+        current = { atoms: [], stars: 0, escapedOrOther: false };
+        continue;
+      }
+      current.atoms.push(next);
+      current.escapedOrOther = true;
+    } else if (code === 0x2f /* / */) {
+      if (i === 0) leadingSlash = true;
+      else {
+        raw.push(current);
+        current = { atoms: [], stars: 0, escapedOrOther: false };
+      }
+    } else if (code === 0x2a /* * */) {
+      current.stars++;
+      if (current.atoms.at(-1) !== ANY_RUN) current.atoms.push(ANY_RUN);
+    } else {
+      current.atoms.push(code === 0x3f /* ? */ ? ANY_ONE : code);
+      current.escapedOrOther = true;
+    }
+  }
+  const trailingSlash = current.atoms.length === 0 && raw.length > 0 && !never;
+  if (!trailingSlash) raw.push(current);
+  return { raw, leadingSlash, trailingSlash, never };
+}
+
+function segmentOf(raw: RawSegment): PatternSegment {
+  if (!raw.escapedOrOther && raw.stars >= 2) return { kind: "globstar" };
+  if (!raw.atoms.some((atom) => atom < 0)) return { kind: "literal", text: raw.atoms.map((code) => String.fromCharCode(code)).join("") };
+  let run = "";
+  let current = "";
+  for (const atom of raw.atoms) {
+    current = atom >= 0 ? current + String.fromCharCode(atom) : "";
+    if (current.length > run.length) run = current;
+  }
+  const star = raw.atoms.indexOf(ANY_RUN);
+  const oneStar = star !== -1 && raw.atoms.indexOf(ANY_RUN, star + 1) === -1 && !raw.atoms.includes(ANY_ONE);
+  const text = (atoms: number[]) => atoms.map((code) => String.fromCharCode(code)).join("");
+  const ends = oneStar ? { prefix: text(raw.atoms.slice(0, star)), suffix: text(raw.atoms.slice(star + 1)) } : null;
+  return { kind: "glob", atoms: Int32Array.from(raw.atoms), fixed: raw.atoms.filter((atom) => atom !== ANY_RUN).length, run, ends, known: new Map() };
+}
+
+/** Compiles a pattern (as parsed from CODEOWNERS: no `!`, no `[ ]`) into segments. Linear in its length. */
+export function compilePattern(pattern: string): CompiledPattern {
+  const { raw, leadingSlash, trailingSlash, never } = splitPattern(pattern);
+  const segments: PatternSegment[] = [];
+  // Anchored when a slash comes before the end; otherwise the pattern may start at any depth.
+  if (!leadingSlash && raw.length === 1) segments.push({ kind: "globstar" });
+  for (const piece of raw) {
+    const segment = segmentOf(piece);
+    // Consecutive globstars are one.
+    if (segment.kind === "globstar" && segments.at(-1)?.kind === "globstar") continue;
+    segments.push(segment);
+  }
+  const filesOnly = pattern.endsWith("/*") && !pattern.endsWith("**");
+  const empty = segments.length === 0 || (segments.length === 1 && segments[0]!.kind === "literal" && segments[0]!.text === "");
+  return { segments, dirOnly: trailingSlash, filesOnly, never: never || empty, needs: neededText(segments) };
+}
+
+/** Runs a pattern's paths must contain: the longest few of its segments' literal runs of two characters or more. */
+function neededText(segments: readonly PatternSegment[]): string[] {
+  const runs = new Set<string>();
+  for (const segment of segments) {
+    if (segment.kind === "literal") runs.add(segment.text);
+    else if (segment.kind === "glob") runs.add(segment.run);
+  }
+  return [...runs]
+    .filter((run) => run.length >= 2)
+    .sort((a, b) => b.length - a.length)
+    .slice(0, 4);
+}
+
+/** Whether a glob matches a whole name: the two-pointer walk that resumes after the last `*` (at most glob × name steps). */
+export function globMatches(glob: GlobSegment, name: string, id: number, budget: StepBudget): boolean {
+  budget.steps++;
+  const { ends } = glob;
+  if (ends !== null) return name.length >= glob.fixed && name.startsWith(ends.prefix) && name.endsWith(ends.suffix);
+  const known = id >= 0 ? glob.known.get(id) : undefined;
+  if (known !== undefined) return known;
+  if (name.length < glob.fixed || !name.includes(glob.run)) return false;
+  const matches = walkGlob(glob.atoms, name, budget);
+  if (budget.exhausted || id < 0) return matches && !budget.exhausted;
+  if (glob.known.size >= NAMES_KNOWN_PER_GLOB) glob.known.clear();
+  glob.known.set(id, matches);
+  return matches;
+}
+
+/** Answers a glob keeps before it starts again: memory stays bounded. */
+const NAMES_KNOWN_PER_GLOB = 10_000;
+
+function walkGlob(atoms: Int32Array, name: string, budget: StepBudget): boolean {
+  let atom = 0;
+  let at = 0;
+  let starAtom = -1;
+  let starAt = 0;
+  while (at < name.length) {
+    if (++budget.steps > budget.limit) return false;
+    const wanted = atom < atoms.length ? atoms[atom]! : null;
+    if (wanted !== null && wanted !== ANY_RUN && (wanted === ANY_ONE || wanted === name.charCodeAt(at))) {
+      atom++;
+      at++;
+    } else if (wanted === ANY_RUN) {
+      starAtom = atom++;
+      starAt = at;
+    } else if (starAtom >= 0) {
+      atom = starAtom + 1;
+      at = ++starAt;
+    } else {
+      return false;
+    }
+  }
+  while (atom < atoms.length && atoms[atom] === ANY_RUN) atom++;
+  return atom === atoms.length;
+}
+
+/**
+ * Whether one pattern segment (not a globstar) matches one name. `id`: the name's id, under which
+ * the answer is kept for the next path (directory names repeat across paths), or -1.
+ */
+export function segmentMatches(segment: Exclude<PatternSegment, { kind: "globstar" }>, name: string, id: number, budget: StepBudget): boolean {
+  if (segment.kind === "literal") {
+    budget.steps++;
+    return segment.text === name;
+  }
+  return globMatches(segment, name, id, budget);
+}
+
+/**
+ * Whether a pattern matches a path (its segments) or a directory above it. Returns false once the
+ * budget is exhausted: the caller checks `budget.exhausted` to tell that from no match.
+ */
+export function patternMatches(pattern: CompiledPattern, path: string, parts: readonly string[], ids: readonly number[], budget: StepBudget): boolean {
+  if (pattern.never) return false;
+  for (const text of pattern.needs) {
+    budget.steps++;
+    if (!path.includes(text)) return false;
+  }
+  const n = parts.length;
+  const last = pattern.segments.length - 1;
+  // reached[j]: the segments so far match the path's first j names. Updated in place.
+  const reached = reachedBuffer(n + 1);
+  reached[0] = 1;
+  let first = 0;
+  for (let i = 0; i <= last; i++) {
+    const segment = pattern.segments[i]!;
+    if (segment.kind === "globstar") {
+      // Any number of directories; at the end, at least one thing inside.
+      const from = first + (i === last ? 1 : 0);
+      for (let j = first; j <= n; j++) reached[j] = j >= from ? 1 : 0;
+      budget.steps += n + 1 - first;
+      first = from;
+    } else {
+      // Descending, so reached[j] is still the previous segment's when reached[j + 1] is set.
+      for (let j = n - 1; j >= first; j--) {
+        reached[j + 1] = reached[j] === 1 && segmentMatches(segment, parts[j]!, j < n - 1 ? ids[j]! : -1, budget) ? 1 : 0;
+        if (budget.exhausted) return false;
+      }
+      reached[first] = 0;
+      do first++;
+      while (first <= n && reached[first] === 0);
+    }
+    if (first > n) return false;
+  }
+  if (reached[n] === 1 && !pattern.dirOnly) return true;
+  // `first` is the shallowest match; one above the file is a directory.
+  return !pattern.filesOnly && first < n;
+}
+
+let shared = new Uint8Array(64);
+/** One buffer for every match (JavaScript runs one at a time), cleared and grown as needed. */
+function reachedBuffer(length: number): Uint8Array {
+  if (shared.length < length) shared = new Uint8Array(length * 2);
+  for (let j = 0; j < length; j++) shared[j] = 0;
+  return shared;
+}
