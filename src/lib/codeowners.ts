@@ -33,7 +33,7 @@ export const MAX_WILDCARD_PATTERN_LENGTH = 1_000;
  * Steps (rules tried, names compared, characters walked) that one path may cost. A real path
  * against a real rule costs a few; a path past this keeps the owners found so far (OwnersMatcher.pathsOverBudget).
  */
-export const PATH_STEP_BUDGET = 2_000;
+export const PATH_STEP_BUDGET = 1_000;
 
 export type CodeownersRule = { line: number; pattern: string; owners: string[] };
 /** A line that is neither blank, a comment nor a rule GitHub would apply: its number (from 1) and why. */
@@ -152,6 +152,8 @@ export function parseCodeowners(text: string): Codeowners {
  */
 export function normalizeTestPath(file: string | null): string | null {
   if (file === null) return null;
+  // Most paths are already relative and clean: no copy, no regular expression.
+  if (file !== "" && !file.includes("\\") && !file.includes("//") && !file.startsWith("/") && !file.startsWith("./") && !file.startsWith("../") && file !== "." && file !== ".." && file.charCodeAt(1) !== 0x3a) return file;
   let path = file.replace(/\\/g, "/").replace(/^[A-Za-z]:\//, "/").replace(/\/{2,}/g, "/");
   while (path.startsWith("./") || path.startsWith("/")) path = path.slice(path.startsWith("./") ? 2 : 1);
   if (path === "" || path === "." || path === ".." || path.startsWith("../")) return null;
@@ -237,8 +239,8 @@ class NameRules {
   private readonly lengths = { prefix: new Set<number>(), suffix: new Set<number>() };
   /** Globs tried against each name, latest first. */
   private readonly tried: { index: number; segment: NameSegment; dirOnly: boolean }[] = [];
-  /** What is known of names as directories, and as the file's own name (where rules for directories do not apply). */
-  private readonly known = { directory: new Map<number, Latest>(), file: new Map<number, Latest>() };
+  /** What is known of directory names, by id (a file's own name is seldom seen twice: not kept). */
+  private readonly known = new Map<number, Latest>();
 
   add(placement: Extract<Placement, { kind: "name" | "tried-name" }>, index: number): void {
     if (placement.kind === "tried-name") {
@@ -254,8 +256,8 @@ class NameRules {
 
   /** The latest rules matching one name (as a directory, or as the file's name); remembered, up to a bound, unless the budget ran out. */
   latestFor(name: string, id: number, asFile: boolean, budget: StepBudget): Latest {
-    const known = asFile ? this.known.file : this.known.directory;
-    const remembered = known.get(id);
+    const known = this.known;
+    const remembered = id >= 0 && !asFile ? known.get(id) : undefined;
     if (remembered !== undefined) return remembered;
     const latest = none();
     const merge = (found: Latest | undefined) => {
@@ -269,23 +271,41 @@ class NameRules {
     budget.steps += this.lengths.prefix.size + this.lengths.suffix.size;
     for (const { index, segment, dirOnly } of this.tried) {
       if ((dirOnly && asFile) || (dirOnly ? latest.dir : latest.any) >= index) continue;
-      budget.steps++;
+      budget.steps += NAME_RULE_STEPS;
       if (segmentMatches(segment, name, asFile ? -1 : id, budget)) later(latest, index, dirOnly);
       if (budget.exhausted) return latest;
     }
-    known.set(id, latest);
+    if (id >= 0 && !asFile) known.set(id, latest);
     return latest;
   }
 
   /** Forgets what is known by name id (the ids are about to be given again). */
   forget(): void {
-    this.known.directory.clear();
-    this.known.file.clear();
+    this.known.clear();
   }
 }
 
 /** Names a matcher gives ids (and remembers answers for) before it starts again: memory stays bounded. */
 const NAMES_REMEMBERED = 100_000;
+/** Directories whose facts a matcher keeps before it starts again. */
+const DIRECTORIES_REMEMBERED = 50_000;
+/** Steps a rule costs to try before any name is compared, and a glob tried on a name: what they cost beside a character compared. */
+const RULE_STEPS = 8;
+const NAME_RULE_STEPS = 4;
+
+/** What a directory contributes to the files directly in it (OwnersMatcher.directoryFacts). */
+type DirectoryFacts = {
+  parts: string[];
+  ids: number[];
+  /** The latest rule matching a file there by the directory's names or the anchored rules along it. */
+  latest: number;
+  /** Rules to try, found along the directories (latest first). */
+  tried: number[];
+  /** The nodes passed whose rules found by name also look up the file's own name. */
+  byName: PrefixNode[];
+  /** The node of the directory itself, where the file's name may lead one node further. */
+  end: PrefixNode | undefined;
+};
 
 /** Anchored rules by their literal leading directories. */
 type PrefixNode = {
@@ -319,9 +339,10 @@ export class OwnersMatcher {
   private readonly everywhere = none();
   private readonly names = new NameRules();
   private readonly anchored = prefixNode();
-  private readonly known = new Map<string, readonly string[]>();
-  /** Names by id: the answers kept per name are kept by id (a number compares faster than a string). */
+  private last: { path: string | null; owners: readonly string[] } = { path: null, owners: [] };
+  /** Directory names by id: the answers kept per name are kept by id (a number compares faster than a string). */
   private readonly ids = new Map<string, number>();
+  private readonly directories = new Map<string, DirectoryFacts>();
   /** Paths whose tries ran out of PATH_STEP_BUDGET (they keep the latest rule found before). */
   pathsOverBudget = 0;
 
@@ -356,46 +377,83 @@ export class OwnersMatcher {
   ownersOf(file: string | null): readonly string[] {
     const path = normalizeTestPath(file);
     if (path === null || this.rules.length === 0) return [];
-    const known = this.known.get(path);
-    if (known !== undefined) return known;
-    const last = this.latestRule(path, path.split("/"));
-    const owners = last === -1 ? [] : this.rules[last]!.owners;
-    this.known.set(path, owners);
+    // A run's tests come file by file: the same path again is answered at once.
+    if (path === this.last.path) return this.last.owners;
+    const slash = path.lastIndexOf("/");
+    const budget = new StepBudget(PATH_STEP_BUDGET);
+    const directory = this.directoryFacts(slash === -1 ? "" : path.slice(0, slash), budget);
+    const latest = this.latestRule(path, path.slice(slash + 1), directory, budget);
+    if (budget.exhausted) this.pathsOverBudget++;
+    const owners = latest === -1 ? [] : this.rules[latest]!.owners;
+    this.last = { path, owners };
     return owners;
   }
 
-  private latestRule(path: string, parts: string[]): number {
-    const budget = new StepBudget(PATH_STEP_BUDGET);
-    const n = parts.length;
-    const ids = this.idsOf(parts);
-    let latest = Math.max(this.everywhere.any, n >= 2 ? this.everywhere.dir : -1);
-    for (const [j, name] of parts.entries()) {
-      const found = this.names.latestFor(name, ids[j]!, j === n - 1, budget);
-      latest = Math.max(latest, found.any, j < n - 1 ? found.dir : -1);
+  /** The latest rule for a file directly in `directory`: what the directory contributes, then the file's own name, then the rules to try. */
+  private latestRule(path: string, name: string, directory: DirectoryFacts, budget: StepBudget): number {
+    const n = directory.parts.length + 1;
+    let latest = Math.max(directory.latest, this.names.latestFor(name, -1, true, budget).any);
+    let tried = directory.tried;
+    const more: number[] = [];
+    const child = directory.end?.children.get(name);
+    if (child !== undefined) {
+      latest = Math.max(latest, this.latestAt(child, n, n));
+      more.push(...child.tried);
     }
-    const tried: number[] = [];
-    let node: PrefixNode | undefined = this.anchored;
-    for (let depth = 0; node !== undefined; depth++) {
-      latest = Math.max(latest, this.latestAt(node, depth, n));
-      tried.push(...node.tried);
-      if (node.triedByName.size > 0) for (let j = depth; j < n; j++) tried.push(...(node.triedByName.get(parts[j]!) ?? []));
-      node = depth < n ? node.children.get(parts[depth]!) : undefined;
-    }
-    tried.sort((a, b) => b - a);
+    for (const node of directory.byName) more.push(...(node.triedByName.get(name) ?? []));
+    if (more.length > 0) tried = [...tried, ...more].sort((a, b) => b - a);
+    if (tried.length === 0 || tried[0]! <= latest) return latest;
+    const parts = [...directory.parts, name];
+    const ids = [...directory.ids, -1];
     for (const [position, index] of tried.entries()) {
       if (index <= latest || budget.exhausted) break;
       // The same rule found by two of the path's names is tried once.
       if (position > 0 && tried[position - 1] === index) continue;
-      budget.steps++;
+      budget.steps += RULE_STEPS;
       if (patternMatches(this.compiled[index]!, path, parts, ids, budget)) latest = index;
     }
-    if (budget.exhausted) this.pathsOverBudget++;
     return latest;
   }
 
+  /**
+   * What a directory contributes to the files directly in it, worked out for the first of them:
+   * the latest rule matching its names or its leading directories, and the rules found along them
+   * to try. Kept unless the budget ran out meanwhile (then it is partial).
+   */
+  private directoryFacts(directory: string, budget: StepBudget): DirectoryFacts {
+    const known = this.directories.get(directory);
+    if (known !== undefined) return known;
+    const parts = directory === "" ? [] : directory.split("/");
+    const ids = this.idsOf(parts);
+    const n = parts.length + 1;
+    const facts: DirectoryFacts = { parts, ids, latest: Math.max(this.everywhere.any, n >= 2 ? this.everywhere.dir : -1), tried: [], byName: [], end: undefined };
+    for (let j = 0; j < parts.length; j++) {
+      const found = this.names.latestFor(parts[j]!, ids[j]!, false, budget);
+      facts.latest = Math.max(facts.latest, found.any, found.dir);
+    }
+    let node: PrefixNode | undefined = this.anchored;
+    for (let depth = 0; node !== undefined; depth++) {
+      facts.latest = Math.max(facts.latest, this.latestAt(node, depth, n));
+      facts.tried.push(...node.tried);
+      if (node.triedByName.size > 0) {
+        facts.byName.push(node);
+        for (let j = depth; j < parts.length; j++) facts.tried.push(...(node.triedByName.get(parts[j]!) ?? []));
+      }
+      if (depth === parts.length) facts.end = node;
+      node = depth < parts.length ? node.children.get(parts[depth]!) : undefined;
+    }
+    facts.tried.sort((a, b) => b - a);
+    if (budget.exhausted) return facts;
+    if (this.directories.size >= DIRECTORIES_REMEMBERED) this.directories.clear();
+    this.directories.set(directory, facts);
+    return facts;
+  }
+
+  /** Ids of directory names; past NAMES_REMEMBERED, everything kept by id is forgotten and ids start again. */
   private idsOf(parts: readonly string[]): number[] {
     if (this.ids.size + parts.length > NAMES_REMEMBERED) {
       this.ids.clear();
+      this.directories.clear();
       this.names.forget();
       for (const pattern of this.compiled) for (const segment of pattern.segments) if (segment.kind === "glob") segment.known.clear();
     }

@@ -287,8 +287,8 @@ describe("bounded work on hostile files", () => {
   });
 
   it("a glob that would backtrack in a regular expression is a walk of at most glob × name steps", () => {
-    const matcher = new OwnersMatcher(parseCodeowners(`${"*a".repeat(400)}*b @x`).rules);
-    expect(matcher.ownersOf("a".repeat(999))).toEqual([]);
+    const matcher = new OwnersMatcher(parseCodeowners(`${"*a".repeat(100)}*b @x`).rules);
+    expect(matcher.ownersOf("a".repeat(500))).toEqual([]);
     expect(matcher.pathsOverBudget).toBe(0);
   });
 
