@@ -30,8 +30,8 @@ export type GlobSegment = {
   run: string;
   /** A glob of one `*` and literal text around it (`*`, `*.ts`, `module-*`, `test_*.py`): matched by comparing its ends. */
   ends: { prefix: string; suffix: string } | null;
-  /** Answers by name id (OwnersMatcher's), where a pattern is tried against many paths that share directories. */
-  known: Map<number, boolean>;
+  /** Answers by name id (OwnersMatcher's), where a pattern is tried against many paths that share directories: the walk's cost × 2, plus 1 for a match. */
+  known: Map<number, number>;
 };
 export type PatternSegment = { kind: "literal"; text: string } | GlobSegment | { kind: "globstar" };
 
@@ -47,6 +47,11 @@ export type CompiledPattern = {
   /** Literal text a matching path must contain (the longest runs of its segments): a native search rules most paths out at once. */
   needs: string[];
 };
+
+/** Steps a rule costs to try once its literal text is found in the path, before any name is compared: what it costs beside a character compared. */
+export const TRY_STEPS = 8;
+/** Steps a glob costs to begin walking a name that has its literal text. */
+const WALK_STEPS = 4;
 
 /** Counts the steps of matching; `exhausted` once more were taken than allowed. */
 export class StepBudget {
@@ -152,13 +157,22 @@ export function globMatches(glob: GlobSegment, name: string, id: number, budget:
   budget.steps++;
   const { ends } = glob;
   if (ends !== null) return name.length >= glob.fixed && name.startsWith(ends.prefix) && name.endsWith(ends.suffix);
-  const known = id >= 0 ? glob.known.get(id) : undefined;
-  if (known !== undefined) return known;
   if (name.length < glob.fixed || !name.includes(glob.run)) return false;
+  // A walk begun costs more than a character compared (a call, a search): counted so.
+  budget.steps += WALK_STEPS;
+  const known = id >= 0 ? glob.known.get(id) : undefined;
+  if (known !== undefined) {
+    // The walk's cost is charged again: a path spends the same budget whichever path came first.
+    budget.steps += known >> 1;
+    return !budget.exhausted && (known & 1) === 1;
+  }
+  const before = budget.steps;
   const matches = walkGlob(glob.atoms, name, budget);
-  if (budget.exhausted || id < 0) return matches && !budget.exhausted;
-  if (glob.known.size >= NAMES_KNOWN_PER_GLOB) glob.known.clear();
-  glob.known.set(id, matches);
+  if (budget.exhausted) return false;
+  if (id >= 0) {
+    if (glob.known.size >= NAMES_KNOWN_PER_GLOB) glob.known.clear();
+    glob.known.set(id, ((budget.steps - before) << 1) | (matches ? 1 : 0));
+  }
   return matches;
 }
 
@@ -209,13 +223,15 @@ export function segmentMatches(segment: Exclude<PatternSegment, { kind: "globsta
 export function patternMatches(pattern: CompiledPattern, path: string, parts: readonly string[], ids: readonly number[], budget: StepBudget): boolean {
   if (pattern.never) return false;
   const { needs } = pattern;
+  // One step whatever the order of the texts (which changes): the budget spent depends on the path only.
+  budget.steps++;
   for (let k = 0; k < needs.length; k++) {
-    budget.steps++;
     if (path.includes(needs[k]!)) continue;
     // The text that ruled this path out is likely to rule out the next: asked first from now on.
     if (k > 0) [needs[0], needs[k]] = [needs[k]!, needs[0]!];
     return false;
   }
+  budget.steps += TRY_STEPS;
   const n = parts.length;
   const last = pattern.segments.length - 1;
   // reached[j]: the segments so far match the path's first j names. Updated in place.

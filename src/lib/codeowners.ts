@@ -15,7 +15,7 @@
  * patterns included): reading the file is linear in its length, and most rules are found by hash
  * lookups rather than tried one by one (OwnersMatcher). The rules that must be tried (wildcards
  * other than one leading or trailing `*` of a name) are at most MAX_WILDCARD_RULES per file, and
- * trying them costs a path at most PATH_STEP_BUDGET steps.
+ * trying them costs each name at most NAME_STEP_BUDGET steps and each path PATH_STEP_BUDGET.
  */
 import { type CompiledPattern, type GlobSegment, type PatternSegment, StepBudget, compilePattern, patternMatches, segmentMatches } from "./codeowners-pattern";
 
@@ -30,9 +30,13 @@ export const MAX_WILDCARD_RULES = 200;
 /** Longest pattern of such a rule: a test's file keeps at most 1,000 characters. */
 export const MAX_WILDCARD_PATTERN_LENGTH = 1_000;
 /**
- * Steps (rules tried, names compared, characters walked) that one path may cost. A real path
- * against a real rule costs a few; a path past this keeps the owners found so far (OwnersMatcher.pathsOverBudget).
+ * Steps (rules tried, names compared, characters walked) that trying rules may cost: for each name
+ * of a path, the rules tried on names alone, and for the path, the rules tried on the whole path.
+ * A real name or path against a real file costs a few tens. Past it, the name or path keeps the
+ * latest rule found before (OwnersMatcher.pathsOverBudget). Each budget is spent the same way
+ * whatever was matched before, so a path's owners never depend on the order paths come in.
  */
+export const NAME_STEP_BUDGET = 1_000;
 export const PATH_STEP_BUDGET = 1_000;
 
 export type CodeownersRule = { line: number; pattern: string; owners: string[] };
@@ -169,6 +173,9 @@ const later = (latest: Latest, index: number, dirOnly: boolean) => {
   else latest.any = Math.max(latest.any, index);
 };
 
+/** A name's latest rules, and whether trying them ran out of the name's budget. */
+type NameLatest = Latest & { overBudget: boolean };
+
 /** Where a rule is found: by a hash lookup on a path's names or leading directories, or tried against each path (isTriedRule). */
 type Placement =
   | { kind: "never" }
@@ -240,7 +247,7 @@ class NameRules {
   /** Globs tried against each name, latest first. */
   private readonly tried: { index: number; segment: NameSegment; dirOnly: boolean }[] = [];
   /** What is known of directory names, by id (a file's own name is seldom seen twice: not kept). */
-  private readonly known = new Map<number, Latest>();
+  private readonly known = new Map<number, NameLatest>();
 
   add(placement: Extract<Placement, { kind: "name" | "tried-name" }>, index: number): void {
     if (placement.kind === "tried-name") {
@@ -254,12 +261,15 @@ class NameRules {
     later(latest, index, placement.dirOnly);
   }
 
-  /** The latest rules matching one name (as a directory, or as the file's name); remembered, up to a bound, unless the budget ran out. */
-  latestFor(name: string, id: number, asFile: boolean, budget: StepBudget): Latest {
-    const known = this.known;
-    const remembered = id >= 0 && !asFile ? known.get(id) : undefined;
+  /**
+   * The latest rules matching one name (as a directory, or as the file's own name), within the
+   * name's own step budget (NAME_STEP_BUDGET): the answer depends on the name only, so a
+   * directory's is kept by its id (up to a bound).
+   */
+  latestFor(name: string, id: number, asFile: boolean): NameLatest {
+    const remembered = id >= 0 && !asFile ? this.known.get(id) : undefined;
     if (remembered !== undefined) return remembered;
-    const latest = none();
+    const latest: NameLatest = { ...none(), overBudget: false };
     const merge = (found: Latest | undefined) => {
       if (found === undefined) return;
       latest.any = Math.max(latest.any, found.any);
@@ -268,14 +278,16 @@ class NameRules {
     merge(this.literal.get(name));
     for (const length of this.lengths.prefix) if (length <= name.length) merge(this.affixes.prefix.get(name.slice(0, length)));
     for (const length of this.lengths.suffix) if (length <= name.length) merge(this.affixes.suffix.get(name.slice(name.length - length)));
-    budget.steps += this.lengths.prefix.size + this.lengths.suffix.size;
+    const budget = new StepBudget(NAME_STEP_BUDGET);
     for (const { index, segment, dirOnly } of this.tried) {
       if ((dirOnly && asFile) || (dirOnly ? latest.dir : latest.any) >= index) continue;
-      budget.steps += NAME_RULE_STEPS;
-      if (segmentMatches(segment, name, asFile ? -1 : id, budget)) later(latest, index, dirOnly);
-      if (budget.exhausted) return latest;
+      if (segmentMatches(segment, name, -1, budget)) later(latest, index, dirOnly);
+      if (budget.exhausted) {
+        latest.overBudget = true;
+        break;
+      }
     }
-    if (id >= 0 && !asFile) known.set(id, latest);
+    if (id >= 0 && !asFile) this.known.set(id, latest);
     return latest;
   }
 
@@ -289,9 +301,6 @@ class NameRules {
 const NAMES_REMEMBERED = 100_000;
 /** Directories whose facts a matcher keeps before it starts again. */
 const DIRECTORIES_REMEMBERED = 50_000;
-/** Steps a rule costs to try before any name is compared, and a glob tried on a name: what they cost beside a character compared. */
-const RULE_STEPS = 8;
-const NAME_RULE_STEPS = 4;
 
 /** What a directory contributes to the files directly in it (OwnersMatcher.directoryFacts). */
 type DirectoryFacts = {
@@ -305,6 +314,8 @@ type DirectoryFacts = {
   byName: PrefixNode[];
   /** The node of the directory itself, where the file's name may lead one node further. */
   end: PrefixNode | undefined;
+  /** A name of the directory ran out of its budget. */
+  overBudget: boolean;
 };
 
 /** Anchored rules by their literal leading directories. */
@@ -380,19 +391,20 @@ export class OwnersMatcher {
     // A run's tests come file by file: the same path again is answered at once.
     if (path === this.last.path) return this.last.owners;
     const slash = path.lastIndexOf("/");
+    const directory = this.directoryFacts(slash === -1 ? "" : path.slice(0, slash));
     const budget = new StepBudget(PATH_STEP_BUDGET);
-    const directory = this.directoryFacts(slash === -1 ? "" : path.slice(0, slash), budget);
-    const latest = this.latestRule(path, path.slice(slash + 1), directory, budget);
-    if (budget.exhausted) this.pathsOverBudget++;
+    const { latest, overBudget } = this.latestRule(path, path.slice(slash + 1), directory, budget);
+    if (overBudget || directory.overBudget || budget.exhausted) this.pathsOverBudget++;
     const owners = latest === -1 ? [] : this.rules[latest]!.owners;
     this.last = { path, owners };
     return owners;
   }
 
   /** The latest rule for a file directly in `directory`: what the directory contributes, then the file's own name, then the rules to try. */
-  private latestRule(path: string, name: string, directory: DirectoryFacts, budget: StepBudget): number {
+  private latestRule(path: string, name: string, directory: DirectoryFacts, budget: StepBudget): { latest: number; overBudget: boolean } {
     const n = directory.parts.length + 1;
-    let latest = Math.max(directory.latest, this.names.latestFor(name, -1, true, budget).any);
+    const own = this.names.latestFor(name, -1, true);
+    let latest = Math.max(directory.latest, own.any);
     let tried = directory.tried;
     const more: number[] = [];
     const child = directory.end?.children.get(name);
@@ -402,34 +414,34 @@ export class OwnersMatcher {
     }
     for (const node of directory.byName) more.push(...(node.triedByName.get(name) ?? []));
     if (more.length > 0) tried = [...tried, ...more].sort((a, b) => b - a);
-    if (tried.length === 0 || tried[0]! <= latest) return latest;
+    if (tried.length === 0 || tried[0]! <= latest) return { latest, overBudget: own.overBudget };
     const parts = [...directory.parts, name];
     const ids = [...directory.ids, -1];
     for (const [position, index] of tried.entries()) {
       if (index <= latest || budget.exhausted) break;
       // The same rule found by two of the path's names is tried once.
       if (position > 0 && tried[position - 1] === index) continue;
-      budget.steps += RULE_STEPS;
       if (patternMatches(this.compiled[index]!, path, parts, ids, budget)) latest = index;
     }
-    return latest;
+    return { latest, overBudget: own.overBudget };
   }
 
   /**
    * What a directory contributes to the files directly in it, worked out for the first of them:
    * the latest rule matching its names or its leading directories, and the rules found along them
-   * to try. Kept unless the budget ran out meanwhile (then it is partial).
+   * to try.
    */
-  private directoryFacts(directory: string, budget: StepBudget): DirectoryFacts {
+  private directoryFacts(directory: string): DirectoryFacts {
     const known = this.directories.get(directory);
     if (known !== undefined) return known;
     const parts = directory === "" ? [] : directory.split("/");
     const ids = this.idsOf(parts);
     const n = parts.length + 1;
-    const facts: DirectoryFacts = { parts, ids, latest: Math.max(this.everywhere.any, n >= 2 ? this.everywhere.dir : -1), tried: [], byName: [], end: undefined };
+    const facts: DirectoryFacts = { parts, ids, latest: Math.max(this.everywhere.any, n >= 2 ? this.everywhere.dir : -1), tried: [], byName: [], end: undefined, overBudget: false };
     for (let j = 0; j < parts.length; j++) {
-      const found = this.names.latestFor(parts[j]!, ids[j]!, false, budget);
+      const found = this.names.latestFor(parts[j]!, ids[j]!, false);
       facts.latest = Math.max(facts.latest, found.any, found.dir);
+      facts.overBudget ||= found.overBudget;
     }
     let node: PrefixNode | undefined = this.anchored;
     for (let depth = 0; node !== undefined; depth++) {
@@ -443,7 +455,6 @@ export class OwnersMatcher {
       node = depth < parts.length ? node.children.get(parts[depth]!) : undefined;
     }
     facts.tried.sort((a, b) => b - a);
-    if (budget.exhausted) return facts;
     if (this.directories.size >= DIRECTORIES_REMEMBERED) this.directories.clear();
     this.directories.set(directory, facts);
     return facts;

@@ -9,6 +9,20 @@ import { describe, expect, it } from "vitest";
 import { MAX_WILDCARD_RULES, OwnersMatcher, isOwner, normalizeTestPath, parseCodeowners } from "../../src/lib/codeowners";
 import { mulberry32 } from "../../src/lib/seeded-random";
 
+/**
+ * The plain reading by the `ignore` package (gitignore's rules, a test-only reference): every rule,
+ * last to first, each with a matcher of its own; GitHub's `dir/*` as the rule plus its negation for
+ * directories.
+ */
+function reference(rules: readonly { pattern: string; owners: string[] }[], path: string): readonly string[] {
+  for (let i = rules.length - 1; i >= 0; i--) {
+    const pattern = rules[i]!.pattern;
+    const patterns = /\/\*$/.test(pattern) && !pattern.endsWith("**") ? [pattern, `!${pattern}/`] : [pattern];
+    if (ignore({ ignorecase: false }).add(patterns).ignores(path)) return rules[i]!.owners;
+  }
+  return [];
+}
+
 const ownersIn = (text: string) => {
   const matcher = new OwnersMatcher(parseCodeowners(text).rules);
   return (file: string | null) => matcher.ownersOf(file);
@@ -177,19 +191,6 @@ describe("the test's file", () => {
 });
 
 describe("the matcher's shortcuts change nothing", () => {
-  /** The plain reading: every rule, last to first, each with a matcher of its own. */
-  function reference(text: string, file: string): readonly string[] {
-    const path = normalizeTestPath(file);
-    if (path === null) return [];
-    const { rules } = parseCodeowners(text);
-    for (let i = rules.length - 1; i >= 0; i--) {
-      const pattern = rules[i]!.pattern;
-      const patterns = /\/\*$/.test(pattern) && !pattern.endsWith("**") ? [pattern, `!${pattern}/`] : [pattern];
-      if (ignore({ ignorecase: false }).add(patterns).ignores(path)) return rules[i]!.owners;
-    }
-    return [];
-  }
-
   it("random files of anchored and unanchored rules, against random paths", () => {
     const next = mulberry32(14);
     const random = { next, pick: <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]! };
@@ -214,23 +215,13 @@ describe("the matcher's shortcuts change nothing", () => {
       for (let p = 0; p < 60; p++) {
         const depth = Math.floor(random.next() * 4);
         const path = [...Array.from({ length: depth }, () => random.pick(names)), random.pick(files)].join("/");
-        expect(matcher.ownersOf(path), `${path}\n${text}`).toEqual(reference(text, path));
+        expect(matcher.ownersOf(path), `${path}\n${text}`).toEqual(reference(parseCodeowners(text).rules, path));
       }
     }
   });
 });
 
 describe("matching without regular expressions agrees with gitignore's reading", () => {
-  /** The plain reading by the `ignore` package (a test-only oracle): every rule, last to first. */
-  function reference(rules: readonly { pattern: string; owners: string[] }[], path: string): readonly string[] {
-    for (let i = rules.length - 1; i >= 0; i--) {
-      const pattern = rules[i]!.pattern;
-      const patterns = /\/\*$/.test(pattern) && !pattern.endsWith("**") ? [pattern, `!${pattern}/`] : [pattern];
-      if (ignore({ ignorecase: false }).add(patterns).ignores(path)) return rules[i]!.owners;
-    }
-    return [];
-  }
-
   it("random wildcards of every kind (`?`, `*` inside names, `**` anywhere, escapes, trailing slashes)", () => {
     const next = mulberry32(2027);
     const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
@@ -301,6 +292,10 @@ describe("bounded work on hostile files", () => {
     expect(ignoredLines[0]!.reason).toContain(`more than ${MAX_WILDCARD_RULES} patterns`);
     const owners = new OwnersMatcher(rules);
     expect(owners.ownersOf("src/x-199-y/a.js")).toEqual(["@t199"]);
+    // The earliest of them too: the ones after it cost a path little (their literal text is missing).
+    expect(owners.ownersOf("src/x-0-y/a.js")).toEqual(["@t0"]);
+    expect(owners.ownersOf("src/x-50-y/a.js")).toEqual(["@t50"]);
+    expect(owners.pathsOverBudget).toBe(0);
     expect(owners.ownersOf("src/x-200-y/a.js")).toEqual([]);
     expect(owners.ownersOf("pkg4999/a.js")).toEqual(["@p4999"]);
   });
@@ -311,5 +306,16 @@ describe("bounded work on hostile files", () => {
     const path = `${"x".repeat(400)}/${"x".repeat(400)}/f.ts`;
     expect(matcher.ownersOf(path)).toEqual(["@all"]);
     expect(matcher.pathsOverBudget).toBe(1);
+  });
+
+  it("a path's owners do not depend on which paths came before it (the budget is spent the same way)", () => {
+    const text = ["* @all", ...Array.from({ length: 60 }, (_, i) => `*.spec${i}.* @a${i}`), ...Array.from({ length: 60 }, (_, i) => `src/**/c*${i}*/** @d${i}`)].join("\n");
+    const paths = Array.from({ length: 40 }, (_, i) => `packages/checkout/src/components/c${i % 7}${i}/item.spec${i % 3}.tsx`);
+    const forwards = new OwnersMatcher(parseCodeowners(text).rules);
+    const backwards = new OwnersMatcher(parseCodeowners(text).rules);
+    const ahead = paths.map((path) => forwards.ownersOf(path));
+    const behind = [...paths].reverse().map((path) => backwards.ownersOf(path)).reverse();
+    expect(behind).toEqual(ahead);
+    expect(ahead.map((owners, i) => [paths[i], owners])).toEqual(paths.map((path) => [path, reference(parseCodeowners(text).rules, path)]));
   });
 });
