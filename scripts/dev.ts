@@ -154,6 +154,10 @@ async function main(): Promise<void> {
   if (started.localNeonProxy) vars.LOCAL_NEON_PROXY = started.localNeonProxy;
   else console.warn("DATABASE_URL is not on this machine: the Worker connects to it directly, as in production (a Neon endpoint).");
   if (config.adminToken) vars.ADMIN_TOKEN = config.adminToken;
+  // The outbound policy as `npm start` reads it (docs/outbound-policy.md): a local webhook receiver needs OUTBOUND_ALLOW_HOSTS.
+  for (const name of ["OUTBOUND_ALLOW_HOSTS", "WEBHOOKS_PER_ORGANIZATION", "WEBHOOK_DELIVERIES_PER_MINUTE"] as const) {
+    if (process.env[name]) vars[name] = process.env[name];
+  }
   // wrangler.toml's upload limit (what the Worker processes within 128 MB), raised or lowered for a local run.
   if (process.env.UPLOAD_LIMIT_BYTES) vars.UPLOAD_LIMIT_BYTES = process.env.UPLOAD_LIMIT_BYTES;
   if (config.host && config.host !== "127.0.0.1" && config.host !== "localhost") console.warn(`HOST=${config.host} is ignored: npm run dev listens on 127.0.0.1 only.`);

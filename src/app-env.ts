@@ -15,7 +15,7 @@ import type { PayloadStore } from "./ingest/payload-store";
 import type { Clock } from "./lib/clock";
 import type { Logger } from "./lib/logger";
 import type { SecretKeyring } from "./lib/secret-box";
-import type { UrlPolicy } from "./notifications/url-policy";
+import type { OutboundPolicy } from "./notifications/outbound-policy";
 import type { OrgScope } from "./services/context";
 import type { AuthenticatedKey } from "./services/organizations";
 
@@ -32,8 +32,12 @@ export type AppConfig = {
   publicBaseUrl: string;
   /** Base of the `url` fields (the web app's pages). */
   webAppUrl: string;
-  /** Which webhook URLs the admin API accepts; by default https to public hosts only. */
-  webhookUrlPolicy?: UrlPolicy;
+  /**
+   * The outbound policy webhooks are configured under (src/notifications/outbound-policy.ts): which
+   * URLs the admin API and the pages accept (by default https to public hosts only, no operator
+   * allowances) and how many webhooks an organization may have.
+   */
+  webhookUrlPolicy?: OutboundPolicy;
   /** Key-hash → key-id cache that outlives one request (per process / isolate); a fresh one if omitted. */
   keyIdCache?: KeyIdCache;
   /** Seals the secrets kept for reading back (webhook signing secrets) under SECRETS_KEY (docs/secrets.md). */

@@ -17,6 +17,7 @@ import { CursorCodec } from "./lib/pagination";
 import { createAdminApi } from "./routes/admin";
 import { createHealthRoutes } from "./routes/health";
 import { createUploadsApi, uploadsDocumentPart } from "./routes/uploads";
+import { createUploaderRoutes } from "./routes/uploader";
 import { createV1Api } from "./routes/v1";
 import { createWebApp } from "./web";
 import { createMcpApi } from "./routes/mcp";
@@ -81,6 +82,8 @@ export function createApp(config: AppConfig) {
   app.route("/admin/v1", createAdminApi(config));
   app.route("/uploads/v1", uploadsApi);
   app.get("/docs", docsPage);
+  // The uploader CLI this version was built with, public: what the pages' upload command runs (src/routes/uploader.ts).
+  app.route("/", createUploaderRoutes());
   // The MCP server for agents: the same key, rate limit and services as /api/v1 (docs/mcp.md).
   app.route("/mcp", createMcpApi(config, { codec, keyIdCache }));
   // The web app's pages, at the root of the origin (docs/web-app.md); its routes are page paths only.

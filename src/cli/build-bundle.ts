@@ -6,6 +6,16 @@
  * test/cli/bundle.test.ts rebuilds them in memory and fails when the checked-in files differ. Not
  * part of the bundle itself.
  *
+ * Then the package's tarball as the service serves it (GET /uploader/ci-test-analytics.tgz, for
+ * `npx --package=<url>`; src/routes/uploader.ts): the files npm would pack (package.json,
+ * README.md and the package's `files`) under `package/`, a ustar archive with fixed modes, owners
+ * and mtimes and sorted entries (src/lib/npm-tarball.ts), gzip'd, written base64 into
+ * src/lib/uploader-package.generated.ts with the SHA-256 of the tarball and of the bundle. That
+ * module is checked in because both runtimes import it (the Worker has no file system), so the
+ * served bytes and their SHA-256 are the same on Node and on Workers. gzip's bytes may differ
+ * between zlib builds: when the archive inside the checked-in tarball is already the one the
+ * files make, the checked-in tarball is kept, so its SHA-256 changes only with the package.
+ *
  * The output is deterministic: same sources, lockfile and esbuild version, same bytes (paths in it
  * are relative to the repository root, whatever the working directory, and symlinks are not
  * resolved, so a node_modules that is a link gives the same paths; no source map, no timestamp).
@@ -13,10 +23,13 @@
  * (tinyglobby with fdir and picomatch for globs, saxes with xmlchars for JUnit XML), so the
  * package has no runtime dependencies. Node built-ins stay imports.
  */
-import { chmodSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chmodSync, existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { constants as zlibConstants, gunzipSync, gzipSync } from "node:zlib";
 import { type Metafile, build } from "esbuild";
+import { type TarEntry, ustarArchive } from "../lib/npm-tarball";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const ENTRY = "src/cli/main.ts";
@@ -24,6 +37,8 @@ export const ENTRY = "src/cli/main.ts";
 export const PACKAGE_DIR = "packages/uploader";
 export const BUNDLE = `${PACKAGE_DIR}/bin/ci-test-analytics.mjs`;
 export const NOTICES = `${PACKAGE_DIR}/THIRD-PARTY-NOTICES.md`;
+/** The tarball the service serves and its digests (base64 and hex in a TypeScript module both runtimes import). */
+export const SERVED_PACKAGE = "src/lib/uploader-package.generated.ts";
 /** The libraries bundled into the CLI: anything else from node_modules is a build error. */
 export const BUNDLED_PACKAGES = ["fdir", "picomatch", "saxes", "tinyglobby", "xmlchars"];
 
@@ -94,17 +109,113 @@ export function buildNotices(metafile: Metafile): string {
   return `${parts.join("\n")}\n`;
 }
 
-/** Writes the bundle (executable) and the notices into packages/uploader/. */
-export async function writeCliBundle(): Promise<{ path: string; bytes: number }> {
+/**
+ * The package's files as `npm pack` would take them, relative to packages/uploader: package.json,
+ * README.md and the `files` of package.json; `overrides` stand in for files not written yet.
+ */
+export function packageFiles(overrides: Record<string, string> = {}): TarEntry[] {
+  const read = (path: string) => overrides[path] ?? readFileSync(join(ROOT, PACKAGE_DIR, path), "utf8");
+  const pkg = JSON.parse(read("package.json")) as { files?: string[]; bin?: Record<string, string> };
+  const bins = new Set(Object.values(pkg.bin ?? {}));
+  const paths = [...new Set(["package.json", "README.md", ...(pkg.files ?? [])])];
+  // npm makes a bin executable when it installs it; the archive says so too.
+  return paths.map((path) => ({ path: `package/${path}`, bytes: new TextEncoder().encode(read(path)), mode: bins.has(path) ? 0o755 : 0o644 }));
+}
+
+/** The package's ustar archive (not compressed): the same files give the same bytes. */
+export function packageArchive(overrides: Record<string, string> = {}): Uint8Array {
+  return ustarArchive(packageFiles(overrides));
+}
+
+/** gzip with no name and no time in its header, and the header's OS byte fixed to Unix (3). */
+export function gzipArchive(archive: Uint8Array): Buffer {
+  const gzip = gzipSync(archive, { level: zlibConstants.Z_BEST_COMPRESSION });
+  gzip[9] = 3;
+  return gzip;
+}
+
+export type ServedPackage = { version: string; tarball: Buffer; tarballSha256: string; bundleSha256: string; bundleBytes: number };
+
+const sha256 = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex");
+
+/** What SERVED_PACKAGE holds now (null when it does not exist or cannot be read). */
+export function readServedPackage(): ServedPackage | null {
+  const path = join(ROOT, SERVED_PACKAGE);
+  if (!existsSync(path)) return null;
+  const text = readFileSync(path, "utf8");
+  const constant = (name: string) => new RegExp(`export const ${name} = (?:"([^"]*)"|(\\d+));`).exec(text);
+  const [version, tarball, tarballSha256, bundleSha256, bundleBytes] = [
+    "UPLOADER_VERSION",
+    "UPLOADER_TARBALL_BASE64",
+    "UPLOADER_TARBALL_SHA256",
+    "UPLOADER_BUNDLE_SHA256",
+    "UPLOADER_BUNDLE_BYTES",
+  ].map(constant);
+  if (!version || !tarball || !tarballSha256 || !bundleSha256 || !bundleBytes) return null;
+  return {
+    version: version[1]!,
+    tarball: Buffer.from(tarball[1]!, "base64"),
+    tarballSha256: tarballSha256[1]!,
+    bundleSha256: bundleSha256[1]!,
+    bundleBytes: Number(bundleBytes[2]),
+  };
+}
+
+/**
+ * The served package for the package's files (`overrides` as for packageFiles): the checked-in
+ * tarball when the archive inside it is the one the files make, else a new one.
+ */
+export function buildServedPackage(overrides: Record<string, string> = {}): ServedPackage {
+  const archive = packageArchive(overrides);
+  const current = readServedPackage();
+  let tarball = gzipArchive(archive);
+  if (current) {
+    let inside: Buffer | null = null;
+    try {
+      inside = gunzipSync(current.tarball);
+    } catch {
+      // Unreadable: replaced below.
+    }
+    if (inside && Buffer.compare(inside, archive) === 0) tarball = current.tarball;
+  }
+  const files = new Map(packageFiles(overrides).map((entry) => [entry.path, entry.bytes]));
+  const bundle = files.get(`package/${BUNDLE.slice(PACKAGE_DIR.length + 1)}`)!;
+  const version = (JSON.parse(new TextDecoder().decode(files.get("package/package.json")!)) as { version: string }).version;
+  return { version, tarball, tarballSha256: sha256(tarball), bundleSha256: sha256(bundle), bundleBytes: bundle.length };
+}
+
+/** SERVED_PACKAGE's text. */
+export function servedPackageModule(served: ServedPackage): string {
+  return `// GENERATED by \`npm run build:cli\` (src/cli/build-bundle.ts) from packages/uploader: do not edit.
+// test/cli/bundle.test.ts fails when it is out of date. Served by src/routes/uploader.ts at
+// /uploader/ci-test-analytics.tgz and /uploader/ci-test-analytics.mjs (the bin inside the tarball).
+
+/** The uploader's version (packages/uploader/package.json). */
+export const UPLOADER_VERSION = ${JSON.stringify(served.version)};
+/** SHA-256 (hex) of bin/ci-test-analytics.mjs, the bundle. */
+export const UPLOADER_BUNDLE_SHA256 = ${JSON.stringify(served.bundleSha256)};
+/** The bundle's size in bytes. */
+export const UPLOADER_BUNDLE_BYTES = ${served.bundleBytes};
+/** SHA-256 (hex) of the package tarball below. */
+export const UPLOADER_TARBALL_SHA256 = ${JSON.stringify(served.tarballSha256)};
+/** The package tarball (gzip'd ustar, entries under package/), base64. */
+export const UPLOADER_TARBALL_BASE64 = ${JSON.stringify(served.tarball.toString("base64"))};
+`;
+}
+
+/** Writes the bundle (executable) and the notices into packages/uploader/, then the served tarball's module. */
+export async function writeCliBundle(): Promise<{ path: string; bytes: number; tarballSha256: string }> {
   const { text, metafile } = await buildCliBundle();
   const path = join(ROOT, BUNDLE);
   writeFileSync(path, text);
   chmodSync(path, 0o755);
   writeFileSync(join(ROOT, NOTICES), buildNotices(metafile));
-  return { path: BUNDLE, bytes: Buffer.byteLength(text) };
+  const served = buildServedPackage();
+  writeFileSync(join(ROOT, SERVED_PACKAGE), servedPackageModule(served));
+  return { path: BUNDLE, bytes: Buffer.byteLength(text), tarballSha256: served.tarballSha256 };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { path, bytes } = await writeCliBundle();
-  console.log(`${path}: ${bytes} bytes; ${NOTICES}`);
+  const { path, bytes, tarballSha256 } = await writeCliBundle();
+  console.log(`${path}: ${bytes} bytes; ${NOTICES}; ${SERVED_PACKAGE}: tarball sha256 ${tarballSha256}`);
 }

@@ -563,6 +563,20 @@ export const notificationDeliveries = pgTable(
 );
 
 /**
+ * Webhook deliveries sent per organization in its current one-minute window: what holds an
+ * organization to WEBHOOK_DELIVERIES_PER_MINUTE (src/services/delivery-rate.ts). One row per
+ * organization that has sent any, updated in place by every attempt that goes out; an attempt
+ * over the cap waits in the queue instead.
+ */
+export const webhookDeliveryWindows = pgTable("webhook_delivery_windows", {
+  organizationId: uuid("organization_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  windowStartedAt: timestampMs("window_started_at").notNull(),
+  deliveries: integer("deliveries").notNull(),
+});
+
+/**
  * Each alert check's state for one project (bounded: ring buffers, decayed sums, per-test bit
  * windows; see src/checks). Updated in the transaction that records the check's events, with
  * the row locked, so concurrent runs of one project are checked one after the other.

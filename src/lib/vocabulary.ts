@@ -64,7 +64,8 @@ export type UploadFormat = (typeof UPLOAD_FORMATS)[number];
 /**
  * Every error code of the envelope, with its HTTP status. `request_timeout` and
  * `request_header_fields_too_large` are answered only by the Node server, below the app, when a
- * request cannot be read (src/node/http-server.ts).
+ * request cannot be read (src/node/http-server.ts). `quota_exceeded` (a count the operator caps,
+ * such as webhooks per organization) is answered only by the admin API and the pages.
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -77,12 +78,16 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   validation_failed: 422,
   rate_limited: 429,
+  quota_exceeded: 429,
   request_header_fields_too_large: 431,
   internal_error: 500,
   service_unavailable: 503,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
-export const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
+/** Codes answered outside /api/v1 and /uploads/v1 only: left out of the codes their documents list. */
+export const ADMIN_ONLY_ERROR_CODES: readonly ErrorCode[] = ["quota_exceeded"];
+/** The codes of the envelope's schema (the /api/v1 contract's, docs/analytics-api-v1.md). */
+export const ERROR_CODES = Object.keys(ERROR_STATUS).filter((code) => !ADMIN_ONLY_ERROR_CODES.includes(code as ErrorCode)) as [ErrorCode, ...ErrorCode[]];
 
 /**
  * A test's health: `flaky` (passes and fails on the same code), `broken` (failing consistently on

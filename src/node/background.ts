@@ -1,6 +1,7 @@
 /**
  * Background work off Workers: the in-process queue feeding backgroundWork (run processing, alert
- * checks, notification deliveries). http webhooks are allowed only to loopback (local runs).
+ * checks, notification deliveries). Deliveries go out through the fetch the entry gives, held to
+ * the same outbound policy (src/node/outbound-fetch.ts in the server); without one, nothing leaves.
  */
 import type { Logger } from "../lib/logger";
 import { CHECKS } from "../checks";
@@ -8,12 +9,12 @@ import type { Database } from "../db/types";
 import { InProcessRunQueue, type InProcessQueueOptions } from "../ingest/in-process-run-queue";
 import type { Clock } from "../lib/clock";
 import type { SecretKeyring } from "../lib/secret-box";
-import type { UrlPolicy } from "../notifications/url-policy";
+import { type OutboundPolicy, OutboundRefusedError } from "../notifications/outbound-policy";
 import { type BackgroundWork, backgroundWork } from "../services/background-work";
 import { type MailSettings, mailFromAddress } from "../mail/transport";
 
-/** The Node entry runs locally or self-hosted: http webhooks are allowed to loopback only. */
-export const NODE_WEBHOOK_URL_POLICY: UrlPolicy = { allowLoopbackHttp: true };
+/** What a background built without a fetch sends: nothing (fail closed rather than an unchecked global fetch). */
+const refuseAll: typeof fetch = () => Promise.reject(new OutboundRefusedError("cannot be reached: no outbound fetch is configured"));
 
 export function createNodeBackground(
   deps: {
@@ -21,10 +22,10 @@ export function createNodeBackground(
     clock: Clock;
     logger: Logger;
     webAppUrl: string;
+    /** Outbound HTTP held to `urlPolicy` (nodeOutboundFetch in the server); none → nothing is sent. */
     fetch?: typeof fetch;
-    urlPolicy?: UrlPolicy;
-    /** DNS resolution for the private-address check (src/node/resolve-host.ts in the server). */
-    resolveHost?: (host: string) => Promise<string[]>;
+    /** The outbound policy (OUTBOUND_ALLOW_HOSTS and the caps); none → no allowances, default caps. */
+    urlPolicy?: OutboundPolicy;
     deliveryRetryDelaysSeconds?: number[];
     /** The server's keyring: opens webhook signing secrets to sign deliveries. */
     secrets: SecretKeyring;
@@ -43,9 +44,8 @@ export function createNodeBackground(
     webAppUrl: deps.webAppUrl,
     queue,
     checks: CHECKS,
-    urlPolicy: deps.urlPolicy ?? NODE_WEBHOOK_URL_POLICY,
-    fetch: deps.fetch ?? fetch,
-    resolveHost: deps.resolveHost,
+    urlPolicy: deps.urlPolicy ?? {},
+    fetch: deps.fetch ?? refuseAll,
     deliveryRetryDelaysSeconds: deps.deliveryRetryDelaysSeconds,
     secrets: deps.secrets,
     mail: deps.mail ?? { transport: null, from: mailFromAddress(undefined, deps.webAppUrl), logHeldBodies: false },

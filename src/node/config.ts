@@ -2,6 +2,7 @@
 import { configuredBaseUrl } from "../lib/base-url";
 import { MIN_SECRETS_KEY_LENGTH, parseKeyList } from "../lib/secret-box";
 import { parseSmtpUrl } from "../mail/transport";
+import { type OutboundPolicy, outboundPolicyFrom } from "../notifications/outbound-policy";
 
 export type NodeConfig = {
   port: number;
@@ -22,6 +23,11 @@ export type NodeConfig = {
   smtpUrl?: string;
   /** MAIL_FROM: the From header; unset → `CI test analytics <no-reply@<web app host>>`. */
   mailFrom?: string;
+  /**
+   * Where webhooks may go and how many (docs/outbound-policy.md): OUTBOUND_ALLOW_HOSTS (unset →
+   * none: loopback is refused too), WEBHOOKS_PER_ORGANIZATION, WEBHOOK_DELIVERIES_PER_MINUTE.
+   */
+  outbound: OutboundPolicy;
 };
 
 export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
@@ -34,6 +40,8 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
   // Checked now so a typo fails the start, not the first e-mail (the message never repeats the URL).
   if (env.SMTP_URL) parseSmtpUrl(env.SMTP_URL);
   if (secretsKeyPrevious.some((key) => key.length < MIN_SECRETS_KEY_LENGTH)) throw new Error(`Every key of SECRETS_KEY_PREVIOUS must be at least ${MIN_SECRETS_KEY_LENGTH} characters long.`);
+  // Parsed now, like SMTP_URL: a malformed host or cap fails the start.
+  const outbound = outboundPolicyFrom(env);
   return {
     port,
     host: env.HOST || undefined,
@@ -47,6 +55,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
     seedDemo: env.SEED_DEMO !== "false",
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || undefined,
+    outbound,
   };
 }
 

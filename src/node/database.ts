@@ -1,7 +1,8 @@
 /**
  * Opens the database named by DATABASE_URL for Node runtimes (npm start, tests, benchmarks):
- * unset → embedded PGlite persisted in ./.data/pglite; `memory://` → a throwaway in-memory
- * PGlite; `postgres://…` → a real server through node-postgres. Same schema, migrations and SQL.
+ * unset → embedded PGlite persisted in ./.data/pglite, locked to this process (./data-dir-lock.ts);
+ * `memory://` → a throwaway in-memory PGlite; `postgres://…` → a real server through
+ * node-postgres. Same schema, migrations and SQL.
  */
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -17,6 +18,7 @@ import { type CopyIn, registerCopyIn } from "../db/bulk-copy";
 import { foldTransactionBoundaries } from "../db/transaction-boundaries";
 import * as schema from "../db/schema";
 import type { Database } from "../db/types";
+import { type DataDirLock, lockDataDir } from "./data-dir-lock";
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
 export const DEFAULT_DATA_DIR = "./.data/pglite";
@@ -56,15 +58,27 @@ export async function openDatabase(url: string | undefined, options: { dataDir?:
   }
   const inMemory = url === "memory://";
   const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;
-  if (!inMemory) mkdirSync(dataDir, { recursive: true });
-  const client = await PGlite.create(inMemory ? undefined : dataDir, options.pgliteDump ? { loadDataDir: options.pgliteDump } : {});
+  // A directory is one process's (src/node/data-dir-lock.ts): a second one stops here, before opening it.
+  let lock: DataDirLock | null = null;
+  if (!inMemory) {
+    mkdirSync(dataDir, { recursive: true });
+    lock = lockDataDir(dataDir);
+  }
+  let client: PGlite;
+  try {
+    client = await PGlite.create(inMemory ? undefined : dataDir, options.pgliteDump ? { loadDataDir: options.pgliteDump } : {});
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
   const db = drizzlePglite(client, { schema }) as unknown as Database;
   return {
     db,
     kind: "pglite",
     description: inMemory ? "embedded PGlite (in memory, discarded on exit)" : `embedded PGlite in ${dataDir}`,
     migrate: () => migratePglite(db as never, { migrationsFolder: MIGRATIONS_FOLDER }),
-    close: () => client.close(),
+    // The lock goes once everything is on disk, so the next process opens a closed database.
+    close: () => client.close().finally(() => lock?.release()),
     // Exposed for tests that snapshot a migrated database.
     ...({ client } as object),
   };

@@ -10,8 +10,8 @@ import { consoleLogger } from "../lib/logger";
 import { systemClock } from "../lib/clock";
 import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
 import { recoverPendingDeliveries, recoverPendingRuns } from "../ingest/in-process-run-queue";
-import { NODE_WEBHOOK_URL_POLICY, createNodeBackground } from "./background";
-import { resolveHost } from "./resolve-host";
+import { createNodeBackground } from "./background";
+import { nodeOutboundFetch } from "./outbound-fetch";
 import { prepareDatabase } from "./prepare-database";
 import { publicUrls, readNodeConfig } from "./config";
 import { openDatabase } from "./database";
@@ -45,7 +45,19 @@ async function main(): Promise<void> {
     from: mailFromAddress(config.mailFrom, webAppUrl),
     logHeldBodies: !config.smtpUrl && isLocalWebApp(webAppUrl),
   };
-  const { queue: runQueue } = createNodeBackground({ db: database.db, clock: systemClock, logger: consoleLogger, webAppUrl, resolveHost, secrets, mail });
+  // One policy for what the pages and the admin API accept and what deliveries reach (OUTBOUND_ALLOW_HOSTS: none by default).
+  const outbound = config.outbound;
+  if (outbound.allowHosts?.length) consoleLogger.info("OUTBOUND_ALLOW_HOSTS: webhooks may reach these hosts although internal, over http too", { hosts: outbound.allowHosts });
+  const { queue: runQueue } = createNodeBackground({
+    db: database.db,
+    clock: systemClock,
+    logger: consoleLogger,
+    webAppUrl,
+    urlPolicy: outbound,
+    fetch: nodeOutboundFetch(outbound),
+    secrets,
+    mail,
+  });
   const recovered = await recoverPendingRuns(database.db, runQueue);
   if (recovered > 0) consoleLogger.info("queued runs left pending by an earlier process", { runs: recovered });
   const redelivered = await recoverPendingDeliveries(database.db, runQueue);
@@ -57,8 +69,7 @@ async function main(): Promise<void> {
     adminToken: config.adminToken,
     publicBaseUrl,
     webAppUrl,
-    // The same rule as the deliveries (background.ts): a local receiver on http://127.0.0.1 is fine.
-    webhookUrlPolicy: NODE_WEBHOOK_URL_POLICY,
+    webhookUrlPolicy: outbound,
     secrets,
   });
   // One process, one pool: every request gets the same dependencies.

@@ -8,7 +8,7 @@ import type { Logger } from "../lib/logger";
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
 import type { SecretKeyring } from "../lib/secret-box";
-import type { UrlPolicy } from "../notifications/url-policy";
+import type { OutboundPolicy } from "../notifications/outbound-policy";
 import type { CheckRegistry } from "../checks/types";
 import { runAlertChecks } from "./alert-checks";
 import { type NotificationDeps, planNotifications } from "./notifications";
@@ -27,9 +27,9 @@ export type BackgroundDeps = {
   webAppUrl: string;
   queue: RunQueue;
   checks: CheckRegistry;
-  urlPolicy: UrlPolicy;
+  urlPolicy: OutboundPolicy;
+  /** Outbound HTTP held to `urlPolicy` (NotificationDeps.fetch). */
   fetch: typeof fetch;
-  resolveHost?: (host: string) => Promise<string[]>;
   deliveryRetryDelaysSeconds?: number[];
   secrets: SecretKeyring;
   /** The e-mail transport and From address (docs/e-mail.md); without a transport, mail is held in the outbox. */
@@ -55,7 +55,6 @@ export function backgroundWork(deps: BackgroundDeps): BackgroundWork {
     queue: deps.queue,
     urlPolicy: deps.urlPolicy,
     fetch: deps.fetch,
-    resolveHost: deps.resolveHost,
     retryDelaysSeconds: deps.deliveryRetryDelaysSeconds,
     secrets: deps.secrets,
   };

@@ -1,14 +1,15 @@
 /**
  * Notification settings, through the admin API: an organization's webhook endpoints (each with
- * its signing secret, shown once and stored sealed: webhook-secrets.ts), their delivery logs, and
- * an alert's notification cooldown.
+ * its signing secret, shown once and stored sealed: webhook-secrets.ts; at most
+ * WEBHOOKS_PER_ORGANIZATION of them), their delivery logs, and an alert's notification cooldown.
  */
-import { and, desc, eq } from "drizzle-orm";
+import { and, count, desc, eq } from "drizzle-orm";
 import { alerts, notificationDeliveries, organizations, projects, webhookEndpoints } from "../db/schema";
 import type { Database } from "../db/types";
-import { notFound, validationFailed } from "../lib/errors";
+import { transactionWithRetry } from "../db/transaction-retry";
+import { ApiError, notFound, validationFailed } from "../lib/errors";
 import { isUuid } from "../lib/ids";
-import { webhookUrlProblem } from "../notifications/url-policy";
+import { DEFAULT_WEBHOOKS_PER_ORGANIZATION, outboundUrlProblem } from "../notifications/outbound-policy";
 import { presentDelivery, presentWebhookEndpoint } from "./notification-presenters";
 import type { NotificationDeps } from "./notifications";
 import { presentAlert } from "./presenters";
@@ -19,13 +20,19 @@ function randomSigningSecret(): string {
   return `whsec_${Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")}`;
 }
 
+/**
+ * Adds an endpoint, within the organization's cap: every endpoint multiplies what one event sends
+ * (each delivery retried up to six times), so the count is bounded (`quota_exceeded`, 429). The
+ * count and the insert share a transaction holding the organization's row, so two concurrent
+ * additions cannot both take the last place.
+ */
 export async function createWebhookEndpoint(
   deps: Pick<NotificationDeps, "db" | "clock" | "urlPolicy" | "secrets">,
   organizationId: string,
   input: { url: string; projectId?: string | null; description?: string | null },
 ) {
   if (!isUuid(organizationId)) throw notFound("Organization");
-  const problem = webhookUrlProblem(input.url, deps.urlPolicy);
+  const problem = outboundUrlProblem(input.url, deps.urlPolicy);
   if (problem) throw validationFailed([{ field: "url", message: problem }]);
   if (input.projectId) {
     if (!isUuid(input.projectId)) throw validationFailed([{ field: "project_id", message: "is not a project of this organization" }]);
@@ -40,24 +47,21 @@ export async function createWebhookEndpoint(
   // The id is chosen here because the sealed secret is bound to its row.
   const id = crypto.randomUUID();
   const sealed = await sealSigningSecret(deps.secrets, id, secret);
-  try {
-    const [row] = await deps.db
+  const cap = deps.urlPolicy.webhooksPerOrganization ?? DEFAULT_WEBHOOKS_PER_ORGANIZATION;
+  const row = await transactionWithRetry(deps.db, async (tx) => {
+    const [organization] = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for("no key update");
+    if (!organization) throw notFound("Organization");
+    const [existing] = await tx.select({ endpoints: count() }).from(webhookEndpoints).where(eq(webhookEndpoints.organizationId, organizationId));
+    if (existing!.endpoints >= cap) {
+      throw new ApiError("quota_exceeded", `This organization already has ${existing!.endpoints} webhooks, the most it may have (${cap}). Remove one before adding another.`);
+    }
+    const [inserted] = await tx
       .insert(webhookEndpoints)
-      .values({
-        id,
-        organizationId,
-        projectId: input.projectId ?? null,
-        url: input.url,
-        description: input.description ?? null,
-        signingSecretEncrypted: sealed,
-        createdAt: deps.clock.now(),
-      })
+      .values({ id, organizationId, projectId: input.projectId ?? null, url: input.url, description: input.description ?? null, signingSecretEncrypted: sealed, createdAt: deps.clock.now() })
       .returning();
-    return { webhook: presentWebhookEndpoint(row!), signing_secret: secret };
-  } catch (error) {
-    if ((error as { cause?: { code?: string } }).cause?.code === "23503") throw notFound("Organization");
-    throw error;
-  }
+    return inserted!;
+  });
+  return { webhook: presentWebhookEndpoint(row), signing_secret: secret };
 }
 
 export async function listWebhookEndpoints(db: Database, organizationId: string) {

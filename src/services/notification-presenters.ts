@@ -7,6 +7,22 @@ import { alertEvents, type alerts, type notificationDeliveries, projects, testRu
 import type { Database } from "../db/types";
 import { presentAlert, presentAlertEvent, presentTestRun } from "./presenters";
 
+/**
+ * A webhook URL as people other than the organization's admins see it: scheme and host, the rest
+ * masked. Chat and incident tools put the credential in the path or the query (Slack's
+ * `/services/T…/B…/<secret>`, Teams' and Discord's tokens), so whoever can read the URL can post.
+ */
+export function redactedWebhookUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    const bare = url.pathname === "/" && url.search === "" && url.hash === "";
+    return `${url.protocol}//${url.host}/${bare ? "" : "…"}`;
+  } catch {
+    return "…";
+  }
+}
+
+/** An endpoint as the admin API returns it (admin token: the operator's): the whole URL. */
 export function presentWebhookEndpoint(row: typeof webhookEndpoints.$inferSelect) {
   return {
     id: row.id,

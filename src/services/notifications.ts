@@ -23,7 +23,7 @@ import { transactionWithRetry } from "../db/transaction-retry";
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
 import type { SecretKeyring } from "../lib/secret-box";
-import type { UrlPolicy } from "../notifications/url-policy";
+import type { OutboundPolicy } from "../notifications/outbound-policy";
 import type { RecordedTrip } from "./alert-checks";
 import type { RunQueue } from "../ingest/run-queue";
 import type { TestRunRow } from "./test-runs";
@@ -34,11 +34,14 @@ export type NotificationDeps = {
   logger: Logger;
   webAppUrl: string;
   queue: RunQueue;
-  urlPolicy: UrlPolicy;
-  /** Outbound HTTP; the runtime's fetch. */
+  /** Where deliveries may go and how many an organization may cause (src/notifications/outbound-policy.ts). */
+  urlPolicy: OutboundPolicy;
+  /**
+   * Outbound HTTP, held to the same policy: on Node the checked connections of
+   * src/node/outbound-fetch.ts (one DNS lookup, its addresses judged and dialled), on Workers
+   * guardedFetch over the runtime's fetch (whose egress cannot reach private networks).
+   */
   fetch: typeof fetch;
-  /** Resolves a host name to its addresses where the runtime can (Node); absent on Workers, whose fetch cannot reach private networks. */
-  resolveHost?: (host: string) => Promise<string[]>;
   /** Seconds before each retry; RETRY_DELAYS_SECONDS of webhook-delivery.ts by default (tests shorten them). */
   retryDelaysSeconds?: number[];
   /** Seals new endpoints' signing secrets and opens them to sign deliveries (docs/secrets.md). */

@@ -6,7 +6,9 @@
  *
  * An invitation's link carries a random token (256 bits); only its SHA-256 is stored. It lasts 7
  * days, opens once (accepted, it is spent), and an admin may revoke it. Inviting an address that
- * already has a pending invitation replaces it (the older link stops working).
+ * already has a pending invitation replaces it (the older link stops working). An organization
+ * sends at most INVITATION_RATE.limit invitations an hour; the e-mail's wording is in
+ * ./invitation-email.ts.
  */
 import { and, asc, desc, eq, gt } from "drizzle-orm";
 import { type MemberRole, invitations, members, organizations, sessions, users } from "../db/schema";
@@ -18,7 +20,7 @@ import { isUuid } from "../lib/ids";
 import type { SecretKeyring } from "../lib/secret-box";
 import type { ServiceDeps } from "./context";
 import { writeEmail } from "./email-outbox";
-import { oneLine } from "./organizations";
+import { invitationEmail } from "./invitation-email";
 
 export const INVITATION_LIFETIME_MS = 7 * 86_400_000;
 
@@ -64,14 +66,45 @@ export async function listPendingInvitations(deps: Pick<ServiceDeps, "db" | "clo
 const tokenHash = (token: string) => sha256Hex(`invitation:${token}`);
 
 /**
+ * Invitations an organization may send within an hour. Each one e-mails any address with text
+ * that quotes the organization's name: without a bound an organization is a mail relay.
+ */
+export const INVITATION_RATE = { limit: 20, windowMs: 3_600_000 };
+
+/**
+ * Refuses an invitation once the organization made INVITATION_RATE.limit within the window
+ * (replaced and revoked ones count: each was an e-mail). Counted in the database under the
+ * organization's row lock, so the bound holds across processes and between concurrent requests.
+ */
+async function checkInvitationRate(tx: Transaction, organizationId: string, now: Date): Promise<void> {
+  await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for("update");
+  const recent = await tx
+    .select({ createdAt: invitations.createdAt })
+    .from(invitations)
+    .where(and(eq(invitations.organizationId, organizationId), gt(invitations.createdAt, new Date(now.getTime() - INVITATION_RATE.windowMs))))
+    .orderBy(desc(invitations.createdAt))
+    .limit(INVITATION_RATE.limit);
+  if (recent.length < INVITATION_RATE.limit) return;
+  // A slot frees when the oldest of the newest `limit` leaves the window.
+  const seconds = Math.max(1, Math.ceil((recent[recent.length - 1]!.createdAt.getTime() + INVITATION_RATE.windowMs - now.getTime()) / 1000));
+  const minutes = Math.ceil(seconds / 60);
+  throw new ApiError(
+    "rate_limited",
+    `This organization has sent ${INVITATION_RATE.limit} invitations within the last hour, the most allowed. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+    { headers: { "Retry-After": String(seconds) } },
+  );
+}
+
+/**
  * Invites `email` with `role`: the invitation and its e-mail (the link with the token) are written
  * in one transaction; the caller queues `emailId` once it has committed. Refused for a person who
- * is already a member.
+ * is already a member, and past the organization's INVITATION_RATE.
  */
 export async function inviteMember(deps: TeamDeps, actor: Actor, input: { email: string; role: MemberRole }): Promise<{ invitationId: string; emailId: string }> {
   const email = input.email.trim().toLowerCase();
   const token = base64UrlEncode(crypto.getRandomValues(new Uint8Array(32)));
   const now = deps.clock.now();
+  const expiresAt = new Date(now.getTime() + INVITATION_LIFETIME_MS);
   return transactionWithRetry(deps.db, async (tx) => {
     await requireAdmin(tx, actor);
     const [already] = await tx
@@ -81,6 +114,7 @@ export async function inviteMember(deps: TeamDeps, actor: Actor, input: { email:
       .where(and(eq(members.organizationId, actor.organizationId), eq(users.email, email)))
       .limit(1);
     if (already) throw new ApiError("invalid_request", `${email} is already a member of the organization.`);
+    await checkInvitationRate(tx, actor.organizationId, now);
     // A new invitation replaces a pending one for the same address: one live link per address.
     await tx
       .update(invitations)
@@ -88,28 +122,16 @@ export async function inviteMember(deps: TeamDeps, actor: Actor, input: { email:
       .where(and(eq(invitations.organizationId, actor.organizationId), eq(invitations.email, email), eq(invitations.status, "pending")));
     const [invitation] = await tx
       .insert(invitations)
-      .values({ organizationId: actor.organizationId, email, role: input.role, status: "pending", expiresAt: new Date(now.getTime() + INVITATION_LIFETIME_MS), inviterId: actor.userId, tokenHash: tokenHash(token), createdAt: now })
+      .values({ organizationId: actor.organizationId, email, role: input.role, status: "pending", expiresAt, inviterId: actor.userId, tokenHash: tokenHash(token), createdAt: now })
       .returning({ id: invitations.id });
-    const [context] = await tx
+    const [names] = await tx
       .select({ organization: organizations.name, inviter: users.name })
       .from(organizations)
       .innerJoin(users, eq(users.id, actor.userId))
       .where(eq(organizations.id, actor.organizationId));
     const link = `${deps.webAppUrl.replace(/\/+$/, "")}/invitations/${token}`;
-    const text = [
-      "Hello,",
-      "",
-      `${context!.inviter} invites you to join the organization "${context!.organization}" on CI test analytics as ${input.role === "admin" ? "an admin" : "a member"}.`,
-      "",
-      `Accept the invitation (create your account or sign in): ${link}`,
-      "",
-      `The link works once and expires on ${new Date(now.getTime() + INVITATION_LIFETIME_MS).toISOString().slice(0, 16).replace("T", " ")} UTC.`,
-      "If you did not expect this e-mail, ignore it.",
-    ].join("\n");
-    const emailId = await writeEmail(
-      { db: tx, clock: deps.clock, secrets: deps.secrets },
-      { organizationId: actor.organizationId, kind: "invitation", to: email, subject: `Join ${oneLine(context!.organization)} on CI test analytics`, text },
-    );
+    const message = invitationEmail({ organizationName: names!.organization, inviterName: names!.inviter, role: input.role, link, expiresAt });
+    const emailId = await writeEmail({ db: tx, clock: deps.clock, secrets: deps.secrets }, { organizationId: actor.organizationId, kind: "invitation", to: email, ...message });
     return { invitationId: invitation!.id, emailId };
   });
 }

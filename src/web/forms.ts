@@ -1,5 +1,6 @@
 /** Reading and checking the pages' form posts (application/x-www-form-urlencoded or multipart). */
 import type { Context } from "hono";
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../auth/people";
 
 /** The form's text fields; a field sent as a file, or twice, reads as its first text value or "". */
 export async function formFields(c: Context, names: readonly string[]): Promise<Record<string, string>> {
@@ -13,16 +14,31 @@ export async function formFields(c: Context, names: readonly string[]): Promise<
   return fields;
 }
 
+/**
+ * Control characters (C0 and DEL). Never part of a name, an address or a password typed in a
+ * form; NUL in particular is refused by Postgres in any text value, so one that reached a query
+ * would be a 500 instead of the form's answer.
+ */
+export const hasControlCharacters = (value: string) => /[\u0000-\u001f\u007f]/.test(value);
+
 /** A display name (person, organization): non-blank, at most `max` characters, no control characters. */
 export function checkName(value: string, label: string, max = 255): string | null {
   if (value.trim() === "") return `${label} can't be blank.`;
   if (value.length > max) return `${label} is too long (maximum is ${max} characters).`;
-  if (/[\u0000-\u001f\u007f]/.test(value)) return `${label} must not contain control characters.`;
+  if (hasControlCharacters(value)) return `${label} must not contain control characters.`;
   return null;
 }
 
-/** A plausible e-mail address (better-auth checks it again). */
+/** A plausible e-mail address (better-auth checks it again): sign-up, sign-in and invitations. */
 export function checkEmail(value: string): string | null {
-  if (value.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) return "Enter an e-mail address such as name@example.com.";
+  if (value.length > 254 || hasControlCharacters(value) || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) return "Enter an e-mail address such as name@example.com.";
+  return null;
+}
+
+/** A password being chosen (sign-up, sign-up through an invitation): better-auth's length bounds, nothing a keyboard cannot type. */
+export function checkNewPassword(value: string): string | null {
+  if (value.length < MIN_PASSWORD_LENGTH) return `The password must have at least ${MIN_PASSWORD_LENGTH} characters.`;
+  if (value.length > MAX_PASSWORD_LENGTH) return `The password must have at most ${MAX_PASSWORD_LENGTH} characters.`;
+  if (hasControlCharacters(value)) return "The password must not contain control characters.";
   return null;
 }

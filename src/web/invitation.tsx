@@ -11,7 +11,7 @@ import { findUserByEmail } from "../services/memberships";
 import { clearSignInFailures, recordSignInFailure, signInLockedUntil } from "../services/sign-in-throttle";
 import { type OpenInvitation, acceptInvitation, findOpenInvitation } from "../services/team";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
-import { checkName, formFields } from "./forms";
+import { checkName, checkNewPassword, formFields } from "./forms";
 import { PlainPage } from "./layout";
 import { peopleDeps, withCookies } from "./session";
 
@@ -122,13 +122,7 @@ export function registerInvitation(web: Hono<WebEnv>, config: WebConfig, paths: 
     const name = form.name!.trim();
     const page = (status: 400 | 403, error: string) =>
       c.html(<InvitationPage paths={paths} token={token} invitation={invitation} mode={{ kind: "sign-up" }} error={error} name={name} />, status);
-    const problem =
-      checkName(name, "Your name") ??
-      (form.password!.length < MIN_PASSWORD_LENGTH
-        ? `The password must have at least ${MIN_PASSWORD_LENGTH} characters.`
-        : form.password!.length > MAX_PASSWORD_LENGTH
-          ? `The password must have at most ${MAX_PASSWORD_LENGTH} characters.`
-          : null);
+    const problem = checkName(name, "Your name") ?? checkNewPassword(form.password!);
     if (problem) return page(400, problem);
     try {
       const { cookies } = await signUpThroughInvitation(

@@ -1,4 +1,5 @@
-/** The project forms' fields, checked as the API checks them (name, description, default branch, auto-quarantine). */
+/** The project forms' fields, checked as the API checks them (name, description, default branch, auto-quarantine); the upload commands the pages show. */
+import { UPLOADER_BUNDLE_PATH, UPLOADER_TARBALL_PATH } from "../lib/uploader-package";
 import { MAX_AUTO_QUARANTINE_DAYS } from "../services/quarantine";
 import { checkName } from "./forms";
 
@@ -29,5 +30,20 @@ export function checkProjectFields(fields: ProjectFields): { value: CheckedProje
   return { value: { name: fields.name, description: fields.description === "" ? null : fields.description, defaultBranch: branch === "" ? null : branch, autoQuarantineDays } };
 }
 
-/** The CLI line that uploads reports with a project's token (packages/uploader, docs/uploader-cli.md). */
-export const uploadCommand = (baseUrl: string, token: string) => `CTA_UPLOAD_TOKEN=${token} npx ci-test-analytics upload --url ${baseUrl} 'reports/**/*.xml'`;
+/** `text` as one word of a POSIX shell: as is when it holds nothing the shell reads, else single-quoted. */
+export function shellWord(text: string): string {
+  return /^[A-Za-z0-9%+,./:=@_~-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The CLI line that uploads reports with a project's token (docs/uploader-cli.md, "Getting it"):
+ * npx installs the uploader from this service (GET /uploader/ci-test-analytics.tgz,
+ * src/routes/uploader.ts), never from the npm registry, where the name is not ours.
+ * test/cli/uploader-commands-e2e.test.ts runs it as the page shows it.
+ */
+export const uploadCommand = (baseUrl: string, token: string) =>
+  `CTA_UPLOAD_TOKEN=${shellWord(token)} npx --yes --package=${shellWord(baseUrl + UPLOADER_TARBALL_PATH)} ci-test-analytics upload --url ${shellWord(baseUrl)} 'reports/**/*.xml'`;
+
+/** The same without npm: the one file from this service (GET /uploader/ci-test-analytics.mjs), run with node. */
+export const downloadCommand = (baseUrl: string, token: string) =>
+  `curl -fsSLO ${shellWord(baseUrl + UPLOADER_BUNDLE_PATH)} && CTA_UPLOAD_TOKEN=${shellWord(token)} node ci-test-analytics.mjs upload --url ${shellWord(baseUrl)} 'reports/**/*.xml'`;

@@ -10,7 +10,8 @@ import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 import { formFields } from "./forms";
 import { ErrorContent, Layout } from "./layout";
 import { adminsOnly, isAdmin } from "./project-access";
-import { type ProjectFields, checkProjectFields, uploadCommand } from "./project-forms";
+import { type ProjectFields, checkProjectFields } from "./project-forms";
+import { UploadCommands } from "./upload-commands";
 import { signedIn } from "./session";
 
 const FIELDS = ["name", "description", "defaultBranch"] as const;
@@ -97,9 +98,7 @@ export function registerNewProject(web: Hono<WebEnv>, config: WebConfig, paths: 
           </label>
         </p>
         <p>Upload your test reports from CI with:</p>
-        <pre class="command" tabindex={0}>
-          <code>{uploadCommand(config.publicBaseUrl, created.upload_token)}</code>
-        </pre>
+        <UploadCommands baseUrl={config.publicBaseUrl} token={created.upload_token} />
         <p>
           <a href={paths.to(projectPath)}>Open the project</a> · <a href={paths.to(`${projectPath}/settings`)}>Its settings</a>
         </p>

@@ -18,7 +18,8 @@ import { utcText } from "./format";
 import { Layout } from "./layout";
 import { pageNotFound } from "./not-found";
 import { type MemberProject, adminsOnly, isAdmin, memberProject } from "./project-access";
-import { type ProjectFields, checkProjectFields, uploadCommand } from "./project-forms";
+import { type ProjectFields, checkProjectFields } from "./project-forms";
+import { UploadCommands } from "./upload-commands";
 import { ProjectHeader } from "./project";
 import { signedIn } from "./session";
 
@@ -120,9 +121,7 @@ function SettingsPage({ found, webhooks, extras, config }: { found: MemberProjec
                 <input id="upload-token" readonly value={extras.token.value} class="secret" />
               </label>
             </p>
-            <pre class="command" tabindex={0}>
-              <code>{uploadCommand(config.publicBaseUrl, extras.token.value)}</code>
-            </pre>
+            <UploadCommands baseUrl={config.publicBaseUrl} token={extras.token.value} />
           </>
         ) : extras.token ? (
           <p class="notice" role="alert">
@@ -227,7 +226,8 @@ function SettingsPage({ found, webhooks, extras, config }: { found: MemberProjec
 
 export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths): void {
   const render = async (c: Context<WebEnv>, found: MemberProject, extras: Extras, status: 200 | 400 = 200) => {
-    const webhooks = await listProjectWebhooks(c.env, found.project.organizationId, found.project.id);
+    // Admins manage the endpoints and read them whole; members read scheme and host (URLs often carry a credential).
+    const webhooks = await listProjectWebhooks(c.env, found.project.organizationId, found.project.id, { admin: isAdmin(found.membership) });
     return c.html(<SettingsPage found={found} webhooks={webhooks} extras={extras} config={config} />, status);
   };
   const deps = (c: Context<WebEnv>) => ({ db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, secrets: config.secrets });
@@ -292,7 +292,7 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
     if (problems.length === 0) {
       try {
         const created = await createWebhookEndpoint(
-          { ...deps(c), urlPolicy: config.webhookUrlPolicy ?? { allowLoopbackHttp: false } },
+          { ...deps(c), urlPolicy: config.webhookUrlPolicy ?? {} },
           found.project.organizationId,
           { url, projectId: found.project.id, description: description === "" ? null : description },
         );

@@ -11,11 +11,19 @@ import type { WebConfig, WebEnv, WebPaths } from "./env";
 const NOT_NEXT = new Set(["/sign-in", "/sign-up", "/sign-out"]);
 
 /**
+ * Whether a path stays on the origin that serves it: one leading `/`. A browser reads a Location
+ * of `//host/…` (or `/\host/…`, backslash being a slash in http URLs) as another site.
+ */
+const isOriginRelative = (path: string) => path.startsWith("/") && path[1] !== "/" && path[1] !== "\\";
+
+/**
  * A `next` value as a path of this app: relative to the origin (`/…`, not `//host` or `/\host`),
- * no control characters or backslashes, at most 2,000 characters; anything else is `/`.
+ * no control characters or backslashes, at most 2,000 characters; anything else is `/`. The rule
+ * is checked on the raw value and again on the path URL parsing makes of it: dot segments
+ * (`/.//host`, `/..//host`, `/%2e//host`) are removed by parsing and can leave a `//host` behind.
  */
 export function safeNextPath(raw: unknown): string {
-  if (typeof raw !== "string" || raw.length > 2000 || !raw.startsWith("/") || raw.startsWith("//")) return "/";
+  if (typeof raw !== "string" || raw.length > 2000 || !isOriginRelative(raw)) return "/";
   if (/[\u0000-\u001f\u007f\\]/.test(raw)) return "/";
   const base = "http://next.invalid";
   let url: URL;
@@ -24,7 +32,7 @@ export function safeNextPath(raw: unknown): string {
   } catch {
     return "/";
   }
-  if (url.origin !== base || NOT_NEXT.has(url.pathname)) return "/";
+  if (url.origin !== base || !isOriginRelative(url.pathname) || NOT_NEXT.has(url.pathname)) return "/";
   return `${url.pathname}${url.search}`;
 }
 

@@ -7,7 +7,7 @@ import type { Hono } from "hono";
 import { AuthRefused, currentPerson, signIn } from "../auth/people";
 import { clearSignInFailures, recordSignInFailure, signInLockedUntil } from "../services/sign-in-throttle";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
-import { formFields } from "./forms";
+import { checkEmail, formFields } from "./forms";
 import { PlainPage } from "./layout";
 import { peopleDeps, safeNextPath, withCookies } from "./session";
 
@@ -55,6 +55,9 @@ export function registerSignIn(web: Hono<WebEnv>, config: WebConfig, paths: WebP
     const email = form.email!.trim();
     const render = (status: 400 | 401 | 403 | 429, error: string) => c.html(<SignInPage paths={paths} next={next} email={email} error={error} />, status);
     if (!email || !form.password) return render(400, "Enter your e-mail and password.");
+    // Before the throttle's queries: every account's address passed this rule when it was made.
+    const emailProblem = checkEmail(email);
+    if (emailProblem) return render(400, emailProblem);
     const throttleDeps = { db: c.env.db, clock: c.env.clock };
     const lockedUntil = await signInLockedUntil(throttleDeps, email);
     if (lockedUntil) return render(429, lockedMessage(minutesUntil(lockedUntil, c.env.clock.now())));

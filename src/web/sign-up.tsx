@@ -6,7 +6,7 @@
 import type { Hono } from "hono";
 import { AuthRefused, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, currentPerson, signUp } from "../auth/people";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
-import { checkEmail, checkName, formFields } from "./forms";
+import { checkEmail, checkName, checkNewPassword, formFields } from "./forms";
 import { PlainPage } from "./layout";
 import { peopleDeps, withCookies } from "./session";
 
@@ -53,9 +53,7 @@ const SignUpPage = ({ paths, values, errors }: { paths: WebPaths; values?: SignU
 );
 
 function checkSignUp(values: SignUpValues, password: string): string[] {
-  const errors = [checkName(values.name, "Your name"), checkEmail(values.email), checkName(values.organization, "Organization name")];
-  if (password.length < MIN_PASSWORD_LENGTH) errors.push(`The password must have at least ${MIN_PASSWORD_LENGTH} characters.`);
-  if (password.length > MAX_PASSWORD_LENGTH) errors.push(`The password must have at most ${MAX_PASSWORD_LENGTH} characters.`);
+  const errors = [checkName(values.name, "Your name"), checkEmail(values.email), checkName(values.organization, "Organization name"), checkNewPassword(password)];
   return errors.filter((error): error is string => error !== null);
 }
 

@@ -71,6 +71,7 @@ fieldset { border: none; padding: 0; margin: 0; display: grid; gap: 0.9rem; }
 input:disabled, textarea:disabled { background: #f6f8fa; color: var(--fg); }
 input.secret { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; width: 100%; max-width: 40rem; }
 pre.command { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; padding: 0.6rem 0.8rem; overflow-x: auto; }
+code.digest { overflow-wrap: anywhere; }
 .actions { display: flex; gap: 0.75rem; flex-wrap: wrap; }
 button.danger { background: var(--fail); border-color: var(--fail); }
 .success { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--pass); background: #f0fff4; }

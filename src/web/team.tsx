@@ -194,10 +194,10 @@ const TeamPage = ({ view }: { view: TeamView }) => {
   );
 };
 
-const ERROR_STATUS = { invalid_request: 400, forbidden: 403, not_found: 404 } as const;
+const ERROR_STATUS = { invalid_request: 400, forbidden: 403, not_found: 404, rate_limited: 429 } as const;
 
 export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths): void {
-  const render = async (c: Context<WebEnv>, membership: Membership, outcome: Outcome, status: 200 | 400 | 403 | 404 = 200) => {
+  const render = async (c: Context<WebEnv>, membership: Membership, outcome: Outcome, status: 200 | 400 | 403 | 404 | 429 = 200) => {
     const person = c.var.person;
     const isAdmin = membership.role === "admin";
     const [members, invitations, key] = await Promise.all([
@@ -219,6 +219,8 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
       return await render(c, membership, await run(c, membership));
     } catch (error) {
       if (!(error instanceof ApiError) || !(error.code in ERROR_STATUS)) throw error;
+      // Retry-After of a refused invitation, as the API would send it.
+      for (const [name, value] of Object.entries(error.headers ?? {})) c.header(name, value);
       return render(c, membership, { error: error.message }, ERROR_STATUS[error.code as keyof typeof ERROR_STATUS]);
     }
   };

@@ -30,6 +30,15 @@ export interface WorkerEnv {
    * Unset: the interface's 32 MiB. At most 32 MiB.
    */
   UPLOAD_LIMIT_BYTES?: string;
+  /**
+   * Hosts (or host:port) webhooks may reach although internal, over http too: local development
+   * and tests only; unset → none (docs/outbound-policy.md).
+   */
+  OUTBOUND_ALLOW_HOSTS?: string;
+  /** Most webhooks per organization; unset → 10. */
+  WEBHOOKS_PER_ORGANIZATION?: string;
+  /** Most webhook deliveries sent per organization and minute, the rest wait in the queue; unset → 600. */
+  WEBHOOK_DELIVERIES_PER_MINUTE?: string;
   /** Local development and tests only: host:port of the WebSocket bridge standing in for Neon's proxy. */
   LOCAL_NEON_PROXY?: string;
   /** One Durable Object per API key: organization, revoked mark, rolling rate window. */

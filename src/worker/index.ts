@@ -18,6 +18,7 @@ import { consoleLogger } from "../lib/logger";
 import { NDJSON_CONTENT_TYPE } from "../lib/ndjson";
 import { SecretKeyring, parseKeyList } from "../lib/secret-box";
 import { UPLOAD_LIMIT_BYTES } from "../ingest/upload-body";
+import { guardedFetch, outboundPolicyFrom } from "../notifications/outbound-policy";
 import { backgroundWork } from "../services/background-work";
 import { getOrCreateSetting, randomSecret } from "../services/settings";
 import { reencryptSigningSecrets } from "../services/webhook-secrets";
@@ -57,8 +58,12 @@ export function uploadLimitOf(env: Pick<WorkerEnv, "UPLOAD_LIMIT_BYTES">): numbe
 
 /** The uploads' bucket (R2), when bound. */
 const payloadStoreOf = (env: WorkerEnv) => (env.PAYLOADS ? new R2PayloadStore(env.PAYLOADS) : undefined);
-/** http webhooks to loopback only in local development (the local Neon stand-in marks it). */
-const urlPolicyOf = (env: WorkerEnv) => ({ allowLoopbackHttp: Boolean(env.LOCAL_NEON_PROXY) });
+/**
+ * The outbound policy, as on Node (docs/outbound-policy.md): OUTBOUND_ALLOW_HOSTS (none unless set:
+ * `npm run dev` passes the variable on) and the caps. Workers cannot pin the address a name
+ * resolves to; the URL rules apply here and Cloudflare's egress never reaches private networks.
+ */
+const urlPolicyOf = (env: WorkerEnv) => outboundPolicyFrom(env);
 /** SMTP over TCP sockets when SMTP_URL is set; else the outbox holds the mail (never logged with its links on a Worker). */
 export const mailOf = (env: WorkerEnv): MailSettings => ({
   transport: env.SMTP_URL ? workerSmtpTransport(env.SMTP_URL) : null,
@@ -184,6 +189,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       const pool = requestPool(env, "queue");
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
+        const policy = urlPolicyOf(env);
         const work = backgroundWork({
           db,
           clock,
@@ -191,8 +197,8 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
           webAppUrl: webAppUrlOf(env),
           queue: new CloudflareRunQueue(env.RUN_QUEUE),
           checks: CHECKS,
-          urlPolicy: urlPolicyOf(env),
-          fetch: (input, init) => fetch(input, init),
+          urlPolicy: policy,
+          fetch: guardedFetch(policy, (input, init) => fetch(input, init)),
           secrets: secretsFor(env),
           mail: mailOf(env),
           payloadStore: payloadStoreOf(env),

@@ -20,3 +20,16 @@ describe("PUBLIC_BASE_URL and WEB_APP_URL", () => {
     },
   );
 });
+
+describe("the outbound policy (docs/outbound-policy.md)", () => {
+  it("allows no host by default, loopback included, with the default caps", () => {
+    expect(readNodeConfig({}).outbound).toEqual({ allowHosts: [], webhooksPerOrganization: 10, deliveriesPerMinute: 600 });
+  });
+
+  it("takes OUTBOUND_ALLOW_HOSTS and the caps from the environment, and refuses malformed ones at start", () => {
+    const config = readNodeConfig({ OUTBOUND_ALLOW_HOSTS: "127.0.0.1, localhost:8080", WEBHOOKS_PER_ORGANIZATION: "3", WEBHOOK_DELIVERIES_PER_MINUTE: "120" });
+    expect(config.outbound).toEqual({ allowHosts: ["127.0.0.1", "localhost:8080"], webhooksPerOrganization: 3, deliveriesPerMinute: 120 });
+    expect(() => readNodeConfig({ OUTBOUND_ALLOW_HOSTS: "https://localhost" })).toThrow(/OUTBOUND_ALLOW_HOSTS/);
+    expect(() => readNodeConfig({ WEBHOOKS_PER_ORGANIZATION: "-1" })).toThrow(/WEBHOOKS_PER_ORGANIZATION/);
+  });
+});

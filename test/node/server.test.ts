@@ -118,20 +118,38 @@ describe("npm start", () => {
     expect(stdout + stderr).not.toContain(token);
     expect(stdout).toMatch(/test run #1/);
 
-    // Running locally, a webhook receiver on loopback http may be registered (https elsewhere).
+    // Without OUTBOUND_ALLOW_HOSTS, webhooks go to public https hosts only: loopback is refused, however spelled.
     const webhook = (url: string) =>
       fetch(`${base}/admin/v1/organizations/${org.id}/webhooks`, {
         method: "POST",
         headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
         body: JSON.stringify({ url }),
       });
-    expect((await webhook("http://127.0.0.1:9999/hook")).status).toBe(201);
-    expect((await webhook("http://localhost:9999/hook")).status).toBe(201);
+    for (const host of ["127.0.0.1:9999", "localhost:9999", "2130706433:9999", "0x7f000001:9999", "127.1:9999", "0177.0.0.1:9999", "%31%32%37.0.0.1:9999", "[::1]:9999", "[::ffff:127.0.0.1]:9999"]) {
+      for (const scheme of ["http", "https"]) expect((await webhook(`${scheme}://${host}/hook`)).status, `${scheme}://${host}`).toBe(422);
+    }
     expect((await webhook("http://example.com/hook")).status).toBe(422);
+    expect((await webhook("https://hooks.example.com/hook")).status).toBe(201);
 
     const run: any = await (await fetch(`${base}/api/v1/projects/${created.project.id}/test_runs/1`, { headers: { authorization: `Bearer ${key}` } })).json();
     expect(run).toMatchObject({ status: "processed", branch: "main", commit_sha: "abc1234" });
     expect(run.tests_count).toBeGreaterThan(0);
+  });
+
+  it("OUTBOUND_ALLOW_HOSTS lets a local webhook receiver in, and only the hosts it names; a malformed one fails the start", async () => {
+    const adminToken = "e2e-admin-token-777777";
+    const env = { ADMIN_TOKEN: adminToken, SEED_DEMO: "false", PUBLIC_BASE_URL: "https://ci.example.com", OUTBOUND_ALLOW_HOSTS: "127.0.0.1:9999,localhost" };
+    const { output } = await startServer(env, /Admin API enabled.*\n/);
+    const base = /(http:\/\/localhost:\d+)/.exec(output)![1]!;
+    const admin = (path: string, body: unknown) =>
+      fetch(`${base}/admin/v1${path}`, { method: "POST", headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const org: any = await (await admin("/organizations", { name: "Local receivers" })).json();
+    const webhook = (url: string) => admin(`/organizations/${org.organization.id}/webhooks`, { url });
+    expect((await webhook("http://127.0.0.1:9999/hook")).status).toBe(201);
+    expect((await webhook("http://localhost:3000/hook")).status).toBe(201);
+    expect((await webhook("http://127.0.0.1:9998/hook")).status).toBe(422);
+    expect((await webhook("http://[::1]:9999/hook")).status).toBe(422);
+    await expect(startServer({ OUTBOUND_ALLOW_HOSTS: "http://localhost/" })).rejects.toThrow(/OUTBOUND_ALLOW_HOSTS/);
   });
 
   it("refuses a DATABASE_URL it cannot use, with a clear message", async () => {

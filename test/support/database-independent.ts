@@ -11,6 +11,7 @@
 export const DATABASE_INDEPENDENT_TESTS = [
   "test/lib/**/*.test.ts",
   "test/checks/**/*.test.ts",
+  "test/notifications/**/*.test.ts",
   "test/ingest/**/*.test.ts",
   "test/build/**/*.test.ts",
   "test/scripts/**/*.test.ts",
@@ -19,7 +20,9 @@ export const DATABASE_INDEPENDENT_TESTS = [
   "test/node/config.test.ts",
   "test/node/secrets-key.test.ts",
   "test/node/wire-meter.test.ts",
+  "test/node/outbound-fetch.test.ts",
   "test/web/page-paths.test.ts",
+  "test/web/upload-commands.test.ts",
   "test/cli/action.test.ts",
   "test/cli/base-url.test.ts",
   "test/cli/bundle.test.ts",
@@ -30,5 +33,7 @@ export const DATABASE_INDEPENDENT_TESTS = [
   // Servers started on their own embedded database (memory://) whatever the pass.
   "test/node/server.test.ts",
   "test/node/http-server.test.ts",
+  "test/node/data-dir-lock.test.ts",
   "test/cli/quarantine-e2e.test.ts",
+  "test/cli/uploader-commands-e2e.test.ts",
 ];

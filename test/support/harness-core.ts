@@ -21,9 +21,17 @@ import { type Report, completeTestRun, failTestRun, recordTestRunArrival } from 
 
 import { createApp } from "../../src/app";
 import { SecretKeyring } from "../../src/lib/secret-box";
+import { type OutboundPolicy, guardedFetch } from "../../src/notifications/outbound-policy";
 import { ADMIN_TOKEN, CURSOR_SECRET, PUBLIC_BASE_URL, SECRETS_KEY, WEB_APP_URL } from "./constants";
 
 export { ADMIN_TOKEN, CURSOR_SECRET, PUBLIC_BASE_URL, SECRETS_KEY, WEB_APP_URL } from "./constants";
+
+/**
+ * The suites' operator allowance (OUTBOUND_ALLOW_HOSTS=127.0.0.1,localhost): their webhook receivers
+ * listen on loopback, which the default policy refuses. The workerd suite's Worker has the same
+ * binding (test/worker/vitest.config.ts).
+ */
+export const LOCAL_RECEIVERS_POLICY: OutboundPolicy = { allowHosts: ["127.0.0.1", "localhost"] };
 
 /** The keyring of SECRETS_KEY, as the Worker of the workerd suite has it too. */
 export const testSecrets = new SecretKeyring({ current: SECRETS_KEY });
@@ -38,8 +46,12 @@ export type HarnessOptions = {
   adminToken?: string | undefined;
   /** Configuration or request dependencies to replace (the app is then built in process, also in workerd). */
   overrides?: Partial<AppConfig & RequestDeps>;
-  /** Outbound fetch and URL policy of notification deliveries (webhook tests). */
-  background?: { fetch?: typeof fetch; urlPolicy?: { allowLoopbackHttp: boolean }; deliveryRetryDelaysSeconds?: number[]; mail?: MailSettings; emailRetryDelaysSeconds?: number[] };
+  /**
+   * Outbound fetch and policy of notification deliveries (webhook tests): LOCAL_RECEIVERS_POLICY by
+   * default, through the Node suite's checked connections (test/support/harness.ts) or, in workerd,
+   * the runtime's fetch behind the policy's URL rules.
+   */
+  background?: { fetch?: typeof fetch; urlPolicy?: OutboundPolicy; deliveryRetryDelaysSeconds?: number[]; mail?: MailSettings; emailRetryDelaysSeconds?: number[] };
 };
 
 /** Something that answers requests: the app itself (Node) or the Worker (workerd). */
@@ -237,13 +249,15 @@ export function inProcessHarness(db: Database, options: HarnessOptions, close: (
   const { db: dbOverride, clock: clockOverride, keyCounter, uploadCounter, runQueue: queueOverride, logger: loggerOverride, ...configOverrides } = options.overrides ?? {};
   // The app and the background work share one keyring, as in the runtimes' entries.
   const secrets = configOverrides.secrets ?? testSecrets;
-  const { queue: runQueue, work } = createNodeBackground({ db, clock, logger, webAppUrl: WEB_APP_URL, secrets, ...options.background }, { retryDelayMs: () => 10 });
+  const urlPolicy = options.background?.urlPolicy ?? LOCAL_RECEIVERS_POLICY;
+  const background = { urlPolicy, fetch: guardedFetch(urlPolicy, (input, init) => fetch(input, init)), ...options.background };
+  const { queue: runQueue, work } = createNodeBackground({ db, clock, logger, webAppUrl: WEB_APP_URL, secrets, ...background }, { retryDelayMs: () => 10 });
   const config: AppConfig = {
     cursorSecret: CURSOR_SECRET,
     adminToken: "adminToken" in options ? options.adminToken : ADMIN_TOKEN,
     publicBaseUrl: PUBLIC_BASE_URL,
     webAppUrl: WEB_APP_URL,
-    webhookUrlPolicy: { allowLoopbackHttp: true },
+    webhookUrlPolicy: LOCAL_RECEIVERS_POLICY,
     ...configOverrides,
     secrets,
   };

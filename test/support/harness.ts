@@ -7,7 +7,8 @@
 import { readFileSync } from "node:fs";
 import { inject } from "vitest";
 import { openDatabase, type OpenedDatabase } from "../../src/node/database";
-import { type HarnessOptions, inProcessHarness } from "./harness-core";
+import { nodeOutboundFetch } from "../../src/node/outbound-fetch";
+import { type HarnessOptions, LOCAL_RECEIVERS_POLICY, inProcessHarness } from "./harness-core";
 
 export * from "./harness-core";
 
@@ -19,7 +20,10 @@ export async function openTestDatabase(): Promise<OpenedDatabase> {
   return openDatabase("memory://", { pgliteDump: new Blob([readFileSync(snapshotPath)]) });
 }
 
+/** Deliveries go out as `npm start` sends them: through the checked connections of src/node/outbound-fetch.ts. */
 export async function createHarness(options: HarnessOptions = {}) {
   const database = await openTestDatabase();
-  return inProcessHarness(database.db, options, () => database.close());
+  const urlPolicy = options.background?.urlPolicy ?? LOCAL_RECEIVERS_POLICY;
+  const background = { urlPolicy, fetch: nodeOutboundFetch(urlPolicy), ...options.background };
+  return inProcessHarness(database.db, { ...options, background }, () => database.close());
 }

@@ -75,12 +75,26 @@ export class SmtpSink {
   }
 }
 
-/** A header's value (unfolded; RFC 2047 words are left as they are: the tests use ASCII subjects). */
+/** A header's value: unfolded, RFC 2047 encoded words (`=?UTF-8?Q?…?=`, `=?UTF-8?B?…?=`) decoded. */
 function headerOf(raw: string, name: string): string {
   const head = raw.split(/\r?\n\r?\n/)[0] ?? "";
   const unfolded = head.replace(/\r?\n[ \t]+/g, " ");
   const line = unfolded.split(/\r?\n/).find((l) => l.toLowerCase().startsWith(`${name}:`));
-  return line ? line.slice(name.length + 1).trim() : "";
+  return line ? decodeWords(line.slice(name.length + 1).trim()) : "";
+}
+
+const ENCODED_WORD = /=\?[^?]+\?([QqBb])\?([^?]*)\?=/g;
+
+/** A run of adjacent encoded words is one byte string (a character may span two words); the space between them is not text. */
+function decodeWords(value: string): string {
+  return value.replace(/=\?[^?]+\?[QqBb]\?[^?]*\?=(?:\s+=\?[^?]+\?[QqBb]\?[^?]*\?=)*/g, (run) => {
+    const bytes = [...run.matchAll(ENCODED_WORD)].map(([, encoding, data]) =>
+      encoding!.toUpperCase() === "B"
+        ? Buffer.from(data!, "base64")
+        : Buffer.from(data!.replace(/_/g, " ").replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), "latin1"),
+    );
+    return Buffer.concat(bytes).toString("utf8");
+  });
 }
 
 /** The text body, quoted-printable decoded when so encoded. */

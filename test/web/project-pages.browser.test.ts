@@ -84,7 +84,7 @@ describe("project pages in Chromium", () => {
     const token = await admin.locator("#upload-token").inputValue();
     expect(token).toMatch(/^ctu_/);
     await expectAccessible(admin);
-    expect(await admin.locator("pre.command").textContent()).toContain(`CTA_UPLOAD_TOKEN=${token} npx ci-test-analytics upload --url`);
+    expect(await admin.locator("#upload-command").textContent()).toContain(`CTA_UPLOAD_TOKEN=${token} npx --yes --package=${server.base}/uploader/ci-test-analytics.tgz ci-test-analytics upload --url`);
 
     await admin.getByRole("link", { name: "Open the project" }).click();
     await admin.waitForURL(/\/projects\/[0-9a-f-]{36}$/);

@@ -8,6 +8,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projects, webhookEndpoints } from "../../src/db/schema";
+import { UPLOADER_BUNDLE_SHA256, UPLOADER_TARBALL_SHA256 } from "../../src/lib/uploader-package";
 import { PUBLIC_BASE_URL } from "../support/constants";
 import { createHarness } from "../support/harness";
 import { adminAndMember, inputValue } from "../support/project-page-fixtures";
@@ -39,7 +40,14 @@ describe("/projects/new", () => {
 
     const { created, token, project } = await createdProject(people);
     expect(token).toMatch(/^ctu_/);
-    expect(created.text).toContain(`CTA_UPLOAD_TOKEN=${token} npx ci-test-analytics upload --url ${PUBLIC_BASE_URL}`);
+    // The uploader comes from this service, never from the npm registry (its name there is not ours); test/cli/uploader-commands-e2e.test.ts runs both lines.
+    expect(created.text).toContain(
+      `CTA_UPLOAD_TOKEN=${token} npx --yes --package=${PUBLIC_BASE_URL}/uploader/ci-test-analytics.tgz ci-test-analytics upload --url ${PUBLIC_BASE_URL} &#39;reports/**/*.xml&#39;`,
+    );
+    expect(created.text).toContain(`curl -fsSLO ${PUBLIC_BASE_URL}/uploader/ci-test-analytics.mjs &amp;&amp; CTA_UPLOAD_TOKEN=${token} node ci-test-analytics.mjs upload --url ${PUBLIC_BASE_URL}`);
+    expect(created.text).toContain(UPLOADER_TARBALL_SHA256);
+    expect(created.text).toContain(UPLOADER_BUNDLE_SHA256);
+    expect(created.text).not.toContain("npx ci-test-analytics");
     expect(created.text).toContain(`href="/projects/${project.id}"`);
     expect(project).toMatchObject({ name: "Checkout", description: "The shop's checkout", defaultBranch: null });
     expect(project.uploadTokenEncrypted).toMatch(/^v1:/);
@@ -136,8 +144,9 @@ describe("/projects/:id/settings", () => {
 
     const page = await people.admin.get(`/projects/${project.id}/settings`);
     expect(page.text).not.toContain(secret);
-    expect(page.text).toContain("http://127.0.0.1:9/hook");
-    expect(page.text).toContain("http://127.0.0.1:9/all");
+    // An admin reads the URLs whole (a member reads them redacted: below).
+    expect(page.text).toContain("<code>http://127.0.0.1:9/hook</code>");
+    expect(page.text).toContain("<code>http://127.0.0.1:9/all</code>");
     expect(page.text).toContain("Every project (admin API)");
     expect(page.text).toContain(`action="/projects/${project.id}/settings/webhooks/${endpoint!.id}/delete"`);
     expect(page.text).not.toContain(`/settings/webhooks/${wide.body.webhook.id}/delete`);
@@ -157,7 +166,9 @@ describe("/projects/:id/settings", () => {
     expect(page.text).toContain("<fieldset disabled");
     expect(page.text).toContain('value="Checkout"');
     expect(page.text).toContain("Reveal the upload token");
-    expect(page.text).toContain("http://127.0.0.1:9/hook");
+    // A member reads the URL redacted: webhook URLs often carry the receiver's credential.
+    expect(page.text).toContain("http://127.0.0.1:9/…");
+    expect(page.text).not.toContain("http://127.0.0.1:9/hook");
     for (const control of ["Save settings", "Rotate the upload token", "Add webhook", "/delete"]) expect(page.text).not.toContain(control);
   });
 });

@@ -92,8 +92,55 @@ describe("next", () => {
     ["/sign-out", "/"],
     ["/sign-in?next=/x", "/"],
     [`/${"a".repeat(2001)}`, "/"],
+    // Percent-encoded slashes stay encoded: a path of this origin.
+    ["/%2f/evil.example", "/%2f/evil.example"],
+    ["/./%2f/evil.example", "/%2f/evil.example"],
   ])("%j → %j", (raw, expected) => {
     expect(safeNextPath(raw)).toBe(expected);
+  });
+
+  /** Spellings that URL parsing (dot segments, tabs and newlines dropped, `\` read as `/`) turns into `//evil.example/…`. */
+  const OFF_SITE = [
+    "/.//evil.example/phish",
+    "/..//evil.example/phish",
+    "/%2e//evil.example/phish",
+    "/%2E//evil.example/phish",
+    "/%2e%2e//evil.example/phish",
+    "/.%2e//evil.example/phish",
+    "/././/evil.example/phish",
+    "/a/..//evil.example/phish",
+    "/a/b/../..//evil.example/phish",
+    "/x/../..//evil.example/phish",
+    "/%2e%2e/%2e//evil.example/phish",
+    "/./\\evil.example/phish",
+    "/.\\/evil.example/phish",
+    "/\\/evil.example/phish",
+    "/.\t//evil.example/phish",
+    "/\t/evil.example/phish",
+    "/.\n//evil.example/phish",
+    "/\r\n/evil.example/phish",
+    "/./\t/evil.example/phish",
+    "/.//evil.example/phish?x=1",
+  ];
+
+  it.each(OFF_SITE)("%j never leads off the origin", (raw) => {
+    expect(safeNextPath(raw)).toBe("/");
+  });
+
+  it("a signed-in visit to /sign-in with such a next, and signing in with it, land on / (never //host)", async () => {
+    const email = uniqueEmail("open-redirect");
+    const client = new WebClient(h.app);
+    await client.signUp({ email, organization: "Open Redirect Org" });
+    for (const raw of OFF_SITE) {
+      const visit = await client.get(`/sign-in?next=${encodeURIComponent(raw)}`);
+      expect([raw, visit.status, visit.location]).toEqual([raw, 302, "/"]);
+      const signIn = await new WebClient(h.app).signIn(email, PASSWORD, raw);
+      expect([raw, signIn.status, signIn.location]).toEqual([raw, 303, "/"]);
+    }
+    // The form a signed-out visitor gets carries / as its next, not the parsed //host.
+    const form = await new WebClient(h.app).get(`/sign-in?next=${encodeURIComponent("/.//evil.example/phish")}`);
+    expect(form.text).toContain('name="next" value="/"');
+    expect(form.text).not.toContain("evil.example");
   });
 
   it("sign-in with a foreign next lands on /", async () => {

@@ -57,7 +57,7 @@ describe("invitations, the team page and the API key", () => {
     await sink.waitFor(2);
     const [mail] = sink.to(memberEmail);
     expect(mail!.from).toBe("ci@example.com");
-    expect(mail!.subject).toContain("Join Team <b>Org</b>");
+    expect(mail!.subject).toBe('Invitation: join the organization "Team <b>Org</b>" on CI test analytics');
     expect(mail!.text).toContain("as a member");
     // The token is stored only as a hash.
     const rows = await h.db.select().from(invitations).where(eq(invitations.organizationId, organizationId));

@@ -28,6 +28,8 @@ export default defineConfig({
           ADMIN_TOKEN,
           PUBLIC_BASE_URL,
           WEB_APP_URL,
+          // The suites' webhook receivers are on loopback, which the outbound policy refuses unless the operator allows it.
+          OUTBOUND_ALLOW_HOSTS: "127.0.0.1,localhost",
         },
       },
     })),

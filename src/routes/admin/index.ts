@@ -168,6 +168,11 @@ const WebhookSchema = z
   })
   .openapi("Webhook");
 
+/** The envelope of a cap reached (admin API only: /api/v1 never answers it, so its `Error` schema does not list the code). */
+const QuotaExceededSchema = z
+  .object({ error: z.object({ code: z.literal("quota_exceeded"), message: z.string().openapi({ description: "For humans only; may change." }) }) })
+  .openapi("QuotaExceededError");
+
 const DeliverySchema = z
   .object({
     id: z.number().int(),
@@ -227,12 +232,13 @@ const createWebhookRoute = createRoute({
   tags: ["Admin"],
   summary: "Add a webhook for the organization's (or one project's) alert notifications and test events",
   description:
-    "Deliveries are POSTs of JSON signed with `CTA-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(signing_secret, \"<t>.<body>\")>` (docs/notifications.md): alert trips (`alert.triggered`) and tests' events (`test.quarantined`, `test.unquarantined`, `test.health_changed`, body `TestWebhookPayload`). The signing secret is shown only in this response.",
+    "Deliveries are POSTs of JSON signed with `CTA-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(signing_secret, \"<t>.<body>\")>` (docs/notifications.md): alert trips (`alert.triggered`) and tests' events (`test.quarantined`, `test.unquarantined`, `test.health_changed`, body `TestWebhookPayload`). The signing secret is shown only in this response. The URL must be https to a public host (no private, loopback, link-local or reserved address in any spelling, no internal host name; http only to hosts the operator allows for local development: docs/outbound-policy.md). An organization has at most WEBHOOKS_PER_ORGANIZATION webhooks (default 10): one more is a 429 `quota_exceeded`.",
   security: adminSecurity,
   request: { params: OrganizationIdParam, body: { required: true, content: { "application/json": { schema: CreateWebhookBody } } } },
   responses: {
     201: json(z.object({ webhook: WebhookSchema, signing_secret: z.string() }), "The webhook and its signing secret (shown only here)."),
     ...errorResponses(400, 401, 404, 413, 422, 500, 503),
+    429: json(QuotaExceededSchema, "quota_exceeded: the organization has as many webhooks as it may (WEBHOOKS_PER_ORGANIZATION, default 10); remove one first."),
   },
 });
 
@@ -390,7 +396,8 @@ export function createAdminApi(config: AppConfig) {
 
   admin.openapi(regenerateUploadTokenRoute, async (c) => c.json(await regenerateUploadToken({ ...serviceDeps(c), secrets: config.secrets }, c.req.valid("param").id), 200));
 
-  const urlPolicy = config.webhookUrlPolicy ?? { allowLoopbackHttp: false };
+  // No operator allowances unless the entry gives them (OUTBOUND_ALLOW_HOSTS): https to public hosts only.
+  const urlPolicy = config.webhookUrlPolicy ?? {};
   admin.openapi(createWebhookRoute, async (c) => {
     const body = c.req.valid("json");
     const created = await createWebhookEndpoint({ ...serviceDeps(c), urlPolicy, secrets: config.secrets }, c.req.valid("param").id, {
