@@ -835,3 +835,24 @@ export const emailOutbox = pgTable(
     index("email_outbox_alert_idx").on(t.alertId, t.createdAt),
   ],
 );
+
+/**
+ * One-time messages of the pages (src/services/flash.ts, docs/web-app.md "Forms"): what a POST
+ * has to say on the page it redirects to (a notice, a new upload token, a regenerated API key),
+ * one per session and page. The body may carry a secret, so it is sealed under SECRETS_KEY
+ * (context `flash_messages/<session id>/<page>`); it is deleted when read and worth nothing after
+ * `expires_at`. Ending the session deletes its messages.
+ */
+export const flashMessages = pgTable(
+  "flash_messages",
+  {
+    sessionId: uuid("session_id")
+      .notNull()
+      .references(() => sessions.id, { onDelete: "cascade" }),
+    /** The app path of the page that shows the message (`/settings/team`, `/projects/<id>/settings`). */
+    page: text("page").notNull(),
+    bodyEncrypted: text("body_encrypted").notNull(),
+    expiresAt: timestampMs("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.sessionId, t.page] }), index("flash_messages_expires_idx").on(t.expiresAt)],
+);

@@ -42,6 +42,7 @@ export const PAGE_PATHS = [
   "/sign-out",
   "/projects/:id",
   "/projects/:id/settings/*",
+  "/projects/:id/created",
   "/alerts",
   "/settings/team",
   "/settings/team/*",

@@ -1,12 +1,13 @@
 /**
  * `/projects/new` (admins of the person's organization): creates a project through the same
- * service as the admin API, then shows its upload token once, with the command that uploads with
- * it. A member's forged post is refused (403) before anything is created.
+ * service as the admin API, then answers 303 to `/projects/:id/created`, which shows its upload
+ * token once (carried by a one-time server-side message), with the command that uploads with it. A member's forged post is refused (403) before anything is created.
  */
 import type { Context, Hono } from "hono";
 import { defaultMembership } from "../services/memberships";
 import { createProject } from "../services/projects";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
+import { readFlash, redirectWithFlash } from "./flash";
 import { formFields } from "./forms";
 import { ErrorContent, Layout } from "./layout";
 import { adminsOnly, isAdmin } from "./project-access";
@@ -15,6 +16,9 @@ import { UploadCommands } from "./upload-commands";
 import { signedIn } from "./session";
 
 const FIELDS = ["name", "description", "defaultBranch"] as const;
+
+/** What creating a project shows once, on `/projects/:id/created` (a one-time server-side message). */
+type Created = { name: string; token: string };
 
 const NewProjectForm = ({ page, fields, problems }: { page: PageContext; fields: Partial<ProjectFields>; problems: string[] }) => (
   <Layout title="New project" page={page} section="projects">
@@ -83,10 +87,20 @@ export function registerNewProject(web: Hono<WebEnv>, config: WebConfig, paths: 
       admin.organizationId,
       { name: value.name, description: value.description, defaultBranch: value.defaultBranch },
     );
-    const projectPath = `/projects/${created.project.id}`;
+    // The token goes to the next page as a one-time server-side message: a reload of that page neither shows it again nor creates a second project.
+    return redirectWithFlash(c, config, paths, `/projects/${created.project.id}/created`, { name: created.project.name, token: created.upload_token } satisfies Created);
+  });
+
+  web.get("/projects/:id/created", signedIn(config, paths), async (c) => {
+    const admin = await adminPage(c, paths);
+    if (admin instanceof Response) return admin;
+    const projectPath = `/projects/${c.req.param("id")}`;
+    const created = await readFlash<Created>(c, config, `${projectPath}/created`);
+    // Not after creating (a reload, a link): nothing to show here.
+    if (!created) return c.redirect(paths.to(projectPath), 303);
     return c.html(
       <Layout title="Project created" page={admin.page} section="projects">
-        <h1>Project created: {created.project.name}</h1>
+        <h1>Project created: {created.name}</h1>
         <p>
           Its upload token is shown <strong>once</strong> here. Keep it as a secret of your CI (for example <code>CTA_UPLOAD_TOKEN</code>). Members can read it again
           on the project's settings page.
@@ -94,16 +108,15 @@ export function registerNewProject(web: Hono<WebEnv>, config: WebConfig, paths: 
         <p>
           <label>
             Upload token
-            <input id="upload-token" readonly value={created.upload_token} class="secret" />
+            <input id="upload-token" readonly value={created.token} class="secret" />
           </label>
         </p>
         <p>Upload your test reports from CI with:</p>
-        <UploadCommands baseUrl={config.publicBaseUrl} token={created.upload_token} />
+        <UploadCommands baseUrl={config.publicBaseUrl} token={created.token} />
         <p>
           <a href={paths.to(projectPath)}>Open the project</a> · <a href={paths.to(`${projectPath}/settings`)}>Its settings</a>
         </p>
       </Layout>,
-      201,
     );
   });
 }

@@ -2,8 +2,10 @@
  * `/projects/:id/settings` (docs/project-pages.md): name, description, default branch,
  * auto-quarantine, the webhooks that receive the project's events, and the upload token. Every
  * member may read the page and reveal the token; only admins change anything, checked here on the
- * server for every post (a member's forged post is a 403 and changes nothing). Secrets (the
- * token, a new webhook's signing secret) are shown in the answer to a post, never in a URL.
+ * server for every post (a member's forged post is a 403 and changes nothing). Every post that
+ * succeeds answers 303 to the settings page; what it has to show there (a notice, the token, a
+ * new webhook's signing secret) is a one-time server-side message (src/web/flash.ts), never in a
+ * URL. Rotating the token and removing a webhook go through a confirmation page first.
  */
 import type { Context, Hono } from "hono";
 import { SecretDecryptionError } from "../lib/secret-box";
@@ -12,7 +14,9 @@ import { regenerateUploadToken, revealUploadToken } from "../services/projects";
 import { type ProjectWebhook, deleteProjectWebhook, listProjectWebhooks, saveProjectSettings } from "../services/project-settings";
 import { MAX_AUTO_QUARANTINE_DAYS } from "../services/quarantine";
 import { ApiError } from "../lib/errors";
+import { ConfirmButton, ConfirmPage } from "./confirm";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
+import { readFlash, redirectWithFlash } from "./flash";
 import { formFields } from "./forms";
 import { utcText } from "./format";
 import { Layout } from "./layout";
@@ -25,7 +29,10 @@ import { signedIn } from "./session";
 
 const FIELDS = ["name", "description", "defaultBranch", "autoQuarantineDays"] as const;
 
-/** What one answer adds to the page: a message, problems, a secret to show once, the form's values as sent. */
+/**
+ * What one answer adds to the page: a message, problems, a secret to show once, the form's values
+ * as sent. Problems and values are rendered at the failing POST; the rest comes with the one-time message.
+ */
 type Extras = {
   saved?: boolean;
   problems?: string[];
@@ -136,13 +143,7 @@ function SettingsPage({ found, webhooks, extras, config }: { found: MemberProjec
               <button type="submit">Reveal the upload token</button>
             </form>
           ) : null}
-          {admin ? (
-            <form method="post" action={to("/upload-token/rotate")}>
-              <button type="submit" class="danger">
-                Rotate the upload token
-              </button>
-            </form>
-          ) : null}
+          {admin ? <ConfirmButton page={page} to={`${base}/upload-token/rotate`} label="Rotate the upload token" /> : null}
         </div>
       </section>
 
@@ -189,11 +190,7 @@ function SettingsPage({ found, webhooks, extras, config }: { found: MemberProjec
                       {webhook.allProjects ? (
                         <span class="muted">–</span>
                       ) : (
-                        <form method="post" action={to(`/webhooks/${webhook.id}/delete`)}>
-                          <button type="submit" class="link">
-                            Remove
-                          </button>
-                        </form>
+                        <ConfirmButton page={page} to={`${base}/webhooks/${webhook.id}/delete`} label="Remove" ariaLabel={`Remove the webhook ${webhook.url}`} kind="link" />
                       )}
                     </td>
                   ) : null}
@@ -237,12 +234,14 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
     if (found instanceof Response) return found;
     return isAdmin(found.membership) ? found : adminsOnly(c, found.page, what);
   };
-  const settings = (id: string) => paths.to(`/projects/${id}/settings`);
+  /** The settings page's app path: where every successful post leads, and the key of its one-time messages. */
+  const settings = (id: string) => `/projects/${id}/settings`;
+  const done = (c: Context<WebEnv>, found: MemberProject, extras: Extras) => redirectWithFlash(c, config, paths, settings(found.project.id), extras);
 
   web.get("/projects/:id/settings", signedIn(config, paths), async (c) => {
     const found = await memberProject(c, paths);
     if (found instanceof Response) return found;
-    return render(c, found, { saved: c.req.query("saved") === "1", removed: c.req.query("removed") === "1" });
+    return render(c, found, (await readFlash<Extras>(c, config, settings(found.project.id))) ?? {});
   });
 
   web.post("/projects/:id/settings", signedIn(config, paths), async (c) => {
@@ -252,7 +251,7 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
     const checked = checkProjectFields(fields);
     if ("problems" in checked) return render(c, found, { problems: checked.problems, fields }, 400);
     await saveProjectSettings(deps(c), found.project.organizationId, found.project.id, checked.value);
-    return c.redirect(`${settings(found.project.id)}?saved=1`, 303);
+    return done(c, found, { saved: true });
   });
 
   // Reading the token is open to every member (the CI's secret is theirs to set); it is a POST so the token never sits in a URL or a history.
@@ -268,15 +267,33 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
       if (!(error instanceof SecretDecryptionError)) throw error;
       token = { unavailable: true };
     }
-    return render(c, found, { token });
+    return done(c, found, { token });
+  });
+
+  web.get("/projects/:id/settings/upload-token/rotate", signedIn(config, paths), async (c) => {
+    const found = await asAdmin(c, "rotate the upload token");
+    if (found instanceof Response) return found;
+    const confirmation = {
+      title: `Rotate the upload token of ${found.project.name}?`,
+      consequence: (
+        <p>
+          A new token replaces the project's upload token at once: the current one is refused from its next upload, so CI fails to upload until its secret holds
+          the new token. The new token is shown on the settings page.
+        </p>
+      ),
+      action: `${settings(found.project.id)}/upload-token/rotate`,
+      button: "Rotate the upload token",
+      cancel: settings(found.project.id),
+      section: "projects" as const,
+    };
+    return c.html(<ConfirmPage page={found.page} confirmation={confirmation} />);
   });
 
   web.post("/projects/:id/settings/upload-token/rotate", signedIn(config, paths), async (c) => {
     const found = await asAdmin(c, "rotate the upload token");
     if (found instanceof Response) return found;
     const { upload_token: value } = await regenerateUploadToken(deps(c), found.project.id, found.project.organizationId);
-    // The row read before the rotation has the old sealed value (or none): the page shows the new token from the answer.
-    return render(c, found, { token: { value, rotated: true } });
+    return done(c, found, { token: { value, rotated: true } });
   });
 
   web.post("/projects/:id/settings/webhooks", signedIn(config, paths), async (c) => {
@@ -296,7 +313,7 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
           found.project.organizationId,
           { url, projectId: found.project.id, description: description === "" ? null : description },
         );
-        return render(c, found, { newWebhook: { url: created.webhook.url, secret: created.signing_secret } });
+        return await done(c, found, { newWebhook: { url: created.webhook.url, secret: created.signing_secret } });
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
         problems.push(...(error.details?.length ? error.details.map((detail) => `URL ${detail.message}.`) : [error.message]));
@@ -314,6 +331,28 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
       if (error instanceof ApiError && error.status === 404) return pageNotFound(c, c.var.person, paths);
       throw error;
     }
-    return c.redirect(`${settings(found.project.id)}?removed=1`, 303);
+    return done(c, found, { removed: true });
+  });
+
+  web.get("/projects/:id/settings/webhooks/:webhookId/delete", signedIn(config, paths), async (c) => {
+    const found = await asAdmin(c, "remove webhooks");
+    if (found instanceof Response) return found;
+    const webhooks = await listProjectWebhooks(c.env, found.project.organizationId, found.project.id, { admin: true });
+    // Only the project's own endpoints are removed here (those of every project belong to the admin API).
+    const webhook = webhooks.find((candidate) => candidate.id === c.req.param("webhookId") && !candidate.allProjects);
+    if (!webhook) return pageNotFound(c, c.var.person, paths);
+    const confirmation = {
+      title: "Remove this webhook?",
+      consequence: (
+        <p>
+          <code>{webhook.url}</code> stops receiving this project's events at once, and its signing secret is forgotten. Adding it again makes a new secret.
+        </p>
+      ),
+      action: `${settings(found.project.id)}/webhooks/${webhook.id}/delete`,
+      button: "Remove the webhook",
+      cancel: settings(found.project.id),
+      section: "projects" as const,
+    };
+    return c.html(<ConfirmPage page={found.page} confirmation={confirmation} />);
   });
 }

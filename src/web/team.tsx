@@ -16,12 +16,17 @@ import { describeApiKey, regenerateApiKey, revealApiKey } from "../services/orga
 import { type PendingInvitation, type TeamMember, inviteMember, listMembers, listPendingInvitations, removeMember, revokeInvitation } from "../services/team";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 import { utcText } from "./format";
+import { ConfirmButton, type Confirmation, ConfirmPage } from "./confirm";
+import { readFlash, redirectWithFlash } from "./flash";
 import { checkEmail, formFields } from "./forms";
 import { Layout } from "./layout";
 import { pageNotFound } from "./not-found";
 import { signedIn } from "./session";
 
-/** What a POST shows on the page it renders again: a confirmation, a refusal, or the key. */
+/**
+ * What the page shows after a POST: a confirmation or the key (carried to the GET by a one-time
+ * message, src/web/flash.ts), or a refusal (rendered at the POST itself).
+ */
 type Outcome = { notice?: string; error?: string; revealedKey?: string | null };
 
 type TeamView = { page: PageContext; members: TeamMember[]; invitations: PendingInvitation[]; key: { displayPrefix: string; createdAt: Date } | null; outcome: Outcome };
@@ -56,11 +61,7 @@ const ApiKeySection = ({ view }: { view: TeamView }) => {
         <form method="post" action={page.paths.to("/settings/team/api-key/reveal")}>
           <button type="submit">Reveal the key</button>
         </form>
-        <form method="post" action={page.paths.to("/settings/team/api-key/regenerate")}>
-          <button type="submit" class="danger">
-            Regenerate the key
-          </button>
-        </form>
+        <ConfirmButton page={page} to="/settings/team/api-key/regenerate" label="Regenerate the key" />
       </div>
       <p class="muted">Regenerating replaces the key at once: the old key is refused from its next request, and every admin is e-mailed.</p>
     </section>
@@ -112,11 +113,7 @@ const TeamPage = ({ view }: { view: TeamView }) => {
                 {isAdmin ? (
                   <td>
                     {removable(member) ? (
-                      <form method="post" action={page.paths.to(`/settings/team/members/${member.memberId}/remove`)}>
-                        <button type="submit" class="link" aria-label={`Remove ${member.name}`}>
-                          Remove
-                        </button>
-                      </form>
+                      <ConfirmButton page={page} to={`/settings/team/members/${member.memberId}/remove`} label="Remove" ariaLabel={`Remove ${member.name}`} kind="link" />
                     ) : (
                       <span class="muted">The only admin</span>
                     )}
@@ -175,11 +172,13 @@ const TeamPage = ({ view }: { view: TeamView }) => {
                       <td>{invitation.invitedBy}</td>
                       <td>{utcText(invitation.expiresAt)}</td>
                       <td>
-                        <form method="post" action={page.paths.to(`/settings/team/invitations/${invitation.id}/revoke`)}>
-                          <button type="submit" class="link" aria-label={`Revoke the invitation of ${invitation.email}`}>
-                            Revoke
-                          </button>
-                        </form>
+                        <ConfirmButton
+                          page={page}
+                          to={`/settings/team/invitations/${invitation.id}/revoke`}
+                          label="Revoke"
+                          ariaLabel={`Revoke the invitation of ${invitation.email}`}
+                          kind="link"
+                        />
                       </td>
                     </tr>
                   ))}
@@ -193,6 +192,8 @@ const TeamPage = ({ view }: { view: TeamView }) => {
     </Layout>
   );
 };
+
+const TEAM_PAGE = "/settings/team";
 
 const ERROR_STATUS = { invalid_request: 400, forbidden: 403, not_found: 404, rate_limited: 429 } as const;
 
@@ -216,7 +217,9 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
     // Checked here for a clear answer, and again by every service in its transaction.
     if (membership.role !== "admin") return render(c, membership, { error: "Only an admin of the organization can do this." }, 403);
     try {
-      return await render(c, membership, await run(c, membership));
+      const outcome = await run(c, membership);
+      // Done: the page is shown by a GET (a reload repeats nothing), the outcome carried there server-side.
+      return await redirectWithFlash(c, config, paths, TEAM_PAGE, outcome);
     } catch (error) {
       if (!(error instanceof ApiError) || !(error.code in ERROR_STATUS)) throw error;
       // Retry-After of a refused invitation, as the API would send it.
@@ -231,8 +234,69 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
     const person = c.var.person;
     const membership = await defaultMembership(c.env, person.userId, person.activeOrganizationId);
     if (!membership) return pageNotFound(c, person, paths);
-    return render(c, membership, {});
+    return render(c, membership, (await readFlash<Outcome>(c, config, TEAM_PAGE)) ?? {});
   });
+
+  /** The confirmation page of a destructive action, for admins; `describe` returns null when its subject is gone (404). */
+  const confirmation = (describe: (c: Context<WebEnv>, membership: Membership) => Promise<Omit<Confirmation, "cancel"> | null>) => async (c: Context<WebEnv>) => {
+    const person = c.var.person;
+    const membership = await defaultMembership(c.env, person.userId, person.activeOrganizationId);
+    if (!membership) return pageNotFound(c, person, paths);
+    if (membership.role !== "admin") return render(c, membership, { error: "Only an admin of the organization can do this." }, 403);
+    const confirm = await describe(c, membership);
+    if (!confirm) return pageNotFound(c, person, paths);
+    return c.html(<ConfirmPage page={{ person, membership, paths }} confirmation={{ ...confirm, cancel: TEAM_PAGE, section: "team" }} />);
+  };
+
+  web.get(
+    "/settings/team/api-key/regenerate",
+    signedIn(config, paths),
+    confirmation(async () => ({
+      title: "Regenerate the API key?",
+      consequence: (
+        <p>
+          A new key replaces the organization's API key at once: the current key is refused from its next request, so every script and integration that uses it
+          stops working until it is given the new one. Every admin is e-mailed. The new key is shown once, on the team page.
+        </p>
+      ),
+      action: "/settings/team/api-key/regenerate",
+      button: "Regenerate the key",
+    })),
+  );
+
+  web.get(
+    "/settings/team/members/:id/remove",
+    signedIn(config, paths),
+    confirmation(async (c, membership) => {
+      const member = (await listMembers(c.env, membership.organizationId)).find((candidate) => candidate.memberId === c.req.param("id"));
+      if (!member) return null;
+      return {
+        title: `Remove ${member.name}?`,
+        consequence: (
+          <p>
+            {member.name} ({member.email}) loses access to the organization and its projects at once. To come back they need a new invitation.
+          </p>
+        ),
+        action: `/settings/team/members/${member.memberId}/remove`,
+        button: `Remove ${member.name}`,
+      };
+    }),
+  );
+
+  web.get(
+    "/settings/team/invitations/:id/revoke",
+    signedIn(config, paths),
+    confirmation(async (c, membership) => {
+      const invitation = (await listPendingInvitations(c.env, membership.organizationId)).find((candidate) => candidate.id === c.req.param("id"));
+      if (!invitation) return null;
+      return {
+        title: `Revoke the invitation of ${invitation.email}?`,
+        consequence: <p>The link e-mailed to {invitation.email} stops working at once. Inviting them again sends a new link.</p>,
+        action: `/settings/team/invitations/${invitation.id}/revoke`,
+        button: "Revoke the invitation",
+      };
+    }),
+  );
 
   web.post(
     "/settings/team/invitations",

@@ -92,8 +92,9 @@ beforeAll(async () => {
   server = await startServerProcess({ DATABASE_URL: "memory://", PUBLIC_BASE_URL: "", WEB_APP_URL, SECRETS_KEY: "pasted-secrets-key-0123456789abcdefghijklm" });
   const person = new WebClient({ request: (path, init) => fetch(`${server.base}${path}`, init) });
   await person.signUp({ email: uniqueEmail("paste"), organization: "Pasted commands" });
-  const created = await person.post("/projects/new", { name: "Pasted", description: "", defaultBranch: "" });
-  expect(created.status, created.text.slice(0, 500)).toBe(201);
+  const created = await person.postAndFollow("/projects/new", { name: "Pasted", description: "", defaultBranch: "" });
+  expect(created.posted.status, created.posted.text.slice(0, 500)).toBe(303);
+  expect(created.status, created.text.slice(0, 500)).toBe(200);
   page = created.text;
   token = /<input[^>]*id="upload-token"[^>]*value="([^"]+)"/.exec(page)?.[1] ?? /<input[^>]*value="([^"]+)"[^>]*id="upload-token"/.exec(page)![1]!;
 }, 180_000);

@@ -83,7 +83,7 @@ export async function urlFieldsFixture(h: Harness) {
   const adminEmail = uniqueEmail("urls-admin");
   await admin.signUp({ email: adminEmail, organization: "Url Fields Org" });
   const { organizationId } = await signedUpOrganization(h.db, adminEmail);
-  const revealed = await admin.post("/settings/team/api-key/reveal", {});
+  const revealed = await admin.postAndFollow("/settings/team/api-key/reveal", {});
   expect(revealed.status).toBe(200);
   const apiKey = /value="(cta_[0-9A-Za-z]{49})"/.exec(revealed.text)![1]!;
 

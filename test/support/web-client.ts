@@ -53,6 +53,17 @@ export class WebClient {
     return this.request("POST", path, { form, headers });
   }
 
+  /**
+   * POST-redirect-GET (docs/web-app.md "Forms"): the post, then, when it answered 303, the GET of
+   * its Location (where a one-time message shows what the post did). A post that answered anything
+   * else (a refusal, a form with its problems) is returned as it is.
+   */
+  async postAndFollow(path: string, form: Record<string, string>, headers?: Record<string, string>): Promise<WebAnswer & { posted: WebAnswer }> {
+    const posted = await this.post(path, form, headers);
+    if (posted.status !== 303 || !posted.location) return { ...posted, posted };
+    return { ...(await this.get(posted.location)), posted };
+  }
+
   /** Signs up a new person and organization; the client keeps the session cookie. */
   async signUp(input: { name?: string; email: string; password?: string; organization: string }) {
     const answer = await this.post("/sign-up", { name: input.name ?? "Ada Lovelace", email: input.email, password: input.password ?? PASSWORD, organization: input.organization });

@@ -67,6 +67,8 @@ describe("bad input", () => {
     for (const id of ["00000000-0000-4000-8000-000000000000", "nope", ofB!.id, wide.body.webhook.id]) {
       const answer = await people.admin.post(`/projects/${a!.id}/settings/webhooks/${id}/delete`, {});
       expect(answer.status).toBe(404);
+      // Nor is there a confirmation page for it.
+      expect((await people.admin.get(`/projects/${a!.id}/settings/webhooks/${id}/delete`)).status).toBe(404);
     }
     expect(await h.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.projectId, b!.id))).toHaveLength(1);
   });
@@ -81,13 +83,13 @@ describe("tokens made before they were kept", () => {
     const page = await people.member.get(`/projects/${project!.id}/settings`);
     expect(page.text).toContain("cannot be shown until it is rotated");
     expect(page.text).not.toContain("Reveal the upload token");
-    const forced = await people.member.post(`/projects/${project!.id}/settings/upload-token/reveal`, {});
+    const forced = await people.member.postAndFollow(`/projects/${project!.id}/settings/upload-token/reveal`, {});
     expect(forced.status).toBe(200);
     expect(forced.text).toContain("cannot be shown. Rotate it");
     expect(inputValue(forced.text, "upload-token")).toBeNull();
-    const rotated = await people.admin.post(`/projects/${project!.id}/settings/upload-token/rotate`, {});
+    const rotated = await people.admin.postAndFollow(`/projects/${project!.id}/settings/upload-token/rotate`, {});
     const token = inputValue(rotated.text, "upload-token");
     expect(token).toMatch(/^ctu_/);
-    expect(inputValue((await people.member.post(`/projects/${project!.id}/settings/upload-token/reveal`, {})).text, "upload-token")).toBe(token);
+    expect(inputValue((await people.member.postAndFollow(`/projects/${project!.id}/settings/upload-token/reveal`, {})).text, "upload-token")).toBe(token);
   });
 });

@@ -22,8 +22,11 @@ afterAll(async () => h?.close());
 const JUNIT = `<testsuite name="shop"><testcase classname="Shop" name="adds" time="0.5"/><testcase classname="Shop" name="pays" time="1.5"><failure message="boom">trace</failure></testcase><testcase classname="Shop" name="later" time="0"><skipped/></testcase></testsuite>`;
 
 async function createdProject(people: Awaited<ReturnType<typeof adminAndMember>>, name = "Checkout") {
-  const created = await people.admin.post("/projects/new", { name, description: "The shop's checkout", defaultBranch: "" });
-  expect(created.status).toBe(201);
+  const created = await people.admin.postAndFollow("/projects/new", { name, description: "The shop's checkout", defaultBranch: "" });
+  // POST-redirect-GET: the token is on the page the post leads to, never in its URL.
+  expect(created.posted.status).toBe(303);
+  expect(created.posted.location).toMatch(/^\/projects\/[0-9a-f-]{36}\/created$/);
+  expect(created.status).toBe(200);
   const token = inputValue(created.text, "upload-token")!;
   const [row] = await h.db.select().from(projects).where(eq(projects.organizationId, people.organizationId));
   return { created, token, project: row! };
@@ -97,7 +100,7 @@ describe("/projects/:id/settings", () => {
     const { project } = await createdProject(people);
     const saved = await people.admin.post(`/projects/${project.id}/settings`, { name: "Checkout v2", description: "Now with coupons", defaultBranch: " trunk ", autoQuarantineDays: "14" });
     expect(saved.status).toBe(303);
-    expect(saved.location).toBe(`/projects/${project.id}/settings?saved=1`);
+    expect(saved.location).toBe(`/projects/${project.id}/settings`);
     const [row] = await h.db.select().from(projects).where(eq(projects.id, project.id));
     expect(row).toMatchObject({ name: "Checkout v2", description: "Now with coupons", defaultBranch: "trunk", autoQuarantineDays: 14 });
     const page = await people.admin.get(saved.location!);
@@ -114,11 +117,13 @@ describe("/projects/:id/settings", () => {
     const people = await adminAndMember(h);
     const { token, project } = await createdProject(people);
     for (const client of [people.admin, people.member]) {
-      const revealed = await client.post(`/projects/${project.id}/settings/upload-token/reveal`, {});
+      const revealed = await client.postAndFollow(`/projects/${project.id}/settings/upload-token/reveal`, {});
+      expect(revealed.posted.status).toBe(303);
       expect(revealed.status).toBe(200);
       expect(inputValue(revealed.text, "upload-token")).toBe(token);
     }
-    const rotated = await people.admin.post(`/projects/${project.id}/settings/upload-token/rotate`, {});
+    const rotated = await people.admin.postAndFollow(`/projects/${project.id}/settings/upload-token/rotate`, {});
+    expect(rotated.posted.status).toBe(303);
     expect(rotated.status).toBe(200);
     const fresh = inputValue(rotated.text, "upload-token")!;
     expect(fresh).toMatch(/^ctu_/);
@@ -126,7 +131,7 @@ describe("/projects/:id/settings", () => {
     expect(rotated.text).toContain("the previous one is refused");
     expect((await h.upload(token, JUNIT)).status).toBe(401);
     expect((await h.upload(fresh, JUNIT)).status).toBe(202);
-    const again = await people.member.post(`/projects/${project.id}/settings/upload-token/reveal`, {});
+    const again = await people.member.postAndFollow(`/projects/${project.id}/settings/upload-token/reveal`, {});
     expect(inputValue(again.text, "upload-token")).toBe(fresh);
   });
 
@@ -135,7 +140,8 @@ describe("/projects/:id/settings", () => {
     const { project } = await createdProject(people);
     const wide = await h.admin("POST", `/organizations/${people.organizationId}/webhooks`, { url: "http://127.0.0.1:9/all" });
     expect(wide.status).toBe(201);
-    const added = await people.admin.post(`/projects/${project.id}/settings/webhooks`, { url: "http://127.0.0.1:9/hook", description: "Chat" });
+    const added = await people.admin.postAndFollow(`/projects/${project.id}/settings/webhooks`, { url: "http://127.0.0.1:9/hook", description: "Chat" });
+    expect(added.posted.status).toBe(303);
     expect(added.status).toBe(200);
     const secret = inputValue(added.text, "signing-secret")!;
     expect(secret).toMatch(/^whsec_/);
@@ -148,7 +154,13 @@ describe("/projects/:id/settings", () => {
     expect(page.text).toContain("<code>http://127.0.0.1:9/hook</code>");
     expect(page.text).toContain("<code>http://127.0.0.1:9/all</code>");
     expect(page.text).toContain("Every project (admin API)");
+    // Removing goes through its confirmation page.
     expect(page.text).toContain(`action="/projects/${project.id}/settings/webhooks/${endpoint!.id}/delete"`);
+    const confirm = await people.admin.get(`/projects/${project.id}/settings/webhooks/${endpoint!.id}/delete`);
+    expect(confirm.status).toBe(200);
+    expect(confirm.text).toContain("<code>http://127.0.0.1:9/hook</code> stops receiving");
+    expect(confirm.text).toContain(`<form method="post" action="/projects/${project.id}/settings/webhooks/${endpoint!.id}/delete">`);
+    expect(await h.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.projectId, project.id))).toHaveLength(1);
     expect(page.text).not.toContain(`/settings/webhooks/${wide.body.webhook.id}/delete`);
 
     const removed = await people.admin.post(`/projects/${project.id}/settings/webhooks/${endpoint!.id}/delete`, {});

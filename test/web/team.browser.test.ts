@@ -138,7 +138,12 @@ describe("the team page in Chromium", () => {
     const before = sink.received.length;
     await admin.goto(`${server.base}/settings/team`);
     await admin.getByRole("button", { name: "Regenerate the key" }).click();
+    // The confirmation page first (nothing regenerated yet), then its button; the key is shown on the team page it leads to.
+    await admin.getByRole("heading", { name: "Regenerate the API key?" }).waitFor();
+    expect((await server.call("GET", "/api/v1/organization", demoKey)).status).toBe(200);
+    await admin.getByRole("button", { name: "Regenerate the key" }).click();
     await admin.getByText("The API key was regenerated").waitFor();
+    expect(new URL(admin.url()).pathname).toBe("/settings/team");
     const newKey = await admin.getByLabel("The key").inputValue();
     expect(newKey).toMatch(/^cta_/);
     expect(newKey).not.toBe(demoKey);

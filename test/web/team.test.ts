@@ -35,6 +35,18 @@ async function invitationPath(email: string): Promise<string> {
   return new URL(link).pathname;
 }
 
+/**
+ * POST-redirect-GET: the post answers 303 to the team page (a URL without a secret), whose next
+ * GET shows what the post had to say, once.
+ */
+async function postThenFollow(client: WebClient, path: string, form: Record<string, string>) {
+  const posted = await client.post(path, form);
+  expect(posted.status).toBe(303);
+  expect(posted.location).toBe("/settings/team");
+  expect(posted.text).not.toMatch(/cta_[0-9A-Za-z]{20,}/);
+  return client.get(posted.location!);
+}
+
 const revealedKey = (html: string) => /id="api-key-value"[^>]*value="([^"]+)"|value="([^"]+)"[^>]*id="api-key-value"/.exec(html)?.slice(1).find(Boolean);
 
 describe("invitations, the team page and the API key", () => {
@@ -50,10 +62,10 @@ describe("invitations, the team page and the API key", () => {
   it("an admin invites by e-mail with a role; the e-mail arrives at the SMTP server with the link", async () => {
     await admin.signUp({ name: "Ada Admin", email: adminEmail, organization: "Team <b>Org</b>" });
     ({ organizationId } = await signedUpOrganization(h.db, adminEmail));
-    const invited = await admin.post("/settings/team/invitations", { email: secondAdminEmail, role: "admin" });
+    const invited = await postThenFollow(admin, "/settings/team/invitations", { email: secondAdminEmail, role: "admin" });
     expect(invited.status).toBe(200);
     expect(invited.text).toContain(`Invitation sent to ${secondAdminEmail}`);
-    expect((await admin.post("/settings/team/invitations", { email: memberEmail, role: "member" })).status).toBe(200);
+    expect((await postThenFollow(admin, "/settings/team/invitations", { email: memberEmail, role: "member" })).status).toBe(200);
     await sink.waitFor(2);
     const [mail] = sink.to(memberEmail);
     expect(mail!.from).toBe("ci@example.com");
@@ -121,7 +133,7 @@ describe("invitations, the team page and the API key", () => {
   });
 
   it("an admin reveals the key (stored sealed beside its hash) and it opens the API", async () => {
-    const page = await admin.post("/settings/team/api-key/reveal", {});
+    const page = await postThenFollow(admin, "/settings/team/api-key/reveal", {});
     expect(page.status).toBe(200);
     firstKey = revealedKey(page.text)!;
     expect(firstKey).toMatch(/^cta_/);
@@ -133,7 +145,7 @@ describe("invitations, the team page and the API key", () => {
 
   it("regenerating the key refuses the old one at once and e-mails every admin, only them", async () => {
     const before = sink.received.length;
-    const page = await secondAdmin.post("/settings/team/api-key/regenerate", {});
+    const page = await postThenFollow(secondAdmin, "/settings/team/api-key/regenerate", {});
     expect(page.status).toBe(200);
     const newKey = revealedKey(page.text)!;
     expect(newKey).toMatch(/^cta_/);
@@ -157,10 +169,10 @@ describe("invitations, the team page and the API key", () => {
     for (const name of ["Ada Admin", "Bea Admin", "Max Member"]) expect(before.text).toContain(`aria-label="Remove ${name}"`);
     expect(before.text).not.toContain("The only admin");
     const [memberRow] = await h.db.select({ id: members.id }).from(members).innerJoin(users, eq(users.id, members.userId)).where(eq(users.email, memberEmail));
-    expect((await admin.post(`/settings/team/members/${memberRow!.id}/remove`, {})).status).toBe(200);
+    expect((await postThenFollow(admin, `/settings/team/members/${memberRow!.id}/remove`, {})).text).toContain("The member was removed");
     expect((await member.get("/settings/team")).status).toBe(404);
     const [second] = await h.db.select({ id: members.id }).from(members).innerJoin(users, eq(users.id, members.userId)).where(eq(users.email, secondAdminEmail));
-    expect((await admin.post(`/settings/team/members/${second!.id}/remove`, {})).status).toBe(200);
+    expect((await postThenFollow(admin, `/settings/team/members/${second!.id}/remove`, {})).status).toBe(200);
     // Ada is now the only admin: no Remove control beside her (the server would refuse it).
     const after = await admin.get("/settings/team");
     expect(after.text).toContain("Ada Admin");
@@ -181,10 +193,12 @@ describe("invitations, the team page and the API key", () => {
     expect((await admin.post("/settings/team/invitations", { email: uniqueEmail("csrf"), role: "member" }, { origin: "https://evil.example" })).status).toBe(403);
     expect((await admin.get("/invitations/not-a-token")).status).toBe(404);
     const email = uniqueEmail("revoked");
-    expect((await admin.post("/settings/team/invitations", { email, role: "member" })).status).toBe(200);
+    expect((await postThenFollow(admin, "/settings/team/invitations", { email, role: "member" })).status).toBe(200);
     const path = await invitationPath(email);
     const [row] = await h.db.select().from(invitations).where(eq(invitations.email, email));
-    expect((await admin.post(`/settings/team/invitations/${row!.id}/revoke`, {}, { origin: WEB_ORIGIN })).status).toBe(200);
+    const revoked = await admin.post(`/settings/team/invitations/${row!.id}/revoke`, {}, { origin: WEB_ORIGIN });
+    expect(revoked.status).toBe(303);
+    expect((await admin.get(revoked.location!)).text).toContain("The invitation was revoked");
     expect((await new WebClient({ request: (p, i) => h.app.request(p, i) }).get(path)).status).toBe(404);
   });
 
@@ -196,13 +210,13 @@ describe("invitations, the team page and the API key", () => {
     const page = await admin.get("/settings/team");
     expect(page.status).toBe(200);
     expect(page.text).toContain(row!.displayPrefix);
-    const reveal = await admin.post("/settings/team/api-key/reveal", {});
+    const reveal = await postThenFollow(admin, "/settings/team/api-key/reveal", {});
     expect(reveal.status).toBe(200);
     expect(reveal.text).toContain("This key cannot be shown");
     expect(reveal.text).not.toContain('id="api-key-value"');
     // Regenerating gives a key that can be revealed again.
-    const regenerated = await admin.post("/settings/team/api-key/regenerate", {});
+    const regenerated = await postThenFollow(admin, "/settings/team/api-key/regenerate", {});
     expect(revealedKey(regenerated.text)).toMatch(/\S{20,}/);
-    expect(revealedKey((await admin.post("/settings/team/api-key/reveal", {})).text)).toBe(revealedKey(regenerated.text));
+    expect(revealedKey((await postThenFollow(admin, "/settings/team/api-key/reveal", {})).text)).toBe(revealedKey(regenerated.text));
   });
 });

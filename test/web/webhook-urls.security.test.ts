@@ -25,7 +25,7 @@ describe("webhook URLs and members", () => {
     const people = await adminAndMember(h);
     await people.admin.post("/projects/new", { name: "Redacted", description: "", defaultBranch: "" });
     const [project] = await h.db.select().from(projects).where(eq(projects.organizationId, people.organizationId));
-    const added = await people.admin.post(`/projects/${project!.id}/settings/webhooks`, { url: SLACK_URL, description: "Chat" });
+    const added = await people.admin.postAndFollow(`/projects/${project!.id}/settings/webhooks`, { url: SLACK_URL, description: "Chat" });
     expect(added.status).toBe(200);
     const wide = await h.admin("POST", `/organizations/${people.organizationId}/webhooks`, { url: "https://example.webhook.office.com/webhookb2/abc/IncomingWebhook/def" });
     expect(wide.status).toBe(201);

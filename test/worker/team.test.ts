@@ -20,17 +20,18 @@ describe("the team page on the Worker", () => {
       const team = await admin.get("/settings/team");
       expect(team.status).toBe(200);
       expect(team.text).toContain("Reveal the key");
-      const revealed = await admin.post("/settings/team/api-key/reveal", {});
+      const revealed = await admin.postAndFollow("/settings/team/api-key/reveal", {});
       const oldKey = /value="(cta_[0-9A-Za-z]{49})"/.exec(revealed.text)![1]!;
       // The key's Durable Object learns the key, then regenerating marks it revoked there: 401 at once.
       expect((await h.get("/api/v1/organization", oldKey)).status).toBe(200);
-      const regenerated = await admin.post("/settings/team/api-key/regenerate", {});
+      const regenerated = await admin.postAndFollow("/settings/team/api-key/regenerate", {});
+      expect(regenerated.posted.status).toBe(303);
       const newKey = /value="(cta_[0-9A-Za-z]{49})"/.exec(regenerated.text)![1]!;
       expect((await h.get("/api/v1/organization", oldKey)).status).toBe(401);
       expect((await h.get("/api/v1/organization", newKey)).status).toBe(200);
 
       const invitee = uniqueEmail("worker-invitee");
-      expect((await admin.post("/settings/team/invitations", { email: invitee, role: "member" })).status).toBe(200);
+      expect((await admin.postAndFollow("/settings/team/invitations", { email: invitee, role: "member" })).status).toBe(200);
       let link: string | undefined;
       for (let i = 0; i < 100 && !link; i++) {
         const outbox = await h.admin("GET", "/emails");

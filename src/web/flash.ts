@@ -1,0 +1,23 @@
+/**
+ * POST-redirect-GET for the pages (docs/web-app.md "Forms"): a POST that did its work leaves what
+ * it has to say for the page it redirects to (src/services/flash.ts: server-side, bound to the
+ * session, read once) and answers 303 to that page, so the URL never carries a secret and a reload
+ * repeats nothing. `page` is the app path (without WEB_APP_URL's prefix) that reads the message.
+ */
+import type { Context } from "hono";
+import { putFlash, takeFlash } from "../services/flash";
+import type { WebConfig, WebEnv, WebPaths } from "./env";
+
+/** Leaves `message` for the next GET of `page` in the person's session and answers 303 there. */
+export async function redirectWithFlash(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, page: string, message: unknown): Promise<Response> {
+  await putFlash({ db: c.env.db, clock: c.env.clock, secrets: config.secrets }, c.var.person.sessionId, page, message);
+  return c.redirect(paths.to(page), 303);
+}
+
+/** The message a POST left for `page` in the person's session, deleted as it is read; null if none. */
+export async function readFlash<T>(c: Context<WebEnv>, config: WebConfig, page: string): Promise<T | null> {
+  const message = await takeFlash<T>({ db: c.env.db, clock: c.env.clock, secrets: config.secrets }, c.var.person.sessionId, page);
+  // The page may show a secret: no cache keeps it (the back button asks the server again, which shows it no more).
+  if (message !== null) c.header("Cache-Control", "no-store");
+  return message;
+}
