@@ -15,6 +15,7 @@ import type { PayloadStore } from "./ingest/payload-store";
 import type { Clock } from "./lib/clock";
 import type { Logger } from "./lib/logger";
 import type { SecretKeyring } from "./lib/secret-box";
+import type { Quotas } from "./lib/quotas";
 import type { OutboundPolicy } from "./notifications/outbound-policy";
 import type { OrgScope } from "./services/context";
 import type { AuthenticatedKey } from "./services/organizations";
@@ -38,6 +39,11 @@ export type AppConfig = {
    * allowances) and how many webhooks an organization may have.
    */
   webhookUrlPolicy?: OutboundPolicy;
+  /**
+   * Quotas per organization (src/lib/quotas.ts, docs/quotas.md): projects, uploads per hour,
+   * concurrent exports. An absent field is its default; null switches it off.
+   */
+  quotas?: Partial<Quotas>;
   /** Key-hash → key-id cache that outlives one request (per process / isolate); a fresh one if omitted. */
   keyIdCache?: KeyIdCache;
   /** Seals the secrets kept for reading back (webhook signing secrets) under SECRETS_KEY (docs/secrets.md). */

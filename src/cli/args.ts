@@ -57,7 +57,8 @@ Environment:
   CircleCI and Jenkins variables when the flags are absent.
 
 Retries: 429, 500, 502, 503, 504 and network errors are retried with exponential backoff and
-full jitter (1 s base, 30 s cap), honouring Retry-After (up to 120 s). Other 4xx are not retried.
+full jitter (1 s base, 30 s cap), honouring Retry-After (up to 120 s). Other 4xx are not retried,
+nor is a 429 quota_exceeded (an organization quota is used up: waiting does not help).
 
 An analytics outage never fails the build: an upload that fails (network error, 5xx, 429 after
 retries), a rejected token (401, 403) and --wait timing out are warnings, with exit 0 (or the

@@ -1,6 +1,7 @@
 /**
  * HTTP requests with retries: 429, 500, 502, 503, 504 and network errors are retried with
- * exponential backoff and full jitter, honouring Retry-After; other statuses are final.
+ * exponential backoff and full jitter, honouring Retry-After; other statuses are final, and so is
+ * a 429 `quota_exceeded` (a quota of the organization is used up: waiting does not help).
  */
 import { nonEmpty } from "./format";
 
@@ -125,7 +126,7 @@ export async function requestWithRetry(url: string, init: RequestInit, options: 
     } catch (error) {
       result = { kind: "network-error", error, message: describeNetworkError(error), attempts: attempt };
     }
-    const retryable = result.kind === "network-error" || RETRYABLE_STATUSES.has(result.status);
+    const retryable = result.kind === "network-error" || (RETRYABLE_STATUSES.has(result.status) && !isQuotaExceeded(result));
     if (!retryable || attempt >= attempts) return result;
 
     let delayMs = backoffDelay(attempt, { baseMs: baseDelayMs, capMs: maxDelayMs, random });
@@ -142,6 +143,14 @@ export async function requestWithRetry(url: string, init: RequestInit, options: 
     });
     await sleep(delayMs);
   }
+}
+
+/**
+ * A 429 whose code is `quota_exceeded`: the organization holds as much as its quota allows
+ * (docs/quotas.md). Unlike `rate_limited`, waiting makes no room, so it is never retried.
+ */
+export function isQuotaExceeded(response: HttpResponse): boolean {
+  return response.status === 429 && response.json?.error?.code === "quota_exceeded";
 }
 
 /** "422 validation_failed: message" from the service's error envelope (or the start of the body). */

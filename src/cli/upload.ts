@@ -10,7 +10,7 @@
 import { randomUUID } from "node:crypto";
 import { EXIT_OK, EXIT_REJECTED, EXIT_RUN_FAILED, EXIT_UPLOAD_FAILED, EXIT_USAGE, UsageError } from "./exit-codes";
 import { displayPath, formatBytes } from "./format";
-import { type HttpResponse, type HttpResult, type RetryOptions, type Sleep, describeHttpError, errorDetails, requestWithRetry } from "./http-retry";
+import { type HttpResponse, type HttpResult, type RetryOptions, type Sleep, describeHttpError, errorDetails, isQuotaExceeded, requestWithRetry } from "./http-retry";
 import type { Output } from "./output";
 import { type ReadReport, type RunMetadata, buildUpload } from "./reports";
 
@@ -145,6 +145,14 @@ function classifyFailure(result: HttpResult, what: string): Failure | null {
       kind: "token",
       message: `${what} rejected by the service: ${description} (check --token / CTA_UPLOAD_TOKEN: it must be the project's current upload token; nothing is recorded until it is fixed)`,
       details: errorDetails(result),
+    };
+  }
+  if (isQuotaExceeded(result)) {
+    // Not retried (src/cli/http-retry.ts): the organization's quota is used up, which no retry changes.
+    return {
+      kind: "unavailable",
+      message: `${what} refused: the organization's quota is used up (${description}); not retried, since waiting does not help: ask the service's operator to raise it, or make room`,
+      details: [],
     };
   }
   if (result.status >= 400 && result.status < 500 && result.status !== 429) {

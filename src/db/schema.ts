@@ -577,6 +577,36 @@ export const webhookDeliveryWindows = pgTable("webhook_delivery_windows", {
 });
 
 /**
+ * Uploads accepted per organization in its current one-hour window: what holds an organization
+ * to QUOTA_UPLOADS_PER_HOUR (src/services/quotas.ts). One row per organization that has uploaded,
+ * updated in place by every upload; a window starts with the first upload after the last one ended.
+ */
+export const uploadWindows = pgTable("upload_windows", {
+  organizationId: uuid("organization_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  windowStartedAt: timestampMs("window_started_at").notNull(),
+  uploads: integer("uploads").notNull(),
+});
+
+/**
+ * The exports running now, one lease each: what holds an organization to QUOTA_CONCURRENT_EXPORTS
+ * (src/services/quotas.ts). A lease is deleted when its stream ends and renewed while it runs; one
+ * whose export died without ending (a crashed process or isolate) stops counting once it expires.
+ */
+export const exportLeases = pgTable(
+  "export_leases",
+  {
+    id: uuid("id").primaryKey(),
+    organizationId: uuid("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    expiresAt: timestampMs("expires_at").notNull(),
+  },
+  (t) => [index("export_leases_organization_idx").on(t.organizationId, t.expiresAt)],
+);
+
+/**
  * Each alert check's state for one project (bounded: ring buffers, decayed sums, per-test bit
  * windows; see src/checks). Updated in the transaction that records the check's events, with
  * the row locked, so concurrent runs of one project are checked one after the other.

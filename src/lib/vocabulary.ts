@@ -64,8 +64,9 @@ export type UploadFormat = (typeof UPLOAD_FORMATS)[number];
 /**
  * Every error code of the envelope, with its HTTP status. `request_timeout` and
  * `request_header_fields_too_large` are answered only by the Node server, below the app, when a
- * request cannot be read (src/node/http-server.ts). `quota_exceeded` (a count the operator caps,
- * such as webhooks per organization) is answered only by the admin API and the pages.
+ * request cannot be read (src/node/http-server.ts). `quota_exceeded` (429): a count the operator
+ * caps per organization (webhooks, projects: docs/quotas.md) is reached; unlike `rate_limited`, it
+ * comes without Retry-After, since waiting makes no room, and clients do not retry it.
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -84,8 +85,8 @@ export const ERROR_STATUS = {
   service_unavailable: 503,
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
-/** Codes answered outside /api/v1 and /uploads/v1 only: left out of the codes their documents list. */
-export const ADMIN_ONLY_ERROR_CODES: readonly ErrorCode[] = ["quota_exceeded"];
+/** Codes answered outside /api/v1 and /uploads/v1 only: left out of the codes their documents list (none today). */
+export const ADMIN_ONLY_ERROR_CODES: readonly ErrorCode[] = [];
 /** The codes of the envelope's schema (the /api/v1 contract's, docs/analytics-api-v1.md). */
 export const ERROR_CODES = Object.keys(ERROR_STATUS).filter((code) => !ADMIN_ONLY_ERROR_CODES.includes(code as ErrorCode)) as [ErrorCode, ...ErrorCode[]];
 

@@ -1,5 +1,6 @@
 /** Reads the process environment once, for the Node entry; the app itself never sees process.env. */
 import { configuredBaseUrl } from "../lib/base-url";
+import { type Quotas, quotasFrom } from "../lib/quotas";
 import { MIN_SECRETS_KEY_LENGTH, parseKeyList } from "../lib/secret-box";
 import { parseSmtpUrl } from "../mail/transport";
 import { type OutboundPolicy, outboundPolicyFrom } from "../notifications/outbound-policy";
@@ -28,6 +29,8 @@ export type NodeConfig = {
    * none: loopback is refused too), WEBHOOKS_PER_ORGANIZATION, WEBHOOK_DELIVERIES_PER_MINUTE.
    */
   outbound: OutboundPolicy;
+  /** Quotas per organization (docs/quotas.md): QUOTA_PROJECTS, QUOTA_UPLOADS_PER_HOUR, QUOTA_CONCURRENT_EXPORTS. */
+  quotas: Quotas;
 };
 
 export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
@@ -42,6 +45,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
   if (secretsKeyPrevious.some((key) => key.length < MIN_SECRETS_KEY_LENGTH)) throw new Error(`Every key of SECRETS_KEY_PREVIOUS must be at least ${MIN_SECRETS_KEY_LENGTH} characters long.`);
   // Parsed now, like SMTP_URL: a malformed host or cap fails the start.
   const outbound = outboundPolicyFrom(env);
+  const quotas = quotasFrom(env);
   return {
     port,
     host: env.HOST || undefined,
@@ -56,6 +60,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || undefined,
     outbound,
+    quotas,
   };
 }
 

@@ -70,6 +70,7 @@ async function main(): Promise<void> {
     publicBaseUrl,
     webAppUrl,
     webhookUrlPolicy: outbound,
+    quotas: config.quotas,
     secrets,
   });
   // One process, one pool: every request gets the same dependencies.

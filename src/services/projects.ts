@@ -1,9 +1,10 @@
-import { and, eq, getTableColumns } from "drizzle-orm";
+import { and, count, eq, getTableColumns } from "drizzle-orm";
 import { alerts, organizations, projects } from "../db/schema";
 import { transactionWithRetry } from "../db/transaction-retry";
-import { notFound } from "../lib/errors";
+import { ApiError, notFound } from "../lib/errors";
 import { generateToken, hashToken } from "../lib/keys";
 import { isUuid } from "../lib/ids";
+import { DEFAULT_QUOTAS } from "../lib/quotas";
 import { type ListRequest, defineList } from "../lib/lists";
 import type { Page } from "../lib/pagination";
 import type { SecretKeyring } from "../lib/secret-box";
@@ -89,8 +90,19 @@ export async function revealUploadToken(secrets: SecretKeyring, project: { id: s
   return project.uploadTokenEncrypted === null ? null : secrets.decrypt(project.uploadTokenEncrypted, uploadTokenContext(project.id));
 }
 
-/** Creates the project with its upload token and its four alerts (active, not snoozed) in one transaction. */
-export async function createProject(deps: UploadTokenDeps, organizationId: string, input: { name: string; description?: string | null; defaultBranch?: string | null }) {
+/**
+ * Creates the project with its upload token and its four alerts (active, not snoozed) in one
+ * transaction, within the organization's projects quota (`maxProjects`, QUOTA_PROJECTS: default
+ * DEFAULT_QUOTAS.projects, null for no cap): one more is a 429 `quota_exceeded`, without
+ * Retry-After (waiting does not make room). The count and the insert share a transaction holding
+ * the organization's row, so concurrent creations cannot both take the last place. Every path
+ * that creates a project (admin API, pages, demo seed) comes here.
+ */
+export async function createProject(
+  deps: UploadTokenDeps & { maxProjects?: number | null },
+  organizationId: string,
+  input: { name: string; description?: string | null; defaultBranch?: string | null },
+) {
   if (!isUuid(organizationId)) throw notFound("Organization");
   const now = deps.clock.now();
   const uploadToken = generateToken("uploadToken");
@@ -98,9 +110,16 @@ export async function createProject(deps: UploadTokenDeps, organizationId: strin
   // The id is chosen here because the sealed token is bound to its row.
   const id = crypto.randomUUID();
   const uploadTokenEncrypted = await sealUploadToken(deps, id, uploadToken);
+  const cap = deps.maxProjects === undefined ? DEFAULT_QUOTAS.projects : deps.maxProjects;
   return transactionWithRetry(deps.db, async (tx) => {
-    const [org] = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for("share");
+    const [org] = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for("no key update");
     if (!org) throw notFound("Organization");
+    if (cap !== null) {
+      const [existing] = await tx.select({ projects: count() }).from(projects).where(eq(projects.organizationId, organizationId));
+      if (existing!.projects >= cap) {
+        throw new ApiError("quota_exceeded", `This organization already has ${existing!.projects} projects, the most it may have (${cap}, QUOTA_PROJECTS). Ask the operator to raise it.`);
+      }
+    }
     const [project] = await tx
       .insert(projects)
       .values({

@@ -15,7 +15,7 @@ export type WebEnv = {
 
 /** What every page's rendering needs from configuration. */
 /** `cursorSecret`: the pages page through lists with the API's own signed cursors. */
-export type WebConfig = Pick<AppConfig, "secrets" | "webAppUrl" | "publicBaseUrl" | "webhookUrlPolicy" | "cursorSecret">;
+export type WebConfig = Pick<AppConfig, "secrets" | "webAppUrl" | "publicBaseUrl" | "webhookUrlPolicy" | "cursorSecret" | "quotas">;
 
 /** The header's organization and the person, for the layout. */
 export type PageContext = { person: SignedInPerson; membership: Membership | null; paths: WebPaths };

@@ -5,6 +5,8 @@
  */
 import type { Context, Hono } from "hono";
 import { defaultMembership } from "../services/memberships";
+import { ApiError } from "../lib/errors";
+import { resolveQuotas } from "../lib/quotas";
 import { createProject } from "../services/projects";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 import { readFlash, redirectWithFlash } from "./flash";
@@ -82,11 +84,18 @@ export function registerNewProject(web: Hono<WebEnv>, config: WebConfig, paths: 
     const checked = checkProjectFields({ name: fields.name!, description: fields.description!, defaultBranch: fields.defaultBranch!, autoQuarantineDays: "" });
     if ("problems" in checked) return c.html(<NewProjectForm page={admin.page} fields={fields} problems={checked.problems} />, 400);
     const { value } = checked;
-    const created = await createProject(
-      { db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, secrets: config.secrets },
-      admin.organizationId,
-      { name: value.name, description: value.description, defaultBranch: value.defaultBranch },
-    );
+    let created;
+    try {
+      created = await createProject(
+        { db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, secrets: config.secrets, maxProjects: resolveQuotas(config.quotas).projects },
+        admin.organizationId,
+        { name: value.name, description: value.description, defaultBranch: value.defaultBranch },
+      );
+    } catch (error) {
+      // The organization's projects quota (QUOTA_PROJECTS): said on the form, with the API's status.
+      if (error instanceof ApiError && error.code === "quota_exceeded") return c.html(<NewProjectForm page={admin.page} fields={fields} problems={[error.message]} />, 429);
+      throw error;
+    }
     // The token goes to the next page as a one-time server-side message: a reload of that page neither shows it again nor creates a second project.
     return redirectWithFlash(c, config, paths, `/projects/${created.project.id}/created`, { name: created.project.name, token: created.upload_token } satisfies Created);
   });

@@ -39,6 +39,13 @@ export interface WorkerEnv {
   WEBHOOKS_PER_ORGANIZATION?: string;
   /** Most webhook deliveries sent per organization and minute, the rest wait in the queue; unset → 600. */
   WEBHOOK_DELIVERIES_PER_MINUTE?: string;
+  /**
+   * Quotas per organization ([vars] of wrangler.toml; docs/quotas.md): projects (unset → 1000),
+   * uploads per hour (unset → 10000), exports at once (unset → 2); `0` or `unlimited`: no cap.
+   */
+  QUOTA_PROJECTS?: string;
+  QUOTA_UPLOADS_PER_HOUR?: string;
+  QUOTA_CONCURRENT_EXPORTS?: string;
   /** Local development and tests only: host:port of the WebSocket bridge standing in for Neon's proxy. */
   LOCAL_NEON_PROXY?: string;
   /** One Durable Object per API key: organization, revoked mark, rolling rate window. */

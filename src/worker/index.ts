@@ -31,6 +31,7 @@ import type { WorkerEnv } from "./env";
 import { configureLocalProxy, requestPool } from "./neon";
 import { CloudflareRunQueue, type QueueBody, consumeRunBatch, requeueOn } from "./run-queue";
 import { R2PayloadStore } from "./r2-payload-store";
+import { quotasFrom } from "../lib/quotas";
 
 export { KeyCounterObject, UploadCounterObject } from "./key-counter-object";
 
@@ -105,6 +106,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       publicBaseUrl: publicBaseUrlOf(env),
       webAppUrl: webAppUrlOf(env),
       webhookUrlPolicy: urlPolicyOf(env),
+      quotas: quotasFrom(env),
       keyIdCache,
       secrets: keyring,
       uploadLimitBytes: uploadLimitOf(env),

@@ -566,6 +566,20 @@ describe("ci-test-analytics upload (child process)", () => {
     await service.close();
   });
 
+  it("does not retry a 429 quota_exceeded: one request, a clear warning (exit 0), exit 1 with --fail-on-upload-error", async () => {
+    const service = await fakeService(() => errorReply(429, "quota_exceeded", "This organization already has 1000 projects"));
+    const result = await runCli(["upload", "--url", service.url, "--token", TOKEN, "junit.xml"], { cwd: oneReport() });
+    expect(result.code).toBe(0);
+    expect(service.requests).toHaveLength(1);
+    expect(result.stderr).not.toContain("retrying");
+    expect(result.stderr).toContain("warning: upload of junit.xml refused: the organization's quota is used up (429 quota_exceeded: This organization already has 1000 projects); not retried");
+    const strict = await runCli(["upload", "--url", service.url, "--token", TOKEN, "--fail-on-upload-error", "junit.xml"], { cwd: oneReport() });
+    expect(strict.code).toBe(1);
+    expect(service.requests).toHaveLength(2);
+    expect(strict.stderr).toContain("error: upload of junit.xml refused: the organization's quota is used up");
+    await service.close();
+  });
+
   it("retries 503s then succeeds; exhausting --retries on 5xx is a warning (exit 0), exit 1 with --fail-on-upload-error", async () => {
     const flaky = await fakeService(sequence(errorReply(503, "service_unavailable", "busy"), { status: 502 }, accepted));
     const recovered = await runCli(["upload", "--url", flaky.url, "--token", TOKEN, "junit.xml"], { cwd: oneReport() });

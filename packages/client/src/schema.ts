@@ -505,7 +505,7 @@ export interface paths {
         };
         /**
          * Export a project's test runs of a window as NDJSON
-         * @description Streamed as NDJSON (`application/x-ndjson`): one JSON object per line, each line ending with `\n`, ordered by the run's arrival (`created_at`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: `created_at` in [since, until), at most 31 days. A failure after the first byte ends the stream with a last line `{"error": {"code", "message"}}` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag).
+         * @description Streamed as NDJSON (`application/x-ndjson`): one JSON object per line, each line ending with `\n`, ordered by the run's arrival (`created_at`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: `created_at` in [since, until), at most 31 days. A failure after the first byte ends the stream with a last line `{"error": {"code", "message"}}` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag). An organization runs at most QUOTA_CONCURRENT_EXPORTS exports at once (default 2, docs/quotas.md): one more is a 429 `rate_limited` with `Retry-After`.
          *
          *     Each line is a test run object exactly as `GET /projects/{id}/test_runs/{number}` returns it. Every run that arrived in the window is in it, whatever its `status` (pending, processed, failed), as it stands when it is read.
          */
@@ -527,7 +527,7 @@ export interface paths {
         };
         /**
          * Export the test cases of a project's runs of a window as NDJSON
-         * @description Streamed as NDJSON (`application/x-ndjson`): one JSON object per line, each line ending with `\n`, ordered by the run's arrival (`created_at`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: `created_at` in [since, until), at most 31 days. A failure after the first byte ends the stream with a last line `{"error": {"code", "message"}}` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag).
+         * @description Streamed as NDJSON (`application/x-ndjson`): one JSON object per line, each line ending with `\n`, ordered by the run's arrival (`created_at`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: `created_at` in [since, until), at most 31 days. A failure after the first byte ends the stream with a last line `{"error": {"code", "message"}}` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag). An organization runs at most QUOTA_CONCURRENT_EXPORTS exports at once (default 2, docs/quotas.md): one more is a 429 `rate_limited` with `Retry-After`.
          *
          *     Each line is one case with its run's number, branch, commit and arrival. The cases of the window's processed runs are in it; a pending run has no cases yet and a failed one never will (export `test_runs` to see them). A run's cases are stored together, so a run is in the export whole or not at all.
          */
@@ -557,7 +557,7 @@ export interface paths {
          *
          *     Retries: send an `Idempotency-Key` header (e.g. a UUID, the same on every retry of one upload). If a run of this project already has that key, nothing new is recorded and that run is returned, with `Idempotent-Replayed: true`; the first upload's report wins.
          *
-         *     Limits: 33554432 bytes (32 MiB) per body on this server, compressed or decompressed (413 `payload_too_large`, also for chunked bodies); 600 uploads per rolling 60 seconds per project (429). Details: docs/uploads.md.
+         *     Limits: 33554432 bytes (32 MiB) per body on this server, compressed or decompressed (413 `payload_too_large`, also for chunked bodies); 600 uploads per rolling 60 seconds per project, and QUOTA_UPLOADS_PER_HOUR per organization and hour (default 10,000; docs/quotas.md): 429 `rate_limited` with `Retry-After`. Details: docs/uploads.md.
          */
         post: operations["uploadTestRun"];
         delete?: never;
@@ -749,7 +749,7 @@ export interface components {
                  * @description Machine-readable error code: branch on this, not on the message.
                  * @enum {string}
                  */
-                code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "quota_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
                 /** @description For humans only; may change. */
                 message: string;
                 /** @description Present with validation_failed (and some invalid_request errors): one entry per rejected field. */

@@ -4649,7 +4649,7 @@ async function requestWithRetry(url, init, options = {}) {
     } catch (error) {
       result = { kind: "network-error", error, message: describeNetworkError(error), attempts: attempt };
     }
-    const retryable = result.kind === "network-error" || RETRYABLE_STATUSES.has(result.status);
+    const retryable = result.kind === "network-error" || RETRYABLE_STATUSES.has(result.status) && !isQuotaExceeded(result);
     if (!retryable || attempt >= attempts) return result;
     let delayMs = backoffDelay(attempt, { baseMs: baseDelayMs, capMs: maxDelayMs, random });
     if (result.kind === "response") {
@@ -4665,6 +4665,9 @@ async function requestWithRetry(url, init, options = {}) {
     });
     await sleep(delayMs);
   }
+}
+function isQuotaExceeded(response) {
+  return response.status === 429 && response.json?.error?.code === "quota_exceeded";
 }
 function describeHttpError(response) {
   const error = response.json?.error;
@@ -4729,7 +4732,8 @@ Environment:
   CircleCI and Jenkins variables when the flags are absent.
 
 Retries: 429, 500, 502, 503, 504 and network errors are retried with exponential backoff and
-full jitter (1 s base, 30 s cap), honouring Retry-After (up to 120 s). Other 4xx are not retried.
+full jitter (1 s base, 30 s cap), honouring Retry-After (up to 120 s). Other 4xx are not retried,
+nor is a 429 quota_exceeded (an organization quota is used up: waiting does not help).
 
 An analytics outage never fails the build: an upload that fails (network error, 5xx, 429 after
 retries), a rejected token (401, 403) and --wait timing out are warnings, with exit 0 (or the
@@ -5248,7 +5252,7 @@ var ERROR_STATUS = {
   internal_error: 500,
   service_unavailable: 503
 };
-var ADMIN_ONLY_ERROR_CODES = ["quota_exceeded"];
+var ADMIN_ONLY_ERROR_CODES = [];
 var ERROR_CODES = Object.keys(ERROR_STATUS).filter((code) => !ADMIN_ONLY_ERROR_CODES.includes(code));
 
 // src/ingest/upload-body.ts
@@ -6091,6 +6095,13 @@ function classifyFailure(result, what) {
       kind: "token",
       message: `${what} rejected by the service: ${description} (check --token / CTA_UPLOAD_TOKEN: it must be the project's current upload token; nothing is recorded until it is fixed)`,
       details: errorDetails(result)
+    };
+  }
+  if (isQuotaExceeded(result)) {
+    return {
+      kind: "unavailable",
+      message: `${what} refused: the organization's quota is used up (${description}); not retried, since waiting does not help: ask the service's operator to raise it, or make room`,
+      details: []
     };
   }
   if (result.status >= 400 && result.status < 500 && result.status !== 429) {

@@ -22,6 +22,7 @@ import { errorResponses } from "../responses";
 import { AlertSchema, ApiKeySchema, IdParamSchema, OrganizationSchema, ProjectSchema, TestSchema, displayNameSchema, freeTextSchema } from "../schemas";
 import { createWebhookEndpoint, deleteWebhookEndpoint, listDeliveries, listWebhookEndpoints, setNotificationCooldown } from "../../services/notification-admin";
 import { validationHook } from "../validation";
+import { resolveQuotas } from "../../lib/quotas";
 
 const CreateOrganizationBody = z
   .object({
@@ -119,17 +120,24 @@ const regenerateApiKeyRoute = createRoute({
   responses: { 200: json(z.object({ api_key: ApiKeyWithSecretSchema }), "The new key."), ...errorResponses(401, 404, 500, 503) },
 });
 
+/** The envelope of a count quota reached (webhooks, projects per organization): no Retry-After, since waiting makes no room. */
+const QuotaExceededSchema = z
+  .object({ error: z.object({ code: z.literal("quota_exceeded"), message: z.string().openapi({ description: "For humans only; may change." }) }) })
+  .openapi("QuotaExceededError");
+
 const createProjectRoute = createRoute({
   method: "post",
   path: "/organizations/{id}/projects",
   operationId: "adminCreateProject",
   tags: ["Admin"],
   summary: "Create a project with its upload token and its four alerts",
+  description: "An organization has at most QUOTA_PROJECTS projects (default 1,000; docs/quotas.md): one more is a 429 `quota_exceeded`, without Retry-After.",
   security: adminSecurity,
   request: { params: OrganizationIdParam, body: { required: true, content: { "application/json": { schema: CreateProjectBody } } } },
   responses: {
     201: json(z.object({ project: ProjectSchema, upload_token: UploadTokenSchema }), "The project and its upload token."),
     ...errorResponses(400, 401, 404, 413, 422, 500, 503),
+    429: json(QuotaExceededSchema, "quota_exceeded: the organization has as many projects as it may (QUOTA_PROJECTS, default 1,000; docs/quotas.md). No Retry-After: waiting makes no room."),
   },
 });
 
@@ -168,10 +176,6 @@ const WebhookSchema = z
   })
   .openapi("Webhook");
 
-/** The envelope of a cap reached (admin API only: /api/v1 never answers it, so its `Error` schema does not list the code). */
-const QuotaExceededSchema = z
-  .object({ error: z.object({ code: z.literal("quota_exceeded"), message: z.string().openapi({ description: "For humans only; may change." }) }) })
-  .openapi("QuotaExceededError");
 
 const DeliverySchema = z
   .object({
@@ -346,6 +350,7 @@ const getEmailRoute = createRoute({
 export function createAdminApi(config: AppConfig) {
   const admin = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   const adminToken = config.adminToken;
+  const quotas = resolveQuotas(config.quotas);
   /** The request's database and clock with the configured web app address: what the services take. */
   const serviceDeps = (c: Context<AppEnv>) => ({ db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl });
 
@@ -387,7 +392,7 @@ export function createAdminApi(config: AppConfig) {
   admin.openapi(createProjectRoute, async (c) => {
     const body = c.req.valid("json");
     const input = { name: body.name, description: body.description, defaultBranch: body.default_branch ?? null };
-    return c.json(await createProject({ ...serviceDeps(c), secrets: config.secrets }, c.req.valid("param").id, input), 201);
+    return c.json(await createProject({ ...serviceDeps(c), secrets: config.secrets, maxProjects: quotas.projects }, c.req.valid("param").id, input), 201);
   });
   admin.openapi(checkSettingsRoute, async (c) => {
     const body = c.req.valid("json");

@@ -35,6 +35,8 @@ import { documentConfig } from "../openapi-document";
 import { errorResponses } from "../responses";
 import { QuarantinedTestsForCiSchema, RunFailedTestSchema, TestRunSchema } from "../schemas";
 import { validationHook } from "../validation";
+import { resolveQuotas } from "../../lib/quotas";
+import { takeUploadSlot } from "../../services/quotas";
 
 type UploadEnv = AppEnv & { Variables: { uploader: UploadingProject } };
 
@@ -159,7 +161,7 @@ const uploadTestRunRoute = (limit: number) => createRoute({
     "The run is recorded at once (it counts in the project's `test_runs_count` and sets `last_test_run_at`) and processed in the background: `status` goes from `pending` to `processed`, or to `failed` with a `failure_reason` when the report cannot be read (malformed XML, a DTD, more than 200,000 cases…). Poll `GET /uploads/v1/test_runs/{number}`.",
     "Body: JUnit XML (`application/xml` or `text/xml`) with metadata in the query string, or the JSON envelope (`application/json`) carrying metadata and either `junit_xml` or `suites`; envelope metadata wins over the query string. `Content-Encoding: gzip` is accepted.",
     "Retries: send an `Idempotency-Key` header (e.g. a UUID, the same on every retry of one upload). If a run of this project already has that key, nothing new is recorded and that run is returned, with `Idempotent-Replayed: true`; the first upload's report wins.",
-    `Limits: ${describeByteLimit(limit)} per body on this server, compressed or decompressed (413 \`payload_too_large\`, also for chunked bodies)${limit < UPLOAD_LIMIT_BYTES ? `: below the interface's ${describeByteLimit(UPLOAD_LIMIT_BYTES)}, because this server processes a report within a memory limit and refuses what it could not process` : ""}; 600 uploads per rolling 60 seconds per project (429). Details: docs/uploads.md.`,
+    `Limits: ${describeByteLimit(limit)} per body on this server, compressed or decompressed (413 \`payload_too_large\`, also for chunked bodies)${limit < UPLOAD_LIMIT_BYTES ? `: below the interface's ${describeByteLimit(UPLOAD_LIMIT_BYTES)}, because this server processes a report within a memory limit and refuses what it could not process` : ""}; 600 uploads per rolling 60 seconds per project, and QUOTA_UPLOADS_PER_HOUR per organization and hour (default 10,000; docs/quotas.md): 429 \`rate_limited\` with \`Retry-After\`. Details: docs/uploads.md.`,
   ].join("\n\n"),
   security: tokenSecurity,
   request: {
@@ -310,6 +312,7 @@ export function createUploadsApi(config: AppConfig) {
     }),
   );
 
+  const quotas = resolveQuotas(config.quotas);
   const uploadLimit = config.uploadLimitBytes ?? UPLOAD_LIMIT_BYTES;
   const uploadBodyLimit = limitBody(uploadLimit, tooLarge(uploadLimit).message);
   api.use("/test_runs", (c, next) => {
@@ -328,6 +331,8 @@ export function createUploadsApi(config: AppConfig) {
 
   api.openapi(uploadTestRunRoute(uploadLimit), async (c) => {
     const { db, clock, runQueue, logger, payloadStore } = c.env;
+    // Counted before the body is read: an organization over its hourly quota costs one statement.
+    await takeUploadSlot({ db, clock }, c.get("uploader").organizationId, quotas.uploadsPerHour);
     const request = {
       contentType: c.req.header("content-type"),
       contentEncoding: c.req.header("content-encoding"),

@@ -11,6 +11,8 @@ import { isDatabaseUnavailable } from "../../db/errors";
 import { ApiError, describeError } from "../../lib/errors";
 import { NDJSON_CONTENT_TYPE, ndjsonStream } from "../../lib/ndjson";
 import { type ExportOptions, exportTestCases, exportTestRuns } from "../../services/exports";
+import { type ExportLease, takeExportLease } from "../../services/quotas";
+import type { OrgScope } from "../../services/context";
 import { COMMON_ERRORS, errorResponses } from "../responses";
 import { CASE_STATUSES } from "../../lib/vocabulary";
 import { TestRunSchema } from "../schemas";
@@ -63,7 +65,7 @@ const TestCaseExportLineSchema = z
 
 const projectParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, description: "Project identifier (UUID)." }) });
 
-const streamDescription = `Streamed as NDJSON (\`${NDJSON_CONTENT_TYPE}\`): one JSON object per line, each line ending with \`\\n\`, ordered by the run's arrival (\`created_at\`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: \`created_at\` in [since, until), at most ${MAX_EXPORT_WINDOW_DAYS} days. A failure after the first byte ends the stream with a last line \`{"error": {"code", "message"}}\` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag).`;
+const streamDescription = `Streamed as NDJSON (\`${NDJSON_CONTENT_TYPE}\`): one JSON object per line, each line ending with \`\\n\`, ordered by the run's arrival (\`created_at\`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: \`created_at\` in [since, until), at most ${MAX_EXPORT_WINDOW_DAYS} days. A failure after the first byte ends the stream with a last line \`{"error": {"code", "message"}}\` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag). An organization runs at most QUOTA_CONCURRENT_EXPORTS exports at once (default 2, docs/quotas.md): one more is a 429 \`rate_limited\` with \`Retry-After\`.`;
 
 const ndjsonOk = <T>(schema: T, description: string) => ({
   description,
@@ -119,16 +121,48 @@ async function ndjsonResponse(c: Context<AppEnv>, batches: AsyncIterator<readonl
   return c.body(await ndjsonStream(batches, streamErrorLine(c)), 200, { "Content-Type": NDJSON_CONTENT_TYPE }) as never;
 }
 
-export function registerExportRoutes(api: OpenAPIHono<AppEnv>, options: ExportOptions = {}): void {
+/** How often a running export renews its lease (src/services/quotas.ts): well within the lease's life. */
+const LEASE_RENEWAL_MS = 60_000;
+
+/** The batches, holding the export's lease: renewed as they are read, released when they end, fail or are cancelled. */
+async function* leased<T>(scope: OrgScope, lease: ExportLease, batches: AsyncGenerator<T>): AsyncGenerator<T> {
+  let renewedAt = scope.clock.now().getTime();
+  try {
+    for await (const batch of batches) {
+      yield batch;
+      if (scope.clock.now().getTime() - renewedAt >= LEASE_RENEWAL_MS) {
+        await lease.renew();
+        renewedAt = scope.clock.now().getTime();
+      }
+    }
+  } finally {
+    await lease.release();
+  }
+}
+
+/** Takes one of the organization's export places (429 when none is free), then opens the export; the place is given back when the stream ends. */
+async function leasedExport<T>(scope: OrgScope, concurrentExports: number | null, open: () => Promise<AsyncGenerator<T>>): Promise<AsyncGenerator<T>> {
+  const lease = await takeExportLease(scope, scope.organizationId, concurrentExports);
+  try {
+    return leased(scope, lease, await open());
+  } catch (error) {
+    await lease.release();
+    throw error;
+  }
+}
+
+export function registerExportRoutes(api: OpenAPIHono<AppEnv>, options: ExportOptions = {}, quotas: { concurrentExports: number | null } = { concurrentExports: null }): void {
   api.openapi(exportTestRunsRoute, async (c) => {
     const { since, until } = c.req.valid("query");
-    const batches = await exportTestRuns(c.get("scope"), { projectId: c.req.valid("param").id, since, until }, options);
+    const scope = c.get("scope");
+    const batches = await leasedExport(scope, quotas.concurrentExports, () => exportTestRuns(scope, { projectId: c.req.valid("param").id, since, until }, options));
     return ndjsonResponse(c, batches);
   });
 
   api.openapi(exportTestCasesRoute, async (c) => {
     const { since, until } = c.req.valid("query");
-    const batches = await exportTestCases(c.get("scope"), { projectId: c.req.valid("param").id, since, until }, options);
+    const scope = c.get("scope");
+    const batches = await leasedExport(scope, quotas.concurrentExports, () => exportTestCases(scope, { projectId: c.req.valid("param").id, since, until }, options));
     return ndjsonResponse(c, batches);
   });
 }

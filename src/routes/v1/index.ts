@@ -37,6 +37,7 @@ import { registerTestResultRoutes } from "./test-results";
 import { registerFailureGroupRoutes } from "./failure-groups";
 import { registerTestRoutes } from "./tests";
 import { registerExportRoutes } from "./exports";
+import { resolveQuotas } from "../../lib/quotas";
 import type { UploadsDocumentPart } from "../uploads";
 
 const security = [{ bearerAuth: [] }];
@@ -266,7 +267,7 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
   registerTestResultRoutes(api, codec);
   registerTestRoutes(api, codec);
   registerFailureGroupRoutes(api, codec);
-  registerExportRoutes(api, { batchRows: config.exportBatchRows });
+  registerExportRoutes(api, { batchRows: config.exportBatchRows }, resolveQuotas(config.quotas));
 
   addMethodNotAllowed(api);
   return api;
