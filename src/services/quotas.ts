@@ -1,9 +1,10 @@
 /**
  * The rate quotas of an organization, counted in the database so that they hold across Node
  * processes and Worker isolates (docs/quotas.md; the caps in src/lib/quotas.ts):
- * - uploads per hour: a window row per organization, taken one upload at a time by one statement
- *   (as src/services/delivery-rate.ts does per minute for webhooks), so two uploads never both
- *   take the last slot;
+ * - uploads per hour: a window row per organization, taken one upload at a time by the statement
+ *   that finds the upload token's project (findProjectCountingUpload, src/services/uploads.ts; as
+ *   src/services/delivery-rate.ts does per minute for webhooks), so two uploads never both take
+ *   the last slot;
  * - concurrent exports: a lease row per running export, taken under the organization's row lock
  *   (two exports cannot both take the last place), renewed while the export streams and deleted
  *   when it ends. A lease whose export died without ending expires, and stops counting, after
@@ -11,7 +12,7 @@
  * The projects quota is a count, checked where projects are created (src/services/projects.ts).
  */
 import { and, count, eq, gt, lte, sql } from "drizzle-orm";
-import { exportLeases, organizations, uploadWindows } from "../db/schema";
+import { exportLeases, organizations } from "../db/schema";
 import type { Database } from "../db/types";
 import { transactionWithRetry } from "../db/transaction-retry";
 import type { Clock } from "../lib/clock";
@@ -31,34 +32,11 @@ function rateLimited(message: string, retryAfterSeconds: number): ApiError {
   return new ApiError("rate_limited", message, { headers: { "Retry-After": String(retryAfterSeconds) } });
 }
 
-/**
- * Counts one upload of the organization in its current hourly window (a window starts with the
- * first upload after the previous one ended), or throws 429 `rate_limited` with `Retry-After`:
- * the seconds until the window ends. `perHour` null: no cap, nothing counted.
- */
-export async function takeUploadSlot(deps: Deps, organizationId: string, perHour: number | null): Promise<void> {
-  if (perHour === null) return;
-  const now = deps.clock.now();
-  const windowEnded = new Date(now.getTime() - UPLOAD_WINDOW_MS);
-  const w = uploadWindows;
-  const expired = sql`${w.windowStartedAt} <= ${windowEnded.toISOString()}::timestamptz`;
-  const granted = await deps.db
-    .insert(w)
-    .values({ organizationId, windowStartedAt: now, uploads: 1 })
-    .onConflictDoUpdate({
-      target: w.organizationId,
-      set: {
-        windowStartedAt: sql`case when ${expired} then ${now.toISOString()}::timestamptz else ${w.windowStartedAt} end`,
-        uploads: sql`case when ${expired} then 1 else ${w.uploads} + 1 end`,
-      },
-      setWhere: sql`${expired} or ${w.uploads} < ${perHour}`,
-    })
-    .returning({ organizationId: w.organizationId });
-  if (granted.length > 0) return;
-  const [row] = await deps.db.select({ startedAt: w.windowStartedAt }).from(w).where(eq(w.organizationId, organizationId)).limit(1);
-  const endsInMs = row ? row.startedAt.getTime() + UPLOAD_WINDOW_MS - now.getTime() : 0;
+/** The 429 of a full hourly upload window that started at `startedAt`: retry when it ends. */
+export function uploadsPerHourExceeded(perHour: number, startedAt: Date, now: Date): ApiError {
+  const endsInMs = startedAt.getTime() + UPLOAD_WINDOW_MS - now.getTime();
   const retryAfterSeconds = Math.max(1, Math.ceil(endsInMs / 1000));
-  throw rateLimited(
+  return rateLimited(
     `This organization has sent its ${perHour} uploads of this hour (QUOTA_UPLOADS_PER_HOUR); retry after ${retryAfterSeconds} seconds, when the window ends.`,
     retryAfterSeconds,
   );

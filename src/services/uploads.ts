@@ -2,9 +2,10 @@
  * The upload interface's services: upload-token authentication, accepting a report (record the
  * run and its payload, then queue it), and reading an uploaded run back with the same token.
  */
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Logger } from "../lib/logger";
-import { projects, testCases, testRuns } from "../db/schema";
+import { projects, testCases, testRuns, uploadWindows } from "../db/schema";
+import { rowsOf } from "../db/rows";
 import type { Database } from "../db/types";
 import { ApiError, notFound, describeError } from "../lib/errors";
 import { parsePathNumber } from "../lib/ids";
@@ -15,6 +16,7 @@ import type { RunQueue, UploadPayload } from "../ingest/run-queue";
 import { type PayloadObject, type PayloadStore, discardPayloadObject } from "../ingest/payload-store";
 import type { RunMetadata } from "../ingest/upload-request";
 import { failTestRun, recordTestRunArrival } from "./test-runs";
+import { UPLOAD_WINDOW_MS, uploadsPerHourExceeded } from "./quotas";
 
 export type UploadingProject = { projectId: string; organizationId: string };
 
@@ -31,6 +33,43 @@ export async function findProjectByUploadToken(db: Database, token: string): Pro
     .where(eq(projects.uploadTokenHash, await hashToken(token)))
     .limit(1);
   return row ?? null;
+}
+
+/**
+ * findProjectByUploadToken for a report's upload, counting it in its organization's hourly window
+ * (QUOTA_UPLOADS_PER_HOUR, src/services/quotas.ts) in the same statement: on the Worker the quota
+ * costs no round trip of its own. Null for an unknown token (nothing counted); a full window is
+ * a 429 `rate_limited` with `Retry-After`, the seconds until it ends.
+ */
+export async function findProjectCountingUpload(deps: Pick<ServiceDeps, "db" | "clock">, token: string, perHour: number | null): Promise<UploadingProject | null> {
+  if (perHour === null) return findProjectByUploadToken(deps.db, token);
+  if (!isWellFormedToken("uploadToken", token)) return null;
+  const now = deps.clock.now();
+  const nowText = now.toISOString();
+  const ended = new Date(now.getTime() - UPLOAD_WINDOW_MS).toISOString();
+  const w = uploadWindows;
+  const expired = sql`${w}.${sql.identifier("window_started_at")} <= ${ended}::timestamptz`;
+  const [row] = await rowsOf<{ project_id: string; organization_id: string; granted: boolean; window_started_at: string | Date | null }>(
+    deps.db.execute(sql`
+      with found as (
+        select ${projects.id} as project_id, ${projects.organizationId} as organization_id from ${projects}
+        where ${projects.uploadTokenHash} = ${await hashToken(token)} limit 1
+      ), slot as (
+        insert into ${w} (organization_id, window_started_at, uploads)
+        select organization_id, ${nowText}::timestamptz, 1 from found
+        on conflict (organization_id) do update set
+          window_started_at = case when ${expired} then ${nowText}::timestamptz else ${w}.window_started_at end,
+          uploads = case when ${expired} then 1 else ${w}.uploads + 1 end
+        where ${expired} or ${w}.uploads < ${perHour}
+        returning organization_id
+      )
+      select found.project_id, found.organization_id, exists (select 1 from slot) as granted,
+        (select window_started_at from ${w} where ${w}.organization_id = found.organization_id) as window_started_at
+      from found`),
+  );
+  if (!row) return null;
+  if (!row.granted) throw uploadsPerHourExceeded(perHour, row.window_started_at === null ? now : new Date(row.window_started_at), now);
+  return { projectId: row.project_id, organizationId: row.organization_id };
 }
 
 export type UploadDeps = Pick<ServiceDeps, "db" | "clock"> & { runQueue: RunQueue; logger: Logger; payloadStore?: PayloadStore };

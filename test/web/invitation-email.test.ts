@@ -73,7 +73,7 @@ describe("the invitation e-mail", () => {
   it("leads with fixed wording; the names are quoted, shortened and unlinkable; the link to accept is the only link", async () => {
     const { client } = await admin(PHISHING_ORG, PHISHING_INVITER);
     const to = uniqueEmail("phished");
-    expect((await client.post("/settings/team/invitations", { email: to, role: "member" })).status).toBe(200);
+    expect((await client.post("/settings/team/invitations", { email: to, role: "member" })).status).toBe(303);
     const [message] = await arrived(to);
     expect(message!.subject).toBe('Invitation: join the organization "Your password expires today! Reset it n…" on CI test analytics');
     expect(message!.subject).not.toMatch(/https?:|evil\.example/);
@@ -94,7 +94,7 @@ describe("the invitation e-mail", () => {
     const long = `Org ${"n".repeat(251)}`;
     const { client } = await admin(long);
     const to = uniqueEmail("long-name");
-    expect((await client.post("/settings/team/invitations", { email: to, role: "admin" })).status).toBe(200);
+    expect((await client.post("/settings/team/invitations", { email: to, role: "admin" })).status).toBe(303);
     const [message] = await arrived(to);
     expect(message!.subject).toBe(`Invitation: join the organization "Org ${"n".repeat(35)}…" on CI test analytics`);
     expect(message!.text).toContain(`Organization: "Org ${"n".repeat(95)}…"`);
@@ -106,7 +106,7 @@ describe("at most 20 invitations an hour per organization", () => {
   it("the 21st is refused on the page (429, Retry-After), writes no invitation and sends nothing; an hour later it works", async () => {
     expect(INVITATION_RATE.limit).toBe(20);
     const { client, organizationId } = await admin("Rate Org");
-    for (const answer of await inviteAll(client, 20)) expect(answer.status).toBe(200);
+    for (const answer of await inviteAll(client, 20)) expect(answer.status).toBe(303);
     const to = uniqueEmail("twenty-first");
     const refused = await client.post("/settings/team/invitations", { email: to, role: "member" });
     expect(refused.status).toBe(429);
@@ -121,7 +121,7 @@ describe("at most 20 invitations an hour per organization", () => {
     expect(later.status).toBe(429);
     expect(later.text).toContain("Try again in 30 minutes.");
     h.clock.advance(30 * 60_000 + 1);
-    expect((await client.post("/settings/team/invitations", { email: to, role: "member" })).status).toBe(200);
+    expect((await client.post("/settings/team/invitations", { email: to, role: "member" })).status).toBe(303);
     expect(await invitationsOf(organizationId)).toBe(21);
     // The refused attempts wrote no e-mail: the one to this address is the last invitation's.
     expect(await h.db.select({ id: emailOutbox.id }).from(emailOutbox).where(eq(emailOutbox.toAddress, to))).toHaveLength(1);
@@ -141,7 +141,7 @@ describe("at most 20 invitations an hour per organization", () => {
     expect(await invitationsOf(organizationId)).toBe(20);
     expect((await inviteAll(client, 1))[0]!.status).toBe(429);
     const other = await admin("Unaffected Org");
-    expect((await other.client.post("/settings/team/invitations", { email: uniqueEmail("other"), role: "member" })).status).toBe(200);
+    expect((await other.client.post("/settings/team/invitations", { email: uniqueEmail("other"), role: "member" })).status).toBe(303);
   });
 
   it("the count is the database's: two apps over one database (two processes) share it", async () => {
@@ -151,8 +151,8 @@ describe("at most 20 invitations an hour per organization", () => {
     const { client: first, organizationId } = await admin("Two Processes Org");
     const other = new WebClient(second.app);
     for (const [name, value] of first.cookies) other.cookies.set(name, value);
-    for (const answer of await inviteAll(first, 12)) expect(answer.status).toBe(200);
-    for (const answer of await inviteAll(other, 8)) expect(answer.status).toBe(200);
+    for (const answer of await inviteAll(first, 12)) expect(answer.status).toBe(303);
+    for (const answer of await inviteAll(other, 8)) expect(answer.status).toBe(303);
     expect((await inviteAll(other, 1))[0]!.status).toBe(429);
     expect((await inviteAll(first, 1))[0]!.status).toBe(429);
     expect(await invitationsOf(organizationId)).toBe(20);

@@ -115,7 +115,7 @@ describe("an invitation's page", () => {
 
   /** Invites `email` and returns the path of the link its e-mail carries. */
   async function invite(email: string): Promise<string> {
-    expect((await admin.post("/settings/team/invitations", { email, role: "member" })).status).toBe(200);
+    expect((await admin.post("/settings/team/invitations", { email, role: "member" })).status).toBe(303);
     const deadline = Date.now() + 10_000;
     while (sink.to(email).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     const link = /https?:\/\/\S+\/invitations\/[A-Za-z0-9_-]{43}/.exec(sink.to(email)[0]?.text ?? "")?.[0];

@@ -26,6 +26,7 @@ import {
   type UploadingProject,
   acceptUpload,
   findProjectByUploadToken,
+  findProjectCountingUpload,
   getUploadedRun,
   listRunFailedTests,
   presentUploadedRun,
@@ -36,7 +37,6 @@ import { errorResponses } from "../responses";
 import { QuarantinedTestsForCiSchema, RunFailedTestSchema, TestRunSchema } from "../schemas";
 import { validationHook } from "../validation";
 import { resolveQuotas } from "../../lib/quotas";
-import { takeUploadSlot } from "../../services/quotas";
 
 type UploadEnv = AppEnv & { Variables: { uploader: UploadingProject } };
 
@@ -294,6 +294,9 @@ export function createUploadsApi(config: AppConfig) {
 
   api.doc31("/openapi.json", () => uploadsDocumentConfig(config.publicBaseUrl));
 
+  const quotas = resolveQuotas(config.quotas);
+  /** A report's upload (POST /test_runs): what the hourly quota counts; reads and CODEOWNERS are not uploads of runs. */
+  const isReportUploadRequest = (method: string, path: string) => method === "POST" && path.endsWith("/test_runs");
   // Authentication, then the rate limit, then the body (so a stranger's large body is refused unread).
   api.use(
     "*",
@@ -302,7 +305,10 @@ export function createUploadsApi(config: AppConfig) {
       invalidMessage: "Invalid upload token: it is malformed, unknown or has been replaced.",
       limitMessage: (d) => `Upload limit of ${d.limit} per ${d.windowSeconds} seconds reached; retry after ${d.retryAfterSeconds} seconds.`,
       admit: async (c, token) => {
-        const uploader = await findProjectByUploadToken(c.env.db, token);
+        // A report's upload is counted in its organization's hourly quota by the same statement that finds its project.
+        const uploader = isReportUploadRequest(c.req.method, c.req.path)
+          ? await findProjectCountingUpload({ db: c.env.db, clock: c.env.clock }, token, quotas.uploadsPerHour)
+          : await findProjectByUploadToken(c.env.db, token);
         if (!uploader) return null;
         const admission = await counterAdmit(c.env.uploadCounter, uploader.projectId, { organizationId: uploader.organizationId });
         if (admission.status !== "admitted") return null;
@@ -312,7 +318,6 @@ export function createUploadsApi(config: AppConfig) {
     }),
   );
 
-  const quotas = resolveQuotas(config.quotas);
   const uploadLimit = config.uploadLimitBytes ?? UPLOAD_LIMIT_BYTES;
   const uploadBodyLimit = limitBody(uploadLimit, tooLarge(uploadLimit).message);
   api.use("/test_runs", (c, next) => {
@@ -331,8 +336,6 @@ export function createUploadsApi(config: AppConfig) {
 
   api.openapi(uploadTestRunRoute(uploadLimit), async (c) => {
     const { db, clock, runQueue, logger, payloadStore } = c.env;
-    // Counted before the body is read: an organization over its hourly quota costs one statement.
-    await takeUploadSlot({ db, clock }, c.get("uploader").organizationId, quotas.uploadsPerHour);
     const request = {
       contentType: c.req.header("content-type"),
       contentEncoding: c.req.header("content-encoding"),
