@@ -1,7 +1,8 @@
 /**
  * Sign-in throttle per e-mail (docs/web-app.md): after SIGN_IN_MAX_FAILURES failed attempts for
  * one e-mail within SIGN_IN_WINDOW_MS, every attempt for it, the right password included, is
- * refused for SIGN_IN_LOCK_MS. The state is one row per e-mail in Postgres (`sign_in_throttles`),
+ * refused for SIGN_IN_LOCK_MS. An attempt is counted before its password is checked
+ * (reserveSignInAttempt), so parallel attempts cannot exceed the limit. The state is one row per e-mail in Postgres (`sign_in_throttles`),
  * so it holds across processes, isolates and both runtimes; time comes from `deps.clock`.
  *
  * The rule is exact, not a fixed window: a row keeps the times of the latest failures (at most
@@ -34,11 +35,22 @@ export async function signInLockedUntil(deps: Deps, email: string): Promise<Date
   return row?.lockedUntil && row.lockedUntil.getTime() > now.getTime() ? row.lockedUntil : null;
 }
 
+/** What an attempt may do: refused (the e-mail is locked), or go ahead, counted as a failure until it succeeds. */
+export type SignInReservation = {
+  /** Locked before this attempt: refused, nothing counted. */
+  refusedUntil: Date | null;
+  /** This attempt was the last one the window allows: if its password is wrong, say so with the lock's end. */
+  lockStartedUntil: Date | null;
+};
+
 /**
- * Records a failed attempt; returns when the lock ends if this failure started one, else null.
- * The row is locked while it changes, so concurrent failures all count.
+ * Takes an attempt for the e-mail before its password is checked: refused while the e-mail is
+ * locked; otherwise counted at once as a failure (a success forgets it: clearSignInFailures), and
+ * the attempt that reaches SIGN_IN_MAX_FAILURES starts the lock. Counting before checking, under
+ * the row's lock, is what keeps parallel guesses to the limit: checking the lock, then the
+ * password, then counting let 40 parallel guesses through 17 times.
  */
-export async function recordSignInFailure(deps: Deps, email: string): Promise<Date | null> {
+export async function reserveSignInAttempt(deps: Deps, email: string): Promise<SignInReservation> {
   const key = throttleKey(email);
   const now = deps.clock.now();
   const nowMs = now.getTime();
@@ -47,6 +59,7 @@ export async function recordSignInFailure(deps: Deps, email: string): Promise<Da
     await tx.delete(signInThrottles).where(lte(signInThrottles.expiresAt, now));
     await tx.insert(signInThrottles).values({ email: key, failures: [], expiresAt: now }).onConflictDoNothing();
     const [row] = await tx.select().from(signInThrottles).where(eq(signInThrottles.email, key)).for("update");
+    if (row?.lockedUntil && row.lockedUntil.getTime() > nowMs) return { refusedUntil: row.lockedUntil, lockStartedUntil: null };
     const failures = [...(row?.failures ?? []).filter((at) => at > nowMs - SIGN_IN_WINDOW_MS), nowMs].slice(-SIGN_IN_MAX_FAILURES);
     const locks = failures.length >= SIGN_IN_MAX_FAILURES;
     const lockedUntil = locks ? new Date(nowMs + SIGN_IN_LOCK_MS) : (row?.lockedUntil ?? null);
@@ -55,7 +68,7 @@ export async function recordSignInFailure(deps: Deps, email: string): Promise<Da
       .update(signInThrottles)
       .set({ failures: locks ? [] : failures, lockedUntil, expiresAt })
       .where(eq(signInThrottles.email, key));
-    return locks ? lockedUntil : null;
+    return { refusedUntil: null, lockStartedUntil: locks ? lockedUntil : null };
   });
 }
 

@@ -8,7 +8,7 @@
 import type { Context, Hono } from "hono";
 import { AuthRefused, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, currentPerson, signIn, signUpThroughInvitation } from "../auth/people";
 import { findUserByEmail } from "../services/memberships";
-import { clearSignInFailures, recordSignInFailure, signInLockedUntil } from "../services/sign-in-throttle";
+import { clearSignInFailures, reserveSignInAttempt } from "../services/sign-in-throttle";
 import { type OpenInvitation, acceptInvitation, findOpenInvitation } from "../services/team";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { checkName, checkNewPassword, formFields } from "./forms";
@@ -150,14 +150,15 @@ export function registerInvitation(web: Hono<WebEnv>, config: WebConfig, paths: 
       c.html(<InvitationPage paths={paths} token={token} invitation={invitation} mode={{ kind: "sign-in" }} error={error} />, status);
     if (!form.password) return page(400, "Enter your password.");
     const throttleDeps = { db: c.env.db, clock: c.env.clock };
-    if (await signInLockedUntil(throttleDeps, email)) return page(429, "Too many failed sign-in attempts for this e-mail; try again later.");
+    const reservation = await reserveSignInAttempt(throttleDeps, email);
+    if (reservation.refusedUntil) return page(429, "Too many failed sign-in attempts for this e-mail; try again later.");
     let cookies: string[];
     try {
       ({ cookies } = await signIn(peopleDeps(c, config), { email, password: form.password }, c.req.raw.headers));
     } catch (error) {
       if (!(error instanceof AuthRefused)) throw error;
       if (error.status === 403) return page(403, "This form was sent from another site; open the invitation's link and try again.");
-      if (await recordSignInFailure(throttleDeps, email)) return page(429, "Too many failed sign-in attempts for this e-mail; try again later.");
+      if (reservation.lockStartedUntil) return page(429, "Too many failed sign-in attempts for this e-mail; try again later.");
       return page(401, "Wrong password.");
     }
     await clearSignInFailures(throttleDeps, email);

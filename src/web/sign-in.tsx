@@ -5,7 +5,7 @@
  */
 import type { Hono } from "hono";
 import { AuthRefused, currentPerson, signIn } from "../auth/people";
-import { clearSignInFailures, recordSignInFailure, signInLockedUntil } from "../services/sign-in-throttle";
+import { clearSignInFailures, reserveSignInAttempt } from "../services/sign-in-throttle";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { checkEmail, formFields } from "./forms";
 import { PlainPage } from "./layout";
@@ -59,8 +59,8 @@ export function registerSignIn(web: Hono<WebEnv>, config: WebConfig, paths: WebP
     const emailProblem = checkEmail(email);
     if (emailProblem) return render(400, emailProblem);
     const throttleDeps = { db: c.env.db, clock: c.env.clock };
-    const lockedUntil = await signInLockedUntil(throttleDeps, email);
-    if (lockedUntil) return render(429, lockedMessage(minutesUntil(lockedUntil, c.env.clock.now())));
+    const reservation = await reserveSignInAttempt(throttleDeps, email);
+    if (reservation.refusedUntil) return render(429, lockedMessage(minutesUntil(reservation.refusedUntil, c.env.clock.now())));
     try {
       const { cookies } = await signIn(peopleDeps(c, config), { email, password: form.password! }, c.req.raw.headers);
       await clearSignInFailures(throttleDeps, email);
@@ -68,7 +68,7 @@ export function registerSignIn(web: Hono<WebEnv>, config: WebConfig, paths: WebP
     } catch (error) {
       if (!(error instanceof AuthRefused)) throw error;
       if (error.status === 403) return render(403, "This form was sent from another site; open the sign-in page and try again.");
-      const locked = await recordSignInFailure(throttleDeps, email);
+      const locked = reservation.lockStartedUntil;
       if (locked) return render(429, lockedMessage(minutesUntil(locked, c.env.clock.now())));
       return render(401, "Wrong e-mail or password.");
     }

@@ -183,6 +183,17 @@ describe("sign-in throttle", () => {
     expect(after.status).toBe(303);
   });
 
+  it("40 wrong passwords in parallel get at most 10 guesses: each attempt is counted before its password is checked", async () => {
+    const email = uniqueEmail("parallel");
+    await new WebClient(h.app).signUp({ email, organization: "Parallel Org" });
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => new WebClient(h.app).signIn(email, `wrong-${i}-password`)));
+    const statuses = answers.map((answer) => answer.status);
+    // Nine wrong passwords said so; the tenth guess started the lock (429); the other 30 were refused unchecked.
+    expect(statuses.filter((status) => status === 401)).toHaveLength(9);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(31);
+    expect((await new WebClient(h.app).signIn(email)).status).toBe(429);
+  });
+
   it("failures spread over more than 15 minutes do not lock", async () => {
     const email = uniqueEmail("slow");
     await new WebClient(h.app).signUp({ email, organization: "Slow Org" });
