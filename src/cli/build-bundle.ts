@@ -113,7 +113,7 @@ export function buildNotices(metafile: Metafile): string {
  * The package's files as `npm pack` would take them, relative to packages/uploader: package.json,
  * README.md and the `files` of package.json; `overrides` stand in for files not written yet.
  */
-export function packageFiles(overrides: Record<string, string> = {}): TarEntry[] {
+function packageFiles(overrides: Record<string, string> = {}): TarEntry[] {
   const read = (path: string) => overrides[path] ?? readFileSync(join(ROOT, PACKAGE_DIR, path), "utf8");
   const pkg = JSON.parse(read("package.json")) as { files?: string[]; bin?: Record<string, string> };
   const bins = new Set(Object.values(pkg.bin ?? {}));

@@ -17,7 +17,7 @@
  * other than one leading or trailing `*` of a name) are at most MAX_WILDCARD_RULES per file, and
  * trying them costs each name at most NAME_STEP_BUDGET steps and each path PATH_STEP_BUDGET.
  */
-import { type CompiledPattern, type GlobSegment, type PatternSegment, StepBudget, compilePattern, patternMatches, segmentMatches } from "./codeowners-pattern";
+import { ANY_RUN, type CompiledPattern, type GlobSegment, type PatternSegment, StepBudget, compilePattern, patternMatches, segmentMatches } from "./codeowners-pattern";
 
 /** Largest CODEOWNERS accepted: GitHub ignores a CODEOWNERS file of 3 MB or more. */
 export const CODEOWNERS_LIMIT_BYTES = 3 * 1024 * 1024;
@@ -28,7 +28,7 @@ export const CODEOWNERS_LIMIT_BYTES = 3 * 1024 * 1024;
  */
 export const MAX_WILDCARD_RULES = 200;
 /** Longest pattern of such a rule: a test's file keeps at most 1,000 characters. */
-export const MAX_WILDCARD_PATTERN_LENGTH = 1_000;
+const MAX_WILDCARD_PATTERN_LENGTH = 1_000;
 /**
  * Steps (rules tried, names compared, characters walked) that trying rules may cost: for each name
  * of a path, the rules tried on names alone, and for the path, the rules tried on the whole path.
@@ -36,8 +36,8 @@ export const MAX_WILDCARD_PATTERN_LENGTH = 1_000;
  * latest rule found before (OwnersMatcher.pathsOverBudget). Each budget is spent the same way
  * whatever was matched before, so a path's owners never depend on the order paths come in.
  */
-export const NAME_STEP_BUDGET = 1_000;
-export const PATH_STEP_BUDGET = 1_000;
+const NAME_STEP_BUDGET = 1_000;
+const PATH_STEP_BUDGET = 1_000;
 
 export type CodeownersRule = { line: number; pattern: string; owners: string[] };
 /** A line that is neither blank, a comment nor a rule GitHub would apply: its number (from 1) and why. */
@@ -133,9 +133,10 @@ export function parseCodeowners(text: string): Codeowners {
     const comment = rest.findIndex((token) => token.startsWith("#"));
     const owners = comment === -1 ? rest : rest.slice(0, comment);
     const invalid = owners.find((owner) => !isOwner(owner));
-    const triedRule = patternProblem(pattern) === null && isTriedRule(compilePattern(pattern));
+    const unsupported = patternProblem(pattern);
+    const triedRule = unsupported === null && isTriedRule(compilePattern(pattern));
     const problem =
-      patternProblem(pattern) ??
+      unsupported ??
       (invalid === undefined ? null : `\`${invalid.slice(0, 100)}\` is not an owner: use @user, @org/team or an e-mail address`) ??
       (triedRule ? wildcardRuleProblem(pattern, tried) : null);
     if (problem !== null) {
@@ -189,17 +190,13 @@ type Placement =
 type NameSegment = Exclude<PatternSegment, { kind: "globstar" }>;
 
 /** A glob that is one `*` before or after literal text (`*.ts`, `test_*`), as the text and which side. */
-function affixOf(glob: GlobSegment): { by: "prefix" | "suffix"; text: string } | null {
-  const { atoms } = glob;
-  const stars = atoms.filter((atom) => atom === -2).length;
-  if (stars !== 1 || atoms.includes(-1) || atoms.length === 1) return null;
-  const text = (codes: Int32Array) => Array.from(codes, (code) => String.fromCharCode(code)).join("");
-  if (atoms[0] === -2) return { by: "suffix", text: text(atoms.subarray(1)) };
-  if (atoms.at(-1) === -2) return { by: "prefix", text: text(atoms.subarray(0, -1)) };
-  return null;
+function affixOf({ ends }: GlobSegment): { by: "prefix" | "suffix"; text: string } | null {
+  // A lone `*` has neither (it matches everywhere); `a*b` has both (tried per name).
+  if (ends === null || (ends.prefix === "") === (ends.suffix === "")) return null;
+  return ends.prefix === "" ? { by: "suffix", text: ends.suffix } : { by: "prefix", text: ends.prefix };
 }
 
-const isStar = (segment: PatternSegment | undefined) => segment?.kind === "glob" && segment.atoms.length === 1 && segment.atoms[0] === -2;
+const isStar = (segment: PatternSegment | undefined) => segment?.kind === "glob" && segment.atoms.length === 1 && segment.atoms[0] === ANY_RUN;
 
 /** How a pattern that matches a name at any depth (`name`, `**` + `/name/**`) is found, or null for any other pattern. */
 function namePlacement(pattern: CompiledPattern): Placement | null {
@@ -234,7 +231,7 @@ function placementOf(pattern: CompiledPattern): Placement {
 }
 
 /** Whether a rule must be tried against each path rather than found by a lookup (so counts against MAX_WILDCARD_RULES). */
-export function isTriedRule(pattern: CompiledPattern): boolean {
+function isTriedRule(pattern: CompiledPattern): boolean {
   const kind = placementOf(pattern).kind;
   return kind === "tried" || kind === "tried-name";
 }

@@ -33,6 +33,11 @@ export class ApiError extends Error {
 export type ErrorEnvelope = { error: { code: ErrorCode; message: string; details?: ErrorDetail[] } };
 
 /** One "not found" for missing and foreign resources, so the two cannot be told apart. */
+/** A 429 `rate_limited` that says when to come back (Retry-After, in seconds). */
+export function rateLimited(message: string, retryAfterSeconds: number): ApiError {
+  return new ApiError("rate_limited", message, { headers: { "Retry-After": String(retryAfterSeconds) } });
+}
+
 export function notFound(resource: string): ApiError {
   return new ApiError("not_found", `${resource} not found.`);
 }

@@ -26,7 +26,7 @@ export const DEFAULT_QUOTAS: Quotas = {
 };
 
 /** The environment variables that override the defaults. */
-export const QUOTA_VARIABLES = {
+const QUOTA_VARIABLES = {
   projects: "QUOTA_PROJECTS",
   uploadsPerHour: "QUOTA_UPLOADS_PER_HOUR",
   concurrentExports: "QUOTA_CONCURRENT_EXPORTS",

@@ -42,6 +42,9 @@ export function consumeRollingWindow(window: number[], nowMs: number, policy: Ra
     remaining: Math.max(0, policy.limit - window.length),
     resetSeconds: Math.max(0, Math.ceil(msUntilOldestExpires / 1000)),
   };
-  if (!allowed) decision.retryAfterSeconds = Math.max(1, Math.ceil(msUntilOldestExpires / 1000));
+  if (!allowed) decision.retryAfterSeconds = secondsUntil(msUntilOldestExpires, 0);
   return decision;
 }
+
+/** Whole seconds until `endMs` (at least 1): a Retry-After that never says "now" while still refusing. */
+export const secondsUntil = (endMs: number, nowMs: number) => Math.max(1, Math.ceil((endMs - nowMs) / 1000));

@@ -21,6 +21,7 @@
  * The policy also bounds the volume an organization can cause: webhooks per organization and
  * deliveries per minute (defaults below; WEBHOOKS_PER_ORGANIZATION, WEBHOOK_DELIVERIES_PER_MINUTE).
  */
+import { hasControlCharacters } from "../lib/control-characters";
 
 export type OutboundPolicy = {
   /** OUTBOUND_ALLOW_HOSTS as parsed by `parseAllowHosts`: `host` or `host:port` entries. */
@@ -225,7 +226,7 @@ function hostProblem(host: string): string | null {
 export function outboundUrlProblem(raw: string, policy: OutboundPolicy): string | null {
   if (raw.length > MAX_URL_LENGTH) return `is too long (maximum is ${MAX_URL_LENGTH} characters)`;
   // URL parsing would percent-encode them, but the URL is stored as typed (and PostgreSQL refuses NUL).
-  if (/[\u0000-\u001f\u007f]/.test(raw)) return "must not contain control characters";
+  if (hasControlCharacters(raw)) return "must not contain control characters";
   let url: URL;
   try {
     url = new URL(raw);

@@ -22,7 +22,7 @@ import {
 import { addMethodNotAllowed } from "./method-not-allowed";
 
 /** Long enough for a CI fleet's burst, short enough that a new version reaches everyone soon after a deploy. */
-export const UPLOADER_CACHE_CONTROL = "public, max-age=300";
+const UPLOADER_CACHE_CONTROL = "public, max-age=300";
 
 function serve(c: Context<AppEnv>, bytes: Uint8Array, sha256: string, headers: Record<string, string>): Response {
   const etag = `"${sha256}"`;

@@ -12,6 +12,7 @@ import { eq, sql } from "drizzle-orm";
 import { webhookDeliveryWindows } from "../db/schema";
 import type { Database } from "../db/types";
 import type { Clock } from "../lib/clock";
+import { secondsUntil } from "../lib/rate-limit";
 
 export const DELIVERY_WINDOW_MS = 60_000;
 
@@ -40,6 +41,5 @@ export async function takeDeliverySlot(deps: { db: Database; clock: Clock }, org
     .returning({ organizationId: w.organizationId });
   if (granted.length > 0) return { granted: true };
   const [row] = await deps.db.select({ startedAt: w.windowStartedAt }).from(w).where(eq(w.organizationId, organizationId)).limit(1);
-  const endsInMs = row ? row.startedAt.getTime() + DELIVERY_WINDOW_MS - now.getTime() : 0;
-  return { granted: false, retryAfterSeconds: Math.max(1, Math.ceil(endsInMs / 1000)) };
+  return { granted: false, retryAfterSeconds: secondsUntil((row?.startedAt ?? now).getTime() + (row ? DELIVERY_WINDOW_MS : 0), now.getTime()) };
 }

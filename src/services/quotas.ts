@@ -16,7 +16,8 @@ import { exportLeases, organizations } from "../db/schema";
 import type { Database } from "../db/types";
 import { transactionWithRetry } from "../db/transaction-retry";
 import type { Clock } from "../lib/clock";
-import { ApiError } from "../lib/errors";
+import { ApiError, rateLimited } from "../lib/errors";
+import { secondsUntil } from "../lib/rate-limit";
 
 export const UPLOAD_WINDOW_MS = 60 * 60_000;
 
@@ -24,18 +25,13 @@ export const UPLOAD_WINDOW_MS = 60 * 60_000;
 export const EXPORT_LEASE_MS = 5 * 60_000;
 
 /** An export usually ends well before its lease would expire: a refused one is told to retry within this. */
-export const MAX_EXPORT_RETRY_AFTER_SECONDS = 30;
+const MAX_EXPORT_RETRY_AFTER_SECONDS = 30;
 
 type Deps = { db: Database; clock: Clock };
 
-function rateLimited(message: string, retryAfterSeconds: number): ApiError {
-  return new ApiError("rate_limited", message, { headers: { "Retry-After": String(retryAfterSeconds) } });
-}
-
 /** The 429 of a full hourly upload window that started at `startedAt`: retry when it ends. */
 export function uploadsPerHourExceeded(perHour: number, startedAt: Date, now: Date): ApiError {
-  const endsInMs = startedAt.getTime() + UPLOAD_WINDOW_MS - now.getTime();
-  const retryAfterSeconds = Math.max(1, Math.ceil(endsInMs / 1000));
+  const retryAfterSeconds = secondsUntil(startedAt.getTime() + UPLOAD_WINDOW_MS, now.getTime());
   return rateLimited(
     `This organization has sent its ${perHour} uploads of this hour (QUOTA_UPLOADS_PER_HOUR); retry after ${retryAfterSeconds} seconds, when the window ends.`,
     retryAfterSeconds,
@@ -66,7 +62,7 @@ export async function takeExportLease(deps: Deps, organizationId: string, concur
       .where(and(eq(exportLeases.organizationId, organizationId), gt(exportLeases.expiresAt, now)));
     if (held!.leases >= concurrent) {
       const soonest = held!.soonest ? new Date(held!.soonest).getTime() : now.getTime();
-      return { granted: false as const, retryAfterSeconds: Math.min(MAX_EXPORT_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil((soonest - now.getTime()) / 1000))) };
+      return { granted: false as const, retryAfterSeconds: Math.min(MAX_EXPORT_RETRY_AFTER_SECONDS, secondsUntil(soonest, now.getTime())) };
     }
     await tx.insert(exportLeases).values({ id, organizationId, expiresAt: new Date(now.getTime() + EXPORT_LEASE_MS) });
     return { granted: true as const };

@@ -15,7 +15,8 @@ import { type MemberRole, invitations, members, organizations, sessions, users }
 import { type Transaction, transactionWithRetry } from "../db/transaction-retry";
 import type { Database } from "../db/types";
 import { base64UrlEncode, sha256Hex } from "../lib/crypto";
-import { ApiError, notFound } from "../lib/errors";
+import { ApiError, notFound, rateLimited } from "../lib/errors";
+import { secondsUntil } from "../lib/rate-limit";
 import { isUuid } from "../lib/ids";
 import type { SecretKeyring } from "../lib/secret-box";
 import type { ServiceDeps } from "./context";
@@ -86,13 +87,9 @@ async function checkInvitationRate(tx: Transaction, organizationId: string, now:
     .limit(INVITATION_RATE.limit);
   if (recent.length < INVITATION_RATE.limit) return;
   // A slot frees when the oldest of the newest `limit` leaves the window.
-  const seconds = Math.max(1, Math.ceil((recent[recent.length - 1]!.createdAt.getTime() + INVITATION_RATE.windowMs - now.getTime()) / 1000));
+  const seconds = secondsUntil(recent[recent.length - 1]!.createdAt.getTime() + INVITATION_RATE.windowMs, now.getTime());
   const minutes = Math.ceil(seconds / 60);
-  throw new ApiError(
-    "rate_limited",
-    `This organization has sent ${INVITATION_RATE.limit} invitations within the last hour, the most allowed. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
-    { headers: { "Retry-After": String(seconds) } },
-  );
+  throw rateLimited(`This organization has sent ${INVITATION_RATE.limit} invitations within the last hour, the most allowed. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, seconds);
 }
 
 /**

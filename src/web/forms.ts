@@ -1,6 +1,7 @@
 /** Reading and checking the pages' form posts (application/x-www-form-urlencoded or multipart). */
 import type { Context } from "hono";
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../auth/people";
+import { hasControlCharacters } from "../lib/control-characters";
 
 /** The form's text fields; a field sent as a file, or twice, reads as its first text value or "". */
 export async function formFields(c: Context, names: readonly string[]): Promise<Record<string, string>> {
@@ -19,7 +20,6 @@ export async function formFields(c: Context, names: readonly string[]): Promise<
  * form; NUL in particular is refused by Postgres in any text value, so one that reached a query
  * would be a 500 instead of the form's answer.
  */
-export const hasControlCharacters = (value: string) => /[\u0000-\u001f\u007f]/.test(value);
 
 /** A display name (person, organization): non-blank, at most `max` characters, no control characters. */
 export function checkName(value: string, label: string, max = 255): string | null {

@@ -2,6 +2,7 @@
 import { UPLOADER_BUNDLE_PATH, UPLOADER_TARBALL_PATH } from "../lib/uploader-package";
 import { MAX_AUTO_QUARANTINE_DAYS } from "../services/quarantine";
 import { checkName } from "./forms";
+import { hasControlCharacters } from "../lib/control-characters";
 
 export type ProjectFields = { name: string; description: string; defaultBranch: string; autoQuarantineDays: string };
 export type CheckedProject = { name: string; description: string | null; defaultBranch: string | null; autoQuarantineDays: number | null };
@@ -17,7 +18,7 @@ export function checkProjectFields(fields: ProjectFields): { value: CheckedProje
   if (fields.description.includes("\u0000")) problems.push("Description must not contain NUL characters.");
   const branch = fields.defaultBranch.trim();
   if (branch.length > 255) problems.push("Default branch is too long (maximum is 255 characters).");
-  if (/[\u0000-\u001f\u007f]/.test(branch)) problems.push("Default branch must not contain control characters.");
+  if (hasControlCharacters(branch)) problems.push("Default branch must not contain control characters.");
   const days = fields.autoQuarantineDays.trim();
   let autoQuarantineDays: number | null = null;
   if (days !== "") {

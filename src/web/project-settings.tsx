@@ -26,6 +26,7 @@ import { type ProjectFields, checkProjectFields } from "./project-forms";
 import { UploadCommands } from "./upload-commands";
 import { ProjectHeader } from "./project";
 import { signedIn } from "./session";
+import { hasControlCharacters } from "../lib/control-characters";
 
 const FIELDS = ["name", "description", "defaultBranch", "autoQuarantineDays"] as const;
 
@@ -305,7 +306,7 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
     const problems: string[] = [];
     if (url.length > 2048) problems.push("URL is too long (maximum is 2048 characters).");
     if (description.length > 1000) problems.push("Description is too long (maximum is 1000 characters).");
-    if (/[\u0000-\u001f\u007f]/.test(description)) problems.push("Description must not contain control characters.");
+    if (hasControlCharacters(description)) problems.push("Description must not contain control characters.");
     if (problems.length === 0) {
       try {
         const created = await createWebhookEndpoint(
