@@ -19,7 +19,12 @@ module.exports = {
       from: {},
       to: { circular: true },
     },
-    forbid("lib-is-the-bottom", layer("lib"), `${SRC}(?!lib/)`, "src/lib holds plain utilities and the vocabulary; it imports nothing else of src."),
+    forbid(
+      "lib-is-the-bottom",
+      layer("lib"),
+      `${SRC}(?!lib/)`,
+      "src/lib holds plain utilities and the vocabulary; it imports nothing else of src.",
+    ),
     forbid("db-only-on-lib", layer("db"), `${SRC}(?!lib/|db/)`, "The schema and drivers depend on the vocabulary and utilities only."),
     forbid(
       "domain-below-services",
@@ -27,10 +32,30 @@ module.exports = {
       `^src/(services|auth|routes|middleware|app|app-env|node|worker|seed|cli|simulator)(/|\\.ts$)`,
       "Parsers, checks and webhook rules are plain functions that services call, never the reverse.",
     ),
-    forbid("services-below-http", layer("services"), `^src/(auth|mcp|routes|middleware|web|app|app-env|node|worker|seed|cli|simulator)(/|\\.ts$)`, "Services never import routes, middleware, the app or an entry: they take { db, clock, … } and an input."),
-    forbid("auth-below-http", layer("auth"), `^src/(mcp|routes|middleware|web|app|node|worker|seed|cli|simulator)(/|\\.ts$)`, "The key gate and people's sessions are used by the middleware and the pages, not the reverse."),
-    forbid("http-below-entries", `^src/(mcp|routes|middleware|web|app|app-env)(/|\\.ts$)`, `^src/(node|worker|seed|cli|simulator)(/|\\.ts$)`, "The app is built by the runtime entries; it never reaches into one."),
-    forbid("cli-stands-alone", layer("cli"), `${SRC}(?!cli/|lib/|ingest/(upload-body|report|junit)\\.ts)`, "The uploader CLI is bundled for CI runners: it shares the pure upload rules, never the server."),
+    forbid(
+      "services-below-http",
+      layer("services"),
+      `^src/(auth|mcp|routes|middleware|web|app|app-env|node|worker|seed|cli|simulator)(/|\\.ts$)`,
+      "Services never import routes, middleware, the app or an entry: they take { db, clock, … } and an input.",
+    ),
+    forbid(
+      "auth-below-http",
+      layer("auth"),
+      `^src/(mcp|routes|middleware|web|app|node|worker|seed|cli|simulator)(/|\\.ts$)`,
+      "The key gate and people's sessions are used by the middleware and the pages, not the reverse.",
+    ),
+    forbid(
+      "http-below-entries",
+      `^src/(mcp|routes|middleware|web|app|app-env)(/|\\.ts$)`,
+      `^src/(node|worker|seed|cli|simulator)(/|\\.ts$)`,
+      "The app is built by the runtime entries; it never reaches into one.",
+    ),
+    forbid(
+      "cli-stands-alone",
+      layer("cli"),
+      `${SRC}(?!cli/|lib/|ingest/(upload-body|report|junit)\\.ts)`,
+      "The uploader CLI is bundled for CI runners: it shares the pure upload rules, never the server.",
+    ),
     forbid("src-not-on-tests", SRC, "^(test|bench|scripts)/", "The product never imports its tests, benchmarks or scripts."),
   ],
   options: {

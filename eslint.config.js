@@ -10,7 +10,20 @@ import tseslint from "typescript-eslint";
 const ENTRIES_AND_HTTP = ["src/app.ts", "src/routes/**", "src/middleware/**", "src/web/**", "src/node/**", "src/worker/**"];
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "dist/**", ".wrangler/**", ".data/**", "packages/uploader/bin/**", "packages/client/dist/**", "packages/client/src/schema.ts", "drizzle/**", "test/fixtures/**", "public/assets/vendor/**"] },
+  {
+    ignores: [
+      "node_modules/**",
+      "dist/**",
+      ".wrangler/**",
+      ".data/**",
+      "packages/uploader/bin/**",
+      "packages/client/dist/**",
+      "packages/client/src/schema.ts",
+      "drizzle/**",
+      "test/fixtures/**",
+      "public/assets/vendor/**",
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -31,7 +44,8 @@ export default tseslint.config(
           patterns: [
             {
               group: ["hono", "hono/*", "@hono/node-server"],
-              message: "Hono belongs to the routes, the middleware, the app and the runtime entries; services and the layers below take plain inputs.",
+              message:
+                "Hono belongs to the routes, the middleware, the app and the runtime entries; services and the layers below take plain inputs.",
             },
             {
               group: ["@hono/zod-openapi"],
@@ -47,7 +61,10 @@ export default tseslint.config(
     files: ["src/**/*.ts", "src/**/*.tsx"],
     ignores: ["src/node/**", "src/cli/main.ts"],
     rules: {
-      "no-restricted-properties": ["error", { object: "process", property: "env", message: "Only the runtime entries read the environment; pass configuration in." }],
+      "no-restricted-properties": [
+        "error",
+        { object: "process", property: "env", message: "Only the runtime entries read the environment; pass configuration in." },
+      ],
     },
   },
   {

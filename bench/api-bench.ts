@@ -53,7 +53,8 @@ const DEEP_TARGET = 1.2;
 /** The commit measured, and whether src/ or the migrations differed from it. */
 function codeVersion(): string {
   try {
-    const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const git = (...args: string[]) =>
+      execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
     const commit = git("rev-parse", "--short", "HEAD");
     const dirty = git("status", "--porcelain", "--", "src", "drizzle") !== "";
     return dirty ? `commit ${commit} plus uncommitted changes under src/ or drizzle/` : `commit ${commit}`;
@@ -107,10 +108,13 @@ async function settle(): Promise<void> {
 function cannon(url: string, headers: Record<string, string>, seconds: number): Promise<{ result: Result; latencies: number[] }> {
   return new Promise((resolve, reject) => {
     const latencies: number[] = [];
-    const instance = autocannon({ url, connections: CONNECTIONS, duration: seconds, pipelining: 1, timeout: 30, headers }, (error, result) => {
-      if (error) return reject(error);
-      settle().then(() => resolve({ result, latencies }), reject);
-    });
+    const instance = autocannon(
+      { url, connections: CONNECTIONS, duration: seconds, pipelining: 1, timeout: 30, headers },
+      (error, result) => {
+        if (error) return reject(error);
+        settle().then(() => resolve({ result, latencies }), reject);
+      },
+    );
     instance.on("response", (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
       if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
     });
@@ -132,7 +136,9 @@ function summarize(label: string, samples: Sample[]): Measurement {
   const completed = samples.reduce((n, s) => n + s.completed, 0);
   const seconds = samples.reduce((n, s) => n + s.seconds, 0);
   const m = { label, rps: completed / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), requests: completed };
-  log(`${label.padEnd(34)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50.toFixed(1)} ms  p99 ${m.p99.toFixed(1)} ms  (${m.requests} requests)`);
+  log(
+    `${label.padEnd(34)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50.toFixed(1)} ms  p99 ${m.p99.toFixed(1)} ms  (${m.requests} requests)`,
+  );
   return m;
 }
 
@@ -294,7 +300,9 @@ function renderReport(info: {
       "after every run the driver waits until the database has no running query. Both servers run in one child process (one pg pool), the load generator in the parent process",
   );
   lines.push("");
-  lines.push("| Endpoint | Ours req/s | Ours p50 (ms) | Ours p99 (ms) | Bare req/s | Bare p50 (ms) | Bare p99 (ms) | Ours / bare | Target |");
+  lines.push(
+    "| Endpoint | Ours req/s | Ours p50 (ms) | Ours p99 (ms) | Bare req/s | Bare p50 (ms) | Bare p99 (ms) | Ours / bare | Target |",
+  );
   lines.push("|---|---:|---:|---:|---:|---:|---:|---:|---|");
   for (const r of rows) {
     const ratio = r.ours.rps / r.bare.rps;
@@ -308,9 +316,13 @@ function renderReport(info: {
   const p99Ratio = deep.deep.p99 / deep.first.p99;
   const seqFirst = deep.seq.first!;
   const seqDeep = deep.seq.deep!;
-  lines.push(`GET /alerts/:id/events on our API, first page vs the page after ${DEEP_ROWS.toLocaleString("en-US")} rows (cursor reached by walking ${DEEP_ROWS / WALK_PAGE} pages of ${WALK_PAGE}; both pages limit 25):`);
+  lines.push(
+    `GET /alerts/:id/events on our API, first page vs the page after ${DEEP_ROWS.toLocaleString("en-US")} rows (cursor reached by walking ${DEEP_ROWS / WALK_PAGE} pages of ${WALK_PAGE}; both pages limit 25):`,
+  );
   lines.push("");
-  lines.push("| Measurement | First page p50 (ms) | First page p99 (ms) | Deep page p50 (ms) | Deep page p99 (ms) | Deep / first p50 | Deep / first p99 | Target ≤ 1.2 |");
+  lines.push(
+    "| Measurement | First page p50 (ms) | First page p99 (ms) | Deep page p50 (ms) | Deep page p99 (ms) | Deep / first p50 | Deep / first p99 | Target ≤ 1.2 |",
+  );
   lines.push("|---|---:|---:|---:|---:|---:|---:|---|");
   lines.push(
     `| ${CONNECTIONS} connections (first ${fmt(deep.first.rps, 0)} req/s, deep ${fmt(deep.deep.rps, 0)} req/s) | ${fmt(deep.first.p50)} | ${fmt(deep.first.p99)} | ${fmt(deep.deep.p50)} | ${fmt(deep.deep.p99)} | ${fmt(p50Ratio, 2)} | ${fmt(p99Ratio, 2)} | ${verdict(p50Ratio <= DEEP_TARGET && p99Ratio <= DEEP_TARGET)} |`,
@@ -328,7 +340,9 @@ function renderReport(info: {
     `GET /projects/:id/tests?sort=impact on a project with ${TESTS_DATASET.tests.toLocaleString("en-US")} tests and ${TESTS_DATASET.testRuns.toLocaleString("en-US")} runs, first page vs the page after ${TESTS_DEEP_ROWS.toLocaleString("en-US")} tests (target: p50 ratio ≤ 1.2):`,
   );
   lines.push("");
-  lines.push("| Measurement | First page p50 (ms) | First page p99 (ms) | Deep page p50 (ms) | Deep page p99 (ms) | Deep / first p50 | Deep / first p99 | Target ≤ 1.2 (p50) |");
+  lines.push(
+    "| Measurement | First page p50 (ms) | First page p99 (ms) | Deep page p50 (ms) | Deep page p99 (ms) | Deep / first p50 | Deep / first p99 | Target ≤ 1.2 (p50) |",
+  );
   lines.push("|---|---:|---:|---:|---:|---:|---:|---|");
   lines.push(
     `| ${CONNECTIONS} connections (first ${fmt(tDeep.first.rps, 0)} req/s, deep ${fmt(tDeep.deep.rps, 0)} req/s) | ${fmt(tDeep.first.p50)} | ${fmt(tDeep.first.p99)} | ${fmt(tDeep.deep.p50)} | ${fmt(tDeep.deep.p99)} | ${fmt(tp50, 2)} | ${fmt(tp99, 2)} | ${verdict(tp50 <= DEEP_TARGET)} |`,
@@ -341,7 +355,8 @@ function renderReport(info: {
   lines.push("");
   lines.push("| Query | Plan | Sorts all matching rows? | Execution (ms) |");
   lines.push("|---|---|---|---:|");
-  for (const plan of info.plans) lines.push(`| ${plan.query} | ${plan.plan} | ${plan.sorts ? "yes" : "no (index order)"} | ${fmt(plan.executionMs, 2)} |`);
+  for (const plan of info.plans)
+    lines.push(`| ${plan.query} | ${plan.plan} | ${plan.sorts ? "yes" : "no (index order)"} | ${fmt(plan.executionMs, 2)} |`);
   lines.push("");
   lines.push("Keyset indexes in the benchmark database (the services order by `… DESC, id DESC`, which Postgres reads as `NULLS FIRST`):");
   lines.push("");
@@ -358,14 +373,15 @@ function renderReport(info: {
   lines.push(
     "- Bare = a plain `new Hono()` with no middleware whose handlers run the same Drizzle query-builder calls as the services (same filters, ordering, `limit 26`; the events handler keeps the service's alert lookup) and return `c.json(rows)`: no API-key lookup, rate limit, validation, cursor signing or presenters (bench/bare-app.ts).",
   );
-  lines.push("- p50/p99 are per-request latencies of 2xx responses as seen by the client. Throughput = 2xx responses / measured seconds; any error or non-2xx response aborts the run.");
+  lines.push(
+    "- p50/p99 are per-request latencies of 2xx responses as seen by the client. Throughput = 2xx responses / measured seconds; any error or non-2xx response aborts the run.",
+  );
   lines.push(
     `- Deep-page target: judged on both p50 and p99 ratios of the ${CONNECTIONS}-connection row. The sequential row is a diagnostic of the per-request cost without queueing: its p50 is the meaningful figure, its p99 rests on the few slowest of ${SEQUENTIAL} requests of a few milliseconds each and swings with background load.` +
       " The deep page uses the real cursor reached by walking, so it runs the keyset condition `(triggered_at, id) < (…)`; whether Postgres serves the order from the index or sorts is in the plans table. A deep page that is *faster* than the first page means the first page sorts more rows, not that deep pages are cheap.",
   );
   return lines.join("\n");
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // Main
@@ -389,7 +405,10 @@ async function main(): Promise<void> {
   let apiKey: string;
   try {
     await database.migrate();
-    const created = await createOrganization({ db: database.db, clock: systemClock, webAppUrl: "https://app.example.com" }, { name: "Bench Org" });
+    const created = await createOrganization(
+      { db: database.db, clock: systemClock, webAppUrl: "https://app.example.com" },
+      { name: "Bench Org" },
+    );
     orgId = created.organization.id;
     apiKey = created.api_key.secret;
   } finally {
@@ -423,7 +442,12 @@ async function main(): Promise<void> {
 
   const cursorSecret = randomBytes(24).toString("hex");
   settleDatabase = dbName;
-  const ports = await startServers({ BENCH_DB_URL: url, BENCH_CURSOR_SECRET: cursorSecret, BENCH_ORG_ID: orgId, PG_POOL_MAX: String(POOL_MAX) });
+  const ports = await startServers({
+    BENCH_DB_URL: url,
+    BENCH_CURSOR_SECRET: cursorSecret,
+    BENCH_ORG_ID: orgId,
+    PG_POOL_MAX: String(POOL_MAX),
+  });
   const ours = `http://127.0.0.1:${ports.ours}/api/v1`;
   const bare = `http://127.0.0.1:${ports.bare}`;
   const headers = { authorization: `Bearer ${apiKey}`, accept: "application/json" };
@@ -433,8 +457,16 @@ async function main(): Promise<void> {
     { endpoint: "GET /projects", ours: `${ours}/projects`, bare: `${bare}/projects` },
     { endpoint: "GET /alerts", ours: `${ours}/alerts`, bare: `${bare}/alerts` },
     { endpoint: "GET /alerts/:id/events", ours: `${ours}/alerts/${hotAlertId}/events`, bare: `${bare}/alerts/${hotAlertId}/events` },
-    { endpoint: "GET /projects/:id/tests?sort=impact", ours: `${ours}/projects/${testsProjectId}/tests?sort=impact`, bare: `${bare}/projects/${testsProjectId}/tests` },
-    { endpoint: "GET /projects/:id/tests?health=flaky", ours: `${ours}/projects/${testsProjectId}/tests?health=flaky`, bare: `${bare}/projects/${testsProjectId}/tests?health=flaky` },
+    {
+      endpoint: "GET /projects/:id/tests?sort=impact",
+      ours: `${ours}/projects/${testsProjectId}/tests?sort=impact`,
+      bare: `${bare}/projects/${testsProjectId}/tests`,
+    },
+    {
+      endpoint: "GET /projects/:id/tests?health=flaky",
+      ours: `${ours}/projects/${testsProjectId}/tests?health=flaky`,
+      bare: `${bare}/projects/${testsProjectId}/tests?health=flaky`,
+    },
   ];
 
   // Sanity: both variants answer 200 with a full page.
@@ -444,7 +476,9 @@ async function main(): Promise<void> {
     const b = await fetch(e.bare, { headers });
     const rows = (await b.json()) as unknown[];
     if (a.status !== 200 || body.data?.length !== 25 || b.status !== 200 || rows.length !== 26) {
-      throw new Error(`${e.endpoint}: unexpected sanity responses (ours ${a.status}/${body.data?.length}, bare ${b.status}/${rows.length})`);
+      throw new Error(
+        `${e.endpoint}: unexpected sanity responses (ours ${a.status}/${body.data?.length}, bare ${b.status}/${rows.length})`,
+      );
     }
   }
 
@@ -484,7 +518,8 @@ async function main(): Promise<void> {
   const firstUrl = `${ours}/alerts/${hotAlertId}/events`;
   const deepUrl = `${firstUrl}?cursor=${encodeURIComponent(cursor!)}`;
   const deepCheck = (await (await fetch(deepUrl, { headers })).json()) as { data: { id: number; triggered_at: string }[] };
-  if (deepCheck.data.length !== 25 || !previous || !(deepCheck.data[0]!.triggered_at <= previous.ts)) throw new Error("deep page is not the continuation of the walk");
+  if (deepCheck.data.length !== 25 || !previous || !(deepCheck.data[0]!.triggered_at <= previous.ts))
+    throw new Error("deep page is not the continuation of the walk");
 
   const [first, deepPage] = await measurePair(
     { label: "events first page", url: firstUrl },
@@ -533,7 +568,9 @@ async function main(): Promise<void> {
   for (const plan of plans) log(`plan ${plan.query}: ${plan.plan} (${plan.executionMs.toFixed(2)} ms)`);
 
   const seq = await sequential({ first: firstUrl, deep: deepUrl }, headers, SEQUENTIAL);
-  log(`sequential: first p50 ${seq.first!.p50.toFixed(2)} ms p99 ${seq.first!.p99.toFixed(2)} ms; deep p50 ${seq.deep!.p50.toFixed(2)} ms p99 ${seq.deep!.p99.toFixed(2)} ms`);
+  log(
+    `sequential: first p50 ${seq.first!.p50.toFixed(2)} ms p99 ${seq.first!.p99.toFixed(2)} ms; deep p50 ${seq.deep!.p50.toFixed(2)} ms p99 ${seq.deep!.p99.toFixed(2)} ms`,
+  );
 
   const cpus = os.cpus();
   const report = renderReport({

@@ -58,7 +58,9 @@ export const alertEventsQuery = (db: Database, alertId: string, after: KeysetPos
     .select({ event: alertEvents, run: testRuns })
     .from(alertEvents)
     .innerJoin(testRuns, eq(testRuns.id, alertEvents.testRunId))
-    .where(and(eq(alertEvents.alertId, alertId), after ? keysetBefore(alertEvents.triggeredAt, alertEvents.id, after, "bigint") : undefined))
+    .where(
+      and(eq(alertEvents.alertId, alertId), after ? keysetBefore(alertEvents.triggeredAt, alertEvents.id, after, "bigint") : undefined),
+    )
     .orderBy(desc(alertEvents.triggeredAt), desc(alertEvents.id))
     .limit(LIMIT);
 

@@ -44,15 +44,27 @@ async function main(): Promise<void> {
   const load = os.loadavg()[0]!.toFixed(1);
   const rounds: Round[] = [];
   const postgres = await withBenchDatabase(SERVER_URL, "bench_checks_memory", async (database, version) => {
-    const deps = { db: database.db, clock: systemClock, webAppUrl: "https://app.example.com", logger: { info() {}, error: (m: string, f?: Record<string, unknown>) => console.error(m, f) } };
+    const deps = {
+      db: database.db,
+      clock: systemClock,
+      webAppUrl: "https://app.example.com",
+      logger: { info() {}, error: (m: string, f?: Record<string, unknown>) => console.error(m, f) },
+    };
     const { organization } = await createOrganization(deps, { name: "Bench" });
     const { project } = (await createProject(deps, organization.id, { name: "large runs" })) as { project: { id: string } };
     for (let round = 1; round <= 2; round++) {
       // The report's text is not kept: only the stored run's checks are measured.
       const content = () => generateJUnit({ cases: CASES, seed: CASES + round, ...(SUITES ? { suites: SUITES } : {}) });
-      const { run } = await recordTestRunArrival(deps, project.id, { branch: "main", commitSha: `c${round}`.padEnd(12, "0") }, { format: "junit_xml", content: content() });
+      const { run } = await recordTestRunArrival(
+        deps,
+        project.id,
+        { branch: "main", commitSha: `c${round}`.padEnd(12, "0") },
+        { format: "junit_xml", content: content() },
+      );
       let processed: Parameters<typeof runAlertChecks>[1] | null = null;
-      const outcome = await processTestRun({ ...deps, afterRunProcessed: async (stored) => void (processed = stored) }, run.id, { finalAttempt: false });
+      const outcome = await processTestRun({ ...deps, afterRunProcessed: async (stored) => void (processed = stored) }, run.id, {
+        finalAttempt: false,
+      });
       if (outcome !== "processed" || !processed) throw new Error(`run ${run.id}: ${outcome}`);
       collect();
       const base = process.memoryUsage();
@@ -70,7 +82,9 @@ async function main(): Promise<void> {
       await runAlertChecks({ ...deps, checks: CHECKS }, processed);
       clearInterval(timer);
       const result = { round, seconds: (performance.now() - started) / 1000, heap, buffers, baseline: base.heapUsed, samples };
-      log(`round ${round}: checks ${result.seconds.toFixed(1)} s, live heap +${mib(heap)}, ArrayBuffers +${mib(buffers)} (${samples} samples)`);
+      log(
+        `round ${round}: checks ${result.seconds.toFixed(1)} s, live heap +${mib(heap)}, ArrayBuffers +${mib(buffers)} (${samples} samples)`,
+      );
       rounds.push(result);
     }
     return version;

@@ -29,7 +29,9 @@ function testFiles(count: number): string[] {
   const files: string[] = [];
   for (let directory = 0; files.length < count; directory++) {
     const depth = 1 + Math.floor(random() * 6);
-    const dirs = Array.from({ length: depth }, (_, d) => (random() < 0.2 ? "a".repeat(30 + d) : random() < 0.3 ? "x".repeat(40) : `dir${Math.floor(random() * 50)}`));
+    const dirs = Array.from({ length: depth }, (_, d) =>
+      random() < 0.2 ? "a".repeat(30 + d) : random() < 0.3 ? "x".repeat(40) : `dir${Math.floor(random() * 50)}`,
+    );
     const inDirectory = 1 + Math.floor(random() * 15);
     for (let k = 0; k < inDirectory && files.length < count; k++) {
       const i = files.length;
@@ -53,7 +55,8 @@ function hostileCodeowners(): string {
   for (let i = 0; i < 2_000; i++) lines.push(`*.ext${i} @org/ext${i}`, `name-${i} @org/name${i}`, `prefix${i}* @org/prefix${i}`);
   lines.push(`* a@${"a.".repeat(48_000)}@`);
   let text = lines.join("\n");
-  for (let i = 0; text.length < CODEOWNERS_LIMIT_BYTES - 200; i++) text += `\n/services/team-${i % 300}/module-${i % 37}/dir${i % 50}/sub${i}/ @org/team-${i % 300}`;
+  for (let i = 0; text.length < CODEOWNERS_LIMIT_BYTES - 200; i++)
+    text += `\n/services/team-${i % 300}/module-${i % 37}/dir${i % 50}/sub${i}/ @org/team-${i % 300}`;
   return text;
 }
 
@@ -89,7 +92,15 @@ function measure(text: string, files: readonly string[]): Measured {
   let owned = 0;
   for (const file of files) if (matcher.ownersOf(file).length > 0) owned++;
   const done = performance.now();
-  return { parseMs: parsed - started, matchMs: done - parsed, totalMs: done - started, overBudget: matcher.pathsOverBudget, owned, rules: rules.length, ignored: ignoredLines.length };
+  return {
+    parseMs: parsed - started,
+    matchMs: done - parsed,
+    totalMs: done - started,
+    overBudget: matcher.pathsOverBudget,
+    owned,
+    rules: rules.length,
+    ignored: ignoredLines.length,
+  };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

@@ -4,7 +4,6 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import pg from "pg";
 import { type OpenedDatabase, openDatabase } from "../src/node/database";
 
-
 /** Quota high enough never to throttle the benchmark; the real in-memory key counter (rate limiter) still runs on every request. */
 export const BENCH_RATE_LIMIT = { limit: 1e9, windowMs: 60_000 };
 
@@ -17,7 +16,10 @@ export function writeBenchmarkSection(file: string, name: string, body: string):
   const end = `<!-- ${name}:end -->`;
   const section = `${start}\n${body}\n${end}`;
   if (!existsSync(file)) {
-    writeFileSync(file, `# Benchmarks\n\nResults of the project's benchmarks. Each benchmark script rewrites only its own section (between its markers).\n\n${section}\n`);
+    writeFileSync(
+      file,
+      `# Benchmarks\n\nResults of the project's benchmarks. Each benchmark script rewrites only its own section (between its markers).\n\n${section}\n`,
+    );
     return;
   }
   const current = readFileSync(file, "utf8");
@@ -32,7 +34,11 @@ export function writeBenchmarkSection(file: string, name: string, body: string):
  * database afterwards, whatever happens. `postgres` is the server's version line for the report;
  * `url` the made database's, for a child process to open.
  */
-export async function withBenchDatabase<T>(serverUrl: string, prefix: string, fn: (database: OpenedDatabase, postgres: string, url: string) => Promise<T>): Promise<T> {
+export async function withBenchDatabase<T>(
+  serverUrl: string,
+  prefix: string,
+  fn: (database: OpenedDatabase, postgres: string, url: string) => Promise<T>,
+): Promise<T> {
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   const dbName = `${prefix}_${randomBytes(5).toString("hex")}`;

@@ -60,10 +60,27 @@ import { performanceRegressionCheck } from "../src/checks/performance-regression
 import { skippedCreepCheck } from "../src/checks/skipped-creep";
 import { type Check, type InMemoryState, type RunSummary, checkRun, inMemoryCheck } from "../src/checks/types";
 import { isInfraSuspect, judgeInfra } from "../src/checks/types";
-import { type Anomaly, type Family, type Scenario, type SimRun, type SimStream, generateStream, toRunSummary } from "../src/simulator/streams";
+import {
+  type Anomaly,
+  type Family,
+  type Scenario,
+  type SimRun,
+  type SimStream,
+  generateStream,
+  toRunSummary,
+} from "../src/simulator/streams";
 import { replayHealth } from "../src/simulator/health-replay";
 import { writeBenchmarkSection } from "./common";
-import { BROKEN_HORIZON, BROKEN_MIN_LENGTH, FLAKY_AFTER_FIX_RUNS, FLAKY_HORIZON, type HealthScore, type SignalScore, newHealthScore, scoreHealth } from "./health-scoring";
+import {
+  BROKEN_HORIZON,
+  BROKEN_MIN_LENGTH,
+  FLAKY_AFTER_FIX_RUNS,
+  FLAKY_HORIZON,
+  type HealthScore,
+  type SignalScore,
+  newHealthScore,
+  scoreHealth,
+} from "./health-scoring";
 import { type StreamIndex, indexStream, mainCount } from "./stream-index";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -200,7 +217,10 @@ const ALL_CHECKS: CheckSpec[] = [
     family: "flaky",
     name: "test_flakiness",
     check: flakinessCheck as Check<unknown, unknown>,
-    subjects: (m) => [str(m.test_key), ...(Array.isArray(m.more_flagged_test_keys) ? m.more_flagged_test_keys.map(str) : [])].filter((k): k is string => k !== null),
+    subjects: (m) =>
+      [str(m.test_key), ...(Array.isArray(m.more_flagged_test_keys) ? m.more_flagged_test_keys.map(str) : [])].filter(
+        (k): k is string => k !== null,
+      ),
     testNod: () => new TestNodFlaky(),
     testNodRule: "failure rate ≥ 30 % over the test's last 20 default-branch runs (≥ 10 executions)",
     testNodHasRule: true,
@@ -317,7 +337,9 @@ function guardSuspect(index: StreamIndex, run: SimRun): boolean {
   const { stream } = index;
   let previous: SimRun | undefined;
   for (let n = run.number - 1; n >= 1 && !previous; n--) if (stream.runs[n - 1]!.branch === "main") previous = stream.runs[n - 1];
-  const failedBefore = new Set(previous ? previous.tests.filter((t) => t.status === "failed" || t.status === "errored").map((t) => t.key) : []);
+  const failedBefore = new Set(
+    previous ? previous.tests.filter((t) => t.status === "failed" || t.status === "errored").map((t) => t.key) : [],
+  );
   return judgeInfra(toRunSummary(run), (key) => failedBefore.has(key)).suspect;
 }
 
@@ -326,7 +348,9 @@ function fpCause(index: StreamIndex, family: Family, event: Detected): string {
   const run = stream.runs[event.run - 1]!;
   const pointLabel = (n: number) => stream.runs[n - 1]!.labels.some((l) => l.type === "failure_spike" || l.type === "infra_outage");
   const recentNotes = (lookback: number) =>
-    stream.runs.filter((r) => r.number <= event.run && r.branch === "main" && mainCount(index, r.number, event.run) <= lookback).flatMap((r) => r.notes);
+    stream.runs
+      .filter((r) => r.number <= event.run && r.branch === "main" && mainCount(index, r.number, event.run) <= lookback)
+      .flatMap((r) => r.notes);
   const recentAnomalies = (lookback: number, types: Anomaly["type"][]) =>
     stream.anomalies.filter((a) => types.includes(a.type) && a.start <= event.run && mainCount(index, a.start, event.run) <= lookback);
   switch (family) {
@@ -338,14 +362,19 @@ function fpCause(index: StreamIndex, family: Family, event: Detected): string {
         return `same-commit retry of ${kind === "spike" ? "a spike" : "an outage"} run (${guardSuspect(index, original) ? "infra-suspect" : "not infra-suspect"})`;
       }
       if (pointLabel(run.number)) return "in a spike/outage run";
-      const broken = stream.runs.some((r) => r.notes.some((n) => (n.kind === "breakage_start" || n.kind === "breakage_fixed") && n.test === event.subject));
+      const broken = stream.runs.some((r) =>
+        r.notes.some((n) => (n.kind === "breakage_start" || n.kind === "breakage_fixed") && n.test === event.subject),
+      );
       if (broken) return "test with a breakage episode";
       if (run.branch !== "main") return "feature-branch run";
       return guardSuspect(index, run) ? "infra-suspect run" : "other";
     }
     case "regression": {
       const prior = stream.anomalies.filter(
-        (a) => (a.type === "duration_shift" || a.type === "duration_drift" || a.type === "test_duration_shift") && a.start < event.run && (a.type !== "test_duration_shift" || event.subject === "run_duration" || a.subject === event.subject),
+        (a) =>
+          (a.type === "duration_shift" || a.type === "duration_drift" || a.type === "test_duration_shift") &&
+          a.start < event.run &&
+          (a.type !== "test_duration_shift" || event.subject === "run_duration" || a.subject === event.subject),
       );
       if (prior.length > 0) return "late: after the window of an earlier duration anomaly";
       if (recentAnomalies(40, ["skip_step", "skip_ramp"]).length > 0) return "skip change in the last 40 runs";
@@ -355,8 +384,12 @@ function fpCause(index: StreamIndex, family: Family, event: Detected): string {
         return `test series, no change (test CV ${cv >= 0.3 ? "≥ 30 %" : cv >= 0.2 ? "20–30 %" : "< 20 %"}, slow-runner share ${stream.knobs.slowRunnerShare})`;
       }
       // Tests added in the last 40 runs, as a share of the run duration.
-      const from = stream.runs.filter((r) => r.branch === "main" && r.number <= event.run && mainCount(index, r.number, event.run) <= 40)[0]?.number ?? event.run;
-      const added = stream.tests.filter((t) => t.addedAt > 1 && t.addedAt >= from && t.addedAt <= event.run).reduce((sum, t) => sum + t.medianMs, 0);
+      const from =
+        stream.runs.filter((r) => r.branch === "main" && r.number <= event.run && mainCount(index, r.number, event.run) <= 40)[0]?.number ??
+        event.run;
+      const added = stream.tests
+        .filter((t) => t.addedAt > 1 && t.addedAt >= from && t.addedAt <= event.run)
+        .reduce((sum, t) => sum + t.medianMs, 0);
       const before = stream.runs[Math.max(0, from - 2)]!.duration;
       if (added >= 0.05 * before) return "run series: tests added in the last 40 runs add ≥ 5 % of the run duration";
       if (recentNotes(40).some((n) => n.kind === "duration_improvement")) return "run series: duration improvement in the last 40 runs";
@@ -368,7 +401,8 @@ function fpCause(index: StreamIndex, family: Family, event: Detected): string {
     case "skip": {
       const notes = recentNotes(10);
       if (notes.some((n) => n.kind === "suite_skipped")) return "one-run suite skip in the last 10 runs";
-      if (stream.anomalies.some((a) => (a.type === "skip_step" || a.type === "skip_ramp") && a.start < event.run)) return "late: after the window of an earlier skip anomaly";
+      if (stream.anomalies.some((a) => (a.type === "skip_step" || a.type === "skip_ramp") && a.start < event.run))
+        return "late: after the window of an earlier skip anomaly";
       if (recentNotes(40).some((n) => n.kind === "breakage_fixed" && n.disabled)) return "broken tests disabled in the last 40 runs";
       return "baseline skipped share (no change)";
     }
@@ -444,7 +478,8 @@ function evidenceRun(stream: SimStream, a: Anomaly, summaries: RunSummary[]): nu
     if (isInfraSuspect(summary)) continue;
     const test = summary.tests.find((t) => t.key === a.subject);
     if (!test || test.status === "skipped") continue;
-    if (test.status === "passed" && test.attempts.some((s) => s === "failed" || s === "errored") && summary.onDefaultBranch) return summary.number;
+    if (test.status === "passed" && test.attempts.some((s) => s === "failed" || s === "errored") && summary.onDefaultBranch)
+      return summary.number;
     const sha = summary.commitSha ?? "";
     const entry = seen.get(sha) ?? { pass: false, fail: false, main: false };
     if (test.status === "passed") entry.pass = true;
@@ -500,7 +535,8 @@ function scoreStream(index: StreamIndex, summaries: RunSummary[], spec: CheckSpe
     const subject = rest.join("|");
     const cause = fpCause(index, spec.family, { run: Number(run), subject });
     score.causes.set(cause, (score.causes.get(cause) ?? 0) + 1);
-    if (score.samples.length < 12) score.samples.push(`seed ${stream.seed} run ${run} ${subject.replace(/\u001f/g, " › ").slice(0, 70)}: ${cause}`);
+    if (score.samples.length < 12)
+      score.samples.push(`seed ${stream.seed} run ${run} ${subject.replace(/\u001f/g, " › ").slice(0, 70)}: ${cause}`);
   }
 
   for (const a of candidates) {
@@ -555,11 +591,27 @@ function largestEntry(entries: Record<string, unknown>): number {
   return largest;
 }
 
-type Timing = { name: string; at100: number; at10k: number; ratio: number; bytes100: number; bytes10k: number; entry100: number; entry10k: number; tests100: number; tests10k: number };
+type Timing = {
+  name: string;
+  at100: number;
+  at10k: number;
+  ratio: number;
+  bytes100: number;
+  bytes10k: number;
+  entry100: number;
+  entry10k: number;
+  tests100: number;
+  tests10k: number;
+};
 
 function timeChecks(log: (line: string) => void): { timings: Timing[]; streamNote: string } {
   const total = TIMING_RUNS + TIMING_BLOCK;
-  const stream = generateStream({ seed: 7, runs: total, tests: TESTS, knobs: { families: { flaky: true, regression: false, spike: true, skip: false }, breakagesPer100: 0.2 } });
+  const stream = generateStream({
+    seed: 7,
+    runs: total,
+    tests: TESTS,
+    knobs: { families: { flaky: true, regression: false, spike: true, skip: false }, breakagesPer100: 0.2 },
+  });
   const summaries = stream.runs.map((run) => toRunSummary(run));
   const timings: Timing[] = [];
   for (const spec of CHECKS) {
@@ -622,7 +674,9 @@ function timeChecks(log: (line: string) => void): { timings: Timing[]; streamNot
       tests100: medianOf(block100.map((s) => s.tests.length)),
       tests10k: medianOf(block10k.map((s) => s.tests.length)),
     };
-    log(`timing ${spec.name}: ${at100.toFixed(3)} ms/run at 100, ${at10k.toFixed(3)} ms/run at 10,000 (ratio ${timing.ratio.toFixed(2)}); project state ${timing.bytes100} → ${timing.bytes10k} bytes, largest test entry ${timing.entry100} → ${timing.entry10k} bytes`);
+    log(
+      `timing ${spec.name}: ${at100.toFixed(3)} ms/run at 100, ${at10k.toFixed(3)} ms/run at 10,000 (ratio ${timing.ratio.toFixed(2)}); project state ${timing.bytes100} → ${timing.bytes10k} bytes, largest test entry ${timing.entry100} → ${timing.entry10k} bytes`,
+    );
     timings.push(timing);
   }
   return {
@@ -643,22 +697,54 @@ function codeVersion(): string {
   try {
     const git = (...a: string[]) => execFileSync("git", a, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
     const commit = git("rev-parse", "--short", "HEAD");
-    const watched = ["src/checks", "src/simulator", "src/services/tests-state.ts", "bench/detection-bench.ts", "bench/health-scoring.ts", "bench/stream-index.ts"];
+    const watched = [
+      "src/checks",
+      "src/simulator",
+      "src/services/tests-state.ts",
+      "bench/detection-bench.ts",
+      "bench/health-scoring.ts",
+      "bench/stream-index.ts",
+    ];
     const dirty = git("status", "--porcelain", "--", ...watched) !== "";
-    return dirty ? `commit ${commit} plus uncommitted changes under src/checks, src/simulator, the health rules or the bench` : `commit ${commit}`;
+    return dirty
+      ? `commit ${commit} plus uncommitted changes under src/checks, src/simulator, the health rules or the bench`
+      : `commit ${commit}`;
   } catch {
     return "unknown (not a git checkout)";
   }
 }
 
 type Scores = Map<string, { ours: Score; testNod: Score }>;
-type CorpusStats = { runs: number; main: number; generationMs: number; anomalies: Map<string, number>; countSuspect: number; alwaysFailingTests: number; streams: number };
+type CorpusStats = {
+  runs: number;
+  main: number;
+  generationMs: number;
+  anomalies: Map<string, number>;
+  countSuspect: number;
+  alwaysFailingTests: number;
+  streams: number;
+};
 
 const newScores = (): Scores => new Map(CHECKS.map((spec) => [spec.name, { ours: newScore(), testNod: newScore() }]));
 
 /** Feeds every stream through every check (ours and the TestNod rule) and scores it. */
-function scoreCorpus(seeds: number[], make: (seed: number) => SimStream, scores: Scores, health: HealthScore | null, log: (line: string) => void, label: string): CorpusStats {
-  const stats: CorpusStats = { runs: 0, main: 0, generationMs: 0, anomalies: new Map(), countSuspect: 0, alwaysFailingTests: 0, streams: 0 };
+function scoreCorpus(
+  seeds: number[],
+  make: (seed: number) => SimStream,
+  scores: Scores,
+  health: HealthScore | null,
+  log: (line: string) => void,
+  label: string,
+): CorpusStats {
+  const stats: CorpusStats = {
+    runs: 0,
+    main: 0,
+    generationMs: 0,
+    anomalies: new Map(),
+    countSuspect: 0,
+    alwaysFailingTests: 0,
+    streams: 0,
+  };
   for (const seed of seeds) {
     const t0 = performance.now();
     const stream = make(seed);
@@ -704,7 +790,8 @@ function patternFor(seed: number): Scenario {
 
 const PATTERNS_TEXT: Record<string, string> = {
   env_half: "env_half: 52–62 % of the tests fail (or error) in every run and never pass; the flaky family's tests are the ones to find",
-  co_failing_group: "co_failing_group: 5–20 tests fail together in 3, 5 or 10 % of the runs (same-commit retries included) and pass together otherwise",
+  co_failing_group:
+    "co_failing_group: 5–20 tests fail together in 3, 5 or 10 % of the runs (same-commit retries included) and pass together otherwise",
 };
 
 /** The test-health subsection of the report: health = flaky beside the flakiness alert, health = broken, by kind, false entries by cause. */
@@ -730,7 +817,9 @@ function healthReport(healthScores: Map<string, HealthScore>, alertOf: (label: s
     `- Recall: labelled tests whose health reaches it within N runs of onset (1 = the onset run). Flaky: N = ${FLAKY_HORIZON.large} for large anomalies (p ≥ 0.1), ${FLAKY_HORIZON.small} for small ones, the alert's horizons. Broken: N = ${BROKEN_HORIZON} (the rule's ${BROKEN_MIN_LENGTH} failing executions) over breakages planned to last ≥ ${BROKEN_MIN_LENGTH} runs (10, 30, never fixed) and always-failing tests; 1- and 3-run breakages are listed apart. Labels whose stream ends within N runs are left out. False entries per 1,000 runs: per 1,000 default-branch runs; "clean" = streams with the flaky family off (the alert's clean runs; the patterns have none, and every stream has breakages, so broken has none either).`,
   );
   lines.push("");
-  lines.push("| Corpus | Signal | Precision (entries) | Precision (test-runs) | Recall large (≤ 50 runs) | Recall small (≤ 200 runs) | Median runs to detection (large / small) | False entries / 1,000 clean runs | False entries / 1,000 runs | Coverage (labelled test-runs shown flaky) |");
+  lines.push(
+    "| Corpus | Signal | Precision (entries) | Precision (test-runs) | Recall large (≤ 50 runs) | Recall small (≤ 200 runs) | Median runs to detection (large / small) | False entries / 1,000 clean runs | False entries / 1,000 runs | Coverage (labelled test-runs shown flaky) |",
+  );
   lines.push("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const [label, h] of healthScores) {
     const f = h.flaky;
@@ -745,7 +834,9 @@ function healthReport(healthScores: Map<string, HealthScore>, alertOf: (label: s
     }
   }
   lines.push("");
-  lines.push(`| Corpus | Labelled (breakages ≥ ${BROKEN_MIN_LENGTH} runs and always-failing tests, in recall) | Precision (entries) | Precision (test-runs) | Recall (≤ ${BROKEN_HORIZON} runs) | Median runs to detection | False entries / 1,000 runs | Coverage (labelled test-runs shown broken) |`);
+  lines.push(
+    `| Corpus | Labelled (breakages ≥ ${BROKEN_MIN_LENGTH} runs and always-failing tests, in recall) | Precision (entries) | Precision (test-runs) | Recall (≤ ${BROKEN_HORIZON} runs) | Median runs to detection | False entries / 1,000 runs | Coverage (labelled test-runs shown broken) |`,
+  );
   lines.push("|---|---:|---:|---:|---:|---:|---:|---:|");
   for (const [label, h] of healthScores) {
     const b = h.broken;
@@ -768,12 +859,16 @@ function healthReport(healthScores: Map<string, HealthScore>, alertOf: (label: s
       for (const [kind, s] of [...signal.byKind].sort(([a], [b]) => a.localeCompare(b, "en", { numeric: true }))) {
         const [kindName, kindSize] = kind.split("|");
         const a = health === "flaky" ? alert?.byKind.get(kind) : undefined;
-        lines.push(`| ${corpusName(label)} | ${health} | ${kindName} | ${kindSize === "all" ? "" : kindSize} | ${pct(s.detected, s.total)} (${s.detected}/${s.total}) | ${a ? pct(a.detected, a.total) : "n/a"} | ${medianDelay(s)} |`);
+        lines.push(
+          `| ${corpusName(label)} | ${health} | ${kindName} | ${kindSize === "all" ? "" : kindSize} | ${pct(s.detected, s.total)} (${s.detected}/${s.total}) | ${a ? pct(a.detected, a.total) : "n/a"} | ${medianDelay(s)} |`,
+        );
       }
     }
   }
   lines.push("");
-  lines.push("Where the false entries come from (false test-runs: default-branch executions shown with the health while not labelled, counted against the entry that put the test there):");
+  lines.push(
+    "Where the false entries come from (false test-runs: default-branch executions shown with the health while not labelled, counted against the entry that put the test there):",
+  );
   lines.push("");
   lines.push("| Corpus | Health | Cause (and the step that made it) | False entries | False test-runs |");
   lines.push("|---|---|---|---:|---:|");
@@ -790,7 +885,9 @@ function healthReport(healthScores: Map<string, HealthScore>, alertOf: (label: s
   lines.push("");
   for (const [label, h] of healthScores) {
     const f = h.flaky;
-    const retryOfPoint = [...f.causes].filter(([cause]) => cause.startsWith("same-commit retry of a")).reduce((sum, [, n]) => sum + n.entries, 0);
+    const retryOfPoint = [...f.causes]
+      .filter(([cause]) => cause.startsWith("same-commit retry of a"))
+      .reduce((sum, [, n]) => sum + n.entries, 0);
     lines.push(
       `- ${corpusName(label)}: if tests that fail in a spike/outage run and pass on its same-commit re-run counted as flaky (they are not labelled flaky), health = flaky entry precision would be ${ratioText(f.trueEntries + retryOfPoint, f.entries)} instead of ${ratioText(f.trueEntries, f.entries)}.`,
     );
@@ -818,7 +915,14 @@ async function main() {
     return score;
   };
   const corpus = MAIN_CORPUS
-    ? scoreCorpus(seeds, (seed) => generateStream({ seed, runs: RUNS, tests: TESTS, knobs: { families: familiesFor(seed) } }), scores, healthFor("corpus"), log, "corpus")
+    ? scoreCorpus(
+        seeds,
+        (seed) => generateStream({ seed, runs: RUNS, tests: TESTS, knobs: { families: familiesFor(seed) } }),
+        scores,
+        healthFor("corpus"),
+        log,
+        "corpus",
+      )
     : { runs: 0, main: 0, generationMs: 0, anomalies: new Map<string, number>(), countSuspect: 0, alwaysFailingTests: 0, streams: 0 };
   const totalRuns = corpus.runs;
   const totalMain = corpus.main;
@@ -832,7 +936,8 @@ async function main() {
       const pScores = newScores();
       const stats = scoreCorpus(
         seeds.filter((seed) => patternFor(seed) === pattern),
-        (seed) => generateStream({ seed, scenario: pattern, runs: RUNS, tests: TESTS, knobs: { families: { ...familiesFor(seed), flaky: true } } }),
+        (seed) =>
+          generateStream({ seed, scenario: pattern, runs: RUNS, tests: TESTS, knobs: { families: { ...familiesFor(seed), flaky: true } } }),
         pScores,
         healthFor(pattern),
         log,
@@ -851,16 +956,22 @@ async function main() {
   const lines: string[] = [];
   lines.push("## Alert-check detection quality (`npm run bench:detection`)");
   lines.push("");
-  lines.push(`Command: \`npm run bench:detection\` (script \`tsx bench/detection-bench.ts\`; options \`--streams=N --seed-base=S --runs=R --tests=T --no-write\`).`);
+  lines.push(
+    `Command: \`npm run bench:detection\` (script \`tsx bench/detection-bench.ts\`; options \`--streams=N --seed-base=S --runs=R --tests=T --no-write\`).`,
+  );
   lines.push("");
   lines.push(`- Date: ${new Date().toISOString().replace(/\.\d+Z$/, "Z")}; code: ${codeVersion()}`);
   const cpus = os.cpus();
-  lines.push(`- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, Node ${process.version}; load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(1)} at end`);
+  lines.push(
+    `- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, Node ${process.version}; load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(1)} at end`,
+  );
   lines.push(
     `- Corpus: seeds ${SEED_BASE}–${SEED_BASE + STREAMS - 1} (${STREAMS} streams × ${RUNS} runs, ~${TESTS} tests; ${totalRuns} runs, ${totalMain} on the default branch). Anomaly family f is on in stream s when bit f of (s − ${SEED_BASE}) mod 16 is set (bits: flaky, regression, spike, skip), so each family is on in half the streams; the other half are its clean streams. Other knobs drawn per seed: ρ ∈ {0, 0.01, 0.05}, same-commit retry probability ∈ {0, 0.2, 0.5}, in-run retries ∈ {0, 1, 2}, Surefire or Gradle format, slow-runner share ∈ {0, 0.2, 0.5} (1.3×), 1 ms or 10 ms time steps.`,
   );
   lines.push(`- Anomalies injected: ${[...anomalyCounts].map(([type, n]) => `${type} ${n}`).join(", ")}.`);
-  lines.push(`- Windows (runs = default-branch runs; an event outside every window, or on the wrong subject, is false): ${WINDOW_TEXT.join("; ")}.`);
+  lines.push(
+    `- Windows (runs = default-branch runs; an event outside every window, or on the wrong subject, is false): ${WINDOW_TEXT.join("; ")}.`,
+  );
   lines.push(
     "- Large (recall target ≥ 0.95 within D runs): flaky p ≥ 0.1 (D = 50); run +25 % at log-σ ≤ 0.05, +50 % at ≤ 0.15, +100 % at ≤ 0.3 (D = 10; σ measured on the stream before its first duration anomaly); test ≥ +100 % with CV ≤ 20 % and median ≥ 1 s (D = 10); spike or outage with failing share ≥ 10 %, ≥ 20× the stream's baseline share and ρ ≤ 0.01 (D = 1); skip step +20 (D = 5). Everything else is small (recall within the window; flaky within 200 runs).",
   );
@@ -868,7 +979,9 @@ async function main() {
     "- Precision counts units: a distinct (run, anomaly) for true events, a distinct (run, subject) for false ones. False events per 1,000 clean runs: all events of the check in the streams where its family is off, per 1,000 default-branch runs.",
   );
   lines.push("");
-  lines.push("| Check | Rule | Events | False / 1,000 clean runs | Precision | Recall large | Recall small | Median runs to detection (large / small) | CPU s |");
+  lines.push(
+    "| Check | Rule | Events | False / 1,000 clean runs | Precision | Recall large | Recall small | Median runs to detection (large / small) | CPU s |",
+  );
   lines.push("|---|---|---:|---:|---:|---:|---:|---:|---:|");
   for (const spec of CHECKS) {
     const { ours: o, testNod: t } = scores.get(spec.name)!;
@@ -882,9 +995,19 @@ async function main() {
     }
     const precision = (s: Score) => s.trueUnits / Math.max(1, s.trueUnits + s.falseUnits);
     const recall = (s: SizeStats) => (s.total === 0 ? Number.NaN : s.detected / s.total);
-    targets.push({ check: spec.name, target: "≤ 1 false event / 1,000 clean runs", value: perK(o.cleanEvents, o.cleanRuns), pass: (1000 * o.cleanEvents) / Math.max(1, o.cleanRuns) <= 1 });
+    targets.push({
+      check: spec.name,
+      target: "≤ 1 false event / 1,000 clean runs",
+      value: perK(o.cleanEvents, o.cleanRuns),
+      pass: (1000 * o.cleanEvents) / Math.max(1, o.cleanRuns) <= 1,
+    });
     targets.push({ check: spec.name, target: "precision ≥ 0.9", value: precision(o).toFixed(3), pass: precision(o) >= 0.9 });
-    targets.push({ check: spec.name, target: "recall ≥ 0.95 on large anomalies", value: ratioText(o.large.detected, o.large.total), pass: o.large.total > 0 && recall(o.large) >= 0.95 });
+    targets.push({
+      check: spec.name,
+      target: "recall ≥ 0.95 on large anomalies",
+      value: ratioText(o.large.detected, o.large.total),
+      pass: o.large.total > 0 && recall(o.large) >= 0.95,
+    });
     const largeOk = !(recall(o.large) < recall(t.large));
     const smallOk = !(recall(o.small) < recall(t.small));
     targets.push({
@@ -893,7 +1016,12 @@ async function main() {
       value: `${ratioText(o.large.detected, o.large.total)} vs ${ratioText(t.large.detected, t.large.total)}; ${ratioText(o.small.detected, o.small.total)} vs ${ratioText(t.small.detected, t.small.total)}`,
       pass: spec.testNodHasRule ? largeOk && smallOk : null,
     });
-    targets.push({ check: spec.name, target: "precision > TestNod's", value: `${precision(o).toFixed(3)} vs ${precision(t).toFixed(3)}`, pass: spec.testNodHasRule ? precision(o) > precision(t) : null });
+    targets.push({
+      check: spec.name,
+      target: "precision > TestNod's",
+      value: `${precision(o).toFixed(3)} vs ${precision(t).toFixed(3)}`,
+      pass: spec.testNodHasRule ? precision(o) > precision(t) : null,
+    });
   }
   lines.push("");
   lines.push(
@@ -915,7 +1043,9 @@ async function main() {
     for (const [kind, s] of [...o.byKind].sort(([a], [b]) => a.localeCompare(b, "en", { numeric: true }))) {
       const tn = t.byKind.get(kind) ?? newSize();
       const [kindName, kindSizeName] = kind.split("|");
-      lines.push(`| ${spec.name} | ${kindName} | ${kindSizeName} | ${pct(s.detected, s.total)} (${s.detected}/${s.total}) | ${pct(tn.detected, tn.total)} | ${medianDelay(s)} |`);
+      lines.push(
+        `| ${spec.name} | ${kindName} | ${kindSizeName} | ${pct(s.detected, s.total)} (${s.detected}/${s.total}) | ${pct(tn.detected, tn.total)} | ${medianDelay(s)} |`,
+      );
     }
   }
   const flaky = (scores.get("test_flakiness") ?? { ours: newScore() }).ours;
@@ -955,10 +1085,14 @@ async function main() {
       `Patterns found on real rerun data of open-source projects, simulated: for each seed above one more stream (${STREAMS} × ${RUNS} runs, ~${TESTS} tests), scenario env_half at even seed offsets and co_failing_group at odd ones; the flaky family is on in all of them, regression, spike and skip by bits 1–3 as above; scored exactly like the corpus above, apart from it (its figures do not include these streams).`,
     );
     for (const [pattern, stats] of patternStats) {
-      lines.push(`- ${PATTERNS_TEXT[pattern]}. ${stats.streams} streams, ${stats.runs} runs (${stats.main} on the default branch); anomalies: ${[...stats.anomalies].map(([type, n]) => `${type} ${n}`).join(", ")}${stats.alwaysFailingTests > 0 ? `; ${stats.alwaysFailingTests} always-failing tests` : ""}; default-branch runs that look like an outage by the run's counts alone (the guard before it judged newly failing tests): ${pct(stats.countSuspect, stats.main)}.`);
+      lines.push(
+        `- ${PATTERNS_TEXT[pattern]}. ${stats.streams} streams, ${stats.runs} runs (${stats.main} on the default branch); anomalies: ${[...stats.anomalies].map(([type, n]) => `${type} ${n}`).join(", ")}${stats.alwaysFailingTests > 0 ? `; ${stats.alwaysFailingTests} always-failing tests` : ""}; default-branch runs that look like an outage by the run's counts alone (the guard before it judged newly failing tests): ${pct(stats.countSuspect, stats.main)}.`,
+      );
     }
     lines.push("");
-    lines.push("| Pattern | Check | Rule | Events | False / 1,000 clean runs | Precision | Recall large | Recall small | Median runs to detection (large / small) |");
+    lines.push(
+      "| Pattern | Check | Rule | Events | False / 1,000 clean runs | Precision | Recall large | Recall small | Median runs to detection (large / small) |",
+    );
     lines.push("|---|---|---|---:|---:|---:|---:|---:|---:|");
     for (const [pattern, pScores] of patternScores) {
       for (const spec of CHECKS) {
@@ -984,7 +1118,9 @@ async function main() {
       for (const [kind, sc] of [...entry.ours.byKind].sort(([a], [b]) => a.localeCompare(b, "en", { numeric: true }))) {
         const tn = entry.testNod.byKind.get(kind) ?? newSize();
         const [kindName, kindSizeName] = kind.split("|");
-        lines.push(`| ${pattern} | ${kindName} | ${kindSizeName} | ${pct(sc.detected, sc.total)} (${sc.detected}/${sc.total}) | ${pct(tn.detected, tn.total)} | ${medianDelay(sc)} |`);
+        lines.push(
+          `| ${pattern} | ${kindName} | ${kindSizeName} | ${pct(sc.detected, sc.total)} (${sc.detected}/${sc.total}) | ${pct(tn.detected, tn.total)} | ${medianDelay(sc)} |`,
+        );
       }
     }
     lines.push("");
@@ -1001,7 +1137,10 @@ async function main() {
       const flakyPattern = pScores.get("test_flakiness");
       if (flakyPattern) {
         const onAlwaysFailing = (sc: Score) => sc.causes.get("always-failing environment-dependent test") ?? 0;
-        if (pattern === "env_half") lines.push(`| ${pattern} | test_flakiness (TestNod) | always-failing environment-dependent test | ${onAlwaysFailing(flakyPattern.testNod)} |`);
+        if (pattern === "env_half")
+          lines.push(
+            `| ${pattern} | test_flakiness (TestNod) | always-failing environment-dependent test | ${onAlwaysFailing(flakyPattern.testNod)} |`,
+          );
       }
     }
     const flakyTargets = (pattern: string) => {
@@ -1009,23 +1148,43 @@ async function main() {
       if (!entry) return;
       const o = entry.ours;
       const precision = o.trueUnits / Math.max(1, o.trueUnits + o.falseUnits);
-      patternTargets.push({ check: `test_flakiness (${pattern})`, target: "precision ≥ 0.9", value: precision.toFixed(3), pass: precision >= 0.9 });
-      patternTargets.push({ check: `test_flakiness (${pattern})`, target: "recall ≥ 0.95 on large anomalies", value: ratioText(o.large.detected, o.large.total), pass: o.large.total > 0 && o.large.detected / o.large.total >= 0.95 });
+      patternTargets.push({
+        check: `test_flakiness (${pattern})`,
+        target: "precision ≥ 0.9",
+        value: precision.toFixed(3),
+        pass: precision >= 0.9,
+      });
+      patternTargets.push({
+        check: `test_flakiness (${pattern})`,
+        target: "recall ≥ 0.95 on large anomalies",
+        value: ratioText(o.large.detected, o.large.total),
+        pass: o.large.total > 0 && o.large.detected / o.large.total >= 0.95,
+      });
     };
     flakyTargets("env_half");
     flakyTargets("co_failing_group");
   }
-  if (HEALTH) lines.push(...healthReport(healthScores, (label) => (label === "corpus" ? scores : patternScores.get(label))?.get("test_flakiness")?.ours ?? null));
+  if (HEALTH)
+    lines.push(
+      ...healthReport(
+        healthScores,
+        (label) => (label === "corpus" ? scores : patternScores.get(label))?.get("test_flakiness")?.ours ?? null,
+      ),
+    );
   lines.push("");
   lines.push(
     `Cost per run with 100 vs 10,000 runs of history (stream ${streamNote}; each check fed runs 1–10,000 through \`update\`; then the block of runs 101–${100 + TIMING_BLOCK} from the state after run 100 and the block ${TIMING_RUNS + 1}–${TIMING_RUNS + TIMING_BLOCK} from the state after run 10,000, ${TIMING_REPS} interleaved repetitions each after 3 warm-ups, median; state size = JSON bytes of the project-level state, which every run reads and writes, and of the largest per-test entry (stored in the test's row; a run reads and writes its own tests' entries only); the target is judged on the raw ratio, the per-test ratio divides out the different number of tests in the two blocks):`,
   );
   lines.push("");
-  lines.push("| Check | ms/run at 100 | ms/run at 10,000 | Ratio | Target ≤ 1.3 | Ratio per test in the run | Project state bytes at 100 / 10,000 | Largest test entry bytes at 100 / 10,000 | Tests per run (100 / 10,000) |");
+  lines.push(
+    "| Check | ms/run at 100 | ms/run at 10,000 | Ratio | Target ≤ 1.3 | Ratio per test in the run | Project state bytes at 100 / 10,000 | Largest test entry bytes at 100 / 10,000 | Tests per run (100 / 10,000) |",
+  );
   lines.push("|---|---:|---:|---:|---|---:|---:|---:|---:|");
   for (const t of timings) {
-    const perTest = (t.at10k / t.tests10k) / (t.at100 / t.tests100);
-    lines.push(`| ${t.name} | ${t.at100.toFixed(3)} | ${t.at10k.toFixed(3)} | ${t.ratio.toFixed(2)} | ${t.ratio <= 1.3 ? "PASS" : "FAIL"} | ${perTest.toFixed(2)} | ${t.bytes100} / ${t.bytes10k} | ${t.entry100} / ${t.entry10k} | ${t.tests100} / ${t.tests10k} |`);
+    const perTest = t.at10k / t.tests10k / (t.at100 / t.tests100);
+    lines.push(
+      `| ${t.name} | ${t.at100.toFixed(3)} | ${t.at10k.toFixed(3)} | ${t.ratio.toFixed(2)} | ${t.ratio <= 1.3 ? "PASS" : "FAIL"} | ${perTest.toFixed(2)} | ${t.bytes100} / ${t.bytes10k} | ${t.entry100} / ${t.entry10k} | ${t.tests100} / ${t.tests10k} |`,
+    );
     targets.push({ check: t.name, target: "per-run time ratio 10,000 / 100 ≤ 1.3", value: t.ratio.toFixed(2), pass: t.ratio <= 1.3 });
   }
   targets.push(...patternTargets);
@@ -1034,7 +1193,10 @@ async function main() {
   lines.push("");
   lines.push("| Check | Target | Value | Result |");
   lines.push("|---|---|---|---|");
-  for (const t of targets) lines.push(`| ${t.check} | ${t.target} | ${t.value} | ${t.pass === null ? "n/a: TestNod documents no such rule (the naive rule is context)" : t.pass ? "PASS" : "FAIL"} |`);
+  for (const t of targets)
+    lines.push(
+      `| ${t.check} | ${t.target} | ${t.value} | ${t.pass === null ? "n/a: TestNod documents no such rule (the naive rule is context)" : t.pass ? "PASS" : "FAIL"} |`,
+    );
   lines.push("");
   lines.push(`Bench wall time: ${((performance.now() - started) / 1000).toFixed(0)} s.`);
   const report = lines.join("\n");

@@ -25,7 +25,16 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { BridgeCounters, BridgeReport } from "../src/node/local-neon";
 import { writeBenchmarkSection } from "./common";
-import { EDGE_REQUEST_TYPES, PROCESSING_LABEL, type Sample, UPLOAD_LABEL, measureRequest, measureUpload, prepareEdgeFixture, seedAlertEventsSql } from "./edge-requests";
+import {
+  EDGE_REQUEST_TYPES,
+  PROCESSING_LABEL,
+  type Sample,
+  UPLOAD_LABEL,
+  measureRequest,
+  measureUpload,
+  prepareEdgeFixture,
+  seedAlertEventsSql,
+} from "./edge-requests";
 import { freePort, processGroupMembers } from "./limiter-wrangler";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -44,15 +53,19 @@ const log = (message: string) => console.log(`[bench:edge] ${message}`);
 
 function codeVersion(): string {
   try {
-    const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const git = (...args: string[]) =>
+      execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
     const commit = git("rev-parse", "--short", "HEAD");
-    return git("status", "--porcelain", "--", "src", "drizzle") !== "" ? `commit ${commit} plus uncommitted changes under src/ or drizzle/` : `commit ${commit}`;
+    return git("status", "--porcelain", "--", "src", "drizzle") !== ""
+      ? `commit ${commit} plus uncommitted changes under src/ or drizzle/`
+      : `commit ${commit}`;
   } catch {
     return "unknown (not a git checkout)";
   }
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 
 type Row = { rtt: number; handshakes: number; label: string; samples: Sample[] };
 
@@ -67,7 +80,9 @@ function render(rows: Row[], info: { date: string; code: string; machine: string
   const lines: string[] = [];
   lines.push(`## The edge path: round trips per request (\`npm run bench:edge\`)${SECTION === "edge-bench" ? "" : ` — ${SECTION}`}`);
   lines.push("");
-  lines.push("Command: `npm run bench:edge` (script `tsx bench/edge-bench.ts`). Definitions and the choices they led to: [docs/edge-path.md](docs/edge-path.md).");
+  lines.push(
+    "Command: `npm run bench:edge` (script `tsx bench/edge-bench.ts`). Definitions and the choices they led to: [docs/edge-path.md](docs/edge-path.md).",
+  );
   lines.push("");
   lines.push(`- Date: ${info.date}`);
   lines.push(`- Code: ${info.code}`);
@@ -79,13 +94,15 @@ function render(rows: Row[], info: { date: string; code: string; machine: string
     `- Emulated network (the bridge): RTT/2 each way between the Worker and the database, 3 handshake round trips (TCP, TLS 1.3, WebSocket upgrade) per new connection; ${REQUESTS} sequential requests per type and RTT after ${WARMUP} warm-up requests (a warm API key)`,
   );
   lines.push(
-    "- Rows with 0 handshake round trips stand for pooled connections next to the Worker (Hyperdrive); rows at 2 ms for a Worker placed next to the database (`[placement] mode = \"smart\"`), whose client then pays one more client↔database-region RTT per request on top (docs/edge-path.md)",
+    '- Rows with 0 handshake round trips stand for pooled connections next to the Worker (Hyperdrive); rows at 2 ms for a Worker placed next to the database (`[placement] mode = "smart"`), whose client then pays one more client↔database-region RTT per request on top (docs/edge-path.md)',
   );
   lines.push(
     "- Round trips = handshake round trips + flights (a flight: a client→server burst after which the client waits for the answer); statements = Parse + Query messages. Counted on the Worker's fetch sessions for requests, on its queue sessions for processing",
   );
   lines.push("");
-  lines.push("| Request | RTT (ms) | Handshake RTTs per connection | Connections | Round trips | of which flights | Statements | p50 (ms) | p50 / RTT |");
+  lines.push(
+    "| Request | RTT (ms) | Handshake RTTs per connection | Connections | Round trips | of which flights | Statements | p50 (ms) | p50 / RTT |",
+  );
   lines.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const row of rows) {
     const times = row.samples.map((s) => s.ms).sort((a, b) => a - b);
@@ -133,7 +150,9 @@ function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     await stopDev().catch((error) => console.error("[bench:edge] stopping npm run dev failed:", error));
     if (createdDatabase) {
-      await admin.query(`drop database if exists "${createdDatabase}" with (force)`).catch((error) => console.error(`[bench:edge] could not drop ${createdDatabase}:`, error));
+      await admin
+        .query(`drop database if exists "${createdDatabase}" with (force)`)
+        .catch((error) => console.error(`[bench:edge] could not drop ${createdDatabase}:`, error));
       log(`dropped database ${createdDatabase}`);
     }
     await admin.end().catch(() => {});
@@ -216,7 +235,12 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   let uploads = 0;
   const statusOf = async (number: number) =>
-    (await database.query<{ status: string }>("select status from test_runs where project_id = $1 and number = $2", [fixture.projectId, number])).rows[0]?.status ?? "missing";
+    (
+      await database.query<{ status: string }>("select status from test_runs where project_id = $1 and number = $2", [
+        fixture.projectId,
+        number,
+      ])
+    ).rows[0]?.status ?? "missing";
   // The events page shows events (an empty page also asks whether the alert exists). One upload gives them a run.
   await measureUpload(fixture, uploads++, counters, statusOf, 250);
   await database.query(seedAlertEventsSql(fixture));
@@ -232,7 +256,12 @@ async function main(): Promise<void> {
         for (let i = 0; i < REQUESTS; i++) samples.push(await measureRequest(type, fixture, i, counters));
         rows.push({ rtt, handshakes, label: type.label, samples });
         const last = samples.at(-1)!.counters;
-        log(`RTT ${rtt}: ${type.label}: p50 ${percentile(samples.map((s) => s.ms).sort((a, b) => a - b), 50).toFixed(1)} ms, ${last.handshakeRoundTrips + last.flights} round trips, ${last.statements} statements`);
+        log(
+          `RTT ${rtt}: ${type.label}: p50 ${percentile(
+            samples.map((s) => s.ms).sort((a, b) => a - b),
+            50,
+          ).toFixed(1)} ms, ${last.handshakeRoundTrips + last.flights} round trips, ${last.statements} statements`,
+        );
       }
       const upload: Sample[] = [];
       const processing: Sample[] = [];
@@ -243,13 +272,21 @@ async function main(): Promise<void> {
         upload.push(measured.upload);
         processing.push(measured.processing);
       }
-      rows.push({ rtt, handshakes, label: UPLOAD_LABEL, samples: upload }, { rtt, handshakes, label: PROCESSING_LABEL, samples: processing });
+      rows.push(
+        { rtt, handshakes, label: UPLOAD_LABEL, samples: upload },
+        { rtt, handshakes, label: PROCESSING_LABEL, samples: processing },
+      );
       for (const [label, samples] of [
         [UPLOAD_LABEL, upload],
         [PROCESSING_LABEL, processing],
       ] as const) {
         const last = samples.at(-1)!.counters;
-        log(`RTT ${rtt}: ${label}: p50 ${percentile(samples.map((s) => s.ms).sort((a, b) => a - b), 50).toFixed(1)} ms, ${last.handshakeRoundTrips + last.flights} round trips, ${last.statements} statements`);
+        log(
+          `RTT ${rtt}: ${label}: p50 ${percentile(
+            samples.map((s) => s.ms).sort((a, b) => a - b),
+            50,
+          ).toFixed(1)} ms, ${last.handshakeRoundTrips + last.flights} round trips, ${last.statements} statements`,
+        );
       }
     }
   } finally {

@@ -73,7 +73,9 @@ function jsonReportOf(xml: string): string {
       failure_type: c.failureType ?? null,
       failure_message: c.failureMessage ?? null,
       failure_text: c.failureText ?? null,
-      ...(c.attempts?.length ? { attempts: c.attempts.map((a) => ({ status: a.status, duration_ms: a.durationMs, failure_message: a.failureMessage })) } : {}),
+      ...(c.attempts?.length
+        ? { attempts: c.attempts.map((a) => ({ status: a.status, duration_ms: a.durationMs, failure_message: a.failureMessage })) }
+        : {}),
       system_out: c.systemOut ?? null,
       system_err: c.systemErr ?? null,
     })),
@@ -150,7 +152,9 @@ function rssBytes(pid: number): number {
 /** workerd's CPU time so far (user + system, all its threads), in seconds: /proc/PID/stat in clock ticks (100 a second on Linux). */
 function cpuSeconds(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "").split(" ");
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
+      .replace(/^.*\) /s, "")
+      .split(" ");
     // After the command's closing parenthesis, utime and stime are the 12th and 13th fields.
     return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
@@ -226,9 +230,12 @@ type Measured = {
 
 function codeVersion(): string {
   try {
-    const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const git = (...args: string[]) =>
+      execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
     const commit = git("rev-parse", "--short", "HEAD");
-    return git("status", "--porcelain", "--", "src", "drizzle", "wrangler.toml") !== "" ? `commit ${commit} plus uncommitted changes` : `commit ${commit}`;
+    return git("status", "--porcelain", "--", "src", "drizzle", "wrangler.toml") !== ""
+      ? `commit ${commit} plus uncommitted changes`
+      : `commit ${commit}`;
   } catch {
     return "unknown";
   }
@@ -274,8 +281,12 @@ async function main(): Promise<void> {
     const database = new pg.Client({ connectionString: url.toString() });
     await database.connect();
     const runStatus = async (number: number) =>
-      (await database.query<{ status: string; tests_count: number }>("select status, tests_count from test_runs where project_id = $1 and number = $2", [fixture.projectId, number]))
-        .rows[0] ?? { status: "missing", tests_count: 0 };
+      (
+        await database.query<{ status: string; tests_count: number }>(
+          "select status, tests_count from test_runs where project_id = $1 and number = $2",
+          [fixture.projectId, number],
+        )
+      ).rows[0] ?? { status: "missing", tests_count: 0 };
 
     const variants = FORMATS.flatMap((format) =>
       CASES.flatMap((cases) => [...(PLAIN ? [{ format, cases, gzip: false }] : []), ...(GZIP ? [{ format, cases, gzip: true }] : [])]),
@@ -294,7 +305,11 @@ async function main(): Promise<void> {
       const stopRequest = sampler(inspector, workerd.pid);
       const response = await fetch(`${worker.baseUrl}/uploads/v1/test_runs?branch=main`, {
         method: "POST",
-        headers: { authorization: `Bearer ${fixture.uploadToken}`, "content-type": format === "json" ? "application/json" : "application/xml", ...(gzip ? { "content-encoding": "gzip" } : {}) },
+        headers: {
+          authorization: `Bearer ${fixture.uploadToken}`,
+          "content-type": format === "json" ? "application/json" : "application/xml",
+          ...(gzip ? { "content-encoding": "gzip" } : {}),
+        },
         body,
       });
       const answer = (await response.json()) as { number?: number; error?: { code: string } };
@@ -324,7 +339,8 @@ async function main(): Promise<void> {
               [fixture.projectId, answer.number!],
             )
           ).rows[0]!.done;
-        while (run.status === "processed" && !(await checksDone()) && performance.now() - accepted < WAIT_MS) await new Promise((r) => setTimeout(r, 50));
+        while (run.status === "processed" && !(await checksDone()) && performance.now() - accepted < WAIT_MS)
+          await new Promise((r) => setTimeout(r, 50));
         // Then until its sessions are quiet (the test events' read after the checks).
         let last = JSON.stringify(countersOf(await local.bridge.counters(), await local.bridge.counters(), QUEUE_APPLICATION));
         let previous = await local.bridge.counters();
@@ -341,7 +357,18 @@ async function main(): Promise<void> {
         // What workerd said (an isolate over its memory limit, a consumer's error) is the only account of a run not processed.
         if (run.status !== "processed") log(`${label}: the run is ${run.status}; wrangler dev's last lines:\n${worker.output()}`);
       }
-      const measured: Measured = { label, bodyBytes: body.byteLength, reportBytes: report.byteLength, status: response.status, outcome, baseline, request, storing, consumer, processingMs };
+      const measured: Measured = {
+        label,
+        bodyBytes: body.byteLength,
+        reportBytes: report.byteLength,
+        status: response.status,
+        outcome,
+        baseline,
+        request,
+        storing,
+        consumer,
+        processingMs,
+      };
       results.push(measured);
       log(
         `${label}: HTTP ${response.status} (${outcome}); request peak ${mib(request.isolate)} isolate (+${mib(request.isolate - baseline.isolate)}), RSS +${mib(request.rss - baseline.rss)}` +
@@ -371,7 +398,11 @@ async function main(): Promise<void> {
     `- Code: ${code}`,
     `- Machine: ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}; load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(1)} at end`,
     `- Path: the Worker under wrangler dev (workerd), its queue, the Neon driver through the local bridge, on ${postgres}`,
-    ...(process.env.MINIFLARE_WORKERD_V8_FLAGS ? [`- workerd's V8 flags: \`${process.env.MINIFLARE_WORKERD_V8_FLAGS}\` (MINIFLARE_WORKERD_V8_FLAGS): the isolate's heap capped, so V8 collects garbage as a memory-limited isolate must, and a run whose live memory does not fit fails`] : []),
+    ...(process.env.MINIFLARE_WORKERD_V8_FLAGS
+      ? [
+          `- workerd's V8 flags: \`${process.env.MINIFLARE_WORKERD_V8_FLAGS}\` (MINIFLARE_WORKERD_V8_FLAGS): the isolate's heap capped, so V8 collects garbage as a memory-limited isolate must, and a run whose live memory does not fit fails`,
+        ]
+      : []),
     `- Isolate = V8 heap in use + ArrayBuffer backing stores (inspector \`Runtime.getHeapUsage\`), peak of back-to-back samples${LIVE ? ", each taken right after a forced full collection (HeapProfiler.collectGarbage): live memory, garbage excluded (BENCH_MEMORY_LIVE=true)" : " (garbage not yet collected included)"}; the baseline is after a forced GC before the upload. workerd RSS: growth over the baseline, sampled every 2 ms from outside`,
     "",
     "Consumer: until processed = from the upload's answer until the run is processed (reading, parsing and storing it); alert checks = from then until the consumer's database sessions are quiet.",

@@ -114,7 +114,11 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 
 async function post(url: string, token: string, body: string): Promise<Record<string, unknown>> {
-  const response = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body });
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body,
+  });
   const text = await response.text();
   if (response.status >= 300) throw new Error(`${url}: HTTP ${response.status} ${text.slice(0, 300)}`);
   return JSON.parse(text) as Record<string, unknown>;
@@ -143,9 +147,15 @@ async function main(): Promise<void> {
     );
     log(`npm run dev is up on ${baseUrl}`);
     try {
-      const org = (await post(`${baseUrl}/admin/v1/organizations`, adminToken, JSON.stringify({ name: "Bench" }))) as { organization: { id: string } };
+      const org = (await post(`${baseUrl}/admin/v1/organizations`, adminToken, JSON.stringify({ name: "Bench" }))) as {
+        organization: { id: string };
+      };
       const project = async (name: string) => {
-        const created = (await post(`${baseUrl}/admin/v1/organizations/${org.organization.id}/projects`, adminToken, JSON.stringify({ name }))) as {
+        const created = (await post(
+          `${baseUrl}/admin/v1/organizations/${org.organization.id}/projects`,
+          adminToken,
+          JSON.stringify({ name }),
+        )) as {
           project: { id: string };
           upload_token: string;
         };
@@ -155,15 +165,27 @@ async function main(): Promise<void> {
       const fresh = await project("new");
       const tenk = await project("10k cases");
 
-      const deps = { db: database.db, clock: systemClock, webAppUrl: "https://app.example.com", logger: { info() {}, error: (m: string, f?: Record<string, unknown>) => console.error(m, f) } };
+      const deps = {
+        db: database.db,
+        clock: systemClock,
+        webAppUrl: "https://app.example.com",
+        logger: { info() {}, error: (m: string, f?: Record<string, unknown>) => console.error(m, f) },
+      };
       const checkDeps = { ...deps, checks: CHECKS };
       let sha = 0;
       /** Node in process: arrival with its payload, then processing (the payload read back and parsed) and, with `checks`, the alert checks. */
       const onNode = async (projectId: string, content: string, checks: boolean) => {
-        const { run } = await recordTestRunArrival(deps, projectId, { branch: "main", commitSha: `n${sha++}`.padEnd(12, "0") }, { format: "json", content });
+        const { run } = await recordTestRunArrival(
+          deps,
+          projectId,
+          { branch: "main", commitSha: `n${sha++}`.padEnd(12, "0") },
+          { format: "json", content },
+        );
         let processedRun: Parameters<typeof runAlertChecks>[1] | null = null;
         const start = performance.now();
-        const outcome = await processTestRun({ ...deps, afterRunProcessed: async (processed) => void (processedRun = processed) }, run.id, { finalAttempt: false });
+        const outcome = await processTestRun({ ...deps, afterRunProcessed: async (processed) => void (processedRun = processed) }, run.id, {
+          finalAttempt: false,
+        });
         const processed = performance.now();
         if (outcome !== "processed" || !processedRun) throw new Error(`run ${run.id}: ${outcome}`);
         if (checks) await runAlertChecks(checkDeps, processedRun);
@@ -186,7 +208,9 @@ async function main(): Promise<void> {
           }
           if (processed && !checks) break;
           if (processed) {
-            const done = await row(sql`select count(*)::int as n from alert_check_states where project_id = ${p.id} and last_run_number >= ${number}`);
+            const done = await row(
+              sql`select count(*)::int as n from alert_check_states where project_id = ${p.id} and last_run_number >= ${number}`,
+            );
             if (done?.n === 4) break;
           }
           await new Promise((r) => setTimeout(r, 5));
@@ -196,22 +220,33 @@ async function main(): Promise<void> {
       const waitChecked = async (projectId: string) => {
         for (;;) {
           const last = await row(sql`select max(number) as n from test_runs where project_id = ${projectId}`);
-          const done = await row(sql`select count(*)::int as n from alert_check_states where project_id = ${projectId} and last_run_number >= ${Number(last?.n ?? 0)}`);
+          const done = await row(
+            sql`select count(*)::int as n from alert_check_states where project_id = ${projectId} and last_run_number >= ${Number(last?.n ?? 0)}`,
+          );
           if (done?.n === 4) return;
           await new Promise((r) => setTimeout(r, 50));
         }
       };
 
       // The 100,000 known tests, each with its checks' entries.
-      for (let offset = 0; offset < KNOWN_TESTS; offset += 10_000) await onNode(big.id, report(Math.min(10_000, KNOWN_TESTS - offset), offset, 0), true);
+      for (let offset = 0; offset < KNOWN_TESTS; offset += 10_000)
+        await onNode(big.id, report(Math.min(10_000, KNOWN_TESTS - offset), offset, 0), true);
       log(`${KNOWN_TESTS} tests known`);
 
       // (a) 5 cases with the checks, Node then the Worker, each alternating the two projects.
-      const a: Record<string, number[]> = { nodeBig: [], nodeFresh: [], workerBig: [], workerFresh: [], workerBigProcessed: [], workerFreshProcessed: [] };
+      const a: Record<string, number[]> = {
+        nodeBig: [],
+        nodeFresh: [],
+        workerBig: [],
+        workerFresh: [],
+        workerBigProcessed: [],
+        workerFreshProcessed: [],
+      };
       for (const p of [big, fresh]) await onWorker(p, report(5, 0, 0), true); // warm-up: the upload tokens and the isolate
       for (const p of [big, fresh]) await onNode(p.id, report(5, 0, 0), true);
       for (let round = 1; round <= ROUNDS; round++) {
-        for (const p of round % 2 === 0 ? [big, fresh] : [fresh, big]) (p === big ? a.nodeBig! : a.nodeFresh!).push((await onNode(p.id, report(5, 0, round), true)).checked);
+        for (const p of round % 2 === 0 ? [big, fresh] : [fresh, big])
+          (p === big ? a.nodeBig! : a.nodeFresh!).push((await onNode(p.id, report(5, 0, round), true)).checked);
       }
       for (let round = 1; round <= ROUNDS; round++) {
         for (const p of round % 2 === 0 ? [big, fresh] : [fresh, big]) {
@@ -220,7 +255,9 @@ async function main(): Promise<void> {
           (p === big ? a.workerBigProcessed! : a.workerFreshProcessed!).push(measured.processed);
         }
       }
-      log(`(a) done: Node ${ms(median(a.nodeBig!))} vs ${ms(median(a.nodeFresh!))}, Worker ${ms(median(a.workerBig!))} vs ${ms(median(a.workerFresh!))}`);
+      log(
+        `(a) done: Node ${ms(median(a.nodeBig!))} vs ${ms(median(a.nodeFresh!))}, Worker ${ms(median(a.workerBig!))} vs ${ms(median(a.workerFresh!))}`,
+      );
 
       // (b) 10,000 cases, processed: the Worker (202 → processed) and Node in process, alternated; each run's checks finish before the next.
       const b: Record<string, number[]> = { node: [], worker: [] };

@@ -50,21 +50,31 @@ function expectStatus(answer: Answer, status: number, what: string): Answer {
 
 /** An organization with three projects (so GET /projects has a second page), through the admin API. */
 export async function prepareEdgeFixture(baseUrl: string, adminToken: string): Promise<EdgeFixture> {
-  const org = expectStatus(await send(baseUrl, "POST", "/admin/v1/organizations", adminToken, { name: `Edge ${Date.now()}` }), 201, "create organization").body as {
+  const org = expectStatus(
+    await send(baseUrl, "POST", "/admin/v1/organizations", adminToken, { name: `Edge ${Date.now()}` }),
+    201,
+    "create organization",
+  ).body as {
     organization: { id: string };
     api_key: { secret: string };
   };
   let uploadToken = "";
   let projectId = "";
   for (const name of ["edge-a", "edge-b", "edge-c"]) {
-    const created = expectStatus(await send(baseUrl, "POST", `/admin/v1/organizations/${org.organization.id}/projects`, adminToken, { name }), 201, "create project")
-      .body as { project: { id: string }; upload_token: string };
+    const created = expectStatus(
+      await send(baseUrl, "POST", `/admin/v1/organizations/${org.organization.id}/projects`, adminToken, { name }),
+      201,
+      "create project",
+    ).body as { project: { id: string }; upload_token: string };
     uploadToken = created.upload_token;
     projectId = created.project.id;
   }
   const apiKey = org.api_key.secret;
-  const alerts = expectStatus(await send(baseUrl, "GET", `/api/v1/alerts?status=all&project_id=${projectId}`, apiKey), 200, "list alerts").body as { data: { id: string }[] };
-  const page = expectStatus(await send(baseUrl, "GET", "/api/v1/projects?limit=1", apiKey), 200, "first page").body as { pagination: { next_cursor: string } };
+  const alerts = expectStatus(await send(baseUrl, "GET", `/api/v1/alerts?status=all&project_id=${projectId}`, apiKey), 200, "list alerts")
+    .body as { data: { id: string }[] };
+  const page = expectStatus(await send(baseUrl, "GET", "/api/v1/projects?limit=1", apiKey), 200, "first page").body as {
+    pagination: { next_cursor: string };
+  };
   return { baseUrl, apiKey, uploadToken, projectId, alertId: alerts.data[0]!.id, projectsCursor: page.pagination.next_cursor };
 }
 
@@ -81,7 +91,12 @@ export function smallReport(index: number, cases = 20): string {
       ...(from + i === 3 ? { failure_message: "expected 1 to be 2" } : {}),
     })),
   });
-  return JSON.stringify({ branch: "main", commit_sha: `c0ffee${String(index).padStart(6, "0")}`, build_id: String(index), suites: [suite("alpha", 0, cases / 2), suite("beta", cases / 2, cases)] });
+  return JSON.stringify({
+    branch: "main",
+    commit_sha: `c0ffee${String(index).padStart(6, "0")}`,
+    build_id: String(index),
+    suites: [suite("alpha", 0, cases / 2), suite("beta", cases / 2, cases)],
+  });
 }
 
 export type EdgeRequestType = {
@@ -93,7 +108,11 @@ export type EdgeRequestType = {
 
 /** The API request types of the issue (the upload and its processing are measured apart: measureUpload). */
 export const EDGE_REQUEST_TYPES: EdgeRequestType[] = [
-  { key: "organization", label: "GET /organization", send: (f) => send(f.baseUrl, "GET", "/api/v1/organization", f.apiKey).then((a) => expectStatus(a, 200, "organization")) },
+  {
+    key: "organization",
+    label: "GET /organization",
+    send: (f) => send(f.baseUrl, "GET", "/api/v1/organization", f.apiKey).then((a) => expectStatus(a, 200, "organization")),
+  },
   {
     key: "projects",
     label: "GET /projects (first page)",
@@ -107,24 +126,43 @@ export const EDGE_REQUEST_TYPES: EdgeRequestType[] = [
     key: "projects_not_modified",
     label: "GET /projects, If-None-Match of the current tag (304)",
     send: (f) =>
-      send(f.baseUrl, "GET", "/api/v1/projects", f.apiKey, undefined, undefined, { "if-none-match": f.projectsEtag ?? "" }).then((a) => expectStatus(a, 304, "projects 304")),
+      send(f.baseUrl, "GET", "/api/v1/projects", f.apiKey, undefined, undefined, { "if-none-match": f.projectsEtag ?? "" }).then((a) =>
+        expectStatus(a, 304, "projects 304"),
+      ),
   },
   {
     key: "projects_cursor",
     label: "GET /projects (with a cursor)",
-    send: (f) => send(f.baseUrl, "GET", `/api/v1/projects?limit=1&cursor=${encodeURIComponent(f.projectsCursor)}`, f.apiKey).then((a) => expectStatus(a, 200, "projects cursor")),
+    send: (f) =>
+      send(f.baseUrl, "GET", `/api/v1/projects?limit=1&cursor=${encodeURIComponent(f.projectsCursor)}`, f.apiKey).then((a) =>
+        expectStatus(a, 200, "projects cursor"),
+      ),
   },
-  { key: "alerts", label: "GET /alerts", send: (f) => send(f.baseUrl, "GET", "/api/v1/alerts", f.apiKey).then((a) => expectStatus(a, 200, "alerts")) },
-  { key: "alert_events", label: "GET /alerts/:id/events", send: (f) => send(f.baseUrl, "GET", `/api/v1/alerts/${f.alertId}/events`, f.apiKey).then((a) => expectStatus(a, 200, "alert events")) },
+  {
+    key: "alerts",
+    label: "GET /alerts",
+    send: (f) => send(f.baseUrl, "GET", "/api/v1/alerts", f.apiKey).then((a) => expectStatus(a, 200, "alerts")),
+  },
+  {
+    key: "alert_events",
+    label: "GET /alerts/:id/events",
+    send: (f) => send(f.baseUrl, "GET", `/api/v1/alerts/${f.alertId}/events`, f.apiKey).then((a) => expectStatus(a, 200, "alert events")),
+  },
   {
     key: "patch_project",
     label: "PATCH /projects/:id",
-    send: (f, i) => send(f.baseUrl, "PATCH", `/api/v1/projects/${f.projectId}`, f.apiKey, { description: `edge run ${i}` }).then((a) => expectStatus(a, 200, "patch project")),
+    send: (f, i) =>
+      send(f.baseUrl, "PATCH", `/api/v1/projects/${f.projectId}`, f.apiKey, { description: `edge run ${i}` }).then((a) =>
+        expectStatus(a, 200, "patch project"),
+      ),
   },
   {
     key: "snooze",
     label: "POST /alerts/:id/snooze",
-    send: (f) => send(f.baseUrl, "POST", `/api/v1/alerts/${f.alertId}/snooze`, f.apiKey, { duration: "1h" }).then((a) => expectStatus(a, 200, "snooze")),
+    send: (f) =>
+      send(f.baseUrl, "POST", `/api/v1/alerts/${f.alertId}/snooze`, f.apiKey, { duration: "1h" }).then((a) =>
+        expectStatus(a, 200, "snooze"),
+      ),
   },
 ];
 
@@ -166,7 +204,11 @@ export async function measureUpload(
 ): Promise<{ upload: Sample; processing: Sample }> {
   const before = await counters();
   const start = performance.now();
-  const answer = expectStatus(await send(fixture.baseUrl, "POST", "/uploads/v1/test_runs", fixture.uploadToken, smallReport(i)), 202, "upload");
+  const answer = expectStatus(
+    await send(fixture.baseUrl, "POST", "/uploads/v1/test_runs", fixture.uploadToken, smallReport(i)),
+    202,
+    "upload",
+  );
   const accepted = performance.now();
   const number = answer.body.number as number;
   let state = await status(number);
@@ -238,5 +280,7 @@ export function seedAlertEventsSql(fixture: EdgeFixture, count = 3): string {
 export function overBudget(label: string, counted: BridgeCounters, budget: Budget): string[] {
   const roundTrips = counted.handshakeRoundTrips + counted.flights;
   if (roundTrips <= budget.roundTrips && counted.flights <= budget.flights && counted.statements <= budget.statements) return [];
-  return [`${label}: ${roundTrips} round trips (${counted.flights} flights), ${counted.statements} statements; budget ${JSON.stringify(budget)}`];
+  return [
+    `${label}: ${roundTrips} round trips (${counted.flights} flights), ${counted.statements} statements; budget ${JSON.stringify(budget)}`,
+  ];
 }

@@ -71,7 +71,8 @@ function positive(name: string, fallback: number): number {
 
 function commit(): string {
   try {
-    const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const git = (...args: string[]) =>
+      execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
     const dirty = git("status", "--porcelain", "--", "src", "drizzle") !== "";
     return `${git("rev-parse", "--short", "HEAD")}${dirty ? " plus uncommitted changes under src/ or drizzle/" : ""}`;
   } catch {
@@ -85,7 +86,9 @@ function cannon(url: string, headers: Record<string, string>, seconds: number, e
       if (error) return reject(error);
       const wrong = result.non2xx - (expectStatus === 304 ? result.requests.total - result.errors : 0);
       if (result.errors > 0 || (expectStatus === 200 && result.non2xx > 0) || wrong > 0) {
-        return reject(new Error(`${url} (expecting ${expectStatus}): ${result.errors} errors, ${result.non2xx} non-2xx of ${result.requests.total}`));
+        return reject(
+          new Error(`${url} (expecting ${expectStatus}): ${result.errors} errors, ${result.non2xx} non-2xx of ${result.requests.total}`),
+        );
       }
       resolve(result);
     });
@@ -94,7 +97,11 @@ function cannon(url: string, headers: Record<string, string>, seconds: number, e
 
 function startServers(env: Record<string, string>): Promise<{ child: ChildProcess; ours: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/servers.ts")], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "inherit", "inherit", "ipc"] });
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/servers.ts")], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
     const timer = setTimeout(() => reject(new Error("bench servers did not start within 60 s")), 60_000);
     child.once("message", (message: { ours: number }) => {
       clearTimeout(timer);
@@ -112,12 +119,18 @@ async function main(): Promise<void> {
   await withBenchDatabase(SERVER_URL, "cia_etags_bench", async (database, postgres, databaseUrl) => {
     const deps = { db: database.db, clock: systemClock, webAppUrl: "https://app.example.com", logger: quietLogger };
     const org = await createOrganization(deps, { name: "Bench" });
-    for (let i = 0; i < PROJECTS; i++) await createProject(deps, org.organization.id, { name: `project-${i}`, description: `Project number ${i}` });
+    for (let i = 0; i < PROJECTS; i++)
+      await createProject(deps, org.organization.id, { name: `project-${i}`, description: `Project number ${i}` });
     const apiKey = org.api_key.secret;
     const auth = { authorization: `Bearer ${apiKey}` };
 
     // 1. Statements per answer, counted on the pool in process.
-    const app = createApp({ cursorSecret: CURSOR_SECRET, publicBaseUrl: "https://api.example.com", webAppUrl: deps.webAppUrl, secrets: new SecretKeyring({ current: generateSecretsKey() }) });
+    const app = createApp({
+      cursorSecret: CURSOR_SECRET,
+      publicBaseUrl: "https://api.example.com",
+      webAppUrl: deps.webAppUrl,
+      secrets: new SecretKeyring({ current: generateSecretsKey() }),
+    });
     const requestDeps: RequestDeps = {
       db: database.db,
       clock: systemClock,
@@ -147,7 +160,11 @@ async function main(): Promise<void> {
     log(`statements: 200 → ${full.statements}, 304 → ${notModified.statements}`);
 
     // 2. Throughput over HTTP at CONNECTIONS connections.
-    const { child, ours } = await startServers({ BENCH_DB_URL: databaseUrl, BENCH_CURSOR_SECRET: CURSOR_SECRET, BENCH_ORG_ID: org.organization.id });
+    const { child, ours } = await startServers({
+      BENCH_DB_URL: databaseUrl,
+      BENCH_CURSOR_SECRET: CURSOR_SECRET,
+      BENCH_ORG_ID: org.organization.id,
+    });
     try {
       const target = `http://127.0.0.1:${ours}/api/v1/projects`;
       const etag = (await fetch(target, { headers: auth })).headers.get("etag")!;
@@ -178,12 +195,20 @@ async function main(): Promise<void> {
       const xml = generateJUnit({ cases: CASES, seed: 42 });
       const { project } = await createProject(deps, org.organization.id, { name: "processing" });
       const setTriggers = async (enabled: boolean) => {
-        for (const [table, names] of Object.entries(DATA_VERSION_TRIGGERS).filter(([table]) => !process.env.BENCH_TOGGLE_TABLES || process.env.BENCH_TOGGLE_TABLES.split(",").includes(table))) {
-          for (const name of names) await database.db.execute(sql.raw(`alter table ${table} ${enabled ? "enable" : "disable"} trigger ${name}`));
+        for (const [table, names] of Object.entries(DATA_VERSION_TRIGGERS).filter(
+          ([table]) => !process.env.BENCH_TOGGLE_TABLES || process.env.BENCH_TOGGLE_TABLES.split(",").includes(table),
+        )) {
+          for (const name of names)
+            await database.db.execute(sql.raw(`alter table ${table} ${enabled ? "enable" : "disable"} trigger ${name}`));
         }
       };
       const processOnce = async () => {
-        const { run } = await recordTestRunArrival(deps, project.id, { branch: "main", commitSha: `c${Math.random().toString(16).slice(2)}` }, { format: "junit_xml", content: xml });
+        const { run } = await recordTestRunArrival(
+          deps,
+          project.id,
+          { branch: "main", commitSha: `c${Math.random().toString(16).slice(2)}` },
+          { format: "junit_xml", content: xml },
+        );
         const start = performance.now();
         const outcome = await processTestRun(deps, run.id, { finalAttempt: true, payload: { format: "junit_xml", content: xml } });
         if (outcome !== "processed") throw new Error(`processing ended ${outcome}`);

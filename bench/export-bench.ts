@@ -48,11 +48,24 @@ async function seedProject(db: Database, organizationId: string, name: string, r
       returning id`);
     const runId = Number((result as unknown as { rows: { id: number | string }[] }).rows[0]!.id);
     await db.transaction(async (tx) => {
-      const copy = openCopy(db, tx, "copy test_cases (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms) from stdin");
+      const copy = openCopy(
+        db,
+        tx,
+        "copy test_cases (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms) from stdin",
+      );
       if (!copy) throw new Error("the benchmark needs COPY (a Postgres server through node-postgres)");
       let text = "";
       for (let c = 0; c < CASES_PER_RUN; c++) {
-        text += encodeCopyRow([runId, project.id, 1, `handles case ${c} of the checkout flow`, `com.example.checkout.Suite${c % 50}`, `src/checkout/suite-${c % 50}.test.ts`, statuses[c % 10]!, (c * 7) % 2_000]);
+        text += encodeCopyRow([
+          runId,
+          project.id,
+          1,
+          `handles case ${c} of the checkout flow`,
+          `com.example.checkout.Suite${c % 50}`,
+          `src/checkout/suite-${c % 50}.test.ts`,
+          statuses[c % 10]!,
+          (c * 7) % 2_000,
+        ]);
       }
       copy.write(text);
       await copy.end();
@@ -91,7 +104,15 @@ function memoryOf(pid: number): { rss: number; peak: number } {
   return { rss: kib("VmRSS"), peak: kib("VmHWM") };
 }
 
-type Measure = { lines: number; bytes: number; seconds: number; linesPerSecond: number; peak: number; maxSampledRss: number; idleRss: number };
+type Measure = {
+  lines: number;
+  bytes: number;
+  seconds: number;
+  linesPerSecond: number;
+  peak: number;
+  maxSampledRss: number;
+  idleRss: number;
+};
 
 /** One export read to the end, from a fresh server process; its lines are counted and the last one checked. */
 async function measureExport(dbUrl: string, key: string, projectId: string, since: Date, until: Date): Promise<Measure> {

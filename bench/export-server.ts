@@ -16,7 +16,10 @@ import { createNodeBackground } from "../src/node/background";
 import { openDatabase } from "../src/node/database";
 import { BENCH_RATE_LIMIT } from "./common";
 
-const quietLogger: Logger = { info: () => {}, error: (message, fields) => console.error(JSON.stringify({ level: "error", message, ...fields })) };
+const quietLogger: Logger = {
+  info: () => {},
+  error: (message, fields) => console.error(JSON.stringify({ level: "error", message, ...fields })),
+};
 
 async function main(): Promise<void> {
   const url = process.env.BENCH_DB_URL;
@@ -28,10 +31,21 @@ async function main(): Promise<void> {
     clock: systemClock,
     keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
     uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    runQueue: createNodeBackground({ db: database.db, clock: systemClock, logger: quietLogger, webAppUrl: "https://app.example.com", secrets }).queue,
+    runQueue: createNodeBackground({
+      db: database.db,
+      clock: systemClock,
+      logger: quietLogger,
+      webAppUrl: "https://app.example.com",
+      secrets,
+    }).queue,
     logger: quietLogger,
   };
-  const app = createApp({ cursorSecret: "export-bench-cursor-secret", publicBaseUrl: "https://api.example.com", webAppUrl: "https://app.example.com", secrets });
+  const app = createApp({
+    cursorSecret: "export-bench-cursor-secret",
+    publicBaseUrl: "https://api.example.com",
+    webAppUrl: "https://app.example.com",
+    secrets,
+  });
   const server = serve({ fetch: (request: Request) => app.fetch(request, deps), port: 0, hostname: "127.0.0.1" }, (info: AddressInfo) => {
     process.send?.({ type: "ready", port: info.port });
   });

@@ -161,19 +161,34 @@ export function scoreHealth(index: StreamIndex, replay: HealthReplay, score: Hea
   const withEpisode = new Set(episodes.map((e) => e.test));
   for (const e of episodes) {
     const planned = e.length === null || e.length >= BROKEN_MIN_LENGTH;
-    brokenLabels.push({ test: e.test, start: e.start, end: e.fixedAt ?? Number.POSITIVE_INFINITY, kind: e.length === null ? "breakage, never fixed" : `breakage, ${e.length} run${e.length === 1 ? "" : "s"}`, planned, disabled: e.disabled });
+    brokenLabels.push({
+      test: e.test,
+      start: e.start,
+      end: e.fixedAt ?? Number.POSITIVE_INFINITY,
+      kind: e.length === null ? "breakage, never fixed" : `breakage, ${e.length} run${e.length === 1 ? "" : "s"}`,
+      planned,
+      disabled: e.disabled,
+    });
   }
   const alwaysFailing = new Set<string>();
   for (const t of stream.tests) {
     if (!t.alwaysFailing) continue;
     alwaysFailing.add(t.key);
-    brokenLabels.push({ test: t.key, start: t.addedAt, end: t.removedAt ?? Number.POSITIVE_INFINITY, kind: "always failing (env_half)", planned: true, disabled: false });
+    brokenLabels.push({
+      test: t.key,
+      start: t.addedAt,
+      end: t.removedAt ?? Number.POSITIVE_INFINITY,
+      kind: "always failing (env_half)",
+      planned: true,
+      disabled: false,
+    });
   }
   const brokenBy = new Map<string, BrokenLabel[]>();
   for (const l of brokenLabels) brokenBy.set(l.test, [...(brokenBy.get(l.test) ?? []), l]);
 
   const isFlaky = (key: string, run: number) => (flakyBy.get(key) ?? []).some((a) => run >= a.start && (a.end === null || run <= a.end));
-  const inAllowance = (key: string, run: number) => (flakyBy.get(key) ?? []).some((a) => a.end !== null && run > a.end && mainCount(index, a.end + 1, run) <= FLAKY_AFTER_FIX_RUNS);
+  const inAllowance = (key: string, run: number) =>
+    (flakyBy.get(key) ?? []).some((a) => a.end !== null && run > a.end && mainCount(index, a.end + 1, run) <= FLAKY_AFTER_FIX_RUNS);
   const flakyEnded = (key: string, run: number) => (flakyBy.get(key) ?? []).some((a) => a.end !== null && run > a.end);
   const isBroken = (key: string, run: number) => (brokenBy.get(key) ?? []).some((l) => run >= l.start && run < l.end);
   const pointKind = (n: number) => {
@@ -232,7 +247,10 @@ export function scoreHealth(index: StreamIndex, replay: HealthReplay, score: Hea
           const cause = flakyCause(t.test, run.number, t.by);
           countCause(signal, cause, "entries");
           flakyState.set(t.test, cause);
-          if (signal.samples.length < 12) signal.samples.push(`seed ${stream.seed} run ${run.number} ${t.test.replace(/\u001f/g, " › ").slice(0, 70)}: ${cause}; ${t.reason}`);
+          if (signal.samples.length < 12)
+            signal.samples.push(
+              `seed ${stream.seed} run ${run.number} ${t.test.replace(/\u001f/g, " › ").slice(0, 70)}: ${cause}; ${t.reason}`,
+            );
         }
       } else if (t.to === "broken") {
         const signal = score.broken;
@@ -245,7 +263,10 @@ export function scoreHealth(index: StreamIndex, replay: HealthReplay, score: Hea
           const cause = brokenCause(t.test, run.number);
           countCause(signal, cause, "entries");
           brokenState.set(t.test, cause);
-          if (signal.samples.length < 12) signal.samples.push(`seed ${stream.seed} run ${run.number} ${t.test.replace(/\u001f/g, " › ").slice(0, 70)}: ${cause}; ${t.reason}`);
+          if (signal.samples.length < 12)
+            signal.samples.push(
+              `seed ${stream.seed} run ${run.number} ${t.test.replace(/\u001f/g, " › ").slice(0, 70)}: ${cause}; ${t.reason}`,
+            );
         }
       }
     }
@@ -265,7 +286,11 @@ export function scoreHealth(index: StreamIndex, replay: HealthReplay, score: Hea
         else if (inAllowance(test.key, run.number)) score.flaky.allowanceUnits++;
         else {
           score.flaky.falseUnits++;
-          countCause(score.flaky, flakyState.get(test.key) ?? `still flaky more than ${FLAKY_AFTER_FIX_RUNS} runs after its flaky label ended`, "units");
+          countCause(
+            score.flaky,
+            flakyState.get(test.key) ?? `still flaky more than ${FLAKY_AFTER_FIX_RUNS} runs after its flaky label ended`,
+            "units",
+          );
         }
       }
       const broken = isBroken(test.key, run.number);

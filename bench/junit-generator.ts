@@ -40,7 +40,6 @@ export type GenerateJUnitOptions = {
 
 type Rng = () => number;
 
-
 function pick<T>(rng: Rng, items: readonly T[]): T {
   const item = items[Math.floor(rng() * items.length)];
   if (item === undefined) throw new Error("pick() from an empty list");
@@ -73,30 +72,107 @@ function cdata(text: string): string {
 }
 
 const DOMAINS = [
-  "billing", "inventory", "search", "notifications", "checkout", "identity",
-  "payments", "shipping", "catalog", "reporting", "pricing", "orders",
+  "billing",
+  "inventory",
+  "search",
+  "notifications",
+  "checkout",
+  "identity",
+  "payments",
+  "shipping",
+  "catalog",
+  "reporting",
+  "pricing",
+  "orders",
 ] as const;
 const LAYERS = ["", ".service", ".api", ".persistence", ".domain", ".web", ".client", ".jobs"] as const;
 const NOUNS = [
-  "Invoice", "Order", "Cart", "StockLedger", "Session", "AccessToken", "Shipment", "PriceRule",
-  "CatalogItem", "Report", "Webhook", "Refund", "Customer", "Warehouse", "Coupon", "TaxTable",
-  "Subscription", "Payout", "AuditLog", "SearchIndex", "EmailDispatcher", "RateLimiter",
+  "Invoice",
+  "Order",
+  "Cart",
+  "StockLedger",
+  "Session",
+  "AccessToken",
+  "Shipment",
+  "PriceRule",
+  "CatalogItem",
+  "Report",
+  "Webhook",
+  "Refund",
+  "Customer",
+  "Warehouse",
+  "Coupon",
+  "TaxTable",
+  "Subscription",
+  "Payout",
+  "AuditLog",
+  "SearchIndex",
+  "EmailDispatcher",
+  "RateLimiter",
 ] as const;
 const ROLES = [
-  "ServiceTest", "RepositoryTest", "ControllerTest", "ClientTest", "MapperTest", "ValidatorTest",
-  "SerializerTest", "HandlerTest", "SchedulerTest", "IT",
+  "ServiceTest",
+  "RepositoryTest",
+  "ControllerTest",
+  "ClientTest",
+  "MapperTest",
+  "ValidatorTest",
+  "SerializerTest",
+  "HandlerTest",
+  "SchedulerTest",
+  "IT",
 ] as const;
 const VERBS = [
-  "creates", "rejects", "updates", "deletes", "calculates", "parses", "serializes", "retries",
-  "caches", "validates", "publishes", "loads", "exports", "merges", "reserves", "refunds", "renders",
+  "creates",
+  "rejects",
+  "updates",
+  "deletes",
+  "calculates",
+  "parses",
+  "serializes",
+  "retries",
+  "caches",
+  "validates",
+  "publishes",
+  "loads",
+  "exports",
+  "merges",
+  "reserves",
+  "refunds",
+  "renders",
 ] as const;
 const OBJECTS = [
-  "Invoice", "LineItems", "Total", "Discount", "Token", "Payload", "Reservation", "Batch",
-  "Webhook", "Currency", "Address", "Page", "Snapshot", "Receipt", "Schedule", "Quota",
+  "Invoice",
+  "LineItems",
+  "Total",
+  "Discount",
+  "Token",
+  "Payload",
+  "Reservation",
+  "Batch",
+  "Webhook",
+  "Currency",
+  "Address",
+  "Page",
+  "Snapshot",
+  "Receipt",
+  "Schedule",
+  "Quota",
 ] as const;
 const CONDITIONS = [
-  "", "", "", "WhenEmpty", "WithNullInput", "ForUnknownCustomer", "AfterTimeout", "OnConflict",
-  "WithoutPermission", "ForLargeBatch", "InParallel", "WhenExpired", "ForEuAddresses",
+  "",
+  "",
+  "",
+  "WhenEmpty",
+  "WithNullInput",
+  "ForUnknownCustomer",
+  "AfterTimeout",
+  "OnConflict",
+  "WithoutPermission",
+  "ForLargeBatch",
+  "InParallel",
+  "WhenExpired",
+  "ForEuAddresses",
 ] as const;
 const PARAM_TYPES = ["String", "int", "BigDecimal", "Locale", "String, int"] as const;
 
@@ -116,14 +192,12 @@ const FAILURES: readonly FaultKind[] = [
   {
     type: "java.lang.AssertionError",
     message: (rng) => `\nExpected: a string containing "${pick(rng, OBJECTS).toLowerCase()}"\n     but: was "<empty>"`,
-    frames: [
-      "org.hamcrest.MatcherAssert.assertThat(MatcherAssert.java:20)",
-      "org.hamcrest.MatcherAssert.assertThat(MatcherAssert.java:6)",
-    ],
+    frames: ["org.hamcrest.MatcherAssert.assertThat(MatcherAssert.java:20)", "org.hamcrest.MatcherAssert.assertThat(MatcherAssert.java:6)"],
   },
   {
     type: "org.opentest4j.AssertionFailedError",
-    message: (rng) => `Expecting actual:\n  [${int(rng, 1, 9)}, ${int(rng, 10, 99)}]\nto contain exactly (and in same order):\n  [${int(rng, 1, 9)}]`,
+    message: (rng) =>
+      `Expecting actual:\n  [${int(rng, 1, 9)}, ${int(rng, 10, 99)}]\nto contain exactly (and in same order):\n  [${int(rng, 1, 9)}]`,
     frames: ["org.assertj.core.api.AbstractIterableAssert.containsExactly(AbstractIterableAssert.java:297)"],
   },
 ];
@@ -149,7 +223,8 @@ const ERRORS: readonly FaultKind[] = [
   },
   {
     type: "org.postgresql.util.PSQLException",
-    message: (rng) => `ERROR: duplicate key value violates unique constraint "${pick(rng, OBJECTS).toLowerCase()}_pkey"\n  Detail: Key (id)=(${int(rng, 1, 99999)}) already exists.`,
+    message: (rng) =>
+      `ERROR: duplicate key value violates unique constraint "${pick(rng, OBJECTS).toLowerCase()}_pkey"\n  Detail: Key (id)=(${int(rng, 1, 99999)}) already exists.`,
     frames: [
       "org.postgresql.core.v3.QueryExecutorImpl.receiveErrorResponse(QueryExecutorImpl.java:2713)",
       "org.postgresql.jdbc.PgPreparedStatement.executeUpdate(PgPreparedStatement.java:152)",
@@ -221,7 +296,8 @@ export function generateJUnit(options: GenerateJUnitOptions): string {
   const flakyRate = checkRate("flakyRate", options.flakyRate ?? 0.02);
   if (failureRate + skipRate + errorRate > 1) throw new RangeError("failureRate + skipRate + errorRate must not exceed 1");
   const systemOutBytes = options.systemOutBytes ?? 256;
-  if (!Number.isInteger(systemOutBytes) || systemOutBytes < 0) throw new RangeError(`systemOutBytes must be a non-negative integer, got ${systemOutBytes}`);
+  if (!Number.isInteger(systemOutBytes) || systemOutBytes < 0)
+    throw new RangeError(`systemOutBytes must be a non-negative integer, got ${systemOutBytes}`);
   const rng = mulberry32(options.seed ?? 1);
 
   const usedClassNames = new Set<string>();
@@ -247,10 +323,8 @@ export function generateJUnit(options: GenerateJUnitOptions): string {
       usedMethods.add(method);
 
       const r = rng();
-      const outcome = r < errorRate ? "error"
-        : r < errorRate + failureRate ? "failure"
-          : r < errorRate + failureRate + skipRate ? "skipped"
-            : "passed";
+      const outcome =
+        r < errorRate ? "error" : r < errorRate + failureRate ? "failure" : r < errorRate + failureRate + skipRate ? "skipped" : "passed";
       const flaky = outcome === "passed" && rng() < flakyRate;
       const seconds = outcome === "skipped" ? 0 : duration(rng);
       counts.time += seconds;
@@ -262,7 +336,8 @@ export function generateJUnit(options: GenerateJUnitOptions): string {
       if (outcome === "passed" && !flaky) {
         body.push(output ? `${open}>\n${output}    </testcase>\n` : `${open}/>\n`);
       } else if (outcome === "skipped") {
-        const reason = rng() < 0.5 ? ` message="${escapeXml(`Disabled until ${pick(rng, NOUNS)} migration <ACME-${int(rng, 100, 999)}> ships`)}"` : "";
+        const reason =
+          rng() < 0.5 ? ` message="${escapeXml(`Disabled until ${pick(rng, NOUNS)} migration <ACME-${int(rng, 100, 999)}> ships`)}"` : "";
         body.push(`${open}>\n      <skipped${reason}/>\n    </testcase>\n`);
         counts.skipped++;
       } else if (flaky) {
@@ -273,7 +348,9 @@ export function generateJUnit(options: GenerateJUnitOptions): string {
           reruns.push(
             `      <flakyFailure message="${escapeXml(message)}" type="${kind.type}">\n` +
               `        <stackTrace>${escapeText(stackTrace(rng, kind, message, className, method))}</stackTrace>\n` +
-              (systemOutBytes > 0 ? `        <system-out>${cdata(logOutput(rng, className, Math.ceil(systemOutBytes / 2)))}</system-out>\n` : "") +
+              (systemOutBytes > 0
+                ? `        <system-out>${cdata(logOutput(rng, className, Math.ceil(systemOutBytes / 2)))}</system-out>\n`
+                : "") +
               "      </flakyFailure>\n",
           );
         }
@@ -282,10 +359,13 @@ export function generateJUnit(options: GenerateJUnitOptions): string {
         const kind = outcome === "error" ? pick(rng, ERRORS) : pick(rng, FAILURES);
         const message = kind.message(rng);
         const trace = escapeText(stackTrace(rng, kind, message, className, method));
-        const err = outcome === "error" && rng() < 0.5
-          ? `      <system-err>${cdata(`WARN  ${className} -- ${kind.type}: ${message}\n`)}</system-err>\n`
-          : "";
-        body.push(`${open}>\n      <${outcome} message="${escapeXml(message)}" type="${kind.type}">${trace}</${outcome}>\n${output}${err}    </testcase>\n`);
+        const err =
+          outcome === "error" && rng() < 0.5
+            ? `      <system-err>${cdata(`WARN  ${className} -- ${kind.type}: ${message}\n`)}</system-err>\n`
+            : "";
+        body.push(
+          `${open}>\n      <${outcome} message="${escapeXml(message)}" type="${kind.type}">${trace}</${outcome}>\n${output}${err}    </testcase>\n`,
+        );
         if (outcome === "error") counts.errors++;
         else counts.failures++;
       }
@@ -335,14 +415,29 @@ function parseCli(argv: readonly string[]): GenerateJUnitOptions {
     const value = Number(match?.[2]);
     if (!match || !Number.isFinite(value)) throw new Error(`bad argument ${arg}\n${usage}`);
     switch (match[1]) {
-      case "suites": options.suites = value; break;
-      case "seed": options.seed = value; break;
-      case "failure-rate": options.failureRate = value; break;
-      case "skip-rate": options.skipRate = value; break;
-      case "error-rate": options.errorRate = value; break;
-      case "flaky-rate": options.flakyRate = value; break;
-      case "system-out-bytes": options.systemOutBytes = value; break;
-      default: throw new Error(`unknown option --${match[1]}\n${usage}`);
+      case "suites":
+        options.suites = value;
+        break;
+      case "seed":
+        options.seed = value;
+        break;
+      case "failure-rate":
+        options.failureRate = value;
+        break;
+      case "skip-rate":
+        options.skipRate = value;
+        break;
+      case "error-rate":
+        options.errorRate = value;
+        break;
+      case "flaky-rate":
+        options.flakyRate = value;
+        break;
+      case "system-out-bytes":
+        options.systemOutBytes = value;
+        break;
+      default:
+        throw new Error(`unknown option --${match[1]}\n${usage}`);
     }
   }
   return options;

@@ -75,7 +75,8 @@ function positive(name: string, fallback: number, allowZero = false): number {
   const raw = process.env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || (value === 0 && !allowZero)) throw new Error(`${name} must be a ${allowZero ? "non-negative" : "positive"} number, got ${raw}`);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !allowZero))
+    throw new Error(`${name} must be a ${allowZero ? "non-negative" : "positive"} number, got ${raw}`);
   return value;
 }
 
@@ -83,7 +84,8 @@ const log = (message: string) => console.log(`[limiter-bench] ${message}`);
 
 function codeVersion(): string {
   try {
-    const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const git = (...args: string[]) =>
+      execFileSync("git", args, { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
     const commit = git("rev-parse", "--short", "HEAD");
     const dirty = git("status", "--porcelain", "--", "src", "drizzle", "wrangler.toml", "package.json") !== "";
     return dirty ? `commit ${commit} plus uncommitted changes under src/, drizzle/, wrangler.toml or package.json` : `commit ${commit}`;
@@ -123,7 +125,13 @@ function measureBundle(): { raw: number; gzip: number } | { error: string } {
   const result = spawnSync("npm", ["run", "build"], {
     cwd: ROOT,
     encoding: "utf8",
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_HIDE_BANNER: "true", NO_COLOR: "1" },
+    env: {
+      ...process.env,
+      WRANGLER_SEND_METRICS: "false",
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
+      WRANGLER_HIDE_BANNER: "true",
+      NO_COLOR: "1",
+    },
     timeout: 180_000,
   });
   const output = `${result.stdout ?? ""}\n${result.stderr ?? ""}`.replace(/\u001b\[[0-9;]*[A-Za-z]/g, "");
@@ -188,7 +196,8 @@ async function timed(variant: Variant, pathAndQuery: string, key: string | null,
   const headers: Record<string, string> = { accept: "application/json" };
   if (key !== null) {
     const count = (variant.used.get(key) ?? 0) + 1;
-    if (count > PER_KEY_MAX) throw new Error(`${variant.label}: key used ${count} times; the run would meet the rate limit (raise BENCH_LIMITER_KEYS)`);
+    if (count > PER_KEY_MAX)
+      throw new Error(`${variant.label}: key used ${count} times; the run would meet the rate limit (raise BENCH_LIMITER_KEYS)`);
     variant.used.set(key, count);
     headers.authorization = `Bearer ${key}`;
   }
@@ -198,7 +207,9 @@ async function timed(variant: Variant, pathAndQuery: string, key: string | null,
   const elapsed = performance.now() - start;
   if (response.status !== expected) {
     const hint = response.status === 429 ? " (429: a key was over-used; raise BENCH_LIMITER_KEYS)" : "";
-    throw new Error(`${variant.label} ${pathAndQuery}: HTTP ${response.status}, expected ${expected}${hint}: ${new TextDecoder().decode(body).slice(0, 300)}`);
+    throw new Error(
+      `${variant.label} ${pathAndQuery}: HTTP ${response.status}, expected ${expected}${hint}: ${new TextDecoder().decode(body).slice(0, 300)}`,
+    );
   }
   return elapsed;
 }
@@ -258,8 +269,12 @@ function cleanup(): Promise<void> {
     const devs = [...liveWranglers];
     const left = (await Promise.all(devs.map((dev) => dev.stop().then((rest) => rest.map((p) => ({ ...p, label: dev.label })))))).flat();
     if (devs.length > 0) {
-      if (left.length === 0) log(`stopped ${devs.map((d) => `${d.label} (process group ${d.pgid})`).join(" and ")}; none of their processes is left`);
-      else console.error(`[limiter-bench] processes left after stopping wrangler: ${left.map((p) => `${p.label} ${p.pid} ${p.command}`).join("; ")}`);
+      if (left.length === 0)
+        log(`stopped ${devs.map((d) => `${d.label} (process group ${d.pgid})`).join(" and ")}; none of their processes is left`);
+      else
+        console.error(
+          `[limiter-bench] processes left after stopping wrangler: ${left.map((p) => `${p.label} ${p.pid} ${p.command}`).join("; ")}`,
+        );
       const others = workerdProcesses();
       if (others.length > 0) log(`workerd processes on the machine that this run did not start: ${others.map((p) => p.pid).join(", ")}`);
     }
@@ -300,10 +315,7 @@ async function main(): Promise<void> {
   // Key budget: every measured, warm-up and check request of one variant, spread over the keys.
   const perVariantBulk = AUTH_ENDPOINTS.reduce((n, e) => n + WARMUP + Math.round(REQUESTS * e.share), 0) + CONCURRENT_REQUESTS + 2;
   const warmPerKey = 1 + WARM_PER_KEY * AUTH_ENDPOINTS.length;
-  const keyCount = Math.max(
-    Math.round(positive("BENCH_LIMITER_KEYS", 20)),
-    Math.ceil(perVariantBulk / (PER_KEY_PLAN - warmPerKey)),
-  );
+  const keyCount = Math.max(Math.round(positive("BENCH_LIMITER_KEYS", 20)), Math.ceil(perVariantBulk / (PER_KEY_PLAN - warmPerKey)));
 
   log(`database ${DATABASE_URL} …`);
   database = await openBenchDatabase();
@@ -332,14 +344,25 @@ async function main(): Promise<void> {
     startWranglerDev({ label: "DO", script: DO_ENTRY, vars, persistTo: persist("do") }),
     startWranglerDev({ label: "in-memory", script: "bench/worker-in-memory-counter.ts", vars, persistTo: persist("mem") }),
   ]);
-  log(`wrangler dev ready in ${((performance.now() - tStart) / 1000).toFixed(1)} s: DO ${durableDev.baseUrl}, in-memory ${memoryDev.baseUrl}`);
+  log(
+    `wrangler dev ready in ${((performance.now() - tStart) / 1000).toFixed(1)} s: DO ${durableDev.baseUrl}, in-memory ${memoryDev.baseUrl}`,
+  );
   const durable: Variant = { label: "DO", dev: durableDev, used: new Map() };
   const memory: Variant = { label: "in-memory", dev: memoryDev, used: new Map() };
 
   // First request of every key (cache miss → database → counter told the organization), alternating which variant goes first.
   const first = { d: [] as number[], m: [] as number[] };
   for (const [i, key] of keys.all.entries()) {
-    const order: [Variant, number[]][] = i % 2 === 0 ? [[durable, first.d], [memory, first.m]] : [[memory, first.m], [durable, first.d]];
+    const order: [Variant, number[]][] =
+      i % 2 === 0
+        ? [
+            [durable, first.d],
+            [memory, first.m],
+          ]
+        : [
+            [memory, first.m],
+            [durable, first.d],
+          ];
     for (const [variant, list] of order) list.push(await timed(variant, TARGET_ENDPOINT.path, key, TARGET_ENDPOINT.status));
   }
   for (const key of keys.all) {
@@ -354,7 +377,9 @@ async function main(): Promise<void> {
     { variant: "DO", firstInProcess: first.d[0]!, perKey: stats(first.d) },
     { variant: "in-memory", firstInProcess: first.m[0]!, perKey: stats(first.m) },
   ];
-  log(`first requests: DO ${first.d[0]!.toFixed(1)} ms, then p50 ${firstRequests[0]!.perKey.p50.toFixed(2)} ms; in-memory ${first.m[0]!.toFixed(1)} ms, then p50 ${firstRequests[1]!.perKey.p50.toFixed(2)} ms`);
+  log(
+    `first requests: DO ${first.d[0]!.toFixed(1)} ms, then p50 ${firstRequests[0]!.perKey.p50.toFixed(2)} ms; in-memory ${first.m[0]!.toFixed(1)} ms, then p50 ${firstRequests[1]!.perKey.p50.toFixed(2)} ms`,
+  );
 
   // Sanity: the 400 comes after the key gate and the rate limit.
   for (const variant of [durable, memory]) {
@@ -362,8 +387,10 @@ async function main(): Promise<void> {
     variant.used.set(key, (variant.used.get(key) ?? 0) + 1);
     const response = await fetch(variant.dev.baseUrl + TARGET_ENDPOINT.path, { headers: { authorization: `Bearer ${key}` } });
     const body = (await response.json()) as { error?: { code?: string } };
-    if (response.status !== 400 || body.error?.code !== "invalid_request") throw new Error(`${variant.label}: ?limit=0 answered ${response.status} ${JSON.stringify(body)}`);
-    if (!response.headers.get("ratelimit")) throw new Error(`${variant.label}: the 400 has no RateLimit header, so the limiter did not run before validation`);
+    if (response.status !== 400 || body.error?.code !== "invalid_request")
+      throw new Error(`${variant.label}: ?limit=0 answered ${response.status} ${JSON.stringify(body)}`);
+    if (!response.headers.get("ratelimit"))
+      throw new Error(`${variant.label}: the 400 has no RateLimit header, so the limiter did not run before validation`);
   }
 
   /** Restarts of workerd by wrangler (its file watcher) while measuring; each one spoils the figures around it. */
@@ -380,7 +407,9 @@ async function main(): Promise<void> {
     const perRequest = (label: string, before: ReturnType<typeof processGroupCpuMs>, after: ReturnType<typeof processGroupCpuMs>) => {
       if (before.pids !== after.pids) {
         reloads.push(`${label} during ${endpoint.endpoint}${endpoint.suffix ?? ""}`);
-        log(`WARNING: ${label}: wrangler restarted workerd during ${endpoint.endpoint}${endpoint.suffix ?? ""} (a source file changed?); its figures include a cold Worker`);
+        log(
+          `WARNING: ${label}: wrangler restarted workerd during ${endpoint.endpoint}${endpoint.suffix ?? ""} (a source file changed?); its figures include a cold Worker`,
+        );
         return { workerd: Number.NaN, wrangler: Number.NaN };
       }
       return { workerd: (after.workerd - before.workerd) / count, wrangler: (after.wrangler - before.wrangler) / count };
@@ -398,7 +427,10 @@ async function main(): Promise<void> {
       pairedMedian: percentile(pairs, 50),
       firstQuarterDeltaP50: deltaP50(0, quarter),
       lastQuarterDeltaP50: deltaP50(count - quarter, count),
-      cpuPerRequest: { durableObject: perRequest("DO", cpuBefore.d, cpuAfter.d), inMemory: perRequest("in-memory", cpuBefore.m, cpuAfter.m) },
+      cpuPerRequest: {
+        durableObject: perRequest("DO", cpuBefore.d, cpuAfter.d),
+        inMemory: perRequest("in-memory", cpuBefore.m, cpuAfter.m),
+      },
       target: endpoint === TARGET_ENDPOINT,
     };
     endpoints.push(result);
@@ -421,9 +453,17 @@ async function main(): Promise<void> {
     for (const variant of [durable, memory, memory, durable]) runs.get(variant)!.push(await concurrent(variant, keys, half));
     for (const [variant, list] of runs) {
       const latencies = list.flatMap((r) => r.latencies);
-      concurrency.push({ variant: variant.label, requests: latencies.length, seconds: list.reduce((s, r) => s + r.seconds, 0), latency: stats(latencies) });
+      concurrency.push({
+        variant: variant.label,
+        requests: latencies.length,
+        seconds: list.reduce((s, r) => s + r.seconds, 0),
+        latency: stats(latencies),
+      });
     }
-    for (const c of concurrency) log(`${CONCURRENCY} in flight, ${c.variant}: ${(c.requests / c.seconds).toFixed(0)} req/s, p50 ${c.latency.p50.toFixed(2)} ms, p99 ${c.latency.p99.toFixed(2)} ms`);
+    for (const c of concurrency)
+      log(
+        `${CONCURRENCY} in flight, ${c.variant}: ${(c.requests / c.seconds).toFixed(0)} req/s, p50 ${c.latency.p50.toFixed(2)} ms, p99 ${c.latency.p99.toFixed(2)} ms`,
+      );
   }
 
   if (processGroupCpuMs(durable.dev.pgid).pids !== processSets.d || processGroupCpuMs(memory.dev.pgid).pids !== processSets.m) {
@@ -439,7 +479,9 @@ async function main(): Promise<void> {
     machine: `${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}; load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(1)} at end`,
     runtime:
       `wrangler ${packageVersion("wrangler")} (\`wrangler dev\`, local mode), workerd ${packageVersion("@cloudflare/workerd-linux-64")}, miniflare ${packageVersion("miniflare")}; ` +
-      `local Durable Object storage in ${PERSIST_PARENT}; wrangler dev tooling ${Object.entries(DEV_TOOLING).map(([k, v]) => `${k}=${v}`).join(", ")}` +
+      `local Durable Object storage in ${PERSIST_PARENT}; wrangler dev tooling ${Object.entries(DEV_TOOLING)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(", ")}` +
       (DO_ENTRY ? `; **DO variant entry overridden: ${DO_ENTRY}** (diagnostic run, not the Worker as deployed)` : ""),
     database: `${database.description}, reached by the Worker through the local Neon WebSocket bridge`,
     keys: keyCount,

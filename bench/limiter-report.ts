@@ -1,6 +1,5 @@
 /** Statistics and the BENCHMARKS.md section of the limiter benchmark (bench/limiter-bench.ts). */
 
-
 export type Stats = { n: number; p50: number; p90: number; p99: number; mean: number; max: number };
 
 /** Nearest-rank percentile of an ascending list (as bench/api-bench.ts computes it). */
@@ -13,7 +12,14 @@ export function percentile(sorted: number[], p: number): number {
 export function stats(values: number[]): Stats {
   const sorted = [...values].sort((a, b) => a - b);
   const mean = sorted.reduce((s, v) => s + v, 0) / (sorted.length || 1);
-  return { n: sorted.length, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), mean, max: sorted.at(-1) ?? Number.NaN };
+  return {
+    n: sorted.length,
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    mean,
+    max: sorted.at(-1) ?? Number.NaN,
+  };
 }
 
 export type CpuPerRequest = { workerd: number; wrangler: number };
@@ -85,7 +91,9 @@ export function renderReport(report: Report): string {
 
   lines.push("## Durable Object limiter: added latency in local workerd, and the Worker bundle size (`npm run bench:limiter`)");
   lines.push("");
-  lines.push("Command: `npm run bench:limiter` (script `tsx bench/limiter-bench.ts`; also run by `npm run bench`; `BENCH_LIMITER_REQUESTS=500 npm run bench:limiter` for a quick run).");
+  lines.push(
+    "Command: `npm run bench:limiter` (script `tsx bench/limiter-bench.ts`; also run by `npm run bench`; `BENCH_LIMITER_REQUESTS=500 npm run bench:limiter` for a quick run).",
+  );
   lines.push("");
   lines.push(`- Date: ${report.date}`);
   lines.push(`- Code: ${report.code}`);
@@ -116,12 +124,16 @@ export function renderReport(report: Report): string {
       `| Worker bundle, gzipped (\`npm run build\`: ${report.bundle.raw.toFixed(2)} KiB minified) | ${report.bundle.gzip.toFixed(2)} KiB | ≤ ${report.targets.bundleGzipKiB} KiB | ${verdict(results.bundle === true)} |`,
     );
   } else {
-    lines.push(`| Worker bundle, gzipped (\`npm run build\`) | not measured (${report.bundleError ?? "build failed"}) | ≤ ${report.targets.bundleGzipKiB} KiB | FAIL |`);
+    lines.push(
+      `| Worker bundle, gzipped (\`npm run build\`) | not measured (${report.bundleError ?? "build failed"}) | ≤ ${report.targets.bundleGzipKiB} KiB | FAIL |`,
+    );
   }
   lines.push("");
   lines.push("Sequential latency per request, client side (ms); Δ = DO − in-memory:");
   lines.push("");
-  lines.push("| Endpoint (status every time) | Requests per variant | DO p50 | DO p99 | DO mean | In-memory p50 | In-memory p99 | In-memory mean | Δ p50 | Δ p99 | Δ mean | Δ median of pairs |");
+  lines.push(
+    "| Endpoint (status every time) | Requests per variant | DO p50 | DO p99 | DO mean | In-memory p50 | In-memory p99 | In-memory mean | Δ p50 | Δ p99 | Δ mean | Δ median of pairs |",
+  );
   lines.push("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
   for (const e of report.endpoints) {
     const d = e.durableObject;
@@ -131,31 +143,42 @@ export function renderReport(report: Report): string {
     );
   }
   lines.push("");
-  lines.push("CPU time per measured request (ms, user + system from /proc, over the sequential run of each endpoint): workerd = the Worker (and, for DO, its Durable Objects); wrangler = wrangler's Node processes (the local HTTP front):");
+  lines.push(
+    "CPU time per measured request (ms, user + system from /proc, over the sequential run of each endpoint): workerd = the Worker (and, for DO, its Durable Objects); wrangler = wrangler's Node processes (the local HTTP front):",
+  );
   lines.push("");
   lines.push("| Endpoint | DO workerd | In-memory workerd | Δ workerd | DO wrangler | In-memory wrangler |");
   lines.push("|---|---:|---:|---:|---:|---:|");
   for (const e of report.endpoints) {
     const d = e.cpuPerRequest.durableObject;
     const m = e.cpuPerRequest.inMemory;
-    lines.push(`| \`${e.endpoint}\`${e.suffix} | ${ms(d.workerd, 3)} | ${ms(m.workerd, 3)} | ${signed(d.workerd - m.workerd, 3)} | ${ms(d.wrangler, 3)} | ${ms(m.wrangler, 3)} |`);
+    lines.push(
+      `| \`${e.endpoint}\`${e.suffix} | ${ms(d.workerd, 3)} | ${ms(m.workerd, 3)} | ${signed(d.workerd - m.workerd, 3)} | ${ms(d.wrangler, 3)} | ${ms(m.wrangler, 3)} |`,
+    );
   }
   lines.push("");
   if (report.concurrency.length > 0) {
-    lines.push(`Context: ${report.concurrencyLevel} requests in flight (\`GET /api/v1/projects?limit=0\`, each variant measured in two halves, order DO, in-memory, in-memory, DO):`);
+    lines.push(
+      `Context: ${report.concurrencyLevel} requests in flight (\`GET /api/v1/projects?limit=0\`, each variant measured in two halves, order DO, in-memory, in-memory, DO):`,
+    );
     lines.push("");
     lines.push("| Variant | Requests | req/s | p50 (ms) | p99 (ms) | mean (ms) |");
     lines.push("|---|---:|---:|---:|---:|---:|");
     for (const c of report.concurrency) {
-      lines.push(`| ${c.variant} | ${c.requests} | ${(c.requests / c.seconds).toFixed(0)} | ${ms(c.latency.p50)} | ${ms(c.latency.p99)} | ${ms(c.latency.mean)} |`);
+      lines.push(
+        `| ${c.variant} | ${c.requests} | ${(c.requests / c.seconds).toFixed(0)} | ${ms(c.latency.p50)} | ${ms(c.latency.p99)} | ${ms(c.latency.mean)} |`,
+      );
     }
     lines.push("");
   }
-  lines.push("First requests (not in the tables above): a key's first request misses the key-id cache, reads the key from the database, and on DO creates the key's object (storage read in the constructor, then a write):");
+  lines.push(
+    "First requests (not in the tables above): a key's first request misses the key-id cache, reads the key from the database, and on DO creates the key's object (storage read in the constructor, then a write):",
+  );
   lines.push("");
   lines.push("| Variant | First key request in the process (ms) | Each key's first request: p50 (ms) | max (ms) |");
   lines.push("|---|---:|---:|---:|");
-  for (const f of report.firstRequests) lines.push(`| ${f.variant} | ${ms(f.firstInProcess, 1)} | ${ms(f.perKey.p50)} | ${ms(f.perKey.max)} |`);
+  for (const f of report.firstRequests)
+    lines.push(`| ${f.variant} | ${ms(f.firstInProcess, 1)} | ${ms(f.perKey.p50)} | ${ms(f.perKey.max)} |`);
   lines.push("");
   lines.push("Notes:");
   lines.push("");
@@ -186,7 +209,8 @@ export function renderReport(report: Report): string {
   lines.push(
     "- wrangler dev runs with `--log-level warn`: at the default level every request also makes a loopback call back to wrangler's Node process to print its log line, which is local-development overhead, not the Worker's.",
   );
-  lines.push("- Bundle: the `Total Upload … / gzip: …` line of `npm run build` (`wrangler deploy --dry-run --minify`) for the Worker as deployed (the DO variant).");
+  lines.push(
+    "- Bundle: the `Total Upload … / gzip: …` line of `npm run build` (`wrangler deploy --dry-run --minify`) for the Worker as deployed (the DO variant).",
+  );
   return lines.join("\n");
 }
-

@@ -75,7 +75,14 @@ const CLK_TCK = (() => {
  */
 export function processGroupCpuMs(pgid: number): { workerd: number; wrangler: number; pids: string } {
   const members = processGroupMembers(pgid);
-  const total = { workerd: 0, wrangler: 0, pids: members.map((m) => m.pid).sort((a, b) => a - b).join(",") };
+  const total = {
+    workerd: 0,
+    wrangler: 0,
+    pids: members
+      .map((m) => m.pid)
+      .sort((a, b) => a - b)
+      .join(","),
+  };
   for (const { pid, command } of members) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -151,7 +158,14 @@ export async function startWranglerDev(options: StartOptions): Promise<WranglerD
     cwd: ROOT,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, ...DEV_TOOLING, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_HIDE_BANNER: "true", NO_COLOR: "1" },
+    env: {
+      ...process.env,
+      ...DEV_TOOLING,
+      WRANGLER_SEND_METRICS: "false",
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
+      WRANGLER_HIDE_BANNER: "true",
+      NO_COLOR: "1",
+    },
   });
   const pgid = child.pid!;
   const tail: string[] = [];
@@ -166,10 +180,12 @@ export async function startWranglerDev(options: StartOptions): Promise<WranglerD
   collect(child.stdout);
   collect(child.stderr);
   let exited = child.exitCode !== null;
-  const exitPromise = new Promise<void>((resolve) => child.once("exit", () => {
-    exited = true;
-    resolve();
-  }));
+  const exitPromise = new Promise<void>((resolve) =>
+    child.once("exit", () => {
+      exited = true;
+      resolve();
+    }),
+  );
 
   const baseUrl = `http://127.0.0.1:${port}`;
   let stopping: Promise<{ pid: number; command: string }[]> | null = null;
@@ -194,7 +210,9 @@ export async function startWranglerDev(options: StartOptions): Promise<WranglerD
           const deadline = Date.now() + STOP_TIMEOUT_MS;
           while (processGroupMembers(pgid).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
           if (processGroupMembers(pgid).length > 0) {
-            console.error(`[limiter-bench] ${options.label}: wrangler did not stop within ${STOP_TIMEOUT_MS / 1000} s; killing its process group ${pgid}.`);
+            console.error(
+              `[limiter-bench] ${options.label}: wrangler did not stop within ${STOP_TIMEOUT_MS / 1000} s; killing its process group ${pgid}.`,
+            );
             signalGroup("SIGKILL");
             await new Promise((r) => setTimeout(r, 500));
           }
@@ -204,7 +222,10 @@ export async function startWranglerDev(options: StartOptions): Promise<WranglerD
         const reapDeadline = Date.now() + 10_000;
         while (processGroupMembers(pgid, true).length > 0 && Date.now() < reapDeadline) await new Promise((r) => setTimeout(r, 100));
         const unreaped = processGroupMembers(pgid, true).length - processGroupMembers(pgid).length;
-        if (unreaped > 0) console.error(`[limiter-bench] ${options.label}: ${unreaped} exited process(es) of group ${pgid} not yet reaped by PID 1 (zombies; they hold no resources)`);
+        if (unreaped > 0)
+          console.error(
+            `[limiter-bench] ${options.label}: ${unreaped} exited process(es) of group ${pgid} not yet reaped by PID 1 (zombies; they hold no resources)`,
+          );
         liveWranglers.delete(dev);
         return processGroupMembers(pgid);
       })();
@@ -221,7 +242,9 @@ export async function startWranglerDev(options: StartOptions): Promise<WranglerD
     }
     if (Date.now() > deadline) {
       await dev.stop();
-      throw new Error(`${options.label}: wrangler dev was not ready within ${(options.readyTimeoutMs ?? 90_000) / 1000} s:\n${dev.output()}`);
+      throw new Error(
+        `${options.label}: wrangler dev was not ready within ${(options.readyTimeoutMs ?? 90_000) / 1000} s:\n${dev.output()}`,
+      );
     }
     try {
       const response = await fetch(`${baseUrl}/api/v1/projects`, { signal: AbortSignal.timeout(5_000) });

@@ -67,7 +67,12 @@ async function main(): Promise<void> {
       await completeTestRun(deps, arrived.id, report(run));
     }
 
-    const app = createApp({ cursorSecret: "mcp-bench-cursor-secret-0000", publicBaseUrl: "https://api.example.com", webAppUrl: deps.webAppUrl, secrets: new SecretKeyring({ current: generateSecretsKey() }) });
+    const app = createApp({
+      cursorSecret: "mcp-bench-cursor-secret-0000",
+      publicBaseUrl: "https://api.example.com",
+      webAppUrl: deps.webAppUrl,
+      secrets: new SecretKeyring({ current: generateSecretsKey() }),
+    });
     const requestDeps: RequestDeps = {
       db: database.db,
       clock: systemClock,
@@ -80,7 +85,9 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
     const client = new Client({ name: "mcp-bench", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${apiKey}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${apiKey}` } } }),
+    );
     await client.listTools();
 
     try {
@@ -88,7 +95,8 @@ async function main(): Promise<void> {
         const start = performance.now();
         const result = await client.callTool({ name: "list_tests", arguments: { project_id: project.id } });
         const elapsed = performance.now() - start;
-        if (result.isError || (result.structuredContent as { data: unknown[] }).data.length !== 25) throw new Error(`unexpected MCP answer: ${JSON.stringify(result).slice(0, 300)}`);
+        if (result.isError || (result.structuredContent as { data: unknown[] }).data.length !== 25)
+          throw new Error(`unexpected MCP answer: ${JSON.stringify(result).slice(0, 300)}`);
         return elapsed;
       };
       const viaRest = async () => {

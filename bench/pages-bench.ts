@@ -31,7 +31,10 @@ const WEB_APP_URL = "https://app.example.com";
 const log = (message: string) => console.error(`[pages-bench] ${message}`);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const ms = (value: number) => `${value.toFixed(2)} ms`;
-const quietLogger: Logger = { info: () => {}, error: (message, fields) => console.error(JSON.stringify({ level: "error", message, ...fields })) };
+const quietLogger: Logger = {
+  info: () => {},
+  error: (message, fields) => console.error(JSON.stringify({ level: "error", message, ...fields })),
+};
 
 /** Statements sent by any node-postgres client of this process while counting is on. */
 let counting = false;
@@ -74,7 +77,10 @@ async function seedHistory(client: pg.Client, projectId: string, size: { runs: n
      where r.project_id = $1::uuid and r.number % 20 = 0`,
     [projectId],
   );
-  await client.query(`update alerts a set events_count = (select count(*) from alert_events e where e.alert_id = a.id) where a.project_id = $1::uuid`, [projectId]);
+  await client.query(
+    `update alerts a set events_count = (select count(*) from alert_events e where e.alert_id = a.id) where a.project_id = $1::uuid`,
+    [projectId],
+  );
 }
 
 async function main(): Promise<void> {
@@ -90,7 +96,12 @@ async function main(): Promise<void> {
       runQueue: createNodeBackground({ db: database.db, clock: systemClock, logger: quietLogger, webAppUrl: WEB_APP_URL, secrets }).queue,
       logger: quietLogger,
     };
-    const app = createApp({ cursorSecret: "pages-bench-cursor-secret-0123456789", publicBaseUrl: "https://api.example.com", webAppUrl: WEB_APP_URL, secrets });
+    const app = createApp({
+      cursorSecret: "pages-bench-cursor-secret-0123456789",
+      publicBaseUrl: "https://api.example.com",
+      webAppUrl: WEB_APP_URL,
+      secrets,
+    });
     const fetchPage = async (path: string, cookie: string) => {
       const response = await app.fetch(new Request(`${WEB_APP_URL}${path}`, { headers: { cookie } }), requestDeps);
       const text = await response.text();
@@ -109,14 +120,23 @@ async function main(): Promise<void> {
       requestDeps,
     );
     if (signUp.status !== 303) throw new Error(`sign-up: ${signUp.status}`);
-    const cookie = signUp.headers.getSetCookie().map((line) => line.split(";")[0]).join("; ");
-    const [membership] = await database.db.select({ organizationId: members.organizationId }).from(members).innerJoin(users, eq(users.id, members.userId)).where(eq(users.email, email));
+    const cookie = signUp.headers
+      .getSetCookie()
+      .map((line) => line.split(";")[0])
+      .join("; ");
+    const [membership] = await database.db
+      .select({ organizationId: members.organizationId })
+      .from(members)
+      .innerJoin(users, eq(users.id, members.userId))
+      .where(eq(users.email, email));
     const organizationId = membership!.organizationId;
 
     const big = (await createProject(deps, organizationId, { name: "big history" })).project.id as string;
     const small = (await createProject(deps, organizationId, { name: "small history" })).project.id as string;
     log(`seeding ${BIG.runs} runs and ${BIG.tests} tests, and ${SMALL.runs} runs and ${SMALL.tests} tests`);
-    const dbName = String(((await database.db.execute(sql`select current_database() as name`)) as unknown as { rows: { name: string }[] }).rows[0]!.name);
+    const dbName = String(
+      ((await database.db.execute(sql`select current_database() as name`)) as unknown as { rows: { name: string }[] }).rows[0]!.name,
+    );
     const url = new URL(SERVER_URL);
     url.pathname = `/${dbName}`;
     const client = new pg.Client({ connectionString: url.toString() });
@@ -126,7 +146,9 @@ async function main(): Promise<void> {
       await seedHistory(client, small, SMALL);
       // The rollups of the seeded runs, by the migration's own backfill (what processing keeps: test/services/daily-rollups.test.ts).
       const migration = readFileSync(new URL("../drizzle/0019_project_pages.sql", import.meta.url), "utf8");
-      for (const part of migration.split("--> statement-breakpoint").filter((text) => text.includes("WITH runs AS") || text.includes('UPDATE "project_daily_rollups"'))) {
+      for (const part of migration
+        .split("--> statement-breakpoint")
+        .filter((text) => text.includes("WITH runs AS") || text.includes('UPDATE "project_daily_rollups"'))) {
         await client.query(part);
       }
       await client.query("analyze");
@@ -137,7 +159,10 @@ async function main(): Promise<void> {
     for (const projectId of [big, small]) {
       for (let i = 0; i < 3; i++) {
         const { run } = await recordTestRunArrival(deps, projectId, { branch: "main", commitSha: `live${i}` });
-        await completeTestRun(deps, run.id, { durationMs: 90_000 + i, suites: [{ name: "s", cases: [{ name: `t${i}`, status: "passed", durationMs: 5 }] }] });
+        await completeTestRun(deps, run.id, {
+          durationMs: 90_000 + i,
+          suites: [{ name: "s", cases: [{ name: `t${i}`, status: "passed", durationMs: 5 }] }],
+        });
       }
     }
 
@@ -147,7 +172,15 @@ async function main(): Promise<void> {
       { name: "flaky tests", label: "/projects/:id/tests?health=flaky", path: (id: string) => `/projects/${id}/tests?health=flaky` },
       { name: "settings", label: "/projects/:id/settings", path: (id: string) => `/projects/${id}/settings` },
     ];
-    const results: { name: string; label: string; big: number; small: number; ratio: number; statementsBig: number; statementsSmall: number }[] = [];
+    const results: {
+      name: string;
+      label: string;
+      big: number;
+      small: number;
+      ratio: number;
+      statementsBig: number;
+      statementsSmall: number;
+    }[] = [];
     for (const page of pages) {
       const count = async (id: string) => {
         statements = 0;
@@ -172,9 +205,19 @@ async function main(): Promise<void> {
           (id === big ? onBig : onSmall).push(performance.now() - start);
         }
       }
-      const result = { name: page.name, label: page.label, big: median(onBig), small: median(onSmall), ratio: median(onBig) / median(onSmall), statementsBig, statementsSmall };
+      const result = {
+        name: page.name,
+        label: page.label,
+        big: median(onBig),
+        small: median(onSmall),
+        ratio: median(onBig) / median(onSmall),
+        statementsBig,
+        statementsSmall,
+      };
       results.push(result);
-      log(`${page.name}: ${ms(result.big)} vs ${ms(result.small)} (×${result.ratio.toFixed(2)}), ${statementsBig} / ${statementsSmall} statements`);
+      log(
+        `${page.name}: ${ms(result.big)} vs ${ms(result.small)} (×${result.ratio.toFixed(2)}), ${statementsBig} / ${statementsSmall} statements`,
+      );
     }
 
     let commit = "unknown";

@@ -36,7 +36,10 @@ async function explain(client: pg.Client, name: string, query: { toSQL(): { sql:
   let result: { Plan: PlanNode; "Execution Time": number } | undefined;
   // First runs warm the caches; the last one is reported.
   for (let i = 0; i < 3; i++) {
-    const { rows } = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode; "Execution Time": number }] }>(`explain (analyze, format json) ${sql}`, params);
+    const { rows } = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode; "Execution Time": number }] }>(
+      `explain (analyze, format json) ${sql}`,
+      params,
+    );
     result = rows[0]!["QUERY PLAN"][0];
   }
   return { query: name, plan: describe(result!.Plan), sorts: hasSort(result!.Plan), executionMs: result!["Execution Time"] };
@@ -51,7 +54,11 @@ export async function explainListQueries(
     await explain(client, "GET /projects (first page)", projectsQuery(db, ids.organizationId)),
     await explain(client, "GET /alerts (first page, status=active)", alertsQuery(db, ids.organizationId, new Date())),
     await explain(client, "GET /alerts/:id/events (first page)", alertEventsQuery(db, ids.alertId, null)),
-    await explain(client, `GET /alerts/:id/events (after ${ids.deepRows.toLocaleString("en-US")} rows)`, alertEventsQuery(db, ids.alertId, ids.deepPosition)),
+    await explain(
+      client,
+      `GET /alerts/:id/events (after ${ids.deepRows.toLocaleString("en-US")} rows)`,
+      alertEventsQuery(db, ids.alertId, ids.deepPosition),
+    ),
   ];
 }
 

@@ -30,7 +30,17 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 function report(): Report {
   return {
-    suites: [{ name: "suite", cases: Array.from({ length: TESTS }, (_, i) => ({ name: `test_${i}`, classname: `com.acme.Module${i % 40}Test`, status: "passed" as const, durationMs: 5 })) }],
+    suites: [
+      {
+        name: "suite",
+        cases: Array.from({ length: TESTS }, (_, i) => ({
+          name: `test_${i}`,
+          classname: `com.acme.Module${i % 40}Test`,
+          status: "passed" as const,
+          durationMs: 5,
+        })),
+      },
+    ],
   };
 }
 
@@ -50,7 +60,12 @@ async function main(): Promise<void> {
     await database.db.execute(sql`update projects set quarantine_version = quarantine_version + 1 where id = ${project.id}`);
     await database.db.execute(sql`analyze tests`);
 
-    const app = createApp({ cursorSecret: "quarantine-bench-cursor-secret", publicBaseUrl: "https://api.example.com", webAppUrl: deps.webAppUrl, secrets: new SecretKeyring({ current: generateSecretsKey() }) });
+    const app = createApp({
+      cursorSecret: "quarantine-bench-cursor-secret",
+      publicBaseUrl: "https://api.example.com",
+      webAppUrl: deps.webAppUrl,
+      secrets: new SecretKeyring({ current: generateSecretsKey() }),
+    });
     const requestDeps: RequestDeps = {
       db: database.db,
       clock: systemClock,
@@ -77,7 +92,13 @@ async function main(): Promise<void> {
       const start = performance.now();
       const res = await app.fetch(new Request("http://bench/uploads/v1/quarantined_tests", { headers }), requestDeps);
       const body = await res.text();
-      return { ms: performance.now() - start, status: res.status, etag: res.headers.get("etag") ?? "", items: body ? (JSON.parse(body).data as unknown[]).length : 0, statements: statements - before };
+      return {
+        ms: performance.now() - start,
+        status: res.status,
+        etag: res.headers.get("etag") ?? "",
+        items: body ? (JSON.parse(body).data as unknown[]).length : 0,
+        statements: statements - before,
+      };
     };
 
     const first = await request();
@@ -98,7 +119,9 @@ async function main(): Promise<void> {
     }
     const fullP50 = median(full);
     const notModifiedP50 = median(notModified);
-    log(`full list p50 ${fullP50.toFixed(2)} ms (${fullStatements} statements), 304 p50 ${notModifiedP50.toFixed(2)} ms (${notModifiedStatements} statements)`);
+    log(
+      `full list p50 ${fullP50.toFixed(2)} ms (${fullStatements} statements), 304 p50 ${notModifiedP50.toFixed(2)} ms (${notModifiedStatements} statements)`,
+    );
 
     const counted = pool ? "" : " (statements not counted: the database has no pool)";
     const body = [

@@ -39,10 +39,21 @@ async function main(): Promise<void> {
     // As src/node/server.ts builds them, but with a quota that never throttles the benchmark.
     keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
     uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    runQueue: createNodeBackground({ db: database.db, clock: systemClock, logger: quietLogger, webAppUrl: "https://app.example.com", secrets }).queue,
+    runQueue: createNodeBackground({
+      db: database.db,
+      clock: systemClock,
+      logger: quietLogger,
+      webAppUrl: "https://app.example.com",
+      secrets,
+    }).queue,
     logger: quietLogger,
   };
-  const app = createApp({ cursorSecret: required("BENCH_CURSOR_SECRET"), publicBaseUrl: "https://api.example.com", webAppUrl: "https://app.example.com", secrets });
+  const app = createApp({
+    cursorSecret: required("BENCH_CURSOR_SECRET"),
+    publicBaseUrl: "https://api.example.com",
+    webAppUrl: "https://app.example.com",
+    secrets,
+  });
   const ours = { fetch: (request: Request) => app.fetch(request, requestDeps) };
   const bare = createBareApp(database.db, required("BENCH_ORG_ID"));
 

@@ -39,7 +39,9 @@ function report(count: number, offset: number, round: number): Report {
             durationMs: 5 + (n % 40),
             failureType: failing ? "java.lang.AssertionError" : null,
             failureMessage: failing ? `expected ${n} but was ${n + 1}` : null,
-            failureText: failing ? `java.lang.AssertionError: expected ${n} but was ${n + 1}\n\tat com.acme.Module${n % 50}Test.test_${n}(Module${n % 50}Test.java:${n % 300})` : null,
+            failureText: failing
+              ? `java.lang.AssertionError: expected ${n} but was ${n + 1}\n\tat com.acme.Module${n % 50}Test.test_${n}(Module${n % 50}Test.java:${n % 300})`
+              : null,
           };
         }),
       },
@@ -50,7 +52,12 @@ function report(count: number, offset: number, round: number): Report {
 async function main(): Promise<void> {
   const load = os.loadavg()[0]!.toFixed(1);
   await withBenchDatabase(SERVER_URL, "cia_tests_bench", async (database, postgres) => {
-    const deps = { db: database.db, clock: systemClock, webAppUrl: "https://app.example.com", logger: { info() {}, error: (message: string, fields?: Record<string, unknown>) => console.error(message, fields) } };
+    const deps = {
+      db: database.db,
+      clock: systemClock,
+      webAppUrl: "https://app.example.com",
+      logger: { info() {}, error: (message: string, fields?: Record<string, unknown>) => console.error(message, fields) },
+    };
     const org = await createOrganization(deps, { name: "Bench" });
     const newProject = async (name: string) => (await createProject(deps, org.organization.id, { name })).project.id as string;
     let sha = 0;
@@ -64,7 +71,8 @@ async function main(): Promise<void> {
     // A: 100,000 known tests vs 5.
     const big = await newProject("100k tests");
     const small = await newProject("5 tests");
-    for (let offset = 0; offset < KNOWN_TESTS; offset += 10_000) await processRun(big, report(Math.min(10_000, KNOWN_TESTS - offset), offset, 0));
+    for (let offset = 0; offset < KNOWN_TESTS; offset += 10_000)
+      await processRun(big, report(Math.min(10_000, KNOWN_TESTS - offset), offset, 0));
     await processRun(small, report(5, 0, 0));
     log(`A: ${KNOWN_TESTS} tests known`);
     const onBig: number[] = [];
@@ -86,7 +94,8 @@ async function main(): Promise<void> {
     const onShort: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const order = round % 2 === 0 ? [long, short] : [short, long];
-      for (const projectId of order) (projectId === long ? onLong : onShort).push(await processRun(projectId, report(20, 0, HISTORY_RUNS + round)));
+      for (const projectId of order)
+        (projectId === long ? onLong : onShort).push(await processRun(projectId, report(20, 0, HISTORY_RUNS + round)));
     }
 
     const ratioKnown = median(onBig) / median(onSmall);

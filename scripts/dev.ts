@@ -108,7 +108,11 @@ async function main(): Promise<void> {
     const db = local.database.db;
     // The same key as `npm start` (SECRETS_KEY, else ./.data/secrets-key), handed to the Worker as its binding.
     const secretsKeyring = openSecretsKeyring(config);
-    const { cursorSecret, demoKey, demoPeople } = await prepareDatabase(db, { ...config, webAppUrl: urls.webAppUrl }, secretsKeyring.secrets);
+    const { cursorSecret, demoKey, demoPeople } = await prepareDatabase(
+      db,
+      { ...config, webAppUrl: urls.webAppUrl },
+      secretsKeyring.secrets,
+    );
     return { local, cursorSecret, demoKey, demoPeople, secretsKeyring };
   })();
 
@@ -126,7 +130,9 @@ async function main(): Promise<void> {
         clearTimeout(timer);
       }
       await startup.catch(() => {});
-      await (local as LocalDatabase | null)?.close().catch((error: unknown) => consoleLogger.error("closing the database failed", { error: String(error) }));
+      await (local as LocalDatabase | null)
+        ?.close()
+        .catch((error: unknown) => consoleLogger.error("closing the database failed", { error: String(error) }));
       process.exit(exitCode);
     })();
     return stopping;
@@ -160,9 +166,20 @@ async function main(): Promise<void> {
   }
   // wrangler.toml's upload limit (what the Worker processes within 128 MB), raised or lowered for a local run.
   if (process.env.UPLOAD_LIMIT_BYTES) vars.UPLOAD_LIMIT_BYTES = process.env.UPLOAD_LIMIT_BYTES;
-  if (config.host && config.host !== "127.0.0.1" && config.host !== "localhost") console.warn(`HOST=${config.host} is ignored: npm run dev listens on 127.0.0.1 only.`);
+  if (config.host && config.host !== "127.0.0.1" && config.host !== "localhost")
+    console.warn(`HOST=${config.host} is ignored: npm run dev listens on 127.0.0.1 only.`);
 
-  const args = [WRANGLER, "dev", "--ip", "127.0.0.1", "--port", String(config.port), "--inspector-ip", "127.0.0.1", "--show-interactive-dev-session=false"];
+  const args = [
+    WRANGLER,
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(config.port),
+    "--inspector-ip",
+    "127.0.0.1",
+    "--show-interactive-dev-session=false",
+  ];
   for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
 
   wrangler = spawn(process.execPath, args, {

@@ -30,7 +30,8 @@ const target = nodeFuzzTarget(h, { rateLimit });
 try {
   const fixtures = await createFuzzFixtures(h);
   const summary = await runFuzz({ target, fixtures, seed, count });
-  for (const violation of summary.violations) console.log(`#${violation.index} ${violation.kind} ${violation.status} ${violation.request}\n    ${violation.problem}`);
+  for (const violation of summary.violations)
+    console.log(`#${violation.index} ${violation.kind} ${violation.status} ${violation.request}\n    ${violation.problem}`);
   console.log(summaryLine(`node (${database.kind})`, summary));
   await h.queue.close();
   process.exitCode = summary.violations.length > 0 ? 1 : 0;

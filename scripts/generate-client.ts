@@ -74,14 +74,18 @@ export function compilePackage(schema: string): Map<string, string> {
   host.readFile = (path) => (path === schemaPath ? schema : readFile(path));
   const getSourceFile = host.getSourceFile.bind(host);
   host.getSourceFile = (path, languageVersion, onError, shouldCreate) =>
-    path === schemaPath ? ts.createSourceFile(path, schema, languageVersion, true) : getSourceFile(path, languageVersion, onError, shouldCreate);
+    path === schemaPath
+      ? ts.createSourceFile(path, schema, languageVersion, true)
+      : getSourceFile(path, languageVersion, onError, shouldCreate);
   const fileNames = parsed.fileNames.includes(schemaPath) ? parsed.fileNames : [...parsed.fileNames, schemaPath];
   const program = ts.createProgram({ rootNames: fileNames, options: parsed.options, host });
   const outputs = new Map<string, string>();
   const result = program.emit(undefined, (path, text) => outputs.set(relative(ROOT, path), text));
   const diagnostics = [...ts.getPreEmitDiagnostics(program), ...result.diagnostics];
   if (diagnostics.length > 0) {
-    throw new Error(`packages/client does not compile:\n${ts.formatDiagnostics(diagnostics, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => "\n" })}`);
+    throw new Error(
+      `packages/client does not compile:\n${ts.formatDiagnostics(diagnostics, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => ROOT, getNewLine: () => "\n" })}`,
+    );
   }
   return new Map([...outputs].sort(([a], [b]) => a.localeCompare(b)));
 }

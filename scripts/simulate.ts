@@ -54,15 +54,24 @@ const stream = generateStream({ seed, runs, tests, scenario: values.scenario as 
 const described = describeStream(stream);
 
 const lines: string[] = [];
-lines.push(`Stream: seed ${seed}, scenario ${stream.scenario}, ${described.runs} runs (${described.defaultBranchRuns} on main, ${described.featureBranchRuns} on feature branches, ${described.retries} same-commit retries), ~${stream.stats.medianTestsPerRun} tests per run`);
+lines.push(
+  `Stream: seed ${seed}, scenario ${stream.scenario}, ${described.runs} runs (${described.defaultBranchRuns} on main, ${described.featureBranchRuns} on feature branches, ${described.retries} same-commit retries), ~${stream.stats.medianTestsPerRun} tests per run`,
+);
 lines.push(
   `Knobs: format ${stream.knobs.format}${stream.knobs.reportsWallClock ? " (wall clock reported)" : ""}, in-run retries ${stream.knobs.inRunRetries}, retry probability ${stream.knobs.retryProbability}, rho ${stream.knobs.rho}, slow-runner share ${stream.knobs.slowRunnerShare}; measured run-duration log-sigma ${stream.stats.durationLogSigma.toFixed(3)}, baseline failing share ${(100 * stream.stats.baselineFailureShare).toFixed(2)} %`,
 );
 lines.push(`Anomalies injected: ${stream.anomalies.length}`);
 const label = (subject: string) => subject.replace(/\u001f/g, " › ");
 for (const anomaly of stream.anomalies) {
-  const end = anomaly.end !== null && anomaly.end !== anomaly.start ? `–${anomaly.end}` : anomaly.end === null && anomaly.type !== "failure_spike" && anomaly.type !== "infra_outage" ? "→" : "";
-  lines.push(`  run ${anomaly.start}${end}  ${anomaly.type.padEnd(19)} ${anomaly.size.padEnd(5)} magnitude ${anomaly.magnitude.toFixed(3).padStart(7)}  ${label(anomaly.subject)}`);
+  const end =
+    anomaly.end !== null && anomaly.end !== anomaly.start
+      ? `–${anomaly.end}`
+      : anomaly.end === null && anomaly.type !== "failure_spike" && anomaly.type !== "infra_outage"
+        ? "→"
+        : "";
+  lines.push(
+    `  run ${anomaly.start}${end}  ${anomaly.type.padEnd(19)} ${anomaly.size.padEnd(5)} magnitude ${anomaly.magnitude.toFixed(3).padStart(7)}  ${label(anomaly.subject)}`,
+  );
 }
 process.stdout.write(`${lines.join("\n")}\n`);
 
@@ -73,7 +82,8 @@ if (!dryRun) {
     uploadToken: values.token!,
     runs: stream.runs,
     onRun: (run, index, total) => {
-      if ((index + 1) % 10 === 0 || index + 1 === total) process.stderr.write(`  uploaded ${index + 1}/${total} (service run ${run.serviceNumber}: ${run.status})\n`);
+      if ((index + 1) % 10 === 0 || index + 1 === total)
+        process.stderr.write(`  uploaded ${index + 1}/${total} (service run ${run.serviceNumber}: ${run.status})\n`);
     },
   }).catch((error: unknown) => fail(error instanceof Error ? error.message : String(error)));
   const first = result.runs[0]?.serviceNumber;

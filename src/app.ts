@@ -46,7 +46,10 @@ function fromHttpException(error: HTTPException): ApiError {
     case 415:
       return new ApiError("unsupported_media_type", error.message || "Unsupported media type.");
     default:
-      return new ApiError(error.status >= 500 ? "internal_error" : "invalid_request", error.status >= 500 ? "An unexpected error occurred." : error.message);
+      return new ApiError(
+        error.status >= 500 ? "internal_error" : "invalid_request",
+        error.status >= 500 ? "An unexpected error occurred." : error.message,
+      );
   }
 }
 
@@ -78,7 +81,10 @@ export function createApp(config: AppConfig) {
   // Liveness and readiness probes (src/routes/health.ts): public, never rate limited.
   app.route("/", createHealthRoutes());
   const uploadsApi = createUploadsApi(config);
-  app.route("/api/v1", createV1Api(config, { codec, keyIdCache, uploadsDocument: () => uploadsDocumentPart(uploadsApi, config.publicBaseUrl) }));
+  app.route(
+    "/api/v1",
+    createV1Api(config, { codec, keyIdCache, uploadsDocument: () => uploadsDocumentPart(uploadsApi, config.publicBaseUrl) }),
+  );
   app.route("/admin/v1", createAdminApi(config));
   app.route("/uploads/v1", uploadsApi);
   app.get("/docs", docsPage);

@@ -72,7 +72,8 @@ describe("GET /api/v1/openapi.json", () => {
         "/projects/{id}/test_runs/{number}/failure_groups",
       ].sort(),
     );
-    for (const [path, item] of lists) expect(item.get.description, path).toMatch(/(^|\n)Query parameters this list does not know are ignored, not refused/);
+    for (const [path, item] of lists)
+      expect(item.get.description, path).toMatch(/(^|\n)Query parameters this list does not know are ignored, not refused/);
 
     const { organization, apiKey } = await h.newOrganization();
     const { project } = await h.newProject(organization.id);
@@ -93,7 +94,9 @@ describe("GET /api/v1/openapi.json", () => {
       expect(operation.tags?.length).toBeGreaterThan(0);
       expect(operation.security).toEqual([{ bearerAuth: [] }]);
       for (const status of ["401", "429", "500", "503"]) {
-        expect(operation.responses[status]?.content["application/json"].schema.$ref, `${method} ${path} ${status}`).toBe("#/components/schemas/Error");
+        expect(operation.responses[status]?.content["application/json"].schema.$ref, `${method} ${path} ${status}`).toBe(
+          "#/components/schemas/Error",
+        );
       }
     }
     const ids = SPEC_OPERATIONS.map(([m, p]) => doc.paths[p][m].operationId);
@@ -105,7 +108,12 @@ describe("GET /api/v1/openapi.json", () => {
 
   it("declares enums as enums and nullable fields as nullable", () => {
     const alert = doc.components.schemas.Alert;
-    expect(doc.components.schemas.AlertType.enum).toEqual(["performance_regression", "test_flakiness", "skipped_test_count_creep", "failure_rate_spike"]);
+    expect(doc.components.schemas.AlertType.enum).toEqual([
+      "performance_regression",
+      "test_flakiness",
+      "skipped_test_count_creep",
+      "failure_rate_spike",
+    ]);
     expect(alert.properties.snoozed_until.type).toEqual(["string", "null"]);
     const statusParam = doc.paths["/alerts"].get.parameters.find((p: any) => p.name === "status");
     expect(statusParam.schema.enum).toEqual(["active", "snoozed", "inactive", "all"]);
@@ -248,9 +256,25 @@ describe("responses conform to the documented schemas", () => {
   it("tests with and without a quarantine, and the CI's list", async () => {
     const { organization, apiKey } = await h.newOrganization();
     const { project, uploadToken } = await h.newProject(organization.id);
-    await h.newRun(project.id, { report: { suites: [{ name: "s", cases: [{ name: "a", status: "passed" }, { name: "b", status: "passed" }] }] } });
+    await h.newRun(project.id, {
+      report: {
+        suites: [
+          {
+            name: "s",
+            cases: [
+              { name: "a", status: "passed" },
+              { name: "b", status: "passed" },
+            ],
+          },
+        ],
+      },
+    });
     const [first] = (await h.get(`/api/v1/projects/${project.id}/tests`, apiKey)).body.data;
-    const quarantined = await h.post(`/api/v1/tests/${first.id}/quarantine`, apiKey, { reason: "r", duration: "1d", owner: "dev@example.com" });
+    const quarantined = await h.post(`/api/v1/tests/${first.id}/quarantine`, apiKey, {
+      reason: "r",
+      duration: "1d",
+      owner: "dev@example.com",
+    });
     // Test ids are MD5s shaped as UUIDs (docs/tests.md), without RFC 9562's version bits: any 8-4-4-4-12 hex passes here.
     const testId = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     const strict = TestSchema.extend({ id: testId, quarantine: QuarantineSchema.strict().nullable() }).strict();
@@ -258,7 +282,10 @@ describe("responses conform to the documented schemas", () => {
     const parsed = listOf(strict, "T").safeParse((await h.get(`/api/v1/projects/${project.id}/tests`, apiKey)).body);
     expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
     const ciItem = QuarantinedTestsForCiSchema.shape.data.element.extend({ test_id: testId }).strict();
-    const ci = z.object({ data: z.array(ciItem) }).strict().safeParse((await h.get("/uploads/v1/quarantined_tests", uploadToken)).body);
+    const ci = z
+      .object({ data: z.array(ciItem) })
+      .strict()
+      .safeParse((await h.get("/uploads/v1/quarantined_tests", uploadToken)).body);
     expect(ci.success && ci.data.data.length).toBe(1);
     expect(ci.success, JSON.stringify(ci.error?.issues)).toBe(true);
   });

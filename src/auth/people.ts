@@ -113,7 +113,9 @@ export async function callAuth(auth: PeopleAuth, webAppUrl: string, path: string
   // A browser that sent no Origin but `Sec-Fetch-Site: same-origin` has been let through by the
   // pages' own check (src/web/security.ts) as coming from the web app; better-auth wants that as an Origin.
   if (!headers.has("origin") && headers.get("sec-fetch-site") === "same-origin") headers.set("origin", webOrigin(webAppUrl));
-  return auth.handler(new Request(`${webOrigin(webAppUrl)}${AUTH_BASE_PATH}${path}`, { method: "POST", headers, body: JSON.stringify(body ?? {}) }));
+  return auth.handler(
+    new Request(`${webOrigin(webAppUrl)}${AUTH_BASE_PATH}${path}`, { method: "POST", headers, body: JSON.stringify(body ?? {}) }),
+  );
 }
 
 /** better-auth's error answer: `{code, message}`. */
@@ -147,7 +149,13 @@ export async function signUp(
 ): Promise<{ cookies: string[]; organizationId: string; userId: string }> {
   return transactionWithRetry(deps.db, async (tx) => {
     const auth = await createPeopleAuth({ ...deps, db: tx });
-    const response = await callAuth(auth, deps.webAppUrl, "/sign-up/email", { name: input.name, email: input.email, password: input.password }, requestHeaders);
+    const response = await callAuth(
+      auth,
+      deps.webAppUrl,
+      "/sign-up/email",
+      { name: input.name, email: input.email, password: input.password },
+      requestHeaders,
+    );
     if (!response.ok) {
       const { code, message } = await authError(response);
       throw new AuthRefused(code, message, response.status);
@@ -161,9 +169,19 @@ export async function signUp(
 }
 
 /** Signs in with e-mail and password: the new session's Set-Cookie values, or AuthRefused. The throttle is the caller's. */
-export async function signIn(deps: PeopleDeps, input: { email: string; password: string }, requestHeaders: Headers): Promise<{ cookies: string[] }> {
+export async function signIn(
+  deps: PeopleDeps,
+  input: { email: string; password: string },
+  requestHeaders: Headers,
+): Promise<{ cookies: string[] }> {
   const auth = await createPeopleAuth(deps);
-  const response = await callAuth(auth, deps.webAppUrl, "/sign-in/email", { email: input.email, password: input.password, rememberMe: true }, requestHeaders);
+  const response = await callAuth(
+    auth,
+    deps.webAppUrl,
+    "/sign-in/email",
+    { email: input.email, password: input.password, rememberMe: true },
+    requestHeaders,
+  );
   if (!response.ok) {
     const { code, message } = await authError(response);
     throw new AuthRefused(code, message, response.status);
@@ -194,7 +212,10 @@ export type SignedInPerson = {
  * The request's session, or null when signed out (no cookie, a bad signature, an expired or
  * ended session). `cookies` are set when better-auth refreshed the session's expiry.
  */
-export async function currentPerson(deps: PeopleDeps, requestHeaders: Headers): Promise<{ person: SignedInPerson; cookies: string[] } | null> {
+export async function currentPerson(
+  deps: PeopleDeps,
+  requestHeaders: Headers,
+): Promise<{ person: SignedInPerson; cookies: string[] } | null> {
   if (!requestHeaders.get("cookie")) return null;
   const auth = await createPeopleAuth(deps);
   const { headers, response } = await auth.api.getSession({ headers: requestHeaders, returnHeaders: true });
@@ -216,11 +237,22 @@ export async function currentPerson(deps: PeopleDeps, requestHeaders: Headers): 
  * Creates a user who signs in with this password (the demo's people, tests): better-auth's own
  * password hashing and account records, without a session.
  */
-export async function createPasswordUser(deps: PeopleDeps, input: { name: string; email: string; password: string }): Promise<{ id: string }> {
+export async function createPasswordUser(
+  deps: PeopleDeps,
+  input: { name: string; email: string; password: string },
+): Promise<{ id: string }> {
   const auth = await createPeopleAuth(deps);
   const context = await auth.$context;
-  const user = await context.internalAdapter.createUser({ name: input.name, email: input.email.toLowerCase(), emailVerified: false }, { method: "admin" });
-  await context.internalAdapter.linkAccount({ userId: user.id, providerId: "credential", accountId: user.id, password: await context.password.hash(input.password) });
+  const user = await context.internalAdapter.createUser(
+    { name: input.name, email: input.email.toLowerCase(), emailVerified: false },
+    { method: "admin" },
+  );
+  await context.internalAdapter.linkAccount({
+    userId: user.id,
+    providerId: "credential",
+    accountId: user.id,
+    password: await context.password.hash(input.password),
+  });
   return { id: user.id };
 }
 
@@ -237,7 +269,13 @@ export async function signUpThroughInvitation(
 ): Promise<{ cookies: string[]; organizationId: string; userId: string }> {
   return transactionWithRetry(deps.db, async (tx) => {
     const auth = await createPeopleAuth({ ...deps, db: tx });
-    const response = await callAuth(auth, deps.webAppUrl, "/sign-up/email", { name: input.name, email: input.email, password: input.password }, requestHeaders);
+    const response = await callAuth(
+      auth,
+      deps.webAppUrl,
+      "/sign-up/email",
+      { name: input.name, email: input.email, password: input.password },
+      requestHeaders,
+    );
     if (!response.ok) {
       const { code, message } = await authError(response);
       throw new AuthRefused(code, message, response.status);

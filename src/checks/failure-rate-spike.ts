@@ -68,7 +68,19 @@
  * (O(n)) only for runs that pass the cheap guards. No clock.
  */
 import { betaBinomialCriticalCount, betaBinomialUpperTail, wilsonInterval } from "./statistics";
-import { type CaseStatus, type Check, type CheckEvent, type CheckPass, type PersistentCount, type RunHeader, type RunTest, type TestEntries, countPersistent, judgeInfraCounts, recordsOutcome } from "./types";
+import {
+  type CaseStatus,
+  type Check,
+  type CheckEvent,
+  type CheckPass,
+  type PersistentCount,
+  type RunHeader,
+  type RunTest,
+  type TestEntries,
+  countPersistent,
+  judgeInfraCounts,
+  recordsOutcome,
+} from "./types";
 import { cap, round } from "./metadata-format";
 
 export const FAILURE_RATE_SPIKE_DETECTOR_VERSION = "failure_rate_spike/2";
@@ -129,8 +141,6 @@ type LegacySpikeState = Omit<FailureRateSpikeState, "v"> & {
 
 type Baseline = { mu: number; rho: number; rhoPoint: number; nBar: number; a: number; b: number };
 
-
-
 function isFail(status: CaseStatus): boolean {
   return status === "failed" || status === "errored";
 }
@@ -188,7 +198,9 @@ function initialState(): FailureRateSpikeState {
 }
 
 const hasNumbers = (s: Partial<FailureRateSpikeState>) =>
-  [s.seen, s.w, s.w2, s.sn, s.sf, s.sx, s.sxx, s.sx3, s.sx4, s.normal, s.seq, s.pr].every((value) => typeof value === "number" && Number.isFinite(value));
+  [s.seen, s.w, s.w2, s.sn, s.sf, s.sx, s.sxx, s.sx3, s.sx4, s.normal, s.seq, s.pr].every(
+    (value) => typeof value === "number" && Number.isFinite(value),
+  );
 
 function isValidState(state: unknown): state is FailureRateSpikeState {
   if (typeof state !== "object" || state === null) return false;
@@ -226,7 +238,16 @@ function start(input: FailureRateSpikeState, run: RunHeader): CheckPass<FailureR
     const l = stored.get(key)?.l;
     return l !== undefined && state.pr - Math.floor(l / 4) <= STATUS_UNSEEN_RUNS ? l : null;
   };
-  const tally: Tally = { quarantinedFailed: 0, quarantinedErrored: 0, persistent: { failed: 0, errored: 0 }, newlyFailing: [], newlyFailingCount: 0, failing: 0, recurrent: 0, repeated: 0 };
+  const tally: Tally = {
+    quarantinedFailed: 0,
+    quarantinedErrored: 0,
+    persistent: { failed: 0, errored: 0 },
+    newlyFailing: [],
+    newlyFailingCount: 0,
+    failing: 0,
+    recurrent: 0,
+    repeated: 0,
+  };
   let decision: Decision = { state, events: [], suspect: false, tripped: false };
   return {
     observe(tests, stored) {
@@ -400,7 +421,10 @@ function decide(state: FailureRateSpikeState, run: RunHeader, tally: Tally): Dec
   return { state: { v: 2, seen, w, w2, sn, sf, sx, sxx, sx3, sx4, normal, seq, pr }, events, suspect, tripped };
 }
 
-function fromLegacy(legacy: unknown, rekey: (oldKey: string) => string | null): { state: FailureRateSpikeState; tests: Map<string, SpikeTestEntry> } | null {
+function fromLegacy(
+  legacy: unknown,
+  rekey: (oldKey: string) => string | null,
+): { state: FailureRateSpikeState; tests: Map<string, SpikeTestEntry> } | null {
   if (!isLegacyState(legacy)) return null;
   const { v: _v, last, lf, tf, ...project } = legacy;
   const tests = new Map<string, SpikeTestEntry>();

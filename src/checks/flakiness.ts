@@ -92,7 +92,18 @@
  *   carries `more_flagged_count` and `more_flagged_test_keys` (≤ 50). Those tests are flagged all
  *   the same (no later event). This matches the orchestrator's own cap of 50 per check and run.
  */
-import { type CaseStatus, type Check, type CheckEvent, type CheckPass, type PersistentCount, type RunHeader, type RunTest, type TestEntries, countPersistent, judgeInfraCounts } from "./types";
+import {
+  type CaseStatus,
+  type Check,
+  type CheckEvent,
+  type CheckPass,
+  type PersistentCount,
+  type RunHeader,
+  type RunTest,
+  type TestEntries,
+  countPersistent,
+  judgeInfraCounts,
+} from "./types";
 import { cap, round } from "./metadata-format";
 import { nearestRankPercentile, runsTestZ, wilson95 } from "./statistics";
 
@@ -294,8 +305,6 @@ function hash53(text: string): number {
   return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
-
-
 function isFail(status: CaseStatus): boolean {
   return status === "failed" || status === "errored";
 }
@@ -317,7 +326,14 @@ type LegacyFlakinessState = Omit<FlakinessState, "v"> & { v: 1; tests: Record<st
 function isLegacyState(state: unknown): state is LegacyFlakinessState {
   if (typeof state !== "object" || state === null) return false;
   const s = state as Partial<LegacyFlakinessState>;
-  return s.v === 1 && typeof s.tests === "object" && s.tests !== null && typeof s.infra === "object" && s.infra !== null && typeof s.pr === "number";
+  return (
+    s.v === 1 &&
+    typeof s.tests === "object" &&
+    s.tests !== null &&
+    typeof s.infra === "object" &&
+    s.infra !== null &&
+    typeof s.pr === "number"
+  );
 }
 
 /**
@@ -451,7 +467,8 @@ function burstRecurrence(overlap: ReadonlyMap<number, number>, newlyFailing: num
 
 function pushCoFailure(coFailures: number[], sq: number, size: number): number[] {
   const next: number[] = [];
-  for (let i = 0; i + 1 < coFailures.length; i += 2) if (sq - (coFailures[i] as number) <= RECUR_RUNS) next.push(coFailures[i] as number, coFailures[i + 1] as number);
+  for (let i = 0; i + 1 < coFailures.length; i += 2)
+    if (sq - (coFailures[i] as number) <= RECUR_RUNS) next.push(coFailures[i] as number, coFailures[i + 1] as number);
   next.push(sq, size);
   return next.length > 2 * CO_FAILURES_KEPT ? next.slice(next.length - 2 * CO_FAILURES_KEPT) : next;
 }
@@ -484,9 +501,20 @@ type RunContext = {
   recurrence: Recurrence | null;
 };
 
-type Flag = { key: string; outcome: Outcome; entry: FlakinessTestState; rule: Rule; history: WindowStats | null; evidence: { count: number; needed: number } | null };
+type Flag = {
+  key: string;
+  outcome: Outcome;
+  entry: FlakinessTestState;
+  rule: Rule;
+  history: WindowStats | null;
+  evidence: { count: number; needed: number } | null;
+};
 
-function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, ctx: RunContext): { entry: FlakinessTestState; flag: Flag | null } {
+function updateTest(
+  previous: FlakinessTestState | undefined,
+  outcome: Outcome,
+  ctx: RunContext,
+): { entry: FlakinessTestState; flag: Flag | null } {
   const { run, now } = ctx;
   const status = outcome.status;
   const failed = isFail(status);
@@ -503,7 +531,10 @@ function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, 
   let lf = previous?.lf;
   let lru = previous?.c;
   // Expired evidence can neither flag nor hold back an un-flag: dropping it keeps entries small.
-  let evidence = previous?.e && previous.e.length > 0 && now - (previous.e[0] as Evidence).t >= EVIDENCE_TTL_MS ? recentEvidence(previous.e, now) : previous?.e;
+  let evidence =
+    previous?.e && previous.e.length > 0 && now - (previous.e[0] as Evidence).t >= EVIDENCE_TTL_MS
+      ? recentEvidence(previous.e, now)
+      : previous?.e;
   let fl = previous?.fl;
   let ft = previous?.ft;
   let fr = previous?.fr;
@@ -558,10 +589,28 @@ function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, 
     flags |= ctx.onDefault;
     if (p > 0 && f > 0 && (flags & 2) === 0) {
       flags |= 2;
-      evidence = pushEvidence(evidence, { k: "same_commit", c: ctx.sha, b: ctx.branch, d: (flags & 1) as 0 | 1, r: run.number, t: now, p, f });
+      evidence = pushEvidence(evidence, {
+        k: "same_commit",
+        c: ctx.sha,
+        b: ctx.branch,
+        d: (flags & 1) as 0 | 1,
+        r: run.number,
+        t: now,
+        p,
+        f,
+      });
     } else if (p > 0 && (flags & 4) !== 0 && (flags & (2 | 8)) === 0) {
       flags |= 8;
-      evidence = pushEvidence(evidence, { k: "burst_same_commit", c: ctx.sha, b: ctx.branch, d: (flags & 1) as 0 | 1, r: run.number, t: now, p, f: 1 });
+      evidence = pushEvidence(evidence, {
+        k: "burst_same_commit",
+        c: ctx.sha,
+        b: ctx.branch,
+        d: (flags & 1) as 0 | 1,
+        r: run.number,
+        t: now,
+        p,
+        f: 1,
+      });
     }
     next.push(ctx.shaHash, p, f, flags);
     lru = next.length > 4 * LRU_SIZE ? next.slice(next.length - 4 * LRU_SIZE) : next;
@@ -569,12 +618,30 @@ function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, 
 
   // 3. Pass on retry (any branch); inside a burst it is weak evidence.
   if (passedOnRetry) {
-    evidence = pushEvidence(evidence, { k: ctx.burst ? "burst_same_commit" : "passed_on_retry", c: ctx.sha, b: ctx.branch, d: ctx.onDefault, r: run.number, t: now, p: 1, f: failedAttempts });
+    evidence = pushEvidence(evidence, {
+      k: ctx.burst ? "burst_same_commit" : "passed_on_retry",
+      c: ctx.sha,
+      b: ctx.branch,
+      d: ctx.onDefault,
+      r: run.number,
+      t: now,
+      p: 1,
+      f: failedAttempts,
+    });
   }
 
   // 3b. A recurring burst (default branch).
   if (recurred) {
-    evidence = pushEvidence(evidence, { k: "burst_recurred", c: ctx.sha, b: ctx.branch, d: ctx.onDefault, r: run.number, t: now, p: recurred.p, f: recurred.f });
+    evidence = pushEvidence(evidence, {
+      k: "burst_recurred",
+      c: ctx.sha,
+      b: ctx.branch,
+      d: ctx.onDefault,
+      r: run.number,
+      t: now,
+      p: recurred.p,
+      f: recurred.f,
+    });
   }
 
   // 4. Un-flag: ≥ 50 default-branch passes in a row since the flag and the last failure, and 14 days since the flag and the last evidence.
@@ -600,7 +667,13 @@ function updateTest(previous: FlakinessTestState | undefined, outcome: Outcome, 
       fl = run.number;
       ft = now;
       fr = rule;
-      flag = { key: outcome.test.key, outcome, rule, history: byHistory, evidence: byEvidence ? { count: byEvidence.count, needed: byEvidence.needed } : null };
+      flag = {
+        key: outcome.test.key,
+        outcome,
+        rule,
+        history: byHistory,
+        evidence: byEvidence ? { count: byEvidence.count, needed: byEvidence.needed } : null,
+      };
     } else if (ff !== undefined && n > 0 && wh === 0 && wl === 0 && recentEvidence(evidence, now).length === 0) {
       // Clean again (no failure in the window, no recent evidence): the next failure starts a new episode.
       ff = undefined;
@@ -773,7 +846,10 @@ function start(input: FlakinessState, run: RunHeader): CheckPass<FlakinessState,
           const key = outcome.test.key;
           const previous = known(stored, key);
           if (previous && (previous.n > 0 || previous.sx === 1)) continue;
-          changed.set(key, previous ? { ...previous, ls: Math.max(previous.ls, run.number), sx: 1 } : { wh: 0, wl: 0, n: 0, ls: run.number, cp: 0, sx: 1 });
+          changed.set(
+            key,
+            previous ? { ...previous, ls: Math.max(previous.ls, run.number), sx: 1 } : { wh: 0, wl: 0, n: 0, ls: run.number, cp: 0, sx: 1 },
+          );
         }
       }
       return changed;
@@ -818,7 +894,11 @@ function decide(state: FlakinessState, run: RunHeader, tally: Tally, now: number
   let recurrence: Recurrence | null = null;
   if (run.onDefaultBranch) {
     infra = { wh: shiftHi(infra.wh, infra.wl), wl: shiftLo(infra.wl, suspect ? 1 : 0), n: Math.min(WINDOW, infra.n + 1) };
-    burstWindow = { wh: shiftHi(burstWindow.wh, burstWindow.wl), wl: shiftLo(burstWindow.wl, burst ? 1 : 0), n: Math.min(WINDOW, burstWindow.n + 1) };
+    burstWindow = {
+      wh: shiftHi(burstWindow.wh, burstWindow.wl),
+      wl: shiftLo(burstWindow.wl, burst ? 1 : 0),
+      n: Math.min(WINDOW, burstWindow.n + 1),
+    };
     if (!suspect) nf = [...baseline.slice(baseline.length >= WINDOW ? baseline.length - WINDOW + 1 : 0), newlyFailing];
     // Co-failures (≥ 5 newly failing tests, burst or not) are remembered for 50 runs; a burst that
     // repeats one is evidence for the tests they share.
@@ -858,7 +938,10 @@ function decide(state: FlakinessState, run: RunHeader, tally: Tally, now: number
   };
 }
 
-function fromLegacy(legacy: unknown, rekey: (oldKey: string) => string | null): { state: FlakinessState; tests: Map<string, FlakinessTestState> } | null {
+function fromLegacy(
+  legacy: unknown,
+  rekey: (oldKey: string) => string | null,
+): { state: FlakinessState; tests: Map<string, FlakinessTestState> } | null {
   if (!isLegacyState(legacy)) return null;
   const { v: _v, tests: entries, ...project } = legacy;
   const tests = new Map<string, FlakinessTestState>();

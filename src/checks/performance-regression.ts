@@ -78,7 +78,18 @@
  * 100 · 40 log 40 + 72 log 72) per run, whatever the history length. No clock: run numbers are the only positions used.
  */
 import { MAD_TO_SIGMA, mad, mannWhitneyUGreater, mannWhitneyUGreaterApproximateP, median } from "./statistics";
-import { type Check, type CheckEvent, type CheckPass, type PersistentCount, type RunHeader, type RunTest, type TestEntries, countPersistent, judgeInfraCounts, recordsOutcome } from "./types";
+import {
+  type Check,
+  type CheckEvent,
+  type CheckPass,
+  type PersistentCount,
+  type RunHeader,
+  type RunTest,
+  type TestEntries,
+  countPersistent,
+  judgeInfraCounts,
+  recordsOutcome,
+} from "./types";
 import { cap, round } from "./metadata-format";
 
 export const PERFORMANCE_REGRESSION_DETECTOR_VERSION = "performance_regression/3";
@@ -94,14 +105,41 @@ const LOG_DIGITS = 1e6;
 type Thresholds = { rel: number; floorMs: number };
 
 /** A comparison: the last `recent` points against up to `baselineMax` (≥ `baselineMin`) segment points before them. */
-type Window = { name: "short" | "long"; recent: number; baselineMin: number; baselineMax: number; madMultiplier: number; relFactor: number; floorFactor: number; alphaFactor: number };
-const SHORT_WINDOW: Window = { name: "short", recent: RECENT_SHORT, baselineMin: 15, baselineMax: 30, madMultiplier: 1.0, relFactor: 1, floorFactor: 1, alphaFactor: 1 };
+type Window = {
+  name: "short" | "long";
+  recent: number;
+  baselineMin: number;
+  baselineMax: number;
+  madMultiplier: number;
+  relFactor: number;
+  floorFactor: number;
+  alphaFactor: number;
+};
+const SHORT_WINDOW: Window = {
+  name: "short",
+  recent: RECENT_SHORT,
+  baselineMin: 15,
+  baselineMax: 30,
+  madMultiplier: 1.0,
+  relFactor: 1,
+  floorFactor: 1,
+  alphaFactor: 1,
+};
 /**
  * The long window catches smaller sustained shifts (a +10 % step within the run-to-run noise, a
  * slow drift) that 8 points cannot show: half the relative change and half a MAD, at a tenth of α.
  * Test series (≤ 100 of them, 40-point rings): 20 recent points against 15–20 before them.
  */
-const LONG_WINDOW: Window = { name: "long", recent: 20, baselineMin: 15, baselineMax: 20, madMultiplier: 0.5, relFactor: 0.5, floorFactor: 0.5, alphaFactor: 0.1 };
+const LONG_WINDOW: Window = {
+  name: "long",
+  recent: 20,
+  baselineMin: 15,
+  baselineMax: 20,
+  madMultiplier: 0.5,
+  relFactor: 0.5,
+  floorFactor: 0.5,
+  alphaFactor: 0.1,
+};
 /**
  * The run series is one series, so it can afford more points: its long window compares the last
  * 24 points with up to 48 before them (≥ 20), same thresholds. For a shift whose U test effect is
@@ -111,7 +149,16 @@ const LONG_WINDOW: Window = { name: "long", recent: 20, baselineMin: 15, baselin
  * window medians apart by 36 runs' worth of slope instead of 20. Twenty-four recent points leave
  * room for the persistence run within 30 runs of a step.
  */
-const RUN_LONG_WINDOW: Window = { name: "long", recent: 24, baselineMin: 20, baselineMax: 48, madMultiplier: 0.5, relFactor: 0.5, floorFactor: 0.5, alphaFactor: 0.1 };
+const RUN_LONG_WINDOW: Window = {
+  name: "long",
+  recent: 24,
+  baselineMin: 20,
+  baselineMax: 48,
+  madMultiplier: 0.5,
+  relFactor: 0.5,
+  floorFactor: 0.5,
+  alphaFactor: 0.1,
+};
 /** The run series' ring holds the run long window's 24 + 48 points. */
 const RUN_BUFFER = RUN_LONG_WINDOW.recent + RUN_LONG_WINDOW.baselineMax;
 const RUN_WINDOWS: readonly Window[] = [SHORT_WINDOW, RUN_LONG_WINDOW];
@@ -190,8 +237,6 @@ type LegacyPerformanceState = Omit<PerformanceRegressionState, "v"> & { v: 2; o?
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-
 
 function storedLog(ms: number): number {
   return Math.round(Math.log(ms) * LOG_DIGITS) / LOG_DIGITS;
@@ -333,7 +378,10 @@ function passedDurations(tests: readonly RunTest[]): PassedDuration[] {
       if (usable) existing.ms += test.durationMs as number;
     }
   }
-  return [...byKey.values()].filter((entry) => entry.ok).sort((a, b) => compareKeys(a.key, b.key)).map(({ key, name, ms }) => ({ key, name, ms }));
+  return [...byKey.values()]
+    .filter((entry) => entry.ok)
+    .sort((a, b) => compareKeys(a.key, b.key))
+    .map(({ key, name, ms }) => ({ key, name, ms }));
 }
 
 function lastN<T>(values: T[], n: number): T[] {
@@ -407,7 +455,12 @@ function updatePool(pool: PoolEntry[], durations: PassedDuration[], monitored: S
  * The guard's memory written by this run for a chunk's tests: every executed test unless the run
  * is suspect, then only tests not known yet (recordsOutcome). A key's cases are all in the chunk.
  */
-function rememberOutcomes(known: (key: string) => number | null, tests: readonly RunTest[], suspect: boolean, stamp: number): Map<string, number> {
+function rememberOutcomes(
+  known: (key: string) => number | null,
+  tests: readonly RunTest[],
+  suspect: boolean,
+  stamp: number,
+): Map<string, number> {
   const written = new Map<string, number>();
   const failedNow = new Map<string, boolean>();
   for (const test of tests) {
@@ -477,7 +530,14 @@ function commonMetadata(evaluation: Evaluation, monitored: number, buffer: numbe
 function topContributors(evaluation: Evaluation, tests: TestDurationSeries[]) {
   const [bFrom, bTo] = [evaluation.baselineRuns[0] ?? 0, evaluation.baselineRuns[evaluation.baselineRuns.length - 1] ?? 0];
   const [rFrom, rTo] = [evaluation.recentRuns[0] ?? 0, evaluation.recentRuns[evaluation.recentRuns.length - 1] ?? 0];
-  const rows: { test_key: string; name: string; baseline_median_ms: number | null; recent_median_ms: number | null; delta_ms: number | null; sort: number }[] = [];
+  const rows: {
+    test_key: string;
+    name: string;
+    baseline_median_ms: number | null;
+    recent_median_ms: number | null;
+    delta_ms: number | null;
+    sort: number;
+  }[] = [];
   for (const series of tests) {
     const before: number[] = [];
     const after: number[] = [];
@@ -573,7 +633,10 @@ function tallyDurations(tally: Tally, tests: readonly RunTest[], watchedKeys: Re
 
 /** The run's passed durations that can matter (Tally), sorted by key as passedDurations gives them. */
 function durationsThatMatter(tally: Tally, room: number): PassedDuration[] {
-  const newcomers = [...tally.newcomers].sort(newcomerOrder).slice(0, room).map(({ key, name, ms }) => ({ key, name, ms }));
+  const newcomers = [...tally.newcomers]
+    .sort(newcomerOrder)
+    .slice(0, room)
+    .map(({ key, name, ms }) => ({ key, name, ms }));
   return [...tally.watched, ...newcomers].sort((a, b) => compareKeys(a.key, b.key));
 }
 
@@ -666,7 +729,9 @@ function decide(state: PerformanceRegressionState, run: RunHeader, persistent: P
     if (trips) tripped.push({ index, evaluation });
     return withCandidate(series, evaluation !== null && !trips);
   });
-  tripped.sort((a, b) => a.evaluation.p - b.evaluation.p || b.evaluation.rel - a.evaluation.rel || compareKeys(tests[a.index]!.k, tests[b.index]!.k));
+  tripped.sort(
+    (a, b) => a.evaluation.p - b.evaluation.p || b.evaluation.rel - a.evaluation.rel || compareKeys(tests[a.index]!.k, tests[b.index]!.k),
+  );
   if (tripped.length > 0) {
     const room = Math.max(0, MAX_EVENTS_PER_RUN - events.length);
     const before = tests;
@@ -711,7 +776,10 @@ function decide(state: PerformanceRegressionState, run: RunHeader, persistent: P
 }
 
 /** Version 2: the monitored series, the pool and the memory re-keyed (a series or challenger whose test is gone is dropped). */
-function fromLegacy(legacy: unknown, rekey: (oldKey: string) => string | null): { state: PerformanceRegressionState; tests: Map<string, number> } | null {
+function fromLegacy(
+  legacy: unknown,
+  rekey: (oldKey: string) => string | null,
+): { state: PerformanceRegressionState; tests: Map<string, number> } | null {
   if (!hasShape(legacy, 2)) return null;
   const { v: _v, o, ...project } = legacy as LegacyPerformanceState;
   const tests = new Map<string, number>();

@@ -75,8 +75,6 @@ export type SkippedCreepState = {
   ks: number | null;
 };
 
-
-
 function compareKeys(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -296,7 +294,10 @@ function decide(state: SkippedCreepState, run: RunHeader, tally: SkippedTally): 
 }
 
 /** Version 1: the same state with old keys; keys whose test is gone are dropped (their count stays in `kc`). */
-function fromLegacy(legacy: unknown, rekey: (oldKey: string) => string | null): { state: SkippedCreepState; tests: Map<string, never> } | null {
+function fromLegacy(
+  legacy: unknown,
+  rekey: (oldKey: string) => string | null,
+): { state: SkippedCreepState; tests: Map<string, never> } | null {
   if (!hasShape(legacy, 1)) return null;
   const old = legacy as Omit<SkippedCreepState, "v">;
   const keys = old.keys === null ? null : [...new Set(old.keys.map(rekey).filter((key): key is string => key !== null))].sort(compareKeys);

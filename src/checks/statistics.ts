@@ -50,8 +50,8 @@ export function nearestRankPercentile(values: readonly number[], fraction: numbe
  */
 const LANCZOS_G = 7;
 const LANCZOS = [
-  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
-  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905,
+  -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
 ];
 
 /** ln Γ(x) for x > 0 (reflection formula below 0.5). NaN for x ≤ 0 at the poles or non-finite x. */
@@ -97,7 +97,9 @@ export function erfc(x: number): number {
           (1.00002368 +
             t *
               (0.37409196 +
-                t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+                t *
+                  (0.09678418 +
+                    t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
     );
   return x >= 0 ? r : 2 - r;
 }
@@ -260,7 +262,10 @@ export function mannWhitneyUGreater(x: readonly number[], y: readonly number[]):
   const k = useY ? ny : nx;
   const totalDoubled = n * (n + 1);
   // The largest rank sum k items can reach bounds the table's width.
-  const maxSum = [...ranks].sort((a, b) => b - a).slice(0, k).reduce((acc, r) => acc + r, 0);
+  const maxSum = [...ranks]
+    .sort((a, b) => b - a)
+    .slice(0, k)
+    .reduce((acc, r) => acc + r, 0);
   // ways[c][s]: number of ways to choose c of the items seen so far with doubled rank sum s.
   const width = maxSum + 1;
   const ways = new Float64Array((k + 1) * width);

@@ -114,7 +114,13 @@ export function runHeader(run: RunSummary): RunHeader {
  * chunk); the whole run as one chunk when none are given. `tests` holds the stored entries of the
  * run's tests.
  */
-export function checkRun<S, T>(check: Check<S, T>, state: S, tests: TestEntries<T>, run: RunSummary, chunks: readonly (readonly RunTest[])[] = [run.tests]): CheckResult<S, T> {
+export function checkRun<S, T>(
+  check: Check<S, T>,
+  state: S,
+  tests: TestEntries<T>,
+  run: RunSummary,
+  chunks: readonly (readonly RunTest[])[] = [run.tests],
+): CheckResult<S, T> {
   const pass = check.start(state, runHeader(run));
   const cut = chunks.filter((chunk) => chunk.length > 0);
   for (const chunk of cut) pass.observe(chunk, tests);
@@ -135,7 +141,8 @@ export function chunksOf(tests: readonly RunTest[], size: number): RunTest[][] {
   }
   const keys = [...byKey.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const chunks: RunTest[][] = [];
-  for (let i = 0; i < keys.length; i += Math.max(1, size)) chunks.push(keys.slice(i, i + Math.max(1, size)).flatMap((key) => byKey.get(key)!));
+  for (let i = 0; i < keys.length; i += Math.max(1, size))
+    chunks.push(keys.slice(i, i + Math.max(1, size)).flatMap((key) => byKey.get(key)!));
   return chunks;
 }
 
@@ -166,7 +173,13 @@ export function inMemoryCheck<S, T>(check: Check<S, T>, options: InMemoryOptions
     update(state, run) {
       const entries = new Map<string, T>();
       for (const test of run.tests) if (Object.hasOwn(state.tests, test.key)) entries.set(test.key, state.tests[test.key] as T);
-      const result = checkRun(check, state.project, entries, run, options.chunkKeys === undefined ? [run.tests] : chunksOf(run.tests, options.chunkKeys));
+      const result = checkRun(
+        check,
+        state.project,
+        entries,
+        run,
+        options.chunkKeys === undefined ? [run.tests] : chunksOf(run.tests, options.chunkKeys),
+      );
       if (result.state === state.project && result.tests.size === 0) return { state, events: result.events };
       let tests = state.tests;
       if (result.tests.size > 0) {
@@ -251,7 +264,12 @@ export function judgeInfraCounts(counts: RunSummary["counts"], persistentCount: 
   const judged = executed - persistent;
   const mostFailed = judged >= INFRA_GUARD_MIN_EXECUTED && (newlyFailed + newlyErrored) / judged > 0.5;
   const errorsOutnumber = newlyErrored >= 10 && newlyErrored >= 10 * Math.max(1, newlyFailed);
-  const reason = !mostFailed && !errorsOutnumber ? null : (newlyFailed + newlyErrored) / judged >= 0.5 ? "at_least_half_failed" : "errors_outnumber_failures_tenfold";
+  const reason =
+    !mostFailed && !errorsOutnumber
+      ? null
+      : (newlyFailed + newlyErrored) / judged >= 0.5
+        ? "at_least_half_failed"
+        : "errors_outnumber_failures_tenfold";
   return { suspect: reason !== null, reason, executed, persistent, judged, newlyFailed, newlyErrored };
 }
 

@@ -79,7 +79,8 @@ export async function buildCliBundle(): Promise<{ text: string; metafile: Metafi
   const unexpected = [...new Set(Object.keys(result.metafile.inputs).map(packageOfInput))].filter(
     (name): name is string => name !== null && !BUNDLED_PACKAGES.includes(name),
   );
-  if (unexpected.length > 0) throw new Error(`the CLI bundle would include ${unexpected.join(", ")}: add it to BUNDLED_PACKAGES (and its license) on purpose`);
+  if (unexpected.length > 0)
+    throw new Error(`the CLI bundle would include ${unexpected.join(", ")}: add it to BUNDLED_PACKAGES (and its license) on purpose`);
   return { text: output.text, metafile: result.metafile };
 }
 
@@ -97,12 +98,22 @@ export function buildNotices(metafile: Metafile): string {
   ];
   for (const name of names) {
     const dir = join(ROOT, "node_modules", name);
-    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { version?: string; license?: string; repository?: string | { url?: string } };
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
+      version?: string;
+      license?: string;
+      repository?: string | { url?: string };
+    };
     const repository = typeof pkg.repository === "string" ? pkg.repository : (pkg.repository?.url ?? null);
     const licenseFile = readdirSync(dir)
       .filter((file) => /^(licen[cs]e|copying)(\.(md|txt))?$/i.test(file))
       .sort()[0];
-    parts.push("", `## ${name} ${pkg.version ?? ""}`.trimEnd(), "", `License: ${pkg.license ?? "not stated"}${repository ? ` (${repository})` : ""}`, "");
+    parts.push(
+      "",
+      `## ${name} ${pkg.version ?? ""}`.trimEnd(),
+      "",
+      `License: ${pkg.license ?? "not stated"}${repository ? ` (${repository})` : ""}`,
+      "",
+    );
     if (licenseFile) parts.push("```", readFileSync(join(dir, licenseFile), "utf8").replace(/\r\n/g, "\n").trimEnd(), "```");
     else parts.push("The package ships no license file; its license is the one named above, as published in its repository.");
   }
@@ -119,7 +130,11 @@ function packageFiles(overrides: Record<string, string> = {}): TarEntry[] {
   const bins = new Set(Object.values(pkg.bin ?? {}));
   const paths = [...new Set(["package.json", "README.md", ...(pkg.files ?? [])])];
   // npm makes a bin executable when it installs it; the archive says so too.
-  return paths.map((path) => ({ path: `package/${path}`, bytes: new TextEncoder().encode(read(path)), mode: bins.has(path) ? 0o755 : 0o644 }));
+  return paths.map((path) => ({
+    path: `package/${path}`,
+    bytes: new TextEncoder().encode(read(path)),
+    mode: bins.has(path) ? 0o755 : 0o644,
+  }));
 }
 
 /** The package's ustar archive (not compressed): the same files give the same bytes. */

@@ -42,9 +42,20 @@ export async function sendCodeowners(input: {
     out.warn(`CODEOWNERS not sent: ${describeHttpError(result)}; the tests keep the owners they had`);
     return;
   }
-  const body = (result.json ?? {}) as { rules_count?: number; ignored_lines_count?: number; tests_with_owners_count?: number; files_over_budget_count?: number; changed?: boolean };
+  const body = (result.json ?? {}) as {
+    rules_count?: number;
+    ignored_lines_count?: number;
+    tests_with_owners_count?: number;
+    files_over_budget_count?: number;
+    changed?: boolean;
+  };
   const ignored = body.ignored_lines_count ? `, ${body.ignored_lines_count} line(s) ignored (see the service's answer with --verbose)` : "";
-  out.info(`CODEOWNERS: sent ${shown} (${body.rules_count ?? "?"} rules${ignored}; ${body.changed === false ? "unchanged" : `${body.tests_with_owners_count ?? "?"} tests with owners`})`);
+  out.info(
+    `CODEOWNERS: sent ${shown} (${body.rules_count ?? "?"} rules${ignored}; ${body.changed === false ? "unchanged" : `${body.tests_with_owners_count ?? "?"} tests with owners`})`,
+  );
   if (body.ignored_lines_count) out.debug(`CODEOWNERS answer: ${result.text}`);
-  if (body.files_over_budget_count) out.warn(`CODEOWNERS: ${body.files_over_budget_count} test file(s) ran out of the matching budget and may lack owners: simplify the patterns with wildcards inside names or \`**\` between directories`);
+  if (body.files_over_budget_count)
+    out.warn(
+      `CODEOWNERS: ${body.files_over_budget_count} test file(s) ran out of the matching budget and may lack owners: simplify the patterns with wildcards inside names or \`**\` between directories`,
+    );
 }

@@ -85,7 +85,8 @@ export function realSleep(ms: number): Promise<void> {
  * the token in a URL).
  */
 export function describeNetworkError(error: unknown): string {
-  const err = error as { name?: unknown; code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } } | null | undefined;
+  const err = error as
+    { name?: unknown; code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } } | null | undefined;
   if (err?.name === "TimeoutError") return "request timed out";
   const cause = err?.cause;
   const code = cause?.code ?? err?.code;

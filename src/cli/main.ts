@@ -171,7 +171,9 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
       homedir: io.homedir ?? homedir(),
     });
     if (!hasTokenShape("uploadToken", token!)) {
-      out.warn(`the token does not look like an upload token (${TOKEN_KINDS.uploadToken}_ followed by ${TOKEN_BODY_LENGTH} letters and digits)`);
+      out.warn(
+        `the token does not look like an upload token (${TOKEN_KINDS.uploadToken}_ followed by ${TOKEN_BODY_LENGTH} letters and digits)`,
+      );
     }
     const ci = detectCiMetadata(env, { readEvent: io.readEvent ?? readJsonFile });
     metadata = {
@@ -218,9 +220,7 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     now,
     random: io.random,
     onRetry: (info) =>
-      out.info(
-        `attempt ${info.attempt}/${info.attempts} failed (${info.reason}); retrying in ${(info.delayMs / 1000).toFixed(1)} s`,
-      ),
+      out.info(`attempt ${info.attempt}/${info.attempts} failed (${info.reason}); retrying in ${(info.delayMs / 1000).toFixed(1)} s`),
   };
   const headers = {
     authorization: `Bearer ${token}`,
@@ -341,7 +341,9 @@ function printVerdict(out: Output, results: TestResults, verdict: Verdict, looku
   );
   const lines = [
     ...verdict.notQuarantined.map((f) => `  not quarantined  ${testLabel(f)} (${f.status})`),
-    ...verdict.quarantined.map(({ failure, entry }) => `  quarantined      ${testLabel(failure)} (${failure.status}): ${entry.reason}, until ${entry.expires_at}`),
+    ...verdict.quarantined.map(
+      ({ failure, entry }) => `  quarantined      ${testLabel(failure)} (${failure.status}): ${entry.reason}, until ${entry.expires_at}`,
+    ),
   ];
   for (const line of lines.slice(0, MAX_PRINTED_FAILURES)) out.result(line);
   if (lines.length > MAX_PRINTED_FAILURES) out.result(`  … and ${lines.length - MAX_PRINTED_FAILURES} more`);

@@ -80,7 +80,13 @@ function readCache(path: string, listUrl: string): CacheFile | null {
     if (Number.isNaN(Date.parse(parsed.checked_at))) return null;
     const data = entriesOf(parsed);
     if (!data) return null;
-    return { format: CACHE_FORMAT, url: listUrl, etag: typeof parsed.etag === "string" ? parsed.etag : null, checked_at: parsed.checked_at, data };
+    return {
+      format: CACHE_FORMAT,
+      url: listUrl,
+      etag: typeof parsed.etag === "string" ? parsed.etag : null,
+      checked_at: parsed.checked_at,
+      data,
+    };
   } catch {
     return null;
   }
@@ -145,8 +151,18 @@ export async function lookUpQuarantine(options: LookupOptions): Promise<Quaranti
     const entries = entriesOf((result as HttpResponse).json);
     if (entries) {
       const checkedAt = now();
-      save({ format: CACHE_FORMAT, url: listUrl, etag: result.headers.get("etag"), checked_at: new Date(checkedAt).toISOString(), data: entries });
-      return { list: { entries, source: "service", checkedAt }, note: `the quarantine list from the service (${entries.length} test(s))`, problem: null };
+      save({
+        format: CACHE_FORMAT,
+        url: listUrl,
+        etag: result.headers.get("etag"),
+        checked_at: new Date(checkedAt).toISOString(),
+        data: entries,
+      });
+      return {
+        list: { entries, source: "service", checkedAt },
+        note: `the quarantine list from the service (${entries.length} test(s))`,
+        problem: null,
+      };
     }
     problem = "the service's answer is not a quarantine list";
   } else if (result.kind === "response" && result.status === 304 && cached) {

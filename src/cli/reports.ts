@@ -51,7 +51,9 @@ export async function expandFiles(patterns: string[], options: { cwd?: string } 
     let matches: string[];
     if (info?.isFile()) matches = [literal];
     else if (info?.isDirectory()) {
-      matches = await (await loadGlob())(["**/*.{xml,json,XML,JSON}"], {
+      matches = await (
+        await loadGlob()
+      )(["**/*.{xml,json,XML,JSON}"], {
         cwd: literal,
         absolute: true,
         onlyFiles: true,
@@ -60,7 +62,9 @@ export async function expandFiles(patterns: string[], options: { cwd?: string } 
     } else {
       // Globs use forward slashes, also on Windows.
       const normalized = process.platform === "win32" ? pattern.replaceAll("\\", "/") : pattern;
-      matches = await (await loadGlob())([normalized], {
+      matches = await (
+        await loadGlob()
+      )([normalized], {
         cwd,
         absolute: true,
         onlyFiles: true,
@@ -125,7 +129,9 @@ export async function buildUpload(
       throw new UsageError(`${name}: unsupported file type (expected .xml JUnit or .json report)`);
     }
     const info = await stat(file).catch((error: unknown) => {
-      throw new UsageError(`${name}: cannot read (${errorCode(error) ?? (error as { message?: unknown } | null | undefined)?.message ?? error})`);
+      throw new UsageError(
+        `${name}: cannot read (${errorCode(error) ?? (error as { message?: unknown } | null | undefined)?.message ?? error})`,
+      );
     });
     if (!info.isFile()) throw new UsageError(`${name}: not a file`);
     inputs.push({ file, kind: ext === ".xml" ? "xml" : "json", size: info.size });

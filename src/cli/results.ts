@@ -41,7 +41,14 @@ function addCase(results: TestResults, report: string, testCase: CaseView): void
   results.counts.tests += 1;
   results.counts[testCase.status] += 1;
   if (testCase.status === "failed" || testCase.status === "errored") {
-    results.failures.push({ classname: testCase.classname, name: testCase.name, file: testCase.file, status: testCase.status, message: testCase.message, report });
+    results.failures.push({
+      classname: testCase.classname,
+      name: testCase.name,
+      file: testCase.file,
+      status: testCase.status,
+      message: testCase.message,
+      report,
+    });
   }
 }
 
@@ -63,7 +70,13 @@ function xmlCases(text: string): CaseView[] {
   while (stack.length > 0) {
     const suite = stack.pop()!;
     for (const c of suite.cases) {
-      cases.push({ name: c.name, classname: c.classname ?? null, file: c.file ?? null, status: c.status, message: c.failureMessage ?? null });
+      cases.push({
+        name: c.name,
+        classname: c.classname ?? null,
+        file: c.file ?? null,
+        status: c.status,
+        message: c.failureMessage ?? null,
+      });
     }
     if (suite.suites) stack.push(...suite.suites);
   }
@@ -109,7 +122,8 @@ function jsonCase(item: unknown, where: string): CaseView {
   if (typeof raw.name !== "string") throw new Error(`${where}.name must be a string`);
   const name = cleanText(raw.name, REPORT_LIMITS.maxNameLength);
   if (name === "") throw new Error(`${where}.name must not be empty`);
-  if (typeof raw.status !== "string" || !STATUSES.has(raw.status)) throw new Error(`${where}.status must be one of ${CASE_STATUSES.join(", ")}`);
+  if (typeof raw.status !== "string" || !STATUSES.has(raw.status))
+    throw new Error(`${where}.status must be one of ${CASE_STATUSES.join(", ")}`);
   return {
     name,
     classname: optionalText(raw.classname, REPORT_LIMITS.maxNameLength, `${where}.classname`),

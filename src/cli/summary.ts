@@ -69,7 +69,13 @@ function section(title: string, lines: string[]): string[] {
   if (lines.length === 0) return [];
   const shown = lines.slice(0, MAX_LISTED);
   const rest = lines.length - shown.length;
-  return ["", `#### ${title} (${lines.length.toLocaleString("en-US")})`, "", ...shown, ...(rest > 0 ? [`- … and ${rest.toLocaleString("en-US")} more`] : [])];
+  return [
+    "",
+    `#### ${title} (${lines.length.toLocaleString("en-US")})`,
+    "",
+    ...shown,
+    ...(rest > 0 ? [`- … and ${rest.toLocaleString("en-US")} more`] : []),
+  ];
 }
 
 export function buildStepSummary(input: SummaryInput): string {
@@ -87,7 +93,12 @@ export function buildStepSummary(input: SummaryInput): string {
     else if (failing > 0) headline = `✅ every failed test is quarantined (${failing.toLocaleString("en-US")})`;
     else headline = "✅ no failed tests";
   } else {
-    headline = failing > 0 ? `❌ ${plural(failing, "failed test")}` : results.unreadable.length > 0 ? "⚠️ some reports could not be read" : "✅ no failed tests";
+    headline =
+      failing > 0
+        ? `❌ ${plural(failing, "failed test")}`
+        : results.unreadable.length > 0
+          ? "⚠️ some reports could not be read"
+          : "✅ no failed tests";
   }
 
   const lines = [
@@ -108,7 +119,12 @@ export function buildStepSummary(input: SummaryInput): string {
   }
 
   if (quarantine) {
-    lines.push(...section("Failures not quarantined", quarantine.verdict.notQuarantined.map((f) => failureLine(f, pages, null))));
+    lines.push(
+      ...section(
+        "Failures not quarantined",
+        quarantine.verdict.notQuarantined.map((f) => failureLine(f, pages, null)),
+      ),
+    );
     lines.push(
       ...section(
         "Quarantined failures",
@@ -118,8 +134,18 @@ export function buildStepSummary(input: SummaryInput): string {
       ),
     );
   } else {
-    lines.push(...section("Failures", results.failures.map((f) => failureLine(f, pages, null))));
+    lines.push(
+      ...section(
+        "Failures",
+        results.failures.map((f) => failureLine(f, pages, null)),
+      ),
+    );
   }
-  lines.push(...section("Reports that could not be read", results.unreadable.map((u) => `- ${codeSpan(u.report)}: ${plainText(u.reason)}`)));
+  lines.push(
+    ...section(
+      "Reports that could not be read",
+      results.unreadable.map((u) => `- ${codeSpan(u.report)}: ${plainText(u.reason)}`),
+    ),
+  );
   return `${lines.join("\n")}\n\n`;
 }

@@ -10,7 +10,16 @@
 import { randomUUID } from "node:crypto";
 import { EXIT_OK, EXIT_REJECTED, EXIT_RUN_FAILED, EXIT_UPLOAD_FAILED, EXIT_USAGE, UsageError } from "./exit-codes";
 import { displayPath, formatBytes } from "./format";
-import { type HttpResponse, type HttpResult, type RetryOptions, type Sleep, describeHttpError, errorDetails, isQuotaExceeded, requestWithRetry } from "./http-retry";
+import {
+  type HttpResponse,
+  type HttpResult,
+  type RetryOptions,
+  type Sleep,
+  describeHttpError,
+  errorDetails,
+  isQuotaExceeded,
+  requestWithRetry,
+} from "./http-retry";
 import type { Output } from "./output";
 import { type ReadReport, type RunMetadata, buildUpload } from "./reports";
 
@@ -66,7 +75,10 @@ export type GroupResult = {
 };
 
 /** Read the files of one run without sending them (the reports' results are still wanted). */
-export async function readGroup(files: string[], context: Pick<UploadContext, "out" | "cwd" | "metadata">): Promise<{ code: number; reports: ReadReport[] | null }> {
+export async function readGroup(
+  files: string[],
+  context: Pick<UploadContext, "out" | "cwd" | "metadata">,
+): Promise<{ code: number; reports: ReadReport[] | null }> {
   try {
     const { reports } = await buildUpload(files, context.metadata, { cwd: context.cwd });
     return { code: EXIT_OK, reports };
@@ -108,7 +120,8 @@ export async function uploadGroup(files: string[], context: UploadContext, optio
   const failure = classifyFailure(result, `upload of ${label}`);
   if (failure !== null) {
     const { code, problem } = reportFailure(failure, context);
-    const stop = failure.kind === "token" ? "the token was rejected" : failure.kind === "unavailable" ? "the service is unreachable or failing" : null;
+    const stop =
+      failure.kind === "token" ? "the token was rejected" : failure.kind === "unavailable" ? "the service is unreachable or failing" : null;
     return { code, stop, unreachable: failure.kind === "unavailable", run: null, problem, reports };
   }
   const runInfo = (result as HttpResponse).json ?? {};
@@ -119,7 +132,10 @@ export async function uploadGroup(files: string[], context: UploadContext, optio
   out.result(`Uploaded ${fileWord} as test run #${number ?? "?"} (${run.status})${link ? `: ${link}` : ""}`);
   if (!context.wait) return { code: EXIT_OK, stop: null, run, problem: null, reports };
   if (number === null) {
-    const { code, problem } = reportFailure({ kind: "unavailable", message: "the service did not return a run number; cannot --wait", details: [] }, context);
+    const { code, problem } = reportFailure(
+      { kind: "unavailable", message: "the service did not return a run number; cannot --wait", details: [] },
+      context,
+    );
     return { code, stop: null, run, problem, reports };
   }
   if (context.waitDeadline === 0) context.waitDeadline = context.now() + context.waitTimeoutMs;
@@ -187,7 +203,12 @@ function failedTestsOf(value: unknown): RunFailedTest[] | null {
   if (!Array.isArray(value)) return null;
   return value.filter(
     (t): t is RunFailedTest =>
-      typeof t === "object" && t !== null && typeof t.name === "string" && typeof t.url === "string" && (t.classname === null || typeof t.classname === "string") && (t.file === null || typeof t.file === "string"),
+      typeof t === "object" &&
+      t !== null &&
+      typeof t.name === "string" &&
+      typeof t.url === "string" &&
+      (t.classname === null || typeof t.classname === "string") &&
+      (t.file === null || typeof t.file === "string"),
   );
 }
 
@@ -217,11 +238,21 @@ async function waitForRun(run: RunInfo, link: string, context: UploadContext): P
       return { code: EXIT_RUN_FAILED, problem: message };
     }
     if (!IN_PROGRESS.has(status)) {
-      return reportFailure({ kind: "unavailable", message: `test run #${number} has an unexpected status "${status}"`, details: [] }, context);
+      return reportFailure(
+        { kind: "unavailable", message: `test run #${number} has an unexpected status "${status}"`, details: [] },
+        context,
+      );
     }
     const left = context.waitDeadline - now();
     if (left <= 0) {
-      return reportFailure({ kind: "unavailable", message: `timed out waiting for test run #${number} (still ${status})${link ? `: ${link}` : ""}`, details: [] }, context);
+      return reportFailure(
+        {
+          kind: "unavailable",
+          message: `timed out waiting for test run #${number} (still ${status})${link ? `: ${link}` : ""}`,
+          details: [],
+        },
+        context,
+      );
     }
     await sleep(Math.min(delay, left));
     delay = Math.min(delay * 2, POLL_MAX_MS);

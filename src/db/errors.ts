@@ -27,7 +27,8 @@ const CONNECTION_LOST = /ECONNREFUSED|ECONNRESET|EPIPE|Connection terminated|not
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (const current of errorChain(error)) {
     const code = (current as { code?: unknown }).code;
-    if (typeof code === "string" && (code === "53300" || code.startsWith("08") || /^57P0[1-3]$/.test(code) || SOCKET_ERRORS.has(code))) return true;
+    if (typeof code === "string" && (code === "53300" || code.startsWith("08") || /^57P0[1-3]$/.test(code) || SOCKET_ERRORS.has(code)))
+      return true;
     if (CONNECTION_LOST.test(current.message)) return true;
   }
   return false;

@@ -29,7 +29,19 @@ import {
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
-import { ALERT_TYPES, CASE_STATUSES, type CaseStatus, DELIVERY_STATUSES, EMAIL_KINDS, EMAIL_STATUSES, QUARANTINE_SOURCES, RUN_RESULTS, RUN_STATUSES, TEST_HEALTHS, WEBHOOK_EVENT_TYPES } from "../lib/vocabulary";
+import {
+  ALERT_TYPES,
+  CASE_STATUSES,
+  type CaseStatus,
+  DELIVERY_STATUSES,
+  EMAIL_KINDS,
+  EMAIL_STATUSES,
+  QUARANTINE_SOURCES,
+  RUN_RESULTS,
+  RUN_STATUSES,
+  TEST_HEALTHS,
+  WEBHOOK_EVENT_TYPES,
+} from "../lib/vocabulary";
 
 const timestampMs = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: "date" });
 
@@ -115,7 +127,9 @@ export const apiKeys = pgTable(
   (t) => [
     uniqueIndex("api_keys_key_hash_key").on(t.keyHash),
     // One live key per organization: regeneration revokes the old row in the same transaction.
-    uniqueIndex("api_keys_one_live_per_org").on(t.organizationId).where(sql`${t.revokedAt} is null`),
+    uniqueIndex("api_keys_one_live_per_org")
+      .on(t.organizationId)
+      .where(sql`${t.revokedAt} is null`),
   ],
 );
 
@@ -199,7 +213,9 @@ export const testRuns = pgTable(
   },
   (t) => [
     uniqueIndex("test_runs_project_number_key").on(t.projectId, t.number),
-    uniqueIndex("test_runs_project_idempotency_key").on(t.projectId, t.idempotencyKey).where(sql`${t.idempotencyKey} is not null`),
+    uniqueIndex("test_runs_project_idempotency_key")
+      .on(t.projectId, t.idempotencyKey)
+      .where(sql`${t.idempotencyKey} is not null`),
     index("test_runs_project_keyset_idx").on(t.projectId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
   ],
 );
@@ -399,7 +415,10 @@ export const tests = pgTable(
      * set when the test is first stored, recomputed for every test of the project when a CODEOWNERS
      * is uploaded. Run processing's updates of known tests never write it (they stay in-page).
      */
-    owners: text("owners").array().notNull().default(sql`'{}'::text[]`),
+    owners: text("owners")
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
   },
   (t) => [
     index("tests_project_impact_idx").on(t.projectId, t.impact.desc().nullsFirst(), t.id.desc().nullsFirst()),
@@ -409,7 +428,9 @@ export const tests = pgTable(
     index("tests_project_name_idx").on(t.projectId, t.name, t.id),
     // The quarantines of a project, by expiry: the CI list and run processing read those in force
     // (`> now`), the list's ETag the latest that has passed (`<= now`), the `quarantined` filter both.
-    index("tests_project_quarantine_idx").on(t.projectId, t.quarantineExpiresAt).where(sql`${t.quarantineExpiresAt} is not null`),
+    index("tests_project_quarantine_idx")
+      .on(t.projectId, t.quarantineExpiresAt)
+      .where(sql`${t.quarantineExpiresAt} is not null`),
     // The tests list's `owner` filter (`owners @> array[…]`), beside the project's own indexes.
     index("tests_owners_idx").using("gin", t.owners),
   ],
@@ -558,7 +579,9 @@ export const notificationDeliveries = pgTable(
     index("notification_deliveries_endpoint_idx").on(t.endpointId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     index("notification_deliveries_alert_idx").on(t.alertId, t.createdAt),
     // A run's test events, queued once the run's processing and checks have committed (never attempted yet).
-    index("notification_deliveries_test_events_idx").on(t.testRunId).where(sql`${t.attempts} = 0 and ${t.eventType} <> 'alert.triggered'`),
+    index("notification_deliveries_test_events_idx")
+      .on(t.testRunId)
+      .where(sql`${t.attempts} = 0 and ${t.eventType} <> 'alert.triggered'`),
   ],
 );
 
@@ -861,7 +884,9 @@ export const emailOutbox = pgTable(
   },
   (t) => [
     index("email_outbox_created_idx").on(t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
-    index("email_outbox_pending_idx").on(t.status).where(sql`${t.status} = 'pending'`),
+    index("email_outbox_pending_idx")
+      .on(t.status)
+      .where(sql`${t.status} = 'pending'`),
     index("email_outbox_alert_idx").on(t.alertId, t.createdAt),
   ],
 );

@@ -133,7 +133,8 @@ export function foldTransactionBoundaries(client: FoldableClient): void {
 
   target.query = (...args: unknown[]): unknown => {
     const [config, values] = args;
-    const options = typeof config === "object" && config !== null ? (config as { text?: unknown; values?: unknown; submit?: unknown }) : null;
+    const options =
+      typeof config === "object" && config !== null ? (config as { text?: unknown; values?: unknown; submit?: unknown }) : null;
     const text = typeof config === "string" ? config : options?.text;
     // Callbacks (the pool's own queries) and streams (COPY) go as they are, after a held-back BEGIN.
     if (typeof text !== "string" || typeof args.at(-1) === "function" || typeof options?.submit === "function") return sendAfterBegin(args);

@@ -29,7 +29,11 @@ export type TransactionRetryOptions = {
 
 const defaultDelayMs = (retry: number) => (5 + Math.random() * 20) * retry;
 
-export async function transactionWithRetry<T>(db: Database, work: (tx: Transaction) => Promise<T>, options: TransactionRetryOptions = {}): Promise<T> {
+export async function transactionWithRetry<T>(
+  db: Database,
+  work: (tx: Transaction) => Promise<T>,
+  options: TransactionRetryOptions = {},
+): Promise<T> {
   if (db instanceof PgTransaction) return db.transaction(work);
   return retryOnConflict(db, () => db.transaction(work), options);
 }

@@ -6,21 +6,28 @@
  */
 import { z } from "@hono/zod-openapi";
 import { CASE_STATUSES } from "../lib/vocabulary";
-import { MAX_XML_DOCUMENTS, type Report, type ReportCase, type ReportSuite, REPORT_LIMITS, ReportError, cleanOptionalText, cleanText } from "./report";
+import {
+  MAX_XML_DOCUMENTS,
+  type Report,
+  type ReportCase,
+  type ReportSuite,
+  REPORT_LIMITS,
+  ReportError,
+  cleanOptionalText,
+  cleanText,
+} from "./report";
 import { isoDateTimeWithZone } from "../lib/date-time";
 
 export const CaseStatusSchema = z.enum(CASE_STATUSES).openapi("TestCaseStatus");
 
-const durationMs = z
-  .number()
-  .int()
-  .min(0)
-  .max(2_147_483_647)
-  .nullish()
-  .openapi({ description: "Milliseconds (whole number)." });
+const durationMs = z.number().int().min(0).max(2_147_483_647).nullish().openapi({ description: "Milliseconds (whole number)." });
 /** Texts are cut to the documented caps rather than rejected: test output is often long. */
 const cutText = (max: number) => z.string().transform((value) => cleanText(value, max));
-const optionalCutText = (max: number) => z.string().nullish().transform((value) => cleanOptionalText(value, max));
+const optionalCutText = (max: number) =>
+  z
+    .string()
+    .nullish()
+    .transform((value) => cleanOptionalText(value, max));
 
 export const JsonAttemptSchema = z
   .object({
@@ -47,7 +54,9 @@ export const JsonCaseSchema = z
       .array(JsonAttemptSchema)
       .optional()
       .transform((attempts) => attempts?.slice(-REPORT_LIMITS.maxAttempts))
-      .openapi({ description: `Earlier tries of this case in the run, oldest first; only the latest ${REPORT_LIMITS.maxAttempts} are kept.` }),
+      .openapi({
+        description: `Earlier tries of this case in the run, oldest first; only the latest ${REPORT_LIMITS.maxAttempts} are kept.`,
+      }),
     system_out: optionalCutText(REPORT_LIMITS.maxOutputLength),
     system_err: optionalCutText(REPORT_LIMITS.maxOutputLength),
   })
@@ -109,7 +118,9 @@ const isHttpUrl = (value: string) => {
 
 const metadataFields = {
   branch: metadataText(255).openapi({ description: "Branch the tests ran on, e.g. `main`." }),
-  commit_sha: metadataText(64).openapi({ description: "Commit under test (full or abbreviated SHA). Runs of the same commit let the flakiness check compare outcomes." }),
+  commit_sha: metadataText(64).openapi({
+    description: "Commit under test (full or abbreviated SHA). Runs of the same commit let the flakiness check compare outcomes.",
+  }),
   build_id: metadataText(255).openapi({ description: "The CI system's build or job identifier." }),
   build_url: metadataText(2048)
     .refine((value) => value === null || value === undefined || isHttpUrl(value), "must be an http or https URL")
@@ -145,7 +156,10 @@ export { MAX_XML_DOCUMENTS };
 export const UploadEnvelopeSchema = z
   .object({
     ...metadataFields,
-    duration_ms: durationMs.openapi({ description: "Wall-clock duration of the run; by default the `<testsuites time>` of the XML, else the sum of the top-level suites that state one, else null." }),
+    duration_ms: durationMs.openapi({
+      description:
+        "Wall-clock duration of the run; by default the `<testsuites time>` of the XML, else the sum of the top-level suites that state one, else null.",
+    }),
     junit_xml: z
       .union([z.string(), z.array(z.string()).min(1, "must not be empty").max(MAX_XML_DOCUMENTS)], {
         error: `must be a string (one XML document) or an array of 1 to ${MAX_XML_DOCUMENTS.toLocaleString("en-US")} strings`,
@@ -154,7 +168,10 @@ export const UploadEnvelopeSchema = z
       .openapi({
         description: `One JUnit XML document, or several (at most ${MAX_XML_DOCUMENTS.toLocaleString("en-US")}, as many as a run may have suites) that together make one run (e.g. one file per test class).`,
       }),
-    suites: z.array(JsonSuiteSchema).optional().openapi({ description: "The run's suites in JSON. With `junit_xml` too, the JSON suites come after the XML ones in the same run." }),
+    suites: z
+      .array(JsonSuiteSchema)
+      .optional()
+      .openapi({ description: "The run's suites in JSON. With `junit_xml` too, the JSON suites come after the XML ones in the same run." }),
   })
   .refine((body) => body.junit_xml !== undefined || body.suites !== undefined, {
     message: "is required: send junit_xml, suites, or both (they make one run together)",

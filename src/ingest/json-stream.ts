@@ -181,7 +181,8 @@ export class JsonStreamReader {
         this.stack.push({ kind: "array", sink: this.valueSink().array(), state: "valueOrEnd", index: 0 });
         return;
       case TokenType.RIGHT_BRACE:
-        if (top?.kind !== "object" || (top.state !== "keyOrEnd" && top.state !== "commaOrEnd")) throw new JsonSyntaxError("Unexpected '}'.");
+        if (top?.kind !== "object" || (top.state !== "keyOrEnd" && top.state !== "commaOrEnd"))
+          throw new JsonSyntaxError("Unexpected '}'.");
         this.stack.pop();
         top.sink.end();
         return;

@@ -26,7 +26,15 @@ import { z } from "@hono/zod-openapi";
 import { ApiError, validationFailed } from "../lib/errors";
 import { yieldToEventLoop } from "../lib/yield-to-event-loop";
 import { JsonByteDepth } from "../lib/json-depth";
-import { JsonCaseSchema, JsonSuiteFieldsSchema, JsonSuiteSchema, UploadEnvelopeSchema, reportFromJsonSuites, suiteDepth, toReportCase } from "./json-report";
+import {
+  JsonCaseSchema,
+  JsonSuiteFieldsSchema,
+  JsonSuiteSchema,
+  UploadEnvelopeSchema,
+  reportFromJsonSuites,
+  suiteDepth,
+  toReportCase,
+} from "./json-report";
 import { type ArraySink, JsonStreamReader, JsonSyntaxError, type ObjectSink, SKIP, type ValueSink, buildInto } from "./json-stream";
 import { REPORT_LIMITS, ReportError, type ReportCase, type ReportSuite } from "./report";
 import { MAX_JSON_DEPTH, METADATA_KEYS, envelopeIssues } from "./upload-request";
@@ -38,7 +46,11 @@ function setMember(object: Record<string, unknown>, key: string, value: unknown)
   Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
-function issuesOf(schema: { safeParse(value: unknown): { success: boolean; error?: { issues: Issue[] } } }, value: unknown, prefix: PropertyKey[]): Issue[] {
+function issuesOf(
+  schema: { safeParse(value: unknown): { success: boolean; error?: { issues: Issue[] } } },
+  value: unknown,
+  prefix: PropertyKey[],
+): Issue[] {
   const parsed = schema.safeParse(value);
   if (parsed.success) return [];
   // Only the path and message are kept (Zod's issues may hold the input).
@@ -366,7 +378,8 @@ function suiteInParts(fields: SuiteFields | undefined, emit: (suites: ReportSuit
           if (nested !== undefined) {
             const parsed = z.array(JsonSuiteSchema).safeParse(nested);
             if (!parsed.success) throw invalidSuite();
-            if (suiteDepth(parsed.data) + 1 > REPORT_LIMITS.maxDepth) throw new ReportError(`Suites are nested deeper than ${REPORT_LIMITS.maxDepth} levels.`);
+            if (suiteDepth(parsed.data) + 1 > REPORT_LIMITS.maxDepth)
+              throw new ReportError(`Suites are nested deeper than ${REPORT_LIMITS.maxDepth} levels.`);
             suites = reportFromJsonSuites(parsed.data, null).suites;
           }
           emit([{ name, durationMs, cases, suites }]);
@@ -417,7 +430,13 @@ export async function streamJsonEnvelope(
         member(key) {
           if (key !== "suites" || ++seen < suitesKeys) return SKIP;
           const suites: ArraySink = { element: (index) => suiteInParts(suiteFields[index], emit), end() {} };
-          return { ...SKIP, array: () => suites, object: () => { throw new ReportError("The JSON report's suites are not an array."); } };
+          return {
+            ...SKIP,
+            array: () => suites,
+            object: () => {
+              throw new ReportError("The JSON report's suites are not an array.");
+            },
+          };
         },
         end() {},
       })),

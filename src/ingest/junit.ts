@@ -234,18 +234,32 @@ function* parseDocument(
   };
 
   const openSuite = (attributes: Record<string, string>): void => {
-    if (++counters.suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
+    if (++counters.suites > REPORT_LIMITS.maxSuites)
+      throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
     const parent = suites.at(-1);
-    const suite: ReportSuite = { name: name(attributes.name, "(unnamed suite)"), durationMs: parseSeconds(attributes.time), cases: [], suites: [] };
+    const suite: ReportSuite = {
+      name: name(attributes.name, "(unnamed suite)"),
+      durationMs: parseSeconds(attributes.time),
+      cases: [],
+      suites: [],
+    };
     // A scan keeps no suite once it is closed: a kept suite's name is a slice of the text piece it
     // was read in, and would keep that piece, so every piece, alive (the whole document).
     if (!scan) (parent ? parent.suite.suites! : into).push(suite);
-    const open: OpenSuite = { depth, suite, file: optionalName(attributes.file) ?? parent?.file ?? null, byClass: new Map(), ordinal: counters.suites, offset: 0 };
+    const open: OpenSuite = {
+      depth,
+      suite,
+      file: optionalName(attributes.file) ?? parent?.file ?? null,
+      byClass: new Map(),
+      ordinal: counters.suites,
+      offset: 0,
+    };
     if (scan) open.repeats = new Map();
     // Only a top-level suite is handed out in parts, and only until a suite opens inside it: the
     // store keeps a suite's own cases before its children's. Not after cases straight under the
     // root: their implicit suite comes first and is complete only at the document's end.
-    if (plan && !parent && implicitSuite === null) open.stream = { remaining: new Map(plan.repeats.get(open.ordinal) ?? []), waiting: new Map(), checkedAt: 0 };
+    if (plan && !parent && implicitSuite === null)
+      open.stream = { remaining: new Map(plan.repeats.get(open.ordinal) ?? []), waiting: new Map(), checkedAt: 0 };
     if (parent) suites[0]!.stream = undefined;
     suites.push(open);
   };
@@ -279,7 +293,8 @@ function* parseDocument(
     if (current) return current;
     // A <testcase> straight under <testsuites>: kept in one implicit suite per document.
     if (!implicitSuite) {
-      if (++counters.suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
+      if (++counters.suites > REPORT_LIMITS.maxSuites)
+        throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
       const suite: ReportSuite = { name: rootName ?? "(no suite)", durationMs: null, cases: [], suites: [] };
       if (!scan) into.push(suite);
       implicitSuite = { depth: 0, suite, file: null, byClass: new Map(), ordinal: counters.suites, offset: 0 };
@@ -315,7 +330,8 @@ function* parseDocument(
     };
     if (stream && remaining === undefined) {
       // Its identity occurs once in the suite: final now, and never looked up again.
-      if (++counters.cases > REPORT_LIMITS.maxCases) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
+      if (++counters.cases > REPORT_LIMITS.maxCases)
+        throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
       owner.suite.cases.push(finished);
       handOut(owner);
       return;
@@ -332,7 +348,8 @@ function* parseDocument(
     if (!byName) owner.byClass.set(classKey, (byName = new Map()));
     const earlierPosition = byName.get(testCase.name);
     if (earlierPosition === undefined) {
-      if (++counters.cases > REPORT_LIMITS.maxCases) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
+      if (++counters.cases > REPORT_LIMITS.maxCases)
+        throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
       const position = owner.offset + owner.suite.cases.length;
       byName.set(testCase.name, position);
       owner.suite.cases.push(finished);
@@ -397,7 +414,10 @@ function* parseDocument(
         if (element === "stackTrace" && depth === attemptDepth + 1) {
           const attempt = testCase.attempts.at(-1);
           if (attempt && attempt.failureMessage === null) {
-            startCapture(REPORT_LIMITS.maxMessageLength, (text) => (attempt.failureMessage = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength)));
+            startCapture(
+              REPORT_LIMITS.maxMessageLength,
+              (text) => (attempt.failureMessage = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength)),
+            );
           }
         }
         return;
@@ -434,8 +454,16 @@ function* parseDocument(
         if (testCase.attempts.length > REPORT_LIMITS.maxAttempts) testCase.attempts.shift();
         return;
       }
-      if (element === "system-out") startCapture(REPORT_LIMITS.maxOutputLength, (text) => (testCase.systemOut = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)));
-      else if (element === "system-err") startCapture(REPORT_LIMITS.maxOutputLength, (text) => (testCase.systemErr = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)));
+      if (element === "system-out")
+        startCapture(
+          REPORT_LIMITS.maxOutputLength,
+          (text) => (testCase.systemOut = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)),
+        );
+      else if (element === "system-err")
+        startCapture(
+          REPORT_LIMITS.maxOutputLength,
+          (text) => (testCase.systemErr = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)),
+        );
       return;
     }
 
@@ -601,7 +629,11 @@ export function parseJUnit(documents: string | string[]): Report {
  * work run between slices (`pause`), so a store can write earlier suites while later ones are
  * still being parsed.
  */
-export async function streamJUnit(documents: string | string[], emit: (suites: ReportSuite[]) => void, pause: () => Promise<void>): Promise<number | null> {
+export async function streamJUnit(
+  documents: string | string[],
+  emit: (suites: ReportSuite[]) => void,
+  pause: () => Promise<void>,
+): Promise<number | null> {
   const parsing = parseDocuments(documents, emit);
   let step = parsing.next();
   while (!step.done) {

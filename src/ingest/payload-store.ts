@@ -62,7 +62,16 @@ export const newPayloadKey = () => `${PAYLOAD_KEY_PREFIX}${crypto.randomUUID()}`
  * database has committed: a failed deletion is logged and leaves an orphan in the bucket, never
  * failing or undoing what the database already holds.
  */
-export async function discardPayloadObject(store: PayloadStore | undefined, key: string | null, logger: Logger | undefined, context: Record<string, unknown>): Promise<void> {
+export async function discardPayloadObject(
+  store: PayloadStore | undefined,
+  key: string | null,
+  logger: Logger | undefined,
+  context: Record<string, unknown>,
+): Promise<void> {
   if (!store || !key) return;
-  await store.delete(key).catch((error: unknown) => logger?.error("could not delete a payload object", { ...context, objectKey: key, error: describeError(error) }));
+  await store
+    .delete(key)
+    .catch((error: unknown) =>
+      logger?.error("could not delete a payload object", { ...context, objectKey: key, error: describeError(error) }),
+    );
 }

@@ -26,7 +26,9 @@ const GZIP_SLICE_BYTES = 4 * 1024;
 const HEAD_BYTES = 200;
 
 /** Reads `stream` until at least HEAD_BYTES (or its end); returns them and the reader, positioned after them. */
-async function readHead(stream: ReadableStream<Uint8Array>): Promise<{ head: Uint8Array; reader: ReadableStreamDefaultReader<Uint8Array>; done: boolean }> {
+async function readHead(
+  stream: ReadableStream<Uint8Array>,
+): Promise<{ head: Uint8Array; reader: ReadableStreamDefaultReader<Uint8Array>; done: boolean }> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let length = 0;
@@ -50,7 +52,10 @@ async function readHead(stream: ReadableStream<Uint8Array>): Promise<{ head: Uin
 }
 
 /** A strict decoder of the encoding the request reads the report in (xmlEncoding's order), or the request's error. */
-function decoderFor(head: Uint8Array, charset: string | null): { decoder: InstanceType<typeof TextDecoder>; label: string; source: "declaration" | "charset" } {
+function decoderFor(
+  head: Uint8Array,
+  charset: string | null,
+): { decoder: InstanceType<typeof TextDecoder>; label: string; source: "declaration" | "charset" } {
   const { label, source } = xmlEncoding(head, charset);
   const errorSource = source === "charset" ? "charset" : "declaration";
   try {
@@ -150,7 +155,11 @@ export type StreamedUpload = Omit<ReceivedUpload, "body"> & { body: ReadableStre
  * complete; rejects with the request's error (the object deleted), or with a service_unavailable
  * when the store fails.
  */
-export async function streamUploadToStore(store: PayloadStore, received: StreamedUpload, limit: number): Promise<{ metadata: RunMetadata; payload: PayloadObject }> {
+export async function streamUploadToStore(
+  store: PayloadStore,
+  received: StreamedUpload,
+  limit: number,
+): Promise<{ metadata: RunMetadata; payload: PayloadObject }> {
   const format = uploadFormat(received.contentType);
   const gzip = bodyCompression(received.contentEncoding) === "gzip";
   // JSON is UTF-8 whatever the charset says (decodeUploadText): the object is read back as such.
@@ -214,7 +223,9 @@ export async function streamUploadToStore(store: PayloadStore, received: Streame
   if (checked.status === "rejected") throw checked.reason;
   const reason = (stored as PromiseRejectedResult).reason;
   if (reason instanceof ApiError) throw reason;
-  throw new ApiError("service_unavailable", "The upload could not be stored for processing; retry shortly.", { headers: { "Retry-After": "5" } });
+  throw new ApiError("service_unavailable", "The upload could not be stored for processing; retry shortly.", {
+    headers: { "Retry-After": "5" },
+  });
 }
 
 /**
@@ -245,11 +256,18 @@ function readErrorsMarked(body: ReadableStream<Uint8Array>): ReadableStream<Uint
  * not R2's: gunzip-stream.ts), the store's read errors marked (readErrorsMarked); null when the
  * object is gone.
  */
-async function openStored(store: PayloadStore, key: string): Promise<{ bytes: ReadableStream<Uint8Array>; metadata: PayloadObjectMetadata; size: number | null } | null> {
+async function openStored(
+  store: PayloadStore,
+  key: string,
+): Promise<{ bytes: ReadableStream<Uint8Array>; metadata: PayloadObjectMetadata; size: number | null } | null> {
   const object = await store.read(key);
   if (!object) return null;
   const body = readErrorsMarked(object.body);
-  return { bytes: object.metadata.contentEncoding === "gzip" ? body.pipeThrough(gunzipStream()) : body, metadata: object.metadata, size: object.size ?? null };
+  return {
+    bytes: object.metadata.contentEncoding === "gzip" ? body.pipeThrough(gunzipStream()) : body,
+    metadata: object.metadata,
+    size: object.size ?? null,
+  };
 }
 
 /** A stored body's bytes, inflated when it was sent gzip-compressed; null when the object is gone. */
@@ -278,7 +296,10 @@ export async function readStoredBytes(store: PayloadStore, key: string): Promise
  * Its bytes were checked on arrival, so an undecodable byte here is replaced, not fatal.
  * `storedBytes`: the object's size as stored, when the store tells it; `gzip`: stored compressed.
  */
-export async function readStoredText(store: PayloadStore, key: string): Promise<(AsyncIterable<string> & { storedBytes: number | null; gzip: boolean }) | null> {
+export async function readStoredText(
+  store: PayloadStore,
+  key: string,
+): Promise<(AsyncIterable<string> & { storedBytes: number | null; gzip: boolean }) | null> {
   const opened = await openStored(store, key);
   if (!opened) return null;
   const { bytes, metadata, size } = opened;

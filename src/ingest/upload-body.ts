@@ -45,7 +45,8 @@ export function tooLarge(limit = UPLOAD_LIMIT_BYTES): ApiError {
 }
 
 /** A request with no body, or an empty one (400). */
-export const emptyBody = (): ApiError => new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
+export const emptyBody = (): ApiError =>
+  new ApiError("invalid_request", "The request body is empty: send a JUnit XML document or a JSON report.");
 
 /** A body sent with Content-Encoding: gzip that does not inflate (400). */
 export const invalidGzip = (): ApiError => new ApiError("invalid_request", "The body is not valid gzip data (Content-Encoding: gzip).");
@@ -85,7 +86,11 @@ async function gunzip(bytes: Uint8Array, limit: number): Promise<Uint8Array> {
 }
 
 /** Applies Content-Encoding (identity or gzip; anything else is a 415); the decompressed report may not pass `limit`. */
-export async function decodeContentEncoding(bytes: Uint8Array, contentEncoding: string | undefined, limit = UPLOAD_LIMIT_BYTES): Promise<Uint8Array> {
+export async function decodeContentEncoding(
+  bytes: Uint8Array,
+  contentEncoding: string | undefined,
+  limit = UPLOAD_LIMIT_BYTES,
+): Promise<Uint8Array> {
   return bodyCompression(contentEncoding) === "gzip" ? gunzip(bytes, limit) : bytes;
 }
 
@@ -152,7 +157,11 @@ export function decodeStrictly(
 }
 
 /** The request's error for a text it cannot decode: a 415 for an encoding this runtime lacks, a 400 for invalid bytes. */
-export function textDecodingError(label: string, source: "declaration" | "charset", error: "unsupported-encoding" | "invalid-bytes"): ApiError {
+export function textDecodingError(
+  label: string,
+  source: "declaration" | "charset",
+  error: "unsupported-encoding" | "invalid-bytes",
+): ApiError {
   if (error === "unsupported-encoding") {
     return new ApiError(
       "unsupported_media_type",
@@ -175,7 +184,10 @@ export function bodyCompression(contentEncoding: string | undefined): "gzip" | n
   const encoding = (contentEncoding ?? "").trim().toLowerCase();
   if (encoding === "" || encoding === "identity") return null;
   if (encoding === "gzip" || encoding === "x-gzip") return "gzip";
-  throw new ApiError("unsupported_media_type", `Content-Encoding '${encoding.slice(0, 50)}' is not supported: send the body as is or gzip-compressed.`);
+  throw new ApiError(
+    "unsupported_media_type",
+    `Content-Encoding '${encoding.slice(0, 50)}' is not supported: send the body as is or gzip-compressed.`,
+  );
 }
 
 /**
@@ -205,14 +217,21 @@ export function readCodeownersText(contentType: string | undefined, contentEncod
   }
   const charset = charsetOf(contentType);
   if (charset !== null && !["utf-8", "utf8", "us-ascii"].includes(charset)) {
-    throw new ApiError("unsupported_media_type", `Content-Type names charset '${charset.slice(0, 50)}': send the CODEOWNERS file in UTF-8.`);
+    throw new ApiError(
+      "unsupported_media_type",
+      `Content-Type names charset '${charset.slice(0, 50)}': send the CODEOWNERS file in UTF-8.`,
+    );
   }
   const encoding = (contentEncoding ?? "").trim().toLowerCase();
   if (encoding !== "" && encoding !== "identity") {
-    throw new ApiError("unsupported_media_type", `Content-Encoding '${encoding.slice(0, 50)}' is not supported here: send the CODEOWNERS file as is.`);
+    throw new ApiError(
+      "unsupported_media_type",
+      `Content-Encoding '${encoding.slice(0, 50)}' is not supported here: send the CODEOWNERS file as is.`,
+    );
   }
   const decoded = decodeStrictly(bytes, "utf-8");
   if (!decoded.ok) throw new ApiError("invalid_request", "The body is not valid UTF-8 text.");
-  if (decoded.text.includes("\u0000")) throw new ApiError("invalid_request", "The body contains NUL characters: a CODEOWNERS file is text.");
+  if (decoded.text.includes("\u0000"))
+    throw new ApiError("invalid_request", "The body contains NUL characters: a CODEOWNERS file is text.");
   return decoded.text;
 }

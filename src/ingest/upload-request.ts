@@ -47,7 +47,11 @@ function metadataFromQuery(query: Record<string, string[]>): Record<string, unkn
   for (const key of METADATA_KEYS) {
     const values = query[key];
     if (!values?.length) continue;
-    if (key === "tags") metadata.tags = values.flatMap((value) => value.split(",")).map((tag) => tag.trim()).filter((tag) => tag !== "");
+    if (key === "tags")
+      metadata.tags = values
+        .flatMap((value) => value.split(","))
+        .map((tag) => tag.trim())
+        .filter((tag) => tag !== "");
     else metadata[key] = values.at(-1);
   }
   return metadata;
@@ -75,7 +79,12 @@ function detailsOf(issues: { path: PropertyKey[]; message: string }[]) {
 export const MAX_LISTED_ISSUES = 100_000;
 
 export const tooManyIssues = () =>
-  validationFailed([{ field: "body", message: `has more than ${MAX_LISTED_ISSUES.toLocaleString("en-US")} invalid values, too many to list: check what writes the report` }]);
+  validationFailed([
+    {
+      field: "body",
+      message: `has more than ${MAX_LISTED_ISSUES.toLocaleString("en-US")} invalid values, too many to list: check what writes the report`,
+    },
+  ]);
 
 /** The envelope's issues as the 422's details, or tooManyIssues past MAX_LISTED_ISSUES. */
 export function envelopeIssues(issues: { path: PropertyKey[]; message: string }[]): ApiError {
@@ -108,7 +117,8 @@ function parseEnvelope(text: string): { envelope: UploadEnvelope; metadata: Reco
   } catch {
     throw new ApiError("invalid_request", "The request body is not valid JSON.");
   }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw new ApiError("invalid_request", "The request body must be a JSON object.");
+  if (typeof body !== "object" || body === null || Array.isArray(body))
+    throw new ApiError("invalid_request", "The request body must be a JSON object.");
   let parsed: ReturnType<typeof UploadEnvelopeSchema.safeParse>;
   try {
     parsed = UploadEnvelopeSchema.safeParse(body);
@@ -124,7 +134,8 @@ function parseEnvelope(text: string): { envelope: UploadEnvelope; metadata: Reco
   // The envelope's metadata, as sent (null included): it wins over the query string's.
   const metadata: Record<string, unknown> = {};
   for (const key of METADATA_KEYS) {
-    if (Object.hasOwn(body, key) && (body as Record<string, unknown>)[key] !== undefined) metadata[key] = (body as Record<string, unknown>)[key];
+    if (Object.hasOwn(body, key) && (body as Record<string, unknown>)[key] !== undefined)
+      metadata[key] = (body as Record<string, unknown>)[key];
   }
   return { envelope: parsed.data, metadata };
 }
@@ -157,8 +168,14 @@ export async function readUploadRequest(received: ReceivedUpload, limit = UPLOAD
  * The run's metadata of a JSON upload checked as a stream (src/ingest/json-upload-stream.ts): the
  * envelope's, as sent, over the query string's, validated together as readUploadRequest does.
  */
-export function envelopeRunMetadata(received: Pick<ReceivedUpload, "query" | "idempotencyKey">, envelopeMetadata: Record<string, unknown>): RunMetadata {
-  return { ...toRunMetadata({ ...metadataFromQuery(received.query), ...envelopeMetadata }), idempotencyKey: idempotencyKeyOf(received.idempotencyKey) };
+export function envelopeRunMetadata(
+  received: Pick<ReceivedUpload, "query" | "idempotencyKey">,
+  envelopeMetadata: Record<string, unknown>,
+): RunMetadata {
+  return {
+    ...toRunMetadata({ ...metadataFromQuery(received.query), ...envelopeMetadata }),
+    idempotencyKey: idempotencyKeyOf(received.idempotencyKey),
+  };
 }
 
 /** The run's metadata of an upload whose report carries none (JUnit XML): the query string's and the Idempotency-Key. */

@@ -119,7 +119,14 @@ function segmentOf(raw: RawSegment): PatternSegment {
   const oneStar = star !== -1 && raw.atoms.indexOf(ANY_RUN, star + 1) === -1 && !raw.atoms.includes(ANY_ONE);
   const text = (atoms: number[]) => atoms.map((code) => String.fromCharCode(code)).join("");
   const ends = oneStar ? { prefix: text(raw.atoms.slice(0, star)), suffix: text(raw.atoms.slice(star + 1)) } : null;
-  return { kind: "glob", atoms: Int32Array.from(raw.atoms), fixed: raw.atoms.filter((atom) => atom !== ANY_RUN).length, run, ends, known: new Map() };
+  return {
+    kind: "glob",
+    atoms: Int32Array.from(raw.atoms),
+    fixed: raw.atoms.filter((atom) => atom !== ANY_RUN).length,
+    run,
+    ends,
+    known: new Map(),
+  };
 }
 
 /** Compiles a pattern (as parsed from CODEOWNERS: no `!`, no `[ ]`) into segments. Linear in its length. */
@@ -208,7 +215,12 @@ function walkGlob(atoms: Int32Array, name: string, budget: StepBudget): boolean 
  * Whether one pattern segment (not a globstar) matches one name. `id`: the name's id, under which
  * the answer is kept for the next path (directory names repeat across paths), or -1.
  */
-export function segmentMatches(segment: Exclude<PatternSegment, { kind: "globstar" }>, name: string, id: number, budget: StepBudget): boolean {
+export function segmentMatches(
+  segment: Exclude<PatternSegment, { kind: "globstar" }>,
+  name: string,
+  id: number,
+  budget: StepBudget,
+): boolean {
   if (segment.kind === "literal") {
     budget.steps++;
     return segment.text === name;
@@ -220,7 +232,13 @@ export function segmentMatches(segment: Exclude<PatternSegment, { kind: "globsta
  * Whether a pattern matches a path (its segments) or a directory above it. Returns false once the
  * budget is exhausted: the caller checks `budget.exhausted` to tell that from no match.
  */
-export function patternMatches(pattern: CompiledPattern, path: string, parts: readonly string[], ids: readonly number[], budget: StepBudget): boolean {
+export function patternMatches(
+  pattern: CompiledPattern,
+  path: string,
+  parts: readonly string[],
+  ids: readonly number[],
+  budget: StepBudget,
+): boolean {
   if (pattern.never) return false;
   const { needs } = pattern;
   // One step whatever the order of the texts (which changes): the budget spent depends on the path only.

@@ -17,7 +17,16 @@
  * other than one leading or trailing `*` of a name) are at most MAX_WILDCARD_RULES per file, and
  * trying them costs each name at most NAME_STEP_BUDGET steps and each path PATH_STEP_BUDGET.
  */
-import { ANY_RUN, type CompiledPattern, type GlobSegment, type PatternSegment, StepBudget, compilePattern, patternMatches, segmentMatches } from "./codeowners-pattern";
+import {
+  ANY_RUN,
+  type CompiledPattern,
+  type GlobSegment,
+  type PatternSegment,
+  StepBudget,
+  compilePattern,
+  patternMatches,
+  segmentMatches,
+} from "./codeowners-pattern";
 
 /** Largest CODEOWNERS accepted: GitHub ignores a CODEOWNERS file of 3 MB or more. */
 export const CODEOWNERS_LIMIT_BYTES = 3 * 1024 * 1024;
@@ -46,7 +55,14 @@ export type Codeowners = { rules: CodeownersRule[]; ignoredLines: IgnoredLine[] 
 
 /** A GitHub login or team slug character: `[A-Za-z0-9_.-]`. */
 function isSlugChar(code: number): boolean {
-  return (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f || code === 0x2e || code === 0x2d;
+  return (
+    (code >= 0x30 && code <= 0x39) ||
+    (code >= 0x41 && code <= 0x5a) ||
+    (code >= 0x61 && code <= 0x7a) ||
+    code === 0x5f ||
+    code === 0x2e ||
+    code === 0x2d
+  );
 }
 
 /**
@@ -113,8 +129,10 @@ function patternProblem(pattern: string): string | null {
 
 /** Why a rule that must be tried one by one is not applied, or null when it is. */
 function wildcardRuleProblem(pattern: string, triedSoFar: number): string | null {
-  if (pattern.length > MAX_WILDCARD_PATTERN_LENGTH) return `a pattern with wildcards inside a name or \`**\` between directories is at most ${MAX_WILDCARD_PATTERN_LENGTH} characters`;
-  if (triedSoFar >= MAX_WILDCARD_RULES) return `more than ${MAX_WILDCARD_RULES} patterns with wildcards inside a name or \`**\` between directories: the later ones are not applied`;
+  if (pattern.length > MAX_WILDCARD_PATTERN_LENGTH)
+    return `a pattern with wildcards inside a name or \`**\` between directories is at most ${MAX_WILDCARD_PATTERN_LENGTH} characters`;
+  if (triedSoFar >= MAX_WILDCARD_RULES)
+    return `more than ${MAX_WILDCARD_RULES} patterns with wildcards inside a name or \`**\` between directories: the later ones are not applied`;
   return null;
 }
 
@@ -158,13 +176,26 @@ export function parseCodeowners(text: string): Codeowners {
 export function normalizeTestPath(file: string | null): string | null {
   if (file === null) return null;
   // Most paths are already relative and clean: no copy, no regular expression.
-  if (file !== "" && !file.includes("\\") && !file.includes("//") && !file.startsWith("/") && !file.startsWith("./") && !file.startsWith("../") && file !== "." && file !== ".." && file.charCodeAt(1) !== 0x3a) return file;
-  let path = file.replace(/\\/g, "/").replace(/^[A-Za-z]:\//, "/").replace(/\/{2,}/g, "/");
+  if (
+    file !== "" &&
+    !file.includes("\\") &&
+    !file.includes("//") &&
+    !file.startsWith("/") &&
+    !file.startsWith("./") &&
+    !file.startsWith("../") &&
+    file !== "." &&
+    file !== ".." &&
+    file.charCodeAt(1) !== 0x3a
+  )
+    return file;
+  let path = file
+    .replace(/\\/g, "/")
+    .replace(/^[A-Za-z]:\//, "/")
+    .replace(/\/{2,}/g, "/");
   while (path.startsWith("./") || path.startsWith("/")) path = path.slice(path.startsWith("./") ? 2 : 1);
   if (path === "" || path === "." || path === ".." || path.startsWith("../")) return null;
   return path;
 }
-
 
 /** The latest rule that matches, by where it may match: any name or path (`any`), or only as a directory (`dir`, a trailing slash). */
 type Latest = { any: number; dir: number };
@@ -196,7 +227,8 @@ function affixOf({ ends }: GlobSegment): { by: "prefix" | "suffix"; text: string
   return ends.prefix === "" ? { by: "suffix", text: ends.suffix } : { by: "prefix", text: ends.prefix };
 }
 
-const isStar = (segment: PatternSegment | undefined) => segment?.kind === "glob" && segment.atoms.length === 1 && segment.atoms[0] === ANY_RUN;
+const isStar = (segment: PatternSegment | undefined) =>
+  segment?.kind === "glob" && segment.atoms.length === 1 && segment.atoms[0] === ANY_RUN;
 
 /** How a pattern that matches a name at any depth (`name`, `**` + `/name/**`) is found, or null for any other pattern. */
 function namePlacement(pattern: CompiledPattern): Placement | null {
@@ -225,7 +257,8 @@ function placementOf(pattern: CompiledPattern): Placement {
   const rest = segments.slice(prefix.length);
   if (rest.length === 0) return { kind: "anchored", prefix, tail: "exact" };
   if (rest.length === 1 && rest[0]!.kind === "globstar") return { kind: "anchored", prefix, tail: "inside" };
-  if (rest.length === 1 && isStar(rest[0]) && (pattern.filesOnly || pattern.dirOnly)) return { kind: "anchored", prefix, tail: pattern.dirOnly ? "directories" : "files" };
+  if (rest.length === 1 && isStar(rest[0]) && (pattern.filesOnly || pattern.dirOnly))
+    return { kind: "anchored", prefix, tail: pattern.dirOnly ? "directories" : "files" };
   const key = rest.findLast((segment) => segment.kind === "literal");
   return { kind: "tried", prefix, key: key?.kind === "literal" ? key.text : null };
 }
@@ -330,7 +363,15 @@ type PrefixNode = {
   tried: number[];
   triedByName: Map<string, number[]>;
 };
-const prefixNode = (): PrefixNode => ({ children: new Map(), exact: none(), inside: none(), files: -1, directories: -1, tried: [], triedByName: new Map() });
+const prefixNode = (): PrefixNode => ({
+  children: new Map(),
+  exact: none(),
+  inside: none(),
+  files: -1,
+  directories: -1,
+  tried: [],
+  triedByName: new Map(),
+});
 
 /**
  * Owners of paths under one CODEOWNERS' rules. A path's rule is the latest of:
@@ -434,7 +475,15 @@ export class OwnersMatcher {
     const parts = directory === "" ? [] : directory.split("/");
     const ids = this.idsOf(parts);
     const n = parts.length + 1;
-    const facts: DirectoryFacts = { parts, ids, latest: Math.max(this.everywhere.any, n >= 2 ? this.everywhere.dir : -1), tried: [], byName: [], end: undefined, overBudget: false };
+    const facts: DirectoryFacts = {
+      parts,
+      ids,
+      latest: Math.max(this.everywhere.any, n >= 2 ? this.everywhere.dir : -1),
+      tried: [],
+      byName: [],
+      end: undefined,
+      overBudget: false,
+    };
     for (let j = 0; j < parts.length; j++) {
       const found = this.names.latestFor(parts[j]!, ids[j]!, false);
       facts.latest = Math.max(facts.latest, found.any, found.dir);

@@ -20,4 +20,6 @@ export function isStorableInstant(text: string): boolean {
 /** An ISO 8601 date-time with a time zone (Z or an offset), within the storable range. */
 export const isoDateTimeWithZone = (error: string) =>
   // The range is checked only on a well-formed date-time: one message per field.
-  z.iso.datetime({ offset: true, error }).refine(isStorableInstant, { message: DATE_TIME_RANGE_MESSAGE, when: (payload) => payload.issues.length === 0 });
+  z.iso
+    .datetime({ offset: true, error })
+    .refine(isStorableInstant, { message: DATE_TIME_RANGE_MESSAGE, when: (payload) => payload.issues.length === 0 });

@@ -67,7 +67,9 @@ export type ListDefinition<F extends ListFilters, Row, Item, Context> = {
   page(rows: Row[], request: ListRequest<F>, context: Context): Page<Item>;
 };
 
-export function defineList<F extends ListFilters, Row, Item, Context = void>(spec: ListSpec<Row, Item, Context>): ListDefinition<F, Row, Item, Context> {
+export function defineList<F extends ListFilters, Row, Item, Context = void>(
+  spec: ListSpec<Row, Item, Context>,
+): ListDefinition<F, Row, Item, Context> {
   const { order } = spec;
   return {
     name: spec.name,
@@ -95,7 +97,9 @@ export function defineList<F extends ListFilters, Row, Item, Context = void>(spe
         request.limit,
         (row) => {
           const position = spec.positionOf(row);
-          return position.k === undefined ? { ts: position.ts ?? NO_TIMESTAMP, id: position.id } : { ts: NO_TIMESTAMP, id: position.id, k: position.k };
+          return position.k === undefined
+            ? { ts: position.ts ?? NO_TIMESTAMP, id: position.id }
+            : { ts: NO_TIMESTAMP, id: position.id, k: position.k };
         },
         (row) => spec.present(row, context),
       ),
@@ -112,7 +116,12 @@ export function readListRequest<F extends ListFilters>(
   scope: { organizationId: string; filters: F },
   query: { limit?: string; cursor?: string },
 ): ListRequest<F> {
-  const request: ListRequest<F> = { organizationId: scope.organizationId, filters: scope.filters, limit: parseLimit(query.limit), after: null };
+  const request: ListRequest<F> = {
+    organizationId: scope.organizationId,
+    filters: scope.filters,
+    limit: parseLimit(query.limit),
+    after: null,
+  };
   if (query.cursor !== undefined) request.after = codec.decode(list.listing(request), query.cursor);
   return request;
 }

@@ -23,7 +23,10 @@ export function ndjsonLines(values: readonly unknown[]): string {
  * the envelope. A failure after that, when the status is already sent, ends the stream with one
  * last line, `{"error": {…}}` as `errorLine` makes it, which a reader can tell from the data.
  */
-export async function ndjsonStream(batches: AsyncIterator<readonly unknown[]>, errorLine: (error: unknown) => ErrorEnvelope): Promise<ReadableStream<Uint8Array>> {
+export async function ndjsonStream(
+  batches: AsyncIterator<readonly unknown[]>,
+  errorLine: (error: unknown) => ErrorEnvelope,
+): Promise<ReadableStream<Uint8Array>> {
   let next: IteratorResult<readonly unknown[]> | undefined = await batches.next();
   return new ReadableStream<Uint8Array>(
     {

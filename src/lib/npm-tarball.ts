@@ -97,7 +97,8 @@ export function readUstarArchive(archive: Uint8Array): Map<string, { bytes: Uint
     const name = field(block, 0, 100);
     const size = Number.parseInt(field(block, 124, 12).trim(), 8);
     const mode = Number.parseInt(field(block, 100, 8).trim(), 8);
-    if (!Number.isSafeInteger(size) || size < 0 || offset + BLOCK + size > archive.length) throw new Error(`tar header at ${offset}: bad size`);
+    if (!Number.isSafeInteger(size) || size < 0 || offset + BLOCK + size > archive.length)
+      throw new Error(`tar header at ${offset}: bad size`);
     files.set(prefix ? `${prefix}/${name}` : name, { bytes: archive.slice(offset + BLOCK, offset + BLOCK + size), mode });
     offset += BLOCK + Math.ceil(size / BLOCK) * BLOCK;
   }

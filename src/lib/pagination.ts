@@ -110,7 +110,11 @@ export class CursorCodec {
 }
 
 function canonicalFilters(filters: Record<string, string | null>): string {
-  return JSON.stringify(Object.keys(filters).sort().map((key) => [key, filters[key] ?? null]));
+  return JSON.stringify(
+    Object.keys(filters)
+      .sort()
+      .map((key) => [key, filters[key] ?? null]),
+  );
 }
 
 /**
@@ -130,7 +134,12 @@ export function idBefore(idColumn: AnyPgColumn, position: KeysetPosition): SQL {
 export const NO_TIMESTAMP = new Date(0);
 
 /** Turns `limit + 1` fetched rows into one page and the position of its last row. */
-export function toPage<Row, Item>(rows: Row[], limit: number, positionOf: (row: Row) => KeysetPosition, present: (row: Row) => Item): Page<Item> {
+export function toPage<Row, Item>(
+  rows: Row[],
+  limit: number,
+  positionOf: (row: Row) => KeysetPosition,
+  present: (row: Row) => Item,
+): Page<Item> {
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : rows;
   const last = pageRows.at(-1);

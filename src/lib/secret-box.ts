@@ -57,7 +57,10 @@ const hkdf = (info: string) => ({ name: "HKDF", hash: "SHA-256", salt: HKDF_SALT
 
 async function deriveKey(secret: string): Promise<DerivedKey> {
   const material = await crypto.subtle.importKey("raw", utf8(secret), "HKDF", false, ["deriveKey", "deriveBits"]);
-  const key = await crypto.subtle.deriveKey(hkdf("aes-256-gcm key v1"), material, { name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
+  const key = await crypto.subtle.deriveKey(hkdf("aes-256-gcm key v1"), material, { name: "AES-GCM", length: 256 }, false, [
+    "encrypt",
+    "decrypt",
+  ]);
   const idBits = new Uint8Array(await crypto.subtle.deriveBits(hkdf("key id v1"), material, (KEY_ID_HEX / 2) * 8));
   return { id: Array.from(idBits, (byte) => byte.toString(16).padStart(2, "0")).join(""), key, material };
 }
@@ -72,8 +75,12 @@ export class SecretKeyring {
 
   /** `current` seals and opens; each of `previous` only opens. Throws if a key is shorter than MIN_SECRETS_KEY_LENGTH. */
   constructor(keys: { current: string; previous?: readonly string[] }) {
-    for (const [name, key] of [["SECRETS_KEY", keys.current], ...(keys.previous ?? []).map((key) => ["SECRETS_KEY_PREVIOUS", key] as const)] as const) {
-      if (key.length < MIN_SECRETS_KEY_LENGTH) throw new Error(`${name}: every key must be at least ${MIN_SECRETS_KEY_LENGTH} characters long.`);
+    for (const [name, key] of [
+      ["SECRETS_KEY", keys.current],
+      ...(keys.previous ?? []).map((key) => ["SECRETS_KEY_PREVIOUS", key] as const),
+    ] as const) {
+      if (key.length < MIN_SECRETS_KEY_LENGTH)
+        throw new Error(`${name}: every key must be at least ${MIN_SECRETS_KEY_LENGTH} characters long.`);
     }
     this.#current = deriveKey(keys.current);
     const previous = [...new Set(keys.previous ?? [])].filter((key) => key !== keys.current);
@@ -108,7 +115,11 @@ export class SecretKeyring {
   async encrypt(plaintext: string, context: string): Promise<string> {
     const { id, key } = await this.#current;
     const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));
-    const ciphertext = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: additionalData(id, context) }, key, utf8(plaintext));
+    const ciphertext = await crypto.subtle.encrypt(
+      { name: "AES-GCM", iv, additionalData: additionalData(id, context) },
+      key,
+      utf8(plaintext),
+    );
     return `${VERSION}:${id}:${base64UrlEncode(iv)}:${base64UrlEncode(new Uint8Array(ciphertext))}`;
   }
 
@@ -120,10 +131,17 @@ export class SecretKeyring {
     if (!match || !iv || !ciphertext) throw new SecretDecryptionError("The stored value is not a sealed secret.");
     const keyId = match[1]!;
     const entry = (await this.#all).find((candidate) => candidate.id === keyId);
-    if (!entry) throw new SecretDecryptionError(`The secret is sealed under key ${keyId}, which is neither SECRETS_KEY nor one of SECRETS_KEY_PREVIOUS.`);
+    if (!entry)
+      throw new SecretDecryptionError(
+        `The secret is sealed under key ${keyId}, which is neither SECRETS_KEY nor one of SECRETS_KEY_PREVIOUS.`,
+      );
     let plaintext: ArrayBuffer;
     try {
-      plaintext = await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData: additionalData(keyId, context) }, entry.key, ciphertext);
+      plaintext = await crypto.subtle.decrypt(
+        { name: "AES-GCM", iv, additionalData: additionalData(keyId, context) },
+        entry.key,
+        ciphertext,
+      );
     } catch {
       throw new SecretDecryptionError(`The secret sealed under key ${keyId} does not open: it was altered or moved from another row.`);
     }

@@ -88,7 +88,10 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 /** Codes answered outside /api/v1 and /uploads/v1 only: left out of the codes their documents list (none today). */
 export const ADMIN_ONLY_ERROR_CODES: readonly ErrorCode[] = [];
 /** The codes of the envelope's schema (the /api/v1 contract's, docs/analytics-api-v1.md). */
-export const ERROR_CODES = Object.keys(ERROR_STATUS).filter((code) => !ADMIN_ONLY_ERROR_CODES.includes(code as ErrorCode)) as [ErrorCode, ...ErrorCode[]];
+export const ERROR_CODES = Object.keys(ERROR_STATUS).filter((code) => !ADMIN_ONLY_ERROR_CODES.includes(code as ErrorCode)) as [
+  ErrorCode,
+  ...ErrorCode[],
+];
 
 /**
  * A test's health: `flaky` (passes and fails on the same code), `broken` (failing consistently on
@@ -105,7 +108,13 @@ export type TestSort = (typeof TEST_SORTS)[number];
  * How long POST /tests/:id/quarantine keeps a test quarantined when `duration` is given, in
  * milliseconds. The longest is also the furthest an `expires_at` may be: every quarantine ends.
  */
-export const QUARANTINE_DURATIONS = { "1d": 86_400_000, "7d": 604_800_000, "14d": 1_209_600_000, "30d": 2_592_000_000, "90d": 7_776_000_000 } as const;
+export const QUARANTINE_DURATIONS = {
+  "1d": 86_400_000,
+  "7d": 604_800_000,
+  "14d": 1_209_600_000,
+  "30d": 2_592_000_000,
+  "90d": 7_776_000_000,
+} as const;
 export type QuarantineDuration = keyof typeof QUARANTINE_DURATIONS;
 
 /** Who quarantined a test: a person through the API (`manual`) or the service when the test turned flaky (`auto`, the project's `auto_quarantine_days`). */

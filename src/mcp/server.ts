@@ -32,7 +32,11 @@ const INSTRUCTIONS =
  * replaced by one that refuses.
  */
 const noSchemaValidation: jsonSchemaValidator = {
-  getValidator: () => () => ({ valid: false, data: undefined, errorMessage: "This server validates no client data against a JSON Schema." }),
+  getValidator: () => () => ({
+    valid: false,
+    data: undefined,
+    errorMessage: "This server validates no client data against a JSON Schema.",
+  }),
 };
 
 /** The tools as `tools/list` shows them; their JSON Schemas are written once per app. */
@@ -78,7 +82,10 @@ async function callTool(tool: Tool, rawArguments: unknown, context: ToolContext 
   try {
     const { args, body } = readArguments(tool, rawArguments);
     const result = await tool.run(context, args as never, body as never);
-    return { structuredContent: result as Record<string, unknown>, content: [{ type: "text", text: tool.summarize(result, args as never) }] };
+    return {
+      structuredContent: result as Record<string, unknown>,
+      content: [{ type: "text", text: tool.summarize(result, args as never) }],
+    };
   } catch (error) {
     return toolError(error instanceof ApiError ? error : unexpected(error, { ...context, tool: tool.name }), context.requestId);
   }
@@ -101,7 +108,11 @@ export async function handleMcpMessage(
   message: unknown,
   context: ToolContext & { requestId: string; definitions: ToolDefinition[] },
 ): Promise<Response> {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: noSchemaValidation });
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: {} },
+    instructions: INSTRUCTIONS,
+    jsonSchemaValidator: noSchemaValidation,
+  });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: context.definitions }));
   server.setRequestHandler(CallToolRequestSchema, (call) => {
     const tool = TOOLS_BY_NAME.get(call.params.name);

@@ -34,7 +34,8 @@ function listFooter(list: List<unknown>): string[] {
   return lines;
 }
 
-const testName = (test: Pick<TestObject, "classname" | "name" | "file">) => (test.classname ? `${test.classname} › ${test.name}` : test.file ? `${test.file} › ${test.name}` : test.name);
+const testName = (test: Pick<TestObject, "classname" | "name" | "file">) =>
+  test.classname ? `${test.classname} › ${test.name}` : test.file ? `${test.file} › ${test.name}` : test.name;
 
 export function projects(list: List<ProjectObject>): string {
   const lines = [`${plural(list.data.length, "project")}${list.pagination.has_more ? " on this page" : ""}.`];
@@ -47,7 +48,12 @@ export function projects(list: List<ProjectObject>): string {
 }
 
 function testLine(t: TestObject): string {
-  const parts = [`${t.health}`, `failure rate ${percent(t.failure_rate)} over ${plural(t.window.executions, "execution")}`, `impact ${t.impact}`, `flip rate ${percent(t.flip_rate)}`];
+  const parts = [
+    `${t.health}`,
+    `failure rate ${percent(t.failure_rate)} over ${plural(t.window.executions, "execution")}`,
+    `impact ${t.impact}`,
+    `flip rate ${percent(t.flip_rate)}`,
+  ];
   if (t.last_failed_at) parts.push(`last failed ${day(t.last_failed_at)}`);
   if (t.owners.length > 0) parts.push(`owners ${t.owners.join(" ")}`);
   if (t.quarantine) parts.push(`quarantined until ${day(t.quarantine.expires_at)}`);
@@ -58,7 +64,9 @@ export function tests(list: List<TestObject>, args: { health?: string; owner?: s
   const filters = Object.entries({ health: args.health, owner: args.owner, quarantined: args.quarantined, q: args.q })
     .filter(([, value]) => value !== undefined && value !== "all")
     .map(([name, value]) => `${name}=${value}`);
-  const counts = (["broken", "flaky", "healthy"] as const).map((health) => [health, list.data.filter((t) => t.health === health).length] as const).filter(([, n]) => n > 0);
+  const counts = (["broken", "flaky", "healthy"] as const)
+    .map((health) => [health, list.data.filter((t) => t.health === health).length] as const)
+    .filter(([, n]) => n > 0);
   const lines = [
     `${plural(list.data.length, "test")}${filters.length > 0 ? ` matching ${filters.join(", ")}` : ""}${list.pagination.has_more ? " on this page" : ""}, most failing first (impact)${counts.length > 0 ? `: ${counts.map(([h, n]) => `${n} ${h}`).join(", ")}` : ""}.`,
   ];
@@ -66,12 +74,21 @@ export function tests(list: List<TestObject>, args: { health?: string; owner?: s
   return [...lines, ...listFooter(list)].join("\n");
 }
 
-type TestDetail = TestObject & { recent_executions: Array<{ status: string; test_run: { number: number; branch: string | null; commit_sha: string | null; created_at: string } }>; failure_groups: FailureGroupObject[] };
+type TestDetail = TestObject & {
+  recent_executions: Array<{
+    status: string;
+    test_run: { number: number; branch: string | null; commit_sha: string | null; created_at: string };
+  }>;
+  failure_groups: FailureGroupObject[];
+};
 
 function groupLines(groups: Array<FailureGroupObject & { run_occurrences?: number; run_tests_count?: number }>, path: string): string[] {
   const lines: string[] = [];
   for (const g of groups.slice(0, 5)) {
-    const count = g.run_occurrences !== undefined ? `${plural(g.run_occurrences, "case")} of ${plural(g.run_tests_count ?? 0, "test")} in this run` : `${plural(g.occurrences, "occurrence")}, last ${day(g.last_seen_at)}`;
+    const count =
+      g.run_occurrences !== undefined
+        ? `${plural(g.run_occurrences, "case")} of ${plural(g.run_tests_count ?? 0, "test")} in this run`
+        : `${plural(g.occurrences, "occurrence")}, last ${day(g.last_seen_at)}`;
     lines.push(`- "${oneLine(g.message)}": ${count} (signature ${g.signature}).`);
   }
   if (groups.length > 5) lines.push(`…and ${groups.length - 5} more groups.`);
@@ -85,19 +102,31 @@ export function test(t: TestDetail): string {
     `Over its last ${plural(t.window.executions, "execution")} on ${t.window.branch ?? "the default branch"}: failure rate ${percent(t.failure_rate)}, flip rate ${percent(t.flip_rate)}, ${t.impact} failing; p50 ${t.duration_p50_ms ?? "n/a"} ms, p95 ${t.duration_p95_ms ?? "n/a"} ms. ${plural(t.executions_count, "execution")} in all, last failed ${day(t.last_failed_at)}.`,
   ];
   if (t.owners.length > 0) lines.push(`Owners: ${t.owners.join(", ")}.`);
-  if (t.quarantine) lines.push(`Quarantined until ${day(t.quarantine.expires_at)}: ${t.quarantine.reason}${t.quarantine.issue_url ? ` (${t.quarantine.issue_url})` : ""}.`);
+  if (t.quarantine)
+    lines.push(
+      `Quarantined until ${day(t.quarantine.expires_at)}: ${t.quarantine.reason}${t.quarantine.issue_url ? ` (${t.quarantine.issue_url})` : ""}.`,
+    );
 
   const executions = t.recent_executions;
   if (executions.length === 0) lines.push("No executions yet.");
   else {
-    const byStatus = ["passed", "failed", "errored", "skipped"].map((s) => [s, executions.filter((e) => e.status === s).length] as const).filter(([, n]) => n > 0);
+    const byStatus = ["passed", "failed", "errored", "skipped"]
+      .map((s) => [s, executions.filter((e) => e.status === s).length] as const)
+      .filter(([, n]) => n > 0);
     lines.push(`Last ${plural(executions.length, "execution")}, newest first: ${byStatus.map(([s, n]) => `${n} ${s}`).join(", ")}.`);
     lines.push(`  ${executions.map((e) => `#${e.test_run.number} ${e.status}`).join(", ")}`);
     const failing = executions.find((e) => e.status === "failed" || e.status === "errored");
-    if (failing) lines.push(`Latest failure: run #${failing.test_run.number} on ${failing.test_run.branch ?? "no branch"} (${shortSha(failing.test_run.commit_sha)}), ${day(failing.test_run.created_at)}.`);
+    if (failing)
+      lines.push(
+        `Latest failure: run #${failing.test_run.number} on ${failing.test_run.branch ?? "no branch"} (${shortSha(failing.test_run.commit_sha)}), ${day(failing.test_run.created_at)}.`,
+      );
   }
   if (t.failure_groups.length === 0) lines.push("No failure groups.");
-  else lines.push(`${plural(t.failure_groups.length, "failure group")} (most recently seen first):`, ...groupLines(t.failure_groups, "GET /api/v1/tests/{id}/failure_groups"));
+  else
+    lines.push(
+      `${plural(t.failure_groups.length, "failure group")} (most recently seen first):`,
+      ...groupLines(t.failure_groups, "GET /api/v1/tests/{id}/failure_groups"),
+    );
   return lines.join("\n");
 }
 
@@ -105,13 +134,19 @@ type RunDetail = TestRunObject & { failure_groups: Array<FailureGroupObject & { 
 
 export function testRun(run: RunDetail): string {
   const where = `${run.branch ?? "no branch"} @ ${shortSha(run.commit_sha)}`;
-  const lines = [`Run #${run.number} (project_id ${run.project_id}), ${where}, arrived ${day(run.created_at)}: ${run.status}${run.result ? `, ${run.result}` : ""}.`];
+  const lines = [
+    `Run #${run.number} (project_id ${run.project_id}), ${where}, arrived ${day(run.created_at)}: ${run.status}${run.result ? `, ${run.result}` : ""}.`,
+  ];
   if (run.status === "failed" && run.failure_reason) lines.push(`Processing failed: ${run.failure_reason}`);
   if (run.status === "processed") {
     lines.push(
       `${plural(run.tests_count, "test")}: ${run.passed_count} passed, ${run.failed_count} failed, ${run.errored_count} errored, ${run.skipped_count} skipped${run.quarantined_failures_count > 0 ? ` (${run.quarantined_failures_count} of the failures are of quarantined tests)` : ""}${run.duration_ms !== null ? `; ${(run.duration_ms / 1000).toFixed(1)} s` : ""}.`,
     );
-    if (run.failure_groups.length > 0) lines.push(`${plural(run.failure_groups.length, "failure group")}, largest first:`, ...groupLines(run.failure_groups, "GET /api/v1/projects/{id}/test_runs/{number}/failure_groups"));
+    if (run.failure_groups.length > 0)
+      lines.push(
+        `${plural(run.failure_groups.length, "failure group")}, largest first:`,
+        ...groupLines(run.failure_groups, "GET /api/v1/projects/{id}/test_runs/{number}/failure_groups"),
+      );
   }
   return lines.join("\n");
 }
@@ -122,9 +157,15 @@ function alertLine(a: AlertObject): string {
 }
 
 export function alerts(list: List<AlertObject>, args: { status?: string; project_id?: string; alert_type?: string }): string {
-  const filters = [`status=${args.status ?? "active"}`, ...(args.project_id ? [`project_id=${args.project_id}`] : []), ...(args.alert_type ? [`alert_type=${args.alert_type}`] : [])];
+  const filters = [
+    `status=${args.status ?? "active"}`,
+    ...(args.project_id ? [`project_id=${args.project_id}`] : []),
+    ...(args.alert_type ? [`alert_type=${args.alert_type}`] : []),
+  ];
   const withEvents = list.data.filter((a) => a.events_count > 0).length;
-  const lines = [`${plural(list.data.length, "alert")} (${filters.join(", ")})${list.pagination.has_more ? " on this page" : ""}, ${withEvents} with events.`];
+  const lines = [
+    `${plural(list.data.length, "alert")} (${filters.join(", ")})${list.pagination.has_more ? " on this page" : ""}, ${withEvents} with events.`,
+  ];
   for (const a of list.data.slice(0, LISTED)) lines.push(alertLine(a));
   return [...lines, ...listFooter(list)].join("\n");
 }
@@ -135,7 +176,9 @@ export function alertEvents(list: List<AlertEventObject>): string {
     const m = e.metadata as Record<string, unknown>;
     const subject = typeof m.name === "string" ? `${m.subject ?? "test"} ${m.name}` : String(m.subject ?? "run");
     const figures = m.statistic !== undefined ? `: ${String(m.statistic)} ${String(m.observed)} (threshold ${String(m.threshold)})` : "";
-    lines.push(`- event ${e.id}, ${day(e.triggered_at)}, run #${e.test_run.number} (${e.test_run.branch ?? "no branch"} @ ${shortSha(e.test_run.commit_sha)}), ${subject}${figures}.`);
+    lines.push(
+      `- event ${e.id}, ${day(e.triggered_at)}, run #${e.test_run.number} (${e.test_run.branch ?? "no branch"} @ ${shortSha(e.test_run.commit_sha)}), ${subject}${figures}.`,
+    );
   }
   return [...lines, ...listFooter(list)].join("\n");
 }

@@ -48,14 +48,17 @@ export const RECENT_EXECUTIONS = 20;
 
 /** `limit` and `cursor` of every list, `limit` as a JSON integer (read by the same rules as the query string's). */
 const pageArgs = {
-  limit: z
-    .number({ error: "must be an integer" })
-    .int({ error: "must be an integer" })
-    .optional()
-    .meta({ description: "Page size: default 25, maximum 100 (larger values are capped); below 1 → invalid_request.", default: 25, minimum: 1 }),
+  limit: z.number({ error: "must be an integer" }).int({ error: "must be an integer" }).optional().meta({
+    description: "Page size: default 25, maximum 100 (larger values are capped); below 1 → invalid_request.",
+    default: 25,
+    minimum: 1,
+  }),
   cursor: PageQuerySchema.shape.cursor,
 };
-const pageQuery = (args: { limit?: number; cursor?: string }) => ({ limit: args.limit === undefined ? undefined : String(args.limit), cursor: args.cursor });
+const pageQuery = (args: { limit?: number; cursor?: string }) => ({
+  limit: args.limit === undefined ? undefined : String(args.limit),
+  cursor: args.cursor,
+});
 
 const projectId = IdParamSchema("project_id", "Project identifier (UUID).").shape.project_id;
 const testId = IdParamSchema("test_id", "Test identifier (UUID).").shape.test_id;
@@ -78,7 +81,11 @@ async function page<F extends ListFilters, Item>(
 
 type ZodShapeObject = z.ZodObject<z.ZodRawShape>;
 
-export type Tool<A extends ZodShapeObject = ZodShapeObject, B extends ZodShapeObject | undefined = ZodShapeObject | undefined, R = unknown> = {
+export type Tool<
+  A extends ZodShapeObject = ZodShapeObject,
+  B extends ZodShapeObject | undefined = ZodShapeObject | undefined,
+  R = unknown,
+> = {
   name: string;
   title: string;
   description: string;
@@ -100,7 +107,8 @@ export const TOOLS: Tool[] = [
   defineTool({
     name: "list_projects",
     title: "List projects",
-    description: "The organization's projects, newest first, with their latest result, test counts (flaky, broken) and last run. Same as GET /api/v1/projects.",
+    description:
+      "The organization's projects, newest first, with their latest result, test counts (flaky, broken) and last run. Same as GET /api/v1/projects.",
     annotations: READ_ONLY,
     args: z.object(pageArgs),
     output: listOutput(ProjectSchema),
@@ -121,7 +129,10 @@ export const TOOLS: Tool[] = [
       quarantined: z
         .union([z.boolean().transform((value) => (value ? "true" : "false")), TestsQuerySchema.shape.quarantined.unwrap()])
         .optional()
-        .meta({ description: "`true`: only tests quarantined now; `false`: only tests that are not (expired quarantines included). Absent: every test. The query string's \"true\"/\"false\" or a JSON boolean." }),
+        .meta({
+          description:
+            '`true`: only tests quarantined now; `false`: only tests that are not (expired quarantines included). Absent: every test. The query string\'s "true"/"false" or a JSON boolean.',
+        }),
       q: TestsQuerySchema.shape.q,
       ...pageArgs,
     }),
@@ -148,8 +159,20 @@ export const TOOLS: Tool[] = [
     output: TestSchema.extend({ recent_executions: z.array(TestExecutionSchema), failure_groups: z.array(FailureGroupSchema) }),
     run: async (context, args) => {
       const test = await getTest(context.scope, args.test_id);
-      const executions = await page(context, testExecutionList, { test_id: test.id, status: null, branch: null }, { limit: RECENT_EXECUTIONS }, listTestExecutions);
-      const groups = await page(context, testFailureGroupList, { test_id: test.id }, { limit: EMBEDDED_FAILURE_GROUPS }, listTestFailureGroups);
+      const executions = await page(
+        context,
+        testExecutionList,
+        { test_id: test.id, status: null, branch: null },
+        { limit: RECENT_EXECUTIONS },
+        listTestExecutions,
+      );
+      const groups = await page(
+        context,
+        testFailureGroupList,
+        { test_id: test.id },
+        { limit: EMBEDDED_FAILURE_GROUPS },
+        listTestFailureGroups,
+      );
       return { ...test, recent_executions: executions.data, failure_groups: groups.data };
     },
     summarize: summaries.test,
@@ -161,12 +184,21 @@ export const TOOLS: Tool[] = [
     annotations: READ_ONLY,
     args: z.object({
       project_id: projectId,
-      number: z.number({ error: "must be an integer" }).int({ error: "must be an integer" }).meta({ description: "The run's number in its project (1, 2, …)." }),
+      number: z
+        .number({ error: "must be an integer" })
+        .int({ error: "must be an integer" })
+        .meta({ description: "The run's number in its project (1, 2, …)." }),
     }),
     output: TestRunSchema.extend({ failure_groups: z.array(RunFailureGroupSchema) }),
     run: async (context, args) => {
       const run = await getTestRun(context.scope, args.project_id, String(args.number));
-      const groups = await page(context, runFailureGroupList, { project_id: args.project_id, run: String(run.number) }, { limit: EMBEDDED_FAILURE_GROUPS }, listRunFailureGroups);
+      const groups = await page(
+        context,
+        runFailureGroupList,
+        { project_id: args.project_id, run: String(run.number) },
+        { limit: EMBEDDED_FAILURE_GROUPS },
+        listRunFailureGroups,
+      );
       return { ...run, failure_groups: groups.data };
     },
     summarize: summaries.testRun,
@@ -193,7 +225,8 @@ export const TOOLS: Tool[] = [
   defineTool({
     name: "list_alert_events",
     title: "List an alert's events",
-    description: "An alert's events, newest first: why the check tripped (metadata) and the run that tripped it. Same as GET /api/v1/alerts/{alert_id}/events.",
+    description:
+      "An alert's events, newest first: why the check tripped (metadata) and the run that tripped it. Same as GET /api/v1/alerts/{alert_id}/events.",
     annotations: READ_ONLY,
     args: z.object({ alert_id: alertId, ...pageArgs }),
     output: listOutput(AlertEventSchema),
@@ -234,7 +267,8 @@ export const TOOLS: Tool[] = [
   defineTool({
     name: "unquarantine_test",
     title: "End a test's quarantine",
-    description: "Ends the test's quarantine now; a test that is not quarantined is returned unchanged. Same as POST /api/v1/tests/{test_id}/unquarantine.",
+    description:
+      "Ends the test's quarantine now; a test that is not quarantined is returned unchanged. Same as POST /api/v1/tests/{test_id}/unquarantine.",
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     args: z.object({ test_id: testId }),
     output: TestSchema,
@@ -246,7 +280,8 @@ export const TOOLS: Tool[] = [
 const quarantineDeps = (context: ToolContext) => ({ ...context.scope, queue: context.queue, logger: context.logger });
 
 type Issue = { path: PropertyKey[]; message: string };
-const detailsOf = (issues: Issue[]): ErrorDetail[] => issues.map((issue) => ({ field: issue.path.map(String).join(".") || "arguments", message: issue.message }));
+const detailsOf = (issues: Issue[]): ErrorDetail[] =>
+  issues.map((issue) => ({ field: issue.path.map(String).join(".") || "arguments", message: issue.message }));
 
 /**
  * The call's arguments, read as the REST operation reads its request: path and query values
@@ -262,9 +297,13 @@ export function readArguments(tool: Tool, raw: unknown): { args: Record<string, 
   const unknown = Object.keys(given).filter((name) => !argNames.includes(name) && !bodyNames.includes(name));
   if (unknown.length > 0) {
     const known = [...argNames, ...bodyNames];
-    throw new ApiError("invalid_request", `Unknown argument${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}. ${tool.name} takes ${known.length > 0 ? known.join(", ") : "no arguments"}.`, {
-      details: unknown.map((field) => ({ field, message: "is not an argument of this tool" })),
-    });
+    throw new ApiError(
+      "invalid_request",
+      `Unknown argument${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}. ${tool.name} takes ${known.length > 0 ? known.join(", ") : "no arguments"}.`,
+      {
+        details: unknown.map((field) => ({ field, message: "is not an argument of this tool" })),
+      },
+    );
   }
   const pick = (names: string[]) => Object.fromEntries(Object.entries(given).filter(([name]) => names.includes(name)));
 

@@ -73,7 +73,8 @@ export function authenticateApiKey(config: Pick<AppConfig, "webAppUrl"> & { keyI
   return admitBearer<AppEnv>({
     name: "API key",
     invalidMessage: "Invalid API key: it is malformed, unknown or has been replaced.",
-    limitMessage: (d) => `Rate limit of ${d.limit} requests per ${d.windowSeconds} seconds exceeded; retry after ${d.retryAfterSeconds} seconds.`,
+    limitMessage: (d) =>
+      `Rate limit of ${d.limit} requests per ${d.windowSeconds} seconds exceeded; retry after ${d.retryAfterSeconds} seconds.`,
     admit: async (c, token) => {
       const { db, clock, keyCounter } = c.env;
       const admission = await admitApiKey({ db, keyCounter, keyIdCache: config.keyIdCache }, token);

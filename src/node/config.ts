@@ -36,13 +36,16 @@ export type NodeConfig = {
 export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
   const port = Number(env.PORT ?? 8787);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got ${env.PORT}.`);
-  if (env.CURSOR_SECRET !== undefined && env.CURSOR_SECRET.length < 16) throw new Error("CURSOR_SECRET must be at least 16 characters long.");
+  if (env.CURSOR_SECRET !== undefined && env.CURSOR_SECRET.length < 16)
+    throw new Error("CURSOR_SECRET must be at least 16 characters long.");
   // Lengths only: the keys themselves never appear in a message.
-  if (env.SECRETS_KEY && env.SECRETS_KEY.length < MIN_SECRETS_KEY_LENGTH) throw new Error(`SECRETS_KEY must be at least ${MIN_SECRETS_KEY_LENGTH} characters long (docs/secrets.md).`);
+  if (env.SECRETS_KEY && env.SECRETS_KEY.length < MIN_SECRETS_KEY_LENGTH)
+    throw new Error(`SECRETS_KEY must be at least ${MIN_SECRETS_KEY_LENGTH} characters long (docs/secrets.md).`);
   const secretsKeyPrevious = parseKeyList(env.SECRETS_KEY_PREVIOUS);
   // Checked now so a typo fails the start, not the first e-mail (the message never repeats the URL).
   if (env.SMTP_URL) parseSmtpUrl(env.SMTP_URL);
-  if (secretsKeyPrevious.some((key) => key.length < MIN_SECRETS_KEY_LENGTH)) throw new Error(`Every key of SECRETS_KEY_PREVIOUS must be at least ${MIN_SECRETS_KEY_LENGTH} characters long.`);
+  if (secretsKeyPrevious.some((key) => key.length < MIN_SECRETS_KEY_LENGTH))
+    throw new Error(`Every key of SECRETS_KEY_PREVIOUS must be at least ${MIN_SECRETS_KEY_LENGTH} characters long.`);
   // Parsed now, like SMTP_URL: a malformed host or cap fails the start.
   const outbound = outboundPolicyFrom(env);
   const quotas = quotasFrom(env);
@@ -68,7 +71,10 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
  * The public base URL and the web app's, once the port is known (PORT=0 picks one when
  * listening): PUBLIC_BASE_URL, else `http://localhost:<port>`; WEB_APP_URL, else the public base.
  */
-export function publicUrls(config: Pick<NodeConfig, "publicBaseUrl" | "webAppUrl">, port: number): { publicBaseUrl: string; webAppUrl: string } {
+export function publicUrls(
+  config: Pick<NodeConfig, "publicBaseUrl" | "webAppUrl">,
+  port: number,
+): { publicBaseUrl: string; webAppUrl: string } {
   const publicBaseUrl = config.publicBaseUrl ?? `http://localhost:${port}`;
   return { publicBaseUrl, webAppUrl: config.webAppUrl ?? publicBaseUrl };
 }

@@ -94,7 +94,13 @@ function parseHolder(text: string): LockHolder | null {
   try {
     const value = JSON.parse(text) as Partial<LockHolder>;
     if (!Number.isInteger(value.pid) || (value.pid as number) <= 0 || typeof value.nonce !== "string") return null;
-    return { pid: value.pid!, command: String(value.command ?? "unknown"), startedAt: String(value.startedAt ?? "unknown"), processStart: value.processStart ?? null, nonce: value.nonce };
+    return {
+      pid: value.pid!,
+      command: String(value.command ?? "unknown"),
+      startedAt: String(value.startedAt ?? "unknown"),
+      processStart: value.processStart ?? null,
+      nonce: value.nonce,
+    };
   } catch {
     return null;
   }
@@ -152,7 +158,13 @@ function removeStale(lockPath: string, staleText: string): void {
  */
 export function lockDataDir(dataDir: string): DataDirLock {
   const path = join(dataDir, LOCK_FILE_NAME);
-  const me: LockHolder = { pid: process.pid, command: describeCommand(), startedAt: new Date().toISOString(), processStart: processStartTime(process.pid), nonce: randomUUID() };
+  const me: LockHolder = {
+    pid: process.pid,
+    command: describeCommand(),
+    startedAt: new Date().toISOString(),
+    processStart: processStartTime(process.pid),
+    nonce: randomUUID(),
+  };
   for (let attempt = 0; attempt < TAKE_ATTEMPTS; attempt++) {
     if (tryCreate(path, `${JSON.stringify(me)}\n`)) return held(path, me.nonce);
     const text = readText(path);
@@ -162,7 +174,9 @@ export function lockDataDir(dataDir: string): DataDirLock {
     // Unreadable content is stale too: the link makes a complete file, so only a crash leaves that.
     removeStale(path, text);
   }
-  throw new Error(`Could not lock the embedded database in ${dataDir}: its lock file ${path} kept changing. Is another process starting on it?`);
+  throw new Error(
+    `Could not lock the embedded database in ${dataDir}: its lock file ${path} kept changing. Is another process starting on it?`,
+  );
 }
 
 function held(path: string, nonce: string): DataDirLock {

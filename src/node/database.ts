@@ -36,7 +36,10 @@ export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url);
 }
 
-export async function openDatabase(url: string | undefined, options: { dataDir?: string; pgliteDump?: Blob } = {}): Promise<OpenedDatabase> {
+export async function openDatabase(
+  url: string | undefined,
+  options: { dataDir?: string; pgliteDump?: Blob } = {},
+): Promise<OpenedDatabase> {
   if (url && isPostgresUrl(url)) {
     const pool = new pg.Pool({ connectionString: url, max: Number(process.env.PG_POOL_MAX ?? 10) });
     listenForClientErrors(pool);
@@ -54,7 +57,9 @@ export async function openDatabase(url: string | undefined, options: { dataDir?:
     };
   }
   if (url !== undefined && url !== "" && url !== "memory://") {
-    throw new Error(`Unsupported DATABASE_URL: use postgres://…, memory://, or leave it unset for the embedded database in ${DEFAULT_DATA_DIR}.`);
+    throw new Error(
+      `Unsupported DATABASE_URL: use postgres://…, memory://, or leave it unset for the embedded database in ${DEFAULT_DATA_DIR}.`,
+    );
   }
   const inMemory = url === "memory://";
   const dataDir = options.dataDir ?? DEFAULT_DATA_DIR;

@@ -45,7 +45,9 @@ export function envelopeResponse(error: ApiError, requestId: string = crypto.ran
 export function rawEnvelopeResponse(error: ApiError, requestId: string): string {
   const body = JSON.stringify(error.toBody());
   const headers = { ...envelopeHeaders(requestId, error), "Content-Length": String(Buffer.byteLength(body)), Connection: "close" };
-  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join("");
   return `HTTP/1.1 ${error.status} ${REASON_PHRASES[error.status] ?? "Error"}\r\n${head}\r\n${body}`;
 }
 
@@ -57,13 +59,22 @@ export function clientErrorAnswer(error: Error & { code?: string }): ApiError {
     case "ERR_HTTP_REQUEST_TIMEOUT":
       return new ApiError("request_timeout", "The request was not received in time.");
     case "HPE_INVALID_METHOD":
-      return new ApiError("invalid_request", "The request method is not one this server knows (methods are case-sensitive: GET, POST, PATCH, DELETE…).");
+      return new ApiError(
+        "invalid_request",
+        "The request method is not one this server knows (methods are case-sensitive: GET, POST, PATCH, DELETE…).",
+      );
     case "HPE_INVALID_HEADER_TOKEN":
-      return new ApiError("invalid_request", "A request header has characters HTTP does not allow in its name or value (control characters, for instance).");
+      return new ApiError(
+        "invalid_request",
+        "A request header has characters HTTP does not allow in its name or value (control characters, for instance).",
+      );
     case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
       return new ApiError("payload_too_large", "The chunk extensions of the request body are too large.");
     default:
-      return new ApiError("invalid_request", `The request is not valid HTTP/1.1${error.code?.startsWith("HPE_") ? ` (${error.code})` : ""}.`);
+      return new ApiError(
+        "invalid_request",
+        `The request is not valid HTTP/1.1${error.code?.startsWith("HPE_") ? ` (${error.code})` : ""}.`,
+      );
   }
 }
 

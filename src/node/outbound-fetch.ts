@@ -25,7 +25,11 @@ const MAX_ADDRESSES_TRIED = 4;
 const CONNECT_TIMEOUT_MS = 5_000;
 
 /** The addresses a connection may dial, judged once; an OutboundRefusedError when the policy refuses them. */
-export async function checkedAddresses(policy: OutboundPolicy, resolve: Resolver, target: { hostname: string; port: number }): Promise<string[]> {
+export async function checkedAddresses(
+  policy: OutboundPolicy,
+  resolve: Resolver,
+  target: { hostname: string; port: number },
+): Promise<string[]> {
   const addresses = isIP(target.hostname) ? [target.hostname] : await resolve(target.hostname).catch(() => []);
   const problem = connectionProblem(policy, { host: target.hostname, port: target.port, addresses });
   if (problem) throw new OutboundRefusedError(problem);
@@ -45,7 +49,13 @@ export function checkedConnector(policy: OutboundPolicy, resolve: Resolver = res
 }
 
 /** Dials the checked addresses one after the other until one answers. */
-function dialInTurn(dial: buildConnector.connector, options: buildConnector.Options, addresses: string[], callback: buildConnector.Callback, index = 0): void {
+function dialInTurn(
+  dial: buildConnector.connector,
+  options: buildConnector.Options,
+  addresses: string[],
+  callback: buildConnector.Callback,
+  index = 0,
+): void {
   // `host` keeps the name (with its port): undici derives the TLS server name from it, never from the address.
   dial({ ...options, hostname: addresses[index]!, host: options.host ?? options.hostname }, (...result) => {
     if (result[0] && index + 1 < addresses.length) return dialInTurn(dial, options, addresses, callback, index + 1);
@@ -62,6 +72,9 @@ export function nodeOutboundFetch(policy: OutboundPolicy, options: { resolve?: R
   const dispatcher = new Agent({ connect: checkedConnector(policy, options.resolve) });
   // undici's fetch takes the same arguments as the global one; only its declared types differ.
   const viaCheckedConnections = ((input: Parameters<typeof fetch>[0], init?: RequestInit) =>
-    undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher })) as unknown as typeof fetch;
+    undiciFetch(input as Parameters<typeof undiciFetch>[0], {
+      ...(init as Parameters<typeof undiciFetch>[1]),
+      dispatcher,
+    })) as unknown as typeof fetch;
   return guardedFetch(policy, viaCheckedConnections);
 }

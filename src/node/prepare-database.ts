@@ -15,7 +15,11 @@ import type { NodeConfig } from "./config";
  * through the upload path), whose key and people's passwords are returned because they can be
  * shown only now.
  */
-export async function prepareDatabase(db: Database, config: Pick<NodeConfig, "cursorSecret" | "seedDemo"> & { webAppUrl: string }, secrets: SecretKeyring) {
+export async function prepareDatabase(
+  db: Database,
+  config: Pick<NodeConfig, "cursorSecret" | "seedDemo"> & { webAppUrl: string },
+  secrets: SecretKeyring,
+) {
   const cursorSecret = config.cursorSecret ?? (await getOrCreateSetting(db, "cursor_secret", randomSecret));
   await reencryptSigningSecrets({ db, secrets, logger: consoleLogger });
   const deps = { db, clock: systemClock, webAppUrl: config.webAppUrl };

@@ -21,7 +21,10 @@ export type SecretsKeySource = { kind: "environment" } | { kind: "memory" } | { 
 
 function readKeyFile(path: string): string {
   const key = readFileSync(path, "utf8").trim();
-  if (key.length < MIN_SECRETS_KEY_LENGTH) throw new Error(`${path} does not hold a key of at least ${MIN_SECRETS_KEY_LENGTH} characters; restore it, or set SECRETS_KEY (docs/secrets.md).`);
+  if (key.length < MIN_SECRETS_KEY_LENGTH)
+    throw new Error(
+      `${path} does not hold a key of at least ${MIN_SECRETS_KEY_LENGTH} characters; restore it, or set SECRETS_KEY (docs/secrets.md).`,
+    );
   return key;
 }
 
@@ -49,20 +52,30 @@ export function openSecretsKeyring(
   options: { keyFile?: string } = {},
 ): { secrets: SecretKeyring; source: SecretsKeySource; keys: { current: string; previous: string[] } } {
   const previous = config.secretsKeyPrevious;
-  if (config.secretsKey) return { secrets: new SecretKeyring({ current: config.secretsKey, previous }), source: { kind: "environment" }, keys: { current: config.secretsKey, previous } };
+  if (config.secretsKey)
+    return {
+      secrets: new SecretKeyring({ current: config.secretsKey, previous }),
+      source: { kind: "environment" },
+      keys: { current: config.secretsKey, previous },
+    };
   if (config.databaseUrl === "memory://") {
     const current = generateSecretsKey();
     return { secrets: new SecretKeyring({ current, previous }), source: { kind: "memory" }, keys: { current, previous } };
   }
   const path = options.keyFile ?? DEFAULT_SECRETS_KEY_FILE;
   const { key, created } = keyFromFile(path);
-  return { secrets: new SecretKeyring({ current: key, previous }), source: { kind: "file", path, created }, keys: { current: key, previous } };
+  return {
+    secrets: new SecretKeyring({ current: key, previous }),
+    source: { kind: "file", path, created },
+    keys: { current: key, previous },
+  };
 }
 
 /** What the start banner says about the key when it is not configured; null when SECRETS_KEY is set. */
 export function secretsKeyNotice(source: SecretsKeySource, databaseUrl: string | undefined): string | null {
   if (source.kind === "environment") return null;
-  if (source.kind === "memory") return "SECRETS_KEY is not set: webhook signing secrets are sealed with a key of this process (the in-memory database goes with it).";
+  if (source.kind === "memory")
+    return "SECRETS_KEY is not set: webhook signing secrets are sealed with a key of this process (the in-memory database goes with it).";
   const where = `${source.created ? "a new key, written to" : "the key in"} ${source.path}`;
   const notice = `SECRETS_KEY is not set: webhook signing secrets are sealed with ${where}. Keep that file with the database: without it they cannot be opened.`;
   if (databaseUrl && isPostgresUrl(databaseUrl)) {

@@ -47,7 +47,10 @@ async function main(): Promise<void> {
   };
   // One policy for what the pages and the admin API accept and what deliveries reach (OUTBOUND_ALLOW_HOSTS: none by default).
   const outbound = config.outbound;
-  if (outbound.allowHosts?.length) consoleLogger.info("OUTBOUND_ALLOW_HOSTS: webhooks may reach these hosts although internal, over http too", { hosts: outbound.allowHosts });
+  if (outbound.allowHosts?.length)
+    consoleLogger.info("OUTBOUND_ALLOW_HOSTS: webhooks may reach these hosts although internal, over http too", {
+      hosts: outbound.allowHosts,
+    });
   const { queue: runQueue } = createNodeBackground({
     db: database.db,
     clock: systemClock,

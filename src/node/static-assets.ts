@@ -12,7 +12,9 @@ import { compress } from "hono/compress";
 
 export const PUBLIC_DIR = fileURLToPath(new URL("../../public", import.meta.url));
 
-export function withStaticAssets(fetchApp: (request: Request) => Response | Promise<Response>): (request: Request) => Response | Promise<Response> {
+export function withStaticAssets(
+  fetchApp: (request: Request) => Response | Promise<Response>,
+): (request: Request) => Response | Promise<Response> {
   const assets = new Hono();
   // The vendored API reference is 4 MiB of JavaScript, about 1 MiB gzipped.
   assets.use("/assets/*", compress());

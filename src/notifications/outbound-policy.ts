@@ -78,7 +78,8 @@ function ipv6Number(text: string): bigint | null {
   }
   const halves = rest.split("::");
   if (halves.length > 2) return null;
-  const groupsOf = (part: string) => (part === "" ? [] : part.split(":").map((group) => (/^[0-9a-f]{1,4}$/i.test(group) ? Number.parseInt(group, 16) : Number.NaN)));
+  const groupsOf = (part: string) =>
+    part === "" ? [] : part.split(":").map((group) => (/^[0-9a-f]{1,4}$/i.test(group) ? Number.parseInt(group, 16) : Number.NaN));
   const head = groupsOf(halves[0]!);
   const back = halves.length === 2 ? groupsOf(halves[1]!) : [];
   const missing = 8 - head.length - back.length - tail.length;
@@ -125,7 +126,10 @@ const inV6 = (value: bigint, [base, bits]: [string, number]) => value >> BigInt(
 
 /** An IP literal without brackets or zone, lowercase; null when the text is no IP address. */
 function addressOf(text: string): { v4: number } | { v6: bigint } | null {
-  const bare = text.replace(/^\[|\]$/g, "").replace(/%.*$/, "").toLowerCase();
+  const bare = text
+    .replace(/^\[|\]$/g, "")
+    .replace(/%.*$/, "")
+    .toLowerCase();
   const v4 = ipv4Number(bare);
   if (v4 !== null) return { v4 };
   const v6 = ipv6Number(bare);
@@ -152,7 +156,10 @@ const INTERNAL_NAMES = ["localhost", "local", "internal", "lan", "home", "corp",
 
 /** A host as URL parsing normalises it, without brackets or a trailing dot, lowercase. */
 function bareHost(hostname: string): string {
-  return hostname.replace(/^\[|\]$/g, "").replace(/\.+$/, "").toLowerCase();
+  return hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.+$/, "")
+    .toLowerCase();
 }
 
 type AllowEntry = { host: string; port: number | null };
@@ -176,7 +183,10 @@ function parseEntry(entry: string): AllowEntry | null {
  * parsing does (`127.1` is 127.0.0.1). Throws on an entry that is not one, so a typo fails the start.
  */
 export function parseAllowHosts(text: string | undefined): string[] {
-  const entries = (text ?? "").split(",").map((entry) => entry.trim()).filter(Boolean);
+  const entries = (text ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   return entries.map((entry) => {
     const parsed = parseEntry(entry);
     if (!parsed) throw new Error(`OUTBOUND_ALLOW_HOSTS: '${entry.slice(0, 80)}' is not a host or host:port (docs/outbound-policy.md).`);
@@ -276,15 +286,25 @@ export function parseLimit(name: string, text: string | undefined, fallback: num
   const trimmed = text?.trim() ?? "";
   if (trimmed === "") return fallback;
   const value = Number(trimmed);
-  if (!/^\d+$/.test(trimmed) || value < 1 || value > max) throw new Error(`${name} must be a whole number from 1 to ${max}; it is '${trimmed.slice(0, 40)}'.`);
+  if (!/^\d+$/.test(trimmed) || value < 1 || value > max)
+    throw new Error(`${name} must be a whole number from 1 to ${max}; it is '${trimmed.slice(0, 40)}'.`);
   return value;
 }
 
 /** The policy of an environment (Node's process.env, the Worker's bindings): allowances and caps. */
-export function outboundPolicyFrom(env: { OUTBOUND_ALLOW_HOSTS?: string; WEBHOOKS_PER_ORGANIZATION?: string; WEBHOOK_DELIVERIES_PER_MINUTE?: string }): OutboundPolicy {
+export function outboundPolicyFrom(env: {
+  OUTBOUND_ALLOW_HOSTS?: string;
+  WEBHOOKS_PER_ORGANIZATION?: string;
+  WEBHOOK_DELIVERIES_PER_MINUTE?: string;
+}): OutboundPolicy {
   return {
     allowHosts: parseAllowHosts(env.OUTBOUND_ALLOW_HOSTS),
-    webhooksPerOrganization: parseLimit("WEBHOOKS_PER_ORGANIZATION", env.WEBHOOKS_PER_ORGANIZATION, DEFAULT_WEBHOOKS_PER_ORGANIZATION, 1000),
+    webhooksPerOrganization: parseLimit(
+      "WEBHOOKS_PER_ORGANIZATION",
+      env.WEBHOOKS_PER_ORGANIZATION,
+      DEFAULT_WEBHOOKS_PER_ORGANIZATION,
+      1000,
+    ),
     deliveriesPerMinute: parseLimit("WEBHOOK_DELIVERIES_PER_MINUTE", env.WEBHOOK_DELIVERIES_PER_MINUTE, DEFAULT_DELIVERIES_PER_MINUTE),
   };
 }

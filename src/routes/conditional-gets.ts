@@ -77,7 +77,10 @@ export function declareConditionalGets(paths: Record<string, Record<string, unkn
     description: "Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md).",
     schema: { type: "string" },
   };
-  const cacheControl = { description: "`private, no-cache`: a client may keep the answer, and revalidates it before each use.", schema: { type: "string" } };
+  const cacheControl = {
+    description: "`private, no-cache`: a client may keep the answer, and revalidates it before each use.",
+    schema: { type: "string" },
+  };
   for (const [path, item] of Object.entries(paths)) {
     const get = item.get as Operation | undefined;
     if (!get || !isConditionalPath(path)) continue;
@@ -97,7 +100,8 @@ export function declareConditionalGets(paths: Record<string, Record<string, unkn
     get.responses = {
       ...get.responses,
       "304": {
-        description: "Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers.",
+        description:
+          "Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers.",
         headers: { ETag: etagHeader, "Cache-Control": cacheControl, ...rateLimitHeaders },
       },
     };

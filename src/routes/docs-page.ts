@@ -25,7 +25,8 @@ const CONFIGURATION = {
   proxyUrl: "",
   theme: "default",
   // The system's fonts, named outright since Scalar's own (Inter) are not loaded.
-  customCss: ":root { --scalar-font: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; --scalar-font-code: ui-monospace, 'SFMono-Regular', Menlo, Consolas, monospace; }",
+  customCss:
+    ":root { --scalar-font: system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif; --scalar-font-code: ui-monospace, 'SFMono-Regular', Menlo, Consolas, monospace; }",
   metaData: { title: "CI Test Analytics API reference" },
 };
 

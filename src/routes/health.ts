@@ -27,7 +27,9 @@ export function createHealthRoutes() {
       await Promise.race([c.env.db.execute(sql`select 1`), timeout]);
     } catch (error) {
       c.env.logger.error("readiness check failed", { requestId: c.get("requestId"), error: describeError(error) });
-      throw new ApiError("service_unavailable", "The service is not ready: its database is unreachable. Retry shortly.", { headers: { "Retry-After": "1" } });
+      throw new ApiError("service_unavailable", "The service is not ready: its database is unreachable. Retry shortly.", {
+        headers: { "Retry-After": "1" },
+      });
     } finally {
       clearTimeout(timer);
     }

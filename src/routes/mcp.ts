@@ -28,7 +28,10 @@ function readMessage(text: string): unknown {
     throw new ApiError("invalid_request", "The request body is not valid JSON: send one JSON-RPC message.");
   }
   if (Array.isArray(message)) {
-    throw new ApiError("invalid_request", "JSON-RPC batches are not accepted: send one message per request (each request, and so each tool call, is one request of the rate limit).");
+    throw new ApiError(
+      "invalid_request",
+      "JSON-RPC batches are not accepted: send one message per request (each request, and so each tool call, is one request of the rate limit).",
+    );
   }
   return message;
 }
@@ -55,7 +58,11 @@ export function createMcpApi(config: AppConfig, parts: McpParts) {
 
   // No server-to-client stream (GET) and no session to end (DELETE) in stateless mode.
   api.all("/", () => {
-    throw new ApiError("method_not_allowed", "This path supports POST only: this MCP server is stateless (no SSE stream, no session to delete).", { headers: { Allow: "POST" } });
+    throw new ApiError(
+      "method_not_allowed",
+      "This path supports POST only: this MCP server is stateless (no SSE stream, no session to delete).",
+      { headers: { Allow: "POST" } },
+    );
   });
   return api;
 }

@@ -16,7 +16,10 @@ type Status = keyof typeof DESCRIPTIONS;
 
 export const rateLimitHeaders = {
   RateLimit: { description: 'Remaining quota: `"default";r=<remaining>;t=<seconds>`.', schema: { type: "string" as const } },
-  "RateLimit-Policy": { description: '`"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key.', schema: { type: "string" as const } },
+  "RateLimit-Policy": {
+    description: '`"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key.',
+    schema: { type: "string" as const },
+  },
 };
 
 /** Error responses for an operation, each described with the error envelope's schema. */
@@ -28,7 +31,12 @@ export function errorResponses(...statuses: Status[]) {
         description: DESCRIPTIONS[status],
         content: { "application/json": { schema: ErrorEnvelopeSchema } },
         ...(status === 429
-          ? { headers: { ...rateLimitHeaders, "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } } } }
+          ? {
+              headers: {
+                ...rateLimitHeaders,
+                "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } },
+              },
+            }
           : status === 503
             ? { headers: { "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } } } }
             : {}),

@@ -74,7 +74,9 @@ export const ProjectSchema = z
     name: z.string(),
     description: z.string().nullable(),
     test_runs_count: z.number().int().openapi({ description: "Total runs ever recorded, including runs that failed to process." }),
-    latest_result: RunResultSchema.nullable().openapi({ description: "Result of the most recent processed run; null until a run finishes processing." }),
+    latest_result: RunResultSchema.nullable().openapi({
+      description: "Result of the most recent processed run; null until a run finishes processing.",
+    }),
     last_test_run_at: nullableTimestamp("When the most recent run arrived."),
     tests_count: z.number().int().openapi({ description: "Distinct tests seen in the project's runs (GET /projects/{id}/tests)." }),
     flaky_tests_count: z.number().int().openapi({ description: "Tests whose health is `flaky` now." }),
@@ -141,7 +143,10 @@ export const TestSuiteSchema = z
     parent_number: z.number().int().nullable().openapi({ description: "The enclosing suite's number; null for a top-level suite." }),
     name: z.string(),
     duration_ms: z.number().int().nullable().openapi({ description: "As reported (JUnit `time`); null when the report gave none." }),
-    tests_count: z.number().int().openapi({ description: `Cases in this suite and its nested suites. ${countsDescription}` }),
+    tests_count: z
+      .number()
+      .int()
+      .openapi({ description: `Cases in this suite and its nested suites. ${countsDescription}` }),
     passed_count: z.number().int(),
     failed_count: z.number().int(),
     errored_count: z.number().int(),
@@ -173,16 +178,20 @@ export const TestCaseSchema = z
     duration_ms: z.number().int().nullable(),
     failure_type: z.string().nullable(),
     failure_message: z.string().nullable().openapi({
-      description: "The `message` attribute of the JUnit `<failure>` or `<error>`, else its text. Capped at 4,096 characters. Uploaded test output: escape it before rendering.",
+      description:
+        "The `message` attribute of the JUnit `<failure>` or `<error>`, else its text. Capped at 4,096 characters. Uploaded test output: escape it before rendering.",
     }),
     failure_text: z.string().nullable().openapi({
       description:
         "The full text of the `<failure>` or `<error>` (usually the stack trace), kept even when a `message` attribute gave `failure_message`; null when the report gave none (passed and skipped cases, runs stored before the field existed). Capped at 4,096 characters. Uploaded test output: escape it before rendering.",
     }),
     attempts: z.array(TestCaseAttemptSchema).openapi({
-      description: "Earlier tries of the same test in this run, oldest first (at most 20). A failure then a pass on retry is status `passed` with the failed attempt here.",
+      description:
+        "Earlier tries of the same test in this run, oldest first (at most 20). A failure then a pass on retry is status `passed` with the failed attempt here.",
     }),
-    quarantined: z.boolean().openapi({ description: "Whether the case's test was quarantined when the run was processed (kept as it was then; docs/quarantine.md)." }),
+    quarantined: z.boolean().openapi({
+      description: "Whether the case's test was quarantined when the run was processed (kept as it was then; docs/quarantine.md).",
+    }),
     system_out: z.string().nullable().openapi({ description: "The first 4,096 characters of the case's output." }),
     system_err: z.string().nullable().openapi({ description: "The first 4,096 characters of the case's error output." }),
     url: z.string().url(),
@@ -226,17 +235,23 @@ export const UNKNOWN_QUERY_PARAMETERS_NOTE =
 export const listDescription = (text?: string) => (text ? `${text}\n\n${UNKNOWN_QUERY_PARAMETERS_NOTE}` : UNKNOWN_QUERY_PARAMETERS_NOTE);
 
 export const PageQuerySchema = z.object({
-  limit: z.string().optional().openapi({
-    param: { name: "limit", in: "query" },
-    type: "integer",
-    minimum: 1,
-    default: 25,
-    description: "Page size: default 25, maximum 100 (larger values are capped); below 1 or not an integer → 400.",
-  } as object),
-  cursor: z.string().optional().openapi({
-    param: { name: "cursor", in: "query" },
-    description: "next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it.",
-  }),
+  limit: z
+    .string()
+    .optional()
+    .openapi({
+      param: { name: "limit", in: "query" },
+      type: "integer",
+      minimum: 1,
+      default: 25,
+      description: "Page size: default 25, maximum 100 (larger values are capped); below 1 or not an integer → 400.",
+    } as object),
+  cursor: z
+    .string()
+    .optional()
+    .openapi({
+      param: { name: "cursor", in: "query" },
+      description: "next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it.",
+    }),
 });
 
 export const AlertsQuerySchema = PageQuerySchema.extend({
@@ -247,7 +262,10 @@ export const AlertsQuerySchema = PageQuerySchema.extend({
       param: { name: "status", in: "query" },
       description: "active (default): active and not snoozed; snoozed: active and snoozed; inactive: not active; all.",
     }),
-  project_id: z.string().optional().openapi({ param: { name: "project_id", in: "query" }, description: "Only this project's alerts; unknown → 404." }),
+  project_id: z
+    .string()
+    .optional()
+    .openapi({ param: { name: "project_id", in: "query" }, description: "Only this project's alerts; unknown → 404." }),
   alert_type: z
     .enum(ALERT_TYPES, { error: `must be one of ${ALERT_TYPES.join(", ")}` })
     .optional()
@@ -261,7 +279,12 @@ const enumFilter = <const T extends readonly [string, ...string[]]>(values: T, n
     .openapi({ param: { name, in: "query" }, description });
 
 export const TestRunsQuerySchema = PageQuerySchema.extend({
-  branch: z.string().max(255).refine((value) => !value.includes("\u0000"), "must not contain NUL characters").optional().openapi({ param: { name: "branch", in: "query" }, description: "Only runs of this branch (exact match)." }),
+  branch: z
+    .string()
+    .max(255)
+    .refine((value) => !value.includes("\u0000"), "must not contain NUL characters")
+    .optional()
+    .openapi({ param: { name: "branch", in: "query" }, description: "Only runs of this branch (exact match)." }),
   result: enumFilter(RUN_RESULTS, "result", "Only processed runs with this result."),
   status: enumFilter(RUN_STATUSES, "status", "Only runs in this processing state."),
 });
@@ -296,16 +319,21 @@ export const ProjectPatchSchema = z
     name: displayNameSchema().optional().openapi({ description: "Non-blank display name.", example: "Checkout service" }),
     description: freeTextSchema().nullable().optional().openapi({ description: "Free-form; an empty string (or null) clears it." }),
   })
-  .openapi("ProjectUpdate", { description: "Only name and description can change. Unknown fields are ignored; a body with neither is a 400." });
+  .openapi("ProjectUpdate", {
+    description: "Only name and description can change. Unknown fields are ignored; a body with neither is a 400.",
+  });
 
 export const SnoozeBodySchema = z
   .object({
-    duration: z.enum(SNOOZE_DURATION_NAMES, { error: `must be one of ${SNOOZE_DURATION_NAMES.join(", ")}` }).openapi({ description: "How long to suppress notifications." }),
+    duration: z
+      .enum(SNOOZE_DURATION_NAMES, { error: `must be one of ${SNOOZE_DURATION_NAMES.join(", ")}` })
+      .openapi({ description: "How long to suppress notifications." }),
   })
   .openapi("SnoozeRequest");
 
 export const TestHealthSchema = z.enum(TEST_HEALTHS).openapi("TestHealth", {
-  description: "`flaky`: passed and failed on the same code; `broken`: failing consistently on the default branch; otherwise `healthy` (docs/tests.md).",
+  description:
+    "`flaky`: passed and failed on the same code; `broken`: failing consistently on the default branch; otherwise `healthy` (docs/tests.md).",
 });
 
 const TestRunSummarySchema = z
@@ -354,17 +382,30 @@ export const TestSchema = z
     failure_rate: rate("Failed or errored executions / executions in the window; null while the window is empty."),
     flip_rate: rate("Changes between passing and failing / (executions − 1) in the window; null below two executions."),
     impact: z.number().int().openapi({ description: "Executions in the window that failed or errored." }),
-    duration_p50_ms: z.number().int().nullable().openapi({ description: "Median duration over the window: a streaming log-normal estimate (docs/tests.md), exact mean of ln(1 + ms) over the first 50 durations, then exponentially weighted (1/50)." }),
-    duration_p95_ms: z.number().int().nullable().openapi({ description: "95th percentile duration over the window, from the same log-normal estimate: e^(mean + 1.645·sd) − 1 of ln(1 + ms). Can exceed the slowest execution seen." }),
+    duration_p50_ms: z.number().int().nullable().openapi({
+      description:
+        "Median duration over the window: a streaming log-normal estimate (docs/tests.md), exact mean of ln(1 + ms) over the first 50 durations, then exponentially weighted (1/50).",
+    }),
+    duration_p95_ms: z.number().int().nullable().openapi({
+      description:
+        "95th percentile duration over the window, from the same log-normal estimate: e^(mean + 1.645·sd) − 1 of ln(1 + ms). Can exceed the slowest execution seen.",
+    }),
     window: z
       .object({
         executions: z.number().int().openapi({ description: "Executions the rates cover (skipped ones are not in the window)." }),
         max_executions: z.number().int().openapi({ description: "The window's size: the last 50 executions." }),
-        branch: z.string().nullable().openapi({ description: "The project's default branch; null: `main`, `master` and runs without a branch." }),
+        branch: z
+          .string()
+          .nullable()
+          .openapi({ description: "The project's default branch; null: `main`, `master` and runs without a branch." }),
       })
       .openapi({ description: "What the rates, impact and durations cover: the last executions on the project's default branch." }),
-    quarantined: z.boolean().openapi({ description: "Whether a quarantine is in force now (derived from its `expires_at`: an expired quarantine reads as false)." }),
-    quarantine: QuarantineSchema.nullable().openapi({ description: "The quarantine in force; null when the test is not quarantined (never, unquarantined or expired)." }),
+    quarantined: z.boolean().openapi({
+      description: "Whether a quarantine is in force now (derived from its `expires_at`: an expired quarantine reads as false).",
+    }),
+    quarantine: QuarantineSchema.nullable().openapi({
+      description: "The quarantine in force; null when the test is not quarantined (never, unquarantined or expired).",
+    }),
     url: z.string().url().openapi({ description: "The test's page in the web app." }),
   })
   .openapi("Test");
@@ -391,15 +432,27 @@ export const TestsQuerySchema = PageQuerySchema.extend({
     .refine((value) => !value.includes("\u0000"), "must not contain NUL characters")
     .optional()
     .openapi({ param: { name: "q", in: "query" }, description: "Case-insensitive substring of the name, classname or file." }),
-  sort: enumFilter(TEST_SORTS, "sort", "`impact` (default), `failure_rate`, `duration` (p95), `last_failed`: descending; `name`: ascending. Ties by id."),
-  quarantined: enumFilter(QUARANTINED_FILTER_VALUES, "quarantined", "`true`: only tests quarantined now; `false`: only tests that are not (expired quarantines included). Absent: every test."),
+  sort: enumFilter(
+    TEST_SORTS,
+    "sort",
+    "`impact` (default), `failure_rate`, `duration` (p95), `last_failed`: descending; `name`: ascending. Ties by id.",
+  ),
+  quarantined: enumFilter(
+    QUARANTINED_FILTER_VALUES,
+    "quarantined",
+    "`true`: only tests quarantined now; `false`: only tests that are not (expired quarantines included). Absent: every test.",
+  ),
   owner: z
     .string()
     .min(1)
     .max(255)
     .refine((value) => !value.includes("\u0000"), "must not contain NUL characters")
     .optional()
-    .openapi({ param: { name: "owner", in: "query" }, description: "Only tests with this owner among their `owners` (from CODEOWNERS): exact, case-sensitive, e.g. `@acme/checkout`.", example: "@acme/checkout" }),
+    .openapi({
+      param: { name: "owner", in: "query" },
+      description: "Only tests with this owner among their `owners` (from CODEOWNERS): exact, case-sensitive, e.g. `@acme/checkout`.",
+      example: "@acme/checkout",
+    }),
 });
 
 const OWNER_PATTERN = /^(?:[^\s@]+@[^\s@]+\.[^\s@]+|@[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9][A-Za-z0-9._-]*)$/;
@@ -422,10 +475,14 @@ const presence = (value: unknown) => value !== undefined && value !== null;
  */
 export const QuarantineBodySchema = z
   .object({
-    reason: displayNameSchema(1_000).openapi({ description: "Why the test is quarantined: non-blank, at most 1,000 characters.", example: "Times out on the ARM runners" }),
-    expires_at: isoDateTimeWithZone("must be an ISO 8601 date-time with a time zone, e.g. 2026-12-01T00:00:00Z")
-      .nullish()
-      .openapi({ description: "When the quarantine ends: in the future, at most 90 days ahead. Give this or `duration`.", example: "2026-12-01T00:00:00Z" }),
+    reason: displayNameSchema(1_000).openapi({
+      description: "Why the test is quarantined: non-blank, at most 1,000 characters.",
+      example: "Times out on the ARM runners",
+    }),
+    expires_at: isoDateTimeWithZone("must be an ISO 8601 date-time with a time zone, e.g. 2026-12-01T00:00:00Z").nullish().openapi({
+      description: "When the quarantine ends: in the future, at most 90 days ahead. Give this or `duration`.",
+      example: "2026-12-01T00:00:00Z",
+    }),
     duration: z
       .enum(QUARANTINE_DURATION_NAMES, { error: `must be one of ${QUARANTINE_DURATION_NAMES.join(", ")}` })
       .nullish()
@@ -448,12 +505,14 @@ export const QuarantineBodySchema = z
       path: ["duration"],
       message: `is required unless expires_at is given: one of ${QUARANTINE_DURATION_NAMES.join(", ")}`,
       // Also when other fields were rejected (every detail in one answer), but not a second detail on an invalid duration.
-      when: (payload) => typeof payload.value === "object" && payload.value !== null && !payload.issues.some((issue) => issue.path?.[0] === "duration"),
+      when: (payload) =>
+        typeof payload.value === "object" && payload.value !== null && !payload.issues.some((issue) => issue.path?.[0] === "duration"),
     }),
     z.refine((body: { expires_at?: unknown; duration?: unknown }) => !(presence(body.duration) && presence(body.expires_at)), {
       path: ["duration"],
       message: "can't be given with expires_at: give one of the two",
-      when: (payload) => typeof payload.value === "object" && payload.value !== null && !payload.issues.some((issue) => issue.path?.[0] === "duration"),
+      when: (payload) =>
+        typeof payload.value === "object" && payload.value !== null && !payload.issues.some((issue) => issue.path?.[0] === "duration"),
     }),
   )
   .openapi("QuarantineRequest", { description: "`reason` and exactly one of `expires_at` and `duration`; `null` counts as absent." });
@@ -463,7 +522,10 @@ export const QuarantinedTestForCiSchema = z
     test_id: z.string().uuid().openapi({ description: "The test (GET /api/v1/tests/{id})." }),
     classname: z.string().nullable(),
     name: z.string(),
-    file: z.string().nullable().openapi({ description: "Stands in for the classname when the report gave none (the test's identity: docs/tests.md)." }),
+    file: z
+      .string()
+      .nullable()
+      .openapi({ description: "Stands in for the classname when the report gave none (the test's identity: docs/tests.md)." }),
     reason: z.string(),
     expires_at: timestamp("When the quarantine ends by itself."),
   })
@@ -495,7 +557,9 @@ export const TestExecutionsQuerySchema = PageQuerySchema.extend({
 
 export const FailureGroupSchema = z
   .object({
-    signature: z.string().openapi({ description: "Hash of the failure's type, normalized message and first frames (docs/failure-groups.md)." }),
+    signature: z
+      .string()
+      .openapi({ description: "Hash of the failure's type, normalized message and first frames (docs/failure-groups.md)." }),
     message: z.string().openapi({ description: "The normalized message (first line): volatile parts masked." }),
     occurrences: z.number().int().openapi({ description: "Failed or errored cases with this signature." }),
     tests_count: z.number().int().openapi({ description: "Distinct tests that failed this way (1 in a test's own groups)." }),

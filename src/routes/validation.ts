@@ -17,5 +17,9 @@ export const validationHook: Hook<any, any, any, any> = (result) => {
     if (issues.some((issue) => issue.path.length === 0)) throw new ApiError("invalid_request", "The request body must be a JSON object.");
     throw validationFailed(details);
   }
-  throw new ApiError("invalid_request", `Invalid ${result.target} parameter: ${details.map((d) => `${d.field} ${d.message}`).join("; ")}.`, { details });
+  throw new ApiError(
+    "invalid_request",
+    `Invalid ${result.target} parameter: ${details.map((d) => `${d.field} ${d.message}`).join("; ")}.`,
+    { details },
+  );
 };

@@ -183,7 +183,12 @@ export async function seedDemoOrganization(deps: ServiceDeps & { secrets: Secret
     secrets: deps.secrets,
   });
   // Its answers are read for run numbers only: the base of their URLs does not matter.
-  const app = createApp({ cursorSecret: "demo-seeding-app-serves-no-listings", publicBaseUrl: deps.webAppUrl, webAppUrl: deps.webAppUrl, secrets: deps.secrets });
+  const app = createApp({
+    cursorSecret: "demo-seeding-app-serves-no-listings",
+    publicBaseUrl: deps.webAppUrl,
+    webAppUrl: deps.webAppUrl,
+    secrets: deps.secrets,
+  });
   const requestDeps: RequestDeps = {
     db: deps.db,
     clock,
@@ -202,7 +207,10 @@ export async function seedDemoOrganization(deps: ServiceDeps & { secrets: Secret
     for (const [index, spec] of DEMO_PROJECTS.entries()) {
       const runs = histories[index]!;
       clock.set(Date.parse(runs[0]!.created_at) - 2 * 86_400_000);
-      const { project, upload_token: uploadToken } = await createProject(seeding, organizationId, { name: spec.name, description: spec.description });
+      const { project, upload_token: uploadToken } = await createProject(seeding, organizationId, {
+        name: spec.name,
+        description: spec.description,
+      });
       projectIds.push(project.id);
 
       // Each upload arrives at its run's time, from a CI build with a number and a link.

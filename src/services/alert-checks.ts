@@ -41,9 +41,17 @@ export type AlertChecksDeps = { db: Database; clock: Clock; logger: Logger; chec
 /** A recorded trip, for notification delivery after the transaction commits. */
 export type RecordedTrip = { alertId: string; alertType: AlertType; eventId: number; snoozed: boolean };
 
-
 /** A case of the run as the checks read it (json_build_array, in key order, then the cases' order). */
-type CaseJson = [testId: string, suite: string, classname: string | null, name: string, status: CaseStatus, attempts: { status: CaseStatus }[] | null, durationMs: number | null, quarantined: boolean];
+type CaseJson = [
+  testId: string,
+  suite: string,
+  classname: string | null,
+  name: string,
+  status: CaseStatus,
+  attempts: { status: CaseStatus }[] | null,
+  durationMs: number | null,
+  quarantined: boolean,
+];
 
 /** A case without attempts: one shared empty list (the checks never change a test's attempts). */
 const NO_ATTEMPTS = Object.freeze([]) as unknown as CaseStatus[];
@@ -72,7 +80,13 @@ function runHeaderOf(run: TestRunRow, defaultBranch: string | null): RunHeader {
     createdAt: run.createdAt,
     durationMs: run.durationMs,
     onDefaultBranch: isDefaultBranch(run.branch, defaultBranch),
-    counts: { tests: run.testsCount, passed: run.passedCount, failed: run.failedCount, errored: run.erroredCount, skipped: run.skippedCount },
+    counts: {
+      tests: run.testsCount,
+      passed: run.passedCount,
+      failed: run.failedCount,
+      errored: run.erroredCount,
+      skipped: run.skippedCount,
+    },
   };
 }
 
@@ -98,7 +112,8 @@ function runTestsOf(cases: readonly CaseJson[]): RunTest[] {
   }));
 }
 
-const parsedJson = <T>(value: unknown, empty: T): T => (value === null || value === undefined ? empty : typeof value === "string" ? (JSON.parse(value) as T) : (value as T));
+const parsedJson = <T>(value: unknown, empty: T): T =>
+  value === null || value === undefined ? empty : typeof value === "string" ? (JSON.parse(value) as T) : (value as T);
 
 /** The checks' entries of a test (tests.check_state: one entry per detector version). */
 type CheckState = Record<string, unknown>;
@@ -123,11 +138,20 @@ type ChecksRead = {
  * wrote is seen although this statement's snapshot was taken before the lock). A small run's
  * cases and entries come with it; a large run's (`withTests` false) are read later in chunks.
  */
-async function readForChecks(tx: Database, deps: Pick<AlertChecksDeps, "checks">, run: TestRunRow, now: Date, withTests: boolean): Promise<ChecksRead> {
-  const initial = JSON.stringify(Object.entries(deps.checks).map(([type, check]) => ({ t: type, s: check.initialState(), v: check.version })));
+async function readForChecks(
+  tx: Database,
+  deps: Pick<AlertChecksDeps, "checks">,
+  run: TestRunRow,
+  now: Date,
+  withTests: boolean,
+): Promise<ChecksRead> {
+  const initial = JSON.stringify(
+    Object.entries(deps.checks).map(([type, check]) => ({ t: type, s: check.initialState(), v: check.version })),
+  );
   // Inlined (no parameters): the transaction's BEGIN goes in the same message (src/db/transaction-boundaries.ts).
   const [row] = await rowsOf<{ project: unknown; checked: unknown; cases: unknown; entries: unknown }>(
-    tx.execute(inlined(sql`
+    tx.execute(
+      inlined(sql`
       with locked as (select ${projectTestsLock(sql`${run.projectId}`)} is null as l),
       project as (select id, default_branch from ${projects} where id = ${run.projectId}::uuid),
       checked as (select * from ${alerts} a where a.project_id = ${run.projectId}::uuid and (a.active or a.alert_type = 'test_flakiness')),
@@ -152,7 +176,8 @@ async function readForChecks(tx: Database, deps: Pick<AlertChecksDeps, "checks">
             ? sql`(select json_agg(json_build_array(c.test_id, c.suite, c.classname, c.name, c.status, c.attempts, c.duration_ms, c.quarantined) order by c.id) from cases c) as cases,
         (select json_agg(json_build_array(e.id, e.check_state, e.owners)) from entries e) as entries`
             : sql`null::json as cases, (select count(*) from entries) as entries`
-        }`)),
+        }`),
+    ),
   );
   const project = parsedJson<{ id: string; default_branch: string | null } | null>(row?.project, null);
   const checked = parsedJson<{ alert: Record<string, unknown>; stored: Record<string, unknown> }[]>(row?.checked, []);
@@ -223,11 +248,32 @@ function heldRunTests(read: ChecksRead): RunTestsSource {
  * nothing, and each test's entries are written in the second pass after its chunk was read).
  */
 function cursorRunTests(tx: Database, run: TestRunRow, chunkCases: number): RunTestsSource {
-  type Row = { test_id: string; suite: string; classname: string | null; name: string; status: CaseStatus; attempts: { status: CaseStatus }[] | string | null; duration_ms: number | null; quarantined: boolean; check_state: CheckState | string | null };
+  type Row = {
+    test_id: string;
+    suite: string;
+    classname: string | null;
+    name: string;
+    status: CaseStatus;
+    attempts: { status: CaseStatus }[] | string | null;
+    duration_ms: number | null;
+    quarantined: boolean;
+    check_state: CheckState | string | null;
+  };
   const chunkOf = (rows: Row[]): Chunk => {
     const entries = new Map<string, CheckState>();
-    for (const row of rows) if (row.check_state !== null && !entries.has(row.test_id)) entries.set(row.test_id, typeof row.check_state === "string" ? (JSON.parse(row.check_state) as CheckState) : row.check_state);
-    const cases = rows.map((row): CaseJson => [row.test_id, row.suite, row.classname, row.name, row.status, typeof row.attempts === "string" ? (JSON.parse(row.attempts) as { status: CaseStatus }[]) : row.attempts, row.duration_ms === null ? null : Number(row.duration_ms), row.quarantined]);
+    for (const row of rows)
+      if (row.check_state !== null && !entries.has(row.test_id))
+        entries.set(row.test_id, typeof row.check_state === "string" ? (JSON.parse(row.check_state) as CheckState) : row.check_state);
+    const cases = rows.map((row): CaseJson => [
+      row.test_id,
+      row.suite,
+      row.classname,
+      row.name,
+      row.status,
+      typeof row.attempts === "string" ? (JSON.parse(row.attempts) as { status: CaseStatus }[]) : row.attempts,
+      row.duration_ms === null ? null : Number(row.duration_ms),
+      row.quarantined,
+    ]);
     return { tests: runTestsOf(cases), entries };
   };
   return {
@@ -316,7 +362,8 @@ function withTestId(metadata: Record<string, unknown>, named: ReadonlyMap<string
 /** The test ids events name (test_key), for RunTestsSource.named. */
 function namedKeys(events: readonly CheckEvent[]): string[] {
   const keys = new Set<string>();
-  for (const event of events) if (typeof event.metadata.test_key === "string" && isUuid(event.metadata.test_key)) keys.add(event.metadata.test_key);
+  for (const event of events)
+    if (typeof event.metadata.test_key === "string" && isUuid(event.metadata.test_key)) keys.add(event.metadata.test_key);
   return [...keys];
 }
 
@@ -394,7 +441,12 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow, opt
       passes.push({ alert, check, pass: check.start(state, header) });
     }
     if (converted.size > 0) {
-      await tx.execute(checkStatesUpdate([...converted].map(([id, s]) => ({ id, s })), "merge"));
+      await tx.execute(
+        checkStatesUpdate(
+          [...converted].map(([id, s]) => ({ id, s })),
+          "merge",
+        ),
+      );
       for (const [id, entries] of converted) if (read.entries.has(id)) read.entries.set(id, { ...read.entries.get(id), ...entries });
     }
     const source = large ? cursorRunTests(tx, run, Math.max(1, Math.floor(options.chunkCases ?? CHECK_CHUNK_CASES))) : heldRunTests(read);
@@ -420,7 +472,8 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow, opt
         const changed = pass.write(chunk.tests, entriesOf(chunk, check.version));
         for (const [key, entry] of changed) written.set(key, { ...written.get(key), [check.version]: entry });
         if (alert.alertType === "test_flakiness") {
-          for (const { key, rule } of flaggedInRun(changed as Map<string, FlakinessTestState>, run.number)) flagged.push({ testId: key, reason: `the flakiness check flagged it (${rule})` });
+          for (const { key, rule } of flaggedInRun(changed as Map<string, FlakinessTestState>, run.number))
+            flagged.push({ testId: key, reason: `the flakiness check flagged it (${rule})` });
         }
       }
       // A written test gets its whole check_state rewritten: entries of detector versions no check has any more are dropped.
@@ -437,8 +490,17 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow, opt
     // are still filtered by the cases' quarantine as the run was processed, so a test this run
     // quarantines keeps its event of this run.
     for (let at = 0; at < flagged.length; at += MARK_FLAKY_BATCH) {
-      const changes = await markTestsFlaky(tx, { id: run.id, projectId: project.id, createdAt: run.createdAt }, flagged.slice(at, at + MARK_FLAKY_BATCH));
-      await followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId: project.id, processedAt: run.processedAt ?? now }, changes);
+      const changes = await markTestsFlaky(
+        tx,
+        { id: run.id, projectId: project.id, createdAt: run.createdAt },
+        flagged.slice(at, at + MARK_FLAKY_BATCH),
+      );
+      await followHealthChanges(
+        tx,
+        deps,
+        { id: run.id, number: run.number, projectId: project.id, processedAt: run.processedAt ?? now },
+        changes,
+      );
     }
 
     const finished = passes.map(({ alert, check, pass }) => ({ alert, check, ...pass.finish() }));
@@ -451,10 +513,14 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow, opt
       const withIds = tripped.map((event) => withTestId(event.metadata, named));
       // A quarantined test's flakiness is known already: its health still follows the check (above),
       // but no event is recorded (nor notified) for it while it is quarantined.
-      const recorded = alert.alertType === "test_flakiness" ? withIds.filter((metadata) => !(typeof metadata.test_id === "string" && named.get(metadata.test_id)?.quarantined)) : withIds;
+      const recorded =
+        alert.alertType === "test_flakiness"
+          ? withIds.filter((metadata) => !(typeof metadata.test_id === "string" && named.get(metadata.test_id)?.quarantined))
+          : withIds;
       if (recorded.length === 0) continue;
       const kept = recorded.slice(0, MAX_EVENTS_PER_CHECK).map((metadata) => boundedMetadata(metadata));
-      if (recorded.length > MAX_EVENTS_PER_CHECK) kept[kept.length - 1] = { ...kept.at(-1), more_trips_in_run: recorded.length - MAX_EVENTS_PER_CHECK };
+      if (recorded.length > MAX_EVENTS_PER_CHECK)
+        kept[kept.length - 1] = { ...kept.at(-1), more_trips_in_run: recorded.length - MAX_EVENTS_PER_CHECK };
       for (const metadata of kept) events.push({ a: alert.id, m: metadata });
     }
     const inserted = await writeChecks(tx, { project: project.id, run, now }, states, events, source.pending);

@@ -59,7 +59,13 @@ export async function listAlertEvents(scope: OrgScope, request: ListRequest<Aler
 /** The events a run tripped (newest first), each with its alert's id, type and project: what the run's page lists. */
 export async function listRunAlertEvents(scope: OrgScope, runId: number) {
   return scope.db
-    .select({ id: alertEvents.id, alertId: alerts.id, alertType: alerts.alertType, metadata: alertEvents.metadata, triggeredAt: alertEvents.triggeredAt })
+    .select({
+      id: alertEvents.id,
+      alertId: alerts.id,
+      alertType: alerts.alertType,
+      metadata: alertEvents.metadata,
+      triggeredAt: alertEvents.triggeredAt,
+    })
     .from(alertEvents)
     .innerJoin(alerts, eq(alerts.id, alertEvents.alertId))
     .where(and(eq(alertEvents.testRunId, runId), eq(alerts.organizationId, scope.organizationId)))

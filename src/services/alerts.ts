@@ -10,7 +10,6 @@ import { presentAlert } from "./presenters";
 import { findProjectRow } from "./projects";
 import { selectWithDataVersion } from "./data-versions";
 
-
 export type AlertObject = ReturnType<typeof presentAlert>;
 /** As in the query string; `status` defaults to `active`. */
 export type AlertFilters = { status: AlertStatus; project_id: string | null; alert_type: AlertType | null };
@@ -127,7 +126,6 @@ export function enableAlert(scope: OrgScope, alertId: string): Promise<AlertObje
 export function disableAlert(scope: OrgScope, alertId: string): Promise<AlertObject> {
   return transition(scope, alertId, { active: false }, eq(alerts.active, true));
 }
-
 
 /** Names of the organization's projects among `ids`: the alerts page names each alert's project. */
 export async function alertProjectNames(scope: OrgScope, ids: readonly string[]): Promise<Map<string, string>> {

@@ -75,7 +75,10 @@ export function backgroundWork(deps: BackgroundDeps): BackgroundWork {
     payloadStore: deps.payloadStore,
     afterRunProcessed: async (run) => {
       try {
-        const trips = await runAlertChecks({ db: deps.db, clock: deps.clock, logger: deps.logger, checks: deps.checks, webAppUrl: deps.webAppUrl }, run);
+        const trips = await runAlertChecks(
+          { db: deps.db, clock: deps.clock, logger: deps.logger, checks: deps.checks, webAppUrl: deps.webAppUrl },
+          run,
+        );
         await planNotifications(notifications, run, trips);
       } finally {
         // The test events planned by the run's processing and its checks, both committed by now

@@ -85,7 +85,10 @@ export async function putCodeowners(deps: Pick<ServiceDeps, "db" | "clock">, pro
       })
       .returning({ updatedAt: projectCodeowners.updatedAt });
     if (!written) {
-      const [kept] = await tx.select({ updatedAt: projectCodeowners.updatedAt }).from(projectCodeowners).where(eq(projectCodeowners.projectId, projectId));
+      const [kept] = await tx
+        .select({ updatedAt: projectCodeowners.updatedAt })
+        .from(projectCodeowners)
+        .where(eq(projectCodeowners.projectId, projectId));
       return { changed: false, updatedAt: kept!.updatedAt, counts: await ownerCounts(tx, projectId) };
     }
     const owned = await ownersOfFiles(matcher, await distinctFiles(tx, projectId));

@@ -57,7 +57,8 @@ export type DurationHistogram = Record<string, number>;
 
 export function mergeHistograms(histograms: readonly DurationHistogram[]): DurationHistogram {
   const merged: DurationHistogram = {};
-  for (const histogram of histograms) for (const [bucket, count] of Object.entries(histogram)) merged[bucket] = (merged[bucket] ?? 0) + count;
+  for (const histogram of histograms)
+    for (const [bucket, count] of Object.entries(histogram)) merged[bucket] = (merged[bucket] ?? 0) + count;
   return merged;
 }
 
@@ -81,7 +82,8 @@ export function histogramPercentile(histogram: DurationHistogram, fraction: numb
 /** `2026-11-24` for the UTC day of an instant. */
 export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
-const flakyNow = (projectId: string) => sql`(select ${projects.flakyTestsCount} from ${projects} where ${projects.id} = ${projectId}::uuid)`;
+const flakyNow = (projectId: string) =>
+  sql`(select ${projects.flakyTestsCount} from ${projects} where ${projects.id} = ${projectId}::uuid)`;
 
 export type RollupRun = {
   projectId: string;
@@ -111,7 +113,9 @@ export function dailyRollupSql(run: RollupRun, flakyTestsCount: SQL): SQL {
   const changeDay = utcDay(run.processedAt ?? run.createdAt);
   // The processing day's row (when it is another day): no run of its own, only the flaky count.
   const changeRow =
-    changeDay === arrivalDay ? sql`` : sql`, (${run.projectId}::uuid, ${changeDay}::date, 0, 0, 0, 0, 0, 0, '{}'::jsonb, 0, 0, ${flakyTestsCount})`;
+    changeDay === arrivalDay
+      ? sql``
+      : sql`, (${run.projectId}::uuid, ${changeDay}::date, 0, 0, 0, 0, 0, 0, '{}'::jsonb, 0, 0, ${flakyTestsCount})`;
   return sql`
     insert into ${r} as r (project_id, day, runs_count, passed_runs_count, failed_runs_count, errored_runs_count,
       durations_count, duration_sum_ms, duration_histogram, cases_count, skipped_cases_count, flaky_tests_count)

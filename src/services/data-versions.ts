@@ -19,7 +19,9 @@ export type { DataVersionSink };
 
 /** The version as one text column: `<data_version>:<latest passed deadline, ms or empty>`; null for no organization. */
 export function dataVersionSql(organizationId: string, asOf: Date): SQL<string | null> {
-  return sql<string | null>`(select o.data_version::text || ':' || coalesce((select (extract(epoch from max(d.at)) * 1000)::bigint::text from organization_deadlines d where d.organization_id = o.id and d.at <= ${asOf.toISOString()}::timestamptz), '') from organizations o where o.id = ${organizationId}::uuid)`;
+  return sql<
+    string | null
+  >`(select o.data_version::text || ':' || coalesce((select (extract(epoch from max(d.at)) * 1000)::bigint::text from organization_deadlines d where d.organization_id = o.id and d.at <= ${asOf.toISOString()}::timestamptz), '') from organizations o where o.id = ${organizationId}::uuid)`;
 }
 
 /** The one statement of a conditional GET's check. */

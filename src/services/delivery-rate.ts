@@ -22,7 +22,11 @@ export type DeliverySlot = { granted: true } | { granted: false; retryAfterSecon
  * Takes one of the organization's delivery slots of the current window (a window starts with the
  * first delivery after the previous one ended), or says how long until the window ends.
  */
-export async function takeDeliverySlot(deps: { db: Database; clock: Clock }, organizationId: string, perMinute: number): Promise<DeliverySlot> {
+export async function takeDeliverySlot(
+  deps: { db: Database; clock: Clock },
+  organizationId: string,
+  perMinute: number,
+): Promise<DeliverySlot> {
   const now = deps.clock.now();
   const windowEnded = new Date(now.getTime() - DELIVERY_WINDOW_MS);
   const w = webhookDeliveryWindows;
@@ -41,5 +45,8 @@ export async function takeDeliverySlot(deps: { db: Database; clock: Clock }, org
     .returning({ organizationId: w.organizationId });
   if (granted.length > 0) return { granted: true };
   const [row] = await deps.db.select({ startedAt: w.windowStartedAt }).from(w).where(eq(w.organizationId, organizationId)).limit(1);
-  return { granted: false, retryAfterSeconds: secondsUntil((row?.startedAt ?? now).getTime() + (row ? DELIVERY_WINDOW_MS : 0), now.getTime()) };
+  return {
+    granted: false,
+    retryAfterSeconds: secondsUntil((row?.startedAt ?? now).getTime() + (row ? DELIVERY_WINDOW_MS : 0), now.getTime()),
+  };
 }

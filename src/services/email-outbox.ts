@@ -30,7 +30,10 @@ export type NewEmail = { organizationId: string; kind: EmailKind; to: string; su
 const bodyContext = (id: string) => `email_outbox/${id}/body`;
 
 /** Writes one e-mail to the outbox (in the caller's transaction) and returns its id; nothing is sent before `queueEmails`. */
-export async function writeEmail(deps: { db: Database | Transaction; clock: Clock; secrets: SecretKeyring }, email: NewEmail): Promise<string> {
+export async function writeEmail(
+  deps: { db: Database | Transaction; clock: Clock; secrets: SecretKeyring },
+  email: NewEmail,
+): Promise<string> {
   if (/[\r\n]/.test(email.to) || /[\r\n]/.test(email.subject)) throw new Error("An e-mail's address and subject are one line each.");
   const id = crypto.randomUUID();
   await deps.db.insert(emailOutbox).values({
@@ -62,7 +65,11 @@ export async function queueEmails(deps: { queue: RunQueue; logger: Logger }, ema
 
 /** Queues every e-mail still pending (Node, at start: the in-process queue's messages do not outlive a process). */
 export async function recoverPendingEmails(db: Database, queue: RunQueue): Promise<number> {
-  const pending = await db.select({ id: emailOutbox.id }).from(emailOutbox).where(eq(emailOutbox.status, "pending")).orderBy(emailOutbox.createdAt);
+  const pending = await db
+    .select({ id: emailOutbox.id })
+    .from(emailOutbox)
+    .where(eq(emailOutbox.status, "pending"))
+    .orderBy(emailOutbox.createdAt);
   for (const { id } of pending) await queue.send({ emailId: id });
   return pending.length;
 }
@@ -113,20 +120,38 @@ export async function deliverEmail(deps: EmailDeps, emailId: string): Promise<Em
   if (!email) return claimedElsewhere(deps, emailId, now);
 
   if (email.alertId !== null) {
-    const [alert] = await deps.db.select({ active: alerts.active, snoozedUntil: alerts.snoozedUntil }).from(alerts).where(eq(alerts.id, email.alertId)).limit(1);
+    const [alert] = await deps.db
+      .select({ active: alerts.active, snoozedUntil: alerts.snoozedUntil })
+      .from(alerts)
+      .where(eq(alerts.id, email.alertId))
+      .limit(1);
     if (!alert) return "gone";
     const silencedBy = !alert.active ? "disabled" : isSnoozed(alert.snoozedUntil, now) ? "snoozed" : null;
     if (silencedBy) {
-      await setStatus(deps.db, email.id, { status: "suppressed", attempts: email.attempts - 1, lastError: `not sent: the alert was ${silencedBy} before this attempt` });
+      await setStatus(deps.db, email.id, {
+        status: "suppressed",
+        attempts: email.attempts - 1,
+        lastError: `not sent: the alert was ${silencedBy} before this attempt`,
+      });
       deps.logger.info("e-mail suppressed", { emailId: email.id, kind: email.kind, reason: silencedBy });
       return "suppressed";
     }
   }
 
   if (!deps.mail.transport) {
-    await setStatus(deps.db, email.id, { status: "held", attempts: email.attempts - 1, lastError: "not sent: no e-mail transport is configured (SMTP_URL)" });
-    const fields: Record<string, unknown> = { emailId: email.id, kind: email.kind, subject: email.subject, readWith: `GET /admin/v1/emails/${email.id}` };
-    if (deps.mail.logHeldBodies) Object.assign(fields, { to: email.toAddress, text: await deps.secrets.decrypt(email.bodyEncrypted, bodyContext(email.id)) });
+    await setStatus(deps.db, email.id, {
+      status: "held",
+      attempts: email.attempts - 1,
+      lastError: "not sent: no e-mail transport is configured (SMTP_URL)",
+    });
+    const fields: Record<string, unknown> = {
+      emailId: email.id,
+      kind: email.kind,
+      subject: email.subject,
+      readWith: `GET /admin/v1/emails/${email.id}`,
+    };
+    if (deps.mail.logHeldBodies)
+      Object.assign(fields, { to: email.toAddress, text: await deps.secrets.decrypt(email.bodyEncrypted, bodyContext(email.id)) });
     deps.logger.info("e-mail kept in the outbox (SMTP_URL is not set)", fields);
     return "held";
   }
@@ -174,7 +199,11 @@ export async function deliverEmail(deps: EmailDeps, emailId: string): Promise<Em
  * case the attempt dies without a word.
  */
 async function claimedElsewhere(deps: EmailDeps, emailId: string, now: Date): Promise<EmailOutcome> {
-  const [row] = await deps.db.select({ status: emailOutbox.status, lastAttemptAt: emailOutbox.lastAttemptAt, lastError: emailOutbox.lastError }).from(emailOutbox).where(eq(emailOutbox.id, emailId)).limit(1);
+  const [row] = await deps.db
+    .select({ status: emailOutbox.status, lastAttemptAt: emailOutbox.lastAttemptAt, lastError: emailOutbox.lastError })
+    .from(emailOutbox)
+    .where(eq(emailOutbox.id, emailId))
+    .limit(1);
   if (row?.status !== "pending" || !row.lastAttemptAt || row.lastError !== null) return "gone";
   const lapsesInSeconds = Math.max(1, Math.ceil((row.lastAttemptAt.getTime() + SEND_LEASE_SECONDS * 1000 - now.getTime()) / 1000));
   try {
@@ -207,7 +236,10 @@ export type OutboxEmail = {
 };
 
 /** The outbox for the operator, newest first (body opened): at most `limit` rows, optionally of one status. */
-export async function listEmails(deps: { db: Database; secrets: SecretKeyring }, filter: { status?: EmailStatus; limit: number }): Promise<OutboxEmail[]> {
+export async function listEmails(
+  deps: { db: Database; secrets: SecretKeyring },
+  filter: { status?: EmailStatus; limit: number },
+): Promise<OutboxEmail[]> {
   const rows = await deps.db
     .select()
     .from(emailOutbox)
@@ -230,7 +262,9 @@ async function present(secrets: SecretKeyring, row: typeof emailOutbox.$inferSel
     kind: row.kind,
     to: row.toAddress,
     subject: row.subject,
-    text: await secrets.decrypt(row.bodyEncrypted, bodyContext(row.id)).catch(() => "(the body is sealed under a key that is not configured)"),
+    text: await secrets
+      .decrypt(row.bodyEncrypted, bodyContext(row.id))
+      .catch(() => "(the body is sealed under a key that is not configured)"),
     status: row.status,
     attempts: row.attempts,
     lastError: row.lastError,

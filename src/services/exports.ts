@@ -66,7 +66,11 @@ function runsInWindow(projectId: string, request: ExportRequest, after: RunPosit
  * The runs of the window as batches of API objects. Throws `not_found` (the same for a missing
  * and a foreign project) before anything is read; the batches are read as they are asked for.
  */
-export async function exportTestRuns(scope: OrgScope, request: ExportRequest, options: ExportOptions = {}): Promise<AsyncGenerator<TestRunObject[]>> {
+export async function exportTestRuns(
+  scope: OrgScope,
+  request: ExportRequest,
+  options: ExportOptions = {},
+): Promise<AsyncGenerator<TestRunObject[]>> {
   const project = await findProjectRow(scope, request.projectId);
   const batchRows = options.batchRows ?? DEFAULT_EXPORT_BATCH_ROWS;
   return (async function* () {
@@ -130,7 +134,11 @@ function caseLine(row: CaseRow, run: ExportRun): TestCaseExportLine {
  * their cases: consecutive runs whose cases fit in one batch (a processed run's `tests_count` is
  * its number of cases, final) in one statement, a larger run alone, by keyset (RUN_CASE_ORDER).
  */
-export async function exportTestCases(scope: OrgScope, request: ExportRequest, options: ExportOptions = {}): Promise<AsyncGenerator<TestCaseExportLine[]>> {
+export async function exportTestCases(
+  scope: OrgScope,
+  request: ExportRequest,
+  options: ExportOptions = {},
+): Promise<AsyncGenerator<TestCaseExportLine[]>> {
   const project = await findProjectRow(scope, request.projectId);
   const batchRows = options.batchRows ?? DEFAULT_EXPORT_BATCH_ROWS;
   const { db } = scope;
@@ -141,7 +149,12 @@ export async function exportTestCases(scope: OrgScope, request: ExportRequest, o
       const rows: CaseRow[] = await db
         .select(caseColumns)
         .from(testCases)
-        .where(and(eq(testCases.testRunId, run.id), after ? sql`(${testCases.suiteNumber}, ${testCases.id}) > (${after.suiteNumber}, ${after.id}::bigint)` : undefined))
+        .where(
+          and(
+            eq(testCases.testRunId, run.id),
+            after ? sql`(${testCases.suiteNumber}, ${testCases.id}) > (${after.suiteNumber}, ${after.id}::bigint)` : undefined,
+          ),
+        )
         .orderBy(...RUN_CASE_ORDER)
         .limit(batchRows);
       if (rows.length > 0) yield rows.map((row) => caseLine(row, run));

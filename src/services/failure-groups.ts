@@ -38,7 +38,11 @@ export class RunFailures {
  * group's, and a (test, signature) pair seen for the first time counts once in the project group's
  * `tests_count`.
  */
-export async function recordRunFailures(tx: Database, run: { id: number; projectId: string; createdAt: Date }, failures: RunFailures): Promise<void> {
+export async function recordRunFailures(
+  tx: Database,
+  run: { id: number; projectId: string; createdAt: Date },
+  failures: RunFailures,
+): Promise<void> {
   const ctes = runFailuresSql(run, failures);
   if (ctes) await tx.execute(sql`with ${ctes} select 1`);
 }
@@ -126,7 +130,10 @@ export const projectFailureGroupList = defineList<ProjectFailureGroupFilters, Gr
   present: (row) => presentFailureGroup(row),
 });
 
-export async function listProjectFailureGroups(scope: OrgScope, request: ListRequest<ProjectFailureGroupFilters>): Promise<Page<FailureGroupObject>> {
+export async function listProjectFailureGroups(
+  scope: OrgScope,
+  request: ListRequest<ProjectFailureGroupFilters>,
+): Promise<Page<FailureGroupObject>> {
   const project = await findProjectRow(scope, request.filters.project_id);
   const rows = await scope.db
     .select()
@@ -145,7 +152,10 @@ export const testFailureGroupList = defineList<TestFailureGroupFilters, GroupRow
   present: (row) => presentFailureGroup(row),
 });
 
-export async function listTestFailureGroups(scope: OrgScope, request: ListRequest<TestFailureGroupFilters>): Promise<Page<FailureGroupObject>> {
+export async function listTestFailureGroups(
+  scope: OrgScope,
+  request: ListRequest<TestFailureGroupFilters>,
+): Promise<Page<FailureGroupObject>> {
   const { test } = await findTestRow(scope, request.filters.test_id);
   const rows = await scope.db
     .select()

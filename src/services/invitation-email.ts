@@ -27,7 +27,13 @@ const HOST_DOT = /[.\u3002\uff0e\uff61](?=[^\s.\u3002\uff0e\uff61])/g;
 export function quotedName(name: string, max: number): string {
   const line = name.replace(HIDDEN_OR_BREAKING, " ").replaceAll('"', "'").trim();
   const characters = [...line];
-  const short = characters.length > max ? `${characters.slice(0, max - 1).join("").trimEnd()}…` : line;
+  const short =
+    characters.length > max
+      ? `${characters
+          .slice(0, max - 1)
+          .join("")
+          .trimEnd()}…`
+      : line;
   return `"${short.replace(/:(?=\/\/)/g, "[:]").replace(HOST_DOT, "[.]")}"`;
 }
 

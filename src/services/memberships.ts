@@ -34,7 +34,11 @@ export type ProjectRow = typeof projects.$inferSelect;
  * of its organization. Null for a missing id and for a project of an organization the person is
  * not a member of alike (the pages answer both with the same 404).
  */
-export async function findProjectForMember(deps: Deps, userId: string, projectId: string): Promise<{ project: ProjectRow; membership: Membership } | null> {
+export async function findProjectForMember(
+  deps: Deps,
+  userId: string,
+  projectId: string,
+): Promise<{ project: ProjectRow; membership: Membership } | null> {
   if (!isUuid(projectId)) return null;
   const [row] = await deps.db
     .select({ project: projects, membership: membershipColumns })
@@ -61,7 +65,11 @@ export async function findTestForMember(
 ): Promise<{ test: TestRow; project: Pick<ProjectRow, "id" | "name" | "defaultBranch">; membership: Membership } | null> {
   if (!isUuid(projectId) || !isUuid(testId)) return null;
   const [row] = await deps.db
-    .select({ test: tests, project: { id: projects.id, name: projects.name, defaultBranch: projects.defaultBranch }, membership: membershipColumns })
+    .select({
+      test: tests,
+      project: { id: projects.id, name: projects.name, defaultBranch: projects.defaultBranch },
+      membership: membershipColumns,
+    })
     .from(tests)
     .innerJoin(projects, eq(projects.id, tests.projectId))
     .innerJoin(members, and(eq(members.organizationId, projects.organizationId), eq(members.userId, userId)))
@@ -74,7 +82,11 @@ export async function findTestForMember(
 export type AlertRow = typeof alerts.$inferSelect;
 
 /** The alert of the path with the person's membership of its organization, in one statement; null for missing and foreign alerts alike. */
-export async function findAlertForMember(deps: Deps, userId: string, alertId: string): Promise<{ alert: AlertRow; membership: Membership } | null> {
+export async function findAlertForMember(
+  deps: Deps,
+  userId: string,
+  alertId: string,
+): Promise<{ alert: AlertRow; membership: Membership } | null> {
   if (!isUuid(alertId)) return null;
   const [row] = await deps.db
     .select({ alert: alerts, membership: membershipColumns })
@@ -106,13 +118,20 @@ export async function defaultMembership(deps: Deps, userId: string, activeOrgani
 }
 
 /** Adds a person to an organization (the demo's member, tests); invitations come with the team page. */
-export async function addMember(deps: Pick<ServiceDeps, "db" | "clock">, input: { organizationId: string; userId: string; role: MemberRole }): Promise<void> {
+export async function addMember(
+  deps: Pick<ServiceDeps, "db" | "clock">,
+  input: { organizationId: string; userId: string; role: MemberRole },
+): Promise<void> {
   await deps.db.insert(members).values({ ...input, createdAt: deps.clock.now() });
 }
 
 /** The user with this e-mail (lower-cased as stored), or null. */
 export async function findUserByEmail(deps: Deps, email: string): Promise<{ id: string; name: string } | null> {
-  const [row] = await deps.db.select({ id: users.id, name: users.name }).from(users).where(eq(users.email, email.trim().toLowerCase())).limit(1);
+  const [row] = await deps.db
+    .select({ id: users.id, name: users.name })
+    .from(users)
+    .where(eq(users.email, email.trim().toLowerCase()))
+    .limit(1);
   return row ?? null;
 }
 
@@ -131,7 +150,10 @@ export async function listMemberships(deps: Deps, userId: string): Promise<Membe
  * new projects use), in one statement that also checks the membership: false when the person is
  * not a member of it (the caller's 404), so a session never points at a foreign organization.
  */
-export async function switchOrganization(deps: Deps, input: { sessionId: string; userId: string; organizationId: string }): Promise<boolean> {
+export async function switchOrganization(
+  deps: Deps,
+  input: { sessionId: string; userId: string; organizationId: string },
+): Promise<boolean> {
   if (!isUuid(input.organizationId)) return false;
   const rows = await deps.db
     .update(sessions)

@@ -49,15 +49,33 @@ export async function createWebhookEndpoint(
   const sealed = await sealSigningSecret(deps.secrets, id, secret);
   const cap = deps.urlPolicy.webhooksPerOrganization ?? DEFAULT_WEBHOOKS_PER_ORGANIZATION;
   const row = await transactionWithRetry(deps.db, async (tx) => {
-    const [organization] = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for("no key update");
+    const [organization] = await tx
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(eq(organizations.id, organizationId))
+      .for("no key update");
     if (!organization) throw notFound("Organization");
-    const [existing] = await tx.select({ endpoints: count() }).from(webhookEndpoints).where(eq(webhookEndpoints.organizationId, organizationId));
+    const [existing] = await tx
+      .select({ endpoints: count() })
+      .from(webhookEndpoints)
+      .where(eq(webhookEndpoints.organizationId, organizationId));
     if (existing!.endpoints >= cap) {
-      throw new ApiError("quota_exceeded", `This organization already has ${existing!.endpoints} webhooks, the most it may have (${cap}). Remove one before adding another.`);
+      throw new ApiError(
+        "quota_exceeded",
+        `This organization already has ${existing!.endpoints} webhooks, the most it may have (${cap}). Remove one before adding another.`,
+      );
     }
     const [inserted] = await tx
       .insert(webhookEndpoints)
-      .values({ id, organizationId, projectId: input.projectId ?? null, url: input.url, description: input.description ?? null, signingSecretEncrypted: sealed, createdAt: deps.clock.now() })
+      .values({
+        id,
+        organizationId,
+        projectId: input.projectId ?? null,
+        url: input.url,
+        description: input.description ?? null,
+        signingSecretEncrypted: sealed,
+        createdAt: deps.clock.now(),
+      })
       .returning();
     return inserted!;
   });
@@ -86,7 +104,11 @@ export async function deleteWebhookEndpoint(db: Database, endpointId: string) {
 /** The newest deliveries of an endpoint (the delivery log). */
 export async function listDeliveries(db: Database, endpointId: string) {
   if (!isUuid(endpointId)) throw notFound("Webhook");
-  const [endpoint] = await db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(eq(webhookEndpoints.id, endpointId)).limit(1);
+  const [endpoint] = await db
+    .select({ id: webhookEndpoints.id })
+    .from(webhookEndpoints)
+    .where(eq(webhookEndpoints.id, endpointId))
+    .limit(1);
   if (!endpoint) throw notFound("Webhook");
   const rows = await db
     .select()
@@ -97,7 +119,11 @@ export async function listDeliveries(db: Database, endpointId: string) {
   return { data: rows.map(presentDelivery) };
 }
 
-export async function setNotificationCooldown(deps: Pick<NotificationDeps, "db" | "clock" | "webAppUrl">, alertId: string, cooldownSeconds: number) {
+export async function setNotificationCooldown(
+  deps: Pick<NotificationDeps, "db" | "clock" | "webAppUrl">,
+  alertId: string,
+  cooldownSeconds: number,
+) {
   if (!isUuid(alertId)) throw notFound("Alert");
   const [row] = await deps.db
     .update(alerts)

@@ -62,12 +62,21 @@ export async function planNotifications(deps: NotificationDeps, run: TestRunRow,
   }
   if (byAlert.size === 0) return 0;
 
-  const [project] = await deps.db.select({ organizationId: projects.organizationId, name: projects.name }).from(projects).where(eq(projects.id, run.projectId)).limit(1);
+  const [project] = await deps.db
+    .select({ organizationId: projects.organizationId, name: projects.name })
+    .from(projects)
+    .where(eq(projects.id, run.projectId))
+    .limit(1);
   if (!project) return 0;
   const endpoints = await deps.db
     .select({ id: webhookEndpoints.id })
     .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.organizationId, project.organizationId), or(isNull(webhookEndpoints.projectId), eq(webhookEndpoints.projectId, run.projectId))));
+    .where(
+      and(
+        eq(webhookEndpoints.organizationId, project.organizationId),
+        or(isNull(webhookEndpoints.projectId), eq(webhookEndpoints.projectId, run.projectId)),
+      ),
+    );
   const recipients = await alertRecipients(deps.db, project.organizationId);
   if (endpoints.length === 0 && recipients.length === 0) return 0;
 
@@ -85,13 +94,25 @@ export async function planNotifications(deps: NotificationDeps, run: TestRunRow,
       const [recent] = await tx
         .select({ id: notificationDeliveries.id })
         .from(notificationDeliveries)
-        .where(and(eq(notificationDeliveries.alertId, alertId), gt(notificationDeliveries.createdAt, since), sql`${notificationDeliveries.status} not in ('failed', 'suppressed')`))
+        .where(
+          and(
+            eq(notificationDeliveries.alertId, alertId),
+            gt(notificationDeliveries.createdAt, since),
+            sql`${notificationDeliveries.status} not in ('failed', 'suppressed')`,
+          ),
+        )
         .limit(1);
       if (recent) return null;
       const [recentEmail] = await tx
         .select({ id: emailOutbox.id })
         .from(emailOutbox)
-        .where(and(eq(emailOutbox.alertId, alertId), gt(emailOutbox.createdAt, since), sql`${emailOutbox.status} not in ('failed', 'suppressed')`))
+        .where(
+          and(
+            eq(emailOutbox.alertId, alertId),
+            gt(emailOutbox.createdAt, since),
+            sql`${emailOutbox.status} not in ('failed', 'suppressed')`,
+          ),
+        )
         .limit(1);
       if (recentEmail) return null;
       const deliveryIds =
@@ -105,9 +126,22 @@ export async function planNotifications(deps: NotificationDeps, run: TestRunRow,
             ).map((row) => row.id);
       const emailIds: string[] = [];
       for (const recipient of recipients) {
-        const text = alertEmailText(deps.webAppUrl, { recipient: recipient.name, alertId, alertType: alert.alertType, projectId: run.projectId, projectName: project.name, run, events: eventIds.length });
+        const text = alertEmailText(deps.webAppUrl, {
+          recipient: recipient.name,
+          alertId,
+          alertType: alert.alertType,
+          projectId: run.projectId,
+          projectName: project.name,
+          run,
+          events: eventIds.length,
+        });
         const subject = `${ALERT_NAMES[alert.alertType]} on ${oneLine(project.name)} (run #${run.number})`;
-        emailIds.push(await writeEmail({ db: tx, clock: deps.clock, secrets: deps.secrets }, { organizationId: project.organizationId, kind: "alert", to: recipient.email, subject, text, alertId }));
+        emailIds.push(
+          await writeEmail(
+            { db: tx, clock: deps.clock, secrets: deps.secrets },
+            { organizationId: project.organizationId, kind: "alert", to: recipient.email, subject, text, alertId },
+          ),
+        );
       }
       return { deliveryIds, emailIds };
     });
@@ -135,11 +169,21 @@ async function alertRecipients(db: Database, organizationId: string): Promise<{ 
 
 function alertEmailText(
   webAppUrl: string,
-  input: { recipient: string; alertId: string; alertType: AlertType; projectId: string; projectName: string; run: TestRunRow; events: number },
+  input: {
+    recipient: string;
+    alertId: string;
+    alertType: AlertType;
+    projectId: string;
+    projectName: string;
+    run: TestRunRow;
+    events: number;
+  },
 ): string {
   const base = webAppUrl.replace(/\/+$/, "");
   const { run } = input;
-  const where = [run.branch ? `branch ${run.branch}` : null, run.commitSha ? `commit ${run.commitSha.slice(0, 12)}` : null].filter(Boolean).join(", ");
+  const where = [run.branch ? `branch ${run.branch}` : null, run.commitSha ? `commit ${run.commitSha.slice(0, 12)}` : null]
+    .filter(Boolean)
+    .join(", ");
   return [
     `Hello ${input.recipient},`,
     "",

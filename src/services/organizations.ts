@@ -59,7 +59,12 @@ const apiKeyContext = (keyId: string) => `api_keys/${keyId}/key`;
 /** A new key's row values: its hash, and its copy sealed under SECRETS_KEY so admins can reveal it (docs/e-mail.md, team page). */
 async function newKeyValues(secrets: SecretKeyring | undefined, secret: string) {
   const id = crypto.randomUUID();
-  return { id, keyHash: await hashToken(secret), displayPrefix: displayPrefix(secret), keyEncrypted: secrets ? await secrets.encrypt(secret, apiKeyContext(id)) : null };
+  return {
+    id,
+    keyHash: await hashToken(secret),
+    displayPrefix: displayPrefix(secret),
+    keyEncrypted: secrets ? await secrets.encrypt(secret, apiKeyContext(id)) : null,
+  };
 }
 
 export type KeyDeps = ServiceDeps & { secrets: SecretKeyring };
@@ -104,7 +109,11 @@ export async function regenerateApiKey(
   const keyValues = await newKeyValues(deps.secrets, secret);
   return transactionWithRetry(deps.db, async (tx) => {
     // Locks the organization row so two concurrent regenerations serialize.
-    const [org] = await tx.select({ id: organizations.id, name: organizations.name }).from(organizations).where(eq(organizations.id, organizationId)).for("update");
+    const [org] = await tx
+      .select({ id: organizations.id, name: organizations.name })
+      .from(organizations)
+      .where(eq(organizations.id, organizationId))
+      .for("update");
     if (!org) throw notFound("Organization");
     const revoked = await tx
       .update(apiKeys)
@@ -128,7 +137,10 @@ export async function regenerateApiKey(
 }
 
 /** The organization's admins with their e-mail addresses, oldest membership first. */
-export async function organizationAdmins(db: Database | Transaction, organizationId: string): Promise<{ userId: string; name: string; email: string }[]> {
+export async function organizationAdmins(
+  db: Database | Transaction,
+  organizationId: string,
+): Promise<{ userId: string; name: string; email: string }[]> {
   return db
     .select({ userId: users.id, name: users.name, email: users.email })
     .from(members)
@@ -158,7 +170,15 @@ async function emailAdminsAboutNewKey(
       "",
       "If nobody in your organization meant to do this, regenerate the key again and review who is an admin.",
     ].join("\n");
-    ids.push(await writeEmail(deps, { organizationId: org.id, kind: "api_key_regenerated", to: admin.email, subject: `The API key of ${oneLine(org.name)} was regenerated`, text }));
+    ids.push(
+      await writeEmail(deps, {
+        organizationId: org.id,
+        kind: "api_key_regenerated",
+        to: admin.email,
+        subject: `The API key of ${oneLine(org.name)} was regenerated`,
+        text,
+      }),
+    );
   }
   return ids;
 }
@@ -187,7 +207,10 @@ export async function describeApiKey(db: Database, organizationId: string): Prom
  * opens, else null: a key made before copies were kept, or sealed under a SECRETS_KEY no longer
  * configured (docs/secrets.md). Either way regenerating it gives a key that can be revealed.
  */
-export async function revealApiKey(deps: { db: Database; secrets: SecretKeyring }, organizationId: string): Promise<{ displayPrefix: string; createdAt: Date; secret: string | null }> {
+export async function revealApiKey(
+  deps: { db: Database; secrets: SecretKeyring },
+  organizationId: string,
+): Promise<{ displayPrefix: string; createdAt: Date; secret: string | null }> {
   const key = await liveApiKey(deps.db, organizationId);
   let secret: string | null = null;
   if (key.keyEncrypted !== null) {

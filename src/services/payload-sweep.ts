@@ -42,7 +42,10 @@ export type PayloadSweepOptions = {
   startAfter?: string;
 };
 
-export async function sweepOrphanedPayloads(deps: PayloadSweepDeps, options: PayloadSweepOptions = {}): Promise<{ listed: number; deleted: number }> {
+export async function sweepOrphanedPayloads(
+  deps: PayloadSweepDeps,
+  options: PayloadSweepOptions = {},
+): Promise<{ listed: number; deleted: number }> {
   const counts = { listed: 0, deleted: 0 };
   const { store } = deps;
   if (!store) return counts;
@@ -56,7 +59,11 @@ export async function sweepOrphanedPayloads(deps: PayloadSweepDeps, options: Pay
   let wrapped = false;
   let cursor: string | undefined;
   for (let page = 0; page < pages && counts.deleted < deletions; page++) {
-    const listed = await store.list({ prefix: PAYLOAD_KEY_PREFIX, limit: pageSize, ...(cursor ? { cursor } : wrapped ? {} : { startAfter: start }) });
+    const listed = await store.list({
+      prefix: PAYLOAD_KEY_PREFIX,
+      limit: pageSize,
+      ...(cursor ? { cursor } : wrapped ? {} : { startAfter: start }),
+    });
     let objects = listed.objects;
     let reachedStart = false;
     if (wrapped) {
@@ -69,7 +76,11 @@ export async function sweepOrphanedPayloads(deps: PayloadSweepDeps, options: Pay
     counts.listed += objects.length;
     const old = objects.filter((o) => o.uploaded.getTime() < oldBefore).map((o) => o.key);
     if (old.length > 0) {
-      const held = new Set((await deps.db.select({ key: uploadPayloads.objectKey }).from(uploadPayloads).where(inArray(uploadPayloads.objectKey, old))).map((r) => r.key));
+      const held = new Set(
+        (await deps.db.select({ key: uploadPayloads.objectKey }).from(uploadPayloads).where(inArray(uploadPayloads.objectKey, old))).map(
+          (r) => r.key,
+        ),
+      );
       for (const key of old) {
         if (held.has(key) || counts.deleted >= deletions) continue;
         await store.delete(key);

@@ -1,5 +1,16 @@
 /** Database rows → API objects (snake_case, ISO 8601 UTC timestamps, `url` into the web app). */
-import type { alertEvents, alerts, apiKeys, organizations, projects, testCases, testHealthTransitions, testRuns, testSuites, tests } from "../db/schema";
+import type {
+  alertEvents,
+  alerts,
+  apiKeys,
+  organizations,
+  projects,
+  testCases,
+  testHealthTransitions,
+  testRuns,
+  testSuites,
+  tests,
+} from "../db/schema";
 
 type Row<T extends { $inferSelect: unknown }> = T["$inferSelect"];
 
@@ -165,7 +176,10 @@ export function presentRunFailedTest(
 }
 
 /** A run as the test views embed it: enough to place an execution or a transition. */
-export function presentTestRunSummary(run: Pick<Row<typeof testRuns>, "projectId" | "number" | "branch" | "commitSha" | "createdAt">, webAppUrl: string) {
+export function presentTestRunSummary(
+  run: Pick<Row<typeof testRuns>, "projectId" | "number" | "branch" | "commitSha" | "createdAt">,
+  webAppUrl: string,
+) {
   return {
     number: run.number,
     branch: run.branch,
@@ -227,11 +241,24 @@ export function presentTest(row: Row<typeof tests>, window: { size: number; bran
 }
 
 /** An item of the CI's quarantine list (GET /uploads/v1/quarantined_tests): what a runner needs to match its failures. */
-export function presentQuarantinedTestForCi(row: Pick<Row<typeof tests>, "id" | "classname" | "name" | "file"> & { reason: string | null; expiresAt: Date | null }) {
-  return { test_id: row.id, classname: row.classname, name: row.name, file: row.file, reason: row.reason!, expires_at: row.expiresAt!.toISOString() };
+export function presentQuarantinedTestForCi(
+  row: Pick<Row<typeof tests>, "id" | "classname" | "name" | "file"> & { reason: string | null; expiresAt: Date | null },
+) {
+  return {
+    test_id: row.id,
+    classname: row.classname,
+    name: row.name,
+    file: row.file,
+    reason: row.reason!,
+    expires_at: row.expiresAt!.toISOString(),
+  };
 }
 
-export function presentHealthTransition(row: Row<typeof testHealthTransitions>, run: Parameters<typeof presentTestRunSummary>[0], webAppUrl: string) {
+export function presentHealthTransition(
+  row: Row<typeof testHealthTransitions>,
+  run: Parameters<typeof presentTestRunSummary>[0],
+  webAppUrl: string,
+) {
   return {
     id: row.id,
     test_id: row.testId,

@@ -57,9 +57,25 @@ export type OverviewRun = {
   skippedCount: number;
 };
 
-export type ProjectOverview = { days: DayFigures[]; current: Headline; previous: Headline; openAlerts: OverviewAlert[]; latestRuns: OverviewRun[] };
+export type ProjectOverview = {
+  days: DayFigures[];
+  current: Headline;
+  previous: Headline;
+  openAlerts: OverviewAlert[];
+  latestRuns: OverviewRun[];
+};
 
-type RollupRow = { day: string; runs: number; passed: number; failed: number; errored: number; histogram: DurationHistogram; cases: number; skipped: number; flaky: number | null };
+type RollupRow = {
+  day: string;
+  runs: number;
+  passed: number;
+  failed: number;
+  errored: number;
+  histogram: DurationHistogram;
+  cases: number;
+  skipped: number;
+  flaky: number | null;
+};
 type RollupJson = Omit<RollupRow, "cases" | "skipped"> & { cases: number | string; skipped: number | string };
 type AlertJson = { id: string; alert_type: AlertType; events_count: number; last_triggered_at: string | null };
 /** A run's fields as the API's run object names them (the overview's JSON, the runs page's input). */

@@ -33,9 +33,20 @@ export async function listProjectWebhooks(
   viewer: WebhookViewer = { admin: false },
 ): Promise<ProjectWebhook[]> {
   const rows = await deps.db
-    .select({ id: webhookEndpoints.id, url: webhookEndpoints.url, description: webhookEndpoints.description, createdAt: webhookEndpoints.createdAt, projectId: webhookEndpoints.projectId })
+    .select({
+      id: webhookEndpoints.id,
+      url: webhookEndpoints.url,
+      description: webhookEndpoints.description,
+      createdAt: webhookEndpoints.createdAt,
+      projectId: webhookEndpoints.projectId,
+    })
     .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.organizationId, organizationId), or(eq(webhookEndpoints.projectId, projectId), isNull(webhookEndpoints.projectId))))
+    .where(
+      and(
+        eq(webhookEndpoints.organizationId, organizationId),
+        or(eq(webhookEndpoints.projectId, projectId), isNull(webhookEndpoints.projectId)),
+      ),
+    )
     .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
     .limit(PROJECT_WEBHOOKS_LIMIT);
   return rows.map(({ projectId: endpointProject, url, ...row }) => ({
@@ -46,19 +57,40 @@ export async function listProjectWebhooks(
 }
 
 /** Removes one of the project's own endpoints; another project's or organization-wide one is not found. */
-export async function deleteProjectWebhook(deps: Pick<ServiceDeps, "db">, organizationId: string, projectId: string, webhookId: string): Promise<void> {
+export async function deleteProjectWebhook(
+  deps: Pick<ServiceDeps, "db">,
+  organizationId: string,
+  projectId: string,
+  webhookId: string,
+): Promise<void> {
   if (!isUuid(webhookId)) throw notFound("Webhook");
   const deleted = await deps.db
     .delete(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.id, webhookId), eq(webhookEndpoints.organizationId, organizationId), eq(webhookEndpoints.projectId, projectId)))
+    .where(
+      and(
+        eq(webhookEndpoints.id, webhookId),
+        eq(webhookEndpoints.organizationId, organizationId),
+        eq(webhookEndpoints.projectId, projectId),
+      ),
+    )
     .returning({ id: webhookEndpoints.id });
   if (deleted.length === 0) throw notFound("Webhook");
 }
 
-export type ProjectSettingsInput = { name: string; description: string | null; defaultBranch: string | null; autoQuarantineDays: number | null };
+export type ProjectSettingsInput = {
+  name: string;
+  description: string | null;
+  defaultBranch: string | null;
+  autoQuarantineDays: number | null;
+};
 
 /** The settings form's fields, all set together in one transaction (no half-saved form). */
-export async function saveProjectSettings(deps: ServiceDeps, organizationId: string, projectId: string, input: ProjectSettingsInput): Promise<void> {
+export async function saveProjectSettings(
+  deps: ServiceDeps,
+  organizationId: string,
+  projectId: string,
+  input: ProjectSettingsInput,
+): Promise<void> {
   await transactionWithRetry(deps.db, async (tx) => {
     const scoped = { ...deps, db: tx };
     await updateProject({ ...scoped, organizationId }, projectId, { name: input.name, description: input.description ?? "" });

@@ -60,7 +60,11 @@ export async function getProject(scope: OrgScope, projectId: string): Promise<Pr
 }
 
 /** `description: null` or `""` clears it; fields left undefined are untouched. */
-export async function updateProject(scope: OrgScope, projectId: string, patch: { name?: string; description?: string | null }): Promise<ProjectObject> {
+export async function updateProject(
+  scope: OrgScope,
+  projectId: string,
+  patch: { name?: string; description?: string | null },
+): Promise<ProjectObject> {
   if (!isUuid(projectId)) throw notFound("Project");
   const changes: Partial<typeof projects.$inferInsert> = { updatedAt: scope.clock.now() };
   if (patch.name !== undefined) changes.name = patch.name;
@@ -86,7 +90,10 @@ const sealUploadToken = (deps: UploadTokenDeps, projectId: string, token: string
   deps.secrets ? deps.secrets.encrypt(token, uploadTokenContext(projectId)) : Promise.resolve(null);
 
 /** The project's upload token as sealed beside its hash; null for a token made before it was kept (rotate it to read it). */
-export async function revealUploadToken(secrets: SecretKeyring, project: { id: string; uploadTokenEncrypted: string | null }): Promise<string | null> {
+export async function revealUploadToken(
+  secrets: SecretKeyring,
+  project: { id: string; uploadTokenEncrypted: string | null },
+): Promise<string | null> {
   return project.uploadTokenEncrypted === null ? null : secrets.decrypt(project.uploadTokenEncrypted, uploadTokenContext(project.id));
 }
 
@@ -112,12 +119,19 @@ export async function createProject(
   const uploadTokenEncrypted = await sealUploadToken(deps, id, uploadToken);
   const cap = deps.maxProjects === undefined ? DEFAULT_QUOTAS.projects : deps.maxProjects;
   return transactionWithRetry(deps.db, async (tx) => {
-    const [org] = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for("no key update");
+    const [org] = await tx
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(eq(organizations.id, organizationId))
+      .for("no key update");
     if (!org) throw notFound("Organization");
     if (cap !== null) {
       const [existing] = await tx.select({ projects: count() }).from(projects).where(eq(projects.organizationId, organizationId));
       if (existing!.projects >= cap) {
-        throw new ApiError("quota_exceeded", `This organization already has ${existing!.projects} projects, the most it may have (${cap}, QUOTA_PROJECTS). Ask the operator to raise it.`);
+        throw new ApiError(
+          "quota_exceeded",
+          `This organization already has ${existing!.projects} projects, the most it may have (${cap}, QUOTA_PROJECTS). Ask the operator to raise it.`,
+        );
       }
     }
     const [project] = await tx
@@ -134,9 +148,9 @@ export async function createProject(
         updatedAt: now,
       })
       .returning();
-    await tx.insert(alerts).values(
-      ALERT_TYPES.map((alertType) => ({ organizationId, projectId: project!.id, alertType, createdAt: now, updatedAt: now })),
-    );
+    await tx
+      .insert(alerts)
+      .values(ALERT_TYPES.map((alertType) => ({ organizationId, projectId: project!.id, alertType, createdAt: now, updatedAt: now })));
     return { project: presentProject(project!, deps.webAppUrl), upload_token: uploadToken };
   });
 }
@@ -173,8 +187,16 @@ export async function regenerateUploadToken(deps: UploadTokenDeps, projectId: st
   const uploadToken = generateToken("uploadToken");
   const [row] = await deps.db
     .update(projects)
-    .set({ uploadTokenHash: await hashToken(uploadToken), uploadTokenEncrypted: await sealUploadToken(deps, projectId, uploadToken), updatedAt: deps.clock.now() })
-    .where(organizationId === undefined ? eq(projects.id, projectId) : and(eq(projects.id, projectId), eq(projects.organizationId, organizationId)))
+    .set({
+      uploadTokenHash: await hashToken(uploadToken),
+      uploadTokenEncrypted: await sealUploadToken(deps, projectId, uploadToken),
+      updatedAt: deps.clock.now(),
+    })
+    .where(
+      organizationId === undefined
+        ? eq(projects.id, projectId)
+        : and(eq(projects.id, projectId), eq(projects.organizationId, organizationId)),
+    )
     .returning({ id: projects.id });
   if (!row) throw notFound("Project");
   return { upload_token: uploadToken };

@@ -49,7 +49,8 @@ function endOf(input: QuarantineInput, now: Date): Date {
   if (input.duration !== null) return new Date(now.getTime() + QUARANTINE_DURATIONS[input.duration]);
   const expiresAt = input.expiresAt!;
   if (expiresAt.getTime() <= now.getTime()) throw validationFailed([{ field: "expires_at", message: "must be in the future" }]);
-  if (expiresAt.getTime() > now.getTime() + MAX_QUARANTINE_MS) throw validationFailed([{ field: "expires_at", message: "must be at most 90 days ahead" }]);
+  if (expiresAt.getTime() > now.getTime() + MAX_QUARANTINE_MS)
+    throw validationFailed([{ field: "expires_at", message: "must be at most 90 days ahead" }]);
   return expiresAt;
 }
 
@@ -71,7 +72,10 @@ export async function quarantineTest(scope: QuarantineDeps, testId: string, inpu
       .where(and(eq(tests.projectId, test.projectId), gt(tests.quarantineExpiresAt, now), sql`${tests.id} <> ${test.id}`));
     if (others >= MAX_QUARANTINED_TESTS) {
       throw validationFailed([
-        { field: "id", message: `the project already has ${MAX_QUARANTINED_TESTS} quarantined tests, the most the CI list holds: unquarantine one first` },
+        {
+          field: "id",
+          message: `the project already has ${MAX_QUARANTINED_TESTS} quarantined tests, the most the CI list holds: unquarantine one first`,
+        },
       ]);
     }
     await tx
@@ -90,7 +94,9 @@ export async function quarantineTest(scope: QuarantineDeps, testId: string, inpu
       })
       .where(eq(tests.id, test.id))
       .returning();
-    const deliveries = await recordTestEvents(tx, scope.webAppUrl, { projectId: test.projectId, testRunId: null, occurredAt: now }, [{ type: "test.quarantined", testId: test.id }]);
+    const deliveries = await recordTestEvents(tx, scope.webAppUrl, { projectId: test.projectId, testRunId: null, occurredAt: now }, [
+      { type: "test.quarantined", testId: test.id },
+    ]);
     return { row: row!, deliveries };
   });
   await queueDeliveries(scope, updated.deliveries);
@@ -123,7 +129,9 @@ export async function unquarantineTest(scope: QuarantineDeps, testId: string): P
       .update(projects)
       .set({ quarantineVersion: sql`${projects.quarantineVersion} + 1` })
       .where(eq(projects.id, test.projectId));
-    const deliveries = await recordTestEvents(tx, scope.webAppUrl, { projectId: test.projectId, testRunId: null, occurredAt: now }, [{ type: "test.unquarantined", testId: test.id }]);
+    const deliveries = await recordTestEvents(tx, scope.webAppUrl, { projectId: test.projectId, testRunId: null, occurredAt: now }, [
+      { type: "test.unquarantined", testId: test.id },
+    ]);
     return { row, deliveries };
   });
   if (updated) await queueDeliveries(scope, updated.deliveries);
@@ -169,7 +177,9 @@ async function autoQuarantine(
   run: { id: number; number: number; projectId: string; processedAt: Date },
   changes: TestHealthChange[],
 ): Promise<string[]> {
-  const turnedFlaky = new Map(changes.filter((change) => change.to === "flaky" && change.from === "healthy").map((change) => [change.testId, change.reason]));
+  const turnedFlaky = new Map(
+    changes.filter((change) => change.to === "flaky" && change.from === "healthy").map((change) => [change.testId, change.reason]),
+  );
   if (turnedFlaky.size === 0) return [];
   const [project] = await tx.select({ days: projects.autoQuarantineDays }).from(projects).where(eq(projects.id, run.projectId)).limit(1);
   if (!project || project.days === null) return [];

@@ -53,7 +53,11 @@ export async function takeExportLease(deps: Deps, organizationId: string, concur
   const id = crypto.randomUUID();
   const taken = await transactionWithRetry(deps.db, async (tx) => {
     const now = deps.clock.now();
-    const [organization] = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for("no key update");
+    const [organization] = await tx
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(eq(organizations.id, organizationId))
+      .for("no key update");
     if (!organization) return { granted: false as const, retryAfterSeconds: 1 };
     await tx.delete(exportLeases).where(and(eq(exportLeases.organizationId, organizationId), lte(exportLeases.expiresAt, now)));
     const [held] = await tx

@@ -110,7 +110,8 @@ export function suiteSourceOf(payload: UploadPayload | PayloadObject, store?: Pa
         // A large report is read twice: a first pass finds the cases that a later entry retries,
         // so that the second stores a large suite in parts while it is read, not held whole.
         // A compressed size says little of the text's: a gzip object is always read twice.
-        if (!first.gzip && (first.storedBytes ?? Number.POSITIVE_INFINITY) <= SCAN_ABOVE_BYTES) return await streamJUnitText(first, emit, pause);
+        if (!first.gzip && (first.storedBytes ?? Number.POSITIVE_INFINITY) <= SCAN_ABOVE_BYTES)
+          return await streamJUnitText(first, emit, pause);
         const repeats = await scanRepeatedCases(first, pause);
         // The store failing to open it again is retried, as on the first read.
         const text = await readStoredText(store, payload.objectKey).catch((error: unknown) => {

@@ -44,7 +44,14 @@ export type TeamMember = { memberId: string; userId: string; name: string; email
 
 export async function listMembers(deps: Pick<ServiceDeps, "db">, organizationId: string): Promise<TeamMember[]> {
   return deps.db
-    .select({ memberId: members.id, userId: users.id, name: users.name, email: users.email, role: members.role, joinedAt: members.createdAt })
+    .select({
+      memberId: members.id,
+      userId: users.id,
+      name: users.name,
+      email: users.email,
+      role: members.role,
+      joinedAt: members.createdAt,
+    })
     .from(members)
     .innerJoin(users, eq(users.id, members.userId))
     .where(eq(members.organizationId, organizationId))
@@ -54,12 +61,23 @@ export async function listMembers(deps: Pick<ServiceDeps, "db">, organizationId:
 export type PendingInvitation = { id: string; email: string; role: MemberRole; expiresAt: Date; invitedBy: string };
 
 /** Invitations still usable (pending, not expired), newest first. */
-export async function listPendingInvitations(deps: Pick<ServiceDeps, "db" | "clock">, organizationId: string): Promise<PendingInvitation[]> {
+export async function listPendingInvitations(
+  deps: Pick<ServiceDeps, "db" | "clock">,
+  organizationId: string,
+): Promise<PendingInvitation[]> {
   const rows = await deps.db
-    .select({ id: invitations.id, email: invitations.email, role: invitations.role, expiresAt: invitations.expiresAt, invitedBy: users.name })
+    .select({
+      id: invitations.id,
+      email: invitations.email,
+      role: invitations.role,
+      expiresAt: invitations.expiresAt,
+      invitedBy: users.name,
+    })
     .from(invitations)
     .innerJoin(users, eq(users.id, invitations.inviterId))
-    .where(and(eq(invitations.organizationId, organizationId), eq(invitations.status, "pending"), gt(invitations.expiresAt, deps.clock.now())))
+    .where(
+      and(eq(invitations.organizationId, organizationId), eq(invitations.status, "pending"), gt(invitations.expiresAt, deps.clock.now())),
+    )
     .orderBy(desc(invitations.createdAt), desc(invitations.id));
   return rows.map((row) => ({ ...row, role: row.role ?? "member" }));
 }
@@ -82,14 +100,19 @@ async function checkInvitationRate(tx: Transaction, organizationId: string, now:
   const recent = await tx
     .select({ createdAt: invitations.createdAt })
     .from(invitations)
-    .where(and(eq(invitations.organizationId, organizationId), gt(invitations.createdAt, new Date(now.getTime() - INVITATION_RATE.windowMs))))
+    .where(
+      and(eq(invitations.organizationId, organizationId), gt(invitations.createdAt, new Date(now.getTime() - INVITATION_RATE.windowMs))),
+    )
     .orderBy(desc(invitations.createdAt))
     .limit(INVITATION_RATE.limit);
   if (recent.length < INVITATION_RATE.limit) return;
   // A slot frees when the oldest of the newest `limit` leaves the window.
   const seconds = secondsUntil(recent[recent.length - 1]!.createdAt.getTime() + INVITATION_RATE.windowMs, now.getTime());
   const minutes = Math.ceil(seconds / 60);
-  throw rateLimited(`This organization has sent ${INVITATION_RATE.limit} invitations within the last hour, the most allowed. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`, seconds);
+  throw rateLimited(
+    `This organization has sent ${INVITATION_RATE.limit} invitations within the last hour, the most allowed. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`,
+    seconds,
+  );
 }
 
 /**
@@ -97,7 +120,11 @@ async function checkInvitationRate(tx: Transaction, organizationId: string, now:
  * in one transaction; the caller queues `emailId` once it has committed. Refused for a person who
  * is already a member, and past the organization's INVITATION_RATE.
  */
-export async function inviteMember(deps: TeamDeps, actor: Actor, input: { email: string; role: MemberRole }): Promise<{ invitationId: string; emailId: string }> {
+export async function inviteMember(
+  deps: TeamDeps,
+  actor: Actor,
+  input: { email: string; role: MemberRole },
+): Promise<{ invitationId: string; emailId: string }> {
   const email = input.email.trim().toLowerCase();
   const token = base64UrlEncode(crypto.getRandomValues(new Uint8Array(32)));
   const now = deps.clock.now();
@@ -119,7 +146,16 @@ export async function inviteMember(deps: TeamDeps, actor: Actor, input: { email:
       .where(and(eq(invitations.organizationId, actor.organizationId), eq(invitations.email, email), eq(invitations.status, "pending")));
     const [invitation] = await tx
       .insert(invitations)
-      .values({ organizationId: actor.organizationId, email, role: input.role, status: "pending", expiresAt, inviterId: actor.userId, tokenHash: tokenHash(token), createdAt: now })
+      .values({
+        organizationId: actor.organizationId,
+        email,
+        role: input.role,
+        status: "pending",
+        expiresAt,
+        inviterId: actor.userId,
+        tokenHash: tokenHash(token),
+        createdAt: now,
+      })
       .returning({ id: invitations.id });
     const [names] = await tx
       .select({ organization: organizations.name, inviter: users.name })
@@ -127,8 +163,17 @@ export async function inviteMember(deps: TeamDeps, actor: Actor, input: { email:
       .innerJoin(users, eq(users.id, actor.userId))
       .where(eq(organizations.id, actor.organizationId));
     const link = `${deps.webAppUrl.replace(/\/+$/, "")}/invitations/${token}`;
-    const message = invitationEmail({ organizationName: names!.organization, inviterName: names!.inviter, role: input.role, link, expiresAt });
-    const emailId = await writeEmail({ db: tx, clock: deps.clock, secrets: deps.secrets }, { organizationId: actor.organizationId, kind: "invitation", to: email, ...message });
+    const message = invitationEmail({
+      organizationName: names!.organization,
+      inviterName: names!.inviter,
+      role: input.role,
+      link,
+      expiresAt,
+    });
+    const emailId = await writeEmail(
+      { db: tx, clock: deps.clock, secrets: deps.secrets },
+      { organizationId: actor.organizationId, kind: "invitation", to: email, ...message },
+    );
     return { invitationId: invitation!.id, emailId };
   });
 }
@@ -164,12 +209,21 @@ export async function removeMember(deps: Pick<ServiceDeps, "db">, actor: Actor, 
       .where(and(eq(members.id, memberId), eq(members.organizationId, actor.organizationId)))
       .limit(1);
     if (!member) throw notFound("Member");
-    if (member.role === "admin" && admins.length <= 1) throw new ApiError("invalid_request", "The organization's last admin cannot be removed.");
+    if (member.role === "admin" && admins.length <= 1)
+      throw new ApiError("invalid_request", "The organization's last admin cannot be removed.");
     await tx.delete(members).where(eq(members.id, member.id));
   });
 }
 
-export type OpenInvitation = { id: string; organizationId: string; organizationName: string; email: string; role: MemberRole; invitedBy: string; expiresAt: Date };
+export type OpenInvitation = {
+  id: string;
+  organizationId: string;
+  organizationName: string;
+  email: string;
+  role: MemberRole;
+  invitedBy: string;
+  expiresAt: Date;
+};
 
 /** The invitation of a link's token while it can be accepted (pending, not expired), else null. */
 export async function findOpenInvitation(deps: Pick<ServiceDeps, "db" | "clock">, token: string): Promise<OpenInvitation | null> {
@@ -198,7 +252,12 @@ export async function findOpenInvitation(deps: Pick<ServiceDeps, "db" | "clock">
  * the organization; at most once (the row is locked). Null when the link is not (or no longer)
  * valid for this user. In the caller's transaction (sign-up through the link).
  */
-export async function acceptInvitationIn(tx: Transaction, clock: ServiceDeps["clock"], token: string, user: { id: string; email: string }): Promise<{ organizationId: string } | null> {
+export async function acceptInvitationIn(
+  tx: Transaction,
+  clock: ServiceDeps["clock"],
+  token: string,
+  user: { id: string; email: string },
+): Promise<{ organizationId: string } | null> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
   const now = clock.now();
   const [invitation] = await tx
@@ -217,6 +276,10 @@ export async function acceptInvitationIn(tx: Transaction, clock: ServiceDeps["cl
 }
 
 /** `acceptInvitationIn`, in its own transaction (a signed-in person accepting). */
-export function acceptInvitation(deps: Pick<ServiceDeps, "db" | "clock">, token: string, user: { id: string; email: string }): Promise<{ organizationId: string } | null> {
+export function acceptInvitation(
+  deps: Pick<ServiceDeps, "db" | "clock">,
+  token: string,
+  user: { id: string; email: string },
+): Promise<{ organizationId: string } | null> {
   return transactionWithRetry(deps.db, (tx) => acceptInvitationIn(tx, deps.clock, token, user));
 }

@@ -42,7 +42,12 @@ export async function recordTestEvents(
   const endpoints = await tx
     .select({ id: webhookEndpoints.id })
     .from(webhookEndpoints)
-    .where(and(eq(webhookEndpoints.organizationId, project.organizationId), or(isNull(webhookEndpoints.projectId), eq(webhookEndpoints.projectId, context.projectId))));
+    .where(
+      and(
+        eq(webhookEndpoints.organizationId, project.organizationId),
+        or(isNull(webhookEndpoints.projectId), eq(webhookEndpoints.projectId, context.projectId)),
+      ),
+    );
   if (endpoints.length === 0) return [];
   const rows = await tx
     .select()
@@ -53,7 +58,12 @@ export async function recordTestEvents(
   const values = events.flatMap((event) => {
     const row = byId.get(event.testId);
     if (!row) return [];
-    const payload = { type: event.type, occurred_at: occurredAt, project_id: context.projectId, test: presentTest(row, windowOf(project), webAppUrl, context.occurredAt) };
+    const payload = {
+      type: event.type,
+      occurred_at: occurredAt,
+      project_id: context.projectId,
+      test: presentTest(row, windowOf(project), webAppUrl, context.occurredAt),
+    };
     return endpoints.map((endpoint) => ({
       endpointId: endpoint.id,
       eventType: event.type,
@@ -99,6 +109,9 @@ export async function queueRunTestEvents(deps: { db: Database; queue: RunQueue; 
       ),
     )
     .orderBy(notificationDeliveries.id);
-  await queueDeliveries(deps, rows.map((row) => row.id));
+  await queueDeliveries(
+    deps,
+    rows.map((row) => row.id),
+  );
   return rows.length;
 }

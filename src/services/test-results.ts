@@ -16,7 +16,6 @@ import { findProjectRow } from "./projects";
 import { selectWithDataVersion } from "./data-versions";
 import type { CaseStatus, RunResult, RunStatus } from "../lib/vocabulary";
 
-
 export type TestRunObject = ReturnType<typeof presentTestRun>;
 export type TestSuiteObject = ReturnType<typeof presentTestSuite>;
 export type TestCaseObject = ReturnType<typeof presentTestCase>;
@@ -182,7 +181,13 @@ export async function listRunFailures(scope: OrgScope, run: Pick<typeof testRuns
     .from(testCases)
     .innerJoin(projects, eq(projects.id, run.projectId))
     .leftJoin(tests, eq(tests.id, testCases.testId))
-    .where(and(eq(testCases.testRunId, run.id), eq(projects.organizationId, scope.organizationId), inArray(testCases.status, ["failed", "errored"])))
+    .where(
+      and(
+        eq(testCases.testRunId, run.id),
+        eq(projects.organizationId, scope.organizationId),
+        inArray(testCases.status, ["failed", "errored"]),
+      ),
+    )
     .orderBy(asc(testCases.id))
     .limit(MAX_RUN_PAGE_FAILURES);
 }

@@ -42,8 +42,6 @@ export type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/repo
 import type { RunResult } from "../lib/vocabulary";
 export type TestRunRow = typeof testRuns.$inferSelect;
 
-
-
 type Counts = { testsCount: number; passedCount: number; failedCount: number; erroredCount: number; skippedCount: number };
 
 const zeroCounts = (): Counts => ({ testsCount: 0, passedCount: 0, failedCount: 0, erroredCount: 0, skippedCount: 0 });
@@ -174,7 +172,9 @@ type CaseRow = {
 type StoredAttempt = { status: CaseStatus; duration_ms: number | null; failure_message: string | null };
 
 const storedAttempts = (testCase: ReportCase): StoredAttempt[] | null =>
-  testCase.attempts?.length ? testCase.attempts.map((a) => ({ status: a.status, duration_ms: a.durationMs, failure_message: a.failureMessage })) : null;
+  testCase.attempts?.length
+    ? testCase.attempts.map((a) => ({ status: a.status, duration_ms: a.durationMs, failure_message: a.failureMessage }))
+    : null;
 
 /** Case rows per write: small enough that Postgres works on one chunk while the next is parsed. */
 const CASES_PER_CHUNK = 1_000;
@@ -282,7 +282,18 @@ function rowWriter(db: Database, tx: Database, runId: number, projectId: string,
       if (!suiteCopy) return insertSuites(tx, runId, rows);
       let text = "";
       for (const r of rows) {
-        text += encodeCopyRow([runId, r.number, r.parent_number, r.name, r.duration_ms, r.tests_count, r.passed_count, r.failed_count, r.errored_count, r.skipped_count]);
+        text += encodeCopyRow([
+          runId,
+          r.number,
+          r.parent_number,
+          r.name,
+          r.duration_ms,
+          r.tests_count,
+          r.passed_count,
+          r.failed_count,
+          r.errored_count,
+          r.skipped_count,
+        ]);
       }
       suiteCopy.write(text);
       await suiteCopy.end();
@@ -375,9 +386,17 @@ type OpenedRun = { run: TestRunRow; payload: UploadPayload | PayloadObject | nul
  * round trip on the Worker instead of four.
  */
 async function openRun(tx: Database, runId: number, now: Date, options: { payload: boolean; derive: boolean }): Promise<OpenedRun | null> {
-  const [row] = await rowsOf<{ run: unknown; format: string | null; content: string | null; object_key: string | null; quarantined: unknown; locked: boolean | null }>(
+  const [row] = await rowsOf<{
+    run: unknown;
+    format: string | null;
+    content: string | null;
+    object_key: string | null;
+    quarantined: unknown;
+    locked: boolean | null;
+  }>(
     // Inlined (no parameters): the transaction's BEGIN goes in the same message (src/db/transaction-boundaries.ts).
-    tx.execute(inlined(sql`
+    tx.execute(
+      inlined(sql`
       with r as (select * from ${testRuns} where id = ${runId} for update)
       select row_to_json(r) as run,
         ${options.payload ? sql`p.format, p.content, p.object_key` : sql`null::text as format, null::text as content, null::text as object_key`},
@@ -385,22 +404,35 @@ async function openRun(tx: Database, runId: number, now: Date, options: { payloa
           (select coalesce(json_agg(json_build_array(t.classname, t.file, t.name)), '[]'::json) from ${tests} t
            where t.project_id = r.project_id and t.quarantine_expires_at > ${now.toISOString()}::timestamptz) end as quarantined,
         case when r.status = 'pending' and ${options.derive} then ${projectTestsLock(sql`r.project_id`)} is null end as locked
-      from r ${options.payload ? sql`left join ${uploadPayloads} p on p.test_run_id = r.id` : sql``}`)),
+      from r ${options.payload ? sql`left join ${uploadPayloads} p on p.test_run_id = r.id` : sql``}`),
+    ),
   );
   if (!row) return null;
-  const quarantinedJson = (typeof row.quarantined === "string" ? JSON.parse(row.quarantined) : (row.quarantined ?? [])) as [string | null, string | null, string][];
+  const quarantinedJson = (typeof row.quarantined === "string" ? JSON.parse(row.quarantined) : (row.quarantined ?? [])) as [
+    string | null,
+    string | null,
+    string,
+  ][];
   return {
     run: testRunFromJson(row.run),
     payload:
-      row.format === null ? null
-      : row.content !== null ? { format: row.format as UploadPayload["format"], content: row.content }
-      : row.object_key !== null ? { format: row.format as UploadPayload["format"], objectKey: row.object_key }
-      : null,
+      row.format === null
+        ? null
+        : row.content !== null
+          ? { format: row.format as UploadPayload["format"], content: row.content }
+          : row.object_key !== null
+            ? { format: row.format as UploadPayload["format"], objectKey: row.object_key }
+            : null,
     quarantined: new Set(quarantinedJson.map(([classname, file, name]) => testIdentityKey({ classname, file, name }))),
   };
 }
 
-export async function storeTestRun(deps: StoreDeps, runId: number, report: RunReport, options: StoreOptions = {}): Promise<TestRunRow | null> {
+export async function storeTestRun(
+  deps: StoreDeps,
+  runId: number,
+  report: RunReport,
+  options: StoreOptions = {},
+): Promise<TestRunRow | null> {
   const derive = options.testsAndGroups ?? true;
   const fromPayload = typeof report === "function" ? null : report.fromStoredPayload;
   return transactionWithRetry(deps.db, async (tx) => {
@@ -473,9 +505,11 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
         (suites) => {
           for (const suite of suites) {
             // A part continues the suite opened by the part before it; a suite's first part opens it.
-            if (continuing && continuing.row.name !== suite.name) throw new Error(`Suite "${suite.name}" arrived while the parts of "${continuing.row.name}" were open.`);
+            if (continuing && continuing.row.name !== suite.name)
+              throw new Error(`Suite "${suite.name}" arrived while the parts of "${continuing.row.name}" were open.`);
             const stored = continuing ?? openSuite(suite, null);
-            if (!continuing && suite.durationMs !== null && suite.durationMs !== undefined) topLevelDuration = (topLevelDuration ?? 0) + suite.durationMs;
+            if (!continuing && suite.durationMs !== null && suite.durationMs !== undefined)
+              topLevelDuration = (topLevelDuration ?? 0) + suite.durationMs;
             if (suite.continued) {
               addCases(stored, suite.name, suite.cases);
               continuing = stored;
@@ -512,7 +546,8 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
     // the tests' rows as this run leaves them, so those are written first.
     let writes: SQL[] = [];
     let counts: ProjectTestCounts | null = null;
-    const follow = (changes: TestHealthChange[]) => followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId: run.projectId, processedAt }, changes);
+    const follow = (changes: TestHealthChange[]) =>
+      followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId: run.projectId, processedAt }, changes);
     if (large) {
       // Each chunk of tests is written as it is advanced (and its health changes followed); the counts go with the project's update below.
       counts = await advanceRunTestsInChunks(tx, run, follow);
@@ -535,14 +570,25 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
     // The overview's figures follow every processed run: the day keeps the project's flaky count as this run leaves
     // it, which the project's update returns (its latest version, this run's changes included).
     const rollup = dailyRollupSql(
-      { projectId: run.projectId, createdAt: run.createdAt, processedAt, result, durationMs, testsCount: runCounts.testsCount, skippedCount: runCounts.skippedCount },
+      {
+        projectId: run.projectId,
+        createdAt: run.createdAt,
+        processedAt,
+        result,
+        durationMs,
+        testsCount: runCounts.testsCount,
+        skippedCount: runCounts.skippedCount,
+      },
       sql`(select flaky_tests_count from project)`,
     );
     // The tests, the failure groups, the run, the project and the day's rollup in one statement, the transaction's last
     // (COMMIT goes with it: src/db/transaction-boundaries.ts). latest_result follows the most recent processed run: a
     // late-finishing older run does not overwrite a newer one.
     const [processed] = await rowsOf<{ run: unknown }>(
-      tx.execute(lastStatement(tx, sql`
+      tx.execute(
+        lastStatement(
+          tx,
+          sql`
         with ${ctes.length > 0 ? sql`${sql.join(ctes, sql`, `)},` : sql``} done as (
           update ${testRuns} set tests_count = ${runCounts.testsCount}, passed_count = ${runCounts.passedCount}, failed_count = ${runCounts.failedCount},
             errored_count = ${runCounts.erroredCount}, skipped_count = ${runCounts.skippedCount}, quarantined_failures_count = ${quarantinedFailures},
@@ -556,7 +602,9 @@ export async function storeTestRun(deps: StoreDeps, runId: number, report: RunRe
             ${counts ? sql`, ${projectCountsAssignments(counts)}` : sql``}
           where id = ${run.projectId} returning flaky_tests_count),
         rollup as (${rollup})
-        select row_to_json(done) as run from done`)),
+        select row_to_json(done) as run from done`,
+        ),
+      ),
     );
     return testRunFromJson(processed!.run);
   });
@@ -574,14 +622,21 @@ export function completeTestRun(deps: StoreDeps, runId: number, report: Report):
  * Marks a pending run as failed with a reason and drops its payload; nothing of its report is
  * kept. A payload in the store (`payloadStore`) is deleted once the transaction has committed.
  */
-export async function failTestRun(deps: Pick<ServiceDeps, "db" | "clock"> & { payloadStore?: PayloadStore; logger?: Logger }, runId: number, reason: string): Promise<TestRunRow | null> {
+export async function failTestRun(
+  deps: Pick<ServiceDeps, "db" | "clock"> & { payloadStore?: PayloadStore; logger?: Logger },
+  runId: number,
+  reason: string,
+): Promise<TestRunRow | null> {
   const { row, objectKey } = await transactionWithRetry(deps.db, async (tx) => {
     const [failed] = await tx
       .update(testRuns)
       .set({ status: "failed", failureReason: reason.slice(0, 1000), processedAt: deps.clock.now() })
       .where(and(eq(testRuns.id, runId), eq(testRuns.status, "pending")))
       .returning();
-    const [payload] = await tx.delete(uploadPayloads).where(eq(uploadPayloads.testRunId, runId)).returning({ objectKey: uploadPayloads.objectKey });
+    const [payload] = await tx
+      .delete(uploadPayloads)
+      .where(eq(uploadPayloads.testRunId, runId))
+      .returning({ objectKey: uploadPayloads.objectKey });
     return { row: failed ?? null, objectKey: payload?.objectKey ?? null };
   });
   await discardPayloadObject(deps.payloadStore, objectKey, deps.logger, { testRunId: runId });

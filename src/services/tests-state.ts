@@ -49,13 +49,16 @@ export type TestExecution = {
 const SEVERITY: Record<CaseStatus, number> = { skipped: 0, passed: 1, failed: 2, errored: 3 };
 const isFailure = (status: CaseStatus) => status === "failed" || status === "errored";
 
-
 /** Collects a run's executions per test identity while its report is stored. */
 export class TestExecutions {
   readonly byIdentity = new Map<string, TestExecution>();
 
   /** `identity`: the case's testIdentityKey, when the caller has it already. */
-  add(suite: string, testCase: ReportCase, identity = testIdentityKey({ classname: testCase.classname ?? null, file: testCase.file ?? null, name: testCase.name })): void {
+  add(
+    suite: string,
+    testCase: ReportCase,
+    identity = testIdentityKey({ classname: testCase.classname ?? null, file: testCase.file ?? null, name: testCase.name }),
+  ): void {
     const classname = testCase.classname ?? null;
     const attempts = testCase.attempts ?? [];
     const passed = testCase.status === "passed" || attempts.some((a) => a.status === "passed");
@@ -77,7 +80,8 @@ export class TestExecutions {
     if (SEVERITY[testCase.status] > SEVERITY[existing.status]) existing.status = testCase.status;
     existing.passed ||= passed;
     existing.failed ||= failed;
-    if (testCase.durationMs !== null && testCase.durationMs !== undefined) existing.durationMs = Math.max(existing.durationMs ?? 0, testCase.durationMs);
+    if (testCase.durationMs !== null && testCase.durationMs !== undefined)
+      existing.durationMs = Math.max(existing.durationMs ?? 0, testCase.durationMs);
   }
 }
 
@@ -131,7 +135,9 @@ export type TestState = {
 };
 
 const commitsFrom = (text: string): [string, number][] =>
-  text === "" ? [] : text.split(" ").map((entry) => [entry.slice(0, entry.lastIndexOf(":")), Number(entry.slice(entry.lastIndexOf(":") + 1))]);
+  text === ""
+    ? []
+    : text.split(" ").map((entry) => [entry.slice(0, entry.lastIndexOf(":")), Number(entry.slice(entry.lastIndexOf(":") + 1))]);
 const commitsText = (commits: [string, number][]) => commits.map(([sha, bits]) => `${sha}:${bits}`).join(" ");
 
 export const emptyTestState = (): TestState => ({ w: "", dm: 0, dv: 0, dn: 0, c: [], cf: 0, cp: 0 });
@@ -167,7 +173,10 @@ function durationQuantiles(state: TestState): { p50: number | null; p95: number 
 const shortSha = (sha: string) => sha.slice(0, 12);
 
 /** What advanceTest reads of a test's row. */
-export type PreviousTest = Pick<TestProgress, "health" | "healthChangedAt" | "executionsCount" | "lastFailedAt" | "lastRunNumber" | "state" | "lastStatus" | "lastExecutedAt">;
+export type PreviousTest = Pick<
+  TestProgress,
+  "health" | "healthChangedAt" | "executionsCount" | "lastFailedAt" | "lastRunNumber" | "state" | "lastStatus" | "lastExecutedAt"
+>;
 
 /** Whether an execution contradicts what the test did on the run's commit in an earlier run (the same-commit rule across runs; not a pass and a failure within the run). */
 function contradictsCommit(prior: TestState | undefined, execution: TestExecution, commitSha: string | null): boolean {
@@ -203,14 +212,29 @@ export function advanceRun(
  * the same previous row, execution and run always give the same result. Run processing calls it
  * through advanceRun, which decides `run.sameCommitBurst`.
  */
-export function advanceTest(previous: PreviousTest | null, execution: TestExecution, run: RunContext): { progress: TestProgress; change: HealthChange | null } {
+export function advanceTest(
+  previous: PreviousTest | null,
+  execution: TestExecution,
+  run: RunContext,
+): { progress: TestProgress; change: HealthChange | null } {
   const prior = previous?.state ?? emptyTestState();
-  const state: TestState = { w: prior.w, dm: prior.dm, dv: prior.dv, dn: prior.dn, c: prior.c.map(([sha, bits]) => [sha, bits]), cf: prior.cf, cp: prior.cp };
+  const state: TestState = {
+    w: prior.w,
+    dm: prior.dm,
+    dv: prior.dv,
+    dn: prior.dn,
+    c: prior.c.map(([sha, bits]) => [sha, bits]),
+    cf: prior.cf,
+    cp: prior.cp,
+  };
   const health = previous?.health ?? "healthy";
   // A run older than the newest one this test has seen (processed late) counts, but does not rewind the window.
   const inOrder = run.number > (previous?.lastRunNumber ?? 0);
 
-  let sameCommit: string | null = execution.passed && execution.failed ? `passed and failed in run #${run.number}${run.commitSha ? ` (commit ${shortSha(run.commitSha)})` : ""}` : null;
+  let sameCommit: string | null =
+    execution.passed && execution.failed
+      ? `passed and failed in run #${run.number}${run.commitSha ? ` (commit ${shortSha(run.commitSha)})` : ""}`
+      : null;
   if (run.commitSha) {
     const sha = shortSha(run.commitSha);
     const bits = (execution.passed ? 1 : 0) | (execution.failed ? 2 : 0);
@@ -272,7 +296,8 @@ export function advanceTest(previous: PreviousTest | null, execution: TestExecut
     executionsCount: (previous?.executionsCount ?? 0) + 1,
     lastStatus: latest ? execution.status : (previous?.lastStatus ?? execution.status),
     lastExecutedAt: latest ? run.createdAt : (previous?.lastExecutedAt ?? run.createdAt),
-    lastFailedAt: isFailure(execution.status) && (latest || previous?.lastFailedAt == null) ? run.createdAt : (previous?.lastFailedAt ?? null),
+    lastFailedAt:
+      isFailure(execution.status) && (latest || previous?.lastFailedAt == null) ? run.createdAt : (previous?.lastFailedAt ?? null),
     lastRunNumber: Math.max(run.number, previous?.lastRunNumber ?? 0),
     windowSize: n,
     failureRate: n > 0 ? failures / n : null,
@@ -354,7 +379,10 @@ export function storedTestsSql(projectId: string, cases: { from: SQL; where?: SQ
 
 /** StoredTests out of the rows of storedTestsSql. */
 export function storedTestsOf(rows: ({ default_branch: string | null } & (StoredRow | { id: null }))[]): StoredTests {
-  return { defaultBranch: rows[0]?.default_branch ?? null, rows: rows.filter((row): row is { default_branch: string | null } & StoredRow => row.id !== null) };
+  return {
+    defaultBranch: rows[0]?.default_branch ?? null,
+    rows: rows.filter((row): row is { default_branch: string | null } & StoredRow => row.id !== null),
+  };
 }
 
 /**
@@ -382,7 +410,14 @@ export async function writeRunTests(tx: Database, projectId: string, writes: SQL
   const all = counts ? [...writes, projectCountsSql(projectId, counts)] : writes;
   if (all.length === 0) return;
   const [last, ...others] = [...all].reverse();
-  await tx.execute(others.length === 0 ? last! : sql`with ${sql.join(others.map((write, i) => sql`tests_w${sql.raw(String(i))} as (${write})`), sql`, `)} ${last}`);
+  await tx.execute(
+    others.length === 0
+      ? last!
+      : sql`with ${sql.join(
+          others.map((write, i) => sql`tests_w${sql.raw(String(i))} as (${write})`),
+          sql`, `,
+        )} ${last}`,
+  );
 }
 
 /** What the run's tests' rows change by in the project's counts. */
@@ -392,7 +427,8 @@ export type ProjectTestCounts = { added: number; flaky: number; broken: number }
 export const projectCountsAssignments = (counts: ProjectTestCounts): SQL =>
   sql`tests_count = tests_count + ${counts.added}, flaky_tests_count = flaky_tests_count + ${counts.flaky}, broken_tests_count = broken_tests_count + ${counts.broken}`;
 
-const projectCountsSql = (projectId: string, counts: ProjectTestCounts): SQL => sql`update ${projects} set ${projectCountsAssignments(counts)} where id = ${projectId}`;
+const projectCountsSql = (projectId: string, counts: ProjectTestCounts): SQL =>
+  sql`update ${projects} set ${projectCountsAssignments(counts)} where id = ${projectId}`;
 
 /**
  * recordTestExecutions without its writes: the health changes, the writes of the tests' rows and
@@ -410,7 +446,12 @@ export async function advanceRunTests(
   if (executions.byIdentity.size === 0) return { changes: [], writes: [], counts: null };
   if (!read) await lockProjectTests(tx, run.projectId);
   const { defaultBranch, rows: stored } =
-    read ?? storedTestsOf(await rowsOf(tx.execute(sql`with ${storedTestsSql(run.projectId, { from: sql`${testCases} c`, where: sql`c.test_run_id = ${run.id}` })}`)));
+    read ??
+    storedTestsOf(
+      await rowsOf(
+        tx.execute(sql`with ${storedTestsSql(run.projectId, { from: sql`${testCases} c`, where: sql`c.test_run_id = ${run.id}` })}`),
+      ),
+    );
   const rowByIdentity = new Map<string, StoredRow>();
   for (const row of stored) rowByIdentity.set(testIdentityKey({ classname: row.classname, file: row.file, name: row.name }), row);
   const advancing = [...executions.byIdentity].map(([identity, execution]) => {
@@ -421,7 +462,10 @@ export async function advanceRunTests(
   return advanceTests(tx, run, runContext(run, defaultBranch), advancing, undefined, ownersOnce(tx, run.projectId));
 }
 
-const runContext = (run: { id: number; number: number; createdAt: Date; commitSha: string | null; branch: string | null }, defaultBranch: string | null): RunContext => ({
+const runContext = (
+  run: { id: number; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
+  defaultBranch: string | null,
+): RunContext => ({
   runId: run.id,
   number: run.number,
   createdAt: run.createdAt,
@@ -477,10 +521,23 @@ async function advanceTests(
       cp: progress.state.cp,
     };
     if (previous === null) {
-      fresh.push({ ...shared, n: execution.name, cl: execution.classname, f: execution.file, h: progress.health, fail: progress.lastFailedAt !== null, o: [] });
+      fresh.push({
+        ...shared,
+        n: execution.name,
+        cl: execution.classname,
+        f: execution.file,
+        h: progress.health,
+        fail: progress.lastFailedAt !== null,
+        o: [],
+      });
     } else {
       // Timestamps are the run's (a parameter): each row says only whether they move.
-      known.push({ ...shared, h: change ? progress.health : null, latest: progress.lastExecutedAt.getTime() === run.createdAt.getTime(), fail: progress.lastFailedAt?.getTime() === run.createdAt.getTime() });
+      known.push({
+        ...shared,
+        h: change ? progress.health : null,
+        latest: progress.lastExecutedAt.getTime() === run.createdAt.getTime(),
+        fail: progress.lastFailedAt?.getTime() === run.createdAt.getTime(),
+      });
     }
     if (change) changes.push({ t: row.id, f: change.from, to: change.to, r: change.reason });
   }
@@ -549,7 +606,14 @@ const storedExecutionsSql = (runId: number): SQL => sql`
 
 const STATUS_BY_SEVERITY: CaseStatus[] = ["skipped", "passed", "failed", "errored"];
 
-type ChunkRow = StoredRow & { test_id: string; suite: string; severity: number; passed: boolean; failed: boolean; duration_ms: number | null };
+type ChunkRow = StoredRow & {
+  test_id: string;
+  suite: string;
+  severity: number;
+  passed: boolean;
+  failed: boolean;
+  duration_ms: number | null;
+};
 
 /**
  * advanceRunTests for a run too large to hold in memory (src/services/test-runs.ts decides): the
@@ -571,8 +635,9 @@ export async function advanceRunTestsInChunks(
     tx.execute(sql`
       with locked_project as (select default_branch from ${projects} where id = ${run.projectId} for update)
       select p.default_branch, ${
-        sha === null ? sql`0`
-        : sql`(select count(*) from (${storedExecutionsSql(run.id)}) e join ${tests} t on t.id = e.test_id
+        sha === null
+          ? sql`0`
+          : sql`(select count(*) from (${storedExecutionsSql(run.id)}) e join ${tests} t on t.id = e.test_id
             where e.passed <> e.failed and (case when e.passed then ${`${sha}:2`} else ${`${sha}:1`} end) = any(string_to_array(t.recent_commits, ' ')))`
       } as contradicting
       from locked_project p`),
@@ -622,7 +687,11 @@ export async function advanceRunTestsInChunks(
  * processing reads and parses it once per run, and only when the run brings new tests with a file.
  */
 export async function storedOwnersMatcher(tx: Database, projectId: string): Promise<OwnersMatcher | null> {
-  const [row] = await tx.select({ content: projectCodeowners.content }).from(projectCodeowners).where(sql`${projectCodeowners.projectId} = ${projectId}`).limit(1);
+  const [row] = await tx
+    .select({ content: projectCodeowners.content })
+    .from(projectCodeowners)
+    .where(sql`${projectCodeowners.projectId} = ${projectId}`)
+    .limit(1);
   return row ? new OwnersMatcher(parseCodeowners(row.content).rules) : null;
 }
 
@@ -654,7 +723,11 @@ async function insertTransitions(tx: Database, run: { id: number; createdAt: Dat
  * passing streak reset; a flaky test is left as it is. Pure, like advanceTest; the detection
  * benchmark replays health with the two (src/simulator/health-replay.ts).
  */
-export function flagTestFlaky(progress: TestProgress, run: Pick<RunContext, "createdAt">, reason: string): { progress: TestProgress; change: HealthChange | null } {
+export function flagTestFlaky(
+  progress: TestProgress,
+  run: Pick<RunContext, "createdAt">,
+  reason: string,
+): { progress: TestProgress; change: HealthChange | null } {
   if (progress.health === "flaky") return { progress, change: null };
   return {
     progress: { ...progress, health: "flaky", healthChangedAt: run.createdAt, state: { ...progress.state, cp: 0 } },
@@ -691,7 +764,10 @@ export async function markTestsFlaky(
   const wasBroken = changed.filter((row) => row.from_health === "broken").length;
   await tx
     .update(projects)
-    .set({ flakyTestsCount: sql`${projects.flakyTestsCount} + ${changed.length}`, brokenTestsCount: sql`${projects.brokenTestsCount} - ${wasBroken}` })
+    .set({
+      flakyTestsCount: sql`${projects.flakyTestsCount} + ${changed.length}`,
+      brokenTestsCount: sql`${projects.brokenTestsCount} - ${wasBroken}`,
+    })
     .where(sql`${projects.id} = ${run.projectId}`);
   await noteFlakyTestsCount(tx, run.projectId, run.createdAt);
   return changed.map((row) => ({ testId: row.id, from: row.from_health, to: "flaky", reason: row.reason }));

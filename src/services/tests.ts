@@ -21,7 +21,14 @@ type TestRow = typeof tests.$inferSelect;
 type WindowContext = { webAppUrl: string; window: { size: number; branch: string | null }; now: Date };
 
 /** As in the path and query string; `health` and `sort` have their defaults (`all`, `impact`); `quarantined` and `owner` null: not filtered. */
-export type TestFilters = { project_id: string; health: TestHealth | "all"; q: string | null; sort: TestSort; quarantined: "true" | "false" | null; owner: string | null };
+export type TestFilters = {
+  project_id: string;
+  health: TestHealth | "all";
+  q: string | null;
+  sort: TestSort;
+  quarantined: "true" | "false" | null;
+  owner: string | null;
+};
 
 /**
  * Each sort as a keyset: a never-null key (a missing rate, duration or failure sorts last) and
@@ -29,8 +36,14 @@ export type TestFilters = { project_id: string; health: TestHealth | "all"; q: s
  */
 const SORTS: Record<TestSort, { key: SortKey; keyOf: (row: TestRow) => string | number }> = {
   impact: { key: { expr: sql`${tests.impact}`, type: "int4", direction: "desc" }, keyOf: (row) => row.impact },
-  failure_rate: { key: { expr: sql`coalesce(${tests.failureRate}, -1)`, type: "float8", direction: "desc" }, keyOf: (row) => row.failureRate ?? -1 },
-  duration: { key: { expr: sql`coalesce(${tests.durationP95Ms}, -1)`, type: "int4", direction: "desc" }, keyOf: (row) => row.durationP95Ms ?? -1 },
+  failure_rate: {
+    key: { expr: sql`coalesce(${tests.failureRate}, -1)`, type: "float8", direction: "desc" },
+    keyOf: (row) => row.failureRate ?? -1,
+  },
+  duration: {
+    key: { expr: sql`coalesce(${tests.durationP95Ms}, -1)`, type: "int4", direction: "desc" },
+    keyOf: (row) => row.durationP95Ms ?? -1,
+  },
   last_failed: {
     key: { expr: sql`coalesce(${tests.lastFailedAt}, '-infinity')`, type: "timestamptz", direction: "desc" },
     keyOf: (row) => row.lastFailedAt?.toISOString() ?? "-infinity",
@@ -59,7 +72,9 @@ export const windowOf = (project: { defaultBranch: string | null }) => ({ size: 
 /** In force at `now` (the quarantine's end is after it), or not: expired and never-quarantined tests alike. */
 function quarantinedCondition(quarantined: TestFilters["quarantined"], now: Date): SQL | undefined {
   if (quarantined === null) return undefined;
-  return quarantined === "true" ? gt(tests.quarantineExpiresAt, now) : or(isNull(tests.quarantineExpiresAt), lte(tests.quarantineExpiresAt, now));
+  return quarantined === "true"
+    ? gt(tests.quarantineExpiresAt, now)
+    : or(isNull(tests.quarantineExpiresAt), lte(tests.quarantineExpiresAt, now));
 }
 
 export async function listTests(scope: OrgScope, request: ListRequest<TestFilters>): Promise<Page<TestObject>> {
@@ -67,7 +82,13 @@ export async function listTests(scope: OrgScope, request: ListRequest<TestFilter
   const project = await findProjectRow(scope, filters.project_id);
   const list = testLists[filters.sort];
   const search: SQL | undefined =
-    filters.q === null ? undefined : or(ilike(tests.name, likePattern(filters.q)), ilike(tests.classname, likePattern(filters.q)), ilike(tests.file, likePattern(filters.q)));
+    filters.q === null
+      ? undefined
+      : or(
+          ilike(tests.name, likePattern(filters.q)),
+          ilike(tests.classname, likePattern(filters.q)),
+          ilike(tests.file, likePattern(filters.q)),
+        );
   const now = scope.clock.now();
   const rows = await scope.db
     .select()
@@ -114,9 +135,18 @@ export async function getTest(scope: OrgScope, testId: string): Promise<TestObje
 export type TestExecutionFilters = { test_id: string; status: CaseStatus | null; branch: string | null };
 
 /** The run's columns a test view embeds (presentTestRunSummary). */
-const runSummaryColumns = { projectId: testRuns.projectId, number: testRuns.number, branch: testRuns.branch, commitSha: testRuns.commitSha, createdAt: testRuns.createdAt };
+const runSummaryColumns = {
+  projectId: testRuns.projectId,
+  number: testRuns.number,
+  branch: testRuns.branch,
+  commitSha: testRuns.commitSha,
+  createdAt: testRuns.createdAt,
+};
 
-type ExecutionRow = { testCase: typeof testCases.$inferSelect; run: Pick<typeof testRuns.$inferSelect, "projectId" | "number" | "branch" | "commitSha" | "createdAt"> };
+type ExecutionRow = {
+  testCase: typeof testCases.$inferSelect;
+  run: Pick<typeof testRuns.$inferSelect, "projectId" | "number" | "branch" | "commitSha" | "createdAt">;
+};
 
 /** A test's cases across runs, newest first (by when they were stored), each with its run. */
 export const testExecutionList = defineList<TestExecutionFilters, ExecutionRow, ReturnType<typeof presentExecution>, string>({

@@ -41,7 +41,11 @@ export async function findProjectByUploadToken(db: Database, token: string): Pro
  * costs no round trip of its own. Null for an unknown token (nothing counted); a full window is
  * a 429 `rate_limited` with `Retry-After`, the seconds until it ends.
  */
-export async function findProjectCountingUpload(deps: Pick<ServiceDeps, "db" | "clock">, token: string, perHour: number | null): Promise<UploadingProject | null> {
+export async function findProjectCountingUpload(
+  deps: Pick<ServiceDeps, "db" | "clock">,
+  token: string,
+  perHour: number | null,
+): Promise<UploadingProject | null> {
   if (perHour === null) return findProjectByUploadToken(deps.db, token);
   if (!isWellFormedToken("uploadToken", token)) return null;
   const now = deps.clock.now();
@@ -110,7 +114,9 @@ export async function acceptUpload(
     // Without a queued message the run would stay pending forever: fail it and let the client retry.
     deps.logger.error("could not queue a run", { testRunId: run.id, error: describeError(error) });
     await failTestRun(deps, run.id, "The report could not be queued for processing; upload it again.");
-    throw new ApiError("service_unavailable", "The upload could not be queued for processing; retry shortly.", { headers: { "Retry-After": "5" } });
+    throw new ApiError("service_unavailable", "The upload could not be queued for processing; retry shortly.", {
+      headers: { "Retry-After": "5" },
+    });
   }
   return { run, replayed: false };
 }

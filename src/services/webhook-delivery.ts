@@ -119,7 +119,11 @@ async function post(deps: NotificationDeps, url: string, secret: string, deliver
   } catch (cause) {
     const refused = outboundRefusal(cause);
     if (refused) return { statusCode: null, error: `url ${refused.message}` };
-    return { statusCode: null, error: cause instanceof Error && cause.name === "TimeoutError" ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : "could not connect" };
+    return {
+      statusCode: null,
+      error:
+        cause instanceof Error && cause.name === "TimeoutError" ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : "could not connect",
+    };
   }
 }
 
@@ -159,7 +163,12 @@ async function recordAttempt(deps: NotificationDeps, delivery: DeliveryRow, { st
       await tx
         .update(alerts)
         .set({ lastNotifiedAt: now })
-        .where(and(eq(alerts.id, delivery.alertId), or(isNull(alerts.lastNotifiedAt), sql`${alerts.lastNotifiedAt} < ${now.toISOString()}::timestamptz`)));
+        .where(
+          and(
+            eq(alerts.id, delivery.alertId),
+            or(isNull(alerts.lastNotifiedAt), sql`${alerts.lastNotifiedAt} < ${now.toISOString()}::timestamptz`),
+          ),
+        );
     });
     return "delivered";
   }

@@ -49,7 +49,11 @@ export type ReencryptionReport = {
 export async function reencryptSigningSecrets(deps: { db: Database; secrets: SecretKeyring; logger: Logger }): Promise<ReencryptionReport> {
   const keyId = await deps.secrets.currentKeyId();
   const rows = await deps.db
-    .select({ id: webhookEndpoints.id, signingSecretEncrypted: webhookEndpoints.signingSecretEncrypted, legacySigningSecret: webhookEndpoints.legacySigningSecret })
+    .select({
+      id: webhookEndpoints.id,
+      signingSecretEncrypted: webhookEndpoints.signingSecretEncrypted,
+      legacySigningSecret: webhookEndpoints.legacySigningSecret,
+    })
     .from(webhookEndpoints)
     .where(or(isNotNull(webhookEndpoints.legacySigningSecret), notLike(webhookEndpoints.signingSecretEncrypted, `v1:${keyId}:%`)));
   const report: ReencryptionReport = { keyId, sealed: 0, resealed: 0, unreadable: [] };
@@ -59,11 +63,16 @@ export async function reencryptSigningSecrets(deps: { db: Database; secrets: Sec
       secret = await openSigningSecret(deps.secrets, row);
     } catch (error) {
       if (!(error instanceof SecretDecryptionError)) throw error;
-      report.unreadable.push({ endpointId: row.id, keyId: row.signingSecretEncrypted === null ? null : sealedKeyId(row.signingSecretEncrypted) });
+      report.unreadable.push({
+        endpointId: row.id,
+        keyId: row.signingSecretEncrypted === null ? null : sealedKeyId(row.signingSecretEncrypted),
+      });
       continue;
     }
     const unchanged =
-      row.signingSecretEncrypted === null ? isNotNull(webhookEndpoints.legacySigningSecret) : eq(webhookEndpoints.signingSecretEncrypted, row.signingSecretEncrypted);
+      row.signingSecretEncrypted === null
+        ? isNotNull(webhookEndpoints.legacySigningSecret)
+        : eq(webhookEndpoints.signingSecretEncrypted, row.signingSecretEncrypted);
     const updated = await deps.db
       .update(webhookEndpoints)
       .set({ signingSecretEncrypted: await sealSigningSecret(deps.secrets, row.id, secret), legacySigningSecret: null })
@@ -74,13 +83,20 @@ export async function reencryptSigningSecrets(deps: { db: Database; secrets: Sec
     else report.resealed++;
   }
   if (report.sealed + report.resealed > 0) {
-    deps.logger.info("webhook signing secrets sealed under the current key", { keyId, fromPlainText: report.sealed, fromOlderKeys: report.resealed });
+    deps.logger.info("webhook signing secrets sealed under the current key", {
+      keyId,
+      fromPlainText: report.sealed,
+      fromOlderKeys: report.resealed,
+    });
   }
   if (report.unreadable.length > 0) {
-    deps.logger.error("webhook signing secrets that cannot be opened with SECRETS_KEY or SECRETS_KEY_PREVIOUS; their deliveries fail until the key is configured", {
-      keyId,
-      webhooks: report.unreadable,
-    });
+    deps.logger.error(
+      "webhook signing secrets that cannot be opened with SECRETS_KEY or SECRETS_KEY_PREVIOUS; their deliveries fail until the key is configured",
+      {
+        keyId,
+        webhooks: report.unreadable,
+      },
+    );
   }
   return report;
 }

@@ -40,7 +40,13 @@ export function planFlakyTests(project: SimulatedProject): void {
     }
     const poolRate = (knobs.backgroundRate * knobs.tests) / Math.max(1, pool.length);
     project.schedule(1, (run) => {
-      for (const test of pool) project.addAnomaly("flaky_test", test.key, run, Math.min(1, poolRate), { p: Math.min(1, poolRate), systemic: true, rho: knobs.rho, late: false });
+      for (const test of pool)
+        project.addAnomaly("flaky_test", test.key, run, Math.min(1, poolRate), {
+          p: Math.min(1, poolRate),
+          systemic: true,
+          rho: knobs.rho,
+          late: false,
+        });
     });
   }
 }
@@ -75,7 +81,11 @@ export function planDurationChanges(project: SimulatedProject): number[] {
       const total = plan.pick([0.2, 0.3, 0.5]);
       project.schedule(at, (run) => {
         project.drift = { startIndex: project.mainIndex, endIndex: project.mainIndex + length, rate: total / length };
-        const anomaly = project.addAnomaly("duration_drift", "run_duration", run, total, { rel: total, length_runs: length, main_index: project.mainIndex });
+        const anomaly = project.addAnomaly("duration_drift", "run_duration", run, total, {
+          rel: total,
+          length_runs: length,
+          main_index: project.mainIndex,
+        });
         project.schedule(project.mainIndex + length, (endRun) => {
           anomaly.end = endRun;
         });
@@ -88,7 +98,12 @@ export function planDurationChanges(project: SimulatedProject): number[] {
         const rel = plan.pick([0.5, 1.0, 2.0]);
         project.schedule(at, (run) => {
           test.factor *= 1 + rel;
-          project.addAnomaly("test_duration_shift", test.key, run, rel, { rel, median_ms: Math.round(test.medianMs), cv: Math.sqrt(Math.exp(test.sigma ** 2) - 1), main_index: project.mainIndex });
+          project.addAnomaly("test_duration_shift", test.key, run, rel, {
+            rel,
+            median_ms: Math.round(test.medianMs),
+            cv: Math.sqrt(Math.exp(test.sigma ** 2) - 1),
+            main_index: project.mainIndex,
+          });
         });
       }
     }
@@ -135,7 +150,11 @@ export function planSkipChanges(project: SimulatedProject, durationChanges: read
       const tests = plan.sample(project.plain(), 10);
       for (const test of tests) test.protected = true;
       project.schedule(at, (run) => {
-        const anomaly = project.addAnomaly("skip_ramp", "skipped_tests", run, tests.length, { per_runs: 5, tests: tests.length, main_index: project.mainIndex });
+        const anomaly = project.addAnomaly("skip_ramp", "skipped_tests", run, tests.length, {
+          per_runs: 5,
+          tests: tests.length,
+          main_index: project.mainIndex,
+        });
         tests.forEach((test, i) => {
           const skip = (r: number) => {
             test.skipped.push({ from: r, to: INFINITY });
@@ -195,7 +214,13 @@ export function planCoFailingGroup(project: SimulatedProject): void {
   project.schedule(at, (run) => {
     group.from = run;
     for (const test of tests) {
-      project.addAnomaly("flaky_test", test.key, run, spec.rate, { p: spec.rate, systemic: false, late, group: project.groups.length, group_size: tests.length });
+      project.addAnomaly("flaky_test", test.key, run, spec.rate, {
+        p: spec.rate,
+        systemic: false,
+        late,
+        group: project.groups.length,
+        group_size: tests.length,
+      });
     }
   });
 }

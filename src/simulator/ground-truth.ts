@@ -17,7 +17,8 @@ export function labelRuns(runs: readonly SimRun[], anomalies: readonly Anomaly[]
     for (const anomaly of anomalies) {
       if (run.number < anomaly.start) continue;
       const isPointType = anomaly.type === "failure_spike" || anomaly.type === "infra_outage";
-      if (isPointType ? run.number !== anomaly.start : anomaly.end !== null && anomaly.type === "flaky_test" && run.number > anomaly.end) continue;
+      if (isPointType ? run.number !== anomaly.start : anomaly.end !== null && anomaly.type === "flaky_test" && run.number > anomaly.end)
+        continue;
       if (anomaly.type === "flaky_test" || anomaly.type === "test_duration_shift") {
         const test = byKey.get(anomaly.subject);
         if (!test || run.number < test.addedAt || (test.removedAt !== null && run.number >= test.removedAt)) continue;
@@ -64,8 +65,12 @@ export function failingShare(run: SimRun): number {
  */
 export function classifySizes(stream: SimStream): void {
   const mainRuns = stream.runs.filter((r) => r.branch === "main");
-  const firstDuration = Math.min(...stream.anomalies.filter((a) => ANOMALY_FAMILY[a.type] === "regression").map((a) => a.start), Number.POSITIVE_INFINITY);
-  const isPoint = (run: SimRun) => run.labels.some((l) => l.type === "failure_spike" || l.type === "infra_outage") || run.notes.some((n) => n.kind === "suite_skipped");
+  const firstDuration = Math.min(
+    ...stream.anomalies.filter((a) => ANOMALY_FAMILY[a.type] === "regression").map((a) => a.start),
+    Number.POSITIVE_INFINITY,
+  );
+  const isPoint = (run: SimRun) =>
+    run.labels.some((l) => l.type === "failure_spike" || l.type === "infra_outage") || run.notes.some((n) => n.kind === "suite_skipped");
   const clean = mainRuns.filter((r) => r.retry_of === null && !isPoint(r));
   let segment = clean.filter((r) => r.number < firstDuration && r.number > 10);
   if (segment.length < 20) segment = clean.slice(5, 60);
@@ -97,7 +102,10 @@ export function classifySizes(stream: SimStream): void {
         const cv = Number(anomaly.details.cv);
         anomaly.size = anomaly.magnitude >= 1 && cv <= 0.2 && Number(anomaly.details.median_ms) >= 1000 ? "large" : "small";
         // Its share of the run total: a large enough one is also a run-duration change.
-        const before = mainRuns.filter((r) => r.number < anomaly.start).slice(-20).map((r) => r.duration);
+        const before = mainRuns
+          .filter((r) => r.number < anomaly.start)
+          .slice(-20)
+          .map((r) => r.duration);
         const impact = before.length > 0 ? (Number(anomaly.details.median_ms) * anomaly.magnitude) / median(before) : 0;
         anomaly.details.run_impact = round(impact, 4);
         break;

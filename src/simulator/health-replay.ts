@@ -66,7 +66,10 @@ function reportCase(test: SimTest, decimals: number): ReportCase {
  * order) may be passed when the caller has them; `defaultBranch` is the project's configured one
  * (null: main, master and runs without a branch).
  */
-export function replayHealth(runs: readonly SimRun[], options: { summaries?: readonly RunSummary[]; defaultBranch?: string | null } = {}): HealthReplay {
+export function replayHealth(
+  runs: readonly SimRun[],
+  options: { summaries?: readonly RunSummary[]; defaultBranch?: string | null } = {},
+): HealthReplay {
   const byIdentity = new Map<string, TestProgress>();
   const keyOf = new Map<string, string>();
   const healthAfter: Map<string, TestHealth>[] = [];
@@ -94,7 +97,11 @@ export function replayHealth(runs: readonly SimRun[], options: { summaries?: rea
       identities.set(test.key, identity);
       keyOf.set(identity, test.key);
     }
-    const advancing = [...executions.byIdentity].map(([identity, execution]) => ({ identity, execution, previous: byIdentity.get(identity) ?? null }));
+    const advancing = [...executions.byIdentity].map(([identity, execution]) => ({
+      identity,
+      execution,
+      previous: byIdentity.get(identity) ?? null,
+    }));
     advanceRun(advancing, context).forEach(({ progress, change }, index) => {
       const { identity } = advancing[index]!;
       byIdentity.set(identity, progress);
@@ -104,7 +111,8 @@ export function replayHealth(runs: readonly SimRun[], options: { summaries?: rea
     // The flakiness check, then its flags: every test it flagged at this run (alert-checks.ts).
     const { state } = flakiness.update(checkState, summary);
     const written = new Map<string, FlakinessTestState>();
-    for (const test of summary.tests) if (state.tests[test.key] !== checkState.tests[test.key] && state.tests[test.key]) written.set(test.key, state.tests[test.key]!);
+    for (const test of summary.tests)
+      if (state.tests[test.key] !== checkState.tests[test.key] && state.tests[test.key]) written.set(test.key, state.tests[test.key]!);
     checkState = state;
     for (const { key, rule } of flaggedInRun(written, run.number)) {
       const identity = identities.get(key);

@@ -52,7 +52,8 @@ export function storedDuration(run: SimRun): number {
 
 function outcomeElement(status: CaseStatus, message: string | null, indent: string): string {
   const text = escapeXml(message ?? "failed");
-  if (status === "failed") return `${indent}<failure message="${text}" type="java.lang.AssertionError">${text}\n${indent}  at com.acme.Test.run(Test.java:42)</failure>\n`;
+  if (status === "failed")
+    return `${indent}<failure message="${text}" type="java.lang.AssertionError">${text}\n${indent}  at com.acme.Test.run(Test.java:42)</failure>\n`;
   if (status === "errored") return `${indent}<error message="${text}" type="java.lang.RuntimeException">${text}</error>\n`;
   if (status === "skipped") return `${indent}<skipped message="disabled"/>\n`;
   return "";
@@ -78,7 +79,8 @@ export function toJUnitXml(run: SimRun): string {
     out.push(
       `  <testsuite name="${escapeXml(group.name)}" tests="${group.tests.length}" failures="${failures}" errors="${errors}" skipped="${skipped}" time="${formatSeconds(suiteTimeMs(group), d)}" timestamp="${run.created_at.slice(0, 19)}">\n`,
     );
-    const open = (t: SimTest, ms: number) => `    <testcase name="${escapeXml(t.name)}" classname="${escapeXml(t.classname)}" time="${formatSeconds(ms, d)}"`;
+    const open = (t: SimTest, ms: number) =>
+      `    <testcase name="${escapeXml(t.name)}" classname="${escapeXml(t.classname)}" time="${formatSeconds(ms, d)}"`;
     if (run.format === "surefire") {
       for (const t of group.tests) {
         if (t.attempts.length === 0 && t.status === "passed") {
@@ -88,9 +90,18 @@ export function toJUnitXml(run: SimRun): string {
         out.push(`${open(t, t.durationMs)}>\n`);
         out.push(outcomeElement(t.status, t.message, "      "));
         for (const a of t.attempts) {
-          const tag = t.status === "passed" ? (a.status === "errored" ? "flakyError" : "flakyFailure") : a.status === "errored" ? "rerunError" : "rerunFailure";
+          const tag =
+            t.status === "passed"
+              ? a.status === "errored"
+                ? "flakyError"
+                : "flakyFailure"
+              : a.status === "errored"
+                ? "rerunError"
+                : "rerunFailure";
           const msg = escapeXml(t.message ?? "failed on an earlier attempt");
-          out.push(`      <${tag} message="${msg}" type="java.lang.AssertionError" time="${formatSeconds(a.durationMs, d)}">\n        <stackTrace>${msg}</stackTrace>\n      </${tag}>\n`);
+          out.push(
+            `      <${tag} message="${msg}" type="java.lang.AssertionError" time="${formatSeconds(a.durationMs, d)}">\n        <stackTrace>${msg}</stackTrace>\n      </${tag}>\n`,
+          );
         }
         out.push("    </testcase>\n");
       }

@@ -57,12 +57,71 @@ export type PointEffects = {
 export type Drift = { startIndex: number; endIndex: number; rate: number };
 
 export const SUITE_NAMES = [
-  "checkout", "billing", "search", "auth", "inventory", "orders", "payments", "catalog", "shipping", "users",
-  "reports", "notifications", "analytics", "admin", "gateway", "pricing", "reviews", "media", "export", "sessions",
+  "checkout",
+  "billing",
+  "search",
+  "auth",
+  "inventory",
+  "orders",
+  "payments",
+  "catalog",
+  "shipping",
+  "users",
+  "reports",
+  "notifications",
+  "analytics",
+  "admin",
+  "gateway",
+  "pricing",
+  "reviews",
+  "media",
+  "export",
+  "sessions",
 ];
-const CLASS_NOUNS = ["Cart", "Invoice", "Query", "Token", "Stock", "Order", "Refund", "Product", "Label", "Profile", "Mailer", "Report", "Cache", "Router", "Coupon", "Upload"];
-const VERBS = ["computes", "rejects", "accepts", "stores", "loads", "retries", "renders", "validates", "merges", "expires", "exports", "indexes"];
-const OBJECTS = ["total", "empty input", "duplicate ids", "unicode names", "large payloads", "expired tokens", "partial refunds", "timeouts", "null fields", "pagination"];
+const CLASS_NOUNS = [
+  "Cart",
+  "Invoice",
+  "Query",
+  "Token",
+  "Stock",
+  "Order",
+  "Refund",
+  "Product",
+  "Label",
+  "Profile",
+  "Mailer",
+  "Report",
+  "Cache",
+  "Router",
+  "Coupon",
+  "Upload",
+];
+const VERBS = [
+  "computes",
+  "rejects",
+  "accepts",
+  "stores",
+  "loads",
+  "retries",
+  "renders",
+  "validates",
+  "merges",
+  "expires",
+  "exports",
+  "indexes",
+];
+const OBJECTS = [
+  "total",
+  "empty input",
+  "duplicate ids",
+  "unicode names",
+  "large payloads",
+  "expired tokens",
+  "partial refunds",
+  "timeouts",
+  "null fields",
+  "pagination",
+];
 
 export function inside(intervals: readonly Interval[], run: number): boolean {
   for (const interval of intervals) if (run >= interval.from && run < interval.to) return true;
@@ -136,7 +195,14 @@ export class SimulatedProject {
     return this.allTests.filter((t) => !t.protected && t.removedAt === null && t.skipped.length === 0 && t.broken.length === 0 && !t.pool);
   }
 
-  addAnomaly(type: AnomalyType, subject: string, start: number, magnitude: number, details: Record<string, unknown>, end: number | null = null): Anomaly {
+  addAnomaly(
+    type: AnomalyType,
+    subject: string,
+    start: number,
+    magnitude: number,
+    details: Record<string, unknown>,
+    end: number | null = null,
+  ): Anomaly {
     const anomaly: Anomaly = { id: `${type}#${++this.anomalyCounter}`, type, subject, start, end, magnitude, size: "small", details };
     this.anomalies.push(anomaly);
     return anomaly;
@@ -185,5 +251,6 @@ export function buildSuites(project: SimulatedProject): void {
     for (let i = 0; i < size; i++) project.newTest(suite, suite.classes[i % suite.classes.length]!);
   }
   const initialTests = project.allTests.slice();
-  for (const test of plan.sample(initialTests, Math.round(knobs.baselineSkipShare * initialTests.length))) test.skipped.push({ from: 1, to: INFINITY });
+  for (const test of plan.sample(initialTests, Math.round(knobs.baselineSkipShare * initialTests.length)))
+    test.skipped.push({ from: 1, to: INFINITY });
 }

@@ -92,7 +92,13 @@ function retryAfterMs(response: Response, fallback: number): number {
 }
 
 /** One request with retries on network errors, 5xx and 429; other statuses are returned. */
-async function send(doFetch: typeof fetch, url: string, init: RequestInit, maxRetries: number, sleep: (ms: number) => Promise<void>): Promise<Response> {
+async function send(
+  doFetch: typeof fetch,
+  url: string,
+  init: RequestInit,
+  maxRetries: number,
+  sleep: (ms: number) => Promise<void>,
+): Promise<Response> {
   let attempt = 0;
   for (;;) {
     let response: Response | null = null;
@@ -145,7 +151,11 @@ export async function replayThroughUploads(options: ReplayOptions): Promise<Repl
     );
     const postedBody = await readBody(posted);
     if (posted.status !== 202) {
-      throw new ReplayError(`Upload of simulated run ${run.number} answered ${posted.status}: ${JSON.stringify(postedBody).slice(0, 500)}`, posted.status, postedBody);
+      throw new ReplayError(
+        `Upload of simulated run ${run.number} answered ${posted.status}: ${JSON.stringify(postedBody).slice(0, 500)}`,
+        posted.status,
+        postedBody,
+      );
     }
     result.uploaded++;
     let current = postedBody as UploadedRunBody;
@@ -155,12 +165,24 @@ export async function replayThroughUploads(options: ReplayOptions): Promise<Repl
     const deadline = Date.now() + timeoutMs;
     let interval = firstPoll;
     while (current.status === "pending") {
-      if (Date.now() > deadline) throw new ReplayError(`Run ${serviceNumber} (simulated ${run.number}) is still pending after ${timeoutMs} ms.`);
+      if (Date.now() > deadline)
+        throw new ReplayError(`Run ${serviceNumber} (simulated ${run.number}) is still pending after ${timeoutMs} ms.`);
       await sleep(interval);
       interval = Math.min(1000, interval * 2);
-      const polled = await send(doFetch, `${base}/uploads/v1/test_runs/${serviceNumber}`, { headers: { Authorization: authorization } }, maxRetries, sleep);
+      const polled = await send(
+        doFetch,
+        `${base}/uploads/v1/test_runs/${serviceNumber}`,
+        { headers: { Authorization: authorization } },
+        maxRetries,
+        sleep,
+      );
       const body = await readBody(polled);
-      if (polled.status !== 200) throw new ReplayError(`Polling run ${serviceNumber} answered ${polled.status}: ${JSON.stringify(body).slice(0, 500)}`, polled.status, body);
+      if (polled.status !== 200)
+        throw new ReplayError(
+          `Polling run ${serviceNumber} answered ${polled.status}: ${JSON.stringify(body).slice(0, 500)}`,
+          polled.status,
+          body,
+        );
       current = body as UploadedRunBody;
     }
 
@@ -171,7 +193,13 @@ export async function replayThroughUploads(options: ReplayOptions): Promise<Repl
       failureReason: current.failure_reason ?? null,
       counts:
         current.status === "processed"
-          ? { tests: current.tests_count, passed: current.passed_count, failed: current.failed_count, errored: current.errored_count, skipped: current.skipped_count }
+          ? {
+              tests: current.tests_count,
+              passed: current.passed_count,
+              failed: current.failed_count,
+              errored: current.errored_count,
+              skipped: current.skipped_count,
+            }
           : null,
       durationMs: current.duration_ms ?? null,
     };

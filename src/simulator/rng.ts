@@ -121,7 +121,10 @@ export class Rng {
 
   hex(length: number): string {
     let out = "";
-    while (out.length < length) out += Math.floor(this.source() * 0x100000000).toString(16).padStart(8, "0");
+    while (out.length < length)
+      out += Math.floor(this.source() * 0x100000000)
+        .toString(16)
+        .padStart(8, "0");
     return out.slice(0, length);
   }
 }

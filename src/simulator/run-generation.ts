@@ -9,7 +9,12 @@ import { storedDuration } from "./junit-report";
 import { type SimulatedProject, type TestDef, SUITE_NAMES, inside } from "./project-model";
 import type { SimAttempt, SimRun, SimTest } from "./stream-types";
 
-const FAILURE_MESSAGES = ["expected 3 but was 2", "expected true but was false", "assertion failed: list is empty", "Timeout after 5000 ms"];
+const FAILURE_MESSAGES = [
+  "expected 3 but was 2",
+  "expected true but was false",
+  "assertion failed: list is empty",
+  "Timeout after 5000 ms",
+];
 const OUTAGE_MESSAGE = "java.net.ConnectException: Connection refused (database unavailable)";
 
 /** Feature branches still open; a new run picks one of them or opens another. */
@@ -76,7 +81,12 @@ export function generateRuns(project: SimulatedProject): SimRun[] {
       run = makeRun(project, number, time, "main", draw.hex(40), null, true);
       run.notes.push(...project.notesNow.splice(0));
     }
-    if (run.retry_of === null && run.tests.some((t) => t.status === "failed" || t.status === "errored") && draw.chance(knobs.retryProbability)) retryNext = run;
+    if (
+      run.retry_of === null &&
+      run.tests.some((t) => t.status === "failed" || t.status === "errored") &&
+      draw.chance(knobs.retryProbability)
+    )
+      retryNext = run;
     runs.push(run);
   }
   return runs;
@@ -111,7 +121,14 @@ function applyChurn(project: SimulatedProject, number: number): void {
 }
 
 /** Whether one execution of a test fails at this run, and how; null when it passes. */
-function attemptOutcome(project: SimulatedProject, test: TestDef, run: number, branch: string, poolRate: number, forced: CaseStatus | null): CaseStatus | null {
+function attemptOutcome(
+  project: SimulatedProject,
+  test: TestDef,
+  run: number,
+  branch: string,
+  poolRate: number,
+  forced: CaseStatus | null,
+): CaseStatus | null {
   const { draw } = project;
   if (forced) return forced;
   if (test.alwaysFails) return test.alwaysFails;
@@ -135,7 +152,15 @@ function poolFailureRate(project: SimulatedProject, executed: readonly TestDef[]
 }
 
 /** Executes the tests present at run `number` and returns the run (labels are added later). */
-function makeRun(project: SimulatedProject, number: number, startedAt: number, branch: string, sha: string, retryOf: number | null, isMain: boolean): SimRun {
+function makeRun(
+  project: SimulatedProject,
+  number: number,
+  startedAt: number,
+  branch: string,
+  sha: string,
+  retryOf: number | null,
+  isMain: boolean,
+): SimRun {
   const { knobs, draw, suites } = project;
   const present: TestDef[] = [];
   for (const suite of suites) for (const test of suite.tests) if (test.removedAt === null || number < test.removedAt) present.push(test);
@@ -157,7 +182,11 @@ function makeRun(project: SimulatedProject, number: number, startedAt: number, b
   const spike = point?.spike ?? null;
   if (spike) {
     const count = Math.round(spike.share * executed.length);
-    for (const t of draw.sample(executed.filter((t) => !forced.has(t)), count)) forced.set(t, draw.chance(0.8) ? "failed" : "errored");
+    for (const t of draw.sample(
+      executed.filter((t) => !forced.has(t)),
+      count,
+    ))
+      forced.set(t, draw.chance(0.8) ? "failed" : "errored");
   }
   // A co-failing group fails together (every attempt of the run) in a share of the runs, any branch.
   for (const group of project.groups) {
@@ -176,7 +205,16 @@ function makeRun(project: SimulatedProject, number: number, startedAt: number, b
   };
   present.forEach((test, i) => {
     if (skippedNow[i]) {
-      tests.push({ key: test.key, suite: test.suite, classname: test.classname, name: test.name, status: "skipped", attempts: [], durationMs: 0, message: null });
+      tests.push({
+        key: test.key,
+        suite: test.suite,
+        classname: test.classname,
+        name: test.name,
+        status: "skipped",
+        attempts: [],
+        durationMs: 0,
+        message: null,
+      });
       return;
     }
     const forcedStatus = forced.get(test) ?? null;
@@ -192,7 +230,16 @@ function makeRun(project: SimulatedProject, number: number, startedAt: number, b
     const ms = duration(test, status);
     total += ms;
     const message = finalStatus === "passed" ? null : forcedStatus === "errored" && outage ? OUTAGE_MESSAGE : draw.pick(FAILURE_MESSAGES);
-    tests.push({ key: test.key, suite: test.suite, classname: test.classname, name: test.name, status: finalStatus, attempts, durationMs: ms, message });
+    tests.push({
+      key: test.key,
+      suite: test.suite,
+      classname: test.classname,
+      name: test.name,
+      status: finalStatus,
+      attempts,
+      durationMs: ms,
+      message,
+    });
   });
 
   const overhead = 20_000 * Math.sqrt(knobs.durationScale) * runFactor * draw.lognormal(1, 0.05);

@@ -5,14 +5,7 @@
 import type { CaseStatus } from "../checks/types";
 
 export type AnomalyType =
-  | "flaky_test"
-  | "duration_shift"
-  | "duration_drift"
-  | "test_duration_shift"
-  | "failure_spike"
-  | "infra_outage"
-  | "skip_step"
-  | "skip_ramp";
+  "flaky_test" | "duration_shift" | "duration_drift" | "test_duration_shift" | "failure_spike" | "infra_outage" | "skip_step" | "skip_ramp";
 
 /** Which check each anomaly type belongs to. */
 export const ANOMALY_FAMILY: Record<AnomalyType, Family> = {

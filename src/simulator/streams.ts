@@ -37,7 +37,14 @@
  * and the plan), anomaly-plan.ts and noise-plan.ts (what happens when), run-generation.ts (the
  * runs), ground-truth.ts (labels and size classes), junit-report.ts (the XML and the summary).
  */
-import { planAlwaysFailing, planCoFailingGroup, planDurationChanges, planFailureSpikes, planFlakyTests, planSkipChanges } from "./anomaly-plan";
+import {
+  planAlwaysFailing,
+  planCoFailingGroup,
+  planDurationChanges,
+  planFailureSpikes,
+  planFlakyTests,
+  planSkipChanges,
+} from "./anomaly-plan";
 import { classifySizes, labelRuns } from "./ground-truth";
 import { drawKnobs } from "./knobs";
 import { planNoise } from "./noise-plan";

@@ -13,7 +13,12 @@ import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 export type MemberAccess = { scope: OrgScope; membership: Membership; page: PageContext };
 
 /** The person's access to `organizationId` (null when it is unknown or they are not a member). */
-export async function memberAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, organizationId: string | null): Promise<MemberAccess | null> {
+export async function memberAccess(
+  c: Context<WebEnv>,
+  config: WebConfig,
+  paths: WebPaths,
+  organizationId: string | null,
+): Promise<MemberAccess | null> {
   if (organizationId === null) return null;
   const person = c.var.person;
   const membership = await findMembership(c.env, person.userId, organizationId);
@@ -34,7 +39,11 @@ export function accessOf(c: Context<WebEnv>, config: WebConfig, paths: WebPaths,
  * project joined to the person's membership); null → the caller's 404 page, for missing and
  * foreign projects alike.
  */
-export async function projectMemberAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths): Promise<{ project: ProjectRow; access: MemberAccess } | null> {
+export async function projectMemberAccess(
+  c: Context<WebEnv>,
+  config: WebConfig,
+  paths: WebPaths,
+): Promise<{ project: ProjectRow; access: MemberAccess } | null> {
   const found = await findProjectForMember(c.env, c.var.person.userId, c.req.param("id") ?? "");
   return found ? { project: found.project, access: accessOf(c, config, paths, found.membership) } : null;
 }

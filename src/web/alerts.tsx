@@ -11,7 +11,16 @@ import type { CursorCodec } from "../lib/pagination";
 import { ALERT_STATUSES, type AlertStatus, SNOOZE_DURATIONS, type SnoozeDuration } from "../lib/vocabulary";
 import { AlertsQuerySchema, PageQuerySchema } from "../routes/schemas";
 import { alertEventList, listAlertEvents } from "../services/alert-events";
-import { type AlertObject, alertList, alertProjectNames, disableAlert, enableAlert, listAlerts, snoozeAlert, unsnoozeAlert } from "../services/alerts";
+import {
+  type AlertObject,
+  alertList,
+  alertProjectNames,
+  disableAlert,
+  enableAlert,
+  listAlerts,
+  snoozeAlert,
+  unsnoozeAlert,
+} from "../services/alerts";
 import { defaultMembership, findAlertForMember } from "../services/memberships";
 import { presentAlert } from "../services/presenters";
 import { type MemberAccess, accessOf, isAdmin, memberAccess, withQuery } from "./access";
@@ -23,7 +32,12 @@ import { pageNotFound } from "./not-found";
 import { parseQuery } from "./page-input";
 import { signedIn } from "./session";
 
-const STATUS_LABELS: Record<AlertStatus, string> = { active: "Active (checking, not snoozed)", snoozed: "Snoozed", inactive: "Disabled", all: "All" };
+const STATUS_LABELS: Record<AlertStatus, string> = {
+  active: "Active (checking, not snoozed)",
+  snoozed: "Snoozed",
+  inactive: "Disabled",
+  all: "All",
+};
 const SNOOZE_LABELS: Record<SnoozeDuration, string> = { "1h": "1 hour", "4h": "4 hours", "24h": "24 hours", "1w": "1 week" };
 
 const NOTICES = {
@@ -46,7 +60,11 @@ const AlertState = ({ alert }: { alert: AlertObject }) =>
   );
 
 /** The alert of the path through the person's membership of its organization (one statement); null → the 404 page. */
-async function alertAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths): Promise<{ alert: AlertObject; access: MemberAccess } | null> {
+async function alertAccess(
+  c: Context<WebEnv>,
+  config: WebConfig,
+  paths: WebPaths,
+): Promise<{ alert: AlertObject; access: MemberAccess } | null> {
   const found = await findAlertForMember(c.env, c.var.person.userId, c.req.param("id") ?? "");
   if (!found) return null;
   return { alert: presentAlert(found.alert, c.env.clock.now(), config.webAppUrl), access: accessOf(c, config, paths, found.membership) };
@@ -68,7 +86,10 @@ export function registerAlerts(web: Hono<WebEnv>, config: WebConfig, paths: WebP
     const filters = { status: query.status ?? "active", project_id: null, alert_type: null };
     const request = readListRequest(codec, alertList, { organizationId: access.scope.organizationId, filters }, query);
     const page = await listAlerts(access.scope, request);
-    const names = await alertProjectNames(access.scope, page.items.map((alert) => alert.project_id));
+    const names = await alertProjectNames(
+      access.scope,
+      page.items.map((alert) => alert.project_id),
+    );
     const base = paths.to("/alerts");
     const filterQuery = { status: filters.status === "active" ? null : filters.status };
     const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(alertList.listing(request), page.next) }) : null;
@@ -97,7 +118,9 @@ export function registerAlerts(web: Hono<WebEnv>, config: WebConfig, paths: WebP
                 <th scope="col">Alert</th>
                 <th scope="col">Project</th>
                 <th scope="col">State</th>
-                <th scope="col" class="num">Events</th>
+                <th scope="col" class="num">
+                  Events
+                </th>
                 <th scope="col">Last notified</th>
               </tr>
             </thead>
@@ -236,7 +259,11 @@ export function registerAlerts(web: Hono<WebEnv>, config: WebConfig, paths: WebP
     if (!Object.hasOwn(SNOOZE_DURATIONS, duration!)) {
       return c.html(
         <Layout title="Not accepted" page={found.access.page} section="alerts">
-          <ErrorContent heading="Not accepted" message={`Choose how long to snooze: ${Object.values(SNOOZE_LABELS).join(", ")}.`} paths={paths} />
+          <ErrorContent
+            heading="Not accepted"
+            message={`Choose how long to snooze: ${Object.values(SNOOZE_LABELS).join(", ")}.`}
+            paths={paths}
+          />
         </Layout>,
         400,
       );

@@ -59,7 +59,8 @@ export const Chart: FC<ChartProps> = ({ id, title, summary, kind, labels, labelH
   const slot = count === 0 ? PLOT_W : PLOT_W / count;
   const y = (value: number) => round(TOP + PLOT_H - (value / top) * PLOT_H);
   const xCenter = (i: number) => round(LEFT + slot * i + slot / 2);
-  const pointTitle = (i: number) => `${labels[i]}: ${series.map((s) => `${s.label} ${s.values[i] === null || s.values[i] === undefined ? "none" : format(s.values[i]!)}`).join(", ")}`;
+  const pointTitle = (i: number) =>
+    `${labels[i]}: ${series.map((s) => `${s.label} ${s.values[i] === null || s.values[i] === undefined ? "none" : format(s.values[i]!)}`).join(", ")}`;
   const barWidth = round(Math.max(1, slot * (kind === "bars" ? 0.8 / Math.max(1, series.length) : 0.7)));
 
   const points = labels.map((_, i) => {
@@ -70,7 +71,15 @@ export const Chart: FC<ChartProps> = ({ id, title, summary, kind, labels, labelH
         const value = s.values[i] ?? 0;
         const from = base;
         base += value;
-        return value > 0 ? <rect class={`tone-${s.tone}`} x={round(xCenter(i) - barWidth / 2)} y={y(base)} width={barWidth} height={round(y(from) - y(base))} /> : null;
+        return value > 0 ? (
+          <rect
+            class={`tone-${s.tone}`}
+            x={round(xCenter(i) - barWidth / 2)}
+            y={y(base)}
+            width={barWidth}
+            height={round(y(from) - y(base))}
+          />
+        ) : null;
       });
     } else if (kind === "bars") {
       shapes = series.map((s, k) => {

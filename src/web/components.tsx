@@ -13,12 +13,16 @@ export const VisuallyHidden: FC<{ children?: Child }> = ({ children }) => <span 
 const STATUS_LABELS: Record<CaseStatus, string> = { passed: "Passed", failed: "Failed", errored: "Errored", skipped: "Skipped" };
 export const statusLabel = (status: CaseStatus) => STATUS_LABELS[status];
 
-export const StatusBadge: FC<{ status: CaseStatus }> = ({ status }) => <span class={`badge status-${status}`}>{STATUS_LABELS[status]}</span>;
+export const StatusBadge: FC<{ status: CaseStatus }> = ({ status }) => (
+  <span class={`badge status-${status}`}>{STATUS_LABELS[status]}</span>
+);
 
 const HEALTH_LABELS: Record<TestHealth, string> = { healthy: "Healthy", flaky: "Flaky", broken: "Broken" };
 export const healthLabel = (health: TestHealth) => HEALTH_LABELS[health];
 
-export const HealthBadge: FC<{ health: TestHealth }> = ({ health }) => <span class={`badge health-${health}`}>{HEALTH_LABELS[health]}</span>;
+export const HealthBadge: FC<{ health: TestHealth }> = ({ health }) => (
+  <span class={`badge health-${health}`}>{HEALTH_LABELS[health]}</span>
+);
 
 export const QuarantinedBadge: FC = () => <span class="badge quarantined">Quarantined</span>;
 
@@ -79,13 +83,15 @@ export const Notice: FC<{ text: string | null; kind?: "done" | "error" }> = ({ t
   );
 
 /** A notice chosen by key from the page's own list: the query string never supplies the text. */
-export const noticeFor = (messages: Record<string, string>, key: string | undefined) => (key !== undefined && Object.hasOwn(messages, key) ? messages[key]! : null);
+export const noticeFor = (messages: Record<string, string>, key: string | undefined) =>
+  key !== undefined && Object.hasOwn(messages, key) ? messages[key]! : null;
 
 const valueText = (value: unknown): string => {
   if (value === null || value === undefined) return "—";
   if (typeof value === "string") return value;
   if (typeof value === "number" || typeof value === "boolean") return String(value);
-  if (Array.isArray(value) && value.every((item) => typeof item !== "object" || item === null)) return value.map((item) => valueText(item)).join(", ");
+  if (Array.isArray(value) && value.every((item) => typeof item !== "object" || item === null))
+    return value.map((item) => valueText(item)).join(", ");
   return JSON.stringify(value);
 };
 
@@ -100,7 +106,9 @@ export const Metadata: FC<{ metadata: Record<string, unknown> }> = ({ metadata }
       {entries.map(([key, value]) => (
         <>
           <dt>{keyText(key)}</dt>
-          <dd>{typeof value === "object" && value !== null && !Array.isArray(value) ? <code>{valueText(value)}</code> : valueText(value)}</dd>
+          <dd>
+            {typeof value === "object" && value !== null && !Array.isArray(value) ? <code>{valueText(value)}</code> : valueText(value)}
+          </dd>
         </>
       ))}
     </dl>

@@ -20,7 +20,19 @@ export type Confirmation = {
 };
 
 /** A GET form that looks like the action's button and leads to its confirmation page. */
-export const ConfirmButton = ({ page, to, label, ariaLabel, kind = "danger" }: { page: PageContext; to: string; label: string; ariaLabel?: string; kind?: "danger" | "link" }) => (
+export const ConfirmButton = ({
+  page,
+  to,
+  label,
+  ariaLabel,
+  kind = "danger",
+}: {
+  page: PageContext;
+  to: string;
+  label: string;
+  ariaLabel?: string;
+  kind?: "danger" | "link";
+}) => (
   <form method="get" action={page.paths.to(to)}>
     <button type="submit" class={kind} aria-label={ariaLabel}>
       {label}

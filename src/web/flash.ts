@@ -9,7 +9,13 @@ import { putFlash, takeFlash } from "../services/flash";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 
 /** Leaves `message` for the next GET of `page` in the person's session and answers 303 there. */
-export async function redirectWithFlash(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, page: string, message: unknown): Promise<Response> {
+export async function redirectWithFlash(
+  c: Context<WebEnv>,
+  config: WebConfig,
+  paths: WebPaths,
+  page: string,
+  message: unknown,
+): Promise<Response> {
   await putFlash({ db: c.env.db, clock: c.env.clock, secrets: config.secrets }, c.var.person.sessionId, page, message);
   return c.redirect(paths.to(page), 303);
 }

@@ -31,7 +31,8 @@ export function checkName(value: string, label: string, max = 255): string | nul
 
 /** A plausible e-mail address (better-auth checks it again): sign-up, sign-in and invitations. */
 export function checkEmail(value: string): string | null {
-  if (value.length > 254 || hasControlCharacters(value) || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) return "Enter an e-mail address such as name@example.com.";
+  if (value.length > 254 || hasControlCharacters(value) || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value))
+    return "Enter an e-mail address such as name@example.com.";
   return null;
 }
 

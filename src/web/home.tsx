@@ -18,10 +18,18 @@ const ProjectsTable = ({ projects, page, now }: { projects: ProjectSummary[]; pa
         <th scope="col">Project</th>
         <th scope="col">Latest result</th>
         <th scope="col">Last run</th>
-        <th scope="col" class="num">Tests</th>
-        <th scope="col" class="num">Flaky</th>
-        <th scope="col" class="num">Broken</th>
-        <th scope="col" class="num">Open alerts</th>
+        <th scope="col" class="num">
+          Tests
+        </th>
+        <th scope="col" class="num">
+          Flaky
+        </th>
+        <th scope="col" class="num">
+          Broken
+        </th>
+        <th scope="col" class="num">
+          Open alerts
+        </th>
       </tr>
     </thead>
     <tbody>
@@ -70,7 +78,11 @@ export function registerHome(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
           </p>
         ) : null}
         {projects.length === 0 ? (
-          <p>{membership.role === "admin" ? "No projects yet: create the first one with New project." : "No projects yet: an admin of the organization creates them."}</p>
+          <p>
+            {membership.role === "admin"
+              ? "No projects yet: create the first one with New project."
+              : "No projects yet: an admin of the organization creates them."}
+          </p>
         ) : (
           <ProjectsTable projects={projects} page={page} now={now} />
         )}

@@ -95,7 +95,9 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
   ];
   for (const path of PAGE_PATHS) web.use(path, ...pageMiddleware);
 
-  web.get("/assets/app.css", (c) => c.body(APP_CSS, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=3600" }));
+  web.get("/assets/app.css", (c) =>
+    c.body(APP_CSS, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=3600" }),
+  );
 
   registerSignUp(web, config, paths);
   registerSignIn(web, config, paths);

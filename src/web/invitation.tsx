@@ -27,11 +27,26 @@ const Invalid = ({ paths }: { paths: WebPaths }) => (
 
 type Mode = { kind: "sign-up" } | { kind: "sign-in" } | { kind: "join" } | { kind: "other-account"; email: string };
 
-const InvitationPage = ({ paths, token, invitation, mode, error, name }: { paths: WebPaths; token: string; invitation: OpenInvitation; mode: Mode; error?: string; name?: string }) => (
+const InvitationPage = ({
+  paths,
+  token,
+  invitation,
+  mode,
+  error,
+  name,
+}: {
+  paths: WebPaths;
+  token: string;
+  invitation: OpenInvitation;
+  mode: Mode;
+  error?: string;
+  name?: string;
+}) => (
   <PlainPage title="Invitation" paths={paths}>
     <h1>Join {invitation.organizationName}</h1>
     <p>
-      {invitation.invitedBy} invites <strong>{invitation.email}</strong> to join <strong>{invitation.organizationName}</strong> as {invitation.role === "admin" ? "an admin" : "a member"}.
+      {invitation.invitedBy} invites <strong>{invitation.email}</strong> to join <strong>{invitation.organizationName}</strong> as{" "}
+      {invitation.role === "admin" ? "an admin" : "a member"}.
     </p>
     {error ? (
       <p class="notice" role="alert">
@@ -71,7 +86,15 @@ const InvitationPage = ({ paths, token, invitation, mode, error, name }: { paths
         </label>
         <label>
           Password
-          <input type="password" name="password" autocomplete="new-password" required minlength={MIN_PASSWORD_LENGTH} maxlength={MAX_PASSWORD_LENGTH} aria-describedby="password-hint" />
+          <input
+            type="password"
+            name="password"
+            autocomplete="new-password"
+            required
+            minlength={MIN_PASSWORD_LENGTH}
+            maxlength={MAX_PASSWORD_LENGTH}
+            aria-describedby="password-hint"
+          />
           <span id="password-hint" class="muted">
             At least {MIN_PASSWORD_LENGTH} characters.
           </span>
@@ -86,13 +109,20 @@ export function registerInvitation(web: Hono<WebEnv>, config: WebConfig, paths: 
   const invalid = (c: Context<WebEnv>) => c.html(<Invalid paths={paths} />, 404);
 
   /** What the page offers: joining, the right account's sign-in or sign-up, or a word about the wrong account. */
-  async function modeFor(c: Context<WebEnv>, invitation: OpenInvitation): Promise<{ mode: Mode; person: { userId: string; email: string } | null; cookies: string[] }> {
+  async function modeFor(
+    c: Context<WebEnv>,
+    invitation: OpenInvitation,
+  ): Promise<{ mode: Mode; person: { userId: string; email: string } | null; cookies: string[] }> {
     const found = await currentPerson(peopleDeps(c, config), c.req.raw.headers);
     if (found) {
       const mode: Mode = found.person.email === invitation.email ? { kind: "join" } : { kind: "other-account", email: found.person.email };
       return { mode, person: { userId: found.person.userId, email: found.person.email }, cookies: found.cookies };
     }
-    return { mode: (await findUserByEmail(c.env, invitation.email)) ? { kind: "sign-in" } : { kind: "sign-up" }, person: null, cookies: [] };
+    return {
+      mode: (await findUserByEmail(c.env, invitation.email)) ? { kind: "sign-in" } : { kind: "sign-up" },
+      person: null,
+      cookies: [],
+    };
   }
 
   web.get("/invitations/:token", async (c) => {
@@ -108,7 +138,8 @@ export function registerInvitation(web: Hono<WebEnv>, config: WebConfig, paths: 
     const invitation = await findOpenInvitation(c.env, token);
     if (!invitation) return invalid(c);
     const { mode, person } = await modeFor(c, invitation);
-    if (mode.kind !== "join" || !person) return c.html(<InvitationPage paths={paths} token={token} invitation={invitation} mode={mode} />, 403);
+    if (mode.kind !== "join" || !person)
+      return c.html(<InvitationPage paths={paths} token={token} invitation={invitation} mode={mode} />, 403);
     const joined = await acceptInvitation(c.env, token, { id: person.userId, email: person.email });
     if (!joined) return invalid(c);
     return c.redirect(paths.to("/"), 303);
@@ -121,7 +152,10 @@ export function registerInvitation(web: Hono<WebEnv>, config: WebConfig, paths: 
     const form = await formFields(c, ["name", "password"]);
     const name = form.name!.trim();
     const page = (status: 400 | 403, error: string) =>
-      c.html(<InvitationPage paths={paths} token={token} invitation={invitation} mode={{ kind: "sign-up" }} error={error} name={name} />, status);
+      c.html(
+        <InvitationPage paths={paths} token={token} invitation={invitation} mode={{ kind: "sign-up" }} error={error} name={name} />,
+        status,
+      );
     const problem = checkName(name, "Your name") ?? checkNewPassword(form.password!);
     if (problem) return page(400, problem);
     try {
@@ -135,7 +169,8 @@ export function registerInvitation(web: Hono<WebEnv>, config: WebConfig, paths: 
       if (!(error instanceof AuthRefused)) throw error;
       if (error.code === "INVITATION_INVALID") return invalid(c);
       if (error.status === 403) return page(403, "This form was sent from another site; open the invitation's link and try again.");
-      if (error.code.startsWith("USER_ALREADY_EXISTS")) return page(400, "An account with this e-mail exists now: open the link again to sign in.");
+      if (error.code.startsWith("USER_ALREADY_EXISTS"))
+        return page(400, "An account with this e-mail exists now: open the link again to sign in.");
       return page(400, `Signing up was refused: ${error.message}`);
     }
   });

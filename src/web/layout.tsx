@@ -34,7 +34,12 @@ const NAV: { section: Section; label: string; path: string }[] = [
 ];
 
 /** A signed-in page: the header with the organization's name, the navigation and sign-out, then the content. */
-export const Layout: FC<{ title: string; page: PageContext; section?: Section; children?: Child }> = ({ title, page, section, children }) => (
+export const Layout: FC<{ title: string; page: PageContext; section?: Section; children?: Child }> = ({
+  title,
+  page,
+  section,
+  children,
+}) => (
   <Document title={title} paths={page.paths}>
     <header class="site">
       <a class="org" href={page.paths.to("/organizations")} title="Your organizations: switch between them">

@@ -9,7 +9,11 @@ export async function pageNotFound(c: Context<WebEnv>, person: SignedInPerson, p
   const membership = await defaultMembership(c.env, person.userId, person.activeOrganizationId);
   return c.html(
     <Layout title="Not found" page={{ person, membership, paths }}>
-      <ErrorContent heading="Not found" message="There is no such page, or it belongs to an organization you are not a member of." paths={paths} />
+      <ErrorContent
+        heading="Not found"
+        message="There is no such page, or it belongs to an organization you are not a member of."
+        paths={paths}
+      />
     </Layout>,
     404,
   );

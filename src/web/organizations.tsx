@@ -16,7 +16,10 @@ import { signedIn } from "./session";
 export function registerOrganizations(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths): void {
   web.get("/organizations", signedIn(config, paths), async (c) => {
     const person = c.var.person;
-    const [current, memberships] = await Promise.all([defaultMembership(c.env, person.userId, person.activeOrganizationId), listMemberships(c.env, person.userId)]);
+    const [current, memberships] = await Promise.all([
+      defaultMembership(c.env, person.userId, person.activeOrganizationId),
+      listMemberships(c.env, person.userId),
+    ]);
     return c.html(
       <Layout title="Your organizations" page={{ person, membership: current, paths }}>
         <h1>Your organizations</h1>
@@ -61,7 +64,11 @@ export function registerOrganizations(web: Hono<WebEnv>, config: WebConfig, path
 
   web.post("/organizations/:id/switch", signedIn(config, paths), async (c) => {
     const person = c.var.person;
-    const switched = await switchOrganization(c.env, { sessionId: person.sessionId, userId: person.userId, organizationId: c.req.param("id") });
+    const switched = await switchOrganization(c.env, {
+      sessionId: person.sessionId,
+      userId: person.userId,
+      organizationId: c.req.param("id"),
+    });
     if (!switched) return pageNotFound(c, person, paths);
     return c.redirect(paths.to("/"), 303);
   });

@@ -28,7 +28,14 @@ export function checkProjectFields(fields: ProjectFields): { value: CheckedProje
     }
   }
   if (problems.length > 0) return { problems };
-  return { value: { name: fields.name, description: fields.description === "" ? null : fields.description, defaultBranch: branch === "" ? null : branch, autoQuarantineDays } };
+  return {
+    value: {
+      name: fields.name,
+      description: fields.description === "" ? null : fields.description,
+      defaultBranch: branch === "" ? null : branch,
+      autoQuarantineDays,
+    },
+  };
 }
 
 /** `text` as one word of a POSIX shell: as is when it holds nothing the shell reads, else single-quoted. */

@@ -81,23 +81,38 @@ export function registerNewProject(web: Hono<WebEnv>, config: WebConfig, paths: 
     const admin = await adminPage(c, paths);
     if (admin instanceof Response) return admin;
     const fields = await formFields(c, FIELDS);
-    const checked = checkProjectFields({ name: fields.name!, description: fields.description!, defaultBranch: fields.defaultBranch!, autoQuarantineDays: "" });
+    const checked = checkProjectFields({
+      name: fields.name!,
+      description: fields.description!,
+      defaultBranch: fields.defaultBranch!,
+      autoQuarantineDays: "",
+    });
     if ("problems" in checked) return c.html(<NewProjectForm page={admin.page} fields={fields} problems={checked.problems} />, 400);
     const { value } = checked;
     let created;
     try {
       created = await createProject(
-        { db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, secrets: config.secrets, maxProjects: resolveQuotas(config.quotas).projects },
+        {
+          db: c.env.db,
+          clock: c.env.clock,
+          webAppUrl: config.webAppUrl,
+          secrets: config.secrets,
+          maxProjects: resolveQuotas(config.quotas).projects,
+        },
         admin.organizationId,
         { name: value.name, description: value.description, defaultBranch: value.defaultBranch },
       );
     } catch (error) {
       // The organization's projects quota (QUOTA_PROJECTS): said on the form, with the API's status.
-      if (error instanceof ApiError && error.code === "quota_exceeded") return c.html(<NewProjectForm page={admin.page} fields={fields} problems={[error.message]} />, 429);
+      if (error instanceof ApiError && error.code === "quota_exceeded")
+        return c.html(<NewProjectForm page={admin.page} fields={fields} problems={[error.message]} />, 429);
       throw error;
     }
     // The token goes to the next page as a one-time server-side message: a reload of that page neither shows it again nor creates a second project.
-    return redirectWithFlash(c, config, paths, `/projects/${created.project.id}/created`, { name: created.project.name, token: created.upload_token } satisfies Created);
+    return redirectWithFlash(c, config, paths, `/projects/${created.project.id}/created`, {
+      name: created.project.name,
+      token: created.upload_token,
+    } satisfies Created);
   });
 
   web.get("/projects/:id/created", signedIn(config, paths), async (c) => {
@@ -111,8 +126,8 @@ export function registerNewProject(web: Hono<WebEnv>, config: WebConfig, paths: 
       <Layout title="Project created" page={admin.page} section="projects">
         <h1>Project created: {created.name}</h1>
         <p>
-          Its upload token is shown <strong>once</strong> here. Keep it as a secret of your CI (for example <code>CTA_UPLOAD_TOKEN</code>). Members can read it again
-          on the project's settings page.
+          Its upload token is shown <strong>once</strong> here. Keep it as a secret of your CI (for example <code>CTA_UPLOAD_TOKEN</code>).
+          Members can read it again on the project's settings page.
         </p>
         <p>
           <label>

@@ -57,7 +57,17 @@ const Problems = ({ problems }: { problems: string[] | undefined }) =>
     </div>
   ) : null;
 
-function SettingsPage({ found, webhooks, extras, config }: { found: MemberProject; webhooks: ProjectWebhook[]; extras: Extras; config: WebConfig }) {
+function SettingsPage({
+  found,
+  webhooks,
+  extras,
+  config,
+}: {
+  found: MemberProject;
+  webhooks: ProjectWebhook[];
+  extras: Extras;
+  config: WebConfig;
+}) {
   const { project, page } = found;
   const admin = isAdmin(page.membership);
   const base = `/projects/${project.id}/settings`;
@@ -72,7 +82,9 @@ function SettingsPage({ found, webhooks, extras, config }: { found: MemberProjec
   return (
     <Layout title={`Settings · ${project.name}`} page={page} section="projects">
       <ProjectHeader project={project} page={page} tab="settings" />
-      {readOnly ? <p class="muted">You are a member: you can read these settings and the upload token; only an admin can change them.</p> : null}
+      {readOnly ? (
+        <p class="muted">You are a member: you can read these settings and the upload token; only an admin can change them.</p>
+      ) : null}
       {extras.saved ? (
         <p class="success" role="status">
           Settings saved.
@@ -105,7 +117,8 @@ function SettingsPage({ found, webhooks, extras, config }: { found: MemberProjec
               <input name="defaultBranch" maxlength={255} value={fields.defaultBranch} />
             </label>
             <label>
-              Auto-quarantine, days <span class="muted">(empty: off; 1 to {MAX_AUTO_QUARANTINE_DAYS}: a test that turns flaky is quarantined that long)</span>
+              Auto-quarantine, days{" "}
+              <span class="muted">(empty: off; 1 to {MAX_AUTO_QUARANTINE_DAYS}: a test that turns flaky is quarantined that long)</span>
               <input name="autoQuarantineDays" inputmode="numeric" pattern="[0-9]*" value={fields.autoQuarantineDays} />
             </label>
             {admin ? <button type="submit">Save settings</button> : null}
@@ -150,7 +163,9 @@ function SettingsPage({ found, webhooks, extras, config }: { found: MemberProjec
 
       <section aria-labelledby="webhooks-heading">
         <h2 id="webhooks-heading">Webhooks</h2>
-        <p>Endpoints that receive this project's events (alerts tripped, tests quarantined or changing health), signed with their secret.</p>
+        <p>
+          Endpoints that receive this project's events (alerts tripped, tests quarantined or changing health), signed with their secret.
+        </p>
         {extras.newWebhook ? (
           <div class="success" role="status">
             <p>
@@ -191,7 +206,13 @@ function SettingsPage({ found, webhooks, extras, config }: { found: MemberProjec
                       {webhook.allProjects ? (
                         <span class="muted">–</span>
                       ) : (
-                        <ConfirmButton page={page} to={`${base}/webhooks/${webhook.id}/delete`} label="Remove" ariaLabel={`Remove the webhook ${webhook.url}`} kind="link" />
+                        <ConfirmButton
+                          page={page}
+                          to={`${base}/webhooks/${webhook.id}/delete`}
+                          label="Remove"
+                          ariaLabel={`Remove the webhook ${webhook.url}`}
+                          kind="link"
+                        />
                       )}
                     </td>
                   ) : null}
@@ -237,7 +258,8 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
   };
   /** The settings page's app path: where every successful post leads, and the key of its one-time messages. */
   const settings = (id: string) => `/projects/${id}/settings`;
-  const done = (c: Context<WebEnv>, found: MemberProject, extras: Extras) => redirectWithFlash(c, config, paths, settings(found.project.id), extras);
+  const done = (c: Context<WebEnv>, found: MemberProject, extras: Extras) =>
+    redirectWithFlash(c, config, paths, settings(found.project.id), extras);
 
   web.get("/projects/:id/settings", signedIn(config, paths), async (c) => {
     const found = await memberProject(c, paths);
@@ -278,8 +300,8 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
       title: `Rotate the upload token of ${found.project.name}?`,
       consequence: (
         <p>
-          A new token replaces the project's upload token at once: the current one is refused from its next upload, so CI fails to upload until its secret holds
-          the new token. The new token is shown on the settings page.
+          A new token replaces the project's upload token at once: the current one is refused from its next upload, so CI fails to upload
+          until its secret holds the new token. The new token is shown on the settings page.
         </p>
       ),
       action: `${settings(found.project.id)}/upload-token/rotate`,
@@ -346,7 +368,8 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
       title: "Remove this webhook?",
       consequence: (
         <p>
-          <code>{webhook.url}</code> stops receiving this project's events at once, and its signing secret is forgotten. Adding it again makes a new secret.
+          <code>{webhook.url}</code> stops receiving this project's events at once, and its signing secret is forgotten. Adding it again
+          makes a new secret.
         </p>
       ),
       action: `${settings(found.project.id)}/webhooks/${webhook.id}/delete`,

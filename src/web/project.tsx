@@ -53,8 +53,18 @@ type Figure = { label: string; value: string; change: string | null; previous: s
 function figures(current: Headline, previous: Headline): Figure[] {
   const or = <T,>(value: T | null, show: (v: T) => string) => (value === null ? "–" : show(value));
   return [
-    { label: "Pass rate", value: or(current.passRate, percentText), change: changeText("share", current.passRate, previous.passRate), previous: or(previous.passRate, percentText) },
-    { label: "Runs", value: String(current.runs), change: changeText("count", current.runs, previous.runs), previous: String(previous.runs) },
+    {
+      label: "Pass rate",
+      value: or(current.passRate, percentText),
+      change: changeText("share", current.passRate, previous.passRate),
+      previous: or(previous.passRate, percentText),
+    },
+    {
+      label: "Runs",
+      value: String(current.runs),
+      change: changeText("count", current.runs, previous.runs),
+      previous: String(previous.runs),
+    },
     {
       label: "Flaky tests",
       value: or(current.flakyTests, String),
@@ -84,13 +94,17 @@ const Figures: FC<{ overview: ProjectOverview }> = ({ overview }) => (
         <div class="figure">
           <dt>{figure.label}</dt>
           <dd class="figure-value">{figure.value}</dd>
-          <dd class="muted">{figure.change === null ? `previous ${WINDOW_DAYS} days: ${figure.previous}` : `${figure.change} vs ${figure.previous} the ${WINDOW_DAYS} days before`}</dd>
+          <dd class="muted">
+            {figure.change === null
+              ? `previous ${WINDOW_DAYS} days: ${figure.previous}`
+              : `${figure.change} vs ${figure.previous} the ${WINDOW_DAYS} days before`}
+          </dd>
         </div>
       ))}
     </dl>
     <p class="muted small">
-      Days are UTC. Pass rate: passed runs over processed runs. Flaky tests: now, against the count at the end of the day {WINDOW_DAYS} days ago. Durations are
-      read from daily histograms (within about 5 %).
+      Days are UTC. Pass rate: passed runs over processed runs. Flaky tests: now, against the count at the end of the day {WINDOW_DAYS} days
+      ago. Durations are read from daily histograms (within about 5 %).
     </p>
   </section>
 );
@@ -149,8 +163,8 @@ const OpenAlerts: FC<{ overview: ProjectOverview; page: PageContext; now: Date }
       <ul class="plain">
         {overview.openAlerts.map((alert) => (
           <li>
-            <a href={page.paths.to(`/alerts/${alert.id}`)}>{ALERT_NAMES[alert.alertType]}</a> · last tripped <TimeAgo at={alert.lastTriggeredAt} now={now} /> ·{" "}
-            {alert.eventsCount} {alert.eventsCount === 1 ? "event" : "events"}
+            <a href={page.paths.to(`/alerts/${alert.id}`)}>{ALERT_NAMES[alert.alertType]}</a> · last tripped{" "}
+            <TimeAgo at={alert.lastTriggeredAt} now={now} /> · {alert.eventsCount} {alert.eventsCount === 1 ? "event" : "events"}
           </li>
         ))}
       </ul>
@@ -158,7 +172,12 @@ const OpenAlerts: FC<{ overview: ProjectOverview; page: PageContext; now: Date }
   </section>
 );
 
-const LatestRuns: FC<{ overview: ProjectOverview; project: ProjectRow; page: PageContext; now: Date }> = ({ overview, project, page, now }) => (
+const LatestRuns: FC<{ overview: ProjectOverview; project: ProjectRow; page: PageContext; now: Date }> = ({
+  overview,
+  project,
+  page,
+  now,
+}) => (
   <section aria-labelledby="runs-heading">
     <h2 id="runs-heading">Latest runs</h2>
     {overview.latestRuns.length === 0 ? (
@@ -180,8 +199,8 @@ export function registerProject(web: Hono<WebEnv>, config: WebConfig, paths: Web
       <Layout title={project.name} page={page} section="projects">
         <ProjectHeader project={project} page={page} tab="overview" />
         <p>
-          Latest result: <Result result={project.latestResult} /> · last run <TimeAgo at={project.lastTestRunAt} now={now} /> · {project.testRunsCount} runs ·{" "}
-          {project.testsCount} tests
+          Latest result: <Result result={project.latestResult} /> · last run <TimeAgo at={project.lastTestRunAt} now={now} /> ·{" "}
+          {project.testRunsCount} runs · {project.testsCount} tests
         </p>
         <Figures overview={overview} />
         <Charts overview={overview} />

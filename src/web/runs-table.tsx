@@ -50,10 +50,18 @@ export const RunsTable: FC<{ runs: RunsTableRun[]; projectId: string; paths: Web
         <th scope="col">Result</th>
         <th scope="col">Branch</th>
         <th scope="col">Commit</th>
-        <th scope="col" class="num">Tests</th>
-        <th scope="col" class="num">Failed</th>
-        <th scope="col" class="num">Skipped</th>
-        <th scope="col" class="num">Duration</th>
+        <th scope="col" class="num">
+          Tests
+        </th>
+        <th scope="col" class="num">
+          Failed
+        </th>
+        <th scope="col" class="num">
+          Skipped
+        </th>
+        <th scope="col" class="num">
+          Duration
+        </th>
         <th scope="col">Received</th>
       </tr>
     </thead>

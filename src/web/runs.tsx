@@ -14,16 +14,7 @@ import { listRunFailureGroups } from "../services/failure-groups";
 import { ALERT_NAMES } from "../services/presenters";
 import { MAX_RUN_PAGE_FAILURES, findRunRow, listRunFailures, listTestRuns, listTestSuites, testRunList } from "../services/test-results";
 import { projectMemberAccess, withQuery } from "./access";
-import {
-  ExternalLink,
-  HealthBadge,
-  Metadata,
-  PageLinks,
-  QuarantinedBadge,
-  StatusBadge,
-  When,
-  durationText,
-} from "./components";
+import { ExternalLink, HealthBadge, Metadata, PageLinks, QuarantinedBadge, StatusBadge, When, durationText } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { Layout } from "./layout";
 import { pageNotFound } from "./not-found";
@@ -72,7 +63,11 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
           <button type="submit">Filter</button>
         </form>
         {page.items.length === 0 ? (
-          <p>{request.after || filters.branch || filters.result ? "No runs match." : "No runs yet: upload a report with the project's upload token."}</p>
+          <p>
+            {request.after || filters.branch || filters.result
+              ? "No runs match."
+              : "No runs yet: upload a report with the project's upload token."}
+          </p>
         ) : (
           <RunsTable runs={page.items.map(runsTableRun)} projectId={project.id} paths={paths} now={c.env.clock.now()} />
         )}
@@ -87,7 +82,12 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
     if (!found || !run) return pageNotFound(c, c.var.person, paths);
     const { project, access } = found;
     const { scope } = access;
-    const firstPage = <F extends Record<string, string | null>>(filters: F, limit = 100) => ({ organizationId: scope.organizationId, filters, limit, after: null });
+    const firstPage = <F extends Record<string, string | null>>(filters: F, limit = 100) => ({
+      organizationId: scope.organizationId,
+      filters,
+      limit,
+      after: null,
+    });
     const [groups, failures, suites, events] = await Promise.all([
       listRunFailureGroups(scope, firstPage({ project_id: project.id, run: String(run.number) })),
       listRunFailures(scope, run),
@@ -99,11 +99,13 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
       const key = failure.signature ?? "";
       bySignature.set(key, [...(bySignature.get(key) ?? []), failure]);
     }
-    const grouped: { heading: string; group: (typeof groups.items)[number] | null; cases: typeof failures }[] = groups.items.map((group) => ({
-      heading: group.message,
-      group,
-      cases: bySignature.get(group.signature) ?? [],
-    }));
+    const grouped: { heading: string; group: (typeof groups.items)[number] | null; cases: typeof failures }[] = groups.items.map(
+      (group) => ({
+        heading: group.message,
+        group,
+        cases: bySignature.get(group.signature) ?? [],
+      }),
+    );
     const listed = new Set(groups.items.map((group) => group.signature));
     const rest = failures.filter((failure) => !listed.has(failure.signature ?? ""));
     if (rest.length > 0) grouped.push({ heading: "Other failures", group: null, cases: rest });
@@ -127,7 +129,8 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
           <dd>{run.commitSha ? <code>{run.commitSha}</code> : <span class="muted">—</span>}</dd>
           <dt>Build</dt>
           <dd>
-            {run.buildId ?? (run.buildUrl ? null : <span class="muted">—</span>)} {run.buildUrl ? <ExternalLink href={run.buildUrl} /> : null}
+            {run.buildId ?? (run.buildUrl ? null : <span class="muted">—</span>)}{" "}
+            {run.buildUrl ? <ExternalLink href={run.buildUrl} /> : null}
           </dd>
           {run.tags.length > 0 ? (
             <>
@@ -155,12 +158,24 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
           <caption>Counts</caption>
           <thead>
             <tr>
-              <th scope="col" class="num">Tests</th>
-              <th scope="col" class="num">Passed</th>
-              <th scope="col" class="num">Failed</th>
-              <th scope="col" class="num">Errored</th>
-              <th scope="col" class="num">Skipped</th>
-              <th scope="col" class="num">Quarantined failures</th>
+              <th scope="col" class="num">
+                Tests
+              </th>
+              <th scope="col" class="num">
+                Passed
+              </th>
+              <th scope="col" class="num">
+                Failed
+              </th>
+              <th scope="col" class="num">
+                Errored
+              </th>
+              <th scope="col" class="num">
+                Skipped
+              </th>
+              <th scope="col" class="num">
+                Quarantined failures
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -179,7 +194,9 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
           <h2 id="failures">Failures by cause</h2>
           {failuresCount === 0 ? <p>No failures.</p> : null}
           {failures.length === MAX_RUN_PAGE_FAILURES && failuresCount > MAX_RUN_PAGE_FAILURES ? (
-            <p class="muted">The first {MAX_RUN_PAGE_FAILURES} of {failuresCount} failures are shown.</p>
+            <p class="muted">
+              The first {MAX_RUN_PAGE_FAILURES} of {failuresCount} failures are shown.
+            </p>
           ) : null}
           {grouped.map(({ heading, group, cases }) => (
             <article class="failure-group">
@@ -187,7 +204,8 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
               {group ? (
                 <p class="muted">
                   {group.run_occurrences} {group.run_occurrences === 1 ? "failure" : "failures"} in {group.run_tests_count}{" "}
-                  {group.run_tests_count === 1 ? "test" : "tests"} in this run · {group.occurrences} in the project since <When at={group.first_seen_at} />
+                  {group.run_tests_count === 1 ? "test" : "tests"} in this run · {group.occurrences} in the project since{" "}
+                  <When at={group.first_seen_at} />
                 </p>
               ) : null}
               <ul class="failures">
@@ -220,12 +238,24 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
               <thead>
                 <tr>
                   <th scope="col">Suite</th>
-                  <th scope="col" class="num">Tests</th>
-                  <th scope="col" class="num">Passed</th>
-                  <th scope="col" class="num">Failed</th>
-                  <th scope="col" class="num">Errored</th>
-                  <th scope="col" class="num">Skipped</th>
-                  <th scope="col" class="num">Duration</th>
+                  <th scope="col" class="num">
+                    Tests
+                  </th>
+                  <th scope="col" class="num">
+                    Passed
+                  </th>
+                  <th scope="col" class="num">
+                    Failed
+                  </th>
+                  <th scope="col" class="num">
+                    Errored
+                  </th>
+                  <th scope="col" class="num">
+                    Skipped
+                  </th>
+                  <th scope="col" class="num">
+                    Duration
+                  </th>
                 </tr>
               </thead>
               <tbody>

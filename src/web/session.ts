@@ -48,7 +48,11 @@ export const requestPath = (c: Context) => {
   return `${url.pathname}${url.search}`;
 };
 
-export const peopleDeps = (c: Context<WebEnv>, config: WebConfig) => ({ db: c.env.db, secrets: config.secrets, webAppUrl: config.webAppUrl });
+export const peopleDeps = (c: Context<WebEnv>, config: WebConfig) => ({
+  db: c.env.db,
+  secrets: config.secrets,
+  webAppUrl: config.webAppUrl,
+});
 
 /** Lets the request through with `c.var.person` set, or redirects a signed-out visitor to sign-in (302). */
 export function signedIn(config: WebConfig, paths: WebPaths): MiddlewareHandler<WebEnv> {

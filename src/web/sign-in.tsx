@@ -53,7 +53,8 @@ export function registerSignIn(web: Hono<WebEnv>, config: WebConfig, paths: WebP
     const form = await formFields(c, ["email", "password", "next"]);
     const next = safeNextPath(form.next);
     const email = form.email!.trim();
-    const render = (status: 400 | 401 | 403 | 429, error: string) => c.html(<SignInPage paths={paths} next={next} email={email} error={error} />, status);
+    const render = (status: 400 | 401 | 403 | 429, error: string) =>
+      c.html(<SignInPage paths={paths} next={next} email={email} error={error} />, status);
     if (!email || !form.password) return render(400, "Enter your e-mail and password.");
     // Before the throttle's queries: every account's address passed this rule when it was made.
     const emailProblem = checkEmail(email);

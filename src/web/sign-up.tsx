@@ -35,7 +35,15 @@ const SignUpPage = ({ paths, values, errors }: { paths: WebPaths; values?: SignU
       </label>
       <label>
         Password
-        <input type="password" name="password" autocomplete="new-password" required minlength={MIN_PASSWORD_LENGTH} maxlength={MAX_PASSWORD_LENGTH} aria-describedby="password-hint" />
+        <input
+          type="password"
+          name="password"
+          autocomplete="new-password"
+          required
+          minlength={MIN_PASSWORD_LENGTH}
+          maxlength={MAX_PASSWORD_LENGTH}
+          aria-describedby="password-hint"
+        />
         <span id="password-hint" class="muted">
           At least {MIN_PASSWORD_LENGTH} characters.
         </span>
@@ -53,7 +61,12 @@ const SignUpPage = ({ paths, values, errors }: { paths: WebPaths; values?: SignU
 );
 
 function checkSignUp(values: SignUpValues, password: string): string[] {
-  const errors = [checkName(values.name, "Your name"), checkEmail(values.email), checkName(values.organization, "Organization name"), checkNewPassword(password)];
+  const errors = [
+    checkName(values.name, "Your name"),
+    checkEmail(values.email),
+    checkName(values.organization, "Organization name"),
+    checkNewPassword(password),
+  ];
   return errors.filter((error): error is string => error !== null);
 }
 
@@ -84,7 +97,9 @@ export function registerSignUp(web: Hono<WebEnv>, config: WebConfig, paths: WebP
     } catch (error) {
       if (!(error instanceof AuthRefused)) throw error;
       const message =
-        error.status === 403 ? "This form was sent from another site; open the sign-up page and try again." : (REFUSALS[error.code] ?? `Signing up was refused: ${error.message}`);
+        error.status === 403
+          ? "This form was sent from another site; open the sign-up page and try again."
+          : (REFUSALS[error.code] ?? `Signing up was refused: ${error.message}`);
       return c.html(<SignUpPage paths={paths} values={values} errors={[message]} />, error.status === 403 ? 403 : 400);
     }
   });

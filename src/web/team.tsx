@@ -13,7 +13,15 @@ import { ApiError } from "../lib/errors";
 import { queueEmails } from "../services/email-outbox";
 import { type Membership, defaultMembership } from "../services/memberships";
 import { describeApiKey, regenerateApiKey, revealApiKey } from "../services/organizations";
-import { type PendingInvitation, type TeamMember, inviteMember, listMembers, listPendingInvitations, removeMember, revokeInvitation } from "../services/team";
+import {
+  type PendingInvitation,
+  type TeamMember,
+  inviteMember,
+  listMembers,
+  listPendingInvitations,
+  removeMember,
+  revokeInvitation,
+} from "../services/team";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 import { utcText } from "./format";
 import { ConfirmButton, type Confirmation, ConfirmPage } from "./confirm";
@@ -29,14 +37,23 @@ import { signedIn } from "./session";
  */
 type Outcome = { notice?: string; error?: string; revealedKey?: string | null };
 
-type TeamView = { page: PageContext; members: TeamMember[]; invitations: PendingInvitation[]; key: { displayPrefix: string; createdAt: Date } | null; outcome: Outcome };
+type TeamView = {
+  page: PageContext;
+  members: TeamMember[];
+  invitations: PendingInvitation[];
+  key: { displayPrefix: string; createdAt: Date } | null;
+  outcome: Outcome;
+};
 
 const ApiKeySection = ({ view }: { view: TeamView }) => {
   const { page, key, outcome } = view;
   return (
     <section aria-labelledby="api-key-heading">
       <h2 id="api-key-heading">API key</h2>
-      <p class="muted">The organization's key for the API (<code>Authorization: Bearer …</code>). It has an admin's reach over every project: keep it secret.</p>
+      <p class="muted">
+        The organization's key for the API (<code>Authorization: Bearer …</code>). It has an admin's reach over every project: keep it
+        secret.
+      </p>
       {key ? (
         <p>
           Key <code>{key.displayPrefix}…</code>, created {utcText(key.createdAt)}.
@@ -54,7 +71,8 @@ const ApiKeySection = ({ view }: { view: TeamView }) => {
         </p>
       ) : outcome.revealedKey === null ? (
         <p class="notice" role="status">
-          This key cannot be shown: it was created before keys were kept for revealing (only its hash is stored), or its copy is sealed under a secret key the server no longer has. Regenerate it to get a key you can reveal (the current one then stops working).
+          This key cannot be shown: it was created before keys were kept for revealing (only its hash is stored), or its copy is sealed
+          under a secret key the server no longer has. Regenerate it to get a key you can reveal (the current one then stops working).
         </p>
       ) : null}
       <div class="actions">
@@ -113,7 +131,13 @@ const TeamPage = ({ view }: { view: TeamView }) => {
                 {isAdmin ? (
                   <td>
                     {removable(member) ? (
-                      <ConfirmButton page={page} to={`/settings/team/members/${member.memberId}/remove`} label="Remove" ariaLabel={`Remove ${member.name}`} kind="link" />
+                      <ConfirmButton
+                        page={page}
+                        to={`/settings/team/members/${member.memberId}/remove`}
+                        label="Remove"
+                        ariaLabel={`Remove ${member.name}`}
+                        kind="link"
+                      />
                     ) : (
                       <span class="muted">The only admin</span>
                     )}
@@ -227,7 +251,10 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
       return render(c, membership, { error: error.message }, ERROR_STATUS[error.code as keyof typeof ERROR_STATUS]);
     }
   };
-  const actorOf = (c: Context<WebEnv>, membership: Membership) => ({ userId: c.var.person.userId, organizationId: membership.organizationId });
+  const actorOf = (c: Context<WebEnv>, membership: Membership) => ({
+    userId: c.var.person.userId,
+    organizationId: membership.organizationId,
+  });
   const deps = (c: Context<WebEnv>) => ({ db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, secrets: config.secrets });
 
   web.get("/settings/team", signedIn(config, paths), async (c) => {
@@ -238,15 +265,17 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
   });
 
   /** The confirmation page of a destructive action, for admins; `describe` returns null when its subject is gone (404). */
-  const confirmation = (describe: (c: Context<WebEnv>, membership: Membership) => Promise<Omit<Confirmation, "cancel"> | null>) => async (c: Context<WebEnv>) => {
-    const person = c.var.person;
-    const membership = await defaultMembership(c.env, person.userId, person.activeOrganizationId);
-    if (!membership) return pageNotFound(c, person, paths);
-    if (membership.role !== "admin") return render(c, membership, { error: "Only an admin of the organization can do this." }, 403);
-    const confirm = await describe(c, membership);
-    if (!confirm) return pageNotFound(c, person, paths);
-    return c.html(<ConfirmPage page={{ person, membership, paths }} confirmation={{ ...confirm, cancel: TEAM_PAGE, section: "team" }} />);
-  };
+  const confirmation =
+    (describe: (c: Context<WebEnv>, membership: Membership) => Promise<Omit<Confirmation, "cancel"> | null>) =>
+    async (c: Context<WebEnv>) => {
+      const person = c.var.person;
+      const membership = await defaultMembership(c.env, person.userId, person.activeOrganizationId);
+      if (!membership) return pageNotFound(c, person, paths);
+      if (membership.role !== "admin") return render(c, membership, { error: "Only an admin of the organization can do this." }, 403);
+      const confirm = await describe(c, membership);
+      if (!confirm) return pageNotFound(c, person, paths);
+      return c.html(<ConfirmPage page={{ person, membership, paths }} confirmation={{ ...confirm, cancel: TEAM_PAGE, section: "team" }} />);
+    };
 
   web.get(
     "/settings/team/api-key/regenerate",
@@ -255,8 +284,9 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
       title: "Regenerate the API key?",
       consequence: (
         <p>
-          A new key replaces the organization's API key at once: the current key is refused from its next request, so every script and integration that uses it
-          stops working until it is given the new one. Every admin is e-mailed. The new key is shown once, on the team page.
+          A new key replaces the organization's API key at once: the current key is refused from its next request, so every script and
+          integration that uses it stops working until it is given the new one. Every admin is e-mailed. The new key is shown once, on the
+          team page.
         </p>
       ),
       action: "/settings/team/api-key/regenerate",
@@ -274,7 +304,8 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
         title: `Remove ${member.name}?`,
         consequence: (
           <p>
-            {member.name} ({member.email}) loses access to the organization and its projects at once. To come back they need a new invitation.
+            {member.name} ({member.email}) loses access to the organization and its projects at once. To come back they need a new
+            invitation.
           </p>
         ),
         action: `/settings/team/members/${member.memberId}/remove`,
@@ -287,7 +318,9 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
     "/settings/team/invitations/:id/revoke",
     signedIn(config, paths),
     confirmation(async (c, membership) => {
-      const invitation = (await listPendingInvitations(c.env, membership.organizationId)).find((candidate) => candidate.id === c.req.param("id"));
+      const invitation = (await listPendingInvitations(c.env, membership.organizationId)).find(
+        (candidate) => candidate.id === c.req.param("id"),
+      );
       if (!invitation) return null;
       return {
         title: `Revoke the invitation of ${invitation.email}?`,
@@ -306,7 +339,8 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
       const email = form.email!.trim();
       const problem = checkEmail(email);
       if (problem) throw new ApiError("invalid_request", problem);
-      if (!(MEMBER_ROLES as readonly string[]).includes(form.role!)) throw new ApiError("invalid_request", "Choose the role: admin or member.");
+      if (!(MEMBER_ROLES as readonly string[]).includes(form.role!))
+        throw new ApiError("invalid_request", "Choose the role: admin or member.");
       const { emailId } = await inviteMember(deps(c), actorOf(c, membership), { email, role: form.role as MemberRole });
       await queueEmails({ queue: c.env.runQueue, logger: c.env.logger }, [emailId]);
       return { notice: `Invitation sent to ${email.toLowerCase()}.` };
@@ -347,7 +381,10 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
       const revokeKeys = (keyIds: string[]) => revokeApiKeys(c.env.keyCounter, keyIds);
       const { api_key, emailIds } = await regenerateApiKey({ ...deps(c), revokeKeys }, membership.organizationId, c.var.person.name);
       await queueEmails({ queue: c.env.runQueue, logger: c.env.logger }, emailIds);
-      return { notice: "The API key was regenerated: the previous key no longer works, and every admin was e-mailed.", revealedKey: api_key.secret };
+      return {
+        notice: "The API key was regenerated: the previous key no longer works, and every admin was e-mailed.",
+        revealedKey: api_key.secret,
+      };
     }),
   );
 }

@@ -18,7 +18,20 @@ import { quarantineTest, unquarantineTest } from "../services/quarantine";
 import { type TestObject, listHealthTransitions, listTestExecutions, listTests, testLists, windowOf } from "../services/tests";
 import { type MemberAccess, accessOf, projectMemberAccess, withQuery } from "./access";
 import { Chart } from "./charts";
-import { HealthBadge, Notice, PageLinks, QuarantinedBadge, StatusBadge, VisuallyHidden, When, durationText, healthLabel, noticeFor, percent, statusLabel } from "./components";
+import {
+  HealthBadge,
+  Notice,
+  PageLinks,
+  QuarantinedBadge,
+  StatusBadge,
+  VisuallyHidden,
+  When,
+  durationText,
+  healthLabel,
+  noticeFor,
+  percent,
+  statusLabel,
+} from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { formFields } from "./forms";
 import { utcText } from "./format";
@@ -41,19 +54,37 @@ const HISTORY_SIZE = 100;
 const NOTICES = { quarantined: "The test is quarantined.", unquarantined: "The quarantine has ended." };
 
 /** The test of the path, in the project of the path, with the person's access; null → the 404 page. */
-async function testAccess(c: Context<WebEnv>, config: WebConfig, paths: WebPaths): Promise<{ test: TestObject; access: MemberAccess; projectName: string } | null> {
+async function testAccess(
+  c: Context<WebEnv>,
+  config: WebConfig,
+  paths: WebPaths,
+): Promise<{ test: TestObject; access: MemberAccess; projectName: string } | null> {
   const found = await findTestForMember(c.env, c.var.person.userId, c.req.param("id") ?? "", c.req.param("test_id") ?? "");
   if (!found) return null;
   const { test, project, membership } = found;
-  return { test: presentTest(test, windowOf(project), config.webAppUrl, c.env.clock.now()), access: accessOf(c, config, paths, membership), projectName: project.name };
+  return {
+    test: presentTest(test, windowOf(project), config.webAppUrl, c.env.clock.now()),
+    access: accessOf(c, config, paths, membership),
+    projectName: project.name,
+  };
 }
 
 type QuarantineForm = { errors: string[]; values: Record<string, string> };
 
-async function renderTestPage(c: Context<WebEnv>, paths: WebPaths, found: NonNullable<Awaited<ReturnType<typeof testAccess>>>, form: QuarantineForm | null) {
+async function renderTestPage(
+  c: Context<WebEnv>,
+  paths: WebPaths,
+  found: NonNullable<Awaited<ReturnType<typeof testAccess>>>,
+  form: QuarantineForm | null,
+) {
   const { test, access, projectName } = found;
   const { scope } = access;
-  const firstPage = <F extends Record<string, string | null>>(filters: F, limit: number) => ({ organizationId: scope.organizationId, filters, limit, after: null });
+  const firstPage = <F extends Record<string, string | null>>(filters: F, limit: number) => ({
+    organizationId: scope.organizationId,
+    filters,
+    limit,
+    after: null,
+  });
   const [executions, groups, transitions] = await Promise.all([
     listTestExecutions(scope, firstPage({ test_id: test.id, status: null, branch: null }, HISTORY_SIZE)),
     listTestFailureGroups(scope, firstPage({ test_id: test.id }, 20)),
@@ -89,7 +120,8 @@ async function renderTestPage(c: Context<WebEnv>, paths: WebPaths, found: NonNul
         ) : null}
         <dt>Failure rate</dt>
         <dd>
-          {percent(test.failure_rate)} over its last {test.window.executions} executions{test.window.branch ? ` on ${test.window.branch}` : ""}
+          {percent(test.failure_rate)} over its last {test.window.executions} executions
+          {test.window.branch ? ` on ${test.window.branch}` : ""}
         </dd>
         <dt>Impact</dt>
         <dd>{test.impact} failures in that window</dd>
@@ -105,15 +137,17 @@ async function renderTestPage(c: Context<WebEnv>, paths: WebPaths, found: NonNul
 
       <section aria-labelledby="history">
         <h2 id="history">History</h2>
-        <p class="muted">
-          The last {history.length} executions, oldest first; each opens its run.
-        </p>
+        <p class="muted">The last {history.length} executions, oldest first; each opens its run.</p>
         <ol class="history-strip">
           {history.map((execution) => {
             const text = `${statusLabel(execution.status)}, run #${execution.test_run.number}, ${utcText(new Date(execution.test_run.created_at))}`;
             return (
               <li>
-                <a href={`${runPath(execution.test_run.number)}#case-${execution.id}`} class={`cell status-${execution.status}`} title={text}>
+                <a
+                  href={`${runPath(execution.test_run.number)}#case-${execution.id}`}
+                  class={`cell status-${execution.status}`}
+                  title={text}
+                >
                   <VisuallyHidden>{text}</VisuallyHidden>
                 </a>
               </li>
@@ -136,9 +170,23 @@ async function renderTestPage(c: Context<WebEnv>, paths: WebPaths, found: NonNul
           labelHeading="Run"
           format={durationText}
           series={[
-            { label: "passed", tone: "pass", values: history.map((execution) => (execution.status === "passed" ? execution.duration_ms : null)) },
-            { label: "failed or errored", tone: "fail", values: history.map((execution) => (execution.status === "failed" || execution.status === "errored" ? execution.duration_ms : null)) },
-            { label: "skipped", tone: "muted", values: history.map((execution) => (execution.status === "skipped" ? execution.duration_ms : null)) },
+            {
+              label: "passed",
+              tone: "pass",
+              values: history.map((execution) => (execution.status === "passed" ? execution.duration_ms : null)),
+            },
+            {
+              label: "failed or errored",
+              tone: "fail",
+              values: history.map((execution) =>
+                execution.status === "failed" || execution.status === "errored" ? execution.duration_ms : null,
+              ),
+            },
+            {
+              label: "skipped",
+              tone: "muted",
+              values: history.map((execution) => (execution.status === "skipped" ? execution.duration_ms : null)),
+            },
           ]}
         />
       </section>
@@ -148,7 +196,8 @@ async function renderTestPage(c: Context<WebEnv>, paths: WebPaths, found: NonNul
         {test.quarantine ? (
           <>
             <p>
-              Quarantined {test.quarantine.source === "auto" ? "automatically" : ""} until <When at={test.quarantine.expires_at} />: {test.quarantine.reason}
+              Quarantined {test.quarantine.source === "auto" ? "automatically" : ""} until <When at={test.quarantine.expires_at} />:{" "}
+              {test.quarantine.reason}
             </p>
             {test.quarantine.owner ? <p>Owner: {test.quarantine.owner}</p> : null}
             <form method="post" action={`${testPath}/unquarantine`}>
@@ -202,7 +251,8 @@ async function renderTestPage(c: Context<WebEnv>, paths: WebPaths, found: NonNul
           <article class="failure-group">
             <h3>{group.message}</h3>
             <p class="muted">
-              {group.occurrences} {group.occurrences === 1 ? "time" : "times"}, first <When at={group.first_seen_at} />, last <When at={group.last_seen_at} />
+              {group.occurrences} {group.occurrences === 1 ? "time" : "times"}, first <When at={group.first_seen_at} />, last{" "}
+              <When at={group.last_seen_at} />
             </p>
             {group.sample.message ? <p class="failure-message">{group.sample.message}</p> : null}
             {group.sample.text ? (
@@ -259,12 +309,23 @@ export function registerTests(web: Hono<WebEnv>, config: WebConfig, paths: WebPa
     if (!found) return pageNotFound(c, c.var.person, paths);
     const { project, access } = found;
     const query = parseQuery(TestsQuerySchema, c, ["health", "q", "sort", "cursor", "limit"]);
-    const filters = { project_id: project.id, health: query.health ?? "all", q: query.q ?? null, sort: query.sort ?? "impact", quarantined: null, owner: null };
+    const filters = {
+      project_id: project.id,
+      health: query.health ?? "all",
+      q: query.q ?? null,
+      sort: query.sort ?? "impact",
+      quarantined: null,
+      owner: null,
+    };
     const list = testLists[filters.sort];
     const request = readListRequest(codec, list, { organizationId: access.scope.organizationId, filters }, query);
     const page = await listTests(access.scope, request);
     const base = paths.to(`/projects/${project.id}/tests`);
-    const filterQuery = { health: filters.health === "all" ? null : filters.health, q: filters.q, sort: filters.sort === "impact" ? null : filters.sort };
+    const filterQuery = {
+      health: filters.health === "all" ? null : filters.health,
+      q: filters.q,
+      sort: filters.sort === "impact" ? null : filters.sort,
+    };
     const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(list.listing(request), page.next) }) : null;
     return c.html(
       <Layout title={`Tests · ${project.name}`} page={access.page} section="projects">
@@ -303,8 +364,8 @@ export function registerTests(web: Hono<WebEnv>, config: WebConfig, paths: WebPa
           <button type="submit">Show</button>
         </form>
         <p class="muted">
-          Impact: how many of a test's last {page.items[0]?.window.max_executions ?? 50} executions on the default branch failed or errored. The tests that
-          break the most builds come first.
+          Impact: how many of a test's last {page.items[0]?.window.max_executions ?? 50} executions on the default branch failed or errored.
+          The tests that break the most builds come first.
         </p>
         {page.items.length === 0 ? (
           <p>No tests match.</p>
@@ -314,10 +375,18 @@ export function registerTests(web: Hono<WebEnv>, config: WebConfig, paths: WebPa
               <tr>
                 <th scope="col">Test</th>
                 <th scope="col">Health</th>
-                <th scope="col" class="num">Impact</th>
-                <th scope="col" class="num">Failure rate</th>
-                <th scope="col" class="num">Flip rate</th>
-                <th scope="col" class="num">p95</th>
+                <th scope="col" class="num">
+                  Impact
+                </th>
+                <th scope="col" class="num">
+                  Failure rate
+                </th>
+                <th scope="col" class="num">
+                  Flip rate
+                </th>
+                <th scope="col" class="num">
+                  p95
+                </th>
                 <th scope="col">Last status</th>
                 <th scope="col">Last failed</th>
               </tr>
@@ -371,7 +440,13 @@ export function registerTests(web: Hono<WebEnv>, config: WebConfig, paths: WebPa
       return renderTestPage(c, paths, found, { errors, values });
     }
     const { access, test } = found;
-    const input = { reason: body.data.reason, expiresAt: null, duration: body.data.duration ?? null, owner: body.data.owner ?? null, issueUrl: body.data.issue_url ?? null };
+    const input = {
+      reason: body.data.reason,
+      expiresAt: null,
+      duration: body.data.duration ?? null,
+      owner: body.data.owner ?? null,
+      issueUrl: body.data.issue_url ?? null,
+    };
     await quarantineTest({ ...access.scope, queue: c.env.runQueue, logger: c.env.logger }, test.id, input);
     return c.redirect(paths.to(`/projects/${test.project_id}/tests/${test.id}?done=quarantined`), 303);
   });

@@ -27,15 +27,22 @@ export class KeyCounterObject extends DurableObject<object> {
   constructor(ctx: DurableObjectState, env: object) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
-    this.#sql.exec("CREATE TABLE IF NOT EXISTS key_meta (id INTEGER PRIMARY KEY CHECK (id = 1), organization_id TEXT, revoked INTEGER NOT NULL DEFAULT 0)");
+    this.#sql.exec(
+      "CREATE TABLE IF NOT EXISTS key_meta (id INTEGER PRIMARY KEY CHECK (id = 1), organization_id TEXT, revoked INTEGER NOT NULL DEFAULT 0)",
+    );
     this.#sql.exec("CREATE TABLE IF NOT EXISTS accepted (at INTEGER NOT NULL)");
     this.#sql.exec("CREATE INDEX IF NOT EXISTS accepted_at ON accepted (at)");
-    const meta = this.#sql.exec<{ organization_id: string | null; revoked: number }>("SELECT organization_id, revoked FROM key_meta WHERE id = 1").toArray()[0];
+    const meta = this.#sql
+      .exec<{ organization_id: string | null; revoked: number }>("SELECT organization_id, revoked FROM key_meta WHERE id = 1")
+      .toArray()[0];
     if (meta) {
       this.#state.organizationId = meta.organization_id;
       this.#state.revoked = meta.revoked === 1;
     }
-    this.#state.window = this.#sql.exec<{ at: number }>("SELECT at FROM accepted ORDER BY at").toArray().map((row) => row.at);
+    this.#state.window = this.#sql
+      .exec<{ at: number }>("SELECT at FROM accepted ORDER BY at")
+      .toArray()
+      .map((row) => row.at);
   }
 
   async admit(resolution?: { organizationId: string }): Promise<KeyAdmission> {

@@ -49,12 +49,15 @@ export function requestPool(env: WorkerEnv, handler: "fetch" | "queue" | "schedu
   pool.on("error", (error: Error) => {
     if (!(pool as unknown as { ending?: boolean }).ending) consoleLogger.error("postgres pool error", { error: error.message });
   });
-  pool.on("connect", (client: { on(event: "error", listener: (error: Error) => void): unknown; _ending?: boolean; query: FoldableClient["query"] }) => {
-    // BEGIN and COMMIT ride with a transaction's first and last statements: two round trips fewer.
-    foldTransactionBoundaries(client);
-    client.on("error", (error) => {
-      if (!client._ending) consoleLogger.error("postgres client error", { error: error.message });
-    });
-  });
+  pool.on(
+    "connect",
+    (client: { on(event: "error", listener: (error: Error) => void): unknown; _ending?: boolean; query: FoldableClient["query"] }) => {
+      // BEGIN and COMMIT ride with a transaction's first and last statements: two round trips fewer.
+      foldTransactionBoundaries(client);
+      client.on("error", (error) => {
+        if (!client._ending) consoleLogger.error("postgres client error", { error: error.message });
+      });
+    },
+  );
   return pool;
 }

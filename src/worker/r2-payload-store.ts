@@ -71,7 +71,11 @@ export class R2PayloadStore implements PayloadStore {
 
   async list(page: PayloadListPage): Promise<{ objects: StoredObjectEntry[]; cursor: string | null }> {
     // startAfter only opens a listing: a cursor already carries where it stands.
-    const listed = await this.bucket.list({ prefix: page.prefix, limit: page.limit, ...(page.cursor ? { cursor: page.cursor } : page.startAfter ? { startAfter: page.startAfter } : {}) });
+    const listed = await this.bucket.list({
+      prefix: page.prefix,
+      limit: page.limit,
+      ...(page.cursor ? { cursor: page.cursor } : page.startAfter ? { startAfter: page.startAfter } : {}),
+    });
     return { objects: listed.objects.map((o) => ({ key: o.key, uploaded: o.uploaded })), cursor: listed.truncated ? listed.cursor : null };
   }
 }

@@ -24,7 +24,10 @@ export class CloudflareRunQueue implements RunQueue {
   constructor(private readonly queue: Queue<QueueBody>) {}
 
   async send(message: QueueMessage, options: { delaySeconds?: number } = {}): Promise<void> {
-    await this.queue.send(message, { contentType: "json", ...(options.delaySeconds ? { delaySeconds: Math.min(Math.ceil(options.delaySeconds), 43_200) } : {}) });
+    await this.queue.send(message, {
+      contentType: "json",
+      ...(options.delaySeconds ? { delaySeconds: Math.min(Math.ceil(options.delaySeconds), 43_200) } : {}),
+    });
   }
 }
 
@@ -61,7 +64,12 @@ export const requeueOn =
     await queue.send(body, { contentType: "json", delaySeconds });
   };
 
-export async function consumeRunBatch(batch: MessageBatch<QueueBody>, work: Pick<BackgroundWork, "consume">, logger: Logger, requeue: Requeue): Promise<void> {
+export async function consumeRunBatch(
+  batch: MessageBatch<QueueBody>,
+  work: Pick<BackgroundWork, "consume">,
+  logger: Logger,
+  requeue: Requeue,
+): Promise<void> {
   for (const message of batch.messages) {
     const body = asQueueMessage(message.body);
     if (!body) {
@@ -74,7 +82,12 @@ export async function consumeRunBatch(batch: MessageBatch<QueueBody>, work: Pick
       message.ack();
     } catch (error) {
       const unavailable = isDatabaseUnavailable(error);
-      logger.error("queue message attempt failed", { queueMessage: body, attempt: message.attempts, ...(unavailable ? { databaseUnavailable: true } : {}), error: describeError(error) });
+      logger.error("queue message attempt failed", {
+        queueMessage: body,
+        attempt: message.attempts,
+        ...(unavailable ? { databaseUnavailable: true } : {}),
+        error: describeError(error),
+      });
       if (!unavailable) {
         message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
         continue;

@@ -17,8 +17,12 @@ describe("the secret", () => {
   it("is derived from SECRETS_KEY: stable for one key, different for another key or purpose, never the key itself", async () => {
     const secret = await testSecrets.deriveSecret(BETTER_AUTH_SECRET_PURPOSE);
     expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(await new SecretKeyring({ current: "test-secrets-key-0123456789abcdefghijklmnop" }).deriveSecret(BETTER_AUTH_SECRET_PURPOSE)).toBe(secret);
-    expect(await new SecretKeyring({ current: "another-secrets-key-0123456789abcdefghijklm" }).deriveSecret(BETTER_AUTH_SECRET_PURPOSE)).not.toBe(secret);
+    expect(
+      await new SecretKeyring({ current: "test-secrets-key-0123456789abcdefghijklmnop" }).deriveSecret(BETTER_AUTH_SECRET_PURPOSE),
+    ).toBe(secret);
+    expect(
+      await new SecretKeyring({ current: "another-secrets-key-0123456789abcdefghijklm" }).deriveSecret(BETTER_AUTH_SECRET_PURPOSE),
+    ).not.toBe(secret);
     expect(await testSecrets.deriveSecret("something else")).not.toBe(secret);
   });
 
@@ -36,8 +40,12 @@ describe("better-auth's own origin checks (behind the pages' own)", () => {
     const email = uniqueEmail("origin");
     await createPasswordUser({ db: h.db, secrets: testSecrets, webAppUrl: WEB_APP_URL }, { name: "O", email, password: PASSWORD });
     const deps = { db: h.db, secrets: testSecrets, webAppUrl: WEB_APP_URL };
-    await expect(signIn(deps, { email, password: PASSWORD }, new Headers({ origin: "https://evil.example" }))).rejects.toMatchObject({ status: 403 });
-    await expect(signIn(deps, { email, password: PASSWORD }, new Headers({ "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate" }))).rejects.toBeInstanceOf(AuthRefused);
+    await expect(signIn(deps, { email, password: PASSWORD }, new Headers({ origin: "https://evil.example" }))).rejects.toMatchObject({
+      status: 403,
+    });
+    await expect(
+      signIn(deps, { email, password: PASSWORD }, new Headers({ "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate" })),
+    ).rejects.toBeInstanceOf(AuthRefused);
     const ok = await signIn(deps, { email, password: PASSWORD }, new Headers({ origin: WEB_ORIGIN }));
     expect(ok.cookies.some((line) => line.includes("session_token="))).toBe(true);
   });
@@ -46,7 +54,10 @@ describe("better-auth's own origin checks (behind the pages' own)", () => {
 describe("createPasswordUser", () => {
   it("stores a scrypt hash, never the password, under a UUID", async () => {
     const email = uniqueEmail("demoish");
-    const { id } = await createPasswordUser({ db: h.db, secrets: testSecrets, webAppUrl: WEB_APP_URL }, { name: "D", email, password: PASSWORD });
+    const { id } = await createPasswordUser(
+      { db: h.db, secrets: testSecrets, webAppUrl: WEB_APP_URL },
+      { name: "D", email, password: PASSWORD },
+    );
     expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     const [account] = await h.db.select().from(accounts).where(eq(accounts.userId, id));
     expect(account!.providerId).toBe("credential");

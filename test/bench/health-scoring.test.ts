@@ -11,8 +11,26 @@ import type { Anomaly, RunNote, SimRun, SimStream } from "../../src/simulator/st
 import type { TestHealth } from "../../src/lib/vocabulary";
 
 const RUNS = 60;
-const flaky: Anomaly = { id: "flaky_test#1", type: "flaky_test", subject: "A", start: 3, end: 10, magnitude: 0.3, size: "large", details: {} };
-const spike: Anomaly = { id: "failure_spike#2", type: "failure_spike", subject: "run", start: 11, end: 11, magnitude: 0.3, size: "large", details: {} };
+const flaky: Anomaly = {
+  id: "flaky_test#1",
+  type: "flaky_test",
+  subject: "A",
+  start: 3,
+  end: 10,
+  magnitude: 0.3,
+  size: "large",
+  details: {},
+};
+const spike: Anomaly = {
+  id: "failure_spike#2",
+  type: "failure_spike",
+  subject: "run",
+  start: 11,
+  end: 11,
+  magnitude: 0.3,
+  size: "large",
+  details: {},
+};
 
 /** A flaky from 3 to its fix after 10; B broken from 4 (10 runs, fixed at 16); D broken 20–22 (3 runs); C never labelled. Run 5 is a feature-branch run, 12 re-runs 11 (a spike). */
 function stream(): SimStream {
@@ -34,12 +52,29 @@ function stream(): SimStream {
       format: "surefire",
       time_decimals: 3,
       retry_of: number === 12 ? 11 : null,
-      tests: ["A", "B", "C", "D"].map((key) => ({ key, suite: "s", classname: "C", name: key, status: key === "A" && number === 8 ? "skipped" : "passed", attempts: [], durationMs: 10, message: null })),
+      tests: ["A", "B", "C", "D"].map((key) => ({
+        key,
+        suite: "s",
+        classname: "C",
+        name: key,
+        status: key === "A" && number === 8 ? "skipped" : "passed",
+        attempts: [],
+        durationMs: 10,
+        message: null,
+      })),
       labels: number === 11 ? [{ id: spike.id, type: spike.type, subject: spike.subject, start: 11 }] : [],
       notes: notes[number] ?? [],
     };
   });
-  return { seed: 1, scenario: "mixed", knobs: { families: { flaky: true } } as SimStream["knobs"], runs, anomalies: [flaky, spike], tests: [], stats: { durationLogSigma: 0, baselineFailureShare: 0, defaultBranchRuns: 0, medianTestsPerRun: 4 } };
+  return {
+    seed: 1,
+    scenario: "mixed",
+    knobs: { families: { flaky: true } } as SimStream["knobs"],
+    runs,
+    anomalies: [flaky, spike],
+    tests: [],
+    stats: { durationLogSigma: 0, baselineFailureShare: 0, defaultBranchRuns: 0, medianTestsPerRun: 4 },
+  };
 }
 
 /** The health each test shows after run n. */

@@ -15,7 +15,6 @@ type State = InMemoryState<FailureRateSpikeState, SpikeTestEntry>;
 // ---------------------------------------------------------------------------------------------
 // Seeded noise and a run builder
 
-
 function gauss(rng: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
 }
@@ -45,7 +44,15 @@ function betaDraw(rng: () => number, mu: number, rho: number): number {
 }
 
 function makeTest(name: string, status: CaseStatus): RunTest {
-  return { key: testIdentityKey({ classname: "pkg.Class", name: name }), suite: "suite", classname: "pkg.Class", name, status, attempts: [], durationMs: 10 };
+  return {
+    key: testIdentityKey({ classname: "pkg.Class", name: name }),
+    suite: "suite",
+    classname: "pkg.Class",
+    name,
+    status,
+    attempts: [],
+    durationMs: 10,
+  };
 }
 
 function runOf(number: number, statuses: CaseStatus[], options: { onDefault?: boolean } = {}): RunSummary {
@@ -59,7 +66,13 @@ function runOf(number: number, statuses: CaseStatus[], options: { onDefault?: bo
     createdAt: new Date(Date.UTC(2024, 0, 1) + number * 3_600_000),
     durationMs: 60_000,
     onDefaultBranch: options.onDefault ?? true,
-    counts: { tests: statuses.length, passed: count("passed"), failed: count("failed"), errored: count("errored"), skipped: count("skipped") },
+    counts: {
+      tests: statuses.length,
+      passed: count("passed"),
+      failed: count("failed"),
+      errored: count("errored"),
+      skipped: count("skipped"),
+    },
     tests,
   };
 }
@@ -150,7 +163,11 @@ describe("failure_rate_spike", () => {
   it("names the newly failing tests (passed at their previous appearance), capped at 20 with a count", () => {
     // Tests 0..24 fail in the spike. test_3 also failed in run 30 (not newly failing); test_60 is
     // new (no previous appearance); test_4 was skipped in run 30 but passed before (newly failing).
-    const before = quietRuns(2, 29).map((run) => ({ ...run, tests: run.tests.filter((t) => t.name !== "test_3" && t.name !== "test_4"), counts: { ...run.counts } }));
+    const before = quietRuns(2, 29).map((run) => ({
+      ...run,
+      tests: run.tests.filter((t) => t.name !== "test_3" && t.name !== "test_4"),
+      counts: { ...run.counts },
+    }));
     const run30 = runOf(30, statuses(50, [3]));
     run30.tests[4] = makeTest("test_4", "skipped");
     const spikeStatuses = statuses(61, range(0, 25));
@@ -174,7 +191,14 @@ describe("failure_rate_spike", () => {
     const spike = check.update(quiet.state, runOf(31, statuses(50, range(0, 20))));
     expect(spike.events).toHaveLength(1);
     const { w, sn, sf, sx, sxx, seen } = spike.state.project;
-    expect({ w, sn, sf, sx, sxx, seen }).toEqual({ w: quiet.state.project.w, sn: quiet.state.project.sn, sf: quiet.state.project.sf, sx: quiet.state.project.sx, sxx: quiet.state.project.sxx, seen: quiet.state.project.seen });
+    expect({ w, sn, sf, sx, sxx, seen }).toEqual({
+      w: quiet.state.project.w,
+      sn: quiet.state.project.sn,
+      sf: quiet.state.project.sf,
+      sx: quiet.state.project.sx,
+      sxx: quiet.state.project.sxx,
+      seen: quiet.state.project.seen,
+    });
     const again = check.update(spike.state, runOf(32, statuses(50, range(10, 30))));
     expect(again.events).toHaveLength(1);
   });
@@ -209,7 +233,10 @@ describe("failure_rate_spike", () => {
     it("a tripping run's failures are not recurrent for a different spike: one that shares a few of its tests trips again", () => {
       const { state } = feed(intermittentHistory());
       const first = check.update(state, runOf(41, statuses(100, range(50, 60))));
-      const quiet = feed(range(42, 50).map((number) => runOf(number, statuses(100, []))), first.state);
+      const quiet = feed(
+        range(42, 50).map((number) => runOf(number, statuses(100, []))),
+        first.state,
+      );
       // 4 of the 10 failing tests failed in the spike at run 41: fewer than half, judged on all 10.
       const other = check.update(quiet.state, runOf(50, statuses(100, [...range(56, 60), ...range(70, 76)])));
       expect(other.events).toHaveLength(1);
@@ -220,19 +247,28 @@ describe("failure_rate_spike", () => {
       const { state } = feed(intermittentHistory());
       const first = check.update(state, runOf(41, statuses(100, range(50, 60))));
       expect(first.events).toHaveLength(1);
-      const quiet = feed(range(42, 50).map((number) => runOf(number, statuses(100, []))), first.state);
+      const quiet = feed(
+        range(42, 50).map((number) => runOf(number, statuses(100, []))),
+        first.state,
+      );
       // The old rule tripped here again (a tripping run's failures were never recurrent).
       expect(check.update(quiet.state, runOf(50, statuses(100, range(50, 60)))).events).toEqual([]);
       // With 8 of the 10 and 2 others it is still the group (at least half repeat; the 2 fresh ones do not trip).
       expect(check.update(quiet.state, runOf(50, statuses(100, [...range(50, 58), 80, 81]))).events).toEqual([]);
       // More than 50 runs later it is a spike again.
-      const later = feed(range(50, 93).map((number) => runOf(number, statuses(100, []))), quiet.state);
+      const later = feed(
+        range(50, 93).map((number) => runOf(number, statuses(100, []))),
+        quiet.state,
+      );
       expect(check.update(later.state, runOf(93, statuses(100, range(50, 60)))).events).toHaveLength(1);
     });
 
     it("forgets a failure after 50 runs", () => {
       const { state } = feed(intermittentHistory());
-      const quiet = feed(range(41, 101).map((number) => runOf(number, statuses(100, []))), state);
+      const quiet = feed(
+        range(41, 101).map((number) => runOf(number, statuses(100, []))),
+        state,
+      );
       // Its entry still holds the failure's run; older than 50 runs, it no longer counts.
       expect(Object.values(quiet.state.tests).every((entry) => entry.f === undefined || quiet.state.project.seq - entry.f > 50)).toBe(true);
       expect(check.update(quiet.state, runOf(101, statuses(100, range(0, 10)))).events).toHaveLength(1);
@@ -241,7 +277,9 @@ describe("failure_rate_spike", () => {
     it("reads a version-1 state (every test's entry in three maps of one document), with or without the recurrent-failer map", () => {
       const { state } = feed(intermittentHistory());
       const column = (field: keyof SpikeTestEntry) =>
-        Object.fromEntries(Object.entries(state.tests).flatMap(([key, entry]) => (entry[field] === undefined ? [] : [[`suite\u001f${key}`, entry[field]]])));
+        Object.fromEntries(
+          Object.entries(state.tests).flatMap(([key, entry]) => (entry[field] === undefined ? [] : [[`suite\u001f${key}`, entry[field]]])),
+        );
       const legacy = { ...state.project, v: 1, last: column("l"), lf: column("f"), tf: column("t") };
       expect(failureRateSpikeCheck.fromLegacy?.(state.project, (key) => key)).toBeNull();
       const rekey = (oldKey: string) => oldKey.slice("suite\u001f".length);
@@ -289,7 +327,11 @@ describe("failure_rate_spike", () => {
       const result = check.update(quiet.state, run);
       // The counts alone: 12 errors < 10 × 2 failures. Judged: 12 ≥ 10 × 1 newly failed.
       expect(result.events).toHaveLength(1);
-      expect(meta(result.events[0]!)).toMatchObject({ infra_suspect: true, infra_suspect_reason: "errors_outnumber_failures_tenfold", persistent_failing_count: 1 });
+      expect(meta(result.events[0]!)).toMatchObject({
+        infra_suspect: true,
+        infra_suspect_reason: "errors_outnumber_failures_tenfold",
+        persistent_failing_count: 1,
+      });
       expect(result.state.project.seen).toBe(quiet.state.project.seen);
     });
   });
@@ -348,7 +390,11 @@ describe("failure_rate_spike", () => {
 });
 
 describe("failure_rate_spike: engineering properties", () => {
-  const runs = [...quietRuns(31, 60), runOf(61, statuses(50, range(0, 20))), ...quietRuns(32, 20).map((run, i) => ({ ...run, number: 62 + i }))];
+  const runs = [
+    ...quietRuns(31, 60),
+    runOf(61, statuses(50, range(0, 20))),
+    ...quietRuns(32, 20).map((run, i) => ({ ...run, number: 62 + i })),
+  ];
 
   it("is deterministic and never mutates the state it is given", () => {
     const a = feed(runs);
@@ -376,8 +422,19 @@ describe("failure_rate_spike: engineering properties", () => {
   it("forgets a test's last status once it has not been seen for 200 runs (swept every 50)", () => {
     // Tests come and go: run k has tests k..k+49 (a sliding population).
     let state = check.initialState();
-    const runWith = (number: number, tests: RunTest[]) => ({ ...runOf(number, []), tests, counts: { tests: tests.length, passed: tests.length, failed: 0, errored: 0, skipped: 0 } });
-    for (let number = 1; number <= 1000; number++) state = check.update(state, runWith(number, range(number, number + 50).map((i) => makeTest(`t${i}`, "passed")))).state;
+    const runWith = (number: number, tests: RunTest[]) => ({
+      ...runOf(number, []),
+      tests,
+      counts: { tests: tests.length, passed: tests.length, failed: 0, errored: 0, skipped: 0 },
+    });
+    for (let number = 1; number <= 1000; number++)
+      state = check.update(
+        state,
+        runWith(
+          number,
+          range(number, number + 50).map((i) => makeTest(`t${i}`, "passed")),
+        ),
+      ).state;
     // The project-level part holds no per-test data.
     expect(JSON.stringify(state.project).length).toBeLessThan(500);
     // Skipped now, a test keeps its last executed status: t900 passed 100 runs ago; t1 was last
@@ -401,7 +458,8 @@ describe("failure_rate_spike: engineering properties", () => {
     // The project part: only the run counter's digits grow; the shape does not.
     expect(Math.abs(sizeAt2000 - sizeAt100) / sizeAt100).toBeLessThan(0.05);
     // A test's entry: at most three run stamps.
-    for (const entry of Object.values(state.tests)) expect(JSON.stringify(entry).length).toBeLessThanOrEqual('{"l":99999,"f":99999,"t":99999}'.length);
+    for (const entry of Object.values(state.tests))
+      expect(JSON.stringify(entry).length).toBeLessThanOrEqual('{"l":99999,"f":99999,"t":99999}'.length);
   });
 
   it("starts afresh from an unrecognised stored state", () => {

@@ -29,7 +29,15 @@ const F = (name: string): Case => ({ name, status: "failed" });
 function makeTest(c: Case): RunTest {
   const suite = c.suite ?? "unit";
   const classname = "pkg.Class";
-  return { key: testIdentityKey({ classname: classname, name: c.name }), suite, classname, name: c.name, status: c.status, attempts: c.attempts ?? [], durationMs: 10 };
+  return {
+    key: testIdentityKey({ classname: classname, name: c.name }),
+    suite,
+    classname,
+    name: c.name,
+    status: c.status,
+    attempts: c.attempts ?? [],
+    durationMs: 10,
+  };
 }
 
 /** A run with the given cases plus `fillers` always-passing tests (so one failure is not an infra-suspect run). */
@@ -56,7 +64,6 @@ const feed = (runs: RunSummary[], start: State = check.initialState(), roundTrip
 
 const meta = (event: CheckEvent | undefined) => (event?.metadata ?? {}) as Record<string, any>;
 const keyOf = (name: string) => testIdentityKey({ classname: "pkg.Class", name });
-
 
 /** Default-branch runs from a pattern string: 'P' = pass, 'F' = fail, 'S' = skipped, '-' = absent. */
 function patternRuns(pattern: string, name = "flaky", startNumber = 1, stepMs = HOUR, startAt = T0): RunSummary[] {
@@ -170,7 +177,9 @@ describe("history rule (B)", () => {
   });
 
   it("counts runs on the default branch whatever its name (onDefaultBranch decides)", () => {
-    const runs = Array.from({ length: 30 }, (_, i) => buildRun([i % 2 ? F("flaky") : P("flaky")], { number: i + 1, branch: "trunk", onDefault: true }));
+    const runs = Array.from({ length: 30 }, (_, i) =>
+      buildRun([i % 2 ? F("flaky") : P("flaky")], { number: i + 1, branch: "trunk", onDefault: true }),
+    );
     expect(feed(runs).events).toHaveLength(1);
   });
 });
@@ -183,12 +192,25 @@ describe("evidence rule (A)", () => {
     const m = meta(eventsByRun.get(2)?.[0]);
     expect(m).toMatchObject({ rule: "same_commit", name: "t", statistic: "evidence_count", observed: 1, threshold: 1 });
     expect(m.evidence).toEqual([
-      { kind: "same_commit", commit_sha: "abc123", branch: "main", run_number: 2, created_at: new Date(T0 + 2 * HOUR).toISOString(), on_default_branch: true, passed: 1, failed: 1 },
+      {
+        kind: "same_commit",
+        commit_sha: "abc123",
+        branch: "main",
+        run_number: 2,
+        created_at: new Date(T0 + 2 * HOUR).toISOString(),
+        on_default_branch: true,
+        passed: 1,
+        failed: 1,
+      },
     ]);
   });
 
   it("does not treat different commits as same-commit evidence", () => {
-    const runs = [buildRun([P("t")], { number: 1, sha: "a" }), buildRun([F("t")], { number: 2, sha: "b" }), buildRun([P("t")], { number: 3, sha: "c" })];
+    const runs = [
+      buildRun([P("t")], { number: 1, sha: "a" }),
+      buildRun([F("t")], { number: 2, sha: "b" }),
+      buildRun([P("t")], { number: 3, sha: "c" }),
+    ];
     expect(feed(runs).events).toEqual([]);
   });
 
@@ -205,7 +227,8 @@ describe("evidence rule (A)", () => {
   });
 
   it("needs two distinct evidence commits off the default branch", () => {
-    const por = (number: number, sha: string) => buildRun([{ name: "t", status: "passed", attempts: ["failed"] }], { number, sha, branch: "feature/y" });
+    const por = (number: number, sha: string) =>
+      buildRun([{ name: "t", status: "passed", attempts: ["failed"] }], { number, sha, branch: "feature/y" });
     const first = feed([por(1, "c1")]);
     expect(first.events).toEqual([]);
     // A second pass on retry on the same commit is not a second commit.
@@ -230,7 +253,12 @@ describe("infrastructure guard", () => {
     const runs: RunSummary[] = [];
     for (let i = 1; i <= 60; i++) {
       const broken = i % 2 === 0;
-      runs.push(buildRun(names.map((name) => (broken ? F(name) : P(name))), { number: i, sha: `s${Math.ceil(i / 2)}`, fillers: 0 }));
+      runs.push(
+        buildRun(
+          names.map((name) => (broken ? F(name) : P(name))),
+          { number: i, sha: `s${Math.ceil(i / 2)}`, fillers: 0 },
+        ),
+      );
     }
     const { events, state } = feed(runs);
     expect(events).toEqual([]);
@@ -294,7 +322,8 @@ describe("infrastructure guard: it judges tests that newly fail", () => {
     const runs: RunSummary[] = [];
     for (let i = 1; i <= 30; i++) runs.push(envRun(i, P("flaky")));
     // Two outage runs in a row (everything fails), then a green re-run of the second one's commit.
-    const outage = (number: number, sha: string) => buildRun([...envTests.map(F), F("flaky"), ...Array.from({ length: 10 }, (_, i) => F(`filler_${i}`))], { number, sha, fillers: 0 });
+    const outage = (number: number, sha: string) =>
+      buildRun([...envTests.map(F), F("flaky"), ...Array.from({ length: 10 }, (_, i) => F(`filler_${i}`))], { number, sha, fillers: 0 });
     runs.push(outage(31, "down1"), outage(32, "down2"), envRun(33, P("flaky"), { sha: "down2" }));
     const { events, state } = feed(runs);
     expect(events).toEqual([]);
@@ -307,7 +336,11 @@ describe("recurring co-failure bursts", () => {
   const stable = Array.from({ length: 100 }, (_, i) => `stable_${i}`);
   const group = (from: number, to: number) => (name: string, i: number) => (i >= from && i < to ? F(name) : P(name));
   /** Default-branch runs 1..last of 100 tests: `failing(number)` names the failing range, else all pass. */
-  function history(last: number, failing: (number: number) => [number, number] | null, sha: (number: number) => string = (n) => `sha${n}`): RunSummary[] {
+  function history(
+    last: number,
+    failing: (number: number) => [number, number] | null,
+    sha: (number: number) => string = (n) => `sha${n}`,
+  ): RunSummary[] {
     return Array.from({ length: last }, (_, i) => {
       const number = i + 1;
       const range = failing(number);
@@ -322,11 +355,21 @@ describe("recurring co-failure bursts", () => {
     const events = eventsByRun.get(45)!;
     expect(events.map((event) => meta(event).name).sort()).toEqual(stable.slice(0, 8).sort());
     expect(meta(events[0])).toMatchObject({ rule: "burst_recurred", burst_runs_in_window: 2 });
-    expect(meta(events[0]).evidence[0]).toMatchObject({ kind: "burst_recurred", run_number: 45, on_default_branch: true, passed: 13, failed: 2 });
+    expect(meta(events[0]).evidence[0]).toMatchObject({
+      kind: "burst_recurred",
+      run_number: 45,
+      on_default_branch: true,
+      passed: 13,
+      failed: 2,
+    });
   });
 
   it("a group that fails on a commit, passes on its re-run and fails on the next re-run is flagged at the second burst", () => {
-    const runs = history(40, (n) => (n === 31 || n === 33 ? [0, 6] : null), (n) => (n >= 31 && n <= 33 ? "same" : `sha${n}`));
+    const runs = history(
+      40,
+      (n) => (n === 31 || n === 33 ? [0, 6] : null),
+      (n) => (n >= 31 && n <= 33 ? "same" : `sha${n}`),
+    );
     const { eventsByRun, state } = feed(runs);
     expect([...eventsByRun.keys()]).toEqual([33]);
     expect(eventsByRun.get(33)).toHaveLength(6);
@@ -335,7 +378,13 @@ describe("recurring co-failure bursts", () => {
   });
 
   it("a one-off burst stays excluded, even with a green re-run of its commit", () => {
-    const { events } = feed(history(80, (n) => (n === 31 ? [0, 8] : null), (n) => (n === 32 ? "sha31" : `sha${n}`)));
+    const { events } = feed(
+      history(
+        80,
+        (n) => (n === 31 ? [0, 8] : null),
+        (n) => (n === 32 ? "sha31" : `sha${n}`),
+      ),
+    );
     expect(events).toEqual([]);
   });
 
@@ -351,14 +400,21 @@ describe("recurring co-failure bursts", () => {
 
   it("a group broken for most of the time in between is a breakage that came back, not a flaky group", () => {
     // Tests 0–7 fail in runs 31–45, pass in 46–49 and fail again from run 50.
-    const { events } = feed(history(60, (n) => (n >= 31 && n <= 45) || n >= 50 ? [0, 8] : null));
+    const { events } = feed(history(60, (n) => ((n >= 31 && n <= 45) || n >= 50 ? [0, 8] : null)));
     expect(events).toEqual([]);
   });
 
   it("weak evidence (a burst's green re-run) completes evidence from another branch", () => {
-    const runs = history(33, (n) => (n === 31 ? [0, 8] : null), (n) => (n === 32 ? "sha31" : `sha${n}`));
+    const runs = history(
+      33,
+      (n) => (n === 31 ? [0, 8] : null),
+      (n) => (n === 32 ? "sha31" : `sha${n}`),
+    );
     // stable_0 also fails and passes on one commit of a feature branch: one piece there needs a second one.
-    runs.push(buildRun([F("stable_0")], { number: 34, branch: "feature", sha: "f1", fillers: 0 }), buildRun([P("stable_0")], { number: 35, branch: "feature", sha: "f1", fillers: 0 }));
+    runs.push(
+      buildRun([F("stable_0")], { number: 34, branch: "feature", sha: "f1", fillers: 0 }),
+      buildRun([P("stable_0")], { number: 35, branch: "feature", sha: "f1", fillers: 0 }),
+    );
     const { events } = feed(runs);
     expect(events.map((event) => meta(event).name)).toEqual(["stable_0"]);
     expect(meta(events[0])).toMatchObject({ rule: "same_commit", observed: 2, threshold: 2 });
@@ -371,10 +427,18 @@ describe("recurring co-failure bursts", () => {
   it("known flaky tests are left out of the burst count, so a flaky group does not teach the guard that bursts are normal", () => {
     // 10 tests flagged early (a pass on retry each), which then fail together in every 4th run.
     const flaky = stable.slice(0, 10);
-    const runs: RunSummary[] = [buildRun([...flaky.map((name) => ({ name, status: "passed" as const, attempts: ["failed" as const] })), ...stable.slice(10).map(P)], { number: 1, fillers: 0 })];
+    const runs: RunSummary[] = [
+      buildRun([...flaky.map((name) => ({ name, status: "passed" as const, attempts: ["failed" as const] })), ...stable.slice(10).map(P)], {
+        number: 1,
+        fillers: 0,
+      }),
+    ];
     for (let n = 2; n <= 40; n++) runs.push(buildRun(stable.map(n % 4 === 0 ? group(0, 10) : P), { number: n, fillers: 0 }));
     // A spike of 20 other tests, and its green re-run on the same commit.
-    runs.push(buildRun(stable.map(group(50, 70)), { number: 41, sha: "spike", fillers: 0 }), buildRun(stable.map(P), { number: 42, sha: "spike", fillers: 0 }));
+    runs.push(
+      buildRun(stable.map(group(50, 70)), { number: 41, sha: "spike", fillers: 0 }),
+      buildRun(stable.map(P), { number: 42, sha: "spike", fillers: 0 }),
+    );
     const { eventsByRun } = feed(runs);
     expect([...eventsByRun.keys()]).toEqual([1]);
   });
@@ -386,8 +450,18 @@ describe("co-failure burst guard", () => {
   function spikeThenRetry(failing: number, retryPasses = true): RunSummary[] {
     const runs: RunSummary[] = [];
     for (let i = 1; i <= 30; i++) runs.push(buildRun(stable.map(P), { number: i, fillers: 0 }));
-    runs.push(buildRun(stable.map((name, i) => (i < failing ? F(name) : P(name))), { number: 31, sha: "spiky", fillers: 0 }));
-    runs.push(buildRun(stable.map((name, i) => (i < failing && !retryPasses ? F(name) : P(name))), { number: 32, sha: "spiky", fillers: 0 }));
+    runs.push(
+      buildRun(
+        stable.map((name, i) => (i < failing ? F(name) : P(name))),
+        { number: 31, sha: "spiky", fillers: 0 },
+      ),
+    );
+    runs.push(
+      buildRun(
+        stable.map((name, i) => (i < failing && !retryPasses ? F(name) : P(name))),
+        { number: 32, sha: "spiky", fillers: 0 },
+      ),
+    );
     for (let i = 33; i <= 42; i++) runs.push(buildRun(stable.map(P), { number: i, fillers: 0 }));
     return runs;
   }
@@ -426,14 +500,26 @@ describe("co-failure burst guard", () => {
   });
 
   it("needs 10 baseline runs: a project's first runs are never bursts", () => {
-    const runs = [buildRun(stable.map((name, i) => (i < 20 ? F(name) : P(name))), { number: 1, sha: "first", fillers: 0 }), buildRun(stable.map(P), { number: 2, sha: "first", fillers: 0 })];
+    const runs = [
+      buildRun(
+        stable.map((name, i) => (i < 20 ? F(name) : P(name))),
+        { number: 1, sha: "first", fillers: 0 },
+      ),
+      buildRun(stable.map(P), { number: 2, sha: "first", fillers: 0 }),
+    ];
     expect(feed(runs).events).toHaveLength(20);
   });
 
   it("a lasting breakage that starts as a burst is a burst only once", () => {
     const runs: RunSummary[] = [];
     for (let i = 1; i <= 30; i++) runs.push(buildRun(stable.map(P), { number: i, fillers: 0 }));
-    for (let i = 31; i <= 40; i++) runs.push(buildRun(stable.map((name, j) => (j < 20 ? F(name) : P(name))), { number: i, fillers: 0 }));
+    for (let i = 31; i <= 40; i++)
+      runs.push(
+        buildRun(
+          stable.map((name, j) => (j < 20 ? F(name) : P(name))),
+          { number: i, fillers: 0 },
+        ),
+      );
     const { events, state } = feed(runs);
     expect(events).toEqual([]);
     expect(state.project.burst?.wl).toBe(1 << 9);
@@ -443,7 +529,13 @@ describe("co-failure burst guard", () => {
   it("the baseline adapts: a project whose runs always have many newly failing tests has no bursts", () => {
     const random = prng(5);
     const runs: RunSummary[] = [];
-    for (let i = 1; i <= 60; i++) runs.push(buildRun(stable.map((name) => (random() < 0.08 ? F(name) : P(name))), { number: i, fillers: 0 }));
+    for (let i = 1; i <= 60; i++)
+      runs.push(
+        buildRun(
+          stable.map((name) => (random() < 0.08 ? F(name) : P(name))),
+          { number: i, fillers: 0 },
+        ),
+      );
     const { state } = feed(runs);
     expect(state.project.burst?.wh ?? 0).toBe(0);
     expect(state.project.burst?.wl ?? 0).toBe(0);
@@ -490,7 +582,7 @@ describe("flag lifecycle", () => {
 
   it("does not un-flag after 14 days without 50 clean runs in a row", () => {
     // Daily runs, a failure every 30 runs after the flag: flagged once, never released.
-    const pattern = "PF".repeat(15) + (`${"P".repeat(29)}F`).repeat(4);
+    const pattern = "PF".repeat(15) + `${"P".repeat(29)}F`.repeat(4);
     const { eventsByRun, state } = feed(patternRuns(pattern, "flaky", 1, DAY));
     expect([...eventsByRun.keys()]).toEqual([20]);
     expect(flaggedTestKeys(state)).toEqual([keyOf("flaky")]);
@@ -509,7 +601,11 @@ describe("flag lifecycle", () => {
 
 describe("events per run", () => {
   it("emits one event per newly flagged test, in key order, capped at 50 with more_flagged_count on the last", () => {
-    const cases: Case[] = Array.from({ length: 60 }, (_, i) => ({ name: `t${String(i).padStart(2, "0")}`, status: "passed", attempts: ["failed"] }));
+    const cases: Case[] = Array.from({ length: 60 }, (_, i) => ({
+      name: `t${String(i).padStart(2, "0")}`,
+      status: "passed",
+      attempts: ["failed"],
+    }));
     const { events, state } = feed([buildRun([...cases].reverse(), { number: 1 })]);
     expect(events).toHaveLength(50);
     expect(events.map((e) => meta(e).name)).toEqual(cases.slice(0, 50).map((c) => c.name));
@@ -521,7 +617,9 @@ describe("events per run", () => {
 
   it("caps strings in metadata at 500 characters", () => {
     const long = "x".repeat(2000);
-    const { events } = feed([buildRun([{ name: long, status: "passed", attempts: ["failed"], suite: long }], { number: 1, branch: long, onDefault: true })]);
+    const { events } = feed([
+      buildRun([{ name: long, status: "passed", attempts: ["failed"], suite: long }], { number: 1, branch: long, onDefault: true }),
+    ]);
     const m = meta(events[0]);
     for (const value of [m.name, m.suite, m.test_key, m.branch, m.evidence[0].branch]) expect(value.length).toBeLessThanOrEqual(500);
     expect(JSON.stringify(m).length).toBeLessThan(16 * 1024);

@@ -15,7 +15,6 @@ type State = InMemoryState<PerformanceRegressionState, number>;
 // ---------------------------------------------------------------------------------------------
 // Seeded noise and a run builder
 
-
 /** Standard normal by Box–Muller. */
 function gauss(rng: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - rng())) * Math.cos(2 * Math.PI * rng());
@@ -26,10 +25,23 @@ const SECOND = 1000;
 type TestCase = { name: string; ms: number | null; status?: CaseStatus };
 
 function makeTest(c: TestCase): RunTest {
-  return { key: testIdentityKey({ classname: "pkg.Class", name: c.name }), suite: "suite", classname: "pkg.Class", name: c.name, status: c.status ?? "passed", attempts: [], durationMs: c.ms };
+  return {
+    key: testIdentityKey({ classname: "pkg.Class", name: c.name }),
+    suite: "suite",
+    classname: "pkg.Class",
+    name: c.name,
+    status: c.status ?? "passed",
+    attempts: [],
+    durationMs: c.ms,
+  };
 }
 
-function buildRun(number: number, durationMs: number | null, cases: TestCase[] = [], options: { onDefault?: boolean; failed?: number } = {}): RunSummary {
+function buildRun(
+  number: number,
+  durationMs: number | null,
+  cases: TestCase[] = [],
+  options: { onDefault?: boolean; failed?: number } = {},
+): RunSummary {
   const tests = cases.map(makeTest);
   const count = (status: CaseStatus) => tests.filter((test) => test.status === status).length;
   const failed = options.failed ?? count("failed");
@@ -42,7 +54,13 @@ function buildRun(number: number, durationMs: number | null, cases: TestCase[] =
     createdAt: new Date(Date.UTC(2024, 0, 1) + number * 3_600_000),
     durationMs,
     onDefaultBranch: options.onDefault ?? true,
-    counts: { tests: passed + failed + count("errored") + count("skipped"), passed, failed, errored: count("errored"), skipped: count("skipped") },
+    counts: {
+      tests: passed + failed + count("errored") + count("skipped"),
+      passed,
+      failed,
+      errored: count("errored"),
+      skipped: count("skipped"),
+    },
     tests,
   };
 }
@@ -64,7 +82,11 @@ function durations(rng: () => number, count: number, levelMs: number, sigma = 0.
  * σ = 0.1 and 5 % slow outliers (1.5–3×), as real CI timings have. `override(runIndex, testIndex)`
  * multiplies one test's time (an injected regression). The run duration is the sum of the tests.
  */
-function projectRuns(seed: number, count: number, options: { tests?: number; slow?: number; override?: (run: number, test: number) => number; sigma?: number; outliers?: number } = {}): RunSummary[] {
+function projectRuns(
+  seed: number,
+  count: number,
+  options: { tests?: number; slow?: number; override?: (run: number, test: number) => number; sigma?: number; outliers?: number } = {},
+): RunSummary[] {
   const rng = prng(seed);
   const total = options.tests ?? 60;
   const slow = options.slow ?? 30;
@@ -94,7 +116,12 @@ describe("performance_regression: run duration", () => {
     expect(runNumber).toBeGreaterThan(30);
     expect(runNumber).toBeLessThanOrEqual(40);
     const m = meta(events[0]!);
-    expect(m).toMatchObject({ subject: "run_duration", statistic: "mann_whitney_u", alpha: 1e-3, detector_version: "performance_regression/3" });
+    expect(m).toMatchObject({
+      subject: "run_duration",
+      statistic: "mann_whitney_u",
+      alpha: 1e-3,
+      detector_version: "performance_regression/3",
+    });
     expect(m.p_value).toBeLessThanOrEqual(1e-3);
     expect(m.rel_change).toBeGreaterThanOrEqual(0.1);
     expect(m.delta_ms).toBeGreaterThanOrEqual(10 * SECOND);
@@ -181,7 +208,10 @@ describe("performance_regression: run duration", () => {
     let longFirst = 0;
     for (let seed = 1; seed <= 10; seed++) {
       const rng = prng(100 + seed);
-      const values = Array.from({ length: 140 }, (_, i) => 200 * SECOND * (1 + (0.2 * Math.min(60, Math.max(0, i - 50))) / 60) * runnerFactor(rng, 0.2));
+      const values = Array.from(
+        { length: 140 },
+        (_, i) => 200 * SECOND * (1 + (0.2 * Math.min(60, Math.max(0, i - 50))) / 60) * runnerFactor(rng, 0.2),
+      );
       const { eventsByRun } = feed(values.map((ms, i) => buildRun(i + 1, ms)));
       const runs = [...eventsByRun.keys()];
       // The first event comes during the drift (runs 51–110) or within 30 runs of its end.
@@ -269,7 +299,11 @@ describe("performance_regression: the infrastructure guard judges the tests that
     const rng = prng(21);
     return range(1, count + 1).map((number) => {
       const down = outageAt.includes(number);
-      const cases: TestCase[] = Array.from({ length: 40 }, (_, i) => ({ name: `test_${i}`, ms: 100, status: i < 22 || down ? "failed" : "passed" }));
+      const cases: TestCase[] = Array.from({ length: 40 }, (_, i) => ({
+        name: `test_${i}`,
+        ms: 100,
+        status: i < 22 || down ? "failed" : "passed",
+      }));
       return buildRun(number, (number > 40 ? 120 : 60) * SECOND * Math.exp(0.02 * gauss(rng)), cases);
     });
   }
@@ -297,7 +331,11 @@ describe("performance_regression: per-test series", () => {
     const { events } = feed(runs);
     expect(events).toHaveLength(1);
     const m = meta(events[0]!);
-    expect(m).toMatchObject({ subject: "test_duration", name: "test_14", test_key: testIdentityKey({ classname: "pkg.Class", name: "test_14" }) });
+    expect(m).toMatchObject({
+      subject: "test_duration",
+      name: "test_14",
+      test_key: testIdentityKey({ classname: "pkg.Class", name: "test_14" }),
+    });
     expect(m.monitored_series).toBeGreaterThanOrEqual(29);
     expect(m.monitored_series).toBeLessThanOrEqual(31);
     expect(m.alpha).toBeCloseTo(1e-3 / m.monitored_series, 15);

@@ -15,14 +15,28 @@ type State = InMemoryState<SkippedCreepState, never>;
 // ---------------------------------------------------------------------------------------------
 // Seeded noise and a run builder
 
-
 function makeTest(name: string, status: CaseStatus): RunTest {
-  return { key: testIdentityKey({ classname: "pkg.Class", name: name }), suite: "suite", classname: "pkg.Class", name, status, attempts: [], durationMs: 10 };
+  return {
+    key: testIdentityKey({ classname: "pkg.Class", name: name }),
+    suite: "suite",
+    classname: "pkg.Class",
+    name,
+    status,
+    attempts: [],
+    durationMs: 10,
+  };
 }
 
 /** A run of `total` tests named test_0…; those for which `skipped(i)` holds are skipped. */
-function runOf(number: number, total: number, skipped: (i: number) => boolean, options: { onDefault?: boolean; failed?: number } = {}): RunSummary {
-  const tests = Array.from({ length: total }, (_, i) => makeTest(`test_${i}`, skipped(i) ? "skipped" : i < (options.failed ?? 0) ? "failed" : "passed"));
+function runOf(
+  number: number,
+  total: number,
+  skipped: (i: number) => boolean,
+  options: { onDefault?: boolean; failed?: number } = {},
+): RunSummary {
+  const tests = Array.from({ length: total }, (_, i) =>
+    makeTest(`test_${i}`, skipped(i) ? "skipped" : i < (options.failed ?? 0) ? "failed" : "passed"),
+  );
   const count = (status: CaseStatus) => tests.filter((test) => test.status === status).length;
   return {
     runId: 1000 + number,
@@ -43,7 +57,7 @@ function runs(from: number, total: number, plan: ((i: number) => boolean)[]): Ru
 }
 
 const none = () => false;
-const repeat = <T,>(count: number, value: T): T[] => Array.from({ length: count }, () => value);
+const repeat = <T>(count: number, value: T): T[] => Array.from({ length: count }, () => value);
 
 const feed = (runs: RunSummary[], start: State = check.initialState(), roundTrip = false) => feedCheck(check, runs, start, roundTrip);
 
@@ -119,7 +133,14 @@ describe("skipped_test_count_creep", () => {
     expect(first).toBeLessThanOrEqual(25);
     expect(second).toBeGreaterThan(50);
     const m = meta(events[1]!);
-    expect(m).toMatchObject({ baseline_skipped_count: 20, skipped_count: 25, delta: 5, rel_delta: 0.25, threshold: 25, newly_skipped_count: 5 });
+    expect(m).toMatchObject({
+      baseline_skipped_count: 20,
+      skipped_count: 25,
+      delta: 5,
+      rel_delta: 0.25,
+      threshold: 25,
+      newly_skipped_count: 5,
+    });
     expect([...m.newly_skipped_tests].sort()).toEqual(names(75, 80).sort());
     expect(state.project.bs).toBe(25);
   });
@@ -137,7 +158,11 @@ describe("skipped_test_count_creep", () => {
   });
 
   it("labels a ramp of one more skipped test every two runs as gradual", () => {
-    const list = runs(1, 100, Array.from({ length: 60 }, (_, j) => (i: number) => i < Math.max(0, Math.floor((j - 15) / 2))));
+    const list = runs(
+      1,
+      100,
+      Array.from({ length: 60 }, (_, j) => (i: number) => i < Math.max(0, Math.floor((j - 15) / 2))),
+    );
     const { events } = feed(list);
     expect(events.length).toBeGreaterThanOrEqual(1);
     const m = meta(events[0]!);
@@ -148,7 +173,10 @@ describe("skipped_test_count_creep", () => {
 
   it("ignores non-default branches and counts infra-suspect runs", () => {
     const { state } = feed(runs(1, 100, repeat(20, none)));
-    const branch = check.update(state, runOf(21, 100, () => true, { onDefault: false }));
+    const branch = check.update(
+      state,
+      runOf(21, 100, () => true, { onDefault: false }),
+    );
     expect(branch.state).toBe(state);
     // 20 skipped, and 60 of the 80 executed failing (infra-suspect): still counted.
     const list = [21, 22, 23].map((number) => runOf(number, 100, (i) => i >= 80, { failed: 60 }));
@@ -190,7 +218,10 @@ describe("skipped_test_count_creep: engineering properties", () => {
     expect(JSON.stringify(a.state)).toBe(JSON.stringify(b.state));
     expect(a.events).toHaveLength(1);
     const frozen = JSON.stringify(a.state);
-    check.update(a.state, runOf(500, 150, () => true));
+    check.update(
+      a.state,
+      runOf(500, 150, () => true),
+    );
     expect(JSON.stringify(a.state)).toBe(frozen);
   });
 
@@ -212,7 +243,10 @@ describe("skipped_test_count_creep: engineering properties", () => {
     let sizeAt100 = 0;
     for (let number = 1; number <= 2000; number++) {
       const skipped = 10 + Math.floor(seeded() * 3);
-      state = check.update(state, runOf(number, 150, (i) => i < skipped)).state;
+      state = check.update(
+        state,
+        runOf(number, 150, (i) => i < skipped),
+      ).state;
       if (number === 100) sizeAt100 = JSON.stringify(state).length;
     }
     const sizeAt2000 = JSON.stringify(state).length;

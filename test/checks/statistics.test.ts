@@ -194,7 +194,12 @@ describe("Mann–Whitney U (one-sided, second sample greater)", () => {
       return random / 2147483648;
     };
     let exactPasses = 0;
-    for (const [nx, ny] of [[15, 8], [30, 8], [15, 20], [20, 20]] as const) {
+    for (const [nx, ny] of [
+      [15, 8],
+      [30, 8],
+      [15, 20],
+      [20, 20],
+    ] as const) {
       for (let trial = 0; trial < 300; trial++) {
         const shift = (trial % 30) / 6;
         const x = Array.from({ length: nx }, () => Math.round(next() * 20) / 4);

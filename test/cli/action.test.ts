@@ -26,7 +26,10 @@ function readAction() {
     inputs[name!] = { required: /^ {4}required: true$/m.test(body!), default: fallback };
   }
   const envBlock = /^ {6}env:\n((?: {8}.*\n)+)/m.exec(text)![1]!;
-  const env = [...envBlock.matchAll(/^ {8}([A-Z_]+): \$\{\{ inputs\.([a-z-]+) \}\}$/gm)].map(([, key, input]) => ({ key: key!, input: input! }));
+  const env = [...envBlock.matchAll(/^ {8}([A-Z_]+): \$\{\{ inputs\.([a-z-]+) \}\}$/gm)].map(([, key, input]) => ({
+    key: key!,
+    input: input!,
+  }));
   const script = /^ {6}run: \|\n((?: {8}.*\n|\n)+)/m.exec(text)![1]!.replace(/^ {8}/gm, "");
   return { inputs, env, script };
 }
@@ -48,9 +51,21 @@ beforeAll(async () => {
       const path = req.url ?? "";
       res.setHeader("content-type", "application/json");
       if (path.startsWith("/uploads/v1/quarantined_tests")) {
-        res.writeHead(200, { etag: '"q-1"' }).end(JSON.stringify({ data: [{ test_id: "t", classname: "a.B", name: "flaky", file: null, reason: "known", expires_at: "2999-01-01T00:00:00.000Z" }] }));
+        res.writeHead(200, { etag: '"q-1"' }).end(
+          JSON.stringify({
+            data: [{ test_id: "t", classname: "a.B", name: "flaky", file: null, reason: "known", expires_at: "2999-01-01T00:00:00.000Z" }],
+          }),
+        );
       } else if (req.method === "POST") {
-        res.writeHead(uploadStatus).end(JSON.stringify(uploadStatus === 202 ? { number: 3, status: "pending", url: "https://app.test/p/runs/3" } : { error: { code: "service_unavailable", message: "down" } }));
+        res
+          .writeHead(uploadStatus)
+          .end(
+            JSON.stringify(
+              uploadStatus === 202
+                ? { number: 3, status: "pending", url: "https://app.test/p/runs/3" }
+                : { error: { code: "service_unavailable", message: "down" } },
+            ),
+          );
       } else {
         res.writeHead(200).end(JSON.stringify({ number: 3, status: "processed", url: "https://app.test/p/runs/3" }));
       }
@@ -73,7 +88,14 @@ function runAction(given: Record<string, string>, cwd: string): Promise<{ code: 
     // As the runner runs a `shell: bash` step.
     const child = spawn("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", script], {
       cwd,
-      env: { PATH: process.env.PATH ?? "", HOME: dir, CTA_RETRY_BASE_MS: "1", GITHUB_ACTIONS: "true", GITHUB_ACTION_PATH: ROOT, ...stepEnv },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: dir,
+        CTA_RETRY_BASE_MS: "1",
+        GITHUB_ACTIONS: "true",
+        GITHUB_ACTION_PATH: ROOT,
+        ...stepEnv,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -88,7 +110,10 @@ function runAction(given: Record<string, string>, cwd: string): Promise<{ code: 
 function workspace(): string {
   const cwd = mkdtempSync(join(dir, "ws-"));
   mkdirSync(join(cwd, "reports/sub"), { recursive: true });
-  writeFileSync(join(cwd, "reports/top.xml"), `<testsuite name="top"><testcase classname="a.B" name="flaky"><failure/></testcase></testsuite>`);
+  writeFileSync(
+    join(cwd, "reports/top.xml"),
+    `<testsuite name="top"><testcase classname="a.B" name="flaky"><failure/></testcase></testsuite>`,
+  );
   writeFileSync(join(cwd, "reports/sub/one.xml"), `<testsuite name="one"><testcase classname="a.B" name="ok"/></testsuite>`);
   writeFileSync(join(cwd, "extra.json"), JSON.stringify({ suites: [{ name: "json", cases: [{ name: "j", status: "passed" }] }] }));
   return cwd;
@@ -98,8 +123,17 @@ describe("action.yml", () => {
   it("declares the documented inputs: url, token and files required; the switches default to false", () => {
     const { inputs, env } = readAction();
     expect(Object.keys(inputs).sort()).toEqual(["args", "fail-on-upload-error", "files", "quarantine", "token", "url", "wait"]);
-    expect(Object.entries(inputs).filter(([, i]) => i.required).map(([name]) => name).sort()).toEqual(["files", "token", "url"]);
-    expect([inputs.quarantine!.default, inputs.wait!.default, inputs["fail-on-upload-error"]!.default]).toEqual(["false", "false", "false"]);
+    expect(
+      Object.entries(inputs)
+        .filter(([, i]) => i.required)
+        .map(([name]) => name)
+        .sort(),
+    ).toEqual(["files", "token", "url"]);
+    expect([inputs.quarantine!.default, inputs.wait!.default, inputs["fail-on-upload-error"]!.default]).toEqual([
+      "false",
+      "false",
+      "false",
+    ]);
     // Every input reaches the script through the environment.
     expect(env.map((e) => e.input).sort()).toEqual(Object.keys(inputs).sort());
   });
@@ -109,7 +143,14 @@ describe("action.yml", () => {
     uploadStatus = 202;
     const cwd = workspace();
     const result = await runAction(
-      { url: base, token: TOKEN, files: "reports/**/*.xml\n  extra.json", quarantine: "true", wait: "true", args: "--tag unit --tag linux  --cache-dir .cta-cache" },
+      {
+        url: base,
+        token: TOKEN,
+        files: "reports/**/*.xml\n  extra.json",
+        quarantine: "true",
+        wait: "true",
+        args: "--tag unit --tag linux  --cache-dir .cta-cache",
+      },
       cwd,
     );
     expect(result.code, result.stderr).toBe(0);

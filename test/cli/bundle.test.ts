@@ -39,7 +39,10 @@ describe("the uploader CLI bundle", () => {
     const checkedIn = readFileSync(join(ROOT, BUNDLE), "utf8");
     // One boolean first, so that a stale bundle fails with the fix rather than a 1,000-line diff.
     expect(text === checkedIn, `${BUNDLE} is out of date: run \`npm run build:cli\` and commit it`).toBe(true);
-    expect(buildNotices(metafile) === readFileSync(join(ROOT, NOTICES), "utf8"), `${NOTICES} is out of date: run \`npm run build:cli\``).toBe(true);
+    expect(
+      buildNotices(metafile) === readFileSync(join(ROOT, NOTICES), "utf8"),
+      `${NOTICES} is out of date: run \`npm run build:cli\``,
+    ).toBe(true);
     expect(text.startsWith("#!/usr/bin/env node\n")).toBe(true);
     expect(text).toContain("GENERATED from src/cli/");
     expect(statSync(join(ROOT, BUNDLE)).mode & 0o111, "the bin must be executable").not.toBe(0);
@@ -58,7 +61,16 @@ describe("the uploader CLI bundle", () => {
     expect(inputs.filter((path) => !path.startsWith("src/") && packageOfInput(path) === null)).toEqual([]);
     // The server's routes, services, database and runtime entries stay out.
     expect(inputs.filter((path) => /^src\/(routes|services|db|middleware|node|worker|auth|app\.ts)/.test(path))).toEqual([]);
-    expect(inputs).toEqual(expect.arrayContaining(["src/cli/main.ts", "src/ingest/upload-body.ts", "src/ingest/report.ts", "src/ingest/junit.ts", "src/lib/keys.ts", "src/lib/test-identity.ts"]));
+    expect(inputs).toEqual(
+      expect.arrayContaining([
+        "src/cli/main.ts",
+        "src/ingest/upload-body.ts",
+        "src/ingest/report.ts",
+        "src/ingest/junit.ts",
+        "src/lib/keys.ts",
+        "src/lib/test-identity.ts",
+      ]),
+    );
 
     const [output] = Object.values(metafile.outputs);
     const builtins = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
@@ -101,12 +113,20 @@ describe("the tarball the service serves (GET /uploader/ci-test-analytics.tgz)",
     expect(served.UPLOADER_BUNDLE_SHA256).toBe(sha256(bundle));
     expect(served.UPLOADER_BUNDLE_BYTES).toBe(bundle.length);
     expect(served.UPLOADER_VERSION).toBe(JSON.parse(readFileSync(join(ROOT, PACKAGE_DIR, "package.json"), "utf8")).version);
-    expect(readServedPackage()).toMatchObject({ tarballSha256: served.UPLOADER_TARBALL_SHA256, bundleSha256: served.UPLOADER_BUNDLE_SHA256 });
+    expect(readServedPackage()).toMatchObject({
+      tarballSha256: served.UPLOADER_TARBALL_SHA256,
+      bundleSha256: served.UPLOADER_BUNDLE_SHA256,
+    });
   });
 
   it("holds what npm pack would: package.json, README.md and the package's files, under package/, the bin executable", () => {
     const files = readUstarArchive(gunzipSync(tarball));
-    expect([...files.keys()]).toEqual(["package/README.md", "package/THIRD-PARTY-NOTICES.md", "package/bin/ci-test-analytics.mjs", "package/package.json"]);
+    expect([...files.keys()]).toEqual([
+      "package/README.md",
+      "package/THIRD-PARTY-NOTICES.md",
+      "package/bin/ci-test-analytics.mjs",
+      "package/package.json",
+    ]);
     for (const [path, { bytes, mode }] of files) {
       const relative = path.slice("package/".length);
       expect(Buffer.compare(Buffer.from(bytes), readFileSync(join(ROOT, PACKAGE_DIR, relative))), path).toBe(0);
@@ -118,10 +138,17 @@ describe("the tarball the service serves (GET /uploader/ci-test-analytics.tgz)",
     const dir = mkdtempSync(join(tmpdir(), "cta-tgz-"));
     try {
       writeFileSync(join(dir, "p.tgz"), tarball);
-      const listing = execFileSync("tar", ["--numeric-owner", "-tvzf", join(dir, "p.tgz")], { encoding: "utf8", env: { ...process.env, TZ: "UTC" } }).trim().split("\n");
+      const listing = execFileSync("tar", ["--numeric-owner", "-tvzf", join(dir, "p.tgz")], {
+        encoding: "utf8",
+        env: { ...process.env, TZ: "UTC" },
+      })
+        .trim()
+        .split("\n");
       expect(listing).toHaveLength(4);
       for (const line of listing) expect(line).toMatch(/^-rw[-x]r-[-x]r-[-x] 0\/0 +\d+ 1985-10-26 08:15 package\//);
-      expect(execFileSync("tar", ["-xzOf", join(dir, "p.tgz"), "package/package.json"], { encoding: "utf8" })).toBe(readFileSync(join(ROOT, PACKAGE_DIR, "package.json"), "utf8"));
+      expect(execFileSync("tar", ["-xzOf", join(dir, "p.tgz"), "package/package.json"], { encoding: "utf8" })).toBe(
+        readFileSync(join(ROOT, PACKAGE_DIR, "package.json"), "utf8"),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -16,7 +16,12 @@ const TOKEN = `ctu_${"c0D3oWn3rS".repeat(4)}${"a1b2c3d4e".slice(0, 9)}`;
 const URL_BASE = "https://analytics.example.test";
 
 type Writable = { write(chunk: string): unknown };
-type CliModule = { run(argv: string[], io: { env: Record<string, string>; cwd: string; stdout: Writable; stderr: Writable; fetch: typeof fetch; baseDelayMs: number }): Promise<number> };
+type CliModule = {
+  run(
+    argv: string[],
+    io: { env: Record<string, string>; cwd: string; stdout: Writable; stderr: Writable; fetch: typeof fetch; baseDelayMs: number },
+  ): Promise<number>;
+};
 
 let cli: CliModule;
 let dir: string;
@@ -27,13 +32,29 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 type Seen = { method: string; path: string; contentType: string | null; body: string };
-function service(codeowners: () => { status: number; body?: unknown } = () => ({ status: 200, body: { rules_count: 2, ignored_lines_count: 0, changed: true, tests_with_owners_count: 1 } })) {
+function service(
+  codeowners: () => { status: number; body?: unknown } = () => ({
+    status: 200,
+    body: { rules_count: 2, ignored_lines_count: 0, changed: true, tests_with_owners_count: 1 },
+  }),
+) {
   const seen: Seen[] = [];
   const fetchFn = (async (input: string | URL | Request, init?: RequestInit) => {
     const url = new URL(String(input));
-    seen.push({ method: init?.method ?? "GET", path: url.pathname, contentType: new Headers(init?.headers).get("content-type"), body: typeof init?.body === "string" ? init.body : "" });
-    const answer = url.pathname === "/uploads/v1/codeowners" ? codeowners() : { status: 202, body: { number: 3, status: "pending", url: "https://app.example.test/r/3" } };
-    return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), { status: answer.status, headers: { "content-type": "application/json" } });
+    seen.push({
+      method: init?.method ?? "GET",
+      path: url.pathname,
+      contentType: new Headers(init?.headers).get("content-type"),
+      body: typeof init?.body === "string" ? init.body : "",
+    });
+    const answer =
+      url.pathname === "/uploads/v1/codeowners"
+        ? codeowners()
+        : { status: 202, body: { number: 3, status: "pending", url: "https://app.example.test/r/3" } };
+    return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), {
+      status: answer.status,
+      headers: { "content-type": "application/json" },
+    });
   }) as typeof fetch;
   return { fetch: fetchFn, seen };
 }
@@ -42,7 +63,10 @@ let repoCount = 0;
 /** A repository folder with a report and these files. */
 function repository(files: Record<string, string>): string {
   const root = join(dir, `repo${++repoCount}`);
-  for (const [path, content] of Object.entries({ "reports/junit.xml": `<testsuite name="s"><testcase classname="a.B" name="ok"/></testsuite>`, ...files })) {
+  for (const [path, content] of Object.entries({
+    "reports/junit.xml": `<testsuite name="s"><testcase classname="a.B" name="ok"/></testsuite>`,
+    ...files,
+  })) {
     mkdirSync(join(root, path, ".."), { recursive: true });
     writeFileSync(join(root, path), content);
   }
@@ -85,7 +109,10 @@ describe("the repository's CODEOWNERS goes with the upload", () => {
 
   it("warns when test files ran out of the service's matching budget, and still uploads", async () => {
     const root = repository({ CODEOWNERS: "* @org/root\n" });
-    const svc = service(() => ({ status: 200, body: { rules_count: 1, ignored_lines_count: 0, changed: true, tests_with_owners_count: 1, files_over_budget_count: 2 } }));
+    const svc = service(() => ({
+      status: 200,
+      body: { rules_count: 1, ignored_lines_count: 0, changed: true, tests_with_owners_count: 1, files_over_budget_count: 2 },
+    }));
     const result = await cta(["upload", "reports/junit.xml"], { fetch: svc.fetch, cwd: root });
     expect(result.code, result.output).toBe(0);
     expect(result.output).toMatch(/CODEOWNERS: 2 test file\(s\) ran out of the matching budget/);

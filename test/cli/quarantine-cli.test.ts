@@ -24,7 +24,18 @@ type Writable = { write(chunk: string): unknown };
 type CliModule = {
   run(
     argv: string[],
-    io: { env: Record<string, string>; cwd: string; stdout: Writable; stderr: Writable; fetch: typeof fetch; now: () => number; baseDelayMs: number; homedir?: string; platform?: string; pollBaseMs?: number },
+    io: {
+      env: Record<string, string>;
+      cwd: string;
+      stdout: Writable;
+      stderr: Writable;
+      fetch: typeof fetch;
+      now: () => number;
+      baseDelayMs: number;
+      homedir?: string;
+      platform?: string;
+      pollBaseMs?: number;
+    },
   ): Promise<number>;
   defaultCacheDir(env: Record<string, string>, platform: string, homedir: string): string;
   cacheFilePath(cacheDir: string, listUrl: string, token: string): string;
@@ -40,7 +51,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 type Entry = { test_id: string; classname: string | null; name: string; file: string | null; reason: string; expires_at: string };
 const entry = (classname: string | null, name: string, file: string | null = null, expiresAt = T0 + 7 * 24 * HOUR): Entry => ({
-  test_id: `00000000-0000-4000-8000-${String(Math.abs(hash(`${classname}${name}${file}`))).padStart(12, "0").slice(0, 12)}`,
+  test_id: `00000000-0000-4000-8000-${String(Math.abs(hash(`${classname}${name}${file}`)))
+    .padStart(12, "0")
+    .slice(0, 12)}`,
   classname,
   name,
   file,
@@ -63,7 +76,8 @@ function service(answers: { upload?: () => Answer; poll?: (url: URL) => Answer; 
     const req = { method: init?.method ?? "GET", path: `${url.pathname}${url.search}`, headers: new Headers(init?.headers) };
     requests.push(req);
     let answer: Answer;
-    if (url.pathname === "/uploads/v1/quarantined_tests") answer = answers.list?.(req) ?? { status: 200, body: { data: [] }, headers: { etag: '"q-empty"' } };
+    if (url.pathname === "/uploads/v1/quarantined_tests")
+      answer = answers.list?.(req) ?? { status: 200, body: { data: [] }, headers: { etag: '"q-empty"' } };
     else if (req.method === "POST") answer = answers.upload?.() ?? { status: 202, body: { number: 7, status: "pending", url: RUN_URL } };
     else answer = answers.poll?.(url) ?? { status: 200, body: { number: 7, status: "processed", url: RUN_URL } };
     const body = answer.body === undefined ? null : JSON.stringify(answer.body);
@@ -91,11 +105,20 @@ async function cta(args: string[], options: { fetch: typeof fetch; now?: number;
 
 let reportCount = 0;
 /** A folder with a JUnit file of these cases (`fail` marks a failure) and a fresh cache folder. */
-function setup(cases: { classname?: string; name: string; file?: string; fail?: boolean; error?: boolean }[], options: { json?: boolean } = {}) {
+function setup(
+  cases: { classname?: string; name: string; file?: string; fail?: boolean; error?: boolean }[],
+  options: { json?: boolean } = {},
+) {
   const base = join(dir, `r${++reportCount}`);
   mkdirSync(base);
   if (options.json) {
-    const jsonCases = cases.map((c) => ({ name: c.name, classname: c.classname, file: c.file, status: c.error ? "errored" : c.fail ? "failed" : "passed", failure_message: c.fail ? "boom" : undefined }));
+    const jsonCases = cases.map((c) => ({
+      name: c.name,
+      classname: c.classname,
+      file: c.file,
+      status: c.error ? "errored" : c.fail ? "failed" : "passed",
+      failure_message: c.fail ? "boom" : undefined,
+    }));
     writeFileSync(join(base, "report.json"), JSON.stringify({ suites: [{ name: "s", cases: jsonCases }] }));
   } else {
     const body = cases
@@ -117,7 +140,10 @@ describe("the list, its ETag and the cache", () => {
   it("revalidates with If-None-Match: a 304 keeps the cached list and refreshes its time; a 200 replaces it", async () => {
     const { cwd, cacheDir, file } = setup([{ classname: "a.B", name: "flaky", fail: true }]);
     let current = listOf([entry("a.B", "flaky")], '"q-1"');
-    const svc = service({ list: (req) => (req.headers.get("if-none-match") === current.headers!.etag ? { status: 304, headers: { etag: current.headers!.etag! } } : current) });
+    const svc = service({
+      list: (req) =>
+        req.headers.get("if-none-match") === current.headers!.etag ? { status: 304, headers: { etag: current.headers!.etag! } } : current,
+    });
     const args = ["upload", "--quarantine", "--cache-dir", cacheDir, file];
 
     const first = await cta(args, { fetch: svc.fetch, cwd });
@@ -127,7 +153,11 @@ describe("the list, its ETag and the cache", () => {
     const path = cli.cacheFilePath(cacheDir, `${URL_BASE}/uploads/v1/quarantined_tests`, TOKEN);
     expect(readdirSync(cacheDir)).toEqual([path.slice(cacheDir.length + 1)]);
     const cached = JSON.parse(readFileSync(path, "utf8"));
-    expect(cached).toMatchObject({ etag: '"q-1"', checked_at: new Date(T0).toISOString(), url: `${URL_BASE}/uploads/v1/quarantined_tests` });
+    expect(cached).toMatchObject({
+      etag: '"q-1"',
+      checked_at: new Date(T0).toISOString(),
+      url: `${URL_BASE}/uploads/v1/quarantined_tests`,
+    });
     expect(readFileSync(path, "utf8")).not.toContain(TOKEN.slice(4, 20));
 
     const second = await cta(args, { fetch: svc.fetch, cwd, now: T0 + 5 * HOUR });
@@ -148,18 +178,25 @@ describe("the list, its ETag and the cache", () => {
     const args = ["upload", "--quarantine", "--cache-dir", cacheDir, "--retries", "1", file];
     expect((await cta(args, { fetch: service({ list: () => listOf([entry("a.B", "flaky")]) }).fetch, cwd })).code).toBe(0);
 
-    const down = service({ upload: () => ({ status: 503, body: { error: { code: "service_unavailable", message: "down" } } }), list: () => ({ status: 503 }) });
+    const down = service({
+      upload: () => ({ status: 503, body: { error: { code: "service_unavailable", message: "down" } } }),
+      list: () => ({ status: 503 }),
+    });
     const fresh = await cta(args, { fetch: down.fetch, cwd, now: T0 + 23 * HOUR });
     expect(fresh.code, fresh.stderr).toBe(0);
     // The upload already gave up after its retries: the list gets one attempt, not another round.
     expect(down.lists()).toHaveLength(1);
-    expect(fresh.stderr).toContain("could not fetch the quarantine list: the service is failing (HTTP 503, after 1 attempt(s)); using the cached list, confirmed 23 h ago");
+    expect(fresh.stderr).toContain(
+      "could not fetch the quarantine list: the service is failing (HTTP 503, after 1 attempt(s)); using the cached list, confirmed 23 h ago",
+    );
     expect(fresh.stdout).toContain("Passing: every failed or errored test is quarantined");
 
     const rejected = service({ list: () => ({ status: 401, body: { error: { code: "unauthorized", message: "Invalid upload token" } } }) });
     const withToken = await cta(args, { fetch: rejected.fetch, cwd, now: T0 + 23 * HOUR });
     expect(withToken.code).toBe(0);
-    expect(withToken.stderr).toContain("could not fetch the quarantine list: the service rejected the token (401 unauthorized: Invalid upload token); using the cached list");
+    expect(withToken.stderr).toContain(
+      "could not fetch the quarantine list: the service rejected the token (401 unauthorized: Invalid upload token); using the cached list",
+    );
 
     const stale = await cta(args, { fetch: down.fetch, cwd, now: T0 + 24 * HOUR + 1000 });
     expect(stale.code).toBe(1);
@@ -171,7 +208,10 @@ describe("the list, its ETag and the cache", () => {
   });
 
   it("a quarantine that has expired masks nothing, even from the cache", async () => {
-    const { cwd, cacheDir, file } = setup([{ classname: "a.B", name: "soon", fail: true }, { classname: "a.B", name: "later", fail: true }]);
+    const { cwd, cacheDir, file } = setup([
+      { classname: "a.B", name: "soon", fail: true },
+      { classname: "a.B", name: "later", fail: true },
+    ]);
     const list = listOf([entry("a.B", "soon", null, T0 + HOUR), entry("a.B", "later", null, T0 + 48 * HOUR)]);
     const args = ["upload", "--quarantine", "--cache-dir", cacheDir, file];
     expect((await cta(args, { fetch: service({ list: () => list }).fetch, cwd })).code).toBe(0);
@@ -186,7 +226,10 @@ describe("the list, its ETag and the cache", () => {
     const { cwd, cacheDir, file } = setup([{ classname: "a.B", name: "flaky", fail: true }]);
     mkdirSync(cacheDir);
     writeFileSync(cli.cacheFilePath(cacheDir, `${URL_BASE}/uploads/v1/quarantined_tests`, TOKEN), "{ not json");
-    const odd = await cta(["upload", "--quarantine", "--cache-dir", cacheDir, file], { fetch: service({ list: () => ({ status: 200, body: { items: [] } }) }).fetch, cwd });
+    const odd = await cta(["upload", "--quarantine", "--cache-dir", cacheDir, file], {
+      fetch: service({ list: () => ({ status: 200, body: { items: [] } }) }).fetch,
+      cwd,
+    });
     expect(odd.code).toBe(1);
     expect(odd.stderr).toContain("the service's answer is not a quarantine list; no cached list in");
   });
@@ -195,7 +238,10 @@ describe("the list, its ETag and the cache", () => {
     const { cwd, file } = setup([{ classname: "a.B", name: "flaky", fail: true }]);
     const blocker = join(cwd, "not-a-folder");
     writeFileSync(blocker, "x");
-    const result = await cta(["upload", "--quarantine", "--cache-dir", blocker, file], { fetch: service({ list: () => listOf([entry("a.B", "flaky")]) }).fetch, cwd });
+    const result = await cta(["upload", "--quarantine", "--cache-dir", blocker, file], {
+      fetch: service({ list: () => listOf([entry("a.B", "flaky")]) }).fetch,
+      cwd,
+    });
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/warning: could not write the quarantine list cache .*not-a-folder/);
   });
@@ -254,7 +300,9 @@ describe("the verdict", () => {
     );
     const fromJson = await cta(["upload", "--quarantine", "--cache-dir", json.cacheDir, json.file], { fetch: svc.fetch, cwd: json.cwd });
     expect(fromJson.code).toBe(1);
-    expect(fromJson.stdout).toContain("Tests: 3 in all, 1 passed, 1 failed, 1 errored, 0 skipped; 1 of the 2 failed or errored quarantined");
+    expect(fromJson.stdout).toContain(
+      "Tests: 3 in all, 1 passed, 1 failed, 1 errored, 0 skipped; 1 of the 2 failed or errored quarantined",
+    );
     expect(fromJson.stdout).toMatch(/^ {2}quarantined {6}ui\/button\.test\.tsx › renders \(failed\)/m);
     expect(fromJson.stdout).toMatch(/^ {2}not quarantined {2}ui\/y\.test\.tsx › other file \(errored\)$/m);
   });
@@ -262,7 +310,10 @@ describe("the verdict", () => {
   it("retries in one JUnit file are merged as the service merges them: a failure then a pass is no failure", async () => {
     const base = join(dir, "retries");
     mkdirSync(base);
-    writeFileSync(join(base, "r.xml"), `<testsuite name="s"><testcase classname="a.B" name="t"><failure message="x"/></testcase><testcase classname="a.B" name="t"/></testsuite>`);
+    writeFileSync(
+      join(base, "r.xml"),
+      `<testsuite name="s"><testcase classname="a.B" name="t"><failure message="x"/></testcase><testcase classname="a.B" name="t"/></testsuite>`,
+    );
     const result = await cta(["upload", "--quarantine", "--cache-dir", join(base, "c"), "r.xml"], { fetch: service({}).fetch, cwd: base });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("Tests: 1 in all, 1 passed, 0 failed");
@@ -274,11 +325,16 @@ describe("the verdict", () => {
     writeFileSync(join(base, "broken.xml"), "<testsuite><testcase name='x'>");
     writeFileSync(join(base, "bad.json"), JSON.stringify({ suites: [{ name: "s", cases: [{ name: "x", status: "exploded" }] }] }));
     const svc = service({});
-    const result = await cta(["upload", "--quarantine", "--cache-dir", join(base, "c"), "broken.xml", "bad.json"], { fetch: svc.fetch, cwd: base });
+    const result = await cta(["upload", "--quarantine", "--cache-dir", join(base, "c"), "broken.xml", "bad.json"], {
+      fetch: svc.fetch,
+      cwd: base,
+    });
     expect(result.code).toBe(1);
     expect(svc.requests.filter((r) => r.method === "POST")).toHaveLength(1);
     expect(result.stderr).toContain("error: cannot read the tests of broken.xml: The XML is not well-formed");
-    expect(result.stderr).toContain("error: cannot read the tests of bad.json: suites[0].cases[0].status must be one of passed, failed, errored, skipped");
+    expect(result.stderr).toContain(
+      "error: cannot read the tests of bad.json: suites[0].cases[0].status must be one of passed, failed, errored, skipped",
+    );
     expect(result.stdout).toContain("Failing: 2 report(s) could not be read");
   });
 
@@ -303,7 +359,10 @@ describe("the verdict", () => {
     writeFileSync(join(base, "1.xml"), `<testsuite name="s"><testcase classname="a.B" name="one"/></testsuite>`);
     writeFileSync(join(base, "2.xml"), `<testsuite name="s"><testcase classname="a.B" name="two"><failure/></testcase></testsuite>`);
     const down = service({ upload: () => ({ status: 503 }), list: () => listOf([]) });
-    const result = await cta(["upload", "--quarantine", "--run-per-file", "--retries", "0", "--cache-dir", join(base, "c"), "1.xml", "2.xml"], { fetch: down.fetch, cwd: base });
+    const result = await cta(
+      ["upload", "--quarantine", "--run-per-file", "--retries", "0", "--cache-dir", join(base, "c"), "1.xml", "2.xml"],
+      { fetch: down.fetch, cwd: base },
+    );
     expect(down.requests.filter((r) => r.method === "POST")).toHaveLength(1);
     expect(result.stderr).toContain("warning: stopping: the service is unreachable or failing; 1 file(s) not uploaded");
     expect(result.code).toBe(1);
@@ -321,16 +380,46 @@ describe("GITHUB_STEP_SUMMARY", () => {
     ]);
     const summary = join(cwd, "summary.md");
     const pages = [
-      { test_id: "t1", classname: "a.B", name: nasty, file: null, status: "failed", quarantined: false, url: "https://app.example.test/projects/p1/tests/t1" },
-      { test_id: "t2", classname: "a.B", name: "quarantined one", file: null, status: "failed", quarantined: true, url: "https://app.example.test/projects/p1/tests/t2" },
+      {
+        test_id: "t1",
+        classname: "a.B",
+        name: nasty,
+        file: null,
+        status: "failed",
+        quarantined: false,
+        url: "https://app.example.test/projects/p1/tests/t1",
+      },
+      {
+        test_id: "t2",
+        classname: "a.B",
+        name: "quarantined one",
+        file: null,
+        status: "failed",
+        quarantined: true,
+        url: "https://app.example.test/projects/p1/tests/t2",
+      },
     ];
     const svc = service({
       list: () => listOf([entry("a.B", "quarantined one")]),
-      poll: (url) => ({ status: 200, body: { number: 7, status: "processed", url: RUN_URL, ...(url.searchParams.get("include") === "failed_tests" ? { failed_tests: pages } : {}) } }),
+      poll: (url) => ({
+        status: 200,
+        body: {
+          number: 7,
+          status: "processed",
+          url: RUN_URL,
+          ...(url.searchParams.get("include") === "failed_tests" ? { failed_tests: pages } : {}),
+        },
+      }),
     });
-    const result = await cta(["upload", "--quarantine", "--wait", "--cache-dir", cacheDir, file], { fetch: svc.fetch, cwd, env: { GITHUB_STEP_SUMMARY: summary } });
+    const result = await cta(["upload", "--quarantine", "--wait", "--cache-dir", cacheDir, file], {
+      fetch: svc.fetch,
+      cwd,
+      env: { GITHUB_STEP_SUMMARY: summary },
+    });
     expect(result.code).toBe(1);
-    expect(svc.requests.find((r) => r.method === "GET" && r.path.startsWith("/uploads/v1/test_runs/7"))!.path).toBe("/uploads/v1/test_runs/7?include=failed_tests");
+    expect(svc.requests.find((r) => r.method === "GET" && r.path.startsWith("/uploads/v1/test_runs/7"))!.path).toBe(
+      "/uploads/v1/test_runs/7?include=failed_tests",
+    );
     expect(readFileSync(summary, "utf8")).toBe(
       [
         "### CI test analytics: ❌ 1 failed test not quarantined",

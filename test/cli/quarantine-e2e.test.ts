@@ -42,11 +42,22 @@ const json = { "content-type": "application/json" };
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "cta-cli-e2e-"));
   cacheDir = join(dir, "cache");
-  server = await startServerProcess({ DATABASE_URL: "memory://", ADMIN_TOKEN, WEB_APP_URL, SECRETS_KEY: "cli-e2e-secrets-key-0123456789abcdefghij" });
+  server = await startServerProcess({
+    DATABASE_URL: "memory://",
+    ADMIN_TOKEN,
+    WEB_APP_URL,
+    SECRETS_KEY: "cli-e2e-secrets-key-0123456789abcdefghij",
+  });
   const organization = await server.call("POST", "/admin/v1/organizations", ADMIN_TOKEN, JSON.stringify({ name: "CLI e2e" }), json);
   expect(organization.status).toBe(201);
   apiKey = organization.body.api_key.secret;
-  const project = await server.call("POST", `/admin/v1/organizations/${organization.body.organization.id}/projects`, ADMIN_TOKEN, JSON.stringify({ name: "App" }), json);
+  const project = await server.call(
+    "POST",
+    `/admin/v1/organizations/${organization.body.organization.id}/projects`,
+    ADMIN_TOKEN,
+    JSON.stringify({ name: "App" }),
+    json,
+  );
   expect(project.status).toBe(201);
   uploadToken = project.body.upload_token;
   projectId = project.body.project.id;
@@ -65,7 +76,14 @@ function runCli(args: string[], options: { env?: Record<string, string>; cwd?: s
   return new Promise((done, fail) => {
     const child: ChildProcess = spawn(command[0]!, [...command.slice(1), ...args], {
       cwd: options.cwd ?? dir,
-      env: { PATH: process.env.PATH ?? "", HOME: dir, CTA_RETRY_BASE_MS: "1", CTA_URL: server.base, CTA_UPLOAD_TOKEN: uploadToken, ...options.env },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: dir,
+        CTA_RETRY_BASE_MS: "1",
+        CTA_URL: server.base,
+        CTA_UPLOAD_TOKEN: uploadToken,
+        ...options.env,
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -97,9 +115,25 @@ async function testNamed(name: string) {
 
 describe("a flaky test quarantined through the API, and the CLI's --quarantine", () => {
   it("the test turns flaky (a pass and a failure on one commit) and is quarantined through the API", async () => {
-    const green = await runCli(["upload", "--commit-sha", "c0ffee1", "--branch", "main", "--wait", report("green.xml", { pays: "pass", adds: "pass" })]);
+    const green = await runCli([
+      "upload",
+      "--commit-sha",
+      "c0ffee1",
+      "--branch",
+      "main",
+      "--wait",
+      report("green.xml", { pays: "pass", adds: "pass" }),
+    ]);
     expect(green.code, green.stderr).toBe(0);
-    const red = await runCli(["upload", "--commit-sha", "c0ffee1", "--branch", "main", "--wait", report("red.xml", { pays: "fail", adds: "pass" })]);
+    const red = await runCli([
+      "upload",
+      "--commit-sha",
+      "c0ffee1",
+      "--branch",
+      "main",
+      "--wait",
+      report("red.xml", { pays: "fail", adds: "pass" }),
+    ]);
     expect(red.code, red.stderr).toBe(0); // without --quarantine, failed tests do not decide the exit code
     const pays = await testNamed("pays");
     expect(pays.health).toBe("flaky");
@@ -116,7 +150,13 @@ describe("a flaky test quarantined through the API, and the CLI's --quarantine",
   });
 
   it("only the quarantined test failed: exit 0, the failure printed as quarantined, the list cached", async () => {
-    const result = await runCli(["upload", "--quarantine", "--cache-dir", cacheDir, report("only-flaky.xml", { pays: "fail", adds: "pass" })]);
+    const result = await runCli([
+      "upload",
+      "--quarantine",
+      "--cache-dir",
+      cacheDir,
+      report("only-flaky.xml", { pays: "fail", adds: "pass" }),
+    ]);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("Tests: 3 in all, 2 passed, 1 failed, 0 errored, 0 skipped; 1 of the 1 failed or errored quarantined");
     expect(result.stdout).toMatch(/^ {2}quarantined {6}Checkout › pays \(failed\): Times out on ARM runners, until \d{4}-/m);
@@ -134,7 +174,13 @@ describe("a flaky test quarantined through the API, and the CLI's --quarantine",
     const [file] = readdirSync(cacheDir);
     const before = JSON.parse(readFileSync(join(cacheDir, file!), "utf8")).checked_at;
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const result = await runCli(["upload", "--quarantine", "--cache-dir", cacheDir, report("two-failures.xml", { pays: "fail", adds: "fail" })]);
+    const result = await runCli([
+      "upload",
+      "--quarantine",
+      "--cache-dir",
+      cacheDir,
+      report("two-failures.xml", { pays: "fail", adds: "fail" }),
+    ]);
     expect(result.code, result.stderr).toBe(1);
     expect(result.stdout).toMatch(/^ {2}not quarantined {2}Cart › adds items \(failed\)$/m);
     expect(result.stdout).toMatch(/^ {2}quarantined {6}Checkout › pays \(failed\)/m);
@@ -147,9 +193,12 @@ describe("a flaky test quarantined through the API, and the CLI's --quarantine",
   it("GITHUB_STEP_SUMMARY: counts, the run's page, the failures split by quarantine, each with its test's page (processed within --wait)", async () => {
     const summary = join(dir, "summary.md");
     writeFileSync(summary, "earlier step\n");
-    const result = await runCli(["upload", "--quarantine", "--wait", "--cache-dir", cacheDir, report("summary.xml", { pays: "fail", adds: "fail" })], {
-      env: { GITHUB_STEP_SUMMARY: summary },
-    });
+    const result = await runCli(
+      ["upload", "--quarantine", "--wait", "--cache-dir", cacheDir, report("summary.xml", { pays: "fail", adds: "fail" })],
+      {
+        env: { GITHUB_STEP_SUMMARY: summary },
+      },
+    );
     expect(result.code, result.stderr).toBe(1);
     const number = /test run #(\d+) \(pending\)/.exec(result.stdout)![1];
     const text = readFileSync(summary, "utf8");
@@ -158,9 +207,13 @@ describe("a flaky test quarantined through the API, and the CLI's --quarantine",
     expect(text).toContain(`- Test run [#${number}](${WEB_APP_URL}/projects/${projectId}/runs/${number}) (processed)`);
     const pays = await testNamed("pays");
     const adds = await testNamed("adds items");
-    expect(text).toContain(`#### Failures not quarantined (1)\n\n- \`Cart › adds items\` (failed) — expected true — [test page](${WEB_APP_URL}/projects/${projectId}/tests/${adds.id})`);
+    expect(text).toContain(
+      `#### Failures not quarantined (1)\n\n- \`Cart › adds items\` (failed) — expected true — [test page](${WEB_APP_URL}/projects/${projectId}/tests/${adds.id})`,
+    );
     expect(text).toMatch(
-      new RegExp(`#### Quarantined failures \\(1\\)\\n\\n- \`Checkout › pays\` \\(failed\\) — quarantined: Times out on ARM runners, until \\d{4}-\\d\\d-\\d\\d — \\[test page\\]\\(${WEB_APP_URL.replaceAll(".", "\\.")}/projects/${projectId}/tests/${pays.id}\\)`),
+      new RegExp(
+        `#### Quarantined failures \\(1\\)\\n\\n- \`Checkout › pays\` \\(failed\\) — quarantined: Times out on ARM runners, until \\d{4}-\\d\\d-\\d\\d — \\[test page\\]\\(${WEB_APP_URL.replaceAll(".", "\\.")}/projects/${projectId}/tests/${pays.id}\\)`,
+      ),
     );
   });
 });
@@ -188,13 +241,27 @@ describe("the packed package", () => {
     const packDir = join(dir, "pack");
     const npmCache = join(dir, "npm-cache");
     mkdirSync(packDir);
-    const npmEnv = { ...process.env, npm_config_cache: npmCache, npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
-    const packed = await run("npm", ["pack", "--json", "--pack-destination", packDir], { cwd: join(ROOT, "packages/uploader"), env: npmEnv });
+    const npmEnv = {
+      ...process.env,
+      npm_config_cache: npmCache,
+      npm_config_update_notifier: "false",
+      npm_config_fund: "false",
+      npm_config_audit: "false",
+    };
+    const packed = await run("npm", ["pack", "--json", "--pack-destination", packDir], {
+      cwd: join(ROOT, "packages/uploader"),
+      env: npmEnv,
+    });
     const [info] = JSON.parse(packed.stdout) as { filename: string; size: number; files: { path: string }[] }[];
     const tarball = join(packDir, info!.filename);
     expect(statSync(tarball).size).toBe(info!.size);
     expect(info!.size, `the tarball is ${info!.size} bytes`).toBeLessThanOrEqual(TARBALL_LIMIT);
-    expect(info!.files.map((f) => f.path).sort()).toEqual(["README.md", "THIRD-PARTY-NOTICES.md", "bin/ci-test-analytics.mjs", "package.json"]);
+    expect(info!.files.map((f) => f.path).sort()).toEqual([
+      "README.md",
+      "THIRD-PARTY-NOTICES.md",
+      "bin/ci-test-analytics.mjs",
+      "package.json",
+    ]);
 
     const project = join(dir, "elsewhere");
     mkdirSync(project);
@@ -202,7 +269,11 @@ describe("the packed package", () => {
     await run("npm", ["install", "--offline", "--no-audit", "--no-fund", tarball], { cwd: project, env: npmEnv });
     expect(readdirSync(join(project, "node_modules")).filter((name) => !name.startsWith("."))).toEqual(["ci-test-analytics-uploader"]);
 
-    const version = await runCli(["--version"], { cwd: project, command: ["npx", "--offline", "ci-test-analytics"], env: { npm_config_cache: npmCache } });
+    const version = await runCli(["--version"], {
+      cwd: project,
+      command: ["npx", "--offline", "ci-test-analytics"],
+      env: { npm_config_cache: npmCache },
+    });
     expect(version.code, version.stderr).toBe(0);
     expect(version.stdout.trim()).toBe(JSON.parse(readFileSync(join(ROOT, "packages/uploader/package.json"), "utf8")).version);
 
@@ -237,12 +308,22 @@ describe("with the service stopped", () => {
     await new Promise((resolve) => server.child.once("exit", resolve));
     const result = await runCli(["upload", "--quarantine", "--cache-dir", cacheDir, report("offline.xml", { pays: "fail", adds: "pass" })]);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toMatch(/warning: upload of offline\.xml failed after 5 attempt\(s\): .*ECONNREFUSED.*; the build does not fail for it/);
-    expect(result.stderr).toMatch(/warning: could not fetch the quarantine list: the service is unreachable \(.*ECONNREFUSED.*after 1 attempt\(s\)\); using the cached list, confirmed \d+ s ago/);
+    expect(result.stderr).toMatch(
+      /warning: upload of offline\.xml failed after 5 attempt\(s\): .*ECONNREFUSED.*; the build does not fail for it/,
+    );
+    expect(result.stderr).toMatch(
+      /warning: could not fetch the quarantine list: the service is unreachable \(.*ECONNREFUSED.*after 1 attempt\(s\)\); using the cached list, confirmed \d+ s ago/,
+    );
     expect(result.stdout).toMatch(/^ {2}quarantined {6}Checkout › pays \(failed\)/m);
 
     // Another failure is still a failure.
-    const other = await runCli(["upload", "--quarantine", "--cache-dir", cacheDir, report("offline-2.xml", { pays: "fail", adds: "fail" })]);
+    const other = await runCli([
+      "upload",
+      "--quarantine",
+      "--cache-dir",
+      cacheDir,
+      report("offline-2.xml", { pays: "fail", adds: "fail" }),
+    ]);
     expect(other.code).toBe(1);
     expect(other.stdout).toContain("not quarantined: Cart › adds items");
   });
@@ -250,14 +331,18 @@ describe("with the service stopped", () => {
   it("no cache (an empty folder): nothing is masked, exit 1, and the CLI says why", async () => {
     const empty = join(dir, "empty-cache");
     mkdirSync(empty);
-    const result = await runCli(["upload", "--quarantine", report("no-cache.xml", { pays: "fail", adds: "pass" })], { env: { CTA_CACHE_DIR: empty } });
+    const result = await runCli(["upload", "--quarantine", report("no-cache.xml", { pays: "fail", adds: "pass" })], {
+      env: { CTA_CACHE_DIR: empty },
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`could not fetch the quarantine list: the service is unreachable`);
     expect(result.stderr).toContain(`no cached list in ${empty}: no failure is masked`);
     expect(result.stdout).toMatch(/^ {2}not quarantined {2}Checkout › pays \(failed\)$/m);
     expect(result.stdout).toContain("Failing: 1 failed or errored test(s) not quarantined: Checkout › pays");
     // Tests that all passed still pass without the service.
-    const green = await runCli(["upload", "--quarantine", report("no-cache-green.xml", { pays: "pass", adds: "pass" })], { env: { CTA_CACHE_DIR: empty } });
+    const green = await runCli(["upload", "--quarantine", report("no-cache-green.xml", { pays: "pass", adds: "pass" })], {
+      env: { CTA_CACHE_DIR: empty },
+    });
     expect(green.code).toBe(0);
     expect(green.stdout).toContain("Passing: no failed or errored tests");
   });

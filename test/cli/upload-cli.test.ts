@@ -41,7 +41,11 @@ type CliModule = {
   backoffDelay(retry: number, options?: { baseMs?: number; capMs?: number; random?: () => number }): number;
   requestWithRetry(url: string, init: RequestInit, options?: RetryOptions): Promise<HttpResult>;
   expandFiles(patterns: string[], options?: { cwd?: string }): Promise<{ files: string[]; unmatched: string[] }>;
-  buildUpload(files: string[], metadata: Record<string, unknown>, options?: { cwd?: string }): Promise<{ envelope: { junit_xml?: string[] }; body: string; bytes: number }>;
+  buildUpload(
+    files: string[],
+    metadata: Record<string, unknown>,
+    options?: { cwd?: string },
+  ): Promise<{ envelope: { junit_xml?: string[] }; body: string; bytes: number }>;
 };
 
 let cli: CliModule;
@@ -97,7 +101,13 @@ function sequence(...replies: Reply[]): Handler {
 
 const accepted: Reply = {
   status: 202,
-  body: { number: 12, project_id: "p1", status: "pending", url: RUN_URL, api_url: "https://api.example.test/api/v1/projects/p1/test_runs/12" },
+  body: {
+    number: 12,
+    project_id: "p1",
+    status: "pending",
+    url: RUN_URL,
+    api_url: "https://api.example.test/api/v1/projects/p1/test_runs/12",
+  },
 };
 const errorReply = (status: number, code: string, message: string, headers?: Record<string, string>): Reply => ({
   status,
@@ -196,7 +206,12 @@ describe("CI metadata detection", () => {
   });
 
   it("GitLab CI: merge request source branch and source SHA first, then branch / ref name", () => {
-    const base = { GITLAB_CI: "true", CI_COMMIT_SHA: "c".repeat(40), CI_JOB_ID: "555", CI_JOB_URL: "https://gitlab.com/acme/app/-/jobs/555" };
+    const base = {
+      GITLAB_CI: "true",
+      CI_COMMIT_SHA: "c".repeat(40),
+      CI_JOB_ID: "555",
+      CI_JOB_URL: "https://gitlab.com/acme/app/-/jobs/555",
+    };
     expect(cli.detectCiMetadata({ ...base, CI_COMMIT_BRANCH: "main", CI_COMMIT_REF_NAME: "main" })).toEqual({
       provider: "gitlab-ci",
       branch: "main",
@@ -234,7 +249,13 @@ describe("CI metadata detection", () => {
   });
 
   it("CircleCI: workflow id, else the job number", () => {
-    const env = { CIRCLECI: "true", CIRCLE_BRANCH: "dev", CIRCLE_SHA1: "d".repeat(40), CIRCLE_BUILD_NUM: "88", CIRCLE_BUILD_URL: "https://circleci.com/gh/acme/app/88" };
+    const env = {
+      CIRCLECI: "true",
+      CIRCLE_BRANCH: "dev",
+      CIRCLE_SHA1: "d".repeat(40),
+      CIRCLE_BUILD_NUM: "88",
+      CIRCLE_BUILD_URL: "https://circleci.com/gh/acme/app/88",
+    };
     expect(cli.detectCiMetadata({ ...env, CIRCLE_WORKFLOW_ID: "wf-uuid" })).toEqual({
       provider: "circleci",
       branch: "dev",
@@ -246,7 +267,13 @@ describe("CI metadata detection", () => {
   });
 
   it("Jenkins: CHANGE_BRANCH over BRANCH_NAME (PR-n), GIT_BRANCH without origin/, JENKINS_HOME fallback", () => {
-    const base = { JENKINS_URL: "https://ci.example.test/", GIT_COMMIT: "e".repeat(40), BUILD_ID: "153", BUILD_NUMBER: "153", BUILD_URL: "https://ci.example.test/job/app/153/" };
+    const base = {
+      JENKINS_URL: "https://ci.example.test/",
+      GIT_COMMIT: "e".repeat(40),
+      BUILD_ID: "153",
+      BUILD_NUMBER: "153",
+      BUILD_URL: "https://ci.example.test/job/app/153/",
+    };
     expect(cli.detectCiMetadata({ ...base, BRANCH_NAME: "PR-24", CHANGE_BRANCH: "feature/z" })).toEqual({
       provider: "jenkins",
       branch: "feature/z",
@@ -256,7 +283,10 @@ describe("CI metadata detection", () => {
     });
     expect(cli.detectCiMetadata({ ...base, BRANCH_NAME: "main" }).branch).toBe("main");
     expect(cli.detectCiMetadata({ ...base, GIT_BRANCH: "origin/release/2.x" }).branch).toBe("release/2.x");
-    expect(cli.detectCiMetadata({ JENKINS_HOME: "/var/jenkins_home", BUILD_NUMBER: "9" })).toMatchObject({ provider: "jenkins", build_id: "9" });
+    expect(cli.detectCiMetadata({ JENKINS_HOME: "/var/jenkins_home", BUILD_NUMBER: "9" })).toMatchObject({
+      provider: "jenkins",
+      build_id: "9",
+    });
   });
 
   it("no CI: nothing detected", () => {
@@ -289,37 +319,49 @@ describe("retry helpers", () => {
       new Response('{"number":3,"status":"pending"}', { status: 202 }),
     ];
     const slept: number[] = [];
-    const result = await cli.requestWithRetry("http://svc.test/x", { method: "POST" }, {
-      fetch: (async () => replies.shift()!) as typeof fetch,
-      sleep: async (ms) => void slept.push(ms),
-      random: () => 0.5,
-      baseDelayMs: 100,
-    });
+    const result = await cli.requestWithRetry(
+      "http://svc.test/x",
+      { method: "POST" },
+      {
+        fetch: (async () => replies.shift()!) as typeof fetch,
+        sleep: async (ms) => void slept.push(ms),
+        random: () => 0.5,
+        baseDelayMs: 100,
+      },
+    );
     expect(result).toMatchObject({ kind: "response", status: 202, attempts: 3 });
     expect(slept).toEqual([7000, 100]); // Retry-After 7 s; then 0.5 × 100 ms × 2^1
   });
 
   it("does not retry other 4xx, and gives up on network errors after 5 attempts", async () => {
     let calls = 0;
-    const unauthorized = await cli.requestWithRetry("http://svc.test/x", {}, {
-      fetch: (async () => {
-        calls++;
-        return new Response("{}", { status: 401 });
-      }) as typeof fetch,
-      sleep: async () => {},
-    });
+    const unauthorized = await cli.requestWithRetry(
+      "http://svc.test/x",
+      {},
+      {
+        fetch: (async () => {
+          calls++;
+          return new Response("{}", { status: 401 });
+        }) as typeof fetch,
+        sleep: async () => {},
+      },
+    );
     expect(unauthorized).toMatchObject({ kind: "response", status: 401, attempts: 1 });
     expect(calls).toBe(1);
 
     const slept: number[] = [];
-    const refused = await cli.requestWithRetry("http://svc.test/x", {}, {
-      fetch: (async () => {
-        throw new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) });
-      }) as typeof fetch,
-      sleep: async (ms) => void slept.push(ms),
-      random: () => 1,
-      baseDelayMs: 1000,
-    });
+    const refused = await cli.requestWithRetry(
+      "http://svc.test/x",
+      {},
+      {
+        fetch: (async () => {
+          throw new TypeError("fetch failed", { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) });
+        }) as typeof fetch,
+        sleep: async (ms) => void slept.push(ms),
+        random: () => 1,
+        baseDelayMs: 1000,
+      },
+    );
     expect(refused).toMatchObject({ kind: "network-error", attempts: 5 });
     expect(refused.kind === "network-error" && refused.message).toContain("ECONNREFUSED");
     expect(slept).toEqual([1000, 2000, 4000, 8000]);
@@ -442,13 +484,40 @@ describe("ci-test-analytics upload (child process)", () => {
     makeFiles(base, {
       "reports/b.xml": xmlDoc("b"),
       "reports/sub/a.xml": xmlDoc("a"),
-      "reports/extra.json": JSON.stringify({ suites: [{ name: "s1", cases: [] }, { name: "s2", cases: [] }] }),
+      "reports/extra.json": JSON.stringify({
+        suites: [
+          { name: "s1", cases: [] },
+          { name: "s2", cases: [] },
+        ],
+      }),
       "other.json": JSON.stringify({ suites: [{ name: "s3", cases: [] }], branch: "from-file" }),
     });
     const result = await runCli(
-      ["upload", "--url", `${service.url}/`, "--token", TOKEN, "--branch", "main", "--commit-sha", "abc123",
-        "--build-id", "b-1", "--build-url", "https://ci.test/b/1", "--tag", "unit", "--tag", "linux",
-        "--started-at", "2025-01-31T12:00:00Z", "reports/**/*.xml", "reports/**/*.json", "other.json", "reports/b.xml"],
+      [
+        "upload",
+        "--url",
+        `${service.url}/`,
+        "--token",
+        TOKEN,
+        "--branch",
+        "main",
+        "--commit-sha",
+        "abc123",
+        "--build-id",
+        "b-1",
+        "--build-url",
+        "https://ci.test/b/1",
+        "--tag",
+        "unit",
+        "--tag",
+        "linux",
+        "--started-at",
+        "2025-01-31T12:00:00Z",
+        "reports/**/*.xml",
+        "reports/**/*.json",
+        "other.json",
+        "reports/b.xml",
+      ],
       { cwd: base },
     );
     expect(result.code).toBe(0);
@@ -469,7 +538,11 @@ describe("ci-test-analytics upload (child process)", () => {
       tags: ["unit", "linux"],
       // sorted by path: other.json, reports/b.xml, reports/extra.json, reports/sub/a.xml
       junit_xml: [xmlDoc("b"), xmlDoc("a")],
-      suites: [{ name: "s3", cases: [] }, { name: "s1", cases: [] }, { name: "s2", cases: [] }],
+      suites: [
+        { name: "s3", cases: [] },
+        { name: "s1", cases: [] },
+        { name: "s2", cases: [] },
+      ],
     });
     await service.close();
   });
@@ -529,11 +602,18 @@ describe("ci-test-analytics upload (child process)", () => {
     expect(stopped.stderr).toContain("nothing is recorded until it is fixed");
     expect(stopped.stderr).toContain("warning: stopping: the token was rejected; 2 file(s) not uploaded");
     // …and in GitHub Actions an error annotation on the run's page.
-    const inActions = await runCli(["upload", "--url", denied.url, "--token", TOKEN, "--run-per-file", "r"], { cwd: base, env: { GITHUB_ACTIONS: "true" } });
+    const inActions = await runCli(["upload", "--url", denied.url, "--token", TOKEN, "--run-per-file", "r"], {
+      cwd: base,
+      env: { GITHUB_ACTIONS: "true" },
+    });
     expect(inActions.code).toBe(0);
-    expect(inActions.stdout).toMatch(/^::error title=CI test analytics%3A upload token rejected::upload of r\/1\.xml rejected by the service: 401/m);
+    expect(inActions.stdout).toMatch(
+      /^::error title=CI test analytics%3A upload token rejected::upload of r\/1\.xml rejected by the service: 401/m,
+    );
     // With --fail-on-upload-error it is exit 3, as a rejection.
-    const strict = await runCli(["upload", "--url", denied.url, "--token", TOKEN, "--run-per-file", "--fail-on-upload-error", "r"], { cwd: base });
+    const strict = await runCli(["upload", "--url", denied.url, "--token", TOKEN, "--run-per-file", "--fail-on-upload-error", "r"], {
+      cwd: base,
+    });
     expect(strict.code).toBe(3);
     expect(strict.stderr).toContain("error: stopping: the token was rejected; 2 file(s) not uploaded");
     await denied.close();
@@ -572,8 +652,12 @@ describe("ci-test-analytics upload (child process)", () => {
     expect(result.code).toBe(0);
     expect(service.requests).toHaveLength(1);
     expect(result.stderr).not.toContain("retrying");
-    expect(result.stderr).toContain("warning: upload of junit.xml refused: the organization's quota is used up (429 quota_exceeded: This organization already has 1000 projects); not retried");
-    const strict = await runCli(["upload", "--url", service.url, "--token", TOKEN, "--fail-on-upload-error", "junit.xml"], { cwd: oneReport() });
+    expect(result.stderr).toContain(
+      "warning: upload of junit.xml refused: the organization's quota is used up (429 quota_exceeded: This organization already has 1000 projects); not retried",
+    );
+    const strict = await runCli(["upload", "--url", service.url, "--token", TOKEN, "--fail-on-upload-error", "junit.xml"], {
+      cwd: oneReport(),
+    });
     expect(strict.code).toBe(1);
     expect(service.requests).toHaveLength(2);
     expect(strict.stderr).toContain("error: upload of junit.xml refused: the organization's quota is used up");
@@ -592,9 +676,13 @@ describe("ci-test-analytics upload (child process)", () => {
     const exhausted = await runCli(["upload", "--url", down.url, "--token", TOKEN, "--retries", "2", "junit.xml"], { cwd: oneReport() });
     expect(exhausted.code).toBe(0);
     expect(down.requests).toHaveLength(3);
-    expect(exhausted.stderr).toContain("warning: upload of junit.xml failed after 3 attempt(s): 500 internal_error: boom; the build does not fail for it");
+    expect(exhausted.stderr).toContain(
+      "warning: upload of junit.xml failed after 3 attempt(s): 500 internal_error: boom; the build does not fail for it",
+    );
     expect(exhausted.stdout).toBe("");
-    const strict = await runCli(["upload", "--url", down.url, "--token", TOKEN, "--retries", "2", "--fail-on-upload-error", "junit.xml"], { cwd: oneReport() });
+    const strict = await runCli(["upload", "--url", down.url, "--token", TOKEN, "--retries", "2", "--fail-on-upload-error", "junit.xml"], {
+      cwd: oneReport(),
+    });
     expect(strict.code).toBe(1);
     expect(strict.stderr).toContain("error: upload of junit.xml failed after 3 attempt(s): 500 internal_error: boom");
     await down.close();
@@ -605,21 +693,30 @@ describe("ci-test-analytics upload (child process)", () => {
     const result = await runCli(["upload", "--url", service.url, "--token", TOKEN, "junit.xml"], { cwd: oneReport() });
     expect(result.code).toBe(0);
     expect(service.requests).toHaveLength(1);
-    expect(result.stderr).toContain("warning: upload of junit.xml rejected by the service: 401 unauthorized: Invalid or missing upload token");
-    const strict = await runCli(["upload", "--url", service.url, "--token", TOKEN, "--fail-on-upload-error", "junit.xml"], { cwd: oneReport() });
+    expect(result.stderr).toContain(
+      "warning: upload of junit.xml rejected by the service: 401 unauthorized: Invalid or missing upload token",
+    );
+    const strict = await runCli(["upload", "--url", service.url, "--token", TOKEN, "--fail-on-upload-error", "junit.xml"], {
+      cwd: oneReport(),
+    });
     expect(strict.code).toBe(3);
     expect(strict.stderr).toContain("error: upload of junit.xml rejected by the service: 401 unauthorized");
     await service.close();
 
     const forbidden = await fakeService(() => errorReply(403, "forbidden", "Not allowed"));
     expect((await runCli(["upload", "--url", forbidden.url, "--token", TOKEN, "junit.xml"], { cwd: oneReport() })).code).toBe(0);
-    expect((await runCli(["upload", "--url", forbidden.url, "--token", TOKEN, "--fail-on-upload-error", "junit.xml"], { cwd: oneReport() })).code).toBe(3);
+    expect(
+      (await runCli(["upload", "--url", forbidden.url, "--token", TOKEN, "--fail-on-upload-error", "junit.xml"], { cwd: oneReport() }))
+        .code,
+    ).toBe(3);
     expect(forbidden.requests).toHaveLength(2);
     await forbidden.close();
 
     const invalid = await fakeService(() => ({
       status: 422,
-      body: { error: { code: "validation_failed", message: "Invalid run", details: [{ field: "started_at", message: "must be RFC 3339" }] } },
+      body: {
+        error: { code: "validation_failed", message: "Invalid run", details: [{ field: "started_at", message: "must be RFC 3339" }] },
+      },
     }));
     const rejected = await runCli(["upload", "--url", invalid.url, "--token", TOKEN, "junit.xml"], { cwd: oneReport() });
     expect(rejected.code).toBe(3);
@@ -640,10 +737,17 @@ describe("ci-test-analytics upload (child process)", () => {
     expect(result.code).toBe(0);
     expect(result.stderr.match(/retrying in/g)).toHaveLength(4);
     expect(result.stderr).toMatch(/warning: upload of junit\.xml failed after 5 attempt\(s\): .*ECONNREFUSED/);
-    const inActions = await runCli(["upload", "--url", url, "--token", TOKEN, "--retries", "0", "junit.xml"], { cwd: oneReport(), env: { GITHUB_ACTIONS: "true" } });
+    const inActions = await runCli(["upload", "--url", url, "--token", TOKEN, "--retries", "0", "junit.xml"], {
+      cwd: oneReport(),
+      env: { GITHUB_ACTIONS: "true" },
+    });
     expect(inActions.code).toBe(0);
-    expect(inActions.stdout).toMatch(/^::warning title=CI test analytics%3A upload failed::upload of junit\.xml failed after 1 attempt\(s\): .*ECONNREFUSED/m);
-    const strict = await runCli(["upload", "--url", url, "--token", TOKEN, "--retries", "0", "--fail-on-upload-error", "junit.xml"], { cwd: oneReport() });
+    expect(inActions.stdout).toMatch(
+      /^::warning title=CI test analytics%3A upload failed::upload of junit\.xml failed after 1 attempt\(s\): .*ECONNREFUSED/m,
+    );
+    const strict = await runCli(["upload", "--url", url, "--token", TOKEN, "--retries", "0", "--fail-on-upload-error", "junit.xml"], {
+      cwd: oneReport(),
+    });
     expect(strict.code).toBe(1);
     expect(strict.stderr).toMatch(/error: upload of junit\.xml failed after 1 attempt\(s\): .*ECONNREFUSED/);
   });
@@ -685,9 +789,12 @@ describe("ci-test-analytics upload (child process)", () => {
     });
     expect(timedOut.code).toBe(0);
     expect(timedOut.stderr).toContain("warning: timed out waiting for test run #12 (still pending)");
-    const strict = await runCli(["upload", "--url", stuck.url, "--token", TOKEN, "--wait", "--timeout", "0.3", "--fail-on-upload-error", "junit.xml"], {
-      cwd: oneReport(),
-    });
+    const strict = await runCli(
+      ["upload", "--url", stuck.url, "--token", TOKEN, "--wait", "--timeout", "0.3", "--fail-on-upload-error", "junit.xml"],
+      {
+        cwd: oneReport(),
+      },
+    );
     expect(strict.code).toBe(1);
     expect(strict.stderr).toContain("error: timed out waiting for test run #12 (still pending)");
     await stuck.close();

@@ -89,14 +89,21 @@ async function run(number: number) {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "cta-pasted-"));
   // No PUBLIC_BASE_URL: the listening origin (http://localhost:PORT) is the public base the page uses.
-  server = await startServerProcess({ DATABASE_URL: "memory://", PUBLIC_BASE_URL: "", WEB_APP_URL, SECRETS_KEY: "pasted-secrets-key-0123456789abcdefghijklm" });
+  server = await startServerProcess({
+    DATABASE_URL: "memory://",
+    PUBLIC_BASE_URL: "",
+    WEB_APP_URL,
+    SECRETS_KEY: "pasted-secrets-key-0123456789abcdefghijklm",
+  });
   const person = new WebClient({ request: (path, init) => fetch(`${server.base}${path}`, init) });
   await person.signUp({ email: uniqueEmail("paste"), organization: "Pasted commands" });
   const created = await person.postAndFollow("/projects/new", { name: "Pasted", description: "", defaultBranch: "" });
   expect(created.posted.status, created.posted.text.slice(0, 500)).toBe(303);
   expect(created.status, created.text.slice(0, 500)).toBe(200);
   page = created.text;
-  token = /<input[^>]*id="upload-token"[^>]*value="([^"]+)"/.exec(page)?.[1] ?? /<input[^>]*value="([^"]+)"[^>]*id="upload-token"/.exec(page)![1]!;
+  token =
+    /<input[^>]*id="upload-token"[^>]*value="([^"]+)"/.exec(page)?.[1] ??
+    /<input[^>]*value="([^"]+)"[^>]*id="upload-token"/.exec(page)![1]!;
 }, 180_000);
 
 afterAll(async () => {
@@ -164,7 +171,10 @@ describe("the commands on /projects/new, pasted into a shell", () => {
 
   it("the old line, `npx ci-test-analytics`, is what fails without the service's package (no such package reachable)", async () => {
     const folder = workFolder("old");
-    const result = await pasted(`CTA_UPLOAD_TOKEN=${token} npx --yes ci-test-analytics upload --url ${server.base} 'reports/**/*.xml'`, folder);
+    const result = await pasted(
+      `CTA_UPLOAD_TOKEN=${token} npx --yes ci-test-analytics upload --url ${server.base} 'reports/**/*.xml'`,
+      folder,
+    );
     expect(result.code).not.toBe(0);
   }, 180_000);
 });

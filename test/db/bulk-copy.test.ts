@@ -51,7 +51,9 @@ describe("COPY through the database's driver", () => {
       copy.write(AWKWARD.map((text, n) => encodeCopyRow([n, text, JSON.stringify({ text })])).join(""));
       copy.write(encodeCopyRow([AWKWARD.length, null, "[]"]));
       await copy.end();
-      const rows = (await tx.execute(sql`select n, t, j from copy_probe order by n`)) as unknown as { rows: { n: number; t: string | null; j: unknown }[] };
+      const rows = (await tx.execute(sql`select n, t, j from copy_probe order by n`)) as unknown as {
+        rows: { n: number; t: string | null; j: unknown }[];
+      };
       expect(rows.rows).toEqual([...AWKWARD.map((text, n) => ({ n, t: text, j: { text } })), { n: AWKWARD.length, t: null, j: [] }]);
       return true;
     });

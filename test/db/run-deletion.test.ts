@@ -13,7 +13,17 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const report = { suites: [{ name: "s", cases: [{ name: "a", status: "passed" as const }, { name: "b", status: "failed" as const }] }] };
+const report = {
+  suites: [
+    {
+      name: "s",
+      cases: [
+        { name: "a", status: "passed" as const },
+        { name: "b", status: "failed" as const },
+      ],
+    },
+  ],
+};
 
 it("deleting runs or their project deletes their cases, and only theirs", async () => {
   const { organization } = await h.newOrganization();
@@ -22,7 +32,8 @@ it("deleting runs or their project deletes their cases, and only theirs", async 
   const kept = await h.newRun(other.id, { report });
   const first = await h.newRun(project.id, { report });
   const second = await h.newRun(project.id, { report });
-  const casesOf = async (ids: number[]) => (await h.db.select({ id: testCases.id }).from(testCases).where(inArray(testCases.testRunId, ids))).length;
+  const casesOf = async (ids: number[]) =>
+    (await h.db.select({ id: testCases.id }).from(testCases).where(inArray(testCases.testRunId, ids))).length;
   expect(await casesOf([first.id, second.id, kept.id])).toBe(6);
 
   await h.db.delete(testRuns).where(eq(testRuns.id, first.id));

@@ -44,10 +44,14 @@ afterAll(async () => {
 
 /** The keys under `prefix`, as another connection sees them (only what was committed). */
 const committed = async (prefix: string) =>
-  (await other.query<{ key: string; value: string }>("select key, value from app_settings where key like $1 order by key", [`${prefix}%`])).rows;
+  (await other.query<{ key: string; value: string }>("select key, value from app_settings where key like $1 order by key", [`${prefix}%`]))
+    .rows;
 
 /** Whether the pool's connection is in a transaction (a new one would start with the next statement). */
-const idle = async () => (await db.execute(sql`select (xact_start = statement_timestamp()) as idle from pg_stat_activity where pid = pg_backend_pid()`)) as unknown as { rows: { idle: boolean }[] };
+const idle = async () =>
+  (await db.execute(
+    sql`select (xact_start = statement_timestamp()) as idle from pg_stat_activity where pid = pg_backend_pid()`,
+  )) as unknown as { rows: { idle: boolean }[] };
 
 describe("a folded transaction on node-postgres", () => {
   it("sends BEGIN with the first statement and COMMIT with the last: three messages for three statements", async () => {
@@ -56,7 +60,11 @@ describe("a folded transaction on node-postgres", () => {
     const result = await transactionWithRetry(db, async (tx) => {
       const [first] = await rowsOf<{ n: number }>(tx.execute(inlined(sql`select ${7}::int as n`)));
       await tx.insert(appSettings).values({ key: `${prefix}-a`, value: String(first!.n) });
-      const [last] = await rowsOf<{ key: string }>(tx.execute(lastStatement(tx, sql`insert into ${appSettings} (key, value) values (${`${prefix}-b`}, ${"it's \\ $$ ;commit;"}) returning key`)));
+      const [last] = await rowsOf<{ key: string }>(
+        tx.execute(
+          lastStatement(tx, sql`insert into ${appSettings} (key, value) values (${`${prefix}-b`}, ${"it's \\ $$ ;commit;"}) returning key`),
+        ),
+      );
       return last!.key;
     });
     expect(result).toBe(`${prefix}-b`);
@@ -89,7 +97,12 @@ describe("a folded transaction on node-postgres", () => {
     const rows = AWKWARD.map((value, i) => ({ key: `${prefix}-${String(i).padStart(2, "0")}`, value }));
     await transactionWithRetry(db, async (tx) => {
       await tx.execute(inlined(sql`select 1`));
-      await tx.execute(lastStatement(tx, sql`insert into ${appSettings} (key, value) select x.key, x.value from json_to_recordset(${JSON.stringify(rows)}::json) as x(key text, value text)`));
+      await tx.execute(
+        lastStatement(
+          tx,
+          sql`insert into ${appSettings} (key, value) select x.key, x.value from json_to_recordset(${JSON.stringify(rows)}::json) as x(key text, value text)`,
+        ),
+      );
     });
     expect(await committed(prefix)).toEqual(rows);
   });
@@ -159,6 +172,11 @@ describe("a folded transaction on node-postgres", () => {
       }),
     ).rejects.toThrow("the owner fails");
     expect(await committed(prefix)).toEqual([]);
-    expect(await db.select().from(appSettings).where(like(appSettings.key, `${prefix}%`))).toEqual([]);
+    expect(
+      await db
+        .select()
+        .from(appSettings)
+        .where(like(appSettings.key, `${prefix}%`)),
+    ).toEqual([]);
   });
 });

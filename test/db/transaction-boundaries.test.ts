@@ -16,7 +16,6 @@ import type { OpenedDatabase } from "../../src/node/database";
 import { AWKWARD } from "../support/awkward-text";
 import { openTestDatabase } from "../support/harness";
 
-
 const plain = new PgDialect();
 const render = (statement: SQL) => plain.sqlToQuery(statement);
 
@@ -76,7 +75,11 @@ describe("inlined values read back by the database", () => {
         await tx.execute(sql.raw(`set local standard_conforming_strings = ${conforming}`));
         const columns = AWKWARD.map((text, i) => sql`${text}::text as ${sql.identifier(`t${i}`)}`);
         const [row] = await rowsOf<Record<string, string>>(
-          tx.execute(inlined(sql`select ${sql.join(columns, sql`, `)}, ${-5}::int - ${-3}::int as d, ${2.5}::float8 as f, ${true}::boolean as b, ${null}::text as n`)),
+          tx.execute(
+            inlined(
+              sql`select ${sql.join(columns, sql`, `)}, ${-5}::int - ${-3}::int as d, ${2.5}::float8 as f, ${true}::boolean as b, ${null}::text as n`,
+            ),
+          ),
         );
         return row!;
       });
@@ -88,7 +91,9 @@ describe("inlined values read back by the database", () => {
   it("inside JSON text, as the services pass rows", async () => {
     const rows = AWKWARD.map((name, i) => ({ i, name }));
     const read = await rowsOf<{ i: number; name: string }>(
-      database.db.execute(inlined(sql`select x.i, x.name from json_to_recordset(${JSON.stringify(rows)}::json) as x(i int, name text) order by x.i`)),
+      database.db.execute(
+        inlined(sql`select x.i, x.name from json_to_recordset(${JSON.stringify(rows)}::json) as x(i int, name text) order by x.i`),
+      ),
     );
     expect(read).toEqual(rows);
   });
@@ -104,12 +109,24 @@ type Sent = { text: string; values?: unknown[] };
 function recordingClient(fail?: RegExp) {
   const sent: Sent[] = [];
   const client = {
-    query(config: string | { text: string; values?: unknown[] }, values?: unknown[] | ((error: Error | null) => void), callback?: (error: Error | null) => void) {
+    query(
+      config: string | { text: string; values?: unknown[] },
+      values?: unknown[] | ((error: Error | null) => void),
+      callback?: (error: Error | null) => void,
+    ) {
       const text = typeof config === "string" ? config : config.text;
       sent.push({ text, ...(Array.isArray(values) ? { values } : {}) });
       const done = typeof values === "function" ? values : callback;
       const statements = text.split(/\n?;\n/);
-      const results = statements.map((s) => ({ command: s.replace(/^\/\*.*?\*\/\s*/, "").split(/\s/)[0]!.toUpperCase(), rows: [{ s }], rowCount: 1, fields: [] }));
+      const results = statements.map((s) => ({
+        command: s
+          .replace(/^\/\*.*?\*\/\s*/, "")
+          .split(/\s/)[0]!
+          .toUpperCase(),
+        rows: [{ s }],
+        rowCount: 1,
+        fields: [],
+      }));
       const error = fail?.test(text) ? new Error("the statement failed") : null;
       if (done) {
         done(error);
@@ -132,7 +149,11 @@ describe("foldTransactionBoundaries", () => {
     const last = (await client.query({ text: `${COMMIT_AFTER}update 2` }, [])) as { rows: { s: string }[] };
     expect(last.rows).toEqual([{ s: `${COMMIT_AFTER}update 2` }]);
     expect(await client.query({ text: "commit" }, [])).toMatchObject({ command: "COMMIT" });
-    expect(sent).toEqual([{ text: "begin;\nselect 1", values: [] }, { text: "insert $1", values: ["x"] }, { text: `${COMMIT_AFTER}update 2\n;\ncommit`, values: [] }]);
+    expect(sent).toEqual([
+      { text: "begin;\nselect 1", values: [] },
+      { text: "insert $1", values: ["x"] },
+      { text: `${COMMIT_AFTER}update 2\n;\ncommit`, values: [] },
+    ]);
   });
 
   it("hands back every result of a first statement whose text holds several (as a migration's may)", async () => {
@@ -187,7 +208,10 @@ describe("foldTransactionBoundaries", () => {
     const client = {
       query(config: { text: string }) {
         sent.push(config.text);
-        return Promise.resolve([{ command: "UPDATE", rows: [], rowCount: 1, fields: [] }, { command: "ROLLBACK", rows: [], rowCount: null, fields: [] }]);
+        return Promise.resolve([
+          { command: "UPDATE", rows: [], rowCount: 1, fields: [] },
+          { command: "ROLLBACK", rows: [], rowCount: null, fields: [] },
+        ]);
       },
     };
     foldTransactionBoundaries(client);

@@ -28,7 +28,13 @@ const dbError = (code: string, message: string) => new Error(`Failed query: …`
 const noPause = { delayMs: () => 0 };
 
 /** Rows this test wrote under `prefix` (each attempt writes one before it fails). */
-const rowsUnder = async (prefix: string) => (await db.select().from(appSettings).where(like(appSettings.key, `${prefix}%`))).map((r) => r.key);
+const rowsUnder = async (prefix: string) =>
+  (
+    await db
+      .select()
+      .from(appSettings)
+      .where(like(appSettings.key, `${prefix}%`))
+  ).map((r) => r.key);
 
 describe("transactionWithRetry", () => {
   for (const [code, name] of [
@@ -137,7 +143,11 @@ if (inject("testDatabaseUrl")) {
         { key: a, value: "0" },
         { key: b, value: "0" },
       ]);
-      const bump = (tx: Database, key: string) => tx.update(appSettings).set({ value: sql`(${appSettings.value}::int + 1)::text` }).where(eq(appSettings.key, key));
+      const bump = (tx: Database, key: string) =>
+        tx
+          .update(appSettings)
+          .set({ value: sql`(${appSettings.value}::int + 1)::text` })
+          .where(eq(appSettings.key, key));
       // Each first attempt takes its first row, then waits until the other took its own: the deadlock is certain.
       let firstLocks = 0;
       const bothLocked = new Promise<void>((resolve) => {
@@ -156,7 +166,10 @@ if (inject("testDatabaseUrl")) {
         });
       await Promise.all([inOrder(a, b, "ab"), inOrder(b, a, "ba")]);
       expect(calls.ab + calls.ba).toBe(3);
-      const values = await db.select({ key: appSettings.key, value: appSettings.value }).from(appSettings).where(like(appSettings.key, "deadlock-%"));
+      const values = await db
+        .select({ key: appSettings.key, value: appSettings.value })
+        .from(appSettings)
+        .where(like(appSettings.key, "deadlock-%"));
       expect(values.filter((row) => row.key === a || row.key === b).map((row) => row.value)).toEqual(["2", "2"]);
     });
   });

@@ -192,11 +192,15 @@ describe("normalizeFailureText: one example per rule (the table in docs/failure-
     ["ISO 8601 timestamps", "at 2024-03-12T10:15:32.123Z and 2024-03-12 10:15:32,123", "at <time> and <time>"],
     ["timestamps with offsets", "row (2024-03-12 10:15:32.123456+00, login)", "row (<time>, login)"],
     ["log timestamps", "12/Mar/2024:10:15:32 +0000 | Mar 12 10:15:32 host | 10:15:32.123 INFO", "<time> | <time> host | <time> INFO"],
-    ["Date strings", "Tue Mar 12 10:15:32 UTC 2024 / Tue Mar 12 2024 10:15:32 GMT+0000 / Tue, 12 Mar 2024 10:15:32 GMT", "<time> / <time> / <time>"],
+    [
+      "Date strings",
+      "Tue Mar 12 10:15:32 UTC 2024 / Tue Mar 12 2024 10:15:32 GMT+0000 / Tue, 12 Mar 2024 10:15:32 GMT",
+      "<time> / <time> / <time>",
+    ],
     ["UUIDs", "order 550e8400-e29b-41d4-a716-446655440000 missing", "order <uuid> missing"],
     ["0x addresses", "Foo@0x7ffd5c1e, <Foo object at 0x7f3a2b1c9d60>", "Foo@<hex>, <Foo object at <hex>>"],
     ["Java identity hashes", "com.acme.Cart@1b6d3586 is not com.acme.Cart@7a81197d", "com.acme.Cart@<hex> is not com.acme.Cart@<hex>"],
-    ["long hex runs", "commit 9fceb02d0ae598e95dc970b74767f19372d61af8, etag \"5e9f23b4c0\"", 'commit <hex>, etag "<hex>"'],
+    ["long hex runs", 'commit 9fceb02d0ae598e95dc970b74767f19372d61af8, etag "5e9f23b4c0"', 'commit <hex>, etag "<hex>"'],
     ["temp paths", "open /tmp/tmpa8b3kx_q/out.json: no such file", "open <tmp>/out.json: no such file"],
     ["macOS temp paths", "/private/var/folders/7x/k2_3n1p9q/T/jest_dy/cache", "<tmp>/cache"],
     ["Windows temp paths", "C:\\Users\\RUNNER~1\\AppData\\Local\\Temp\\tmp5A2F.tmp\\x.json", "<tmp>\\x.json"],
@@ -224,7 +228,12 @@ describe("normalizeFailureText: one example per rule (the table in docs/failure-
   });
 
   it("is idempotent (normalizing twice changes nothing)", () => {
-    for (const fixture of [junit4Assertion(42), pytestTmpPath("/tmp/pytest-of-runner/pytest-12/test_count_lines0"), goPanic(7, "0xc000018150", 31), jestToBe("/home/runner/work/app/app/src/foo.test.js", "12:5", "4", "3", true)]) {
+    for (const fixture of [
+      junit4Assertion(42),
+      pytestTmpPath("/tmp/pytest-of-runner/pytest-12/test_count_lines0"),
+      goPanic(7, "0xc000018150", 31),
+      jestToBe("/home/runner/work/app/app/src/foo.test.js", "12:5", "4", "3", true),
+    ]) {
       const once = normalizeFailureText(fixture.failureText!);
       expect(normalizeFailureText(once)).toBe(once);
     }
@@ -276,7 +285,9 @@ describe("failureSignature", () => {
     const bare = failureSignature({ status: "failed" })!;
     expect(bare.signature).toMatch(/^[0-9a-f]{16}$/);
     expect(bare.message).toBe("");
-    expect(failureSignature({ status: "errored", failureType: null, failureMessage: "  ", failureText: null })!.signature).toBe(bare.signature);
+    expect(failureSignature({ status: "errored", failureType: null, failureMessage: "  ", failureText: null })!.signature).toBe(
+      bare.signature,
+    );
     const typed = failureSignature({ status: "errored", failureType: "java.lang.OutOfMemoryError" })!;
     expect(typed.signature).toMatch(/^[0-9a-f]{16}$/);
     expect(typed.signature).not.toBe(bare.signature);
@@ -288,7 +299,12 @@ describe("failureSignature", () => {
     // bump), and the change a note in docs/failure-groups.md.
     expect(failureSignature(junit4Assertion(42))).toEqual({ signature: "d4006bbd1a9ee7c6", message: "expected:<<n>> but was:<<n>>" });
     // What was hashed, spelled out: version, type, normalized message, frames (JUnit and JDK frames skipped, directories dropped).
-    const hashed = JSON.stringify(["failure-signature/1", "java.lang.AssertionError", "expected:<<n>> but was:<<n>>", ["at com.acme.cart.CartTest.totalsItems(CartTest.java:<n>)"]]);
+    const hashed = JSON.stringify([
+      "failure-signature/1",
+      "java.lang.AssertionError",
+      "expected:<<n>> but was:<<n>>",
+      ["at com.acme.cart.CartTest.totalsItems(CartTest.java:<n>)"],
+    ]);
     expect(createHash("sha256").update(hashed).digest("hex").slice(0, 16)).toBe("d4006bbd1a9ee7c6");
   });
 
@@ -318,7 +334,9 @@ describe("failureSignature", () => {
   describe("Java (Surefire, Gradle)", () => {
     it("AssertionError: an edit that moves the assertion, or a JUnit upgrade that moves its frames, keeps the signature", () => {
       const moved = junit4Assertion(45);
-      moved.failureText = moved.failureText!.replace("Assert.java:89", "Assert.java:87").replace("FrameworkMethod.java:59", "FrameworkMethod.java:61");
+      moved.failureText = moved
+        .failureText!.replace("Assert.java:89", "Assert.java:87")
+        .replace("FrameworkMethod.java:59", "FrameworkMethod.java:61");
       expectSameCause(junit4Assertion(42), moved);
     });
 
@@ -331,21 +349,27 @@ describe("failureSignature", () => {
     });
 
     it("NullPointerException without a message: grouped by where it was thrown", () => {
-      const cacheFrames = "\tat com.acme.cart.PriceCache.lookup(PriceCache.java:57)\n\tat com.acme.cart.Cart.total(Cart.java:31)\n\tat com.acme.cart.CartTest.totalsCachedPrices(CartTest.java:88)\n";
+      const cacheFrames =
+        "\tat com.acme.cart.PriceCache.lookup(PriceCache.java:57)\n\tat com.acme.cart.Cart.total(Cart.java:31)\n\tat com.acme.cart.CartTest.totalsCachedPrices(CartTest.java:88)\n";
       const result = failureSignature(npe(cacheFrames))!;
       // No message of its own: the group shows the exception's type.
       expect(result.message).toBe("java.lang.NullPointerException");
       expectSameCause(npe(cacheFrames), npe(cacheFrames.replace(":57)", ":59)").replace(":88)", ":90)")));
       expectDifferentCause(
         npe(cacheFrames),
-        npe("\tat com.acme.cart.Inventory.reserve(Inventory.java:57)\n\tat com.acme.cart.Cart.total(Cart.java:31)\n\tat com.acme.cart.CartTest.totalsCachedPrices(CartTest.java:88)\n"),
+        npe(
+          "\tat com.acme.cart.Inventory.reserve(Inventory.java:57)\n\tat com.acme.cart.Cart.total(Cart.java:31)\n\tat com.acme.cart.CartTest.totalsCachedPrices(CartTest.java:88)\n",
+        ),
       );
     });
 
     it("PSQLException: row values (UUIDs, timestamps) are masked; another constraint is another cause", () => {
       const first = psqlConstraint("550e8400-e29b-41d4-a716-446655440000", "2024-03-12 10:15:32.123456+00");
       expectSameCause(first, psqlConstraint("9b2f7c1e-0d4a-4f6b-8e3c-2a1d5b7c9e0f", "2024-03-13 08:01:02.5+00"));
-      expectDifferentCause(first, psqlConstraint("550e8400-e29b-41d4-a716-446655440000", "2024-03-12 10:15:32.123456+00", "events_kind_check"));
+      expectDifferentCause(
+        first,
+        psqlConstraint("550e8400-e29b-41d4-a716-446655440000", "2024-03-12 10:15:32.123456+00", "events_kind_check"),
+      );
     });
 
     it("PSQLException: host, port and log timestamps are masked", () => {
@@ -379,7 +403,10 @@ describe("failureSignature", () => {
     it("tmp_path directories (another session, another user, macOS) and a moved line keep the signature", () => {
       expect(failureSignature(pytestTmpPath(linux))!.message).toBe("assert <n> == <n>");
       expectSameCause(pytestTmpPath(linux), pytestTmpPath("/tmp/pytest-of-runner/pytest-13/test_count_lines0"));
-      expectSameCause(pytestTmpPath(linux), pytestTmpPath("/private/var/folders/7x/k2_3n1p9q/T/pytest-of-alice/pytest-3/test_count_lines0", "3", "4", 21));
+      expectSameCause(
+        pytestTmpPath(linux),
+        pytestTmpPath("/private/var/folders/7x/k2_3n1p9q/T/pytest-of-alice/pytest-3/test_count_lines0", "3", "4", 21),
+      );
     });
 
     it("compared words are kept: another expected value is another cause", () => {
@@ -412,7 +439,10 @@ ValueError: invalid signature header: missing 't=' component`,
 
     it("another test file, or other expected strings, is another cause", () => {
       expectDifferentCause(jestToBe("src/foo.test.js", "12:5", "4", "3"), jestToBe("src/bar.test.js", "12:5", "4", "3"));
-      expectDifferentCause(jestToBe("src/foo.test.js", "12:5", '"open"', '"closed"'), jestToBe("src/foo.test.js", "12:5", '"open"', '"pending"'));
+      expectDifferentCause(
+        jestToBe("src/foo.test.js", "12:5", '"open"', '"closed"'),
+        jestToBe("src/foo.test.js", "12:5", '"open"', '"pending"'),
+      );
     });
   });
 
@@ -425,7 +455,10 @@ ValueError: invalid signature header: missing 't=' component`,
 
     it("another check's words, or another test file, is another cause", () => {
       const first = goFailure("    foo_test.go:42: got 1, want 2\n", "0.00s");
-      expectDifferentCause(first, goFailure('    foo_test.go:42: unexpected error: open config.yaml: no such file or directory\n', "0.00s"));
+      expectDifferentCause(
+        first,
+        goFailure("    foo_test.go:42: unexpected error: open config.yaml: no such file or directory\n", "0.00s"),
+      );
       expectDifferentCause(first, goFailure("    bar_test.go:42: got 1, want 2\n", "0.00s"));
     });
 

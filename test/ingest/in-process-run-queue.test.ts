@@ -105,7 +105,7 @@ describe("retries", () => {
   });
 
   it("any other failure uses up an attempt; the last one is final and not retried", async () => {
-    const { queue, seen } = failingQueue(5, () => new Error("syntax error at or near \"selec\""));
+    const { queue, seen } = failingQueue(5, () => new Error('syntax error at or near "selec"'));
     await queue.send({ testRunId: 21 });
     await queue.idle();
     expect(seen.map((s) => [s.number, s.finalAttempt])).toEqual([

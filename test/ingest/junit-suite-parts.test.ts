@@ -25,19 +25,27 @@ async function streamed(xml: string, pieceSize = 4096) {
 }
 
 type Entry = { name: string; classname?: string; body?: string };
-const testcase = ({ name, classname = "app.Spec", body = "" }: Entry) => `<testcase classname="${classname}" name="${name}" time="0.010">${body}</testcase>`;
-const suite = (name: string, entries: Entry[], inner = "") => `<testsuite name="${name}">${entries.map(testcase).join("")}${inner}</testsuite>`;
+const testcase = ({ name, classname = "app.Spec", body = "" }: Entry) =>
+  `<testcase classname="${classname}" name="${name}" time="0.010">${body}</testcase>`;
+const suite = (name: string, entries: Entry[], inner = "") =>
+  `<testsuite name="${name}">${entries.map(testcase).join("")}${inner}</testsuite>`;
 const failure = (message: string) => `<failure message="${message}">at spec:1</failure>`;
 
 describe("a large top-level suite, streamed in parts", () => {
   it("gives the whole parse's suites, retries merged in the first entry's place, and is handed out in parts", async () => {
-    const entries: Entry[] = Array.from({ length: 5_000 }, (_, i) => ({ name: `test ${i}`, body: i % 97 === 0 ? failure(`boom ${i}`) : `<system-out>line ${i}</system-out>` }));
+    const entries: Entry[] = Array.from({ length: 5_000 }, (_, i) => ({
+      name: `test ${i}`,
+      body: i % 97 === 0 ? failure(`boom ${i}`) : `<system-out>line ${i}</system-out>`,
+    }));
     // Retries: right after the first entry (pytest-rerunfailures, Surefire reruns), and at the end of the suite (Gradle's retry).
     entries.splice(101, 0, { name: "test 100", body: "" });
     entries.splice(2_001, 0, { name: "test 1999", body: failure("again") }, { name: "test 1999", body: "" });
     entries.push({ name: "test 3000", body: "" });
     // A pytest teardown error: the second entry of a passed test.
-    entries.splice(entries.findIndex((entry) => entry.name === "test 4000") + 1, 0, { name: "test 4000", body: `<error message="failed on teardown with &quot;x&quot;">teardown</error>` });
+    entries.splice(entries.findIndex((entry) => entry.name === "test 4000") + 1, 0, {
+      name: "test 4000",
+      body: `<error message="failed on teardown with &quot;x&quot;">teardown</error>`,
+    });
     const xml = `<testsuites>${suite("first", entries.slice(0, 10))}${suite("big", entries)}${suite("last", entries.slice(0, 3))}</testsuites>`;
     const whole = parseJUnit(xml);
     const { emissions, report } = await streamed(xml);

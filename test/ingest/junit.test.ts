@@ -34,7 +34,9 @@ describe("JUnit dialects", () => {
         })),
       );
       const byKey = (c: { suite_number: number; classname: string; name: string }) => `${c.suite_number}|${c.classname}|${c.name}`;
-      expect([...cases].sort((a, b) => byKey(a).localeCompare(byKey(b)))).toEqual([...expected.cases].sort((a, b) => byKey(a).localeCompare(byKey(b))));
+      expect([...cases].sort((a, b) => byKey(a).localeCompare(byKey(b)))).toEqual(
+        [...expected.cases].sort((a, b) => byKey(a).localeCompare(byKey(b))),
+      );
       const totals = { tests_count: 0, passed_count: 0, failed_count: 0, errored_count: 0, skipped_count: 0 };
       for (const c of cases) {
         totals.tests_count++;
@@ -75,10 +77,14 @@ describe("a failure's message and its text", () => {
     const loads = surefire.find((c) => c.name === "loadsInvoiceFromRepository")!;
     expect(loads.status).toBe("errored");
     expect(loads.failureMessage).toMatch(/^Connection to localhost:5432 refused/);
-    expect(loads.failureText).toMatch(/^org\.postgresql\.util\.PSQLException: Connection to localhost:5432 refused[\s\S]*\n\tat org\.postgresql\.core/);
+    expect(loads.failureText).toMatch(
+      /^org\.postgresql\.util\.PSQLException: Connection to localhost:5432 refused[\s\S]*\n\tat org\.postgresql\.core/,
+    );
 
     const jest = onlyCaseOf(
-      inSuite(`<testcase name="rejects" classname="cart rejects" time="0.004"><failure message="Error: expect(received).toBe(expected)"><![CDATA[Error: expect(received).toBe(expected)\n    at Object.<anonymous> (src/cart.test.ts:12:5)]]></failure></testcase>`),
+      inSuite(
+        `<testcase name="rejects" classname="cart rejects" time="0.004"><failure message="Error: expect(received).toBe(expected)"><![CDATA[Error: expect(received).toBe(expected)\n    at Object.<anonymous> (src/cart.test.ts:12:5)]]></failure></testcase>`,
+      ),
     );
     expect(jest.failureMessage).toBe("Error: expect(received).toBe(expected)");
     expect(jest.failureText).toBe("Error: expect(received).toBe(expected)\n    at Object.<anonymous> (src/cart.test.ts:12:5)");
@@ -104,20 +110,33 @@ describe("a failure's message and its text", () => {
   });
 
   it("the first <failure> wins, and an <error> after it brings its own message and text", () => {
-    const failures = onlyCaseOf(inSuite(`<testcase name="a"><failure message="one">first</failure><failure message="two">second</failure></testcase>`));
+    const failures = onlyCaseOf(
+      inSuite(`<testcase name="a"><failure message="one">first</failure><failure message="two">second</failure></testcase>`),
+    );
     expect(failures).toMatchObject({ status: "failed", failureMessage: "one", failureText: "first" });
     const errorLater = onlyCaseOf(inSuite(`<testcase name="a"><failure message="one">first</failure><error message="boom"/></testcase>`));
     expect(errorLater).toMatchObject({ status: "errored", failureMessage: "boom", failureText: null });
   });
 
   it("a retried <testcase> takes the last entry's text; pytest's teardown entry brings its text", () => {
-    const retried = onlyCaseOf(inSuite(`<testcase classname="c" name="a"><failure message="m1">trace 1</failure></testcase><testcase classname="c" name="a"><failure message="m2">trace 2</failure></testcase>`));
+    const retried = onlyCaseOf(
+      inSuite(
+        `<testcase classname="c" name="a"><failure message="m1">trace 1</failure></testcase><testcase classname="c" name="a"><failure message="m2">trace 2</failure></testcase>`,
+      ),
+    );
     expect(retried).toMatchObject({ failureMessage: "m2", failureText: "trace 2" });
     expect(retried.attempts).toEqual([{ status: "failed", durationMs: null, failureMessage: "m1" }]);
     const teardown = onlyCaseOf(
-      inSuite(`<testcase classname="c" name="a"/><testcase classname="c" name="a"><error message="failed on teardown with &quot;boom&quot;">def outbox():\n    yield box</error></testcase>`),
+      inSuite(
+        `<testcase classname="c" name="a"/><testcase classname="c" name="a"><error message="failed on teardown with &quot;boom&quot;">def outbox():\n    yield box</error></testcase>`,
+      ),
     );
-    expect(teardown).toMatchObject({ status: "errored", failureMessage: 'failed on teardown with "boom"', failureText: "def outbox():\n    yield box", attempts: [] });
+    expect(teardown).toMatchObject({
+      status: "errored",
+      failureMessage: 'failed on teardown with "boom"',
+      failureText: "def outbox():\n    yield box",
+      attempts: [],
+    });
   });
 
   it("attempts keep one text as before: the message, else the stack trace", () => {
@@ -132,9 +151,10 @@ describe("a failure's message and its text", () => {
 });
 
 describe("a <testcase> that says it was not run", () => {
-  const statusOf = (attributes: string, children = "") => onlyCaseOf(inSuite(`<testcase name="a" ${attributes}>${children}</testcase>`)).status;
+  const statusOf = (attributes: string, children = "") =>
+    onlyCaseOf(inSuite(`<testcase name="a" ${attributes}>${children}</testcase>`)).status;
 
-  it("is skipped with no child element: googletest's status=\"notrun\" and result=\"suppressed\", ctest's status=\"disabled\" or \"skipped\"", () => {
+  it('is skipped with no child element: googletest\'s status="notrun" and result="suppressed", ctest\'s status="disabled" or "skipped"', () => {
     expect(statusOf(`status="notrun" result="suppressed"`)).toBe("skipped");
     expect(statusOf(`status="notrun"`)).toBe("skipped");
     expect(statusOf(`result="suppressed"`)).toBe("skipped");
@@ -163,7 +183,14 @@ describe("a <testcase> that says it was not run", () => {
 
   it("carries no failure, and as a retry's last entry it is the outcome like any other", () => {
     const disabled = onlyCaseOf(inSuite(`<testcase name="a" status="notrun" result="suppressed" time="0"/>`));
-    expect(disabled).toMatchObject({ status: "skipped", durationMs: 0, failureType: null, failureMessage: null, failureText: null, attempts: [] });
+    expect(disabled).toMatchObject({
+      status: "skipped",
+      durationMs: 0,
+      failureType: null,
+      failureMessage: null,
+      failureText: null,
+      attempts: [],
+    });
     const retried = onlyCaseOf(inSuite(`<testcase name="a"><failure message="m"/></testcase><testcase name="a" status="notrun"/>`));
     expect(retried.status).toBe("skipped");
     expect(retried.attempts).toEqual([{ status: "failed", durationMs: null, failureMessage: "m" }]);
@@ -176,7 +203,11 @@ describe("parsing a document read as a stream (streamJUnitText)", () => {
     async function* source() {
       yield* pieces;
     }
-    const durationMs = await streamJUnitText(source(), (complete) => suites.push(...complete), async () => {});
+    const durationMs = await streamJUnitText(
+      source(),
+      (complete) => suites.push(...complete),
+      async () => {},
+    );
     return { suites, durationMs };
   }
 

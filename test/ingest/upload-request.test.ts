@@ -34,7 +34,11 @@ describe("readUploadRequest", () => {
       received({
         query: { branch: ["query-branch"], tags: ["a,b", "b"], commit_sha: ["abc"] },
         idempotencyKey: " key-1 ",
-        body: jsonBody({ branch: "envelope-branch", started_at: "", suites: [{ name: "s", cases: [{ name: longName, status: "passed" }] }] }),
+        body: jsonBody({
+          branch: "envelope-branch",
+          started_at: "",
+          suites: [{ name: "s", cases: [{ name: longName, status: "passed" }] }],
+        }),
       }),
     );
     expect(upload.metadata).toEqual({
@@ -53,15 +57,23 @@ describe("readUploadRequest", () => {
   });
 
   it("keeps XML as text, with NUL replaced as the parser would", async () => {
-    const upload = await readUploadRequest(received({ contentType: "application/xml", body: new TextEncoder().encode("<testsuite name='a\u0000'/>") }));
+    const upload = await readUploadRequest(
+      received({ contentType: "application/xml", body: new TextEncoder().encode("<testsuite name='a\u0000'/>") }),
+    );
     expect(upload.payload).toEqual({ format: "junit_xml", content: "<testsuite name='a\uFFFD'/>" });
   });
 
   it("refuses what is wrong with the request itself, in the envelope", async () => {
     expect(await failure(received({ contentType: "text/plain", body: jsonBody({}) }))).toMatchObject({ status: 415 });
-    expect(await failure(received({ body: new Uint8Array() }))).toMatchObject({ status: 400, body: { error: { code: "invalid_request" } } });
+    expect(await failure(received({ body: new Uint8Array() }))).toMatchObject({
+      status: 400,
+      body: { error: { code: "invalid_request" } },
+    });
     expect(await failure(received({ body: new TextEncoder().encode("[1]") }))).toMatchObject({ status: 400 });
-    expect(await failure(received({ body: jsonBody({ branch: "main" }) }))).toMatchObject({ status: 422, body: { error: { details: [{ field: "suites" }] } } });
+    expect(await failure(received({ body: jsonBody({ branch: "main" }) }))).toMatchObject({
+      status: 422,
+      body: { error: { details: [{ field: "suites" }] } },
+    });
     expect(await failure(received({ query: { started_at: ["yesterday"] }, body: jsonBody({ suites: [] }) }))).toMatchObject({
       status: 422,
       body: { error: { details: [{ field: "started_at" }] } },

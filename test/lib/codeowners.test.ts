@@ -31,7 +31,16 @@ const ownersIn = (text: string) => {
 describe("reading the file", () => {
   it("rules in order with their owners; comments, blank lines and inline comments are skipped", () => {
     const parsed = parseCodeowners(
-      ["# Owners of everything", "", "*       @acme/core", "   ", "*.md @docs writer@example.com # docs team", "  /build/   @acme/infra\t@ops", "/generated/", "#/ignored @x"].join("\n"),
+      [
+        "# Owners of everything",
+        "",
+        "*       @acme/core",
+        "   ",
+        "*.md @docs writer@example.com # docs team",
+        "  /build/   @acme/infra\t@ops",
+        "/generated/",
+        "#/ignored @x",
+      ].join("\n"),
     );
     expect(parsed.rules).toEqual([
       { line: 3, pattern: "*", owners: ["@acme/core"] },
@@ -50,7 +59,16 @@ describe("reading the file", () => {
   });
 
   it("lines GitHub does not apply are reported with their number and reason, and match nothing", () => {
-    const text = ["* @all", "!keep.ts @x", "*.[jt]s @x", "\\#notes.md @x", "src/ not-an-owner", "docs/ @ok @also/ok trailing@", "lib/\\", "fine/ @fine"].join("\n");
+    const text = [
+      "* @all",
+      "!keep.ts @x",
+      "*.[jt]s @x",
+      "\\#notes.md @x",
+      "src/ not-an-owner",
+      "docs/ @ok @also/ok trailing@",
+      "lib/\\",
+      "fine/ @fine",
+    ].join("\n");
     const parsed = parseCodeowners(text);
     expect(parsed.rules.map((r) => r.line)).toEqual([1, 8]);
     expect(parsed.ignoredLines).toEqual([
@@ -198,7 +216,15 @@ describe("the matcher's shortcuts change nothing", () => {
     const files = ["x.ts", "y.test.js", "README.md", "z.spec.ts", "cart.test.ts"];
     const segment = () => {
       const roll = random.next();
-      return roll < 0.15 ? "*" : roll < 0.22 ? "**" : roll < 0.3 ? `${random.pick(names).slice(0, 1)}*` : roll < 0.36 ? "*.ts" : random.pick(names);
+      return roll < 0.15
+        ? "*"
+        : roll < 0.22
+          ? "**"
+          : roll < 0.3
+            ? `${random.pick(names).slice(0, 1)}*`
+            : roll < 0.36
+              ? "*.ts"
+              : random.pick(names);
     };
     for (let round = 0; round < 40; round++) {
       const lines: string[] = [];
@@ -226,7 +252,28 @@ describe("matching without regular expressions agrees with gitignore's reading",
     const next = mulberry32(2027);
     const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
     const names = ["src", "a", "ab", "b.ts", "test_x.py", "x.spec.ts", "api", "e2e", "aa", "b"];
-    const segments = ["*", "**", "***", "?", "a*", "*b", "*.ts", "test_*.py", "a?", "*a*", "a**b", "\\*", "a\\ b", "?*", "*?*", "api", "e2e", "src", "b.ts", "ab"];
+    const segments = [
+      "*",
+      "**",
+      "***",
+      "?",
+      "a*",
+      "*b",
+      "*.ts",
+      "test_*.py",
+      "a?",
+      "*a*",
+      "a**b",
+      "\\*",
+      "a\\ b",
+      "?*",
+      "*?*",
+      "api",
+      "e2e",
+      "src",
+      "b.ts",
+      "ab",
+    ];
     for (let round = 0; round < 150; round++) {
       const lines: string[] = [];
       for (let i = 0; i < 12; i++) {
@@ -261,7 +308,21 @@ describe("bounded work on hostile files", () => {
     expect(isOwner("@acme/cart-team")).toBe(true);
     expect(isOwner("dev@acme.io")).toBe(true);
     expect(isOwner("dev@a.b")).toBe(true);
-    for (const bad of ["dev@.acme", "@", "@/x", "@a/", "@a/b/c", "@a b", "dev@acme", "dev@acme.", "@dev@acme.io", "a@b@c.io", "a/b@c.io", "@ü"]) expect(isOwner(bad), bad).toBe(false);
+    for (const bad of [
+      "dev@.acme",
+      "@",
+      "@/x",
+      "@a/",
+      "@a/b/c",
+      "@a b",
+      "dev@acme",
+      "dev@acme.",
+      "@dev@acme.io",
+      "a@b@c.io",
+      "a/b@c.io",
+      "@ü",
+    ])
+      expect(isOwner(bad), bad).toBe(false);
   });
 
   it("a run of backslashes is read in one pass, and a lone one at the end is reported", () => {
@@ -309,12 +370,19 @@ describe("bounded work on hostile files", () => {
   });
 
   it("a path's owners do not depend on which paths came before it (the budget is spent the same way)", () => {
-    const text = ["* @all", ...Array.from({ length: 60 }, (_, i) => `*.spec${i}.* @a${i}`), ...Array.from({ length: 60 }, (_, i) => `src/**/c*${i}*/** @d${i}`)].join("\n");
+    const text = [
+      "* @all",
+      ...Array.from({ length: 60 }, (_, i) => `*.spec${i}.* @a${i}`),
+      ...Array.from({ length: 60 }, (_, i) => `src/**/c*${i}*/** @d${i}`),
+    ].join("\n");
     const paths = Array.from({ length: 40 }, (_, i) => `packages/checkout/src/components/c${i % 7}${i}/item.spec${i % 3}.tsx`);
     const forwards = new OwnersMatcher(parseCodeowners(text).rules);
     const backwards = new OwnersMatcher(parseCodeowners(text).rules);
     const ahead = paths.map((path) => forwards.ownersOf(path));
-    const behind = [...paths].reverse().map((path) => backwards.ownersOf(path)).reverse();
+    const behind = [...paths]
+      .reverse()
+      .map((path) => backwards.ownersOf(path))
+      .reverse();
     expect(behind).toEqual(ahead);
     expect(ahead.map((owners, i) => [paths[i], owners])).toEqual(paths.map((path) => [path, reference(parseCodeowners(text).rules, path)]));
   });

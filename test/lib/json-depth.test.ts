@@ -8,7 +8,7 @@ describe("jsonTextDepth", () => {
     ["{}", 1],
     ["[]", 1],
     ['{"a":[1,{"b":[]}]}', 4],
-    ['[[],[[]],[]]', 3],
+    ["[[],[[]],[]]", 3],
     ['{"a":"[[[{{{"}', 1],
     ['{"a":"\\"[[["}', 1],
     ['{"a":"\\\\","b":[[]]}', 3],
@@ -24,7 +24,7 @@ describe("jsonTextDepth", () => {
   });
 
   it("is linear: a 32 MiB text is scanned in well under a second", () => {
-    const text = `{"a":"${"x\\\"[".repeat(4 * 1024 * 1024)}","b":${"[1],".repeat(2 * 1024 * 1024)}0}`;
+    const text = `{"a":"${'x\\"['.repeat(4 * 1024 * 1024)}","b":${"[1],".repeat(2 * 1024 * 1024)}0}`;
     const started = performance.now();
     expect(jsonTextDepth(text, 136)).toBe(2);
     expect(performance.now() - started).toBeLessThan(1000);

@@ -28,7 +28,11 @@ const byId = defineList<{ run: string }, { id: number }, number>({
 });
 
 const rows = (n: number): Row[] =>
-  Array.from({ length: n }, (_, i) => ({ id: `0b6a9f4e-2222-4222-8222-${String(100 - i).padStart(12, "0")}`, createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 100 - i)), name: `n${i}` }));
+  Array.from({ length: n }, (_, i) => ({
+    id: `0b6a9f4e-2222-4222-8222-${String(100 - i).padStart(12, "0")}`,
+    createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, 100 - i)),
+    name: `n${i}`,
+  }));
 
 describe("defineList", () => {
   it("binds its cursors to the organization and every filter of the request", () => {
@@ -50,7 +54,9 @@ describe("defineList", () => {
     ]) {
       expect(() => readListRequest(codec, list, { organizationId: ORG, filters }, { cursor })).toThrow(/cursor is invalid/);
     }
-    expect(() => readListRequest(codec, list, { organizationId: "0b6a9f4e-4444-4444-8444-444444444444", filters: next.filters }, { cursor })).toThrow(/cursor is invalid/);
+    expect(() =>
+      readListRequest(codec, list, { organizationId: "0b6a9f4e-4444-4444-8444-444444444444", filters: next.filters }, { cursor }),
+    ).toThrow(/cursor is invalid/);
     expect(() => readListRequest(codec, byId, { organizationId: ORG, filters: { run: "1" } }, { cursor })).toThrow(/cursor is invalid/);
   });
 
@@ -62,7 +68,12 @@ describe("defineList", () => {
     expect(dialect.sqlToQuery(after).sql).toBe('("alerts"."created_at", "alerts"."id") < ($1::timestamptz, $2::uuid)');
     expect(list.orderBy.map((part) => dialect.sqlToQuery(part).sql)).toEqual(['"alerts"."created_at" desc', '"alerts"."id" desc']);
 
-    const idRequest: ListRequest<{ run: string }> = { organizationId: ORG, filters: { run: "3" }, limit: 1, after: { ts: new Date(0), id: 42 } };
+    const idRequest: ListRequest<{ run: string }> = {
+      organizationId: ORG,
+      filters: { run: "3" },
+      limit: 1,
+      after: { ts: new Date(0), id: 42 },
+    };
     expect(dialect.sqlToQuery(byId.after(idRequest)!).sql).toBe('"test_cases"."id" < $1');
     expect(byId.orderBy.map((part) => dialect.sqlToQuery(part).sql)).toEqual(['"test_cases"."id" desc']);
     const page = byId.page([{ id: 9 }, { id: 8 }], idRequest);
@@ -70,6 +81,8 @@ describe("defineList", () => {
   });
 
   it("a bad limit is a 400 before the cursor is read", () => {
-    expect(() => readListRequest(codec, list, { organizationId: ORG, filters: { status: "all", project_id: null } }, { limit: "0", cursor: "junk" })).toThrow(/limit must be an integer/);
+    expect(() =>
+      readListRequest(codec, list, { organizationId: ORG, filters: { status: "all", project_id: null } }, { limit: "0", cursor: "junk" }),
+    ).toThrow(/limit must be an integer/);
   });
 });

@@ -192,7 +192,12 @@ describe("InMemoryKeyCounter as a rate limiter", () => {
     const limiter = new InMemoryRateLimiter(new ManualClock(0), { limit: 50, windowMs: 1_000 });
     const decisions = await Promise.all(Array.from({ length: 80 }, () => limiter.consume("k")));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(50);
-    expect(decisions.filter((d) => d.allowed).map((d) => d.remaining).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, i) => i));
+    expect(
+      decisions
+        .filter((d) => d.allowed)
+        .map((d) => d.remaining)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: 50 }, (_, i) => i));
   });
 
   it("evicting idle keys (past 10,000 keys) forgets only windows whose entries have all expired", async () => {

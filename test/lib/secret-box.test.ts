@@ -29,7 +29,9 @@ describe("sealing and opening", () => {
   });
 
   it("the key id depends on the key only: the same key in another keyring has the same id, another key another id", async () => {
-    expect(await new SecretKeyring({ current: KEY_A }).currentKeyId()).toBe(await new SecretKeyring({ current: KEY_A, previous: [KEY_B] }).currentKeyId());
+    expect(await new SecretKeyring({ current: KEY_A }).currentKeyId()).toBe(
+      await new SecretKeyring({ current: KEY_A, previous: [KEY_B] }).currentKeyId(),
+    );
     expect(await new SecretKeyring({ current: KEY_A }).currentKeyId()).not.toBe(await new SecretKeyring({ current: KEY_B }).currentKeyId());
   });
 });
@@ -93,6 +95,8 @@ describe("configuration helpers", () => {
   it("generated keys are 256-bit base64url and usable", async () => {
     const key = generateSecretsKey();
     expect(key).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(await new SecretKeyring({ current: key }).decrypt(await new SecretKeyring({ current: key }).encrypt("x", CONTEXT), CONTEXT)).toBe("x");
+    expect(
+      await new SecretKeyring({ current: key }).decrypt(await new SecretKeyring({ current: key }).encrypt("x", CONTEXT), CONTEXT),
+    ).toBe("x");
   });
 });

@@ -95,7 +95,13 @@ async function seedProject(h: Harness, name: string) {
       }),
     );
   }
-  await h.newEvent(alertIds.test_flakiness!, runs[1]!.id, { subject: "test", name: "checkout", statistic: "flips", observed: 2, threshold: 1 });
+  await h.newEvent(alertIds.test_flakiness!, runs[1]!.id, {
+    subject: "test",
+    name: "checkout",
+    statistic: "flips",
+    observed: 2,
+    threshold: 1,
+  });
   const tests = await h.get(`/api/v1/projects/${project.id}/tests?health=flaky`, apiKey);
   return { apiKey, projectId: project.id as string, flakyTestId: tests.body.data[0].id as string, flakyAlertId: alertIds.test_flakiness! };
 }
@@ -113,7 +119,8 @@ afterAll(async () => {
   await stop(served);
 });
 
-const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+const call = async (name: string, args: Record<string, unknown> = {}) =>
+  (await client.callTool({ name, arguments: args })) as CallToolResult;
 const text = (result: CallToolResult) => (result.content[0] as { type: "text"; text: string }).text;
 const rest = async (path: string, key = apiKey): Promise<any> => {
   const res = await h.get(`/api/v1${path}`, key);
@@ -127,13 +134,38 @@ describe("the session", () => {
     expect(client.getInstructions()).toMatch(/list_projects/);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ["get_test", "get_test_run", "list_alert_events", "list_alerts", "list_projects", "list_tests", "quarantine_test", "snooze_alert", "unquarantine_test"].sort(),
+      [
+        "get_test",
+        "get_test_run",
+        "list_alert_events",
+        "list_alerts",
+        "list_projects",
+        "list_tests",
+        "quarantine_test",
+        "snooze_alert",
+        "unquarantine_test",
+      ].sort(),
     );
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-    expect(Object.keys(byName.list_tests!.inputSchema.properties!).sort()).toEqual(["cursor", "health", "limit", "owner", "project_id", "q", "quarantined"]);
+    expect(Object.keys(byName.list_tests!.inputSchema.properties!).sort()).toEqual([
+      "cursor",
+      "health",
+      "limit",
+      "owner",
+      "project_id",
+      "q",
+      "quarantined",
+    ]);
     expect(byName.list_tests!.inputSchema.required).toEqual(["project_id"]);
     expect(byName.list_alerts!.inputSchema.properties!.status).toMatchObject({ enum: ["active", "snoozed", "inactive", "all"] });
-    expect(Object.keys(byName.quarantine_test!.inputSchema.properties!).sort()).toEqual(["duration", "expires_at", "issue_url", "owner", "reason", "test_id"]);
+    expect(Object.keys(byName.quarantine_test!.inputSchema.properties!).sort()).toEqual([
+      "duration",
+      "expires_at",
+      "issue_url",
+      "owner",
+      "reason",
+      "test_id",
+    ]);
     expect(byName.snooze_alert!.inputSchema.properties!.duration).toMatchObject({ enum: ["1h", "4h", "24h", "1w"] });
     expect(byName.get_test_run!.inputSchema.properties!.number).toMatchObject({ type: "integer" });
     expect(byName.list_tests!.annotations).toMatchObject({ readOnlyHint: true });
@@ -142,7 +174,9 @@ describe("the session", () => {
       expect(tool.outputSchema, tool.name).toMatchObject({ type: "object" });
       expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
     }
-    expect(Object.keys(byName.get_test!.outputSchema!.properties!)).toEqual(expect.arrayContaining(["health", "recent_executions", "failure_groups"]));
+    expect(Object.keys(byName.get_test!.outputSchema!.properties!)).toEqual(
+      expect.arrayContaining(["health", "recent_executions", "failure_groups"]),
+    );
   });
 
   it("answers 'which tests in project X are flaky, and what is the history of the worst one?' in two tool calls", async () => {
@@ -175,7 +209,9 @@ describe("each tool answers what the REST API answers", () => {
   it("list_projects, with its pages", async () => {
     const result = await call("list_projects");
     expect(result.structuredContent).toEqual(await rest("/projects"));
-    expect(text(result)).toMatch(/^1 project\.\n- Acme checkout \(project_id [0-9a-f-]+\): 4 runs, latest tests_failed, last run .*; 3 tests, 1 flaky, 0 broken\.$/);
+    expect(text(result)).toMatch(
+      /^1 project\.\n- Acme checkout \(project_id [0-9a-f-]+\): 4 runs, latest tests_failed, last run .*; 3 tests, 1 flaky, 0 broken\.$/,
+    );
 
     const { organization, apiKey: key } = await h.newOrganization("Paged");
     for (const name of ["one", "two", "three"]) {
@@ -223,10 +259,15 @@ describe("each tool answers what the REST API answers", () => {
 
   it("get_test_run: the run and its failure groups, largest first", async () => {
     const result = await call("get_test_run", { project_id: projectId, number: 2 });
-    const [run, groups] = await Promise.all([rest(`/projects/${projectId}/test_runs/2`), rest(`/projects/${projectId}/test_runs/2/failure_groups?limit=20`)]);
+    const [run, groups] = await Promise.all([
+      rest(`/projects/${projectId}/test_runs/2`),
+      rest(`/projects/${projectId}/test_runs/2/failure_groups?limit=20`),
+    ]);
     expect(result.structuredContent).toEqual({ ...run, failure_groups: groups.data });
     expect((result.structuredContent as any).failure_groups).toHaveLength(2);
-    expect(text(result)).toMatch(/^Run #2 \(project_id [0-9a-f-]+\), main @ sha-1, arrived .*: processed, tests_failed\.\n3 tests: 1 passed, 2 failed, 0 errored, 0 skipped\.\n2 failure groups, largest first:/);
+    expect(text(result)).toMatch(
+      /^Run #2 \(project_id [0-9a-f-]+\), main @ sha-1, arrived .*: processed, tests_failed\.\n3 tests: 1 passed, 2 failed, 0 errored, 0 skipped\.\n2 failure groups, largest first:/,
+    );
   });
 
   it("list_alerts defaults to status=active, like GET /alerts; its filters", async () => {
@@ -241,20 +282,34 @@ describe("each tool answers what the REST API answers", () => {
   it("list_alert_events", async () => {
     const result = await call("list_alert_events", { alert_id: flakyAlertId });
     expect(result.structuredContent).toEqual(await rest(`/alerts/${flakyAlertId}/events`));
-    expect(text(result)).toMatch(/^1 event, newest first\.\n- event \d+, .*, run #2 \(main @ sha-1\), test checkout: flips 2 \(threshold 1\)\.$/);
+    expect(text(result)).toMatch(
+      /^1 event, newest first\.\n- event \d+, .*, run #2 \(main @ sha-1\), test checkout: flips 2 \(threshold 1\)\.$/,
+    );
   });
 
   it("snooze_alert, quarantine_test and unquarantine_test change what REST reads", async () => {
     const snoozed = await call("snooze_alert", { alert_id: flakyAlertId, duration: "24h" });
     expect(snoozed.isError).toBeFalsy();
     expect(snoozed.structuredContent).toEqual(await rest(`/alerts/${flakyAlertId}`));
-    expect(snoozed.structuredContent).toMatchObject({ snoozed: true, snoozed_until: new Date(h.clock.now().getTime() + 86_400_000).toISOString() });
+    expect(snoozed.structuredContent).toMatchObject({
+      snoozed: true,
+      snoozed_until: new Date(h.clock.now().getTime() + 86_400_000).toISOString(),
+    });
     expect(text(snoozed)).toContain("is snoozed until");
 
-    const quarantined = await call("quarantine_test", { test_id: flakyTestId, reason: "Races the payment stub", duration: "7d", owner: "@acme/checkout", issue_url: "https://example.com/issues/1" });
+    const quarantined = await call("quarantine_test", {
+      test_id: flakyTestId,
+      reason: "Races the payment stub",
+      duration: "7d",
+      owner: "@acme/checkout",
+      issue_url: "https://example.com/issues/1",
+    });
     expect(quarantined.isError, text(quarantined)).toBeFalsy();
     expect(quarantined.structuredContent).toEqual(await rest(`/tests/${flakyTestId}`));
-    expect(quarantined.structuredContent).toMatchObject({ quarantined: true, quarantine: { reason: "Races the payment stub", owner: "@acme/checkout", source: "manual" } });
+    expect(quarantined.structuredContent).toMatchObject({
+      quarantined: true,
+      quarantine: { reason: "Races the payment stub", owner: "@acme/checkout", source: "manual" },
+    });
     expect(text(quarantined)).toContain("is quarantined until");
     const listed = await call("list_tests", { project_id: projectId, quarantined: true });
     expect((listed.structuredContent as any).data.map((t: any) => t.id)).toEqual([flakyTestId]);
@@ -273,20 +328,44 @@ describe("each tool answers what the REST API answers", () => {
 describe("errors are tool errors with the API's code and message, and the session goes on", () => {
   it("bad arguments", async () => {
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
-      ["list_tests", { project_id: projectId, health: "sometimes" }, /^invalid_request: Invalid argument: health must be one of healthy, flaky, broken, all\./],
+      [
+        "list_tests",
+        { project_id: projectId, health: "sometimes" },
+        /^invalid_request: Invalid argument: health must be one of healthy, flaky, broken, all\./,
+      ],
       ["list_tests", { project_id: projectId, limit: 0 }, /^invalid_request: limit must be an integer between 1 and 100\./],
       ["list_tests", { project_id: projectId, limit: 2.5 }, /^invalid_request: Invalid argument: limit must be an integer/],
       ["list_tests", { project_id: projectId, cursor: "forged" }, /^invalid_request: cursor is invalid/],
       ["list_tests", { health: "flaky" }, /^invalid_request: Invalid argument: project_id /],
-      ["list_tests", { project_id: projectId, sort: "name" }, /^invalid_request: Unknown argument: sort\. list_tests takes project_id, health, owner, quarantined, q, limit, cursor\./],
+      [
+        "list_tests",
+        { project_id: projectId, sort: "name" },
+        /^invalid_request: Unknown argument: sort\. list_tests takes project_id, health, owner, quarantined, q, limit, cursor\./,
+      ],
       ["list_alerts", { status: "open" }, /^invalid_request: Invalid argument: status must be one of active, snoozed, inactive, all\./],
       ["get_test_run", { project_id: projectId, number: "two" }, /^invalid_request: Invalid argument: number must be an integer/],
       ["get_test_run", { project_id: projectId, number: 99 }, /^not_found: Test run not found\./],
       ["get_test", { test_id: "not-a-uuid" }, /^not_found: Test not found\./],
-      ["snooze_alert", { alert_id: flakyAlertId, duration: "2h" }, /^validation_failed: The request was understood but its data was rejected\.\n- duration: must be one of 1h, 4h, 24h, 1w$/],
-      ["quarantine_test", { test_id: flakyTestId }, /^validation_failed: .*\n- reason: can't be blank\n- duration: is required unless expires_at is given/],
-      ["quarantine_test", { test_id: flakyTestId, reason: "x", duration: "7d", expires_at: "2030-01-01T00:00:00Z" }, /\n- duration: can't be given with expires_at/],
-      ["quarantine_test", { test_id: flakyTestId, reason: "x", expires_at: "2020-01-01T00:00:00Z" }, /^validation_failed: .*\n- expires_at: /],
+      [
+        "snooze_alert",
+        { alert_id: flakyAlertId, duration: "2h" },
+        /^validation_failed: The request was understood but its data was rejected\.\n- duration: must be one of 1h, 4h, 24h, 1w$/,
+      ],
+      [
+        "quarantine_test",
+        { test_id: flakyTestId },
+        /^validation_failed: .*\n- reason: can't be blank\n- duration: is required unless expires_at is given/,
+      ],
+      [
+        "quarantine_test",
+        { test_id: flakyTestId, reason: "x", duration: "7d", expires_at: "2030-01-01T00:00:00Z" },
+        /\n- duration: can't be given with expires_at/,
+      ],
+      [
+        "quarantine_test",
+        { test_id: flakyTestId, reason: "x", expires_at: "2020-01-01T00:00:00Z" },
+        /^validation_failed: .*\n- expires_at: /,
+      ],
     ];
     for (const [name, args, expected] of cases) {
       const result = await call(name, args);
@@ -323,9 +402,18 @@ describe("errors are tool errors with the API's code and message, and the sessio
 });
 
 describe("HTTP: authentication, methods, bodies", () => {
-  const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "curl", version: "1" } } };
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "curl", version: "1" } },
+  };
   const post = (headers: { authorization?: string }, body: string) =>
-    fetch(`${served.base}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers }, body });
+    fetch(`${served.base}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+      body,
+    });
 
   it("401 in the error envelope without a key or with a wrong one; the SDK client cannot connect", async () => {
     for (const headers of [{}, { authorization: "Bearer cta_not_a_real_key_000000000000000000000000" }, { authorization: "Basic abc" }]) {
@@ -346,12 +434,19 @@ describe("HTTP: authentication, methods, bodies", () => {
     expect(res.headers.get("ratelimit-policy")).toBe('"default";q=600;w=60');
     expect(res.headers.get("request-id")).toBeTruthy();
     const body: any = await res.json();
-    expect(body).toMatchObject({ jsonrpc: "2.0", id: 1, result: { serverInfo: { name: "ci-test-analytics" }, capabilities: { tools: {} } } });
+    expect(body).toMatchObject({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { serverInfo: { name: "ci-test-analytics" }, capabilities: { tools: {} } },
+    });
   });
 
   it("GET and DELETE are 405 (stateless: no stream, no session); batches, bad JSON and big bodies are refused in the envelope", async () => {
     for (const method of ["GET", "DELETE"]) {
-      const res = await fetch(`${served.base}/mcp`, { method, headers: { authorization: `Bearer ${apiKey}`, accept: "text/event-stream" } });
+      const res = await fetch(`${served.base}/mcp`, {
+        method,
+        headers: { authorization: `Bearer ${apiKey}`, accept: "text/event-stream" },
+      });
       expect(res.status, method).toBe(405);
       expect(res.headers.get("allow")).toBe("POST");
       expect(((await res.json()) as any).error.code).toBe("method_not_allowed");
@@ -359,7 +454,10 @@ describe("HTTP: authentication, methods, bodies", () => {
     const auth = { authorization: `Bearer ${apiKey}` };
     const batch = await post(auth, JSON.stringify([initialize, { jsonrpc: "2.0", method: "notifications/initialized" }]));
     expect(batch.status).toBe(400);
-    expect(((await batch.json()) as any).error).toMatchObject({ code: "invalid_request", message: expect.stringContaining("batches are not accepted") });
+    expect(((await batch.json()) as any).error).toMatchObject({
+      code: "invalid_request",
+      message: expect.stringContaining("batches are not accepted"),
+    });
     const malformed = await post(auth, "{");
     expect(malformed.status).toBe(400);
     expect(((await malformed.json()) as any).error.code).toBe("invalid_request");
@@ -432,7 +530,10 @@ describe("a tool that fails unexpectedly", () => {
             }
           : Reflect.get(target, property, receiver),
     });
-    faulty = await serve({}, inProcessHarness(database.db, { overrides: { db: failing as Database } }, () => database.close()));
+    faulty = await serve(
+      {},
+      inProcessHarness(database.db, { overrides: { db: failing as Database } }, () => database.close()),
+    );
   });
   afterAll(() => stop(faulty));
 
@@ -444,14 +545,28 @@ describe("a tool that fails unexpectedly", () => {
     try {
       state.fault = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5432"), { code: "ECONNREFUSED" });
       const unavailable = (await mcp.callTool({ name: "list_projects", arguments: {} })) as CallToolResult;
-      expect(unavailable).toMatchObject({ isError: true, content: [{ type: "text", text: "service_unavailable: The database is momentarily unavailable; retry shortly." }] });
+      expect(unavailable).toMatchObject({
+        isError: true,
+        content: [{ type: "text", text: "service_unavailable: The database is momentarily unavailable; retry shortly." }],
+      });
 
       state.fault = new Error("something nobody expected");
       const broken = (await mcp.callTool({ name: "list_alerts", arguments: {} })) as CallToolResult;
-      const requestId = /^internal_error: An unexpected error occurred\. Quote the Request-Id header when reporting it\.\nRequest-Id: ([0-9a-f-]{36})$/.exec(text(broken))?.[1];
+      const requestId =
+        /^internal_error: An unexpected error occurred\. Quote the Request-Id header when reporting it\.\nRequest-Id: ([0-9a-f-]{36})$/.exec(
+          text(broken),
+        )?.[1];
       expect(requestId, text(broken)).toBeDefined();
       // The log line that the id finds.
-      expect(faulty.h.logs.some((line) => line.includes("unhandled error") && line.includes(requestId!) && line.includes("list_alerts") && line.includes("something nobody expected"))).toBe(true);
+      expect(
+        faulty.h.logs.some(
+          (line) =>
+            line.includes("unhandled error") &&
+            line.includes(requestId!) &&
+            line.includes("list_alerts") &&
+            line.includes("something nobody expected"),
+        ),
+      ).toBe(true);
       expect(faulty.h.logs.some((line) => line.includes("database unavailable") && line.includes("ECONNREFUSED"))).toBe(true);
 
       state.fault = null;

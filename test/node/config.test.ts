@@ -12,13 +12,16 @@ describe("PUBLIC_BASE_URL and WEB_APP_URL", () => {
     expect(publicUrls(config, 8787)).toEqual({ publicBaseUrl: "https://api.example.com/ci", webAppUrl: "https://app.example.com" });
   });
 
-  it.each(["api.example.com", "ftp://api.example.com", "https://user:pw@api.example.com", "https://api.example.com/?x=1", "https://api.example.com/#top"])(
-    "refuse %j at start",
-    (value) => {
-      expect(() => readNodeConfig({ PUBLIC_BASE_URL: value })).toThrow(/PUBLIC_BASE_URL/);
-      expect(() => readNodeConfig({ WEB_APP_URL: value })).toThrow(/WEB_APP_URL/);
-    },
-  );
+  it.each([
+    "api.example.com",
+    "ftp://api.example.com",
+    "https://user:pw@api.example.com",
+    "https://api.example.com/?x=1",
+    "https://api.example.com/#top",
+  ])("refuse %j at start", (value) => {
+    expect(() => readNodeConfig({ PUBLIC_BASE_URL: value })).toThrow(/PUBLIC_BASE_URL/);
+    expect(() => readNodeConfig({ WEB_APP_URL: value })).toThrow(/WEB_APP_URL/);
+  });
 });
 
 describe("the outbound policy (docs/outbound-policy.md)", () => {
@@ -27,7 +30,11 @@ describe("the outbound policy (docs/outbound-policy.md)", () => {
   });
 
   it("takes OUTBOUND_ALLOW_HOSTS and the caps from the environment, and refuses malformed ones at start", () => {
-    const config = readNodeConfig({ OUTBOUND_ALLOW_HOSTS: "127.0.0.1, localhost:8080", WEBHOOKS_PER_ORGANIZATION: "3", WEBHOOK_DELIVERIES_PER_MINUTE: "120" });
+    const config = readNodeConfig({
+      OUTBOUND_ALLOW_HOSTS: "127.0.0.1, localhost:8080",
+      WEBHOOKS_PER_ORGANIZATION: "3",
+      WEBHOOK_DELIVERIES_PER_MINUTE: "120",
+    });
     expect(config.outbound).toEqual({ allowHosts: ["127.0.0.1", "localhost:8080"], webhooksPerOrganization: 3, deliveriesPerMinute: 120 });
     expect(() => readNodeConfig({ OUTBOUND_ALLOW_HOSTS: "https://localhost" })).toThrow(/OUTBOUND_ALLOW_HOSTS/);
     expect(() => readNodeConfig({ WEBHOOKS_PER_ORGANIZATION: "-1" })).toThrow(/WEBHOOKS_PER_ORGANIZATION/);

@@ -40,7 +40,15 @@ type Outcome = { ready: true; base: string } | { ready: false; code: number | nu
 function start(cwd: string, script: "src/node/server.ts" | "scripts/dev.ts" = "src/node/server.ts", port = "0"): Started {
   const child = spawn(process.execPath, ["--import", tsxLoader, join(root, script)], {
     cwd,
-    env: { ...process.env, DATABASE_URL: "", PORT: port, SEED_DEMO: "false", WEB_APP_URL: "", PUBLIC_BASE_URL: "", TSX_TSCONFIG_PATH: join(root, "tsconfig.json") },
+    env: {
+      ...process.env,
+      DATABASE_URL: "",
+      PORT: port,
+      SEED_DEMO: "false",
+      WEB_APP_URL: "",
+      PUBLIC_BASE_URL: "",
+      TSX_TSCONFIG_PATH: join(root, "tsconfig.json"),
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   children.push(child);
@@ -82,85 +90,119 @@ async function deadPid(): Promise<number> {
 
 const lockPath = (cwd: string) => join(cwd, ".data/pglite", LOCK_FILE_NAME);
 const lockHolder = (cwd: string) => JSON.parse(readFileSync(lockPath(cwd), "utf8")) as LockHolder;
-const refusal = (pid: number) => new RegExp(`The embedded database in \\./\\.data/pglite is in use by another process: pid ${pid} \\([^)]*src/node/server\\.ts\\)`);
+const refusal = (pid: number) =>
+  new RegExp(`The embedded database in \\./\\.data/pglite is in use by another process: pid ${pid} \\([^)]*src/node/server\\.ts\\)`);
 
 describe("processes on one data directory", () => {
-  it("a second npm start, or npm run dev, stops at start naming the first; the first keeps serving; a clean stop removes the lock", async () => {
-    const cwd = tempDir();
-    const first = start(cwd);
-    const ready = await outcome(first);
-    if (!ready.ready) throw new Error(`the first server did not start:\n${first.output()}`);
-    expect(lockHolder(cwd).pid).toBe(first.child.pid);
+  it(
+    "a second npm start, or npm run dev, stops at start naming the first; the first keeps serving; a clean stop removes the lock",
+    async () => {
+      const cwd = tempDir();
+      const first = start(cwd);
+      const ready = await outcome(first);
+      if (!ready.ready) throw new Error(`the first server did not start:\n${first.output()}`);
+      expect(lockHolder(cwd).pid).toBe(first.child.pid);
 
-    const second = start(cwd);
-    expect(await outcome(second)).toEqual({ ready: false, code: 1 });
-    expect(second.output()).toMatch(refusal(first.child.pid!));
-    const dev = start(cwd, "scripts/dev.ts", "1");
-    expect(await outcome(dev)).toEqual({ ready: false, code: 1 });
-    expect(dev.output()).toMatch(refusal(first.child.pid!));
+      const second = start(cwd);
+      expect(await outcome(second)).toEqual({ ready: false, code: 1 });
+      expect(second.output()).toMatch(refusal(first.child.pid!));
+      const dev = start(cwd, "scripts/dev.ts", "1");
+      expect(await outcome(dev)).toEqual({ ready: false, code: 1 });
+      expect(dev.output()).toMatch(refusal(first.child.pid!));
 
-    expect((await fetch(`${ready.base}/healthz`)).status).toBe(200);
-    expect(lockHolder(cwd).pid).toBe(first.child.pid);
-    expect(await stop(first)).toBe(0);
-    expect(existsSync(lockPath(cwd))).toBe(false);
+      expect((await fetch(`${ready.base}/healthz`)).status).toBe(200);
+      expect(lockHolder(cwd).pid).toBe(first.child.pid);
+      expect(await stop(first)).toBe(0);
+      expect(existsSync(lockPath(cwd))).toBe(false);
 
-    const after = start(cwd);
-    expect((await outcome(after)).ready).toBe(true);
-    expect(lockHolder(cwd).pid).toBe(after.child.pid);
-    await stop(after);
-  }, SPAWNING_TEST_TIMEOUT_MS);
+      const after = start(cwd);
+      expect((await outcome(after)).ready).toBe(true);
+      expect(lockHolder(cwd).pid).toBe(after.child.pid);
+      await stop(after);
+    },
+    SPAWNING_TEST_TIMEOUT_MS,
+  );
 
-  it.each(["a new data directory", "a data directory with a stale lock"])("two started at once on %s: exactly one runs, the other names it", async (kind) => {
-    const cwd = tempDir();
-    if (kind.includes("stale")) {
-      mkdirSync(join(cwd, ".data/pglite"), { recursive: true });
-      writeFileSync(lockPath(cwd), JSON.stringify({ pid: await deadPid(), command: "killed", startedAt: "2026-01-01T00:00:00.000Z", processStart: null, nonce: "stale" }));
-    }
-    const pair = [start(cwd), start(cwd)];
-    const outcomes = await Promise.all(pair.map((p) => outcome(p)));
-    const winner = outcomes.findIndex((o) => o.ready);
-    expect(winner).not.toBe(-1);
-    const loser = pair[1 - winner]!;
-    expect(outcomes[1 - winner]).toEqual({ ready: false, code: 1 });
-    expect(loser.output()).toMatch(refusal(pair[winner]!.child.pid!));
-    expect(lockHolder(cwd).pid).toBe(pair[winner]!.child.pid);
-    await stop(pair[winner]!);
-  }, SPAWNING_TEST_TIMEOUT_MS);
+  it.each(["a new data directory", "a data directory with a stale lock"])(
+    "two started at once on %s: exactly one runs, the other names it",
+    async (kind) => {
+      const cwd = tempDir();
+      if (kind.includes("stale")) {
+        mkdirSync(join(cwd, ".data/pglite"), { recursive: true });
+        writeFileSync(
+          lockPath(cwd),
+          JSON.stringify({
+            pid: await deadPid(),
+            command: "killed",
+            startedAt: "2026-01-01T00:00:00.000Z",
+            processStart: null,
+            nonce: "stale",
+          }),
+        );
+      }
+      const pair = [start(cwd), start(cwd)];
+      const outcomes = await Promise.all(pair.map((p) => outcome(p)));
+      const winner = outcomes.findIndex((o) => o.ready);
+      expect(winner).not.toBe(-1);
+      const loser = pair[1 - winner]!;
+      expect(outcomes[1 - winner]).toEqual({ ready: false, code: 1 });
+      expect(loser.output()).toMatch(refusal(pair[winner]!.child.pid!));
+      expect(lockHolder(cwd).pid).toBe(pair[winner]!.child.pid);
+      await stop(pair[winner]!);
+    },
+    SPAWNING_TEST_TIMEOUT_MS,
+  );
 
-  it("after kill -9 the lock is stale: the next start takes it over and finds the data", async () => {
-    const cwd = tempDir();
-    const killed = start(cwd);
-    const first = await outcome(killed);
-    if (!first.ready) throw new Error(killed.output());
-    const signUp = await fetch(`${first.base}/sign-up`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { origin: first.base, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ name: "Kept Person", email: "kept@example.com", password: "kept password 1", organization: "Kept Org" }),
-    });
-    expect(signUp.status).toBe(303);
-    await stop(killed, "SIGKILL");
-    expect(lockHolder(cwd).pid).toBe(killed.child.pid);
+  it(
+    "after kill -9 the lock is stale: the next start takes it over and finds the data",
+    async () => {
+      const cwd = tempDir();
+      const killed = start(cwd);
+      const first = await outcome(killed);
+      if (!first.ready) throw new Error(killed.output());
+      const signUp = await fetch(`${first.base}/sign-up`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { origin: first.base, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({
+          name: "Kept Person",
+          email: "kept@example.com",
+          password: "kept password 1",
+          organization: "Kept Org",
+        }),
+      });
+      expect(signUp.status).toBe(303);
+      await stop(killed, "SIGKILL");
+      expect(lockHolder(cwd).pid).toBe(killed.child.pid);
 
-    const next = start(cwd);
-    const second = await outcome(next);
-    if (!second.ready) throw new Error(next.output());
-    expect(lockHolder(cwd).pid).toBe(next.child.pid);
-    const signIn = await fetch(`${second.base}/sign-in`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { origin: second.base, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ email: "kept@example.com", password: "kept password 1" }),
-    });
-    expect(signIn.status).toBe(303);
-    await stop(next);
-  }, SPAWNING_TEST_TIMEOUT_MS);
+      const next = start(cwd);
+      const second = await outcome(next);
+      if (!second.ready) throw new Error(next.output());
+      expect(lockHolder(cwd).pid).toBe(next.child.pid);
+      const signIn = await fetch(`${second.base}/sign-in`, {
+        method: "POST",
+        redirect: "manual",
+        headers: { origin: second.base, "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ email: "kept@example.com", password: "kept password 1" }),
+      });
+      expect(signIn.status).toBe(303);
+      await stop(next);
+    },
+    SPAWNING_TEST_TIMEOUT_MS,
+  );
 });
 
 describe("the lock's rules (in process)", () => {
   /** A lock file as another process would have left it. */
   function writeLock(dir: string, holder: Partial<LockHolder>): void {
-    const full: LockHolder = { pid: 1, command: "node elsewhere.ts", startedAt: "2026-01-01T00:00:00.000Z", processStart: null, nonce: "other", ...holder };
+    const full: LockHolder = {
+      pid: 1,
+      command: "node elsewhere.ts",
+      startedAt: "2026-01-01T00:00:00.000Z",
+      processStart: null,
+      nonce: "other",
+      ...holder,
+    };
     writeFileSync(join(dir, LOCK_FILE_NAME), JSON.stringify(full));
   }
   const procStart = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[19]!;

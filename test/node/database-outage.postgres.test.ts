@@ -39,7 +39,11 @@ beforeAll(async () => {
   const viaProxy = new URL(testDatabaseUrl);
   viaProxy.hostname = "127.0.0.1";
   viaProxy.port = String(proxy.port);
-  server = await startServerProcess({ DATABASE_URL: viaProxy.toString(), ADMIN_TOKEN, SECRETS_KEY: "outage-test-secrets-key-0123456789abcdef" });
+  server = await startServerProcess({
+    DATABASE_URL: viaProxy.toString(),
+    ADMIN_TOKEN,
+    SECRETS_KEY: "outage-test-secrets-key-0123456789abcdef",
+  });
 });
 
 afterAll(async () => {
@@ -48,8 +52,10 @@ afterAll(async () => {
   await direct?.end();
 });
 
-const until = (condition: () => boolean | Promise<boolean>, timeoutMs: number, stepMs?: number) => server.until(condition, timeoutMs, stepMs);
-const call = (method: string, path: string, token: string, body?: string, headers?: Record<string, string>) => server.call(method, path, token, body, headers);
+const until = (condition: () => boolean | Promise<boolean>, timeoutMs: number, stepMs?: number) =>
+  server.until(condition, timeoutMs, stepMs);
+const call = (method: string, path: string, token: string, body?: string, headers?: Record<string, string>) =>
+  server.call(method, path, token, body, headers);
 
 /** The backend storing our run's cases with COPY, if one is at it now. */
 async function copyInProgress(): Promise<boolean> {
@@ -65,7 +71,13 @@ describe("the database goes away during a 100,000-case run's COPY", () => {
     const organization = await call("POST", "/admin/v1/organizations", ADMIN_TOKEN, JSON.stringify({ name: "Outage" }), json);
     expect(organization.status).toBe(201);
     const apiKey = organization.body.api_key.secret as string;
-    const project = await call("POST", `/admin/v1/organizations/${organization.body.organization.id}/projects`, ADMIN_TOKEN, JSON.stringify({ name: "Big" }), json);
+    const project = await call(
+      "POST",
+      `/admin/v1/organizations/${organization.body.organization.id}/projects`,
+      ADMIN_TOKEN,
+      JSON.stringify({ name: "Big" }),
+      json,
+    );
     expect(project.status).toBe(201);
     const uploadToken = project.body.upload_token as string;
 
@@ -73,7 +85,9 @@ describe("the database goes away during a 100,000-case run's COPY", () => {
     const uploaded = await call("POST", "/uploads/v1/test_runs?branch=main", uploadToken, report, { "content-type": "application/xml" });
     expect(uploaded.status).toBe(202);
     const number = uploaded.body.number as number;
-    const [{ id: runId }] = (await direct.query(`select id from test_runs where project_id = $1 and number = $2`, [project.body.project.id, number])).rows;
+    const [{ id: runId }] = (
+      await direct.query(`select id from test_runs where project_id = $1 and number = $2`, [project.body.project.id, number])
+    ).rows;
 
     // Cut while Postgres is taking the cases in.
     await until(copyInProgress, 30_000, 5);
@@ -83,7 +97,13 @@ describe("the database goes away during a 100,000-case run's COPY", () => {
     // Away: the process is up and answers 503 with Retry-After, for the API and for uploads.
     // Other files' rows share this database (e-mails, webhooks sealed under other keys), so the
     // server's queue may log failures of its own before ours: wait for the run's.
-    const runFailed = () => server.output().split("\n").some((line) => line.includes('"message":"queue message attempt failed"') && line.includes(`"queueMessage":{"testRunId":${runId}}`));
+    const runFailed = () =>
+      server
+        .output()
+        .split("\n")
+        .some(
+          (line) => line.includes('"message":"queue message attempt failed"') && line.includes(`"queueMessage":{"testRunId":${runId}}`),
+        );
     await until(runFailed, 10_000);
     // The connection the run's transaction had checked out failed (and was listened to).
     expect(server.output()).toContain("postgres connection failed while in use");
@@ -97,7 +117,10 @@ describe("the database goes away during a 100,000-case run's COPY", () => {
       expect(res.headers.get("retry-after")).toBe("1");
     }
     // The run's transaction was rolled back: still pending, nothing of it stored.
-    const during = await direct.query(`select status, (select count(*)::int from test_cases where test_run_id = r.id) as cases from test_runs r where r.id = $1`, [runId]);
+    const during = await direct.query(
+      `select status, (select count(*)::int from test_cases where test_run_id = r.id) as cases from test_runs r where r.id = $1`,
+      [runId],
+    );
     expect(during.rows[0]).toEqual({ status: "pending", cases: 0 });
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1500 - (Date.now() - cutAt))));
     expect(server.child.exitCode).toBeNull();
@@ -105,11 +128,15 @@ describe("the database goes away during a 100,000-case run's COPY", () => {
     // Back: the run is retried and stored whole, by the same process.
     await proxy.restore();
     let run: any;
-    await until(async () => {
-      const res = await call("GET", `/uploads/v1/test_runs/${number}`, uploadToken);
-      run = res.body;
-      return res.status === 200 && run.status !== "pending";
-    }, 45_000, 200);
+    await until(
+      async () => {
+        const res = await call("GET", `/uploads/v1/test_runs/${number}`, uploadToken);
+        run = res.body;
+        return res.status === 200 && run.status !== "pending";
+      },
+      45_000,
+      200,
+    );
     expect(run).toMatchObject({ status: "processed", tests_count: CASES });
     const stored = await direct.query(
       `select (select count(*)::int from test_cases where test_run_id = $1) as cases, (select count(*)::int from test_suites where test_run_id = $1) as suites, suites_count from test_runs where id = $1`,

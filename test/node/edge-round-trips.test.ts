@@ -60,7 +60,11 @@ afterAll(async () => {
 
 const counters = async () => local.bridge!.counters();
 const status = async (number: number) =>
-  String(rowsOf(await local.database.db.execute(sql`select status from test_runs where project_id = ${fixture.projectId} and number = ${number}`))[0]?.status ?? "missing");
+  String(
+    rowsOf(
+      await local.database.db.execute(sql`select status from test_runs where project_id = ${fixture.projectId} and number = ${number}`),
+    )[0]?.status ?? "missing",
+  );
 
 describe("round trips of the Worker path, within their budgets (bench/edge-requests.ts EDGE_BUDGETS)", () => {
   it("an upload and its processing by the queue consumer", async () => {
@@ -69,7 +73,10 @@ describe("round trips of the Worker path, within their budgets (bench/edge-reque
     const over: string[] = [];
     for (let i = 1; i <= 2; i++) {
       const { upload, processing } = await measureUpload(fixture, i, counters, status, 1_000);
-      over.push(...overBudget("upload", upload.counters, EDGE_BUDGETS.upload!), ...overBudget("processing", processing.counters, EDGE_BUDGETS.processing!));
+      over.push(
+        ...overBudget("upload", upload.counters, EDGE_BUDGETS.upload!),
+        ...overBudget("processing", processing.counters, EDGE_BUDGETS.processing!),
+      );
     }
     expect(over).toEqual([]);
   });
@@ -80,7 +87,8 @@ describe("round trips of the Worker path, within their budgets (bench/edge-reque
     const over: string[] = [];
     for (const type of EDGE_REQUEST_TYPES) {
       await measureRequest(type, fixture, 0, counters);
-      for (let i = 1; i <= 2; i++) over.push(...overBudget(type.label, (await measureRequest(type, fixture, i, counters)).counters, EDGE_BUDGETS[type.key]!));
+      for (let i = 1; i <= 2; i++)
+        over.push(...overBudget(type.label, (await measureRequest(type, fixture, i, counters)).counters, EDGE_BUDGETS[type.key]!));
     }
     expect(over).toEqual([]);
   });

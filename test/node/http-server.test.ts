@@ -16,7 +16,15 @@ let port: number;
 beforeAll(async () => {
   child = spawn(process.execPath, ["--import", "tsx", "src/node/server.ts"], {
     cwd: root,
-    env: { ...process.env, PORT: "0", HOST: "127.0.0.1", DATABASE_URL: "memory://", SEED_DEMO: "false", ADMIN_TOKEN: "raw-http-admin-token-123", PUBLIC_BASE_URL },
+    env: {
+      ...process.env,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      DATABASE_URL: "memory://",
+      SEED_DEMO: "false",
+      ADMIN_TOKEN: "raw-http-admin-token-123",
+      PUBLIC_BASE_URL,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   port = await new Promise<number>((resolve, reject) => {
@@ -57,8 +65,15 @@ function raw(text: string | Buffer): Promise<RawAnswer> {
       const split = response.indexOf("\r\n\r\n");
       if (split < 0) return reject(new Error(`no HTTP answer: ${JSON.stringify(response)}`));
       const [statusLine, ...lines] = response.slice(0, split).split("\r\n");
-      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]));
-      resolve({ status: Number(statusLine!.split(" ")[1]), headers, body: Buffer.from(response.slice(split + 4), "latin1").toString("utf8"), closed });
+      const headers = Object.fromEntries(
+        lines.map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()]),
+      );
+      resolve({
+        status: Number(statusLine!.split(" ")[1]),
+        headers,
+        body: Buffer.from(response.slice(split + 4), "latin1").toString("utf8"),
+        closed,
+      });
     });
     socket.write(text);
   });
@@ -116,9 +131,13 @@ describe("requests Node's HTTP parser refuses, answered in the envelope", () => 
   });
 
   it("malformed framing: both Content-Length and chunked, or a bad chunk size", async () => {
-    const both = await raw("POST /api/v1/projects HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+    const both = await raw(
+      "POST /api/v1/projects HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+    );
     expectEnvelope(both, 400, "invalid_request");
-    const badChunk = await raw("POST /api/v1/projects HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nxx\r\n0\r\n\r\n");
+    const badChunk = await raw(
+      "POST /api/v1/projects HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nxx\r\n0\r\n\r\n",
+    );
     expect(badChunk.status).toBeLessThan(500);
     expect(JSON.parse(badChunk.body).error.code).toMatch(/invalid_request|unauthorized/);
   });
@@ -143,7 +162,9 @@ describe("requests that reach the app", () => {
       expect(document.servers[0].url.startsWith(`${PUBLIC_BASE_URL}/`)).toBe(true);
       expect(answer.body).not.toContain("evil");
     }
-    const absolute = await raw(`GET http://evil.example/admin/v1/openapi.json HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer raw-http-admin-token-123\r\nConnection: close\r\n\r\n`);
+    const absolute = await raw(
+      `GET http://evil.example/admin/v1/openapi.json HTTP/1.1\r\nHost: evil.example\r\nAuthorization: Bearer raw-http-admin-token-123\r\nConnection: close\r\n\r\n`,
+    );
     expect(absolute.status).toBe(200);
     expect(JSON.parse(absolute.body).servers).toEqual([{ url: `${PUBLIC_BASE_URL}/admin/v1` }]);
   });

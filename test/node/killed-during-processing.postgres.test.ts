@@ -47,20 +47,40 @@ describe("the server is killed (SIGKILL) during a 100,000-case run's COPY", () =
     const json = { "content-type": "application/json" };
     const organization = await first.call("POST", "/admin/v1/organizations", ADMIN_TOKEN, JSON.stringify({ name: "Killed" }), json);
     expect(organization.status).toBe(201);
-    const project = await first.call("POST", `/admin/v1/organizations/${organization.body.organization.id}/projects`, ADMIN_TOKEN, JSON.stringify({ name: "Big" }), json);
+    const project = await first.call(
+      "POST",
+      `/admin/v1/organizations/${organization.body.organization.id}/projects`,
+      ADMIN_TOKEN,
+      JSON.stringify({ name: "Big" }),
+      json,
+    );
     const uploadToken = project.body.upload_token as string;
 
-    const uploaded = await first.call("POST", "/uploads/v1/test_runs?branch=main", uploadToken, generateJUnit({ cases: CASES, systemOutBytes: 0 }), {
-      "content-type": "application/xml",
-    });
+    const uploaded = await first.call(
+      "POST",
+      "/uploads/v1/test_runs?branch=main",
+      uploadToken,
+      generateJUnit({ cases: CASES, systemOutBytes: 0 }),
+      {
+        "content-type": "application/xml",
+      },
+    );
     expect(uploaded.status).toBe(202);
     const number = uploaded.body.number as number;
-    const [{ id: runId }] = (await direct.query(`select id from test_runs where project_id = $1 and number = $2`, [project.body.project.id, number])).rows;
+    const [{ id: runId }] = (
+      await direct.query(`select id from test_runs where project_id = $1 and number = $2`, [project.body.project.id, number])
+    ).rows;
 
-    await first.until(async () => {
-      const { rows } = await direct.query(`select 1 from pg_stat_activity where datname = current_database() and state = 'active' and query ilike 'copy test_cases%'`);
-      return rows.length > 0;
-    }, 30_000, 5);
+    await first.until(
+      async () => {
+        const { rows } = await direct.query(
+          `select 1 from pg_stat_activity where datname = current_database() and state = 'active' and query ilike 'copy test_cases%'`,
+        );
+        return rows.length > 0;
+      },
+      30_000,
+      5,
+    );
     first.child.kill("SIGKILL");
     await new Promise((resolve) => first.child.once("exit", resolve));
 
@@ -68,7 +88,9 @@ describe("the server is killed (SIGKILL) during a 100,000-case run's COPY", () =
     await new Promise<void>((resolve, reject) => {
       const deadline = Date.now() + 15_000;
       const poll = async () => {
-        const { rows } = await direct.query(`select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'copy test_cases%' and state <> 'idle'`);
+        const { rows } = await direct.query(
+          `select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'copy test_cases%' and state <> 'idle'`,
+        );
         if (rows[0].n === 0) return resolve();
         if (Date.now() > deadline) return reject(new Error("the killed server's COPY is still running"));
         setTimeout(poll, 50);
@@ -87,7 +109,10 @@ describe("the server is killed (SIGKILL) during a 100,000-case run's COPY", () =
     const view = await second.call("GET", `/uploads/v1/test_runs/${number}`, uploadToken);
     expect(view.body).toMatchObject({ status: "processed", tests_count: CASES });
     // Once: one run with that number, and its cases stored once.
-    const { rows } = await direct.query(`select count(*)::int as n from test_runs where project_id = $1 and number = $2`, [project.body.project.id, number]);
+    const { rows } = await direct.query(`select count(*)::int as n from test_runs where project_id = $1 and number = $2`, [
+      project.body.project.id,
+      number,
+    ]);
     expect(rows[0].n).toBe(1);
     expect(second.output()).toContain("queued runs left pending by an earlier process");
   });

@@ -39,7 +39,18 @@ const refusedWith = async (request: Promise<Response>) => {
 
 describe("the Node default policy (OUTBOUND_ALLOW_HOSTS unset)", () => {
   const fetchOut = nodeOutboundFetch(outboundPolicyFrom({}), { resolve: async () => ["127.0.0.1"] });
-  const spellings = ["127.0.0.1", "localhost", "2130706433", "0x7f000001", "127.1", "0177.0.0.1", "%31%32%37.0.0.1", "[::ffff:127.0.0.1]", "[::1]", "hooks.example.com"];
+  const spellings = [
+    "127.0.0.1",
+    "localhost",
+    "2130706433",
+    "0x7f000001",
+    "127.1",
+    "0177.0.0.1",
+    "%31%32%37.0.0.1",
+    "[::ffff:127.0.0.1]",
+    "[::1]",
+    "hooks.example.com",
+  ];
 
   for (const host of spellings) {
     for (const scheme of ["http", "https"]) {

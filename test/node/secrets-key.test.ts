@@ -35,7 +35,9 @@ describe("the secrets key on Node", () => {
     const first = openSecretsKeyring(readNodeConfig({}), { keyFile });
     expect(first.source).toEqual({ kind: "file", path: keyFile, created: true });
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
-    expect(secretsKeyNotice(first.source, undefined)).toMatch(/SECRETS_KEY is not set: .*a new key, written to .*secrets-key\. Keep that file with the database/);
+    expect(secretsKeyNotice(first.source, undefined)).toMatch(
+      /SECRETS_KEY is not set: .*a new key, written to .*secrets-key\. Keep that file with the database/,
+    );
 
     const sealed = await first.secrets.encrypt("whsec_x", CONTEXT);
     const second = openSecretsKeyring(readNodeConfig({}), { keyFile });
@@ -72,9 +74,13 @@ describe("the secrets key on Node", () => {
     const short = failure(() => readNodeConfig({ SECRETS_KEY: "too-short-key" }));
     expect(short).toMatch(/SECRETS_KEY must be at least 32 characters long/);
     expect(short).not.toContain("too-short-key");
-    expect(failure(() => readNodeConfig({ SECRETS_KEY: KEY, SECRETS_KEY_PREVIOUS: `${OLD_KEY},too-short-key` }))).toMatch(/^Every key of SECRETS_KEY_PREVIOUS/);
+    expect(failure(() => readNodeConfig({ SECRETS_KEY: KEY, SECRETS_KEY_PREVIOUS: `${OLD_KEY},too-short-key` }))).toMatch(
+      /^Every key of SECRETS_KEY_PREVIOUS/,
+    );
     const damaged = join(dir, "damaged-secrets-key");
     writeFileSync(damaged, "abc\n");
-    expect(failure(() => openSecretsKeyring(readNodeConfig({}), { keyFile: damaged }))).toMatch(/does not hold a key of at least 32 characters/);
+    expect(failure(() => openSecretsKeyring(readNodeConfig({}), { keyFile: damaged }))).toMatch(
+      /does not hold a key of at least 32 characters/,
+    );
   });
 });

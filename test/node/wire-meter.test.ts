@@ -18,7 +18,12 @@ function startup(): Buffer {
 }
 const authentication = (code: number) => message("R", Buffer.from([0, 0, 0, code]));
 const ready = message("Z", Buffer.from("I"));
-const extended = Buffer.concat([message("P", "\0select 1\0\0\0"), message("B", Buffer.alloc(10)), message("E", Buffer.alloc(5)), message("S")]);
+const extended = Buffer.concat([
+  message("P", "\0select 1\0\0\0"),
+  message("B", Buffer.alloc(10)),
+  message("E", Buffer.alloc(5)),
+  message("S"),
+]);
 
 describe("the bridge's wire meter", () => {
   it("counts one flight for a pipelined connect and first query, one per later exchange, and each Parse/Query as a statement", () => {

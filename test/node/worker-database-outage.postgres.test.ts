@@ -37,7 +37,12 @@ beforeAll(async () => {
   server = await startServerProcess(
     // The outage, not memory, is the subject here: this local Worker takes the interface's 32 MiB whatever the deployed
     // limit (wrangler.toml), so the 20,000-case run (about 5 MiB) is accepted either way.
-    { DATABASE_URL: viaProxy.toString(), ADMIN_TOKEN, SECRETS_KEY: "worker-outage-secrets-key-0123456789abcdef", UPLOAD_LIMIT_BYTES: String(32 * 1024 * 1024) },
+    {
+      DATABASE_URL: viaProxy.toString(),
+      ADMIN_TOKEN,
+      SECRETS_KEY: "worker-outage-secrets-key-0123456789abcdef",
+      UPLOAD_LIMIT_BYTES: String(32 * 1024 * 1024),
+    },
     { runtime: "worker", startTimeoutMs: 120_000 },
   );
 }, 150_000);
@@ -48,7 +53,8 @@ afterAll(async () => {
   await direct?.end();
 }, 30_000);
 
-const report = (i: number) => `<testsuite name="s${i}"><testcase classname="outage.T" name="passes"/><testcase classname="outage.T" name="fails_${i % 3}"><failure message="boom"/></testcase></testsuite>`;
+const report = (i: number) =>
+  `<testsuite name="s${i}"><testcase classname="outage.T" name="passes"/><testcase classname="outage.T" name="fails_${i % 3}"><failure message="boom"/></testcase></testsuite>`;
 
 type Answer = { phase: "before" | "during" | "after"; what: string; status: number; code?: string; retryAfter: string | null };
 
@@ -58,7 +64,13 @@ describe("the database goes away under load on the Worker path (npm run dev)", (
     const organization = await server.call("POST", "/admin/v1/organizations", ADMIN_TOKEN, JSON.stringify({ name: "Worker outage" }), json);
     expect(organization.status).toBe(201);
     const apiKey = organization.body.api_key.secret as string;
-    const project = await server.call("POST", `/admin/v1/organizations/${organization.body.organization.id}/projects`, ADMIN_TOKEN, JSON.stringify({ name: "Steady" }), json);
+    const project = await server.call(
+      "POST",
+      `/admin/v1/organizations/${organization.body.organization.id}/projects`,
+      ADMIN_TOKEN,
+      JSON.stringify({ name: "Steady" }),
+      json,
+    );
     expect(project.status).toBe(201);
     const projectId = project.body.project.id as string;
     const uploadToken = project.body.upload_token as string;
@@ -73,7 +85,13 @@ describe("the database goes away under load on the Worker path (npm run dev)", (
       while (!stopLoad) {
         const n = i++;
         const calls: [string, Promise<{ status: number; headers: Headers; body: any }>][] = [
-          ["upload", server.call("POST", "/uploads/v1/test_runs?branch=main", uploadToken, report(n), { "content-type": "application/xml", "idempotency-key": `outage-${n}` })],
+          [
+            "upload",
+            server.call("POST", "/uploads/v1/test_runs?branch=main", uploadToken, report(n), {
+              "content-type": "application/xml",
+              "idempotency-key": `outage-${n}`,
+            }),
+          ],
           ["projects", server.call("GET", "/api/v1/projects", apiKey)],
           ["runs", server.call("GET", `/api/v1/projects/${projectId}/test_runs`, apiKey)],
         ];
@@ -89,7 +107,13 @@ describe("the database goes away under load on the Worker path (npm run dev)", (
     await server.until(() => accepted.length >= 3, 30_000, 50);
     const pid = server.child.pid;
     // A run whose processing the outage interrupts: accepted, then the database goes at once.
-    const big = await server.call("POST", "/uploads/v1/test_runs?branch=main", uploadToken, generateJUnit({ cases: BIG_RUN_CASES, systemOutBytes: 0 }), { "content-type": "application/xml" });
+    const big = await server.call(
+      "POST",
+      "/uploads/v1/test_runs?branch=main",
+      uploadToken,
+      generateJUnit({ cases: BIG_RUN_CASES, systemOutBytes: 0 }),
+      { "content-type": "application/xml" },
+    );
     expect(big.status).toBe(202);
     phase = "during";
     await proxy.cut();
@@ -107,21 +131,36 @@ describe("the database goes away under load on the Worker path (npm run dev)", (
     expect(unexpected).toEqual([]);
     const unavailable = answers.filter((a) => a.status === 503);
     expect(unavailable.length).toBeGreaterThan(0);
-    for (const answer of unavailable) expect(answer).toMatchObject({ code: "service_unavailable", retryAfter: expect.stringMatching(/^\d+$/) });
+    for (const answer of unavailable)
+      expect(answer).toMatchObject({ code: "service_unavailable", retryAfter: expect.stringMatching(/^\d+$/) });
     expect(answers.filter((a) => a.phase === "during").some((a) => a.status === 503)).toBe(true);
     // Besides 503s, uploads are accepted and reads answered.
     for (const answer of answers.filter((a) => a.status !== 503)) expect([200, 202]).toContain(answer.status);
 
     // Every accepted run is processed, by the same processes (no restart): the queue tried again after the outage.
-    await server.until(async () => {
-      const { rows } = await direct.query(`select count(*)::int as pending from test_runs where project_id = $1 and status <> 'processed'`, [projectId]);
-      return rows[0].pending === 0;
-    }, 120_000, 500);
-    const { rows } = await direct.query(`select number, status, tests_count from test_runs where project_id = $1 order by number`, [projectId]);
+    await server.until(
+      async () => {
+        const { rows } = await direct.query(
+          `select count(*)::int as pending from test_runs where project_id = $1 and status <> 'processed'`,
+          [projectId],
+        );
+        return rows[0].pending === 0;
+      },
+      120_000,
+      500,
+    );
+    const { rows } = await direct.query(`select number, status, tests_count from test_runs where project_id = $1 order by number`, [
+      projectId,
+    ]);
     expect(rows.map((r) => r.number).sort((a, b) => a - b)).toEqual([...new Set([...accepted, big.body.number])].sort((a, b) => a - b));
-    for (const row of rows) expect(row).toMatchObject({ status: "processed", tests_count: row.number === big.body.number ? BIG_RUN_CASES : 2 });
+    for (const row of rows)
+      expect(row).toMatchObject({ status: "processed", tests_count: row.number === big.body.number ? BIG_RUN_CASES : 2 });
     // The big run's processing met the outage, and its message was sent again rather than used up.
-    expect(server.output()).toMatch(new RegExp(`"message":"queue message attempt failed".*"databaseUnavailable":true|"databaseUnavailable":true.*"message":"queue message attempt failed"`));
+    expect(server.output()).toMatch(
+      new RegExp(
+        `"message":"queue message attempt failed".*"databaseUnavailable":true|"databaseUnavailable":true.*"message":"queue message attempt failed"`,
+      ),
+    );
     expect(server.child.pid).toBe(pid);
     expect(server.child.exitCode).toBeNull();
     expect((await server.call("GET", "/api/v1/projects", apiKey)).status).toBe(200);

@@ -113,11 +113,24 @@ describe("internal and reserved ranges", () => {
       expect(isPublicAddress(address)).toBe(false);
       const host = address.includes(":") ? `[${address}]` : address;
       expect(outboundUrlProblem(`https://${host}/hook`, NODE_DEFAULT)).toMatch(/private, loopback, link-local or reserved/);
-      expect(connectionProblem(NODE_DEFAULT, { host: "hooks.example.com", port: 443, addresses: [address] })).toMatch(/resolves to a private/);
+      expect(connectionProblem(NODE_DEFAULT, { host: "hooks.example.com", port: 443, addresses: [address] })).toMatch(
+        /resolves to a private/,
+      );
     });
   }
 
-  const publicAddresses = ["8.8.8.8", "93.184.216.34", "172.32.0.1", "100.128.0.1", "192.0.3.1", "198.20.0.1", "223.255.255.255", "2606:4700:4700::1111", "2a00:1450::1", "::ffff:8.8.8.8"];
+  const publicAddresses = [
+    "8.8.8.8",
+    "93.184.216.34",
+    "172.32.0.1",
+    "100.128.0.1",
+    "192.0.3.1",
+    "198.20.0.1",
+    "223.255.255.255",
+    "2606:4700:4700::1111",
+    "2a00:1450::1",
+    "::ffff:8.8.8.8",
+  ];
   for (const address of publicAddresses) {
     it(`accepts the public address ${address}`, () => {
       expect(isPublicAddress(address)).toBe(true);
@@ -128,7 +141,14 @@ describe("internal and reserved ranges", () => {
 
 describe("URLs", () => {
   it("refuses internal names, single labels, credentials, other schemes and http to the internet", () => {
-    for (const url of ["https://printer.local/x", "https://svc.internal/x", "https://router.lan/x", "https://nas.home.arpa/x", "https://intranet/x", "https://corp/x"]) {
+    for (const url of [
+      "https://printer.local/x",
+      "https://svc.internal/x",
+      "https://router.lan/x",
+      "https://nas.home.arpa/x",
+      "https://intranet/x",
+      "https://corp/x",
+    ]) {
       expect(outboundUrlProblem(url, NODE_DEFAULT), url).toMatch(/internal host name|fully qualified/);
     }
     expect(outboundUrlProblem("https://user:pass@hooks.example.com/x", NODE_DEFAULT)).toBe("must not contain credentials");
@@ -140,7 +160,12 @@ describe("URLs", () => {
   });
 
   it("refuses control characters, which URL parsing would percent-encode but the URL is stored as typed (a NUL was a 500)", () => {
-    for (const url of ["https://hooks.example.com/a\u0000", "https://hooks.example.com/a\tb", "https://hooks.example.com/\u007f", "https://hooks.example.com/a\nb"]) {
+    for (const url of [
+      "https://hooks.example.com/a\u0000",
+      "https://hooks.example.com/a\tb",
+      "https://hooks.example.com/\u007f",
+      "https://hooks.example.com/a\nb",
+    ]) {
       expect(outboundUrlProblem(url, NODE_DEFAULT), JSON.stringify(url)).toBe("must not contain control characters");
     }
   });
@@ -168,7 +193,10 @@ describe("URLs", () => {
       expect(() => parseAllowHosts(bad), bad).toThrow(/OUTBOUND_ALLOW_HOSTS/);
     }
     expect(outboundPolicyFrom({})).toEqual({ allowHosts: [], webhooksPerOrganization: 10, deliveriesPerMinute: 600 });
-    expect(outboundPolicyFrom({ WEBHOOKS_PER_ORGANIZATION: "25", WEBHOOK_DELIVERIES_PER_MINUTE: "60" })).toMatchObject({ webhooksPerOrganization: 25, deliveriesPerMinute: 60 });
+    expect(outboundPolicyFrom({ WEBHOOKS_PER_ORGANIZATION: "25", WEBHOOK_DELIVERIES_PER_MINUTE: "60" })).toMatchObject({
+      webhooksPerOrganization: 25,
+      deliveriesPerMinute: 60,
+    });
     expect(() => outboundPolicyFrom({ WEBHOOKS_PER_ORGANIZATION: "0" })).toThrow(/WEBHOOKS_PER_ORGANIZATION/);
     expect(() => outboundPolicyFrom({ WEBHOOK_DELIVERIES_PER_MINUTE: "lots" })).toThrow(/WEBHOOK_DELIVERIES_PER_MINUTE/);
   });
@@ -211,7 +239,9 @@ describe("guardedFetch", () => {
 describe("redactedWebhookUrl", () => {
   it("keeps the scheme and host, masks the path and query that carry receivers' credentials", () => {
     expect(redactedWebhookUrl("https://hooks.slack.com/services/T000/B000/XXXXXXXX")).toBe("https://hooks.slack.com/…");
-    expect(redactedWebhookUrl("https://example.webhook.office.com/webhookb2/abc@def/IncomingWebhook/123?token=x")).toBe("https://example.webhook.office.com/…");
+    expect(redactedWebhookUrl("https://example.webhook.office.com/webhookb2/abc@def/IncomingWebhook/123?token=x")).toBe(
+      "https://example.webhook.office.com/…",
+    );
     expect(redactedWebhookUrl("http://127.0.0.1:9/hook")).toBe("http://127.0.0.1:9/…");
     expect(redactedWebhookUrl("https://hooks.example.com/")).toBe("https://hooks.example.com/");
     expect(redactedWebhookUrl("https://hooks.example.com/?k=secret")).toBe("https://hooks.example.com/…");

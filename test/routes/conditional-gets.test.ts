@@ -23,9 +23,13 @@ describe("the OpenAPI document", () => {
       const parameter = get.parameters.find((p: any) => p.name === "If-None-Match");
       expect(parameter, path).toMatchObject({ in: "header", required: false, schema: { type: "string" } });
       expect(parameter.description, path).toMatch(/counts toward the rate limit/);
-      expect(Object.keys(get.responses["200"].headers), path).toEqual(expect.arrayContaining(["ETag", "Cache-Control", "RateLimit", "RateLimit-Policy"]));
+      expect(Object.keys(get.responses["200"].headers), path).toEqual(
+        expect.arrayContaining(["ETag", "Cache-Control", "RateLimit", "RateLimit-Policy"]),
+      );
       expect(get.responses["304"], path).toMatchObject({ description: expect.stringMatching(/no body/i) });
-      expect(Object.keys(get.responses["304"].headers), path).toEqual(expect.arrayContaining(["ETag", "Cache-Control", "RateLimit", "RateLimit-Policy"]));
+      expect(Object.keys(get.responses["304"].headers), path).toEqual(
+        expect.arrayContaining(["ETag", "Cache-Control", "RateLimit", "RateLimit-Policy"]),
+      );
       expect(get.responses["304"].content, path).toBeUndefined();
     }
     for (const [path, item] of Object.entries(paths)) {

@@ -35,7 +35,12 @@ describe("/docs", () => {
     // An operation of /api/v1, and one of the upload interface once its group is opened.
     // Runs in the page: its `document`, not a Node global.
     const shown = (text: string) =>
-      page.waitForFunction((wanted) => (globalThis as unknown as { document: { body: { textContent: string | null } } }).document.body.textContent?.includes(wanted), text, { timeout: 30_000 });
+      page.waitForFunction(
+        (wanted) =>
+          (globalThis as unknown as { document: { body: { textContent: string | null } } }).document.body.textContent?.includes(wanted),
+        text,
+        { timeout: 30_000 },
+      );
     await shown("Get the organization the API key belongs to");
     await page.getByRole("button", { name: "Open Group - Uploads" }).first().click();
     await shown("Upload a test report; it becomes a test run");

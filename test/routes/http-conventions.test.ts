@@ -65,7 +65,13 @@ function chunkedBody(text: string, chunkSize = 8 * 1024): ReadableStream<Uint8Ar
   });
 }
 
-async function sendStream(method: string, path: string, key: string, stream: ReadableStream<Uint8Array>, headers: Record<string, string> = {}): Promise<CallResult> {
+async function sendStream(
+  method: string,
+  path: string,
+  key: string,
+  stream: ReadableStream<Uint8Array>,
+  headers: Record<string, string> = {},
+): Promise<CallResult> {
   const response = await h.app.request(path, {
     method,
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
@@ -105,12 +111,15 @@ describe("unknown routes", () => {
   });
 
   // `/` itself is the web app's home now (docs/web-app.md); paths that are no page stay 404 envelopes.
-  it.each(["/nope", "/projects", "/api", "/api/v2/projects", "/api/v1x/projects", "/uploads/v9"])("%s outside /api/v1 is a 404 not_found envelope", async (path) => {
-    expectEnvelope(await h.get(path, null), 404, "not_found");
-    const { key } = await fixture();
-    expectEnvelope(await h.get(path, key), 404, "not_found");
-    expectEnvelope(await h.call("POST", path, { body: {} }), 404, "not_found");
-  });
+  it.each(["/nope", "/projects", "/api", "/api/v2/projects", "/api/v1x/projects", "/uploads/v9"])(
+    "%s outside /api/v1 is a 404 not_found envelope",
+    async (path) => {
+      expectEnvelope(await h.get(path, null), 404, "not_found");
+      const { key } = await fixture();
+      expectEnvelope(await h.get(path, key), 404, "not_found");
+      expectEnvelope(await h.call("POST", path, { body: {} }), 404, "not_found");
+    },
+  );
 });
 
 describe("wrong methods", () => {
@@ -164,7 +173,11 @@ describe("malformed JSON bodies", () => {
 
   it.each(malformed)("PATCH /projects/:id with %j is a 400 invalid_request and changes nothing", async (raw) => {
     const { key, project } = await fixture();
-    const res = await h.call("PATCH", `/api/v1/projects/${project.id}`, { key, rawBody: raw, headers: { "content-type": "application/json" } });
+    const res = await h.call("PATCH", `/api/v1/projects/${project.id}`, {
+      key,
+      rawBody: raw,
+      headers: { "content-type": "application/json" },
+    });
     expectEnvelope(res, 400, "invalid_request");
     const after = await h.get(`/api/v1/projects/${project.id}`, key);
     expect(after.body.name).toBe("Original");
@@ -173,7 +186,11 @@ describe("malformed JSON bodies", () => {
 
   it.each(malformed)("POST /alerts/:id/snooze with %j is a 400 invalid_request and changes nothing", async (raw) => {
     const { key, alertId } = await fixture();
-    const res = await h.call("POST", `/api/v1/alerts/${alertId}/snooze`, { key, rawBody: raw, headers: { "content-type": "application/json" } });
+    const res = await h.call("POST", `/api/v1/alerts/${alertId}/snooze`, {
+      key,
+      rawBody: raw,
+      headers: { "content-type": "application/json" },
+    });
     expectEnvelope(res, 400, "invalid_request");
     const after = await h.get(`/api/v1/alerts/${alertId}`, key);
     expect(after.body.snoozed).toBe(false);
@@ -192,13 +209,55 @@ async function jsonBodyOperations() {
   const { orgId, key, project, alertId } = await fixture();
   const admin = { key: ADMIN_TOKEN };
   return [
-    { name: "PATCH /api/v1/projects/:id", method: "PATCH", path: `/api/v1/projects/${project.id}`, auth: { key }, body: { name: "Renamed" }, ok: 200 },
-    { name: "POST /api/v1/alerts/:id/snooze", method: "POST", path: `/api/v1/alerts/${alertId}/snooze`, auth: { key }, body: { duration: "1h" }, ok: 200 },
+    {
+      name: "PATCH /api/v1/projects/:id",
+      method: "PATCH",
+      path: `/api/v1/projects/${project.id}`,
+      auth: { key },
+      body: { name: "Renamed" },
+      ok: 200,
+    },
+    {
+      name: "POST /api/v1/alerts/:id/snooze",
+      method: "POST",
+      path: `/api/v1/alerts/${alertId}/snooze`,
+      auth: { key },
+      body: { duration: "1h" },
+      ok: 200,
+    },
     { name: "POST /admin/v1/organizations", method: "POST", path: "/admin/v1/organizations", auth: admin, body: { name: "Org" }, ok: 201 },
-    { name: "POST /admin/v1/organizations/:id/projects", method: "POST", path: `/admin/v1/organizations/${orgId}/projects`, auth: admin, body: { name: "P" }, ok: 201 },
-    { name: "PATCH /admin/v1/projects/:id/check_settings", method: "PATCH", path: `/admin/v1/projects/${project.id}/check_settings`, auth: admin, body: { default_branch: "develop" }, ok: 200 },
-    { name: "POST /admin/v1/organizations/:id/webhooks", method: "POST", path: `/admin/v1/organizations/${orgId}/webhooks`, auth: admin, body: { url: "http://127.0.0.1:9/x" }, ok: 201 },
-    { name: "PATCH /admin/v1/alerts/:id/notification_settings", method: "PATCH", path: `/admin/v1/alerts/${alertId}/notification_settings`, auth: admin, body: { notification_cooldown_seconds: 60 }, ok: 200 },
+    {
+      name: "POST /admin/v1/organizations/:id/projects",
+      method: "POST",
+      path: `/admin/v1/organizations/${orgId}/projects`,
+      auth: admin,
+      body: { name: "P" },
+      ok: 201,
+    },
+    {
+      name: "PATCH /admin/v1/projects/:id/check_settings",
+      method: "PATCH",
+      path: `/admin/v1/projects/${project.id}/check_settings`,
+      auth: admin,
+      body: { default_branch: "develop" },
+      ok: 200,
+    },
+    {
+      name: "POST /admin/v1/organizations/:id/webhooks",
+      method: "POST",
+      path: `/admin/v1/organizations/${orgId}/webhooks`,
+      auth: admin,
+      body: { url: "http://127.0.0.1:9/x" },
+      ok: 201,
+    },
+    {
+      name: "PATCH /admin/v1/alerts/:id/notification_settings",
+      method: "PATCH",
+      path: `/admin/v1/alerts/${alertId}/notification_settings`,
+      auth: admin,
+      body: { notification_cooldown_seconds: 60 },
+      ok: 200,
+    },
   ];
 }
 
@@ -206,7 +265,7 @@ describe("deeply nested JSON bodies (docs/api-decisions.md: at most 64 levels)",
   it("4,500 levels (about 9 KB) is a 400 invalid_request on every operation that reads JSON, never a 500", async () => {
     const deep = `${"[".repeat(4500)}${"]".repeat(4500)}`;
     for (const op of await jsonBodyOperations()) {
-      for (const raw of [deep, `{"name":${deep}}`, `{"x":${"{\"a\":".repeat(4500)}1${"}".repeat(4500)}}`]) {
+      for (const raw of [deep, `{"name":${deep}}`, `{"x":${'{"a":'.repeat(4500)}1${"}".repeat(4500)}}`]) {
         const res = await h.call(op.method, op.path, { ...op.auth, rawBody: raw, headers: { "content-type": "application/json" } });
         expectEnvelope(res, 400, "invalid_request");
         expect(res.body.error.message, op.name).toMatch(/deeper than 64 levels/);
@@ -221,20 +280,41 @@ describe("deeply nested JSON bodies (docs/api-decisions.md: at most 64 levels)",
     const res = await h.call("PATCH", `/api/v1/projects/${project.id}`, { key, rawBody: `{"name":"Deep ok","x":${nested64}}` });
     expect(res.status, res.text).toBe(200);
     const bracketsInName = `[[[{{{\\"${"[".repeat(200)}`;
-    const named = await h.call("PATCH", `/api/v1/projects/${project.id}`, { key, rawBody: JSON.stringify({ name: JSON.parse(`"${bracketsInName}"`) }) });
+    const named = await h.call("PATCH", `/api/v1/projects/${project.id}`, {
+      key,
+      rawBody: JSON.stringify({ name: JSON.parse(`"${bracketsInName}"`) }),
+    });
     expect(named.status, named.text).toBe(200);
     expect(named.body.name).toBe(JSON.parse(`"${bracketsInName}"`));
-    const tooDeep = await h.call("PATCH", `/api/v1/projects/${project.id}`, { key, rawBody: `{"name":"x","x":${"[".repeat(64)}${"]".repeat(64)}}` });
+    const tooDeep = await h.call("PATCH", `/api/v1/projects/${project.id}`, {
+      key,
+      rawBody: `{"name":"x","x":${"[".repeat(64)}${"]".repeat(64)}}`,
+    });
     expectEnvelope(tooDeep, 400, "invalid_request");
   });
 });
 
 describe("Content-Type of JSON bodies: one rule, the body is read as JSON whatever the header says", () => {
-  const contentTypes = ["application/json", "application/json;;;", "application/json; x", "application/json ; charset=utf-8", "text/plain", "application/xml", "multipart/form-data; boundary=x", "application/json; charset=latin1", "nonsense", ""];
+  const contentTypes = [
+    "application/json",
+    "application/json;;;",
+    "application/json; x",
+    "application/json ; charset=utf-8",
+    "text/plain",
+    "application/xml",
+    "multipart/form-data; boundary=x",
+    "application/json; charset=latin1",
+    "nonsense",
+    "",
+  ];
 
   it.each(contentTypes)("Content-Type %j: every operation that reads JSON accepts a JSON body", async (contentType) => {
     for (const op of await jsonBodyOperations()) {
-      const res = await h.call(op.method, op.path, { ...op.auth, rawBody: JSON.stringify(op.body), headers: contentType ? { "content-type": contentType } : {} });
+      const res = await h.call(op.method, op.path, {
+        ...op.auth,
+        rawBody: JSON.stringify(op.body),
+        headers: contentType ? { "content-type": contentType } : {},
+      });
       expect(res.status, `${op.name}: ${res.text}`).toBe(op.ok);
       expectJsonHeaders(res);
     }
@@ -243,7 +323,11 @@ describe("Content-Type of JSON bodies: one rule, the body is read as JSON whatev
   it("malformed JSON under an odd Content-Type is the same 400 invalid_request, never a 415", async () => {
     for (const op of await jsonBodyOperations()) {
       for (const contentType of ["application/json;;;", "text/plain", "application/json; x"]) {
-        expectEnvelope(await h.call(op.method, op.path, { ...op.auth, rawBody: "{nope", headers: { "content-type": contentType } }), 400, "invalid_request");
+        expectEnvelope(
+          await h.call(op.method, op.path, { ...op.auth, rawBody: "{nope", headers: { "content-type": contentType } }),
+          400,
+          "invalid_request",
+        );
       }
     }
   });
@@ -322,17 +406,32 @@ describe("body size limit (64 KiB)", () => {
     const { key, project } = await fixture();
     const res = await sendStream("PATCH", `/api/v1/projects/${project.id}`, key, chunkedBody(patchBodyOfSize(BODY_LIMIT + 1, "Too big")));
     expectEnvelope(res, 413, "payload_too_large");
-    const huge = await sendStream("PATCH", `/api/v1/projects/${project.id}`, key, chunkedBody(patchBodyOfSize(4 * 1024 * 1024, "Huge"), 64 * 1024));
+    const huge = await sendStream(
+      "PATCH",
+      `/api/v1/projects/${project.id}`,
+      key,
+      chunkedBody(patchBodyOfSize(4 * 1024 * 1024, "Huge"), 64 * 1024),
+    );
     expectEnvelope(huge, 413, "payload_too_large");
     expect((await h.get(`/api/v1/projects/${project.id}`, key)).body.name).toBe("Original");
   });
 
   it("a chunked body within the limit works (exactly 64 KiB, and small)", async () => {
     const { key, project } = await fixture();
-    const exact = await sendStream("PATCH", `/api/v1/projects/${project.id}`, key, chunkedBody(patchBodyOfSize(BODY_LIMIT, "Chunked 64 KiB"), 1000));
+    const exact = await sendStream(
+      "PATCH",
+      `/api/v1/projects/${project.id}`,
+      key,
+      chunkedBody(patchBodyOfSize(BODY_LIMIT, "Chunked 64 KiB"), 1000),
+    );
     expect(exact.status, exact.text).toBe(200);
     expect(exact.body.name).toBe("Chunked 64 KiB");
-    const small = await sendStream("PATCH", `/api/v1/projects/${project.id}`, key, chunkedBody(JSON.stringify({ name: "Chunked small" }), 3));
+    const small = await sendStream(
+      "PATCH",
+      `/api/v1/projects/${project.id}`,
+      key,
+      chunkedBody(JSON.stringify({ name: "Chunked small" }), 3),
+    );
     expect(small.status, small.text).toBe(200);
     expect(small.body.name).toBe("Chunked small");
   });
@@ -340,7 +439,11 @@ describe("body size limit (64 KiB)", () => {
   it("an oversized body on POST /alerts/:id/snooze is a 413, plain or chunked", async () => {
     const { key, alertId } = await fixture();
     const big = JSON.stringify({ duration: "1h", pad: "x".repeat(BODY_LIMIT) });
-    expectEnvelope(await h.call("POST", `/api/v1/alerts/${alertId}/snooze`, { key, rawBody: big, headers: { "content-type": "application/json" } }), 413, "payload_too_large");
+    expectEnvelope(
+      await h.call("POST", `/api/v1/alerts/${alertId}/snooze`, { key, rawBody: big, headers: { "content-type": "application/json" } }),
+      413,
+      "payload_too_large",
+    );
     expectEnvelope(await sendStream("POST", `/api/v1/alerts/${alertId}/snooze`, key, chunkedBody(big)), 413, "payload_too_large");
     expect((await h.get(`/api/v1/alerts/${alertId}`, key)).body.snoozed).toBe(false);
   });
@@ -401,7 +504,11 @@ describe("content type and nosniff on every response", () => {
     expectEnvelope(await h.get("/nope", null), 404, "not_found");
     expectEnvelope(await h.call("DELETE", "/api/v1/projects", { key }), 405, "method_not_allowed");
     expectEnvelope(
-      await h.call("PATCH", `/api/v1/projects/${project.id}`, { key, rawBody: patchBodyOfSize(BODY_LIMIT + 1, "x"), headers: { "content-type": "application/json" } }),
+      await h.call("PATCH", `/api/v1/projects/${project.id}`, {
+        key,
+        rawBody: patchBodyOfSize(BODY_LIMIT + 1, "x"),
+        headers: { "content-type": "application/json" },
+      }),
       413,
       "payload_too_large",
     );

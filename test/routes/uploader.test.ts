@@ -63,7 +63,10 @@ describe("GET /uploader/ci-test-analytics.mjs", () => {
     expect(response.headers.get("cache-control")).toBe("public, max-age=300");
     expect(response.headers.get("etag")).toBe(`"${UPLOADER_BUNDLE_SHA256}"`);
     expect(response.headers.get("content-length")).toBe(String(bytes.length));
-    expect(new TextDecoder().decode(bytes) === bundleText, "the served bundle differs from packages/uploader/bin/ci-test-analytics.mjs").toBe(true);
+    expect(
+      new TextDecoder().decode(bytes) === bundleText,
+      "the served bundle differs from packages/uploader/bin/ci-test-analytics.mjs",
+    ).toBe(true);
     expect(await sha256(bytes)).toBe(UPLOADER_BUNDLE_SHA256);
     expect(await sha256(new TextEncoder().encode(bundleText))).toBe(UPLOADER_BUNDLE_SHA256);
     expect(bundleText.startsWith("#!/usr/bin/env node\n")).toBe(true);
@@ -83,7 +86,12 @@ describe("GET /uploader/ci-test-analytics.tgz", () => {
     expect([bytes[0], bytes[1]]).toEqual([0x1f, 0x8b]);
 
     const entries = tarEntries(await gunzip(bytes));
-    expect([...entries.keys()].sort()).toEqual(["package/README.md", "package/THIRD-PARTY-NOTICES.md", "package/bin/ci-test-analytics.mjs", "package/package.json"]);
+    expect([...entries.keys()].sort()).toEqual([
+      "package/README.md",
+      "package/THIRD-PARTY-NOTICES.md",
+      "package/bin/ci-test-analytics.mjs",
+      "package/package.json",
+    ]);
     for (const entry of entries.values()) {
       expect(entry.type).toBe("0");
       expect(entry.magic).toBe("ustar");
@@ -92,7 +100,10 @@ describe("GET /uploader/ci-test-analytics.tgz", () => {
     expect(pkg.bin).toEqual({ "ci-test-analytics": "bin/ci-test-analytics.mjs" });
     expect(pkg.dependencies ?? {}).toEqual({});
     expect(entries.get("package/package.json")!.text).toBe(packageJsonText);
-    expect(entries.get("package/bin/ci-test-analytics.mjs")!.text === bundleText, "the tarball's bin differs from the checked-in bundle").toBe(true);
+    expect(
+      entries.get("package/bin/ci-test-analytics.mjs")!.text === bundleText,
+      "the tarball's bin differs from the checked-in bundle",
+    ).toBe(true);
     expect(entries.get("package/bin/ci-test-analytics.mjs")!.mode).toBe(0o755);
     expect(entries.get("package/THIRD-PARTY-NOTICES.md")!.text).toBe(noticesText);
     expect(entries.get("package/README.md")!.text).toBe(readmeText);
@@ -111,7 +122,8 @@ describe("both files", () => {
     const { response, bytes } = await fetchBytes(path, { method: "HEAD" });
     expect(response.status).toBe(200);
     expect(bytes.length).toBe(0);
-    for (const name of ["content-type", "etag", "cache-control", "content-length", "content-disposition"]) expect(response.headers.get(name), name).toBe(get.response.headers.get(name));
+    for (const name of ["content-type", "etag", "cache-control", "content-length", "content-disposition"])
+      expect(response.headers.get(name), name).toBe(get.response.headers.get(name));
   });
 
   it.each([MJS, TGZ])("%s: If-None-Match with its ETag is a 304; another tag gets the file", async (path) => {
@@ -135,15 +147,19 @@ describe("both files", () => {
 });
 
 describe("other paths below /uploader/", () => {
-  it.each(["/uploader/", "/uploader", "/uploader/ci-test-analytics.js", "/uploader/ci-test-analytics-uploader-0.2.0.tgz", "/uploader/ci-test-analytics.mjs/x", "/uploader/../package.json"])(
-    "%s is a 404 in the error envelope",
-    async (path) => {
-      const res = await h.get(path);
-      expect(res.status, res.text).toBe(404);
-      expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
-      expect(Object.keys(res.body)).toEqual(["error"]);
-      expect(res.body.error.code).toBe("not_found");
-      expect(res.headers.get("cache-control")).toBe("no-store");
-    },
-  );
+  it.each([
+    "/uploader/",
+    "/uploader",
+    "/uploader/ci-test-analytics.js",
+    "/uploader/ci-test-analytics-uploader-0.2.0.tgz",
+    "/uploader/ci-test-analytics.mjs/x",
+    "/uploader/../package.json",
+  ])("%s is a 404 in the error envelope", async (path) => {
+    const res = await h.get(path);
+    expect(res.status, res.text).toBe(404);
+    expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(Object.keys(res.body)).toEqual(["error"]);
+    expect(res.body.error.code).toBe("not_found");
+    expect(res.headers.get("cache-control")).toBe("no-store");
+  });
 });

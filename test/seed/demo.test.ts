@@ -17,7 +17,10 @@ let seeded: Awaited<ReturnType<typeof seedDemoOrganization>>;
 beforeAll(async () => {
   h = await createHarness();
   // The seeding gets its own app and clock; it starts from the harness's "now".
-  seeded = await seedDemoOrganization({ db: h.db, clock: h.clock, webAppUrl: "http://localhost:3000", secrets: testSecrets }, { logger: { info: () => {}, error: (message) => h.logs.push(message) } });
+  seeded = await seedDemoOrganization(
+    { db: h.db, clock: h.clock, webAppUrl: "http://localhost:3000", secrets: testSecrets },
+    { logger: { info: () => {}, error: (message) => h.logs.push(message) } },
+  );
   apiKey = seeded.apiKey;
 }, 120_000);
 afterAll(() => h.close());
@@ -42,7 +45,9 @@ describe("demo organization", () => {
 
       const { items: runs } = await collectAll(h, `/api/v1/projects/${project.id}/test_runs`, apiKey, 100);
       expect(runs).toHaveLength(spec.window.count);
-      expect(runs.every((r) => r.status === "processed" && r.tests_count >= 50 && r.build_url?.startsWith("https://ci.example.com/"))).toBe(true);
+      expect(runs.every((r) => r.status === "processed" && r.tests_count >= 50 && r.build_url?.startsWith("https://ci.example.com/"))).toBe(
+        true,
+      );
       // Newest first, in arrival order, spread over days.
       expect(runs.map((r) => r.number)).toEqual(Array.from({ length: spec.window.count }, (_, i) => spec.window.count - i));
       expect(Date.parse(runs[0].created_at) - Date.parse(runs.at(-1).created_at)).toBeGreaterThan(3 * 86_400_000);
@@ -138,7 +143,12 @@ describe("demo organization", () => {
     }
     // Sign-in through the harness's app (WEB_APP_URL of the tests).
     const form = new URLSearchParams({ email: seeded.people[1]!.email, password: seeded.people[1]!.password });
-    const signIn = await h.app.request("/sign-in", { method: "POST", headers: { origin: new URL(WEB_APP_URL).origin, "content-type": "application/x-www-form-urlencoded" }, body: form.toString(), redirect: "manual" });
+    const signIn = await h.app.request("/sign-in", {
+      method: "POST",
+      headers: { origin: new URL(WEB_APP_URL).origin, "content-type": "application/x-www-form-urlencoded" },
+      body: form.toString(),
+      redirect: "manual",
+    });
     expect(signIn.status).toBe(303);
   });
 

@@ -34,7 +34,9 @@ const logger = { info() {}, error() {} };
 async function checksOutcome(db: Database, projectId: string) {
   const rows = (query: ReturnType<typeof sql>) => rowsOf<Record<string, unknown>>(db.execute(query));
   return {
-    states: await rows(sql`select alert_type, state, detector_version, last_run_number, runs_checked from alert_check_states where project_id = ${projectId} order by alert_type`),
+    states: await rows(
+      sql`select alert_type, state, detector_version, last_run_number, runs_checked from alert_check_states where project_id = ${projectId} order by alert_type`,
+    ),
     events: await rows(sql`
       select a.alert_type, e.test_run_id, e.metadata, e.triggered_at from alert_events e join alerts a on a.id = e.alert_id
       where a.project_id = ${projectId} order by e.id`),
@@ -77,11 +79,15 @@ function duplicatedTests(runs: number): Upload[] {
     const testcase = (i: number, suite: number) => {
       const outcome = status(i, suite);
       const time = (0.2 + ((i * 7 + run * (i % 3 === 0 ? 3 : 1)) % 10) / 10).toFixed(3);
-      const body = outcome === "failed" ? `<failure message="expected ${i}">at spec:${i}</failure>` : outcome === "skipped" ? "<skipped/>" : "";
+      const body =
+        outcome === "failed" ? `<failure message="expected ${i}">at spec:${i}</failure>` : outcome === "skipped" ? "<skipped/>" : "";
       return `<testcase classname="app.Spec" name="test ${String(i).padStart(2, "0")}" time="${time}">${body}</testcase>`;
     };
     const first = Array.from({ length: 24 }, (_, i) => testcase(i, 0)).join("");
-    const second = Array.from({ length: 24 }, (_, i) => i).filter((i) => i % 2 === 0).map((i) => testcase(i, 1)).join("");
+    const second = Array.from({ length: 24 }, (_, i) => i)
+      .filter((i) => i % 2 === 0)
+      .map((i) => testcase(i, 1))
+      .join("");
     uploads.push({
       branch: run % 10 === 5 ? "feature/x" : "main",
       commitSha: run % 9 === 1 && run > 1 ? `c${run - 1}` : `c${run}`,
@@ -125,24 +131,44 @@ describe("alert checks of a large run, in chunks", () => {
   it("convert a state stored in one document per check (old keys) as the checks of the run in one piece do", async () => {
     const outcome = await checkBothWays(duplicatedTests(30), { chunkCases: 3, beforeLast: toLegacyStates });
     // Converted, not started over: the states count all 27 default-branch runs of the 30.
-    const states = Object.fromEntries(outcome.states.map((row) => [row.alert_type, row.state as { v: number; sq?: number; runs?: number; seq?: number }]));
+    const states = Object.fromEntries(
+      outcome.states.map((row) => [row.alert_type, row.state as { v: number; sq?: number; runs?: number; seq?: number }]),
+    );
     expect(states.test_flakiness).toMatchObject({ v: 2, sq: 27 });
     expect(states.failure_rate_spike).toMatchObject({ v: 2, seq: 27 });
     expect(states.performance_regression).toMatchObject({ v: 3 });
     expect(states.skipped_test_count_creep).toMatchObject({ v: 2, runs: 27 });
     // Every test's entries are back (skip creep keeps none per test).
-    expect(outcome.tests.every((row) => [flakinessCheck.version, failureRateSpikeCheck.version, performanceRegressionCheck.version].every((version) => version in (row.check_state as object)))).toBe(true);
+    expect(
+      outcome.tests.every((row) =>
+        [flakinessCheck.version, failureRateSpikeCheck.version, performanceRegressionCheck.version].every(
+          (version) => version in (row.check_state as object),
+        ),
+      ),
+    ).toBe(true);
   });
 });
 
 /** Turns the project's checks' states back into what the service stored before per-test entries: one document per check, every test's entry under its old key. */
 async function toLegacyStates(projectId: string) {
-  const tests = await rowsOf<{ id: string; name: string; check_state: Record<string, unknown> }>(h.db.execute(sql`select id, name, check_state from tests where project_id = ${projectId}`));
-  const states = new Map((await rowsOf<{ alert_type: string; state: Record<string, unknown> }>(h.db.execute(sql`select alert_type, state from alert_check_states where project_id = ${projectId}`))).map((row) => [row.alert_type, row.state]));
+  const tests = await rowsOf<{ id: string; name: string; check_state: Record<string, unknown> }>(
+    h.db.execute(sql`select id, name, check_state from tests where project_id = ${projectId}`),
+  );
+  const states = new Map(
+    (
+      await rowsOf<{ alert_type: string; state: Record<string, unknown> }>(
+        h.db.execute(sql`select alert_type, state from alert_check_states where project_id = ${projectId}`),
+      )
+    ).map((row) => [row.alert_type, row.state]),
+  );
   const oldKey = new Map(tests.map((test) => [test.id, legacyTestKey("first", "app.Spec", test.name)]));
-  const entries = (version: string) => Object.fromEntries(tests.flatMap((test) => (test.check_state[version] === undefined ? [] : [[oldKey.get(test.id)!, test.check_state[version]]])));
+  const entries = (version: string) =>
+    Object.fromEntries(
+      tests.flatMap((test) => (test.check_state[version] === undefined ? [] : [[oldKey.get(test.id)!, test.check_state[version]]])),
+    );
   const spike = entries(failureRateSpikeCheck.version) as Record<string, Record<string, number>>;
-  const spikeMap = (field: string) => Object.fromEntries(Object.entries(spike).flatMap(([key, entry]) => (entry[field] === undefined ? [] : [[key, entry[field]]])));
+  const spikeMap = (field: string) =>
+    Object.fromEntries(Object.entries(spike).flatMap(([key, entry]) => (entry[field] === undefined ? [] : [[key, entry[field]]])));
   const perf = states.get("performance_regression") as { tests: { k: string }[]; pool: { k: string }[] };
   const skipped = states.get("skipped_test_count_creep") as { keys: string[] | null };
   const legacy: Record<string, unknown> = {
@@ -158,7 +184,9 @@ async function toLegacyStates(projectId: string) {
     skipped_test_count_creep: { ...skipped, v: 1, keys: skipped.keys?.map((key) => oldKey.get(key)!) ?? null },
   };
   for (const [alertType, state] of Object.entries(legacy)) {
-    await h.db.execute(sql`update alert_check_states set state = ${JSON.stringify(state)}::jsonb where project_id = ${projectId} and alert_type = ${alertType}`);
+    await h.db.execute(
+      sql`update alert_check_states set state = ${JSON.stringify(state)}::jsonb where project_id = ${projectId} and alert_type = ${alertType}`,
+    );
   }
   await h.db.execute(sql`update tests set check_state = '{}'::jsonb where project_id = ${projectId}`);
 }
@@ -171,11 +199,17 @@ async function toLegacyStates(projectId: string) {
  */
 async function checkBothWays(
   uploads: Upload[],
-  options: { quarantine?: string; chunkCases?: number; autoQuarantineDays?: number; beforeLast?: (projectId: string) => Promise<void> } = {},
+  options: {
+    quarantine?: string;
+    chunkCases?: number;
+    autoQuarantineDays?: number;
+    beforeLast?: (projectId: string) => Promise<void>;
+  } = {},
 ) {
   const { organization } = await h.newOrganization();
   const { project } = await h.newProject(organization.id);
-  if (options.autoQuarantineDays) await h.db.execute(sql`update projects set auto_quarantine_days = ${options.autoQuarantineDays} where id = ${project.id}`);
+  if (options.autoQuarantineDays)
+    await h.db.execute(sql`update projects set auto_quarantine_days = ${options.autoQuarantineDays} where id = ${project.id}`);
   const checkDeps = (db: Database) => ({ db, clock: h.clock, logger, checks: CHECKS, webAppUrl: WEB_APP_URL });
   let compared = 0;
   let difference: unknown = null;
@@ -210,10 +244,17 @@ async function checkBothWays(
     if (i === uploads.length - 1) await options.beforeLast?.(project.id);
     h.clock.set(Date.parse(upload.createdAt));
     const payload = { format: "junit_xml" as const, content: upload.xml };
-    const { run: arrived } = await recordTestRunArrival(deps, project.id, { branch: upload.branch, commitSha: upload.commitSha, startedAt: new Date(upload.createdAt) }, payload);
+    const { run: arrived } = await recordTestRunArrival(
+      deps,
+      project.id,
+      { branch: upload.branch, commitSha: upload.commitSha, startedAt: new Date(upload.createdAt) },
+      payload,
+    );
     expect(await processTestRun(deps, arrived.id, { finalAttempt: false, payload })).toBe("processed");
     if (i === 0 && options.quarantine) {
-      await h.db.execute(sql`update tests set quarantine_expires_at = now() + interval '30 days' where name = ${options.quarantine} and project_id = ${project.id}`);
+      await h.db.execute(
+        sql`update tests set quarantine_expires_at = now() + interval '30 days' where name = ${options.quarantine} and project_id = ${project.id}`,
+      );
     }
   }
   if (difference) throw difference;

@@ -67,7 +67,9 @@ const lockKey = (projectId: string) => `hashtextextended('${projectId}'::text, 0
 
 /** Advisory locks waited for on the project's tests lock. */
 async function waiters(): Promise<number> {
-  const { rows } = await direct.query(`select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`);
+  const { rows } = await direct.query(
+    `select count(*)::int as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`,
+  );
   return (rows[0] as { n: number }).n;
 }
 
@@ -81,13 +83,17 @@ async function until(condition: () => Promise<boolean>) {
 
 async function statesOf(projectId: string) {
   return rowsOf<{ alert_type: string; last_run_number: number; runs_checked: number }>(
-    h.db.execute(sql`select alert_type, last_run_number, runs_checked from alert_check_states where project_id = ${projectId} order by alert_type`),
+    h.db.execute(
+      sql`select alert_type, last_run_number, runs_checked from alert_check_states where project_id = ${projectId} order by alert_type`,
+    ),
   );
 }
 
 async function flakinessEntries(projectId: string) {
   const rows = await rowsOf<{ name: string; entry: { n: number; ls: number } }>(
-    h.db.execute(sql`select name, check_state -> ${CHECKS.test_flakiness.version} as entry from tests where project_id = ${projectId} order by name`),
+    h.db.execute(
+      sql`select name, check_state -> ${CHECKS.test_flakiness.version} as entry from tests where project_id = ${projectId} order by name`,
+    ),
   );
   return rows.map((row) => ({ name: row.name, n: row.entry.n, ls: row.entry.ls }));
 }

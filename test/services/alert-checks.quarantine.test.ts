@@ -33,9 +33,12 @@ async function testId(apiKey: string, projectId: string, name: string) {
   return res.body.data.find((t: any) => t.name === name).id as string;
 }
 
-const eventsOf = async (apiKey: string, alertId: string) => (await h.get(`/api/v1/alerts/${alertId}/events?limit=100`, apiKey)).body.data as any[];
-const quarantine = (apiKey: string, id: string) => h.post(`/api/v1/tests/${id}/quarantine`, apiKey, { reason: "known flaky", duration: "90d" });
-const stable = (count: number, from = 0): CaseSpec[] => Array.from({ length: count }, (_, i) => ({ name: `stable_${from + i}`, status: "passed" }));
+const eventsOf = async (apiKey: string, alertId: string) =>
+  (await h.get(`/api/v1/alerts/${alertId}/events?limit=100`, apiKey)).body.data as any[];
+const quarantine = (apiKey: string, id: string) =>
+  h.post(`/api/v1/tests/${id}/quarantine`, apiKey, { reason: "known flaky", duration: "90d" });
+const stable = (count: number, from = 0): CaseSpec[] =>
+  Array.from({ length: count }, (_, i) => ({ name: `stable_${from + i}`, status: "passed" }));
 
 describe("test_flakiness", () => {
   it("no event for a quarantined test while its state advances and its health turns flaky; the same history unquarantined has events", async () => {
@@ -73,7 +76,8 @@ describe("failure_rate_spike", () => {
       await upload(uploadToken, [...stable(49), { name: "rarely_fails", status: i === 12 ? "failed" : "passed" }], `quiet${i}`);
     }
     const failing = Array.from({ length: 20 }, (_, i) => `stable_${30 + i}`.replace("stable_49", "rarely_fails"));
-    for (const name of failing.slice(0, quarantinedCount)) expect((await quarantine(apiKey, await testId(apiKey, projectId, name))).status).toBe(200);
+    for (const name of failing.slice(0, quarantinedCount))
+      expect((await quarantine(apiKey, await testId(apiKey, projectId, name))).status).toBe(200);
     const spike = await upload(uploadToken, [...stable(30), ...failing.map((name) => ({ name, status: "failed" as const }))], "spike");
     expect(spike).toMatchObject({ failed_count: 20, result: "tests_failed", quarantined_failures_count: quarantinedCount });
     return eventsOf(apiKey, alertIds.failure_rate_spike!);

@@ -66,13 +66,17 @@ async function eventsOf(apiKey: string, alertId: string) {
   return res.body.data as { metadata: Record<string, any>; test_run: { number: number } }[];
 }
 
-const stable = (count: number, status: Status = "passed"): CaseSpec[] => Array.from({ length: count }, (_, i) => ({ name: `stable_${i}`, status }));
-const times = <T,>(count: number, make: (i: number) => T): T[] => Array.from({ length: count }, (_, i) => make(i));
+const stable = (count: number, status: Status = "passed"): CaseSpec[] =>
+  Array.from({ length: count }, (_, i) => ({ name: `stable_${i}`, status }));
+const times = <T>(count: number, make: (i: number) => T): T[] => Array.from({ length: count }, (_, i) => make(i));
 
 describe("must trip", () => {
   it("a test alternating pass/fail over 30 default-branch runs is flaky, and the event names it", async () => {
     const { apiKey, uploadToken, alertIds } = await newProject();
-    await uploadRuns(uploadToken, times(30, (i) => ({ cases: [...stable(10), { name: "flaky_cart_total", status: (i % 2 ? "failed" : "passed") as Status }] })));
+    await uploadRuns(
+      uploadToken,
+      times(30, (i) => ({ cases: [...stable(10), { name: "flaky_cart_total", status: (i % 2 ? "failed" : "passed") as Status }] })),
+    );
     const events = await eventsOf(apiKey, alertIds.test_flakiness!);
     expect(events.length).toBeGreaterThanOrEqual(1);
     expect(events.every((e) => e.metadata.name === "flaky_cart_total")).toBe(true);
@@ -132,7 +136,10 @@ describe("must trip", () => {
 describe("small suites (the scenarios with nothing around the test)", () => {
   it("a lone test alternating pass/fail over 30 runs is flaky: one test failing is not an infrastructure outage", async () => {
     const { apiKey, uploadToken, alertIds } = await newProject();
-    await uploadRuns(uploadToken, times(30, (i) => ({ cases: [{ name: "lonely_flake", status: (i % 2 ? "failed" : "passed") as Status }] })));
+    await uploadRuns(
+      uploadToken,
+      times(30, (i) => ({ cases: [{ name: "lonely_flake", status: (i % 2 ? "failed" : "passed") as Status }] })),
+    );
     const events = await eventsOf(apiKey, alertIds.test_flakiness!);
     expect(events.length).toBeGreaterThanOrEqual(1);
     expect(events.every((e) => e.metadata.name === "lonely_flake")).toBe(true);
@@ -140,7 +147,10 @@ describe("small suites (the scenarios with nothing around the test)", () => {
 
   it("one of two tests alternating is flaky (half the suite failing is not most of it)", async () => {
     const { apiKey, uploadToken, alertIds } = await newProject();
-    await uploadRuns(uploadToken, times(30, (i) => ({ cases: [...stable(1), { name: "half_flake", status: (i % 2 ? "failed" : "passed") as Status }] })));
+    await uploadRuns(
+      uploadToken,
+      times(30, (i) => ({ cases: [...stable(1), { name: "half_flake", status: (i % 2 ? "failed" : "passed") as Status }] })),
+    );
     expect((await eventsOf(apiKey, alertIds.test_flakiness!)).length).toBeGreaterThanOrEqual(1);
   });
 
@@ -161,33 +171,52 @@ describe("small suites (the scenarios with nothing around the test)", () => {
     ]);
     const events = await eventsOf(creeping.apiKey, creeping.alertIds.skipped_test_count_creep!);
     expect(events).toHaveLength(1);
-    expect(events[0]!.metadata).toMatchObject({ skipped_count: 2, total_tests: 10, thresholds: expect.objectContaining({ min_increase: 2 }) });
+    expect(events[0]!.metadata).toMatchObject({
+      skipped_count: 2,
+      total_tests: 10,
+      thresholds: expect.objectContaining({ min_increase: 2 }),
+    });
 
     const steady = await newProject();
-    await uploadRuns(steady.uploadToken, [...times(20, () => ({ cases: stable(10) })), ...times(8, () => ({ cases: [...stable(9), { name: "one_skip", status: "skipped" as const }] }))]);
+    await uploadRuns(steady.uploadToken, [
+      ...times(20, () => ({ cases: stable(10) })),
+      ...times(8, () => ({ cases: [...stable(9), { name: "one_skip", status: "skipped" as const }] })),
+    ]);
     expect(await eventsOf(steady.apiKey, steady.alertIds.skipped_test_count_creep!)).toEqual([]);
   });
 
   it("a lone test that breaks and stays broken is not flaky", async () => {
     const { apiKey, uploadToken, alertIds } = await newProject();
-    await uploadRuns(uploadToken, times(40, (i) => ({ cases: [{ name: "broke_alone", status: (i < 15 ? "passed" : "failed") as Status }] })));
+    await uploadRuns(
+      uploadToken,
+      times(40, (i) => ({ cases: [{ name: "broke_alone", status: (i < 15 ? "passed" : "failed") as Status }] })),
+    );
     expect(await eventsOf(apiKey, alertIds.test_flakiness!)).toEqual([]);
   });
 });
 
 describe("the project's default branch (admin check settings)", () => {
   it("runs on the configured branch feed the windows; without it, runs on develop do not", async () => {
-    const alternating = times(30, (i) => ({ branch: "develop", cases: [...stable(10), { name: "develop_flake", status: (i % 2 ? "failed" : "passed") as Status }] }));
+    const alternating = times(30, (i) => ({
+      branch: "develop",
+      cases: [...stable(10), { name: "develop_flake", status: (i % 2 ? "failed" : "passed") as Status }],
+    }));
 
     const unconfigured = await newProject();
     await uploadRuns(unconfigured.uploadToken, alternating);
     expect(await eventsOf(unconfigured.apiKey, unconfigured.alertIds.test_flakiness!)).toEqual([]);
 
     const { organization, apiKey } = await h.newOrganization();
-    const created = await h.admin("POST", `/organizations/${organization.id}/projects`, { name: "Develop first", default_branch: " develop " });
+    const created = await h.admin("POST", `/organizations/${organization.id}/projects`, {
+      name: "Develop first",
+      default_branch: " develop ",
+    });
     expect(created.status).toBe(201);
     const projectId = created.body.project.id as string;
-    const alerts = (await h.get(`/api/v1/alerts?project_id=${projectId}&status=all`, apiKey)).body.data as { id: string; alert_type: string }[];
+    const alerts = (await h.get(`/api/v1/alerts?project_id=${projectId}&status=all`, apiKey)).body.data as {
+      id: string;
+      alert_type: string;
+    }[];
     const flakinessAlert = alerts.find((a) => a.alert_type === "test_flakiness")!.id;
     await uploadRuns(created.body.upload_token, alternating);
     const events = await eventsOf(apiKey, flakinessAlert);
@@ -206,7 +235,9 @@ describe("the project's default branch (admin check settings)", () => {
     expect(bad.status).toBe(422);
     expect(bad.body.error.details[0].field).toBe("default_branch");
     expect((await h.admin("PATCH", `/projects/${project.id}/check_settings`, {})).status).toBe(422);
-    expect((await h.admin("PATCH", `/projects/00000000-0000-4000-8000-000000000000/check_settings`, { default_branch: "x" })).status).toBe(404);
+    expect((await h.admin("PATCH", `/projects/00000000-0000-4000-8000-000000000000/check_settings`, { default_branch: "x" })).status).toBe(
+      404,
+    );
   });
 });
 
@@ -227,19 +258,28 @@ describe("event metadata size", () => {
 describe("must not trip", () => {
   it("a test that breaks and stays broken is not flaky", async () => {
     const { apiKey, uploadToken, alertIds } = await newProject();
-    await uploadRuns(uploadToken, times(40, (i) => ({ cases: [...stable(10), { name: "broke_for_good", status: (i < 15 ? "passed" : "failed") as Status }] })));
+    await uploadRuns(
+      uploadToken,
+      times(40, (i) => ({ cases: [...stable(10), { name: "broke_for_good", status: (i < 15 ? "passed" : "failed") as Status }] })),
+    );
     expect(await eventsOf(apiKey, alertIds.test_flakiness!)).toEqual([]);
   });
 
   it("a single slow outlier is not a regression", async () => {
     const { apiKey, uploadToken, alertIds } = await newProject();
-    await uploadRuns(uploadToken, times(40, (i) => ({ cases: stable(5), seconds: i === 32 ? 120 : 60 + (i % 3) * 0.4 })));
+    await uploadRuns(
+      uploadToken,
+      times(40, (i) => ({ cases: stable(5), seconds: i === 32 ? 120 : 60 + (i % 3) * 0.4 })),
+    );
     expect(await eventsOf(apiKey, alertIds.performance_regression!)).toEqual([]);
   });
 
   it("one skipped test is not creep", async () => {
     const { apiKey, uploadToken, alertIds } = await newProject();
-    await uploadRuns(uploadToken, [...times(20, () => ({ cases: stable(100) })), ...times(8, () => ({ cases: [...stable(99), { name: "one_skip", status: "skipped" as const }] }))]);
+    await uploadRuns(uploadToken, [
+      ...times(20, () => ({ cases: stable(100) })),
+      ...times(8, () => ({ cases: [...stable(99), { name: "one_skip", status: "skipped" as const }] })),
+    ]);
     expect(await eventsOf(apiKey, alertIds.skipped_test_count_creep!)).toEqual([]);
   });
 });
@@ -309,7 +349,11 @@ describe("the checks' per-test state lives in the tests' rows", () => {
 
   const alternating = (count: number, withAbsent: boolean) =>
     times(count, (i) => ({
-      cases: [...stable(6), { name: "flaky_x", status: (i % 2 ? "failed" : "passed") as Status }, ...(withAbsent ? [{ name: "absent_x", status: "passed" as Status }] : [])],
+      cases: [
+        ...stable(6),
+        { name: "flaky_x", status: (i % 2 ? "failed" : "passed") as Status },
+        ...(withAbsent ? [{ name: "absent_x", status: "passed" as Status }] : []),
+      ],
     }));
 
   it("each test's row holds its entries, the project's state none; a run writes its own tests' rows only", async () => {
@@ -337,10 +381,16 @@ describe("the checks' per-test state lives in the tests' rows", () => {
     // check holding every test's entry under its old key (suite, classname and name).
     const rows = await testRows(converted.project.id);
     const oldKey = new Map([...rows.values()].map((row) => [row.id, legacyTestKey(OLD_SUITE, OLD_CLASS, row.name)]));
-    const entries = (version: string) => Object.fromEntries([...rows.values()].flatMap((row) => (row.check_state[version] === undefined ? [] : [[oldKey.get(row.id)!, row.check_state[version]]])));
+    const entries = (version: string) =>
+      Object.fromEntries(
+        [...rows.values()].flatMap((row) =>
+          row.check_state[version] === undefined ? [] : [[oldKey.get(row.id)!, row.check_state[version]]],
+        ),
+      );
     const states = await projectStates(converted.project.id);
     const spikeEntries = entries(VERSIONS.failure_rate_spike) as Record<string, { l?: number; f?: number; t?: number }>;
-    const spikeMap = (field: "l" | "f" | "t") => Object.fromEntries(Object.entries(spikeEntries).flatMap(([key, entry]) => (entry[field] === undefined ? [] : [[key, entry[field]]])));
+    const spikeMap = (field: "l" | "f" | "t") =>
+      Object.fromEntries(Object.entries(spikeEntries).flatMap(([key, entry]) => (entry[field] === undefined ? [] : [[key, entry[field]]])));
     const perf = states.get("performance_regression") as { tests: { k: string }[]; pool: { k: string }[] };
     const skipped = states.get("skipped_test_count_creep") as { keys: string[] | null };
     const legacy: Record<string, unknown> = {
@@ -356,14 +406,17 @@ describe("the checks' per-test state lives in the tests' rows", () => {
       skipped_test_count_creep: { ...skipped, v: 1, keys: skipped.keys?.map((key) => oldKey.get(key)!) ?? null },
     };
     for (const [alertType, state] of Object.entries(legacy)) {
-      await h.db.execute(sql`update alert_check_states set state = ${JSON.stringify(state)}::jsonb where project_id = ${converted.project.id} and alert_type = ${alertType}`);
+      await h.db.execute(
+        sql`update alert_check_states set state = ${JSON.stringify(state)}::jsonb where project_id = ${converted.project.id} and alert_type = ${alertType}`,
+      );
     }
     await h.db.execute(sql`update tests set check_state = '{}'::jsonb where project_id = ${converted.project.id}`);
 
     // Run 20 without absent_x: the alternating test is flagged in both projects alike.
     await uploadRuns(control.uploadToken, alternating(1, false));
     await uploadRuns(converted.uploadToken, alternating(1, false));
-    const flagged = async (p: Awaited<ReturnType<typeof newProject>>) => (await eventsOf(p.apiKey, p.alertIds.test_flakiness!)).map((e) => [e.test_run.number, e.metadata.name, e.metadata.rule]);
+    const flagged = async (p: Awaited<ReturnType<typeof newProject>>) =>
+      (await eventsOf(p.apiKey, p.alertIds.test_flakiness!)).map((e) => [e.test_run.number, e.metadata.name, e.metadata.rule]);
     expect(await flagged(converted)).toEqual(await flagged(control));
     expect(await flagged(converted)).toEqual([[20, "flaky_x", "history_flips"]]);
     const [event] = await eventsOf(converted.apiKey, converted.alertIds.test_flakiness!);
@@ -375,7 +428,9 @@ describe("the checks' per-test state lives in the tests' rows", () => {
     const controlRows = await testRows(control.project.id);
     for (const name of ["flaky_x", "stable_0"]) {
       expect(Object.keys(after.get(name)!.check_state).sort()).toEqual(Object.values(VERSIONS).sort());
-      expect(after.get(name)!.check_state[VERSIONS.failure_rate_spike]).toEqual(controlRows.get(name)!.check_state[VERSIONS.failure_rate_spike]);
+      expect(after.get(name)!.check_state[VERSIONS.failure_rate_spike]).toEqual(
+        controlRows.get(name)!.check_state[VERSIONS.failure_rate_spike],
+      );
     }
     const convertedStates = await projectStates(converted.project.id);
     expect(convertedStates.get("test_flakiness")).toMatchObject({ v: 2 });

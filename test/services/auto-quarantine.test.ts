@@ -37,7 +37,8 @@ const stable = (count: number): CaseSpec[] => Array.from({ length: count }, (_, 
 const testNamed = async (apiKey: string, projectId: string, name: string) =>
   (await h.get(`/api/v1/projects/${projectId}/tests?q=${name}`, apiKey)).body.data.find((t: any) => t.name === name);
 const ciList = (uploadToken: string) => h.get("/uploads/v1/quarantined_tests", uploadToken);
-const eventsOf = async (apiKey: string, alertId: string) => (await h.get(`/api/v1/alerts/${alertId}/events?limit=100`, apiKey)).body.data as any[];
+const eventsOf = async (apiKey: string, alertId: string) =>
+  (await h.get(`/api/v1/alerts/${alertId}/events?limit=100`, apiKey)).body.data as any[];
 
 /** A pass, then a failure on the same commit: run processing's own rule turns the test flaky at run 3. */
 async function sameCommitFlake(uploadToken: string) {
@@ -93,7 +94,9 @@ describe("from run processing's health rule", () => {
 
   it("null turns it off again", async () => {
     const { projectId, apiKey, uploadToken } = await newProject(7);
-    expect((await h.admin("PATCH", `/projects/${projectId}/check_settings`, { auto_quarantine_days: null })).body.auto_quarantine_days).toBeNull();
+    expect(
+      (await h.admin("PATCH", `/projects/${projectId}/check_settings`, { auto_quarantine_days: null })).body.auto_quarantine_days,
+    ).toBeNull();
     await sameCommitFlake(uploadToken);
     expect(await testNamed(apiKey, projectId, "wobbles")).toMatchObject({ health: "flaky", quarantined: false });
   });

@@ -39,7 +39,11 @@ async function setup(hookPath: string) {
   const { organization, apiKey } = await h.newOrganization();
   const { project, uploadToken, alertIds } = await h.newProject(organization.id);
   expect((await h.admin("POST", `/organizations/${organization.id}/webhooks`, { url: `${base}${hookPath}` })).status).toBe(201);
-  const put = await h.call("PUT", "/uploads/v1/codeowners", { key: uploadToken, headers: { "content-type": "text/plain" }, rawBody: CODEOWNERS });
+  const put = await h.call("PUT", "/uploads/v1/codeowners", {
+    key: uploadToken,
+    headers: { "content-type": "text/plain" },
+    rawBody: CODEOWNERS,
+  });
   expect(put.status).toBe(200);
   return { projectId: project.id as string, apiKey, uploadToken, alertIds };
 }
@@ -49,7 +53,15 @@ type CaseSpec = { name: string; status: "passed" | "failed" };
 async function upload(uploadToken: string, cases: CaseSpec[], commit: string) {
   h.clock.advance(60_000);
   const suites = [
-    { name: "s", cases: cases.map((c) => ({ ...c, classname: "Shop", file: c.name === "wobbles" ? "services/cart/wobbles.test.ts" : `web/${c.name}.test.ts`, failure_message: c.status === "failed" ? "boom" : null })) },
+    {
+      name: "s",
+      cases: cases.map((c) => ({
+        ...c,
+        classname: "Shop",
+        file: c.name === "wobbles" ? "services/cart/wobbles.test.ts" : `web/${c.name}.test.ts`,
+        failure_message: c.status === "failed" ? "boom" : null,
+      })),
+    },
   ];
   const done = await h.uploadAndWait(uploadToken, { branch: "main", commit_sha: commit, suites });
   expect(done.status).toBe("processed");
@@ -73,12 +85,19 @@ describe("owners in flakiness events", () => {
     const [alertHook] = to("/hooks/flaky", "alert.triggered");
     expect(alertHook!.body.events[0].metadata.owners).toEqual(["@acme/cart", "cart-lead@example.com"]);
     // The health change is a test webhook with the test object, owners included.
-    expect(to("/hooks/flaky", "test.health_changed")[0]!.body.test).toMatchObject({ id: wobbles.id, owners: ["@acme/cart", "cart-lead@example.com"] });
+    expect(to("/hooks/flaky", "test.health_changed")[0]!.body.test).toMatchObject({
+      id: wobbles.id,
+      owners: ["@acme/cart", "cart-lead@example.com"],
+    });
   });
 
   it("a test without owners: an empty list", async () => {
     const { apiKey, uploadToken, alertIds } = await setup("/hooks/unowned");
-    await h.call("PUT", "/uploads/v1/codeowners", { key: uploadToken, headers: { "content-type": "text/plain" }, rawBody: "/web/ @acme/web\n" });
+    await h.call("PUT", "/uploads/v1/codeowners", {
+      key: uploadToken,
+      headers: { "content-type": "text/plain" },
+      rawBody: "/web/ @acme/web\n",
+    });
     await upload(uploadToken, [...stable(5), { name: "wobbles", status: "passed" }], "c0ffee02");
     await upload(uploadToken, [...stable(5), { name: "wobbles", status: "failed" }], "c0ffee02");
     const events = (await h.get(`/api/v1/alerts/${alertIds.test_flakiness}/events`, apiKey)).body.data;

@@ -32,7 +32,18 @@ type Status = "passed" | "failed" | "errored" | "skipped";
 function report(durationMs: number | null, statuses: Status[], names?: string[]): Report {
   return {
     durationMs: durationMs ?? undefined,
-    suites: [{ name: "suite", cases: statuses.map((status, i) => ({ name: names?.[i] ?? `case_${i}`, classname: "Shop", status, durationMs: 3, failureMessage: status === "failed" || status === "errored" ? "boom" : null })) }],
+    suites: [
+      {
+        name: "suite",
+        cases: statuses.map((status, i) => ({
+          name: names?.[i] ?? `case_${i}`,
+          classname: "Shop",
+          status,
+          durationMs: 3,
+          failureMessage: status === "failed" || status === "errored" ? "boom" : null,
+        })),
+      },
+    ],
   };
 }
 
@@ -54,7 +65,9 @@ describe("duration buckets", () => {
   it("Postgres' width_bucket over the same bounds puts every duration in the same bucket (the backfill's)", async () => {
     const samples = [0, 1, 2, 13, 14, 15, 16, 99, 100, 1023, 1024, 1025, 65_536, 1_969_251_187, 1_969_251_188, 2_147_483_647];
     for (let i = 0; i < 300; i++) samples.push(Math.floor(1.07 ** i));
-    const result = await h.db.execute(sql`select x, width_bucket(x, ${`{${DURATION_BUCKET_BOUNDS.join(",")}}`}::int[]) as b from unnest(${`{${samples.join(",")}}`}::int[]) as x`);
+    const result = await h.db.execute(
+      sql`select x, width_bucket(x, ${`{${DURATION_BUCKET_BOUNDS.join(",")}}`}::int[]) as b from unnest(${`{${samples.join(",")}}`}::int[]) as x`,
+    );
     const rows = (result as unknown as { rows: { x: number; b: number }[] }).rows;
     expect(rows).toHaveLength(samples.length);
     for (const row of rows) expect(Number(row.b)).toBe(durationBucket(Number(row.x)));
@@ -97,12 +110,23 @@ describe("maintained by run processing", () => {
     await h.newRun(project.id, { outcome: "pending" });
     await h.newRun(project.id, { outcome: "failed" });
 
-    const runs = await h.db.select().from(testRuns).where(and(eq(testRuns.projectId, project.id), eq(testRuns.status, "processed")));
+    const runs = await h.db
+      .select()
+      .from(testRuns)
+      .where(and(eq(testRuns.projectId, project.id), eq(testRuns.status, "processed")));
     const expected = new Map<string, Record<string, unknown>>();
     for (const run of runs) {
       const day = utcDay(run.createdAt);
       const row = (expected.get(day) ?? {
-        runsCount: 0, passedRunsCount: 0, failedRunsCount: 0, erroredRunsCount: 0, durationsCount: 0, durationSumMs: 0, durationHistogram: {}, casesCount: 0, skippedCasesCount: 0,
+        runsCount: 0,
+        passedRunsCount: 0,
+        failedRunsCount: 0,
+        erroredRunsCount: 0,
+        durationsCount: 0,
+        durationSumMs: 0,
+        durationHistogram: {},
+        casesCount: 0,
+        skippedCasesCount: 0,
       }) as Record<string, any>;
       row.runsCount++;
       if (run.result === "tests_passed") row.passedRunsCount++;
@@ -118,13 +142,25 @@ describe("maintained by run processing", () => {
       row.skippedCasesCount += run.skippedCount;
       expected.set(day, row);
     }
-    const rows = await h.db.select().from(projectDailyRollups).where(eq(projectDailyRollups.projectId, project.id)).orderBy(projectDailyRollups.day);
+    const rows = await h.db
+      .select()
+      .from(projectDailyRollups)
+      .where(eq(projectDailyRollups.projectId, project.id))
+      .orderBy(projectDailyRollups.day);
     expect(rows.map((row) => row.day)).toEqual([...expected.keys()].sort());
     for (const row of rows) {
       const { projectId: _p, day, flakyTestsCount: _f, ...figures } = row;
       expect(figures).toEqual(expected.get(day));
     }
-    expect(rows[0]).toMatchObject({ runsCount: 3, passedRunsCount: 1, failedRunsCount: 1, erroredRunsCount: 1, durationsCount: 2, casesCount: 8, skippedCasesCount: 3 });
+    expect(rows[0]).toMatchObject({
+      runsCount: 3,
+      passedRunsCount: 1,
+      failedRunsCount: 1,
+      erroredRunsCount: 1,
+      durationsCount: 2,
+      casesCount: 8,
+      skippedCasesCount: 3,
+    });
   });
 
   it("keeps the project's flaky-test count on the day: a test that passes and fails on one commit turns flaky", async () => {
@@ -136,7 +172,10 @@ describe("maintained by run processing", () => {
     expect(row!.flakyTestsCount).toBe(0);
     h.clock.advance(60_000);
     await h.newRun(project.id, { meta: { branch: "main", commitSha: "c1" }, report: report(100, ["passed", "failed"], names) });
-    [row] = await h.db.select().from(projectDailyRollups).where(and(eq(projectDailyRollups.projectId, project.id), eq(projectDailyRollups.day, utcDay(h.clock.now()))));
+    [row] = await h.db
+      .select()
+      .from(projectDailyRollups)
+      .where(and(eq(projectDailyRollups.projectId, project.id), eq(projectDailyRollups.day, utcDay(h.clock.now()))));
     const [stored] = await h.db.select({ flaky: projects.flakyTestsCount }).from(projects).where(eq(projects.id, project.id));
     expect(stored!.flaky).toBe(1);
     expect(row!.flakyTestsCount).toBe(1);
@@ -153,7 +192,11 @@ describe("maintained by run processing", () => {
     const { run } = await recordTestRunArrival(h, project.id, { branch: "main", commitSha: "c1" });
     h.clock.set(Date.parse("2026-03-11T00:00:30Z"));
     await completeTestRun(h.storeDeps, run.id, report(200, ["passed", "failed"], names));
-    const rows = await h.db.select().from(projectDailyRollups).where(eq(projectDailyRollups.projectId, project.id)).orderBy(projectDailyRollups.day);
+    const rows = await h.db
+      .select()
+      .from(projectDailyRollups)
+      .where(eq(projectDailyRollups.projectId, project.id))
+      .orderBy(projectDailyRollups.day);
     expect(rows.map((row) => [row.day, row.runsCount, row.durationsCount, row.flakyTestsCount])).toEqual([
       ["2026-03-10", 2, 2, 0],
       ["2026-03-11", 0, 0, 1],
@@ -167,9 +210,16 @@ describe("maintained by run processing", () => {
     const start = h.clock.now().getTime();
     for (let i = 0; i < 8; i++) {
       h.clock.set(start + Math.floor(i / 3) * DAY + i * 1000);
-      await h.newRun(project.id, { meta: { branch: "main", commitSha: `c${i}` }, report: report(500 + i * 37_000, i % 3 === 0 ? ["failed", "skipped"] : ["passed"]) });
+      await h.newRun(project.id, {
+        meta: { branch: "main", commitSha: `c${i}` },
+        report: report(500 + i * 37_000, i % 3 === 0 ? ["failed", "skipped"] : ["passed"]),
+      });
     }
-    const kept = await h.db.select().from(projectDailyRollups).where(eq(projectDailyRollups.projectId, project.id)).orderBy(projectDailyRollups.day);
+    const kept = await h.db
+      .select()
+      .from(projectDailyRollups)
+      .where(eq(projectDailyRollups.projectId, project.id))
+      .orderBy(projectDailyRollups.day);
     const migration = readFileSync(new URL("../../drizzle/0019_project_pages.sql", import.meta.url), "utf8");
     const backfill = migration.split("--> statement-breakpoint").find((part) => part.includes("WITH runs AS"))!;
     // Rebuilt in a transaction rolled back afterwards: the other files' rows on a shared database are left as they were.
@@ -177,7 +227,11 @@ describe("maintained by run processing", () => {
       .transaction(async (tx) => {
         await tx.delete(projectDailyRollups);
         await tx.execute(sql.raw(backfill));
-        const rows = await tx.select().from(projectDailyRollups).where(eq(projectDailyRollups.projectId, project.id)).orderBy(projectDailyRollups.day);
+        const rows = await tx
+          .select()
+          .from(projectDailyRollups)
+          .where(eq(projectDailyRollups.projectId, project.id))
+          .orderBy(projectDailyRollups.day);
         throw Object.assign(new Error("rollback"), { rows });
       })
       .catch((error: { rows?: unknown }) => {
@@ -227,12 +281,23 @@ describe("the project overview", () => {
     expect(overview.openAlerts).toEqual([]);
 
     // An alert that tripped on the latest run is open; once snoozed it is not.
-    const [alertRow] = await h.db.select().from(alerts).where(and(eq(alerts.projectId, project.id), eq(alerts.alertType, "failure_rate_spike")));
-    const [latest] = await h.db.select().from(testRuns).where(and(eq(testRuns.projectId, project.id), eq(testRuns.commitSha, "b3")));
+    const [alertRow] = await h.db
+      .select()
+      .from(alerts)
+      .where(and(eq(alerts.projectId, project.id), eq(alerts.alertType, "failure_rate_spike")));
+    const [latest] = await h.db
+      .select()
+      .from(testRuns)
+      .where(and(eq(testRuns.projectId, project.id), eq(testRuns.commitSha, "b3")));
     await h.newEvent(alertRow!.id, latest!.id);
     const withAlert = await projectOverview({ db: h.db, clock: h.clock }, row!);
-    expect(withAlert.openAlerts).toEqual([{ id: alertRow!.id, alertType: "failure_rate_spike", eventsCount: 1, lastTriggeredAt: h.clock.now() }]);
-    await h.db.update(alerts).set({ snoozedUntil: new Date(h.clock.now().getTime() + DAY) }).where(eq(alerts.id, alertRow!.id));
+    expect(withAlert.openAlerts).toEqual([
+      { id: alertRow!.id, alertType: "failure_rate_spike", eventsCount: 1, lastTriggeredAt: h.clock.now() },
+    ]);
+    await h.db
+      .update(alerts)
+      .set({ snoozedUntil: new Date(h.clock.now().getTime() + DAY) })
+      .where(eq(alerts.id, alertRow!.id));
     expect((await projectOverview({ db: h.db, clock: h.clock }, row!)).openAlerts).toEqual([]);
   });
 });

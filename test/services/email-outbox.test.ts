@@ -22,7 +22,12 @@ const FROM = "CI test analytics <alerts@example.com>";
 
 beforeAll(async () => {
   smtpUrl = await sink.start();
-  h = await createHarness({ background: { mail: { transport: nodeSmtpTransport(smtpUrl), from: FROM, logHeldBodies: false }, emailRetryDelaysSeconds: [0.02, 0.02, 0.02, 0.02, 0.02] } });
+  h = await createHarness({
+    background: {
+      mail: { transport: nodeSmtpTransport(smtpUrl), from: FROM, logHeldBodies: false },
+      emailRetryDelaysSeconds: [0.02, 0.02, 0.02, 0.02, 0.02],
+    },
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -35,7 +40,10 @@ async function team() {
   const { uploadToken, alertIds } = await h.newProject(organization.id);
   const people = { admin: uniqueEmail("mail-admin"), member: uniqueEmail("mail-member") };
   for (const [role, email] of Object.entries(people) as ["admin" | "member", string][]) {
-    const user = await createPasswordUser({ db: h.db, secrets: testSecrets, webAppUrl: WEB_APP_URL }, { name: `${role} person`, email, password: "long enough password" });
+    const user = await createPasswordUser(
+      { db: h.db, secrets: testSecrets, webAppUrl: WEB_APP_URL },
+      { name: `${role} person`, email, password: "long enough password" },
+    );
     await addMember({ db: h.db, clock: h.clock }, { organizationId: organization.id, userId: user.id, role });
   }
   return { organization, apiKey, uploadToken, alertIds, people };
@@ -90,7 +98,10 @@ describe("alert e-mails", () => {
 
   it("an alert's e-mail queued before a snooze or a disable is suppressed at its attempt", async () => {
     const { organization, apiKey, alertIds } = await team();
-    const emailId = await writeEmail({ db: h.db, clock: h.clock, secrets: testSecrets }, { organizationId: organization.id, kind: "alert", to: "x@example.com", subject: "s", text: "t", alertId: alertIds.test_flakiness! });
+    const emailId = await writeEmail(
+      { db: h.db, clock: h.clock, secrets: testSecrets },
+      { organizationId: organization.id, kind: "alert", to: "x@example.com", subject: "s", text: "t", alertId: alertIds.test_flakiness! },
+    );
     expect((await h.post(`/api/v1/alerts/${alertIds.test_flakiness!}/disable`, apiKey, {})).status).toBe(200);
     expect(await deliverEmail(h.work.email, emailId)).toBe("suppressed");
     const [row] = await h.db.select().from(emailOutbox).where(eq(emailOutbox.id, emailId));
@@ -104,7 +115,10 @@ describe("delivery", () => {
     const { organization } = await team();
     sink.refuseWith = "Try again later";
     const to = uniqueEmail("retry");
-    const emailId = await writeEmail({ db: h.db, clock: h.clock, secrets: testSecrets }, { organizationId: organization.id, kind: "invitation", to, subject: "Retry me", text: "body" });
+    const emailId = await writeEmail(
+      { db: h.db, clock: h.clock, secrets: testSecrets },
+      { organizationId: organization.id, kind: "invitation", to, subject: "Retry me", text: "body" },
+    );
     expect(await deliverEmail(h.work.email, emailId)).toBe("retrying");
     let [row] = await h.db.select().from(emailOutbox).where(eq(emailOutbox.id, emailId));
     expect(row!.status).toBe("pending");
@@ -125,7 +139,10 @@ describe("delivery", () => {
   it("two deliveries of one message at once send it once: the second finds the attempt under way and checks back when its claim would lapse", async () => {
     const { organization } = await team();
     const to = uniqueEmail("twice");
-    const emailId = await writeEmail({ db: h.db, clock: h.clock, secrets: testSecrets }, { organizationId: organization.id, kind: "invitation", to, subject: "Once", text: "body" });
+    const emailId = await writeEmail(
+      { db: h.db, clock: h.clock, secrets: testSecrets },
+      { organizationId: organization.id, kind: "invitation", to, subject: "Once", text: "body" },
+    );
     // The first attempt is held inside its SMTP exchange until the second delivery has answered.
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -133,7 +150,10 @@ describe("delivery", () => {
     const queued: { message: unknown; delaySeconds?: number }[] = [];
     const deps = {
       ...h.work.email,
-      queue: { send: async (message: never, options?: { delaySeconds?: number }) => void queued.push({ message, delaySeconds: options?.delaySeconds }) },
+      queue: {
+        send: async (message: never, options?: { delaySeconds?: number }) =>
+          void queued.push({ message, delaySeconds: options?.delaySeconds }),
+      },
       mail: { ...h.work.email.mail, transport: { send: async (mail: Parameters<typeof smtp.send>[0]) => (await gate, smtp.send(mail)) } },
     };
     const first = deliverEmail(deps, emailId);
@@ -149,7 +169,10 @@ describe("delivery", () => {
   it("an attempt that died mid-send is taken over once its claim has lapsed", async () => {
     const { organization } = await team();
     const to = uniqueEmail("died");
-    const emailId = await writeEmail({ db: h.db, clock: h.clock, secrets: testSecrets }, { organizationId: organization.id, kind: "invitation", to, subject: "Taken over", text: "body" });
+    const emailId = await writeEmail(
+      { db: h.db, clock: h.clock, secrets: testSecrets },
+      { organizationId: organization.id, kind: "invitation", to, subject: "Taken over", text: "body" },
+    );
     // As a process killed during its SMTP exchange leaves it: started, no outcome.
     await h.db.update(emailOutbox).set({ attempts: 1, lastAttemptAt: h.clock.now(), lastError: null }).where(eq(emailOutbox.id, emailId));
     const deps = { ...h.work.email, queue: { send: async () => {} } };
@@ -164,8 +187,14 @@ describe("delivery", () => {
 
   it("the last allowed attempt that fails marks the e-mail failed", async () => {
     const { organization } = await team();
-    const emailId = await writeEmail({ db: h.db, clock: h.clock, secrets: testSecrets }, { organizationId: organization.id, kind: "invitation", to: "nobody@example.com", subject: "Lost", text: "body" });
-    await h.db.update(emailOutbox).set({ attempts: MAX_EMAIL_ATTEMPTS - 1 }).where(eq(emailOutbox.id, emailId));
+    const emailId = await writeEmail(
+      { db: h.db, clock: h.clock, secrets: testSecrets },
+      { organizationId: organization.id, kind: "invitation", to: "nobody@example.com", subject: "Lost", text: "body" },
+    );
+    await h.db
+      .update(emailOutbox)
+      .set({ attempts: MAX_EMAIL_ATTEMPTS - 1 })
+      .where(eq(emailOutbox.id, emailId));
     const unreachable = { ...h.work.email, mail: { ...h.work.email.mail, transport: nodeSmtpTransport("smtp://127.0.0.1:1") } };
     expect(await deliverEmail(unreachable, emailId)).toBe("failed");
     const [row] = await h.db.select().from(emailOutbox).where(eq(emailOutbox.id, emailId));
@@ -176,7 +205,10 @@ describe("delivery", () => {
   it("without a transport the e-mail is held, readable by the operator, its body sealed and not logged", async () => {
     const { organization } = await team();
     const secretLink = `${WEB_APP_URL}/invitations/${"A".repeat(43)}`;
-    const emailId = await writeEmail({ db: h.db, clock: h.clock, secrets: testSecrets }, { organizationId: organization.id, kind: "invitation", to: "held@example.com", subject: "Held", text: `Open ${secretLink}` });
+    const emailId = await writeEmail(
+      { db: h.db, clock: h.clock, secrets: testSecrets },
+      { organizationId: organization.id, kind: "invitation", to: "held@example.com", subject: "Held", text: `Open ${secretLink}` },
+    );
     const [sealed] = await h.db.select().from(emailOutbox).where(eq(emailOutbox.id, emailId));
     expect(sealed!.bodyEncrypted).not.toContain("invitations");
     const logs: string[] = [];
@@ -192,7 +224,10 @@ describe("delivery", () => {
     expect((await h.call("GET", "/admin/v1/emails")).status).toBe(401);
 
     // On a local run (logHeldBodies) the operator reads the link in the log.
-    const local = await writeEmail({ db: h.db, clock: h.clock, secrets: testSecrets }, { organizationId: organization.id, kind: "invitation", to: "held@example.com", subject: "Held", text: `Open ${secretLink}` });
+    const local = await writeEmail(
+      { db: h.db, clock: h.clock, secrets: testSecrets },
+      { organizationId: organization.id, kind: "invitation", to: "held@example.com", subject: "Held", text: `Open ${secretLink}` },
+    );
     await deliverEmail({ ...held, mail: { ...held.mail, logHeldBodies: true } }, local);
     expect(logs.join("\n")).toContain(secretLink);
   });

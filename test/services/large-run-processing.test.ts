@@ -41,10 +41,15 @@ async function storeBoth(projects: { inMemory: string; chunked: string }, meta: 
     [projects.chunked, CHUNKED],
   ] as const) {
     const { run } = await recordTestRunArrival(deps, projectId, meta);
-    const stored = await storeTestRun(deps, run.id, async (emit) => {
-      emit(report.suites);
-      return report.durationMs;
-    }, { largeAbove });
+    const stored = await storeTestRun(
+      deps,
+      run.id,
+      async (emit) => {
+        emit(report.suites);
+        return report.durationMs;
+      },
+      { largeAbove },
+    );
     expect(stored?.status).toBe("processed");
   }
 }
@@ -74,11 +79,19 @@ async function kept(projectId: string) {
     runs: await rows(sql`
       select number, status, result, tests_count, passed_count, failed_count, errored_count, skipped_count, quarantined_failures_count, duration_ms, suites_count
       from test_runs where project_id = ${projectId} order by number`),
-    project: await rows(sql`select tests_count, flaky_tests_count, broken_tests_count, latest_result from projects where id = ${projectId}`),
+    project: await rows(
+      sql`select tests_count, flaky_tests_count, broken_tests_count, latest_result from projects where id = ${projectId}`,
+    ),
   };
 }
 
-const passed = (name: string, durationMs = 10, extra: Partial<ReportCase> = {}): ReportCase => ({ name, classname: "app.Spec", status: "passed", durationMs, ...extra });
+const passed = (name: string, durationMs = 10, extra: Partial<ReportCase> = {}): ReportCase => ({
+  name,
+  classname: "app.Spec",
+  status: "passed",
+  durationMs,
+  ...extra,
+});
 const failed = (name: string, message: string, extra: Partial<ReportCase> = {}): ReportCase => ({
   name,
   classname: "app.Spec",
@@ -106,7 +119,14 @@ describe("a large run, stored in chunks", () => {
         passed("retried", 15, { attempts: [{ status: "failed", durationMs: 12, failureMessage: "flaked" }] }),
         { name: "skipped one", classname: "app.Spec", status: "skipped", durationMs: null },
         // Identified by its file: no classname.
-        { name: "by file", classname: null, file: `spec/by-file.spec.ts`, status: run % 3 === 0 ? "errored" : "passed", durationMs: 5, failureMessage: run % 3 === 0 ? "TypeError: x is undefined" : null },
+        {
+          name: "by file",
+          classname: null,
+          file: `spec/by-file.spec.ts`,
+          status: run % 3 === 0 ? "errored" : "passed",
+          durationMs: 5,
+          failureMessage: run % 3 === 0 ? "TypeError: x is undefined" : null,
+        },
       ];
       const second: ReportCase[] = [
         // The same test twice in one run, in another suite: merged (worst status, longest duration, the first suite).
@@ -118,18 +138,26 @@ describe("a large run, stored in chunks", () => {
         // A run of a commit seen before, where five tests now contradict it: a same-commit burst.
         for (let i = 1; i <= 5; i++) cases[i] = failed(stable[i]!, "network unreachable");
       }
-      await storeBoth(projects, { branch: run === 5 ? "feature/x" : "main", commitSha: run === 9 ? "c8" : commit }, {
-        suites: [
-          { name: "first", durationMs: 1_000, cases },
-          { name: "outer", durationMs: 500, cases: [], suites: [{ name: "second", durationMs: 400, cases: second }] },
-        ],
-        durationMs: run % 2 === 0 ? 1_500 : null,
-      });
+      await storeBoth(
+        projects,
+        { branch: run === 5 ? "feature/x" : "main", commitSha: run === 9 ? "c8" : commit },
+        {
+          suites: [
+            { name: "first", durationMs: 1_000, cases },
+            { name: "outer", durationMs: 500, cases: [], suites: [{ name: "second", durationMs: 400, cases: second }] },
+          ],
+          durationMs: run % 2 === 0 ? 1_500 : null,
+        },
+      );
       if (run === 3) {
-        await h.db.execute(sql`update tests set quarantine_expires_at = now() + interval '30 days' where name = 'quarantined' and project_id in (${projects.inMemory}, ${projects.chunked})`);
+        await h.db.execute(
+          sql`update tests set quarantine_expires_at = now() + interval '30 days' where name = 'quarantined' and project_id in (${projects.inMemory}, ${projects.chunked})`,
+        );
       }
       if (run === 10) {
-        await h.db.execute(sql`update tests set quarantine_expires_at = now() + interval '30 days' where name = 'always failing' and project_id in (${projects.inMemory}, ${projects.chunked})`);
+        await h.db.execute(
+          sql`update tests set quarantine_expires_at = now() + interval '30 days' where name = 'always failing' and project_id in (${projects.inMemory}, ${projects.chunked})`,
+        );
       }
     }
     const inMemory = await kept(projects.inMemory);
@@ -137,7 +165,14 @@ describe("a large run, stored in chunks", () => {
     expect(chunked).toEqual(inMemory);
     // The scenario reaches what it is meant to compare.
     const reasons = inMemory.transitions.map((t) => `${t.name}: ${t.from_health} → ${t.to_health}`);
-    expect(reasons).toEqual(expect.arrayContaining(["breaks: healthy → broken", "breaks: broken → healthy", "same commit: healthy → flaky", "retried: healthy → flaky"]));
+    expect(reasons).toEqual(
+      expect.arrayContaining([
+        "breaks: healthy → broken",
+        "breaks: broken → healthy",
+        "same commit: healthy → flaky",
+        "retried: healthy → flaky",
+      ]),
+    );
     // Run 9's five contradictions are a same-commit burst: left to the flakiness check, not flaky by the rule.
     expect(inMemory.transitions.filter((t) => /^stable [1-5]$/.test(String(t.name)))).toEqual([]);
     expect(reasons).toContain("stable 0: healthy → flaky");
@@ -151,7 +186,9 @@ describe("a large run, stored in chunks", () => {
     const count = TESTS_PER_CHUNK * 2 + 7;
     for (let run = 1; run <= 2; run++) {
       const cases = Array.from({ length: count }, (_, i) =>
-        i % 97 === run ? failed(`t${i}`, `boom ${i % 3}`) : passed(`t${i}`, (i * 7 + run) % 50, i % 13 === 0 ? { file: `spec/${i}.ts` } : {}),
+        i % 97 === run
+          ? failed(`t${i}`, `boom ${i % 3}`)
+          : passed(`t${i}`, (i * 7 + run) % 50, i % 13 === 0 ? { file: `spec/${i}.ts` } : {}),
       );
       await storeBoth(projects, { branch: "main", commitSha: `sha-${run}` }, { suites: [{ name: "many", cases }] });
     }
@@ -184,7 +221,12 @@ describe("a large run, stored in chunks", () => {
           projects.chunked,
           async (emit: (suites: ReportSuite[]) => void, pause: () => Promise<void>) => {
             const repeats = await scanRepeatedCases(pieces(), pause);
-            return streamJUnitText(pieces(), (suites) => emit(suites.map((suite) => (suite.continued ? (parts.push(suite.cases.length), suite) : suite))), pause, repeats);
+            return streamJUnitText(
+              pieces(),
+              (suites) => emit(suites.map((suite) => (suite.continued ? (parts.push(suite.cases.length), suite) : suite))),
+              pause,
+              repeats,
+            );
           },
         ],
       ] as const) {

@@ -40,7 +40,17 @@ beforeAll(async () => {
         return;
       }
       const secret = secrets.get(path) ?? "";
-      received.push({ path, headers: req.headers, body, signatureValid: verifySignature(secret, (req.headers["cta-signature"] as string) ?? null, body, Math.floor(h.clock.now().getTime() / 1000)) });
+      received.push({
+        path,
+        headers: req.headers,
+        body,
+        signatureValid: verifySignature(
+          secret,
+          (req.headers["cta-signature"] as string) ?? null,
+          body,
+          Math.floor(h.clock.now().getTime() / 1000),
+        ),
+      });
       const before = beforeAnswer.get(path);
       beforeAnswer.delete(path);
       void (before ?? (async () => {}))().then(() => {
@@ -62,7 +72,10 @@ afterAll(async () => {
 async function setup(path: string) {
   const { organization, apiKey } = await h.newOrganization();
   const { project, uploadToken, alertIds } = await h.newProject(organization.id);
-  const created = await h.admin("POST", `/organizations/${organization.id}/webhooks`, { url: `${base}${path}`, description: "team channel" });
+  const created = await h.admin("POST", `/organizations/${organization.id}/webhooks`, {
+    url: `${base}${path}`,
+    description: "team channel",
+  });
   expect(created.status).toBe(201);
   expect(created.body.signing_secret).toMatch(/^whsec_[0-9a-f]{64}$/);
   secrets.set(path, created.body.signing_secret);
@@ -75,7 +88,7 @@ async function tripFlakiness(uploadToken: string, commit: string, test = "checko
     h.clock.advance(60_000);
     // Stable neighbours keep the run from looking like broken infrastructure (which the flakiness check ignores).
     const neighbours = Array.from({ length: 5 }, (_, i) => `<testcase classname="Cart" name="stable_${i}" time="0.1"/>`).join("");
-    const body = `<testsuite name="s">${neighbours}<testcase classname="Cart" name="${test}" time="0.1">${status === "failed" ? "<failure message=\"off by one\"/>" : ""}</testcase></testsuite>`;
+    const body = `<testsuite name="s">${neighbours}<testcase classname="Cart" name="${test}" time="0.1">${status === "failed" ? '<failure message="off by one"/>' : ""}</testcase></testsuite>`;
     const run = await h.uploadAndWait(uploadToken, body, { query: `branch=main&commit_sha=${commit}` });
     expect(run.status).toBe("processed");
   }
@@ -112,7 +125,14 @@ describe("webhook notifications", () => {
   it("a tampered body or another secret fails verification", async () => {
     const got = deliveriesTo("/hooks/a")[0]!;
     const now = Math.floor(h.clock.now().getTime() / 1000);
-    expect(verifySignature(secrets.get("/hooks/a")!, got.headers["cta-signature"] as string, got.body.replace("checkout_total", "checkout_totaL"), now)).toBe(false);
+    expect(
+      verifySignature(
+        secrets.get("/hooks/a")!,
+        got.headers["cta-signature"] as string,
+        got.body.replace("checkout_total", "checkout_totaL"),
+        now,
+      ),
+    ).toBe(false);
     expect(verifySignature("whsec_other", got.headers["cta-signature"] as string, got.body, now)).toBe(false);
     expect(verifySignature(secrets.get("/hooks/a")!, got.headers["cta-signature"] as string, got.body, now + 3600)).toBe(false);
   });
@@ -125,7 +145,9 @@ describe("webhook notifications", () => {
     expect(deliveriesTo("/hooks/cooldown")).toHaveLength(1);
     expect((await h.get(`/api/v1/alerts/${alertIds.test_flakiness}`, apiKey)).body.events_count).toBe(2);
 
-    const cooled = await h.admin("PATCH", `/alerts/${alertIds.test_flakiness}/notification_settings`, { notification_cooldown_seconds: 3600 });
+    const cooled = await h.admin("PATCH", `/alerts/${alertIds.test_flakiness}/notification_settings`, {
+      notification_cooldown_seconds: 3600,
+    });
     expect(cooled.status).toBe(200);
     expect(cooled.body.notification_cooldown_seconds).toBe(3600);
     h.clock.advance(3_601_000);
@@ -151,14 +173,16 @@ describe("webhook notifications", () => {
       const { apiKey, uploadToken, alertIds, webhook } = await setup(path);
       const alertId = alertIds.test_flakiness!;
       // The first attempt fails; while it is being answered, the team silences the alert.
-      beforeAnswer.set(path, () => h.post(`/api/v1/alerts/${alertId}/${silence}`, apiKey, silence === "snooze" ? { duration: "1h" } : undefined));
+      beforeAnswer.set(path, () =>
+        h.post(`/api/v1/alerts/${alertId}/${silence}`, apiKey, silence === "snooze" ? { duration: "1h" } : undefined),
+      );
       await tripFlakiness(uploadToken, `${silence}1111`);
       for (let i = 0; i < 20 && (await alertLog(webhook.id))[0]?.status === "pending"; i++) {
         await new Promise((resolve) => setTimeout(resolve, 50));
         await h.queue.idle();
       }
       expect(deliveriesTo(path), silence).toHaveLength(1);
-      const log = (await alertLog(webhook.id));
+      const log = await alertLog(webhook.id);
       expect(log[0], silence).toMatchObject({ status: "suppressed", attempts: 1, last_status_code: 500 });
       expect(log[0].last_error).toContain(silence === "snooze" ? "snoozed" : "disabled");
       expect((await h.get(`/api/v1/alerts/${alertId}`, apiKey)).body.last_notified_at).toBeNull();
@@ -177,9 +201,15 @@ describe("webhook notifications", () => {
     await tripFlakiness(uploadToken, "f1f1f1f1");
     expect(deliveriesTo("/hooks/restart")).toHaveLength(1);
     // A delivery whose queue message died with the process: pending in the database, no timer.
-    const [sent] = await h.db.select().from(notificationDeliveries).where(and(eq(notificationDeliveries.endpointId, webhook.id), eq(notificationDeliveries.eventType, "alert.triggered")));
+    const [sent] = await h.db
+      .select()
+      .from(notificationDeliveries)
+      .where(and(eq(notificationDeliveries.endpointId, webhook.id), eq(notificationDeliveries.eventType, "alert.triggered")));
     const { id: _id, ...copy } = sent!;
-    const [lost] = await h.db.insert(notificationDeliveries).values({ ...copy, status: "pending", attempts: 2, deliveredAt: null }).returning();
+    const [lost] = await h.db
+      .insert(notificationDeliveries)
+      .values({ ...copy, status: "pending", attempts: 2, deliveredAt: null })
+      .returning();
     expect(await recoverPendingDeliveries(h.db, h.queue)).toBeGreaterThanOrEqual(1);
     await h.queue.idle();
     expect(deliveriesTo("/hooks/restart")).toHaveLength(2);
@@ -194,7 +224,7 @@ describe("webhook notifications", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     await h.queue.idle();
     expect(deliveriesTo("/hooks/flaky-receiver")).toHaveLength(3);
-    const log = (await alertLog(webhook.id));
+    const log = await alertLog(webhook.id);
     expect(log[0]).toMatchObject({ status: "delivered", attempts: 3, last_status_code: 204, last_error: null });
     expect((await h.get(`/api/v1/alerts/${alertIds.test_flakiness}`, apiKey)).body.last_notified_at).not.toBeNull();
   });
@@ -208,7 +238,7 @@ describe("webhook notifications", () => {
       await h.queue.idle();
     }
     expect(deliveriesTo("/redirected")).toHaveLength(0);
-    const log = (await alertLog(webhook.id));
+    const log = await alertLog(webhook.id);
     expect(log[0]).toMatchObject({ status: "failed", attempts: 6, last_status_code: 302 });
     expect(log[0].last_error).toMatch(/redirect/);
     expect((await h.get(`/api/v1/alerts/${alertIds.test_flakiness}`, apiKey)).body.last_notified_at).toBeNull();
@@ -217,7 +247,10 @@ describe("webhook notifications", () => {
   it("a project webhook hears only its project; removing a webhook stops its deliveries", async () => {
     const { organization, uploadToken, project } = await setup("/hooks/org-wide");
     const { project: other, uploadToken: otherToken } = await h.newProject(organization.id, "Other");
-    const scoped = await h.admin("POST", `/organizations/${organization.id}/webhooks`, { url: `${base}/hooks/other-only`, project_id: other.id });
+    const scoped = await h.admin("POST", `/organizations/${organization.id}/webhooks`, {
+      url: `${base}/hooks/other-only`,
+      project_id: other.id,
+    });
     expect(scoped.status).toBe(201);
     secrets.set("/hooks/other-only", scoped.body.signing_secret);
     void project;
@@ -228,7 +261,9 @@ describe("webhook notifications", () => {
     expect(deliveriesTo("/hooks/org-wide")).toHaveLength(2);
 
     expect((await h.admin("DELETE", `/webhooks/${scoped.body.webhook.id}`)).status).toBe(204);
-    expect((await h.admin("GET", `/organizations/${organization.id}/webhooks`)).body.data.map((w: { url: string }) => w.url)).toEqual([`${base}/hooks/org-wide`]);
+    expect((await h.admin("GET", `/organizations/${organization.id}/webhooks`)).body.data.map((w: { url: string }) => w.url)).toEqual([
+      `${base}/hooks/org-wide`,
+    ]);
     // The delivery log goes with its endpoint.
     expect((await h.admin("GET", `/webhooks/${scoped.body.webhook.id}/deliveries`)).status).toBe(404);
     // An unknown organization is a 404, as documented, not an empty list.
@@ -268,7 +303,9 @@ describe("webhook URL policy (admin API)", () => {
 
   it("accepts https to a public host, and http to loopback only when running locally", async () => {
     const { organization } = await h.newOrganization();
-    expect((await h.admin("POST", `/organizations/${organization.id}/webhooks`, { url: "https://hooks.example.com/cta" })).status).toBe(201);
+    expect((await h.admin("POST", `/organizations/${organization.id}/webhooks`, { url: "https://hooks.example.com/cta" })).status).toBe(
+      201,
+    );
     expect((await h.admin("POST", `/organizations/${organization.id}/webhooks`, { url: "http://localhost:9/hook" })).status).toBe(201);
   });
 

@@ -65,7 +65,9 @@ describe("projects per organization (QUOTA_PROJECTS)", () => {
 
   it("concurrent creations never pass the quota", async () => {
     const { organization } = await h.newOrganization();
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => h.admin("POST", `/organizations/${organization.id}/projects`, { name: `p${i}` })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => h.admin("POST", `/organizations/${organization.id}/projects`, { name: `p${i}` })),
+    );
     expect(answers.filter((answer) => answer.status === 201)).toHaveLength(3);
     expect(answers.filter((answer) => answer.status === 429 && answer.body.error.code === "quota_exceeded")).toHaveLength(5);
     expect(await h.db.select({ id: projects.id }).from(projects).where(eq(projects.organizationId, organization.id))).toHaveLength(3);
@@ -124,7 +126,9 @@ describe("exports at once per organization (QUOTA_CONCURRENT_EXPORTS)", () => {
     const since = new Date(h.clock.now().getTime() - 3_600_000).toISOString();
     const until = new Date(h.clock.now().getTime() + 3_600_000).toISOString();
     const open = () =>
-      h.app.request(`/api/v1/projects/${project.id}/exports/test_runs?since=${since}&until=${until}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      h.app.request(`/api/v1/projects/${project.id}/exports/test_runs?since=${since}&until=${until}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
 
     const first = await open();
     const second = await open();

@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const report = (n: number) =>
-  `<testsuite name="s">${Array.from({ length: n }, (_, i) => `<testcase classname="c" name="t${i}" time="0.01"${i % 3 ? "/>" : "><failure message=\"no\"/></testcase>"}`).join("")}</testsuite>`;
+  `<testsuite name="s">${Array.from({ length: n }, (_, i) => `<testcase classname="c" name="t${i}" time="0.01"${i % 3 ? "/>" : '><failure message="no"/></testcase>'}`).join("")}</testsuite>`;
 const quiet = { info() {}, error() {} };
 
 async function pendingRun(content: string) {

@@ -5,7 +5,8 @@ import { signInThrottles } from "../../src/db/schema";
 import { clearSignInFailures, reserveSignInAttempt, signInLockedUntil } from "../../src/services/sign-in-throttle";
 
 /** A failed attempt: its reservation (counted at once), then a wrong password; the lock's end if it started one. */
-const recordSignInFailure = async (deps: Parameters<typeof reserveSignInAttempt>[0], email: string) => (await reserveSignInAttempt(deps, email)).lockStartedUntil;
+const recordSignInFailure = async (deps: Parameters<typeof reserveSignInAttempt>[0], email: string) =>
+  (await reserveSignInAttempt(deps, email)).lockStartedUntil;
 import { createHarness } from "../support/harness";
 import { uniqueEmail } from "../support/web-client";
 

@@ -61,8 +61,14 @@ describe("storing a small run through a folding client", () => {
       expect(sent[0]).toMatch(/^begin;\n\s*with r as \(select \* from "test_runs" where id = E'\d+' for update\)/);
       expect(sent[1]).toMatch(/^\s*with cases as \(/);
       expect(sent[2]).toMatch(/^\/\* then commit \*\/ [\s\S]*\n;\ncommit$/);
-      const names = (await h.db.select({ name: testCases.name }).from(testCases).where(eq(testCases.testRunId, run.id))).map((c) => c.name).sort();
-      expect(names).toEqual(report().suites.flatMap((s) => s.cases.map((c) => c.name)).sort());
+      const names = (await h.db.select({ name: testCases.name }).from(testCases).where(eq(testCases.testRunId, run.id)))
+        .map((c) => c.name)
+        .sort();
+      expect(names).toEqual(
+        report()
+          .suites.flatMap((s) => s.cases.map((c) => c.name))
+          .sort(),
+      );
     }
   });
 });

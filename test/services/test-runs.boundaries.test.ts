@@ -70,9 +70,19 @@ describe("a report found unreadable after cases were sent", () => {
   it("leaves nothing written: no cases, suites or tests; the run pending with its payload", async () => {
     const { organization } = await h.newOrganization();
     const { project } = await h.newProject(organization.id);
-    const { run } = await recordTestRunArrival({ db: h.db, clock: h.clock }, project.id, {}, { format: "junit_xml", content: "<testsuite/>" });
+    const { run } = await recordTestRunArrival(
+      { db: h.db, clock: h.clock },
+      project.id,
+      {},
+      { format: "junit_xml", content: "<testsuite/>" },
+    );
     // More cases than one chunk: the first chunk's insert is under way before the report fails.
-    const many = (from: number) => Array.from({ length: 1_500 }, (_, i) => ({ name: `${AWKWARD[i % AWKWARD.length]} ${from + i}`, status: "passed" as const, durationMs: 1 }));
+    const many = (from: number) =>
+      Array.from({ length: 1_500 }, (_, i) => ({
+        name: `${AWKWARD[i % AWKWARD.length]} ${from + i}`,
+        status: "passed" as const,
+        durationMs: 1,
+      }));
     const error = new ReportError("The report ends in the middle of a test case.");
     await expect(
       storeTestRun(h.storeDeps, run.id, async (emit) => {
@@ -87,7 +97,9 @@ describe("a report found unreadable after cases were sent", () => {
     expect((await h.runRow(run.id)).status).toBe("pending");
     expect(await h.db.$count(uploadPayloads, inArray(uploadPayloads.testRunId, [run.id]))).toBe(1);
     // The connection is not left in the failed transaction: the run is then processed as usual.
-    expect(await completeTestRun(h.storeDeps, run.id, { suites: [{ name: "s", cases: [{ name: "ok", status: "passed", durationMs: 1 }] }] })).toMatchObject({
+    expect(
+      await completeTestRun(h.storeDeps, run.id, { suites: [{ name: "s", cases: [{ name: "ok", status: "passed", durationMs: 1 }] }] }),
+    ).toMatchObject({
       status: "processed",
       testsCount: 1,
     });

@@ -27,7 +27,12 @@ beforeAll(async () => {
     req.on("data", (chunk) => (text += chunk));
     req.on("end", () => {
       const path = req.url ?? "/";
-      const signatureValid = verifySignature(secrets.get(path) ?? "", (req.headers["cta-signature"] as string) ?? null, text, Math.floor(h.clock.now().getTime() / 1000));
+      const signatureValid = verifySignature(
+        secrets.get(path) ?? "",
+        (req.headers["cta-signature"] as string) ?? null,
+        text,
+        Math.floor(h.clock.now().getTime() / 1000),
+      );
       received.push({ path, type: req.headers["cta-event-type"] as string, headers: req.headers, body: JSON.parse(text), signatureValid });
       res.writeHead(204);
       res.end();
@@ -71,7 +76,12 @@ describe("test.quarantined and test.unquarantined", () => {
     expect(sent!.signatureValid).toBe(true);
     expect(sent!.headers["cta-event-type"]).toBe("test.quarantined");
     expect(sent!.headers["cta-delivery-id"]).toMatch(/^\d+$/);
-    expect(sent!.body).toEqual({ type: "test.quarantined", occurred_at: h.clock.now().toISOString(), project_id: projectId, test: quarantined.body });
+    expect(sent!.body).toEqual({
+      type: "test.quarantined",
+      occurred_at: h.clock.now().toISOString(),
+      project_id: projectId,
+      test: quarantined.body,
+    });
 
     h.clock.advance(1_000);
     const ended = await h.post(`/api/v1/tests/${id}/unquarantine`, apiKey);
@@ -117,7 +127,8 @@ describe("test.health_changed", () => {
 
   it("the flakiness check's flag sends one too", async () => {
     const { projectId, apiKey, uploadToken } = await setup("/hooks/check");
-    for (let i = 0; i < 26; i++) await upload(uploadToken, [...stable(5), { name: "alternates", status: i % 2 === 0 ? "passed" : "failed" }], `alt${i}`);
+    for (let i = 0; i < 26; i++)
+      await upload(uploadToken, [...stable(5), { name: "alternates", status: i % 2 === 0 ? "passed" : "failed" }], `alt${i}`);
     const test = await testNamed(apiKey, projectId, "alternates");
     expect(test.health).toBe("flaky");
     const transition = (await h.get(`/api/v1/tests/${test.id}/health_transitions`, apiKey)).body.data.at(-1);

@@ -35,7 +35,10 @@ async function round(n: number) {
   const requests = Array.from({ length: REQUESTS_PER_KEY }, (_, attempt) => keys.map((key) => ({ key, attempt }))).flat();
   // An empty report is processed in a few statements, so processing overlaps the arrivals most.
   const responses = await Promise.all(
-    requests.map(async ({ key, attempt }) => ({ key, res: await h.upload(uploadToken, `<testsuite name="attempt ${attempt}"/>`, { headers: { "Idempotency-Key": key } }) })),
+    requests.map(async ({ key, attempt }) => ({
+      key,
+      res: await h.upload(uploadToken, `<testsuite name="attempt ${attempt}"/>`, { headers: { "Idempotency-Key": key } }),
+    })),
   );
   await h.queue.idle();
 

@@ -49,7 +49,11 @@ describe("the Node default policy (OUTBOUND_ALLOW_HOSTS unset)", () => {
     // The background as `npm start` builds it without allowances; "hooks.example.com" resolves to loopback.
     h = await createHarness({
       overrides: { webhookUrlPolicy: {} },
-      background: { urlPolicy: {}, fetch: nodeOutboundFetch({}, { resolve: async () => ["127.0.0.1"] }), deliveryRetryDelaysSeconds: [0.01] },
+      background: {
+        urlPolicy: {},
+        fetch: nodeOutboundFetch({}, { resolve: async () => ["127.0.0.1"] }),
+        deliveryRetryDelaysSeconds: [0.01],
+      },
     });
   });
   afterAll(() => h.close());
@@ -65,7 +69,13 @@ describe("the Node default policy (OUTBOUND_ALLOW_HOSTS unset)", () => {
   it("a quarantine sends no signed POST to loopback, in any spelling of an endpoint stored earlier, nor to a name resolving there", async () => {
     const { organizationId, apiKey, testId } = await organizationWithTest(h);
     const port = new URL(base).port;
-    const urls = [`${base}/plain`, `http://localhost:${port}/name`, `http://2130706433:${port}/decimal`, `http://0x7f000001:${port}/hex`, `https://hooks.example.com:${port}/resolves-inside`];
+    const urls = [
+      `${base}/plain`,
+      `http://localhost:${port}/name`,
+      `http://2130706433:${port}/decimal`,
+      `http://0x7f000001:${port}/hex`,
+      `https://hooks.example.com:${port}/resolves-inside`,
+    ];
     // Rows as the old policy let admins store them (http to loopback was accepted on Node).
     await h.db.insert(webhookEndpoints).values(urls.map((url) => ({ organizationId, url, legacySigningSecret: "whsec_legacy" })));
 
@@ -75,7 +85,13 @@ describe("the Node default policy (OUTBOUND_ALLOW_HOSTS unset)", () => {
     // None of this test's paths (the receiver is shared with the file's other tests).
     const ours = new Set(urls.map((url) => new URL(url).pathname));
     expect(received.filter((path) => ours.has(path))).toEqual([]);
-    const log = await h.db.select({ url: webhookEndpoints.url, status: notificationDeliveries.status, attempts: notificationDeliveries.attempts, lastError: notificationDeliveries.lastError })
+    const log = await h.db
+      .select({
+        url: webhookEndpoints.url,
+        status: notificationDeliveries.status,
+        attempts: notificationDeliveries.attempts,
+        lastError: notificationDeliveries.lastError,
+      })
       .from(notificationDeliveries)
       .innerJoin(webhookEndpoints, eq(webhookEndpoints.id, notificationDeliveries.endpointId))
       .where(eq(webhookEndpoints.organizationId, organizationId));
@@ -83,7 +99,9 @@ describe("the Node default policy (OUTBOUND_ALLOW_HOSTS unset)", () => {
     for (const entry of log) {
       // Every attempt refused, to the last one.
       expect(entry, entry.url).toMatchObject({ status: "failed", attempts: MAX_DELIVERY_ATTEMPTS });
-      expect(entry.lastError, entry.url).toMatch(/^url (must not point at a private, loopback|must not point at a loopback|resolves to a private, loopback)/);
+      expect(entry.lastError, entry.url).toMatch(
+        /^url (must not point at a private, loopback|must not point at a loopback|resolves to a private, loopback)/,
+      );
     }
   });
 
@@ -123,14 +141,20 @@ describe("webhooks per organization", () => {
     expect((await create(11)).status).toBe(201);
     // Another organization has its own ten.
     const other = await h.newOrganization();
-    expect((await h.admin("POST", `/organizations/${other.organization.id}/webhooks`, { url: "https://hooks.example.com/other" })).status).toBe(201);
+    expect(
+      (await h.admin("POST", `/organizations/${other.organization.id}/webhooks`, { url: "https://hooks.example.com/other" })).status,
+    ).toBe(201);
   });
 
   it("concurrent additions never pass the cap, which the operator sets (WEBHOOKS_PER_ORGANIZATION)", async () => {
     const capped = await createHarness({ overrides: { webhookUrlPolicy: { ...LOCAL_RECEIVERS_POLICY, webhooksPerOrganization: 3 } } });
     try {
       const { organization } = await capped.newOrganization();
-      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => capped.admin("POST", `/organizations/${organization.id}/webhooks`, { url: `https://hooks.example.com/${i}` })));
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          capped.admin("POST", `/organizations/${organization.id}/webhooks`, { url: `https://hooks.example.com/${i}` }),
+        ),
+      );
       expect(answers.filter((answer) => answer.status === 201)).toHaveLength(3);
       expect(answers.filter((answer) => answer.status === 429 && answer.body.error.code === "quota_exceeded")).toHaveLength(5);
     } finally {
@@ -148,13 +172,19 @@ describe("deliveries per organization and minute", () => {
 
   it("past the cap a delivery is queued again for the next window, without an attempt, then sent", async () => {
     const { organizationId } = await organizationWithTest(h);
-    const [endpoint] = await h.db.insert(webhookEndpoints).values({ organizationId, url: `${base}/capped`, legacySigningSecret: "whsec_legacy" }).returning();
+    const [endpoint] = await h.db
+      .insert(webhookEndpoints)
+      .values({ organizationId, url: `${base}/capped`, legacySigningSecret: "whsec_legacy" })
+      .returning();
     const rows = await h.db
       .insert(notificationDeliveries)
       .values([1, 2, 3].map((n) => ({ endpointId: endpoint!.id, eventType: "test.quarantined" as const, eventIds: [], payload: { n } })))
       .returning({ id: notificationDeliveries.id });
     const queued: { message: QueueMessage; options?: SendOptions }[] = [];
-    const deps = { ...h.work.notifications, queue: { send: async (message: QueueMessage, options?: SendOptions) => void queued.push({ message, options }) } };
+    const deps = {
+      ...h.work.notifications,
+      queue: { send: async (message: QueueMessage, options?: SendOptions) => void queued.push({ message, options }) },
+    };
 
     const outcomes = [];
     for (const { id } of rows) outcomes.push(await deliverNotification(deps, id));
@@ -165,7 +195,12 @@ describe("deliveries per organization and minute", () => {
     expect(waiting).toMatchObject({ status: "pending", attempts: 0, lastAttemptAt: h.clock.now() });
     expect(queued).toEqual([{ message: { deliveryId: rows[2]!.id }, options: { delaySeconds: 60 } }]);
     const sweptBefore = queued.length;
-    await requeueStalledWork({ db: h.db, clock: { now: () => new Date(h.clock.now().getTime() + 10 * 60_000) }, queue: deps.queue, logger: captureLogger([]) });
+    await requeueStalledWork({
+      db: h.db,
+      clock: { now: () => new Date(h.clock.now().getTime() + 10 * 60_000) },
+      queue: deps.queue,
+      logger: captureLogger([]),
+    });
     expect(queued.slice(sweptBefore).filter((sent) => (sent.message as { deliveryId?: number }).deliveryId === rows[2]!.id)).toEqual([]);
 
     // Still the same window: deferred again. The next window: sent.

@@ -54,7 +54,14 @@ async function newWebhook(path: string) {
   const created = await h.admin("POST", `/organizations/${organization.id}/webhooks`, { url: `http://127.0.0.1:9/${path}` });
   expect(created.status).toBe(201);
   issued.add(created.body.signing_secret);
-  return { organization, project, alertIds, webhookId: created.body.webhook.id as string, secret: created.body.signing_secret as string, url: `http://127.0.0.1:9/${path}` };
+  return {
+    organization,
+    project,
+    alertIds,
+    webhookId: created.body.webhook.id as string,
+    secret: created.body.signing_secret as string,
+    url: `http://127.0.0.1:9/${path}`,
+  };
 }
 
 /** One trip of the project's flakiness alert, planned and delivered by `harness`'s background work. */
@@ -84,7 +91,9 @@ describe("webhook signing secrets at rest", () => {
     const a = await newWebhook("bound-a");
     const b = await newWebhook("bound-b");
     const sealedA = (await storedRow(a.webhookId)).signingSecretEncrypted!;
-    await expect(openSigningSecret(testSecrets, { id: b.webhookId, signingSecretEncrypted: sealedA, legacySigningSecret: null })).rejects.toThrow(/altered or moved/);
+    await expect(
+      openSigningSecret(testSecrets, { id: b.webhookId, signingSecretEncrypted: sealedA, legacySigningSecret: null }),
+    ).rejects.toThrow(/altered or moved/);
   });
 
   it("rows from before migration 0009 (plain text) are sealed by reencryptSigningSecrets, and their deliveries stay signed", async () => {
@@ -94,7 +103,12 @@ describe("webhook signing secrets at rest", () => {
     issued.add(legacySecret);
     const [legacy] = await h.db
       .insert(webhookEndpoints)
-      .values({ organizationId: organization.id, projectId: project.id, url: "http://127.0.0.1:9/legacy", legacySigningSecret: legacySecret })
+      .values({
+        organizationId: organization.id,
+        projectId: project.id,
+        url: "http://127.0.0.1:9/legacy",
+        legacySigningSecret: legacySecret,
+      })
       .returning();
 
     const logs: string[] = [];
@@ -128,7 +142,11 @@ describe("webhook signing secrets at rest", () => {
     const report = await reencryptSigningSecrets({ db: h.db, secrets: rotated, logger: captureLogger([]) });
     expect(report.resealed).toBeGreaterThanOrEqual(1);
     // This organization's rows (on PostgreSQL the database is shared with other files, whose rows may be under other keys).
-    const ours = new Set((await h.db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(eq(webhookEndpoints.organizationId, organization.id))).map((row) => row.id));
+    const ours = new Set(
+      (
+        await h.db.select({ id: webhookEndpoints.id }).from(webhookEndpoints).where(eq(webhookEndpoints.organizationId, organization.id))
+      ).map((row) => row.id),
+    );
     expect(report.unreadable.filter((row) => ours.has(row.endpointId))).toEqual([]);
     const [remaining] = await rowsOf<{ count: number }>(
       h.db.execute(
@@ -140,7 +158,11 @@ describe("webhook signing secrets at rest", () => {
     expect(await openSigningSecret(onlyNewKey, await storedRow(webhookId))).toBe(secret);
 
     // Back to the first key for the rest of the file (the same procedure the other way round).
-    await reencryptSigningSecrets({ db: h.db, secrets: new SecretKeyring({ current: SECRETS_KEY, previous: [NEW_KEY] }), logger: captureLogger([]) });
+    await reencryptSigningSecrets({
+      db: h.db,
+      secrets: new SecretKeyring({ current: SECRETS_KEY, previous: [NEW_KEY] }),
+      logger: captureLogger([]),
+    });
     expect(sealedKeyId((await storedRow(webhookId)).signingSecretEncrypted!)).toBe(oldKeyId);
   });
 
@@ -153,14 +175,20 @@ describe("webhook signing secrets at rest", () => {
 
     const [delivery] = await h.db.select().from(notificationDeliveries).where(eq(notificationDeliveries.endpointId, webhookId));
     expect(delivery).toMatchObject({ status: "failed", attempts: 6, lastStatusCode: null });
-    expect(delivery!.lastError).toMatch(/signing secret cannot be decrypted.*sealed under key [0-9a-f]{12}, which is neither SECRETS_KEY nor one of SECRETS_KEY_PREVIOUS/);
+    expect(delivery!.lastError).toMatch(
+      /signing secret cannot be decrypted.*sealed under key [0-9a-f]{12}, which is neither SECRETS_KEY nor one of SECRETS_KEY_PREVIOUS/,
+    );
     const logged = service.logs.join("\n");
     expect(logged).toContain("webhook delivery attempt failed");
     expect(logged).not.toContain(secret.slice("whsec_".length));
 
     // The start-up pass leaves such rows as they are and reports them by id.
     const logs: string[] = [];
-    const report = await reencryptSigningSecrets({ db: h.db, secrets: new SecretKeyring({ current: OTHER_KEY }), logger: captureLogger(logs) });
+    const report = await reencryptSigningSecrets({
+      db: h.db,
+      secrets: new SecretKeyring({ current: OTHER_KEY }),
+      logger: captureLogger(logs),
+    });
     expect(report.unreadable).toContainEqual({ endpointId: webhookId, keyId: await testSecrets.currentKeyId() });
     expect(sealedKeyId((await storedRow(webhookId)).signingSecretEncrypted!)).toBe(await testSecrets.currentKeyId());
     expect(logs.join("\n")).toContain("cannot be opened");
@@ -171,9 +199,17 @@ describe("webhook signing secrets at rest", () => {
     const { organization, apiKey } = await h.newOrganization("Dumped");
     const regenerated = await h.admin("POST", `/organizations/${organization.id}/api_key/regenerate`);
     const { project, uploadToken } = await h.newProject(organization.id);
-    const mine = [apiKey, regenerated.body.api_key.secret, uploadToken, (await h.admin("POST", `/projects/${project.id}/upload_token/regenerate`)).body.upload_token];
+    const mine = [
+      apiKey,
+      regenerated.body.api_key.secret,
+      uploadToken,
+      (await h.admin("POST", `/projects/${project.id}/upload_token/regenerate`)).body.upload_token,
+    ];
     for (const scope of [{}, { project_id: project.id }]) {
-      mine.push((await h.admin("POST", `/organizations/${organization.id}/webhooks`, { url: "http://127.0.0.1:9/dumped", ...scope })).body.signing_secret);
+      mine.push(
+        (await h.admin("POST", `/organizations/${organization.id}/webhooks`, { url: "http://127.0.0.1:9/dumped", ...scope })).body
+          .signing_secret,
+      );
     }
     expect(mine.every((secret) => /^(cta|ctu|whsec)_[0-9A-Za-z]{40,}$/.test(secret))).toBe(true);
     for (const secret of mine) issued.add(secret);
@@ -204,7 +240,9 @@ describe("webhook signing secrets at rest", () => {
     expect(leaked).toEqual([]);
     // The search sees what a dump would: the sealed secrets are there, as sealed text.
     const [sealed] = await rowsOf<{ n: number | string }>(
-      h.db.execute(sql`select count(*) as n from webhook_endpoints t where strpos(row_to_json(t)::text, '"signing_secret_encrypted":"v1:') > 0`),
+      h.db.execute(
+        sql`select count(*) as n from webhook_endpoints t where strpos(row_to_json(t)::text, '"signing_secret_encrypted":"v1:') > 0`,
+      ),
     );
     expect(Number(sealed!.n)).toBeGreaterThan(0);
     const logged = [...issued].filter((secret) => h.logs.some((line) => line.includes(secret.replace(/^(whsec|cta|ctu)_/, ""))));

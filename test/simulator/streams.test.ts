@@ -22,7 +22,12 @@ function fromParsed(xml: string) {
   const tests: { key: string; status: string; attempts: string[]; durationMs: number | null }[] = [];
   const walk = (suite: ReportSuite) => {
     for (const c of suite.cases) {
-      tests.push({ key: legacyTestKey(suite.name, c.classname ?? null, c.name), status: c.status, attempts: (c.attempts ?? []).map((a) => a.status), durationMs: c.durationMs ?? null });
+      tests.push({
+        key: legacyTestKey(suite.name, c.classname ?? null, c.name),
+        status: c.status,
+        attempts: (c.attempts ?? []).map((a) => a.status),
+        durationMs: c.durationMs ?? null,
+      });
     }
     for (const child of suite.suites ?? []) walk(child);
   };
@@ -35,7 +40,9 @@ function fromParsed(xml: string) {
 function expectSameAsParsed(run: SimRun) {
   const summary = toRunSummary(run);
   const parsed = fromParsed(toJUnitXml(run));
-  expect(parsed.tests).toEqual(summary.tests.map((t) => ({ key: t.key, status: t.status, attempts: t.attempts, durationMs: t.durationMs })));
+  expect(parsed.tests).toEqual(
+    summary.tests.map((t) => ({ key: t.key, status: t.status, attempts: t.attempts, durationMs: t.durationMs })),
+  );
   expect(parsed.duration).toBe(summary.durationMs);
   const counts = { tests: 0, passed: 0, failed: 0, errored: 0, skipped: 0 };
   for (const t of parsed.tests) {
@@ -84,7 +91,8 @@ describe("generateStream", () => {
 
   it("numbers runs 1…n with non-decreasing times, mostly on main", () => {
     expect(stream.runs.map((r) => r.number)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
-    for (let i = 1; i < stream.runs.length; i++) expect(Date.parse(stream.runs[i]!.created_at)).toBeGreaterThanOrEqual(Date.parse(stream.runs[i - 1]!.created_at));
+    for (let i = 1; i < stream.runs.length; i++)
+      expect(Date.parse(stream.runs[i]!.created_at)).toBeGreaterThanOrEqual(Date.parse(stream.runs[i - 1]!.created_at));
     const main = stream.runs.filter((r) => r.branch === "main").length;
     expect(main / stream.runs.length).toBeGreaterThan(0.6);
     expect(stream.runs.some((r) => r.branch.startsWith("feature/"))).toBe(true);
@@ -118,7 +126,9 @@ describe("generateStream", () => {
       if (anomaly.type === "flaky_test") {
         const last = anomaly.end ?? stream.runs.length;
         // A flaky test is labelled on every run between start and end that contains it.
-        const containing = stream.runs.filter((r) => r.number >= anomaly.start && r.number <= last && r.tests.some((t) => t.key === anomaly.subject)).map((r) => r.number);
+        const containing = stream.runs
+          .filter((r) => r.number >= anomaly.start && r.number <= last && r.tests.some((t) => t.key === anomaly.subject))
+          .map((r) => r.number);
         expect(labelled).toEqual(containing);
       }
       expect(ANOMALY_FAMILY[anomaly.type]).toBeDefined();
@@ -153,7 +163,9 @@ describe("generateStream", () => {
         } else if (anomaly.type === "flaky_test" && anomaly.magnitude >= 0.1 && !anomaly.details.systemic) {
           // Fails sometimes and passes sometimes while active (final status or an in-run attempt).
           const outcomes = s.runs
-            .filter((r) => r.number >= anomaly.start && (anomaly.end === null || r.number <= anomaly.end) && !isInfraSuspect(toRunSummary(r)))
+            .filter(
+              (r) => r.number >= anomaly.start && (anomaly.end === null || r.number <= anomaly.end) && !isInfraSuspect(toRunSummary(r)),
+            )
             .map((r) => r.tests.find((t) => t.key === anomaly.subject))
             .filter((t) => t !== undefined && t.status !== "skipped");
           const failing = outcomes.filter((t) => t!.status !== "passed" || t!.attempts.length > 0).length;
@@ -161,8 +173,14 @@ describe("generateStream", () => {
           expect(failing).toBeLessThan(outcomes.length);
           checked.flaky++;
         } else if (anomaly.type === "duration_shift") {
-          const before = mainRuns.filter((r) => r.number < anomaly.start).slice(-30).map((r) => r.duration);
-          const after = mainRuns.filter((r) => r.number >= anomaly.start).slice(0, 30).map((r) => r.duration);
+          const before = mainRuns
+            .filter((r) => r.number < anomaly.start)
+            .slice(-30)
+            .map((r) => r.duration);
+          const after = mainRuns
+            .filter((r) => r.number >= anomaly.start)
+            .slice(0, 30)
+            .map((r) => r.duration);
           const med = (v: number[]) => v.sort((a, b) => a - b)[v.length >> 1]!;
           expect(med(after) / med(before)).toBeGreaterThan(1 + anomaly.magnitude * 0.5);
           checked.shift++;
@@ -227,7 +245,12 @@ describe("detection patterns", () => {
   });
 
   it("co_failing_group: 5–20 tests fail together in some runs and pass together in others, same-commit re-runs included", () => {
-    const stream = generateStream({ seed: 12, scenario: "co_failing_group", runs: 300, knobs: { coFailingGroup: { size: 8, rate: 0.1 }, retryProbability: 0.5 } });
+    const stream = generateStream({
+      seed: 12,
+      scenario: "co_failing_group",
+      runs: 300,
+      knobs: { coFailingGroup: { size: 8, rate: 0.1 }, retryProbability: 0.5 },
+    });
     const members = stream.anomalies.filter((a) => a.details.group !== undefined);
     expect(members).toHaveLength(8);
     for (const a of members) expect(a).toMatchObject({ type: "flaky_test", magnitude: 0.1, size: "large", end: null });
@@ -246,14 +269,24 @@ describe("detection patterns", () => {
     }
     expect(together).toBeGreaterThan(5);
     // Some re-run of a commit where the group failed passes it.
-    expect(stream.runs.some((r) => r.retry_of !== null && groupFailed.get(r.retry_of) === true && groupFailed.get(r.number) === false)).toBe(true);
-    expect(stream.runs.filter((r) => r.number >= start).every((r) => r.labels.filter((l) => keys.has(l.subject)).length === r.tests.filter((t) => keys.has(t.key)).length)).toBe(true);
+    expect(
+      stream.runs.some((r) => r.retry_of !== null && groupFailed.get(r.retry_of) === true && groupFailed.get(r.number) === false),
+    ).toBe(true);
+    expect(
+      stream.runs
+        .filter((r) => r.number >= start)
+        .every((r) => r.labels.filter((l) => keys.has(l.subject)).length === r.tests.filter((t) => keys.has(t.key)).length),
+    ).toBe(true);
   });
 });
 
 describe("toJUnitXml / toRunSummary", () => {
   it("parse with the service's parser into the statuses, attempts and durations toRunSummary gives (Surefire)", () => {
-    const stream = generateStream({ seed: 21, runs: 150, knobs: { format: "surefire", inRunRetries: 2, reportsWallClock: true, timeDecimals: 3 } });
+    const stream = generateStream({
+      seed: 21,
+      runs: 150,
+      knobs: { format: "surefire", inRunRetries: 2, reportsWallClock: true, timeDecimals: 3 },
+    });
     const runs = stream.runs;
     expect(runs.some((r) => r.tests.some((t) => t.status === "passed" && t.attempts.length > 0))).toBe(true);
     expect(runs.some((r) => r.tests.some((t) => t.status !== "passed" && t.attempts.length > 0))).toBe(true);
@@ -263,7 +296,11 @@ describe("toJUnitXml / toRunSummary", () => {
   });
 
   it("does the same for Gradle-style repeated testcases and suite-summed durations", () => {
-    const stream = generateStream({ seed: 22, runs: 150, knobs: { format: "gradle", inRunRetries: 2, reportsWallClock: false, timeDecimals: 2 } });
+    const stream = generateStream({
+      seed: 22,
+      runs: 150,
+      knobs: { format: "gradle", inRunRetries: 2, reportsWallClock: false, timeDecimals: 2 },
+    });
     const run = stream.runs.find((r) => r.tests.some((t) => t.attempts.length > 0))!;
     const xml = toJUnitXml(run);
     expect(xml).not.toContain("flakyFailure");
@@ -296,7 +333,12 @@ describe("replayThroughUploads", () => {
     const fakeFetch = (async (input: string | URL | Request, init?: RequestInit) => {
       const url = String(input);
       const method = init?.method ?? "GET";
-      calls.push({ method, url, headers: { ...(init?.headers as Record<string, string>) }, body: typeof init?.body === "string" ? init.body : undefined });
+      calls.push({
+        method,
+        url,
+        headers: { ...(init?.headers as Record<string, string>) },
+        body: typeof init?.body === "string" ? init.body : undefined,
+      });
       if (method === "POST") {
         // Nothing may be posted while an earlier run is still pending.
         for (const [, remaining] of polls) expect(remaining).toBe(0);
@@ -307,11 +349,31 @@ describe("replayThroughUploads", () => {
       const number = Number(url.split("/").at(-1));
       const remaining = polls.get(number)! - 1;
       polls.set(number, remaining);
-      const body = remaining > 0 ? { number, status: "pending" } : { number, status: "processed", failure_reason: null, duration_ms: 5, tests_count: 3, passed_count: 3, failed_count: 0, errored_count: 0, skipped_count: 0 };
+      const body =
+        remaining > 0
+          ? { number, status: "pending" }
+          : {
+              number,
+              status: "processed",
+              failure_reason: null,
+              duration_ms: 5,
+              tests_count: 3,
+              passed_count: 3,
+              failed_count: 0,
+              errored_count: 0,
+              skipped_count: 0,
+            };
       return new Response(JSON.stringify(body), { status: 200 });
     }) as typeof fetch;
 
-    const result = await replayThroughUploads({ baseUrl: "http://api.test/", uploadToken: "ctu_x", runs: stream.runs, fetch: fakeFetch, sleep: async () => {}, idempotencyPrefix: "p" });
+    const result = await replayThroughUploads({
+      baseUrl: "http://api.test/",
+      uploadToken: "ctu_x",
+      runs: stream.runs,
+      fetch: fakeFetch,
+      sleep: async () => {},
+      idempotencyPrefix: "p",
+    });
     expect(result).toMatchObject({ uploaded: 4, processed: 4, failed: 0 });
     expect(result.runs.map((r) => [r.simulatedNumber, r.serviceNumber])).toEqual([
       [1, 101],

@@ -15,9 +15,13 @@ export type AxeViolation = { id: string; impact: string | null; help: string; no
 
 /** Runs axe on the page as it is now; returns the serious and critical violations (the ones a page must not have). */
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
-  const present = await page.evaluate(`(() => { if (typeof window.axe === "undefined") { ${AXE_SOURCE}\n } return typeof window.axe?.run === "function"; })()`);
+  const present = await page.evaluate(
+    `(() => { if (typeof window.axe === "undefined") { ${AXE_SOURCE}\n } return typeof window.axe?.run === "function"; })()`,
+  );
   if (present !== true) throw new Error("axe-core did not load in the page");
-  const violations = (await page.evaluate(`window.axe.run(document, { resultTypes: ["violations"] }).then((results) => results.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, html: n.html })) })))`)) as AxeViolation[];
+  const violations = (await page.evaluate(
+    `window.axe.run(document, { resultTypes: ["violations"] }).then((results) => results.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, html: n.html })) })))`,
+  )) as AxeViolation[];
   return violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
 }
 

@@ -36,7 +36,12 @@ export const LOCAL_RECEIVERS_POLICY: OutboundPolicy = { allowHosts: ["127.0.0.1"
 /** The keyring of SECRETS_KEY, as the Worker of the workerd suite has it too. */
 export const testSecrets = new SecretKeyring({ current: SECRETS_KEY });
 
-export type CallOptions = { key?: string | null; body?: unknown; rawBody?: string | Uint8Array | ReadableStream<Uint8Array>; headers?: Record<string, string> };
+export type CallOptions = {
+  key?: string | null;
+  body?: unknown;
+  rawBody?: string | Uint8Array | ReadableStream<Uint8Array>;
+  headers?: Record<string, string>;
+};
 export type CallResult = { status: number; headers: Headers; body: any; text: string };
 
 import type { MailSettings } from "../../src/mail/transport";
@@ -51,7 +56,13 @@ export type HarnessOptions = {
    * default, through the Node suite's checked connections (test/support/harness.ts) or, in workerd,
    * the runtime's fetch behind the policy's URL rules.
    */
-  background?: { fetch?: typeof fetch; urlPolicy?: OutboundPolicy; deliveryRetryDelaysSeconds?: number[]; mail?: MailSettings; emailRetryDelaysSeconds?: number[] };
+  background?: {
+    fetch?: typeof fetch;
+    urlPolicy?: OutboundPolicy;
+    deliveryRetryDelaysSeconds?: number[];
+    mail?: MailSettings;
+    emailRetryDelaysSeconds?: number[];
+  };
 };
 
 /** Something that answers requests: the app itself (Node) or the Worker (workerd). */
@@ -106,7 +117,7 @@ export function buildHarness(parts: {
     const streamed = typeof ReadableStream !== "undefined" && body instanceof ReadableStream;
     const response = await app.request(path, { method, headers, body, ...(streamed ? { duplex: "half" } : {}) } as RequestInit);
     const text = await response.text();
-    let parsed: unknown ;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
     } catch {
@@ -126,7 +137,10 @@ export function buildHarness(parts: {
 
   /** A new project through the admin API, with its four alerts. */
   async function newProject(organizationId: string, name = "Project", description?: string) {
-    const res = await admin("POST", `/organizations/${organizationId}/projects`, { name, ...(description !== undefined ? { description } : {}) });
+    const res = await admin("POST", `/organizations/${organizationId}/projects`, {
+      name,
+      ...(description !== undefined ? { description } : {}),
+    });
     if (res.status !== 201) throw new Error(`creating a project failed: ${res.status} ${res.text}`);
     const projectAlerts = await db.select().from(alerts).where(eq(alerts.projectId, res.body.project.id));
     const alertIds = Object.fromEntries(projectAlerts.map((a) => [a.alertType, a.id])) as Record<string, string>;
@@ -134,7 +148,10 @@ export function buildHarness(parts: {
   }
 
   /** A run that arrives (pending) and, unless told otherwise, is processed with the given cases. */
-  async function newRun(projectId: string, options: { meta?: RunMetadata; report?: Report; outcome?: "processed" | "pending" | "failed" } = {}) {
+  async function newRun(
+    projectId: string,
+    options: { meta?: RunMetadata; report?: Report; outcome?: "processed" | "pending" | "failed" } = {},
+  ) {
     const { run } = await recordTestRunArrival({ db, clock }, projectId, options.meta);
     const outcome = options.outcome ?? "processed";
     if (outcome === "pending") return run;
@@ -153,10 +170,17 @@ export function buildHarness(parts: {
    * POST /uploads/v1/test_runs. A string or bytes body is sent as is (XML unless told otherwise);
    * an object is sent as the JSON envelope.
    */
-  async function upload(token: string | null, body: unknown, options: { contentType?: string; query?: string; headers?: Record<string, string> } = {}) {
-    const isRaw = typeof body === "string" || body instanceof Uint8Array || (typeof ReadableStream !== "undefined" && body instanceof ReadableStream);
+  async function upload(
+    token: string | null,
+    body: unknown,
+    options: { contentType?: string; query?: string; headers?: Record<string, string> } = {},
+  ) {
+    const isRaw =
+      typeof body === "string" || body instanceof Uint8Array || (typeof ReadableStream !== "undefined" && body instanceof ReadableStream);
     const headers: Record<string, string> = {
-      ...(options.contentType !== undefined ? { "content-type": options.contentType } : { "content-type": isRaw ? "application/xml" : "application/json" }),
+      ...(options.contentType !== undefined
+        ? { "content-type": options.contentType }
+        : { "content-type": isRaw ? "application/xml" : "application/json" }),
       ...options.headers,
     };
     if (options.contentType === "") delete headers["content-type"];
@@ -246,12 +270,23 @@ export function inProcessHarness(db: Database, options: HarnessOptions, close: (
   const clock = harnessClock();
   const logs: string[] = [];
   const logger = captureLogger(logs);
-  const { db: dbOverride, clock: clockOverride, keyCounter, uploadCounter, runQueue: queueOverride, logger: loggerOverride, ...configOverrides } = options.overrides ?? {};
+  const {
+    db: dbOverride,
+    clock: clockOverride,
+    keyCounter,
+    uploadCounter,
+    runQueue: queueOverride,
+    logger: loggerOverride,
+    ...configOverrides
+  } = options.overrides ?? {};
   // The app and the background work share one keyring, as in the runtimes' entries.
   const secrets = configOverrides.secrets ?? testSecrets;
   const urlPolicy = options.background?.urlPolicy ?? LOCAL_RECEIVERS_POLICY;
   const background = { urlPolicy, fetch: guardedFetch(urlPolicy, (input, init) => fetch(input, init)), ...options.background };
-  const { queue: runQueue, work } = createNodeBackground({ db, clock, logger, webAppUrl: WEB_APP_URL, secrets, ...background }, { retryDelayMs: () => 10 });
+  const { queue: runQueue, work } = createNodeBackground(
+    { db, clock, logger, webAppUrl: WEB_APP_URL, secrets, ...background },
+    { retryDelayMs: () => 10 },
+  );
   const config: AppConfig = {
     cursorSecret: CURSOR_SECRET,
     adminToken: "adminToken" in options ? options.adminToken : ADMIN_TOKEN,
@@ -271,7 +306,14 @@ export function inProcessHarness(db: Database, options: HarnessOptions, close: (
     logger: loggerOverride ?? logger,
   };
   const app = createApp(config);
-  const harness = buildHarness({ app: { request: async (path, init) => app.request(path, init, requestDeps) }, db, clock, logs, deps: config, close });
+  const harness = buildHarness({
+    app: { request: async (path, init) => app.request(path, init, requestDeps) },
+    db,
+    clock,
+    logs,
+    deps: config,
+    close,
+  });
   return { ...harness, queue: runQueue, work };
 }
 

@@ -16,7 +16,10 @@ export async function adminAndMember(h: Harness, organization = "Pages Org") {
   await admin.signUp({ name: "Ada Admin", email: adminEmail, organization });
   const { organizationId } = await signedUpOrganization(h.db, adminEmail);
   const memberEmail = uniqueEmail("member");
-  const user = await createPasswordUser({ db: h.db, secrets: testSecrets, webAppUrl: WEB_APP_URL }, { name: "Mo Member", email: memberEmail, password: PASSWORD });
+  const user = await createPasswordUser(
+    { db: h.db, secrets: testSecrets, webAppUrl: WEB_APP_URL },
+    { name: "Mo Member", email: memberEmail, password: PASSWORD },
+  );
   await addMember({ db: h.db, clock: h.clock }, { organizationId, userId: user.id, role: "member" });
   const member = new WebClient(h.app);
   const signedIn = await member.signIn(memberEmail);
@@ -28,5 +31,11 @@ export async function adminAndMember(h: Harness, organization = "Pages Org") {
 export function inputValue(html: string, id: string): string | null {
   const match = new RegExp(`<input[^>]*id="${id}"[^>]*>`).exec(html);
   const value = match ? /value="([^"]*)"/.exec(match[0]) : null;
-  return value ? value[1]!.replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&") : null;
+  return value
+    ? value[1]!
+        .replace(/&quot;/g, '"')
+        .replace(/&lt;/g, "<")
+        .replace(/&gt;/g, ">")
+        .replace(/&amp;/g, "&")
+    : null;
 }

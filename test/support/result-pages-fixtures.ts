@@ -20,11 +20,25 @@ export async function resultPagesFixture(h: Harness, payload = "") {
   const { organizationId } = await signedUpOrganization(h.db, adminEmail);
   const { project, alertIds } = await h.newProject(organizationId, `Shop ${payload}`);
 
-  const meta = { branch: `main`, commitSha: "a1b2c3d4e5f6a7b8", buildId: `build ${payload}`, buildUrl: "https://ci.example.com/builds/1", tags: [`nightly ${payload}`] };
+  const meta = {
+    branch: `main`,
+    commitSha: "a1b2c3d4e5f6a7b8",
+    buildId: `build ${payload}`,
+    buildUrl: "https://ci.example.com/builds/1",
+    tags: [`nightly ${payload}`],
+  };
   const passing = (name: string) => ({ name, classname: "Shop", status: "passed" as const, durationMs: 12 });
   const first = await h.newRun(project.id, {
     meta,
-    report: { suites: [{ name: "unit", durationMs: 40, cases: [passing("adds to cart"), passing(`renders ${payload}`), passing("pays"), passing("refunds")] }] },
+    report: {
+      suites: [
+        {
+          name: "unit",
+          durationMs: 40,
+          cases: [passing("adds to cart"), passing(`renders ${payload}`), passing("pays"), passing("refunds")],
+        },
+      ],
+    },
   });
   h.clock.advance(60_000);
   const second = await h.newRun(project.id, {
@@ -36,9 +50,30 @@ export async function resultPagesFixture(h: Harness, payload = "") {
           durationMs: 50,
           cases: [
             passing("adds to cart"),
-            { name: `renders ${payload}`, classname: "Shop", status: "failed", durationMs: 30, failureMessage: `expected title ${payload}`, failureText: `AssertionError: expected title ${payload}\n    at render (shop.test.ts:10:5)` },
-            { name: "pays", classname: "Shop", status: "errored", durationMs: 5, failureMessage: "connection refused", failureText: "Error: connection refused\n    at connect (net.ts:3:1)" },
-            { name: "refunds", classname: "Shop", status: "errored", durationMs: 6, failureMessage: "connection refused", failureText: "Error: connection refused\n    at connect (net.ts:3:1)" },
+            {
+              name: `renders ${payload}`,
+              classname: "Shop",
+              status: "failed",
+              durationMs: 30,
+              failureMessage: `expected title ${payload}`,
+              failureText: `AssertionError: expected title ${payload}\n    at render (shop.test.ts:10:5)`,
+            },
+            {
+              name: "pays",
+              classname: "Shop",
+              status: "errored",
+              durationMs: 5,
+              failureMessage: "connection refused",
+              failureText: "Error: connection refused\n    at connect (net.ts:3:1)",
+            },
+            {
+              name: "refunds",
+              classname: "Shop",
+              status: "errored",
+              durationMs: 6,
+              failureMessage: "connection refused",
+              failureText: "Error: connection refused\n    at connect (net.ts:3:1)",
+            },
           ],
           suites: [{ name: "nested", cases: [{ name: "skips", classname: "Shop", status: "skipped" }] }],
         },
@@ -47,7 +82,13 @@ export async function resultPagesFixture(h: Harness, payload = "") {
   });
   const event = await h.newEvent(alertIds.test_flakiness!, second.id, { newly_failing_tests: 3, test_name: `renders ${payload}` });
 
-  const testId = async (name: string) => (await h.db.select({ id: tests.id }).from(tests).where(and(eq(tests.projectId, project.id), eq(tests.name, name))))[0]!.id;
+  const testId = async (name: string) =>
+    (
+      await h.db
+        .select({ id: tests.id })
+        .from(tests)
+        .where(and(eq(tests.projectId, project.id), eq(tests.name, name)))
+    )[0]!.id;
   const member = new WebClient(h.app);
   const memberEmail = uniqueEmail("pages-member");
   await member.signUp({ email: memberEmail, organization: "Member's own org" });

@@ -21,7 +21,13 @@ export type ServerProcess = {
   /** SIGTERM, then waits for the exit (SIGKILL to the whole process group after 15 s). */
   stop(): Promise<void>;
   /** An HTTP call with a Bearer token; the body parsed as JSON. */
-  call(method: string, path: string, token: string, body?: string, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: any }>;
+  call(
+    method: string,
+    path: string,
+    token: string,
+    body?: string,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; headers: Headers; body: any }>;
 };
 
 /** A port nothing listens on now (wrangler dev needs one: it cannot report a port 0 it was given). */
@@ -34,7 +40,10 @@ async function freePort(): Promise<number> {
 }
 
 /** `runtime: "worker"` runs `npm run dev`'s script: the Worker in workerd, its local queue, the Neon driver through the bridge. */
-export async function startServerProcess(env: Record<string, string>, options: { runtime?: "node" | "worker"; startTimeoutMs?: number } = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string>,
+  options: { runtime?: "node" | "worker"; startTimeoutMs?: number } = {},
+): Promise<ServerProcess> {
   const worker = options.runtime === "worker";
   const child = spawn(process.execPath, ["--import", "tsx", worker ? "scripts/dev.ts" : "src/node/server.ts"], {
     cwd: root,
@@ -50,7 +59,8 @@ export async function startServerProcess(env: Record<string, string>, options: {
   const until = async (condition: () => boolean | Promise<boolean>, timeoutMs: number, stepMs = 20) => {
     const deadline = Date.now() + timeoutMs;
     while (!(await condition())) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited (${child.exitCode ?? child.signalCode}):\n${output}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`the server exited (${child.exitCode ?? child.signalCode}):\n${output}`);
       if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms; server output:\n${output}`);
       await new Promise((resolve) => setTimeout(resolve, stepMs));
     }

@@ -91,7 +91,10 @@ function decodeWords(value: string): string {
     const bytes = [...run.matchAll(ENCODED_WORD)].map(([, encoding, data]) =>
       encoding!.toUpperCase() === "B"
         ? Buffer.from(data!, "base64")
-        : Buffer.from(data!.replace(/_/g, " ").replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), "latin1"),
+        : Buffer.from(
+            data!.replace(/_/g, " ").replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+            "latin1",
+          ),
     );
     return Buffer.concat(bytes).toString("utf8");
   });

@@ -26,7 +26,8 @@ export function urlFieldsOf(value: unknown, source: string, found: UrlField[] = 
   } else if (value !== null && typeof value === "object") {
     const object = value as Json;
     for (const [key, field] of Object.entries(object)) {
-      if (key === "url" && typeof field === "string" && field.startsWith(`${WEB_APP_URL}/`)) found.push({ url: field, owner: object, source });
+      if (key === "url" && typeof field === "string" && field.startsWith(`${WEB_APP_URL}/`))
+        found.push({ url: field, owner: object, source });
       else urlFieldsOf(field, source, found);
     }
   }
@@ -88,7 +89,10 @@ export async function urlFieldsFixture(h: Harness) {
   const apiKey = /value="(cta_[0-9A-Za-z]{49})"/.exec(revealed.text)![1]!;
 
   const memberEmail = uniqueEmail("urls-member");
-  const user = await createPasswordUser({ db: h.db, secrets: testSecrets, webAppUrl: WEB_APP_URL }, { name: "Mo Member", email: memberEmail, password: PASSWORD });
+  const user = await createPasswordUser(
+    { db: h.db, secrets: testSecrets, webAppUrl: WEB_APP_URL },
+    { name: "Mo Member", email: memberEmail, password: PASSWORD },
+  );
   await addMember({ db: h.db, clock: h.clock }, { organizationId, userId: user.id, role: "member" });
   const member = new WebClient(h.app);
   expect((await member.signIn(memberEmail)).status).toBe(303);
@@ -98,7 +102,11 @@ export async function urlFieldsFixture(h: Harness) {
 
   const { project, uploadToken, alertIds } = await h.newProject(organizationId, "Url Fields Shop", "Where every url field leads");
   const uploads: Json[] = [];
-  const first = await h.upload(uploadToken, { branch: "main", commit_sha: "c0ffee01", suites: [{ name: "checkout", cases: [passed("adds to cart"), passed("pays"), passed("refunds")] }] });
+  const first = await h.upload(uploadToken, {
+    branch: "main",
+    commit_sha: "c0ffee01",
+    suites: [{ name: "checkout", cases: [passed("adds to cart"), passed("pays"), passed("refunds")] }],
+  });
   expect(first.status).toBe(202);
   uploads.push(first.body, await h.waitForRun(uploadToken, first.body.number));
   h.clock.advance(60_000);
@@ -110,7 +118,14 @@ export async function urlFieldsFixture(h: Harness) {
         name: "checkout",
         cases: [
           passed("adds to cart"),
-          { name: "pays", classname: "Checkout", status: "failed", duration_ms: 30, failure_message: "expected 200, got 502", failure_text: "AssertionError: expected 200, got 502" },
+          {
+            name: "pays",
+            classname: "Checkout",
+            status: "failed",
+            duration_ms: 30,
+            failure_message: "expected 200, got 502",
+            failure_text: "AssertionError: expected 200, got 502",
+          },
           { name: "refunds", classname: "Checkout", status: "errored", duration_ms: 5, failure_message: "connection refused" },
           { name: "ships later", classname: "Checkout", status: "skipped" },
         ],
@@ -123,7 +138,9 @@ export async function urlFieldsFixture(h: Harness) {
   expect(failedTests.status).toBe(200);
   uploads.push(failedTests.body);
   // An alert event on the second run, so the events listing carries its run's url too.
-  const [secondRun] = await h.db.query.testRuns.findMany({ where: (runs, { and, eq }) => and(eq(runs.projectId, project.id), eq(runs.number, second.body.number)) });
+  const [secondRun] = await h.db.query.testRuns.findMany({
+    where: (runs, { and, eq }) => and(eq(runs.projectId, project.id), eq(runs.number, second.body.number)),
+  });
   await h.newEvent(alertIds.test_flakiness!, secondRun!.id, { note: "url fields" });
 
   return { admin, member, stranger, organizationId, apiKey, project, uploadToken, uploads };

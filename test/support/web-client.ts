@@ -21,7 +21,11 @@ export class WebClient {
     return this.cookies.size === 0 ? undefined : [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
   }
 
-  async request(method: string, path: string, init: { form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<WebAnswer> {
+  async request(
+    method: string,
+    path: string,
+    init: { form?: Record<string, string>; headers?: Record<string, string> } = {},
+  ): Promise<WebAnswer> {
     const headers: Record<string, string> = { ...init.headers };
     const cookie = this.cookieHeader();
     if (cookie && !("cookie" in headers)) headers.cookie = cookie;
@@ -41,7 +45,13 @@ export class WebClient {
       if (expired) this.cookies.delete(name);
       else this.cookies.set(name, value);
     }
-    return { status: response.status, headers: response.headers, text: await response.text(), location: response.headers.get("location"), setCookies };
+    return {
+      status: response.status,
+      headers: response.headers,
+      text: await response.text(),
+      location: response.headers.get("location"),
+      setCookies,
+    };
   }
 
   get(path: string, headers?: Record<string, string>) {
@@ -58,7 +68,11 @@ export class WebClient {
    * its Location (where a one-time message shows what the post did). A post that answered anything
    * else (a refusal, a form with its problems) is returned as it is.
    */
-  async postAndFollow(path: string, form: Record<string, string>, headers?: Record<string, string>): Promise<WebAnswer & { posted: WebAnswer }> {
+  async postAndFollow(
+    path: string,
+    form: Record<string, string>,
+    headers?: Record<string, string>,
+  ): Promise<WebAnswer & { posted: WebAnswer }> {
     const posted = await this.post(path, form, headers);
     if (posted.status !== 303 || !posted.location) return { ...posted, posted };
     return { ...(await this.get(posted.location)), posted };
@@ -66,7 +80,12 @@ export class WebClient {
 
   /** Signs up a new person and organization; the client keeps the session cookie. */
   async signUp(input: { name?: string; email: string; password?: string; organization: string }) {
-    const answer = await this.post("/sign-up", { name: input.name ?? "Ada Lovelace", email: input.email, password: input.password ?? PASSWORD, organization: input.organization });
+    const answer = await this.post("/sign-up", {
+      name: input.name ?? "Ada Lovelace",
+      email: input.email,
+      password: input.password ?? PASSWORD,
+      organization: input.organization,
+    });
     if (answer.status !== 303) throw new Error(`sign-up failed: ${answer.status} ${answer.text.slice(0, 500)}`);
     return answer;
   }

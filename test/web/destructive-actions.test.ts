@@ -24,7 +24,10 @@ const UPLOAD_TOKEN = /ctu_[0-9A-Za-z_-]{20,}/;
 const apiKeyOnPage = (html: string) => inputValue(html, "api-key-value");
 
 async function liveKey(organizationId: string) {
-  return h.db.select().from(apiKeys).where(and(eq(apiKeys.organizationId, organizationId), isNull(apiKeys.revokedAt)));
+  return h.db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.organizationId, organizationId), isNull(apiKeys.revokedAt)));
 }
 
 /** The team page's messages waiting for the sessions of the person with this e-mail. */
@@ -70,7 +73,10 @@ describe("regenerating the API key", () => {
     expect(after!.id).not.toBe(before!.id);
 
     // Waiting server-side, sealed: the key is not in the row.
-    const [waiting] = await h.db.select().from(flashMessages).where(await teamFlashOf(people.adminEmail));
+    const [waiting] = await h.db
+      .select()
+      .from(flashMessages)
+      .where(await teamFlashOf(people.adminEmail));
     expect(waiting!.bodyEncrypted).toMatch(/^v1:/);
     expect(waiting!.bodyEncrypted).not.toMatch(API_KEY);
 
@@ -95,14 +101,22 @@ describe("regenerating the API key", () => {
     expect(reloaded.text).not.toContain("The API key was regenerated");
     expect(await liveKey(people.organizationId)).toEqual([after]);
     expect((await h.call("GET", "/api/v1/organization", { key })).status).toBe(200);
-    expect(await h.db.select().from(flashMessages).where(await teamFlashOf(people.adminEmail))).toEqual([]);
+    expect(
+      await h.db
+        .select()
+        .from(flashMessages)
+        .where(await teamFlashOf(people.adminEmail)),
+    ).toEqual([]);
   });
 
   it("an expired message shows nothing", async () => {
     const people = await adminAndMember(h, "Expired Org");
     const posted = await people.admin.post("/settings/team/api-key/reveal", {});
     expect(posted.status).toBe(303);
-    await h.db.update(flashMessages).set({ expiresAt: new Date(h.clock.now().getTime() - 1000) }).where(await teamFlashOf(people.adminEmail));
+    await h.db
+      .update(flashMessages)
+      .set({ expiresAt: new Date(h.clock.now().getTime() - 1000) })
+      .where(await teamFlashOf(people.adminEmail));
     const page = await people.admin.get(posted.location!);
     expect(page.status).toBe(200);
     expect(apiKeyOnPage(page.text)).toBeNull();
@@ -113,7 +127,11 @@ describe("regenerating the API key", () => {
 describe("removing a member and revoking an invitation", () => {
   it("each has a confirmation page naming whom it concerns; only its POST acts, and answers 303", async () => {
     const people = await adminAndMember(h, "Remove Org");
-    const [memberRow] = await h.db.select({ id: members.id }).from(members).innerJoin(users, eq(users.id, members.userId)).where(eq(users.email, people.memberEmail));
+    const [memberRow] = await h.db
+      .select({ id: members.id })
+      .from(members)
+      .innerJoin(users, eq(users.id, members.userId))
+      .where(eq(users.email, people.memberEmail));
     const team = await people.admin.get("/settings/team");
     expect(team.text).toContain(`<form method="get" action="/settings/team/members/${memberRow!.id}/remove">`);
     const confirm = await people.admin.get(`/settings/team/members/${memberRow!.id}/remove`);

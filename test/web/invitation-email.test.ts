@@ -42,14 +42,17 @@ async function admin(organization: string, name = "Ada Admin") {
 }
 
 const inviteAll = (client: WebClient, count: number) =>
-  Promise.all(Array.from({ length: count }, () => client.post("/settings/team/invitations", { email: uniqueEmail("invitee"), role: "member" })));
+  Promise.all(
+    Array.from({ length: count }, () => client.post("/settings/team/invitations", { email: uniqueEmail("invitee"), role: "member" })),
+  );
 /** The e-mails that reached `to`, once at least one has. */
 async function arrived(to: string) {
   const deadline = Date.now() + 10_000;
   while (sink.to(to).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
   return sink.to(to);
 }
-const invitationsOf = async (organizationId: string) => (await h.db.select().from(invitations).where(eq(invitations.organizationId, organizationId))).length;
+const invitationsOf = async (organizationId: string) =>
+  (await h.db.select().from(invitations).where(eq(invitations.organizationId, organizationId))).length;
 
 describe("quotedName", () => {
   it.each([
@@ -110,7 +113,9 @@ describe("at most 20 invitations an hour per organization", () => {
     const to = uniqueEmail("twenty-first");
     const refused = await client.post("/settings/team/invitations", { email: to, role: "member" });
     expect(refused.status).toBe(429);
-    expect(refused.text).toContain("This organization has sent 20 invitations within the last hour, the most allowed. Try again in 60 minutes.");
+    expect(refused.text).toContain(
+      "This organization has sent 20 invitations within the last hour, the most allowed. Try again in 60 minutes.",
+    );
     expect(Number(refused.headers.get("retry-after"))).toBe(3600);
     expect(await invitationsOf(organizationId)).toBe(20);
     // Replacing a pending invitation is an e-mail too: refused as well.
@@ -133,7 +138,9 @@ describe("at most 20 invitations an hour per organization", () => {
     const [row] = await h.db.select({ userId: members.userId }).from(members).where(eq(members.organizationId, organizationId));
     const deps = { db: h.db, clock: h.clock, webAppUrl: WEB_APP_URL, secrets: testSecrets };
     const outcomes = await Promise.allSettled(
-      Array.from({ length: 30 }, () => inviteMember(deps, { userId: row!.userId, organizationId }, { email: uniqueEmail("racer"), role: "member" })),
+      Array.from({ length: 30 }, () =>
+        inviteMember(deps, { userId: row!.userId, organizationId }, { email: uniqueEmail("racer"), role: "member" }),
+      ),
     );
     expect(outcomes.filter((o) => o.status === "fulfilled")).toHaveLength(20);
     const refusals = outcomes.flatMap((o) => (o.status === "rejected" ? [o.reason as ApiError] : []));

@@ -26,7 +26,9 @@ describe("PAGE_PATHS", () => {
     });
     const routes = web.routes.filter((route) => route.method !== "ALL" && route.path !== "/assets/app.css");
     expect(routes.length).toBeGreaterThan(20);
-    const uncovered = routes.filter((route) => !PAGE_PATHS.some((pattern) => covers(pattern, route.path))).map((route) => `${route.method} ${route.path}`);
+    const uncovered = routes
+      .filter((route) => !PAGE_PATHS.some((pattern) => covers(pattern, route.path)))
+      .map((route) => `${route.method} ${route.path}`);
     expect(uncovered).toEqual([]);
   });
 

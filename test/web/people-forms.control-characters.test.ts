@@ -17,7 +17,9 @@ let h: Awaited<ReturnType<typeof createHarness>>;
 const sink = new SmtpSink();
 beforeAll(async () => {
   const smtpUrl = await sink.start();
-  h = await createHarness({ background: { mail: { transport: nodeSmtpTransport(smtpUrl), from: "ci@example.com", logHeldBodies: false } } });
+  h = await createHarness({
+    background: { mail: { transport: nodeSmtpTransport(smtpUrl), from: "ci@example.com", logHeldBodies: false } },
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -26,7 +28,11 @@ afterAll(async () => {
 
 const client = () => new WebClient(h.app);
 /** The page's error notice, as text. */
-const alertOf = (html: string) => /role="alert"[^>]*>([\s\S]*?)<\/(?:p|div)>/.exec(html)?.[1]?.replace(/<[^>]+>/g, "").trim() ?? null;
+const alertOf = (html: string) =>
+  /role="alert"[^>]*>([\s\S]*?)<\/(?:p|div)>/
+    .exec(html)?.[1]
+    ?.replace(/<[^>]+>/g, "")
+    .trim() ?? null;
 /** NUL first (the 500 of the report), then other control characters. */
 const CONTROLS = ["\u0000", "\u0001", "\u001f", "\u007f", "\t", "\n"];
 
@@ -36,12 +42,15 @@ describe("sign-in", () => {
     await client().signUp({ email, organization: "NUL Sign-in Org" });
   });
 
-  it.each([["a\u0000@x.io"], [`${email}\u0000`], [`\u0000${email}`], ["a\u0001@x.io"], ["a@x\u007f.io"]])("the e-mail %j is a 400 asking for an address", async (bad) => {
-    const answer = await client().post("/sign-in", { email: bad, password: PASSWORD });
-    expect(answer.status).toBe(400);
-    expect(alertOf(answer.text)).toBe("Enter an e-mail address such as name@example.com.");
-    expect(answer.setCookies).toEqual([]);
-  });
+  it.each([["a\u0000@x.io"], [`${email}\u0000`], [`\u0000${email}`], ["a\u0001@x.io"], ["a@x\u007f.io"]])(
+    "the e-mail %j is a 400 asking for an address",
+    async (bad) => {
+      const answer = await client().post("/sign-in", { email: bad, password: PASSWORD });
+      expect(answer.status).toBe(400);
+      expect(alertOf(answer.text)).toBe("Enter an e-mail address such as name@example.com.");
+      expect(answer.setCookies).toEqual([]);
+    },
+  );
 
   it.each(CONTROLS)("a password with %j is a wrong password (401), for a known and an unknown e-mail", async (control) => {
     for (const address of [email, uniqueEmail("nul-unknown")]) {
@@ -74,7 +83,12 @@ describe("sign-up", () => {
   });
 
   it("a NUL in the name or the organization's name is refused with the field's message", async () => {
-    const answer = await client().post("/sign-up", { name: "N\u0000ul", email: uniqueEmail("nul-name"), password: PASSWORD, organization: "O\u0000rg" });
+    const answer = await client().post("/sign-up", {
+      name: "N\u0000ul",
+      email: uniqueEmail("nul-name"),
+      password: PASSWORD,
+      organization: "O\u0000rg",
+    });
     expect(answer.status).toBe(400);
     expect(answer.text).toContain("Your name must not contain control characters.");
     expect(answer.text).toContain("Organization name must not contain control characters.");
@@ -123,7 +137,12 @@ describe("an invitation's page", () => {
     return new URL(link).pathname;
   }
   const stillPending = async (email: string) =>
-    (await h.db.select({ status: invitations.status }).from(invitations).where(and(eq(invitations.organizationId, organizationId), eq(invitations.email, email))))[0]?.status;
+    (
+      await h.db
+        .select({ status: invitations.status })
+        .from(invitations)
+        .where(and(eq(invitations.organizationId, organizationId), eq(invitations.email, email)))
+    )[0]?.status;
 
   it("signing up through the link with a NUL in the password or the name is a 400; no account, the link still works", async () => {
     const email = uniqueEmail("nul-invitee");

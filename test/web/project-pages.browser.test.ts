@@ -61,7 +61,8 @@ function upload(token: string, file: string): Promise<{ code: number; output: st
       process.execPath,
       [BIN, "upload", "--url", server.base, "--no-codeowners", file],
       { cwd: dir, env: { PATH: process.env.PATH ?? "", CTA_UPLOAD_TOKEN: token, CTA_RETRY_BASE_MS: "1" }, timeout: 60_000 },
-      (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
     );
   });
 }
@@ -84,7 +85,9 @@ describe("project pages in Chromium", () => {
     const token = await admin.locator("#upload-token").inputValue();
     expect(token).toMatch(/^ctu_/);
     await expectAccessible(admin);
-    expect(await admin.locator("#upload-command").textContent()).toContain(`CTA_UPLOAD_TOKEN=${token} npx --yes --package=${server.base}/uploader/ci-test-analytics.tgz ci-test-analytics upload --url`);
+    expect(await admin.locator("#upload-command").textContent()).toContain(
+      `CTA_UPLOAD_TOKEN=${token} npx --yes --package=${server.base}/uploader/ci-test-analytics.tgz ci-test-analytics upload --url`,
+    );
 
     await admin.getByRole("link", { name: "Open the project" }).click();
     await admin.waitForURL(/\/projects\/[0-9a-f-]{36}$/);
@@ -120,7 +123,8 @@ describe("project pages in Chromium", () => {
     await expectAccessible(member);
     expect(await member.getByLabel("Name").isDisabled()).toBe(true);
     expect(await member.getByLabel("Name").inputValue()).toBe("Browser cart");
-    for (const control of ["Save settings", "Rotate the upload token", "Add webhook"]) expect(await member.getByRole("button", { name: control }).count()).toBe(0);
+    for (const control of ["Save settings", "Rotate the upload token", "Add webhook"])
+      expect(await member.getByRole("button", { name: control }).count()).toBe(0);
     await member.getByRole("button", { name: "Reveal the upload token" }).click();
     expect(await member.locator("#upload-token").inputValue()).toBe(token);
     await admin.goto(`${projectUrl}/settings`);

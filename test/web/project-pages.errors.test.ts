@@ -22,7 +22,11 @@ async function projectOf(organizationId: string) {
 describe("bad input", () => {
   it("/projects/new: a blank name and an over-long default branch are named, nothing is created, the fields are kept", async () => {
     const people = await adminAndMember(h);
-    const answer = await people.admin.post("/projects/new", { name: "  ", description: "kept <b>text</b>", defaultBranch: "x".repeat(256) });
+    const answer = await people.admin.post("/projects/new", {
+      name: "  ",
+      description: "kept <b>text</b>",
+      defaultBranch: "x".repeat(256),
+    });
     expect(answer.status).toBe(400);
     expect(answer.text).toContain("Name can&#39;t be blank.");
     expect(answer.text).toContain("Default branch is too long (maximum is 255 characters).");
@@ -35,7 +39,12 @@ describe("bad input", () => {
     await people.admin.post("/projects/new", { name: "P", description: "", defaultBranch: "" });
     const [project] = await projectOf(people.organizationId);
     for (const days of ["0", "91", "1.5", "ten", "-3"]) {
-      const answer = await people.admin.post(`/projects/${project!.id}/settings`, { name: "Renamed", description: "", defaultBranch: "", autoQuarantineDays: days });
+      const answer = await people.admin.post(`/projects/${project!.id}/settings`, {
+        name: "Renamed",
+        description: "",
+        defaultBranch: "",
+        autoQuarantineDays: days,
+      });
       expect(answer.status).toBe(400);
       expect(answer.text).toContain("Auto-quarantine must be a whole number of days from 1 to 90");
       expect(answer.text).toContain('value="Renamed"');
@@ -90,6 +99,8 @@ describe("tokens made before they were kept", () => {
     const rotated = await people.admin.postAndFollow(`/projects/${project!.id}/settings/upload-token/rotate`, {});
     const token = inputValue(rotated.text, "upload-token");
     expect(token).toMatch(/^ctu_/);
-    expect(inputValue((await people.member.postAndFollow(`/projects/${project!.id}/settings/upload-token/reveal`, {})).text, "upload-token")).toBe(token);
+    expect(
+      inputValue((await people.member.postAndFollow(`/projects/${project!.id}/settings/upload-token/reveal`, {})).text, "upload-token"),
+    ).toBe(token);
   });
 });

@@ -47,7 +47,9 @@ describe("/projects/new", () => {
     expect(created.text).toContain(
       `CTA_UPLOAD_TOKEN=${token} npx --yes --package=${PUBLIC_BASE_URL}/uploader/ci-test-analytics.tgz ci-test-analytics upload --url ${PUBLIC_BASE_URL} &#39;reports/**/*.xml&#39;`,
     );
-    expect(created.text).toContain(`curl -fsSLO ${PUBLIC_BASE_URL}/uploader/ci-test-analytics.mjs &amp;&amp; CTA_UPLOAD_TOKEN=${token} node ci-test-analytics.mjs upload --url ${PUBLIC_BASE_URL}`);
+    expect(created.text).toContain(
+      `curl -fsSLO ${PUBLIC_BASE_URL}/uploader/ci-test-analytics.mjs &amp;&amp; CTA_UPLOAD_TOKEN=${token} node ci-test-analytics.mjs upload --url ${PUBLIC_BASE_URL}`,
+    );
     expect(created.text).toContain(UPLOADER_TARBALL_SHA256);
     expect(created.text).toContain(UPLOADER_BUNDLE_SHA256);
     expect(created.text).not.toContain("npx ci-test-analytics");
@@ -57,7 +59,8 @@ describe("/projects/new", () => {
     expect(project.uploadTokenEncrypted).not.toContain(token);
 
     // Once: no other page shows it unasked.
-    for (const path of [`/projects/${project.id}`, `/projects/${project.id}/settings`, "/"]) expect((await people.admin.get(path)).text).not.toContain(token);
+    for (const path of [`/projects/${project.id}`, `/projects/${project.id}/settings`, "/"])
+      expect((await people.admin.get(path)).text).not.toContain(token);
     const run = await h.uploadAndWait(token, JUNIT, { query: "branch=main&commit_sha=abc123" });
     expect(run.status).toBe("processed");
   });
@@ -75,7 +78,8 @@ describe("/projects/:id overview", () => {
     const page = await people.member.get(`/projects/${project.id}`);
     expect(page.status).toBe(200);
     expect(page.text).toContain("Last 30 days");
-    for (const label of ["Pass rate", "Runs", "Flaky tests", "Median run duration", "Skipped share"]) expect(page.text).toContain(`<dt>${label}</dt>`);
+    for (const label of ["Pass rate", "Runs", "Flaky tests", "Median run duration", "Skipped share"])
+      expect(page.text).toContain(`<dt>${label}</dt>`);
     // One run with a failed test: a pass rate of 0 %, one skipped case of three.
     expect(page.text).toContain('<dd class="figure-value">0.0 %</dd>');
     expect(page.text).toContain('<dd class="figure-value">33.3 %</dd>');
@@ -98,7 +102,12 @@ describe("/projects/:id/settings", () => {
   it("an admin saves the name, description, default branch and auto-quarantine in one post", async () => {
     const people = await adminAndMember(h);
     const { project } = await createdProject(people);
-    const saved = await people.admin.post(`/projects/${project.id}/settings`, { name: "Checkout v2", description: "Now with coupons", defaultBranch: " trunk ", autoQuarantineDays: "14" });
+    const saved = await people.admin.post(`/projects/${project.id}/settings`, {
+      name: "Checkout v2",
+      description: "Now with coupons",
+      defaultBranch: " trunk ",
+      autoQuarantineDays: "14",
+    });
     expect(saved.status).toBe(303);
     expect(saved.location).toBe(`/projects/${project.id}/settings`);
     const [row] = await h.db.select().from(projects).where(eq(projects.id, project.id));
@@ -107,7 +116,12 @@ describe("/projects/:id/settings", () => {
     expect(page.text).toContain("Settings saved.");
     expect(page.text).toContain('value="trunk"');
 
-    const cleared = await people.admin.post(`/projects/${project.id}/settings`, { name: "Checkout v2", description: "", defaultBranch: "", autoQuarantineDays: "" });
+    const cleared = await people.admin.post(`/projects/${project.id}/settings`, {
+      name: "Checkout v2",
+      description: "",
+      defaultBranch: "",
+      autoQuarantineDays: "",
+    });
     expect(cleared.status).toBe(303);
     const [after] = await h.db.select().from(projects).where(eq(projects.id, project.id));
     expect(after).toMatchObject({ description: null, defaultBranch: null, autoQuarantineDays: null });
@@ -140,7 +154,10 @@ describe("/projects/:id/settings", () => {
     const { project } = await createdProject(people);
     const wide = await h.admin("POST", `/organizations/${people.organizationId}/webhooks`, { url: "http://127.0.0.1:9/all" });
     expect(wide.status).toBe(201);
-    const added = await people.admin.postAndFollow(`/projects/${project.id}/settings/webhooks`, { url: "http://127.0.0.1:9/hook", description: "Chat" });
+    const added = await people.admin.postAndFollow(`/projects/${project.id}/settings/webhooks`, {
+      url: "http://127.0.0.1:9/hook",
+      description: "Chat",
+    });
     expect(added.posted.status).toBe(303);
     expect(added.status).toBe(200);
     const secret = inputValue(added.text, "signing-secret")!;

@@ -44,7 +44,10 @@ describe("role checks on the server", () => {
     }
     expect((await s.member.get("/projects/new")).status).toBe(403);
     // Nor do the confirmation pages of the destructive actions open for a member.
-    for (const path of [`/projects/${s.project.id}/settings/upload-token/rotate`, `/projects/${s.project.id}/settings/webhooks/${s.webhook.id}/delete`]) {
+    for (const path of [
+      `/projects/${s.project.id}/settings/upload-token/rotate`,
+      `/projects/${s.project.id}/settings/webhooks/${s.webhook.id}/delete`,
+    ]) {
       expect((await s.member.get(path)).status, path).toBe(403);
     }
     expect(await h.db.select().from(projects).where(eq(projects.organizationId, s.organizationId))).toEqual(before);
@@ -119,12 +122,27 @@ describe("escaping", () => {
   it("a script payload in a project's name and description is text on the home page, the overview, the settings and the created page", async () => {
     const s = await setUp();
     const payload = `<script>alert("x")</script><img src=x onerror=alert(1)>`;
-    const created = await s.admin.postAndFollow("/projects/new", { name: `N ${payload}`, description: `D ${payload}`, defaultBranch: `b${payload}`.slice(0, 200) });
+    const created = await s.admin.postAndFollow("/projects/new", {
+      name: `N ${payload}`,
+      description: `D ${payload}`,
+      defaultBranch: `b${payload}`.slice(0, 200),
+    });
     expect(created.posted.status).toBe(303);
     expect(created.status).toBe(200);
-    const [project] = (await h.db.select().from(projects).where(eq(projects.organizationId, s.organizationId))).filter((p) => p.name.startsWith("N "));
-    await h.uploadAndWait(inputValue(created.text, "upload-token")!, `<testsuite name="${"&lt;script&gt;"}"><testcase name="t"/></testsuite>`, { query: `branch=${encodeURIComponent(payload)}` });
-    for (const page of [created, await s.member.get("/"), await s.member.get(`/projects/${project!.id}`), await s.member.get(`/projects/${project!.id}/settings`)]) {
+    const [project] = (await h.db.select().from(projects).where(eq(projects.organizationId, s.organizationId))).filter((p) =>
+      p.name.startsWith("N "),
+    );
+    await h.uploadAndWait(
+      inputValue(created.text, "upload-token")!,
+      `<testsuite name="${"&lt;script&gt;"}"><testcase name="t"/></testsuite>`,
+      { query: `branch=${encodeURIComponent(payload)}` },
+    );
+    for (const page of [
+      created,
+      await s.member.get("/"),
+      await s.member.get(`/projects/${project!.id}`),
+      await s.member.get(`/projects/${project!.id}/settings`),
+    ]) {
       expect(page.text).not.toContain("<script>");
       expect(page.text).not.toContain("<img src=x");
       expect(page.text).toContain("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;");

@@ -43,18 +43,42 @@ beforeAll(async () => {
       {
         name: "browser suite",
         cases: [
-          { name: "charges the card", classname: "Payments", status: "errored", failure_message: "gateway timeout", failure_text: "Error: gateway timeout\n    at charge (pay.ts:1:1)" },
-          { name: "refunds the card", classname: "Payments", status: "errored", failure_message: "gateway timeout", failure_text: "Error: gateway timeout\n    at charge (pay.ts:1:1)" },
-          { name: "shows the total", classname: "Cart", status: "failed", failure_message: "expected 10 to be 12", failure_text: "AssertionError: expected 10 to be 12\n    at total (cart.ts:2:2)" },
+          {
+            name: "charges the card",
+            classname: "Payments",
+            status: "errored",
+            failure_message: "gateway timeout",
+            failure_text: "Error: gateway timeout\n    at charge (pay.ts:1:1)",
+          },
+          {
+            name: "refunds the card",
+            classname: "Payments",
+            status: "errored",
+            failure_message: "gateway timeout",
+            failure_text: "Error: gateway timeout\n    at charge (pay.ts:1:1)",
+          },
+          {
+            name: "shows the total",
+            classname: "Cart",
+            status: "failed",
+            failure_message: "expected 10 to be 12",
+            failure_text: "AssertionError: expected 10 to be 12\n    at total (cart.ts:2:2)",
+          },
           { name: "adds an item", classname: "Cart", status: "passed" },
         ],
       },
     ],
   };
-  const upload = await server.call("POST", "/uploads/v1/test_runs", uploadToken, JSON.stringify(report), { "content-type": "application/json" });
+  const upload = await server.call("POST", "/uploads/v1/test_runs", uploadToken, JSON.stringify(report), {
+    "content-type": "application/json",
+  });
   if (upload.status !== 202) throw new Error(`upload: ${upload.status} ${JSON.stringify(upload.body)}`);
   runNumber = upload.body.number;
-  await server.until(async () => (await server.call("GET", `/uploads/v1/test_runs/${runNumber}`, uploadToken)).body.status !== "pending", 60_000, 100);
+  await server.until(
+    async () => (await server.call("GET", `/uploads/v1/test_runs/${runNumber}`, uploadToken)).body.status !== "pending",
+    60_000,
+    100,
+  );
 }, 540_000);
 
 afterAll(async () => {

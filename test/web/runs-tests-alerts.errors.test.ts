@@ -46,7 +46,10 @@ describe("missing resources: the 404 page", () => {
     expect(page.status).toBe(404);
     expect(page.text).toBe(missingPage.text);
     for (const action of ["quarantine", "unquarantine"]) {
-      expect((await f.admin.post(`/projects/${other.id}/tests/${f.paysTestId}/${action}`, { duration: "1d", reason: "x" })).status, action).toBe(404);
+      expect(
+        (await f.admin.post(`/projects/${other.id}/tests/${f.paysTestId}/${action}`, { duration: "1d", reason: "x" })).status,
+        action,
+      ).toBe(404);
     }
     expect((await f.admin.get(`/projects/${f.project.id}/tests/${f.paysTestId}`)).text).not.toContain("badge quarantined");
   });

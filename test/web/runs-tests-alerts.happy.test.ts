@@ -98,7 +98,9 @@ describe("runs", () => {
     h.clock.advance(60_000);
     const run = await h.newRun(f.project.id, {
       meta: { branch: "main", commitSha: "c1" },
-      report: { suites: [{ name: "unit", cases: [{ name: "pays", classname: "Shop", status: "failed", failureMessage: "connection refused" }] }] },
+      report: {
+        suites: [{ name: "unit", cases: [{ name: "pays", classname: "Shop", status: "failed", failureMessage: "connection refused" }] }],
+      },
     });
     const answer = await f.admin.get(`/projects/${f.project.id}/runs/${run.number}`);
     expect(textOf(answer.text)).toMatch(/pays.*Failed.*Quarantined/);
@@ -124,7 +126,9 @@ describe("tests", () => {
     const answer = await f.admin.get(`/projects/${f.project.id}/tests/${f.paysTestId}`);
     expect(answer.status).toBe(200);
     const html = answer.text;
-    const cells = [...html.matchAll(/<a href="([^"]+)" class="cell status-(\w+)" title="([^"]+)"><span class="visually-hidden">([^<]+)<\/span><\/a>/g)];
+    const cells = [
+      ...html.matchAll(/<a href="([^"]+)" class="cell status-(\w+)" title="([^"]+)"><span class="visually-hidden">([^<]+)<\/span><\/a>/g),
+    ];
     expect(cells.length).toBeGreaterThanOrEqual(2);
     expect(cells[0]![2]).toBe("passed");
     expect(cells[0]![3]).toMatch(/^Passed, run #1, \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
@@ -144,7 +148,12 @@ describe("tests", () => {
 
   it("a member quarantines a test from its page and unquarantines it (303 back with a notice)", async () => {
     const base = `/projects/${f.project.id}/tests/${f.renderTestId}`;
-    const posted = await f.member.post(`${base}/quarantine`, { reason: "Times out on ARM", duration: "14d", owner: "@acme/shop", issue_url: "" });
+    const posted = await f.member.post(`${base}/quarantine`, {
+      reason: "Times out on ARM",
+      duration: "14d",
+      owner: "@acme/shop",
+      issue_url: "",
+    });
     expect(posted.status).toBe(303);
     expect(posted.location).toBe(`${base}?done=quarantined`);
     const page = await f.member.get(posted.location!);

@@ -58,7 +58,9 @@ describe("who may see and do what", () => {
     for (const action of ["snooze", "unsnooze", "disable", "enable"]) {
       expect((await f.stranger.post(`/alerts/${id}/${action}`, { duration: "1h" })).status, action).toBe(404);
     }
-    expect((await f.stranger.post(`/projects/${f.project.id}/tests/${f.paysTestId}/quarantine`, { reason: "mine", duration: "1d" })).status).toBe(404);
+    expect(
+      (await f.stranger.post(`/projects/${f.project.id}/tests/${f.paysTestId}/quarantine`, { reason: "mine", duration: "1d" })).status,
+    ).toBe(404);
     const alert = await alertRow(id);
     expect(alert!.snoozedUntil).toBeNull();
     expect(alert!.active).toBe(true);
@@ -86,7 +88,9 @@ describe("who may see and do what", () => {
     for (const headers of refusedHeaders) {
       expect((await f.admin.post(`/alerts/${id}/snooze`, { duration: "1w" }, headers)).status).toBe(403);
       expect((await f.admin.post(`/alerts/${id}/disable`, {}, headers)).status).toBe(403);
-      expect((await f.admin.post(`/projects/${f.project.id}/tests/${f.paysTestId}/quarantine`, { reason: "x", duration: "1d" }, headers)).status).toBe(403);
+      expect(
+        (await f.admin.post(`/projects/${f.project.id}/tests/${f.paysTestId}/quarantine`, { reason: "x", duration: "1d" }, headers)).status,
+      ).toBe(403);
     }
     const alert = await alertRow(id);
     expect(alert!.snoozedUntil).toBeNull();

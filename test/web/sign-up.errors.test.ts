@@ -38,14 +38,24 @@ describe("sign-up refusals", () => {
   });
 
   it("a name over 255 characters and a password over 128 are refused", async () => {
-    const answer = await new WebClient(h.app).post("/sign-up", { name: "n".repeat(256), email: uniqueEmail(), password: "p".repeat(129), organization: "o" });
+    const answer = await new WebClient(h.app).post("/sign-up", {
+      name: "n".repeat(256),
+      email: uniqueEmail(),
+      password: "p".repeat(129),
+      organization: "o",
+    });
     expect(answer.status).toBe(400);
     expect(answer.text).toContain("Your name is too long");
     expect(answer.text).toContain("at most 128 characters");
   });
 
   it("a form over 16 KiB is refused with 413", async () => {
-    const answer = await new WebClient(h.app).post("/sign-up", { name: "x".repeat(20_000), email: uniqueEmail(), password: PASSWORD, organization: "o" });
+    const answer = await new WebClient(h.app).post("/sign-up", {
+      name: "x".repeat(20_000),
+      email: uniqueEmail(),
+      password: PASSWORD,
+      organization: "o",
+    });
     expect(answer.status).toBe(413);
   });
 });

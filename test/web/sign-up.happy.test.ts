@@ -82,7 +82,10 @@ describe("the projects home", () => {
     await h.newEvent(alertIds.failure_rate_spike!, run.id);
     // A snoozed alert's event does not make it open.
     await h.newEvent(alertIds.test_flakiness!, run.id);
-    await h.db.update(alerts).set({ snoozedUntil: new Date(h.clock.now().getTime() + 3_600_000) }).where(eq(alerts.id, alertIds.test_flakiness!));
+    await h.db
+      .update(alerts)
+      .set({ snoozedUntil: new Date(h.clock.now().getTime() + 3_600_000) })
+      .where(eq(alerts.id, alertIds.test_flakiness!));
 
     const home = await client.get("/");
     expect(home.status).toBe(200);

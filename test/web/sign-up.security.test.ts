@@ -29,11 +29,20 @@ describe("CSRF: form posts come from the web app's configured origin", () => {
 
   it.each(refused)("sign-up with %s is refused (403) and creates nothing", async (_label, headers) => {
     const email = uniqueEmail("csrf");
-    const answer = await new WebClient(h.app).post("/sign-up", { name: "X", email, password: PASSWORD, organization: `CSRF ${email}` }, { ...headers });
+    const answer = await new WebClient(h.app).post(
+      "/sign-up",
+      { name: "X", email, password: PASSWORD, organization: `CSRF ${email}` },
+      { ...headers },
+    );
     expect(answer.status).toBe(403);
     expect(answer.text).toContain("sent from another site");
     expect(await h.db.select().from(users).where(eq(users.email, email))).toEqual([]);
-    expect(await h.db.select().from(organizations).where(eq(organizations.name, `CSRF ${email}`))).toEqual([]);
+    expect(
+      await h.db
+        .select()
+        .from(organizations)
+        .where(eq(organizations.name, `CSRF ${email}`)),
+    ).toEqual([]);
   });
 
   it("sign-in, and sign-out of a signed-in person, are refused from another site; the session stays", async () => {
@@ -51,7 +60,11 @@ describe("CSRF: form posts come from the web app's configured origin", () => {
 
   it("without Origin, Sec-Fetch-Site: same-origin is accepted", async () => {
     const email = uniqueEmail("fetchmeta");
-    const answer = await new WebClient(h.app).post("/sign-up", { name: "X", email, password: PASSWORD, organization: "Fetch Metadata Org" }, { "sec-fetch-site": "same-origin" });
+    const answer = await new WebClient(h.app).post(
+      "/sign-up",
+      { name: "X", email, password: PASSWORD, organization: "Fetch Metadata Org" },
+      { "sec-fetch-site": "same-origin" },
+    );
     expect(answer.status).toBe(303);
   });
 });
@@ -222,7 +235,10 @@ describe("the APIs keep their own authentication", () => {
     expect((await h.call("GET", "/api/v1/projects", { headers: { cookie } })).status).toBe(401);
     expect((await h.call("GET", "/admin/v1/organizations", { headers: { cookie } })).status).toBe(401);
     for (const path of ["/api/auth/sign-up/email", "/api/auth/organization/create", "/api/auth/get-session"]) {
-      const res = await h.call("POST", path, { headers: { cookie, origin: WEB_ORIGIN }, body: { name: "x", email: uniqueEmail(), password: PASSWORD } });
+      const res = await h.call("POST", path, {
+        headers: { cookie, origin: WEB_ORIGIN },
+        body: { name: "x", email: uniqueEmail(), password: PASSWORD },
+      });
       expect(res.status, path).toBe(404);
     }
   });

@@ -22,7 +22,10 @@ beforeAll(async () => {
   const smtpUrl = await sink.start();
   const database = await emptyServerDatabase();
   dropDatabase = database.drop;
-  server = await startServerProcess({ DATABASE_URL: database.url, SEED_DEMO: "true", SMTP_URL: smtpUrl, MAIL_FROM: "Team test <team@example.com>" }, { startTimeoutMs: 200_000 });
+  server = await startServerProcess(
+    { DATABASE_URL: database.url, SEED_DEMO: "true", SMTP_URL: smtpUrl, MAIL_FROM: "Team test <team@example.com>" },
+    { startTimeoutMs: 200_000 },
+  );
   await server.until(() => /demo-member@example\.com {2}password: \S+\n/.test(server.output()), 120_000, 100);
   browser = await launchChromium();
 }, 300_000);
@@ -126,11 +129,17 @@ describe("the team page in Chromium", () => {
     await member.getByRole("button", { name: "Snooze", exact: true }).click();
     await member.getByText("The alert is snoozed").waitFor();
     expect((await server.call("GET", `/api/v1/alerts/${alerts[0]!.id}`, demoKey)).body.snoozed).toBe(true);
-    const forgedDisable = await member.request.post(`${server.base}/alerts/${alerts[0]!.id}/disable`, { headers: { origin: server.base }, form: {} });
+    const forgedDisable = await member.request.post(`${server.base}/alerts/${alerts[0]!.id}/disable`, {
+      headers: { origin: server.base },
+      form: {},
+    });
     expect(forgedDisable.status()).toBe(403);
     expect((await server.call("GET", `/api/v1/alerts/${alerts[0]!.id}`, demoKey)).body.active).toBe(true);
     // A forged admin request with the member's session, from the app's own origin: refused on the server.
-    const forged = await member.request.post(`${server.base}/settings/team/api-key/regenerate`, { headers: { origin: server.base }, form: {} });
+    const forged = await member.request.post(`${server.base}/settings/team/api-key/regenerate`, {
+      headers: { origin: server.base },
+      form: {},
+    });
     expect(forged.status()).toBe(403);
     expect(await forged.text()).not.toContain("cta_");
     expect((await server.call("GET", "/api/v1/organization", demoKey)).status).toBe(200);

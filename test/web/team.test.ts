@@ -18,7 +18,9 @@ let h: Awaited<ReturnType<typeof createHarness>>;
 const sink = new SmtpSink();
 beforeAll(async () => {
   const smtpUrl = await sink.start();
-  h = await createHarness({ background: { mail: { transport: nodeSmtpTransport(smtpUrl), from: "CI test analytics <ci@example.com>", logHeldBodies: false } } });
+  h = await createHarness({
+    background: { mail: { transport: nodeSmtpTransport(smtpUrl), from: "CI test analytics <ci@example.com>", logHeldBodies: false } },
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -47,7 +49,8 @@ async function postThenFollow(client: WebClient, path: string, form: Record<stri
   return client.get(posted.location!);
 }
 
-const revealedKey = (html: string) => /id="api-key-value"[^>]*value="([^"]+)"|value="([^"]+)"[^>]*id="api-key-value"/.exec(html)?.slice(1).find(Boolean);
+const revealedKey = (html: string) =>
+  /id="api-key-value"[^>]*value="([^"]+)"|value="([^"]+)"[^>]*id="api-key-value"/.exec(html)?.slice(1).find(Boolean);
 
 describe("invitations, the team page and the API key", () => {
   const adminEmail = uniqueEmail("team-admin");
@@ -102,7 +105,11 @@ describe("invitations, the team page and the API key", () => {
       .from(members)
       .innerJoin(users, eq(users.id, members.userId))
       .where(eq(members.organizationId, organizationId));
-    expect(Object.fromEntries(roles.map((r) => [r.email, r.role]))).toEqual({ [adminEmail]: "admin", [secondAdminEmail]: "admin", [memberEmail]: "member" });
+    expect(Object.fromEntries(roles.map((r) => [r.email, r.role]))).toEqual({
+      [adminEmail]: "admin",
+      [secondAdminEmail]: "admin",
+      [memberEmail]: "member",
+    });
     // Spent: the link is a 404 now, for anyone.
     expect((await new WebClient({ request: (p, i) => h.app.request(p, i) }).get(memberPath)).status).toBe(404);
     expect((await member.post(`${memberPath}/sign-up`, { name: "Again", password: "member password 1" })).status).toBe(404);
@@ -126,7 +133,11 @@ describe("invitations, the team page and the API key", () => {
     expect(reveal.status).toBe(403);
     expect(reveal.text).not.toMatch(/cta_[0-9A-Za-z]{49}/);
     expect((await member.post("/settings/team/invitations", { email: uniqueEmail("x"), role: "admin" })).status).toBe(403);
-    const [adminRow] = await h.db.select({ id: members.id }).from(members).innerJoin(users, eq(users.id, members.userId)).where(eq(users.email, adminEmail));
+    const [adminRow] = await h.db
+      .select({ id: members.id })
+      .from(members)
+      .innerJoin(users, eq(users.id, members.userId))
+      .where(eq(users.email, adminEmail));
     expect((await member.post(`/settings/team/members/${adminRow!.id}/remove`, {})).status).toBe(403);
     expect(await h.db.select().from(apiKeys).where(eq(apiKeys.organizationId, organizationId))).toEqual(keyBefore);
     expect(await h.db.select().from(invitations).where(eq(invitations.organizationId, organizationId))).toHaveLength(2);
@@ -168,10 +179,18 @@ describe("invitations, the team page and the API key", () => {
     const before = await admin.get("/settings/team");
     for (const name of ["Ada Admin", "Bea Admin", "Max Member"]) expect(before.text).toContain(`aria-label="Remove ${name}"`);
     expect(before.text).not.toContain("The only admin");
-    const [memberRow] = await h.db.select({ id: members.id }).from(members).innerJoin(users, eq(users.id, members.userId)).where(eq(users.email, memberEmail));
+    const [memberRow] = await h.db
+      .select({ id: members.id })
+      .from(members)
+      .innerJoin(users, eq(users.id, members.userId))
+      .where(eq(users.email, memberEmail));
     expect((await postThenFollow(admin, `/settings/team/members/${memberRow!.id}/remove`, {})).text).toContain("The member was removed");
     expect((await member.get("/settings/team")).status).toBe(404);
-    const [second] = await h.db.select({ id: members.id }).from(members).innerJoin(users, eq(users.id, members.userId)).where(eq(users.email, secondAdminEmail));
+    const [second] = await h.db
+      .select({ id: members.id })
+      .from(members)
+      .innerJoin(users, eq(users.id, members.userId))
+      .where(eq(users.email, secondAdminEmail));
     expect((await postThenFollow(admin, `/settings/team/members/${second!.id}/remove`, {})).status).toBe(200);
     // Ada is now the only admin: no Remove control beside her (the server would refuse it).
     const after = await admin.get("/settings/team");
@@ -190,7 +209,10 @@ describe("invitations, the team page and the API key", () => {
   });
 
   it("refuses cross-site posts and unknown, revoked or replaced links", async () => {
-    expect((await admin.post("/settings/team/invitations", { email: uniqueEmail("csrf"), role: "member" }, { origin: "https://evil.example" })).status).toBe(403);
+    expect(
+      (await admin.post("/settings/team/invitations", { email: uniqueEmail("csrf"), role: "member" }, { origin: "https://evil.example" }))
+        .status,
+    ).toBe(403);
     expect((await admin.get("/invitations/not-a-token")).status).toBe(404);
     const email = uniqueEmail("revoked");
     expect((await postThenFollow(admin, "/settings/team/invitations", { email, role: "member" })).status).toBe(200);
@@ -203,10 +225,16 @@ describe("invitations, the team page and the API key", () => {
   });
 
   it("a key sealed under a secret key the server no longer has: the page still opens, and reveal says it cannot be shown", async () => {
-    const [row] = await h.db.select().from(apiKeys).where(and(eq(apiKeys.organizationId, organizationId), isNull(apiKeys.revokedAt)));
+    const [row] = await h.db
+      .select()
+      .from(apiKeys)
+      .where(and(eq(apiKeys.organizationId, organizationId), isNull(apiKeys.revokedAt)));
     // As after SECRETS_KEY was replaced without keeping the old one in SECRETS_KEY_PREVIOUS.
     const [version, , ...rest] = row!.keyEncrypted!.split(":");
-    await h.db.update(apiKeys).set({ keyEncrypted: [version, "0123456789ab", ...rest].join(":") }).where(eq(apiKeys.id, row!.id));
+    await h.db
+      .update(apiKeys)
+      .set({ keyEncrypted: [version, "0123456789ab", ...rest].join(":") })
+      .where(eq(apiKeys.id, row!.id));
     const page = await admin.get("/settings/team");
     expect(page.status).toBe(200);
     expect(page.text).toContain(row!.displayPrefix);

@@ -9,7 +9,10 @@ import { configuredBaseUrl } from "../../src/lib/base-url";
 import { downloadCommand, shellWord, uploadCommand } from "../../src/web/project-forms";
 
 /** What sh makes of `words`: one line per argument. */
-const shellArguments = (words: string) => execFileSync("sh", ["-c", `printf '%s\\n' ${words}`], { encoding: "utf8", env: { PATH: process.env.PATH ?? "" } }).split("\n").slice(0, -1);
+const shellArguments = (words: string) =>
+  execFileSync("sh", ["-c", `printf '%s\\n' ${words}`], { encoding: "utf8", env: { PATH: process.env.PATH ?? "" } })
+    .split("\n")
+    .slice(0, -1);
 
 describe("the upload commands", () => {
   it("install the uploader from this service's tarball, or download its one file, and upload with the token", () => {
@@ -22,15 +25,20 @@ describe("the upload commands", () => {
     );
   });
 
-  it.each(["https://ci.example.com/o'brien/$HOME/a(b)&c;d", "http://localhost:8787", "https://ci.example.com/*/x y", "https://[::1]:8080/path~x"])(
-    "a base URL the shell would read (%s) stays one word",
-    (value) => {
-      const base = configuredBaseUrl(value, "PUBLIC_BASE_URL");
-      expect(shellArguments(shellWord(base))).toEqual([base]);
-      expect(shellArguments(`${shellWord(`${base}/uploader/ci-test-analytics.tgz`)} ${shellWord(base)}`)).toEqual([`${base}/uploader/ci-test-analytics.tgz`, base]);
-      expect(uploadCommand(base, "ctu_x")).toContain(`--url ${shellWord(base)} `);
-    },
-  );
+  it.each([
+    "https://ci.example.com/o'brien/$HOME/a(b)&c;d",
+    "http://localhost:8787",
+    "https://ci.example.com/*/x y",
+    "https://[::1]:8080/path~x",
+  ])("a base URL the shell would read (%s) stays one word", (value) => {
+    const base = configuredBaseUrl(value, "PUBLIC_BASE_URL");
+    expect(shellArguments(shellWord(base))).toEqual([base]);
+    expect(shellArguments(`${shellWord(`${base}/uploader/ci-test-analytics.tgz`)} ${shellWord(base)}`)).toEqual([
+      `${base}/uploader/ci-test-analytics.tgz`,
+      base,
+    ]);
+    expect(uploadCommand(base, "ctu_x")).toContain(`--url ${shellWord(base)} `);
+  });
 
   it("quotes only what needs it", () => {
     expect(shellWord("https://ci.example.com:8443/a-b_c.d~e")).toBe("https://ci.example.com:8443/a-b_c.d~e");

@@ -27,7 +27,9 @@ describe("webhook URLs and members", () => {
     const [project] = await h.db.select().from(projects).where(eq(projects.organizationId, people.organizationId));
     const added = await people.admin.postAndFollow(`/projects/${project!.id}/settings/webhooks`, { url: SLACK_URL, description: "Chat" });
     expect(added.status).toBe(200);
-    const wide = await h.admin("POST", `/organizations/${people.organizationId}/webhooks`, { url: "https://example.webhook.office.com/webhookb2/abc/IncomingWebhook/def" });
+    const wide = await h.admin("POST", `/organizations/${people.organizationId}/webhooks`, {
+      url: "https://example.webhook.office.com/webhookb2/abc/IncomingWebhook/def",
+    });
     expect(wide.status).toBe(201);
 
     const page = await people.member.get(`/projects/${project!.id}/settings`);

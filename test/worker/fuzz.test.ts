@@ -20,12 +20,22 @@ const COUNT = 300;
 const unavailable = (what: string) => () => {
   throw new Error(`${what} is unavailable (injected by the fuzz suite)`);
 };
-const downNamespace = { getByName: unavailable("the Durable Object"), idFromName: unavailable("the Durable Object"), get: unavailable("the Durable Object") };
+const downNamespace = {
+  getByName: unavailable("the Durable Object"),
+  idFromName: unavailable("the Durable Object"),
+  get: unavailable("the Durable Object"),
+};
 
 const envs: Record<Fault, WorkerEnv> = {
   database: { ...env, DATABASE_URL: "postgres://nobody:nothing@127.0.0.1:9/none" },
   counter: { ...env, KEY_COUNTER: downNamespace as never, UPLOAD_COUNTER: downNamespace as never },
-  queue: { ...env, RUN_QUEUE: { send: () => Promise.reject(new Error("the run queue is unavailable")), sendBatch: () => Promise.reject(new Error("the run queue is unavailable")) } as never },
+  queue: {
+    ...env,
+    RUN_QUEUE: {
+      send: () => Promise.reject(new Error("the run queue is unavailable")),
+      sendBatch: () => Promise.reject(new Error("the run queue is unavailable")),
+    } as never,
+  },
 };
 
 const target: FuzzTarget = {
@@ -58,7 +68,11 @@ it(`${COUNT} seeded requests through the Worker: no 5xx, every error in the enve
 it("a database unreachable before the app exists (no CURSOR_SECRET to start from): 503 in the envelope with Retry-After and a Request-Id", async () => {
   const fresh = createWorkerHandler();
   const ctx = createExecutionContext();
-  const response = await fresh.fetch!(new Request("http://fuzz.test/api/v1/projects") as never, { ...envs.database, CURSOR_SECRET: undefined }, ctx);
+  const response = await fresh.fetch!(
+    new Request("http://fuzz.test/api/v1/projects") as never,
+    { ...envs.database, CURSOR_SECRET: undefined },
+    ctx,
+  );
   await waitOnExecutionContext(ctx);
   expect(response.status).toBe(503);
   expect(await response.json()).toEqual({ error: { code: "service_unavailable", message: expect.any(String) } });

@@ -14,10 +14,13 @@ async function gzip(bytes: Uint8Array): Promise<Uint8Array> {
 
 /** "settled" or "pending" after `ms` of waiting. */
 const stateAfter = (promise: Promise<unknown>, ms = 100) =>
-  Promise.race([promise.then(
-    () => "settled",
-    () => "settled",
-  ), new Promise((resolve) => setTimeout(() => resolve("pending"), ms))]);
+  Promise.race([
+    promise.then(
+      () => "settled",
+      () => "settled",
+    ),
+    new Promise((resolve) => setTimeout(() => resolve("pending"), ms)),
+  ]);
 
 /** 4 MiB of report-like text: about 12 KiB compressed. */
 const text = new TextEncoder().encode(`<testcase classname="pkg.Class" name="a test" time="0.01"/>\n`.repeat(70_000));

@@ -35,7 +35,17 @@ describe("/mcp on the Worker", () => {
     h.clock.advance(1_000);
     await h.newRun(project.id, {
       meta: { branch: "main", commitSha: "abc" },
-      report: { suites: [{ name: "s", cases: [{ name: "works", status: "passed", durationMs: 3 }, { name: "breaks", status: "failed", durationMs: 4, failureMessage: "nope" }] }] },
+      report: {
+        suites: [
+          {
+            name: "s",
+            cases: [
+              { name: "works", status: "passed", durationMs: 3 },
+              { name: "breaks", status: "failed", durationMs: 4, failureMessage: "nope" },
+            ],
+          },
+        ],
+      },
     });
 
     const client = await connect(apiKey);
@@ -51,7 +61,11 @@ describe("/mcp on the Worker", () => {
       expect((result.content[0] as { text: string }).text).toMatch(/^2 tests, most failing first/);
 
       const run = (await client.callTool({ name: "get_test_run", arguments: { project_id: project.id, number: 1 } })) as CallToolResult;
-      expect(run.structuredContent).toMatchObject({ number: 1, result: "tests_failed", failure_groups: [{ message: "nope", run_occurrences: 1 }] });
+      expect(run.structuredContent).toMatchObject({
+        number: 1,
+        result: "tests_failed",
+        failure_groups: [{ message: "nope", run_occurrences: 1 }],
+      });
 
       const missing = (await client.callTool({ name: "get_test", arguments: { test_id: crypto.randomUUID() } })) as CallToolResult;
       expect(missing).toMatchObject({ isError: true, content: [{ type: "text", text: "not_found: Test not found." }] });
@@ -61,14 +75,23 @@ describe("/mcp on the Worker", () => {
   });
 
   it("401 in the envelope without a key; RateLimit headers from the key's Durable Object with one", async () => {
-    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    });
     const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
     const refused = await SELF.fetch("http://worker.test/mcp", { method: "POST", headers, body });
     expect(refused.status).toBe(401);
     expect((await refused.json<{ error: { code: string } }>()).error.code).toBe("unauthorized");
 
     const { apiKey } = await h.newOrganization("Worker MCP 2");
-    const admitted = await SELF.fetch("http://worker.test/mcp", { method: "POST", headers: { ...headers, authorization: `Bearer ${apiKey}` }, body });
+    const admitted = await SELF.fetch("http://worker.test/mcp", {
+      method: "POST",
+      headers: { ...headers, authorization: `Bearer ${apiKey}` },
+      body,
+    });
     expect(admitted.status).toBe(200);
     expect(admitted.headers.get("ratelimit")).toMatch(/^"default";r=\d+;t=\d+$/);
     expect(await admitted.json()).toMatchObject({ id: 1, result: { serverInfo: { name: "ci-test-analytics" } } });

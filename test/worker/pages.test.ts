@@ -50,7 +50,8 @@ describe("the web app's pages on the Worker", () => {
     // The alerts list is the signed-in person's organization's: the stranger's has none of ours.
     const alerts = await f.member.get("/alerts?status=all");
     expect(alerts.status).toBe(200);
-    for (const name of ["Flaky tests", "Performance regression", "Failure rate spike", "Skipped test count creep"]) expect(alerts.text).toContain(name);
+    for (const name of ["Flaky tests", "Performance regression", "Failure rate spike", "Skipped test count creep"])
+      expect(alerts.text).toContain(name);
     const theirs = await f.stranger.get("/alerts?status=all");
     expect(theirs.status).toBe(200);
     expect(theirs.text).not.toContain("Url Fields Shop");

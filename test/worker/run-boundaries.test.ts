@@ -22,7 +22,9 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 async function deliver(testRunId: number) {
-  const batch = createMessageBatch<RunMessage>("ci-analytics-runs", [{ id: "m0", timestamp: new Date(), attempts: 1, body: { testRunId } }]);
+  const batch = createMessageBatch<RunMessage>("ci-analytics-runs", [
+    { id: "m0", timestamp: new Date(), attempts: 1, body: { testRunId } },
+  ]);
   const ctx = createExecutionContext();
   await worker.queue!(batch, env, ctx);
   return getQueueResult(batch, ctx);
@@ -44,15 +46,22 @@ describe("the Worker's consumer, storing with folded transaction boundaries", ()
     expect((await deliver(run.id)).explicitAcks).toEqual(["m0"]);
     expect(await h.runRow(run.id)).toMatchObject({ status: "processed", testsCount: AWKWARD.length, failedCount: 1 });
     const stored = await h.db.select().from(testCases).where(eq(testCases.testRunId, run.id)).orderBy(testCases.durationMs);
-    expect(stored.map((c) => [c.name, c.classname, c.failureMessage])).toEqual(cases.map((c) => [c.name, c.classname, c.failure_message ?? null]));
-    expect((await h.db.select().from(testSuites).where(eq(testSuites.testRunId, run.id))).map((s) => s.name)).toEqual([`suite ${AWKWARD[5]}`]);
-    expect((await h.db.select().from(tests).where(eq(tests.projectId, project.id))).map((t) => t.name).sort()).toEqual(cases.map((c) => c.name).sort());
+    expect(stored.map((c) => [c.name, c.classname, c.failureMessage])).toEqual(
+      cases.map((c) => [c.name, c.classname, c.failure_message ?? null]),
+    );
+    expect((await h.db.select().from(testSuites).where(eq(testSuites.testRunId, run.id))).map((s) => s.name)).toEqual([
+      `suite ${AWKWARD[5]}`,
+    ]);
+    expect((await h.db.select().from(tests).where(eq(tests.projectId, project.id))).map((t) => t.name).sort()).toEqual(
+      cases.map((c) => c.name).sort(),
+    );
   });
 
   it("a report found unreadable after its first suite's cases were sent fails its run, nothing of it written", async () => {
     const { organization } = await h.newOrganization();
     const { project } = await h.newProject(organization.id);
-    const testcases = (suite: string, n: number) => Array.from({ length: n }, (_, i) => `<testcase classname="${suite}" name="t${i} &apos;;commit;" time="0.001"/>`).join("");
+    const testcases = (suite: string, n: number) =>
+      Array.from({ length: n }, (_, i) => `<testcase classname="${suite}" name="t${i} &apos;;commit;" time="0.001"/>`).join("");
     // The first suite (1,200 cases, more than one chunk) is complete and stored; the second ends mid-element.
     const content = `<testsuites><testsuite name="a">${testcases("a", 1_200)}</testsuite><testsuite name="b">${testcases("b", 10)}<testcase name="`;
     const { run } = await recordTestRunArrival({ db: h.db, clock: h.clock }, project.id, {}, { format: "junit_xml", content });

@@ -38,7 +38,10 @@ describe("the Worker's run queue consumer", () => {
   it("processes a run and acknowledges it; a redelivery of the same message is acknowledged without processing twice", async () => {
     const { organization } = await h.newOrganization();
     const { project } = await h.newProject(organization.id);
-    const run = await pendingRun(project.id, `<testsuite name="s"><testcase name="a"/><testcase name="b"><failure/></testcase></testsuite>`);
+    const run = await pendingRun(
+      project.id,
+      `<testsuite name="s"><testcase name="a"/><testcase name="b"><failure/></testcase></testsuite>`,
+    );
     const first = await deliver([{ body: { testRunId: run.id }, attempts: 1 }]);
     expect(first.explicitAcks).toEqual(["m0"]);
     expect(first.retryMessages).toEqual([]);
@@ -94,7 +97,9 @@ describe("the Worker's run queue consumer", () => {
     const away = new URL(env.DATABASE_URL);
     away.port = "1";
     const sent: { body: unknown; delaySeconds?: number }[] = [];
-    const recordingQueue = { send: async (body: unknown, options?: { delaySeconds?: number }) => void sent.push({ body, delaySeconds: options?.delaySeconds }) };
+    const recordingQueue = {
+      send: async (body: unknown, options?: { delaySeconds?: number }) => void sent.push({ body, delaySeconds: options?.delaySeconds }),
+    };
     const outageEnv = { ...env, DATABASE_URL: away.toString(), RUN_QUEUE: recordingQueue } as unknown as typeof env;
 
     const first = await deliver([{ body: { testRunId: run.id }, attempts: RUN_QUEUE_MAX_ATTEMPTS }], outageEnv);
@@ -113,7 +118,10 @@ describe("the Worker's run queue consumer", () => {
   });
 
   it("a malformed message is acknowledged and dropped", async () => {
-    const result = await deliver([{ body: { nope: true }, attempts: 1 }, { body: { testRunId: 999_999_999 }, attempts: 1 }]);
+    const result = await deliver([
+      { body: { nope: true }, attempts: 1 },
+      { body: { testRunId: 999_999_999 }, attempts: 1 },
+    ]);
     expect(result.explicitAcks.sort()).toEqual(["m0", "m1"]);
     expect(await h.db.select().from(testRuns).where(eq(testRuns.id, 999_999_999))).toEqual([]);
   });

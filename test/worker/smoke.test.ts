@@ -11,11 +11,20 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type Json = Record<string, any>;
 
-async function call(method: string, path: string, token: string | null, body?: unknown): Promise<{ status: number; body: Json; headers: Headers }> {
+async function call(
+  method: string,
+  path: string,
+  token: string | null,
+  body?: unknown,
+): Promise<{ status: number; body: Json; headers: Headers }> {
   const headers: Record<string, string> = {};
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await SELF.fetch(`http://worker.test${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await SELF.fetch(`http://worker.test${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await response.text();
   return { status: response.status, body: text ? (JSON.parse(text) as Json) : {}, headers: response.headers };
 }
@@ -32,7 +41,10 @@ describe("the Worker against a real Postgres wire endpoint", () => {
     const organizationId: string = created.body.organization.id;
     const key: string = created.body.api_key.secret;
 
-    const project = await admin("POST", `/organizations/${organizationId}/projects`, { name: "edge-service", description: "Runs on Workers" });
+    const project = await admin("POST", `/organizations/${organizationId}/projects`, {
+      name: "edge-service",
+      description: "Runs on Workers",
+    });
     expect(project.status).toBe(201);
     expect(project.body.project.name).toBe("edge-service");
     expect(project.body.upload_token).toEqual(expect.any(String));

@@ -37,26 +37,42 @@ async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean): 
   }
 }
 
-const emailStatus = async (id: string) => (await h.db.select({ status: emailOutbox.status }).from(emailOutbox).where(eq(emailOutbox.id, id)))[0]!.status;
+const emailStatus = async (id: string) =>
+  (await h.db.select({ status: emailOutbox.status }).from(emailOutbox).where(eq(emailOutbox.id, id)))[0]!.status;
 
 it("queues again a run pending for 20 minutes and e-mails whose message or retry was lost; the consumer takes them; recent work is left alone", async () => {
   const { organization } = await h.newOrganization();
   const { project } = await h.newProject(organization.id);
-  const mail = (subject: string) => writeEmail({ db: h.db, clock: h.clock, secrets: testSecrets }, { organizationId: organization.id, kind: "invitation", to: "someone@example.com", subject, text: "body" });
+  const mail = (subject: string) =>
+    writeEmail(
+      { db: h.db, clock: h.clock, secrets: testSecrets },
+      { organizationId: organization.id, kind: "invitation", to: "someone@example.com", subject, text: "body" },
+    );
 
   // Recorded, never queued: as when the queue refused the upload's message.
   const lost = (await recordTestRunArrival(h, project.id, {}, { format: "junit_xml", content: REPORT })).run;
   const neverAttempted = await mail("never attempted");
   const retryLost = await mail("retry lost");
-  await h.db.update(emailOutbox).set({ attempts: 1, lastAttemptAt: h.clock.now(), lastError: "421 try later" }).where(eq(emailOutbox.id, retryLost));
+  await h.db
+    .update(emailOutbox)
+    .set({ attempts: 1, lastAttemptAt: h.clock.now(), lastError: "421 try later" })
+    .where(eq(emailOutbox.id, retryLost));
   h.clock.advance(RUN_STALLED_AFTER_MS + 5 * 60_000);
   const recent = (await recordTestRunArrival(h, project.id, {}, { format: "junit_xml", content: REPORT })).run;
   const recentMail = await mail("recent");
 
   await cron();
-  const processed = await waitFor(() => h.runRow(lost.id), (row) => row.status !== "pending");
+  const processed = await waitFor(
+    () => h.runRow(lost.id),
+    (row) => row.status !== "pending",
+  );
   expect(processed).toMatchObject({ status: "processed", testsCount: 2, failedCount: 1 });
-  expect(await waitFor(() => emailStatus(neverAttempted), (status) => status !== "pending")).toBe("held");
+  expect(
+    await waitFor(
+      () => emailStatus(neverAttempted),
+      (status) => status !== "pending",
+    ),
+  ).toBe("held");
   // Attempted 20 minutes ago: its 2-hour retry may still come, so it waits.
   expect(await emailStatus(retryLost)).toBe("pending");
   expect((await h.runRow(recent.id)).status).toBe("pending");
@@ -65,7 +81,24 @@ it("queues again a run pending for 20 minutes and e-mails whose message or retry
   // Past the longest retry delay, the lost retry is attempted; the recent run is now stalled too.
   h.clock.advance(3 * 3_600_000);
   await cron();
-  expect(await waitFor(() => emailStatus(retryLost), (status) => status !== "pending")).toBe("held");
-  expect((await waitFor(() => h.runRow(recent.id), (row) => row.status !== "pending")).status).toBe("processed");
-  expect(await waitFor(() => emailStatus(recentMail), (status) => status !== "pending")).toBe("held");
+  expect(
+    await waitFor(
+      () => emailStatus(retryLost),
+      (status) => status !== "pending",
+    ),
+  ).toBe("held");
+  expect(
+    (
+      await waitFor(
+        () => h.runRow(recent.id),
+        (row) => row.status !== "pending",
+      )
+    ).status,
+  ).toBe("processed");
+  expect(
+    await waitFor(
+      () => emailStatus(recentMail),
+      (status) => status !== "pending",
+    ),
+  ).toBe("held");
 });

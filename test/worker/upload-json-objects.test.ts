@@ -56,7 +56,13 @@ function report(cases: number, junitXml?: string): { suites: unknown[]; junit_xm
     const own: JsonCase[] = [];
     for (let i = suite * 100; i < Math.min(cases, (suite + 1) * 100); i++) {
       const status = i % 7 === 0 ? "failed" : i % 11 === 0 ? "skipped" : "passed";
-      own.push({ name: `test ${i} é`, classname: `pkg.Class${suite}`, status, duration_ms: 10, ...(status === "failed" ? { failure_message: `expected ${i}` } : {}) });
+      own.push({
+        name: `test ${i} é`,
+        classname: `pkg.Class${suite}`,
+        status,
+        duration_ms: 10,
+        ...(status === "failed" ? { failure_message: `expected ${i}` } : {}),
+      });
     }
     suites.push({ name: `suite ${suite}`, cases: own.slice(0, 50), suites: [{ name: `suite ${suite} > nested`, cases: own.slice(50) }] });
   }
@@ -100,7 +106,13 @@ async function newProject() {
 }
 
 async function waitForRun(projectId: string, number: number) {
-  const run = async () => (await h.db.select().from(testRuns).where(and(eq(testRuns.projectId, projectId), eq(testRuns.number, number))))[0];
+  const run = async () =>
+    (
+      await h.db
+        .select()
+        .from(testRuns)
+        .where(and(eq(testRuns.projectId, projectId), eq(testRuns.number, number)))
+    )[0];
   for (let i = 0; i < 1200 && (await run())?.status === "pending"; i++) await new Promise((resolve) => setTimeout(resolve, 50));
   return run();
 }
@@ -127,7 +139,11 @@ describe("a JSON upload streamed to the bucket", () => {
     const { run } = await recordTestRunArrival({ db: h.db, clock: systemClock }, project.id, metadata, payload);
     const [row] = await h.db.select().from(uploadPayloads).where(eq(uploadPayloads.testRunId, run.id));
     expect(row).toMatchObject({ format: "json", content: null, objectKey: payload.objectKey });
-    const outcome = await processTestRun({ db: h.db, clock: systemClock, webAppUrl: "http://web.test", logger: consoleLogger, payloadStore: store }, run.id, { finalAttempt: false });
+    const outcome = await processTestRun(
+      { db: h.db, clock: systemClock, webAppUrl: "http://web.test", logger: consoleLogger, payloadStore: store },
+      run.id,
+      { finalAttempt: false },
+    );
     expect(outcome).toBe("processed");
     const [processed] = await h.db.select().from(testRuns).where(eq(testRuns.id, run.id));
     expect(processed).toMatchObject({ status: "processed", ...expectedCounts(cases) });

@@ -58,7 +58,13 @@ describe("the Worker's upload limit", () => {
     const { project, uploadToken } = await newProject();
     const accepted = await upload(uploadToken, junitOfSize(limit));
     expect(accepted.status).toBe(202);
-    const run = async () => (await h.db.select().from(testRuns).where(and(eq(testRuns.projectId, project.id), eq(testRuns.number, accepted.body.number))))[0];
+    const run = async () =>
+      (
+        await h.db
+          .select()
+          .from(testRuns)
+          .where(and(eq(testRuns.projectId, project.id), eq(testRuns.number, accepted.body.number)))
+      )[0];
     // 32 MiB is read twice by the consumer (a first pass, then the parse): up to two minutes on a loaded machine.
     for (let i = 0; i < 2_400 && (await run())?.status === "pending"; i++) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await run()).toMatchObject({ status: "processed", testsCount: 2 });
@@ -84,7 +90,9 @@ describe("the Worker's upload limit", () => {
   });
 
   it("is stated in the OpenAPI document's description of the upload", async () => {
-    const document = (await (await SELF.fetch("http://worker.test/api/v1/openapi.json")).json()) as { paths: Record<string, { post?: { description?: string } }> };
+    const document = (await (await SELF.fetch("http://worker.test/api/v1/openapi.json")).json()) as {
+      paths: Record<string, { post?: { description?: string } }>;
+    };
     expect(document.paths["/uploads/v1/test_runs"]?.post?.description).toContain(`${limit} bytes`);
   });
 });

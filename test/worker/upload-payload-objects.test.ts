@@ -103,7 +103,13 @@ async function newProject() {
 }
 
 async function waitForRun(projectId: string, number: number) {
-  const run = async () => (await h.db.select().from(testRuns).where(and(eq(testRuns.projectId, projectId), eq(testRuns.number, number))))[0];
+  const run = async () =>
+    (
+      await h.db
+        .select()
+        .from(testRuns)
+        .where(and(eq(testRuns.projectId, projectId), eq(testRuns.number, number)))
+    )[0];
   for (let i = 0; i < 1200 && (await run())?.status === "pending"; i++) await new Promise((resolve) => setTimeout(resolve, 50));
   return run();
 }
@@ -163,9 +169,17 @@ describe("an XML upload streamed to the bucket", () => {
     const store = new RecordingStore();
     const { project } = await newProject();
     const cases = 2_345;
-    const { metadata, payload } = await streamUploadToStore(store, received(await gzip(new TextEncoder().encode(junit(cases))), { contentEncoding: "gzip" }), limit);
+    const { metadata, payload } = await streamUploadToStore(
+      store,
+      received(await gzip(new TextEncoder().encode(junit(cases))), { contentEncoding: "gzip" }),
+      limit,
+    );
     const { run } = await recordTestRunArrival({ db: h.db, clock: systemClock }, project.id, metadata, payload);
-    const outcome = await processTestRun({ db: h.db, clock: systemClock, webAppUrl: "http://web.test", logger: consoleLogger, payloadStore: store }, run.id, { finalAttempt: false });
+    const outcome = await processTestRun(
+      { db: h.db, clock: systemClock, webAppUrl: "http://web.test", logger: consoleLogger, payloadStore: store },
+      run.id,
+      { finalAttempt: false },
+    );
     expect(outcome).toBe("processed");
     const [processed] = await h.db.select().from(testRuns).where(eq(testRuns.id, run.id));
     expect(processed).toMatchObject({ status: "processed", ...expectedCounts(cases) });
@@ -176,9 +190,17 @@ describe("an XML upload streamed to the bucket", () => {
   it("is deleted when its run fails (a malformed report), the run failed with the parser's reason", async () => {
     const store = new RecordingStore();
     const { project } = await newProject();
-    const { metadata, payload } = await streamUploadToStore(store, received(new TextEncoder().encode("<testsuite name='s'><testcase name='t'></testsuite>")), limit);
+    const { metadata, payload } = await streamUploadToStore(
+      store,
+      received(new TextEncoder().encode("<testsuite name='s'><testcase name='t'></testsuite>")),
+      limit,
+    );
     const { run } = await recordTestRunArrival({ db: h.db, clock: systemClock }, project.id, metadata, payload);
-    const outcome = await processTestRun({ db: h.db, clock: systemClock, webAppUrl: "http://web.test", logger: consoleLogger, payloadStore: store }, run.id, { finalAttempt: false });
+    const outcome = await processTestRun(
+      { db: h.db, clock: systemClock, webAppUrl: "http://web.test", logger: consoleLogger, payloadStore: store },
+      run.id,
+      { finalAttempt: false },
+    );
     expect(outcome).toBe("failed");
     const [failed] = await h.db.select().from(testRuns).where(eq(testRuns.id, run.id));
     expect(failed!.failureReason).toMatch(/not well-formed/);
@@ -211,7 +233,11 @@ describe("a large single suite through the Worker", () => {
   it("is processed from two reads of the object, its retried test merged as in one piece", async () => {
     const { project, uploadToken } = await newProject();
     // One <testsuite> of 6,000 cases (over 512 KiB: read twice, handed to the store in parts), test 10 retried at the end.
-    const entries = Array.from({ length: 6_000 }, (_, i) => `<testcase classname="pkg.Single" name="test ${i}" time="0.01">${i === 10 ? "<failure message='first try'>trace</failure>" : "<system-out>out</system-out>"}</testcase>`);
+    const entries = Array.from(
+      { length: 6_000 },
+      (_, i) =>
+        `<testcase classname="pkg.Single" name="test ${i}" time="0.01">${i === 10 ? "<failure message='first try'>trace</failure>" : "<system-out>out</system-out>"}</testcase>`,
+    );
     entries.push(`<testcase classname="pkg.Single" name="test 10" time="0.02"/>`);
     const report = new TextEncoder().encode(`<testsuites><testsuite name="single">${entries.join("\n")}</testsuite></testsuites>`);
     expect(report.byteLength).toBeGreaterThan(512 * 1024);
@@ -224,10 +250,22 @@ describe("a large single suite through the Worker", () => {
     const { number } = (await response.json()) as { number: number };
     const run = await waitForRun(project.id, number);
     expect(run).toMatchObject({ status: "processed", testsCount: 6_000, passedCount: 6_000, failedCount: 0 });
-    const [retried] = await h.db.select().from(testCases).where(and(eq(testCases.testRunId, run!.id), eq(testCases.name, "test 10")));
-    expect(retried).toMatchObject({ status: "passed", durationMs: 20, attempts: [{ status: "failed", duration_ms: 10, failure_message: "first try" }] });
+    const [retried] = await h.db
+      .select()
+      .from(testCases)
+      .where(and(eq(testCases.testRunId, run!.id), eq(testCases.name, "test 10")));
+    expect(retried).toMatchObject({
+      status: "passed",
+      durationMs: 20,
+      attempts: [{ status: "failed", duration_ms: 10, failure_message: "first try" }],
+    });
     // The case keeps its first entry's place: the eleventh of its suite.
-    const first = await h.db.select({ name: testCases.name }).from(testCases).where(eq(testCases.testRunId, run!.id)).orderBy(testCases.id).limit(11);
+    const first = await h.db
+      .select({ name: testCases.name })
+      .from(testCases)
+      .where(eq(testCases.testRunId, run!.id))
+      .orderBy(testCases.id)
+      .limit(11);
     expect(first.at(-1)).toEqual({ name: "test 10" });
   });
 });
@@ -250,7 +288,10 @@ describe("a chunked upload (no Content-Length) through the Worker", () => {
 
   it("is refused with a 413 once it passes the limit, and records nothing", async () => {
     const { project, uploadToken } = await newProject();
-    const response = await sendChunked(uploadToken, new TextEncoder().encode(`<testsuite name="s"><testcase name="a"/></testsuite><!--${"x".repeat(limit)}-->`));
+    const response = await sendChunked(
+      uploadToken,
+      new TextEncoder().encode(`<testsuite name="s"><testcase name="a"/></testsuite><!--${"x".repeat(limit)}-->`),
+    );
     expect(response.status).toBe(413);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe("payload_too_large");
     expect(await h.db.select().from(testRuns).where(eq(testRuns.projectId, project.id))).toEqual([]);
@@ -261,10 +302,23 @@ describe("an upload replayed with its Idempotency-Key", () => {
   it("returns the first run, and the replay's object is deleted", async () => {
     const store = new RecordingStore();
     const { project } = await newProject();
-    const deps = { db: h.db, clock: systemClock, runQueue: new CloudflareRunQueue(env.RUN_QUEUE), logger: consoleLogger, payloadStore: store };
+    const deps = {
+      db: h.db,
+      clock: systemClock,
+      runQueue: new CloudflareRunQueue(env.RUN_QUEUE),
+      logger: consoleLogger,
+      payloadStore: store,
+    };
     const upload = async () => {
-      const { metadata, payload } = await streamUploadToStore(store, { ...received(new TextEncoder().encode(junit(10))), idempotencyKey: "once" }, limit);
-      return { payload, ...(await acceptUpload(deps, { projectId: project.id, organizationId: project.organizationId }, metadata, payload)) };
+      const { metadata, payload } = await streamUploadToStore(
+        store,
+        { ...received(new TextEncoder().encode(junit(10))), idempotencyKey: "once" },
+        limit,
+      );
+      return {
+        payload,
+        ...(await acceptUpload(deps, { projectId: project.id, organizationId: project.organizationId }, metadata, payload)),
+      };
     };
     const first = await upload();
     const replay = await upload();

@@ -26,7 +26,11 @@ export class ApiError extends Error {
 
   constructor(response: Response, body: unknown) {
     const envelope = isErrorEnvelope(body) ? body.error : null;
-    super(envelope ? envelope.message : `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""} (not an API error body)`);
+    super(
+      envelope
+        ? envelope.message
+        : `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""} (not an API error body)`,
+    );
     this.status = response.status;
     this.code = envelope?.code ?? null;
     this.details = envelope?.details ?? [];
@@ -39,7 +43,12 @@ export class ApiError extends Error {
 function isErrorEnvelope(body: unknown): body is ErrorEnvelope {
   if (typeof body !== "object" || body === null || !("error" in body)) return false;
   const error = (body as { error: unknown }).error;
-  return typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "string" && typeof (error as { message?: unknown }).message === "string";
+  return (
+    typeof error === "object" &&
+    error !== null &&
+    typeof (error as { code?: unknown }).code === "string" &&
+    typeof (error as { message?: unknown }).message === "string"
+  );
 }
 
 /** `Retry-After` in seconds: delta-seconds or an HTTP date (rounded up, never negative); null when absent or unreadable. */

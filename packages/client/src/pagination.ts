@@ -4,7 +4,11 @@ import type { ApiPaths, PathsWithMethod, Success, TypedClient } from "./client.j
 /** The shape of every list answer: a page of `data` and the cursor of the next one. */
 export type ListPage<Item> = { data: Item[]; pagination: { next_cursor: string | null; has_more: boolean } };
 
-type GetOperation<Paths, Path> = Path extends keyof Paths ? (Paths[Path] extends { get: infer Op extends Record<string | number, unknown> } ? Op : never) : never;
+type GetOperation<Paths, Path> = Path extends keyof Paths
+  ? Paths[Path] extends { get: infer Op extends Record<string | number, unknown> }
+    ? Op
+    : never
+  : never;
 type GetData<Paths, Path> = Success<FetchResponse<GetOperation<Paths, Path>, object, `${string}/${string}`>>["data"];
 
 /** The GET paths of `Paths` that answer a list (`{ data, pagination }`). */

@@ -5099,7 +5099,13 @@ function readCache(path, listUrl) {
     if (Number.isNaN(Date.parse(parsed.checked_at))) return null;
     const data = entriesOf(parsed);
     if (!data) return null;
-    return { format: CACHE_FORMAT, url: listUrl, etag: typeof parsed.etag === "string" ? parsed.etag : null, checked_at: parsed.checked_at, data };
+    return {
+      format: CACHE_FORMAT,
+      url: listUrl,
+      etag: typeof parsed.etag === "string" ? parsed.etag : null,
+      checked_at: parsed.checked_at,
+      data
+    };
   } catch {
     return null;
   }
@@ -5145,8 +5151,18 @@ async function lookUpQuarantine(options) {
     const entries = entriesOf(result.json);
     if (entries) {
       const checkedAt = now();
-      save({ format: CACHE_FORMAT, url: listUrl, etag: result.headers.get("etag"), checked_at: new Date(checkedAt).toISOString(), data: entries });
-      return { list: { entries, source: "service", checkedAt }, note: `the quarantine list from the service (${entries.length} test(s))`, problem: null };
+      save({
+        format: CACHE_FORMAT,
+        url: listUrl,
+        etag: result.headers.get("etag"),
+        checked_at: new Date(checkedAt).toISOString(),
+        data: entries
+      });
+      return {
+        list: { entries, source: "service", checkedAt },
+        note: `the quarantine list from the service (${entries.length} test(s))`,
+        problem: null
+      };
     }
     problem = "the service's answer is not a quarantine list";
   } else if (result.kind === "response" && result.status === 304 && cached) {
@@ -5355,7 +5371,9 @@ async function buildUpload(files, metadata, options = {}) {
       throw new UsageError(`${name}: unsupported file type (expected .xml JUnit or .json report)`);
     }
     const info = await stat2(file).catch((error) => {
-      throw new UsageError(`${name}: cannot read (${errorCode(error) ?? error?.message ?? error})`);
+      throw new UsageError(
+        `${name}: cannot read (${errorCode(error) ?? error?.message ?? error})`
+      );
     });
     if (!info.isFile()) throw new UsageError(`${name}: not a file`);
     inputs.push({ file, kind: ext === ".xml" ? "xml" : "json", size: info.size });
@@ -5512,13 +5530,27 @@ function* parseDocument(into, counters, closed, mode = null) {
     current.text += text.length > current.limit - current.text.length ? text.slice(0, current.limit - current.text.length) : text;
   };
   const openSuite = (attributes) => {
-    if (++counters.suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
+    if (++counters.suites > REPORT_LIMITS.maxSuites)
+      throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
     const parent = suites.at(-1);
-    const suite = { name: name(attributes.name, "(unnamed suite)"), durationMs: parseSeconds(attributes.time), cases: [], suites: [] };
+    const suite = {
+      name: name(attributes.name, "(unnamed suite)"),
+      durationMs: parseSeconds(attributes.time),
+      cases: [],
+      suites: []
+    };
     if (!scan) (parent ? parent.suite.suites : into).push(suite);
-    const open = { depth, suite, file: optionalName(attributes.file) ?? parent?.file ?? null, byClass: /* @__PURE__ */ new Map(), ordinal: counters.suites, offset: 0 };
+    const open = {
+      depth,
+      suite,
+      file: optionalName(attributes.file) ?? parent?.file ?? null,
+      byClass: /* @__PURE__ */ new Map(),
+      ordinal: counters.suites,
+      offset: 0
+    };
     if (scan) open.repeats = /* @__PURE__ */ new Map();
-    if (plan && !parent && implicitSuite === null) open.stream = { remaining: new Map(plan.repeats.get(open.ordinal) ?? []), waiting: /* @__PURE__ */ new Map(), checkedAt: 0 };
+    if (plan && !parent && implicitSuite === null)
+      open.stream = { remaining: new Map(plan.repeats.get(open.ordinal) ?? []), waiting: /* @__PURE__ */ new Map(), checkedAt: 0 };
     if (parent) suites[0].stream = void 0;
     suites.push(open);
   };
@@ -5546,7 +5578,8 @@ function* parseDocument(into, counters, closed, mode = null) {
     const current = suites.at(-1);
     if (current) return current;
     if (!implicitSuite) {
-      if (++counters.suites > REPORT_LIMITS.maxSuites) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
+      if (++counters.suites > REPORT_LIMITS.maxSuites)
+        throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
       const suite = { name: rootName ?? "(no suite)", durationMs: null, cases: [], suites: [] };
       if (!scan) into.push(suite);
       implicitSuite = { depth: 0, suite, file: null, byClass: /* @__PURE__ */ new Map(), ordinal: counters.suites, offset: 0 };
@@ -5579,7 +5612,8 @@ function* parseDocument(into, counters, closed, mode = null) {
       systemErr: testCase.systemErr
     };
     if (stream && remaining === void 0) {
-      if (++counters.cases > REPORT_LIMITS.maxCases) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
+      if (++counters.cases > REPORT_LIMITS.maxCases)
+        throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
       owner.suite.cases.push(finished);
       handOut(owner);
       return;
@@ -5595,7 +5629,8 @@ function* parseDocument(into, counters, closed, mode = null) {
     if (!byName) owner.byClass.set(classKey, byName = /* @__PURE__ */ new Map());
     const earlierPosition = byName.get(testCase.name);
     if (earlierPosition === void 0) {
-      if (++counters.cases > REPORT_LIMITS.maxCases) throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
+      if (++counters.cases > REPORT_LIMITS.maxCases)
+        throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
       const position = owner.offset + owner.suite.cases.length;
       byName.set(testCase.name, position);
       owner.suite.cases.push(finished);
@@ -5652,7 +5687,10 @@ function* parseDocument(into, counters, closed, mode = null) {
         if (element === "stackTrace" && depth === attemptDepth + 1) {
           const attempt = testCase.attempts.at(-1);
           if (attempt && attempt.failureMessage === null) {
-            startCapture(REPORT_LIMITS.maxMessageLength, (text) => attempt.failureMessage = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength));
+            startCapture(
+              REPORT_LIMITS.maxMessageLength,
+              (text) => attempt.failureMessage = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength)
+            );
           }
         }
         return;
@@ -5687,8 +5725,16 @@ function* parseDocument(into, counters, closed, mode = null) {
         if (testCase.attempts.length > REPORT_LIMITS.maxAttempts) testCase.attempts.shift();
         return;
       }
-      if (element === "system-out") startCapture(REPORT_LIMITS.maxOutputLength, (text) => testCase.systemOut = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength));
-      else if (element === "system-err") startCapture(REPORT_LIMITS.maxOutputLength, (text) => testCase.systemErr = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength));
+      if (element === "system-out")
+        startCapture(
+          REPORT_LIMITS.maxOutputLength,
+          (text) => testCase.systemOut = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)
+        );
+      else if (element === "system-err")
+        startCapture(
+          REPORT_LIMITS.maxOutputLength,
+          (text) => testCase.systemErr = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)
+        );
       return;
     }
     if (element === "testsuite") return openSuite(attributes);
@@ -5829,7 +5875,14 @@ function addCase(results, report2, testCase) {
   results.counts.tests += 1;
   results.counts[testCase.status] += 1;
   if (testCase.status === "failed" || testCase.status === "errored") {
-    results.failures.push({ classname: testCase.classname, name: testCase.name, file: testCase.file, status: testCase.status, message: testCase.message, report: report2 });
+    results.failures.push({
+      classname: testCase.classname,
+      name: testCase.name,
+      file: testCase.file,
+      status: testCase.status,
+      message: testCase.message,
+      report: report2
+    });
   }
 }
 function addReport(results, report2) {
@@ -5846,7 +5899,13 @@ function xmlCases(text) {
   while (stack.length > 0) {
     const suite = stack.pop();
     for (const c of suite.cases) {
-      cases.push({ name: c.name, classname: c.classname ?? null, file: c.file ?? null, status: c.status, message: c.failureMessage ?? null });
+      cases.push({
+        name: c.name,
+        classname: c.classname ?? null,
+        file: c.file ?? null,
+        status: c.status,
+        message: c.failureMessage ?? null
+      });
     }
     if (suite.suites) stack.push(...suite.suites);
   }
@@ -5882,7 +5941,8 @@ function jsonCase(item, where) {
   if (typeof raw.name !== "string") throw new Error(`${where}.name must be a string`);
   const name = cleanText(raw.name, REPORT_LIMITS.maxNameLength);
   if (name === "") throw new Error(`${where}.name must not be empty`);
-  if (typeof raw.status !== "string" || !STATUSES.has(raw.status)) throw new Error(`${where}.status must be one of ${CASE_STATUSES.join(", ")}`);
+  if (typeof raw.status !== "string" || !STATUSES.has(raw.status))
+    throw new Error(`${where}.status must be one of ${CASE_STATUSES.join(", ")}`);
   return {
     name,
     classname: optionalText(raw.classname, REPORT_LIMITS.maxNameLength, `${where}.classname`),
@@ -5924,9 +5984,14 @@ async function sendCodeowners(input) {
   }
   const body = result.json ?? {};
   const ignored = body.ignored_lines_count ? `, ${body.ignored_lines_count} line(s) ignored (see the service's answer with --verbose)` : "";
-  out.info(`CODEOWNERS: sent ${shown} (${body.rules_count ?? "?"} rules${ignored}; ${body.changed === false ? "unchanged" : `${body.tests_with_owners_count ?? "?"} tests with owners`})`);
+  out.info(
+    `CODEOWNERS: sent ${shown} (${body.rules_count ?? "?"} rules${ignored}; ${body.changed === false ? "unchanged" : `${body.tests_with_owners_count ?? "?"} tests with owners`})`
+  );
   if (body.ignored_lines_count) out.debug(`CODEOWNERS answer: ${result.text}`);
-  if (body.files_over_budget_count) out.warn(`CODEOWNERS: ${body.files_over_budget_count} test file(s) ran out of the matching budget and may lack owners: simplify the patterns with wildcards inside names or \`**\` between directories`);
+  if (body.files_over_budget_count)
+    out.warn(
+      `CODEOWNERS: ${body.files_over_budget_count} test file(s) ran out of the matching budget and may lack owners: simplify the patterns with wildcards inside names or \`**\` between directories`
+    );
 }
 
 // src/cli/summary.ts
@@ -5969,7 +6034,13 @@ function section(title, lines) {
   if (lines.length === 0) return [];
   const shown = lines.slice(0, MAX_LISTED);
   const rest = lines.length - shown.length;
-  return ["", `#### ${title} (${lines.length.toLocaleString("en-US")})`, "", ...shown, ...rest > 0 ? [`- … and ${rest.toLocaleString("en-US")} more`] : []];
+  return [
+    "",
+    `#### ${title} (${lines.length.toLocaleString("en-US")})`,
+    "",
+    ...shown,
+    ...rest > 0 ? [`- … and ${rest.toLocaleString("en-US")} more`] : []
+  ];
 }
 function buildStepSummary(input) {
   const { results, runs, problems, quarantine } = input;
@@ -6004,7 +6075,12 @@ function buildStepSummary(input) {
     lines.push(lookup.problem ? `- ⚠️ ${plainText(lookup.problem, 500)}` : `- Quarantine: ${plainText(lookup.note)}`);
   }
   if (quarantine) {
-    lines.push(...section("Failures not quarantined", quarantine.verdict.notQuarantined.map((f) => failureLine(f, pages, null))));
+    lines.push(
+      ...section(
+        "Failures not quarantined",
+        quarantine.verdict.notQuarantined.map((f) => failureLine(f, pages, null))
+      )
+    );
     lines.push(
       ...section(
         "Quarantined failures",
@@ -6014,9 +6090,19 @@ function buildStepSummary(input) {
       )
     );
   } else {
-    lines.push(...section("Failures", results.failures.map((f) => failureLine(f, pages, null))));
+    lines.push(
+      ...section(
+        "Failures",
+        results.failures.map((f) => failureLine(f, pages, null))
+      )
+    );
   }
-  lines.push(...section("Reports that could not be read", results.unreadable.map((u) => `- ${codeSpan(u.report)}: ${plainText(u.reason)}`)));
+  lines.push(
+    ...section(
+      "Reports that could not be read",
+      results.unreadable.map((u) => `- ${codeSpan(u.report)}: ${plainText(u.reason)}`)
+    )
+  );
   return `${lines.join("\n")}
 
 `;
@@ -6077,7 +6163,10 @@ async function uploadGroup(files, context, options) {
   out.result(`Uploaded ${fileWord} as test run #${number ?? "?"} (${run2.status})${link2 ? `: ${link2}` : ""}`);
   if (!context.wait) return { code: EXIT_OK, stop: null, run: run2, problem: null, reports };
   if (number === null) {
-    const { code, problem } = reportFailure({ kind: "unavailable", message: "the service did not return a run number; cannot --wait", details: [] }, context);
+    const { code, problem } = reportFailure(
+      { kind: "unavailable", message: "the service did not return a run number; cannot --wait", details: [] },
+      context
+    );
     return { code, stop: null, run: run2, problem, reports };
   }
   if (context.waitDeadline === 0) context.waitDeadline = context.now() + context.waitTimeoutMs;
@@ -6157,11 +6246,21 @@ async function waitForRun(run2, link2, context) {
       return { code: EXIT_RUN_FAILED, problem: message };
     }
     if (!IN_PROGRESS.has(status)) {
-      return reportFailure({ kind: "unavailable", message: `test run #${number} has an unexpected status "${status}"`, details: [] }, context);
+      return reportFailure(
+        { kind: "unavailable", message: `test run #${number} has an unexpected status "${status}"`, details: [] },
+        context
+      );
     }
     const left = context.waitDeadline - now();
     if (left <= 0) {
-      return reportFailure({ kind: "unavailable", message: `timed out waiting for test run #${number} (still ${status})${link2 ? `: ${link2}` : ""}`, details: [] }, context);
+      return reportFailure(
+        {
+          kind: "unavailable",
+          message: `timed out waiting for test run #${number} (still ${status})${link2 ? `: ${link2}` : ""}`,
+          details: []
+        },
+        context
+      );
     }
     await sleep(Math.min(delay, left));
     delay = Math.min(delay * 2, POLL_MAX_MS);
@@ -6249,7 +6348,9 @@ async function run(argv, io = {}) {
       homedir: io.homedir ?? homedir()
     });
     if (!hasTokenShape("uploadToken", token)) {
-      out.warn(`the token does not look like an upload token (${TOKEN_KINDS.uploadToken}_ followed by ${TOKEN_BODY_LENGTH} letters and digits)`);
+      out.warn(
+        `the token does not look like an upload token (${TOKEN_KINDS.uploadToken}_ followed by ${TOKEN_BODY_LENGTH} letters and digits)`
+      );
     }
     const ci = detectCiMetadata(env, { readEvent: io.readEvent ?? readJsonFile });
     metadata = {
@@ -6293,9 +6394,7 @@ async function run(argv, io = {}) {
     sleep,
     now,
     random: io.random,
-    onRetry: (info) => out.info(
-      `attempt ${info.attempt}/${info.attempts} failed (${info.reason}); retrying in ${(info.delayMs / 1e3).toFixed(1)} s`
-    )
+    onRetry: (info) => out.info(`attempt ${info.attempt}/${info.attempts} failed (${info.reason}); retrying in ${(info.delayMs / 1e3).toFixed(1)} s`)
   };
   const headers = {
     authorization: `Bearer ${token}`,
@@ -6403,7 +6502,9 @@ function printVerdict(out, results, verdict, lookup) {
   );
   const lines = [
     ...verdict.notQuarantined.map((f) => `  not quarantined  ${testLabel(f)} (${f.status})`),
-    ...verdict.quarantined.map(({ failure, entry }) => `  quarantined      ${testLabel(failure)} (${failure.status}): ${entry.reason}, until ${entry.expires_at}`)
+    ...verdict.quarantined.map(
+      ({ failure, entry }) => `  quarantined      ${testLabel(failure)} (${failure.status}): ${entry.reason}, until ${entry.expires_at}`
+    )
   ];
   for (const line of lines.slice(0, MAX_PRINTED_FAILURES)) out.result(line);
   if (lines.length > MAX_PRINTED_FAILURES) out.result(`  … and ${lines.length - MAX_PRINTED_FAILURES} more`);

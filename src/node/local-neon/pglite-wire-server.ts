@@ -421,7 +421,9 @@ export async function servePglite(pglite: PGlite, options: ServePgliteOptions = 
   const watchdog = setInterval(() => {
     if (gate.holder && gate.waiting.length > 0 && Date.now() - gate.holderSince > holdWarningMs && warnedFor !== gate.holder) {
       warnedFor = gate.holder;
-      log(`one connection has held PGlite for ${Math.round((Date.now() - gate.holderSince) / 1000)} s (open transaction?); ${gate.waiting.length} waiting`);
+      log(
+        `one connection has held PGlite for ${Math.round((Date.now() - gate.holderSince) / 1000)} s (open transaction?); ${gate.waiting.length} waiting`,
+      );
     }
   }, 1_000);
   watchdog.unref();

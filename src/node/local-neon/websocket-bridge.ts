@@ -17,7 +17,16 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import { type Socket, connect } from "node:net";
 import type { Duplex } from "node:stream";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
-import { type BridgeCounters, type BridgeEmulation, type BridgeReport, DelayLine, NO_EMULATION, WireMeter, emptyCounters, parseEmulation } from "./wire-meter";
+import {
+  type BridgeCounters,
+  type BridgeEmulation,
+  type BridgeReport,
+  DelayLine,
+  NO_EMULATION,
+  WireMeter,
+  emptyCounters,
+  parseEmulation,
+} from "./wire-meter";
 
 export type { BridgeCounters, BridgeEmulation, BridgeReport } from "./wire-meter";
 
@@ -131,7 +140,11 @@ function tunnel(ws: WebSocket, tcp: Socket, log: (message: string) => void, targ
 }
 
 /** The bridge's own HTTP endpoints (loopback only): its counters, and the emulated network. */
-function answerControl(request: IncomingMessage, response: ServerResponse, bridge: Pick<WebSocketBridge, "counters" | "emulation" | "setEmulation">): boolean {
+function answerControl(
+  request: IncomingMessage,
+  response: ServerResponse,
+  bridge: Pick<WebSocketBridge, "counters" | "emulation" | "setEmulation">,
+): boolean {
   const url = new URL(request.url ?? "/", "http://bridge.invalid");
   const json = (status: number, body: unknown) => {
     response.writeHead(status, { "content-type": "application/json" });
@@ -144,7 +157,9 @@ function answerControl(request: IncomingMessage, response: ServerResponse, bridg
   if (url.pathname === "/__bridge/emulation" && (request.method === "GET" || request.method === "PUT")) {
     if (request.method === "PUT") {
       try {
-        bridge.setEmulation(parseEmulation({ rttMs: url.searchParams.get("rtt_ms"), handshakeRtts: url.searchParams.get("handshake_rtts") }));
+        bridge.setEmulation(
+          parseEmulation({ rttMs: url.searchParams.get("rtt_ms"), handshakeRtts: url.searchParams.get("handshake_rtts") }),
+        );
       } catch (error) {
         json(400, { error: (error as Error).message });
         return true;
@@ -171,7 +186,10 @@ export async function startWebSocketBridge(options: WebSocketBridgeOptions = {})
   let emulation: BridgeEmulation = { ...NO_EMULATION, ...options.emulation };
   const network: Network = { counters, countersOf, emulation: () => emulation };
   const control = {
-    counters: (): BridgeReport => ({ ...counters, byApplication: Object.fromEntries([...byApplication].map(([name, entry]) => [name, { ...entry }])) }),
+    counters: (): BridgeReport => ({
+      ...counters,
+      byApplication: Object.fromEntries([...byApplication].map(([name, entry]) => [name, { ...entry }])),
+    }),
     emulation: () => ({ ...emulation }),
     setEmulation(change: Partial<BridgeEmulation>) {
       emulation = { ...emulation, ...change };

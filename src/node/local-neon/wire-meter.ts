@@ -68,7 +68,8 @@ export function parseEmulation(values: { rttMs?: string | null; handshakeRtts?: 
   for (const [key, raw] of Object.entries(values) as [keyof BridgeEmulation, string | null | undefined][]) {
     if (raw === undefined || raw === null || raw === "") continue;
     const value = Number(raw);
-    if (!Number.isFinite(value) || value < 0 || value > 60_000) throw new Error(`${key} must be a number of at least 0, got ${JSON.stringify(raw)}`);
+    if (!Number.isFinite(value) || value < 0 || value > 60_000)
+      throw new Error(`${key} must be a number of at least 0, got ${JSON.stringify(raw)}`);
     out[key] = value;
   }
   return out;
@@ -277,7 +278,8 @@ export class WireMeter {
     this.#held = null;
     if (!held) return [];
     const bytes = Buffer.concat(held);
-    if (authenticationOk && this.#heldPasswordLength > 0 && bytes.length >= this.#heldPasswordLength) return [bytes.subarray(this.#heldPasswordLength)];
+    if (authenticationOk && this.#heldPasswordLength > 0 && bytes.length >= this.#heldPasswordLength)
+      return [bytes.subarray(this.#heldPasswordLength)];
     return [bytes];
   }
 }
@@ -326,15 +328,18 @@ export class DelayLine {
 
   #schedule(): void {
     if (this.#timer || this.#queue.length === 0) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      const now = performance.now();
-      while (this.#queue.length > 0 && this.#queue[0]!.due <= now + 0.5) {
-        const item = this.#queue.shift()!;
-        if (item.chunk) this.deliver(item.chunk);
-        item.then?.();
-      }
-      this.#schedule();
-    }, Math.max(0, this.#queue[0]!.due - performance.now()));
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = null;
+        const now = performance.now();
+        while (this.#queue.length > 0 && this.#queue[0]!.due <= now + 0.5) {
+          const item = this.#queue.shift()!;
+          if (item.chunk) this.deliver(item.chunk);
+          item.then?.();
+        }
+        this.#schedule();
+      },
+      Math.max(0, this.#queue[0]!.due - performance.now()),
+    );
   }
 }

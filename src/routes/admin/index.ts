@@ -19,15 +19,34 @@ import { createProject, regenerateUploadToken, setProjectCheckSettings } from ".
 import { MAX_AUTO_QUARANTINE_DAYS } from "../../services/quarantine";
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { errorResponses } from "../responses";
-import { AlertSchema, ApiKeySchema, IdParamSchema, OrganizationSchema, ProjectSchema, TestSchema, displayNameSchema, freeTextSchema } from "../schemas";
-import { createWebhookEndpoint, deleteWebhookEndpoint, listDeliveries, listWebhookEndpoints, setNotificationCooldown } from "../../services/notification-admin";
+import {
+  AlertSchema,
+  ApiKeySchema,
+  IdParamSchema,
+  OrganizationSchema,
+  ProjectSchema,
+  TestSchema,
+  displayNameSchema,
+  freeTextSchema,
+} from "../schemas";
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  listDeliveries,
+  listWebhookEndpoints,
+  setNotificationCooldown,
+} from "../../services/notification-admin";
 import { validationHook } from "../validation";
 import { resolveQuotas } from "../../lib/quotas";
 
 const CreateOrganizationBody = z
   .object({
     name: displayNameSchema(),
-    time_zone: z.string({ error: "must be a string" }).refine((value) => !value.includes("\u0000"), "is not a known IANA time zone name").optional().openapi({ description: "IANA time zone name; default UTC.", example: "Europe/Berlin" }),
+    time_zone: z
+      .string({ error: "must be a string" })
+      .refine((value) => !value.includes("\u0000"), "is not a known IANA time zone name")
+      .optional()
+      .openapi({ description: "IANA time zone name; default UTC.", example: "Europe/Berlin" }),
   })
   .openapi("CreateOrganizationRequest");
 
@@ -103,7 +122,10 @@ const createOrganizationRoute = createRoute({
   security: adminSecurity,
   request: { body: { required: true, content: { "application/json": { schema: CreateOrganizationBody } } } },
   responses: {
-    201: json(z.object({ organization: OrganizationSchema, api_key: ApiKeyWithSecretSchema }), "The organization and its key (with the secret, shown only here)."),
+    201: json(
+      z.object({ organization: OrganizationSchema, api_key: ApiKeyWithSecretSchema }),
+      "The organization and its key (with the secret, shown only here).",
+    ),
     ...errorResponses(400, 401, 404, 413, 422, 500, 503),
   },
 });
@@ -122,7 +144,9 @@ const regenerateApiKeyRoute = createRoute({
 
 /** The envelope of a count quota reached (webhooks, projects per organization): no Retry-After, since waiting makes no room. */
 const QuotaExceededSchema = z
-  .object({ error: z.object({ code: z.literal("quota_exceeded"), message: z.string().openapi({ description: "For humans only; may change." }) }) })
+  .object({
+    error: z.object({ code: z.literal("quota_exceeded"), message: z.string().openapi({ description: "For humans only; may change." }) }),
+  })
   .openapi("QuotaExceededError");
 
 const createProjectRoute = createRoute({
@@ -131,13 +155,17 @@ const createProjectRoute = createRoute({
   operationId: "adminCreateProject",
   tags: ["Admin"],
   summary: "Create a project with its upload token and its four alerts",
-  description: "An organization has at most QUOTA_PROJECTS projects (default 1,000; docs/quotas.md): one more is a 429 `quota_exceeded`, without Retry-After.",
+  description:
+    "An organization has at most QUOTA_PROJECTS projects (default 1,000; docs/quotas.md): one more is a 429 `quota_exceeded`, without Retry-After.",
   security: adminSecurity,
   request: { params: OrganizationIdParam, body: { required: true, content: { "application/json": { schema: CreateProjectBody } } } },
   responses: {
     201: json(z.object({ project: ProjectSchema, upload_token: UploadTokenSchema }), "The project and its upload token."),
     ...errorResponses(400, 401, 404, 413, 422, 500, 503),
-    429: json(QuotaExceededSchema, "quota_exceeded: the organization has as many projects as it may (QUOTA_PROJECTS, default 1,000; docs/quotas.md). No Retry-After: waiting makes no room."),
+    429: json(
+      QuotaExceededSchema,
+      "quota_exceeded: the organization has as many projects as it may (QUOTA_PROJECTS, default 1,000; docs/quotas.md). No Retry-After: waiting makes no room.",
+    ),
   },
 });
 
@@ -176,15 +204,18 @@ const WebhookSchema = z
   })
   .openapi("Webhook");
 
-
 const DeliverySchema = z
   .object({
     id: z.number().int(),
     endpoint_id: z.string().uuid(),
-    event_type: z.enum(WEBHOOK_EVENT_TYPES).openapi({ description: "What the delivery is about: an alert's trip, or a test's event (docs/notifications.md)." }),
+    event_type: z
+      .enum(WEBHOOK_EVENT_TYPES)
+      .openapi({ description: "What the delivery is about: an alert's trip, or a test's event (docs/notifications.md)." }),
     alert_id: z.string().uuid().nullable().openapi({ description: "The alert of an `alert.triggered` delivery; null for a test's event." }),
     event_ids: z.array(z.number().int()).openapi({ description: "The alert events sent; empty for a test's event." }),
-    status: z.enum(DELIVERY_STATUSES).openapi({ description: "`suppressed`: not sent because the alert was snoozed or disabled before the attempt (retries included)." }),
+    status: z
+      .enum(DELIVERY_STATUSES)
+      .openapi({ description: "`suppressed`: not sent because the alert was snoozed or disabled before the attempt (retries included)." }),
     attempts: z.number().int(),
     last_status_code: z.number().int().nullable(),
     last_error: z.string().nullable(),
@@ -198,9 +229,14 @@ const DeliverySchema = z
 const TestWebhookPayloadSchema = z
   .object({
     type: z.enum(WEBHOOK_EVENT_TYPES).exclude(["alert.triggered"]).openapi({ description: "Also in the `CTA-Event-Type` header." }),
-    occurred_at: z.string().openapi({ format: "date-time", description: "When the test was quarantined, unquarantined, or its health changed (its run's processing or check)." }),
+    occurred_at: z.string().openapi({
+      format: "date-time",
+      description: "When the test was quarantined, unquarantined, or its health changed (its run's processing or check).",
+    }),
     project_id: z.string().uuid(),
-    test: TestSchema.openapi({ description: "The test as the API presented it when the event happened (after the change), not at a retry." }),
+    test: TestSchema.openapi({
+      description: "The test as the API presented it when the event happened (after the change), not at a retry.",
+    }),
   })
   .openapi("TestWebhookPayload", {
     description:
@@ -209,8 +245,15 @@ const TestWebhookPayloadSchema = z
 
 const CreateWebhookBody = z
   .object({
-    url: z.string({ error: "must be a string" }).max(2048).openapi({ description: "https only; never a private, loopback or link-local address. Redirects are not followed." }),
-    project_id: z.string().nullable().optional().openapi({ description: "Only this project's alerts; omit for every project of the organization." }),
+    url: z
+      .string({ error: "must be a string" })
+      .max(2048)
+      .openapi({ description: "https only; never a private, loopback or link-local address. Redirects are not followed." }),
+    project_id: z
+      .string()
+      .nullable()
+      .optional()
+      .openapi({ description: "Only this project's alerts; omit for every project of the organization." }),
     description: freeTextSchema(500).nullable().optional(),
   })
   .openapi("CreateWebhookRequest");
@@ -222,7 +265,9 @@ const AlertNotificationSettingsBody = z
       .int("must be a whole number of seconds")
       .min(0, "must be at least 0")
       .max(30 * 86_400, "must be at most 2592000 (30 days)")
-      .openapi({ description: "After a notification, further trips of this alert notify again only after this long. Default 86400 (24 hours)." }),
+      .openapi({
+        description: "After a notification, further trips of this alert notify again only after this long. Default 86400 (24 hours).",
+      }),
   })
   .openapi("AlertNotificationSettings");
 
@@ -236,13 +281,16 @@ const createWebhookRoute = createRoute({
   tags: ["Admin"],
   summary: "Add a webhook for the organization's (or one project's) alert notifications and test events",
   description:
-    "Deliveries are POSTs of JSON signed with `CTA-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(signing_secret, \"<t>.<body>\")>` (docs/notifications.md): alert trips (`alert.triggered`) and tests' events (`test.quarantined`, `test.unquarantined`, `test.health_changed`, body `TestWebhookPayload`). The signing secret is shown only in this response. The URL must be https to a public host (no private, loopback, link-local or reserved address in any spelling, no internal host name; http only to hosts the operator allows for local development: docs/outbound-policy.md). An organization has at most WEBHOOKS_PER_ORGANIZATION webhooks (default 10): one more is a 429 `quota_exceeded`.",
+    'Deliveries are POSTs of JSON signed with `CTA-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(signing_secret, "<t>.<body>")>` (docs/notifications.md): alert trips (`alert.triggered`) and tests\' events (`test.quarantined`, `test.unquarantined`, `test.health_changed`, body `TestWebhookPayload`). The signing secret is shown only in this response. The URL must be https to a public host (no private, loopback, link-local or reserved address in any spelling, no internal host name; http only to hosts the operator allows for local development: docs/outbound-policy.md). An organization has at most WEBHOOKS_PER_ORGANIZATION webhooks (default 10): one more is a 429 `quota_exceeded`.',
   security: adminSecurity,
   request: { params: OrganizationIdParam, body: { required: true, content: { "application/json": { schema: CreateWebhookBody } } } },
   responses: {
     201: json(z.object({ webhook: WebhookSchema, signing_secret: z.string() }), "The webhook and its signing secret (shown only here)."),
     ...errorResponses(400, 401, 404, 413, 422, 500, 503),
-    429: json(QuotaExceededSchema, "quota_exceeded: the organization has as many webhooks as it may (WEBHOOKS_PER_ORGANIZATION, default 10); remove one first."),
+    429: json(
+      QuotaExceededSchema,
+      "quota_exceeded: the organization has as many webhooks as it may (WEBHOOKS_PER_ORGANIZATION, default 10); remove one first.",
+    ),
   },
 });
 
@@ -276,7 +324,10 @@ const listDeliveriesRoute = createRoute({
   summary: "The webhook's delivery log (newest first, at most 100)",
   security: adminSecurity,
   request: { params: WebhookIdParam },
-  responses: { 200: json(z.object({ data: z.array(DeliverySchema) }), "Deliveries with their attempts and last error."), ...errorResponses(401, 404, 500, 503) },
+  responses: {
+    200: json(z.object({ data: z.array(DeliverySchema) }), "Deliveries with their attempts and last error."),
+    ...errorResponses(401, 404, 500, 503),
+  },
 });
 
 const alertNotificationSettingsRoute = createRoute({
@@ -354,7 +405,11 @@ export function createAdminApi(config: AppConfig) {
   /** The request's database and clock with the configured web app address: what the services take. */
   const serviceDeps = (c: Context<AppEnv>) => ({ db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl });
 
-  admin.openAPIRegistry.registerComponent("securitySchemes", "adminToken", { type: "http", scheme: "bearer", description: "ADMIN_TOKEN from configuration." });
+  admin.openAPIRegistry.registerComponent("securitySchemes", "adminToken", {
+    type: "http",
+    scheme: "bearer",
+    description: "ADMIN_TOKEN from configuration.",
+  });
   // Not the answer of any route: what webhooks receive, so receivers can generate a type for it.
   admin.openAPIRegistry.register("TestWebhookPayload", TestWebhookPayloadSchema);
 
@@ -366,7 +421,11 @@ export function createAdminApi(config: AppConfig) {
   });
   admin.doc31("/openapi.json", () => ({
     openapi: "3.1.0",
-    info: { title: "CI test analytics admin API", version: "1.0.0", description: "What the web app does: organizations, projects, keys and tokens." },
+    info: {
+      title: "CI test analytics admin API",
+      version: "1.0.0",
+      description: "What the web app does: organizations, projects, keys and tokens.",
+    },
     servers: [{ url: `${config.publicBaseUrl}/admin/v1` }],
   }));
   // Only the operations that take a body read one (jsonBodyOn says why): regenerating a key or a
@@ -379,12 +438,18 @@ export function createAdminApi(config: AppConfig) {
 
   admin.openapi(createOrganizationRoute, async (c) => {
     const body = c.req.valid("json");
-    return c.json(await createOrganization({ ...serviceDeps(c), secrets: config.secrets }, { name: body.name, timeZone: body.time_zone }), 201);
+    return c.json(
+      await createOrganization({ ...serviceDeps(c), secrets: config.secrets }, { name: body.name, timeZone: body.time_zone }),
+      201,
+    );
   });
 
   admin.openapi(regenerateApiKeyRoute, async (c) => {
     const revokeKeys = (keyIds: string[]) => revokeApiKeys(c.env.keyCounter, keyIds);
-    const { api_key, emailIds } = await regenerateApiKey({ ...serviceDeps(c), secrets: config.secrets, revokeKeys }, c.req.valid("param").id);
+    const { api_key, emailIds } = await regenerateApiKey(
+      { ...serviceDeps(c), secrets: config.secrets, revokeKeys },
+      c.req.valid("param").id,
+    );
     await queueEmails({ queue: c.env.runQueue, logger: c.env.logger }, emailIds);
     return c.json({ api_key }, 200);
   });
@@ -392,14 +457,25 @@ export function createAdminApi(config: AppConfig) {
   admin.openapi(createProjectRoute, async (c) => {
     const body = c.req.valid("json");
     const input = { name: body.name, description: body.description, defaultBranch: body.default_branch ?? null };
-    return c.json(await createProject({ ...serviceDeps(c), secrets: config.secrets, maxProjects: quotas.projects }, c.req.valid("param").id, input), 201);
+    return c.json(
+      await createProject({ ...serviceDeps(c), secrets: config.secrets, maxProjects: quotas.projects }, c.req.valid("param").id, input),
+      201,
+    );
   });
   admin.openapi(checkSettingsRoute, async (c) => {
     const body = c.req.valid("json");
-    return c.json(await setProjectCheckSettings(serviceDeps(c), c.req.valid("param").id, { defaultBranch: body.default_branch, autoQuarantineDays: body.auto_quarantine_days }), 200);
+    return c.json(
+      await setProjectCheckSettings(serviceDeps(c), c.req.valid("param").id, {
+        defaultBranch: body.default_branch,
+        autoQuarantineDays: body.auto_quarantine_days,
+      }),
+      200,
+    );
   });
 
-  admin.openapi(regenerateUploadTokenRoute, async (c) => c.json(await regenerateUploadToken({ ...serviceDeps(c), secrets: config.secrets }, c.req.valid("param").id), 200));
+  admin.openapi(regenerateUploadTokenRoute, async (c) =>
+    c.json(await regenerateUploadToken({ ...serviceDeps(c), secrets: config.secrets }, c.req.valid("param").id), 200),
+  );
 
   // No operator allowances unless the entry gives them (OUTBOUND_ALLOW_HOSTS): https to public hosts only.
   const urlPolicy = config.webhookUrlPolicy ?? {};

@@ -72,7 +72,10 @@ const UploadQuerySchema = z.object(
   Object.fromEntries(
     METADATA_KEYS.map((name) => [
       name,
-      z.union([z.string(), z.array(z.string())]).optional().openapi({ param: { name, in: "query" }, description: METADATA_DESCRIPTIONS[name], type: "string" } as object),
+      z
+        .union([z.string(), z.array(z.string())])
+        .optional()
+        .openapi({ param: { name, in: "query" }, description: METADATA_DESCRIPTIONS[name], type: "string" } as object),
     ]),
   ),
 );
@@ -82,7 +85,10 @@ const UploadHeadersSchema = z.object({
   "Idempotency-Key": z
     .string()
     .optional()
-    .openapi({ description: "Makes retries safe: one run per key and project (1 to 255 visible ASCII characters).", maxLength: 255 } as object),
+    .openapi({
+      description: "Makes retries safe: one run per key and project (1 to 255 visible ASCII characters).",
+      maxLength: 255,
+    } as object),
 });
 
 /** The run as GET /uploads/v1/test_runs/{number} answers it: with `failed_tests` when asked for. */
@@ -100,17 +106,29 @@ const UploadedRunQuerySchema = z.object({
   include: z
     .enum(["failed_tests"], { error: "must be failed_tests" })
     .optional()
-    .openapi({ param: { name: "include", in: "query" }, description: "`failed_tests` adds the run's failed and errored tests (`failed_tests`), for the uploader's summary." }),
+    .openapi({
+      param: { name: "include", in: "query" },
+      description: "`failed_tests` adds the run's failed and errored tests (`failed_tests`), for the uploader's summary.",
+    }),
 });
 
 const RunNumberParams = z.object({
-  number: z.string().openapi({ param: { name: "number", in: "path" }, type: "integer", minimum: 1, description: "The run's number in its project." } as object),
+  number: z.string().openapi({
+    param: { name: "number", in: "path" },
+    type: "integer",
+    minimum: 1,
+    description: "The run's number in its project.",
+  } as object),
 });
 
 const tokenSecurity = [{ uploadToken: [] }];
 const json = <T>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
 
-const UPLOADS_TAG = { name: "Uploads", description: "Test reports and the CODEOWNERS file in; test runs and the quarantined tests out (outside /api/v1: authenticated with a project's upload token)." };
+const UPLOADS_TAG = {
+  name: "Uploads",
+  description:
+    "Test reports and the CODEOWNERS file in; test runs and the quarantined tests out (outside /api/v1: authenticated with a project's upload token).",
+};
 
 function uploadsDocumentConfig(publicBaseUrl: string) {
   return documentConfig({
@@ -151,46 +169,53 @@ export function uploadsDocumentPart(uploadsApi: OpenAPIHono<UploadEnv>, publicBa
 }
 
 /** The upload operation, described with this server's body limit (the Worker's may be below the interface's 32 MiB). */
-const uploadTestRunRoute = (limit: number) => createRoute({
-  method: "post",
-  path: "/test_runs",
-  operationId: "uploadTestRun",
-  tags: ["Uploads"],
-  summary: "Upload a test report; it becomes a test run",
-  description: [
-    "The run is recorded at once (it counts in the project's `test_runs_count` and sets `last_test_run_at`) and processed in the background: `status` goes from `pending` to `processed`, or to `failed` with a `failure_reason` when the report cannot be read (malformed XML, a DTD, more than 200,000 cases…). Poll `GET /uploads/v1/test_runs/{number}`.",
-    "Body: JUnit XML (`application/xml` or `text/xml`) with metadata in the query string, or the JSON envelope (`application/json`) carrying metadata and either `junit_xml` or `suites`; envelope metadata wins over the query string. `Content-Encoding: gzip` is accepted.",
-    "Retries: send an `Idempotency-Key` header (e.g. a UUID, the same on every retry of one upload). If a run of this project already has that key, nothing new is recorded and that run is returned, with `Idempotent-Replayed: true`; the first upload's report wins.",
-    `Limits: ${describeByteLimit(limit)} per body on this server, compressed or decompressed (413 \`payload_too_large\`, also for chunked bodies)${limit < UPLOAD_LIMIT_BYTES ? `: below the interface's ${describeByteLimit(UPLOAD_LIMIT_BYTES)}, because this server processes a report within a memory limit and refuses what it could not process` : ""}; 600 uploads per rolling 60 seconds per project, and QUOTA_UPLOADS_PER_HOUR per organization and hour (default 10,000; docs/quotas.md): 429 \`rate_limited\` with \`Retry-After\`. Details: docs/uploads.md.`,
-  ].join("\n\n"),
-  security: tokenSecurity,
-  request: {
-    query: UploadQuerySchema,
-    headers: UploadHeadersSchema,
-    body: {
-      required: true,
-      // Described here, read by readUploadRequest: the body may be gzip-compressed or in another
-      // charset, which a JSON validator on the raw body could not read.
-      content: {
-        "application/json": { schema: { $ref: "#/components/schemas/UploadEnvelope" } },
-        "application/xml": { schema: { type: "string", description: "A JUnit XML document." } },
-        "text/xml": { schema: { type: "string", description: "A JUnit XML document." } },
+const uploadTestRunRoute = (limit: number) =>
+  createRoute({
+    method: "post",
+    path: "/test_runs",
+    operationId: "uploadTestRun",
+    tags: ["Uploads"],
+    summary: "Upload a test report; it becomes a test run",
+    description: [
+      "The run is recorded at once (it counts in the project's `test_runs_count` and sets `last_test_run_at`) and processed in the background: `status` goes from `pending` to `processed`, or to `failed` with a `failure_reason` when the report cannot be read (malformed XML, a DTD, more than 200,000 cases…). Poll `GET /uploads/v1/test_runs/{number}`.",
+      "Body: JUnit XML (`application/xml` or `text/xml`) with metadata in the query string, or the JSON envelope (`application/json`) carrying metadata and either `junit_xml` or `suites`; envelope metadata wins over the query string. `Content-Encoding: gzip` is accepted.",
+      "Retries: send an `Idempotency-Key` header (e.g. a UUID, the same on every retry of one upload). If a run of this project already has that key, nothing new is recorded and that run is returned, with `Idempotent-Replayed: true`; the first upload's report wins.",
+      `Limits: ${describeByteLimit(limit)} per body on this server, compressed or decompressed (413 \`payload_too_large\`, also for chunked bodies)${limit < UPLOAD_LIMIT_BYTES ? `: below the interface's ${describeByteLimit(UPLOAD_LIMIT_BYTES)}, because this server processes a report within a memory limit and refuses what it could not process` : ""}; 600 uploads per rolling 60 seconds per project, and QUOTA_UPLOADS_PER_HOUR per organization and hour (default 10,000; docs/quotas.md): 429 \`rate_limited\` with \`Retry-After\`. Details: docs/uploads.md.`,
+    ].join("\n\n"),
+    security: tokenSecurity,
+    request: {
+      query: UploadQuerySchema,
+      headers: UploadHeadersSchema,
+      body: {
+        required: true,
+        // Described here, read by readUploadRequest: the body may be gzip-compressed or in another
+        // charset, which a JSON validator on the raw body could not read.
+        content: {
+          "application/json": { schema: { $ref: "#/components/schemas/UploadEnvelope" } },
+          "application/xml": { schema: { type: "string", description: "A JUnit XML document." } },
+          "text/xml": { schema: { type: "string", description: "A JUnit XML document." } },
+        },
       },
     },
-  },
-  responses: {
-    202: {
-      description: "The run was recorded and queued; `Location` points at it in /api/v1.",
-      headers: {
-        Location: { description: "The run in /api/v1.", schema: { type: "string" } },
-        "Idempotent-Replayed": { description: "`true` when an earlier upload with the same Idempotency-Key is returned.", schema: { type: "string" } },
+    responses: {
+      202: {
+        description: "The run was recorded and queued; `Location` points at it in /api/v1.",
+        headers: {
+          Location: { description: "The run in /api/v1.", schema: { type: "string" } },
+          "Idempotent-Replayed": {
+            description: "`true` when an earlier upload with the same Idempotency-Key is returned.",
+            schema: { type: "string" },
+          },
+        },
+        content: { "application/json": { schema: UploadedRunSchema } },
       },
-      content: { "application/json": { schema: UploadedRunSchema } },
+      ...errorResponses(400, 401, 413, 422, 429, 500, 503),
+      415: json(
+        errorResponses(400)[400].content["application/json"].schema,
+        "unsupported_media_type: the Content-Type, Content-Encoding or XML encoding is not accepted.",
+      ),
     },
-    ...errorResponses(400, 401, 413, 422, 429, 500, 503),
-    415: json(errorResponses(400)[400].content["application/json"].schema, "unsupported_media_type: the Content-Type, Content-Encoding or XML encoding is not accepted."),
-  },
-});
+  });
 
 const getUploadedTestRunRoute = createRoute({
   method: "get",
@@ -235,23 +260,31 @@ const listQuarantinedTestsRoute = createRoute({
 
 const CodeownersUploadSchema = z
   .object({
-    rules_count: z.number().int().openapi({ description: "Rules read from the file (lines with a pattern GitHub applies, with or without owners)." }),
+    rules_count: z
+      .number()
+      .int()
+      .openapi({ description: "Rules read from the file (lines with a pattern GitHub applies, with or without owners)." }),
     ignored_lines: z
       .array(
         z.object({
           line: z.number().int().openapi({ description: "Line number, from 1." }),
-          reason: z.string().openapi({ description: "Why GitHub would not apply the line (negation, a character range, an escaped `#`, an owner that is not `@user`, `@org/team` or an e-mail address…), or why the service does not (more than 200 patterns that must be tried one by one, docs/codeowners.md)." }),
+          reason: z.string().openapi({
+            description:
+              "Why GitHub would not apply the line (negation, a character range, an escaped `#`, an owner that is not `@user`, `@org/team` or an e-mail address…), or why the service does not (more than 200 patterns that must be tried one by one, docs/codeowners.md).",
+          }),
         }),
       )
-      .openapi({ description: `Lines that are neither blank, comments nor rules: they match nothing. The first ${MAX_IGNORED_LINES_LISTED}.` }),
+      .openapi({
+        description: `Lines that are neither blank, comments nor rules: they match nothing. The first ${MAX_IGNORED_LINES_LISTED}.`,
+      }),
     ignored_lines_count: z.number().int().openapi({ description: "All ignored lines." }),
     changed: z.boolean().openapi({ description: "False when the file is the one already stored: nothing was recomputed." }),
     tests_count: z.number().int().openapi({ description: "The project's tests." }),
     tests_with_owners_count: z.number().int().openapi({ description: "Those with at least one owner under this file." }),
-    files_over_budget_count: z
-      .number()
-      .int()
-      .openapi({ description: "Test files whose matching ran out of its step budget (docs/codeowners.md, bounded work): they keep the latest rule found before. 0 for any real file; 0 when `changed` is false." }),
+    files_over_budget_count: z.number().int().openapi({
+      description:
+        "Test files whose matching ran out of its step budget (docs/codeowners.md, bounded work): they keep the latest rule found before. 0 for any real file; 0 when `changed` is false.",
+    }),
     updated_at: z.string().datetime().openapi({ description: "When the stored CODEOWNERS last changed." }),
   })
   .openapi("CodeownersUpload");
@@ -272,13 +305,20 @@ const putCodeownersRoute = createRoute({
     body: {
       required: true,
       // Read by readCodeownersText (the media type is checked there, as for reports).
-      content: { "text/plain": { schema: { type: "string", description: "A CODEOWNERS file.", example: "* @acme/core\n/services/checkout/ @acme/checkout\n" } } },
+      content: {
+        "text/plain": {
+          schema: { type: "string", description: "A CODEOWNERS file.", example: "* @acme/core\n/services/checkout/ @acme/checkout\n" },
+        },
+      },
     },
   },
   responses: {
     200: json(CodeownersUploadSchema, "Stored (or unchanged), with what was read and how many tests have owners now."),
     ...errorResponses(400, 401, 413, 429, 500, 503),
-    415: json(errorResponses(400)[400].content["application/json"].schema, "unsupported_media_type: the Content-Type is not text/plain, its charset is not UTF-8, or a Content-Encoding was sent."),
+    415: json(
+      errorResponses(400)[400].content["application/json"].schema,
+      "unsupported_media_type: the Content-Type is not text/plain, its charset is not UTF-8, or a Content-Encoding was sent.",
+    ),
   },
 });
 
@@ -325,13 +365,17 @@ export function createUploadsApi(config: AppConfig) {
     // declared length is checked here, since the limit middleware reads a chunked body whole first.
     if (c.req.method === "POST" && c.env.payloadStore && isReportUpload(c.req.header("content-type"))) {
       const length = c.req.header("content-length");
-      if (length !== undefined && c.req.header("transfer-encoding") === undefined && Number(length) > uploadLimit) throw tooLarge(uploadLimit);
+      if (length !== undefined && c.req.header("transfer-encoding") === undefined && Number(length) > uploadLimit)
+        throw tooLarge(uploadLimit);
       return next();
     }
     return uploadBodyLimit(c, next);
   });
   // On PUT only: another method's body is ignored, so it cannot turn the 405 into a 413.
-  const codeownersLimit = limitBody(CODEOWNERS_LIMIT_BYTES, `The CODEOWNERS file exceeds ${CODEOWNERS_LIMIT_BYTES} bytes (3 MiB); GitHub ignores a file that large too.`);
+  const codeownersLimit = limitBody(
+    CODEOWNERS_LIMIT_BYTES,
+    `The CODEOWNERS file exceeds ${CODEOWNERS_LIMIT_BYTES} bytes (3 MiB); GitHub ignores a file that large too.`,
+  );
   api.use("/codeowners", (c, next) => (c.req.method === "PUT" ? codeownersLimit(c, next) : next()));
 
   api.openapi(uploadTestRunRoute(uploadLimit), async (c) => {
@@ -349,7 +393,12 @@ export function createUploadsApi(config: AppConfig) {
       payloadStore && isReportUpload(request.contentType)
         ? await streamUploadToStore(payloadStore, { ...request, body: c.req.raw.body }, uploadLimit)
         : await readUploadRequest({ ...request, body: new Uint8Array(await c.req.arrayBuffer()) }, uploadLimit);
-    const { run, replayed } = await acceptUpload({ db, clock, runQueue, logger, payloadStore }, c.get("uploader"), upload.metadata, upload.payload);
+    const { run, replayed } = await acceptUpload(
+      { db, clock, runQueue, logger, payloadStore },
+      c.get("uploader"),
+      upload.metadata,
+      upload.payload,
+    );
     const body = presentUploadedRun(run, config.webAppUrl, config.publicBaseUrl);
     c.header("Location", body.api_url);
     if (replayed) c.header("Idempotent-Replayed", "true");
@@ -378,7 +427,11 @@ export function createUploadsApi(config: AppConfig) {
   });
 
   api.openapi(putCodeownersRoute, async (c) => {
-    const text = readCodeownersText(c.req.header("content-type"), c.req.header("content-encoding"), new Uint8Array(await c.req.arrayBuffer()));
+    const text = readCodeownersText(
+      c.req.header("content-type"),
+      c.req.header("content-encoding"),
+      new Uint8Array(await c.req.arrayBuffer()),
+    );
     const { db, clock } = c.env;
     return c.json(await putCodeowners({ db, clock }, c.get("uploader").projectId, text), 200);
   });

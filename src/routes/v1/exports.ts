@@ -24,7 +24,10 @@ export const MAX_EXPORT_WINDOW_DAYS = 31;
 const MAX_WINDOW_MS = MAX_EXPORT_WINDOW_DAYS * 86_400_000;
 
 const dateTime = (description: string) =>
-  isoDateTimeWithZone("must be an ISO 8601 date-time with a time zone, e.g. 2026-11-01T00:00:00Z").openapi({ description, example: "2026-11-01T00:00:00Z" });
+  isoDateTimeWithZone("must be an ISO 8601 date-time with a time zone, e.g. 2026-11-01T00:00:00Z").openapi({
+    description,
+    example: "2026-11-01T00:00:00Z",
+  });
 
 const ExportWindowQuerySchema = z
   .object({
@@ -59,11 +62,15 @@ const TestCaseExportLineSchema = z
     run_number: z.number().int().openapi({ description: "The number of the case's run in its project." }),
     branch: z.string().nullable().openapi({ description: "The run's branch." }),
     commit_sha: z.string().nullable().openapi({ description: "The run's commit." }),
-    run_created_at: z.string().openapi({ format: "date-time", description: "When the run arrived (ISO 8601 UTC): the time the window filters on." }),
+    run_created_at: z
+      .string()
+      .openapi({ format: "date-time", description: "When the run arrived (ISO 8601 UTC): the time the window filters on." }),
   })
   .openapi("TestCaseExportLine", { description: "One line of the test_cases export." });
 
-const projectParams = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" }, description: "Project identifier (UUID)." }) });
+const projectParams = z.object({
+  id: z.string().openapi({ param: { name: "id", in: "path" }, description: "Project identifier (UUID)." }),
+});
 
 const streamDescription = `Streamed as NDJSON (\`${NDJSON_CONTENT_TYPE}\`): one JSON object per line, each line ending with \`\\n\`, ordered by the run's arrival (\`created_at\`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: \`created_at\` in [since, until), at most ${MAX_EXPORT_WINDOW_DAYS} days. A failure after the first byte ends the stream with a last line \`{"error": {"code", "message"}}\` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag). An organization runs at most QUOTA_CONCURRENT_EXPORTS exports at once (default 2, docs/quotas.md): one more is a 429 \`rate_limited\` with \`Retry-After\`.`;
 
@@ -81,7 +88,10 @@ const exportTestRunsRoute = createRoute({
   description: `${streamDescription}\n\nEach line is a test run object exactly as \`GET /projects/{id}/test_runs/{number}\` returns it. Every run that arrived in the window is in it, whatever its \`status\` (pending, processed, failed), as it stands when it is read.`,
   security,
   request: { params: projectParams, query: ExportWindowQuerySchema },
-  responses: { 200: ndjsonOk(TestRunSchema, "The window's runs, one test run object per line."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
+  responses: {
+    200: ndjsonOk(TestRunSchema, "The window's runs, one test run object per line."),
+    ...errorResponses(400, 404, ...COMMON_ERRORS),
+  },
 });
 
 const exportTestCasesRoute = createRoute({
@@ -93,7 +103,10 @@ const exportTestCasesRoute = createRoute({
   description: `${streamDescription}\n\nEach line is one case with its run's number, branch, commit and arrival. The cases of the window's processed runs are in it; a pending run has no cases yet and a failed one never will (export \`test_runs\` to see them). A run's cases are stored together, so a run is in the export whole or not at all.`,
   security,
   request: { params: projectParams, query: ExportWindowQuerySchema },
-  responses: { 200: ndjsonOk(TestCaseExportLineSchema, "The window's cases, one per line."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
+  responses: {
+    200: ndjsonOk(TestCaseExportLineSchema, "The window's cases, one per line."),
+    ...errorResponses(400, 404, ...COMMON_ERRORS),
+  },
 });
 
 /** The last line of a stream that failed after its first byte: the envelope the same failure gets before it. */
@@ -141,7 +154,11 @@ async function* leased<T>(scope: OrgScope, lease: ExportLease, batches: AsyncGen
 }
 
 /** Takes one of the organization's export places (429 when none is free), then opens the export; the place is given back when the stream ends. */
-async function leasedExport<T>(scope: OrgScope, concurrentExports: number | null, open: () => Promise<AsyncGenerator<T>>): Promise<AsyncGenerator<T>> {
+async function leasedExport<T>(
+  scope: OrgScope,
+  concurrentExports: number | null,
+  open: () => Promise<AsyncGenerator<T>>,
+): Promise<AsyncGenerator<T>> {
   const lease = await takeExportLease(scope, scope.organizationId, concurrentExports);
   try {
     return leased(scope, lease, await open());
@@ -151,18 +168,26 @@ async function leasedExport<T>(scope: OrgScope, concurrentExports: number | null
   }
 }
 
-export function registerExportRoutes(api: OpenAPIHono<AppEnv>, options: ExportOptions = {}, quotas: { concurrentExports: number | null } = { concurrentExports: null }): void {
+export function registerExportRoutes(
+  api: OpenAPIHono<AppEnv>,
+  options: ExportOptions = {},
+  quotas: { concurrentExports: number | null } = { concurrentExports: null },
+): void {
   api.openapi(exportTestRunsRoute, async (c) => {
     const { since, until } = c.req.valid("query");
     const scope = c.get("scope");
-    const batches = await leasedExport(scope, quotas.concurrentExports, () => exportTestRuns(scope, { projectId: c.req.valid("param").id, since, until }, options));
+    const batches = await leasedExport(scope, quotas.concurrentExports, () =>
+      exportTestRuns(scope, { projectId: c.req.valid("param").id, since, until }, options),
+    );
     return ndjsonResponse(c, batches);
   });
 
   api.openapi(exportTestCasesRoute, async (c) => {
     const { since, until } = c.req.valid("query");
     const scope = c.get("scope");
-    const batches = await leasedExport(scope, quotas.concurrentExports, () => exportTestCases(scope, { projectId: c.req.valid("param").id, since, until }, options));
+    const batches = await leasedExport(scope, quotas.concurrentExports, () =>
+      exportTestCases(scope, { projectId: c.req.valid("param").id, since, until }, options),
+    );
     return ndjsonResponse(c, batches);
   });
 }

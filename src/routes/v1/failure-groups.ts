@@ -27,10 +27,15 @@ const listProjectFailureGroupsRoute = createRoute({
   operationId: "listProjectFailureGroups",
   tags: ["Tests"],
   summary: "A project's failures grouped by cause, most recently seen first",
-  description: listDescription("Every failed or errored case of a run stored since grouping began belongs to one group (docs/failure-groups.md)."),
+  description: listDescription(
+    "Every failed or errored case of a run stored since grouping began belongs to one group (docs/failure-groups.md).",
+  ),
   security,
   request: { params: z.object({ id: projectId }), query: PageQuerySchema },
-  responses: { 200: jsonOk(listOf(FailureGroupSchema, "FailureGroupList"), "A page of groups."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
+  responses: {
+    200: jsonOk(listOf(FailureGroupSchema, "FailureGroupList"), "A page of groups."),
+    ...errorResponses(400, 404, ...COMMON_ERRORS),
+  },
 });
 
 const listTestFailureGroupsRoute = createRoute({
@@ -42,7 +47,10 @@ const listTestFailureGroupsRoute = createRoute({
   description: listDescription(),
   security,
   request: { params: z.object({ id: pathParam("id", "Test identifier (UUID).") }), query: PageQuerySchema },
-  responses: { 200: jsonOk(listOf(FailureGroupSchema, "TestFailureGroupList"), "A page of groups."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
+  responses: {
+    200: jsonOk(listOf(FailureGroupSchema, "TestFailureGroupList"), "A page of groups."),
+    ...errorResponses(400, 404, ...COMMON_ERRORS),
+  },
 });
 
 const listRunFailureGroupsRoute = createRoute({
@@ -51,17 +59,30 @@ const listRunFailureGroupsRoute = createRoute({
   operationId: "listTestRunFailureGroups",
   tags: ["Test runs"],
   summary: "A run's failures grouped by cause, the largest group first",
-  description: listDescription("Groups by the number of this run's cases in them (ties by group), with the cases' ids; the group's other figures are the project's."),
+  description: listDescription(
+    "Groups by the number of this run's cases in them (ties by group), with the cases' ids; the group's other figures are the project's.",
+  ),
   security,
-  request: { params: z.object({ id: projectId, number: pathParam("number", "The run's number in its project (1, 2, …).") }), query: PageQuerySchema },
-  responses: { 200: jsonOk(listOf(RunFailureGroupSchema, "RunFailureGroupList"), "A page of groups."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
+  request: {
+    params: z.object({ id: projectId, number: pathParam("number", "The run's number in its project (1, 2, …).") }),
+    query: PageQuerySchema,
+  },
+  responses: {
+    200: jsonOk(listOf(RunFailureGroupSchema, "RunFailureGroupList"), "A page of groups."),
+    ...errorResponses(400, 404, ...COMMON_ERRORS),
+  },
 });
 
 export function registerFailureGroupRoutes(api: OpenAPIHono<AppEnv>, codec: CursorCodec): void {
   api.openapi(listProjectFailureGroupsRoute, async (c) => {
     const scope = c.get("scope");
     const filters = { project_id: c.req.valid("param").id };
-    const request = readListRequest(codec, projectFailureGroupList, { organizationId: scope.organizationId, filters }, c.req.valid("query"));
+    const request = readListRequest(
+      codec,
+      projectFailureGroupList,
+      { organizationId: scope.organizationId, filters },
+      c.req.valid("query"),
+    );
     return c.json(pageBody(codec, projectFailureGroupList, request, await listProjectFailureGroups(scope, request)), 200);
   });
 
@@ -75,7 +96,12 @@ export function registerFailureGroupRoutes(api: OpenAPIHono<AppEnv>, codec: Curs
   api.openapi(listRunFailureGroupsRoute, async (c) => {
     const scope = c.get("scope");
     const { id, number } = c.req.valid("param");
-    const request = readListRequest(codec, runFailureGroupList, { organizationId: scope.organizationId, filters: { project_id: id, run: number } }, c.req.valid("query"));
+    const request = readListRequest(
+      codec,
+      runFailureGroupList,
+      { organizationId: scope.organizationId, filters: { project_id: id, run: number } },
+      c.req.valid("query"),
+    );
     return c.json(pageBody(codec, runFailureGroupList, request, await listRunFailureGroups(scope, request)), 200);
   });
 }

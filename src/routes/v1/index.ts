@@ -124,7 +124,10 @@ const listAlertEventsRoute = createRoute({
   description: listDescription("Each event embeds the full test run that tripped the check."),
   security,
   request: { params: AlertEventsParam, query: PageQuerySchema },
-  responses: { 200: jsonOk(listOf(AlertEventSchema, "AlertEventList"), "A page of events."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
+  responses: {
+    200: jsonOk(listOf(AlertEventSchema, "AlertEventList"), "A page of events."),
+    ...errorResponses(400, 404, ...COMMON_ERRORS),
+  },
 });
 
 const alertActionRoute = (action: "unsnooze" | "enable" | "disable", summary: string, description: string) =>

@@ -34,7 +34,11 @@ const pathParam = (name: string, description: string) => z.string().openapi({ pa
 const projectId = pathParam("id", "Project identifier (UUID).");
 const runNumber = pathParam("number", "The run's number in its project (1, 2, …).");
 const RunParams = z.object({ id: projectId, number: runNumber });
-const SuiteParams = z.object({ id: projectId, number: runNumber, suite_number: pathParam("suite_number", "The suite's number in its run.") });
+const SuiteParams = z.object({
+  id: projectId,
+  number: runNumber,
+  suite_number: pathParam("suite_number", "The suite's number in its run."),
+});
 
 const listTestRunsRoute = createRoute({
   method: "get",
@@ -70,7 +74,10 @@ const listTestSuitesRoute = createRoute({
   ),
   security,
   request: { params: RunParams, query: PageQuerySchema },
-  responses: { 200: jsonOk(listOf(TestSuiteSchema, "TestSuiteList"), "A page of test suites."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
+  responses: {
+    200: jsonOk(listOf(TestSuiteSchema, "TestSuiteList"), "A page of test suites."),
+    ...errorResponses(400, 404, ...COMMON_ERRORS),
+  },
 });
 
 const listTestCasesRoute = createRoute({
@@ -82,7 +89,10 @@ const listTestCasesRoute = createRoute({
   description: listDescription("The suite's own cases (not those of its nested suites), by descending `id`."),
   security,
   request: { params: SuiteParams, query: TestCasesQuerySchema },
-  responses: { 200: jsonOk(listOf(TestCaseSchema, "TestCaseList"), "A page of test cases."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
+  responses: {
+    200: jsonOk(listOf(TestCaseSchema, "TestCaseList"), "A page of test cases."),
+    ...errorResponses(400, 404, ...COMMON_ERRORS),
+  },
 });
 
 const getTestCaseRoute = createRoute({
@@ -100,7 +110,12 @@ export function registerTestResultRoutes(api: OpenAPIHono<AppEnv>, codec: Cursor
   api.openapi(listTestRunsRoute, async (c) => {
     const scope = c.get("scope");
     const query = c.req.valid("query");
-    const filters = { project_id: c.req.valid("param").id, branch: query.branch ?? null, result: query.result ?? null, status: query.status ?? null };
+    const filters = {
+      project_id: c.req.valid("param").id,
+      branch: query.branch ?? null,
+      result: query.result ?? null,
+      status: query.status ?? null,
+    };
     const request = readListRequest(codec, testRunList, { organizationId: scope.organizationId, filters }, query);
     return c.json(pageBody(codec, testRunList, request, await listTestRuns(scope, request)), 200);
   });
@@ -113,7 +128,12 @@ export function registerTestResultRoutes(api: OpenAPIHono<AppEnv>, codec: Cursor
   api.openapi(listTestSuitesRoute, async (c) => {
     const scope = c.get("scope");
     const { id, number } = c.req.valid("param");
-    const request = readListRequest(codec, testSuiteList, { organizationId: scope.organizationId, filters: { project_id: id, run: number } }, c.req.valid("query"));
+    const request = readListRequest(
+      codec,
+      testSuiteList,
+      { organizationId: scope.organizationId, filters: { project_id: id, run: number } },
+      c.req.valid("query"),
+    );
     return c.json(pageBody(codec, testSuiteList, request, await listTestSuites(scope, request)), 200);
   });
 

@@ -10,7 +10,15 @@ import type { AppEnv } from "../../app-env";
 import { pageBody, readListRequest } from "../../lib/lists";
 import type { CursorCodec } from "../../lib/pagination";
 import { quarantineTest, unquarantineTest } from "../../services/quarantine";
-import { getTest, healthTransitionList, listHealthTransitions, listTestExecutions, listTests, testExecutionList, testLists } from "../../services/tests";
+import {
+  getTest,
+  healthTransitionList,
+  listHealthTransitions,
+  listTestExecutions,
+  listTests,
+  testExecutionList,
+  testLists,
+} from "../../services/tests";
 import { COMMON_ERRORS, errorResponses, jsonOk } from "../responses";
 import {
   HealthTransitionSchema,
@@ -91,7 +99,10 @@ const listTestExecutionsRoute = createRoute({
   description: listDescription("Each execution is the test case object with a summary of its run. Newest first by when they were stored."),
   security,
   request: { params: TestParams, query: TestExecutionsQuerySchema },
-  responses: { 200: jsonOk(listOf(TestExecutionSchema, "TestExecutionList"), "A page of executions."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
+  responses: {
+    200: jsonOk(listOf(TestExecutionSchema, "TestExecutionList"), "A page of executions."),
+    ...errorResponses(400, 404, ...COMMON_ERRORS),
+  },
 });
 
 const listHealthTransitionsRoute = createRoute({
@@ -103,7 +114,10 @@ const listHealthTransitionsRoute = createRoute({
   description: listDescription(),
   security,
   request: { params: TestParams, query: PageQuerySchema },
-  responses: { 200: jsonOk(listOf(HealthTransitionSchema, "TestHealthTransitionList"), "A page of transitions."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
+  responses: {
+    200: jsonOk(listOf(HealthTransitionSchema, "TestHealthTransitionList"), "A page of transitions."),
+    ...errorResponses(400, 404, ...COMMON_ERRORS),
+  },
 });
 
 /** A quarantine's scope with the queue its webhook deliveries go through. */

@@ -15,7 +15,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, inject, it } from "vitest";
-import { ApiError, type ApiErrorCode, type Schemas, createClient, createUploadClient, paginate } from "../../../packages/client/dist/index.js";
+import {
+  ApiError,
+  type ApiErrorCode,
+  type Schemas,
+  createClient,
+  createUploadClient,
+  paginate,
+} from "../../../packages/client/dist/index.js";
 import { type ServerProcess, startServerProcess } from "../../support/server-process";
 
 const ADMIN_TOKEN = "client-test-admin-token-0123456789";
@@ -49,14 +56,24 @@ async function waitForProcessedRun(number: number) {
 }
 
 beforeAll(async () => {
-  server = await startServerProcess({ DATABASE_URL: inject("testDatabaseUrl") ?? "memory://", ADMIN_TOKEN, SECRETS_KEY: "client-test-secrets-key-0123456789abcdef" });
+  server = await startServerProcess({
+    DATABASE_URL: inject("testDatabaseUrl") ?? "memory://",
+    ADMIN_TOKEN,
+    SECRETS_KEY: "client-test-secrets-key-0123456789abcdef",
+  });
   const organization = await server.call("POST", "/admin/v1/organizations", ADMIN_TOKEN, JSON.stringify({ name: "Typed client" }), json);
   expect(organization.status).toBe(201);
   apiKey = organization.body.api_key.secret;
   organizationId = organization.body.organization.id;
   projectIds = [];
   for (let i = 0; i < PROJECT_COUNT; i++) {
-    const project = await server.call("POST", `/admin/v1/organizations/${organizationId}/projects`, ADMIN_TOKEN, JSON.stringify({ name: `Project ${i}` }), json);
+    const project = await server.call(
+      "POST",
+      `/admin/v1/organizations/${organizationId}/projects`,
+      ADMIN_TOKEN,
+      JSON.stringify({ name: `Project ${i}` }),
+      json,
+    );
     expect(project.status).toBe(201);
     projectIds.push(project.body.project.id);
     if (i === 0) uploadToken = project.body.upload_token;
@@ -104,7 +121,10 @@ describe("createClient and paginate", () => {
     expect(response.status).toBe(200);
     expect(data).toMatchObject({ id, name: "Project 1" });
 
-    const patched = await api.PATCH("/projects/{id}", { params: { path: { id } }, body: { name: "Renamed", description: "Through the typed client" } });
+    const patched = await api.PATCH("/projects/{id}", {
+      params: { path: { id } },
+      body: { name: "Renamed", description: "Through the typed client" },
+    });
     expect(patched.data).toMatchObject({ id, name: "Renamed", description: "Through the typed client" });
     const again = await api.GET("/projects/{id}", { params: { path: { id } } });
     expect(again.data.name).toBe("Renamed");
@@ -119,7 +139,16 @@ describe("createClient and paginate", () => {
       body: {
         branch: "main",
         commit_sha: "a".repeat(40),
-        suites: [{ name: "Checkout", cases: ["pays", "refunds", "cancels"].map((name) => ({ name, status: name === "refunds" ? ("failed" as const) : ("passed" as const), duration_ms: 12 })) }],
+        suites: [
+          {
+            name: "Checkout",
+            cases: ["pays", "refunds", "cancels"].map((name) => ({
+              name,
+              status: name === "refunds" ? ("failed" as const) : ("passed" as const),
+              duration_ms: 12,
+            })),
+          },
+        ],
       },
     });
     expect(accepted.response.status).toBe(202);
@@ -128,7 +157,10 @@ describe("createClient and paginate", () => {
     const api = createClient({ baseUrl: server.base, apiKey });
     const projectId = projectIds[0]!;
     const tests: Schemas["Test"][] = [];
-    for await (const test of paginate(api, "/projects/{id}/tests", { params: { path: { id: projectId }, query: { limit: 1, sort: "name" } } })) tests.push(test);
+    for await (const test of paginate(api, "/projects/{id}/tests", {
+      params: { path: { id: projectId }, query: { limit: 1, sort: "name" } },
+    }))
+      tests.push(test);
     expect(tests.map((t) => t.name)).toEqual(["cancels", "pays", "refunds"]);
 
     const { data: test } = await api.GET("/tests/{id}", { params: { path: { id: tests[2]!.id } } });
@@ -154,7 +186,10 @@ describe("ApiError", () => {
   it("another organization's project is not found either, through paginate too", async () => {
     const other = await server.call("POST", "/admin/v1/organizations", ADMIN_TOKEN, JSON.stringify({ name: "Other" }), json);
     const otherApi = createClient({ baseUrl: server.base, apiKey: other.body.api_key.secret });
-    await expect(otherApi.GET("/projects/{id}", { params: { path: { id: projectIds[0]! } } })).rejects.toMatchObject({ status: 404, code: "not_found" });
+    await expect(otherApi.GET("/projects/{id}", { params: { path: { id: projectIds[0]! } } })).rejects.toMatchObject({
+      status: 404,
+      code: "not_found",
+    });
     const iterator = paginate(otherApi, "/projects/{id}/tests", { params: { path: { id: projectIds[0]! } } });
     await expect(iterator.next()).rejects.toMatchObject({ status: 404, code: "not_found" });
   });
@@ -166,7 +201,9 @@ describe("ApiError", () => {
 
   it("a bad body is thrown with the rejected fields in details", async () => {
     const api = createClient({ baseUrl: server.base, apiKey });
-    const error = (await api.PATCH("/projects/{id}", { params: { path: { id: projectIds[2]! } }, body: { name: "" } }).catch((e: unknown) => e)) as ApiError;
+    const error = (await api
+      .PATCH("/projects/{id}", { params: { path: { id: projectIds[2]! } }, body: { name: "" } })
+      .catch((e: unknown) => e)) as ApiError;
     expect(error).toBeInstanceOf(ApiError);
     expect(error.status).toBe(422);
     expect(error.code).toBe("validation_failed");
@@ -174,9 +211,14 @@ describe("ApiError", () => {
   });
 
   it("an answer that is not the API's envelope (a gateway's page) has code null and says so", async () => {
-    const gateway = async () => new Response("<html>Bad gateway</html>", { status: 502, statusText: "Bad Gateway", headers: { "content-type": "text/html" } });
+    const gateway = async () =>
+      new Response("<html>Bad gateway</html>", { status: 502, statusText: "Bad Gateway", headers: { "content-type": "text/html" } });
     const api = createClient({ baseUrl: server.base, apiKey, fetch: gateway });
-    await expect(api.GET("/projects")).rejects.toMatchObject({ status: 502, code: null, message: "HTTP 502 Bad Gateway (not an API error body)" });
+    await expect(api.GET("/projects")).rejects.toMatchObject({
+      status: 502,
+      code: null,
+      message: "HTTP 502 Bad Gateway (not an API error body)",
+    });
   });
 });
 
@@ -250,7 +292,12 @@ describe("the package as installed from its tarball", () => {
     const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", dir], { cwd: join(ROOT, "packages/client") });
     const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
     expect(packed!.files.map((f) => f.path).sort()).toEqual(
-      ["README.md", "openapi.json", "package.json", ...["client", "errors", "index", "pagination", "schema"].flatMap((n) => [`dist/${n}.d.ts`, `dist/${n}.js`])].sort(),
+      [
+        "README.md",
+        "openapi.json",
+        "package.json",
+        ...["client", "errors", "index", "pagination", "schema"].flatMap((n) => [`dist/${n}.d.ts`, `dist/${n}.js`]),
+      ].sort(),
     );
     // What `npm install <tarball>` lays out: the package unpacked, and its dependency beside it
     // (linked to the repository's copy: these tests reach no registry).
@@ -267,7 +314,18 @@ describe("the package as installed from its tarball", () => {
   it("compiles the README's usage in a project of its own (NodeNext, strict)", async () => {
     writeFileSync(
       join(dir, "tsconfig.json"),
-      JSON.stringify({ compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", lib: ["ES2022", "DOM"], types: [], strict: true, noEmit: true }, include: ["consumer.ts"] }),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          lib: ["ES2022", "DOM"],
+          types: [],
+          strict: true,
+          noEmit: true,
+        },
+        include: ["consumer.ts"],
+      }),
     );
     writeFileSync(
       join(dir, "consumer.ts"),
@@ -297,7 +355,10 @@ console.log(run.number, quarantined);
 `,
     );
     const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
-    const result = await run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: dir }).catch((error: { stdout: string }) => ({ stdout: error.stdout, failed: true }));
+    const result = await run(process.execPath, [tsc, "-p", "tsconfig.json"], { cwd: dir }).catch((error: { stdout: string }) => ({
+      stdout: error.stdout,
+      failed: true,
+    }));
     expect(result.stdout).toBe("");
   });
 

@@ -24,10 +24,20 @@ const ALERT_TYPES = ["performance_regression", "test_flakiness", "skipped_test_c
 const sha256 = (value: string) => createHash("sha256").update(value).digest("hex");
 const isIsoUtc = (value: unknown) => typeof value === "string" && new Date(value).toISOString() === value;
 
-function adminCall(method: string, path: string, options: { headers?: Record<string, string>; body?: unknown; rawBody?: string; harness?: Harness } = {}) {
-  return (options.harness ?? h).call(method, `/admin/v1${path}`, { key: null, headers: options.headers, body: options.body, rawBody: options.rawBody });
+function adminCall(
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; body?: unknown; rawBody?: string; harness?: Harness } = {},
+) {
+  return (options.harness ?? h).call(method, `/admin/v1${path}`, {
+    key: null,
+    headers: options.headers,
+    body: options.body,
+    rawBody: options.rawBody,
+  });
 }
-const asAdmin = (method: string, path: string, body?: unknown) => adminCall(method, path, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body });
+const asAdmin = (method: string, path: string, body?: unknown) =>
+  adminCall(method, path, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body });
 
 async function organizationsNamed(name: string) {
   return h.db.select().from(organizations).where(eq(organizations.name, name));
@@ -44,7 +54,11 @@ async function adminRoutes() {
     routes: [
       { label: "POST /organizations", path: "/organizations", body: { name: `Created ${randomUUID()}` } },
       { label: "POST /organizations/:id/api_key/regenerate", path: `/organizations/${organization.id}/api_key/regenerate` },
-      { label: "POST /organizations/:id/projects", path: `/organizations/${organization.id}/projects`, body: { name: `Created ${randomUUID()}` } },
+      {
+        label: "POST /organizations/:id/projects",
+        path: `/organizations/${organization.id}/projects`,
+        body: { name: `Created ${randomUUID()}` },
+      },
       { label: "POST /projects/:id/upload_token/regenerate", path: `/projects/${project.id}/upload_token/regenerate` },
     ] as { label: string; path: string; body?: { name: string } }[],
   };
@@ -123,7 +137,9 @@ describe("POST /admin/v1/organizations", () => {
   ])("a non-string name (%s) is 422 validation_failed with a detail for name", async (_label, name) => {
     const res = await asAdmin("POST", "/organizations", { name });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ error: { code: "validation_failed", message: expect.any(String), details: [{ field: "name", message: expect.any(String) }] } });
+    expect(res.body).toEqual({
+      error: { code: "validation_failed", message: expect.any(String), details: [{ field: "name", message: expect.any(String) }] },
+    });
   });
 
   it.each(["Mars/Olympus_Mons", "Europe/Atlantis", "Not a zone", "UTC+99", "Europe/Berlin; DROP TABLE organizations"])(
@@ -157,7 +173,10 @@ describe("POST /admin/v1/organizations", () => {
 
   it("a time zone written in another case is stored under its canonical IANA name, or rejected", async () => {
     const res = await asAdmin("POST", "/organizations", { name: "Case zone", time_zone: "europe/berlin" });
-    const outcome = res.status === 201 ? `201 ${res.body.organization.time_zone}` : `${res.status} ${res.body?.error?.details?.map((d: { field: string }) => d.field).join(",")}`;
+    const outcome =
+      res.status === 201
+        ? `201 ${res.body.organization.time_zone}`
+        : `${res.status} ${res.body?.error?.details?.map((d: { field: string }) => d.field).join(",")}`;
     expect(["201 Europe/Berlin", "422 time_zone"]).toContain(outcome);
   });
 
@@ -224,18 +243,24 @@ describe("POST /admin/v1/organizations/:id/api_key/regenerate", () => {
     expect(stillWorks.body.api_key.id).toBe(b.apiKeyObject.id);
   });
 
-  it.each(["unknown uuid", "not-a-uuid", "1", "00000000-0000-0000-0000-000000000000"])("an unknown or malformed organization id (%s) is 404 not_found", async (label) => {
-    const id = label === "unknown uuid" ? randomUUID() : label;
-    const res = await asAdmin("POST", `/organizations/${encodeURIComponent(id)}/api_key/regenerate`);
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: { code: "not_found", message: expect.any(String) } });
-  });
+  it.each(["unknown uuid", "not-a-uuid", "1", "00000000-0000-0000-0000-000000000000"])(
+    "an unknown or malformed organization id (%s) is 404 not_found",
+    async (label) => {
+      const id = label === "unknown uuid" ? randomUUID() : label;
+      const res = await asAdmin("POST", `/organizations/${encodeURIComponent(id)}/api_key/regenerate`);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: { code: "not_found", message: expect.any(String) } });
+    },
+  );
 });
 
 describe("POST /admin/v1/organizations/:id/projects", () => {
   it("201 with the project (equal to GET /api/v1/projects/:id) and its upload token", async () => {
     const { organization, apiKey } = await h.newOrganization("Project owner");
-    const res = await asAdmin("POST", `/organizations/${organization.id}/projects`, { name: "Checkout", description: "The checkout service" });
+    const res = await asAdmin("POST", `/organizations/${organization.id}/projects`, {
+      name: "Checkout",
+      description: "The checkout service",
+    });
     expect(res.status).toBe(201);
     expect(res.headers.get("cache-control")).toBe("no-store");
     expect(Object.keys(res.body).sort()).toEqual(["project", "upload_token"]);
@@ -351,7 +376,9 @@ describe("POST /admin/v1/organizations/:id/projects", () => {
     const { organization } = await h.newOrganization("Typed project names");
     const res = await asAdmin("POST", `/organizations/${organization.id}/projects`, { name });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ error: { code: "validation_failed", message: expect.any(String), details: [{ field: "name", message: expect.any(String) }] } });
+    expect(res.body).toEqual({
+      error: { code: "validation_failed", message: expect.any(String), details: [{ field: "name", message: expect.any(String) }] },
+    });
   });
 
   it("a non-string description is 422 with a detail for description", async () => {
@@ -383,13 +410,16 @@ describe("POST /admin/v1/organizations/:id/projects", () => {
     expect(res.body).toEqual({ error: { code: "invalid_request", message: expect.any(String) } });
   });
 
-  it.each(["unknown uuid", "not-a-uuid", "1", "00000000-0000-0000-0000-000000000000"])("an unknown or malformed organization id (%s) is 404 not_found", async (label) => {
-    const id = label === "unknown uuid" ? randomUUID() : label;
-    const res = await asAdmin("POST", `/organizations/${encodeURIComponent(id)}/projects`, { name: "Orphan" });
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: { code: "not_found", message: expect.any(String) } });
-    expect(await h.db.select().from(projects).where(eq(projects.name, "Orphan"))).toEqual([]);
-  });
+  it.each(["unknown uuid", "not-a-uuid", "1", "00000000-0000-0000-0000-000000000000"])(
+    "an unknown or malformed organization id (%s) is 404 not_found",
+    async (label) => {
+      const id = label === "unknown uuid" ? randomUUID() : label;
+      const res = await asAdmin("POST", `/organizations/${encodeURIComponent(id)}/projects`, { name: "Orphan" });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: { code: "not_found", message: expect.any(String) } });
+      expect(await h.db.select().from(projects).where(eq(projects.name, "Orphan"))).toEqual([]);
+    },
+  );
 });
 
 describe("POST /admin/v1/projects/:id/upload_token/regenerate", () => {
@@ -417,12 +447,15 @@ describe("POST /admin/v1/projects/:id/upload_token/regenerate", () => {
     expect(new Set([uploadToken, res.body.upload_token, again.body.upload_token]).size).toBe(3);
   });
 
-  it.each(["unknown uuid", "not-a-uuid", "1", "00000000-0000-0000-0000-000000000000"])("an unknown or malformed project id (%s) is 404 not_found", async (label) => {
-    const id = label === "unknown uuid" ? randomUUID() : label;
-    const res = await asAdmin("POST", `/projects/${encodeURIComponent(id)}/upload_token/regenerate`);
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: { code: "not_found", message: expect.any(String) } });
-  });
+  it.each(["unknown uuid", "not-a-uuid", "1", "00000000-0000-0000-0000-000000000000"])(
+    "an unknown or malformed project id (%s) is 404 not_found",
+    async (label) => {
+      const id = label === "unknown uuid" ? randomUUID() : label;
+      const res = await asAdmin("POST", `/projects/${encodeURIComponent(id)}/upload_token/regenerate`);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: { code: "not_found", message: expect.any(String) } });
+    },
+  );
 
   it("an organization id is not a project id (404)", async () => {
     const { organization } = await h.newOrganization("Id confusion");
@@ -495,7 +528,12 @@ describe("admin disabled (no ADMIN_TOKEN configured)", () => {
         ["GET", "/anything/else", undefined],
       ];
       for (const [method, path, body] of paths) {
-        const variants: Record<string, string>[] = [{ authorization: `Bearer ${ADMIN_TOKEN}` }, {}, { authorization: "Bearer " }, { authorization: "Bearer undefined" }];
+        const variants: Record<string, string>[] = [
+          { authorization: `Bearer ${ADMIN_TOKEN}` },
+          {},
+          { authorization: "Bearer " },
+          { authorization: "Bearer undefined" },
+        ];
         for (const headers of variants) {
           const res = await adminCall(method, path, { headers, body, harness: disabled });
           expect({ method, path, headers, status: res.status, body: res.body }).toEqual({
@@ -519,9 +557,19 @@ describe("wrong methods", () => {
     const { routes } = await adminRoutes();
     for (const route of routes) {
       for (const method of ["GET", "PUT", "PATCH", "DELETE"]) {
-        const res = await adminCall(method, route.path, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: method === "GET" || method === "DELETE" ? undefined : route.body });
+        const res = await adminCall(method, route.path, {
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+          body: method === "GET" || method === "DELETE" ? undefined : route.body,
+        });
         const allow = (res.headers.get("allow") ?? "").split(/\s*,\s*/).filter(Boolean);
-        expect({ route: route.label, method, status: res.status, code: res.body?.error?.code, allowsPost: allow.includes("POST"), allowsMethod: allow.includes(method) }).toEqual({
+        expect({
+          route: route.label,
+          method,
+          status: res.status,
+          code: res.body?.error?.code,
+          allowsPost: allow.includes("POST"),
+          allowsMethod: allow.includes(method),
+        }).toEqual({
           route: route.label,
           method,
           status: 405,

@@ -21,14 +21,26 @@ const patch = (projectId: string, body: unknown) => h.admin("PATCH", `/projects/
 describe("auto_quarantine_days", () => {
   it("is off by default, set from 1 to 90 days, kept when another field is set, and cleared by null", async () => {
     const id = await newProjectId();
-    expect((await patch(id, { default_branch: "trunk" })).body).toEqual({ project_id: id, default_branch: "trunk", auto_quarantine_days: null });
+    expect((await patch(id, { default_branch: "trunk" })).body).toEqual({
+      project_id: id,
+      default_branch: "trunk",
+      auto_quarantine_days: null,
+    });
     for (const days of [1, 14, 90]) {
       const res = await patch(id, { auto_quarantine_days: days });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ project_id: id, default_branch: "trunk", auto_quarantine_days: days });
     }
     expect((await patch(id, { default_branch: null })).body).toEqual({ project_id: id, default_branch: null, auto_quarantine_days: 90 });
-    expect((await patch(id, { auto_quarantine_days: null })).body).toEqual({ project_id: id, default_branch: null, auto_quarantine_days: null });
-    expect((await patch(id, { default_branch: "main", auto_quarantine_days: 7 })).body).toEqual({ project_id: id, default_branch: "main", auto_quarantine_days: 7 });
+    expect((await patch(id, { auto_quarantine_days: null })).body).toEqual({
+      project_id: id,
+      default_branch: null,
+      auto_quarantine_days: null,
+    });
+    expect((await patch(id, { default_branch: "main", auto_quarantine_days: 7 })).body).toEqual({
+      project_id: id,
+      default_branch: "main",
+      auto_quarantine_days: 7,
+    });
   });
 });

@@ -19,14 +19,18 @@ async function projectWithOwners() {
   const { organization, apiKey } = await h.newOrganization();
   const { project, uploadToken } = await h.newProject(organization.id);
   h.clock.advance(60_000);
-  await h.newRun(project.id, { meta: { branch: "main" }, report: { suites: [{ name: "s", cases: [{ name: "a", file: "src/a.test.ts", status: "passed" }] }] } });
+  await h.newRun(project.id, {
+    meta: { branch: "main" },
+    report: { suites: [{ name: "s", cases: [{ name: "a", file: "src/a.test.ts", status: "passed" }] }] },
+  });
   const put = await h.call("PUT", PATH, { key: uploadToken, headers: { "content-type": "text/plain" }, rawBody: "* @acme/core\n" });
   expect(put.status).toBe(200);
   const owners = async () => (await h.get(`/api/v1/projects/${project.id}/tests`, apiKey)).body.data[0].owners;
   return { uploadToken, owners };
 }
 
-const put = (token: string, rawBody: string | Uint8Array, headers: Record<string, string> = { "content-type": "text/plain" }) => h.call("PUT", PATH, { key: token, headers, rawBody });
+const put = (token: string, rawBody: string | Uint8Array, headers: Record<string, string> = { "content-type": "text/plain" }) =>
+  h.call("PUT", PATH, { key: token, headers, rawBody });
 
 describe("refused", () => {
   it("a file over 3 MiB is a 413 in the envelope; exactly 3 MiB is accepted", async () => {
@@ -72,7 +76,7 @@ describe("refused", () => {
       expect(res.body.error.code).toBe("unsupported_media_type");
     }
     expect(await owners()).toEqual(["@acme/core"]);
-    for (const contentType of ["TEXT/PLAIN", "text/plain; charset=utf-8", "text/plain;charset=\"UTF-8\"", "text/plain; charset=us-ascii"]) {
+    for (const contentType of ["TEXT/PLAIN", "text/plain; charset=utf-8", 'text/plain;charset="UTF-8"', "text/plain; charset=us-ascii"]) {
       expect((await put(uploadToken, "* @acme/core\n", { "content-type": contentType })).status, contentType).toBe(200);
     }
   });
@@ -92,7 +96,10 @@ describe("refused", () => {
   it("another method is a 405 naming PUT, whatever its body", async () => {
     const { uploadToken } = await projectWithOwners();
     for (const method of ["GET", "POST", "PATCH", "DELETE"]) {
-      const res = await h.call(method, PATH, { key: uploadToken, ...(method === "GET" ? {} : { headers: { "content-type": "text/plain" }, rawBody: "x".repeat(LIMIT + 10) }) });
+      const res = await h.call(method, PATH, {
+        key: uploadToken,
+        ...(method === "GET" ? {} : { headers: { "content-type": "text/plain" }, rawBody: "x".repeat(LIMIT + 10) }),
+      });
       expect(res.status, method).toBe(405);
       expect(res.headers.get("allow")).toBe("PUT");
     }

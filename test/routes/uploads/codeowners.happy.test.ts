@@ -17,7 +17,18 @@ afterAll(() => h.close());
 
 type CaseSpec = { name: string; file?: string | null; classname?: string };
 const report = (cases: CaseSpec[]): Report => ({
-  suites: [{ name: "suite", cases: cases.map((c) => ({ name: c.name, classname: c.classname ?? null, file: c.file ?? null, status: "passed" as const, durationMs: 5 })) }],
+  suites: [
+    {
+      name: "suite",
+      cases: cases.map((c) => ({
+        name: c.name,
+        classname: c.classname ?? null,
+        file: c.file ?? null,
+        status: "passed" as const,
+        durationMs: 5,
+      })),
+    },
+  ],
 });
 
 async function newProject() {
@@ -40,7 +51,13 @@ async function ownersByName(apiKey: string, projectId: string): Promise<Record<s
   return Object.fromEntries(items.map((t: any) => [t.name, t.owners]));
 }
 
-const CODEOWNERS = ["# Shop", "*                    @acme/core", "/services/cart/      @acme/cart cart-lead@example.com", "*.e2e.ts             @acme/qa", "/services/cart/vendor/"].join("\n");
+const CODEOWNERS = [
+  "# Shop",
+  "*                    @acme/core",
+  "/services/cart/      @acme/cart cart-lead@example.com",
+  "*.e2e.ts             @acme/qa",
+  "/services/cart/vendor/",
+].join("\n");
 
 const CASES: CaseSpec[] = [
   { name: "adds an item", file: "services/cart/cart.test.ts" },
@@ -85,7 +102,10 @@ describe("PUT /uploads/v1/codeowners", () => {
     const { apiKey, uploadToken, projectId } = await newProject();
     expect((await putCodeowners(uploadToken, CODEOWNERS)).body).toMatchObject({ tests_count: 0, tests_with_owners_count: 0 });
     await run(projectId, CASES.slice(0, 2));
-    const uploaded = await h.uploadAndWait(uploadToken, { branch: "main", suites: [{ name: "s", cases: [{ name: "pays", file: "services/cart/pay.test.ts", status: "passed" }] }] });
+    const uploaded = await h.uploadAndWait(uploadToken, {
+      branch: "main",
+      suites: [{ name: "s", cases: [{ name: "pays", file: "services/cart/pay.test.ts", status: "passed" }] }],
+    });
     expect(uploaded.status).toBe("processed");
     expect(await ownersByName(apiKey, projectId)).toEqual({
       "adds an item": ["@acme/cart", "cart-lead@example.com"],
@@ -104,7 +124,12 @@ describe("PUT /uploads/v1/codeowners", () => {
     expect(again.body).toMatchObject({ changed: false, updated_at: first.body.updated_at, tests_with_owners_count: 3 });
 
     const replaced = await putCodeowners(uploadToken, "/services/ @acme/services\n");
-    expect(replaced.body).toMatchObject({ changed: true, rules_count: 1, updated_at: h.clock.now().toISOString(), tests_with_owners_count: 3 });
+    expect(replaced.body).toMatchObject({
+      changed: true,
+      rules_count: 1,
+      updated_at: h.clock.now().toISOString(),
+      tests_with_owners_count: 3,
+    });
     expect(await ownersByName(apiKey, projectId)).toEqual({
       "adds an item": ["@acme/services"],
       "checks out": ["@acme/services"],
@@ -125,7 +150,10 @@ describe("PUT /uploads/v1/codeowners", () => {
   it("ignored lines are listed with their number and reason, and the rest applies", async () => {
     const { apiKey, uploadToken, projectId } = await newProject();
     await run(projectId, CASES.slice(0, 1));
-    const res = await putCodeowners(uploadToken, ["* @acme/core", "!services/ @x", "services/[a-z]*/ @y", "/services/ team-without-at"].join("\r\n"));
+    const res = await putCodeowners(
+      uploadToken,
+      ["* @acme/core", "!services/ @x", "services/[a-z]*/ @y", "/services/ team-without-at"].join("\r\n"),
+    );
     expect(res.status).toBe(200);
     expect(res.body.rules_count).toBe(1);
     expect(res.body.ignored_lines_count).toBe(3);
@@ -137,7 +165,11 @@ describe("PUT /uploads/v1/codeowners", () => {
   it("a UTF-8 file with a byte-order mark, a charset parameter, and non-ASCII paths", async () => {
     const { apiKey, uploadToken, projectId } = await newProject();
     await run(projectId, [{ name: "ünïcode", file: "tests/größe/a.test.ts" }]);
-    const res = await putCodeowners(uploadToken, "\uFEFF/tests/größe/ @acme/équipe-not-a-slug @acme/size\n/tests/größe/ @acme/size", "text/plain; charset=UTF-8");
+    const res = await putCodeowners(
+      uploadToken,
+      "\uFEFF/tests/größe/ @acme/équipe-not-a-slug @acme/size\n/tests/größe/ @acme/size",
+      "text/plain; charset=UTF-8",
+    );
     expect(res.status, res.text).toBe(200);
     // GitHub's handles are ASCII: the first line is ignored, the second applies.
     expect(res.body).toMatchObject({ rules_count: 1, ignored_lines: [{ line: 1, reason: expect.stringContaining("is not an owner") }] });
@@ -160,9 +192,15 @@ describe("GET /projects/:id/tests?owner=", () => {
     expect(cart.pages).toBe(3);
     expect(cart.items.map((t: any) => t.name)).toEqual(Array.from({ length: 7 }, (_, i) => `cart ${i}`));
     expect((await collectAll(h, path("cart-lead@example.com", "impact"), apiKey, 2)).items).toHaveLength(7);
-    expect((await collectAll(h, path("@acme/core"), apiKey, 2)).items.map((t: any) => t.name)).toEqual(["web 0", "web 1", "web 2", "web 3"]);
+    expect((await collectAll(h, path("@acme/core"), apiKey, 2)).items.map((t: any) => t.name)).toEqual([
+      "web 0",
+      "web 1",
+      "web 2",
+      "web 3",
+    ]);
     // Exact: no prefix, no case folding.
-    for (const owner of ["@acme", "@ACME/cart", "acme/cart", "@acme/cart "]) expect((await h.get(path(owner), apiKey)).body.data, owner).toEqual([]);
+    for (const owner of ["@acme", "@ACME/cart", "acme/cart", "@acme/cart "])
+      expect((await h.get(path(owner), apiKey)).body.data, owner).toEqual([]);
 
     // Combined with the other filters.
     expect((await h.get(`${path("@acme/cart")}&q=cart%203`, apiKey)).body.data.map((t: any) => t.name)).toEqual(["cart 3"]);
@@ -171,7 +209,10 @@ describe("GET /projects/:id/tests?owner=", () => {
     const page = await h.get(`${path("@acme/cart")}&limit=2`, apiKey);
     const cursor = encodeURIComponent(page.body.pagination.next_cursor);
     expect((await h.get(`${path("@acme/core")}&limit=2&cursor=${cursor}`, apiKey)).status).toBe(400);
-    expect((await h.get(`${path("@acme/cart")}&limit=2&cursor=${cursor}`, apiKey)).body.data.map((t: any) => t.name)).toEqual(["cart 2", "cart 3"]);
+    expect((await h.get(`${path("@acme/cart")}&limit=2&cursor=${cursor}`, apiKey)).body.data.map((t: any) => t.name)).toEqual([
+      "cart 2",
+      "cart 3",
+    ]);
   });
 });
 

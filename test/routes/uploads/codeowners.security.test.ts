@@ -14,13 +14,17 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const PATH = "/uploads/v1/codeowners";
-const put = (token: string | null, text: string) => h.call("PUT", PATH, { key: token, headers: { "content-type": "text/plain" }, rawBody: text });
+const put = (token: string | null, text: string) =>
+  h.call("PUT", PATH, { key: token, headers: { "content-type": "text/plain" }, rawBody: text });
 
 async function projectWithTest() {
   const { organization, apiKey } = await h.newOrganization();
   const { project, uploadToken } = await h.newProject(organization.id);
   h.clock.advance(60_000);
-  await h.newRun(project.id, { meta: { branch: "main" }, report: { suites: [{ name: "s", cases: [{ name: "a", file: "src/a.test.ts", status: "passed" }] }] } });
+  await h.newRun(project.id, {
+    meta: { branch: "main" },
+    report: { suites: [{ name: "s", cases: [{ name: "a", file: "src/a.test.ts", status: "passed" }] }] },
+  });
   const test = async () => (await h.get(`/api/v1/projects/${project.id}/tests`, apiKey)).body.data[0];
   return { apiKey, uploadToken, projectId: project.id as string, test };
 }

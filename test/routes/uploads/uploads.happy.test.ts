@@ -20,7 +20,8 @@ async function newUploader() {
   return { project, apiKey, uploadToken };
 }
 
-const xml = (cases: string, attrs = "") => `<?xml version="1.0" encoding="UTF-8"?><testsuites${attrs}><testsuite name="suite" time="1.25">${cases}</testsuite></testsuites>`;
+const xml = (cases: string, attrs = "") =>
+  `<?xml version="1.0" encoding="UTF-8"?><testsuites${attrs}><testsuite name="suite" time="1.25">${cases}</testsuite></testsuites>`;
 const PASS = `<testcase classname="a.B" name="passes" time="0.5"/>`;
 const FAIL = `<testcase classname="a.B" name="fails" time="0.25"><failure message="expected 1 to be 2" type="AssertionError">stack</failure></testcase>`;
 const ERROR = `<testcase classname="a.B" name="errors" time="0.1"><error message="boom" type="TypeError"/></testcase>`;
@@ -40,7 +41,9 @@ describe("JUnit dialects through the upload path", () => {
         errored_count: run.errored_count,
         skipped_count: run.skipped_count,
       }).toEqual(expected.totals);
-      expect(run.result).toBe(expected.totals.errored_count > 0 ? "tests_errored" : expected.totals.failed_count > 0 ? "tests_failed" : "tests_passed");
+      expect(run.result).toBe(
+        expected.totals.errored_count > 0 ? "tests_errored" : expected.totals.failed_count > 0 ? "tests_failed" : "tests_passed",
+      );
 
       const suites = await collectAll(h, `/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites`, apiKey, 100);
       const byNumber = [...suites.items].sort((a, b) => a.number - b.number);
@@ -50,7 +53,12 @@ describe("JUnit dialects through the upload path", () => {
 
       const cases = [];
       for (const suite of byNumber) {
-        const page = await collectAll(h, `/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites/${suite.number}/test_cases`, apiKey, 100);
+        const page = await collectAll(
+          h,
+          `/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites/${suite.number}/test_cases`,
+          apiKey,
+          100,
+        );
         cases.push(...page.items);
       }
       const simplified = cases.map((c) => ({
@@ -62,7 +70,9 @@ describe("JUnit dialects through the upload path", () => {
         attempt_statuses: c.attempts.map((a: { status: string }) => a.status),
       }));
       const key = (c: { suite_number: number; classname: string; name: string }) => `${c.suite_number}|${c.classname}|${c.name}`;
-      expect(simplified.sort((a, b) => key(a).localeCompare(key(b)))).toEqual([...expected.cases].sort((a, b) => key(a).localeCompare(key(b))));
+      expect(simplified.sort((a, b) => key(a).localeCompare(key(b)))).toEqual(
+        [...expected.cases].sort((a, b) => key(a).localeCompare(key(b))),
+      );
     });
   }
 });
@@ -70,7 +80,10 @@ describe("JUnit dialects through the upload path", () => {
 describe("the run lifecycle", () => {
   it("202 with the run's number, status and URLs; Location points at the run in /api/v1", async () => {
     const { project, apiKey, uploadToken } = await newUploader();
-    const res = await h.upload(uploadToken, xml(PASS), { query: "branch=main&commit_sha=abc123&build_id=42&build_url=https%3A%2F%2Fci.example.com%2F42&tags=linux,unit&tags=fast&started_at=2026-11-21T10:00:00%2B02:00" });
+    const res = await h.upload(uploadToken, xml(PASS), {
+      query:
+        "branch=main&commit_sha=abc123&build_id=42&build_url=https%3A%2F%2Fci.example.com%2F42&tags=linux,unit&tags=fast&started_at=2026-11-21T10:00:00%2B02:00",
+    });
     expect(res.status).toBe(202);
     expect(res.headers.get("content-type")).toBe("application/json; charset=utf-8");
     expect(res.body).toMatchObject({
@@ -145,9 +158,15 @@ describe("the run lifecycle", () => {
 
   it("the run's duration_ms: <testsuites time>, else the sum of the top-level suites that state one, else null", async () => {
     const { uploadToken } = await newUploader();
-    const stated = await h.uploadAndWait(uploadToken, `<testsuites time="7.5"><testsuite name="a" time="1">${PASS}</testsuite></testsuites>`);
+    const stated = await h.uploadAndWait(
+      uploadToken,
+      `<testsuites time="7.5"><testsuite name="a" time="1">${PASS}</testsuite></testsuites>`,
+    );
     expect(stated.duration_ms).toBe(7500);
-    const summed = await h.uploadAndWait(uploadToken, `<testsuites><testsuite name="a" time="1.5">${PASS}</testsuite><testsuite name="b">${PASS}</testsuite><testsuite name="c" time="0.25"/></testsuites>`);
+    const summed = await h.uploadAndWait(
+      uploadToken,
+      `<testsuites><testsuite name="a" time="1.5">${PASS}</testsuite><testsuite name="b">${PASS}</testsuite><testsuite name="c" time="0.25"/></testsuites>`,
+    );
     expect(summed.duration_ms).toBe(1750);
     const untimed = await h.uploadAndWait(uploadToken, `<testsuites><testsuite name="a"><testcase name="x"/></testsuite></testsuites>`);
     expect(untimed.duration_ms).toBeNull();
@@ -157,7 +176,9 @@ describe("the run lifecycle", () => {
 
   it("retries in one run: a failure then a pass is one passed case with its failed attempt", async () => {
     const { project, apiKey, uploadToken } = await newUploader();
-    const body = xml(`<testcase classname="a.B" name="flaky" time="0.2"><failure message="first try"/></testcase><testcase classname="a.B" name="flaky" time="0.3"/>`);
+    const body = xml(
+      `<testcase classname="a.B" name="flaky" time="0.2"><failure message="first try"/></testcase><testcase classname="a.B" name="flaky" time="0.3"/>`,
+    );
     const run = await h.uploadAndWait(uploadToken, body);
     expect(run).toMatchObject({ tests_count: 1, passed_count: 1, failed_count: 0, result: "tests_passed" });
     const cases = await h.get(`/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites/1/test_cases`, apiKey);
@@ -182,7 +203,15 @@ describe("include=failed_tests: the run's failures with their tests' pages (for 
 
     const run = await h.uploadAndWait(uploadToken, {
       junit_xml: xml(ERROR + PASS + FAIL),
-      suites: [{ name: "json", cases: [{ name: "no class", file: "ui/a.test.ts", status: "failed" }, { name: "skips", status: "skipped" }] }],
+      suites: [
+        {
+          name: "json",
+          cases: [
+            { name: "no class", file: "ui/a.test.ts", status: "failed" },
+            { name: "skips", status: "skipped" },
+          ],
+        },
+      ],
     });
     const plain = await h.get(`/uploads/v1/test_runs/${run.number}`, uploadToken);
     expect(plain.status).toBe(200);
@@ -191,11 +220,29 @@ describe("include=failed_tests: the run's failures with their tests' pages (for 
     const res = await h.get(`/uploads/v1/test_runs/${run.number}?include=failed_tests`, uploadToken);
     expect(res.status, res.text).toBe(200);
     const page = (testId: string) => `${WEB_APP_URL}/projects/${project.id}/tests/${testId}`;
-    const noClass = (await h.get(`/api/v1/projects/${project.id}/tests?sort=name`, apiKey)).body.data.find((t: any) => t.name === "no class");
+    const noClass = (await h.get(`/api/v1/projects/${project.id}/tests?sort=name`, apiKey)).body.data.find(
+      (t: any) => t.name === "no class",
+    );
     expect(res.body.failed_tests).toEqual([
-      { test_id: id("errors"), classname: "a.B", name: "errors", file: null, status: "errored", quarantined: true, url: page(id("errors")) },
+      {
+        test_id: id("errors"),
+        classname: "a.B",
+        name: "errors",
+        file: null,
+        status: "errored",
+        quarantined: true,
+        url: page(id("errors")),
+      },
       { test_id: id("fails"), classname: "a.B", name: "fails", file: null, status: "failed", quarantined: false, url: page(id("fails")) },
-      { test_id: noClass.id, classname: null, name: "no class", file: "ui/a.test.ts", status: "failed", quarantined: false, url: page(noClass.id) },
+      {
+        test_id: noClass.id,
+        classname: null,
+        name: "no class",
+        file: "ui/a.test.ts",
+        status: "failed",
+        quarantined: false,
+        url: page(noClass.id),
+      },
     ]);
     // The rest of the answer is the run as without it.
     const { failed_tests: _failures, ...rest } = res.body;
@@ -225,7 +272,14 @@ describe("include=failed_tests: the run's failures with their tests' pages (for 
 describe("text is stored exactly", () => {
   // Characters that COPY's text format escapes (Postgres stores rows with COPY where it can) and others.
   const AWKWARD = ["back\\slash \\N \\.", "tab\there", "new\nline", "cr\rhere", "żółć \u2028 😀", "ends with \\"];
-  const attr = (text: string) => text.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/\t/g, "&#9;").replace(/\n/g, "&#10;").replace(/\r/g, "&#13;");
+  const attr = (text: string) =>
+    text
+      .replace(/&/g, "&amp;")
+      .replace(/"/g, "&quot;")
+      .replace(/</g, "&lt;")
+      .replace(/\t/g, "&#9;")
+      .replace(/\n/g, "&#10;")
+      .replace(/\r/g, "&#13;");
 
   it("names, classnames, messages, attempts and output with backslashes, tabs and line breaks come back unchanged", async () => {
     const { project, apiKey, uploadToken } = await newUploader();
@@ -257,13 +311,18 @@ describe("text is stored exactly", () => {
   it("the same through the JSON format", async () => {
     const { project, apiKey, uploadToken } = await newUploader();
     const run = await h.uploadAndWait(uploadToken, {
-      suites: [{ name: "json\tsuite", cases: AWKWARD.map((text, i) => ({ name: `${i} ${text}`, classname: text, status: "failed", failure_message: text })) }],
+      suites: [
+        {
+          name: "json\tsuite",
+          cases: AWKWARD.map((text, i) => ({ name: `${i} ${text}`, classname: text, status: "failed", failure_message: text })),
+        },
+      ],
     });
     expect(run.status).toBe("processed");
     const page = await collectAll(h, `/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites/1/test_cases`, apiKey, 100);
-    expect(page.items.map((c: { name: string; classname: string; failure_message: string }) => [c.name, c.classname, c.failure_message]).sort()).toEqual(
-      AWKWARD.map((text, i) => [`${i} ${text}`, text, text]).sort(),
-    );
+    expect(
+      page.items.map((c: { name: string; classname: string; failure_message: string }) => [c.name, c.classname, c.failure_message]).sort(),
+    ).toEqual(AWKWARD.map((text, i) => [`${i} ${text}`, text, text]).sort());
   });
 
   it("a failure's message and its stack trace both come back: failure_message and failure_text", async () => {
@@ -324,9 +383,22 @@ describe("the JSON format", () => {
           duration_ms: 900,
           cases: [
             { name: "creates", classname: "api.Create", file: "test/api.test.ts", status: "passed", duration_ms: 120 },
-            { name: "retries", status: "passed", duration_ms: 80, attempts: [{ status: "failed", duration_ms: 70, failure_message: "timeout" }] },
+            {
+              name: "retries",
+              status: "passed",
+              duration_ms: 80,
+              attempts: [{ status: "failed", duration_ms: 70, failure_message: "timeout" }],
+            },
           ],
-          suites: [{ name: "api > auth", cases: [{ name: "rejects", status: "skipped" }, { name: "breaks", status: "errored", failure_type: "Error", failure_message: "no db" }] }],
+          suites: [
+            {
+              name: "api > auth",
+              cases: [
+                { name: "rejects", status: "skipped" },
+                { name: "breaks", status: "errored", failure_type: "Error", failure_message: "no db" },
+              ],
+            },
+          ],
         },
       ],
     });
@@ -344,7 +416,13 @@ describe("the JSON format", () => {
       duration_ms: 900,
     });
     const suites = await h.get(`/api/v1/projects/${project.id}/test_runs/${run.number}/test_suites`, apiKey);
-    expect(suites.body.data.map((s: { number: number; parent_number: number | null; tests_count: number }) => [s.number, s.parent_number, s.tests_count])).toEqual([
+    expect(
+      suites.body.data.map((s: { number: number; parent_number: number | null; tests_count: number }) => [
+        s.number,
+        s.parent_number,
+        s.tests_count,
+      ]),
+    ).toEqual([
       [2, 1, 2],
       [1, null, 4],
     ]);
@@ -355,7 +433,11 @@ describe("the JSON format", () => {
 
   it("junit_xml as an array: several documents make one run; the envelope's metadata wins over the query string", async () => {
     const { uploadToken } = await newUploader();
-    const res = await h.upload(uploadToken, { branch: "from-body", junit_xml: [xml(PASS), `<testsuite name="second">${FAIL}</testsuite>`] }, { query: "branch=from-query&build_id=7" });
+    const res = await h.upload(
+      uploadToken,
+      { branch: "from-body", junit_xml: [xml(PASS), `<testsuite name="second">${FAIL}</testsuite>`] },
+      { query: "branch=from-query&build_id=7" },
+    );
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ branch: "from-body", build_id: "7" });
     const run = await h.waitForRun(uploadToken, res.body.number);
@@ -364,13 +446,18 @@ describe("the JSON format", () => {
 
   it("junit_xml and suites together make one run", async () => {
     const { uploadToken } = await newUploader();
-    const run = await h.uploadAndWait(uploadToken, { junit_xml: xml(PASS), suites: [{ name: "json", cases: [{ name: "x", status: "failed" }] }] });
+    const run = await h.uploadAndWait(uploadToken, {
+      junit_xml: xml(PASS),
+      suites: [{ name: "json", cases: [{ name: "x", status: "failed" }] }],
+    });
     expect(run).toMatchObject({ status: "processed", tests_count: 2, failed_count: 1 });
   });
 
   it("a gzip-compressed body is accepted", async () => {
     const { uploadToken } = await newUploader();
-    const compressed = new Uint8Array(await new Response(new Blob([xml(PASS + FAIL)]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer());
+    const compressed = new Uint8Array(
+      await new Response(new Blob([xml(PASS + FAIL)]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer(),
+    );
     const res = await h.upload(uploadToken, compressed, { headers: { "content-encoding": "gzip" } });
     expect(res.status).toBe(202);
     expect((await h.waitForRun(uploadToken, res.body.number)).tests_count).toBe(2);
@@ -499,13 +586,21 @@ describe("absolute URLs come from the configured public base URL", () => {
     const res = await h.call("POST", "https://evil.example/uploads/v1/test_runs", {
       key: uploadToken,
       rawBody: xml(PASS),
-      headers: { "content-type": "application/xml", host: "evil.example", "x-forwarded-host": "evil2.example", "x-forwarded-proto": "http" },
+      headers: {
+        "content-type": "application/xml",
+        host: "evil.example",
+        "x-forwarded-host": "evil2.example",
+        "x-forwarded-proto": "http",
+      },
     });
     expect(res.status, res.text).toBe(202);
     expect(res.body.api_url).toBe(`${PUBLIC_BASE_URL}/api/v1/projects/${project.id}/test_runs/${res.body.number}`);
     expect(res.headers.get("location")).toBe(res.body.api_url);
     expect(res.body.url.startsWith(`${WEB_APP_URL}/`)).toBe(true);
-    const read = await h.call("GET", `https://evil.example/uploads/v1/test_runs/${res.body.number}`, { key: uploadToken, headers: { host: "evil.example" } });
+    const read = await h.call("GET", `https://evil.example/uploads/v1/test_runs/${res.body.number}`, {
+      key: uploadToken,
+      headers: { host: "evil.example" },
+    });
     expect(read.body.api_url).toBe(res.body.api_url);
     expect(res.text + read.text).not.toContain("evil");
   });

@@ -77,7 +77,13 @@ describe("GET /alerts/:alert_id/events", () => {
     });
     h.clock.advance(2000);
     const triggeredAt = now();
-    const metadata = { failure_rate: 0.25, window: { runs: 20, failed: 5 }, tests: ["c", "e"], note: "<b>escaped</b> & \"quoted\"", nothing: null };
+    const metadata = {
+      failure_rate: 0.25,
+      window: { runs: 20, failed: 5 },
+      tests: ["c", "e"],
+      note: '<b>escaped</b> & "quoted"',
+      nothing: null,
+    };
     const event = await h.newEvent(alertId, run.id, metadata);
 
     const body = await events(apiKey, alertId);
@@ -124,7 +130,9 @@ describe("GET /alerts/:alert_id/events", () => {
   it("embeds a run with no metadata with nulls and an empty tags array", async () => {
     const { apiKey, project, alertIds } = await setup();
     const alertId = alertIds.performance_regression!;
-    const run = await h.newRun(project.id, { report: { suites: [{ name: "s", durationMs: 120, cases: [{ name: "p", status: "passed" }] }] } });
+    const run = await h.newRun(project.id, {
+      report: { suites: [{ name: "s", durationMs: 120, cases: [{ name: "p", status: "passed" }] }] },
+    });
     await h.newEvent(alertId, run.id, {});
     const [item] = (await events(apiKey, alertId)).data;
     expect(item.metadata).toEqual({});
@@ -280,7 +288,10 @@ describe("GET /alerts/:alert_id/events", () => {
     const seen: number[] = [];
     for (const alertId of new Set(order)) {
       const body = await events(apiKey, alertId);
-      const expected = recorded.filter((r) => r.alertId === alertId).map((r) => r.id).reverse();
+      const expected = recorded
+        .filter((r) => r.alertId === alertId)
+        .map((r) => r.id)
+        .reverse();
       expect(body.data.map((e: any) => e.id)).toEqual(expected);
       seen.push(...body.data.map((e: any) => e.id));
     }
@@ -379,7 +390,11 @@ describe("GET /alerts/:alert_id/events", () => {
       }
       const first = await events(apiKey, alertIds.test_flakiness!, "limit=1");
       const cursor = encodeURIComponent(first.pagination.next_cursor);
-      expectError(await h.get(`/api/v1/alerts/${alertIds.performance_regression}/events?limit=1&cursor=${cursor}`, apiKey), 400, "invalid_request");
+      expectError(
+        await h.get(`/api/v1/alerts/${alertIds.performance_regression}/events?limit=1&cursor=${cursor}`, apiKey),
+        400,
+        "invalid_request",
+      );
       expectError(await h.get(`/api/v1/alerts/${alertIds.test_flakiness}/events?cursor=not-a-cursor`, apiKey), 400, "invalid_request");
     });
   });

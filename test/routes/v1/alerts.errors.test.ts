@@ -8,7 +8,14 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 const UNKNOWN_UUID = "0b9e6a1c-2d3f-4a5b-9c8d-7e6f5a4b3c2d";
-const MALFORMED_IDS = ["abc", "1", "0", "0b9e6a1c-2d3f-4a5b-9c8d-7e6f5a4b3c2", "0b9e6a1c2d3f4a5b9c8d7e6f5a4b3c2d", "0b9e6a1c-2d3f-4a5b-9c8d-7e6f5a4b3c2g"];
+const MALFORMED_IDS = [
+  "abc",
+  "1",
+  "0",
+  "0b9e6a1c-2d3f-4a5b-9c8d-7e6f5a4b3c2",
+  "0b9e6a1c2d3f4a5b9c8d7e6f5a4b3c2d",
+  "0b9e6a1c-2d3f-4a5b-9c8d-7e6f5a4b3c2g",
+];
 const DURATION_DETAILS = [{ field: "duration", message: "must be one of 1h, 4h, 24h, 1w" }];
 const ACTIONS = ["snooze", "unsnooze", "enable", "disable"] as const;
 
@@ -59,7 +66,11 @@ describe("GET /alerts filter errors", () => {
 
   it("an unknown status is rejected even together with valid filters", async () => {
     const { apiKey, project } = await setup();
-    expectError(await h.get(`/api/v1/alerts?status=nope&project_id=${project.id}&alert_type=test_flakiness`, apiKey), 400, "invalid_request");
+    expectError(
+      await h.get(`/api/v1/alerts?status=nope&project_id=${project.id}&alert_type=test_flakiness`, apiKey),
+      400,
+      "invalid_request",
+    );
   });
 
   it("project_id of an unknown uuid → 404 not_found", async () => {
@@ -166,7 +177,11 @@ describe("POST /alerts/:id/snooze with a missing or invalid duration", () => {
   ] as const) {
     it(`${label} → 400 invalid_request, alert unchanged`, async () => {
       const { apiKey, id, before } = await setup();
-      const res = await h.call("POST", `/api/v1/alerts/${id}/snooze`, { key: apiKey, rawBody: raw, headers: { "content-type": "application/json" } });
+      const res = await h.call("POST", `/api/v1/alerts/${id}/snooze`, {
+        key: apiKey,
+        rawBody: raw,
+        headers: { "content-type": "application/json" },
+      });
       expectError(res, 400, "invalid_request");
       await expectAlertUnchanged(apiKey, id, before);
     });

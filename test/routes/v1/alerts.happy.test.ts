@@ -223,7 +223,9 @@ describe("GET /alerts", () => {
 
     it("status=all = every alert", async () => {
       const { apiKey, p1, p2 } = await stateFixture();
-      expect(sorted(ids(await listAlerts(apiKey, "status=all")))).toEqual(sorted([...Object.values(p1.alertIds), ...Object.values(p2.alertIds)]));
+      expect(sorted(ids(await listAlerts(apiKey, "status=all")))).toEqual(
+        sorted([...Object.values(p1.alertIds), ...Object.values(p2.alertIds)]),
+      );
     });
 
     it("the states partition the alerts: active + snoozed + inactive = all, without overlap", async () => {
@@ -363,7 +365,12 @@ describe("POST /alerts/:id/snooze", () => {
   it("unrecognized fields next to a valid duration are ignored", async () => {
     const { apiKey, alertIds } = await setup();
     const id = alertIds.test_flakiness!;
-    const body = await action(apiKey, id, "snooze", { duration: "1h", active: false, snoozed_until: "2099-01-01T00:00:00.000Z", events_count: 9 });
+    const body = await action(apiKey, id, "snooze", {
+      duration: "1h",
+      active: false,
+      snoozed_until: "2099-01-01T00:00:00.000Z",
+      events_count: 9,
+    });
     expect(body).toMatchObject({ active: true, snoozed: true, snoozed_until: inMs(DURATIONS["1h"]!), events_count: 0 });
   });
 
@@ -468,7 +475,12 @@ describe("POST /alerts/:id/unsnooze", () => {
     const { apiKey, alertIds } = await setup();
     const id = alertIds.test_flakiness!;
     await action(apiKey, id, "snooze", { duration: "1h" });
-    const body = await action(apiKey, id, "unsnooze", { duration: "1w", snoozed: true, snoozed_until: "2099-01-01T00:00:00.000Z", active: false });
+    const body = await action(apiKey, id, "unsnooze", {
+      duration: "1w",
+      snoozed: true,
+      snoozed_until: "2099-01-01T00:00:00.000Z",
+      active: false,
+    });
     expect(body).toMatchObject({ active: true, snoozed: false, snoozed_until: null });
   });
 });

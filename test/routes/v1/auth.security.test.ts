@@ -76,7 +76,12 @@ function endpointsOf(f: Fixture): Endpoint[] {
     { label: "GET /organization", method: "GET", path: "/api/v1/organization" },
     { label: "GET /projects", method: "GET", path: "/api/v1/projects" },
     { label: "GET /projects/:id", method: "GET", path: `/api/v1/projects/${f.project.id}` },
-    { label: "PATCH /projects/:id", method: "PATCH", path: `/api/v1/projects/${f.project.id}`, body: { name: "Renamed by an intruder", description: "x" } },
+    {
+      label: "PATCH /projects/:id",
+      method: "PATCH",
+      path: `/api/v1/projects/${f.project.id}`,
+      body: { name: "Renamed by an intruder", description: "x" },
+    },
     { label: "GET /alerts", method: "GET", path: "/api/v1/alerts?status=all" },
     { label: "GET /alerts/:id", method: "GET", path: `/api/v1/alerts/${f.alertId}` },
     { label: "GET /alerts/:alert_id/events", method: "GET", path: `/api/v1/alerts/${f.alertId}/events` },
@@ -135,42 +140,45 @@ const REJECTED: Credential[] = [
 ];
 
 describe("credential matrix × every endpoint", () => {
-  it.each(REJECTED.map((c) => [c.label, c] as const))("%s → 401 unauthorized on all 11 endpoints, nothing leaked or changed", async (_label, credential) => {
-    const f = await newFixture(h, "Matrix");
-    const before = await snapshot(f);
-    const endpoints = endpointsOf(f);
-    expect(endpoints).toHaveLength(11);
-    // Strings that the caller did not send and that only a successful request could reveal.
-    const secrets = [f.organization.id, f.organization.name, f.project.name, f.project.description!, f.key, f.uploadToken, ADMIN_TOKEN];
+  it.each(REJECTED.map((c) => [c.label, c] as const))(
+    "%s → 401 unauthorized on all 11 endpoints, nothing leaked or changed",
+    async (_label, credential) => {
+      const f = await newFixture(h, "Matrix");
+      const before = await snapshot(f);
+      const endpoints = endpointsOf(f);
+      expect(endpoints).toHaveLength(11);
+      // Strings that the caller did not send and that only a successful request could reveal.
+      const secrets = [f.organization.id, f.organization.name, f.project.name, f.project.description!, f.key, f.uploadToken, ADMIN_TOKEN];
 
-    const results = [];
-    for (const endpoint of endpoints) {
-      const res = await send(h, endpoint, credential.headers(f), credential.query?.(f));
-      results.push({
-        endpoint: endpoint.label,
-        status: res.status,
-        body: res.body,
-        messageIsText: typeof res.body?.error?.message === "string" && res.body.error.message.length > 0,
-        wwwAuthenticate: res.headers.get("www-authenticate"),
-        leaked: secrets.filter((s) => res.text.includes(s)),
-      });
-    }
-    expect(results).toEqual(
-      endpoints.map((endpoint) => ({
-        endpoint: endpoint.label,
-        status: 401,
-        body: { error: { code: "unauthorized", message: expect.any(String) } },
-        messageIsText: true,
-        wwwAuthenticate: expect.stringMatching(/^Bearer\b/),
-        leaked: [],
-      })),
-    );
+      const results = [];
+      for (const endpoint of endpoints) {
+        const res = await send(h, endpoint, credential.headers(f), credential.query?.(f));
+        results.push({
+          endpoint: endpoint.label,
+          status: res.status,
+          body: res.body,
+          messageIsText: typeof res.body?.error?.message === "string" && res.body.error.message.length > 0,
+          wwwAuthenticate: res.headers.get("www-authenticate"),
+          leaked: secrets.filter((s) => res.text.includes(s)),
+        });
+      }
+      expect(results).toEqual(
+        endpoints.map((endpoint) => ({
+          endpoint: endpoint.label,
+          status: 401,
+          body: { error: { code: "unauthorized", message: expect.any(String) } },
+          messageIsText: true,
+          wwwAuthenticate: expect.stringMatching(/^Bearer\b/),
+          leaked: [],
+        })),
+      );
 
-    expect(await snapshot(f)).toEqual(before);
-    expect(before.project.name).toBe(f.project.name);
-    const quiet = before.alerts.data.find((a: { id: string }) => a.id === f.quietAlertId);
-    expect(quiet).toMatchObject({ active: false, snoozed: true });
-  });
+      expect(await snapshot(f)).toEqual(before);
+      expect(before.project.name).toBe(f.project.name);
+      const quiet = before.alerts.data.find((a: { id: string }) => a.id === f.quietAlertId);
+      expect(quiet).toMatchObject({ active: false, snoozed: true });
+    },
+  );
 
   it.each(["bearer", "BEARER", "bEaReR"])("the scheme is case-insensitive: `%s <key>` is accepted on all 11 endpoints", async (scheme) => {
     const f = await newFixture(h, "Scheme");
@@ -199,7 +207,13 @@ describe("credential matrix × every endpoint", () => {
 describe("401 responses", () => {
   it("carry `WWW-Authenticate: Bearer …` and `Cache-Control: no-store`; a 200 carries no challenge and is private", async () => {
     const f = await newFixture(h, "Headers");
-    for (const authorization of [undefined, "Bearer", `Bearer ${generateToken("apiKey")}`, `Bearer ${f.previousKey}`, "Basic Zm9vOmJhcg=="]) {
+    for (const authorization of [
+      undefined,
+      "Bearer",
+      `Bearer ${generateToken("apiKey")}`,
+      `Bearer ${f.previousKey}`,
+      "Basic Zm9vOmJhcg==",
+    ]) {
       const res = await h.call("GET", "/api/v1/organization", { key: null, headers: authorization === undefined ? {} : { authorization } });
       expect(res.status).toBe(401);
       expect(res.headers.get("www-authenticate")).toMatch(/^Bearer( |$)/);
@@ -259,12 +273,29 @@ describe("cross-organization isolation", () => {
   type Probe = { label: string; method: Endpoint["method"]; path: (id: string) => string; body?: unknown; kind: "project" | "alert" };
   const PROBES: Probe[] = [
     { label: "GET /projects/:id", method: "GET", path: (id) => `/api/v1/projects/${id}`, kind: "project" },
-    { label: "PATCH /projects/:id", method: "PATCH", path: (id) => `/api/v1/projects/${id}`, body: { name: "Pwned", description: "pwned" }, kind: "project" },
+    {
+      label: "PATCH /projects/:id",
+      method: "PATCH",
+      path: (id) => `/api/v1/projects/${id}`,
+      body: { name: "Pwned", description: "pwned" },
+      kind: "project",
+    },
     { label: "GET /alerts?project_id=", method: "GET", path: (id) => `/api/v1/alerts?project_id=${id}`, kind: "project" },
-    { label: "GET /alerts?project_id=&status=all", method: "GET", path: (id) => `/api/v1/alerts?status=all&project_id=${id}`, kind: "project" },
+    {
+      label: "GET /alerts?project_id=&status=all",
+      method: "GET",
+      path: (id) => `/api/v1/alerts?status=all&project_id=${id}`,
+      kind: "project",
+    },
     { label: "GET /alerts/:id", method: "GET", path: (id) => `/api/v1/alerts/${id}`, kind: "alert" },
     { label: "GET /alerts/:alert_id/events", method: "GET", path: (id) => `/api/v1/alerts/${id}/events`, kind: "alert" },
-    { label: "POST /alerts/:id/snooze", method: "POST", path: (id) => `/api/v1/alerts/${id}/snooze`, body: { duration: "1w" }, kind: "alert" },
+    {
+      label: "POST /alerts/:id/snooze",
+      method: "POST",
+      path: (id) => `/api/v1/alerts/${id}/snooze`,
+      body: { duration: "1w" },
+      kind: "alert",
+    },
     { label: "POST /alerts/:id/unsnooze", method: "POST", path: (id) => `/api/v1/alerts/${id}/unsnooze`, kind: "alert" },
     { label: "POST /alerts/:id/enable", method: "POST", path: (id) => `/api/v1/alerts/${id}/enable`, kind: "alert" },
     { label: "POST /alerts/:id/disable", method: "POST", path: (id) => `/api/v1/alerts/${id}/disable`, kind: "alert" },
@@ -288,7 +319,12 @@ describe("cross-organization isolation", () => {
             const seen = { status: foreign.status, body: foreign.body };
             const expected = { status: 404, body: unknown.body };
             if (unknown.status !== 404 || unknown.body?.error?.code !== "not_found" || JSON.stringify(seen) !== JSON.stringify(expected)) {
-              mismatches.push({ probe: probe.label, attacker: attacker.organization.name, foreign: seen, unknown: { status: unknown.status, body: unknown.body } });
+              mismatches.push({
+                probe: probe.label,
+                attacker: attacker.organization.name,
+                foreign: seen,
+                unknown: { status: unknown.status, body: unknown.body },
+              });
             }
             for (const secret of [victim.project.name, victim.organization.name, victim.organization.id]) {
               if (foreign.text.includes(secret)) mismatches.push({ probe: probe.label, leaked: secret });
@@ -317,7 +353,12 @@ describe("cross-organization isolation", () => {
     for (const probe of PROBES) {
       for (const id of ["not-a-uuid", "1", `${f.project.id}x`, f.project.id.toUpperCase().replace(/-/g, "")]) {
         const res = await h.call(probe.method, probe.path(encodeURIComponent(id)), { key: f.key, body: probe.body });
-        expect({ probe: probe.label, id, status: res.status, code: res.body?.error?.code }).toEqual({ probe: probe.label, id, status: 404, code: "not_found" });
+        expect({ probe: probe.label, id, status: res.status, code: res.body?.error?.code }).toEqual({
+          probe: probe.label,
+          id,
+          status: 404,
+          code: "not_found",
+        });
       }
     }
   });
@@ -430,14 +471,25 @@ describe("secrets at rest, in responses and in logs", () => {
       expect(row!.uploadTokenHash).toBe(sha256(token.token));
     }
     for (const token of tokens.filter((t) => !t.live)) {
-      const rows = await h.db.select().from(projects).where(eq(projects.uploadTokenHash, sha256(token.token)));
+      const rows = await h.db
+        .select()
+        .from(projects)
+        .where(eq(projects.uploadTokenHash, sha256(token.token)));
       expect(rows).toEqual([]);
     }
   });
 
   it("no /api/v1 response contains the API key, the upload token or the admin token", async () => {
     const f = await newFixture(h, "Responses");
-    const needles = [f.key, f.key.slice(4, 47), f.previousKey, f.previousKey.slice(4, 47), f.uploadToken, f.uploadToken.slice(4, 47), ADMIN_TOKEN];
+    const needles = [
+      f.key,
+      f.key.slice(4, 47),
+      f.previousKey,
+      f.previousKey.slice(4, 47),
+      f.uploadToken,
+      f.uploadToken.slice(4, 47),
+      ADMIN_TOKEN,
+    ];
     const paths = [
       ...endpointsOf(f),
       { label: "GET /openapi.json", method: "GET" as const, path: "/api/v1/openapi.json" },
@@ -450,7 +502,11 @@ describe("secrets at rest, in responses and in logs", () => {
       const res = await send(h, endpoint, { authorization: `Bearer ${f.key}` });
       const headerText = [...res.headers.entries()].map(([k, v]) => `${k}: ${v}`).join("\n");
       const leaked = needles.filter((n) => res.text.includes(n) || headerText.includes(n));
-      expect({ endpoint: endpoint.label, status: res.status < 500, leaked }).toEqual({ endpoint: endpoint.label, status: true, leaked: [] });
+      expect({ endpoint: endpoint.label, status: res.status < 500, leaked }).toEqual({
+        endpoint: endpoint.label,
+        status: true,
+        leaked: [],
+      });
     }
     const organization = await h.get("/api/v1/organization", f.key);
     expect(Object.keys(organization.body.api_key).sort()).toEqual(["created_at", "id", "name"]);

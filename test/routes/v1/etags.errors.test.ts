@@ -17,7 +17,7 @@ describe("conditional GETs that do not match", () => {
   it("a tag that is not current, or an unreadable field, gets the full 200 with the current tag", async () => {
     const f = await etagFixture(h);
     const etag = (await tagsOf(h, ["/projects"], f.apiKey)).get("/projects")!;
-    for (const field of ['"stale"', "W/\"stale\"", "no-quotes", `${etag.slice(0, -1)}`, '"unterminated', ",", "", `${etag}; junk`]) {
+    for (const field of ['"stale"', 'W/"stale"', "no-quotes", `${etag.slice(0, -1)}`, '"unterminated', ",", "", `${etag}; junk`]) {
       const res = await conditionalGet(h, "/projects", f.apiKey, field);
       expect(res.status, field).toBe(200);
       expect(res.body.data.length, field).toBe(1);

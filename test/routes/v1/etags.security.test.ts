@@ -22,7 +22,11 @@ describe("tags and organizations", () => {
       const res = await conditionalGet(h, path, b.apiKey, etag);
       // B's own lists answer 200 with B's tag; A's ids answer 404, as without the header.
       expect([200, 404], path).toContain(res.status);
-      if (["/organization", "/projects", "/alerts"].some((list) => path.startsWith(list) && !path.includes(a.projectId) && !path.includes(a.alertId))) {
+      if (
+        ["/organization", "/projects", "/alerts"].some(
+          (list) => path.startsWith(list) && !path.includes(a.projectId) && !path.includes(a.alertId),
+        )
+      ) {
         expect(res.status, path).toBe(200);
       }
       expect(res.headers.get("etag"), path).not.toBe(etag);
@@ -46,7 +50,9 @@ describe("tags and organizations", () => {
     for (let version = 0; version < 50; version++) {
       for (const input of [`${f.organizationId}:${version}:/api/v1/projects`, `${version}`, `${f.organizationId}:${version}`]) {
         const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(input)));
-        const base64url = btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_");
+        const base64url = btoa(String.fromCharCode(...digest))
+          .replace(/\+/g, "-")
+          .replace(/\//g, "_");
         guesses.push(`"${base64url.slice(0, 24)}"`, `"${version}"`);
       }
     }

@@ -17,7 +17,12 @@ const caseOf = (name: string, status: "passed" | "failed") => ({
 });
 
 /** A run on `main` with a passing and a failing test, a commit of its own (or the one given). */
-export async function processRun(h: Harness, projectId: string, outcome: "passed" | "failed" = "failed", commitSha = `sha-${Math.random().toString(16).slice(2)}`) {
+export async function processRun(
+  h: Harness,
+  projectId: string,
+  outcome: "passed" | "failed" = "failed",
+  commitSha = `sha-${Math.random().toString(16).slice(2)}`,
+) {
   h.clock.advance(60_000);
   return h.newRun(projectId, {
     meta: { branch: "main", commitSha },
@@ -42,7 +47,15 @@ export async function etagFixture(h: Harness) {
   const cases = await get(`/projects/${projectId}/test_runs/${run.number}/test_suites/1/test_cases`);
   const alertId = alertIds.test_flakiness!;
   await h.newEvent(alertId, run.id);
-  return { organizationId: organization.id as string, apiKey, projectId, runNumber: run.number as number, testId: shaky.id as string, caseId: cases.data[0].id as number, alertId };
+  return {
+    organizationId: organization.id as string,
+    apiKey,
+    projectId,
+    runNumber: run.number as number,
+    testId: shaky.id as string,
+    caseId: cases.data[0].id as number,
+    alertId,
+  };
 }
 
 export type EtagFixture = Awaited<ReturnType<typeof etagFixture>>;

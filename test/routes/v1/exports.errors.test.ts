@@ -26,7 +26,9 @@ beforeAll(async () => {
   since = h.clock.now().toISOString();
   for (let i = 0; i < 5; i++) {
     h.clock.advance(1_000);
-    await h.newRun(projectId, { report: { suites: [{ name: "s", cases: Array.from({ length: 4 }, (_, c) => ({ name: `case ${c}`, status: "passed" as const })) }] } });
+    await h.newRun(projectId, {
+      report: { suites: [{ name: "s", cases: Array.from({ length: 4 }, (_, c) => ({ name: `case ${c}`, status: "passed" as const })) }] },
+    });
   }
   h.clock.advance(1_000);
   until = h.clock.now().toISOString();
@@ -122,11 +124,18 @@ describe("a database that fails after the first byte", () => {
 
   it("test_cases: the lines sent, then one error line with the envelope's error object (service_unavailable)", async () => {
     // Two cases per statement; the first read of test_cases works, the second fails.
-    const faulty = inProcessHarness(h.db, { overrides: { db: failingAfter(h.db, testCases, 1, connectionLost()), exportBatchRows: 8, clock: h.clock } }, async () => {});
+    const faulty = inProcessHarness(
+      h.db,
+      { overrides: { db: failingAfter(h.db, testCases, 1, connectionLost()), exportBatchRows: 8, clock: h.clock } },
+      async () => {},
+    );
     const res = await faulty.get(path("test_cases", query()), key);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toBe("application/x-ndjson");
-    const lines = res.text.slice(0, -1).split("\n").map((line) => JSON.parse(line));
+    const lines = res.text
+      .slice(0, -1)
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(lines.length).toBe(9);
     expect(lines.slice(0, 8).every((line) => typeof line.test_case_id === "number")).toBe(true);
     expect(lines.at(-1)).toEqual({ error: { code: "service_unavailable", message: expect.any(String) } });
@@ -142,16 +151,25 @@ describe("a database that fails after the first byte", () => {
     );
     const res = await faulty.get(path("test_runs", query()), key);
     expect(res.status).toBe(200);
-    const lines = res.text.slice(0, -1).split("\n").map((line) => JSON.parse(line));
+    const lines = res.text
+      .slice(0, -1)
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(lines.slice(0, 2).map((line) => line.number)).toEqual([1, 2]);
     expect(lines.length).toBe(3);
     expect(lines[2]).toEqual({ error: { code: "internal_error", message: expect.any(String) } });
     expect(res.text).not.toContain("secret detail");
-    expect(faulty.logs.some((line) => line.includes("export failed after its first byte") && line.includes(res.headers.get("request-id")!))).toBe(true);
+    expect(
+      faulty.logs.some((line) => line.includes("export failed after its first byte") && line.includes(res.headers.get("request-id")!)),
+    ).toBe(true);
   });
 
   it("a failure before the first byte is an ordinary error response", async () => {
-    const faulty = inProcessHarness(h.db, { overrides: { db: failingAfter(h.db, testRuns, 0, connectionLost()), clock: h.clock } }, async () => {});
+    const faulty = inProcessHarness(
+      h.db,
+      { overrides: { db: failingAfter(h.db, testRuns, 0, connectionLost()), clock: h.clock } },
+      async () => {},
+    );
     const res = await faulty.get(path("test_runs", query()), key);
     expectError(res, 503, "service_unavailable");
   });

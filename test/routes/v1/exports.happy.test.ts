@@ -24,7 +24,19 @@ const inWindow: { id: number; number: number; status: string; createdAt: Date; b
 let before: { number: number };
 let atUntil: { number: number };
 
-const TEST_CASE_KEYS = ["test_case_id", "test_id", "name", "classname", "file", "status", "duration_ms", "run_number", "branch", "commit_sha", "run_created_at"];
+const TEST_CASE_KEYS = [
+  "test_case_id",
+  "test_id",
+  "name",
+  "classname",
+  "file",
+  "status",
+  "duration_ms",
+  "run_number",
+  "branch",
+  "commit_sha",
+  "run_created_at",
+];
 const SMALL_BATCH = 7;
 /** Larger than the default batch (2,000 rows), so one run's cases take several statements. */
 const LARGE_RUN_CASES = 2_100;
@@ -44,7 +56,11 @@ function report(prefix: string, count: number): Report {
   const third = Math.ceil(count / 3);
   return {
     suites: [
-      { name: `${prefix} suite`, cases: cases.slice(0, third), suites: [{ name: `${prefix} nested`, cases: cases.slice(third, 2 * third) }] },
+      {
+        name: `${prefix} suite`,
+        cases: cases.slice(0, third),
+        suites: [{ name: `${prefix} nested`, cases: cases.slice(third, 2 * third) }],
+      },
       { name: `${prefix} second suite`, cases: cases.slice(2 * third) },
     ],
   };
@@ -53,7 +69,10 @@ function report(prefix: string, count: number): Report {
 function lines(text: string): any[] {
   if (text === "") return [];
   expect(text.endsWith("\n")).toBe(true);
-  return text.slice(0, -1).split("\n").map((line) => JSON.parse(line));
+  return text
+    .slice(0, -1)
+    .split("\n")
+    .map((line) => JSON.parse(line));
 }
 
 const exportPath = (resource: string, from: Date | string, to: Date | string, project = projectId) =>
@@ -68,7 +87,14 @@ beforeAll(async () => {
   projectId = (await h.newProject(org.organization.id, "exported")).project.id;
 
   const keep = (run: Awaited<ReturnType<Harness["newRun"]>>) =>
-    inWindow.push({ id: run.id, number: run.number, status: run.status, createdAt: run.createdAt, branch: run.branch, commitSha: run.commitSha });
+    inWindow.push({
+      id: run.id,
+      number: run.number,
+      status: run.status,
+      createdAt: run.createdAt,
+      branch: run.branch,
+      commitSha: run.commitSha,
+    });
 
   // The window starts on a whole second; one run a millisecond before it.
   h.clock.advance(1_000);
@@ -124,7 +150,10 @@ describe("GET /projects/:id/exports/test_runs", () => {
   });
 
   it("gives the same bytes when read a few rows per statement", async () => {
-    const [whole, batched] = await Promise.all([h.get(exportPath("test_runs", since, until), key), small.get(exportPath("test_runs", since, until), key)]);
+    const [whole, batched] = await Promise.all([
+      h.get(exportPath("test_runs", since, until), key),
+      small.get(exportPath("test_runs", since, until), key),
+    ]);
     expect(lines(batched.text).length).toBeGreaterThan(SMALL_BATCH * 2);
     expect(batched.text).toBe(whole.text);
   });
@@ -202,7 +231,14 @@ describe("GET /projects/:id/exports/test_cases", () => {
     const cases = lines((await h.get(exportPath("test_cases", since, until), key)).text);
     const sample = cases.find((line) => line.status === "errored" && line.classname !== null && line.file !== null)!;
     const one = await h.get(`/api/v1/test_cases/${sample.test_case_id}`, key);
-    expect(one.body).toMatchObject({ id: sample.test_case_id, test_id: sample.test_id, name: sample.name, classname: sample.classname, file: sample.file, status: "errored" });
+    expect(one.body).toMatchObject({
+      id: sample.test_case_id,
+      test_id: sample.test_id,
+      name: sample.name,
+      classname: sample.classname,
+      file: sample.file,
+      status: "errored",
+    });
     expect(one.body.test_run_number).toBe(sample.run_number);
     const test = await h.get(`/api/v1/tests/${sample.test_id}`, key);
     expect(test.status, test.text).toBe(200);
@@ -212,7 +248,10 @@ describe("GET /projects/:id/exports/test_cases", () => {
   });
 
   it("gives the same bytes when read 7 rows per statement", async () => {
-    const [whole, batched] = await Promise.all([h.get(exportPath("test_cases", since, until), key), small.get(exportPath("test_cases", since, until), key)]);
+    const [whole, batched] = await Promise.all([
+      h.get(exportPath("test_cases", since, until), key),
+      small.get(exportPath("test_cases", since, until), key),
+    ]);
     expect(batched.status).toBe(200);
     expect(batched.text).toBe(whole.text);
   });

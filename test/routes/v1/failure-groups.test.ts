@@ -12,9 +12,9 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const refused = (at: string, port: number) =>
-  `Connection to db.internal:${port} refused at ${at}`;
-const trace = (line: number) => `org.postgresql.util.PSQLException: boom\n\tat com.acme.Repo.load(Repo.java:${line})\n\tat com.acme.RepoTest.loads(RepoTest.java:${line + 10})`;
+const refused = (at: string, port: number) => `Connection to db.internal:${port} refused at ${at}`;
+const trace = (line: number) =>
+  `org.postgresql.util.PSQLException: boom\n\tat com.acme.Repo.load(Repo.java:${line})\n\tat com.acme.RepoTest.loads(RepoTest.java:${line + 10})`;
 
 function failing(cases: { name: string; message: string; text?: string; status?: "failed" | "errored" }[], passing: string[] = []): Report {
   return {
@@ -50,11 +50,14 @@ describe("failure groups", () => {
     h.clock.advance(1000);
     await h.newRun(projectId, {
       meta: { branch: "main", commitSha: "a1" },
-      report: failing([
-        { name: "loads", message: refused("2026-11-20T10:00:00Z", 5432), text: trace(40) },
-        { name: "saves", message: refused("2026-11-20T10:00:01Z", 5432), text: trace(40) },
-        { name: "asserts", message: "expected status ACTIVE but was DISABLED", status: "failed" },
-      ], ["ok"]),
+      report: failing(
+        [
+          { name: "loads", message: refused("2026-11-20T10:00:00Z", 5432), text: trace(40) },
+          { name: "saves", message: refused("2026-11-20T10:00:01Z", 5432), text: trace(40) },
+          { name: "asserts", message: "expected status ACTIVE but was DISABLED", status: "failed" },
+        ],
+        ["ok"],
+      ),
     });
     h.clock.advance(60_000);
     const second = await h.newRun(projectId, {
@@ -66,7 +69,11 @@ describe("failure groups", () => {
     expect(groups.status).toBe(200);
     expect(groups.body.data).toHaveLength(2);
     const [refusedGroup, assertGroup] = groups.body.data;
-    expect(refusedGroup).toMatchObject({ occurrences: 3, tests_count: 2, sample: { message: refused("2026-11-21T08:30:00Z", 5432), text: trace(40) } });
+    expect(refusedGroup).toMatchObject({
+      occurrences: 3,
+      tests_count: 2,
+      sample: { message: refused("2026-11-21T08:30:00Z", 5432), text: trace(40) },
+    });
     expect(refusedGroup.message).not.toContain("2026-11-21");
     expect(refusedGroup.signature).toMatch(/^[0-9a-f]+$/);
     expect(new Date(refusedGroup.last_seen_at).getTime()).toBeGreaterThan(new Date(refusedGroup.first_seen_at).getTime());
@@ -84,7 +91,10 @@ describe("failure groups", () => {
     ]);
     const firstPage = await h.get(`/api/v1/projects/${projectId}/test_runs/1/failure_groups?limit=1`, apiKey);
     expect(firstPage.body.data.map((g: any) => g.signature)).toEqual([refusedGroup.signature]);
-    const secondPage = await h.get(`/api/v1/projects/${projectId}/test_runs/1/failure_groups?limit=1&cursor=${encodeURIComponent(firstPage.body.pagination.next_cursor)}`, apiKey);
+    const secondPage = await h.get(
+      `/api/v1/projects/${projectId}/test_runs/1/failure_groups?limit=1&cursor=${encodeURIComponent(firstPage.body.pagination.next_cursor)}`,
+      apiKey,
+    );
     expect(secondPage.body.data.map((g: any) => g.signature)).toEqual([assertGroup.signature]);
     expect(secondPage.body.pagination.has_more).toBe(false);
 
@@ -95,7 +105,10 @@ describe("failure groups", () => {
     // A passing run has no groups.
     h.clock.advance(60_000);
     const green = await h.newRun(projectId, { meta: { branch: "main" } });
-    expect((await h.get(`/api/v1/projects/${projectId}/test_runs/${green.number}/failure_groups`, apiKey)).body).toEqual({ data: [], pagination: { next_cursor: null, has_more: false } });
+    expect((await h.get(`/api/v1/projects/${projectId}/test_runs/${green.number}/failure_groups`, apiKey)).body).toEqual({
+      data: [],
+      pagination: { next_cursor: null, has_more: false },
+    });
   });
 
   it("other organizations' and unknown projects, runs and tests are 404", async () => {
@@ -103,7 +116,11 @@ describe("failure groups", () => {
     await h.newRun(projectId, { report: failing([{ name: "x", message: "boom" }]) });
     const other = (await h.newOrganization("Other")).apiKey;
     const testId = (await h.get(`/api/v1/projects/${projectId}/tests`, apiKey)).body.data[0].id;
-    for (const path of [`/api/v1/projects/${projectId}/failure_groups`, `/api/v1/projects/${projectId}/test_runs/1/failure_groups`, `/api/v1/tests/${testId}/failure_groups`]) {
+    for (const path of [
+      `/api/v1/projects/${projectId}/failure_groups`,
+      `/api/v1/projects/${projectId}/test_runs/1/failure_groups`,
+      `/api/v1/tests/${testId}/failure_groups`,
+    ]) {
       expect((await h.get(path, apiKey)).status, path).toBe(200);
       expect((await h.get(path, other)).status, path).toBe(404);
     }

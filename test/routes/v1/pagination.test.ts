@@ -33,7 +33,8 @@ function compareNewestFirst(a: Row, b: Row): number {
 function expectStrictlyNewestFirst(rows: Row[]) {
   for (let i = 1; i < rows.length; i++) {
     const cmp = compareNewestFirst(rows[i - 1]!, rows[i]!);
-    if (cmp >= 0) throw new Error(`rows ${i - 1} and ${i} are out of order: ${JSON.stringify(rows[i - 1])} then ${JSON.stringify(rows[i])}`);
+    if (cmp >= 0)
+      throw new Error(`rows ${i - 1} and ${i} are out of order: ${JSON.stringify(rows[i - 1])} then ${JSON.stringify(rows[i])}`);
   }
 }
 
@@ -146,8 +147,20 @@ beforeAll(async () => {
 
 type Endpoint = { name: string; path: () => string; total: () => number; expected: () => Row[]; tsField: string };
 const endpoints: Endpoint[] = [
-  { name: "GET /projects", path: () => "/api/v1/projects", total: () => big.projects.length, expected: () => sorted(big.projects), tsField: "created_at" },
-  { name: "GET /alerts?status=all", path: () => "/api/v1/alerts?status=all", total: () => big.alerts.length, expected: () => sorted(big.alerts), tsField: "created_at" },
+  {
+    name: "GET /projects",
+    path: () => "/api/v1/projects",
+    total: () => big.projects.length,
+    expected: () => sorted(big.projects),
+    tsField: "created_at",
+  },
+  {
+    name: "GET /alerts?status=all",
+    path: () => "/api/v1/alerts?status=all",
+    total: () => big.alerts.length,
+    expected: () => sorted(big.alerts),
+    tsField: "created_at",
+  },
   {
     name: "GET /alerts/:alert_id/events",
     path: () => `/api/v1/alerts/${big.eventsAlertId}/events`,
@@ -182,13 +195,21 @@ describe.each(endpoints)("limit on $name", (endpoint) => {
     expectListShape(res);
     expect(res.body.data).toHaveLength(count);
     expect(res.body.pagination.has_more).toBe(true);
-    expect(res.body.data.map((r: { id: string | number }) => r.id)).toEqual(endpoint.expected().slice(0, count).map((r) => r.id));
+    expect(res.body.data.map((r: { id: string | number }) => r.id)).toEqual(
+      endpoint
+        .expected()
+        .slice(0, count)
+        .map((r) => r.id),
+    );
   });
 
-  it.each(["0", "-1", "1.5", "abc", "", "1e2", " 5", "5 ", "+5", "00", "0x10", "-0", "1,2"])("limit=%j is a 400 invalid_request", async (limit) => {
-    const res = await h.get(withQuery(endpoint.path(), `limit=${encodeURIComponent(limit)}`), big.key);
-    expectEnvelope(res, 400, "invalid_request");
-  });
+  it.each(["0", "-1", "1.5", "abc", "", "1e2", " 5", "5 ", "+5", "00", "0x10", "-0", "1,2"])(
+    "limit=%j is a 400 invalid_request",
+    async (limit) => {
+      const res = await h.get(withQuery(endpoint.path(), `limit=${encodeURIComponent(limit)}`), big.key);
+      expectEnvelope(res, 400, "invalid_request");
+    },
+  );
 
   it("pages of 100 are full until the last one, which has has_more false and next_cursor null", async () => {
     let res = await h.get(withQuery(endpoint.path(), "limit=100"), big.key);
@@ -322,7 +343,11 @@ describe("cursor integrity", () => {
   it("the untouched cursor works (control)", async () => {
     const res = await h.get(projectsWith(cursor), big.key);
     expectListShape(res);
-    expect(res.body.data.map((p: { id: string }) => p.id)).toEqual(sorted(big.projects).slice(20, 25).map((r) => r.id));
+    expect(res.body.data.map((p: { id: string }) => p.id)).toEqual(
+      sorted(big.projects)
+        .slice(20, 25)
+        .map((r) => r.id),
+    );
   });
 
   it("every single-character substitution is a 400 invalid_request", async () => {
@@ -357,7 +382,8 @@ describe("cursor integrity", () => {
       for (const edited of variants) {
         if (edited === null || edited === cursor) continue;
         const res = await h.get(projectsWith(edited), big.key);
-        if (res.status !== 400 || res.body?.error?.code !== "invalid_request") failures.push(`pos ${pos} ${JSON.stringify(edited)}: ${res.status}`);
+        if (res.status !== 400 || res.body?.error?.code !== "invalid_request")
+          failures.push(`pos ${pos} ${JSON.stringify(edited)}: ${res.status}`);
       }
     }
     expect(failures).toEqual([]);
@@ -537,7 +563,11 @@ describe("a cursor is valid only for the listing that issued it", () => {
     }
     expectEnvelope(await h.get(withCursor("/api/v1/alerts?status=all", c), big.key), 400, "invalid_request");
     const unfiltered = await cursorOf("/api/v1/alerts?status=all", big.key);
-    expectEnvelope(await h.get(withCursor("/api/v1/alerts?status=all&alert_type=test_flakiness", unfiltered), big.key), 400, "invalid_request");
+    expectEnvelope(
+      await h.get(withCursor("/api/v1/alerts?status=all&alert_type=test_flakiness", unfiltered), big.key),
+      400,
+      "invalid_request",
+    );
   });
 
   it("a cursor issued to organization A is rejected for organization B's key on the same listing", async () => {
@@ -576,6 +606,10 @@ describe("a cursor is valid only for the listing that issued it", () => {
     expectEnvelope(await h.get(withCursor("/api/v1/projects", forged), big.key), 400, "invalid_request");
     const control = await h.get(withCursor("/api/v1/projects", genuine, "&limit=3"), big.key);
     expect(control.status).toBe(200);
-    expect(control.body.data.map((p: { id: string }) => p.id)).toEqual(sorted(big.projects).slice(10, 13).map((r) => r.id));
+    expect(control.body.data.map((p: { id: string }) => p.id)).toEqual(
+      sorted(big.projects)
+        .slice(10, 13)
+        .map((r) => r.id),
+    );
   });
 });

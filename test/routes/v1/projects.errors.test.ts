@@ -109,7 +109,11 @@ describe("PATCH /projects/:id with no recognized fields", () => {
 
   it("only read-only fields → 400 invalid_request", async () => {
     const { apiKey, project, before, path } = await fixture();
-    expectError(await h.patch(path, apiKey, { id: UNKNOWN_UUID, test_runs_count: 5, created_at: "2000-01-01T00:00:00Z" }), 400, "invalid_request");
+    expectError(
+      await h.patch(path, apiKey, { id: UNKNOWN_UUID, test_runs_count: 5, created_at: "2000-01-01T00:00:00Z" }),
+      400,
+      "invalid_request",
+    );
     await expectUnchanged(apiKey, project.id, before);
   });
 
@@ -195,7 +199,14 @@ describe("PATCH /projects/:id reads JSON without a JSON content-type (documented
 });
 
 describe("unknown, malformed and foreign project ids", () => {
-  const malformed = ["abc", "1", "0", "6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5", "6f1c2d3e4b5a4c6d8e7f0a1b2c3d4e5f", "6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5z"];
+  const malformed = [
+    "abc",
+    "1",
+    "0",
+    "6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5",
+    "6f1c2d3e4b5a4c6d8e7f0a1b2c3d4e5f",
+    "6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5z",
+  ];
 
   it("GET an unknown uuid → 404 not_found", async () => {
     const { apiKey } = await h.newOrganization();
@@ -282,7 +293,9 @@ describe("bad list parameters", () => {
 describe("PATCH /projects/:id with text Postgres cannot store", () => {
   it("rejects a NUL character in name or description with 422, not a 500, and changes nothing", async () => {
     const { apiKey, project, before, path } = await fixture();
-    expectValidationFailed(await h.patch(path, apiKey, { name: "bad\u0000name" }), [{ field: "name", message: "must not contain NUL characters" }]);
+    expectValidationFailed(await h.patch(path, apiKey, { name: "bad\u0000name" }), [
+      { field: "name", message: "must not contain NUL characters" },
+    ]);
     expectValidationFailed(await h.patch(path, apiKey, { description: "bad\u0000text" }), [
       { field: "description", message: "must not contain NUL characters" },
     ]);

@@ -402,13 +402,42 @@ describe("project test run statistics", () => {
       [{ suites: [{ name: "s", cases: [{ name: "e", status: "errored" }] }] }, "tests_errored"],
       [erroredReport, "tests_errored"],
       [
-        { suites: [{ name: "outer", cases: [{ name: "p", status: "passed" }], suites: [{ name: "inner", cases: [{ name: "e", status: "errored" }] }] }] },
+        {
+          suites: [
+            {
+              name: "outer",
+              cases: [{ name: "p", status: "passed" }],
+              suites: [{ name: "inner", cases: [{ name: "e", status: "errored" }] }],
+            },
+          ],
+        },
         "tests_errored",
       ],
       [failedReport, "tests_failed"],
-      [{ suites: [{ name: "a", cases: [{ name: "p", status: "passed" }] }, { name: "b", cases: [{ name: "f", status: "failed" }] }] }, "tests_failed"],
+      [
+        {
+          suites: [
+            { name: "a", cases: [{ name: "p", status: "passed" }] },
+            { name: "b", cases: [{ name: "f", status: "failed" }] },
+          ],
+        },
+        "tests_failed",
+      ],
       [{ suites: [{ name: "s", cases: [{ name: "k", status: "skipped" }] }] }, "tests_passed"],
-      [{ suites: [{ name: "s", cases: [{ name: "p", status: "passed" }, { name: "k", status: "skipped" }] }] }, "tests_passed"],
+      [
+        {
+          suites: [
+            {
+              name: "s",
+              cases: [
+                { name: "p", status: "passed" },
+                { name: "k", status: "skipped" },
+              ],
+            },
+          ],
+        },
+        "tests_passed",
+      ],
     ];
     for (const [report, expected] of cases) {
       const { project } = await h.newProject(organization.id);

@@ -182,7 +182,11 @@ describe("what counts and in which order", () => {
       await h.get("/api/v1/alerts?status=bogus", key),
       await h.get("/api/v1/projects/00000000-0000-4000-8000-000000000000", key),
       await h.patch(`/api/v1/projects/${project.id}`, key, { name: "   " }),
-      await h.call("PATCH", `/api/v1/projects/${project.id}`, { key, rawBody: "{not json", headers: { "content-type": "application/json" } }),
+      await h.call("PATCH", `/api/v1/projects/${project.id}`, {
+        key,
+        rawBody: "{not json",
+        headers: { "content-type": "application/json" },
+      }),
       await h.post(`/api/v1/alerts/${alertIds.test_flakiness}/snooze`, key, { duration: "forever" }),
     ];
     for (const res of requests) expectRateLimited(res);
@@ -223,7 +227,10 @@ describe("what counts and in which order", () => {
     const results = await Promise.all(Array.from({ length: 619 }, () => h.get("/api/v1/projects?limit=0", key)));
     expect(results.filter((r) => r.status === 400)).toHaveLength(599);
     expect(results.filter((r) => r.status === 429)).toHaveLength(20);
-    const remaining = results.filter((r) => r.status === 400).map((r) => rateLimitOf(r).r).sort((a, b) => a - b);
+    const remaining = results
+      .filter((r) => r.status === 400)
+      .map((r) => rateLimitOf(r).r)
+      .sort((a, b) => a - b);
     expect(remaining).toEqual(Array.from({ length: 599 }, (_, i) => i));
   });
 });

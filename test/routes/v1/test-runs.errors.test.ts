@@ -128,19 +128,42 @@ const LISTINGS = () => ({
 });
 
 describe("400 invalid_request: limit", () => {
-  const BAD_LIMITS = ["0", "-1", "abc", "1.5", "1e2", "", " ", "%20", "+5", "0x10", "00", "-0", "10abc", "NaN", "Infinity", "%EF%BC%95", "1%00", "five"];
+  const BAD_LIMITS = [
+    "0",
+    "-1",
+    "abc",
+    "1.5",
+    "1e2",
+    "",
+    " ",
+    "%20",
+    "+5",
+    "0x10",
+    "00",
+    "-0",
+    "10abc",
+    "NaN",
+    "Infinity",
+    "%EF%BC%95",
+    "1%00",
+    "five",
+  ];
 
   it.each(BAD_LIMITS)("limit=%j is a 400 on every listing, with a limit detail", async (limit) => {
     for (const [name, path] of Object.entries(LISTINGS())) {
       const res = await h.get(withQuery(path, `limit=${limit}`), keyA);
       expectInvalid(res);
-      expect(res.body.error.details?.map((d: { field: string }) => d.field), name).toEqual(["limit"]);
+      expect(
+        res.body.error.details?.map((d: { field: string }) => d.field),
+        name,
+      ).toEqual(["limit"]);
     }
   });
 
   it("controls: 1, 007, 100 and 101 are accepted on every listing", async () => {
     for (const path of Object.values(LISTINGS())) {
-      for (const limit of ["1", "007", "100", "101"]) expect((await h.get(withQuery(path, `limit=${limit}`), keyA)).status, `${path} ${limit}`).toBe(200);
+      for (const limit of ["1", "007", "100", "101"])
+        expect((await h.get(withQuery(path, `limit=${limit}`), keyA)).status, `${path} ${limit}`).toBe(200);
     }
   });
 
@@ -220,11 +243,23 @@ describe("400 invalid_request: cursors", () => {
   it("a forged payload (the real one, edited, without a valid signature) is a 400", async () => {
     const cursor = (await h.get(`${runs(P)}?limit=1`, keyA)).body.pagination.next_cursor as string;
     const [payload, signature] = cursor.split(".") as [string, string];
-    const b64urlDecode = (s: string) => new TextDecoder().decode(Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((s.length + 3) % 4)), (c) => c.charCodeAt(0)));
-    const b64urlEncode = (s: string) => btoa(String.fromCharCode(...new TextEncoder().encode(s))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    const b64urlDecode = (s: string) =>
+      new TextDecoder().decode(
+        Uint8Array.from(atob(s.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((s.length + 3) % 4)), (c) => c.charCodeAt(0)),
+      );
+    const b64urlEncode = (s: string) =>
+      btoa(String.fromCharCode(...new TextEncoder().encode(s)))
+        .replace(/\+/g, "-")
+        .replace(/\//g, "_")
+        .replace(/=+$/, "");
     const decoded = JSON.parse(b64urlDecode(payload));
     expect(decoded).toMatchObject({ l: "test_runs", o: orgA });
-    for (const forged of [{ ...decoded, i: decoded.i + 1 }, { ...decoded, f: "[]" }, { ...decoded, o: UNKNOWN_UUID }, { ...decoded, l: "test_suites" }]) {
+    for (const forged of [
+      { ...decoded, i: decoded.i + 1 },
+      { ...decoded, f: "[]" },
+      { ...decoded, o: UNKNOWN_UUID },
+      { ...decoded, l: "test_suites" },
+    ]) {
       expectInvalid(await h.get(withCursor(runs(P), `${b64urlEncode(JSON.stringify(forged))}.${signature}`), keyA));
     }
   });
@@ -284,7 +319,8 @@ describe("400 invalid_request: cursors", () => {
       expectInvalid(await h.get(withCursor(`${runs(P)}?${q}`, unfiltered), keyA));
     }
     const caseCursor = (await h.get(`${cases(P, 1, 4)}?limit=1`, keyA)).body.pagination.next_cursor as string;
-    for (const status of ["passed", "failed", "errored", "skipped"]) expectInvalid(await h.get(withCursor(`${cases(P, 1, 4)}?status=${status}`, caseCursor), keyA));
+    for (const status of ["passed", "failed", "errored", "skipped"])
+      expectInvalid(await h.get(withCursor(`${cases(P, 1, 4)}?status=${status}`, caseCursor), keyA));
     // Controls: unknown parameters do not change the listing.
     expect((await h.get(withCursor(`${runs(P)}?branch=main&foo=1`, filtered), keyA)).status).toBe(200);
     expect((await h.get(withCursor(`${runs(P)}?foo=1`, unfiltered), keyA)).status).toBe(200);
@@ -319,20 +355,32 @@ describe("400 invalid_request: unknown filter values", () => {
   const RUN_STATUS_DETAIL = { field: "status", message: "must be one of pending, processed, failed" };
   const CASE_STATUS_DETAIL = { field: "status", message: "must be one of passed, failed, errored, skipped" };
 
-  it.each(["passed", "failed", "TESTS_PASSED", "Tests_Passed", "tests_passed%20", "", "tests_skipped", "null", "all", "processed", "tests_passed,tests_failed"])(
-    "test_runs?result=%s → 400 with the result detail",
+  it.each([
+    "passed",
+    "failed",
+    "TESTS_PASSED",
+    "Tests_Passed",
+    "tests_passed%20",
+    "",
+    "tests_skipped",
+    "null",
+    "all",
+    "processed",
+    "tests_passed,tests_failed",
+  ])("test_runs?result=%s → 400 with the result detail", async (value) => {
+    const res = await h.get(`${runs(P)}?result=${value}`, keyA);
+    expectInvalid(res);
+    expect(res.body.error.details).toEqual([RESULT_DETAIL]);
+  });
+
+  it.each(["processing", "PENDING", "", "all", "tests_passed", "done", "passed", "error", "pending,failed"])(
+    "test_runs?status=%s → 400 with the status detail",
     async (value) => {
-      const res = await h.get(`${runs(P)}?result=${value}`, keyA);
+      const res = await h.get(`${runs(P)}?status=${value}`, keyA);
       expectInvalid(res);
-      expect(res.body.error.details).toEqual([RESULT_DETAIL]);
+      expect(res.body.error.details).toEqual([RUN_STATUS_DETAIL]);
     },
   );
-
-  it.each(["processing", "PENDING", "", "all", "tests_passed", "done", "passed", "error", "pending,failed"])("test_runs?status=%s → 400 with the status detail", async (value) => {
-    const res = await h.get(`${runs(P)}?status=${value}`, keyA);
-    expectInvalid(res);
-    expect(res.body.error.details).toEqual([RUN_STATUS_DETAIL]);
-  });
 
   it.each(["pass", "PASSED", "error", "fail", "", "pending", "all", "flaky", "processed", "tests_passed", "passed,failed"])(
     "test_cases?status=%s → 400 with the status detail",
@@ -419,7 +467,27 @@ describe("404 not_found, identical bodies", () => {
     expect((await h.get(cases(P, 1, 3), keyA)).status).toBe(200);
   });
 
-  const BAD_RUN_NUMBERS = ["0", "-1", "abc", "1.5", "99999999999", "2147483648", "2147483647", "999", "7", "01", "+1", "1e0", "0x1", "%201", "1%20", "1.0", "%EF%BC%91", "-0", "NaN"];
+  const BAD_RUN_NUMBERS = [
+    "0",
+    "-1",
+    "abc",
+    "1.5",
+    "99999999999",
+    "2147483648",
+    "2147483647",
+    "999",
+    "7",
+    "01",
+    "+1",
+    "1e0",
+    "0x1",
+    "%201",
+    "1%20",
+    "1.0",
+    "%EF%BC%91",
+    "-0",
+    "NaN",
+  ];
 
   it("malformed and nonexistent run numbers: one body on the run, its suites and its cases", async () => {
     const responses: { label: string; res: CallResult }[] = [];
@@ -449,7 +517,22 @@ describe("404 not_found, identical bodies", () => {
 
   it("malformed and nonexistent suite numbers: one body", async () => {
     const responses: { label: string; res: CallResult }[] = [];
-    for (const suite of ["0", "-1", "abc", "1.5", "99999999999", "2147483648", "2147483647", "8", "999", "01", "+1", "1e0", "%201", "%EF%BC%91"]) {
+    for (const suite of [
+      "0",
+      "-1",
+      "abc",
+      "1.5",
+      "99999999999",
+      "2147483648",
+      "2147483647",
+      "8",
+      "999",
+      "01",
+      "+1",
+      "1e0",
+      "%201",
+      "%EF%BC%91",
+    ]) {
       responses.push({ label: `suite ${suite}`, res: await h.get(cases(P, 1, suite), keyA) });
       responses.push({ label: `suite ${suite}, filtered`, res: await h.get(`${cases(P, 1, suite)}?status=failed`, keyA) });
     }
@@ -493,7 +576,8 @@ describe("404 not_found, identical bodies", () => {
   });
 
   it("B's key sees none of A's runs, suites or cases, even with A's ids and numbers", async () => {
-    for (const path of [runs(P), run(P, 1), suites(P, 1), cases(P, 1, 3), `${runs(P)}?status=processed`]) expectNotFound(await h.get(path, keyB));
+    for (const path of [runs(P), run(P, 1), suites(P, 1), cases(P, 1, 3), `${runs(P)}?status=processed`])
+      expectNotFound(await h.get(path, keyB));
   });
 });
 
@@ -530,7 +614,14 @@ describe("401 unauthorized", () => {
   });
 
   it("authentication comes before validation and lookups", async () => {
-    for (const path of [`${runs(P)}?limit=0`, `${runs(P)}?status=bogus`, run(P, "abc"), run(UNKNOWN_UUID, 1), testCase("0"), `${runs(P)}?cursor=garbage`]) {
+    for (const path of [
+      `${runs(P)}?limit=0`,
+      `${runs(P)}?status=bogus`,
+      run(P, "abc"),
+      run(UNKNOWN_UUID, 1),
+      testCase("0"),
+      `${runs(P)}?cursor=garbage`,
+    ]) {
       expectError(await h.get(path, null), 401, "unauthorized");
     }
   });

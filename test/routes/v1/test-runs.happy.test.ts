@@ -39,7 +39,17 @@ const RUN_KEYS = [
   "quarantined_failures_count",
   "url",
 ];
-const SUITE_KEYS = ["number", "parent_number", "name", "duration_ms", "tests_count", "passed_count", "failed_count", "errored_count", "skipped_count"];
+const SUITE_KEYS = [
+  "number",
+  "parent_number",
+  "name",
+  "duration_ms",
+  "tests_count",
+  "passed_count",
+  "failed_count",
+  "errored_count",
+  "skipped_count",
+];
 const CASE_KEYS = [
   "id",
   "project_id",
@@ -123,7 +133,8 @@ function expectRunTypes(run: any) {
   expect(run.created_at).toMatch(ISO_UTC);
   expectIsoOrNull(run.processed_at);
   expect(isIntOrNull(run.duration_ms)).toBe(true);
-  for (const key of ["tests_count", "passed_count", "failed_count", "errored_count", "skipped_count"]) expect(Number.isInteger(run[key]) && run[key] >= 0).toBe(true);
+  for (const key of ["tests_count", "passed_count", "failed_count", "errored_count", "skipped_count"])
+    expect(Number.isInteger(run[key]) && run[key] >= 0).toBe(true);
   expect(run.tests_count).toBe(run.passed_count + run.failed_count + run.errored_count + run.skipped_count);
   expect(run.url).toBe(`${WEB_APP_URL}/projects/${run.project_id}/runs/${run.number}`);
   // State consistency: only processed runs have a result; only failed ones a reason; pending ones no processed_at.
@@ -149,7 +160,8 @@ function expectCaseTypes(c: any, projectId: string, runNumber: number) {
   expect(c.test_run_number).toBe(runNumber);
   expect(Number.isInteger(c.suite_number) && c.suite_number >= 1).toBe(true);
   expect(typeof c.name).toBe("string");
-  for (const key of ["classname", "file", "failure_type", "failure_message", "failure_text", "system_out", "system_err"]) expect(c[key] === null || typeof c[key] === "string").toBe(true);
+  for (const key of ["classname", "file", "failure_type", "failure_message", "failure_text", "system_out", "system_err"])
+    expect(c[key] === null || typeof c[key] === "string").toBe(true);
   expect(CASE_STATUSES).toContain(c.status);
   expect(isIntOrNull(c.duration_ms)).toBe(true);
   expect(Array.isArray(c.attempts)).toBe(true);
@@ -277,15 +289,26 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
       expect(page.data.map((c: any) => c.name)).toEqual(own.map((c) => c.name).reverse());
       // A suite's count = its own cases + its children's counts.
       const children = suites.filter((s: any) => s.parent_number === number);
-      expect((byNumber.get(number) as any).tests_count).toBe(page.data.length + children.reduce((sum: number, s: any) => sum + s.tests_count, 0));
+      expect((byNumber.get(number) as any).tests_count).toBe(
+        page.data.length + children.reduce((sum: number, s: any) => sum + s.tests_count, 0),
+      );
       all.push(...page.data);
     }
     // The parents (1, 2, 6) hold no cases of their own: everything sits in the leaves and in suite 3.
     expect(all).toHaveLength(10);
     expect(new Set(all.map((c) => c.id)).size).toBe(10);
-    const summary = (c: any) => ({ suite_number: c.suite_number, classname: c.classname, name: c.name, status: c.status, duration_ms: c.duration_ms, attempt_statuses: c.attempts.map((a: any) => a.status) });
+    const summary = (c: any) => ({
+      suite_number: c.suite_number,
+      classname: c.classname,
+      name: c.name,
+      status: c.status,
+      duration_ms: c.duration_ms,
+      attempt_statuses: c.attempts.map((a: any) => a.status),
+    });
     const sortKey = (c: { suite_number: number; name: string }) => `${c.suite_number}|${c.name}`;
-    expect(all.map(summary).sort((a, b) => sortKey(a).localeCompare(sortKey(b)))).toEqual([...expectedCases].sort((a, b) => sortKey(a).localeCompare(sortKey(b))));
+    expect(all.map(summary).sort((a, b) => sortKey(a).localeCompare(sortKey(b)))).toEqual(
+      [...expectedCases].sort((a, b) => sortKey(a).localeCompare(sortKey(b))),
+    );
     // Ids follow document order (run-wide).
     const idsInDocumentOrder = expectedCases.map((e) => all.find((c) => c.suite_number === e.suite_number && c.name === e.name)!.id);
     const inSuiteOrder = (suiteNumber: number) => idsInDocumentOrder.filter((_, i) => expectedCases[i]!.suite_number === suiteNumber);
@@ -298,7 +321,14 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
     const repo = (await list(casesPath(projectId, 1, 7), org.apiKey)).data;
     const parse = (await list(casesPath(projectId, 1, 4), org.apiKey)).data;
     const byName = (items: any[], name: string) => items.find((c) => c.name === name);
-    const common = { project_id: projectId, test_run_number: 1, attempts: [], quarantined: false, system_err: null, test_id: expect.stringMatching(/^[0-9a-f-]{36}$/) };
+    const common = {
+      project_id: projectId,
+      test_run_number: 1,
+      attempts: [],
+      quarantined: false,
+      system_err: null,
+      test_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    };
     const urlOf = (c: any) => `${WEB_APP_URL}/projects/${projectId}/runs/1#case-${c.id}`;
 
     const subtract = byName(money, "testSubtract");
@@ -312,9 +342,11 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
       status: "failed",
       duration_ms: 3,
       failure_type: "PHPUnit\\Framework\\ExpectationFailedException",
-      failure_message: "App\\Tests\\Unit\\MoneyTest::testSubtract\nFailed asserting that 899 matches expected 900.\n\n/home/runner/work/shop/shop/tests/Unit/MoneyTest.php:27",
+      failure_message:
+        "App\\Tests\\Unit\\MoneyTest::testSubtract\nFailed asserting that 899 matches expected 900.\n\n/home/runner/work/shop/shop/tests/Unit/MoneyTest.php:27",
       // No message attribute: the text is the message and the text.
-      failure_text: "App\\Tests\\Unit\\MoneyTest::testSubtract\nFailed asserting that 899 matches expected 900.\n\n/home/runner/work/shop/shop/tests/Unit/MoneyTest.php:27",
+      failure_text:
+        "App\\Tests\\Unit\\MoneyTest::testSubtract\nFailed asserting that 899 matches expected 900.\n\n/home/runner/work/shop/shop/tests/Unit/MoneyTest.php:27",
       system_out: null,
       url: urlOf(subtract),
     });
@@ -398,7 +430,11 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
     expect(await statusesIn(3, "errored")).toEqual([]);
     expect(await statusesIn(7, "errored")).toEqual(["testFindByCustomer"]);
     expect(await statusesIn(7, "skipped")).toEqual(["testSaveAssignsId"]);
-    expect(await statusesIn(4, "passed")).toEqual(['testParse with data set "thousands separator"', "testParse with data set #1", "testParse with data set #0"]);
+    expect(await statusesIn(4, "passed")).toEqual([
+      'testParse with data set "thousands separator"',
+      "testParse with data set #1",
+      "testParse with data set #0",
+    ]);
     // A parent with no cases of its own has none in any status either.
     for (const status of CASE_STATUSES) expect(await statusesIn(1, status)).toEqual([]);
   });
@@ -457,13 +493,26 @@ describe("surefire-rerun.xml (retries) uploaded and read back", () => {
   });
 
   it("cases with their attempts, oldest first; a flaky case is passed with its failed attempts", async () => {
-    expect(cases.map((c) => c.name)).toEqual(["handlesEmptyQuery", "reindexesAfterSchemaChange", "bulkDeletes", "searchesByPrefix", "indexesDocument", "connectsToCluster"]);
+    expect(cases.map((c) => c.name)).toEqual([
+      "handlesEmptyQuery",
+      "reindexesAfterSchemaChange",
+      "bulkDeletes",
+      "searchesByPrefix",
+      "indexesDocument",
+      "connectsToCluster",
+    ]);
     expectStrictlyDescending(cases.map((c) => c.id));
     for (const c of cases) expectCaseTypes(c, projectId, 2);
     const byName = (name: string) => cases.find((c) => c.name === name);
     for (const expected of EXPECTED["surefire-rerun.xml"]!.cases) {
       const c = byName(expected.name);
-      expect(c).toMatchObject({ suite_number: 1, classname: expected.classname, status: expected.status, duration_ms: expected.duration_ms, file: null });
+      expect(c).toMatchObject({
+        suite_number: 1,
+        classname: expected.classname,
+        status: expected.status,
+        duration_ms: expected.duration_ms,
+        file: null,
+      });
       expect(c.attempts.map((a: any) => a.status)).toEqual(expected.attempt_statuses);
     }
 
@@ -533,7 +582,8 @@ describe("surefire-rerun.xml (retries) uploaded and read back", () => {
   });
 
   it("status filter: passed includes the cases that passed on retry", async () => {
-    const names = async (status: string) => (await list(`${casesPath(projectId, 2, 1)}?status=${status}`, org.apiKey)).data.map((c: any) => c.name);
+    const names = async (status: string) =>
+      (await list(`${casesPath(projectId, 2, 1)}?status=${status}`, org.apiKey)).data.map((c: any) => c.name);
     expect(await names("passed")).toEqual(["handlesEmptyQuery", "searchesByPrefix", "indexesDocument", "connectsToCluster"]);
     expect(await names("failed")).toEqual(["bulkDeletes"]);
     expect(await names("errored")).toEqual(["reindexesAfterSchemaChange"]);
@@ -562,7 +612,13 @@ describe("surefire-rerun.xml (retries) uploaded and read back", () => {
 function reportWith(result: "tests_passed" | "tests_failed" | "tests_errored" | null, cases = 1): Report {
   const status = result === "tests_failed" ? "failed" : result === "tests_errored" ? "errored" : "passed";
   return {
-    suites: [{ name: "s", durationMs: 10, cases: Array.from({ length: cases }, (_, i) => ({ name: `c${i}`, status: i === 0 ? status : ("passed" as const), durationMs: 1 })) }],
+    suites: [
+      {
+        name: "s",
+        durationMs: 10,
+        cases: Array.from({ length: cases }, (_, i) => ({ name: `c${i}`, status: i === 0 ? status : ("passed" as const), durationMs: 1 })),
+      },
+    ],
   };
 }
 
@@ -612,7 +668,12 @@ describe("GET /projects/:id/test_runs filters", () => {
       .join("&");
   const expectedFor = (f: Filters) =>
     runs
-      .filter((r) => (f.branch === undefined || r.branch === f.branch) && (f.result === undefined || r.result === f.result) && (f.status === undefined || r.status === f.status))
+      .filter(
+        (r) =>
+          (f.branch === undefined || r.branch === f.branch) &&
+          (f.result === undefined || r.result === f.result) &&
+          (f.status === undefined || r.status === f.status),
+      )
       .map((r) => r.number)
       .reverse();
   const pathOf = (f: Filters) => {
@@ -661,8 +722,11 @@ describe("GET /projects/:id/test_runs filters", () => {
       }
     }
     const { items } = await collectAll(h, pathOf({ status }), org.apiKey, 100);
-    if (status === "pending") for (const r of items) expect(r).toMatchObject({ result: null, processed_at: null, failure_reason: null, duration_ms: null, tests_count: 0 });
-    if (status === "failed") for (const r of items) expect(r).toMatchObject({ result: null, failure_reason: "could not parse the report", tests_count: 0 });
+    if (status === "pending")
+      for (const r of items)
+        expect(r).toMatchObject({ result: null, processed_at: null, failure_reason: null, duration_ms: null, tests_count: 0 });
+    if (status === "failed")
+      for (const r of items) expect(r).toMatchObject({ result: null, failure_reason: "could not parse the report", tests_count: 0 });
   });
 
   it("every combination of branch × result × status (absent included)", async () => {
@@ -674,7 +738,10 @@ describe("GET /projects/:id/test_runs filters", () => {
           const expected = expectedFor(f);
           if (expected.length > 0) nonEmpty++;
           const page = await list(`${pathOf(f)}${queryOf(f) ? "&" : "?"}limit=100`, org.apiKey);
-          expect(page.data.map((r: any) => r.number), JSON.stringify(f)).toEqual(expected);
+          expect(
+            page.data.map((r: any) => r.number),
+            JSON.stringify(f),
+          ).toEqual(expected);
         }
       }
       h.clock.advance(60_000); // keep well inside the rate limit
@@ -693,14 +760,18 @@ describe("GET /projects/:id/test_runs filters", () => {
       const expected = expectedFor(f);
       expect(expected.length, JSON.stringify(f)).toBeGreaterThan(0);
       const { items, pages } = await collectAll(h, pathOf(f), org.apiKey, 1);
-      expect(items.map((r) => r.number), JSON.stringify(f)).toEqual(expected);
+      expect(
+        items.map((r) => r.number),
+        JSON.stringify(f),
+      ).toEqual(expected);
       expect(pages).toBe(expected.length);
     }
   });
 
   it("a result filter never returns pending or failed runs; result with status pending or failed is empty", async () => {
     for (const result of RESULTS) {
-      for (const status of ["pending", "failed"]) expect((await list(`${runsPath(projectId)}?result=${result}&status=${status}`, org.apiKey)).data).toEqual([]);
+      for (const status of ["pending", "failed"])
+        expect((await list(`${runsPath(projectId)}?result=${result}&status=${status}`, org.apiKey)).data).toEqual([]);
     }
   });
 
@@ -732,7 +803,11 @@ describe("GET /projects/:id/test_runs order and full traversal", () => {
     for (let n = 1; n <= COUNT; n++) {
       if (!sharesPrevious(n)) h.clock.advance(n % 2 === 0 ? 1 : 1000); // 1 ms apart too: millisecond precision
       const outcome = n % 9 === 0 ? "pending" : n % 11 === 0 ? "failed" : "processed";
-      const run = await h.newRun(project.id, { meta: { branch: n % 2 ? "main" : "dev" }, outcome, report: reportWith(n % 3 ? "tests_passed" : "tests_failed") });
+      const run = await h.newRun(project.id, {
+        meta: { branch: n % 2 ? "main" : "dev" },
+        outcome,
+        report: reportWith(n % 3 ? "tests_passed" : "tests_failed"),
+      });
       expect(run.number).toBe(n);
     }
     expectedNumbers = Array.from({ length: COUNT }, (_, i) => COUNT - i);
@@ -800,7 +875,9 @@ describe("GET /projects/:id/test_runs order and full traversal", () => {
     const pending = await collectAll(h, `${runsPath(projectId)}?status=pending`, org.apiKey, 1);
     expect(pending.items.map((r) => r.number)).toEqual(expectedNumbers.filter((n) => n % 9 === 0));
     const failedResult = await collectAll(h, `${runsPath(projectId)}?result=tests_failed&branch=dev`, org.apiKey, 2);
-    expect(failedResult.items.map((r) => r.number)).toEqual(expectedNumbers.filter((n) => n % 9 !== 0 && n % 11 !== 0 && n % 3 === 0 && n % 2 === 0));
+    expect(failedResult.items.map((r) => r.number)).toEqual(
+      expectedNumbers.filter((n) => n % 9 !== 0 && n % 11 !== 0 && n % 3 === 0 && n % 2 === 0),
+    );
   });
 
   it("30 runs all sharing one created_at traverse without gaps or duplicates at limits 1, 4, 7", async () => {
@@ -836,7 +913,10 @@ describe("GET /projects/:id/test_runs order and full traversal", () => {
   it("a project without runs lists none", async () => {
     const { project } = await h.newProject(org.organizationId, "Empty");
     expect(await list(runsPath(project.id), org.apiKey)).toEqual({ data: [], pagination: { next_cursor: null, has_more: false } });
-    expect(await list(`${runsPath(project.id)}?status=pending&branch=main`, org.apiKey)).toEqual({ data: [], pagination: { next_cursor: null, has_more: false } });
+    expect(await list(`${runsPath(project.id)}?status=pending&branch=main`, org.apiKey)).toEqual({
+      data: [],
+      pagination: { next_cursor: null, has_more: false },
+    });
   });
 });
 
@@ -865,7 +945,12 @@ describe("suites and cases traversal", () => {
       }));
       suites.push({ number: me, parent, name, own });
       const children = depth === 0 ? 2 : depth === 1 ? 3 : 0;
-      return { name, durationMs: 100 + me, cases: own, suites: Array.from({ length: children }, (_, i) => build(`${name}.${i + 1}`, me, depth + 1, depth === 1 ? 2 : 1)) };
+      return {
+        name,
+        durationMs: 100 + me,
+        cases: own,
+        suites: Array.from({ length: children }, (_, i) => build(`${name}.${i + 1}`, me, depth + 1, depth === 1 ? 2 : 1)),
+      };
     };
     const report: Report = { suites: Array.from({ length: 5 }, (_, i) => build(`top${i + 1}`, null, 0, i === 0 ? BIG : 1)) };
     await h.newRun(project.id, { report });
@@ -895,7 +980,13 @@ describe("suites and cases traversal", () => {
     for (const s of items) {
       expectSuiteTypes(s);
       const built = suites.find((x) => x.number === s.number)!;
-      expect(s).toEqual({ number: built.number, parent_number: built.parent, name: built.name, duration_ms: 100 + built.number, ...countsOf(built.number) });
+      expect(s).toEqual({
+        number: built.number,
+        parent_number: built.parent,
+        name: built.name,
+        duration_ms: 100 + built.number,
+        ...countsOf(built.number),
+      });
     }
   });
 
@@ -931,7 +1022,10 @@ describe("suites and cases traversal", () => {
       const page = await list(`${casesPath(projectId, 1, 1)}?limit=${limit}`, org.apiKey);
       expect(page.data).toHaveLength(100);
       expect(page.pagination.has_more).toBe(true);
-      const rest = await list(`${casesPath(projectId, 1, 1)}?limit=${limit}&cursor=${encodeURIComponent(page.pagination.next_cursor!)}`, org.apiKey);
+      const rest = await list(
+        `${casesPath(projectId, 1, 1)}?limit=${limit}&cursor=${encodeURIComponent(page.pagination.next_cursor!)}`,
+        org.apiKey,
+      );
       expect(rest.data).toHaveLength(BIG - 100);
       expect(rest.pagination).toEqual({ next_cursor: null, has_more: false });
     }
@@ -939,7 +1033,10 @@ describe("suites and cases traversal", () => {
 
   it.each(CASE_STATUSES)("test_cases?status=%s traverses only that status (limits 1, 4, 100)", async (status) => {
     h.clock.advance(60_000);
-    const expected = suites[0]!.own.filter((c) => c.status === status).map((c) => c.name).reverse();
+    const expected = suites[0]!.own
+      .filter((c) => c.status === status)
+      .map((c) => c.name)
+      .reverse();
     expect(expected.length).toBeGreaterThan(10);
     for (const limit of [1, 4, 100]) {
       const { items, pages } = await collectAll(h, `${casesPath(projectId, 1, 1)}?status=${status}`, org.apiKey, limit);
@@ -953,18 +1050,41 @@ describe("suites and cases traversal", () => {
     h.clock.advance(60_000);
     for (const built of suites.slice(1)) {
       const page = await list(casesPath(projectId, 1, built.number), org.apiKey);
-      expect(page.data.map((c: any) => c.name), built.name).toEqual(built.own.map((c) => c.name).reverse());
+      expect(
+        page.data.map((c: any) => c.name),
+        built.name,
+      ).toEqual(built.own.map((c) => c.name).reverse());
       for (const c of page.data) expect(c.suite_number).toBe(built.number);
     }
     const failed = (await list(`${casesPath(projectId, 1, 1)}?status=failed&limit=1`, org.apiKey)).data[0];
     const i = Number(/case (\d+)$/.exec(failed.name)![1]) - 1;
-    expect(failed).toMatchObject({ classname: "top1", file: null, status: "failed", duration_ms: i, failure_type: null, failure_message: `boom ${i + 1}`, attempts: [], system_out: null, system_err: null });
+    expect(failed).toMatchObject({
+      classname: "top1",
+      file: null,
+      status: "failed",
+      duration_ms: i,
+      failure_type: null,
+      failure_message: `boom ${i + 1}`,
+      attempts: [],
+      system_out: null,
+      system_err: null,
+    });
     expect(await getOk(`/api/v1/test_cases/${failed.id}`, org.apiKey)).toEqual(failed);
   });
 
   it("another run's suites and cases are its own", async () => {
     expect((await list(suitesPath(projectId, 2), org.apiKey)).data).toEqual([
-      { number: 1, parent_number: null, name: "run2", duration_ms: null, tests_count: 1, passed_count: 0, failed_count: 1, errored_count: 0, skipped_count: 0 },
+      {
+        number: 1,
+        parent_number: null,
+        name: "run2",
+        duration_ms: null,
+        tests_count: 1,
+        passed_count: 0,
+        failed_count: 1,
+        errored_count: 0,
+        skipped_count: 0,
+      },
     ]);
     const cases = (await list(casesPath(projectId, 2, 1), org.apiKey)).data;
     expect(cases.map((c: any) => [c.name, c.test_run_number, c.suite_number, c.status])).toEqual([["x", 2, 1, "failed"]]);
@@ -975,11 +1095,18 @@ describe("suites and cases traversal", () => {
     const pending = await h.newRun(projectId, { outcome: "pending" });
     const failed = await h.newRun(projectId, { outcome: "failed" });
     for (const run of [pending, failed]) {
-      expect(await list(suitesPath(projectId, run.number), org.apiKey)).toEqual({ data: [], pagination: { next_cursor: null, has_more: false } });
+      expect(await list(suitesPath(projectId, run.number), org.apiKey)).toEqual({
+        data: [],
+        pagination: { next_cursor: null, has_more: false },
+      });
     }
     const got = await getOk(`${runsPath(projectId)}/${pending.number}`, org.apiKey);
     expectRunTypes(got);
     expect(got).toMatchObject({ status: "pending", result: null, processed_at: null, duration_ms: null, tests_count: 0 });
-    expect(await getOk(`${runsPath(projectId)}/${failed.number}`, org.apiKey)).toMatchObject({ status: "failed", failure_reason: "could not parse the report", result: null });
+    expect(await getOk(`${runsPath(projectId)}/${failed.number}`, org.apiKey)).toMatchObject({
+      status: "failed",
+      failure_reason: "could not parse the report",
+      result: null,
+    });
   });
 });

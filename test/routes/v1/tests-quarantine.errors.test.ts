@@ -52,13 +52,19 @@ describe("422 validation_failed with details per field", () => {
       expect(await rejected({ reason, duration: "1d" })).toEqual([{ field: "reason", message: "can't be blank" }]);
     }
     expect(await rejected({ reason: 42, duration: "1d" })).toEqual([{ field: "reason", message: "must be a string" }]);
-    expect(await rejected({ reason: "x".repeat(1_001), duration: "1d" })).toEqual([{ field: "reason", message: "is too long (maximum is 1000 characters)" }]);
-    expect(await rejected({ reason: "a\u0000b", duration: "1d" })).toEqual([{ field: "reason", message: "must not contain NUL characters" }]);
+    expect(await rejected({ reason: "x".repeat(1_001), duration: "1d" })).toEqual([
+      { field: "reason", message: "is too long (maximum is 1000 characters)" },
+    ]);
+    expect(await rejected({ reason: "a\u0000b", duration: "1d" })).toEqual([
+      { field: "reason", message: "must not contain NUL characters" },
+    ]);
   });
 
   it("neither or both of expires_at and duration: a detail on duration", async () => {
     for (const body of [{ reason: "r" }, { reason: "r", expires_at: null, duration: null }]) {
-      expect(await rejected(body)).toEqual([{ field: "duration", message: `is required unless expires_at is given: one of ${DURATION_NAMES}` }]);
+      expect(await rejected(body)).toEqual([
+        { field: "duration", message: `is required unless expires_at is given: one of ${DURATION_NAMES}` },
+      ]);
     }
     expect(await rejected({ reason: "r", duration: "1d", expires_at: iso(now() + DAY) })).toEqual([
       { field: "duration", message: "can't be given with expires_at: give one of the two" },
@@ -77,7 +83,9 @@ describe("422 validation_failed with details per field", () => {
       expect(await rejected({ reason: "r", duration })).toEqual([{ field: "duration", message: `must be one of ${DURATION_NAMES}` }]);
     }
     // An invalid duration with expires_at: the one detail on duration is about its value.
-    expect(await rejected({ reason: "r", duration: "2d", expires_at: iso(now() + DAY) })).toEqual([{ field: "duration", message: `must be one of ${DURATION_NAMES}` }]);
+    expect(await rejected({ reason: "r", duration: "2d", expires_at: iso(now() + DAY) })).toEqual([
+      { field: "duration", message: `must be one of ${DURATION_NAMES}` },
+    ]);
   });
 
   it("expires_at: an ISO 8601 date-time with a time zone, in the future, at most 90 days ahead", async () => {
@@ -85,9 +93,13 @@ describe("422 validation_failed with details per field", () => {
     for (const expiresAt of ["tomorrow", "2030-01-01", "2030-01-01T00:00:00", "2030-13-01T00:00:00Z", 1_900_000_000_000, ""]) {
       expect(await rejected({ reason: "r", expires_at: expiresAt }), String(expiresAt)).toEqual(shape);
     }
-    expect(await rejected({ reason: "r", expires_at: iso(now() - 1) })).toEqual([{ field: "expires_at", message: "must be in the future" }]);
+    expect(await rejected({ reason: "r", expires_at: iso(now() - 1) })).toEqual([
+      { field: "expires_at", message: "must be in the future" },
+    ]);
     expect(await rejected({ reason: "r", expires_at: iso(now()) })).toEqual([{ field: "expires_at", message: "must be in the future" }]);
-    expect(await rejected({ reason: "r", expires_at: iso(now() + 90 * DAY + 1) })).toEqual([{ field: "expires_at", message: "must be at most 90 days ahead" }]);
+    expect(await rejected({ reason: "r", expires_at: iso(now() + 90 * DAY + 1) })).toEqual([
+      { field: "expires_at", message: "must be at most 90 days ahead" },
+    ]);
   });
 
   it("owner: an e-mail address or a @org/team handle", async () => {
@@ -102,10 +114,22 @@ describe("422 validation_failed with details per field", () => {
   });
 
   it("issue_url: an http or https URL", async () => {
-    for (const url of ["not a url", "ftp://example.com/1", "javascript:alert(1)", "mailto:dev@example.com", "//example.com/1", "https://", ""]) {
-      expect(await rejected({ reason: "r", duration: "1d", issue_url: url }), url).toEqual([{ field: "issue_url", message: "must be an http or https URL" }]);
+    for (const url of [
+      "not a url",
+      "ftp://example.com/1",
+      "javascript:alert(1)",
+      "mailto:dev@example.com",
+      "//example.com/1",
+      "https://",
+      "",
+    ]) {
+      expect(await rejected({ reason: "r", duration: "1d", issue_url: url }), url).toEqual([
+        { field: "issue_url", message: "must be an http or https URL" },
+      ]);
     }
-    expect(await rejected({ reason: "r", duration: "1d", issue_url: ["https://example.com"] })).toEqual([{ field: "issue_url", message: "must be a string or null" }]);
+    expect(await rejected({ reason: "r", duration: "1d", issue_url: ["https://example.com"] })).toEqual([
+      { field: "issue_url", message: "must be a string or null" },
+    ]);
     expect(await rejected({ reason: "r", duration: "1d", issue_url: `https://example.com/${"a".repeat(2_048)}` })).toEqual([
       { field: "issue_url", message: "is too long (maximum is 2048 characters)" },
     ]);
@@ -125,7 +149,11 @@ describe("422 validation_failed with details per field", () => {
 describe("400 for bodies that are not JSON objects", () => {
   it("malformed JSON, an array, a string", async () => {
     for (const rawBody of ["{", "[]", '"reason"']) {
-      const res = await h.call("POST", `/api/v1/tests/${testId}/quarantine`, { key: apiKey, rawBody, headers: { "content-type": "application/json" } });
+      const res = await h.call("POST", `/api/v1/tests/${testId}/quarantine`, {
+        key: apiKey,
+        rawBody,
+        headers: { "content-type": "application/json" },
+      });
       expect(res.status, rawBody).toBe(400);
       expect(res.body.error.code).toBe("invalid_request");
     }
@@ -168,7 +196,10 @@ describe("the quarantined filter", () => {
     for (const value of ["yes", "1", "TRUE", "", "all"]) {
       const res = await h.get(`/api/v1/projects/${projectId}/tests?quarantined=${value}`, apiKey);
       expect(res.status, value).toBe(400);
-      expect(res.body.error).toMatchObject({ code: "invalid_request", details: [{ field: "quarantined", message: "must be one of true, false" }] });
+      expect(res.body.error).toMatchObject({
+        code: "invalid_request",
+        details: [{ field: "quarantined", message: "must be one of true, false" }],
+      });
     }
   });
 

@@ -18,7 +18,18 @@ const DAY = 86_400_000;
 
 type CaseSpec = { name: string; status?: "passed" | "failed" | "errored" | "skipped" };
 const report = (cases: CaseSpec[]): Report => ({
-  suites: [{ name: "suite", cases: cases.map((c) => ({ name: c.name, classname: "pkg.Tests", status: c.status ?? "passed", durationMs: 10, failureMessage: c.status === "failed" ? "boom" : null })) }],
+  suites: [
+    {
+      name: "suite",
+      cases: cases.map((c) => ({
+        name: c.name,
+        classname: "pkg.Tests",
+        status: c.status ?? "passed",
+        durationMs: 10,
+        failureMessage: c.status === "failed" ? "boom" : null,
+      })),
+    },
+  ],
 });
 
 async function run(projectId: string, cases: CaseSpec[]) {
@@ -30,7 +41,10 @@ async function run(projectId: string, cases: CaseSpec[]) {
 async function projectWithTests(names: string[]) {
   const { organization, apiKey } = await h.newOrganization();
   const { project } = await h.newProject(organization.id);
-  await run(project.id, names.map((name) => ({ name })));
+  await run(
+    project.id,
+    names.map((name) => ({ name })),
+  );
   const list = (await h.get(`/api/v1/projects/${project.id}/tests?sort=name&limit=100`, apiKey)).body.data;
   const ids = Object.fromEntries(list.map((t: any) => [t.name, t.id])) as Record<string, string>;
   return { apiKey, projectId: project.id as string, ids };
@@ -43,7 +57,12 @@ describe("POST /tests/:id/quarantine", () => {
   it("with a duration: the test is quarantined from now for that long, and reads so everywhere", async () => {
     const { apiKey, projectId, ids } = await projectWithTests(["a", "b"]);
     const now = h.clock.now().getTime();
-    const res = await quarantine(apiKey, ids.a!, { reason: "Times out on ARM runners", duration: "7d", owner: "@acme/checkout", issue_url: "https://github.com/acme/shop/issues/42" });
+    const res = await quarantine(apiKey, ids.a!, {
+      reason: "Times out on ARM runners",
+      duration: "7d",
+      owner: "@acme/checkout",
+      issue_url: "https://github.com/acme/shop/issues/42",
+    });
     expect(res.status, res.text).toBe(200);
     const expected = {
       quarantined: true,
@@ -68,7 +87,13 @@ describe("POST /tests/:id/quarantine", () => {
   it("every duration; an expires_at with an offset is kept to the millisecond, in UTC; up to exactly 90 days ahead", async () => {
     const { apiKey, ids } = await projectWithTests(["a"]);
     const now = h.clock.now().getTime();
-    for (const [duration, days] of [["1d", 1], ["7d", 7], ["14d", 14], ["30d", 30], ["90d", 90]] as const) {
+    for (const [duration, days] of [
+      ["1d", 1],
+      ["7d", 7],
+      ["14d", 14],
+      ["30d", 30],
+      ["90d", 90],
+    ] as const) {
       const res = await quarantine(apiKey, ids.a!, { reason: "r", duration });
       expect(res.status, res.text).toBe(200);
       expect(res.body.quarantine.expires_at).toBe(iso(now + days * DAY));
@@ -91,7 +116,14 @@ describe("POST /tests/:id/quarantine", () => {
     const now = h.clock.now().getTime();
     const res = await quarantine(apiKey, ids.a!, { reason: "r", duration: "1d", expires_at: null, owner: null, issue_url: null });
     expect(res.status, res.text).toBe(200);
-    expect(res.body.quarantine).toEqual({ reason: "r", owner: null, issue_url: null, created_at: iso(now), expires_at: iso(now + DAY), source: "manual" });
+    expect(res.body.quarantine).toEqual({
+      reason: "r",
+      owner: null,
+      issue_url: null,
+      created_at: iso(now),
+      expires_at: iso(now + DAY),
+      source: "manual",
+    });
     const byDate = await quarantine(apiKey, ids.a!, { reason: "r", duration: null, expires_at: iso(now + 2 * DAY) });
     expect(byDate.status, byDate.text).toBe(200);
     expect(byDate.body.quarantine.expires_at).toBe(iso(now + 2 * DAY));
@@ -108,14 +140,26 @@ describe("POST /tests/:id/quarantine", () => {
 
   it("quarantining a quarantined test replaces its quarantine whole", async () => {
     const { apiKey, ids } = await projectWithTests(["a"]);
-    const first = await quarantine(apiKey, ids.a!, { reason: "first", duration: "30d", owner: "dev@example.com", issue_url: "http://issues.example.com/1" });
+    const first = await quarantine(apiKey, ids.a!, {
+      reason: "first",
+      duration: "30d",
+      owner: "dev@example.com",
+      issue_url: "http://issues.example.com/1",
+    });
     expect(first.status).toBe(200);
     h.clock.advance(3_600_000);
     const now = h.clock.now().getTime();
     const second = await quarantine(apiKey, ids.a!, { reason: "second", duration: "1d" });
     expect(second.status).toBe(200);
     // Nothing of the first is kept: no owner, no issue, a new start and a shorter end.
-    expect(second.body.quarantine).toEqual({ reason: "second", owner: null, issue_url: null, created_at: iso(now), expires_at: iso(now + DAY), source: "manual" });
+    expect(second.body.quarantine).toEqual({
+      reason: "second",
+      owner: null,
+      issue_url: null,
+      created_at: iso(now),
+      expires_at: iso(now + DAY),
+      source: "manual",
+    });
   });
 });
 
@@ -211,13 +255,19 @@ describe("run processing", () => {
 
     // An errored quarantined case counts too; a passing one is flagged but not counted.
     await quarantine(apiKey, ids.broken!, { reason: "r", duration: "1d" });
-    const second = await run(projectId, [{ name: "q", status: "passed" }, { name: "broken", status: "errored" }]);
+    const second = await run(projectId, [
+      { name: "q", status: "passed" },
+      { name: "broken", status: "errored" },
+    ]);
     expect((await h.get(`/api/v1/projects/${projectId}/test_runs/${second.number}`, apiKey)).body.quarantined_failures_count).toBe(1);
 
     // After the quarantine ends, cases are no longer flagged; the earlier ones keep their flag.
     h.clock.advance(DAY);
     const later = await run(projectId, [{ name: "q", status: "failed" }]);
-    expect((await h.get(`/api/v1/projects/${projectId}/test_runs/${later.number}`, apiKey)).body).toMatchObject({ result: "tests_failed", quarantined_failures_count: 0 });
+    expect((await h.get(`/api/v1/projects/${projectId}/test_runs/${later.number}`, apiKey)).body).toMatchObject({
+      result: "tests_failed",
+      quarantined_failures_count: 0,
+    });
     const latest = (await h.get(`/api/v1/tests/${ids.q}/executions`, apiKey)).body.data;
     expect(latest.map((e: any) => e.quarantined)).toEqual([false, true, true, false]);
   });

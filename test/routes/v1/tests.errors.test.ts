@@ -42,7 +42,12 @@ describe("404 for unknown, malformed and other organizations' ids (security)", (
       expect(foreign.body).toEqual(notFound);
     }
     for (const id of ["00000000-0000-4000-8000-000000000000", "not-a-uuid", "1"]) {
-      for (const path of [`/api/v1/projects/${id}/tests`, `/api/v1/tests/${id}`, `/api/v1/tests/${id}/executions`, `/api/v1/tests/${id}/health_transitions`]) {
+      for (const path of [
+        `/api/v1/projects/${id}/tests`,
+        `/api/v1/tests/${id}`,
+        `/api/v1/tests/${id}/executions`,
+        `/api/v1/tests/${id}/health_transitions`,
+      ]) {
         const res = await h.get(path, apiKey);
         expect(res.status, path).toBe(404);
         expect(res.body).toEqual(notFound);

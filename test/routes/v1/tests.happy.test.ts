@@ -13,7 +13,14 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-type CaseSpec = { name: string; classname?: string | null; file?: string | null; status?: "passed" | "failed" | "errored" | "skipped"; durationMs?: number; attempts?: ("passed" | "failed")[] };
+type CaseSpec = {
+  name: string;
+  classname?: string | null;
+  file?: string | null;
+  status?: "passed" | "failed" | "errored" | "skipped";
+  durationMs?: number;
+  attempts?: ("passed" | "failed")[];
+};
 const report = (cases: CaseSpec[], suite = "suite"): Report => ({
   suites: [
     {
@@ -39,7 +46,10 @@ async function project() {
 
 async function run(projectId: string, cases: CaseSpec[], meta: { branch?: string; commitSha?: string } = {}, suite?: string) {
   h.clock.advance(60_000);
-  return h.newRun(projectId, { meta: { branch: meta.branch ?? "main", commitSha: meta.commitSha ?? `sha-${Math.random().toString(16).slice(2)}` }, report: report(cases, suite) });
+  return h.newRun(projectId, {
+    meta: { branch: meta.branch ?? "main", commitSha: meta.commitSha ?? `sha-${Math.random().toString(16).slice(2)}` },
+    report: report(cases, suite),
+  });
 }
 
 const listTests = async (apiKey: string, projectId: string, query = "") => {
@@ -52,12 +62,29 @@ describe("test identity", () => {
   it("the same classname and name are one test across runs and suites; the file stands in for a missing classname; the suite is not part of it", async () => {
     const { apiKey, projectId } = await project();
     await run(projectId, [{ name: "adds" }, { name: "adds", classname: null, file: "math.test.js" }], {}, "Suite A");
-    await run(projectId, [{ name: "adds" }, { name: "adds", classname: null, file: "math.test.js" }, { name: "adds", classname: null, file: "other.test.js" }], {}, "Suite B");
+    await run(
+      projectId,
+      [{ name: "adds" }, { name: "adds", classname: null, file: "math.test.js" }, { name: "adds", classname: null, file: "other.test.js" }],
+      {},
+      "Suite B",
+    );
     const body = await listTests(apiKey, projectId, "sort=name");
     expect(body.data).toHaveLength(3);
     const withClass = body.data.find((t: any) => t.classname === "pkg.Tests");
-    expect(withClass).toMatchObject({ name: "adds", file: null, suite: "Suite B", executions_count: 2, health: "healthy", last_status: "passed" });
-    expect(body.data.filter((t: any) => t.classname === null).map((t: any) => [t.file, t.executions_count]).sort()).toEqual([
+    expect(withClass).toMatchObject({
+      name: "adds",
+      file: null,
+      suite: "Suite B",
+      executions_count: 2,
+      health: "healthy",
+      last_status: "passed",
+    });
+    expect(
+      body.data
+        .filter((t: any) => t.classname === null)
+        .map((t: any) => [t.file, t.executions_count])
+        .sort(),
+    ).toEqual([
       ["math.test.js", 2],
       ["other.test.js", 1],
     ]);
@@ -80,7 +107,10 @@ function logNormalQuantiles(durations: number[]) {
   const logs = durations.map((ms) => Math.log(1 + ms));
   const mean = logs.reduce((a, b) => a + b, 0) / logs.length;
   const variance = logs.reduce((a, b) => a + (b - mean) ** 2, 0) / logs.length;
-  return { duration_p50_ms: Math.round(Math.exp(mean) - 1), duration_p95_ms: Math.round(Math.exp(mean + 1.6448536 * Math.sqrt(variance)) - 1) };
+  return {
+    duration_p50_ms: Math.round(Math.exp(mean) - 1),
+    duration_p95_ms: Math.round(Math.exp(mean + 1.6448536 * Math.sqrt(variance)) - 1),
+  };
 }
 
 describe("per-test state", () => {
@@ -126,13 +156,20 @@ describe("per-test state", () => {
 describe("health", () => {
   it("a pass and a failure on one commit make a test flaky at that run, retries included; the project counts it", async () => {
     const { apiKey, projectId } = await project();
-    await run(projectId, [{ name: "retried", status: "passed", attempts: ["failed"] }, { name: "steady", status: "passed" }]);
+    await run(projectId, [
+      { name: "retried", status: "passed", attempts: ["failed"] },
+      { name: "steady", status: "passed" },
+    ]);
     await run(projectId, [{ name: "cross", status: "passed" }], { commitSha: "abc123" });
     await run(projectId, [{ name: "cross", status: "failed" }], { commitSha: "abc123", branch: "retry-branch" });
     const flaky = await listTests(apiKey, projectId, "health=flaky&sort=name");
     expect(flaky.data.map((t: any) => t.name)).toEqual(["cross", "retried"]);
     expect((await listTests(apiKey, projectId, "health=healthy")).data.map((t: any) => t.name)).toEqual(["steady"]);
-    expect((await h.get(`/api/v1/projects/${projectId}`, apiKey)).body).toMatchObject({ tests_count: 3, flaky_tests_count: 2, broken_tests_count: 0 });
+    expect((await h.get(`/api/v1/projects/${projectId}`, apiKey)).body).toMatchObject({
+      tests_count: 3,
+      flaky_tests_count: 2,
+      broken_tests_count: 0,
+    });
 
     const cross = flaky.data[0];
     const transitions = await h.get(`/api/v1/tests/${cross.id}/health_transitions`, apiKey);
@@ -144,7 +181,13 @@ describe("health", () => {
         from: "healthy",
         to: "flaky",
         reason: expect.stringContaining("abc123"),
-        test_run: { number: 3, branch: "retry-branch", commit_sha: "abc123", created_at: expect.any(String), url: `${WEB_APP_URL}/projects/${projectId}/runs/3` },
+        test_run: {
+          number: 3,
+          branch: "retry-branch",
+          commit_sha: "abc123",
+          created_at: expect.any(String),
+          url: `${WEB_APP_URL}/projects/${projectId}/runs/3`,
+        },
         created_at: cross.health_changed_at,
       },
     ]);
@@ -175,10 +218,21 @@ describe("health", () => {
     for (const failing of [5, 4]) {
       const { apiKey, projectId } = await project();
       const names = Array.from({ length: 8 }, (_, i) => `t${i}`);
-      await run(projectId, names.map((name) => ({ name })));
+      await run(
+        projectId,
+        names.map((name) => ({ name })),
+      );
       // One run of commit "blip" fails `failing` tests at once; its re-run passes them all.
-      await run(projectId, names.map((name, i) => ({ name, status: i < failing ? "failed" : "passed" })), { commitSha: "blip" });
-      await run(projectId, names.map((name) => ({ name })), { commitSha: "blip" });
+      await run(
+        projectId,
+        names.map((name, i) => ({ name, status: i < failing ? "failed" : "passed" })),
+        { commitSha: "blip" },
+      );
+      await run(
+        projectId,
+        names.map((name) => ({ name })),
+        { commitSha: "blip" },
+      );
       const flaky = (await listTests(apiKey, projectId, "health=flaky&sort=name")).data.map((t: any) => t.name);
       expect(flaky, `${failing} failing`).toEqual(failing >= 5 ? [] : names.slice(0, failing));
     }
@@ -196,7 +250,10 @@ describe("GET /projects/:id/tests", () => {
       durationMs: (i % 5) * 10,
     }));
     await run(projectId, cases);
-    await run(projectId, cases.map((c, i) => ({ ...c, status: i % 4 === 0 ? "failed" : "passed" })));
+    await run(
+      projectId,
+      cases.map((c, i) => ({ ...c, status: i % 4 === 0 ? "failed" : "passed" })),
+    );
 
     const everyId = (await collectAll(h, `/api/v1/projects/${projectId}/tests?sort=name`, apiKey, 100)).items.map((t: any) => t.id).sort();
     expect(everyId).toHaveLength(23);
@@ -223,9 +280,20 @@ describe("GET /projects/:id/tests", () => {
     const alpha = await collectAll(h, `/api/v1/projects/${projectId}/tests?q=ALPHA.su`, apiKey, 100);
     expect(alpha.items).toHaveLength(12);
     const beta = await collectAll(h, `/api/v1/projects/${projectId}/tests?q=beta_1`, apiKey, 100);
-    expect(beta.items.map((t: any) => t.file).sort()).toEqual(["spec/beta_1.ts", "spec/beta_11.ts", "spec/beta_13.ts", "spec/beta_15.ts", "spec/beta_17.ts", "spec/beta_19.ts"]);
+    expect(beta.items.map((t: any) => t.file).sort()).toEqual([
+      "spec/beta_1.ts",
+      "spec/beta_11.ts",
+      "spec/beta_13.ts",
+      "spec/beta_15.ts",
+      "spec/beta_17.ts",
+      "spec/beta_19.ts",
+    ]);
     expect((await listTests(apiKey, projectId, "q=%25")).data).toEqual([]);
-    expect((await listTests(apiKey, projectId, "q=test_0&sort=name&limit=3")).data.map((t: any) => t.name)).toEqual(["test_00", "test_01", "test_02"]);
+    expect((await listTests(apiKey, projectId, "q=test_0&sort=name&limit=3")).data.map((t: any) => t.name)).toEqual([
+      "test_00",
+      "test_01",
+      "test_02",
+    ]);
   });
 });
 
@@ -242,12 +310,23 @@ describe("GET /tests/:id/executions", () => {
       [2, "failed", "feature", "c2"],
       [1, "passed", "main", "c1"],
     ]);
-    expect(all.data[0]).toMatchObject({ name: "hist", classname: "pkg.Tests", test_id: test.id, test_run_number: 3, test_run: { url: `${WEB_APP_URL}/projects/${projectId}/runs/3` } });
+    expect(all.data[0]).toMatchObject({
+      name: "hist",
+      classname: "pkg.Tests",
+      test_id: test.id,
+      test_run_number: 3,
+      test_run: { url: `${WEB_APP_URL}/projects/${projectId}/runs/3` },
+    });
     const failed = (await h.get(`/api/v1/tests/${test.id}/executions?status=failed`, apiKey)).body.data;
     expect(failed.map((e: any) => e.test_run.number)).toEqual([2]);
     const onMain = (await h.get(`/api/v1/tests/${test.id}/executions?branch=main&limit=1`, apiKey)).body;
     expect(onMain.data.map((e: any) => e.test_run.number)).toEqual([3]);
-    const next = (await h.get(`/api/v1/tests/${test.id}/executions?branch=main&limit=1&cursor=${encodeURIComponent(onMain.pagination.next_cursor)}`, apiKey)).body;
+    const next = (
+      await h.get(
+        `/api/v1/tests/${test.id}/executions?branch=main&limit=1&cursor=${encodeURIComponent(onMain.pagination.next_cursor)}`,
+        apiKey,
+      )
+    ).body;
     expect(next.data.map((e: any) => e.test_run.number)).toEqual([1]);
     expect(next.pagination).toEqual({ next_cursor: null, has_more: false });
   });
@@ -267,7 +346,11 @@ describe("health and the flakiness alert", () => {
           ...["a", "b", "c", "d", "e"].map((name) => ({ name, classname: "Stable", status: "passed" })),
           { name: "wobbles", classname: "Wobbly", status: i % 2 === 0 ? "passed" : "failed", failure_message: i % 2 === 0 ? null : "boom" },
         ];
-        await h.uploadAndWait(uploadToken, { branch: "main", commit_sha: `commit${String(i).padStart(4, "0")}`, suites: [{ name: "s", cases }] });
+        await h.uploadAndWait(uploadToken, {
+          branch: "main",
+          commit_sha: `commit${String(i).padStart(4, "0")}`,
+          suites: [{ name: "s", cases }],
+        });
       }
       const events = (await h.get(`/api/v1/alerts/${alertIds.test_flakiness}/events`, apiKey)).body.data;
       const wobbly = (await h.get(`/api/v1/projects/${project.id}/tests?q=wobbles`, apiKey)).body.data[0];

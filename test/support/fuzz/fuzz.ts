@@ -46,10 +46,19 @@ type Operation = {
 };
 
 /** Every operation of the three documents, each once (the /api/v1 document lists the upload operations too). */
-export async function loadOperations(target: FuzzTarget): Promise<{ operations: Operation[]; errorSchema: JsonSchema; validators: ResponseValidators }> {
+export async function loadOperations(
+  target: FuzzTarget,
+): Promise<{ operations: Operation[]; errorSchema: JsonSchema; validators: ResponseValidators }> {
   const documents: any[] = [];
-  for (const [path, credential] of [["/api/v1/openapi.json", null], ["/admin/v1/openapi.json", ADMIN_TOKEN], ["/uploads/v1/openapi.json", null]] as const) {
-    const response = await target.send(new Request(`http://fuzz.test${path}`, { headers: credential ? { authorization: `Bearer ${credential}` } : {} }), null);
+  for (const [path, credential] of [
+    ["/api/v1/openapi.json", null],
+    ["/admin/v1/openapi.json", ADMIN_TOKEN],
+    ["/uploads/v1/openapi.json", null],
+  ] as const) {
+    const response = await target.send(
+      new Request(`http://fuzz.test${path}`, { headers: credential ? { authorization: `Bearer ${credential}` } : {} }),
+      null,
+    );
     if (response.status !== 200) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
     documents.push(await response.json());
   }
@@ -72,7 +81,8 @@ export async function loadOperations(target: FuzzTarget): Promise<{ operations: 
           parameters: operation.parameters ?? [],
           body: operation.requestBody,
           responses: operation.responses,
-          credential: scheme === "bearerAuth" ? "apiKey" : scheme === "uploadToken" ? "uploadToken" : scheme === "adminToken" ? "admin" : "none",
+          credential:
+            scheme === "bearerAuth" ? "apiKey" : scheme === "uploadToken" ? "uploadToken" : scheme === "adminToken" ? "admin" : "none",
           components,
         });
       }
@@ -103,7 +113,16 @@ const REPORT = (failing: boolean) =>
 /** Builds the fixtures through the harness's API (the admin API and the upload path), as a client would. */
 export async function createFuzzFixtures(h: Harness): Promise<FuzzFixtures> {
   const orgs: Org[] = [];
-  const pools: Record<string, string[]> = { organizations: [], projects: [], alerts: [], tests: [], test_cases: [], webhooks: [], test_runs: ["1", "2", "3"], test_suites: ["1", "2"] };
+  const pools: Record<string, string[]> = {
+    organizations: [],
+    projects: [],
+    alerts: [],
+    tests: [],
+    test_cases: [],
+    webhooks: [],
+    test_runs: ["1", "2", "3"],
+    test_suites: ["1", "2"],
+  };
   for (const name of ["Fuzz A", "Fuzz B"]) {
     const { organization, apiKey } = await h.newOrganization(name);
     const { project, uploadToken, alertIds } = await h.newProject(organization.id, `${name} project`);
@@ -111,7 +130,8 @@ export async function createFuzzFixtures(h: Harness): Promise<FuzzFixtures> {
     pools.organizations!.push(organization.id);
     pools.projects!.push(project.id);
     pools.alerts!.push(...Object.values(alertIds));
-    for (const failing of [false, true, true]) await h.uploadAndWait(uploadToken, REPORT(failing), { query: "branch=main&commit_sha=f00d" });
+    for (const failing of [false, true, true])
+      await h.uploadAndWait(uploadToken, REPORT(failing), { query: "branch=main&commit_sha=f00d" });
     const tests = await h.get(`/api/v1/projects/${project.id}/tests`, apiKey);
     pools.tests!.push(...tests.body.data.map((t: { id: string }) => t.id));
     const cases = await h.get(`/api/v1/projects/${project.id}/test_runs/2/test_suites/1/test_cases`, apiKey);
@@ -126,8 +146,33 @@ export async function createFuzzFixtures(h: Harness): Promise<FuzzFixtures> {
 
 type Generated = { request: Request; kind: "operation" | "wrong-method"; fault: Fault | null; describe: string };
 
-const ODD_IDS = ["0", "-1", "1.5", "abc", "9".repeat(25), "1e3", "%00", "😀", " x ", "null", "00000000-0000-0000-0000-000000000000", "ZZZZZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZZZZZZZZZ"];
-const ODD_CONTENT_TYPES = ["application/json;;;", "application/json; x", "text/plain", "", "application/xml", "multipart/form-data; boundary=x", "application/json; charset=latin1", "application/x-www-form-urlencoded", "*/*", "application/vnd.api+json", "APPLICATION/JSON"];
+const ODD_IDS = [
+  "0",
+  "-1",
+  "1.5",
+  "abc",
+  "9".repeat(25),
+  "1e3",
+  "%00",
+  "😀",
+  " x ",
+  "null",
+  "00000000-0000-0000-0000-000000000000",
+  "ZZZZZZZZ-ZZZZ-ZZZZ-ZZZZ-ZZZZZZZZZZZZ",
+];
+const ODD_CONTENT_TYPES = [
+  "application/json;;;",
+  "application/json; x",
+  "text/plain",
+  "",
+  "application/xml",
+  "multipart/form-data; boundary=x",
+  "application/json; charset=latin1",
+  "application/x-www-form-urlencoded",
+  "*/*",
+  "application/vnd.api+json",
+  "APPLICATION/JSON",
+];
 const HOSTILE_JSON = [
   `${"[".repeat(4500)}${"]".repeat(4500)}`,
   `{"name":${"[".repeat(4500)}1${"]".repeat(4500)}}`,
@@ -176,7 +221,11 @@ const CODEOWNERS_LINES = [
 
 function junit(choices: Choices): string {
   const statuses = ["", "<failure message='f'/>", "<error message='e' type='E'>trace</error>", "<skipped/>"];
-  const cases = Array.from({ length: choices.int(0, 6) }, (_, i) => `<testcase classname="fuzz.C${choices.int(0, 3)}" name="case ${i}" time="${choices.int(0, 900) / 100}">${choices.pick(statuses)}</testcase>`);
+  const cases = Array.from(
+    { length: choices.int(0, 6) },
+    (_, i) =>
+      `<testcase classname="fuzz.C${choices.int(0, 3)}" name="case ${i}" time="${choices.int(0, 900) / 100}">${choices.pick(statuses)}</testcase>`,
+  );
   return `<?xml version="1.0" encoding="UTF-8"?><testsuites><testsuite name="fuzz ${choices.int(0, 9)}">${cases.join("")}</testsuite></testsuites>`;
 }
 
@@ -187,19 +236,43 @@ async function gzip(text: string): Promise<Uint8Array> {
 
 function credentialFor(op: Operation, fixtures: FuzzFixtures, choices: Choices): { header: string | null; note: string } {
   const [a, b] = fixtures.orgs;
-  const right = op.credential === "apiKey" ? a.apiKey : op.credential === "uploadToken" ? a.projects[0]!.uploadToken : op.credential === "admin" ? ADMIN_TOKEN : null;
+  const right =
+    op.credential === "apiKey"
+      ? a.apiKey
+      : op.credential === "uploadToken"
+        ? a.projects[0]!.uploadToken
+        : op.credential === "admin"
+          ? ADMIN_TOKEN
+          : null;
   const roll = choices.next();
   if (right === null || roll < 0.8) return { header: right ? `Bearer ${right}` : null, note: "valid" };
-  if (roll < 0.85) return { header: `Bearer ${op.credential === "uploadToken" ? b.projects[0]!.uploadToken : op.credential === "apiKey" ? b.apiKey : ADMIN_TOKEN}`, note: "foreign" };
+  if (roll < 0.85)
+    return {
+      header: `Bearer ${op.credential === "uploadToken" ? b.projects[0]!.uploadToken : op.credential === "apiKey" ? b.apiKey : ADMIN_TOKEN}`,
+      note: "foreign",
+    };
   if (roll < 0.9) return { header: `Bearer ${choices.pick([a.apiKey, a.projects[0]!.uploadToken, ADMIN_TOKEN])}`, note: "other kind" };
-  if (roll < 0.95) return { header: choices.pick(["Bearer", "Basic YTpi", `bearer ${right}`, `Bearer ${right.slice(0, -1)}x`, `Bearer  ${right}`, "Bearer cta_", `Bearer ${right} extra`]), note: "malformed" };
+  if (roll < 0.95)
+    return {
+      header: choices.pick([
+        "Bearer",
+        "Basic YTpi",
+        `bearer ${right}`,
+        `Bearer ${right.slice(0, -1)}x`,
+        `Bearer  ${right}`,
+        "Bearer cta_",
+        `Bearer ${right} extra`,
+      ]),
+      note: "malformed",
+    };
   return { header: null, note: "none" };
 }
 
 function pathFor(op: Operation, fixtures: FuzzFixtures, choices: Choices): string {
   return op.path.replace(/\/([a-z_]+)\/\{([a-z_]+)\}/g, (_, collection: string) => {
     const pool = fixtures.pools[collection] ?? [];
-    const value = pool.length && choices.chance(0.75) ? choices.pick(pool) : choices.pick([...ODD_IDS, choices.uuid(), choices.uuid().toUpperCase()]);
+    const value =
+      pool.length && choices.chance(0.75) ? choices.pick(pool) : choices.pick([...ODD_IDS, choices.uuid(), choices.uuid().toUpperCase()]);
     return `/${collection}/${encodeURIComponent(value)}`;
   });
 }
@@ -209,7 +282,11 @@ function queryFor(op: Operation, fixtures: FuzzFixtures, choices: Choices): stri
   for (const parameter of op.parameters.filter((p) => p.in === "query")) {
     if (!choices.chance(parameter.name === "cursor" ? 0.3 : 0.45)) continue;
     let value: string;
-    if (parameter.name === "cursor") value = fixtures.cursors.length && choices.chance(0.6) ? choices.pick(fixtures.cursors) : choices.pick(["x", "a.b", "eyJ9.AAAA", ...ODD_STRINGS]);
+    if (parameter.name === "cursor")
+      value =
+        fixtures.cursors.length && choices.chance(0.6)
+          ? choices.pick(fixtures.cursors)
+          : choices.pick(["x", "a.b", "eyJ9.AAAA", ...ODD_STRINGS]);
     else if (parameter.name === "project_id") value = choices.pick([...fixtures.pools.projects!, choices.uuid(), "nope"]);
     else if (choices.chance(0.7)) value = String(valid(parameter.schema ?? {}, op.components, choices, parameter.name));
     else value = choices.pick([...ODD_STRINGS, "0", "-5", "1.5", "1e2", "101", "9".repeat(40)]);
@@ -247,11 +324,15 @@ function oddHeaders(choices: Choices): Record<string, string> {
   return headers;
 }
 
-async function bodyFor(op: Operation, choices: Choices): Promise<{ body?: string | Uint8Array; contentType?: string; contentEncoding?: string; note: string }> {
+async function bodyFor(
+  op: Operation,
+  choices: Choices,
+): Promise<{ body?: string | Uint8Array; contentType?: string; contentEncoding?: string; note: string }> {
   const declared = Object.keys(op.body?.content ?? {});
   if (declared.length === 0) {
     // Operations without a body must ignore one (GET cannot carry one in fetch).
-    if (op.method !== "GET" && choices.chance(0.15)) return { body: choices.pick(HOSTILE_JSON), contentType: "application/json", note: "junk body on a bodiless operation" };
+    if (op.method !== "GET" && choices.chance(0.15))
+      return { body: choices.pick(HOSTILE_JSON), contentType: "application/json", note: "junk body on a bodiless operation" };
     return { note: "no body" };
   }
   const contentType = choices.chance(0.75) ? choices.pick(declared) : choices.pick(ODD_CONTENT_TYPES);
@@ -262,7 +343,10 @@ async function bodyFor(op: Operation, choices: Choices): Promise<{ body?: string
   if (isXml && op.id === "uploadTestRun") {
     [text, note] = roll < 0.75 ? [junit(choices), "junit"] : [choices.pick(HOSTILE_XML), "hostile xml"];
   } else if (op.id === "putCodeowners" && roll < 0.75) {
-    [text, note] = [Array.from({ length: choices.int(0, 12) }, () => choices.pick(CODEOWNERS_LINES)).join(choices.pick(["\n", "\r\n"])), "codeowners"];
+    [text, note] = [
+      Array.from({ length: choices.int(0, 12) }, () => choices.pick(CODEOWNERS_LINES)).join(choices.pick(["\n", "\r\n"])),
+      "codeowners",
+    ];
   } else {
     const schema = op.body!.content["application/json"]?.schema ?? {};
     if (roll < 0.55) [text, note] = [JSON.stringify(valid(schema, op.components, choices)), "valid json"];
@@ -270,21 +354,40 @@ async function bodyFor(op: Operation, choices: Choices): Promise<{ body?: string
     else [text, note] = [choices.pick(HOSTILE_JSON), "hostile json"];
   }
   if (op.id === "uploadTestRun" && choices.chance(0.1)) {
-    return { body: choices.chance(0.8) ? await gzip(text) : new TextEncoder().encode(`not gzip ${text}`), contentType, contentEncoding: "gzip", note: `${note}, gzip` };
+    return {
+      body: choices.chance(0.8) ? await gzip(text) : new TextEncoder().encode(`not gzip ${text}`),
+      contentType,
+      contentEncoding: "gzip",
+      note: `${note}, gzip`,
+    };
   }
-  return { body: text, contentType, contentEncoding: choices.chance(0.03) ? choices.pick(["br", "identity", "x-unknown"]) : undefined, note };
+  return {
+    body: text,
+    contentType,
+    contentEncoding: choices.chance(0.03) ? choices.pick(["br", "identity", "x-unknown"]) : undefined,
+    note,
+  };
 }
 
 const WRONG_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /** One request for `op`: mostly a plausible one, sometimes a wrong method, sometimes while a dependency is down. */
-export async function generateRequest(op: Operation, allOperations: Operation[], fixtures: FuzzFixtures, choices: Choices, faults: Fault[]): Promise<Generated> {
+export async function generateRequest(
+  op: Operation,
+  allOperations: Operation[],
+  fixtures: FuzzFixtures,
+  choices: Choices,
+  faults: Fault[],
+): Promise<Generated> {
   const path = pathFor(op, fixtures, choices) + queryFor(op, fixtures, choices);
   const headers: Record<string, string> = {};
   const credential = credentialFor(op, fixtures, choices);
   if (credential.header !== null) headers.authorization = credential.header;
   for (const parameter of op.parameters.filter((p) => p.in === "header")) {
-    if (choices.chance(0.5)) headers[parameter.name.toLowerCase()] = choices.chance(0.8) ? choices.uuid() : choices.pick(["x".repeat(300), "has space", "\u00fcml\u00e4ut", "\t", "a\u0001b"]);
+    if (choices.chance(0.5))
+      headers[parameter.name.toLowerCase()] = choices.chance(0.8)
+        ? choices.uuid()
+        : choices.pick(["x".repeat(300), "has space", "\u00fcml\u00e4ut", "\t", "a\u0001b"]);
   }
   if (choices.chance(0.2)) Object.assign(headers, oddHeaders(choices));
 
@@ -316,7 +419,13 @@ export async function generateRequest(op: Operation, allOperations: Operation[],
   return { request, kind, fault, describe };
 }
 
-export type Violation = { kind: "5xx" | "envelope" | "schema" | "undeclared"; index: number; request: string; status: number; problem: string };
+export type Violation = {
+  kind: "5xx" | "envelope" | "schema" | "undeclared";
+  index: number;
+  request: string;
+  status: number;
+  problem: string;
+};
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -331,9 +440,12 @@ export function checkAnswer(
   const problems: Omit<Violation, "index" | "request" | "status">[] = [];
   const status = response.status;
   if (status >= 500 && !(generated.fault && status === 503)) problems.push({ kind: "5xx", problem: text.slice(0, 300) });
-  if (status === 503 && !/^\d+$/.test(response.headers.get("retry-after") ?? "")) problems.push({ kind: "envelope", problem: "503 without Retry-After" });
-  if (!UUID.test(response.headers.get("request-id") ?? "")) problems.push({ kind: "envelope", problem: `Request-Id ${JSON.stringify(response.headers.get("request-id"))}` });
-  if (generated.kind === "operation" && !(String(status) in op.responses)) problems.push({ kind: "undeclared", problem: `${status} is not declared by ${op.id}: ${text.slice(0, 200)}` });
+  if (status === 503 && !/^\d+$/.test(response.headers.get("retry-after") ?? ""))
+    problems.push({ kind: "envelope", problem: "503 without Retry-After" });
+  if (!UUID.test(response.headers.get("request-id") ?? ""))
+    problems.push({ kind: "envelope", problem: `Request-Id ${JSON.stringify(response.headers.get("request-id"))}` });
+  if (generated.kind === "operation" && !(String(status) in op.responses))
+    problems.push({ kind: "undeclared", problem: `${status} is not declared by ${op.id}: ${text.slice(0, 200)}` });
 
   let body: unknown;
   const contentType = response.headers.get("content-type");
@@ -346,19 +458,23 @@ export function checkAnswer(
     }
   }
   if (status >= 400) {
-    if (contentType !== "application/json; charset=utf-8") problems.push({ kind: "envelope", problem: `Content-Type ${JSON.stringify(contentType)}` });
+    if (contentType !== "application/json; charset=utf-8")
+      problems.push({ kind: "envelope", problem: `Content-Type ${JSON.stringify(contentType)}` });
     const errors = schemas.validators.check(schemas.errorSchema, body);
     if (errors.length) problems.push({ kind: "envelope", problem: `not the envelope: ${errors.join("; ")}: ${text.slice(0, 200)}` });
     const code = (body as { error?: { code?: string } } | undefined)?.error?.code;
-    if (code && ERROR_STATUS[code as keyof typeof ERROR_STATUS] !== status) problems.push({ kind: "envelope", problem: `code ${code} with status ${status}` });
-    if (!(body as { error?: { message?: string } } | undefined)?.error?.message) problems.push({ kind: "envelope", problem: "empty message" });
+    if (code && ERROR_STATUS[code as keyof typeof ERROR_STATUS] !== status)
+      problems.push({ kind: "envelope", problem: `code ${code} with status ${status}` });
+    if (!(body as { error?: { message?: string } } | undefined)?.error?.message)
+      problems.push({ kind: "envelope", problem: "empty message" });
   } else if (status >= 200 && status < 300 && generated.kind === "operation") {
     const declared = op.responses[String(status)];
     const schema = declared?.content?.["application/json"]?.schema;
     if (!schema) {
       if (text !== "") problems.push({ kind: "schema", problem: `${status} declares no content but has a body` });
     } else {
-      if (contentType !== "application/json; charset=utf-8") problems.push({ kind: "schema", problem: `Content-Type ${JSON.stringify(contentType)}` });
+      if (contentType !== "application/json; charset=utf-8")
+        problems.push({ kind: "schema", problem: `Content-Type ${JSON.stringify(contentType)}` });
       const errors = schemas.validators.check(schema, body);
       if (errors.length) problems.push({ kind: "schema", problem: `${op.id} ${status}: ${errors.slice(0, 5).join("; ")}` });
     }
@@ -375,12 +491,14 @@ function learn(op: Operation, request: Request, status: number, body: any, fixtu
     if (org) org.apiKey = body.api_key.secret;
   }
   if (op.id === "adminRegenerateUploadToken") {
-    for (const org of fixtures.orgs) for (const project of org.projects) if (project.id === idInPath) project.uploadToken = body.upload_token;
+    for (const org of fixtures.orgs)
+      for (const project of org.projects) if (project.id === idInPath) project.uploadToken = body.upload_token;
   }
   if (op.id === "adminCreateWebhook") fixtures.pools.webhooks!.push(body.webhook.id);
   if (op.id === "adminCreateOrganization") fixtures.pools.organizations!.push(body.organization.id);
   if (op.id === "adminCreateProject") fixtures.pools.projects!.push(body.project.id);
-  if (op.id === "uploadTestRun" && !fixtures.pools.test_runs!.includes(String(body.number))) fixtures.pools.test_runs!.push(String(body.number));
+  if (op.id === "uploadTestRun" && !fixtures.pools.test_runs!.includes(String(body.number)))
+    fixtures.pools.test_runs!.push(String(body.number));
   const cursor = body.pagination?.next_cursor;
   if (typeof cursor === "string" && fixtures.cursors.length < 50) fixtures.cursors.push(cursor);
 }
@@ -432,7 +550,13 @@ export async function runFuzz(options: { target: FuzzTarget; fixtures: FuzzFixtu
     } catch (error) {
       summary.requests++;
       summary.fiveXx++;
-      summary.violations.push({ kind: "5xx", index, request: generated.describe, status: 0, problem: `the target threw: ${error instanceof Error ? error.stack : String(error)}` });
+      summary.violations.push({
+        kind: "5xx",
+        index,
+        request: generated.describe,
+        status: 0,
+        problem: `the target threw: ${error instanceof Error ? error.stack : String(error)}`,
+      });
       continue;
     }
     const text = await response.text();

@@ -97,21 +97,30 @@ function typesOf(schema: JsonSchema): string[] {
 
 function stringFor(schema: JsonSchema, choices: Choices, name: string): string {
   if (schema.format === "uuid") return choices.uuid();
-  if (schema.format === "date-time" || name.endsWith("_at")) return new Date(Date.UTC(2026, choices.int(0, 11), choices.int(1, 28), choices.int(0, 23))).toISOString();
+  if (schema.format === "date-time" || name.endsWith("_at"))
+    return new Date(Date.UTC(2026, choices.int(0, 11), choices.int(1, 28), choices.int(0, 23))).toISOString();
   // Anything that looks like a URL points at this machine's discard port: a webhook the fuzz
   // registers must never make a delivery leave loopback.
-  if (schema.format === "uri" || /url$/.test(name)) return choices.pick(["http://127.0.0.1:9/fuzz", "http://localhost:9/hook", "https://127.0.0.1:9/x"]);
+  if (schema.format === "uri" || /url$/.test(name))
+    return choices.pick(["http://127.0.0.1:9/fuzz", "http://localhost:9/hook", "https://127.0.0.1:9/x"]);
   if (name === "time_zone") return choices.pick(["UTC", "Europe/Berlin", "America/New_York", "Asia/Kolkata"]);
   const max = Math.min(schema.maxLength ?? 24, 24);
   const min = Math.min(schema.minLength ?? 1, max);
   const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-_ .";
   const length = choices.int(Math.max(min, 1), Math.max(max, 1));
-  return Array.from({ length }, () => choices.pick(alphabet.split(""))).join("").trim() || "x";
+  return (
+    Array.from({ length }, () => choices.pick(alphabet.split("")))
+      .join("")
+      .trim() || "x"
+  );
 }
 
 function numberFor(schema: JsonSchema, choices: Choices, integer: boolean): number {
   const low = schema.minimum ?? (schema.exclusiveMinimum !== undefined ? schema.exclusiveMinimum + 1 : 0);
-  const high = Math.min(schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - 1 : low + 1000), low + 100_000);
+  const high = Math.min(
+    schema.maximum ?? (schema.exclusiveMaximum !== undefined ? schema.exclusiveMaximum - 1 : low + 1000),
+    low + 100_000,
+  );
   const value = low + choices.next() * (high - low);
   return integer ? Math.round(value) : value;
 }
@@ -129,7 +138,10 @@ export function valid(schema: JsonSchema, components: Components, choices: Choic
     return merged;
   }
   const types = typesOf(s);
-  const type = types.includes("null") && types.length > 1 && choices.chance(0.8) ? choices.pick(types.filter((t) => t !== "null")) : choices.pick(types);
+  const type =
+    types.includes("null") && types.length > 1 && choices.chance(0.8)
+      ? choices.pick(types.filter((t) => t !== "null"))
+      : choices.pick(types);
   switch (type) {
     case "null":
       return null;
@@ -196,7 +208,8 @@ function propertiesOf(schema: JsonSchema, components: Components, depth = 0): { 
   const parts = [...(s.allOf ?? []), ...(s.anyOf ?? []), ...(s.oneOf ?? [])];
   const objectCapable = s.type === undefined || typesOf(s).includes("object");
   const properties: Record<string, JsonSchema> = { ...(s.properties ?? {}) };
-  let open = objectCapable && ((s.additionalProperties !== undefined && s.additionalProperties !== false) || (!s.properties && parts.length === 0));
+  let open =
+    objectCapable && ((s.additionalProperties !== undefined && s.additionalProperties !== false) || (!s.properties && parts.length === 0));
   for (const part of depth < 10 ? parts : []) {
     const inner = propertiesOf(part, components, depth + 1);
     for (const [key, value] of Object.entries(inner.properties)) properties[key] ??= value;
@@ -238,7 +251,11 @@ export class ResponseValidators {
       this.#cache.set(schema, validator);
     }
     const result = validator.validate(value);
-    const errors = result.valid ? [] : result.errors.filter((e) => e.keyword !== "$ref" && !e.error.startsWith("A subschema")).map((e) => `${e.instanceLocation}: ${e.error}`);
+    const errors = result.valid
+      ? []
+      : result.errors
+          .filter((e) => e.keyword !== "$ref" && !e.error.startsWith("A subschema"))
+          .map((e) => `${e.instanceLocation}: ${e.error}`);
     return [...errors, ...undocumentedFields(schema, value, this.components)];
   }
 }

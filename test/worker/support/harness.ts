@@ -37,7 +37,15 @@ export async function createHarness(options: HarnessOptions = {}) {
     const clock = harnessClock();
     testRuntime.clock = clock;
     const app = { request: (path: string, init?: RequestInit) => SELF.fetch(new URL(path, "http://api.test").toString(), init) };
-    return buildHarness({ app, db, clock, logs: [], deps: { cursorSecret: env.CURSOR_SECRET ?? CURSOR_SECRET }, close: () => pool.end(), uploadLimitBytes: uploadLimitOf(env) });
+    return buildHarness({
+      app,
+      db,
+      clock,
+      logs: [],
+      deps: { cursorSecret: env.CURSOR_SECRET ?? CURSOR_SECRET },
+      close: () => pool.end(),
+      uploadLimitBytes: uploadLimitOf(env),
+    });
   }
 
   return inProcessHarness(db, options, () => pool.end());
