@@ -6,7 +6,7 @@
  * last statement is retried whole; a nested transaction's last statement does not commit its
  * owner's transaction.
  *
- * Postgres only: collected only when the suite runs on Postgres (test/vitest.config.ts).
+ * Postgres only: collected only when the suite runs on Postgres (vitest.config.ts).
  */
 import { like, sql } from "drizzle-orm";
 import pg from "pg";

@@ -19,7 +19,8 @@ type Served = { h: Harness; base: string; http: HttpServer };
 /** The harness's app behind a real HTTP server on a free loopback port. */
 async function serve(options: HarnessOptions = {}, harness?: Harness): Promise<Served> {
   const h = harness ?? (await createHarness(options));
-  const http = createServer(getRequestListener((request) => h.app.request(request as unknown as string)));
+  // Without overrideGlobalObjects the listener swaps the process's Request and Response for its own for good, and later files of this worker would inherit them.
+  const http = createServer(getRequestListener((request) => h.app.request(request as unknown as string), { overrideGlobalObjects: false }));
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   return { h, http, base: `http://127.0.0.1:${(http.address() as AddressInfo).port}` };
 }

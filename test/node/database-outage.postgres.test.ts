@@ -4,7 +4,7 @@
  * database is away, and stores the whole run once it is back, without a restart.
  *
  * Postgres only: PGlite runs inside the server process and cannot go away. This file is not
- * collected when the suite runs on PGlite (test/vitest.config.ts leaves out `*.postgres.test.ts`
+ * collected when the suite runs on PGlite (vitest.config.ts leaves out `*.postgres.test.ts`
  * unless TEST_DATABASE_URL is set), so it is never reported as a skipped pass.
  *
  * The outage is a TCP proxy in front of the suite's Postgres server (test/support/cuttable-proxy.ts),

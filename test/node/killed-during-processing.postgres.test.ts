@@ -5,7 +5,7 @@
  * database picks it up and stores it whole, once.
  *
  * Postgres only: an embedded PGlite lives inside the killed process. Like the outage test, this
- * file is collected only when the suite runs on Postgres (test/vitest.config.ts).
+ * file is collected only when the suite runs on Postgres (vitest.config.ts).
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";

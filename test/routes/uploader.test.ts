@@ -1,7 +1,7 @@
 /**
  * GET /uploader/ci-test-analytics.mjs and /uploader/ci-test-analytics.tgz (src/routes/uploader.ts):
  * the uploader this build was made with, public, with its SHA-256 as ETag. Runs on Node and, as a
- * contract file, in workerd against the Worker (test/worker/vitest.config.ts), so both runtimes
+ * contract file, in workerd against the Worker (vitest.config.ts, the workerd tier), so both runtimes
  * serve the same bytes. The bytes are compared with the checked-in files themselves (read by the
  * test runner, not through the app), and the tarball is read here with a reader of its own: the
  * real npm installs it in test/cli/uploader-commands-e2e.test.ts.

@@ -7,7 +7,7 @@
  * A run delivered twice at once is checked once.
  *
  * Postgres only: PGlite has one connection, on which nothing runs concurrently. Collected only
- * when the suite runs on Postgres (test/vitest.config.ts).
+ * when the suite runs on Postgres (vitest.config.ts).
  */
 import pg from "pg";
 import { sql } from "drizzle-orm";

@@ -4,7 +4,7 @@
  * COMMIT with the last write, also when the report's names hold text that would end a naively
  * quoted literal; the run stored as reported.
  *
- * Postgres only: collected only when the suite runs on Postgres (test/vitest.config.ts).
+ * Postgres only: collected only when the suite runs on Postgres (vitest.config.ts).
  */
 import { eq } from "drizzle-orm";
 import type pg from "pg";

@@ -2,8 +2,9 @@
  * Prepares one migrated database for the run.
  * - PGlite (default): migrate an in-memory instance once and snapshot it; every test file
  *   starts its own instance from the snapshot (skips the slow initdb and migrations).
- * - Postgres (TEST_DATABASE_URL): create a database of our own on that server, migrate it,
- *   and drop it afterwards, so runs never see each other's data.
+ * - Postgres (TEST_DATABASE_URL): create a database of our own on that server and migrate it: the
+ *   template each worker's database is cloned from (CREATE DATABASE … TEMPLATE, test/support/harness.ts).
+ *   It and its clones are dropped afterwards, so runs never see each other's data.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,7 +23,7 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   const serverUrl = process.env.TEST_DATABASE_URL;
   if (serverUrl) {
-    const name = `cia_test_${process.pid}_${Date.now().toString(36)}`;
+    const name = `cia_test_${process.pid}_${Date.now().toString(36)}_${project.name}`;
     const admin = new pg.Client({ connectionString: serverUrl });
     await admin.connect();
     await admin.query(`create database "${name}"`);
@@ -37,8 +38,15 @@ export default async function setup(project: TestProject) {
     return async () => {
       const cleanup = new pg.Client({ connectionString: serverUrl });
       await cleanup.connect();
-      await cleanup.query(`drop database if exists "${name}" with (force)`);
-      await cleanup.end();
+      try {
+        const clones = await cleanup.query<{ datname: string }>("select datname from pg_database where starts_with(datname, $1)", [
+          `${name}_p`,
+        ]);
+        for (const { datname } of clones.rows) await cleanup.query(`drop database if exists "${datname}" with (force)`);
+        await cleanup.query(`drop database if exists "${name}" with (force)`);
+      } finally {
+        await cleanup.end();
+      }
     };
   }
 

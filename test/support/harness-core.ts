@@ -29,7 +29,7 @@ export { ADMIN_TOKEN, CURSOR_SECRET, PUBLIC_BASE_URL, SECRETS_KEY, WEB_APP_URL }
 /**
  * The suites' operator allowance (OUTBOUND_ALLOW_HOSTS=127.0.0.1,localhost): their webhook receivers
  * listen on loopback, which the default policy refuses. The workerd suite's Worker has the same
- * binding (test/worker/vitest.config.ts).
+ * binding (vitest.config.ts, the workerd tier).
  */
 export const LOCAL_RECEIVERS_POLICY: OutboundPolicy = { allowHosts: ["127.0.0.1", "localhost"] };
 

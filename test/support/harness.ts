@@ -1,10 +1,17 @@
 /**
- * Node test harness: a real database (PGlite from the run's snapshot, or the run's own Postgres
- * database), the app built by createApp and called in process, a manual clock, and the fixtures
- * of harness-core.ts. Each file creates its own organizations, so files never depend on each
- * other or on order. The workerd suite swaps this module for test/worker/support/harness.ts.
+ * Node test harness: a real database, the app built by createApp and called in process, a manual
+ * clock, and the fixtures of harness-core.ts. The workerd suite swaps this module for
+ * test/worker/support/harness.ts.
+ *
+ * One migrated database per worker, not per file: the node tier runs with `isolate: false`, so this
+ * module, and the database it opened, serve every file the worker runs (PGlite started once from the
+ * run's snapshot; on Postgres a database cloned from the run's migrated template). Each file creates
+ * its own organizations and asserts only on them, so files never depend on each other or on order.
+ * A file that needs an empty database (a whole-table sweep, the demo seed) opens its own with
+ * openOwnTestDatabase.
  */
 import { readFileSync } from "node:fs";
+import pg from "pg";
 import { inject } from "vitest";
 import { openDatabase, type OpenedDatabase } from "../../src/node/database";
 import { nodeOutboundFetch } from "../../src/node/outbound-fetch";
@@ -12,12 +19,57 @@ import { type HarnessOptions, LOCAL_RECEIVERS_POLICY, inProcessHarness } from ".
 
 export * from "./harness-core";
 
+let workerDatabase: Promise<OpenedDatabase> | undefined;
+
+/** The worker's database; closing it is left to the worker's exit, since later files use it too. */
 export async function openTestDatabase(): Promise<OpenedDatabase> {
-  const url = inject("testDatabaseUrl");
-  if (url) return openDatabase(url);
+  workerDatabase ??= openOwnTestDatabase().catch((error: unknown) => {
+    workerDatabase = undefined;
+    throw error;
+  });
+  const database = await workerDatabase;
+  return { ...database, close: async () => {} };
+}
+
+let ownDatabases = 0;
+
+/** A migrated database of the caller's own, empty of other files' rows; its close() removes it. */
+export async function openOwnTestDatabase(): Promise<OpenedDatabase> {
+  const template = inject("testDatabaseUrl");
+  if (template) {
+    const url = new URL(template);
+    const name = `${url.pathname.slice(1)}_p${process.pid}_${++ownDatabases}`;
+    await adminQuery(template, `create database "${name}" template "${url.pathname.slice(1)}"`);
+    url.pathname = `/${name}`;
+    const database = await openDatabase(url.toString());
+    return {
+      ...database,
+      close: () => database.close().finally(() => adminQuery(template, `drop database if exists "${name}" with (force)`)),
+    };
+  }
   const snapshotPath = inject("pgliteSnapshotPath");
   if (!snapshotPath) throw new Error("The global setup did not prepare a database.");
   return openDatabase("memory://", { pgliteDump: new Blob([readFileSync(snapshotPath)]) });
+}
+
+/** A statement on the template's server, from the `postgres` maintenance database (CREATE DATABASE cannot run inside the template). */
+async function adminQuery(templateUrl: string, sql: string): Promise<void> {
+  const url = new URL(templateUrl);
+  url.pathname = "/postgres";
+  for (let attempt = 1; ; attempt++) {
+    const client = new pg.Client({ connectionString: url.toString() });
+    try {
+      await client.connect();
+      await client.query(sql);
+      return;
+    } catch (error) {
+      // 55006: the template is being copied by another worker's CREATE DATABASE at this moment.
+      if ((error as { code?: string }).code !== "55006" || attempt >= 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
 }
 
 /** Deliveries go out as `npm start` sends them: through the checked connections of src/node/outbound-fetch.ts. */

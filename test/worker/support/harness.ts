@@ -10,6 +10,7 @@
  * file) builds the same app in process inside workerd, over the same Neon driver.
  */
 import { SELF, env } from "cloudflare:test";
+import { expect } from "vitest";
 import { drizzle } from "drizzle-orm/neon-serverless";
 import * as schema from "../../../src/db/schema";
 import type { Database } from "../../../src/db/types";
@@ -21,18 +22,26 @@ import { CURSOR_SECRET, type HarnessOptions, buildHarness, harnessClock, inProce
 
 export * from "../../support/harness-core";
 
-/** The rate policy the Worker runs with in this isolate, once a SELF harness has set it. */
-let workerPolicy: RateLimitPolicy | undefined;
+/**
+ * The rate policy the Worker runs with in this isolate, once a SELF harness of the current file has
+ * set it. The workerd tier runs its files one after another in one isolate (isolate: false), so a
+ * later file may set its own.
+ */
+let workerPolicy: { file: string | undefined; policy: RateLimitPolicy } | undefined;
 
 export async function createHarness(options: HarnessOptions = {}) {
   configureLocalProxy(env);
   const pool = requestPool(env, "test");
   const db = drizzle(pool, { schema }) as unknown as Database;
   const policy = options.rateLimit ?? DEFAULT_RATE_LIMIT;
-  const policyFits = workerPolicy === undefined || (workerPolicy.limit === policy.limit && workerPolicy.windowMs === policy.windowMs);
+  const file = expect.getState().testPath;
+  const policyFits =
+    workerPolicy === undefined ||
+    workerPolicy.file !== file ||
+    (workerPolicy.policy.limit === policy.limit && workerPolicy.policy.windowMs === policy.windowMs);
 
   if (options.overrides === undefined && !("adminToken" in options) && policyFits) {
-    workerPolicy = policy;
+    workerPolicy = { file, policy };
     testRuntime.rateLimitPolicy = policy;
     const clock = harnessClock();
     testRuntime.clock = clock;

@@ -1,5 +1,5 @@
 /**
- * The Worker as the workerd suite runs it (test/worker/vitest.config.ts `main`): the deployed
+ * The Worker as the workerd suite runs it (vitest.config.ts, the workerd tier `main`): the deployed
  * entry, composed with a clock and a rate policy the tests move. This module owns them, so
  * production code has no mutable runtime settings; the harness sets `testRuntime` and SELF
  * requests, queue batches and the Durable Objects all read it.

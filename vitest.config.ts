@@ -1,0 +1,142 @@
+import { fileURLToPath } from "node:url";
+import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+import { ADMIN_TOKEN, CURSOR_SECRET, PUBLIC_BASE_URL, SECRETS_KEY, WEB_APP_URL } from "./test/support/constants.ts";
+import {
+  BROWSER_TESTS,
+  CONTRACT_TESTS,
+  DATABASE_INDEPENDENT_NODE_TESTS,
+  POSTGRES_ONLY_TESTS,
+  SLOW_TESTS,
+  UNIT_TESTS,
+  WORKER_OWN_TESTS,
+} from "./test/support/tiers.ts";
+
+/**
+ * The test tiers, one Vitest project each (`vitest run --project NAME`; test/support/tiers.ts says
+ * which file is in which, docs/contributing.md how long each takes):
+ *
+ *   npm test            unit, node (PGlite), workerd (PGlite), browser; prints the count per tier
+ *   npm run test:slow   slow (with TEST_DATABASE_URL, also the Postgres outage and kill files)
+ *   npm run test:pg     node and browser on Postgres (TEST_DATABASE_URL, default the local server),
+ *                       and the Worker's own files in workerd through the Neon driver to it
+ *
+ * With TEST_DATABASE_URL set the node tier drops the files whose subject does not depend on the
+ * database (they ran on PGlite) and gains `*.postgres.test.ts`; the workerd tier keeps the Worker's
+ * own files (the contract files ran in workerd on PGlite, and on Postgres in the node tier).
+ */
+const root = fileURLToPath(new URL(".", import.meta.url));
+const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
+const postgresOnly = onPostgres ? [] : POSTGRES_ONLY_TESTS;
+const cores = 2;
+
+export default defineConfig({
+  test: {
+    root,
+    reporters: ["default", "./test/support/tier-counts-reporter.ts"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: UNIT_TESTS,
+          pool: "threads",
+          // Pure modules: sharing them between files changes nothing but the import time.
+          isolate: false,
+          maxWorkers: cores,
+          testTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "node",
+          include: ["test/**/*.test.ts"],
+          exclude: [
+            ...WORKER_OWN_TESTS,
+            ...UNIT_TESTS,
+            ...BROWSER_TESTS,
+            ...SLOW_TESTS,
+            ...postgresOnly,
+            ...(onPostgres ? DATABASE_INDEPENDENT_NODE_TESTS : []),
+          ],
+          globalSetup: ["test/support/global-setup.ts"],
+          pool: "forks",
+          // One migrated database per worker (test/support/harness.ts), and the app imported once per worker.
+          isolate: false,
+          maxWorkers: cores,
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "browser",
+          include: BROWSER_TESTS,
+          pool: "forks",
+          maxWorkers: cores,
+          testTimeout: 60_000,
+          hookTimeout: 240_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "slow",
+          include: SLOW_TESTS,
+          exclude: postgresOnly,
+          globalSetup: ["test/support/global-setup.ts"],
+          pool: "forks",
+          // One at a time: the outage and kill files start servers whose start-up recovery reads whole tables of the shared database.
+          maxWorkers: 1,
+          testTimeout: 120_000,
+          hookTimeout: 240_000,
+        },
+      },
+      {
+        extends: true,
+        plugins: [
+          cloudflareTest(({ inject }) => ({
+            wrangler: { configPath: "./wrangler.toml" },
+            // The deployed entry composed with the tests' clock and rate policy.
+            main: "./test/worker/support/worker-entry.ts",
+            miniflare: {
+              bindings: {
+                DATABASE_URL: inject("databaseUrl"),
+                LOCAL_NEON_PROXY: inject("localNeonProxy"),
+                CURSOR_SECRET,
+                SECRETS_KEY,
+                ADMIN_TOKEN,
+                PUBLIC_BASE_URL,
+                WEB_APP_URL,
+                // The suites' webhook receivers are on loopback, which the outbound policy refuses unless the operator allows it.
+                OUTBOUND_ALLOW_HOSTS: "127.0.0.1,localhost",
+              },
+            },
+          })),
+        ],
+        resolve: {
+          // The contract files' `support/harness` import resolves to the workerd harness (requests through SELF.fetch).
+          alias: [
+            {
+              find: /^(\.\.\/)+support\/harness$/,
+              replacement: fileURLToPath(new URL("./test/worker/support/harness.ts", import.meta.url)),
+            },
+          ],
+        },
+        test: {
+          name: "workerd",
+          include: onPostgres ? WORKER_OWN_TESTS : [...WORKER_OWN_TESTS, ...CONTRACT_TESTS],
+          exclude: [...BROWSER_TESTS],
+          globalSetup: ["test/worker/global-setup.ts"],
+          isolate: false,
+          maxWorkers: 1,
+          // Generous: some files send hundreds of requests through workerd, slow on a loaded 2-core machine.
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+        },
+      },
+    ],
+  },
+});
