@@ -18,8 +18,8 @@ import { systemClock } from "../src/lib/clock";
 import type { Logger } from "../src/lib/logger";
 import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { createNodeBackground } from "../src/node/background";
-import { createProject } from "../src/services/projects";
-import { completeTestRun, recordTestRunArrival } from "../src/services/test-runs";
+import { createProject } from "../src/services/tenancy/projects";
+import { completeTestRun, recordTestRunArrival } from "../src/services/runs/test-runs";
 import { BENCH_RATE_LIMIT, withBenchDatabase, writeBenchmarkSection } from "./common";
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";

@@ -17,8 +17,8 @@ import type { Logger } from "./lib/logger";
 import type { SecretKeyring } from "./lib/secret-box";
 import type { Quotas } from "./lib/quotas";
 import type { OutboundPolicy } from "./notifications/outbound-policy";
-import type { OrgScope } from "./services/context";
-import type { AuthenticatedKey } from "./services/organizations";
+import type { OrgScope } from "./services/shared/context";
+import type { AuthenticatedKey } from "./services/tenancy/organizations";
 
 export type AppConfig = {
   /** Signs pagination cursors (≥ 16 characters). */

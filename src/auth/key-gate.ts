@@ -15,7 +15,7 @@
 import { ApiError } from "../lib/errors";
 import type { RateLimitDecision } from "../lib/rate-limit";
 import type { Database } from "../db/types";
-import { type AuthenticatedKey, findLiveKeyByHash } from "../services/organizations";
+import { type AuthenticatedKey, findLiveKeyByHash } from "../services/tenancy/organizations";
 import { hashToken, isWellFormedToken } from "../lib/keys";
 import type { KeyCounter } from "./key-state";
 

@@ -24,9 +24,9 @@ import { accounts, invitations, members, organizations, sessions, users, verific
 import { type Transaction, transactionWithRetry } from "../db/transaction-retry";
 import type { Database } from "../db/types";
 import type { SecretKeyring } from "../lib/secret-box";
-import type { ServiceDeps } from "../services/context";
-import { createOrganization } from "../services/organizations";
-import { acceptInvitationIn } from "../services/team";
+import type { ServiceDeps } from "../services/shared/context";
+import { createOrganization } from "../services/tenancy/organizations";
+import { acceptInvitationIn } from "../services/tenancy/team";
 
 /** Where better-auth believes it is mounted; requests to it are built in process only (never routed). */
 const AUTH_BASE_PATH = "/api/auth";

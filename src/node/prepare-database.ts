@@ -2,9 +2,9 @@ import { consoleLogger } from "../lib/logger";
 import { systemClock } from "../lib/clock";
 import type { SecretKeyring } from "../lib/secret-box";
 import type { Database } from "../db/types";
-import { type DemoPerson, isDatabaseEmpty, seedDemoOrganization } from "../seed/demo";
-import { getOrCreateSetting, randomSecret } from "../services/settings";
-import { reencryptSigningSecrets } from "../services/webhook-secrets";
+import { type DemoPerson, isDatabaseEmpty, seedDemoOrganization } from "./demo-seed";
+import { getOrCreateSetting, randomSecret } from "../services/shared/settings";
+import { reencryptSigningSecrets } from "../services/notifications/webhook-secrets";
 import type { NodeConfig } from "./config";
 
 /**

@@ -13,7 +13,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env";
 import { base64UrlEncode, hmacSha256, utf8 } from "../lib/crypto";
 import { namesTag, parseIfNoneMatch } from "../lib/entity-tags";
-import { type DataVersionSink, readDataVersion } from "../services/data-versions";
+import { type DataVersionSink, readDataVersion } from "../services/shared/data-versions";
 
 /**
  * Part of every tag: change it when a release changes what an unchanged resource looks like (a

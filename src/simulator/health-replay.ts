@@ -20,9 +20,9 @@ import { type RunSummary, inMemoryCheck } from "../checks/types";
 import { parseSeconds } from "../ingest/junit";
 import type { ReportCase } from "../ingest/report";
 import type { TestHealth } from "../lib/vocabulary";
-import { isDefaultBranch } from "../services/default-branch";
+import { isDefaultBranch } from "../services/tests/default-branch";
 import { testIdentityKey } from "../lib/test-identity";
-import { type RunContext, type TestProgress, TestExecutions, advanceRun, flagTestFlaky } from "../services/tests-state";
+import { type RunContext, type TestProgress, TestExecutions, advanceRun, flagTestFlaky } from "../services/tests/tests-state";
 import { formatSeconds, toRunSummary } from "./junit-report";
 import type { SimRun, SimTest } from "./stream-types";
 

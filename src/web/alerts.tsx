@@ -9,8 +9,8 @@ import type { Context, Hono } from "hono";
 import { readListRequest } from "../lib/lists";
 import type { CursorCodec } from "../lib/pagination";
 import { ALERT_STATUSES, type AlertStatus, SNOOZE_DURATIONS, type SnoozeDuration } from "../lib/vocabulary";
-import { AlertsQuerySchema, PageQuerySchema } from "../routes/schemas";
-import { alertEventList, listAlertEvents } from "../services/alert-events";
+import { AlertsQuerySchema, PageQuerySchema } from "../contract/schemas";
+import { alertEventList, listAlertEvents } from "../services/alerts/alert-events";
 import {
   type AlertObject,
   alertList,
@@ -20,9 +20,9 @@ import {
   listAlerts,
   snoozeAlert,
   unsnoozeAlert,
-} from "../services/alerts";
-import { defaultMembership, findAlertForMember } from "../services/memberships";
-import { presentAlert } from "../services/presenters";
+} from "../services/alerts/alerts";
+import { defaultMembership, findAlertForMember } from "../services/tenancy/memberships";
+import { presentAlert } from "../contract/presenters";
 import { type MemberAccess, accessOf, isAdmin, memberAccess, withQuery } from "./access";
 import { Metadata, Notice, PageLinks, When, noticeFor } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";

@@ -5,7 +5,7 @@
  * repeats nothing. `page` is the app path (without WEB_APP_URL's prefix) that reads the message.
  */
 import type { Context } from "hono";
-import { putFlash, takeFlash } from "../services/flash";
+import { putFlash, takeFlash } from "../services/shared/flash";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 
 /** Leaves `message` for the next GET of `page` in the person's session and answers 303 there. */

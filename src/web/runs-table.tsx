@@ -7,7 +7,7 @@ import type { FC } from "hono/jsx";
 import { durationText } from "./components";
 import type { WebPaths } from "./env";
 import { Result, TimeAgo } from "./format";
-import type { OverviewRun, RunJson } from "../services/project-overview";
+import type { OverviewRun, RunJson } from "../services/runs/project-overview";
 
 /** A run as the table shows it: the overview's row, which the API's run object is mapped to. */
 export type RunsTableRun = OverviewRun;

@@ -5,7 +5,7 @@
  */
 import type { Hono } from "hono";
 import { AuthRefused, currentPerson, signIn } from "../auth/people";
-import { clearSignInFailures, reserveSignInAttempt } from "../services/sign-in-throttle";
+import { clearSignInFailures, reserveSignInAttempt } from "../services/tenancy/sign-in-throttle";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { checkEmail, formFields } from "./forms";
 import { PlainPage } from "./layout";

@@ -10,9 +10,9 @@ import type { Context, Hono } from "hono";
 import { revokeApiKeys } from "../auth/key-gate";
 import { MEMBER_ROLES, type MemberRole } from "../db/schema";
 import { ApiError } from "../lib/errors";
-import { queueEmails } from "../services/email-outbox";
-import { type Membership, defaultMembership } from "../services/memberships";
-import { describeApiKey, regenerateApiKey, revealApiKey } from "../services/organizations";
+import { queueEmails } from "../services/shared/email-outbox";
+import { type Membership, defaultMembership } from "../services/tenancy/memberships";
+import { describeApiKey, regenerateApiKey, revealApiKey } from "../services/tenancy/organizations";
 import {
   type PendingInvitation,
   type TeamMember,
@@ -21,7 +21,7 @@ import {
   listPendingInvitations,
   removeMember,
   revokeInvitation,
-} from "../services/team";
+} from "../services/tenancy/team";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 import { utcText } from "./format";
 import { ConfirmButton, type Confirmation, ConfirmPage } from "./confirm";

@@ -10,12 +10,12 @@ import type { Context, Hono } from "hono";
 import { readListRequest } from "../lib/lists";
 import type { CursorCodec } from "../lib/pagination";
 import { QUARANTINE_DURATIONS, TEST_HEALTHS, TEST_SORTS, type TestSort } from "../lib/vocabulary";
-import { QuarantineBodySchema, TestsQuerySchema } from "../routes/schemas";
-import { listTestFailureGroups } from "../services/failure-groups";
-import { findTestForMember } from "../services/memberships";
-import { presentTest } from "../services/presenters";
-import { quarantineTest, unquarantineTest } from "../services/quarantine";
-import { type TestObject, listHealthTransitions, listTestExecutions, listTests, testLists, windowOf } from "../services/tests";
+import { QuarantineBodySchema, TestsQuerySchema } from "../contract/schemas";
+import { listTestFailureGroups } from "../services/runs/failure-groups";
+import { findTestForMember } from "../services/tenancy/memberships";
+import { presentTest } from "../contract/presenters";
+import { quarantineTest, unquarantineTest } from "../services/tests/quarantine";
+import { type TestObject, listHealthTransitions, listTestExecutions, listTests, testLists, windowOf } from "../services/tests/tests";
 import { type MemberAccess, accessOf, projectMemberAccess, withQuery } from "./access";
 import { Chart } from "./charts";
 import {

@@ -21,6 +21,7 @@ export const DATABASE_INDEPENDENT_TESTS = [
   "test/node/secrets-key.test.ts",
   "test/node/wire-meter.test.ts",
   "test/node/outbound-fetch.test.ts",
+  "test/node/in-process-run-queue.test.ts",
   "test/web/page-paths.test.ts",
   "test/web/upload-commands.test.ts",
   "test/cli/action.test.ts",
