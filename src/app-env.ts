@@ -48,7 +48,7 @@ export type AppConfig = {
   keyIdCache?: KeyIdCache;
   /** Seals the secrets kept for reading back (webhook signing secrets) under SECRETS_KEY (docs/secrets.md). */
   secrets: SecretKeyring;
-  /** Rows per database statement of the bulk exports (default in src/services/exports.ts); tests lower it to cross batches with little data. */
+  /** Rows per database statement of the bulk exports (default in src/services/runs/exports.ts); tests lower it to cross batches with little data. */
   exportBatchRows?: number;
   /**
    * Largest upload body, compressed or decompressed (413 above it); UPLOAD_LIMIT_BYTES (32 MiB) when

@@ -13,7 +13,7 @@
  *   web app's origin, and nothing else (its organization creation, for one) is reachable.
  * - `better-auth/minimal`: the initializer without Kysely, which the Drizzle adapter does not need
  *   (a smaller Worker bundle).
- * - Telemetry off, rate limiting off (the e-mail throttle is ours: src/services/sign-in-throttle.ts,
+ * - Telemetry off, rate limiting off (the e-mail throttle is ours: src/services/tenancy/sign-in-throttle.ts,
  *   kept in Postgres for both runtimes), no IP tracking (the addresses it would read are client-set).
  */
 import { drizzleAdapter } from "@better-auth/drizzle-adapter";

@@ -1,6 +1,6 @@
 /**
  * Zod schemas shared by validation and the OpenAPI document. Response schemas describe what the
- * presenters in src/services/presenters.ts produce; test/openapi tests check real responses against them.
+ * presenters in src/contract/presenters.ts produce; test/openapi tests check real responses against them.
  */
 import { z } from "@hono/zod-openapi";
 import { isoDateTimeWithZone } from "../lib/date-time";
@@ -471,7 +471,7 @@ const presence = (value: unknown) => value !== undefined && value !== null;
 
 /**
  * The body of POST /tests/{id}/quarantine: shapes here; the rules that need the clock (in the
- * future, at most 90 days ahead) in src/services/quarantine.ts. `null` counts as absent.
+ * future, at most 90 days ahead) in src/services/tests/quarantine.ts. `null` counts as absent.
  */
 export const QuarantineBodySchema = z
   .object({

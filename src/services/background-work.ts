@@ -1,7 +1,7 @@
 /**
  * The service's background work, the same on both runtimes: processing uploaded runs, then the
  * alert checks, then planning notifications; delivering notifications; sending the outbox's
- * e-mail (src/services/email-outbox.ts). All arrive as queue
+ * e-mail (src/services/shared/email-outbox.ts). All arrive as queue
  * messages (a Cloudflare Queue on Workers, the in-process queue on Node).
  */
 import type { Logger } from "../lib/logger";

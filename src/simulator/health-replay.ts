@@ -8,7 +8,7 @@
  *   keeps;
  * - then the flakiness check: its pure `update` on the run's summary (`toRunSummary`, what the
  *   service derives from the upload), and every test one of its events names becomes flaky at the
- *   run by `flagTestFlaky`, the rule of `markTestsFlaky`. As in src/services/alert-checks.ts
+ *   run by `flagTestFlaky`, the rule of `markTestsFlaky`. As in src/services/alerts/alert-checks.ts
  *   (`withTestId`), an event names its test by `test_key`, mapped to a test of the run; keys listed
  *   in `more_flagged_test_keys` (a run that flags more than 50 tests) name no test there, so they
  *   are not applied either: `unnamedFlags` counts them.

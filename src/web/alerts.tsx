@@ -3,7 +3,7 @@
  * the alert's state, its actions and its events (what tripped it, with a link to the run). Any
  * member may snooze and unsnooze; enabling and disabling are for admins, and a member's forged
  * post is refused here with 403, whatever the page showed. Reads and writes go through the API's
- * services (src/services/alerts.ts, alert-events.ts).
+ * services (src/services/alerts/alerts.ts, alert-events.ts).
  */
 import type { Context, Hono } from "hono";
 import { readListRequest } from "../lib/lists";

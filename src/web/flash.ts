@@ -1,6 +1,6 @@
 /**
  * POST-redirect-GET for the pages (docs/web-app.md "Forms"): a POST that did its work leaves what
- * it has to say for the page it redirects to (src/services/flash.ts: server-side, bound to the
+ * it has to say for the page it redirects to (src/services/shared/flash.ts: server-side, bound to the
  * session, read once) and answers 303 to that page, so the URL never carries a secret and a reload
  * repeats nothing. `page` is the app path (without WEB_APP_URL's prefix) that reads the message.
  */

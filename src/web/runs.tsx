@@ -1,8 +1,8 @@
 /**
  * `/projects/:id/runs` (filters branch and result, keyset pages with the API's cursors) and
  * `/projects/:id/runs/:number` (what the API's run, its failure groups, suites and alert events
- * say, on one page). Both read through the API's services (src/services/test-results.ts,
- * failure-groups.ts, alert-events.ts); run metadata and failures come from uploads and are text.
+ * say, on one page). Both read through the API's services (src/services/runs/test-results.ts,
+ * failure-groups.ts, src/services/alerts/alert-events.ts); run metadata and failures come from uploads and are text.
  */
 import type { Hono } from "hono";
 import { readListRequest } from "../lib/lists";

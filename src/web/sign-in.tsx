@@ -1,6 +1,6 @@
 /**
  * `/sign-in`: the form (GET) and signing in (POST), throttled per e-mail
- * (src/services/sign-in-throttle.ts: after 10 failures within 15 minutes, every attempt for the
+ * (src/services/tenancy/sign-in-throttle.ts: after 10 failures within 15 minutes, every attempt for the
  * e-mail is refused for 15 minutes), then back to `next` (same-origin paths only).
  */
 import type { Hono } from "hono";

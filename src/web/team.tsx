@@ -3,7 +3,7 @@
  * them); for admins also the pending invitations, the invite form, removing members, and the
  * organization's API key (reveal, regenerate). Members see neither the key nor the controls, and
  * every state-changing POST checks the role again in its service: a member's forged request is a
- * 403 and changes nothing. The organization is the person's default one (src/services/memberships.ts);
+ * 403 and changes nothing. The organization is the person's default one (src/services/tenancy/memberships.ts);
  * a person with none gets the 404 page.
  */
 import type { Context, Hono } from "hono";

@@ -3,7 +3,7 @@
  * `/projects/:id/tests/:test_id`: the test, a history strip of its last 100 executions, their
  * durations, its failure groups with samples, its health transitions, and the quarantine forms
  * (any member may quarantine and unquarantine). Reads and writes go through the API's services
- * (src/services/tests.ts, failure-groups.ts, quarantine.ts); the quarantine form is checked with
+ * (src/services/tests/tests.ts, src/services/runs/failure-groups.ts, src/services/tests/quarantine.ts); the quarantine form is checked with
  * the API's own body schema. Names, classnames, messages and traces come from uploads: text.
  */
 import type { Context, Hono } from "hono";

@@ -171,7 +171,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
      * The cron trigger (wrangler.toml `[triggers]`): queues again the work whose message was lost
      * (a run still pending, an e-mail or a webhook delivery never attempted or whose retry never
      * came; src/services/stalled-work.ts), then deletes the bucket's payload objects that no run
-     * holds (src/services/payload-sweep.ts).
+     * holds (src/services/runs/payload-sweep.ts).
      */
     async scheduled(_controller, env, ctx): Promise<void> {
       configureLocalProxy(env);

@@ -134,7 +134,7 @@ async function ndjsonResponse(c: Context<AppEnv>, batches: AsyncIterator<readonl
   return c.body(await ndjsonStream(batches, streamErrorLine(c)), 200, { "Content-Type": NDJSON_CONTENT_TYPE }) as never;
 }
 
-/** How often a running export renews its lease (src/services/quotas.ts): well within the lease's life. */
+/** How often a running export renews its lease (src/services/tenancy/quotas.ts): well within the lease's life. */
 const LEASE_RENEWAL_MS = 60_000;
 
 /** The batches, holding the export's lease: renewed as they are read, released when they end, fail or are cancelled. */

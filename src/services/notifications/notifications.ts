@@ -5,7 +5,7 @@
  * run: a snoozed alert notifies nobody; an alert notified (or with a notification under way)
  * within its cooldown (default 24 hours) stays quiet; otherwise one delivery per configured
  * endpoint (the organization's, for every project or for this one) carries all of the alert's
- * events of this run, and one e-mail per member of the organization (src/services/email-outbox.ts). Deliveries go through the queue (a Cloudflare Queue on Workers, in
+ * events of this run, and one e-mail per member of the organization (src/services/shared/email-outbox.ts). Deliveries go through the queue (a Cloudflare Queue on Workers, in
  * process locally), are retried with backoff, and leave a log. `last_notified_at` is set when a
  * delivery reached its endpoint (docs/notifications.md: a notification that reached at least one channel).
  *

@@ -108,7 +108,7 @@ type CaseRow = { [K in keyof typeof caseColumns]: (typeof testCases.$inferSelect
  * A run's cases in id order, read as (suite number, id) from test_cases_run_suite_idx: the same
  * order, because a run's cases are written in one stream in suite-number order (a suite's own
  * cases, then its nested suites', which are numbered after it: storeTestRun in
- * src/services/test-runs.ts), each taking the next id. Another index in id order would cost
+ * src/services/runs/test-runs.ts), each taking the next id. Another index in id order would cost
  * every upload a write, and invite the suite listing's queries away from their own index.
  */
 const RUN_CASE_ORDER = [asc(testCases.suiteNumber), asc(testCases.id)];

@@ -37,7 +37,7 @@ export async function findProjectByUploadToken(db: Database, token: string): Pro
 
 /**
  * findProjectByUploadToken for a report's upload, counting it in its organization's hourly window
- * (QUOTA_UPLOADS_PER_HOUR, src/services/quotas.ts) in the same statement: on the Worker the quota
+ * (QUOTA_UPLOADS_PER_HOUR, src/services/tenancy/quotas.ts) in the same statement: on the Worker the quota
  * costs no round trip of its own. Null for an unknown token (nothing counted); a full window is
  * a 429 `rate_limited` with `Retry-After`, the seconds until it ends.
  */

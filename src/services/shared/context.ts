@@ -10,7 +10,7 @@ export type ServiceDeps = {
 };
 
 /**
- * Where a GET of /api/v1 leaves the data version its first statement read (src/services/data-versions.ts).
+ * Where a GET of /api/v1 leaves the data version its first statement read (src/services/shared/data-versions.ts).
  * `asOf` is the time deadlines are judged at: the request's start, never later than the `now` its
  * content is presented at.
  */
@@ -18,6 +18,6 @@ export type DataVersionSink = { asOf: Date; value?: string | null };
 
 /**
  * A service call made on behalf of one organization: every query is scoped by it. `dataVersion`:
- * a GET of /api/v1 that answers with an ETag (src/services/data-versions.ts).
+ * a GET of /api/v1 that answers with an ETag (src/services/shared/data-versions.ts).
  */
 export type OrgScope = ServiceDeps & { organizationId: string; dataVersion?: DataVersionSink };

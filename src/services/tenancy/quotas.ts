@@ -2,14 +2,14 @@
  * The rate quotas of an organization, counted in the database so that they hold across Node
  * processes and Worker isolates (docs/quotas.md; the caps in src/lib/quotas.ts):
  * - uploads per hour: a window row per organization, taken one upload at a time by the statement
- *   that finds the upload token's project (findProjectCountingUpload, src/services/uploads.ts; as
- *   src/services/delivery-rate.ts does per minute for webhooks), so two uploads never both take
+ *   that finds the upload token's project (findProjectCountingUpload, src/services/runs/uploads.ts; as
+ *   src/services/notifications/delivery-rate.ts does per minute for webhooks), so two uploads never both take
  *   the last slot;
  * - concurrent exports: a lease row per running export, taken under the organization's row lock
  *   (two exports cannot both take the last place), renewed while the export streams and deleted
  *   when it ends. A lease whose export died without ending expires, and stops counting, after
  *   EXPORT_LEASE_MS.
- * The projects quota is a count, checked where projects are created (src/services/projects.ts).
+ * The projects quota is a count, checked where projects are created (src/services/tenancy/projects.ts).
  */
 import { and, count, eq, gt, lte, sql } from "drizzle-orm";
 import { exportLeases, organizations } from "../../db/schema";

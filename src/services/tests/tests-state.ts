@@ -616,7 +616,7 @@ type ChunkRow = StoredRow & {
 };
 
 /**
- * advanceRunTests for a run too large to hold in memory (src/services/test-runs.ts decides): the
+ * advanceRunTests for a run too large to hold in memory (src/services/runs/test-runs.ts decides): the
  * run's executions are merged from its stored cases by Postgres and read with their tests' rows
  * through a cursor, TESTS_PER_CHUNK at a time; each chunk is advanced and written (and its health
  * changes followed, `follow`) before the next is read. Whether the run is a same-commit burst
