@@ -7,7 +7,15 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
-const ENTRIES_AND_HTTP = ["src/app.ts", "src/routes/**", "src/middleware/**", "src/web/**", "src/node/**", "src/worker/**"];
+const ENTRIES_AND_HTTP = [
+  "src/app.ts",
+  "src/routes/**",
+  "src/mcp/route.ts",
+  "src/middleware/**",
+  "src/web/**",
+  "src/node/**",
+  "src/worker/**",
+];
 
 export default tseslint.config(
   {

@@ -28,7 +28,7 @@ import autocannon, { type Result } from "autocannon";
 import pg from "pg";
 import { systemClock } from "../src/lib/clock";
 import { openDatabase } from "../src/node/database";
-import { createOrganization } from "../src/services/organizations";
+import { createOrganization } from "../src/services/tenancy/organizations";
 import { BENCH_RATE_LIMIT, writeBenchmarkSection } from "./common";
 import { DATASET, TESTS_DATASET, countDataset, seedDataset, seedTestsProject } from "./dataset";
 import { type PlanSummary, explainListQueries, keysetIndexDefinitions } from "./plans";

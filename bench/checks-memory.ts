@@ -18,11 +18,11 @@ import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { CHECKS } from "../src/checks";
 import { systemClock } from "../src/lib/clock";
-import { runAlertChecks } from "../src/services/alert-checks";
-import { createOrganization } from "../src/services/organizations";
-import { createProject } from "../src/services/projects";
-import { processTestRun } from "../src/services/run-processing";
-import { recordTestRunArrival } from "../src/services/test-runs";
+import { runAlertChecks } from "../src/services/alerts/alert-checks";
+import { createOrganization } from "../src/services/tenancy/organizations";
+import { createProject } from "../src/services/tenancy/projects";
+import { processTestRun } from "../src/services/runs/run-processing";
+import { recordTestRunArrival } from "../src/services/runs/test-runs";
 import { withBenchDatabase, writeBenchmarkSection } from "./common";
 import { generateJUnit } from "./junit-generator";
 

@@ -700,7 +700,7 @@ function codeVersion(): string {
     const watched = [
       "src/checks",
       "src/simulator",
-      "src/services/tests-state.ts",
+      "src/services/tests/tests-state.ts",
       "bench/detection-bench.ts",
       "bench/health-scoring.ts",
       "bench/stream-index.ts",

@@ -24,9 +24,9 @@ import { type SQL, sql } from "drizzle-orm";
 import { CHECKS } from "../src/checks";
 import { rowsOf } from "../src/db/rows";
 import { systemClock } from "../src/lib/clock";
-import { runAlertChecks } from "../src/services/alert-checks";
-import { processTestRun } from "../src/services/run-processing";
-import { recordTestRunArrival } from "../src/services/test-runs";
+import { runAlertChecks } from "../src/services/alerts/alert-checks";
+import { processTestRun } from "../src/services/runs/run-processing";
+import { recordTestRunArrival } from "../src/services/runs/test-runs";
 import { withBenchDatabase, writeBenchmarkSection } from "./common";
 import { freePort, processGroupMembers } from "./limiter-wrangler";
 

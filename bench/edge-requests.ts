@@ -260,7 +260,7 @@ export const EDGE_BUDGETS: Record<string, Budget> = {
   /**
    * The queue consumer's processing of a 20-case run: 3 flights until the run is processed (BEGIN with the run's opening and its payload,
    * riding with the connection; the cases with the read of their tests; every other write with the day's rollup, and COMMIT), then 2 for
-   * the alert checks (BEGIN with the one read, the one write with COMMIT; src/services/alert-checks.ts) and the read of the run's test
+   * the alert checks (BEGIN with the one read, the one write with COMMIT; src/services/alerts/alert-checks.ts) and the read of the run's test
    * events to deliver (queueRunTestEvents). BEGIN and COMMIT travel with the first and last statements: src/db/transaction-boundaries.ts.
    */
   processing: { roundTrips: 9, flights: 6, statements: 6 },

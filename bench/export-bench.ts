@@ -22,8 +22,8 @@ import { sql } from "drizzle-orm";
 import { encodeCopyRow, openCopy } from "../src/db/bulk-copy";
 import type { Database } from "../src/db/types";
 import { systemClock } from "../src/lib/clock";
-import { createOrganization } from "../src/services/organizations";
-import { createProject } from "../src/services/projects";
+import { createOrganization } from "../src/services/tenancy/organizations";
+import { createProject } from "../src/services/tenancy/projects";
 import { withBenchDatabase, writeBenchmarkSection } from "./common";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");

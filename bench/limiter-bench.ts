@@ -37,7 +37,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { systemClock } from "../src/lib/clock";
 import { type LocalDatabase, startLocalDatabase } from "../src/node/local-neon";
-import { createOrganization } from "../src/services/organizations";
+import { createOrganization } from "../src/services/tenancy/organizations";
 import {
   type ConcurrencyResult,
   type EndpointResult,

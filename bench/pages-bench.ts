@@ -18,8 +18,8 @@ import { systemClock } from "../src/lib/clock";
 import type { Logger } from "../src/lib/logger";
 import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { createNodeBackground } from "../src/node/background";
-import { createProject } from "../src/services/projects";
-import { completeTestRun, recordTestRunArrival } from "../src/services/test-runs";
+import { createProject } from "../src/services/tenancy/projects";
+import { completeTestRun, recordTestRunArrival } from "../src/services/runs/test-runs";
 import { BENCH_RATE_LIMIT, withBenchDatabase, writeBenchmarkSection } from "./common";
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -144,7 +144,7 @@ async function main(): Promise<void> {
     try {
       await seedHistory(client, big, BIG);
       await seedHistory(client, small, SMALL);
-      // The rollups of the seeded runs, by the migration's own backfill (what processing keeps: test/services/daily-rollups.test.ts).
+      // The rollups of the seeded runs, by the migration's own backfill (what processing keeps: test/services/shared/daily-rollups.test.ts).
       const migration = readFileSync(new URL("../drizzle/0019_project_pages.sql", import.meta.url), "utf8");
       for (const part of migration
         .split("--> statement-breakpoint")
@@ -232,7 +232,7 @@ async function main(): Promise<void> {
       "",
       `Run ${new Date().toISOString().slice(0, 10)}, commit ${commit}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, load ${load}, Node ${process.version}, ${postgres}.`,
       "",
-      `Server time (the app in process, \`app.fetch\` with the body read) of a signed-in admin's page for a project with ${BIG.runs.toLocaleString("en-US")} runs over 60 days, ${BIG.tests.toLocaleString("en-US")} tests and an alert event every 20 runs, against a project with ${SMALL.runs} runs and ${SMALL.tests} tests; ${ROUNDS} rounds alternating A B B A after ${WARMUP} warm-up rounds, medians. The pages read the daily rollups and the project's row kept by run processing (src/services/daily-rollups.ts; seeded runs got theirs from the migration's backfill, which a test holds equal to what processing keeps). Statements are every query sent by node-postgres for one page, the session's lookup (better-auth) included.`,
+      `Server time (the app in process, \`app.fetch\` with the body read) of a signed-in admin's page for a project with ${BIG.runs.toLocaleString("en-US")} runs over 60 days, ${BIG.tests.toLocaleString("en-US")} tests and an alert event every 20 runs, against a project with ${SMALL.runs} runs and ${SMALL.tests} tests; ${ROUNDS} rounds alternating A B B A after ${WARMUP} warm-up rounds, medians. The pages read the daily rollups and the project's row kept by run processing (src/services/shared/daily-rollups.ts; seeded runs got theirs from the migration's backfill, which a test holds equal to what processing keeps). Statements are every query sent by node-postgres for one page, the session's lookup (better-auth) included.`,
       "",
       "| Page | p50, 20,000 runs | p50, 100 runs | Ratio (target ≤ 1.5) | Statements (target ≤ 5) |",
       "|---|---|---|---|---|",

@@ -11,13 +11,13 @@ import os from "node:os";
 import { sql } from "drizzle-orm";
 import { type RequestDeps, createApp } from "../src/app";
 import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
-import { InProcessRunQueue } from "../src/ingest/in-process-run-queue";
+import { InProcessRunQueue } from "../src/node/in-process-run-queue";
 import { systemClock } from "../src/lib/clock";
 import type { Logger } from "../src/lib/logger";
 import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
-import { createOrganization } from "../src/services/organizations";
-import { createProject } from "../src/services/projects";
-import { type Report, completeTestRun, recordTestRunArrival } from "../src/services/test-runs";
+import { createOrganization } from "../src/services/tenancy/organizations";
+import { createProject } from "../src/services/tenancy/projects";
+import { type Report, completeTestRun, recordTestRunArrival } from "../src/services/runs/test-runs";
 import { BENCH_RATE_LIMIT, withBenchDatabase, writeBenchmarkSection } from "./common";
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";

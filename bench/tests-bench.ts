@@ -10,9 +10,9 @@
  */
 import os from "node:os";
 import { systemClock } from "../src/lib/clock";
-import { createOrganization } from "../src/services/organizations";
-import { createProject } from "../src/services/projects";
-import { type Report, completeTestRun, recordTestRunArrival } from "../src/services/test-runs";
+import { createOrganization } from "../src/services/tenancy/organizations";
+import { createProject } from "../src/services/tenancy/projects";
+import { type Report, completeTestRun, recordTestRunArrival } from "../src/services/runs/test-runs";
 import { withBenchDatabase, writeBenchmarkSection } from "./common";
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";

@@ -26,13 +26,13 @@ import { type RequestDeps, createApp } from "../src/app";
 import type { Logger } from "../src/lib/logger";
 import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
 import { type CopyIn, registerCopyIn, registeredCopyIn } from "../src/db/bulk-copy";
-import { InProcessRunQueue } from "../src/ingest/in-process-run-queue";
+import { InProcessRunQueue } from "../src/node/in-process-run-queue";
 import { parseJUnit } from "../src/ingest/junit";
 import { systemClock } from "../src/lib/clock";
 import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
-import { createOrganization } from "../src/services/organizations";
-import { createProject } from "../src/services/projects";
-import { processTestRun } from "../src/services/run-processing";
+import { createOrganization } from "../src/services/tenancy/organizations";
+import { createProject } from "../src/services/tenancy/projects";
+import { processTestRun } from "../src/services/runs/run-processing";
 import { BENCH_RATE_LIMIT, withBenchDatabase, writeBenchmarkSection } from "./common";
 import { generateJUnit } from "./junit-generator";
 

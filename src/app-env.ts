@@ -17,8 +17,8 @@ import type { Logger } from "./lib/logger";
 import type { SecretKeyring } from "./lib/secret-box";
 import type { Quotas } from "./lib/quotas";
 import type { OutboundPolicy } from "./notifications/outbound-policy";
-import type { OrgScope } from "./services/context";
-import type { AuthenticatedKey } from "./services/organizations";
+import type { OrgScope } from "./services/shared/context";
+import type { AuthenticatedKey } from "./services/tenancy/organizations";
 
 export type AppConfig = {
   /** Signs pagination cursors (≥ 16 characters). */
@@ -48,7 +48,7 @@ export type AppConfig = {
   keyIdCache?: KeyIdCache;
   /** Seals the secrets kept for reading back (webhook signing secrets) under SECRETS_KEY (docs/secrets.md). */
   secrets: SecretKeyring;
-  /** Rows per database statement of the bulk exports (default in src/services/exports.ts); tests lower it to cross batches with little data. */
+  /** Rows per database statement of the bulk exports (default in src/services/runs/exports.ts); tests lower it to cross batches with little data. */
   exportBatchRows?: number;
   /**
    * Largest upload body, compressed or decompressed (413 above it); UPLOAD_LIMIT_BYTES (32 MiB) when

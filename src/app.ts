@@ -20,7 +20,7 @@ import { createUploadsApi, uploadsDocumentPart } from "./routes/uploads";
 import { createUploaderRoutes } from "./routes/uploader";
 import { createV1Api } from "./routes/v1";
 import { createWebApp } from "./web";
-import { createMcpApi } from "./routes/mcp";
+import { createMcpApi } from "./mcp/route";
 
 export type { AppConfig, RequestDeps } from "./app-env";
 

@@ -16,7 +16,7 @@ import {
   QuarantinedTestsForCiSchema,
   TestSchema,
   listOf,
-} from "../src/routes/schemas";
+} from "../src/contract/schemas";
 import { ADMIN_TOKEN, type Harness, PUBLIC_BASE_URL, createHarness } from "./support/harness";
 
 let h: Harness;

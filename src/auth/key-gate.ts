@@ -7,7 +7,7 @@
  * - The key's counter (in memory on Node, its Durable Object on Workers) holds the organization,
  *   the revoked mark and the rate window, and is consulted on every request anyway.
  * - Regeneration marks the old key revoked in its counter inside the database transaction that
- *   replaces it, before the new key is returned (src/services/organizations.ts).
+ *   replaces it, before the new key is returned (src/services/tenancy/organizations.ts).
  * - A cache miss, or a counter that has forgotten the organization, falls back to the database,
  *   which only knows live keys.
  * Failure modes are in docs/edge-auth.md.
@@ -15,7 +15,7 @@
 import { ApiError } from "../lib/errors";
 import type { RateLimitDecision } from "../lib/rate-limit";
 import type { Database } from "../db/types";
-import { type AuthenticatedKey, findLiveKeyByHash } from "../services/organizations";
+import { type AuthenticatedKey, findLiveKeyByHash } from "../services/tenancy/organizations";
 import { hashToken, isWellFormedToken } from "../lib/keys";
 import type { KeyCounter } from "./key-state";
 

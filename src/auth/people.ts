@@ -13,7 +13,7 @@
  *   web app's origin, and nothing else (its organization creation, for one) is reachable.
  * - `better-auth/minimal`: the initializer without Kysely, which the Drizzle adapter does not need
  *   (a smaller Worker bundle).
- * - Telemetry off, rate limiting off (the e-mail throttle is ours: src/services/sign-in-throttle.ts,
+ * - Telemetry off, rate limiting off (the e-mail throttle is ours: src/services/tenancy/sign-in-throttle.ts,
  *   kept in Postgres for both runtimes), no IP tracking (the addresses it would read are client-set).
  */
 import { drizzleAdapter } from "@better-auth/drizzle-adapter";
@@ -24,9 +24,9 @@ import { accounts, invitations, members, organizations, sessions, users, verific
 import { type Transaction, transactionWithRetry } from "../db/transaction-retry";
 import type { Database } from "../db/types";
 import type { SecretKeyring } from "../lib/secret-box";
-import type { ServiceDeps } from "../services/context";
-import { createOrganization } from "../services/organizations";
-import { acceptInvitationIn } from "../services/team";
+import type { ServiceDeps } from "../services/shared/context";
+import { createOrganization } from "../services/tenancy/organizations";
+import { acceptInvitationIn } from "../services/tenancy/team";
 
 /** Where better-auth believes it is mounted; requests to it are built in process only (never routed). */
 const AUTH_BASE_PATH = "/api/auth";

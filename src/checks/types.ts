@@ -6,7 +6,7 @@
  * checking a run costs the same with 100 or 10,000 runs of history, and with 100 or 100,000 known
  * tests. A check takes the run's tests in chunks, twice (`CheckPass`), so a run of any size is
  * checked in bounded memory. Orchestration (loading/saving state, recording events, alert states,
- * notifications) lives in src/services/alert-checks.ts; nothing in src/checks touches the database.
+ * notifications) lives in src/services/alerts/alert-checks.ts; nothing in src/checks touches the database.
  */
 
 import type { AlertType, CaseStatus } from "../lib/vocabulary";

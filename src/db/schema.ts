@@ -222,7 +222,7 @@ export const testRuns = pgTable(
 
 /**
  * A project's processed runs summed by UTC day of their arrival (`test_runs.created_at`), kept
- * by run processing in the run's transaction (src/services/daily-rollups.ts) so the project
+ * by run processing in the run's transaction (src/services/shared/daily-rollups.ts) so the project
  * overview reads at most 60 rows instead of scanning runs. `duration_histogram` maps a bucket's number to
  * the count of runs whose duration falls in it (log-scale, 8 buckets per doubling: DURATION_BUCKET_BOUNDS);
  * `flaky_tests_count` is the project's number of flaky tests after the day's latest change.
@@ -395,7 +395,7 @@ export const tests = pgTable(
     passingStreak: integer("passing_streak").notNull().default(0),
     /**
      * The alert checks' entries for this test, by detector version (`test_flakiness/2`, …): a run
-     * reads and writes its own tests' entries only (src/services/alert-checks.ts).
+     * reads and writes its own tests' entries only (src/services/alerts/alert-checks.ts).
      */
     checkState: jsonb("check_state").$type<Record<string, unknown>>().notNull().default({}),
     /**
@@ -529,7 +529,7 @@ export const webhookEndpoints = pgTable(
     projectId: uuid("project_id").references(() => projects.id, { onDelete: "cascade" }),
     url: text("url").notNull(),
     description: text("description"),
-    /** `v1:<key id>:<iv>:<ciphertext>`, sealed for this row under SECRETS_KEY (src/services/webhook-secrets.ts). */
+    /** `v1:<key id>:<iv>:<ciphertext>`, sealed for this row under SECRETS_KEY (src/services/notifications/webhook-secrets.ts). */
     signingSecretEncrypted: text("signing_secret_encrypted"),
     /**
      * The secret in plain text, as rows made before migration 0009 kept it. SQL cannot encrypt
@@ -587,7 +587,7 @@ export const notificationDeliveries = pgTable(
 
 /**
  * Webhook deliveries sent per organization in its current one-minute window: what holds an
- * organization to WEBHOOK_DELIVERIES_PER_MINUTE (src/services/delivery-rate.ts). One row per
+ * organization to WEBHOOK_DELIVERIES_PER_MINUTE (src/services/notifications/delivery-rate.ts). One row per
  * organization that has sent any, updated in place by every attempt that goes out; an attempt
  * over the cap waits in the queue instead.
  */
@@ -601,7 +601,7 @@ export const webhookDeliveryWindows = pgTable("webhook_delivery_windows", {
 
 /**
  * Uploads accepted per organization in its current one-hour window: what holds an organization
- * to QUOTA_UPLOADS_PER_HOUR (src/services/quotas.ts). One row per organization that has uploaded,
+ * to QUOTA_UPLOADS_PER_HOUR (src/services/tenancy/quotas.ts). One row per organization that has uploaded,
  * updated in place by every upload; a window starts with the first upload after the last one ended.
  */
 export const uploadWindows = pgTable("upload_windows", {
@@ -614,7 +614,7 @@ export const uploadWindows = pgTable("upload_windows", {
 
 /**
  * The exports running now, one lease each: what holds an organization to QUOTA_CONCURRENT_EXPORTS
- * (src/services/quotas.ts). A lease is deleted when its stream ends and renewed while it runs; one
+ * (src/services/tenancy/quotas.ts). A lease is deleted when its stream ends and renewed while it runs; one
  * whose export died without ending (a crashed process or isolate) stops counting once it expires.
  */
 export const exportLeases = pgTable(
@@ -835,7 +835,7 @@ export const invitations = pgTable(
 );
 
 /**
- * Sign-in throttle, one row per e-mail that failed to sign in (src/services/sign-in-throttle.ts):
+ * Sign-in throttle, one row per e-mail that failed to sign in (src/services/tenancy/sign-in-throttle.ts):
  * the times of its latest failures (epoch ms, at most 10, none older than the window) and, once
  * ten fell within the window, until when every attempt is refused. Past `expires_at` (the end of
  * the last failure's window or of the lock) a row tells nothing: such rows are deleted as failures come in.
@@ -855,7 +855,7 @@ export const emailKindEnum = pgEnum("email_kind", EMAIL_KINDS);
 export const emailStatusEnum = pgEnum("email_status", EMAIL_STATUSES);
 
 /**
- * The e-mail outbox (src/services/email-outbox.ts, docs/e-mail.md): every e-mail is written here in
+ * The e-mail outbox (src/services/shared/email-outbox.ts, docs/e-mail.md): every e-mail is written here in
  * the transaction that decided it, then sent by background work after the commit, retried with
  * backoff. The body may carry a secret (an invitation's link), so it is sealed under SECRETS_KEY
  * (context `email_outbox/<id>/body`), never stored in plain text. Without a transport, rows are
@@ -892,7 +892,7 @@ export const emailOutbox = pgTable(
 );
 
 /**
- * One-time messages of the pages (src/services/flash.ts, docs/web-app.md "Forms"): what a POST
+ * One-time messages of the pages (src/services/shared/flash.ts, docs/web-app.md "Forms"): what a POST
  * has to say on the page it redirects to (a notice, a new upload token, a regenerated API key),
  * one per session and page. The body may carry a secret, so it is sealed under SECRETS_KEY
  * (context `flash_messages/<session id>/<page>`); it is deleted when read and worth nothing after

@@ -30,7 +30,7 @@ export interface PayloadStore {
   /**
    * One page of the objects whose key starts with `prefix`, in key order: from the first, or
    * after `startAfter`, or where `cursor` (the previous page's) left off. `cursor` is null on the
-   * last page. For the sweep of objects no run holds (src/services/payload-sweep.ts).
+   * last page. For the sweep of objects no run holds (src/services/runs/payload-sweep.ts).
    */
   list(page: PayloadListPage): Promise<{ objects: StoredObjectEntry[]; cursor: string | null }>;
 }

@@ -1,7 +1,7 @@
 /**
  * The queue behind the service's background work, as both runtimes see it: a Cloudflare Queue
  * on Workers (src/worker/run-queue.ts), an in-process queue on Node
- * (src/ingest/in-process-run-queue.ts). Only ids travel; the rows they name hold the rest.
+ * (src/node/in-process-run-queue.ts). Only ids travel; the rows they name hold the rest.
  */
 import type { UploadFormat } from "../lib/vocabulary";
 
@@ -12,7 +12,7 @@ export type UploadPayload = { format: UploadFormat; content: string };
 export type RunMessage = { testRunId: number };
 /** Delivering one notification to one webhook endpoint (the delivery row holds the rest). */
 export type DeliveryMessage = { deliveryId: number };
-/** Sending one e-mail of the outbox (its row holds the rest; src/services/email-outbox.ts). */
+/** Sending one e-mail of the outbox (its row holds the rest; src/services/shared/email-outbox.ts). */
 export type EmailMessage = { emailId: string };
 /** What travels through the queue: the background work of the service. */
 export type QueueMessage = RunMessage | DeliveryMessage | EmailMessage;

@@ -1,6 +1,6 @@
 /**
  * The service's words, each list written once: the database enums (src/db/schema.ts), the Zod
- * schemas of validation and the OpenAPI document (src/routes/schemas.ts, src/ingest/json-report.ts)
+ * schemas of validation and the OpenAPI document (src/contract/schemas.ts, src/ingest/json-report.ts)
  * and the TypeScript types all derive from these.
  */
 

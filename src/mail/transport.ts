@@ -2,7 +2,7 @@
  * Sending e-mail, as both runtimes see it (docs/e-mail.md): one interface, an SMTP transport per
  * runtime (nodemailer on Node, src/node/smtp-transport.ts; SMTP over TCP sockets on the Worker,
  * src/worker/smtp-transport.ts), both configured by the same `SMTP_URL`. Without a transport the
- * outbox keeps every message for the operator (src/services/email-outbox.ts).
+ * outbox keeps every message for the operator (src/services/shared/email-outbox.ts).
  */
 
 export type OutgoingEmail = { from: string; to: string; subject: string; text: string };

@@ -1,5 +1,5 @@
 /**
- * The Model Context Protocol server behind `/mcp` (src/routes/mcp.ts): the tools' list and calls
+ * The Model Context Protocol server behind `/mcp` (src/mcp/route.ts): the tools' list and calls
  * over the SDK's Streamable HTTP transport with JSON answers. Stateless: each request gets its
  * own server and transport, with no session id, so any process or Worker isolate can answer any
  * request and nothing outlives a request (docs/mcp.md). A tool's failure is an MCP tool error

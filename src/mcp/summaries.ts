@@ -3,12 +3,12 @@
  * and the few items that matter, each with the id the next tool call needs; never the JSON again.
  * Uploaded text (names, messages) is quoted as it came: MCP text is not rendered as HTML.
  */
-import type { AlertEventObject } from "../services/alert-events";
-import type { AlertObject } from "../services/alerts";
-import type { FailureGroupObject } from "../services/failure-groups";
-import type { ProjectObject } from "../services/projects";
-import type { TestRunObject } from "../services/test-results";
-import type { TestObject } from "../services/tests";
+import type { AlertEventObject } from "../services/alerts/alert-events";
+import type { AlertObject } from "../services/alerts/alerts";
+import type { FailureGroupObject } from "../services/runs/failure-groups";
+import type { ProjectObject } from "../services/tenancy/projects";
+import type { TestRunObject } from "../services/runs/test-results";
+import type { TestObject } from "../services/tests/tests";
 
 type List<T> = { data: T[]; pagination: { next_cursor: string | null; has_more: boolean } };
 

@@ -28,15 +28,15 @@ import {
   TestRunSchema,
   TestSchema,
   TestsQuerySchema,
-} from "../routes/schemas";
-import { alertEventList, listAlertEvents } from "../services/alert-events";
-import { alertList, listAlerts, snoozeAlert } from "../services/alerts";
-import type { OrgScope } from "../services/context";
-import { listRunFailureGroups, listTestFailureGroups, runFailureGroupList, testFailureGroupList } from "../services/failure-groups";
-import { listProjects, projectList } from "../services/projects";
-import { quarantineTest, unquarantineTest } from "../services/quarantine";
-import { getTestRun } from "../services/test-results";
-import { getTest, listTestExecutions, listTests, testExecutionList, testLists } from "../services/tests";
+} from "../contract/schemas";
+import { alertEventList, listAlertEvents } from "../services/alerts/alert-events";
+import { alertList, listAlerts, snoozeAlert } from "../services/alerts/alerts";
+import type { OrgScope } from "../services/shared/context";
+import { listRunFailureGroups, listTestFailureGroups, runFailureGroupList, testFailureGroupList } from "../services/runs/failure-groups";
+import { listProjects, projectList } from "../services/tenancy/projects";
+import { quarantineTest, unquarantineTest } from "../services/tests/quarantine";
+import { getTestRun } from "../services/runs/test-results";
+import { getTest, listTestExecutions, listTests, testExecutionList, testLists } from "../services/tests/tests";
 import * as summaries from "./summaries";
 import { EMBEDDED_FAILURE_GROUPS } from "./summaries";
 

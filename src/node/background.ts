@@ -6,7 +6,7 @@
 import type { Logger } from "../lib/logger";
 import { CHECKS } from "../checks";
 import type { Database } from "../db/types";
-import { InProcessRunQueue, type InProcessQueueOptions } from "../ingest/in-process-run-queue";
+import { InProcessRunQueue, type InProcessQueueOptions } from "./in-process-run-queue";
 import type { Clock } from "../lib/clock";
 import type { SecretKeyring } from "../lib/secret-box";
 import { type OutboundPolicy, OutboundRefusedError } from "../notifications/outbound-policy";

@@ -2,16 +2,16 @@ import { consoleLogger } from "../lib/logger";
 import { systemClock } from "../lib/clock";
 import type { SecretKeyring } from "../lib/secret-box";
 import type { Database } from "../db/types";
-import { type DemoPerson, isDatabaseEmpty, seedDemoOrganization } from "../seed/demo";
-import { getOrCreateSetting, randomSecret } from "../services/settings";
-import { reencryptSigningSecrets } from "../services/webhook-secrets";
+import { type DemoPerson, isDatabaseEmpty, seedDemoOrganization } from "./demo-seed";
+import { getOrCreateSetting, randomSecret } from "../services/shared/settings";
+import { reencryptSigningSecrets } from "../services/notifications/webhook-secrets";
 import type { NodeConfig } from "./config";
 
 /**
  * What `npm start` and `npm run dev` do to a migrated database before serving: settle the cursor
  * secret (configured, or generated once and kept in the database), seal webhook signing secrets
- * still in plain text or under an older key (src/services/webhook-secrets.ts) and, on an empty
- * database, create the demo organization (src/seed/demo.ts: simulated CI histories replayed
+ * still in plain text or under an older key (src/services/notifications/webhook-secrets.ts) and, on an empty
+ * database, create the demo organization (src/node/demo-seed.ts: simulated CI histories replayed
  * through the upload path), whose key and people's passwords are returned because they can be
  * shown only now.
  */

@@ -9,7 +9,7 @@ import { ApiError } from "../lib/errors";
 import { consoleLogger } from "../lib/logger";
 import { systemClock } from "../lib/clock";
 import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
-import { recoverPendingDeliveries, recoverPendingRuns } from "../ingest/in-process-run-queue";
+import { recoverPendingDeliveries, recoverPendingRuns } from "./in-process-run-queue";
 import { createNodeBackground } from "./background";
 import { nodeOutboundFetch } from "./outbound-fetch";
 import { prepareDatabase } from "./prepare-database";
@@ -19,7 +19,7 @@ import { type FetchHandler, createNodeServer, envelopeResponse, listen } from ".
 import { openSecretsKeyring, secretsKeyNotice } from "./secrets-key";
 import { printStartBanner } from "./start-banner";
 import { isLocalWebApp, mailFromAddress } from "../mail/transport";
-import { recoverPendingEmails } from "../services/email-outbox";
+import { recoverPendingEmails } from "../services/shared/email-outbox";
 import { nodeSmtpTransport } from "./smtp-transport";
 
 /** While the database is being opened, migrated and seeded: retryable, in the envelope. */

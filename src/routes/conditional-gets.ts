@@ -2,7 +2,7 @@
  * Conditional GETs for /api/v1 (docs/conditional-requests.md). Every GET after authentication
  * answers 200 with an `ETag`, and `If-None-Match` naming the current tag gets a 304 with no body.
  *
- * The tag is an HMAC of the organization, its data version (src/services/data-versions.ts) and the
+ * The tag is an HMAC of the organization, its data version (src/services/shared/data-versions.ts) and the
  * request's path and query: it changes whenever anything the organization's GETs show changes,
  * it is never shared by two organizations or two URLs, and it cannot be forged to probe another
  * organization. A conditional GET reads the version in one small statement and answers 304
@@ -13,7 +13,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env";
 import { base64UrlEncode, hmacSha256, utf8 } from "../lib/crypto";
 import { namesTag, parseIfNoneMatch } from "../lib/entity-tags";
-import { type DataVersionSink, readDataVersion } from "../services/data-versions";
+import { type DataVersionSink, readDataVersion } from "../services/shared/data-versions";
 
 /**
  * Part of every tag: change it when a release changes what an unchanged resource looks like (a

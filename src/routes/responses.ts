@@ -1,4 +1,4 @@
-import { ErrorEnvelopeSchema } from "./schemas";
+import { ErrorEnvelopeSchema } from "../contract/schemas";
 
 const DESCRIPTIONS = {
   400: "invalid_request: bad limit or cursor, unknown filter value, malformed JSON.",

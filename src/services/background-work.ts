@@ -1,7 +1,7 @@
 /**
  * The service's background work, the same on both runtimes: processing uploaded runs, then the
  * alert checks, then planning notifications; delivering notifications; sending the outbox's
- * e-mail (src/services/email-outbox.ts). All arrive as queue
+ * e-mail (src/services/shared/email-outbox.ts). All arrive as queue
  * messages (a Cloudflare Queue on Workers, the in-process queue on Node).
  */
 import type { Logger } from "../lib/logger";
@@ -10,15 +10,15 @@ import type { Clock } from "../lib/clock";
 import type { SecretKeyring } from "../lib/secret-box";
 import type { OutboundPolicy } from "../notifications/outbound-policy";
 import type { CheckRegistry } from "../checks/types";
-import { runAlertChecks } from "./alert-checks";
-import { type NotificationDeps, planNotifications } from "./notifications";
+import { runAlertChecks } from "./alerts/alert-checks";
+import { type NotificationDeps, planNotifications } from "./notifications/notifications";
 import type { DeliveryAttempt, QueueMessage, RunQueue } from "../ingest/run-queue";
-import { type ProcessingDeps, processTestRun } from "./run-processing";
+import { type ProcessingDeps, processTestRun } from "./runs/run-processing";
 import type { PayloadStore } from "../ingest/payload-store";
-import { deliverNotification } from "./webhook-delivery";
-import { queueRunTestEvents } from "./test-events";
+import { deliverNotification } from "./notifications/webhook-delivery";
+import { queueRunTestEvents } from "./tests/test-events";
 import type { MailSettings } from "../mail/transport";
-import { type EmailDeps, deliverEmail } from "./email-outbox";
+import { type EmailDeps, deliverEmail } from "./shared/email-outbox";
 
 export type BackgroundDeps = {
   db: Database;

@@ -8,7 +8,7 @@
  *   keeps;
  * - then the flakiness check: its pure `update` on the run's summary (`toRunSummary`, what the
  *   service derives from the upload), and every test one of its events names becomes flaky at the
- *   run by `flagTestFlaky`, the rule of `markTestsFlaky`. As in src/services/alert-checks.ts
+ *   run by `flagTestFlaky`, the rule of `markTestsFlaky`. As in src/services/alerts/alert-checks.ts
  *   (`withTestId`), an event names its test by `test_key`, mapped to a test of the run; keys listed
  *   in `more_flagged_test_keys` (a run that flags more than 50 tests) name no test there, so they
  *   are not applied either: `unnamedFlags` counts them.
@@ -20,9 +20,9 @@ import { type RunSummary, inMemoryCheck } from "../checks/types";
 import { parseSeconds } from "../ingest/junit";
 import type { ReportCase } from "../ingest/report";
 import type { TestHealth } from "../lib/vocabulary";
-import { isDefaultBranch } from "../services/default-branch";
+import { isDefaultBranch } from "../services/tests/default-branch";
 import { testIdentityKey } from "../lib/test-identity";
-import { type RunContext, type TestProgress, TestExecutions, advanceRun, flagTestFlaky } from "../services/tests-state";
+import { type RunContext, type TestProgress, TestExecutions, advanceRun, flagTestFlaky } from "../services/tests/tests-state";
 import { formatSeconds, toRunSummary } from "./junit-report";
 import type { SimRun, SimTest } from "./stream-types";
 

@@ -6,8 +6,8 @@
  * same services as the API, scoped to that organization.
  */
 import type { Context } from "hono";
-import { findMembership, findProjectForMember, type Membership, type ProjectRow } from "../services/memberships";
-import type { OrgScope } from "../services/context";
+import { findMembership, findProjectForMember, type Membership, type ProjectRow } from "../services/tenancy/memberships";
+import type { OrgScope } from "../services/shared/context";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 
 export type MemberAccess = { scope: OrgScope; membership: Membership; page: PageContext };

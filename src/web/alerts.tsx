@@ -3,14 +3,14 @@
  * the alert's state, its actions and its events (what tripped it, with a link to the run). Any
  * member may snooze and unsnooze; enabling and disabling are for admins, and a member's forged
  * post is refused here with 403, whatever the page showed. Reads and writes go through the API's
- * services (src/services/alerts.ts, alert-events.ts).
+ * services (src/services/alerts/alerts.ts, alert-events.ts).
  */
 import type { Context, Hono } from "hono";
 import { readListRequest } from "../lib/lists";
 import type { CursorCodec } from "../lib/pagination";
 import { ALERT_STATUSES, type AlertStatus, SNOOZE_DURATIONS, type SnoozeDuration } from "../lib/vocabulary";
-import { AlertsQuerySchema, PageQuerySchema } from "../routes/schemas";
-import { alertEventList, listAlertEvents } from "../services/alert-events";
+import { AlertsQuerySchema, PageQuerySchema } from "../contract/schemas";
+import { alertEventList, listAlertEvents } from "../services/alerts/alert-events";
 import {
   type AlertObject,
   alertList,
@@ -20,9 +20,9 @@ import {
   listAlerts,
   snoozeAlert,
   unsnoozeAlert,
-} from "../services/alerts";
-import { defaultMembership, findAlertForMember } from "../services/memberships";
-import { presentAlert } from "../services/presenters";
+} from "../services/alerts/alerts";
+import { defaultMembership, findAlertForMember } from "../services/tenancy/memberships";
+import { presentAlert } from "../contract/presenters";
 import { type MemberAccess, accessOf, isAdmin, memberAccess, withQuery } from "./access";
 import { Metadata, Notice, PageLinks, When, noticeFor } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";

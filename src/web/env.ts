@@ -1,7 +1,7 @@
 /** The web app's Hono environment: the app's (a request's dependencies as `c.env`) plus what pages add. */
 import type { AppConfig, AppEnv } from "../app-env";
 import type { SignedInPerson } from "../auth/people";
-import type { Membership } from "../services/memberships";
+import type { Membership } from "../services/tenancy/memberships";
 
 export type WebEnv = {
   Bindings: AppEnv["Bindings"];

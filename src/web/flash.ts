@@ -1,11 +1,11 @@
 /**
  * POST-redirect-GET for the pages (docs/web-app.md "Forms"): a POST that did its work leaves what
- * it has to say for the page it redirects to (src/services/flash.ts: server-side, bound to the
+ * it has to say for the page it redirects to (src/services/shared/flash.ts: server-side, bound to the
  * session, read once) and answers 303 to that page, so the URL never carries a secret and a reload
  * repeats nothing. `page` is the app path (without WEB_APP_URL's prefix) that reads the message.
  */
 import type { Context } from "hono";
-import { putFlash, takeFlash } from "../services/flash";
+import { putFlash, takeFlash } from "../services/shared/flash";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 
 /** Leaves `message` for the next GET of `page` in the person's session and answers 303 there. */

@@ -3,8 +3,8 @@
  * membership) with the figures kept on each project and their open alerts.
  */
 import type { Hono } from "hono";
-import { defaultMembership } from "../services/memberships";
-import { OPEN_ALERT_DAYS, type ProjectSummary, listProjectSummaries } from "../services/project-summaries";
+import { defaultMembership } from "../services/tenancy/memberships";
+import { OPEN_ALERT_DAYS, type ProjectSummary, listProjectSummaries } from "../services/runs/project-summaries";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 import { Result, TimeAgo } from "./format";
 import { ErrorContent, Layout } from "./layout";

@@ -7,9 +7,9 @@
  */
 import type { Context, Hono } from "hono";
 import { AuthRefused, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, currentPerson, signIn, signUpThroughInvitation } from "../auth/people";
-import { findUserByEmail } from "../services/memberships";
-import { clearSignInFailures, reserveSignInAttempt } from "../services/sign-in-throttle";
-import { type OpenInvitation, acceptInvitation, findOpenInvitation } from "../services/team";
+import { findUserByEmail } from "../services/tenancy/memberships";
+import { clearSignInFailures, reserveSignInAttempt } from "../services/tenancy/sign-in-throttle";
+import { type OpenInvitation, acceptInvitation, findOpenInvitation } from "../services/tenancy/team";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { checkName, checkNewPassword, formFields } from "./forms";
 import { PlainPage } from "./layout";

@@ -1,7 +1,7 @@
 /** The pages' 404: a resource that does not exist and one of an organization the person is not a member of look the same. */
 import type { Context } from "hono";
 import type { SignedInPerson } from "../auth/people";
-import { defaultMembership } from "../services/memberships";
+import { defaultMembership } from "../services/tenancy/memberships";
 import type { WebEnv, WebPaths } from "./env";
 import { ErrorContent, Layout } from "./layout";
 

@@ -7,7 +7,7 @@
  * organization, for any member of it.
  */
 import type { Hono } from "hono";
-import { defaultMembership, listMemberships, switchOrganization } from "../services/memberships";
+import { defaultMembership, listMemberships, switchOrganization } from "../services/tenancy/memberships";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { Layout } from "./layout";
 import { pageNotFound } from "./not-found";

@@ -4,7 +4,7 @@
  * things; a member's forged request is refused here, on the server, with a 403 page.
  */
 import type { Context } from "hono";
-import { type Membership, type ProjectRow, findProjectForMember } from "../services/memberships";
+import { type Membership, type ProjectRow, findProjectForMember } from "../services/tenancy/memberships";
 import type { PageContext, WebEnv, WebPaths } from "./env";
 import { ErrorContent, Layout } from "./layout";
 import { pageNotFound } from "./not-found";

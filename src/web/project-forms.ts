@@ -1,6 +1,6 @@
 /** The project forms' fields, checked as the API checks them (name, description, default branch, auto-quarantine); the upload commands the pages show. */
 import { UPLOADER_BUNDLE_PATH, UPLOADER_TARBALL_PATH } from "../lib/uploader-package";
-import { MAX_AUTO_QUARANTINE_DAYS } from "../services/quarantine";
+import { MAX_AUTO_QUARANTINE_DAYS } from "../services/tests/quarantine";
 import { checkName } from "./forms";
 import { hasControlCharacters } from "../lib/control-characters";
 

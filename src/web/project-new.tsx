@@ -4,10 +4,10 @@
  * token once (carried by a one-time server-side message), with the command that uploads with it. A member's forged post is refused (403) before anything is created.
  */
 import type { Context, Hono } from "hono";
-import { defaultMembership } from "../services/memberships";
+import { defaultMembership } from "../services/tenancy/memberships";
 import { ApiError } from "../lib/errors";
 import { resolveQuotas } from "../lib/quotas";
-import { createProject } from "../services/projects";
+import { createProject } from "../services/tenancy/projects";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 import { readFlash, redirectWithFlash } from "./flash";
 import { formFields } from "./forms";

@@ -9,10 +9,15 @@
  */
 import type { Context, Hono } from "hono";
 import { SecretDecryptionError } from "../lib/secret-box";
-import { createWebhookEndpoint } from "../services/notification-admin";
-import { regenerateUploadToken, revealUploadToken } from "../services/projects";
-import { type ProjectWebhook, deleteProjectWebhook, listProjectWebhooks, saveProjectSettings } from "../services/project-settings";
-import { MAX_AUTO_QUARANTINE_DAYS } from "../services/quarantine";
+import { createWebhookEndpoint } from "../services/notifications/notification-admin";
+import { regenerateUploadToken, revealUploadToken } from "../services/tenancy/projects";
+import {
+  type ProjectWebhook,
+  deleteProjectWebhook,
+  listProjectWebhooks,
+  saveProjectSettings,
+} from "../services/notifications/project-settings";
+import { MAX_AUTO_QUARANTINE_DAYS } from "../services/tests/quarantine";
 import { ApiError } from "../lib/errors";
 import { ConfirmButton, ConfirmPage } from "./confirm";
 import type { WebConfig, WebEnv, WebPaths } from "./env";

@@ -6,9 +6,9 @@
  */
 import type { FC } from "hono/jsx";
 import type { Hono } from "hono";
-import { ALERT_NAMES } from "../services/presenters";
-import { type Headline, type ProjectOverview, WINDOW_DAYS, projectOverview } from "../services/project-overview";
-import type { ProjectRow } from "../services/memberships";
+import { ALERT_NAMES } from "../contract/presenters";
+import { type Headline, type ProjectOverview, WINDOW_DAYS, projectOverview } from "../services/runs/project-overview";
+import type { ProjectRow } from "../services/tenancy/memberships";
 import { Chart } from "./charts";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 import { changeText, durationText, percentText } from "./figures";

@@ -7,12 +7,12 @@ import type { FC } from "hono/jsx";
 import { durationText } from "./components";
 import type { WebPaths } from "./env";
 import { Result, TimeAgo } from "./format";
-import type { OverviewRun, RunJson } from "../services/project-overview";
+import type { OverviewRun, RunJson } from "../services/runs/project-overview";
 
 /** A run as the table shows it: the overview's row, which the API's run object is mapped to. */
 export type RunsTableRun = OverviewRun;
 
-/** The API's run object (src/services/presenters.ts) as a row of the table. */
+/** The API's run object (src/contract/presenters.ts) as a row of the table. */
 export function runsTableRun(run: RunJson): RunsTableRun {
   return {
     number: run.number,

@@ -1,18 +1,25 @@
 /**
  * `/projects/:id/runs` (filters branch and result, keyset pages with the API's cursors) and
  * `/projects/:id/runs/:number` (what the API's run, its failure groups, suites and alert events
- * say, on one page). Both read through the API's services (src/services/test-results.ts,
- * failure-groups.ts, alert-events.ts); run metadata and failures come from uploads and are text.
+ * say, on one page). Both read through the API's services (src/services/runs/test-results.ts,
+ * failure-groups.ts, src/services/alerts/alert-events.ts); run metadata and failures come from uploads and are text.
  */
 import type { Hono } from "hono";
 import { readListRequest } from "../lib/lists";
 import type { CursorCodec } from "../lib/pagination";
 import { RUN_RESULTS } from "../lib/vocabulary";
-import { TestRunsQuerySchema } from "../routes/schemas";
-import { listRunAlertEvents } from "../services/alert-events";
-import { listRunFailureGroups } from "../services/failure-groups";
-import { ALERT_NAMES } from "../services/presenters";
-import { MAX_RUN_PAGE_FAILURES, findRunRow, listRunFailures, listTestRuns, listTestSuites, testRunList } from "../services/test-results";
+import { TestRunsQuerySchema } from "../contract/schemas";
+import { listRunAlertEvents } from "../services/alerts/alert-events";
+import { listRunFailureGroups } from "../services/runs/failure-groups";
+import { ALERT_NAMES } from "../contract/presenters";
+import {
+  MAX_RUN_PAGE_FAILURES,
+  findRunRow,
+  listRunFailures,
+  listTestRuns,
+  listTestSuites,
+  testRunList,
+} from "../services/runs/test-results";
 import { projectMemberAccess, withQuery } from "./access";
 import { ExternalLink, HealthBadge, Metadata, PageLinks, QuarantinedBadge, StatusBadge, When, durationText } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";

@@ -1,11 +1,11 @@
 /**
  * `/sign-in`: the form (GET) and signing in (POST), throttled per e-mail
- * (src/services/sign-in-throttle.ts: after 10 failures within 15 minutes, every attempt for the
+ * (src/services/tenancy/sign-in-throttle.ts: after 10 failures within 15 minutes, every attempt for the
  * e-mail is refused for 15 minutes), then back to `next` (same-origin paths only).
  */
 import type { Hono } from "hono";
 import { AuthRefused, currentPerson, signIn } from "../auth/people";
-import { clearSignInFailures, reserveSignInAttempt } from "../services/sign-in-throttle";
+import { clearSignInFailures, reserveSignInAttempt } from "../services/tenancy/sign-in-throttle";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { checkEmail, formFields } from "./forms";
 import { PlainPage } from "./layout";

@@ -3,16 +3,16 @@
  * them); for admins also the pending invitations, the invite form, removing members, and the
  * organization's API key (reveal, regenerate). Members see neither the key nor the controls, and
  * every state-changing POST checks the role again in its service: a member's forged request is a
- * 403 and changes nothing. The organization is the person's default one (src/services/memberships.ts);
+ * 403 and changes nothing. The organization is the person's default one (src/services/tenancy/memberships.ts);
  * a person with none gets the 404 page.
  */
 import type { Context, Hono } from "hono";
 import { revokeApiKeys } from "../auth/key-gate";
 import { MEMBER_ROLES, type MemberRole } from "../db/schema";
 import { ApiError } from "../lib/errors";
-import { queueEmails } from "../services/email-outbox";
-import { type Membership, defaultMembership } from "../services/memberships";
-import { describeApiKey, regenerateApiKey, revealApiKey } from "../services/organizations";
+import { queueEmails } from "../services/shared/email-outbox";
+import { type Membership, defaultMembership } from "../services/tenancy/memberships";
+import { describeApiKey, regenerateApiKey, revealApiKey } from "../services/tenancy/organizations";
 import {
   type PendingInvitation,
   type TeamMember,
@@ -21,7 +21,7 @@ import {
   listPendingInvitations,
   removeMember,
   revokeInvitation,
-} from "../services/team";
+} from "../services/tenancy/team";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 import { utcText } from "./format";
 import { ConfirmButton, type Confirmation, ConfirmPage } from "./confirm";

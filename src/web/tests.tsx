@@ -3,19 +3,19 @@
  * `/projects/:id/tests/:test_id`: the test, a history strip of its last 100 executions, their
  * durations, its failure groups with samples, its health transitions, and the quarantine forms
  * (any member may quarantine and unquarantine). Reads and writes go through the API's services
- * (src/services/tests.ts, failure-groups.ts, quarantine.ts); the quarantine form is checked with
+ * (src/services/tests/tests.ts, src/services/runs/failure-groups.ts, src/services/tests/quarantine.ts); the quarantine form is checked with
  * the API's own body schema. Names, classnames, messages and traces come from uploads: text.
  */
 import type { Context, Hono } from "hono";
 import { readListRequest } from "../lib/lists";
 import type { CursorCodec } from "../lib/pagination";
 import { QUARANTINE_DURATIONS, TEST_HEALTHS, TEST_SORTS, type TestSort } from "../lib/vocabulary";
-import { QuarantineBodySchema, TestsQuerySchema } from "../routes/schemas";
-import { listTestFailureGroups } from "../services/failure-groups";
-import { findTestForMember } from "../services/memberships";
-import { presentTest } from "../services/presenters";
-import { quarantineTest, unquarantineTest } from "../services/quarantine";
-import { type TestObject, listHealthTransitions, listTestExecutions, listTests, testLists, windowOf } from "../services/tests";
+import { QuarantineBodySchema, TestsQuerySchema } from "../contract/schemas";
+import { listTestFailureGroups } from "../services/runs/failure-groups";
+import { findTestForMember } from "../services/tenancy/memberships";
+import { presentTest } from "../contract/presenters";
+import { quarantineTest, unquarantineTest } from "../services/tests/quarantine";
+import { type TestObject, listHealthTransitions, listTestExecutions, listTests, testLists, windowOf } from "../services/tests/tests";
 import { type MemberAccess, accessOf, projectMemberAccess, withQuery } from "./access";
 import { Chart } from "./charts";
 import {

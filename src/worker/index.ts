@@ -20,10 +20,10 @@ import { SecretKeyring, parseKeyList } from "../lib/secret-box";
 import { UPLOAD_LIMIT_BYTES } from "../ingest/upload-body";
 import { guardedFetch, outboundPolicyFrom } from "../notifications/outbound-policy";
 import { backgroundWork } from "../services/background-work";
-import { getOrCreateSetting, randomSecret } from "../services/settings";
-import { reencryptSigningSecrets } from "../services/webhook-secrets";
+import { getOrCreateSetting, randomSecret } from "../services/shared/settings";
+import { reencryptSigningSecrets } from "../services/notifications/webhook-secrets";
 import { requeueStalledWork } from "../services/stalled-work";
-import { sweepOrphanedPayloads } from "../services/payload-sweep";
+import { sweepOrphanedPayloads } from "../services/runs/payload-sweep";
 import { DurableObjectKeyCounter } from "./durable-object-key-counter";
 import { type MailSettings, mailFromAddress } from "../mail/transport";
 import { workerSmtpTransport } from "./smtp-transport";
@@ -171,7 +171,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
      * The cron trigger (wrangler.toml `[triggers]`): queues again the work whose message was lost
      * (a run still pending, an e-mail or a webhook delivery never attempted or whose retry never
      * came; src/services/stalled-work.ts), then deletes the bucket's payload objects that no run
-     * holds (src/services/payload-sweep.ts).
+     * holds (src/services/runs/payload-sweep.ts).
      */
     async scheduled(_controller, env, ctx): Promise<void> {
       configureLocalProxy(env);

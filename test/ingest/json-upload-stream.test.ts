@@ -14,7 +14,7 @@ import { tooLarge } from "../../src/ingest/upload-body";
 import { REPORT_LIMITS, type ReportSuite } from "../../src/ingest/report";
 import type { UploadPayload } from "../../src/ingest/run-queue";
 import { ApiError } from "../../src/lib/errors";
-import { suiteSourceOf } from "../../src/services/run-processing";
+import { suiteSourceOf } from "../../src/services/runs/run-processing";
 import { joinedParts } from "../support/suite-parts";
 
 class MemoryStore implements PayloadStore {

@@ -10,7 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Report } from "../../src/services/test-runs";
+import type { Report } from "../../src/services/runs/test-runs";
 import type { Database } from "../../src/db/types";
 import { type Harness, type HarnessOptions, createHarness, inProcessHarness, openTestDatabase } from "../support/harness";
 

@@ -16,7 +16,7 @@ import {
   outboundUrlProblem,
   parseAllowHosts,
 } from "../../src/notifications/outbound-policy";
-import { redactedWebhookUrl } from "../../src/services/notification-presenters";
+import { redactedWebhookUrl } from "../../src/services/notifications/notification-presenters";
 
 /** The Node entry's policy when OUTBOUND_ALLOW_HOSTS is unset (what a fresh `npm start` runs with). */
 const NODE_DEFAULT = outboundPolicyFrom({});

@@ -15,9 +15,9 @@ import type { Database } from "../../src/db/types";
 import { ManualClock } from "../../src/lib/clock";
 import { UPLOAD_LIMIT_BYTES } from "../../src/ingest/upload-body";
 import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from "../../src/lib/rate-limit";
-import { recordAlertEvent } from "../../src/services/alert-events";
+import { recordAlertEvent } from "../../src/services/alerts/alert-events";
 import type { RunMetadata } from "../../src/ingest/upload-request";
-import { type Report, completeTestRun, failTestRun, recordTestRunArrival } from "../../src/services/test-runs";
+import { type Report, completeTestRun, failTestRun, recordTestRunArrival } from "../../src/services/runs/test-runs";
 
 import { createApp } from "../../src/app";
 import { SecretKeyring } from "../../src/lib/secret-box";

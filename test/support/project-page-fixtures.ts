@@ -1,6 +1,6 @@
 /** Fixtures of the project pages' tests: an organization with a signed-in admin and a signed-in member. */
 import { createPasswordUser } from "../../src/auth/people";
-import { addMember } from "../../src/services/memberships";
+import { addMember } from "../../src/services/tenancy/memberships";
 import { WEB_APP_URL } from "./constants";
 import { testSecrets } from "./harness-core";
 import type { createHarness } from "./harness";

@@ -6,7 +6,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import { tests } from "../../src/db/schema";
-import { addMember } from "../../src/services/memberships";
+import { addMember } from "../../src/services/tenancy/memberships";
 import type { Harness } from "./harness-core";
 import { WebClient, uniqueEmail } from "./web-client";
 import { signedUpOrganization } from "./web-fixtures";

@@ -21,6 +21,7 @@ export const UNIT_TESTS = [
   "test/node/config.test.ts",
   "test/node/wire-meter.test.ts",
   "test/node/outbound-fetch.test.ts",
+  "test/node/in-process-run-queue.test.ts",
   "test/web/page-paths.test.ts",
   "test/web/upload-commands.test.ts",
   "test/cli/bundle.test.ts",

@@ -9,7 +9,7 @@
  */
 import { expect } from "vitest";
 import { createPasswordUser } from "../../src/auth/people";
-import { addMember } from "../../src/services/memberships";
+import { addMember } from "../../src/services/tenancy/memberships";
 import { WEB_APP_URL, type Harness, testSecrets } from "./harness-core";
 import { PASSWORD, WebClient, uniqueEmail } from "./web-client";
 import { signedUpOrganization } from "./web-fixtures";

@@ -5,7 +5,7 @@
  * signed-out visitor is sent to sign-in.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember } from "../../src/services/memberships";
+import { addMember } from "../../src/services/tenancy/memberships";
 import { createHarness } from "../support/harness";
 import { WebClient, uniqueEmail } from "../support/web-client";
 import { signedUpOrganization } from "../support/web-fixtures";

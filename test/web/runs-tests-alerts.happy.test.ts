@@ -212,7 +212,7 @@ describe("the API's url fields open these pages", () => {
     const alertUrl = `${WEB_APP_URL}/alerts/${f.alertIds.test_flakiness}`;
     const runUrl = `${WEB_APP_URL}/projects/${f.project.id}/runs/2`;
     const testUrl = `${WEB_APP_URL}/projects/${f.project.id}/tests/${f.paysTestId}`;
-    const { presentAlert, presentTestRun, presentTest } = await import("../../src/services/presenters");
+    const { presentAlert, presentTestRun, presentTest } = await import("../../src/contract/presenters");
     const alertRow = await h.db.query.alerts.findFirst({ where: (a, { eq }) => eq(a.id, f.alertIds.test_flakiness!) });
     expect(presentAlert(alertRow!, h.clock.now(), WEB_APP_URL).url).toBe(alertUrl);
     expect(presentTestRun(f.second, WEB_APP_URL).url).toBe(runUrl);

@@ -7,7 +7,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projects } from "../../src/db/schema";
-import { listProjectWebhooks } from "../../src/services/project-settings";
+import { listProjectWebhooks } from "../../src/services/notifications/project-settings";
 import { createHarness } from "../support/harness";
 import { adminAndMember } from "../support/project-page-fixtures";
 

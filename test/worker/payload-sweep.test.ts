@@ -7,8 +7,8 @@
  */
 import { createExecutionContext, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ORPHAN_GRACE_MS } from "../../src/services/payload-sweep";
-import { recordTestRunArrival } from "../../src/services/test-runs";
+import { ORPHAN_GRACE_MS } from "../../src/services/runs/payload-sweep";
+import { recordTestRunArrival } from "../../src/services/runs/test-runs";
 import worker from "./support/worker-entry";
 import { type Harness, createHarness } from "./support/harness";
 

@@ -10,7 +10,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testCases, testSuites, tests } from "../../src/db/schema";
 import type { RunMessage } from "../../src/ingest/run-queue";
-import { recordTestRunArrival } from "../../src/services/test-runs";
+import { recordTestRunArrival } from "../../src/services/runs/test-runs";
 import { AWKWARD } from "../support/awkward-text";
 import worker from "./support/worker-entry";
 import { type Harness, createHarness } from "./support/harness";

@@ -9,7 +9,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testRuns, uploadPayloads } from "../../src/db/schema";
 import type { RunMessage } from "../../src/ingest/run-queue";
-import { recordTestRunArrival } from "../../src/services/test-runs";
+import { recordTestRunArrival } from "../../src/services/runs/test-runs";
 import worker from "./support/worker-entry";
 import { RUN_QUEUE_MAX_ATTEMPTS } from "../../src/worker/run-queue";
 import { type Harness, createHarness } from "./support/harness";

@@ -8,9 +8,9 @@ import { createExecutionContext, createScheduledController, env, waitOnExecution
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { emailOutbox } from "../../src/db/schema";
-import { writeEmail } from "../../src/services/email-outbox";
+import { writeEmail } from "../../src/services/shared/email-outbox";
 import { RUN_STALLED_AFTER_MS } from "../../src/services/stalled-work";
-import { recordTestRunArrival } from "../../src/services/test-runs";
+import { recordTestRunArrival } from "../../src/services/runs/test-runs";
 import worker from "./support/worker-entry";
 import { type Harness, createHarness, testSecrets } from "./support/harness";
 

@@ -12,11 +12,11 @@ import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES } from "../../lib/vocabulary";
 import { ApiError, notFound } from "../../lib/errors";
 import { bearerToken, unauthorized } from "../../middleware/auth";
 import { jsonBodyOn } from "../../middleware/json-body";
-import { createOrganization, regenerateApiKey } from "../../services/organizations";
-import { type OutboxEmail, findEmail, listEmails, queueEmails } from "../../services/email-outbox";
+import { createOrganization, regenerateApiKey } from "../../services/tenancy/organizations";
+import { type OutboxEmail, findEmail, listEmails, queueEmails } from "../../services/shared/email-outbox";
 import { EMAIL_KINDS, EMAIL_STATUSES } from "../../lib/vocabulary";
-import { createProject, regenerateUploadToken, setProjectCheckSettings } from "../../services/projects";
-import { MAX_AUTO_QUARANTINE_DAYS } from "../../services/quarantine";
+import { createProject, regenerateUploadToken, setProjectCheckSettings } from "../../services/tenancy/projects";
+import { MAX_AUTO_QUARANTINE_DAYS } from "../../services/tests/quarantine";
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { errorResponses } from "../responses";
 import {
@@ -28,14 +28,14 @@ import {
   TestSchema,
   displayNameSchema,
   freeTextSchema,
-} from "../schemas";
+} from "../../contract/schemas";
 import {
   createWebhookEndpoint,
   deleteWebhookEndpoint,
   listDeliveries,
   listWebhookEndpoints,
   setNotificationCooldown,
-} from "../../services/notification-admin";
+} from "../../services/notifications/notification-admin";
 import { validationHook } from "../validation";
 import { resolveQuotas } from "../../lib/quotas";
 

@@ -19,8 +19,8 @@ import { METADATA_KEYS, readUploadRequest } from "../../ingest/upload-request";
 import { CODEOWNERS_LIMIT_BYTES } from "../../lib/codeowners";
 import { admitBearer } from "../../middleware/auth";
 import { limitBody } from "../../middleware/json-body";
-import { MAX_IGNORED_LINES_LISTED, putCodeowners } from "../../services/codeowners";
-import { MAX_QUARANTINED_TESTS, listQuarantinedTests, matchesEtag, quarantineListTag } from "../../services/quarantine";
+import { MAX_IGNORED_LINES_LISTED, putCodeowners } from "../../services/tests/codeowners";
+import { MAX_QUARANTINED_TESTS, listQuarantinedTests, matchesEtag, quarantineListTag } from "../../services/tests/quarantine";
 import {
   MAX_RUN_FAILED_TESTS,
   type UploadingProject,
@@ -30,11 +30,11 @@ import {
   getUploadedRun,
   listRunFailedTests,
   presentUploadedRun,
-} from "../../services/uploads";
+} from "../../services/runs/uploads";
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { documentConfig } from "../openapi-document";
 import { errorResponses } from "../responses";
-import { QuarantinedTestsForCiSchema, RunFailedTestSchema, TestRunSchema } from "../schemas";
+import { QuarantinedTestsForCiSchema, RunFailedTestSchema, TestRunSchema } from "../../contract/schemas";
 import { validationHook } from "../validation";
 import { resolveQuotas } from "../../lib/quotas";
 

@@ -10,12 +10,12 @@ import type { AppEnv } from "../../app-env";
 import { isDatabaseUnavailable } from "../../db/errors";
 import { ApiError, describeError } from "../../lib/errors";
 import { NDJSON_CONTENT_TYPE, ndjsonStream } from "../../lib/ndjson";
-import { type ExportOptions, exportTestCases, exportTestRuns } from "../../services/exports";
-import { type ExportLease, takeExportLease } from "../../services/quotas";
-import type { OrgScope } from "../../services/context";
+import { type ExportOptions, exportTestCases, exportTestRuns } from "../../services/runs/exports";
+import { type ExportLease, takeExportLease } from "../../services/tenancy/quotas";
+import type { OrgScope } from "../../services/shared/context";
 import { COMMON_ERRORS, errorResponses } from "../responses";
 import { CASE_STATUSES } from "../../lib/vocabulary";
-import { TestRunSchema } from "../schemas";
+import { TestRunSchema } from "../../contract/schemas";
 import { isoDateTimeWithZone } from "../../lib/date-time";
 
 const security = [{ bearerAuth: [] }];
@@ -134,7 +134,7 @@ async function ndjsonResponse(c: Context<AppEnv>, batches: AsyncIterator<readonl
   return c.body(await ndjsonStream(batches, streamErrorLine(c)), 200, { "Content-Type": NDJSON_CONTENT_TYPE }) as never;
 }
 
-/** How often a running export renews its lease (src/services/quotas.ts): well within the lease's life. */
+/** How often a running export renews its lease (src/services/tenancy/quotas.ts): well within the lease's life. */
 const LEASE_RENEWAL_MS = 60_000;
 
 /** The batches, holding the export's lease: renewed as they are read, released when they end, fail or are cancelled. */

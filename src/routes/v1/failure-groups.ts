@@ -13,9 +13,9 @@ import {
   projectFailureGroupList,
   runFailureGroupList,
   testFailureGroupList,
-} from "../../services/failure-groups";
+} from "../../services/runs/failure-groups";
 import { COMMON_ERRORS, errorResponses, jsonOk } from "../responses";
-import { FailureGroupSchema, PageQuerySchema, RunFailureGroupSchema, listDescription, listOf } from "../schemas";
+import { FailureGroupSchema, PageQuerySchema, RunFailureGroupSchema, listDescription, listOf } from "../../contract/schemas";
 
 const security = [{ bearerAuth: [] }];
 const pathParam = (name: string, description: string) => z.string().openapi({ param: { name, in: "path" }, description });

@@ -11,10 +11,10 @@ import { pageBody, readListRequest } from "../../lib/lists";
 import type { CursorCodec } from "../../lib/pagination";
 import { authenticateApiKey } from "../../middleware/auth";
 import { jsonBodyOn } from "../../middleware/json-body";
-import { alertEventList, listAlertEvents } from "../../services/alert-events";
-import { alertList, disableAlert, enableAlert, getAlert, listAlerts, snoozeAlert, unsnoozeAlert } from "../../services/alerts";
-import { getOrganization } from "../../services/organizations";
-import { getProject, listProjects, projectList, updateProject } from "../../services/projects";
+import { alertEventList, listAlertEvents } from "../../services/alerts/alert-events";
+import { alertList, disableAlert, enableAlert, getAlert, listAlerts, snoozeAlert, unsnoozeAlert } from "../../services/alerts/alerts";
+import { getOrganization } from "../../services/tenancy/organizations";
+import { getProject, listProjects, projectList, updateProject } from "../../services/tenancy/projects";
 import { validationHook } from "../validation";
 import { COMMON_ERRORS, errorResponses, jsonOk, rateLimitHeaders } from "../responses";
 import { conditionalGets, declareConditionalGets } from "../conditional-gets";
@@ -30,7 +30,7 @@ import {
   SnoozeBodySchema,
   listDescription,
   listOf,
-} from "../schemas";
+} from "../../contract/schemas";
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { documentConfig } from "../openapi-document";
 import { registerTestResultRoutes } from "./test-results";

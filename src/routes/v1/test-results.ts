@@ -16,7 +16,7 @@ import {
   testCaseList,
   testRunList,
   testSuiteList,
-} from "../../services/test-results";
+} from "../../services/runs/test-results";
 import { COMMON_ERRORS, errorResponses, jsonOk } from "../responses";
 import {
   PageQuerySchema,
@@ -27,7 +27,7 @@ import {
   TestSuiteSchema,
   listDescription,
   listOf,
-} from "../schemas";
+} from "../../contract/schemas";
 
 const security = [{ bearerAuth: [] }];
 const pathParam = (name: string, description: string) => z.string().openapi({ param: { name, in: "path" }, description });

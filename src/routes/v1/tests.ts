@@ -9,7 +9,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../app-env";
 import { pageBody, readListRequest } from "../../lib/lists";
 import type { CursorCodec } from "../../lib/pagination";
-import { quarantineTest, unquarantineTest } from "../../services/quarantine";
+import { quarantineTest, unquarantineTest } from "../../services/tests/quarantine";
 import {
   getTest,
   healthTransitionList,
@@ -18,7 +18,7 @@ import {
   listTests,
   testExecutionList,
   testLists,
-} from "../../services/tests";
+} from "../../services/tests/tests";
 import { COMMON_ERRORS, errorResponses, jsonOk } from "../responses";
 import {
   HealthTransitionSchema,
@@ -30,7 +30,7 @@ import {
   TestsQuerySchema,
   listDescription,
   listOf,
-} from "../schemas";
+} from "../../contract/schemas";
 
 const security = [{ bearerAuth: [] }];
 const pathParam = (name: string, description: string) => z.string().openapi({ param: { name, in: "path" }, description });

@@ -6,7 +6,7 @@
  * test/lib/codeowners.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Report } from "../../../src/services/test-runs";
+import type { Report } from "../../../src/services/runs/test-runs";
 import { type Harness, collectAll, createHarness } from "../../support/harness";
 
 let h: Harness;

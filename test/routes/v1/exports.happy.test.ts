@@ -9,7 +9,7 @@
 import { inArray } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testCases } from "../../../src/db/schema";
-import type { Report } from "../../../src/services/test-runs";
+import type { Report } from "../../../src/services/runs/test-runs";
 import { type Harness, createHarness, inProcessHarness } from "../../support/harness";
 
 let h: Harness;

@@ -3,7 +3,7 @@
  * grouped, kept by run processing; plus the 404s of other organizations and unknown ids.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Report } from "../../../src/services/test-runs";
+import type { Report } from "../../../src/services/runs/test-runs";
 import { type Harness, createHarness } from "../../support/harness";
 
 let h: Harness;

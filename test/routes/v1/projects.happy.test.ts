@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { completeTestRun } from "../../../src/services/test-runs";
+import { completeTestRun } from "../../../src/services/runs/test-runs";
 import { type Harness, WEB_APP_URL, createHarness } from "../../support/harness";
 
 let h: Harness;

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { JUNIT_FIXTURES } from "../../fixtures/junit";
 import { type CallResult, type Harness, createHarness } from "../../support/harness";
-import type { Report } from "../../../src/services/test-runs";
+import type { Report } from "../../../src/services/runs/test-runs";
 
 let h: Harness;
 beforeAll(async () => {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXPECTED, JUNIT_FIXTURES } from "../../fixtures/junit";
 import { type CallResult, type Harness, WEB_APP_URL, collectAll, createHarness } from "../../support/harness";
-import type { Report, ReportCase, ReportSuite } from "../../../src/services/test-runs";
+import type { Report, ReportCase, ReportSuite } from "../../../src/services/runs/test-runs";
 
 let h: Harness;
 beforeAll(async () => {

@@ -5,7 +5,7 @@
  * tests-quarantine.errors.test.ts, the CI's list in test/routes/uploads/quarantined-tests.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Report } from "../../../src/services/test-runs";
+import type { Report } from "../../../src/services/runs/test-runs";
 import { type Harness, collectAll, createHarness } from "../../support/harness";
 
 let h: Harness;

@@ -4,7 +4,7 @@
  * transitions. Happy paths; errors and cross-organization access are in tests.errors.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Report } from "../../../src/services/test-runs";
+import type { Report } from "../../../src/services/runs/test-runs";
 import { type Harness, WEB_APP_URL, collectAll, createHarness } from "../../support/harness";
 
 let h: Harness;

@@ -1,0 +1,582 @@
+/**
+ * Zod schemas shared by validation and the OpenAPI document. Response schemas describe what the
+ * presenters in src/contract/presenters.ts produce; test/openapi tests check real responses against them.
+ */
+import { z } from "@hono/zod-openapi";
+import { isoDateTimeWithZone } from "../lib/date-time";
+import {
+  ALERT_STATUSES,
+  ALERT_TYPES,
+  CASE_STATUSES,
+  ERROR_CODES,
+  QUARANTINED_FILTER_VALUES,
+  QUARANTINE_DURATIONS,
+  QUARANTINE_SOURCES,
+  type QuarantineDuration,
+  RUN_RESULTS,
+  RUN_STATUSES,
+  SNOOZE_DURATIONS,
+  type SnoozeDuration,
+  TEST_HEALTHS,
+  TEST_SORTS,
+} from "../lib/vocabulary";
+
+const SNOOZE_DURATION_NAMES = Object.keys(SNOOZE_DURATIONS) as [SnoozeDuration, ...SnoozeDuration[]];
+const QUARANTINE_DURATION_NAMES = Object.keys(QUARANTINE_DURATIONS) as [QuarantineDuration, ...QuarantineDuration[]];
+
+const timestamp = (description: string) => z.string().openapi({ format: "date-time", description, example: "2026-11-21T18:30:00.000Z" });
+const nullableTimestamp = (description: string) =>
+  z.string().nullable().openapi({ format: "date-time", description, example: "2026-11-21T18:30:00.000Z" });
+
+export const ErrorCodeSchema = z
+  .enum(ERROR_CODES)
+  .openapi({ description: "Machine-readable error code: branch on this, not on the message." });
+
+export const ErrorEnvelopeSchema = z
+  .object({
+    error: z.object({
+      code: ErrorCodeSchema,
+      message: z.string().openapi({ description: "For humans only; may change." }),
+      details: z
+        .array(z.object({ field: z.string(), message: z.string() }))
+        .optional()
+        .openapi({ description: "Present with validation_failed (and some invalid_request errors): one entry per rejected field." }),
+    }),
+  })
+  .openapi("Error");
+
+export const PaginationSchema = z
+  .object({
+    next_cursor: z.string().nullable().openapi({ description: "Opaque; pass exactly as received. Null on the last page." }),
+    has_more: z.boolean().openapi({ description: "False on the last page." }),
+  })
+  .openapi("Pagination");
+
+export const ApiKeySchema = z
+  .object({ id: z.string().uuid(), name: z.string(), created_at: timestamp("When the key was created.") })
+  .openapi("ApiKey", { description: "The key used for the request. The key value itself is never returned." });
+
+export const OrganizationSchema = z
+  .object({
+    id: z.string().uuid(),
+    name: z.string(),
+    time_zone: z.string().openapi({ description: "IANA time zone name.", example: "Europe/Berlin" }),
+    created_at: timestamp("ISO 8601 UTC."),
+    api_key: ApiKeySchema,
+  })
+  .openapi("Organization");
+
+export const RunResultSchema = z.enum(RUN_RESULTS);
+
+export const ProjectSchema = z
+  .object({
+    id: z.string().uuid(),
+    name: z.string(),
+    description: z.string().nullable(),
+    test_runs_count: z.number().int().openapi({ description: "Total runs ever recorded, including runs that failed to process." }),
+    latest_result: RunResultSchema.nullable().openapi({
+      description: "Result of the most recent processed run; null until a run finishes processing.",
+    }),
+    last_test_run_at: nullableTimestamp("When the most recent run arrived."),
+    tests_count: z.number().int().openapi({ description: "Distinct tests seen in the project's runs (GET /projects/{id}/tests)." }),
+    flaky_tests_count: z.number().int().openapi({ description: "Tests whose health is `flaky` now." }),
+    broken_tests_count: z.number().int().openapi({ description: "Tests whose health is `broken` now." }),
+    created_at: timestamp("ISO 8601 UTC."),
+    updated_at: timestamp("ISO 8601 UTC."),
+    url: z.string().url().openapi({ description: "The project's page in the web app." }),
+  })
+  .openapi("Project");
+
+export const AlertTypeSchema = z.enum(ALERT_TYPES).openapi("AlertType");
+
+export const AlertSchema = z
+  .object({
+    id: z.string().uuid(),
+    project_id: z.string().uuid(),
+    alert_type: AlertTypeSchema,
+    name: z.string().openapi({ description: "Human-readable name of the type." }),
+    active: z.boolean().openapi({ description: "Whether the check runs against new test runs." }),
+    snoozed: z.boolean().openapi({ description: "Whether notifications are currently suppressed (derived from snoozed_until)." }),
+    snoozed_until: nullableTimestamp("When the current snooze ends; null when not snoozed (an expired snooze reads as null)."),
+    last_notified_at: nullableTimestamp("When a notification last went out."),
+    events_count: z.number().int().openapi({ description: "Total events ever recorded." }),
+    created_at: timestamp("ISO 8601 UTC."),
+    updated_at: timestamp("ISO 8601 UTC."),
+    url: z.string().url().openapi({ description: "The alert's page in the web app." }),
+  })
+  .openapi("Alert");
+
+export const TestRunSchema = z
+  .object({
+    number: z.number().int().openapi({ description: "Counts up within the project: the Nth run." }),
+    project_id: z.string().uuid(),
+    status: z.enum(RUN_STATUSES).openapi({ description: "Processing state of the uploaded report." }),
+    failure_reason: z.string().nullable().openapi({ description: "Why processing failed; null otherwise." }),
+    result: RunResultSchema.nullable().openapi({ description: "Null until processed." }),
+    branch: z.string().nullable(),
+    commit_sha: z.string().nullable(),
+    build_id: z.string().nullable(),
+    build_url: z.string().nullable(),
+    tags: z.array(z.string()),
+    started_at: nullableTimestamp("When the CI job started, as reported by the uploader."),
+    created_at: timestamp("When the run arrived."),
+    processed_at: nullableTimestamp("When processing finished (processed or failed)."),
+    duration_ms: z.number().int().nullable(),
+    tests_count: z.number().int(),
+    passed_count: z.number().int(),
+    failed_count: z.number().int(),
+    errored_count: z.number().int(),
+    skipped_count: z.number().int(),
+    quarantined_failures_count: z.number().int().openapi({
+      description:
+        "Failed and errored cases of tests that were quarantined when the run was processed (docs/quarantine.md). They still count in `failed_count`, `errored_count` and `result`.",
+    }),
+    url: z.string().url(),
+  })
+  .openapi("TestRun");
+
+const countsDescription = "Counts are over final outcomes: a test that failed then passed on retry counts once, as passed.";
+
+export const TestSuiteSchema = z
+  .object({
+    number: z.number().int().openapi({ description: "Counts up within the run, in document order (parents before their nested suites)." }),
+    parent_number: z.number().int().nullable().openapi({ description: "The enclosing suite's number; null for a top-level suite." }),
+    name: z.string(),
+    duration_ms: z.number().int().nullable().openapi({ description: "As reported (JUnit `time`); null when the report gave none." }),
+    tests_count: z
+      .number()
+      .int()
+      .openapi({ description: `Cases in this suite and its nested suites. ${countsDescription}` }),
+    passed_count: z.number().int(),
+    failed_count: z.number().int(),
+    errored_count: z.number().int(),
+    skipped_count: z.number().int(),
+  })
+  .openapi("TestSuite");
+
+const CaseStatusEnum = z.enum(CASE_STATUSES);
+
+export const TestCaseAttemptSchema = z
+  .object({
+    status: CaseStatusEnum,
+    duration_ms: z.number().int().nullable(),
+    failure_message: z.string().nullable().openapi({ description: "Capped at 4,096 characters." }),
+  })
+  .openapi("TestCaseAttempt");
+
+export const TestCaseSchema = z
+  .object({
+    id: z.number().int().openapi({ description: "Global identifier (GET /test_cases/{id})." }),
+    project_id: z.string().uuid(),
+    test_run_number: z.number().int(),
+    suite_number: z.number().int(),
+    test_id: z.string().uuid().openapi({ description: "The test this case is an execution of (GET /tests/{id})." }),
+    name: z.string(),
+    classname: z.string().nullable(),
+    file: z.string().nullable(),
+    status: CaseStatusEnum.openapi({ description: "The final outcome, after any retries." }),
+    duration_ms: z.number().int().nullable(),
+    failure_type: z.string().nullable(),
+    failure_message: z.string().nullable().openapi({
+      description:
+        "The `message` attribute of the JUnit `<failure>` or `<error>`, else its text. Capped at 4,096 characters. Uploaded test output: escape it before rendering.",
+    }),
+    failure_text: z.string().nullable().openapi({
+      description:
+        "The full text of the `<failure>` or `<error>` (usually the stack trace), kept even when a `message` attribute gave `failure_message`; null when the report gave none (passed and skipped cases, runs stored before the field existed). Capped at 4,096 characters. Uploaded test output: escape it before rendering.",
+    }),
+    attempts: z.array(TestCaseAttemptSchema).openapi({
+      description:
+        "Earlier tries of the same test in this run, oldest first (at most 20). A failure then a pass on retry is status `passed` with the failed attempt here.",
+    }),
+    quarantined: z.boolean().openapi({
+      description: "Whether the case's test was quarantined when the run was processed (kept as it was then; docs/quarantine.md).",
+    }),
+    system_out: z.string().nullable().openapi({ description: "The first 4,096 characters of the case's output." }),
+    system_err: z.string().nullable().openapi({ description: "The first 4,096 characters of the case's error output." }),
+    url: z.string().url(),
+  })
+  .openapi("TestCase");
+
+export const AlertEventSchema = z
+  .object({
+    id: z.number().int().openapi({ description: "Event identifier; does not restart per alert." }),
+    alert_id: z.string().uuid(),
+    metadata: z.record(z.string(), z.unknown()).openapi({
+      description: [
+        "Why the check tripped: the subject, the window, the baseline, the observed value, the statistic and its threshold. Plain JSON data derived from uploaded test output: escape before rendering. Strings are capped and lists bounded (about 16 KiB per event). Every event has `detector_version` (e.g. `test_flakiness/2`), `statistic`, `observed` and `threshold`. Keys by alert type:",
+        "- **test_flakiness** (one event per newly flagged test): `subject` (`test`), `test_key` (the test's id, as `test_id`), `suite`, `classname`, `name`, `rule` (`same_commit`, `passed_on_retry`, `burst_recurred`, `burst_same_commit` or `history_flips`), `test_id` (the test in GET /tests/{id}), `owners` (the test's owners from CODEOWNERS when the event was recorded; `[]` for none), `run_number`, `branch`, `commit_sha`, `window_runs`, `failures`, `passes`, `failure_rate` with `failure_rate_ci95_low`/`_high` (Wilson), `flips`, `flip_rate`, `runs_test_z`, `decayed_flip_score`, `evidence` (up to 8: `kind`, `commit_sha`, `branch`, `run_number`, `passed`, `failed`), `first_failure_run_number`, `last_failure_run_number`, `baseline`, `branch_scope`, `infra_excluded_runs_in_window`, `burst_runs_in_window` (default-branch runs in the window whose failures were a co-failure burst: evidence only when the same tests burst together again, docs/alert-checks.md), `thresholds`.",
+        "- **performance_regression** (run duration, or one of the slowest tests): `subject` (`run_duration` or `test_duration`), `test_key` (the test's id) with `test_id`, `owners` (from CODEOWNERS) and `name` for tests, `baseline` (`from_run_number`, `to_run_number`, `n`, `median_ms`, `mad_ms`), `recent` (`from_run_number`, `to_run_number`, `n`, `median_ms`), `delta_ms`, `rel_change`, `effect_size_mads`, `p_value` (one-sided Mann–Whitney U), `window_kind` (`short`: the last 8 runs against up to 30 before them; `long`, for smaller sustained shifts: the last 20 against up to 20 for a test, the last 24 against up to 48 for the run duration), `min_rel_change` and `min_effect_size_mads` (that window's thresholds), `alpha` (Bonferroni-corrected for tests), `monitored_series`, `window`, `top_contributors` (run duration: the tests that slowed most).",
+        "- **failure_rate_spike**: `subject` (`run`), `executed`, `failed`, `errored` (both without the failures of quarantined tests), `quarantined_failing_count` (failed and errored cases of quarantined tests: in `executed`, not in the failing count), `failure_rate`, `baseline_failure_rate`, `baseline_effective_runs`, `overdispersion_rho`, `ratio_to_baseline`, `delta_pp`, `p_value` (beta-binomial tail), `alpha`, `thresholds`, `window`, `newly_failing_tests` (up to 20 names) and `newly_failing_count`, `persistent_failing_count` (failing tests that also failed last time, left out of the infrastructure guard), `recurrent_failing_count` (failing tests that also failed within the previous 50 default-branch runs), `fresh_failing_count` and `p_value_fresh` (the fresh failures must trip on their own), `infra_suspect` and `infra_suspect_reason`.",
+        "- **skipped_test_count_creep**: `subject` (`run`), `skipped_count`, `total_tests`, `skipped_ratio`, `baseline_skipped_count`, `baseline_ratio`, `baseline_run_number`, `delta`, `rel_delta`, `window_runs`, `mann_kendall_s`, `mann_kendall_p`, `sen_slope_per_run`, `pattern` (`step` or `gradual`), `newly_skipped_tests` (up to 50 names) and `newly_skipped_count`, `newly_unskipped_count`, `thresholds`.",
+        "Details and defaults: docs/alert-checks.md.",
+      ].join("\n"),
+    }),
+    triggered_at: timestamp("When the event was recorded."),
+    test_run: TestRunSchema,
+  })
+  .openapi("AlertEvent");
+
+export const listOf = <T extends z.ZodTypeAny>(item: T, name: string) =>
+  z.object({ data: z.array(item), pagination: PaginationSchema }).openapi(name);
+
+/**
+ * `limit` is validated by parseLimit (src/lib/pagination.ts) so that the rules are exact:
+ * absent → 25, above 100 → 100, anything but an integer ≥ 1 → 400.
+ */
+/**
+ * Every list's description ends with this: lists ignore query parameters they do not know
+ * (clients must be lenient both ways), which makes a misspelled filter silently unfiltered.
+ */
+export const UNKNOWN_QUERY_PARAMETERS_NOTE =
+  "Query parameters this list does not know are ignored, not refused, so that clients and servers of different versions keep working together: a misspelled filter (`?reslt=tests_failed`) filters nothing. Check filter names against this document when a list looks unfiltered.";
+
+/** A list operation's description: its own text, then the rule every list shares. */
+export const listDescription = (text?: string) => (text ? `${text}\n\n${UNKNOWN_QUERY_PARAMETERS_NOTE}` : UNKNOWN_QUERY_PARAMETERS_NOTE);
+
+export const PageQuerySchema = z.object({
+  limit: z
+    .string()
+    .optional()
+    .openapi({
+      param: { name: "limit", in: "query" },
+      type: "integer",
+      minimum: 1,
+      default: 25,
+      description: "Page size: default 25, maximum 100 (larger values are capped); below 1 or not an integer → 400.",
+    } as object),
+  cursor: z
+    .string()
+    .optional()
+    .openapi({
+      param: { name: "cursor", in: "query" },
+      description: "next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it.",
+    }),
+});
+
+export const AlertsQuerySchema = PageQuerySchema.extend({
+  status: z
+    .enum(ALERT_STATUSES, { error: `must be one of ${ALERT_STATUSES.join(", ")}` })
+    .optional()
+    .openapi({
+      param: { name: "status", in: "query" },
+      description: "active (default): active and not snoozed; snoozed: active and snoozed; inactive: not active; all.",
+    }),
+  project_id: z
+    .string()
+    .optional()
+    .openapi({ param: { name: "project_id", in: "query" }, description: "Only this project's alerts; unknown → 404." }),
+  alert_type: z
+    .enum(ALERT_TYPES, { error: `must be one of ${ALERT_TYPES.join(", ")}` })
+    .optional()
+    .openapi({ param: { name: "alert_type", in: "query" } }),
+});
+
+const enumFilter = <const T extends readonly [string, ...string[]]>(values: T, name: string, description: string) =>
+  z
+    .enum(values, { error: `must be one of ${values.join(", ")}` })
+    .optional()
+    .openapi({ param: { name, in: "query" }, description });
+
+export const TestRunsQuerySchema = PageQuerySchema.extend({
+  branch: z
+    .string()
+    .max(255)
+    .refine((value) => !value.includes("\u0000"), "must not contain NUL characters")
+    .optional()
+    .openapi({ param: { name: "branch", in: "query" }, description: "Only runs of this branch (exact match)." }),
+  result: enumFilter(RUN_RESULTS, "result", "Only processed runs with this result."),
+  status: enumFilter(RUN_STATUSES, "status", "Only runs in this processing state."),
+});
+
+export const TestCasesQuerySchema = PageQuerySchema.extend({
+  status: enumFilter(CASE_STATUSES, "status", "Only cases with this final outcome."),
+});
+
+export const IdParamSchema = <N extends string>(name: N, description: string) =>
+  z.object({ [name]: z.string().openapi({ param: { name, in: "path" }, description }) } as Record<N, z.ZodString>);
+
+/** Postgres text cannot hold NUL, so it is rejected as a validation error instead of failing the query. */
+const hasNoNul = (value: string) => !value.includes("\u0000");
+
+/** A required-when-present display name: non-blank string of at most `max` characters, stored as sent. */
+export const displayNameSchema = (max = 255) =>
+  z
+    .string({ error: (issue) => (issue.input === undefined || issue.input === null ? "can't be blank" : "must be a string") })
+    .refine((value) => value.trim().length > 0, "can't be blank")
+    .refine((value) => value.length <= max, `is too long (maximum is ${max} characters)`)
+    .refine(hasNoNul, "must not contain NUL characters");
+
+/** Free-form text; null (or "") clears it where the field is nullable. */
+export const freeTextSchema = (max = 10_000) =>
+  z
+    .string({ error: "must be a string or null" })
+    .max(max, `is too long (maximum is ${max} characters)`)
+    .refine(hasNoNul, "must not contain NUL characters");
+
+export const ProjectPatchSchema = z
+  .object({
+    name: displayNameSchema().optional().openapi({ description: "Non-blank display name.", example: "Checkout service" }),
+    description: freeTextSchema().nullable().optional().openapi({ description: "Free-form; an empty string (or null) clears it." }),
+  })
+  .openapi("ProjectUpdate", {
+    description: "Only name and description can change. Unknown fields are ignored; a body with neither is a 400.",
+  });
+
+export const SnoozeBodySchema = z
+  .object({
+    duration: z
+      .enum(SNOOZE_DURATION_NAMES, { error: `must be one of ${SNOOZE_DURATION_NAMES.join(", ")}` })
+      .openapi({ description: "How long to suppress notifications." }),
+  })
+  .openapi("SnoozeRequest");
+
+export const TestHealthSchema = z.enum(TEST_HEALTHS).openapi("TestHealth", {
+  description:
+    "`flaky`: passed and failed on the same code; `broken`: failing consistently on the default branch; otherwise `healthy` (docs/tests.md).",
+});
+
+const TestRunSummarySchema = z
+  .object({
+    number: z.number().int(),
+    branch: z.string().nullable(),
+    commit_sha: z.string().nullable(),
+    created_at: timestamp("When the run arrived."),
+    url: z.string().url().openapi({ description: "The run's page in the web app." }),
+  })
+  .openapi("TestRunSummary");
+
+export const QuarantineSchema = z
+  .object({
+    reason: z.string(),
+    owner: z.string().nullable().openapi({ description: "An e-mail address or a `@org/team` handle; null when none was given." }),
+    issue_url: z.string().nullable().openapi({ description: "The issue that tracks the fix (http or https); null when none was given." }),
+    created_at: timestamp("When the test was quarantined (this quarantine: a new one replaces it whole)."),
+    expires_at: timestamp("When the quarantine ends by itself."),
+    source: z.enum(QUARANTINE_SOURCES).openapi({ description: "`manual`: through the API; `auto`: by the service (a later setting)." }),
+  })
+  .openapi("Quarantine");
+
+const rate = (description: string) => z.number().min(0).max(1).nullable().openapi({ description });
+
+export const TestSchema = z
+  .object({
+    id: z.string().uuid(),
+    project_id: z.string().uuid(),
+    name: z.string(),
+    classname: z.string().nullable(),
+    file: z.string().nullable(),
+    owners: z.array(z.string()).openapi({
+      description:
+        "The owners of `file` under the project's latest CODEOWNERS (`PUT /uploads/v1/codeowners`): `@user`, `@org/team` or e-mail addresses, as written there; the last matching rule gives them. `[]` without a CODEOWNERS, without a `file`, when no rule matches, or when the last matching rule names none (docs/codeowners.md).",
+      example: ["@acme/checkout"],
+    }),
+    suite: z.string().nullable().openapi({ description: "Innermost suite of the latest execution." }),
+    health: TestHealthSchema,
+    health_changed_at: nullableTimestamp("When the health last changed; null while it never has."),
+    executions_count: z.number().int().openapi({ description: "Executions on every branch, all time (skipped ones included)." }),
+    last_status: z.enum(CASE_STATUSES).nullable(),
+    last_executed_at: nullableTimestamp("When the run of its latest execution arrived."),
+    last_failed_at: nullableTimestamp("When the run of its latest failure or error arrived."),
+    first_seen_at: timestamp("When the run of its first execution arrived."),
+    failure_rate: rate("Failed or errored executions / executions in the window; null while the window is empty."),
+    flip_rate: rate("Changes between passing and failing / (executions − 1) in the window; null below two executions."),
+    impact: z.number().int().openapi({ description: "Executions in the window that failed or errored." }),
+    duration_p50_ms: z.number().int().nullable().openapi({
+      description:
+        "Median duration over the window: a streaming log-normal estimate (docs/tests.md), exact mean of ln(1 + ms) over the first 50 durations, then exponentially weighted (1/50).",
+    }),
+    duration_p95_ms: z.number().int().nullable().openapi({
+      description:
+        "95th percentile duration over the window, from the same log-normal estimate: e^(mean + 1.645·sd) − 1 of ln(1 + ms). Can exceed the slowest execution seen.",
+    }),
+    window: z
+      .object({
+        executions: z.number().int().openapi({ description: "Executions the rates cover (skipped ones are not in the window)." }),
+        max_executions: z.number().int().openapi({ description: "The window's size: the last 50 executions." }),
+        branch: z
+          .string()
+          .nullable()
+          .openapi({ description: "The project's default branch; null: `main`, `master` and runs without a branch." }),
+      })
+      .openapi({ description: "What the rates, impact and durations cover: the last executions on the project's default branch." }),
+    quarantined: z.boolean().openapi({
+      description: "Whether a quarantine is in force now (derived from its `expires_at`: an expired quarantine reads as false).",
+    }),
+    quarantine: QuarantineSchema.nullable().openapi({
+      description: "The quarantine in force; null when the test is not quarantined (never, unquarantined or expired).",
+    }),
+    url: z.string().url().openapi({ description: "The test's page in the web app." }),
+  })
+  .openapi("Test");
+
+export const TestExecutionSchema = TestCaseSchema.extend({ test_run: TestRunSummarySchema }).openapi("TestExecution");
+
+export const HealthTransitionSchema = z
+  .object({
+    id: z.number().int(),
+    test_id: z.string().uuid(),
+    from: TestHealthSchema,
+    to: TestHealthSchema,
+    reason: z.string().openapi({ description: "Why, in words (the rule and the evidence)." }),
+    test_run: TestRunSummarySchema,
+    created_at: timestamp("When the run that caused it arrived."),
+  })
+  .openapi("TestHealthTransition");
+
+export const TestsQuerySchema = PageQuerySchema.extend({
+  health: enumFilter([...TEST_HEALTHS, "all"] as const, "health", "Only tests with this health; `all` (the default) lists every test."),
+  q: z
+    .string()
+    .max(255)
+    .refine((value) => !value.includes("\u0000"), "must not contain NUL characters")
+    .optional()
+    .openapi({ param: { name: "q", in: "query" }, description: "Case-insensitive substring of the name, classname or file." }),
+  sort: enumFilter(
+    TEST_SORTS,
+    "sort",
+    "`impact` (default), `failure_rate`, `duration` (p95), `last_failed`: descending; `name`: ascending. Ties by id.",
+  ),
+  quarantined: enumFilter(
+    QUARANTINED_FILTER_VALUES,
+    "quarantined",
+    "`true`: only tests quarantined now; `false`: only tests that are not (expired quarantines included). Absent: every test.",
+  ),
+  owner: z
+    .string()
+    .min(1)
+    .max(255)
+    .refine((value) => !value.includes("\u0000"), "must not contain NUL characters")
+    .optional()
+    .openapi({
+      param: { name: "owner", in: "query" },
+      description: "Only tests with this owner among their `owners` (from CODEOWNERS): exact, case-sensitive, e.g. `@acme/checkout`.",
+      example: "@acme/checkout",
+    }),
+});
+
+const OWNER_PATTERN = /^(?:[^\s@]+@[^\s@]+\.[^\s@]+|@[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9][A-Za-z0-9._-]*)$/;
+
+const isHttpUrl = (value: string) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+};
+
+/** The one of `expires_at` and `duration` a quarantine needs: neither or both is a detail on `duration`. */
+const presence = (value: unknown) => value !== undefined && value !== null;
+
+/**
+ * The body of POST /tests/{id}/quarantine: shapes here; the rules that need the clock (in the
+ * future, at most 90 days ahead) in src/services/tests/quarantine.ts. `null` counts as absent.
+ */
+export const QuarantineBodySchema = z
+  .object({
+    reason: displayNameSchema(1_000).openapi({
+      description: "Why the test is quarantined: non-blank, at most 1,000 characters.",
+      example: "Times out on the ARM runners",
+    }),
+    expires_at: isoDateTimeWithZone("must be an ISO 8601 date-time with a time zone, e.g. 2026-12-01T00:00:00Z").nullish().openapi({
+      description: "When the quarantine ends: in the future, at most 90 days ahead. Give this or `duration`.",
+      example: "2026-12-01T00:00:00Z",
+    }),
+    duration: z
+      .enum(QUARANTINE_DURATION_NAMES, { error: `must be one of ${QUARANTINE_DURATION_NAMES.join(", ")}` })
+      .nullish()
+      .openapi({ description: "How long from now the quarantine lasts. Give this or `expires_at`." }),
+    owner: z
+      .string({ error: "must be a string or null" })
+      .max(255, "is too long (maximum is 255 characters)")
+      .regex(OWNER_PATTERN, "must be an e-mail address or a @org/team handle")
+      .nullish()
+      .openapi({ description: "Who looks after the fix: an e-mail address or a `@org/team` handle.", example: "@acme/checkout" }),
+    issue_url: z
+      .string({ error: "must be a string or null" })
+      .max(2_048, "is too long (maximum is 2048 characters)")
+      .refine(isHttpUrl, "must be an http or https URL")
+      .nullish()
+      .openapi({ description: "The issue that tracks the fix (http or https).", example: "https://github.com/acme/shop/issues/42" }),
+  })
+  .check(
+    z.refine((body: { expires_at?: unknown; duration?: unknown }) => presence(body.duration) || presence(body.expires_at), {
+      path: ["duration"],
+      message: `is required unless expires_at is given: one of ${QUARANTINE_DURATION_NAMES.join(", ")}`,
+      // Also when other fields were rejected (every detail in one answer), but not a second detail on an invalid duration.
+      when: (payload) =>
+        typeof payload.value === "object" && payload.value !== null && !payload.issues.some((issue) => issue.path?.[0] === "duration"),
+    }),
+    z.refine((body: { expires_at?: unknown; duration?: unknown }) => !(presence(body.duration) && presence(body.expires_at)), {
+      path: ["duration"],
+      message: "can't be given with expires_at: give one of the two",
+      when: (payload) =>
+        typeof payload.value === "object" && payload.value !== null && !payload.issues.some((issue) => issue.path?.[0] === "duration"),
+    }),
+  )
+  .openapi("QuarantineRequest", { description: "`reason` and exactly one of `expires_at` and `duration`; `null` counts as absent." });
+
+export const QuarantinedTestForCiSchema = z
+  .object({
+    test_id: z.string().uuid().openapi({ description: "The test (GET /api/v1/tests/{id})." }),
+    classname: z.string().nullable(),
+    name: z.string(),
+    file: z
+      .string()
+      .nullable()
+      .openapi({ description: "Stands in for the classname when the report gave none (the test's identity: docs/tests.md)." }),
+    reason: z.string(),
+    expires_at: timestamp("When the quarantine ends by itself."),
+  })
+  .openapi("QuarantinedTestForCi");
+
+export const RunFailedTestSchema = z
+  .object({
+    test_id: z.string().uuid().openapi({ description: "The test this case is an execution of (GET /api/v1/tests/{id})." }),
+    classname: z.string().nullable(),
+    name: z.string(),
+    file: z.string().nullable(),
+    status: z.enum(["failed", "errored"]).openapi({ description: "The case's final outcome." }),
+    quarantined: z.boolean().openapi({ description: "Whether the test was quarantined when the run was processed." }),
+    url: z.string().url().openapi({ description: "The test's page in the web app." }),
+  })
+  .openapi("RunFailedTest");
+
+export const QuarantinedTestsForCiSchema = z.object({ data: z.array(QuarantinedTestForCiSchema) }).openapi("QuarantinedTestsForCi");
+
+export const TestExecutionsQuerySchema = PageQuerySchema.extend({
+  status: enumFilter(CASE_STATUSES, "status", "Only executions with this final outcome."),
+  branch: z
+    .string()
+    .max(255)
+    .refine((value) => !value.includes("\u0000"), "must not contain NUL characters")
+    .optional()
+    .openapi({ param: { name: "branch", in: "query" }, description: "Only executions in runs of this branch (exact match)." }),
+});
+
+export const FailureGroupSchema = z
+  .object({
+    signature: z
+      .string()
+      .openapi({ description: "Hash of the failure's type, normalized message and first frames (docs/failure-groups.md)." }),
+    message: z.string().openapi({ description: "The normalized message (first line): volatile parts masked." }),
+    occurrences: z.number().int().openapi({ description: "Failed or errored cases with this signature." }),
+    tests_count: z.number().int().openapi({ description: "Distinct tests that failed this way (1 in a test's own groups)." }),
+    first_seen_at: timestamp("When the run of its first occurrence arrived."),
+    last_seen_at: timestamp("When the run of its latest occurrence arrived."),
+    sample: z
+      .object({
+        test_case_id: z.number().int(),
+        message: z.string().nullable(),
+        text: z.string().nullable(),
+      })
+      .openapi({ description: "The latest failure as written, unmasked (GET /test_cases/{id})." }),
+  })
+  .openapi("FailureGroup");
+
+export const RunFailureGroupSchema = FailureGroupSchema.extend({
+  run_occurrences: z.number().int().openapi({ description: "Cases of this run in the group." }),
+  run_tests_count: z.number().int().openapi({ description: "Tests of this run in the group." }),
+  test_case_ids: z.array(z.number().int()).openapi({ description: "This run's cases in the group, newest first." }),
+}).openapi("RunFailureGroup");

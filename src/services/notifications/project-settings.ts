@@ -1,0 +1,99 @@
+/**
+ * What a project's settings page reads and changes besides the project's own row (projects.ts):
+ * the webhooks that receive its events. Every query is scoped by the organization, and removing
+ * one is scoped by the project: the page can only remove the project's own endpoints. Webhook URLs
+ * often carry the receiver's credential, so only admins read them whole (redactedWebhookUrl).
+ */
+import { and, desc, eq, isNull, or } from "drizzle-orm";
+import { webhookEndpoints } from "../../db/schema";
+import { transactionWithRetry } from "../../db/transaction-retry";
+import { notFound } from "../../lib/errors";
+import { isUuid } from "../../lib/ids";
+import type { ServiceDeps } from "../shared/context";
+import { redactedWebhookUrl } from "./notification-presenters";
+import { setProjectCheckSettings, updateProject } from "../tenancy/projects";
+
+/** At most this many endpoints are listed (the admin API's list has the same cap). */
+export const PROJECT_WEBHOOKS_LIMIT = 100;
+
+export type ProjectWebhook = { id: string; url: string; description: string | null; createdAt: Date; allProjects: boolean };
+
+/** Who reads the list: an admin of the organization sees whole URLs, anyone else scheme and host only. */
+export type WebhookViewer = { admin: boolean };
+
+/**
+ * The project's own endpoints and the organization's endpoints for every project, newest first.
+ * The URLs are redacted unless the viewer is said to be an admin: a caller that does not say gets
+ * the safe answer.
+ */
+export async function listProjectWebhooks(
+  deps: Pick<ServiceDeps, "db">,
+  organizationId: string,
+  projectId: string,
+  viewer: WebhookViewer = { admin: false },
+): Promise<ProjectWebhook[]> {
+  const rows = await deps.db
+    .select({
+      id: webhookEndpoints.id,
+      url: webhookEndpoints.url,
+      description: webhookEndpoints.description,
+      createdAt: webhookEndpoints.createdAt,
+      projectId: webhookEndpoints.projectId,
+    })
+    .from(webhookEndpoints)
+    .where(
+      and(
+        eq(webhookEndpoints.organizationId, organizationId),
+        or(eq(webhookEndpoints.projectId, projectId), isNull(webhookEndpoints.projectId)),
+      ),
+    )
+    .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
+    .limit(PROJECT_WEBHOOKS_LIMIT);
+  return rows.map(({ projectId: endpointProject, url, ...row }) => ({
+    ...row,
+    url: viewer.admin ? url : redactedWebhookUrl(url),
+    allProjects: endpointProject === null,
+  }));
+}
+
+/** Removes one of the project's own endpoints; another project's or organization-wide one is not found. */
+export async function deleteProjectWebhook(
+  deps: Pick<ServiceDeps, "db">,
+  organizationId: string,
+  projectId: string,
+  webhookId: string,
+): Promise<void> {
+  if (!isUuid(webhookId)) throw notFound("Webhook");
+  const deleted = await deps.db
+    .delete(webhookEndpoints)
+    .where(
+      and(
+        eq(webhookEndpoints.id, webhookId),
+        eq(webhookEndpoints.organizationId, organizationId),
+        eq(webhookEndpoints.projectId, projectId),
+      ),
+    )
+    .returning({ id: webhookEndpoints.id });
+  if (deleted.length === 0) throw notFound("Webhook");
+}
+
+export type ProjectSettingsInput = {
+  name: string;
+  description: string | null;
+  defaultBranch: string | null;
+  autoQuarantineDays: number | null;
+};
+
+/** The settings form's fields, all set together in one transaction (no half-saved form). */
+export async function saveProjectSettings(
+  deps: ServiceDeps,
+  organizationId: string,
+  projectId: string,
+  input: ProjectSettingsInput,
+): Promise<void> {
+  await transactionWithRetry(deps.db, async (tx) => {
+    const scoped = { ...deps, db: tx };
+    await updateProject({ ...scoped, organizationId }, projectId, { name: input.name, description: input.description ?? "" });
+    await setProjectCheckSettings(scoped, projectId, { defaultBranch: input.defaultBranch, autoQuarantineDays: input.autoQuarantineDays });
+  });
+}

@@ -1,0 +1,193 @@
+/**
+ * Reading test results through /api/v1: runs of a project, suites of a run, cases of a suite,
+ * and single cases. Every query goes through the organization's project first, so a foreign
+ * project, run or case is the same 404 as a missing one. Lists are newest first (runs by
+ * arrival; suites and cases, which arrive together, by descending number and id).
+ */
+import { and, asc, eq, inArray } from "drizzle-orm";
+import { projects, testCases, testRuns, testSuites, tests } from "../../db/schema";
+import { notFound } from "../../lib/errors";
+import { parsePathBigintId, parsePathNumber } from "../../lib/ids";
+import { type ListRequest, defineList } from "../../lib/lists";
+import type { Page } from "../../lib/pagination";
+import type { OrgScope } from "../shared/context";
+import { presentTestCase, presentTestRun, presentTestSuite } from "../../contract/presenters";
+import { findProjectRow } from "../tenancy/projects";
+import { selectWithDataVersion } from "../shared/data-versions";
+import type { CaseStatus, RunResult, RunStatus } from "../../lib/vocabulary";
+
+export type TestRunObject = ReturnType<typeof presentTestRun>;
+export type TestSuiteObject = ReturnType<typeof presentTestSuite>;
+export type TestCaseObject = ReturnType<typeof presentTestCase>;
+
+/** As in the path and query string; null: not filtered. */
+export type TestRunFilters = { project_id: string; branch: string | null; result: RunResult | null; status: RunStatus | null };
+export type TestSuiteFilters = { project_id: string; run: string };
+export type TestCaseFilters = { project_id: string; run: string; suite: string; status: CaseStatus | null };
+
+/** A path number (run or suite): anything but 1 to 2^31-1 is the same 404 as a missing one. */
+function parseNumber(raw: string, resource: string): number {
+  const number = parsePathNumber(raw);
+  if (number === null) throw notFound(resource);
+  return number;
+}
+
+/** A project's runs, newest first by arrival. */
+export const testRunList = defineList<TestRunFilters, typeof testRuns.$inferSelect, TestRunObject, string>({
+  name: "test_runs",
+  order: { ts: testRuns.createdAt, id: testRuns.id, idKind: "bigint" },
+  positionOf: (row) => ({ ts: row.createdAt, id: row.id }),
+  present: (row, webAppUrl) => presentTestRun(row, webAppUrl),
+});
+
+/** Every suite of a run, by descending number (a run's suites arrive together). */
+export const testSuiteList = defineList<TestSuiteFilters, typeof testSuites.$inferSelect, TestSuiteObject>({
+  name: "test_suites",
+  order: { id: testSuites.number, idKind: "bigint" },
+  positionOf: (row) => ({ id: row.number }),
+  present: (row) => presentTestSuite(row),
+});
+
+/** A suite's own cases, by descending id. */
+export const testCaseList = defineList<
+  TestCaseFilters,
+  typeof testCases.$inferSelect,
+  TestCaseObject,
+  { run: Pick<typeof testRuns.$inferSelect, "projectId" | "number">; webAppUrl: string }
+>({
+  name: "test_cases",
+  order: { id: testCases.id, idKind: "bigint" },
+  positionOf: (row) => ({ id: row.id }),
+  present: (row, { run, webAppUrl }) => presentTestCase(row, run, webAppUrl),
+});
+
+export async function listTestRuns(scope: OrgScope, request: ListRequest<TestRunFilters>): Promise<Page<TestRunObject>> {
+  const { filters } = request;
+  const project = await findProjectRow(scope, filters.project_id);
+  const rows = await scope.db
+    .select()
+    .from(testRuns)
+    .where(
+      and(
+        eq(testRuns.projectId, project.id),
+        filters.branch !== null ? eq(testRuns.branch, filters.branch) : undefined,
+        filters.result !== null ? eq(testRuns.result, filters.result) : undefined,
+        filters.status !== null ? eq(testRuns.status, filters.status) : undefined,
+        testRunList.after(request),
+      ),
+    )
+    .orderBy(...testRunList.orderBy)
+    .limit(testRunList.fetchLimit(request));
+  return testRunList.page(rows, request, scope.webAppUrl);
+}
+
+export async function findRunRow(scope: OrgScope, projectId: string, number: string) {
+  const project = await findProjectRow(scope, projectId);
+  const [run] = await scope.db
+    .select()
+    .from(testRuns)
+    .where(and(eq(testRuns.projectId, project.id), eq(testRuns.number, parseNumber(number, "Test run"))))
+    .limit(1);
+  if (!run) throw notFound("Test run");
+  return run;
+}
+
+export async function getTestRun(scope: OrgScope, projectId: string, number: string): Promise<TestRunObject> {
+  return presentTestRun(await findRunRow(scope, projectId, number), scope.webAppUrl);
+}
+
+export async function listTestSuites(scope: OrgScope, request: ListRequest<TestSuiteFilters>): Promise<Page<TestSuiteObject>> {
+  const run = await findRunRow(scope, request.filters.project_id, request.filters.run);
+  const rows = await scope.db
+    .select()
+    .from(testSuites)
+    .where(and(eq(testSuites.testRunId, run.id), testSuiteList.after(request)))
+    .orderBy(...testSuiteList.orderBy)
+    .limit(testSuiteList.fetchLimit(request));
+  return testSuiteList.page(rows, request);
+}
+
+export async function listTestCases(scope: OrgScope, request: ListRequest<TestCaseFilters>): Promise<Page<TestCaseObject>> {
+  const { filters } = request;
+  const run = await findRunRow(scope, filters.project_id, filters.run);
+  const number = parseNumber(filters.suite, "Test suite");
+  const [suite] = await scope.db
+    .select({ number: testSuites.number })
+    .from(testSuites)
+    .where(and(eq(testSuites.testRunId, run.id), eq(testSuites.number, number)))
+    .limit(1);
+  if (!suite) throw notFound("Test suite");
+  const rows = await scope.db
+    .select()
+    .from(testCases)
+    .where(
+      and(
+        eq(testCases.testRunId, run.id),
+        eq(testCases.suiteNumber, number),
+        filters.status !== null ? eq(testCases.status, filters.status) : undefined,
+        testCaseList.after(request),
+      ),
+    )
+    .orderBy(...testCaseList.orderBy)
+    .limit(testCaseList.fetchLimit(request));
+  return testCaseList.page(rows, request, { run, webAppUrl: scope.webAppUrl });
+}
+
+export async function getTestCase(scope: OrgScope, caseId: string): Promise<TestCaseObject> {
+  const id = parsePathBigintId(caseId);
+  if (id === null) throw notFound("Test case");
+  const [row] = await selectWithDataVersion(
+    scope,
+    (version) =>
+      scope.db
+        .select({ testCase: testCases, run: { projectId: testRuns.projectId, number: testRuns.number }, ...version })
+        .from(testCases)
+        .innerJoin(testRuns, eq(testRuns.id, testCases.testRunId))
+        .innerJoin(projects, eq(projects.id, testRuns.projectId))
+        .where(and(eq(testCases.id, id), eq(projects.organizationId, scope.organizationId)))
+        .limit(1),
+    "not_found",
+  );
+  if (!row) throw notFound("Test case");
+  return presentTestCase(row.testCase, row.run, scope.webAppUrl);
+}
+
+/** Failed and errored cases a run page shows at most (a run failing more says how many it left out). */
+export const MAX_RUN_PAGE_FAILURES = 500;
+
+/**
+ * A run's failed and errored cases for its page, each with what its test is now (health, and its
+ * quarantine's end): grouped by the page under their signatures, in the order of
+ * `listRunFailureGroups`. At most MAX_RUN_PAGE_FAILURES, by id.
+ */
+export async function listRunFailures(scope: OrgScope, run: Pick<typeof testRuns.$inferSelect, "id" | "projectId">) {
+  return scope.db
+    .select({
+      id: testCases.id,
+      testId: testCases.testId,
+      name: testCases.name,
+      classname: testCases.classname,
+      file: testCases.file,
+      status: testCases.status,
+      durationMs: testCases.durationMs,
+      failureType: testCases.failureType,
+      failureMessage: testCases.failureMessage,
+      failureText: testCases.failureText,
+      signature: testCases.failureSignature,
+      quarantined: testCases.quarantined,
+      health: tests.health,
+      quarantineExpiresAt: tests.quarantineExpiresAt,
+    })
+    .from(testCases)
+    .innerJoin(projects, eq(projects.id, run.projectId))
+    .leftJoin(tests, eq(tests.id, testCases.testId))
+    .where(
+      and(
+        eq(testCases.testRunId, run.id),
+        eq(projects.organizationId, scope.organizationId),
+        inArray(testCases.status, ["failed", "errored"]),
+      ),
+    )
+    .orderBy(asc(testCases.id))
+    .limit(MAX_RUN_PAGE_FAILURES);
+}

@@ -1,0 +1,644 @@
+/**
+ * The life of a test run: recorded the moment its upload arrives (pending, with its payload),
+ * then processed (suites and cases stored, counts and result set) or failed with a reason —
+ * each step one transaction, so a run is never half-written.
+ */
+import { type SQL, and, eq, sql } from "drizzle-orm";
+import { projects, testCases, testRuns, testSuites, tests, uploadPayloads } from "../../db/schema";
+import { type CopySink, encodeCopyRow, openCopy } from "../../db/bulk-copy";
+import { retryOnConflict, transactionWithRetry } from "../../db/transaction-retry";
+import { inlined, lastStatement } from "../../db/transaction-boundaries";
+import type { Database } from "../../db/types";
+import type { CaseStatus, Report, ReportCase, ReportSuite } from "../../ingest/report";
+import type { UploadPayload } from "../../ingest/run-queue";
+import { type PayloadObject, type PayloadStore, discardPayloadObject } from "../../ingest/payload-store";
+import type { Logger } from "../../lib/logger";
+import type { RunMetadata } from "../../ingest/upload-request";
+
+import type { ServiceDeps } from "../shared/context";
+import { failureSignature } from "../../ingest/failure-signature";
+import { RunFailures, runFailuresSql } from "./failure-groups";
+import {
+  type ProjectTestCounts,
+  type StoredTests,
+  type TestHealthChange,
+  TestExecutions,
+  advanceRunTests,
+  advanceRunTestsInChunks,
+  projectCountsAssignments,
+  storedTestsOf,
+  projectTestsLock,
+  storedTestsSql,
+  writeRunTests,
+} from "../tests/tests-state";
+import { type HealthFollowDeps, followHealthChanges } from "../tests/quarantine";
+import { rowFromJson, rowsOf } from "../../db/rows";
+import { testIdentityKey } from "../../lib/test-identity";
+import { dailyRollupSql } from "../shared/daily-rollups";
+import { yieldToEventLoop } from "../../lib/yield-to-event-loop";
+import { ownString } from "../../lib/own-string";
+
+export type { CaseStatus, Report, ReportCase, ReportSuite } from "../../ingest/report";
+import type { RunResult } from "../../lib/vocabulary";
+export type TestRunRow = typeof testRuns.$inferSelect;
+
+type Counts = { testsCount: number; passedCount: number; failedCount: number; erroredCount: number; skippedCount: number };
+
+const zeroCounts = (): Counts => ({ testsCount: 0, passedCount: 0, failedCount: 0, erroredCount: 0, skippedCount: 0 });
+const COUNT_KEYS = ["testsCount", "passedCount", "failedCount", "erroredCount", "skippedCount"] as const;
+const MAX_INT = 2_147_483_647;
+
+function addCase(counts: Counts, status: CaseStatus): void {
+  counts.testsCount++;
+  if (status === "passed") counts.passedCount++;
+  else if (status === "failed") counts.failedCount++;
+  else if (status === "errored") counts.erroredCount++;
+  else counts.skippedCount++;
+}
+
+function addCounts(into: Counts, from: Counts): void {
+  for (const key of COUNT_KEYS) into[key] += from[key];
+}
+
+/** TestNod's rule: errored if any case errored, else failed if any failed, else passed (also for zero cases). */
+export function runResult(counts: Pick<Counts, "failedCount" | "erroredCount">): RunResult {
+  if (counts.erroredCount > 0) return "tests_errored";
+  if (counts.failedCount > 0) return "tests_failed";
+  return "tests_passed";
+}
+
+/** Advisory locks of run arrivals (the first of the two keys of `pg_advisory_xact_lock`), apart from any other use. */
+const ARRIVAL_LOCK_CLASS = 0x43544131;
+
+/** A run recorded on arrival, or (`replayed`) the run that already had the arrival's Idempotency-Key. */
+export type Arrival = { run: TestRunRow; replayed: boolean };
+
+/**
+ * Records a run the moment it arrives: the project's counter allocates its number atomically
+ * (the UPDATE's row lock serializes concurrent arrivals), and the run counts in
+ * `test_runs_count` and `last_test_run_at` before it is processed. The payload waiting to be
+ * processed is stored in the same transaction: one statement, the function
+ * record_test_run_arrival (drizzle/0015_run_arrival_function.sql, with the payload object's key since drizzle/0021_payload_objects.sql), so that the arrival is one
+ * database round trip on the Worker.
+ *
+ * With an Idempotency-Key, the key is taken first (a transaction-scoped advisory lock on the
+ * project and key), then a run that already has it is returned as it is. Taking the key before
+ * the project's row is what keeps concurrent uploads with one key from deadlocking: without it,
+ * a second arrival held the project's row and waited on the key's index entry, which the
+ * processing of the first run had just rewritten, while that processing waited for the project's
+ * row. Now an arrival that takes the project's row has a key no run has yet.
+ */
+export async function recordTestRunArrival(
+  deps: Pick<ServiceDeps, "db" | "clock">,
+  projectId: string,
+  meta: RunMetadata = {},
+  payload?: UploadPayload | PayloadObject,
+): Promise<Arrival> {
+  const now = deps.clock.now();
+  const key = meta.idempotencyKey ?? null;
+  // One statement (one round trip on the Worker): the function of drizzle/0015_run_arrival_function.sql
+  // takes the same steps and locks as the transaction it replaced; a conflict aborts it whole, so it is retried whole.
+  const result = await retryOnConflict(deps.db, () =>
+    deps.db.execute(sql`select replayed, run from record_test_run_arrival(
+      ${projectId}::uuid, ${now.toISOString()}::timestamptz, ${ARRIVAL_LOCK_CLASS}::integer, ${key}::text,
+      ${meta.branch ?? null}::text, ${meta.commitSha ?? null}::text, ${meta.buildId ?? null}::text, ${meta.buildUrl ?? null}::text,
+      ${JSON.stringify(meta.tags ?? [])}::jsonb, ${meta.startedAt?.toISOString() ?? null}::timestamptz,
+      ${payload?.format ?? null}::text, ${payload && "content" in payload ? payload.content : null}::text,
+      ${payload && "objectKey" in payload ? payload.objectKey : null}::text)`),
+  );
+  const [row] = (result as unknown as { rows: { replayed: boolean; run: unknown }[] }).rows;
+  return { run: testRunFromJson(row!.run), replayed: row!.replayed };
+}
+
+/** A test_runs row as row_to_json writes it, as Drizzle's select would return it. */
+const testRunFromJson = (value: unknown): typeof testRuns.$inferSelect => rowFromJson(testRuns, value);
+
+/** Rows go in as one JSON parameter per chunk (json_to_recordset: plain json is read once, never converted to jsonb): one statement per 5,000 rows, no parameter limits. */
+const ROWS_PER_STATEMENT = 5_000;
+
+type SuiteRow = { number: number; parent_number: number | null; name: string; duration_ms: number | null } & Record<
+  "tests_count" | "passed_count" | "failed_count" | "errored_count" | "skipped_count",
+  number
+>;
+
+async function insertSuites(tx: Database, runId: number, rows: SuiteRow[]) {
+  for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+    const chunk = JSON.stringify(rows.slice(i, i + ROWS_PER_STATEMENT));
+    await tx.execute(sql`
+      insert into ${testSuites} (test_run_id, number, parent_number, name, duration_ms, tests_count, passed_count, failed_count, errored_count, skipped_count)
+      select ${runId}, x.number, x.parent_number, x.name, x.duration_ms, x.tests_count, x.passed_count, x.failed_count, x.errored_count, x.skipped_count
+      from json_to_recordset(${chunk}::json) as x(number int, parent_number int, name text, duration_ms int, tests_count int, passed_count int, failed_count int, errored_count int, skipped_count int)`);
+  }
+}
+
+const suitesInsertSql = (runId: number, rows: SuiteRow[]): SQL => sql`
+  insert into ${testSuites} (test_run_id, number, parent_number, name, duration_ms, tests_count, passed_count, failed_count, errored_count, skipped_count)
+  select ${runId}, x.number, x.parent_number, x.name, x.duration_ms, x.tests_count, x.passed_count, x.failed_count, x.errored_count, x.skipped_count
+  from json_to_recordset(${JSON.stringify(rows)}::json) as x(number int, parent_number int, name text, duration_ms int, tests_count int, passed_count int, failed_count int, errored_count int, skipped_count int)`;
+
+const casesInsertSql = (runId: number, projectId: string, rows: CaseRow[]): SQL => sql`
+  insert into ${testCases} (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined)
+  select ${runId}, ${projectId}::uuid, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, x.sg, coalesce(x.a, '[]'::jsonb), x.so, x.se, coalesce(x.q, false)
+  from json_to_recordset(${JSON.stringify(rows)}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, fx text, sg text, a jsonb, so text, se text, q bool)`;
+
+/** Starts the insert at once (Drizzle queries are lazy until awaited or `then`ed). */
+function insertCases(tx: Database, runId: number, projectId: string, rows: CaseRow[]): Promise<unknown> {
+  return tx.execute(casesInsertSql(runId, projectId, rows)).then((result) => result);
+}
+
+const COPY_CASES = `copy test_cases (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined) from stdin`;
+const COPY_SUITES = `copy test_suites (test_run_id, number, parent_number, name, duration_ms, tests_count, passed_count, failed_count, errored_count, skipped_count) from stdin`;
+
+/** A case row as INSERT's JSON parameter carries it: short keys keep the parameter small. */
+type CaseRow = {
+  s: number;
+  n: string;
+  c: string | null;
+  f: string | null;
+  st: CaseStatus;
+  d: number | null;
+  ft: string | null;
+  fm: string | null;
+  fx: string | null;
+  sg: string | null;
+  a: StoredAttempt[] | null;
+  so: string | null;
+  se: string | null;
+  /** Only when true (the column's default is false): most cases' rows stay as small as before. */
+  q?: true;
+};
+
+/** Attempts keep the API's snake_case shape. */
+type StoredAttempt = { status: CaseStatus; duration_ms: number | null; failure_message: string | null };
+
+const storedAttempts = (testCase: ReportCase): StoredAttempt[] | null =>
+  testCase.attempts?.length
+    ? testCase.attempts.map((a) => ({ status: a.status, duration_ms: a.durationMs, failure_message: a.failureMessage }))
+    : null;
+
+/** Case rows per write: small enough that Postgres works on one chunk while the next is parsed. */
+const CASES_PER_CHUNK = 1_000;
+/** Inserts sent and not yet answered, at most, before parsing waits (rowWriter's drain). */
+const MAX_INSERTS_IN_FLIGHT = 2;
+const noop = () => {};
+
+/**
+ * Where a run's rows go while its report is parsed: COPY where the driver offers it
+ * (node-postgres; one COPY for all cases, then one for the suites), else INSERT statements, one
+ * per chunk of cases, started as soon as the chunk is full so Postgres stores one chunk while the
+ * next is parsed, with at most MAX_INSERTS_IN_FLIGHT unanswered (drain, called between slices).
+ */
+function rowWriter(db: Database, tx: Database, runId: number, projectId: string, largeAbove: number) {
+  let copy: CopySink | null | undefined;
+  /** The inserts sent, each settled into a promise that does not reject (their first error is kept). */
+  const inflight: Promise<void>[] = [];
+  let failure: { error: unknown } | null = null;
+  let pendingRows: CaseRow[] = [];
+  let pendingText = "";
+  let pendingCount = 0;
+  let total = 0;
+
+  const flush = () => {
+    if (pendingCount === 0) return;
+    if (copy) copy.write(pendingText);
+    else inflight.push(insertCases(tx, runId, projectId, pendingRows).then(noop, (error: unknown) => void (failure ??= { error })));
+    pendingRows = [];
+    pendingText = "";
+    pendingCount = 0;
+  };
+
+  return {
+    /**
+     * More cases than `largeAbove` (one chunk): the run is stored and its tests advanced in chunks, and nothing
+     * per case or per test stays in memory (storeTestRun).
+     */
+    get large(): boolean {
+      return total > largeAbove;
+    },
+    /**
+     * Waits while more than one chunk's insert is under way: the parser runs ahead of the database
+     * by one chunk at most, so the rows waiting to be sent never pile up in memory. Never throws:
+     * a failed insert is reported by finishCases.
+     */
+    async drain(): Promise<void> {
+      // A connection answers its statements in order: once this one is answered, at most MAX_INSERTS_IN_FLIGHT are not.
+      await inflight[inflight.length - 1 - MAX_INSERTS_IN_FLIGHT];
+    },
+    addCase(suiteNumber: number, c: ReportCase, signature: string | null, quarantined: boolean): void {
+      // Decided once per run: null (no COPY on this driver) is a decision too, unlike undefined.
+      if (copy === undefined) copy = openCopy(db, tx, COPY_CASES);
+      if (copy) {
+        const attempts = storedAttempts(c);
+        pendingText += encodeCopyRow([
+          runId,
+          projectId,
+          suiteNumber,
+          c.name,
+          c.classname ?? null,
+          c.file ?? null,
+          c.status,
+          c.durationMs ?? null,
+          c.failureType ?? null,
+          c.failureMessage ?? null,
+          c.failureText ?? null,
+          signature,
+          attempts ? JSON.stringify(attempts) : "[]",
+          c.systemOut ?? null,
+          c.systemErr ?? null,
+          quarantined ? "t" : "f",
+        ]);
+      } else {
+        pendingRows.push({
+          s: suiteNumber,
+          n: c.name,
+          c: c.classname ?? null,
+          f: c.file ?? null,
+          st: c.status,
+          d: c.durationMs ?? null,
+          ft: c.failureType ?? null,
+          fm: c.failureMessage ?? null,
+          fx: c.failureText ?? null,
+          sg: signature,
+          a: storedAttempts(c),
+          so: c.systemOut ?? null,
+          se: c.systemErr ?? null,
+          ...(quarantined ? { q: true as const } : {}),
+        });
+      }
+      total++;
+      if (++pendingCount >= CASES_PER_CHUNK) flush();
+    },
+    /** Every case is stored when this resolves; rejects with the database's error otherwise. */
+    async finishCases(): Promise<void> {
+      flush();
+      if (copy) await copy.end();
+      // Every statement settles before a failure is reported: nothing may still be running on the connection.
+      await Promise.all(inflight);
+      const failed = failure as { error: unknown } | null;
+      if (failed) throw failed.error;
+    },
+    async storeSuites(rows: SuiteRow[]): Promise<void> {
+      const suiteCopy = rows.length > 0 && copy ? openCopy(db, tx, COPY_SUITES) : null;
+      if (!suiteCopy) return insertSuites(tx, runId, rows);
+      let text = "";
+      for (const r of rows) {
+        text += encodeCopyRow([
+          runId,
+          r.number,
+          r.parent_number,
+          r.name,
+          r.duration_ms,
+          r.tests_count,
+          r.passed_count,
+          r.failed_count,
+          r.errored_count,
+          r.skipped_count,
+        ]);
+      }
+      suiteCopy.write(text);
+      await suiteCopy.end();
+    },
+    /**
+     * Stores the rest of the run's rows: the last cases, the suites, the payload's deletion and,
+     * with `readTests`, the read of the run's tests (storedTestsSql), in as few statements as the
+     * driver allows. Without COPY, and with every case still in memory (a run of at most
+     * CASES_PER_CHUNK cases), that is one statement: on the Worker each statement is a round trip.
+     */
+    async finish(suites: SuiteRow[], readTests: boolean): Promise<StoredTests | null> {
+      const payloadDeletion = sql`delete from ${uploadPayloads} where test_run_id = ${runId}`;
+      const storedCases = { from: sql`${testCases} c`, where: sql`c.test_run_id = ${runId}` };
+      if (copy || inflight.length > 0) {
+        // COPY (node-postgres: its own statements), or cases already under way: they finish first.
+        flush();
+        await this.finishCases();
+        if (copy) {
+          await this.storeSuites(suites);
+          await tx.execute(payloadDeletion);
+          return readTests ? storedTestsOf(await rowsOf(tx.execute(sql`with ${storedTestsSql(projectId, storedCases)}`))) : null;
+        }
+        const rest = sql`with suites as (${suitesInsertSql(runId, suites)}), payload as (${payloadDeletion})`;
+        if (readTests) return storedTestsOf(await rowsOf(tx.execute(sql`${rest}, ${storedTestsSql(projectId, storedCases)}`)));
+        await tx.execute(sql`${rest} select 1`);
+        return null;
+      }
+      // The cases' insert returns each case's test id (a generated column) for the read, in the same statement.
+      const cases = pendingRows;
+      pendingRows = [];
+      pendingCount = 0;
+      const all = sql`with cases as (${casesInsertSql(runId, projectId, cases)} returning test_id, classname, file, name),
+        suites as (${suitesInsertSql(runId, suites)}), payload as (${payloadDeletion})`;
+      if (readTests) return storedTestsOf(await rowsOf(tx.execute(sql`${all}, ${storedTestsSql(projectId, { from: sql`cases c` })}`)));
+      await tx.execute(sql`${all} select 1`);
+      return null;
+    },
+    /** Nothing may be left running on the transaction's connection when it ends. */
+    async abandon(reason: unknown): Promise<void> {
+      if (copy) await copy.abort(reason instanceof Error ? reason : new Error(String(reason)));
+      await Promise.all(inflight);
+    },
+  };
+}
+
+/**
+ * Where a run's suites come from: calls `emit` with top-level suites (in order, each complete)
+ * and resolves to the run's own duration if the report states one.
+ */
+export type SuiteSource = (emit: (suites: ReportSuite[]) => void, pause: () => Promise<void>) => Promise<number | null | undefined>;
+
+/**
+ * Stores a pending run's report and marks it processed, all in one transaction: either every
+ * suite and case is stored with the run's counts, or nothing is. Cases are written while the
+ * source still produces later suites (rowWriter: COPY or INSERT per chunk), so Postgres stores
+ * one chunk while the next is being parsed. Returns null when the run is no
+ * longer pending (a redelivered queue message), so processing is idempotent. Errors thrown by
+ * the source (a ReportError) roll everything back and are rethrown.
+ */
+export type StoreOptions = {
+  /**
+   * Keep the tests' state and the failure groups (the default). Off only in the upload
+   * benchmark's baseline, which measures what they add to processing in the same run.
+   */
+  testsAndGroups?: boolean;
+  /**
+   * A run with more cases than this is large: its tests are advanced in chunks from its stored
+   * cases, holding nothing per case or per test (default CASES_PER_CHUNK). Tests set it to store
+   * one report both ways and compare.
+   */
+  largeAbove?: number;
+};
+
+/** What storing a run needs: its health changes are followed (auto-quarantine, webhooks) in its transaction. */
+export type StoreDeps = Pick<ServiceDeps, "db" | "clock"> & HealthFollowDeps;
+
+/**
+ * Where the report comes from: a source, or the run's stored payload (read with the run, in the
+ * transaction's first statement) turned into one.
+ */
+export type RunReport = SuiteSource | { fromStoredPayload: (payload: UploadPayload | PayloadObject) => SuiteSource };
+
+type OpenedRun = { run: TestRunRow; payload: UploadPayload | PayloadObject | null; quarantined: Set<string> };
+
+/**
+ * The transaction's first statement: the run's row, locked; its stored payload when asked for;
+ * and, when the run is pending and its tests are kept, the identities of the project's tests
+ * quarantined now, and the project's tests lock (lockProjectTests, taken after the run's row, as
+ * before, so the later reads of the tests' rows see what the lock's previous holder wrote). One
+ * round trip on the Worker instead of four.
+ */
+async function openRun(tx: Database, runId: number, now: Date, options: { payload: boolean; derive: boolean }): Promise<OpenedRun | null> {
+  const [row] = await rowsOf<{
+    run: unknown;
+    format: string | null;
+    content: string | null;
+    object_key: string | null;
+    quarantined: unknown;
+    locked: boolean | null;
+  }>(
+    // Inlined (no parameters): the transaction's BEGIN goes in the same message (src/db/transaction-boundaries.ts).
+    tx.execute(
+      inlined(sql`
+      with r as (select * from ${testRuns} where id = ${runId} for update)
+      select row_to_json(r) as run,
+        ${options.payload ? sql`p.format, p.content, p.object_key` : sql`null::text as format, null::text as content, null::text as object_key`},
+        case when r.status = 'pending' and ${options.derive} then
+          (select coalesce(json_agg(json_build_array(t.classname, t.file, t.name)), '[]'::json) from ${tests} t
+           where t.project_id = r.project_id and t.quarantine_expires_at > ${now.toISOString()}::timestamptz) end as quarantined,
+        case when r.status = 'pending' and ${options.derive} then ${projectTestsLock(sql`r.project_id`)} is null end as locked
+      from r ${options.payload ? sql`left join ${uploadPayloads} p on p.test_run_id = r.id` : sql``}`),
+    ),
+  );
+  if (!row) return null;
+  const quarantinedJson = (typeof row.quarantined === "string" ? JSON.parse(row.quarantined) : (row.quarantined ?? [])) as [
+    string | null,
+    string | null,
+    string,
+  ][];
+  return {
+    run: testRunFromJson(row.run),
+    payload:
+      row.format === null
+        ? null
+        : row.content !== null
+          ? { format: row.format as UploadPayload["format"], content: row.content }
+          : row.object_key !== null
+            ? { format: row.format as UploadPayload["format"], objectKey: row.object_key }
+            : null,
+    quarantined: new Set(quarantinedJson.map(([classname, file, name]) => testIdentityKey({ classname, file, name }))),
+  };
+}
+
+export async function storeTestRun(
+  deps: StoreDeps,
+  runId: number,
+  report: RunReport,
+  options: StoreOptions = {},
+): Promise<TestRunRow | null> {
+  const derive = options.testsAndGroups ?? true;
+  const fromPayload = typeof report === "function" ? null : report.fromStoredPayload;
+  return transactionWithRetry(deps.db, async (tx) => {
+    // The tests quarantined now (read with the run): their cases say so, and the run counts their failures apart.
+    const opened = await openRun(tx, runId, deps.clock.now(), { payload: fromPayload !== null, derive });
+    if (opened?.run.status !== "pending") return null;
+    const { run, quarantined } = opened;
+    // No payload: the run was already processed or failed (a redelivered message).
+    if (fromPayload && !opened.payload) return null;
+    const source = fromPayload ? fromPayload(opened.payload!) : (report as SuiteSource);
+
+    const runCounts = zeroCounts();
+    const suiteRows: SuiteRow[] = [];
+    const rows = rowWriter(deps.db, tx, runId, run.projectId, options.largeAbove ?? CASES_PER_CHUNK);
+    /**
+     * Each test's execution, merged in memory while the run is small. Past one chunk of cases the
+     * run is large: this is dropped, and advanceRunTestsInChunks merges them from the stored cases.
+     */
+    let executions: TestExecutions | null = derive ? new TestExecutions() : null;
+    const failures = new RunFailures();
+    let quarantinedFailures = 0;
+    let suiteNumber = 0;
+    /** Sum of the top-level suites' stated durations; null while none states one. */
+    let topLevelDuration: number | null = null;
+
+    /** A suite's row, numbered in document order (a parent before its children), its counts added as its cases are. */
+    type StoredSuite = { number: number; row: SuiteRow; counts: Counts };
+    const openSuite = (suite: ReportSuite, parentNumber: number | null): StoredSuite => {
+      const number = ++suiteNumber;
+      // Kept until the run is stored: its own copy, not a slice of the report's text (ownString).
+      const row = { number, parent_number: parentNumber, name: ownString(suite.name), duration_ms: suite.durationMs ?? null } as SuiteRow;
+      suiteRows.push(row);
+      return { number, row, counts: zeroCounts() };
+    };
+    const addCases = (stored: StoredSuite, suiteName: string, cases: readonly ReportCase[]) => {
+      const { number, counts } = stored;
+      for (const testCase of cases) {
+        addCase(counts, testCase.status);
+        const failure = derive ? failureSignature(testCase) : null;
+        const test = { classname: testCase.classname ?? null, file: testCase.file ?? null, name: testCase.name };
+        // Computed once per case for the quarantine, the test's execution and its failure group.
+        const identity = derive ? testIdentityKey(test) : null;
+        const isQuarantined = identity !== null && quarantined.size > 0 && quarantined.has(identity);
+        if (isQuarantined && (testCase.status === "failed" || testCase.status === "errored")) quarantinedFailures++;
+        rows.addCase(number, testCase, failure?.signature ?? null, isQuarantined);
+        if (identity === null) continue;
+        if (executions && rows.large) executions = null;
+        executions?.add(suiteName, testCase, identity);
+        if (failure) failures.add(failure);
+      }
+    };
+    /** The rest of a suite (its last cases, if handed out in parts, and its children), then its row's counts. */
+    const closeSuite = (stored: StoredSuite, suite: ReportSuite): Counts => {
+      addCases(stored, suite.name, suite.cases);
+      for (const child of suite.suites ?? []) addCounts(stored.counts, closeSuite(openSuite(child, stored.number), child));
+      const { row, counts } = stored;
+      row.tests_count = counts.testsCount;
+      row.passed_count = counts.passedCount;
+      row.failed_count = counts.failedCount;
+      row.errored_count = counts.erroredCount;
+      row.skipped_count = counts.skippedCount;
+      return counts;
+    };
+    /** A top-level suite handed out in parts (ReportSuite.continued): open until its last part. */
+    let continuing: StoredSuite | null = null;
+
+    let statedDuration: number | null | undefined;
+    try {
+      statedDuration = await source(
+        (suites) => {
+          for (const suite of suites) {
+            // A part continues the suite opened by the part before it; a suite's first part opens it.
+            if (continuing && continuing.row.name !== suite.name)
+              throw new Error(`Suite "${suite.name}" arrived while the parts of "${continuing.row.name}" were open.`);
+            const stored = continuing ?? openSuite(suite, null);
+            if (!continuing && suite.durationMs !== null && suite.durationMs !== undefined)
+              topLevelDuration = (topLevelDuration ?? 0) + suite.durationMs;
+            if (suite.continued) {
+              addCases(stored, suite.name, suite.cases);
+              continuing = stored;
+              continue;
+            }
+            continuing = null;
+            addCounts(runCounts, closeSuite(stored, suite));
+          }
+        },
+        // Between slices of the report: the parser waits for the database when it is a chunk ahead.
+        async () => {
+          await rows.drain();
+          await yieldToEventLoop();
+        },
+      );
+      if (continuing) throw new Error(`The parts of suite "${(continuing as StoredSuite).row.name}" never ended.`);
+    } catch (error) {
+      await rows.abandon(error);
+      throw error;
+    }
+    // The rest of the cases, the suites, the payload's deletion and the read of the run's tests (under the tests lock openRun took).
+    const large = derive && rows.large;
+    const readTests = executions !== null && !large && executions.byIdentity.size > 0;
+    let stored: StoredTests | null;
+    try {
+      stored = await rows.finish(suiteRows, readTests);
+    } catch (error) {
+      await rows.abandon(error);
+      throw error;
+    }
+    const processedAt = deps.clock.now();
+    // The tests' rows, the failure groups, the run and the project's row are written by one
+    // statement, unless health changes are to be followed: auto-quarantine and the webhooks read
+    // the tests' rows as this run leaves them, so those are written first.
+    let writes: SQL[] = [];
+    let counts: ProjectTestCounts | null = null;
+    const follow = (changes: TestHealthChange[]) =>
+      followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId: run.projectId, processedAt }, changes);
+    if (large) {
+      // Each chunk of tests is written as it is advanced (and its health changes followed); the counts go with the project's update below.
+      counts = await advanceRunTestsInChunks(tx, run, follow);
+    } else if (readTests) {
+      const advanced = await advanceRunTests(tx, run, executions!, stored!);
+      if (advanced.changes.length > 0) {
+        await writeRunTests(tx, run.projectId, advanced.writes, advanced.counts);
+        await follow(advanced.changes);
+      } else {
+        writes = advanced.writes;
+        counts = advanced.counts;
+      }
+    }
+    const ctes = writes.map((write, i) => sql`tests_w${sql.raw(String(i))} as (${write})`);
+    const failureCtes = runFailuresSql(run, failures);
+    if (failureCtes) ctes.push(failureCtes);
+
+    const result = runResult(runCounts);
+    const durationMs = statedDuration ?? (topLevelDuration === null ? null : Math.min(Math.round(topLevelDuration), MAX_INT));
+    // The overview's figures follow every processed run: the day keeps the project's flaky count as this run leaves
+    // it, which the project's update returns (its latest version, this run's changes included).
+    const rollup = dailyRollupSql(
+      {
+        projectId: run.projectId,
+        createdAt: run.createdAt,
+        processedAt,
+        result,
+        durationMs,
+        testsCount: runCounts.testsCount,
+        skippedCount: runCounts.skippedCount,
+      },
+      sql`(select flaky_tests_count from project)`,
+    );
+    // The tests, the failure groups, the run, the project and the day's rollup in one statement, the transaction's last
+    // (COMMIT goes with it: src/db/transaction-boundaries.ts). latest_result follows the most recent processed run: a
+    // late-finishing older run does not overwrite a newer one.
+    const [processed] = await rowsOf<{ run: unknown }>(
+      tx.execute(
+        lastStatement(
+          tx,
+          sql`
+        with ${ctes.length > 0 ? sql`${sql.join(ctes, sql`, `)},` : sql``} done as (
+          update ${testRuns} set tests_count = ${runCounts.testsCount}, passed_count = ${runCounts.passedCount}, failed_count = ${runCounts.failedCount},
+            errored_count = ${runCounts.erroredCount}, skipped_count = ${runCounts.skippedCount}, quarantined_failures_count = ${quarantinedFailures},
+            status = 'processed', result = ${result}, processed_at = ${processedAt.toISOString()}::timestamptz, duration_ms = ${durationMs},
+            suites_count = ${suiteNumber}
+          where id = ${runId} returning *),
+        project as (
+          update ${projects} set
+            latest_result = case when exists (select 1 from ${testRuns} r where r.project_id = ${run.projectId} and r.status = 'processed' and r.number > ${run.number})
+              then latest_result else ${result}::run_result end
+            ${counts ? sql`, ${projectCountsAssignments(counts)}` : sql``}
+          where id = ${run.projectId} returning flaky_tests_count),
+        rollup as (${rollup})
+        select row_to_json(done) as run from done`,
+        ),
+      ),
+    );
+    return testRunFromJson(processed!.run);
+  });
+}
+
+/** Stores a report that is already parsed (seeds, tests, JSON uploads). */
+export function completeTestRun(deps: StoreDeps, runId: number, report: Report): Promise<TestRunRow | null> {
+  return storeTestRun(deps, runId, async (emit) => {
+    emit(report.suites);
+    return report.durationMs;
+  });
+}
+
+/**
+ * Marks a pending run as failed with a reason and drops its payload; nothing of its report is
+ * kept. A payload in the store (`payloadStore`) is deleted once the transaction has committed.
+ */
+export async function failTestRun(
+  deps: Pick<ServiceDeps, "db" | "clock"> & { payloadStore?: PayloadStore; logger?: Logger },
+  runId: number,
+  reason: string,
+): Promise<TestRunRow | null> {
+  const { row, objectKey } = await transactionWithRetry(deps.db, async (tx) => {
+    const [failed] = await tx
+      .update(testRuns)
+      .set({ status: "failed", failureReason: reason.slice(0, 1000), processedAt: deps.clock.now() })
+      .where(and(eq(testRuns.id, runId), eq(testRuns.status, "pending")))
+      .returning();
+    const [payload] = await tx
+      .delete(uploadPayloads)
+      .where(eq(uploadPayloads.testRunId, runId))
+      .returning({ objectKey: uploadPayloads.objectKey });
+    return { row: failed ?? null, objectKey: payload?.objectKey ?? null };
+  });
+  await discardPayloadObject(deps.payloadStore, objectKey, deps.logger, { testRunId: runId });
+  return row;
+}

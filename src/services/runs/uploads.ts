@@ -1,0 +1,161 @@
+/**
+ * The upload interface's services: upload-token authentication, accepting a report (record the
+ * run and its payload, then queue it), and reading an uploaded run back with the same token.
+ */
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import type { Logger } from "../../lib/logger";
+import { projects, testCases, testRuns, uploadWindows } from "../../db/schema";
+import { rowsOf } from "../../db/rows";
+import type { Database } from "../../db/types";
+import { ApiError, notFound, describeError } from "../../lib/errors";
+import { parsePathNumber } from "../../lib/ids";
+import { hashToken, isWellFormedToken } from "../../lib/keys";
+import type { ServiceDeps } from "../shared/context";
+import { presentRunFailedTest, presentTestRun } from "../../contract/presenters";
+import type { RunQueue, UploadPayload } from "../../ingest/run-queue";
+import { type PayloadObject, type PayloadStore, discardPayloadObject } from "../../ingest/payload-store";
+import type { RunMetadata } from "../../ingest/upload-request";
+import { failTestRun, recordTestRunArrival } from "./test-runs";
+import { UPLOAD_WINDOW_MS, uploadsPerHourExceeded } from "../tenancy/quotas";
+
+export type UploadingProject = { projectId: string; organizationId: string };
+
+/**
+ * The project an upload token opens, or null (malformed tokens are rejected before any lookup).
+ * Looked up on every upload: the database holds only the current token's hash, so a
+ * regenerated token stops working at once.
+ */
+export async function findProjectByUploadToken(db: Database, token: string): Promise<UploadingProject | null> {
+  if (!isWellFormedToken("uploadToken", token)) return null;
+  const [row] = await db
+    .select({ projectId: projects.id, organizationId: projects.organizationId })
+    .from(projects)
+    .where(eq(projects.uploadTokenHash, await hashToken(token)))
+    .limit(1);
+  return row ?? null;
+}
+
+/**
+ * findProjectByUploadToken for a report's upload, counting it in its organization's hourly window
+ * (QUOTA_UPLOADS_PER_HOUR, src/services/tenancy/quotas.ts) in the same statement: on the Worker the quota
+ * costs no round trip of its own. Null for an unknown token (nothing counted); a full window is
+ * a 429 `rate_limited` with `Retry-After`, the seconds until it ends.
+ */
+export async function findProjectCountingUpload(
+  deps: Pick<ServiceDeps, "db" | "clock">,
+  token: string,
+  perHour: number | null,
+): Promise<UploadingProject | null> {
+  if (perHour === null) return findProjectByUploadToken(deps.db, token);
+  if (!isWellFormedToken("uploadToken", token)) return null;
+  const now = deps.clock.now();
+  const nowText = now.toISOString();
+  const ended = new Date(now.getTime() - UPLOAD_WINDOW_MS).toISOString();
+  const w = uploadWindows;
+  const expired = sql`${w}.${sql.identifier("window_started_at")} <= ${ended}::timestamptz`;
+  const [row] = await rowsOf<{ project_id: string; organization_id: string; granted: boolean; window_started_at: string | Date | null }>(
+    deps.db.execute(sql`
+      with found as (
+        select ${projects.id} as project_id, ${projects.organizationId} as organization_id from ${projects}
+        where ${projects.uploadTokenHash} = ${await hashToken(token)} limit 1
+      ), slot as (
+        insert into ${w} (organization_id, window_started_at, uploads)
+        select organization_id, ${nowText}::timestamptz, 1 from found
+        on conflict (organization_id) do update set
+          window_started_at = case when ${expired} then ${nowText}::timestamptz else ${w}.window_started_at end,
+          uploads = case when ${expired} then 1 else ${w}.uploads + 1 end
+        where ${expired} or ${w}.uploads < ${perHour}
+        returning organization_id
+      )
+      select found.project_id, found.organization_id, exists (select 1 from slot) as granted,
+        (select window_started_at from ${w} where ${w}.organization_id = found.organization_id) as window_started_at
+      from found`),
+  );
+  if (!row) return null;
+  if (!row.granted) throw uploadsPerHourExceeded(perHour, row.window_started_at === null ? now : new Date(row.window_started_at), now);
+  return { projectId: row.project_id, organizationId: row.organization_id };
+}
+
+export type UploadDeps = Pick<ServiceDeps, "db" | "clock"> & { runQueue: RunQueue; logger: Logger; payloadStore?: PayloadStore };
+
+/** `api_url` points at the run in /api/v1 (needs an API key), under the configured public base URL; `url` at the web app. */
+export function presentUploadedRun(row: typeof testRuns.$inferSelect, webAppUrl: string, publicBaseUrl: string) {
+  return { ...presentTestRun(row, webAppUrl), api_url: `${publicBaseUrl}/api/v1/projects/${row.projectId}/test_runs/${row.number}` };
+}
+
+/**
+ * Records the run (it counts at once) with its payload, then queues it for processing. With an
+ * Idempotency-Key already used in this project, nothing is recorded and the existing run is
+ * returned (`replayed`): a client that retries after a lost response does not create a twin run.
+ * A payload already written to the store (`PayloadObject`) is deleted when no run takes it.
+ */
+export async function acceptUpload(
+  deps: UploadDeps,
+  project: UploadingProject,
+  metadata: RunMetadata,
+  payload: UploadPayload | PayloadObject,
+): Promise<{ run: typeof testRuns.$inferSelect; replayed: boolean }> {
+  const stored = "objectKey" in payload ? payload.objectKey : null;
+  let arrival;
+  try {
+    arrival = await recordTestRunArrival(deps, project.projectId, metadata, payload);
+  } catch (error) {
+    await discardPayloadObject(deps.payloadStore, stored, deps.logger, { projectId: project.projectId });
+    throw error;
+  }
+  const { run, replayed } = arrival;
+  if (replayed) {
+    await discardPayloadObject(deps.payloadStore, stored, deps.logger, { testRunId: run.id });
+    return { run, replayed };
+  }
+  try {
+    await deps.runQueue.send({ testRunId: run.id }, "content" in payload ? { payload } : {});
+  } catch (error) {
+    // Without a queued message the run would stay pending forever: fail it and let the client retry.
+    deps.logger.error("could not queue a run", { testRunId: run.id, error: describeError(error) });
+    await failTestRun(deps, run.id, "The report could not be queued for processing; upload it again.");
+    throw new ApiError("service_unavailable", "The upload could not be queued for processing; retry shortly.", {
+      headers: { "Retry-After": "5" },
+    });
+  }
+  return { run, replayed: false };
+}
+
+export async function getUploadedRun(db: Database, project: UploadingProject, number: string) {
+  const runNumber = parsePathNumber(number);
+  if (runNumber === null) throw notFound("Test run");
+  const [row] = await db
+    .select()
+    .from(testRuns)
+    .where(and(eq(testRuns.projectId, project.projectId), eq(testRuns.number, runNumber)))
+    .limit(1);
+  if (!row) throw notFound("Test run");
+  return row;
+}
+
+/** Failed and errored cases listed by `include=failed_tests`; a run with more lists its first ones. */
+export const MAX_RUN_FAILED_TESTS = 1_000;
+
+/**
+ * The failed and errored cases of a processed run (in report order, at most MAX_RUN_FAILED_TESTS)
+ * with their tests' pages, for the uploader's summary; null while the run is pending or when its
+ * processing failed (it has no cases). One read of the run's cases, asked for only by clients
+ * that want it.
+ */
+export async function listRunFailedTests(db: Database, run: typeof testRuns.$inferSelect, webAppUrl: string) {
+  if (run.status !== "processed") return null;
+  const rows = await db
+    .select({
+      testId: testCases.testId,
+      classname: testCases.classname,
+      name: testCases.name,
+      file: testCases.file,
+      status: testCases.status,
+      quarantined: testCases.quarantined,
+    })
+    .from(testCases)
+    .where(and(eq(testCases.testRunId, run.id), inArray(testCases.status, ["failed", "errored"])))
+    .orderBy(asc(testCases.id))
+    .limit(MAX_RUN_FAILED_TESTS);
+  return rows.map((row) => presentRunFailedTest(row, run.projectId, webAppUrl));
+}
