@@ -1,7 +1,8 @@
 /**
- * `npm run bench`: throughput and latency of our API against a bare Hono baseline on real Postgres,
- * and first page vs a page 50,000 rows deep. Not a test: it prints a table and writes it to
- * BENCHMARKS.md (between the api-bench markers), and exits 0 unless something broke.
+ * `npm run bench:api` (also run by `npm run bench`): throughput and latency of our API against a bare
+ * Hono baseline on real Postgres, and first page vs a page 50,000 rows deep. Not a test: it prints a
+ * report and records it (bench/report.ts: its row of BENCHMARKS.md, bench/history/api.md), and
+ * exits 0 unless something broke.
  *
  * 1. Creates a fresh database `cia_bench_<random>` on BENCH_DATABASE_URL's server, migrates it,
  *    seeds it (bench/dataset.ts) and ANALYZEs it; drops it at the end, also on failure or Ctrl-C.
@@ -16,8 +17,8 @@
  * Env: BENCH_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres),
  *      BENCH_DURATION_SECONDS (10, measured seconds per variant), BENCH_ROUNDS (2),
  *      BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (50),
- *      BENCH_SEQUENTIAL_REQUESTS (300), PG_POOL_MAX (20), BENCH_OUTPUT (BENCHMARKS.md),
- *      BENCH_STRICT=1 to exit 1 when a target is missed.
+ *      BENCH_SEQUENTIAL_REQUESTS (300), PG_POOL_MAX (20), BENCH_STRICT=1 to exit 1 when a target is
+ *      missed; BENCH_NO_RECORD=1 / BENCH_OUTPUT=<file> (bench/report.ts).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -29,9 +30,10 @@ import pg from "pg";
 import { systemClock } from "../src/lib/clock";
 import { openDatabase } from "../src/node/database";
 import { createOrganization } from "../src/services/tenancy/organizations";
-import { BENCH_RATE_LIMIT, writeBenchmarkSection } from "./common";
+import { BENCH_RATE_LIMIT } from "./common";
 import { DATASET, TESTS_DATASET, countDataset, seedDataset, seedTestsProject } from "./dataset";
 import { type PlanSummary, explainListQueries, keysetIndexDefinitions } from "./plans";
+import { recordBenchmark } from "./report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -41,7 +43,6 @@ const CONNECTIONS = positive("BENCH_CONNECTIONS", 50);
 const ROUNDS = Math.round(positive("BENCH_ROUNDS", 2));
 const SEQUENTIAL = positive("BENCH_SEQUENTIAL_REQUESTS", 300);
 const POOL_MAX = positive("PG_POOL_MAX", 20);
-const OUTPUT = path.resolve(ROOT, process.env.BENCH_OUTPUT || "BENCHMARKS.md");
 const DEEP_ROWS = 50_000;
 const TESTS_DEEP_ROWS = 10_000;
 const WALK_PAGE = 100;
@@ -282,9 +283,11 @@ function renderReport(info: {
 }): string {
   const { rows, deep, counts } = info;
   const lines: string[] = [];
-  lines.push("## API throughput vs bare Hono, and deep pagination (`npm run bench`)");
+  lines.push("## API throughput vs bare Hono, and deep pagination (`npm run bench:api`)");
   lines.push("");
-  lines.push("Command: `npm run bench` (script `tsx bench/api-bench.ts`; `BENCH_DURATION_SECONDS=3 npm run bench` for a quick run).");
+  lines.push(
+    "Command: `npm run bench:api` (script `tsx bench/api-bench.ts`; also run by `npm run bench`; `BENCH_DURATION_SECONDS=3 npm run bench:api` for a quick run).",
+  );
   lines.push("");
   lines.push(`- Date: ${info.date}`);
   lines.push(`- Code: ${info.code}`);
@@ -586,15 +589,24 @@ async function main(): Promise<void> {
     indexes,
   });
   console.log(`\n${report}\n`);
-  writeBenchmarkSection(OUTPUT, "api-bench", report);
-  log(`wrote ${path.relative(ROOT, OUTPUT)}`);
 
-  const missed =
-    rows.some((r) => r.ours.rps / r.bare.rps < targetOf(r.endpoint)) ||
-    deepPage.p50 / first.p50 > DEEP_TARGET ||
-    testsDeep.p50 / testsFirst.p50 > DEEP_TARGET ||
-    deepPage.p99 / first.p99 > DEEP_TARGET;
-  if (missed) {
+  const ratios = rows.map((r) => r.ours.rps / r.bare.rps);
+  const throughputMet = rows.every((r) => r.ours.rps / r.bare.rps >= targetOf(r.endpoint));
+  const deepMet =
+    deepPage.p50 / first.p50 <= DEEP_TARGET && testsDeep.p50 / testsFirst.p50 <= DEEP_TARGET && deepPage.p99 / first.p99 <= DEEP_TARGET;
+  const verdict = (met: boolean) => (met ? "PASS" : "FAIL");
+  recordBenchmark({
+    name: "api",
+    command: "npm run bench:api",
+    measures: "API list endpoints against bare Hono on the same SQL (req/s); first page vs a deep page",
+    figure:
+      `ours/bare ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)} ${verdict(throughputMet)}; ` +
+      `deep/first page p50 ${(deepPage.p50 / first.p50).toFixed(2)} (events, p99 ${(deepPage.p99 / first.p99).toFixed(2)}), ${(testsDeep.p50 / testsFirst.p50).toFixed(2)} (tests) ${verdict(deepMet)}`,
+    target: `ours/bare ≥ ${THROUGHPUT_TARGET} (tests lists ≥ 0.8); deep/first ≤ ${DEEP_TARGET}`,
+    report,
+  });
+
+  if (!throughputMet || !deepMet) {
     log("some targets were missed (see the table)");
     if (process.env.BENCH_STRICT === "1") process.exitCode = 1;
   }

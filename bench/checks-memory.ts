@@ -10,7 +10,10 @@
  *
  * Needs `node --expose-gc` (the npm script passes it). Env: BENCH_DATABASE_URL
  * (postgres://postgres@127.0.0.1:5432/postgres; a database is created and dropped),
- * BENCH_CHECKS_CASES (115000), BENCH_CHECKS_SUITES (the generator's default: one per 25 cases).
+ * BENCH_CHECKS_CASES (115000), BENCH_CHECKS_SUITES (the generator's default: one per 25 cases),
+ * BENCH_WRITE=false or BENCH_NO_RECORD=1 (the report printed only), BENCH_OUTPUT=<file>
+ * (bench/report.ts: by default the report is recorded in BENCHMARKS.md and
+ * bench/history/checks-memory.md).
  */
 import os from "node:os";
 import path from "node:path";
@@ -23,8 +26,9 @@ import { createOrganization } from "../src/services/tenancy/organizations";
 import { createProject } from "../src/services/tenancy/projects";
 import { processTestRun } from "../src/services/runs/run-processing";
 import { recordTestRunArrival } from "../src/services/runs/test-runs";
-import { withBenchDatabase, writeBenchmarkSection } from "./common";
+import { withBenchDatabase } from "./common";
 import { generateJUnit } from "./junit-generator";
+import { recordBenchmark } from "./report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -108,8 +112,19 @@ async function main(): Promise<void> {
     "|---:|---:|---:|---:|---:|",
     ...rounds.map((r) => `| ${r.round} | ${r.seconds.toFixed(1)} s | ${mib(r.heap)} | ${mib(r.buffers)} | ${r.samples} |`),
   ].join("\n");
-  if (process.env.BENCH_WRITE !== "false") writeBenchmarkSection(path.join(ROOT, "BENCHMARKS.md"), "checks-memory", body);
   console.log(body);
+  const took = [
+    ...new Set([Math.min(...rounds.map((r) => r.seconds)), Math.max(...rounds.map((r) => r.seconds))].map((s) => s.toFixed(1))),
+  ];
+  if (process.env.BENCH_WRITE !== "false")
+    recordBenchmark({
+      name: "checks-memory",
+      command: "npm run bench:checks-memory",
+      measures: "The alert checks' live memory on a large run, on Node",
+      figure: `${CASES.toLocaleString("en-US")} cases: live heap +${mib(Math.max(...rounds.map((r) => r.heap)))}, ArrayBuffers +${mib(Math.max(...rounds.map((r) => r.buffers)))} at peak (checks ${took.join("–")} s)`,
+      target: "—",
+      report: body,
+    });
 }
 
 await main();

@@ -4,17 +4,17 @@
  * unanchored patterns, as many wildcard rules as are applied and more), read and matched against
  * 200,000 test files, as `PUT /uploads/v1/codeowners` does for a project of that size (target
  * ≤ 2 s on Node). Beside it, a real-sized file (600 lines) against the same files, measured in the
- * same run, for scale. Not a test: it prints a report and writes it to BENCHMARKS.md (between the
- * codeowners-bench markers); BENCH_STRICT=1 exits 1 when the target is missed.
+ * same run, for scale. Not a test: it prints a report and records it (bench/report.ts: its row of
+ * BENCHMARKS.md, bench/history/codeowners.md); BENCH_STRICT=1 exits 1 when the target is missed.
  *
  * Env: BENCH_CODEOWNERS_FILES (200000), BENCH_CODEOWNERS_ROUNDS (3; the median is reported),
- *      BENCH_OUTPUT (BENCHMARKS.md).
+ *      BENCH_NO_RECORD=1 / BENCH_OUTPUT=<file> (bench/report.ts).
  */
 import { execFileSync } from "node:child_process";
 import os from "node:os";
 import { CODEOWNERS_LIMIT_BYTES, MAX_WILDCARD_RULES, OwnersMatcher, parseCodeowners } from "../src/lib/codeowners";
 import { mulberry32 } from "../src/lib/seeded-random";
-import { writeBenchmarkSection } from "./common";
+import { recordBenchmark } from "./report";
 
 const FILES = Number(process.env.BENCH_CODEOWNERS_FILES ?? 200_000);
 const ROUNDS = Number(process.env.BENCH_CODEOWNERS_ROUNDS ?? 3);
@@ -146,7 +146,15 @@ function main(): void {
     `Hostile / real-sized: ${(hostileMs / realMs).toFixed(2)} ×; budget spent / real-sized: ${(burnerMs / realMs).toFixed(2)} ×.`,
   ].join("\n");
   console.log(body);
-  writeBenchmarkSection(process.env.BENCH_OUTPUT ?? "BENCHMARKS.md", "codeowners-bench", body);
+  const verdict = (totalMs: number) => (totalMs <= TARGET_MS ? "PASS" : "FAIL");
+  recordBenchmark({
+    name: "codeowners",
+    command: "npm run bench:codeowners",
+    measures: "CODEOWNERS at GitHub's 3 MiB limit against 200,000 test files",
+    figure: `hostile ${hostileMs.toFixed(0)} ms ${verdict(hostileMs)}; budget spent ${burnerMs.toFixed(0)} ms ${verdict(burnerMs)}; real-sized ${realMs.toFixed(0)} ms`,
+    target: `≤ ${TARGET_MS} ms`,
+    report: body,
+  });
   if (process.env.BENCH_STRICT === "1" && !pass) process.exit(1);
 }
 

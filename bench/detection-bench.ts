@@ -46,13 +46,12 @@
  * default-branch runs (flaky also per 1,000 clean runs); coverage = labelled test-runs shown with
  * the health. Reported beside the flakiness alert's figures on the same streams.
  *
- * Options for quick iterations (they never write BENCHMARKS.md): --only=test_flakiness,… (checks
+ * Options for quick iterations (they never record the report): --only=test_flakiness,… (checks
  * by name; "health" for the health scoring), --no-timing, --no-patterns, --patterns-only,
  * --no-health.
  */
 import { execFileSync } from "node:child_process";
 import os from "node:os";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { failureRateSpikeCheck } from "../src/checks/failure-rate-spike";
 import { flakinessCheck } from "../src/checks/flakiness";
@@ -70,7 +69,6 @@ import {
   toRunSummary,
 } from "../src/simulator/streams";
 import { replayHealth } from "../src/simulator/health-replay";
-import { writeBenchmarkSection } from "./common";
 import {
   BROKEN_HORIZON,
   BROKEN_MIN_LENGTH,
@@ -81,10 +79,10 @@ import {
   newHealthScore,
   scoreHealth,
 } from "./health-scoring";
+import { recordBenchmark } from "./report";
 import { type StreamIndex, indexStream, mainCount } from "./stream-index";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const OUTPUT = path.join(ROOT, "BENCHMARKS.md");
 
 const args = new Map(
   process.argv.slice(2).map((arg) => {
@@ -1221,8 +1219,24 @@ async function main() {
     }
   }
   if (WRITE) {
-    writeBenchmarkSection(OUTPUT, "detection-bench", report);
-    log(`wrote ${path.relative(ROOT, OUTPUT)}`);
+    const judged = targets.filter((t) => t.pass !== null);
+    const failed = judged.filter((t) => !t.pass);
+    const flaky = scores.get("test_flakiness")!.ours;
+    const health = healthScores.get("corpus")!.flaky;
+    recordBenchmark({
+      name: "detection",
+      command: "npm run bench:detection",
+      measures: "The alert checks' and test health's precision and recall on simulated CI streams, against TestNod's rules",
+      figure:
+        `${judged.length - failed.length} of ${judged.length} targets PASS` +
+        (judged.length < targets.length ? ` (${targets.length - judged.length} n/a)` : "") +
+        (failed.length > 0 ? `, FAIL: ${failed.map((t) => `${t.check} ${t.target}`).join("; ")}` : "") +
+        `; test_flakiness precision ${ratioText(flaky.trueUnits, flaky.trueUnits + flaky.falseUnits)}, recall large ${ratioText(flaky.large.detected, flaky.large.total)}` +
+        `; health = flaky entry precision ${ratioText(health.trueEntries, health.entries)}`,
+      target:
+        "per check: ≤ 1 false event / 1,000 clean runs, precision ≥ 0.9, recall ≥ 0.95 on large anomalies, ≥ TestNod's; cost ratio 10,000 / 100 runs ≤ 1.3",
+      report,
+    });
   }
 }
 

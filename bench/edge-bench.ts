@@ -1,8 +1,8 @@
 /**
  * `npm run bench:edge`: round trips, statements and latency of the Worker path (issue 18), against
  * `npm run dev` itself (the Worker under wrangler dev, its queue, the local bridge with its network
- * emulation) on a Postgres database the bench creates and drops. Not a test: it prints a table and
- * writes it to BENCHMARKS.md between its markers.
+ * emulation) on a Postgres database the bench creates and drops. Not a test: it prints a report and
+ * records it (bench/report.ts: its row of BENCHMARKS.md, bench/history/edge.md).
  *
  * For each emulated RTT (0, 50, 150 ms; the bridge's /__bridge/emulation, 3 handshake RTTs per new
  * connection) and each request type of bench/edge-requests.ts: a warm-up (so the API key is warm:
@@ -14,8 +14,9 @@
  *
  * Env: BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres: the server on which the
  * database is made), BENCH_EDGE_SETTINGS (0:3,50:3,150:3: RTT in ms and handshake round trips per
- * new connection), BENCH_EDGE_REQUESTS (30), BENCH_OUTPUT
- * (BENCHMARKS.md), BENCH_EDGE_SECTION (edge-bench: the markers written).
+ * new connection), BENCH_EDGE_REQUESTS (30), BENCH_EDGE_SECTION (a name for a variant of the run, e.g.
+ * edge-fold: added to the report's title, the history's heading and the table's figure),
+ * BENCH_NO_RECORD=1 / BENCH_OUTPUT=<file> (bench/report.ts).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -24,7 +25,6 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { BridgeCounters, BridgeReport } from "../src/node/local-neon";
-import { writeBenchmarkSection } from "./common";
 import {
   EDGE_REQUEST_TYPES,
   PROCESSING_LABEL,
@@ -36,6 +36,7 @@ import {
   seedAlertEventsSql,
 } from "./edge-requests";
 import { freePort, processGroupMembers } from "./limiter-wrangler";
+import { recordBenchmark } from "./report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -47,7 +48,6 @@ const SETTINGS = (process.env.BENCH_EDGE_SETTINGS ?? "0:3,50:3,150:3").split(","
 });
 const REQUESTS = Number(process.env.BENCH_EDGE_REQUESTS ?? 30);
 const WARMUP = 3;
-const OUTPUT = path.resolve(ROOT, process.env.BENCH_OUTPUT || "BENCHMARKS.md");
 const SECTION = process.env.BENCH_EDGE_SECTION || "edge-bench";
 const log = (message: string) => console.log(`[bench:edge] ${message}`);
 
@@ -74,6 +74,35 @@ function countCell(samples: Sample[], pick: (c: BridgeCounters) => number): stri
   const values = samples.map((s) => pick(s.counters)).sort((a, b) => a - b);
   const [min, max] = [values[0]!, values.at(-1)!];
   return min === max ? String(min) : `${min}–${max} (median ${percentile(values, 50)})`;
+}
+
+/**
+ * The run's headline for BENCHMARKS.md: the setting of the Worker as deployed (handshakes on every
+ * connection) at the longest RTT measured, else the first setting.
+ */
+function headline(rows: Row[]): string {
+  const { rtt, handshakes } = [...SETTINGS].sort((a, b) => Number(b.handshakes > 0) - Number(a.handshakes > 0) || b.rtt - a.rtt)[0]!;
+  const at = rows.filter((row) => row.rtt === rtt && row.handshakes === handshakes);
+  const p50 = (row: Row) =>
+    percentile(
+      row.samples.map((s) => s.ms).sort((a, b) => a - b),
+      50,
+    );
+  const trips = (row: Row) => countCell(row.samples, (c) => c.handshakeRoundTrips + c.flights);
+  const perRtt = (row: Row) => (rtt > 0 ? `${(p50(row) / rtt).toFixed(2)} ×` : `${p50(row).toFixed(1)} ms`);
+  const requests = at.filter((row) => row.label !== UPLOAD_LABEL && row.label !== PROCESSING_LABEL);
+  const upload = at.find((row) => row.label === UPLOAD_LABEL);
+  const processing = at.find((row) => row.label === PROCESSING_LABEL);
+  const latencies = requests.map((row) => (rtt > 0 ? p50(row) / rtt : p50(row))).sort((a, b) => a - b);
+  const digits = rtt > 0 ? 2 : 1;
+  const parts = [
+    `requests ${[...new Set(requests.map(trips))].join(", ")} round trips, p50 ${latencies[0]!.toFixed(digits)}–${latencies.at(-1)!.toFixed(digits)}${rtt > 0 ? " × RTT" : " ms"}`,
+    ...(upload ? [`upload ${trips(upload)} round trips, ${perRtt(upload)}`] : []),
+    ...(processing
+      ? [`processing ${trips(processing)} round trips, p50 ${p50(processing).toFixed(1)} ms${rtt > 0 ? ` (${perRtt(processing)})` : ""}`]
+      : []),
+  ];
+  return `RTT ${rtt} ms, ${handshakes} handshakes: ${parts.join("; ")}`;
 }
 
 function render(rows: Row[], info: { date: string; code: string; machine: string; postgres: string }): string {
@@ -301,8 +330,15 @@ async function main(): Promise<void> {
     postgres,
   });
   console.log(`\n${report}\n`);
-  writeBenchmarkSection(OUTPUT, SECTION, report);
-  log(`wrote ${path.relative(ROOT, OUTPUT)} (section ${SECTION})`);
+  recordBenchmark({
+    name: "edge",
+    command: "npm run bench:edge",
+    measures: "Worker↔database round trips and latency per request at emulated RTTs",
+    figure: headline(rows),
+    target: "≈ 1 round trip per request (issue 18); a small run processed ≤ 1 s at 150 ms (docs/edge-path.md)",
+    report,
+    variant: SECTION === "edge-bench" ? undefined : SECTION,
+  });
 }
 
 main()

@@ -24,8 +24,12 @@
  * slower and processing too), BENCH_MEMORY_FORMATS (xml: `xml`, `json` or both, comma-separated;
  * JSON is the XML report's suites and cases as the JSON envelope's `suites`, written by the same
  * parser, so both carry the same run), BENCH_MEMORY_UPLOAD_LIMIT (the Worker's
- * UPLOAD_LIMIT_BYTES for the run; default: wrangler.toml's), BENCH_OUTPUT (BENCHMARKS.md),
- * BENCH_MEMORY_SECTION (edge-memory), BENCH_MEMORY_HEADING (added to the section's title),
+ * UPLOAD_LIMIT_BYTES for the run; default: wrangler.toml's), BENCH_MEMORY_SECTION (a name for a
+ * variant of the run, e.g. edge-memory-64mib: the history's heading and the table's figure, where
+ * BENCH_MEMORY_HEADING is not set), BENCH_MEMORY_HEADING (added to the report's title, and the
+ * variant's name), BENCH_MEMORY_WRITE=false or BENCH_NO_RECORD=1 (the report printed only),
+ * BENCH_OUTPUT=<file> (the report written there instead of recorded in BENCHMARKS.md and
+ * bench/history/edge-memory.md: bench/report.ts),
  * BENCH_MEMORY_WAIT_MS (600000: how long a run may take from its 202 until processed and checked).
  * MINIFLARE_WORKERD_V8_FLAGS (read by miniflare: V8 flags for workerd, such as
  * `--max-old-space-size=48`, to run the isolate with a capped heap as a memory-limited one is).
@@ -40,12 +44,12 @@ import { gzipSync } from "node:zlib";
 import pg from "pg";
 import WebSocket from "ws";
 import { startLocalDatabase } from "../src/node/local-neon";
-import { writeBenchmarkSection } from "./common";
 import { QUEUE_APPLICATION, countersOf, prepareEdgeFixture } from "./edge-requests";
 import { generateJUnit } from "./junit-generator";
 import { parseJUnit } from "../src/ingest/junit";
 import type { ReportSuite } from "../src/ingest/report";
 import { type WranglerDev, processGroupMembers, startWranglerDev } from "./limiter-wrangler";
+import { recordBenchmark } from "./report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -84,7 +88,6 @@ function jsonReportOf(xml: string): string {
   const report = parseJUnit(xml);
   return JSON.stringify({ branch: "main", duration_ms: report.durationMs ?? null, suites: report.suites.map(suite) });
 }
-const OUTPUT = path.resolve(ROOT, process.env.BENCH_OUTPUT || "BENCHMARKS.md");
 const SECTION = process.env.BENCH_MEMORY_SECTION || "edge-memory";
 /** How long a run may take from its 202 until processed and checked before it is reported as it stands. */
 const WAIT_MS = Number(process.env.BENCH_MEMORY_WAIT_MS ?? 600_000);
@@ -419,8 +422,21 @@ async function main(): Promise<void> {
   const report = lines.join("\n");
   console.log(`\n${report}\n`);
   if (process.env.BENCH_MEMORY_WRITE !== "false") {
-    writeBenchmarkSection(OUTPUT, SECTION, report);
-    log(`wrote ${path.relative(ROOT, OUTPUT)} (section ${SECTION})`);
+    const flags = process.env.MINIFLARE_WORKERD_V8_FLAGS;
+    const heap = flags ? `V8 flags \`${flags}\`` : LIVE ? "live memory" : "default heap, garbage included";
+    const processed = results.filter((r) => r.outcome.startsWith("processed")).length;
+    const consumerPeak = Math.max(0, ...results.flatMap((r) => [r.storing?.isolate ?? 0, r.consumer?.isolate ?? 0]));
+    recordBenchmark({
+      name: "edge-memory",
+      command: "npm run bench:edge-memory",
+      measures: "Peak memory of the Worker's upload request and queue consumer in workerd (isolate: V8 heap + ArrayBuffers)",
+      figure:
+        `${heap}, ${results.length} reports (${FORMATS.join(" and ").toUpperCase()} up to ${mib(Math.max(...results.map((r) => r.reportBytes)))}${GZIP ? (PLAIN ? ", plain and gzip" : ", gzip") : ""}): ` +
+        `${processed} of ${results.length} processed, isolate peak: request ≤ ${mib(Math.max(...results.map((r) => r.request.isolate)))}, consumer ≤ ${mib(consumerPeak)}`,
+      target: "isolate < 64 MiB, measured with the heap capped (docs/edge-path.md#memory)",
+      report,
+      variant: process.env.BENCH_MEMORY_HEADING || (SECTION === "edge-memory" ? undefined : SECTION),
+    });
   }
 }
 

@@ -13,7 +13,9 @@
  * (10 runs of 10,000 cases, each checked).
  *
  * Env: BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres), BENCH_EP_ROUNDS (21, for
- * (a)), BENCH_EP_BIG_ROUNDS (5, for (b)), BENCH_TESTS_KNOWN (100000).
+ * (a)), BENCH_EP_BIG_ROUNDS (5, for (b)), BENCH_TESTS_KNOWN (100000), BENCH_NO_RECORD=1 /
+ * BENCH_OUTPUT=<file> (bench/report.ts: by default the report is recorded in BENCHMARKS.md and
+ * bench/history/edge-processing.md).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -27,8 +29,9 @@ import { systemClock } from "../src/lib/clock";
 import { runAlertChecks } from "../src/services/alerts/alert-checks";
 import { processTestRun } from "../src/services/runs/run-processing";
 import { recordTestRunArrival } from "../src/services/runs/test-runs";
-import { withBenchDatabase, writeBenchmarkSection } from "./common";
+import { withBenchDatabase } from "./common";
 import { freePort, processGroupMembers } from "./limiter-wrangler";
+import { recordBenchmark } from "./report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -297,8 +300,18 @@ async function main(): Promise<void> {
         `| (b) Worker: 10,000-case run, 202 → processed | ${ms(median(b.worker!))} | ${ratioBig.toFixed(2)}× | ${verdict(ratioBig, 3)} |`,
         `| (b) Node: the same run, processed in process | ${ms(median(b.node!))} | | |`,
       ].join("\n");
-      writeBenchmarkSection(path.join(ROOT, "BENCHMARKS.md"), "edge-processing-bench", body);
       console.log(body);
+      const passes = (ratio: number, target: number) => (ratio <= target ? "PASS" : "FAIL");
+      recordBenchmark({
+        name: "edge-processing",
+        command: "npm run bench:edge-processing",
+        measures: "Run processing on Node and on the Worker: a project's known tests, and a large run",
+        figure:
+          `(a) ${KNOWN_TESTS.toLocaleString("en-US")} known tests: Node ${ratioNode.toFixed(2)}× ${passes(ratioNode, 2)}, Worker ${ratioWorker.toFixed(2)}× ${passes(ratioWorker, 2)}; ` +
+          `(b) 10,000 cases: Worker / Node ${ratioBig.toFixed(2)}× ${passes(ratioBig, 3)}`,
+        target: "(a) ≤ 2×; (b) ≤ 3×",
+        report: body,
+      });
     } finally {
       await stopDev();
     }

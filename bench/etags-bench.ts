@@ -7,12 +7,13 @@
  * first, so "a 304 costs no list query" is measured, not assumed. Then what keeping the data
  * version costs writes: processing a 10,000-case JUnit run (bench/junit-generator.ts, as
  * `bench:upload`) with the data-version triggers enabled and disabled, alternated, medians.
- * Writes its section of BENCHMARKS.md.
+ * Records its report in BENCHMARKS.md and bench/history/etags.md (bench/report.ts).
  *
  * Env: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres), BENCH_DURATION_SECONDS
  * (10 measured seconds per variant), BENCH_ROUNDS (2), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (50),
  * BENCH_PROCESSING_ROUNDS (5), BENCH_TOGGLE_TABLES (comma-separated tables whose data-version
- * triggers are toggled; all by default: to find which one costs what).
+ * triggers are toggled; all by default: to find which one costs what), BENCH_NO_RECORD=1 /
+ * BENCH_OUTPUT=<file> (bench/report.ts).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import os from "node:os";
@@ -31,7 +32,8 @@ import { processTestRun } from "../src/services/runs/run-processing";
 import { recordTestRunArrival } from "../src/services/runs/test-runs";
 import { sql } from "drizzle-orm";
 import { generateJUnit } from "./junit-generator";
-import { BENCH_RATE_LIMIT, withBenchDatabase, writeBenchmarkSection } from "./common";
+import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
+import { recordBenchmark } from "./report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -246,8 +248,16 @@ async function main(): Promise<void> {
         `What keeping the data version costs writes: processing a ${CASES.toLocaleString("en-US")}-case JUnit file (\`generateJUnit({ cases: ${CASES}, seed: 42 })\`, the \`bench:upload\` file; processTestRun in process, the project's tests already known) with the data-version triggers enabled and disabled, ${PROCESSING_ROUNDS} rounds of each alternated, medians: **${on.toFixed(0)} ms** with them, ${off.toFixed(0)} ms without (${(on / off).toFixed(3)}×).`,
         "",
       ].join("\n");
-      writeBenchmarkSection(path.join(ROOT, "BENCHMARKS.md"), "etags-bench", body);
       console.log(body);
+      const verdict = (met: boolean) => (met ? "PASS" : "FAIL");
+      recordBenchmark({
+        name: "etags",
+        command: "npm run bench:etags",
+        measures: "Conditional GETs: 304 vs 200 throughput, and what the data version costs writes",
+        figure: `304 / 200 throughput ${ratio.toFixed(2)}× ${verdict(ratio > TARGET)}; ${notModified.statements} statement${notModified.statements === 1 ? "" : "s"} per 304 ${verdict(notModified.statements === 1)}; writes ${(on / off).toFixed(3)}× with the triggers`,
+        target: `304 / 200 > ${TARGET.toFixed(1)}×; no list query on a 304`,
+        report: body,
+      });
     } finally {
       // The child ends its pool before the database is dropped.
       const exited = new Promise((resolve) => child.once("exit", resolve));

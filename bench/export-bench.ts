@@ -11,7 +11,8 @@
  * Seeded with COPY (src/db/bulk-copy.ts), runs and cases directly, as processing leaves them.
  *
  * Env: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres): a server where the
- * benchmark may create and drop its own database.
+ * benchmark may create and drop its own database; BENCH_NO_RECORD=1 / BENCH_OUTPUT=<file>
+ * (bench/report.ts: by default the report is recorded in BENCHMARKS.md and bench/history/export.md).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -24,7 +25,8 @@ import type { Database } from "../src/db/types";
 import { systemClock } from "../src/lib/clock";
 import { createOrganization } from "../src/services/tenancy/organizations";
 import { createProject } from "../src/services/tenancy/projects";
-import { withBenchDatabase, writeBenchmarkSection } from "./common";
+import { withBenchDatabase } from "./common";
+import { recordBenchmark } from "./report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -198,8 +200,15 @@ ${row("10,000 cases", tenThousand)}
 ${row("1,000,000 cases", million)}
 
 Peak memory of the server process, 1,000,000 cases vs 10,000: **${ratio.toFixed(2)}×** (target ≤ ${MEMORY_TARGET}×): **${verdict}**.`;
-    writeBenchmarkSection(path.join(ROOT, "BENCHMARKS.md"), "export-bench", body);
     console.log(body);
+    recordBenchmark({
+      name: "export",
+      command: "npm run bench:export",
+      measures: "Bulk export's peak memory, 1,000,000 cases vs 10,000",
+      figure: `peak RSS ${ratio.toFixed(2)}× ${verdict} (${million.lines.toLocaleString("en-US")} cases in ${million.seconds.toFixed(2)} s)`,
+      target: `≤ ${MEMORY_TARGET}×`,
+      report: body,
+    });
   });
 }
 

@@ -1,8 +1,9 @@
 /**
  * `npm run bench:limiter`: what the per-key Durable Object limiter adds to a request in local
  * workerd, beside the same Worker with an in-memory counter, and the Worker bundle size gzipped.
- * Not a test: it prints a report and writes it to BENCHMARKS.md (between the limiter-bench
- * markers), and exits 0 unless something broke (or BENCH_STRICT=1 and a target was missed).
+ * Not a test: it prints a report and records it (bench/report.ts: its row of BENCHMARKS.md,
+ * bench/history/limiter.md), and exits 0 unless something broke (or BENCH_STRICT=1 and a target
+ * was missed).
  *
  * 1. `npm run build` (wrangler deploy --dry-run --minify): the "Total Upload … / gzip: …" line.
  * 2. One local database (src/node/local-neon: in-memory PGlite served over the wire protocol, or a
@@ -22,12 +23,12 @@
  *      BENCH_LIMITER_CONCURRENT_REQUESTS (1000 per variant; 0 skips), BENCH_LIMITER_KEYS (at least 20),
  *      BENCH_LIMITER_PERSIST_DIR (os.tmpdir(); parent of the throwaway local DO storage directories),
  *      BENCH_LIMITER_DO_ENTRY (diagnostics: another entry for the DO variant, e.g.
- *      bench/limiter-do-without-storage.ts; BENCHMARKS.md is then only written if BENCH_OUTPUT is set),
- *      BENCH_OUTPUT (BENCHMARKS.md), BENCH_STRICT=1 to exit 1 when a target is missed,
+ *      bench/limiter-do-without-storage.ts; nothing is then recorded, and the report is written only
+ *      to BENCH_OUTPUT if it is set), BENCH_OUTPUT=<file> (the report written there instead of
+ *      recorded), BENCH_NO_RECORD=1 (nothing written), BENCH_STRICT=1 to exit 1 when a target is missed,
  *      X_LOCAL_OBSERVABILITY / X_LOCAL_EXPLORER (default false here: wrangler's local trace
  *      collector and explorer, dev tooling that is not part of the Worker; see limiter-wrangler.ts).
  */
-import { writeBenchmarkSection } from "./common";
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -43,6 +44,7 @@ import {
   type EndpointResult,
   type FirstRequests,
   type Report,
+  headlineFigure,
   percentile,
   renderReport,
   stats,
@@ -50,6 +52,7 @@ import {
 } from "./limiter-report";
 import { generateSecretsKey } from "../src/lib/secret-box";
 import { DEV_TOOLING, type WranglerDev, liveWranglers, processGroupCpuMs, startWranglerDev } from "./limiter-wrangler";
+import { recordBenchmark } from "./report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const DATABASE_URL = process.env.BENCH_DATABASE_URL || "memory://";
@@ -57,7 +60,6 @@ const REQUESTS = Math.round(positive("BENCH_LIMITER_REQUESTS", 2000));
 const WARMUP = Math.round(positive("BENCH_LIMITER_WARMUP", 200, true));
 const CONCURRENCY = Math.round(positive("BENCH_LIMITER_CONCURRENCY", 10));
 const CONCURRENT_REQUESTS = Math.round(positive("BENCH_LIMITER_CONCURRENT_REQUESTS", 1000, true) / 2) * 2;
-const OUTPUT = path.resolve(ROOT, process.env.BENCH_OUTPUT || "BENCHMARKS.md");
 /** Diagnostics only: another entry for the DO variant (default: wrangler.toml `main`, the Worker as deployed). */
 const DO_ENTRY = process.env.BENCH_LIMITER_DO_ENTRY || undefined;
 /** Where the two throwaway `--persist-to` directories (local DO storage) are created. */
@@ -501,10 +503,16 @@ async function main(): Promise<void> {
   const text = renderReport(report);
   console.log(`\n${text}\n`);
   if (DO_ENTRY && !process.env.BENCH_OUTPUT) {
-    log("BENCH_LIMITER_DO_ENTRY is set: a diagnostic run; BENCHMARKS.md left as it was (set BENCH_OUTPUT to write the report somewhere)");
+    log("BENCH_LIMITER_DO_ENTRY is set: a diagnostic run; nothing recorded (set BENCH_OUTPUT to write the report somewhere)");
   } else {
-    writeBenchmarkSection(OUTPUT, "limiter-bench", text);
-    log(`wrote ${path.relative(ROOT, OUTPUT)}`);
+    recordBenchmark({
+      name: "limiter",
+      command: "npm run bench:limiter",
+      measures: "The Durable Object limiter's added latency in local workerd; the Worker bundle gzipped",
+      figure: headlineFigure(report),
+      target: `added p50 ≤ ${TARGET_ADDED_P50_MS} ms; bundle ≤ ${TARGET_BUNDLE_GZIP_KIB} KiB`,
+      report: text,
+    });
   }
 
   const results = targetResults(report);

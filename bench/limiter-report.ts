@@ -1,4 +1,4 @@
-/** Statistics and the BENCHMARKS.md section of the limiter benchmark (bench/limiter-bench.ts). */
+/** Statistics, the report and the headline figure of the limiter benchmark (bench/limiter-bench.ts). */
 
 export type Stats = { n: number; p50: number; p90: number; p99: number; mean: number; max: number };
 
@@ -81,6 +81,19 @@ export function targetResults(report: Report): { latency: boolean | null; bundle
     latency: auth ? auth.durableObject.p50 - auth.inMemory.p50 <= report.targets.addedP50Ms : null,
     bundle: report.bundle ? report.bundle.gzip <= report.targets.bundleGzipKiB : null,
   };
+}
+
+/** The run's headline for BENCHMARKS.md's table (bench/report.ts). */
+export function headlineFigure(report: Report): string {
+  const auth = report.endpoints.find((e) => e.target);
+  const results = targetResults(report);
+  const latency = auth
+    ? `added p50 ${ms(auth.durableObject.p50 - auth.inMemory.p50)} ms ${verdict(results.latency === true)} (p99 ${ms(auth.durableObject.p99 - auth.inMemory.p99)} ms)`
+    : "added latency not measured";
+  const bundle = report.bundle
+    ? `bundle ${report.bundle.gzip.toFixed(2)} KiB ${verdict(results.bundle === true)}`
+    : "bundle not measured FAIL";
+  return `${latency}; ${bundle}${report.reloads.length > 0 ? " (workerd restarted mid-run)" : ""}`;
 }
 
 export function renderReport(report: Report): string {

@@ -4,7 +4,8 @@
  * client and as `GET /api/v1/projects/:id/tests` with fetch, both over HTTP to the app served by
  * a Node HTTP server on the local Postgres server; alternated (A B B A…), medians of the round
  * trip as the caller sees it (the MCP client's includes its JSON-RPC framing and its check of the
- * result against the tool's output schema). Writes its section of BENCHMARKS.md.
+ * result against the tool's output schema). Records its report in BENCHMARKS.md and
+ * bench/history/mcp.md (bench/report.ts; BENCH_NO_RECORD=1 for a trial run).
  */
 import { execFileSync } from "node:child_process";
 import { createServer } from "node:http";
@@ -22,7 +23,8 @@ import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { createOrganization } from "../src/services/tenancy/organizations";
 import { createProject } from "../src/services/tenancy/projects";
 import { type Report, completeTestRun, recordTestRunArrival } from "../src/services/runs/test-runs";
-import { BENCH_RATE_LIMIT, withBenchDatabase, writeBenchmarkSection } from "./common";
+import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
+import { recordBenchmark } from "./report";
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const TESTS = 200;
@@ -139,7 +141,15 @@ async function main(): Promise<void> {
         "",
         "The difference is the MCP server built per request (stateless: docs/mcp.md), the JSON-RPC framing, the text summary and the client's output-schema check; the reads are the same service calls.",
       ].join("\n");
-      writeBenchmarkSection("BENCHMARKS.md", "mcp-bench", body);
+      console.log(body);
+      recordBenchmark({
+        name: "mcp",
+        command: "npm run bench:mcp",
+        measures: "MCP `list_tests` round trip against the same REST call",
+        figure: `MCP ${mcpP50.toFixed(2)} ms vs REST ${restP50.toFixed(2)} ms: ${ratio.toFixed(2)}×`,
+        target: "—",
+        report: body,
+      });
     } finally {
       await client.close();
       await new Promise<void>((resolve) => http.close(() => resolve()));

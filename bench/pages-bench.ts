@@ -5,7 +5,9 @@
  * table (`/projects/:id/tests`, all and flaky) and the settings page, each pair measured alternately (A B B A…) in one process on the local Postgres
  * server, one database made for the run and dropped after it. Server time is the app's own
  * (`app.fetch` in process, the body read), so the network and a browser are left out. SQL
- * statements are counted per page at the driver (every `query` of node-postgres' clients).
+ * statements are counted per page at the driver (every `query` of node-postgres' clients). The report
+ * is recorded in BENCHMARKS.md and bench/history/pages.md (bench/report.ts; BENCH_NO_RECORD=1 for a
+ * trial run).
  */
 import { readFileSync } from "node:fs";
 import os from "node:os";
@@ -20,7 +22,8 @@ import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { createNodeBackground } from "../src/node/background";
 import { createProject } from "../src/services/tenancy/projects";
 import { completeTestRun, recordTestRunArrival } from "../src/services/runs/test-runs";
-import { BENCH_RATE_LIMIT, withBenchDatabase, writeBenchmarkSection } from "./common";
+import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
+import { recordBenchmark } from "./report";
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const BIG = { runs: Number(process.env.BENCH_PAGES_RUNS ?? 20_000), tests: Number(process.env.BENCH_PAGES_TESTS ?? 20_000) };
@@ -241,8 +244,21 @@ async function main(): Promise<void> {
           `| \`${r.label}\` | ${ms(r.big)} | ${ms(r.small)} | ${r.ratio.toFixed(2)} ${verdict(r.ratio <= 1.5)} | ${r.statementsBig} (${r.statementsSmall} for the small project) ${verdict(r.statementsBig <= 5)} |`,
       ),
     ].join("\n");
-    writeBenchmarkSection(new URL("../BENCHMARKS.md", import.meta.url).pathname, "pages", body);
     console.log(body);
+    const ratios = results.map((r) => r.ratio);
+    const pageStatements = results.map((r) => r.statementsBig);
+    const span = (values: number[], digits: number) => {
+      const [low, high] = [Math.min(...values).toFixed(digits), Math.max(...values).toFixed(digits)];
+      return low === high ? low : `${low}–${high}`;
+    };
+    recordBenchmark({
+      name: "pages",
+      command: "npm run bench:pages",
+      measures: "Project pages' server time, 20,000 runs vs 100, and statements per page",
+      figure: `ratio ${span(ratios, 2)} ${verdict(ratios.every((r) => r <= 1.5))}; ${span(pageStatements, 0)} statements a page ${verdict(pageStatements.every((n) => n <= 5))}`,
+      target: "ratio ≤ 1.5; ≤ 5 statements",
+      report: body,
+    });
   });
 }
 

@@ -4,8 +4,8 @@
  * in process (`app.fetch`, so the time is the server's: token admission, the ETag query and the
  * list), the full list and the 304 of an unchanged list alternated, medians. The statements each
  * answer sends are counted on the connection pool (node-postgres), so "a 304 costs one small
- * indexed query, not the list" is measured, not assumed. Local Postgres; writes its section of
- * BENCHMARKS.md.
+ * indexed query, not the list" is measured, not assumed. Local Postgres; records its report in
+ * BENCHMARKS.md and bench/history/quarantine.md (bench/report.ts; BENCH_NO_RECORD=1 for a trial run).
  */
 import os from "node:os";
 import { sql } from "drizzle-orm";
@@ -18,7 +18,8 @@ import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { createOrganization } from "../src/services/tenancy/organizations";
 import { createProject } from "../src/services/tenancy/projects";
 import { type Report, completeTestRun, recordTestRunArrival } from "../src/services/runs/test-runs";
-import { BENCH_RATE_LIMIT, withBenchDatabase, writeBenchmarkSection } from "./common";
+import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
+import { recordBenchmark } from "./report";
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const TESTS = 2_000;
@@ -136,8 +137,15 @@ async function main(): Promise<void> {
       `| Statements per full list / per 304 | ${fullStatements} / ${notModifiedStatements} | 304: one small indexed query besides admission |`,
       "",
     ].join("\n");
-    writeBenchmarkSection(new URL("../BENCHMARKS.md", import.meta.url).pathname, "quarantine-bench", body);
     console.log(body);
+    recordBenchmark({
+      name: "quarantine",
+      command: "npm run bench:quarantine",
+      measures: "The CI quarantine list (1,000 quarantined of 2,000 tests): full list and 304, server time",
+      figure: `full list p50 ${fullP50.toFixed(2)} ms ${fullP50 <= 20 ? "PASS" : "FAIL"}; 304 p50 ${notModifiedP50.toFixed(2)} ms; statements ${fullStatements} / ${notModifiedStatements}`,
+      target: "full list ≤ 20 ms",
+      report: body,
+    });
   });
 }
 

@@ -6,14 +6,16 @@
  * - a 20-case run on a project with 10,000 runs of history vs one with 100.
  * Each pair is measured alternately (A B B A…) in one process on the local Postgres server, one
  * database made for the run and dropped after it; medians of the processing step (store the
- * run's report, its tests' state and failure groups, in one transaction).
+ * run's report, its tests' state and failure groups, in one transaction). The report is recorded
+ * in BENCHMARKS.md and bench/history/tests.md (bench/report.ts; BENCH_NO_RECORD=1 for a trial run).
  */
 import os from "node:os";
 import { systemClock } from "../src/lib/clock";
 import { createOrganization } from "../src/services/tenancy/organizations";
 import { createProject } from "../src/services/tenancy/projects";
 import { type Report, completeTestRun, recordTestRunArrival } from "../src/services/runs/test-runs";
-import { withBenchDatabase, writeBenchmarkSection } from "./common";
+import { withBenchDatabase } from "./common";
+import { recordBenchmark } from "./report";
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const KNOWN_TESTS = Number(process.env.BENCH_TESTS_KNOWN ?? 100_000);
@@ -113,8 +115,16 @@ async function main(): Promise<void> {
       `| 20-case run, project with ${HISTORY_RUNS.toLocaleString("en-US")} runs of history | ${ms(median(onLong))} | ${ratioHistory.toFixed(2)}× | ≤ 1.3×: ${ratioHistory <= 1.3 ? "PASS" : "FAIL"} |`,
       "| 20-case run, project with 100 runs of history | " + ms(median(onShort)) + " | | |",
     ].join("\n");
-    writeBenchmarkSection(new URL("../BENCHMARKS.md", import.meta.url).pathname, "tests-bench", body);
     console.log(body);
+    const verdict = (met: boolean) => (met ? "PASS" : "FAIL");
+    recordBenchmark({
+      name: "tests",
+      command: "npm run bench:tests",
+      measures: "What keeping tests as resources costs a run's processing",
+      figure: `${KNOWN_TESTS.toLocaleString("en-US")} known tests ${ratioKnown.toFixed(2)}× ${verdict(ratioKnown <= 2)}; ${HISTORY_RUNS.toLocaleString("en-US")} runs of history ${ratioHistory.toFixed(2)}× ${verdict(ratioHistory <= 1.3)}`,
+      target: "≤ 2× (known tests); ≤ 1.3× (history)",
+      report: body,
+    });
   });
 }
 

@@ -16,7 +16,8 @@
  * V8 heap growth sampled around one processing step.
  *
  * Env: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres): a server where the
- * benchmark may create and drop its own database.
+ * benchmark may create and drop its own database; BENCH_NO_RECORD=1 / BENCH_OUTPUT=<file>
+ * (bench/report.ts: by default the report is recorded in BENCHMARKS.md and bench/history/upload.md).
  */
 import os from "node:os";
 import { serve } from "@hono/node-server";
@@ -33,7 +34,8 @@ import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { createOrganization } from "../src/services/tenancy/organizations";
 import { createProject } from "../src/services/tenancy/projects";
 import { processTestRun } from "../src/services/runs/run-processing";
-import { BENCH_RATE_LIMIT, withBenchDatabase, writeBenchmarkSection } from "./common";
+import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
+import { recordBenchmark } from "./report";
 import { generateJUnit } from "./junit-generator";
 
 const CASES = 10_000;
@@ -286,8 +288,16 @@ async function main(): Promise<void> {
           rows.map((r) => [r.endToEnd, r.polledProcessing, r.processing, r.parse, r.bare].map((v) => v.toFixed(0)).join("/")).join(", ") +
           " (end to end / processing while polled / processing / our parse / bare parse).",
       ].join("\n");
-      writeBenchmarkSection(new URL("../BENCHMARKS.md", import.meta.url).pathname, "upload-bench", body);
       console.log(body);
+      const verdict = (met: boolean) => (met ? "PASS" : "FAIL");
+      recordBenchmark({
+        name: "upload",
+        command: "npm run bench:upload",
+        measures: "A 10,000-case JUnit file: upload to processed, and processing against the bare XML parse",
+        figure: `end to end ${ms(endToEnd)} ${verdict(endToEnd <= 1000)}; processing ${ratio.toFixed(2)}× the bare parse ${verdict(ratio <= 3)}; with tests and groups ${testsCost.toFixed(2)}× without ${verdict(testsCost <= 1.5)}`,
+        target: "end to end ≤ 1,000 ms; processing ≤ 3× the bare parse; tests and groups ≤ 1.5×",
+        report: body,
+      });
     } finally {
       server?.close();
     }
