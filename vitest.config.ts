@@ -90,6 +90,8 @@ export default defineConfig({
           pool: "forks",
           // One at a time: the outage and kill files start servers whose start-up recovery reads whole tables of the shared database.
           maxWorkers: 1,
+          // Vitest runs projects of different worker counts in separate groups, one group after the other.
+          sequence: { groupOrder: 1 },
           testTimeout: 120_000,
           hookTimeout: 240_000,
         },
@@ -131,7 +133,7 @@ export default defineConfig({
           exclude: [...BROWSER_TESTS],
           globalSetup: ["test/worker/global-setup.ts"],
           isolate: false,
-          maxWorkers: 1,
+          maxWorkers: cores,
           // Generous: some files send hundreds of requests through workerd, slow on a loaded 2-core machine.
           testTimeout: 180_000,
           hookTimeout: 120_000,

@@ -16,7 +16,9 @@ export class ApiError extends Error {
     response;
     constructor(response, body) {
         const envelope = isErrorEnvelope(body) ? body.error : null;
-        super(envelope ? envelope.message : `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""} (not an API error body)`);
+        super(envelope
+            ? envelope.message
+            : `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""} (not an API error body)`);
         this.status = response.status;
         this.code = envelope?.code ?? null;
         this.details = envelope?.details ?? [];
@@ -29,7 +31,10 @@ function isErrorEnvelope(body) {
     if (typeof body !== "object" || body === null || !("error" in body))
         return false;
     const error = body.error;
-    return typeof error === "object" && error !== null && typeof error.code === "string" && typeof error.message === "string";
+    return (typeof error === "object" &&
+        error !== null &&
+        typeof error.code === "string" &&
+        typeof error.message === "string");
 }
 /** `Retry-After` in seconds: delta-seconds or an HTTP date (rounded up, never negative); null when absent or unreadable. */
 export function retryAfterSeconds(value, now = Date.now()) {

@@ -5,7 +5,7 @@
  * document (src/schema.ts, generated).
  */
 export { createClient, createUploadClient } from "./client.js";
-export type { ApiClient, ApiPaths, CreateClientOptions, CreateUploadClientOptions, RetryPolicy, Success, TypedClient, UploadClient, UploadPaths } from "./client.js";
+export type { ApiClient, ApiPaths, CreateClientOptions, CreateUploadClientOptions, RetryPolicy, Success, TypedClient, UploadClient, UploadPaths, } from "./client.js";
 export { ApiError, retryAfterSeconds } from "./errors.js";
 export type { ApiErrorCode, ApiErrorDetail, ErrorEnvelope } from "./errors.js";
 export { paginate } from "./pagination.js";

@@ -8,9 +8,9 @@ export type ListPage<Item> = {
         has_more: boolean;
     };
 };
-type GetOperation<Paths, Path> = Path extends keyof Paths ? (Paths[Path] extends {
+type GetOperation<Paths, Path> = Path extends keyof Paths ? Paths[Path] extends {
     get: infer Op extends Record<string | number, unknown>;
-} ? Op : never) : never;
+} ? Op : never : never;
 type GetData<Paths, Path> = Success<FetchResponse<GetOperation<Paths, Path>, object, `${string}/${string}`>>["data"];
 /** The GET paths of `Paths` that answer a list (`{ data, pagination }`). */
 export type ListPath<Paths = ApiPaths> = {
