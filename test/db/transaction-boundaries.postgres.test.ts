@@ -10,7 +10,8 @@
  */
 import { like, sql } from "drizzle-orm";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testDatabaseUrl as theTestDatabaseUrl } from "../support/harness";
 import { rowsOf } from "../../src/db/rows";
 import { appSettings } from "../../src/db/schema";
 import { inlined, lastStatement } from "../../src/db/transaction-boundaries";
@@ -19,7 +20,7 @@ import type { Database } from "../../src/db/types";
 import { AWKWARD } from "../support/awkward-text";
 import { recordingPool } from "../support/recording-pool";
 
-const testDatabaseUrl = inject("testDatabaseUrl");
+const testDatabaseUrl = await theTestDatabaseUrl();
 if (!testDatabaseUrl) throw new Error("transaction-boundaries.postgres.test.ts runs on Postgres only (TEST_DATABASE_URL).");
 
 /** One connection, so every transaction reuses the one before it. */

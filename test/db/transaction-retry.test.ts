@@ -5,12 +5,12 @@
  * On Postgres, also a real deadlock between two transactions, which both complete.
  */
 import { eq, like, sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appSettings } from "../../src/db/schema";
 import { TRANSACTION_ATTEMPTS, transactionWithRetry } from "../../src/db/transaction-retry";
 import type { Database } from "../../src/db/types";
 import type { OpenedDatabase } from "../../src/node/database";
-import { openTestDatabase } from "../support/harness";
+import { openTestDatabase, testDatabaseUrl } from "../support/harness";
 
 let database: OpenedDatabase;
 let db: Database;
@@ -135,7 +135,7 @@ describe("transactionWithRetry", () => {
 
 // PGlite has one session, so two of its transactions can never wait for each other: this part
 // exists only when the suite runs on Postgres (it is not registered on PGlite, not skipped).
-if (inject("testDatabaseUrl")) {
+if (await testDatabaseUrl()) {
   describe("transactionWithRetry on Postgres", () => {
     it("two transactions that lock two rows in opposite orders deadlock; the victim runs again and both complete", async () => {
       const [a, b] = [`deadlock-a-${crypto.randomUUID()}`, `deadlock-b-${crypto.randomUUID()}`];

@@ -16,7 +16,8 @@
  * the COPY) and new ones are refused until the database is back.
  */
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testDatabaseUrl as theTestDatabaseUrl } from "../support/harness";
 import { generateJUnit } from "../../bench/junit-generator";
 import { CuttableProxy } from "../support/cuttable-proxy";
 import { type ServerProcess, startServerProcess } from "../support/server-process";
@@ -24,7 +25,7 @@ import { type ServerProcess, startServerProcess } from "../support/server-proces
 const ADMIN_TOKEN = "outage-admin-token-0123456789";
 const CASES = 100_000;
 
-const testDatabaseUrl = inject("testDatabaseUrl");
+const testDatabaseUrl = await theTestDatabaseUrl();
 if (!testDatabaseUrl) throw new Error("database-outage.postgres.test.ts runs on Postgres only (TEST_DATABASE_URL).");
 const target = new URL(testDatabaseUrl);
 

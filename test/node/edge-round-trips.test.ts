@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testDatabaseUrl } from "../support/harness";
 import {
   EDGE_BUDGETS,
   EDGE_REQUEST_TYPES,
@@ -33,7 +34,7 @@ let persistTo: string;
 const rowsOf = (result: unknown) => (result as { rows: Record<string, unknown>[] }).rows;
 
 beforeAll(async () => {
-  local = await startLocalDatabase({ databaseUrl: inject("testDatabaseUrl") ?? "memory://", log: () => {} });
+  local = await startLocalDatabase({ databaseUrl: (await testDatabaseUrl()) ?? "memory://", log: () => {} });
   if (!local.bridge) throw new Error("the test database must be on this machine");
   persistTo = mkdtempSync(join(tmpdir(), "cia-edge-"));
   worker = await startWranglerDev({

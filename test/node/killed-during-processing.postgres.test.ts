@@ -8,13 +8,14 @@
  * file is collected only when the suite runs on Postgres (vitest.config.ts).
  */
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testDatabaseUrl as theTestDatabaseUrl } from "../support/harness";
 import { generateJUnit } from "../../bench/junit-generator";
 import { type ServerProcess, startServerProcess } from "../support/server-process";
 
 const ADMIN_TOKEN = "killed-admin-token-0123456789";
 const CASES = 100_000;
-const testDatabaseUrl = inject("testDatabaseUrl");
+const testDatabaseUrl = await theTestDatabaseUrl();
 if (!testDatabaseUrl) throw new Error("killed-during-processing.postgres.test.ts runs on Postgres only (TEST_DATABASE_URL).");
 const env = { DATABASE_URL: testDatabaseUrl, ADMIN_TOKEN, SECRETS_KEY: "killed-test-secrets-key-0123456789abcdef" };
 

@@ -9,7 +9,8 @@
  * suite's server); the bridge of `npm run dev` reaches the database through it.
  */
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testDatabaseUrl as theTestDatabaseUrl } from "../support/harness";
 import { generateJUnit } from "../../bench/junit-generator";
 import { CuttableProxy } from "../support/cuttable-proxy";
 import { type ServerProcess, startServerProcess } from "../support/server-process";
@@ -19,7 +20,7 @@ const OUTAGE_MS = 6_000;
 /** Large enough that its processing is still under way when the database goes away right after its 202. */
 const BIG_RUN_CASES = 20_000;
 
-const testDatabaseUrl = inject("testDatabaseUrl");
+const testDatabaseUrl = await theTestDatabaseUrl();
 if (!testDatabaseUrl) throw new Error("worker-database-outage.postgres.test.ts runs on Postgres only (TEST_DATABASE_URL).");
 const target = new URL(testDatabaseUrl);
 

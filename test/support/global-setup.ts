@@ -15,7 +15,8 @@ import { openDatabase } from "../../src/node/database";
 
 declare module "vitest" {
   export interface ProvidedContext {
-    testDatabaseUrl: string | null;
+    /** The migrated template on the TEST_DATABASE_URL server; files get a clone of it (test/support/harness.ts). */
+    testDatabaseTemplateUrl: string | null;
     pgliteSnapshotPath: string | null;
   }
 }
@@ -33,7 +34,7 @@ export default async function setup(project: TestProject) {
     const database = await openDatabase(url.toString());
     await database.migrate();
     await database.close();
-    project.provide("testDatabaseUrl", url.toString());
+    project.provide("testDatabaseTemplateUrl", url.toString());
     project.provide("pgliteSnapshotPath", null);
     return async () => {
       const cleanup = new pg.Client({ connectionString: serverUrl });
@@ -58,7 +59,7 @@ export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), "cia-pglite-"));
   const path = join(dir, "snapshot.tar");
   writeFileSync(path, Buffer.from(await snapshot.arrayBuffer()));
-  project.provide("testDatabaseUrl", null);
+  project.provide("testDatabaseTemplateUrl", null);
   project.provide("pgliteSnapshotPath", path);
   return () => rmSync(dir, { recursive: true, force: true });
 }

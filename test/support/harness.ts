@@ -19,37 +19,49 @@ import { type HarnessOptions, LOCAL_RECEIVERS_POLICY, inProcessHarness } from ".
 
 export * from "./harness-core";
 
-let workerDatabase: Promise<OpenedDatabase> | undefined;
+type TestDatabase = OpenedDatabase & { url: string | null };
 
-/** The worker's database; closing it is left to the worker's exit, since later files use it too. */
-export async function openTestDatabase(): Promise<OpenedDatabase> {
+let workerDatabase: Promise<TestDatabase> | undefined;
+
+function theWorkerDatabase(): Promise<TestDatabase> {
   workerDatabase ??= openOwnTestDatabase().catch((error: unknown) => {
     workerDatabase = undefined;
     throw error;
   });
-  const database = await workerDatabase;
+  return workerDatabase;
+}
+
+/** The worker's database; closing it is left to the worker's exit, since later files use it too. */
+export async function openTestDatabase(): Promise<OpenedDatabase> {
+  const database = await theWorkerDatabase();
   return { ...database, close: async () => {} };
+}
+
+/**
+ * The connection string of the worker's database on Postgres (for a second connection, a spawned
+ * server or a proxy in front of it), null on PGlite.
+ */
+export async function testDatabaseUrl(): Promise<string | null> {
+  return (await theWorkerDatabase()).url;
 }
 
 let ownDatabases = 0;
 
 /** A migrated database of the caller's own, empty of other files' rows; its close() removes it. */
-export async function openOwnTestDatabase(): Promise<OpenedDatabase> {
-  const template = inject("testDatabaseUrl");
+export async function openOwnTestDatabase(): Promise<TestDatabase> {
+  const template = inject("testDatabaseTemplateUrl");
   if (template) {
     const url = new URL(template);
     const name = `${url.pathname.slice(1)}_p${process.pid}_${++ownDatabases}`;
     await adminQuery(template, `create database "${name}" template "${url.pathname.slice(1)}"`);
     url.pathname = `/${name}`;
     const database = await openDatabase(url.toString());
-    return {
-      ...database,
-      close: () => database.close().finally(() => adminQuery(template, `drop database if exists "${name}" with (force)`)),
-    };
+    const close = () => database.close().finally(() => adminQuery(template, `drop database if exists "${name}" with (force)`));
+    return { ...database, url: url.toString(), close };
   }
   const snapshotPath = inject("pgliteSnapshotPath");
   if (!snapshotPath) throw new Error("The global setup did not prepare a database.");
-  return openDatabase("memory://", { pgliteDump: new Blob([readFileSync(snapshotPath)]) });
+  return { ...(await openDatabase("memory://", { pgliteDump: new Blob([readFileSync(snapshotPath)]) })), url: null };
 }
 
 /** A statement on the template's server, from the `postgres` maintenance database (CREATE DATABASE cannot run inside the template). */

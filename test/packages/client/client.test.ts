@@ -14,7 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { afterAll, beforeAll, describe, expect, expectTypeOf, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
+import { testDatabaseUrl } from "../../support/harness";
 import {
   ApiError,
   type ApiErrorCode,
@@ -57,7 +58,7 @@ async function waitForProcessedRun(number: number) {
 
 beforeAll(async () => {
   server = await startServerProcess({
-    DATABASE_URL: inject("testDatabaseUrl") ?? "memory://",
+    DATABASE_URL: (await testDatabaseUrl()) ?? "memory://",
     ADMIN_TOKEN,
     SECRETS_KEY: "client-test-secrets-key-0123456789abcdef",
   });

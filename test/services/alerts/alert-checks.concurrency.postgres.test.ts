@@ -11,14 +11,14 @@
  */
 import pg from "pg";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHECKS } from "../../../src/checks";
 import { rowsOf } from "../../../src/db/rows";
 import { runAlertChecks } from "../../../src/services/alerts/alert-checks";
 import { type Report, completeTestRun, recordTestRunArrival } from "../../../src/services/runs/test-runs";
-import { createHarness, captureLogger, WEB_APP_URL } from "../../support/harness";
+import { createHarness, captureLogger, WEB_APP_URL, testDatabaseUrl as theTestDatabaseUrl } from "../../support/harness";
 
-const testDatabaseUrl = inject("testDatabaseUrl");
+const testDatabaseUrl = await theTestDatabaseUrl();
 if (!testDatabaseUrl) throw new Error("alert-checks.concurrency.postgres.test.ts runs on Postgres only (TEST_DATABASE_URL).");
 
 let h: Awaited<ReturnType<typeof createHarness>>;

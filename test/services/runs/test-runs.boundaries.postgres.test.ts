@@ -8,15 +8,15 @@
  */
 import { eq } from "drizzle-orm";
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testCases } from "../../../src/db/schema";
 import type { Database } from "../../../src/db/types";
 import { type Report, completeTestRun, recordTestRunArrival } from "../../../src/services/runs/test-runs";
 import { AWKWARD } from "../../support/awkward-text";
-import { type Harness, createHarness } from "../../support/harness";
+import { type Harness, createHarness, testDatabaseUrl as theTestDatabaseUrl } from "../../support/harness";
 import { recordingPool } from "../../support/recording-pool";
 
-const testDatabaseUrl = inject("testDatabaseUrl");
+const testDatabaseUrl = await theTestDatabaseUrl();
 if (!testDatabaseUrl) throw new Error("test-runs.boundaries.postgres.test.ts runs on Postgres only (TEST_DATABASE_URL).");
 
 let h: Harness;
