@@ -6334,11 +6334,37 @@ async function run(argv, io = {}) {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
   const candidate = tokenCandidate(argv, env);
-  let out = new Output(stdout, stderr, {
-    quiet: false,
-    verbose: false,
-    secrets: [candidate, env.CTA_UPLOAD_TOKEN ?? ""]
+  const early = new Output(stdout, stderr, { quiet: false, verbose: false, secrets: [candidate, env.CTA_UPLOAD_TOKEN ?? ""] });
+  const command = readCommand(argv, early, stdout);
+  if (typeof command === "number") return command;
+  const { values, patterns } = command;
+  const token = nonEmpty(values.token) ?? nonEmpty(env.CTA_UPLOAD_TOKEN);
+  const baseUrl = nonEmpty(values.url) ?? nonEmpty(env.CTA_URL);
+  const out = new Output(stdout, stderr, {
+    quiet: Boolean(values.quiet),
+    verbose: Boolean(values.verbose),
+    secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? ""],
+    annotations: env.GITHUB_ACTIONS === "true"
   });
+  const prepared = prepareUpload({ command, token, baseUrl, env, cwd, io, out });
+  if (typeof prepared === "number") return prepared;
+  const { settings, metadata } = prepared;
+  const files = await findReports(patterns, cwd, out);
+  if (typeof files === "number") return files;
+  const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
+  const context = uploadContext({ values, settings, metadata, token, cwd, io, out, wantFailedTests: summaryPath !== void 0 });
+  if (settings.codeownersFile) {
+    const { headers, retryOptions } = context;
+    await sendCodeowners({ file: settings.codeownersFile, url: settings.codeownersUrl, headers, retryOptions, out, cwd });
+  }
+  const quarantine = Boolean(values.quarantine);
+  const wantResults = quarantine || summaryPath !== void 0;
+  const tally = await uploadReports(files, Boolean(values["run-per-file"]), wantResults, context);
+  const judged = quarantine ? await judgeByQuarantine(tally, settings, token, context) : null;
+  if (summaryPath !== void 0) appendStepSummary(summaryPath, tally, judged, out);
+  return exitCode(tally, judged);
+}
+function readCommand(argv, out, stdout) {
   let parsed;
   try {
     parsed = parseCommandLine(argv);
@@ -6363,18 +6389,13 @@ async function run(argv, io = {}) {
     );
     return EXIT_USAGE;
   }
-  const token = nonEmpty(values.token) ?? nonEmpty(env.CTA_UPLOAD_TOKEN);
-  const baseUrl = nonEmpty(values.url) ?? nonEmpty(env.CTA_URL);
-  out = new Output(stdout, stderr, {
-    quiet: Boolean(values.quiet),
-    verbose: Boolean(values.verbose),
-    secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? ""],
-    annotations: env.GITHUB_ACTIONS === "true"
-  });
-  let settings;
-  let metadata;
+  return { values, patterns };
+}
+function prepareUpload(input) {
+  const { command, token, baseUrl, env, cwd, io, out } = input;
+  const { values, patterns } = command;
   try {
-    settings = uploadSettings({
+    const settings = uploadSettings({
       values,
       patterns,
       env,
@@ -6391,7 +6412,7 @@ async function run(argv, io = {}) {
       );
     }
     const ci = detectCiMetadata(env, { readEvent: io.readEvent ?? readJsonFile });
-    metadata = {
+    const metadata = {
       branch: nonEmpty(values.branch) ?? ci.branch,
       commit_sha: nonEmpty(values["commit-sha"]) ?? ci.commit_sha,
       build_id: nonEmpty(values["build-id"]) ?? ci.build_id,
@@ -6401,6 +6422,7 @@ async function run(argv, io = {}) {
     };
     out.debug(`CI provider: ${ci.provider ?? "none detected"}`);
     out.debug(`metadata: ${JSON.stringify(metadata)}`);
+    return { settings, metadata };
   } catch (error) {
     if (error instanceof UsageError) {
       out.error(error.message);
@@ -6409,6 +6431,8 @@ async function run(argv, io = {}) {
     out.error(`unexpected: ${error?.stack ?? error}`);
     return EXIT_USAGE;
   }
+}
+async function findReports(patterns, cwd, out) {
   let files;
   try {
     const expanded = await expandFiles(patterns, { cwd });
@@ -6423,6 +6447,10 @@ async function run(argv, io = {}) {
     return EXIT_USAGE;
   }
   out.debug(`${files.length} file(s): ${files.map((f) => displayPath(f, cwd)).join(", ")}`);
+  return files;
+}
+function uploadContext(input) {
+  const { values, settings, metadata, token, cwd, io, out } = input;
   const sleep = io.sleep ?? realSleep;
   const now = io.now ?? Date.now;
   const retryOptions = {
@@ -6439,9 +6467,7 @@ async function run(argv, io = {}) {
     "user-agent": `ci-test-analytics/${cliVersion()} node/${process.versions.node}`,
     accept: "application/json"
   };
-  const quarantine = Boolean(values.quarantine);
-  const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
-  const context = {
+  return {
     out,
     cwd,
     headers,
@@ -6455,19 +6481,15 @@ async function run(argv, io = {}) {
     now,
     pollBaseMs: io.pollBaseMs ?? POLL_BASE_MS,
     failOnUploadError: Boolean(values["fail-on-upload-error"]),
-    wantFailedTests: summaryPath !== void 0
+    wantFailedTests: input.wantFailedTests
   };
-  if (settings.codeownersFile) {
-    await sendCodeowners({ file: settings.codeownersFile, url: settings.codeownersUrl, headers, retryOptions, out, cwd });
-  }
-  const wantResults = quarantine || summaryPath !== void 0;
-  const results = emptyResults();
-  const runs = [];
-  const problems = [];
-  let serviceUnreachable = false;
-  const groups = values["run-per-file"] ? files.map((f) => [f]) : [files];
+}
+async function uploadReports(files, runPerFile, wantResults, context) {
+  const { out } = context;
+  const tally = { results: emptyResults(), runs: [], problems: [], codes: [], serviceUnreachable: false };
+  const { results, runs, problems, codes } = tally;
+  const groups = runPerFile ? files.map((f) => [f]) : [files];
   const uploadProgress = groups.length > 1 ? out.progress("Uploading", groups.length) : null;
-  const codes = [];
   let stopped = null;
   for (const group of groups) {
     if (stopped !== null) {
@@ -6485,7 +6507,7 @@ async function run(argv, io = {}) {
     if (outcome.problem && outcome.code !== EXIT_USAGE) problems.push(outcome.problem);
     if (wantResults) for (const report2 of outcome.reports ?? []) addReport(results, report2);
     if (outcome.stop) {
-      serviceUnreachable = outcome.unreachable === true;
+      tally.serviceUnreachable = outcome.unreachable === true;
       if (codes.length < groups.length) {
         const message = `stopping: ${outcome.stop}; ${groups.length - codes.length} file(s) not uploaded`;
         if (outcome.code === EXIT_OK) out.warn(message);
@@ -6498,29 +6520,34 @@ async function run(argv, io = {}) {
     const ok = runs.length;
     out.info(`${ok} of ${groups.length} runs uploaded${ok < groups.length ? `, ${groups.length - ok} not` : ""}`);
   }
-  let judged = null;
-  if (quarantine) {
-    const lookup = await lookUpQuarantine({
-      listUrl: settings.quarantineListUrl.href,
-      token,
-      headers,
-      // The upload already found the service unreachable after its retries: one more try, not five.
-      retryOptions: serviceUnreachable ? { ...retryOptions, retries: 0 } : retryOptions,
-      cacheDir: settings.cacheDir,
-      now,
-      onCacheError: (message) => out.warn(message)
-    });
-    const verdict = judgeFailures(results.failures, lookup.list, now());
-    judged = { verdict, lookup };
-    printVerdict(out, results, verdict, lookup);
+  return tally;
+}
+async function judgeByQuarantine(tally, settings, token, context) {
+  const { out, headers, retryOptions, now } = context;
+  const lookup = await lookUpQuarantine({
+    listUrl: settings.quarantineListUrl.href,
+    token,
+    headers,
+    // The upload already found the service unreachable after its retries: one more try, not five.
+    retryOptions: tally.serviceUnreachable ? { ...retryOptions, retries: 0 } : retryOptions,
+    cacheDir: settings.cacheDir,
+    now,
+    onCacheError: (message) => out.warn(message)
+  });
+  const verdict = judgeFailures(tally.results.failures, lookup.list, now());
+  printVerdict(out, tally.results, verdict, lookup);
+  return { verdict, lookup };
+}
+function appendStepSummary(summaryPath, tally, judged, out) {
+  const { results, runs, problems } = tally;
+  try {
+    appendFileSync(summaryPath, buildStepSummary({ results, runs, problems, quarantine: judged }));
+  } catch (error) {
+    out.warn(`could not append the summary to GITHUB_STEP_SUMMARY (${summaryPath}): ${error.message}`);
   }
-  if (summaryPath !== void 0) {
-    try {
-      appendFileSync(summaryPath, buildStepSummary({ results, runs, problems, quarantine: judged }));
-    } catch (error) {
-      out.warn(`could not append the summary to GITHUB_STEP_SUMMARY (${summaryPath}): ${error.message}`);
-    }
-  }
+}
+function exitCode(tally, judged) {
+  const { codes, results } = tally;
   if (judged && (judged.verdict.notQuarantined.length > 0 || results.unreadable.length > 0)) codes.push(EXIT_TESTS_FAILED);
   for (const code of [EXIT_USAGE, EXIT_REJECTED, EXIT_UPLOAD_FAILED, EXIT_RUN_FAILED]) {
     if (codes.includes(code)) return code;
