@@ -72,6 +72,34 @@ export const mailOf = (env: WorkerEnv): MailSettings => ({
   logHeldBodies: false,
 });
 
+/** A file of public/ from the assets binding, or null when the request is not for one, or public/ does not hold it. */
+async function assetOf(request: Request, env: WorkerEnv): Promise<Response | null> {
+  if (!env.ASSETS || !new URL(request.url).pathname.startsWith("/assets/")) return null;
+  const asset = await env.ASSETS.fetch(request);
+  return asset.status !== 404 ? asset : null;
+}
+
+/** The answer when the app cannot be reached at all. */
+function unavailableBeforeApp(error: unknown): Response {
+  // Only reached when deps cannot be built (the database is unreachable for the cursor secret,
+  // SECRETS_KEY is missing). Answered like the app answers: the envelope, with a Request-Id the log keeps.
+  const requestId = crypto.randomUUID();
+  consoleLogger.error("worker failed before the app", { requestId, error: error instanceof Error ? error.message : String(error) });
+  return Response.json(
+    { error: { code: "service_unavailable", message: "The service cannot serve requests right now; retry shortly." } },
+    {
+      status: 503,
+      headers: {
+        "content-type": "application/json; charset=utf-8",
+        "x-content-type-options": "nosniff",
+        "cache-control": "no-store",
+        "request-id": requestId,
+        "retry-after": "1",
+      },
+    },
+  );
+}
+
 export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandler<WorkerEnv, QueueBody> {
   const clock = options.clock ?? systemClock;
   const keyCounterFor = options.keyCounter ?? ((env: WorkerEnv) => new DurableObjectKeyCounter(env.KEY_COUNTER));
@@ -119,10 +147,8 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       // Cloudflare serves public/ before the Worker runs; a request that reaches the Worker anyway
       // (its tests' SELF, a deploy with run_worker_first) gets the file from the assets binding,
       // and what public/ does not hold (the pages' stylesheet) from the app.
-      if (env.ASSETS && new URL(request.url).pathname.startsWith("/assets/")) {
-        const asset = await env.ASSETS.fetch(request);
-        if (asset.status !== 404) return asset;
-      }
+      const asset = await assetOf(request, env);
+      if (asset) return asset;
       configureLocalProxy(env);
       const pool = requestPool(env, "fetch");
       /** A streamed answer reads the database while its body is sent: the pool ends when the body does. */
@@ -145,23 +171,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
         endPoolAfter = response.body.pipeTo(writable).catch(() => undefined);
         return new Response(readable, response);
       } catch (error) {
-        // Only reached when deps cannot be built (the database is unreachable for the cursor secret,
-        // SECRETS_KEY is missing). Answered like the app answers: the envelope, with a Request-Id the log keeps.
-        const requestId = crypto.randomUUID();
-        consoleLogger.error("worker failed before the app", { requestId, error: error instanceof Error ? error.message : String(error) });
-        return Response.json(
-          { error: { code: "service_unavailable", message: "The service cannot serve requests right now; retry shortly." } },
-          {
-            status: 503,
-            headers: {
-              "content-type": "application/json; charset=utf-8",
-              "x-content-type-options": "nosniff",
-              "cache-control": "no-store",
-              "request-id": requestId,
-              "retry-after": "1",
-            },
-          },
-        );
+        return unavailableBeforeApp(error);
       } finally {
         ctx.waitUntil(endPoolAfter ? endPoolAfter.then(() => pool.end()) : pool.end());
       }
