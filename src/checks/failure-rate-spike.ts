@@ -83,7 +83,7 @@ import {
 } from "./types";
 import { cap, round } from "./metadata-format";
 
-export const FAILURE_RATE_SPIKE_DETECTOR_VERSION = "failure_rate_spike/2";
+const FAILURE_RATE_SPIKE_DETECTOR_VERSION = "failure_rate_spike/2";
 
 const DECAY = 0.99;
 const RHO_MIN = 0.01;

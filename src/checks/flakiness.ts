@@ -107,7 +107,7 @@ import {
 import { cap, round } from "./metadata-format";
 import { nearestRankPercentile, runsTestZ, wilson95 } from "./statistics";
 
-export const FLAKINESS_DETECTOR_VERSION = "test_flakiness/2";
+const FLAKINESS_DETECTOR_VERSION = "test_flakiness/2";
 
 const WINDOW = 50;
 const HALF_BITS = 25;

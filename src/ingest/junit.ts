@@ -66,7 +66,7 @@ function hasControlReference(xml: string): boolean {
   return false;
 }
 
-export function replaceForbiddenControls(xml: string): string {
+function replaceForbiddenControls(xml: string): string {
   let result = RAW_CONTROL.test(xml) ? xml.replace(RAW_CONTROLS, "\uFFFD") : xml;
   if (hasControlReference(result)) result = result.replace(CONTROL_REFERENCES, "\uFFFD");
   return result;

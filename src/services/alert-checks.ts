@@ -61,7 +61,7 @@ const NO_ATTEMPTS = Object.freeze([]) as unknown as CaseStatus[];
  * cursor (CheckPass in src/checks/types.ts): the checks then hold one chunk of the run at a time.
  * A smaller run is read with everything else in the transaction's first statement.
  */
-export const CHECK_CHUNK_CASES = 2_000;
+const CHECK_CHUNK_CASES = 2_000;
 
 /**
  * Tests marked flaky, and their health changes followed, per batch: every realistic run is one

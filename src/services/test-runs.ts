@@ -38,7 +38,7 @@ import { dailyRollupSql } from "./daily-rollups";
 import { yieldToEventLoop } from "../lib/yield-to-event-loop";
 import { ownString } from "../lib/own-string";
 
-export type { CaseStatus, Report, ReportCase, ReportSuite } from "../ingest/report";
+export type { Report, ReportCase, ReportSuite } from "../ingest/report";
 import type { RunResult } from "../lib/vocabulary";
 export type TestRunRow = typeof testRuns.$inferSelect;
 
@@ -61,7 +61,7 @@ function addCounts(into: Counts, from: Counts): void {
 }
 
 /** TestNod's rule: errored if any case errored, else failed if any failed, else passed (also for zero cases). */
-export function runResult(counts: Pick<Counts, "failedCount" | "erroredCount">): RunResult {
+function runResult(counts: Pick<Counts, "failedCount" | "erroredCount">): RunResult {
   if (counts.erroredCount > 0) return "tests_errored";
   if (counts.failedCount > 0) return "tests_failed";
   return "tests_passed";

@@ -8,9 +8,9 @@
  */
 import type { FC } from "hono/jsx";
 
-export type ChartTone = "pass" | "fail" | "error" | "accent" | "warn" | "muted";
-export type ChartSeries = { label: string; tone: ChartTone; values: readonly (number | null)[] };
-export type ChartKind = "bars" | "stacked" | "lines";
+type ChartTone = "pass" | "fail" | "error" | "accent" | "warn" | "muted";
+type ChartSeries = { label: string; tone: ChartTone; values: readonly (number | null)[] };
+type ChartKind = "bars" | "stacked" | "lines";
 
 export type ChartProps = {
   /** Unique on the page: the base of the SVG's element ids. */
@@ -41,7 +41,7 @@ const PLOT_W = WIDTH - LEFT - RIGHT;
 const PLOT_H = HEIGHT - TOP - BOTTOM;
 
 /** The smallest 1, 2 or 5 × 10^k at or above `value` (at least 1), so the axis reads round numbers. */
-export function niceCeiling(value: number): number {
+function niceCeiling(value: number): number {
   if (!(value > 0)) return 1;
   const power = 10 ** Math.floor(Math.log10(value));
   for (const step of [1, 2, 5, 10]) if (step * power >= value) return step * power;
