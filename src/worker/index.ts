@@ -100,6 +100,53 @@ function unavailableBeforeApp(error: unknown): Response {
   );
 }
 
+/** A request's dependencies over its database: the Durable Object counters, the run queue, the payloads' bucket. */
+function requestDepsOf(env: WorkerEnv, db: Database, clock: Clock, keyCounterFor: (env: WorkerEnv) => KeyCounter): RequestDeps {
+  return {
+    db,
+    clock,
+    keyCounter: keyCounterFor(env),
+    uploadCounter: new DurableObjectKeyCounter(env.UPLOAD_COUNTER),
+    runQueue: new CloudflareRunQueue(env.RUN_QUEUE),
+    logger: consoleLogger,
+    payloadStore: payloadStoreOf(env),
+  };
+}
+
+/** What the queue's messages run, over the batch's database (`secrets`: the isolate's keyring, read when the work is built). */
+function backgroundWorkOf(env: WorkerEnv, db: Database, clock: Clock, secrets: () => SecretKeyring) {
+  const policy = urlPolicyOf(env);
+  return backgroundWork({
+    db,
+    clock,
+    logger: consoleLogger,
+    webAppUrl: webAppUrlOf(env),
+    queue: new CloudflareRunQueue(env.RUN_QUEUE),
+    checks: CHECKS,
+    urlPolicy: policy,
+    fetch: guardedFetch(policy, (input, init) => fetch(input, init)),
+    secrets: secrets(),
+    mail: mailOf(env),
+    payloadStore: payloadStoreOf(env),
+  });
+}
+
+/**
+ * The cron trigger's work (wrangler.toml `[triggers]`), on a pool of its own: queues again the
+ * work whose message was lost, then deletes the bucket's payload objects that no run holds.
+ */
+async function sweepStalledWork(env: WorkerEnv, ctx: ExecutionContext, clock: Clock): Promise<void> {
+  configureLocalProxy(env);
+  const pool = requestPool(env, "scheduled");
+  try {
+    const db = drizzle(pool, { schema }) as unknown as Database;
+    await requeueStalledWork({ db, clock, queue: new CloudflareRunQueue(env.RUN_QUEUE), logger: consoleLogger });
+    await sweepOrphanedPayloads({ db, clock, store: payloadStoreOf(env), logger: consoleLogger });
+  } finally {
+    ctx.waitUntil(pool.end());
+  }
+}
+
 export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandler<WorkerEnv, QueueBody> {
   const clock = options.clock ?? systemClock;
   const keyCounterFor = options.keyCounter ?? ((env: WorkerEnv) => new DurableObjectKeyCounter(env.KEY_COUNTER));
@@ -155,15 +202,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       let endPoolAfter: Promise<unknown> | null = null;
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
-        const deps: RequestDeps = {
-          db,
-          clock,
-          keyCounter: keyCounterFor(env),
-          uploadCounter: new DurableObjectKeyCounter(env.UPLOAD_COUNTER),
-          runQueue: new CloudflareRunQueue(env.RUN_QUEUE),
-          logger: consoleLogger,
-          payloadStore: payloadStoreOf(env),
-        };
+        const deps = requestDepsOf(env, db, clock, keyCounterFor);
         const response = await (await appFor(env, db)).fetch(request, deps, ctx);
         if (!response.body || response.headers.get("content-type") !== NDJSON_CONTENT_TYPE) return response;
         const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
@@ -184,15 +223,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
      * holds (src/services/payload-sweep.ts).
      */
     async scheduled(_controller, env, ctx): Promise<void> {
-      configureLocalProxy(env);
-      const pool = requestPool(env, "scheduled");
-      try {
-        const db = drizzle(pool, { schema }) as unknown as Database;
-        await requeueStalledWork({ db, clock, queue: new CloudflareRunQueue(env.RUN_QUEUE), logger: consoleLogger });
-        await sweepOrphanedPayloads({ db, clock, store: payloadStoreOf(env), logger: consoleLogger });
-      } finally {
-        ctx.waitUntil(pool.end());
-      }
+      await sweepStalledWork(env, ctx, clock);
     },
 
     /** Consumer of the run queue: one pool per batch, ended when the batch is done. */
@@ -201,20 +232,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       const pool = requestPool(env, "queue");
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
-        const policy = urlPolicyOf(env);
-        const work = backgroundWork({
-          db,
-          clock,
-          logger: consoleLogger,
-          webAppUrl: webAppUrlOf(env),
-          queue: new CloudflareRunQueue(env.RUN_QUEUE),
-          checks: CHECKS,
-          urlPolicy: policy,
-          fetch: guardedFetch(policy, (input, init) => fetch(input, init)),
-          secrets: secretsFor(env),
-          mail: mailOf(env),
-          payloadStore: payloadStoreOf(env),
-        });
+        const work = backgroundWorkOf(env, db, clock, () => secretsFor(env));
         await consumeRunBatch(batch, work, consoleLogger, requeueOn(env.RUN_QUEUE));
       } finally {
         ctx.waitUntil(pool.end());
