@@ -4,7 +4,7 @@
  * say, on one page). Both read through the API's services (src/services/test-results.ts,
  * failure-groups.ts, alert-events.ts); run metadata and failures come from uploads and are text.
  */
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import type { FC } from "hono/jsx";
 import { readListRequest } from "../lib/lists";
 import type { CursorCodec } from "../lib/pagination";
@@ -25,38 +25,41 @@ import { notFoundAsNull, parseQuery } from "./page-input";
 
 const RESULT_LABELS = { tests_passed: "Passed", tests_failed: "Tests failed", tests_errored: "Tests errored" } as const;
 
-export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): void {
-  web.get("/projects/:id/runs", signedIn(config, paths), async (c) => {
-    const found = await projectMemberAccess(c, config, paths);
-    if (!found) return pageNotFound(c, c.var.person, paths);
-    const { project, access } = found;
-    const query = parseQuery(TestRunsQuerySchema, c, ["branch", "result", "cursor", "limit"]);
-    const filters = { project_id: project.id, branch: query.branch ?? null, result: query.result ?? null, status: null };
-    const request = readListRequest(codec, testRunList, { organizationId: access.scope.organizationId, filters }, query);
-    const page = await listTestRuns(access.scope, request);
-    const base = paths.to(`/projects/${project.id}/runs`);
-    const filterQuery = { branch: filters.branch, result: filters.result };
-    const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(testRunList.listing(request), page.next) }) : null;
-    return c.html(
-      <Layout title={`Runs · ${project.name}`} page={access.page} section="projects">
-        <p class="crumbs">
-          <a href={paths.to(`/projects/${project.id}`)}>{project.name}</a>
+/** `/projects/:id/runs`: the project's runs by the branch and result filters, a keyset page at a time. */
+async function runsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): Promise<Response> {
+  const found = await projectMemberAccess(c, config, paths);
+  if (!found) return pageNotFound(c, c.var.person, paths);
+  const { project, access } = found;
+  const query = parseQuery(TestRunsQuerySchema, c, ["branch", "result", "cursor", "limit"]);
+  const filters = { project_id: project.id, branch: query.branch ?? null, result: query.result ?? null, status: null };
+  const request = readListRequest(codec, testRunList, { organizationId: access.scope.organizationId, filters }, query);
+  const page = await listTestRuns(access.scope, request);
+  const base = paths.to(`/projects/${project.id}/runs`);
+  const filterQuery = { branch: filters.branch, result: filters.result };
+  const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(testRunList.listing(request), page.next) }) : null;
+  return c.html(
+    <Layout title={`Runs · ${project.name}`} page={access.page} section="projects">
+      <p class="crumbs">
+        <a href={paths.to(`/projects/${project.id}`)}>{project.name}</a>
+      </p>
+      <h1>Test runs</h1>
+      <RunsFilters base={base} filters={filters} />
+      {page.items.length === 0 ? (
+        <p>
+          {request.after || filters.branch || filters.result
+            ? "No runs match."
+            : "No runs yet: upload a report with the project's upload token."}
         </p>
-        <h1>Test runs</h1>
-        <RunsFilters base={base} filters={filters} />
-        {page.items.length === 0 ? (
-          <p>
-            {request.after || filters.branch || filters.result
-              ? "No runs match."
-              : "No runs yet: upload a report with the project's upload token."}
-          </p>
-        ) : (
-          <RunsTable runs={page.items.map(runsTableRun)} projectId={project.id} paths={paths} now={c.env.clock.now()} />
-        )}
-        <PageLinks first={request.after ? withQuery(base, filterQuery) : null} next={next} label="Runs" />
-      </Layout>,
-    );
-  });
+      ) : (
+        <RunsTable runs={page.items.map(runsTableRun)} projectId={project.id} paths={paths} now={c.env.clock.now()} />
+      )}
+      <PageLinks first={request.after ? withQuery(base, filterQuery) : null} next={next} label="Runs" />
+    </Layout>,
+  );
+}
+
+export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): void {
+  web.get("/projects/:id/runs", signedIn(config, paths), (c) => runsPage(c, config, paths, codec));
 
   web.get("/projects/:id/runs/:number", signedIn(config, paths), async (c) => {
     const found = await projectMemberAccess(c, config, paths);

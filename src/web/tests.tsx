@@ -122,50 +122,53 @@ async function renderTestPage(
   );
 }
 
+/** `/projects/:id/tests`: the project's tests by the health filter, search and sort, a keyset page at a time. */
+async function testsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): Promise<Response> {
+  const found = await projectMemberAccess(c, config, paths);
+  if (!found) return pageNotFound(c, c.var.person, paths);
+  const { project, access } = found;
+  const query = parseQuery(TestsQuerySchema, c, ["health", "q", "sort", "cursor", "limit"]);
+  const filters = {
+    project_id: project.id,
+    health: query.health ?? "all",
+    q: query.q ?? null,
+    sort: query.sort ?? "impact",
+    quarantined: null,
+    owner: null,
+  };
+  const list = testLists[filters.sort];
+  const request = readListRequest(codec, list, { organizationId: access.scope.organizationId, filters }, query);
+  const page = await listTests(access.scope, request);
+  const base = paths.to(`/projects/${project.id}/tests`);
+  const filterQuery = {
+    health: filters.health === "all" ? null : filters.health,
+    q: filters.q,
+    sort: filters.sort === "impact" ? null : filters.sort,
+  };
+  const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(list.listing(request), page.next) }) : null;
+  return c.html(
+    <Layout title={`Tests · ${project.name}`} page={access.page} section="projects">
+      <p class="crumbs">
+        <a href={paths.to(`/projects/${project.id}`)}>{project.name}</a>
+      </p>
+      <h1>Tests</h1>
+      <TestsFilters base={base} filters={filters} />
+      <p class="muted">
+        Impact: how many of a test's last {page.items[0]?.window.max_executions ?? 50} executions on the default branch failed or errored.
+        The tests that break the most builds come first.
+      </p>
+      {page.items.length === 0 ? (
+        <p>No tests match.</p>
+      ) : (
+        <TestsTable tests={page.items} testPath={(id) => paths.to(`/projects/${project.id}/tests/${id}`)} />
+      )}
+      <PageLinks first={request.after ? withQuery(base, filterQuery) : null} next={next} label="Tests" />
+    </Layout>,
+  );
+}
+
 export function registerTests(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): void {
-  web.get("/projects/:id/tests", signedIn(config, paths), async (c) => {
-    const found = await projectMemberAccess(c, config, paths);
-    if (!found) return pageNotFound(c, c.var.person, paths);
-    const { project, access } = found;
-    const query = parseQuery(TestsQuerySchema, c, ["health", "q", "sort", "cursor", "limit"]);
-    const filters = {
-      project_id: project.id,
-      health: query.health ?? "all",
-      q: query.q ?? null,
-      sort: query.sort ?? "impact",
-      quarantined: null,
-      owner: null,
-    };
-    const list = testLists[filters.sort];
-    const request = readListRequest(codec, list, { organizationId: access.scope.organizationId, filters }, query);
-    const page = await listTests(access.scope, request);
-    const base = paths.to(`/projects/${project.id}/tests`);
-    const filterQuery = {
-      health: filters.health === "all" ? null : filters.health,
-      q: filters.q,
-      sort: filters.sort === "impact" ? null : filters.sort,
-    };
-    const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(list.listing(request), page.next) }) : null;
-    return c.html(
-      <Layout title={`Tests · ${project.name}`} page={access.page} section="projects">
-        <p class="crumbs">
-          <a href={paths.to(`/projects/${project.id}`)}>{project.name}</a>
-        </p>
-        <h1>Tests</h1>
-        <TestsFilters base={base} filters={filters} />
-        <p class="muted">
-          Impact: how many of a test's last {page.items[0]?.window.max_executions ?? 50} executions on the default branch failed or errored.
-          The tests that break the most builds come first.
-        </p>
-        {page.items.length === 0 ? (
-          <p>No tests match.</p>
-        ) : (
-          <TestsTable tests={page.items} testPath={(id) => paths.to(`/projects/${project.id}/tests/${id}`)} />
-        )}
-        <PageLinks first={request.after ? withQuery(base, filterQuery) : null} next={next} label="Tests" />
-      </Layout>,
-    );
-  });
+  web.get("/projects/:id/tests", signedIn(config, paths), (c) => testsPage(c, config, paths, codec));
 
   web.get("/projects/:id/tests/:test_id", signedIn(config, paths), async (c) => {
     const found = await testAccess(c, config, paths);
