@@ -98,13 +98,13 @@ export async function createPeopleAuth(deps: PeopleDeps) {
   });
 }
 
-export type PeopleAuth = Awaited<ReturnType<typeof createPeopleAuth>>;
+type PeopleAuth = Awaited<ReturnType<typeof createPeopleAuth>>;
 
 /** Request headers better-auth needs from the browser's request: its cookies and what its origin checks read. */
 const FORWARDED_HEADERS = ["cookie", "origin", "referer", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "user-agent"];
 
 /** Calls one of better-auth's endpoints in process, as the browser's request would have. */
-export async function callAuth(auth: PeopleAuth, webAppUrl: string, path: string, body: unknown, from: Headers): Promise<Response> {
+async function callAuth(auth: PeopleAuth, webAppUrl: string, path: string, body: unknown, from: Headers): Promise<Response> {
   const headers = new Headers({ "content-type": "application/json" });
   for (const name of FORWARDED_HEADERS) {
     const value = from.get(name);

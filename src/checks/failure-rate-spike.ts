@@ -83,7 +83,7 @@ import {
 } from "./types";
 import { cap, round } from "./metadata-format";
 
-export const FAILURE_RATE_SPIKE_DETECTOR_VERSION = "failure_rate_spike/2";
+const FAILURE_RATE_SPIKE_DETECTOR_VERSION = "failure_rate_spike/2";
 
 const DECAY = 0.99;
 const RHO_MIN = 0.01;
@@ -347,59 +347,8 @@ function decide(state: FailureRateSpikeState, run: RunHeader, tally: Tally): Dec
     const pFresh = recurrent === 0 ? p : passesGuards(fresh) ? betaBinomialUpperTail(fresh, executed, baseline.a, baseline.b) : 1;
     if (p <= ALPHA && pFresh <= ALPHA) {
       tripped = true;
-      const critical = betaBinomialCriticalCount(executed, baseline.a, baseline.b, ALPHA);
-      const neededFailures = Math.max(
-        MIN_FAILURES,
-        Math.ceil(MIN_RATIO * baseline.mu * executed - 1e-9),
-        Math.ceil((baseline.mu + MIN_DELTA) * executed - 1e-9),
-        critical,
-      );
-      const wilson = wilsonInterval(failing, executed);
       events.push({
-        metadata: {
-          subject: "run",
-          run_number: run.number,
-          executed,
-          failed,
-          errored,
-          quarantined_failing_count: run.counts.failed + run.counts.errored - failing,
-          failure_rate: round(x, 4),
-          failure_rate_wilson_95: { low: round(wilson.low, 4), high: round(wilson.high, 4) },
-          baseline_failure_rate: round(baseline.mu, 5),
-          baseline_effective_runs: round(state.w, 1),
-          baseline_mean_executed: round(baseline.nBar, 1),
-          overdispersion_rho: round(baseline.rho, 4),
-          overdispersion_rho_point_estimate: round(baseline.rhoPoint, 4),
-          ratio_to_baseline: round(x / baseline.mu, 2),
-          delta_pp: round((x - baseline.mu) * 100, 2),
-          p_value: p,
-          alpha: ALPHA,
-          statistic: "beta_binomial_tail",
-          observed: round(x, 4),
-          threshold: round(neededFailures / executed, 4),
-          threshold_failures: neededFailures,
-          thresholds: {
-            min_runs_seen: MIN_RUNS_SEEN,
-            min_executed: MIN_EXECUTED,
-            min_failures: MIN_FAILURES,
-            min_ratio_to_baseline: MIN_RATIO,
-            min_delta_pp: MIN_DELTA * 100,
-            alpha: ALPHA,
-            rho_floor: RHO_MIN,
-            rho_ceiling: RHO_MAX,
-            decay: DECAY,
-          },
-          window: WINDOW_DESCRIPTION,
-          newly_failing_tests: tally.newlyFailing,
-          newly_failing_count: tally.newlyFailingCount,
-          recurrent_failing_count: recurrent,
-          fresh_failing_count: fresh,
-          p_value_fresh: pFresh,
-          infra_suspect: suspect,
-          infra_suspect_reason: verdict.reason,
-          persistent_failing_count: verdict.persistent,
-          detector_version: FAILURE_RATE_SPIKE_DETECTOR_VERSION,
-        },
+        metadata: spikeMetadata({ run, state, baseline, tally, verdict, executed, failed, errored, failing, recurrent, fresh, p, pFresh }),
       });
     }
   }
@@ -419,6 +368,79 @@ function decide(state: FailureRateSpikeState, run: RunHeader, tally: Tally): Dec
   }
   const normal = tripped ? 0 : state.normal + 1;
   return { state: { v: 2, seen, w, w2, sn, sf, sx, sxx, sx3, sx4, normal, seq, pr }, events, suspect, tripped };
+}
+
+/** What a spike's event says: the run's rate against the baseline, the test's figures and thresholds, the guards' findings. */
+function spikeMetadata(input: {
+  run: RunHeader;
+  state: FailureRateSpikeState;
+  baseline: Baseline;
+  tally: Tally;
+  verdict: ReturnType<typeof judgeInfraCounts>;
+  executed: number;
+  failed: number;
+  errored: number;
+  failing: number;
+  recurrent: number;
+  fresh: number;
+  p: number;
+  pFresh: number;
+}): Record<string, unknown> {
+  const { run, state, baseline, tally, verdict, executed, failed, errored, failing, recurrent, fresh, p, pFresh } = input;
+  const x = failing / executed;
+  const suspect = verdict.suspect;
+  const critical = betaBinomialCriticalCount(executed, baseline.a, baseline.b, ALPHA);
+  const neededFailures = Math.max(
+    MIN_FAILURES,
+    Math.ceil(MIN_RATIO * baseline.mu * executed - 1e-9),
+    Math.ceil((baseline.mu + MIN_DELTA) * executed - 1e-9),
+    critical,
+  );
+  const wilson = wilsonInterval(failing, executed);
+  return {
+    subject: "run",
+    run_number: run.number,
+    executed,
+    failed,
+    errored,
+    quarantined_failing_count: run.counts.failed + run.counts.errored - failing,
+    failure_rate: round(x, 4),
+    failure_rate_wilson_95: { low: round(wilson.low, 4), high: round(wilson.high, 4) },
+    baseline_failure_rate: round(baseline.mu, 5),
+    baseline_effective_runs: round(state.w, 1),
+    baseline_mean_executed: round(baseline.nBar, 1),
+    overdispersion_rho: round(baseline.rho, 4),
+    overdispersion_rho_point_estimate: round(baseline.rhoPoint, 4),
+    ratio_to_baseline: round(x / baseline.mu, 2),
+    delta_pp: round((x - baseline.mu) * 100, 2),
+    p_value: p,
+    alpha: ALPHA,
+    statistic: "beta_binomial_tail",
+    observed: round(x, 4),
+    threshold: round(neededFailures / executed, 4),
+    threshold_failures: neededFailures,
+    thresholds: {
+      min_runs_seen: MIN_RUNS_SEEN,
+      min_executed: MIN_EXECUTED,
+      min_failures: MIN_FAILURES,
+      min_ratio_to_baseline: MIN_RATIO,
+      min_delta_pp: MIN_DELTA * 100,
+      alpha: ALPHA,
+      rho_floor: RHO_MIN,
+      rho_ceiling: RHO_MAX,
+      decay: DECAY,
+    },
+    window: WINDOW_DESCRIPTION,
+    newly_failing_tests: tally.newlyFailing,
+    newly_failing_count: tally.newlyFailingCount,
+    recurrent_failing_count: recurrent,
+    fresh_failing_count: fresh,
+    p_value_fresh: pFresh,
+    infra_suspect: suspect,
+    infra_suspect_reason: verdict.reason,
+    persistent_failing_count: verdict.persistent,
+    detector_version: FAILURE_RATE_SPIKE_DETECTOR_VERSION,
+  };
 }
 
 function fromLegacy(

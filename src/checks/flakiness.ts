@@ -107,7 +107,7 @@ import {
 import { cap, round } from "./metadata-format";
 import { nearestRankPercentile, runsTestZ, wilson95 } from "./statistics";
 
-export const FLAKINESS_DETECTOR_VERSION = "test_flakiness/2";
+const FLAKINESS_DETECTOR_VERSION = "test_flakiness/2";
 
 const WINDOW = 50;
 const HALF_BITS = 25;
@@ -510,115 +510,175 @@ type Flag = {
   evidence: { count: number; needed: number } | null;
 };
 
+/** A test's state while one run is applied to it (updateTest): its entry's fields, the optional ones undefined when absent. */
+type Draft = {
+  wh: number;
+  wl: number;
+  n: number;
+  cp: number;
+  ls: number;
+  ff: number | undefined;
+  lf: number | undefined;
+  /** The same-commit LRU (the entry's `c`). */
+  lru: number[] | undefined;
+  /** Recent evidence (the entry's `e`). */
+  evidence: Evidence[] | undefined;
+  fl: number | undefined;
+  ft: number | undefined;
+  fr: Rule | undefined;
+  bq: number | undefined;
+};
+
+/** What a test's outcome in this run is: a failure, a pass, and a pass on retry with its failed attempts. */
+type OutcomeKinds = { failed: boolean; passed: boolean; failedAttempts: number; passedOnRetry: boolean };
+
+function outcomeKinds(outcome: Outcome): OutcomeKinds {
+  const failed = isFail(outcome.status);
+  const passed = outcome.status === "passed";
+  let failedAttempts = 0;
+  for (const attempt of outcome.attempts) if (isFail(attempt)) failedAttempts++;
+  return { failed, passed, failedAttempts, passedOnRetry: passed && failedAttempts > 0 };
+}
+
 function updateTest(
   previous: FlakinessTestState | undefined,
   outcome: Outcome,
   ctx: RunContext,
 ): { entry: FlakinessTestState; flag: Flag | null } {
-  const { run, now } = ctx;
-  const status = outcome.status;
-  const failed = isFail(status);
-  const passed = status === "passed";
-  let failedAttempts = 0;
-  for (const attempt of outcome.attempts) if (isFail(attempt)) failedAttempts++;
-  const passedOnRetry = passed && failedAttempts > 0;
-
-  let wh = previous?.wh ?? 0;
-  let wl = previous?.wl ?? 0;
-  let n = previous?.n ?? 0;
-  let cp = previous?.cp ?? 0;
-  let ff = previous?.ff;
-  let lf = previous?.lf;
-  let lru = previous?.c;
-  // Expired evidence can neither flag nor hold back an un-flag: dropping it keeps entries small.
-  let evidence =
-    previous?.e && previous.e.length > 0 && now - (previous.e[0] as Evidence).t >= EVIDENCE_TTL_MS
-      ? recentEvidence(previous.e, now)
-      : previous?.e;
-  let fl = previous?.fl;
-  let ft = previous?.ft;
-  let fr = previous?.fr;
-  const ls = previous ? Math.max(previous.ls, run.number) : run.number;
-  let bq = previous?.bq !== undefined && ctx.sq - previous.bq <= RECUR_RUNS ? previous.bq : undefined;
+  const { run } = ctx;
+  const kinds = outcomeKinds(outcome);
+  const draft = startDraft(previous, ctx);
 
   // 0. Recurrence (read before this run enters the window): the test newly failed in the earlier
   // co-failure this burst repeats, and failed in at most half of its outcomes since then.
   const inCoFailure = ctx.coFailure && isNewlyFailing(outcome, previous);
-  let recurred: { p: number; f: number } | null = null;
-  if (ctx.recurrence !== null && previous && bq === ctx.recurrence.previousSq && inCoFailure) {
-    const since = Math.min(previous.n, ctx.sq - bq);
-    const fails = recentOnes(previous.wh, previous.wl, since);
-    if (2 * fails <= since) recurred = { p: since - fails, f: fails + 1 };
-  }
-  if (inCoFailure) bq = ctx.sq;
+  const recurred = recurrenceOf(previous, draft.bq, ctx, inCoFailure);
+  if (inCoFailure) draft.bq = ctx.sq;
 
-  if (failed || passedOnRetry) {
-    lf = run.number;
-    if (ff === undefined) ff = run.number;
+  if (kinds.failed || kinds.passedOnRetry) {
+    draft.lf = run.number;
+    if (draft.ff === undefined) draft.ff = run.number;
   }
 
   // 1. The default-branch window and the recovery counter.
-  if (ctx.onDefault === 1 && (passed || failed)) {
-    wh = shiftHi(wh, wl);
-    wl = shiftLo(wl, failed ? 1 : 0);
-    n = Math.min(WINDOW, n + 1);
-    cp = failed || passedOnRetry ? 0 : Math.min(cp + 1, COUNTER_CAP);
+  if (ctx.onDefault === 1 && (kinds.passed || kinds.failed)) {
+    draft.wh = shiftHi(draft.wh, draft.wl);
+    draft.wl = shiftLo(draft.wl, kinds.failed ? 1 : 0);
+    draft.n = Math.min(WINDOW, draft.n + 1);
+    draft.cp = kinds.failed || kinds.passedOnRetry ? 0 : Math.min(draft.cp + 1, COUNTER_CAP);
   }
 
-  // 2. Same-commit LRU (any branch). A pass on retry counts as a pass here: its retry is its own evidence.
-  // A burst's failure is only marked (flag 4): with a pass of the same commit it is weak evidence.
-  if (ctx.shaHash !== null && (passed || failed)) {
-    const next: number[] = [];
-    let p = 0;
-    let f = 0;
-    let flags = 0;
-    if (lru) {
-      for (let i = 0; i + 3 < lru.length; i += 4) {
-        if (lru[i] === ctx.shaHash) {
-          p = lru[i + 1] ?? 0;
-          f = lru[i + 2] ?? 0;
-          flags = lru[i + 3] ?? 0;
-        } else {
-          next.push(lru[i] ?? 0, lru[i + 1] ?? 0, lru[i + 2] ?? 0, lru[i + 3] ?? 0);
-        }
+  // 2. Same-commit LRU (any branch).
+  if (ctx.shaHash !== null && (kinds.passed || kinds.failed)) countSameCommit(draft, kinds.passed, ctx, ctx.shaHash);
+  addRetryAndRecurrenceEvidence(draft, kinds, recurred, ctx);
+  unflagWhenClean(draft, ctx.now);
+  // 5. Flag rules, for a test not flagged.
+  const flag = draft.fl === undefined ? applyFlagRules(draft, outcome, ctx) : null;
+  const entry = entryOf(draft, kinds.failed);
+  return { entry, flag: flag ? { ...flag, entry } : null };
+}
+
+/** The test's previous entry (or a new test's zeros) to apply the run to; expired evidence and an old `bq` dropped. */
+function startDraft(previous: FlakinessTestState | undefined, ctx: RunContext): Draft {
+  const { run, now } = ctx;
+  return {
+    wh: previous?.wh ?? 0,
+    wl: previous?.wl ?? 0,
+    n: previous?.n ?? 0,
+    cp: previous?.cp ?? 0,
+    ff: previous?.ff,
+    lf: previous?.lf,
+    lru: previous?.c,
+    // Expired evidence can neither flag nor hold back an un-flag: dropping it keeps entries small.
+    evidence:
+      previous?.e && previous.e.length > 0 && now - (previous.e[0] as Evidence).t >= EVIDENCE_TTL_MS
+        ? recentEvidence(previous.e, now)
+        : previous?.e,
+    fl: previous?.fl,
+    ft: previous?.ft,
+    fr: previous?.fr,
+    ls: previous ? Math.max(previous.ls, run.number) : run.number,
+    bq: previous?.bq !== undefined && ctx.sq - previous.bq <= RECUR_RUNS ? previous.bq : undefined,
+  };
+}
+
+/** When this burst repeats the earlier co-failure the test newly failed in (`bq`), and the test failed in at most half its outcomes since: the evidence's counts. */
+function recurrenceOf(
+  previous: FlakinessTestState | undefined,
+  bq: number | undefined,
+  ctx: RunContext,
+  inCoFailure: boolean,
+): { p: number; f: number } | null {
+  if (ctx.recurrence === null || !previous || bq !== ctx.recurrence.previousSq || !inCoFailure) return null;
+  const since = Math.min(previous.n, ctx.sq - bq);
+  const fails = recentOnes(previous.wh, previous.wl, since);
+  return 2 * fails <= since ? { p: since - fails, f: fails + 1 } : null;
+}
+
+/**
+ * The same-commit LRU (any branch). A pass on retry counts as a pass here: its retry is its own evidence.
+ * A burst's failure is only marked (flag 4): with a pass of the same commit it is weak evidence.
+ */
+function countSameCommit(draft: Draft, passed: boolean, ctx: RunContext, shaHash: number): void {
+  const lru = draft.lru;
+  const next: number[] = [];
+  let p = 0;
+  let f = 0;
+  let flags = 0;
+  if (lru) {
+    for (let i = 0; i + 3 < lru.length; i += 4) {
+      if (lru[i] === shaHash) {
+        p = lru[i + 1] ?? 0;
+        f = lru[i + 2] ?? 0;
+        flags = lru[i + 3] ?? 0;
+      } else {
+        next.push(lru[i] ?? 0, lru[i + 1] ?? 0, lru[i + 2] ?? 0, lru[i + 3] ?? 0);
       }
     }
-    if (passed) p = Math.min(p + 1, COUNTER_CAP);
-    else if (ctx.burst) flags |= 4;
-    else f = Math.min(f + 1, COUNTER_CAP);
-    flags |= ctx.onDefault;
-    if (p > 0 && f > 0 && (flags & 2) === 0) {
-      flags |= 2;
-      evidence = pushEvidence(evidence, {
-        k: "same_commit",
-        c: ctx.sha,
-        b: ctx.branch,
-        d: (flags & 1) as 0 | 1,
-        r: run.number,
-        t: now,
-        p,
-        f,
-      });
-    } else if (p > 0 && (flags & 4) !== 0 && (flags & (2 | 8)) === 0) {
-      flags |= 8;
-      evidence = pushEvidence(evidence, {
-        k: "burst_same_commit",
-        c: ctx.sha,
-        b: ctx.branch,
-        d: (flags & 1) as 0 | 1,
-        r: run.number,
-        t: now,
-        p,
-        f: 1,
-      });
-    }
-    next.push(ctx.shaHash, p, f, flags);
-    lru = next.length > 4 * LRU_SIZE ? next.slice(next.length - 4 * LRU_SIZE) : next;
   }
+  if (passed) p = Math.min(p + 1, COUNTER_CAP);
+  else if (ctx.burst) flags |= 4;
+  else f = Math.min(f + 1, COUNTER_CAP);
+  flags |= ctx.onDefault;
+  if (p > 0 && f > 0 && (flags & 2) === 0) {
+    flags |= 2;
+    draft.evidence = pushEvidence(draft.evidence, {
+      k: "same_commit",
+      c: ctx.sha,
+      b: ctx.branch,
+      d: (flags & 1) as 0 | 1,
+      r: ctx.run.number,
+      t: ctx.now,
+      p,
+      f,
+    });
+  } else if (p > 0 && (flags & 4) !== 0 && (flags & (2 | 8)) === 0) {
+    flags |= 8;
+    draft.evidence = pushEvidence(draft.evidence, {
+      k: "burst_same_commit",
+      c: ctx.sha,
+      b: ctx.branch,
+      d: (flags & 1) as 0 | 1,
+      r: ctx.run.number,
+      t: ctx.now,
+      p,
+      f: 1,
+    });
+  }
+  next.push(shaHash, p, f, flags);
+  draft.lru = next.length > 4 * LRU_SIZE ? next.slice(next.length - 4 * LRU_SIZE) : next;
+}
 
-  // 3. Pass on retry (any branch); inside a burst it is weak evidence.
-  if (passedOnRetry) {
-    evidence = pushEvidence(evidence, {
+/** 3. A pass on retry (any branch; inside a burst it is weak evidence), and 3b. a recurring burst (default branch): evidence. */
+function addRetryAndRecurrenceEvidence(
+  draft: Draft,
+  kinds: OutcomeKinds,
+  recurred: { p: number; f: number } | null,
+  ctx: RunContext,
+): void {
+  const { run, now } = ctx;
+  if (kinds.passedOnRetry) {
+    draft.evidence = pushEvidence(draft.evidence, {
       k: ctx.burst ? "burst_same_commit" : "passed_on_retry",
       c: ctx.sha,
       b: ctx.branch,
@@ -626,13 +686,11 @@ function updateTest(
       r: run.number,
       t: now,
       p: 1,
-      f: failedAttempts,
+      f: kinds.failedAttempts,
     });
   }
-
-  // 3b. A recurring burst (default branch).
   if (recurred) {
-    evidence = pushEvidence(evidence, {
+    draft.evidence = pushEvidence(draft.evidence, {
       k: "burst_recurred",
       c: ctx.sha,
       b: ctx.branch,
@@ -643,44 +701,50 @@ function updateTest(
       f: recurred.f,
     });
   }
+}
 
-  // 4. Un-flag: ≥ 50 default-branch passes in a row since the flag and the last failure, and 14 days since the flag and the last evidence.
-  if (fl !== undefined && cp >= UNFLAG_CLEAN_RUNS) {
-    let lastSignal = ft ?? 0;
-    if (evidence) for (const item of evidence) lastSignal = Math.max(lastSignal, item.t);
-    if (now - lastSignal >= EVIDENCE_TTL_MS) {
-      fl = undefined;
-      ft = undefined;
-      fr = undefined;
-      ff = undefined;
-    }
+/** 4. Un-flag: ≥ 50 default-branch passes in a row since the flag and the last failure, and 14 days since the flag and the last evidence. */
+function unflagWhenClean(draft: Draft, now: number): void {
+  if (draft.fl === undefined || draft.cp < UNFLAG_CLEAN_RUNS) return;
+  let lastSignal = draft.ft ?? 0;
+  if (draft.evidence) for (const item of draft.evidence) lastSignal = Math.max(lastSignal, item.t);
+  if (now - lastSignal >= EVIDENCE_TTL_MS) {
+    draft.fl = undefined;
+    draft.ft = undefined;
+    draft.fr = undefined;
+    draft.ff = undefined;
   }
+}
 
-  // 5. Flag rules, for a test not flagged.
-  let flag: Omit<Flag, "entry"> | null = null;
-  if (fl === undefined) {
-    const byEvidence = evidence ? evidenceRule(evidence, now) : null;
-    const byHistory = ctx.onDefault === 1 ? historyRuleHolds(wh, wl, n) : null;
-    if (byEvidence || byHistory) {
-      const rule: Rule = byEvidence ? byEvidence.latest.k : "history_flips";
-      cp = 0;
-      fl = run.number;
-      ft = now;
-      fr = rule;
-      flag = {
-        key: outcome.test.key,
-        outcome,
-        rule,
-        history: byHistory,
-        evidence: byEvidence ? { count: byEvidence.count, needed: byEvidence.needed } : null,
-      };
-    } else if (ff !== undefined && n > 0 && wh === 0 && wl === 0 && recentEvidence(evidence, now).length === 0) {
-      // Clean again (no failure in the window, no recent evidence): the next failure starts a new episode.
-      ff = undefined;
-    }
+/** 5. The flag rules (evidence, history) for a test not flagged: the flag, else null; a clean test's episode ends. */
+function applyFlagRules(draft: Draft, outcome: Outcome, ctx: RunContext): Omit<Flag, "entry"> | null {
+  const { run, now } = ctx;
+  const byEvidence = draft.evidence ? evidenceRule(draft.evidence, now) : null;
+  const byHistory = ctx.onDefault === 1 ? historyRuleHolds(draft.wh, draft.wl, draft.n) : null;
+  if (byEvidence || byHistory) {
+    const rule: Rule = byEvidence ? byEvidence.latest.k : "history_flips";
+    draft.cp = 0;
+    draft.fl = run.number;
+    draft.ft = now;
+    draft.fr = rule;
+    return {
+      key: outcome.test.key,
+      outcome,
+      rule,
+      history: byHistory,
+      evidence: byEvidence ? { count: byEvidence.count, needed: byEvidence.needed } : null,
+    };
   }
+  if (draft.ff !== undefined && draft.n > 0 && draft.wh === 0 && draft.wl === 0 && recentEvidence(draft.evidence, now).length === 0) {
+    // Clean again (no failure in the window, no recent evidence): the next failure starts a new episode.
+    draft.ff = undefined;
+  }
+  return null;
+}
 
-  // A fixed key order; empty optional keys are left out.
+/** The entry stored for the test: a fixed key order; empty optional keys are left out. */
+function entryOf(draft: Draft, failed: boolean): FlakinessTestState {
+  const { wh, wl, n, ls, cp, ff, lf, lru, evidence, fl, ft, fr, bq } = draft;
   const entry: FlakinessTestState = { wh, wl, n, ls, cp };
   if (ff !== undefined) entry.ff = ff;
   if (lf !== undefined) entry.lf = lf;
@@ -693,7 +757,7 @@ function updateTest(
   }
   if (n === 0 && failed) entry.sx = 1;
   if (bq !== undefined) entry.bq = bq;
-  return { entry, flag: flag ? { ...flag, entry } : null };
+  return entry;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -92,7 +92,7 @@ import {
 } from "./types";
 import { cap, round } from "./metadata-format";
 
-export const PERFORMANCE_REGRESSION_DETECTOR_VERSION = "performance_regression/3";
+const PERFORMANCE_REGRESSION_DETECTOR_VERSION = "performance_regression/3";
 
 /** Ring length of a test series; the run series keeps RUN_BUFFER points (its long window is longer). */
 const BUFFER = 40;
@@ -188,7 +188,7 @@ const MAX_STORED_NAME = 200;
  * One duration series: a ring buffer of log(ms) values (oldest first) and their run numbers,
  * stored as ages relative to the newest point so the stored digits do not grow with history.
  */
-export type DurationSeries = {
+type DurationSeries = {
   /** log(duration ms), rounded to 1e-6; ≤ 40 (tests) or 72 (run series), oldest first. */
   l: number[];
   /** Run number of the newest point (0 while empty). */
@@ -201,12 +201,12 @@ export type DurationSeries = {
   c?: 1;
 };
 
-export type RunDurationSeries = DurationSeries & {
+type RunDurationSeries = DurationSeries & {
   /** The last trip: its run number and the baseline median before it (ms), or null. */
   ev: { run: number; level_ms: number } | null;
 };
 
-export type TestDurationSeries = DurationSeries & {
+type TestDurationSeries = DurationSeries & {
   /** RunTest.key and a display name (capped). */
   k: string;
   n: string;
@@ -215,7 +215,7 @@ export type TestDurationSeries = DurationSeries & {
 };
 
 /** A challenger for the monitored set: up to 5 recent log durations. */
-export type PoolEntry = { k: string; n: string; l: number[] };
+type PoolEntry = { k: string; n: string; l: number[] };
 
 /** The project-level state; each test's guard memory (a number, see the header) is stored in the test's row. */
 export type PerformanceRegressionState = {

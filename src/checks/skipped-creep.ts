@@ -34,7 +34,7 @@ import { mannKendall, median, senSlope } from "./statistics";
 import type { Check, CheckEvent, CheckPass, RunHeader, RunTest } from "./types";
 import { cap, round } from "./metadata-format";
 
-export const SKIPPED_CREEP_DETECTOR_VERSION = "skipped_test_count_creep/2";
+const SKIPPED_CREEP_DETECTOR_VERSION = "skipped_test_count_creep/2";
 
 const BUFFER = 30;
 const INIT_RUNS = 10;

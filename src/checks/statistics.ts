@@ -71,12 +71,12 @@ export function lgamma(x: number): number {
 }
 
 /** ln B(a, b) = ln Γ(a) + ln Γ(b) − ln Γ(a + b). */
-export function lbeta(a: number, b: number): number {
+function lbeta(a: number, b: number): number {
   return lgamma(a) + lgamma(b) - lgamma(a + b);
 }
 
 /** ln C(n, k). */
-export function lchoose(n: number, k: number): number {
+function lchoose(n: number, k: number): number {
   return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1);
 }
 

@@ -104,7 +104,7 @@ export interface Check<S, T = never> {
 }
 
 /** The run's header: the summary without its tests. */
-export function runHeader(run: RunSummary): RunHeader {
+function runHeader(run: RunSummary): RunHeader {
   const { tests: _tests, ...header } = run;
   return header;
 }
@@ -132,7 +132,7 @@ export function checkRun<S, T>(
 }
 
 /** A run's tests cut into chunks of about `size` keys each (ascending key order, a key's cases together, the run's order within a key). */
-export function chunksOf(tests: readonly RunTest[], size: number): RunTest[][] {
+function chunksOf(tests: readonly RunTest[], size: number): RunTest[][] {
   const byKey = new Map<string, RunTest[]>();
   for (const test of tests) {
     const cases = byKey.get(test.key);
@@ -192,7 +192,7 @@ export function inMemoryCheck<S, T>(check: Check<S, T>, options: InMemoryOptions
 }
 
 /** Below this many judged tests, "most tests newly failed" says nothing about the infrastructure. */
-export const INFRA_GUARD_MIN_EXECUTED = 5;
+const INFRA_GUARD_MIN_EXECUTED = 5;
 
 /**
  * What a check remembers of a test's previous outcome: true when it failed (or errored) last

@@ -75,7 +75,7 @@ Exit codes:
   4  the run was processed as failed (--wait)
 `;
 
-export const OPTIONS = {
+const OPTIONS = {
   url: { type: "string" },
   token: { type: "string" },
   branch: { type: "string" },
@@ -140,17 +140,17 @@ const API_PATH = /\/(?:api|uploads)\/v1\/?$/;
  * kept; a trailing `/api/v1` or `/uploads/v1` (with or without a slash) is the API's own path,
  * not a prefix, and is dropped: `https://host/api/v1` posts to `https://host/uploads/v1/test_runs`.
  */
-export function uploadEndpoint(baseUrl: string): URL {
+function uploadEndpoint(baseUrl: string): URL {
   return new URL("test_runs", uploadsBase(baseUrl));
 }
 
 /** `{base}/uploads/v1/quarantined_tests`, the list `--quarantine` reads (same base URL rules). */
-export function quarantineListUrl(baseUrl: string): URL {
+function quarantineListUrl(baseUrl: string): URL {
   return new URL("quarantined_tests", uploadsBase(baseUrl));
 }
 
 /** `{base}/uploads/v1/codeowners`, where the repository's CODEOWNERS goes (same base URL rules). */
-export function codeownersUrl(baseUrl: string): URL {
+function codeownersUrl(baseUrl: string): URL {
   return new URL("codeowners", uploadsBase(baseUrl));
 }
 
@@ -235,7 +235,7 @@ export function uploadSettings(input: {
 }
 
 /** Where GitHub looks for CODEOWNERS, in its order: the first that exists is the repository's. */
-export const CODEOWNERS_LOCATIONS = [".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"];
+const CODEOWNERS_LOCATIONS = [".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"];
 
 /**
  * The CODEOWNERS file to send: --codeowners PATH (relative to the working directory; it must

@@ -7,7 +7,7 @@ import { nonEmpty } from "./format";
 
 export type Env = Record<string, string | undefined>;
 
-export type CiProvider = "github-actions" | "gitlab-ci" | "buildkite" | "circleci" | "jenkins";
+type CiProvider = "github-actions" | "gitlab-ci" | "buildkite" | "circleci" | "jenkins";
 
 export type CiMetadata = {
   provider: CiProvider | null;

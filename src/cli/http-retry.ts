@@ -33,7 +33,7 @@ export type RetryOptions = {
   onRetry?: (info: RetryInfo) => void;
 };
 
-export type RetryInfo = {
+type RetryInfo = {
   /** The attempt that failed (1-based). */
   attempt: number;
   /** Attempts allowed in all. */
@@ -46,7 +46,7 @@ export type RetryInfo = {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the service's JSON, checked field by field where it is read.
 export type HttpResponse = { kind: "response"; status: number; headers: Headers; text: string; json: any; attempts: number };
-export type HttpNetworkError = { kind: "network-error"; error: unknown; message: string; attempts: number };
+type HttpNetworkError = { kind: "network-error"; error: unknown; message: string; attempts: number };
 export type HttpResult = HttpResponse | HttpNetworkError;
 
 /**

@@ -19,7 +19,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { TOKEN_BODY_LENGTH, TOKEN_KINDS, hasTokenShape } from "../lib/keys";
-import { HELP, type UploadSettings, parseCommandLine, tokenCandidate, uploadSettings } from "./args";
+import { HELP, type OptionValues, type UploadSettings, parseCommandLine, tokenCandidate, uploadSettings } from "./args";
 import { type Env, detectCiMetadata } from "./ci-metadata";
 import { EXIT_OK, EXIT_REJECTED, EXIT_RUN_FAILED, EXIT_TESTS_FAILED, EXIT_UPLOAD_FAILED, EXIT_USAGE, UsageError } from "./exit-codes";
 import { displayPath, nonEmpty } from "./format";
@@ -104,6 +104,9 @@ function readJsonFile(path: string): unknown {
   return JSON.parse(readFileSync(path, "utf8"));
 }
 
+/** What the options and reports of one invocation are, once the command line is understood. */
+type Command = { values: OptionValues; patterns: string[] };
+
 /**
  * Run the CLI with `argv` (without node and the script). Resolves to the exit code; throws only
  * on a bug (main() turns that into exit 1).
@@ -115,12 +118,44 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
   const stderr = io.stderr ?? process.stderr;
   const candidate = tokenCandidate(argv, env);
   // Until the options are parsed, mask whatever could be the token.
-  let out = new Output(stdout, stderr, {
-    quiet: false,
-    verbose: false,
-    secrets: [candidate, env.CTA_UPLOAD_TOKEN ?? ""],
-  });
+  const early = new Output(stdout, stderr, { quiet: false, verbose: false, secrets: [candidate, env.CTA_UPLOAD_TOKEN ?? ""] });
+  const command = readCommand(argv, early, stdout);
+  if (typeof command === "number") return command;
+  const { values, patterns } = command;
 
+  const token = nonEmpty(values.token) ?? nonEmpty(env.CTA_UPLOAD_TOKEN);
+  const baseUrl = nonEmpty(values.url) ?? nonEmpty(env.CTA_URL);
+  const out = new Output(stdout, stderr, {
+    quiet: Boolean(values.quiet),
+    verbose: Boolean(values.verbose),
+    secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? ""],
+    annotations: env.GITHUB_ACTIONS === "true",
+  });
+  const prepared = prepareUpload({ command, token, baseUrl, env, cwd, io, out });
+  if (typeof prepared === "number") return prepared;
+  const { settings, metadata } = prepared;
+  const files = await findReports(patterns, cwd, out);
+  if (typeof files === "number") return files;
+
+  const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
+  const context = uploadContext({ values, settings, metadata, token, cwd, io, out, wantFailedTests: summaryPath !== undefined });
+  // Before the reports: the service then gives the run's new tests their owners as it processes it.
+  if (settings.codeownersFile) {
+    const { headers, retryOptions } = context;
+    await sendCodeowners({ file: settings.codeownersFile, url: settings.codeownersUrl, headers, retryOptions, out, cwd });
+  }
+
+  const quarantine = Boolean(values.quarantine);
+  // The reports' own results, for --quarantine and the summary: read whether or not the upload works.
+  const wantResults = quarantine || summaryPath !== undefined;
+  const tally = await uploadReports(files, Boolean(values["run-per-file"]), wantResults, context);
+  const judged = quarantine ? await judgeByQuarantine(tally, settings, token!, context) : null;
+  if (summaryPath !== undefined) appendStepSummary(summaryPath, tally, judged, out);
+  return exitCode(tally, judged);
+}
+
+/** The options and the report patterns, or the exit code when the command line ends the run (an error, --help, --version). */
+function readCommand(argv: string[], out: Output, stdout: Writable): Command | number {
   let parsed: ReturnType<typeof parseCommandLine>;
   try {
     parsed = parseCommandLine(argv);
@@ -146,20 +181,23 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     );
     return EXIT_USAGE;
   }
+  return { values, patterns };
+}
 
-  const token = nonEmpty(values.token) ?? nonEmpty(env.CTA_UPLOAD_TOKEN);
-  const baseUrl = nonEmpty(values.url) ?? nonEmpty(env.CTA_URL);
-  out = new Output(stdout, stderr, {
-    quiet: Boolean(values.quiet),
-    verbose: Boolean(values.verbose),
-    secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? ""],
-    annotations: env.GITHUB_ACTIONS === "true",
-  });
-
-  let settings: UploadSettings;
-  let metadata: RunMetadata;
+/** The upload's settings and the run's metadata (flags over what the CI says), or EXIT_USAGE when they are wrong. */
+function prepareUpload(input: {
+  command: Command;
+  token: string | undefined;
+  baseUrl: string | undefined;
+  env: Env;
+  cwd: string;
+  io: RunIo;
+  out: Output;
+}): { settings: UploadSettings; metadata: RunMetadata } | number {
+  const { command, token, baseUrl, env, cwd, io, out } = input;
+  const { values, patterns } = command;
   try {
-    settings = uploadSettings({
+    const settings = uploadSettings({
       values,
       patterns,
       env,
@@ -176,7 +214,7 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
       );
     }
     const ci = detectCiMetadata(env, { readEvent: io.readEvent ?? readJsonFile });
-    metadata = {
+    const metadata: RunMetadata = {
       branch: nonEmpty(values.branch) ?? ci.branch,
       commit_sha: nonEmpty(values["commit-sha"]) ?? ci.commit_sha,
       build_id: nonEmpty(values["build-id"]) ?? ci.build_id,
@@ -186,6 +224,7 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     };
     out.debug(`CI provider: ${ci.provider ?? "none detected"}`);
     out.debug(`metadata: ${JSON.stringify(metadata)}`);
+    return { settings, metadata };
   } catch (error) {
     if (error instanceof UsageError) {
       out.error(error.message);
@@ -194,7 +233,10 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     out.error(`unexpected: ${(error as Error)?.stack ?? error}`);
     return EXIT_USAGE;
   }
+}
 
+/** The report files the patterns match, or EXIT_USAGE when they cannot be expanded or match nothing. */
+async function findReports(patterns: string[], cwd: string, out: Output): Promise<string[] | number> {
   let files: string[];
   try {
     const expanded = await expandFiles(patterns, { cwd });
@@ -209,7 +251,21 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     return EXIT_USAGE;
   }
   out.debug(`${files.length} file(s): ${files.map((f) => displayPath(f, cwd)).join(", ")}`);
+  return files;
+}
 
+/** What every request of the upload shares: headers, retries, clock, and the --wait and --fail-on-upload-error choices. */
+function uploadContext(input: {
+  values: OptionValues;
+  settings: UploadSettings;
+  metadata: RunMetadata;
+  token: string | undefined;
+  cwd: string;
+  io: RunIo;
+  out: Output;
+  wantFailedTests: boolean;
+}): UploadContext {
+  const { values, settings, metadata, token, cwd, io, out } = input;
   const sleep = io.sleep ?? realSleep;
   const now = io.now ?? Date.now;
   const retryOptions: RetryOptions = {
@@ -227,9 +283,7 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     "user-agent": `ci-test-analytics/${cliVersion()} node/${process.versions.node}`,
     accept: "application/json",
   };
-  const quarantine = Boolean(values.quarantine);
-  const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
-  const context: UploadContext = {
+  return {
     out,
     cwd,
     headers,
@@ -243,24 +297,23 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     now,
     pollBaseMs: io.pollBaseMs ?? POLL_BASE_MS,
     failOnUploadError: Boolean(values["fail-on-upload-error"]),
-    wantFailedTests: summaryPath !== undefined,
+    wantFailedTests: input.wantFailedTests,
   };
+}
 
-  // Before the reports: the service then gives the run's new tests their owners as it processes it.
-  if (settings.codeownersFile) {
-    await sendCodeowners({ file: settings.codeownersFile, url: settings.codeownersUrl, headers, retryOptions, out, cwd });
-  }
+/** What the upload of every group gave: the tests' results (when wanted), the runs, the problems and each group's exit code. */
+type UploadTally = { results: TestResults; runs: RunInfo[]; problems: string[]; codes: number[]; serviceUnreachable: boolean };
 
-  // The reports' own results, for --quarantine and the summary: read whether or not the upload works.
-  const wantResults = quarantine || summaryPath !== undefined;
-  const results = emptyResults();
-  const runs: RunInfo[] = [];
-  const problems: string[] = [];
-  let serviceUnreachable = false;
-
-  const groups = values["run-per-file"] ? files.map((f) => [f]) : [files];
+/**
+ * Uploads the files as one run, or one run per file; once an upload says to stop, the remaining
+ * groups are only read (when their results are wanted).
+ */
+async function uploadReports(files: string[], runPerFile: boolean, wantResults: boolean, context: UploadContext): Promise<UploadTally> {
+  const { out } = context;
+  const tally: UploadTally = { results: emptyResults(), runs: [], problems: [], codes: [], serviceUnreachable: false };
+  const { results, runs, problems, codes } = tally;
+  const groups = runPerFile ? files.map((f) => [f]) : [files];
   const uploadProgress = groups.length > 1 ? out.progress("Uploading", groups.length) : null;
-  const codes: number[] = [];
   let stopped: string | null = null;
   for (const group of groups) {
     if (stopped !== null) {
@@ -279,7 +332,7 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     if (outcome.problem && outcome.code !== EXIT_USAGE) problems.push(outcome.problem);
     if (wantResults) for (const report of outcome.reports ?? []) addReport(results, report);
     if (outcome.stop) {
-      serviceUnreachable = outcome.unreachable === true;
+      tally.serviceUnreachable = outcome.unreachable === true;
       if (codes.length < groups.length) {
         const message = `stopping: ${outcome.stop}; ${groups.length - codes.length} file(s) not uploaded`;
         if (outcome.code === EXIT_OK) out.warn(message);
@@ -292,33 +345,42 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     const ok = runs.length;
     out.info(`${ok} of ${groups.length} runs uploaded${ok < groups.length ? `, ${groups.length - ok} not` : ""}`);
   }
+  return tally;
+}
 
-  let judged: { verdict: Verdict; lookup: QuarantineLookup } | null = null;
-  if (quarantine) {
-    const lookup = await lookUpQuarantine({
-      listUrl: settings.quarantineListUrl.href,
-      token: token!,
-      headers,
-      // The upload already found the service unreachable after its retries: one more try, not five.
-      retryOptions: serviceUnreachable ? { ...retryOptions, retries: 0 } : retryOptions,
-      cacheDir: settings.cacheDir,
-      now,
-      onCacheError: (message) => out.warn(message),
-    });
-    const verdict = judgeFailures(results.failures, lookup.list, now());
-    judged = { verdict, lookup };
-    printVerdict(out, results, verdict, lookup);
+type Judged = { verdict: Verdict; lookup: QuarantineLookup };
+
+/** --quarantine: the project's quarantine list (or its cached copy) against the reports' failures, printed. */
+async function judgeByQuarantine(tally: UploadTally, settings: UploadSettings, token: string, context: UploadContext): Promise<Judged> {
+  const { out, headers, retryOptions, now } = context;
+  const lookup = await lookUpQuarantine({
+    listUrl: settings.quarantineListUrl.href,
+    token,
+    headers,
+    // The upload already found the service unreachable after its retries: one more try, not five.
+    retryOptions: tally.serviceUnreachable ? { ...retryOptions, retries: 0 } : retryOptions,
+    cacheDir: settings.cacheDir,
+    now,
+    onCacheError: (message) => out.warn(message),
+  });
+  const verdict = judgeFailures(tally.results.failures, lookup.list, now());
+  printVerdict(out, tally.results, verdict, lookup);
+  return { verdict, lookup };
+}
+
+/** GITHUB_STEP_SUMMARY: the Markdown summary appended; a file that cannot be written is only a warning. */
+function appendStepSummary(summaryPath: string, tally: UploadTally, judged: Judged | null, out: Output): void {
+  const { results, runs, problems } = tally;
+  try {
+    appendFileSync(summaryPath, buildStepSummary({ results, runs, problems, quarantine: judged }));
+  } catch (error) {
+    out.warn(`could not append the summary to GITHUB_STEP_SUMMARY (${summaryPath}): ${(error as Error).message}`);
   }
+}
 
-  if (summaryPath !== undefined) {
-    try {
-      appendFileSync(summaryPath, buildStepSummary({ results, runs, problems, quarantine: judged }));
-    } catch (error) {
-      out.warn(`could not append the summary to GITHUB_STEP_SUMMARY (${summaryPath}): ${(error as Error).message}`);
-    }
-  }
-
-  // The most actionable failure wins: usage, then rejection, then transport or tests, then processing.
+/** The most actionable failure wins: usage, then rejection, then transport or tests, then processing. */
+function exitCode(tally: UploadTally, judged: Judged | null): number {
+  const { codes, results } = tally;
   if (judged && (judged.verdict.notQuarantined.length > 0 || results.unreadable.length > 0)) codes.push(EXIT_TESTS_FAILED);
   for (const code of [EXIT_USAGE, EXIT_REJECTED, EXIT_UPLOAD_FAILED, EXIT_RUN_FAILED]) {
     if (codes.includes(code)) return code;

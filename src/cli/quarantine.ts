@@ -26,7 +26,7 @@ export const CACHE_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 const CLOCK_SKEW_MS = 5 * 60 * 1000;
 const CACHE_FORMAT = 1;
 
-export type QuarantineEntry = {
+type QuarantineEntry = {
   test_id: string;
   classname: string | null;
   name: string;
@@ -101,7 +101,7 @@ function writeCache(path: string, cacheDir: string, file: CacheFile): void {
 }
 
 /** "3 h 5 min", "12 min", "40 s". */
-export function formatAge(ms: number): string {
+function formatAge(ms: number): string {
   const seconds = Math.max(0, Math.round(ms / 1000));
   if (seconds < 60) return `${seconds} s`;
   const minutes = Math.floor(seconds / 60);

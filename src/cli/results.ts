@@ -22,7 +22,7 @@ export type FailedTest = {
   report: string;
 };
 
-export type TestCounts = { tests: number; passed: number; failed: number; errored: number; skipped: number };
+type TestCounts = { tests: number; passed: number; failed: number; errored: number; skipped: number };
 
 export type TestResults = {
   counts: TestCounts;

@@ -11,7 +11,7 @@ import { type FailedTest, type TestResults, testLabel } from "./results";
 import type { RunInfo } from "./upload";
 
 /** Failures listed per section; the rest are counted. GitHub takes at most 1 MiB per step's summary. */
-export const MAX_LISTED = 100;
+const MAX_LISTED = 100;
 const MAX_TEXT = 200;
 
 export type SummaryInput = {

@@ -48,7 +48,7 @@ export type UploadContext = {
 };
 
 /** A failed or errored test of the processed run, with its page (`include=failed_tests`). */
-export type RunFailedTest = { classname: string | null; name: string; file: string | null; url: string };
+type RunFailedTest = { classname: string | null; name: string; file: string | null; url: string };
 
 export type RunInfo = {
   number: number | string | null;

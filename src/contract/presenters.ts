@@ -190,7 +190,7 @@ export function presentTestRunSummary(
 }
 
 /** A quarantine is in force until it expires: judged against `now`, so an expired one needs no job to end it. */
-export function isQuarantined(expiresAt: Date | null, now: Date): boolean {
+function isQuarantined(expiresAt: Date | null, now: Date): boolean {
   return expiresAt !== null && expiresAt.getTime() > now.getTime();
 }
 

@@ -28,9 +28,7 @@ const timestamp = (description: string) => z.string().openapi({ format: "date-ti
 const nullableTimestamp = (description: string) =>
   z.string().nullable().openapi({ format: "date-time", description, example: "2026-11-21T18:30:00.000Z" });
 
-export const ErrorCodeSchema = z
-  .enum(ERROR_CODES)
-  .openapi({ description: "Machine-readable error code: branch on this, not on the message." });
+const ErrorCodeSchema = z.enum(ERROR_CODES).openapi({ description: "Machine-readable error code: branch on this, not on the message." });
 
 export const ErrorEnvelopeSchema = z
   .object({
@@ -66,7 +64,7 @@ export const OrganizationSchema = z
   })
   .openapi("Organization");
 
-export const RunResultSchema = z.enum(RUN_RESULTS);
+const RunResultSchema = z.enum(RUN_RESULTS);
 
 export const ProjectSchema = z
   .object({
@@ -87,7 +85,7 @@ export const ProjectSchema = z
   })
   .openapi("Project");
 
-export const AlertTypeSchema = z.enum(ALERT_TYPES).openapi("AlertType");
+const AlertTypeSchema = z.enum(ALERT_TYPES).openapi("AlertType");
 
 export const AlertSchema = z
   .object({
@@ -156,7 +154,7 @@ export const TestSuiteSchema = z
 
 const CaseStatusEnum = z.enum(CASE_STATUSES);
 
-export const TestCaseAttemptSchema = z
+const TestCaseAttemptSchema = z
   .object({
     status: CaseStatusEnum,
     duration_ms: z.number().int().nullable(),
@@ -228,7 +226,7 @@ export const listOf = <T extends z.ZodTypeAny>(item: T, name: string) =>
  * Every list's description ends with this: lists ignore query parameters they do not know
  * (clients must be lenient both ways), which makes a misspelled filter silently unfiltered.
  */
-export const UNKNOWN_QUERY_PARAMETERS_NOTE =
+const UNKNOWN_QUERY_PARAMETERS_NOTE =
   "Query parameters this list does not know are ignored, not refused, so that clients and servers of different versions keep working together: a misspelled filter (`?reslt=tests_failed`) filters nothing. Check filter names against this document when a list looks unfiltered.";
 
 /** A list operation's description: its own text, then the rule every list shares. */
@@ -331,7 +329,7 @@ export const SnoozeBodySchema = z
   })
   .openapi("SnoozeRequest");
 
-export const TestHealthSchema = z.enum(TEST_HEALTHS).openapi("TestHealth", {
+const TestHealthSchema = z.enum(TEST_HEALTHS).openapi("TestHealth", {
   description:
     "`flaky`: passed and failed on the same code; `broken`: failing consistently on the default branch; otherwise `healthy` (docs/tests.md).",
 });
@@ -517,7 +515,7 @@ export const QuarantineBodySchema = z
   )
   .openapi("QuarantineRequest", { description: "`reason` and exactly one of `expires_at` and `duration`; `null` counts as absent." });
 
-export const QuarantinedTestForCiSchema = z
+const QuarantinedTestForCiSchema = z
   .object({
     test_id: z.string().uuid().openapi({ description: "The test (GET /api/v1/tests/{id})." }),
     classname: z.string().nullable(),

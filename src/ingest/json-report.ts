@@ -18,7 +18,7 @@ import {
 } from "./report";
 import { isoDateTimeWithZone } from "../lib/date-time";
 
-export const CaseStatusSchema = z.enum(CASE_STATUSES).openapi("TestCaseStatus");
+const CaseStatusSchema = z.enum(CASE_STATUSES).openapi("TestCaseStatus");
 
 const durationMs = z.number().int().min(0).max(2_147_483_647).nullish().openapi({ description: "Milliseconds (whole number)." });
 /** Texts are cut to the documented caps rather than rejected: test output is often long. */
@@ -29,7 +29,7 @@ const optionalCutText = (max: number) =>
     .nullish()
     .transform((value) => cleanOptionalText(value, max));
 
-export const JsonAttemptSchema = z
+const JsonAttemptSchema = z
   .object({
     status: CaseStatusSchema,
     duration_ms: durationMs,
@@ -151,7 +151,6 @@ const metadataFields = {
 export const RunMetadataSchema = z.object(metadataFields);
 
 /** Documents in one JSON upload (defined in ./report, beside the limits it follows from). */
-export { MAX_XML_DOCUMENTS };
 
 export const UploadEnvelopeSchema = z
   .object({

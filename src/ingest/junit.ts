@@ -66,7 +66,7 @@ function hasControlReference(xml: string): boolean {
   return false;
 }
 
-export function replaceForbiddenControls(xml: string): string {
+function replaceForbiddenControls(xml: string): string {
   let result = RAW_CONTROL.test(xml) ? xml.replace(RAW_CONTROLS, "\uFFFD") : xml;
   if (hasControlReference(result)) result = result.replace(CONTROL_REFERENCES, "\uFFFD");
   return result;
@@ -191,93 +191,143 @@ function openReferenceStart(text: string): number {
   return at;
 }
 
-/**
- * Parses one JUnit XML document into suites (appended to `into`) from the text handed to it: the
- * generator asks for each piece of text with a `yield` and is given it by `next(text)`, then
- * `next(null)` at the end of the document; it returns the `<testsuites time>` if any. Top-level
- * suites are added to `closed` once their end tag is read (their cases are then final, retries
- * merged). The document is never needed whole: a stream can be parsed as it is read.
- */
-function* parseDocument(
-  into: ReportSuite[],
-  counters: Counters,
-  closed: Set<ReportSuite>,
-  mode: { scan: RepeatedCases } | StreamPlan | null = null,
-): Generator<void, number | null, string | null> {
-  const scan = mode && "scan" in mode ? mode.scan : null;
-  const plan = mode && "part" in mode ? mode : null;
-  const parser = new SaxesParser({ xmlns: false, position: true });
-  const suites: OpenSuite[] = [];
-  let depth = 0;
-  let rootSeen = false;
-  let rootDuration: number | null = null;
-  let rootName: string | null = null;
-  let implicitSuite: OpenSuite | null = null;
-  let openCase: OpenCase | null = null;
-  let capture: Capture | null = null;
-  /** Depth of a flaky/rerun attempt element inside the open case: its nested output belongs to the attempt. */
-  let attemptDepth = -1;
+/** What a parse of one document is for: a first pass's scan, a second pass's plan, or a plain parse (null). */
+type ParseMode = { scan: RepeatedCases } | StreamPlan | null;
 
-  const name = (value: string | undefined, fallback: string) => cleanText(value?.trim() ? value : fallback, REPORT_LIMITS.maxNameLength);
-  const optionalName = (value: string | undefined) => cleanOptionalText(value, REPORT_LIMITS.maxNameLength);
+const cleanName = (value: string | undefined, fallback: string) => cleanText(value?.trim() ? value : fallback, REPORT_LIMITS.maxNameLength);
+const optionalName = (value: string | undefined) => cleanOptionalText(value, REPORT_LIMITS.maxNameLength);
 
-  const startCapture = (limit: number, onEnd: (text: string) => void) => {
-    // A scan keeps no text.
-    if (scan) return;
-    capture = { depth, text: "", limit, onEnd };
+/** A `<testcase>` just opened, before any of its children is read. */
+function openTestCase(depth: number, attributes: Record<string, string>): OpenCase {
+  return {
+    depth,
+    name: cleanName(attributes.name, "(unnamed test)"),
+    classname: optionalName(attributes.classname),
+    file: optionalName(attributes.file),
+    durationMs: parseSeconds(attributes.time),
+    status: "passed",
+    notRun: saysNotRun(attributes),
+    failureType: null,
+    failureMessage: null,
+    failureText: null,
+    attempts: [],
+    systemOut: null,
+    systemErr: null,
   };
+}
 
-  const addText = (text: string) => {
-    const current = capture as Capture | null;
+/** A closed `<testcase>` as the report holds it; a case with no outcome that says it was not run is skipped. */
+function reportCase(testCase: OpenCase, suiteFile: string | null): ReportCase {
+  return {
+    name: testCase.name,
+    classname: testCase.classname,
+    file: testCase.file ?? suiteFile,
+    status: testCase.status === "passed" && testCase.notRun ? "skipped" : testCase.status,
+    durationMs: testCase.durationMs,
+    failureType: testCase.failureType,
+    failureMessage: testCase.failureMessage,
+    failureText: testCase.failureText,
+    attempts: testCase.attempts,
+    systemOut: testCase.systemOut,
+    systemErr: testCase.systemErr,
+  };
+}
+
+/**
+ * The state of one document's parse, fed the XML parser's events by parseDocument: suites are
+ * appended to `into`, top-level ones added to `closed` once complete. A scan (`mode.scan`) keeps
+ * no suite, case or text, only the counts of case identities.
+ */
+class DocumentState {
+  private readonly scan: RepeatedCases | null;
+  private readonly plan: StreamPlan | null;
+  private readonly suites: OpenSuite[] = [];
+  private depth = 0;
+  private rootSeen = false;
+  private rootDuration: number | null = null;
+  private rootName: string | null = null;
+  private implicitSuite: OpenSuite | null = null;
+  private openCase: OpenCase | null = null;
+  private capture: Capture | null = null;
+  /** Depth of a flaky/rerun attempt element inside the open case: its nested output belongs to the attempt. */
+  private attemptDepth = -1;
+
+  constructor(
+    private readonly into: ReportSuite[],
+    private readonly counters: Counters,
+    private readonly closed: Set<ReportSuite>,
+    mode: ParseMode,
+  ) {
+    this.scan = mode && "scan" in mode ? mode.scan : null;
+    this.plan = mode && "part" in mode ? mode : null;
+  }
+
+  private startCapture(limit: number, onEnd: (text: string) => void): void {
+    // A scan keeps no text.
+    if (this.scan) return;
+    this.capture = { depth: this.depth, text: "", limit, onEnd };
+  }
+
+  addText(text: string): void {
+    const current = this.capture;
     if (!current || current.text.length >= current.limit) return;
     current.text += text.length > current.limit - current.text.length ? text.slice(0, current.limit - current.text.length) : text;
-  };
+  }
 
-  const openSuite = (attributes: Record<string, string>): void => {
-    if (++counters.suites > REPORT_LIMITS.maxSuites)
+  private countSuite(): void {
+    if (++this.counters.suites > REPORT_LIMITS.maxSuites)
       throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
-    const parent = suites.at(-1);
+  }
+
+  private countCase(): void {
+    if (++this.counters.cases > REPORT_LIMITS.maxCases)
+      throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
+  }
+
+  private openSuite(attributes: Record<string, string>): void {
+    this.countSuite();
+    const parent = this.suites.at(-1);
     const suite: ReportSuite = {
-      name: name(attributes.name, "(unnamed suite)"),
+      name: cleanName(attributes.name, "(unnamed suite)"),
       durationMs: parseSeconds(attributes.time),
       cases: [],
       suites: [],
     };
     // A scan keeps no suite once it is closed: a kept suite's name is a slice of the text piece it
     // was read in, and would keep that piece, so every piece, alive (the whole document).
-    if (!scan) (parent ? parent.suite.suites! : into).push(suite);
+    if (!this.scan) (parent ? parent.suite.suites! : this.into).push(suite);
     const open: OpenSuite = {
-      depth,
+      depth: this.depth,
       suite,
       file: optionalName(attributes.file) ?? parent?.file ?? null,
       byClass: new Map(),
-      ordinal: counters.suites,
+      ordinal: this.counters.suites,
       offset: 0,
     };
-    if (scan) open.repeats = new Map();
+    if (this.scan) open.repeats = new Map();
     // Only a top-level suite is handed out in parts, and only until a suite opens inside it: the
     // store keeps a suite's own cases before its children's. Not after cases straight under the
     // root: their implicit suite comes first and is complete only at the document's end.
-    if (plan && !parent && implicitSuite === null)
-      open.stream = { remaining: new Map(plan.repeats.get(open.ordinal) ?? []), waiting: new Map(), checkedAt: 0 };
-    if (parent) suites[0]!.stream = undefined;
-    suites.push(open);
-  };
+    if (this.plan && !parent && this.implicitSuite === null)
+      open.stream = { remaining: new Map(this.plan.repeats.get(open.ordinal) ?? []), waiting: new Map(), checkedAt: 0 };
+    if (parent) this.suites[0]!.stream = undefined;
+    this.suites.push(open);
+  }
 
   /** A scanned suite keeps, of its identities' counts, those above one. */
-  const scanned = (open: OpenSuite) => {
-    if (!scan || !open.repeats) return;
+  private scanned(open: OpenSuite): void {
+    if (!this.scan || !open.repeats) return;
     const repeated = new Map<number, number>();
     for (const [hash, count] of open.repeats) if (count > 1) repeated.set(hash, count);
-    if (repeated.size > 0) scan.set(open.ordinal, repeated);
+    if (repeated.size > 0) this.scan.set(open.ordinal, repeated);
     open.repeats = undefined;
-  };
+  }
 
   /** Hands out the longest run of final cases at the front of a streamed suite, once it holds PART_CASES. */
-  const handOut = (owner: OpenSuite) => {
+  private handOut(owner: OpenSuite): void {
     const stream = owner.stream;
     const held = owner.suite.cases.length;
-    if (!plan || !stream || held < PART_CASES || held - stream.checkedAt < PART_CASES / 4) return;
+    if (!this.plan || !stream || held < PART_CASES || held - stream.checkedAt < PART_CASES / 4) return;
     stream.checkedAt = held;
     let end = held;
     for (const positions of stream.waiting.values()) for (const position of positions) end = Math.min(end, position - owner.offset);
@@ -285,26 +335,25 @@ function* parseDocument(
     const cases = owner.suite.cases.splice(0, end);
     owner.offset += end;
     stream.checkedAt -= end;
-    plan.part({ name: owner.suite.name, durationMs: owner.suite.durationMs, cases, suites: [], continued: true });
-  };
+    this.plan.part({ name: owner.suite.name, durationMs: owner.suite.durationMs, cases, suites: [], continued: true });
+  }
 
-  const suiteForCase = (): OpenSuite => {
-    const current = suites.at(-1);
+  private suiteForCase(): OpenSuite {
+    const current = this.suites.at(-1);
     if (current) return current;
     // A <testcase> straight under <testsuites>: kept in one implicit suite per document.
-    if (!implicitSuite) {
-      if (++counters.suites > REPORT_LIMITS.maxSuites)
-        throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
-      const suite: ReportSuite = { name: rootName ?? "(no suite)", durationMs: null, cases: [], suites: [] };
-      if (!scan) into.push(suite);
-      implicitSuite = { depth: 0, suite, file: null, byClass: new Map(), ordinal: counters.suites, offset: 0 };
-      if (scan) implicitSuite.repeats = new Map();
+    if (!this.implicitSuite) {
+      this.countSuite();
+      const suite: ReportSuite = { name: this.rootName ?? "(no suite)", durationMs: null, cases: [], suites: [] };
+      if (!this.scan) this.into.push(suite);
+      this.implicitSuite = { depth: 0, suite, file: null, byClass: new Map(), ordinal: this.counters.suites, offset: 0 };
+      if (this.scan) this.implicitSuite.repeats = new Map();
     }
-    return implicitSuite;
-  };
+    return this.implicitSuite;
+  }
 
-  const closeCase = (testCase: OpenCase) => {
-    const owner = suiteForCase();
+  private closeCase(testCase: OpenCase): void {
+    const owner = this.suiteForCase();
     // Nested maps rather than one concatenated key: no key string to build and hash per case.
     const classKey = testCase.classname ?? "";
     if (owner.repeats) {
@@ -315,25 +364,12 @@ function* parseDocument(
     const stream = owner.stream;
     const hash = stream ? identityHash(classKey, testCase.name) : 0;
     const remaining = stream?.remaining.get(hash);
-    const finished: ReportCase = {
-      name: testCase.name,
-      classname: testCase.classname,
-      file: testCase.file ?? owner.file,
-      status: testCase.status === "passed" && testCase.notRun ? "skipped" : testCase.status,
-      durationMs: testCase.durationMs,
-      failureType: testCase.failureType,
-      failureMessage: testCase.failureMessage,
-      failureText: testCase.failureText,
-      attempts: testCase.attempts,
-      systemOut: testCase.systemOut,
-      systemErr: testCase.systemErr,
-    };
+    const finished = reportCase(testCase, owner.file);
     if (stream && remaining === undefined) {
       // Its identity occurs once in the suite: final now, and never looked up again.
-      if (++counters.cases > REPORT_LIMITS.maxCases)
-        throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
+      this.countCase();
       owner.suite.cases.push(finished);
-      handOut(owner);
+      this.handOut(owner);
       return;
     }
     if (stream && remaining !== undefined) {
@@ -347,20 +383,28 @@ function* parseDocument(
     let byName = owner.byClass.get(classKey);
     if (!byName) owner.byClass.set(classKey, (byName = new Map()));
     const earlierPosition = byName.get(testCase.name);
-    if (earlierPosition === undefined) {
-      if (++counters.cases > REPORT_LIMITS.maxCases)
-        throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
-      const position = owner.offset + owner.suite.cases.length;
-      byName.set(testCase.name, position);
-      owner.suite.cases.push(finished);
-      if (stream?.remaining.has(hash)) {
-        const positions = stream.waiting.get(hash);
-        if (positions) positions.push(position);
-        else stream.waiting.set(hash, [position]);
-      }
-      if (stream) handOut(owner);
-      return;
+    if (earlierPosition === undefined) this.addCase(owner, byName, finished, hash);
+    else this.mergeRepeatedCase(owner, earlierPosition, testCase, finished);
+  }
+
+  /** The first entry of its identity in the suite: placed, and remembered while later entries of its hash may follow. */
+  private addCase(owner: OpenSuite, byName: Map<string, number>, finished: ReportCase, hash: number): void {
+    const stream = owner.stream;
+    this.countCase();
+    const position = owner.offset + owner.suite.cases.length;
+    byName.set(finished.name, position);
+    owner.suite.cases.push(finished);
+    if (stream?.remaining.has(hash)) {
+      const positions = stream.waiting.get(hash);
+      if (positions) positions.push(position);
+      else stream.waiting.set(hash, [position]);
     }
+    if (stream) this.handOut(owner);
+  }
+
+  /** A later entry of an identity already in the suite: a pytest teardown error, else a retry. */
+  private mergeRepeatedCase(owner: OpenSuite, earlierPosition: number, testCase: OpenCase, finished: ReportCase): void {
+    const stream = owner.stream;
     const earlierIndex = earlierPosition - owner.offset;
     const earlier = owner.suite.cases[earlierIndex]!;
     // pytest writes a teardown error as a second entry of the same test: one outcome, not a retry.
@@ -383,137 +427,153 @@ function* parseDocument(
       owner.suite.cases[earlierIndex] = finished;
     }
     // Merged into the earlier case's place: the front may be final now.
-    if (stream) handOut(owner);
-  };
+    if (stream) this.handOut(owner);
+  }
 
+  openTag(tag: SaxesTagPlain): void {
+    this.depth++;
+    if (this.depth > REPORT_LIMITS.maxDepth) throw new ReportError(`XML elements are nested deeper than ${REPORT_LIMITS.maxDepth} levels.`);
+    const element = tag.name;
+    const attributes = tag.attributes as Record<string, string>;
+    if (!this.rootSeen) return this.openRoot(element, attributes);
+    if (this.openCase) return this.openInsideCase(this.openCase, element, attributes);
+    if (element === "testsuite") return this.openSuite(attributes);
+    if (element === "testcase") this.openCase = openTestCase(this.depth, attributes);
+  }
+
+  private openRoot(element: string, attributes: Record<string, string>): void {
+    this.rootSeen = true;
+    if (element === "testsuites") {
+      this.rootDuration = parseSeconds(attributes.time);
+      this.rootName = optionalName(attributes.name);
+      return;
+    }
+    if (element === "testsuite") return this.openSuite(attributes);
+    throw new ReportError(`The root element is <${element.slice(0, 100)}>; a JUnit report starts with <testsuites> or <testsuite>.`);
+  }
+
+  private openInsideCase(testCase: OpenCase, element: string, attributes: Record<string, string>): void {
+    if (this.attemptDepth >= 0) return this.openInsideAttempt(testCase, element);
+    if (this.depth !== testCase.depth + 1) return;
+    const outcome = Object.hasOwn(OUTCOME_ELEMENTS, element) ? OUTCOME_ELEMENTS[element] : undefined;
+    if (outcome) return this.openOutcome(testCase, outcome, attributes);
+    const attemptStatus = Object.hasOwn(ATTEMPT_ELEMENTS, element) ? ATTEMPT_ELEMENTS[element] : undefined;
+    if (attemptStatus) return this.openAttempt(testCase, attemptStatus, attributes);
+    if (element === "system-out")
+      this.startCapture(
+        REPORT_LIMITS.maxOutputLength,
+        (text) => (testCase.systemOut = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)),
+      );
+    else if (element === "system-err")
+      this.startCapture(
+        REPORT_LIMITS.maxOutputLength,
+        (text) => (testCase.systemErr = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)),
+      );
+  }
+
+  /** Inside <flakyFailure> etc.: <stackTrace> supplies the attempt's message when it has no attribute. */
+  private openInsideAttempt(testCase: OpenCase, element: string): void {
+    if (element !== "stackTrace" || this.depth !== this.attemptDepth + 1) return;
+    const attempt = testCase.attempts.at(-1);
+    if (attempt && attempt.failureMessage === null) {
+      this.startCapture(
+        REPORT_LIMITS.maxMessageLength,
+        (text) => (attempt.failureMessage = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength)),
+      );
+    }
+  }
+
+  /** `<failure>`, `<error>` or `<skipped>`: the case's outcome unless a weightier one was read already. */
+  private openOutcome(testCase: OpenCase, outcome: OutcomeKind, attributes: Record<string, string>): void {
+    const status = STATUS_OF[outcome];
+    if (PRIORITY[status] <= PRIORITY[testCase.status]) return;
+    testCase.status = status;
+    testCase.failureType = outcome === "skipped" ? null : optionalName(attributes.type);
+    testCase.failureMessage = cleanOptionalText(attributes.message?.trim(), REPORT_LIMITS.maxMessageLength);
+    testCase.failureText = null;
+    if (outcome === "skipped") return;
+    // The text is kept even beside a message: it is the stack trace the message leaves out.
+    const messageFromText = testCase.failureMessage === null;
+    this.startCapture(REPORT_LIMITS.maxMessageLength, (text) => {
+      if (testCase.status !== status) return;
+      testCase.failureText = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength);
+      if (messageFromText) testCase.failureMessage = testCase.failureText;
+    });
+  }
+
+  /** Surefire/Gradle `<flakyFailure>` and the like: an earlier attempt of the open case. */
+  private openAttempt(testCase: OpenCase, status: CaseStatus, attributes: Record<string, string>): void {
+    this.attemptDepth = this.depth;
+    testCase.attempts.push({
+      status,
+      durationMs: parseSeconds(attributes.time),
+      failureMessage: cleanOptionalText(attributes.message?.trim(), REPORT_LIMITS.maxMessageLength),
+    });
+    // The latest attempts are kept, as for repeated <testcase> entries.
+    if (testCase.attempts.length > REPORT_LIMITS.maxAttempts) testCase.attempts.shift();
+  }
+
+  closeTag(): void {
+    const current = this.capture;
+    if (current && current.depth === this.depth) {
+      this.capture = null;
+      current.onEnd(current.text);
+    }
+    if (this.attemptDepth === this.depth) this.attemptDepth = -1;
+    if (this.openCase && this.openCase.depth === this.depth) {
+      const finished = this.openCase;
+      this.openCase = null;
+      this.closeCase(finished);
+    } else if (this.suites.at(-1)?.depth === this.depth) {
+      const finished = this.suites.pop()!;
+      this.scanned(finished);
+      if (this.suites.length === 0 && !this.scan) this.closed.add(finished.suite);
+    }
+    this.depth--;
+  }
+
+  /** At the document's end: its implicit suite (cases straight under the root) is complete; returns `<testsuites time>`. */
+  finish(): number | null {
+    if (!this.rootSeen) throw new ReportError("The XML document has no root element.");
+    const implicit = this.implicitSuite;
+    if (implicit) {
+      this.scanned(implicit);
+      if (!this.scan) this.closed.add(implicit.suite);
+    }
+    return this.rootDuration;
+  }
+}
+
+/** Any error of the XML parser as a ReportError (the report's own errors pass through). */
+function notWellFormed(error: unknown): never {
+  if (error instanceof ReportError) throw error;
+  const message = error instanceof Error ? error.message : String(error);
+  throw new ReportError(`The XML is not well-formed: ${message.slice(0, 300)}`);
+}
+
+/**
+ * Parses one JUnit XML document into suites (appended to `into`) from the text handed to it: the
+ * generator asks for each piece of text with a `yield` and is given it by `next(text)`, then
+ * `next(null)` at the end of the document; it returns the `<testsuites time>` if any. Top-level
+ * suites are added to `closed` once their end tag is read (their cases are then final, retries
+ * merged). The document is never needed whole: a stream can be parsed as it is read.
+ */
+function* parseDocument(
+  into: ReportSuite[],
+  counters: Counters,
+  closed: Set<ReportSuite>,
+  mode: ParseMode = null,
+): Generator<void, number | null, string | null> {
+  const parser = new SaxesParser({ xmlns: false, position: true });
+  const state = new DocumentState(into, counters, closed, mode);
   parser.on("doctype", () => {
     throw new ReportError("XML with a document type declaration (<!DOCTYPE>) is not accepted: DTDs and entities are refused.");
   });
+  parser.on("opentag", (tag: SaxesTagPlain) => state.openTag(tag));
+  parser.on("text", (text) => state.addText(text));
+  parser.on("cdata", (text) => state.addText(text));
+  parser.on("closetag", () => state.closeTag());
 
-  parser.on("opentag", (tag: SaxesTagPlain) => {
-    depth++;
-    if (depth > REPORT_LIMITS.maxDepth) throw new ReportError(`XML elements are nested deeper than ${REPORT_LIMITS.maxDepth} levels.`);
-    const element = tag.name;
-    const attributes = tag.attributes as Record<string, string>;
-
-    if (!rootSeen) {
-      rootSeen = true;
-      if (element === "testsuites") {
-        rootDuration = parseSeconds(attributes.time);
-        rootName = optionalName(attributes.name);
-        return;
-      }
-      if (element === "testsuite") return openSuite(attributes);
-      throw new ReportError(`The root element is <${element.slice(0, 100)}>; a JUnit report starts with <testsuites> or <testsuite>.`);
-    }
-
-    if (openCase) {
-      const testCase: OpenCase = openCase;
-      if (attemptDepth >= 0) {
-        // Inside <flakyFailure> etc.: <stackTrace> supplies the attempt's message when it has no attribute.
-        if (element === "stackTrace" && depth === attemptDepth + 1) {
-          const attempt = testCase.attempts.at(-1);
-          if (attempt && attempt.failureMessage === null) {
-            startCapture(
-              REPORT_LIMITS.maxMessageLength,
-              (text) => (attempt.failureMessage = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength)),
-            );
-          }
-        }
-        return;
-      }
-      if (depth !== testCase.depth + 1) return;
-      const outcome = Object.hasOwn(OUTCOME_ELEMENTS, element) ? OUTCOME_ELEMENTS[element] : undefined;
-      if (outcome) {
-        const status = STATUS_OF[outcome];
-        if (PRIORITY[status] <= PRIORITY[testCase.status]) return;
-        testCase.status = status;
-        testCase.failureType = outcome === "skipped" ? null : optionalName(attributes.type);
-        testCase.failureMessage = cleanOptionalText(attributes.message?.trim(), REPORT_LIMITS.maxMessageLength);
-        testCase.failureText = null;
-        if (outcome !== "skipped") {
-          // The text is kept even beside a message: it is the stack trace the message leaves out.
-          const messageFromText = testCase.failureMessage === null;
-          startCapture(REPORT_LIMITS.maxMessageLength, (text) => {
-            if (testCase.status !== status) return;
-            testCase.failureText = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength);
-            if (messageFromText) testCase.failureMessage = testCase.failureText;
-          });
-        }
-        return;
-      }
-      const attemptStatus = Object.hasOwn(ATTEMPT_ELEMENTS, element) ? ATTEMPT_ELEMENTS[element] : undefined;
-      if (attemptStatus) {
-        attemptDepth = depth;
-        testCase.attempts.push({
-          status: attemptStatus,
-          durationMs: parseSeconds(attributes.time),
-          failureMessage: cleanOptionalText(attributes.message?.trim(), REPORT_LIMITS.maxMessageLength),
-        });
-        // The latest attempts are kept, as for repeated <testcase> entries.
-        if (testCase.attempts.length > REPORT_LIMITS.maxAttempts) testCase.attempts.shift();
-        return;
-      }
-      if (element === "system-out")
-        startCapture(
-          REPORT_LIMITS.maxOutputLength,
-          (text) => (testCase.systemOut = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)),
-        );
-      else if (element === "system-err")
-        startCapture(
-          REPORT_LIMITS.maxOutputLength,
-          (text) => (testCase.systemErr = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)),
-        );
-      return;
-    }
-
-    if (element === "testsuite") return openSuite(attributes);
-    if (element === "testcase") {
-      openCase = {
-        depth,
-        name: name(attributes.name, "(unnamed test)"),
-        classname: optionalName(attributes.classname),
-        file: optionalName(attributes.file),
-        durationMs: parseSeconds(attributes.time),
-        status: "passed",
-        notRun: saysNotRun(attributes),
-        failureType: null,
-        failureMessage: null,
-        failureText: null,
-        attempts: [],
-        systemOut: null,
-        systemErr: null,
-      };
-    }
-  });
-
-  parser.on("text", addText);
-  parser.on("cdata", addText);
-
-  parser.on("closetag", () => {
-    const current = capture as Capture | null;
-    if (current && current.depth === depth) {
-      capture = null;
-      current.onEnd(current.text);
-    }
-    if (attemptDepth === depth) attemptDepth = -1;
-    if (openCase && openCase.depth === depth) {
-      const finished: OpenCase = openCase;
-      openCase = null;
-      closeCase(finished);
-    } else if (suites.at(-1)?.depth === depth) {
-      const finished = suites.pop()!;
-      scanned(finished);
-      if (suites.length === 0 && !scan) closed.add(finished.suite);
-    }
-    depth--;
-  });
-
-  const fail = (error: unknown): never => {
-    if (error instanceof ReportError) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    throw new ReportError(`The XML is not well-formed: ${message.slice(0, 300)}`);
-  };
   /** The end of the previous piece that may begin a character reference, completed by the next piece. */
   let carried = "";
   for (let piece = yield; piece !== null; piece = yield) {
@@ -523,22 +583,16 @@ function* parseDocument(
     try {
       parser.write(replaceForbiddenControls(text.slice(0, cut)));
     } catch (error) {
-      fail(error);
+      notWellFormed(error);
     }
   }
   try {
     if (carried !== "") parser.write(replaceForbiddenControls(carried));
     parser.close();
   } catch (error) {
-    fail(error);
+    notWellFormed(error);
   }
-  if (!rootSeen) throw new ReportError("The XML document has no root element.");
-  const implicit = implicitSuite as OpenSuite | null;
-  if (implicit) {
-    scanned(implicit);
-    if (!scan) closed.add(implicit.suite);
-  }
-  return rootDuration;
+  return state.finish();
 }
 
 /** What an emitted suite's slot holds afterwards: the suite itself is no longer referenced. */

@@ -11,9 +11,9 @@ export type UploadPayload = { format: UploadFormat; content: string };
 /** Processing a run: only the run's id travels (the payload waits in the database). */
 export type RunMessage = { testRunId: number };
 /** Delivering one notification to one webhook endpoint (the delivery row holds the rest). */
-export type DeliveryMessage = { deliveryId: number };
+type DeliveryMessage = { deliveryId: number };
 /** Sending one e-mail of the outbox (its row holds the rest; src/services/shared/email-outbox.ts). */
-export type EmailMessage = { emailId: string };
+type EmailMessage = { emailId: string };
 /** What travels through the queue: the background work of the service. */
 export type QueueMessage = RunMessage | DeliveryMessage | EmailMessage;
 

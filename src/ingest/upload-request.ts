@@ -76,9 +76,9 @@ function detailsOf(issues: { path: PropertyKey[]; message: string }[]) {
  * cases, gets one detail saying so): the whole body's check and the streamed one (json-upload-stream.ts)
  * answer alike.
  */
-export const MAX_LISTED_ISSUES = 100_000;
+const MAX_LISTED_ISSUES = 100_000;
 
-export const tooManyIssues = () =>
+const tooManyIssues = () =>
   validationFailed([
     {
       field: "body",

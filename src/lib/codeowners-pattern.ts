@@ -18,7 +18,7 @@
  */
 
 /** A glob atom that is not a character code: any one character, or any run of characters. */
-export const ANY_ONE = -1;
+const ANY_ONE = -1;
 export const ANY_RUN = -2;
 
 export type GlobSegment = {
@@ -49,7 +49,7 @@ export type CompiledPattern = {
 };
 
 /** Steps a rule costs to try once its literal text is found in the path, before any name is compared: what it costs beside a character compared. */
-export const TRY_STEPS = 8;
+const TRY_STEPS = 8;
 /** Steps a glob costs to begin walking a name that has its literal text. */
 const WALK_STEPS = 4;
 
@@ -160,7 +160,7 @@ function neededText(segments: readonly PatternSegment[]): string[] {
 }
 
 /** Whether a glob matches a whole name: the two-pointer walk that resumes after the last `*` (at most glob × name steps). */
-export function globMatches(glob: GlobSegment, name: string, id: number, budget: StepBudget): boolean {
+function globMatches(glob: GlobSegment, name: string, id: number, budget: StepBudget): boolean {
   budget.steps++;
   const { ends } = glob;
   if (ends !== null) return name.length >= glob.fixed && name.startsWith(ends.prefix) && name.endsWith(ends.suffix);

@@ -9,10 +9,10 @@ import { z } from "zod";
 const EARLIEST = new Date("0001-01-01T00:00:00.000Z").getTime();
 const LATEST = new Date("9999-12-31T23:59:59.999Z").getTime();
 
-export const DATE_TIME_RANGE_MESSAGE = "must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z";
+const DATE_TIME_RANGE_MESSAGE = "must be between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z";
 
 /** True for an ISO 8601 text whose instant is within the storable range. */
-export function isStorableInstant(text: string): boolean {
+function isStorableInstant(text: string): boolean {
   const time = Date.parse(text);
   return Number.isFinite(time) && time >= EARLIEST && time <= LATEST;
 }

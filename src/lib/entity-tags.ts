@@ -34,7 +34,7 @@ export function parseIfNoneMatch(field: string | undefined): IfNoneMatch | null 
 }
 
 /** The opaque part of a tag as this service writes it (`"…"`). */
-export function opaqueTag(etag: string): string {
+function opaqueTag(etag: string): string {
   return etag.replace(/^W\//, "").slice(1, -1);
 }
 

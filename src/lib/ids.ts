@@ -8,7 +8,7 @@ export function isUuid(value: string): boolean {
   return UUID_RE.test(value);
 }
 
-export const MAX_INT = 2_147_483_647;
+const MAX_INT = 2_147_483_647;
 
 /** A number in a path (run, suite): digits only, 1 to 2^31-1; null for anything else. */
 export function parsePathNumber(raw: string): number | null {

@@ -29,7 +29,7 @@ export type ListFilters = Record<string, string | null>;
  * together), or by a sort key and the id (ties broken by the id in the same direction). A sort
  * key is an SQL expression that is never null (coalesce it), of the given Postgres type.
  */
-export type KeysetOrder =
+type KeysetOrder =
   | { ts: AnyPgColumn; id: AnyPgColumn; idKind: "uuid" | "bigint"; key?: undefined }
   | { ts?: undefined; id: AnyPgColumn; idKind: "bigint"; key?: undefined }
   | { ts?: undefined; key: SortKey; id: AnyPgColumn; idKind: "uuid" | "bigint" };

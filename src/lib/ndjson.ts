@@ -11,7 +11,7 @@ export const NDJSON_CONTENT_TYPE = "application/x-ndjson";
 const encoder = new TextEncoder();
 
 /** One batch as NDJSON text. JSON.stringify escapes newlines in strings, so a value never spans two lines. */
-export function ndjsonLines(values: readonly unknown[]): string {
+function ndjsonLines(values: readonly unknown[]): string {
   let text = "";
   for (const value of values) text += `${JSON.stringify(value)}\n`;
   return text;

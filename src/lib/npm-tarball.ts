@@ -12,7 +12,7 @@
 
 const BLOCK = 512;
 /** The mtime npm gives every entry of a packed tarball (1985-10-26T08:15:00Z), for reproducible packs. */
-export const NPM_PACK_MTIME_SECONDS = 499_162_500;
+const NPM_PACK_MTIME_SECONDS = 499_162_500;
 
 export type TarEntry = { path: string; bytes: Uint8Array; mode: number };
 

@@ -19,7 +19,6 @@ const MAX_CURSOR_LENGTH = 1024;
 
 /** The last row of a page: its timestamp (lists by time) or sort key (lists by another column), and its id. */
 export type KeysetPosition = { ts: Date; id: string | number; k?: string | number };
-export type PageRequest = { limit: number; after: KeysetPosition | null };
 export type Page<T> = { items: T[]; next: KeysetPosition | null };
 
 /** Identifies one listing precisely enough that its cursors cannot be used anywhere else. */

@@ -37,7 +37,7 @@ export type QuotaEnvironment = { [K in (typeof QUOTA_VARIABLES)[keyof Quotas]]?:
 const MAX_QUOTA = 1_000_000_000;
 
 /** One quota as written in the environment: unset or empty → the default; `0` or `unlimited` → no cap; else a whole number. */
-export function parseQuota(name: string, text: string | undefined, fallback: number | null): number | null {
+function parseQuota(name: string, text: string | undefined, fallback: number | null): number | null {
   const trimmed = text?.trim() ?? "";
   if (trimmed === "") return fallback;
   if (trimmed.toLowerCase() === "unlimited") return null;

@@ -4,16 +4,10 @@
  * `npm run build:cli` wrote into ./uploader-package.generated.ts, and the bundle inside it.
  * Web APIs only (DecompressionStream, crypto.subtle), so Node and the Worker serve the same bytes.
  */
-import {
-  UPLOADER_BUNDLE_BYTES,
-  UPLOADER_BUNDLE_SHA256,
-  UPLOADER_TARBALL_BASE64,
-  UPLOADER_TARBALL_SHA256,
-  UPLOADER_VERSION,
-} from "./uploader-package.generated";
+import { UPLOADER_BUNDLE_SHA256, UPLOADER_TARBALL_BASE64, UPLOADER_TARBALL_SHA256, UPLOADER_VERSION } from "./uploader-package.generated";
 import { readUstarArchive } from "./npm-tarball";
 
-export { UPLOADER_BUNDLE_BYTES, UPLOADER_BUNDLE_SHA256, UPLOADER_TARBALL_SHA256, UPLOADER_VERSION };
+export { UPLOADER_BUNDLE_SHA256, UPLOADER_TARBALL_SHA256, UPLOADER_VERSION };
 
 /** Where the service serves them (below its public base URL). */
 export const UPLOADER_BUNDLE_PATH = "/uploader/ci-test-analytics.mjs";

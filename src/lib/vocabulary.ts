@@ -34,13 +34,12 @@ export type CaseStatus = (typeof CASE_STATUSES)[number];
  * follows the alert's snooze and cooldown.
  */
 export const WEBHOOK_EVENT_TYPES = ["alert.triggered", "test.quarantined", "test.unquarantined", "test.health_changed"] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** The webhook events about a test, sent whatever the alerts' snoozes and cooldowns. */
 export type TestEventType = Exclude<WebhookEventType, "alert.triggered">;
 
 /** A webhook delivery's state; `suppressed`: the alert was snoozed or disabled before an attempt. */
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "suppressed"] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 /**
  * What an e-mail of the outbox is about (docs/e-mail.md): an invitation, the organization's API key
@@ -58,8 +57,7 @@ export const EMAIL_STATUSES = ["pending", "sent", "held", "failed", "suppressed"
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
 /** The report formats an upload may carry. */
-export const UPLOAD_FORMATS = ["junit_xml", "json"] as const;
-export type UploadFormat = (typeof UPLOAD_FORMATS)[number];
+export type UploadFormat = "junit_xml" | "json";
 
 /**
  * Every error code of the envelope, with its HTTP status. `request_timeout` and
@@ -86,7 +84,7 @@ export const ERROR_STATUS = {
 } as const;
 export type ErrorCode = keyof typeof ERROR_STATUS;
 /** Codes answered outside /api/v1 and /uploads/v1 only: left out of the codes their documents list (none today). */
-export const ADMIN_ONLY_ERROR_CODES: readonly ErrorCode[] = [];
+const ADMIN_ONLY_ERROR_CODES: readonly ErrorCode[] = [];
 /** The codes of the envelope's schema (the /api/v1 contract's, docs/analytics-api-v1.md). */
 export const ERROR_CODES = Object.keys(ERROR_STATUS).filter((code) => !ADMIN_ONLY_ERROR_CODES.includes(code as ErrorCode)) as [
   ErrorCode,
@@ -119,7 +117,6 @@ export type QuarantineDuration = keyof typeof QUARANTINE_DURATIONS;
 
 /** Who quarantined a test: a person through the API (`manual`) or the service when the test turned flaky (`auto`, the project's `auto_quarantine_days`). */
 export const QUARANTINE_SOURCES = ["manual", "auto"] as const;
-export type QuarantineSource = (typeof QUARANTINE_SOURCES)[number];
 
 /** The `quarantined` filter of GET /projects/:id/tests. */
 export const QUARANTINED_FILTER_VALUES = ["true", "false"] as const;

@@ -5,7 +5,7 @@
  * outbox keeps every message for the operator (src/services/shared/email-outbox.ts).
  */
 
-export type OutgoingEmail = { from: string; to: string; subject: string; text: string };
+type OutgoingEmail = { from: string; to: string; subject: string; text: string };
 
 export interface MailTransport {
   /** Sends one message; resolves once the SMTP server accepted it, throws otherwise. */

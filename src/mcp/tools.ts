@@ -44,7 +44,7 @@ import { EMBEDDED_FAILURE_GROUPS } from "./summaries";
 export type ToolContext = { scope: OrgScope; codec: CursorCodec; queue: RunQueue; logger: Logger };
 
 /** How many executions `get_test` embeds: its newest. */
-export const RECENT_EXECUTIONS = 20;
+const RECENT_EXECUTIONS = 20;
 
 /** `limit` and `cursor` of every list, `limit` as a JSON integer (read by the same rules as the query string's). */
 const pageArgs = {

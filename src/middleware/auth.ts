@@ -28,7 +28,7 @@ export function bearerToken(header: string | undefined, credential = "API key"):
 }
 
 /** IETF draft-ietf-httpapi-ratelimit-headers fields, as docs/api-decisions.md records them. */
-export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
+function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
   return {
     "RateLimit-Policy": `"default";q=${decision.limit};w=${decision.windowSeconds}`,
     RateLimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}`,

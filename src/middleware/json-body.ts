@@ -30,7 +30,7 @@ export const limitBody = (maxSize: number, message = `The request body exceeds $
  * `invalid_request`. The normalized JSON text is handed to the route's Zod validator, with a
  * plain `application/json` Content-Type, through Hono's body cache.
  */
-export const readJsonBody = createMiddleware(async (c, next) => {
+const readJsonBody = createMiddleware(async (c, next) => {
   if (c.req.method !== "POST" && c.req.method !== "PATCH" && c.req.method !== "PUT") return next();
   const text = await c.req.text();
   let body: unknown = {};

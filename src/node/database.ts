@@ -20,8 +20,8 @@ import * as schema from "../db/schema";
 import type { Database } from "../db/types";
 import { type DataDirLock, lockDataDir } from "./data-dir-lock";
 
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
-export const DEFAULT_DATA_DIR = "./.data/pglite";
+const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
+const DEFAULT_DATA_DIR = "./.data/pglite";
 
 export type OpenedDatabase = {
   db: Database;

@@ -150,7 +150,7 @@ function arrivalTimes(runs: readonly SimRun[]): number[] {
  * The project's uploaded runs, shifted so that the last one arrives `endsMinutesAgo` before `now`
  * (times do not change what the seed draws, so the shift moves every run by the same amount).
  */
-export function demoRuns(spec: DemoProject, now: number): SimRun[] {
+function demoRuns(spec: DemoProject, now: number): SimRun[] {
   const draft = uploadedRuns(spec, 0);
   const lastArrival = arrivalTimes(draft).at(-1) ?? 0;
   const startAt = Math.floor((now - spec.endsMinutesAgo * 60_000 - lastArrival) / 1000) * 1000;
@@ -268,7 +268,7 @@ export async function seedDemoOrganization(deps: ServiceDeps & { secrets: Secret
 }
 
 /** The demo's people: who signs in to the web app, with which role. Passwords are made at seeding and printed once. */
-export const DEMO_PEOPLE: readonly { name: string; email: string; role: MemberRole }[] = [
+const DEMO_PEOPLE: readonly { name: string; email: string; role: MemberRole }[] = [
   { name: "Dana Demo (admin)", email: "demo-admin@example.com", role: "admin" },
   { name: "Max Demo (member)", email: "demo-member@example.com", role: "member" },
 ];
@@ -279,7 +279,7 @@ export type DemoPerson = { email: string; password: string; role: MemberRole };
 const demoPassword = () => base64UrlEncode(crypto.getRandomValues(new Uint8Array(12)));
 
 /** An admin and a member of the demo organization, with passwords made now (stored as better-auth's scrypt hashes). */
-export async function seedDemoPeople(deps: ServiceDeps & { secrets: SecretKeyring }, organizationId: string): Promise<DemoPerson[]> {
+async function seedDemoPeople(deps: ServiceDeps & { secrets: SecretKeyring }, organizationId: string): Promise<DemoPerson[]> {
   const people: DemoPerson[] = [];
   for (const spec of DEMO_PEOPLE) {
     const password = demoPassword();

@@ -42,7 +42,7 @@ export function envelopeResponse(error: ApiError, requestId: string = crypto.ran
 }
 
 /** An envelope answer as raw HTTP/1.1 text, for a socket no request object was made for. */
-export function rawEnvelopeResponse(error: ApiError, requestId: string): string {
+function rawEnvelopeResponse(error: ApiError, requestId: string): string {
   const body = JSON.stringify(error.toBody());
   const headers = { ...envelopeHeaders(requestId, error), "Content-Length": String(Buffer.byteLength(body)), Connection: "close" };
   const head = Object.entries(headers)
@@ -52,7 +52,7 @@ export function rawEnvelopeResponse(error: ApiError, requestId: string): string 
 }
 
 /** What a parser error (Node's `clientError`) tells the client. */
-export function clientErrorAnswer(error: Error & { code?: string }): ApiError {
+function clientErrorAnswer(error: Error & { code?: string }): ApiError {
   switch (error.code) {
     case "HPE_HEADER_OVERFLOW":
       return new ApiError("request_header_fields_too_large", `The request line and headers exceed ${maxHeaderSize} bytes.`);

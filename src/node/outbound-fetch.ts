@@ -25,11 +25,7 @@ const MAX_ADDRESSES_TRIED = 4;
 const CONNECT_TIMEOUT_MS = 5_000;
 
 /** The addresses a connection may dial, judged once; an OutboundRefusedError when the policy refuses them. */
-export async function checkedAddresses(
-  policy: OutboundPolicy,
-  resolve: Resolver,
-  target: { hostname: string; port: number },
-): Promise<string[]> {
+async function checkedAddresses(policy: OutboundPolicy, resolve: Resolver, target: { hostname: string; port: number }): Promise<string[]> {
   const addresses = isIP(target.hostname) ? [target.hostname] : await resolve(target.hostname).catch(() => []);
   const problem = connectionProblem(policy, { host: target.hostname, port: target.port, addresses });
   if (problem) throw new OutboundRefusedError(problem);
@@ -37,7 +33,7 @@ export async function checkedAddresses(
 }
 
 /** undici's connector, given the checked address to dial instead of the name (which it would resolve itself). */
-export function checkedConnector(policy: OutboundPolicy, resolve: Resolver = resolveHost): buildConnector.connector {
+function checkedConnector(policy: OutboundPolicy, resolve: Resolver = resolveHost): buildConnector.connector {
   const dial = buildConnector({ timeout: CONNECT_TIMEOUT_MS });
   return (options, callback) => {
     const port = Number(options.port) || (options.protocol === "https:" ? 443 : 80);

@@ -15,7 +15,7 @@ import { MIN_SECRETS_KEY_LENGTH, SecretKeyring, generateSecretsKey } from "../li
 import type { NodeConfig } from "./config";
 import { isPostgresUrl } from "./database";
 
-export const DEFAULT_SECRETS_KEY_FILE = "./.data/secrets-key";
+const DEFAULT_SECRETS_KEY_FILE = "./.data/secrets-key";
 
 export type SecretsKeySource = { kind: "environment" } | { kind: "memory" } | { kind: "file"; path: string; created: boolean };
 

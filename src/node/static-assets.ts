@@ -10,7 +10,7 @@ import { serveStatic } from "@hono/node-server/serve-static";
 import { Hono } from "hono";
 import { compress } from "hono/compress";
 
-export const PUBLIC_DIR = fileURLToPath(new URL("../../public", import.meta.url));
+const PUBLIC_DIR = fileURLToPath(new URL("../../public", import.meta.url));
 
 export function withStaticAssets(
   fetchApp: (request: Request) => Response | Promise<Response>,

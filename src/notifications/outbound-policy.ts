@@ -146,7 +146,7 @@ export function isPublicAddress(text: string): boolean {
   return v6 >> 125n === 1n && !INTERNAL_V6_IN_GLOBAL.some((range) => inV6(v6, range));
 }
 
-export const isIpLiteral = (text: string) => addressOf(text) !== null;
+const isIpLiteral = (text: string) => addressOf(text) !== null;
 
 // ---------------------------------------------------------------------------------------------
 // Host names and the operator's allowances
@@ -206,12 +206,12 @@ const sameHost = (a: string, b: string) => {
 };
 
 /** Whether the operator allows this host (as the URL names it) on this port. */
-export function hostAllowed(policy: OutboundPolicy, host: string, port: number): boolean {
+function hostAllowed(policy: OutboundPolicy, host: string, port: number): boolean {
   return allowEntries(policy).some((entry) => sameHost(entry.host, host) && (entry.port === null || entry.port === port));
 }
 
 /** The port a URL reaches: its own, or its scheme's. */
-export function portOf(url: URL): number {
+function portOf(url: URL): number {
   return url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
 }
 
@@ -282,7 +282,7 @@ export function guardedFetch(policy: OutboundPolicy, fetchWith: typeof fetch): t
 // Volume
 
 /** A whole number from 1 to `max` read from the environment, or the default when unset or empty. */
-export function parseLimit(name: string, text: string | undefined, fallback: number, max = 1_000_000): number {
+function parseLimit(name: string, text: string | undefined, fallback: number, max = 1_000_000): number {
   const trimmed = text?.trim() ?? "";
   if (trimmed === "") return fallback;
   const value = Number(trimmed);

@@ -6,7 +6,7 @@
 import { bytesEqual, hmacSha256, utf8 } from "../lib/crypto";
 
 export const SIGNATURE_HEADER = "CTA-Signature";
-export const SIGNATURE_TOLERANCE_SECONDS = 300;
+const SIGNATURE_TOLERANCE_SECONDS = 300;
 
 const toHex = (bytes: Uint8Array) => Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
 

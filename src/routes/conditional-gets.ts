@@ -22,14 +22,14 @@ import { type DataVersionSink, readDataVersion } from "../services/shared/data-v
 const REPRESENTATION = "1";
 
 /** Revalidate before every use; only the client (never a shared cache) may keep a copy, per key. */
-export const CONDITIONAL_CACHE_HEADERS = { "Cache-Control": "private, no-cache", Vary: "Authorization" } as const;
+const CONDITIONAL_CACHE_HEADERS = { "Cache-Control": "private, no-cache", Vary: "Authorization" } as const;
 
 /** The streamed exports carry no ETag (they are read once, whole). */
-export function isConditionalPath(path: string): boolean {
+function isConditionalPath(path: string): boolean {
   return !/\/exports(?:\/|$)/.test(path);
 }
 
-export function entityTag(secret: string, organizationId: string, version: string, pathAndQuery: string): string {
+function entityTag(secret: string, organizationId: string, version: string, pathAndQuery: string): string {
   const mac = hmacSha256(secret, utf8(`etag\u0000${REPRESENTATION}\u0000${organizationId}\u0000${version}\u0000${pathAndQuery}`));
   return `"${base64UrlEncode(mac.slice(0, 18))}"`;
 }

@@ -31,7 +31,7 @@ const CONFIGURATION = {
 };
 
 /** `script-src 'self'`: no inline script; styles are Scalar's own (inline style attributes). */
-export const DOCS_CONTENT_SECURITY_POLICY = [
+const DOCS_CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",

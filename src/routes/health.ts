@@ -11,7 +11,7 @@ import type { AppEnv } from "../app-env";
 import { ApiError, describeError } from "../lib/errors";
 
 /** A database that does not answer within this long is not ready (a readiness probe must not hang). */
-export const READINESS_TIMEOUT_MS = 3000;
+const READINESS_TIMEOUT_MS = 3000;
 
 export function createHealthRoutes() {
   const health = new Hono<AppEnv>();

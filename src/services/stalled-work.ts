@@ -19,11 +19,11 @@ import type { Logger } from "../lib/logger";
 /** A run pending this long after it arrived lost its message: processing takes seconds, a queue's retries minutes. */
 export const RUN_STALLED_AFTER_MS = 15 * 60_000;
 /** Never attempted this long after it was written: its message was refused. */
-export const NEVER_ATTEMPTED_AFTER_MS = 5 * 60_000;
+const NEVER_ATTEMPTED_AFTER_MS = 5 * 60_000;
 /** Last attempted this long ago: past the longest retry delay (2 h) with a margin, so its retry was lost. */
-export const RETRY_LOST_AFTER_MS = (7_200 + 900) * 1000;
+const RETRY_LOST_AFTER_MS = (7_200 + 900) * 1000;
 /** Messages per kind and sweep: a backlog is taken over several sweeps. */
-export const SWEEP_LIMIT = 500;
+const SWEEP_LIMIT = 500;
 
 /** An outbox row (an e-mail, a webhook delivery) still pending, never attempted in time or with its retry overdue. */
 function messageLost(table: typeof emailOutbox | typeof notificationDeliveries, before: (ms: number) => Date): SQL | undefined {

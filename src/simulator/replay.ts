@@ -32,7 +32,7 @@ export type ReplayOptions = {
   sleep?: (ms: number) => Promise<void>;
 };
 
-export type ReplayedRun = {
+type ReplayedRun = {
   /** The simulated run's number, and the number the service gave it (they differ if the project had runs). */
   simulatedNumber: number;
   serviceNumber: number;
@@ -44,7 +44,7 @@ export type ReplayedRun = {
 
 export type ReplayResult = { uploaded: number; processed: number; failed: number; runs: ReplayedRun[] };
 
-export class ReplayError extends Error {
+class ReplayError extends Error {
   override name = "ReplayError";
   constructor(
     message: string,

@@ -6,7 +6,7 @@
  */
 import type { CaseStatus } from "../checks/types";
 import { storedDuration } from "./junit-report";
-import { type SimulatedProject, type TestDef, SUITE_NAMES, inside } from "./project-model";
+import { type PointEffects, type SimulatedProject, type TestDef, SUITE_NAMES, inside } from "./project-model";
 import type { SimAttempt, SimRun, SimTest } from "./stream-types";
 
 const FAILURE_MESSAGES = [
@@ -174,72 +174,16 @@ function makeRun(
   const executed = present.filter((_, i) => !skippedNow[i]);
 
   const poolRate = poolFailureRate(project, executed);
-
-  // Forced failures of this run: an outage (every test of one suite errors) or a spike.
-  const forced = new Map<TestDef, CaseStatus>();
-  const outage = point?.outage ?? null;
-  if (outage) for (const t of executed) if (t.suite === outage.suite) forced.set(t, "errored");
-  const spike = point?.spike ?? null;
-  if (spike) {
-    const count = Math.round(spike.share * executed.length);
-    for (const t of draw.sample(
-      executed.filter((t) => !forced.has(t)),
-      count,
-    ))
-      forced.set(t, draw.chance(0.8) ? "failed" : "errored");
-  }
-  // A co-failing group fails together (every attempt of the run) in a share of the runs, any branch.
-  for (const group of project.groups) {
-    if (number < group.from || !draw.chance(group.rate)) continue;
-    for (const t of executed) if (group.tests.has(t) && !forced.has(t)) forced.set(t, "failed");
-  }
-
-  const tests: SimTest[] = [];
-  let total = 0;
-  const duration = (test: TestDef, status: CaseStatus | null) => {
-    let ms = test.medianMs * test.factor * runFactor * Math.exp(test.sigma * draw.normal());
-    if (draw.chance(knobs.outlierProbability)) ms *= draw.uniform(1.5, 3);
-    if (status === "errored") ms *= draw.uniform(0.02, 0.2);
-    else if (status === "failed") ms *= draw.uniform(0.3, 1.2);
-    return quantise(ms, knobs.timeDecimals);
-  };
-  present.forEach((test, i) => {
-    if (skippedNow[i]) {
-      tests.push({
-        key: test.key,
-        suite: test.suite,
-        classname: test.classname,
-        name: test.name,
-        status: "skipped",
-        attempts: [],
-        durationMs: 0,
-        message: null,
-      });
-      return;
-    }
-    const forcedStatus = forced.get(test) ?? null;
-    const attempts: SimAttempt[] = [];
-    let status = attemptOutcome(project, test, number, branch, poolRate, forcedStatus);
-    for (let retry = 0; status !== null && retry < knobs.inRunRetries; retry++) {
-      const ms = duration(test, status);
-      attempts.push({ status, durationMs: ms });
-      total += ms;
-      status = attemptOutcome(project, test, number, branch, poolRate, forcedStatus);
-    }
-    const finalStatus: CaseStatus = status ?? "passed";
-    const ms = duration(test, status);
-    total += ms;
-    const message = finalStatus === "passed" ? null : forcedStatus === "errored" && outage ? OUTAGE_MESSAGE : draw.pick(FAILURE_MESSAGES);
-    tests.push({
-      key: test.key,
-      suite: test.suite,
-      classname: test.classname,
-      name: test.name,
-      status: finalStatus,
-      attempts,
-      durationMs: ms,
-      message,
-    });
+  const forced = forcedFailures(project, number, executed, point);
+  const { tests, total } = executeTests(project, {
+    number,
+    branch,
+    present,
+    skippedNow,
+    poolRate,
+    forced,
+    runFactor,
+    outage: point?.outage ?? null,
   });
 
   const overhead = 20_000 * Math.sqrt(knobs.durationScale) * runFactor * draw.lognormal(1, 0.05);
@@ -260,4 +204,101 @@ function makeRun(
   };
   run.duration = storedDuration(run);
   return run;
+}
+
+/** Forced failures of a run: an outage (every test of one suite errors), a spike, and the co-failing groups that fail in it. */
+function forcedFailures(
+  project: SimulatedProject,
+  number: number,
+  executed: readonly TestDef[],
+  point: PointEffects | null,
+): Map<TestDef, CaseStatus> {
+  const { draw } = project;
+  const forced = new Map<TestDef, CaseStatus>();
+  const outage = point?.outage ?? null;
+  if (outage) for (const t of executed) if (t.suite === outage.suite) forced.set(t, "errored");
+  const spike = point?.spike ?? null;
+  if (spike) {
+    const count = Math.round(spike.share * executed.length);
+    for (const t of draw.sample(
+      executed.filter((t) => !forced.has(t)),
+      count,
+    ))
+      forced.set(t, draw.chance(0.8) ? "failed" : "errored");
+  }
+  // A co-failing group fails together (every attempt of the run) in a share of the runs, any branch.
+  for (const group of project.groups) {
+    if (number < group.from || !draw.chance(group.rate)) continue;
+    for (const t of executed) if (group.tests.has(t) && !forced.has(t)) forced.set(t, "failed");
+  }
+  return forced;
+}
+
+/** One attempt's duration: the test's own spread, the run's factor, an occasional outlier; failures end early. */
+function attemptDuration(project: SimulatedProject, test: TestDef, status: CaseStatus | null, runFactor: number): number {
+  const { knobs, draw } = project;
+  let ms = test.medianMs * test.factor * runFactor * Math.exp(test.sigma * draw.normal());
+  if (draw.chance(knobs.outlierProbability)) ms *= draw.uniform(1.5, 3);
+  if (status === "errored") ms *= draw.uniform(0.02, 0.2);
+  else if (status === "failed") ms *= draw.uniform(0.3, 1.2);
+  return quantise(ms, knobs.timeDecimals);
+}
+
+/** Every present test's case in the run, in order (skipped ones too), with its attempts; `total` is the time they took. */
+function executeTests(
+  project: SimulatedProject,
+  run: {
+    number: number;
+    branch: string;
+    present: readonly TestDef[];
+    skippedNow: readonly boolean[];
+    poolRate: number;
+    forced: ReadonlyMap<TestDef, CaseStatus>;
+    runFactor: number;
+    outage: PointEffects["outage"];
+  },
+): { tests: SimTest[]; total: number } {
+  const { knobs, draw } = project;
+  const { number, branch, poolRate, forced, runFactor, outage } = run;
+  const tests: SimTest[] = [];
+  let total = 0;
+  run.present.forEach((test, i) => {
+    if (run.skippedNow[i]) {
+      tests.push({
+        key: test.key,
+        suite: test.suite,
+        classname: test.classname,
+        name: test.name,
+        status: "skipped",
+        attempts: [],
+        durationMs: 0,
+        message: null,
+      });
+      return;
+    }
+    const forcedStatus = forced.get(test) ?? null;
+    const attempts: SimAttempt[] = [];
+    let status = attemptOutcome(project, test, number, branch, poolRate, forcedStatus);
+    for (let retry = 0; status !== null && retry < knobs.inRunRetries; retry++) {
+      const ms = attemptDuration(project, test, status, runFactor);
+      attempts.push({ status, durationMs: ms });
+      total += ms;
+      status = attemptOutcome(project, test, number, branch, poolRate, forcedStatus);
+    }
+    const finalStatus: CaseStatus = status ?? "passed";
+    const ms = attemptDuration(project, test, status, runFactor);
+    total += ms;
+    const message = finalStatus === "passed" ? null : forcedStatus === "errored" && outage ? OUTAGE_MESSAGE : draw.pick(FAILURE_MESSAGES);
+    tests.push({
+      key: test.key,
+      suite: test.suite,
+      classname: test.classname,
+      name: test.name,
+      status: finalStatus,
+      attempts,
+      durationMs: ms,
+      message,
+    });
+  });
+  return { tests, total };
 }

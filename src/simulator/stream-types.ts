@@ -20,7 +20,6 @@ export const ANOMALY_FAMILY: Record<AnomalyType, Family> = {
 };
 
 export type Family = "flaky" | "regression" | "spike" | "skip";
-export const FAMILIES: readonly Family[] = ["flaky", "regression", "spike", "skip"];
 
 /** One injected anomaly. Run numbers are the stream's (1-based); `end` null = lasts to the end. */
 export type Anomaly = {
@@ -45,7 +44,7 @@ export type Anomaly = {
  * steps and ramps, per-test duration steps) from onset to the end of the stream, since the new level
  * stays; spikes and outages on their run only.
  */
-export type GroundTruthLabel = { id: string; type: AnomalyType; subject: string; start: number };
+type GroundTruthLabel = { id: string; type: AnomalyType; subject: string; start: number };
 
 /** Things that happened at a run that are NOT anomalies (for explaining false events). */
 export type RunNote =
@@ -76,7 +75,7 @@ export type SimTest = {
   message: string | null;
 };
 
-export type ReportFormat = "surefire" | "gradle";
+type ReportFormat = "surefire" | "gradle";
 
 export type SimRun = {
   number: number;

@@ -54,8 +54,8 @@ import { generateRuns } from "./run-generation";
 import type { SimStream, StreamOptions, TestProfile } from "./stream-types";
 
 export { mulberry32 } from "../lib/seeded-random";
-export { type BreakageEpisode, breakageEpisodes, failingShare } from "./ground-truth";
-export { formatSeconds, toJUnitXml, toRunSummary } from "./junit-report";
+export { breakageEpisodes, failingShare } from "./ground-truth";
+export { toJUnitXml, toRunSummary } from "./junit-report";
 export { Rng } from "./rng";
 export * from "./stream-types";
 

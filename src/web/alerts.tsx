@@ -6,6 +6,7 @@
  * services (src/services/alerts/alerts.ts, alert-events.ts).
  */
 import type { Context, Hono } from "hono";
+import type { FC } from "hono/jsx";
 import { readListRequest } from "../lib/lists";
 import type { CursorCodec } from "../lib/pagination";
 import { ALERT_STATUSES, type AlertStatus, SNOOZE_DURATIONS, type SnoozeDuration } from "../lib/vocabulary";
@@ -70,179 +71,77 @@ async function alertAccess(
   return { alert: presentAlert(found.alert, c.env.clock.now(), config.webAppUrl), access: accessOf(c, config, paths, found.membership) };
 }
 
+/** `/alerts`: the organization's alerts, by the `status` filter. */
+async function alertsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): Promise<Response> {
+  const person = c.var.person;
+  const membership = await defaultMembership(c.env, person.userId, person.activeOrganizationId);
+  const access = await memberAccess(c, config, paths, membership?.organizationId ?? null);
+  if (!access) {
+    return c.html(
+      <Layout title="Alerts" page={{ person, membership: null, paths }} section="alerts">
+        <ErrorContent heading="No organization" message="You are not a member of any organization any more." paths={paths} />
+      </Layout>,
+    );
+  }
+  const query = parseQuery(AlertsQuerySchema, c, ["status", "cursor", "limit"]);
+  const filters = { status: query.status ?? "active", project_id: null, alert_type: null };
+  const request = readListRequest(codec, alertList, { organizationId: access.scope.organizationId, filters }, query);
+  const page = await listAlerts(access.scope, request);
+  const names = await alertProjectNames(
+    access.scope,
+    page.items.map((alert) => alert.project_id),
+  );
+  const base = paths.to("/alerts");
+  const filterQuery = { status: filters.status === "active" ? null : filters.status };
+  const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(alertList.listing(request), page.next) }) : null;
+  return c.html(
+    <Layout title="Alerts" page={access.page} section="alerts">
+      <h1>Alerts</h1>
+      <AlertsFilters base={base} current={filters.status} />
+      {page.items.length === 0 ? (
+        <p>No alerts {filters.status === "all" ? "" : `are ${STATUS_LABELS[filters.status].toLowerCase()}`}.</p>
+      ) : (
+        <AlertsTable alerts={page.items} names={names} paths={paths} />
+      )}
+      <PageLinks first={request.after ? withQuery(base, filterQuery) : null} next={next} label="Alerts" />
+    </Layout>,
+  );
+}
+
+/** `/alerts/:id`: the alert's state, its actions and a page of its events. */
+async function alertPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): Promise<Response> {
+  const found = await alertAccess(c, config, paths);
+  if (!found) return pageNotFound(c, c.var.person, paths);
+  const { alert, access } = found;
+  const query = parseQuery(PageQuerySchema, c, ["cursor", "limit"]);
+  const filters = { alert_id: alert.id };
+  const request = readListRequest(codec, alertEventList, { organizationId: access.scope.organizationId, filters }, query);
+  const events = await listAlertEvents(access.scope, request);
+  const names = await alertProjectNames(access.scope, [alert.project_id]);
+  const projectName = names.get(alert.project_id) ?? "Project";
+  const base = paths.to(`/alerts/${alert.id}`);
+  const next = events.next ? withQuery(base, { cursor: codec.encode(alertEventList.listing(request), events.next) }) : null;
+  const admin = isAdmin(access);
+  return c.html(
+    <Layout title={`${alert.name} · ${projectName}`} page={access.page} section="alerts">
+      <p class="crumbs">
+        <a href={paths.to("/alerts")}>Alerts</a> › <a href={paths.to(`/projects/${alert.project_id}`)}>{projectName}</a>
+      </p>
+      <h1>{alert.name}</h1>
+      <Notice text={noticeFor(NOTICES, c.req.query("done"))} />
+      <AlertFacts alert={alert} projectName={projectName} />
+
+      <AlertActions alert={alert} base={base} admin={admin} />
+
+      <AlertEvents events={events.items} laterPage={Boolean(request.after)} base={base} next={next} paths={paths} />
+    </Layout>,
+  );
+}
+
 export function registerAlerts(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): void {
-  web.get("/alerts", signedIn(config, paths), async (c) => {
-    const person = c.var.person;
-    const membership = await defaultMembership(c.env, person.userId, person.activeOrganizationId);
-    const access = await memberAccess(c, config, paths, membership?.organizationId ?? null);
-    if (!access) {
-      return c.html(
-        <Layout title="Alerts" page={{ person, membership: null, paths }} section="alerts">
-          <ErrorContent heading="No organization" message="You are not a member of any organization any more." paths={paths} />
-        </Layout>,
-      );
-    }
-    const query = parseQuery(AlertsQuerySchema, c, ["status", "cursor", "limit"]);
-    const filters = { status: query.status ?? "active", project_id: null, alert_type: null };
-    const request = readListRequest(codec, alertList, { organizationId: access.scope.organizationId, filters }, query);
-    const page = await listAlerts(access.scope, request);
-    const names = await alertProjectNames(
-      access.scope,
-      page.items.map((alert) => alert.project_id),
-    );
-    const base = paths.to("/alerts");
-    const filterQuery = { status: filters.status === "active" ? null : filters.status };
-    const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(alertList.listing(request), page.next) }) : null;
-    return c.html(
-      <Layout title="Alerts" page={access.page} section="alerts">
-        <h1>Alerts</h1>
-        <form method="get" action={base} class="filters">
-          <label>
-            Show
-            <select name="status">
-              {ALERT_STATUSES.map((status) => (
-                <option value={status} selected={filters.status === status}>
-                  {STATUS_LABELS[status]}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button type="submit">Show</button>
-        </form>
-        {page.items.length === 0 ? (
-          <p>No alerts {filters.status === "all" ? "" : `are ${STATUS_LABELS[filters.status].toLowerCase()}`}.</p>
-        ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Alert</th>
-                <th scope="col">Project</th>
-                <th scope="col">State</th>
-                <th scope="col" class="num">
-                  Events
-                </th>
-                <th scope="col">Last notified</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((alert) => (
-                <tr>
-                  <td>
-                    <a href={paths.to(`/alerts/${alert.id}`)}>{alert.name}</a>
-                  </td>
-                  <td>
-                    <a href={paths.to(`/projects/${alert.project_id}`)}>{names.get(alert.project_id) ?? "Project"}</a>
-                  </td>
-                  <td>
-                    <AlertState alert={alert} />
-                  </td>
-                  <td class="num">{alert.events_count}</td>
-                  <td>
-                    <When at={alert.last_notified_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-        <PageLinks first={request.after ? withQuery(base, filterQuery) : null} next={next} label="Alerts" />
-      </Layout>,
-    );
-  });
+  web.get("/alerts", signedIn(config, paths), (c) => alertsPage(c, config, paths, codec));
 
-  web.get("/alerts/:id", signedIn(config, paths), async (c) => {
-    const found = await alertAccess(c, config, paths);
-    if (!found) return pageNotFound(c, c.var.person, paths);
-    const { alert, access } = found;
-    const query = parseQuery(PageQuerySchema, c, ["cursor", "limit"]);
-    const filters = { alert_id: alert.id };
-    const request = readListRequest(codec, alertEventList, { organizationId: access.scope.organizationId, filters }, query);
-    const events = await listAlertEvents(access.scope, request);
-    const names = await alertProjectNames(access.scope, [alert.project_id]);
-    const projectName = names.get(alert.project_id) ?? "Project";
-    const base = paths.to(`/alerts/${alert.id}`);
-    const next = events.next ? withQuery(base, { cursor: codec.encode(alertEventList.listing(request), events.next) }) : null;
-    const admin = isAdmin(access);
-    return c.html(
-      <Layout title={`${alert.name} · ${projectName}`} page={access.page} section="alerts">
-        <p class="crumbs">
-          <a href={paths.to("/alerts")}>Alerts</a> › <a href={paths.to(`/projects/${alert.project_id}`)}>{projectName}</a>
-        </p>
-        <h1>{alert.name}</h1>
-        <Notice text={noticeFor(NOTICES, c.req.query("done"))} />
-        <dl class="facts">
-          <dt>State</dt>
-          <dd>
-            <AlertState alert={alert} />
-          </dd>
-          <dt>Project</dt>
-          <dd>{projectName}</dd>
-          <dt>Events</dt>
-          <dd>{alert.events_count}</dd>
-          <dt>Last notified</dt>
-          <dd>
-            <When at={alert.last_notified_at} />
-          </dd>
-        </dl>
-
-        <section aria-labelledby="actions">
-          <h2 id="actions">Actions</h2>
-          <form method="post" action={`${base}/snooze`} class="inline">
-            <label>
-              Snooze for
-              <select name="duration">
-                {Object.entries(SNOOZE_LABELS).map(([duration, label]) => (
-                  <option value={duration} selected={duration === "24h"}>
-                    {label}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <button type="submit">Snooze</button>
-          </form>
-          {alert.snoozed ? (
-            <form method="post" action={`${base}/unsnooze`} class="inline">
-              <button type="submit">Unsnooze</button>
-            </form>
-          ) : null}
-          {admin ? (
-            alert.active ? (
-              <form method="post" action={`${base}/disable`} class="inline">
-                <button type="submit">Disable</button>
-              </form>
-            ) : (
-              <form method="post" action={`${base}/enable`} class="inline">
-                <button type="submit">Enable</button>
-              </form>
-            )
-          ) : (
-            <p class="muted">Only admins can enable or disable alerts.</p>
-          )}
-        </section>
-
-        <section aria-labelledby="events">
-          <h2 id="events">Events</h2>
-          {events.items.length === 0 ? (
-            <p class="muted">{request.after ? "No more events." : "It has not tripped yet."}</p>
-          ) : (
-            <ul class="events">
-              {events.items.map((event) => (
-                <li>
-                  <When at={event.triggered_at} /> ·{" "}
-                  <a href={paths.to(`/projects/${event.test_run.project_id}/runs/${event.test_run.number}`)}>
-                    Run #{event.test_run.number}
-                    {event.test_run.branch ? ` on ${event.test_run.branch}` : ""}
-                  </a>
-                  <Metadata metadata={event.metadata as Record<string, unknown>} />
-                </li>
-              ))}
-            </ul>
-          )}
-          <PageLinks first={request.after ? base : null} next={next} label="Events" />
-        </section>
-      </Layout>,
-    );
-  });
+  web.get("/alerts/:id", signedIn(config, paths), (c) => alertPage(c, config, paths, codec));
 
   const refused = (c: Context<WebEnv>, access: MemberAccess) =>
     c.html(
@@ -292,3 +191,141 @@ export function registerAlerts(web: Hono<WebEnv>, config: WebConfig, paths: WebP
     });
   }
 }
+
+/** The `status` filter (`current`: the one shown). */
+const AlertsFilters: FC<{ base: string; current: AlertStatus }> = ({ base, current }) => (
+  <form method="get" action={base} class="filters">
+    <label>
+      Show
+      <select name="status">
+        {ALERT_STATUSES.map((status) => (
+          <option value={status} selected={current === status}>
+            {STATUS_LABELS[status]}
+          </option>
+        ))}
+      </select>
+    </label>
+    <button type="submit">Show</button>
+  </form>
+);
+
+/** The alerts with their projects (`names`: project id → name), states, event counts and last notifications. */
+const AlertsTable: FC<{ alerts: AlertObject[]; names: ReadonlyMap<string, string>; paths: WebPaths }> = ({ alerts, names, paths }) => (
+  <table>
+    <thead>
+      <tr>
+        <th scope="col">Alert</th>
+        <th scope="col">Project</th>
+        <th scope="col">State</th>
+        <th scope="col" class="num">
+          Events
+        </th>
+        <th scope="col">Last notified</th>
+      </tr>
+    </thead>
+    <tbody>
+      {alerts.map((alert) => (
+        <tr>
+          <td>
+            <a href={paths.to(`/alerts/${alert.id}`)}>{alert.name}</a>
+          </td>
+          <td>
+            <a href={paths.to(`/projects/${alert.project_id}`)}>{names.get(alert.project_id) ?? "Project"}</a>
+          </td>
+          <td>
+            <AlertState alert={alert} />
+          </td>
+          <td class="num">{alert.events_count}</td>
+          <td>
+            <When at={alert.last_notified_at} />
+          </td>
+        </tr>
+      ))}
+    </tbody>
+  </table>
+);
+
+const AlertFacts: FC<{ alert: AlertObject; projectName: string }> = ({ alert, projectName }) => (
+  <dl class="facts">
+    <dt>State</dt>
+    <dd>
+      <AlertState alert={alert} />
+    </dd>
+    <dt>Project</dt>
+    <dd>{projectName}</dd>
+    <dt>Events</dt>
+    <dd>{alert.events_count}</dd>
+    <dt>Last notified</dt>
+    <dd>
+      <When at={alert.last_notified_at} />
+    </dd>
+  </dl>
+);
+
+/** Snooze (and unsnooze) for every member; enable or disable for an admin (`base`: the alert's page). */
+const AlertActions: FC<{ alert: AlertObject; base: string; admin: boolean }> = ({ alert, base, admin }) => (
+  <section aria-labelledby="actions">
+    <h2 id="actions">Actions</h2>
+    <form method="post" action={`${base}/snooze`} class="inline">
+      <label>
+        Snooze for
+        <select name="duration">
+          {Object.entries(SNOOZE_LABELS).map(([duration, label]) => (
+            <option value={duration} selected={duration === "24h"}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit">Snooze</button>
+    </form>
+    {alert.snoozed ? (
+      <form method="post" action={`${base}/unsnooze`} class="inline">
+        <button type="submit">Unsnooze</button>
+      </form>
+    ) : null}
+    {admin ? (
+      alert.active ? (
+        <form method="post" action={`${base}/disable`} class="inline">
+          <button type="submit">Disable</button>
+        </form>
+      ) : (
+        <form method="post" action={`${base}/enable`} class="inline">
+          <button type="submit">Enable</button>
+        </form>
+      )
+    ) : (
+      <p class="muted">Only admins can enable or disable alerts.</p>
+    )}
+  </section>
+);
+
+/** A page of the alert's events (`laterPage`: not the first), each with its run. */
+const AlertEvents: FC<{
+  events: Awaited<ReturnType<typeof listAlertEvents>>["items"];
+  laterPage: boolean;
+  base: string;
+  next: string | null;
+  paths: WebPaths;
+}> = ({ events, laterPage, base, next, paths }) => (
+  <section aria-labelledby="events">
+    <h2 id="events">Events</h2>
+    {events.length === 0 ? (
+      <p class="muted">{laterPage ? "No more events." : "It has not tripped yet."}</p>
+    ) : (
+      <ul class="events">
+        {events.map((event) => (
+          <li>
+            <When at={event.triggered_at} /> ·{" "}
+            <a href={paths.to(`/projects/${event.test_run.project_id}/runs/${event.test_run.number}`)}>
+              Run #{event.test_run.number}
+              {event.test_run.branch ? ` on ${event.test_run.branch}` : ""}
+            </a>
+            <Metadata metadata={event.metadata as Record<string, unknown>} />
+          </li>
+        ))}
+      </ul>
+    )}
+    <PageLinks first={laterPage ? base : null} next={next} label="Events" />
+  </section>
+);

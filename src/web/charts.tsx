@@ -8,9 +8,9 @@
  */
 import type { FC } from "hono/jsx";
 
-export type ChartTone = "pass" | "fail" | "error" | "accent" | "warn" | "muted";
-export type ChartSeries = { label: string; tone: ChartTone; values: readonly (number | null)[] };
-export type ChartKind = "bars" | "stacked" | "lines";
+type ChartTone = "pass" | "fail" | "error" | "accent" | "warn" | "muted";
+type ChartSeries = { label: string; tone: ChartTone; values: readonly (number | null)[] };
+type ChartKind = "bars" | "stacked" | "lines";
 
 export type ChartProps = {
   /** Unique on the page: the base of the SVG's element ids. */
@@ -41,7 +41,7 @@ const PLOT_W = WIDTH - LEFT - RIGHT;
 const PLOT_H = HEIGHT - TOP - BOTTOM;
 
 /** The smallest 1, 2 or 5 × 10^k at or above `value` (at least 1), so the axis reads round numbers. */
-export function niceCeiling(value: number): number {
+function niceCeiling(value: number): number {
   if (!(value > 0)) return 1;
   const power = 10 ** Math.floor(Math.log10(value));
   for (const step of [1, 2, 5, 10]) if (step * power >= value) return step * power;
@@ -51,49 +51,85 @@ export function niceCeiling(value: number): number {
 const plain = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(2));
 const round = (value: number) => Math.round(value * 10) / 10;
 
-export const Chart: FC<ChartProps> = ({ id, title, summary, kind, labels, labelHeading, series, format = plain, links }) => {
+/** Where values and points go on the plot: the axis' top, each point's slot and centre, a bar's width. */
+type Scale = { top: number; slot: number; barWidth: number; y: (value: number) => number; xCenter: (i: number) => number };
+
+function scaleOf(kind: ChartKind, labels: readonly string[], series: readonly ChartSeries[]): Scale {
   const count = labels.length;
   const totals = labels.map((_, i) => series.reduce((sum, s) => sum + (s.values[i] ?? 0), 0));
   const highest = kind === "stacked" ? Math.max(0, ...totals) : Math.max(0, ...series.flatMap((s) => s.values.map((v) => v ?? 0)));
   const top = niceCeiling(highest);
   const slot = count === 0 ? PLOT_W : PLOT_W / count;
-  const y = (value: number) => round(TOP + PLOT_H - (value / top) * PLOT_H);
-  const xCenter = (i: number) => round(LEFT + slot * i + slot / 2);
+  return {
+    top,
+    slot,
+    barWidth: round(Math.max(1, slot * (kind === "bars" ? 0.8 / Math.max(1, series.length) : 0.7))),
+    y: (value: number) => round(TOP + PLOT_H - (value / top) * PLOT_H),
+    xCenter: (i: number) => round(LEFT + slot * i + slot / 2),
+  };
+}
+
+/** The shapes of point `i`: its stacked bar's pieces, its bars side by side, or its lines' dots. */
+function pointShapes(kind: ChartKind, series: readonly ChartSeries[], i: number, scale: Scale) {
+  const { barWidth, y, xCenter } = scale;
+  if (kind === "stacked") {
+    let base = 0;
+    return series.map((s) => {
+      const value = s.values[i] ?? 0;
+      const from = base;
+      base += value;
+      return value > 0 ? (
+        <rect
+          class={`tone-${s.tone}`}
+          x={round(xCenter(i) - barWidth / 2)}
+          y={y(base)}
+          width={barWidth}
+          height={round(y(from) - y(base))}
+        />
+      ) : null;
+    });
+  }
+  if (kind === "bars") {
+    return series.map((s, k) => {
+      const value = s.values[i];
+      if (value === null || value === undefined || value <= 0) return null;
+      const x = round(xCenter(i) - (barWidth * series.length) / 2 + barWidth * k);
+      return <rect class={`tone-${s.tone}`} x={x} y={y(value)} width={barWidth} height={round(y(0) - y(value))} />;
+    });
+  }
+  return series.map((s) => {
+    const value = s.values[i];
+    return value === null || value === undefined ? null : <circle class={`tone-${s.tone}`} cx={xCenter(i)} cy={y(value)} r={2.5} />;
+  });
+}
+
+/** Lines: one path per series, broken where a point has no value. */
+function linePaths(series: readonly ChartSeries[], scale: Scale) {
+  const { y, xCenter } = scale;
+  return series.map((s) => {
+    let d = "";
+    let pen = false;
+    s.values.forEach((value, i) => {
+      if (value === null || value === undefined) {
+        pen = false;
+        return;
+      }
+      d += `${pen ? "L" : "M"}${xCenter(i)} ${y(value)} `;
+      pen = true;
+    });
+    return d === "" ? null : <path class={`chart-line tone-${s.tone}`} d={d.trim()} />;
+  });
+}
+
+export const Chart: FC<ChartProps> = ({ id, title, summary, kind, labels, labelHeading, series, format = plain, links }) => {
+  const count = labels.length;
+  const scale = scaleOf(kind, labels, series);
+  const { top, slot, y } = scale;
   const pointTitle = (i: number) =>
     `${labels[i]}: ${series.map((s) => `${s.label} ${s.values[i] === null || s.values[i] === undefined ? "none" : format(s.values[i]!)}`).join(", ")}`;
-  const barWidth = round(Math.max(1, slot * (kind === "bars" ? 0.8 / Math.max(1, series.length) : 0.7)));
 
   const points = labels.map((_, i) => {
-    let shapes;
-    if (kind === "stacked") {
-      let base = 0;
-      shapes = series.map((s) => {
-        const value = s.values[i] ?? 0;
-        const from = base;
-        base += value;
-        return value > 0 ? (
-          <rect
-            class={`tone-${s.tone}`}
-            x={round(xCenter(i) - barWidth / 2)}
-            y={y(base)}
-            width={barWidth}
-            height={round(y(from) - y(base))}
-          />
-        ) : null;
-      });
-    } else if (kind === "bars") {
-      shapes = series.map((s, k) => {
-        const value = s.values[i];
-        if (value === null || value === undefined || value <= 0) return null;
-        const x = round(xCenter(i) - (barWidth * series.length) / 2 + barWidth * k);
-        return <rect class={`tone-${s.tone}`} x={x} y={y(value)} width={barWidth} height={round(y(0) - y(value))} />;
-      });
-    } else {
-      shapes = series.map((s) => {
-        const value = s.values[i];
-        return value === null || value === undefined ? null : <circle class={`tone-${s.tone}`} cx={xCenter(i)} cy={y(value)} r={2.5} />;
-      });
-    }
+    const shapes = pointShapes(kind, series, i, scale);
     // A transparent slot over the whole height carries the point's title (hover) and its link.
     const hit = <rect class="chart-hit" x={round(LEFT + slot * i)} y={TOP} width={round(slot)} height={PLOT_H} />;
     const link = links?.[i];
@@ -105,24 +141,7 @@ export const Chart: FC<ChartProps> = ({ id, title, summary, kind, labels, labelH
       </g>
     );
   });
-
-  // Lines: one path per series, broken where a point has no value.
-  const lines =
-    kind === "lines"
-      ? series.map((s) => {
-          let d = "";
-          let pen = false;
-          s.values.forEach((value, i) => {
-            if (value === null || value === undefined) {
-              pen = false;
-              return;
-            }
-            d += `${pen ? "L" : "M"}${xCenter(i)} ${y(value)} `;
-            pen = true;
-          });
-          return d === "" ? null : <path class={`chart-line tone-${s.tone}`} d={d.trim()} />;
-        })
-      : null;
+  const lines = kind === "lines" ? linePaths(series, scale) : null;
 
   const ticks = [0, top / 2, top];
   return (
@@ -160,31 +179,38 @@ export const Chart: FC<ChartProps> = ({ id, title, summary, kind, labels, labelH
           </li>
         ))}
       </ul>
-      <details>
-        <summary>Data table: {title}</summary>
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">{labelHeading}</th>
-              {series.map((s) => (
-                <th scope="col" class="num">
-                  {s.label}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {labels.map((label, i) => (
-              <tr>
-                <th scope="row">{links?.[i] ? <a href={links[i]!}>{label}</a> : label}</th>
-                {series.map((s) => (
-                  <td class="num">{s.values[i] === null || s.values[i] === undefined ? "–" : format(s.values[i]!)}</td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </details>
+      <ChartTable title={title} labels={labels} labelHeading={labelHeading} series={series} format={format} links={links} />
     </figure>
   );
 };
+
+/** The chart's figures as a table, under a disclosure. */
+const ChartTable: FC<
+  Pick<ChartProps, "title" | "labels" | "labelHeading" | "series" | "links"> & { format: (value: number) => string }
+> = ({ title, labels, labelHeading, series, format, links }) => (
+  <details>
+    <summary>Data table: {title}</summary>
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">{labelHeading}</th>
+          {series.map((s) => (
+            <th scope="col" class="num">
+              {s.label}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {labels.map((label, i) => (
+          <tr>
+            <th scope="row">{links?.[i] ? <a href={links[i]!}>{label}</a> : label}</th>
+            {series.map((s) => (
+              <td class="num">{s.values[i] === null || s.values[i] === undefined ? "–" : format(s.values[i]!)}</td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  </details>
+);

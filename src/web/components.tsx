@@ -45,7 +45,7 @@ export const When: FC<{ at: Date | string | null }> = ({ at }) => {
 };
 
 /** A URL from an upload (a build link) as a link only when it is http or https; anything else (javascript:, data:) is shown as text. */
-export function httpUrl(value: string | null): string | null {
+function httpUrl(value: string | null): string | null {
   if (!value) return null;
   try {
     const url = new URL(value);

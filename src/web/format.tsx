@@ -3,7 +3,7 @@ import type { FC } from "hono/jsx";
 import type { RunResult } from "../lib/vocabulary";
 
 /** "3 hours ago", "2 days ago": how long before `now`, in the largest whole unit. */
-export function timeAgo(at: Date, now: Date): string {
+function timeAgo(at: Date, now: Date): string {
   const seconds = Math.max(0, Math.round((now.getTime() - at.getTime()) / 1000));
   const units: [number, string][] = [
     [86_400, "day"],

@@ -10,7 +10,7 @@ import type { PageContext, WebPaths } from "./env";
 /** The doctype is the only raw HTML of the pages: a constant. */
 const DOCTYPE = raw("<!DOCTYPE html>");
 
-export const Document: FC<{ title: string; paths: WebPaths; children?: Child }> = ({ title, paths, children }) => (
+const Document: FC<{ title: string; paths: WebPaths; children?: Child }> = ({ title, paths, children }) => (
   <>
     {DOCTYPE}
     <html lang="en">

@@ -8,6 +8,7 @@
  * URL. Rotating the token and removing a webhook go through a confirmation page first.
  */
 import type { Context, Hono } from "hono";
+import type { FC } from "hono/jsx";
 import { SecretDecryptionError } from "../lib/secret-box";
 import { createWebhookEndpoint } from "../services/notifications/notification-admin";
 import { regenerateUploadToken, revealUploadToken } from "../services/tenancy/projects";
@@ -101,151 +102,76 @@ function SettingsPage({
         </p>
       ) : null}
 
-      <section aria-labelledby="general-heading">
-        <h2 id="general-heading">General</h2>
-        <Problems problems={extras.problems} />
-        <form method="post" action={to("")} class="card">
-          <fieldset disabled={readOnly}>
-            <legend class="visually-hidden">Project settings</legend>
-            <label>
-              Name
-              <input name="name" required maxlength={255} value={fields.name} />
-            </label>
-            <label>
-              Description
-              <textarea name="description" rows={3} maxlength={10000}>
-                {fields.description}
-              </textarea>
-            </label>
-            <label>
-              Default branch <span class="muted">(empty: main, master, or runs without a branch)</span>
-              <input name="defaultBranch" maxlength={255} value={fields.defaultBranch} />
-            </label>
-            <label>
-              Auto-quarantine, days{" "}
-              <span class="muted">(empty: off; 1 to {MAX_AUTO_QUARANTINE_DAYS}: a test that turns flaky is quarantined that long)</span>
-              <input name="autoQuarantineDays" inputmode="numeric" pattern="[0-9]*" value={fields.autoQuarantineDays} />
-            </label>
-            {admin ? <button type="submit">Save settings</button> : null}
-          </fieldset>
-        </form>
-      </section>
+      <GeneralSection fields={fields} problems={extras.problems} action={to("")} admin={admin} />
 
-      <section aria-labelledby="token-heading">
-        <h2 id="token-heading">Upload token</h2>
-        <p>CI uploads test reports with this token. Anyone who holds it can upload to this project.</p>
-        {extras.token && "value" in extras.token ? (
-          <>
-            {extras.token.rotated ? (
-              <p class="success" role="status">
-                New token made: the previous one is refused from its next upload. Update your CI's secret.
-              </p>
-            ) : null}
-            <p>
-              <label>
-                Upload token
-                <input id="upload-token" readonly value={extras.token.value} class="secret" />
-              </label>
-            </p>
-            <UploadCommands baseUrl={config.publicBaseUrl} token={extras.token.value} />
-          </>
-        ) : extras.token ? (
-          <p class="notice" role="alert">
-            This token was made before tokens were kept for reading back, so it cannot be shown. Rotate it (an admin) to get one that can.
-          </p>
-        ) : project.uploadTokenEncrypted === null ? (
-          <p class="muted">This token was made before tokens were kept for reading back: it cannot be shown until it is rotated.</p>
-        ) : null}
-        <div class="actions">
-          {project.uploadTokenEncrypted !== null && !(extras.token && "value" in extras.token) ? (
-            <form method="post" action={to("/upload-token/reveal")}>
-              <button type="submit">Reveal the upload token</button>
-            </form>
-          ) : null}
-          {admin ? <ConfirmButton page={page} to={`${base}/upload-token/rotate`} label="Rotate the upload token" /> : null}
-        </div>
-      </section>
+      <TokenSection found={found} token={extras.token} admin={admin} config={config} />
 
       <section aria-labelledby="webhooks-heading">
         <h2 id="webhooks-heading">Webhooks</h2>
         <p>
           Endpoints that receive this project's events (alerts tripped, tests quarantined or changing health), signed with their secret.
         </p>
-        {extras.newWebhook ? (
-          <div class="success" role="status">
-            <p>
-              Webhook added for <code>{extras.newWebhook.url}</code>. Its signing secret is shown <strong>once</strong>:
-            </p>
-            <p>
-              <label>
-                Signing secret
-                <input id="signing-secret" readonly value={extras.newWebhook.secret} class="secret" />
-              </label>
-            </p>
-          </div>
-        ) : null}
-        {webhooks.length === 0 ? (
-          <p class="muted">No webhooks yet.</p>
-        ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Description</th>
-                <th scope="col">Scope</th>
-                <th scope="col">Added</th>
-                {admin ? <th scope="col">Action</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {webhooks.map((webhook) => (
-                <tr>
-                  <td>
-                    <code>{webhook.url}</code>
-                  </td>
-                  <td>{webhook.description ?? <span class="muted">–</span>}</td>
-                  <td>{webhook.allProjects ? "Every project (admin API)" : "This project"}</td>
-                  <td>{utcText(webhook.createdAt)}</td>
-                  {admin ? (
-                    <td>
-                      {webhook.allProjects ? (
-                        <span class="muted">–</span>
-                      ) : (
-                        <ConfirmButton
-                          page={page}
-                          to={`${base}/webhooks/${webhook.id}/delete`}
-                          label="Remove"
-                          ariaLabel={`Remove the webhook ${webhook.url}`}
-                          kind="link"
-                        />
-                      )}
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-        {admin ? (
-          <>
-            <h3>Add a webhook</h3>
-            <Problems problems={extras.webhookProblems} />
-            <form method="post" action={to("/webhooks")} class="card">
-              <label>
-                URL <span class="muted">(https)</span>
-                <input name="url" type="url" required maxlength={2048} value={extras.webhookFields?.url ?? ""} />
-              </label>
-              <label>
-                Description <span class="muted">(optional)</span>
-                <input name="description" maxlength={1000} value={extras.webhookFields?.description ?? ""} />
-              </label>
-              <button type="submit">Add webhook</button>
-            </form>
-          </>
-        ) : null}
+        <NewWebhookSecret created={extras.newWebhook} />
+        <WebhooksTable found={found} webhooks={webhooks} admin={admin} />
+        {admin ? <AddWebhookForm action={to("/webhooks")} problems={extras.webhookProblems} fields={extras.webhookFields} /> : null}
       </section>
     </Layout>
   );
+}
+
+/** The project's upload token read back; `unavailable` for a token from before tokens were kept, or sealed under a key no longer configured. */
+async function revealedToken(config: WebConfig, found: MemberProject): Promise<Extras["token"]> {
+  try {
+    const value = await revealUploadToken(config.secrets, found.project);
+    return value === null ? { unavailable: true } : { value, rotated: false };
+  } catch (error) {
+    // Sealed under a key that is no longer configured: as unreadable as a token from before.
+    if (!(error instanceof SecretDecryptionError)) throw error;
+    return { unavailable: true };
+  }
+}
+
+/** What is wrong with a new webhook's fields before the service checks its URL. */
+function webhookFieldProblems(url: string, description: string): string[] {
+  const problems: string[] = [];
+  if (url.length > 2048) problems.push("URL is too long (maximum is 2048 characters).");
+  if (description.length > 1000) problems.push("Description is too long (maximum is 1000 characters).");
+  if (hasControlCharacters(description)) problems.push("Description must not contain control characters.");
+  return problems;
+}
+
+/** The confirmation before the upload token is rotated (`settings`: the settings page's app path). */
+function rotateConfirmation(projectName: string, settings: string) {
+  return {
+    title: `Rotate the upload token of ${projectName}?`,
+    consequence: (
+      <p>
+        A new token replaces the project's upload token at once: the current one is refused from its next upload, so CI fails to upload
+        until its secret holds the new token. The new token is shown on the settings page.
+      </p>
+    ),
+    action: `${settings}/upload-token/rotate`,
+    button: "Rotate the upload token",
+    cancel: settings,
+    section: "projects" as const,
+  };
+}
+
+/** The confirmation before a webhook is removed. */
+function removeWebhookConfirmation(webhook: ProjectWebhook, settings: string) {
+  return {
+    title: "Remove this webhook?",
+    consequence: (
+      <p>
+        <code>{webhook.url}</code> stops receiving this project's events at once, and its signing secret is forgotten. Adding it again makes
+        a new secret.
+      </p>
+    ),
+    action: `${settings}/webhooks/${webhook.id}/delete`,
+    button: "Remove the webhook",
+    cancel: settings,
+    section: "projects" as const,
+  };
 }
 
 export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths): void {
@@ -286,35 +212,13 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
   web.post("/projects/:id/settings/upload-token/reveal", signedIn(config, paths), async (c) => {
     const found = await memberProject(c, paths);
     if (found instanceof Response) return found;
-    let token: Extras["token"];
-    try {
-      const value = await revealUploadToken(config.secrets, found.project);
-      token = value === null ? { unavailable: true } : { value, rotated: false };
-    } catch (error) {
-      // Sealed under a key that is no longer configured: as unreadable as a token from before.
-      if (!(error instanceof SecretDecryptionError)) throw error;
-      token = { unavailable: true };
-    }
-    return done(c, found, { token });
+    return done(c, found, { token: await revealedToken(config, found) });
   });
 
   web.get("/projects/:id/settings/upload-token/rotate", signedIn(config, paths), async (c) => {
     const found = await asAdmin(c, "rotate the upload token");
     if (found instanceof Response) return found;
-    const confirmation = {
-      title: `Rotate the upload token of ${found.project.name}?`,
-      consequence: (
-        <p>
-          A new token replaces the project's upload token at once: the current one is refused from its next upload, so CI fails to upload
-          until its secret holds the new token. The new token is shown on the settings page.
-        </p>
-      ),
-      action: `${settings(found.project.id)}/upload-token/rotate`,
-      button: "Rotate the upload token",
-      cancel: settings(found.project.id),
-      section: "projects" as const,
-    };
-    return c.html(<ConfirmPage page={found.page} confirmation={confirmation} />);
+    return c.html(<ConfirmPage page={found.page} confirmation={rotateConfirmation(found.project.name, settings(found.project.id))} />);
   });
 
   web.post("/projects/:id/settings/upload-token/rotate", signedIn(config, paths), async (c) => {
@@ -330,10 +234,7 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
     const fields = await formFields(c, ["url", "description"]);
     const url = fields.url!.trim();
     const description = fields.description!.trim();
-    const problems: string[] = [];
-    if (url.length > 2048) problems.push("URL is too long (maximum is 2048 characters).");
-    if (description.length > 1000) problems.push("Description is too long (maximum is 1000 characters).");
-    if (hasControlCharacters(description)) problems.push("Description must not contain control characters.");
+    const problems = webhookFieldProblems(url, description);
     if (problems.length === 0) {
       try {
         const created = await createWebhookEndpoint(
@@ -369,19 +270,178 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
     // Only the project's own endpoints are removed here (those of every project belong to the admin API).
     const webhook = webhooks.find((candidate) => candidate.id === c.req.param("webhookId") && !candidate.allProjects);
     if (!webhook) return pageNotFound(c, c.var.person, paths);
-    const confirmation = {
-      title: "Remove this webhook?",
-      consequence: (
-        <p>
-          <code>{webhook.url}</code> stops receiving this project's events at once, and its signing secret is forgotten. Adding it again
-          makes a new secret.
-        </p>
-      ),
-      action: `${settings(found.project.id)}/webhooks/${webhook.id}/delete`,
-      button: "Remove the webhook",
-      cancel: settings(found.project.id),
-      section: "projects" as const,
-    };
-    return c.html(<ConfirmPage page={found.page} confirmation={confirmation} />);
+    return c.html(<ConfirmPage page={found.page} confirmation={removeWebhookConfirmation(webhook, settings(found.project.id))} />);
   });
 }
+
+/** The project's own settings: a form an admin saves, read-only for a member. */
+const GeneralSection: FC<{ fields: ProjectFields; problems: string[] | undefined; action: string; admin: boolean }> = ({
+  fields,
+  problems,
+  action,
+  admin,
+}) => (
+  <section aria-labelledby="general-heading">
+    <h2 id="general-heading">General</h2>
+    <Problems problems={problems} />
+    <form method="post" action={action} class="card">
+      <fieldset disabled={!admin}>
+        <legend class="visually-hidden">Project settings</legend>
+        <label>
+          Name
+          <input name="name" required maxlength={255} value={fields.name} />
+        </label>
+        <label>
+          Description
+          <textarea name="description" rows={3} maxlength={10000}>
+            {fields.description}
+          </textarea>
+        </label>
+        <label>
+          Default branch <span class="muted">(empty: main, master, or runs without a branch)</span>
+          <input name="defaultBranch" maxlength={255} value={fields.defaultBranch} />
+        </label>
+        <label>
+          Auto-quarantine, days{" "}
+          <span class="muted">(empty: off; 1 to {MAX_AUTO_QUARANTINE_DAYS}: a test that turns flaky is quarantined that long)</span>
+          <input name="autoQuarantineDays" inputmode="numeric" pattern="[0-9]*" value={fields.autoQuarantineDays} />
+        </label>
+        {admin ? <button type="submit">Save settings</button> : null}
+      </fieldset>
+    </form>
+  </section>
+);
+
+/** The upload token: shown once revealed (or new), with the commands that use it; revealing for every member, rotating for admins. */
+const TokenSection: FC<{ found: MemberProject; token: Extras["token"]; admin: boolean; config: WebConfig }> = ({
+  found,
+  token,
+  admin,
+  config,
+}) => {
+  const { project, page } = found;
+  const base = `/projects/${project.id}/settings`;
+  return (
+    <section aria-labelledby="token-heading">
+      <h2 id="token-heading">Upload token</h2>
+      <p>CI uploads test reports with this token. Anyone who holds it can upload to this project.</p>
+      {token && "value" in token ? (
+        <>
+          {token.rotated ? (
+            <p class="success" role="status">
+              New token made: the previous one is refused from its next upload. Update your CI's secret.
+            </p>
+          ) : null}
+          <p>
+            <label>
+              Upload token
+              <input id="upload-token" readonly value={token.value} class="secret" />
+            </label>
+          </p>
+          <UploadCommands baseUrl={config.publicBaseUrl} token={token.value} />
+        </>
+      ) : token ? (
+        <p class="notice" role="alert">
+          This token was made before tokens were kept for reading back, so it cannot be shown. Rotate it (an admin) to get one that can.
+        </p>
+      ) : project.uploadTokenEncrypted === null ? (
+        <p class="muted">This token was made before tokens were kept for reading back: it cannot be shown until it is rotated.</p>
+      ) : null}
+      <div class="actions">
+        {project.uploadTokenEncrypted !== null && !(token && "value" in token) ? (
+          <form method="post" action={page.paths.to(`${base}/upload-token/reveal`)}>
+            <button type="submit">Reveal the upload token</button>
+          </form>
+        ) : null}
+        {admin ? <ConfirmButton page={page} to={`${base}/upload-token/rotate`} label="Rotate the upload token" /> : null}
+      </div>
+    </section>
+  );
+};
+
+/** A webhook just added, with its signing secret, shown this once. */
+const NewWebhookSecret: FC<{ created: Extras["newWebhook"] }> = ({ created }) =>
+  created ? (
+    <div class="success" role="status">
+      <p>
+        Webhook added for <code>{created.url}</code>. Its signing secret is shown <strong>once</strong>:
+      </p>
+      <p>
+        <label>
+          Signing secret
+          <input id="signing-secret" readonly value={created.secret} class="secret" />
+        </label>
+      </p>
+    </div>
+  ) : null;
+
+/** The endpoints that receive the project's events; an admin removes the project's own (after a confirmation). */
+const WebhooksTable: FC<{ found: MemberProject; webhooks: ProjectWebhook[]; admin: boolean }> = ({ found, webhooks, admin }) => {
+  const { project, page } = found;
+  const base = `/projects/${project.id}/settings`;
+  return webhooks.length === 0 ? (
+    <p class="muted">No webhooks yet.</p>
+  ) : (
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">URL</th>
+          <th scope="col">Description</th>
+          <th scope="col">Scope</th>
+          <th scope="col">Added</th>
+          {admin ? <th scope="col">Action</th> : null}
+        </tr>
+      </thead>
+      <tbody>
+        {webhooks.map((webhook) => (
+          <tr>
+            <td>
+              <code>{webhook.url}</code>
+            </td>
+            <td>{webhook.description ?? <span class="muted">–</span>}</td>
+            <td>{webhook.allProjects ? "Every project (admin API)" : "This project"}</td>
+            <td>{utcText(webhook.createdAt)}</td>
+            {admin ? (
+              <td>
+                {webhook.allProjects ? (
+                  <span class="muted">–</span>
+                ) : (
+                  <ConfirmButton
+                    page={page}
+                    to={`${base}/webhooks/${webhook.id}/delete`}
+                    label="Remove"
+                    ariaLabel={`Remove the webhook ${webhook.url}`}
+                    kind="link"
+                  />
+                )}
+              </td>
+            ) : null}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+};
+
+/** An admin's form for a new webhook (with the problems and values of one that was refused). */
+const AddWebhookForm: FC<{ action: string; problems: string[] | undefined; fields: Extras["webhookFields"] }> = ({
+  action,
+  problems,
+  fields,
+}) => (
+  <>
+    <h3>Add a webhook</h3>
+    <Problems problems={problems} />
+    <form method="post" action={action} class="card">
+      <label>
+        URL <span class="muted">(https)</span>
+        <input name="url" type="url" required maxlength={2048} value={fields?.url ?? ""} />
+      </label>
+      <label>
+        Description <span class="muted">(optional)</span>
+        <input name="description" maxlength={1000} value={fields?.description ?? ""} />
+      </label>
+      <button type="submit">Add webhook</button>
+    </form>
+  </>
+);

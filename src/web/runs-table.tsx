@@ -40,7 +40,7 @@ export const RunStatusText: FC<{ run: Pick<RunsTableRun, "status" | "result" | "
     <span class="result-failed">Not processed: {run.failureReason ?? "the report could not be read"}</span>
   );
 
-export const shortSha = (sha: string | null) => (sha ? sha.slice(0, 12) : null);
+const shortSha = (sha: string | null) => (sha ? sha.slice(0, 12) : null);
 
 export const RunsTable: FC<{ runs: RunsTableRun[]; projectId: string; paths: WebPaths; now: Date }> = ({ runs, projectId, paths, now }) => (
   <table>

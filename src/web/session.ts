@@ -37,13 +37,13 @@ export function safeNextPath(raw: unknown): string {
 }
 
 /** Where a signed-out visit to `path` is sent. */
-export function signInLocation(paths: WebPaths, path: string): string {
+function signInLocation(paths: WebPaths, path: string): string {
   const next = safeNextPath(path);
   return next === "/" ? paths.to("/sign-in") : paths.to(`/sign-in?next=${encodeURIComponent(next)}`);
 }
 
 /** The path and query of the request, as the app routes it. */
-export const requestPath = (c: Context) => {
+const requestPath = (c: Context) => {
   const url = new URL(c.req.url);
   return `${url.pathname}${url.search}`;
 };

@@ -7,6 +7,7 @@
  * a person with none gets the 404 page.
  */
 import type { Context, Hono } from "hono";
+import type { FC } from "hono/jsx";
 import { revokeApiKeys } from "../auth/key-gate";
 import { MEMBER_ROLES, type MemberRole } from "../db/schema";
 import { ApiError } from "../lib/errors";
@@ -86,12 +87,128 @@ const ApiKeySection = ({ view }: { view: TeamView }) => {
   );
 };
 
-const TeamPage = ({ view }: { view: TeamView }) => {
-  const { page, members, invitations, outcome } = view;
-  const isAdmin = page.membership?.role === "admin";
+/** The organization's members; an admin removes them (after a confirmation), never the last admin. */
+const MembersSection: FC<{ members: TeamMember[]; page: PageContext; isAdmin: boolean }> = ({ members, page, isAdmin }) => {
   // The server refuses to remove the last admin (removeMember); the page offers no control that would fail.
   const adminsCount = members.filter((member) => member.role === "admin").length;
   const removable = (member: (typeof members)[number]) => member.role !== "admin" || adminsCount > 1;
+  return (
+    <section aria-labelledby="members-heading">
+      <h2 id="members-heading">Members</h2>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">E-mail</th>
+            <th scope="col">Role</th>
+            <th scope="col">Joined</th>
+            {isAdmin ? (
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            ) : null}
+          </tr>
+        </thead>
+        <tbody>
+          {members.map((member) => (
+            <tr>
+              <td>{member.name}</td>
+              <td>{member.email}</td>
+              <td>{member.role}</td>
+              <td>{utcText(member.joinedAt)}</td>
+              {isAdmin ? (
+                <td>
+                  {removable(member) ? (
+                    <ConfirmButton
+                      page={page}
+                      to={`/settings/team/members/${member.memberId}/remove`}
+                      label="Remove"
+                      ariaLabel={`Remove ${member.name}`}
+                      kind="link"
+                    />
+                  ) : (
+                    <span class="muted">The only admin</span>
+                  )}
+                </td>
+              ) : null}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+};
+
+const InviteSection: FC<{ page: PageContext }> = ({ page }) => (
+  <section aria-labelledby="invite-heading">
+    <h2 id="invite-heading">Invite someone</h2>
+    <form class="card" method="post" action={page.paths.to("/settings/team/invitations")}>
+      <label>
+        E-mail
+        <input type="email" name="email" required maxlength={254} />
+      </label>
+      <label>
+        Role
+        <select name="role">
+          {MEMBER_ROLES.map((role) => (
+            <option value={role} selected={role === "member"}>
+              {role}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit">Send the invitation</button>
+    </form>
+    <p class="muted">The invitation is e-mailed with a link that works once, for 7 days.</p>
+  </section>
+);
+
+/** The invitations not yet accepted, each revocable (after a confirmation). */
+const InvitationsSection: FC<{ invitations: PendingInvitation[]; page: PageContext }> = ({ invitations, page }) => (
+  <section aria-labelledby="invitations-heading">
+    <h2 id="invitations-heading">Pending invitations</h2>
+    {invitations.length === 0 ? (
+      <p class="muted">None.</p>
+    ) : (
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">E-mail</th>
+            <th scope="col">Role</th>
+            <th scope="col">Invited by</th>
+            <th scope="col">Expires</th>
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {invitations.map((invitation) => (
+            <tr>
+              <td>{invitation.email}</td>
+              <td>{invitation.role}</td>
+              <td>{invitation.invitedBy}</td>
+              <td>{utcText(invitation.expiresAt)}</td>
+              <td>
+                <ConfirmButton
+                  page={page}
+                  to={`/settings/team/invitations/${invitation.id}/revoke`}
+                  label="Revoke"
+                  ariaLabel={`Revoke the invitation of ${invitation.email}`}
+                  kind="link"
+                />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    )}
+  </section>
+);
+
+const TeamPage = ({ view }: { view: TeamView }) => {
+  const { page, members, invitations, outcome } = view;
+  const isAdmin = page.membership?.role === "admin";
   return (
     <Layout title="Team" page={page} section="team">
       <h1>Team</h1>
@@ -105,111 +222,11 @@ const TeamPage = ({ view }: { view: TeamView }) => {
           {outcome.notice}
         </p>
       ) : null}
-      <section aria-labelledby="members-heading">
-        <h2 id="members-heading">Members</h2>
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">E-mail</th>
-              <th scope="col">Role</th>
-              <th scope="col">Joined</th>
-              {isAdmin ? (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              ) : null}
-            </tr>
-          </thead>
-          <tbody>
-            {members.map((member) => (
-              <tr>
-                <td>{member.name}</td>
-                <td>{member.email}</td>
-                <td>{member.role}</td>
-                <td>{utcText(member.joinedAt)}</td>
-                {isAdmin ? (
-                  <td>
-                    {removable(member) ? (
-                      <ConfirmButton
-                        page={page}
-                        to={`/settings/team/members/${member.memberId}/remove`}
-                        label="Remove"
-                        ariaLabel={`Remove ${member.name}`}
-                        kind="link"
-                      />
-                    ) : (
-                      <span class="muted">The only admin</span>
-                    )}
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </section>
+      <MembersSection members={members} page={page} isAdmin={isAdmin} />
       {isAdmin ? (
         <>
-          <section aria-labelledby="invite-heading">
-            <h2 id="invite-heading">Invite someone</h2>
-            <form class="card" method="post" action={page.paths.to("/settings/team/invitations")}>
-              <label>
-                E-mail
-                <input type="email" name="email" required maxlength={254} />
-              </label>
-              <label>
-                Role
-                <select name="role">
-                  {MEMBER_ROLES.map((role) => (
-                    <option value={role} selected={role === "member"}>
-                      {role}
-                    </option>
-                  ))}
-                </select>
-              </label>
-              <button type="submit">Send the invitation</button>
-            </form>
-            <p class="muted">The invitation is e-mailed with a link that works once, for 7 days.</p>
-          </section>
-          <section aria-labelledby="invitations-heading">
-            <h2 id="invitations-heading">Pending invitations</h2>
-            {invitations.length === 0 ? (
-              <p class="muted">None.</p>
-            ) : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">E-mail</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Invited by</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">
-                      <span class="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {invitations.map((invitation) => (
-                    <tr>
-                      <td>{invitation.email}</td>
-                      <td>{invitation.role}</td>
-                      <td>{invitation.invitedBy}</td>
-                      <td>{utcText(invitation.expiresAt)}</td>
-                      <td>
-                        <ConfirmButton
-                          page={page}
-                          to={`/settings/team/invitations/${invitation.id}/revoke`}
-                          label="Revoke"
-                          ariaLabel={`Revoke the invitation of ${invitation.email}`}
-                          kind="link"
-                        />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-          </section>
+          <InviteSection page={page} />
+          <InvitationsSection invitations={invitations} page={page} />
           <ApiKeySection view={view} />
         </>
       ) : null}
@@ -220,6 +237,87 @@ const TeamPage = ({ view }: { view: TeamView }) => {
 const TEAM_PAGE = "/settings/team";
 
 const ERROR_STATUS = { invalid_request: 400, forbidden: 403, not_found: 404, rate_limited: 429 } as const;
+
+/** Who acts: the signed-in person in the organization of their membership. */
+const actorOf = (c: Context<WebEnv>, membership: Membership) => ({
+  userId: c.var.person.userId,
+  organizationId: membership.organizationId,
+});
+const deps = (c: Context<WebEnv>, config: WebConfig) => ({
+  db: c.env.db,
+  clock: c.env.clock,
+  webAppUrl: config.webAppUrl,
+  secrets: config.secrets,
+});
+
+/** The confirmation before the API key is regenerated. */
+async function describeKeyRegeneration(): Promise<Omit<Confirmation, "cancel">> {
+  return {
+    title: "Regenerate the API key?",
+    consequence: (
+      <p>
+        A new key replaces the organization's API key at once: the current key is refused from its next request, so every script and
+        integration that uses it stops working until it is given the new one. Every admin is e-mailed. The new key is shown once, on the
+        team page.
+      </p>
+    ),
+    action: "/settings/team/api-key/regenerate",
+    button: "Regenerate the key",
+  };
+}
+
+/** The confirmation before a member is removed; null when the member is not (any more) in the organization. */
+async function describeMemberRemoval(c: Context<WebEnv>, membership: Membership): Promise<Omit<Confirmation, "cancel"> | null> {
+  const member = (await listMembers(c.env, membership.organizationId)).find((candidate) => candidate.memberId === c.req.param("id"));
+  if (!member) return null;
+  return {
+    title: `Remove ${member.name}?`,
+    consequence: (
+      <p>
+        {member.name} ({member.email}) loses access to the organization and its projects at once. To come back they need a new invitation.
+      </p>
+    ),
+    action: `/settings/team/members/${member.memberId}/remove`,
+    button: `Remove ${member.name}`,
+  };
+}
+
+/** The confirmation before an invitation is revoked; null when it is no longer pending. */
+async function describeInvitationRevocation(c: Context<WebEnv>, membership: Membership): Promise<Omit<Confirmation, "cancel"> | null> {
+  const invitation = (await listPendingInvitations(c.env, membership.organizationId)).find(
+    (candidate) => candidate.id === c.req.param("id"),
+  );
+  if (!invitation) return null;
+  return {
+    title: `Revoke the invitation of ${invitation.email}?`,
+    consequence: <p>The link e-mailed to {invitation.email} stops working at once. Inviting them again sends a new link.</p>,
+    action: `/settings/team/invitations/${invitation.id}/revoke`,
+    button: "Revoke the invitation",
+  };
+}
+
+/** Invites someone (the form's e-mail and role) and queues the invitation's e-mail. */
+async function sendInvitation(c: Context<WebEnv>, membership: Membership, config: WebConfig): Promise<Outcome> {
+  const form = await formFields(c, ["email", "role"]);
+  const email = form.email!.trim();
+  const problem = checkEmail(email);
+  if (problem) throw new ApiError("invalid_request", problem);
+  if (!(MEMBER_ROLES as readonly string[]).includes(form.role!)) throw new ApiError("invalid_request", "Choose the role: admin or member.");
+  const { emailId } = await inviteMember(deps(c, config), actorOf(c, membership), { email, role: form.role as MemberRole });
+  await queueEmails({ queue: c.env.runQueue, logger: c.env.logger }, [emailId]);
+  return { notice: `Invitation sent to ${email.toLowerCase()}.` };
+}
+
+/** A new API key for the organization: the old one refused at once (its ids dropped from the key counter), every admin e-mailed. */
+async function regenerateKey(c: Context<WebEnv>, membership: Membership, config: WebConfig): Promise<Outcome> {
+  const revokeKeys = (keyIds: string[]) => revokeApiKeys(c.env.keyCounter, keyIds);
+  const { api_key, emailIds } = await regenerateApiKey({ ...deps(c, config), revokeKeys }, membership.organizationId, c.var.person.name);
+  await queueEmails({ queue: c.env.runQueue, logger: c.env.logger }, emailIds);
+  return {
+    notice: "The API key was regenerated: the previous key no longer works, and every admin was e-mailed.",
+    revealedKey: api_key.secret,
+  };
+}
 
 export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths): void {
   const render = async (c: Context<WebEnv>, membership: Membership, outcome: Outcome, status: 200 | 400 | 403 | 404 | 429 = 200) => {
@@ -251,11 +349,6 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
       return render(c, membership, { error: error.message }, ERROR_STATUS[error.code as keyof typeof ERROR_STATUS]);
     }
   };
-  const actorOf = (c: Context<WebEnv>, membership: Membership) => ({
-    userId: c.var.person.userId,
-    organizationId: membership.organizationId,
-  });
-  const deps = (c: Context<WebEnv>) => ({ db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, secrets: config.secrets });
 
   web.get("/settings/team", signedIn(config, paths), async (c) => {
     const person = c.var.person;
@@ -277,74 +370,16 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
       return c.html(<ConfirmPage page={{ person, membership, paths }} confirmation={{ ...confirm, cancel: TEAM_PAGE, section: "team" }} />);
     };
 
-  web.get(
-    "/settings/team/api-key/regenerate",
-    signedIn(config, paths),
-    confirmation(async () => ({
-      title: "Regenerate the API key?",
-      consequence: (
-        <p>
-          A new key replaces the organization's API key at once: the current key is refused from its next request, so every script and
-          integration that uses it stops working until it is given the new one. Every admin is e-mailed. The new key is shown once, on the
-          team page.
-        </p>
-      ),
-      action: "/settings/team/api-key/regenerate",
-      button: "Regenerate the key",
-    })),
-  );
+  web.get("/settings/team/api-key/regenerate", signedIn(config, paths), confirmation(describeKeyRegeneration));
 
-  web.get(
-    "/settings/team/members/:id/remove",
-    signedIn(config, paths),
-    confirmation(async (c, membership) => {
-      const member = (await listMembers(c.env, membership.organizationId)).find((candidate) => candidate.memberId === c.req.param("id"));
-      if (!member) return null;
-      return {
-        title: `Remove ${member.name}?`,
-        consequence: (
-          <p>
-            {member.name} ({member.email}) loses access to the organization and its projects at once. To come back they need a new
-            invitation.
-          </p>
-        ),
-        action: `/settings/team/members/${member.memberId}/remove`,
-        button: `Remove ${member.name}`,
-      };
-    }),
-  );
+  web.get("/settings/team/members/:id/remove", signedIn(config, paths), confirmation(describeMemberRemoval));
 
-  web.get(
-    "/settings/team/invitations/:id/revoke",
-    signedIn(config, paths),
-    confirmation(async (c, membership) => {
-      const invitation = (await listPendingInvitations(c.env, membership.organizationId)).find(
-        (candidate) => candidate.id === c.req.param("id"),
-      );
-      if (!invitation) return null;
-      return {
-        title: `Revoke the invitation of ${invitation.email}?`,
-        consequence: <p>The link e-mailed to {invitation.email} stops working at once. Inviting them again sends a new link.</p>,
-        action: `/settings/team/invitations/${invitation.id}/revoke`,
-        button: "Revoke the invitation",
-      };
-    }),
-  );
+  web.get("/settings/team/invitations/:id/revoke", signedIn(config, paths), confirmation(describeInvitationRevocation));
 
   web.post(
     "/settings/team/invitations",
     signedIn(config, paths),
-    action(async (c, membership) => {
-      const form = await formFields(c, ["email", "role"]);
-      const email = form.email!.trim();
-      const problem = checkEmail(email);
-      if (problem) throw new ApiError("invalid_request", problem);
-      if (!(MEMBER_ROLES as readonly string[]).includes(form.role!))
-        throw new ApiError("invalid_request", "Choose the role: admin or member.");
-      const { emailId } = await inviteMember(deps(c), actorOf(c, membership), { email, role: form.role as MemberRole });
-      await queueEmails({ queue: c.env.runQueue, logger: c.env.logger }, [emailId]);
-      return { notice: `Invitation sent to ${email.toLowerCase()}.` };
-    }),
+    action((c, membership) => sendInvitation(c, membership, config)),
   );
 
   web.post(
@@ -377,14 +412,6 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
   web.post(
     "/settings/team/api-key/regenerate",
     signedIn(config, paths),
-    action(async (c, membership) => {
-      const revokeKeys = (keyIds: string[]) => revokeApiKeys(c.env.keyCounter, keyIds);
-      const { api_key, emailIds } = await regenerateApiKey({ ...deps(c), revokeKeys }, membership.organizationId, c.var.person.name);
-      await queueEmails({ queue: c.env.runQueue, logger: c.env.logger }, emailIds);
-      return {
-        notice: "The API key was regenerated: the previous key no longer works, and every admin was e-mailed.",
-        revealedKey: api_key.secret,
-      };
-    }),
+    action((c, membership) => regenerateKey(c, membership, config)),
   );
 }

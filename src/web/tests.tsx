@@ -7,9 +7,10 @@
  * the API's own body schema. Names, classnames, messages and traces come from uploads: text.
  */
 import type { Context, Hono } from "hono";
+import type { FC } from "hono/jsx";
 import { readListRequest } from "../lib/lists";
 import type { CursorCodec } from "../lib/pagination";
-import { QUARANTINE_DURATIONS, TEST_HEALTHS, TEST_SORTS, type TestSort } from "../lib/vocabulary";
+import { QUARANTINE_DURATIONS, TEST_HEALTHS, TEST_SORTS, type TestHealth, type TestSort } from "../lib/vocabulary";
 import { QuarantineBodySchema, TestsQuerySchema } from "../contract/schemas";
 import { listTestFailureGroups } from "../services/runs/failure-groups";
 import { findTestForMember } from "../services/tenancy/memberships";
@@ -70,6 +71,7 @@ async function testAccess(
 }
 
 type QuarantineForm = { errors: string[]; values: Record<string, string> };
+type Execution = Awaited<ReturnType<typeof listTestExecutions>>["items"][number];
 
 async function renderTestPage(
   c: Context<WebEnv>,
@@ -94,7 +96,6 @@ async function renderTestPage(
   const runPath = (number: number) => paths.to(`${projectPath}/runs/${number}`);
   const testPath = paths.to(`${projectPath}/tests/${test.id}`);
   const history = [...executions.items].reverse();
-  const values = form?.values ?? {};
   return c.html(
     <Layout title={`${test.name} · ${projectName}`} page={access.page} section="projects">
       <p class="crumbs">
@@ -105,319 +106,69 @@ async function renderTestPage(
       <p>
         <HealthBadge health={test.health} /> {test.quarantined ? <QuarantinedBadge /> : null}
       </p>
-      <dl class="facts">
-        <dt>Classname</dt>
-        <dd>{test.classname ?? <span class="muted">—</span>}</dd>
-        <dt>File</dt>
-        <dd>{test.file ?? <span class="muted">—</span>}</dd>
-        <dt>Suite</dt>
-        <dd>{test.suite ?? <span class="muted">—</span>}</dd>
-        {test.owners.length > 0 ? (
-          <>
-            <dt>Owners</dt>
-            <dd>{test.owners.join(", ")}</dd>
-          </>
-        ) : null}
-        <dt>Failure rate</dt>
-        <dd>
-          {percent(test.failure_rate)} over its last {test.window.executions} executions
-          {test.window.branch ? ` on ${test.window.branch}` : ""}
-        </dd>
-        <dt>Impact</dt>
-        <dd>{test.impact} failures in that window</dd>
-        <dt>Flip rate</dt>
-        <dd>{percent(test.flip_rate)}</dd>
-        <dt>Last executed</dt>
-        <dd>
-          <When at={test.last_executed_at} />
-        </dd>
-        <dt>Executions</dt>
-        <dd>{test.executions_count}</dd>
-      </dl>
+      <TestFacts test={test} />
 
-      <section aria-labelledby="history">
-        <h2 id="history">History</h2>
-        <p class="muted">The last {history.length} executions, oldest first; each opens its run.</p>
-        <ol class="history-strip">
-          {history.map((execution) => {
-            const text = `${statusLabel(execution.status)}, run #${execution.test_run.number}, ${utcText(new Date(execution.test_run.created_at))}`;
-            return (
-              <li>
-                <a
-                  href={`${runPath(execution.test_run.number)}#case-${execution.id}`}
-                  class={`cell status-${execution.status}`}
-                  title={text}
-                >
-                  <VisuallyHidden>{text}</VisuallyHidden>
-                </a>
-              </li>
-            );
-          })}
-        </ol>
-      </section>
+      <HistoryStrip history={history} runPath={runPath} />
 
-      <section aria-labelledby="duration">
-        <h2 id="duration">Duration</h2>
-        <p class="muted">
-          p50 {durationText(test.duration_p50_ms)} · p95 {durationText(test.duration_p95_ms)} over the window.
-        </p>
-        <Chart
-          id="test-duration"
-          title={`Duration of the last ${history.length} executions`}
-          summary={`How long each of the last ${history.length} executions took, oldest first, passed and failed apart (the history strip above links each execution to its run).`}
-          kind="stacked"
-          labels={history.map((execution) => `#${execution.test_run.number}`)}
-          labelHeading="Run"
-          format={durationText}
-          series={[
-            {
-              label: "passed",
-              tone: "pass",
-              values: history.map((execution) => (execution.status === "passed" ? execution.duration_ms : null)),
-            },
-            {
-              label: "failed or errored",
-              tone: "fail",
-              values: history.map((execution) =>
-                execution.status === "failed" || execution.status === "errored" ? execution.duration_ms : null,
-              ),
-            },
-            {
-              label: "skipped",
-              tone: "muted",
-              values: history.map((execution) => (execution.status === "skipped" ? execution.duration_ms : null)),
-            },
-          ]}
-        />
-      </section>
+      <DurationSection test={test} history={history} />
 
-      <section aria-labelledby="quarantine">
-        <h2 id="quarantine">Quarantine</h2>
-        {test.quarantine ? (
-          <>
-            <p>
-              Quarantined {test.quarantine.source === "auto" ? "automatically" : ""} until <When at={test.quarantine.expires_at} />:{" "}
-              {test.quarantine.reason}
-            </p>
-            {test.quarantine.owner ? <p>Owner: {test.quarantine.owner}</p> : null}
-            <form method="post" action={`${testPath}/unquarantine`}>
-              <button type="submit">Unquarantine</button>
-            </form>
-          </>
-        ) : (
-          <p>Not quarantined. A quarantined test's failures are reported apart and CI can ignore them.</p>
-        )}
-        {form && form.errors.length > 0 ? (
-          <div class="notice" role="alert">
-            <p>The quarantine was not saved:</p>
-            <ul>
-              {form.errors.map((error) => (
-                <li>{error}</li>
-              ))}
-            </ul>
-          </div>
-        ) : null}
-        <form method="post" action={`${testPath}/quarantine`} class="card">
-          <label>
-            Reason
-            <input name="reason" required maxlength={1000} value={values.reason ?? ""} />
-          </label>
-          <label>
-            For
-            <select name="duration">
-              {Object.keys(QUARANTINE_DURATIONS).map((duration) => (
-                <option value={duration} selected={(values.duration ?? "7d") === duration}>
-                  {duration.replace("d", " days").replace(/^1 days$/, "1 day")}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Owner (optional: e-mail or @org/team)
-            <input name="owner" maxlength={255} value={values.owner ?? ""} />
-          </label>
-          <label>
-            Issue URL (optional)
-            <input name="issue_url" type="url" maxlength={2048} value={values.issue_url ?? ""} />
-          </label>
-          <button type="submit">{test.quarantined ? "Replace the quarantine" : "Quarantine"}</button>
-        </form>
-      </section>
+      <QuarantineSection test={test} form={form} testPath={testPath} />
 
-      <section aria-labelledby="failure-groups">
-        <h2 id="failure-groups">Failure groups</h2>
-        {groups.items.length === 0 ? <p class="muted">No failures recorded.</p> : null}
-        {groups.items.map((group) => (
-          <article class="failure-group">
-            <h3>{group.message}</h3>
-            <p class="muted">
-              {group.occurrences} {group.occurrences === 1 ? "time" : "times"}, first <When at={group.first_seen_at} />, last{" "}
-              <When at={group.last_seen_at} />
-            </p>
-            {group.sample.message ? <p class="failure-message">{group.sample.message}</p> : null}
-            {group.sample.text ? (
-              <details>
-                <summary>Sample trace</summary>
-                <pre tabindex={0}>{group.sample.text}</pre>
-              </details>
-            ) : null}
-          </article>
-        ))}
-      </section>
+      <FailureGroups groups={groups.items} />
 
-      <section aria-labelledby="transitions">
-        <h2 id="transitions">Health transitions</h2>
-        {transitions.items.length === 0 ? (
-          <p class="muted">Its health has never changed.</p>
-        ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">From</th>
-                <th scope="col">To</th>
-                <th scope="col">Why</th>
-                <th scope="col">Run</th>
-              </tr>
-            </thead>
-            <tbody>
-              {transitions.items.map((transition) => (
-                <tr>
-                  <td>
-                    <When at={transition.created_at} />
-                  </td>
-                  <td>{healthLabel(transition.from)}</td>
-                  <td>{healthLabel(transition.to)}</td>
-                  <td>{transition.reason}</td>
-                  <td>
-                    <a href={runPath(transition.test_run.number)}>#{transition.test_run.number}</a>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-      </section>
+      <HealthTransitions transitions={transitions.items} runPath={runPath} />
     </Layout>,
     form && form.errors.length > 0 ? 422 : 200,
   );
 }
 
+/** `/projects/:id/tests`: the project's tests by the health filter, search and sort, a keyset page at a time. */
+async function testsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): Promise<Response> {
+  const found = await projectMemberAccess(c, config, paths);
+  if (!found) return pageNotFound(c, c.var.person, paths);
+  const { project, access } = found;
+  const query = parseQuery(TestsQuerySchema, c, ["health", "q", "sort", "cursor", "limit"]);
+  const filters = {
+    project_id: project.id,
+    health: query.health ?? "all",
+    q: query.q ?? null,
+    sort: query.sort ?? "impact",
+    quarantined: null,
+    owner: null,
+  };
+  const list = testLists[filters.sort];
+  const request = readListRequest(codec, list, { organizationId: access.scope.organizationId, filters }, query);
+  const page = await listTests(access.scope, request);
+  const base = paths.to(`/projects/${project.id}/tests`);
+  const filterQuery = {
+    health: filters.health === "all" ? null : filters.health,
+    q: filters.q,
+    sort: filters.sort === "impact" ? null : filters.sort,
+  };
+  const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(list.listing(request), page.next) }) : null;
+  return c.html(
+    <Layout title={`Tests · ${project.name}`} page={access.page} section="projects">
+      <p class="crumbs">
+        <a href={paths.to(`/projects/${project.id}`)}>{project.name}</a>
+      </p>
+      <h1>Tests</h1>
+      <TestsFilters base={base} filters={filters} />
+      <p class="muted">
+        Impact: how many of a test's last {page.items[0]?.window.max_executions ?? 50} executions on the default branch failed or errored.
+        The tests that break the most builds come first.
+      </p>
+      {page.items.length === 0 ? (
+        <p>No tests match.</p>
+      ) : (
+        <TestsTable tests={page.items} testPath={(id) => paths.to(`/projects/${project.id}/tests/${id}`)} />
+      )}
+      <PageLinks first={request.after ? withQuery(base, filterQuery) : null} next={next} label="Tests" />
+    </Layout>,
+  );
+}
+
 export function registerTests(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): void {
-  web.get("/projects/:id/tests", signedIn(config, paths), async (c) => {
-    const found = await projectMemberAccess(c, config, paths);
-    if (!found) return pageNotFound(c, c.var.person, paths);
-    const { project, access } = found;
-    const query = parseQuery(TestsQuerySchema, c, ["health", "q", "sort", "cursor", "limit"]);
-    const filters = {
-      project_id: project.id,
-      health: query.health ?? "all",
-      q: query.q ?? null,
-      sort: query.sort ?? "impact",
-      quarantined: null,
-      owner: null,
-    };
-    const list = testLists[filters.sort];
-    const request = readListRequest(codec, list, { organizationId: access.scope.organizationId, filters }, query);
-    const page = await listTests(access.scope, request);
-    const base = paths.to(`/projects/${project.id}/tests`);
-    const filterQuery = {
-      health: filters.health === "all" ? null : filters.health,
-      q: filters.q,
-      sort: filters.sort === "impact" ? null : filters.sort,
-    };
-    const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(list.listing(request), page.next) }) : null;
-    return c.html(
-      <Layout title={`Tests · ${project.name}`} page={access.page} section="projects">
-        <p class="crumbs">
-          <a href={paths.to(`/projects/${project.id}`)}>{project.name}</a>
-        </p>
-        <h1>Tests</h1>
-        <form method="get" action={base} class="filters">
-          <label>
-            Search
-            <input name="q" type="search" value={filters.q ?? ""} maxlength={255} />
-          </label>
-          <label>
-            Health
-            <select name="health">
-              <option value="all" selected={filters.health === "all"}>
-                Any health
-              </option>
-              {TEST_HEALTHS.map((health) => (
-                <option value={health} selected={filters.health === health}>
-                  {healthLabel(health)}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Sort by
-            <select name="sort">
-              {TEST_SORTS.map((sort) => (
-                <option value={sort} selected={filters.sort === sort}>
-                  {SORT_LABELS[sort]}
-                </option>
-              ))}
-            </select>
-          </label>
-          <button type="submit">Show</button>
-        </form>
-        <p class="muted">
-          Impact: how many of a test's last {page.items[0]?.window.max_executions ?? 50} executions on the default branch failed or errored.
-          The tests that break the most builds come first.
-        </p>
-        {page.items.length === 0 ? (
-          <p>No tests match.</p>
-        ) : (
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Test</th>
-                <th scope="col">Health</th>
-                <th scope="col" class="num">
-                  Impact
-                </th>
-                <th scope="col" class="num">
-                  Failure rate
-                </th>
-                <th scope="col" class="num">
-                  Flip rate
-                </th>
-                <th scope="col" class="num">
-                  p95
-                </th>
-                <th scope="col">Last status</th>
-                <th scope="col">Last failed</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((test) => (
-                <tr>
-                  <td>
-                    <a href={paths.to(`/projects/${project.id}/tests/${test.id}`)}>{test.name}</a>
-                    {test.classname ? <div class="muted">{test.classname}</div> : null}
-                  </td>
-                  <td>
-                    <HealthBadge health={test.health} /> {test.quarantined ? <QuarantinedBadge /> : null}
-                  </td>
-                  <td class="num">{test.impact}</td>
-                  <td class="num">{percent(test.failure_rate)}</td>
-                  <td class="num">{percent(test.flip_rate)}</td>
-                  <td class="num">{durationText(test.duration_p95_ms)}</td>
-                  <td>{test.last_status ? <StatusBadge status={test.last_status} /> : <span class="muted">—</span>}</td>
-                  <td>
-                    <When at={test.last_failed_at} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-        <PageLinks first={request.after ? withQuery(base, filterQuery) : null} next={next} label="Tests" />
-      </Layout>,
-    );
-  });
+  web.get("/projects/:id/tests", signedIn(config, paths), (c) => testsPage(c, config, paths, codec));
 
   web.get("/projects/:id/tests/:test_id", signedIn(config, paths), async (c) => {
     const found = await testAccess(c, config, paths);
@@ -459,3 +210,296 @@ export function registerTests(web: Hono<WebEnv>, config: WebConfig, paths: WebPa
     return c.redirect(paths.to(`/projects/${test.project_id}/tests/${test.id}?done=unquarantined`), 303);
   });
 }
+
+/** What the test is, and its figures over the window. */
+const TestFacts: FC<{ test: TestObject }> = ({ test }) => (
+  <dl class="facts">
+    <dt>Classname</dt>
+    <dd>{test.classname ?? <span class="muted">—</span>}</dd>
+    <dt>File</dt>
+    <dd>{test.file ?? <span class="muted">—</span>}</dd>
+    <dt>Suite</dt>
+    <dd>{test.suite ?? <span class="muted">—</span>}</dd>
+    {test.owners.length > 0 ? (
+      <>
+        <dt>Owners</dt>
+        <dd>{test.owners.join(", ")}</dd>
+      </>
+    ) : null}
+    <dt>Failure rate</dt>
+    <dd>
+      {percent(test.failure_rate)} over its last {test.window.executions} executions
+      {test.window.branch ? ` on ${test.window.branch}` : ""}
+    </dd>
+    <dt>Impact</dt>
+    <dd>{test.impact} failures in that window</dd>
+    <dt>Flip rate</dt>
+    <dd>{percent(test.flip_rate)}</dd>
+    <dt>Last executed</dt>
+    <dd>
+      <When at={test.last_executed_at} />
+    </dd>
+    <dt>Executions</dt>
+    <dd>{test.executions_count}</dd>
+  </dl>
+);
+
+/** The last executions, oldest first, each a cell that opens its run. */
+const HistoryStrip: FC<{ history: Execution[]; runPath: (number: number) => string }> = ({ history, runPath }) => (
+  <section aria-labelledby="history">
+    <h2 id="history">History</h2>
+    <p class="muted">The last {history.length} executions, oldest first; each opens its run.</p>
+    <ol class="history-strip">
+      {history.map((execution) => {
+        const text = `${statusLabel(execution.status)}, run #${execution.test_run.number}, ${utcText(new Date(execution.test_run.created_at))}`;
+        return (
+          <li>
+            <a href={`${runPath(execution.test_run.number)}#case-${execution.id}`} class={`cell status-${execution.status}`} title={text}>
+              <VisuallyHidden>{text}</VisuallyHidden>
+            </a>
+          </li>
+        );
+      })}
+    </ol>
+  </section>
+);
+
+const DurationSection: FC<{ test: TestObject; history: Execution[] }> = ({ test, history }) => (
+  <section aria-labelledby="duration">
+    <h2 id="duration">Duration</h2>
+    <p class="muted">
+      p50 {durationText(test.duration_p50_ms)} · p95 {durationText(test.duration_p95_ms)} over the window.
+    </p>
+    <Chart
+      id="test-duration"
+      title={`Duration of the last ${history.length} executions`}
+      summary={`How long each of the last ${history.length} executions took, oldest first, passed and failed apart (the history strip above links each execution to its run).`}
+      kind="stacked"
+      labels={history.map((execution) => `#${execution.test_run.number}`)}
+      labelHeading="Run"
+      format={durationText}
+      series={[
+        {
+          label: "passed",
+          tone: "pass",
+          values: history.map((execution) => (execution.status === "passed" ? execution.duration_ms : null)),
+        },
+        {
+          label: "failed or errored",
+          tone: "fail",
+          values: history.map((execution) =>
+            execution.status === "failed" || execution.status === "errored" ? execution.duration_ms : null,
+          ),
+        },
+        {
+          label: "skipped",
+          tone: "muted",
+          values: history.map((execution) => (execution.status === "skipped" ? execution.duration_ms : null)),
+        },
+      ]}
+    />
+  </section>
+);
+
+/** The test's quarantine, if any, and the form that quarantines it (with the errors of a form that was refused). */
+const QuarantineSection: FC<{ test: TestObject; form: QuarantineForm | null; testPath: string }> = ({ test, form, testPath }) => {
+  const values = form?.values ?? {};
+  return (
+    <section aria-labelledby="quarantine">
+      <h2 id="quarantine">Quarantine</h2>
+      {test.quarantine ? (
+        <>
+          <p>
+            Quarantined {test.quarantine.source === "auto" ? "automatically" : ""} until <When at={test.quarantine.expires_at} />:{" "}
+            {test.quarantine.reason}
+          </p>
+          {test.quarantine.owner ? <p>Owner: {test.quarantine.owner}</p> : null}
+          <form method="post" action={`${testPath}/unquarantine`}>
+            <button type="submit">Unquarantine</button>
+          </form>
+        </>
+      ) : (
+        <p>Not quarantined. A quarantined test's failures are reported apart and CI can ignore them.</p>
+      )}
+      {form && form.errors.length > 0 ? (
+        <div class="notice" role="alert">
+          <p>The quarantine was not saved:</p>
+          <ul>
+            {form.errors.map((error) => (
+              <li>{error}</li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      <form method="post" action={`${testPath}/quarantine`} class="card">
+        <label>
+          Reason
+          <input name="reason" required maxlength={1000} value={values.reason ?? ""} />
+        </label>
+        <label>
+          For
+          <select name="duration">
+            {Object.keys(QUARANTINE_DURATIONS).map((duration) => (
+              <option value={duration} selected={(values.duration ?? "7d") === duration}>
+                {duration.replace("d", " days").replace(/^1 days$/, "1 day")}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Owner (optional: e-mail or @org/team)
+          <input name="owner" maxlength={255} value={values.owner ?? ""} />
+        </label>
+        <label>
+          Issue URL (optional)
+          <input name="issue_url" type="url" maxlength={2048} value={values.issue_url ?? ""} />
+        </label>
+        <button type="submit">{test.quarantined ? "Replace the quarantine" : "Quarantine"}</button>
+      </form>
+    </section>
+  );
+};
+
+const FailureGroups: FC<{ groups: Awaited<ReturnType<typeof listTestFailureGroups>>["items"] }> = ({ groups }) => (
+  <section aria-labelledby="failure-groups">
+    <h2 id="failure-groups">Failure groups</h2>
+    {groups.length === 0 ? <p class="muted">No failures recorded.</p> : null}
+    {groups.map((group) => (
+      <article class="failure-group">
+        <h3>{group.message}</h3>
+        <p class="muted">
+          {group.occurrences} {group.occurrences === 1 ? "time" : "times"}, first <When at={group.first_seen_at} />, last{" "}
+          <When at={group.last_seen_at} />
+        </p>
+        {group.sample.message ? <p class="failure-message">{group.sample.message}</p> : null}
+        {group.sample.text ? (
+          <details>
+            <summary>Sample trace</summary>
+            <pre tabindex={0}>{group.sample.text}</pre>
+          </details>
+        ) : null}
+      </article>
+    ))}
+  </section>
+);
+
+const HealthTransitions: FC<{
+  transitions: Awaited<ReturnType<typeof listHealthTransitions>>["items"];
+  runPath: (number: number) => string;
+}> = ({ transitions, runPath }) => (
+  <section aria-labelledby="transitions">
+    <h2 id="transitions">Health transitions</h2>
+    {transitions.length === 0 ? (
+      <p class="muted">Its health has never changed.</p>
+    ) : (
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">From</th>
+            <th scope="col">To</th>
+            <th scope="col">Why</th>
+            <th scope="col">Run</th>
+          </tr>
+        </thead>
+        <tbody>
+          {transitions.map((transition) => (
+            <tr>
+              <td>
+                <When at={transition.created_at} />
+              </td>
+              <td>{healthLabel(transition.from)}</td>
+              <td>{healthLabel(transition.to)}</td>
+              <td>{transition.reason}</td>
+              <td>
+                <a href={runPath(transition.test_run.number)}>#{transition.test_run.number}</a>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    )}
+  </section>
+);
+
+const TestsFilters: FC<{ base: string; filters: { health: TestHealth | "all"; q: string | null; sort: TestSort } }> = ({
+  base,
+  filters,
+}) => (
+  <form method="get" action={base} class="filters">
+    <label>
+      Search
+      <input name="q" type="search" value={filters.q ?? ""} maxlength={255} />
+    </label>
+    <label>
+      Health
+      <select name="health">
+        <option value="all" selected={filters.health === "all"}>
+          Any health
+        </option>
+        {TEST_HEALTHS.map((health) => (
+          <option value={health} selected={filters.health === health}>
+            {healthLabel(health)}
+          </option>
+        ))}
+      </select>
+    </label>
+    <label>
+      Sort by
+      <select name="sort">
+        {TEST_SORTS.map((sort) => (
+          <option value={sort} selected={filters.sort === sort}>
+            {SORT_LABELS[sort]}
+          </option>
+        ))}
+      </select>
+    </label>
+    <button type="submit">Show</button>
+  </form>
+);
+
+const TestsTable: FC<{ tests: TestObject[]; testPath: (id: string) => string }> = ({ tests, testPath }) => (
+  <table>
+    <thead>
+      <tr>
+        <th scope="col">Test</th>
+        <th scope="col">Health</th>
+        <th scope="col" class="num">
+          Impact
+        </th>
+        <th scope="col" class="num">
+          Failure rate
+        </th>
+        <th scope="col" class="num">
+          Flip rate
+        </th>
+        <th scope="col" class="num">
+          p95
+        </th>
+        <th scope="col">Last status</th>
+        <th scope="col">Last failed</th>
+      </tr>
+    </thead>
+    <tbody>
+      {tests.map((test) => (
+        <tr>
+          <td>
+            <a href={testPath(test.id)}>{test.name}</a>
+            {test.classname ? <div class="muted">{test.classname}</div> : null}
+          </td>
+          <td>
+            <HealthBadge health={test.health} /> {test.quarantined ? <QuarantinedBadge /> : null}
+          </td>
+          <td class="num">{test.impact}</td>
+          <td class="num">{percent(test.failure_rate)}</td>
+          <td class="num">{percent(test.flip_rate)}</td>
+          <td class="num">{durationText(test.duration_p95_ms)}</td>
+          <td>{test.last_status ? <StatusBadge status={test.last_status} /> : <span class="muted">—</span>}</td>
+          <td>
+            <When at={test.last_failed_at} />
+          </td>
+        </tr>
+      ))}
+    </tbody>
+  </table>
+);

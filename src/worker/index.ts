@@ -72,6 +72,81 @@ export const mailOf = (env: WorkerEnv): MailSettings => ({
   logHeldBodies: false,
 });
 
+/** A file of public/ from the assets binding, or null when the request is not for one, or public/ does not hold it. */
+async function assetOf(request: Request, env: WorkerEnv): Promise<Response | null> {
+  if (!env.ASSETS || !new URL(request.url).pathname.startsWith("/assets/")) return null;
+  const asset = await env.ASSETS.fetch(request);
+  return asset.status !== 404 ? asset : null;
+}
+
+/** The answer when the app cannot be reached at all. */
+function unavailableBeforeApp(error: unknown): Response {
+  // Only reached when deps cannot be built (the database is unreachable for the cursor secret,
+  // SECRETS_KEY is missing). Answered like the app answers: the envelope, with a Request-Id the log keeps.
+  const requestId = crypto.randomUUID();
+  consoleLogger.error("worker failed before the app", { requestId, error: error instanceof Error ? error.message : String(error) });
+  return Response.json(
+    { error: { code: "service_unavailable", message: "The service cannot serve requests right now; retry shortly." } },
+    {
+      status: 503,
+      headers: {
+        "content-type": "application/json; charset=utf-8",
+        "x-content-type-options": "nosniff",
+        "cache-control": "no-store",
+        "request-id": requestId,
+        "retry-after": "1",
+      },
+    },
+  );
+}
+
+/** A request's dependencies over its database: the Durable Object counters, the run queue, the payloads' bucket. */
+function requestDepsOf(env: WorkerEnv, db: Database, clock: Clock, keyCounterFor: (env: WorkerEnv) => KeyCounter): RequestDeps {
+  return {
+    db,
+    clock,
+    keyCounter: keyCounterFor(env),
+    uploadCounter: new DurableObjectKeyCounter(env.UPLOAD_COUNTER),
+    runQueue: new CloudflareRunQueue(env.RUN_QUEUE),
+    logger: consoleLogger,
+    payloadStore: payloadStoreOf(env),
+  };
+}
+
+/** What the queue's messages run, over the batch's database (`secrets`: the isolate's keyring, read when the work is built). */
+function backgroundWorkOf(env: WorkerEnv, db: Database, clock: Clock, secrets: () => SecretKeyring) {
+  const policy = urlPolicyOf(env);
+  return backgroundWork({
+    db,
+    clock,
+    logger: consoleLogger,
+    webAppUrl: webAppUrlOf(env),
+    queue: new CloudflareRunQueue(env.RUN_QUEUE),
+    checks: CHECKS,
+    urlPolicy: policy,
+    fetch: guardedFetch(policy, (input, init) => fetch(input, init)),
+    secrets: secrets(),
+    mail: mailOf(env),
+    payloadStore: payloadStoreOf(env),
+  });
+}
+
+/**
+ * The cron trigger's work (wrangler.toml `[triggers]`), on a pool of its own: queues again the
+ * work whose message was lost, then deletes the bucket's payload objects that no run holds.
+ */
+async function sweepStalledWork(env: WorkerEnv, ctx: ExecutionContext, clock: Clock): Promise<void> {
+  configureLocalProxy(env);
+  const pool = requestPool(env, "scheduled");
+  try {
+    const db = drizzle(pool, { schema }) as unknown as Database;
+    await requeueStalledWork({ db, clock, queue: new CloudflareRunQueue(env.RUN_QUEUE), logger: consoleLogger });
+    await sweepOrphanedPayloads({ db, clock, store: payloadStoreOf(env), logger: consoleLogger });
+  } finally {
+    ctx.waitUntil(pool.end());
+  }
+}
+
 export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandler<WorkerEnv, QueueBody> {
   const clock = options.clock ?? systemClock;
   const keyCounterFor = options.keyCounter ?? ((env: WorkerEnv) => new DurableObjectKeyCounter(env.KEY_COUNTER));
@@ -119,25 +194,15 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       // Cloudflare serves public/ before the Worker runs; a request that reaches the Worker anyway
       // (its tests' SELF, a deploy with run_worker_first) gets the file from the assets binding,
       // and what public/ does not hold (the pages' stylesheet) from the app.
-      if (env.ASSETS && new URL(request.url).pathname.startsWith("/assets/")) {
-        const asset = await env.ASSETS.fetch(request);
-        if (asset.status !== 404) return asset;
-      }
+      const asset = await assetOf(request, env);
+      if (asset) return asset;
       configureLocalProxy(env);
       const pool = requestPool(env, "fetch");
       /** A streamed answer reads the database while its body is sent: the pool ends when the body does. */
       let endPoolAfter: Promise<unknown> | null = null;
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
-        const deps: RequestDeps = {
-          db,
-          clock,
-          keyCounter: keyCounterFor(env),
-          uploadCounter: new DurableObjectKeyCounter(env.UPLOAD_COUNTER),
-          runQueue: new CloudflareRunQueue(env.RUN_QUEUE),
-          logger: consoleLogger,
-          payloadStore: payloadStoreOf(env),
-        };
+        const deps = requestDepsOf(env, db, clock, keyCounterFor);
         const response = await (await appFor(env, db)).fetch(request, deps, ctx);
         if (!response.body || response.headers.get("content-type") !== NDJSON_CONTENT_TYPE) return response;
         const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
@@ -145,23 +210,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
         endPoolAfter = response.body.pipeTo(writable).catch(() => undefined);
         return new Response(readable, response);
       } catch (error) {
-        // Only reached when deps cannot be built (the database is unreachable for the cursor secret,
-        // SECRETS_KEY is missing). Answered like the app answers: the envelope, with a Request-Id the log keeps.
-        const requestId = crypto.randomUUID();
-        consoleLogger.error("worker failed before the app", { requestId, error: error instanceof Error ? error.message : String(error) });
-        return Response.json(
-          { error: { code: "service_unavailable", message: "The service cannot serve requests right now; retry shortly." } },
-          {
-            status: 503,
-            headers: {
-              "content-type": "application/json; charset=utf-8",
-              "x-content-type-options": "nosniff",
-              "cache-control": "no-store",
-              "request-id": requestId,
-              "retry-after": "1",
-            },
-          },
-        );
+        return unavailableBeforeApp(error);
       } finally {
         ctx.waitUntil(endPoolAfter ? endPoolAfter.then(() => pool.end()) : pool.end());
       }
@@ -174,15 +223,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
      * holds (src/services/runs/payload-sweep.ts).
      */
     async scheduled(_controller, env, ctx): Promise<void> {
-      configureLocalProxy(env);
-      const pool = requestPool(env, "scheduled");
-      try {
-        const db = drizzle(pool, { schema }) as unknown as Database;
-        await requeueStalledWork({ db, clock, queue: new CloudflareRunQueue(env.RUN_QUEUE), logger: consoleLogger });
-        await sweepOrphanedPayloads({ db, clock, store: payloadStoreOf(env), logger: consoleLogger });
-      } finally {
-        ctx.waitUntil(pool.end());
-      }
+      await sweepStalledWork(env, ctx, clock);
     },
 
     /** Consumer of the run queue: one pool per batch, ended when the batch is done. */
@@ -191,20 +232,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       const pool = requestPool(env, "queue");
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
-        const policy = urlPolicyOf(env);
-        const work = backgroundWork({
-          db,
-          clock,
-          logger: consoleLogger,
-          webAppUrl: webAppUrlOf(env),
-          queue: new CloudflareRunQueue(env.RUN_QUEUE),
-          checks: CHECKS,
-          urlPolicy: policy,
-          fetch: guardedFetch(policy, (input, init) => fetch(input, init)),
-          secrets: secretsFor(env),
-          mail: mailOf(env),
-          payloadStore: payloadStoreOf(env),
-        });
+        const work = backgroundWorkOf(env, db, clock, () => secretsFor(env));
         await consumeRunBatch(batch, work, consoleLogger, requeueOn(env.RUN_QUEUE));
       } finally {
         ctx.waitUntil(pool.end());

@@ -34,7 +34,7 @@ export function configureLocalProxy(env: WorkerEnv): void {
 }
 
 /** application_name of the Worker's sessions, followed by `:fetch` or `:queue`. */
-export const WORKER_APPLICATION_NAME = "ci-analytics-worker";
+const WORKER_APPLICATION_NAME = "ci-analytics-worker";
 
 /**
  * A Pool for this request only. Its clients fold transactions' BEGIN and COMMIT into their first

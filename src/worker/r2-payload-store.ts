@@ -11,7 +11,7 @@
 import type { PayloadListPage, PayloadObjectMetadata, PayloadStore, StoredObjectEntry } from "../ingest/payload-store";
 
 /** Bytes per part of a multipart upload: R2's minimum. */
-export const PART_BYTES = 5 * 1024 * 1024;
+const PART_BYTES = 5 * 1024 * 1024;
 
 function metadataOf(object: R2Object): PayloadObjectMetadata {
   const custom = object.customMetadata ?? {};

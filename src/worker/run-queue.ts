@@ -35,7 +35,7 @@ export class CloudflareRunQueue implements RunQueue {
 const retryDelaySeconds = (attempt: number) => Math.min(5 * 4 ** (attempt - 1), 300);
 
 /** Seconds before the nth consecutive try that met an unavailable database (1-based): 5, 10, 20, … 300. */
-export const outageRetryDelaySeconds = (outage: number) => Math.min(5 * 2 ** (outage - 1), 300);
+const outageRetryDelaySeconds = (outage: number) => Math.min(5 * 2 ** (outage - 1), 300);
 
 /** What travels on this queue: a message, and how many outages in a row it met (absent: none). */
 export type QueueBody = QueueMessage & { outages?: number };

@@ -9,8 +9,8 @@ import { existsSync } from "node:fs";
 import pg from "pg";
 import { type Browser, chromium } from "playwright-core";
 
-export const CHROMIUM_PATH = "/usr/bin/chromium";
-export const CHROMIUM_FLAGS = [
+const CHROMIUM_PATH = "/usr/bin/chromium";
+const CHROMIUM_FLAGS = [
   "--headless",
   "--no-sandbox",
   "--disable-gpu",

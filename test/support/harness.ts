@@ -6,9 +6,8 @@
  * One migrated database per worker, not per file: the node tier runs with `isolate: false`, so this
  * module, and the database it opened, serve every file the worker runs (PGlite started once from the
  * run's snapshot; on Postgres a database cloned from the run's migrated template). Each file creates
- * its own organizations and asserts only on them, so files never depend on each other or on order.
- * A file that needs an empty database (a whole-table sweep, the demo seed) opens its own with
- * openOwnTestDatabase.
+ * its own organizations and asserts only on them (sweeps and the demo seed included), so files
+ * never depend on each other or on order.
  */
 import { readFileSync } from "node:fs";
 import pg from "pg";
@@ -47,8 +46,8 @@ export async function testDatabaseUrl(): Promise<string | null> {
 
 let ownDatabases = 0;
 
-/** A migrated database of the caller's own, empty of other files' rows; its close() removes it. */
-export async function openOwnTestDatabase(): Promise<TestDatabase> {
+/** A migrated database of its own: PGlite from the snapshot, or a clone of the Postgres template that close() drops. */
+async function openOwnTestDatabase(): Promise<TestDatabase> {
   const template = inject("testDatabaseTemplateUrl");
   if (template) {
     const url = new URL(template);

@@ -20,7 +20,7 @@ type Json = Record<string, any>;
 export type UrlField = { url: string; owner: Json; source: string };
 
 /** Every `url` field under `value` that points into the web app. */
-export function urlFieldsOf(value: unknown, source: string, found: UrlField[] = []): UrlField[] {
+function urlFieldsOf(value: unknown, source: string, found: UrlField[] = []): UrlField[] {
   if (Array.isArray(value)) {
     for (const item of value) urlFieldsOf(item, source, found);
   } else if (value !== null && typeof value === "object") {
@@ -37,7 +37,7 @@ export function urlFieldsOf(value: unknown, source: string, found: UrlField[] = 
 export type UrlKind = "project" | "alert" | "test run" | "test case" | "test";
 
 /** Which page a url is (its path in the web app), or a failed expectation. */
-export function urlKind(url: string): UrlKind {
+function urlKind(url: string): UrlKind {
   const { pathname, hash } = new URL(url);
   if (/^\/projects\/[0-9a-f-]{36}$/.test(pathname)) return "project";
   if (/^\/alerts\/[0-9a-f-]{36}$/.test(pathname)) return "alert";
@@ -47,13 +47,13 @@ export function urlKind(url: string): UrlKind {
 }
 
 /** The request path of a url (what a browser sends: no fragment). */
-export const pagePath = (url: string) => {
+const pagePath = (url: string) => {
   const parsed = new URL(url);
   return `${parsed.pathname}${parsed.search}`;
 };
 
 /** What the page of `field` must show for its entity: its name, or its run's number (and the case's anchor for a failure). */
-export function expectedTexts(field: UrlField): string[] {
+function expectedTexts(field: UrlField): string[] {
   const kind = urlKind(field.url);
   const { owner } = field;
   switch (kind) {
@@ -79,7 +79,7 @@ const passed = (name: string) => ({ name, classname: "Checkout", status: "passed
  * organization, the API key (revealed on the team page) and a project with two processed runs,
  * the second with a failure and an error, and an alert event on it.
  */
-export async function urlFieldsFixture(h: Harness) {
+async function urlFieldsFixture(h: Harness) {
   const admin = new WebClient(h.app);
   const adminEmail = uniqueEmail("urls-admin");
   await admin.signUp({ email: adminEmail, organization: "Url Fields Org" });
@@ -147,7 +147,7 @@ export async function urlFieldsFixture(h: Harness) {
 }
 
 /** Every `url` field of the API's answers about the fixture's data: each listing and each single object. */
-export async function collectUrlFields(h: Harness, f: Awaited<ReturnType<typeof urlFieldsFixture>>): Promise<UrlField[]> {
+async function collectUrlFields(h: Harness, f: Awaited<ReturnType<typeof urlFieldsFixture>>): Promise<UrlField[]> {
   const fields: UrlField[] = [];
   const read = async (path: string) => {
     const answer = await h.get(`/api/v1${path}`, f.apiKey);

@@ -5505,66 +5505,117 @@ function openReferenceStart(text) {
   if (at === -1 || text.length - at > MAX_REFERENCE_CHARS || text.indexOf(";", at) !== -1) return text.length;
   return at;
 }
-function* parseDocument(into, counters, closed, mode = null) {
-  const scan = mode && "scan" in mode ? mode.scan : null;
-  const plan = mode && "part" in mode ? mode : null;
-  const parser = new import_saxes.SaxesParser({ xmlns: false, position: true });
-  const suites = [];
-  let depth = 0;
-  let rootSeen = false;
-  let rootDuration = null;
-  let rootName = null;
-  let implicitSuite = null;
-  let openCase = null;
-  let capture = null;
-  let attemptDepth = -1;
-  const name = (value, fallback) => cleanText(value?.trim() ? value : fallback, REPORT_LIMITS.maxNameLength);
-  const optionalName = (value) => cleanOptionalText(value, REPORT_LIMITS.maxNameLength);
-  const startCapture = (limit, onEnd) => {
-    if (scan) return;
-    capture = { depth, text: "", limit, onEnd };
+var cleanName = (value, fallback) => cleanText(value?.trim() ? value : fallback, REPORT_LIMITS.maxNameLength);
+var optionalName = (value) => cleanOptionalText(value, REPORT_LIMITS.maxNameLength);
+function openTestCase(depth, attributes) {
+  return {
+    depth,
+    name: cleanName(attributes.name, "(unnamed test)"),
+    classname: optionalName(attributes.classname),
+    file: optionalName(attributes.file),
+    durationMs: parseSeconds(attributes.time),
+    status: "passed",
+    notRun: saysNotRun(attributes),
+    failureType: null,
+    failureMessage: null,
+    failureText: null,
+    attempts: [],
+    systemOut: null,
+    systemErr: null
   };
-  const addText = (text) => {
-    const current = capture;
+}
+function reportCase(testCase, suiteFile) {
+  return {
+    name: testCase.name,
+    classname: testCase.classname,
+    file: testCase.file ?? suiteFile,
+    status: testCase.status === "passed" && testCase.notRun ? "skipped" : testCase.status,
+    durationMs: testCase.durationMs,
+    failureType: testCase.failureType,
+    failureMessage: testCase.failureMessage,
+    failureText: testCase.failureText,
+    attempts: testCase.attempts,
+    systemOut: testCase.systemOut,
+    systemErr: testCase.systemErr
+  };
+}
+var DocumentState = class {
+  constructor(into, counters, closed, mode) {
+    this.into = into;
+    this.counters = counters;
+    this.closed = closed;
+    this.scan = mode && "scan" in mode ? mode.scan : null;
+    this.plan = mode && "part" in mode ? mode : null;
+  }
+  into;
+  counters;
+  closed;
+  scan;
+  plan;
+  suites = [];
+  depth = 0;
+  rootSeen = false;
+  rootDuration = null;
+  rootName = null;
+  implicitSuite = null;
+  openCase = null;
+  capture = null;
+  /** Depth of a flaky/rerun attempt element inside the open case: its nested output belongs to the attempt. */
+  attemptDepth = -1;
+  startCapture(limit, onEnd) {
+    if (this.scan) return;
+    this.capture = { depth: this.depth, text: "", limit, onEnd };
+  }
+  addText(text) {
+    const current = this.capture;
     if (!current || current.text.length >= current.limit) return;
     current.text += text.length > current.limit - current.text.length ? text.slice(0, current.limit - current.text.length) : text;
-  };
-  const openSuite = (attributes) => {
-    if (++counters.suites > REPORT_LIMITS.maxSuites)
+  }
+  countSuite() {
+    if (++this.counters.suites > REPORT_LIMITS.maxSuites)
       throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
-    const parent = suites.at(-1);
+  }
+  countCase() {
+    if (++this.counters.cases > REPORT_LIMITS.maxCases)
+      throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
+  }
+  openSuite(attributes) {
+    this.countSuite();
+    const parent = this.suites.at(-1);
     const suite = {
-      name: name(attributes.name, "(unnamed suite)"),
+      name: cleanName(attributes.name, "(unnamed suite)"),
       durationMs: parseSeconds(attributes.time),
       cases: [],
       suites: []
     };
-    if (!scan) (parent ? parent.suite.suites : into).push(suite);
+    if (!this.scan) (parent ? parent.suite.suites : this.into).push(suite);
     const open = {
-      depth,
+      depth: this.depth,
       suite,
       file: optionalName(attributes.file) ?? parent?.file ?? null,
       byClass: /* @__PURE__ */ new Map(),
-      ordinal: counters.suites,
+      ordinal: this.counters.suites,
       offset: 0
     };
-    if (scan) open.repeats = /* @__PURE__ */ new Map();
-    if (plan && !parent && implicitSuite === null)
-      open.stream = { remaining: new Map(plan.repeats.get(open.ordinal) ?? []), waiting: /* @__PURE__ */ new Map(), checkedAt: 0 };
-    if (parent) suites[0].stream = void 0;
-    suites.push(open);
-  };
-  const scanned = (open) => {
-    if (!scan || !open.repeats) return;
+    if (this.scan) open.repeats = /* @__PURE__ */ new Map();
+    if (this.plan && !parent && this.implicitSuite === null)
+      open.stream = { remaining: new Map(this.plan.repeats.get(open.ordinal) ?? []), waiting: /* @__PURE__ */ new Map(), checkedAt: 0 };
+    if (parent) this.suites[0].stream = void 0;
+    this.suites.push(open);
+  }
+  /** A scanned suite keeps, of its identities' counts, those above one. */
+  scanned(open) {
+    if (!this.scan || !open.repeats) return;
     const repeated = /* @__PURE__ */ new Map();
     for (const [hash, count] of open.repeats) if (count > 1) repeated.set(hash, count);
-    if (repeated.size > 0) scan.set(open.ordinal, repeated);
+    if (repeated.size > 0) this.scan.set(open.ordinal, repeated);
     open.repeats = void 0;
-  };
-  const handOut = (owner) => {
+  }
+  /** Hands out the longest run of final cases at the front of a streamed suite, once it holds PART_CASES. */
+  handOut(owner) {
     const stream = owner.stream;
     const held = owner.suite.cases.length;
-    if (!plan || !stream || held < PART_CASES || held - stream.checkedAt < PART_CASES / 4) return;
+    if (!this.plan || !stream || held < PART_CASES || held - stream.checkedAt < PART_CASES / 4) return;
     stream.checkedAt = held;
     let end = held;
     for (const positions of stream.waiting.values()) for (const position of positions) end = Math.min(end, position - owner.offset);
@@ -5572,23 +5623,22 @@ function* parseDocument(into, counters, closed, mode = null) {
     const cases = owner.suite.cases.splice(0, end);
     owner.offset += end;
     stream.checkedAt -= end;
-    plan.part({ name: owner.suite.name, durationMs: owner.suite.durationMs, cases, suites: [], continued: true });
-  };
-  const suiteForCase = () => {
-    const current = suites.at(-1);
+    this.plan.part({ name: owner.suite.name, durationMs: owner.suite.durationMs, cases, suites: [], continued: true });
+  }
+  suiteForCase() {
+    const current = this.suites.at(-1);
     if (current) return current;
-    if (!implicitSuite) {
-      if (++counters.suites > REPORT_LIMITS.maxSuites)
-        throw new ReportError(`The report has more than ${REPORT_LIMITS.maxSuites} test suites.`);
-      const suite = { name: rootName ?? "(no suite)", durationMs: null, cases: [], suites: [] };
-      if (!scan) into.push(suite);
-      implicitSuite = { depth: 0, suite, file: null, byClass: /* @__PURE__ */ new Map(), ordinal: counters.suites, offset: 0 };
-      if (scan) implicitSuite.repeats = /* @__PURE__ */ new Map();
+    if (!this.implicitSuite) {
+      this.countSuite();
+      const suite = { name: this.rootName ?? "(no suite)", durationMs: null, cases: [], suites: [] };
+      if (!this.scan) this.into.push(suite);
+      this.implicitSuite = { depth: 0, suite, file: null, byClass: /* @__PURE__ */ new Map(), ordinal: this.counters.suites, offset: 0 };
+      if (this.scan) this.implicitSuite.repeats = /* @__PURE__ */ new Map();
     }
-    return implicitSuite;
-  };
-  const closeCase = (testCase) => {
-    const owner = suiteForCase();
+    return this.implicitSuite;
+  }
+  closeCase(testCase) {
+    const owner = this.suiteForCase();
     const classKey = testCase.classname ?? "";
     if (owner.repeats) {
       const hash2 = identityHash(classKey, testCase.name);
@@ -5598,24 +5648,11 @@ function* parseDocument(into, counters, closed, mode = null) {
     const stream = owner.stream;
     const hash = stream ? identityHash(classKey, testCase.name) : 0;
     const remaining = stream?.remaining.get(hash);
-    const finished = {
-      name: testCase.name,
-      classname: testCase.classname,
-      file: testCase.file ?? owner.file,
-      status: testCase.status === "passed" && testCase.notRun ? "skipped" : testCase.status,
-      durationMs: testCase.durationMs,
-      failureType: testCase.failureType,
-      failureMessage: testCase.failureMessage,
-      failureText: testCase.failureText,
-      attempts: testCase.attempts,
-      systemOut: testCase.systemOut,
-      systemErr: testCase.systemErr
-    };
+    const finished = reportCase(testCase, owner.file);
     if (stream && remaining === void 0) {
-      if (++counters.cases > REPORT_LIMITS.maxCases)
-        throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
+      this.countCase();
       owner.suite.cases.push(finished);
-      handOut(owner);
+      this.handOut(owner);
       return;
     }
     if (stream && remaining !== void 0) {
@@ -5628,20 +5665,26 @@ function* parseDocument(into, counters, closed, mode = null) {
     let byName = owner.byClass.get(classKey);
     if (!byName) owner.byClass.set(classKey, byName = /* @__PURE__ */ new Map());
     const earlierPosition = byName.get(testCase.name);
-    if (earlierPosition === void 0) {
-      if (++counters.cases > REPORT_LIMITS.maxCases)
-        throw new ReportError(`The report has more than ${REPORT_LIMITS.maxCases} test cases.`);
-      const position = owner.offset + owner.suite.cases.length;
-      byName.set(testCase.name, position);
-      owner.suite.cases.push(finished);
-      if (stream?.remaining.has(hash)) {
-        const positions = stream.waiting.get(hash);
-        if (positions) positions.push(position);
-        else stream.waiting.set(hash, [position]);
-      }
-      if (stream) handOut(owner);
-      return;
+    if (earlierPosition === void 0) this.addCase(owner, byName, finished, hash);
+    else this.mergeRepeatedCase(owner, earlierPosition, testCase, finished);
+  }
+  /** The first entry of its identity in the suite: placed, and remembered while later entries of its hash may follow. */
+  addCase(owner, byName, finished, hash) {
+    const stream = owner.stream;
+    this.countCase();
+    const position = owner.offset + owner.suite.cases.length;
+    byName.set(finished.name, position);
+    owner.suite.cases.push(finished);
+    if (stream?.remaining.has(hash)) {
+      const positions = stream.waiting.get(hash);
+      if (positions) positions.push(position);
+      else stream.waiting.set(hash, [position]);
     }
+    if (stream) this.handOut(owner);
+  }
+  /** A later entry of an identity already in the suite: a pytest teardown error, else a retry. */
+  mergeRepeatedCase(owner, earlierPosition, testCase, finished) {
+    const stream = owner.stream;
     const earlierIndex = earlierPosition - owner.offset;
     const earlier = owner.suite.cases[earlierIndex];
     if (testCase.status === "errored" && PYTEST_TEARDOWN.test(testCase.failureMessage ?? "")) {
@@ -5661,126 +5704,127 @@ function* parseDocument(into, counters, closed, mode = null) {
       finished.attempts = attempts.slice(-REPORT_LIMITS.maxAttempts);
       owner.suite.cases[earlierIndex] = finished;
     }
-    if (stream) handOut(owner);
-  };
+    if (stream) this.handOut(owner);
+  }
+  openTag(tag) {
+    this.depth++;
+    if (this.depth > REPORT_LIMITS.maxDepth) throw new ReportError(`XML elements are nested deeper than ${REPORT_LIMITS.maxDepth} levels.`);
+    const element = tag.name;
+    const attributes = tag.attributes;
+    if (!this.rootSeen) return this.openRoot(element, attributes);
+    if (this.openCase) return this.openInsideCase(this.openCase, element, attributes);
+    if (element === "testsuite") return this.openSuite(attributes);
+    if (element === "testcase") this.openCase = openTestCase(this.depth, attributes);
+  }
+  openRoot(element, attributes) {
+    this.rootSeen = true;
+    if (element === "testsuites") {
+      this.rootDuration = parseSeconds(attributes.time);
+      this.rootName = optionalName(attributes.name);
+      return;
+    }
+    if (element === "testsuite") return this.openSuite(attributes);
+    throw new ReportError(`The root element is <${element.slice(0, 100)}>; a JUnit report starts with <testsuites> or <testsuite>.`);
+  }
+  openInsideCase(testCase, element, attributes) {
+    if (this.attemptDepth >= 0) return this.openInsideAttempt(testCase, element);
+    if (this.depth !== testCase.depth + 1) return;
+    const outcome = Object.hasOwn(OUTCOME_ELEMENTS, element) ? OUTCOME_ELEMENTS[element] : void 0;
+    if (outcome) return this.openOutcome(testCase, outcome, attributes);
+    const attemptStatus = Object.hasOwn(ATTEMPT_ELEMENTS, element) ? ATTEMPT_ELEMENTS[element] : void 0;
+    if (attemptStatus) return this.openAttempt(testCase, attemptStatus, attributes);
+    if (element === "system-out")
+      this.startCapture(
+        REPORT_LIMITS.maxOutputLength,
+        (text) => testCase.systemOut = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)
+      );
+    else if (element === "system-err")
+      this.startCapture(
+        REPORT_LIMITS.maxOutputLength,
+        (text) => testCase.systemErr = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)
+      );
+  }
+  /** Inside <flakyFailure> etc.: <stackTrace> supplies the attempt's message when it has no attribute. */
+  openInsideAttempt(testCase, element) {
+    if (element !== "stackTrace" || this.depth !== this.attemptDepth + 1) return;
+    const attempt = testCase.attempts.at(-1);
+    if (attempt && attempt.failureMessage === null) {
+      this.startCapture(
+        REPORT_LIMITS.maxMessageLength,
+        (text) => attempt.failureMessage = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength)
+      );
+    }
+  }
+  /** `<failure>`, `<error>` or `<skipped>`: the case's outcome unless a weightier one was read already. */
+  openOutcome(testCase, outcome, attributes) {
+    const status = STATUS_OF[outcome];
+    if (PRIORITY[status] <= PRIORITY[testCase.status]) return;
+    testCase.status = status;
+    testCase.failureType = outcome === "skipped" ? null : optionalName(attributes.type);
+    testCase.failureMessage = cleanOptionalText(attributes.message?.trim(), REPORT_LIMITS.maxMessageLength);
+    testCase.failureText = null;
+    if (outcome === "skipped") return;
+    const messageFromText = testCase.failureMessage === null;
+    this.startCapture(REPORT_LIMITS.maxMessageLength, (text) => {
+      if (testCase.status !== status) return;
+      testCase.failureText = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength);
+      if (messageFromText) testCase.failureMessage = testCase.failureText;
+    });
+  }
+  /** Surefire/Gradle `<flakyFailure>` and the like: an earlier attempt of the open case. */
+  openAttempt(testCase, status, attributes) {
+    this.attemptDepth = this.depth;
+    testCase.attempts.push({
+      status,
+      durationMs: parseSeconds(attributes.time),
+      failureMessage: cleanOptionalText(attributes.message?.trim(), REPORT_LIMITS.maxMessageLength)
+    });
+    if (testCase.attempts.length > REPORT_LIMITS.maxAttempts) testCase.attempts.shift();
+  }
+  closeTag() {
+    const current = this.capture;
+    if (current && current.depth === this.depth) {
+      this.capture = null;
+      current.onEnd(current.text);
+    }
+    if (this.attemptDepth === this.depth) this.attemptDepth = -1;
+    if (this.openCase && this.openCase.depth === this.depth) {
+      const finished = this.openCase;
+      this.openCase = null;
+      this.closeCase(finished);
+    } else if (this.suites.at(-1)?.depth === this.depth) {
+      const finished = this.suites.pop();
+      this.scanned(finished);
+      if (this.suites.length === 0 && !this.scan) this.closed.add(finished.suite);
+    }
+    this.depth--;
+  }
+  /** At the document's end: its implicit suite (cases straight under the root) is complete; returns `<testsuites time>`. */
+  finish() {
+    if (!this.rootSeen) throw new ReportError("The XML document has no root element.");
+    const implicit = this.implicitSuite;
+    if (implicit) {
+      this.scanned(implicit);
+      if (!this.scan) this.closed.add(implicit.suite);
+    }
+    return this.rootDuration;
+  }
+};
+function notWellFormed(error) {
+  if (error instanceof ReportError) throw error;
+  const message = error instanceof Error ? error.message : String(error);
+  throw new ReportError(`The XML is not well-formed: ${message.slice(0, 300)}`);
+}
+function* parseDocument(into, counters, closed, mode = null) {
+  const parser = new import_saxes.SaxesParser({ xmlns: false, position: true });
+  const state = new DocumentState(into, counters, closed, mode);
   parser.on("doctype", () => {
     throw new ReportError("XML with a document type declaration (<!DOCTYPE>) is not accepted: DTDs and entities are refused.");
   });
-  parser.on("opentag", (tag) => {
-    depth++;
-    if (depth > REPORT_LIMITS.maxDepth) throw new ReportError(`XML elements are nested deeper than ${REPORT_LIMITS.maxDepth} levels.`);
-    const element = tag.name;
-    const attributes = tag.attributes;
-    if (!rootSeen) {
-      rootSeen = true;
-      if (element === "testsuites") {
-        rootDuration = parseSeconds(attributes.time);
-        rootName = optionalName(attributes.name);
-        return;
-      }
-      if (element === "testsuite") return openSuite(attributes);
-      throw new ReportError(`The root element is <${element.slice(0, 100)}>; a JUnit report starts with <testsuites> or <testsuite>.`);
-    }
-    if (openCase) {
-      const testCase = openCase;
-      if (attemptDepth >= 0) {
-        if (element === "stackTrace" && depth === attemptDepth + 1) {
-          const attempt = testCase.attempts.at(-1);
-          if (attempt && attempt.failureMessage === null) {
-            startCapture(
-              REPORT_LIMITS.maxMessageLength,
-              (text) => attempt.failureMessage = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength)
-            );
-          }
-        }
-        return;
-      }
-      if (depth !== testCase.depth + 1) return;
-      const outcome = Object.hasOwn(OUTCOME_ELEMENTS, element) ? OUTCOME_ELEMENTS[element] : void 0;
-      if (outcome) {
-        const status = STATUS_OF[outcome];
-        if (PRIORITY[status] <= PRIORITY[testCase.status]) return;
-        testCase.status = status;
-        testCase.failureType = outcome === "skipped" ? null : optionalName(attributes.type);
-        testCase.failureMessage = cleanOptionalText(attributes.message?.trim(), REPORT_LIMITS.maxMessageLength);
-        testCase.failureText = null;
-        if (outcome !== "skipped") {
-          const messageFromText = testCase.failureMessage === null;
-          startCapture(REPORT_LIMITS.maxMessageLength, (text) => {
-            if (testCase.status !== status) return;
-            testCase.failureText = cleanOptionalText(text.trim(), REPORT_LIMITS.maxMessageLength);
-            if (messageFromText) testCase.failureMessage = testCase.failureText;
-          });
-        }
-        return;
-      }
-      const attemptStatus = Object.hasOwn(ATTEMPT_ELEMENTS, element) ? ATTEMPT_ELEMENTS[element] : void 0;
-      if (attemptStatus) {
-        attemptDepth = depth;
-        testCase.attempts.push({
-          status: attemptStatus,
-          durationMs: parseSeconds(attributes.time),
-          failureMessage: cleanOptionalText(attributes.message?.trim(), REPORT_LIMITS.maxMessageLength)
-        });
-        if (testCase.attempts.length > REPORT_LIMITS.maxAttempts) testCase.attempts.shift();
-        return;
-      }
-      if (element === "system-out")
-        startCapture(
-          REPORT_LIMITS.maxOutputLength,
-          (text) => testCase.systemOut = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)
-        );
-      else if (element === "system-err")
-        startCapture(
-          REPORT_LIMITS.maxOutputLength,
-          (text) => testCase.systemErr = cleanOptionalText(text, REPORT_LIMITS.maxOutputLength)
-        );
-      return;
-    }
-    if (element === "testsuite") return openSuite(attributes);
-    if (element === "testcase") {
-      openCase = {
-        depth,
-        name: name(attributes.name, "(unnamed test)"),
-        classname: optionalName(attributes.classname),
-        file: optionalName(attributes.file),
-        durationMs: parseSeconds(attributes.time),
-        status: "passed",
-        notRun: saysNotRun(attributes),
-        failureType: null,
-        failureMessage: null,
-        failureText: null,
-        attempts: [],
-        systemOut: null,
-        systemErr: null
-      };
-    }
-  });
-  parser.on("text", addText);
-  parser.on("cdata", addText);
-  parser.on("closetag", () => {
-    const current = capture;
-    if (current && current.depth === depth) {
-      capture = null;
-      current.onEnd(current.text);
-    }
-    if (attemptDepth === depth) attemptDepth = -1;
-    if (openCase && openCase.depth === depth) {
-      const finished = openCase;
-      openCase = null;
-      closeCase(finished);
-    } else if (suites.at(-1)?.depth === depth) {
-      const finished = suites.pop();
-      scanned(finished);
-      if (suites.length === 0 && !scan) closed.add(finished.suite);
-    }
-    depth--;
-  });
-  const fail = (error) => {
-    if (error instanceof ReportError) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    throw new ReportError(`The XML is not well-formed: ${message.slice(0, 300)}`);
-  };
+  parser.on("opentag", (tag) => state.openTag(tag));
+  parser.on("text", (text) => state.addText(text));
+  parser.on("cdata", (text) => state.addText(text));
+  parser.on("closetag", () => state.closeTag());
   let carried = "";
   for (let piece = yield; piece !== null; piece = yield) {
     const text = carried + piece;
@@ -5789,22 +5833,16 @@ function* parseDocument(into, counters, closed, mode = null) {
     try {
       parser.write(replaceForbiddenControls(text.slice(0, cut)));
     } catch (error) {
-      fail(error);
+      notWellFormed(error);
     }
   }
   try {
     if (carried !== "") parser.write(replaceForbiddenControls(carried));
     parser.close();
   } catch (error) {
-    fail(error);
+    notWellFormed(error);
   }
-  if (!rootSeen) throw new ReportError("The XML document has no root element.");
-  const implicit = implicitSuite;
-  if (implicit) {
-    scanned(implicit);
-    if (!scan) closed.add(implicit.suite);
-  }
-  return rootDuration;
+  return state.finish();
 }
 var RELEASED = { name: "", durationMs: null, cases: [] };
 function* parseDocuments(documents, emit) {
@@ -6296,11 +6334,37 @@ async function run(argv, io = {}) {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
   const candidate = tokenCandidate(argv, env);
-  let out = new Output(stdout, stderr, {
-    quiet: false,
-    verbose: false,
-    secrets: [candidate, env.CTA_UPLOAD_TOKEN ?? ""]
+  const early = new Output(stdout, stderr, { quiet: false, verbose: false, secrets: [candidate, env.CTA_UPLOAD_TOKEN ?? ""] });
+  const command = readCommand(argv, early, stdout);
+  if (typeof command === "number") return command;
+  const { values, patterns } = command;
+  const token = nonEmpty(values.token) ?? nonEmpty(env.CTA_UPLOAD_TOKEN);
+  const baseUrl = nonEmpty(values.url) ?? nonEmpty(env.CTA_URL);
+  const out = new Output(stdout, stderr, {
+    quiet: Boolean(values.quiet),
+    verbose: Boolean(values.verbose),
+    secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? ""],
+    annotations: env.GITHUB_ACTIONS === "true"
   });
+  const prepared = prepareUpload({ command, token, baseUrl, env, cwd, io, out });
+  if (typeof prepared === "number") return prepared;
+  const { settings, metadata } = prepared;
+  const files = await findReports(patterns, cwd, out);
+  if (typeof files === "number") return files;
+  const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
+  const context = uploadContext({ values, settings, metadata, token, cwd, io, out, wantFailedTests: summaryPath !== void 0 });
+  if (settings.codeownersFile) {
+    const { headers, retryOptions } = context;
+    await sendCodeowners({ file: settings.codeownersFile, url: settings.codeownersUrl, headers, retryOptions, out, cwd });
+  }
+  const quarantine = Boolean(values.quarantine);
+  const wantResults = quarantine || summaryPath !== void 0;
+  const tally = await uploadReports(files, Boolean(values["run-per-file"]), wantResults, context);
+  const judged = quarantine ? await judgeByQuarantine(tally, settings, token, context) : null;
+  if (summaryPath !== void 0) appendStepSummary(summaryPath, tally, judged, out);
+  return exitCode(tally, judged);
+}
+function readCommand(argv, out, stdout) {
   let parsed;
   try {
     parsed = parseCommandLine(argv);
@@ -6325,18 +6389,13 @@ async function run(argv, io = {}) {
     );
     return EXIT_USAGE;
   }
-  const token = nonEmpty(values.token) ?? nonEmpty(env.CTA_UPLOAD_TOKEN);
-  const baseUrl = nonEmpty(values.url) ?? nonEmpty(env.CTA_URL);
-  out = new Output(stdout, stderr, {
-    quiet: Boolean(values.quiet),
-    verbose: Boolean(values.verbose),
-    secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? ""],
-    annotations: env.GITHUB_ACTIONS === "true"
-  });
-  let settings;
-  let metadata;
+  return { values, patterns };
+}
+function prepareUpload(input) {
+  const { command, token, baseUrl, env, cwd, io, out } = input;
+  const { values, patterns } = command;
   try {
-    settings = uploadSettings({
+    const settings = uploadSettings({
       values,
       patterns,
       env,
@@ -6353,7 +6412,7 @@ async function run(argv, io = {}) {
       );
     }
     const ci = detectCiMetadata(env, { readEvent: io.readEvent ?? readJsonFile });
-    metadata = {
+    const metadata = {
       branch: nonEmpty(values.branch) ?? ci.branch,
       commit_sha: nonEmpty(values["commit-sha"]) ?? ci.commit_sha,
       build_id: nonEmpty(values["build-id"]) ?? ci.build_id,
@@ -6363,6 +6422,7 @@ async function run(argv, io = {}) {
     };
     out.debug(`CI provider: ${ci.provider ?? "none detected"}`);
     out.debug(`metadata: ${JSON.stringify(metadata)}`);
+    return { settings, metadata };
   } catch (error) {
     if (error instanceof UsageError) {
       out.error(error.message);
@@ -6371,6 +6431,8 @@ async function run(argv, io = {}) {
     out.error(`unexpected: ${error?.stack ?? error}`);
     return EXIT_USAGE;
   }
+}
+async function findReports(patterns, cwd, out) {
   let files;
   try {
     const expanded = await expandFiles(patterns, { cwd });
@@ -6385,6 +6447,10 @@ async function run(argv, io = {}) {
     return EXIT_USAGE;
   }
   out.debug(`${files.length} file(s): ${files.map((f) => displayPath(f, cwd)).join(", ")}`);
+  return files;
+}
+function uploadContext(input) {
+  const { values, settings, metadata, token, cwd, io, out } = input;
   const sleep = io.sleep ?? realSleep;
   const now = io.now ?? Date.now;
   const retryOptions = {
@@ -6401,9 +6467,7 @@ async function run(argv, io = {}) {
     "user-agent": `ci-test-analytics/${cliVersion()} node/${process.versions.node}`,
     accept: "application/json"
   };
-  const quarantine = Boolean(values.quarantine);
-  const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
-  const context = {
+  return {
     out,
     cwd,
     headers,
@@ -6417,19 +6481,15 @@ async function run(argv, io = {}) {
     now,
     pollBaseMs: io.pollBaseMs ?? POLL_BASE_MS,
     failOnUploadError: Boolean(values["fail-on-upload-error"]),
-    wantFailedTests: summaryPath !== void 0
+    wantFailedTests: input.wantFailedTests
   };
-  if (settings.codeownersFile) {
-    await sendCodeowners({ file: settings.codeownersFile, url: settings.codeownersUrl, headers, retryOptions, out, cwd });
-  }
-  const wantResults = quarantine || summaryPath !== void 0;
-  const results = emptyResults();
-  const runs = [];
-  const problems = [];
-  let serviceUnreachable = false;
-  const groups = values["run-per-file"] ? files.map((f) => [f]) : [files];
+}
+async function uploadReports(files, runPerFile, wantResults, context) {
+  const { out } = context;
+  const tally = { results: emptyResults(), runs: [], problems: [], codes: [], serviceUnreachable: false };
+  const { results, runs, problems, codes } = tally;
+  const groups = runPerFile ? files.map((f) => [f]) : [files];
   const uploadProgress = groups.length > 1 ? out.progress("Uploading", groups.length) : null;
-  const codes = [];
   let stopped = null;
   for (const group of groups) {
     if (stopped !== null) {
@@ -6447,7 +6507,7 @@ async function run(argv, io = {}) {
     if (outcome.problem && outcome.code !== EXIT_USAGE) problems.push(outcome.problem);
     if (wantResults) for (const report2 of outcome.reports ?? []) addReport(results, report2);
     if (outcome.stop) {
-      serviceUnreachable = outcome.unreachable === true;
+      tally.serviceUnreachable = outcome.unreachable === true;
       if (codes.length < groups.length) {
         const message = `stopping: ${outcome.stop}; ${groups.length - codes.length} file(s) not uploaded`;
         if (outcome.code === EXIT_OK) out.warn(message);
@@ -6460,29 +6520,34 @@ async function run(argv, io = {}) {
     const ok = runs.length;
     out.info(`${ok} of ${groups.length} runs uploaded${ok < groups.length ? `, ${groups.length - ok} not` : ""}`);
   }
-  let judged = null;
-  if (quarantine) {
-    const lookup = await lookUpQuarantine({
-      listUrl: settings.quarantineListUrl.href,
-      token,
-      headers,
-      // The upload already found the service unreachable after its retries: one more try, not five.
-      retryOptions: serviceUnreachable ? { ...retryOptions, retries: 0 } : retryOptions,
-      cacheDir: settings.cacheDir,
-      now,
-      onCacheError: (message) => out.warn(message)
-    });
-    const verdict = judgeFailures(results.failures, lookup.list, now());
-    judged = { verdict, lookup };
-    printVerdict(out, results, verdict, lookup);
+  return tally;
+}
+async function judgeByQuarantine(tally, settings, token, context) {
+  const { out, headers, retryOptions, now } = context;
+  const lookup = await lookUpQuarantine({
+    listUrl: settings.quarantineListUrl.href,
+    token,
+    headers,
+    // The upload already found the service unreachable after its retries: one more try, not five.
+    retryOptions: tally.serviceUnreachable ? { ...retryOptions, retries: 0 } : retryOptions,
+    cacheDir: settings.cacheDir,
+    now,
+    onCacheError: (message) => out.warn(message)
+  });
+  const verdict = judgeFailures(tally.results.failures, lookup.list, now());
+  printVerdict(out, tally.results, verdict, lookup);
+  return { verdict, lookup };
+}
+function appendStepSummary(summaryPath, tally, judged, out) {
+  const { results, runs, problems } = tally;
+  try {
+    appendFileSync(summaryPath, buildStepSummary({ results, runs, problems, quarantine: judged }));
+  } catch (error) {
+    out.warn(`could not append the summary to GITHUB_STEP_SUMMARY (${summaryPath}): ${error.message}`);
   }
-  if (summaryPath !== void 0) {
-    try {
-      appendFileSync(summaryPath, buildStepSummary({ results, runs, problems, quarantine: judged }));
-    } catch (error) {
-      out.warn(`could not append the summary to GITHUB_STEP_SUMMARY (${summaryPath}): ${error.message}`);
-    }
-  }
+}
+function exitCode(tally, judged) {
+  const { codes, results } = tally;
   if (judged && (judged.verdict.notQuarantined.length > 0 || results.unreadable.length > 0)) codes.push(EXIT_TESTS_FAILED);
   for (const code of [EXIT_USAGE, EXIT_REJECTED, EXIT_UPLOAD_FAILED, EXIT_RUN_FAILED]) {
     if (codes.includes(code)) return code;

@@ -15,9 +15,7 @@ import { type OpenedDatabase, isPostgresUrl, openDatabase } from "../database";
 import { type PgliteWireServer, servePglite } from "./pglite-wire-server";
 import { type BridgeEmulation, type WebSocketBridge, parseLoopbackTarget, startWebSocketBridge } from "./websocket-bridge";
 
-export { servePglite } from "./pglite-wire-server";
-export { startWebSocketBridge } from "./websocket-bridge";
-export type { BridgeCounters, BridgeEmulation, BridgeReport, WebSocketBridge } from "./websocket-bridge";
+export type { BridgeCounters, BridgeReport } from "./websocket-bridge";
 export { countersBetween, parseEmulation } from "./wire-meter";
 
 export type LocalDatabase = {
@@ -47,7 +45,7 @@ export type StartLocalDatabaseOptions = {
 };
 
 /** True when the Postgres URL names this machine (the only targets the bridge will reach). */
-export function isLoopbackPostgresUrl(url: string): boolean {
+function isLoopbackPostgresUrl(url: string): boolean {
   const parsed = new URL(url);
   const target = parseLoopbackTarget(`${parsed.hostname}:${parsed.port || 5432}`);
   return !("error" in target);

@@ -20,7 +20,7 @@ import { isoDateTimeWithZone } from "../../lib/date-time";
 
 const security = [{ bearerAuth: [] }];
 /** The widest window one request may ask for. */
-export const MAX_EXPORT_WINDOW_DAYS = 31;
+const MAX_EXPORT_WINDOW_DAYS = 31;
 const MAX_WINDOW_MS = MAX_EXPORT_WINDOW_DAYS * 86_400_000;
 
 const dateTime = (description: string) =>

@@ -61,7 +61,7 @@ const NO_ATTEMPTS = Object.freeze([]) as unknown as CaseStatus[];
  * cursor (CheckPass in src/checks/types.ts): the checks then hold one chunk of the run at a time.
  * A smaller run is read with everything else in the transaction's first statement.
  */
-export const CHECK_CHUNK_CASES = 2_000;
+const CHECK_CHUNK_CASES = 2_000;
 
 /**
  * Tests marked flaky, and their health changes followed, per batch: every realistic run is one
@@ -421,108 +421,15 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow, opt
       .map(({ alert, stored }) => ({ alert, check: deps.checks[alert.alertType], stored }));
     if (due.length === 0) return;
 
-    const header = runHeaderOf(run, project.defaultBranch);
-    // A state written by another detector version starts over rather than being misread. A legacy
-    // state (every test's entry in one document) is converted: its entries are stored in the tests'
-    // rows first, so the run's chunks read them like any other entry.
-    const converted = new Map<string, CheckState>();
-    let rekey: ((oldKey: string) => string | null) | null = null;
-    const passes: { alert: CheckedAlert["alert"]; check: CheckedAlert["check"]; pass: CheckPass<unknown, unknown> }[] = [];
-    for (const { alert, check, stored: row } of due) {
-      let state: unknown = row.detectorVersion === check.version ? row.state : check.initialState();
-      if (row.detectorVersion === check.version && check.fromLegacy?.(state, () => null)) {
-        rekey ??= await legacyRekey(tx, project.id);
-        const legacy = check.fromLegacy(state, rekey);
-        if (legacy) {
-          state = legacy.state;
-          for (const [key, entry] of legacy.tests) converted.set(key, { ...converted.get(key), [check.version]: entry });
-        }
-      }
-      passes.push({ alert, check, pass: check.start(state, header) });
-    }
-    if (converted.size > 0) {
-      await tx.execute(
-        checkStatesUpdate(
-          [...converted].map(([id, s]) => ({ id, s })),
-          "merge",
-        ),
-      );
-      for (const [id, entries] of converted) if (read.entries.has(id)) read.entries.set(id, { ...read.entries.get(id), ...entries });
-    }
+    const passes = await startPasses(tx, project.id, due, runHeaderOf(run, project.defaultBranch), read);
     const source = large ? cursorRunTests(tx, run, Math.max(1, Math.floor(options.chunkCases ?? CHECK_CHUNK_CASES))) : heldRunTests(read);
-    const entriesOf = (chunk: Chunk, version: string): Map<string, unknown> => {
-      const entries = new Map<string, unknown>();
-      for (const [id, state] of chunk.entries) if (state[version] !== undefined) entries.set(id, state[version]);
-      return entries;
-    };
-
-    // First pass: what each check's decision needs.
-    await source.each(async (chunk) => {
-      for (const { check, pass } of passes) pass.observe(chunk.tests, entriesOf(chunk, check.version));
-    });
-    for (const { pass } of passes) pass.decide();
-    // Every test the flakiness check flags at this run is flaky at this run, those past its 50
-    // events too. Gathered over the chunks and marked after them, so that a large run changes the
-    // tests' health, the project's quarantine version and the webhooks once, as a small one does.
-    const flagged: { testId: string; reason: string }[] = [];
-    // Second pass: each chunk's new entries, written before the next chunk is read (a large run).
-    await source.each(async (chunk) => {
-      const written = new Map<string, CheckState>();
-      for (const { alert, check, pass } of passes) {
-        const changed = pass.write(chunk.tests, entriesOf(chunk, check.version));
-        for (const [key, entry] of changed) written.set(key, { ...written.get(key), [check.version]: entry });
-        if (alert.alertType === "test_flakiness") {
-          for (const { key, rule } of flaggedInRun(changed as Map<string, FlakinessTestState>, run.number))
-            flagged.push({ testId: key, reason: `the flakiness check flagged it (${rule})` });
-        }
-      }
-      // A written test gets its whole check_state rewritten: entries of detector versions no check has any more are dropped.
-      await source.write(
-        [...written].map(([id, entries]) => {
-          const kept: CheckState = {};
-          for (const [version, entry] of Object.entries(chunk.entries.get(id) ?? {})) if (versions.has(version)) kept[version] = entry;
-          return { id, s: { ...kept, ...entries } };
-        }),
-      );
-    });
-
+    const flagged = await checkRunTests(source, passes, run, versions);
     // Auto-quarantine and the webhooks of the changes follow, in this transaction. The events below
     // are still filtered by the cases' quarantine as the run was processed, so a test this run
     // quarantines keeps its event of this run.
-    for (let at = 0; at < flagged.length; at += MARK_FLAKY_BATCH) {
-      const changes = await markTestsFlaky(
-        tx,
-        { id: run.id, projectId: project.id, createdAt: run.createdAt },
-        flagged.slice(at, at + MARK_FLAKY_BATCH),
-      );
-      await followHealthChanges(
-        tx,
-        deps,
-        { id: run.id, number: run.number, projectId: project.id, processedAt: run.processedAt ?? now },
-        changes,
-      );
-    }
+    await markFlagged(tx, deps, run, project.id, flagged, now);
 
-    const finished = passes.map(({ alert, check, pass }) => ({ alert, check, ...pass.finish() }));
-    const named = await source.named(namedKeys(finished.flatMap(({ alert, events }) => (alert.active ? events : []))));
-    const states: StateWrite[] = [];
-    const events: EventWrite[] = [];
-    for (const { alert, check, state, events: tripped } of finished) {
-      states.push({ t: alert.alertType, s: state, v: check.version });
-      if (tripped.length === 0 || !alert.active) continue;
-      const withIds = tripped.map((event) => withTestId(event.metadata, named));
-      // A quarantined test's flakiness is known already: its health still follows the check (above),
-      // but no event is recorded (nor notified) for it while it is quarantined.
-      const recorded =
-        alert.alertType === "test_flakiness"
-          ? withIds.filter((metadata) => !(typeof metadata.test_id === "string" && named.get(metadata.test_id)?.quarantined))
-          : withIds;
-      if (recorded.length === 0) continue;
-      const kept = recorded.slice(0, MAX_EVENTS_PER_CHECK).map((metadata) => boundedMetadata(metadata));
-      if (recorded.length > MAX_EVENTS_PER_CHECK)
-        kept[kept.length - 1] = { ...kept.at(-1), more_trips_in_run: recorded.length - MAX_EVENTS_PER_CHECK };
-      for (const metadata of kept) events.push({ a: alert.id, m: metadata });
-    }
+    const { states, events } = await finishPasses(passes, source);
     const inserted = await writeChecks(tx, { project: project.id, run, now }, states, events, source.pending);
     const byId = new Map(due.map(({ alert }) => [alert.id, alert]));
     for (const { id, alertId } of inserted) {
@@ -532,6 +439,139 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow, opt
   });
   if (trips.length > 0) deps.logger.info("alert checks tripped", { testRunId: run.id, trips: trips.length });
   return trips;
+}
+
+/** A due alert's check going through the run (CheckPass). */
+type AlertPass = { alert: CheckedAlert["alert"]; check: CheckedAlert["check"]; pass: CheckPass<unknown, unknown> };
+
+/**
+ * Starts each due check's pass from its stored state. A state written by another detector version
+ * starts over rather than being misread. A legacy state (every test's entry in one document) is
+ * converted: its entries are stored in the tests' rows first, so the run's chunks read them like
+ * any other entry (and a small run's entries, already read, get them too).
+ */
+async function startPasses(
+  tx: Database,
+  projectId: string,
+  due: CheckedAlert[],
+  header: RunHeader,
+  read: ChecksRead,
+): Promise<AlertPass[]> {
+  const converted = new Map<string, CheckState>();
+  let rekey: ((oldKey: string) => string | null) | null = null;
+  const passes: AlertPass[] = [];
+  for (const { alert, check, stored: row } of due) {
+    let state: unknown = row.detectorVersion === check.version ? row.state : check.initialState();
+    if (row.detectorVersion === check.version && check.fromLegacy?.(state, () => null)) {
+      rekey ??= await legacyRekey(tx, projectId);
+      const legacy = check.fromLegacy(state, rekey);
+      if (legacy) {
+        state = legacy.state;
+        for (const [key, entry] of legacy.tests) converted.set(key, { ...converted.get(key), [check.version]: entry });
+      }
+    }
+    passes.push({ alert, check, pass: check.start(state, header) });
+  }
+  if (converted.size > 0) {
+    await tx.execute(
+      checkStatesUpdate(
+        [...converted].map(([id, s]) => ({ id, s })),
+        "merge",
+      ),
+    );
+    for (const [id, entries] of converted) if (read.entries.has(id)) read.entries.set(id, { ...read.entries.get(id), ...entries });
+  }
+  return passes;
+}
+
+/** A chunk's entries of one check (by its detector version). */
+function entriesOf(chunk: Chunk, version: string): Map<string, unknown> {
+  const entries = new Map<string, unknown>();
+  for (const [id, state] of chunk.entries) if (state[version] !== undefined) entries.set(id, state[version]);
+  return entries;
+}
+
+/**
+ * The checks' two passes over the run's tests: the first gathers what each check's decision
+ * needs, the second writes each chunk's new entries before the next chunk is read (a large run).
+ * Returns the tests the flakiness check flags at this run.
+ */
+async function checkRunTests(
+  source: RunTestsSource,
+  passes: AlertPass[],
+  run: TestRunRow,
+  versions: ReadonlySet<string>,
+): Promise<{ testId: string; reason: string }[]> {
+  // First pass: what each check's decision needs.
+  await source.each(async (chunk) => {
+    for (const { check, pass } of passes) pass.observe(chunk.tests, entriesOf(chunk, check.version));
+  });
+  for (const { pass } of passes) pass.decide();
+  // Every test the flakiness check flags at this run is flaky at this run, those past its 50
+  // events too. Gathered over the chunks and marked after them, so that a large run changes the
+  // tests' health, the project's quarantine version and the webhooks once, as a small one does.
+  const flagged: { testId: string; reason: string }[] = [];
+  // Second pass: each chunk's new entries, written before the next chunk is read (a large run).
+  await source.each(async (chunk) => {
+    const written = new Map<string, CheckState>();
+    for (const { alert, check, pass } of passes) {
+      const changed = pass.write(chunk.tests, entriesOf(chunk, check.version));
+      for (const [key, entry] of changed) written.set(key, { ...written.get(key), [check.version]: entry });
+      if (alert.alertType === "test_flakiness") {
+        for (const { key, rule } of flaggedInRun(changed as Map<string, FlakinessTestState>, run.number))
+          flagged.push({ testId: key, reason: `the flakiness check flagged it (${rule})` });
+      }
+    }
+    // A written test gets its whole check_state rewritten: entries of detector versions no check has any more are dropped.
+    await source.write(
+      [...written].map(([id, entries]) => {
+        const kept: CheckState = {};
+        for (const [version, entry] of Object.entries(chunk.entries.get(id) ?? {})) if (versions.has(version)) kept[version] = entry;
+        return { id, s: { ...kept, ...entries } };
+      }),
+    );
+  });
+  return flagged;
+}
+
+/** The flagged tests marked flaky, batch by batch, and their health changes followed (auto-quarantine, webhooks). */
+async function markFlagged(
+  tx: Database,
+  deps: AlertChecksDeps,
+  run: TestRunRow,
+  projectId: string,
+  flagged: { testId: string; reason: string }[],
+  now: Date,
+): Promise<void> {
+  for (let at = 0; at < flagged.length; at += MARK_FLAKY_BATCH) {
+    const changes = await markTestsFlaky(tx, { id: run.id, projectId, createdAt: run.createdAt }, flagged.slice(at, at + MARK_FLAKY_BATCH));
+    await followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId, processedAt: run.processedAt ?? now }, changes);
+  }
+}
+
+/** Each check's new state and the events to record: an active alert's, with the tests they name, bounded. */
+async function finishPasses(passes: AlertPass[], source: RunTestsSource): Promise<{ states: StateWrite[]; events: EventWrite[] }> {
+  const finished = passes.map(({ alert, check, pass }) => ({ alert, check, ...pass.finish() }));
+  const named = await source.named(namedKeys(finished.flatMap(({ alert, events }) => (alert.active ? events : []))));
+  const states: StateWrite[] = [];
+  const events: EventWrite[] = [];
+  for (const { alert, check, state, events: tripped } of finished) {
+    states.push({ t: alert.alertType, s: state, v: check.version });
+    if (tripped.length === 0 || !alert.active) continue;
+    const withIds = tripped.map((event) => withTestId(event.metadata, named));
+    // A quarantined test's flakiness is known already: its health still follows the check (above),
+    // but no event is recorded (nor notified) for it while it is quarantined.
+    const recorded =
+      alert.alertType === "test_flakiness"
+        ? withIds.filter((metadata) => !(typeof metadata.test_id === "string" && named.get(metadata.test_id)?.quarantined))
+        : withIds;
+    if (recorded.length === 0) continue;
+    const kept = recorded.slice(0, MAX_EVENTS_PER_CHECK).map((metadata) => boundedMetadata(metadata));
+    if (recorded.length > MAX_EVENTS_PER_CHECK)
+      kept[kept.length - 1] = { ...kept.at(-1), more_trips_in_run: recorded.length - MAX_EVENTS_PER_CHECK };
+    for (const metadata of kept) events.push({ a: alert.id, m: metadata });
+  }
+  return { states, events };
 }
 
 /** A check's new state, for its alert type's row. */

@@ -14,7 +14,7 @@ import type { Database } from "../../db/types";
 import type { Clock } from "../../lib/clock";
 import { secondsUntil } from "../../lib/rate-limit";
 
-export const DELIVERY_WINDOW_MS = 60_000;
+const DELIVERY_WINDOW_MS = 60_000;
 
 export type DeliverySlot = { granted: true } | { granted: false; retryAfterSeconds: number };
 

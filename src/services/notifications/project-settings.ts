@@ -14,7 +14,7 @@ import { redactedWebhookUrl } from "./notification-presenters";
 import { setProjectCheckSettings, updateProject } from "../tenancy/projects";
 
 /** At most this many endpoints are listed (the admin API's list has the same cap). */
-export const PROJECT_WEBHOOKS_LIMIT = 100;
+const PROJECT_WEBHOOKS_LIMIT = 100;
 
 export type ProjectWebhook = { id: string; url: string; description: string | null; createdAt: Date; allProjects: boolean };
 

@@ -32,7 +32,7 @@ export type ExportOptions = {
 };
 
 /** Large enough to keep round trips few (one per batch on the Worker), small enough to keep a batch to a few megabytes. */
-export const DEFAULT_EXPORT_BATCH_ROWS = 2_000;
+const DEFAULT_EXPORT_BATCH_ROWS = 2_000;
 
 /** A line of the test_cases export: the case, its test, and the run it ran in. */
 export type TestCaseExportLine = {

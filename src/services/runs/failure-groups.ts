@@ -6,7 +6,6 @@
  */
 import { type SQL, and, eq, sql } from "drizzle-orm";
 import { failureGroups, testCases, testFailureGroups } from "../../db/schema";
-import type { Database } from "../../db/types";
 import { ownString } from "../../lib/own-string";
 import { type ListRequest, defineList } from "../../lib/lists";
 import type { Page } from "../../lib/pagination";
@@ -32,25 +31,12 @@ export class RunFailures {
 }
 
 /**
- * Adds a stored run's failures to its tests' groups and the project's, in one statement (none when
- * the run has no failure): the run's failed cases are read once, the latest case of each
- * (test, signature) is the test group's sample and the latest of each signature the project
- * group's, and a (test, signature) pair seen for the first time counts once in the project group's
- * `tests_count`.
- */
-export async function recordRunFailures(
-  tx: Database,
-  run: { id: number; projectId: string; createdAt: Date },
-  failures: RunFailures,
-): Promise<void> {
-  const ctes = runFailuresSql(run, failures);
-  if (ctes) await tx.execute(sql`with ${ctes} select 1`);
-}
-
-/**
- * recordRunFailures' statement as common table expressions (null when the run has no failure), for
- * a caller that adds its own writes to the same statement (run processing: one round trip on the
- * Worker). The last one is named `failure_groups_written`.
+ * Adds a stored run's failures to its tests' groups and the project's, as common table expressions
+ * (null when the run has no failure) for a caller that adds its own writes to the same statement
+ * (run processing: one round trip on the Worker); the last one is named `failure_groups_written`.
+ * The run's failed cases are read once, the latest case of each (test, signature) is the test
+ * group's sample and the latest of each signature the project group's, and a (test, signature)
+ * pair seen for the first time counts once in the project group's `tests_count`.
  */
 export function runFailuresSql(run: { id: number; projectId: string; createdAt: Date }, failures: RunFailures): SQL | null {
   if (failures.messages.size === 0) return null;
@@ -105,7 +91,7 @@ type GroupRow = Pick<
   "id" | "signature" | "message" | "occurrences" | "firstSeenAt" | "lastSeenAt" | "sampleTestCaseId" | "sampleMessage" | "sampleText"
 > & { testsCount: number };
 
-export function presentFailureGroup(row: GroupRow) {
+function presentFailureGroup(row: GroupRow) {
   return {
     signature: row.signature,
     message: row.message,

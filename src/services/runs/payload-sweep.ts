@@ -26,11 +26,11 @@ import type { Logger } from "../../lib/logger";
 /** Far longer than any upload request takes to stream its body and record the run. */
 export const ORPHAN_GRACE_MS = 60 * 60_000;
 /** Objects per listed page: R2's largest page. */
-export const SWEEP_PAGE_SIZE = 1000;
+const SWEEP_PAGE_SIZE = 1000;
 /** Pages listed per sweep. */
-export const SWEEP_PAGES = 10;
+const SWEEP_PAGES = 10;
 /** Deletions per sweep (one subrequest each): a backlog is taken over several sweeps. */
-export const SWEEP_DELETIONS = 500;
+const SWEEP_DELETIONS = 500;
 
 export type PayloadSweepDeps = { db: Database; clock: Clock; store: PayloadStore | undefined; logger: Logger };
 

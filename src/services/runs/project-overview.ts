@@ -15,9 +15,9 @@ import { OPEN_ALERT_DAYS } from "./project-summaries";
 /** Days in a window: the headline figures compare the last WINDOW_DAYS (today included) with the WINDOW_DAYS before. */
 export const WINDOW_DAYS = 30;
 /** Runs listed under "Latest runs". */
-export const LATEST_RUNS = 10;
+const LATEST_RUNS = 10;
 
-export type DayFigures = {
+type DayFigures = {
   day: string;
   runs: number;
   passed: number;
@@ -40,7 +40,7 @@ export type Headline = {
   skippedShare: number | null;
 };
 
-export type OverviewAlert = { id: string; alertType: AlertType; eventsCount: number; lastTriggeredAt: Date | null };
+type OverviewAlert = { id: string; alertType: AlertType; eventsCount: number; lastTriggeredAt: Date | null };
 
 export type OverviewRun = {
   number: number;

@@ -10,7 +10,7 @@ import type { OrgScope } from "../shared/context";
 /** An alert is open while it is checking, not snoozed, and has tripped within this many days. */
 export const OPEN_ALERT_DAYS = 7;
 /** The home page lists at most this many projects (by name). */
-export const PROJECT_SUMMARIES_LIMIT = 500;
+const PROJECT_SUMMARIES_LIMIT = 500;
 
 export type ProjectSummary = {
   id: string;

@@ -25,7 +25,7 @@ import { type SuiteSource, type TestRunRow, failTestRun, storeTestRun } from "./
  * Called with every run that finished processing. The alert checks attach here
  * (the four checks run after each processed run).
  */
-export type RunProcessedHook = (run: TestRunRow) => Promise<void>;
+type RunProcessedHook = (run: TestRunRow) => Promise<void>;
 
 export type ProcessingDeps = Pick<ServiceDeps, "db" | "clock" | "webAppUrl"> & {
   logger: Logger;
@@ -36,7 +36,7 @@ export type ProcessingDeps = Pick<ServiceDeps, "db" | "clock" | "webAppUrl"> & {
   payloadStore?: PayloadStore;
 };
 
-export const FINAL_FAILURE_REASON = "The report could not be processed after several attempts (an internal error); upload it again.";
+const FINAL_FAILURE_REASON = "The report could not be processed after several attempts (an internal error); upload it again.";
 
 /**
  * A stored XML object larger than this, or stored gzip-compressed, is read twice

@@ -38,7 +38,7 @@ import { dailyRollupSql } from "../shared/daily-rollups";
 import { yieldToEventLoop } from "../../lib/yield-to-event-loop";
 import { ownString } from "../../lib/own-string";
 
-export type { CaseStatus, Report, ReportCase, ReportSuite } from "../../ingest/report";
+export type { Report, ReportCase, ReportSuite } from "../../ingest/report";
 import type { RunResult } from "../../lib/vocabulary";
 export type TestRunRow = typeof testRuns.$inferSelect;
 
@@ -61,7 +61,7 @@ function addCounts(into: Counts, from: Counts): void {
 }
 
 /** TestNod's rule: errored if any case errored, else failed if any failed, else passed (also for zero cases). */
-export function runResult(counts: Pick<Counts, "failedCount" | "erroredCount">): RunResult {
+function runResult(counts: Pick<Counts, "failedCount" | "erroredCount">): RunResult {
   if (counts.erroredCount > 0) return "tests_errored";
   if (counts.failedCount > 0) return "tests_failed";
   return "tests_passed";
@@ -178,7 +178,7 @@ const storedAttempts = (testCase: ReportCase): StoredAttempt[] | null =>
 
 /** Case rows per write: small enough that Postgres works on one chunk while the next is parsed. */
 const CASES_PER_CHUNK = 1_000;
-/** Inserts sent and not yet answered, at most, before parsing waits (rowWriter's drain). */
+/** Inserts sent and not yet answered, at most, before parsing waits (RowWriter.drain). */
 const MAX_INSERTS_IN_FLIGHT = 2;
 const noop = () => {};
 
@@ -188,155 +188,196 @@ const noop = () => {};
  * per chunk of cases, started as soon as the chunk is full so Postgres stores one chunk while the
  * next is parsed, with at most MAX_INSERTS_IN_FLIGHT unanswered (drain, called between slices).
  */
-function rowWriter(db: Database, tx: Database, runId: number, projectId: string, largeAbove: number) {
-  let copy: CopySink | null | undefined;
+class RowWriter {
+  /** Decided at the first case, once per run: null (no COPY on this driver) is a decision too, unlike undefined. */
+  private copy: CopySink | null | undefined;
   /** The inserts sent, each settled into a promise that does not reject (their first error is kept). */
-  const inflight: Promise<void>[] = [];
-  let failure: { error: unknown } | null = null;
-  let pendingRows: CaseRow[] = [];
-  let pendingText = "";
-  let pendingCount = 0;
-  let total = 0;
+  private readonly inflight: Promise<void>[] = [];
+  private failure: { error: unknown } | null = null;
+  private pendingRows: CaseRow[] = [];
+  private pendingText = "";
+  private pendingCount = 0;
+  private total = 0;
 
-  const flush = () => {
-    if (pendingCount === 0) return;
-    if (copy) copy.write(pendingText);
-    else inflight.push(insertCases(tx, runId, projectId, pendingRows).then(noop, (error: unknown) => void (failure ??= { error })));
-    pendingRows = [];
-    pendingText = "";
-    pendingCount = 0;
-  };
+  constructor(
+    private readonly db: Database,
+    private readonly tx: Database,
+    private readonly runId: number,
+    private readonly projectId: string,
+    private readonly largeAbove: number,
+  ) {}
 
+  private flush(): void {
+    if (this.pendingCount === 0) return;
+    if (this.copy) this.copy.write(this.pendingText);
+    else
+      this.inflight.push(
+        insertCases(this.tx, this.runId, this.projectId, this.pendingRows).then(
+          noop,
+          (error: unknown) => void (this.failure ??= { error }),
+        ),
+      );
+    this.pendingRows = [];
+    this.pendingText = "";
+    this.pendingCount = 0;
+  }
+
+  /**
+   * More cases than `largeAbove` (one chunk): the run is stored and its tests advanced in chunks, and nothing
+   * per case or per test stays in memory (storeTestRun).
+   */
+  get large(): boolean {
+    return this.total > this.largeAbove;
+  }
+
+  /**
+   * Waits while more than one chunk's insert is under way: the parser runs ahead of the database
+   * by one chunk at most, so the rows waiting to be sent never pile up in memory. Never throws:
+   * a failed insert is reported by finishCases.
+   */
+  async drain(): Promise<void> {
+    // A connection answers its statements in order: once this one is answered, at most MAX_INSERTS_IN_FLIGHT are not.
+    await this.inflight[this.inflight.length - 1 - MAX_INSERTS_IN_FLIGHT];
+  }
+
+  addCase(suiteNumber: number, c: ReportCase, signature: string | null, quarantined: boolean): void {
+    if (this.copy === undefined) this.copy = openCopy(this.db, this.tx, COPY_CASES);
+    if (this.copy) this.pendingText += caseCopyRow(this.runId, this.projectId, suiteNumber, c, signature, quarantined);
+    else this.pendingRows.push(caseInsertRow(suiteNumber, c, signature, quarantined));
+    this.total++;
+    if (++this.pendingCount >= CASES_PER_CHUNK) this.flush();
+  }
+
+  /** Every case is stored when this resolves; rejects with the database's error otherwise. */
+  async finishCases(): Promise<void> {
+    this.flush();
+    if (this.copy) await this.copy.end();
+    // Every statement settles before a failure is reported: nothing may still be running on the connection.
+    await Promise.all(this.inflight);
+    const failed = this.failure;
+    if (failed) throw failed.error;
+  }
+
+  async storeSuites(rows: SuiteRow[]): Promise<void> {
+    const suiteCopy = rows.length > 0 && this.copy ? openCopy(this.db, this.tx, COPY_SUITES) : null;
+    if (!suiteCopy) return insertSuites(this.tx, this.runId, rows);
+    suiteCopy.write(suitesCopyText(this.runId, rows));
+    await suiteCopy.end();
+  }
+
+  /**
+   * Stores the rest of the run's rows: the last cases, the suites, the payload's deletion and,
+   * with `readTests`, the read of the run's tests (storedTestsSql), in as few statements as the
+   * driver allows. Without COPY, and with every case still in memory (a run of at most
+   * CASES_PER_CHUNK cases), that is one statement: on the Worker each statement is a round trip.
+   */
+  async finish(suites: SuiteRow[], readTests: boolean): Promise<StoredTests | null> {
+    const payloadDeletion = sql`delete from ${uploadPayloads} where test_run_id = ${this.runId}`;
+    if (this.copy || this.inflight.length > 0) return this.finishAfterCases(suites, readTests, payloadDeletion);
+    // The cases' insert returns each case's test id (a generated column) for the read, in the same statement.
+    const cases = this.pendingRows;
+    this.pendingRows = [];
+    this.pendingCount = 0;
+    const all = sql`with cases as (${casesInsertSql(this.runId, this.projectId, cases)} returning test_id, classname, file, name),
+        suites as (${suitesInsertSql(this.runId, suites)}), payload as (${payloadDeletion})`;
+    if (readTests)
+      return storedTestsOf(await rowsOf(this.tx.execute(sql`${all}, ${storedTestsSql(this.projectId, { from: sql`cases c` })}`)));
+    await this.tx.execute(sql`${all} select 1`);
+    return null;
+  }
+
+  /** finish with COPY (node-postgres: its own statements), or with cases already under way: they finish first. */
+  private async finishAfterCases(suites: SuiteRow[], readTests: boolean, payloadDeletion: SQL): Promise<StoredTests | null> {
+    const { tx, runId, projectId } = this;
+    const storedCases = { from: sql`${testCases} c`, where: sql`c.test_run_id = ${runId}` };
+    this.flush();
+    await this.finishCases();
+    if (this.copy) {
+      await this.storeSuites(suites);
+      await tx.execute(payloadDeletion);
+      return readTests ? storedTestsOf(await rowsOf(tx.execute(sql`with ${storedTestsSql(projectId, storedCases)}`))) : null;
+    }
+    const rest = sql`with suites as (${suitesInsertSql(runId, suites)}), payload as (${payloadDeletion})`;
+    if (readTests) return storedTestsOf(await rowsOf(tx.execute(sql`${rest}, ${storedTestsSql(projectId, storedCases)}`)));
+    await tx.execute(sql`${rest} select 1`);
+    return null;
+  }
+
+  /** Nothing may be left running on the transaction's connection when it ends. */
+  async abandon(reason: unknown): Promise<void> {
+    if (this.copy) await this.copy.abort(reason instanceof Error ? reason : new Error(String(reason)));
+    await Promise.all(this.inflight);
+  }
+}
+
+/** A case as a line of COPY's text format. */
+function caseCopyRow(
+  runId: number,
+  projectId: string,
+  suiteNumber: number,
+  c: ReportCase,
+  signature: string | null,
+  quarantined: boolean,
+): string {
+  const attempts = storedAttempts(c);
+  return encodeCopyRow([
+    runId,
+    projectId,
+    suiteNumber,
+    c.name,
+    c.classname ?? null,
+    c.file ?? null,
+    c.status,
+    c.durationMs ?? null,
+    c.failureType ?? null,
+    c.failureMessage ?? null,
+    c.failureText ?? null,
+    signature,
+    attempts ? JSON.stringify(attempts) : "[]",
+    c.systemOut ?? null,
+    c.systemErr ?? null,
+    quarantined ? "t" : "f",
+  ]);
+}
+
+/** A case as a row of INSERT's JSON parameter. */
+function caseInsertRow(suiteNumber: number, c: ReportCase, signature: string | null, quarantined: boolean): CaseRow {
   return {
-    /**
-     * More cases than `largeAbove` (one chunk): the run is stored and its tests advanced in chunks, and nothing
-     * per case or per test stays in memory (storeTestRun).
-     */
-    get large(): boolean {
-      return total > largeAbove;
-    },
-    /**
-     * Waits while more than one chunk's insert is under way: the parser runs ahead of the database
-     * by one chunk at most, so the rows waiting to be sent never pile up in memory. Never throws:
-     * a failed insert is reported by finishCases.
-     */
-    async drain(): Promise<void> {
-      // A connection answers its statements in order: once this one is answered, at most MAX_INSERTS_IN_FLIGHT are not.
-      await inflight[inflight.length - 1 - MAX_INSERTS_IN_FLIGHT];
-    },
-    addCase(suiteNumber: number, c: ReportCase, signature: string | null, quarantined: boolean): void {
-      // Decided once per run: null (no COPY on this driver) is a decision too, unlike undefined.
-      if (copy === undefined) copy = openCopy(db, tx, COPY_CASES);
-      if (copy) {
-        const attempts = storedAttempts(c);
-        pendingText += encodeCopyRow([
-          runId,
-          projectId,
-          suiteNumber,
-          c.name,
-          c.classname ?? null,
-          c.file ?? null,
-          c.status,
-          c.durationMs ?? null,
-          c.failureType ?? null,
-          c.failureMessage ?? null,
-          c.failureText ?? null,
-          signature,
-          attempts ? JSON.stringify(attempts) : "[]",
-          c.systemOut ?? null,
-          c.systemErr ?? null,
-          quarantined ? "t" : "f",
-        ]);
-      } else {
-        pendingRows.push({
-          s: suiteNumber,
-          n: c.name,
-          c: c.classname ?? null,
-          f: c.file ?? null,
-          st: c.status,
-          d: c.durationMs ?? null,
-          ft: c.failureType ?? null,
-          fm: c.failureMessage ?? null,
-          fx: c.failureText ?? null,
-          sg: signature,
-          a: storedAttempts(c),
-          so: c.systemOut ?? null,
-          se: c.systemErr ?? null,
-          ...(quarantined ? { q: true as const } : {}),
-        });
-      }
-      total++;
-      if (++pendingCount >= CASES_PER_CHUNK) flush();
-    },
-    /** Every case is stored when this resolves; rejects with the database's error otherwise. */
-    async finishCases(): Promise<void> {
-      flush();
-      if (copy) await copy.end();
-      // Every statement settles before a failure is reported: nothing may still be running on the connection.
-      await Promise.all(inflight);
-      const failed = failure as { error: unknown } | null;
-      if (failed) throw failed.error;
-    },
-    async storeSuites(rows: SuiteRow[]): Promise<void> {
-      const suiteCopy = rows.length > 0 && copy ? openCopy(db, tx, COPY_SUITES) : null;
-      if (!suiteCopy) return insertSuites(tx, runId, rows);
-      let text = "";
-      for (const r of rows) {
-        text += encodeCopyRow([
-          runId,
-          r.number,
-          r.parent_number,
-          r.name,
-          r.duration_ms,
-          r.tests_count,
-          r.passed_count,
-          r.failed_count,
-          r.errored_count,
-          r.skipped_count,
-        ]);
-      }
-      suiteCopy.write(text);
-      await suiteCopy.end();
-    },
-    /**
-     * Stores the rest of the run's rows: the last cases, the suites, the payload's deletion and,
-     * with `readTests`, the read of the run's tests (storedTestsSql), in as few statements as the
-     * driver allows. Without COPY, and with every case still in memory (a run of at most
-     * CASES_PER_CHUNK cases), that is one statement: on the Worker each statement is a round trip.
-     */
-    async finish(suites: SuiteRow[], readTests: boolean): Promise<StoredTests | null> {
-      const payloadDeletion = sql`delete from ${uploadPayloads} where test_run_id = ${runId}`;
-      const storedCases = { from: sql`${testCases} c`, where: sql`c.test_run_id = ${runId}` };
-      if (copy || inflight.length > 0) {
-        // COPY (node-postgres: its own statements), or cases already under way: they finish first.
-        flush();
-        await this.finishCases();
-        if (copy) {
-          await this.storeSuites(suites);
-          await tx.execute(payloadDeletion);
-          return readTests ? storedTestsOf(await rowsOf(tx.execute(sql`with ${storedTestsSql(projectId, storedCases)}`))) : null;
-        }
-        const rest = sql`with suites as (${suitesInsertSql(runId, suites)}), payload as (${payloadDeletion})`;
-        if (readTests) return storedTestsOf(await rowsOf(tx.execute(sql`${rest}, ${storedTestsSql(projectId, storedCases)}`)));
-        await tx.execute(sql`${rest} select 1`);
-        return null;
-      }
-      // The cases' insert returns each case's test id (a generated column) for the read, in the same statement.
-      const cases = pendingRows;
-      pendingRows = [];
-      pendingCount = 0;
-      const all = sql`with cases as (${casesInsertSql(runId, projectId, cases)} returning test_id, classname, file, name),
-        suites as (${suitesInsertSql(runId, suites)}), payload as (${payloadDeletion})`;
-      if (readTests) return storedTestsOf(await rowsOf(tx.execute(sql`${all}, ${storedTestsSql(projectId, { from: sql`cases c` })}`)));
-      await tx.execute(sql`${all} select 1`);
-      return null;
-    },
-    /** Nothing may be left running on the transaction's connection when it ends. */
-    async abandon(reason: unknown): Promise<void> {
-      if (copy) await copy.abort(reason instanceof Error ? reason : new Error(String(reason)));
-      await Promise.all(inflight);
-    },
+    s: suiteNumber,
+    n: c.name,
+    c: c.classname ?? null,
+    f: c.file ?? null,
+    st: c.status,
+    d: c.durationMs ?? null,
+    ft: c.failureType ?? null,
+    fm: c.failureMessage ?? null,
+    fx: c.failureText ?? null,
+    sg: signature,
+    a: storedAttempts(c),
+    so: c.systemOut ?? null,
+    se: c.systemErr ?? null,
+    ...(quarantined ? { q: true as const } : {}),
   };
+}
+
+/** The suites' rows in COPY's text format. */
+function suitesCopyText(runId: number, rows: SuiteRow[]): string {
+  let text = "";
+  for (const r of rows) {
+    text += encodeCopyRow([
+      runId,
+      r.number,
+      r.parent_number,
+      r.name,
+      r.duration_ms,
+      r.tests_count,
+      r.passed_count,
+      r.failed_count,
+      r.errored_count,
+      r.skipped_count,
+    ]);
+  }
+  return text;
 }
 
 /**
@@ -345,14 +386,6 @@ function rowWriter(db: Database, tx: Database, runId: number, projectId: string,
  */
 export type SuiteSource = (emit: (suites: ReportSuite[]) => void, pause: () => Promise<void>) => Promise<number | null | undefined>;
 
-/**
- * Stores a pending run's report and marks it processed, all in one transaction: either every
- * suite and case is stored with the run's counts, or nothing is. Cases are written while the
- * source still produces later suites (rowWriter: COPY or INSERT per chunk), so Postgres stores
- * one chunk while the next is being parsed. Returns null when the run is no
- * longer pending (a redelivered queue message), so processing is idempotent. Errors thrown by
- * the source (a ReportError) roll everything back and are rethrown.
- */
 export type StoreOptions = {
   /**
    * Keep the tests' state and the failure groups (the default). Off only in the upload
@@ -427,6 +460,14 @@ async function openRun(tx: Database, runId: number, now: Date, options: { payloa
   };
 }
 
+/**
+ * Stores a pending run's report and marks it processed, all in one transaction: either every
+ * suite and case is stored with the run's counts, or nothing is. Cases are written while the
+ * source still produces later suites (RowWriter: COPY or INSERT per chunk), so Postgres stores
+ * one chunk while the next is being parsed. Returns null when the run is no
+ * longer pending (a redelivered queue message), so processing is idempotent. Errors thrown by
+ * the source (a ReportError) roll everything back and are rethrown.
+ */
 export async function storeTestRun(
   deps: StoreDeps,
   runId: number,
@@ -444,170 +485,228 @@ export async function storeTestRun(
     if (fromPayload && !opened.payload) return null;
     const source = fromPayload ? fromPayload(opened.payload!) : (report as SuiteSource);
 
-    const runCounts = zeroCounts();
-    const suiteRows: SuiteRow[] = [];
-    const rows = rowWriter(deps.db, tx, runId, run.projectId, options.largeAbove ?? CASES_PER_CHUNK);
-    /**
-     * Each test's execution, merged in memory while the run is small. Past one chunk of cases the
-     * run is large: this is dropped, and advanceRunTestsInChunks merges them from the stored cases.
-     */
-    let executions: TestExecutions | null = derive ? new TestExecutions() : null;
-    const failures = new RunFailures();
-    let quarantinedFailures = 0;
-    let suiteNumber = 0;
-    /** Sum of the top-level suites' stated durations; null while none states one. */
-    let topLevelDuration: number | null = null;
-
-    /** A suite's row, numbered in document order (a parent before its children), its counts added as its cases are. */
-    type StoredSuite = { number: number; row: SuiteRow; counts: Counts };
-    const openSuite = (suite: ReportSuite, parentNumber: number | null): StoredSuite => {
-      const number = ++suiteNumber;
-      // Kept until the run is stored: its own copy, not a slice of the report's text (ownString).
-      const row = { number, parent_number: parentNumber, name: ownString(suite.name), duration_ms: suite.durationMs ?? null } as SuiteRow;
-      suiteRows.push(row);
-      return { number, row, counts: zeroCounts() };
-    };
-    const addCases = (stored: StoredSuite, suiteName: string, cases: readonly ReportCase[]) => {
-      const { number, counts } = stored;
-      for (const testCase of cases) {
-        addCase(counts, testCase.status);
-        const failure = derive ? failureSignature(testCase) : null;
-        const test = { classname: testCase.classname ?? null, file: testCase.file ?? null, name: testCase.name };
-        // Computed once per case for the quarantine, the test's execution and its failure group.
-        const identity = derive ? testIdentityKey(test) : null;
-        const isQuarantined = identity !== null && quarantined.size > 0 && quarantined.has(identity);
-        if (isQuarantined && (testCase.status === "failed" || testCase.status === "errored")) quarantinedFailures++;
-        rows.addCase(number, testCase, failure?.signature ?? null, isQuarantined);
-        if (identity === null) continue;
-        if (executions && rows.large) executions = null;
-        executions?.add(suiteName, testCase, identity);
-        if (failure) failures.add(failure);
-      }
-    };
-    /** The rest of a suite (its last cases, if handed out in parts, and its children), then its row's counts. */
-    const closeSuite = (stored: StoredSuite, suite: ReportSuite): Counts => {
-      addCases(stored, suite.name, suite.cases);
-      for (const child of suite.suites ?? []) addCounts(stored.counts, closeSuite(openSuite(child, stored.number), child));
-      const { row, counts } = stored;
-      row.tests_count = counts.testsCount;
-      row.passed_count = counts.passedCount;
-      row.failed_count = counts.failedCount;
-      row.errored_count = counts.erroredCount;
-      row.skipped_count = counts.skippedCount;
-      return counts;
-    };
-    /** A top-level suite handed out in parts (ReportSuite.continued): open until its last part. */
-    let continuing: StoredSuite | null = null;
-
-    let statedDuration: number | null | undefined;
-    try {
-      statedDuration = await source(
-        (suites) => {
-          for (const suite of suites) {
-            // A part continues the suite opened by the part before it; a suite's first part opens it.
-            if (continuing && continuing.row.name !== suite.name)
-              throw new Error(`Suite "${suite.name}" arrived while the parts of "${continuing.row.name}" were open.`);
-            const stored = continuing ?? openSuite(suite, null);
-            if (!continuing && suite.durationMs !== null && suite.durationMs !== undefined)
-              topLevelDuration = (topLevelDuration ?? 0) + suite.durationMs;
-            if (suite.continued) {
-              addCases(stored, suite.name, suite.cases);
-              continuing = stored;
-              continue;
-            }
-            continuing = null;
-            addCounts(runCounts, closeSuite(stored, suite));
-          }
-        },
+    const rows = new RowWriter(deps.db, tx, runId, run.projectId, options.largeAbove ?? CASES_PER_CHUNK);
+    const reading = new RunReading(rows, derive, quarantined);
+    const statedDuration = await abandonOnError(rows, async () => {
+      const duration = await source(
+        (suites) => reading.addSuites(suites),
         // Between slices of the report: the parser waits for the database when it is a chunk ahead.
         async () => {
           await rows.drain();
           await yieldToEventLoop();
         },
       );
-      if (continuing) throw new Error(`The parts of suite "${(continuing as StoredSuite).row.name}" never ended.`);
-    } catch (error) {
-      await rows.abandon(error);
-      throw error;
-    }
+      reading.end();
+      return duration;
+    });
     // The rest of the cases, the suites, the payload's deletion and the read of the run's tests (under the tests lock openRun took).
     const large = derive && rows.large;
+    const { executions } = reading;
     const readTests = executions !== null && !large && executions.byIdentity.size > 0;
-    let stored: StoredTests | null;
-    try {
-      stored = await rows.finish(suiteRows, readTests);
-    } catch (error) {
-      await rows.abandon(error);
-      throw error;
-    }
+    const stored = await abandonOnError(rows, () => rows.finish(reading.suiteRows, readTests));
     const processedAt = deps.clock.now();
-    // The tests' rows, the failure groups, the run and the project's row are written by one
-    // statement, unless health changes are to be followed: auto-quarantine and the webhooks read
-    // the tests' rows as this run leaves them, so those are written first.
-    let writes: SQL[] = [];
-    let counts: ProjectTestCounts | null = null;
-    const follow = (changes: TestHealthChange[]) =>
-      followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId: run.projectId, processedAt }, changes);
-    if (large) {
-      // Each chunk of tests is written as it is advanced (and its health changes followed); the counts go with the project's update below.
-      counts = await advanceRunTestsInChunks(tx, run, follow);
-    } else if (readTests) {
-      const advanced = await advanceRunTests(tx, run, executions!, stored!);
-      if (advanced.changes.length > 0) {
-        await writeRunTests(tx, run.projectId, advanced.writes, advanced.counts);
-        await follow(advanced.changes);
-      } else {
-        writes = advanced.writes;
-        counts = advanced.counts;
-      }
-    }
-    const ctes = writes.map((write, i) => sql`tests_w${sql.raw(String(i))} as (${write})`);
-    const failureCtes = runFailuresSql(run, failures);
-    if (failureCtes) ctes.push(failureCtes);
+    const advance = large ? "in chunks" : readTests ? { executions: executions!, stored: stored! } : null;
+    const tests = await advanceTests(tx, deps, run, processedAt, advance);
+    return markProcessed(tx, runId, run, processedAt, reading, tests, statedDuration);
+  });
+}
 
-    const result = runResult(runCounts);
-    const durationMs = statedDuration ?? (topLevelDuration === null ? null : Math.min(Math.round(topLevelDuration), MAX_INT));
-    // The overview's figures follow every processed run: the day keeps the project's flaky count as this run leaves
-    // it, which the project's update returns (its latest version, this run's changes included).
-    const rollup = dailyRollupSql(
-      {
-        projectId: run.projectId,
-        createdAt: run.createdAt,
-        processedAt,
-        result,
-        durationMs,
-        testsCount: runCounts.testsCount,
-        skippedCount: runCounts.skippedCount,
-      },
-      sql`(select flaky_tests_count from project)`,
-    );
-    // The tests, the failure groups, the run, the project and the day's rollup in one statement, the transaction's last
-    // (COMMIT goes with it: src/db/transaction-boundaries.ts). latest_result follows the most recent processed run: a
-    // late-finishing older run does not overwrite a newer one.
-    const [processed] = await rowsOf<{ run: unknown }>(
-      tx.execute(
-        lastStatement(
-          tx,
-          sql`
+/** Runs a step of the rows' writing; when it fails, nothing is left running on the connection before the error goes on. */
+async function abandonOnError<T>(rows: RowWriter, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    await rows.abandon(error);
+    throw error;
+  }
+}
+
+/** A suite's row, numbered in document order (a parent before its children), its counts added as its cases are. */
+type StoredSuite = { number: number; row: SuiteRow; counts: Counts };
+
+/**
+ * What reading a run's report gathers while its cases go to the RowWriter: the run's and each
+ * suite's counts, the suites' rows, the tests' executions and the failure groups (with `derive`),
+ * the quarantined tests' failures.
+ */
+class RunReading {
+  readonly runCounts = zeroCounts();
+  readonly suiteRows: SuiteRow[] = [];
+  /**
+   * Each test's execution, merged in memory while the run is small. Past one chunk of cases the
+   * run is large: this is dropped, and advanceRunTestsInChunks merges them from the stored cases.
+   */
+  executions: TestExecutions | null;
+  readonly failures = new RunFailures();
+  quarantinedFailures = 0;
+  suiteNumber = 0;
+  /** Sum of the top-level suites' stated durations; null while none states one. */
+  topLevelDuration: number | null = null;
+  /** A top-level suite handed out in parts (ReportSuite.continued): open until its last part. */
+  private continuing: StoredSuite | null = null;
+
+  constructor(
+    private readonly rows: RowWriter,
+    private readonly derive: boolean,
+    private readonly quarantined: Set<string>,
+  ) {
+    this.executions = derive ? new TestExecutions() : null;
+  }
+
+  /** Top-level suites as the source emits them, complete or (ReportSuite.continued) in parts. */
+  addSuites(suites: ReportSuite[]): void {
+    for (const suite of suites) {
+      const continuing = this.continuing;
+      // A part continues the suite opened by the part before it; a suite's first part opens it.
+      if (continuing && continuing.row.name !== suite.name)
+        throw new Error(`Suite "${suite.name}" arrived while the parts of "${continuing.row.name}" were open.`);
+      const stored = continuing ?? this.openSuite(suite, null);
+      if (!continuing && suite.durationMs !== null && suite.durationMs !== undefined)
+        this.topLevelDuration = (this.topLevelDuration ?? 0) + suite.durationMs;
+      if (suite.continued) {
+        this.addCases(stored, suite.name, suite.cases);
+        this.continuing = stored;
+        continue;
+      }
+      this.continuing = null;
+      addCounts(this.runCounts, this.closeSuite(stored, suite));
+    }
+  }
+
+  /** The source is done: a suite handed out in parts must have had its last part. */
+  end(): void {
+    if (this.continuing) throw new Error(`The parts of suite "${this.continuing.row.name}" never ended.`);
+  }
+
+  private openSuite(suite: ReportSuite, parentNumber: number | null): StoredSuite {
+    const number = ++this.suiteNumber;
+    // Kept until the run is stored: its own copy, not a slice of the report's text (ownString).
+    const row = { number, parent_number: parentNumber, name: ownString(suite.name), duration_ms: suite.durationMs ?? null } as SuiteRow;
+    this.suiteRows.push(row);
+    return { number, row, counts: zeroCounts() };
+  }
+
+  private addCases(stored: StoredSuite, suiteName: string, cases: readonly ReportCase[]): void {
+    const { number, counts } = stored;
+    const { derive, quarantined, rows } = this;
+    for (const testCase of cases) {
+      addCase(counts, testCase.status);
+      const failure = derive ? failureSignature(testCase) : null;
+      const test = { classname: testCase.classname ?? null, file: testCase.file ?? null, name: testCase.name };
+      // Computed once per case for the quarantine, the test's execution and its failure group.
+      const identity = derive ? testIdentityKey(test) : null;
+      const isQuarantined = identity !== null && quarantined.size > 0 && quarantined.has(identity);
+      if (isQuarantined && (testCase.status === "failed" || testCase.status === "errored")) this.quarantinedFailures++;
+      rows.addCase(number, testCase, failure?.signature ?? null, isQuarantined);
+      if (identity === null) continue;
+      if (this.executions && rows.large) this.executions = null;
+      this.executions?.add(suiteName, testCase, identity);
+      if (failure) this.failures.add(failure);
+    }
+  }
+
+  /** The rest of a suite (its last cases, if handed out in parts, and its children), then its row's counts. */
+  private closeSuite(stored: StoredSuite, suite: ReportSuite): Counts {
+    this.addCases(stored, suite.name, suite.cases);
+    for (const child of suite.suites ?? []) addCounts(stored.counts, this.closeSuite(this.openSuite(child, stored.number), child));
+    const { row, counts } = stored;
+    row.tests_count = counts.testsCount;
+    row.passed_count = counts.passedCount;
+    row.failed_count = counts.failedCount;
+    row.errored_count = counts.erroredCount;
+    row.skipped_count = counts.skippedCount;
+    return counts;
+  }
+}
+
+/** The tests' rows still to write with the run's statement, and the project's test counts to set there. */
+type TestWrites = { writes: SQL[]; counts: ProjectTestCounts | null };
+
+/**
+ * Advances the run's tests: a large run's in chunks from its stored cases, a small one's from its
+ * executions merged in memory (`stored`: its tests' rows, read with its last rows), or none.
+ * Returns what the run's statement (markProcessed) writes with it.
+ */
+async function advanceTests(
+  tx: Database,
+  deps: StoreDeps,
+  run: TestRunRow,
+  processedAt: Date,
+  how: "in chunks" | { executions: TestExecutions; stored: StoredTests } | null,
+): Promise<TestWrites> {
+  // The tests' rows, the failure groups, the run and the project's row are written by one
+  // statement, unless health changes are to be followed: auto-quarantine and the webhooks read
+  // the tests' rows as this run leaves them, so those are written first.
+  const follow = (changes: TestHealthChange[]) =>
+    followHealthChanges(tx, deps, { id: run.id, number: run.number, projectId: run.projectId, processedAt }, changes);
+  // Each chunk of tests is written as it is advanced (and its health changes followed); the counts go with the project's update.
+  if (how === "in chunks") return { writes: [], counts: await advanceRunTestsInChunks(tx, run, follow) };
+  if (how === null) return { writes: [], counts: null };
+  const advanced = await advanceRunTests(tx, run, how.executions, how.stored);
+  if (advanced.changes.length === 0) return { writes: advanced.writes, counts: advanced.counts };
+  await writeRunTests(tx, run.projectId, advanced.writes, advanced.counts);
+  await follow(advanced.changes);
+  return { writes: [], counts: null };
+}
+
+/**
+ * The tests, the failure groups, the run, the project and the day's rollup in one statement, the
+ * transaction's last (COMMIT goes with it: src/db/transaction-boundaries.ts). Returns the run as processed.
+ */
+async function markProcessed(
+  tx: Database,
+  runId: number,
+  run: TestRunRow,
+  processedAt: Date,
+  reading: RunReading,
+  tests: TestWrites,
+  statedDuration: number | null | undefined,
+): Promise<TestRunRow> {
+  const { runCounts, topLevelDuration } = reading;
+  const ctes = tests.writes.map((write, i) => sql`tests_w${sql.raw(String(i))} as (${write})`);
+  const failureCtes = runFailuresSql(run, reading.failures);
+  if (failureCtes) ctes.push(failureCtes);
+
+  const result = runResult(runCounts);
+  const durationMs = statedDuration ?? (topLevelDuration === null ? null : Math.min(Math.round(topLevelDuration), MAX_INT));
+  // The overview's figures follow every processed run: the day keeps the project's flaky count as this run leaves
+  // it, which the project's update returns (its latest version, this run's changes included).
+  const rollup = dailyRollupSql(
+    {
+      projectId: run.projectId,
+      createdAt: run.createdAt,
+      processedAt,
+      result,
+      durationMs,
+      testsCount: runCounts.testsCount,
+      skippedCount: runCounts.skippedCount,
+    },
+    sql`(select flaky_tests_count from project)`,
+  );
+  // latest_result follows the most recent processed run: a late-finishing older run does not overwrite a newer one.
+  const [processed] = await rowsOf<{ run: unknown }>(
+    tx.execute(
+      lastStatement(
+        tx,
+        sql`
         with ${ctes.length > 0 ? sql`${sql.join(ctes, sql`, `)},` : sql``} done as (
           update ${testRuns} set tests_count = ${runCounts.testsCount}, passed_count = ${runCounts.passedCount}, failed_count = ${runCounts.failedCount},
-            errored_count = ${runCounts.erroredCount}, skipped_count = ${runCounts.skippedCount}, quarantined_failures_count = ${quarantinedFailures},
+            errored_count = ${runCounts.erroredCount}, skipped_count = ${runCounts.skippedCount}, quarantined_failures_count = ${reading.quarantinedFailures},
             status = 'processed', result = ${result}, processed_at = ${processedAt.toISOString()}::timestamptz, duration_ms = ${durationMs},
-            suites_count = ${suiteNumber}
+            suites_count = ${reading.suiteNumber}
           where id = ${runId} returning *),
         project as (
           update ${projects} set
             latest_result = case when exists (select 1 from ${testRuns} r where r.project_id = ${run.projectId} and r.status = 'processed' and r.number > ${run.number})
               then latest_result else ${result}::run_result end
-            ${counts ? sql`, ${projectCountsAssignments(counts)}` : sql``}
+            ${tests.counts ? sql`, ${projectCountsAssignments(tests.counts)}` : sql``}
           where id = ${run.projectId} returning flaky_tests_count),
         rollup as (${rollup})
         select row_to_json(done) as run from done`,
-        ),
       ),
-    );
-    return testRunFromJson(processed!.run);
-  });
+    ),
+  );
+  return testRunFromJson(processed!.run);
 }
 
 /** Stores a report that is already parsed (seeds, tests, JSON uploads). */

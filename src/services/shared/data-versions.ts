@@ -18,7 +18,7 @@ import type { DataVersionSink, OrgScope } from "./context";
 export type { DataVersionSink };
 
 /** The version as one text column: `<data_version>:<latest passed deadline, ms or empty>`; null for no organization. */
-export function dataVersionSql(organizationId: string, asOf: Date): SQL<string | null> {
+function dataVersionSql(organizationId: string, asOf: Date): SQL<string | null> {
   return sql<
     string | null
   >`(select o.data_version::text || ':' || coalesce((select (extract(epoch from max(d.at)) * 1000)::bigint::text from organization_deadlines d where d.organization_id = o.id and d.at <= ${asOf.toISOString()}::timestamptz), '') from organizations o where o.id = ${organizationId}::uuid)`;
@@ -36,7 +36,7 @@ function wantsVersion(scope: OrgScope): scope is OrgScope & { dataVersion: DataV
 }
 
 /** The column to add to a GET's first statement, or nothing when the request needs no version (or has it). */
-export function dataVersionFields(scope: OrgScope): { dataVersion?: SQL<string | null> } {
+function dataVersionFields(scope: OrgScope): { dataVersion?: SQL<string | null> } {
   return wantsVersion(scope) ? { dataVersion: dataVersionSql(scope.organizationId, scope.dataVersion.asOf) } : {};
 }
 

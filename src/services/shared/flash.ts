@@ -13,7 +13,7 @@ import { SecretDecryptionError, type SecretKeyring } from "../../lib/secret-box"
 import type { ServiceDeps } from "./context";
 
 /** How long a message waits for its page: the redirect is followed at once, so a few minutes is plenty. */
-export const FLASH_TTL_MS = 5 * 60_000;
+const FLASH_TTL_MS = 5 * 60_000;
 
 type Deps = Pick<ServiceDeps, "db" | "clock"> & { secrets: SecretKeyring };
 

@@ -11,7 +11,7 @@ import type { OrgScope, ServiceDeps } from "../shared/context";
 import { selectWithDataVersion } from "../shared/data-versions";
 import { presentApiKey, presentOrganization } from "../../contract/presenters";
 
-export const DEFAULT_API_KEY_NAME = "Default API key";
+const DEFAULT_API_KEY_NAME = "Default API key";
 
 export type AuthenticatedKey = { organizationId: string; apiKeyId: string };
 
@@ -45,7 +45,7 @@ export async function getOrganization(deps: OrgScope, auth: AuthenticatedKey) {
  * The canonical IANA name of a zone the runtime knows, or null. Intl matches names
  * case-insensitively, so "europe/berlin" is stored as "Europe/Berlin" for clients that do not.
  */
-export function canonicalTimeZone(zone: string): string | null {
+function canonicalTimeZone(zone: string): string | null {
   try {
     return new Intl.DateTimeFormat("en-US", { timeZone: zone }).resolvedOptions().timeZone;
   } catch {
@@ -137,7 +137,7 @@ export async function regenerateApiKey(
 }
 
 /** The organization's admins with their e-mail addresses, oldest membership first. */
-export async function organizationAdmins(
+async function organizationAdmins(
   db: Database | Transaction,
   organizationId: string,
 ): Promise<{ userId: string; name: string; email: string }[]> {

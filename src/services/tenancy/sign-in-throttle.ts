@@ -15,14 +15,14 @@ import { signInThrottles } from "../../db/schema";
 import { transactionWithRetry } from "../../db/transaction-retry";
 import type { ServiceDeps } from "../shared/context";
 
-export const SIGN_IN_MAX_FAILURES = 10;
-export const SIGN_IN_WINDOW_MS = 15 * 60_000;
-export const SIGN_IN_LOCK_MS = 15 * 60_000;
+const SIGN_IN_MAX_FAILURES = 10;
+const SIGN_IN_WINDOW_MS = 15 * 60_000;
+const SIGN_IN_LOCK_MS = 15 * 60_000;
 
 type Deps = Pick<ServiceDeps, "db" | "clock">;
 
 /** The key of an e-mail: trimmed and lower-cased, as better-auth stores it. */
-export const throttleKey = (email: string) => email.trim().toLowerCase();
+const throttleKey = (email: string) => email.trim().toLowerCase();
 
 /** When the e-mail's lock ends, or null if attempts for it are allowed now. */
 export async function signInLockedUntil(deps: Deps, email: string): Promise<Date | null> {

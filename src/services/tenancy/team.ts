@@ -23,13 +23,13 @@ import type { ServiceDeps } from "../shared/context";
 import { writeEmail } from "../shared/email-outbox";
 import { invitationEmail } from "./invitation-email";
 
-export const INVITATION_LIFETIME_MS = 7 * 86_400_000;
+const INVITATION_LIFETIME_MS = 7 * 86_400_000;
 
 export type TeamDeps = ServiceDeps & { secrets: SecretKeyring };
 /** Who acts: the signed-in person, in the organization of the page. */
 export type Actor = { userId: string; organizationId: string };
 
-export const onlyAdmins = () => new ApiError("forbidden", "Only an admin of the organization can do this.");
+const onlyAdmins = () => new ApiError("forbidden", "Only an admin of the organization can do this.");
 
 async function requireAdmin(db: Database | Transaction, actor: Actor): Promise<void> {
   const [row] = await db

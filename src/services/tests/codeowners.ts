@@ -1,7 +1,7 @@
 /**
  * A project's CODEOWNERS (docs/codeowners.md): stored as uploaded, and the owners of every test of
  * the project recomputed from it in the same transaction. New tests get theirs when run
- * processing first stores them (recordTestExecutions), from the same stored file.
+ * processing first stores them (advanceRunTests), from the same stored file.
  */
 import { and, eq, isNotNull, sql } from "drizzle-orm";
 import { projectCodeowners, tests } from "../../db/schema";

@@ -15,7 +15,6 @@ import type { RunQueue } from "../../ingest/run-queue";
 import type { Clock } from "../../lib/clock";
 import { ApiError, validationFailed } from "../../lib/errors";
 import type { Logger } from "../../lib/logger";
-import { testIdentityKey } from "../../lib/test-identity";
 import { QUARANTINE_DURATIONS, type QuarantineDuration } from "../../lib/vocabulary";
 import type { OrgScope } from "../shared/context";
 import { presentQuarantinedTestForCi, presentTest } from "../../contract/presenters";
@@ -24,7 +23,7 @@ import { type TestObject, findTestRow, windowOf } from "./tests";
 import { type TestHealthChange, lockProjectTests } from "./tests-state";
 
 /** The furthest ahead a quarantine may end: the longest duration. */
-export const MAX_QUARANTINE_MS = QUARANTINE_DURATIONS["90d"];
+const MAX_QUARANTINE_MS = QUARANTINE_DURATIONS["90d"];
 /** Quarantines in force per project at most: all of them fit in the CI's list, which is not paginated. */
 export const MAX_QUARANTINED_TESTS = 10_000;
 /** The longest `auto_quarantine_days`: an auto-quarantine ends within the same 90 days as any other. */
@@ -271,18 +270,6 @@ export async function listQuarantinedTests(db: Database, projectId: string, now:
     .orderBy(sql`${tests.classname} nulls first`, tests.name, tests.id)
     .limit(MAX_QUARANTINED_TESTS);
   return rows.map(presentQuarantinedTestForCi);
-}
-
-/**
- * The identities (testIdentityKey) of a project's tests quarantined at `now`, for run processing
- * to flag their cases: one query over the quarantines in force (the index), not over the tests.
- */
-export async function quarantinedIdentities(db: Database, projectId: string, now: Date): Promise<Set<string>> {
-  const rows = await db
-    .select({ classname: tests.classname, file: tests.file, name: tests.name })
-    .from(tests)
-    .where(and(eq(tests.projectId, projectId), gt(tests.quarantineExpiresAt, now)));
-  return new Set(rows.map((row) => testIdentityKey(row)));
 }
 
 /**

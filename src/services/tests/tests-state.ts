@@ -20,9 +20,9 @@ export const TEST_WINDOW = 50;
 /** Commits remembered per test for the same-commit rule. */
 const COMMITS_KEPT = 10;
 /** Consecutive failing default-branch executions after which a test is broken. */
-export const BROKEN_AFTER_FAILURES = 10;
+const BROKEN_AFTER_FAILURES = 10;
 /** Consecutive passing default-branch executions after which a flaky test is healthy again. */
-export const HEALTHY_AFTER_PASSES = 30;
+const HEALTHY_AFTER_PASSES = 30;
 /**
  * Tests of one run whose outcome contradicts what they did on the same commit in an earlier run,
  * from which the run changed, not the tests: a burst of failures re-run green (a network blip, an
@@ -30,7 +30,7 @@ export const HEALTHY_AFTER_PASSES = 30;
  * flakiness check, which tells a one-off burst from a group that fails together again
  * (docs/alert-checks.md). Five is the check's own minimum for a burst (5 newly failing tests).
  */
-export const SAME_COMMIT_BURST = 5;
+const SAME_COMMIT_BURST = 5;
 
 /** What one run did with one test (several cases of one identity in a run are merged). */
 export type TestExecution = {
@@ -120,7 +120,7 @@ export type HealthChange = { from: TestHealth; to: TestHealth; reason: string };
 export type TestHealthChange = HealthChange & { testId: string };
 
 /** What run processing keeps per test between runs (the window and streak columns of `tests`). */
-export type TestState = {
+type TestState = {
   /** Outcomes of the last executions on the default branch, oldest first: p(assed), f(ailed), e(rrored). */
   w: string;
   /** The duration estimate (see `durationEstimate`): mean and variance of ln(1 + ms), and the samples behind them (≤ 50). */
@@ -140,7 +140,7 @@ const commitsFrom = (text: string): [string, number][] =>
     : text.split(" ").map((entry) => [entry.slice(0, entry.lastIndexOf(":")), Number(entry.slice(entry.lastIndexOf(":") + 1))]);
 const commitsText = (commits: [string, number][]) => commits.map(([sha, bits]) => `${sha}:${bits}`).join(" ");
 
-export const emptyTestState = (): TestState => ({ w: "", dm: 0, dv: 0, dn: 0, c: [], cf: 0, cp: 0 });
+const emptyTestState = (): TestState => ({ w: "", dm: 0, dv: 0, dn: 0, c: [], cf: 0, cp: 0 });
 
 const CODE: Partial<Record<CaseStatus, string>> = { passed: "p", failed: "f", errored: "e" };
 
@@ -356,7 +356,7 @@ function previousOf(row: StoredRow): PreviousTest | null {
   };
 }
 
-/** What recordTestExecutions reads before it advances the run's tests: the project's default branch (its row locked) and the rows of the run's tests. */
+/** What advanceRunTests reads before it advances the run's tests: the project's default branch (its row locked) and the rows of the run's tests. */
 export type StoredTests = { defaultBranch: string | null; rows: StoredRow[] };
 
 /**
@@ -385,26 +385,6 @@ export function storedTestsOf(rows: ({ default_branch: string | null } & (Stored
   };
 }
 
-/**
- * Stores what one run did to its tests: reads the rows of the run's tests (one statement, unless
- * the caller read them with the run's cases: storedTestsSql), advances each, then inserts the new
- * ones and updates the known ones, with their health transitions and the project's counts (one
- * statement). Runs of one project update their tests one at a time: lockProjectTests, which the
- * caller may have taken already (`read` given). What every row of the run shares (the run's time
- * and number) travels once, as a parameter, not once per row. Returns the health changes, which
- * the caller follows in the same transaction (followHealthChanges).
- */
-export async function recordTestExecutions(
-  tx: Database,
-  run: { id: number; projectId: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
-  executions: TestExecutions,
-  read?: StoredTests,
-): Promise<TestHealthChange[]> {
-  const { changes, writes, counts } = await advanceRunTests(tx, run, executions, read);
-  await writeRunTests(tx, run.projectId, writes, counts);
-  return changes;
-}
-
 /** Runs advanceRunTests' writes and the project's counts as one statement. */
 export async function writeRunTests(tx: Database, projectId: string, writes: SQL[], counts: ProjectTestCounts | null): Promise<void> {
   const all = counts ? [...writes, projectCountsSql(projectId, counts)] : writes;
@@ -431,11 +411,16 @@ const projectCountsSql = (projectId: string, counts: ProjectTestCounts): SQL =>
   sql`update ${projects} set ${projectCountsAssignments(counts)} where id = ${projectId}`;
 
 /**
- * recordTestExecutions without its writes: the health changes, the writes of the tests' rows and
- * transitions (statements for common table expressions: they touch different rows, and the
- * transitions' foreign keys are checked at the statement's end, after the new tests are in), and
- * the project's counts (null when unchanged), which the caller writes with its own update of the
- * project's row (one statement may not update a row twice).
+ * What one run did to its tests: reads the rows of the run's tests (one statement, unless the
+ * caller read them with the run's cases: storedTestsSql), advances each, and returns the health
+ * changes (which the caller follows in the same transaction: followHealthChanges), the writes of
+ * the tests' rows and transitions (statements for common table expressions: they touch different
+ * rows, and the transitions' foreign keys are checked at the statement's end, after the new tests
+ * are in), and the project's counts (null when unchanged), which the caller writes with its own
+ * update of the project's row (one statement may not update a row twice), or with writeRunTests.
+ * Runs of one project update their tests one at a time: lockProjectTests, which the caller may
+ * have taken already (`read` given). What every row of the run shares (the run's time and number)
+ * travels once, as a parameter, not once per row.
  */
 export async function advanceRunTests(
   tx: Database,
@@ -686,7 +671,7 @@ export async function advanceRunTestsInChunks(
  * The matcher of a project's stored CODEOWNERS (docs/codeowners.md), or null without one: run
  * processing reads and parses it once per run, and only when the run brings new tests with a file.
  */
-export async function storedOwnersMatcher(tx: Database, projectId: string): Promise<OwnersMatcher | null> {
+async function storedOwnersMatcher(tx: Database, projectId: string): Promise<OwnersMatcher | null> {
   const [row] = await tx
     .select({ content: projectCodeowners.content })
     .from(projectCodeowners)

@@ -46,7 +46,7 @@ type Operation = {
 };
 
 /** Every operation of the three documents, each once (the /api/v1 document lists the upload operations too). */
-export async function loadOperations(
+async function loadOperations(
   target: FuzzTarget,
 ): Promise<{ operations: Operation[]; errorSchema: JsonSchema; validators: ResponseValidators }> {
   const documents: any[] = [];
@@ -372,7 +372,7 @@ async function bodyFor(
 const WRONG_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /** One request for `op`: mostly a plausible one, sometimes a wrong method, sometimes while a dependency is down. */
-export async function generateRequest(
+async function generateRequest(
   op: Operation,
   allOperations: Operation[],
   fixtures: FuzzFixtures,
@@ -419,7 +419,7 @@ export async function generateRequest(
   return { request, kind, fault, describe };
 }
 
-export type Violation = {
+type Violation = {
   kind: "5xx" | "envelope" | "schema" | "undeclared";
   index: number;
   request: string;
@@ -430,7 +430,7 @@ export type Violation = {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The four invariants for one answer. */
-export function checkAnswer(
+function checkAnswer(
   op: Operation,
   generated: Generated,
   response: Response,

@@ -78,7 +78,7 @@ export const ODD_STRINGS = [
 ];
 
 /** The schema a `$ref` names, followed until it is not a reference. */
-export function resolve(schema: JsonSchema, components: Components): JsonSchema {
+function resolve(schema: JsonSchema, components: Components): JsonSchema {
   let current = schema;
   for (let hops = 0; current.$ref && hops < 20; hops++) {
     const name = current.$ref.replace("#/components/schemas/", "");
