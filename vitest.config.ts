@@ -17,6 +17,7 @@ import {
  * which file is in which, docs/contributing.md how long each takes):
  *
  *   npm test            unit, node (PGlite), workerd (PGlite), browser; prints the count per tier
+ *                       (scripts/test-tiers.ts: workerd in a Vitest process of its own beside the others)
  *   npm run test:slow   slow (with TEST_DATABASE_URL, also the Postgres outage and kill files)
  *   npm run test:pg     node and browser on Postgres (TEST_DATABASE_URL, default the local server),
  *                       and the Worker's own files in workerd through the Neon driver to it
@@ -132,8 +133,13 @@ export default defineConfig({
           include: onPostgres ? WORKER_OWN_TESTS : [...WORKER_OWN_TESTS, ...CONTRACT_TESTS],
           exclude: [...BROWSER_TESTS],
           globalSetup: ["test/worker/global-setup.ts"],
+          setupFiles: ["test/worker/support/per-file.ts"],
           isolate: false,
-          maxWorkers: cores,
+          // One worker: every statement goes through one PGlite behind the serialising gate, so a second file would only wait.
+          // npm test runs this tier in a Vitest process of its own beside the others (scripts/test-tiers.ts); a plain
+          // `vitest run` runs it in a group of its own after them.
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
           // Generous: some files send hundreds of requests through workerd, slow on a loaded 2-core machine.
           testTimeout: 180_000,
           hookTimeout: 120_000,
