@@ -10,7 +10,7 @@
  *
  * The Node-side tiers print live; the workerd tier's output is kept and printed when both are done.
  * The exit code is 1 if either process failed. Arguments: the tiers to run (default: unit node
- * workerd browser), then `--` and arguments for both Vitest processes (a file filter, `-t NAME`).
+ * workerd browser); any other argument goes to both Vitest processes (a file filter, `-t NAME`).
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -21,6 +21,8 @@ import { type TierTally, formatTierTable } from "../test/support/tier-counts-rep
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const VITEST = fileURLToPath(new URL("../node_modules/vitest/vitest.mjs", import.meta.url));
+/** The projects of vitest.config.ts. */
+const TIERS = ["unit", "node", "workerd", "browser", "slow", "slow-workerd"];
 
 type Outcome = { code: number; output: string; tallies: Record<string, TierTally> };
 
@@ -48,11 +50,13 @@ function runVitest(projects: string[], extra: string[], countsFile: string, live
 }
 
 async function main() {
-  const separator = process.argv.indexOf("--");
-  const names = (separator === -1 ? process.argv.slice(2) : process.argv.slice(2, separator)).filter(Boolean);
-  // A file filter may match files of one process only: the other one then has nothing to run, which is no failure.
-  const extra = separator === -1 ? [] : ["--passWithNoTests", ...process.argv.slice(separator + 1)];
-  const tiers = names.length > 0 ? names : ["unit", "node", "workerd", "browser"];
+  const args = process.argv.slice(2);
+  const tiers = args.filter((arg) => TIERS.includes(arg));
+  // Anything else goes to both Vitest processes (a file filter, `-t NAME`). It may match files of one process
+  // only: the other one then has nothing to run, which is no failure.
+  const rest = args.filter((arg) => !TIERS.includes(arg) && arg !== "--");
+  const extra = rest.length > 0 ? ["--passWithNoTests", ...rest] : [];
+  if (tiers.length === 0) tiers.push("unit", "node", "workerd", "browser");
   const nodeSide = tiers.filter((name) => name !== "workerd");
   const dir = mkdtempSync(join(tmpdir(), "cia-tiers-"));
   try {

@@ -10,17 +10,17 @@ import type { Reporter, TestModule } from "vitest/node";
 export type TierTally = { files: number; passed: number; failed: number; skipped: number; durationMs: number };
 
 export function formatTierTable(tiers: Record<string, TierTally>): string {
-  const order = ["unit", "node", "workerd", "browser", "slow"];
+  const order = ["unit", "node", "workerd", "browser", "slow", "slow-workerd"];
   const names = Object.keys(tiers).sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
   const lines = names.map((name) => {
     const t = tiers[name]!;
     const notes = [t.failed ? `${t.failed} failed` : "", t.skipped ? `${t.skipped} skipped` : ""].filter(Boolean).join(", ");
     const run = String(t.passed + t.failed).padStart(5);
-    return `  ${name.padEnd(8)} ${run} tests in ${String(t.files).padStart(3)} files (${(t.durationMs / 1000).toFixed(0)} s of file time)${notes ? `: ${notes}` : ""}`;
+    return `  ${name.padEnd(12)} ${run} tests in ${String(t.files).padStart(3)} files (${(t.durationMs / 1000).toFixed(0)} s of file time)${notes ? `: ${notes}` : ""}`;
   });
   const total = Object.values(tiers).reduce((sum, t) => sum + t.passed + t.failed, 0);
   const where = process.env.TEST_DATABASE_URL ? " (on Postgres: TEST_DATABASE_URL)" : "";
-  return `\nTests run per tier${where}:\n${lines.join("\n")}\n  total    ${String(total).padStart(5)}\n`;
+  return `\nTests run per tier${where}:\n${lines.join("\n")}\n  total        ${String(total).padStart(5)}\n`;
 }
 
 function tally(testModules: ReadonlyArray<TestModule>): Record<string, TierTally> {

@@ -31,9 +31,14 @@ export const UNIT_TESTS = [
 
 export const BROWSER_TESTS = ["test/**/*.browser.test.ts"];
 
-/** Each alone takes more than 30 s on a 2-core machine (the `*.postgres.test.ts` ones run with TEST_DATABASE_URL only). */
+/**
+ * Each alone takes more than 30 s on a 2-core machine (the `*.postgres.test.ts` ones run with
+ * TEST_DATABASE_URL only). A file under test/routes also runs in workerd (the slow-workerd project).
+ */
 export const SLOW_TESTS = [
   "test/node/data-dir-lock.test.ts",
+  "test/routes/uploads/hostile-large.security.test.ts",
+  "test/services/alerts/alert-checks-chunked.test.ts",
   "test/node/database-outage.postgres.test.ts",
   "test/node/killed-during-processing.postgres.test.ts",
   "test/node/worker-database-outage.postgres.test.ts",
@@ -49,11 +54,11 @@ export const CONTRACT_TESTS = ["test/routes/**/*.test.ts"];
 /**
  * Node-side files whose subject does not depend on the database, beyond the unit tier: the CLI
  * against its own fake servers, the build and generated files, the /docs page, and servers that
- * always run on an embedded database of their own (memory://). The node tier leaves them out of
- * its Postgres pass (TEST_DATABASE_URL): they would test the same code again and add nothing but
- * time. A file that reads or writes the database through the service does not belong here.
+ * always run on an embedded database of their own (memory://). The node and browser tiers leave
+ * them out of their Postgres pass (TEST_DATABASE_URL): they would test the same code again and add
+ * nothing but time. A file that reads or writes the database through the service does not belong here.
  */
-export const DATABASE_INDEPENDENT_NODE_TESTS = [
+export const DATABASE_INDEPENDENT_TESTS = [
   "test/scripts/**/*.test.ts",
   "test/node/secrets-key.test.ts",
   "test/cli/action.test.ts",
@@ -64,4 +69,8 @@ export const DATABASE_INDEPENDENT_NODE_TESTS = [
   "test/node/http-server.test.ts",
   "test/cli/quarantine-e2e.test.ts",
   "test/cli/uploader-commands-e2e.test.ts",
+  // Server processes on an embedded database of their own, racing for its data directory.
+  "test/node/data-dir-lock.test.ts",
+  // A static page, although its server process opens a database (memory://).
+  "test/routes/docs-page.browser.test.ts",
 ];
