@@ -16,9 +16,6 @@
  * bench/history/checks-memory.md).
  */
 import os from "node:os";
-import path from "node:path";
-import { execFileSync } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { CHECKS } from "../src/checks";
 import { systemClock } from "../src/lib/clock";
 import { runAlertChecks } from "../src/services/alerts/alert-checks";
@@ -28,9 +25,8 @@ import { processTestRun } from "../src/services/runs/run-processing";
 import { recordTestRunArrival } from "../src/services/runs/test-runs";
 import { withBenchDatabase } from "./common";
 import { generateJUnit } from "./junit-generator";
-import { recordBenchmark } from "./report";
+import { recordBenchmark, currentCommit } from "./report";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const CASES = Number(process.env.BENCH_CHECKS_CASES ?? 115_000);
 const SUITES = process.env.BENCH_CHECKS_SUITES ? Number(process.env.BENCH_CHECKS_SUITES) : undefined;
@@ -93,12 +89,7 @@ async function main(): Promise<void> {
     }
     return version;
   });
-  let commit = "unknown";
-  try {
-    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
-  } catch {
-    // Not a git checkout.
-  }
+  const commit = currentCommit();
   const body = [
     "## The alert checks' live memory on a large run (`npm run bench:checks-memory`)",
     "",

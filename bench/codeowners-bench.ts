@@ -10,11 +10,10 @@
  * Env: BENCH_CODEOWNERS_FILES (200000), BENCH_CODEOWNERS_ROUNDS (3; the median is reported),
  *      BENCH_NO_RECORD=1 / BENCH_OUTPUT=<file> (bench/report.ts).
  */
-import { execFileSync } from "node:child_process";
 import os from "node:os";
 import { CODEOWNERS_LIMIT_BYTES, MAX_WILDCARD_RULES, OwnersMatcher, parseCodeowners } from "../src/lib/codeowners";
 import { mulberry32 } from "../src/lib/seeded-random";
-import { recordBenchmark } from "./report";
+import { recordBenchmark, currentCommit } from "./report";
 
 const FILES = Number(process.env.BENCH_CODEOWNERS_FILES ?? 200_000);
 const ROUNDS = Number(process.env.BENCH_CODEOWNERS_ROUNDS ?? 3);
@@ -104,7 +103,7 @@ function measure(text: string, files: readonly string[]): Measured {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const commit = () => execFileSync("git", ["rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim();
+const commit = () => currentCommit();
 
 function main(): void {
   const files = testFiles(FILES);

@@ -17,7 +17,7 @@
  * BENCH_OUTPUT=<file> (bench/report.ts: by default the report is recorded in BENCHMARKS.md and
  * bench/history/edge-processing.md).
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
@@ -31,7 +31,7 @@ import { processTestRun } from "../src/services/runs/run-processing";
 import { recordTestRunArrival } from "../src/services/runs/test-runs";
 import { withBenchDatabase } from "./common";
 import { freePort, processGroupMembers } from "./limiter-wrangler";
-import { recordBenchmark } from "./report";
+import { recordBenchmark, currentCommit } from "./report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -129,7 +129,7 @@ async function post(url: string, token: string, body: string): Promise<Record<st
 
 async function main(): Promise<void> {
   const loadAtStart = os.loadavg()[0]!.toFixed(1);
-  const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+  const commit = currentCommit();
   await withBenchDatabase(SERVER_URL, "cia_edge_processing", async (database, postgres, url) => {
     const [port, bridgePort] = [await freePort(), await freePort()];
     const adminToken = randomBytes(24).toString("hex");

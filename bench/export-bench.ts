@@ -14,7 +14,7 @@
  * benchmark may create and drop its own database; BENCH_NO_RECORD=1 / BENCH_OUTPUT=<file>
  * (bench/report.ts: by default the report is recorded in BENCHMARKS.md and bench/history/export.md).
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -26,7 +26,7 @@ import { systemClock } from "../src/lib/clock";
 import { createOrganization } from "../src/services/tenancy/organizations";
 import { createProject } from "../src/services/tenancy/projects";
 import { withBenchDatabase } from "./common";
-import { recordBenchmark } from "./report";
+import { recordBenchmark, currentCommit } from "./report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -184,7 +184,7 @@ async function main(): Promise<void> {
 
     const ratio = million.peak / tenThousand.peak;
     const verdict = ratio <= MEMORY_TARGET ? "PASS" : "FAIL";
-    const commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT }).toString().trim();
+    const commit = currentCommit();
     const cpu = os.cpus()[0]?.model ?? "unknown CPU";
     const row = (name: string, m: Measure) =>
       `| ${name} | ${m.lines.toLocaleString("en-US")} | ${mib(m.bytes)} | ${m.seconds.toFixed(2)} s | ${Math.round(m.linesPerSecond).toLocaleString("en-US")} | ${mib(m.idleRss)} | ${mib(m.maxSampledRss)} | ${mib(m.peak)} |`;

@@ -23,7 +23,7 @@ import { createNodeBackground } from "../src/node/background";
 import { createProject } from "../src/services/tenancy/projects";
 import { completeTestRun, recordTestRunArrival } from "../src/services/runs/test-runs";
 import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
-import { recordBenchmark } from "./report";
+import { recordBenchmark, currentCommit } from "./report";
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const BIG = { runs: Number(process.env.BENCH_PAGES_RUNS ?? 20_000), tests: Number(process.env.BENCH_PAGES_TESTS ?? 20_000) };
@@ -223,12 +223,7 @@ async function main(): Promise<void> {
       );
     }
 
-    let commit = "unknown";
-    try {
-      commit = (await import("node:child_process")).execSync("git rev-parse --short HEAD", { encoding: "utf8" }).trim();
-    } catch {
-      /* not a git checkout */
-    }
+    const commit = currentCommit();
     const verdict = (ok: boolean) => (ok ? "PASS" : "FAIL");
     const body = [
       "## Project pages (`npm run bench:pages`)",
