@@ -18,12 +18,12 @@ import { type HarnessOptions, LOCAL_RECEIVERS_POLICY, inProcessHarness } from ".
 
 export * from "./harness-core";
 
-type TestDatabase = OpenedDatabase & { url: string | null };
+type WorkerDatabase = { database: OpenedDatabase; url: string | null };
 
-let workerDatabase: Promise<TestDatabase> | undefined;
+let workerDatabase: Promise<WorkerDatabase> | undefined;
 
-function theWorkerDatabase(): Promise<TestDatabase> {
-  workerDatabase ??= openOwnTestDatabase().catch((error: unknown) => {
+function theWorkerDatabase(): Promise<WorkerDatabase> {
+  workerDatabase ??= openWorkerDatabase().catch((error: unknown) => {
     workerDatabase = undefined;
     throw error;
   });
@@ -32,7 +32,7 @@ function theWorkerDatabase(): Promise<TestDatabase> {
 
 /** The worker's database; closing it is left to the worker's exit, since later files use it too. */
 export async function openTestDatabase(): Promise<OpenedDatabase> {
-  const database = await theWorkerDatabase();
+  const { database } = await theWorkerDatabase();
   return { ...database, close: async () => {} };
 }
 
@@ -44,23 +44,22 @@ export async function testDatabaseUrl(): Promise<string | null> {
   return (await theWorkerDatabase()).url;
 }
 
-let ownDatabases = 0;
-
-/** A migrated database of its own: PGlite from the snapshot, or a clone of the Postgres template that close() drops. */
-async function openOwnTestDatabase(): Promise<TestDatabase> {
+/**
+ * PGlite from the run's snapshot, or on Postgres a clone of the run's template, named after this
+ * process (the global setup's teardown drops the template's clones).
+ */
+async function openWorkerDatabase(): Promise<WorkerDatabase> {
   const template = inject("testDatabaseTemplateUrl");
   if (template) {
     const url = new URL(template);
-    const name = `${url.pathname.slice(1)}_p${process.pid}_${++ownDatabases}`;
+    const name = `${url.pathname.slice(1)}_p${process.pid}`;
     await adminQuery(template, `create database "${name}" template "${url.pathname.slice(1)}"`);
     url.pathname = `/${name}`;
-    const database = await openDatabase(url.toString());
-    const close = () => database.close().finally(() => adminQuery(template, `drop database if exists "${name}" with (force)`));
-    return { ...database, url: url.toString(), close };
+    return { database: await openDatabase(url.toString()), url: url.toString() };
   }
   const snapshotPath = inject("pgliteSnapshotPath");
   if (!snapshotPath) throw new Error("The global setup did not prepare a database.");
-  return { ...(await openDatabase("memory://", { pgliteDump: new Blob([readFileSync(snapshotPath)]) })), url: null };
+  return { database: await openDatabase("memory://", { pgliteDump: new Blob([readFileSync(snapshotPath)]) }), url: null };
 }
 
 /** A statement on the template's server, from the `postgres` maintenance database (CREATE DATABASE cannot run inside the template). */

@@ -10,38 +10,42 @@
  * file) builds the same app in process inside workerd, over the same Neon driver.
  */
 import { SELF, env } from "cloudflare:test";
-import { expect } from "vitest";
 import { drizzle } from "drizzle-orm/neon-serverless";
 import * as schema from "../../../src/db/schema";
 import type { Database } from "../../../src/db/types";
 import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from "../../../src/lib/rate-limit";
 import { uploadLimitOf } from "../../../src/worker";
+import { systemClock } from "../../../src/lib/clock";
 import { configureLocalProxy, requestPool } from "../../../src/worker/neon";
 import { testRuntime } from "./worker-entry";
 import { CURSOR_SECRET, type HarnessOptions, buildHarness, harnessClock, inProcessHarness } from "../../support/harness-core";
 
 export * from "../../support/harness-core";
 
+/** The rate policy the Worker runs with in this isolate, once a SELF harness of the current file has set it. */
+let workerPolicy: RateLimitPolicy | undefined;
+
 /**
- * The rate policy the Worker runs with in this isolate, once a SELF harness of the current file has
- * set it. The workerd tier runs its files one after another in one isolate (isolate: false), so a
- * later file may set its own.
+ * Before each file (test/worker/support/per-file.ts): the workerd tier runs its files one after
+ * another in one isolate (isolate: false), so what the previous file set on the Worker's test
+ * runtime (a manual clock, a rate policy) must not reach the next one, even one that talks to
+ * SELF directly.
  */
-let workerPolicy: { file: string | undefined; policy: RateLimitPolicy } | undefined;
+export function resetWorkerRuntime(): void {
+  workerPolicy = undefined;
+  testRuntime.clock = systemClock;
+  testRuntime.rateLimitPolicy = DEFAULT_RATE_LIMIT;
+}
 
 export async function createHarness(options: HarnessOptions = {}) {
   configureLocalProxy(env);
   const pool = requestPool(env, "test");
   const db = drizzle(pool, { schema }) as unknown as Database;
   const policy = options.rateLimit ?? DEFAULT_RATE_LIMIT;
-  const file = expect.getState().testPath;
-  const policyFits =
-    workerPolicy === undefined ||
-    workerPolicy.file !== file ||
-    (workerPolicy.policy.limit === policy.limit && workerPolicy.policy.windowMs === policy.windowMs);
+  const policyFits = workerPolicy === undefined || (workerPolicy.limit === policy.limit && workerPolicy.windowMs === policy.windowMs);
 
   if (options.overrides === undefined && !("adminToken" in options) && policyFits) {
-    workerPolicy = { file, policy };
+    workerPolicy = policy;
     testRuntime.rateLimitPolicy = policy;
     const clock = harnessClock();
     testRuntime.clock = clock;
