@@ -16,6 +16,7 @@ import type { Clock } from "./lib/clock";
 import type { Logger } from "./lib/logger";
 import type { SecretKeyring } from "./lib/secret-box";
 import type { Quotas } from "./lib/quotas";
+import type { SignUpMode } from "./lib/sign-up-mode";
 import type { OutboundPolicy } from "./notifications/outbound-policy";
 import type { OrgScope } from "./services/shared/context";
 import type { AuthenticatedKey } from "./services/tenancy/organizations";
@@ -44,6 +45,14 @@ export type AppConfig = {
    * concurrent exports. An absent field is its default; null switches it off.
    */
   quotas?: Partial<Quotas>;
+  /** Who may create accounts (SIGN_UP, docs/accounts.md); unset → open. */
+  signUp?: SignUpMode;
+  /**
+   * Whether a mail transport is configured (SMTP_URL). Without one, the account pages show the
+   * link an e-mail would have carried (a sign-up's confirmation; a reset's on a local instance)
+   * and say that nothing was sent.
+   */
+  mailConfigured?: boolean;
   /** Key-hash → key-id cache that outlives one request (per process / isolate); a fresh one if omitted. */
   keyIdCache?: KeyIdCache;
   /** Seals the secrets kept for reading back (webhook signing secrets) under SECRETS_KEY (docs/secrets.md). */

@@ -17,6 +17,7 @@
  *   kept in Postgres for both runtimes), no IP tracking (the addresses it would read are client-set).
  */
 import { drizzleAdapter } from "@better-auth/drizzle-adapter";
+import { createEmailVerificationToken } from "better-auth/api";
 import { betterAuth } from "better-auth/minimal";
 import { organization } from "better-auth/plugins/organization";
 import { eq } from "drizzle-orm";
@@ -25,7 +26,6 @@ import { type Transaction, transactionWithRetry } from "../db/transaction-retry"
 import type { Database } from "../db/types";
 import type { SecretKeyring } from "../lib/secret-box";
 import type { ServiceDeps } from "../services/shared/context";
-import { createOrganization } from "../services/tenancy/organizations";
 import { acceptInvitationIn } from "../services/tenancy/team";
 
 /** Where better-auth believes it is mounted; requests to it are built in process only (never routed). */
@@ -33,6 +33,8 @@ const AUTH_BASE_PATH = "/api/auth";
 /** What `deriveSecret` is asked for: better-auth signs its session cookies with it. */
 export const BETTER_AUTH_SECRET_PURPOSE = "better-auth";
 export const MIN_PASSWORD_LENGTH = 8;
+/** The life of the token signInVerifiedEmail mints and spends at once. */
+const VERIFY_TOKEN_SECONDS = 60;
 export const MAX_PASSWORD_LENGTH = 128;
 
 export type PeopleDeps = {
@@ -66,11 +68,14 @@ export async function createPeopleAuth(deps: PeopleDeps) {
     verification: { modelName: "verifications" },
     emailAndPassword: {
       enabled: true,
-      requireEmailVerification: false,
-      autoSignIn: true,
+      // Accounts are made verified by src/auth/accounts.ts and invitations; one that is not can never sign in.
+      requireEmailVerification: true,
+      autoSignIn: false,
       minPasswordLength: MIN_PASSWORD_LENGTH,
       maxPasswordLength: MAX_PASSWORD_LENGTH,
     },
+    // Only signInVerifiedEmail reaches /verify-email, in process, with a token minted here: it is how a confirmed account gets its session.
+    emailVerification: { autoSignInAfterVerification: true, expiresIn: VERIFY_TOKEN_SECONDS },
     advanced: {
       database: { generateId: "uuid" },
       // Secure (and `__Secure-` names) exactly when the pages are served over https.
@@ -134,38 +139,6 @@ export class AuthRefused extends Error {
     super(message);
     this.name = "AuthRefused";
   }
-}
-
-/**
- * Sign-up (docs/web-app.md): the organization, created by the same service as the admin API's
- * (so with its API key), the user with their password, an `admin` membership and a session whose
- * active organization is the new one, all in one transaction: a refused step leaves nothing
- * behind. No e-mail verification. Returns the Set-Cookie values of the new session.
- */
-export async function signUp(
-  deps: Omit<PeopleDeps, "db"> & ServiceDeps,
-  input: { name: string; email: string; password: string; organizationName: string },
-  requestHeaders: Headers,
-): Promise<{ cookies: string[]; organizationId: string; userId: string }> {
-  return transactionWithRetry(deps.db, async (tx) => {
-    const auth = await createPeopleAuth({ ...deps, db: tx });
-    const response = await callAuth(
-      auth,
-      deps.webAppUrl,
-      "/sign-up/email",
-      { name: input.name, email: input.email, password: input.password },
-      requestHeaders,
-    );
-    if (!response.ok) {
-      const { code, message } = await authError(response);
-      throw new AuthRefused(code, message, response.status);
-    }
-    const { user } = (await response.json()) as { user: { id: string } };
-    const { organization: org } = await createOrganization({ ...deps, db: tx }, { name: input.organizationName });
-    await tx.insert(members).values({ organizationId: org.id, userId: user.id, role: "admin", createdAt: deps.clock.now() });
-    await tx.update(sessions).set({ activeOrganizationId: org.id }).where(eq(sessions.userId, user.id));
-    return { cookies: response.headers.getSetCookie(), organizationId: org.id, userId: user.id };
-  });
 }
 
 /** Signs in with e-mail and password: the new session's Set-Cookie values, or AuthRefused. The throttle is the caller's. */
@@ -234,55 +207,98 @@ export async function currentPerson(
 }
 
 /**
- * Creates a user who signs in with this password (the demo's people, tests): better-auth's own
- * password hashing and account records, without a session.
+ * Creates a user who signs in with this password (the demo's people, tests): verified, with
+ * better-auth's own password hashing, without a session.
  */
 export async function createPasswordUser(
-  deps: PeopleDeps,
+  deps: PeopleDeps & { clock?: { now(): Date } },
   input: { name: string; email: string; password: string },
 ): Promise<{ id: string }> {
-  const auth = await createPeopleAuth(deps);
-  const context = await auth.$context;
-  const user = await context.internalAdapter.createUser(
-    { name: input.name, email: input.email.toLowerCase(), emailVerified: false },
-    { method: "admin" },
+  const context = await (await createPeopleAuth(deps)).$context;
+  const passwordHash = await context.password.hash(input.password);
+  const now = deps.clock?.now() ?? new Date();
+  const id = await transactionWithRetry(deps.db as Database, (tx) =>
+    createCredentialUser(tx, now, { name: input.name, email: input.email.toLowerCase(), passwordHash }),
   );
-  await context.internalAdapter.linkAccount({
-    userId: user.id,
+  await deps.db.update(users).set({ emailVerified: true }).where(eq(users.id, id));
+  return { id };
+}
+
+/** A user with a password whose e-mail is not verified yet (signInVerifiedEmail verifies it and signs in). */
+export async function createCredentialUser(
+  tx: Transaction,
+  now: Date,
+  input: { name: string; email: string; passwordHash: string },
+): Promise<string> {
+  const [user] = await tx
+    .insert(users)
+    .values({ name: input.name, email: input.email, emailVerified: false, createdAt: now, updatedAt: now })
+    .returning({ id: users.id });
+  await tx.insert(accounts).values({
+    userId: user!.id,
     providerId: "credential",
-    accountId: user.id,
-    password: await context.password.hash(input.password),
+    accountId: user!.id,
+    password: input.passwordHash,
+    createdAt: now,
+    updatedAt: now,
   });
-  return { id: user.id };
+  return user!.id;
 }
 
 /**
- * Sign-up through an invitation's link (`/invitations/:token`): the user (better-auth), their
- * password and session, and the membership the invitation grants, in one transaction. The e-mail
- * is the invited address (the link was sent there): no organization is created. A link that is
- * no longer valid leaves nothing behind (AuthRefused `INVITATION_INVALID`, 404).
+ * Marks a new account's e-mail verified and opens its first session, through better-auth's own
+ * verification endpoint, called in process with a token minted here and spent at once (the
+ * endpoint is not mounted: nobody else can reach it). Proof of the e-mail is the caller's: a
+ * confirmed sign-up link, an invitation that arrived there. Returns the session's Set-Cookie values.
+ */
+export async function signInVerifiedEmail(
+  deps: PeopleDeps,
+  user: { email: string; userId: string },
+  requestHeaders: Headers,
+): Promise<string[]> {
+  const auth = await createPeopleAuth(deps);
+  const context = await auth.$context;
+  const token = await createEmailVerificationToken(context.secret, user.email, undefined, VERIFY_TOKEN_SECONDS, { userId: user.userId });
+  const headers = new Headers();
+  for (const name of FORWARDED_HEADERS) {
+    const value = requestHeaders.get(name);
+    if (value !== null && name !== "cookie") headers.set(name, value);
+  }
+  const response = await auth.handler(
+    new Request(`${webOrigin(deps.webAppUrl)}${AUTH_BASE_PATH}/verify-email?token=${encodeURIComponent(token)}`, { headers }),
+  );
+  if (!response.ok) {
+    const { code, message } = await authError(response);
+    throw new AuthRefused(code, message, response.status);
+  }
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length === 0) throw new Error("better-auth verified the e-mail but opened no session");
+  return cookies;
+}
+
+/**
+ * Sign-up through an invitation's link (`/invitations/:token`): the user, their password, the
+ * membership the invitation grants and a session, in one transaction. The e-mail is the invited
+ * address and the invitation arrived there, so it counts as verified; no organization is
+ * created. A link that is no longer valid, or an e-mail that has an account by now, leaves
+ * nothing behind (AuthRefused `INVITATION_INVALID`, 404).
  */
 export async function signUpThroughInvitation(
   deps: Omit<PeopleDeps, "db"> & ServiceDeps,
   input: { name: string; email: string; password: string; token: string },
   requestHeaders: Headers,
 ): Promise<{ cookies: string[]; organizationId: string; userId: string }> {
+  const context = await (await createPeopleAuth(deps)).$context;
+  const passwordHash = await context.password.hash(input.password);
+  const email = input.email.trim().toLowerCase();
   return transactionWithRetry(deps.db, async (tx) => {
-    const auth = await createPeopleAuth({ ...deps, db: tx });
-    const response = await callAuth(
-      auth,
-      deps.webAppUrl,
-      "/sign-up/email",
-      { name: input.name, email: input.email, password: input.password },
-      requestHeaders,
-    );
-    if (!response.ok) {
-      const { code, message } = await authError(response);
-      throw new AuthRefused(code, message, response.status);
-    }
-    const { user } = (await response.json()) as { user: { id: string; email: string } };
-    const joined = await acceptInvitationIn(tx, deps.clock, input.token, user);
+    const [existing] = await tx.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1);
+    if (existing) throw new AuthRefused("USER_ALREADY_EXISTS", "An account with this e-mail already exists: sign in instead.", 400);
+    const userId = await createCredentialUser(tx, deps.clock.now(), { name: input.name, email, passwordHash });
+    const joined = await acceptInvitationIn(tx, deps.clock, input.token, { id: userId, email });
     if (!joined) throw new AuthRefused("INVITATION_INVALID", "This invitation is no longer valid.", 404);
-    return { cookies: response.headers.getSetCookie(), organizationId: joined.organizationId, userId: user.id };
+    const cookies = await signInVerifiedEmail({ ...deps, db: tx }, { email, userId }, requestHeaders);
+    await tx.update(sessions).set({ activeOrganizationId: joined.organizationId }).where(eq(sessions.userId, userId));
+    return { cookies, organizationId: joined.organizationId, userId };
   });
 }

@@ -865,10 +865,11 @@ export const emailOutbox = pgTable(
   "email_outbox",
   {
     id: uuid("id").primaryKey(),
-    /** The organization the e-mail is about: deleting the organization deletes its mail. */
-    organizationId: uuid("organization_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
+    /**
+     * The organization the e-mail is about: deleting the organization deletes its mail. Null for
+     * the mail of a person's own account (a sign-up's confirmation, a password reset).
+     */
+    organizationId: uuid("organization_id").references(() => organizations.id, { onDelete: "cascade" }),
     kind: emailKindEnum("kind").notNull(),
     toAddress: text("to_address").notNull(),
     subject: text("subject").notNull(),
@@ -888,22 +889,51 @@ export const emailOutbox = pgTable(
       .on(t.status)
       .where(sql`${t.status} = 'pending'`),
     index("email_outbox_alert_idx").on(t.alertId, t.createdAt),
+    // The hourly cap on account e-mails to one address (src/auth/accounts.ts) counts by recipient.
+    index("email_outbox_recipient_idx").on(t.toAddress, t.createdAt),
   ],
+);
+
+/**
+ * Single-use links of people's accounts (src/auth/accounts.ts, docs/accounts.md): a sign-up
+ * waiting for its e-mail to be confirmed, and a password reset. Only the SHA-256 of the link's
+ * token is kept; using a link deletes its row in the statement that reads it. A pending sign-up
+ * keeps what the account will be made of (name, organization name, the password's hash), so no
+ * user exists before its e-mail is confirmed: nobody can squat an address. A reset names its
+ * user, or none when the e-mail had no account (the answer looks the same either way).
+ */
+export const accountTokens = pgTable(
+  "account_tokens",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    purpose: text("purpose", { enum: ["sign_up", "password_reset"] }).notNull(),
+    /** Lower-cased. */
+    email: text("email").notNull(),
+    userId: uuid("user_id").references(() => users.id, { onDelete: "cascade" }),
+    /** A sign-up's account: `{ name, organizationName, passwordHash }`. */
+    signUp: jsonb("sign_up").$type<{ name: string; organizationName: string; passwordHash: string }>(),
+    createdAt: timestampMs("created_at").notNull(),
+    expiresAt: timestampMs("expires_at").notNull(),
+  },
+  (t) => [index("account_tokens_expires_idx").on(t.expiresAt), index("account_tokens_user_idx").on(t.userId)],
 );
 
 /**
  * One-time messages of the pages (src/services/shared/flash.ts, docs/web-app.md "Forms"): what a POST
  * has to say on the page it redirects to (a notice, a new upload token, a regenerated API key),
- * one per session and page. The body may carry a secret, so it is sealed under SECRETS_KEY
- * (context `flash_messages/<session id>/<page>`); it is deleted when read and worth nothing after
- * `expires_at`. Ending the session deletes its messages.
+ * one per session (or signed-out visitor) and page. The body may carry a secret, so it is sealed
+ * under SECRETS_KEY (context `flash_messages/<session id>/<page>`); it is deleted when read and
+ * worth nothing after `expires_at`.
  */
 export const flashMessages = pgTable(
   "flash_messages",
   {
-    sessionId: uuid("session_id")
-      .notNull()
-      .references(() => sessions.id, { onDelete: "cascade" }),
+    /**
+     * Whose message: a signed-in person's session id, or a signed-out visitor's random id (the
+     * `flash` cookie: sign-up and password-reset pages). No foreign key, since a visitor has no
+     * session; messages expire within minutes either way.
+     */
+    sessionId: uuid("session_id").notNull(),
     /** The app path of the page that shows the message (`/settings/team`, `/projects/<id>/settings`). */
     page: text("page").notNull(),
     bodyEncrypted: text("body_encrypted").notNull(),

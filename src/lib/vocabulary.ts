@@ -43,9 +43,18 @@ export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "suppressed"
 
 /**
  * What an e-mail of the outbox is about (docs/e-mail.md): an invitation, the organization's API key
- * regenerated (to every admin), an alert that tripped (to every member).
+ * regenerated (to every admin), an alert that tripped (to every member); and a person's own
+ * account (docs/accounts.md, no organization): the link that confirms a sign-up's e-mail, a
+ * password reset's link, and the notice that a sign-up named an e-mail that already has an account.
  */
-export const EMAIL_KINDS = ["invitation", "api_key_regenerated", "alert"] as const;
+export const EMAIL_KINDS = [
+  "invitation",
+  "api_key_regenerated",
+  "alert",
+  "email_verification",
+  "password_reset",
+  "account_exists",
+] as const;
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 
 /**

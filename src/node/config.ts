@@ -1,6 +1,7 @@
 /** Reads the process environment once, for the Node entry; the app itself never sees process.env. */
 import { configuredBaseUrl } from "../lib/base-url";
 import { type Quotas, quotasFrom } from "../lib/quotas";
+import { type SignUpMode, signUpModeFrom } from "../lib/sign-up-mode";
 import { MIN_SECRETS_KEY_LENGTH, parseKeyList } from "../lib/secret-box";
 import { parseSmtpUrl } from "../mail/transport";
 import { type OutboundPolicy, outboundPolicyFrom } from "../notifications/outbound-policy";
@@ -31,6 +32,8 @@ export type NodeConfig = {
   outbound: OutboundPolicy;
   /** Quotas per organization (docs/quotas.md): QUOTA_PROJECTS, QUOTA_UPLOADS_PER_HOUR, QUOTA_CONCURRENT_EXPORTS. */
   quotas: Quotas;
+  /** SIGN_UP: who may create accounts (docs/accounts.md); unset → open. */
+  signUp: SignUpMode;
 };
 
 export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
@@ -49,6 +52,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
   // Parsed now, like SMTP_URL: a malformed host or cap fails the start.
   const outbound = outboundPolicyFrom(env);
   const quotas = quotasFrom(env);
+  const signUp = signUpModeFrom(env.SIGN_UP);
   return {
     port,
     host: env.HOST || undefined,
@@ -64,6 +68,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
     mailFrom: env.MAIL_FROM || undefined,
     outbound,
     quotas,
+    signUp,
   };
 }
 

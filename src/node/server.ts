@@ -74,6 +74,8 @@ async function main(): Promise<void> {
     webAppUrl,
     webhookUrlPolicy: outbound,
     quotas: config.quotas,
+    signUp: config.signUp,
+    mailConfigured: Boolean(config.smtpUrl),
     secrets,
   });
   // One process, one pool: every request gets the same dependencies.

@@ -15,7 +15,10 @@ export type WebEnv = {
 
 /** What every page's rendering needs from configuration. */
 /** `cursorSecret`: the pages page through lists with the API's own signed cursors. */
-export type WebConfig = Pick<AppConfig, "secrets" | "webAppUrl" | "publicBaseUrl" | "webhookUrlPolicy" | "cursorSecret" | "quotas">;
+export type WebConfig = Pick<
+  AppConfig,
+  "secrets" | "webAppUrl" | "publicBaseUrl" | "webhookUrlPolicy" | "cursorSecret" | "quotas" | "signUp" | "mailConfigured"
+>;
 
 /** The header's organization and the person, for the layout. */
 export type PageContext = { person: SignedInPerson; membership: Membership | null; paths: WebPaths };

@@ -24,6 +24,7 @@ import { isSameOriginRequest, pageSecurityHeaders } from "./security";
 import { registerSignIn } from "./sign-in";
 import { registerSignOut } from "./sign-out";
 import { registerSignUp } from "./sign-up";
+import { registerResetPassword } from "./reset-password";
 import { registerInvitation } from "./invitation";
 import { registerTeam } from "./team";
 import { APP_CSS } from "./styles";
@@ -39,6 +40,10 @@ export const PAGE_PATHS = [
   "/",
   "/sign-in",
   "/sign-up",
+  "/sign-up/sent",
+  "/verify-email/:token",
+  "/reset-password",
+  "/reset-password/*",
   "/sign-out",
   "/projects/:id",
   "/projects/:id/settings/*",
@@ -100,6 +105,7 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
   );
 
   registerSignUp(web, config, paths);
+  registerResetPassword(web, config, paths);
   registerSignIn(web, config, paths);
   registerSignOut(web, config, paths);
   registerHome(web, config, paths);

@@ -25,7 +25,8 @@ const Invalid = ({ paths }: { paths: WebPaths }) => (
   </PlainPage>
 );
 
-type Mode = { kind: "sign-up" } | { kind: "sign-in" } | { kind: "join" } | { kind: "other-account"; email: string };
+/** `closed`: no account for the address, and SIGN_UP=off creates none (docs/accounts.md). */
+type Mode = { kind: "sign-up" } | { kind: "sign-in" } | { kind: "join" } | { kind: "other-account"; email: string } | { kind: "closed" };
 
 const InvitationPage = ({
   paths,
@@ -61,6 +62,8 @@ const InvitationPage = ({
       <p>
         You are signed in as {mode.email}. This invitation is for {invitation.email}: sign out, then open the link again.
       </p>
+    ) : mode.kind === "closed" ? (
+      <p>This instance does not create new accounts, and no account uses {invitation.email}. Ask its operator.</p>
     ) : mode.kind === "sign-in" ? (
       <form class="card" method="post" action={paths.to(`/invitations/${token}/sign-in`)}>
         <p>An account with this e-mail exists: sign in to join.</p>
@@ -119,7 +122,11 @@ export function registerInvitation(web: Hono<WebEnv>, config: WebConfig, paths: 
       return { mode, person: { userId: found.person.userId, email: found.person.email }, cookies: found.cookies };
     }
     return {
-      mode: (await findUserByEmail(c.env, invitation.email)) ? { kind: "sign-in" } : { kind: "sign-up" },
+      mode: (await findUserByEmail(c.env, invitation.email))
+        ? { kind: "sign-in" }
+        : config.signUp === "off"
+          ? { kind: "closed" }
+          : { kind: "sign-up" },
       person: null,
       cookies: [],
     };
@@ -156,6 +163,7 @@ export function registerInvitation(web: Hono<WebEnv>, config: WebConfig, paths: 
         <InvitationPage paths={paths} token={token} invitation={invitation} mode={{ kind: "sign-up" }} error={error} name={name} />,
         status,
       );
+    if (config.signUp === "off") return page(403, "This instance does not create new accounts.");
     const problem = checkName(name, "Your name") ?? checkNewPassword(form.password!);
     if (problem) return page(400, problem);
     try {

@@ -8,7 +8,7 @@ import { currentPerson } from "../auth/people";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 
 /** Paths `next` never leads to: they would bring the person back to signing in or out. */
-const NOT_NEXT = new Set(["/sign-in", "/sign-up", "/sign-out"]);
+const NOT_NEXT = new Set(["/sign-in", "/sign-up", "/sign-up/sent", "/sign-out", "/reset-password", "/reset-password/sent"]);
 
 /**
  * Whether a path stays on the origin that serves it: one leading `/`. A browser reads a Location

@@ -9,11 +9,19 @@ import { clearSignInFailures, reserveSignInAttempt } from "../services/tenancy/s
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { checkEmail, formFields } from "./forms";
 import { PlainPage } from "./layout";
+import { readVisitorFlash } from "./flash";
 import { peopleDeps, safeNextPath, withCookies } from "./session";
 
-const SignInPage = ({ paths, next, email, error }: { paths: WebPaths; next: string; email?: string; error?: string }) => (
+type SignInPageProps = { paths: WebPaths; next: string; signUpOpen: boolean; email?: string; error?: string; notice?: string };
+
+const SignInPage = ({ paths, next, signUpOpen, email, error, notice }: SignInPageProps) => (
   <PlainPage title="Sign in" paths={paths}>
     <h1>Sign in</h1>
+    {notice ? (
+      <p class="notice" role="status">
+        {notice}
+      </p>
+    ) : null}
     {error ? (
       <p class="notice" role="alert">
         {error}
@@ -32,8 +40,13 @@ const SignInPage = ({ paths, next, email, error }: { paths: WebPaths; next: stri
       <button type="submit">Sign in</button>
     </form>
     <p>
-      New here? <a href={paths.to("/sign-up")}>Create an organization</a>
+      <a href={paths.to("/reset-password")}>Forgot your password?</a>
     </p>
+    {signUpOpen ? (
+      <p>
+        New here? <a href={paths.to("/sign-up")}>Create an organization</a>
+      </p>
+    ) : null}
   </PlainPage>
 );
 
@@ -42,11 +55,14 @@ const lockedMessage = (minutes: number) =>
   `Too many failed sign-in attempts for this e-mail. Signing in with it is blocked for ${minutes} more minute${minutes === 1 ? "" : "s"}; try again later.`;
 
 export function registerSignIn(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths): void {
+  const signUpOpen = (config.signUp ?? "open") === "open";
   web.get("/sign-in", async (c) => {
     const next = safeNextPath(c.req.query("next"));
     // Already signed in: straight on.
     if (await currentPerson(peopleDeps(c, config), c.req.raw.headers)) return c.redirect(paths.to(next), 302);
-    return c.html(<SignInPage paths={paths} next={next} />);
+    // A password reset's notice (src/web/reset-password.tsx).
+    const flash = await readVisitorFlash<{ notice: string }>(c, config, "/sign-in");
+    return c.html(<SignInPage paths={paths} next={next} signUpOpen={signUpOpen} notice={flash?.notice} />);
   });
 
   web.post("/sign-in", async (c) => {
@@ -54,7 +70,7 @@ export function registerSignIn(web: Hono<WebEnv>, config: WebConfig, paths: WebP
     const next = safeNextPath(form.next);
     const email = form.email!.trim();
     const render = (status: 400 | 401 | 403 | 429, error: string) =>
-      c.html(<SignInPage paths={paths} next={next} email={email} error={error} />, status);
+      c.html(<SignInPage paths={paths} next={next} signUpOpen={signUpOpen} email={email} error={error} />, status);
     if (!email || !form.password) return render(400, "Enter your e-mail and password.");
     // Before the throttle's queries: every account's address passed this rule when it was made.
     const emailProblem = checkEmail(email);
@@ -68,6 +84,12 @@ export function registerSignIn(web: Hono<WebEnv>, config: WebConfig, paths: WebP
       return withCookies(c.redirect(paths.to(next), 303), cookies);
     } catch (error) {
       if (!(error instanceof AuthRefused)) throw error;
+      // Only after the right password: accounts are made verified, so this is an account the upgrade's rules missed.
+      if (error.code === "EMAIL_NOT_VERIFIED")
+        return render(
+          403,
+          "This account's e-mail is not confirmed yet: choose a new password through “Forgot your password?” to confirm it.",
+        );
       if (error.status === 403) return render(403, "This form was sent from another site; open the sign-in page and try again.");
       const locked = reservation.lockStartedUntil;
       if (locked) return render(429, lockedMessage(minutesUntil(locked, c.env.clock.now())));

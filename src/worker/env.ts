@@ -46,6 +46,8 @@ export interface WorkerEnv {
   QUOTA_PROJECTS?: string;
   QUOTA_UPLOADS_PER_HOUR?: string;
   QUOTA_CONCURRENT_EXPORTS?: string;
+  /** Who may create accounts: open (the default), invite-only or off (docs/accounts.md). */
+  SIGN_UP?: string;
   /** Local development and tests only: host:port of the WebSocket bridge standing in for Neon's proxy. */
   LOCAL_NEON_PROXY?: string;
   /** One Durable Object per API key: organization, revoked mark, rolling rate window. */

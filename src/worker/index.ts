@@ -32,6 +32,7 @@ import { configureLocalProxy, requestPool } from "./neon";
 import { CloudflareRunQueue, type QueueBody, consumeRunBatch, requeueOn } from "./run-queue";
 import { R2PayloadStore } from "./r2-payload-store";
 import { quotasFrom } from "../lib/quotas";
+import { signUpModeFrom } from "../lib/sign-up-mode";
 
 export { KeyCounterObject, UploadCounterObject } from "./key-counter-object";
 
@@ -182,6 +183,8 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       webAppUrl: webAppUrlOf(env),
       webhookUrlPolicy: urlPolicyOf(env),
       quotas: quotasFrom(env),
+      signUp: signUpModeFrom(env.SIGN_UP),
+      mailConfigured: Boolean(env.SMTP_URL),
       keyIdCache,
       secrets: keyring,
       uploadLimitBytes: uploadLimitOf(env),

@@ -14,6 +14,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { DataDirLockedError, LOCK_FILE_NAME, type LockHolder, lockDataDir } from "../../src/node/data-dir-lock";
 import { openDatabase } from "../../src/node/database";
+import { WebClient } from "../support/web-client";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const tsxPackage = JSON.parse(readFileSync(join(root, "node_modules/tsx/package.json"), "utf8")) as { exports: { ".": string } };
@@ -160,16 +161,11 @@ describe("processes on one data directory", () => {
       const killed = start(cwd);
       const first = await outcome(killed);
       if (!first.ready) throw new Error(killed.output());
-      const signUp = await fetch(`${first.base}/sign-up`, {
-        method: "POST",
-        redirect: "manual",
-        headers: { origin: first.base, "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({
-          name: "Kept Person",
-          email: "kept@example.com",
-          password: "kept password 1",
-          organization: "Kept Org",
-        }),
+      const signUp = await new WebClient({ request: (path, init) => fetch(`${first.base}${path}`, init) }, first.base).signUp({
+        name: "Kept Person",
+        email: "kept@example.com",
+        password: "kept password 1",
+        organization: "Kept Org",
       });
       expect(signUp.status).toBe(303);
       await stop(killed, "SIGKILL");

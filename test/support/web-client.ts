@@ -15,7 +15,11 @@ export class WebClient {
   /** name → value of the cookies the app set and has not cleared. */
   readonly cookies = new Map<string, string>();
 
-  constructor(private readonly app: RequestTarget) {}
+  /** `origin`: the web app's origin the forms come from (WEB_APP_URL's by default). */
+  constructor(
+    private readonly app: RequestTarget,
+    private readonly origin: string = WEB_ORIGIN,
+  ) {}
 
   cookieHeader(): string | undefined {
     return this.cookies.size === 0 ? undefined : [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
@@ -59,7 +63,7 @@ export class WebClient {
   }
 
   /** A form post as a page of the web app sends it (Origin: WEB_APP_URL's origin), unless `headers` say otherwise. */
-  post(path: string, form: Record<string, string>, headers: Record<string, string> = { origin: WEB_ORIGIN }) {
+  post(path: string, form: Record<string, string>, headers: Record<string, string> = { origin: this.origin }) {
     return this.request("POST", path, { form, headers });
   }
 
@@ -78,16 +82,25 @@ export class WebClient {
     return { ...(await this.get(posted.location)), posted };
   }
 
-  /** Signs up a new person and organization; the client keeps the session cookie. */
+  /**
+   * Signs up a new person and organization as a person would on an instance without a mail
+   * transport (the harness's): the form, the page that shows the confirmation link, and the
+   * link's one click. The client keeps the session cookie; the answer is the click's (303 to `/`).
+   */
   async signUp(input: { name?: string; email: string; password?: string; organization: string }) {
-    const answer = await this.post("/sign-up", {
+    const posted = await this.post("/sign-up", {
       name: input.name ?? "Ada Lovelace",
       email: input.email,
       password: input.password ?? PASSWORD,
       organization: input.organization,
     });
-    if (answer.status !== 303) throw new Error(`sign-up failed: ${answer.status} ${answer.text.slice(0, 500)}`);
-    return answer;
+    if (posted.status !== 303 || !posted.location) throw new Error(`sign-up failed: ${posted.status} ${posted.text.slice(0, 500)}`);
+    const sent = await this.get(posted.location);
+    const link = linkOnPage(sent.text, "confirmation-link");
+    if (!link) throw new Error(`sign-up showed no confirmation link: ${sent.status} ${sent.text.slice(0, 500)}`);
+    const confirmed = await this.post(link, {});
+    if (confirmed.status !== 303) throw new Error(`confirming the sign-up failed: ${confirmed.status} ${confirmed.text.slice(0, 500)}`);
+    return confirmed;
   }
 
   signIn(email: string, password = PASSWORD, next?: string) {
@@ -96,6 +109,18 @@ export class WebClient {
 }
 
 export const PASSWORD = "correct horse battery";
+
+/**
+ * The path (with WEB_APP_URL's prefix stripped, as the app routes it) of the link a page shows
+ * under `data-testid="<testId>"` (the confirmation or reset link shown without a mail transport), or null.
+ */
+export function linkOnPage(html: string, testId: string): string | null {
+  const match = new RegExp(`href="([^"]+)" data-testid="${testId}"`).exec(html);
+  if (!match) return null;
+  const url = new URL(match[1]!.replaceAll("&amp;", "&"));
+  const prefix = new URL(WEB_APP_URL).pathname.replace(/\/+$/, "");
+  return url.pathname.slice(prefix.length) + url.search;
+}
 
 let counter = 0;
 /** An e-mail no other test uses (files share the database on Postgres). */

@@ -59,6 +59,11 @@ describe("the web app in Chromium", () => {
     await page.getByLabel("Password").fill(PASSWORD);
     await page.getByLabel("Organization name").fill("Browser Org");
     await page.getByRole("button", { name: "Create organization" }).click();
+    // No mail transport here: the page shows the confirmation link and says no e-mail was sent.
+    await page.waitForURL(`${server.base}/sign-up/sent`);
+    expect(await page.getByRole("status").textContent()).toContain("No e-mail was sent");
+    await page.getByTestId("confirmation-link").click();
+    await page.getByRole("button", { name: "Confirm and create" }).click();
     await page.waitForURL(`${server.base}/`);
     expect(await page.locator("header .org").textContent()).toBe("Browser Org");
     expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Projects");

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { organizations, users } from "../../src/db/schema";
 import { safeNextPath } from "../../src/web/session";
 import { createHarness } from "../support/harness";
-import { PASSWORD, WebClient, uniqueEmail } from "../support/web-client";
+import { PASSWORD, WebClient, linkOnPage, uniqueEmail } from "../support/web-client";
 
 let h: Awaited<ReturnType<typeof createHarness>>;
 beforeAll(async () => {
@@ -26,13 +26,18 @@ describe("sign-up refusals", () => {
     expect(await h.db.select().from(organizations).where(eq(organizations.name, "Kept Org Name"))).toEqual([]);
   });
 
-  it("an e-mail already signed up is refused and no second organization is left behind", async () => {
+  it("an e-mail already signed up: its confirmation link creates no second organization and says the account exists (409)", async () => {
     const email = uniqueEmail("twice");
     await new WebClient(h.app).signUp({ email, organization: "First Org" });
     const orgName = `Second Org ${email}`;
-    const again = await new WebClient(h.app).post("/sign-up", { name: "Someone", email, password: PASSWORD, organization: orgName });
-    expect(again.status).toBe(400);
-    expect(again.text).toContain("An account with this e-mail already exists");
+    const client = new WebClient(h.app);
+    const again = await client.post("/sign-up", { name: "Someone", email, password: PASSWORD, organization: orgName });
+    expect(again.status).toBe(303);
+    const link = linkOnPage((await client.get(again.location!)).text, "confirmation-link")!;
+    const confirmed = await client.post(link, {});
+    expect(confirmed.status).toBe(409);
+    expect(confirmed.text).toContain("You already have an account");
+    expect([...client.cookies.keys()].filter((name) => name.endsWith("session_token"))).toEqual([]);
     expect(await h.db.select().from(organizations).where(eq(organizations.name, orgName))).toEqual([]);
     expect(await h.db.select().from(users).where(eq(users.email, email))).toHaveLength(1);
   });

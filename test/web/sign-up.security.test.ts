@@ -107,11 +107,11 @@ describe("cookies", () => {
   it("over http (a local WEB_APP_URL) the session cookie is HttpOnly and SameSite=Lax but not Secure", async () => {
     const local = await createHarness({ overrides: { webAppUrl: "http://localhost:8787" } });
     try {
-      const answer = await new WebClient(local.app).post(
-        "/sign-up",
-        { name: "Local", email: uniqueEmail("local"), password: PASSWORD, organization: "Local Org" },
-        { origin: "http://localhost:8787" },
-      );
+      const answer = await new WebClient(local.app, "http://localhost:8787").signUp({
+        name: "Local",
+        email: uniqueEmail("local"),
+        organization: "Local Org",
+      });
       expect(answer.status).toBe(303);
       const cookie = answer.setCookies.find((line) => line.startsWith("better-auth.session_token="))!;
       expect(cookie).toMatch(/HttpOnly/i);

@@ -347,7 +347,9 @@ const alertNotificationSettingsRoute = createRoute({
 const OutboxEmailSchema = z
   .object({
     id: z.string().uuid(),
-    organization_id: z.string().uuid(),
+    organization_id: z.string().uuid().nullable().openapi({
+      description: "The organization the e-mail is about; null for a person's own account (a sign-up's confirmation, a password reset).",
+    }),
     kind: z.enum(EMAIL_KINDS),
     to: z.string(),
     subject: z.string(),

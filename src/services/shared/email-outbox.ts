@@ -25,7 +25,8 @@ export const MAX_EMAIL_ATTEMPTS = 6;
 /** Seconds before attempt n+1 (n = attempts so far): 10 s, 1 min, 5 min, 30 min, 2 h. */
 const RETRY_DELAYS_SECONDS = [10, 60, 300, 1800, 7200];
 
-export type NewEmail = { organizationId: string; kind: EmailKind; to: string; subject: string; text: string; alertId?: string };
+/** `organizationId` null: the mail of a person's own account (src/auth/accounts.ts). */
+export type NewEmail = { organizationId: string | null; kind: EmailKind; to: string; subject: string; text: string; alertId?: string };
 
 const bodyContext = (id: string) => `email_outbox/${id}/body`;
 
@@ -223,7 +224,7 @@ async function setStatus(db: Database, id: string, values: Partial<typeof emailO
 
 export type OutboxEmail = {
   id: string;
-  organizationId: string;
+  organizationId: string | null;
   kind: EmailKind;
   to: string;
   subject: string;
