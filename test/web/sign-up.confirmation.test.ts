@@ -196,4 +196,27 @@ describe("SIGN_UP modes", () => {
       await closed.close();
     }
   });
+
+  it("off: an invitation's link can no longer create an account (the page says so, its sign-up post is a 403); invite-only still creates it", async () => {
+    const adminEmail = uniqueEmail("off-admin");
+    const admin = new WebClient(h.app);
+    await admin.signUp({ email: adminEmail, organization: "Off Org" });
+    const invitee = uniqueEmail("off-invitee");
+    expect((await admin.post("/settings/team/invitations", { email: invitee, role: "member" })).status).toBe(303);
+    const [mail] = await h.db.select().from(emailOutbox).where(eq(emailOutbox.toAddress, invitee));
+    const held = await h.admin("GET", `/emails/${mail!.id}`);
+    const path = new URL(/https:\/\/\S+\/invitations\/[A-Za-z0-9_-]{43}/.exec(held.text.replaceAll("\\n", " "))![0]).pathname;
+    const off = await createHarness({ overrides: { signUp: "off" } });
+    const inviteOnly = await createHarness({ overrides: { signUp: "invite-only" } });
+    try {
+      expect((await new WebClient(off.app).get(path)).text).toContain("does not create new accounts");
+      expect((await new WebClient(off.app).post(`${path}/sign-up`, { name: "Invitee", password: PASSWORD })).status).toBe(403);
+      expect(await usersWith(invitee)).toEqual([]);
+      expect((await new WebClient(inviteOnly.app).post(`${path}/sign-up`, { name: "Invitee", password: PASSWORD })).status).toBe(303);
+      expect(await usersWith(invitee)).toHaveLength(1);
+    } finally {
+      await off.close();
+      await inviteOnly.close();
+    }
+  });
 });

@@ -98,6 +98,8 @@ describe("invitations, the team page and the API key", () => {
     const home = await member.get("/");
     expect(home.status).toBe(200);
     expect(home.text).toContain("Team &lt;b&gt;Org&lt;/b&gt;");
+    // The invitation arrived at the address: the account it made is verified (docs/accounts.md).
+    expect((await h.db.select().from(users).where(eq(users.email, memberEmail)))[0]!.emailVerified).toBe(true);
 
     const adminPath = await invitationPath(secondAdminEmail);
     expect((await secondAdmin.post(`${adminPath}/sign-up`, { name: "Bea Admin", password: "admin password 2" })).status).toBe(303);
