@@ -819,9 +819,8 @@ export const invitations = pgTable(
     /** pending, accepted, rejected or canceled (better-auth's). */
     status: text("status").notNull().default("pending"),
     expiresAt: timestampMs("expires_at").notNull(),
-    inviterId: uuid("inviter_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
+    /** Who invited: an admin of the organization (the team page), or null: the operator, through the admin API. */
+    inviterId: uuid("inviter_id").references(() => users.id, { onDelete: "cascade" }),
     /** SHA-256 of the token of the invitation's link (`/invitations/:token`); the token itself is never stored. */
     tokenHash: text("token_hash"),
     createdAt: timestampMs("created_at").notNull().defaultNow(),

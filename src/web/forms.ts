@@ -2,6 +2,7 @@
 import type { Context } from "hono";
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from "../auth/people";
 import { hasControlCharacters } from "../lib/control-characters";
+import { isPlausibleEmailAddress } from "../lib/email-address";
 
 /** The form's text fields; a field sent as a file, or twice, reads as its first text value or "". */
 export async function formFields(c: Context, names: readonly string[]): Promise<Record<string, string>> {
@@ -31,8 +32,7 @@ export function checkName(value: string, label: string, max = 255): string | nul
 
 /** A plausible e-mail address (better-auth checks it again): sign-up, sign-in and invitations. */
 export function checkEmail(value: string): string | null {
-  if (value.length > 254 || hasControlCharacters(value) || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value))
-    return "Enter an e-mail address such as name@example.com.";
+  if (!isPlausibleEmailAddress(value)) return "Enter an e-mail address such as name@example.com.";
   return null;
 }
 

@@ -46,8 +46,8 @@ const InvitationPage = ({
   <PlainPage title="Invitation" paths={paths}>
     <h1>Join {invitation.organizationName}</h1>
     <p>
-      {invitation.invitedBy} invites <strong>{invitation.email}</strong> to join <strong>{invitation.organizationName}</strong> as{" "}
-      {invitation.role === "admin" ? "an admin" : "a member"}.
+      {invitation.invitedBy ?? "The operator of CI test analytics"} invites <strong>{invitation.email}</strong> to join{" "}
+      <strong>{invitation.organizationName}</strong> as {invitation.role === "admin" ? "an admin" : "a member"}.
     </p>
     {error ? (
       <p class="notice" role="alert">

@@ -187,7 +187,7 @@ const InvitationsSection: FC<{ invitations: PendingInvitation[]; page: PageConte
             <tr>
               <td>{invitation.email}</td>
               <td>{invitation.role}</td>
-              <td>{invitation.invitedBy}</td>
+              <td>{invitation.invitedBy ?? <span class="muted">the operator (admin API)</span>}</td>
               <td>{utcText(invitation.expiresAt)}</td>
               <td>
                 <ConfirmButton

@@ -251,6 +251,14 @@ async function jsonBodyOperations() {
       ok: 201,
     },
     {
+      name: "POST /admin/v1/organizations/:id/invitations",
+      method: "POST",
+      path: `/admin/v1/organizations/${orgId}/invitations`,
+      auth: admin,
+      body: { email: "conventions@example.com" },
+      ok: 201,
+    },
+    {
       name: "PATCH /admin/v1/alerts/:id/notification_settings",
       method: "PATCH",
       path: `/admin/v1/alerts/${alertId}/notification_settings`,

@@ -1,7 +1,7 @@
 /**
  * /admin/v1: what the web app does on behalf of its users (create organizations and projects,
- * replace keys and tokens). Enabled only when ADMIN_TOKEN is configured; otherwise every path
- * here is a 404, as if the surface did not exist.
+ * replace keys and tokens, invite people: an organization's first admin). Enabled only when
+ * ADMIN_TOKEN is configured; otherwise every path here is a 404, as if the surface did not exist.
  */
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -38,6 +38,7 @@ import {
 } from "../../services/notifications/notification-admin";
 import { validationHook } from "../validation";
 import { resolveQuotas } from "../../lib/quotas";
+import { registerInvitations } from "./invitations";
 
 const CreateOrganizationBody = z
   .object({
@@ -426,7 +427,7 @@ export function createAdminApi(config: AppConfig) {
     info: {
       title: "CI test analytics admin API",
       version: "1.0.0",
-      description: "What the web app does: organizations, projects, keys and tokens.",
+      description: "What the web app does: organizations, projects, keys and tokens, invitations (an organization's first admin).",
     },
     servers: [{ url: `${config.publicBaseUrl}/admin/v1` }],
   }));
@@ -437,6 +438,7 @@ export function createAdminApi(config: AppConfig) {
   admin.use("/organizations/:id/webhooks", jsonBodyOn("POST"));
   admin.use("/projects/:id/check_settings", jsonBodyOn("PATCH"));
   admin.use("/alerts/:id/notification_settings", jsonBodyOn("PATCH"));
+  registerInvitations(admin, (c) => ({ ...serviceDeps(c), secrets: config.secrets }));
 
   admin.openapi(createOrganizationRoute, async (c) => {
     const body = c.req.valid("json");

@@ -4,7 +4,8 @@
  * "Your password expires today: https://evil.example/reset" must not read as our message. So the
  * subject and the first line are fixed wording of the service, and the names come after it,
  * labelled, in quotes, shortened, on one line, with what mail clients turn into links broken up.
- * The link to accept is the message's only link.
+ * The link to accept is the message's only link. An invitation the operator made through the admin
+ * API has no inviting person: its "Invited by" is OPERATOR_INVITER, the service's wording.
  */
 import type { MemberRole } from "../../db/schema";
 
@@ -37,7 +38,21 @@ export function quotedName(name: string, max: number): string {
   return `"${short.replace(/:(?=\/\/)/g, "[:]").replace(HOST_DOT, "[.]")}"`;
 }
 
-export type InvitationEmailInput = { organizationName: string; inviterName: string; role: MemberRole; link: string; expiresAt: Date };
+/**
+ * Who invited when no person did: the operator, through the admin API (`POST
+ * /admin/v1/organizations/{id}/invitations`, e.g. an organization's first admin). Fixed wording,
+ * never quoted: it is the service's, not a typed name.
+ */
+const OPERATOR_INVITER = `the operator of ${SERVICE_NAME}`;
+
+export type InvitationEmailInput = {
+  organizationName: string;
+  /** The inviting admin's name; null: the operator (OPERATOR_INVITER). */
+  inviterName: string | null;
+  role: MemberRole;
+  link: string;
+  expiresAt: Date;
+};
 
 export function invitationEmail(input: InvitationEmailInput): { subject: string; text: string } {
   const expires = input.expiresAt.toISOString().slice(0, 16).replace("T", " ");
@@ -47,8 +62,15 @@ export function invitationEmail(input: InvitationEmailInput): { subject: string;
     `You are invited to join an organization on ${SERVICE_NAME} as ${input.role === "admin" ? "an admin" : "a member"}.`,
     "",
     `Organization: ${quotedName(input.organizationName, TEXT_NAME_MAX)}`,
-    `Invited by: ${quotedName(input.inviterName, TEXT_NAME_MAX)}`,
-    `(The names are as the organization's people typed them; ${SERVICE_NAME} does not check them, and never asks for your password by e-mail.)`,
+    ...(input.inviterName === null
+      ? [
+          `Invited by: ${OPERATOR_INVITER}`,
+          `(The organization's name is as it was typed; ${SERVICE_NAME} does not check it, and never asks for your password by e-mail.)`,
+        ]
+      : [
+          `Invited by: ${quotedName(input.inviterName, TEXT_NAME_MAX)}`,
+          `(The names are as the organization's people typed them; ${SERVICE_NAME} does not check them, and never asks for your password by e-mail.)`,
+        ]),
     "",
     `Accept the invitation (create your account or sign in): ${input.link}`,
     "",

@@ -9,6 +9,11 @@
  * already has a pending invitation replaces it (the older link stops working). An organization
  * sends at most INVITATION_RATE.limit invitations an hour; the e-mail's wording is in
  * ./invitation-email.ts.
+ *
+ * The operator invites too, through the admin API (`inviteAsOperator`): the only way into an
+ * organization the admin API created, which has no people. Such an invitation has no inviting
+ * user (`inviter_id` null, shown as "the operator") and follows the same rules: the hourly bound,
+ * one live link per address, the same e-mail through the outbox.
  */
 import { and, asc, desc, eq, gt } from "drizzle-orm";
 import { type MemberRole, invitations, members, organizations, sessions, users } from "../../db/schema";
@@ -58,7 +63,15 @@ export async function listMembers(deps: Pick<ServiceDeps, "db">, organizationId:
     .orderBy(asc(members.createdAt), asc(members.id));
 }
 
-export type PendingInvitation = { id: string; email: string; role: MemberRole; expiresAt: Date; invitedBy: string };
+export type PendingInvitation = {
+  id: string;
+  email: string;
+  role: MemberRole;
+  expiresAt: Date;
+  createdAt: Date;
+  /** The inviting admin's name; null: the operator, through the admin API. */
+  invitedBy: string | null;
+};
 
 /** Invitations still usable (pending, not expired), newest first. */
 export async function listPendingInvitations(
@@ -71,10 +84,11 @@ export async function listPendingInvitations(
       email: invitations.email,
       role: invitations.role,
       expiresAt: invitations.expiresAt,
+      createdAt: invitations.createdAt,
       invitedBy: users.name,
     })
     .from(invitations)
-    .innerJoin(users, eq(users.id, invitations.inviterId))
+    .leftJoin(users, eq(users.id, invitations.inviterId))
     .where(
       and(eq(invitations.organizationId, organizationId), eq(invitations.status, "pending"), gt(invitations.expiresAt, deps.clock.now())),
     )
@@ -115,67 +129,126 @@ async function checkInvitationRate(tx: Transaction, organizationId: string, now:
   );
 }
 
+/** An invitation just made: what the admin API answers, the link (a secret) and the outbox e-mail that carries it. */
+export type CreatedInvitation = {
+  invitation: { id: string; email: string; role: MemberRole; status: "pending"; expiresAt: Date; createdAt: Date };
+  link: string;
+  emailId: string;
+};
+
 /**
- * Invites `email` with `role`: the invitation and its e-mail (the link with the token) are written
- * in one transaction; the caller queues `emailId` once it has committed. Refused for a person who
- * is already a member, and past the organization's INVITATION_RATE.
+ * Writes the invitation of `email` with `role` to `organizationId`, and its e-mail, in the caller's
+ * transaction: refused for a person who is already a member and past the organization's
+ * INVITATION_RATE; a pending invitation of the same address is canceled first. `inviterId` null:
+ * the operator.
+ */
+async function writeInvitation(
+  tx: Transaction,
+  deps: TeamDeps,
+  organizationId: string,
+  inviterId: string | null,
+  input: { email: string; role: MemberRole },
+): Promise<CreatedInvitation> {
+  const email = input.email.trim().toLowerCase();
+  const token = base64UrlEncode(crypto.getRandomValues(new Uint8Array(32)));
+  const now = deps.clock.now();
+  const expiresAt = new Date(now.getTime() + INVITATION_LIFETIME_MS);
+  const [already] = await tx
+    .select({ id: members.id })
+    .from(members)
+    .innerJoin(users, eq(users.id, members.userId))
+    .where(and(eq(members.organizationId, organizationId), eq(users.email, email)))
+    .limit(1);
+  if (already) throw new ApiError("invalid_request", `${email} is already a member of the organization.`);
+  await checkInvitationRate(tx, organizationId, now);
+  // A new invitation replaces a pending one for the same address: one live link per address.
+  await tx
+    .update(invitations)
+    .set({ status: "canceled" })
+    .where(and(eq(invitations.organizationId, organizationId), eq(invitations.email, email), eq(invitations.status, "pending")));
+  const [invitation] = await tx
+    .insert(invitations)
+    .values({
+      organizationId,
+      email,
+      role: input.role,
+      status: "pending",
+      expiresAt,
+      inviterId,
+      tokenHash: tokenHash(token),
+      createdAt: now,
+    })
+    .returning({ id: invitations.id });
+  const [organization] = await tx.select({ name: organizations.name }).from(organizations).where(eq(organizations.id, organizationId));
+  const [inviter] = inviterId ? await tx.select({ name: users.name }).from(users).where(eq(users.id, inviterId)) : [];
+  const link = `${deps.webAppUrl.replace(/\/+$/, "")}/invitations/${token}`;
+  const message = invitationEmail({
+    organizationName: organization!.name,
+    inviterName: inviter?.name ?? null,
+    role: input.role,
+    link,
+    expiresAt,
+  });
+  const emailId = await writeEmail(
+    { db: tx, clock: deps.clock, secrets: deps.secrets },
+    { organizationId, kind: "invitation", to: email, ...message },
+  );
+  return {
+    invitation: { id: invitation!.id, email, role: input.role, status: "pending", expiresAt, createdAt: now },
+    link,
+    emailId,
+  };
+}
+
+/**
+ * Invites `email` with `role` on behalf of an admin of the organization (the team page): the
+ * invitation and its e-mail (the link with the token) are written in one transaction; the caller
+ * queues `emailId` once it has committed.
  */
 export async function inviteMember(
   deps: TeamDeps,
   actor: Actor,
   input: { email: string; role: MemberRole },
 ): Promise<{ invitationId: string; emailId: string }> {
-  const email = input.email.trim().toLowerCase();
-  const token = base64UrlEncode(crypto.getRandomValues(new Uint8Array(32)));
-  const now = deps.clock.now();
-  const expiresAt = new Date(now.getTime() + INVITATION_LIFETIME_MS);
   return transactionWithRetry(deps.db, async (tx) => {
     await requireAdmin(tx, actor);
-    const [already] = await tx
-      .select({ id: members.id })
-      .from(members)
-      .innerJoin(users, eq(users.id, members.userId))
-      .where(and(eq(members.organizationId, actor.organizationId), eq(users.email, email)))
-      .limit(1);
-    if (already) throw new ApiError("invalid_request", `${email} is already a member of the organization.`);
-    await checkInvitationRate(tx, actor.organizationId, now);
-    // A new invitation replaces a pending one for the same address: one live link per address.
-    await tx
-      .update(invitations)
-      .set({ status: "canceled" })
-      .where(and(eq(invitations.organizationId, actor.organizationId), eq(invitations.email, email), eq(invitations.status, "pending")));
-    const [invitation] = await tx
-      .insert(invitations)
-      .values({
-        organizationId: actor.organizationId,
-        email,
-        role: input.role,
-        status: "pending",
-        expiresAt,
-        inviterId: actor.userId,
-        tokenHash: tokenHash(token),
-        createdAt: now,
-      })
-      .returning({ id: invitations.id });
-    const [names] = await tx
-      .select({ organization: organizations.name, inviter: users.name })
-      .from(organizations)
-      .innerJoin(users, eq(users.id, actor.userId))
-      .where(eq(organizations.id, actor.organizationId));
-    const link = `${deps.webAppUrl.replace(/\/+$/, "")}/invitations/${token}`;
-    const message = invitationEmail({
-      organizationName: names!.organization,
-      inviterName: names!.inviter,
-      role: input.role,
-      link,
-      expiresAt,
-    });
-    const emailId = await writeEmail(
-      { db: tx, clock: deps.clock, secrets: deps.secrets },
-      { organizationId: actor.organizationId, kind: "invitation", to: email, ...message },
-    );
-    return { invitationId: invitation!.id, emailId };
+    const { invitation, emailId } = await writeInvitation(tx, deps, actor.organizationId, actor.userId, input);
+    return { invitationId: invitation.id, emailId };
   });
+}
+
+/** The organization's row, locked (a malformed id is as unknown as a missing one: 404). */
+async function lockOrganization(tx: Transaction, organizationId: string): Promise<void> {
+  if (!isUuid(organizationId)) throw notFound("Organization");
+  const [row] = await tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId)).for("update");
+  if (!row) throw notFound("Organization");
+}
+
+/**
+ * Invites `email` with `role` as the operator (the admin API): no inviting user, otherwise as
+ * `inviteMember` (same bound, same replacement, same e-mail). Returns the link too: the operator
+ * hands it over when no mail transport is configured. The caller queues `emailId` after the commit.
+ */
+export async function inviteAsOperator(
+  deps: TeamDeps,
+  organizationId: string,
+  input: { email: string; role: MemberRole },
+): Promise<CreatedInvitation> {
+  return transactionWithRetry(deps.db, async (tx) => {
+    await lockOrganization(tx, organizationId);
+    return writeInvitation(tx, deps, organizationId, null, input);
+  });
+}
+
+/** The organization's pending invitations for the operator (the admin API), newest first; 404 for an unknown organization. */
+export async function listInvitationsAsOperator(
+  deps: Pick<ServiceDeps, "db" | "clock">,
+  organizationId: string,
+): Promise<PendingInvitation[]> {
+  if (!isUuid(organizationId)) throw notFound("Organization");
+  const [row] = await deps.db.select({ id: organizations.id }).from(organizations).where(eq(organizations.id, organizationId));
+  if (!row) throw notFound("Organization");
+  return listPendingInvitations(deps, organizationId);
 }
 
 /** Revokes a pending invitation of the actor's organization: its link stops working. */
@@ -221,7 +294,8 @@ export type OpenInvitation = {
   organizationName: string;
   email: string;
   role: MemberRole;
-  invitedBy: string;
+  /** The inviting admin's name; null: the operator, through the admin API. */
+  invitedBy: string | null;
   expiresAt: Date;
 };
 
@@ -240,7 +314,7 @@ export async function findOpenInvitation(deps: Pick<ServiceDeps, "db" | "clock">
     })
     .from(invitations)
     .innerJoin(organizations, eq(organizations.id, invitations.organizationId))
-    .innerJoin(users, eq(users.id, invitations.inviterId))
+    .leftJoin(users, eq(users.id, invitations.inviterId))
     .where(and(eq(invitations.tokenHash, tokenHash(token)), eq(invitations.status, "pending"), gt(invitations.expiresAt, deps.clock.now())))
     .limit(1);
   return row ? { ...row, role: row.role ?? "member" } : null;
@@ -249,7 +323,8 @@ export async function findOpenInvitation(deps: Pick<ServiceDeps, "db" | "clock">
 /**
  * Accepts the invitation of `token` for the user (whose e-mail must be the invited address):
  * the membership with the invitation's role, the invitation spent, the user's sessions opened on
- * the organization; at most once (the row is locked). Null when the link is not (or no longer)
+ * the organization, and the user's e-mail marked verified (the link was sent to that address, or
+ * handed over by the operator who chose it); at most once (the row is locked). Null when the link is not (or no longer)
  * valid for this user. In the caller's transaction (sign-up through the link).
  */
 export async function acceptInvitationIn(
@@ -272,6 +347,7 @@ export async function acceptInvitationIn(
     .values({ organizationId: invitation.organizationId, userId: user.id, role: invitation.role ?? "member", createdAt: now })
     .onConflictDoNothing({ target: [members.organizationId, members.userId] });
   await tx.update(sessions).set({ activeOrganizationId: invitation.organizationId }).where(eq(sessions.userId, user.id));
+  await tx.update(users).set({ emailVerified: true, updatedAt: now }).where(eq(users.id, user.id));
   return { organizationId: invitation.organizationId };
 }
 

@@ -522,6 +522,8 @@ describe("admin disabled (no ADMIN_TOKEN configured)", () => {
         ["POST", `/organizations/${id}/api_key/regenerate`, undefined],
         ["POST", `/organizations/${id}/projects`, { name: "Should not exist" }],
         ["POST", `/projects/${id}/upload_token/regenerate`, undefined],
+        ["POST", `/organizations/${id}/invitations`, { email: "should-not-exist@example.com" }],
+        ["GET", `/organizations/${id}/invitations`, undefined],
         ["GET", "/organizations", undefined],
         ["GET", "/openapi.json", undefined],
         ["GET", "/", undefined],

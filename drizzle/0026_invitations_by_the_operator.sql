@@ -1,0 +1,1 @@
+ALTER TABLE "invitations" ALTER COLUMN "inviter_id" DROP NOT NULL;
