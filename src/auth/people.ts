@@ -295,9 +295,11 @@ export async function signUpThroughInvitation(
     const [existing] = await tx.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1);
     if (existing) throw new AuthRefused("USER_ALREADY_EXISTS", "An account with this e-mail already exists: sign in instead.", 400);
     const userId = await createCredentialUser(tx, deps.clock.now(), { name: input.name, email, passwordHash });
+    // Verified and signed in first: better-auth opens a session only for an e-mail it verifies now,
+    // and accepting the invitation marks the e-mail verified too. A refusal below rolls all of it back.
+    const cookies = await signInVerifiedEmail({ ...deps, db: tx }, { email, userId }, requestHeaders);
     const joined = await acceptInvitationIn(tx, deps.clock, input.token, { id: userId, email });
     if (!joined) throw new AuthRefused("INVITATION_INVALID", "This invitation is no longer valid.", 404);
-    const cookies = await signInVerifiedEmail({ ...deps, db: tx }, { email, userId }, requestHeaders);
     await tx.update(sessions).set({ activeOrganizationId: joined.organizationId }).where(eq(sessions.userId, userId));
     return { cookies, organizationId: joined.organizationId, userId };
   });
