@@ -41,7 +41,7 @@ export type AppConfig = {
   webhookUrlPolicy?: OutboundPolicy;
   /**
    * Quotas per organization (src/lib/quotas.ts, docs/quotas.md): projects, uploads per hour,
-   * concurrent exports. An absent field is its default; null switches it off.
+   * concurrent exports, stored cases. An absent field is its default; null switches it off.
    */
   quotas?: Partial<Quotas>;
   /** Key-hash → key-id cache that outlives one request (per process / isolate); a fresh one if omitted. */
