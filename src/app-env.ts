@@ -42,7 +42,7 @@ export type AppConfig = {
   webhookUrlPolicy?: OutboundPolicy;
   /**
    * Quotas per organization (src/lib/quotas.ts, docs/quotas.md): projects, uploads per hour,
-   * concurrent exports. An absent field is its default; null switches it off.
+   * concurrent exports, stored cases. An absent field is its default; null switches it off.
    */
   quotas?: Partial<Quotas>;
   /** Who may create accounts (SIGN_UP, docs/accounts.md); unset → open. */

@@ -146,6 +146,9 @@ describe("GET /uploads/v1/openapi.json", () => {
     const upload = served.paths["/test_runs"].post;
     expect(upload.operationId).toBe("uploadTestRun");
     expect(Object.keys(upload.responses).sort()).toEqual(["202", "400", "401", "413", "415", "422", "429", "500", "503"]);
+    // Its 429 is a rate (rate_limited, Retry-After) or the stored-cases quota (quota_exceeded, none).
+    expect(upload.responses["429"].description).toMatch(/rate_limited.*Retry-After.*quota_exceeded.*QUOTA_STORED_CASES.*no Retry-After/);
+    expect(upload.description).toContain("QUOTA_STORED_CASES");
     expect(served.paths["/test_runs/{number}"].get.operationId).toBe("getUploadedTestRun");
     const quarantined = served.paths["/quarantined_tests"].get;
     expect(quarantined.operationId).toBe("listQuarantinedTests");

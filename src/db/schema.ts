@@ -166,6 +166,14 @@ export const projects = pgTable(
      */
     quarantineVersion: integer("quarantine_version").notNull().default(0),
     /**
+     * The test cases the project stores (its test_cases rows): what QUOTA_STORED_CASES caps, summed
+     * over the organization's projects when an upload arrives (docs/quotas.md). Increased by run
+     * processing in the statement that marks the run processed, in the transaction that stores its
+     * cases; decreased by a trigger whenever cases are deleted (drizzle/0027_stored_cases_quota.sql),
+     * so it changes in the same transaction as the cases, whatever deletes them.
+     */
+    storedCasesCount: bigint("stored_cases_count", { mode: "number" }).notNull().default(0),
+    /**
      * Auto-quarantine (docs/quarantine.md): null is off; otherwise a test that turns flaky is
      * quarantined for this many days (1 to 90), with source `auto`.
      */

@@ -7,7 +7,7 @@
  * - rate quotas answer 429 `rate_limited` with `Retry-After` (waiting helps): uploads per hour,
  *   concurrent exports;
  * - count quotas answer 429 `quota_exceeded` without `Retry-After` (waiting does not help; deleting
- *   does, or the operator raising it): projects.
+ *   does, or the operator raising it): projects, stored cases.
  */
 
 export type Quotas = {
@@ -17,12 +17,18 @@ export type Quotas = {
   uploadsPerHour: number | null;
   /** Exports an organization may run at once (QUOTA_CONCURRENT_EXPORTS); null: no cap. */
   concurrentExports: number | null;
+  /**
+   * Test cases an organization may store, all its projects' runs together (QUOTA_STORED_CASES); null:
+   * no cap. Checked when an upload arrives: one is accepted while the stored cases are below it.
+   */
+  storedCases: number | null;
 };
 
 export const DEFAULT_QUOTAS: Quotas = {
   projects: 1_000,
   uploadsPerHour: 10_000,
   concurrentExports: 2,
+  storedCases: 50_000_000,
 };
 
 /** The environment variables that override the defaults. */
@@ -30,6 +36,7 @@ const QUOTA_VARIABLES = {
   projects: "QUOTA_PROJECTS",
   uploadsPerHour: "QUOTA_UPLOADS_PER_HOUR",
   concurrentExports: "QUOTA_CONCURRENT_EXPORTS",
+  storedCases: "QUOTA_STORED_CASES",
 } as const satisfies Record<keyof Quotas, string>;
 
 export type QuotaEnvironment = { [K in (typeof QUOTA_VARIABLES)[keyof Quotas]]?: string };
@@ -54,6 +61,7 @@ export function quotasFrom(env: QuotaEnvironment): Quotas {
     projects: parseQuota(QUOTA_VARIABLES.projects, env.QUOTA_PROJECTS, DEFAULT_QUOTAS.projects),
     uploadsPerHour: parseQuota(QUOTA_VARIABLES.uploadsPerHour, env.QUOTA_UPLOADS_PER_HOUR, DEFAULT_QUOTAS.uploadsPerHour),
     concurrentExports: parseQuota(QUOTA_VARIABLES.concurrentExports, env.QUOTA_CONCURRENT_EXPORTS, DEFAULT_QUOTAS.concurrentExports),
+    storedCases: parseQuota(QUOTA_VARIABLES.storedCases, env.QUOTA_STORED_CASES, DEFAULT_QUOTAS.storedCases),
   };
 }
 

@@ -72,7 +72,7 @@ export type UploadFormat = "junit_xml" | "json";
  * Every error code of the envelope, with its HTTP status. `request_timeout` and
  * `request_header_fields_too_large` are answered only by the Node server, below the app, when a
  * request cannot be read (src/node/http-server.ts). `quota_exceeded` (429): a count the operator
- * caps per organization (webhooks, projects: docs/quotas.md) is reached; unlike `rate_limited`, it
+ * caps per organization (webhooks, projects, stored cases: docs/quotas.md) is reached; unlike `rate_limited`, it
  * comes without Retry-After, since waiting makes no room, and clients do not retry it.
  */
 export const ERROR_STATUS = {

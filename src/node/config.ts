@@ -30,7 +30,7 @@ export type NodeConfig = {
    * none: loopback is refused too), WEBHOOKS_PER_ORGANIZATION, WEBHOOK_DELIVERIES_PER_MINUTE.
    */
   outbound: OutboundPolicy;
-  /** Quotas per organization (docs/quotas.md): QUOTA_PROJECTS, QUOTA_UPLOADS_PER_HOUR, QUOTA_CONCURRENT_EXPORTS. */
+  /** Quotas per organization (docs/quotas.md): QUOTA_PROJECTS, QUOTA_UPLOADS_PER_HOUR, QUOTA_CONCURRENT_EXPORTS, QUOTA_STORED_CASES. */
   quotas: Quotas;
   /** SIGN_UP: who may create accounts (docs/accounts.md); unset → open. */
   signUp: SignUpMode;

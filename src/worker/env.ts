@@ -41,11 +41,13 @@ export interface WorkerEnv {
   WEBHOOK_DELIVERIES_PER_MINUTE?: string;
   /**
    * Quotas per organization ([vars] of wrangler.toml; docs/quotas.md): projects (unset → 1000),
-   * uploads per hour (unset → 10000), exports at once (unset → 2); `0` or `unlimited`: no cap.
+   * uploads per hour (unset → 10000), exports at once (unset → 2), stored test cases (unset →
+   * 50000000); `0` or `unlimited`: no cap.
    */
   QUOTA_PROJECTS?: string;
   QUOTA_UPLOADS_PER_HOUR?: string;
   QUOTA_CONCURRENT_EXPORTS?: string;
+  QUOTA_STORED_CASES?: string;
   /** Who may create accounts: open (the default), invite-only or off (docs/accounts.md). */
   SIGN_UP?: string;
   /** Local development and tests only: host:port of the WebSocket bridge standing in for Neon's proxy. */

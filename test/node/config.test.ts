@@ -40,3 +40,14 @@ describe("the outbound policy (docs/outbound-policy.md)", () => {
     expect(() => readNodeConfig({ WEBHOOKS_PER_ORGANIZATION: "-1" })).toThrow(/WEBHOOKS_PER_ORGANIZATION/);
   });
 });
+
+describe("the quotas per organization (docs/quotas.md)", () => {
+  it("are read from QUOTA_*, QUOTA_STORED_CASES included; a malformed one fails the start, naming it", () => {
+    expect(readNodeConfig({}).quotas).toEqual({ projects: 1_000, uploadsPerHour: 10_000, concurrentExports: 2, storedCases: 50_000_000 });
+    expect(readNodeConfig({ QUOTA_STORED_CASES: "250000", QUOTA_PROJECTS: "unlimited" }).quotas).toMatchObject({
+      storedCases: 250_000,
+      projects: null,
+    });
+    expect(() => readNodeConfig({ QUOTA_STORED_CASES: "-5" })).toThrow(/QUOTA_STORED_CASES/);
+  });
+});

@@ -2,7 +2,8 @@
  * kill -9 in the middle of a run: the Node server is killed with SIGKILL while it stores a
  * 100,000-case run (its COPY under way). Nothing of the run is left half-written (the transaction
  * dies with the connection), the run stays `pending`, and the next process to start on the same
- * database picks it up and stores it whole, once.
+ * database picks it up and stores it whole, once. The project's stored-case counter (QUOTA_STORED_CASES)
+ * moves with the cases: 0 after the kill, the run's cases once it is stored.
  *
  * Postgres only: an embedded PGlite lives inside the killed process. Like the outage test, this
  * file is collected only when the suite runs on Postgres (vitest.config.ts).
@@ -35,10 +36,11 @@ afterAll(async () => {
 async function runState(runId: number) {
   const { rows } = await direct.query(
     `select status, suites_count, tests_count, (select count(*)::int from test_cases where test_run_id = r.id) as cases,
-       (select count(*)::int from test_suites where test_run_id = r.id) as suites from test_runs r where r.id = $1`,
+       (select count(*)::int from test_suites where test_run_id = r.id) as suites,
+       (select stored_cases_count::int from projects where id = r.project_id) as stored_cases from test_runs r where r.id = $1`,
     [runId],
   );
-  return rows[0] as { status: string; suites_count: number; tests_count: number; cases: number; suites: number };
+  return rows[0] as { status: string; suites_count: number; tests_count: number; cases: number; suites: number; stored_cases: number };
 }
 
 describe("the server is killed (SIGKILL) during a 100,000-case run's COPY", () => {
@@ -98,14 +100,14 @@ describe("the server is killed (SIGKILL) during a 100,000-case run's COPY", () =
       };
       void poll();
     });
-    expect(await runState(runId)).toMatchObject({ status: "pending", cases: 0, suites: 0 });
+    expect(await runState(runId)).toMatchObject({ status: "pending", cases: 0, suites: 0, stored_cases: 0 });
 
     // The next process recovers the pending run and stores it whole.
     const second = await startServerProcess(env);
     servers.push(second);
     await second.until(async () => (await runState(runId)).status !== "pending", 60_000, 200);
     const stored = await runState(runId);
-    expect(stored).toMatchObject({ status: "processed", tests_count: CASES, cases: CASES });
+    expect(stored).toMatchObject({ status: "processed", tests_count: CASES, cases: CASES, stored_cases: CASES });
     expect(stored.suites).toBe(stored.suites_count);
     const view = await second.call("GET", `/uploads/v1/test_runs/${number}`, uploadToken);
     expect(view.body).toMatchObject({ status: "processed", tests_count: CASES });

@@ -71,6 +71,8 @@ export const DATABASE_INDEPENDENT_TESTS = [
   "test/cli/uploader-commands-e2e.test.ts",
   // Server processes on an embedded database of their own, racing for its data directory.
   "test/node/data-dir-lock.test.ts",
+  // A migration run on an embedded database of its own (memory://), from the migration before it.
+  "test/db/stored-cases-backfill.test.ts",
   // A static page, although its server process opens a database (memory://).
   "test/routes/docs-page.browser.test.ts",
 ];

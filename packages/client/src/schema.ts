@@ -558,6 +558,8 @@ export interface paths {
          *     Retries: send an `Idempotency-Key` header (e.g. a UUID, the same on every retry of one upload). If a run of this project already has that key, nothing new is recorded and that run is returned, with `Idempotent-Replayed: true`; the first upload's report wins.
          *
          *     Limits: 33554432 bytes (32 MiB) per body on this server, compressed or decompressed (413 `payload_too_large`, also for chunked bodies); 600 uploads per rolling 60 seconds per project, and QUOTA_UPLOADS_PER_HOUR per organization and hour (default 10,000; docs/quotas.md): 429 `rate_limited` with `Retry-After`. Details: docs/uploads.md.
+         *
+         *     Stored cases: an organization stores at most QUOTA_STORED_CASES test cases, all its projects' runs together (default 50,000,000; docs/quotas.md). An upload is accepted while the organization stores fewer (so the run that crosses the quota is stored whole); at or over it, every upload is a 429 `quota_exceeded` without `Retry-After`, checked before the body is read. Waiting frees nothing: do not retry, ask the operator.
          */
         post: operations["uploadTestRun"];
         delete?: never;
@@ -4336,7 +4338,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            /** @description rate_limited: the project's 600 uploads a minute or the organization's QUOTA_UPLOADS_PER_HOUR are used; wait Retry-After seconds. quota_exceeded: the organization stores QUOTA_STORED_CASES test cases or more (docs/quotas.md); no Retry-After, since waiting frees nothing: do not retry. */
             429: {
                 headers: {
                     /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */

@@ -181,6 +181,7 @@ const uploadTestRunRoute = (limit: number) =>
       "Body: JUnit XML (`application/xml` or `text/xml`) with metadata in the query string, or the JSON envelope (`application/json`) carrying metadata and either `junit_xml` or `suites`; envelope metadata wins over the query string. `Content-Encoding: gzip` is accepted.",
       "Retries: send an `Idempotency-Key` header (e.g. a UUID, the same on every retry of one upload). If a run of this project already has that key, nothing new is recorded and that run is returned, with `Idempotent-Replayed: true`; the first upload's report wins.",
       `Limits: ${describeByteLimit(limit)} per body on this server, compressed or decompressed (413 \`payload_too_large\`, also for chunked bodies)${limit < UPLOAD_LIMIT_BYTES ? `: below the interface's ${describeByteLimit(UPLOAD_LIMIT_BYTES)}, because this server processes a report within a memory limit and refuses what it could not process` : ""}; 600 uploads per rolling 60 seconds per project, and QUOTA_UPLOADS_PER_HOUR per organization and hour (default 10,000; docs/quotas.md): 429 \`rate_limited\` with \`Retry-After\`. Details: docs/uploads.md.`,
+      "Stored cases: an organization stores at most QUOTA_STORED_CASES test cases, all its projects' runs together (default 50,000,000; docs/quotas.md). An upload is accepted while the organization stores fewer (so the run that crosses the quota is stored whole); at or over it, every upload is a 429 `quota_exceeded` without `Retry-After`, checked before the body is read. Waiting frees nothing: do not retry, ask the operator.",
     ].join("\n\n"),
     security: tokenSecurity,
     request: {
@@ -214,6 +215,11 @@ const uploadTestRunRoute = (limit: number) =>
         errorResponses(400)[400].content["application/json"].schema,
         "unsupported_media_type: the Content-Type, Content-Encoding or XML encoding is not accepted.",
       ),
+      429: {
+        ...errorResponses(429)[429],
+        description:
+          "rate_limited: the project's 600 uploads a minute or the organization's QUOTA_UPLOADS_PER_HOUR are used; wait Retry-After seconds. quota_exceeded: the organization stores QUOTA_STORED_CASES test cases or more (docs/quotas.md); no Retry-After, since waiting frees nothing: do not retry.",
+      },
     },
   });
 
@@ -345,9 +351,10 @@ export function createUploadsApi(config: AppConfig) {
       invalidMessage: "Invalid upload token: it is malformed, unknown or has been replaced.",
       limitMessage: (d) => `Upload limit of ${d.limit} per ${d.windowSeconds} seconds reached; retry after ${d.retryAfterSeconds} seconds.`,
       admit: async (c, token) => {
-        // A report's upload is counted in its organization's hourly quota by the same statement that finds its project.
+        // A report's upload is checked against its organization's stored cases and counted in its hourly quota by the
+        // same statement that finds its project: refused before its body is read, at no round trip of its own.
         const uploader = isReportUploadRequest(c.req.method, c.req.path)
-          ? await findProjectCountingUpload({ db: c.env.db, clock: c.env.clock }, token, quotas.uploadsPerHour)
+          ? await findProjectCountingUpload({ db: c.env.db, clock: c.env.clock }, token, quotas)
           : await findProjectByUploadToken(c.env.db, token);
         if (!uploader) return null;
         const admission = await counterAdmit(c.env.uploadCounter, uploader.projectId, { organizationId: uploader.organizationId });

@@ -652,6 +652,8 @@ async function advanceTests(
 /**
  * The tests, the failure groups, the run, the project and the day's rollup in one statement, the
  * transaction's last (COMMIT goes with it: src/db/transaction-boundaries.ts). Returns the run as processed.
+ * The project's `stored_cases_count` (QUOTA_STORED_CASES, docs/quotas.md) grows by the run's cases
+ * here, in the transaction that stored them: a retried or killed processing counts them exactly once.
  */
 async function markProcessed(
   tx: Database,
@@ -697,6 +699,7 @@ async function markProcessed(
           where id = ${runId} returning *),
         project as (
           update ${projects} set
+            stored_cases_count = stored_cases_count + ${runCounts.testsCount},
             latest_result = case when exists (select 1 from ${testRuns} r where r.project_id = ${run.projectId} and r.status = 'processed' and r.number > ${run.number})
               then latest_result else ${result}::run_result end
             ${tests.counts ? sql`, ${projectCountsAssignments(tests.counts)}` : sql``}

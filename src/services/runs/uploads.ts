@@ -2,7 +2,7 @@
  * The upload interface's services: upload-token authentication, accepting a report (record the
  * run and its payload, then queue it), and reading an uploaded run back with the same token.
  */
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { type SQL, and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Logger } from "../../lib/logger";
 import { projects, testCases, testRuns, uploadWindows } from "../../db/schema";
 import { rowsOf } from "../../db/rows";
@@ -16,7 +16,8 @@ import type { RunQueue, UploadPayload } from "../../ingest/run-queue";
 import { type PayloadObject, type PayloadStore, discardPayloadObject } from "../../ingest/payload-store";
 import type { RunMetadata } from "../../ingest/upload-request";
 import { failTestRun, recordTestRunArrival } from "./test-runs";
-import { UPLOAD_WINDOW_MS, uploadsPerHourExceeded } from "../tenancy/quotas";
+import { UPLOAD_WINDOW_MS, storedCasesExceeded, uploadsPerHourExceeded } from "../tenancy/quotas";
+import type { Quotas } from "../../lib/quotas";
 
 export type UploadingProject = { projectId: string; organizationId: string };
 
@@ -36,44 +37,80 @@ export async function findProjectByUploadToken(db: Database, token: string): Pro
 }
 
 /**
- * findProjectByUploadToken for a report's upload, counting it in its organization's hourly window
- * (QUOTA_UPLOADS_PER_HOUR, src/services/tenancy/quotas.ts) in the same statement: on the Worker the quota
- * costs no round trip of its own. Null for an unknown token (nothing counted); a full window is
- * a 429 `rate_limited` with `Retry-After`, the seconds until it ends.
+ * findProjectByUploadToken for a report's upload, with the organization's quotas checked in the same
+ * statement, so that on the Worker they cost no round trip of their own (docs/quotas.md):
+ * - stored cases (QUOTA_STORED_CASES): the sum of the counters on the organization's projects (at
+ *   most QUOTA_PROJECTS rows, read through the index on organization_id; no case is counted). An
+ *   upload is accepted while the sum is below the quota, so the run that crosses it is accepted
+ *   whole; at or over it, a 429 `quota_exceeded` without Retry-After, and the upload takes no slot
+ *   of the hourly window;
+ * - uploads per hour (QUOTA_UPLOADS_PER_HOUR, src/services/tenancy/quotas.ts): the upload is counted
+ *   in its organization's hourly window; a full window is a 429 `rate_limited` with `Retry-After`,
+ *   the seconds until it ends.
+ * Null for an unknown token (nothing counted).
  */
 export async function findProjectCountingUpload(
   deps: Pick<ServiceDeps, "db" | "clock">,
   token: string,
-  perHour: number | null,
+  quotas: Pick<Quotas, "uploadsPerHour" | "storedCases">,
 ): Promise<UploadingProject | null> {
-  if (perHour === null) return findProjectByUploadToken(deps.db, token);
+  const { uploadsPerHour: perHour, storedCases: storedQuota } = quotas;
+  if (perHour === null && storedQuota === null) return findProjectByUploadToken(deps.db, token);
   if (!isWellFormedToken("uploadToken", token)) return null;
   const now = deps.clock.now();
+  const stored =
+    storedQuota === null
+      ? sql`null::bigint`
+      : sql`(select coalesce(sum(o.stored_cases_count), 0) from ${projects} o where o.organization_id = p.organization_id)::bigint`;
+  const found = sql`found as (
+    select p.id as project_id, p.organization_id, ${stored} as stored_cases from ${projects} p
+    where p.upload_token_hash = ${await hashToken(token)} limit 1)`;
+  const hasRoom = storedQuota === null ? sql`true` : sql`found.stored_cases < ${storedQuota}`;
+  const [row] = await rowsOf<UploadCheck>(
+    deps.db.execute(
+      perHour === null
+        ? sql`with ${found} select found.project_id, found.organization_id, found.stored_cases, true as granted, null as window_started_at from found`
+        : sql`with ${found}, ${uploadSlotSql(now, perHour, hasRoom)}
+          select found.project_id, found.organization_id, found.stored_cases, exists (select 1 from slot) as granted,
+            (select window_started_at from ${uploadWindows} w where w.organization_id = found.organization_id) as window_started_at
+          from found`,
+    ),
+  );
+  if (!row) return null;
+  const storedCases = row.stored_cases === null ? null : Number(row.stored_cases);
+  if (storedQuota !== null && storedCases !== null && storedCases >= storedQuota) throw storedCasesExceeded(storedQuota, storedCases);
+  if (!row.granted) throw uploadsPerHourExceeded(perHour!, row.window_started_at === null ? now : new Date(row.window_started_at), now);
+  return { projectId: row.project_id, organizationId: row.organization_id };
+}
+
+type UploadCheck = {
+  project_id: string;
+  organization_id: string;
+  /** bigint: text from node-postgres and the Neon driver. */
+  stored_cases: string | number | null;
+  granted: boolean;
+  window_started_at: string | Date | null;
+};
+
+/**
+ * The CTE `slot`: one upload taken in the found project's organization's hourly window, when
+ * `hasRoom` (the stored-cases quota) allows it and the window has a slot left (or has ended, and
+ * a new one starts now). Returns a row when the upload was taken.
+ */
+function uploadSlotSql(now: Date, perHour: number, hasRoom: SQL): SQL {
   const nowText = now.toISOString();
   const ended = new Date(now.getTime() - UPLOAD_WINDOW_MS).toISOString();
   const w = uploadWindows;
   const expired = sql`${w}.${sql.identifier("window_started_at")} <= ${ended}::timestamptz`;
-  const [row] = await rowsOf<{ project_id: string; organization_id: string; granted: boolean; window_started_at: string | Date | null }>(
-    deps.db.execute(sql`
-      with found as (
-        select ${projects.id} as project_id, ${projects.organizationId} as organization_id from ${projects}
-        where ${projects.uploadTokenHash} = ${await hashToken(token)} limit 1
-      ), slot as (
-        insert into ${w} (organization_id, window_started_at, uploads)
-        select organization_id, ${nowText}::timestamptz, 1 from found
-        on conflict (organization_id) do update set
-          window_started_at = case when ${expired} then ${nowText}::timestamptz else ${w}.window_started_at end,
-          uploads = case when ${expired} then 1 else ${w}.uploads + 1 end
-        where ${expired} or ${w}.uploads < ${perHour}
-        returning organization_id
-      )
-      select found.project_id, found.organization_id, exists (select 1 from slot) as granted,
-        (select window_started_at from ${w} where ${w}.organization_id = found.organization_id) as window_started_at
-      from found`),
-  );
-  if (!row) return null;
-  if (!row.granted) throw uploadsPerHourExceeded(perHour, row.window_started_at === null ? now : new Date(row.window_started_at), now);
-  return { projectId: row.project_id, organizationId: row.organization_id };
+  return sql`slot as (
+    insert into ${w} (organization_id, window_started_at, uploads)
+    select organization_id, ${nowText}::timestamptz, 1 from found where ${hasRoom}
+    on conflict (organization_id) do update set
+      window_started_at = case when ${expired} then ${nowText}::timestamptz else ${w}.window_started_at end,
+      uploads = case when ${expired} then 1 else ${w}.uploads + 1 end
+    where ${expired} or ${w}.uploads < ${perHour}
+    returning organization_id
+  )`;
 }
 
 export type UploadDeps = Pick<ServiceDeps, "db" | "clock"> & { runQueue: RunQueue; logger: Logger; payloadStore?: PayloadStore };

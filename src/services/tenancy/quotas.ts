@@ -9,7 +9,10 @@
  *   (two exports cannot both take the last place), renewed while the export streams and deleted
  *   when it ends. A lease whose export died without ending expires, and stops counting, after
  *   EXPORT_LEASE_MS.
- * The projects quota is a count, checked where projects are created (src/services/tenancy/projects.ts).
+ * The count quotas are checked where what they count is added: projects where projects are created
+ * (src/services/tenancy/projects.ts), stored cases where an upload arrives, by the statement that
+ * finds the upload token's project (findProjectCountingUpload, src/services/runs/uploads.ts), from the
+ * counters run processing and the deletion of cases keep on the projects' rows (storedCasesExceeded).
  */
 import { and, count, eq, gt, lte, sql } from "drizzle-orm";
 import { exportLeases, organizations } from "../../db/schema";
@@ -35,6 +38,18 @@ export function uploadsPerHourExceeded(perHour: number, startedAt: Date, now: Da
   return rateLimited(
     `This organization has sent its ${perHour} uploads of this hour (QUOTA_UPLOADS_PER_HOUR); retry after ${retryAfterSeconds} seconds, when the window ends.`,
     retryAfterSeconds,
+  );
+}
+
+/**
+ * The 429 `quota_exceeded` of an organization that stores `stored` test cases with a quota of
+ * `quota`: no Retry-After, since waiting frees nothing (the service deletes no cases by itself).
+ */
+export function storedCasesExceeded(quota: number, stored: number): ApiError {
+  const figure = (n: number) => n.toLocaleString("en-US");
+  return new ApiError(
+    "quota_exceeded",
+    `This organization stores ${figure(stored)} test cases, at or over its quota of ${figure(quota)} stored cases (QUOTA_STORED_CASES): no upload is accepted until it stores fewer. Waiting frees nothing: ask the operator to raise QUOTA_STORED_CASES or to delete old runs or projects.`,
   );
 }
 
