@@ -1,5 +1,6 @@
 /** Reads the process environment once, for the Node entry; the app itself never sees process.env. */
 import { configuredBaseUrl } from "../lib/base-url";
+import { type AddressRange, parseTrustedProxies } from "../lib/client-address";
 import { type Quotas, quotasFrom } from "../lib/quotas";
 import { MIN_SECRETS_KEY_LENGTH, parseKeyList } from "../lib/secret-box";
 import { parseSmtpUrl } from "../mail/transport";
@@ -31,6 +32,11 @@ export type NodeConfig = {
   outbound: OutboundPolicy;
   /** Quotas per organization (docs/quotas.md): QUOTA_PROJECTS, QUOTA_UPLOADS_PER_HOUR, QUOTA_CONCURRENT_EXPORTS. */
   quotas: Quotas;
+  /**
+   * TRUSTED_PROXIES: the proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client
+   * (src/lib/client-address.ts); unset → none: the connection's peer is the client.
+   */
+  trustedProxies: AddressRange[];
 };
 
 export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
@@ -49,6 +55,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
   // Parsed now, like SMTP_URL: a malformed host or cap fails the start.
   const outbound = outboundPolicyFrom(env);
   const quotas = quotasFrom(env);
+  const trustedProxies = parseTrustedProxies(env.TRUSTED_PROXIES);
   return {
     port,
     host: env.HOST || undefined,
@@ -64,6 +71,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
     mailFrom: env.MAIL_FROM || undefined,
     outbound,
     quotas,
+    trustedProxies,
   };
 }
 
