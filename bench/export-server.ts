@@ -31,6 +31,7 @@ async function main(): Promise<void> {
     clock: systemClock,
     keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
     uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
+    clientAddress: null,
     runQueue: createNodeBackground({
       db: database.db,
       clock: systemClock,

@@ -80,6 +80,7 @@ async function main(): Promise<void> {
       clock: systemClock,
       keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
       uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
+      clientAddress: null,
       runQueue: new InProcessRunQueue(async () => {}, { logger: quietLogger }),
       logger: quietLogger,
     };

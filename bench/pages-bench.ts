@@ -96,6 +96,7 @@ async function main(): Promise<void> {
       clock: systemClock,
       keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
       uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
+      clientAddress: null,
       runQueue: createNodeBackground({ db: database.db, clock: systemClock, logger: quietLogger, webAppUrl: WEB_APP_URL, secrets }).queue,
       logger: quietLogger,
     };

@@ -39,6 +39,7 @@ async function main(): Promise<void> {
     // As src/node/server.ts builds them, but with a quota that never throttles the benchmark.
     keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
     uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
+    clientAddress: null,
     runQueue: createNodeBackground({
       db: database.db,
       clock: systemClock,

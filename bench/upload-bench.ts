@@ -107,6 +107,7 @@ async function main(): Promise<void> {
         clock: deps.clock,
         keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
         uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
+        clientAddress: null,
         runQueue: queue,
         logger: quietLogger,
       };

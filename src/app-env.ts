@@ -3,7 +3,7 @@
  * - `AppConfig`: what lives as long as a process or Worker isolate (configuration, the cursor
  *   secret, the secrets keyring, the key-id cache). `createApp(config)` keeps only this.
  * - `RequestDeps`: what one request uses (its database, the key counter, the run queue, the
- *   clock, the logger). The runtime's entry builds them for each request and hands them to
+ *   clock, the logger, the client's address). The runtime's entry builds them for each request and hands them to
  *   `app.fetch(request, deps)`, where Hono exposes them as `c.env`: the Node entry from one shared
  *   pool, the Worker from a Neon pool opened and ended within the request.
  */
@@ -84,6 +84,13 @@ export type RequestDeps = {
    * without one (Node), the body is read and its text stored in the database.
    */
   payloadStore?: PayloadStore;
+  /**
+   * The client's IP address, normalised (src/lib/client-address.ts), as the runtime's entry found
+   * it, never read by the app from request headers: on Node the connection's peer, or, from a
+   * proxy named in TRUSTED_PROXIES, the right-most X-Forwarded-For entry that is not a trusted
+   * proxy; on Workers `CF-Connecting-IP`. Null when unknown. The sign-in throttle counts by it.
+   */
+  clientAddress: string | null;
 };
 
 export type AppEnv = {

@@ -22,7 +22,7 @@ import { base64UrlEncode, sha256Hex } from "../lib/crypto";
 import type { ServiceDeps } from "../services/shared/context";
 import { writeEmail } from "../services/shared/email-outbox";
 import { createOrganization } from "../services/tenancy/organizations";
-import { clearSignInFailures } from "../services/tenancy/sign-in-throttle";
+import { liftSignInLock } from "../services/tenancy/sign-in-throttle";
 import { accountExistsEmail, noAccountResetEmail, passwordResetEmail, signUpConfirmationEmail } from "./account-emails";
 import { type PeopleDeps, createCredentialUser, createPeopleAuth, signInVerifiedEmail } from "./people";
 
@@ -234,6 +234,6 @@ export async function resetPassword(deps: AccountDeps, token: string, newPasswor
     await tx.delete(accountTokens).where(and(eq(accountTokens.userId, row.userId), eq(accountTokens.purpose, "password_reset")));
     return { outcome: "changed", email: row.email };
   });
-  if (outcome.outcome === "changed") await clearSignInFailures(deps, outcome.email);
+  if (outcome.outcome === "changed") await liftSignInLock(deps, outcome.email);
   return outcome;
 }

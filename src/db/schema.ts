@@ -858,6 +858,39 @@ export const signInThrottles = pgTable(
   (t) => [index("sign_in_throttles_expires_idx").on(t.expiresAt)],
 );
 
+/**
+ * Sign-in throttle per client address (src/services/tenancy/sign-in-throttle.ts), one row per
+ * address that failed to sign in, whatever the e-mail: `address` is its bucket (an IPv4 address,
+ * an IPv6 /64 such as `2001:db8:1:2::/64`, or `unknown`), `failures` the times of its latest
+ * failures (epoch ms, at most 16, none older than the window). Past `expires_at` (the end of the
+ * last failure's window) a row tells nothing and is deleted as failures come in.
+ */
+export const signInAddressThrottles = pgTable(
+  "sign_in_address_throttles",
+  {
+    address: text("address").primaryKey(),
+    failures: jsonb("failures").$type<number[]>().notNull().default([]),
+    expiresAt: timestampMs("expires_at").notNull(),
+  },
+  (t) => [index("sign_in_address_throttles_expires_idx").on(t.expiresAt)],
+);
+
+/**
+ * The client addresses (buckets, as above) that signed in to an e-mail's account with its
+ * password within the last 30 days: an attempt from one of them is not refused by the e-mail's
+ * lock (the per-address limit still applies), so a stranger who keeps the e-mail locked does not
+ * lock its owner out where they usually sign in. Written at each successful sign-in.
+ */
+export const signInKnownAddresses = pgTable(
+  "sign_in_known_addresses",
+  {
+    email: text("email").notNull(),
+    address: text("address").notNull(),
+    lastSignedInAt: timestampMs("last_signed_in_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.email, t.address] }), index("sign_in_known_addresses_last_signed_in_idx").on(t.lastSignedInAt)],
+);
+
 export const emailKindEnum = pgEnum("email_kind", EMAIL_KINDS);
 export const emailStatusEnum = pgEnum("email_status", EMAIL_STATUSES);
 

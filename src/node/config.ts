@@ -1,5 +1,6 @@
 /** Reads the process environment once, for the Node entry; the app itself never sees process.env. */
 import { configuredBaseUrl } from "../lib/base-url";
+import { type AddressRange, parseTrustedProxies } from "../lib/client-address";
 import { type Quotas, quotasFrom } from "../lib/quotas";
 import { type SignUpMode, signUpModeFrom } from "../lib/sign-up-mode";
 import { MIN_SECRETS_KEY_LENGTH, parseKeyList } from "../lib/secret-box";
@@ -34,6 +35,11 @@ export type NodeConfig = {
   quotas: Quotas;
   /** SIGN_UP: who may create accounts (docs/accounts.md); unset → open. */
   signUp: SignUpMode;
+  /**
+   * TRUSTED_PROXIES: the proxies (addresses or CIDR ranges) whose X-Forwarded-For names the client
+   * (src/lib/client-address.ts); unset → none: the connection's peer is the client.
+   */
+  trustedProxies: AddressRange[];
 };
 
 export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
@@ -53,6 +59,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
   const outbound = outboundPolicyFrom(env);
   const quotas = quotasFrom(env);
   const signUp = signUpModeFrom(env.SIGN_UP);
+  const trustedProxies = parseTrustedProxies(env.TRUSTED_PROXIES);
   return {
     port,
     host: env.HOST || undefined,
@@ -69,6 +76,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
     outbound,
     quotas,
     signUp,
+    trustedProxies,
   };
 }
 

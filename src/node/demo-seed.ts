@@ -194,6 +194,7 @@ export async function seedDemoOrganization(deps: ServiceDeps & { secrets: Secret
     clock,
     keyCounter: new InMemoryKeyCounter(clock),
     uploadCounter: new InMemoryKeyCounter(clock),
+    clientAddress: null,
     runQueue: queue,
     logger,
   };

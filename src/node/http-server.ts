@@ -14,7 +14,10 @@ import { RequestError, getRequestListener } from "@hono/node-server";
 import { ApiError } from "../lib/errors";
 import type { Logger } from "../lib/logger";
 
-export type FetchHandler = (request: Request) => Response | Promise<Response>;
+/** What the server knows of a request's connection: its peer's address (undefined once the socket has closed). */
+export type Connection = { remoteAddress: string | undefined };
+
+export type FetchHandler = (request: Request, connection: Connection) => Response | Promise<Response>;
 
 const REASON_PHRASES: Record<number, string> = {
   400: "Bad Request",
@@ -100,7 +103,7 @@ export function createNodeServer(fetch: FetchHandler, options: { logger: Logger 
     return requestId;
   };
 
-  const listener = getRequestListener(fetch, {
+  const listener = getRequestListener((request, bindings) => fetch(request, { remoteAddress: bindings.incoming.socket?.remoteAddress }), {
     errorHandler: (error) => {
       const answer = requestErrorAnswer(error);
       return envelopeResponse(answer, refused(answer, error instanceof Error ? error.message : String(error)));

@@ -21,6 +21,7 @@ import { printStartBanner } from "./start-banner";
 import { isLocalWebApp, mailFromAddress } from "../mail/transport";
 import { recoverPendingEmails } from "../services/shared/email-outbox";
 import { nodeSmtpTransport } from "./smtp-transport";
+import { clientAddressFromConnection, formatIpAddress } from "../lib/client-address";
 
 /** While the database is being opened, migrated and seeded: retryable, in the envelope. */
 const starting = () =>
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
   // Listening comes first: the port (PORT=0 picks one) is part of the default public base URL,
   // and a port already taken fails the start at once rather than after seeding.
   let serveApp: FetchHandler = starting;
-  const server = createNodeServer((request) => serveApp(request), { logger: consoleLogger });
+  const server = createNodeServer((request, connection) => serveApp(request, connection), { logger: consoleLogger });
   const port = await listen(server, config.port, config.host);
   const { publicBaseUrl, webAppUrl } = publicUrls(config, port);
 
@@ -78,8 +79,8 @@ async function main(): Promise<void> {
     mailConfigured: Boolean(config.smtpUrl),
     secrets,
   });
-  // One process, one pool: every request gets the same dependencies.
-  const requestDeps: RequestDeps = {
+  // One process, one pool: every request gets the same dependencies, and its client's address.
+  const requestDeps: Omit<RequestDeps, "clientAddress"> = {
     db: database.db,
     clock: systemClock,
     keyCounter: new InMemoryKeyCounter(systemClock),
@@ -87,7 +88,19 @@ async function main(): Promise<void> {
     runQueue,
     logger: consoleLogger,
   };
-  serveApp = withStaticAssets((request) => app.fetch(request, requestDeps));
+  const { trustedProxies } = config;
+  if (trustedProxies.length > 0)
+    consoleLogger.info("TRUSTED_PROXIES: on connections from these, X-Forwarded-For names the client", {
+      proxies: trustedProxies.map((range) => `${formatIpAddress(range)}/${range.prefix}`),
+    });
+  serveApp = withStaticAssets((request, connection) => {
+    const clientAddress = clientAddressFromConnection({
+      remoteAddress: connection.remoteAddress,
+      forwardedFor: request.headers.get("x-forwarded-for"),
+      trustedProxies,
+    });
+    return app.fetch(request, { ...requestDeps, clientAddress });
+  });
   printStartBanner({
     base: `http://localhost:${port}`,
     webAppUrl,

@@ -9,13 +9,12 @@ import { fileURLToPath } from "node:url";
 import { serveStatic } from "@hono/node-server/serve-static";
 import { Hono } from "hono";
 import { compress } from "hono/compress";
+import type { Connection, FetchHandler } from "./http-server";
 
 const PUBLIC_DIR = fileURLToPath(new URL("../../public", import.meta.url));
 
-export function withStaticAssets(
-  fetchApp: (request: Request) => Response | Promise<Response>,
-): (request: Request) => Response | Promise<Response> {
-  const assets = new Hono();
+export function withStaticAssets(fetchApp: FetchHandler): FetchHandler {
+  const assets = new Hono<{ Bindings: Connection }>();
   // The vendored API reference is 4 MiB of JavaScript, about 1 MiB gzipped.
   assets.use("/assets/*", compress());
   assets.use("/assets/*", async (c, next) => {
@@ -26,6 +25,6 @@ export function withStaticAssets(
     }
   });
   assets.get("/assets/*", serveStatic({ root: PUBLIC_DIR }));
-  assets.all("*", (c) => fetchApp(c.req.raw));
-  return (request) => assets.fetch(request);
+  assets.all("*", (c) => fetchApp(c.req.raw, c.env));
+  return (request, connection) => assets.fetch(request, connection);
 }

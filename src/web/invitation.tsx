@@ -8,11 +8,12 @@
 import type { Context, Hono } from "hono";
 import { AuthRefused, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, currentPerson, signIn, signUpThroughInvitation } from "../auth/people";
 import { findUserByEmail } from "../services/tenancy/memberships";
-import { clearSignInFailures, reserveSignInAttempt } from "../services/tenancy/sign-in-throttle";
+import { reserveSignInAttempt, signInSucceeded } from "../services/tenancy/sign-in-throttle";
 import { type OpenInvitation, acceptInvitation, findOpenInvitation } from "../services/tenancy/team";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { checkName, checkNewPassword, formFields } from "./forms";
 import { PlainPage } from "./layout";
+import { signInRefusal } from "./sign-in-refusal";
 import { peopleDeps, withCookies } from "./session";
 
 const Invalid = ({ paths }: { paths: WebPaths }) => (
@@ -192,19 +193,24 @@ export function registerInvitation(web: Hono<WebEnv>, config: WebConfig, paths: 
     const page = (status: 400 | 401 | 403 | 429, error: string) =>
       c.html(<InvitationPage paths={paths} token={token} invitation={invitation} mode={{ kind: "sign-in" }} error={error} />, status);
     if (!form.password) return page(400, "Enter your password.");
+    const tooMany = (refusedFor: "address" | "account" | null, until: Date) => {
+      const refusal = signInRefusal(refusedFor, until, c.env.clock.now());
+      c.header("Retry-After", String(refusal.retryAfter));
+      return page(429, refusal.message);
+    };
     const throttleDeps = { db: c.env.db, clock: c.env.clock };
-    const reservation = await reserveSignInAttempt(throttleDeps, email);
-    if (reservation.refusedUntil) return page(429, "Too many failed sign-in attempts for this e-mail; try again later.");
+    const reservation = await reserveSignInAttempt(throttleDeps, email, c.env.clientAddress);
+    if (reservation.refusedUntil) return tooMany(reservation.refusedFor, reservation.refusedUntil);
     let cookies: string[];
     try {
       ({ cookies } = await signIn(peopleDeps(c, config), { email, password: form.password }, c.req.raw.headers));
     } catch (error) {
       if (!(error instanceof AuthRefused)) throw error;
       if (error.status === 403) return page(403, "This form was sent from another site; open the invitation's link and try again.");
-      if (reservation.lockStartedUntil) return page(429, "Too many failed sign-in attempts for this e-mail; try again later.");
+      if (reservation.lockStartedUntil) return tooMany("account", reservation.lockStartedUntil);
       return page(401, "Wrong password.");
     }
-    await clearSignInFailures(throttleDeps, email);
+    await signInSucceeded(throttleDeps, email, reservation);
     const user = await findUserByEmail(c.env, email);
     const joined = user ? await acceptInvitation(c.env, token, { id: user.id, email }) : null;
     if (!joined) return invalid(c);

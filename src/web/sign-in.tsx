@@ -1,15 +1,18 @@
 /**
- * `/sign-in`: the form (GET) and signing in (POST), throttled per e-mail
- * (src/services/tenancy/sign-in-throttle.ts: after 10 failures within 15 minutes, every attempt for the
- * e-mail is refused for 15 minutes), then back to `next` (same-origin paths only).
+ * `/sign-in`: the form (GET) and signing in (POST), throttled per client address and per e-mail
+ * (src/services/tenancy/sign-in-throttle.ts: after 5 failures from an address within an hour, it
+ * waits 1 s, 2 s, 4 s… up to 15 minutes between attempts; after 10 failures for an e-mail within
+ * 15 minutes, attempts for it are refused for 15 minutes, except from addresses its owner signs
+ * in from), then back to `next` (same-origin paths only).
  */
 import type { Hono } from "hono";
 import { AuthRefused, currentPerson, signIn } from "../auth/people";
-import { clearSignInFailures, reserveSignInAttempt } from "../services/tenancy/sign-in-throttle";
+import { reserveSignInAttempt, signInSucceeded } from "../services/tenancy/sign-in-throttle";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { checkEmail, formFields } from "./forms";
 import { PlainPage } from "./layout";
 import { readVisitorFlash } from "./flash";
+import { signInRefusal } from "./sign-in-refusal";
 import { peopleDeps, safeNextPath, withCookies } from "./session";
 
 type SignInPageProps = { paths: WebPaths; next: string; signUpOpen: boolean; email?: string; error?: string; notice?: string };
@@ -50,10 +53,6 @@ const SignInPage = ({ paths, next, signUpOpen, email, error, notice }: SignInPag
   </PlainPage>
 );
 
-const minutesUntil = (until: Date, now: Date) => Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 60_000));
-const lockedMessage = (minutes: number) =>
-  `Too many failed sign-in attempts for this e-mail. Signing in with it is blocked for ${minutes} more minute${minutes === 1 ? "" : "s"}; try again later.`;
-
 export function registerSignIn(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths): void {
   const signUpOpen = (config.signUp ?? "open") === "open";
   web.get("/sign-in", async (c) => {
@@ -71,16 +70,20 @@ export function registerSignIn(web: Hono<WebEnv>, config: WebConfig, paths: WebP
     const email = form.email!.trim();
     const render = (status: 400 | 401 | 403 | 429, error: string) =>
       c.html(<SignInPage paths={paths} next={next} signUpOpen={signUpOpen} email={email} error={error} />, status);
+    const tooMany = (refusal: { message: string; retryAfter: number }) => {
+      c.header("Retry-After", String(refusal.retryAfter));
+      return render(429, refusal.message);
+    };
     if (!email || !form.password) return render(400, "Enter your e-mail and password.");
     // Before the throttle's queries: every account's address passed this rule when it was made.
     const emailProblem = checkEmail(email);
     if (emailProblem) return render(400, emailProblem);
     const throttleDeps = { db: c.env.db, clock: c.env.clock };
-    const reservation = await reserveSignInAttempt(throttleDeps, email);
-    if (reservation.refusedUntil) return render(429, lockedMessage(minutesUntil(reservation.refusedUntil, c.env.clock.now())));
+    const reservation = await reserveSignInAttempt(throttleDeps, email, c.env.clientAddress);
+    if (reservation.refusedUntil) return tooMany(signInRefusal(reservation.refusedFor, reservation.refusedUntil, c.env.clock.now()));
     try {
       const { cookies } = await signIn(peopleDeps(c, config), { email, password: form.password! }, c.req.raw.headers);
-      await clearSignInFailures(throttleDeps, email);
+      await signInSucceeded(throttleDeps, email, reservation);
       return withCookies(c.redirect(paths.to(next), 303), cookies);
     } catch (error) {
       if (!(error instanceof AuthRefused)) throw error;
@@ -92,7 +95,7 @@ export function registerSignIn(web: Hono<WebEnv>, config: WebConfig, paths: WebP
         );
       if (error.status === 403) return render(403, "This form was sent from another site; open the sign-in page and try again.");
       const locked = reservation.lockStartedUntil;
-      if (locked) return render(429, lockedMessage(minutesUntil(locked, c.env.clock.now())));
+      if (locked) return tooMany(signInRefusal("account", locked, c.env.clock.now()));
       return render(401, "Wrong e-mail or password.");
     }
   });

@@ -14,6 +14,7 @@ import * as schema from "../db/schema";
 import type { Database } from "../db/types";
 import { type Clock, systemClock } from "../lib/clock";
 import { configuredBaseUrl } from "../lib/base-url";
+import { clientAddressFromCloudflare } from "../lib/client-address";
 import { consoleLogger } from "../lib/logger";
 import { NDJSON_CONTENT_TYPE } from "../lib/ndjson";
 import { SecretKeyring, parseKeyList } from "../lib/secret-box";
@@ -101,8 +102,18 @@ function unavailableBeforeApp(error: unknown): Response {
   );
 }
 
-/** A request's dependencies over its database: the Durable Object counters, the run queue, the payloads' bucket. */
-function requestDepsOf(env: WorkerEnv, db: Database, clock: Clock, keyCounterFor: (env: WorkerEnv) => KeyCounter): RequestDeps {
+/**
+ * A request's dependencies over its database: the Durable Object counters, the run queue, the
+ * payloads' bucket, and the client's address: `CF-Connecting-IP`, which Cloudflare's edge sets
+ * (replacing any a client sent), so it cannot be forged; null without one.
+ */
+function requestDepsOf(
+  request: Request,
+  env: WorkerEnv,
+  db: Database,
+  clock: Clock,
+  keyCounterFor: (env: WorkerEnv) => KeyCounter,
+): RequestDeps {
   return {
     db,
     clock,
@@ -111,6 +122,7 @@ function requestDepsOf(env: WorkerEnv, db: Database, clock: Clock, keyCounterFor
     runQueue: new CloudflareRunQueue(env.RUN_QUEUE),
     logger: consoleLogger,
     payloadStore: payloadStoreOf(env),
+    clientAddress: clientAddressFromCloudflare(request.headers.get("cf-connecting-ip")),
   };
 }
 
@@ -205,7 +217,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       let endPoolAfter: Promise<unknown> | null = null;
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
-        const deps = requestDepsOf(env, db, clock, keyCounterFor);
+        const deps = requestDepsOf(request, env, db, clock, keyCounterFor);
         const response = await (await appFor(env, db)).fetch(request, deps, ctx);
         if (!response.body || response.headers.get("content-type") !== NDJSON_CONTENT_TYPE) return response;
         const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();

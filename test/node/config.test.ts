@@ -51,3 +51,16 @@ describe("the quotas per organization (docs/quotas.md)", () => {
     expect(() => readNodeConfig({ QUOTA_STORED_CASES: "-5" })).toThrow(/QUOTA_STORED_CASES/);
   });
 });
+
+describe("TRUSTED_PROXIES (docs/web-app.md#the-client-address)", () => {
+  it("none by default; addresses and CIDR ranges of both families; a malformed entry fails the start naming the variable", () => {
+    expect(readNodeConfig({}).trustedProxies).toEqual([]);
+    expect(readNodeConfig({ TRUSTED_PROXIES: "10.0.0.0/8, ::1" }).trustedProxies.map((range) => [range.version, range.prefix])).toEqual([
+      [4, 8],
+      [6, 128],
+    ]);
+    expect(() => readNodeConfig({ TRUSTED_PROXIES: "10.0.0.0/8,proxy.internal" })).toThrow(
+      /^TRUSTED_PROXIES must list IP addresses or CIDR ranges.*'proxy\.internal' is not one\.$/,
+    );
+  });
+});

@@ -69,6 +69,17 @@ export type HarnessOptions = {
 export type RequestTarget = { request(path: string, init?: RequestInit): Promise<Response> };
 
 /**
+ * A client address no other request of the run has (a random IPv6 /64 of fd00::/8, the unique
+ * local range): the harness's `app` sends each request from a new one, so the sign-in throttle's
+ * per-address limit, shared by the files on one database, never meets a test that is not about
+ * it. Those that are pick their addresses with `fromAddress`.
+ */
+export function uniqueClientAddress(): string {
+  const words = crypto.getRandomValues(new Uint16Array(4));
+  return `fd${(words[0]! & 0xff).toString(16).padStart(2, "0")}:${words[1]!.toString(16)}:${words[2]!.toString(16)}:${words[3]!.toString(16)}::1`;
+}
+
+/**
  * A key counter that works but hands back an admission that blows up when read: an unexpected
  * fault on every authenticated request, after authentication (the gate's "counter unreachable"
  * handling, which answers 503, only covers the call itself).
@@ -93,6 +104,11 @@ export function faultyKeyCounter(message: string): KeyCounter {
 
 export function buildHarness(parts: {
   app: RequestTarget;
+  /**
+   * The same server, with every request from `address` as its runtime entry would find it
+   * (RequestDeps.clientAddress in process; the Worker's CF-Connecting-IP through SELF); null: unknown.
+   */
+  fromAddress: (address: string | null) => RequestTarget;
   db: Database;
   clock: ManualClock;
   logs: string[];
@@ -214,6 +230,7 @@ export function buildHarness(parts: {
 
   return {
     app,
+    fromAddress: parts.fromAddress,
     /** The largest upload this server takes (the Worker's is smaller than the interface's 32 MiB). */
     uploadLimitBytes: parts.uploadLimitBytes ?? UPLOAD_LIMIT_BYTES,
     deps: parts.deps,
@@ -277,6 +294,7 @@ export function inProcessHarness(db: Database, options: HarnessOptions, close: (
     uploadCounter,
     runQueue: queueOverride,
     logger: loggerOverride,
+    clientAddress: addressOverride,
     ...configOverrides
   } = options.overrides ?? {};
   // The app and the background work share one keyring, as in the runtimes' entries.
@@ -297,7 +315,7 @@ export function inProcessHarness(db: Database, options: HarnessOptions, close: (
     secrets,
   };
   const policy = options.rateLimit ?? DEFAULT_RATE_LIMIT;
-  const requestDeps: RequestDeps = {
+  const requestDeps: Omit<RequestDeps, "clientAddress"> = {
     db: dbOverride ?? db,
     clock: clockOverride ?? clock,
     keyCounter: keyCounter ?? new InMemoryKeyCounter(clock, policy),
@@ -306,8 +324,15 @@ export function inProcessHarness(db: Database, options: HarnessOptions, close: (
     logger: loggerOverride ?? logger,
   };
   const app = createApp(config);
+  const fromAddress = (address: string | null): RequestTarget => ({
+    request: async (path, init) => app.request(path, init, { ...requestDeps, clientAddress: address }),
+  });
   const harness = buildHarness({
-    app: { request: async (path, init) => app.request(path, init, requestDeps) },
+    app: {
+      request: async (path, init) =>
+        app.request(path, init, { ...requestDeps, clientAddress: addressOverride === undefined ? uniqueClientAddress() : addressOverride }),
+    },
+    fromAddress,
     db,
     clock,
     logs,

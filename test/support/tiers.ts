@@ -67,6 +67,7 @@ export const DATABASE_INDEPENDENT_TESTS = [
   // Servers started on their own embedded database (memory://) whatever the pass.
   "test/node/server.test.ts",
   "test/node/http-server.test.ts",
+  "test/node/trusted-proxies.test.ts",
   "test/cli/quarantine-e2e.test.ts",
   "test/cli/uploader-commands-e2e.test.ts",
   // Server processes on an embedded database of their own, racing for its data directory.

@@ -18,7 +18,14 @@ import { uploadLimitOf } from "../../../src/worker";
 import { systemClock } from "../../../src/lib/clock";
 import { configureLocalProxy, requestPool } from "../../../src/worker/neon";
 import { testRuntime } from "./worker-entry";
-import { CURSOR_SECRET, type HarnessOptions, buildHarness, harnessClock, inProcessHarness } from "../../support/harness-core";
+import {
+  CURSOR_SECRET,
+  type HarnessOptions,
+  buildHarness,
+  harnessClock,
+  inProcessHarness,
+  uniqueClientAddress,
+} from "../../support/harness-core";
 
 export * from "../../support/harness-core";
 
@@ -49,9 +56,20 @@ export async function createHarness(options: HarnessOptions = {}) {
     testRuntime.rateLimitPolicy = policy;
     const clock = harnessClock();
     testRuntime.clock = clock;
-    const app = { request: (path: string, init?: RequestInit) => SELF.fetch(new URL(path, "http://api.test").toString(), init) };
+    // The test plays Cloudflare's edge, which sets CF-Connecting-IP on every request: a new address
+    // each time, unless a request names its own (fromAddress; null sends none).
+    const send = (path: string, init: RequestInit | undefined, address: string | null) => {
+      const headers = new Headers(init?.headers);
+      if (address !== null) headers.set("cf-connecting-ip", address);
+      return SELF.fetch(new URL(path, "http://api.test").toString(), { ...init, headers });
+    };
+    const app = {
+      request: (path: string, init?: RequestInit) =>
+        send(path, init, new Headers(init?.headers).get("cf-connecting-ip") ?? uniqueClientAddress()),
+    };
     return buildHarness({
       app,
+      fromAddress: (address) => ({ request: (path, init) => send(path, init, address) }),
       db,
       clock,
       logs: [],
