@@ -122,15 +122,9 @@ export function registerInvitation(web: Hono<WebEnv>, config: WebConfig, paths: 
       const mode: Mode = found.person.email === invitation.email ? { kind: "join" } : { kind: "other-account", email: found.person.email };
       return { mode, person: { userId: found.person.userId, email: found.person.email }, cookies: found.cookies };
     }
-    return {
-      mode: (await findUserByEmail(c.env, invitation.email))
-        ? { kind: "sign-in" }
-        : config.signUp === "off"
-          ? { kind: "closed" }
-          : { kind: "sign-up" },
-      person: null,
-      cookies: [],
-    };
+    const hasAccount = await findUserByEmail(c.env, invitation.email);
+    const mode: Mode = hasAccount ? { kind: "sign-in" } : config.signUp === "off" ? { kind: "closed" } : { kind: "sign-up" };
+    return { mode, person: null, cookies: [] };
   }
 
   web.get("/invitations/:token", async (c) => {
