@@ -74,6 +74,7 @@ export const DATABASE_INDEPENDENT_TESTS = [
   "test/node/data-dir-lock.test.ts",
   // A migration run on an embedded database of its own (memory://), from the migration before it.
   "test/db/stored-cases-backfill.test.ts",
+  "test/db/accounts-migration.test.ts",
   // A static page, although its server process opens a database (memory://).
   "test/routes/docs-page.browser.test.ts",
 ];
