@@ -215,7 +215,7 @@ export interface paths {
         };
         /**
          * List a project's test runs, newest first
-         * @description Newest first by arrival. Filters combine; a cursor is valid only with the filters that issued it.
+         * @description Newest first by arrival. Filters combine (`branch`, `commit_sha`, `result`, `status`); a cursor is valid only with the filters that issued it.
          *
          *     Query parameters this list does not know are ignored, not refused, so that clients and servers of different versions keep working together: a misspelled filter (`?reslt=tests_failed`) filters nothing. Check filter names against this document when a list looks unfiltered.
          */
@@ -2504,6 +2504,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only runs of this branch (exact match). */
                 branch?: string;
+                /** @description Only runs of this commit, case-insensitive. A full SHA (40 hexadecimal characters, or 64 for SHA-256) matches the runs whose `commit_sha` is exactly it; a shorter one, of at least 7 characters, is a prefix: the runs whose `commit_sha` starts with it (an abbreviated SHA may match several commits). A run uploaded with an abbreviated `commit_sha` matches only a prefix of it, never the full SHA. Anything else is a 400 `invalid_request`. */
+                commit_sha?: string;
                 /** @description Only processed runs with this result. */
                 result?: "tests_passed" | "tests_failed" | "tests_errored";
                 /** @description Only runs in this processing state. */
