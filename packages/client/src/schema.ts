@@ -529,7 +529,7 @@ export interface paths {
          * Export the test cases of a project's runs of a window as NDJSON
          * @description Streamed as NDJSON (`application/x-ndjson`): one JSON object per line, each line ending with `\n`, ordered by the run's arrival (`created_at`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: `created_at` in [since, until), at most 31 days. A failure after the first byte ends the stream with a last line `{"error": {"code", "message"}}` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag). An organization runs at most QUOTA_CONCURRENT_EXPORTS exports at once (default 2, docs/quotas.md): one more is a 429 `rate_limited` with `Retry-After`.
          *
-         *     Each line is one case with its run's number, branch, commit and arrival. The cases of the window's processed runs are in it; a pending run has no cases yet and a failed one never will (export `test_runs` to see them). A run's cases are stored together, so a run is in the export whole or not at all.
+         *     Each line is one case with its failure (`failure_type`, `failure_message`: null unless the case failed or errored) and its run's number, branch, commit and arrival. The cases of the window's processed runs are in it; a pending run has no cases yet and a failed one never will (export `test_runs` to see them). A run's cases are stored together, so a run is in the export whole or not at all.
          */
         get: operations["exportTestCases"];
         put?: never;
@@ -1327,6 +1327,10 @@ export interface components {
              */
             status: "passed" | "failed" | "errored" | "skipped";
             duration_ms: number | null;
+            /** @description A failed or errored case's failure type (the JUnit `type` attribute, e.g. `AssertionError`), as `GET /test_cases/{id}` gives it; null when the report gave none, and for passed and skipped cases. */
+            failure_type: string | null;
+            /** @description A failed or errored case's failure message, as `GET /test_cases/{id}` gives it (the `message` attribute of the `<failure>` or `<error>`, else its text; at most 4,096 characters); null for passed and skipped cases (a skip's reason is not a failure). Uploaded test output: escape it before rendering. */
+            failure_message: string | null;
             /** @description The number of the case's run in its project. */
             run_number: number;
             /** @description The run's branch. */
