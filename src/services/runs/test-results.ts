@@ -39,7 +39,7 @@ const FULL_SHA_LENGTHS = [40, 64];
  * SHA by equality (in keyset order, no sort), a shorter one as a prefix range (LIKE on the pattern
  * operator class; the few runs of the matching commits are then sorted).
  */
-export function commitShaCondition(commitSha: string): SQL {
+function commitShaCondition(commitSha: string): SQL {
   return FULL_SHA_LENGTHS.includes(commitSha.length)
     ? sql`lower(${testRuns.commitSha}) = ${commitSha}`
     : sql`lower(${testRuns.commitSha}) like ${`${commitSha}%`}`;
