@@ -283,6 +283,16 @@ export const TestRunsQuerySchema = PageQuerySchema.extend({
     .refine((value) => !value.includes("\u0000"), "must not contain NUL characters")
     .optional()
     .openapi({ param: { name: "branch", in: "query" }, description: "Only runs of this branch (exact match)." }),
+  commit_sha: z
+    .string()
+    .regex(/^[0-9a-fA-F]{7,64}$/, "must be a commit SHA: 7 to 64 hexadecimal characters")
+    .optional()
+    .openapi({
+      param: { name: "commit_sha", in: "query" },
+      description:
+        "Only runs of this commit, case-insensitive. A full SHA (40 hexadecimal characters, or 64 for SHA-256) matches the runs whose `commit_sha` is exactly it; a shorter one, of at least 7 characters, is a prefix: the runs whose `commit_sha` starts with it (an abbreviated SHA may match several commits). A run uploaded with an abbreviated `commit_sha` matches only a prefix of it, never the full SHA. Anything else is a 400 `invalid_request`.",
+      example: "9fceb02",
+    }),
   result: enumFilter(RUN_RESULTS, "result", "Only processed runs with this result."),
   status: enumFilter(RUN_STATUSES, "status", "Only runs in this processing state."),
 });

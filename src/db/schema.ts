@@ -225,6 +225,14 @@ export const testRuns = pgTable(
       .on(t.projectId, t.idempotencyKey)
       .where(sql`${t.idempotencyKey} is not null`),
     index("test_runs_project_keyset_idx").on(t.projectId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    // GET …/test_runs?commit_sha= (commitShaCondition): a full SHA by equality in keyset order, an
+    // abbreviated one as a prefix range (text_pattern_ops: LIKE 'abc1234%' whatever the collation).
+    index("test_runs_project_commit_idx").on(
+      t.projectId,
+      sql`lower(${t.commitSha}) text_pattern_ops`,
+      t.createdAt.desc().nullsFirst(),
+      t.id.desc().nullsFirst(),
+    ),
   ],
 );
 

@@ -130,6 +130,30 @@ export function test(t: TestDetail): string {
   return lines.join("\n");
 }
 
+function runLine(run: TestRunObject): string {
+  const counts =
+    run.status === "processed"
+      ? `; ${plural(run.tests_count, "test")}: ${run.passed_count} passed, ${run.failed_count} failed, ${run.errored_count} errored, ${run.skipped_count} skipped`
+      : "";
+  return `- Run #${run.number}, ${run.branch ?? "no branch"} @ ${shortSha(run.commit_sha)}, arrived ${day(run.created_at)}: ${run.status}${run.result ? `, ${run.result}` : ""}${counts}.`;
+}
+
+export function testRuns(
+  list: List<TestRunObject>,
+  args: { project_id: string; branch?: string; commit_sha?: string; result?: string; status?: string },
+): string {
+  const filters = Object.entries({ branch: args.branch, commit_sha: args.commit_sha, result: args.result, status: args.status })
+    .filter(([, value]) => value !== undefined)
+    .map(([name, value]) => `${name}=${value}`);
+  const failing = list.data.filter((run) => run.result === "tests_failed" || run.result === "tests_errored").length;
+  const lines = [
+    `${plural(list.data.length, "run")} of project_id ${args.project_id}${filters.length > 0 ? ` matching ${filters.join(", ")}` : ""}${list.pagination.has_more ? " on this page" : ""}, newest first${failing > 0 ? `: ${failing} failing` : ""}.`,
+  ];
+  for (const run of list.data.slice(0, LISTED)) lines.push(runLine(run));
+  if (failing > 0) lines.push("A run's failures, grouped by cause: get_test_run with its number.");
+  return [...lines, ...listFooter(list)].join("\n");
+}
+
 type RunDetail = TestRunObject & { failure_groups: Array<FailureGroupObject & { run_occurrences: number; run_tests_count: number }> };
 
 export function testRun(run: RunDetail): string {

@@ -26,6 +26,7 @@ import {
   SnoozeBodySchema,
   TestExecutionSchema,
   TestRunSchema,
+  TestRunsQuerySchema,
   TestSchema,
   TestsQuerySchema,
 } from "../contract/schemas";
@@ -35,7 +36,7 @@ import type { OrgScope } from "../services/shared/context";
 import { listRunFailureGroups, listTestFailureGroups, runFailureGroupList, testFailureGroupList } from "../services/runs/failure-groups";
 import { listProjects, projectList } from "../services/tenancy/projects";
 import { quarantineTest, unquarantineTest } from "../services/tests/quarantine";
-import { getTestRun } from "../services/runs/test-results";
+import { getTestRun, listTestRuns, testRunList } from "../services/runs/test-results";
 import { getTest, listTestExecutions, listTests, testExecutionList, testLists } from "../services/tests/tests";
 import * as summaries from "./summaries";
 import { EMBEDDED_FAILURE_GROUPS } from "./summaries";
@@ -176,6 +177,34 @@ export const TOOLS: Tool[] = [
       return { ...test, recent_executions: executions.data, failure_groups: groups.data };
     },
     summarize: summaries.test,
+  }),
+  defineTool({
+    name: "list_test_runs",
+    title: "List a project's test runs",
+    description:
+      "A project's runs, newest first by arrival, with their branch, commit, status (pending, processed, failed), result and counts. Filters combine: branch (exact), commit_sha (a full SHA exactly, or a prefix of at least 7 hexadecimal characters; case-insensitive), result (tests_passed, tests_failed, tests_errored), status. The latest build on a branch: branch and limit 1; then get_test_run for its failures grouped by cause. Same as GET /api/v1/projects/{project_id}/test_runs.",
+    annotations: READ_ONLY,
+    args: z.object({
+      project_id: projectId,
+      branch: TestRunsQuerySchema.shape.branch,
+      commit_sha: TestRunsQuerySchema.shape.commit_sha,
+      result: TestRunsQuerySchema.shape.result,
+      status: TestRunsQuerySchema.shape.status,
+      ...pageArgs,
+    }),
+    output: listOutput(TestRunSchema),
+    run: (context, args) => {
+      // The same filters as the REST route's (src/routes/v1/test-results.ts), so the cursors are the same too.
+      const filters = {
+        project_id: args.project_id,
+        branch: args.branch ?? null,
+        commit_sha: args.commit_sha?.toLowerCase() ?? null,
+        result: args.result ?? null,
+        status: args.status ?? null,
+      };
+      return page(context, testRunList, filters, args, listTestRuns);
+    },
+    summarize: summaries.testRuns,
   }),
   defineTool({
     name: "get_test_run",

@@ -38,7 +38,7 @@ async function runsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, 
   if (!found) return pageNotFound(c, c.var.person, paths);
   const { project, access } = found;
   const query = parseQuery(TestRunsQuerySchema, c, ["branch", "result", "cursor", "limit"]);
-  const filters = { project_id: project.id, branch: query.branch ?? null, result: query.result ?? null, status: null };
+  const filters = { project_id: project.id, branch: query.branch ?? null, commit_sha: null, result: query.result ?? null, status: null };
   const request = readListRequest(codec, testRunList, { organizationId: access.scope.organizationId, filters }, query);
   const page = await listTestRuns(access.scope, request);
   const base = paths.to(`/projects/${project.id}/runs`);

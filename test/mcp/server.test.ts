@@ -130,7 +130,7 @@ const rest = async (path: string, key = apiKey): Promise<any> => {
 };
 
 describe("the session", () => {
-  it("initializes and lists the nine tools, with input schemas from the REST parameters and output schemas", async () => {
+  it("initializes and lists the ten tools, with input schemas from the REST parameters and output schemas", async () => {
     expect(client.getServerVersion()).toMatchObject({ name: "ci-test-analytics" });
     expect(client.getInstructions()).toMatch(/list_projects/);
     const { tools } = await client.listTools();
@@ -141,6 +141,7 @@ describe("the session", () => {
         "list_alert_events",
         "list_alerts",
         "list_projects",
+        "list_test_runs",
         "list_tests",
         "quarantine_test",
         "snooze_alert",
@@ -323,6 +324,102 @@ describe("each tool answers what the REST API answers", () => {
     expect(ended.structuredContent).toEqual(await rest(`/tests/${flakyTestId}`));
     expect(ended.structuredContent).toMatchObject({ quarantined: false, quarantine: null });
     expect(text(ended)).toContain("is not quarantined");
+  });
+});
+
+describe("list_test_runs: what failed in the latest build on my branch", () => {
+  const SHA = "9fceb02d0ae598e95dc970b74767f19372d61af8";
+  let key: string;
+  let project: string;
+  let runsClient: Client;
+  beforeAll(async () => {
+    const { organization, apiKey: k } = await h.newOrganization("Runs by branch");
+    key = k;
+    project = (await h.newProject(organization.id, "Shop")).project.id;
+    for (const [branch, sha, checkout] of [
+      ["main", "0123456789abcdef0123456789abcdef01234567", "passed"],
+      ["feature/cart", SHA, "passed"],
+      ["feature/cart", SHA, "failed"],
+      ["main", "abcdef0123456789abcdef0123456789abcdef01", "passed"],
+    ] as const) {
+      h.clock.advance(60_000);
+      await h.newRun(project, {
+        meta: { branch, commitSha: sha },
+        report: report([
+          { name: "checkout", status: checkout, message: "expected 200, got 500" },
+          { name: "adds items", status: "passed" },
+        ]),
+      });
+    }
+    runsClient = await connect(served.base, key);
+  });
+  afterAll(async () => {
+    await runsClient?.close();
+  });
+  const callRuns = async (args: Record<string, unknown>) =>
+    (await runsClient.callTool({ name: "list_test_runs", arguments: args })) as CallToolResult;
+
+  it("the latest run of a branch, then its failures, in two tool calls", async () => {
+    const latest = await callRuns({ project_id: project, branch: "feature/cart", limit: 1 });
+    expect(latest.isError, text(latest)).toBeFalsy();
+    expect(latest.structuredContent).toEqual(await rest(`/projects/${project}/test_runs?branch=feature%2Fcart&limit=1`, key));
+    const run = (latest.structuredContent as any).data[0];
+    expect(run).toMatchObject({ number: 3, branch: "feature/cart", commit_sha: SHA, result: "tests_failed" });
+    expect(text(latest)).toBe(
+      [
+        `1 run of project_id ${project} matching branch=feature/cart on this page, newest first: 1 failing.`,
+        `- Run #3, feature/cart @ 9fceb02d, arrived ${run.created_at.replace(/:\d\d\.\d+Z$/, "Z").replace("T", " ")}: processed, tests_failed; 2 tests: 1 passed, 1 failed, 0 errored, 0 skipped.`,
+        "A run's failures, grouped by cause: get_test_run with its number.",
+        "More pages follow: call again with cursor = pagination.next_cursor.",
+      ].join("\n"),
+    );
+    const failures = (await runsClient.callTool({
+      name: "get_test_run",
+      arguments: { project_id: project, number: run.number },
+    })) as CallToolResult;
+    expect((failures.structuredContent as any).failure_groups.map((g: any) => g.message)).toEqual(["expected <n>, got <n>"]);
+  });
+
+  it("each filter, and pages with the REST cursors", async () => {
+    for (const [args, query] of [
+      [{}, ""],
+      [{ commit_sha: "9FCEB02" }, "commit_sha=9FCEB02"],
+      [{ commit_sha: SHA }, `commit_sha=${SHA}`],
+      [{ result: "tests_passed", branch: "main" }, "result=tests_passed&branch=main"],
+      [{ status: "processed", limit: 2 }, "status=processed&limit=2"],
+    ] as const) {
+      const result = await callRuns({ project_id: project, ...args });
+      expect(result.isError, text(result)).toBeFalsy();
+      expect(result.structuredContent, query).toEqual(await rest(`/projects/${project}/test_runs${query ? `?${query}` : ""}`, key));
+    }
+    const first = await callRuns({ project_id: project, commit_sha: "9fceb02", limit: 1 });
+    const cursor = (first.structuredContent as any).pagination.next_cursor;
+    const second = await callRuns({ project_id: project, commit_sha: "9fceb02", limit: 1, cursor });
+    expect(second.structuredContent).toEqual(
+      await rest(`/projects/${project}/test_runs?commit_sha=9fceb02&limit=1&cursor=${encodeURIComponent(cursor)}`, key),
+    );
+    expect((second.structuredContent as any).data.map((r: any) => r.number)).toEqual([2]);
+    // The cursor is bound to the filters, as in REST.
+    const other = await callRuns({ project_id: project, commit_sha: "0123456", limit: 1, cursor });
+    expect(other.isError).toBe(true);
+    expect(text(other)).toMatch(/^invalid_request: cursor is invalid/);
+  });
+
+  it("bad filters are invalid_request, another organization's project not_found", async () => {
+    for (const [args, expected] of [
+      [{ project_id: project, commit_sha: "main" }, /^invalid_request: Invalid argument: commit_sha must be a commit SHA/],
+      [{ project_id: project, result: "failed" }, /^invalid_request: Invalid argument: result must be one of/],
+      [{ branch: "main" }, /^invalid_request: Invalid argument: project_id /],
+      [
+        { project_id: project, commit: SHA },
+        /^invalid_request: Unknown argument: commit\. list_test_runs takes project_id, branch, commit_sha, result, status, limit, cursor\./,
+      ],
+      [{ project_id: projectId }, /^not_found: Project not found\./],
+    ] as const) {
+      const result = await callRuns(args);
+      expect(result.isError, JSON.stringify(args)).toBe(true);
+      expect(text(result)).toMatch(expected);
+    }
   });
 });
 

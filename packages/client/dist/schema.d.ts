@@ -215,7 +215,7 @@ export interface paths {
         };
         /**
          * List a project's test runs, newest first
-         * @description Newest first by arrival. Filters combine; a cursor is valid only with the filters that issued it.
+         * @description Newest first by arrival. Filters combine (`branch`, `commit_sha`, `result`, `status`); a cursor is valid only with the filters that issued it.
          *
          *     Query parameters this list does not know are ignored, not refused, so that clients and servers of different versions keep working together: a misspelled filter (`?reslt=tests_failed`) filters nothing. Check filter names against this document when a list looks unfiltered.
          */
@@ -528,7 +528,7 @@ export interface paths {
          * Export the test cases of a project's runs of a window as NDJSON
          * @description Streamed as NDJSON (`application/x-ndjson`): one JSON object per line, each line ending with `\n`, ordered by the run's arrival (`created_at`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: `created_at` in [since, until), at most 31 days. A failure after the first byte ends the stream with a last line `{"error": {"code", "message"}}` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag). An organization runs at most QUOTA_CONCURRENT_EXPORTS exports at once (default 2, docs/quotas.md): one more is a 429 `rate_limited` with `Retry-After`.
          *
-         *     Each line is one case with its run's number, branch, commit and arrival. The cases of the window's processed runs are in it; a pending run has no cases yet and a failed one never will (export `test_runs` to see them). A run's cases are stored together, so a run is in the export whole or not at all.
+         *     Each line is one case with its failure (`failure_type`, `failure_message`: null unless the case failed or errored) and its run's number, branch, commit and arrival. The cases of the window's processed runs are in it; a pending run has no cases yet and a failed one never will (export `test_runs` to see them). A run's cases are stored together, so a run is in the export whole or not at all.
          */
         get: operations["exportTestCases"];
         put?: never;
@@ -1326,6 +1326,10 @@ export interface components {
              */
             status: "passed" | "failed" | "errored" | "skipped";
             duration_ms: number | null;
+            /** @description A failed or errored case's failure type (the JUnit `type` attribute, e.g. `AssertionError`), as `GET /test_cases/{id}` gives it; null when the report gave none, and for passed and skipped cases. */
+            failure_type: string | null;
+            /** @description A failed or errored case's failure message, as `GET /test_cases/{id}` gives it (the `message` attribute of the `<failure>` or `<error>`, else its text; at most 4,096 characters); null for passed and skipped cases (a skip's reason is not a failure). Uploaded test output: escape it before rendering. */
+            failure_message: string | null;
             /** @description The number of the case's run in its project. */
             run_number: number;
             /** @description The run's branch. */
@@ -2504,6 +2508,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only runs of this branch (exact match). */
                 branch?: string;
+                /** @description Only runs of this commit, case-insensitive. A full SHA (40 hexadecimal characters, or 64 for SHA-256) matches the runs whose `commit_sha` is exactly it; a shorter one, of at least 7 characters, is a prefix: the runs whose `commit_sha` starts with it (an abbreviated SHA may match several commits). A run uploaded with an abbreviated `commit_sha` matches only a prefix of it, never the full SHA. Anything else is a 400 `invalid_request`. */
+                commit_sha?: string;
                 /** @description Only processed runs with this result. */
                 result?: "tests_passed" | "tests_failed" | "tests_errored";
                 /** @description Only runs in this processing state. */

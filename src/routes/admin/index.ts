@@ -37,6 +37,7 @@ import {
   setNotificationCooldown,
 } from "../../services/notifications/notification-admin";
 import { validationHook } from "../validation";
+import { documentResponse, servedOnce } from "../openapi-document";
 import { resolveQuotas } from "../../lib/quotas";
 import { registerInvitations } from "./invitations";
 
@@ -401,6 +402,16 @@ const getEmailRoute = createRoute({
   responses: { 200: json(OutboxEmailSchema, "The e-mail."), ...errorResponses(401, 404, 500, 503) },
 });
 
+const adminDocumentConfig = (publicBaseUrl: string) => ({
+  openapi: "3.1.0",
+  info: {
+    title: "CI test analytics admin API",
+    version: "1.0.0",
+    description: "What the web app does: organizations, projects, keys and tokens, invitations (an organization's first admin).",
+  },
+  servers: [{ url: `${publicBaseUrl}/admin/v1` }],
+});
+
 export function createAdminApi(config: AppConfig) {
   const admin = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   const adminToken = config.adminToken;
@@ -422,15 +433,9 @@ export function createAdminApi(config: AppConfig) {
     if (!secretsEqual(presented, adminToken)) throw unauthorized("Invalid admin token.");
     await next();
   });
-  admin.doc31("/openapi.json", () => ({
-    openapi: "3.1.0",
-    info: {
-      title: "CI test analytics admin API",
-      version: "1.0.0",
-      description: "What the web app does: organizations, projects, keys and tokens, invitations (an organization's first admin).",
-    },
-    servers: [{ url: `${config.publicBaseUrl}/admin/v1` }],
-  }));
+  // Behind the admin token; built at its first request, then served from memory with its ETag.
+  const served = servedOnce(() => admin.getOpenAPI31Document(adminDocumentConfig(config.publicBaseUrl)));
+  admin.get("/openapi.json", (c) => documentResponse(c, served(), { "Cache-Control": "private, no-cache" }));
   // Only the operations that take a body read one (jsonBodyOn says why): regenerating a key or a
   // token and deleting a webhook ignore whatever body comes with them, as /api/v1 does.
   admin.use("/organizations", jsonBodyOn("POST"));

@@ -32,7 +32,7 @@ import {
   presentUploadedRun,
 } from "../../services/runs/uploads";
 import { addMethodNotAllowed } from "../method-not-allowed";
-import { documentConfig } from "../openapi-document";
+import { documentConfig, documentResponse, servedOnce } from "../openapi-document";
 import { errorResponses } from "../responses";
 import { QuarantinedTestsForCiSchema, RunFailedTestSchema, TestRunSchema } from "../../contract/schemas";
 import { validationHook } from "../validation";
@@ -338,7 +338,9 @@ export function createUploadsApi(config: AppConfig) {
   });
   api.openAPIRegistry.register("UploadEnvelope", UploadEnvelopeSchema);
 
-  api.doc31("/openapi.json", () => uploadsDocumentConfig(config.publicBaseUrl));
+  // Public, before authentication; built at its first request, then served from memory with its ETag.
+  const served = servedOnce(() => api.getOpenAPI31Document(uploadsDocumentConfig(config.publicBaseUrl)));
+  api.get("/openapi.json", (c) => documentResponse(c, served()));
 
   const quotas = resolveQuotas(config.quotas);
   /** A report's upload (POST /test_runs): what the hourly quota counts; reads and CODEOWNERS are not uploads of runs. */

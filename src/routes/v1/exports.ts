@@ -59,6 +59,14 @@ const TestCaseExportLineSchema = z
     file: z.string().nullable(),
     status: z.enum(CASE_STATUSES).openapi({ description: "The final outcome (after retries)." }),
     duration_ms: z.number().int().nullable(),
+    failure_type: z.string().nullable().openapi({
+      description:
+        "A failed or errored case's failure type (the JUnit `type` attribute, e.g. `AssertionError`), as `GET /test_cases/{id}` gives it; null when the report gave none, and for passed and skipped cases.",
+    }),
+    failure_message: z.string().nullable().openapi({
+      description:
+        "A failed or errored case's failure message, as `GET /test_cases/{id}` gives it (the `message` attribute of the `<failure>` or `<error>`, else its text; at most 4,096 characters); null for passed and skipped cases (a skip's reason is not a failure). Uploaded test output: escape it before rendering.",
+    }),
     run_number: z.number().int().openapi({ description: "The number of the case's run in its project." }),
     branch: z.string().nullable().openapi({ description: "The run's branch." }),
     commit_sha: z.string().nullable().openapi({ description: "The run's commit." }),
@@ -100,7 +108,7 @@ const exportTestCasesRoute = createRoute({
   operationId: "exportTestCases",
   tags: ["Exports"],
   summary: "Export the test cases of a project's runs of a window as NDJSON",
-  description: `${streamDescription}\n\nEach line is one case with its run's number, branch, commit and arrival. The cases of the window's processed runs are in it; a pending run has no cases yet and a failed one never will (export \`test_runs\` to see them). A run's cases are stored together, so a run is in the export whole or not at all.`,
+  description: `${streamDescription}\n\nEach line is one case with its failure (\`failure_type\`, \`failure_message\`: null unless the case failed or errored) and its run's number, branch, commit and arrival. The cases of the window's processed runs are in it; a pending run has no cases yet and a failed one never will (export \`test_runs\` to see them). A run's cases are stored together, so a run is in the export whole or not at all.`,
   security,
   request: { params: projectParams, query: ExportWindowQuerySchema },
   responses: {

@@ -32,7 +32,7 @@ import {
   listOf,
 } from "../../contract/schemas";
 import { addMethodNotAllowed } from "../method-not-allowed";
-import { documentConfig } from "../openapi-document";
+import { documentConfig, documentResponse, servedOnce } from "../openapi-document";
 import { registerTestResultRoutes } from "./test-results";
 import { registerFailureGroupRoutes } from "./failure-groups";
 import { registerTestRoutes } from "./tests";
@@ -163,7 +163,7 @@ function v1DocumentConfig(publicBaseUrl: string) {
   return documentConfig({
     title: "CI test analytics API",
     description:
-      "Projects, test runs and alerts about flaky tests, slow runs, creeping skips and failure spikes. Every failure uses the error envelope. Rate limit: 600 requests in any rolling 60 seconds per API key. Conditional GETs: every GET answers with an `ETag` and `Cache-Control: private, no-cache`; `If-None-Match` naming the current tag gets a 304 with no body, which counts toward the rate limit like any request. Test results come in through the upload operations (`/uploads/v1/…`, tag Uploads), authenticated with a project's upload token rather than an API key.",
+      "Projects, test runs and alerts about flaky tests, slow runs, creeping skips and failure spikes. Every failure uses the error envelope. Rate limit: 600 requests in any rolling 60 seconds per API key. Conditional GETs: every GET answers with an `ETag` and `Cache-Control: private, no-cache`; `If-None-Match` naming the current tag gets a 304 with no body, which counts toward the rate limit like any request. This document too has an `ETag` (a hash of its bytes, `Cache-Control: no-cache`) and answers 304 to `If-None-Match`. Test results come in through the upload operations (`/uploads/v1/…`, tag Uploads), authenticated with a project's upload token rather than an API key.",
     serverUrl: `${publicBaseUrl}/api/v1`,
     tags: [
       { name: "Organization", description: "The organization of the API key." },
@@ -195,10 +195,11 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
     scheme: "bearer",
     description: "The organization's API key: `Authorization: Bearer cta_…`.",
   });
-  // The document is public and registered before authentication, so its handler answers first.
+  // The document is public and registered before authentication, so its handler answers first;
+  // built at its first request, then served from memory with its ETag (servedOnce).
   // It also lists the upload operations (outside /api/v1, each with its own server), so one
   // document describes everything an integrator calls.
-  api.get("/openapi.json", (c) => {
+  const served = servedOnce(() => {
     const document = api.getOpenAPI31Document(v1DocumentConfig(config.publicBaseUrl));
     declareConditionalGets(document.paths as Record<string, Record<string, unknown>>, rateLimitHeaders);
     const uploads = options.uploadsDocument?.();
@@ -210,10 +211,10 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
       components.securitySchemes = { ...components.securitySchemes, ...uploads.securitySchemes };
       document.tags = [...(document.tags ?? []), uploads.tag];
     }
-    // Readable from any origin (hosted viewers, code generators in a browser): this document only.
-    c.header("Access-Control-Allow-Origin", "*");
-    return c.json(document);
+    return document;
   });
+  // Readable from any origin (hosted viewers, code generators in a browser): this document only.
+  api.get("/openapi.json", (c) => documentResponse(c, served(), { "Access-Control-Allow-Origin": "*" }));
 
   // Authentication first, then the rate limit, then validation (docs/api-decisions.md).
   api.use("*", authenticateApiKey({ webAppUrl: config.webAppUrl, keyIdCache: parts.keyIdCache }));

@@ -46,7 +46,9 @@ const listTestRunsRoute = createRoute({
   operationId: "listTestRuns",
   tags: ["Test runs"],
   summary: "List a project's test runs, newest first",
-  description: listDescription("Newest first by arrival. Filters combine; a cursor is valid only with the filters that issued it."),
+  description: listDescription(
+    "Newest first by arrival. Filters combine (`branch`, `commit_sha`, `result`, `status`); a cursor is valid only with the filters that issued it.",
+  ),
   security,
   request: { params: z.object({ id: projectId }), query: TestRunsQuerySchema },
   responses: { 200: jsonOk(listOf(TestRunSchema, "TestRunList"), "A page of test runs."), ...errorResponses(400, 404, ...COMMON_ERRORS) },
@@ -113,6 +115,7 @@ export function registerTestResultRoutes(api: OpenAPIHono<AppEnv>, codec: Cursor
     const filters = {
       project_id: c.req.valid("param").id,
       branch: query.branch ?? null,
+      commit_sha: query.commit_sha?.toLowerCase() ?? null,
       result: query.result ?? null,
       status: query.status ?? null,
     };

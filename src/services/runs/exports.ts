@@ -43,6 +43,9 @@ export type TestCaseExportLine = {
   file: string | null;
   status: string;
   duration_ms: number | null;
+  /** The failure of a failed or errored case, as GET /test_cases/{id} names it; null for passed and skipped cases. */
+  failure_type: string | null;
+  failure_message: string | null;
   run_number: number;
   branch: string | null;
   commit_sha: string | null;
@@ -101,6 +104,8 @@ const caseColumns = {
   file: testCases.file,
   status: testCases.status,
   durationMs: testCases.durationMs,
+  failureType: testCases.failureType,
+  failureMessage: testCases.failureMessage,
 };
 type CaseRow = { [K in keyof typeof caseColumns]: (typeof testCases.$inferSelect)[K] };
 
@@ -114,6 +119,8 @@ type CaseRow = { [K in keyof typeof caseColumns]: (typeof testCases.$inferSelect
 const RUN_CASE_ORDER = [asc(testCases.suiteNumber), asc(testCases.id)];
 
 function caseLine(row: CaseRow, run: ExportRun): TestCaseExportLine {
+  // A passed case may carry a message (a JSON report's), a skipped one its reason: neither is a failure.
+  const failed = row.status === "failed" || row.status === "errored";
   return {
     test_case_id: row.id,
     test_id: row.testId,
@@ -122,6 +129,8 @@ function caseLine(row: CaseRow, run: ExportRun): TestCaseExportLine {
     file: row.file,
     status: row.status,
     duration_ms: row.durationMs,
+    failure_type: failed ? row.failureType : null,
+    failure_message: failed ? row.failureMessage : null,
     run_number: run.number,
     branch: run.branch,
     commit_sha: run.commitSha,

@@ -4,7 +4,7 @@
  * project, run or case is the same 404 as a missing one. Lists are newest first (runs by
  * arrival; suites and cases, which arrive together, by descending number and id).
  */
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { type SQL, and, asc, eq, inArray, sql } from "drizzle-orm";
 import { projects, testCases, testRuns, testSuites, tests } from "../../db/schema";
 import { notFound } from "../../lib/errors";
 import { parsePathBigintId, parsePathNumber } from "../../lib/ids";
@@ -21,7 +21,29 @@ export type TestSuiteObject = ReturnType<typeof presentTestSuite>;
 export type TestCaseObject = ReturnType<typeof presentTestCase>;
 
 /** As in the path and query string; null: not filtered. */
-export type TestRunFilters = { project_id: string; branch: string | null; result: RunResult | null; status: RunStatus | null };
+export type TestRunFilters = {
+  project_id: string;
+  branch: string | null;
+  /** Lower case (the query's value is case-insensitive): a full SHA (40 or 64 characters) exactly, a shorter one as a prefix. */
+  commit_sha: string | null;
+  result: RunResult | null;
+  status: RunStatus | null;
+};
+
+/** The lengths of a full commit SHA: SHA-1 and SHA-256 object names. */
+const FULL_SHA_LENGTHS = [40, 64];
+
+/**
+ * The runs of a commit (`commit_sha`, lower case and hexadecimal: validated by the query's
+ * schema), read from test_runs_project_commit_idx (`lower(commit_sha) text_pattern_ops`): a full
+ * SHA by equality (in keyset order, no sort), a shorter one as a prefix range (LIKE on the pattern
+ * operator class; the few runs of the matching commits are then sorted).
+ */
+function commitShaCondition(commitSha: string): SQL {
+  return FULL_SHA_LENGTHS.includes(commitSha.length)
+    ? sql`lower(${testRuns.commitSha}) = ${commitSha}`
+    : sql`lower(${testRuns.commitSha}) like ${`${commitSha}%`}`;
+}
 export type TestSuiteFilters = { project_id: string; run: string };
 export type TestCaseFilters = { project_id: string; run: string; suite: string; status: CaseStatus | null };
 
@@ -71,6 +93,7 @@ export async function listTestRuns(scope: OrgScope, request: ListRequest<TestRun
       and(
         eq(testRuns.projectId, project.id),
         filters.branch !== null ? eq(testRuns.branch, filters.branch) : undefined,
+        filters.commit_sha !== null ? commitShaCondition(filters.commit_sha) : undefined,
         filters.result !== null ? eq(testRuns.result, filters.result) : undefined,
         filters.status !== null ? eq(testRuns.status, filters.status) : undefined,
         testRunList.after(request),

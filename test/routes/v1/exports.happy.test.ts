@@ -32,6 +32,8 @@ const TEST_CASE_KEYS = [
   "file",
   "status",
   "duration_ms",
+  "failure_type",
+  "failure_message",
   "run_number",
   "branch",
   "commit_sha",
@@ -47,7 +49,11 @@ const reportCase = (prefix: string, i: number) => ({
   file: i % 2 === 0 ? `src/${prefix}.test.ts` : null,
   status: (["passed", "failed", "errored", "skipped"] as const)[i % 4]!,
   durationMs: i % 5 === 0 ? null : i * 3,
-  failureMessage: i % 4 === 1 ? "expected 1 to be 2" : null,
+  // Failed and errored cases with a type (or none) and a message; a passed or skipped case's message (a JSON report
+  // may send one, a skip gives its reason) is no failure, and the export leaves it out.
+  failureType: i % 4 === 1 ? "AssertionError" : i % 4 === 2 && i % 3 !== 0 ? "TypeError" : null,
+  failureMessage:
+    i % 4 === 1 ? "expected 1 to be 2" : i % 4 === 2 ? `boom ${i}` : i % 4 === 3 ? "skipped on CI" : i % 8 === 0 ? "noise" : null,
 });
 
 /** `count` cases in three suites, one nested in the first: the export's order (case id) crosses suites. */
@@ -178,6 +184,8 @@ describe("GET /projects/:id/exports/test_runs", () => {
   });
 });
 
+const isFailure = (status: string) => status === "failed" || status === "errored";
+
 describe("GET /projects/:id/exports/test_cases", () => {
   async function expectedLines() {
     const processed = inWindow.filter((run) => run.status === "processed");
@@ -203,6 +211,8 @@ describe("GET /projects/:id/exports/test_cases", () => {
         file: row.file,
         status: row.status,
         duration_ms: row.durationMs,
+        failure_type: isFailure(row.status) ? row.failureType : null,
+        failure_message: isFailure(row.status) ? row.failureMessage : null,
         run_number: run.number,
         branch: run.branch,
         commit_sha: run.commitSha,
@@ -225,6 +235,25 @@ describe("GET /projects/:id/exports/test_cases", () => {
     const numbers = cases.map((line) => line.run_number);
     expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
     expect(cases.some((line) => line.run_number === before.number || line.run_number === atUntil.number)).toBe(false);
+  });
+
+  it("carries each failed or errored case's failure_type and failure_message, null for the others", async () => {
+    const cases = lines((await h.get(exportPath("test_cases", since, until), key)).text);
+    const byStatus = (status: string) => cases.filter((line) => line.status === status);
+    expect(byStatus("failed").length).toBeGreaterThan(0);
+    for (const line of byStatus("failed"))
+      expect(line).toMatchObject({ failure_type: "AssertionError", failure_message: "expected 1 to be 2" });
+    const errored = byStatus("errored");
+    expect(errored.some((line) => line.failure_type === "TypeError")).toBe(true);
+    expect(errored.some((line) => line.failure_type === null)).toBe(true);
+    for (const line of errored) expect(line.failure_message).toMatch(/^boom \d+$/);
+    for (const line of [...byStatus("passed"), ...byStatus("skipped")])
+      expect(line).toMatchObject({ failure_type: null, failure_message: null });
+    // As the case's own GET shows them.
+    for (const line of [errored[0]!, byStatus("failed")[0]!]) {
+      const one = await h.get(`/api/v1/test_cases/${line.test_case_id}`, key);
+      expect(one.body).toMatchObject({ failure_type: line.failure_type, failure_message: line.failure_message });
+    }
   });
 
   it("a line agrees with the case and the test the API shows", async () => {
