@@ -24,10 +24,13 @@ import {
   type PatternSegment,
   StepBudget,
   compilePattern,
+  namesOf,
   patternMatches,
+  type PlainNames,
   segmentMatches,
   tryPattern,
 } from "./codeowners-pattern";
+import { NameGrams, gramsOf } from "./codeowners-grams";
 
 /** Largest CODEOWNERS accepted: GitHub ignores a CODEOWNERS file of 3 MB or more. */
 export const CODEOWNERS_LIMIT_BYTES = 3 * 1024 * 1024;
@@ -147,15 +150,18 @@ export function parseCodeowners(text: string): Codeowners {
   const ignoredLines: IgnoredLine[] = [];
   const lines = (text.startsWith("\uFEFF") ? text.slice(1) : text).split("\n");
   let tried = 0;
-  for (const [index, raw] of lines.entries()) {
+  for (let index = 0; index < lines.length; index++) {
     const line = index + 1;
+    const raw = lines[index]!;
     const tokens = tokensOf(raw.endsWith("\r") ? raw.slice(0, -1) : raw);
-    const [pattern, ...rest] = tokens;
+    const pattern = tokens[0];
     // Blank lines and comments; `\#…` is a pattern (which GitHub does not support), not a comment.
     if (pattern === undefined || pattern.startsWith("#")) continue;
-    const comment = rest.findIndex((token) => token.startsWith("#"));
-    const owners = comment === -1 ? rest : rest.slice(0, comment);
-    const invalid = owners.find((owner) => !isOwner(owner));
+    // The owners are the tokens after the pattern, up to a comment.
+    let end = 1;
+    while (end < tokens.length && !tokens[end]!.startsWith("#")) end++;
+    let invalid: string | undefined;
+    for (let k = 1; k < end && invalid === undefined; k++) if (!isOwner(tokens[k]!)) invalid = tokens[k];
     const unsupported = patternProblem(pattern);
     const triedRule = unsupported === null && mayBeTried(pattern) && isTriedRule(compilePattern(pattern));
     const problem =
@@ -167,9 +173,17 @@ export function parseCodeowners(text: string): Codeowners {
       continue;
     }
     if (triedRule) tried++;
-    rules.push({ line, pattern, owners: [...new Set(owners)] });
+    rules.push({ line, pattern, owners: distinct(tokens, 1, end) });
   }
   return { rules, ignoredLines };
+}
+
+/** `tokens` from `from` to `to`, each once, in order: compared one by one when few (most lines have one owner), by a set when many. */
+function distinct(tokens: readonly string[], from: number, to: number): string[] {
+  if (to - from > 16) return [...new Set(tokens.slice(from, to))];
+  const kept: string[] = [];
+  for (let k = from; k < to; k++) if (!kept.includes(tokens[k]!)) kept.push(tokens[k]!);
+  return kept;
 }
 /**
  * A test's file as a path from the repository's root, or null when it has none: backslashes
@@ -218,7 +232,7 @@ type Placement =
   | { kind: "never" }
   | { kind: "everywhere"; dirOnly: boolean }
   | { kind: "name"; by: "literal" | "prefix" | "suffix"; text: string; dirOnly: boolean }
-  | { kind: "anchored"; prefix: string[]; tail: "exact" | "inside" | "files" | "directories" }
+  | { kind: "anchored"; prefix: string[]; tail: "exact" | "inside" | "files" | "directories"; dirOnly: boolean }
   | { kind: "tried-name"; segment: NameSegment; dirOnly: boolean }
   /** Tried against the paths below `prefix` (its literal leading directories) that have a name `key` (a literal segment after a wildcard). */
   | { kind: "tried"; prefix: string[]; key: string | null };
@@ -260,12 +274,23 @@ function placementOf(pattern: CompiledPattern): Placement {
     prefix.push(segment.text);
   }
   const rest = segments.slice(prefix.length);
-  if (rest.length === 0) return { kind: "anchored", prefix, tail: "exact" };
-  if (rest.length === 1 && rest[0]!.kind === "globstar") return { kind: "anchored", prefix, tail: "inside" };
-  if (rest.length === 1 && isStar(rest[0]) && (pattern.filesOnly || pattern.dirOnly))
-    return { kind: "anchored", prefix, tail: pattern.dirOnly ? "directories" : "files" };
+  const { dirOnly } = pattern;
+  if (rest.length === 0) return { kind: "anchored", prefix, tail: "exact", dirOnly };
+  if (rest.length === 1 && rest[0]!.kind === "globstar") return { kind: "anchored", prefix, tail: "inside", dirOnly };
+  if (rest.length === 1 && isStar(rest[0]) && (pattern.filesOnly || dirOnly))
+    return { kind: "anchored", prefix, tail: dirOnly ? "directories" : "files", dirOnly };
   const key = rest.findLast((segment) => segment.kind === "literal");
   return { kind: "tried", prefix, key: key?.kind === "literal" ? key.text : null };
+}
+
+/**
+ * placementOf a pattern of names only (namesOf), without compiling it: a name at any depth, or
+ * literal directories from the root; `/` matches nothing.
+ */
+function placementOfNames({ names, anchored, dirOnly }: PlainNames): Placement {
+  if (!anchored) return { kind: "name", by: "literal", text: names[0]!, dirOnly };
+  if (names.length === 1 && names[0] === "") return { kind: "never" };
+  return { kind: "anchored", prefix: names, tail: "exact", dirOnly };
 }
 
 /**
@@ -289,13 +314,13 @@ class NameRules {
   private readonly affixes = { prefix: new Map<string, Latest>(), suffix: new Map<string, Latest>() };
   private readonly lengths = { prefix: [] as number[], suffix: [] as number[] };
   /**
-   * The first and last characters of the affixes in use (edgeOf): a name whose characters there
-   * match none cannot have one of that length, so is not cut and looked up (the lookups of a file's
-   * unique name were a slice and a hash each).
+   * The first and last characters of the names, and of the affixes in use (edgeOf): a name whose
+   * characters there match none is not one of those names, nor has one of those affixes, so is
+   * not cut and looked up (the lookups of a file's unique name were a slice and a hash each).
    */
-  private readonly edges = { prefix: new Uint8Array(0x10000), suffix: new Uint8Array(0x10000) };
-  /** Globs tried against each name, latest first. */
-  private readonly tried: { index: number; segment: NameSegment; dirOnly: boolean }[] = [];
+  private readonly edges = { literal: new Uint8Array(0x10000), prefix: new Uint8Array(0x10000), suffix: new Uint8Array(0x10000) };
+  /** Globs tried against each name, latest first, with the bits of their longest literal run (gramsOf). */
+  private readonly tried: { index: number; segment: NameSegment; dirOnly: boolean; grams: Int32Array }[] = [];
   /** What is known of directory names, by id (a file's own name is seldom seen twice: not kept). */
   private readonly known = new Map<number, NameLatest>();
   /** One budget, started again for each name. */
@@ -305,15 +330,14 @@ class NameRules {
 
   add(placement: Extract<Placement, { kind: "name" | "tried-name" }>, index: number): void {
     if (placement.kind === "tried-name") {
-      this.tried.unshift({ index, segment: placement.segment, dirOnly: placement.dirOnly });
+      const { segment, dirOnly } = placement;
+      this.tried.unshift({ index, segment, dirOnly, grams: gramsOf(segment.kind === "glob" ? segment.run : "") });
       return;
     }
     const { by, text } = placement;
     const map = by === "literal" ? this.literal : this.affixes[by];
-    if (by !== "literal") {
-      if (!this.lengths[by].includes(text.length)) this.lengths[by].push(text.length);
-      this.edges[by][edgeOf(text.charCodeAt(0), text.charCodeAt(text.length - 1))] = 1;
-    }
+    if (by !== "literal" && !this.lengths[by].includes(text.length)) this.lengths[by].push(text.length);
+    this.edges[by][edgeOf(text.charCodeAt(0), text.charCodeAt(text.length - 1))] = 1;
     let latest = map.get(text);
     if (latest === undefined) map.set(text, (latest = none()));
     later(latest, index, placement.dirOnly);
@@ -321,14 +345,14 @@ class NameRules {
 
   /** The rules found by lookups for one name: literal, then each prefix and suffix length in use whose edges fit. */
   private lookup(name: string, latest: Latest): void {
-    merge(latest, this.literal.get(name));
     const { prefix, suffix } = this.lengths;
     const length = name.length;
     const first = name.charCodeAt(0);
+    const last = name.charCodeAt(length - 1);
+    if (this.edges.literal[edgeOf(first, last)] === 1) merge(latest, this.literal.get(name));
     for (const size of prefix)
       if (size <= length && this.edges.prefix[edgeOf(first, name.charCodeAt(size - 1))] === 1)
         merge(latest, this.affixes.prefix.get(name.slice(0, size)));
-    const last = name.charCodeAt(length - 1);
     for (const size of suffix)
       if (size <= length && this.edges.suffix[edgeOf(name.charCodeAt(length - size), last)] === 1)
         merge(latest, this.affixes.suffix.get(name.slice(length - size)));
@@ -357,12 +381,17 @@ class NameRules {
     return latest;
   }
 
+  /** Whether globs are tried against names (then a file's NameGrams are worth filling). */
+  get triesNames(): boolean {
+    return this.tried.length > 0;
+  }
+
   /**
    * The latest rule matching a file's own name (rules for directories only do not apply), within
    * the name's budget; fileOverBudget tells whether it ran out. Not kept: a file's name is seldom
-   * seen twice.
+   * seen twice. `grams`: the name's, filled.
    */
-  latestForFile(name: string): number {
+  latestForFile(name: string, grams: NameGrams): number {
     const latest = this.fileLatest;
     latest.any = -1;
     latest.dir = -1;
@@ -370,11 +399,13 @@ class NameRules {
     const budget = this.budget;
     budget.steps = 0;
     this.fileOverBudget = false;
-    for (const { index, segment, dirOnly } of this.tried) {
+    for (const { index, segment, dirOnly, grams: runGrams } of this.tried) {
       // Latest first: once a rule is found, none after it can be later.
       if (latest.any >= index) break;
       if (dirOnly) continue;
-      if (segmentMatches(segment, name, -1, budget)) latest.any = index;
+      // A name without the glob's run: the one step segmentMatches takes to find that out.
+      if (!grams.mayHave(runGrams)) budget.steps++;
+      else if (segmentMatches(segment, name, -1, budget)) latest.any = index;
       if (budget.exhausted) {
         this.fileOverBudget = true;
         break;
@@ -399,16 +430,17 @@ function merge(latest: Latest, found: Latest | undefined): void {
 
 const NO_TEXT_LACKING = new Uint8Array(0);
 
-/** The texts of `needs` (at most 8) that `text` does not contain, a bit each. */
-function textsLacking(text: string, needs: readonly string[]): number {
-  let lacks = 0;
-  for (let k = 0; k < needs.length; k++) if (!text.includes(needs[k]!)) lacks |= 1 << k;
-  return lacks;
+/** The rules of lists that are latest first, latest first: the one list itself when there is one (most directories), not a copy. */
+function merged(lists: readonly (readonly number[])[]): readonly number[] {
+  const nonEmpty = lists.filter((list) => list.length > 0);
+  if (nonEmpty.length <= 1) return nonEmpty[0] ?? NO_RULES;
+  return nonEmpty.flat().sort((a, b) => b - a);
 }
 
-/** Whether `name` has each text of `needs` whose bit `lacks` has (textsLacking). */
-function hasNeeded(name: string, needs: readonly string[], lacks: number): boolean {
-  for (let k = 0; k < needs.length; k++) if ((lacks & (1 << k)) !== 0 && !name.includes(needs[k]!)) return false;
+/** Whether `name` has each text of `needs` whose bit `lacks` has (textsLacking); `needGrams`: their bits, `grams` the name's (NameGrams). */
+function hasNeeded(name: string, needs: readonly string[], needGrams: readonly Int32Array[], lacks: number, grams: NameGrams): boolean {
+  for (let k = 0; k < needs.length; k++)
+    if ((lacks & (1 << k)) !== 0 && (!grams.mayHave(needGrams[k]!) || !name.includes(needs[k]!))) return false;
   return true;
 }
 
@@ -424,7 +456,7 @@ type DirectoryFacts = {
   /** The latest rule matching a file there by the directory's names or the anchored rules along it. */
   latest: number;
   /** Rules to try, found along the directories (latest first). */
-  tried: number[];
+  tried: readonly number[];
   /**
    * For each of `tried`, which of the literal texts it needs (CompiledPattern.needs, a bit each)
    * the directory lacks: a path has a text when its directory or its file's name does (no text has
@@ -483,11 +515,23 @@ const NO_RULES: readonly number[] = [];
  * Keeps what it learns (answers by path, names up to a bound): build one per CODEOWNERS and batch.
  */
 export class OwnersMatcher {
-  /** The patterns of the rules that are tried, by rule (undefined for the others). */
+  /** The patterns of the rules that are tried, by rule (undefined for the others), and the bits of their needed texts (gramsOf). */
   private readonly compiled: (CompiledPattern | undefined)[];
+  private readonly needGrams: (Int32Array[] | undefined)[];
+  /** The texts the rules tried need, each once (many rules need the same), and each rule's by number. */
+  private readonly texts: string[] = [];
+  private readonly needIds: (number[] | undefined)[];
+  /** Whether the directory being worked out has each text (textHas), when textStamp is its number (directoryCount). */
+  private textStamp = new Int32Array(0);
+  private textHas = new Uint8Array(0);
+  private directoryCount = 0;
+  /** The current file name's characters and pairs. */
+  private readonly grams = new NameGrams();
   private readonly everywhere = none();
   private readonly names = new NameRules();
   private readonly anchored = prefixNode();
+  /** The nodes with rules to try. */
+  private readonly triedNodes = new Set<PrefixNode>();
   private lastPath: string | null = null;
   private lastOwners: readonly string[] = [];
   /** The previous path's directory (directoryOf). */
@@ -502,16 +546,37 @@ export class OwnersMatcher {
 
   constructor(private readonly rules: readonly CodeownersRule[]) {
     this.compiled = new Array<CompiledPattern | undefined>(rules.length);
+    this.needGrams = new Array<Int32Array[] | undefined>(rules.length);
+    this.needIds = new Array<number[] | undefined>(rules.length);
+    const textIds = new Map<string, number>();
     for (let index = 0; index < rules.length; index++) {
+      // Most lines of a large file are names only: placed as they are split, not compiled.
+      const plain = namesOf(rules[index]!.pattern);
+      if (plain !== null) {
+        this.place(index, placementOfNames(plain));
+        continue;
+      }
       const pattern = compilePattern(rules[index]!.pattern);
       // Only the rules tried are matched by their pattern; the others are placed and their pattern let go.
-      if (this.place(index, pattern)) this.compiled[index] = pattern;
+      if (!this.place(index, placementOf(pattern))) continue;
+      this.compiled[index] = pattern;
+      this.needGrams[index] = pattern.needs.map(gramsOf);
+      this.needIds[index] = pattern.needs.map((text) => {
+        if (!textIds.has(text)) textIds.set(text, this.texts.push(text) - 1);
+        return textIds.get(text)!;
+      });
+    }
+    this.textStamp = new Int32Array(this.texts.length);
+    this.textHas = new Uint8Array(this.texts.length);
+    // Paths try rules latest first: the lists, built in file order, are turned once.
+    for (const node of this.triedNodes) {
+      node.tried?.reverse();
+      for (const list of node.triedByName?.values() ?? []) list.reverse();
     }
   }
 
   /** Files a rule where paths find it; true when it is tried (by patternMatches) rather than found by a lookup. */
-  private place(index: number, pattern: CompiledPattern): boolean {
-    const placement = placementOf(pattern);
+  private place(index: number, placement: Placement): boolean {
     if (placement.kind === "never") return false;
     if (placement.kind === "everywhere") later(this.everywhere, index, placement.dirOnly);
     else if (placement.kind === "name" || placement.kind === "tried-name") this.names.add(placement, index);
@@ -528,13 +593,14 @@ export class OwnersMatcher {
           const byName = (node.triedByName ??= new Map());
           byName.set(placement.key, [...(byName.get(placement.key) ?? []), index]);
         }
+        this.triedNodes.add(node);
         return true;
       }
       if (placement.tail === "exact") {
-        if (pattern.dirOnly) node.exactDir = Math.max(node.exactDir, index);
+        if (placement.dirOnly) node.exactDir = Math.max(node.exactDir, index);
         else node.exactAny = Math.max(node.exactAny, index);
       } else if (placement.tail === "inside") {
-        if (pattern.dirOnly) node.insideDir = Math.max(node.insideDir, index);
+        if (placement.dirOnly) node.insideDir = Math.max(node.insideDir, index);
         else node.insideAny = Math.max(node.insideAny, index);
       } else if (placement.tail === "files") node.files = index;
       else node.directories = index;
@@ -576,20 +642,20 @@ export class OwnersMatcher {
   /** The latest rule for a file directly in `directory`: what the directory contributes, then the file's own name, then the rules to try. */
   private latestRule(path: string, name: string, directory: DirectoryFacts, budget: StepBudget): number {
     const n = directory.parts.length + 1;
-    let latest = Math.max(directory.latest, this.names.latestForFile(name));
+    if (this.names.triesNames || directory.tried.length > 0) this.grams.fill(name);
+    let latest = Math.max(directory.latest, this.names.latestForFile(name, this.grams));
     // Rules found by the file's name along the directories, and below the directory's node.
-    let more: number[] | null = null;
+    let more: (readonly number[])[] | null = null;
     const child = directory.end?.children?.get(name);
     if (child !== undefined) {
       latest = Math.max(latest, this.latestAt(child, n, n));
-      if (child.tried !== null) more = [...child.tried];
+      if (child.tried !== null) more = [child.tried];
     }
     for (const node of directory.byName) {
       const found = node.triedByName!.get(name);
-      if (found !== undefined) (more ??= []).push(...found);
+      if (found !== undefined) (more ??= []).push(found);
     }
-    more?.sort((a, b) => b - a);
-    return this.tryRules(path, name, directory, more ?? NO_RULES, latest, budget);
+    return this.tryRules(path, name, directory, more === null ? NO_RULES : merged(more), latest, budget);
   }
 
   /**
@@ -624,7 +690,11 @@ export class OwnersMatcher {
       }
       // One step, as patternMatches counts the search for the text.
       budget.steps++;
-      if ((lacks === 0 || hasNeeded(name, pattern.needs, lacks)) && tryPattern(pattern, parts, ids, name, budget)) latest = index;
+      if (
+        (lacks === 0 || hasNeeded(name, pattern.needs, this.needGrams[index]!, lacks, this.grams)) &&
+        tryPattern(pattern, parts, ids, name, budget)
+      )
+        latest = index;
     }
     return latest;
   }
@@ -644,7 +714,7 @@ export class OwnersMatcher {
       parts,
       ids,
       latest: Math.max(this.everywhere.any, n >= 2 ? this.everywhere.dir : -1),
-      tried: [],
+      tried: NO_RULES,
       lacking: NO_TEXT_LACKING,
       byName: [],
       end: undefined,
@@ -655,23 +725,45 @@ export class OwnersMatcher {
       facts.latest = Math.max(facts.latest, found.any, found.dir);
       facts.overBudget ||= found.overBudget;
     }
+    const lists: (readonly number[])[] = [];
     let node: PrefixNode | undefined = this.anchored;
     for (let depth = 0; node !== undefined; depth++) {
       facts.latest = Math.max(facts.latest, this.latestAt(node, depth, n));
-      if (node.tried !== null) facts.tried.push(...node.tried);
+      if (node.tried !== null) lists.push(node.tried);
       if (node.triedByName !== null) {
         facts.byName.push(node);
-        for (let j = depth; j < parts.length; j++) facts.tried.push(...(node.triedByName.get(parts[j]!) ?? NO_RULES));
+        for (let j = depth; j < parts.length; j++) lists.push(node.triedByName.get(parts[j]!) ?? NO_RULES);
       }
       if (depth === parts.length) facts.end = node;
       node = depth < parts.length ? node.children?.get(parts[depth]!) : undefined;
     }
-    facts.tried.sort((a, b) => b - a);
-    facts.lacking = new Uint8Array(facts.tried.length);
-    for (let k = 0; k < facts.tried.length; k++) facts.lacking[k] = textsLacking(directory, this.compiled[facts.tried[k]!]!.needs);
+    facts.tried = merged(lists);
+    facts.lacking = this.textsLacking(directory, facts.tried);
     if (this.directories.size >= DIRECTORIES_REMEMBERED) this.directories.clear();
     this.directories.set(directory, facts);
     return facts;
+  }
+
+  /**
+   * For each rule of `tried`, which of its needed texts `directory` lacks (a bit each, as
+   * CompiledPattern.needs orders them). A text many rules need is searched for once.
+   */
+  private textsLacking(directory: string, tried: readonly number[]): Uint8Array {
+    const lacking = new Uint8Array(tried.length);
+    const stamp = ++this.directoryCount;
+    const { textStamp, textHas, texts } = this;
+    for (let k = 0; k < tried.length; k++) {
+      const ids = this.needIds[tried[k]!]!;
+      for (let t = 0; t < ids.length; t++) {
+        const id = ids[t]!;
+        if (textStamp[id] !== stamp) {
+          textStamp[id] = stamp;
+          textHas[id] = directory.includes(texts[id]!) ? 1 : 0;
+        }
+        if (textHas[id] === 0) lacking[k]! |= 1 << t;
+      }
+    }
+    return lacking;
   }
 
   /** Ids of directory names; past NAMES_REMEMBERED, everything kept by id is forgotten and ids start again. */
