@@ -430,18 +430,33 @@ function merge(latest: Latest, found: Latest | undefined): void {
 
 const NO_TEXT_LACKING = new Uint8Array(0);
 
-/** The rules of lists that are latest first, latest first: the one list itself when there is one (most directories), not a copy. */
+/**
+ * The rules of lists that are latest first, latest first: the one list itself when there is one
+ * (most directories), not a copy; a few merged (a node's own rules and those it keeps by a name
+ * the path has); many sorted.
+ */
 function merged(lists: readonly (readonly number[])[]): readonly number[] {
-  const nonEmpty = lists.filter((list) => list.length > 0);
-  if (nonEmpty.length <= 1) return nonEmpty[0] ?? NO_RULES;
-  return nonEmpty.flat().sort((a, b) => b - a);
+  let result = NO_RULES;
+  let count = 0;
+  for (const list of lists) {
+    if (list.length === 0) continue;
+    if (++count > LISTS_MERGED) return lists.flat().sort((a, b) => b - a);
+    result = result.length === 0 ? list : mergeTwo(result, list);
+  }
+  return result;
 }
 
-/** Whether `name` has each text of `needs` whose bit `lacks` has (textsLacking); `needGrams`: their bits, `grams` the name's (NameGrams). */
-function hasNeeded(name: string, needs: readonly string[], needGrams: readonly Int32Array[], lacks: number, grams: NameGrams): boolean {
-  for (let k = 0; k < needs.length; k++)
-    if ((lacks & (1 << k)) !== 0 && (!grams.mayHave(needGrams[k]!) || !name.includes(needs[k]!))) return false;
-  return true;
+/** Lists merged one into the other before sorting them all is cheaper. */
+const LISTS_MERGED = 4;
+
+function mergeTwo(a: readonly number[], b: readonly number[]): number[] {
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) out.push(a[i]! >= b[j]! ? a[i++]! : b[j++]!);
+  while (i < a.length) out.push(a[i++]!);
+  while (j < b.length) out.push(b[j++]!);
+  return out;
 }
 
 /** Names a matcher gives ids (and remembers answers for) before it starts again: memory stays bounded. */
@@ -515,11 +530,14 @@ const NO_RULES: readonly number[] = [];
  * Keeps what it learns (answers by path, names up to a bound): build one per CODEOWNERS and batch.
  */
 export class OwnersMatcher {
-  /** The patterns of the rules that are tried, by rule (undefined for the others), and the bits of their needed texts (gramsOf). */
+  /** The patterns of the rules that are tried, by rule (undefined for the others). */
   private readonly compiled: (CompiledPattern | undefined)[];
-  private readonly needGrams: (Int32Array[] | undefined)[];
-  /** The texts the rules tried need, each once (many rules need the same), and each rule's by number. */
+  /**
+   * The texts the rules tried need, each once (many rules need the same), with their bits
+   * (gramsOf); each rule's by number, in CompiledPattern.needs's order.
+   */
   private readonly texts: string[] = [];
+  private readonly textGrams: Int32Array[] = [];
   private readonly needIds: (number[] | undefined)[];
   /** Whether the directory being worked out has each text (textHas), when textStamp is its number (directoryCount). */
   private textStamp = new Int32Array(0);
@@ -546,7 +564,6 @@ export class OwnersMatcher {
 
   constructor(private readonly rules: readonly CodeownersRule[]) {
     this.compiled = new Array<CompiledPattern | undefined>(rules.length);
-    this.needGrams = new Array<Int32Array[] | undefined>(rules.length);
     this.needIds = new Array<number[] | undefined>(rules.length);
     const textIds = new Map<string, number>();
     for (let index = 0; index < rules.length; index++) {
@@ -560,9 +577,9 @@ export class OwnersMatcher {
       // Only the rules tried are matched by their pattern; the others are placed and their pattern let go.
       if (!this.place(index, placementOf(pattern))) continue;
       this.compiled[index] = pattern;
-      this.needGrams[index] = pattern.needs.map(gramsOf);
       this.needIds[index] = pattern.needs.map((text) => {
         if (!textIds.has(text)) textIds.set(text, this.texts.push(text) - 1);
+        this.textGrams[textIds.get(text)!] ??= gramsOf(text);
         return textIds.get(text)!;
       });
     }
@@ -690,11 +707,7 @@ export class OwnersMatcher {
       }
       // One step, as patternMatches counts the search for the text.
       budget.steps++;
-      if (
-        (lacks === 0 || hasNeeded(name, pattern.needs, this.needGrams[index]!, lacks, this.grams)) &&
-        tryPattern(pattern, parts, ids, name, budget)
-      )
-        latest = index;
+      if ((lacks === 0 || this.hasNeeded(name, index, lacks)) && tryPattern(pattern, parts, ids, name, budget)) latest = index;
     }
     return latest;
   }
@@ -746,24 +759,39 @@ export class OwnersMatcher {
 
   /**
    * For each rule of `tried`, which of its needed texts `directory` lacks (a bit each, as
-   * CompiledPattern.needs orders them). A text many rules need is searched for once.
+   * CompiledPattern.needs orders them). A text many rules need is searched for once, and not at
+   * all when the directory lacks one of its characters or pairs (NameGrams).
    */
   private textsLacking(directory: string, tried: readonly number[]): Uint8Array {
     const lacking = new Uint8Array(tried.length);
+    if (tried.length === 0) return lacking;
     const stamp = ++this.directoryCount;
-    const { textStamp, textHas, texts } = this;
+    const { textStamp, textHas, texts, textGrams, grams } = this;
+    // The directory's characters and pairs (the file's name is set after): most texts are ruled out by them.
+    grams.fill(directory);
     for (let k = 0; k < tried.length; k++) {
       const ids = this.needIds[tried[k]!]!;
       for (let t = 0; t < ids.length; t++) {
         const id = ids[t]!;
         if (textStamp[id] !== stamp) {
           textStamp[id] = stamp;
-          textHas[id] = directory.includes(texts[id]!) ? 1 : 0;
+          textHas[id] = grams.mayHave(textGrams[id]!) && directory.includes(texts[id]!) ? 1 : 0;
         }
         if (textHas[id] === 0) lacking[k]! |= 1 << t;
       }
     }
     return lacking;
+  }
+
+  /** Whether a file's `name` (its bits in `grams`) has each text rule `index` needs whose bit `lacks` has (textsLacking). */
+  private hasNeeded(name: string, index: number, lacks: number): boolean {
+    const ids = this.needIds[index]!;
+    for (let t = 0; t < ids.length; t++) {
+      if ((lacks & (1 << t)) === 0) continue;
+      const id = ids[t]!;
+      if (!this.grams.mayHave(this.textGrams[id]!) || !name.includes(this.texts[id]!)) return false;
+    }
+    return true;
   }
 
   /** Ids of directory names; past NAMES_REMEMBERED, everything kept by id is forgotten and ids start again. */

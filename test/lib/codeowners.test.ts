@@ -278,6 +278,24 @@ describe("the matcher's faster searches and walk change nothing", () => {
     expect(owners("gen-go/m.pb.go")).toEqual(["@generated"]);
   });
 
+  it("rules found by several names of a path are tried latest first, each once", () => {
+    const names = ["x", "y", "z", "w", "v"];
+    const lines = ["* @all", "/a/*/*.js @js"];
+    for (const [i, name] of names.entries()) {
+      lines.push(`/a/*/${name}/ @${name}`, `/a/**/${name}?/ @${name}-next`, `/a/*/${name}/*.ts @${name}-ts`);
+      // Rules found by lookups between them: a path tries only the rules after the latest found, so in the wrong order it stops too soon.
+      if (i === 1) lines.push("/a/ @a");
+      if (i === 3) lines.push("y/ @any-y");
+    }
+    const text = lines.join("\n");
+    const paths: string[] = [];
+    for (let depth = 1; depth <= names.length; depth++) {
+      const directory = ["a", "b", ...names.slice(0, depth)].join("/");
+      paths.push(`${directory}/f.js`, `${directory}/f.ts`, `${directory}x/f.ts`, `${directory}/${names[depth - 1]}/f.ts`);
+    }
+    plainReading(text, [...paths, ...paths.map((path) => path.replace("a/b", "a/b/c"))]);
+  });
+
   it("prefix and suffix rules of several lengths that begin or end alike", () => {
     const text = ["*.ts @ts", "*s.ts @s-ts", "*.tsx @tsx", "te* @te", "test* @test", "tee* @tee", "x* @x", "*x @ends-x"].join("\n");
     const names = ["a.ts", "as.ts", "a.tsx", "s.ts", ".ts", "te", "test", "tee.ts", "t", "x", "xx", "tex", "tests.ts", "e.ts"];
