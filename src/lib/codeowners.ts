@@ -24,9 +24,13 @@ import {
   type PatternSegment,
   StepBudget,
   compilePattern,
+  namesOf,
   patternMatches,
+  type PlainNames,
   segmentMatches,
+  tryPattern,
 } from "./codeowners-pattern";
+import { NameGrams, gramsOf } from "./codeowners-grams";
 
 /** Largest CODEOWNERS accepted: GitHub ignores a CODEOWNERS file of 3 MB or more. */
 export const CODEOWNERS_LIMIT_BYTES = 3 * 1024 * 1024;
@@ -65,6 +69,13 @@ function isSlugChar(code: number): boolean {
   );
 }
 
+/** Whether `text` from `from` to `to` is a non-empty slug (isSlugChar). */
+function isSlug(text: string, from: number, to: number): boolean {
+  if (to <= from) return false;
+  for (let i = from; i < to; i++) if (!isSlugChar(text.charCodeAt(i))) return false;
+  return true;
+}
+
 /**
  * `@user` or `@org/team` (GitHub logins and team slugs; `_` for enterprise-managed users), or an
  * e-mail address (one `@`, no slash, a dot inside the domain). One pass over the token: a
@@ -73,10 +84,7 @@ function isSlugChar(code: number): boolean {
 export function isOwner(token: string): boolean {
   if (token.startsWith("@")) {
     const slash = token.indexOf("/");
-    const user = slash === -1 ? token.slice(1) : token.slice(1, slash);
-    const team = slash === -1 ? null : token.slice(slash + 1);
-    const slug = (text: string) => text.length > 0 && [...text].every((char) => isSlugChar(char.charCodeAt(0)));
-    return slug(user) && (team === null || slug(team));
+    return slash === -1 ? isSlug(token, 1, token.length) : isSlug(token, 1, slash) && isSlug(token, slash + 1, token.length);
   }
   const at = token.indexOf("@");
   if (at <= 0 || token.indexOf("@", at + 1) !== -1 || token.includes("/") || /\s/.test(token)) return false;
@@ -142,17 +150,20 @@ export function parseCodeowners(text: string): Codeowners {
   const ignoredLines: IgnoredLine[] = [];
   const lines = (text.startsWith("\uFEFF") ? text.slice(1) : text).split("\n");
   let tried = 0;
-  for (const [index, raw] of lines.entries()) {
+  for (let index = 0; index < lines.length; index++) {
     const line = index + 1;
+    const raw = lines[index]!;
     const tokens = tokensOf(raw.endsWith("\r") ? raw.slice(0, -1) : raw);
-    const [pattern, ...rest] = tokens;
+    const pattern = tokens[0];
     // Blank lines and comments; `\#…` is a pattern (which GitHub does not support), not a comment.
     if (pattern === undefined || pattern.startsWith("#")) continue;
-    const comment = rest.findIndex((token) => token.startsWith("#"));
-    const owners = comment === -1 ? rest : rest.slice(0, comment);
-    const invalid = owners.find((owner) => !isOwner(owner));
+    // The owners are the tokens after the pattern, up to a comment.
+    let end = 1;
+    while (end < tokens.length && !tokens[end]!.startsWith("#")) end++;
+    let invalid: string | undefined;
+    for (let k = 1; k < end && invalid === undefined; k++) if (!isOwner(tokens[k]!)) invalid = tokens[k];
     const unsupported = patternProblem(pattern);
-    const triedRule = unsupported === null && isTriedRule(compilePattern(pattern));
+    const triedRule = unsupported === null && mayBeTried(pattern) && isTriedRule(compilePattern(pattern));
     const problem =
       unsupported ??
       (invalid === undefined ? null : `\`${invalid.slice(0, 100)}\` is not an owner: use @user, @org/team or an e-mail address`) ??
@@ -162,9 +173,17 @@ export function parseCodeowners(text: string): Codeowners {
       continue;
     }
     if (triedRule) tried++;
-    rules.push({ line, pattern, owners: [...new Set(owners)] });
+    rules.push({ line, pattern, owners: distinct(tokens, 1, end) });
   }
   return { rules, ignoredLines };
+}
+
+/** `tokens` from `from` to `to`, each once, in order: compared one by one when few (most lines have one owner), by a set when many. */
+function distinct(tokens: readonly string[], from: number, to: number): string[] {
+  if (to - from > 16) return [...new Set(tokens.slice(from, to))];
+  const kept: string[] = [];
+  for (let k = from; k < to; k++) if (!kept.includes(tokens[k]!)) kept.push(tokens[k]!);
+  return kept;
 }
 /**
  * A test's file as a path from the repository's root, or null when it has none: backslashes
@@ -213,7 +232,7 @@ type Placement =
   | { kind: "never" }
   | { kind: "everywhere"; dirOnly: boolean }
   | { kind: "name"; by: "literal" | "prefix" | "suffix"; text: string; dirOnly: boolean }
-  | { kind: "anchored"; prefix: string[]; tail: "exact" | "inside" | "files" | "directories" }
+  | { kind: "anchored"; prefix: string[]; tail: "exact" | "inside" | "files" | "directories"; dirOnly: boolean }
   | { kind: "tried-name"; segment: NameSegment; dirOnly: boolean }
   /** Tried against the paths below `prefix` (its literal leading directories) that have a name `key` (a literal segment after a wildcard). */
   | { kind: "tried"; prefix: string[]; key: string | null };
@@ -255,13 +274,30 @@ function placementOf(pattern: CompiledPattern): Placement {
     prefix.push(segment.text);
   }
   const rest = segments.slice(prefix.length);
-  if (rest.length === 0) return { kind: "anchored", prefix, tail: "exact" };
-  if (rest.length === 1 && rest[0]!.kind === "globstar") return { kind: "anchored", prefix, tail: "inside" };
-  if (rest.length === 1 && isStar(rest[0]) && (pattern.filesOnly || pattern.dirOnly))
-    return { kind: "anchored", prefix, tail: pattern.dirOnly ? "directories" : "files" };
+  const { dirOnly } = pattern;
+  if (rest.length === 0) return { kind: "anchored", prefix, tail: "exact", dirOnly };
+  if (rest.length === 1 && rest[0]!.kind === "globstar") return { kind: "anchored", prefix, tail: "inside", dirOnly };
+  if (rest.length === 1 && isStar(rest[0]) && (pattern.filesOnly || dirOnly))
+    return { kind: "anchored", prefix, tail: dirOnly ? "directories" : "files", dirOnly };
   const key = rest.findLast((segment) => segment.kind === "literal");
   return { kind: "tried", prefix, key: key?.kind === "literal" ? key.text : null };
 }
+
+/**
+ * placementOf a pattern of names only (namesOf), without compiling it: a name at any depth, or
+ * literal directories from the root; `/` matches nothing.
+ */
+function placementOfNames({ names, anchored, dirOnly }: PlainNames): Placement {
+  if (!anchored) return { kind: "name", by: "literal", text: names[0]!, dirOnly };
+  if (names.length === 1 && names[0] === "") return { kind: "never" };
+  return { kind: "anchored", prefix: names, tail: "exact", dirOnly };
+}
+
+/**
+ * Whether a pattern has a wildcard character: one without (most lines of a large file) is found by
+ * a lookup whatever its slashes, so reading the file need not compile it to know.
+ */
+const mayBeTried = (pattern: string) => pattern.includes("*") || pattern.includes("?");
 
 /** Whether a rule must be tried against each path rather than found by a lookup (so counts against MAX_WILDCARD_RULES). */
 function isTriedRule(pattern: CompiledPattern): boolean {
@@ -269,62 +305,158 @@ function isTriedRule(pattern: CompiledPattern): boolean {
   return kind === "tried" || kind === "tried-name";
 }
 
+/** Which affixes a name may have: a bit per (first, last) character of the affixes in use (lowest 8 bits of each). */
+const edgeOf = (first: number, last: number) => ((first & 0xff) << 8) | (last & 0xff);
+
 /** Rules found by a path's names (a name anywhere in the path): literal, `*suffix`, `prefix*`, and globs tried per name. */
 class NameRules {
   private readonly literal = new Map<string, Latest>();
   private readonly affixes = { prefix: new Map<string, Latest>(), suffix: new Map<string, Latest>() };
-  private readonly lengths = { prefix: new Set<number>(), suffix: new Set<number>() };
-  /** Globs tried against each name, latest first. */
-  private readonly tried: { index: number; segment: NameSegment; dirOnly: boolean }[] = [];
+  private readonly lengths = { prefix: [] as number[], suffix: [] as number[] };
+  /**
+   * The first and last characters of the names, and of the affixes in use (edgeOf): a name whose
+   * characters there match none is not one of those names, nor has one of those affixes, so is
+   * not cut and looked up (the lookups of a file's unique name were a slice and a hash each).
+   */
+  private readonly edges = { literal: new Uint8Array(0x10000), prefix: new Uint8Array(0x10000), suffix: new Uint8Array(0x10000) };
+  /** Globs tried against each name, latest first, with the bits of their longest literal run (gramsOf). */
+  private readonly tried: { index: number; segment: NameSegment; dirOnly: boolean; grams: Int32Array }[] = [];
   /** What is known of directory names, by id (a file's own name is seldom seen twice: not kept). */
   private readonly known = new Map<number, NameLatest>();
+  /** One budget, started again for each name. */
+  private readonly budget = new StepBudget(NAME_STEP_BUDGET);
+  /** Whether the latest latestForFile ran out of the name's budget. */
+  fileOverBudget = false;
 
   add(placement: Extract<Placement, { kind: "name" | "tried-name" }>, index: number): void {
     if (placement.kind === "tried-name") {
-      this.tried.unshift({ index, segment: placement.segment, dirOnly: placement.dirOnly });
+      const { segment, dirOnly } = placement;
+      this.tried.unshift({ index, segment, dirOnly, grams: gramsOf(segment.kind === "glob" ? segment.run : "") });
       return;
     }
-    const map = placement.by === "literal" ? this.literal : this.affixes[placement.by];
-    if (placement.by !== "literal") this.lengths[placement.by].add(placement.text.length);
-    let latest = map.get(placement.text);
-    if (latest === undefined) map.set(placement.text, (latest = none()));
+    const { by, text } = placement;
+    const map = by === "literal" ? this.literal : this.affixes[by];
+    if (by !== "literal" && !this.lengths[by].includes(text.length)) this.lengths[by].push(text.length);
+    this.edges[by][edgeOf(text.charCodeAt(0), text.charCodeAt(text.length - 1))] = 1;
+    let latest = map.get(text);
+    if (latest === undefined) map.set(text, (latest = none()));
     later(latest, index, placement.dirOnly);
   }
 
+  /** The rules found by lookups for one name: literal, then each prefix and suffix length in use whose edges fit. */
+  private lookup(name: string, latest: Latest): void {
+    const { prefix, suffix } = this.lengths;
+    const length = name.length;
+    const first = name.charCodeAt(0);
+    const last = name.charCodeAt(length - 1);
+    if (this.edges.literal[edgeOf(first, last)] === 1) merge(latest, this.literal.get(name));
+    for (const size of prefix)
+      if (size <= length && this.edges.prefix[edgeOf(first, name.charCodeAt(size - 1))] === 1)
+        merge(latest, this.affixes.prefix.get(name.slice(0, size)));
+    for (const size of suffix)
+      if (size <= length && this.edges.suffix[edgeOf(name.charCodeAt(length - size), last)] === 1)
+        merge(latest, this.affixes.suffix.get(name.slice(length - size)));
+  }
+
   /**
-   * The latest rules matching one name (as a directory, or as the file's own name), within the
-   * name's own step budget (NAME_STEP_BUDGET): the answer depends on the name only, so a
-   * directory's is kept by its id (up to a bound).
+   * The latest rules matching a directory's name, within the name's own step budget
+   * (NAME_STEP_BUDGET): the answer depends on the name only, so it is kept by its id (up to a bound).
    */
-  latestFor(name: string, id: number, asFile: boolean): NameLatest {
-    const remembered = id >= 0 && !asFile ? this.known.get(id) : undefined;
+  latestForDirectory(name: string, id: number): NameLatest {
+    const remembered = this.known.get(id);
     if (remembered !== undefined) return remembered;
-    const latest: NameLatest = { ...none(), overBudget: false };
-    const merge = (found: Latest | undefined) => {
-      if (found === undefined) return;
-      latest.any = Math.max(latest.any, found.any);
-      latest.dir = Math.max(latest.dir, found.dir);
-    };
-    merge(this.literal.get(name));
-    for (const length of this.lengths.prefix) if (length <= name.length) merge(this.affixes.prefix.get(name.slice(0, length)));
-    for (const length of this.lengths.suffix) if (length <= name.length) merge(this.affixes.suffix.get(name.slice(name.length - length)));
-    const budget = new StepBudget(NAME_STEP_BUDGET);
+    const latest: NameLatest = { any: -1, dir: -1, overBudget: false };
+    this.lookup(name, latest);
+    const budget = this.budget;
+    budget.steps = 0;
     for (const { index, segment, dirOnly } of this.tried) {
-      if ((dirOnly && asFile) || (dirOnly ? latest.dir : latest.any) >= index) continue;
+      if ((dirOnly ? latest.dir : latest.any) >= index) continue;
       if (segmentMatches(segment, name, -1, budget)) later(latest, index, dirOnly);
       if (budget.exhausted) {
         latest.overBudget = true;
         break;
       }
     }
-    if (id >= 0 && !asFile) this.known.set(id, latest);
+    this.known.set(id, latest);
     return latest;
   }
+
+  /** Whether globs are tried against names (then a file's NameGrams are worth filling). */
+  get triesNames(): boolean {
+    return this.tried.length > 0;
+  }
+
+  /**
+   * The latest rule matching a file's own name (rules for directories only do not apply), within
+   * the name's budget; fileOverBudget tells whether it ran out. Not kept: a file's name is seldom
+   * seen twice. `grams`: the name's, filled.
+   */
+  latestForFile(name: string, grams: NameGrams): number {
+    const latest = this.fileLatest;
+    latest.any = -1;
+    latest.dir = -1;
+    this.lookup(name, latest);
+    const budget = this.budget;
+    budget.steps = 0;
+    this.fileOverBudget = false;
+    for (const { index, segment, dirOnly, grams: runGrams } of this.tried) {
+      // Latest first: once a rule is found, none after it can be later.
+      if (latest.any >= index) break;
+      if (dirOnly) continue;
+      // A name without the glob's run: the one step segmentMatches takes to find that out.
+      if (!grams.mayHave(runGrams)) budget.steps++;
+      else if (segmentMatches(segment, name, -1, budget)) latest.any = index;
+      if (budget.exhausted) {
+        this.fileOverBudget = true;
+        break;
+      }
+    }
+    return latest.any;
+  }
+  private readonly fileLatest = none();
 
   /** Forgets what is known by name id (the ids are about to be given again). */
   forget(): void {
     this.known.clear();
   }
+}
+
+/** Takes the later of each of `found`'s rules into `latest`. */
+function merge(latest: Latest, found: Latest | undefined): void {
+  if (found === undefined) return;
+  if (found.any > latest.any) latest.any = found.any;
+  if (found.dir > latest.dir) latest.dir = found.dir;
+}
+
+const NO_TEXT_LACKING = new Uint8Array(0);
+
+/**
+ * The rules of lists that are latest first, latest first: the one list itself when there is one
+ * (most directories), not a copy; a few merged (a node's own rules and those it keeps by a name
+ * the path has); many sorted.
+ */
+function merged(lists: readonly (readonly number[])[]): readonly number[] {
+  let result = NO_RULES;
+  let count = 0;
+  for (const list of lists) {
+    if (list.length === 0) continue;
+    if (++count > LISTS_MERGED) return lists.flat().sort((a, b) => b - a);
+    result = result.length === 0 ? list : mergeTwo(result, list);
+  }
+  return result;
+}
+
+/** Lists merged one into the other before sorting them all is cheaper. */
+const LISTS_MERGED = 4;
+
+function mergeTwo(a: readonly number[], b: readonly number[]): number[] {
+  const out: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) out.push(a[i]! >= b[j]! ? a[i++]! : b[j++]!);
+  while (i < a.length) out.push(a[i++]!);
+  while (j < b.length) out.push(b[j++]!);
+  return out;
 }
 
 /** Names a matcher gives ids (and remembers answers for) before it starts again: memory stays bounded. */
@@ -339,7 +471,13 @@ type DirectoryFacts = {
   /** The latest rule matching a file there by the directory's names or the anchored rules along it. */
   latest: number;
   /** Rules to try, found along the directories (latest first). */
-  tried: number[];
+  tried: readonly number[];
+  /**
+   * For each of `tried`, which of the literal texts it needs (CompiledPattern.needs, a bit each)
+   * the directory lacks: a path has a text when its directory or its file's name does (no text has
+   * a slash), so a file is ruled out by searching its name, not the whole path, for each rule.
+   */
+  lacking: Uint8Array;
   /** The nodes passed whose rules found by name also look up the file's own name. */
   byName: PrefixNode[];
   /** The node of the directory itself, where the file's name may lead one node further. */
@@ -348,30 +486,38 @@ type DirectoryFacts = {
   overBudget: boolean;
 };
 
-/** Anchored rules by their literal leading directories. */
+/**
+ * Anchored rules by their literal leading directories. A large file has a node for most of its
+ * lines: what a node has none of is null or -1, not an empty map or object of its own.
+ */
 type PrefixNode = {
-  children: Map<string, PrefixNode>;
+  children: Map<string, PrefixNode> | null;
   /** `/a/b` and `/a/b/`: the path at this depth, or a directory. */
-  exact: Latest;
+  exactAny: number;
+  exactDir: number;
   /** `/a/b/**`: anything inside. */
-  inside: Latest;
+  insideAny: number;
+  insideDir: number;
   /** `/a/b/*`: the files directly inside (GitHub's rule). */
   files: number;
   /** `/a/b/*\/`: the directories directly inside. */
   directories: number;
   /** Rules with wildcards after these directories, tried against the paths below: without a literal name after the wildcard, and by that name. */
-  tried: number[];
-  triedByName: Map<string, number[]>;
+  tried: number[] | null;
+  triedByName: Map<string, number[]> | null;
 };
 const prefixNode = (): PrefixNode => ({
-  children: new Map(),
-  exact: none(),
-  inside: none(),
+  children: null,
+  exactAny: -1,
+  exactDir: -1,
+  insideAny: -1,
+  insideDir: -1,
   files: -1,
   directories: -1,
-  tried: [],
-  triedByName: new Map(),
+  tried: null,
+  triedByName: null,
 });
+const NO_RULES: readonly number[] = [];
 
 /**
  * Owners of paths under one CODEOWNERS' rules. A path's rule is the latest of:
@@ -384,11 +530,32 @@ const prefixNode = (): PrefixNode => ({
  * Keeps what it learns (answers by path, names up to a bound): build one per CODEOWNERS and batch.
  */
 export class OwnersMatcher {
-  private readonly compiled: CompiledPattern[];
+  /** The patterns of the rules that are tried, by rule (undefined for the others). */
+  private readonly compiled: (CompiledPattern | undefined)[];
+  /**
+   * The texts the rules tried need, each once (many rules need the same), with their bits
+   * (gramsOf); each rule's by number, in CompiledPattern.needs's order.
+   */
+  private readonly texts: string[] = [];
+  private readonly textGrams: Int32Array[] = [];
+  private readonly needIds: (number[] | undefined)[];
+  /** Whether the directory being worked out has each text (textHas), when textStamp is its number (directoryCount). */
+  private textStamp = new Int32Array(0);
+  private textHas = new Uint8Array(0);
+  private directoryCount = 0;
+  /** The current file name's characters and pairs. */
+  private readonly grams = new NameGrams();
   private readonly everywhere = none();
   private readonly names = new NameRules();
   private readonly anchored = prefixNode();
-  private last: { path: string | null; owners: readonly string[] } = { path: null, owners: [] };
+  /** The nodes with rules to try. */
+  private readonly triedNodes = new Set<PrefixNode>();
+  private lastPath: string | null = null;
+  private lastOwners: readonly string[] = [];
+  /** The previous path's directory (directoryOf). */
+  private lastDirectory: { name: string; facts: DirectoryFacts } | null = null;
+  /** One budget, started again for each path. */
+  private readonly budget = new StepBudget(PATH_STEP_BUDGET);
   /** Directory names by id: the answers kept per name are kept by id (a number compares faster than a string). */
   private readonly ids = new Map<string, number>();
   private readonly directories = new Map<string, DirectoryFacts>();
@@ -396,30 +563,66 @@ export class OwnersMatcher {
   pathsOverBudget = 0;
 
   constructor(private readonly rules: readonly CodeownersRule[]) {
-    this.compiled = rules.map((rule) => compilePattern(rule.pattern));
-    for (const [index, pattern] of this.compiled.entries()) this.place(index, pattern);
+    this.compiled = new Array<CompiledPattern | undefined>(rules.length);
+    this.needIds = new Array<number[] | undefined>(rules.length);
+    const textIds = new Map<string, number>();
+    for (let index = 0; index < rules.length; index++) {
+      // Most lines of a large file are names only: placed as they are split, not compiled.
+      const plain = namesOf(rules[index]!.pattern);
+      if (plain !== null) {
+        this.place(index, placementOfNames(plain));
+        continue;
+      }
+      const pattern = compilePattern(rules[index]!.pattern);
+      // Only the rules tried are matched by their pattern; the others are placed and their pattern let go.
+      if (!this.place(index, placementOf(pattern))) continue;
+      this.compiled[index] = pattern;
+      this.needIds[index] = pattern.needs.map((text) => {
+        if (!textIds.has(text)) textIds.set(text, this.texts.push(text) - 1);
+        this.textGrams[textIds.get(text)!] ??= gramsOf(text);
+        return textIds.get(text)!;
+      });
+    }
+    this.textStamp = new Int32Array(this.texts.length);
+    this.textHas = new Uint8Array(this.texts.length);
+    // Paths try rules latest first: the lists, built in file order, are turned once.
+    for (const node of this.triedNodes) {
+      node.tried?.reverse();
+      for (const list of node.triedByName?.values() ?? []) list.reverse();
+    }
   }
 
-  private place(index: number, pattern: CompiledPattern): void {
-    const placement = placementOf(pattern);
-    if (placement.kind === "never") return;
+  /** Files a rule where paths find it; true when it is tried (by patternMatches) rather than found by a lookup. */
+  private place(index: number, placement: Placement): boolean {
+    if (placement.kind === "never") return false;
     if (placement.kind === "everywhere") later(this.everywhere, index, placement.dirOnly);
     else if (placement.kind === "name" || placement.kind === "tried-name") this.names.add(placement, index);
     else {
       let node = this.anchored;
       for (const segment of placement.prefix) {
-        let child = node.children.get(segment);
-        if (child === undefined) node.children.set(segment, (child = prefixNode()));
+        let child = node.children?.get(segment);
+        if (child === undefined) (node.children ??= new Map()).set(segment, (child = prefixNode()));
         node = child;
       }
       if (placement.kind === "tried") {
-        if (placement.key === null) node.tried.push(index);
-        else node.triedByName.set(placement.key, [...(node.triedByName.get(placement.key) ?? []), index]);
-      } else if (placement.tail === "exact") later(node.exact, index, pattern.dirOnly);
-      else if (placement.tail === "inside") later(node.inside, index, pattern.dirOnly);
-      else if (placement.tail === "files") node.files = index;
+        if (placement.key === null) (node.tried ??= []).push(index);
+        else {
+          const byName = (node.triedByName ??= new Map());
+          byName.set(placement.key, [...(byName.get(placement.key) ?? []), index]);
+        }
+        this.triedNodes.add(node);
+        return true;
+      }
+      if (placement.tail === "exact") {
+        if (placement.dirOnly) node.exactDir = Math.max(node.exactDir, index);
+        else node.exactAny = Math.max(node.exactAny, index);
+      } else if (placement.tail === "inside") {
+        if (placement.dirOnly) node.insideDir = Math.max(node.insideDir, index);
+        else node.insideAny = Math.max(node.insideAny, index);
+      } else if (placement.tail === "files") node.files = index;
       else node.directories = index;
     }
+    return false;
   }
 
   /** The owners of a test's file (normalizeTestPath); `[]` without a file, or when no rule matches or the last that does has none. */
@@ -427,41 +630,86 @@ export class OwnersMatcher {
     const path = normalizeTestPath(file);
     if (path === null || this.rules.length === 0) return [];
     // A run's tests come file by file: the same path again is answered at once.
-    if (path === this.last.path) return this.last.owners;
+    if (path === this.lastPath) return this.lastOwners;
     const slash = path.lastIndexOf("/");
-    const directory = this.directoryFacts(slash === -1 ? "" : path.slice(0, slash));
-    const budget = new StepBudget(PATH_STEP_BUDGET);
-    const { latest, overBudget } = this.latestRule(path, path.slice(slash + 1), directory, budget);
-    if (overBudget || directory.overBudget || budget.exhausted) this.pathsOverBudget++;
+    const directory = this.directoryOf(path, slash);
+    const budget = this.budget;
+    budget.steps = 0;
+    const latest = this.latestRule(path, path.slice(slash + 1), directory, budget);
+    if (this.names.fileOverBudget || directory.overBudget || budget.exhausted) this.pathsOverBudget++;
     const owners = latest === -1 ? [] : this.rules[latest]!.owners;
-    this.last = { path, owners };
+    this.lastPath = path;
+    this.lastOwners = owners;
     return owners;
   }
 
+  /**
+   * The facts of a path's directory: those of the previous path's when it is the same (files come
+   * directory by directory), compared as strings (faster than a hash lookup, or than startsWith).
+   */
+  private directoryOf(path: string, slash: number): DirectoryFacts {
+    const name = slash === -1 ? "" : path.slice(0, slash);
+    const last = this.lastDirectory;
+    if (last !== null && name === last.name) return last.facts;
+    const facts = this.directoryFacts(name);
+    this.lastDirectory = { name, facts };
+    return facts;
+  }
+
   /** The latest rule for a file directly in `directory`: what the directory contributes, then the file's own name, then the rules to try. */
-  private latestRule(path: string, name: string, directory: DirectoryFacts, budget: StepBudget): { latest: number; overBudget: boolean } {
+  private latestRule(path: string, name: string, directory: DirectoryFacts, budget: StepBudget): number {
     const n = directory.parts.length + 1;
-    const own = this.names.latestFor(name, -1, true);
-    let latest = Math.max(directory.latest, own.any);
-    let tried = directory.tried;
-    const more: number[] = [];
-    const child = directory.end?.children.get(name);
+    if (this.names.triesNames || directory.tried.length > 0) this.grams.fill(name);
+    let latest = Math.max(directory.latest, this.names.latestForFile(name, this.grams));
+    // Rules found by the file's name along the directories, and below the directory's node.
+    let more: (readonly number[])[] | null = null;
+    const child = directory.end?.children?.get(name);
     if (child !== undefined) {
       latest = Math.max(latest, this.latestAt(child, n, n));
-      more.push(...child.tried);
+      if (child.tried !== null) more = [child.tried];
     }
-    for (const node of directory.byName) more.push(...(node.triedByName.get(name) ?? []));
-    if (more.length > 0) tried = [...tried, ...more].sort((a, b) => b - a);
-    if (tried.length === 0 || tried[0]! <= latest) return { latest, overBudget: own.overBudget };
-    const parts = [...directory.parts, name];
-    const ids = [...directory.ids, -1];
-    for (const [position, index] of tried.entries()) {
+    for (const node of directory.byName) {
+      const found = node.triedByName!.get(name);
+      if (found !== undefined) (more ??= []).push(found);
+    }
+    return this.tryRules(path, name, directory, more === null ? NO_RULES : merged(more), latest, budget);
+  }
+
+  /**
+   * Tries the directory's rules and `more` (both latest first, merged), those after `latest`, as
+   * long as the budget lasts: the later of `latest` and the last that matches. A rule found twice
+   * is tried once.
+   */
+  private tryRules(
+    path: string,
+    name: string,
+    directory: DirectoryFacts,
+    more: readonly number[],
+    latest: number,
+    budget: StepBudget,
+  ): number {
+    const { tried, lacking, parts, ids } = directory;
+    let k = 0;
+    let q = 0;
+    let previous = -1;
+    while (k < tried.length || q < more.length) {
+      const fromDirectory = q >= more.length || (k < tried.length && tried[k]! >= more[q]!);
+      const index = fromDirectory ? tried[k]! : more[q]!;
       if (index <= latest || budget.exhausted) break;
-      // The same rule found by two of the path's names is tried once.
-      if (position > 0 && tried[position - 1] === index) continue;
-      if (patternMatches(this.compiled[index]!, path, parts, ids, budget)) latest = index;
+      const lacks = fromDirectory ? lacking[k++]! : -1;
+      if (!fromDirectory) q++;
+      if (index === previous) continue;
+      previous = index;
+      const pattern = this.compiled[index]!;
+      if (lacks === -1) {
+        if (patternMatches(pattern, path, parts, ids, name, budget)) latest = index;
+        continue;
+      }
+      // One step, as patternMatches counts the search for the text.
+      budget.steps++;
+      if ((lacks === 0 || this.hasNeeded(name, index, lacks)) && tryPattern(pattern, parts, ids, name, budget)) latest = index;
     }
-    return { latest, overBudget: own.overBudget };
+    return latest;
   }
 
   /**
@@ -479,31 +727,71 @@ export class OwnersMatcher {
       parts,
       ids,
       latest: Math.max(this.everywhere.any, n >= 2 ? this.everywhere.dir : -1),
-      tried: [],
+      tried: NO_RULES,
+      lacking: NO_TEXT_LACKING,
       byName: [],
       end: undefined,
       overBudget: false,
     };
     for (let j = 0; j < parts.length; j++) {
-      const found = this.names.latestFor(parts[j]!, ids[j]!, false);
+      const found = this.names.latestForDirectory(parts[j]!, ids[j]!);
       facts.latest = Math.max(facts.latest, found.any, found.dir);
       facts.overBudget ||= found.overBudget;
     }
+    const lists: (readonly number[])[] = [];
     let node: PrefixNode | undefined = this.anchored;
     for (let depth = 0; node !== undefined; depth++) {
       facts.latest = Math.max(facts.latest, this.latestAt(node, depth, n));
-      facts.tried.push(...node.tried);
-      if (node.triedByName.size > 0) {
+      if (node.tried !== null) lists.push(node.tried);
+      if (node.triedByName !== null) {
         facts.byName.push(node);
-        for (let j = depth; j < parts.length; j++) facts.tried.push(...(node.triedByName.get(parts[j]!) ?? []));
+        for (let j = depth; j < parts.length; j++) lists.push(node.triedByName.get(parts[j]!) ?? NO_RULES);
       }
       if (depth === parts.length) facts.end = node;
-      node = depth < parts.length ? node.children.get(parts[depth]!) : undefined;
+      node = depth < parts.length ? node.children?.get(parts[depth]!) : undefined;
     }
-    facts.tried.sort((a, b) => b - a);
+    facts.tried = merged(lists);
+    facts.lacking = this.textsLacking(directory, facts.tried);
     if (this.directories.size >= DIRECTORIES_REMEMBERED) this.directories.clear();
     this.directories.set(directory, facts);
     return facts;
+  }
+
+  /**
+   * For each rule of `tried`, which of its needed texts `directory` lacks (a bit each, as
+   * CompiledPattern.needs orders them). A text many rules need is searched for once, and not at
+   * all when the directory lacks one of its characters or pairs (NameGrams).
+   */
+  private textsLacking(directory: string, tried: readonly number[]): Uint8Array {
+    const lacking = new Uint8Array(tried.length);
+    if (tried.length === 0) return lacking;
+    const stamp = ++this.directoryCount;
+    const { textStamp, textHas, texts, textGrams, grams } = this;
+    // The directory's characters and pairs (the file's name is set after): most texts are ruled out by them.
+    grams.fill(directory);
+    for (let k = 0; k < tried.length; k++) {
+      const ids = this.needIds[tried[k]!]!;
+      for (let t = 0; t < ids.length; t++) {
+        const id = ids[t]!;
+        if (textStamp[id] !== stamp) {
+          textStamp[id] = stamp;
+          textHas[id] = grams.mayHave(textGrams[id]!) && directory.includes(texts[id]!) ? 1 : 0;
+        }
+        if (textHas[id] === 0) lacking[k]! |= 1 << t;
+      }
+    }
+    return lacking;
+  }
+
+  /** Whether a file's `name` (its bits in `grams`) has each text rule `index` needs whose bit `lacks` has (textsLacking). */
+  private hasNeeded(name: string, index: number, lacks: number): boolean {
+    const ids = this.needIds[index]!;
+    for (let t = 0; t < ids.length; t++) {
+      if ((lacks & (1 << t)) === 0) continue;
+      const id = ids[t]!;
+      if (!this.grams.mayHave(this.textGrams[id]!) || !name.includes(this.texts[id]!)) return false;
+    }
+    return true;
   }
 
   /** Ids of directory names; past NAMES_REMEMBERED, everything kept by id is forgotten and ids start again. */
@@ -512,7 +800,8 @@ export class OwnersMatcher {
       this.ids.clear();
       this.directories.clear();
       this.names.forget();
-      for (const pattern of this.compiled) for (const segment of pattern.segments) if (segment.kind === "glob") segment.known.clear();
+      for (const pattern of this.compiled)
+        for (const segment of pattern?.segments ?? []) if (segment.kind === "glob") segment.known.clear();
     }
     return parts.map((name) => {
       let id = this.ids.get(name);
@@ -524,10 +813,10 @@ export class OwnersMatcher {
   /** The latest anchored rule of a node `depth` directories down that matches a path of `n` names passing through it. */
   private latestAt(node: PrefixNode, depth: number, n: number): number {
     return Math.max(
-      depth >= 1 ? node.exact.any : -1,
-      depth >= 1 && depth < n ? node.exact.dir : -1,
-      n >= depth + 1 ? node.inside.any : -1,
-      n >= depth + 2 ? node.inside.dir : -1,
+      depth >= 1 ? node.exactAny : -1,
+      depth >= 1 && depth < n ? node.exactDir : -1,
+      n >= depth + 1 ? node.insideAny : -1,
+      n >= depth + 2 ? node.insideDir : -1,
       n === depth + 1 ? node.files : -1,
       n >= depth + 2 ? node.directories : -1,
     );

@@ -2,11 +2,14 @@
  * CODEOWNERS rules (src/lib/codeowners.ts, docs/codeowners.md): reading the file (comments, blank
  * lines, inline comments, what GitHub does not apply), matching (the last matching rule wins, a
  * rule without owners, anchoring, directories, wildcards, case), the test path's normalization,
- * and the matcher's shortcuts against the plain rule-by-rule reading on random files.
+ * the matcher's shortcuts against the plain rule-by-rule reading on random files, and its faster
+ * searches and walk against the plain ones they replace (same answers, same steps counted).
  */
 import ignore from "ignore";
 import { describe, expect, it } from "vitest";
 import { MAX_WILDCARD_RULES, OwnersMatcher, isOwner, normalizeTestPath, parseCodeowners } from "../../src/lib/codeowners";
+import { NameGrams, gramsOf } from "../../src/lib/codeowners-grams";
+import { ANY_RUN, StepBudget, compilePattern, walkGlob } from "../../src/lib/codeowners-pattern";
 import { mulberry32 } from "../../src/lib/seeded-random";
 
 /**
@@ -244,6 +247,154 @@ describe("the matcher's shortcuts change nothing", () => {
         expect(matcher.ownersOf(path), `${path}\n${text}`).toEqual(reference(parseCodeowners(text).rules, path));
       }
     }
+  });
+});
+
+describe("the matcher's faster searches and walk change nothing", () => {
+  const plainReading = (text: string, paths: readonly string[]) => {
+    const matcher = new OwnersMatcher(parseCodeowners(text).rules);
+    for (const path of paths) expect(matcher.ownersOf(path), path).toEqual(reference(parseCodeowners(text).rules, path));
+  };
+
+  it("a rule's literal text is found in the file's directory or in its name (searched per directory, then per file)", () => {
+    const text = [
+      "* @all",
+      "/src/**/*_handler*.py @handler",
+      "**/api-*/**/v2*.ts @api-v2",
+      "/lib/*/te?t_*.go @go",
+      "**/gen-*/*.pb.* @generated",
+    ].join("\n");
+    const directories = ["src/a", "src/x_handler", "lib/b", "lib/c_handler", "api-1/src", "src/api-2/deep", "", "gen-go", "a/gen-py/x"];
+    const names = ["a_handler.py", "b.py", "handler.py", "v2.ts", "v2x.ts", "test_1.go", "tent_2.go", "x_handler.py", "m.pb.go", "pb.go"];
+    const paths = directories.flatMap((directory) => names.map((name) => (directory === "" ? name : `${directory}/${name}`)));
+    // The files of a directory one after another (as runs send them), then in another order.
+    plainReading(text, paths);
+    plainReading(text, [...paths].reverse());
+    const owners = ownersIn(text);
+    expect(owners("src/a/b_handler.py")).toEqual(["@handler"]);
+    expect(owners("src/x_handler/b.py")).toEqual(["@all"]);
+    expect(owners("lib/b/test_1.go")).toEqual(["@go"]);
+    expect(owners("a/gen-py/x/m.pb.go")).toEqual(["@all"]);
+    expect(owners("gen-go/m.pb.go")).toEqual(["@generated"]);
+  });
+
+  it("rules found by several names of a path are tried latest first, each once", () => {
+    const names = ["x", "y", "z", "w", "v"];
+    const lines = ["* @all", "/a/*/*.js @js"];
+    for (const [i, name] of names.entries()) {
+      lines.push(`/a/*/${name}/ @${name}`, `/a/**/${name}?/ @${name}-next`, `/a/*/${name}/*.ts @${name}-ts`);
+      // Rules found by lookups between them: a path tries only the rules after the latest found, so in the wrong order it stops too soon.
+      if (i === 1) lines.push("/a/ @a");
+      if (i === 3) lines.push("y/ @any-y");
+    }
+    const text = lines.join("\n");
+    const paths: string[] = [];
+    for (let depth = 1; depth <= names.length; depth++) {
+      const directory = ["a", "b", ...names.slice(0, depth)].join("/");
+      paths.push(`${directory}/f.js`, `${directory}/f.ts`, `${directory}x/f.ts`, `${directory}/${names[depth - 1]}/f.ts`);
+    }
+    plainReading(text, [...paths, ...paths.map((path) => path.replace("a/b", "a/b/c"))]);
+  });
+
+  it("prefix and suffix rules of several lengths that begin or end alike", () => {
+    const text = ["*.ts @ts", "*s.ts @s-ts", "*.tsx @tsx", "te* @te", "test* @test", "tee* @tee", "x* @x", "*x @ends-x"].join("\n");
+    const names = ["a.ts", "as.ts", "a.tsx", "s.ts", ".ts", "te", "test", "tee.ts", "t", "x", "xx", "tex", "tests.ts", "e.ts"];
+    plainReading(text, [...names, ...names.map((name) => `src/${name}/a.js`)]);
+  });
+
+  it("a name's characters and pairs rule a text out only when the text is not in the name", () => {
+    const next = mulberry32(31);
+    const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
+    const pieces = ["a", "b", "ab", "x", "1", "_", ".", "é", "😀", "ā"];
+    const grams = new NameGrams();
+    let ruledOut = 0;
+    for (let round = 0; round < 2_000; round++) {
+      const name = Array.from({ length: Math.floor(next() * 12) }, () => pick(pieces)).join("");
+      grams.fill(name);
+      for (let t = 0; t < 10; t++) {
+        const text =
+          t === 0
+            ? name.slice(Math.floor(next() * name.length))
+            : Array.from({ length: 1 + Math.floor(next() * 8) }, () => pick(pieces)).join("");
+        const may = grams.mayHave(gramsOf(text));
+        if (name.includes(text)) expect(may, `${text} in ${name}`).toBe(true);
+        else if (!may) ruledOut++;
+      }
+    }
+    expect(ruledOut).toBeGreaterThan(5_000);
+    grams.fill("case_1.test.ts");
+    expect(grams.mayHave(gramsOf("x12"))).toBe(false);
+    expect(grams.mayHave(gramsOf(".test."))).toBe(true);
+  });
+
+  it("the glob walk counts, and spends from the budget, what the walk one position at a time did", () => {
+    /** The walk as it was: the two-pointer walk resuming after the last `*`, a step per position tried. */
+    const plainWalk = (atoms: Int32Array, name: string, budget: StepBudget) => {
+      let [atom, at, starAtom, starAt] = [0, 0, -1, 0];
+      while (at < name.length) {
+        if (++budget.steps > budget.limit) return false;
+        const wanted = atom < atoms.length ? atoms[atom]! : null;
+        if (wanted !== null && wanted !== ANY_RUN && (wanted === -1 || wanted === name.charCodeAt(at))) [atom, at] = [atom + 1, at + 1];
+        else if (wanted === ANY_RUN) [starAtom, starAt, atom] = [atom, at, atom + 1];
+        else if (starAtom >= 0) [atom, at] = [starAtom + 1, ++starAt];
+        else return false;
+      }
+      while (atom < atoms.length && atoms[atom] === ANY_RUN) atom++;
+      return atom === atoms.length;
+    };
+    const next = mulberry32(77);
+    const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
+    for (let round = 0; round < 20_000; round++) {
+      const glob = Array.from({ length: 1 + Math.floor(next() * 10) }, () => pick(["*", "*", "?", "a", "b", "ab", "é"])).join("");
+      const segment = compilePattern(`x/${glob}`).segments.at(-1)!;
+      if (segment.kind !== "glob") continue;
+      const name = Array.from({ length: Math.floor(next() * 40) }, () => pick(["a", "a", "b", "c", "é"])).join("");
+      const limit = pick([3, 10, 30, 1_000]);
+      const [plain, fast] = [new StepBudget(limit), new StepBudget(limit)];
+      const answers = [plainWalk(segment.atoms, name, plain), walkGlob(segment.atoms, name, fast)];
+      expect(fast.exhausted, `${glob} ${name}`).toBe(plain.exhausted);
+      if (!plain.exhausted) expect([answers[1], fast.steps], `${glob} ${name}`).toEqual([answers[0], plain.steps]);
+    }
+  });
+});
+
+describe("compiling a pattern", () => {
+  it("a pattern of names only (split at its slashes) compiles as one read a character at a time", () => {
+    const next = mulberry32(5);
+    const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
+    for (let round = 0; round < 2_000; round++) {
+      const pattern = Array.from({ length: 1 + Math.floor(next() * 6) }, () => pick(["a", "src", "/", "/", ".", "é", "x y"])).join("");
+      const first = pattern.search(/[^/]/);
+      if (first === -1) continue;
+      // An escaped letter is that letter, but sends the pattern down the character-by-character reading.
+      const escaped = `${pattern.slice(0, first)}\\${pattern.slice(first)}`;
+      expect(compilePattern(pattern), pattern).toEqual(compilePattern(escaped));
+    }
+  });
+
+  it("a rule of names only is placed as it is split, as it would be once compiled", () => {
+    const next = mulberry32(8);
+    const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
+    const names = ["a", "b", "src", "x.y"];
+    for (let round = 0; round < 200; round++) {
+      const patterns = Array.from({ length: 8 }, () =>
+        Array.from({ length: 1 + Math.floor(next() * 5) }, () => pick([...names, "/", "/"])).join(""),
+      );
+      // The same names with a letter escaped: compiled character by character, then placed.
+      const escaped = patterns.map((pattern) => pattern.replace(/[^/]/, (letter) => `\\${letter}`));
+      const [plain, compiled] = [patterns, escaped].map((lines) => ownersIn(lines.map((pattern, i) => `${pattern} @o${i}`).join("\n")));
+      for (let p = 0; p < 20; p++) {
+        const path = Array.from({ length: 1 + Math.floor(next() * 4) }, () => pick(names)).join("/");
+        expect(plain!(path), `${path}\n${patterns.join("\n")}`).toEqual(compiled!(path));
+      }
+    }
+  });
+
+  it("the texts a pattern needs: its four longest runs, the first found first among runs of one length", () => {
+    expect(compilePattern("/ab/cd*/efg/hi/jk?/lmn/op").needs).toEqual(["efg", "lmn", "ab", "cd"]);
+    expect(compilePattern("src/**/a*bb*ccc").needs).toEqual(["src", "ccc"]);
+    expect(compilePattern("src/**/a*bb*cccc").needs).toEqual(["cccc", "src"]);
+    expect(compilePattern("ab/ab/x/ab").needs).toEqual(["ab"]);
   });
 });
 
