@@ -104,6 +104,7 @@ async function main(): Promise<void> {
   printStartBanner({
     base: `http://localhost:${port}`,
     webAppUrl,
+    signUp: config.signUp,
     databaseDescription: database.description,
     adminEnabled: Boolean(config.adminToken),
     secretsKeyNotice: secretsKeyNotice(secretsKeySource, config.databaseUrl),

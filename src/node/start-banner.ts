@@ -17,10 +17,17 @@ export function printStartBanner(input: {
   seedDemo: boolean;
   /** Where e-mail goes when no SMTP server is configured (the outbox), or null. */
   mailNotice?: string | null;
+  /** SIGN_UP (docs/accounts.md); unset or open: the banner points to /sign-up. */
+  signUp?: "open" | "invite-only" | "off";
 }): void {
   const { base } = input;
   console.log(`CI analytics API listening on ${base}/api/v1 (database: ${input.databaseDescription})`);
-  console.log(`Web app: ${input.webAppUrl}/ (sign up at ${input.webAppUrl}/sign-up)`);
+  const signUp = input.signUp ?? "open";
+  console.log(
+    signUp === "open"
+      ? `Web app: ${input.webAppUrl}/ (sign up at ${input.webAppUrl}/sign-up)`
+      : `Web app: ${input.webAppUrl}/ (SIGN_UP=${signUp}: ${signUp === "off" ? "no new accounts" : "new accounts through invitations only"})`,
+  );
   if (input.runtimeLine) console.log(input.runtimeLine);
   console.log(`OpenAPI document: ${base}/api/v1/openapi.json (interactive reference: ${base}/docs)`);
   console.log(input.adminEnabled ? `Admin API enabled at ${base}/admin/v1` : "Admin API disabled (set ADMIN_TOKEN to enable it).");

@@ -55,7 +55,7 @@ const SentPage = ({ paths, sent }: { paths: WebPaths; sent: SentMessage | null }
       </p>
     ) : sent.link ? (
       <>
-        <p class="notice" role="status">
+        <p class="notice-info" role="status">
           No e-mail was sent: this instance has no mail transport (SMTP_URL is not set). This is a local instance, so the link is shown
           here; it works once, within an hour.
         </p>
@@ -66,7 +66,7 @@ const SentPage = ({ paths, sent }: { paths: WebPaths; sent: SentMessage | null }
         </p>
       </>
     ) : (
-      <p class="notice" role="status">
+      <p class="notice-info" role="status">
         No e-mail was sent: this instance has no mail transport (SMTP_URL is not set). Its operator can read the message, with its link, in
         the outbox (GET /admin/v1/emails).
       </p>

@@ -21,7 +21,7 @@ const SignInPage = ({ paths, next, signUpOpen, email, error, notice }: SignInPag
   <PlainPage title="Sign in" paths={paths}>
     <h1>Sign in</h1>
     {notice ? (
-      <p class="notice" role="status">
+      <p class="notice-done" role="status">
         {notice}
       </p>
     ) : null}

@@ -98,7 +98,7 @@ const SentPage = ({ paths, sent }: { paths: WebPaths; sent: SentMessage | null }
       </p>
     ) : (
       <>
-        <p class="notice" role="status">
+        <p class="notice-info" role="status">
           No e-mail was sent: this instance has no mail transport (SMTP_URL is not set). Open this link to confirm{" "}
           <strong>{sent.email}</strong> and create your account; it works once, within 24 hours.
         </p>

@@ -107,4 +107,5 @@ a.cell.status-failed { background: var(--fail); }
 a.cell.status-errored { background: #8a1c23; }
 a.cell.status-skipped { background: #afb8c1; }
 .notice-done { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--pass); color: var(--pass); background: #f0fff4; max-width: 40rem; }
+.notice-info { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--warn); background: #fff8e5; max-width: 40rem; }
 `;
