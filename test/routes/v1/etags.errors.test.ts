@@ -61,10 +61,15 @@ describe("conditional GETs that do not match", () => {
     expect(snoozed.body.snoozed).toBe(true);
   });
 
-  it("the OpenAPI document is not conditional and stays public", async () => {
-    const res = await h.get("/api/v1/openapi.json", null, { headers: { "if-none-match": "*" } });
+  it("the OpenAPI document stays public: its tag is the document's own, and an API answer's tag revalidates nothing there", async () => {
+    const f = await etagFixture(h);
+    const listed = await h.get(`/api/v1/projects`, f.apiKey);
+    const apiTag = listed.headers.get("etag")!;
+    expect(apiTag).toMatch(/^(W\/)?"/);
+    const res = await h.get("/api/v1/openapi.json", null, { headers: { "if-none-match": apiTag } });
     expect(res.status).toBe(200);
-    expect(res.headers.get("etag")).toBeNull();
+    expect(res.headers.get("etag")).toMatch(/^"[0-9a-f]{32}"$/);
+    expect(res.headers.get("etag")).not.toBe(apiTag);
   });
 
   it("a tag's page: the tag of one page never revalidates another page of the same list", async () => {
