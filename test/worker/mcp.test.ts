@@ -52,7 +52,8 @@ describe("/mcp on the Worker", () => {
     try {
       expect(client.getServerVersion()).toMatchObject({ name: "ci-test-analytics" });
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(9);
+      expect(tools).toHaveLength(10);
+      expect(tools.map((tool) => tool.name)).toContain("list_test_runs");
 
       const result = (await client.callTool({ name: "list_tests", arguments: { project_id: project.id } })) as CallToolResult;
       expect(result.isError).toBeFalsy();
