@@ -5,7 +5,8 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { Env } from "./ci-metadata";
+import type { BaseCommitChoice } from "./base-commit";
+import { COMMIT_SHA, type Env } from "./ci-metadata";
 import { UsageError } from "./exit-codes";
 import { nonEmpty } from "./format";
 import { DEFAULT_BASE_DELAY_MS, DEFAULT_RETRIES } from "./http-retry";
@@ -24,6 +25,10 @@ Options:
   --token TOKEN        upload token, ctu_… (env CTA_UPLOAD_TOKEN; prefer the env var)
   --branch NAME        branch            (default: detected from the CI environment)
   --commit-sha SHA     commit SHA        (default: detected)
+  --base-commit SHA    the pull request's base commit, 7 to 64 hex digits (default: the merge
+                       base git computes, deepening a shallow checkout by 50 then 200 commits,
+                       else the base commit the CI names; none outside pull requests)
+  --no-base-commit     send no base commit (and run no git command)
   --build-id ID        CI build id       (default: detected)
   --build-url URL      CI build URL      (default: detected)
   --tag TAG            tag for the run; repeat for more
@@ -54,7 +59,8 @@ Environment:
   GITHUB_STEP_SUMMARY         when set (GitHub Actions), a Markdown summary is appended to it
   CTA_RETRY_BASE_MS           base delay of the retry backoff in ms (default ${DEFAULT_BASE_DELAY_MS})
   Branch, commit, build id and build URL are read from GitHub Actions, GitLab CI, Buildkite,
-  CircleCI and Jenkins variables when the flags are absent.
+  CircleCI and Jenkins variables when the flags are absent. On a pull request build, the base
+  commit is the merge base git computes, else the one the CI names.
 
 Retries: 429, 500, 502, 503, 504 and network errors are retried with exponential backoff and
 full jitter (1 s base, 30 s cap), honouring Retry-After (up to 120 s). Other 4xx are not retried,
@@ -80,6 +86,8 @@ const OPTIONS = {
   token: { type: "string" },
   branch: { type: "string" },
   "commit-sha": { type: "string" },
+  "base-commit": { type: "string" },
+  "no-base-commit": { type: "boolean" },
   "build-id": { type: "string" },
   "build-url": { type: "string" },
   tag: { type: "string", multiple: true },
@@ -181,6 +189,8 @@ export type UploadSettings = {
   waitTimeoutS: number;
   baseDelayMs: number;
   startedAt: string | undefined;
+  /** --base-commit SHA, --no-base-commit, or neither (detect). */
+  baseCommit: BaseCommitChoice;
 };
 
 /**
@@ -219,6 +229,7 @@ export function uploadSettings(input: {
   if (startedAt !== undefined && (!RFC3339.test(startedAt) || Number.isNaN(Date.parse(startedAt)))) {
     throw new UsageError(`--started-at must be an RFC 3339 time such as 2025-01-31T12:00:00Z (got "${startedAt}")`);
   }
+  const baseCommit = baseCommitChoice(values);
   if (patterns.length === 0) throw new UsageError("no report files given (pass files, directories or quoted globs)");
   const cacheDir = resolve(input.cwd, nonEmpty(values["cache-dir"]) ?? defaultCacheDir(env, input.platform, input.homedir));
   return {
@@ -231,7 +242,21 @@ export function uploadSettings(input: {
     waitTimeoutS,
     baseDelayMs,
     startedAt,
+    baseCommit,
   };
+}
+
+/** --base-commit SHA (7 to 64 hex digits), --no-base-commit, or detection. */
+function baseCommitChoice(values: OptionValues): BaseCommitChoice {
+  const given = nonEmpty(values["base-commit"]);
+  if (values["no-base-commit"]) {
+    if (given !== undefined) throw new UsageError("--base-commit and --no-base-commit exclude each other");
+    return { mode: "off" };
+  }
+  if (values["base-commit"] !== undefined && (given === undefined || !COMMIT_SHA.test(given))) {
+    throw new UsageError(`--base-commit must be a commit SHA of 7 to 64 hexadecimal digits (got "${values["base-commit"]}")`);
+  }
+  return given === undefined ? { mode: "detect" } : { mode: "given", sha: given.toLowerCase() };
 }
 
 /** Where GitHub looks for CODEOWNERS, in its order: the first that exists is the repository's. */

@@ -41,21 +41,84 @@ function compact(meta: CiMetadata): CiMetadata {
   return out;
 }
 
+/** GitHub's event payload's `pull_request` on pull request events (pull_request, pull_request_target, …); null otherwise or when unreadable. */
+function githubPullRequest(env: Env, options: DetectOptions): Record<string, unknown> | null {
+  const eventName = nonEmpty(env.GITHUB_EVENT_NAME);
+  const eventPath = nonEmpty(env.GITHUB_EVENT_PATH);
+  if (!eventName?.startsWith("pull_request") || !eventPath || !options.readEvent) return null;
+  try {
+    const event = options.readEvent(eventPath) as { pull_request?: unknown } | null | undefined;
+    const pr = event?.pull_request;
+    return typeof pr === "object" && pr !== null ? (pr as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `pull_request.<side>.<key>` of the payload as a non-empty string. */
+function pullRequestField(pr: Record<string, unknown> | null, side: "head" | "base", key: "sha" | "ref"): string | undefined {
+  const value = (pr?.[side] as Record<string, unknown> | null | undefined)?.[key];
+  return typeof value === "string" ? nonEmpty(value) : undefined;
+}
+
 /**
  * GitHub's pull_request* events run on a merge commit (GITHUB_SHA); the commit that was pushed is
  * the pull request's head, found only in the event payload.
  */
 function githubPullRequestHeadSha(env: Env, options: DetectOptions): string | undefined {
-  const eventName = nonEmpty(env.GITHUB_EVENT_NAME);
-  const eventPath = nonEmpty(env.GITHUB_EVENT_PATH);
-  if (!eventName?.startsWith("pull_request") || !eventPath || !options.readEvent) return undefined;
-  try {
-    const event = options.readEvent(eventPath) as { pull_request?: { head?: { sha?: unknown } } } | null | undefined;
-    const sha = event?.pull_request?.head?.sha;
-    return typeof sha === "string" ? nonEmpty(sha) : undefined;
-  } catch {
-    return undefined;
+  return pullRequestField(githubPullRequest(env, options), "head", "sha");
+}
+
+/** A commit SHA as the upload takes it: 7 to 64 hexadecimal digits (abbreviated, SHA-1 or SHA-256). */
+export const COMMIT_SHA = /^[0-9a-f]{7,64}$/i;
+
+/**
+ * What git may be given as a branch name: letters, digits and `._/+@-`, not starting with `-`
+ * (so it cannot read as an option) and without `..`. Anything else is left out.
+ */
+const SAFE_REF = /^(?!-)(?!.*\.\.)[\w./+@-]{1,255}$/;
+
+/**
+ * The base of a pull request as the CI names it: its base commit (`sha`) and/or its base
+ * branch (`ref`). `isMergeBase`: the CI already gives the merge base (GitLab's diff base).
+ */
+export type PullRequestBase = { sha?: string; ref?: string; isMergeBase: boolean };
+
+function pullRequestBase(sha: string | undefined, ref: string | undefined, isMergeBase = false): PullRequestBase | null {
+  const out: PullRequestBase = { isMergeBase };
+  if (sha !== undefined && COMMIT_SHA.test(sha)) out.sha = sha.toLowerCase();
+  if (ref !== undefined && SAFE_REF.test(ref)) out.ref = ref;
+  if (out.sha === undefined) out.isMergeBase = false;
+  return out.sha === undefined && out.ref === undefined ? null : out;
+}
+
+/**
+ * The base of the pull request (or merge request) the build is for; null when the build is not
+ * for one (a branch or tag build needs no base) or the CI does not say (CircleCI never does).
+ * Table and reasons in docs/uploader-cli.md ("Base commit").
+ */
+export function detectPullRequestBase(env: Env, options: DetectOptions = {}): PullRequestBase | null {
+  if (env.GITHUB_ACTIONS === "true") {
+    const pr = githubPullRequest(env, options);
+    return pr === null ? null : pullRequestBase(pullRequestField(pr, "base", "sha"), pullRequestField(pr, "base", "ref"));
   }
+  if (nonEmpty(env.GITLAB_CI)) {
+    if (nonEmpty(env.CI_MERGE_REQUEST_IID) === undefined && nonEmpty(env.CI_MERGE_REQUEST_TARGET_BRANCH_NAME) === undefined) return null;
+    const ref = nonEmpty(env.CI_MERGE_REQUEST_TARGET_BRANCH_NAME);
+    const diffBase = nonEmpty(env.CI_MERGE_REQUEST_DIFF_BASE_SHA);
+    if (diffBase !== undefined && COMMIT_SHA.test(diffBase)) return pullRequestBase(diffBase, ref, true);
+    return pullRequestBase(nonEmpty(env.CI_MERGE_REQUEST_TARGET_BRANCH_SHA), ref);
+  }
+  if (env.BUILDKITE === "true") {
+    const pr = nonEmpty(env.BUILDKITE_PULL_REQUEST);
+    if (pr === undefined || pr === "false") return null;
+    return pullRequestBase(undefined, nonEmpty(env.BUILDKITE_PULL_REQUEST_BASE_BRANCH));
+  }
+  if (env.CIRCLECI === "true") return null;
+  if (nonEmpty(env.JENKINS_URL) || (nonEmpty(env.JENKINS_HOME) && nonEmpty(env.BUILD_NUMBER))) {
+    return pullRequestBase(undefined, nonEmpty(env.CHANGE_TARGET));
+  }
+  return null;
 }
 
 /**

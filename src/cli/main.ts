@@ -20,7 +20,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { TOKEN_BODY_LENGTH, TOKEN_KINDS, hasTokenShape } from "../lib/keys";
 import { HELP, type OptionValues, type UploadSettings, parseCommandLine, tokenCandidate, uploadSettings } from "./args";
-import { type Env, detectCiMetadata } from "./ci-metadata";
+import { resolveBaseCommit } from "./base-commit";
+import { type Env, detectCiMetadata, detectPullRequestBase } from "./ci-metadata";
 import { EXIT_OK, EXIT_REJECTED, EXIT_RUN_FAILED, EXIT_TESTS_FAILED, EXIT_UPLOAD_FAILED, EXIT_USAGE, UsageError } from "./exit-codes";
 import { displayPath, nonEmpty } from "./format";
 import { type RetryOptions, type Sleep, realSleep } from "./http-retry";
@@ -34,7 +35,8 @@ import { POLL_BASE_MS, type RunInfo, type UploadContext, readGroup, uploadGroup 
 
 // What the bin has always exported (tests import it).
 export { DEFAULT_WAIT_TIMEOUT_S } from "./args";
-export { detectCiMetadata } from "./ci-metadata";
+export { detectCiMetadata, detectPullRequestBase } from "./ci-metadata";
+export { DEEPEN_STEPS, resolveBaseCommit } from "./base-commit";
 export { EXIT_OK, EXIT_REJECTED, EXIT_RUN_FAILED, EXIT_TESTS_FAILED, EXIT_UPLOAD_FAILED, EXIT_USAGE, UsageError } from "./exit-codes";
 export { CACHE_MAX_AGE_MS, cacheFilePath, judgeFailures } from "./quarantine";
 export { addReport, emptyResults } from "./results";
@@ -136,6 +138,7 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
   const { settings, metadata } = prepared;
   const files = await findReports(patterns, cwd, out);
   if (typeof files === "number") return files;
+  await addBaseCommit(metadata, settings, { env, cwd, io, out });
 
   const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
   const context = uploadContext({ values, settings, metadata, token, cwd, io, out, wantFailedTests: summaryPath !== undefined });
@@ -233,6 +236,21 @@ function prepareUpload(input: {
     out.error(`unexpected: ${(error as Error)?.stack ?? error}`);
     return EXIT_USAGE;
   }
+}
+
+/** metadata.base_commit_sha, from --base-commit, git or the CI; whatever goes wrong is a notice, never an exit code. */
+async function addBaseCommit(metadata: RunMetadata, settings: UploadSettings, input: { env: Env; cwd: string; io: RunIo; out: Output }) {
+  const { env, cwd, io, out } = input;
+  const outcome = await resolveBaseCommit({
+    choice: settings.baseCommit,
+    base: settings.baseCommit.mode === "detect" ? detectPullRequestBase(env, { readEvent: io.readEvent ?? readJsonFile }) : null,
+    head: metadata.commit_sha,
+    cwd,
+    env,
+  });
+  if (outcome.notice !== undefined) out.info(outcome.notice);
+  if (outcome.sha !== undefined) metadata.base_commit_sha = outcome.sha;
+  out.debug(`base commit: ${outcome.sha ?? "none"} (${outcome.source})`);
 }
 
 /** The report files the patterns match, or EXIT_USAGE when they cannot be expanded or match nothing. */

@@ -18,6 +18,8 @@ export { MAX_XML_DOCUMENTS };
 export type RunMetadata = {
   branch?: string;
   commit_sha?: string;
+  /** The pull request's merge base (else its base commit); never read from a report file. */
+  base_commit_sha?: string;
   build_id?: string;
   build_url?: string;
   tags?: string[];
@@ -185,6 +187,7 @@ export async function buildUpload(
     const value = metadata[key] ?? fromFiles[key];
     if (value !== undefined) envelope[key] = value;
   }
+  if (metadata.base_commit_sha !== undefined) envelope.base_commit_sha = metadata.base_commit_sha;
   const tags = metadata.tags && metadata.tags.length > 0 ? metadata.tags : [...new Set(fileTags)];
   if (tags.length > 0) envelope.tags = tags;
   if (xml.length > MAX_XML_DOCUMENTS) {

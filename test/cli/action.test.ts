@@ -122,7 +122,16 @@ function workspace(): string {
 describe("action.yml", () => {
   it("declares the documented inputs: url, token and files required; the switches default to false", () => {
     const { inputs, env } = readAction();
-    expect(Object.keys(inputs).sort()).toEqual(["args", "fail-on-upload-error", "files", "quarantine", "token", "url", "wait"]);
+    expect(Object.keys(inputs).sort()).toEqual([
+      "args",
+      "base-commit",
+      "fail-on-upload-error",
+      "files",
+      "quarantine",
+      "token",
+      "url",
+      "wait",
+    ]);
     expect(
       Object.entries(inputs)
         .filter(([, i]) => i.required)
@@ -176,6 +185,23 @@ describe("action.yml", () => {
     const strict = await runAction({ url: base, token: TOKEN, files: "reports", args: "--retries 0", "fail-on-upload-error": "true" }, cwd);
     expect(strict.code).toBe(1);
     uploadStatus = 202;
+  });
+
+  it("base-commit: a SHA becomes --base-commit, false --no-base-commit, an invalid one exit 2", async () => {
+    const cwd = workspace();
+    uploadStatus = 202;
+    requests = [];
+    const given = await runAction({ url: base, token: TOKEN, files: "reports", "base-commit": "0123abc" }, cwd);
+    expect(given.code, given.stderr).toBe(0);
+    expect(JSON.parse(requests.find((r) => r.method === "POST")!.body).base_commit_sha).toBe("0123abc");
+    requests = [];
+    const off = await runAction({ url: base, token: TOKEN, files: "reports", "base-commit": "false", args: "--verbose" }, cwd);
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stderr).toContain("base commit: none (--no-base-commit)");
+    expect(JSON.parse(requests.find((r) => r.method === "POST")!.body)).not.toHaveProperty("base_commit_sha");
+    const bad = await runAction({ url: base, token: TOKEN, files: "reports", "base-commit": "main" }, cwd);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--base-commit must be a commit SHA of 7 to 64 hexadecimal digits (got "main")');
   });
 
   it("refuses a switch that is not true or false, and empty files, with exit 2", async () => {

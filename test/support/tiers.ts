@@ -64,6 +64,7 @@ export const DATABASE_INDEPENDENT_TESTS = [
   "test/cli/action.test.ts",
   "test/cli/base-url.test.ts",
   "test/cli/upload-cli.test.ts",
+  "test/cli/base-commit.test.ts",
   // Servers started on their own embedded database (memory://) whatever the pass.
   "test/node/server.test.ts",
   "test/node/http-server.test.ts",

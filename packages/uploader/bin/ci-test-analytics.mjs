@@ -4557,17 +4557,6 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 
-// src/cli/exit-codes.ts
-var EXIT_OK = 0;
-var EXIT_UPLOAD_FAILED = 1;
-var EXIT_TESTS_FAILED = 1;
-var EXIT_USAGE = 2;
-var EXIT_REJECTED = 3;
-var EXIT_RUN_FAILED = 4;
-var UsageError = class extends Error {
-  name = "UsageError";
-};
-
 // src/cli/format.ts
 import { isAbsolute, relative } from "node:path";
 function nonEmpty(value) {
@@ -4584,6 +4573,143 @@ function displayPath(file, cwd) {
   const rel = relative(cwd, file);
   return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : file;
 }
+
+// src/cli/ci-metadata.ts
+function firstOf(...values) {
+  for (const value of values) {
+    const v = nonEmpty(value);
+    if (v !== void 0) return v;
+  }
+  return void 0;
+}
+function compact(meta) {
+  const out = { provider: meta.provider };
+  for (const key of ["branch", "commit_sha", "build_id", "build_url"]) {
+    if (meta[key] !== void 0) out[key] = meta[key];
+  }
+  return out;
+}
+function githubPullRequest(env, options) {
+  const eventName = nonEmpty(env.GITHUB_EVENT_NAME);
+  const eventPath = nonEmpty(env.GITHUB_EVENT_PATH);
+  if (!eventName?.startsWith("pull_request") || !eventPath || !options.readEvent) return null;
+  try {
+    const event = options.readEvent(eventPath);
+    const pr = event?.pull_request;
+    return typeof pr === "object" && pr !== null ? pr : null;
+  } catch {
+    return null;
+  }
+}
+function pullRequestField(pr, side, key) {
+  const value = pr?.[side]?.[key];
+  return typeof value === "string" ? nonEmpty(value) : void 0;
+}
+function githubPullRequestHeadSha(env, options) {
+  return pullRequestField(githubPullRequest(env, options), "head", "sha");
+}
+var COMMIT_SHA = /^[0-9a-f]{7,64}$/i;
+var SAFE_REF = /^(?!-)(?!.*\.\.)[\w./+@-]{1,255}$/;
+function pullRequestBase(sha, ref, isMergeBase = false) {
+  const out = { isMergeBase };
+  if (sha !== void 0 && COMMIT_SHA.test(sha)) out.sha = sha.toLowerCase();
+  if (ref !== void 0 && SAFE_REF.test(ref)) out.ref = ref;
+  if (out.sha === void 0) out.isMergeBase = false;
+  return out.sha === void 0 && out.ref === void 0 ? null : out;
+}
+function detectPullRequestBase(env, options = {}) {
+  if (env.GITHUB_ACTIONS === "true") {
+    const pr = githubPullRequest(env, options);
+    return pr === null ? null : pullRequestBase(pullRequestField(pr, "base", "sha"), pullRequestField(pr, "base", "ref"));
+  }
+  if (nonEmpty(env.GITLAB_CI)) {
+    if (nonEmpty(env.CI_MERGE_REQUEST_IID) === void 0 && nonEmpty(env.CI_MERGE_REQUEST_TARGET_BRANCH_NAME) === void 0) return null;
+    const ref = nonEmpty(env.CI_MERGE_REQUEST_TARGET_BRANCH_NAME);
+    const diffBase = nonEmpty(env.CI_MERGE_REQUEST_DIFF_BASE_SHA);
+    if (diffBase !== void 0 && COMMIT_SHA.test(diffBase)) return pullRequestBase(diffBase, ref, true);
+    return pullRequestBase(nonEmpty(env.CI_MERGE_REQUEST_TARGET_BRANCH_SHA), ref);
+  }
+  if (env.BUILDKITE === "true") {
+    const pr = nonEmpty(env.BUILDKITE_PULL_REQUEST);
+    if (pr === void 0 || pr === "false") return null;
+    return pullRequestBase(void 0, nonEmpty(env.BUILDKITE_PULL_REQUEST_BASE_BRANCH));
+  }
+  if (env.CIRCLECI === "true") return null;
+  if (nonEmpty(env.JENKINS_URL) || nonEmpty(env.JENKINS_HOME) && nonEmpty(env.BUILD_NUMBER)) {
+    return pullRequestBase(void 0, nonEmpty(env.CHANGE_TARGET));
+  }
+  return null;
+}
+function detectCiMetadata(env, options = {}) {
+  if (env.GITHUB_ACTIONS === "true") {
+    const runId = nonEmpty(env.GITHUB_RUN_ID);
+    const attempt = nonEmpty(env.GITHUB_RUN_ATTEMPT);
+    const server = nonEmpty(env.GITHUB_SERVER_URL)?.replace(/\/+$/, "");
+    const repository = nonEmpty(env.GITHUB_REPOSITORY);
+    return compact({
+      provider: "github-actions",
+      // GITHUB_HEAD_REF is set only for pull_request / pull_request_target; GITHUB_REF_NAME is
+      // then "<number>/merge" (or the base branch), so the head ref comes first.
+      branch: firstOf(env.GITHUB_HEAD_REF, env.GITHUB_REF_NAME),
+      commit_sha: firstOf(githubPullRequestHeadSha(env, options), env.GITHUB_SHA),
+      build_id: runId ? attempt ? `${runId}-${attempt}` : runId : void 0,
+      build_url: server && repository && runId ? `${server}/${repository}/actions/runs/${runId}` : void 0
+    });
+  }
+  if (nonEmpty(env.GITLAB_CI)) {
+    return compact({
+      provider: "gitlab-ci",
+      // CI_COMMIT_BRANCH is absent in merge request and tag pipelines.
+      branch: firstOf(env.CI_MERGE_REQUEST_SOURCE_BRANCH_NAME, env.CI_COMMIT_BRANCH, env.CI_COMMIT_REF_NAME),
+      // In merged results pipelines CI_COMMIT_SHA is the merge commit; the source branch head is
+      // CI_MERGE_REQUEST_SOURCE_BRANCH_SHA (set only in those pipelines).
+      commit_sha: firstOf(env.CI_MERGE_REQUEST_SOURCE_BRANCH_SHA, env.CI_COMMIT_SHA),
+      build_id: firstOf(env.CI_JOB_ID),
+      build_url: firstOf(env.CI_JOB_URL)
+    });
+  }
+  if (env.BUILDKITE === "true") {
+    return compact({
+      provider: "buildkite",
+      branch: firstOf(env.BUILDKITE_BRANCH),
+      commit_sha: firstOf(env.BUILDKITE_COMMIT),
+      build_id: firstOf(env.BUILDKITE_BUILD_ID),
+      build_url: firstOf(env.BUILDKITE_BUILD_URL)
+    });
+  }
+  if (env.CIRCLECI === "true") {
+    return compact({
+      provider: "circleci",
+      branch: firstOf(env.CIRCLE_BRANCH),
+      commit_sha: firstOf(env.CIRCLE_SHA1),
+      build_id: firstOf(env.CIRCLE_WORKFLOW_ID, env.CIRCLE_BUILD_NUM),
+      build_url: firstOf(env.CIRCLE_BUILD_URL)
+    });
+  }
+  if (nonEmpty(env.JENKINS_URL) || nonEmpty(env.JENKINS_HOME) && nonEmpty(env.BUILD_NUMBER)) {
+    const gitBranch = firstOf(env.GIT_LOCAL_BRANCH, env.GIT_BRANCH)?.replace(/^(refs\/remotes\/)?origin\//, "");
+    return compact({
+      provider: "jenkins",
+      // In multibranch pull request builds BRANCH_NAME is "PR-24"; CHANGE_BRANCH is the source branch.
+      branch: firstOf(env.CHANGE_BRANCH, env.BRANCH_NAME, gitBranch),
+      commit_sha: firstOf(env.GIT_COMMIT),
+      build_id: firstOf(env.BUILD_ID, env.BUILD_NUMBER),
+      build_url: firstOf(env.BUILD_URL)
+    });
+  }
+  return { provider: null };
+}
+
+// src/cli/exit-codes.ts
+var EXIT_OK = 0;
+var EXIT_UPLOAD_FAILED = 1;
+var EXIT_TESTS_FAILED = 1;
+var EXIT_USAGE = 2;
+var EXIT_REJECTED = 3;
+var EXIT_RUN_FAILED = 4;
+var UsageError = class extends Error {
+  name = "UsageError";
+};
 
 // src/cli/http-retry.ts
 var RETRYABLE_STATUSES = /* @__PURE__ */ new Set([429, 500, 502, 503, 504]);
@@ -4699,6 +4825,10 @@ Options:
   --token TOKEN        upload token, ctu_… (env CTA_UPLOAD_TOKEN; prefer the env var)
   --branch NAME        branch            (default: detected from the CI environment)
   --commit-sha SHA     commit SHA        (default: detected)
+  --base-commit SHA    the pull request's base commit, 7 to 64 hex digits (default: the merge
+                       base git computes, deepening a shallow checkout by 50 then 200 commits,
+                       else the base commit the CI names; none outside pull requests)
+  --no-base-commit     send no base commit (and run no git command)
   --build-id ID        CI build id       (default: detected)
   --build-url URL      CI build URL      (default: detected)
   --tag TAG            tag for the run; repeat for more
@@ -4729,7 +4859,8 @@ Environment:
   GITHUB_STEP_SUMMARY         when set (GitHub Actions), a Markdown summary is appended to it
   CTA_RETRY_BASE_MS           base delay of the retry backoff in ms (default ${DEFAULT_BASE_DELAY_MS})
   Branch, commit, build id and build URL are read from GitHub Actions, GitLab CI, Buildkite,
-  CircleCI and Jenkins variables when the flags are absent.
+  CircleCI and Jenkins variables when the flags are absent. On a pull request build, the base
+  commit is the merge base git computes, else the one the CI names.
 
 Retries: 429, 500, 502, 503, 504 and network errors are retried with exponential backoff and
 full jitter (1 s base, 30 s cap), honouring Retry-After (up to 120 s). Other 4xx are not retried,
@@ -4754,6 +4885,8 @@ var OPTIONS = {
   token: { type: "string" },
   branch: { type: "string" },
   "commit-sha": { type: "string" },
+  "base-commit": { type: "string" },
+  "no-base-commit": { type: "boolean" },
   "build-id": { type: "string" },
   "build-url": { type: "string" },
   tag: { type: "string", multiple: true },
@@ -4838,6 +4971,7 @@ function uploadSettings(input) {
   if (startedAt !== void 0 && (!RFC3339.test(startedAt) || Number.isNaN(Date.parse(startedAt)))) {
     throw new UsageError(`--started-at must be an RFC 3339 time such as 2025-01-31T12:00:00Z (got "${startedAt}")`);
   }
+  const baseCommit = baseCommitChoice(values);
   if (patterns.length === 0) throw new UsageError("no report files given (pass files, directories or quoted globs)");
   const cacheDir = resolve(input.cwd, nonEmpty(values["cache-dir"]) ?? defaultCacheDir(env, input.platform, input.homedir));
   return {
@@ -4849,8 +4983,20 @@ function uploadSettings(input) {
     retries,
     waitTimeoutS,
     baseDelayMs,
-    startedAt
+    startedAt,
+    baseCommit
   };
+}
+function baseCommitChoice(values) {
+  const given = nonEmpty(values["base-commit"]);
+  if (values["no-base-commit"]) {
+    if (given !== void 0) throw new UsageError("--base-commit and --no-base-commit exclude each other");
+    return { mode: "off" };
+  }
+  if (values["base-commit"] !== void 0 && (given === void 0 || !COMMIT_SHA.test(given))) {
+    throw new UsageError(`--base-commit must be a commit SHA of 7 to 64 hexadecimal digits (got "${values["base-commit"]}")`);
+  }
+  return given === void 0 ? { mode: "detect" } : { mode: "given", sha: given.toLowerCase() };
 }
 var CODEOWNERS_LOCATIONS = [".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"];
 function codeownersFile(values, env, cwd) {
@@ -4878,91 +5024,86 @@ function defaultCacheDir(env, platform, homedir2) {
   return join(base, "ci-test-analytics");
 }
 
-// src/cli/ci-metadata.ts
-function firstOf(...values) {
-  for (const value of values) {
-    const v = nonEmpty(value);
-    if (v !== void 0) return v;
-  }
-  return void 0;
+// src/cli/base-commit.ts
+import { execFile } from "node:child_process";
+var GIT_TIMEOUT_MS = 5e3;
+var FETCH_TIMEOUT_MS = 2e4;
+var GIT_BUDGET_MS = 6e4;
+var DEEPEN_STEPS = [50, 200];
+var MAX_GIT_OUTPUT = 64 * 1024;
+function lastLine(text) {
+  const lines = text.split("\n").map((l) => l.trim());
+  const line = lines.filter((l) => l !== "").pop() ?? "";
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }
-function compact(meta) {
-  const out = { provider: meta.provider };
-  for (const key of ["branch", "commit_sha", "build_id", "build_url"]) {
-    if (meta[key] !== void 0) out[key] = meta[key];
-  }
-  return out;
+function gitRunner(cwd, env, now) {
+  const deadline = now() + GIT_BUDGET_MS;
+  return (args, timeoutMs) => {
+    const timeout = Math.min(timeoutMs, deadline - now());
+    if (timeout <= 0) return Promise.resolve({ ok: false, reason: `git took more than ${GIT_BUDGET_MS / 1e3} s in all` });
+    return new Promise((resolve5) => {
+      execFile(
+        "git",
+        args,
+        {
+          cwd,
+          // No credential prompt: a fetch that needs one fails rather than waiting.
+          env: { ...env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" },
+          timeout,
+          maxBuffer: MAX_GIT_OUTPUT,
+          windowsHide: true,
+          encoding: "utf8"
+        },
+        (error, stdout, stderr) => {
+          if (!error) return resolve5({ ok: true, stdout: stdout.trim() });
+          const failure = error;
+          const reason = failure.code === "ENOENT" ? "git is not installed" : failure.killed || failure.signal ? `git ${args[0]} did not finish within ${(timeout / 1e3).toFixed(0)} s` : lastLine(String(stderr)) || `git ${args[0]} exited with ${String(failure.code)}`;
+          resolve5({ ok: false, reason, exitCode: typeof failure.code === "number" ? failure.code : void 0 });
+        }
+      );
+    });
+  };
 }
-function githubPullRequestHeadSha(env, options) {
-  const eventName = nonEmpty(env.GITHUB_EVENT_NAME);
-  const eventPath = nonEmpty(env.GITHUB_EVENT_PATH);
-  if (!eventName?.startsWith("pull_request") || !eventPath || !options.readEvent) return void 0;
-  try {
-    const event = options.readEvent(eventPath);
-    const sha = event?.pull_request?.head?.sha;
-    return typeof sha === "string" ? nonEmpty(sha) : void 0;
-  } catch {
-    return void 0;
+async function hasCommit(git, rev) {
+  return (await git(["cat-file", "-e", `${rev}^{commit}`], GIT_TIMEOUT_MS)).ok;
+}
+async function computeMergeBase(git, head, target, fetchWhat) {
+  for (let step = 0; ; step++) {
+    const from = head !== void 0 && await hasCommit(git, head) ? head : "HEAD";
+    const result = await git(["merge-base", from, target], GIT_TIMEOUT_MS);
+    if (result.ok && COMMIT_SHA.test(result.stdout)) return { sha: result.stdout.toLowerCase() };
+    const reason = result.ok || result.exitCode === 1 ? `git merge-base found no common commit of ${from} and ${target}` : result.reason;
+    if (step >= DEEPEN_STEPS.length)
+      return { reason: `${reason} (after deepening the shallow checkout by ${DEEPEN_STEPS.join(" + ")} commits)` };
+    if (step === 0) {
+      const shallow = await git(["rev-parse", "--is-shallow-repository"], GIT_TIMEOUT_MS);
+      if (!shallow.ok) return { reason: shallow.reason };
+      if (shallow.stdout !== "true") return { reason };
+    }
+    const fetched = await git(["fetch", "--no-tags", "--quiet", `--deepen=${DEEPEN_STEPS[step]}`, "origin", fetchWhat], FETCH_TIMEOUT_MS);
+    if (!fetched.ok) return { reason: `${reason}; deepening the shallow checkout failed: ${fetched.reason}` };
   }
 }
-function detectCiMetadata(env, options = {}) {
-  if (env.GITHUB_ACTIONS === "true") {
-    const runId = nonEmpty(env.GITHUB_RUN_ID);
-    const attempt = nonEmpty(env.GITHUB_RUN_ATTEMPT);
-    const server = nonEmpty(env.GITHUB_SERVER_URL)?.replace(/\/+$/, "");
-    const repository = nonEmpty(env.GITHUB_REPOSITORY);
-    return compact({
-      provider: "github-actions",
-      // GITHUB_HEAD_REF is set only for pull_request / pull_request_target; GITHUB_REF_NAME is
-      // then "<number>/merge" (or the base branch), so the head ref comes first.
-      branch: firstOf(env.GITHUB_HEAD_REF, env.GITHUB_REF_NAME),
-      commit_sha: firstOf(githubPullRequestHeadSha(env, options), env.GITHUB_SHA),
-      build_id: runId ? attempt ? `${runId}-${attempt}` : runId : void 0,
-      build_url: server && repository && runId ? `${server}/${repository}/actions/runs/${runId}` : void 0
-    });
+async function resolveBaseCommit(input) {
+  const { choice, base } = input;
+  if (choice.mode === "given") return { sha: choice.sha, source: "--base-commit" };
+  if (choice.mode === "off") return { sha: void 0, source: "--no-base-commit" };
+  if (base === null) return { sha: void 0, source: "not a pull request build" };
+  if (base.isMergeBase && base.sha !== void 0) return { sha: base.sha, source: "the merge base the CI gives" };
+  const target = base.sha ?? `refs/remotes/origin/${base.ref}`;
+  const fetchWhat = base.ref !== void 0 ? `+refs/heads/${base.ref}:refs/remotes/origin/${base.ref}` : base.sha;
+  const head = input.head !== void 0 && COMMIT_SHA.test(input.head) ? input.head : void 0;
+  const git = gitRunner(input.cwd, input.env, Date.now);
+  const merged = await computeMergeBase(git, head, target, fetchWhat);
+  if ("sha" in merged) return { sha: merged.sha, source: `the merge base of ${head ?? "HEAD"} and ${base.sha ?? `origin/${base.ref}`}` };
+  if (base.sha !== void 0) {
+    return {
+      sha: base.sha,
+      source: "the pull request's base commit from the CI",
+      notice: `base commit: no merge base (${merged.reason}); sending the pull request's base commit from the CI instead`
+    };
   }
-  if (nonEmpty(env.GITLAB_CI)) {
-    return compact({
-      provider: "gitlab-ci",
-      // CI_COMMIT_BRANCH is absent in merge request and tag pipelines.
-      branch: firstOf(env.CI_MERGE_REQUEST_SOURCE_BRANCH_NAME, env.CI_COMMIT_BRANCH, env.CI_COMMIT_REF_NAME),
-      // In merged results pipelines CI_COMMIT_SHA is the merge commit; the source branch head is
-      // CI_MERGE_REQUEST_SOURCE_BRANCH_SHA (set only in those pipelines).
-      commit_sha: firstOf(env.CI_MERGE_REQUEST_SOURCE_BRANCH_SHA, env.CI_COMMIT_SHA),
-      build_id: firstOf(env.CI_JOB_ID),
-      build_url: firstOf(env.CI_JOB_URL)
-    });
-  }
-  if (env.BUILDKITE === "true") {
-    return compact({
-      provider: "buildkite",
-      branch: firstOf(env.BUILDKITE_BRANCH),
-      commit_sha: firstOf(env.BUILDKITE_COMMIT),
-      build_id: firstOf(env.BUILDKITE_BUILD_ID),
-      build_url: firstOf(env.BUILDKITE_BUILD_URL)
-    });
-  }
-  if (env.CIRCLECI === "true") {
-    return compact({
-      provider: "circleci",
-      branch: firstOf(env.CIRCLE_BRANCH),
-      commit_sha: firstOf(env.CIRCLE_SHA1),
-      build_id: firstOf(env.CIRCLE_WORKFLOW_ID, env.CIRCLE_BUILD_NUM),
-      build_url: firstOf(env.CIRCLE_BUILD_URL)
-    });
-  }
-  if (nonEmpty(env.JENKINS_URL) || nonEmpty(env.JENKINS_HOME) && nonEmpty(env.BUILD_NUMBER)) {
-    const gitBranch = firstOf(env.GIT_LOCAL_BRANCH, env.GIT_BRANCH)?.replace(/^(refs\/remotes\/)?origin\//, "");
-    return compact({
-      provider: "jenkins",
-      // In multibranch pull request builds BRANCH_NAME is "PR-24"; CHANGE_BRANCH is the source branch.
-      branch: firstOf(env.CHANGE_BRANCH, env.BRANCH_NAME, gitBranch),
-      commit_sha: firstOf(env.GIT_COMMIT),
-      build_id: firstOf(env.BUILD_ID, env.BUILD_NUMBER),
-      build_url: firstOf(env.BUILD_URL)
-    });
-  }
-  return { provider: null };
+  return { sha: void 0, source: "none", notice: `base commit: none sent (no merge base with origin/${base.ref}: ${merged.reason})` };
 }
 
 // src/cli/output.ts
@@ -5422,6 +5563,7 @@ async function buildUpload(files, metadata, options = {}) {
     const value = metadata[key] ?? fromFiles[key];
     if (value !== void 0) envelope[key] = value;
   }
+  if (metadata.base_commit_sha !== void 0) envelope.base_commit_sha = metadata.base_commit_sha;
   const tags = metadata.tags && metadata.tags.length > 0 ? metadata.tags : [...new Set(fileTags)];
   if (tags.length > 0) envelope.tags = tags;
   if (xml.length > MAX_XML_DOCUMENTS) {
@@ -6351,6 +6493,7 @@ async function run(argv, io = {}) {
   const { settings, metadata } = prepared;
   const files = await findReports(patterns, cwd, out);
   if (typeof files === "number") return files;
+  await addBaseCommit(metadata, settings, { env, cwd, io, out });
   const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
   const context = uploadContext({ values, settings, metadata, token, cwd, io, out, wantFailedTests: summaryPath !== void 0 });
   if (settings.codeownersFile) {
@@ -6431,6 +6574,19 @@ function prepareUpload(input) {
     out.error(`unexpected: ${error?.stack ?? error}`);
     return EXIT_USAGE;
   }
+}
+async function addBaseCommit(metadata, settings, input) {
+  const { env, cwd, io, out } = input;
+  const outcome = await resolveBaseCommit({
+    choice: settings.baseCommit,
+    base: settings.baseCommit.mode === "detect" ? detectPullRequestBase(env, { readEvent: io.readEvent ?? readJsonFile }) : null,
+    head: metadata.commit_sha,
+    cwd,
+    env
+  });
+  if (outcome.notice !== void 0) out.info(outcome.notice);
+  if (outcome.sha !== void 0) metadata.base_commit_sha = outcome.sha;
+  out.debug(`base commit: ${outcome.sha ?? "none"} (${outcome.source})`);
 }
 async function findReports(patterns, cwd, out) {
   let files;
@@ -6607,6 +6763,7 @@ function isMainModule() {
 if (isMainModule()) await main();
 export {
   CACHE_MAX_AGE_MS,
+  DEEPEN_STEPS,
   DEFAULT_BASE_DELAY_MS,
   DEFAULT_MAX_DELAY_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -6637,6 +6794,7 @@ export {
   describeHttpError,
   describeNetworkError,
   detectCiMetadata,
+  detectPullRequestBase,
   emptyResults,
   expandFiles,
   judgeFailures,
@@ -6645,5 +6803,6 @@ export {
   plainText,
   realSleep,
   requestWithRetry,
+  resolveBaseCommit,
   run
 };
