@@ -113,6 +113,10 @@ export const TestRunSchema = z
     result: RunResultSchema.nullable().openapi({ description: "Null until processed." }),
     branch: z.string().nullable(),
     commit_sha: z.string().nullable(),
+    base_commit_sha: z
+      .string()
+      .nullable()
+      .openapi({ description: "The commit the uploader named as the comparison's base (docs/verdicts.md); null when none was named." }),
     build_id: z.string().nullable(),
     build_url: z.string().nullable(),
     tags: z.array(z.string()),

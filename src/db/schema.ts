@@ -200,6 +200,8 @@ export const testRuns = pgTable(
     result: runResultEnum("result"),
     branch: text("branch"),
     commitSha: text("commit_sha"),
+    /** The commit the uploader names as the comparison's base (docs/verdicts.md). */
+    baseCommitSha: text("base_commit_sha"),
     buildId: text("build_id"),
     buildUrl: text("build_url"),
     tags: jsonb("tags").$type<string[]>().notNull().default([]),

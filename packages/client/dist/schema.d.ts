@@ -639,6 +639,8 @@ export interface components {
             branch?: string | null;
             /** @description Commit under test (full or abbreviated SHA). Runs of the same commit let the flakiness check compare outcomes. */
             commit_sha?: string | null;
+            /** @description The commit this run is compared with (docs/verdicts.md): the default branch's run on it is the comparison's base. A full or abbreviated SHA, 7 to 64 hexadecimal characters. */
+            base_commit_sha?: string | null;
             /** @description The CI system's build or job identifier. */
             build_id?: string | null;
             /** @description Link to the CI build (http or https only). */
@@ -712,6 +714,8 @@ export interface components {
             result: "tests_passed" | "tests_failed" | "tests_errored" | null;
             branch: string | null;
             commit_sha: string | null;
+            /** @description The commit the uploader named as the comparison's base (docs/verdicts.md); null when none was named. */
+            base_commit_sha: string | null;
             build_id: string | null;
             build_url: string | null;
             tags: string[];
@@ -4261,6 +4265,8 @@ export interface operations {
                 branch?: string;
                 /** @description Commit under test. */
                 commit_sha?: string;
+                /** @description The commit this run is compared with (its default-branch run is the base, docs/verdicts.md): 7 to 64 hexadecimal characters. */
+                base_commit_sha?: string;
                 /** @description The CI system's build or job identifier. */
                 build_id?: string;
                 /** @description Link to the CI build (http or https). */

@@ -104,7 +104,7 @@ export async function recordTestRunArrival(
       ${meta.branch ?? null}::text, ${meta.commitSha ?? null}::text, ${meta.buildId ?? null}::text, ${meta.buildUrl ?? null}::text,
       ${JSON.stringify(meta.tags ?? [])}::jsonb, ${meta.startedAt?.toISOString() ?? null}::timestamptz,
       ${payload?.format ?? null}::text, ${payload && "content" in payload ? payload.content : null}::text,
-      ${payload && "objectKey" in payload ? payload.objectKey : null}::text)`),
+      ${payload && "objectKey" in payload ? payload.objectKey : null}::text, ${meta.baseCommitSha ?? null}::text)`),
   );
   const [row] = (result as unknown as { rows: { replayed: boolean; run: unknown }[] }).rows;
   return { run: testRunFromJson(row!.run), replayed: row!.replayed };
