@@ -129,3 +129,18 @@ export const QUARANTINE_SOURCES = ["manual", "auto"] as const;
 
 /** The `quarantined` filter of GET /projects/:id/tests. */
 export const QUARANTINED_FILTER_VALUES = ["true", "false"] as const;
+
+/**
+ * A failure's verdict against the run's base (docs/verdicts.md), in the order they are tried: the
+ * first that applies is the failure's.
+ */
+export const VERDICTS = ["quarantined", "infrastructure", "failing_on_base", "flaky", "new"] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+/**
+ * How a run's base was chosen (docs/verdicts.md): the default branch's run on the named
+ * `base_commit_sha`; else the latest default-branch run before it; for a default-branch run, the
+ * previous one; or none.
+ */
+export const BASE_CHOICES = ["base_commit", "latest_default_before", "previous_default", "none"] as const;
+export type BaseChoice = (typeof BASE_CHOICES)[number];
