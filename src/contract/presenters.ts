@@ -104,6 +104,7 @@ export function presentTestRun(row: Row<typeof testRuns>, webAppUrl: string) {
     errored_count: row.erroredCount,
     skipped_count: row.skippedCount,
     quarantined_failures_count: row.quarantinedFailuresCount,
+    verdict_counts: row.verdictCounts,
     url: `${base(webAppUrl)}/projects/${row.projectId}/runs/${row.number}`,
   };
 }
