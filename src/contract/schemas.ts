@@ -108,7 +108,7 @@ export const AlertSchema = z
   .openapi("Alert");
 
 /** A run's failures counted per verdict against its base (docs/verdicts.md). */
-export const VerdictCountsSchema = z
+const VerdictCountsSchema = z
   .object(Object.fromEntries(VERDICTS.map((verdict) => [verdict, z.number().int()])) as Record<Verdict, z.ZodNumber>)
   .openapi("VerdictCounts", {
     description:
@@ -608,7 +608,7 @@ export const RunFailureGroupSchema = FailureGroupSchema.extend({
   test_case_ids: z.array(z.number().int()).openapi({ description: "This run's cases in the group, newest first." }),
 }).openapi("RunFailureGroup");
 
-export const VerdictSchema = z.enum(VERDICTS).openapi("Verdict", {
+const VerdictSchema = z.enum(VERDICTS).openapi("Verdict", {
   description:
     "A failure's verdict against the run's base, the first that applies in this order (docs/verdicts.md): `quarantined` (the test was quarantined when the run arrived), `infrastructure` (the run is a mass failure), `failing_on_base` (it failed in the base too, or is broken on the default branch), `flaky` (flaky health, or it passed on retry in this run), `new`.",
 });
@@ -652,7 +652,10 @@ export const RunVerdictSchema = z
     classname: z.string().nullable(),
     name: z.string(),
     file: z.string().nullable(),
-    test_case_id: z.number().int().openapi({ description: "The failing case (GET /api/v1/test_cases/{id}); for a pass on retry, the passing case." }),
+    test_case_id: z
+      .number()
+      .int()
+      .openapi({ description: "The failing case (GET /api/v1/test_cases/{id}); for a pass on retry, the passing case." }),
     status: z.enum(CASE_STATUSES).openapi({ description: "The case's final outcome (`passed` for a pass on retry)." }),
     verdict: VerdictSchema,
     reason: z.string().openapi({ description: "One line a person can read, e.g. `also failed on main in run #57 (28335f0)`." }),

@@ -145,4 +145,3 @@ export type Verdict = (typeof VERDICTS)[number];
  * previous one; or none.
  */
 export const BASE_CHOICES = ["base_commit", "latest_default_before", "previous_default", "none"] as const;
-export type BaseChoice = (typeof BASE_CHOICES)[number];

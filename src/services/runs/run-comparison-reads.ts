@@ -115,7 +115,10 @@ function presentVerdict(row: VerdictRow, webAppUrl: string) {
   };
 }
 
-export async function listRunVerdicts(scope: OrgScope, request: ListRequest<RunVerdictFilters>): Promise<Page<ReturnType<typeof presentVerdict>>> {
+export async function listRunVerdicts(
+  scope: OrgScope,
+  request: ListRequest<RunVerdictFilters>,
+): Promise<Page<ReturnType<typeof presentVerdict>>> {
   const { filters } = request;
   const run = await processedRun(scope, filters.project_id, filters.run);
   const where: (SQL | undefined)[] = [eq(runVerdicts.testRunId, run.id), runVerdictList.after(request)];
@@ -160,7 +163,10 @@ function presentFixed(row: FixedRow, webAppUrl: string) {
   };
 }
 
-export async function listRunFixedTests(scope: OrgScope, request: ListRequest<RunFixedFilters>): Promise<Page<ReturnType<typeof presentFixed>>> {
+export async function listRunFixedTests(
+  scope: OrgScope,
+  request: ListRequest<RunFixedFilters>,
+): Promise<Page<ReturnType<typeof presentFixed>>> {
   const run = await processedRun(scope, request.filters.project_id, request.filters.run);
   const rows = await scope.db
     .select({ ...caseColumns, testCaseId: runFixedTests.testCaseId, baseTestCaseId: runFixedTests.baseTestCaseId })

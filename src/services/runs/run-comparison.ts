@@ -18,7 +18,7 @@ import { defaultBranchSql } from "../tests/default-branch";
  * this one) is below INFRA_NORMAL_BELOW; or one failure group (signature) covering at least
  * INFRA_MIN_FAILING failing tests and INFRA_GROUP_SHARE of them. Reasons: docs/verdicts.md.
  */
-export const INFRA_THRESHOLDS = {
+const INFRA_THRESHOLDS = {
   minFailing: 20,
   share: 0.5,
   normalBelow: 0.1,
@@ -30,9 +30,9 @@ export const INFRA_THRESHOLDS = {
 /** A fallback base is looked for among the project's runs numbered at most this far before the run. */
 const FALLBACK_SCAN_RUNS = 1_000;
 /** A run compared with a fallback is compared again when its named base commit's run is processed within this long of its arrival. */
-export const RECOMPARE_WITHIN_MS = 7 * 86_400_000;
+const RECOMPARE_WITHIN_MS = 7 * 86_400_000;
 /** At most this many runs are compared again per processed default-branch run (the newest first). */
-export const RECOMPARE_MAX_RUNS = 10;
+const RECOMPARE_MAX_RUNS = 10;
 
 const failingStatus = (status: SQL) => sql`${status} in ('failed', 'errored')`;
 

@@ -152,10 +152,14 @@ describe("verdicts", () => {
     const { project, uploadToken } = await newProject();
     const all = Array.from({ length: 40 }, (_, i) => `t${i}`);
     await upload(uploadToken, all.map(pass), { branch: "main", commit_sha: sha("1") });
-    await upload(uploadToken, all.map((n, i) => (i < 30 ? fail(n, "ECONNREFUSED 127.0.0.1:5432") : pass(n))), {
-      branch: "feature",
-      commit_sha: sha("2"),
-    });
+    await upload(
+      uploadToken,
+      all.map((n, i) => (i < 30 ? fail(n, "ECONNREFUSED 127.0.0.1:5432") : pass(n))),
+      {
+        branch: "feature",
+        commit_sha: sha("2"),
+      },
+    );
     const { comparison, verdicts } = await comparisonOf(project.id, 2);
     expect(comparison.infrastructureReason).toBe("mass failure: 30 of the run's 40 tests failed (usually 0%)");
     expect(comparison.infrastructureCount).toBe(30);
@@ -166,8 +170,16 @@ describe("verdicts", () => {
     const { project, uploadToken } = await newProject();
     const all = Array.from({ length: 100 }, (_, i) => `t${i}`);
     await upload(uploadToken, all.map(pass), { branch: "main", commit_sha: sha("1") });
-    await upload(uploadToken, all.map((n, i) => (i < 20 ? fail(n, "Timeout connecting to selenium") : pass(n))), { branch: "feature" });
-    await upload(uploadToken, all.map((n, i) => (i < 19 ? fail(n, "Timeout connecting to selenium") : pass(n))), { branch: "feature" });
+    await upload(
+      uploadToken,
+      all.map((n, i) => (i < 20 ? fail(n, "Timeout connecting to selenium") : pass(n))),
+      { branch: "feature" },
+    );
+    await upload(
+      uploadToken,
+      all.map((n, i) => (i < 19 ? fail(n, "Timeout connecting to selenium") : pass(n))),
+      { branch: "feature" },
+    );
     const grouped = await comparisonOf(project.id, 2);
     expect(grouped.comparison.infrastructureReason).toMatch(/^one cause across 20 of the run's 20 failing tests: /);
     const fewer = await comparisonOf(project.id, 3);
