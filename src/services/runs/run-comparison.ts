@@ -37,14 +37,17 @@ const RECOMPARE_MAX_RUNS = 10;
 const failingStatus = (status: SQL) => sql`${status} in ('failed', 'errored')`;
 
 /** The base: the named commit's default-branch run (or, compared again, the run that was awaited), else a fallback. */
-function baseSql(runId: number, forcedBaseId: number | null): SQL {
+function baseSql(runId: number, forcedBaseId: number | null, namedSha: string | null): SQL {
   const onDefault = (alias: string) => defaultBranchSql(sql.raw(`${alias}.branch`), sql`p.default_branch`);
   const named =
     forcedBaseId !== null
       ? sql`select b.id, b.number, b.commit_sha, b.branch from ${testRuns} b where b.id = ${forcedBaseId}`
-      : sql`select b.id, b.number, b.commit_sha, b.branch from ${testRuns} b, me, p
-          where me.named is not null and not me.is_default and b.project_id = me.project_id and b.id <> ${runId}
-            and b.status = 'processed' and lower(b.commit_sha) like me.named || '%' and ${onDefault("b")}
+      : namedSha === null
+        ? sql`select b.id, b.number, b.commit_sha, b.branch from ${testRuns} b where false`
+        : // The prefix as a parameter (hexadecimal: no LIKE wildcards), so that test_runs_project_commit_idx serves it.
+          sql`select b.id, b.number, b.commit_sha, b.branch from ${testRuns} b, me, p
+          where not me.is_default and b.project_id = me.project_id and b.id <> ${runId}
+            and lower(b.commit_sha) like ${`${namedSha}%`} and b.status = 'processed' and ${onDefault("b")}
           order by b.created_at desc, b.id desc limit 1`;
   return sql`
     named as (${named}),
@@ -119,7 +122,7 @@ const verdictsSql = (): SQL => sql`
  * base (RECOMPARE_*) when it is a default-branch run with a commit. `forcedBaseId`: compared again
  * with the run that was awaited (processed in this transaction, so not yet `processed`).
  */
-function compareSql(runId: number, now: Date, forcedBaseId: number | null): SQL {
+function compareSql(runId: number, now: Date, forcedBaseId: number | null, named: string | null): SQL {
   const at = sql`${now.toISOString()}::timestamptz`;
   const counted = (verdict: string) => sql`count(*) filter (where verdict = ${verdict})::int`;
   return sql`
@@ -129,7 +132,7 @@ function compareSql(runId: number, now: Date, forcedBaseId: number | null): SQL 
       select r.project_id, r.number, r.created_at, lower(r.commit_sha) as commit, lower(r.base_commit_sha) as named,
         ${defaultBranchSql(sql`r.branch`, sql`p.default_branch`)} as is_default
       from r, p),
-    ${baseSql(runId, forcedBaseId)},
+    ${baseSql(runId, forcedBaseId, named)},
     mine as (
       select c.id, c.test_id, c.status, c.failure_signature, c.failure_message, c.quarantined,
         ${failingStatus(sql`c.status`)} as failing,
@@ -183,12 +186,13 @@ function compareSql(runId: number, now: Date, forcedBaseId: number | null): SQL 
  * runs that awaited it as their named base (at most RECOMPARE_MAX_RUNS, arrived within
  * RECOMPARE_WITHIN_MS): one statement, plus two per run compared again.
  */
-export async function compareRun(tx: Database, runId: number, now: Date): Promise<void> {
-  const [row] = await rowsOf<{ awaiting: unknown }>(tx.execute(compareSql(runId, now, null)));
+export async function compareRun(tx: Database, run: { id: number; baseCommitSha: string | null }, now: Date): Promise<void> {
+  const named = run.baseCommitSha?.toLowerCase() ?? null;
+  const [row] = await rowsOf<{ awaiting: unknown }>(tx.execute(compareSql(run.id, now, null, named)));
   const awaiting = (typeof row?.awaiting === "string" ? JSON.parse(row.awaiting) : (row?.awaiting ?? [])) as number[];
   for (const awaitingId of awaiting) {
     await tx.execute(sql`with verdicts_gone as (delete from ${runVerdicts} where test_run_id = ${awaitingId})
       delete from ${runFixedTests} where test_run_id = ${awaitingId}`);
-    await tx.execute(compareSql(awaitingId, now, runId));
+    await tx.execute(compareSql(awaitingId, now, run.id, null));
   }
 }

@@ -512,7 +512,7 @@ export async function storeTestRun(
     const stored = await abandonOnError(rows, () => rows.finish(reading.suiteRows, readTests));
     const processedAt = deps.clock.now();
     // Compared with its base before its tests are advanced: a test's health is the one it had when the run arrived.
-    if (options.compare ?? derive) await compareRun(tx, runId, processedAt);
+    if (options.compare ?? derive) await compareRun(tx, run, processedAt);
     const advance = large ? "in chunks" : readTests ? { executions: executions!, stored: stored! } : null;
     const tests = await advanceTests(tx, deps, run, processedAt, advance);
     return markProcessed(tx, runId, run, processedAt, reading, tests, statedDuration);
