@@ -70,6 +70,8 @@ describe("GET /api/v1/openapi.json", () => {
         "/projects/{id}/failure_groups",
         "/tests/{id}/failure_groups",
         "/projects/{id}/test_runs/{number}/failure_groups",
+        "/projects/{id}/test_runs/{number}/comparison/failures",
+        "/projects/{id}/test_runs/{number}/comparison/fixed",
       ].sort(),
     );
     for (const [path, item] of lists)

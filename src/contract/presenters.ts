@@ -90,6 +90,7 @@ export function presentTestRun(row: Row<typeof testRuns>, webAppUrl: string) {
     result: row.result,
     branch: row.branch,
     commit_sha: row.commitSha,
+    base_commit_sha: row.baseCommitSha,
     build_id: row.buildId,
     build_url: row.buildUrl,
     tags: row.tags,
@@ -103,6 +104,7 @@ export function presentTestRun(row: Row<typeof testRuns>, webAppUrl: string) {
     errored_count: row.erroredCount,
     skipped_count: row.skippedCount,
     quarantined_failures_count: row.quarantinedFailuresCount,
+    verdict_counts: row.verdictCounts,
     url: `${base(webAppUrl)}/projects/${row.projectId}/runs/${row.number}`,
   };
 }

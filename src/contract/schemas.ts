@@ -19,6 +19,9 @@ import {
   type SnoozeDuration,
   TEST_HEALTHS,
   TEST_SORTS,
+  VERDICTS,
+  BASE_CHOICES,
+  type Verdict,
 } from "../lib/vocabulary";
 
 const SNOOZE_DURATION_NAMES = Object.keys(SNOOZE_DURATIONS) as [SnoozeDuration, ...SnoozeDuration[]];
@@ -104,6 +107,14 @@ export const AlertSchema = z
   })
   .openapi("Alert");
 
+/** A run's failures counted per verdict against its base (docs/verdicts.md). */
+const VerdictCountsSchema = z
+  .object(Object.fromEntries(VERDICTS.map((verdict) => [verdict, z.number().int()])) as Record<Verdict, z.ZodNumber>)
+  .openapi("VerdictCounts", {
+    description:
+      "The run's failing tests counted per verdict against its base (docs/verdicts.md): each failing test (or test that passed on retry) has exactly one.",
+  });
+
 export const TestRunSchema = z
   .object({
     number: z.number().int().openapi({ description: "Counts up within the project: the Nth run." }),
@@ -113,6 +124,10 @@ export const TestRunSchema = z
     result: RunResultSchema.nullable().openapi({ description: "Null until processed." }),
     branch: z.string().nullable(),
     commit_sha: z.string().nullable(),
+    base_commit_sha: z
+      .string()
+      .nullable()
+      .openapi({ description: "The commit the uploader named as the comparison's base (docs/verdicts.md); null when none was named." }),
     build_id: z.string().nullable(),
     build_url: z.string().nullable(),
     tags: z.array(z.string()),
@@ -128,6 +143,10 @@ export const TestRunSchema = z
     quarantined_failures_count: z.number().int().openapi({
       description:
         "Failed and errored cases of tests that were quarantined when the run was processed (docs/quarantine.md). They still count in `failed_count`, `errored_count` and `result`.",
+    }),
+    verdict_counts: VerdictCountsSchema.nullable().openapi({
+      description:
+        "The run's failing tests counted per verdict against its base (GET …/test_runs/{number}/comparison, docs/verdicts.md); null until the run is processed and compared.",
     }),
     url: z.string().url(),
   })
@@ -588,3 +607,76 @@ export const RunFailureGroupSchema = FailureGroupSchema.extend({
   run_tests_count: z.number().int().openapi({ description: "Tests of this run in the group." }),
   test_case_ids: z.array(z.number().int()).openapi({ description: "This run's cases in the group, newest first." }),
 }).openapi("RunFailureGroup");
+
+const VerdictSchema = z.enum(VERDICTS).openapi("Verdict", {
+  description:
+    "A failure's verdict against the run's base, the first that applies in this order (docs/verdicts.md): `quarantined` (the test was quarantined when the run arrived), `infrastructure` (the run is a mass failure), `failing_on_base` (it failed in the base too, or is broken on the default branch), `flaky` (flaky health, or it passed on retry in this run), `new`.",
+});
+
+const testPageUrl = z.string().url().openapi({ description: "The test's page in the web app." });
+
+export const RunComparisonSchema = z
+  .object({
+    run_number: z.number().int(),
+    project_id: z.string().uuid(),
+    base_choice: z.enum(BASE_CHOICES).openapi({
+      description:
+        "How the base was chosen: `base_commit` (the default branch's run on the uploaded `base_commit_sha`), `latest_default_before` (the latest default-branch run before this one: no base commit named, or none of its runs processed yet), `previous_default` (this run is on the default branch: the previous one), `none` (no default-branch run to compare with).",
+    }),
+    base: z
+      .object({
+        number: z.number().int(),
+        branch: z.string().nullable(),
+        commit_sha: z.string().nullable(),
+        url: z.string().url().openapi({ description: "The base run's page in the web app." }),
+      })
+      .nullable()
+      .openapi({ description: "The base run; null when there is none (`base_choice` `none`, or the base run was deleted)." }),
+    awaited_base_commit: z.string().nullable().openapi({
+      description:
+        "The named `base_commit_sha` while it has no processed default-branch run (a fallback base is used meanwhile); the run is compared again when one is processed within 7 days. Null otherwise.",
+    }),
+    infrastructure_reason: z
+      .string()
+      .nullable()
+      .openapi({ description: "Why the run counts as a mass failure (every failure `infrastructure`); null when it does not." }),
+    verdict_counts: VerdictCountsSchema,
+    fixed_count: z.number().int().openapi({ description: "Tests that failed in the base and pass in this run." }),
+    compared_at: timestamp("When the comparison was made (processing, or the comparison made again)."),
+  })
+  .openapi("RunComparison");
+
+export const RunVerdictSchema = z
+  .object({
+    test_id: z.string().uuid().openapi({ description: "The test (GET /api/v1/tests/{id})." }),
+    classname: z.string().nullable(),
+    name: z.string(),
+    file: z.string().nullable(),
+    test_case_id: z
+      .number()
+      .int()
+      .openapi({ description: "The failing case (GET /api/v1/test_cases/{id}); for a pass on retry, the passing case." }),
+    status: z.enum(CASE_STATUSES).openapi({ description: "The case's final outcome (`passed` for a pass on retry)." }),
+    verdict: VerdictSchema,
+    reason: z.string().openapi({ description: "One line a person can read, e.g. `also failed on main in run #57 (28335f0)`." }),
+    failure_signature: z.string().nullable().openapi({ description: "The failure group's signature (docs/failure-groups.md)." }),
+    failure_message: z.string().nullable(),
+    url: testPageUrl,
+  })
+  .openapi("RunVerdict");
+
+export const RunFixedTestSchema = z
+  .object({
+    test_id: z.string().uuid(),
+    classname: z.string().nullable(),
+    name: z.string(),
+    file: z.string().nullable(),
+    test_case_id: z.number().int().openapi({ description: "The passing case in this run." }),
+    base_test_case_id: z.number().int().openapi({ description: "The failing case in the base run." }),
+    url: testPageUrl,
+  })
+  .openapi("RunFixedTest");
+
+export const RunVerdictsQuerySchema = PageQuerySchema.extend({
+  verdict: enumFilter(VERDICTS, "verdict", "Only the failures with this verdict."),
+});

@@ -41,6 +41,9 @@ import {
   RUN_STATUSES,
   TEST_HEALTHS,
   WEBHOOK_EVENT_TYPES,
+  VERDICTS,
+  BASE_CHOICES,
+  type Verdict,
 } from "../lib/vocabulary";
 
 const timestampMs = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: "date" });
@@ -200,6 +203,8 @@ export const testRuns = pgTable(
     result: runResultEnum("result"),
     branch: text("branch"),
     commitSha: text("commit_sha"),
+    /** The commit the uploader names as the comparison's base (docs/verdicts.md). */
+    baseCommitSha: text("base_commit_sha"),
     buildId: text("build_id"),
     buildUrl: text("build_url"),
     tags: jsonb("tags").$type<string[]>().notNull().default([]),
@@ -214,6 +219,8 @@ export const testRuns = pgTable(
     skippedCount: integer("skipped_count").notNull().default(0),
     /** Failed and errored cases of tests that were quarantined when the run was processed. */
     quarantinedFailuresCount: integer("quarantined_failures_count").notNull().default(0),
+    /** The failures' counts per verdict against the run's base (docs/verdicts.md); null until the run is compared. */
+    verdictCounts: jsonb("verdict_counts").$type<Record<Verdict, number>>(),
     /** Suite-number allocator for this run. */
     suitesCount: integer("suites_count").notNull().default(0),
     /** The uploader's Idempotency-Key: a retried upload that already arrived returns this run. */
@@ -988,4 +995,84 @@ export const flashMessages = pgTable(
     expiresAt: timestampMs("expires_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.sessionId, t.page] }), index("flash_messages_expires_idx").on(t.expiresAt)],
+);
+
+export const verdictEnum = pgEnum("verdict", VERDICTS);
+export const baseChoiceEnum = pgEnum("base_choice", BASE_CHOICES);
+
+/**
+ * A processed run compared with its base (docs/verdicts.md), written by run processing in the
+ * run's transaction (src/services/runs/run-comparison.ts): one row per compared run. The counts
+ * per verdict are also on the run (`test_runs.verdict_counts`), for the run object.
+ */
+export const runComparisons = pgTable(
+  "run_comparisons",
+  {
+    testRunId: bigint("test_run_id", { mode: "number" })
+      .primaryKey()
+      .references(() => testRuns.id, { onDelete: "cascade" }),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    baseRunId: bigint("base_run_id", { mode: "number" }).references(() => testRuns.id, { onDelete: "set null" }),
+    baseChoice: baseChoiceEnum("base_choice").notNull(),
+    /**
+     * The run's `base_commit_sha` (lower case) while no processed default-branch run of it was
+     * found (a fallback base was used): the run is compared again when one is processed, within
+     * RECOMPARE_WITHIN_MS of its arrival. Null once it is, or when none was named.
+     */
+    awaitedBaseCommit: text("awaited_base_commit"),
+    /** Why the run is a mass failure (every failure `infrastructure`); null when it is not. */
+    infrastructureReason: text("infrastructure_reason"),
+    quarantinedCount: integer("quarantined_count").notNull().default(0),
+    infrastructureCount: integer("infrastructure_count").notNull().default(0),
+    failingOnBaseCount: integer("failing_on_base_count").notNull().default(0),
+    flakyCount: integer("flaky_count").notNull().default(0),
+    newCount: integer("new_count").notNull().default(0),
+    fixedCount: integer("fixed_count").notNull().default(0),
+    comparedAt: timestampMs("compared_at").notNull(),
+  },
+  (t) => [
+    // The runs waiting for their named base commit's run (the re-comparison's read), by project.
+    index("run_comparisons_awaited_idx")
+      .on(t.projectId, t.awaitedBaseCommit)
+      .where(sql`${t.awaitedBaseCommit} is not null`),
+  ],
+);
+
+/**
+ * One row per failing test of a compared run (its latest failing case, or a case that passed on
+ * retry): its verdict and the reason, in words. Listed by case id (report order), with or without
+ * a verdict filter.
+ */
+export const runVerdicts = pgTable(
+  "run_verdicts",
+  {
+    testRunId: bigint("test_run_id", { mode: "number" })
+      .notNull()
+      .references(() => testRuns.id, { onDelete: "cascade" }),
+    testCaseId: bigint("test_case_id", { mode: "number" }).notNull(),
+    testId: uuid("test_id").notNull(),
+    verdict: verdictEnum("verdict").notNull(),
+    reason: text("reason").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.testRunId, t.testCaseId] }),
+    index("run_verdicts_run_verdict_idx").on(t.testRunId, t.verdict, t.testCaseId),
+  ],
+);
+
+/** Tests of a compared run that failed in its base and pass in it (`fixed`), by the passing case. */
+export const runFixedTests = pgTable(
+  "run_fixed_tests",
+  {
+    testRunId: bigint("test_run_id", { mode: "number" })
+      .notNull()
+      .references(() => testRuns.id, { onDelete: "cascade" }),
+    testCaseId: bigint("test_case_id", { mode: "number" }).notNull(),
+    testId: uuid("test_id").notNull(),
+    /** The base's failing case of the test. */
+    baseTestCaseId: bigint("base_test_case_id", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.testRunId, t.testCaseId] })],
 );

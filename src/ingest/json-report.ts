@@ -121,6 +121,12 @@ const metadataFields = {
   commit_sha: metadataText(64).openapi({
     description: "Commit under test (full or abbreviated SHA). Runs of the same commit let the flakiness check compare outcomes.",
   }),
+  base_commit_sha: metadataText(64)
+    .refine((value) => value === null || value === undefined || /^[0-9a-fA-F]{7,64}$/.test(value), "must be 7 to 64 hexadecimal characters")
+    .openapi({
+      description:
+        "The commit this run is compared with (docs/verdicts.md): the default branch's run on it is the comparison's base. A full or abbreviated SHA, 7 to 64 hexadecimal characters.",
+    }),
   build_id: metadataText(255).openapi({ description: "The CI system's build or job identifier." }),
   build_url: metadataText(2048)
     .refine((value) => value === null || value === undefined || isHttpUrl(value), "must be an http or https URL")

@@ -17,6 +17,8 @@ import { UPLOAD_LIMIT_BYTES, charsetOf, decodeContentEncoding, decodeUploadText,
 export type RunMetadata = {
   branch?: string | null;
   commitSha?: string | null;
+  /** The commit the uploader names as the comparison's base (docs/verdicts.md). */
+  baseCommitSha?: string | null;
   buildId?: string | null;
   buildUrl?: string | null;
   tags?: string[];
@@ -39,7 +41,7 @@ export type ReceivedUpload = {
 /** Maximum nesting of a JSON upload: 64 levels of suites, each an object inside an array. */
 export const MAX_JSON_DEPTH = 2 * 64 + 8;
 
-export const METADATA_KEYS = ["branch", "commit_sha", "build_id", "build_url", "tags", "started_at"] as const;
+export const METADATA_KEYS = ["branch", "commit_sha", "base_commit_sha", "build_id", "build_url", "tags", "started_at"] as const;
 
 /** Metadata from the query string; `tags` may repeat and be comma-separated. Empty values are absent. */
 function metadataFromQuery(query: Record<string, string[]>): Record<string, unknown> {
@@ -98,6 +100,7 @@ function toRunMetadata(input: Record<string, unknown>): RunMetadata {
   return {
     branch: data.branch ?? null,
     commitSha: data.commit_sha ?? null,
+    baseCommitSha: data.base_commit_sha ?? null,
     buildId: data.build_id ?? null,
     buildUrl: data.build_url ?? null,
     tags: [...new Set(data.tags ?? [])],

@@ -81,6 +81,8 @@ export const ERROR_STATUS = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  /** A run's comparison asked for before the run is processed (docs/verdicts.md). */
+  run_not_processed: 409,
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
@@ -129,3 +131,17 @@ export const QUARANTINE_SOURCES = ["manual", "auto"] as const;
 
 /** The `quarantined` filter of GET /projects/:id/tests. */
 export const QUARANTINED_FILTER_VALUES = ["true", "false"] as const;
+
+/**
+ * A failure's verdict against the run's base (docs/verdicts.md), in the order they are tried: the
+ * first that applies is the failure's.
+ */
+export const VERDICTS = ["quarantined", "infrastructure", "failing_on_base", "flaky", "new"] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+/**
+ * How a run's base was chosen (docs/verdicts.md): the default branch's run on the named
+ * `base_commit_sha`; else the latest default-branch run before it; for a default-branch run, the
+ * previous one; or none.
+ */
+export const BASE_CHOICES = ["base_commit", "latest_default_before", "previous_default", "none"] as const;

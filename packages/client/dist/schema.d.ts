@@ -495,6 +495,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/test_runs/{number}/comparison": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A run compared with its base: the base, its failures counted per verdict, the tests it fixed
+         * @description Made when the run is processed and stored (docs/verdicts.md); made again when the run's named base commit is processed later. A run not processed yet (or whose processing failed) is a 409 `run_not_processed`. A run processed before comparisons existed has none: 404.
+         */
+        get: operations["getTestRunComparison"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/test_runs/{number}/comparison/failures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A run's failing tests with their verdicts against its base, by descending case id
+         * @description One item per failing test (its latest failing case) and per test that passed on retry, each with one verdict and a reason. A run not processed yet (or whose processing failed) is a 409 `run_not_processed`.
+         *
+         *     Query parameters this list does not know are ignored, not refused, so that clients and servers of different versions keep working together: a misspelled filter (`?reslt=tests_failed`) filters nothing. Check filter names against this document when a list looks unfiltered.
+         */
+        get: operations["listTestRunComparisonFailures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/projects/{id}/test_runs/{number}/comparison/fixed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tests that failed in the run's base and pass in it, by descending case id
+         * @description A run not processed yet (or whose processing failed) is a 409 `run_not_processed`.
+         *
+         *     Query parameters this list does not know are ignored, not refused, so that clients and servers of different versions keep working together: a misspelled filter (`?reslt=tests_failed`) filters nothing. Check filter names against this document when a list looks unfiltered.
+         */
+        get: operations["listTestRunComparisonFixed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/exports/test_runs": {
         parameters: {
             query?: never;
@@ -639,6 +703,8 @@ export interface components {
             branch?: string | null;
             /** @description Commit under test (full or abbreviated SHA). Runs of the same commit let the flakiness check compare outcomes. */
             commit_sha?: string | null;
+            /** @description The commit this run is compared with (docs/verdicts.md): the default branch's run on it is the comparison's base. A full or abbreviated SHA, 7 to 64 hexadecimal characters. */
+            base_commit_sha?: string | null;
             /** @description The CI system's build or job identifier. */
             build_id?: string | null;
             /** @description Link to the CI build (http or https only). */
@@ -693,6 +759,14 @@ export interface components {
              */
             api_url: string;
         };
+        /** @description The run's failing tests counted per verdict against its base (GET …/test_runs/{number}/comparison, docs/verdicts.md); null until the run is processed and compared. */
+        VerdictCounts: {
+            quarantined: number;
+            infrastructure: number;
+            failing_on_base: number;
+            flaky: number;
+            new: number;
+        } | null;
         TestRun: {
             /** @description Counts up within the project: the Nth run. */
             number: number;
@@ -712,6 +786,8 @@ export interface components {
             result: "tests_passed" | "tests_failed" | "tests_errored" | null;
             branch: string | null;
             commit_sha: string | null;
+            /** @description The commit the uploader named as the comparison's base (docs/verdicts.md); null when none was named. */
+            base_commit_sha: string | null;
             build_id: string | null;
             build_url: string | null;
             tags: string[];
@@ -741,6 +817,7 @@ export interface components {
             skipped_count: number;
             /** @description Failed and errored cases of tests that were quarantined when the run was processed (docs/quarantine.md). They still count in `failed_count`, `errored_count` and `result`. */
             quarantined_failures_count: number;
+            verdict_counts: components["schemas"]["VerdictCounts"];
             /** Format: uri */
             url: string;
         };
@@ -750,7 +827,7 @@ export interface components {
                  * @description Machine-readable error code: branch on this, not on the message.
                  * @enum {string}
                  */
-                code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "quota_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "run_not_processed" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "quota_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
                 /** @description For humans only; may change. */
                 message: string;
                 /** @description Present with validation_failed (and some invalid_request errors): one entry per rejected field. */
@@ -1307,6 +1384,97 @@ export interface components {
             run_tests_count: number;
             /** @description This run's cases in the group, newest first. */
             test_case_ids: number[];
+        };
+        RunComparison: {
+            run_number: number;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * @description How the base was chosen: `base_commit` (the default branch's run on the uploaded `base_commit_sha`), `latest_default_before` (the latest default-branch run before this one: no base commit named, or none of its runs processed yet), `previous_default` (this run is on the default branch: the previous one), `none` (no default-branch run to compare with).
+             * @enum {string}
+             */
+            base_choice: "base_commit" | "latest_default_before" | "previous_default" | "none";
+            /** @description The base run; null when there is none (`base_choice` `none`, or the base run was deleted). */
+            base: {
+                number: number;
+                branch: string | null;
+                commit_sha: string | null;
+                /**
+                 * Format: uri
+                 * @description The base run's page in the web app.
+                 */
+                url: string;
+            } | null;
+            /** @description The named `base_commit_sha` while it has no processed default-branch run (a fallback base is used meanwhile); the run is compared again when one is processed within 7 days. Null otherwise. */
+            awaited_base_commit: string | null;
+            /** @description Why the run counts as a mass failure (every failure `infrastructure`); null when it does not. */
+            infrastructure_reason: string | null;
+            verdict_counts: components["schemas"]["VerdictCounts"] & unknown;
+            /** @description Tests that failed in the base and pass in this run. */
+            fixed_count: number;
+            /**
+             * Format: date-time
+             * @description When the comparison was made (processing, or the comparison made again).
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            compared_at: string;
+        };
+        RunVerdictList: {
+            data: components["schemas"]["RunVerdict"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        RunVerdict: {
+            /**
+             * Format: uuid
+             * @description The test (GET /api/v1/tests/{id}).
+             */
+            test_id: string;
+            classname: string | null;
+            name: string;
+            file: string | null;
+            /** @description The failing case (GET /api/v1/test_cases/{id}); for a pass on retry, the passing case. */
+            test_case_id: number;
+            /**
+             * @description The case's final outcome (`passed` for a pass on retry).
+             * @enum {string}
+             */
+            status: "passed" | "failed" | "errored" | "skipped";
+            verdict: components["schemas"]["Verdict"];
+            /** @description One line a person can read, e.g. `also failed on main in run #57 (28335f0)`. */
+            reason: string;
+            /** @description The failure group's signature (docs/failure-groups.md). */
+            failure_signature: string | null;
+            failure_message: string | null;
+            /**
+             * Format: uri
+             * @description The test's page in the web app.
+             */
+            url: string;
+        };
+        /**
+         * @description A failure's verdict against the run's base, the first that applies in this order (docs/verdicts.md): `quarantined` (the test was quarantined when the run arrived), `infrastructure` (the run is a mass failure), `failing_on_base` (it failed in the base too, or is broken on the default branch), `flaky` (flaky health, or it passed on retry in this run), `new`.
+         * @enum {string}
+         */
+        Verdict: "quarantined" | "infrastructure" | "failing_on_base" | "flaky" | "new";
+        RunFixedTestList: {
+            data: components["schemas"]["RunFixedTest"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        RunFixedTest: {
+            /** Format: uuid */
+            test_id: string;
+            classname: string | null;
+            name: string;
+            file: string | null;
+            /** @description The passing case in this run. */
+            test_case_id: number;
+            /** @description The failing case in the base run. */
+            base_test_case_id: number;
+            /**
+             * Format: uri
+             * @description The test's page in the web app.
+             */
+            url: string;
         };
         /** @description One line of the test_cases export. */
         TestCaseExportLine: {
@@ -4074,6 +4242,375 @@ export interface operations {
             };
         };
     };
+    getTestRunComparison: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Project identifier (UUID). */
+                id: string;
+                /** @description The run's number in its project (1, 2, …). */
+                number: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comparison. */
+            200: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunComparison"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: the resource does not exist or belongs to another organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTestRunComparisonFailures: {
+        parameters: {
+            query?: {
+                /** @description Page size: default 25, maximum 100 (larger values are capped); below 1 or not an integer → 400. */
+                limit?: number;
+                /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
+                cursor?: string;
+                /** @description Only the failures with this verdict. */
+                verdict?: "quarantined" | "infrastructure" | "failing_on_base" | "flaky" | "new";
+            };
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Project identifier (UUID). */
+                id: string;
+                /** @description The run's number in its project (1, 2, …). */
+                number: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of failures. */
+            200: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunVerdictList"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: the resource does not exist or belongs to another organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTestRunComparisonFixed: {
+        parameters: {
+            query?: {
+                /** @description Page size: default 25, maximum 100 (larger values are capped); below 1 or not an integer → 400. */
+                limit?: number;
+                /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Project identifier (UUID). */
+                id: string;
+                /** @description The run's number in its project (1, 2, …). */
+                number: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of fixed tests. */
+            200: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunFixedTestList"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: the resource does not exist or belongs to another organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     exportTestRuns: {
         parameters: {
             query: {
@@ -4261,6 +4798,8 @@ export interface operations {
                 branch?: string;
                 /** @description Commit under test. */
                 commit_sha?: string;
+                /** @description The commit this run is compared with (its default-branch run is the base, docs/verdicts.md): 7 to 64 hexadecimal characters. */
+                base_commit_sha?: string;
                 /** @description The CI system's build or job identifier. */
                 build_id?: string;
                 /** @description Link to the CI build (http or https). */

@@ -57,6 +57,8 @@ const UploadedRunSchema = TestRunSchema.extend({
 const METADATA_DESCRIPTIONS: Record<(typeof METADATA_KEYS)[number], string> = {
   branch: "Branch the tests ran on.",
   commit_sha: "Commit under test.",
+  base_commit_sha:
+    "The commit this run is compared with (its default-branch run is the base, docs/verdicts.md): 7 to 64 hexadecimal characters.",
   build_id: "The CI system's build or job identifier.",
   build_url: "Link to the CI build (http or https).",
   tags: "Labels, comma-separated (`tags=linux,unit`) or repeated (`tags=linux&tags=unit`).",

@@ -35,6 +35,7 @@ import { addMethodNotAllowed } from "../method-not-allowed";
 import { documentConfig, documentResponse, servedOnce } from "../openapi-document";
 import { registerTestResultRoutes } from "./test-results";
 import { registerFailureGroupRoutes } from "./failure-groups";
+import { registerRunComparisonRoutes } from "./run-comparisons";
 import { registerTestRoutes } from "./tests";
 import { registerExportRoutes } from "./exports";
 import { resolveQuotas } from "../../lib/quotas";
@@ -271,6 +272,7 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
   registerTestResultRoutes(api, codec);
   registerTestRoutes(api, codec);
   registerFailureGroupRoutes(api, codec);
+  registerRunComparisonRoutes(api, codec);
   registerExportRoutes(api, { batchRows: config.exportBatchRows }, resolveQuotas(config.quotas));
 
   addMethodNotAllowed(api);

@@ -18,6 +18,7 @@ import type { RunMetadata } from "../../ingest/upload-request";
 import type { ServiceDeps } from "../shared/context";
 import { failureSignature } from "../../ingest/failure-signature";
 import { RunFailures, runFailuresSql } from "./failure-groups";
+import { compareRun } from "./run-comparison";
 import {
   type ProjectTestCounts,
   type StoredTests,
@@ -104,7 +105,7 @@ export async function recordTestRunArrival(
       ${meta.branch ?? null}::text, ${meta.commitSha ?? null}::text, ${meta.buildId ?? null}::text, ${meta.buildUrl ?? null}::text,
       ${JSON.stringify(meta.tags ?? [])}::jsonb, ${meta.startedAt?.toISOString() ?? null}::timestamptz,
       ${payload?.format ?? null}::text, ${payload && "content" in payload ? payload.content : null}::text,
-      ${payload && "objectKey" in payload ? payload.objectKey : null}::text)`),
+      ${payload && "objectKey" in payload ? payload.objectKey : null}::text, ${meta.baseCommitSha ?? null}::text)`),
   );
   const [row] = (result as unknown as { rows: { replayed: boolean; run: unknown }[] }).rows;
   return { run: testRunFromJson(row!.run), replayed: row!.replayed };
@@ -398,6 +399,11 @@ export type StoreOptions = {
    * one report both ways and compare.
    */
   largeAbove?: number;
+  /**
+   * Compare the run with its base (src/services/runs/run-comparison.ts); on with the tests and
+   * groups unless the upload benchmark measures processing without it.
+   */
+  compare?: boolean;
 };
 
 /** What storing a run needs: its health changes are followed (auto-quarantine, webhooks) in its transaction. */
@@ -505,6 +511,8 @@ export async function storeTestRun(
     const readTests = executions !== null && !large && executions.byIdentity.size > 0;
     const stored = await abandonOnError(rows, () => rows.finish(reading.suiteRows, readTests));
     const processedAt = deps.clock.now();
+    // Compared with its base before its tests are advanced: a test's health is the one it had when the run arrived.
+    if (options.compare ?? derive) await compareRun(tx, run, processedAt);
     const advance = large ? "in chunks" : readTests ? { executions: executions!, stored: stored! } : null;
     const tests = await advanceTests(tx, deps, run, processedAt, advance);
     return markProcessed(tx, runId, run, processedAt, reading, tests, statedDuration);

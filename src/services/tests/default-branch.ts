@@ -1,3 +1,5 @@
+import { type SQL, sql } from "drizzle-orm";
+
 const DEFAULT_BRANCHES = new Set(["main", "master"]);
 
 /**
@@ -8,3 +10,7 @@ export function isDefaultBranch(branch: string | null, configured: string | null
   if (configured) return branch === configured;
   return branch === null || branch === "" || DEFAULT_BRANCHES.has(branch);
 }
+
+/** isDefaultBranch in SQL: `branch` a run's branch, `configured` its project's `default_branch`. */
+export const defaultBranchSql = (branch: SQL, configured: SQL): SQL =>
+  sql`(case when ${configured} is not null then ${branch} is not distinct from ${configured} else coalesce(${branch}, '') in ('', 'main', 'master') end)`;

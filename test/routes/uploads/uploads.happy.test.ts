@@ -486,6 +486,31 @@ describe("what CI scripts send", () => {
     expect(viaJson.body).toMatchObject({ branch: null, started_at: null, tags: [] });
   });
 
+  it("base_commit_sha: 7 to 64 hex characters from the query string or the JSON envelope, stored and served on the run; anything else a 422", async () => {
+    const { project, apiKey, uploadToken } = await newUploader();
+    const viaQuery = await h.upload(uploadToken, xml(PASS), { query: "branch=feature&base_commit_sha=28335f0" });
+    expect(viaQuery.status).toBe(202);
+    expect(viaQuery.body.base_commit_sha).toBe("28335f0");
+    const full = "a".repeat(40);
+    const viaJson = await h.upload(uploadToken, { base_commit_sha: full, junit_xml: xml(PASS) }, { query: "base_commit_sha=1234567" });
+    expect(viaJson.status).toBe(202);
+    expect(viaJson.body.base_commit_sha).toBe(full);
+    await h.waitForRun(uploadToken, viaJson.body.number);
+    const served = await h.get(`/api/v1/projects/${project.id}/test_runs/${viaJson.body.number}`, apiKey);
+    expect(served.body.base_commit_sha).toBe(full);
+    const none = await h.upload(uploadToken, xml(PASS), { query: "base_commit_sha=" });
+    expect(none.body.base_commit_sha).toBeNull();
+    for (const bad of ["abc123", "not-a-sha1", "g".repeat(40), "a".repeat(65)]) {
+      const res = await h.upload(uploadToken, xml(PASS), { query: `base_commit_sha=${bad}` });
+      expect(res.status).toBe(422);
+      expect(res.body.error.code).toBe("validation_failed");
+      expect(res.body.error.details).toEqual([{ field: "base_commit_sha", message: expect.any(String) }]);
+    }
+    const badJson = await h.upload(uploadToken, { base_commit_sha: "xyz", junit_xml: xml(PASS) });
+    expect(badJson.status).toBe(422);
+    expect(badJson.body.error.details).toEqual([{ field: "base_commit_sha", message: "must be 7 to 64 hexadecimal characters" }]);
+  });
+
   it("blank tags are dropped in JSON as in the query string; started_at still has to be a date-time when given", async () => {
     const { uploadToken } = await newUploader();
     const res = await h.upload(uploadToken, { tags: ["linux", " ", "", "unit", "linux"], junit_xml: xml(PASS) });

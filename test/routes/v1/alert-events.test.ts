@@ -103,6 +103,7 @@ describe("GET /alerts/:alert_id/events", () => {
         result: "tests_errored",
         branch: "main",
         commit_sha: "0123456789abcdef0123456789abcdef01234567",
+        base_commit_sha: null,
         build_id: "build-42",
         build_url: "https://ci.example.test/builds/42",
         tags: ["nightly", "linux"],
@@ -116,6 +117,7 @@ describe("GET /alerts/:alert_id/events", () => {
         errored_count: 1,
         skipped_count: 1,
         quarantined_failures_count: 0,
+        verdict_counts: { quarantined: 0, infrastructure: 0, failing_on_base: 0, flaky: 0, new: 2 },
         url: `${WEB_APP_URL}/projects/${project.id}/runs/2`,
       },
     });

@@ -24,6 +24,7 @@ const RUN_KEYS = [
   "result",
   "branch",
   "commit_sha",
+  "base_commit_sha",
   "build_id",
   "build_url",
   "tags",
@@ -37,6 +38,7 @@ const RUN_KEYS = [
   "errored_count",
   "skipped_count",
   "quarantined_failures_count",
+  "verdict_counts",
   "url",
 ];
 const SUITE_KEYS = [
@@ -141,6 +143,8 @@ function expectRunTypes(run: any) {
   expect(run.result === null).toBe(run.status !== "processed");
   expect(run.failure_reason === null).toBe(run.status !== "failed");
   expect(run.processed_at === null).toBe(run.status === "pending");
+  // Compared when processed (docs/verdicts.md); null until then.
+  expect(run.verdict_counts === null).toBe(run.status !== "processed");
 }
 
 function expectSuiteTypes(suite: any) {
@@ -216,6 +220,7 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
       result: "tests_errored",
       branch: "main",
       commit_sha: "0123456789abcdef0123456789abcdef01234567",
+      base_commit_sha: null,
       build_id: "build-7",
       build_url: "https://ci.example.test/builds/7?attempt=1",
       tags: ["php", "unit"],
@@ -230,6 +235,8 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
       errored_count: 1,
       skipped_count: 2,
       quarantined_failures_count: 0,
+      // Compared with its base when processed (docs/verdicts.md): the first run has none, its two failures are new.
+      verdict_counts: { quarantined: 0, infrastructure: 0, failing_on_base: 0, flaky: 0, new: 2 },
       url: `${WEB_APP_URL}/projects/${projectId}/runs/1`,
     });
     expectRunTypes(run);

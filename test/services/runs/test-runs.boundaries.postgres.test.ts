@@ -1,7 +1,7 @@
 /**
  * What storing a small run sends to Postgres through a folding client (as the Worker's and Node's
- * pools are; src/db/transaction-boundaries.ts): three messages, BEGIN with the run's opening and
- * COMMIT with the last write, also when the report's names hold text that would end a naively
+ * pools are; src/db/transaction-boundaries.ts): four messages, BEGIN with the run's opening and
+ * the run's comparison with its base, COMMIT with the last write, also when the report's names hold text that would end a naively
  * quoted literal; the run stored as reported.
  *
  * Postgres only: collected only when the suite runs on Postgres (vitest.config.ts).
@@ -47,7 +47,7 @@ const report = (): Report => ({
 });
 
 describe("storing a small run through a folding client", () => {
-  it("sends three messages: BEGIN with the run's opening, the cases, COMMIT with the last write", async () => {
+  it("sends four messages: BEGIN with the run's opening, the cases, the comparison with its base, COMMIT with the last write", async () => {
     const { organization } = await h.newOrganization();
     const { project } = await h.newProject(organization.id);
     // Twice: a new project's first run creates its tests, the second updates them.
@@ -57,10 +57,12 @@ describe("storing a small run through a folding client", () => {
       sent.length = 0;
       const processed = await completeTestRun({ ...h.storeDeps, db }, run.id, report());
       expect(processed).toMatchObject({ status: "processed", testsCount: 20, failedCount: 1 });
-      expect(sent).toHaveLength(3);
+      expect(sent).toHaveLength(4);
       expect(sent[0]).toMatch(/^begin;\n\s*with r as \(select \* from "test_runs" where id = E'\d+' for update\)/);
       expect(sent[1]).toMatch(/^\s*with cases as \(/);
-      expect(sent[2]).toMatch(/^\/\* then commit \*\/ [\s\S]*\n;\ncommit$/);
+      // The comparison (src/services/runs/run-comparison.ts): before the tests are advanced, so it reads their health as the run found it.
+      expect(sent[2]).toMatch(/^\s*with r as \(select \* from "test_runs" where id = \$1\)/);
+      expect(sent[3]).toMatch(/^\/\* then commit \*\/ [\s\S]*\n;\ncommit$/);
       const names = (await h.db.select({ name: testCases.name }).from(testCases).where(eq(testCases.testRunId, run.id)))
         .map((c) => c.name)
         .sort();

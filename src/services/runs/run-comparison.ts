@@ -1,0 +1,198 @@
+/**
+ * A processed run compared with its base (docs/verdicts.md): the base chosen, one verdict per
+ * failing test, the tests it fixed. Computed by run processing in the run's transaction, after its
+ * cases are stored and before its tests are advanced (a test's health is the one it had when the
+ * run arrived), in one set-based statement over the run's cases and the base's, joined by test id:
+ * no per-test round trip. Reads never scan history: they read what this stored.
+ */
+import { type SQL, sql } from "drizzle-orm";
+import { projects, runComparisons, runFixedTests, runVerdicts, testCases, testRuns, tests } from "../../db/schema";
+import { rowsOf } from "../../db/rows";
+import type { Database } from "../../db/types";
+import { defaultBranchSql } from "../tests/default-branch";
+
+/**
+ * A mass failure (every failure's verdict `infrastructure`): at least INFRA_MIN_FAILING failing
+ * tests and at least INFRA_SHARE of the run's cases failing while the median share of the project's
+ * last INFRA_HISTORY_RUNS processed default-branch runs (among its INFRA_HISTORY_SCAN runs before
+ * this one) is below INFRA_NORMAL_BELOW; or one failure group (signature) covering at least
+ * INFRA_MIN_FAILING failing tests and INFRA_GROUP_SHARE of them. Reasons: docs/verdicts.md.
+ */
+const INFRA_THRESHOLDS = {
+  minFailing: 20,
+  share: 0.5,
+  normalBelow: 0.1,
+  groupShare: 0.8,
+  historyRuns: 20,
+  historyScan: 200,
+} as const;
+
+/** A fallback base is looked for among the project's runs numbered at most this far before the run. */
+const FALLBACK_SCAN_RUNS = 1_000;
+/** A run compared with a fallback is compared again when its named base commit's run is processed within this long of its arrival. */
+const RECOMPARE_WITHIN_MS = 7 * 86_400_000;
+/** At most this many runs are compared again per processed default-branch run (the newest first). */
+const RECOMPARE_MAX_RUNS = 10;
+
+const failingStatus = (status: SQL) => sql`${status} in ('failed', 'errored')`;
+
+/** The base: the named commit's default-branch run (or, compared again, the run that was awaited), else a fallback. */
+function baseSql(runId: number, forcedBaseId: number | null, namedSha: string | null): SQL {
+  const onDefault = (alias: string) => defaultBranchSql(sql.raw(`${alias}.branch`), sql`p.default_branch`);
+  const named =
+    forcedBaseId !== null
+      ? sql`select b.id, b.number, b.commit_sha, b.branch from ${testRuns} b where b.id = ${forcedBaseId}`
+      : namedSha === null
+        ? sql`select b.id, b.number, b.commit_sha, b.branch from ${testRuns} b where false`
+        : // The prefix as a parameter (hexadecimal: no LIKE wildcards), so that test_runs_project_commit_idx serves it.
+          sql`select b.id, b.number, b.commit_sha, b.branch from ${testRuns} b, me, p
+          where not me.is_default and b.project_id = me.project_id and b.id <> ${runId}
+            and lower(b.commit_sha) like ${`${namedSha}%`} and b.status = 'processed' and ${onDefault("b")}
+          order by b.created_at desc, b.id desc limit 1`;
+  return sql`
+    named as (${named}),
+    fallback as (
+      select b.id, b.number, b.commit_sha, b.branch from ${testRuns} b, me, p
+      where b.project_id = me.project_id and b.number < me.number and b.number >= me.number - ${FALLBACK_SCAN_RUNS}
+        and b.status = 'processed' and ${onDefault("b")}
+      order by b.number desc limit 1),
+    base as (
+      select id, number, commit_sha, branch, 'base_commit'::base_choice as how from named
+      union all
+      select f.id, f.number, f.commit_sha, f.branch,
+        (case when me.is_default then 'previous_default' else 'latest_default_before' end)::base_choice
+      from fallback f, me where not exists (select 1 from named))`;
+}
+
+/** Whether the run is a mass failure, and why in words (INFRA_THRESHOLDS). */
+function infrastructureSql(): SQL {
+  const t = INFRA_THRESHOLDS;
+  return sql`
+    recent as (
+      select (h.failed_count + h.errored_count)::float8 / h.tests_count as share
+      from ${testRuns} h, me, p
+      where h.project_id = me.project_id and h.number < me.number and h.number >= me.number - ${t.historyScan}
+        and h.status = 'processed' and h.tests_count > 0 and ${defaultBranchSql(sql`h.branch`, sql`p.default_branch`)}
+      order by h.number desc limit ${t.historyRuns}),
+    normal as (select percentile_cont(0.5) within group (order by share) as median from recent),
+    stats as (select (select count(*) from mine)::int as cases, (select count(*) from failures where failing)::int as failing),
+    top_group as (
+      select failure_signature as s, count(*)::int as n, max(failure_message) as message from failures
+      where failing and failure_signature is not null group by failure_signature order by n desc limit 1),
+    infra as (
+      select case
+        when st.failing >= ${t.minFailing}::int and st.failing >= ${t.share}::float8 * st.cases and coalesce(nm.median, 0) < ${t.normalBelow}::float8
+          then format('mass failure: %s of the run''s %s tests failed (usually %s%%)', st.failing, st.cases, round(coalesce(nm.median, 0) * 100))
+        when g.n >= ${t.minFailing}::int and g.n >= ${t.groupShare}::float8 * st.failing
+          then format('one cause across %s of the run''s %s failing tests: %s', g.n, st.failing, left(coalesce(g.message, ''), 200))
+        end as reason
+      from stats st cross join normal nm left join top_group g on true)`;
+}
+
+/** Each failure's verdict and reason, the first that applies in VERDICTS' order. */
+const verdictsSql = (): SQL => sql`
+  v as (
+    select f.id, f.test_id,
+      (case
+        when f.quarantined then 'quarantined'
+        when i.reason is not null then 'infrastructure'
+        when bc.failed or t.health = 'broken' then 'failing_on_base'
+        when t.health = 'flaky' or not f.failing then 'flaky'
+        else 'new' end)::verdict as verdict,
+      case
+        when f.quarantined then 'quarantined when the run arrived' || coalesce(': ' || t.quarantine_reason, '')
+        when i.reason is not null then i.reason
+        when bc.failed then format('also failed on %s in run #%s%s', coalesce(nullif(b.branch, ''), 'the default branch'), b.number, coalesce(' (' || left(b.commit_sha, 7) || ')', ''))
+        when t.health = 'broken' then format('broken on the default branch since %s', coalesce(to_char(t.health_changed_at at time zone 'UTC', 'FMDD Mon'), 'its first runs'))
+        when t.health = 'flaky' then format('flaky since %s: %s of its last %s runs failed',
+          coalesce(to_char(t.health_changed_at at time zone 'UTC', 'FMDD Mon'), 'its first runs'),
+          length(t.window_outcomes) - length(replace(replace(t.window_outcomes, 'f', ''), 'e', '')), length(t.window_outcomes))
+        when not f.failing then 'failed, then passed on retry in this run'
+        when b.id is null then 'no base run to compare with'
+        when bc.test_id is null then format('not in the base, run #%s', b.number)
+        else format('passed on %s in run #%s%s', coalesce(nullif(b.branch, ''), 'the default branch'), b.number, coalesce(' (' || left(b.commit_sha, 7) || ')', ''))
+      end as reason
+    from failures f cross join infra i left join base b on true
+      left join base_cases bc on bc.test_id = f.test_id
+      left join ${tests} t on t.id = f.test_id)`;
+
+/**
+ * The statement that compares a run and stores the comparison (run_comparisons, run_verdicts,
+ * run_fixed_tests, test_runs.verdict_counts). Returns the runs awaiting this one as their named
+ * base (RECOMPARE_*) when it is a default-branch run with a commit. `forcedBaseId`: compared again
+ * with the run that was awaited (processed in this transaction, so not yet `processed`).
+ */
+function compareSql(runId: number, now: Date, forcedBaseId: number | null, named: string | null): SQL {
+  const at = sql`${now.toISOString()}::timestamptz`;
+  const counted = (verdict: string) => sql`count(*) filter (where verdict = ${verdict})::int`;
+  return sql`
+    with r as (select * from ${testRuns} where id = ${runId}),
+    p as (select pr.default_branch from ${projects} pr, r where pr.id = r.project_id),
+    me as (
+      select r.project_id, r.number, r.created_at, lower(r.commit_sha) as commit, lower(r.base_commit_sha) as named,
+        ${defaultBranchSql(sql`r.branch`, sql`p.default_branch`)} as is_default
+      from r, p),
+    ${baseSql(runId, forcedBaseId, named)},
+    mine as (
+      select c.id, c.test_id, c.status, c.failure_signature, c.failure_message, c.quarantined,
+        ${failingStatus(sql`c.status`)} as failing,
+        (c.status = 'passed' and (c.attempts @> '[{"status":"failed"}]'::jsonb or c.attempts @> '[{"status":"errored"}]'::jsonb)) as retried
+      from ${testCases} c where c.test_run_id = ${runId}),
+    failures as (
+      select distinct on (test_id) * from mine where failing or retried order by test_id, failing desc, id desc),
+    base_cases as (
+      select c.test_id, bool_or(${failingStatus(sql`c.status`)}) as failed,
+        max(c.id) filter (where ${failingStatus(sql`c.status`)}) as failed_case
+      from ${testCases} c join base b on c.test_run_id = b.id group by c.test_id),
+    ${infrastructureSql()},
+    ${verdictsSql()},
+    fixed as (
+      select distinct on (m.test_id) m.id, m.test_id, bc.failed_case
+      from mine m join base_cases bc on bc.test_id = m.test_id and bc.failed
+      where m.status = 'passed' and not exists (select 1 from failures f where f.test_id = m.test_id)
+      order by m.test_id, m.id desc),
+    verdicts_written as (
+      insert into ${runVerdicts} (test_run_id, test_case_id, test_id, verdict, reason) select ${runId}, id, test_id, verdict, reason from v),
+    fixed_written as (
+      insert into ${runFixedTests} (test_run_id, test_case_id, test_id, base_test_case_id) select ${runId}, id, test_id, failed_case from fixed),
+    counts as (
+      select ${counted("quarantined")} as quarantined, ${counted("infrastructure")} as infrastructure,
+        ${counted("failing_on_base")} as failing_on_base, ${counted("flaky")} as flaky, ${counted("new")} as new from v),
+    comparison_written as (
+      insert into ${runComparisons} (test_run_id, project_id, base_run_id, base_choice, awaited_base_commit, infrastructure_reason,
+        quarantined_count, infrastructure_count, failing_on_base_count, flaky_count, new_count, fixed_count, compared_at)
+      select ${runId}, me.project_id, b.id, coalesce(b.how, 'none'),
+        case when me.named is not null and not me.is_default and b.how is distinct from 'base_commit' then me.named end,
+        i.reason, k.quarantined, k.infrastructure, k.failing_on_base, k.flaky, k.new, (select count(*) from fixed)::int, ${at}
+      from me cross join counts k cross join infra i left join base b on true
+      on conflict (test_run_id) do update set base_run_id = excluded.base_run_id, base_choice = excluded.base_choice,
+        awaited_base_commit = excluded.awaited_base_commit, infrastructure_reason = excluded.infrastructure_reason,
+        quarantined_count = excluded.quarantined_count, infrastructure_count = excluded.infrastructure_count,
+        failing_on_base_count = excluded.failing_on_base_count, flaky_count = excluded.flaky_count, new_count = excluded.new_count,
+        fixed_count = excluded.fixed_count, compared_at = excluded.compared_at),
+    run_written as (
+      update ${testRuns} set verdict_counts = (select to_jsonb(k) from counts k) where id = ${runId}),
+    awaiting as (
+      select w.test_run_id from ${runComparisons} w join ${testRuns} a on a.id = w.test_run_id, me
+      where ${forcedBaseId === null} and me.is_default and me.commit is not null and w.project_id = me.project_id
+        and w.awaited_base_commit is not null and left(me.commit, length(w.awaited_base_commit)) = w.awaited_base_commit
+        and a.created_at > ${at} - ${`${RECOMPARE_WITHIN_MS} milliseconds`}::interval and a.id <> ${runId}
+      order by a.created_at desc limit ${RECOMPARE_MAX_RUNS})
+    select coalesce((select json_agg(test_run_id) from awaiting), '[]'::json) as awaiting`;
+}
+
+/**
+ * Compares a run being processed with its base and stores the comparison; then compares again the
+ * runs that awaited it as their named base (at most RECOMPARE_MAX_RUNS, arrived within
+ * RECOMPARE_WITHIN_MS): one statement, plus two per run compared again.
+ */
+export async function compareRun(tx: Database, run: { id: number; baseCommitSha: string | null }, now: Date): Promise<void> {
+  const named = run.baseCommitSha?.toLowerCase() ?? null;
+  const [row] = await rowsOf<{ awaiting: unknown }>(tx.execute(compareSql(run.id, now, null, named)));
+  const awaiting = (typeof row?.awaiting === "string" ? JSON.parse(row.awaiting) : (row?.awaiting ?? [])) as number[];
+  for (const awaitingId of awaiting) {
+    await tx.execute(sql`with verdicts_gone as (delete from ${runVerdicts} where test_run_id = ${awaitingId})
+      delete from ${runFixedTests} where test_run_id = ${awaitingId}`);
+    await tx.execute(compareSql(awaitingId, now, run.id, null));
+  }
+}
