@@ -5,38 +5,21 @@
  * migrated up to the one before, with an unverified user in it, then migrated to the end. An
  * embedded database of its own (memory://), since the shared one is migrated already.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
-import { migrate } from "drizzle-orm/pglite/migrator";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { rowsOf } from "../../src/db/rows";
-import { type OpenedDatabase, openDatabase } from "../../src/node/database";
+import { type DatabaseBefore, databaseBefore } from "../support/migration-before";
 
-const MIGRATIONS = fileURLToPath(new URL("../../drizzle", import.meta.url));
-const TAG = "0025_accounts";
-
-let database: OpenedDatabase;
-let before: string;
+let before: DatabaseBefore;
 beforeAll(async () => {
-  before = mkdtempSync(join(tmpdir(), "cta-before-accounts-"));
-  cpSync(MIGRATIONS, before, { recursive: true });
-  const journal = JSON.parse(readFileSync(join(MIGRATIONS, "meta/_journal.json"), "utf8")) as { entries: { tag: string }[] };
-  const at = journal.entries.findIndex((entry) => entry.tag === TAG);
-  expect(at).toBeGreaterThan(0);
-  writeFileSync(join(before, "meta/_journal.json"), JSON.stringify({ ...journal, entries: journal.entries.slice(0, at) }));
-  database = await openDatabase("memory://");
+  before = await databaseBefore("0025_accounts");
 });
-afterAll(async () => {
-  await database?.close();
-  rmSync(before, { recursive: true, force: true });
-});
+afterAll(async () => before?.close());
 
 it("the people who had an account before it count as verified", async () => {
+  const { database } = before;
   const { db } = database;
-  await migrate(db as never, { migrationsFolder: before });
+  await before.migrateBefore();
   await db.execute(sql`insert into users (name, email) values ('Earlier', 'earlier@example.com')`);
   const [unverified] = await rowsOf<{ email_verified: boolean }>(db.execute(sql`select email_verified from users`));
   expect(unverified!.email_verified).toBe(false);

@@ -4,39 +4,21 @@
  * migrated to the end, has each project's counter equal to its cases' rows. An embedded database of
  * its own (memory://), since the shared one is migrated already.
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
-import { migrate } from "drizzle-orm/pglite/migrator";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { rowsOf } from "../../src/db/rows";
-import { type OpenedDatabase, openDatabase } from "../../src/node/database";
+import { type DatabaseBefore, databaseBefore } from "../support/migration-before";
 
-const MIGRATIONS = fileURLToPath(new URL("../../drizzle", import.meta.url));
-const TAG = "0027_stored_cases_quota";
-
-let database: OpenedDatabase;
-let before: string;
+let before: DatabaseBefore;
 beforeAll(async () => {
-  // The migrations before this one: the same folder, its journal cut before TAG.
-  before = mkdtempSync(join(tmpdir(), "cta-before-stored-cases-"));
-  cpSync(MIGRATIONS, before, { recursive: true });
-  const journal = JSON.parse(readFileSync(join(MIGRATIONS, "meta/_journal.json"), "utf8")) as { entries: { tag: string }[] };
-  const at = journal.entries.findIndex((entry) => entry.tag === TAG);
-  expect(at).toBeGreaterThan(0);
-  writeFileSync(join(before, "meta/_journal.json"), JSON.stringify({ ...journal, entries: journal.entries.slice(0, at) }));
-  database = await openDatabase("memory://");
+  before = await databaseBefore("0027_stored_cases_quota");
 });
-afterAll(async () => {
-  await database?.close();
-  rmSync(before, { recursive: true, force: true });
-});
+afterAll(async () => before?.close());
 
 it("counts each project's existing cases; a project without any counts 0", async () => {
+  const { database } = before;
   const { db } = database;
-  await migrate(db as never, { migrationsFolder: before });
+  await before.migrateBefore();
   const [organization] = await rowsOf<{ id: string }>(db.execute(sql`insert into organizations (name) values ('Before') returning id`));
   const project = async (name: string) =>
     (
