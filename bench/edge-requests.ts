@@ -262,8 +262,11 @@ export const EDGE_BUDGETS: Record<string, Budget> = {
    * riding with the connection; the cases with the read of their tests; every other write with the day's rollup, and COMMIT), then 2 for
    * the alert checks (BEGIN with the one read, the one write with COMMIT; src/services/alerts/alert-checks.ts) and the read of the run's test
    * events to deliver (queueRunTestEvents). BEGIN and COMMIT travel with the first and last statements: src/db/transaction-boundaries.ts.
+   * Plus one flight for the run's comparison with its base (src/services/runs/run-comparison.ts, docs/verdicts.md): its own statement
+   * between storing the cases and advancing the tests, which must see the tests' health as the run found it. Folding it into the
+   * cases' flight would win that round trip back.
    */
-  processing: { roundTrips: 9, flights: 6, statements: 6 },
+  processing: { roundTrips: 10, flights: 7, statements: 7 },
 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -32,10 +32,11 @@ describe("readUploadRequest", () => {
     const longName = "x".repeat(REPORT_LIMITS.maxNameLength + 50);
     const upload = await readUploadRequest(
       received({
-        query: { branch: ["query-branch"], tags: ["a,b", "b"], commit_sha: ["abc"] },
+        query: { branch: ["query-branch"], tags: ["a,b", "b"], commit_sha: ["abc"], base_commit_sha: ["0123456"] },
         idempotencyKey: " key-1 ",
         body: jsonBody({
           branch: "envelope-branch",
+          base_commit_sha: "89abcdef",
           started_at: "",
           suites: [{ name: "s", cases: [{ name: longName, status: "passed" }] }],
         }),
@@ -44,6 +45,7 @@ describe("readUploadRequest", () => {
     expect(upload.metadata).toEqual({
       branch: "envelope-branch",
       commitSha: "abc",
+      baseCommitSha: "89abcdef",
       buildId: null,
       buildUrl: null,
       tags: ["a", "b"],

@@ -5399,6 +5399,8 @@ var ERROR_STATUS = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  /** A run's comparison asked for before the run is processed (docs/verdicts.md). */
+  run_not_processed: 409,
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
