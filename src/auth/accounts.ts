@@ -24,7 +24,7 @@ import { writeEmail } from "../services/shared/email-outbox";
 import { createOrganization } from "../services/tenancy/organizations";
 import { liftSignInLock } from "../services/tenancy/sign-in-throttle";
 import { accountExistsEmail, noAccountResetEmail, passwordResetEmail, signUpConfirmationEmail } from "./account-emails";
-import { type PeopleDeps, createCredentialUser, createPeopleAuth, signInVerifiedEmail } from "./people";
+import { type PeopleDeps, createCredentialUser, hashPassword, signInVerifiedEmail } from "./people";
 
 const SIGN_UP_LINK_MS = 24 * 3_600_000;
 const RESET_LINK_MS = 3_600_000;
@@ -39,12 +39,6 @@ const tokenHash = (token: string) => sha256Hex(token);
 const newToken = () => base64UrlEncode(crypto.getRandomValues(new Uint8Array(32)));
 const normalEmail = (email: string) => email.trim().toLowerCase();
 const pageUrl = (webAppUrl: string, path: string) => `${webAppUrl.replace(/\/+$/, "")}${path}`;
-
-/** The password's hash as better-auth makes and checks it. */
-async function hashPassword(deps: Omit<PeopleDeps, "db"> & { db: PeopleDeps["db"] }, password: string): Promise<string> {
-  const context = await (await createPeopleAuth(deps)).$context;
-  return context.password.hash(password);
-}
 
 /** Whether one more account e-mail may go to this address within the hour. */
 async function mayEmail(tx: Transaction, email: string, now: Date): Promise<boolean> {

@@ -105,16 +105,29 @@ export async function createPeopleAuth(deps: PeopleDeps) {
 
 type PeopleAuth = Awaited<ReturnType<typeof createPeopleAuth>>;
 
+/** A password's hash as better-auth makes and checks it (its scrypt, from the request's instance). */
+export async function hashPassword(deps: PeopleDeps, password: string): Promise<string> {
+  const context = await (await createPeopleAuth(deps)).$context;
+  return context.password.hash(password);
+}
+
 /** Request headers better-auth needs from the browser's request: its cookies and what its origin checks read. */
 const FORWARDED_HEADERS = ["cookie", "origin", "referer", "sec-fetch-site", "sec-fetch-mode", "sec-fetch-dest", "user-agent"];
 
 /** Calls one of better-auth's endpoints in process, as the browser's request would have. */
-async function callAuth(auth: PeopleAuth, webAppUrl: string, path: string, body: unknown, from: Headers): Promise<Response> {
-  const headers = new Headers({ "content-type": "application/json" });
+/** The browser request's headers better-auth reads (FORWARDED_HEADERS), its cookies unless `withCookies` is false. */
+function forwardedHeaders(from: Headers, withCookies = true): Headers {
+  const headers = new Headers();
   for (const name of FORWARDED_HEADERS) {
     const value = from.get(name);
-    if (value !== null) headers.set(name, value);
+    if (value !== null && (withCookies || name !== "cookie")) headers.set(name, value);
   }
+  return headers;
+}
+
+async function callAuth(auth: PeopleAuth, webAppUrl: string, path: string, body: unknown, from: Headers): Promise<Response> {
+  const headers = forwardedHeaders(from);
+  headers.set("content-type", "application/json");
   // A browser that sent no Origin but `Sec-Fetch-Site: same-origin` has been let through by the
   // pages' own check (src/web/security.ts) as coming from the web app; better-auth wants that as an Origin.
   if (!headers.has("origin") && headers.get("sec-fetch-site") === "same-origin") headers.set("origin", webOrigin(webAppUrl));
@@ -214,25 +227,26 @@ export async function createPasswordUser(
   deps: PeopleDeps & { clock?: { now(): Date } },
   input: { name: string; email: string; password: string },
 ): Promise<{ id: string }> {
-  const context = await (await createPeopleAuth(deps)).$context;
-  const passwordHash = await context.password.hash(input.password);
+  const passwordHash = await hashPassword(deps, input.password);
   const now = deps.clock?.now() ?? new Date();
   const id = await transactionWithRetry(deps.db as Database, (tx) =>
-    createCredentialUser(tx, now, { name: input.name, email: input.email.toLowerCase(), passwordHash }),
+    createCredentialUser(tx, now, { name: input.name, email: input.email.toLowerCase(), passwordHash, emailVerified: true }),
   );
-  await deps.db.update(users).set({ emailVerified: true }).where(eq(users.id, id));
   return { id };
 }
 
-/** A user with a password whose e-mail is not verified yet (signInVerifiedEmail verifies it and signs in). */
+/**
+ * A user with a password; by default their e-mail is not verified yet (signInVerifiedEmail
+ * verifies it and opens the first session, which better-auth does only for an e-mail it verifies).
+ */
 export async function createCredentialUser(
   tx: Transaction,
   now: Date,
-  input: { name: string; email: string; passwordHash: string },
+  input: { name: string; email: string; passwordHash: string; emailVerified?: boolean },
 ): Promise<string> {
   const [user] = await tx
     .insert(users)
-    .values({ name: input.name, email: input.email, emailVerified: false, createdAt: now, updatedAt: now })
+    .values({ name: input.name, email: input.email, emailVerified: input.emailVerified ?? false, createdAt: now, updatedAt: now })
     .returning({ id: users.id });
   await tx.insert(accounts).values({
     userId: user!.id,
@@ -259,11 +273,8 @@ export async function signInVerifiedEmail(
   const auth = await createPeopleAuth(deps);
   const context = await auth.$context;
   const token = await createEmailVerificationToken(context.secret, user.email, undefined, VERIFY_TOKEN_SECONDS, { userId: user.userId });
-  const headers = new Headers();
-  for (const name of FORWARDED_HEADERS) {
-    const value = requestHeaders.get(name);
-    if (value !== null && name !== "cookie") headers.set(name, value);
-  }
+  // Without the browser's cookies: the session opened is the new account's, whoever was signed in.
+  const headers = forwardedHeaders(requestHeaders, false);
   const response = await auth.handler(
     new Request(`${webOrigin(deps.webAppUrl)}${AUTH_BASE_PATH}/verify-email?token=${encodeURIComponent(token)}`, { headers }),
   );
@@ -288,8 +299,7 @@ export async function signUpThroughInvitation(
   input: { name: string; email: string; password: string; token: string },
   requestHeaders: Headers,
 ): Promise<{ cookies: string[]; organizationId: string; userId: string }> {
-  const context = await (await createPeopleAuth(deps)).$context;
-  const passwordHash = await context.password.hash(input.password);
+  const passwordHash = await hashPassword(deps, input.password);
   const email = input.email.trim().toLowerCase();
   return transactionWithRetry(deps.db, async (tx) => {
     const [existing] = await tx.select({ id: users.id }).from(users).where(eq(users.email, email)).limit(1);

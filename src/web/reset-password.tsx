@@ -19,7 +19,7 @@ import { readVisitorFlash, redirectVisitorWithFlash } from "./flash";
 import { checkEmail, checkNewPassword, formFields } from "./forms";
 import { PlainPage } from "./layout";
 import { peopleDeps } from "./session";
-import { isLinkToken } from "./sign-up";
+import { LinkGonePage, isLinkToken } from "./sign-up";
 
 const RequestPage = ({ paths, email, error }: { paths: WebPaths; email?: string; error?: string }) => (
   <PlainPage title="Reset your password" paths={paths}>
@@ -102,13 +102,9 @@ const NewPasswordPage = ({ paths, token, email, error }: { paths: WebPaths; toke
 );
 
 const GonePage = ({ paths }: { paths: WebPaths }) => (
-  <PlainPage title="Link no longer valid" paths={paths}>
-    <h1>This link is no longer valid</h1>
-    <p>It was used already, it expired, or it was copied incompletely.</p>
-    <p>
-      <a href={paths.to("/reset-password")}>Ask for a new link</a>
-    </p>
-  </PlainPage>
+  <LinkGonePage paths={paths}>
+    <a href={paths.to("/reset-password")}>Ask for a new link</a>
+  </LinkGonePage>
 );
 
 const NoAccountPage = ({ paths, email, signUpOpen }: { paths: WebPaths; email: string; signUpOpen: boolean }) => (

@@ -7,6 +7,7 @@
  * address. Closed when SIGN_UP is not `open`.
  */
 import type { Context, Hono } from "hono";
+import type { Child } from "hono/jsx";
 import { completeSignUp, findPendingSignUp, requestSignUp } from "../auth/accounts";
 import { AuthRefused, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, currentPerson } from "../auth/people";
 import { queueEmails } from "../services/shared/email-outbox";
@@ -159,12 +160,17 @@ export function registerSignUp(web: Hono<WebEnv>, config: WebConfig, paths: WebP
 /** A link's token as this service makes them (32 random bytes, base64url): anything else is not looked up. */
 export const isLinkToken = (token: string) => token.length === 43 && /^[A-Za-z0-9_-]+$/.test(token);
 
-const LinkGonePage = ({ paths }: { paths: WebPaths }) => (
+/** An account link (a sign-up's or a reset's) used, expired or unknown; `children`: what to do instead. */
+export const LinkGonePage = ({ paths, children }: { paths: WebPaths; children?: Child }) => (
   <PlainPage title="Link no longer valid" paths={paths}>
     <h1>This link is no longer valid</h1>
     <p>It was used already, it expired, or it was copied incompletely.</p>
     <p>
-      <a href={paths.to("/sign-up")}>Sign up again</a> or <a href={paths.to("/sign-in")}>sign in</a>
+      {children ?? (
+        <>
+          <a href={paths.to("/sign-up")}>Sign up again</a> or <a href={paths.to("/sign-in")}>sign in</a>
+        </>
+      )}
     </p>
   </PlainPage>
 );
