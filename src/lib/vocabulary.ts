@@ -138,6 +138,14 @@ export const QUARANTINED_FILTER_VALUES = ["true", "false"] as const;
  */
 export const VERDICTS = ["quarantined", "infrastructure", "failing_on_base", "flaky", "new"] as const;
 export type Verdict = (typeof VERDICTS)[number];
+/** The same verdicts in the order a person reads them: what this change probably caused first. */
+export const VERDICTS_BY_CONCERN = [
+  "new",
+  "failing_on_base",
+  "flaky",
+  "quarantined",
+  "infrastructure",
+] as const satisfies readonly Verdict[];
 
 /**
  * How a run's base was chosen (docs/verdicts.md): the default branch's run on the named

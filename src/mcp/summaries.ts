@@ -7,7 +7,9 @@ import type { AlertEventObject } from "../services/alerts/alert-events";
 import type { AlertObject } from "../services/alerts/alerts";
 import type { FailureGroupObject } from "../services/runs/failure-groups";
 import type { ProjectObject } from "../services/tenancy/projects";
+import type { RunComparisonObject, RunVerdictObject } from "../services/runs/run-comparison-reads";
 import type { TestRunObject } from "../services/runs/test-results";
+import { VERDICTS_BY_CONCERN } from "../lib/vocabulary";
 import type { TestObject } from "../services/tests/tests";
 
 type List<T> = { data: T[]; pagination: { next_cursor: string | null; has_more: boolean } };
@@ -150,11 +152,15 @@ export function testRuns(
     `${plural(list.data.length, "run")} of project_id ${args.project_id}${filters.length > 0 ? ` matching ${filters.join(", ")}` : ""}${list.pagination.has_more ? " on this page" : ""}, newest first${failing > 0 ? `: ${failing} failing` : ""}.`,
   ];
   for (const run of list.data.slice(0, LISTED)) lines.push(runLine(run));
-  if (failing > 0) lines.push("A run's failures, grouped by cause: get_test_run with its number.");
+  if (failing > 0)
+    lines.push("A run's failures with their verdicts (is it mine?): list_run_failures with its number; grouped by cause: get_test_run.");
   return [...lines, ...listFooter(list)].join("\n");
 }
 
-type RunDetail = TestRunObject & { failure_groups: Array<FailureGroupObject & { run_occurrences: number; run_tests_count: number }> };
+type RunDetail = TestRunObject & {
+  comparison: RunComparisonObject | null;
+  failure_groups: Array<FailureGroupObject & { run_occurrences: number; run_tests_count: number }>;
+};
 
 export function testRun(run: RunDetail): string {
   const where = `${run.branch ?? "no branch"} @ ${shortSha(run.commit_sha)}`;
@@ -166,6 +172,7 @@ export function testRun(run: RunDetail): string {
     lines.push(
       `${plural(run.tests_count, "test")}: ${run.passed_count} passed, ${run.failed_count} failed, ${run.errored_count} errored, ${run.skipped_count} skipped${run.quarantined_failures_count > 0 ? ` (${run.quarantined_failures_count} of the failures are of quarantined tests)` : ""}${run.duration_ms !== null ? `; ${(run.duration_ms / 1000).toFixed(1)} s` : ""}.`,
     );
+    if (run.comparison) lines.push(...comparisonLines(run.comparison));
     if (run.failure_groups.length > 0)
       lines.push(
         `${plural(run.failure_groups.length, "failure group")}, largest first:`,
@@ -173,6 +180,47 @@ export function testRun(run: RunDetail): string {
       );
   }
   return lines.join("\n");
+}
+
+const BASE_CHOICES: Record<RunComparisonObject["base_choice"], string> = {
+  base_commit: "the run of the base commit the upload named",
+  latest_default_before: "the latest default-branch run before it",
+  previous_default: "the previous default-branch run",
+  none: "none",
+};
+
+function comparisonLines(c: RunComparisonObject): string[] {
+  const base = c.base
+    ? `run #${c.base.number} (${c.base.branch ?? "no branch"} @ ${shortSha(c.base.commit_sha)}), ${BASE_CHOICES[c.base_choice]}`
+    : "no base run";
+  const counts = VERDICTS_BY_CONCERN.filter((verdict) => c.verdict_counts[verdict] > 0).map(
+    (verdict) => `${c.verdict_counts[verdict]} ${verdict}`,
+  );
+  const lines = [
+    `Compared with ${base}: ${counts.length > 0 ? counts.join(", ") : "no failures"}; ${plural(c.fixed_count, "test")} fixed.`,
+  ];
+  if (c.infrastructure_reason) lines.push(`Infrastructure: ${oneLine(c.infrastructure_reason)}`);
+  if (counts.length > 0) lines.push("Each failure with its verdict and reason: list_run_failures.");
+  return lines;
+}
+
+/** A page of a run's failures, grouped by verdict in order of concern (new first). */
+export function runFailures(list: List<RunVerdictObject>, args: { project_id: string; number: number; verdict?: string }): string {
+  const lines = [
+    `${plural(list.data.length, "failure")} of run #${args.number} (project_id ${args.project_id})${args.verdict ? ` with verdict ${args.verdict}` : ""}${list.pagination.has_more ? " on this page" : ""}.`,
+  ];
+  let listed = 0;
+  for (const verdict of VERDICTS_BY_CONCERN) {
+    const items = list.data.filter((failure) => failure.verdict === verdict);
+    if (items.length === 0) continue;
+    lines.push(`${verdict} (${items.length}):`);
+    for (const failure of items.slice(0, Math.max(0, LISTED - listed))) {
+      const message = failure.failure_message ? `: ${oneLine(failure.failure_message)}` : "";
+      lines.push(`- ${testName(failure)} (test_id ${failure.test_id}), ${failure.status}${message}. ${failure.reason}.`);
+    }
+    listed += items.length;
+  }
+  return [...lines, ...listFooter(list)].join("\n");
 }
 
 function alertLine(a: AlertObject): string {

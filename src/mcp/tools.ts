@@ -22,7 +22,10 @@ import {
   PaginationSchema,
   ProjectSchema,
   QuarantineBodySchema,
+  RunComparisonSchema,
   RunFailureGroupSchema,
+  RunVerdictSchema,
+  RunVerdictsQuerySchema,
   SnoozeBodySchema,
   TestExecutionSchema,
   TestRunSchema,
@@ -33,10 +36,12 @@ import {
 import { alertEventList, listAlertEvents } from "../services/alerts/alert-events";
 import { alertList, listAlerts, snoozeAlert } from "../services/alerts/alerts";
 import type { OrgScope } from "../services/shared/context";
-import { listRunFailureGroups, listTestFailureGroups, runFailureGroupList, testFailureGroupList } from "../services/runs/failure-groups";
+import { listFailureGroupsOfRun, listTestFailureGroups, runFailureGroupList, testFailureGroupList } from "../services/runs/failure-groups";
+import { listRunVerdicts, readRunComparison, runVerdictList } from "../services/runs/run-comparison-reads";
 import { listProjects, projectList } from "../services/tenancy/projects";
 import { quarantineTest, unquarantineTest } from "../services/tests/quarantine";
-import { getTestRun, listTestRuns, testRunList } from "../services/runs/test-results";
+import { presentTestRun } from "../contract/presenters";
+import { findRunRow, listTestRuns, testRunList } from "../services/runs/test-results";
 import { getTest, listTestExecutions, listTests, testExecutionList, testLists } from "../services/tests/tests";
 import * as summaries from "./summaries";
 import { EMBEDDED_FAILURE_GROUPS } from "./summaries";
@@ -64,6 +69,10 @@ const pageQuery = (args: { limit?: number; cursor?: string }) => ({
 const projectId = IdParamSchema("project_id", "Project identifier (UUID).").shape.project_id;
 const testId = IdParamSchema("test_id", "Test identifier (UUID).").shape.test_id;
 const alertId = IdParamSchema("alert_id", "Alert identifier (UUID).").shape.alert_id;
+const runNumber = z
+  .number({ error: "must be an integer" })
+  .int({ error: "must be an integer" })
+  .meta({ description: "The run's number in its project (1, 2, …)." });
 
 const listOutput = <T extends z.ZodTypeAny>(item: T) => z.object({ data: z.array(item), pagination: PaginationSchema });
 
@@ -208,29 +217,42 @@ export const TOOLS: Tool[] = [
   }),
   defineTool({
     name: "get_test_run",
-    title: "Get a test run with its failures grouped",
-    description: `One run of a project by its number (GET /api/v1/projects/{project_id}/test_runs/{number}) with \`failure_groups\`: its failed and errored cases grouped by cause, the largest group first (the first ${EMBEDDED_FAILURE_GROUPS}, GET …/test_runs/{number}/failure_groups).`,
+    title: "Get a test run with its comparison and failures grouped",
+    description: `One run of a project by its number (GET /api/v1/projects/{project_id}/test_runs/{number}) with \`comparison\`: the run compared with its base, its failures counted per verdict (new, failing_on_base, flaky, quarantined, infrastructure) and the tests it fixed (GET …/test_runs/{number}/comparison; null while the run is not processed, or for a run processed before comparisons existed), and \`failure_groups\`: its failed and errored cases grouped by cause, the largest group first (the first ${EMBEDDED_FAILURE_GROUPS}, GET …/test_runs/{number}/failure_groups). Each failure with its verdict and reason: list_run_failures.`,
     annotations: READ_ONLY,
-    args: z.object({
-      project_id: projectId,
-      number: z
-        .number({ error: "must be an integer" })
-        .int({ error: "must be an integer" })
-        .meta({ description: "The run's number in its project (1, 2, …)." }),
+    args: z.object({ project_id: projectId, number: runNumber }),
+    output: TestRunSchema.extend({
+      comparison: RunComparisonSchema.nullable(),
+      failure_groups: z.array(RunFailureGroupSchema),
     }),
-    output: TestRunSchema.extend({ failure_groups: z.array(RunFailureGroupSchema) }),
     run: async (context, args) => {
-      const run = await getTestRun(context.scope, args.project_id, String(args.number));
+      // The run is resolved once; the comparison and the groups read from it (one statement each).
+      const row = await findRunRow(context.scope, args.project_id, String(args.number));
+      const comparison = await readRunComparison(context.scope, row);
       const groups = await page(
         context,
         runFailureGroupList,
-        { project_id: args.project_id, run: String(run.number) },
+        { project_id: args.project_id, run: String(row.number) },
         { limit: EMBEDDED_FAILURE_GROUPS },
-        listRunFailureGroups,
+        (scope, request) => listFailureGroupsOfRun(scope, row, request),
       );
-      return { ...run, failure_groups: groups.data };
+      return { ...presentTestRun(row, context.scope.webAppUrl), comparison, failure_groups: groups.data };
     },
     summarize: summaries.testRun,
+  }),
+  defineTool({
+    name: "list_run_failures",
+    title: "List a run's failures with their verdicts",
+    description:
+      "Is this failure mine? A run's failing tests (its latest failing case each, and tests that passed on retry), each with the test's names, its verdict against the run's base and a one-line reason, its failure message and failure group signature, and its test page; by descending case id. Verdicts: new (passed or absent in the base: probably this change), failing_on_base (already failing on the default branch), flaky, quarantined, infrastructure (the run is a mass failure). Filter: verdict. The latest build on a branch: list_test_runs with branch and limit 1, then this tool with its number. A run not processed yet is run_not_processed. Same as GET /api/v1/projects/{project_id}/test_runs/{number}/comparison/failures.",
+    annotations: READ_ONLY,
+    args: z.object({ project_id: projectId, number: runNumber, verdict: RunVerdictsQuerySchema.shape.verdict, ...pageArgs }),
+    output: listOutput(RunVerdictSchema),
+    run: (context, args) => {
+      const filters = { project_id: args.project_id, run: String(args.number), verdict: args.verdict ?? null };
+      return page(context, runVerdictList, filters, args, listRunVerdicts);
+    },
+    summarize: summaries.runFailures,
   }),
   defineTool({
     name: "list_alerts",

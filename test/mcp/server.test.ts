@@ -130,7 +130,7 @@ const rest = async (path: string, key = apiKey): Promise<any> => {
 };
 
 describe("the session", () => {
-  it("initializes and lists the ten tools, with input schemas from the REST parameters and output schemas", async () => {
+  it("initializes and lists the eleven tools, with input schemas from the REST parameters and output schemas", async () => {
     expect(client.getServerVersion()).toMatchObject({ name: "ci-test-analytics" });
     expect(client.getInstructions()).toMatch(/list_projects/);
     const { tools } = await client.listTools();
@@ -141,6 +141,7 @@ describe("the session", () => {
         "list_alert_events",
         "list_alerts",
         "list_projects",
+        "list_run_failures",
         "list_test_runs",
         "list_tests",
         "quarantine_test",
@@ -261,14 +262,17 @@ describe("each tool answers what the REST API answers", () => {
 
   it("get_test_run: the run and its failure groups, largest first", async () => {
     const result = await call("get_test_run", { project_id: projectId, number: 2 });
-    const [run, groups] = await Promise.all([
+    const [run, comparison, groups] = await Promise.all([
       rest(`/projects/${projectId}/test_runs/2`),
+      rest(`/projects/${projectId}/test_runs/2/comparison`),
       rest(`/projects/${projectId}/test_runs/2/failure_groups?limit=20`),
     ]);
-    expect(result.structuredContent).toEqual({ ...run, failure_groups: groups.data });
+    expect(result.structuredContent).toEqual({ ...run, comparison, failure_groups: groups.data });
     expect((result.structuredContent as any).failure_groups).toHaveLength(2);
+    // Run 1 (main, sha-1) is its base: the database failed there too, checkout passed.
+    expect(comparison).toMatchObject({ base_choice: "previous_default", base: { number: 1 } });
     expect(text(result)).toMatch(
-      /^Run #2 \(project_id [0-9a-f-]+\), main @ sha-1, arrived .*: processed, tests_failed\.\n3 tests: 1 passed, 2 failed, 0 errored, 0 skipped\.\n2 failure groups, largest first:/,
+      /^Run #2 \(project_id [0-9a-f-]+\), main @ sha-1, arrived .*: processed, tests_failed\.\n3 tests: 1 passed, 2 failed, 0 errored, 0 skipped\.\nCompared with run #1 \(main @ sha-1\), the previous default-branch run: 1 new, 1 failing_on_base; 0 tests fixed\.\nEach failure with its verdict and reason: list_run_failures\.\n2 failure groups, largest first:/,
     );
   });
 
@@ -369,7 +373,7 @@ describe("list_test_runs: what failed in the latest build on my branch", () => {
       [
         `1 run of project_id ${project} matching branch=feature/cart on this page, newest first: 1 failing.`,
         `- Run #3, feature/cart @ 9fceb02d, arrived ${run.created_at.replace(/:\d\d\.\d+Z$/, "Z").replace("T", " ")}: processed, tests_failed; 2 tests: 1 passed, 1 failed, 0 errored, 0 skipped.`,
-        "A run's failures, grouped by cause: get_test_run with its number.",
+        "A run's failures with their verdicts (is it mine?): list_run_failures with its number; grouped by cause: get_test_run.",
         "More pages follow: call again with cursor = pagination.next_cursor.",
       ].join("\n"),
     );
@@ -423,6 +427,96 @@ describe("list_test_runs: what failed in the latest build on my branch", () => {
   });
 });
 
+describe("list_run_failures: is this failure mine?", () => {
+  const BASE_SHA = "28335f0a1b2c3d4e5f60718293a4b5c6d7e8f901";
+  let key: string;
+  let project: string;
+  let verdictClient: Client;
+  const callTool = async (name: string, args: Record<string, unknown>) =>
+    (await verdictClient.callTool({ name, arguments: args })) as CallToolResult;
+
+  beforeAll(async () => {
+    const { organization, apiKey: k } = await h.newOrganization("Verdicts");
+    key = k;
+    project = (await h.newProject(organization.id, "Shop")).project.id;
+    h.clock.advance(60_000);
+    await h.newRun(project, {
+      meta: { branch: "main", commitSha: BASE_SHA },
+      report: report([
+        { name: "checkout", status: "passed" },
+        { name: "search", status: "failed", message: "index missing" },
+        { name: "pays", status: "failed", message: "timeout" },
+      ]),
+    });
+    h.clock.advance(60_000);
+    await h.newRun(project, {
+      meta: { branch: "feature/cart", commitSha: "b".repeat(40), baseCommitSha: BASE_SHA.slice(0, 7) },
+      report: report([
+        { name: "checkout", status: "failed", message: "expected 200, got 500" },
+        { name: "search", status: "failed", message: "index missing" },
+        { name: "pays", status: "passed" },
+      ]),
+    });
+    h.clock.advance(60_000);
+    await h.newRun(project, { meta: { branch: "feature/cart", commitSha: "c".repeat(40) }, outcome: "pending" });
+    verdictClient = await connect(served.base, key);
+  });
+  afterAll(async () => {
+    await verdictClient?.close();
+  });
+
+  it("the latest processed build of a branch, then its failures with verdicts, new first, in two calls", async () => {
+    const latest = await callTool("list_test_runs", { project_id: project, branch: "feature/cart", status: "processed", limit: 1 });
+    const number = (latest.structuredContent as any).data[0].number;
+    expect(number).toBe(2);
+    const failures = await callTool("list_run_failures", { project_id: project, number });
+    expect(failures.isError, text(failures)).toBeFalsy();
+    expect(failures.structuredContent).toEqual(await rest(`/projects/${project}/test_runs/2/comparison/failures`, key));
+    const byName = Object.fromEntries((failures.structuredContent as any).data.map((f: any) => [f.name, f]));
+    expect(byName.checkout).toMatchObject({ verdict: "new", failure_message: "expected 200, got 500", classname: "shop.CartTest" });
+    expect(byName.search).toMatchObject({ verdict: "failing_on_base", reason: "also failed on main in run #1 (28335f0)" });
+    expect(Object.keys(byName).sort()).toEqual(["checkout", "search"]);
+    const lines = text(failures).split("\n");
+    expect(lines[0]).toBe(`2 failures of run #2 (project_id ${project}).`);
+    expect(lines[1]).toBe("new (1):");
+    expect(lines[2]).toMatch(
+      /^- shop\.CartTest › checkout \(test_id [0-9a-f-]+\), failed: expected 200, got 500\. passed on main in run #1 \(28335f0\)\.$/,
+    );
+    expect(lines[3]).toBe("failing_on_base (1):");
+    expect(lines[4]).toMatch(
+      /^- shop\.CartTest › search \(test_id [0-9a-f-]+\), failed: index missing\. also failed on main in run #1 \(28335f0\)\.$/,
+    );
+  });
+
+  it("get_test_run carries the comparison: its base, counts per verdict and what it fixed", async () => {
+    const result = await callTool("get_test_run", { project_id: project, number: 2 });
+    const comparison = await rest(`/projects/${project}/test_runs/2/comparison`, key);
+    expect((result.structuredContent as any).comparison).toEqual(comparison);
+    expect(comparison).toMatchObject({ base_choice: "base_commit", base: { number: 1, commit_sha: BASE_SHA }, fixed_count: 1 });
+    expect(text(result)).toContain(
+      "Compared with run #1 (main @ 28335f0a), the run of the base commit the upload named: 1 new, 1 failing_on_base; 1 test fixed.",
+    );
+    const pending = await callTool("get_test_run", { project_id: project, number: 3 });
+    expect(pending.structuredContent).toMatchObject({ status: "pending", comparison: null });
+  });
+
+  it("filters by verdict and pages with the REST cursors; a pending run is run_not_processed", async () => {
+    const onlyNew = await callTool("list_run_failures", { project_id: project, number: 2, verdict: "new" });
+    expect(onlyNew.structuredContent).toEqual(await rest(`/projects/${project}/test_runs/2/comparison/failures?verdict=new`, key));
+    expect((onlyNew.structuredContent as any).data.map((f: any) => f.name)).toEqual(["checkout"]);
+    const first = await callTool("list_run_failures", { project_id: project, number: 2, limit: 1 });
+    const cursor = (first.structuredContent as any).pagination.next_cursor;
+    const second = await callTool("list_run_failures", { project_id: project, number: 2, limit: 1, cursor });
+    expect(second.structuredContent).toEqual(
+      await rest(`/projects/${project}/test_runs/2/comparison/failures?limit=1&cursor=${encodeURIComponent(cursor)}`, key),
+    );
+    expect(text(first)).toContain("More pages follow");
+    const pending = await callTool("list_run_failures", { project_id: project, number: 3 });
+    expect(pending.isError).toBe(true);
+    expect(text(pending)).toMatch(/^run_not_processed: Test run #3 is not processed yet/);
+  });
+});
+
 describe("errors are tool errors with the API's code and message, and the session goes on", () => {
   it("bad arguments", async () => {
     const cases: Array<[string, Record<string, unknown>, RegExp]> = [
@@ -443,6 +537,12 @@ describe("errors are tool errors with the API's code and message, and the sessio
       ["list_alerts", { status: "open" }, /^invalid_request: Invalid argument: status must be one of active, snoozed, inactive, all\./],
       ["get_test_run", { project_id: projectId, number: "two" }, /^invalid_request: Invalid argument: number must be an integer/],
       ["get_test_run", { project_id: projectId, number: 99 }, /^not_found: Test run not found\./],
+      [
+        "list_run_failures",
+        { project_id: projectId, number: 2, verdict: "mine" },
+        /^invalid_request: Invalid argument: verdict must be one of/,
+      ],
+      ["list_run_failures", { project_id: projectId, number: 99 }, /^not_found: Test run not found\./],
       ["get_test", { test_id: "not-a-uuid" }, /^not_found: Test not found\./],
       [
         "snooze_alert",
@@ -481,6 +581,7 @@ describe("errors are tool errors with the API's code and message, and the sessio
       ["list_tests", { project_id: other.projectId }, "not_found: Project not found."],
       ["get_test", { test_id: other.testId }, "not_found: Test not found."],
       ["get_test_run", { project_id: other.projectId, number: 1 }, "not_found: Project not found."],
+      ["list_run_failures", { project_id: other.projectId, number: 1 }, "not_found: Project not found."],
       ["list_alerts", { project_id: other.projectId }, "not_found: Project not found."],
       ["list_alert_events", { alert_id: other.alertId }, "not_found: Alert not found."],
       ["snooze_alert", { alert_id: other.alertId, duration: "1w" }, "not_found: Alert not found."],

@@ -52,8 +52,8 @@ describe("/mcp on the Worker", () => {
     try {
       expect(client.getServerVersion()).toMatchObject({ name: "ci-test-analytics" });
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(10);
-      expect(tools.map((tool) => tool.name)).toContain("list_test_runs");
+      expect(tools).toHaveLength(11);
+      expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(["list_test_runs", "list_run_failures"]));
 
       const result = (await client.callTool({ name: "list_tests", arguments: { project_id: project.id } })) as CallToolResult;
       expect(result.isError).toBeFalsy();
@@ -65,7 +65,16 @@ describe("/mcp on the Worker", () => {
       expect(run.structuredContent).toMatchObject({
         number: 1,
         result: "tests_failed",
+        comparison: { base_choice: "none", verdict_counts: { new: 1 } },
         failure_groups: [{ message: "nope", run_occurrences: 1 }],
+      });
+
+      const failures = (await client.callTool({
+        name: "list_run_failures",
+        arguments: { project_id: project.id, number: 1 },
+      })) as CallToolResult;
+      expect(failures.structuredContent).toMatchObject({
+        data: [{ name: "breaks", verdict: "new", reason: "no base run to compare with" }],
       });
 
       const missing = (await client.callTool({ name: "get_test", arguments: { test_id: crypto.randomUUID() } })) as CallToolResult;

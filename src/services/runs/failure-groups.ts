@@ -5,7 +5,7 @@
  * its own cases. Rules: docs/failure-groups.md.
  */
 import { type SQL, and, eq, sql } from "drizzle-orm";
-import { failureGroups, testCases, testFailureGroups } from "../../db/schema";
+import { failureGroups, testCases, testFailureGroups, type testRuns } from "../../db/schema";
 import { ownString } from "../../lib/own-string";
 import { type ListRequest, defineList } from "../../lib/lists";
 import type { Page } from "../../lib/pagination";
@@ -179,7 +179,15 @@ export const runFailureGroupList = defineList<RunFailureGroupFilters, RunGroupRo
 });
 
 export async function listRunFailureGroups(scope: OrgScope, request: ListRequest<RunFailureGroupFilters>) {
-  const run = await findRunRow(scope, request.filters.project_id, request.filters.run);
+  return listFailureGroupsOfRun(scope, await findRunRow(scope, request.filters.project_id, request.filters.run), request);
+}
+
+/** The same list for a run already resolved in the organization (one statement). */
+export async function listFailureGroupsOfRun(
+  scope: OrgScope,
+  run: Pick<typeof testRuns.$inferSelect, "id" | "projectId">,
+  request: ListRequest<RunFailureGroupFilters>,
+) {
   const inRun = scope.db
     .select({
       signature: testCases.failureSignature,

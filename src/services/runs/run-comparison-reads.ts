@@ -32,14 +32,26 @@ const baseRuns = aliasedTable(testRuns, "base_run");
 
 /** GET …/test_runs/:number/comparison. A run processed before comparisons were made has none: 404. */
 export async function getRunComparison(scope: OrgScope, projectId: string, number: string) {
-  const run = await processedRun(scope, projectId, number);
+  const comparison = await readRunComparison(scope, await processedRun(scope, projectId, number));
+  if (!comparison) throw notFound("Comparison");
+  return comparison;
+}
+
+export type RunComparisonObject = NonNullable<Awaited<ReturnType<typeof readRunComparison>>>;
+
+/**
+ * The comparison of a run already resolved in the organization (one statement): null for a run
+ * with none (not processed yet, failed, or processed before comparisons were made).
+ */
+export async function readRunComparison(scope: OrgScope, run: typeof testRuns.$inferSelect) {
+  if (run.status !== "processed") return null;
   const [row] = await scope.db
     .select({ comparison: runComparisons, base: { number: baseRuns.number, branch: baseRuns.branch, commitSha: baseRuns.commitSha } })
     .from(runComparisons)
     .leftJoin(baseRuns, eq(baseRuns.id, runComparisons.baseRunId))
     .where(eq(runComparisons.testRunId, run.id))
     .limit(1);
-  if (!row) throw notFound("Comparison");
+  if (!row) return null;
   const { comparison: c } = row;
   const web = base(scope.webAppUrl);
   return {
@@ -98,6 +110,8 @@ export const runVerdictList = defineList<RunVerdictFilters, VerdictRow, ReturnTy
   positionOf: (row) => ({ id: row.testCaseId }),
   present: (row, webAppUrl) => presentVerdict(row, webAppUrl),
 });
+
+export type RunVerdictObject = ReturnType<typeof presentVerdict>;
 
 function presentVerdict(row: VerdictRow, webAppUrl: string) {
   return {
