@@ -1,7 +1,9 @@
 /**
- * The benchmark's baseline: a plain `new Hono()` (no middleware) whose three handlers run the
- * same Drizzle query-builder calls as the services behind GET /projects, GET /alerts and
- * GET /alerts/:id/events (same filters, ordering and `limit 25 + 1`), and return the raw rows.
+ * The benchmark's baseline: a plain `new Hono()` (no middleware) whose handlers run the same
+ * Drizzle query-builder calls as the services behind GET /projects, GET /alerts,
+ * GET /alerts/:id/events, GET /projects/:id/tests (bench:api) and a run's comparison and the first
+ * page of its failures (bench:verdicts): same filters, ordering and `limit 25 + 1`; they return
+ * the raw rows.
  *
  * Deliberately absent: API-key lookup, rate limiting, Zod validation, cursor decoding/signing,
  * presenters, the request-id/security-header middleware. The organization is fixed at start-up.
@@ -15,6 +17,7 @@ import { Hono } from "hono";
 import { alertEvents, alerts, projects, testRuns, tests } from "../src/db/schema";
 import type { Database } from "../src/db/types";
 import { DEFAULT_PAGE_SIZE, type KeysetPosition, keysetBefore } from "../src/lib/pagination";
+import { comparisonQuery, verdictPageQuery } from "../src/services/runs/run-comparison-reads";
 
 const LIMIT = DEFAULT_PAGE_SIZE + 1;
 
@@ -80,6 +83,14 @@ export const testsQuery = (db: Database, projectId: string, health: "flaky" | nu
     .orderBy(desc(tests.impact), desc(tests.id))
     .limit(LIMIT);
 
+/** The run lookup of GET …/test_runs/:number/… (services/runs/test-results.ts findRunRow, after the project's). */
+export const runQuery = (db: Database, projectId: string, number: number) =>
+  db
+    .select()
+    .from(testRuns)
+    .where(and(eq(testRuns.projectId, projectId), eq(testRuns.number, number)))
+    .limit(1);
+
 export function createBareApp(db: Database, organizationId: string): Hono {
   const app = new Hono();
 
@@ -98,6 +109,24 @@ export function createBareApp(db: Database, organizationId: string): Hono {
     const [project] = await testsProjectQuery(db, organizationId, c.req.param("id"));
     if (!project) return c.json({ error: "not found" }, 404);
     return c.json(await testsQuery(db, project.id, c.req.query("health") === "flaky" ? "flaky" : null));
+  });
+
+  // A run's comparison and the first page of its failures: the project, the run, then the service's own query.
+  const runOf = async (projectId: string, number: string) => {
+    const [project] = await testsProjectQuery(db, organizationId, projectId);
+    if (!project) return null;
+    const [run] = await runQuery(db, project.id, Number(number));
+    return run ?? null;
+  };
+  app.get("/projects/:id/test_runs/:number/comparison", async (c) => {
+    const run = await runOf(c.req.param("id"), c.req.param("number"));
+    if (!run) return c.json({ error: "not found" }, 404);
+    return c.json(await comparisonQuery(db, run.id));
+  });
+  app.get("/projects/:id/test_runs/:number/comparison/failures", async (c) => {
+    const run = await runOf(c.req.param("id"), c.req.param("number"));
+    if (!run) return c.json({ error: "not found" }, 404);
+    return c.json(await verdictPageQuery(db, run.id, null, undefined, LIMIT));
   });
 
   return app;

@@ -10,6 +10,7 @@ import { ApiError, notFound } from "../../lib/errors";
 import { type ListRequest, defineList } from "../../lib/lists";
 import type { Page } from "../../lib/pagination";
 import type { CaseStatus, Verdict } from "../../lib/vocabulary";
+import type { Database } from "../../db/types";
 import type { OrgScope } from "../shared/context";
 import { findRunRow } from "./test-results";
 
@@ -30,6 +31,15 @@ async function processedRun(scope: OrgScope, projectId: string, number: string) 
 
 const baseRuns = aliasedTable(testRuns, "base_run");
 
+/** The stored comparison of a run, with its base's number, branch and commit (also run by bench/verdicts-bench.ts's bare handler). */
+export const comparisonQuery = (db: Database, runId: number) =>
+  db
+    .select({ comparison: runComparisons, base: { number: baseRuns.number, branch: baseRuns.branch, commitSha: baseRuns.commitSha } })
+    .from(runComparisons)
+    .leftJoin(baseRuns, eq(baseRuns.id, runComparisons.baseRunId))
+    .where(eq(runComparisons.testRunId, runId))
+    .limit(1);
+
 /** GET …/test_runs/:number/comparison. A run processed before comparisons were made has none: 404. */
 export async function getRunComparison(scope: OrgScope, projectId: string, number: string) {
   const comparison = await readRunComparison(scope, await processedRun(scope, projectId, number));
@@ -45,12 +55,7 @@ export type RunComparisonObject = NonNullable<Awaited<ReturnType<typeof readRunC
  */
 export async function readRunComparison(scope: OrgScope, run: typeof testRuns.$inferSelect) {
   if (run.status !== "processed") return null;
-  const [row] = await scope.db
-    .select({ comparison: runComparisons, base: { number: baseRuns.number, branch: baseRuns.branch, commitSha: baseRuns.commitSha } })
-    .from(runComparisons)
-    .leftJoin(baseRuns, eq(baseRuns.id, runComparisons.baseRunId))
-    .where(eq(runComparisons.testRunId, run.id))
-    .limit(1);
+  const [row] = await comparisonQuery(scope.db, run.id);
   if (!row) return null;
   const { comparison: c } = row;
   const web = base(scope.webAppUrl);
@@ -129,15 +134,9 @@ function presentVerdict(row: VerdictRow, webAppUrl: string) {
   };
 }
 
-export async function listRunVerdicts(
-  scope: OrgScope,
-  request: ListRequest<RunVerdictFilters>,
-): Promise<Page<ReturnType<typeof presentVerdict>>> {
-  const { filters } = request;
-  const run = await processedRun(scope, filters.project_id, filters.run);
-  const where: (SQL | undefined)[] = [eq(runVerdicts.testRunId, run.id), runVerdictList.after(request)];
-  if (filters.verdict !== null) where.push(eq(runVerdicts.verdict, filters.verdict));
-  const rows = await scope.db
+/** One page of a run's verdicts with their cases (also run by bench/verdicts-bench.ts's bare handler). */
+export const verdictPageQuery = (db: Database, runId: number, verdict: Verdict | null, after: SQL | undefined, limit: number) =>
+  db
     .select({
       ...caseColumns,
       testCaseId: runVerdicts.testCaseId,
@@ -149,9 +148,17 @@ export async function listRunVerdicts(
     })
     .from(runVerdicts)
     .innerJoin(testCases, eq(testCases.id, runVerdicts.testCaseId))
-    .where(and(...where))
+    .where(and(eq(runVerdicts.testRunId, runId), after, verdict === null ? undefined : eq(runVerdicts.verdict, verdict)))
     .orderBy(...runVerdictList.orderBy)
-    .limit(runVerdictList.fetchLimit(request));
+    .limit(limit);
+
+export async function listRunVerdicts(
+  scope: OrgScope,
+  request: ListRequest<RunVerdictFilters>,
+): Promise<Page<ReturnType<typeof presentVerdict>>> {
+  const { filters } = request;
+  const run = await processedRun(scope, filters.project_id, filters.run);
+  const rows = await verdictPageQuery(scope.db, run.id, filters.verdict, runVerdictList.after(request), runVerdictList.fetchLimit(request));
   return runVerdictList.page(rows, request, scope.webAppUrl);
 }
 

@@ -146,11 +146,14 @@ function compareSql(runId: number, now: Date, forcedBaseId: number | null, named
       from ${testCases} c join base b on c.test_run_id = b.id group by c.test_id),
     ${infrastructureSql()},
     ${verdictsSql()},
+    mine_tests as (
+      select test_id, bool_or(failing or retried) as failed, max(id) filter (where status = 'passed') as passed_case
+      from mine group by test_id),
+    -- Per test, then one join: an anti-join on the failures would be a nested loop (1,000 × 1,000 for a run with 1,000 failures).
     fixed as (
-      select distinct on (m.test_id) m.id, m.test_id, bc.failed_case
-      from mine m join base_cases bc on bc.test_id = m.test_id and bc.failed
-      where m.status = 'passed' and not exists (select 1 from failures f where f.test_id = m.test_id)
-      order by m.test_id, m.id desc),
+      select mt.passed_case as id, mt.test_id, bc.failed_case
+      from mine_tests mt join base_cases bc on bc.test_id = mt.test_id and bc.failed
+      where not mt.failed and mt.passed_case is not null),
     verdicts_written as (
       insert into ${runVerdicts} (test_run_id, test_case_id, test_id, verdict, reason) select ${runId}, id, test_id, verdict, reason from v),
     fixed_written as (
