@@ -106,6 +106,9 @@ export type EdgeRequestType = {
   send(fixture: EdgeFixture, i: number): Promise<Answer>;
 };
 
+/** Run 1 of the fixture's project: uploaded and processed (so compared) before the request types are measured. */
+const comparisonPath = (f: EdgeFixture) => `/api/v1/projects/${f.projectId}/test_runs/1/comparison`;
+
 /** The API request types of the issue (the upload and its processing are measured apart: measureUpload). */
 export const EDGE_REQUEST_TYPES: EdgeRequestType[] = [
   {
@@ -163,6 +166,16 @@ export const EDGE_REQUEST_TYPES: EdgeRequestType[] = [
       send(f.baseUrl, "POST", `/api/v1/alerts/${f.alertId}/snooze`, f.apiKey, { duration: "1h" }).then((a) =>
         expectStatus(a, 200, "snooze"),
       ),
+  },
+  {
+    key: "run_comparison",
+    label: "GET …/test_runs/:number/comparison",
+    send: (f) => send(f.baseUrl, "GET", comparisonPath(f), f.apiKey).then((a) => expectStatus(a, 200, "run comparison")),
+  },
+  {
+    key: "run_failures",
+    label: "GET …/test_runs/:number/comparison/failures",
+    send: (f) => send(f.baseUrl, "GET", `${comparisonPath(f)}/failures`, f.apiKey).then((a) => expectStatus(a, 200, "run failures")),
   },
 ];
 
@@ -255,6 +268,9 @@ export const EDGE_BUDGETS: Record<string, Budget> = {
   alert_events: { roundTrips: 4, flights: 1, statements: 1 },
   patch_project: { roundTrips: 4, flights: 1, statements: 1 },
   snooze: { roundTrips: 4, flights: 1, statements: 1 },
+  /** The project (with the data version), the run, then the stored comparison or one page of its verdicts (docs/verdicts.md). */
+  run_comparison: { roundTrips: 6, flights: 3, statements: 3 },
+  run_failures: { roundTrips: 6, flights: 3, statements: 3 },
   /** The upload token's lookup, then the arrival (run, counter, payload) as one statement. */
   upload: { roundTrips: 5, flights: 2, statements: 2 },
   /**
