@@ -354,8 +354,10 @@ class DocumentState {
 
   private closeCase(testCase: OpenCase): void {
     const owner = this.suiteForCase();
-    // Nested maps rather than one concatenated key: no key string to build and hash per case.
-    const classKey = testCase.classname ?? "";
+    // Nested maps rather than one concatenated key: no key string to build and hash per case. A case
+    // without a classname is known by its file (docs/tests.md#identity): same name, other file, other
+    // test. NUL cannot occur in XML, so no classname reads as that key.
+    const classKey = testCase.classname ?? `\u0000${testCase.file ?? owner.file ?? ""}`;
     if (owner.repeats) {
       const hash = identityHash(classKey, testCase.name);
       owner.repeats.set(hash, (owner.repeats.get(hash) ?? 0) + 1);

@@ -32,6 +32,21 @@ const suite = (name: string, entries: Entry[], inner = "") =>
 const failure = (message: string) => `<failure message="${message}">at spec:1</failure>`;
 
 describe("a large top-level suite, streamed in parts", () => {
+  it("keeps cases with one name and no classname apart by their file, as the whole parse does", async () => {
+    const entries = Array.from({ length: 3_000 }, (_, i) =>
+      i % 2 === 0 ? `<testcase name="case ${i >> 1}" file="a.test.ts"/>` : `<testcase name="case ${i >> 1}" file="b.test.ts"/>`,
+    );
+    const xml = `<testsuites><testsuite name="big">${entries.join("")}<testcase name="case 7" file="a.test.ts"><failure message="again"/></testcase></testsuite></testsuites>`;
+    const { report } = await streamed(xml);
+    expect(report.suites).toEqual(parseJUnit(xml).suites);
+    const cases = report.suites[0]!.cases;
+    expect(cases).toHaveLength(3_000);
+    expect(cases.filter((c) => c.name === "case 7").map((c) => [c.file, c.status, (c.attempts ?? []).length])).toEqual([
+      ["a.test.ts", "failed", 1],
+      ["b.test.ts", "passed", 0],
+    ]);
+  });
+
   it("gives the whole parse's suites, retries merged in the first entry's place, and is handed out in parts", async () => {
     const entries: Entry[] = Array.from({ length: 5_000 }, (_, i) => ({
       name: `test ${i}`,

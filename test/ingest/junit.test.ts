@@ -118,6 +118,25 @@ describe("a failure's message and its text", () => {
     expect(errorLater).toMatchObject({ status: "errored", failureMessage: "boom", failureText: null });
   });
 
+  it("two entries with one name and no classname are two tests when their files differ, a retry when they agree", () => {
+    const [suite] = parseJUnit(
+      inSuite(
+        `<testcase name="renders" file="a.test.ts"><failure message="a"/></testcase><testcase name="renders" file="b.test.ts"/>` +
+          `<testcase name="loads" file="a.test.ts"><failure message="first"/></testcase><testcase name="loads" file="a.test.ts"/>`,
+      ),
+    ).suites;
+    expect(suite!.cases.map((c) => [c.name, c.file, c.status, (c.attempts ?? []).map((a) => a.status)])).toEqual([
+      ["renders", "a.test.ts", "failed", []],
+      ["renders", "b.test.ts", "passed", []],
+      ["loads", "a.test.ts", "passed", ["failed"]],
+    ]);
+    // A classname still decides alone: the file is not part of the identity then.
+    const [withClass] = parseJUnit(
+      inSuite(`<testcase classname="c" name="x" file="a.ts"/><testcase classname="c" name="x" file="b.ts"/>`),
+    ).suites;
+    expect(withClass!.cases).toHaveLength(1);
+  });
+
   it("a retried <testcase> takes the last entry's text; pytest's teardown entry brings its text", () => {
     const retried = onlyCaseOf(
       inSuite(

@@ -5783,7 +5783,7 @@ var DocumentState = class {
   }
   closeCase(testCase) {
     const owner = this.suiteForCase();
-    const classKey = testCase.classname ?? "";
+    const classKey = testCase.classname ?? `\0${testCase.file ?? owner.file ?? ""}`;
     if (owner.repeats) {
       const hash2 = identityHash(classKey, testCase.name);
       owner.repeats.set(hash2, (owner.repeats.get(hash2) ?? 0) + 1);
