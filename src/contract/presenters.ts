@@ -104,6 +104,8 @@ export function presentTestRun(row: Row<typeof testRuns>, webAppUrl: string) {
     errored_count: row.erroredCount,
     skipped_count: row.skippedCount,
     quarantined_failures_count: row.quarantinedFailuresCount,
+    passed_on_retry_count: row.passedOnRetryCount,
+    failed_attempts_duration_ms: row.failedAttemptsDurationMs,
     verdict_counts: row.verdictCounts,
     url: `${base(webAppUrl)}/projects/${row.projectId}/runs/${row.number}`,
   };

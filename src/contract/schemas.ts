@@ -144,6 +144,14 @@ export const TestRunSchema = z
       description:
         "Failed and errored cases of tests that were quarantined when the run was processed (docs/quarantine.md). They still count in `failed_count`, `errored_count` and `result`.",
     }),
+    passed_on_retry_count: z.number().int().openapi({
+      description:
+        "Cases that failed or errored, then passed on a retry within this run (their attempts, docs/retries.md). They count as passed in `passed_count`.",
+    }),
+    failed_attempts_duration_ms: z.number().int().openapi({
+      description:
+        "Time the reports give to failed and errored attempts before each case's outcome (the price of retries), in milliseconds; attempts without a duration count 0.",
+    }),
     verdict_counts: VerdictCountsSchema.nullable().openapi({
       description:
         "The run's failing tests counted per verdict against its base (GET …/test_runs/{number}/comparison, docs/verdicts.md); null until the run is processed and compared.",

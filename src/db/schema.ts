@@ -219,6 +219,10 @@ export const testRuns = pgTable(
     skippedCount: integer("skipped_count").notNull().default(0),
     /** Failed and errored cases of tests that were quarantined when the run was processed. */
     quarantinedFailuresCount: integer("quarantined_failures_count").notNull().default(0),
+    /** Cases that passed after failed or errored attempts in this run (docs/retries.md). */
+    passedOnRetryCount: integer("passed_on_retry_count").notNull().default(0),
+    /** The reports' durations of every failed or errored attempt before a case's outcome, in ms (docs/retries.md). */
+    failedAttemptsDurationMs: bigint("failed_attempts_duration_ms", { mode: "number" }).notNull().default(0),
     /** The failures' counts per verdict against the run's base (docs/verdicts.md); null until the run is compared. */
     verdictCounts: jsonb("verdict_counts").$type<Record<Verdict, number>>(),
     /** Suite-number allocator for this run. */

@@ -817,6 +817,10 @@ export interface components {
             skipped_count: number;
             /** @description Failed and errored cases of tests that were quarantined when the run was processed (docs/quarantine.md). They still count in `failed_count`, `errored_count` and `result`. */
             quarantined_failures_count: number;
+            /** @description Cases that failed or errored, then passed on a retry within this run (their attempts, docs/retries.md). They count as passed in `passed_count`. */
+            passed_on_retry_count: number;
+            /** @description Time the reports give to failed and errored attempts before each case's outcome (the price of retries), in milliseconds; attempts without a duration count 0. */
+            failed_attempts_duration_ms: number;
             verdict_counts: components["schemas"]["VerdictCounts"];
             /** Format: uri */
             url: string;

@@ -537,6 +537,17 @@ type StoredSuite = { number: number; row: SuiteRow; counts: Counts };
  * suite's counts, the suites' rows, the tests' executions and the failure groups (with `derive`),
  * the quarantined tests' failures.
  */
+/** A case's failed attempts: their time, and whether the case then passed. */
+function countRetries(retries: RunReading["retries"], testCase: ReportCase): void {
+  let failed = false;
+  for (const attempt of testCase.attempts ?? []) {
+    if (attempt.status !== "failed" && attempt.status !== "errored") continue;
+    failed = true;
+    retries.failedAttemptsMs += attempt.durationMs ?? 0;
+  }
+  if (failed && testCase.status === "passed") retries.passedOnRetry++;
+}
+
 class RunReading {
   readonly runCounts = zeroCounts();
   readonly suiteRows: SuiteRow[] = [];
@@ -547,6 +558,8 @@ class RunReading {
   executions: TestExecutions | null;
   readonly failures = new RunFailures();
   quarantinedFailures = 0;
+  /** Cases that passed after failed attempts, and those attempts' time (docs/retries.md). */
+  readonly retries = { passedOnRetry: 0, failedAttemptsMs: 0 };
   suiteNumber = 0;
   /** Sum of the top-level suites' stated durations; null while none states one. */
   topLevelDuration: number | null = null;
@@ -605,6 +618,7 @@ class RunReading {
       const identity = derive ? testIdentityKey(test) : null;
       const isQuarantined = identity !== null && quarantined.size > 0 && quarantined.has(identity);
       if (isQuarantined && (testCase.status === "failed" || testCase.status === "errored")) this.quarantinedFailures++;
+      if (testCase.attempts?.length) countRetries(this.retries, testCase);
       rows.addCase(number, testCase, failure?.signature ?? null, isQuarantined);
       if (identity === null) continue;
       if (this.executions && rows.large) this.executions = null;
@@ -702,6 +716,7 @@ async function markProcessed(
         with ${ctes.length > 0 ? sql`${sql.join(ctes, sql`, `)},` : sql``} done as (
           update ${testRuns} set tests_count = ${runCounts.testsCount}, passed_count = ${runCounts.passedCount}, failed_count = ${runCounts.failedCount},
             errored_count = ${runCounts.erroredCount}, skipped_count = ${runCounts.skippedCount}, quarantined_failures_count = ${reading.quarantinedFailures},
+            passed_on_retry_count = ${reading.retries.passedOnRetry}, failed_attempts_duration_ms = ${Math.round(reading.retries.failedAttemptsMs)},
             status = 'processed', result = ${result}, processed_at = ${processedAt.toISOString()}::timestamptz, duration_ms = ${durationMs},
             suites_count = ${reading.suiteNumber}
           where id = ${runId} returning *),

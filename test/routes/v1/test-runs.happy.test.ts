@@ -38,6 +38,8 @@ const RUN_KEYS = [
   "errored_count",
   "skipped_count",
   "quarantined_failures_count",
+  "passed_on_retry_count",
+  "failed_attempts_duration_ms",
   "verdict_counts",
   "url",
 ];
@@ -135,7 +137,15 @@ function expectRunTypes(run: any) {
   expect(run.created_at).toMatch(ISO_UTC);
   expectIsoOrNull(run.processed_at);
   expect(isIntOrNull(run.duration_ms)).toBe(true);
-  for (const key of ["tests_count", "passed_count", "failed_count", "errored_count", "skipped_count"])
+  for (const key of [
+    "tests_count",
+    "passed_count",
+    "failed_count",
+    "errored_count",
+    "skipped_count",
+    "passed_on_retry_count",
+    "failed_attempts_duration_ms",
+  ])
     expect(Number.isInteger(run[key]) && run[key] >= 0).toBe(true);
   expect(run.tests_count).toBe(run.passed_count + run.failed_count + run.errored_count + run.skipped_count);
   expect(run.url).toBe(`${WEB_APP_URL}/projects/${run.project_id}/runs/${run.number}`);
@@ -235,6 +245,8 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
       errored_count: 1,
       skipped_count: 2,
       quarantined_failures_count: 0,
+      passed_on_retry_count: 0,
+      failed_attempts_duration_ms: 0,
       // Compared with its base when processed (docs/verdicts.md): the first run has none, its two failures are new.
       verdict_counts: { quarantined: 0, infrastructure: 0, failing_on_base: 0, flaky: 0, new: 2 },
       url: `${WEB_APP_URL}/projects/${projectId}/runs/1`,
@@ -447,6 +459,19 @@ describe("phpunit.xml (nested suites) uploaded and read back", () => {
   });
 });
 
+describe("gradle-retries.xml: what the retries cost", () => {
+  it("counts the cases that passed on a retry and the time of every failed attempt, the final failures' included", async () => {
+    const org = await newOrg();
+    const { project, uploadToken } = await h.newProject(org.organizationId, "Mail");
+    h.clock.advance(1000);
+    await h.uploadAndWait(uploadToken, JUNIT_FIXTURES["gradle-retries.xml"]);
+    const run = await getOk(`${runsPath(project.id)}/1`, org.apiKey);
+    expectRunTypes(run);
+    // retriesOnSmtpTimeout() failed in 1.004 s, then passed; sendsDailyDigest() failed in 0.217 s and 0.204 s before its final failure.
+    expect(run).toMatchObject({ passed_on_retry_count: 1, failed_attempts_duration_ms: 1004 + 217 + 204 });
+  });
+});
+
 describe("surefire-rerun.xml (retries) uploaded and read back", () => {
   let org: Org;
   let projectId: string;
@@ -478,6 +503,9 @@ describe("surefire-rerun.xml (retries) uploaded and read back", () => {
       started_at: null,
       duration_ms: 4918,
       ...EXPECTED["surefire-rerun.xml"]!.totals,
+      // indexesDocument (failed twice) and searchesByPrefix (errored once) passed on a rerun; Surefire gives reruns no time.
+      passed_on_retry_count: 2,
+      failed_attempts_duration_ms: 0,
     });
     expect((await list(runsPath(projectId), org.apiKey)).data.map((r: any) => r.number)).toEqual([2, 1]);
   });

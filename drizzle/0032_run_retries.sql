@@ -1,0 +1,2 @@
+ALTER TABLE "test_runs" ADD COLUMN "passed_on_retry_count" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE "test_runs" ADD COLUMN "failed_attempts_duration_ms" bigint DEFAULT 0 NOT NULL;
