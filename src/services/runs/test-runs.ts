@@ -532,11 +532,6 @@ async function abandonOnError<T>(rows: RowWriter, step: () => Promise<T>): Promi
 /** A suite's row, numbered in document order (a parent before its children), its counts added as its cases are. */
 type StoredSuite = { number: number; row: SuiteRow; counts: Counts };
 
-/**
- * What reading a run's report gathers while its cases go to the RowWriter: the run's and each
- * suite's counts, the suites' rows, the tests' executions and the failure groups (with `derive`),
- * the quarantined tests' failures.
- */
 /** A case's failed attempts: their time, and whether the case then passed. */
 function countRetries(retries: RunReading["retries"], testCase: ReportCase): void {
   let failed = false;
@@ -548,6 +543,11 @@ function countRetries(retries: RunReading["retries"], testCase: ReportCase): voi
   if (failed && testCase.status === "passed") retries.passedOnRetry++;
 }
 
+/**
+ * What reading a run's report gathers while its cases go to the RowWriter: the run's and each
+ * suite's counts, the suites' rows, the tests' executions and the failure groups (with `derive`),
+ * the quarantined tests' failures.
+ */
 class RunReading {
   readonly runCounts = zeroCounts();
   readonly suiteRows: SuiteRow[] = [];
