@@ -375,6 +375,26 @@ const putCodeownersRoute = createRoute({
   },
 });
 
+/** The comparison reads of /api/v1 (docs/verdicts.md), scoped to the token's project and its organization. */
+function registerComparisonReads(api: OpenAPIHono<UploadEnv>, config: AppConfig): void {
+  const codec = new CursorCodec(config.cursorSecret);
+  const scopeOf = (c: Context<UploadEnv>): OrgScope => {
+    const { db, clock } = c.env;
+    return { db, clock, webAppUrl: config.webAppUrl, organizationId: c.get("uploader").organizationId };
+  };
+  api.openapi(getUploadedRunComparisonRoute, async (c) => {
+    const { projectId } = c.get("uploader");
+    return c.json(await getRunComparison(scopeOf(c), projectId, c.req.valid("param").number), 200);
+  });
+  api.openapi(listUploadedRunVerdictsRoute, async (c) => {
+    const scope = scopeOf(c);
+    const query = c.req.valid("query");
+    const filters = { project_id: c.get("uploader").projectId, run: c.req.valid("param").number, verdict: query.verdict ?? null };
+    const request = readListRequest(codec, runVerdictList, { organizationId: scope.organizationId, filters }, query);
+    return c.json(pageBody(codec, runVerdictList, request, await listRunVerdicts(scope, request)), 200);
+  });
+}
+
 export function createUploadsApi(config: AppConfig) {
   const api = new OpenAPIHono<UploadEnv>({ defaultHook: validationHook });
 
@@ -468,23 +488,7 @@ export function createUploadsApi(config: AppConfig) {
     return c.json({ ...body, failed_tests: await listRunFailedTests(c.env.db, run, config.webAppUrl) }, 200);
   });
 
-  // The comparison reads of /api/v1, scoped to the token's project and its organization.
-  const codec = new CursorCodec(config.cursorSecret);
-  const scopeOf = (c: Context<UploadEnv>): OrgScope => {
-    const { db, clock } = c.env;
-    return { db, clock, webAppUrl: config.webAppUrl, organizationId: c.get("uploader").organizationId };
-  };
-  api.openapi(getUploadedRunComparisonRoute, async (c) => {
-    const { projectId } = c.get("uploader");
-    return c.json(await getRunComparison(scopeOf(c), projectId, c.req.valid("param").number), 200);
-  });
-  api.openapi(listUploadedRunVerdictsRoute, async (c) => {
-    const scope = scopeOf(c);
-    const query = c.req.valid("query");
-    const filters = { project_id: c.get("uploader").projectId, run: c.req.valid("param").number, verdict: query.verdict ?? null };
-    const request = readListRequest(codec, runVerdictList, { organizationId: scope.organizationId, filters }, query);
-    return c.json(pageBody(codec, runVerdictList, request, await listRunVerdicts(scope, request)), 200);
-  });
+  registerComparisonReads(api, config);
 
   api.openapi(listQuarantinedTestsRoute, async (c) => {
     const { db, clock } = c.env;

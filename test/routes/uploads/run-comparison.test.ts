@@ -20,7 +20,9 @@ const MAIN = "5eed1e5".padEnd(40, "0");
 
 async function upload(token: string, cases: Case[], meta: Record<string, string>) {
   h.clock.advance(60_000);
-  const suites = [{ name: "s", cases: cases.map((c) => ({ ...c, classname: "C", failure_message: c.status === "failed" ? "boom" : null })) }];
+  const suites = [
+    { name: "s", cases: cases.map((c) => ({ ...c, classname: "C", failure_message: c.status === "failed" ? "boom" : null })) },
+  ];
   const run = await h.uploadAndWait(token, { ...meta, suites });
   expect(run.status).toBe("processed");
   return run;
@@ -56,7 +58,11 @@ describe("the comparison read with the upload token", () => {
 
     const path = `/uploads/v1/test_runs/${run.number}/comparison/failures`;
     const all = await collectAll(h, path, uploadToken, 1);
-    expect(all.items.map((f: { name: string; verdict: string }) => `${f.name}:${f.verdict}`)).toEqual(["c:new", "b:failing_on_base", "a:new"]);
+    expect(all.items.map((f: { name: string; verdict: string }) => `${f.name}:${f.verdict}`)).toEqual([
+      "c:new",
+      "b:failing_on_base",
+      "a:new",
+    ]);
     const apiAll = await h.get(`/api/v1/projects/${project.id}/test_runs/${run.number}/comparison/failures`, apiKey);
     expect(all.items).toEqual(apiAll.body.data);
     const onlyNew = await h.get(`${path}?verdict=new`, uploadToken);
