@@ -211,7 +211,7 @@ export type UploadSettings = {
 
 /** What --fail-on accepts: only `new` so far. */
 const FAIL_ON_VALUES = ["new"] as const;
-export type FailOn = (typeof FAIL_ON_VALUES)[number];
+type FailOn = (typeof FAIL_ON_VALUES)[number];
 
 function failOnChoice(values: OptionValues): FailOn | null {
   const given = values["fail-on"];

@@ -18,21 +18,21 @@ import type { Output } from "./output";
 import type { RunInfo } from "./upload";
 
 /** GitHub refuses a comment body above 65,536 characters; the body stays below with room to spare. */
-export const MAX_COMMENT_CHARS = 65_536;
+const MAX_COMMENT_CHARS = 65_536;
 const BODY_BUDGET = MAX_COMMENT_CHARS - 1_024;
 /** Pages of 100 comments read to find ours; a longer thread gets no comment rather than a second one. */
-export const MAX_COMMENT_PAGES = 20;
+const MAX_COMMENT_PAGES = 20;
 const GITHUB_API_VERSION = "2022-11-28";
 const DEFAULT_API_URL = "https://api.github.com";
 const REPOSITORY = /^[\w.-]+\/[\w.-]+$/;
 
-export type PullRequest = { apiUrl: string; repository: string; number: number; token: string };
+type PullRequest = { apiUrl: string; repository: string; number: number; token: string };
 
 /** Where to comment, or why not: `notice` when there is nothing to comment on, `problem` when there should be but cannot. */
-export type PullRequestLookup = { pullRequest: PullRequest } | { notice: string } | { problem: string };
+type PullRequestLookup = { pullRequest: PullRequest } | { notice: string } | { problem: string };
 
 /** The pull request this GitHub Actions job runs for, from its environment and event payload. */
-export function findPullRequest(env: Env, readEvent: (path: string) => unknown): PullRequestLookup {
+function findPullRequest(env: Env, readEvent: (path: string) => unknown): PullRequestLookup {
   if (env.GITHUB_ACTIONS !== "true") return { notice: "--pr-comment: not running on GitHub Actions; no comment posted" };
   const eventName = nonEmpty(env.GITHUB_EVENT_NAME) ?? "";
   if (!eventName.startsWith("pull_request")) {
@@ -67,13 +67,13 @@ export function findPullRequest(env: Env, readEvent: (path: string) => unknown):
  * percent-encoded (so no value can end the HTML comment or pass for another field). The variant
  * is empty until runs have variants.
  */
-export function commentMarker(key: { projectId: string; job: string; variant: string }): string {
+function commentMarker(key: { projectId: string; job: string; variant: string }): string {
   const part = (value: string) => encodeURIComponent(value);
   return `<!-- ci-test-analytics:pr-comment project=${part(key.projectId)} job=${part(key.job)} variant=${part(key.variant)} -->`;
 }
 
 /** The job part of the marker: CTA_PR_COMMENT_JOB (e.g. one per matrix leg), else GITHUB_JOB. */
-export function commentJob(env: Env): string {
+function commentJob(env: Env): string {
   return nonEmpty(env.CTA_PR_COMMENT_JOB) ?? nonEmpty(env.GITHUB_JOB) ?? "";
 }
 
@@ -103,10 +103,15 @@ class Budget {
  * base, the new failures listed first (with reasons and test pages), the other verdicts folded,
  * and why verdicts are missing when they are. Everything from reports or the service is escaped.
  */
-export function buildCommentBody(input: { marker: string; job: string; commitSha: string | undefined; runs: RunInfo[] }): string {
+function buildCommentBody(input: { marker: string; job: string; commitSha: string | undefined; runs: RunInfo[] }): string {
   const { runs } = input;
-  const complete = runs.every((run) => run.verdicts !== null);
-  const headline = complete ? verdictHeadline(runs) : "⚠️ verdicts not available";
+  const missing = runs.filter((run) => run.verdicts === null).length;
+  const headline =
+    missing === 0
+      ? verdictHeadline(runs)
+      : missing === runs.length
+        ? "⚠️ verdicts not available"
+        : `${verdictHeadline(runs)} (⚠️ ${missing} of ${runs.length} runs without verdicts)`;
   const about = [
     input.job ? `job ${codeSpan(input.job)}` : null,
     input.commitSha ? `commit ${codeSpan(input.commitSha.slice(0, 12))}` : null,
@@ -159,7 +164,7 @@ function nextPage(linkHeader: string | null, apiUrl: string): string | null {
 type CommentOutcome = { action: "created" | "updated"; url: string | null } | { problem: string };
 
 /** Finds the comment whose body starts with the marker (the oldest if several), then updates it, or creates one. */
-export async function upsertComment(
+async function upsertComment(
   pr: PullRequest,
   comment: { marker: string; body: string },
   request: { userAgent: string; retryOptions: RetryOptions },

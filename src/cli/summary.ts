@@ -68,7 +68,7 @@ export function link(text: string, url: string | null): string {
   }
 }
 
-export function plural(n: number, one: string, many = `${one}s`): string {
+function plural(n: number, one: string, many = `${one}s`): string {
   return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
 }
 
@@ -98,7 +98,7 @@ function section(title: string, lines: string[]): string[] {
 const MAX_LABEL = 300;
 
 /** One failure with its verdict's reason and its test's page. */
-export function verdictFailureLine(failure: VerdictFailure): string {
+function verdictFailureLine(failure: VerdictFailure): string {
   const label = testLabel(failure);
   const parts = [
     `${codeSpan(label.length > MAX_LABEL ? `${label.slice(0, MAX_LABEL - 1)}…` : label)} (${plainText(failure.status)})`,

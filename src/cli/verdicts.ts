@@ -14,7 +14,7 @@ import { testLabel } from "./results";
 export const VERDICT_ORDER: readonly Verdict[] = ["new", "failing_on_base", "flaky", "quarantined", "infrastructure"];
 
 /** Failures read per verdict (one page); the rest are counted. */
-export const MAX_LISTED_PER_VERDICT = 100;
+const MAX_LISTED_PER_VERDICT = 100;
 
 export const VERDICT_TITLES: Record<Verdict, string> = {
   new: "New failures",
@@ -150,7 +150,7 @@ export function describeBase(comparison: RunComparison): string {
 }
 
 /** "2 new, 1 failing on the base, 0 flaky, 0 quarantined, 0 infrastructure; 3 fixed". */
-export function describeCounts(comparison: RunComparison): string {
+function describeCounts(comparison: RunComparison): string {
   const words: Record<Verdict, string> = {
     new: "new",
     failing_on_base: "failing on the base",
@@ -160,11 +160,6 @@ export function describeCounts(comparison: RunComparison): string {
   };
   const counts = VERDICT_ORDER.map((v) => `${comparison.counts[v]} ${words[v]}`).join(", ");
   return `${counts}; ${comparison.fixedCount} fixed`;
-}
-
-/** Every failure of a run, as many as were read, in VERDICT_ORDER. */
-export function listedFailures(verdicts: RunVerdicts): { verdict: Verdict; failure: VerdictFailure }[] {
-  return VERDICT_ORDER.flatMap((verdict) => verdicts.failures[verdict].map((failure) => ({ verdict, failure })));
 }
 
 /** --wait's report of a run's verdicts (stdout): the base and counts, each failure with its reason, new first. */

@@ -6588,8 +6588,8 @@ var Budget = class {
 };
 function buildCommentBody(input) {
   const { runs } = input;
-  const complete = runs.every((run2) => run2.verdicts !== null);
-  const headline = complete ? verdictHeadline(runs) : "⚠️ verdicts not available";
+  const missing = runs.filter((run2) => run2.verdicts === null).length;
+  const headline = missing === 0 ? verdictHeadline(runs) : missing === runs.length ? "⚠️ verdicts not available" : `${verdictHeadline(runs)} (⚠️ ${missing} of ${runs.length} runs without verdicts)`;
   const about = [
     input.job ? `job ${codeSpan(input.job)}` : null,
     input.commitSha ? `commit ${codeSpan(input.commitSha.slice(0, 12))}` : null
