@@ -72,6 +72,7 @@ describe("GET /api/v1/openapi.json", () => {
         "/projects/{id}/test_runs/{number}/failure_groups",
         "/projects/{id}/test_runs/{number}/comparison/failures",
         "/projects/{id}/test_runs/{number}/comparison/fixed",
+        "/uploads/v1/test_runs/{number}/comparison/failures",
       ].sort(),
     );
     for (const [path, item] of lists)

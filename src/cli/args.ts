@@ -34,11 +34,19 @@ Options:
   --tag TAG            tag for the run; repeat for more
   --started-at TIME    RFC 3339 start time of the run, e.g. 2025-01-31T12:00:00Z
   --run-per-file       one test run per file instead of one for all files
-  --wait               wait until the run is processed (exit 4 if processing failed)
+  --wait               wait until the run is processed (exit 4 if processing failed), then print
+                       its failures grouped by verdict against its base (new first) and what it fixed
   --timeout SECONDS    how long --wait waits in all (default ${DEFAULT_WAIT_TIMEOUT_S})
   --retries N          retries after a failed attempt (default ${DEFAULT_RETRIES}: ${DEFAULT_RETRIES + 1} attempts in all)
   --quarantine         decide the exit code from the reports: 0 when every failed or errored
                        test is quarantined (the project's list, fetched with the token), else 1
+  --fail-on new        a merge gate: exit 1 only when a failure is new against the run's base, or
+                       the run is a mass (infrastructure) failure; known failures (failing on the
+                       base, flaky, quarantined) pass. Implies --wait; when the verdicts cannot be
+                       read in time, the exit code is what it would be without --fail-on
+  --pr-comment         on a GitHub pull request, create or update one comment per project and job
+                       with the verdicts (GITHUB_TOKEN with pull-requests: write); implies --wait;
+                       never fails the build
   --cache-dir DIR      where the quarantine list is cached (env CTA_CACHE_DIR; default
                        $XDG_CACHE_HOME/ci-test-analytics, else ~/.cache/ci-test-analytics)
   --codeowners PATH    the CODEOWNERS file to send (default: the repository's, the first of
@@ -57,6 +65,9 @@ Environment:
   CTA_URL, CTA_UPLOAD_TOKEN   defaults for --url and --token (flags win)
   CTA_CACHE_DIR               default for --cache-dir
   GITHUB_STEP_SUMMARY         when set (GitHub Actions), a Markdown summary is appended to it
+  GITHUB_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY, GITHUB_EVENT_PATH, GITHUB_JOB
+                              what --pr-comment posts with and where (GitHub Actions sets all but
+                              GITHUB_TOKEN); CTA_PR_COMMENT_JOB names the job instead of GITHUB_JOB
   CTA_RETRY_BASE_MS           base delay of the retry backoff in ms (default ${DEFAULT_BASE_DELAY_MS})
   Branch, commit, build id and build URL are read from GitHub Actions, GitLab CI, Buildkite,
   CircleCI and Jenkins variables when the flags are absent. On a pull request build, the base
@@ -72,7 +83,8 @@ tests' verdict with --quarantine), unless --fail-on-upload-error.
 
 Exit codes:
   0  success (or only warnings about the upload)
-  1  --quarantine: a failed or errored test is not quarantined, or a report could not be read;
+  1  --fail-on new: a failure is new, or the run is a mass failure (infrastructure);
+     --quarantine: a failed or errored test is not quarantined, or a report could not be read;
      --fail-on-upload-error: the upload failed after retries, or --wait timed out
   2  usage error: bad flags, missing url/token, no files matched, unreadable or invalid file,
      request larger than 32 MiB
@@ -97,6 +109,8 @@ const OPTIONS = {
   timeout: { type: "string" },
   retries: { type: "string" },
   quarantine: { type: "boolean" },
+  "fail-on": { type: "string" },
+  "pr-comment": { type: "boolean" },
   "cache-dir": { type: "string" },
   codeowners: { type: "string" },
   "no-codeowners": { type: "boolean" },
@@ -191,7 +205,23 @@ export type UploadSettings = {
   startedAt: string | undefined;
   /** --base-commit SHA, --no-base-commit, or neither (detect). */
   baseCommit: BaseCommitChoice;
+  /** --fail-on new: the merge gate (null: the default exit code). */
+  failOn: FailOn | null;
 };
+
+/** What --fail-on accepts: only `new` so far. */
+const FAIL_ON_VALUES = ["new"] as const;
+type FailOn = (typeof FAIL_ON_VALUES)[number];
+
+function failOnChoice(values: OptionValues): FailOn | null {
+  const given = values["fail-on"];
+  if (given === undefined) return null;
+  const value = given.trim();
+  if (!(FAIL_ON_VALUES as readonly string[]).includes(value)) {
+    throw new UsageError(`--fail-on must be one of: ${FAIL_ON_VALUES.join(", ")} (got "${given}")`);
+  }
+  return value as FailOn;
+}
 
 /**
  * Checks the upload's settings, in the order their errors are reported.
@@ -230,6 +260,7 @@ export function uploadSettings(input: {
     throw new UsageError(`--started-at must be an RFC 3339 time such as 2025-01-31T12:00:00Z (got "${startedAt}")`);
   }
   const baseCommit = baseCommitChoice(values);
+  const failOn = failOnChoice(values);
   if (patterns.length === 0) throw new UsageError("no report files given (pass files, directories or quoted globs)");
   const cacheDir = resolve(input.cwd, nonEmpty(values["cache-dir"]) ?? defaultCacheDir(env, input.platform, input.homedir));
   return {
@@ -243,6 +274,7 @@ export function uploadSettings(input: {
     baseDelayMs,
     startedAt,
     baseCommit,
+    failOn,
   };
 }
 

@@ -30,8 +30,10 @@ import { type QuarantineLookup, type Verdict, judgeFailures, lookUpQuarantine } 
 import { type RunMetadata, expandFiles } from "./reports";
 import { type TestResults, addReport, emptyResults, testLabel } from "./results";
 import { sendCodeowners } from "./codeowners";
+import { commentOnPullRequest } from "./pr-comment";
 import { buildStepSummary } from "./summary";
 import { POLL_BASE_MS, type RunInfo, type UploadContext, readGroup, uploadGroup } from "./upload";
+import { type GateDecision, describeGate, judgeGate } from "./verdicts";
 
 // What the bin has always exported (tests import it).
 export { DEFAULT_WAIT_TIMEOUT_S } from "./args";
@@ -130,7 +132,7 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
   const out = new Output(stdout, stderr, {
     quiet: Boolean(values.quiet),
     verbose: Boolean(values.verbose),
-    secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? ""],
+    secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? "", env.GITHUB_TOKEN ?? ""],
     annotations: env.GITHUB_ACTIONS === "true",
   });
   const prepared = prepareUpload({ command, token, baseUrl, env, cwd, io, out });
@@ -153,8 +155,30 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
   const wantResults = quarantine || summaryPath !== undefined;
   const tally = await uploadReports(files, Boolean(values["run-per-file"]), wantResults, context);
   const judged = quarantine ? await judgeByQuarantine(tally, settings, token!, context) : null;
-  if (summaryPath !== undefined) appendStepSummary(summaryPath, tally, judged, out);
-  return exitCode(tally, judged);
+  const gate = settings.failOn === null ? null : judgeGate(tally.runs, tally.groups);
+  if (gate !== null) printGate(gate, out);
+  if (values["pr-comment"]) {
+    const { retryOptions, headers } = context;
+    const readEvent = io.readEvent ?? readJsonFile;
+    await commentOnPullRequest({
+      env,
+      readEvent,
+      runs: tally.runs,
+      commitSha: metadata.commit_sha,
+      userAgent: headers["user-agent"]!,
+      retryOptions,
+      out,
+    });
+  }
+  if (summaryPath !== undefined) appendStepSummary(summaryPath, tally, { judged, gate }, out);
+  return exitCode(tally, judged, gate);
+}
+
+/** --fail-on new's decision (stdout); not deciding is a warning: the exit code is then the default one. */
+function printGate(gate: GateDecision, out: Output): void {
+  const line = `Merge gate (--fail-on new): ${describeGate(gate)}`;
+  if (gate.kind === "unknown") out.warn(line);
+  else out.result(line);
 }
 
 /** The options and the report patterns, or the exit code when the command line ends the run (an error, --help, --version). */
@@ -296,7 +320,7 @@ function uploadContext(input: {
     onRetry: (info) =>
       out.info(`attempt ${info.attempt}/${info.attempts} failed (${info.reason}); retrying in ${(info.delayMs / 1000).toFixed(1)} s`),
   };
-  const headers = {
+  const headers: Record<string, string> = {
     authorization: `Bearer ${token}`,
     "user-agent": `ci-test-analytics/${cliVersion()} node/${process.versions.node}`,
     accept: "application/json",
@@ -308,7 +332,8 @@ function uploadContext(input: {
     retryOptions,
     endpoint: settings.endpoint,
     metadata,
-    wait: Boolean(values.wait),
+    // The gate and the comment rest on the verdicts, which exist once the run is processed.
+    wait: Boolean(values.wait) || settings.failOn !== null || Boolean(values["pr-comment"]),
     waitTimeoutMs: settings.waitTimeoutS * 1000,
     waitDeadline: 0,
     sleep,
@@ -316,11 +341,20 @@ function uploadContext(input: {
     pollBaseMs: io.pollBaseMs ?? POLL_BASE_MS,
     failOnUploadError: Boolean(values["fail-on-upload-error"]),
     wantFailedTests: input.wantFailedTests,
+    verdictsDecide: settings.failOn !== null || Boolean(values["pr-comment"]),
   };
 }
 
 /** What the upload of every group gave: the tests' results (when wanted), the runs, the problems and each group's exit code. */
-type UploadTally = { results: TestResults; runs: RunInfo[]; problems: string[]; codes: number[]; serviceUnreachable: boolean };
+type UploadTally = {
+  results: TestResults;
+  runs: RunInfo[];
+  problems: string[];
+  codes: number[];
+  serviceUnreachable: boolean;
+  /** How many runs were to be uploaded (one, or one per file). */
+  groups: number;
+};
 
 /**
  * Uploads the files as one run, or one run per file; once an upload says to stop, the remaining
@@ -328,9 +362,16 @@ type UploadTally = { results: TestResults; runs: RunInfo[]; problems: string[]; 
  */
 async function uploadReports(files: string[], runPerFile: boolean, wantResults: boolean, context: UploadContext): Promise<UploadTally> {
   const { out } = context;
-  const tally: UploadTally = { results: emptyResults(), runs: [], problems: [], codes: [], serviceUnreachable: false };
-  const { results, runs, problems, codes } = tally;
   const groups = runPerFile ? files.map((f) => [f]) : [files];
+  const tally: UploadTally = {
+    results: emptyResults(),
+    runs: [],
+    problems: [],
+    codes: [],
+    serviceUnreachable: false,
+    groups: groups.length,
+  };
+  const { results, runs, problems, codes } = tally;
   const uploadProgress = groups.length > 1 ? out.progress("Uploading", groups.length) : null;
   let stopped: string | null = null;
   for (const group of groups) {
@@ -387,19 +428,31 @@ async function judgeByQuarantine(tally: UploadTally, settings: UploadSettings, t
 }
 
 /** GITHUB_STEP_SUMMARY: the Markdown summary appended; a file that cannot be written is only a warning. */
-function appendStepSummary(summaryPath: string, tally: UploadTally, judged: Judged | null, out: Output): void {
+function appendStepSummary(
+  summaryPath: string,
+  tally: UploadTally,
+  decisions: { judged: Judged | null; gate: GateDecision | null },
+  out: Output,
+): void {
   const { results, runs, problems } = tally;
   try {
-    appendFileSync(summaryPath, buildStepSummary({ results, runs, problems, quarantine: judged }));
+    appendFileSync(summaryPath, buildStepSummary({ results, runs, problems, quarantine: decisions.judged, gate: decisions.gate }));
   } catch (error) {
     out.warn(`could not append the summary to GITHUB_STEP_SUMMARY (${summaryPath}): ${(error as Error).message}`);
   }
 }
 
-/** The most actionable failure wins: usage, then rejection, then transport or tests, then processing. */
-function exitCode(tally: UploadTally, judged: Judged | null): number {
+/**
+ * The most actionable failure wins: usage, then rejection, then transport or tests, then
+ * processing. The tests' part: --fail-on new's decision when it could make one, else --quarantine's.
+ */
+function exitCode(tally: UploadTally, judged: Judged | null, gate: GateDecision | null): number {
   const { codes, results } = tally;
-  if (judged && (judged.verdict.notQuarantined.length > 0 || results.unreadable.length > 0)) codes.push(EXIT_TESTS_FAILED);
+  const testsFail =
+    gate !== null && gate.kind !== "unknown"
+      ? gate.kind === "fail"
+      : judged !== null && (judged.verdict.notQuarantined.length > 0 || results.unreadable.length > 0);
+  if (testsFail) codes.push(EXIT_TESTS_FAILED);
   for (const code of [EXIT_USAGE, EXIT_REJECTED, EXIT_UPLOAD_FAILED, EXIT_RUN_FAILED]) {
     if (codes.includes(code)) return code;
   }

@@ -1,14 +1,28 @@
 /**
  * The Markdown summary appended to GITHUB_STEP_SUMMARY (GitHub Actions shows it on the run's
- * page): the counts, the failures (not quarantined first, then quarantined, with --quarantine),
- * the runs' pages, each failure's test page when its run was processed within --wait, and what
- * went wrong with the upload or the quarantine list. Everything from reports or the service is
+ * page): the counts, the runs' pages, what went wrong with the upload or the quarantine list, and
+ * the failures: grouped by verdict against the base (new first, each with its reason and test
+ * page) when every run was processed within --wait and its verdicts read; otherwise as the
+ * reports hold them (not quarantined first, then quarantined, with --quarantine), each with its
+ * test page when its run was processed within --wait. Everything from reports or the service is
  * escaped: a test name cannot inject Markdown or HTML.
  */
 import { testIdentityKey } from "../lib/test-identity";
+import type { Verdict as VerdictName } from "../lib/vocabulary";
 import type { QuarantineLookup, Verdict } from "./quarantine";
 import { type FailedTest, type TestResults, testLabel } from "./results";
 import type { RunInfo } from "./upload";
+import {
+  type GateDecision,
+  type RunComparison,
+  type RunVerdicts,
+  VERDICT_ORDER,
+  VERDICT_TITLES,
+  type VerdictFailure,
+  describeBase,
+  describeGate,
+  totalCounts,
+} from "./verdicts";
 
 /** Failures listed per section; the rest are counted. GitHub takes at most 1 MiB per step's summary. */
 const MAX_LISTED = 100;
@@ -21,6 +35,8 @@ export type SummaryInput = {
   problems: string[];
   /** With --quarantine: the verdict and where the list came from. */
   quarantine: { verdict: Verdict; lookup: QuarantineLookup } | null;
+  /** With --fail-on new: the gate's decision. */
+  gate?: GateDecision | null;
 };
 
 /** `text` as an inline code span, whatever backticks it holds, on one line. */
@@ -41,7 +57,7 @@ export function plainText(text: string, max = MAX_TEXT): string {
 }
 
 /** A link to an http(s) URL (anything else is shown as text). */
-function link(text: string, url: string | null): string {
+export function link(text: string, url: string | null): string {
   if (!url) return text;
   try {
     const parsed = new URL(url);
@@ -78,15 +94,81 @@ function section(title: string, lines: string[]): string[] {
   ];
 }
 
+/** Test names are cut to this many characters in verdict lines (their pages have them whole). */
+const MAX_LABEL = 300;
+
+/** One failure with its verdict's reason and its test's page. */
+function verdictFailureLine(failure: VerdictFailure): string {
+  const label = testLabel(failure);
+  const parts = [
+    `${codeSpan(label.length > MAX_LABEL ? `${label.slice(0, MAX_LABEL - 1)}…` : label)} (${plainText(failure.status)})`,
+    plainText(failure.reason, 300),
+  ];
+  if (failure.url) parts.push(link("test page", failure.url));
+  return `- ${parts.join(" — ")}`;
+}
+
+/** The runs' verdicts and fixed tests counted, as a one-row table. */
+export function verdictCountsTable(runs: { verdicts: RunVerdicts | null }[]): string[] {
+  const { counts, fixed } = totalCounts(runs);
+  return [
+    `| ${VERDICT_ORDER.map((v) => VERDICT_TITLES[v]).join(" | ")} | Fixed |`,
+    `| ${VERDICT_ORDER.map(() => "---:").join(" | ")} | ---: |`,
+    `| ${[...VERDICT_ORDER.map((v) => counts[v]), fixed].map((n) => n.toLocaleString("en-US")).join(" | ")} |`,
+  ];
+}
+
+/** The headline the verdicts give: a mass failure, new failures, or none. */
+export function verdictHeadline(runs: { verdicts: RunVerdicts | null }[]): string {
+  const { counts } = totalCounts(runs);
+  const known = counts.failing_on_base + counts.flaky + counts.quarantined;
+  if (counts.infrastructure > 0) return `❌ mass failure (${plural(counts.infrastructure, "failure")}, infrastructure): re-run`;
+  if (counts.new > 0) return `❌ ${plural(counts.new, "new failure")}`;
+  if (known > 0) return `✅ no new failures (${known.toLocaleString("en-US")} known)`;
+  return "✅ no failures";
+}
+
+/** "compared with run [#11](…) (main, 28335f0), the pull request's base commit", escaped. */
+export function comparedWith(comparison: RunComparison): string {
+  const text = describeBase(comparison);
+  const { base } = comparison;
+  if (base === null) return plainText(text, 500);
+  const rest = text.slice(`run #${base.number}`.length);
+  return `run ${link(`#${base.number}`, base.url)}${rest.startsWith(" ") ? " " : ""}${plainText(rest, 500)}`;
+}
+
+/** Each verdict's failures (as many as were read), the rest counted. */
+export function verdictSections(runs: RunInfo[], max = MAX_LISTED): { verdict: VerdictName; title: string; lines: string[] }[] {
+  return VERDICT_ORDER.flatMap((verdict) => {
+    const lines: string[] = [];
+    let count = 0;
+    for (const run of runs) {
+      if (run.verdicts === null) continue;
+      count += run.verdicts.comparison.counts[verdict];
+      lines.push(...run.verdicts.failures[verdict].map(verdictFailureLine));
+    }
+    if (count === 0) return [];
+    const shown = lines.slice(0, max);
+    const rest = count - shown.length;
+    if (rest > 0) shown.push(`- … and ${rest.toLocaleString("en-US")} more`);
+    return [{ verdict, title: `${VERDICT_TITLES[verdict]} (${count.toLocaleString("en-US")})`, lines: shown }];
+  });
+}
+
 export function buildStepSummary(input: SummaryInput): string {
   const { results, runs, problems, quarantine } = input;
   const { counts } = results;
   const failing = counts.failed + counts.errored;
   const pages = new Map<string, string>();
   for (const run of runs) for (const test of run.failedTests ?? []) pages.set(testIdentityKey(test), test.url);
+  // Every run's verdicts read: they replace the reports' failure lists.
+  const byVerdict = runs.length > 0 && runs.every((run) => run.verdicts !== null);
+  const gateDecided = input.gate !== undefined && input.gate !== null && input.gate.kind !== "unknown";
 
   let headline: string;
-  if (quarantine) {
+  if (byVerdict && (gateDecided || !quarantine)) {
+    headline = verdictHeadline(runs);
+  } else if (quarantine) {
     const open = quarantine.verdict.notQuarantined.length;
     if (open > 0) headline = `❌ ${plural(open, "failed test")} not quarantined`;
     else if (results.unreadable.length > 0) headline = `❌ ${plural(results.unreadable.length, "report")} could not be read`;
@@ -110,15 +192,20 @@ export function buildStepSummary(input: SummaryInput): string {
     "",
   ];
   for (const run of runs) {
-    lines.push(`- Test run ${link(`#${run.number ?? "?"}`, run.url)} (${plainText(run.status)})`);
+    const compared = run.verdicts ? `, compared with ${comparedWith(run.verdicts.comparison)}` : "";
+    lines.push(`- Test run ${link(`#${run.number ?? "?"}`, run.url)} (${plainText(run.status)})${compared}`);
   }
   for (const problem of problems) lines.push(`- ⚠️ ${plainText(problem, 500)}`);
   if (quarantine) {
     const { lookup } = quarantine;
     lines.push(lookup.problem ? `- ⚠️ ${plainText(lookup.problem, 500)}` : `- Quarantine: ${plainText(lookup.note)}`);
   }
+  if (input.gate) lines.push(`- Merge gate (\`--fail-on new\`): ${plainText(describeGate(input.gate), 500)}`);
 
-  if (quarantine) {
+  if (byVerdict) {
+    lines.push("", ...verdictCountsTable(runs));
+    for (const { title, lines: items } of verdictSections(runs)) lines.push("", `#### ${title}`, "", ...items);
+  } else if (quarantine) {
     lines.push(
       ...section(
         "Failures not quarantined",

@@ -22,6 +22,7 @@ import {
 } from "./http-retry";
 import type { Output } from "./output";
 import { type ReadReport, type RunMetadata, buildUpload } from "./reports";
+import { type RunVerdicts, printVerdicts, readRunVerdicts } from "./verdicts";
 
 export const POLL_BASE_MS = 250;
 export const POLL_MAX_MS = 2_000;
@@ -45,6 +46,8 @@ export type UploadContext = {
   failOnUploadError: boolean;
   /** Ask the processed run for its failed tests' pages (for the step summary). */
   wantFailedTests: boolean;
+  /** --fail-on or --pr-comment rest on the verdicts: not reading them is a warning, not a note. */
+  verdictsDecide: boolean;
 };
 
 /** A failed or errored test of the processed run, with its page (`include=failed_tests`). */
@@ -52,12 +55,18 @@ type RunFailedTest = { classname: string | null; name: string; file: string | nu
 
 export type RunInfo = {
   number: number | string | null;
+  /** The run's project (the upload's answer), which names the pull request comment. */
+  projectId: string | null;
   /** The run's status when last read: pending, processed, failed. */
   status: string;
   /** The run's page in the web app. */
   url: string | null;
   /** The processed run's failed tests with their pages; null when not read. */
   failedTests: RunFailedTest[] | null;
+  /** Its verdicts against its base, read once it is processed within --wait; null otherwise. */
+  verdicts: RunVerdicts | null;
+  /** Why the verdicts are null, when the run was uploaded (not processed in time, unreadable…). */
+  verdictsProblem: string | null;
 };
 
 export type GroupResult = {
@@ -127,7 +136,15 @@ export async function uploadGroup(files: string[], context: UploadContext, optio
   const runInfo = (result as HttpResponse).json ?? {};
   const number = typeof runInfo.number === "number" || typeof runInfo.number === "string" ? runInfo.number : null;
   const link: string = typeof runInfo.url === "string" ? runInfo.url : typeof runInfo.api_url === "string" ? runInfo.api_url : "";
-  const run: RunInfo = { number, status: String(runInfo.status ?? "pending"), url: link || null, failedTests: null };
+  const run: RunInfo = {
+    number,
+    projectId: typeof runInfo.project_id === "string" ? runInfo.project_id : null,
+    status: String(runInfo.status ?? "pending"),
+    url: link || null,
+    failedTests: null,
+    verdicts: null,
+    verdictsProblem: context.wait ? null : "not waited for (--wait)",
+  };
   const fileWord = files.length === 1 ? "1 file" : `${files.length} files`;
   out.result(`Uploaded ${fileWord} as test run #${number ?? "?"} (${run.status})${link ? `: ${link}` : ""}`);
   if (!context.wait) return { code: EXIT_OK, stop: null, run, problem: null, reports };
@@ -140,7 +157,24 @@ export async function uploadGroup(files: string[], context: UploadContext, optio
   }
   if (context.waitDeadline === 0) context.waitDeadline = context.now() + context.waitTimeoutMs;
   const waited = await waitForRun(run, link, context);
+  if (run.status === "processed") await addVerdicts(run, context);
+  else run.verdictsProblem = waited.problem ?? `test run #${number} is ${run.status}`;
   return { ...waited, stop: null, run, reports };
+}
+
+/** The processed run's verdicts, printed; a failure to read them is said, and changes no exit code here. */
+async function addVerdicts(run: RunInfo, context: UploadContext): Promise<void> {
+  const number = String(run.number);
+  const runUrl = new URL(encodeURIComponent(number), `${context.endpoint.href}/`).href;
+  const outcome = await readRunVerdicts(runUrl, context);
+  if (outcome.verdicts !== null) {
+    run.verdicts = outcome.verdicts;
+    printVerdicts(context.out, number, outcome.verdicts);
+    return;
+  }
+  run.verdictsProblem = `could not read the verdicts of test run #${number}: ${outcome.problem}`;
+  if (context.verdictsDecide) context.out.warn(run.verdictsProblem);
+  else context.out.info(run.verdictsProblem);
 }
 
 /**

@@ -34,7 +34,27 @@ function readAction() {
   return { inputs, env, script };
 }
 
-type Recorded = { method: string; path: string; body: string };
+/** Run #3's comparison: `a.B › flaky` is a new failure (the quarantine list still masks it for --quarantine). */
+const COMPARISON = {
+  run_number: 3,
+  base_choice: "previous_default",
+  base: { number: 2, branch: "main", commit_sha: "2".repeat(40), url: "https://app.test/p/runs/2" },
+  awaited_base_commit: null,
+  infrastructure_reason: null,
+  verdict_counts: { quarantined: 0, infrastructure: 0, failing_on_base: 0, flaky: 0, new: 1 },
+  fixed_count: 0,
+};
+const NEW_FAILURE = {
+  classname: "a.B",
+  name: "flaky",
+  file: null,
+  status: "failed",
+  verdict: "new",
+  reason: "passed on main in run #2",
+  url: "https://app.test/p/tests/t",
+};
+
+type Recorded = { method: string; path: string; body: string; authorization: string | undefined };
 let server: Server;
 let base: string;
 let requests: Recorded[] = [];
@@ -47,10 +67,19 @@ beforeAll(async () => {
     let body = "";
     req.on("data", (c: Buffer) => (body += c.toString()));
     req.on("end", () => {
-      requests.push({ method: req.method ?? "", path: req.url ?? "", body });
+      requests.push({ method: req.method ?? "", path: req.url ?? "", body, authorization: req.headers.authorization });
       const path = req.url ?? "";
       res.setHeader("content-type", "application/json");
-      if (path.startsWith("/uploads/v1/quarantined_tests")) {
+      // GitHub's issue comments (GITHUB_API_URL points here too): none yet, then the one created.
+      if (path.startsWith("/repos/acme/app/issues/7/comments")) {
+        res
+          .writeHead(req.method === "POST" ? 201 : 200)
+          .end(req.method === "POST" ? JSON.stringify({ id: 1, html_url: "https://github.test/c/1" }) : "[]");
+      } else if (path === "/uploads/v1/test_runs/3/comparison") {
+        res.writeHead(200).end(JSON.stringify(COMPARISON));
+      } else if (path.startsWith("/uploads/v1/test_runs/3/comparison/failures?verdict=new")) {
+        res.writeHead(200).end(JSON.stringify({ data: [NEW_FAILURE], pagination: { next_cursor: null, has_more: false } }));
+      } else if (path.startsWith("/uploads/v1/quarantined_tests")) {
         res.writeHead(200, { etag: '"q-1"' }).end(
           JSON.stringify({
             data: [{ test_id: "t", classname: "a.B", name: "flaky", file: null, reason: "known", expires_at: "2999-01-01T00:00:00.000Z" }],
@@ -62,7 +91,7 @@ beforeAll(async () => {
           .end(
             JSON.stringify(
               uploadStatus === 202
-                ? { number: 3, status: "pending", url: "https://app.test/p/runs/3" }
+                ? { number: 3, project_id: "p1", status: "pending", url: "https://app.test/p/runs/3" }
                 : { error: { code: "service_unavailable", message: "down" } },
             ),
           );
@@ -80,7 +109,11 @@ afterAll(async () => {
 });
 
 /** Runs the action's step as the runner would, with `given` inputs over the defaults. */
-function runAction(given: Record<string, string>, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runAction(
+  given: Record<string, string>,
+  cwd: string,
+  runnerEnv: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const { inputs, env, script } = readAction();
   const values = Object.fromEntries(Object.entries(inputs).map(([name, input]) => [name, given[name] ?? input.default]));
   const stepEnv = Object.fromEntries(env.map(({ key, input }) => [key, values[input] ?? ""]));
@@ -94,6 +127,7 @@ function runAction(given: Record<string, string>, cwd: string): Promise<{ code: 
         CTA_RETRY_BASE_MS: "1",
         GITHUB_ACTIONS: "true",
         GITHUB_ACTION_PATH: ROOT,
+        ...runnerEnv,
         ...stepEnv,
       },
       stdio: ["ignore", "pipe", "pipe"],
@@ -125,8 +159,11 @@ describe("action.yml", () => {
     expect(Object.keys(inputs).sort()).toEqual([
       "args",
       "base-commit",
+      "fail-on",
       "fail-on-upload-error",
       "files",
+      "github-token",
+      "pr-comment",
       "quarantine",
       "token",
       "url",
@@ -138,11 +175,14 @@ describe("action.yml", () => {
         .map(([name]) => name)
         .sort(),
     ).toEqual(["files", "token", "url"]);
-    expect([inputs.quarantine!.default, inputs.wait!.default, inputs["fail-on-upload-error"]!.default]).toEqual([
-      "false",
-      "false",
-      "false",
-    ]);
+    expect([
+      inputs.quarantine!.default,
+      inputs.wait!.default,
+      inputs["fail-on-upload-error"]!.default,
+      inputs["pr-comment"]!.default,
+    ]).toEqual(["false", "false", "false", "false"]);
+    expect(inputs["fail-on"]!.default).toBe("");
+    expect(inputs["github-token"]!.default).toBe("${{ github.token }}");
     // Every input reaches the script through the environment.
     expect(env.map((e) => e.input).sort()).toEqual(Object.keys(inputs).sort());
   });
@@ -202,6 +242,43 @@ describe("action.yml", () => {
     const bad = await runAction({ url: base, token: TOKEN, files: "reports", "base-commit": "main" }, cwd);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--base-commit must be a commit SHA of 7 to 64 hexadecimal digits (got "main")');
+  });
+
+  it("fail-on and pr-comment become --fail-on and --pr-comment (the token from github-token); an unknown fail-on is exit 2", async () => {
+    const cwd = workspace();
+    writeFileSync(join(cwd, "event.json"), JSON.stringify({ pull_request: { number: 7 } }));
+    const runner = {
+      GITHUB_EVENT_NAME: "pull_request",
+      GITHUB_EVENT_PATH: join(cwd, "event.json"),
+      GITHUB_REPOSITORY: "acme/app",
+      GITHUB_JOB: "test",
+      GITHUB_API_URL: base,
+    };
+    requests = [];
+    // Both gates at once: the quarantine list masks the failure, but --fail-on new decides, and it is new.
+    const gated = await runAction(
+      {
+        url: base,
+        token: TOKEN,
+        files: "reports",
+        quarantine: "true",
+        "fail-on": "new",
+        "pr-comment": "true",
+        "github-token": "ghs_actionTest",
+      },
+      cwd,
+      runner,
+    );
+    expect(gated.code, gated.stderr).toBe(1);
+    expect(gated.stdout).toMatch(/Merge gate \(--fail-on new\): fails the build: test run #3 has 1 new failure/);
+    const comment = requests.find((r) => r.method === "POST" && r.path === "/repos/acme/app/issues/7/comments")!;
+    expect(comment.authorization).toBe("Bearer ghs_actionTest");
+    expect(JSON.parse(comment.body).body).toContain(
+      "<!-- ci-test-analytics:pr-comment project=p1 job=test variant= -->\n### CI test analytics: ❌ 1 new failure",
+    );
+    const unknown = await runAction({ url: base, token: TOKEN, files: "reports", "fail-on": "new,flaky" }, cwd);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('--fail-on must be one of: new (got "new,flaky")');
   });
 
   it("refuses a switch that is not true or false, and empty files, with exit 2", async () => {

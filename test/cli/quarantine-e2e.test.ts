@@ -190,7 +190,7 @@ describe("a flaky test quarantined through the API, and the CLI's --quarantine",
     expect(Date.parse(after)).toBeGreaterThan(Date.parse(before));
   });
 
-  it("GITHUB_STEP_SUMMARY: counts, the run's page, the failures split by quarantine, each with its test's page (processed within --wait)", async () => {
+  it("GITHUB_STEP_SUMMARY: counts, the run's page and base, the failures grouped by verdict, each with its reason and test page (processed within --wait)", async () => {
     const summary = join(dir, "summary.md");
     writeFileSync(summary, "earlier step\n");
     const result = await runCli(
@@ -204,17 +204,21 @@ describe("a flaky test quarantined through the API, and the CLI's --quarantine",
     const text = readFileSync(summary, "utf8");
     expect(text.startsWith("earlier step\n### CI test analytics: ❌ 1 failed test not quarantined\n")).toBe(true);
     expect(text).toContain("| 3 | 1 | 2 | 0 | 0 |");
-    expect(text).toContain(`- Test run [#${number}](${WEB_APP_URL}/projects/${projectId}/runs/${number}) (processed)`);
+    const runPage = (n: number | string) => `[#${n}](${WEB_APP_URL}/projects/${projectId}/runs/${n})`;
+    expect(text).toContain(
+      `- Test run ${runPage(number!)} (processed), compared with run ${runPage(Number(number) - 1)}, the previous default-branch run`,
+    );
     const pays = await testNamed("pays");
     const adds = await testNamed("adds items");
+    // The run before failed `adds items` too; `pays` was quarantined when the run arrived.
+    expect(text).toContain("| 0 | 1 | 0 | 1 | 0 | 0 |");
     expect(text).toContain(
-      `#### Failures not quarantined (1)\n\n- \`Cart › adds items\` (failed) — expected true — [test page](${WEB_APP_URL}/projects/${projectId}/tests/${adds.id})`,
+      `#### Failing on the base too (1)\n\n- \`Cart › adds items\` (failed) — also failed on the default branch in run #${Number(number) - 1} — [test page](${WEB_APP_URL}/projects/${projectId}/tests/${adds.id})`,
     );
-    expect(text).toMatch(
-      new RegExp(
-        `#### Quarantined failures \\(1\\)\\n\\n- \`Checkout › pays\` \\(failed\\) — quarantined: Times out on ARM runners, until \\d{4}-\\d\\d-\\d\\d — \\[test page\\]\\(${WEB_APP_URL.replaceAll(".", "\\.")}/projects/${projectId}/tests/${pays.id}\\)`,
-      ),
+    expect(text).toContain(
+      `#### Quarantined (1)\n\n- \`Checkout › pays\` (failed) — quarantined when the run arrived: Times out on ARM runners — [test page](${WEB_APP_URL}/projects/${projectId}/tests/${pays.id})`,
     );
+    expect(text.indexOf("#### Failing on the base too")).toBeLessThan(text.indexOf("#### Quarantined"));
   });
 });
 

@@ -766,9 +766,14 @@ describe("ci-test-analytics upload (child process)", () => {
       `Test run #12 processed: ${RUN_URL}`,
     ]);
     const gets = service.requests.filter((r) => r.method === "GET");
-    expect(gets).toHaveLength(2);
-    expect(gets[0]!.path).toBe("/uploads/v1/test_runs/12");
+    expect(gets.map((r) => r.path)).toEqual([
+      "/uploads/v1/test_runs/12",
+      "/uploads/v1/test_runs/12",
+      "/uploads/v1/test_runs/12/comparison",
+    ]);
     expect(gets[0]!.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    // This service has no comparison to give: said, and no exit code changes for it.
+    expect(result.stderr).toContain("could not read the verdicts of test run #12: the service's answer is not a comparison");
     await service.close();
   });
 

@@ -71,6 +71,7 @@ export const DATABASE_INDEPENDENT_TESTS = [
   "test/node/trusted-proxies.test.ts",
   "test/cli/quarantine-e2e.test.ts",
   "test/cli/uploader-commands-e2e.test.ts",
+  "test/cli/verdicts-e2e.test.ts",
   // Server processes on an embedded database of their own, racing for its data directory.
   "test/node/data-dir-lock.test.ts",
   // A migration run on an embedded database of its own (memory://), from the migration before it.

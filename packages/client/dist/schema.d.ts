@@ -648,6 +648,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/uploads/v1/test_runs/{number}/comparison": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A run of the token's project compared with its base: counts per verdict, the base, the fixed count
+         * @description The same answer as the /api/v1 operation of the same name, for a run of the token's project only (the uploader's `--wait`, `--fail-on new` and `--pr-comment` read it; docs/verdicts.md). A run not processed yet, or whose processing failed, is a 409 `run_not_processed`; a run processed before comparisons existed has none: 404.
+         */
+        get: operations["getUploadedTestRunComparison"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/uploads/v1/test_runs/{number}/comparison/failures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A run of the token's project: its failing tests with their verdicts, by descending case id
+         * @description Cursor-paginated like every list. The same answer as the /api/v1 operation of the same name, for a run of the token's project only (the uploader's `--wait`, `--fail-on new` and `--pr-comment` read it; docs/verdicts.md). A run not processed yet, or whose processing failed, is a 409 `run_not_processed`; a run processed before comparisons existed has none: 404.
+         *
+         *     Query parameters this list does not know are ignored, not refused, so that clients and servers of different versions keep working together: a misspelled filter (`?reslt=tests_failed`) filters nothing. Check filter names against this document when a list looks unfiltered.
+         */
+        get: operations["listUploadedTestRunComparisonFailures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/uploads/v1/quarantined_tests": {
         parameters: {
             query?: never;
@@ -867,6 +909,83 @@ export interface components {
              */
             url: string;
         };
+        RunComparison: {
+            run_number: number;
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * @description How the base was chosen: `base_commit` (the default branch's run on the uploaded `base_commit_sha`), `latest_default_before` (the latest default-branch run before this one: no base commit named, or none of its runs processed yet), `previous_default` (this run is on the default branch: the previous one), `none` (no default-branch run to compare with).
+             * @enum {string}
+             */
+            base_choice: "base_commit" | "latest_default_before" | "previous_default" | "none";
+            /** @description The base run; null when there is none (`base_choice` `none`, or the base run was deleted). */
+            base: {
+                number: number;
+                branch: string | null;
+                commit_sha: string | null;
+                /**
+                 * Format: uri
+                 * @description The base run's page in the web app.
+                 */
+                url: string;
+            } | null;
+            /** @description The named `base_commit_sha` while it has no processed default-branch run (a fallback base is used meanwhile); the run is compared again when one is processed within 7 days. Null otherwise. */
+            awaited_base_commit: string | null;
+            /** @description Why the run counts as a mass failure (every failure `infrastructure`); null when it does not. */
+            infrastructure_reason: string | null;
+            verdict_counts: components["schemas"]["VerdictCounts"] & unknown;
+            /** @description Tests that failed in the base and pass in this run. */
+            fixed_count: number;
+            /**
+             * Format: date-time
+             * @description When the comparison was made (processing, or the comparison made again).
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            compared_at: string;
+        };
+        RunVerdictList: {
+            data: components["schemas"]["RunVerdict"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        RunVerdict: {
+            /**
+             * Format: uuid
+             * @description The test (GET /api/v1/tests/{id}).
+             */
+            test_id: string;
+            classname: string | null;
+            name: string;
+            file: string | null;
+            /** @description The failing case (GET /api/v1/test_cases/{id}); for a pass on retry, the passing case. */
+            test_case_id: number;
+            /**
+             * @description The case's final outcome (`passed` for a pass on retry).
+             * @enum {string}
+             */
+            status: "passed" | "failed" | "errored" | "skipped";
+            verdict: components["schemas"]["Verdict"];
+            /** @description One line a person can read, e.g. `also failed on main in run #57 (28335f0)`. */
+            reason: string;
+            /** @description The failure group's signature (docs/failure-groups.md). */
+            failure_signature: string | null;
+            failure_message: string | null;
+            /**
+             * Format: uri
+             * @description The test's page in the web app.
+             */
+            url: string;
+        };
+        /**
+         * @description A failure's verdict against the run's base, the first that applies in this order (docs/verdicts.md): `quarantined` (the test was quarantined when the run arrived), `infrastructure` (the run is a mass failure), `failing_on_base` (it failed in the base too, or is broken on the default branch), `flaky` (flaky health, or it passed on retry in this run), `new`.
+         * @enum {string}
+         */
+        Verdict: "quarantined" | "infrastructure" | "failing_on_base" | "flaky" | "new";
+        Pagination: {
+            /** @description Opaque; pass exactly as received. Null on the last page. */
+            next_cursor: string | null;
+            /** @description False on the last page. */
+            has_more: boolean;
+        };
         QuarantinedTestsForCi: {
             data: components["schemas"]["QuarantinedTestForCi"][];
         };
@@ -988,12 +1107,6 @@ export interface components {
              * @description The project's page in the web app.
              */
             url: string;
-        };
-        Pagination: {
-            /** @description Opaque; pass exactly as received. Null on the last page. */
-            next_cursor: string | null;
-            /** @description False on the last page. */
-            has_more: boolean;
         };
         /** @description Only name and description can change. Unknown fields are ignored; a body with neither is a 400. */
         ProjectUpdate: {
@@ -1389,77 +1502,6 @@ export interface components {
             /** @description This run's cases in the group, newest first. */
             test_case_ids: number[];
         };
-        RunComparison: {
-            run_number: number;
-            /** Format: uuid */
-            project_id: string;
-            /**
-             * @description How the base was chosen: `base_commit` (the default branch's run on the uploaded `base_commit_sha`), `latest_default_before` (the latest default-branch run before this one: no base commit named, or none of its runs processed yet), `previous_default` (this run is on the default branch: the previous one), `none` (no default-branch run to compare with).
-             * @enum {string}
-             */
-            base_choice: "base_commit" | "latest_default_before" | "previous_default" | "none";
-            /** @description The base run; null when there is none (`base_choice` `none`, or the base run was deleted). */
-            base: {
-                number: number;
-                branch: string | null;
-                commit_sha: string | null;
-                /**
-                 * Format: uri
-                 * @description The base run's page in the web app.
-                 */
-                url: string;
-            } | null;
-            /** @description The named `base_commit_sha` while it has no processed default-branch run (a fallback base is used meanwhile); the run is compared again when one is processed within 7 days. Null otherwise. */
-            awaited_base_commit: string | null;
-            /** @description Why the run counts as a mass failure (every failure `infrastructure`); null when it does not. */
-            infrastructure_reason: string | null;
-            verdict_counts: components["schemas"]["VerdictCounts"] & unknown;
-            /** @description Tests that failed in the base and pass in this run. */
-            fixed_count: number;
-            /**
-             * Format: date-time
-             * @description When the comparison was made (processing, or the comparison made again).
-             * @example 2026-11-21T18:30:00.000Z
-             */
-            compared_at: string;
-        };
-        RunVerdictList: {
-            data: components["schemas"]["RunVerdict"][];
-            pagination: components["schemas"]["Pagination"];
-        };
-        RunVerdict: {
-            /**
-             * Format: uuid
-             * @description The test (GET /api/v1/tests/{id}).
-             */
-            test_id: string;
-            classname: string | null;
-            name: string;
-            file: string | null;
-            /** @description The failing case (GET /api/v1/test_cases/{id}); for a pass on retry, the passing case. */
-            test_case_id: number;
-            /**
-             * @description The case's final outcome (`passed` for a pass on retry).
-             * @enum {string}
-             */
-            status: "passed" | "failed" | "errored" | "skipped";
-            verdict: components["schemas"]["Verdict"];
-            /** @description One line a person can read, e.g. `also failed on main in run #57 (28335f0)`. */
-            reason: string;
-            /** @description The failure group's signature (docs/failure-groups.md). */
-            failure_signature: string | null;
-            failure_message: string | null;
-            /**
-             * Format: uri
-             * @description The test's page in the web app.
-             */
-            url: string;
-        };
-        /**
-         * @description A failure's verdict against the run's base, the first that applies in this order (docs/verdicts.md): `quarantined` (the test was quarantined when the run arrived), `infrastructure` (the run is a mass failure), `failing_on_base` (it failed in the base too, or is broken on the default branch), `flaky` (flaky health, or it passed on retry in this run), `new`.
-         * @enum {string}
-         */
-        Verdict: "quarantined" | "infrastructure" | "failing_on_base" | "flaky" | "new";
         RunFixedTestList: {
             data: components["schemas"]["RunFixedTest"][];
             pagination: components["schemas"]["Pagination"];
@@ -4967,6 +5009,192 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or belongs to another organization. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUploadedTestRunComparison: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run's number in its project. */
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comparison. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunComparison"];
+                };
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: the resource does not exist or belongs to another organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listUploadedTestRunComparisonFailures: {
+        parameters: {
+            query?: {
+                /** @description Page size: default 25, maximum 100 (larger values are capped); below 1 or not an integer → 400. */
+                limit?: number;
+                /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
+                cursor?: string;
+                /** @description Only the failures with this verdict. */
+                verdict?: "quarantined" | "infrastructure" | "failing_on_base" | "flaky" | "new";
+            };
+            header?: never;
+            path: {
+                /** @description The run's number in its project. */
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of failures. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunVerdictList"];
+                };
+            };
+            /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: the resource does not exist or belongs to another organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md). */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -772,10 +772,10 @@ var require_utils = __commonJS({
       REGEX_SPECIAL_CHARS_GLOBAL
     } = require_constants();
     exports.isObject = (val) => val !== null && typeof val === "object" && !Array.isArray(val);
-    exports.hasRegexChars = (str) => REGEX_SPECIAL_CHARS.test(str);
-    exports.isRegexChar = (str) => str.length === 1 && exports.hasRegexChars(str);
-    exports.escapeRegex = (str) => str.replace(REGEX_SPECIAL_CHARS_GLOBAL, "\\$1");
-    exports.toPosixSlashes = (str) => str.replace(REGEX_BACKSLASH, "/");
+    exports.hasRegexChars = (str2) => REGEX_SPECIAL_CHARS.test(str2);
+    exports.isRegexChar = (str2) => str2.length === 1 && exports.hasRegexChars(str2);
+    exports.escapeRegex = (str2) => str2.replace(REGEX_SPECIAL_CHARS_GLOBAL, "\\$1");
+    exports.toPosixSlashes = (str2) => str2.replace(REGEX_BACKSLASH, "/");
     exports.isWindows = () => {
       if (typeof navigator !== "undefined" && navigator.platform) {
         const platform = navigator.platform.toLowerCase();
@@ -786,8 +786,8 @@ var require_utils = __commonJS({
       }
       return false;
     };
-    exports.removeBackslashes = (str) => {
-      return str.replace(REGEX_REMOVE_BACKSLASH, (match) => {
+    exports.removeBackslashes = (str2) => {
+      return str2.replace(REGEX_REMOVE_BACKSLASH, (match) => {
         return match === "\\" ? "" : match;
       });
     };
@@ -877,7 +877,7 @@ var require_scan = __commonJS({
       const slashes = [];
       const tokens = [];
       const parts = [];
-      let str = input;
+      let str2 = input;
       let index = -1;
       let start = 0;
       let lastIndex = 0;
@@ -896,10 +896,10 @@ var require_scan = __commonJS({
       let code;
       let token = { value: "", depth: 0, isGlob: false };
       const eos = () => index >= length;
-      const peek = () => str.charCodeAt(index + 1);
+      const peek = () => str2.charCodeAt(index + 1);
       const advance = () => {
         prev = code;
-        return str.charCodeAt(++index);
+        return str2.charCodeAt(++index);
       };
       while (index < length) {
         code = advance();
@@ -1076,24 +1076,24 @@ var require_scan = __commonJS({
         isExtglob = false;
         isGlob = false;
       }
-      let base = str;
+      let base = str2;
       let prefix = "";
       let glob2 = "";
       if (start > 0) {
-        prefix = str.slice(0, start);
-        str = str.slice(start);
+        prefix = str2.slice(0, start);
+        str2 = str2.slice(start);
         lastIndex -= start;
       }
       if (base && isGlob === true && lastIndex > 0) {
-        base = str.slice(0, lastIndex);
-        glob2 = str.slice(lastIndex);
+        base = str2.slice(0, lastIndex);
+        glob2 = str2.slice(lastIndex);
       } else if (isGlob === true) {
         base = "";
-        glob2 = str;
+        glob2 = str2;
       } else {
-        base = str;
+        base = str2;
       }
-      if (base && base !== "" && base !== "/" && base !== str) {
+      if (base && base !== "" && base !== "/" && base !== str2) {
         if (isPathSeparator(base.charCodeAt(base.length - 1))) {
           base = base.slice(0, -1);
         }
@@ -2140,8 +2140,8 @@ var require_parse = __commonJS({
         if (opts2.noglobstar === true) return star;
         return `(${capture}(?:(?!${START_ANCHOR}${opts2.dot ? DOTS_SLASH : DOT_LITERAL}).)*?)`;
       };
-      const create = (str) => {
-        switch (str) {
+      const create = (str2) => {
+        switch (str2) {
           case "*":
             return `${nodot}${ONE_CHAR}${star}`;
           case ".*":
@@ -2159,7 +2159,7 @@ var require_parse = __commonJS({
           case "**/.*":
             return `(?:${nodot}${globstar(opts)}${SLASH_LITERAL})?${DOT_LITERAL}${ONE_CHAR}${star}`;
           default: {
-            const match = /^(.*?)\.(\w+)$/.exec(str);
+            const match = /^(.*?)\.(\w+)$/.exec(str2);
             if (!match) return;
             const source2 = create(match[1]);
             if (!source2) return;
@@ -2190,9 +2190,9 @@ var require_picomatch = __commonJS({
     var picomatch2 = (glob2, options, returnState = false) => {
       if (Array.isArray(glob2)) {
         const fns = glob2.map((input) => picomatch2(input, options, returnState));
-        const arrayMatcher = (str) => {
+        const arrayMatcher = (str2) => {
           for (const isMatch of fns) {
-            const state2 = isMatch(str);
+            const state2 = isMatch(str2);
             if (state2) return state2;
           }
           return false;
@@ -2268,7 +2268,7 @@ var require_picomatch = __commonJS({
       const regex = glob2 instanceof RegExp ? glob2 : picomatch2.makeRe(glob2, options);
       return regex.test(utils.basename(input, { windows: posix2 }));
     };
-    picomatch2.isMatch = (str, patterns, options) => picomatch2(patterns, options)(str);
+    picomatch2.isMatch = (str2, patterns, options) => picomatch2(patterns, options)(str2);
     picomatch2.parse = (pattern, options) => {
       if (Array.isArray(pattern)) return pattern.map((p) => picomatch2.parse(p, options));
       return parse(pattern, { ...options, fastpaths: false });
@@ -4834,11 +4834,19 @@ Options:
   --tag TAG            tag for the run; repeat for more
   --started-at TIME    RFC 3339 start time of the run, e.g. 2025-01-31T12:00:00Z
   --run-per-file       one test run per file instead of one for all files
-  --wait               wait until the run is processed (exit 4 if processing failed)
+  --wait               wait until the run is processed (exit 4 if processing failed), then print
+                       its failures grouped by verdict against its base (new first) and what it fixed
   --timeout SECONDS    how long --wait waits in all (default ${DEFAULT_WAIT_TIMEOUT_S})
   --retries N          retries after a failed attempt (default ${DEFAULT_RETRIES}: ${DEFAULT_RETRIES + 1} attempts in all)
   --quarantine         decide the exit code from the reports: 0 when every failed or errored
                        test is quarantined (the project's list, fetched with the token), else 1
+  --fail-on new        a merge gate: exit 1 only when a failure is new against the run's base, or
+                       the run is a mass (infrastructure) failure; known failures (failing on the
+                       base, flaky, quarantined) pass. Implies --wait; when the verdicts cannot be
+                       read in time, the exit code is what it would be without --fail-on
+  --pr-comment         on a GitHub pull request, create or update one comment per project and job
+                       with the verdicts (GITHUB_TOKEN with pull-requests: write); implies --wait;
+                       never fails the build
   --cache-dir DIR      where the quarantine list is cached (env CTA_CACHE_DIR; default
                        $XDG_CACHE_HOME/ci-test-analytics, else ~/.cache/ci-test-analytics)
   --codeowners PATH    the CODEOWNERS file to send (default: the repository's, the first of
@@ -4857,6 +4865,9 @@ Environment:
   CTA_URL, CTA_UPLOAD_TOKEN   defaults for --url and --token (flags win)
   CTA_CACHE_DIR               default for --cache-dir
   GITHUB_STEP_SUMMARY         when set (GitHub Actions), a Markdown summary is appended to it
+  GITHUB_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY, GITHUB_EVENT_PATH, GITHUB_JOB
+                              what --pr-comment posts with and where (GitHub Actions sets all but
+                              GITHUB_TOKEN); CTA_PR_COMMENT_JOB names the job instead of GITHUB_JOB
   CTA_RETRY_BASE_MS           base delay of the retry backoff in ms (default ${DEFAULT_BASE_DELAY_MS})
   Branch, commit, build id and build URL are read from GitHub Actions, GitLab CI, Buildkite,
   CircleCI and Jenkins variables when the flags are absent. On a pull request build, the base
@@ -4872,7 +4883,8 @@ tests' verdict with --quarantine), unless --fail-on-upload-error.
 
 Exit codes:
   0  success (or only warnings about the upload)
-  1  --quarantine: a failed or errored test is not quarantined, or a report could not be read;
+  1  --fail-on new: a failure is new, or the run is a mass failure (infrastructure);
+     --quarantine: a failed or errored test is not quarantined, or a report could not be read;
      --fail-on-upload-error: the upload failed after retries, or --wait timed out
   2  usage error: bad flags, missing url/token, no files matched, unreadable or invalid file,
      request larger than 32 MiB
@@ -4896,6 +4908,8 @@ var OPTIONS = {
   timeout: { type: "string" },
   retries: { type: "string" },
   quarantine: { type: "boolean" },
+  "fail-on": { type: "string" },
+  "pr-comment": { type: "boolean" },
   "cache-dir": { type: "string" },
   codeowners: { type: "string" },
   "no-codeowners": { type: "boolean" },
@@ -4951,6 +4965,16 @@ function uploadsBase(baseUrl) {
   base.pathname = base.pathname.replace(API_PATH, "/");
   return new URL("uploads/v1/", base);
 }
+var FAIL_ON_VALUES = ["new"];
+function failOnChoice(values) {
+  const given = values["fail-on"];
+  if (given === void 0) return null;
+  const value = given.trim();
+  if (!FAIL_ON_VALUES.includes(value)) {
+    throw new UsageError(`--fail-on must be one of: ${FAIL_ON_VALUES.join(", ")} (got "${given}")`);
+  }
+  return value;
+}
 function uploadSettings(input) {
   const { values, patterns, env, baseUrl, token } = input;
   if (!baseUrl) throw new UsageError("missing service URL: pass --url or set CTA_URL");
@@ -4972,6 +4996,7 @@ function uploadSettings(input) {
     throw new UsageError(`--started-at must be an RFC 3339 time such as 2025-01-31T12:00:00Z (got "${startedAt}")`);
   }
   const baseCommit = baseCommitChoice(values);
+  const failOn = failOnChoice(values);
   if (patterns.length === 0) throw new UsageError("no report files given (pass files, directories or quoted globs)");
   const cacheDir = resolve(input.cwd, nonEmpty(values["cache-dir"]) ?? defaultCacheDir(env, input.platform, input.homedir));
   return {
@@ -4984,7 +5009,8 @@ function uploadSettings(input) {
     waitTimeoutS,
     baseDelayMs,
     startedAt,
-    baseCommit
+    baseCommit,
+    failOn
   };
 }
 function baseCommitChoice(values) {
@@ -5413,6 +5439,13 @@ var ERROR_STATUS = {
 };
 var ADMIN_ONLY_ERROR_CODES = [];
 var ERROR_CODES = Object.keys(ERROR_STATUS).filter((code) => !ADMIN_ONLY_ERROR_CODES.includes(code));
+var VERDICTS_BY_CONCERN = [
+  "new",
+  "failing_on_base",
+  "flaky",
+  "quarantined",
+  "infrastructure"
+];
 
 // src/ingest/upload-body.ts
 var UPLOAD_LIMIT_BYTES = 32 * 1024 * 1024;
@@ -6176,6 +6209,154 @@ async function sendCodeowners(input) {
     );
 }
 
+// src/cli/verdicts.ts
+var VERDICT_ORDER = VERDICTS_BY_CONCERN;
+var MAX_LISTED_PER_VERDICT = 100;
+var VERDICT_TITLES = {
+  new: "New failures",
+  failing_on_base: "Failing on the base too",
+  flaky: "Flaky",
+  quarantined: "Quarantined",
+  infrastructure: "Infrastructure (mass failure)"
+};
+var str = (value) => typeof value === "string" ? value : null;
+var int = (value) => typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : null;
+function comparisonOf(body) {
+  const b = body;
+  const rawCounts = b?.verdict_counts;
+  if (typeof b !== "object" || b === null || typeof b.base_choice !== "string" || typeof rawCounts !== "object" || rawCounts === null) {
+    return null;
+  }
+  const counts = {};
+  for (const verdict of VERDICT_ORDER) {
+    const n = int(rawCounts[verdict]);
+    if (n === null) return null;
+    counts[verdict] = n;
+  }
+  const fixedCount = int(b.fixed_count);
+  if (fixedCount === null) return null;
+  const base = b.base;
+  return {
+    baseChoice: b.base_choice,
+    base: typeof base === "object" && base !== null && int(base.number) !== null ? { number: base.number, branch: str(base.branch), commitSha: str(base.commit_sha), url: str(base.url) } : null,
+    awaitedBaseCommit: str(b.awaited_base_commit),
+    infrastructureReason: str(b.infrastructure_reason),
+    counts,
+    fixedCount
+  };
+}
+function failuresOf(body) {
+  const data = body?.data;
+  if (!Array.isArray(data)) return null;
+  const failures = [];
+  for (const item of data) {
+    if (typeof item !== "object" || item === null || typeof item.name !== "string" || typeof item.reason !== "string") return null;
+    failures.push({
+      classname: str(item.classname),
+      name: item.name,
+      file: str(item.file),
+      status: str(item.status) ?? "failed",
+      reason: item.reason,
+      url: str(item.url)
+    });
+  }
+  return failures;
+}
+function describeResult(result) {
+  return result.kind === "network-error" ? `${result.message} (after ${result.attempts} attempt(s))` : describeHttpError(result);
+}
+async function readRunVerdicts(runUrl, request) {
+  const get = (url) => requestWithRetry(url, { method: "GET", headers: request.headers }, request.retryOptions);
+  const answer = await get(`${runUrl}/comparison`);
+  if (answer.kind !== "response" || answer.status !== 200) return { verdicts: null, problem: describeResult(answer) };
+  const comparison = comparisonOf(answer.json);
+  if (comparison === null) return { verdicts: null, problem: "the service's answer is not a comparison" };
+  const failures = { new: [], failing_on_base: [], flaky: [], quarantined: [], infrastructure: [] };
+  for (const verdict of VERDICT_ORDER) {
+    if (comparison.counts[verdict] === 0) continue;
+    const page = await get(`${runUrl}/comparison/failures?verdict=${verdict}&limit=${MAX_LISTED_PER_VERDICT}`);
+    if (page.kind !== "response" || page.status !== 200) return { verdicts: null, problem: describeResult(page) };
+    const items = failuresOf(page.json);
+    if (items === null) return { verdicts: null, problem: "the service's answer is not a list of failures" };
+    failures[verdict] = items;
+  }
+  return { verdicts: { comparison, failures }, problem: null };
+}
+var shortSha = (sha) => sha ? sha.slice(0, 7) : null;
+function describeBase(comparison) {
+  const { base } = comparison;
+  if (base === null) return "no base run (every failure is new unless known otherwise)";
+  const where = [base.branch, shortSha(base.commitSha)].filter((part) => part !== null).join(", ");
+  const how = {
+    base_commit: "the pull request's base commit",
+    latest_default_before: "the latest default-branch run before it",
+    previous_default: "the previous default-branch run"
+  };
+  const awaited = comparison.awaitedBaseCommit ? `; base commit ${shortSha(comparison.awaitedBaseCommit)} has no processed run yet, so this may be compared again` : "";
+  return `run #${base.number}${where ? ` (${where})` : ""}, ${how[comparison.baseChoice] ?? comparison.baseChoice}${awaited}`;
+}
+function describeCounts(comparison) {
+  const words = {
+    new: "new",
+    failing_on_base: "failing on the base",
+    flaky: "flaky",
+    quarantined: "quarantined",
+    infrastructure: "infrastructure"
+  };
+  const counts = VERDICT_ORDER.map((v) => `${comparison.counts[v]} ${words[v]}`).join(", ");
+  return `${counts}; ${comparison.fixedCount} fixed`;
+}
+function printVerdicts(out, number, verdicts) {
+  const { comparison } = verdicts;
+  out.result(`Verdicts of test run #${number} against ${describeBase(comparison)}: ${describeCounts(comparison)}`);
+  for (const verdict of VERDICT_ORDER) {
+    const listed = verdicts.failures[verdict];
+    for (const failure of listed) out.result(`  ${verdict.padEnd(16)} ${testLabel(failure)} (${failure.status}): ${failure.reason}`);
+    const rest = comparison.counts[verdict] - listed.length;
+    if (rest > 0) out.result(`  ${verdict.padEnd(16)} … and ${rest} more`);
+  }
+}
+function judgeGate(runs, expectedRuns) {
+  const failing = [];
+  let known = 0;
+  for (const run2 of runs) {
+    if (run2.verdicts === null) continue;
+    known += 1;
+    const { counts, infrastructureReason } = run2.verdicts.comparison;
+    if (counts.infrastructure > 0 || infrastructureReason !== null) {
+      failing.push(
+        `test run #${run2.number} is a mass failure (${infrastructureReason ?? `${counts.infrastructure} infrastructure`}): re-run it`
+      );
+    } else if (counts.new > 0) {
+      failing.push(`test run #${run2.number} has ${counts.new} new failure(s)`);
+    }
+  }
+  if (failing.length > 0) return { kind: "fail", reason: failing.join("; ") };
+  if (known === expectedRuns && runs.length === expectedRuns) {
+    const knownFailures = runs.reduce((sum, run2) => {
+      const counts = run2.verdicts.comparison.counts;
+      return sum + counts.failing_on_base + counts.flaky + counts.quarantined;
+    }, 0);
+    return { kind: "pass", reason: knownFailures > 0 ? `no new failure (${knownFailures} known)` : "no new failure" };
+  }
+  return { kind: "unknown", reason: `the verdicts of ${expectedRuns - known} of ${expectedRuns} run(s) could not be read` };
+}
+function totalCounts(runs) {
+  const counts = { new: 0, failing_on_base: 0, flaky: 0, quarantined: 0, infrastructure: 0 };
+  let fixed = 0;
+  for (const run2 of runs) {
+    if (run2.verdicts === null) continue;
+    for (const verdict of VERDICT_ORDER) counts[verdict] += run2.verdicts.comparison.counts[verdict];
+    fixed += run2.verdicts.comparison.fixedCount;
+  }
+  return { counts, fixed };
+}
+function describeGate(gate) {
+  if (gate.kind === "fail") return `fails the build: ${gate.reason}`;
+  if (gate.kind === "pass") return `passes: ${gate.reason}`;
+  return `cannot decide (${gate.reason}): the exit code is the one without --fail-on`;
+}
+
 // src/cli/summary.ts
 var MAX_LISTED = 100;
 var MAX_TEXT = 200;
@@ -6224,14 +6405,67 @@ function section(title, lines) {
     ...rest > 0 ? [`- … and ${rest.toLocaleString("en-US")} more`] : []
   ];
 }
+var MAX_LABEL = 300;
+function verdictFailureLine(failure) {
+  const label = testLabel(failure);
+  const parts = [
+    `${codeSpan(label.length > MAX_LABEL ? `${label.slice(0, MAX_LABEL - 1)}…` : label)} (${plainText(failure.status)})`,
+    plainText(failure.reason, 300)
+  ];
+  if (failure.url) parts.push(link("test page", failure.url));
+  return `- ${parts.join(" — ")}`;
+}
+function verdictCountsTable(runs) {
+  const { counts, fixed } = totalCounts(runs);
+  return [
+    `| ${VERDICT_ORDER.map((v) => VERDICT_TITLES[v]).join(" | ")} | Fixed |`,
+    `| ${VERDICT_ORDER.map(() => "---:").join(" | ")} | ---: |`,
+    `| ${[...VERDICT_ORDER.map((v) => counts[v]), fixed].map((n) => n.toLocaleString("en-US")).join(" | ")} |`
+  ];
+}
+function verdictHeadline(runs) {
+  const { counts } = totalCounts(runs);
+  const known = counts.failing_on_base + counts.flaky + counts.quarantined;
+  if (counts.infrastructure > 0) return `❌ mass failure (${plural(counts.infrastructure, "failure")}, infrastructure): re-run`;
+  if (counts.new > 0) return `❌ ${plural(counts.new, "new failure")}`;
+  if (known > 0) return `✅ no new failures (${known.toLocaleString("en-US")} known)`;
+  return "✅ no failures";
+}
+function comparedWith(comparison) {
+  const text = describeBase(comparison);
+  const { base } = comparison;
+  if (base === null) return plainText(text, 500);
+  const rest = text.slice(`run #${base.number}`.length);
+  return `run ${link(`#${base.number}`, base.url)}${rest.startsWith(" ") ? " " : ""}${plainText(rest, 500)}`;
+}
+function verdictSections(runs, max = MAX_LISTED) {
+  return VERDICT_ORDER.flatMap((verdict) => {
+    const lines = [];
+    let count = 0;
+    for (const run2 of runs) {
+      if (run2.verdicts === null) continue;
+      count += run2.verdicts.comparison.counts[verdict];
+      lines.push(...run2.verdicts.failures[verdict].map(verdictFailureLine));
+    }
+    if (count === 0) return [];
+    const shown = lines.slice(0, max);
+    const rest = count - shown.length;
+    if (rest > 0) shown.push(`- … and ${rest.toLocaleString("en-US")} more`);
+    return [{ verdict, title: `${VERDICT_TITLES[verdict]} (${count.toLocaleString("en-US")})`, lines: shown }];
+  });
+}
 function buildStepSummary(input) {
   const { results, runs, problems, quarantine } = input;
   const { counts } = results;
   const failing = counts.failed + counts.errored;
   const pages = /* @__PURE__ */ new Map();
   for (const run2 of runs) for (const test of run2.failedTests ?? []) pages.set(testIdentityKey(test), test.url);
+  const byVerdict = runs.length > 0 && runs.every((run2) => run2.verdicts !== null);
+  const gateDecided = input.gate !== void 0 && input.gate !== null && input.gate.kind !== "unknown";
   let headline;
-  if (quarantine) {
+  if (byVerdict && (gateDecided || !quarantine)) {
+    headline = verdictHeadline(runs);
+  } else if (quarantine) {
     const open = quarantine.verdict.notQuarantined.length;
     if (open > 0) headline = `❌ ${plural(open, "failed test")} not quarantined`;
     else if (results.unreadable.length > 0) headline = `❌ ${plural(results.unreadable.length, "report")} could not be read`;
@@ -6249,14 +6483,19 @@ function buildStepSummary(input) {
     ""
   ];
   for (const run2 of runs) {
-    lines.push(`- Test run ${link(`#${run2.number ?? "?"}`, run2.url)} (${plainText(run2.status)})`);
+    const compared = run2.verdicts ? `, compared with ${comparedWith(run2.verdicts.comparison)}` : "";
+    lines.push(`- Test run ${link(`#${run2.number ?? "?"}`, run2.url)} (${plainText(run2.status)})${compared}`);
   }
   for (const problem of problems) lines.push(`- ⚠️ ${plainText(problem, 500)}`);
   if (quarantine) {
     const { lookup } = quarantine;
     lines.push(lookup.problem ? `- ⚠️ ${plainText(lookup.problem, 500)}` : `- Quarantine: ${plainText(lookup.note)}`);
   }
-  if (quarantine) {
+  if (input.gate) lines.push(`- Merge gate (\`--fail-on new\`): ${plainText(describeGate(input.gate), 500)}`);
+  if (byVerdict) {
+    lines.push("", ...verdictCountsTable(runs));
+    for (const { title, lines: items } of verdictSections(runs)) lines.push("", `#### ${title}`, "", ...items);
+  } else if (quarantine) {
     lines.push(
       ...section(
         "Failures not quarantined",
@@ -6288,6 +6527,174 @@ function buildStepSummary(input) {
   return `${lines.join("\n")}
 
 `;
+}
+
+// src/cli/pr-comment.ts
+var MAX_COMMENT_CHARS = 65536;
+var BODY_BUDGET = MAX_COMMENT_CHARS - 1024;
+var MAX_COMMENT_PAGES = 20;
+var GITHUB_API_VERSION = "2022-11-28";
+var DEFAULT_API_URL = "https://api.github.com";
+var REPOSITORY = /^[\w.-]+\/[\w.-]+$/;
+function findPullRequest(env, readEvent) {
+  if (env.GITHUB_ACTIONS !== "true") return { notice: "--pr-comment: not running on GitHub Actions; no comment posted" };
+  const eventName = nonEmpty(env.GITHUB_EVENT_NAME) ?? "";
+  if (!eventName.startsWith("pull_request")) {
+    return { notice: `--pr-comment: not a pull request event (${eventName || "none"}); no comment posted` };
+  }
+  const eventPath = nonEmpty(env.GITHUB_EVENT_PATH);
+  let event;
+  try {
+    event = eventPath ? readEvent(eventPath) : null;
+  } catch (error) {
+    return { problem: `cannot read the event payload ${eventPath}: ${error.message}` };
+  }
+  const number = event?.pull_request?.number;
+  if (typeof number !== "number" || !Number.isInteger(number) || number < 1) {
+    return { problem: "the event payload (GITHUB_EVENT_PATH) names no pull request number" };
+  }
+  const fullName = event?.repository?.full_name;
+  const repository = nonEmpty(env.GITHUB_REPOSITORY) ?? (typeof fullName === "string" ? fullName : void 0);
+  if (repository === void 0 || !REPOSITORY.test(repository)) return { problem: "no repository (GITHUB_REPOSITORY) to comment in" };
+  const token = nonEmpty(env.GITHUB_TOKEN);
+  if (token === void 0) {
+    return { problem: "GITHUB_TOKEN is not set (pass `GITHUB_TOKEN: ${{ github.token }}` in the step's env)" };
+  }
+  const apiUrl = (nonEmpty(env.GITHUB_API_URL) ?? DEFAULT_API_URL).replace(/\/+$/, "");
+  if (!/^https?:\/\//.test(apiUrl)) return { problem: `GITHUB_API_URL is not an http(s) URL ("${apiUrl}")` };
+  return { pullRequest: { apiUrl, repository, number, token } };
+}
+function commentMarker(key) {
+  const part = (value) => encodeURIComponent(value);
+  return `<!-- ci-test-analytics:pr-comment project=${part(key.projectId)} job=${part(key.job)} variant=${part(key.variant)} -->`;
+}
+function commentJob(env) {
+  return nonEmpty(env.CTA_PR_COMMENT_JOB) ?? nonEmpty(env.GITHUB_JOB) ?? "";
+}
+var Budget = class {
+  constructor(limit) {
+    this.limit = limit;
+  }
+  limit;
+  used = 0;
+  lines = [];
+  full = false;
+  push(...lines) {
+    for (const line of lines) {
+      if (this.full) return false;
+      if (this.used + line.length + 1 > this.limit) {
+        this.full = true;
+        this.lines.push("", "_… cut here: GitHub takes at most 65,536 characters per comment; the run's page has every failure._");
+        return false;
+      }
+      this.lines.push(line);
+      this.used += line.length + 1;
+    }
+    return true;
+  }
+};
+function buildCommentBody(input) {
+  const { runs } = input;
+  const missing = runs.filter((run2) => run2.verdicts === null).length;
+  const headline = missing === 0 ? verdictHeadline(runs) : missing === runs.length ? "⚠️ verdicts not available" : `${verdictHeadline(runs)} (⚠️ ${missing} of ${runs.length} runs without verdicts)`;
+  const about = [
+    input.job ? `job ${codeSpan(input.job)}` : null,
+    input.commitSha ? `commit ${codeSpan(input.commitSha.slice(0, 12))}` : null
+  ];
+  const body = new Budget(BODY_BUDGET);
+  body.push(input.marker, `### CI test analytics: ${headline}`, "");
+  if (about.some((a) => a !== null)) body.push(`<sub>${about.filter((a) => a !== null).join(" · ")}</sub>`, "");
+  for (const run2 of runs) {
+    const page = link(`#${run2.number ?? "?"}`, run2.url);
+    if (run2.verdicts) body.push(`- Test run ${page}, compared with ${comparedWith(run2.verdicts.comparison)}`);
+    else body.push(`- Test run ${page}: ⚠️ ${plainText(run2.verdictsProblem ?? `its verdicts were not read (${run2.status})`, 500)}`);
+  }
+  if (runs.some((run2) => run2.verdicts !== null)) body.push("", ...verdictCountsTable(runs));
+  for (const section2 of verdictSections(runs, Number.MAX_SAFE_INTEGER)) {
+    if (section2.verdict === "new" || section2.verdict === "infrastructure") {
+      body.push("", `#### ${section2.title}`, "", ...section2.lines);
+      continue;
+    }
+    const opened = body.push("", `<details><summary>${section2.title}</summary>`, "");
+    if (!body.push(...section2.lines, "", "</details>") && opened) body.lines.push("", "</details>");
+  }
+  return `${body.lines.join("\n")}
+`;
+}
+function describeGitHubFailure(result, what) {
+  if (result.kind === "network-error") return `${what} failed after ${result.attempts} attempt(s): ${result.message}`;
+  const message = typeof result.json?.message === "string" ? `: ${result.json.message}` : "";
+  const hint = result.status === 401 || result.status === 403 || result.status === 404 ? " (the token needs `pull-requests: write`; a pull request from a fork gets a read-only token)" : "";
+  return `${what}: GitHub answered ${result.status}${message}${hint}`;
+}
+function nextPage(linkHeader, apiUrl) {
+  const match = linkHeader ? /<([^>]+)>\s*;\s*rel="next"/.exec(linkHeader) : null;
+  if (!match) return null;
+  try {
+    const next = new URL(match[1]);
+    return next.origin === new URL(apiUrl).origin ? next.href : null;
+  } catch {
+    return null;
+  }
+}
+async function upsertComment(pr, comment, request) {
+  const headers = {
+    authorization: `Bearer ${pr.token}`,
+    accept: "application/vnd.github+json",
+    "x-github-api-version": GITHUB_API_VERSION,
+    "user-agent": request.userAgent
+  };
+  const repo = pr.repository.split("/").map(encodeURIComponent).join("/");
+  const send = (url2, method, body) => requestWithRetry(
+    url2,
+    body === void 0 ? { method, headers } : { method, headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) },
+    request.retryOptions
+  );
+  let url = `${pr.apiUrl}/repos/${repo}/issues/${pr.number}/comments?per_page=100`;
+  let existing = null;
+  for (let page = 0; url !== null && existing === null; page++) {
+    if (page === MAX_COMMENT_PAGES) {
+      return {
+        problem: `more than ${MAX_COMMENT_PAGES * 100} comments on pull request #${pr.number}: ours was not found, and no second one is made`
+      };
+    }
+    const result2 = await send(url, "GET");
+    if (result2.kind !== "response" || result2.status !== 200 || !Array.isArray(result2.json)) {
+      return { problem: describeGitHubFailure(result2, `listing the comments of pull request #${pr.number}`) };
+    }
+    const ours = result2.json.find(
+      (c) => typeof c.body === "string" && typeof c.id === "number" && (c.body === comment.marker || c.body.startsWith(`${comment.marker}
+`))
+    );
+    if (ours) existing = ours.id;
+    url = nextPage(result2.headers.get("link"), pr.apiUrl);
+  }
+  const result = existing === null ? await send(`${pr.apiUrl}/repos/${repo}/issues/${pr.number}/comments`, "POST", { body: comment.body }) : await send(`${pr.apiUrl}/repos/${repo}/issues/comments/${existing}`, "PATCH", { body: comment.body });
+  const ok = result.kind === "response" && (result.status === 200 || result.status === 201);
+  if (!ok)
+    return {
+      problem: describeGitHubFailure(result, `${existing === null ? "creating" : "updating"} the comment on pull request #${pr.number}`)
+    };
+  const htmlUrl = result.json?.html_url;
+  return { action: existing === null ? "created" : "updated", url: typeof htmlUrl === "string" ? htmlUrl : null };
+}
+async function commentOnPullRequest(input) {
+  const { env, runs, out } = input;
+  const warn = (problem) => {
+    out.warn(`could not post the pull request comment: ${problem}; the build does not fail for it`);
+    out.annotate("warning", "CI test analytics: pull request comment", problem);
+  };
+  const lookup = findPullRequest(env, input.readEvent);
+  if ("notice" in lookup) return out.info(lookup.notice);
+  if ("problem" in lookup) return warn(lookup.problem);
+  const projectId = runs.find((run2) => run2.projectId !== null)?.projectId;
+  if (!projectId) return warn("no test run was recorded, so there is nothing to comment");
+  const job = commentJob(env);
+  const marker = commentMarker({ projectId, job, variant: "" });
+  const body = buildCommentBody({ marker, job, commitSha: input.commitSha, runs });
+  const outcome = await upsertComment(lookup.pullRequest, { marker, body }, input);
+  if ("problem" in outcome) return warn(outcome.problem);
+  out.result(`Pull request #${lookup.pullRequest.number}: comment ${outcome.action}${outcome.url ? `: ${outcome.url}` : ""}`);
 }
 
 // src/cli/upload.ts
@@ -6340,7 +6747,15 @@ async function uploadGroup(files, context, options) {
   const runInfo = result.json ?? {};
   const number = typeof runInfo.number === "number" || typeof runInfo.number === "string" ? runInfo.number : null;
   const link2 = typeof runInfo.url === "string" ? runInfo.url : typeof runInfo.api_url === "string" ? runInfo.api_url : "";
-  const run2 = { number, status: String(runInfo.status ?? "pending"), url: link2 || null, failedTests: null };
+  const run2 = {
+    number,
+    projectId: typeof runInfo.project_id === "string" ? runInfo.project_id : null,
+    status: String(runInfo.status ?? "pending"),
+    url: link2 || null,
+    failedTests: null,
+    verdicts: null,
+    verdictsProblem: context.wait ? null : "not waited for (--wait)"
+  };
   const fileWord = files.length === 1 ? "1 file" : `${files.length} files`;
   out.result(`Uploaded ${fileWord} as test run #${number ?? "?"} (${run2.status})${link2 ? `: ${link2}` : ""}`);
   if (!context.wait) return { code: EXIT_OK, stop: null, run: run2, problem: null, reports };
@@ -6353,7 +6768,22 @@ async function uploadGroup(files, context, options) {
   }
   if (context.waitDeadline === 0) context.waitDeadline = context.now() + context.waitTimeoutMs;
   const waited = await waitForRun(run2, link2, context);
+  if (run2.status === "processed") await addVerdicts(run2, context);
+  else run2.verdictsProblem = waited.problem ?? `test run #${number} is ${run2.status}`;
   return { ...waited, stop: null, run: run2, reports };
+}
+async function addVerdicts(run2, context) {
+  const number = String(run2.number);
+  const runUrl = new URL(encodeURIComponent(number), `${context.endpoint.href}/`).href;
+  const outcome = await readRunVerdicts(runUrl, context);
+  if (outcome.verdicts !== null) {
+    run2.verdicts = outcome.verdicts;
+    printVerdicts(context.out, number, outcome.verdicts);
+    return;
+  }
+  run2.verdictsProblem = `could not read the verdicts of test run #${number}: ${outcome.problem}`;
+  if (context.verdictsDecide) context.out.warn(run2.verdictsProblem);
+  else context.out.info(run2.verdictsProblem);
 }
 function classifyFailure(result, what) {
   if (result.kind === "network-error") {
@@ -6487,7 +6917,7 @@ async function run(argv, io = {}) {
   const out = new Output(stdout, stderr, {
     quiet: Boolean(values.quiet),
     verbose: Boolean(values.verbose),
-    secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? ""],
+    secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? "", env.GITHUB_TOKEN ?? ""],
     annotations: env.GITHUB_ACTIONS === "true"
   });
   const prepared = prepareUpload({ command, token, baseUrl, env, cwd, io, out });
@@ -6506,8 +6936,28 @@ async function run(argv, io = {}) {
   const wantResults = quarantine || summaryPath !== void 0;
   const tally = await uploadReports(files, Boolean(values["run-per-file"]), wantResults, context);
   const judged = quarantine ? await judgeByQuarantine(tally, settings, token, context) : null;
-  if (summaryPath !== void 0) appendStepSummary(summaryPath, tally, judged, out);
-  return exitCode(tally, judged);
+  const gate = settings.failOn === null ? null : judgeGate(tally.runs, tally.groups);
+  if (gate !== null) printGate(gate, out);
+  if (values["pr-comment"]) {
+    const { retryOptions, headers } = context;
+    const readEvent = io.readEvent ?? readJsonFile;
+    await commentOnPullRequest({
+      env,
+      readEvent,
+      runs: tally.runs,
+      commitSha: metadata.commit_sha,
+      userAgent: headers["user-agent"],
+      retryOptions,
+      out
+    });
+  }
+  if (summaryPath !== void 0) appendStepSummary(summaryPath, tally, { judged, gate }, out);
+  return exitCode(tally, judged, gate);
+}
+function printGate(gate, out) {
+  const line = `Merge gate (--fail-on new): ${describeGate(gate)}`;
+  if (gate.kind === "unknown") out.warn(line);
+  else out.result(line);
 }
 function readCommand(argv, out, stdout) {
   let parsed;
@@ -6632,21 +7082,30 @@ function uploadContext(input) {
     retryOptions,
     endpoint: settings.endpoint,
     metadata,
-    wait: Boolean(values.wait),
+    // The gate and the comment rest on the verdicts, which exist once the run is processed.
+    wait: Boolean(values.wait) || settings.failOn !== null || Boolean(values["pr-comment"]),
     waitTimeoutMs: settings.waitTimeoutS * 1e3,
     waitDeadline: 0,
     sleep,
     now,
     pollBaseMs: io.pollBaseMs ?? POLL_BASE_MS,
     failOnUploadError: Boolean(values["fail-on-upload-error"]),
-    wantFailedTests: input.wantFailedTests
+    wantFailedTests: input.wantFailedTests,
+    verdictsDecide: settings.failOn !== null || Boolean(values["pr-comment"])
   };
 }
 async function uploadReports(files, runPerFile, wantResults, context) {
   const { out } = context;
-  const tally = { results: emptyResults(), runs: [], problems: [], codes: [], serviceUnreachable: false };
-  const { results, runs, problems, codes } = tally;
   const groups = runPerFile ? files.map((f) => [f]) : [files];
+  const tally = {
+    results: emptyResults(),
+    runs: [],
+    problems: [],
+    codes: [],
+    serviceUnreachable: false,
+    groups: groups.length
+  };
+  const { results, runs, problems, codes } = tally;
   const uploadProgress = groups.length > 1 ? out.progress("Uploading", groups.length) : null;
   let stopped = null;
   for (const group of groups) {
@@ -6696,17 +7155,18 @@ async function judgeByQuarantine(tally, settings, token, context) {
   printVerdict(out, tally.results, verdict, lookup);
   return { verdict, lookup };
 }
-function appendStepSummary(summaryPath, tally, judged, out) {
+function appendStepSummary(summaryPath, tally, decisions, out) {
   const { results, runs, problems } = tally;
   try {
-    appendFileSync(summaryPath, buildStepSummary({ results, runs, problems, quarantine: judged }));
+    appendFileSync(summaryPath, buildStepSummary({ results, runs, problems, quarantine: decisions.judged, gate: decisions.gate }));
   } catch (error) {
     out.warn(`could not append the summary to GITHUB_STEP_SUMMARY (${summaryPath}): ${error.message}`);
   }
 }
-function exitCode(tally, judged) {
+function exitCode(tally, judged, gate) {
   const { codes, results } = tally;
-  if (judged && (judged.verdict.notQuarantined.length > 0 || results.unreadable.length > 0)) codes.push(EXIT_TESTS_FAILED);
+  const testsFail = gate !== null && gate.kind !== "unknown" ? gate.kind === "fail" : judged !== null && (judged.verdict.notQuarantined.length > 0 || results.unreadable.length > 0);
+  if (testsFail) codes.push(EXIT_TESTS_FAILED);
   for (const code of [EXIT_USAGE, EXIT_REJECTED, EXIT_UPLOAD_FAILED, EXIT_RUN_FAILED]) {
     if (codes.includes(code)) return code;
   }

@@ -6,12 +6,16 @@
  * Request-level problems (token, size, media type, encoding, metadata, malformed JSON) are
  * answered in the envelope and record nothing; problems with the report's content (malformed
  * XML, a DTD, too many cases…) fail the recorded run with a reason. With the same token, CI reads
- * the quarantined tests (docs/quarantine.md) and sends the repository's CODEOWNERS
- * (docs/codeowners.md).
+ * the quarantined tests (docs/quarantine.md), sends the repository's CODEOWNERS
+ * (docs/codeowners.md) and reads its own runs' comparisons with their bases (docs/verdicts.md,
+ * for the uploader's merge gate and pull request comment).
  */
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppConfig, AppEnv } from "../../app-env";
 import { counterAdmit } from "../../auth/key-gate";
+import { pageBody, readListRequest } from "../../lib/lists";
+import { CursorCodec } from "../../lib/pagination";
 import { UploadEnvelopeSchema } from "../../ingest/json-report";
 import { UPLOAD_LIMIT_BYTES, describeByteLimit, readCodeownersText, tooLarge, uploadFormat } from "../../ingest/upload-body";
 import { streamUploadToStore } from "../../ingest/streamed-upload";
@@ -31,10 +35,21 @@ import {
   listRunFailedTests,
   presentUploadedRun,
 } from "../../services/runs/uploads";
+import { getRunComparison, listRunVerdicts, runVerdictList } from "../../services/runs/run-comparison-reads";
+import type { OrgScope } from "../../services/shared/context";
 import { addMethodNotAllowed } from "../method-not-allowed";
 import { documentConfig, documentResponse, servedOnce } from "../openapi-document";
 import { errorResponses } from "../responses";
-import { QuarantinedTestsForCiSchema, RunFailedTestSchema, TestRunSchema } from "../../contract/schemas";
+import {
+  QuarantinedTestsForCiSchema,
+  RunComparisonSchema,
+  RunFailedTestSchema,
+  RunVerdictSchema,
+  RunVerdictsQuerySchema,
+  TestRunSchema,
+  listDescription,
+  listOf,
+} from "../../contract/schemas";
 import { validationHook } from "../validation";
 import { resolveQuotas } from "../../lib/quotas";
 
@@ -236,6 +251,36 @@ const getUploadedTestRunRoute = createRoute({
   responses: { 200: json(UploadedRunWithFailuresSchema, "The run."), ...errorResponses(400, 401, 404, 429, 500, 503) },
 });
 
+const NOT_PROCESSED =
+  "The same answer as the /api/v1 operation of the same name, for a run of the token's project only (the uploader's `--wait`, `--fail-on new` and `--pr-comment` read it; docs/verdicts.md). A run not processed yet, or whose processing failed, is a 409 `run_not_processed`; a run processed before comparisons existed has none: 404.";
+
+const getUploadedRunComparisonRoute = createRoute({
+  method: "get",
+  path: "/test_runs/{number}/comparison",
+  operationId: "getUploadedTestRunComparison",
+  tags: ["Uploads"],
+  summary: "A run of the token's project compared with its base: counts per verdict, the base, the fixed count",
+  description: NOT_PROCESSED,
+  security: tokenSecurity,
+  request: { params: RunNumberParams },
+  responses: { 200: json(RunComparisonSchema, "The comparison."), ...errorResponses(401, 404, 409, 429, 500, 503) },
+});
+
+const listUploadedRunVerdictsRoute = createRoute({
+  method: "get",
+  path: "/test_runs/{number}/comparison/failures",
+  operationId: "listUploadedTestRunComparisonFailures",
+  tags: ["Uploads"],
+  summary: "A run of the token's project: its failing tests with their verdicts, by descending case id",
+  description: listDescription(`Cursor-paginated like every list. ${NOT_PROCESSED}`),
+  security: tokenSecurity,
+  request: { params: RunNumberParams, query: RunVerdictsQuerySchema },
+  responses: {
+    200: json(listOf(RunVerdictSchema, "RunVerdictList"), "A page of failures."),
+    ...errorResponses(400, 401, 404, 409, 429, 500, 503),
+  },
+});
+
 const listQuarantinedTestsRoute = createRoute({
   method: "get",
   path: "/quarantined_tests",
@@ -330,6 +375,26 @@ const putCodeownersRoute = createRoute({
   },
 });
 
+/** The comparison reads of /api/v1 (docs/verdicts.md), scoped to the token's project and its organization. */
+function registerComparisonReads(api: OpenAPIHono<UploadEnv>, config: AppConfig): void {
+  const codec = new CursorCodec(config.cursorSecret);
+  const scopeOf = (c: Context<UploadEnv>): OrgScope => {
+    const { db, clock } = c.env;
+    return { db, clock, webAppUrl: config.webAppUrl, organizationId: c.get("uploader").organizationId };
+  };
+  api.openapi(getUploadedRunComparisonRoute, async (c) => {
+    const { projectId } = c.get("uploader");
+    return c.json(await getRunComparison(scopeOf(c), projectId, c.req.valid("param").number), 200);
+  });
+  api.openapi(listUploadedRunVerdictsRoute, async (c) => {
+    const scope = scopeOf(c);
+    const query = c.req.valid("query");
+    const filters = { project_id: c.get("uploader").projectId, run: c.req.valid("param").number, verdict: query.verdict ?? null };
+    const request = readListRequest(codec, runVerdictList, { organizationId: scope.organizationId, filters }, query);
+    return c.json(pageBody(codec, runVerdictList, request, await listRunVerdicts(scope, request)), 200);
+  });
+}
+
 export function createUploadsApi(config: AppConfig) {
   const api = new OpenAPIHono<UploadEnv>({ defaultHook: validationHook });
 
@@ -422,6 +487,8 @@ export function createUploadsApi(config: AppConfig) {
     if (c.req.valid("query").include !== "failed_tests") return c.json(body, 200);
     return c.json({ ...body, failed_tests: await listRunFailedTests(c.env.db, run, config.webAppUrl) }, 200);
   });
+
+  registerComparisonReads(api, config);
 
   api.openapi(listQuarantinedTestsRoute, async (c) => {
     const { db, clock } = c.env;
