@@ -5,7 +5,7 @@
  * its own cases. Rules: docs/failure-groups.md.
  */
 import { type SQL, and, eq, sql } from "drizzle-orm";
-import { failureGroups, testCases, testFailureGroups } from "../../db/schema";
+import { failureGroups, projects, testCases, testFailureGroups, testRuns } from "../../db/schema";
 import { ownString } from "../../lib/own-string";
 import { type ListRequest, defineList } from "../../lib/lists";
 import type { Page } from "../../lib/pagination";
@@ -180,6 +180,15 @@ export const runFailureGroupList = defineList<RunFailureGroupFilters, RunGroupRo
 
 export async function listRunFailureGroups(scope: OrgScope, request: ListRequest<RunFailureGroupFilters>) {
   const run = await findRunRow(scope, request.filters.project_id, request.filters.run);
+  return runFailureGroupsOf(scope, run, request);
+}
+
+/** A page of listRunFailureGroups for a run the caller already found (a run page finds it once): one statement. */
+export async function runFailureGroupsOf(
+  scope: OrgScope,
+  run: Pick<typeof testRuns.$inferSelect, "id" | "projectId">,
+  request: ListRequest<RunFailureGroupFilters>,
+) {
   const inRun = scope.db
     .select({
       signature: testCases.failureSignature,
@@ -209,6 +218,7 @@ export async function listRunFailureGroups(scope: OrgScope, request: ListRequest
     })
     .from(inRun)
     .innerJoin(failureGroups, and(eq(failureGroups.projectId, run.projectId), eq(failureGroups.signature, inRun.signature)))
+    .innerJoin(projects, and(eq(projects.id, failureGroups.projectId), eq(projects.organizationId, scope.organizationId)))
     .where(runFailureGroupList.after(request))
     .orderBy(...runFailureGroupList.orderBy)
     .limit(runFailureGroupList.fetchLimit(request));
