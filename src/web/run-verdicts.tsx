@@ -156,7 +156,11 @@ export const FailuresByVerdict: FC<{
     ) : (
       <>
         <BaseSentence comparison={view.comparison} paths={paths} />
-        {view.comparison.infrastructure_reason ? <p class="notice-info">Mass failure: {view.comparison.infrastructure_reason}.</p> : null}
+        {view.comparison.infrastructure_reason ? (
+          <p class="notice-info">
+            <strong>Infrastructure</strong>: {view.comparison.infrastructure_reason}.
+          </p>
+        ) : null}
         <VerdictCounts
           counts={view.comparison.verdict_counts}
           href={(verdict) => `#verdict-${verdict}`}

@@ -133,7 +133,7 @@ ul.verdict-counts { display: flex; flex-wrap: wrap; gap: 0.35rem 0.5rem; list-st
 .verdict-chip.verdict-infrastructure, .badge.verdict-infrastructure { color: #8250df; }
 .verdict-chip.verdict-fixed { color: var(--pass); }
 ul.branch-runs { list-style: none; padding: 0; margin: 0 0 0.5rem; }
-ul.branch-runs li { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.25rem 0.75rem; padding: 0.5rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
+ul.branch-runs > li { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.25rem 0.75rem; padding: 0.5rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
 ul.branch-runs .branch-name { font-weight: 600; min-width: 0; }
 ul.branch-runs ul.verdict-counts { margin: 0; }
 `;

@@ -11,12 +11,12 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runComparisons, testRuns, tests } from "../../src/db/schema";
 import { addMember } from "../../src/services/tenancy/memberships";
-import { type Harness, createHarness } from "../support/harness";
+import { createHarness } from "../support/harness";
 import { SCRIPT_PAYLOAD } from "../support/result-pages-fixtures";
 import { WebClient, uniqueEmail } from "../support/web-client";
 import { signedUpOrganization } from "../support/web-fixtures";
 
-let h: Harness;
+let h: Awaited<ReturnType<typeof createHarness>>;
 beforeAll(async () => {
   h = await createHarness();
 });
@@ -25,7 +25,11 @@ afterAll(() => h?.close());
 const MAIN = "28335f0".padEnd(40, "c");
 const FEATURE_BRANCH = `feature/${SCRIPT_PAYLOAD}`;
 /** The text of an HTML answer without tags (entities left as they are, but for the apostrophe). */
-const textOf = (html: string) => html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").replaceAll("&#39;", "'");
+const textOf = (html: string) =>
+  html
+    .replace(/<[^>]+>/g, " ")
+    .replace(/\s+/g, " ")
+    .replaceAll("&#39;", "'");
 
 type Case = { name: string; status: "passed" | "failed" | "errored"; failure_message?: string; attempts?: { status: "failed" }[] };
 const pass = (name: string): Case => ({ name, status: "passed" });
@@ -210,5 +214,175 @@ describe("a run's page by verdict", () => {
     const list = await f.web.get(`/projects/${f.project.id}/runs/${old.number}/failures`);
     expect(list.status).toBe(200);
     expect(textOf(list.text)).toContain("No comparison yet");
+  });
+});
+
+/** Distinct words (letters past f: never read as hex), so that each failure is its own cause. */
+const word = (i: number) => "ghijklmnopqrstuvwxyz"[Math.floor(i / 20)]! + "ghijklmnopqrstuvwxyz"[i % 20]!;
+
+describe("bounded lists", () => {
+  it("shows the first 50 of a verdict's 53 failures; its link continues with the API's cursor, on the page and on the API", async () => {
+    const p = await projectWithPerson();
+    await p.upload([pass("anchor"), fail("p gg"), fail("p gh")], { branch: "main", commit_sha: MAIN });
+    // 53 failures of 53 causes among 113 tests: not a mass failure, all new.
+    const failing = Array.from({ length: 53 }, (_, i) => fail(`t ${word(i)}`, `missing the ${word(i)} widget`));
+    const passing = Array.from({ length: 60 }, (_, i) => pass(`p ${word(i)}`));
+    const run = await p.upload([...failing, ...passing], { branch: "wide", commit_sha: "b".repeat(40), base_commit_sha: MAIN });
+    const page = await p.web.get(`/projects/${p.project.id}/runs/${run.number}`);
+    const html = page.text;
+    const start = html.indexOf('<section class="verdict-group verdict-new"');
+    const group = html.slice(start, html.indexOf("</section>", start));
+    expect([...group.matchAll(/<li>/g)].length).toBe(50);
+    expect(textOf(group)).toContain("The first 50 of 53 are shown.");
+    const more = /<a href="([^"]+)">The next ones<\/a>/.exec(group)![1]!.replaceAll("&amp;", "&");
+    expect(more).toMatch(new RegExp(`^/projects/${p.project.id}/runs/${run.number}/failures\\?verdict=new&cursor=`));
+
+    const rest = await p.web.get(more);
+    expect(rest.status).toBe(200);
+    const restNames = [...rest.text.matchAll(/tests\/[0-9a-f-]+">(t [a-z]{2})<\/a>/g)].map((m) => m[1]);
+    const shownNames = [...group.matchAll(/tests\/[0-9a-f-]+">(t [a-z]{2})<\/a>/g)].map((m) => m[1]);
+    expect(restNames).toHaveLength(3);
+    expect(new Set([...shownNames, ...restNames]).size).toBe(53);
+    expect(textOf(rest.text)).toContain(`New failures of run #${run.number}`);
+    expect(rest.text).toContain("First page");
+
+    // The same cursor on the API's list gives the same failures.
+    const cursor = new URL(more, "http://x").searchParams.get("cursor")!;
+    const api = await h.get(
+      `/api/v1/projects/${p.project.id}/test_runs/${run.number}/comparison/failures?verdict=new&limit=50&cursor=${encodeURIComponent(cursor)}`,
+      p.apiKey,
+    );
+    expect(api.status).toBe(200);
+    expect(api.body.data.map((item: { name: string }) => item.name)).toEqual(restNames);
+
+    // Every failure with its verdict, on one list; a bad verdict is a 400 page that says why.
+    const all = await p.web.get(`/projects/${p.project.id}/runs/${run.number}/failures?limit=100`);
+    expect([...all.text.matchAll(/<span class="badge verdict-new">New<\/span>/g)]).toHaveLength(53);
+    const bad = await p.web.get(`/projects/${p.project.id}/runs/${run.number}/failures?verdict=broken`);
+    expect(bad.status).toBe(400);
+    expect(textOf(bad.text)).toContain("verdict must be one of");
+
+    // The two tests that failed on main pass here: fixed, a page at a time.
+    const fixed = await p.web.get(`/projects/${p.project.id}/runs/${run.number}/fixed?limit=1`);
+    const fixedNames = (html: string) => [...html.matchAll(/tests\/[0-9a-f-]+">(p g[gh])<\/a>/g)].map((m) => m[1]);
+    expect(fixedNames(fixed.text)).toHaveLength(1);
+    const next = /href="([^"]+)">Next page<\/a>/.exec(fixed.text)![1]!.replaceAll("&amp;", "&");
+    const second = await p.web.get(`${next}&limit=1`);
+    expect([...fixedNames(fixed.text), ...fixedNames(second.text)].sort()).toEqual(["p gg", "p gh"]);
+  });
+
+  it("a mass failure: its reason, every failure under infrastructure", async () => {
+    const p = await projectWithPerson();
+    await p.upload([pass("anchor")], { branch: "main", commit_sha: MAIN });
+    const failing = Array.from({ length: 22 }, (_, i) => fail(`db ${word(i)}`, "Connection refused"));
+    const run = await p.upload(failing, { branch: "broken-ci", commit_sha: "b".repeat(40), base_commit_sha: MAIN });
+    const text = textOf((await p.web.get(`/projects/${p.project.id}/runs/${run.number}`)).text);
+    expect(text).toContain("Infrastructure : mass failure: 22 of the run's 22 tests failed (usually 0%).");
+    expect(text).toContain("Infrastructure (22)");
+    expect(text).not.toContain("New (");
+  });
+
+  it("another organization's run and its lists are the same 404 as a missing run", async () => {
+    const stranger = new WebClient(h.app);
+    await stranger.signUp({ email: uniqueEmail("verdicts-stranger"), organization: "Stranger Org" });
+    const missing = await f.web.get(`/projects/${f.project.id}/runs/9999`);
+    expect(missing.status).toBe(404);
+    for (const path of ["", "/failures", "/failures?verdict=new", "/fixed"]) {
+      const answer = await stranger.get(`/projects/${f.project.id}/runs/${f.feature.number}${path}`);
+      expect(answer.status).toBe(404);
+      expect(answer.text).toBe((await stranger.get(`/projects/${f.project.id}/runs/9999${path}`)).text);
+    }
+  });
+});
+
+describe("each branch's latest run on the runs list", () => {
+  it("lists each branch's latest run with its verdict counts, one click from the list; the branch's name filters the runs", async () => {
+    const p = await projectWithPerson();
+    await p.upload([pass("a"), fail("b")], { branch: "main", commit_sha: MAIN });
+    const older = await p.upload([fail("a")], { branch: "topic", commit_sha: "1".repeat(40), base_commit_sha: MAIN });
+    const latest = await p.upload([fail("a"), fail("b"), fail("c")], {
+      branch: "topic",
+      commit_sha: "2".repeat(40),
+      base_commit_sha: MAIN,
+    });
+    const mainLatest = await p.upload([pass("a"), pass("b")], { branch: "main", commit_sha: "3".repeat(40) });
+    const list = await p.web.get(`/projects/${p.project.id}/runs`);
+    const start = list.text.indexOf('<ul class="branch-runs">');
+    const panel = list.text.slice(start, list.text.indexOf("</section>", start));
+    const items = panel.split("<li>").slice(1);
+    expect(items).toHaveLength(2);
+    // The most recently active branch first: main's run #4, then topic's #3 (not #2).
+    expect(items[0]).toContain(`href="/projects/${p.project.id}/runs/${mainLatest.number}"`);
+    expect(items[1]).toContain(`href="/projects/${p.project.id}/runs/${latest.number}"`);
+    expect(panel).not.toContain(`/runs/${older.number}"`);
+    expect(textOf(items[1]!)).toContain("2 new");
+    expect(textOf(items[1]!)).toContain("1 failing on base");
+    expect(textOf(items[0]!)).toContain("Passed no failures");
+    expect(items[1]).toContain(`href="/projects/${p.project.id}/runs?branch=topic"`);
+    expect(items[1]).toContain(`href="/projects/${p.project.id}/runs/${latest.number}#verdict-new"`);
+
+    // Filtered by branch: that branch's latest; a result filter or a later page has no such list.
+    const topic = await p.web.get(`/projects/${p.project.id}/runs?branch=topic`);
+    expect(topic.text).toContain(`class="run-link" href="/projects/${p.project.id}/runs/${latest.number}"`);
+    expect(topic.text).not.toContain(`class="run-link" href="/projects/${p.project.id}/runs/${mainLatest.number}"`);
+    expect((await p.web.get(`/projects/${p.project.id}/runs?result=tests_failed`)).text).not.toContain("branch-runs");
+  });
+});
+
+/**
+ * Statements sent to the database while `work` runs, with their SQL (the driver's `query`: PGlite's,
+ * or node-postgres' pool's on the Postgres pass), once the queue is idle (a run's alert checks
+ * follow its processing): nothing else runs meanwhile.
+ */
+async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
+  await h.queue.idle();
+  const client = (h.db as unknown as { $client: { query: (...args: unknown[]) => Promise<unknown> } }).$client;
+  const original = client.query;
+  const seen: string[] = [];
+  client.query = function (this: unknown, ...args: unknown[]) {
+    const first = args[0];
+    seen.push(typeof first === "string" ? first : String((first as { text?: string }).text));
+    return original.apply(this, args);
+  };
+  try {
+    await work();
+  } finally {
+    client.query = original;
+  }
+  return seen;
+}
+
+describe("what the pages cost", () => {
+  /** The statements after the session's (better-auth's), which start every signed-in page. */
+  const afterSession = (statements: string[]) => statements.filter((sql) => !/from "(sessions|users)"/.test(sql));
+
+  it("the run page finds the run once, then reads each part in one statement, however many failures (the verdict lists are bounded)", async () => {
+    const p = await projectWithPerson();
+    await p.upload([pass("anchor")], { branch: "main", commit_sha: MAIN });
+    const failing = Array.from({ length: 60 }, (_, i) => fail(`t ${word(i)}`, `missing the ${word(i)} widget`));
+    const passing = Array.from({ length: 70 }, (_, i) => pass(`p ${word(i)}`));
+    const wide = await p.upload([...failing, ...passing], { branch: "wide", commit_sha: "b".repeat(40), base_commit_sha: MAIN });
+
+    const small = afterSession(await statementsOf(() => f.web.get(`/projects/${f.project.id}/runs/${f.feature.number}`)));
+    const large = afterSession(await statementsOf(() => p.web.get(`/projects/${p.project.id}/runs/${wide.number}`)));
+    // One lookup (the run, its project and the membership together), then failure groups, failures,
+    // suites, alert events, the comparison, the verdicts' first pages (all verdicts in one), the fixed tests.
+    for (const statements of [small, large]) {
+      expect(statements).toHaveLength(8);
+      expect(statements[0]).toMatch(/from "test_runs" inner join "projects" .* inner join "members"/);
+      expect(statements.filter((sql) => /from "(test_runs|projects)"/.test(sql))).toHaveLength(1);
+    }
+    expect(small.filter((sql) => sql.includes('"run_verdicts"."verdict" = $')).length).toBe(1);
+
+    // A green run without failures reads no verdicts.
+    const green = await p.upload([pass("anchor")], { branch: "main", commit_sha: "9".repeat(40) });
+    expect(afterSession(await statementsOf(() => p.web.get(`/projects/${p.project.id}/runs/${green.number}`)))).toHaveLength(7);
+  });
+
+  it("the runs list finds the project once, then the page of runs and each branch's latest run: one statement each", async () => {
+    const statements = afterSession(await statementsOf(() => f.web.get(`/projects/${f.project.id}/runs`)));
+    expect(statements).toHaveLength(3);
+    expect(statements.filter((sql) => /from "projects"/.test(sql))).toHaveLength(1);
+    expect(statements.filter((sql) => /select distinct on/.test(sql))).toHaveLength(1);
   });
 });
