@@ -121,12 +121,12 @@ export function createBareApp(db: Database, organizationId: string): Hono {
   app.get("/projects/:id/test_runs/:number/comparison", async (c) => {
     const run = await runOf(c.req.param("id"), c.req.param("number"));
     if (!run) return c.json({ error: "not found" }, 404);
-    return c.json(await comparisonQuery(db, run.id));
+    return c.json(await comparisonQuery(db, organizationId, run.id));
   });
   app.get("/projects/:id/test_runs/:number/comparison/failures", async (c) => {
     const run = await runOf(c.req.param("id"), c.req.param("number"));
     if (!run) return c.json({ error: "not found" }, 404);
-    return c.json(await verdictPageQuery(db, run.id, null, undefined, LIMIT));
+    return c.json(await verdictPageQuery(db, organizationId, run, null, undefined, LIMIT));
   });
 
   return app;

@@ -24,7 +24,7 @@ try {
   const projects = (await api("/api/v1/projects")).data as { id: string; name: string }[];
   const project = projects.find((p) => p.name === "checkout-service") ?? projects[0]!;
   const runs = (await api(`/api/v1/projects/${project.id}/test_runs?limit=50`)).data as { number: number; result: string }[];
-  const failedRun = runs.find((run) => run.result === "failed") ?? runs[0]!;
+  const failedRun = runs.find((run) => run.result === "tests_failed") ?? runs[0]!;
   const flakyTests = (await api(`/api/v1/projects/${project.id}/tests?health=flaky`)).data as { id: string }[];
   const alerts = (await api("/api/v1/alerts?status=all")).data as { id: string }[];
 

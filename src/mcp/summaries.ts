@@ -7,7 +7,7 @@ import type { AlertEventObject } from "../services/alerts/alert-events";
 import type { AlertObject } from "../services/alerts/alerts";
 import type { FailureGroupObject } from "../services/runs/failure-groups";
 import type { ProjectObject } from "../services/tenancy/projects";
-import type { RunComparisonObject, RunVerdictObject } from "../services/runs/run-comparison-reads";
+import type { RunComparisonObject, RunVerdictItem } from "../services/runs/run-comparison-reads";
 import type { TestRunObject } from "../services/runs/test-results";
 import { VERDICTS_BY_CONCERN } from "../lib/vocabulary";
 import type { TestObject } from "../services/tests/tests";
@@ -205,7 +205,7 @@ function comparisonLines(c: RunComparisonObject): string[] {
 }
 
 /** A page of a run's failures, grouped by verdict in order of concern (new first). */
-export function runFailures(list: List<RunVerdictObject>, args: { project_id: string; number: number; verdict?: string }): string {
+export function runFailures(list: List<RunVerdictItem>, args: { project_id: string; number: number; verdict?: string }): string {
   const lines = [
     `${plural(list.data.length, "failure")} of run #${args.number} (project_id ${args.project_id})${args.verdict ? ` with verdict ${args.verdict}` : ""}${list.pagination.has_more ? " on this page" : ""}.`,
   ];

@@ -36,8 +36,8 @@ import {
 import { alertEventList, listAlertEvents } from "../services/alerts/alert-events";
 import { alertList, listAlerts, snoozeAlert } from "../services/alerts/alerts";
 import type { OrgScope } from "../services/shared/context";
-import { listFailureGroupsOfRun, listTestFailureGroups, runFailureGroupList, testFailureGroupList } from "../services/runs/failure-groups";
-import { listRunVerdicts, readRunComparison, runVerdictList } from "../services/runs/run-comparison-reads";
+import { runFailureGroupsOf, listTestFailureGroups, runFailureGroupList, testFailureGroupList } from "../services/runs/failure-groups";
+import { listRunVerdicts, comparisonOf, runVerdictList } from "../services/runs/run-comparison-reads";
 import { listProjects, projectList } from "../services/tenancy/projects";
 import { quarantineTest, unquarantineTest } from "../services/tests/quarantine";
 import { presentTestRun } from "../contract/presenters";
@@ -228,13 +228,13 @@ export const TOOLS: Tool[] = [
     run: async (context, args) => {
       // The run is resolved once; the comparison and the groups read from it (one statement each).
       const row = await findRunRow(context.scope, args.project_id, String(args.number));
-      const comparison = await readRunComparison(context.scope, row);
+      const comparison = await comparisonOf(context.scope, row);
       const groups = await page(
         context,
         runFailureGroupList,
         { project_id: args.project_id, run: String(row.number) },
         { limit: EMBEDDED_FAILURE_GROUPS },
-        (scope, request) => listFailureGroupsOfRun(scope, row, request),
+        (scope, request) => runFailureGroupsOf(scope, row, request),
       );
       return { ...presentTestRun(row, context.scope.webAppUrl), comparison, failure_groups: groups.data };
     },

@@ -6,7 +6,14 @@
  * same services as the API, scoped to that organization.
  */
 import type { Context } from "hono";
-import { findMembership, findProjectForMember, type Membership, type ProjectRow } from "../services/tenancy/memberships";
+import {
+  findMembership,
+  findProjectForMember,
+  findRunForMember,
+  type Membership,
+  type ProjectRow,
+  type RunRow,
+} from "../services/tenancy/memberships";
 import type { OrgScope } from "../services/shared/context";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 
@@ -46,6 +53,20 @@ export async function projectMemberAccess(
 ): Promise<{ project: ProjectRow; access: MemberAccess } | null> {
   const found = await findProjectForMember(c.env, c.var.person.userId, c.req.param("id") ?? "");
   return found ? { project: found.project, access: accessOf(c, config, paths, found.membership) } : null;
+}
+
+/**
+ * The run of the path (`:id`, `:number`) with its project and the person's access, in one
+ * statement (findRunForMember): the run pages pass this run to the services, which then read its
+ * parts without finding the project or the run again. Null → the caller's 404 page.
+ */
+export async function runMemberAccess(
+  c: Context<WebEnv>,
+  config: WebConfig,
+  paths: WebPaths,
+): Promise<{ run: RunRow; project: ProjectRow; access: MemberAccess } | null> {
+  const found = await findRunForMember(c.env, c.var.person.userId, c.req.param("id") ?? "", c.req.param("number") ?? "");
+  return found ? { run: found.run, project: found.project, access: accessOf(c, config, paths, found.membership) } : null;
 }
 
 /** What only admins may do; a member's forged request is refused by the caller with 403. */

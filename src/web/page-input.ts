@@ -19,13 +19,3 @@ export function parseQuery<S extends z.ZodType>(schema: S, c: Context, names: re
   const reasons = parsed.error.issues.map((issue) => `${issue.path.join(".") || "query"} ${issue.message}`).join("; ");
   throw new ApiError("invalid_request", `The page's filters are not valid: ${reasons}.`);
 }
-
-/** A service's result, or null when it says "not found" (a missing or foreign resource: the same 404 page). */
-export async function notFoundAsNull<T>(promise: Promise<T>): Promise<T | null> {
-  try {
-    return await promise;
-  } catch (error) {
-    if (error instanceof ApiError && error.code === "not_found") return null;
-    throw error;
-  }
-}

@@ -1,8 +1,10 @@
 /**
- * `/projects/:id/runs` (filters branch and result, keyset pages with the API's cursors) and
- * `/projects/:id/runs/:number` (what the API's run, its failure groups, suites and alert events
- * say, on one page). Both read through the API's services (src/services/runs/test-results.ts,
- * failure-groups.ts, src/services/alerts/alert-events.ts); run metadata and failures come from uploads and are text.
+ * `/projects/:id/runs` (each branch's latest run with its verdict counts; filters branch and
+ * result, keyset pages with the API's cursors) and `/projects/:id/runs/:number` (what the API's
+ * run, its comparison with its base, its failure groups, suites and alert events say, on one
+ * page). Both read through the API's services (src/services/runs/test-results.ts,
+ * run-comparison-reads.ts, failure-groups.ts, src/services/alerts/alert-events.ts), given the
+ * project or run the page found once; run metadata and failures come from uploads and are text.
  */
 import type { Context, Hono } from "hono";
 import type { FC } from "hono/jsx";
@@ -11,28 +13,33 @@ import type { CursorCodec } from "../lib/pagination";
 import { RUN_RESULTS, type RunResult } from "../lib/vocabulary";
 import { TestRunsQuerySchema } from "../contract/schemas";
 import { listRunAlertEvents } from "../services/alerts/alert-events";
-import { listRunFailureGroups } from "../services/runs/failure-groups";
+import { runFailureGroupsOf } from "../services/runs/failure-groups";
 import { ALERT_NAMES } from "../contract/presenters";
 import {
-  MAX_RUN_PAGE_FAILURES,
-  findRunRow,
-  listRunFailures,
-  listTestRuns,
-  listTestSuites,
-  testRunList,
-} from "../services/runs/test-results";
-import { projectMemberAccess, withQuery } from "./access";
+  comparisonOf,
+  firstVerdictPages,
+  fixedPageOf,
+  latestRunPerBranch,
+  runFixedList,
+  runVerdictList,
+} from "../services/runs/run-comparison-reads";
+import { MAX_RUN_PAGE_FAILURES, listRunFailures, testRunList, testRunsOf, testSuitesOf } from "../services/runs/test-results";
+import type { OrgScope } from "../services/shared/context";
+import type { RunRow } from "../services/tenancy/memberships";
+import { projectMemberAccess, runMemberAccess, withQuery } from "./access";
 import { ExternalLink, HealthBadge, Metadata, PageLinks, QuarantinedBadge, StatusBadge, When, durationText } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { Layout } from "./layout";
 import { pageNotFound } from "./not-found";
-import { RunStatusText, RunsTable, runsTableRun } from "./runs-table";
+import { FailuresByVerdict, type RunComparisonView, VERDICT_ORDER, VERDICT_PAGE_SIZE, continuation } from "./run-verdicts";
+import { registerRunVerdictPages } from "./run-verdict-pages";
+import { BRANCHES_SHOWN, LatestRunPerBranch, RunStatusText, RunsTable, runsTableRun } from "./runs-table";
 import { signedIn } from "./session";
-import { notFoundAsNull, parseQuery } from "./page-input";
+import { parseQuery } from "./page-input";
 
 const RESULT_LABELS = { tests_passed: "Passed", tests_failed: "Tests failed", tests_errored: "Tests errored" } as const;
 
-/** `/projects/:id/runs`: the project's runs by the branch and result filters, a keyset page at a time. */
+/** `/projects/:id/runs`: each branch's latest run (first page, no result filter), then the project's runs by the branch and result filters, a keyset page at a time. */
 async function runsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): Promise<Response> {
   const found = await projectMemberAccess(c, config, paths);
   if (!found) return pageNotFound(c, c.var.person, paths);
@@ -40,16 +47,25 @@ async function runsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, 
   const query = parseQuery(TestRunsQuerySchema, c, ["branch", "result", "cursor", "limit"]);
   const filters = { project_id: project.id, branch: query.branch ?? null, commit_sha: null, result: query.result ?? null, status: null };
   const request = readListRequest(codec, testRunList, { organizationId: access.scope.organizationId, filters }, query);
-  const page = await listTestRuns(access.scope, request);
+  const [page, latest] = await Promise.all([
+    testRunsOf(access.scope, project, request),
+    // On the first page, unless the runs are filtered by result (a different question than "where does each branch stand").
+    request.after || filters.result
+      ? null
+      : latestRunPerBranch(access.scope, project.id, { branch: filters.branch, branches: BRANCHES_SHOWN }),
+  ]);
   const base = paths.to(`/projects/${project.id}/runs`);
   const filterQuery = { branch: filters.branch, result: filters.result };
   const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(testRunList.listing(request), page.next) }) : null;
+  const now = c.env.clock.now();
   return c.html(
     <Layout title={`Runs · ${project.name}`} page={access.page} section="projects">
       <p class="crumbs">
         <a href={paths.to(`/projects/${project.id}`)}>{project.name}</a>
       </p>
       <h1>Test runs</h1>
+      {latest && latest.length > 0 ? <LatestRunPerBranch runs={latest} projectId={project.id} paths={paths} now={now} /> : null}
+      <h2 id="all-runs">{filters.branch === null ? "All runs" : "Runs of the branch"}</h2>
       <RunsFilters base={base} filters={filters} />
       {page.items.length === 0 ? (
         <p>
@@ -58,36 +74,66 @@ async function runsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, 
             : "No runs yet: upload a report with the project's upload token."}
         </p>
       ) : (
-        <RunsTable runs={page.items.map(runsTableRun)} projectId={project.id} paths={paths} now={c.env.clock.now()} />
+        <RunsTable runs={page.items.map(runsTableRun)} projectId={project.id} paths={paths} now={now} />
       )}
       <PageLinks first={request.after ? withQuery(base, filterQuery) : null} next={next} label="Runs" />
     </Layout>,
   );
 }
 
+/**
+ * The run's comparison as its page shows it, read only when the run has one (its
+ * `verdict_counts`): the comparison, each verdict's first VERDICT_PAGE_SIZE failures (one
+ * statement for all verdicts) and the first fixed tests, at once.
+ */
+async function runComparisonView(scope: OrgScope, run: RunRow, codec: CursorCodec, paths: WebPaths): Promise<RunComparisonView | null> {
+  if (run.status !== "processed" || run.verdictCounts === null) return null;
+  const runFilters = { project_id: run.projectId, run: String(run.number) };
+  const fixedRequest = { organizationId: scope.organizationId, filters: runFilters, limit: VERDICT_PAGE_SIZE, after: null };
+  const [comparison, verdicts, fixed] = await Promise.all([
+    comparisonOf(scope, run),
+    firstVerdictPages(scope, run, VERDICT_PAGE_SIZE),
+    fixedPageOf(scope, run, fixedRequest),
+  ]);
+  if (!comparison) return null;
+  const listPath = (list: string) => paths.to(`/projects/${run.projectId}/runs/${run.number}/${list}`);
+  const sections = VERDICT_ORDER.flatMap((verdict) => {
+    const found = verdicts.find((v) => v.verdict === verdict);
+    if (!found) return [];
+    const more = continuation(codec, runVerdictList.listing(found.request), found.page, listPath("failures"), { verdict });
+    return [{ verdict, page: found.page, more }];
+  });
+  const fixedMore = continuation(codec, runFixedList.listing(fixedRequest), fixed, listPath("fixed"), {});
+  return { comparison, sections, fixed, fixedMore };
+}
+
 export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths, codec: CursorCodec): void {
   web.get("/projects/:id/runs", signedIn(config, paths), (c) => runsPage(c, config, paths, codec));
+  registerRunVerdictPages(web, config, paths, codec);
 
   web.get("/projects/:id/runs/:number", signedIn(config, paths), async (c) => {
-    const found = await projectMemberAccess(c, config, paths);
-    const run = found ? await notFoundAsNull(findRunRow(found.access.scope, found.project.id, c.req.param("number"))) : null;
-    if (!found || !run) return pageNotFound(c, c.var.person, paths);
-    const { project, access } = found;
+    const found = await runMemberAccess(c, config, paths);
+    if (!found) return pageNotFound(c, c.var.person, paths);
+    const { run, project, access } = found;
     const { scope } = access;
-    const firstPage = <F extends Record<string, string | null>>(filters: F, limit = 100) => ({
+    const firstPage = {
       organizationId: scope.organizationId,
-      filters,
-      limit,
+      filters: { project_id: project.id, run: String(run.number) },
+      limit: 100,
       after: null,
-    });
-    const [groups, failures, suites, events] = await Promise.all([
-      listRunFailureGroups(scope, firstPage({ project_id: project.id, run: String(run.number) })),
+    };
+    const [groups, failures, suites, events, view] = await Promise.all([
+      runFailureGroupsOf(scope, run, firstPage),
       listRunFailures(scope, run),
-      listTestSuites(scope, firstPage({ project_id: project.id, run: String(run.number) })),
+      testSuitesOf(scope, run, firstPage),
       listRunAlertEvents(scope, run.id),
+      runComparisonView(scope, run, codec, paths),
     ]);
     const grouped = groupFailures(groups.items, failures);
     const testPath = (testId: string) => paths.to(`/projects/${project.id}/tests/${testId}`);
+    const listed = new Set(failures.map((failure) => failure.id));
+    const traceHref = (testCaseId: number) => (listed.has(testCaseId) ? `#case-${testCaseId}` : null);
+    const state = run.status === "processed" ? "before_comparisons" : run.status;
 
     return c.html(
       <Layout title={`Run #${run.number} · ${project.name}`} page={access.page} section="projects">
@@ -99,6 +145,8 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
 
         <RunCounts run={run} />
 
+        <FailuresByVerdict view={view} state={state} paths={paths} testPath={testPath} traceHref={traceHref} />
+
         <FailuresByCause grouped={grouped} shown={failures.length} failuresCount={run.failedCount + run.erroredCount} testPath={testPath} />
 
         <RunSuites suites={suites} />
@@ -109,9 +157,8 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
   });
 }
 
-type RunRow = Awaited<ReturnType<typeof findRunRow>>;
 type RunFailure = Awaited<ReturnType<typeof listRunFailures>>[number];
-type RunFailureGroup = Awaited<ReturnType<typeof listRunFailureGroups>>["items"][number];
+type RunFailureGroup = Awaited<ReturnType<typeof runFailureGroupsOf>>["items"][number];
 /** A cause's failures as the run page lists them: a failure group of the run, or the failures no group lists. */
 type FailureGroupShown = { heading: string; group: RunFailureGroup | null; cases: RunFailure[] };
 
@@ -167,6 +214,14 @@ const RunFacts: FC<{ run: RunRow }> = ({ run }) => (
     <dd>{run.branch ?? <span class="muted">—</span>}</dd>
     <dt>Commit</dt>
     <dd>{run.commitSha ? <code>{run.commitSha}</code> : <span class="muted">—</span>}</dd>
+    {run.baseCommitSha ? (
+      <>
+        <dt>Base commit</dt>
+        <dd>
+          <code>{run.baseCommitSha}</code> <span class="muted">(named by the upload)</span>
+        </dd>
+      </>
+    ) : null}
     <dt>Build</dt>
     <dd>
       {run.buildId ?? (run.buildUrl ? null : <span class="muted">—</span>)} {run.buildUrl ? <ExternalLink href={run.buildUrl} /> : null}
@@ -195,41 +250,43 @@ const RunFacts: FC<{ run: RunRow }> = ({ run }) => (
 );
 
 const RunCounts: FC<{ run: RunRow }> = ({ run }) => (
-  <table class="counts">
-    <caption>Counts</caption>
-    <thead>
-      <tr>
-        <th scope="col" class="num">
-          Tests
-        </th>
-        <th scope="col" class="num">
-          Passed
-        </th>
-        <th scope="col" class="num">
-          Failed
-        </th>
-        <th scope="col" class="num">
-          Errored
-        </th>
-        <th scope="col" class="num">
-          Skipped
-        </th>
-        <th scope="col" class="num">
-          Quarantined failures
-        </th>
-      </tr>
-    </thead>
-    <tbody>
-      <tr>
-        <td class="num">{run.testsCount}</td>
-        <td class="num">{run.passedCount}</td>
-        <td class="num">{run.failedCount}</td>
-        <td class="num">{run.erroredCount}</td>
-        <td class="num">{run.skippedCount}</td>
-        <td class="num">{run.quarantinedFailuresCount}</td>
-      </tr>
-    </tbody>
-  </table>
+  <div class="table-scroll" tabindex={0} role="region" aria-label="Counts">
+    <table class="counts">
+      <caption>Counts</caption>
+      <thead>
+        <tr>
+          <th scope="col" class="num">
+            Tests
+          </th>
+          <th scope="col" class="num">
+            Passed
+          </th>
+          <th scope="col" class="num">
+            Failed
+          </th>
+          <th scope="col" class="num">
+            Errored
+          </th>
+          <th scope="col" class="num">
+            Skipped
+          </th>
+          <th scope="col" class="num">
+            Quarantined failures
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        <tr>
+          <td class="num">{run.testsCount}</td>
+          <td class="num">{run.passedCount}</td>
+          <td class="num">{run.failedCount}</td>
+          <td class="num">{run.erroredCount}</td>
+          <td class="num">{run.skippedCount}</td>
+          <td class="num">{run.quarantinedFailuresCount}</td>
+        </tr>
+      </tbody>
+    </table>
+  </div>
 );
 
 /** The run's failures by cause; `shown` of `failuresCount` when the page lists only the first MAX_RUN_PAGE_FAILURES. */
@@ -279,50 +336,52 @@ const FailuresByCause: FC<{ grouped: FailureGroupShown[]; shown: number; failure
   </section>
 );
 
-const RunSuites: FC<{ suites: Awaited<ReturnType<typeof listTestSuites>> }> = ({ suites }) => (
+const RunSuites: FC<{ suites: Awaited<ReturnType<typeof testSuitesOf>> }> = ({ suites }) => (
   <section aria-labelledby="suites">
     <h2 id="suites">Suites</h2>
     {suites.items.length === 0 ? (
       <p class="muted">No suites.</p>
     ) : (
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Suite</th>
-            <th scope="col" class="num">
-              Tests
-            </th>
-            <th scope="col" class="num">
-              Passed
-            </th>
-            <th scope="col" class="num">
-              Failed
-            </th>
-            <th scope="col" class="num">
-              Errored
-            </th>
-            <th scope="col" class="num">
-              Skipped
-            </th>
-            <th scope="col" class="num">
-              Duration
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {[...suites.items].reverse().map((suite) => (
+      <div class="table-scroll" tabindex={0} role="region" aria-label="Suites">
+        <table>
+          <thead>
             <tr>
-              <td class={suite.parent_number === null ? undefined : "nested"}>{suite.name}</td>
-              <td class="num">{suite.tests_count}</td>
-              <td class="num">{suite.passed_count}</td>
-              <td class="num">{suite.failed_count}</td>
-              <td class="num">{suite.errored_count}</td>
-              <td class="num">{suite.skipped_count}</td>
-              <td class="num">{durationText(suite.duration_ms)}</td>
+              <th scope="col">Suite</th>
+              <th scope="col" class="num">
+                Tests
+              </th>
+              <th scope="col" class="num">
+                Passed
+              </th>
+              <th scope="col" class="num">
+                Failed
+              </th>
+              <th scope="col" class="num">
+                Errored
+              </th>
+              <th scope="col" class="num">
+                Skipped
+              </th>
+              <th scope="col" class="num">
+                Duration
+              </th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {[...suites.items].reverse().map((suite) => (
+              <tr>
+                <td class={suite.parent_number === null ? undefined : "nested"}>{suite.name}</td>
+                <td class="num">{suite.tests_count}</td>
+                <td class="num">{suite.passed_count}</td>
+                <td class="num">{suite.failed_count}</td>
+                <td class="num">{suite.errored_count}</td>
+                <td class="num">{suite.skipped_count}</td>
+                <td class="num">{durationText(suite.duration_ms)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     )}
     {suites.next ? <p class="muted">The first {suites.items.length} suites are shown.</p> : null}
   </section>

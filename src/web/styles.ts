@@ -108,4 +108,32 @@ a.cell.status-errored { background: #8a1c23; }
 a.cell.status-skipped { background: #afb8c1; }
 .notice-done { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--pass); color: var(--pass); background: #f0fff4; max-width: 40rem; }
 .notice-info { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--warn); background: #fff8e5; max-width: 40rem; }
+/* Narrow screens: a wide table scrolls in its own box, never the page (src/web/runs-table.tsx). */
+.table-scroll { overflow-x: auto; max-width: 100%; margin: 0 0 1rem; }
+.table-scroll:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+/* A run's failures by verdict (src/web/run-verdicts.tsx) and each branch's latest run. */
+.verdict-group { border: 1px solid var(--line); border-left-width: 4px; border-radius: 6px; padding: 0.75rem 1rem; margin: 0 0 1rem; }
+.verdict-group.verdict-new { border-left-color: var(--fail); }
+.verdict-group.verdict-failing_on_base { border-left-color: var(--muted); }
+.verdict-group.verdict-flaky, .verdict-group.verdict-quarantined { border-left-color: var(--warn); }
+.verdict-group.verdict-infrastructure { border-left-color: #8250df; }
+.verdict-group.fixed { border-left-color: var(--pass); }
+.verdict-group h3 .count { font-weight: 400; color: var(--muted); }
+.verdict-group > p.small { margin: 0 0 0.5rem; }
+ul.verdict-list { list-style: none; padding: 0; margin: 0; }
+ul.verdict-list li { padding: 0.5rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
+p.reason { margin: 0.15rem 0 0; }
+p.more { margin: 0.5rem 0 0; }
+ul.verdict-counts { display: flex; flex-wrap: wrap; gap: 0.35rem 0.5rem; list-style: none; padding: 0; margin: 0.5rem 0 1rem; }
+.verdict-chip { padding: 0 0.55rem; border-radius: 999px; border: 1px solid currentColor; font-size: 0.875rem; font-weight: 600; white-space: nowrap; }
+.verdict-chip a { color: inherit; }
+.verdict-chip.verdict-new, .badge.verdict-new { color: var(--fail); }
+.verdict-chip.verdict-failing_on_base, .badge.verdict-failing_on_base { color: var(--muted); }
+.verdict-chip.verdict-flaky, .verdict-chip.verdict-quarantined, .badge.verdict-flaky, .badge.verdict-quarantined { color: var(--warn); }
+.verdict-chip.verdict-infrastructure, .badge.verdict-infrastructure { color: #8250df; }
+.verdict-chip.verdict-fixed { color: var(--pass); }
+ul.branch-runs { list-style: none; padding: 0; margin: 0 0 0.5rem; }
+ul.branch-runs > li { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.25rem 0.75rem; padding: 0.5rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
+ul.branch-runs .branch-name { font-weight: 600; min-width: 0; }
+ul.branch-runs ul.verdict-counts { margin: 0; }
 `;

@@ -5,7 +5,7 @@
  * its own cases. Rules: docs/failure-groups.md.
  */
 import { type SQL, and, eq, sql } from "drizzle-orm";
-import { failureGroups, testCases, testFailureGroups, type testRuns } from "../../db/schema";
+import { failureGroups, projects, testCases, testFailureGroups, testRuns } from "../../db/schema";
 import { ownString } from "../../lib/own-string";
 import { type ListRequest, defineList } from "../../lib/lists";
 import type { Page } from "../../lib/pagination";
@@ -179,11 +179,12 @@ export const runFailureGroupList = defineList<RunFailureGroupFilters, RunGroupRo
 });
 
 export async function listRunFailureGroups(scope: OrgScope, request: ListRequest<RunFailureGroupFilters>) {
-  return listFailureGroupsOfRun(scope, await findRunRow(scope, request.filters.project_id, request.filters.run), request);
+  const run = await findRunRow(scope, request.filters.project_id, request.filters.run);
+  return runFailureGroupsOf(scope, run, request);
 }
 
-/** The same list for a run already resolved in the organization (one statement). */
-export async function listFailureGroupsOfRun(
+/** A page of listRunFailureGroups for a run the caller already found (a run page finds it once): one statement. */
+export async function runFailureGroupsOf(
   scope: OrgScope,
   run: Pick<typeof testRuns.$inferSelect, "id" | "projectId">,
   request: ListRequest<RunFailureGroupFilters>,
@@ -217,6 +218,7 @@ export async function listFailureGroupsOfRun(
     })
     .from(inRun)
     .innerJoin(failureGroups, and(eq(failureGroups.projectId, run.projectId), eq(failureGroups.signature, inRun.signature)))
+    .innerJoin(projects, and(eq(projects.id, failureGroups.projectId), eq(projects.organizationId, scope.organizationId)))
     .where(runFailureGroupList.after(request))
     .orderBy(...runFailureGroupList.orderBy)
     .limit(runFailureGroupList.fetchLimit(request));

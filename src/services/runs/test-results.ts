@@ -4,7 +4,7 @@
  * project, run or case is the same 404 as a missing one. Lists are newest first (runs by
  * arrival; suites and cases, which arrive together, by descending number and id).
  */
-import { type SQL, and, asc, eq, inArray, sql } from "drizzle-orm";
+import { type SQL, and, asc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { projects, testCases, testRuns, testSuites, tests } from "../../db/schema";
 import { notFound } from "../../lib/errors";
 import { parsePathBigintId, parsePathNumber } from "../../lib/ids";
@@ -84,11 +84,20 @@ export const testCaseList = defineList<
 });
 
 export async function listTestRuns(scope: OrgScope, request: ListRequest<TestRunFilters>): Promise<Page<TestRunObject>> {
+  return testRunsOf(scope, await findProjectRow(scope, request.filters.project_id), request);
+}
+
+/** A page of listTestRuns for a project the caller already found (the runs page finds it once): one statement. */
+export async function testRunsOf(
+  scope: OrgScope,
+  project: { id: string },
+  request: ListRequest<TestRunFilters>,
+): Promise<Page<TestRunObject>> {
   const { filters } = request;
-  const project = await findProjectRow(scope, filters.project_id);
   const rows = await scope.db
-    .select()
+    .select(getTableColumns(testRuns))
     .from(testRuns)
+    .innerJoin(projects, and(eq(projects.id, testRuns.projectId), eq(projects.organizationId, scope.organizationId)))
     .where(
       and(
         eq(testRuns.projectId, project.id),
@@ -120,10 +129,19 @@ export async function getTestRun(scope: OrgScope, projectId: string, number: str
 }
 
 export async function listTestSuites(scope: OrgScope, request: ListRequest<TestSuiteFilters>): Promise<Page<TestSuiteObject>> {
-  const run = await findRunRow(scope, request.filters.project_id, request.filters.run);
+  return testSuitesOf(scope, await findRunRow(scope, request.filters.project_id, request.filters.run), request);
+}
+
+/** A page of listTestSuites for a run the caller already found (a run page finds it once): one statement. */
+export async function testSuitesOf(
+  scope: OrgScope,
+  run: Pick<typeof testRuns.$inferSelect, "id" | "projectId">,
+  request: ListRequest<TestSuiteFilters>,
+): Promise<Page<TestSuiteObject>> {
   const rows = await scope.db
-    .select()
+    .select(getTableColumns(testSuites))
     .from(testSuites)
+    .innerJoin(projects, and(eq(projects.id, run.projectId), eq(projects.organizationId, scope.organizationId)))
     .where(and(eq(testSuites.testRunId, run.id), testSuiteList.after(request)))
     .orderBy(...testSuiteList.orderBy)
     .limit(testSuiteList.fetchLimit(request));

@@ -5,8 +5,8 @@
  * that does not exist (docs/web-app.md).
  */
 import { and, asc, eq, sql } from "drizzle-orm";
-import { type MemberRole, alerts, members, organizations, projects, sessions, tests, users } from "../../db/schema";
-import { isUuid } from "../../lib/ids";
+import { type MemberRole, alerts, members, organizations, projects, sessions, testRuns, tests, users } from "../../db/schema";
+import { isUuid, parsePathNumber } from "../../lib/ids";
 import type { ServiceDeps } from "../shared/context";
 
 export type Membership = { organizationId: string; organizationName: string; role: MemberRole };
@@ -75,6 +75,33 @@ export async function findTestForMember(
     .innerJoin(members, and(eq(members.organizationId, projects.organizationId), eq(members.userId, userId)))
     .innerJoin(organizations, eq(organizations.id, projects.organizationId))
     .where(and(eq(tests.id, testId), eq(projects.id, projectId)))
+    .limit(1);
+  return row ?? null;
+}
+
+export type RunRow = typeof testRuns.$inferSelect;
+
+/**
+ * The run of the path (its number in the project of the path) with its project and the person's
+ * membership of the project's organization, in one statement (the run pages' lookup, like
+ * findTestForMember's): the pages pass this run to the services instead of finding it again.
+ * Null for a missing run, project or number and a foreign one alike.
+ */
+export async function findRunForMember(
+  deps: Deps,
+  userId: string,
+  projectId: string,
+  runNumber: string,
+): Promise<{ run: RunRow; project: ProjectRow; membership: Membership } | null> {
+  const number = parsePathNumber(runNumber);
+  if (!isUuid(projectId) || number === null) return null;
+  const [row] = await deps.db
+    .select({ run: testRuns, project: projects, membership: membershipColumns })
+    .from(testRuns)
+    .innerJoin(projects, eq(projects.id, testRuns.projectId))
+    .innerJoin(members, and(eq(members.organizationId, projects.organizationId), eq(members.userId, userId)))
+    .innerJoin(organizations, eq(organizations.id, projects.organizationId))
+    .where(and(eq(testRuns.projectId, projectId), eq(testRuns.number, number)))
     .limit(1);
   return row ?? null;
 }
