@@ -64,6 +64,8 @@ export type AppConfig = {
    * unset. The Worker sets what it can process within its memory limit (docs/uploads.md#limits).
    */
   uploadLimitBytes?: number;
+  /** RUN_QUIET_PERIOD_SECONDS in ms (src/lib/run-quiet-period.ts): a run in parts completes this long after its last part. */
+  runQuietPeriodMs?: number;
 };
 
 export type RequestDeps = {

@@ -144,6 +144,22 @@ export const TestRunSchema = z
       description:
         "Failed and errored cases of tests that were quarantined when the run was processed (docs/quarantine.md). They still count in `failed_count`, `errored_count` and `result`.",
     }),
+    run_key: z.string().nullable().openapi({
+      description:
+        'The key its uploads shared (docs/uploads.md, "Runs in parts"): every upload with it joined this run as a part. Null: a run of one upload.',
+    }),
+    shard_total: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The count of shards its parts declared (`shard=I/N`); null when none did." }),
+    parts_count: z.number().int().openapi({
+      description:
+        "Parts received (GET …/test_runs/{number}/parts); 0 for a run of one upload. While a run in parts is pending, its counts are those of the parts read so far.",
+    }),
+    completed_at: nullableTimestamp(
+      "When the completion of a run in parts was decided (all declared shards in, asked for, or its quiet period ended); later parts are refused (409 `run_completed`). Null for a run of one upload.",
+    ),
     passed_on_retry_count: z.number().int().openapi({
       description:
         "Cases that failed or errored, then passed on a retry within this run (their attempts, docs/retries.md). They count as passed in `passed_count`.",
@@ -159,6 +175,26 @@ export const TestRunSchema = z
     url: z.string().url(),
   })
   .openapi("TestRun");
+
+export const RunPartSchema = z
+  .object({
+    number: z.number().int().openapi({ description: "The part's number in its run, in arrival order (1, 2, …)." }),
+    shard_index: z.number().int().nullable().openapi({ description: "The shard it declared (`shard=I/N`'s I); null when none." }),
+    retry: z.boolean(),
+    status: z.enum(["pending", "ready", "failed"]).openapi({
+      description:
+        "pending: not read yet; ready: read, its counts below (stored with the run when it completes); failed: its report could not be read (`failure_reason`), and the run is stored without it.",
+    }),
+    failure_reason: z.string().nullable(),
+    tests_count: z.number().int(),
+    passed_count: z.number().int(),
+    failed_count: z.number().int(),
+    errored_count: z.number().int(),
+    skipped_count: z.number().int(),
+    duration_ms: z.number().int().nullable(),
+    created_at: timestamp("When the part arrived."),
+  })
+  .openapi("TestRunPart");
 
 const countsDescription = "Counts are over final outcomes: a test that failed then passed on retry counts once, as passed.";
 

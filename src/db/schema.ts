@@ -229,12 +229,29 @@ export const testRuns = pgTable(
     suitesCount: integer("suites_count").notNull().default(0),
     /** The uploader's Idempotency-Key: a retried upload that already arrived returns this run. */
     idempotencyKey: text("idempotency_key"),
+    /** Uploads with the same run key join this run as its parts (docs/uploads.md, "Runs in parts"); null: one upload, one run. */
+    runKey: text("run_key"),
+    /** The count of shards its parts declared (`shard=I/N`): the run completes when as many shards have arrived. */
+    shardTotal: integer("shard_total"),
+    /** Parts received (test_run_parts), retries included. */
+    partsCount: integer("parts_count").notNull().default(0),
+    /** A run with parts completes by itself at this time: its last part's arrival plus the quiet period. */
+    completeAfter: timestampMs("complete_after"),
+    /** When its completion was decided: no part but a retry is accepted after it. */
+    completedAt: timestampMs("completed_at"),
   },
   (t) => [
     uniqueIndex("test_runs_project_number_key").on(t.projectId, t.number),
     uniqueIndex("test_runs_project_idempotency_key")
       .on(t.projectId, t.idempotencyKey)
       .where(sql`${t.idempotencyKey} is not null`),
+    uniqueIndex("test_runs_project_run_key")
+      .on(t.projectId, t.runKey)
+      .where(sql`${t.runKey} is not null`),
+    // The quiet period's sweep: runs with parts whose completion is not decided yet.
+    index("test_runs_complete_after_idx")
+      .on(t.completeAfter)
+      .where(sql`${t.completedAt} is null and ${t.completeAfter} is not null`),
     index("test_runs_project_keyset_idx").on(t.projectId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
     // GET …/test_runs?commit_sha= (commitShaCondition): a full SHA by equality in keyset order, an
     // abbreviated one as a prefix range (text_pattern_ops: LIKE 'abc1234%' whatever the collation).
@@ -287,8 +304,10 @@ export const uploadPayloads = pgTable(
   "upload_payloads",
   {
     testRunId: bigint("test_run_id", { mode: "number" })
-      .primaryKey()
+      .notNull()
       .references(() => testRuns.id, { onDelete: "cascade" }),
+    /** 0 for a run of one upload; a run with parts keeps one payload per part (test_run_parts.part_number). */
+    partNumber: integer("part_number").notNull().default(0),
     /** `junit_xml` (a raw XML body) or `json` (our JSON envelope). */
     format: text("format").notNull(),
     content: text("content"),
@@ -296,7 +315,48 @@ export const uploadPayloads = pgTable(
     objectKey: text("object_key"),
     createdAt: timestampMs("created_at").notNull().defaultNow(),
   },
-  (t) => [check("upload_payloads_one_place", sql`(${t.content} is null) <> (${t.objectKey} is null)`)],
+  (t) => [
+    primaryKey({ columns: [t.testRunId, t.partNumber] }),
+    check("upload_payloads_one_place", sql`(${t.content} is null) <> (${t.objectKey} is null)`),
+  ],
+);
+
+/**
+ * The parts of a run uploaded in parts (docs/uploads.md, "Runs in parts"): one row per upload
+ * with the run's key, numbered in arrival order. A part is read once when it arrives (its counts,
+ * or why it cannot be read); the run's cases are stored from every readable part at once when the
+ * run completes.
+ */
+export const testRunParts = pgTable(
+  "test_run_parts",
+  {
+    testRunId: bigint("test_run_id", { mode: "number" })
+      .notNull()
+      .references(() => testRuns.id, { onDelete: "cascade" }),
+    partNumber: integer("part_number").notNull(),
+    /** `shard=I/N`'s I, 1-based; null when the part declared none. */
+    shardIndex: integer("shard_index"),
+    /** `retry=true`: a re-run of failed tests, whose cases become further attempts of the run's tests. */
+    retry: boolean("retry").notNull().default(false),
+    /** pending (not read yet), ready (read), failed (unreadable: left out of the run), merged (a retry, applied). */
+    status: text("status").notNull().default("pending"),
+    failureReason: text("failure_reason"),
+    testsCount: integer("tests_count").notNull().default(0),
+    passedCount: integer("passed_count").notNull().default(0),
+    failedCount: integer("failed_count").notNull().default(0),
+    erroredCount: integer("errored_count").notNull().default(0),
+    skippedCount: integer("skipped_count").notNull().default(0),
+    durationMs: integer("duration_ms"),
+    /** The part's Idempotency-Key: a retried upload of a part that already arrived returns the run again. */
+    idempotencyKey: text("idempotency_key"),
+    createdAt: timestampMs("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.testRunId, t.partNumber] }),
+    uniqueIndex("test_run_parts_idempotency_key")
+      .on(t.testRunId, t.idempotencyKey)
+      .where(sql`${t.idempotencyKey} is not null`),
+  ],
 );
 
 export const testSuites = pgTable(

@@ -107,6 +107,19 @@ const metadataText = (max: number) =>
     .transform((value) => (value === "" ? null : value))
     .nullish();
 
+/** `I/N` with 1 ≤ I ≤ N ≤ MAX_SHARDS, or null. */
+function shardOf(value: string): { index: number; total: number } | null {
+  const match = /^(\d{1,4})\/(\d{1,4})$/.exec(value);
+  if (!match) return null;
+  const index = Number(match[1]);
+  const total = Number(match[2]);
+  return index >= 1 && index <= total && total <= MAX_SHARDS ? { index, total } : null;
+}
+
+/** Shards a run may declare; a run takes at most MAX_RUN_PARTS parts, retries included. */
+const MAX_SHARDS = 1_000;
+export const MAX_RUN_PARTS = 2_000;
+
 const isHttpUrl = (value: string) => {
   try {
     const url = new URL(value);
@@ -128,6 +141,17 @@ const metadataFields = {
         "The commit this run is compared with (docs/verdicts.md): the default branch's run on it is the comparison's base. A full or abbreviated SHA, 7 to 64 hexadecimal characters.",
     }),
   build_id: metadataText(255).openapi({ description: "The CI system's build or job identifier." }),
+  run_key: metadataText(255).openapi({
+    description:
+      'Uploads with the same run key join one run as its parts (docs/uploads.md, "Runs in parts"), e.g. the CI\'s run id and job; absent: the upload is a run of its own.',
+  }),
+  shard: metadataText(9)
+    .refine((value) => value === null || value === undefined || shardOf(value) !== null, "must be I/N with 1 ≤ I ≤ N ≤ 1000, e.g. 2/4")
+    .transform((value) => (value === null || value === undefined ? value : shardOf(value)))
+    .openapi({
+      description:
+        "This part's shard, `I/N`, 1-based as in Jest and Playwright (e.g. `2/4`): the run completes when N shards have arrived.",
+    }),
   build_url: metadataText(2048)
     .refine((value) => value === null || value === undefined || isHttpUrl(value), "must be an http or https URL")
     .openapi({ description: "Link to the CI build (http or https only)." }),

@@ -8,8 +8,12 @@ import type { UploadFormat } from "../lib/vocabulary";
 /** An uploaded report waiting to be processed, as stored with its run. */
 export type UploadPayload = { format: UploadFormat; content: string };
 
-/** Processing a run: only the run's id travels (the payload waits in the database). */
-export type RunMessage = { testRunId: number };
+/**
+ * Processing a run: only the run's id travels (the payload waits in the database). A run in parts
+ * (docs/uploads.md): `part`, a part to read; `complete`, its completion to decide and store (the
+ * uploader asked, or its quiet period ended).
+ */
+export type RunMessage = { testRunId: number; part?: number; complete?: "asked" | "quiet" };
 /** Delivering one notification to one webhook endpoint (the delivery row holds the rest). */
 type DeliveryMessage = { deliveryId: number };
 /** Sending one e-mail of the outbox (its row holds the rest; src/services/shared/email-outbox.ts). */

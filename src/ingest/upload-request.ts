@@ -25,6 +25,10 @@ export type RunMetadata = {
   startedAt?: Date | null;
   /** The uploader's Idempotency-Key, unique per project. */
   idempotencyKey?: string | null;
+  /** Uploads with the same key join one run as its parts (docs/uploads.md, "Runs in parts"). */
+  runKey?: string | null;
+  shard?: { index: number; total: number } | null;
+  retry?: boolean;
 };
 
 export type UploadRequest = { metadata: RunMetadata; payload: UploadPayload };
@@ -41,7 +45,17 @@ export type ReceivedUpload = {
 /** Maximum nesting of a JSON upload: 64 levels of suites, each an object inside an array. */
 export const MAX_JSON_DEPTH = 2 * 64 + 8;
 
-export const METADATA_KEYS = ["branch", "commit_sha", "base_commit_sha", "build_id", "build_url", "tags", "started_at"] as const;
+export const METADATA_KEYS = [
+  "branch",
+  "commit_sha",
+  "base_commit_sha",
+  "build_id",
+  "build_url",
+  "tags",
+  "started_at",
+  "run_key",
+  "shard",
+] as const;
 
 /** Metadata from the query string; `tags` may repeat and be comma-separated. Empty values are absent. */
 function metadataFromQuery(query: Record<string, string[]>): Record<string, unknown> {
@@ -105,7 +119,18 @@ function toRunMetadata(input: Record<string, unknown>): RunMetadata {
     buildUrl: data.build_url ?? null,
     tags: [...new Set(data.tags ?? [])],
     startedAt: data.started_at ? new Date(data.started_at) : null,
+    ...runKeyFields(data),
   };
+}
+
+/** The run key and what only a run key gives meaning to: a shard. */
+function runKeyFields(data: { run_key?: string | null; shard?: { index: number; total: number } | null }) {
+  const runKey = data.run_key ?? null;
+  if (runKey === null) {
+    if (data.shard) throw validationFailed([{ field: "shard", message: "needs a run_key: it describes a part of a run" }]);
+    return {};
+  }
+  return { runKey, shard: data.shard ?? null };
 }
 
 /** The JSON envelope, validated: a 400 for a body that is not a JSON object, a 422 for one that is not a report. */

@@ -5,6 +5,7 @@ import { type Quotas, quotasFrom } from "../lib/quotas";
 import { type SignUpMode, signUpModeFrom } from "../lib/sign-up-mode";
 import { MIN_SECRETS_KEY_LENGTH, parseKeyList } from "../lib/secret-box";
 import { parseSmtpUrl } from "../mail/transport";
+import { runQuietPeriodMsFrom } from "../lib/run-quiet-period";
 import { type OutboundPolicy, outboundPolicyFrom } from "../notifications/outbound-policy";
 
 export type NodeConfig = {
@@ -40,6 +41,8 @@ export type NodeConfig = {
    * (src/lib/client-address.ts); unset → none: the connection's peer is the client.
    */
   trustedProxies: AddressRange[];
+  /** RUN_QUIET_PERIOD_SECONDS in ms (docs/uploads.md, "Runs in parts"). */
+  runQuietPeriodMs: number;
 };
 
 export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
@@ -60,6 +63,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
   const quotas = quotasFrom(env);
   const signUp = signUpModeFrom(env.SIGN_UP);
   const trustedProxies = parseTrustedProxies(env.TRUSTED_PROXIES);
+  const runQuietPeriodMs = runQuietPeriodMsFrom(env.RUN_QUIET_PERIOD_SECONDS);
   return {
     port,
     host: env.HOST || undefined,
@@ -77,6 +81,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
     quotas,
     signUp,
     trustedProxies,
+    runQuietPeriodMs,
   };
 }
 

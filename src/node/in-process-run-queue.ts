@@ -156,7 +156,11 @@ export async function recoverPendingDeliveries(db: Database, queue: RunQueue): P
 
 /** Queues every run whose payload is still waiting (after a restart, messages kept in memory are gone). */
 export async function recoverPendingRuns(db: Database, queue: RunQueue): Promise<number> {
-  const waiting = await db.select({ testRunId: uploadPayloads.testRunId }).from(uploadPayloads).orderBy(uploadPayloads.testRunId);
-  for (const { testRunId } of waiting) await queue.send({ testRunId });
+  const waiting = await db
+    .select({ testRunId: uploadPayloads.testRunId, part: uploadPayloads.partNumber })
+    .from(uploadPayloads)
+    .orderBy(uploadPayloads.testRunId, uploadPayloads.partNumber);
+  // A run in parts: each part is read again (a part read before is not), and the last one decides its completion.
+  for (const { testRunId, part } of waiting) await queue.send(part > 0 ? { testRunId, part } : { testRunId });
   return waiting.length;
 }

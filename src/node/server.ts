@@ -5,9 +5,14 @@
  */
 import { type RequestDeps, createApp } from "../app";
 import { withStaticAssets } from "./static-assets";
-import { ApiError } from "../lib/errors";
+import { ApiError, describeError } from "../lib/errors";
 import { consoleLogger } from "../lib/logger";
 import { systemClock } from "../lib/clock";
+import { RUN_STALLED_AFTER_MS } from "../services/stalled-work";
+import { queueDueCompletions } from "../services/runs/run-parts";
+import type { Database } from "../db/types";
+import type { RunQueue } from "../ingest/run-queue";
+
 import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
 import { recoverPendingDeliveries, recoverPendingRuns } from "./in-process-run-queue";
 import { createNodeBackground } from "./background";
@@ -22,6 +27,20 @@ import { isLocalWebApp, mailFromAddress } from "../mail/transport";
 import { recoverPendingEmails } from "../services/shared/email-outbox";
 import { nodeSmtpTransport } from "./smtp-transport";
 import { clientAddressFromConnection, formatIpAddress } from "../lib/client-address";
+
+/** How often Node looks for runs in parts whose quiet period ended. */
+const COMPLETION_SWEEP_MS = 60_000;
+
+/** Runs in parts whose quiet period ended complete (docs/uploads.md): on the Worker, its cron does it every 10 minutes. */
+function startCompletionSweep(db: Database, queue: RunQueue): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    queueDueCompletions({ db, clock: systemClock, queue }, { stalledAfterMs: RUN_STALLED_AFTER_MS, limit: 500 }).catch((error: unknown) =>
+      consoleLogger.error("could not queue the completion of runs in parts", { error: describeError(error) }),
+    );
+  }, COMPLETION_SWEEP_MS);
+  timer.unref();
+  return timer;
+}
 
 /** While the database is being opened, migrated and seeded: retryable, in the envelope. */
 const starting = () =>
@@ -68,6 +87,7 @@ async function main(): Promise<void> {
   if (redelivered > 0) consoleLogger.info("queued webhook deliveries left pending by an earlier process", { deliveries: redelivered });
   const resent = await recoverPendingEmails(database.db, runQueue);
   if (resent > 0) consoleLogger.info("queued e-mails left pending by an earlier process", { emails: resent });
+  const completions = startCompletionSweep(database.db, runQueue);
   const app = createApp({
     cursorSecret,
     adminToken: config.adminToken,
@@ -76,6 +96,7 @@ async function main(): Promise<void> {
     webhookUrlPolicy: outbound,
     quotas: config.quotas,
     signUp: config.signUp,
+    runQuietPeriodMs: config.runQuietPeriodMs,
     mailConfigured: Boolean(config.smtpUrl),
     secrets,
   });
@@ -119,6 +140,7 @@ async function main(): Promise<void> {
   });
 
   const shutdown = () => {
+    clearInterval(completions);
     server.close();
     // Runs being processed finish (each is one transaction); the rest are recovered on the next start.
     Promise.race([runQueue.close(), new Promise((resolve) => setTimeout(resolve, 5000))])

@@ -14,6 +14,7 @@ import { runAlertChecks } from "./alerts/alert-checks";
 import { type NotificationDeps, planNotifications } from "./notifications/notifications";
 import type { DeliveryAttempt, QueueMessage, RunQueue } from "../ingest/run-queue";
 import { type ProcessingDeps, processTestRun } from "./runs/run-processing";
+import { completeIfDue, processRunPart } from "./runs/run-parts";
 import type { PayloadStore } from "../ingest/payload-store";
 import { deliverNotification } from "./notifications/webhook-delivery";
 import { queueRunTestEvents } from "./tests/test-events";
@@ -92,8 +93,11 @@ export function backgroundWork(deps: BackgroundDeps): BackgroundWork {
     notifications,
     email,
     async consume(message, attempt) {
-      if ("testRunId" in message) await processTestRun(processing, message.testRunId, attempt);
-      else if ("deliveryId" in message) await deliverNotification(notifications, message.deliveryId);
+      if ("testRunId" in message) {
+        if (message.part) await processRunPart(processing, message.testRunId, message.part, attempt);
+        else if (message.complete) await completeIfDue(processing, message.testRunId, message.complete);
+        else await processTestRun(processing, message.testRunId, attempt);
+      } else if ("deliveryId" in message) await deliverNotification(notifications, message.deliveryId);
       else if ("emailId" in message) await deliverEmail(email, message.emailId);
     },
   };

@@ -15,6 +15,7 @@ import type { Database } from "../db/types";
 import type { RunQueue } from "../ingest/run-queue";
 import type { Clock } from "../lib/clock";
 import type { Logger } from "../lib/logger";
+import { queueDueCompletions } from "./runs/run-parts";
 
 /** A run pending this long after it arrived lost its message: processing takes seconds, a queue's retries minutes. */
 export const RUN_STALLED_AFTER_MS = 15 * 60_000;
@@ -45,7 +46,7 @@ export async function requeueStalledWork(deps: StalledWorkDeps): Promise<{ runs:
   const runs = await deps.db
     .select({ id: testRuns.id })
     .from(testRuns)
-    .where(and(eq(testRuns.status, "pending"), lt(testRuns.createdAt, before(RUN_STALLED_AFTER_MS))))
+    .where(and(eq(testRuns.status, "pending"), isNull(testRuns.runKey), lt(testRuns.createdAt, before(RUN_STALLED_AFTER_MS))))
     .orderBy(asc(testRuns.createdAt))
     .limit(SWEEP_LIMIT);
   const emails = await deps.db
@@ -61,9 +62,10 @@ export async function requeueStalledWork(deps: StalledWorkDeps): Promise<{ runs:
     .orderBy(asc(notificationDeliveries.id))
     .limit(SWEEP_LIMIT);
   for (const { id } of runs) await deps.queue.send({ testRunId: id });
+  const completions = await queueDueCompletions(deps, { stalledAfterMs: RUN_STALLED_AFTER_MS, limit: SWEEP_LIMIT });
   for (const { id } of emails) await deps.queue.send({ emailId: id });
   for (const { id } of deliveries) await deps.queue.send({ deliveryId: id });
-  const counts = { runs: runs.length, emails: emails.length, deliveries: deliveries.length };
+  const counts = { runs: runs.length + completions, emails: emails.length, deliveries: deliveries.length };
   if (counts.runs + counts.emails + counts.deliveries > 0) deps.logger.info("queued stalled work again", counts);
   return counts;
 }

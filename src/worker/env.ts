@@ -50,6 +50,8 @@ export interface WorkerEnv {
   QUOTA_STORED_CASES?: string;
   /** Who may create accounts: open (the default), invite-only or off (docs/accounts.md). */
   SIGN_UP?: string;
+  /** How long after its last part a run in parts completes by itself (docs/uploads.md); 600 when unset. */
+  RUN_QUIET_PERIOD_SECONDS?: string;
   /** Local development and tests only: host:port of the WebSocket bridge standing in for Neon's proxy. */
   LOCAL_NEON_PROXY?: string;
   /** One Durable Object per API key: organization, revoked mark, rolling rate window. */

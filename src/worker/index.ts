@@ -33,6 +33,7 @@ import { configureLocalProxy, requestPool } from "./neon";
 import { CloudflareRunQueue, type QueueBody, consumeRunBatch, requeueOn } from "./run-queue";
 import { R2PayloadStore } from "./r2-payload-store";
 import { quotasFrom } from "../lib/quotas";
+import { runQuietPeriodMsFrom } from "../lib/run-quiet-period";
 import { signUpModeFrom } from "../lib/sign-up-mode";
 
 export { KeyCounterObject, UploadCounterObject } from "./key-counter-object";
@@ -200,6 +201,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       keyIdCache,
       secrets: keyring,
       uploadLimitBytes: uploadLimitOf(env),
+      runQuietPeriodMs: runQuietPeriodMsFrom(env.RUN_QUIET_PERIOD_SECONDS),
     });
     return app;
   }

@@ -43,8 +43,12 @@ export type QueueBody = QueueMessage & { outages?: number };
 /** A well-formed message: a run to process, a delivery to attempt or an e-mail to send. */
 function asQueueMessage(body: unknown): QueueMessage | null {
   if (typeof body !== "object" || body === null) return null;
-  const { testRunId, deliveryId, emailId } = body as { testRunId?: unknown; deliveryId?: unknown; emailId?: unknown };
-  if (Number.isSafeInteger(testRunId)) return { testRunId: testRunId as number };
+  const { testRunId, deliveryId, emailId, part, complete } = body as Record<string, unknown>;
+  if (Number.isSafeInteger(testRunId)) {
+    if (Number.isSafeInteger(part) && (part as number) > 0) return { testRunId: testRunId as number, part: part as number };
+    if (complete === "asked" || complete === "quiet") return { testRunId: testRunId as number, complete };
+    return { testRunId: testRunId as number };
+  }
   if (Number.isSafeInteger(deliveryId)) return { deliveryId: deliveryId as number };
   if (typeof emailId === "string" && /^[0-9a-f-]{36}$/i.test(emailId)) return { emailId };
   return null;

@@ -10,6 +10,7 @@
  * (docs/codeowners.md) and reads its own runs' comparisons with their bases (docs/verdicts.md,
  * for the uploader's merge gate and pull request comment).
  */
+import { askCompletion } from "../../services/runs/run-parts";
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppConfig, AppEnv } from "../../app-env";
@@ -78,6 +79,8 @@ const METADATA_DESCRIPTIONS: Record<(typeof METADATA_KEYS)[number], string> = {
   build_url: "Link to the CI build (http or https).",
   tags: "Labels, comma-separated (`tags=linux,unit`) or repeated (`tags=linux&tags=unit`).",
   started_at: "When the tests started, RFC 3339 with a time zone.",
+  run_key: 'Uploads with the same run key join one run as its parts (docs/uploads.md, "Runs in parts"), e.g. the CI\'s run id and job.',
+  shard: "This part's shard, `I/N` (1-based, e.g. `2/4`; N ≤ 1000): the run completes when N shards have arrived. Needs run_key.",
 };
 
 /**
@@ -250,6 +253,29 @@ const getUploadedTestRunRoute = createRoute({
   request: { params: RunNumberParams, query: UploadedRunQuerySchema },
   responses: { 200: json(UploadedRunWithFailuresSchema, "The run."), ...errorResponses(400, 401, 404, 429, 500, 503) },
 });
+
+const completeUploadedTestRunRoute = createRoute({
+  method: "post",
+  path: "/test_runs/{number}/complete",
+  operationId: "completeUploadedTestRun",
+  tags: ["Uploads"],
+  summary: 'Say that every part of a run in parts is in: it completes now (docs/uploads.md, "Runs in parts")',
+  description:
+    "For a run uploaded in parts (`run_key`) that declared no shard count, or to end it before its quiet period: no part but a retry is accepted after this (409 `run_completed`), and the run is stored once the parts that arrived are read. Asking again is harmless (202). A run of one upload is a 409 `run_completed`.",
+  security: tokenSecurity,
+  request: { params: RunNumberParams },
+  responses: { 202: json(UploadedRunSchema, "The run, its completion decided."), ...errorResponses(401, 404, 409, 429, 500, 503) },
+});
+
+/** POST /test_runs/:number/complete: a run in parts' completion, asked for by the uploader. */
+function registerCompletion(api: OpenAPIHono<UploadEnv>, config: AppConfig): void {
+  api.openapi(completeUploadedTestRunRoute, async (c) => {
+    const { db, clock, runQueue } = c.env;
+    const run = await getUploadedRun(db, c.get("uploader"), c.req.valid("param").number);
+    const completed = await askCompletion({ db, clock, queue: runQueue }, run);
+    return c.json(presentUploadedRun(completed, config.webAppUrl, config.publicBaseUrl), 202);
+  });
+}
 
 const NOT_PROCESSED =
   "The same answer as the /api/v1 operation of the same name, for a run of the token's project only (the uploader's `--wait`, `--fail-on new` and `--pr-comment` read it; docs/verdicts.md). A run not processed yet, or whose processing failed, is a 409 `run_not_processed`; a run processed before comparisons existed has none: 404.";
@@ -470,7 +496,7 @@ export function createUploadsApi(config: AppConfig) {
         ? await streamUploadToStore(payloadStore, { ...request, body: c.req.raw.body }, uploadLimit)
         : await readUploadRequest({ ...request, body: new Uint8Array(await c.req.arrayBuffer()) }, uploadLimit);
     const { run, replayed } = await acceptUpload(
-      { db, clock, runQueue, logger, payloadStore },
+      { db, clock, runQueue, logger, payloadStore, quietPeriodMs: config.runQuietPeriodMs },
       c.get("uploader"),
       upload.metadata,
       upload.payload,
@@ -488,6 +514,7 @@ export function createUploadsApi(config: AppConfig) {
     return c.json({ ...body, failed_tests: await listRunFailedTests(c.env.db, run, config.webAppUrl) }, 200);
   });
 
+  registerCompletion(api, config);
   registerComparisonReads(api, config);
 
   api.openapi(listQuarantinedTestsRoute, async (c) => {

@@ -18,8 +18,10 @@ import {
   testSuiteList,
 } from "../../services/runs/test-results";
 import { COMMON_ERRORS, errorResponses, jsonOk } from "../responses";
+import { listRunParts, runPartList } from "../../services/runs/run-parts";
 import {
   PageQuerySchema,
+  RunPartSchema,
   TestCaseSchema,
   TestCasesQuerySchema,
   TestRunSchema,
@@ -82,6 +84,23 @@ const listTestSuitesRoute = createRoute({
   },
 });
 
+const listRunPartsRoute = createRoute({
+  method: "get",
+  path: "/projects/{id}/test_runs/{number}/parts",
+  operationId: "listTestRunParts",
+  tags: ["Test runs"],
+  summary: "List the parts of a run uploaded in parts (run_key), the latest first",
+  description: listDescription(
+    'Each upload that joined the run with its `run_key` (docs/uploads.md, "Runs in parts"): when it arrived, its shard, its counts once read, or why it could not be read. A run of one upload has none.',
+  ),
+  security,
+  request: { params: RunParams, query: PageQuerySchema },
+  responses: {
+    200: jsonOk(listOf(RunPartSchema, "TestRunPartList"), "A page of parts."),
+    ...errorResponses(400, 404, ...COMMON_ERRORS),
+  },
+});
+
 const listTestCasesRoute = createRoute({
   method: "get",
   path: "/projects/{id}/test_runs/{number}/test_suites/{suite_number}/test_cases",
@@ -126,6 +145,14 @@ export function registerTestResultRoutes(api: OpenAPIHono<AppEnv>, codec: Cursor
   api.openapi(getTestRunRoute, async (c) => {
     const { id, number } = c.req.valid("param");
     return c.json(await getTestRun(c.get("scope"), id, number), 200);
+  });
+
+  api.openapi(listRunPartsRoute, async (c) => {
+    const scope = c.get("scope");
+    const { id, number } = c.req.valid("param");
+    const filters = { project_id: id, run: number };
+    const request = readListRequest(codec, runPartList, { organizationId: scope.organizationId, filters }, c.req.valid("query"));
+    return c.json(pageBody(codec, runPartList, request, await listRunParts(scope, request)), 200);
   });
 
   api.openapi(listTestSuitesRoute, async (c) => {

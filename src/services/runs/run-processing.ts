@@ -46,7 +46,7 @@ const FINAL_FAILURE_REASON = "The report could not be processed after several at
 const SCAN_ABOVE_BYTES = 512 * 1024;
 
 /** Counts what a source emits and stops it at the run-wide limits (XML and JSON parts together). */
-function limited(emit: (suites: ReportSuite[]) => void): (suites: ReportSuite[]) => void {
+export function limited(emit: (suites: ReportSuite[]) => void): (suites: ReportSuite[]) => void {
   let suites = 0;
   let cases = 0;
   return (emitted) => {

@@ -19,6 +19,8 @@ import type { ServiceDeps } from "../shared/context";
 import { failureSignature } from "../../ingest/failure-signature";
 import { RunFailures, runFailuresSql } from "./failure-groups";
 import { compareRun } from "./run-comparison";
+import { MAX_RUN_PARTS } from "../../ingest/json-report";
+import { DEFAULT_RUN_QUIET_PERIOD_SECONDS } from "../../lib/run-quiet-period";
 import {
   type ProjectTestCounts,
   type StoredTests,
@@ -72,7 +74,12 @@ function runResult(counts: Pick<Counts, "failedCount" | "erroredCount">): RunRes
 const ARRIVAL_LOCK_CLASS = 0x43544131;
 
 /** A run recorded on arrival, or (`replayed`) the run that already had the arrival's Idempotency-Key. */
-export type Arrival = { run: TestRunRow; replayed: boolean };
+/**
+ * A recorded arrival: the run, whether the upload was a replay (its Idempotency-Key seen), its
+ * part number (0: a run of one upload), or why a part was refused: `completed` (the run's
+ * completion was decided and the part is not a retry), `too_many_parts` (MAX_RUN_PARTS).
+ */
+export type Arrival = { run: TestRunRow; replayed: boolean; part: number; refusal: "completed" | "too_many_parts" | null };
 
 /**
  * Records a run the moment it arrives: the project's counter allocates its number atomically
@@ -90,7 +97,7 @@ export type Arrival = { run: TestRunRow; replayed: boolean };
  * row. Now an arrival that takes the project's row has a key no run has yet.
  */
 export async function recordTestRunArrival(
-  deps: Pick<ServiceDeps, "db" | "clock">,
+  deps: Pick<ServiceDeps, "db" | "clock"> & { quietPeriodMs?: number },
   projectId: string,
   meta: RunMetadata = {},
   payload?: UploadPayload | PayloadObject,
@@ -100,19 +107,26 @@ export async function recordTestRunArrival(
   // One statement (one round trip on the Worker): the function of drizzle/0015_run_arrival_function.sql
   // takes the same steps and locks as the transaction it replaced; a conflict aborts it whole, so it is retried whole.
   const result = await retryOnConflict(deps.db, () =>
-    deps.db.execute(sql`select replayed, run from record_test_run_arrival(
+    deps.db.execute(sql`select replayed, run, part, refusal from record_test_run_arrival(
       ${projectId}::uuid, ${now.toISOString()}::timestamptz, ${ARRIVAL_LOCK_CLASS}::integer, ${key}::text,
       ${meta.branch ?? null}::text, ${meta.commitSha ?? null}::text, ${meta.buildId ?? null}::text, ${meta.buildUrl ?? null}::text,
       ${JSON.stringify(meta.tags ?? [])}::jsonb, ${meta.startedAt?.toISOString() ?? null}::timestamptz,
       ${payload?.format ?? null}::text, ${payload && "content" in payload ? payload.content : null}::text,
-      ${payload && "objectKey" in payload ? payload.objectKey : null}::text, ${meta.baseCommitSha ?? null}::text)`),
+      ${payload && "objectKey" in payload ? payload.objectKey : null}::text, ${meta.baseCommitSha ?? null}::text,
+      ${meta.runKey ?? null}::text, ${meta.shard?.index ?? null}::integer, ${meta.shard?.total ?? null}::integer,
+      ${meta.retry === true}::boolean, ${deps.quietPeriodMs ?? DEFAULT_RUN_QUIET_PERIOD_SECONDS * 1000}::integer, ${MAX_RUN_PARTS}::integer)`),
   );
-  const [row] = (result as unknown as { rows: { replayed: boolean; run: unknown }[] }).rows;
-  return { run: testRunFromJson(row!.run), replayed: row!.replayed };
+  const [row] = (result as unknown as { rows: { replayed: boolean; run: unknown; part: number | null; refusal: string | null }[] }).rows;
+  return {
+    run: testRunFromJson(row!.run),
+    replayed: row!.replayed,
+    part: row!.part ?? 0,
+    refusal: (row!.refusal ?? null) as Arrival["refusal"],
+  };
 }
 
 /** A test_runs row as row_to_json writes it, as Drizzle's select would return it. */
-const testRunFromJson = (value: unknown): typeof testRuns.$inferSelect => rowFromJson(testRuns, value);
+export const testRunFromJson = (value: unknown): typeof testRuns.$inferSelect => rowFromJson(testRuns, value);
 
 /** Rows go in as one JSON parameter per chunk (json_to_recordset: plain json is read once, never converted to jsonb): one statement per 5,000 rows, no parameter limits. */
 const ROWS_PER_STATEMENT = 5_000;
@@ -443,7 +457,7 @@ async function openRun(tx: Database, runId: number, now: Date, options: { payloa
           (select coalesce(json_agg(json_build_array(t.classname, t.file, t.name)), '[]'::json) from ${tests} t
            where t.project_id = r.project_id and t.quarantine_expires_at > ${now.toISOString()}::timestamptz) end as quarantined,
         case when r.status = 'pending' and ${options.derive} then ${projectTestsLock(sql`r.project_id`)} is null end as locked
-      from r ${options.payload ? sql`left join ${uploadPayloads} p on p.test_run_id = r.id` : sql``}`),
+      from r ${options.payload ? sql`left join ${uploadPayloads} p on p.test_run_id = r.id and p.part_number = 0` : sql``}`),
     ),
   );
   if (!row) return null;

@@ -7,7 +7,7 @@ import type { Logger } from "../../lib/logger";
 import { projects, testCases, testRuns, uploadWindows } from "../../db/schema";
 import { rowsOf } from "../../db/rows";
 import type { Database } from "../../db/types";
-import { ApiError, notFound, describeError } from "../../lib/errors";
+import { ApiError, notFound, describeError, validationFailed } from "../../lib/errors";
 import { parsePathNumber } from "../../lib/ids";
 import { hashToken, isWellFormedToken } from "../../lib/keys";
 import type { ServiceDeps } from "../shared/context";
@@ -113,7 +113,13 @@ function uploadSlotSql(now: Date, perHour: number, hasRoom: SQL): SQL {
   )`;
 }
 
-export type UploadDeps = Pick<ServiceDeps, "db" | "clock"> & { runQueue: RunQueue; logger: Logger; payloadStore?: PayloadStore };
+export type UploadDeps = Pick<ServiceDeps, "db" | "clock"> & {
+  runQueue: RunQueue;
+  logger: Logger;
+  payloadStore?: PayloadStore;
+  /** RUN_QUIET_PERIOD_SECONDS in ms; its default when unset. */
+  quietPeriodMs?: number;
+};
 
 /** `api_url` points at the run in /api/v1 (needs an API key), under the configured public base URL; `url` at the web app. */
 export function presentUploadedRun(row: typeof testRuns.$inferSelect, webAppUrl: string, publicBaseUrl: string) {
@@ -141,12 +147,17 @@ export async function acceptUpload(
     throw error;
   }
   const { run, replayed } = arrival;
+  if (arrival.refusal) {
+    await discardPayloadObject(deps.payloadStore, stored, deps.logger, { testRunId: run.id });
+    throw partRefused(run, arrival.refusal);
+  }
   if (replayed) {
     await discardPayloadObject(deps.payloadStore, stored, deps.logger, { testRunId: run.id });
     return { run, replayed };
   }
   try {
-    await deps.runQueue.send({ testRunId: run.id }, "content" in payload ? { payload } : {});
+    const message = arrival.part > 0 ? { testRunId: run.id, part: arrival.part } : { testRunId: run.id };
+    await deps.runQueue.send(message, "content" in payload ? { payload } : {});
   } catch (error) {
     // Without a queued message the run would stay pending forever: fail it and let the client retry.
     deps.logger.error("could not queue a run", { testRunId: run.id, error: describeError(error) });
@@ -156,6 +167,21 @@ export async function acceptUpload(
     });
   }
   return { run, replayed: false };
+}
+
+/** Why a part's upload recorded nothing: its run's completion was decided, or it has all the parts it may. */
+function partRefused(run: typeof testRuns.$inferSelect, refusal: "completed" | "too_many_parts"): ApiError {
+  if (refusal === "too_many_parts")
+    return validationFailed([
+      {
+        field: "run_key",
+        message: `names run #${run.number}, which has ${run.partsCount.toLocaleString("en-US")} parts, the most a run may have`,
+      },
+    ]);
+  return new ApiError(
+    "run_completed",
+    `Test run #${run.number} (run_key ${JSON.stringify(run.runKey)}) is complete: its completion was decided at ${run.completedAt?.toISOString()}, so it takes no more parts. Send the part with retry=true if it re-runs failed tests, or use another run_key for a new run.`,
+  );
 }
 
 export async function getUploadedRun(db: Database, project: UploadingProject, number: string) {
