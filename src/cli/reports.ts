@@ -109,6 +109,21 @@ function errorCode(error: unknown): unknown {
   return (error as { code?: unknown } | null | undefined)?.code;
 }
 
+/** A `.json` report's document: an object with a `suites` array (its fields are checked one by one where they are read). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed report, checked field by field by its readers.
+function parseJsonReport(text: string, name: string): any {
+  let doc;
+  try {
+    doc = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${name}: not valid JSON (${(error as Error).message})`);
+  }
+  if (!doc || typeof doc !== "object" || Array.isArray(doc) || !Array.isArray(doc.suites)) {
+    throw new UsageError(`${name}: not a JSON report (expected an object with a "suites" array)`);
+  }
+  return doc;
+}
+
 /**
  * Read report files into one upload envelope. `.xml` files go to `junit_xml` whole; `.json`
  * files (`{"suites": [...]}`) have their suites merged. Metadata found in JSON reports fills
@@ -177,16 +192,7 @@ export async function buildUpload(
       reports.push({ name, kind, text });
     } else {
       hasJson = true;
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed report, checked field by field below.
-      let doc: any;
-      try {
-        doc = JSON.parse(text);
-      } catch (error) {
-        throw new UsageError(`${name}: not valid JSON (${(error as Error).message})`);
-      }
-      if (!doc || typeof doc !== "object" || Array.isArray(doc) || !Array.isArray(doc.suites)) {
-        throw new UsageError(`${name}: not a JSON report (expected an object with a "suites" array)`);
-      }
+      const doc = parseJsonReport(text, name);
       if (resolver !== null) filesAdded += addFilesToSuites(doc.suites, resolver);
       suites.push(...doc.suites);
       reports.push({ name, kind, suites: doc.suites });

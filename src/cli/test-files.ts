@@ -24,7 +24,7 @@ import { REPORT_LIMITS, cleanOptionalText } from "../ingest/report";
 /** Directory entries (files and directories) read at most: a large monorepo has a few hundred thousand. */
 export const MAX_WORKSPACE_ENTRIES = 300_000;
 /** Time the index may take in all. */
-export const WORKSPACE_BUDGET_MS = 10_000;
+const WORKSPACE_BUDGET_MS = 10_000;
 
 /**
  * Directories never read: dependencies, version control and build output (copies of the sources
@@ -211,10 +211,12 @@ const RAW_CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g;
 const CHARACTER_REFERENCES = /&#(?:[xX]([0-9a-fA-F]{1,8})|([0-9]{1,10}));/g;
 
 function withoutForbiddenControls(text: string): string {
-  return text.replace(RAW_CONTROLS, " ").replace(CHARACTER_REFERENCES, (reference, hex: string | undefined, decimal: string | undefined) => {
-    const code = hex !== undefined ? parseInt(hex, 16) : Number(decimal);
-    return code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d ? " ".repeat(reference.length) : reference;
-  });
+  return text
+    .replace(RAW_CONTROLS, " ")
+    .replace(CHARACTER_REFERENCES, (reference, hex: string | undefined, decimal: string | undefined) => {
+      const code = hex !== undefined ? parseInt(hex, 16) : Number(decimal);
+      return code < 0x20 && code !== 0x09 && code !== 0x0a && code !== 0x0d ? " ".repeat(reference.length) : reference;
+    });
 }
 
 /** A file path as an XML attribute value. */

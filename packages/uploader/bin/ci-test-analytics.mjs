@@ -5832,6 +5832,18 @@ function decodeReport(bytes, kind, name) {
 function errorCode(error) {
   return error?.code;
 }
+function parseJsonReport(text, name) {
+  let doc;
+  try {
+    doc = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${name}: not valid JSON (${error.message})`);
+  }
+  if (!doc || typeof doc !== "object" || Array.isArray(doc) || !Array.isArray(doc.suites)) {
+    throw new UsageError(`${name}: not a JSON report (expected an object with a "suites" array)`);
+  }
+  return doc;
+}
 async function buildUpload(files, metadata, options = {}) {
   const resolver = options.resolver ?? null;
   let filesAdded = 0;
@@ -5884,15 +5896,7 @@ async function buildUpload(files, metadata, options = {}) {
       reports.push({ name, kind, text });
     } else {
       hasJson = true;
-      let doc;
-      try {
-        doc = JSON.parse(text);
-      } catch (error) {
-        throw new UsageError(`${name}: not valid JSON (${error.message})`);
-      }
-      if (!doc || typeof doc !== "object" || Array.isArray(doc) || !Array.isArray(doc.suites)) {
-        throw new UsageError(`${name}: not a JSON report (expected an object with a "suites" array)`);
-      }
+      const doc = parseJsonReport(text, name);
       if (resolver !== null) filesAdded += addFilesToSuites(doc.suites, resolver);
       suites.push(...doc.suites);
       reports.push({ name, kind, suites: doc.suites });
