@@ -50,12 +50,14 @@ const JVM_EXTENSIONS = [".java", ".kt", ".groovy", ".scala"];
 const PYTHON_EXTENSION = ".py";
 const INDEXED_EXTENSIONS = new Set([...JVM_EXTENSIONS, PYTHON_EXTENSION]);
 
-/** A source file of the workspace: its path from the root with `/`, and its extension. */
-type SourceFile = { path: string; extension: string };
-
 export type WorkspaceIndex = {
-  /** Source files by name without extension (`CartTest` → its files). */
-  byStem: Map<string, SourceFile[]>;
+  /** Source files' paths from the root, with `/`, by file name (`CartTest.java`). */
+  byName: Map<string, string[]>;
+  /**
+   * The same by their directory's name and theirs (`cart/CartTest.java`): a lookup reads only the
+   * files that already end like the classname, not every `CartTest.java` of a large workspace.
+   */
+  byParentAndName: Map<string, string[]>;
   /** Entries read. */
   entries: number;
   /** Why the index is incomplete (and nothing is resolved), or null. */
@@ -70,8 +72,12 @@ export function indexWorkspace(root: string, options: { maxEntries?: number; bud
   const maxEntries = options.maxEntries ?? MAX_WORKSPACE_ENTRIES;
   const now = options.now ?? Date.now;
   const deadline = now() + (options.budgetMs ?? WORKSPACE_BUDGET_MS);
-  const byStem = new Map<string, SourceFile[]>();
-  const index: WorkspaceIndex = { byStem, entries: 0, incomplete: null };
+  const index: WorkspaceIndex = { byName: new Map(), byParentAndName: new Map(), entries: 0, incomplete: null };
+  const add = (map: Map<string, string[]>, key: string, path: string) => {
+    const paths = map.get(key);
+    if (paths) paths.push(path);
+    else map.set(key, [path]);
+  };
   const pending: string[] = [""];
   for (let next = 0; next < pending.length; next++) {
     const directory = pending[next]!;
@@ -94,12 +100,9 @@ export function indexWorkspace(root: string, options: { maxEntries?: number; bud
       }
       if (!entry.isFile()) continue;
       const dot = name.lastIndexOf(".");
-      const extension = dot > 0 ? name.slice(dot) : "";
-      if (!INDEXED_EXTENSIONS.has(extension)) continue;
-      const stem = name.slice(0, dot);
-      const files = byStem.get(stem);
-      if (files) files.push({ path, extension });
-      else byStem.set(stem, [{ path, extension }]);
+      if (dot <= 0 || !INDEXED_EXTENSIONS.has(name.slice(dot))) continue;
+      add(index.byName, name, path);
+      if (directory !== "") add(index.byParentAndName, `${directory.slice(directory.lastIndexOf("/") + 1)}/${name}`, path);
     }
     if (now() > deadline) {
       index.incomplete = `indexing the workspace took more than ${(options.budgetMs ?? WORKSPACE_BUDGET_MS) / 1000} s`;
@@ -112,13 +115,13 @@ export function indexWorkspace(root: string, options: { maxEntries?: number; bud
 /** Dotted names of letters, digits, `_`, `$` and `-`: what a JVM class or a pytest module path looks like. */
 const DOTTED_NAME = /^[\p{L}\p{N}_$-]+(?:\.[\p{L}\p{N}_$-]+)*$/u;
 
-/** The files whose path is `relative` or ends with `/relative`. */
-function filesAt(index: WorkspaceIndex, stem: string, relative: string, extension: string): string[] {
-  const found: string[] = [];
-  for (const file of index.byStem.get(stem) ?? []) {
-    if (file.extension === extension && (file.path === relative || file.path.endsWith(`/${relative}`))) found.push(file.path);
-  }
-  return found;
+/** The files whose path is `segments` joined by `/`, or ends with `/` and them (`**∕com/acme/CartTest.java`). */
+function filesAt(index: WorkspaceIndex, segments: string[]): string[] {
+  const name = segments.at(-1)!;
+  if (segments.length === 1) return index.byName.get(name) ?? [];
+  const relative = segments.join("/");
+  const paths = index.byParentAndName.get(`${segments.at(-2)}/${name}`) ?? [];
+  return paths.filter((path) => path === relative || path.endsWith(`/${relative}`));
 }
 
 /** The files a classname may name, as a JVM class and as a pytest module path (its longest prefix that is a file). */
@@ -129,14 +132,13 @@ function candidates(index: WorkspaceIndex, classname: string): Set<string> {
   // JVM: an inner class (`Outer$Inner`, Scala's `Object$`) is in its outer class's file.
   const outer = segments.at(-1)!.split("$")[0]!;
   if (outer !== "" && segments.slice(0, -1).every((s) => !s.includes("$"))) {
-    const path = [...segments.slice(0, -1), outer].join("/");
-    for (const extension of JVM_EXTENSIONS) for (const file of filesAt(index, outer, path + extension, extension)) found.add(file);
+    const packages = segments.slice(0, -1);
+    for (const extension of JVM_EXTENSIONS) for (const file of filesAt(index, [...packages, outer + extension])) found.add(file);
   }
   // pytest: `tests.test_cart.TestCart.TestNested` is tests/test_cart.py; the longest prefix that is a file wins.
   if (!classname.includes("$")) {
     for (let length = segments.length; length >= 1; length--) {
-      const stem = segments[length - 1]!;
-      const files = filesAt(index, stem, segments.slice(0, length).join("/") + PYTHON_EXTENSION, PYTHON_EXTENSION);
+      const files = filesAt(index, [...segments.slice(0, length - 1), segments[length - 1]! + PYTHON_EXTENSION]);
       if (files.length === 0) continue;
       for (const file of files) found.add(file);
       break;

@@ -15,7 +15,7 @@ const BIN = fileURLToPath(new URL("../../packages/uploader/bin/ci-test-analytics
 const TOKEN = `ctu_${"t3stF1l3sX".repeat(4)}${"a1b2c3d4e".slice(0, 9)}`;
 
 type Writable = { write(chunk: string): unknown };
-type WorkspaceIndex = { byStem: Map<string, unknown[]>; entries: number; incomplete: string | null };
+type WorkspaceIndex = { entries: number; incomplete: string | null };
 type FileResolver = { fileOf(classname: string): string | null; index(): WorkspaceIndex | null };
 type ResolverOptions = { maxEntries?: number; budgetMs?: number; now?: () => number };
 type CliModule = {

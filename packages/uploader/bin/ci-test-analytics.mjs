@@ -5615,8 +5615,12 @@ function indexWorkspace(root, options = {}) {
   const maxEntries = options.maxEntries ?? MAX_WORKSPACE_ENTRIES;
   const now = options.now ?? Date.now;
   const deadline = now() + (options.budgetMs ?? WORKSPACE_BUDGET_MS);
-  const byStem = /* @__PURE__ */ new Map();
-  const index = { byStem, entries: 0, incomplete: null };
+  const index = { byName: /* @__PURE__ */ new Map(), byParentAndName: /* @__PURE__ */ new Map(), entries: 0, incomplete: null };
+  const add = (map, key, path) => {
+    const paths = map.get(key);
+    if (paths) paths.push(path);
+    else map.set(key, [path]);
+  };
   const pending = [""];
   for (let next = 0; next < pending.length; next++) {
     const directory = pending[next];
@@ -5639,12 +5643,9 @@ function indexWorkspace(root, options = {}) {
       }
       if (!entry.isFile()) continue;
       const dot = name.lastIndexOf(".");
-      const extension = dot > 0 ? name.slice(dot) : "";
-      if (!INDEXED_EXTENSIONS.has(extension)) continue;
-      const stem = name.slice(0, dot);
-      const files = byStem.get(stem);
-      if (files) files.push({ path, extension });
-      else byStem.set(stem, [{ path, extension }]);
+      if (dot <= 0 || !INDEXED_EXTENSIONS.has(name.slice(dot))) continue;
+      add(index.byName, name, path);
+      if (directory !== "") add(index.byParentAndName, `${directory.slice(directory.lastIndexOf("/") + 1)}/${name}`, path);
     }
     if (now() > deadline) {
       index.incomplete = `indexing the workspace took more than ${(options.budgetMs ?? WORKSPACE_BUDGET_MS) / 1e3} s`;
@@ -5654,12 +5655,12 @@ function indexWorkspace(root, options = {}) {
   return index;
 }
 var DOTTED_NAME = /^[\p{L}\p{N}_$-]+(?:\.[\p{L}\p{N}_$-]+)*$/u;
-function filesAt(index, stem, relative3, extension) {
-  const found = [];
-  for (const file of index.byStem.get(stem) ?? []) {
-    if (file.extension === extension && (file.path === relative3 || file.path.endsWith(`/${relative3}`))) found.push(file.path);
-  }
-  return found;
+function filesAt(index, segments) {
+  const name = segments.at(-1);
+  if (segments.length === 1) return index.byName.get(name) ?? [];
+  const relative3 = segments.join("/");
+  const paths = index.byParentAndName.get(`${segments.at(-2)}/${name}`) ?? [];
+  return paths.filter((path) => path === relative3 || path.endsWith(`/${relative3}`));
 }
 function candidates(index, classname) {
   const found = /* @__PURE__ */ new Set();
@@ -5667,13 +5668,12 @@ function candidates(index, classname) {
   const segments = classname.split(".");
   const outer = segments.at(-1).split("$")[0];
   if (outer !== "" && segments.slice(0, -1).every((s) => !s.includes("$"))) {
-    const path = [...segments.slice(0, -1), outer].join("/");
-    for (const extension of JVM_EXTENSIONS) for (const file of filesAt(index, outer, path + extension, extension)) found.add(file);
+    const packages = segments.slice(0, -1);
+    for (const extension of JVM_EXTENSIONS) for (const file of filesAt(index, [...packages, outer + extension])) found.add(file);
   }
   if (!classname.includes("$")) {
     for (let length = segments.length; length >= 1; length--) {
-      const stem = segments[length - 1];
-      const files = filesAt(index, stem, segments.slice(0, length).join("/") + PYTHON_EXTENSION, PYTHON_EXTENSION);
+      const files = filesAt(index, [...segments.slice(0, length - 1), segments[length - 1] + PYTHON_EXTENSION]);
       if (files.length === 0) continue;
       for (const file of files) found.add(file);
       break;
