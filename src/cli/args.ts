@@ -23,12 +23,13 @@ A directory stands for every .xml and .json file below it.
 Options:
   --url URL            service base URL (env CTA_URL)
   --token TOKEN        upload token, ctu_… (env CTA_UPLOAD_TOKEN; prefer the env var)
-  --branch NAME        branch            (default: detected from the CI environment)
-  --commit-sha SHA     commit SHA        (default: detected)
+  --branch NAME        branch            (default: detected from the CI environment, else git's
+                       branch in the working directory; none for a detached HEAD)
+  --commit-sha SHA     commit SHA        (default: detected, else git's HEAD)
   --base-commit SHA    the pull request's base commit, 7 to 64 hex digits (default: the merge
                        base git computes, deepening a shallow checkout by 50 then 200 commits,
                        else the base commit the CI names; none outside pull requests)
-  --no-base-commit     send no base commit (and run no git command)
+  --no-base-commit     send no base commit (and compute none with git)
   --build-id ID        CI build id       (default: detected)
   --build-url URL      CI build URL      (default: detected)
   --tag TAG            tag for the run; repeat for more
@@ -53,6 +54,9 @@ Options:
                        .github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS under GITHUB_WORKSPACE
                        or the working directory); the service gives each test its owners
   --no-codeowners      do not send a CODEOWNERS file
+  --no-resolve-files   do not look for the files of tests a report names by classname only
+                       (by default a JVM class or pytest module is given its file from the
+                       workspace when exactly one file fits, so CODEOWNERS applies to it)
   --fail-on-upload-error
                        exit non-zero when the upload fails (network, 5xx, 429 after retries,
                        a rejected token, --wait timing out); by default that is a warning
@@ -70,8 +74,10 @@ Environment:
                               GITHUB_TOKEN); CTA_PR_COMMENT_JOB names the job instead of GITHUB_JOB
   CTA_RETRY_BASE_MS           base delay of the retry backoff in ms (default ${DEFAULT_BASE_DELAY_MS})
   Branch, commit, build id and build URL are read from GitHub Actions, GitLab CI, Buildkite,
-  CircleCI and Jenkins variables when the flags are absent. On a pull request build, the base
-  commit is the merge base git computes, else the one the CI names.
+  CircleCI, Jenkins, Azure Pipelines, Bitbucket Pipelines, Drone, TeamCity and Travis CI
+  variables when the flags are absent; a branch or commit still missing comes from git in the
+  working directory. On a pull request build, the base commit is the merge base git computes,
+  else the one the CI names.
 
 Retries: 429, 500, 502, 503, 504 and network errors are retried with exponential backoff and
 full jitter (1 s base, 30 s cap), honouring Retry-After (up to 120 s). Other 4xx are not retried,
@@ -114,6 +120,7 @@ const OPTIONS = {
   "cache-dir": { type: "string" },
   codeowners: { type: "string" },
   "no-codeowners": { type: "boolean" },
+  "no-resolve-files": { type: "boolean" },
   "fail-on-upload-error": { type: "boolean" },
   quiet: { type: "boolean", short: "q" },
   verbose: { type: "boolean" },

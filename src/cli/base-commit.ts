@@ -7,8 +7,8 @@
 import { execFile } from "node:child_process";
 import { COMMIT_SHA, type Env, type PullRequestBase } from "./ci-metadata";
 
-/** Each local git command (merge-base, rev-parse, cat-file) ends after this. */
-const GIT_TIMEOUT_MS = 5_000;
+/** Each local git command (merge-base, rev-parse, cat-file, symbolic-ref) ends after this. */
+export const GIT_TIMEOUT_MS = 5_000;
 /** Each `git fetch --deepen` ends after this. */
 const FETCH_TIMEOUT_MS = 20_000;
 /** All the git commands together end after this. */
@@ -19,7 +19,7 @@ export const DEEPEN_STEPS = [50, 200] as const;
 const MAX_GIT_OUTPUT = 64 * 1024;
 
 type GitResult = { ok: true; stdout: string } | { ok: false; reason: string; exitCode?: number };
-type Git = (args: string[], timeoutMs: number) => Promise<GitResult>;
+export type Git = (args: string[], timeoutMs: number) => Promise<GitResult>;
 
 /** The last line git wrote to stderr, cut to 200 characters. */
 function lastLine(text: string): string {
@@ -29,7 +29,7 @@ function lastLine(text: string): string {
 }
 
 /** Runs git without a shell, each call bounded in time and output, all of them by `GIT_BUDGET_MS`. */
-function gitRunner(cwd: string, env: Env, now: () => number): Git {
+export function gitRunner(cwd: string, env: Env, now: () => number): Git {
   const deadline = now() + GIT_BUDGET_MS;
   return (args, timeoutMs) => {
     const timeout = Math.min(timeoutMs, deadline - now());

@@ -1,13 +1,24 @@
 /**
  * Build metadata (branch, commit, build id and URL) from the CI provider's environment variables:
- * GitHub Actions, GitLab CI, Buildkite, CircleCI and Jenkins. The table and the reasons behind it
- * are in docs/uploader-cli.md ("CI detection").
+ * GitHub Actions, GitLab CI, Buildkite, CircleCI, Jenkins, Azure Pipelines, Bitbucket Pipelines,
+ * Drone, TeamCity and Travis CI. The table and the reasons behind it are in docs/uploader-cli.md
+ * ("CI detection"); what no variable says, git may (src/cli/checkout.ts).
  */
 import { nonEmpty } from "./format";
 
 export type Env = Record<string, string | undefined>;
 
-type CiProvider = "github-actions" | "gitlab-ci" | "buildkite" | "circleci" | "jenkins";
+type CiProvider =
+  | "github-actions"
+  | "gitlab-ci"
+  | "buildkite"
+  | "circleci"
+  | "jenkins"
+  | "azure-pipelines"
+  | "bitbucket-pipelines"
+  | "drone"
+  | "teamcity"
+  | "travis-ci";
 
 export type CiMetadata = {
   provider: CiProvider | null;
@@ -69,6 +80,21 @@ function githubPullRequestHeadSha(env: Env, options: DetectOptions): string | un
   return pullRequestField(githubPullRequest(env, options), "head", "sha");
 }
 
+/** JENKINS_URL is set only when the Jenkins URL is configured; JENKINS_HOME + BUILD_NUMBER is the fallback signal. */
+function isJenkins(env: Env): boolean {
+  return nonEmpty(env.JENKINS_URL) !== undefined || (nonEmpty(env.JENKINS_HOME) !== undefined && nonEmpty(env.BUILD_NUMBER) !== undefined);
+}
+
+/** Azure Pipelines sets TF_BUILD to `True`. */
+function isAzurePipelines(env: Env): boolean {
+  return nonEmpty(env.TF_BUILD)?.toLowerCase() === "true";
+}
+
+/** `refs/heads/feature/x` → `feature/x` and `refs/tags/v1` → `v1` (Azure's full ref names); other refs as given. */
+function shortRef(ref: string | undefined): string | undefined {
+  return ref === undefined ? undefined : nonEmpty(ref.replace(/^refs\/(?:heads|tags)\//, ""));
+}
+
 /** A commit SHA as the upload takes it: 7 to 64 hexadecimal digits (abbreviated, SHA-1 or SHA-256). */
 export const COMMIT_SHA = /^[0-9a-f]{7,64}$/i;
 
@@ -94,7 +120,7 @@ function pullRequestBase(sha: string | undefined, ref: string | undefined, isMer
 
 /**
  * The base of the pull request (or merge request) the build is for; null when the build is not
- * for one (a branch or tag build needs no base) or the CI does not say (CircleCI never does).
+ * for one (a branch or tag build needs no base) or the CI does not say (CircleCI and TeamCity never do).
  * Table and reasons in docs/uploader-cli.md ("Base commit").
  */
 export function detectPullRequestBase(env: Env, options: DetectOptions = {}): PullRequestBase | null {
@@ -115,8 +141,29 @@ export function detectPullRequestBase(env: Env, options: DetectOptions = {}): Pu
     return pullRequestBase(undefined, nonEmpty(env.BUILDKITE_PULL_REQUEST_BASE_BRANCH));
   }
   if (env.CIRCLECI === "true") return null;
-  if (nonEmpty(env.JENKINS_URL) || (nonEmpty(env.JENKINS_HOME) && nonEmpty(env.BUILD_NUMBER))) {
-    return pullRequestBase(undefined, nonEmpty(env.CHANGE_TARGET));
+  if (isJenkins(env)) return pullRequestBase(undefined, nonEmpty(env.CHANGE_TARGET));
+  if (isAzurePipelines(env)) {
+    // Set only when a pull request (through a branch policy, or GitHub's) started the build.
+    if (nonEmpty(env.SYSTEM_PULLREQUEST_PULLREQUESTID) === undefined && env.BUILD_REASON !== "PullRequest") return null;
+    return pullRequestBase(undefined, firstOf(env.SYSTEM_PULLREQUEST_TARGETBRANCHNAME, shortRef(env.SYSTEM_PULLREQUEST_TARGETBRANCH)));
+  }
+  if (nonEmpty(env.BITBUCKET_BUILD_NUMBER)) {
+    if (nonEmpty(env.BITBUCKET_PR_ID) === undefined) return null;
+    return pullRequestBase(undefined, nonEmpty(env.BITBUCKET_PR_DESTINATION_BRANCH));
+  }
+  if (env.DRONE === "true") {
+    if (env.DRONE_BUILD_EVENT !== "pull_request" && nonEmpty(env.DRONE_PULL_REQUEST) === undefined) return null;
+    // DRONE_BRANCH is the target branch of a pull request too.
+    return pullRequestBase(undefined, firstOf(env.DRONE_TARGET_BRANCH, env.DRONE_BRANCH));
+  }
+  // TeamCity names a pull request's target branch only in configuration parameters, which are not
+  // environment variables.
+  if (nonEmpty(env.TEAMCITY_VERSION)) return null;
+  if (env.TRAVIS === "true") {
+    const pr = nonEmpty(env.TRAVIS_PULL_REQUEST);
+    if (pr === undefined || pr === "false") return null;
+    // On a pull request build TRAVIS_BRANCH is the branch it targets.
+    return pullRequestBase(undefined, nonEmpty(env.TRAVIS_BRANCH));
   }
   return null;
 }
@@ -171,9 +218,7 @@ export function detectCiMetadata(env: Env, options: DetectOptions = {}): CiMetad
       build_url: firstOf(env.CIRCLE_BUILD_URL),
     });
   }
-  // JENKINS_URL is set only when the Jenkins URL is configured; JENKINS_HOME + BUILD_NUMBER is
-  // the fallback signal.
-  if (nonEmpty(env.JENKINS_URL) || (nonEmpty(env.JENKINS_HOME) && nonEmpty(env.BUILD_NUMBER))) {
+  if (isJenkins(env)) {
     const gitBranch = firstOf(env.GIT_LOCAL_BRANCH, env.GIT_BRANCH)?.replace(/^(refs\/remotes\/)?origin\//, "");
     return compact({
       provider: "jenkins",
@@ -182,6 +227,71 @@ export function detectCiMetadata(env: Env, options: DetectOptions = {}): CiMetad
       commit_sha: firstOf(env.GIT_COMMIT),
       build_id: firstOf(env.BUILD_ID, env.BUILD_NUMBER),
       build_url: firstOf(env.BUILD_URL),
+    });
+  }
+  return detectOtherCi(env);
+}
+
+/** Azure Pipelines, Bitbucket Pipelines, Drone, TeamCity and Travis CI (after the five above, whose markers win). */
+function detectOtherCi(env: Env): CiMetadata {
+  if (isAzurePipelines(env)) {
+    const collection = nonEmpty(env.SYSTEM_COLLECTIONURI)?.replace(/\/*$/, "/");
+    const project = nonEmpty(env.SYSTEM_TEAMPROJECT);
+    const buildId = nonEmpty(env.BUILD_BUILDID);
+    return compact({
+      provider: "azure-pipelines",
+      // Pull request builds check out a merge (BUILD_SOURCEBRANCH refs/pull/<id>/merge, and
+      // BUILD_SOURCEVERSION its merge commit): the pull request's own branch and head come first.
+      // BUILD_SOURCEBRANCHNAME is only the last segment of the ref (`x` for feature/x): last resort.
+      branch: firstOf(shortRef(env.SYSTEM_PULLREQUEST_SOURCEBRANCH), shortRef(env.BUILD_SOURCEBRANCH), env.BUILD_SOURCEBRANCHNAME),
+      commit_sha: firstOf(env.SYSTEM_PULLREQUEST_SOURCECOMMITID, env.BUILD_SOURCEVERSION),
+      build_id: buildId,
+      build_url:
+        collection && project && buildId
+          ? `${collection}${encodeURIComponent(project)}/_build/results?buildId=${encodeURIComponent(buildId)}`
+          : undefined,
+    });
+  }
+  const bitbucketBuild = nonEmpty(env.BITBUCKET_BUILD_NUMBER);
+  if (bitbucketBuild !== undefined) {
+    // The origin is `http://bitbucket.org/<workspace>/<repo>`; the pipeline's page is served over https.
+    const origin = nonEmpty(env.BITBUCKET_GIT_HTTP_ORIGIN)
+      ?.replace(/\/+$/, "")
+      .replace(/^http:\/\/bitbucket\.org\//, "https://bitbucket.org/");
+    return compact({
+      provider: "bitbucket-pipelines",
+      // BITBUCKET_BRANCH is the source branch (of a pull request too); absent in tag pipelines.
+      branch: firstOf(env.BITBUCKET_BRANCH, env.BITBUCKET_TAG),
+      commit_sha: firstOf(env.BITBUCKET_COMMIT),
+      build_id: bitbucketBuild,
+      build_url: origin ? `${origin}/pipelines/results/${encodeURIComponent(bitbucketBuild)}` : undefined,
+    });
+  }
+  if (env.DRONE === "true") {
+    return compact({
+      provider: "drone",
+      // DRONE_BRANCH is a pull request's target branch; DRONE_SOURCE_BRANCH its own.
+      branch: firstOf(env.DRONE_SOURCE_BRANCH, env.DRONE_BRANCH, env.DRONE_TAG),
+      commit_sha: firstOf(env.DRONE_COMMIT_SHA, env.DRONE_COMMIT),
+      build_id: firstOf(env.DRONE_BUILD_NUMBER),
+      build_url: firstOf(env.DRONE_BUILD_LINK),
+    });
+  }
+  if (nonEmpty(env.TEAMCITY_VERSION)) {
+    // TeamCity passes few parameters as environment variables: the branch (teamcity.build.branch)
+    // and the build's page are not among them. BUILD_VCS_NUMBER exists when the configuration has
+    // one VCS root (BUILD_VCS_NUMBER_<root> otherwise).
+    return compact({ provider: "teamcity", commit_sha: firstOf(env.BUILD_VCS_NUMBER), build_id: firstOf(env.BUILD_NUMBER) });
+  }
+  if (env.TRAVIS === "true") {
+    return compact({
+      provider: "travis-ci",
+      // On a pull request build TRAVIS_BRANCH is the target branch and TRAVIS_COMMIT the merge
+      // commit Travis tests; the pull request's own branch and head are in the PULL_REQUEST ones.
+      branch: firstOf(env.TRAVIS_PULL_REQUEST_BRANCH, env.TRAVIS_BRANCH),
+      commit_sha: firstOf(env.TRAVIS_PULL_REQUEST_SHA, env.TRAVIS_COMMIT),
+      build_id: firstOf(env.TRAVIS_BUILD_ID),
+      build_url: firstOf(env.TRAVIS_BUILD_WEB_URL),
     });
   }
   return { provider: null };

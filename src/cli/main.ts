@@ -21,6 +21,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { TOKEN_BODY_LENGTH, TOKEN_KINDS, hasTokenShape } from "../lib/keys";
 import { HELP, type OptionValues, type UploadSettings, parseCommandLine, tokenCandidate, uploadSettings } from "./args";
 import { resolveBaseCommit } from "./base-commit";
+import { readCheckout } from "./checkout";
 import { type Env, detectCiMetadata, detectPullRequestBase } from "./ci-metadata";
 import { EXIT_OK, EXIT_REJECTED, EXIT_RUN_FAILED, EXIT_TESTS_FAILED, EXIT_UPLOAD_FAILED, EXIT_USAGE, UsageError } from "./exit-codes";
 import { displayPath, nonEmpty } from "./format";
@@ -32,6 +33,7 @@ import { type TestResults, addReport, emptyResults, testLabel } from "./results"
 import { sendCodeowners } from "./codeowners";
 import { commentOnPullRequest } from "./pr-comment";
 import { buildStepSummary } from "./summary";
+import { type FileResolver, fileResolver } from "./test-files";
 import { POLL_BASE_MS, type RunInfo, type UploadContext, readGroup, uploadGroup } from "./upload";
 import { type GateDecision, describeGate, judgeGate } from "./verdicts";
 
@@ -59,6 +61,8 @@ export {
   requestWithRetry,
 } from "./http-retry";
 export { MAX_BODY_BYTES, MAX_XML_DOCUMENTS, buildUpload, decodeReport, expandFiles } from "./reports";
+export { readCheckout } from "./checkout";
+export { MAX_WORKSPACE_ENTRIES, addFilesToJUnit, addFilesToSuites, fileResolver, indexWorkspace } from "./test-files";
 export { POLL_BASE_MS, POLL_MAX_MS } from "./upload";
 
 /** Above this many files read for one run, a progress line is shown. */
@@ -140,10 +144,11 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
   const { settings, metadata } = prepared;
   const files = await findReports(patterns, cwd, out);
   if (typeof files === "number") return files;
+  const resolver = await addCheckout(metadata, !values["no-resolve-files"], { env, cwd, out });
   await addBaseCommit(metadata, settings, { env, cwd, io, out });
 
   const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
-  const context = uploadContext({ values, settings, metadata, token, cwd, io, out, wantFailedTests: summaryPath !== undefined });
+  const context = uploadContext({ values, settings, metadata, token, cwd, io, out, resolver, wantFailedTests: summaryPath !== undefined });
   // Before the reports: the service then gives the run's new tests their owners as it processes it.
   if (settings.codeownersFile) {
     const { headers, retryOptions } = context;
@@ -154,6 +159,8 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
   // The reports' own results, for --quarantine and the summary: read whether or not the upload works.
   const wantResults = quarantine || summaryPath !== undefined;
   const tally = await uploadReports(files, Boolean(values["run-per-file"]), wantResults, context);
+  const incomplete = resolver?.index()?.incomplete;
+  if (incomplete) out.info(`test files: none resolved from the workspace (${incomplete}); --no-resolve-files skips the look-up`);
   const judged = quarantine ? await judgeByQuarantine(tally, settings, token!, context) : null;
   const gate = settings.failOn === null ? null : judgeGate(tally.runs, tally.groups);
   if (gate !== null) printGate(gate, out);
@@ -262,6 +269,30 @@ function prepareUpload(input: {
   }
 }
 
+/**
+ * What git says about the checkout: its branch and commit where the flags and the CI left them
+ * empty (metadata.fromGit, below the JSON reports' own), and its top level, which test files are
+ * resolved against (else the working directory). Returns the resolver, or null with
+ * --no-resolve-files. Nothing here fails the upload.
+ */
+async function addCheckout(metadata: RunMetadata, resolveFiles: boolean, input: { env: Env; cwd: string; out: Output }) {
+  const { env, cwd, out } = input;
+  const head = metadata.branch === undefined || metadata.commit_sha === undefined;
+  if (!head && !resolveFiles) return null;
+  const checkout = await readCheckout({ cwd, env, head, root: resolveFiles });
+  const fromGit: NonNullable<RunMetadata["fromGit"]> = {};
+  if (metadata.branch === undefined && checkout.branch !== undefined) fromGit.branch = checkout.branch;
+  if (metadata.commit_sha === undefined && checkout.commit_sha !== undefined) fromGit.commit_sha = checkout.commit_sha;
+  if (fromGit.branch !== undefined || fromGit.commit_sha !== undefined) {
+    metadata.fromGit = fromGit;
+    out.debug(`from git: ${JSON.stringify(fromGit)} (where the flags, the CI and the JSON reports give none)`);
+  }
+  if (!resolveFiles) return null;
+  const root = checkout.root ?? cwd;
+  out.debug(`test files: resolved below ${root}`);
+  return fileResolver(root);
+}
+
 /** metadata.base_commit_sha, from --base-commit, git or the CI; whatever goes wrong is a notice, never an exit code. */
 async function addBaseCommit(metadata: RunMetadata, settings: UploadSettings, input: { env: Env; cwd: string; io: RunIo; out: Output }) {
   const { env, cwd, io, out } = input;
@@ -305,6 +336,7 @@ function uploadContext(input: {
   cwd: string;
   io: RunIo;
   out: Output;
+  resolver: FileResolver | null;
   wantFailedTests: boolean;
 }): UploadContext {
   const { values, settings, metadata, token, cwd, io, out } = input;
@@ -332,6 +364,7 @@ function uploadContext(input: {
     retryOptions,
     endpoint: settings.endpoint,
     metadata,
+    resolver: input.resolver,
     // The gate and the comment rest on the verdicts, which exist once the run is processed.
     wait: Boolean(values.wait) || settings.failOn !== null || Boolean(values["pr-comment"]),
     waitTimeoutMs: settings.waitTimeoutS * 1000,

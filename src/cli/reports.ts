@@ -9,6 +9,7 @@ import { MAX_XML_DOCUMENTS } from "../ingest/report";
 import { UPLOAD_LIMIT_BYTES, byteOrderMarkEncoding, decodeStrictly, xmlEncoding } from "../ingest/upload-body";
 import { UsageError } from "./exit-codes";
 import { displayPath, formatBytes } from "./format";
+import { type FileResolver, addFilesToJUnit, addFilesToSuites } from "./test-files";
 
 /** The service's limit on one request body (413 `payload_too_large` above it). */
 export const MAX_BODY_BYTES = UPLOAD_LIMIT_BYTES;
@@ -24,9 +25,14 @@ export type RunMetadata = {
   build_url?: string;
   tags?: string[];
   started_at?: string;
+  /**
+   * Branch and commit from git in the working directory: used only where the flags, the CI and
+   * the JSON reports leave them empty; never sent as such.
+   */
+  fromGit?: { branch?: string; commit_sha?: string };
 };
 
-export type Envelope = RunMetadata & { junit_xml?: string[]; suites?: unknown[] };
+export type Envelope = Omit<RunMetadata, "fromGit"> & { junit_xml?: string[]; suites?: unknown[] };
 
 /** One report file as read, for the CLI's own view of the results (src/cli/results.ts). */
 export type ReadReport = { name: string } & ({ kind: "xml"; text: string } | { kind: "json"; suites: unknown[] });
@@ -103,17 +109,36 @@ function errorCode(error: unknown): unknown {
   return (error as { code?: unknown } | null | undefined)?.code;
 }
 
+/** A `.json` report's document: an object with a `suites` array (its fields are checked one by one where they are read). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed report, checked field by field by its readers.
+function parseJsonReport(text: string, name: string): any {
+  let doc;
+  try {
+    doc = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${name}: not valid JSON (${(error as Error).message})`);
+  }
+  if (!doc || typeof doc !== "object" || Array.isArray(doc) || !Array.isArray(doc.suites)) {
+    throw new UsageError(`${name}: not a JSON report (expected an object with a "suites" array)`);
+  }
+  return doc;
+}
+
 /**
  * Read report files into one upload envelope. `.xml` files go to `junit_xml` whole; `.json`
  * files (`{"suites": [...]}`) have their suites merged. Metadata found in JSON reports fills
- * only what `metadata` (flags, then the CI environment) left empty.
+ * only what `metadata` (flags, then the CI environment) left empty, and git's branch and commit
+ * what is still empty. With `resolver`, cases named by classname only get their file from the
+ * workspace (src/cli/test-files.ts); `filesAdded` counts them.
  * @param files absolute paths
  */
 export async function buildUpload(
   files: string[],
   metadata: RunMetadata,
-  options: { cwd?: string; onFileRead?: () => void } = {},
-): Promise<{ envelope: Envelope; body: string; bytes: number; reports: ReadReport[] }> {
+  options: { cwd?: string; onFileRead?: () => void; resolver?: FileResolver | null } = {},
+): Promise<{ envelope: Envelope; body: string; bytes: number; reports: ReadReport[]; filesAdded: number }> {
+  const resolver = options.resolver ?? null;
+  let filesAdded = 0;
   const cwd = options.cwd ?? process.cwd();
   const xml: string[] = [];
   const suites: unknown[] = [];
@@ -155,23 +180,20 @@ export async function buildUpload(
     } catch (error) {
       throw new UsageError(`${name}: cannot read (${errorCode(error) ?? error})`);
     }
-    const text = decodeReport(bytes, kind, name);
+    let text = decodeReport(bytes, kind, name);
     if (text.trim() === "") throw new UsageError(`${name}: the file is empty`);
     if (kind === "xml") {
+      if (resolver !== null) {
+        const withFiles = addFilesToJUnit(text, resolver);
+        text = withFiles.text;
+        filesAdded += withFiles.added;
+      }
       xml.push(text);
       reports.push({ name, kind, text });
     } else {
       hasJson = true;
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed report, checked field by field below.
-      let doc: any;
-      try {
-        doc = JSON.parse(text);
-      } catch (error) {
-        throw new UsageError(`${name}: not valid JSON (${(error as Error).message})`);
-      }
-      if (!doc || typeof doc !== "object" || Array.isArray(doc) || !Array.isArray(doc.suites)) {
-        throw new UsageError(`${name}: not a JSON report (expected an object with a "suites" array)`);
-      }
+      const doc = parseJsonReport(text, name);
+      if (resolver !== null) filesAdded += addFilesToSuites(doc.suites, resolver);
       suites.push(...doc.suites);
       reports.push({ name, kind, suites: doc.suites });
       for (const key of METADATA_KEYS) {
@@ -184,7 +206,7 @@ export async function buildUpload(
 
   const envelope: Envelope = {};
   for (const key of METADATA_KEYS) {
-    const value = metadata[key] ?? fromFiles[key];
+    const value = metadata[key] ?? fromFiles[key] ?? (key === "branch" || key === "commit_sha" ? metadata.fromGit?.[key] : undefined);
     if (value !== undefined) envelope[key] = value;
   }
   if (metadata.base_commit_sha !== undefined) envelope.base_commit_sha = metadata.base_commit_sha;
@@ -206,5 +228,5 @@ export async function buildUpload(
         (files.length > 1 ? "; upload the files in smaller groups or with --run-per-file" : ""),
     );
   }
-  return { envelope, body, bytes, reports };
+  return { envelope, body, bytes, reports, filesAdded };
 }

@@ -22,6 +22,7 @@ import {
 } from "./http-retry";
 import type { Output } from "./output";
 import { type ReadReport, type RunMetadata, buildUpload } from "./reports";
+import type { FileResolver } from "./test-files";
 import { type RunVerdicts, printVerdicts, readRunVerdicts } from "./verdicts";
 
 export const POLL_BASE_MS = 250;
@@ -34,6 +35,8 @@ export type UploadContext = {
   retryOptions: RetryOptions;
   endpoint: URL;
   metadata: RunMetadata;
+  /** Gives cases named by classname only their file from the workspace; null with --no-resolve-files. */
+  resolver: FileResolver | null;
   wait: boolean;
   /** --timeout, for all the runs of this invocation together. */
   waitTimeoutMs: number;
@@ -86,10 +89,10 @@ export type GroupResult = {
 /** Read the files of one run without sending them (the reports' results are still wanted). */
 export async function readGroup(
   files: string[],
-  context: Pick<UploadContext, "out" | "cwd" | "metadata">,
+  context: Pick<UploadContext, "out" | "cwd" | "metadata" | "resolver">,
 ): Promise<{ code: number; reports: ReadReport[] | null }> {
   try {
-    const { reports } = await buildUpload(files, context.metadata, { cwd: context.cwd });
+    const { reports } = await buildUpload(files, context.metadata, { cwd: context.cwd, resolver: context.resolver });
     return { code: EXIT_OK, reports };
   } catch (error) {
     if (error instanceof UsageError) {
@@ -107,7 +110,7 @@ export async function uploadGroup(files: string[], context: UploadContext, optio
   let upload: Awaited<ReturnType<typeof buildUpload>>;
   try {
     const readProgress = options.showReadProgress ? out.progress("Reading reports", files.length) : null;
-    upload = await buildUpload(files, context.metadata, { cwd, onFileRead: () => readProgress?.tick() });
+    upload = await buildUpload(files, context.metadata, { cwd, onFileRead: () => readProgress?.tick(), resolver: context.resolver });
   } catch (error) {
     if (error instanceof UsageError) {
       out.error(error.message);
@@ -116,6 +119,7 @@ export async function uploadGroup(files: string[], context: UploadContext, optio
     throw error;
   }
   const { reports } = upload;
+  if (context.resolver !== null) out.debug(`test files: ${upload.filesAdded} case(s) given their file from the workspace (${label})`);
   out.debug(`POST ${context.endpoint.href} (${formatBytes(upload.bytes)}, ${label})`);
   const result = await requestWithRetry(
     context.endpoint.href,

@@ -27,6 +27,8 @@ export const UNIT_TESTS = [
   "test/cli/bundle.test.ts",
   "test/cli/codeowners-cli.test.ts",
   "test/cli/quarantine-cli.test.ts",
+  "test/cli/ci-detection.test.ts",
+  "test/cli/test-files.test.ts",
 ];
 
 export const BROWSER_TESTS = ["test/**/*.browser.test.ts"];
@@ -65,6 +67,7 @@ export const DATABASE_INDEPENDENT_TESTS = [
   "test/cli/base-url.test.ts",
   "test/cli/upload-cli.test.ts",
   "test/cli/base-commit.test.ts",
+  "test/cli/checkout-git.test.ts",
   // Servers started on their own embedded database (memory://) whatever the pass.
   "test/node/server.test.ts",
   "test/node/http-server.test.ts",
@@ -72,6 +75,7 @@ export const DATABASE_INDEPENDENT_TESTS = [
   "test/cli/quarantine-e2e.test.ts",
   "test/cli/uploader-commands-e2e.test.ts",
   "test/cli/verdicts-e2e.test.ts",
+  "test/cli/test-files-e2e.test.ts",
   // Server processes on an embedded database of their own, racing for its data directory.
   "test/node/data-dir-lock.test.ts",
   // A migration run on an embedded database of its own (memory://), from the migration before it.

@@ -45,9 +45,1917 @@ var __toESM = (mod, isNodeMode, target) => (target = mod != null ? __create(__ge
   mod
 ));
 
+// node_modules/xmlchars/xml/1.0/ed5.js
+var require_ed5 = __commonJS({
+  "node_modules/xmlchars/xml/1.0/ed5.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.CHAR = "	\n\r -퟿-�𐀀-􏿿";
+    exports.S = " 	\r\n";
+    exports.NAME_START_CHAR = ":A-Z_a-zÀ-ÖØ-öø-˿Ͱ-ͽͿ-῿‌‍⁰-↏Ⰰ-⿯、-퟿豈-﷏ﷰ-�𐀀-󯿿";
+    exports.NAME_CHAR = "-" + exports.NAME_START_CHAR + ".0-9·̀-ͯ‿-⁀";
+    exports.CHAR_RE = new RegExp("^[" + exports.CHAR + "]$", "u");
+    exports.S_RE = new RegExp("^[" + exports.S + "]+$", "u");
+    exports.NAME_START_CHAR_RE = new RegExp("^[" + exports.NAME_START_CHAR + "]$", "u");
+    exports.NAME_CHAR_RE = new RegExp("^[" + exports.NAME_CHAR + "]$", "u");
+    exports.NAME_RE = new RegExp("^[" + exports.NAME_START_CHAR + "][" + exports.NAME_CHAR + "]*$", "u");
+    exports.NMTOKEN_RE = new RegExp("^[" + exports.NAME_CHAR + "]+$", "u");
+    var TAB = 9;
+    var NL = 10;
+    var CR = 13;
+    var SPACE = 32;
+    exports.S_LIST = [SPACE, NL, CR, TAB];
+    function isChar(c) {
+      return c >= SPACE && c <= 55295 || c === NL || c === CR || c === TAB || c >= 57344 && c <= 65533 || c >= 65536 && c <= 1114111;
+    }
+    exports.isChar = isChar;
+    function isS(c) {
+      return c === SPACE || c === NL || c === CR || c === TAB;
+    }
+    exports.isS = isS;
+    function isNameStartChar(c) {
+      return c >= 65 && c <= 90 || c >= 97 && c <= 122 || c === 58 || c === 95 || c === 8204 || c === 8205 || c >= 192 && c <= 214 || c >= 216 && c <= 246 || c >= 248 && c <= 767 || c >= 880 && c <= 893 || c >= 895 && c <= 8191 || c >= 8304 && c <= 8591 || c >= 11264 && c <= 12271 || c >= 12289 && c <= 55295 || c >= 63744 && c <= 64975 || c >= 65008 && c <= 65533 || c >= 65536 && c <= 983039;
+    }
+    exports.isNameStartChar = isNameStartChar;
+    function isNameChar(c) {
+      return isNameStartChar(c) || c >= 48 && c <= 57 || c === 45 || c === 46 || c === 183 || c >= 768 && c <= 879 || c >= 8255 && c <= 8256;
+    }
+    exports.isNameChar = isNameChar;
+  }
+});
+
+// node_modules/xmlchars/xml/1.1/ed2.js
+var require_ed2 = __commonJS({
+  "node_modules/xmlchars/xml/1.1/ed2.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.CHAR = "-퟿-�𐀀-􏿿";
+    exports.RESTRICTED_CHAR = "-\b\v\f---";
+    exports.S = " 	\r\n";
+    exports.NAME_START_CHAR = ":A-Z_a-zÀ-ÖØ-öø-˿Ͱ-ͽͿ-῿‌‍⁰-↏Ⰰ-⿯、-퟿豈-﷏ﷰ-�𐀀-󯿿";
+    exports.NAME_CHAR = "-" + exports.NAME_START_CHAR + ".0-9·̀-ͯ‿-⁀";
+    exports.CHAR_RE = new RegExp("^[" + exports.CHAR + "]$", "u");
+    exports.RESTRICTED_CHAR_RE = new RegExp("^[" + exports.RESTRICTED_CHAR + "]$", "u");
+    exports.S_RE = new RegExp("^[" + exports.S + "]+$", "u");
+    exports.NAME_START_CHAR_RE = new RegExp("^[" + exports.NAME_START_CHAR + "]$", "u");
+    exports.NAME_CHAR_RE = new RegExp("^[" + exports.NAME_CHAR + "]$", "u");
+    exports.NAME_RE = new RegExp("^[" + exports.NAME_START_CHAR + "][" + exports.NAME_CHAR + "]*$", "u");
+    exports.NMTOKEN_RE = new RegExp("^[" + exports.NAME_CHAR + "]+$", "u");
+    var TAB = 9;
+    var NL = 10;
+    var CR = 13;
+    var SPACE = 32;
+    exports.S_LIST = [SPACE, NL, CR, TAB];
+    function isChar(c) {
+      return c >= 1 && c <= 55295 || c >= 57344 && c <= 65533 || c >= 65536 && c <= 1114111;
+    }
+    exports.isChar = isChar;
+    function isRestrictedChar(c) {
+      return c >= 1 && c <= 8 || c === 11 || c === 12 || c >= 14 && c <= 31 || c >= 127 && c <= 132 || c >= 134 && c <= 159;
+    }
+    exports.isRestrictedChar = isRestrictedChar;
+    function isCharAndNotRestricted(c) {
+      return c === 9 || c === 10 || c === 13 || c > 31 && c < 127 || c === 133 || c > 159 && c <= 55295 || c >= 57344 && c <= 65533 || c >= 65536 && c <= 1114111;
+    }
+    exports.isCharAndNotRestricted = isCharAndNotRestricted;
+    function isS(c) {
+      return c === SPACE || c === NL || c === CR || c === TAB;
+    }
+    exports.isS = isS;
+    function isNameStartChar(c) {
+      return c >= 65 && c <= 90 || c >= 97 && c <= 122 || c === 58 || c === 95 || c === 8204 || c === 8205 || c >= 192 && c <= 214 || c >= 216 && c <= 246 || c >= 248 && c <= 767 || c >= 880 && c <= 893 || c >= 895 && c <= 8191 || c >= 8304 && c <= 8591 || c >= 11264 && c <= 12271 || c >= 12289 && c <= 55295 || c >= 63744 && c <= 64975 || c >= 65008 && c <= 65533 || c >= 65536 && c <= 983039;
+    }
+    exports.isNameStartChar = isNameStartChar;
+    function isNameChar(c) {
+      return isNameStartChar(c) || c >= 48 && c <= 57 || c === 45 || c === 46 || c === 183 || c >= 768 && c <= 879 || c >= 8255 && c <= 8256;
+    }
+    exports.isNameChar = isNameChar;
+  }
+});
+
+// node_modules/xmlchars/xmlns/1.0/ed3.js
+var require_ed3 = __commonJS({
+  "node_modules/xmlchars/xmlns/1.0/ed3.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.NC_NAME_START_CHAR = "A-Z_a-zÀ-ÖØ-öø-˿Ͱ-ͽͿ-῿‌-‍⁰-↏Ⰰ-⿯、-퟿豈-﷏ﷰ-�𐀀-󯿿";
+    exports.NC_NAME_CHAR = "-" + exports.NC_NAME_START_CHAR + ".0-9·̀-ͯ‿-⁀";
+    exports.NC_NAME_START_CHAR_RE = new RegExp("^[" + exports.NC_NAME_START_CHAR + "]$", "u");
+    exports.NC_NAME_CHAR_RE = new RegExp("^[" + exports.NC_NAME_CHAR + "]$", "u");
+    exports.NC_NAME_RE = new RegExp("^[" + exports.NC_NAME_START_CHAR + "][" + exports.NC_NAME_CHAR + "]*$", "u");
+    function isNCNameStartChar(c) {
+      return c >= 65 && c <= 90 || c === 95 || c >= 97 && c <= 122 || c >= 192 && c <= 214 || c >= 216 && c <= 246 || c >= 248 && c <= 767 || c >= 880 && c <= 893 || c >= 895 && c <= 8191 || c >= 8204 && c <= 8205 || c >= 8304 && c <= 8591 || c >= 11264 && c <= 12271 || c >= 12289 && c <= 55295 || c >= 63744 && c <= 64975 || c >= 65008 && c <= 65533 || c >= 65536 && c <= 983039;
+    }
+    exports.isNCNameStartChar = isNCNameStartChar;
+    function isNCNameChar(c) {
+      return isNCNameStartChar(c) || (c === 45 || c === 46 || c >= 48 && c <= 57 || c === 183 || c >= 768 && c <= 879 || c >= 8255 && c <= 8256);
+    }
+    exports.isNCNameChar = isNCNameChar;
+  }
+});
+
+// node_modules/saxes/saxes.js
+var require_saxes = __commonJS({
+  "node_modules/saxes/saxes.js"(exports) {
+    "use strict";
+    Object.defineProperty(exports, "__esModule", { value: true });
+    exports.SaxesParser = exports.EVENTS = void 0;
+    var ed5 = require_ed5();
+    var ed2 = require_ed2();
+    var NSed3 = require_ed3();
+    var isS = ed5.isS;
+    var isChar10 = ed5.isChar;
+    var isNameStartChar = ed5.isNameStartChar;
+    var isNameChar = ed5.isNameChar;
+    var S_LIST = ed5.S_LIST;
+    var NAME_RE = ed5.NAME_RE;
+    var isChar11 = ed2.isChar;
+    var isNCNameStartChar = NSed3.isNCNameStartChar;
+    var isNCNameChar = NSed3.isNCNameChar;
+    var NC_NAME_RE = NSed3.NC_NAME_RE;
+    var XML_NAMESPACE = "http://www.w3.org/XML/1998/namespace";
+    var XMLNS_NAMESPACE = "http://www.w3.org/2000/xmlns/";
+    var rootNS = {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment
+      __proto__: null,
+      xml: XML_NAMESPACE,
+      xmlns: XMLNS_NAMESPACE
+    };
+    var XML_ENTITIES = {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment
+      __proto__: null,
+      amp: "&",
+      gt: ">",
+      lt: "<",
+      quot: '"',
+      apos: "'"
+    };
+    var EOC = -1;
+    var NL_LIKE = -2;
+    var S_BEGIN = 0;
+    var S_BEGIN_WHITESPACE = 1;
+    var S_DOCTYPE = 2;
+    var S_DOCTYPE_QUOTE = 3;
+    var S_DTD = 4;
+    var S_DTD_QUOTED = 5;
+    var S_DTD_OPEN_WAKA = 6;
+    var S_DTD_OPEN_WAKA_BANG = 7;
+    var S_DTD_COMMENT = 8;
+    var S_DTD_COMMENT_ENDING = 9;
+    var S_DTD_COMMENT_ENDED = 10;
+    var S_DTD_PI = 11;
+    var S_DTD_PI_ENDING = 12;
+    var S_TEXT = 13;
+    var S_ENTITY = 14;
+    var S_OPEN_WAKA = 15;
+    var S_OPEN_WAKA_BANG = 16;
+    var S_COMMENT = 17;
+    var S_COMMENT_ENDING = 18;
+    var S_COMMENT_ENDED = 19;
+    var S_CDATA = 20;
+    var S_CDATA_ENDING = 21;
+    var S_CDATA_ENDING_2 = 22;
+    var S_PI_FIRST_CHAR = 23;
+    var S_PI_REST = 24;
+    var S_PI_BODY = 25;
+    var S_PI_ENDING = 26;
+    var S_XML_DECL_NAME_START = 27;
+    var S_XML_DECL_NAME = 28;
+    var S_XML_DECL_EQ = 29;
+    var S_XML_DECL_VALUE_START = 30;
+    var S_XML_DECL_VALUE = 31;
+    var S_XML_DECL_SEPARATOR = 32;
+    var S_XML_DECL_ENDING = 33;
+    var S_OPEN_TAG = 34;
+    var S_OPEN_TAG_SLASH = 35;
+    var S_ATTRIB = 36;
+    var S_ATTRIB_NAME = 37;
+    var S_ATTRIB_NAME_SAW_WHITE = 38;
+    var S_ATTRIB_VALUE = 39;
+    var S_ATTRIB_VALUE_QUOTED = 40;
+    var S_ATTRIB_VALUE_CLOSED = 41;
+    var S_ATTRIB_VALUE_UNQUOTED = 42;
+    var S_CLOSE_TAG = 43;
+    var S_CLOSE_TAG_SAW_WHITE = 44;
+    var TAB = 9;
+    var NL = 10;
+    var CR = 13;
+    var SPACE = 32;
+    var BANG = 33;
+    var DQUOTE = 34;
+    var AMP = 38;
+    var SQUOTE = 39;
+    var MINUS = 45;
+    var FORWARD_SLASH = 47;
+    var SEMICOLON = 59;
+    var LESS = 60;
+    var EQUAL = 61;
+    var GREATER = 62;
+    var QUESTION = 63;
+    var OPEN_BRACKET = 91;
+    var CLOSE_BRACKET = 93;
+    var NEL = 133;
+    var LS = 8232;
+    var isQuote = (c) => c === DQUOTE || c === SQUOTE;
+    var QUOTES = [DQUOTE, SQUOTE];
+    var DOCTYPE_TERMINATOR = [...QUOTES, OPEN_BRACKET, GREATER];
+    var DTD_TERMINATOR = [...QUOTES, LESS, CLOSE_BRACKET];
+    var XML_DECL_NAME_TERMINATOR = [EQUAL, QUESTION, ...S_LIST];
+    var ATTRIB_VALUE_UNQUOTED_TERMINATOR = [...S_LIST, GREATER, AMP, LESS];
+    function nsPairCheck(parser, prefix, uri) {
+      switch (prefix) {
+        case "xml":
+          if (uri !== XML_NAMESPACE) {
+            parser.fail(`xml prefix must be bound to ${XML_NAMESPACE}.`);
+          }
+          break;
+        case "xmlns":
+          if (uri !== XMLNS_NAMESPACE) {
+            parser.fail(`xmlns prefix must be bound to ${XMLNS_NAMESPACE}.`);
+          }
+          break;
+        default:
+      }
+      switch (uri) {
+        case XMLNS_NAMESPACE:
+          parser.fail(prefix === "" ? `the default namespace may not be set to ${uri}.` : `may not assign a prefix (even "xmlns") to the URI ${XMLNS_NAMESPACE}.`);
+          break;
+        case XML_NAMESPACE:
+          switch (prefix) {
+            case "xml":
+              break;
+            case "":
+              parser.fail(`the default namespace may not be set to ${uri}.`);
+              break;
+            default:
+              parser.fail("may not assign the xml namespace to another prefix.");
+          }
+          break;
+        default:
+      }
+    }
+    function nsMappingCheck(parser, mapping) {
+      for (const local of Object.keys(mapping)) {
+        nsPairCheck(parser, local, mapping[local]);
+      }
+    }
+    var isNCName = (name) => NC_NAME_RE.test(name);
+    var isName = (name) => NAME_RE.test(name);
+    var FORBIDDEN_START = 0;
+    var FORBIDDEN_BRACKET = 1;
+    var FORBIDDEN_BRACKET_BRACKET = 2;
+    exports.EVENTS = [
+      "xmldecl",
+      "text",
+      "processinginstruction",
+      "doctype",
+      "comment",
+      "opentagstart",
+      "attribute",
+      "opentag",
+      "closetag",
+      "cdata",
+      "error",
+      "end",
+      "ready"
+    ];
+    var EVENT_NAME_TO_HANDLER_NAME = {
+      xmldecl: "xmldeclHandler",
+      text: "textHandler",
+      processinginstruction: "piHandler",
+      doctype: "doctypeHandler",
+      comment: "commentHandler",
+      opentagstart: "openTagStartHandler",
+      attribute: "attributeHandler",
+      opentag: "openTagHandler",
+      closetag: "closeTagHandler",
+      cdata: "cdataHandler",
+      error: "errorHandler",
+      end: "endHandler",
+      ready: "readyHandler"
+    };
+    var SaxesParser3 = class {
+      /**
+       * @param opt The parser options.
+       */
+      constructor(opt) {
+        this.opt = opt !== null && opt !== void 0 ? opt : {};
+        this.fragmentOpt = !!this.opt.fragment;
+        const xmlnsOpt = this.xmlnsOpt = !!this.opt.xmlns;
+        this.trackPosition = this.opt.position !== false;
+        this.fileName = this.opt.fileName;
+        if (xmlnsOpt) {
+          this.nameStartCheck = isNCNameStartChar;
+          this.nameCheck = isNCNameChar;
+          this.isName = isNCName;
+          this.processAttribs = this.processAttribsNS;
+          this.pushAttrib = this.pushAttribNS;
+          this.ns = Object.assign({ __proto__: null }, rootNS);
+          const additional = this.opt.additionalNamespaces;
+          if (additional != null) {
+            nsMappingCheck(this, additional);
+            Object.assign(this.ns, additional);
+          }
+        } else {
+          this.nameStartCheck = isNameStartChar;
+          this.nameCheck = isNameChar;
+          this.isName = isName;
+          this.processAttribs = this.processAttribsPlain;
+          this.pushAttrib = this.pushAttribPlain;
+        }
+        this.stateTable = [
+          /* eslint-disable @typescript-eslint/unbound-method */
+          this.sBegin,
+          this.sBeginWhitespace,
+          this.sDoctype,
+          this.sDoctypeQuote,
+          this.sDTD,
+          this.sDTDQuoted,
+          this.sDTDOpenWaka,
+          this.sDTDOpenWakaBang,
+          this.sDTDComment,
+          this.sDTDCommentEnding,
+          this.sDTDCommentEnded,
+          this.sDTDPI,
+          this.sDTDPIEnding,
+          this.sText,
+          this.sEntity,
+          this.sOpenWaka,
+          this.sOpenWakaBang,
+          this.sComment,
+          this.sCommentEnding,
+          this.sCommentEnded,
+          this.sCData,
+          this.sCDataEnding,
+          this.sCDataEnding2,
+          this.sPIFirstChar,
+          this.sPIRest,
+          this.sPIBody,
+          this.sPIEnding,
+          this.sXMLDeclNameStart,
+          this.sXMLDeclName,
+          this.sXMLDeclEq,
+          this.sXMLDeclValueStart,
+          this.sXMLDeclValue,
+          this.sXMLDeclSeparator,
+          this.sXMLDeclEnding,
+          this.sOpenTag,
+          this.sOpenTagSlash,
+          this.sAttrib,
+          this.sAttribName,
+          this.sAttribNameSawWhite,
+          this.sAttribValue,
+          this.sAttribValueQuoted,
+          this.sAttribValueClosed,
+          this.sAttribValueUnquoted,
+          this.sCloseTag,
+          this.sCloseTagSawWhite
+          /* eslint-enable @typescript-eslint/unbound-method */
+        ];
+        this._init();
+      }
+      /**
+       * Indicates whether or not the parser is closed. If ``true``, wait for
+       * the ``ready`` event to write again.
+       */
+      get closed() {
+        return this._closed;
+      }
+      _init() {
+        var _a;
+        this.openWakaBang = "";
+        this.text = "";
+        this.name = "";
+        this.piTarget = "";
+        this.entity = "";
+        this.q = null;
+        this.tags = [];
+        this.tag = null;
+        this.topNS = null;
+        this.chunk = "";
+        this.chunkPosition = 0;
+        this.i = 0;
+        this.prevI = 0;
+        this.carriedFromPrevious = void 0;
+        this.forbiddenState = FORBIDDEN_START;
+        this.attribList = [];
+        const { fragmentOpt } = this;
+        this.state = fragmentOpt ? S_TEXT : S_BEGIN;
+        this.reportedTextBeforeRoot = this.reportedTextAfterRoot = this.closedRoot = this.sawRoot = fragmentOpt;
+        this.xmlDeclPossible = !fragmentOpt;
+        this.xmlDeclExpects = ["version"];
+        this.entityReturnState = void 0;
+        let { defaultXMLVersion } = this.opt;
+        if (defaultXMLVersion === void 0) {
+          if (this.opt.forceXMLVersion === true) {
+            throw new Error("forceXMLVersion set but defaultXMLVersion is not set");
+          }
+          defaultXMLVersion = "1.0";
+        }
+        this.setXMLVersion(defaultXMLVersion);
+        this.positionAtNewLine = 0;
+        this.doctype = false;
+        this._closed = false;
+        this.xmlDecl = {
+          version: void 0,
+          encoding: void 0,
+          standalone: void 0
+        };
+        this.line = 1;
+        this.column = 0;
+        this.ENTITIES = Object.create(XML_ENTITIES);
+        (_a = this.readyHandler) === null || _a === void 0 ? void 0 : _a.call(this);
+      }
+      /**
+       * The stream position the parser is currently looking at. This field is
+       * zero-based.
+       *
+       * This field is not based on counting Unicode characters but is to be
+       * interpreted as a plain index into a JavaScript string.
+       */
+      get position() {
+        return this.chunkPosition + this.i;
+      }
+      /**
+       * The column number of the next character to be read by the parser.  *
+       * This field is zero-based. (The first column in a line is 0.)
+       *
+       * This field reports the index at which the next character would be in the
+       * line if the line were represented as a JavaScript string.  Note that this
+       * *can* be different to a count based on the number of *Unicode characters*
+       * due to how JavaScript handles astral plane characters.
+       *
+       * See [[column]] for a number that corresponds to a count of Unicode
+       * characters.
+       */
+      get columnIndex() {
+        return this.position - this.positionAtNewLine;
+      }
+      /**
+       * Set an event listener on an event. The parser supports one handler per
+       * event type. If you try to set an event handler over an existing handler,
+       * the old handler is silently overwritten.
+       *
+       * @param name The event to listen to.
+       *
+       * @param handler The handler to set.
+       */
+      on(name, handler) {
+        this[EVENT_NAME_TO_HANDLER_NAME[name]] = handler;
+      }
+      /**
+       * Unset an event handler.
+       *
+       * @parma name The event to stop listening to.
+       */
+      off(name) {
+        this[EVENT_NAME_TO_HANDLER_NAME[name]] = void 0;
+      }
+      /**
+       * Make an error object. The error object will have a message that contains
+       * the ``fileName`` option passed at the creation of the parser. If position
+       * tracking was turned on, it will also have line and column number
+       * information.
+       *
+       * @param message The message describing the error to report.
+       *
+       * @returns An error object with a properly formatted message.
+       */
+      makeError(message) {
+        var _a;
+        let msg = (_a = this.fileName) !== null && _a !== void 0 ? _a : "";
+        if (this.trackPosition) {
+          if (msg.length > 0) {
+            msg += ":";
+          }
+          msg += `${this.line}:${this.column}`;
+        }
+        if (msg.length > 0) {
+          msg += ": ";
+        }
+        return new Error(msg + message);
+      }
+      /**
+       * Report a parsing error. This method is made public so that client code may
+       * check for issues that are outside the scope of this project and can report
+       * errors.
+       *
+       * @param message The error to report.
+       *
+       * @returns this
+       */
+      fail(message) {
+        const err = this.makeError(message);
+        const handler = this.errorHandler;
+        if (handler === void 0) {
+          throw err;
+        } else {
+          handler(err);
+        }
+        return this;
+      }
+      /**
+       * Write a XML data to the parser.
+       *
+       * @param chunk The XML data to write.
+       *
+       * @returns this
+       */
+      // We do need object for the type here. Yes, it often causes problems
+      // but not in this case.
+      write(chunk) {
+        if (this.closed) {
+          return this.fail("cannot write after close; assign an onready handler.");
+        }
+        let end = false;
+        if (chunk === null) {
+          end = true;
+          chunk = "";
+        } else if (typeof chunk === "object") {
+          chunk = chunk.toString();
+        }
+        if (this.carriedFromPrevious !== void 0) {
+          chunk = `${this.carriedFromPrevious}${chunk}`;
+          this.carriedFromPrevious = void 0;
+        }
+        let limit = chunk.length;
+        const lastCode = chunk.charCodeAt(limit - 1);
+        if (!end && // A trailing CR or surrogate must be carried over to the next
+        // chunk.
+        (lastCode === CR || lastCode >= 55296 && lastCode <= 56319)) {
+          this.carriedFromPrevious = chunk[limit - 1];
+          limit--;
+          chunk = chunk.slice(0, limit);
+        }
+        const { stateTable } = this;
+        this.chunk = chunk;
+        this.i = 0;
+        while (this.i < limit) {
+          stateTable[this.state].call(this);
+        }
+        this.chunkPosition += limit;
+        return end ? this.end() : this;
+      }
+      /**
+       * Close the current stream. Perform final well-formedness checks and reset
+       * the parser tstate.
+       *
+       * @returns this
+       */
+      close() {
+        return this.write(null);
+      }
+      /**
+       * Get a single code point out of the current chunk. This updates the current
+       * position if we do position tracking.
+       *
+       * This is the algorithm to use for XML 1.0.
+       *
+       * @returns The character read.
+       */
+      getCode10() {
+        const { chunk, i } = this;
+        this.prevI = i;
+        this.i = i + 1;
+        if (i >= chunk.length) {
+          return EOC;
+        }
+        const code = chunk.charCodeAt(i);
+        this.column++;
+        if (code < 55296) {
+          if (code >= SPACE || code === TAB) {
+            return code;
+          }
+          switch (code) {
+            case NL:
+              this.line++;
+              this.column = 0;
+              this.positionAtNewLine = this.position;
+              return NL;
+            case CR:
+              if (chunk.charCodeAt(i + 1) === NL) {
+                this.i = i + 2;
+              }
+              this.line++;
+              this.column = 0;
+              this.positionAtNewLine = this.position;
+              return NL_LIKE;
+            default:
+              this.fail("disallowed character.");
+              return code;
+          }
+        }
+        if (code > 56319) {
+          if (!(code >= 57344 && code <= 65533)) {
+            this.fail("disallowed character.");
+          }
+          return code;
+        }
+        const final = 65536 + (code - 55296) * 1024 + (chunk.charCodeAt(i + 1) - 56320);
+        this.i = i + 2;
+        if (final > 1114111) {
+          this.fail("disallowed character.");
+        }
+        return final;
+      }
+      /**
+       * Get a single code point out of the current chunk. This updates the current
+       * position if we do position tracking.
+       *
+       * This is the algorithm to use for XML 1.1.
+       *
+       * @returns {number} The character read.
+       */
+      getCode11() {
+        const { chunk, i } = this;
+        this.prevI = i;
+        this.i = i + 1;
+        if (i >= chunk.length) {
+          return EOC;
+        }
+        const code = chunk.charCodeAt(i);
+        this.column++;
+        if (code < 55296) {
+          if (code > 31 && code < 127 || code > 159 && code !== LS || code === TAB) {
+            return code;
+          }
+          switch (code) {
+            case NL:
+              this.line++;
+              this.column = 0;
+              this.positionAtNewLine = this.position;
+              return NL;
+            case CR: {
+              const next = chunk.charCodeAt(i + 1);
+              if (next === NL || next === NEL) {
+                this.i = i + 2;
+              }
+            }
+            /* yes, fall through */
+            case NEL:
+            // 0x85
+            case LS:
+              this.line++;
+              this.column = 0;
+              this.positionAtNewLine = this.position;
+              return NL_LIKE;
+            default:
+              this.fail("disallowed character.");
+              return code;
+          }
+        }
+        if (code > 56319) {
+          if (!(code >= 57344 && code <= 65533)) {
+            this.fail("disallowed character.");
+          }
+          return code;
+        }
+        const final = 65536 + (code - 55296) * 1024 + (chunk.charCodeAt(i + 1) - 56320);
+        this.i = i + 2;
+        if (final > 1114111) {
+          this.fail("disallowed character.");
+        }
+        return final;
+      }
+      /**
+       * Like ``getCode`` but with the return value normalized so that ``NL`` is
+       * returned for ``NL_LIKE``.
+       */
+      getCodeNorm() {
+        const c = this.getCode();
+        return c === NL_LIKE ? NL : c;
+      }
+      unget() {
+        this.i = this.prevI;
+        this.column--;
+      }
+      /**
+       * Capture characters into a buffer until encountering one of a set of
+       * characters.
+       *
+       * @param chars An array of codepoints. Encountering a character in the array
+       * ends the capture. (``chars`` may safely contain ``NL``.)
+       *
+       * @return The character code that made the capture end, or ``EOC`` if we hit
+       * the end of the chunk. The return value cannot be NL_LIKE: NL is returned
+       * instead.
+       */
+      captureTo(chars) {
+        let { i: start } = this;
+        const { chunk } = this;
+        while (true) {
+          const c = this.getCode();
+          const isNLLike = c === NL_LIKE;
+          const final = isNLLike ? NL : c;
+          if (final === EOC || chars.includes(final)) {
+            this.text += chunk.slice(start, this.prevI);
+            return final;
+          }
+          if (isNLLike) {
+            this.text += `${chunk.slice(start, this.prevI)}
+`;
+            start = this.i;
+          }
+        }
+      }
+      /**
+       * Capture characters into a buffer until encountering a character.
+       *
+       * @param char The codepoint that ends the capture. **NOTE ``char`` MAY NOT
+       * CONTAIN ``NL``.** Passing ``NL`` will result in buggy behavior.
+       *
+       * @return ``true`` if we ran into the character. Otherwise, we ran into the
+       * end of the current chunk.
+       */
+      captureToChar(char) {
+        let { i: start } = this;
+        const { chunk } = this;
+        while (true) {
+          let c = this.getCode();
+          switch (c) {
+            case NL_LIKE:
+              this.text += `${chunk.slice(start, this.prevI)}
+`;
+              start = this.i;
+              c = NL;
+              break;
+            case EOC:
+              this.text += chunk.slice(start);
+              return false;
+            default:
+          }
+          if (c === char) {
+            this.text += chunk.slice(start, this.prevI);
+            return true;
+          }
+        }
+      }
+      /**
+       * Capture characters that satisfy ``isNameChar`` into the ``name`` field of
+       * this parser.
+       *
+       * @return The character code that made the test fail, or ``EOC`` if we hit
+       * the end of the chunk. The return value cannot be NL_LIKE: NL is returned
+       * instead.
+       */
+      captureNameChars() {
+        const { chunk, i: start } = this;
+        while (true) {
+          const c = this.getCode();
+          if (c === EOC) {
+            this.name += chunk.slice(start);
+            return EOC;
+          }
+          if (!isNameChar(c)) {
+            this.name += chunk.slice(start, this.prevI);
+            return c === NL_LIKE ? NL : c;
+          }
+        }
+      }
+      /**
+       * Skip white spaces.
+       *
+       * @return The character that ended the skip, or ``EOC`` if we hit
+       * the end of the chunk. The return value cannot be NL_LIKE: NL is returned
+       * instead.
+       */
+      skipSpaces() {
+        while (true) {
+          const c = this.getCodeNorm();
+          if (c === EOC || !isS(c)) {
+            return c;
+          }
+        }
+      }
+      setXMLVersion(version) {
+        this.currentXMLVersion = version;
+        if (version === "1.0") {
+          this.isChar = isChar10;
+          this.getCode = this.getCode10;
+        } else {
+          this.isChar = isChar11;
+          this.getCode = this.getCode11;
+        }
+      }
+      // STATE ENGINE METHODS
+      // This needs to be a state separate from S_BEGIN_WHITESPACE because we want
+      // to be sure never to come back to this state later.
+      sBegin() {
+        if (this.chunk.charCodeAt(0) === 65279) {
+          this.i++;
+          this.column++;
+        }
+        this.state = S_BEGIN_WHITESPACE;
+      }
+      sBeginWhitespace() {
+        const iBefore = this.i;
+        const c = this.skipSpaces();
+        if (this.prevI !== iBefore) {
+          this.xmlDeclPossible = false;
+        }
+        switch (c) {
+          case LESS:
+            this.state = S_OPEN_WAKA;
+            if (this.text.length !== 0) {
+              throw new Error("no-empty text at start");
+            }
+            break;
+          case EOC:
+            break;
+          default:
+            this.unget();
+            this.state = S_TEXT;
+            this.xmlDeclPossible = false;
+        }
+      }
+      sDoctype() {
+        var _a;
+        const c = this.captureTo(DOCTYPE_TERMINATOR);
+        switch (c) {
+          case GREATER: {
+            (_a = this.doctypeHandler) === null || _a === void 0 ? void 0 : _a.call(this, this.text);
+            this.text = "";
+            this.state = S_TEXT;
+            this.doctype = true;
+            break;
+          }
+          case EOC:
+            break;
+          default:
+            this.text += String.fromCodePoint(c);
+            if (c === OPEN_BRACKET) {
+              this.state = S_DTD;
+            } else if (isQuote(c)) {
+              this.state = S_DOCTYPE_QUOTE;
+              this.q = c;
+            }
+        }
+      }
+      sDoctypeQuote() {
+        const q = this.q;
+        if (this.captureToChar(q)) {
+          this.text += String.fromCodePoint(q);
+          this.q = null;
+          this.state = S_DOCTYPE;
+        }
+      }
+      sDTD() {
+        const c = this.captureTo(DTD_TERMINATOR);
+        if (c === EOC) {
+          return;
+        }
+        this.text += String.fromCodePoint(c);
+        if (c === CLOSE_BRACKET) {
+          this.state = S_DOCTYPE;
+        } else if (c === LESS) {
+          this.state = S_DTD_OPEN_WAKA;
+        } else if (isQuote(c)) {
+          this.state = S_DTD_QUOTED;
+          this.q = c;
+        }
+      }
+      sDTDQuoted() {
+        const q = this.q;
+        if (this.captureToChar(q)) {
+          this.text += String.fromCodePoint(q);
+          this.state = S_DTD;
+          this.q = null;
+        }
+      }
+      sDTDOpenWaka() {
+        const c = this.getCodeNorm();
+        this.text += String.fromCodePoint(c);
+        switch (c) {
+          case BANG:
+            this.state = S_DTD_OPEN_WAKA_BANG;
+            this.openWakaBang = "";
+            break;
+          case QUESTION:
+            this.state = S_DTD_PI;
+            break;
+          default:
+            this.state = S_DTD;
+        }
+      }
+      sDTDOpenWakaBang() {
+        const char = String.fromCodePoint(this.getCodeNorm());
+        const owb = this.openWakaBang += char;
+        this.text += char;
+        if (owb !== "-") {
+          this.state = owb === "--" ? S_DTD_COMMENT : S_DTD;
+          this.openWakaBang = "";
+        }
+      }
+      sDTDComment() {
+        if (this.captureToChar(MINUS)) {
+          this.text += "-";
+          this.state = S_DTD_COMMENT_ENDING;
+        }
+      }
+      sDTDCommentEnding() {
+        const c = this.getCodeNorm();
+        this.text += String.fromCodePoint(c);
+        this.state = c === MINUS ? S_DTD_COMMENT_ENDED : S_DTD_COMMENT;
+      }
+      sDTDCommentEnded() {
+        const c = this.getCodeNorm();
+        this.text += String.fromCodePoint(c);
+        if (c === GREATER) {
+          this.state = S_DTD;
+        } else {
+          this.fail("malformed comment.");
+          this.state = S_DTD_COMMENT;
+        }
+      }
+      sDTDPI() {
+        if (this.captureToChar(QUESTION)) {
+          this.text += "?";
+          this.state = S_DTD_PI_ENDING;
+        }
+      }
+      sDTDPIEnding() {
+        const c = this.getCodeNorm();
+        this.text += String.fromCodePoint(c);
+        if (c === GREATER) {
+          this.state = S_DTD;
+        }
+      }
+      sText() {
+        if (this.tags.length !== 0) {
+          this.handleTextInRoot();
+        } else {
+          this.handleTextOutsideRoot();
+        }
+      }
+      sEntity() {
+        let { i: start } = this;
+        const { chunk } = this;
+        loop:
+          while (true) {
+            switch (this.getCode()) {
+              case NL_LIKE:
+                this.entity += `${chunk.slice(start, this.prevI)}
+`;
+                start = this.i;
+                break;
+              case SEMICOLON: {
+                const { entityReturnState } = this;
+                const entity = this.entity + chunk.slice(start, this.prevI);
+                this.state = entityReturnState;
+                let parsed;
+                if (entity === "") {
+                  this.fail("empty entity name.");
+                  parsed = "&;";
+                } else {
+                  parsed = this.parseEntity(entity);
+                  this.entity = "";
+                }
+                if (entityReturnState !== S_TEXT || this.textHandler !== void 0) {
+                  this.text += parsed;
+                }
+                break loop;
+              }
+              case EOC:
+                this.entity += chunk.slice(start);
+                break loop;
+              default:
+            }
+          }
+      }
+      sOpenWaka() {
+        const c = this.getCode();
+        if (isNameStartChar(c)) {
+          this.state = S_OPEN_TAG;
+          this.unget();
+          this.xmlDeclPossible = false;
+        } else {
+          switch (c) {
+            case FORWARD_SLASH:
+              this.state = S_CLOSE_TAG;
+              this.xmlDeclPossible = false;
+              break;
+            case BANG:
+              this.state = S_OPEN_WAKA_BANG;
+              this.openWakaBang = "";
+              this.xmlDeclPossible = false;
+              break;
+            case QUESTION:
+              this.state = S_PI_FIRST_CHAR;
+              break;
+            default:
+              this.fail("disallowed character in tag name");
+              this.state = S_TEXT;
+              this.xmlDeclPossible = false;
+          }
+        }
+      }
+      sOpenWakaBang() {
+        this.openWakaBang += String.fromCodePoint(this.getCodeNorm());
+        switch (this.openWakaBang) {
+          case "[CDATA[":
+            if (!this.sawRoot && !this.reportedTextBeforeRoot) {
+              this.fail("text data outside of root node.");
+              this.reportedTextBeforeRoot = true;
+            }
+            if (this.closedRoot && !this.reportedTextAfterRoot) {
+              this.fail("text data outside of root node.");
+              this.reportedTextAfterRoot = true;
+            }
+            this.state = S_CDATA;
+            this.openWakaBang = "";
+            break;
+          case "--":
+            this.state = S_COMMENT;
+            this.openWakaBang = "";
+            break;
+          case "DOCTYPE":
+            this.state = S_DOCTYPE;
+            if (this.doctype || this.sawRoot) {
+              this.fail("inappropriately located doctype declaration.");
+            }
+            this.openWakaBang = "";
+            break;
+          default:
+            if (this.openWakaBang.length >= 7) {
+              this.fail("incorrect syntax.");
+            }
+        }
+      }
+      sComment() {
+        if (this.captureToChar(MINUS)) {
+          this.state = S_COMMENT_ENDING;
+        }
+      }
+      sCommentEnding() {
+        var _a;
+        const c = this.getCodeNorm();
+        if (c === MINUS) {
+          this.state = S_COMMENT_ENDED;
+          (_a = this.commentHandler) === null || _a === void 0 ? void 0 : _a.call(this, this.text);
+          this.text = "";
+        } else {
+          this.text += `-${String.fromCodePoint(c)}`;
+          this.state = S_COMMENT;
+        }
+      }
+      sCommentEnded() {
+        const c = this.getCodeNorm();
+        if (c !== GREATER) {
+          this.fail("malformed comment.");
+          this.text += `--${String.fromCodePoint(c)}`;
+          this.state = S_COMMENT;
+        } else {
+          this.state = S_TEXT;
+        }
+      }
+      sCData() {
+        if (this.captureToChar(CLOSE_BRACKET)) {
+          this.state = S_CDATA_ENDING;
+        }
+      }
+      sCDataEnding() {
+        const c = this.getCodeNorm();
+        if (c === CLOSE_BRACKET) {
+          this.state = S_CDATA_ENDING_2;
+        } else {
+          this.text += `]${String.fromCodePoint(c)}`;
+          this.state = S_CDATA;
+        }
+      }
+      sCDataEnding2() {
+        var _a;
+        const c = this.getCodeNorm();
+        switch (c) {
+          case GREATER: {
+            (_a = this.cdataHandler) === null || _a === void 0 ? void 0 : _a.call(this, this.text);
+            this.text = "";
+            this.state = S_TEXT;
+            break;
+          }
+          case CLOSE_BRACKET:
+            this.text += "]";
+            break;
+          default:
+            this.text += `]]${String.fromCodePoint(c)}`;
+            this.state = S_CDATA;
+        }
+      }
+      // We need this separate state to check the first character fo the pi target
+      // with this.nameStartCheck which allows less characters than this.nameCheck.
+      sPIFirstChar() {
+        const c = this.getCodeNorm();
+        if (this.nameStartCheck(c)) {
+          this.piTarget += String.fromCodePoint(c);
+          this.state = S_PI_REST;
+        } else if (c === QUESTION || isS(c)) {
+          this.fail("processing instruction without a target.");
+          this.state = c === QUESTION ? S_PI_ENDING : S_PI_BODY;
+        } else {
+          this.fail("disallowed character in processing instruction name.");
+          this.piTarget += String.fromCodePoint(c);
+          this.state = S_PI_REST;
+        }
+      }
+      sPIRest() {
+        const { chunk, i: start } = this;
+        while (true) {
+          const c = this.getCodeNorm();
+          if (c === EOC) {
+            this.piTarget += chunk.slice(start);
+            return;
+          }
+          if (!this.nameCheck(c)) {
+            this.piTarget += chunk.slice(start, this.prevI);
+            const isQuestion = c === QUESTION;
+            if (isQuestion || isS(c)) {
+              if (this.piTarget === "xml") {
+                if (!this.xmlDeclPossible) {
+                  this.fail("an XML declaration must be at the start of the document.");
+                }
+                this.state = isQuestion ? S_XML_DECL_ENDING : S_XML_DECL_NAME_START;
+              } else {
+                this.state = isQuestion ? S_PI_ENDING : S_PI_BODY;
+              }
+            } else {
+              this.fail("disallowed character in processing instruction name.");
+              this.piTarget += String.fromCodePoint(c);
+            }
+            break;
+          }
+        }
+      }
+      sPIBody() {
+        if (this.text.length === 0) {
+          const c = this.getCodeNorm();
+          if (c === QUESTION) {
+            this.state = S_PI_ENDING;
+          } else if (!isS(c)) {
+            this.text = String.fromCodePoint(c);
+          }
+        } else if (this.captureToChar(QUESTION)) {
+          this.state = S_PI_ENDING;
+        }
+      }
+      sPIEnding() {
+        var _a;
+        const c = this.getCodeNorm();
+        if (c === GREATER) {
+          const { piTarget } = this;
+          if (piTarget.toLowerCase() === "xml") {
+            this.fail("the XML declaration must appear at the start of the document.");
+          }
+          (_a = this.piHandler) === null || _a === void 0 ? void 0 : _a.call(this, {
+            target: piTarget,
+            body: this.text
+          });
+          this.piTarget = this.text = "";
+          this.state = S_TEXT;
+        } else if (c === QUESTION) {
+          this.text += "?";
+        } else {
+          this.text += `?${String.fromCodePoint(c)}`;
+          this.state = S_PI_BODY;
+        }
+        this.xmlDeclPossible = false;
+      }
+      sXMLDeclNameStart() {
+        const c = this.skipSpaces();
+        if (c === QUESTION) {
+          this.state = S_XML_DECL_ENDING;
+          return;
+        }
+        if (c !== EOC) {
+          this.state = S_XML_DECL_NAME;
+          this.name = String.fromCodePoint(c);
+        }
+      }
+      sXMLDeclName() {
+        const c = this.captureTo(XML_DECL_NAME_TERMINATOR);
+        if (c === QUESTION) {
+          this.state = S_XML_DECL_ENDING;
+          this.name += this.text;
+          this.text = "";
+          this.fail("XML declaration is incomplete.");
+          return;
+        }
+        if (!(isS(c) || c === EQUAL)) {
+          return;
+        }
+        this.name += this.text;
+        this.text = "";
+        if (!this.xmlDeclExpects.includes(this.name)) {
+          switch (this.name.length) {
+            case 0:
+              this.fail("did not expect any more name/value pairs.");
+              break;
+            case 1:
+              this.fail(`expected the name ${this.xmlDeclExpects[0]}.`);
+              break;
+            default:
+              this.fail(`expected one of ${this.xmlDeclExpects.join(", ")}`);
+          }
+        }
+        this.state = c === EQUAL ? S_XML_DECL_VALUE_START : S_XML_DECL_EQ;
+      }
+      sXMLDeclEq() {
+        const c = this.getCodeNorm();
+        if (c === QUESTION) {
+          this.state = S_XML_DECL_ENDING;
+          this.fail("XML declaration is incomplete.");
+          return;
+        }
+        if (isS(c)) {
+          return;
+        }
+        if (c !== EQUAL) {
+          this.fail("value required.");
+        }
+        this.state = S_XML_DECL_VALUE_START;
+      }
+      sXMLDeclValueStart() {
+        const c = this.getCodeNorm();
+        if (c === QUESTION) {
+          this.state = S_XML_DECL_ENDING;
+          this.fail("XML declaration is incomplete.");
+          return;
+        }
+        if (isS(c)) {
+          return;
+        }
+        if (!isQuote(c)) {
+          this.fail("value must be quoted.");
+          this.q = SPACE;
+        } else {
+          this.q = c;
+        }
+        this.state = S_XML_DECL_VALUE;
+      }
+      sXMLDeclValue() {
+        const c = this.captureTo([this.q, QUESTION]);
+        if (c === QUESTION) {
+          this.state = S_XML_DECL_ENDING;
+          this.text = "";
+          this.fail("XML declaration is incomplete.");
+          return;
+        }
+        if (c === EOC) {
+          return;
+        }
+        const value = this.text;
+        this.text = "";
+        switch (this.name) {
+          case "version": {
+            this.xmlDeclExpects = ["encoding", "standalone"];
+            const version = value;
+            this.xmlDecl.version = version;
+            if (!/^1\.[0-9]+$/.test(version)) {
+              this.fail("version number must match /^1\\.[0-9]+$/.");
+            } else if (!this.opt.forceXMLVersion) {
+              this.setXMLVersion(version);
+            }
+            break;
+          }
+          case "encoding":
+            if (!/^[A-Za-z][A-Za-z0-9._-]*$/.test(value)) {
+              this.fail("encoding value must match /^[A-Za-z0-9][A-Za-z0-9._-]*$/.");
+            }
+            this.xmlDeclExpects = ["standalone"];
+            this.xmlDecl.encoding = value;
+            break;
+          case "standalone":
+            if (value !== "yes" && value !== "no") {
+              this.fail('standalone value must match "yes" or "no".');
+            }
+            this.xmlDeclExpects = [];
+            this.xmlDecl.standalone = value;
+            break;
+          default:
+        }
+        this.name = "";
+        this.state = S_XML_DECL_SEPARATOR;
+      }
+      sXMLDeclSeparator() {
+        const c = this.getCodeNorm();
+        if (c === QUESTION) {
+          this.state = S_XML_DECL_ENDING;
+          return;
+        }
+        if (!isS(c)) {
+          this.fail("whitespace required.");
+          this.unget();
+        }
+        this.state = S_XML_DECL_NAME_START;
+      }
+      sXMLDeclEnding() {
+        var _a;
+        const c = this.getCodeNorm();
+        if (c === GREATER) {
+          if (this.piTarget !== "xml") {
+            this.fail("processing instructions are not allowed before root.");
+          } else if (this.name !== "version" && this.xmlDeclExpects.includes("version")) {
+            this.fail("XML declaration must contain a version.");
+          }
+          (_a = this.xmldeclHandler) === null || _a === void 0 ? void 0 : _a.call(this, this.xmlDecl);
+          this.name = "";
+          this.piTarget = this.text = "";
+          this.state = S_TEXT;
+        } else {
+          this.fail("The character ? is disallowed anywhere in XML declarations.");
+        }
+        this.xmlDeclPossible = false;
+      }
+      sOpenTag() {
+        var _a;
+        const c = this.captureNameChars();
+        if (c === EOC) {
+          return;
+        }
+        const tag = this.tag = {
+          name: this.name,
+          attributes: /* @__PURE__ */ Object.create(null)
+        };
+        this.name = "";
+        if (this.xmlnsOpt) {
+          this.topNS = tag.ns = /* @__PURE__ */ Object.create(null);
+        }
+        (_a = this.openTagStartHandler) === null || _a === void 0 ? void 0 : _a.call(this, tag);
+        this.sawRoot = true;
+        if (!this.fragmentOpt && this.closedRoot) {
+          this.fail("documents may contain only one root.");
+        }
+        switch (c) {
+          case GREATER:
+            this.openTag();
+            break;
+          case FORWARD_SLASH:
+            this.state = S_OPEN_TAG_SLASH;
+            break;
+          default:
+            if (!isS(c)) {
+              this.fail("disallowed character in tag name.");
+            }
+            this.state = S_ATTRIB;
+        }
+      }
+      sOpenTagSlash() {
+        if (this.getCode() === GREATER) {
+          this.openSelfClosingTag();
+        } else {
+          this.fail("forward-slash in opening tag not followed by >.");
+          this.state = S_ATTRIB;
+        }
+      }
+      sAttrib() {
+        const c = this.skipSpaces();
+        if (c === EOC) {
+          return;
+        }
+        if (isNameStartChar(c)) {
+          this.unget();
+          this.state = S_ATTRIB_NAME;
+        } else if (c === GREATER) {
+          this.openTag();
+        } else if (c === FORWARD_SLASH) {
+          this.state = S_OPEN_TAG_SLASH;
+        } else {
+          this.fail("disallowed character in attribute name.");
+        }
+      }
+      sAttribName() {
+        const c = this.captureNameChars();
+        if (c === EQUAL) {
+          this.state = S_ATTRIB_VALUE;
+        } else if (isS(c)) {
+          this.state = S_ATTRIB_NAME_SAW_WHITE;
+        } else if (c === GREATER) {
+          this.fail("attribute without value.");
+          this.pushAttrib(this.name, this.name);
+          this.name = this.text = "";
+          this.openTag();
+        } else if (c !== EOC) {
+          this.fail("disallowed character in attribute name.");
+        }
+      }
+      sAttribNameSawWhite() {
+        const c = this.skipSpaces();
+        switch (c) {
+          case EOC:
+            return;
+          case EQUAL:
+            this.state = S_ATTRIB_VALUE;
+            break;
+          default:
+            this.fail("attribute without value.");
+            this.text = "";
+            this.name = "";
+            if (c === GREATER) {
+              this.openTag();
+            } else if (isNameStartChar(c)) {
+              this.unget();
+              this.state = S_ATTRIB_NAME;
+            } else {
+              this.fail("disallowed character in attribute name.");
+              this.state = S_ATTRIB;
+            }
+        }
+      }
+      sAttribValue() {
+        const c = this.getCodeNorm();
+        if (isQuote(c)) {
+          this.q = c;
+          this.state = S_ATTRIB_VALUE_QUOTED;
+        } else if (!isS(c)) {
+          this.fail("unquoted attribute value.");
+          this.state = S_ATTRIB_VALUE_UNQUOTED;
+          this.unget();
+        }
+      }
+      sAttribValueQuoted() {
+        const { q, chunk } = this;
+        let { i: start } = this;
+        while (true) {
+          switch (this.getCode()) {
+            case q:
+              this.pushAttrib(this.name, this.text + chunk.slice(start, this.prevI));
+              this.name = this.text = "";
+              this.q = null;
+              this.state = S_ATTRIB_VALUE_CLOSED;
+              return;
+            case AMP:
+              this.text += chunk.slice(start, this.prevI);
+              this.state = S_ENTITY;
+              this.entityReturnState = S_ATTRIB_VALUE_QUOTED;
+              return;
+            case NL:
+            case NL_LIKE:
+            case TAB:
+              this.text += `${chunk.slice(start, this.prevI)} `;
+              start = this.i;
+              break;
+            case LESS:
+              this.text += chunk.slice(start, this.prevI);
+              this.fail("disallowed character.");
+              return;
+            case EOC:
+              this.text += chunk.slice(start);
+              return;
+            default:
+          }
+        }
+      }
+      sAttribValueClosed() {
+        const c = this.getCodeNorm();
+        if (isS(c)) {
+          this.state = S_ATTRIB;
+        } else if (c === GREATER) {
+          this.openTag();
+        } else if (c === FORWARD_SLASH) {
+          this.state = S_OPEN_TAG_SLASH;
+        } else if (isNameStartChar(c)) {
+          this.fail("no whitespace between attributes.");
+          this.unget();
+          this.state = S_ATTRIB_NAME;
+        } else {
+          this.fail("disallowed character in attribute name.");
+        }
+      }
+      sAttribValueUnquoted() {
+        const c = this.captureTo(ATTRIB_VALUE_UNQUOTED_TERMINATOR);
+        switch (c) {
+          case AMP:
+            this.state = S_ENTITY;
+            this.entityReturnState = S_ATTRIB_VALUE_UNQUOTED;
+            break;
+          case LESS:
+            this.fail("disallowed character.");
+            break;
+          case EOC:
+            break;
+          default:
+            if (this.text.includes("]]>")) {
+              this.fail('the string "]]>" is disallowed in char data.');
+            }
+            this.pushAttrib(this.name, this.text);
+            this.name = this.text = "";
+            if (c === GREATER) {
+              this.openTag();
+            } else {
+              this.state = S_ATTRIB;
+            }
+        }
+      }
+      sCloseTag() {
+        const c = this.captureNameChars();
+        if (c === GREATER) {
+          this.closeTag();
+        } else if (isS(c)) {
+          this.state = S_CLOSE_TAG_SAW_WHITE;
+        } else if (c !== EOC) {
+          this.fail("disallowed character in closing tag.");
+        }
+      }
+      sCloseTagSawWhite() {
+        switch (this.skipSpaces()) {
+          case GREATER:
+            this.closeTag();
+            break;
+          case EOC:
+            break;
+          default:
+            this.fail("disallowed character in closing tag.");
+        }
+      }
+      // END OF STATE ENGINE METHODS
+      handleTextInRoot() {
+        let { i: start, forbiddenState } = this;
+        const { chunk, textHandler: handler } = this;
+        scanLoop:
+          while (true) {
+            switch (this.getCode()) {
+              case LESS: {
+                this.state = S_OPEN_WAKA;
+                if (handler !== void 0) {
+                  const { text } = this;
+                  const slice = chunk.slice(start, this.prevI);
+                  if (text.length !== 0) {
+                    handler(text + slice);
+                    this.text = "";
+                  } else if (slice.length !== 0) {
+                    handler(slice);
+                  }
+                }
+                forbiddenState = FORBIDDEN_START;
+                break scanLoop;
+              }
+              case AMP:
+                this.state = S_ENTITY;
+                this.entityReturnState = S_TEXT;
+                if (handler !== void 0) {
+                  this.text += chunk.slice(start, this.prevI);
+                }
+                forbiddenState = FORBIDDEN_START;
+                break scanLoop;
+              case CLOSE_BRACKET:
+                switch (forbiddenState) {
+                  case FORBIDDEN_START:
+                    forbiddenState = FORBIDDEN_BRACKET;
+                    break;
+                  case FORBIDDEN_BRACKET:
+                    forbiddenState = FORBIDDEN_BRACKET_BRACKET;
+                    break;
+                  case FORBIDDEN_BRACKET_BRACKET:
+                    break;
+                  default:
+                    throw new Error("impossible state");
+                }
+                break;
+              case GREATER:
+                if (forbiddenState === FORBIDDEN_BRACKET_BRACKET) {
+                  this.fail('the string "]]>" is disallowed in char data.');
+                }
+                forbiddenState = FORBIDDEN_START;
+                break;
+              case NL_LIKE:
+                if (handler !== void 0) {
+                  this.text += `${chunk.slice(start, this.prevI)}
+`;
+                }
+                start = this.i;
+                forbiddenState = FORBIDDEN_START;
+                break;
+              case EOC:
+                if (handler !== void 0) {
+                  this.text += chunk.slice(start);
+                }
+                break scanLoop;
+              default:
+                forbiddenState = FORBIDDEN_START;
+            }
+          }
+        this.forbiddenState = forbiddenState;
+      }
+      handleTextOutsideRoot() {
+        let { i: start } = this;
+        const { chunk, textHandler: handler } = this;
+        let nonSpace = false;
+        outRootLoop:
+          while (true) {
+            const code = this.getCode();
+            switch (code) {
+              case LESS: {
+                this.state = S_OPEN_WAKA;
+                if (handler !== void 0) {
+                  const { text } = this;
+                  const slice = chunk.slice(start, this.prevI);
+                  if (text.length !== 0) {
+                    handler(text + slice);
+                    this.text = "";
+                  } else if (slice.length !== 0) {
+                    handler(slice);
+                  }
+                }
+                break outRootLoop;
+              }
+              case AMP:
+                this.state = S_ENTITY;
+                this.entityReturnState = S_TEXT;
+                if (handler !== void 0) {
+                  this.text += chunk.slice(start, this.prevI);
+                }
+                nonSpace = true;
+                break outRootLoop;
+              case NL_LIKE:
+                if (handler !== void 0) {
+                  this.text += `${chunk.slice(start, this.prevI)}
+`;
+                }
+                start = this.i;
+                break;
+              case EOC:
+                if (handler !== void 0) {
+                  this.text += chunk.slice(start);
+                }
+                break outRootLoop;
+              default:
+                if (!isS(code)) {
+                  nonSpace = true;
+                }
+            }
+          }
+        if (!nonSpace) {
+          return;
+        }
+        if (!this.sawRoot && !this.reportedTextBeforeRoot) {
+          this.fail("text data outside of root node.");
+          this.reportedTextBeforeRoot = true;
+        }
+        if (this.closedRoot && !this.reportedTextAfterRoot) {
+          this.fail("text data outside of root node.");
+          this.reportedTextAfterRoot = true;
+        }
+      }
+      pushAttribNS(name, value) {
+        var _a;
+        const { prefix, local } = this.qname(name);
+        const attr = { name, prefix, local, value };
+        this.attribList.push(attr);
+        (_a = this.attributeHandler) === null || _a === void 0 ? void 0 : _a.call(this, attr);
+        if (prefix === "xmlns") {
+          const trimmed = value.trim();
+          if (this.currentXMLVersion === "1.0" && trimmed === "") {
+            this.fail("invalid attempt to undefine prefix in XML 1.0");
+          }
+          this.topNS[local] = trimmed;
+          nsPairCheck(this, local, trimmed);
+        } else if (name === "xmlns") {
+          const trimmed = value.trim();
+          this.topNS[""] = trimmed;
+          nsPairCheck(this, "", trimmed);
+        }
+      }
+      pushAttribPlain(name, value) {
+        var _a;
+        const attr = { name, value };
+        this.attribList.push(attr);
+        (_a = this.attributeHandler) === null || _a === void 0 ? void 0 : _a.call(this, attr);
+      }
+      /**
+       * End parsing. This performs final well-formedness checks and resets the
+       * parser to a clean state.
+       *
+       * @returns this
+       */
+      end() {
+        var _a, _b;
+        if (!this.sawRoot) {
+          this.fail("document must contain a root element.");
+        }
+        const { tags } = this;
+        while (tags.length > 0) {
+          const tag = tags.pop();
+          this.fail(`unclosed tag: ${tag.name}`);
+        }
+        if (this.state !== S_BEGIN && this.state !== S_TEXT) {
+          this.fail("unexpected end.");
+        }
+        const { text } = this;
+        if (text.length !== 0) {
+          (_a = this.textHandler) === null || _a === void 0 ? void 0 : _a.call(this, text);
+          this.text = "";
+        }
+        this._closed = true;
+        (_b = this.endHandler) === null || _b === void 0 ? void 0 : _b.call(this);
+        this._init();
+        return this;
+      }
+      /**
+       * Resolve a namespace prefix.
+       *
+       * @param prefix The prefix to resolve.
+       *
+       * @returns The namespace URI or ``undefined`` if the prefix is not defined.
+       */
+      resolve(prefix) {
+        var _a, _b;
+        let uri = this.topNS[prefix];
+        if (uri !== void 0) {
+          return uri;
+        }
+        const { tags } = this;
+        for (let index = tags.length - 1; index >= 0; index--) {
+          uri = tags[index].ns[prefix];
+          if (uri !== void 0) {
+            return uri;
+          }
+        }
+        uri = this.ns[prefix];
+        if (uri !== void 0) {
+          return uri;
+        }
+        return (_b = (_a = this.opt).resolvePrefix) === null || _b === void 0 ? void 0 : _b.call(_a, prefix);
+      }
+      /**
+       * Parse a qname into its prefix and local name parts.
+       *
+       * @param name The name to parse
+       *
+       * @returns
+       */
+      qname(name) {
+        const colon = name.indexOf(":");
+        if (colon === -1) {
+          return { prefix: "", local: name };
+        }
+        const local = name.slice(colon + 1);
+        const prefix = name.slice(0, colon);
+        if (prefix === "" || local === "" || local.includes(":")) {
+          this.fail(`malformed name: ${name}.`);
+        }
+        return { prefix, local };
+      }
+      processAttribsNS() {
+        var _a;
+        const { attribList } = this;
+        const tag = this.tag;
+        {
+          const { prefix, local } = this.qname(tag.name);
+          tag.prefix = prefix;
+          tag.local = local;
+          const uri = tag.uri = (_a = this.resolve(prefix)) !== null && _a !== void 0 ? _a : "";
+          if (prefix !== "") {
+            if (prefix === "xmlns") {
+              this.fail('tags may not have "xmlns" as prefix.');
+            }
+            if (uri === "") {
+              this.fail(`unbound namespace prefix: ${JSON.stringify(prefix)}.`);
+              tag.uri = prefix;
+            }
+          }
+        }
+        if (attribList.length === 0) {
+          return;
+        }
+        const { attributes } = tag;
+        const seen = /* @__PURE__ */ new Set();
+        for (const attr of attribList) {
+          const { name, prefix, local } = attr;
+          let uri;
+          let eqname;
+          if (prefix === "") {
+            uri = name === "xmlns" ? XMLNS_NAMESPACE : "";
+            eqname = name;
+          } else {
+            uri = this.resolve(prefix);
+            if (uri === void 0) {
+              this.fail(`unbound namespace prefix: ${JSON.stringify(prefix)}.`);
+              uri = prefix;
+            }
+            eqname = `{${uri}}${local}`;
+          }
+          if (seen.has(eqname)) {
+            this.fail(`duplicate attribute: ${eqname}.`);
+          }
+          seen.add(eqname);
+          attr.uri = uri;
+          attributes[name] = attr;
+        }
+        this.attribList = [];
+      }
+      processAttribsPlain() {
+        const { attribList } = this;
+        const attributes = this.tag.attributes;
+        for (const { name, value } of attribList) {
+          if (attributes[name] !== void 0) {
+            this.fail(`duplicate attribute: ${name}.`);
+          }
+          attributes[name] = value;
+        }
+        this.attribList = [];
+      }
+      /**
+       * Handle a complete open tag. This parser code calls this once it has seen
+       * the whole tag. This method checks for well-formeness and then emits
+       * ``onopentag``.
+       */
+      openTag() {
+        var _a;
+        this.processAttribs();
+        const { tags } = this;
+        const tag = this.tag;
+        tag.isSelfClosing = false;
+        (_a = this.openTagHandler) === null || _a === void 0 ? void 0 : _a.call(this, tag);
+        tags.push(tag);
+        this.state = S_TEXT;
+        this.name = "";
+      }
+      /**
+       * Handle a complete self-closing tag. This parser code calls this once it has
+       * seen the whole tag. This method checks for well-formeness and then emits
+       * ``onopentag`` and ``onclosetag``.
+       */
+      openSelfClosingTag() {
+        var _a, _b, _c;
+        this.processAttribs();
+        const { tags } = this;
+        const tag = this.tag;
+        tag.isSelfClosing = true;
+        (_a = this.openTagHandler) === null || _a === void 0 ? void 0 : _a.call(this, tag);
+        (_b = this.closeTagHandler) === null || _b === void 0 ? void 0 : _b.call(this, tag);
+        const top = this.tag = (_c = tags[tags.length - 1]) !== null && _c !== void 0 ? _c : null;
+        if (top === null) {
+          this.closedRoot = true;
+        }
+        this.state = S_TEXT;
+        this.name = "";
+      }
+      /**
+       * Handle a complete close tag. This parser code calls this once it has seen
+       * the whole tag. This method checks for well-formeness and then emits
+       * ``onclosetag``.
+       */
+      closeTag() {
+        const { tags, name } = this;
+        this.state = S_TEXT;
+        this.name = "";
+        if (name === "") {
+          this.fail("weird empty close tag.");
+          this.text += "</>";
+          return;
+        }
+        const handler = this.closeTagHandler;
+        let l = tags.length;
+        while (l-- > 0) {
+          const tag = this.tag = tags.pop();
+          this.topNS = tag.ns;
+          handler === null || handler === void 0 ? void 0 : handler(tag);
+          if (tag.name === name) {
+            break;
+          }
+          this.fail("unexpected close tag.");
+        }
+        if (l === 0) {
+          this.closedRoot = true;
+        } else if (l < 0) {
+          this.fail(`unmatched closing tag: ${name}.`);
+          this.text += `</${name}>`;
+        }
+      }
+      /**
+       * Resolves an entity. Makes any necessary well-formedness checks.
+       *
+       * @param entity The entity to resolve.
+       *
+       * @returns The parsed entity.
+       */
+      parseEntity(entity) {
+        if (entity[0] !== "#") {
+          const defined = this.ENTITIES[entity];
+          if (defined !== void 0) {
+            return defined;
+          }
+          this.fail(this.isName(entity) ? "undefined entity." : "disallowed character in entity name.");
+          return `&${entity};`;
+        }
+        let num = NaN;
+        if (entity[1] === "x" && /^#x[0-9a-f]+$/i.test(entity)) {
+          num = parseInt(entity.slice(2), 16);
+        } else if (/^#[0-9]+$/.test(entity)) {
+          num = parseInt(entity.slice(1), 10);
+        }
+        if (!this.isChar(num)) {
+          this.fail("malformed character entity.");
+          return `&${entity};`;
+        }
+        return String.fromCodePoint(num);
+      }
+    };
+    exports.SaxesParser = SaxesParser3;
+  }
+});
+
 // node_modules/fdir/dist/index.mjs
 import { createRequire } from "module";
-import { basename, dirname, normalize, relative as relative2, resolve as resolve2, sep } from "path";
+import { basename, dirname, normalize, relative as relative2, resolve as resolve3, sep } from "path";
 import * as nativeFs from "fs";
 function cleanPath(path) {
   let normalized = normalize(path);
@@ -63,7 +1971,7 @@ function isRootDirectory(path) {
 function normalizePath(path, options) {
   const { resolvePaths, normalizePath: normalizePath$1, pathSeparator } = options;
   const pathNeedsCleaning = process.platform === "win32" && path.includes("/") || path.startsWith(".");
-  if (resolvePaths) path = resolve2(path);
+  if (resolvePaths) path = resolve3(path);
   if (normalizePath$1 || pathNeedsCleaning) path = cleanPath(path);
   if (path === ".") return "";
   const needsSeperator = path[path.length - 1] !== pathSeparator;
@@ -2344,8 +4252,8 @@ __export(dist_exports, {
   globSync: () => globSync,
   isDynamicPattern: () => isDynamicPattern
 });
-import { readdir, readdirSync, realpath, realpathSync, stat, statSync } from "fs";
-import { isAbsolute as isAbsolute2, posix, resolve as resolve3 } from "path";
+import { readdir, readdirSync as readdirSync2, realpath, realpathSync, stat, statSync } from "fs";
+import { isAbsolute as isAbsolute2, posix, resolve as resolve4 } from "path";
 import { fileURLToPath } from "url";
 function getPartialMatcher(patterns, options = {}) {
   const patternsCount = patterns.length;
@@ -2563,11 +4471,11 @@ function formatPaths(paths, mapper) {
 function getOptions(options) {
   const opts = Object.assign({}, options);
   for (const key in defaultOptions) if (opts[key] === void 0) Object.assign(opts, { [key]: defaultOptions[key] });
-  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath(opts.cwd) : resolve3(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
+  opts.cwd = (opts.cwd instanceof URL ? fileURLToPath(opts.cwd) : resolve4(opts.cwd || process.cwd())).replace(BACKSLASHES, "/");
   opts.ignore = ensureStringArray(opts.ignore);
   opts.fs && (opts.fs = {
     readdir: opts.fs.readdir || readdir,
-    readdirSync: opts.fs.readdirSync || readdirSync,
+    readdirSync: opts.fs.readdirSync || readdirSync2,
     realpath: opts.fs.realpath || realpath,
     realpathSync: opts.fs.realpathSync || realpathSync,
     stat: opts.fs.stat || stat,
@@ -2624,1918 +4532,10 @@ var init_dist2 = __esm({
   }
 });
 
-// node_modules/xmlchars/xml/1.0/ed5.js
-var require_ed5 = __commonJS({
-  "node_modules/xmlchars/xml/1.0/ed5.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.CHAR = "	\n\r -퟿-�𐀀-􏿿";
-    exports.S = " 	\r\n";
-    exports.NAME_START_CHAR = ":A-Z_a-zÀ-ÖØ-öø-˿Ͱ-ͽͿ-῿‌‍⁰-↏Ⰰ-⿯、-퟿豈-﷏ﷰ-�𐀀-󯿿";
-    exports.NAME_CHAR = "-" + exports.NAME_START_CHAR + ".0-9·̀-ͯ‿-⁀";
-    exports.CHAR_RE = new RegExp("^[" + exports.CHAR + "]$", "u");
-    exports.S_RE = new RegExp("^[" + exports.S + "]+$", "u");
-    exports.NAME_START_CHAR_RE = new RegExp("^[" + exports.NAME_START_CHAR + "]$", "u");
-    exports.NAME_CHAR_RE = new RegExp("^[" + exports.NAME_CHAR + "]$", "u");
-    exports.NAME_RE = new RegExp("^[" + exports.NAME_START_CHAR + "][" + exports.NAME_CHAR + "]*$", "u");
-    exports.NMTOKEN_RE = new RegExp("^[" + exports.NAME_CHAR + "]+$", "u");
-    var TAB = 9;
-    var NL = 10;
-    var CR = 13;
-    var SPACE = 32;
-    exports.S_LIST = [SPACE, NL, CR, TAB];
-    function isChar(c) {
-      return c >= SPACE && c <= 55295 || c === NL || c === CR || c === TAB || c >= 57344 && c <= 65533 || c >= 65536 && c <= 1114111;
-    }
-    exports.isChar = isChar;
-    function isS(c) {
-      return c === SPACE || c === NL || c === CR || c === TAB;
-    }
-    exports.isS = isS;
-    function isNameStartChar(c) {
-      return c >= 65 && c <= 90 || c >= 97 && c <= 122 || c === 58 || c === 95 || c === 8204 || c === 8205 || c >= 192 && c <= 214 || c >= 216 && c <= 246 || c >= 248 && c <= 767 || c >= 880 && c <= 893 || c >= 895 && c <= 8191 || c >= 8304 && c <= 8591 || c >= 11264 && c <= 12271 || c >= 12289 && c <= 55295 || c >= 63744 && c <= 64975 || c >= 65008 && c <= 65533 || c >= 65536 && c <= 983039;
-    }
-    exports.isNameStartChar = isNameStartChar;
-    function isNameChar(c) {
-      return isNameStartChar(c) || c >= 48 && c <= 57 || c === 45 || c === 46 || c === 183 || c >= 768 && c <= 879 || c >= 8255 && c <= 8256;
-    }
-    exports.isNameChar = isNameChar;
-  }
-});
-
-// node_modules/xmlchars/xml/1.1/ed2.js
-var require_ed2 = __commonJS({
-  "node_modules/xmlchars/xml/1.1/ed2.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.CHAR = "-퟿-�𐀀-􏿿";
-    exports.RESTRICTED_CHAR = "-\b\v\f---";
-    exports.S = " 	\r\n";
-    exports.NAME_START_CHAR = ":A-Z_a-zÀ-ÖØ-öø-˿Ͱ-ͽͿ-῿‌‍⁰-↏Ⰰ-⿯、-퟿豈-﷏ﷰ-�𐀀-󯿿";
-    exports.NAME_CHAR = "-" + exports.NAME_START_CHAR + ".0-9·̀-ͯ‿-⁀";
-    exports.CHAR_RE = new RegExp("^[" + exports.CHAR + "]$", "u");
-    exports.RESTRICTED_CHAR_RE = new RegExp("^[" + exports.RESTRICTED_CHAR + "]$", "u");
-    exports.S_RE = new RegExp("^[" + exports.S + "]+$", "u");
-    exports.NAME_START_CHAR_RE = new RegExp("^[" + exports.NAME_START_CHAR + "]$", "u");
-    exports.NAME_CHAR_RE = new RegExp("^[" + exports.NAME_CHAR + "]$", "u");
-    exports.NAME_RE = new RegExp("^[" + exports.NAME_START_CHAR + "][" + exports.NAME_CHAR + "]*$", "u");
-    exports.NMTOKEN_RE = new RegExp("^[" + exports.NAME_CHAR + "]+$", "u");
-    var TAB = 9;
-    var NL = 10;
-    var CR = 13;
-    var SPACE = 32;
-    exports.S_LIST = [SPACE, NL, CR, TAB];
-    function isChar(c) {
-      return c >= 1 && c <= 55295 || c >= 57344 && c <= 65533 || c >= 65536 && c <= 1114111;
-    }
-    exports.isChar = isChar;
-    function isRestrictedChar(c) {
-      return c >= 1 && c <= 8 || c === 11 || c === 12 || c >= 14 && c <= 31 || c >= 127 && c <= 132 || c >= 134 && c <= 159;
-    }
-    exports.isRestrictedChar = isRestrictedChar;
-    function isCharAndNotRestricted(c) {
-      return c === 9 || c === 10 || c === 13 || c > 31 && c < 127 || c === 133 || c > 159 && c <= 55295 || c >= 57344 && c <= 65533 || c >= 65536 && c <= 1114111;
-    }
-    exports.isCharAndNotRestricted = isCharAndNotRestricted;
-    function isS(c) {
-      return c === SPACE || c === NL || c === CR || c === TAB;
-    }
-    exports.isS = isS;
-    function isNameStartChar(c) {
-      return c >= 65 && c <= 90 || c >= 97 && c <= 122 || c === 58 || c === 95 || c === 8204 || c === 8205 || c >= 192 && c <= 214 || c >= 216 && c <= 246 || c >= 248 && c <= 767 || c >= 880 && c <= 893 || c >= 895 && c <= 8191 || c >= 8304 && c <= 8591 || c >= 11264 && c <= 12271 || c >= 12289 && c <= 55295 || c >= 63744 && c <= 64975 || c >= 65008 && c <= 65533 || c >= 65536 && c <= 983039;
-    }
-    exports.isNameStartChar = isNameStartChar;
-    function isNameChar(c) {
-      return isNameStartChar(c) || c >= 48 && c <= 57 || c === 45 || c === 46 || c === 183 || c >= 768 && c <= 879 || c >= 8255 && c <= 8256;
-    }
-    exports.isNameChar = isNameChar;
-  }
-});
-
-// node_modules/xmlchars/xmlns/1.0/ed3.js
-var require_ed3 = __commonJS({
-  "node_modules/xmlchars/xmlns/1.0/ed3.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.NC_NAME_START_CHAR = "A-Z_a-zÀ-ÖØ-öø-˿Ͱ-ͽͿ-῿‌-‍⁰-↏Ⰰ-⿯、-퟿豈-﷏ﷰ-�𐀀-󯿿";
-    exports.NC_NAME_CHAR = "-" + exports.NC_NAME_START_CHAR + ".0-9·̀-ͯ‿-⁀";
-    exports.NC_NAME_START_CHAR_RE = new RegExp("^[" + exports.NC_NAME_START_CHAR + "]$", "u");
-    exports.NC_NAME_CHAR_RE = new RegExp("^[" + exports.NC_NAME_CHAR + "]$", "u");
-    exports.NC_NAME_RE = new RegExp("^[" + exports.NC_NAME_START_CHAR + "][" + exports.NC_NAME_CHAR + "]*$", "u");
-    function isNCNameStartChar(c) {
-      return c >= 65 && c <= 90 || c === 95 || c >= 97 && c <= 122 || c >= 192 && c <= 214 || c >= 216 && c <= 246 || c >= 248 && c <= 767 || c >= 880 && c <= 893 || c >= 895 && c <= 8191 || c >= 8204 && c <= 8205 || c >= 8304 && c <= 8591 || c >= 11264 && c <= 12271 || c >= 12289 && c <= 55295 || c >= 63744 && c <= 64975 || c >= 65008 && c <= 65533 || c >= 65536 && c <= 983039;
-    }
-    exports.isNCNameStartChar = isNCNameStartChar;
-    function isNCNameChar(c) {
-      return isNCNameStartChar(c) || (c === 45 || c === 46 || c >= 48 && c <= 57 || c === 183 || c >= 768 && c <= 879 || c >= 8255 && c <= 8256);
-    }
-    exports.isNCNameChar = isNCNameChar;
-  }
-});
-
-// node_modules/saxes/saxes.js
-var require_saxes = __commonJS({
-  "node_modules/saxes/saxes.js"(exports) {
-    "use strict";
-    Object.defineProperty(exports, "__esModule", { value: true });
-    exports.SaxesParser = exports.EVENTS = void 0;
-    var ed5 = require_ed5();
-    var ed2 = require_ed2();
-    var NSed3 = require_ed3();
-    var isS = ed5.isS;
-    var isChar10 = ed5.isChar;
-    var isNameStartChar = ed5.isNameStartChar;
-    var isNameChar = ed5.isNameChar;
-    var S_LIST = ed5.S_LIST;
-    var NAME_RE = ed5.NAME_RE;
-    var isChar11 = ed2.isChar;
-    var isNCNameStartChar = NSed3.isNCNameStartChar;
-    var isNCNameChar = NSed3.isNCNameChar;
-    var NC_NAME_RE = NSed3.NC_NAME_RE;
-    var XML_NAMESPACE = "http://www.w3.org/XML/1998/namespace";
-    var XMLNS_NAMESPACE = "http://www.w3.org/2000/xmlns/";
-    var rootNS = {
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment
-      __proto__: null,
-      xml: XML_NAMESPACE,
-      xmlns: XMLNS_NAMESPACE
-    };
-    var XML_ENTITIES = {
-      // eslint-disable-next-line @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-assignment
-      __proto__: null,
-      amp: "&",
-      gt: ">",
-      lt: "<",
-      quot: '"',
-      apos: "'"
-    };
-    var EOC = -1;
-    var NL_LIKE = -2;
-    var S_BEGIN = 0;
-    var S_BEGIN_WHITESPACE = 1;
-    var S_DOCTYPE = 2;
-    var S_DOCTYPE_QUOTE = 3;
-    var S_DTD = 4;
-    var S_DTD_QUOTED = 5;
-    var S_DTD_OPEN_WAKA = 6;
-    var S_DTD_OPEN_WAKA_BANG = 7;
-    var S_DTD_COMMENT = 8;
-    var S_DTD_COMMENT_ENDING = 9;
-    var S_DTD_COMMENT_ENDED = 10;
-    var S_DTD_PI = 11;
-    var S_DTD_PI_ENDING = 12;
-    var S_TEXT = 13;
-    var S_ENTITY = 14;
-    var S_OPEN_WAKA = 15;
-    var S_OPEN_WAKA_BANG = 16;
-    var S_COMMENT = 17;
-    var S_COMMENT_ENDING = 18;
-    var S_COMMENT_ENDED = 19;
-    var S_CDATA = 20;
-    var S_CDATA_ENDING = 21;
-    var S_CDATA_ENDING_2 = 22;
-    var S_PI_FIRST_CHAR = 23;
-    var S_PI_REST = 24;
-    var S_PI_BODY = 25;
-    var S_PI_ENDING = 26;
-    var S_XML_DECL_NAME_START = 27;
-    var S_XML_DECL_NAME = 28;
-    var S_XML_DECL_EQ = 29;
-    var S_XML_DECL_VALUE_START = 30;
-    var S_XML_DECL_VALUE = 31;
-    var S_XML_DECL_SEPARATOR = 32;
-    var S_XML_DECL_ENDING = 33;
-    var S_OPEN_TAG = 34;
-    var S_OPEN_TAG_SLASH = 35;
-    var S_ATTRIB = 36;
-    var S_ATTRIB_NAME = 37;
-    var S_ATTRIB_NAME_SAW_WHITE = 38;
-    var S_ATTRIB_VALUE = 39;
-    var S_ATTRIB_VALUE_QUOTED = 40;
-    var S_ATTRIB_VALUE_CLOSED = 41;
-    var S_ATTRIB_VALUE_UNQUOTED = 42;
-    var S_CLOSE_TAG = 43;
-    var S_CLOSE_TAG_SAW_WHITE = 44;
-    var TAB = 9;
-    var NL = 10;
-    var CR = 13;
-    var SPACE = 32;
-    var BANG = 33;
-    var DQUOTE = 34;
-    var AMP = 38;
-    var SQUOTE = 39;
-    var MINUS = 45;
-    var FORWARD_SLASH = 47;
-    var SEMICOLON = 59;
-    var LESS = 60;
-    var EQUAL = 61;
-    var GREATER = 62;
-    var QUESTION = 63;
-    var OPEN_BRACKET = 91;
-    var CLOSE_BRACKET = 93;
-    var NEL = 133;
-    var LS = 8232;
-    var isQuote = (c) => c === DQUOTE || c === SQUOTE;
-    var QUOTES = [DQUOTE, SQUOTE];
-    var DOCTYPE_TERMINATOR = [...QUOTES, OPEN_BRACKET, GREATER];
-    var DTD_TERMINATOR = [...QUOTES, LESS, CLOSE_BRACKET];
-    var XML_DECL_NAME_TERMINATOR = [EQUAL, QUESTION, ...S_LIST];
-    var ATTRIB_VALUE_UNQUOTED_TERMINATOR = [...S_LIST, GREATER, AMP, LESS];
-    function nsPairCheck(parser, prefix, uri) {
-      switch (prefix) {
-        case "xml":
-          if (uri !== XML_NAMESPACE) {
-            parser.fail(`xml prefix must be bound to ${XML_NAMESPACE}.`);
-          }
-          break;
-        case "xmlns":
-          if (uri !== XMLNS_NAMESPACE) {
-            parser.fail(`xmlns prefix must be bound to ${XMLNS_NAMESPACE}.`);
-          }
-          break;
-        default:
-      }
-      switch (uri) {
-        case XMLNS_NAMESPACE:
-          parser.fail(prefix === "" ? `the default namespace may not be set to ${uri}.` : `may not assign a prefix (even "xmlns") to the URI ${XMLNS_NAMESPACE}.`);
-          break;
-        case XML_NAMESPACE:
-          switch (prefix) {
-            case "xml":
-              break;
-            case "":
-              parser.fail(`the default namespace may not be set to ${uri}.`);
-              break;
-            default:
-              parser.fail("may not assign the xml namespace to another prefix.");
-          }
-          break;
-        default:
-      }
-    }
-    function nsMappingCheck(parser, mapping) {
-      for (const local of Object.keys(mapping)) {
-        nsPairCheck(parser, local, mapping[local]);
-      }
-    }
-    var isNCName = (name) => NC_NAME_RE.test(name);
-    var isName = (name) => NAME_RE.test(name);
-    var FORBIDDEN_START = 0;
-    var FORBIDDEN_BRACKET = 1;
-    var FORBIDDEN_BRACKET_BRACKET = 2;
-    exports.EVENTS = [
-      "xmldecl",
-      "text",
-      "processinginstruction",
-      "doctype",
-      "comment",
-      "opentagstart",
-      "attribute",
-      "opentag",
-      "closetag",
-      "cdata",
-      "error",
-      "end",
-      "ready"
-    ];
-    var EVENT_NAME_TO_HANDLER_NAME = {
-      xmldecl: "xmldeclHandler",
-      text: "textHandler",
-      processinginstruction: "piHandler",
-      doctype: "doctypeHandler",
-      comment: "commentHandler",
-      opentagstart: "openTagStartHandler",
-      attribute: "attributeHandler",
-      opentag: "openTagHandler",
-      closetag: "closeTagHandler",
-      cdata: "cdataHandler",
-      error: "errorHandler",
-      end: "endHandler",
-      ready: "readyHandler"
-    };
-    var SaxesParser2 = class {
-      /**
-       * @param opt The parser options.
-       */
-      constructor(opt) {
-        this.opt = opt !== null && opt !== void 0 ? opt : {};
-        this.fragmentOpt = !!this.opt.fragment;
-        const xmlnsOpt = this.xmlnsOpt = !!this.opt.xmlns;
-        this.trackPosition = this.opt.position !== false;
-        this.fileName = this.opt.fileName;
-        if (xmlnsOpt) {
-          this.nameStartCheck = isNCNameStartChar;
-          this.nameCheck = isNCNameChar;
-          this.isName = isNCName;
-          this.processAttribs = this.processAttribsNS;
-          this.pushAttrib = this.pushAttribNS;
-          this.ns = Object.assign({ __proto__: null }, rootNS);
-          const additional = this.opt.additionalNamespaces;
-          if (additional != null) {
-            nsMappingCheck(this, additional);
-            Object.assign(this.ns, additional);
-          }
-        } else {
-          this.nameStartCheck = isNameStartChar;
-          this.nameCheck = isNameChar;
-          this.isName = isName;
-          this.processAttribs = this.processAttribsPlain;
-          this.pushAttrib = this.pushAttribPlain;
-        }
-        this.stateTable = [
-          /* eslint-disable @typescript-eslint/unbound-method */
-          this.sBegin,
-          this.sBeginWhitespace,
-          this.sDoctype,
-          this.sDoctypeQuote,
-          this.sDTD,
-          this.sDTDQuoted,
-          this.sDTDOpenWaka,
-          this.sDTDOpenWakaBang,
-          this.sDTDComment,
-          this.sDTDCommentEnding,
-          this.sDTDCommentEnded,
-          this.sDTDPI,
-          this.sDTDPIEnding,
-          this.sText,
-          this.sEntity,
-          this.sOpenWaka,
-          this.sOpenWakaBang,
-          this.sComment,
-          this.sCommentEnding,
-          this.sCommentEnded,
-          this.sCData,
-          this.sCDataEnding,
-          this.sCDataEnding2,
-          this.sPIFirstChar,
-          this.sPIRest,
-          this.sPIBody,
-          this.sPIEnding,
-          this.sXMLDeclNameStart,
-          this.sXMLDeclName,
-          this.sXMLDeclEq,
-          this.sXMLDeclValueStart,
-          this.sXMLDeclValue,
-          this.sXMLDeclSeparator,
-          this.sXMLDeclEnding,
-          this.sOpenTag,
-          this.sOpenTagSlash,
-          this.sAttrib,
-          this.sAttribName,
-          this.sAttribNameSawWhite,
-          this.sAttribValue,
-          this.sAttribValueQuoted,
-          this.sAttribValueClosed,
-          this.sAttribValueUnquoted,
-          this.sCloseTag,
-          this.sCloseTagSawWhite
-          /* eslint-enable @typescript-eslint/unbound-method */
-        ];
-        this._init();
-      }
-      /**
-       * Indicates whether or not the parser is closed. If ``true``, wait for
-       * the ``ready`` event to write again.
-       */
-      get closed() {
-        return this._closed;
-      }
-      _init() {
-        var _a;
-        this.openWakaBang = "";
-        this.text = "";
-        this.name = "";
-        this.piTarget = "";
-        this.entity = "";
-        this.q = null;
-        this.tags = [];
-        this.tag = null;
-        this.topNS = null;
-        this.chunk = "";
-        this.chunkPosition = 0;
-        this.i = 0;
-        this.prevI = 0;
-        this.carriedFromPrevious = void 0;
-        this.forbiddenState = FORBIDDEN_START;
-        this.attribList = [];
-        const { fragmentOpt } = this;
-        this.state = fragmentOpt ? S_TEXT : S_BEGIN;
-        this.reportedTextBeforeRoot = this.reportedTextAfterRoot = this.closedRoot = this.sawRoot = fragmentOpt;
-        this.xmlDeclPossible = !fragmentOpt;
-        this.xmlDeclExpects = ["version"];
-        this.entityReturnState = void 0;
-        let { defaultXMLVersion } = this.opt;
-        if (defaultXMLVersion === void 0) {
-          if (this.opt.forceXMLVersion === true) {
-            throw new Error("forceXMLVersion set but defaultXMLVersion is not set");
-          }
-          defaultXMLVersion = "1.0";
-        }
-        this.setXMLVersion(defaultXMLVersion);
-        this.positionAtNewLine = 0;
-        this.doctype = false;
-        this._closed = false;
-        this.xmlDecl = {
-          version: void 0,
-          encoding: void 0,
-          standalone: void 0
-        };
-        this.line = 1;
-        this.column = 0;
-        this.ENTITIES = Object.create(XML_ENTITIES);
-        (_a = this.readyHandler) === null || _a === void 0 ? void 0 : _a.call(this);
-      }
-      /**
-       * The stream position the parser is currently looking at. This field is
-       * zero-based.
-       *
-       * This field is not based on counting Unicode characters but is to be
-       * interpreted as a plain index into a JavaScript string.
-       */
-      get position() {
-        return this.chunkPosition + this.i;
-      }
-      /**
-       * The column number of the next character to be read by the parser.  *
-       * This field is zero-based. (The first column in a line is 0.)
-       *
-       * This field reports the index at which the next character would be in the
-       * line if the line were represented as a JavaScript string.  Note that this
-       * *can* be different to a count based on the number of *Unicode characters*
-       * due to how JavaScript handles astral plane characters.
-       *
-       * See [[column]] for a number that corresponds to a count of Unicode
-       * characters.
-       */
-      get columnIndex() {
-        return this.position - this.positionAtNewLine;
-      }
-      /**
-       * Set an event listener on an event. The parser supports one handler per
-       * event type. If you try to set an event handler over an existing handler,
-       * the old handler is silently overwritten.
-       *
-       * @param name The event to listen to.
-       *
-       * @param handler The handler to set.
-       */
-      on(name, handler) {
-        this[EVENT_NAME_TO_HANDLER_NAME[name]] = handler;
-      }
-      /**
-       * Unset an event handler.
-       *
-       * @parma name The event to stop listening to.
-       */
-      off(name) {
-        this[EVENT_NAME_TO_HANDLER_NAME[name]] = void 0;
-      }
-      /**
-       * Make an error object. The error object will have a message that contains
-       * the ``fileName`` option passed at the creation of the parser. If position
-       * tracking was turned on, it will also have line and column number
-       * information.
-       *
-       * @param message The message describing the error to report.
-       *
-       * @returns An error object with a properly formatted message.
-       */
-      makeError(message) {
-        var _a;
-        let msg = (_a = this.fileName) !== null && _a !== void 0 ? _a : "";
-        if (this.trackPosition) {
-          if (msg.length > 0) {
-            msg += ":";
-          }
-          msg += `${this.line}:${this.column}`;
-        }
-        if (msg.length > 0) {
-          msg += ": ";
-        }
-        return new Error(msg + message);
-      }
-      /**
-       * Report a parsing error. This method is made public so that client code may
-       * check for issues that are outside the scope of this project and can report
-       * errors.
-       *
-       * @param message The error to report.
-       *
-       * @returns this
-       */
-      fail(message) {
-        const err = this.makeError(message);
-        const handler = this.errorHandler;
-        if (handler === void 0) {
-          throw err;
-        } else {
-          handler(err);
-        }
-        return this;
-      }
-      /**
-       * Write a XML data to the parser.
-       *
-       * @param chunk The XML data to write.
-       *
-       * @returns this
-       */
-      // We do need object for the type here. Yes, it often causes problems
-      // but not in this case.
-      write(chunk) {
-        if (this.closed) {
-          return this.fail("cannot write after close; assign an onready handler.");
-        }
-        let end = false;
-        if (chunk === null) {
-          end = true;
-          chunk = "";
-        } else if (typeof chunk === "object") {
-          chunk = chunk.toString();
-        }
-        if (this.carriedFromPrevious !== void 0) {
-          chunk = `${this.carriedFromPrevious}${chunk}`;
-          this.carriedFromPrevious = void 0;
-        }
-        let limit = chunk.length;
-        const lastCode = chunk.charCodeAt(limit - 1);
-        if (!end && // A trailing CR or surrogate must be carried over to the next
-        // chunk.
-        (lastCode === CR || lastCode >= 55296 && lastCode <= 56319)) {
-          this.carriedFromPrevious = chunk[limit - 1];
-          limit--;
-          chunk = chunk.slice(0, limit);
-        }
-        const { stateTable } = this;
-        this.chunk = chunk;
-        this.i = 0;
-        while (this.i < limit) {
-          stateTable[this.state].call(this);
-        }
-        this.chunkPosition += limit;
-        return end ? this.end() : this;
-      }
-      /**
-       * Close the current stream. Perform final well-formedness checks and reset
-       * the parser tstate.
-       *
-       * @returns this
-       */
-      close() {
-        return this.write(null);
-      }
-      /**
-       * Get a single code point out of the current chunk. This updates the current
-       * position if we do position tracking.
-       *
-       * This is the algorithm to use for XML 1.0.
-       *
-       * @returns The character read.
-       */
-      getCode10() {
-        const { chunk, i } = this;
-        this.prevI = i;
-        this.i = i + 1;
-        if (i >= chunk.length) {
-          return EOC;
-        }
-        const code = chunk.charCodeAt(i);
-        this.column++;
-        if (code < 55296) {
-          if (code >= SPACE || code === TAB) {
-            return code;
-          }
-          switch (code) {
-            case NL:
-              this.line++;
-              this.column = 0;
-              this.positionAtNewLine = this.position;
-              return NL;
-            case CR:
-              if (chunk.charCodeAt(i + 1) === NL) {
-                this.i = i + 2;
-              }
-              this.line++;
-              this.column = 0;
-              this.positionAtNewLine = this.position;
-              return NL_LIKE;
-            default:
-              this.fail("disallowed character.");
-              return code;
-          }
-        }
-        if (code > 56319) {
-          if (!(code >= 57344 && code <= 65533)) {
-            this.fail("disallowed character.");
-          }
-          return code;
-        }
-        const final = 65536 + (code - 55296) * 1024 + (chunk.charCodeAt(i + 1) - 56320);
-        this.i = i + 2;
-        if (final > 1114111) {
-          this.fail("disallowed character.");
-        }
-        return final;
-      }
-      /**
-       * Get a single code point out of the current chunk. This updates the current
-       * position if we do position tracking.
-       *
-       * This is the algorithm to use for XML 1.1.
-       *
-       * @returns {number} The character read.
-       */
-      getCode11() {
-        const { chunk, i } = this;
-        this.prevI = i;
-        this.i = i + 1;
-        if (i >= chunk.length) {
-          return EOC;
-        }
-        const code = chunk.charCodeAt(i);
-        this.column++;
-        if (code < 55296) {
-          if (code > 31 && code < 127 || code > 159 && code !== LS || code === TAB) {
-            return code;
-          }
-          switch (code) {
-            case NL:
-              this.line++;
-              this.column = 0;
-              this.positionAtNewLine = this.position;
-              return NL;
-            case CR: {
-              const next = chunk.charCodeAt(i + 1);
-              if (next === NL || next === NEL) {
-                this.i = i + 2;
-              }
-            }
-            /* yes, fall through */
-            case NEL:
-            // 0x85
-            case LS:
-              this.line++;
-              this.column = 0;
-              this.positionAtNewLine = this.position;
-              return NL_LIKE;
-            default:
-              this.fail("disallowed character.");
-              return code;
-          }
-        }
-        if (code > 56319) {
-          if (!(code >= 57344 && code <= 65533)) {
-            this.fail("disallowed character.");
-          }
-          return code;
-        }
-        const final = 65536 + (code - 55296) * 1024 + (chunk.charCodeAt(i + 1) - 56320);
-        this.i = i + 2;
-        if (final > 1114111) {
-          this.fail("disallowed character.");
-        }
-        return final;
-      }
-      /**
-       * Like ``getCode`` but with the return value normalized so that ``NL`` is
-       * returned for ``NL_LIKE``.
-       */
-      getCodeNorm() {
-        const c = this.getCode();
-        return c === NL_LIKE ? NL : c;
-      }
-      unget() {
-        this.i = this.prevI;
-        this.column--;
-      }
-      /**
-       * Capture characters into a buffer until encountering one of a set of
-       * characters.
-       *
-       * @param chars An array of codepoints. Encountering a character in the array
-       * ends the capture. (``chars`` may safely contain ``NL``.)
-       *
-       * @return The character code that made the capture end, or ``EOC`` if we hit
-       * the end of the chunk. The return value cannot be NL_LIKE: NL is returned
-       * instead.
-       */
-      captureTo(chars) {
-        let { i: start } = this;
-        const { chunk } = this;
-        while (true) {
-          const c = this.getCode();
-          const isNLLike = c === NL_LIKE;
-          const final = isNLLike ? NL : c;
-          if (final === EOC || chars.includes(final)) {
-            this.text += chunk.slice(start, this.prevI);
-            return final;
-          }
-          if (isNLLike) {
-            this.text += `${chunk.slice(start, this.prevI)}
-`;
-            start = this.i;
-          }
-        }
-      }
-      /**
-       * Capture characters into a buffer until encountering a character.
-       *
-       * @param char The codepoint that ends the capture. **NOTE ``char`` MAY NOT
-       * CONTAIN ``NL``.** Passing ``NL`` will result in buggy behavior.
-       *
-       * @return ``true`` if we ran into the character. Otherwise, we ran into the
-       * end of the current chunk.
-       */
-      captureToChar(char) {
-        let { i: start } = this;
-        const { chunk } = this;
-        while (true) {
-          let c = this.getCode();
-          switch (c) {
-            case NL_LIKE:
-              this.text += `${chunk.slice(start, this.prevI)}
-`;
-              start = this.i;
-              c = NL;
-              break;
-            case EOC:
-              this.text += chunk.slice(start);
-              return false;
-            default:
-          }
-          if (c === char) {
-            this.text += chunk.slice(start, this.prevI);
-            return true;
-          }
-        }
-      }
-      /**
-       * Capture characters that satisfy ``isNameChar`` into the ``name`` field of
-       * this parser.
-       *
-       * @return The character code that made the test fail, or ``EOC`` if we hit
-       * the end of the chunk. The return value cannot be NL_LIKE: NL is returned
-       * instead.
-       */
-      captureNameChars() {
-        const { chunk, i: start } = this;
-        while (true) {
-          const c = this.getCode();
-          if (c === EOC) {
-            this.name += chunk.slice(start);
-            return EOC;
-          }
-          if (!isNameChar(c)) {
-            this.name += chunk.slice(start, this.prevI);
-            return c === NL_LIKE ? NL : c;
-          }
-        }
-      }
-      /**
-       * Skip white spaces.
-       *
-       * @return The character that ended the skip, or ``EOC`` if we hit
-       * the end of the chunk. The return value cannot be NL_LIKE: NL is returned
-       * instead.
-       */
-      skipSpaces() {
-        while (true) {
-          const c = this.getCodeNorm();
-          if (c === EOC || !isS(c)) {
-            return c;
-          }
-        }
-      }
-      setXMLVersion(version) {
-        this.currentXMLVersion = version;
-        if (version === "1.0") {
-          this.isChar = isChar10;
-          this.getCode = this.getCode10;
-        } else {
-          this.isChar = isChar11;
-          this.getCode = this.getCode11;
-        }
-      }
-      // STATE ENGINE METHODS
-      // This needs to be a state separate from S_BEGIN_WHITESPACE because we want
-      // to be sure never to come back to this state later.
-      sBegin() {
-        if (this.chunk.charCodeAt(0) === 65279) {
-          this.i++;
-          this.column++;
-        }
-        this.state = S_BEGIN_WHITESPACE;
-      }
-      sBeginWhitespace() {
-        const iBefore = this.i;
-        const c = this.skipSpaces();
-        if (this.prevI !== iBefore) {
-          this.xmlDeclPossible = false;
-        }
-        switch (c) {
-          case LESS:
-            this.state = S_OPEN_WAKA;
-            if (this.text.length !== 0) {
-              throw new Error("no-empty text at start");
-            }
-            break;
-          case EOC:
-            break;
-          default:
-            this.unget();
-            this.state = S_TEXT;
-            this.xmlDeclPossible = false;
-        }
-      }
-      sDoctype() {
-        var _a;
-        const c = this.captureTo(DOCTYPE_TERMINATOR);
-        switch (c) {
-          case GREATER: {
-            (_a = this.doctypeHandler) === null || _a === void 0 ? void 0 : _a.call(this, this.text);
-            this.text = "";
-            this.state = S_TEXT;
-            this.doctype = true;
-            break;
-          }
-          case EOC:
-            break;
-          default:
-            this.text += String.fromCodePoint(c);
-            if (c === OPEN_BRACKET) {
-              this.state = S_DTD;
-            } else if (isQuote(c)) {
-              this.state = S_DOCTYPE_QUOTE;
-              this.q = c;
-            }
-        }
-      }
-      sDoctypeQuote() {
-        const q = this.q;
-        if (this.captureToChar(q)) {
-          this.text += String.fromCodePoint(q);
-          this.q = null;
-          this.state = S_DOCTYPE;
-        }
-      }
-      sDTD() {
-        const c = this.captureTo(DTD_TERMINATOR);
-        if (c === EOC) {
-          return;
-        }
-        this.text += String.fromCodePoint(c);
-        if (c === CLOSE_BRACKET) {
-          this.state = S_DOCTYPE;
-        } else if (c === LESS) {
-          this.state = S_DTD_OPEN_WAKA;
-        } else if (isQuote(c)) {
-          this.state = S_DTD_QUOTED;
-          this.q = c;
-        }
-      }
-      sDTDQuoted() {
-        const q = this.q;
-        if (this.captureToChar(q)) {
-          this.text += String.fromCodePoint(q);
-          this.state = S_DTD;
-          this.q = null;
-        }
-      }
-      sDTDOpenWaka() {
-        const c = this.getCodeNorm();
-        this.text += String.fromCodePoint(c);
-        switch (c) {
-          case BANG:
-            this.state = S_DTD_OPEN_WAKA_BANG;
-            this.openWakaBang = "";
-            break;
-          case QUESTION:
-            this.state = S_DTD_PI;
-            break;
-          default:
-            this.state = S_DTD;
-        }
-      }
-      sDTDOpenWakaBang() {
-        const char = String.fromCodePoint(this.getCodeNorm());
-        const owb = this.openWakaBang += char;
-        this.text += char;
-        if (owb !== "-") {
-          this.state = owb === "--" ? S_DTD_COMMENT : S_DTD;
-          this.openWakaBang = "";
-        }
-      }
-      sDTDComment() {
-        if (this.captureToChar(MINUS)) {
-          this.text += "-";
-          this.state = S_DTD_COMMENT_ENDING;
-        }
-      }
-      sDTDCommentEnding() {
-        const c = this.getCodeNorm();
-        this.text += String.fromCodePoint(c);
-        this.state = c === MINUS ? S_DTD_COMMENT_ENDED : S_DTD_COMMENT;
-      }
-      sDTDCommentEnded() {
-        const c = this.getCodeNorm();
-        this.text += String.fromCodePoint(c);
-        if (c === GREATER) {
-          this.state = S_DTD;
-        } else {
-          this.fail("malformed comment.");
-          this.state = S_DTD_COMMENT;
-        }
-      }
-      sDTDPI() {
-        if (this.captureToChar(QUESTION)) {
-          this.text += "?";
-          this.state = S_DTD_PI_ENDING;
-        }
-      }
-      sDTDPIEnding() {
-        const c = this.getCodeNorm();
-        this.text += String.fromCodePoint(c);
-        if (c === GREATER) {
-          this.state = S_DTD;
-        }
-      }
-      sText() {
-        if (this.tags.length !== 0) {
-          this.handleTextInRoot();
-        } else {
-          this.handleTextOutsideRoot();
-        }
-      }
-      sEntity() {
-        let { i: start } = this;
-        const { chunk } = this;
-        loop:
-          while (true) {
-            switch (this.getCode()) {
-              case NL_LIKE:
-                this.entity += `${chunk.slice(start, this.prevI)}
-`;
-                start = this.i;
-                break;
-              case SEMICOLON: {
-                const { entityReturnState } = this;
-                const entity = this.entity + chunk.slice(start, this.prevI);
-                this.state = entityReturnState;
-                let parsed;
-                if (entity === "") {
-                  this.fail("empty entity name.");
-                  parsed = "&;";
-                } else {
-                  parsed = this.parseEntity(entity);
-                  this.entity = "";
-                }
-                if (entityReturnState !== S_TEXT || this.textHandler !== void 0) {
-                  this.text += parsed;
-                }
-                break loop;
-              }
-              case EOC:
-                this.entity += chunk.slice(start);
-                break loop;
-              default:
-            }
-          }
-      }
-      sOpenWaka() {
-        const c = this.getCode();
-        if (isNameStartChar(c)) {
-          this.state = S_OPEN_TAG;
-          this.unget();
-          this.xmlDeclPossible = false;
-        } else {
-          switch (c) {
-            case FORWARD_SLASH:
-              this.state = S_CLOSE_TAG;
-              this.xmlDeclPossible = false;
-              break;
-            case BANG:
-              this.state = S_OPEN_WAKA_BANG;
-              this.openWakaBang = "";
-              this.xmlDeclPossible = false;
-              break;
-            case QUESTION:
-              this.state = S_PI_FIRST_CHAR;
-              break;
-            default:
-              this.fail("disallowed character in tag name");
-              this.state = S_TEXT;
-              this.xmlDeclPossible = false;
-          }
-        }
-      }
-      sOpenWakaBang() {
-        this.openWakaBang += String.fromCodePoint(this.getCodeNorm());
-        switch (this.openWakaBang) {
-          case "[CDATA[":
-            if (!this.sawRoot && !this.reportedTextBeforeRoot) {
-              this.fail("text data outside of root node.");
-              this.reportedTextBeforeRoot = true;
-            }
-            if (this.closedRoot && !this.reportedTextAfterRoot) {
-              this.fail("text data outside of root node.");
-              this.reportedTextAfterRoot = true;
-            }
-            this.state = S_CDATA;
-            this.openWakaBang = "";
-            break;
-          case "--":
-            this.state = S_COMMENT;
-            this.openWakaBang = "";
-            break;
-          case "DOCTYPE":
-            this.state = S_DOCTYPE;
-            if (this.doctype || this.sawRoot) {
-              this.fail("inappropriately located doctype declaration.");
-            }
-            this.openWakaBang = "";
-            break;
-          default:
-            if (this.openWakaBang.length >= 7) {
-              this.fail("incorrect syntax.");
-            }
-        }
-      }
-      sComment() {
-        if (this.captureToChar(MINUS)) {
-          this.state = S_COMMENT_ENDING;
-        }
-      }
-      sCommentEnding() {
-        var _a;
-        const c = this.getCodeNorm();
-        if (c === MINUS) {
-          this.state = S_COMMENT_ENDED;
-          (_a = this.commentHandler) === null || _a === void 0 ? void 0 : _a.call(this, this.text);
-          this.text = "";
-        } else {
-          this.text += `-${String.fromCodePoint(c)}`;
-          this.state = S_COMMENT;
-        }
-      }
-      sCommentEnded() {
-        const c = this.getCodeNorm();
-        if (c !== GREATER) {
-          this.fail("malformed comment.");
-          this.text += `--${String.fromCodePoint(c)}`;
-          this.state = S_COMMENT;
-        } else {
-          this.state = S_TEXT;
-        }
-      }
-      sCData() {
-        if (this.captureToChar(CLOSE_BRACKET)) {
-          this.state = S_CDATA_ENDING;
-        }
-      }
-      sCDataEnding() {
-        const c = this.getCodeNorm();
-        if (c === CLOSE_BRACKET) {
-          this.state = S_CDATA_ENDING_2;
-        } else {
-          this.text += `]${String.fromCodePoint(c)}`;
-          this.state = S_CDATA;
-        }
-      }
-      sCDataEnding2() {
-        var _a;
-        const c = this.getCodeNorm();
-        switch (c) {
-          case GREATER: {
-            (_a = this.cdataHandler) === null || _a === void 0 ? void 0 : _a.call(this, this.text);
-            this.text = "";
-            this.state = S_TEXT;
-            break;
-          }
-          case CLOSE_BRACKET:
-            this.text += "]";
-            break;
-          default:
-            this.text += `]]${String.fromCodePoint(c)}`;
-            this.state = S_CDATA;
-        }
-      }
-      // We need this separate state to check the first character fo the pi target
-      // with this.nameStartCheck which allows less characters than this.nameCheck.
-      sPIFirstChar() {
-        const c = this.getCodeNorm();
-        if (this.nameStartCheck(c)) {
-          this.piTarget += String.fromCodePoint(c);
-          this.state = S_PI_REST;
-        } else if (c === QUESTION || isS(c)) {
-          this.fail("processing instruction without a target.");
-          this.state = c === QUESTION ? S_PI_ENDING : S_PI_BODY;
-        } else {
-          this.fail("disallowed character in processing instruction name.");
-          this.piTarget += String.fromCodePoint(c);
-          this.state = S_PI_REST;
-        }
-      }
-      sPIRest() {
-        const { chunk, i: start } = this;
-        while (true) {
-          const c = this.getCodeNorm();
-          if (c === EOC) {
-            this.piTarget += chunk.slice(start);
-            return;
-          }
-          if (!this.nameCheck(c)) {
-            this.piTarget += chunk.slice(start, this.prevI);
-            const isQuestion = c === QUESTION;
-            if (isQuestion || isS(c)) {
-              if (this.piTarget === "xml") {
-                if (!this.xmlDeclPossible) {
-                  this.fail("an XML declaration must be at the start of the document.");
-                }
-                this.state = isQuestion ? S_XML_DECL_ENDING : S_XML_DECL_NAME_START;
-              } else {
-                this.state = isQuestion ? S_PI_ENDING : S_PI_BODY;
-              }
-            } else {
-              this.fail("disallowed character in processing instruction name.");
-              this.piTarget += String.fromCodePoint(c);
-            }
-            break;
-          }
-        }
-      }
-      sPIBody() {
-        if (this.text.length === 0) {
-          const c = this.getCodeNorm();
-          if (c === QUESTION) {
-            this.state = S_PI_ENDING;
-          } else if (!isS(c)) {
-            this.text = String.fromCodePoint(c);
-          }
-        } else if (this.captureToChar(QUESTION)) {
-          this.state = S_PI_ENDING;
-        }
-      }
-      sPIEnding() {
-        var _a;
-        const c = this.getCodeNorm();
-        if (c === GREATER) {
-          const { piTarget } = this;
-          if (piTarget.toLowerCase() === "xml") {
-            this.fail("the XML declaration must appear at the start of the document.");
-          }
-          (_a = this.piHandler) === null || _a === void 0 ? void 0 : _a.call(this, {
-            target: piTarget,
-            body: this.text
-          });
-          this.piTarget = this.text = "";
-          this.state = S_TEXT;
-        } else if (c === QUESTION) {
-          this.text += "?";
-        } else {
-          this.text += `?${String.fromCodePoint(c)}`;
-          this.state = S_PI_BODY;
-        }
-        this.xmlDeclPossible = false;
-      }
-      sXMLDeclNameStart() {
-        const c = this.skipSpaces();
-        if (c === QUESTION) {
-          this.state = S_XML_DECL_ENDING;
-          return;
-        }
-        if (c !== EOC) {
-          this.state = S_XML_DECL_NAME;
-          this.name = String.fromCodePoint(c);
-        }
-      }
-      sXMLDeclName() {
-        const c = this.captureTo(XML_DECL_NAME_TERMINATOR);
-        if (c === QUESTION) {
-          this.state = S_XML_DECL_ENDING;
-          this.name += this.text;
-          this.text = "";
-          this.fail("XML declaration is incomplete.");
-          return;
-        }
-        if (!(isS(c) || c === EQUAL)) {
-          return;
-        }
-        this.name += this.text;
-        this.text = "";
-        if (!this.xmlDeclExpects.includes(this.name)) {
-          switch (this.name.length) {
-            case 0:
-              this.fail("did not expect any more name/value pairs.");
-              break;
-            case 1:
-              this.fail(`expected the name ${this.xmlDeclExpects[0]}.`);
-              break;
-            default:
-              this.fail(`expected one of ${this.xmlDeclExpects.join(", ")}`);
-          }
-        }
-        this.state = c === EQUAL ? S_XML_DECL_VALUE_START : S_XML_DECL_EQ;
-      }
-      sXMLDeclEq() {
-        const c = this.getCodeNorm();
-        if (c === QUESTION) {
-          this.state = S_XML_DECL_ENDING;
-          this.fail("XML declaration is incomplete.");
-          return;
-        }
-        if (isS(c)) {
-          return;
-        }
-        if (c !== EQUAL) {
-          this.fail("value required.");
-        }
-        this.state = S_XML_DECL_VALUE_START;
-      }
-      sXMLDeclValueStart() {
-        const c = this.getCodeNorm();
-        if (c === QUESTION) {
-          this.state = S_XML_DECL_ENDING;
-          this.fail("XML declaration is incomplete.");
-          return;
-        }
-        if (isS(c)) {
-          return;
-        }
-        if (!isQuote(c)) {
-          this.fail("value must be quoted.");
-          this.q = SPACE;
-        } else {
-          this.q = c;
-        }
-        this.state = S_XML_DECL_VALUE;
-      }
-      sXMLDeclValue() {
-        const c = this.captureTo([this.q, QUESTION]);
-        if (c === QUESTION) {
-          this.state = S_XML_DECL_ENDING;
-          this.text = "";
-          this.fail("XML declaration is incomplete.");
-          return;
-        }
-        if (c === EOC) {
-          return;
-        }
-        const value = this.text;
-        this.text = "";
-        switch (this.name) {
-          case "version": {
-            this.xmlDeclExpects = ["encoding", "standalone"];
-            const version = value;
-            this.xmlDecl.version = version;
-            if (!/^1\.[0-9]+$/.test(version)) {
-              this.fail("version number must match /^1\\.[0-9]+$/.");
-            } else if (!this.opt.forceXMLVersion) {
-              this.setXMLVersion(version);
-            }
-            break;
-          }
-          case "encoding":
-            if (!/^[A-Za-z][A-Za-z0-9._-]*$/.test(value)) {
-              this.fail("encoding value must match /^[A-Za-z0-9][A-Za-z0-9._-]*$/.");
-            }
-            this.xmlDeclExpects = ["standalone"];
-            this.xmlDecl.encoding = value;
-            break;
-          case "standalone":
-            if (value !== "yes" && value !== "no") {
-              this.fail('standalone value must match "yes" or "no".');
-            }
-            this.xmlDeclExpects = [];
-            this.xmlDecl.standalone = value;
-            break;
-          default:
-        }
-        this.name = "";
-        this.state = S_XML_DECL_SEPARATOR;
-      }
-      sXMLDeclSeparator() {
-        const c = this.getCodeNorm();
-        if (c === QUESTION) {
-          this.state = S_XML_DECL_ENDING;
-          return;
-        }
-        if (!isS(c)) {
-          this.fail("whitespace required.");
-          this.unget();
-        }
-        this.state = S_XML_DECL_NAME_START;
-      }
-      sXMLDeclEnding() {
-        var _a;
-        const c = this.getCodeNorm();
-        if (c === GREATER) {
-          if (this.piTarget !== "xml") {
-            this.fail("processing instructions are not allowed before root.");
-          } else if (this.name !== "version" && this.xmlDeclExpects.includes("version")) {
-            this.fail("XML declaration must contain a version.");
-          }
-          (_a = this.xmldeclHandler) === null || _a === void 0 ? void 0 : _a.call(this, this.xmlDecl);
-          this.name = "";
-          this.piTarget = this.text = "";
-          this.state = S_TEXT;
-        } else {
-          this.fail("The character ? is disallowed anywhere in XML declarations.");
-        }
-        this.xmlDeclPossible = false;
-      }
-      sOpenTag() {
-        var _a;
-        const c = this.captureNameChars();
-        if (c === EOC) {
-          return;
-        }
-        const tag = this.tag = {
-          name: this.name,
-          attributes: /* @__PURE__ */ Object.create(null)
-        };
-        this.name = "";
-        if (this.xmlnsOpt) {
-          this.topNS = tag.ns = /* @__PURE__ */ Object.create(null);
-        }
-        (_a = this.openTagStartHandler) === null || _a === void 0 ? void 0 : _a.call(this, tag);
-        this.sawRoot = true;
-        if (!this.fragmentOpt && this.closedRoot) {
-          this.fail("documents may contain only one root.");
-        }
-        switch (c) {
-          case GREATER:
-            this.openTag();
-            break;
-          case FORWARD_SLASH:
-            this.state = S_OPEN_TAG_SLASH;
-            break;
-          default:
-            if (!isS(c)) {
-              this.fail("disallowed character in tag name.");
-            }
-            this.state = S_ATTRIB;
-        }
-      }
-      sOpenTagSlash() {
-        if (this.getCode() === GREATER) {
-          this.openSelfClosingTag();
-        } else {
-          this.fail("forward-slash in opening tag not followed by >.");
-          this.state = S_ATTRIB;
-        }
-      }
-      sAttrib() {
-        const c = this.skipSpaces();
-        if (c === EOC) {
-          return;
-        }
-        if (isNameStartChar(c)) {
-          this.unget();
-          this.state = S_ATTRIB_NAME;
-        } else if (c === GREATER) {
-          this.openTag();
-        } else if (c === FORWARD_SLASH) {
-          this.state = S_OPEN_TAG_SLASH;
-        } else {
-          this.fail("disallowed character in attribute name.");
-        }
-      }
-      sAttribName() {
-        const c = this.captureNameChars();
-        if (c === EQUAL) {
-          this.state = S_ATTRIB_VALUE;
-        } else if (isS(c)) {
-          this.state = S_ATTRIB_NAME_SAW_WHITE;
-        } else if (c === GREATER) {
-          this.fail("attribute without value.");
-          this.pushAttrib(this.name, this.name);
-          this.name = this.text = "";
-          this.openTag();
-        } else if (c !== EOC) {
-          this.fail("disallowed character in attribute name.");
-        }
-      }
-      sAttribNameSawWhite() {
-        const c = this.skipSpaces();
-        switch (c) {
-          case EOC:
-            return;
-          case EQUAL:
-            this.state = S_ATTRIB_VALUE;
-            break;
-          default:
-            this.fail("attribute without value.");
-            this.text = "";
-            this.name = "";
-            if (c === GREATER) {
-              this.openTag();
-            } else if (isNameStartChar(c)) {
-              this.unget();
-              this.state = S_ATTRIB_NAME;
-            } else {
-              this.fail("disallowed character in attribute name.");
-              this.state = S_ATTRIB;
-            }
-        }
-      }
-      sAttribValue() {
-        const c = this.getCodeNorm();
-        if (isQuote(c)) {
-          this.q = c;
-          this.state = S_ATTRIB_VALUE_QUOTED;
-        } else if (!isS(c)) {
-          this.fail("unquoted attribute value.");
-          this.state = S_ATTRIB_VALUE_UNQUOTED;
-          this.unget();
-        }
-      }
-      sAttribValueQuoted() {
-        const { q, chunk } = this;
-        let { i: start } = this;
-        while (true) {
-          switch (this.getCode()) {
-            case q:
-              this.pushAttrib(this.name, this.text + chunk.slice(start, this.prevI));
-              this.name = this.text = "";
-              this.q = null;
-              this.state = S_ATTRIB_VALUE_CLOSED;
-              return;
-            case AMP:
-              this.text += chunk.slice(start, this.prevI);
-              this.state = S_ENTITY;
-              this.entityReturnState = S_ATTRIB_VALUE_QUOTED;
-              return;
-            case NL:
-            case NL_LIKE:
-            case TAB:
-              this.text += `${chunk.slice(start, this.prevI)} `;
-              start = this.i;
-              break;
-            case LESS:
-              this.text += chunk.slice(start, this.prevI);
-              this.fail("disallowed character.");
-              return;
-            case EOC:
-              this.text += chunk.slice(start);
-              return;
-            default:
-          }
-        }
-      }
-      sAttribValueClosed() {
-        const c = this.getCodeNorm();
-        if (isS(c)) {
-          this.state = S_ATTRIB;
-        } else if (c === GREATER) {
-          this.openTag();
-        } else if (c === FORWARD_SLASH) {
-          this.state = S_OPEN_TAG_SLASH;
-        } else if (isNameStartChar(c)) {
-          this.fail("no whitespace between attributes.");
-          this.unget();
-          this.state = S_ATTRIB_NAME;
-        } else {
-          this.fail("disallowed character in attribute name.");
-        }
-      }
-      sAttribValueUnquoted() {
-        const c = this.captureTo(ATTRIB_VALUE_UNQUOTED_TERMINATOR);
-        switch (c) {
-          case AMP:
-            this.state = S_ENTITY;
-            this.entityReturnState = S_ATTRIB_VALUE_UNQUOTED;
-            break;
-          case LESS:
-            this.fail("disallowed character.");
-            break;
-          case EOC:
-            break;
-          default:
-            if (this.text.includes("]]>")) {
-              this.fail('the string "]]>" is disallowed in char data.');
-            }
-            this.pushAttrib(this.name, this.text);
-            this.name = this.text = "";
-            if (c === GREATER) {
-              this.openTag();
-            } else {
-              this.state = S_ATTRIB;
-            }
-        }
-      }
-      sCloseTag() {
-        const c = this.captureNameChars();
-        if (c === GREATER) {
-          this.closeTag();
-        } else if (isS(c)) {
-          this.state = S_CLOSE_TAG_SAW_WHITE;
-        } else if (c !== EOC) {
-          this.fail("disallowed character in closing tag.");
-        }
-      }
-      sCloseTagSawWhite() {
-        switch (this.skipSpaces()) {
-          case GREATER:
-            this.closeTag();
-            break;
-          case EOC:
-            break;
-          default:
-            this.fail("disallowed character in closing tag.");
-        }
-      }
-      // END OF STATE ENGINE METHODS
-      handleTextInRoot() {
-        let { i: start, forbiddenState } = this;
-        const { chunk, textHandler: handler } = this;
-        scanLoop:
-          while (true) {
-            switch (this.getCode()) {
-              case LESS: {
-                this.state = S_OPEN_WAKA;
-                if (handler !== void 0) {
-                  const { text } = this;
-                  const slice = chunk.slice(start, this.prevI);
-                  if (text.length !== 0) {
-                    handler(text + slice);
-                    this.text = "";
-                  } else if (slice.length !== 0) {
-                    handler(slice);
-                  }
-                }
-                forbiddenState = FORBIDDEN_START;
-                break scanLoop;
-              }
-              case AMP:
-                this.state = S_ENTITY;
-                this.entityReturnState = S_TEXT;
-                if (handler !== void 0) {
-                  this.text += chunk.slice(start, this.prevI);
-                }
-                forbiddenState = FORBIDDEN_START;
-                break scanLoop;
-              case CLOSE_BRACKET:
-                switch (forbiddenState) {
-                  case FORBIDDEN_START:
-                    forbiddenState = FORBIDDEN_BRACKET;
-                    break;
-                  case FORBIDDEN_BRACKET:
-                    forbiddenState = FORBIDDEN_BRACKET_BRACKET;
-                    break;
-                  case FORBIDDEN_BRACKET_BRACKET:
-                    break;
-                  default:
-                    throw new Error("impossible state");
-                }
-                break;
-              case GREATER:
-                if (forbiddenState === FORBIDDEN_BRACKET_BRACKET) {
-                  this.fail('the string "]]>" is disallowed in char data.');
-                }
-                forbiddenState = FORBIDDEN_START;
-                break;
-              case NL_LIKE:
-                if (handler !== void 0) {
-                  this.text += `${chunk.slice(start, this.prevI)}
-`;
-                }
-                start = this.i;
-                forbiddenState = FORBIDDEN_START;
-                break;
-              case EOC:
-                if (handler !== void 0) {
-                  this.text += chunk.slice(start);
-                }
-                break scanLoop;
-              default:
-                forbiddenState = FORBIDDEN_START;
-            }
-          }
-        this.forbiddenState = forbiddenState;
-      }
-      handleTextOutsideRoot() {
-        let { i: start } = this;
-        const { chunk, textHandler: handler } = this;
-        let nonSpace = false;
-        outRootLoop:
-          while (true) {
-            const code = this.getCode();
-            switch (code) {
-              case LESS: {
-                this.state = S_OPEN_WAKA;
-                if (handler !== void 0) {
-                  const { text } = this;
-                  const slice = chunk.slice(start, this.prevI);
-                  if (text.length !== 0) {
-                    handler(text + slice);
-                    this.text = "";
-                  } else if (slice.length !== 0) {
-                    handler(slice);
-                  }
-                }
-                break outRootLoop;
-              }
-              case AMP:
-                this.state = S_ENTITY;
-                this.entityReturnState = S_TEXT;
-                if (handler !== void 0) {
-                  this.text += chunk.slice(start, this.prevI);
-                }
-                nonSpace = true;
-                break outRootLoop;
-              case NL_LIKE:
-                if (handler !== void 0) {
-                  this.text += `${chunk.slice(start, this.prevI)}
-`;
-                }
-                start = this.i;
-                break;
-              case EOC:
-                if (handler !== void 0) {
-                  this.text += chunk.slice(start);
-                }
-                break outRootLoop;
-              default:
-                if (!isS(code)) {
-                  nonSpace = true;
-                }
-            }
-          }
-        if (!nonSpace) {
-          return;
-        }
-        if (!this.sawRoot && !this.reportedTextBeforeRoot) {
-          this.fail("text data outside of root node.");
-          this.reportedTextBeforeRoot = true;
-        }
-        if (this.closedRoot && !this.reportedTextAfterRoot) {
-          this.fail("text data outside of root node.");
-          this.reportedTextAfterRoot = true;
-        }
-      }
-      pushAttribNS(name, value) {
-        var _a;
-        const { prefix, local } = this.qname(name);
-        const attr = { name, prefix, local, value };
-        this.attribList.push(attr);
-        (_a = this.attributeHandler) === null || _a === void 0 ? void 0 : _a.call(this, attr);
-        if (prefix === "xmlns") {
-          const trimmed = value.trim();
-          if (this.currentXMLVersion === "1.0" && trimmed === "") {
-            this.fail("invalid attempt to undefine prefix in XML 1.0");
-          }
-          this.topNS[local] = trimmed;
-          nsPairCheck(this, local, trimmed);
-        } else if (name === "xmlns") {
-          const trimmed = value.trim();
-          this.topNS[""] = trimmed;
-          nsPairCheck(this, "", trimmed);
-        }
-      }
-      pushAttribPlain(name, value) {
-        var _a;
-        const attr = { name, value };
-        this.attribList.push(attr);
-        (_a = this.attributeHandler) === null || _a === void 0 ? void 0 : _a.call(this, attr);
-      }
-      /**
-       * End parsing. This performs final well-formedness checks and resets the
-       * parser to a clean state.
-       *
-       * @returns this
-       */
-      end() {
-        var _a, _b;
-        if (!this.sawRoot) {
-          this.fail("document must contain a root element.");
-        }
-        const { tags } = this;
-        while (tags.length > 0) {
-          const tag = tags.pop();
-          this.fail(`unclosed tag: ${tag.name}`);
-        }
-        if (this.state !== S_BEGIN && this.state !== S_TEXT) {
-          this.fail("unexpected end.");
-        }
-        const { text } = this;
-        if (text.length !== 0) {
-          (_a = this.textHandler) === null || _a === void 0 ? void 0 : _a.call(this, text);
-          this.text = "";
-        }
-        this._closed = true;
-        (_b = this.endHandler) === null || _b === void 0 ? void 0 : _b.call(this);
-        this._init();
-        return this;
-      }
-      /**
-       * Resolve a namespace prefix.
-       *
-       * @param prefix The prefix to resolve.
-       *
-       * @returns The namespace URI or ``undefined`` if the prefix is not defined.
-       */
-      resolve(prefix) {
-        var _a, _b;
-        let uri = this.topNS[prefix];
-        if (uri !== void 0) {
-          return uri;
-        }
-        const { tags } = this;
-        for (let index = tags.length - 1; index >= 0; index--) {
-          uri = tags[index].ns[prefix];
-          if (uri !== void 0) {
-            return uri;
-          }
-        }
-        uri = this.ns[prefix];
-        if (uri !== void 0) {
-          return uri;
-        }
-        return (_b = (_a = this.opt).resolvePrefix) === null || _b === void 0 ? void 0 : _b.call(_a, prefix);
-      }
-      /**
-       * Parse a qname into its prefix and local name parts.
-       *
-       * @param name The name to parse
-       *
-       * @returns
-       */
-      qname(name) {
-        const colon = name.indexOf(":");
-        if (colon === -1) {
-          return { prefix: "", local: name };
-        }
-        const local = name.slice(colon + 1);
-        const prefix = name.slice(0, colon);
-        if (prefix === "" || local === "" || local.includes(":")) {
-          this.fail(`malformed name: ${name}.`);
-        }
-        return { prefix, local };
-      }
-      processAttribsNS() {
-        var _a;
-        const { attribList } = this;
-        const tag = this.tag;
-        {
-          const { prefix, local } = this.qname(tag.name);
-          tag.prefix = prefix;
-          tag.local = local;
-          const uri = tag.uri = (_a = this.resolve(prefix)) !== null && _a !== void 0 ? _a : "";
-          if (prefix !== "") {
-            if (prefix === "xmlns") {
-              this.fail('tags may not have "xmlns" as prefix.');
-            }
-            if (uri === "") {
-              this.fail(`unbound namespace prefix: ${JSON.stringify(prefix)}.`);
-              tag.uri = prefix;
-            }
-          }
-        }
-        if (attribList.length === 0) {
-          return;
-        }
-        const { attributes } = tag;
-        const seen = /* @__PURE__ */ new Set();
-        for (const attr of attribList) {
-          const { name, prefix, local } = attr;
-          let uri;
-          let eqname;
-          if (prefix === "") {
-            uri = name === "xmlns" ? XMLNS_NAMESPACE : "";
-            eqname = name;
-          } else {
-            uri = this.resolve(prefix);
-            if (uri === void 0) {
-              this.fail(`unbound namespace prefix: ${JSON.stringify(prefix)}.`);
-              uri = prefix;
-            }
-            eqname = `{${uri}}${local}`;
-          }
-          if (seen.has(eqname)) {
-            this.fail(`duplicate attribute: ${eqname}.`);
-          }
-          seen.add(eqname);
-          attr.uri = uri;
-          attributes[name] = attr;
-        }
-        this.attribList = [];
-      }
-      processAttribsPlain() {
-        const { attribList } = this;
-        const attributes = this.tag.attributes;
-        for (const { name, value } of attribList) {
-          if (attributes[name] !== void 0) {
-            this.fail(`duplicate attribute: ${name}.`);
-          }
-          attributes[name] = value;
-        }
-        this.attribList = [];
-      }
-      /**
-       * Handle a complete open tag. This parser code calls this once it has seen
-       * the whole tag. This method checks for well-formeness and then emits
-       * ``onopentag``.
-       */
-      openTag() {
-        var _a;
-        this.processAttribs();
-        const { tags } = this;
-        const tag = this.tag;
-        tag.isSelfClosing = false;
-        (_a = this.openTagHandler) === null || _a === void 0 ? void 0 : _a.call(this, tag);
-        tags.push(tag);
-        this.state = S_TEXT;
-        this.name = "";
-      }
-      /**
-       * Handle a complete self-closing tag. This parser code calls this once it has
-       * seen the whole tag. This method checks for well-formeness and then emits
-       * ``onopentag`` and ``onclosetag``.
-       */
-      openSelfClosingTag() {
-        var _a, _b, _c;
-        this.processAttribs();
-        const { tags } = this;
-        const tag = this.tag;
-        tag.isSelfClosing = true;
-        (_a = this.openTagHandler) === null || _a === void 0 ? void 0 : _a.call(this, tag);
-        (_b = this.closeTagHandler) === null || _b === void 0 ? void 0 : _b.call(this, tag);
-        const top = this.tag = (_c = tags[tags.length - 1]) !== null && _c !== void 0 ? _c : null;
-        if (top === null) {
-          this.closedRoot = true;
-        }
-        this.state = S_TEXT;
-        this.name = "";
-      }
-      /**
-       * Handle a complete close tag. This parser code calls this once it has seen
-       * the whole tag. This method checks for well-formeness and then emits
-       * ``onclosetag``.
-       */
-      closeTag() {
-        const { tags, name } = this;
-        this.state = S_TEXT;
-        this.name = "";
-        if (name === "") {
-          this.fail("weird empty close tag.");
-          this.text += "</>";
-          return;
-        }
-        const handler = this.closeTagHandler;
-        let l = tags.length;
-        while (l-- > 0) {
-          const tag = this.tag = tags.pop();
-          this.topNS = tag.ns;
-          handler === null || handler === void 0 ? void 0 : handler(tag);
-          if (tag.name === name) {
-            break;
-          }
-          this.fail("unexpected close tag.");
-        }
-        if (l === 0) {
-          this.closedRoot = true;
-        } else if (l < 0) {
-          this.fail(`unmatched closing tag: ${name}.`);
-          this.text += `</${name}>`;
-        }
-      }
-      /**
-       * Resolves an entity. Makes any necessary well-formedness checks.
-       *
-       * @param entity The entity to resolve.
-       *
-       * @returns The parsed entity.
-       */
-      parseEntity(entity) {
-        if (entity[0] !== "#") {
-          const defined = this.ENTITIES[entity];
-          if (defined !== void 0) {
-            return defined;
-          }
-          this.fail(this.isName(entity) ? "undefined entity." : "disallowed character in entity name.");
-          return `&${entity};`;
-        }
-        let num = NaN;
-        if (entity[1] === "x" && /^#x[0-9a-f]+$/i.test(entity)) {
-          num = parseInt(entity.slice(2), 16);
-        } else if (/^#[0-9]+$/.test(entity)) {
-          num = parseInt(entity.slice(1), 10);
-        }
-        if (!this.isChar(num)) {
-          this.fail("malformed character entity.");
-          return `&${entity};`;
-        }
-        return String.fromCodePoint(num);
-      }
-    };
-    exports.SaxesParser = SaxesParser2;
-  }
-});
-
 // src/cli/main.ts
 import { appendFileSync, existsSync as existsSync2, readFileSync as readFileSync3, realpathSync as realpathSync2 } from "node:fs";
 import { homedir } from "node:os";
-import { dirname as dirname2, join as join3 } from "node:path";
+import { dirname as dirname2, join as join4 } from "node:path";
 import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
 
 // src/lib/crypto.ts
@@ -4608,6 +4608,15 @@ function pullRequestField(pr, side, key) {
 function githubPullRequestHeadSha(env, options) {
   return pullRequestField(githubPullRequest(env, options), "head", "sha");
 }
+function isJenkins(env) {
+  return nonEmpty(env.JENKINS_URL) !== void 0 || nonEmpty(env.JENKINS_HOME) !== void 0 && nonEmpty(env.BUILD_NUMBER) !== void 0;
+}
+function isAzurePipelines(env) {
+  return nonEmpty(env.TF_BUILD)?.toLowerCase() === "true";
+}
+function shortRef(ref) {
+  return ref === void 0 ? void 0 : nonEmpty(ref.replace(/^refs\/(?:heads|tags)\//, ""));
+}
 var COMMIT_SHA = /^[0-9a-f]{7,64}$/i;
 var SAFE_REF = /^(?!-)(?!.*\.\.)[\w./+@-]{1,255}$/;
 function pullRequestBase(sha, ref, isMergeBase = false) {
@@ -4635,8 +4644,24 @@ function detectPullRequestBase(env, options = {}) {
     return pullRequestBase(void 0, nonEmpty(env.BUILDKITE_PULL_REQUEST_BASE_BRANCH));
   }
   if (env.CIRCLECI === "true") return null;
-  if (nonEmpty(env.JENKINS_URL) || nonEmpty(env.JENKINS_HOME) && nonEmpty(env.BUILD_NUMBER)) {
-    return pullRequestBase(void 0, nonEmpty(env.CHANGE_TARGET));
+  if (isJenkins(env)) return pullRequestBase(void 0, nonEmpty(env.CHANGE_TARGET));
+  if (isAzurePipelines(env)) {
+    if (nonEmpty(env.SYSTEM_PULLREQUEST_PULLREQUESTID) === void 0 && env.BUILD_REASON !== "PullRequest") return null;
+    return pullRequestBase(void 0, firstOf(env.SYSTEM_PULLREQUEST_TARGETBRANCHNAME, shortRef(env.SYSTEM_PULLREQUEST_TARGETBRANCH)));
+  }
+  if (nonEmpty(env.BITBUCKET_BUILD_NUMBER)) {
+    if (nonEmpty(env.BITBUCKET_PR_ID) === void 0) return null;
+    return pullRequestBase(void 0, nonEmpty(env.BITBUCKET_PR_DESTINATION_BRANCH));
+  }
+  if (env.DRONE === "true") {
+    if (env.DRONE_BUILD_EVENT !== "pull_request" && nonEmpty(env.DRONE_PULL_REQUEST) === void 0) return null;
+    return pullRequestBase(void 0, firstOf(env.DRONE_TARGET_BRANCH, env.DRONE_BRANCH));
+  }
+  if (nonEmpty(env.TEAMCITY_VERSION)) return null;
+  if (env.TRAVIS === "true") {
+    const pr = nonEmpty(env.TRAVIS_PULL_REQUEST);
+    if (pr === void 0 || pr === "false") return null;
+    return pullRequestBase(void 0, nonEmpty(env.TRAVIS_BRANCH));
   }
   return null;
 }
@@ -4686,7 +4711,7 @@ function detectCiMetadata(env, options = {}) {
       build_url: firstOf(env.CIRCLE_BUILD_URL)
     });
   }
-  if (nonEmpty(env.JENKINS_URL) || nonEmpty(env.JENKINS_HOME) && nonEmpty(env.BUILD_NUMBER)) {
+  if (isJenkins(env)) {
     const gitBranch = firstOf(env.GIT_LOCAL_BRANCH, env.GIT_BRANCH)?.replace(/^(refs\/remotes\/)?origin\//, "");
     return compact({
       provider: "jenkins",
@@ -4695,6 +4720,60 @@ function detectCiMetadata(env, options = {}) {
       commit_sha: firstOf(env.GIT_COMMIT),
       build_id: firstOf(env.BUILD_ID, env.BUILD_NUMBER),
       build_url: firstOf(env.BUILD_URL)
+    });
+  }
+  return detectOtherCi(env);
+}
+function detectOtherCi(env) {
+  if (isAzurePipelines(env)) {
+    const collection = nonEmpty(env.SYSTEM_COLLECTIONURI)?.replace(/\/*$/, "/");
+    const project = nonEmpty(env.SYSTEM_TEAMPROJECT);
+    const buildId = nonEmpty(env.BUILD_BUILDID);
+    return compact({
+      provider: "azure-pipelines",
+      // Pull request builds check out a merge (BUILD_SOURCEBRANCH refs/pull/<id>/merge, and
+      // BUILD_SOURCEVERSION its merge commit): the pull request's own branch and head come first.
+      // BUILD_SOURCEBRANCHNAME is only the last segment of the ref (`x` for feature/x): last resort.
+      branch: firstOf(shortRef(env.SYSTEM_PULLREQUEST_SOURCEBRANCH), shortRef(env.BUILD_SOURCEBRANCH), env.BUILD_SOURCEBRANCHNAME),
+      commit_sha: firstOf(env.SYSTEM_PULLREQUEST_SOURCECOMMITID, env.BUILD_SOURCEVERSION),
+      build_id: buildId,
+      build_url: collection && project && buildId ? `${collection}${encodeURIComponent(project)}/_build/results?buildId=${encodeURIComponent(buildId)}` : void 0
+    });
+  }
+  const bitbucketBuild = nonEmpty(env.BITBUCKET_BUILD_NUMBER);
+  if (bitbucketBuild !== void 0) {
+    const origin = nonEmpty(env.BITBUCKET_GIT_HTTP_ORIGIN)?.replace(/\/+$/, "").replace(/^http:\/\/bitbucket\.org\//, "https://bitbucket.org/");
+    return compact({
+      provider: "bitbucket-pipelines",
+      // BITBUCKET_BRANCH is the source branch (of a pull request too); absent in tag pipelines.
+      branch: firstOf(env.BITBUCKET_BRANCH, env.BITBUCKET_TAG),
+      commit_sha: firstOf(env.BITBUCKET_COMMIT),
+      build_id: bitbucketBuild,
+      build_url: origin ? `${origin}/pipelines/results/${encodeURIComponent(bitbucketBuild)}` : void 0
+    });
+  }
+  if (env.DRONE === "true") {
+    return compact({
+      provider: "drone",
+      // DRONE_BRANCH is a pull request's target branch; DRONE_SOURCE_BRANCH its own.
+      branch: firstOf(env.DRONE_SOURCE_BRANCH, env.DRONE_BRANCH, env.DRONE_TAG),
+      commit_sha: firstOf(env.DRONE_COMMIT_SHA, env.DRONE_COMMIT),
+      build_id: firstOf(env.DRONE_BUILD_NUMBER),
+      build_url: firstOf(env.DRONE_BUILD_LINK)
+    });
+  }
+  if (nonEmpty(env.TEAMCITY_VERSION)) {
+    return compact({ provider: "teamcity", commit_sha: firstOf(env.BUILD_VCS_NUMBER), build_id: firstOf(env.BUILD_NUMBER) });
+  }
+  if (env.TRAVIS === "true") {
+    return compact({
+      provider: "travis-ci",
+      // On a pull request build TRAVIS_BRANCH is the target branch and TRAVIS_COMMIT the merge
+      // commit Travis tests; the pull request's own branch and head are in the PULL_REQUEST ones.
+      branch: firstOf(env.TRAVIS_PULL_REQUEST_BRANCH, env.TRAVIS_BRANCH),
+      commit_sha: firstOf(env.TRAVIS_PULL_REQUEST_SHA, env.TRAVIS_COMMIT),
+      build_id: firstOf(env.TRAVIS_BUILD_ID),
+      build_url: firstOf(env.TRAVIS_BUILD_WEB_URL)
     });
   }
   return { provider: null };
@@ -4823,12 +4902,13 @@ A directory stands for every .xml and .json file below it.
 Options:
   --url URL            service base URL (env CTA_URL)
   --token TOKEN        upload token, ctu_… (env CTA_UPLOAD_TOKEN; prefer the env var)
-  --branch NAME        branch            (default: detected from the CI environment)
-  --commit-sha SHA     commit SHA        (default: detected)
+  --branch NAME        branch            (default: detected from the CI environment, else git's
+                       branch in the working directory; none for a detached HEAD)
+  --commit-sha SHA     commit SHA        (default: detected, else git's HEAD)
   --base-commit SHA    the pull request's base commit, 7 to 64 hex digits (default: the merge
                        base git computes, deepening a shallow checkout by 50 then 200 commits,
                        else the base commit the CI names; none outside pull requests)
-  --no-base-commit     send no base commit (and run no git command)
+  --no-base-commit     send no base commit (and compute none with git)
   --build-id ID        CI build id       (default: detected)
   --build-url URL      CI build URL      (default: detected)
   --tag TAG            tag for the run; repeat for more
@@ -4853,6 +4933,9 @@ Options:
                        .github/CODEOWNERS, CODEOWNERS, docs/CODEOWNERS under GITHUB_WORKSPACE
                        or the working directory); the service gives each test its owners
   --no-codeowners      do not send a CODEOWNERS file
+  --no-resolve-files   do not look for the files of tests a report names by classname only
+                       (by default a JVM class or pytest module is given its file from the
+                       workspace when exactly one file fits, so CODEOWNERS applies to it)
   --fail-on-upload-error
                        exit non-zero when the upload fails (network, 5xx, 429 after retries,
                        a rejected token, --wait timing out); by default that is a warning
@@ -4870,8 +4953,10 @@ Environment:
                               GITHUB_TOKEN); CTA_PR_COMMENT_JOB names the job instead of GITHUB_JOB
   CTA_RETRY_BASE_MS           base delay of the retry backoff in ms (default ${DEFAULT_BASE_DELAY_MS})
   Branch, commit, build id and build URL are read from GitHub Actions, GitLab CI, Buildkite,
-  CircleCI and Jenkins variables when the flags are absent. On a pull request build, the base
-  commit is the merge base git computes, else the one the CI names.
+  CircleCI, Jenkins, Azure Pipelines, Bitbucket Pipelines, Drone, TeamCity and Travis CI
+  variables when the flags are absent; a branch or commit still missing comes from git in the
+  working directory. On a pull request build, the base commit is the merge base git computes,
+  else the one the CI names.
 
 Retries: 429, 500, 502, 503, 504 and network errors are retried with exponential backoff and
 full jitter (1 s base, 30 s cap), honouring Retry-After (up to 120 s). Other 4xx are not retried,
@@ -4913,6 +4998,7 @@ var OPTIONS = {
   "cache-dir": { type: "string" },
   codeowners: { type: "string" },
   "no-codeowners": { type: "boolean" },
+  "no-resolve-files": { type: "boolean" },
   "fail-on-upload-error": { type: "boolean" },
   quiet: { type: "boolean", short: "q" },
   verbose: { type: "boolean" },
@@ -5067,7 +5153,7 @@ function gitRunner(cwd, env, now) {
   return (args, timeoutMs) => {
     const timeout = Math.min(timeoutMs, deadline - now());
     if (timeout <= 0) return Promise.resolve({ ok: false, reason: `git took more than ${GIT_BUDGET_MS / 1e3} s in all` });
-    return new Promise((resolve5) => {
+    return new Promise((resolve6) => {
       execFile(
         "git",
         args,
@@ -5081,10 +5167,10 @@ function gitRunner(cwd, env, now) {
           encoding: "utf8"
         },
         (error, stdout, stderr) => {
-          if (!error) return resolve5({ ok: true, stdout: stdout.trim() });
+          if (!error) return resolve6({ ok: true, stdout: stdout.trim() });
           const failure = error;
           const reason = failure.code === "ENOENT" ? "git is not installed" : failure.killed || failure.signal ? `git ${args[0]} did not finish within ${(timeout / 1e3).toFixed(0)} s` : lastLine(String(stderr)) || `git ${args[0]} exited with ${String(failure.code)}`;
-          resolve5({ ok: false, reason, exitCode: typeof failure.code === "number" ? failure.code : void 0 });
+          resolve6({ ok: false, reason, exitCode: typeof failure.code === "number" ? failure.code : void 0 });
         }
       );
     });
@@ -5130,6 +5216,26 @@ async function resolveBaseCommit(input) {
     };
   }
   return { sha: void 0, source: "none", notice: `base commit: none sent (no merge base with origin/${base.ref}: ${merged.reason})` };
+}
+
+// src/cli/checkout.ts
+import { resolve as resolve2 } from "node:path";
+async function readCheckout(input) {
+  const git = gitRunner(input.cwd, input.env, Date.now);
+  const run2 = async (args) => {
+    const result = await git(args, GIT_TIMEOUT_MS);
+    return result.ok ? nonEmpty(result.stdout) : void 0;
+  };
+  const [root, commit, branch] = await Promise.all([
+    input.root ? run2(["rev-parse", "--show-toplevel"]) : void 0,
+    input.head ? run2(["rev-parse", "--verify", "-q", "HEAD"]) : void 0,
+    input.head ? run2(["symbolic-ref", "--short", "-q", "HEAD"]) : void 0
+  ]);
+  const checkout = {};
+  if (root !== void 0) checkout.root = resolve2(input.cwd, root);
+  if (commit !== void 0 && COMMIT_SHA.test(commit)) checkout.commit_sha = commit.toLowerCase();
+  if (branch !== void 0 && !/[\r\n]/.test(branch)) checkout.branch = branch;
+  return checkout;
 }
 
 // src/cli/output.ts
@@ -5383,7 +5489,7 @@ function judgeFailures(failures, list, now) {
 
 // src/cli/reports.ts
 import { readFile, stat as stat2 } from "node:fs/promises";
-import { extname, resolve as resolve4 } from "node:path";
+import { extname, resolve as resolve5 } from "node:path";
 
 // src/ingest/report.ts
 var REPORT_LIMITS = {
@@ -5482,6 +5588,202 @@ function decodeStrictly(bytes, label) {
   }
 }
 
+// src/cli/test-files.ts
+var import_saxes = __toESM(require_saxes(), 1);
+import { readdirSync } from "node:fs";
+import { join as join3 } from "node:path";
+var MAX_WORKSPACE_ENTRIES = 3e5;
+var WORKSPACE_BUDGET_MS = 1e4;
+var SKIPPED_DIRECTORIES = /* @__PURE__ */ new Set([
+  "node_modules",
+  "bower_components",
+  "vendor",
+  "build",
+  "target",
+  "out",
+  "dist",
+  "bin",
+  "obj",
+  "__pycache__",
+  "venv",
+  "site-packages"
+]);
+var JVM_EXTENSIONS = [".java", ".kt", ".groovy", ".scala"];
+var PYTHON_EXTENSION = ".py";
+var INDEXED_EXTENSIONS = /* @__PURE__ */ new Set([...JVM_EXTENSIONS, PYTHON_EXTENSION]);
+function indexWorkspace(root, options = {}) {
+  const maxEntries = options.maxEntries ?? MAX_WORKSPACE_ENTRIES;
+  const now = options.now ?? Date.now;
+  const deadline = now() + (options.budgetMs ?? WORKSPACE_BUDGET_MS);
+  const index = { byName: /* @__PURE__ */ new Map(), byParentAndName: /* @__PURE__ */ new Map(), entries: 0, incomplete: null };
+  const add = (map, key, path) => {
+    const paths = map.get(key);
+    if (paths) paths.push(path);
+    else map.set(key, [path]);
+  };
+  const pending = [""];
+  for (let next = 0; next < pending.length; next++) {
+    const directory = pending[next];
+    let names;
+    try {
+      names = readdirSync(directory === "" ? root : join3(root, directory), { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of names) {
+      if (++index.entries > maxEntries) {
+        index.incomplete = `the workspace has more than ${maxEntries.toLocaleString("en-US")} files and directories`;
+        return index;
+      }
+      const name = entry.name;
+      const path = directory === "" ? name : `${directory}/${name}`;
+      if (entry.isDirectory()) {
+        if (!name.startsWith(".") && !SKIPPED_DIRECTORIES.has(name)) pending.push(path);
+        continue;
+      }
+      if (!entry.isFile()) continue;
+      const dot = name.lastIndexOf(".");
+      if (dot <= 0 || !INDEXED_EXTENSIONS.has(name.slice(dot))) continue;
+      add(index.byName, name, path);
+      if (directory !== "") add(index.byParentAndName, `${directory.slice(directory.lastIndexOf("/") + 1)}/${name}`, path);
+    }
+    if (now() > deadline) {
+      index.incomplete = `indexing the workspace took more than ${(options.budgetMs ?? WORKSPACE_BUDGET_MS) / 1e3} s`;
+      return index;
+    }
+  }
+  return index;
+}
+var DOTTED_NAME = /^[\p{L}\p{N}_$-]+(?:\.[\p{L}\p{N}_$-]+)*$/u;
+function filesAt(index, segments) {
+  const name = segments.at(-1);
+  if (segments.length === 1) return index.byName.get(name) ?? [];
+  const relative3 = segments.join("/");
+  const paths = index.byParentAndName.get(`${segments.at(-2)}/${name}`) ?? [];
+  return paths.filter((path) => path === relative3 || path.endsWith(`/${relative3}`));
+}
+function candidates(index, classname) {
+  const found = /* @__PURE__ */ new Set();
+  if (classname.length > REPORT_LIMITS.maxNameLength || !DOTTED_NAME.test(classname)) return found;
+  const segments = classname.split(".");
+  const outer = segments.at(-1).split("$")[0];
+  if (outer !== "" && segments.slice(0, -1).every((s) => !s.includes("$"))) {
+    const packages = segments.slice(0, -1);
+    for (const extension of JVM_EXTENSIONS) for (const file of filesAt(index, [...packages, outer + extension])) found.add(file);
+  }
+  if (!classname.includes("$")) {
+    for (let length = segments.length; length >= 1; length--) {
+      const files = filesAt(index, [...segments.slice(0, length - 1), segments[length - 1] + PYTHON_EXTENSION]);
+      if (files.length === 0) continue;
+      for (const file of files) found.add(file);
+      break;
+    }
+  }
+  return found;
+}
+function fileResolver(root, options = {}) {
+  let index = null;
+  const known = /* @__PURE__ */ new Map();
+  return {
+    index: () => index,
+    fileOf(classname) {
+      const trimmed = classname.trim();
+      let file = known.get(trimmed);
+      if (file === void 0) {
+        index ??= indexWorkspace(root, options);
+        const found = index.incomplete === null ? candidates(index, trimmed) : /* @__PURE__ */ new Set();
+        file = found.size === 1 ? [...found][0] : null;
+        known.set(trimmed, file);
+      }
+      return file;
+    }
+  };
+}
+var classnameOf = (value) => typeof value === "string" ? cleanOptionalText(value, REPORT_LIMITS.maxNameLength) : null;
+function addFilesToSuites(suites, resolver) {
+  let added = 0;
+  const pending = [...suites];
+  while (pending.length > 0) {
+    const suite = pending.pop();
+    if (!suite || typeof suite !== "object") continue;
+    const { cases, suites: nested } = suite;
+    if (Array.isArray(nested)) pending.push(...nested);
+    if (!Array.isArray(cases)) continue;
+    for (const item of cases) {
+      if (!item || typeof item !== "object" || Array.isArray(item)) continue;
+      const testCase = item;
+      const classname = classnameOf(testCase.classname);
+      if (classname === null || testCase.file !== void 0 && testCase.file !== null && testCase.file !== "") continue;
+      const file = resolver.fileOf(classname);
+      if (file === null) continue;
+      testCase.file = file;
+      added++;
+    }
+  }
+  return added;
+}
+var RAW_CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g;
+var CHARACTER_REFERENCES = /&#(?:[xX]([0-9a-fA-F]{1,8})|([0-9]{1,10}));/g;
+function withoutForbiddenControls(text) {
+  return text.replace(RAW_CONTROLS, " ").replace(CHARACTER_REFERENCES, (reference, hex, decimal) => {
+    const code = hex !== void 0 ? parseInt(hex, 16) : Number(decimal);
+    return code < 32 && code !== 9 && code !== 10 && code !== 13 ? " ".repeat(reference.length) : reference;
+  });
+}
+function attributeValue(path) {
+  return path.replace(/[&<>"\t\n\r]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+function addFilesToJUnit(text, resolver) {
+  if (!text.includes("<testcase")) return { text, added: 0 };
+  const scanned = withoutForbiddenControls(text);
+  const parser = new import_saxes.SaxesParser({ xmlns: false, position: true });
+  const insertions = [];
+  const suiteFiles = [];
+  const open = [];
+  let inCase = false;
+  parser.on("doctype", () => {
+    throw new Error("a document type declaration");
+  });
+  parser.on("opentag", (tag) => {
+    const attributes = tag.attributes;
+    if (inCase || tag.name !== "testsuite" && tag.name !== "testcase") {
+      open.push("other");
+      return;
+    }
+    if (tag.name === "testsuite") {
+      suiteFiles.push(cleanOptionalText(attributes.file, REPORT_LIMITS.maxNameLength) ?? suiteFiles.at(-1) ?? null);
+      open.push("suite");
+      return;
+    }
+    open.push("case");
+    inCase = true;
+    const classname = classnameOf(attributes.classname);
+    if (classname === null || Object.hasOwn(attributes, "file") || (suiteFiles.at(-1) ?? null) !== null) return;
+    const file = resolver.fileOf(classname);
+    const start = scanned.lastIndexOf("<", parser.position - 1);
+    if (file !== null && start >= 0 && scanned.startsWith("<testcase", start)) insertions.push({ at: start + "<testcase".length, file });
+  });
+  parser.on("closetag", () => {
+    const kind = open.pop();
+    if (kind === "suite") suiteFiles.pop();
+    else if (kind === "case") inCase = false;
+  });
+  try {
+    parser.write(scanned).close();
+  } catch {
+    return { text, added: 0 };
+  }
+  if (insertions.length === 0) return { text, added: 0 };
+  const parts = [];
+  let from = 0;
+  for (const { at, file } of insertions) {
+    parts.push(text.slice(from, at), ` file="${attributeValue(file)}"`);
+    from = at;
+  }
+  parts.push(text.slice(from));
+  return { text: parts.join(""), added: insertions.length };
+}
+
 // src/cli/reports.ts
 var MAX_BODY_BYTES = UPLOAD_LIMIT_BYTES;
 var METADATA_KEYS = ["branch", "commit_sha", "build_id", "build_url", "started_at"];
@@ -5492,7 +5794,7 @@ async function expandFiles(patterns, options = {}) {
   let glob2;
   const loadGlob = async () => glob2 ??= (await Promise.resolve().then(() => (init_dist2(), dist_exports))).glob;
   for (const pattern of patterns) {
-    const literal = resolve4(cwd, pattern);
+    const literal = resolve5(cwd, pattern);
     const info = await stat2(literal).catch(() => null);
     let matches;
     if (info?.isFile()) matches = [literal];
@@ -5514,7 +5816,7 @@ async function expandFiles(patterns, options = {}) {
       });
     }
     if (matches.length === 0) unmatched.push(pattern);
-    for (const match of matches) found.add(resolve4(match));
+    for (const match of matches) found.add(resolve5(match));
   }
   return { files: [...found].sort(), unmatched };
 }
@@ -5530,7 +5832,21 @@ function decodeReport(bytes, kind, name) {
 function errorCode(error) {
   return error?.code;
 }
+function parseJsonReport(text, name) {
+  let doc;
+  try {
+    doc = JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${name}: not valid JSON (${error.message})`);
+  }
+  if (!doc || typeof doc !== "object" || Array.isArray(doc) || !Array.isArray(doc.suites)) {
+    throw new UsageError(`${name}: not a JSON report (expected an object with a "suites" array)`);
+  }
+  return doc;
+}
 async function buildUpload(files, metadata, options = {}) {
+  const resolver = options.resolver ?? null;
+  let filesAdded = 0;
   const cwd = options.cwd ?? process.cwd();
   const xml = [];
   const suites = [];
@@ -5568,22 +5884,20 @@ async function buildUpload(files, metadata, options = {}) {
     } catch (error) {
       throw new UsageError(`${name}: cannot read (${errorCode(error) ?? error})`);
     }
-    const text = decodeReport(bytes2, kind, name);
+    let text = decodeReport(bytes2, kind, name);
     if (text.trim() === "") throw new UsageError(`${name}: the file is empty`);
     if (kind === "xml") {
+      if (resolver !== null) {
+        const withFiles = addFilesToJUnit(text, resolver);
+        text = withFiles.text;
+        filesAdded += withFiles.added;
+      }
       xml.push(text);
       reports.push({ name, kind, text });
     } else {
       hasJson = true;
-      let doc;
-      try {
-        doc = JSON.parse(text);
-      } catch (error) {
-        throw new UsageError(`${name}: not valid JSON (${error.message})`);
-      }
-      if (!doc || typeof doc !== "object" || Array.isArray(doc) || !Array.isArray(doc.suites)) {
-        throw new UsageError(`${name}: not a JSON report (expected an object with a "suites" array)`);
-      }
+      const doc = parseJsonReport(text, name);
+      if (resolver !== null) filesAdded += addFilesToSuites(doc.suites, resolver);
       suites.push(...doc.suites);
       reports.push({ name, kind, suites: doc.suites });
       for (const key of METADATA_KEYS) {
@@ -5595,7 +5909,7 @@ async function buildUpload(files, metadata, options = {}) {
   }
   const envelope = {};
   for (const key of METADATA_KEYS) {
-    const value = metadata[key] ?? fromFiles[key];
+    const value = metadata[key] ?? fromFiles[key] ?? (key === "branch" || key === "commit_sha" ? metadata.fromGit?.[key] : void 0);
     if (value !== void 0) envelope[key] = value;
   }
   if (metadata.base_commit_sha !== void 0) envelope.base_commit_sha = metadata.base_commit_sha;
@@ -5615,11 +5929,11 @@ async function buildUpload(files, metadata, options = {}) {
       `the request would be ${formatBytes(bytes)}, above the service's ${formatBytes(MAX_BODY_BYTES)} limit` + (files.length > 1 ? "; upload the files in smaller groups or with --run-per-file" : "")
     );
   }
-  return { envelope, body, bytes, reports };
+  return { envelope, body, bytes, reports, filesAdded };
 }
 
 // src/ingest/junit.ts
-var import_saxes = __toESM(require_saxes(), 1);
+var import_saxes2 = __toESM(require_saxes(), 1);
 var MAX_INT_MS = 2147483647;
 function parseSeconds(raw) {
   if (raw === void 0) return null;
@@ -5632,7 +5946,7 @@ function parseSeconds(raw) {
   return ms <= MAX_INT_MS ? ms : null;
 }
 var RAW_CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/;
-var RAW_CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g;
+var RAW_CONTROLS2 = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g;
 var CONTROL_REFERENCE_SOURCE = "&#(?:[xX]0*(?:[0-8bBcCeEfF]|1[0-9a-fA-F])|0*(?:[0-8]|1[1245-9]|2[0-9]|3[01]));";
 var CONTROL_REFERENCES = new RegExp(CONTROL_REFERENCE_SOURCE, "g");
 var CONTROL_REFERENCE_AT = new RegExp(CONTROL_REFERENCE_SOURCE, "y");
@@ -5644,7 +5958,7 @@ function hasControlReference(xml) {
   return false;
 }
 function replaceForbiddenControls(xml) {
-  let result = RAW_CONTROL.test(xml) ? xml.replace(RAW_CONTROLS, "�") : xml;
+  let result = RAW_CONTROL.test(xml) ? xml.replace(RAW_CONTROLS2, "�") : xml;
   if (hasControlReference(result)) result = result.replace(CONTROL_REFERENCES, "�");
   return result;
 }
@@ -5993,7 +6307,7 @@ function notWellFormed(error) {
   throw new ReportError(`The XML is not well-formed: ${message.slice(0, 300)}`);
 }
 function* parseDocument(into, counters, closed, mode = null) {
-  const parser = new import_saxes.SaxesParser({ xmlns: false, position: true });
+  const parser = new import_saxes2.SaxesParser({ xmlns: false, position: true });
   const state = new DocumentState(into, counters, closed, mode);
   parser.on("doctype", () => {
     throw new ReportError("XML with a document type declaration (<!DOCTYPE>) is not accepted: DTDs and entities are refused.");
@@ -6703,7 +7017,7 @@ var POLL_BASE_MS = 250;
 var POLL_MAX_MS = 2e3;
 async function readGroup(files, context) {
   try {
-    const { reports } = await buildUpload(files, context.metadata, { cwd: context.cwd });
+    const { reports } = await buildUpload(files, context.metadata, { cwd: context.cwd, resolver: context.resolver });
     return { code: EXIT_OK, reports };
   } catch (error) {
     if (error instanceof UsageError) {
@@ -6719,7 +7033,7 @@ async function uploadGroup(files, context, options) {
   let upload;
   try {
     const readProgress = options.showReadProgress ? out.progress("Reading reports", files.length) : null;
-    upload = await buildUpload(files, context.metadata, { cwd, onFileRead: () => readProgress?.tick() });
+    upload = await buildUpload(files, context.metadata, { cwd, onFileRead: () => readProgress?.tick(), resolver: context.resolver });
   } catch (error) {
     if (error instanceof UsageError) {
       out.error(error.message);
@@ -6728,6 +7042,7 @@ async function uploadGroup(files, context, options) {
     throw error;
   }
   const { reports } = upload;
+  if (context.resolver !== null) out.debug(`test files: ${upload.filesAdded} case(s) given their file from the workspace (${label})`);
   out.debug(`POST ${context.endpoint.href} (${formatBytes(upload.bytes)}, ${label})`);
   const result = await requestWithRetry(
     context.endpoint.href,
@@ -6886,7 +7201,7 @@ function cliVersion() {
   try {
     let dir = dirname2(fileURLToPath2(import.meta.url));
     for (; ; ) {
-      const path = join3(dir, "package.json");
+      const path = join4(dir, "package.json");
       if (existsSync2(path)) {
         const pkg = JSON.parse(readFileSync3(path, "utf8"));
         return typeof pkg.version === "string" ? pkg.version : "0.0.0";
@@ -6925,9 +7240,10 @@ async function run(argv, io = {}) {
   const { settings, metadata } = prepared;
   const files = await findReports(patterns, cwd, out);
   if (typeof files === "number") return files;
+  const resolver = await addCheckout(metadata, !values["no-resolve-files"], { env, cwd, out });
   await addBaseCommit(metadata, settings, { env, cwd, io, out });
   const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
-  const context = uploadContext({ values, settings, metadata, token, cwd, io, out, wantFailedTests: summaryPath !== void 0 });
+  const context = uploadContext({ values, settings, metadata, token, cwd, io, out, resolver, wantFailedTests: summaryPath !== void 0 });
   if (settings.codeownersFile) {
     const { headers, retryOptions } = context;
     await sendCodeowners({ file: settings.codeownersFile, url: settings.codeownersUrl, headers, retryOptions, out, cwd });
@@ -6935,6 +7251,8 @@ async function run(argv, io = {}) {
   const quarantine = Boolean(values.quarantine);
   const wantResults = quarantine || summaryPath !== void 0;
   const tally = await uploadReports(files, Boolean(values["run-per-file"]), wantResults, context);
+  const incomplete = resolver?.index()?.incomplete;
+  if (incomplete) out.info(`test files: none resolved from the workspace (${incomplete}); --no-resolve-files skips the look-up`);
   const judged = quarantine ? await judgeByQuarantine(tally, settings, token, context) : null;
   const gate = settings.failOn === null ? null : judgeGate(tally.runs, tally.groups);
   if (gate !== null) printGate(gate, out);
@@ -7027,6 +7345,23 @@ function prepareUpload(input) {
     return EXIT_USAGE;
   }
 }
+async function addCheckout(metadata, resolveFiles, input) {
+  const { env, cwd, out } = input;
+  const head = metadata.branch === void 0 || metadata.commit_sha === void 0;
+  if (!head && !resolveFiles) return null;
+  const checkout = await readCheckout({ cwd, env, head, root: resolveFiles });
+  const fromGit = {};
+  if (metadata.branch === void 0 && checkout.branch !== void 0) fromGit.branch = checkout.branch;
+  if (metadata.commit_sha === void 0 && checkout.commit_sha !== void 0) fromGit.commit_sha = checkout.commit_sha;
+  if (fromGit.branch !== void 0 || fromGit.commit_sha !== void 0) {
+    metadata.fromGit = fromGit;
+    out.debug(`from git: ${JSON.stringify(fromGit)} (where the flags, the CI and the JSON reports give none)`);
+  }
+  if (!resolveFiles) return null;
+  const root = checkout.root ?? cwd;
+  out.debug(`test files: resolved below ${root}`);
+  return fileResolver(root);
+}
 async function addBaseCommit(metadata, settings, input) {
   const { env, cwd, io, out } = input;
   const outcome = await resolveBaseCommit({
@@ -7082,6 +7417,7 @@ function uploadContext(input) {
     retryOptions,
     endpoint: settings.endpoint,
     metadata,
+    resolver: input.resolver,
     // The gate and the comment rest on the verdicts, which exist once the run is processed.
     wait: Boolean(values.wait) || settings.failOn !== null || Boolean(values["pr-comment"]),
     waitTimeoutMs: settings.waitTimeoutS * 1e3,
@@ -7239,11 +7575,14 @@ export {
   EXIT_USAGE,
   MAX_BODY_BYTES,
   MAX_RETRY_AFTER_MS,
+  MAX_WORKSPACE_ENTRIES,
   MAX_XML_DOCUMENTS,
   POLL_BASE_MS,
   POLL_MAX_MS,
   RETRYABLE_STATUSES,
   UsageError,
+  addFilesToJUnit,
+  addFilesToSuites,
   addReport,
   backoffDelay,
   buildStepSummary,
@@ -7259,10 +7598,13 @@ export {
   detectPullRequestBase,
   emptyResults,
   expandFiles,
+  fileResolver,
+  indexWorkspace,
   judgeFailures,
   main,
   parseRetryAfter,
   plainText,
+  readCheckout,
   realSleep,
   requestWithRetry,
   resolveBaseCommit,
