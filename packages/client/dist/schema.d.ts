@@ -245,6 +245,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/test_runs/{number}/parts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the parts of a run uploaded in parts (run_key), the latest first
+         * @description Each upload that joined the run with its `run_key` (docs/uploads.md, "Runs in parts"): when it arrived, its shard, its counts once read, or why it could not be read. A run of one upload has none.
+         *
+         *     Query parameters this list does not know are ignored, not refused, so that clients and servers of different versions keep working together: a misspelled filter (`?reslt=tests_failed`) filters nothing. Check filter names against this document when a list looks unfiltered.
+         */
+        get: operations["listTestRunParts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/test_runs/{number}/test_suites": {
         parameters: {
             query?: never;
@@ -648,6 +670,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/uploads/v1/test_runs/{number}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Say that every part of a run in parts is in: it completes now (docs/uploads.md, "Runs in parts")
+         * @description For a run uploaded in parts (`run_key`) that declared no shard count, or to end it before its quiet period: no part but a retry is accepted after this (409 `run_completed`), and the run is stored once the parts that arrived are read. Asking again is harmless (202). A run of one upload is a 409 `run_completed`.
+         */
+        post: operations["completeUploadedTestRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/uploads/v1/test_runs/{number}/comparison": {
         parameters: {
             query?: never;
@@ -749,6 +791,10 @@ export interface components {
             base_commit_sha?: string | null;
             /** @description The CI system's build or job identifier. */
             build_id?: string | null;
+            /** @description Uploads with the same run key join one run as its parts (docs/uploads.md, "Runs in parts"), e.g. the CI's run id and job; absent: the upload is a run of its own. */
+            run_key?: string | null;
+            /** @description This part's shard, `I/N`, 1-based as in Jest and Playwright (e.g. `2/4`): the run completes when N shards have arrived. */
+            shard?: string | null;
             /** @description Link to the CI build (http or https only). */
             build_url?: string | null;
             /** @description Free labels such as the job name or platform; blank ones and duplicates are dropped. */
@@ -859,6 +905,18 @@ export interface components {
             skipped_count: number;
             /** @description Failed and errored cases of tests that were quarantined when the run was processed (docs/quarantine.md). They still count in `failed_count`, `errored_count` and `result`. */
             quarantined_failures_count: number;
+            /** @description The key its uploads shared (docs/uploads.md, "Runs in parts"): every upload with it joined this run as a part. Null: a run of one upload. */
+            run_key: string | null;
+            /** @description The count of shards its parts declared (`shard=I/N`); null when none did. */
+            shard_total: number | null;
+            /** @description Parts received (GET …/test_runs/{number}/parts); 0 for a run of one upload. While a run in parts is pending, its counts are those of the parts read so far. */
+            parts_count: number;
+            /**
+             * Format: date-time
+             * @description When the completion of a run in parts was decided (all declared shards in, asked for, or its quiet period ended); later parts are refused (409 `run_completed`). Null for a run of one upload.
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            completed_at: string | null;
             /** @description Cases that failed or errored, then passed on a retry within this run (their attempts, docs/retries.md). They count as passed in `passed_count`. */
             passed_on_retry_count: number;
             /** @description Time the reports give to failed and errored attempts before each case's outcome (the price of retries), in milliseconds; attempts without a duration count 0. */
@@ -873,7 +931,7 @@ export interface components {
                  * @description Machine-readable error code: branch on this, not on the message.
                  * @enum {string}
                  */
-                code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "run_not_processed" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "quota_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "run_not_processed" | "run_completed" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "quota_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
                 /** @description For humans only; may change. */
                 message: string;
                 /** @description Present with validation_failed (and some invalid_request errors): one entry per rejected field. */
@@ -1206,6 +1264,35 @@ export interface components {
         TestRunList: {
             data: components["schemas"]["TestRun"][];
             pagination: components["schemas"]["Pagination"];
+        };
+        TestRunPartList: {
+            data: components["schemas"]["TestRunPart"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        TestRunPart: {
+            /** @description The part's number in its run, in arrival order (1, 2, …). */
+            number: number;
+            /** @description The shard it declared (`shard=I/N`'s I); null when none. */
+            shard_index: number | null;
+            retry: boolean;
+            /**
+             * @description pending: not read yet; ready: read, its counts below (stored with the run when it completes); failed: its report could not be read (`failure_reason`), and the run is stored without it.
+             * @enum {string}
+             */
+            status: "pending" | "ready" | "failed";
+            failure_reason: string | null;
+            tests_count: number;
+            passed_count: number;
+            failed_count: number;
+            errored_count: number;
+            skipped_count: number;
+            duration_ms: number | null;
+            /**
+             * Format: date-time
+             * @description When the part arrived.
+             * @example 2026-11-21T18:30:00.000Z
+             */
+            created_at: string;
         };
         TestSuiteList: {
             data: components["schemas"]["TestSuite"][];
@@ -2941,6 +3028,124 @@ export interface operations {
             };
         };
     };
+    listTestRunParts: {
+        parameters: {
+            query?: {
+                /** @description Page size: default 25, maximum 100 (larger values are capped); below 1 or not an integer → 400. */
+                limit?: number;
+                /** @description next_cursor of the previous page, exactly as received. Valid only for the listing (and filters) that issued it. */
+                cursor?: string;
+            };
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Project identifier (UUID). */
+                id: string;
+                /** @description The run's number in its project (1, 2, …). */
+                number: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of parts. */
+            200: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestRunPartList"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: the resource does not exist or belongs to another organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listTestSuites: {
         parameters: {
             query?: {
@@ -4355,7 +4560,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md). */
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4484,7 +4689,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md). */
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4611,7 +4816,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md). */
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4854,6 +5059,10 @@ export interface operations {
                 tags?: string;
                 /** @description When the tests started, RFC 3339 with a time zone. */
                 started_at?: string;
+                /** @description Uploads with the same run key join one run as its parts (docs/uploads.md, "Runs in parts"), e.g. the CI's run id and job. */
+                run_key?: string;
+                /** @description This part's shard, `I/N` (1-based, e.g. `2/4`; N ≤ 1000): the run completes when N shards have arrived. Needs run_key. */
+                shard?: string;
             };
             header?: {
                 /** @description Makes retries safe: one run per key and project (1 to 255 visible ASCII characters). */
@@ -5053,6 +5262,91 @@ export interface operations {
             };
         };
     };
+    completeUploadedTestRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The run's number in its project. */
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run, its completion decided. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadedTestRun"];
+                };
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: the resource does not exist or belongs to another organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getUploadedTestRunComparison: {
         parameters: {
             query?: never;
@@ -5092,7 +5386,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md). */
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5193,7 +5487,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md). */
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md). */
             409: {
                 headers: {
                     [name: string]: unknown;

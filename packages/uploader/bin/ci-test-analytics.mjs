@@ -5533,6 +5533,8 @@ var ERROR_STATUS = {
   method_not_allowed: 405,
   /** A run's comparison asked for before the run is processed (docs/verdicts.md). */
   run_not_processed: 409,
+  /** A part (not a retry) for a run with parts whose completion was decided (docs/uploads.md, "Runs in parts"). */
+  run_completed: 409,
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
