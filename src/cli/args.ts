@@ -35,6 +35,11 @@ Options:
   --tag TAG            tag for the run; repeat for more
   --started-at TIME    RFC 3339 start time of the run, e.g. 2025-01-31T12:00:00Z
   --run-per-file       one test run per file instead of one for all files
+  --run-key KEY        uploads with the same key join ONE run as its parts, e.g. the CI's run id
+                       and job (docs/uploads.md, "Runs in parts"); with --wait, waits for the run
+                       to complete
+  --shard I/N          this upload is shard I of N (1-based, as Jest's and Playwright's --shard):
+                       the run completes when N shards are in; needs --run-key
   --wait               wait until the run is processed (exit 4 if processing failed), then print
                        its failures grouped by verdict against its base (new first) and what it fixed
   --timeout SECONDS    how long --wait waits in all (default ${DEFAULT_WAIT_TIMEOUT_S})
@@ -111,6 +116,8 @@ const OPTIONS = {
   tag: { type: "string", multiple: true },
   "started-at": { type: "string" },
   "run-per-file": { type: "boolean" },
+  "run-key": { type: "string" },
+  shard: { type: "string" },
   wait: { type: "boolean" },
   timeout: { type: "string" },
   retries: { type: "string" },
@@ -214,6 +221,9 @@ export type UploadSettings = {
   baseCommit: BaseCommitChoice;
   /** --fail-on new: the merge gate (null: the default exit code). */
   failOn: FailOn | null;
+  /** --run-key and --shard (docs/uploads.md, "Runs in parts"). */
+  runKey: string | undefined;
+  shard: string | undefined;
 };
 
 /** What --fail-on accepts: only `new` so far. */
@@ -268,6 +278,7 @@ export function uploadSettings(input: {
   }
   const baseCommit = baseCommitChoice(values);
   const failOn = failOnChoice(values);
+  const { runKey, shard } = runKeyChoice(values);
   if (patterns.length === 0) throw new UsageError("no report files given (pass files, directories or quoted globs)");
   const cacheDir = resolve(input.cwd, nonEmpty(values["cache-dir"]) ?? defaultCacheDir(env, input.platform, input.homedir));
   return {
@@ -282,7 +293,26 @@ export function uploadSettings(input: {
     startedAt,
     baseCommit,
     failOn,
+    runKey,
+    shard,
   };
+}
+
+/** --run-key (1 to 255 characters, no control characters) and --shard I/N (1 ≤ I ≤ N ≤ 1000), which needs it. */
+function runKeyChoice(values: OptionValues): { runKey: string | undefined; shard: string | undefined } {
+  const runKey = nonEmpty(values["run-key"]);
+  if (runKey !== undefined && values["run-per-file"])
+    throw new UsageError("--run-key and --run-per-file exclude each other: one key is one run");
+  if (values["run-key"] !== undefined && (runKey === undefined || runKey.length > 255 || /\p{Cc}/u.test(runKey)))
+    throw new UsageError(`--run-key must be 1 to 255 characters without control characters (got "${values["run-key"]}")`);
+  const shard = nonEmpty(values.shard);
+  if (values.shard === undefined) return { runKey, shard: undefined };
+  const match = /^(\d{1,4})\/(\d{1,4})$/.exec(shard ?? "");
+  const [index, total] = match ? [Number(match[1]), Number(match[2])] : [0, 0];
+  if (!(index >= 1 && index <= total && total <= 1000))
+    throw new UsageError(`--shard must be I/N with 1 ≤ I ≤ N ≤ 1000, e.g. 2/4 (got "${values.shard}")`);
+  if (runKey === undefined) throw new UsageError("--shard needs --run-key: the shards of one run share its key");
+  return { runKey, shard: `${index}/${total}` };
 }
 
 /** --base-commit SHA (7 to 64 hex digits), --no-base-commit, or detection. */

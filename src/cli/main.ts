@@ -254,6 +254,8 @@ function prepareUpload(input: {
       build_id: nonEmpty(values["build-id"]) ?? ci.build_id,
       build_url: nonEmpty(values["build-url"]) ?? ci.build_url,
       started_at: settings.startedAt,
+      ...(settings.runKey !== undefined ? { run_key: settings.runKey } : {}),
+      ...(settings.shard !== undefined ? { shard: settings.shard } : {}),
       tags: (values.tag ?? []).map((t) => t.trim()).filter((t) => t !== ""),
     };
     out.debug(`CI provider: ${ci.provider ?? "none detected"}`);

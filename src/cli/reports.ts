@@ -21,6 +21,9 @@ export type RunMetadata = {
   commit_sha?: string;
   /** The pull request's merge base (else its base commit); never read from a report file. */
   base_commit_sha?: string;
+  /** --run-key and --shard: this upload is a part of a run (docs/uploads.md, "Runs in parts"); never read from a report file. */
+  run_key?: string;
+  shard?: string;
   build_id?: string;
   build_url?: string;
   tags?: string[];
@@ -210,6 +213,8 @@ export async function buildUpload(
     if (value !== undefined) envelope[key] = value;
   }
   if (metadata.base_commit_sha !== undefined) envelope.base_commit_sha = metadata.base_commit_sha;
+  if (metadata.run_key !== undefined) envelope.run_key = metadata.run_key;
+  if (metadata.shard !== undefined) envelope.shard = metadata.shard;
   const tags = metadata.tags && metadata.tags.length > 0 ? metadata.tags : [...new Set(fileTags)];
   if (tags.length > 0) envelope.tags = tags;
   if (xml.length > MAX_XML_DOCUMENTS) {

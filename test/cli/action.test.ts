@@ -165,6 +165,8 @@ describe("action.yml", () => {
       "github-token",
       "pr-comment",
       "quarantine",
+      "run-key",
+      "shard",
       "token",
       "url",
       "wait",
@@ -242,6 +244,18 @@ describe("action.yml", () => {
     const bad = await runAction({ url: base, token: TOKEN, files: "reports", "base-commit": "main" }, cwd);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--base-commit must be a commit SHA of 7 to 64 hexadecimal digits (got "main")');
+  });
+
+  it("run-key and shard become --run-key and --shard; a shard without a run key is exit 2", async () => {
+    const cwd = workspace();
+    uploadStatus = 202;
+    requests = [];
+    const part = await runAction({ url: base, token: TOKEN, files: "reports", "run-key": "run 5 / test", shard: "3/4" }, cwd);
+    expect(part.code, part.stderr).toBe(0);
+    expect(JSON.parse(requests.find((r) => r.method === "POST")!.body)).toMatchObject({ run_key: "run 5 / test", shard: "3/4" });
+    const alone = await runAction({ url: base, token: TOKEN, files: "reports", shard: "3/4" }, cwd);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toContain("--shard needs --run-key");
   });
 
   it("fail-on and pr-comment become --fail-on and --pr-comment (the token from github-token); an unknown fail-on is exit 2", async () => {

@@ -441,6 +441,11 @@ describe("ci-test-analytics upload (child process)", () => {
       [["upload", ...ok, "--timeout=-1", "junit.xml"], {}, /--timeout must be a number/],
       [["upload", ...ok, "--started-at", "yesterday", "junit.xml"], {}, /RFC 3339/],
       [["upload", "--url", "ftp://x", "--token", TOKEN, "junit.xml"], {}, /http\(s\) URL/],
+      [["upload", ...ok, "--shard", "1/2", "junit.xml"], {}, /--shard needs --run-key/],
+      [["upload", ...ok, "--run-key", "k", "--shard", "3/2", "junit.xml"], {}, /--shard must be I\/N/],
+      [["upload", ...ok, "--run-key", "k", "--shard", "1/1001", "junit.xml"], {}, /--shard must be I\/N/],
+      [["upload", ...ok, "--run-key", "", "junit.xml"], {}, /--run-key must be 1 to 255 characters/],
+      [["upload", ...ok, "--run-key", "k", "--run-per-file", "junit.xml"], {}, /--run-key and --run-per-file exclude each other/],
       [["upload", "junit.xml"], { CTA_URL: service.url, CTA_UPLOAD_TOKEN: TOKEN, CTA_RETRY_BASE_MS: "fast" }, /CTA_RETRY_BASE_MS/],
     ];
     for (const [args, env, message] of cases) {
@@ -513,6 +518,10 @@ describe("ci-test-analytics upload (child process)", () => {
         "linux",
         "--started-at",
         "2025-01-31T12:00:00Z",
+        "--run-key",
+        "run-77/test",
+        "--shard",
+        "02/4",
         "reports/**/*.xml",
         "reports/**/*.json",
         "other.json",
@@ -535,6 +544,8 @@ describe("ci-test-analytics upload (child process)", () => {
       build_id: "b-1",
       build_url: "https://ci.test/b/1",
       started_at: "2025-01-31T12:00:00Z",
+      run_key: "run-77/test",
+      shard: "2/4",
       tags: ["unit", "linux"],
       // sorted by path: other.json, reports/b.xml, reports/extra.json, reports/sub/a.xml
       junit_xml: [xmlDoc("b"), xmlDoc("a")],

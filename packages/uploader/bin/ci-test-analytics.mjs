@@ -4914,6 +4914,11 @@ Options:
   --tag TAG            tag for the run; repeat for more
   --started-at TIME    RFC 3339 start time of the run, e.g. 2025-01-31T12:00:00Z
   --run-per-file       one test run per file instead of one for all files
+  --run-key KEY        uploads with the same key join ONE run as its parts, e.g. the CI's run id
+                       and job (docs/uploads.md, "Runs in parts"); with --wait, waits for the run
+                       to complete
+  --shard I/N          this upload is shard I of N (1-based, as Jest's and Playwright's --shard):
+                       the run completes when N shards are in; needs --run-key
   --wait               wait until the run is processed (exit 4 if processing failed), then print
                        its failures grouped by verdict against its base (new first) and what it fixed
   --timeout SECONDS    how long --wait waits in all (default ${DEFAULT_WAIT_TIMEOUT_S})
@@ -4989,6 +4994,8 @@ var OPTIONS = {
   tag: { type: "string", multiple: true },
   "started-at": { type: "string" },
   "run-per-file": { type: "boolean" },
+  "run-key": { type: "string" },
+  shard: { type: "string" },
   wait: { type: "boolean" },
   timeout: { type: "string" },
   retries: { type: "string" },
@@ -5083,6 +5090,7 @@ function uploadSettings(input) {
   }
   const baseCommit = baseCommitChoice(values);
   const failOn = failOnChoice(values);
+  const { runKey, shard } = runKeyChoice(values);
   if (patterns.length === 0) throw new UsageError("no report files given (pass files, directories or quoted globs)");
   const cacheDir = resolve(input.cwd, nonEmpty(values["cache-dir"]) ?? defaultCacheDir(env, input.platform, input.homedir));
   return {
@@ -5096,8 +5104,25 @@ function uploadSettings(input) {
     baseDelayMs,
     startedAt,
     baseCommit,
-    failOn
+    failOn,
+    runKey,
+    shard
   };
+}
+function runKeyChoice(values) {
+  const runKey = nonEmpty(values["run-key"]);
+  if (runKey !== void 0 && values["run-per-file"])
+    throw new UsageError("--run-key and --run-per-file exclude each other: one key is one run");
+  if (values["run-key"] !== void 0 && (runKey === void 0 || runKey.length > 255 || new RegExp("\\p{Cc}", "u").test(runKey)))
+    throw new UsageError(`--run-key must be 1 to 255 characters without control characters (got "${values["run-key"]}")`);
+  const shard = nonEmpty(values.shard);
+  if (values.shard === void 0) return { runKey, shard: void 0 };
+  const match = /^(\d{1,4})\/(\d{1,4})$/.exec(shard ?? "");
+  const [index, total] = match ? [Number(match[1]), Number(match[2])] : [0, 0];
+  if (!(index >= 1 && index <= total && total <= 1e3))
+    throw new UsageError(`--shard must be I/N with 1 ≤ I ≤ N ≤ 1000, e.g. 2/4 (got "${values.shard}")`);
+  if (runKey === void 0) throw new UsageError("--shard needs --run-key: the shards of one run share its key");
+  return { runKey, shard: `${index}/${total}` };
 }
 function baseCommitChoice(values) {
   const given = nonEmpty(values["base-commit"]);
@@ -5915,6 +5940,8 @@ async function buildUpload(files, metadata, options = {}) {
     if (value !== void 0) envelope[key] = value;
   }
   if (metadata.base_commit_sha !== void 0) envelope.base_commit_sha = metadata.base_commit_sha;
+  if (metadata.run_key !== void 0) envelope.run_key = metadata.run_key;
+  if (metadata.shard !== void 0) envelope.shard = metadata.shard;
   const tags = metadata.tags && metadata.tags.length > 0 ? metadata.tags : [...new Set(fileTags)];
   if (tags.length > 0) envelope.tags = tags;
   if (xml.length > MAX_XML_DOCUMENTS) {
@@ -7333,6 +7360,8 @@ function prepareUpload(input) {
       build_id: nonEmpty(values["build-id"]) ?? ci.build_id,
       build_url: nonEmpty(values["build-url"]) ?? ci.build_url,
       started_at: settings.startedAt,
+      ...settings.runKey !== void 0 ? { run_key: settings.runKey } : {},
+      ...settings.shard !== void 0 ? { shard: settings.shard } : {},
       tags: (values.tag ?? []).map((t) => t.trim()).filter((t) => t !== "")
     };
     out.debug(`CI provider: ${ci.provider ?? "none detected"}`);
