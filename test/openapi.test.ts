@@ -63,6 +63,7 @@ describe("GET /api/v1/openapi.json", () => {
         "/projects",
         "/projects/{id}/test_runs",
         "/projects/{id}/test_runs/{number}/test_suites",
+        "/projects/{id}/test_runs/{number}/parts",
         "/projects/{id}/test_runs/{number}/test_suites/{suite_number}/test_cases",
         "/projects/{id}/tests",
         "/tests/{id}/executions",

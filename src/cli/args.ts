@@ -40,6 +40,9 @@ Options:
                        to complete
   --shard I/N          this upload is shard I of N (1-based, as Jest's and Playwright's --shard):
                        the run completes when N shards are in; needs --run-key
+  --retry              this upload re-runs failed tests of the run --run-key names: its cases
+                       become further attempts of the run's tests (passes on retry are counted),
+                       even after the run completed
   --wait               wait until the run is processed (exit 4 if processing failed), then print
                        its failures grouped by verdict against its base (new first) and what it fixed
   --timeout SECONDS    how long --wait waits in all (default ${DEFAULT_WAIT_TIMEOUT_S})
@@ -118,6 +121,7 @@ const OPTIONS = {
   "run-per-file": { type: "boolean" },
   "run-key": { type: "string" },
   shard: { type: "string" },
+  retry: { type: "boolean" },
   wait: { type: "boolean" },
   timeout: { type: "string" },
   retries: { type: "string" },
@@ -224,6 +228,7 @@ export type UploadSettings = {
   /** --run-key and --shard (docs/uploads.md, "Runs in parts"). */
   runKey: string | undefined;
   shard: string | undefined;
+  retry: boolean;
 };
 
 /** What --fail-on accepts: only `new` so far. */
@@ -279,6 +284,7 @@ export function uploadSettings(input: {
   const baseCommit = baseCommitChoice(values);
   const failOn = failOnChoice(values);
   const { runKey, shard } = runKeyChoice(values);
+  if (values.retry && runKey === undefined) throw new UsageError("--retry needs --run-key: it re-runs tests of the run the key names");
   if (patterns.length === 0) throw new UsageError("no report files given (pass files, directories or quoted globs)");
   const cacheDir = resolve(input.cwd, nonEmpty(values["cache-dir"]) ?? defaultCacheDir(env, input.platform, input.homedir));
   return {
@@ -295,6 +301,7 @@ export function uploadSettings(input: {
     failOn,
     runKey,
     shard,
+    retry: Boolean(values.retry),
   };
 }
 

@@ -256,6 +256,7 @@ function prepareUpload(input: {
       started_at: settings.startedAt,
       ...(settings.runKey !== undefined ? { run_key: settings.runKey } : {}),
       ...(settings.shard !== undefined ? { shard: settings.shard } : {}),
+      ...(settings.retry ? { retry: true } : {}),
       tags: (values.tag ?? []).map((t) => t.trim()).filter((t) => t !== ""),
     };
     out.debug(`CI provider: ${ci.provider ?? "none detected"}`);

@@ -24,6 +24,7 @@ export type RunMetadata = {
   /** --run-key and --shard: this upload is a part of a run (docs/uploads.md, "Runs in parts"); never read from a report file. */
   run_key?: string;
   shard?: string;
+  retry?: boolean;
   build_id?: string;
   build_url?: string;
   tags?: string[];
@@ -215,6 +216,7 @@ export async function buildUpload(
   if (metadata.base_commit_sha !== undefined) envelope.base_commit_sha = metadata.base_commit_sha;
   if (metadata.run_key !== undefined) envelope.run_key = metadata.run_key;
   if (metadata.shard !== undefined) envelope.shard = metadata.shard;
+  if (metadata.retry) envelope.retry = true;
   const tags = metadata.tags && metadata.tags.length > 0 ? metadata.tags : [...new Set(fileTags)];
   if (tags.length > 0) envelope.tags = tags;
   if (xml.length > MAX_XML_DOCUMENTS) {

@@ -152,6 +152,14 @@ const metadataFields = {
       description:
         "This part's shard, `I/N`, 1-based as in Jest and Playwright (e.g. `2/4`): the run completes when N shards have arrived.",
     }),
+  retry: z
+    .union([z.boolean(), z.enum(["true", "false", ""])], { error: "must be true or false" })
+    .transform((value) => value === true || value === "true")
+    .nullish()
+    .openapi({
+      description:
+        '`true`: a re-run of failed tests of the run its run key names: its cases become further attempts of the run\'s tests, even after the run completed (docs/uploads.md, "Runs in parts").',
+    }),
   build_url: metadataText(2048)
     .refine((value) => value === null || value === undefined || isHttpUrl(value), "must be an http or https URL")
     .openapi({ description: "Link to the CI build (http or https only)." }),

@@ -55,6 +55,7 @@ export const METADATA_KEYS = [
   "started_at",
   "run_key",
   "shard",
+  "retry",
 ] as const;
 
 /** Metadata from the query string; `tags` may repeat and be comma-separated. Empty values are absent. */
@@ -123,14 +124,16 @@ function toRunMetadata(input: Record<string, unknown>): RunMetadata {
   };
 }
 
-/** The run key and what only a run key gives meaning to: a shard. */
-function runKeyFields(data: { run_key?: string | null; shard?: { index: number; total: number } | null }) {
+/** The run key and what only a run key gives meaning to: a shard, a retry. */
+function runKeyFields(data: { run_key?: string | null; shard?: { index: number; total: number } | null; retry?: boolean | null }) {
   const runKey = data.run_key ?? null;
   if (runKey === null) {
-    if (data.shard) throw validationFailed([{ field: "shard", message: "needs a run_key: it describes a part of a run" }]);
+    const without = [...(data.shard ? ["shard"] : []), ...(data.retry ? ["retry"] : [])];
+    if (without.length > 0)
+      throw validationFailed(without.map((field) => ({ field, message: "needs a run_key: it describes a part of a run" })));
     return {};
   }
-  return { runKey, shard: data.shard ?? null };
+  return { runKey, shard: data.shard ?? null, retry: data.retry === true };
 }
 
 /** The JSON envelope, validated: a 400 for a body that is not a JSON object, a 422 for one that is not a report. */

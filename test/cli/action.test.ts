@@ -165,6 +165,7 @@ describe("action.yml", () => {
       "github-token",
       "pr-comment",
       "quarantine",
+      "retry",
       "run-key",
       "shard",
       "token",
@@ -246,13 +247,17 @@ describe("action.yml", () => {
     expect(bad.stderr).toContain('--base-commit must be a commit SHA of 7 to 64 hexadecimal digits (got "main")');
   });
 
-  it("run-key and shard become --run-key and --shard; a shard without a run key is exit 2", async () => {
+  it("run-key, shard and retry become --run-key, --shard and --retry; a shard without a run key is exit 2", async () => {
     const cwd = workspace();
     uploadStatus = 202;
     requests = [];
     const part = await runAction({ url: base, token: TOKEN, files: "reports", "run-key": "run 5 / test", shard: "3/4" }, cwd);
     expect(part.code, part.stderr).toBe(0);
     expect(JSON.parse(requests.find((r) => r.method === "POST")!.body)).toMatchObject({ run_key: "run 5 / test", shard: "3/4" });
+    requests = [];
+    const retry = await runAction({ url: base, token: TOKEN, files: "reports", "run-key": "run 5 / test", retry: "true" }, cwd);
+    expect(retry.code, retry.stderr).toBe(0);
+    expect(JSON.parse(requests.find((r) => r.method === "POST")!.body)).toMatchObject({ run_key: "run 5 / test", retry: true });
     const alone = await runAction({ url: base, token: TOKEN, files: "reports", shard: "3/4" }, cwd);
     expect(alone.code).toBe(2);
     expect(alone.stderr).toContain("--shard needs --run-key");

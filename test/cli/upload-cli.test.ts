@@ -442,6 +442,7 @@ describe("ci-test-analytics upload (child process)", () => {
       [["upload", ...ok, "--started-at", "yesterday", "junit.xml"], {}, /RFC 3339/],
       [["upload", "--url", "ftp://x", "--token", TOKEN, "junit.xml"], {}, /http\(s\) URL/],
       [["upload", ...ok, "--shard", "1/2", "junit.xml"], {}, /--shard needs --run-key/],
+      [["upload", ...ok, "--retry", "junit.xml"], {}, /--retry needs --run-key/],
       [["upload", ...ok, "--run-key", "k", "--shard", "3/2", "junit.xml"], {}, /--shard must be I\/N/],
       [["upload", ...ok, "--run-key", "k", "--shard", "1/1001", "junit.xml"], {}, /--shard must be I\/N/],
       [["upload", ...ok, "--run-key", "", "junit.xml"], {}, /--run-key must be 1 to 255 characters/],
@@ -522,6 +523,7 @@ describe("ci-test-analytics upload (child process)", () => {
         "run-77/test",
         "--shard",
         "02/4",
+        "--retry",
         "reports/**/*.xml",
         "reports/**/*.json",
         "other.json",
@@ -546,6 +548,7 @@ describe("ci-test-analytics upload (child process)", () => {
       started_at: "2025-01-31T12:00:00Z",
       run_key: "run-77/test",
       shard: "2/4",
+      retry: true,
       tags: ["unit", "linux"],
       // sorted by path: other.json, reports/b.xml, reports/extra.json, reports/sub/a.xml
       junit_xml: [xmlDoc("b"), xmlDoc("a")],

@@ -796,6 +796,8 @@ export interface components {
             run_key?: string | null;
             /** @description This part's shard, `I/N`, 1-based as in Jest and Playwright (e.g. `2/4`): the run completes when N shards have arrived. */
             shard?: string | null;
+            /** @description `true`: a re-run of failed tests of the run its run key names: its cases become further attempts of the run's tests, even after the run completed (docs/uploads.md, "Runs in parts"). */
+            retry?: boolean | ("true" | "false" | "") | null;
             /** @description Link to the CI build (http or https only). */
             build_url?: string | null;
             /** @description Free labels such as the job name or platform; blank ones and duplicates are dropped. */
@@ -5064,6 +5066,8 @@ export interface operations {
                 run_key?: string;
                 /** @description This part's shard, `I/N` (1-based, e.g. `2/4`; N ≤ 1000): the run completes when N shards have arrived. Needs run_key. */
                 shard?: string;
+                /** @description `true`: a re-run of failed tests of the run named by run_key; its cases become further attempts of the run's tests, even after it completed. Needs run_key. */
+                retry?: string;
             };
             header?: {
                 /** @description Makes retries safe: one run per key and project (1 to 255 visible ASCII characters). */

@@ -4919,6 +4919,9 @@ Options:
                        to complete
   --shard I/N          this upload is shard I of N (1-based, as Jest's and Playwright's --shard):
                        the run completes when N shards are in; needs --run-key
+  --retry              this upload re-runs failed tests of the run --run-key names: its cases
+                       become further attempts of the run's tests (passes on retry are counted),
+                       even after the run completed
   --wait               wait until the run is processed (exit 4 if processing failed), then print
                        its failures grouped by verdict against its base (new first) and what it fixed
   --timeout SECONDS    how long --wait waits in all (default ${DEFAULT_WAIT_TIMEOUT_S})
@@ -4996,6 +4999,7 @@ var OPTIONS = {
   "run-per-file": { type: "boolean" },
   "run-key": { type: "string" },
   shard: { type: "string" },
+  retry: { type: "boolean" },
   wait: { type: "boolean" },
   timeout: { type: "string" },
   retries: { type: "string" },
@@ -5091,6 +5095,7 @@ function uploadSettings(input) {
   const baseCommit = baseCommitChoice(values);
   const failOn = failOnChoice(values);
   const { runKey, shard } = runKeyChoice(values);
+  if (values.retry && runKey === void 0) throw new UsageError("--retry needs --run-key: it re-runs tests of the run the key names");
   if (patterns.length === 0) throw new UsageError("no report files given (pass files, directories or quoted globs)");
   const cacheDir = resolve(input.cwd, nonEmpty(values["cache-dir"]) ?? defaultCacheDir(env, input.platform, input.homedir));
   return {
@@ -5106,7 +5111,8 @@ function uploadSettings(input) {
     baseCommit,
     failOn,
     runKey,
-    shard
+    shard,
+    retry: Boolean(values.retry)
   };
 }
 function runKeyChoice(values) {
@@ -5942,6 +5948,7 @@ async function buildUpload(files, metadata, options = {}) {
   if (metadata.base_commit_sha !== void 0) envelope.base_commit_sha = metadata.base_commit_sha;
   if (metadata.run_key !== void 0) envelope.run_key = metadata.run_key;
   if (metadata.shard !== void 0) envelope.shard = metadata.shard;
+  if (metadata.retry) envelope.retry = true;
   const tags = metadata.tags && metadata.tags.length > 0 ? metadata.tags : [...new Set(fileTags)];
   if (tags.length > 0) envelope.tags = tags;
   if (xml.length > MAX_XML_DOCUMENTS) {
@@ -7362,6 +7369,7 @@ function prepareUpload(input) {
       started_at: settings.startedAt,
       ...settings.runKey !== void 0 ? { run_key: settings.runKey } : {},
       ...settings.shard !== void 0 ? { shard: settings.shard } : {},
+      ...settings.retry ? { retry: true } : {},
       tags: (values.tag ?? []).map((t) => t.trim()).filter((t) => t !== "")
     };
     out.debug(`CI provider: ${ci.provider ?? "none detected"}`);

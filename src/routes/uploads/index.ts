@@ -80,6 +80,8 @@ const METADATA_DESCRIPTIONS: Record<(typeof METADATA_KEYS)[number], string> = {
   tags: "Labels, comma-separated (`tags=linux,unit`) or repeated (`tags=linux&tags=unit`).",
   started_at: "When the tests started, RFC 3339 with a time zone.",
   run_key: 'Uploads with the same run key join one run as its parts (docs/uploads.md, "Runs in parts"), e.g. the CI\'s run id and job.',
+  retry:
+    "`true`: a re-run of failed tests of the run named by run_key; its cases become further attempts of the run's tests, even after it completed. Needs run_key.",
   shard: "This part's shard, `I/N` (1-based, e.g. `2/4`; N ≤ 1000): the run completes when N shards have arrived. Needs run_key.",
 };
 

@@ -19,6 +19,7 @@ import { ReportError, type ReportSuite } from "../../ingest/report";
 import { testRunParts, testRuns, uploadPayloads } from "../../db/schema";
 import { type ProcessingDeps, type ProcessingOutcome, limited, suiteSourceOf } from "./run-processing";
 import { type SuiteSource, type TestRunRow, failTestRun, storeTestRun, testRunFromJson } from "./test-runs";
+import { mergeRetryPart, retryRows } from "./retry-parts";
 import { findRunRow } from "./test-results";
 
 type StoredPayload = { format: string; content: string | null; object_key: string | null };
@@ -74,12 +75,16 @@ export async function processRunPart(
   part: number,
   options: DeliveryAttempt,
 ): Promise<ProcessingOutcome> {
-  const [row] = await rowsOf<StoredPayload & { status: string }>(
-    deps.db.execute(sql`select rp.status, p.format, p.content, p.object_key from ${testRunParts} rp
+  const [row] = await rowsOf<StoredPayload & { status: string; retry: boolean; run_status: string }>(
+    deps.db.execute(sql`select rp.status, rp.retry, r.status as run_status, p.format, p.content, p.object_key from ${testRunParts} rp
+      join ${testRuns} r on r.id = rp.test_run_id
       left join ${uploadPayloads} p on p.test_run_id = rp.test_run_id and p.part_number = rp.part_number
       where rp.test_run_id = ${testRunId} and rp.part_number = ${part}`),
   );
   if (!row) return "already_done";
+  // A retry waits for its run to be stored, then is merged into it (storeRunParts merges those that waited).
+  if (row.retry)
+    return row.status === "pending" && row.run_status === "processed" ? mergeRetry(deps, testRunId, part, options) : "already_done";
   if (row.status === "pending") {
     const payload = options.payload ?? payloadOf(row);
     let counted: PartCounts | { reason: string };
@@ -175,7 +180,38 @@ async function storeRunParts(deps: ProcessingDeps, testRunId: number): Promise<P
       deps.logger.error("alert checks failed", { testRunId, error: describeError(error) });
     }
   }
+  // Retries that arrived before the run was stored: merged now, in arrival order (the checks ran on the run as its parts had it).
+  const waiting = await rowsOf<{ part_number: number }>(
+    deps.db.execute(
+      sql`select part_number from ${testRunParts} where test_run_id = ${testRunId} and retry and status = 'pending' order by part_number`,
+    ),
+  );
+  for (const { part_number: part } of waiting) await mergeRetry(deps, testRunId, part, { finalAttempt: true });
   return "processed";
+}
+
+/** A retry part read and merged into its processed run; an unreadable one is listed with its reason and changes nothing. */
+async function mergeRetry(deps: ProcessingDeps, testRunId: number, part: number, options: DeliveryAttempt): Promise<ProcessingOutcome> {
+  const [stored] = await rowsOf<StoredPayload>(
+    deps.db.execute(
+      sql`select format, content, object_key from ${uploadPayloads} where test_run_id = ${testRunId} and part_number = ${part}`,
+    ),
+  );
+  const payload = options.payload ?? (stored ? payloadOf(stored) : null);
+  if (!payload) return "already_done";
+  let rows;
+  try {
+    rows = await retryRows(suiteSourceOf(payload, deps.payloadStore));
+  } catch (error) {
+    if (!(error instanceof ReportError)) throw error;
+    await deps.db.execute(sql`with part as (update ${testRunParts} set status = 'failed', failure_reason = ${error.message}
+        where test_run_id = ${testRunId} and part_number = ${part} and status = 'pending')
+      delete from ${uploadPayloads} where test_run_id = ${testRunId} and part_number = ${part}`);
+    return "failed";
+  }
+  const merged = await mergeRetryPart(deps.db, testRunId, part, rows, deps.clock.now());
+  if (merged && "objectKey" in payload) await discardPayloadObject(deps.payloadStore, payload.objectKey, deps.logger, { testRunId });
+  return merged ? "processed" : "already_done";
 }
 
 /**
@@ -195,7 +231,7 @@ export async function queueDueCompletions(
   );
   const stuck = await rowsOf<{ id: number; part: number | null }>(
     deps.db.execute(sql`(select rp.test_run_id as id, rp.part_number as part from ${testRunParts} rp
-        where rp.status = 'pending' and not rp.retry and rp.created_at < ${stalled}::timestamptz limit ${options.limit})
+        where rp.status = 'pending' and rp.created_at < ${stalled}::timestamptz limit ${options.limit})
       union all
       (select id, null from ${testRuns} where run_key is not null and status = 'pending' and completed_at < ${stalled}::timestamptz limit ${options.limit})`),
   );

@@ -4,7 +4,7 @@
  * each step one transaction, so a run is never half-written.
  */
 import { type SQL, and, eq, sql } from "drizzle-orm";
-import { projects, testCases, testRuns, testSuites, tests, uploadPayloads } from "../../db/schema";
+import { projects, testCases, testRunParts, testRuns, testSuites, tests, uploadPayloads } from "../../db/schema";
 import { type CopySink, encodeCopyRow, openCopy } from "../../db/bulk-copy";
 import { retryOnConflict, transactionWithRetry } from "../../db/transaction-retry";
 import { inlined, lastStatement } from "../../db/transaction-boundaries";
@@ -165,7 +165,7 @@ const COPY_CASES = `copy test_cases (test_run_id, project_id, suite_number, name
 const COPY_SUITES = `copy test_suites (test_run_id, number, parent_number, name, duration_ms, tests_count, passed_count, failed_count, errored_count, skipped_count) from stdin`;
 
 /** A case row as INSERT's JSON parameter carries it: short keys keep the parameter small. */
-type CaseRow = {
+export type CaseRow = {
   s: number;
   n: string;
   c: string | null;
@@ -287,7 +287,9 @@ class RowWriter {
    * CASES_PER_CHUNK cases), that is one statement: on the Worker each statement is a round trip.
    */
   async finish(suites: SuiteRow[], readTests: boolean): Promise<StoredTests | null> {
-    const payloadDeletion = sql`delete from ${uploadPayloads} where test_run_id = ${this.runId}`;
+    // A run in parts keeps the payloads of its retry parts: they are merged after it is stored (run-parts.ts).
+    const payloadDeletion = sql`delete from ${uploadPayloads} where test_run_id = ${this.runId}
+      and part_number not in (select rp.part_number from ${testRunParts} rp where rp.test_run_id = ${this.runId} and rp.retry)`;
     if (this.copy || this.inflight.length > 0) return this.finishAfterCases(suites, readTests, payloadDeletion);
     // The cases' insert returns each case's test id (a generated column) for the read, in the same statement.
     const cases = this.pendingRows;
@@ -356,7 +358,7 @@ function caseCopyRow(
 }
 
 /** A case as a row of INSERT's JSON parameter. */
-function caseInsertRow(suiteNumber: number, c: ReportCase, signature: string | null, quarantined: boolean): CaseRow {
+export function caseInsertRow(suiteNumber: number, c: ReportCase, signature: string | null, quarantined: boolean): CaseRow {
   return {
     s: suiteNumber,
     n: c.name,

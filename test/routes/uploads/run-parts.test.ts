@@ -139,6 +139,78 @@ describe("a build in four shards is one run", () => {
   });
 });
 
+describe("retry parts: a re-run of failed tests", () => {
+  /** Shard 1 fails t0 and t1, shard 2 passes; the retry passes t0, fails t1 again and adds a test the run did not have. */
+  const retryXml = `<testsuite name="rerun"><testcase classname="app.Shard1" name="t0" time="0.03"/><testcase classname="app.Shard1" name="t1" time="0.02"><failure message="boom again">at x</failure></testcase><testcase classname="app.Extra" name="late"/></testsuite>`;
+
+  async function expectMerged(apiKey: string, projectId: string, token: string, number: number, retryPart: number) {
+    const run = await settled(token, number);
+    for (let i = 0; i < 500 && (await partsRead(apiKey, projectId, number)).some((p: any) => p.retry && p.status !== "ready"); i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const merged = (await h.get(`/api/v1/projects/${projectId}/test_runs/${number}`, apiKey)).body;
+    expect(merged).toMatchObject({
+      status: "processed",
+      tests_count: 11,
+      passed_count: 10,
+      failed_count: 1,
+      result: "tests_failed",
+      passed_on_retry_count: 1,
+      parts_count: 3,
+    });
+    // The earlier outcomes of t0 and t1 are failed attempts now; shardXml gives a failing case no time.
+    expect(merged.failed_attempts_duration_ms).toBe(0);
+    const suites = (await collectAll(h, `/api/v1/projects/${projectId}/test_runs/${number}/test_suites`, apiKey, 100)).items;
+    const retrySuite = suites.find((s: any) => s.name === `retry (part ${retryPart})`);
+    expect(retrySuite).toMatchObject({ tests_count: 1, passed_count: 1 });
+    const shard1 = suites.find((s: any) => s.name === "shard 1");
+    expect(shard1).toMatchObject({ tests_count: 5, passed_count: 4, failed_count: 1 });
+    const cases = (
+      await collectAll(h, `/api/v1/projects/${projectId}/test_runs/${number}/test_suites/${shard1.number}/test_cases`, apiKey, 100)
+    ).items;
+    const t0 = cases.find((c: any) => c.name === "t0");
+    expect(t0).toMatchObject({ status: "passed", duration_ms: 30 });
+    expect(t0.attempts.map((a: any) => [a.status, a.failure_message])).toEqual([["failed", "boom 0"]]);
+    const t1 = cases.find((c: any) => c.name === "t1");
+    expect(t1).toMatchObject({ status: "failed", failure_message: "boom again" });
+    expect(t1.attempts.map((a: any) => [a.status, a.failure_message])).toEqual([["failed", "boom 1"]]);
+    // Compared again: t0 passed on retry (flaky), t1 is still new.
+    const comparison = (await h.get(`/api/v1/projects/${projectId}/test_runs/${number}/comparison`, apiKey)).body;
+    expect(comparison.verdict_counts).toMatchObject({ new: 1, flaky: 1 });
+    expect(run.status).toBe("processed");
+  }
+
+  it("after the run completed: its cases become further attempts, the run is counted and compared again", async () => {
+    const { apiKey, projectId, token } = await newProject();
+    const a = await h.upload(token, shardXml(1, 5, 2), { query: query({ run_key: "ci-41", shard: "1/2" }) });
+    await h.upload(token, shardXml(2, 5), { query: query({ run_key: "ci-41", shard: "2/2" }) });
+    const first = await settled(token, a.body.number);
+    expect(first).toMatchObject({ status: "processed", failed_count: 2, passed_on_retry_count: 0 });
+    const retry = await h.upload(token, retryXml, { query: query({ run_key: "ci-41", retry: "true" }) });
+    expect(retry.status, retry.text).toBe(202);
+    expect(retry.body.number).toBe(a.body.number);
+    await expectMerged(apiKey, projectId, token, a.body.number, 3);
+  });
+
+  it("before the run completed: it waits, and is merged once the run is stored", async () => {
+    const { apiKey, projectId, token } = await newProject();
+    const a = await h.upload(token, shardXml(1, 5, 2), { query: query({ run_key: "ci-42", shard: "1/2" }) });
+    await h.upload(token, retryXml, { query: query({ run_key: "ci-42", retry: "true" }) });
+    expect((await h.get(`/uploads/v1/test_runs/${a.body.number}`, token)).body.status).toBe("pending");
+    await h.upload(token, shardXml(2, 5), { query: query({ run_key: "ci-42", shard: "2/2" }) });
+    await expectMerged(apiKey, projectId, token, a.body.number, 2);
+  });
+
+  it("a retry needs a run key; a run of one upload takes none", async () => {
+    const { token } = await newProject();
+    const res = await h.upload(token, retryXml, { query: query({ retry: "true" }) });
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toEqual([{ field: "retry", message: "needs a run_key: it describes a part of a run" }]);
+    const bad = await h.upload(token, retryXml, { query: query({ run_key: "k", retry: "yes" }) });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.details).toEqual([{ field: "retry", message: "must be true or false" }]);
+  });
+});
+
 describe("completion without a shard count", () => {
   it("POST …/complete ends the run: it is stored from the parts in, and asking again is harmless", async () => {
     const { token } = await newProject();
