@@ -19,6 +19,7 @@ import type { ServiceDeps } from "../shared/context";
 import { failureSignature } from "../../ingest/failure-signature";
 import { RunFailures, runFailuresSql } from "./failure-groups";
 import { compareRun } from "./run-comparison";
+import { type RunCost, rollupCost } from "./flakiness-cost";
 import {
   type ProjectTestCounts,
   type StoredTests,
@@ -512,10 +513,11 @@ export async function storeTestRun(
     const stored = await abandonOnError(rows, () => rows.finish(reading.suiteRows, readTests));
     const processedAt = deps.clock.now();
     // Compared with its base before its tests are advanced: a test's health is the one it had when the run arrived.
-    if (options.compare ?? derive) await compareRun(tx, run, processedAt);
+    // The comparison's statement also keeps the run's cost of flakiness (docs/flakiness-cost.md), added to its day's rollup below.
+    const cost = (options.compare ?? derive) ? await compareRun(tx, run, processedAt) : null;
     const advance = large ? "in chunks" : readTests ? { executions: executions!, stored: stored! } : null;
     const tests = await advanceTests(tx, deps, run, processedAt, advance);
-    return markProcessed(tx, runId, run, processedAt, reading, tests, statedDuration);
+    return markProcessed(tx, runId, run, processedAt, reading, tests, statedDuration, cost);
   });
 }
 
@@ -685,6 +687,7 @@ async function markProcessed(
   reading: RunReading,
   tests: TestWrites,
   statedDuration: number | null | undefined,
+  cost: RunCost | null,
 ): Promise<TestRunRow> {
   const { runCounts, topLevelDuration } = reading;
   const ctes = tests.writes.map((write, i) => sql`tests_w${sql.raw(String(i))} as (${write})`);
@@ -704,6 +707,7 @@ async function markProcessed(
       durationMs,
       testsCount: runCounts.testsCount,
       skippedCount: runCounts.skippedCount,
+      cost: rollupCost(cost, durationMs),
     },
     sql`(select flaky_tests_count from project)`,
   );
