@@ -265,8 +265,7 @@ export const TOOLS: Tool[] = [
     annotations: READ_ONLY,
     args: z.object({ project_id: projectId, from: FlakinessCostQuerySchema.shape.from, to: FlakinessCostQuerySchema.shape.to }),
     output: FlakinessCostSchema,
-    run: (context, args) =>
-      getProjectFlakinessCost(context.scope, args.project_id, costWindow(args, context.scope.clock.now())),
+    run: (context, args) => getProjectFlakinessCost(context.scope, args.project_id, costWindow(args, context.scope.clock.now())),
     summarize: summaries.flakinessCost,
   }),
   defineTool({

@@ -286,7 +286,9 @@ describe("each tool answers what the REST API answers", () => {
     expect(body.totals).toMatchObject({ total_ms: 12, flaky_failures_ms: 12, retry_ms: 0, rerun_ms: 0, runs_count: 4 });
     expect(body.days).toHaveLength(30);
     const lines = text(result).split("\n");
-    expect(lines[0]).toBe(`Cost of flakiness of project_id ${projectId}, ${body.from} to ${body.to} (UTC days): 12 ms of test time over 4 runs.`);
+    expect(lines[0]).toBe(
+      `Cost of flakiness of project_id ${projectId}, ${body.from} to ${body.to} (UTC days): 12 ms of test time over 4 runs.`,
+    );
     expect(lines[1]).toBe("Retries that then passed 0 ms; failures of flaky tests 12 ms; of quarantined tests 0 ms; 0 re-runs 0 ms.");
     expect(lines).toContain(`- shop.CartTest › checkout (test_id ${flakyTestId}): 12 ms, 100% of the total.`);
     const named = await call("get_flakiness_cost", { project_id: projectId, from: "2020-01-01", to: "2020-01-31" });
@@ -562,7 +564,11 @@ describe("errors are tool errors with the API's code and message, and the sessio
       ],
       ["list_run_failures", { project_id: projectId, number: 99 }, /^not_found: Test run not found\./],
       ["get_test", { test_id: "not-a-uuid" }, /^not_found: Test not found\./],
-      ["get_flakiness_cost", { project_id: projectId, from: "2026-02-30" }, /^invalid_request: Invalid argument: from must be a date, YYYY-MM-DD/],
+      [
+        "get_flakiness_cost",
+        { project_id: projectId, from: "2026-02-30" },
+        /^invalid_request: Invalid argument: from must be a date, YYYY-MM-DD/,
+      ],
       [
         "get_flakiness_cost",
         { project_id: projectId, from: "2020-01-01", to: "2021-06-01" },

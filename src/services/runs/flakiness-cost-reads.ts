@@ -42,7 +42,10 @@ export function costWindow(query: { from?: string | null; to?: string | null }, 
   let detail: { field: string; message: string } | null = null;
   if (from > to) detail = { field: "from", message: `must be on or before to (${to})` };
   else if (daysIn(window) > MAX_COST_WINDOW_DAYS)
-    detail = { field: "to", message: `must be at most ${MAX_COST_WINDOW_DAYS - 1} days after from (${MAX_COST_WINDOW_DAYS} days, both included)` };
+    detail = {
+      field: "to",
+      message: `must be at most ${MAX_COST_WINDOW_DAYS - 1} days after from (${MAX_COST_WINDOW_DAYS} days, both included)`,
+    };
   if (detail) throw new ApiError("invalid_request", `Invalid query parameter: ${detail.field} ${detail.message}.`, { details: [detail] });
   return window;
 }
@@ -78,7 +81,15 @@ function dayFigures(json: DayCostJson | undefined): CostFigures {
 }
 
 function sumFigures(days: readonly CostFigures[]): CostFigures {
-  const total: CostFigures = { total_ms: 0, retry_ms: 0, flaky_failures_ms: 0, quarantined_failures_ms: 0, rerun_ms: 0, reruns_count: 0, runs_count: 0 };
+  const total: CostFigures = {
+    total_ms: 0,
+    retry_ms: 0,
+    flaky_failures_ms: 0,
+    quarantined_failures_ms: 0,
+    rerun_ms: 0,
+    reruns_count: 0,
+    runs_count: 0,
+  };
   for (const day of days) for (const key of Object.keys(total) as (keyof CostFigures)[]) total[key] += day[key];
   return total;
 }

@@ -85,7 +85,12 @@ function previousRunSql(): SQL {
       where ${sameCommit} and (p.number = b.number or p.build_id = b.build_id))`;
 }
 
-type RunCostRow = { retry_ms: number | string; flaky_failures_ms: number | string; quarantined_failures_ms: number | string; rerun: boolean };
+type RunCostRow = {
+  retry_ms: number | string;
+  flaky_failures_ms: number | string;
+  quarantined_failures_ms: number | string;
+  rerun: boolean;
+};
 
 /** The `run_cost` row as the statement returns it (row_to_json: bigints may come back as text from some drivers). */
 export function runCostOf(value: unknown): RunCost | null {

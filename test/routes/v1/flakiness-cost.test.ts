@@ -98,7 +98,16 @@ describe("GET /projects/:id/flakiness_cost", () => {
     expect(res.body.days).toHaveLength(30);
     expect(res.body.days[0]).toEqual({ day: "2026-04-21", ...zeroDay });
     expect(res.body.days.slice(-2)).toEqual([
-      { day: FIRST_DAY, total_ms: 70, retry_ms: 40, flaky_failures_ms: 30, quarantined_failures_ms: 0, rerun_ms: 0, reruns_count: 0, runs_count: 2 },
+      {
+        day: FIRST_DAY,
+        total_ms: 70,
+        retry_ms: 40,
+        flaky_failures_ms: 30,
+        quarantined_failures_ms: 0,
+        rerun_ms: 0,
+        reruns_count: 0,
+        runs_count: 2,
+      },
       { day: SECOND_DAY, ...zeroDay, total_ms: 800, rerun_ms: 800, reruns_count: 1, runs_count: 1 },
     ]);
     expect(res.body.top_tests).toEqual([
@@ -155,7 +164,10 @@ describe("GET /projects/:id/flakiness_cost", () => {
       const res = await h.get(`${base}${query}`, apiKey);
       expect(res.status, query).toBe(400);
       expect(res.body.error.code, query).toBe("invalid_request");
-      expect(res.body.error.details.map((d: { field: string }) => d.field), query).toEqual([field]);
+      expect(
+        res.body.error.details.map((d: { field: string }) => d.field),
+        query,
+      ).toEqual([field]);
     }
   });
 

@@ -56,7 +56,10 @@ async function costProject() {
     const names = await h.db.select({ id: tests.id, name: tests.name }).from(tests).where(eq(tests.projectId, project.id));
     const nameOf = new Map(names.map((t) => [t.id, t.name]));
     return Object.fromEntries(
-      rows.map((r) => [nameOf.get(r.testId), { retry: r.retryMs, flaky: r.flakyFailuresMs, quarantined: r.quarantinedFailuresMs, day: r.day }]),
+      rows.map((r) => [
+        nameOf.get(r.testId),
+        { retry: r.retryMs, flaky: r.flakyFailuresMs, quarantined: r.quarantinedFailuresMs, day: r.day },
+      ]),
     );
   };
   return { project, apiKey, upload, testId, day, testCosts };
@@ -71,7 +74,10 @@ describe("the cost of flakiness kept by processing", () => {
     // Run 1: every test passes once (so each has a row), none costs anything.
     await p.upload([pass("retried"), pass("flaky"), pass("quarantined"), pass("solid")], { commit_sha: "a".repeat(40) });
     expect((await p.day()).retryMs + (await p.day()).flakyFailuresMs + (await p.day()).quarantinedFailuresMs).toBe(0);
-    await h.db.update(tests).set({ health: "flaky" }).where(eq(tests.id, await p.testId("flaky")));
+    await h.db
+      .update(tests)
+      .set({ health: "flaky" })
+      .where(eq(tests.id, await p.testId("flaky")));
     const quarantine = await h.post(`/api/v1/tests/${await p.testId("quarantined")}/quarantine`, p.apiKey, {
       reason: "known flake",
       duration: "7d",
@@ -115,7 +121,10 @@ describe("the cost of flakiness kept by processing", () => {
     const p = await costProject();
     await p.upload([pass("both"), pass("retried")], { commit_sha: "d".repeat(40) });
     for (const name of ["both", "retried"]) {
-      await h.db.update(tests).set({ health: "flaky" }).where(eq(tests.id, await p.testId(name)));
+      await h.db
+        .update(tests)
+        .set({ health: "flaky" })
+        .where(eq(tests.id, await p.testId(name)));
       const res = await h.post(`/api/v1/tests/${await p.testId(name)}/quarantine`, p.apiKey, { reason: "flake", duration: "1d" });
       expect(res.status).toBe(200);
     }
@@ -128,7 +137,10 @@ describe("the cost of flakiness kept by processing", () => {
     const p = await costProject();
     const sha = "f".repeat(40);
     await p.upload([pass("flaky"), pass("steady")], { commit_sha: "0".repeat(40) });
-    await h.db.update(tests).set({ health: "flaky" }).where(eq(tests.id, await p.testId("flaky")));
+    await h.db
+      .update(tests)
+      .set({ health: "flaky" })
+      .where(eq(tests.id, await p.testId("flaky")));
 
     // Build 1 fails only by the flaky test; its re-run (build 2) passes: the re-run's 900 ms count.
     await p.upload([fail("flaky", 20), pass("steady")], { commit_sha: sha, build_id: "1", duration_ms: 1_000 });
@@ -163,7 +175,13 @@ describe("the cost of flakiness kept by processing", () => {
     const third = "2".repeat(40);
     await p.upload([fail("flaky", 20), pass("steady")], { commit_sha: third, build_id: "6", duration_ms: 1_000 });
     await p.upload([fail("flaky", 20), pass("steady")], { commit_sha: third, build_id: "7", duration_ms: 300 });
-    await p.upload([{ ...pass("flaky"), duration_ms: null }, { ...pass("steady"), duration_ms: null }], { commit_sha: third, build_id: "8" });
+    await p.upload(
+      [
+        { ...pass("flaky"), duration_ms: null },
+        { ...pass("steady"), duration_ms: null },
+      ],
+      { commit_sha: third, build_id: "8" },
+    );
     day = await p.day();
     expect([day.rerunMs, day.rerunsCount]).toEqual([2_300, 5]);
     // The flaky test's failures: builds 1, 10, 4, 6 and 7 (beside a genuine failure, it still costs its time).

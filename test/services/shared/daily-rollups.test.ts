@@ -150,8 +150,17 @@ describe("maintained by run processing", () => {
     expect(rows.map((row) => row.day)).toEqual([...expected.keys()].sort());
     for (const row of rows) {
       // The cost of flakiness has its own file (test/services/runs/flakiness-cost.test.ts).
-      const { projectId: _p, day, flakyTestsCount: _f, retryMs: _r, flakyFailuresMs: _ff, quarantinedFailuresMs: _q, rerunMs: _rm, rerunsCount: _rc, ...figures } =
-        row;
+      const {
+        projectId: _p,
+        day,
+        flakyTestsCount: _f,
+        retryMs: _r,
+        flakyFailuresMs: _ff,
+        quarantinedFailuresMs: _q,
+        rerunMs: _rm,
+        rerunsCount: _rc,
+        ...figures
+      } = row;
       expect(figures).toEqual(expected.get(day));
     }
     expect(rows[0]).toMatchObject({
