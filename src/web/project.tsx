@@ -168,7 +168,7 @@ const FlakinessCost: FC<{ overview: ProjectOverview; project: ProjectRow; page: 
     days.reduce((total, day) => total + day.cost[key], 0);
   const reruns = days.reduce((total, day) => total + day.cost.reruns, 0);
   return (
-    <section aria-labelledby="cost-heading">
+    <section aria-labelledby="cost-heading" class="flakiness-cost">
       <h2 id="cost-heading">Cost of flakiness</h2>
       <p>
         <strong>{durationText(current.flakinessCostMs)}</strong> of test time over the last {WINDOW_DAYS} days: retries that then passed{" "}

@@ -309,7 +309,7 @@ const DurationSection: FC<{ test: TestObject; history: Execution[] }> = ({ test,
 const CostSection: FC<{ cost: TestFlakinessCost }> = ({ cost }) => {
   const { totals, days } = cost;
   return (
-    <section aria-labelledby="cost">
+    <section aria-labelledby="cost" class="flakiness-cost">
       <h2 id="cost">Cost of flakiness</h2>
       {totals.total_ms === 0 ? (
         <p class="muted">
