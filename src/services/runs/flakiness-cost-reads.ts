@@ -16,11 +16,11 @@ import { findProjectRow } from "../tenancy/projects";
 import { findTestRow } from "../tests/tests";
 
 /** The window when the request names no bound: the last 30 UTC days, today included. */
-export const COST_WINDOW_DAYS = 30;
+const COST_WINDOW_DAYS = 30;
 /** The widest window one request may ask for. */
-export const MAX_COST_WINDOW_DAYS = 366;
+const MAX_COST_WINDOW_DAYS = 366;
 /** Tests listed by cost, most costly first. */
-export const TOP_COST_TESTS = 10;
+const TOP_COST_TESTS = 10;
 
 const DAY_MS = 86_400_000;
 
@@ -51,7 +51,7 @@ export function costWindow(query: { from?: string | null; to?: string | null }, 
 }
 
 /** Every day of the window, in order. */
-export function windowDays(window: CostWindow): string[] {
+function windowDays(window: CostWindow): string[] {
   return Array.from({ length: daysIn(window) }, (_, i) => addDays(window.from, i));
 }
 
@@ -65,7 +65,7 @@ type TopTestJson = TestCostJson & { test_id: string; name: string | null; classn
 /** A test's figures: its components and their sum (re-runs are the project's, not a test's). */
 export type TestCostFigures = { total_ms: number; retry_ms: number; flaky_failures_ms: number; quarantined_failures_ms: number };
 /** A project's figures over a day or a window. */
-export type CostFigures = TestCostFigures & { rerun_ms: number; reruns_count: number; runs_count: number };
+type CostFigures = TestCostFigures & { rerun_ms: number; reruns_count: number; runs_count: number };
 
 function testFigures(json: TestCostJson | undefined): TestCostFigures {
   const retry = Number(json?.retry ?? 0);
@@ -100,7 +100,7 @@ const inOrganization = (scope: OrgScope, projectId: string) =>
   sql`(select p.id from ${projects} p where p.id = ${projectId}::uuid and p.organization_id = ${scope.organizationId}::uuid)`;
 
 /** The project's rollups of the window's days, as a JSON array (days without runs have no row). */
-export const costDaysSql = (projectIdSql: SQL, window: CostWindow): SQL => sql`
+const costDaysSql = (projectIdSql: SQL, window: CostWindow): SQL => sql`
   (select coalesce(json_agg(json_build_object('day', r.day, 'runs', r.runs_count, 'retry', r.retry_ms, 'flaky', r.flaky_failures_ms,
       'quarantined', r.quarantined_failures_ms, 'rerun', r.rerun_ms, 'reruns', r.reruns_count) order by r.day), '[]'::json)
    from ${projectDailyRollups} r where r.project_id = ${projectIdSql} and ${between(sql`r.day`, window)})`;
@@ -116,7 +116,7 @@ export const topCostTestsSql = (projectIdSql: SQL, window: CostWindow, limit: nu
    left join ${tests} t on t.id = k.test_id)`;
 
 /** Every day of the window with its figures (zeros for a day without runs), from the rollups' JSON. */
-export function costDays(window: CostWindow, json: unknown): (CostFigures & { day: string })[] {
+function costDays(window: CostWindow, json: unknown): (CostFigures & { day: string })[] {
   const byDay = new Map(parsed<DayCostJson[]>(json).map((row) => [row.day, row]));
   return windowDays(window).map((day) => ({ day, ...dayFigures(byDay.get(day)) }));
 }
@@ -126,7 +126,7 @@ const testUrl = (scope: Pick<OrgScope, "webAppUrl">, projectId: string, testId: 
   `${scope.webAppUrl.replace(/\/+$/, "")}/projects/${projectId}/tests/${testId}`;
 
 /** The most costly tests from their JSON, each with its share of the project's total. */
-export function topCostTests(scope: Pick<OrgScope, "webAppUrl">, projectId: string, json: unknown, projectTotalMs: number) {
+function topCostTests(scope: Pick<OrgScope, "webAppUrl">, projectId: string, json: unknown, projectTotalMs: number) {
   return parsed<TopTestJson[]>(json).map((row) => {
     const figures = testFigures(row);
     return {
@@ -148,7 +148,7 @@ export async function getProjectFlakinessCost(scope: OrgScope, projectId: string
 }
 
 /** A found project's cost over the window: totals, every day, and its most costly tests. */
-export async function projectFlakinessCostOf(scope: OrgScope, projectId: string, window: CostWindow, topTests = TOP_COST_TESTS) {
+async function projectFlakinessCostOf(scope: OrgScope, projectId: string, window: CostWindow, topTests = TOP_COST_TESTS) {
   const project = inOrganization(scope, projectId);
   const [row] = await rowsOf<{ days: unknown; tests: unknown }>(
     scope.db.execute(sql`select ${costDaysSql(project, window)} as days, ${topCostTestsSql(project, window, topTests)} as tests`),

@@ -10,12 +10,10 @@
  */
 import { type SQL, sql } from "drizzle-orm";
 import { testCases, testDailyCosts, testRuns, tests } from "../../db/schema";
+import type { RollupCost } from "../shared/daily-rollups";
 
 /** What a run costs, in ms of test time per component; `rerun`: it re-runs a commit whose previous run failed only by flaky or quarantined tests. */
 export type RunCost = { retryMs: number; flakyFailuresMs: number; quarantinedFailuresMs: number; rerun: boolean };
-
-/** The figures a run adds to its day's rollup (daily-rollups.ts). */
-export type RollupCost = { retryMs: number; flakyFailuresMs: number; quarantinedFailuresMs: number; rerunMs: number; reruns: number };
 
 /** A failing final status. */
 const failingStatuses = sql`('failed', 'errored')`;
@@ -32,15 +30,18 @@ export function runCostSql(): SQL {
     where a ->> 'status' in ${failingStatuses}), 0)`;
   const sumOf = (component: string) => sql`coalesce(sum(ms) filter (where component = ${component}), 0)::bigint`;
   return sql`
+    cost_candidates as (
+      select m.id, m.test_id, m.failing,
+        case when m.retried then 'retry' when m.quarantined then 'quarantined' else 'flaky' end as component
+      from mine m left join ${tests} t on t.id = m.test_id
+      where (m.retried or m.failing) and (m.retried or m.quarantined or t.health = 'flaky')),
+    -- Only the cases that cost something are read again (their duration and attempts): a run's genuine failures are not.
     cost_cases as (
-      select m.test_id,
-        case when m.retried then 'retry' when m.quarantined then 'quarantined' when t.health = 'flaky' then 'flaky' end as component,
-        (case when m.failing then coalesce(c.duration_ms, 0) else 0 end) + ${attemptsMs} as ms
-      from mine m join ${testCases} c on c.id = m.id left join ${tests} t on t.id = m.test_id
-      where m.failing or m.retried),
+      select k.test_id, k.component, (case when k.failing then coalesce(c.duration_ms, 0) else 0 end) + ${attemptsMs} as ms
+      from cost_candidates k join ${testCases} c on c.id = k.id),
     cost_tests as (
       select test_id, ${sumOf("retry")} as retry_ms, ${sumOf("flaky")} as flaky_ms, ${sumOf("quarantined")} as quarantined_ms
-      from cost_cases where component is not null group by test_id),
+      from cost_cases group by test_id),
     cost_written as (
       insert into ${testDailyCosts} as d (test_id, day, project_id, retry_ms, flaky_failures_ms, quarantined_failures_ms)
       select k.test_id, (r.created_at at time zone 'UTC')::date, r.project_id, k.retry_ms, k.flaky_ms, k.quarantined_ms

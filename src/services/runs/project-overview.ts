@@ -35,10 +35,10 @@ type DayFigures = {
   cost: DayCost;
 };
 
-export type DayCost = { retryMs: number; flakyFailuresMs: number; quarantinedFailuresMs: number; rerunMs: number; reruns: number };
+type DayCost = { retryMs: number; flakyFailuresMs: number; quarantinedFailuresMs: number; rerunMs: number; reruns: number };
 
 /** A test among the window's most costly, with its share of the window's cost. */
-export type CostTest = { id: string; name: string; classname: string | null; costMs: number; share: number | null };
+type CostTest = { id: string; name: string; classname: string | null; costMs: number; share: number | null };
 
 export type Headline = {
   runs: number;
@@ -130,7 +130,7 @@ const rollupOf = (json: RollupJson): RollupRow => ({
 });
 
 const NO_COST: DayCost = { retryMs: 0, flakyFailuresMs: 0, quarantinedFailuresMs: 0, rerunMs: 0, reruns: 0 };
-export const costTotal = (cost: DayCost) => cost.retryMs + cost.flakyFailuresMs + cost.quarantinedFailuresMs + cost.rerunMs;
+const costTotal = (cost: DayCost) => cost.retryMs + cost.flakyFailuresMs + cost.quarantinedFailuresMs + cost.rerunMs;
 
 const addDays = (day: string, days: number) => utcDay(new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000));
 

@@ -23,7 +23,6 @@ import { type SQL, sql } from "drizzle-orm";
 import { projectDailyRollups, projects } from "../../db/schema";
 import type { Database } from "../../db/types";
 import type { RunResult } from "../../lib/vocabulary";
-import type { RollupCost } from "../runs/flakiness-cost";
 
 /** Lower bounds of the duration buckets after the first ([0, 1) ms): round(2^(i/8)) for i = 0…247, without repeats. */
 export const DURATION_BUCKET_BOUNDS: readonly number[] = (() => {
@@ -87,6 +86,9 @@ export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
 const flakyNow = (projectId: string) =>
   sql`(select ${projects.flakyTestsCount} from ${projects} where ${projects.id} = ${projectId}::uuid)`;
+
+/** What a run adds to its day's cost of flakiness, in ms of test time (src/services/runs/flakiness-cost.ts). */
+export type RollupCost = { retryMs: number; flakyFailuresMs: number; quarantinedFailuresMs: number; rerunMs: number; reruns: number };
 
 export type RollupRun = {
   projectId: string;

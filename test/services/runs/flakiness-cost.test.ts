@@ -4,11 +4,12 @@
  * back. Failed attempts of cases that then passed, failures of a flaky test and of a quarantined
  * one (their failed attempts included), a genuine failure that costs nothing, the re-run of a
  * commit that failed only by flaky or quarantined tests, and what is not a re-run (another build
- * of the same commit after a genuine failure, the same build, another variant's tags).
+ * of the same commit after a genuine failure, the same build, another variant's tags); and the
+ * statements the reads cost on Node (the Worker's: bench/edge-requests.ts EDGE_BUDGETS.flakiness_cost).
  */
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { projectDailyRollups, testDailyCosts, tests } from "../../../src/db/schema";
+import { projectDailyRollups, testDailyCosts, testRuns, tests } from "../../../src/db/schema";
 import { createHarness } from "../../support/harness";
 
 let h: Awaited<ReturnType<typeof createHarness>>;
@@ -133,6 +134,17 @@ describe("the cost of flakiness kept by processing", () => {
     expect([day.retryMs, day.flakyFailuresMs, day.quarantinedFailuresMs]).toEqual([12, 0, 40]);
   });
 
+  it("a re-run after a build that failed only by a quarantined test counts", async () => {
+    const p = await costProject();
+    await p.upload([pass("muted"), pass("steady")], { commit_sha: "4".repeat(40) });
+    const res = await h.post(`/api/v1/tests/${await p.testId("muted")}/quarantine`, p.apiKey, { reason: "muted", duration: "7d" });
+    expect(res.status).toBe(200);
+    await p.upload([fail("muted", 15), pass("steady")], { commit_sha: "5".repeat(40), build_id: "1", duration_ms: 300 });
+    await p.upload([pass("muted"), pass("steady")], { commit_sha: "5".repeat(40), build_id: "2", duration_ms: 250 });
+    const day = await p.day();
+    expect([day.quarantinedFailuresMs, day.rerunMs, day.rerunsCount]).toEqual([15, 250, 1]);
+  });
+
   it("a re-run of a commit whose previous run failed only by flaky or quarantined tests adds its duration; other runs of the commit do not", async () => {
     const p = await costProject();
     const sha = "f".repeat(40);
@@ -142,8 +154,13 @@ describe("the cost of flakiness kept by processing", () => {
       .set({ health: "flaky" })
       .where(eq(tests.id, await p.testId("flaky")));
 
-    // Build 1 fails only by the flaky test; its re-run (build 2) passes: the re-run's 900 ms count.
-    await p.upload([fail("flaky", 20), pass("steady")], { commit_sha: sha, build_id: "1", duration_ms: 1_000 });
+    // Build 1 fails only by the flaky test (the run keeps that count); its re-run (build 2) passes: the re-run's 900 ms count.
+    const first = await p.upload([fail("flaky", 20), pass("steady")], { commit_sha: sha, build_id: "1", duration_ms: 1_000 });
+    const [row] = await h.db
+      .select()
+      .from(testRuns)
+      .where(and(eq(testRuns.projectId, p.project.id), eq(testRuns.number, first.number)));
+    expect([row!.failedCount, row!.flakyFailuresCount, row!.quarantinedFailuresCount]).toEqual([1, 1, 0]);
     await p.upload([pass("flaky"), pass("steady")], { commit_sha: sha, build_id: "2", duration_ms: 900 });
     let day = await p.day();
     expect([day.rerunMs, day.rerunsCount]).toEqual([900, 1]);
@@ -186,5 +203,39 @@ describe("the cost of flakiness kept by processing", () => {
     expect([day.rerunMs, day.rerunsCount]).toEqual([2_300, 5]);
     // The flaky test's failures: builds 1, 10, 4, 6 and 7 (beside a genuine failure, it still costs its time).
     expect(day.flakyFailuresMs).toBe(100);
+  });
+});
+
+describe("reading it", () => {
+  /** Statements sent while `work` runs, once the queue is idle (nothing else runs meanwhile). */
+  async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
+    await h.queue.idle();
+    const client = (h.db as unknown as { $client: { query: (...args: unknown[]) => Promise<unknown> } }).$client;
+    const original = client.query;
+    const seen: string[] = [];
+    client.query = function (this: unknown, ...args: unknown[]) {
+      const first = args[0];
+      seen.push(typeof first === "string" ? first : String((first as { text?: string }).text));
+      return original.apply(this, args);
+    };
+    try {
+      await work();
+    } finally {
+      client.query = original;
+    }
+    return seen;
+  }
+
+  it("GET …/flakiness_cost is two statements over 90 days or by default, and so is a test's, with a warm key", async () => {
+    const p = await costProject();
+    await p.upload([pass("retried", 5, [failedTry(9)])], { commit_sha: "9".repeat(40) });
+    const base = `/api/v1/projects/${p.project.id}/flakiness_cost`;
+    expect((await h.get(base, p.apiKey)).body.totals.retry_ms).toBe(9);
+    const test = `/api/v1/tests/${await p.testId("retried")}/flakiness_cost?from=2025-12-11&to=2026-03-10`;
+    for (const path of [`${base}?from=2025-12-11&to=2026-03-10`, base, test]) {
+      const statements = await statementsOf(async () => expect((await h.get(path, p.apiKey)).status).toBe(200));
+      expect(statements, path).toHaveLength(2);
+      expect(statements[0], path).toContain("data_version");
+    }
   });
 });
