@@ -173,6 +173,14 @@ export const EDGE_REQUEST_TYPES: EdgeRequestType[] = [
     send: (f) => send(f.baseUrl, "GET", comparisonPath(f), f.apiKey).then((a) => expectStatus(a, 200, "run comparison")),
   },
   {
+    key: "flakiness_cost",
+    label: "GET /projects/:id/flakiness_cost",
+    send: (f) =>
+      send(f.baseUrl, "GET", `/api/v1/projects/${f.projectId}/flakiness_cost`, f.apiKey).then((a) =>
+        expectStatus(a, 200, "flakiness cost"),
+      ),
+  },
+  {
     key: "run_failures",
     label: "GET …/test_runs/:number/comparison/failures",
     send: (f) => send(f.baseUrl, "GET", `${comparisonPath(f)}/failures`, f.apiKey).then((a) => expectStatus(a, 200, "run failures")),
@@ -271,6 +279,8 @@ export const EDGE_BUDGETS: Record<string, Budget> = {
   /** The project (with the data version), the run, then the stored comparison or one page of its verdicts (docs/verdicts.md). */
   run_comparison: { roundTrips: 6, flights: 3, statements: 3 },
   run_failures: { roundTrips: 6, flights: 3, statements: 3 },
+  /** The project (with the data version), then its days and most costly tests in one statement (docs/flakiness-cost.md). */
+  flakiness_cost: { roundTrips: 5, flights: 2, statements: 2 },
   /** The upload token's lookup, then the arrival (run, counter, payload) as one statement. */
   upload: { roundTrips: 5, flights: 2, statements: 2 },
   /**

@@ -724,3 +724,91 @@ export const RunFixedTestSchema = z
 export const RunVerdictsQuerySchema = PageQuerySchema.extend({
   verdict: enumFilter(VERDICTS, "verdict", "Only the failures with this verdict."),
 });
+
+/** A UTC calendar day, `YYYY-MM-DD`, that exists (no 2026-02-30). */
+function isCalendarDay(value: string): boolean {
+  const at = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : Number.NaN;
+  return !Number.isNaN(at) && new Date(at).toISOString().slice(0, 10) === value;
+}
+const costDay = (name: string, description: string) =>
+  z
+    .string()
+    .refine(isCalendarDay, { error: "must be a date, YYYY-MM-DD" })
+    .optional()
+    .openapi({ param: { name, in: "query" }, format: "date", description, example: "2026-11-01" });
+
+export const FlakinessCostQuerySchema = z.object({
+  from: costDay("from", "First UTC day of the window, included. Default: 29 days before `to` (a 30-day window)."),
+  to: costDay(
+    "to",
+    "Last UTC day of the window, included. Default: today (UTC). At most 366 days from `from` to `to`, both included; `from` after `to` is a 400.",
+  ),
+});
+
+const ms = (description: string) => z.number().int().openapi({ description });
+const costShare = (description: string) => z.number().min(0).max(1).nullable().openapi({ description });
+
+const TestCostFiguresShape = {
+  total_ms: ms("The sum of the components, in ms of test time."),
+  retry_ms: ms("Failed and errored attempts of cases that then passed on a retry in the same run."),
+  flaky_failures_ms: ms(
+    "Failing cases (their duration and their failed attempts') of tests that were flaky when their run arrived, not quarantined.",
+  ),
+  quarantined_failures_ms: ms("Failing cases (their duration and their failed attempts') of tests quarantined when their run arrived."),
+};
+
+const CostFiguresSchema = z
+  .object({
+    ...TestCostFiguresShape,
+    total_ms: ms("The sum of the components (re-runs included), in ms."),
+    rerun_ms: ms(
+      "The durations of re-runs: runs of a commit whose previous build (same branch and tags, another build id) failed only by flaky or quarantined tests.",
+    ),
+    reruns_count: z.number().int().openapi({ description: "Those re-runs." }),
+    runs_count: z.number().int().openapi({ description: "Processed runs (arrived that day or in the window), for scale." }),
+  })
+  .openapi("FlakinessCostFigures");
+
+export const FlakinessCostSchema = z
+  .object({
+    project_id: z.string().uuid(),
+    from: z.string().openapi({ format: "date", description: "First UTC day of the window, included." }),
+    to: z.string().openapi({ format: "date", description: "Last UTC day of the window, included." }),
+    totals: CostFiguresSchema,
+    days: z
+      .array(CostFiguresSchema.extend({ day: z.string().openapi({ format: "date" }) }))
+      .openapi({ description: "Every day of the window, oldest first (zeros for a day without runs)." }),
+    top_tests: z
+      .array(
+        z.object({
+          test_id: z.string().uuid().openapi({ description: "The test (GET /api/v1/tests/{id})." }),
+          name: z.string(),
+          classname: z.string().nullable(),
+          file: z.string().nullable(),
+          ...TestCostFiguresShape,
+          share: costShare("The test's total over the project's (re-runs included); null when the project's is 0."),
+          url: z.string().url().openapi({ description: "The test's page in the web app." }),
+        }),
+      )
+      .openapi({ description: "The 10 most costly tests over the window, most costly first (ties by test id)." }),
+  })
+  .openapi("FlakinessCost", {
+    description: "The cost of flakiness of a project over a window of UTC days, in ms of test time (docs/flakiness-cost.md).",
+  });
+
+export const TestFlakinessCostSchema = z
+  .object({
+    test_id: z.string().uuid(),
+    project_id: z.string().uuid(),
+    from: z.string().openapi({ format: "date" }),
+    to: z.string().openapi({ format: "date" }),
+    totals: z.object(TestCostFiguresShape),
+    project_total_ms: ms("The project's total over the same window, re-runs included."),
+    share: costShare("`totals.total_ms` over `project_total_ms`; null when the project's is 0."),
+    days: z
+      .array(z.object({ day: z.string().openapi({ format: "date" }), ...TestCostFiguresShape }))
+      .openapi({ description: "Every day of the window, oldest first." }),
+  })
+  .openapi("TestFlakinessCost", {
+    description: "A test's share of its project's cost of flakiness over a window of UTC days (docs/flakiness-cost.md).",
+  });

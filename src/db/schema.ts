@@ -219,6 +219,11 @@ export const testRuns = pgTable(
     skippedCount: integer("skipped_count").notNull().default(0),
     /** Failed and errored cases of tests that were quarantined when the run was processed. */
     quarantinedFailuresCount: integer("quarantined_failures_count").notNull().default(0),
+    /**
+     * Failed and errored cases of tests that were flaky (and not quarantined) when the run arrived: with
+     * `quarantined_failures_count`, whether a run failed only by flakiness (docs/flakiness-cost.md, re-runs).
+     */
+    flakyFailuresCount: integer("flaky_failures_count").notNull().default(0),
     /** Cases that passed after failed or errored attempts in this run (docs/retries.md). */
     passedOnRetryCount: integer("passed_on_retry_count").notNull().default(0),
     /** The reports' durations of every failed or errored attempt before a case's outcome, in ms (docs/retries.md). */
@@ -289,8 +294,40 @@ export const projectDailyRollups = pgTable(
     casesCount: bigint("cases_count", { mode: "number" }).notNull().default(0),
     skippedCasesCount: bigint("skipped_cases_count", { mode: "number" }).notNull().default(0),
     flakyTestsCount: integer("flaky_tests_count"),
+    // The cost of flakiness (docs/flakiness-cost.md): test time in ms spent on flakiness by the day's runs, per component.
+    /** Failed attempts of cases that then passed on a retry in the same run. */
+    retryMs: bigint("retry_ms", { mode: "number" }).notNull().default(0),
+    /** Failing cases (with their failed attempts) of tests that were flaky when the run arrived, not quarantined. */
+    flakyFailuresMs: bigint("flaky_failures_ms", { mode: "number" }).notNull().default(0),
+    /** Failing cases (with their failed attempts) of tests quarantined when the run arrived. */
+    quarantinedFailuresMs: bigint("quarantined_failures_ms", { mode: "number" }).notNull().default(0),
+    /** The duration of the day's re-runs: runs of a commit whose previous run failed only by flaky or quarantined tests. */
+    rerunMs: bigint("rerun_ms", { mode: "number" }).notNull().default(0),
+    rerunsCount: integer("reruns_count").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.day] })],
+);
+
+/**
+ * A test's share of the cost of flakiness (docs/flakiness-cost.md) per UTC day of its runs'
+ * arrival: a row only for a day the test cost something, written by run processing in the run's
+ * transaction (src/services/runs/flakiness-cost.ts) and read by a project's window (project and
+ * day) or a test's. No foreign key on `test_id`: the row is written before a new test's row, in
+ * the same transaction; tests are deleted only with their project, whose deletion cascades here.
+ */
+export const testDailyCosts = pgTable(
+  "test_daily_costs",
+  {
+    testId: uuid("test_id").notNull(),
+    day: date("day", { mode: "string" }).notNull(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    retryMs: bigint("retry_ms", { mode: "number" }).notNull().default(0),
+    flakyFailuresMs: bigint("flaky_failures_ms", { mode: "number" }).notNull().default(0),
+    quarantinedFailuresMs: bigint("quarantined_failures_ms", { mode: "number" }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.testId, t.day] }), index("test_daily_costs_project_day_idx").on(t.projectId, t.day)],
 );
 
 /**

@@ -24,7 +24,7 @@ import { TOOLS, type Tool, type ToolContext, readArguments } from "./tools";
 const SERVER_INFO = { name: "ci-test-analytics", title: "CI test analytics", version: "1.0.0" };
 
 const INSTRUCTIONS =
-  "CI test analytics for one organization: its projects, their tests (health: healthy, flaky, broken; failure and flip rates; owners; quarantine), test runs and alerts. Start with list_projects for project ids. Lists return {data, pagination}: pass pagination.next_cursor as cursor for the next page. Ids are UUIDs; a run is named by its project and number (list_test_runs finds it by branch, commit or result). Is a run's failure caused by the change, already failing on the default branch, flaky or the infrastructure? list_run_failures gives each failure's verdict and reason.";
+  "CI test analytics for one organization: its projects, their tests (health: healthy, flaky, broken; failure and flip rates; owners; quarantine), test runs and alerts. Start with list_projects for project ids. Lists return {data, pagination}: pass pagination.next_cursor as cursor for the next page. Ids are UUIDs; a run is named by its project and number (list_test_runs finds it by branch, commit or result). Is a run's failure caused by the change, already failing on the default branch, flaky or the infrastructure? list_run_failures gives each failure's verdict and reason. What flakiness costs a project in test time, and which tests cost most: get_flakiness_cost.";
 
 /**
  * The server never validates data against a JSON Schema of its own (it asks clients for no

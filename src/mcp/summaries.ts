@@ -11,6 +11,7 @@ import type { RunComparisonObject, RunVerdictItem } from "../services/runs/run-c
 import type { TestRunObject } from "../services/runs/test-results";
 import { VERDICTS_BY_CONCERN } from "../lib/vocabulary";
 import type { TestObject } from "../services/tests/tests";
+import type { ProjectFlakinessCost } from "../services/runs/flakiness-cost-reads";
 
 type List<T> = { data: T[]; pagination: { next_cursor: string | null; has_more: boolean } };
 
@@ -267,4 +268,32 @@ export function quarantinedTest(t: TestObject): string {
 
 export function unquarantinedTest(t: TestObject): string {
   return `${testName(t)} (test_id ${t.id}) is not quarantined: its failures count again in CI. Health: ${t.health}.`;
+}
+
+/** Milliseconds of test time as a person reads them: `3 h 12 min`, `4 min 05 s`, `2.4 s`, `120 ms`. */
+function testTime(ms: number): string {
+  if (ms < 1_000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)} s`;
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 60) return `${minutes} min ${String(Math.floor((ms % 60_000) / 1_000)).padStart(2, "0")} s`;
+  return `${Math.floor(minutes / 60)} h ${String(minutes % 60).padStart(2, "0")} min`;
+}
+
+/** The window's total, its components, the day that cost most, and the most costly tests with their ids. */
+export function flakinessCost(cost: ProjectFlakinessCost): string {
+  const t = cost.totals;
+  const lines = [
+    `Cost of flakiness of project_id ${cost.project_id}, ${cost.from} to ${cost.to} (UTC days): ${testTime(t.total_ms)} of test time over ${plural(t.runs_count, "run")}.`,
+  ];
+  if (t.total_ms === 0) return [...lines, "Nothing spent on retries, flaky or quarantined failures or re-runs in this window."].join("\n");
+  lines.push(
+    `Retries that then passed ${testTime(t.retry_ms)}; failures of flaky tests ${testTime(t.flaky_failures_ms)}; of quarantined tests ${testTime(t.quarantined_failures_ms)}; ${plural(t.reruns_count, "re-run")} ${testTime(t.rerun_ms)}.`,
+  );
+  const worst = cost.days.reduce((a, b) => (b.total_ms > a.total_ms ? b : a));
+  lines.push(`Costliest day: ${worst.day}, ${testTime(worst.total_ms)}.`);
+  if (cost.top_tests.length > 0) lines.push(`Most costly tests (re-runs are the project's, not a test's):`);
+  for (const test of cost.top_tests) {
+    lines.push(`- ${testName(test)} (test_id ${test.test_id}): ${testTime(test.total_ms)}, ${percent(test.share)} of the total.`);
+  }
+  return lines.join("\n");
 }

@@ -17,6 +17,8 @@ import {
   AlertSchema,
   AlertsQuerySchema,
   FailureGroupSchema,
+  FlakinessCostQuerySchema,
+  FlakinessCostSchema,
   IdParamSchema,
   PageQuerySchema,
   PaginationSchema,
@@ -38,6 +40,7 @@ import { alertList, listAlerts, snoozeAlert } from "../services/alerts/alerts";
 import type { OrgScope } from "../services/shared/context";
 import { runFailureGroupsOf, listTestFailureGroups, runFailureGroupList, testFailureGroupList } from "../services/runs/failure-groups";
 import { listRunVerdicts, comparisonOf, runVerdictList } from "../services/runs/run-comparison-reads";
+import { costWindow, getProjectFlakinessCost } from "../services/runs/flakiness-cost-reads";
 import { listProjects, projectList } from "../services/tenancy/projects";
 import { quarantineTest, unquarantineTest } from "../services/tests/quarantine";
 import { presentTestRun } from "../contract/presenters";
@@ -253,6 +256,17 @@ export const TOOLS: Tool[] = [
       return page(context, runVerdictList, filters, args, listRunVerdicts);
     },
     summarize: summaries.runFailures,
+  }),
+  defineTool({
+    name: "get_flakiness_cost",
+    title: "Get a project's cost of flakiness",
+    description:
+      "What flakiness costs a project in test time (ms, the reports' durations) over a window of UTC days: failed attempts of cases that then passed on a retry, failures of flaky and of quarantined tests, and re-runs of a commit whose previous build failed only by those; totals per component, every day, and the 10 most costly tests with their share (then get_test for one of them). `from` and `to` are dates (YYYY-MM-DD, both included); by default the last 30 days; at most 366 days. Same as GET /api/v1/projects/{project_id}/flakiness_cost.",
+    annotations: READ_ONLY,
+    args: z.object({ project_id: projectId, from: FlakinessCostQuerySchema.shape.from, to: FlakinessCostQuerySchema.shape.to }),
+    output: FlakinessCostSchema,
+    run: (context, args) => getProjectFlakinessCost(context.scope, args.project_id, costWindow(args, context.scope.clock.now())),
+    summarize: summaries.flakinessCost,
   }),
   defineTool({
     name: "list_alerts",

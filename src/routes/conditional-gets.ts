@@ -24,6 +24,15 @@ const REPRESENTATION = "1";
 /** Revalidate before every use; only the client (never a shared cache) may keep a copy, per key. */
 const CONDITIONAL_CACHE_HEADERS = { "Cache-Control": "private, no-cache", Vary: "Authorization" } as const;
 
+/**
+ * GETs whose answer depends on today's date as well as on stored rows: the cost of flakiness
+ * defaults its window to the last 30 days. Their tag names the UTC day of the request's start too,
+ * so that yesterday's tag does not revalidate today's window (docs/conditional-requests.md).
+ */
+function dependsOnToday(path: string): boolean {
+  return /\/flakiness_cost$/.test(path);
+}
+
 /** The streamed exports carry no ETag (they are read once, whole). */
 function isConditionalPath(path: string): boolean {
   return !/\/exports(?:\/|$)/.test(path);
@@ -42,7 +51,8 @@ export function conditionalGets(secret: string) {
     const sink: DataVersionSink = { asOf: c.env.clock.now() };
     c.set("scope", { ...scope, dataVersion: sink });
     const url = new URL(c.req.url);
-    const tagOf = (version: string) => entityTag(secret, scope.organizationId, version, url.pathname + url.search);
+    const today = dependsOnToday(url.pathname) ? `\u0000${sink.asOf.toISOString().slice(0, 10)}` : "";
+    const tagOf = (version: string) => entityTag(secret, scope.organizationId, version, url.pathname + url.search + today);
     const condition = parseIfNoneMatch(c.req.header("if-none-match"));
 
     if (condition && !condition.any) {

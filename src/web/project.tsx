@@ -83,6 +83,12 @@ function figures(current: Headline, previous: Headline): Figure[] {
       change: changeText("share", current.skippedShare, previous.skippedShare),
       previous: or(previous.skippedShare, percentText),
     },
+    {
+      label: "Cost of flakiness",
+      value: durationText(current.flakinessCostMs),
+      change: changeText("duration", current.flakinessCostMs, previous.flakinessCostMs),
+      previous: durationText(previous.flakinessCostMs),
+    },
   ];
 }
 
@@ -104,7 +110,8 @@ const Figures: FC<{ overview: ProjectOverview }> = ({ overview }) => (
     </dl>
     <p class="muted small">
       Days are UTC. Pass rate: passed runs over processed runs. Flaky tests: now, against the count at the end of the day {WINDOW_DAYS} days
-      ago. Durations are read from daily histograms (within about 5 %).
+      ago. Durations are read from daily histograms (within about 5 %). Cost of flakiness: test time spent on retries, flaky and quarantined
+      failures and re-runs (below).
     </p>
   </section>
 );
@@ -150,6 +157,60 @@ const Charts: FC<{ overview: ProjectOverview }> = ({ overview }) => {
         labelHeading="Day (UTC)"
         series={[{ label: "Flaky tests", tone: "warn", values: overview.days.map((day) => day.flakyTests) }]}
       />
+    </section>
+  );
+};
+
+/** The cost of flakiness (docs/flakiness-cost.md): each day's components, and the most costly tests of the window. */
+const FlakinessCost: FC<{ overview: ProjectOverview; project: ProjectRow; page: PageContext }> = ({ overview, project, page }) => {
+  const { days, current, costTests } = overview;
+  const sum = (key: "retryMs" | "flakyFailuresMs" | "quarantinedFailuresMs" | "rerunMs") =>
+    days.reduce((total, day) => total + day.cost[key], 0);
+  const reruns = days.reduce((total, day) => total + day.cost.reruns, 0);
+  return (
+    <section aria-labelledby="cost-heading" class="flakiness-cost">
+      <h2 id="cost-heading">Cost of flakiness</h2>
+      <p>
+        <strong>{durationText(current.flakinessCostMs)}</strong> of test time over the last {WINDOW_DAYS} days: retries that then passed{" "}
+        {durationText(sum("retryMs"))}, failures of flaky tests {durationText(sum("flakyFailuresMs"))}, of quarantined tests{" "}
+        {durationText(sum("quarantinedFailuresMs"))}, {reruns} {reruns === 1 ? "re-run" : "re-runs"} {durationText(sum("rerunMs"))}.
+      </p>
+      <Chart
+        id="flakiness-cost"
+        title="Cost of flakiness per day"
+        summary={`Test time spent each day on flakiness over the last ${WINDOW_DAYS} days, by component: ${durationText(current.flakinessCostMs)} in all.`}
+        kind="stacked"
+        labels={days.map((day) => day.day)}
+        labelHeading="Day (UTC)"
+        format={durationText}
+        series={[
+          { label: "Retries", tone: "warn", values: days.map((day) => day.cost.retryMs) },
+          { label: "Flaky failures", tone: "fail", values: days.map((day) => day.cost.flakyFailuresMs) },
+          { label: "Quarantined failures", tone: "muted", values: days.map((day) => day.cost.quarantinedFailuresMs) },
+          { label: "Re-runs", tone: "accent", values: days.map((day) => day.cost.rerunMs) },
+        ]}
+      />
+      {costTests.length === 0 ? (
+        <p class="muted">No test cost anything in this window.</p>
+      ) : (
+        <>
+          <h3 id="cost-tests">Most costly tests</h3>
+          <ol class="plain" aria-labelledby="cost-tests">
+            {costTests.map((test) => (
+              <li>
+                <a href={page.paths.to(`/projects/${project.id}/tests/${test.id}`)}>{test.name}</a>
+                {test.classname ? <span class="muted"> {test.classname}</span> : null} · {durationText(test.costMs)}
+                {test.share === null ? null : ` · ${percentText(test.share)} of the total`}
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
+      <p class="muted small">
+        Kept when runs are processed (UTC day of arrival): failed attempts of cases that then passed, failing cases of tests flaky or
+        quarantined when their run arrived (with their failed attempts), and the duration of a commit's re-run after a build that failed
+        only by those. Re-runs are the project's, not a test's. Also <code>GET /api/v1/projects/{project.id}/flakiness_cost</code>.
+      </p>
     </section>
   );
 };
@@ -204,6 +265,7 @@ export function registerProject(web: Hono<WebEnv>, config: WebConfig, paths: Web
         </p>
         <Figures overview={overview} />
         <Charts overview={overview} />
+        <FlakinessCost overview={overview} project={project} page={page} />
         <OpenAlerts overview={overview} page={page} now={now} />
         <LatestRuns overview={overview} project={project} page={page} now={now} />
         <p class="muted small">As of {utcText(now)}.</p>

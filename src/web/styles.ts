@@ -42,12 +42,14 @@ h2 { font-size: 1.15rem; margin: 1.75rem 0 0.75rem; }
 .small { font-size: 0.875rem; }
 .description { white-space: pre-line; }
 ul.plain { list-style: none; margin: 0; padding: 0; }
-dl.figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(11rem, 1fr)); gap: 0.75rem; margin: 0; }
+dl.figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(10rem, 1fr)); gap: 0.75rem; margin: 0; }
 dl.figures .figure { border: 1px solid var(--line); border-radius: 6px; padding: 0.6rem 0.8rem; }
 dl.figures dt { color: var(--muted); font-size: 0.875rem; }
 dl.figures dd { margin: 0; }
 dl.figures .figure-value { font-size: 1.5rem; font-weight: 600; font-variant-numeric: tabular-nums; }
 figure.chart { margin: 0 0 1.5rem; }
+/* The cost of flakiness: tests' names and the API path come whole from uploads and ids; they wrap anywhere. */
+section.flakiness-cost > p, section.flakiness-cost > ol > li { overflow-wrap: anywhere; }
 figure.chart figcaption { font-weight: 600; margin-bottom: 0.25rem; }
 figure.chart svg { width: 100%; height: auto; display: block; }
 .chart-axis line { stroke: var(--line); }

@@ -13,6 +13,7 @@ import type { CursorCodec } from "../lib/pagination";
 import { QUARANTINE_DURATIONS, TEST_HEALTHS, TEST_SORTS, type TestHealth, type TestSort } from "../lib/vocabulary";
 import { QuarantineBodySchema, TestsQuerySchema } from "../contract/schemas";
 import { listTestFailureGroups } from "../services/runs/failure-groups";
+import { type TestFlakinessCost, costWindow, testFlakinessCostOf } from "../services/runs/flakiness-cost-reads";
 import { findTestForMember } from "../services/tenancy/memberships";
 import { presentTest } from "../contract/presenters";
 import { quarantineTest, unquarantineTest } from "../services/tests/quarantine";
@@ -87,10 +88,11 @@ async function renderTestPage(
     limit,
     after: null,
   });
-  const [executions, groups, transitions] = await Promise.all([
+  const [executions, groups, transitions, cost] = await Promise.all([
     listTestExecutions(scope, firstPage({ test_id: test.id, status: null, branch: null }, HISTORY_SIZE)),
     listTestFailureGroups(scope, firstPage({ test_id: test.id }, 20)),
     listHealthTransitions(scope, firstPage({ test_id: test.id }, 20)),
+    testFlakinessCostOf(scope, { id: test.id, projectId: test.project_id }, costWindow({}, scope.clock.now())),
   ]);
   const projectPath = `/projects/${test.project_id}`;
   const runPath = (number: number) => paths.to(`${projectPath}/runs/${number}`);
@@ -111,6 +113,8 @@ async function renderTestPage(
       <HistoryStrip history={history} runPath={runPath} />
 
       <DurationSection test={test} history={history} />
+
+      <CostSection cost={cost} />
 
       <QuarantineSection test={test} form={form} testPath={testPath} />
 
@@ -300,6 +304,44 @@ const DurationSection: FC<{ test: TestObject; history: Execution[] }> = ({ test,
     />
   </section>
 );
+
+/** The test's share of its project's cost of flakiness over the last 30 days (docs/flakiness-cost.md). */
+const CostSection: FC<{ cost: TestFlakinessCost }> = ({ cost }) => {
+  const { totals, days } = cost;
+  return (
+    <section aria-labelledby="cost" class="flakiness-cost">
+      <h2 id="cost">Cost of flakiness</h2>
+      {totals.total_ms === 0 ? (
+        <p class="muted">
+          No test time spent on this test's retries or flaky or quarantined failures from {cost.from} to {cost.to} (UTC).
+        </p>
+      ) : (
+        <>
+          <p>
+            <strong>{durationText(totals.total_ms)}</strong> of test time from {cost.from} to {cost.to} (UTC)
+            {cost.share === null ? "" : `: ${percent(cost.share)} of the project's ${durationText(cost.project_total_ms)}`}. Retries that
+            then passed {durationText(totals.retry_ms)}, failures while flaky {durationText(totals.flaky_failures_ms)}, while quarantined{" "}
+            {durationText(totals.quarantined_failures_ms)}.
+          </p>
+          <Chart
+            id="test-cost"
+            title="Cost of flakiness per day"
+            summary={`Test time this test cost each day from ${cost.from} to ${cost.to}, by component: ${durationText(totals.total_ms)} in all.`}
+            kind="stacked"
+            labels={days.map((day) => day.day)}
+            labelHeading="Day (UTC)"
+            format={durationText}
+            series={[
+              { label: "Retries", tone: "warn", values: days.map((day) => day.retry_ms) },
+              { label: "Flaky failures", tone: "fail", values: days.map((day) => day.flaky_failures_ms) },
+              { label: "Quarantined failures", tone: "muted", values: days.map((day) => day.quarantined_failures_ms) },
+            ]}
+          />
+        </>
+      )}
+    </section>
+  );
+};
 
 /** The test's quarantine, if any, and the form that quarantines it (with the errors of a form that was refused). */
 const QuarantineSection: FC<{ test: TestObject; form: QuarantineForm | null; testPath: string }> = ({ test, form, testPath }) => {

@@ -130,12 +130,13 @@ const rest = async (path: string, key = apiKey): Promise<any> => {
 };
 
 describe("the session", () => {
-  it("initializes and lists the eleven tools, with input schemas from the REST parameters and output schemas", async () => {
+  it("initializes and lists the twelve tools, with input schemas from the REST parameters and output schemas", async () => {
     expect(client.getServerVersion()).toMatchObject({ name: "ci-test-analytics" });
     expect(client.getInstructions()).toMatch(/list_projects/);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
+        "get_flakiness_cost",
         "get_test",
         "get_test_run",
         "list_alert_events",
@@ -274,6 +275,25 @@ describe("each tool answers what the REST API answers", () => {
     expect(text(result)).toMatch(
       /^Run #2 \(project_id [0-9a-f-]+\), main @ sha-1, arrived .*: processed, tests_failed\.\n3 tests: 1 passed, 2 failed, 0 errored, 0 skipped\.\nCompared with run #1 \(main @ sha-1\), the previous default-branch run: 1 new, 1 failing_on_base; 0 tests fixed\.\nEach failure with its verdict and reason: list_run_failures\.\n2 failure groups, largest first:/,
     );
+  });
+
+  it("get_flakiness_cost: the project's cost over the window, as GET …/flakiness_cost, and the most costly tests in its text", async () => {
+    const result = await call("get_flakiness_cost", { project_id: projectId });
+    expect(result.isError).toBeFalsy();
+    const body = result.structuredContent as any;
+    expect(body).toEqual(await rest(`/projects/${projectId}/flakiness_cost`));
+    // `checkout` turned flaky at run 2 (a pass and a failure on sha-1): its failure in run 3 (12 ms) is the cost.
+    expect(body.totals).toMatchObject({ total_ms: 12, flaky_failures_ms: 12, retry_ms: 0, rerun_ms: 0, runs_count: 4 });
+    expect(body.days).toHaveLength(30);
+    const lines = text(result).split("\n");
+    expect(lines[0]).toBe(
+      `Cost of flakiness of project_id ${projectId}, ${body.from} to ${body.to} (UTC days): 12 ms of test time over 4 runs.`,
+    );
+    expect(lines[1]).toBe("Retries that then passed 0 ms; failures of flaky tests 12 ms; of quarantined tests 0 ms; 0 re-runs 0 ms.");
+    expect(lines).toContain(`- shop.CartTest › checkout (test_id ${flakyTestId}): 12 ms, 100% of the total.`);
+    const named = await call("get_flakiness_cost", { project_id: projectId, from: "2020-01-01", to: "2020-01-31" });
+    expect(named.structuredContent).toEqual(await rest(`/projects/${projectId}/flakiness_cost?from=2020-01-01&to=2020-01-31`));
+    expect(text(named)).toContain("Nothing spent on retries, flaky or quarantined failures or re-runs in this window.");
   });
 
   it("list_alerts defaults to status=active, like GET /alerts; its filters", async () => {
@@ -545,6 +565,16 @@ describe("errors are tool errors with the API's code and message, and the sessio
       ["list_run_failures", { project_id: projectId, number: 99 }, /^not_found: Test run not found\./],
       ["get_test", { test_id: "not-a-uuid" }, /^not_found: Test not found\./],
       [
+        "get_flakiness_cost",
+        { project_id: projectId, from: "2026-02-30" },
+        /^invalid_request: Invalid argument: from must be a date, YYYY-MM-DD/,
+      ],
+      [
+        "get_flakiness_cost",
+        { project_id: projectId, from: "2020-01-01", to: "2021-06-01" },
+        /^invalid_request: Invalid query parameter: to must be at most 365 days after from/,
+      ],
+      [
         "snooze_alert",
         { alert_id: flakyAlertId, duration: "2h" },
         /^validation_failed: The request was understood but its data was rejected\.\n- duration: must be one of 1h, 4h, 24h, 1w$/,
@@ -583,6 +613,7 @@ describe("errors are tool errors with the API's code and message, and the sessio
       ["get_test_run", { project_id: other.projectId, number: 1 }, "not_found: Project not found."],
       ["list_run_failures", { project_id: other.projectId, number: 1 }, "not_found: Project not found."],
       ["list_alerts", { project_id: other.projectId }, "not_found: Project not found."],
+      ["get_flakiness_cost", { project_id: other.projectId }, "not_found: Project not found."],
       ["list_alert_events", { alert_id: other.alertId }, "not_found: Alert not found."],
       ["snooze_alert", { alert_id: other.alertId, duration: "1w" }, "not_found: Alert not found."],
       ["quarantine_test", { test_id: other.testId, reason: "not mine", duration: "1d" }, "not_found: Test not found."],

@@ -78,18 +78,18 @@ describe("/projects/:id overview", () => {
     const page = await people.member.get(`/projects/${project.id}`);
     expect(page.status).toBe(200);
     expect(page.text).toContain("Last 30 days");
-    for (const label of ["Pass rate", "Runs", "Flaky tests", "Median run duration", "Skipped share"])
+    for (const label of ["Pass rate", "Runs", "Flaky tests", "Median run duration", "Skipped share", "Cost of flakiness"])
       expect(page.text).toContain(`<dt>${label}</dt>`);
     // One run with a failed test: a pass rate of 0 %, one skipped case of three.
     expect(page.text).toContain('<dd class="figure-value">0.0 %</dd>');
     expect(page.text).toContain('<dd class="figure-value">33.3 %</dd>');
-    // Three charts, each an image with a title and a description, and a data table.
-    for (const title of ["Runs by result", "Run duration, p50 and p95", "Flaky tests"]) {
+    // Four charts, each an image with a title and a description, and a data table.
+    for (const title of ["Runs by result", "Run duration, p50 and p95", "Flaky tests", "Cost of flakiness per day"]) {
       expect(page.text).toContain(`<figcaption id=`);
       expect(page.text).toContain(`Data table: ${title}`);
     }
-    expect(page.text.match(/<svg [^>]*role="img"/g)).toHaveLength(3);
-    expect(page.text.match(/<desc id=/g)).toHaveLength(3);
+    expect(page.text.match(/<svg [^>]*role="img"/g)).toHaveLength(4);
+    expect(page.text.match(/<desc id=/g)).toHaveLength(4);
     const today = h.clock.now().toISOString().slice(0, 10);
     expect(page.text).toContain(`<title>${today}: Passed 0, Tests failed 1, Tests errored 0</title>`);
     expect(page.text).toContain(`href="/projects/${project.id}/runs/1">#1</a>`);

@@ -52,7 +52,7 @@ describe("/mcp on the Worker", () => {
     try {
       expect(client.getServerVersion()).toMatchObject({ name: "ci-test-analytics" });
       const { tools } = await client.listTools();
-      expect(tools).toHaveLength(11);
+      expect(tools).toHaveLength(12);
       expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(["list_test_runs", "list_run_failures"]));
 
       const result = (await client.callTool({ name: "list_tests", arguments: { project_id: project.id } })) as CallToolResult;

@@ -581,6 +581,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/projects/{id}/flakiness_cost": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The cost of flakiness of a project over a window of days: totals per component, each day, the most costly tests
+         * @description Test time (the reports' durations) spent on failed attempts of cases that then passed on a retry, on failures of flaky and quarantined tests, and the duration of re-runs of a commit whose previous build failed only by those (docs/flakiness-cost.md). Kept per day when runs are processed: runs processed before the cost was kept count nothing. The window is UTC days, both bounds included: by default the last 30 days (today included); `from` alone runs to today, `to` alone starts 29 days before it; at most 366 days. A bad date, `from` after `to` or a longer window is a 400 `invalid_request`.
+         */
+        get: operations["getProjectFlakinessCost"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tests/{id}/flakiness_cost": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A test's cost of flakiness over a window of days, and its share of its project's
+         * @description The test's retries, flaky failures and quarantined failures per day (re-runs are the project's, not a test's), and its share of the project's total over the same window (docs/flakiness-cost.md). The window is UTC days, both bounds included: by default the last 30 days (today included); `from` alone runs to today, `to` alone starts 29 days before it; at most 366 days. A bad date, `from` after `to` or a longer window is a 400 `invalid_request`.
+         */
+        get: operations["getTestFlakinessCost"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/projects/{id}/exports/test_runs": {
         parameters: {
             query?: never;
@@ -1610,6 +1650,107 @@ export interface components {
              * @description The test's page in the web app.
              */
             url: string;
+        };
+        /** @description The cost of flakiness of a project over a window of UTC days, in ms of test time (docs/flakiness-cost.md). */
+        FlakinessCost: {
+            /** Format: uuid */
+            project_id: string;
+            /**
+             * Format: date
+             * @description First UTC day of the window, included.
+             */
+            from: string;
+            /**
+             * Format: date
+             * @description Last UTC day of the window, included.
+             */
+            to: string;
+            totals: components["schemas"]["FlakinessCostFigures"];
+            /** @description Every day of the window, oldest first (zeros for a day without runs). */
+            days: (components["schemas"]["FlakinessCostFigures"] & {
+                /** Format: date */
+                day: string;
+            })[];
+            /** @description The 10 most costly tests over the window, most costly first (ties by test id). */
+            top_tests: {
+                /**
+                 * Format: uuid
+                 * @description The test (GET /api/v1/tests/{id}).
+                 */
+                test_id: string;
+                name: string;
+                classname: string | null;
+                file: string | null;
+                /** @description The sum of the components, in ms of test time. */
+                total_ms: number;
+                /** @description Failed and errored attempts of cases that then passed on a retry in the same run. */
+                retry_ms: number;
+                /** @description Failing cases (their duration and their failed attempts') of tests that were flaky when their run arrived, not quarantined. */
+                flaky_failures_ms: number;
+                /** @description Failing cases (their duration and their failed attempts') of tests quarantined when their run arrived. */
+                quarantined_failures_ms: number;
+                /** @description The test's total over the project's (re-runs included); null when the project's is 0. */
+                share: number | null;
+                /**
+                 * Format: uri
+                 * @description The test's page in the web app.
+                 */
+                url: string;
+            }[];
+        };
+        FlakinessCostFigures: {
+            /** @description The sum of the components (re-runs included), in ms. */
+            total_ms: number;
+            /** @description Failed and errored attempts of cases that then passed on a retry in the same run. */
+            retry_ms: number;
+            /** @description Failing cases (their duration and their failed attempts') of tests that were flaky when their run arrived, not quarantined. */
+            flaky_failures_ms: number;
+            /** @description Failing cases (their duration and their failed attempts') of tests quarantined when their run arrived. */
+            quarantined_failures_ms: number;
+            /** @description The durations of re-runs: runs of a commit whose previous build (same branch and tags, another build id) failed only by flaky or quarantined tests. */
+            rerun_ms: number;
+            /** @description Those re-runs. */
+            reruns_count: number;
+            /** @description Processed runs (arrived that day or in the window), for scale. */
+            runs_count: number;
+        };
+        /** @description A test's share of its project's cost of flakiness over a window of UTC days (docs/flakiness-cost.md). */
+        TestFlakinessCost: {
+            /** Format: uuid */
+            test_id: string;
+            /** Format: uuid */
+            project_id: string;
+            /** Format: date */
+            from: string;
+            /** Format: date */
+            to: string;
+            totals: {
+                /** @description The sum of the components, in ms of test time. */
+                total_ms: number;
+                /** @description Failed and errored attempts of cases that then passed on a retry in the same run. */
+                retry_ms: number;
+                /** @description Failing cases (their duration and their failed attempts') of tests that were flaky when their run arrived, not quarantined. */
+                flaky_failures_ms: number;
+                /** @description Failing cases (their duration and their failed attempts') of tests quarantined when their run arrived. */
+                quarantined_failures_ms: number;
+            };
+            /** @description The project's total over the same window, re-runs included. */
+            project_total_ms: number;
+            /** @description `totals.total_ms` over `project_total_ms`; null when the project's is 0. */
+            share: number | null;
+            /** @description Every day of the window, oldest first. */
+            days: {
+                /** Format: date */
+                day: string;
+                /** @description The sum of the components, in ms of test time. */
+                total_ms: number;
+                /** @description Failed and errored attempts of cases that then passed on a retry in the same run. */
+                retry_ms: number;
+                /** @description Failing cases (their duration and their failed attempts') of tests that were flaky when their run arrived, not quarantined. */
+                flaky_failures_ms: number;
+                /** @description Failing cases (their duration and their failed attempts') of tests quarantined when their run arrived. */
+                quarantined_failures_ms: number;
+            }[];
         };
         /** @description One line of the test_cases export. */
         TestCaseExportLine: {
@@ -4820,6 +4961,238 @@ export interface operations {
             };
             /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getProjectFlakinessCost: {
+        parameters: {
+            query?: {
+                /** @description First UTC day of the window, included. Default: 29 days before `to` (a 30-day window). */
+                from?: string;
+                /** @description Last UTC day of the window, included. Default: today (UTC). At most 366 days from `from` to `to`, both included; `from` after `to` is a 400. */
+                to?: string;
+            };
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Project identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project's cost over the window. */
+            200: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FlakinessCost"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: the resource does not exist or belongs to another organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTestFlakinessCost: {
+        parameters: {
+            query?: {
+                /** @description First UTC day of the window, included. Default: 29 days before `to` (a 30-day window). */
+                from?: string;
+                /** @description Last UTC day of the window, included. Default: today (UTC). At most 366 days from `from` to `to`, both included; `from` after `to` is a 400. */
+                to?: string;
+            };
+            header?: {
+                /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description Test identifier (UUID). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test's cost over the window. */
+            200: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestFlakinessCost"];
+                };
+            };
+            /** @description Not modified: `If-None-Match` names the current representation. No body; carries the `ETag` and the RateLimit headers. */
+            304: {
+                headers: {
+                    /** @description Names this representation; send it back in `If-None-Match` to revalidate (docs/conditional-requests.md). */
+                    ETag?: string;
+                    /** @description `private, no-cache`: a client may keep the answer, and revalidates it before each use. */
+                    "Cache-Control"?: string;
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description not_found: the resource does not exist or belongs to another organization. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -38,6 +38,7 @@ import { registerFailureGroupRoutes } from "./failure-groups";
 import { registerRunComparisonRoutes } from "./run-comparisons";
 import { registerTestRoutes } from "./tests";
 import { registerExportRoutes } from "./exports";
+import { registerFlakinessCostRoutes } from "./flakiness-cost";
 import { resolveQuotas } from "../../lib/quotas";
 import type { UploadsDocumentPart } from "../uploads";
 
@@ -273,6 +274,7 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
   registerTestRoutes(api, codec);
   registerFailureGroupRoutes(api, codec);
   registerRunComparisonRoutes(api, codec);
+  registerFlakinessCostRoutes(api);
   registerExportRoutes(api, { batchRows: config.exportBatchRows }, resolveQuotas(config.quotas));
 
   addMethodNotAllowed(api);

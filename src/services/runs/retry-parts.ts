@@ -64,7 +64,7 @@ export async function mergeRetryPart(db: Database, runId: number, part: number, 
     // Compared again: its verdicts see the retry (a failure that passed on it is flaky now).
     await tx.execute(sql`with verdicts_gone as (delete from ${runVerdicts} where test_run_id = ${runId})
       delete from ${runFixedTests} where test_run_id = ${runId}`);
-    await compareRun(tx, { id: runId, baseCommitSha: run.base_commit_sha }, now);
+    await compareRun(tx, { id: runId, baseCommitSha: run.base_commit_sha }, now, { again: true });
     return true;
   });
 }

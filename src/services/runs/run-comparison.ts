@@ -10,6 +10,7 @@ import { projects, runComparisons, runFixedTests, runVerdicts, testCases, testRu
 import { rowsOf } from "../../db/rows";
 import type { Database } from "../../db/types";
 import { defaultBranchSql } from "../tests/default-branch";
+import { type RunCost, flakyFailuresCountSql, runCostOf, runCostSql } from "./flakiness-cost";
 
 /**
  * A mass failure (every failure's verdict `infrastructure`): at least INFRA_MIN_FAILING failing
@@ -120,9 +121,11 @@ const verdictsSql = (): SQL => sql`
  * The statement that compares a run and stores the comparison (run_comparisons, run_verdicts,
  * run_fixed_tests, test_runs.verdict_counts). Returns the runs awaiting this one as their named
  * base (RECOMPARE_*) when it is a default-branch run with a commit. `forcedBaseId`: compared again
- * with the run that was awaited (processed in this transaction, so not yet `processed`).
+ * with the run that was awaited (processed in this transaction, so not yet `processed`). The first
+ * comparison also keeps the run's cost of flakiness (flakiness-cost.ts) and returns it: the same
+ * cases, the tests' health as the run found it, no statement of its own.
  */
-function compareSql(runId: number, now: Date, forcedBaseId: number | null, named: string | null): SQL {
+function compareSql(runId: number, now: Date, forcedBaseId: number | null, named: string | null, withCost = forcedBaseId === null): SQL {
   const at = sql`${now.toISOString()}::timestamptz`;
   const counted = (verdict: string) => sql`count(*) filter (where verdict = ${verdict})::int`;
   return sql`
@@ -174,28 +177,40 @@ function compareSql(runId: number, now: Date, forcedBaseId: number | null, named
         failing_on_base_count = excluded.failing_on_base_count, flaky_count = excluded.flaky_count, new_count = excluded.new_count,
         fixed_count = excluded.fixed_count, compared_at = excluded.compared_at),
     run_written as (
-      update ${testRuns} set verdict_counts = (select to_jsonb(k) from counts k) where id = ${runId}),
+      update ${testRuns} set verdict_counts = (select to_jsonb(k) from counts k)
+        ${withCost ? sql`, flaky_failures_count = ${flakyFailuresCountSql()}` : sql``}
+      where id = ${runId}),
     awaiting as (
       select w.test_run_id from ${runComparisons} w join ${testRuns} a on a.id = w.test_run_id, me
       where ${forcedBaseId === null} and me.is_default and me.commit is not null and w.project_id = me.project_id
         and w.awaited_base_commit is not null and left(me.commit, length(w.awaited_base_commit)) = w.awaited_base_commit
         and a.created_at > ${at} - ${`${RECOMPARE_WITHIN_MS} milliseconds`}::interval and a.id <> ${runId}
       order by a.created_at desc limit ${RECOMPARE_MAX_RUNS})
-    select coalesce((select json_agg(test_run_id) from awaiting), '[]'::json) as awaiting`;
+    ${withCost ? sql`, ${runCostSql()}` : sql``}
+    select coalesce((select json_agg(test_run_id) from awaiting), '[]'::json) as awaiting,
+      ${withCost ? sql`(select row_to_json(run_cost) from run_cost)` : sql`null::json`} as cost`;
 }
 
 /**
  * Compares a run being processed with its base and stores the comparison; then compares again the
  * runs that awaited it as their named base (at most RECOMPARE_MAX_RUNS, arrived within
- * RECOMPARE_WITHIN_MS): one statement, plus two per run compared again.
+ * RECOMPARE_WITHIN_MS): one statement, plus two per run compared again. Returns the run's cost of
+ * flakiness, kept by the same statement.
  */
-export async function compareRun(tx: Database, run: { id: number; baseCommitSha: string | null }, now: Date): Promise<void> {
+export async function compareRun(
+  tx: Database,
+  run: { id: number; baseCommitSha: string | null },
+  now: Date,
+  options: { again?: boolean } = {},
+): Promise<RunCost | null> {
   const named = run.baseCommitSha?.toLowerCase() ?? null;
-  const [row] = await rowsOf<{ awaiting: unknown }>(tx.execute(compareSql(run.id, now, null, named)));
+  // Compared again (a retry part merged into it): its cost was kept when it was stored, and is not counted twice.
+  const [row] = await rowsOf<{ awaiting: unknown; cost: unknown }>(tx.execute(compareSql(run.id, now, null, named, !options.again)));
   const awaiting = (typeof row?.awaiting === "string" ? JSON.parse(row.awaiting) : (row?.awaiting ?? [])) as number[];
   for (const awaitingId of awaiting) {
     await tx.execute(sql`with verdicts_gone as (delete from ${runVerdicts} where test_run_id = ${awaitingId})
       delete from ${runFixedTests} where test_run_id = ${awaitingId}`);
     await tx.execute(compareSql(awaitingId, now, run.id, null));
   }
+  return runCostOf(row?.cost);
 }

@@ -21,6 +21,7 @@ import { RunFailures, runFailuresSql } from "./failure-groups";
 import { compareRun } from "./run-comparison";
 import { MAX_RUN_PARTS } from "../../ingest/json-report";
 import { DEFAULT_RUN_QUIET_PERIOD_SECONDS } from "../../lib/run-quiet-period";
+import { type RunCost, rollupCost } from "./flakiness-cost";
 import {
   type ProjectTestCounts,
   type StoredTests,
@@ -528,10 +529,11 @@ export async function storeTestRun(
     const stored = await abandonOnError(rows, () => rows.finish(reading.suiteRows, readTests));
     const processedAt = deps.clock.now();
     // Compared with its base before its tests are advanced: a test's health is the one it had when the run arrived.
-    if (options.compare ?? derive) await compareRun(tx, run, processedAt);
+    // The comparison's statement also keeps the run's cost of flakiness (docs/flakiness-cost.md), added to its day's rollup below.
+    const cost = (options.compare ?? derive) ? await compareRun(tx, run, processedAt) : null;
     const advance = large ? "in chunks" : readTests ? { executions: executions!, stored: stored! } : null;
     const tests = await advanceTests(tx, deps, run, processedAt, advance);
-    return markProcessed(tx, runId, run, processedAt, reading, tests, statedDuration);
+    return markProcessed(tx, runId, run, processedAt, reading, tests, statedDuration, cost);
   });
 }
 
@@ -701,6 +703,7 @@ async function markProcessed(
   reading: RunReading,
   tests: TestWrites,
   statedDuration: number | null | undefined,
+  cost: RunCost | null,
 ): Promise<TestRunRow> {
   const { runCounts, topLevelDuration } = reading;
   const ctes = tests.writes.map((write, i) => sql`tests_w${sql.raw(String(i))} as (${write})`);
@@ -720,6 +723,7 @@ async function markProcessed(
       durationMs,
       testsCount: runCounts.testsCount,
       skippedCount: runCounts.skippedCount,
+      cost: rollupCost(cost, durationMs),
     },
     sql`(select flaky_tests_count from project)`,
   );

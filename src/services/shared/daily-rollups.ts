@@ -16,6 +16,8 @@
  *   a run that arrived before midnight and was processed after it counts on its arrival day, and
  *   the flaky count it leaves goes to its processing day, so a late run never rewrites the count
  *   an earlier day ended with (a new arrival-day row starts with the count of now).
+ * - The cost of flakiness (`retry_ms`, `flaky_failures_ms`, `quarantined_failures_ms`, `rerun_ms`,
+ *   `reruns_count`: docs/flakiness-cost.md) counts on the run's arrival day, like its other figures.
  */
 import { type SQL, sql } from "drizzle-orm";
 import { projectDailyRollups, projects } from "../../db/schema";
@@ -85,6 +87,9 @@ export const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 const flakyNow = (projectId: string) =>
   sql`(select ${projects.flakyTestsCount} from ${projects} where ${projects.id} = ${projectId}::uuid)`;
 
+/** What a run adds to its day's cost of flakiness, in ms of test time (src/services/runs/flakiness-cost.ts). */
+export type RollupCost = { retryMs: number; flakyFailuresMs: number; quarantinedFailuresMs: number; rerunMs: number; reruns: number };
+
 export type RollupRun = {
   projectId: string;
   createdAt: Date;
@@ -93,6 +98,8 @@ export type RollupRun = {
   durationMs: number | null;
   testsCount: number;
   skippedCount: number;
+  /** What the run cost in flakiness (flakiness-cost.ts); none when absent. */
+  cost?: RollupCost;
 };
 
 /**
@@ -111,17 +118,25 @@ export function dailyRollupSql(run: RollupRun, flakyTestsCount: SQL): SQL {
   const r = projectDailyRollups;
   const arrivalDay = utcDay(run.createdAt);
   const changeDay = utcDay(run.processedAt ?? run.createdAt);
+  const cost = run.cost ?? { retryMs: 0, flakyFailuresMs: 0, quarantinedFailuresMs: 0, rerunMs: 0, reruns: 0 };
   // The processing day's row (when it is another day): no run of its own, only the flaky count.
   const changeRow =
     changeDay === arrivalDay
       ? sql``
-      : sql`, (${run.projectId}::uuid, ${changeDay}::date, 0, 0, 0, 0, 0, 0, '{}'::jsonb, 0, 0, ${flakyTestsCount})`;
+      : sql`, (${run.projectId}::uuid, ${changeDay}::date, 0, 0, 0, 0, 0, 0, '{}'::jsonb, 0, 0, ${flakyTestsCount}, 0, 0, 0, 0, 0)`;
   return sql`
     insert into ${r} as r (project_id, day, runs_count, passed_runs_count, failed_runs_count, errored_runs_count,
-      durations_count, duration_sum_ms, duration_histogram, cases_count, skipped_cases_count, flaky_tests_count)
+      durations_count, duration_sum_ms, duration_histogram, cases_count, skipped_cases_count, flaky_tests_count,
+      retry_ms, flaky_failures_ms, quarantined_failures_ms, rerun_ms, reruns_count)
     values (${run.projectId}::uuid, ${arrivalDay}::date, 1, ${passed}, ${failed}, ${errored},
-      ${timed}, ${run.durationMs ?? 0}, ${JSON.stringify(histogram)}::jsonb, ${run.testsCount}, ${run.skippedCount}, ${flakyTestsCount})${changeRow}
+      ${timed}, ${run.durationMs ?? 0}, ${JSON.stringify(histogram)}::jsonb, ${run.testsCount}, ${run.skippedCount}, ${flakyTestsCount},
+      ${cost.retryMs}::bigint, ${cost.flakyFailuresMs}::bigint, ${cost.quarantinedFailuresMs}::bigint, ${cost.rerunMs}::bigint, ${cost.reruns}::int)${changeRow}
     on conflict (project_id, day) do update set
+      retry_ms = r.retry_ms + excluded.retry_ms,
+      flaky_failures_ms = r.flaky_failures_ms + excluded.flaky_failures_ms,
+      quarantined_failures_ms = r.quarantined_failures_ms + excluded.quarantined_failures_ms,
+      rerun_ms = r.rerun_ms + excluded.rerun_ms,
+      reruns_count = r.reruns_count + excluded.reruns_count,
       runs_count = r.runs_count + excluded.runs_count,
       passed_runs_count = r.passed_runs_count + excluded.passed_runs_count,
       failed_runs_count = r.failed_runs_count + excluded.failed_runs_count,

@@ -84,6 +84,9 @@ export function everyGet(f: EtagFixture): string[] {
     `/tests/${f.testId}/executions`,
     `/tests/${f.testId}/health_transitions`,
     `/tests/${f.testId}/failure_groups`,
+    `/projects/${f.projectId}/flakiness_cost`,
+    `/projects/${f.projectId}/flakiness_cost?from=2026-01-01&to=2026-12-31`,
+    `/tests/${f.testId}/flakiness_cost`,
   ];
 }
 
