@@ -143,10 +143,13 @@ function compareSql(runId: number, now: Date, forcedBaseId: number | null, named
       from ${testCases} c where c.test_run_id = ${runId}),
     failures as (
       select distinct on (test_id) * from mine where failing or retried order by test_id, failing desc, id desc),
+    -- Only what the verdicts and the fixed tests ask of the base: its failing cases, and this run's failures' tests.
     base_cases as (
       select c.test_id, bool_or(${failingStatus(sql`c.status`)}) as failed,
         max(c.id) filter (where ${failingStatus(sql`c.status`)}) as failed_case
-      from ${testCases} c join base b on c.test_run_id = b.id group by c.test_id),
+      from ${testCases} c join base b on c.test_run_id = b.id
+      where ${failingStatus(sql`c.status`)} or c.test_id in (select test_id from failures)
+      group by c.test_id),
     ${infrastructureSql()},
     ${verdictsSql()},
     mine_tests as (
