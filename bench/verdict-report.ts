@@ -37,7 +37,10 @@ function method(input: ReportInput): string[] {
   ];
 }
 
-function headline(input: ReportInput, overall: VerdictScore): { lines: string[]; targets: { check: string; target: string; value: string; pass: boolean }[] } {
+function headline(
+  input: ReportInput,
+  overall: VerdictScore,
+): { lines: string[]; targets: { check: string; target: string; value: string; pass: boolean }[] } {
   const lines = [
     "| Streams | Runs scored | Failures | Precision of `new` (≥ 0.95) | Recall of `new` (≥ 0.95) | Fixed lists: stored of true, true of stored | Base run right |",
     "|---|---:|---:|---|---|---|---|",
@@ -53,8 +56,18 @@ function headline(input: ReportInput, overall: VerdictScore): { lines: string[];
     lines.push(
       `| ${label} | ${s.runs.toLocaleString("en-US")} | ${s.failures.toLocaleString("en-US")} | ${shareText(s.newAndTrulyNew, s.newVerdicts)} ${passText(p)} | ${shareText(s.newAndTrulyNew, s.trulyNew)} ${passText(r)} | ${shareText(s.fixed.agree, s.fixed.truth)}, ${shareText(s.fixed.agree, s.fixed.stored)} | ${shareText(s.base.agree, s.base.runs)} |`,
     );
-    targets.push({ check: `verdicts (${label})`, target: "precision of `new` ≥ 0.95", value: shareText(s.newAndTrulyNew, s.newVerdicts), pass: p >= TARGET });
-    targets.push({ check: `verdicts (${label})`, target: "recall of `new` ≥ 0.95", value: shareText(s.newAndTrulyNew, s.trulyNew), pass: r >= TARGET });
+    targets.push({
+      check: `verdicts (${label})`,
+      target: "precision of `new` ≥ 0.95",
+      value: shareText(s.newAndTrulyNew, s.newVerdicts),
+      pass: p >= TARGET,
+    });
+    targets.push({
+      check: `verdicts (${label})`,
+      target: "recall of `new` ≥ 0.95",
+      value: shareText(s.newAndTrulyNew, s.trulyNew),
+      pass: r >= TARGET,
+    });
   }
   const unmatched = overall.unmatched;
   lines.push("");
@@ -63,8 +76,20 @@ function headline(input: ReportInput, overall: VerdictScore): { lines: string[];
 }
 
 /** A table of rows × the verdicts, with a column for the row's share that got `right` (null: none). */
-function table(title: string, first: string, rows: [string, string][], t: Map<string, Map<string, number>>, right: (row: string) => string | null): string[] {
-  const lines = ["", title, "", `| ${first} | ${COLUMNS.map((c) => `\`${c}\``).join(" | ")} | Right |`, `|---|${COLUMNS.map(() => "---:").join("|")}|---|`];
+function table(
+  title: string,
+  first: string,
+  rows: [string, string][],
+  t: Map<string, Map<string, number>>,
+  right: (row: string) => string | null,
+): string[] {
+  const lines = [
+    "",
+    title,
+    "",
+    `| ${first} | ${COLUMNS.map((c) => `\`${c}\``).join(" | ")} | Right |`,
+    `|---|${COLUMNS.map(() => "---:").join("|")}|---|`,
+  ];
   for (const [row, label] of rows) {
     if (!t.has(row)) continue;
     const want = right(row);
@@ -100,10 +125,17 @@ function misses(input: ReportInput): string[] {
     ["checks' corpus", input.corpus],
   ] as const) {
     const listed = (counts: Map<string, number>) =>
-      counts.size === 0 ? "none" : [...counts].sort((a, b) => b[1] - a[1]).map(([kind, n]) => `${kind} ${n.toLocaleString("en-US")}`).join(", ");
+      counts.size === 0
+        ? "none"
+        : [...counts]
+            .sort((a, b) => b[1] - a[1])
+            .map(([kind, n]) => `${kind} ${n.toLocaleString("en-US")}`)
+            .join(", ");
     const falseText = listed(s.falseNew);
     const missedText = listed(s.missedNew);
-    lines.push(`- ${label}: \`new\` verdicts not truly new, by true cause: ${falseText}. Truly new failures not called \`new\`: ${missedText}.`);
+    lines.push(
+      `- ${label}: \`new\` verdicts not truly new, by true cause: ${falseText}. Truly new failures not called \`new\`: ${missedText}.`,
+    );
     lines.push(
       `  What-if (not a rule of the service): a failure of a test that failed on the default branch within its last 50 default-branch runs (and passed in the base) called \`flaky\` instead of \`new\` would turn ${s.recentlyFailed.falseNew} of the ${s.newVerdicts - s.newAndTrulyNew} false \`new\` verdicts and lose ${s.recentlyFailed.trueNew} of the ${s.newAndTrulyNew} right ones.`,
     );
@@ -120,7 +152,13 @@ export function verdictReport(input: ReportInput) {
     ...method(input),
     ...head,
     ...sentences(input.family),
-    ...table("Verdict family, expected verdict (rows) against stored verdict:", "Expected", expectedRows, input.family.byExpected, (row) => row),
+    ...table(
+      "Verdict family, expected verdict (rows) against stored verdict:",
+      "Expected",
+      expectedRows,
+      input.family.byExpected,
+      (row) => row,
+    ),
     ...table("Verdict family, true cause against stored verdict:", "Cause", causes(input.family), input.family.byCause, () => null),
     ...table("Checks' corpus, true cause against stored verdict:", "Cause", causes(input.corpus), input.corpus.byCause, () => null),
     ...misses(input),

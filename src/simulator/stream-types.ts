@@ -65,8 +65,7 @@ export type RunNote =
  * from the run it started on), a breakage of the run's feature branch, the test's own flakiness,
  * or the fragile pool's background failures. Ground truth for the verdicts (src/simulator/verdict-truth.ts).
  */
-export type FailureCause =
-  "outage" | "spike" | "co_failing_group" | "always_failing" | "breakage" | "branch_breakage" | "flaky" | "pool";
+export type FailureCause = "outage" | "spike" | "co_failing_group" | "always_failing" | "breakage" | "branch_breakage" | "flaky" | "pool";
 
 /** Run number → test key → why it failed there; only runs with a failure (or a failed attempt) are present. */
 export type FailureCauses = Map<number, Map<string, FailureCause>>;

@@ -66,10 +66,16 @@ export async function replayVerdicts(
   const nameOf = new Map(stream.runs.flatMap((run) => run.tests.map((t) => [t.key, t.name] as const)));
   const processing = processingDeps(deps);
   for (const run of stream.runs) {
-    for (const planned of stream.quarantines ?? []) if (planned.beforeRun === run.number) await quarantineByKey(deps, project, planned, nameOf);
+    for (const planned of stream.quarantines ?? [])
+      if (planned.beforeRun === run.number) await quarantineByKey(deps, project, planned, nameOf);
     deps.clock.set(Date.parse(run.created_at));
     const payload = { format: "junit_xml" as const, content: toJUnitXml(run) };
-    const meta = { branch: run.branch, commitSha: run.commit_sha, baseCommitSha: run.base_commit_sha ?? null, startedAt: new Date(run.created_at) };
+    const meta = {
+      branch: run.branch,
+      commitSha: run.commit_sha,
+      baseCommitSha: run.base_commit_sha ?? null,
+      startedAt: new Date(run.created_at),
+    };
     const { run: arrived } = await recordTestRunArrival(deps, project.id, meta, payload);
     if (arrived.number !== run.number) throw new Error(`run ${run.number} arrived as number ${arrived.number}: the project had runs`);
     const outcome = await processTestRun(processing, arrived.id, { finalAttempt: true, payload });

@@ -82,7 +82,12 @@ export type VerdictStream = {
 };
 
 const MASS_FAILURE_MESSAGE = "java.net.ConnectException: Connection refused (database unavailable at 10.0.0.5:5432)";
-const REGRESSION_MESSAGES = ["expected 3 but was 2", "expected true but was false", "assertion failed: list is empty", "NullPointerException"];
+const REGRESSION_MESSAGES = [
+  "expected 3 but was 2",
+  "expected true but was false",
+  "assertion failed: list is empty",
+  "NullPointerException",
+];
 const FLAKY_MESSAGES = ["Timeout after 5000 ms", "socket hang up", "expected element to be visible"];
 
 /** A breakage on the default branch: the test fails from commit `from` to `to` (exclusive). */
@@ -193,7 +198,12 @@ class VerdictGenerator {
     for (const t of branch.fixes) broken.delete(t);
     for (const [t, message] of branch.breaks) broken.set(t, message);
     const massFailure = this.draw.chance(this.rates.massFailureBranch);
-    this.run({ branch, commit: branch.base, broken, massFailure, scored: true }, branch.name, this.draw.hex(40), this.mainShas[branch.base]);
+    this.run(
+      { branch, commit: branch.base, broken, massFailure, scored: true },
+      branch.name,
+      this.draw.hex(40),
+      this.mainShas[branch.base],
+    );
   }
 }
 
@@ -291,7 +301,13 @@ function truthOf(gen: VerdictGenerator): VerdictStream["truth"] {
       const trulyNew = regression && !brokenInBase.has(def);
       const inBase = failedInBase.has(test.key) || brokenInBase.has(def);
       const facts = { quarantined: quarantined.has(test.key), massFailure: plan.massFailure, trulyNew, inBase, environment };
-      const cause = environment ? "mass failure" : !regression ? "flaky" : plan.branch?.breaks.has(def) ? "branch breakage" : "main breakage";
+      const cause = environment
+        ? "mass failure"
+        : !regression
+          ? "flaky"
+          : plan.branch?.breaks.has(def)
+            ? "branch breakage"
+            : "main breakage";
       return { key: test.key, expected: expectedVerdict(facts), trulyNew, cause };
     });
     if (plan.branch === null) previousMain = { run, plan };

@@ -96,8 +96,7 @@ export function streamVerdictTruth(stream: Pick<SimStream, "runs">, causes: Fail
       if (!hasVerdict(test)) continue;
       const cause = runCauses?.get(test.key);
       if (!cause) throw new Error(`run ${run.number}: no cause recorded for ${test.key}`);
-      const introduced =
-        cause === "branch_breakage" || (cause === "breakage" && breakageStart(test.key, run.number) > (base?.number ?? 0));
+      const introduced = cause === "branch_breakage" || (cause === "breakage" && breakageStart(test.key, run.number) > (base?.number ?? 0));
       const inBase = failedInBase.has(test.key) || (cause === "breakage" && !introduced) || cause === "always_failing";
       const environment = ENVIRONMENT.has(cause);
       failures.push({
