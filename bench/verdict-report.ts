@@ -133,8 +133,12 @@ function misses(input: ReportInput): string[] {
             .join(", ");
     const falseText = listed(s.falseNew);
     const missedText = listed(s.missedNew);
+    const afterMass =
+      s.fixed.afterMassFailure > 0
+        ? ` Fixed entries whose base run was a mass failure (tests its error failed, none of them broken): ${s.fixed.afterMassFailure} of ${s.fixed.truth}.`
+        : "";
     lines.push(
-      `- ${label}: \`new\` verdicts not truly new, by true cause: ${falseText}. Truly new failures not called \`new\`: ${missedText}.`,
+      `- ${label}: \`new\` verdicts not truly new, by true cause: ${falseText}. Truly new failures not called \`new\`: ${missedText}.${afterMass}`,
     );
     lines.push(
       `  What-if (not a rule of the service): a failure of a test that failed on the default branch within its last 50 default-branch runs (and passed in the base) called \`flaky\` instead of \`new\` would turn ${s.recentlyFailed.falseNew} of the ${s.newVerdicts - s.newAndTrulyNew} false \`new\` verdicts and lose ${s.recentlyFailed.trueNew} of the ${s.newAndTrulyNew} right ones.`,

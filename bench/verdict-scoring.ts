@@ -31,7 +31,8 @@ export type VerdictScore = {
   byCause: Table;
   /** Failures with no stored verdict, and stored verdicts of no failure (both should be 0). */
   unmatched: { missing: number; extra: number };
-  fixed: { truth: number; stored: number; agree: number };
+  /** `afterMassFailure`: true fixed entries whose base run was a mass failure (its error, not a broken test). */
+  fixed: { truth: number; stored: number; agree: number; afterMassFailure: number };
   base: { runs: number; agree: number };
   /** Truly new failures not called `new`, by the stored verdict and the kind of its reason. */
   missedNew: Map<string, number>;
@@ -60,7 +61,7 @@ export const newVerdictScore = (): VerdictScore => ({
   byExpected: new Map(),
   byCause: new Map(),
   unmatched: { missing: 0, extra: 0 },
-  fixed: { truth: 0, stored: 0, agree: 0 },
+  fixed: { truth: 0, stored: 0, agree: 0, afterMassFailure: 0 },
   base: { runs: 0, agree: 0 },
   missedNew: new Map(),
   falseNew: new Map(),
@@ -122,6 +123,7 @@ export function scoreVerdicts(
   recentFailures?: Map<number, Set<string>>,
 ): void {
   const storedByNumber = new Map(stored.map((s) => [s.number, s]));
+  const massFailures = new Set(truth.filter((t) => t.massFailure).map((t) => t.number));
   const sampled = score.sampledKinds;
   score.streams++;
   for (const run of truth) {
@@ -159,6 +161,7 @@ export function scoreVerdicts(
     score.fixed.truth += run.fixed.length;
     score.fixed.stored += fixed.size;
     score.fixed.agree += run.fixed.filter((key) => fixed.has(key)).length;
+    if (run.baseNumber !== null && massFailures.has(run.baseNumber)) score.fixed.afterMassFailure += run.fixed.length;
   }
 }
 
@@ -189,6 +192,7 @@ export function mergeScores(scores: readonly VerdictScore[]): VerdictScore {
     total.fixed.truth += s.fixed.truth;
     total.fixed.stored += s.fixed.stored;
     total.fixed.agree += s.fixed.agree;
+    total.fixed.afterMassFailure += s.fixed.afterMassFailure;
     total.base.runs += s.base.runs;
     total.base.agree += s.base.agree;
   }

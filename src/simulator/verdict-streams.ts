@@ -277,23 +277,31 @@ function scenarioCommit(gen: VerdictGenerator, commit: number): void {
 }
 
 /**
- * Each run's truth. The base: a default-branch run's is the previous default-branch run uploaded;
- * a feature-branch run's is the run of its base commit (uploaded later when its base arrived
- * late: the service compares it again then, and that comparison is the one kept).
+ * Each run's truth, against its true base: the latest default-branch run that shows the base's
+ * code, i.e. is not a mass failure. A default-branch run's is the latest such run uploaded before
+ * it; a feature-branch run's is the run of its base commit (uploaded later when its base arrived
+ * late: the service compares it again then, and that comparison is the one kept), or, when that
+ * run is a mass failure, the latest such run uploaded before it.
  */
 function truthOf(gen: VerdictGenerator): VerdictStream["truth"] {
-  const mainRunOf = new Map<number, SimRun>();
-  gen.plans.forEach((plan, i) => {
-    if (plan.branch === null) mainRunOf.set(plan.commit, gen.runs[i]!);
-  });
-  let previousMain: { run: SimRun; plan: RunPlan } | null = null;
+  const byKey = new Map(gen.tests.map((t) => [t.key, t]));
+  const usableBefore = (number: number) => {
+    for (let i = number - 2; i >= 0; i--) if (gen.plans[i]!.branch === null && !gen.plans[i]!.massFailure) return i;
+    return null;
+  };
+  const baseIndexOf = (i: number): number | null => {
+    const plan = gen.plans[i]!;
+    if (plan.branch === null) return usableBefore(i + 1);
+    const own = gen.plans.findIndex((p) => p.branch === null && p.commit === plan.commit);
+    return gen.plans[own]!.massFailure ? usableBefore(own + 1) : own;
+  };
   return gen.runs.map((run, i) => {
     const plan = gen.plans[i]!;
-    const base = plan.branch === null ? (previousMain?.run ?? null) : (mainRunOf.get(plan.commit) ?? null);
-    const brokenInBase = plan.branch === null ? (previousMain?.plan.broken ?? new Map()) : gen.brokenAt(plan.commit);
+    const baseIndex = baseIndexOf(i);
+    const base = baseIndex === null ? null : gen.runs[baseIndex]!;
+    const brokenInBase = baseIndex === null ? new Map<TestDef, string>() : gen.plans[baseIndex]!.broken;
     const failedInBase = failingKeys(base);
     const quarantined = new Set(gen.quarantines.filter((q) => q.beforeRun <= run.number).map((q) => q.test));
-    const byKey = new Map(gen.tests.map((t) => [t.key, t]));
     const failures = run.tests.filter(hasVerdict).map((test): FailureTruth => {
       const def = byKey.get(test.key)!;
       const environment = test.message === MASS_FAILURE_MESSAGE;
@@ -310,14 +318,7 @@ function truthOf(gen: VerdictGenerator): VerdictStream["truth"] {
             : "main breakage";
       return { key: test.key, expected: expectedVerdict(facts), trulyNew, cause };
     });
-    if (plan.branch === null) previousMain = { run, plan };
-    return {
-      number: run.number,
-      baseNumber: base?.number ?? null,
-      failures,
-      fixed: fixedKeys(run, base),
-      scored: plan.scored,
-      massFailure: plan.massFailure,
-    };
+    const fixed = fixedKeys(run, base);
+    return { number: run.number, baseNumber: base?.number ?? null, failures, fixed, scored: plan.scored, massFailure: plan.massFailure };
   });
 }

@@ -33,6 +33,8 @@ export type RunTruth = {
   failures: FailureTruth[];
   /** Tests that failed or errored in the base run and pass in this one, no attempt failed: the fixed list. */
   fixed: string[];
+  /** The environment failed the run wholesale: it is never a base (its failures say nothing of the code). */
+  massFailure: boolean;
 };
 
 /** Failed or errored now, or passed after a failed attempt: a case that gets a verdict. */
@@ -72,11 +74,24 @@ export function expectedVerdict(facts: {
 const ENVIRONMENT: ReadonlySet<FailureCause> = new Set(["outage", "spike"]);
 
 /**
+ * Whether the environment failed a run wholesale, by the true causes and the numbers of the
+ * service's rule (docs/verdicts.md): at least 20 of its failures the environment's, and they are
+ * at least 80 % of its failures or at least half its executed tests.
+ */
+function environmentMassFailure(run: SimRun, causes: Map<string, FailureCause> | undefined): boolean {
+  const failing = run.tests.filter((t) => t.status === "failed" || t.status === "errored");
+  const environment = failing.filter((t) => ENVIRONMENT.has(causes?.get(t.key) ?? "pool")).length;
+  const executed = run.tests.filter((t) => t.status !== "skipped").length;
+  return environment >= 20 && (environment >= 0.8 * failing.length || environment >= 0.5 * executed);
+}
+
+/**
  * The truth of every run of one of the checks' streams, uploaded in number order without a base
- * commit: each run's base is the latest default-branch run before it (previous_default on the
- * default branch, latest_default_before elsewhere). Truly new: a feature branch's own breakage,
- * or a default-branch breakage that started after the base run. A spike's or an outage's failure
- * is the environment's (expected `infrastructure`, whether or not the run is a mass failure).
+ * commit: each run's base is the latest default-branch run before it that the environment did not
+ * fail wholesale (previous_default on the default branch, latest_default_before elsewhere). Truly
+ * new: a feature branch's own breakage, or a default-branch breakage that started after the base
+ * run. A spike's or an outage's failure is the environment's (expected `infrastructure`, whether or
+ * not the run is a mass failure).
  */
 export function streamVerdictTruth(stream: Pick<SimStream, "runs">, causes: FailureCauses): RunTruth[] {
   const started = new Map<string, { start: number; end: number }[]>();
@@ -106,8 +121,9 @@ export function streamVerdictTruth(stream: Pick<SimStream, "runs">, causes: Fail
         cause,
       });
     }
-    truths.push({ number: run.number, baseNumber: base?.number ?? null, failures, fixed: fixedKeys(run, base) });
-    if (run.branch === "main") base = run;
+    const massFailure = environmentMassFailure(run, runCauses);
+    truths.push({ number: run.number, baseNumber: base?.number ?? null, failures, fixed: fixedKeys(run, base), massFailure });
+    if (run.branch === "main" && !massFailure) base = run;
   }
   return truths;
 }

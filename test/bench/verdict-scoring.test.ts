@@ -30,7 +30,7 @@ const stored = (
 
 describe("scoreVerdicts", () => {
   const truth: (RunTruth & { scored?: boolean })[] = [
-    { number: 1, baseNumber: null, failures: [failure("w", "flaky", false, "flaky")], fixed: [], scored: false },
+    { number: 1, baseNumber: null, failures: [failure("w", "flaky", false, "flaky")], fixed: [], scored: false, massFailure: true },
     {
       number: 2,
       baseNumber: 1,
@@ -41,8 +41,9 @@ describe("scoreVerdicts", () => {
         failure("d", "infrastructure", true, "branch breakage"),
       ],
       fixed: ["x", "y"],
+      massFailure: false,
     },
-    { number: 3, baseNumber: 2, failures: [failure("e", "failing_on_base", false, "main breakage")], fixed: [] },
+    { number: 3, baseNumber: 2, failures: [failure("e", "failing_on_base", false, "main breakage")], fixed: [], massFailure: false },
   ];
   const comparisons = [
     stored(1, null, { w: ["new", "no base run to compare with"] }),
@@ -86,7 +87,7 @@ describe("scoreVerdicts", () => {
       ]),
     );
     expect(score.unmatched).toEqual({ missing: 0, extra: 1 });
-    expect(score.fixed).toEqual({ truth: 2, stored: 2, agree: 1 });
+    expect(score.fixed).toEqual({ truth: 2, stored: 2, agree: 1, afterMassFailure: 2 });
     expect(score.base).toEqual({ runs: 2, agree: 1 });
     expect(score.samples.some((s) => s.includes("truly new → flaky"))).toBe(true);
   });

@@ -21,25 +21,29 @@ afterAll(() => h.close());
 
 // 40 tests (a mass failure errors at least 20 of them, the service's floor), two flaky tests failing
 // half the time (24 default-branch runs: enough history to be flagged), then 10 commits with their
-// feature-branch runs, every scenario more often than in the benchmark's streams.
+// feature-branch runs, every scenario more often than in the benchmark's streams (default-branch
+// mass failures too: a branch naming such a commit is compared with the run before it).
 const stream = generateVerdictStream({
-  seed: 1,
+  seed: 2,
   tests: 40,
   warmupRuns: 24,
   scenarioCommits: 10,
   flakyRates: [0.5, 0.5],
   inRunRetries: 0,
-  rates: { mainBreakage: 0.3, branchBreaks: 0.6, branchFixes: 1, massFailureMain: 0, massFailureBranch: 0.1, baseArrivesLate: 0.3 },
+  rates: { mainBreakage: 0.3, branchBreaks: 0.6, branchFixes: 1, massFailureMain: 0.15, massFailureBranch: 0.1, baseArrivesLate: 0.3 },
 });
 const scored = stream.truth.filter((run) => run.scored);
 const name = (key: string) => key.split("\u001f").slice(1).join(" › ");
 
 describe("the verdict scenario family, stored by the service", () => {
-  it("has every scenario: each verdict expected, fixed tests, a base commit whose run arrives after the branch's", () => {
+  it("has every scenario: each verdict expected, fixed tests, a base commit whose run arrives after the branch's or is a mass failure", () => {
     const expected = new Set(scored.flatMap((run) => run.failures.map((f) => f.expected)));
     expect([...expected].sort()).toEqual([...VERDICTS].sort());
     expect(scored.some((run) => run.fixed.length > 0 && stream.runs[run.number - 1]!.branch !== "main")).toBe(true);
     expect(scored.some((run) => run.baseNumber !== null && run.baseNumber > run.number)).toBe(true);
+    const namedRun = (number: number) =>
+      stream.runs.find((r) => r.branch === "main" && r.commit_sha === stream.runs[number - 1]!.base_commit_sha);
+    expect(scored.some((run) => stream.truth[(namedRun(run.number)?.number ?? 0) - 1]?.massFailure)).toBe(true);
     expect(scored.some((run) => run.failures.some((f) => f.trulyNew && f.cause === "main breakage"))).toBe(true);
   });
 

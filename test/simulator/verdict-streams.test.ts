@@ -86,11 +86,19 @@ describe("the verdict scenario family", () => {
     for (const run of scored) for (const f of run.failures) expected.set(f.expected, (expected.get(f.expected) ?? 0) + 1);
     expect([...expected.keys()].sort()).toEqual(["failing_on_base", "flaky", "infrastructure", "new", "quarantined"]);
     const quarantinedFrom = new Map(stream.quarantines.map((q) => [q.test, q.beforeRun]));
+    let basesPassedOver = 0;
     for (const run of scored) {
       const sim = stream.runs[run.number - 1]!;
       const base = run.baseNumber === null ? null : stream.runs[run.baseNumber - 1]!;
+      // The base: never a mass failure; a branch's is its base commit's run unless that run is one.
       expect(base?.branch).toBe("main");
-      if (sim.branch !== "main") expect(base!.commit_sha).toBe(sim.base_commit_sha);
+      expect(stream.truth[base!.number - 1]!.massFailure).toBe(false);
+      const named = stream.runs.find((r) => r.branch === "main" && r.commit_sha === sim.base_commit_sha);
+      if (named && !stream.truth[named.number - 1]!.massFailure) expect(base).toBe(named);
+      if (named && stream.truth[named.number - 1]!.massFailure) {
+        expect(base!.number).toBeLessThan(named.number);
+        basesPassedOver++;
+      }
       for (const f of run.failures) {
         const quarantined = (quarantinedFrom.get(f.key) ?? Number.POSITIVE_INFINITY) <= run.number;
         expect(f.expected === "quarantined").toBe(quarantined);
@@ -100,6 +108,7 @@ describe("the verdict scenario family", () => {
         if (f.trulyNew) expect(base!.tests.find((t) => t.key === f.key)?.status).not.toMatch(/failed|errored/);
       }
     }
+    expect(basesPassedOver).toBeGreaterThan(0);
     // A mass failure errors most of its tests with one message.
     const mass = scored.filter((t) => t.massFailure).map((t) => stream.runs[t.number - 1]!);
     expect(mass.length).toBeGreaterThan(0);
