@@ -90,6 +90,7 @@ import {
 import { recordBenchmark } from "./report";
 import { type StreamIndex, indexStream, mainCount } from "./stream-index";
 import { runVerdictBench } from "./verdict-bench";
+import { type VerdictScore, shareText } from "./verdict-scoring";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -922,6 +923,11 @@ function healthReport(healthScores: Map<string, HealthScore>, alertOf: (label: s
   return lines;
 }
 
+/** A verdict score's `new` precision and recall with their counts, for the table's row. */
+function verdictFigure(score: VerdictScore): string {
+  return `${shareText(score.newAndTrulyNew, score.newVerdicts)} / ${shareText(score.newAndTrulyNew, score.trulyNew)}`;
+}
+
 async function main() {
   const started = performance.now();
   const log = (line: string) => process.stderr.write(`[detection-bench ${((performance.now() - started) / 1000).toFixed(1)} s] ${line}\n`);
@@ -1273,15 +1279,17 @@ async function main() {
     recordBenchmark({
       name: "detection",
       command: "npm run bench:detection",
-      measures: "The alert checks' and test health's precision and recall on simulated CI streams, against TestNod's rules",
+      measures:
+        "The alert checks' and test health's precision and recall on simulated CI streams, against TestNod's rules; the runs' verdicts against the truth",
       figure:
         `${judged.length - failed.length} of ${judged.length} targets PASS` +
         (judged.length < targets.length ? ` (${targets.length - judged.length} n/a)` : "") +
         (failed.length > 0 ? `, FAIL: ${failed.map((t) => `${t.check} ${t.target}`).join("; ")}` : "") +
         `; test_flakiness precision ${ratioText(flaky.trueUnits, flaky.trueUnits + flaky.falseUnits)}, recall large ${ratioText(flaky.large.detected, flaky.large.total)}` +
-        `; health = flaky entry precision ${ratioText(health.trueEntries, health.entries)}`,
+        `; health = flaky entry precision ${ratioText(health.trueEntries, health.entries)}` +
+        `; verdict \`new\` precision / recall: family ${verdictFigure(verdicts!.family)}, corpus ${verdictFigure(verdicts!.corpus)}`,
       target:
-        "per check: ≤ 1 false event / 1,000 clean runs, precision ≥ 0.9, recall ≥ 0.95 on large anomalies, ≥ TestNod's; cost ratio 10,000 / 100 runs ≤ 1.3",
+        "per check: ≤ 1 false event / 1,000 clean runs, precision ≥ 0.9, recall ≥ 0.95 on large anomalies, ≥ TestNod's; cost ratio 10,000 / 100 runs ≤ 1.3; verdicts: precision and recall of `new` ≥ 0.95",
       report,
     });
   }

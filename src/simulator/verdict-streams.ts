@@ -18,6 +18,8 @@
  *   the run of its base commit (the service compares it again when that run arrives).
  * - quarantines: the first flaky test when the scenarios start, and a test broken for 8 commits or
  *   more two commits after its breakage started (`quarantines`, applied before the run named).
+ * Each run's truth (verdict-truth.ts) is against its true base: the run of its base commit (a
+ * default-branch run's: the previous one), passing over a mass failure as the service does.
  */
 import { drawKnobs } from "./knobs";
 import { SimulatedProject, type TestDef, buildSuites } from "./project-model";
