@@ -46,9 +46,16 @@
  * default-branch runs (flaky also per 1,000 clean runs); coverage = labelled test-runs shown with
  * the health. Reported beside the flakiness alert's figures on the same streams.
  *
+ * Verdicts (bench/verdict-bench.ts, issue 28): the verdict scenario family (seeds 2000…2039) and
+ * the corpus above (its streams, with each failure's cause) stored run by run by the service on a
+ * Postgres database made for the run (BENCH_PG_URL, default the local server), and each failure's
+ * stored verdict scored against the truth: precision and recall of `new`, the verdict each rule
+ * calls for, fixed lists and bases.
+ *
  * Options for quick iterations (they never record the report): --only=test_flakiness,… (checks
  * by name; "health" for the health scoring), --no-timing, --no-patterns, --patterns-only,
- * --no-health.
+ * --no-health; --no-verdicts, --verdicts-only, --verdict-family=N and --verdict-streams=N (how many
+ * family and corpus streams are stored), --verdict-concurrency=N (streams stored at a time, default 2).
  */
 import { execFileSync } from "node:child_process";
 import os from "node:os";
@@ -66,6 +73,7 @@ import {
   type SimRun,
   type SimStream,
   generateStream,
+  generateStreamWithCauses,
   toRunSummary,
 } from "../src/simulator/streams";
 import { replayHealth } from "../src/simulator/health-replay";
@@ -81,6 +89,8 @@ import {
 } from "./health-scoring";
 import { recordBenchmark } from "./report";
 import { type StreamIndex, indexStream, mainCount } from "./stream-index";
+import { runVerdictBench } from "./verdict-bench";
+import { type VerdictScore, shareText } from "./verdict-scoring";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -98,12 +108,27 @@ const TIMING_RUNS = 10_000;
 const TIMING_BLOCK = 50;
 const TIMING_REPS = Number(args.get("timing-reps") ?? 21);
 const ONLY = args.get("only")?.split(",") ?? null;
-const TIMING = args.get("no-timing") === undefined;
-const PATTERNS = args.get("no-patterns") === undefined;
-const MAIN_CORPUS = args.get("patterns-only") === undefined;
+/** The verdicts alone (bench/verdict-bench.ts): nothing of the checks is run. */
+const VERDICTS_ONLY = args.get("verdicts-only") !== undefined;
+const TIMING = args.get("no-timing") === undefined && !VERDICTS_ONLY;
+const PATTERNS = args.get("no-patterns") === undefined && !VERDICTS_ONLY;
+const MAIN_CORPUS = args.get("patterns-only") === undefined && !VERDICTS_ONLY;
 /** Test health scored against the ground truth (health-scoring.ts); `--only=health` scores it alone. */
-const HEALTH = args.get("no-health") === undefined && (ONLY === null || ONLY.includes("health"));
-const WRITE = args.get("no-write") === undefined && ONLY === null && TIMING && PATTERNS && MAIN_CORPUS && HEALTH;
+const HEALTH = args.get("no-health") === undefined && (ONLY === null || ONLY.includes("health")) && !VERDICTS_ONLY;
+const VERDICTS = args.get("no-verdicts") === undefined;
+const VERDICT_FAMILY = Number(args.get("verdict-family") ?? 40);
+const VERDICT_STREAMS = Number(args.get("verdict-streams") ?? STREAMS);
+const VERDICT_CONCURRENCY = Number(args.get("verdict-concurrency") ?? 2);
+const WRITE =
+  args.get("no-write") === undefined &&
+  ONLY === null &&
+  TIMING &&
+  PATTERNS &&
+  MAIN_CORPUS &&
+  HEALTH &&
+  VERDICTS &&
+  VERDICT_FAMILY === 40 &&
+  VERDICT_STREAMS === STREAMS;
 
 // ---------------------------------------------------------------------------------------------
 // Checks under test and the TestNod rules
@@ -898,6 +923,11 @@ function healthReport(healthScores: Map<string, HealthScore>, alertOf: (label: s
   return lines;
 }
 
+/** A verdict score's `new` precision and recall with their counts, for the table's row. */
+function verdictFigure(score: VerdictScore): string {
+  return `${shareText(score.newAndTrulyNew, score.newVerdicts)} / ${shareText(score.newAndTrulyNew, score.trulyNew)}`;
+}
+
 async function main() {
   const started = performance.now();
   const log = (line: string) => process.stderr.write(`[detection-bench ${((performance.now() - started) / 1000).toFixed(1)} s] ${line}\n`);
@@ -947,6 +977,23 @@ async function main() {
   }
 
   const { timings, streamNote } = TIMING ? timeChecks(log) : { timings: [], streamNote: "" };
+  const verdicts = VERDICTS
+    ? await runVerdictBench({
+        serverUrl: process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+        familySeeds: Array.from({ length: VERDICT_FAMILY }, (_, i) => 2000 + i),
+        familyOptions: { tests: 100, warmupRuns: 50, scenarioCommits: 40 },
+        corpusSeeds: seeds.slice(0, VERDICT_STREAMS),
+        corpusStream: (seed) => generateStreamWithCauses({ seed, runs: RUNS, tests: TESTS, knobs: { families: familiesFor(seed) } }),
+        corpusText: `the corpus above (${RUNS} runs, ~${TESTS} tests per stream)`,
+        concurrency: VERDICT_CONCURRENCY,
+        log,
+      })
+    : null;
+  if (VERDICTS_ONLY) {
+    console.log(`\n${verdicts?.lines.join("\n") ?? ""}\n`);
+    console.log(`False or missed \`new\`, samples:\n  ${verdicts?.samples.join("\n  ") ?? ""}`);
+    return;
+  }
 
   // ------------------------------------------------------------------ tables
   const targets: { check: string; target: string; value: string; pass: boolean | null }[] = [];
@@ -1186,6 +1233,11 @@ async function main() {
     targets.push({ check: t.name, target: "per-run time ratio 10,000 / 100 ≤ 1.3", value: t.ratio.toFixed(2), pass: t.ratio <= 1.3 });
   }
   targets.push(...patternTargets);
+  if (verdicts) {
+    lines.push("");
+    lines.push(...verdicts.lines);
+    targets.push(...verdicts.targets);
+  }
   lines.push("");
   lines.push("Targets:");
   lines.push("");
@@ -1210,6 +1262,7 @@ async function main() {
       if (o.samples.length > 0) console.log(`False-event samples, ${spec.name} on ${pattern}:\n  ${o.samples.join("\n  ")}`);
     }
   }
+  if (verdicts && verdicts.samples.length > 0) console.log(`False or missed \`new\`, samples:\n  ${verdicts.samples.join("\n  ")}`);
   for (const [label, h] of healthScores) {
     for (const [health, signal] of [
       ["flaky", h.flaky],
@@ -1226,15 +1279,17 @@ async function main() {
     recordBenchmark({
       name: "detection",
       command: "npm run bench:detection",
-      measures: "The alert checks' and test health's precision and recall on simulated CI streams, against TestNod's rules",
+      measures:
+        "The alert checks' and test health's precision and recall on simulated CI streams, against TestNod's rules; the runs' verdicts against the truth",
       figure:
         `${judged.length - failed.length} of ${judged.length} targets PASS` +
         (judged.length < targets.length ? ` (${targets.length - judged.length} n/a)` : "") +
         (failed.length > 0 ? `, FAIL: ${failed.map((t) => `${t.check} ${t.target}`).join("; ")}` : "") +
         `; test_flakiness precision ${ratioText(flaky.trueUnits, flaky.trueUnits + flaky.falseUnits)}, recall large ${ratioText(flaky.large.detected, flaky.large.total)}` +
-        `; health = flaky entry precision ${ratioText(health.trueEntries, health.entries)}`,
+        `; health = flaky entry precision ${ratioText(health.trueEntries, health.entries)}` +
+        `; verdict \`new\` precision / recall: family ${verdictFigure(verdicts!.family)}, corpus ${verdictFigure(verdicts!.corpus)}`,
       target:
-        "per check: ≤ 1 false event / 1,000 clean runs, precision ≥ 0.9, recall ≥ 0.95 on large anomalies, ≥ TestNod's; cost ratio 10,000 / 100 runs ≤ 1.3",
+        "per check: ≤ 1 false event / 1,000 clean runs, precision ≥ 0.9, recall ≥ 0.95 on large anomalies, ≥ TestNod's; cost ratio 10,000 / 100 runs ≤ 1.3; verdicts: precision and recall of `new` ≥ 0.95",
       report,
     });
   }

@@ -5,7 +5,7 @@
  */
 import { legacyTestKey } from "../checks/types";
 import type { Rng } from "./rng";
-import type { Anomaly, AnomalyType, RunNote, StreamKnobs } from "./stream-types";
+import type { Anomaly, AnomalyType, FailureCauses, RunNote, StreamKnobs } from "./stream-types";
 
 export const INFINITY = Number.POSITIVE_INFINITY;
 
@@ -140,6 +140,8 @@ export class SimulatedProject {
   point: PointEffects = { spike: null, outage: null, suiteSkip: null };
   /** Co-failing groups (scenario "co_failing_group"), active once `from` is set. */
   readonly groups: CoFailingGroup[] = [];
+  /** Why each failure happened, run by run (run generation records it; it is not part of the stream). */
+  readonly causes: FailureCauses = new Map();
   /** Product of the run-duration steps so far (regressions and improvements). */
   projectSteps = 1;
   drift: Drift | null = null;

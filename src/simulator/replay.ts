@@ -74,6 +74,7 @@ function uploadUrl(baseUrl: string, run: SimRun): string {
   url.searchParams.set("branch", run.branch);
   url.searchParams.set("commit_sha", run.commit_sha);
   url.searchParams.set("started_at", run.created_at);
+  if (run.base_commit_sha !== undefined) url.searchParams.set("base_commit_sha", run.base_commit_sha);
   return url.toString();
 }
 

@@ -7,7 +7,7 @@
 import type { CaseStatus } from "../checks/types";
 import { storedDuration } from "./junit-report";
 import { type PointEffects, type SimulatedProject, type TestDef, SUITE_NAMES, inside } from "./project-model";
-import type { SimAttempt, SimRun, SimTest } from "./stream-types";
+import type { FailureCause, SimAttempt, SimRun, SimTest } from "./stream-types";
 
 const FAILURE_MESSAGES = [
   "expected 3 but was 2",
@@ -120,6 +120,9 @@ function applyChurn(project: SimulatedProject, number: number): void {
   }
 }
 
+/** A failure forced on a test by the run (an outage, a spike, its co-failing group), and which. */
+type Forced = { status: CaseStatus; cause: FailureCause };
+
 /** Whether one execution of a test fails at this run, and how; null when it passes. */
 function attemptOutcome(
   project: SimulatedProject,
@@ -136,6 +139,20 @@ function attemptOutcome(
   for (const f of test.flaky) if (run >= f.from && run < f.to && draw.chance(f.p)) return "failed";
   if (test.pool && draw.chance(poolRate)) return draw.chance(0.3) ? "errored" : "failed";
   return null;
+}
+
+/**
+ * Why a test failed (or failed an attempt) at this run: the first reason in attemptOutcome's order.
+ * Decided from the test's state alone, after the fact, so recording it draws nothing: a failure
+ * no deterministic reason explains came from the flaky draw (a flaky interval) or the pool's.
+ */
+function failureCause(test: TestDef, run: number, branch: string, forced: Forced | undefined): FailureCause {
+  if (forced) return forced.cause;
+  if (test.alwaysFails) return "always_failing";
+  if (inside(test.broken, run)) return "breakage";
+  if (test.branchBroken.has(branch)) return "branch_breakage";
+  if (test.flaky.some((f) => run >= f.from && run < f.to)) return "flaky";
+  return "pool";
 }
 
 /**
@@ -212,11 +229,11 @@ function forcedFailures(
   number: number,
   executed: readonly TestDef[],
   point: PointEffects | null,
-): Map<TestDef, CaseStatus> {
+): Map<TestDef, Forced> {
   const { draw } = project;
-  const forced = new Map<TestDef, CaseStatus>();
+  const forced = new Map<TestDef, Forced>();
   const outage = point?.outage ?? null;
-  if (outage) for (const t of executed) if (t.suite === outage.suite) forced.set(t, "errored");
+  if (outage) for (const t of executed) if (t.suite === outage.suite) forced.set(t, { status: "errored", cause: "outage" });
   const spike = point?.spike ?? null;
   if (spike) {
     const count = Math.round(spike.share * executed.length);
@@ -224,12 +241,12 @@ function forcedFailures(
       executed.filter((t) => !forced.has(t)),
       count,
     ))
-      forced.set(t, draw.chance(0.8) ? "failed" : "errored");
+      forced.set(t, { status: draw.chance(0.8) ? "failed" : "errored", cause: "spike" });
   }
   // A co-failing group fails together (every attempt of the run) in a share of the runs, any branch.
   for (const group of project.groups) {
     if (number < group.from || !draw.chance(group.rate)) continue;
-    for (const t of executed) if (group.tests.has(t) && !forced.has(t)) forced.set(t, "failed");
+    for (const t of executed) if (group.tests.has(t) && !forced.has(t)) forced.set(t, { status: "failed", cause: "co_failing_group" });
   }
   return forced;
 }
@@ -253,7 +270,7 @@ function executeTests(
     present: readonly TestDef[];
     skippedNow: readonly boolean[];
     poolRate: number;
-    forced: ReadonlyMap<TestDef, CaseStatus>;
+    forced: ReadonlyMap<TestDef, Forced>;
     runFactor: number;
     outage: PointEffects["outage"];
   },
@@ -261,6 +278,7 @@ function executeTests(
   const { knobs, draw } = project;
   const { number, branch, poolRate, forced, runFactor, outage } = run;
   const tests: SimTest[] = [];
+  const causes = new Map<string, FailureCause>();
   let total = 0;
   run.present.forEach((test, i) => {
     if (run.skippedNow[i]) {
@@ -276,7 +294,7 @@ function executeTests(
       });
       return;
     }
-    const forcedStatus = forced.get(test) ?? null;
+    const forcedStatus = forced.get(test)?.status ?? null;
     const attempts: SimAttempt[] = [];
     let status = attemptOutcome(project, test, number, branch, poolRate, forcedStatus);
     for (let retry = 0; status !== null && retry < knobs.inRunRetries; retry++) {
@@ -286,6 +304,7 @@ function executeTests(
       status = attemptOutcome(project, test, number, branch, poolRate, forcedStatus);
     }
     const finalStatus: CaseStatus = status ?? "passed";
+    if (status !== null || attempts.length > 0) causes.set(test.key, failureCause(test, number, branch, forced.get(test)));
     const ms = attemptDuration(project, test, status, runFactor);
     total += ms;
     const message = finalStatus === "passed" ? null : forcedStatus === "errored" && outage ? OUTAGE_MESSAGE : draw.pick(FAILURE_MESSAGES);
@@ -300,5 +319,6 @@ function executeTests(
       message,
     });
   });
+  if (causes.size > 0) project.causes.set(number, causes);
   return { tests, total };
 }

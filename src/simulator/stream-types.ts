@@ -58,6 +58,18 @@ export type RunNote =
   | { kind: "tests_added"; count: number }
   | { kind: "tests_removed"; count: number };
 
+/**
+ * Why a test failed (or failed an attempt) in a run, the first reason in run generation's order:
+ * a failure the run forced on it (a suite's outage, a spike, its co-failing group), an
+ * environment-dependent test ("env_half"), a breakage on the default branch (every branch has it
+ * from the run it started on), a breakage of the run's feature branch, the test's own flakiness,
+ * or the fragile pool's background failures. Ground truth for the verdicts (src/simulator/verdict-truth.ts).
+ */
+export type FailureCause = "outage" | "spike" | "co_failing_group" | "always_failing" | "breakage" | "branch_breakage" | "flaky" | "pool";
+
+/** Run number → test key → why it failed there; only runs with a failure (or a failed attempt) are present. */
+export type FailureCauses = Map<number, Map<string, FailureCause>>;
+
 export type SimAttempt = { status: CaseStatus; durationMs: number };
 
 export type SimTest = {
@@ -91,6 +103,8 @@ export type SimRun = {
   /** Decimals of the `time` attributes (3 → 1 ms steps, 2 → 10 ms steps). */
   time_decimals: 2 | 3;
   retry_of: number | null;
+  /** A feature-branch run's base: the default-branch commit it started from (sent as `base_commit_sha`); absent in the checks' streams. */
+  base_commit_sha?: string;
   tests: SimTest[];
   labels: GroundTruthLabel[];
   notes: RunNote[];

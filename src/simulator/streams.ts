@@ -51,7 +51,7 @@ import { planNoise } from "./noise-plan";
 import { SimulatedProject, buildSuites } from "./project-model";
 import { Rng } from "./rng";
 import { generateRuns } from "./run-generation";
-import type { SimStream, StreamOptions, TestProfile } from "./stream-types";
+import type { FailureCauses, SimStream, StreamOptions, TestProfile } from "./stream-types";
 
 export { mulberry32 } from "../lib/seeded-random";
 export { breakageEpisodes, failingShare } from "./ground-truth";
@@ -65,6 +65,14 @@ export * from "./stream-types";
  * planned index is beyond the generated runs is dropped (only anomalies that happened are listed).
  */
 export function generateStream(options: StreamOptions): SimStream {
+  return generateStreamWithCauses(options).stream;
+}
+
+/**
+ * generateStream, with why each failure happened (the verdicts' ground truth). The causes are kept
+ * apart from the stream, so a stream stays byte-identical to what generateStream always gave.
+ */
+export function generateStreamWithCauses(options: StreamOptions): { stream: SimStream; causes: FailureCauses } {
   const rng = new Rng((options.seed * 2654435761) ^ 0x5bd1e995);
   const scenario = options.scenario ?? "mixed";
   const knobs = drawKnobs(rng, options);
@@ -107,7 +115,7 @@ export function generateStream(options: StreamOptions): SimStream {
     stats: { durationLogSigma: 0, baselineFailureShare: 0, defaultBranchRuns: 0, medianTestsPerRun: 0 },
   };
   classifySizes(stream);
-  return stream;
+  return { stream, causes: project.causes };
 }
 
 /** Counts for printing: anomalies by type and size, runs by kind. */

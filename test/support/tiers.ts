@@ -18,6 +18,7 @@ export const UNIT_TESTS = [
   "test/build/**/*.test.ts",
   "test/bench/**/*.test.ts",
   "test/simulator/streams.test.ts",
+  "test/simulator/verdict-streams.test.ts",
   "test/node/config.test.ts",
   "test/node/wire-meter.test.ts",
   "test/node/outbound-fetch.test.ts",

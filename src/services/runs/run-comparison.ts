@@ -37,25 +37,37 @@ const RECOMPARE_MAX_RUNS = 10;
 
 const failingStatus = (status: SQL) => sql`${status} in ('failed', 'errored')`;
 
-/** The base: the named commit's default-branch run (or, compared again, the run that was awaited), else a fallback. */
+/**
+ * A default-branch run that was itself a mass failure is never a base: its failures are the
+ * environment's and say nothing of which tests fail on the default branch (compared with it, a
+ * regression of the next commit is `failing_on_base`, and every test its error failed is `fixed`).
+ */
+const notMassFailure = (alias: string) =>
+  sql`not exists (select 1 from ${runComparisons} x where x.test_run_id = ${sql.raw(alias)}.id and x.infrastructure_reason is not null)`;
+
+/**
+ * The base: the named commit's latest default-branch run that is not a mass failure (or, compared
+ * again, the run that was awaited), else a fallback: the latest such run numbered before this run,
+ * or before the named commit's first run when the commit has runs but all are mass failures.
+ */
 function baseSql(runId: number, forcedBaseId: number | null, namedSha: string | null): SQL {
   const onDefault = (alias: string) => defaultBranchSql(sql.raw(`${alias}.branch`), sql`p.default_branch`);
-  const named =
+  const namedRuns =
     forcedBaseId !== null
-      ? sql`select b.id, b.number, b.commit_sha, b.branch from ${testRuns} b where b.id = ${forcedBaseId}`
+      ? sql`select b.id, b.number, b.commit_sha, b.branch, b.created_at, true as usable from ${testRuns} b where b.id = ${forcedBaseId}`
       : namedSha === null
-        ? sql`select b.id, b.number, b.commit_sha, b.branch from ${testRuns} b where false`
+        ? sql`select b.id, b.number, b.commit_sha, b.branch, b.created_at, true as usable from ${testRuns} b where false`
         : // The prefix as a parameter (hexadecimal: no LIKE wildcards), so that test_runs_project_commit_idx serves it.
-          sql`select b.id, b.number, b.commit_sha, b.branch from ${testRuns} b, me, p
+          sql`select b.id, b.number, b.commit_sha, b.branch, b.created_at, ${notMassFailure("b")} as usable from ${testRuns} b, me, p
           where not me.is_default and b.project_id = me.project_id and b.id <> ${runId}
-            and lower(b.commit_sha) like ${`${namedSha}%`} and b.status = 'processed' and ${onDefault("b")}
-          order by b.created_at desc, b.id desc limit 1`;
+            and lower(b.commit_sha) like ${`${namedSha}%`} and b.status = 'processed' and ${onDefault("b")}`;
   return sql`
-    named as (${named}),
+    named_runs as (${namedRuns}),
+    named as (select id, number, commit_sha, branch from named_runs where usable order by created_at desc, id desc limit 1),
     fallback as (
       select b.id, b.number, b.commit_sha, b.branch from ${testRuns} b, me, p
-      where b.project_id = me.project_id and b.number < me.number and b.number >= me.number - ${FALLBACK_SCAN_RUNS}
-        and b.status = 'processed' and ${onDefault("b")}
+      where b.project_id = me.project_id and b.number < coalesce((select min(number) from named_runs), me.number)
+        and b.number >= me.number - ${FALLBACK_SCAN_RUNS} and b.status = 'processed' and ${onDefault("b")} and ${notMassFailure("b")}
       order by b.number desc limit 1),
     base as (
       select id, number, commit_sha, branch, 'base_commit'::base_choice as how from named
@@ -186,6 +198,7 @@ function compareSql(runId: number, now: Date, forcedBaseId: number | null, named
     awaiting as (
       select w.test_run_id from ${runComparisons} w join ${testRuns} a on a.id = w.test_run_id, me
       where ${forcedBaseId === null} and me.is_default and me.commit is not null and w.project_id = me.project_id
+        and (select reason from infra) is null
         and w.awaited_base_commit is not null and left(me.commit, length(w.awaited_base_commit)) = w.awaited_base_commit
         and a.created_at > ${at} - ${`${RECOMPARE_WITHIN_MS} milliseconds`}::interval and a.id <> ${runId}
       order by a.created_at desc limit ${RECOMPARE_MAX_RUNS})

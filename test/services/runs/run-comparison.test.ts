@@ -113,6 +113,41 @@ describe("the base", () => {
     expect(after.fixed).toEqual(["b"]);
     expect(after.run.verdictCounts).toMatchObject({ failing_on_base: 1, new: 0 });
   });
+
+  it("a mass failure is never a base: the runs after it, and a branch naming its commit, compare with the run before it", async () => {
+    const { project, uploadToken } = await newProject();
+    const all = Array.from({ length: 30 }, (_, i) => `t${i}`);
+    await upload(uploadToken, all.map(pass), { branch: "main", commit_sha: sha("1") });
+    await upload(
+      uploadToken,
+      all.map((n, i) => (i < 25 ? fail(n, "ECONNREFUSED 127.0.0.1:5432") : pass(n))),
+      { branch: "main", commit_sha: sha("2") },
+    );
+    await upload(
+      uploadToken,
+      all.map((n, i) => (i === 0 ? fail(n) : pass(n))),
+      { branch: "main", commit_sha: sha("3") },
+    );
+    await upload(
+      uploadToken,
+      all.map((n, i) => (i === 1 ? fail(n) : pass(n))),
+      { branch: "f", commit_sha: sha("4"), base_commit_sha: sha("2") },
+    );
+    const afterOutage = await comparisonOf(project.id, 3);
+    expect([afterOutage.comparison.baseChoice, afterOutage.baseNumber, afterOutage.fixed]).toEqual(["previous_default", 1, []]);
+    expect(afterOutage.verdicts).toEqual([{ verdict: "new", reason: "passed on main in run #1 (1111111)", name: "t0" }]);
+    const branch = await comparisonOf(project.id, 4);
+    expect([branch.comparison.baseChoice, branch.baseNumber, branch.comparison.awaitedBaseCommit]).toEqual([
+      "latest_default_before",
+      1,
+      sha("2"),
+    ]);
+    expect(branch.verdicts.map((v) => v.verdict)).toEqual(["new"]);
+    // A re-run of the named commit that is not a mass failure: the branch is compared again with it.
+    await upload(uploadToken, all.map(pass), { branch: "main", commit_sha: sha("2") });
+    const again = await comparisonOf(project.id, 4);
+    expect([again.comparison.baseChoice, again.baseNumber, again.comparison.awaitedBaseCommit]).toEqual(["base_commit", 5, null]);
+  });
 });
 
 describe("verdicts", () => {
