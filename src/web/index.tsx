@@ -55,6 +55,8 @@ export const PAGE_PATHS = [
   "/invitations/:token/*",
   "/projects/:id/runs",
   "/projects/:id/runs/:number",
+  "/projects/:id/runs/:number/failures",
+  "/projects/:id/runs/:number/fixed",
   "/projects/:id/tests",
   "/projects/:id/tests/:test_id",
   "/projects/:id/tests/:test_id/quarantine",
