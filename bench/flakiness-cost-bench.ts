@@ -22,19 +22,15 @@
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import { sql } from "drizzle-orm";
-import { type RequestDeps, createApp } from "../src/app";
-import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
 import { systemClock } from "../src/lib/clock";
 import type { Logger } from "../src/lib/logger";
-import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
-import { InProcessRunQueue } from "../src/node/in-process-run-queue";
 import type { OpenedDatabase } from "../src/node/database";
 import { addDays } from "../src/services/runs/flakiness-cost-reads";
 import { utcDay } from "../src/services/shared/daily-rollups";
 import { createOrganization } from "../src/services/tenancy/organizations";
 import { createProject } from "../src/services/tenancy/projects";
 import { completeTestRun, recordTestRunArrival } from "../src/services/runs/test-runs";
-import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
+import { statementCountingApp, withBenchDatabase } from "./common";
 import { recordBenchmark } from "./report";
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -115,40 +111,6 @@ async function processLiveRuns(database: OpenedDatabase, projectIds: string[]) {
   }
 }
 
-/** The app in process, its pool's statements counted. */
-function countingApp(database: OpenedDatabase) {
-  const app = createApp({
-    cursorSecret: "flakiness-cost-bench-cursor-secret-0123",
-    publicBaseUrl: "https://api.example.com",
-    webAppUrl: "https://app.example.com",
-    secrets: new SecretKeyring({ current: generateSecretsKey() }),
-  });
-  const requestDeps: RequestDeps = {
-    db: database.db,
-    clock: systemClock,
-    keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    clientAddress: null,
-    runQueue: new InProcessRunQueue(async () => {}, { logger: quietLogger }),
-    logger: quietLogger,
-  };
-  let statements = 0;
-  const pool = (database.db as unknown as { $client?: { query: (...args: unknown[]) => unknown } }).$client;
-  if (!pool) throw new Error("the benchmark needs a node-postgres pool to count statements");
-  const query = pool.query.bind(pool);
-  pool.query = (...args: unknown[]) => {
-    statements++;
-    return query(...args);
-  };
-  return async (pathname: string, apiKey: string) => {
-    const before = statements;
-    const res = await app.fetch(new Request(`http://bench${pathname}`, { headers: { authorization: `Bearer ${apiKey}` } }), requestDeps);
-    const body = (await res.json()) as Record<string, unknown>;
-    if (res.status !== 200) throw new Error(`${pathname}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
-    return { statements: statements - before, body };
-  };
-}
-
 async function main(): Promise<void> {
   const load = os.loadavg()[0]!.toFixed(1);
   await withBenchDatabase(SERVER_URL, "cia_cost_bench", async (database, postgres) => {
@@ -171,7 +133,7 @@ async function main(): Promise<void> {
     };
     const costRows = rows.rows[0]!.n;
 
-    const fetchJson = countingApp(database);
+    const fetchJson = statementCountingApp(database, "flakiness-cost-bench-cursor-secret-0123");
     const today = utcDay(new Date());
     const window90 = `from=${addDays(today, -(DAYS - 1))}&to=${today}`;
     const path90 = (id: string) => `/api/v1/projects/${id}/flakiness_cost?${window90}`;

@@ -20,17 +20,13 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type RequestDeps, createApp } from "../src/app";
-import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
-import { InProcessRunQueue } from "../src/node/in-process-run-queue";
 import { systemClock } from "../src/lib/clock";
 import type { Logger } from "../src/lib/logger";
-import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import type { OpenedDatabase } from "../src/node/database";
 import { createOrganization } from "../src/services/tenancy/organizations";
 import { createProject } from "../src/services/tenancy/projects";
 import { type Report, recordTestRunArrival, storeTestRun } from "../src/services/runs/test-runs";
-import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
+import { statementCountingApp, withBenchDatabase } from "./common";
 import { recordBenchmark } from "./report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -126,40 +122,6 @@ async function measureProcessing(deps: Deps, projectId: string) {
   return { with: median(withComparison), without: median(without), comparedRun };
 }
 
-/** The app in process, its pool's statements counted. */
-function countingApp(database: OpenedDatabase) {
-  const app = createApp({
-    cursorSecret: CURSOR_SECRET,
-    publicBaseUrl: "https://api.example.com",
-    webAppUrl: "https://app.example.com",
-    secrets: new SecretKeyring({ current: generateSecretsKey() }),
-  });
-  const requestDeps: RequestDeps = {
-    db: database.db,
-    clock: systemClock,
-    keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    clientAddress: null,
-    runQueue: new InProcessRunQueue(async () => {}, { logger: quietLogger }),
-    logger: quietLogger,
-  };
-  let statements = 0;
-  const pool = (database.db as unknown as { $client?: { query: (...args: unknown[]) => unknown } }).$client;
-  if (!pool) throw new Error("the benchmark needs a node-postgres pool to count statements");
-  const query = pool.query.bind(pool);
-  pool.query = (...args: unknown[]) => {
-    statements++;
-    return query(...args);
-  };
-  return async (pathname: string, apiKey: string) => {
-    const before = statements;
-    const res = await app.fetch(new Request(`http://bench${pathname}`, { headers: { authorization: `Bearer ${apiKey}` } }), requestDeps);
-    const body = (await res.json()) as Record<string, unknown>;
-    if (res.status !== 200) throw new Error(`${pathname}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
-    return { statements: statements - before, body };
-  };
-}
-
 function startServers(env: Record<string, string>): Promise<{ child: ChildProcess; ours: number; bare: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "bench/servers.ts")], {
@@ -223,7 +185,7 @@ async function main(): Promise<void> {
       { label: "GET …/test_runs/:number/comparison", path: `${runPath}/comparison` },
       { label: "GET …/comparison/failures (first page, 25)", path: `${runPath}/comparison/failures` },
     ];
-    const request = countingApp(database);
+    const request = statementCountingApp(database, CURSOR_SECRET);
     await request(reads[0]!.path, apiKey); // warm key: admission from the key-id cache and the in-memory counter
     const counted: Array<{ statements: number; body: Record<string, unknown> }> = [];
     for (const read of reads) counted.push(await request(read.path, apiKey));
