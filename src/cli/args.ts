@@ -2,6 +2,7 @@
  * The command line: options, help text, and the checks that turn flags and environment variables
  * into the settings of an upload (any problem is a UsageError: exit 2, nothing sent).
  */
+import { shardOf } from "../ingest/report";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -314,12 +315,10 @@ function runKeyChoice(values: OptionValues): { runKey: string | undefined; shard
     throw new UsageError(`--run-key must be 1 to 255 characters without control characters (got "${values["run-key"]}")`);
   const shard = nonEmpty(values.shard);
   if (values.shard === undefined) return { runKey, shard: undefined };
-  const match = /^(\d{1,4})\/(\d{1,4})$/.exec(shard ?? "");
-  const [index, total] = match ? [Number(match[1]), Number(match[2])] : [0, 0];
-  if (!(index >= 1 && index <= total && total <= 1000))
-    throw new UsageError(`--shard must be I/N with 1 ≤ I ≤ N ≤ 1000, e.g. 2/4 (got "${values.shard}")`);
+  const parsed = shardOf(shard ?? "");
+  if (!parsed) throw new UsageError(`--shard must be I/N with 1 ≤ I ≤ N ≤ 1000, e.g. 2/4 (got "${values.shard}")`);
   if (runKey === undefined) throw new UsageError("--shard needs --run-key: the shards of one run share its key");
-  return { runKey, shard: `${index}/${total}` };
+  return { runKey, shard: `${parsed.index}/${parsed.total}` };
 }
 
 /** --base-commit SHA (7 to 64 hex digits), --no-base-commit, or detection. */

@@ -15,6 +15,7 @@ import {
   ReportError,
   cleanOptionalText,
   cleanText,
+  shardOf,
 } from "./report";
 import { isoDateTimeWithZone } from "../lib/date-time";
 
@@ -107,17 +108,7 @@ const metadataText = (max: number) =>
     .transform((value) => (value === "" ? null : value))
     .nullish();
 
-/** `I/N` with 1 ≤ I ≤ N ≤ MAX_SHARDS, or null. */
-function shardOf(value: string): { index: number; total: number } | null {
-  const match = /^(\d{1,4})\/(\d{1,4})$/.exec(value);
-  if (!match) return null;
-  const index = Number(match[1]);
-  const total = Number(match[2]);
-  return index >= 1 && index <= total && total <= MAX_SHARDS ? { index, total } : null;
-}
-
-/** Shards a run may declare; a run takes at most MAX_RUN_PARTS parts, retries included. */
-const MAX_SHARDS = 1_000;
+/** A run takes at most this many parts, retries included. */
 export const MAX_RUN_PARTS = 2_000;
 
 const isHttpUrl = (value: string) => {

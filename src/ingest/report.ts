@@ -88,3 +88,15 @@ export function cleanOptionalText(value: string | null | undefined, maxLength: n
   const cleaned = cleanText(value, maxLength);
   return cleaned.length === 0 ? null : cleaned;
 }
+
+/** Shards a run may declare (`shard=I/N`, docs/uploads.md "Runs in parts"). */
+export const MAX_SHARDS = 1_000;
+
+/** `I/N` with 1 ≤ I ≤ N ≤ MAX_SHARDS, or null: the upload's `shard` and the uploader's `--shard` alike. */
+export function shardOf(value: string): { index: number; total: number } | null {
+  const match = /^(\d{1,4})\/(\d{1,4})$/.exec(value);
+  if (!match) return null;
+  const index = Number(match[1]);
+  const total = Number(match[2]);
+  return index >= 1 && index <= total && total <= MAX_SHARDS ? { index, total } : null;
+}

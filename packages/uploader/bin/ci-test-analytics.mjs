@@ -4552,6 +4552,46 @@ function hasTokenShape(kind, token) {
   return /^[0-9A-Za-z]+$/.test(token.slice(prefix.length));
 }
 
+// src/ingest/report.ts
+var REPORT_LIMITS = {
+  /** Test cases in one run (after retries are merged). */
+  maxCases: 2e5,
+  /** Suites in one run, nested ones included. */
+  maxSuites: 5e4,
+  /** Nesting of elements in an XML document, or of suites in JSON. */
+  maxDepth: 64,
+  /** Attempts kept per case (earlier ones are dropped). */
+  maxAttempts: 20,
+  /** Characters kept of names, classnames, file paths and failure types. */
+  maxNameLength: 1e3,
+  /** Characters kept of a failure message (per case and per attempt) and of a case's failure text. */
+  maxMessageLength: 4096,
+  /** Characters kept of a case's system-out and of its system-err. */
+  maxOutputLength: 4096
+};
+var MAX_XML_DOCUMENTS = REPORT_LIMITS.maxSuites;
+var ReportError = class extends Error {
+  name = "ReportError";
+};
+function cleanText(value, maxLength) {
+  let cut = value.length > maxLength ? value.slice(0, maxLength) : value;
+  if (!cut.isWellFormed()) cut = cut.toWellFormed();
+  return cut.includes("\0") ? cut.replaceAll("\0", "�") : cut;
+}
+function cleanOptionalText(value, maxLength) {
+  if (value === null || value === void 0) return null;
+  const cleaned = cleanText(value, maxLength);
+  return cleaned.length === 0 ? null : cleaned;
+}
+var MAX_SHARDS = 1e3;
+function shardOf(value) {
+  const match = /^(\d{1,4})\/(\d{1,4})$/.exec(value);
+  if (!match) return null;
+  const index = Number(match[1]);
+  const total = Number(match[2]);
+  return index >= 1 && index <= total && total <= MAX_SHARDS ? { index, total } : null;
+}
+
 // src/cli/args.ts
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -5123,12 +5163,10 @@ function runKeyChoice(values) {
     throw new UsageError(`--run-key must be 1 to 255 characters without control characters (got "${values["run-key"]}")`);
   const shard = nonEmpty(values.shard);
   if (values.shard === void 0) return { runKey, shard: void 0 };
-  const match = /^(\d{1,4})\/(\d{1,4})$/.exec(shard ?? "");
-  const [index, total] = match ? [Number(match[1]), Number(match[2])] : [0, 0];
-  if (!(index >= 1 && index <= total && total <= 1e3))
-    throw new UsageError(`--shard must be I/N with 1 ≤ I ≤ N ≤ 1000, e.g. 2/4 (got "${values.shard}")`);
+  const parsed = shardOf(shard ?? "");
+  if (!parsed) throw new UsageError(`--shard must be I/N with 1 ≤ I ≤ N ≤ 1000, e.g. 2/4 (got "${values.shard}")`);
   if (runKey === void 0) throw new UsageError("--shard needs --run-key: the shards of one run share its key");
-  return { runKey, shard: `${index}/${total}` };
+  return { runKey, shard: `${parsed.index}/${parsed.total}` };
 }
 function baseCommitChoice(values) {
   const given = nonEmpty(values["base-commit"]);
@@ -5521,38 +5559,6 @@ function judgeFailures(failures, list, now) {
 // src/cli/reports.ts
 import { readFile, stat as stat2 } from "node:fs/promises";
 import { extname, resolve as resolve5 } from "node:path";
-
-// src/ingest/report.ts
-var REPORT_LIMITS = {
-  /** Test cases in one run (after retries are merged). */
-  maxCases: 2e5,
-  /** Suites in one run, nested ones included. */
-  maxSuites: 5e4,
-  /** Nesting of elements in an XML document, or of suites in JSON. */
-  maxDepth: 64,
-  /** Attempts kept per case (earlier ones are dropped). */
-  maxAttempts: 20,
-  /** Characters kept of names, classnames, file paths and failure types. */
-  maxNameLength: 1e3,
-  /** Characters kept of a failure message (per case and per attempt) and of a case's failure text. */
-  maxMessageLength: 4096,
-  /** Characters kept of a case's system-out and of its system-err. */
-  maxOutputLength: 4096
-};
-var MAX_XML_DOCUMENTS = REPORT_LIMITS.maxSuites;
-var ReportError = class extends Error {
-  name = "ReportError";
-};
-function cleanText(value, maxLength) {
-  let cut = value.length > maxLength ? value.slice(0, maxLength) : value;
-  if (!cut.isWellFormed()) cut = cut.toWellFormed();
-  return cut.includes("\0") ? cut.replaceAll("\0", "�") : cut;
-}
-function cleanOptionalText(value, maxLength) {
-  if (value === null || value === void 0) return null;
-  const cleaned = cleanText(value, maxLength);
-  return cleaned.length === 0 ? null : cleaned;
-}
 
 // src/lib/vocabulary.ts
 var CASE_STATUSES = ["passed", "failed", "errored", "skipped"];

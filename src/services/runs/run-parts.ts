@@ -18,18 +18,11 @@ import { type PayloadObject, discardPayloadObject } from "../../ingest/payload-s
 import { ReportError, type ReportSuite } from "../../ingest/report";
 import { testRunParts, testRuns, uploadPayloads } from "../../db/schema";
 import { type ProcessingDeps, type ProcessingOutcome, limited, suiteSourceOf } from "./run-processing";
-import { type SuiteSource, type TestRunRow, failTestRun, storeTestRun, testRunFromJson } from "./test-runs";
+import { type SuiteSource, type TestRunRow, failTestRun, storeTestRun, storedPayloadOf, testRunFromJson } from "./test-runs";
 import { mergeRetryPart, retryRows } from "./retry-parts";
 import { findRunRow } from "./test-results";
 
 type StoredPayload = { format: string; content: string | null; object_key: string | null };
-
-const payloadOf = (row: StoredPayload): UploadPayload | PayloadObject | null =>
-  row.content !== null
-    ? { format: row.format as UploadPayload["format"], content: row.content }
-    : row.object_key !== null
-      ? { format: row.format as UploadPayload["format"], objectKey: row.object_key }
-      : null;
 
 type PartCounts = { tests: number; passed: number; failed: number; errored: number; skipped: number; durationMs: number | null };
 
@@ -84,9 +77,11 @@ export async function processRunPart(
   if (!row) return "already_done";
   // A retry waits for its run to be stored, then is merged into it (storeRunParts merges those that waited).
   if (row.retry)
-    return row.status === "pending" && row.run_status === "processed" ? mergeRetry(deps, testRunId, part, options) : "already_done";
+    return row.status === "pending" && row.run_status === "processed"
+      ? mergeRetry(deps, testRunId, part, options.payload ?? storedPayloadOf(row))
+      : "already_done";
   if (row.status === "pending") {
-    const payload = options.payload ?? payloadOf(row);
+    const payload = options.payload ?? storedPayloadOf(row);
     let counted: PartCounts | { reason: string };
     try {
       counted = payload ? await countPart(suiteSourceOf(payload, deps.payloadStore)) : { reason: "The part's report is missing." };
@@ -154,7 +149,7 @@ async function storeRunParts(deps: ProcessingDeps, testRunId: number): Promise<P
       join ${uploadPayloads} p on p.test_run_id = rp.test_run_id and p.part_number = rp.part_number
       where rp.test_run_id = ${testRunId} and rp.status = 'ready' and not rp.retry order by rp.part_number`),
   );
-  const payloads = parts.map(payloadOf).filter((payload) => payload !== null);
+  const payloads = parts.map(storedPayloadOf).filter((payload) => payload !== null);
   const durations = parts.map((part) => part.duration_ms).filter((ms) => ms !== null);
   const source: SuiteSource = async (emitToStore, pause) => {
     // The run-wide limits hold for the parts together, as for one report.
@@ -186,18 +181,27 @@ async function storeRunParts(deps: ProcessingDeps, testRunId: number): Promise<P
       sql`select part_number from ${testRunParts} where test_run_id = ${testRunId} and retry and status = 'pending' order by part_number`,
     ),
   );
-  for (const { part_number: part } of waiting) await mergeRetry(deps, testRunId, part, { finalAttempt: true });
+  for (const { part_number: part } of waiting) await mergeRetry(deps, testRunId, part, await readPartPayload(deps, testRunId, part));
   return "processed";
 }
 
-/** A retry part read and merged into its processed run; an unreadable one is listed with its reason and changes nothing. */
-async function mergeRetry(deps: ProcessingDeps, testRunId: number, part: number, options: DeliveryAttempt): Promise<ProcessingOutcome> {
+/** A part's stored payload, read on its own (a retry that waited for its run). */
+async function readPartPayload(deps: ProcessingDeps, testRunId: number, part: number) {
   const [stored] = await rowsOf<StoredPayload>(
     deps.db.execute(
       sql`select format, content, object_key from ${uploadPayloads} where test_run_id = ${testRunId} and part_number = ${part}`,
     ),
   );
-  const payload = options.payload ?? (stored ? payloadOf(stored) : null);
+  return stored ? storedPayloadOf(stored) : null;
+}
+
+/** A retry part read and merged into its processed run; an unreadable one is listed with its reason and changes nothing. */
+async function mergeRetry(
+  deps: ProcessingDeps,
+  testRunId: number,
+  part: number,
+  payload: UploadPayload | PayloadObject | null,
+): Promise<ProcessingOutcome> {
   if (!payload) return "already_done";
   let rows;
   try {

@@ -471,16 +471,21 @@ async function openRun(tx: Database, runId: number, now: Date, options: { payloa
   ][];
   return {
     run: testRunFromJson(row.run),
-    payload:
-      row.format === null
-        ? null
-        : row.content !== null
-          ? { format: row.format as UploadPayload["format"], content: row.content }
-          : row.object_key !== null
-            ? { format: row.format as UploadPayload["format"], objectKey: row.object_key }
-            : null,
+    payload: storedPayloadOf(row),
     quarantined: new Set(quarantinedJson.map(([classname, file, name]) => testIdentityKey({ classname, file, name }))),
   };
+}
+
+/** An upload_payloads row as read (its text, or its object's key), or null when there is none. */
+export function storedPayloadOf(row: {
+  format: string | null;
+  content: string | null;
+  object_key: string | null;
+}): UploadPayload | PayloadObject | null {
+  if (row.format === null) return null;
+  const format = row.format as UploadPayload["format"];
+  if (row.content !== null) return { format, content: row.content };
+  return row.object_key !== null ? { format, objectKey: row.object_key } : null;
 }
 
 /**
