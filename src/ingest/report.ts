@@ -90,7 +90,7 @@ export function cleanOptionalText(value: string | null | undefined, maxLength: n
 }
 
 /** Shards a run may declare (`shard=I/N`, docs/uploads.md "Runs in parts"). */
-export const MAX_SHARDS = 1_000;
+const MAX_SHARDS = 1_000;
 
 /** `I/N` with 1 ≤ I ≤ N ≤ MAX_SHARDS, or null: the upload's `shard` and the uploader's `--shard` alike. */
 export function shardOf(value: string): { index: number; total: number } | null {
