@@ -3,6 +3,7 @@
  * into the settings of an upload (any problem is a UsageError: exit 2, nothing sent).
  */
 import { shardOf } from "../ingest/report";
+import { MAX_RAW_VARIANT_LENGTH, MAX_VARIANT_LENGTH, normalizeVariant } from "../lib/variant";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -41,6 +42,9 @@ Options:
                        to complete
   --shard I/N          this upload is shard I of N (1-based, as Jest's and Playwright's --shard):
                        the run completes when N shards are in; needs --run-key
+  --variant VARIANT    the configuration the tests ran in, e.g. os=windows,node=22 (env
+                       CTA_VARIANT): part of each test's identity, so a matrix cell's tests are
+                       tests of their own; --quarantine reads that variant's list
   --retry              this upload re-runs failed tests of the run --run-key names: its cases
                        become further attempts of the run's tests (passes on retry are counted),
                        even after the run completed
@@ -122,6 +126,7 @@ const OPTIONS = {
   "run-per-file": { type: "boolean" },
   "run-key": { type: "string" },
   shard: { type: "string" },
+  variant: { type: "string" },
   retry: { type: "boolean" },
   wait: { type: "boolean" },
   timeout: { type: "string" },
@@ -185,9 +190,22 @@ function uploadEndpoint(baseUrl: string): URL {
   return new URL("test_runs", uploadsBase(baseUrl));
 }
 
-/** `{base}/uploads/v1/quarantined_tests`, the list `--quarantine` reads (same base URL rules). */
-function quarantineListUrl(baseUrl: string): URL {
-  return new URL("quarantined_tests", uploadsBase(baseUrl));
+/** `{base}/uploads/v1/quarantined_tests`, the list `--quarantine` reads (same base URL rules), of the run's variant. */
+function quarantineListUrl(baseUrl: string, variant: string): URL {
+  const url = new URL("quarantined_tests", uploadsBase(baseUrl));
+  if (variant !== "") url.searchParams.set("variant", variant);
+  return url;
+}
+
+/** --variant, else CTA_VARIANT: normalized as the service normalizes it, at most 100 characters then. */
+function variantChoice(values: OptionValues, env: Env): string {
+  const given = values.variant ?? env.CTA_VARIANT ?? "";
+  const variant = normalizeVariant(given);
+  if (/\p{Cc}/u.test(given) || given.length > MAX_RAW_VARIANT_LENGTH || variant.length > MAX_VARIANT_LENGTH)
+    throw new UsageError(
+      `--variant must be at most ${MAX_VARIANT_LENGTH} characters once normalized, without control characters (got "${given}")`,
+    );
+  return variant;
 }
 
 /** `{base}/uploads/v1/codeowners`, where the repository's CODEOWNERS goes (same base URL rules). */
@@ -230,6 +248,8 @@ export type UploadSettings = {
   runKey: string | undefined;
   shard: string | undefined;
   retry: boolean;
+  /** --variant (else CTA_VARIANT), normalized as the service does; "" for none (docs/tests.md, "Variants"). */
+  variant: string;
 };
 
 /** What --fail-on accepts: only `new` so far. */
@@ -267,7 +287,8 @@ export function uploadSettings(input: {
   if (!baseUrl) throw new UsageError("missing service URL: pass --url or set CTA_URL");
   if (!token) throw new UsageError("missing upload token: pass --token or set CTA_UPLOAD_TOKEN");
   const endpoint = uploadEndpoint(baseUrl);
-  const listUrl = quarantineListUrl(baseUrl);
+  const variant = variantChoice(values, env);
+  const listUrl = quarantineListUrl(baseUrl, variant);
   const retries = parseNumberOption("retries", values.retries, { min: 0, integer: true }) ?? DEFAULT_RETRIES;
   const waitTimeoutS = parseNumberOption("timeout", values.timeout, { min: 0, integer: false }) ?? DEFAULT_WAIT_TIMEOUT_S;
   let baseDelayMs = input.baseDelayMs;
@@ -303,6 +324,7 @@ export function uploadSettings(input: {
     runKey,
     shard,
     retry: Boolean(values.retry),
+    variant,
   };
 }
 

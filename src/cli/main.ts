@@ -172,6 +172,7 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
       readEvent,
       runs: tally.runs,
       commitSha: metadata.commit_sha,
+      variant: settings.variant,
       userAgent: headers["user-agent"]!,
       retryOptions,
       out,
@@ -257,6 +258,7 @@ function prepareUpload(input: {
       ...(settings.runKey !== undefined ? { run_key: settings.runKey } : {}),
       ...(settings.shard !== undefined ? { shard: settings.shard } : {}),
       ...(settings.retry ? { retry: true } : {}),
+      ...(settings.variant !== "" ? { variant: settings.variant } : {}),
       tags: (values.tag ?? []).map((t) => t.trim()).filter((t) => t !== ""),
     };
     out.debug(`CI provider: ${ci.provider ?? "none detected"}`);

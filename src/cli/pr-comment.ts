@@ -65,7 +65,7 @@ function findPullRequest(env: Env, readEvent: (path: string) => unknown): PullRe
 /**
  * The hidden first line that finds the comment again: project, job and variant, each
  * percent-encoded (so no value can end the HTML comment or pass for another field). The variant
- * is empty until runs have variants.
+ * is the run's `--variant` ("" for none).
  */
 function commentMarker(key: { projectId: string; job: string; variant: string }): string {
   const part = (value: string) => encodeURIComponent(value);
@@ -222,6 +222,8 @@ export async function commentOnPullRequest(input: {
   readEvent: (path: string) => unknown;
   runs: RunInfo[];
   commitSha: string | undefined;
+  /** --variant: matrix legs with their own variants get a comment each. */
+  variant: string;
   userAgent: string;
   retryOptions: RetryOptions;
   out: Output;
@@ -237,7 +239,7 @@ export async function commentOnPullRequest(input: {
   const projectId = runs.find((run) => run.projectId !== null)?.projectId;
   if (!projectId) return warn("no test run was recorded, so there is nothing to comment");
   const job = commentJob(env);
-  const marker = commentMarker({ projectId, job, variant: "" });
+  const marker = commentMarker({ projectId, job, variant: input.variant });
   const body = buildCommentBody({ marker, job, commitSha: input.commitSha, runs });
   const outcome = await upsertComment(lookup.pullRequest, { marker, body }, input);
   if ("problem" in outcome) return warn(outcome.problem);

@@ -25,6 +25,8 @@ export type RunMetadata = {
   run_key?: string;
   shard?: string;
   retry?: boolean;
+  /** --variant, normalized (docs/tests.md, "Variants"); never read from a report file. */
+  variant?: string;
   build_id?: string;
   build_url?: string;
   tags?: string[];
@@ -217,6 +219,7 @@ export async function buildUpload(
   if (metadata.run_key !== undefined) envelope.run_key = metadata.run_key;
   if (metadata.shard !== undefined) envelope.shard = metadata.shard;
   if (metadata.retry) envelope.retry = true;
+  if (metadata.variant !== undefined) envelope.variant = metadata.variant;
   const tags = metadata.tags && metadata.tags.length > 0 ? metadata.tags : [...new Set(fileTags)];
   if (tags.length > 0) envelope.tags = tags;
   if (xml.length > MAX_XML_DOCUMENTS) {

@@ -93,6 +93,7 @@ export function presentTestRun(row: Row<typeof testRuns>, webAppUrl: string) {
     base_commit_sha: row.baseCommitSha,
     build_id: row.buildId,
     build_url: row.buildUrl,
+    variant: row.variant,
     tags: row.tags,
     started_at: iso(row.startedAt),
     created_at: row.createdAt.toISOString(),
@@ -212,6 +213,7 @@ function presentQuarantine(row: Row<typeof tests>, now: Date) {
     created_at: row.quarantineCreatedAt!.toISOString(),
     expires_at: row.quarantineExpiresAt!.toISOString(),
     source: row.quarantineSource!,
+    all_variants: row.quarantineAllVariants,
   };
 }
 
@@ -227,6 +229,7 @@ export function presentTest(row: Row<typeof tests>, window: { size: number; bran
     name: row.name,
     classname: row.classname,
     file: row.file,
+    variant: row.variant,
     owners: row.owners,
     suite: row.suite,
     health: row.health,
@@ -250,13 +253,20 @@ export function presentTest(row: Row<typeof tests>, window: { size: number; bran
 
 /** An item of the CI's quarantine list (GET /uploads/v1/quarantined_tests): what a runner needs to match its failures. */
 export function presentQuarantinedTestForCi(
-  row: Pick<Row<typeof tests>, "id" | "classname" | "name" | "file"> & { reason: string | null; expiresAt: Date | null },
+  row: Pick<Row<typeof tests>, "id" | "classname" | "name" | "file"> & {
+    reason: string | null;
+    expiresAt: Date | null;
+    allVariants: boolean;
+    variant: string;
+  },
 ) {
   return {
     test_id: row.id,
     classname: row.classname,
     name: row.name,
     file: row.file,
+    variant: row.variant,
+    all_variants: row.allVariants,
     reason: row.reason!,
     expires_at: row.expiresAt!.toISOString(),
   };

@@ -4,6 +4,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { isoDateTimeWithZone } from "../lib/date-time";
+import { MAX_RAW_VARIANT_LENGTH, MAX_VARIANT_LENGTH, normalizeVariant } from "../lib/variant";
 import {
   ALERT_STATUSES,
   ALERT_TYPES,
@@ -115,6 +116,9 @@ const VerdictCountsSchema = z
       "The run's failing tests counted per verdict against its base (docs/verdicts.md): each failing test (or test that passed on retry) has exactly one.",
   });
 
+/** A variant as answers carry it: normalized, at most 100 characters, "" for none (src/lib/variant.ts). */
+const VariantSchema = z.string().max(100);
+
 export const TestRunSchema = z
   .object({
     number: z.number().int().openapi({ description: "Counts up within the project: the Nth run." }),
@@ -130,6 +134,10 @@ export const TestRunSchema = z
       .openapi({ description: "The commit the uploader named as the comparison's base (docs/verdicts.md); null when none was named." }),
     build_id: z.string().nullable(),
     build_url: z.string().nullable(),
+    variant: VariantSchema.openapi({
+      description:
+        'The configuration its tests ran in, normalized (`node=22,os=windows`; docs/tests.md, "Variants"); "" for a run without one. Its run-level checks and comparison use runs of the same variant.',
+    }),
     tags: z.array(z.string()),
     started_at: nullableTimestamp("When the CI job started, as reported by the uploader."),
     created_at: timestamp("When the run arrived."),
@@ -425,6 +433,10 @@ export const QuarantineSchema = z
     created_at: timestamp("When the test was quarantined (this quarantine: a new one replaces it whole)."),
     expires_at: timestamp("When the quarantine ends by itself."),
     source: z.enum(QUARANTINE_SOURCES).openapi({ description: "`manual`: through the API; `auto`: by the service (a later setting)." }),
+    all_variants: z.boolean().openapi({
+      description:
+        'The quarantine names every variant of the test, new ones too (docs/quarantine.md, "Variants"); false: this variant only.',
+    }),
   })
   .openapi("Quarantine");
 
@@ -437,6 +449,10 @@ export const TestSchema = z
     name: z.string(),
     classname: z.string().nullable(),
     file: z.string().nullable(),
+    variant: VariantSchema.openapi({
+      description:
+        'The configuration the test runs in (`os=windows,node=22`, normalized), part of its identity: the same name in another variant is another test, a sibling (docs/tests.md, "Variants"); "" without one.',
+    }),
     owners: z.array(z.string()).openapi({
       description:
         "The owners of `file` under the project's latest CODEOWNERS (`PUT /uploads/v1/codeowners`): `@user`, `@org/team` or e-mail addresses, as written there; the last matching rule gives them. `[]` without a CODEOWNERS, without a `file`, when no rule matches, or when the last matching rule names none (docs/codeowners.md).",
@@ -524,7 +540,22 @@ export const TestsQuerySchema = PageQuerySchema.extend({
       description: "Only tests with this owner among their `owners` (from CODEOWNERS): exact, case-sensitive, e.g. `@acme/checkout`.",
       example: "@acme/checkout",
     }),
+  variant: variantFilter(
+    'Only tests of this variant (docs/tests.md, "Variants"), normalized as uploads are (`os=windows, node=22` is `node=22,os=windows`); empty (`variant=`): the tests of runs without a variant. Absent: every variant.',
+  ),
 });
+
+/** A `variant` query parameter: normalized as an upload's (src/lib/variant.ts); "" names the variant of runs without one. */
+export function variantFilter(description: string) {
+  return z
+    .string()
+    .max(MAX_RAW_VARIANT_LENGTH, `is too long (maximum is ${MAX_RAW_VARIANT_LENGTH} characters)`)
+    .refine((value) => !/[\u0000-\u001F\u007F]/.test(value), "must not contain control characters")
+    .transform(normalizeVariant)
+    .refine((value) => value.length <= MAX_VARIANT_LENGTH, `is too long (maximum is ${MAX_VARIANT_LENGTH} characters once normalized)`)
+    .optional()
+    .openapi({ param: { name: "variant", in: "query" }, description, example: "node=22,os=windows", type: "string" } as object);
+}
 
 const OWNER_PATTERN = /^(?:[^\s@]+@[^\s@]+\.[^\s@]+|@[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9][A-Za-z0-9._-]*)$/;
 
@@ -570,6 +601,10 @@ export const QuarantineBodySchema = z
       .refine(isHttpUrl, "must be an http or https URL")
       .nullish()
       .openapi({ description: "The issue that tracks the fix (http or https).", example: "https://github.com/acme/shop/issues/42" }),
+    all_variants: z.boolean({ error: "must be true or false" }).nullish().openapi({
+      description:
+        '`true`: the quarantine names every variant of the test (docs/quarantine.md, "Variants"): its siblings in the project\'s other variants get the same quarantine, and the CI list of any variant, new ones too, holds it. Ending it on any of them ends it on all. Absent or `false`: this variant only.',
+    }),
   })
   .check(
     z.refine((body: { expires_at?: unknown; duration?: unknown }) => presence(body.duration) || presence(body.expires_at), {
@@ -597,6 +632,12 @@ const QuarantinedTestForCiSchema = z
       .string()
       .nullable()
       .openapi({ description: "Stands in for the classname when the report gave none (the test's identity: docs/tests.md)." }),
+    variant: VariantSchema.openapi({
+      description: "The variant the list was asked for (`variant`); the entry matches that variant's test.",
+    }),
+    all_variants: z.boolean().openapi({
+      description: "The quarantine names every variant of the test (`all_variants`), this one included even if it is new.",
+    }),
     reason: z.string(),
     expires_at: timestamp("When the quarantine ends by itself."),
   })

@@ -207,6 +207,8 @@ export const testRuns = pgTable(
     baseCommitSha: text("base_commit_sha"),
     buildId: text("build_id"),
     buildUrl: text("build_url"),
+    /** The configuration the run's tests ran in, normalized (`node=22,os=windows`; docs/tests.md, "Variants"); "": none. */
+    variant: text("variant").notNull().default(""),
     tags: jsonb("tags").$type<string[]>().notNull().default([]),
     startedAt: timestampMs("started_at"),
     createdAt: timestampMs("created_at").notNull().defaultNow(),
@@ -250,8 +252,9 @@ export const testRuns = pgTable(
     uniqueIndex("test_runs_project_idempotency_key")
       .on(t.projectId, t.idempotencyKey)
       .where(sql`${t.idempotencyKey} is not null`),
+    // A run key names one run per variant: matrix cells that share a CI job's key are runs of their own.
     uniqueIndex("test_runs_project_run_key")
-      .on(t.projectId, t.runKey)
+      .on(t.projectId, t.runKey, t.variant)
       .where(sql`${t.runKey} is not null`),
     // The quiet period's sweep: runs with parts whose completion is not decided yet.
     index("test_runs_complete_after_idx")
@@ -426,13 +429,14 @@ export type CaseAttempt = { status: CaseStatus; duration_ms: number | null; fail
  */
 /**
  * A test's identity within its project, as the one SQL expression both tables use: the project,
- * the classname and the name, with the file standing in for a missing classname; the suite is not
- * part of it. Texts are taken as written (whitespace and case kept). The id is the MD5 of that
- * identity as a UUID, so a case's test is known the moment its row is written, by Postgres,
- * without a lookup (docs/tests.md).
+ * the classname and the name, with the file standing in for a missing classname, and the variant
+ * (docs/tests.md, "Variants") when it is not ""; the suite is not part of it. Texts are taken as
+ * written (whitespace and case kept). The id is the MD5 of that identity as a UUID, so a case's
+ * test is known the moment its row is written, by Postgres, without a lookup (docs/tests.md).
+ * The variant "" adds nothing: tests of runs without a variant kept their ids when variants came.
  */
-export const testIdentitySql = (projectId: unknown, classname: unknown, file: unknown, name: unknown) =>
-  sql`md5(${projectId}::text || chr(31) || coalesce(${classname}, '') || chr(31) || case when ${classname} is null then coalesce(${file}, '') else '' end || chr(31) || ${name})::uuid`;
+export const testIdentitySql = (projectId: unknown, classname: unknown, file: unknown, name: unknown, variant: unknown) =>
+  sql`md5(${projectId}::text || chr(31) || coalesce(${classname}, '') || chr(31) || case when ${classname} is null then coalesce(${file}, '') else '' end || chr(31) || ${name} || case when ${variant} = '' then '' else chr(31) || ${variant} end)::uuid`;
 
 export const testCases = pgTable(
   "test_cases",
@@ -441,10 +445,14 @@ export const testCases = pgTable(
     testRunId: bigint("test_run_id", { mode: "number" }).notNull(),
     /** The run's project, written with the case so that its test id can be derived in the row. */
     projectId: uuid("project_id").notNull(),
+    /** The run's variant, written with the case so that its test id can be derived in the row. */
+    variant: text("variant").notNull().default(""),
     /** The test this case is an execution of (tests.id), derived from the project and the identity. */
     testId: uuid("test_id")
       .notNull()
-      .generatedAlwaysAs(testIdentitySql(sql.raw("project_id"), sql.raw("classname"), sql.raw("file"), sql.raw("name"))),
+      .generatedAlwaysAs(
+        testIdentitySql(sql.raw("project_id"), sql.raw("classname"), sql.raw("file"), sql.raw("name"), sql.raw("variant")),
+      ),
     suiteNumber: integer("suite_number").notNull(),
     name: text("name").notNull(),
     classname: text("classname"),
@@ -487,6 +495,8 @@ export const tests = pgTable(
     name: text("name").notNull(),
     classname: text("classname"),
     file: text("file"),
+    /** The configuration it runs in (docs/tests.md, "Variants"), part of its identity; "": none. */
+    variant: text("variant").notNull().default(""),
     /** Innermost suite of its latest execution. */
     suite: text("suite"),
     health: testHealthEnum("health").notNull().default("healthy"),
@@ -534,6 +544,8 @@ export const tests = pgTable(
     quarantineCreatedAt: timestampMs("quarantine_created_at"),
     quarantineExpiresAt: timestampMs("quarantine_expires_at"),
     quarantineSource: quarantineSourceEnum("quarantine_source"),
+    /** The quarantine names every variant of the test (docs/quarantine.md, "Variants"): runs of any variant, new ones too, treat it as quarantined. */
+    quarantineAllVariants: boolean("quarantine_all_variants").notNull().default(false),
     /**
      * The owners of the test's file under its project's latest CODEOWNERS (docs/codeowners.md):
      * set when the test is first stored, recomputed for every test of the project when a CODEOWNERS
@@ -550,6 +562,8 @@ export const tests = pgTable(
     index("tests_project_failure_rate_idx").on(t.projectId, sql`coalesce(${t.failureRate}, -1) desc`, t.id.desc().nullsFirst()),
     index("tests_project_last_failed_idx").on(t.projectId, sql`coalesce(${t.lastFailedAt}, '-infinity') desc`, t.id.desc().nullsFirst()),
     index("tests_project_name_idx").on(t.projectId, t.name, t.id),
+    // The `variant` filter, and the project's variants read by skipping through it (listProjectVariants).
+    index("tests_project_variant_idx").on(t.projectId, t.variant),
     // The quarantines of a project, by expiry: the CI list and run processing read those in force
     // (`> now`), the list's ETag the latest that has passed (`<= now`), the `quarantined` filter both.
     index("tests_project_quarantine_idx")
@@ -765,6 +779,8 @@ export const alertCheckStates = pgTable(
       .notNull()
       .references(() => projects.id, { onDelete: "cascade" }),
     alertType: alertTypeEnum("alert_type").notNull(),
+    /** The runs' variant: each variant's runs keep their own baselines (docs/tests.md, "Variants"). */
+    variant: text("variant").notNull().default(""),
     state: jsonb("state").$type<unknown>().notNull(),
     detectorVersion: text("detector_version").notNull(),
     /** The newest run number checked: an older run processed late is not fed in (windows never rewind). */
@@ -772,7 +788,7 @@ export const alertCheckStates = pgTable(
     runsChecked: integer("runs_checked").notNull().default(0),
     updatedAt: timestampMs("updated_at").notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.projectId, t.alertType] })],
+  (t) => [primaryKey({ columns: [t.projectId, t.alertType, t.variant] })],
 );
 
 /** Server-side settings that must survive restarts, such as a generated cursor secret. */

@@ -18,6 +18,7 @@ import {
   shardOf,
 } from "./report";
 import { isoDateTimeWithZone } from "../lib/date-time";
+import { MAX_RAW_VARIANT_LENGTH, MAX_VARIANT_LENGTH, normalizeVariant } from "../lib/variant";
 
 const CaseStatusSchema = z.enum(CASE_STATUSES).openapi("TestCaseStatus");
 
@@ -150,6 +151,16 @@ const metadataFields = {
     .openapi({
       description:
         '`true`: a re-run of failed tests of the run its run key names: its cases become further attempts of the run\'s tests, even after the run completed (docs/uploads.md, "Runs in parts").',
+    }),
+  variant: metadataText(MAX_RAW_VARIANT_LENGTH)
+    .transform((value) => (value === null || value === undefined ? value : normalizeVariant(value)))
+    .refine(
+      (value) => value === null || value === undefined || value.length <= MAX_VARIANT_LENGTH,
+      `is too long (maximum is ${MAX_VARIANT_LENGTH} characters once normalized)`,
+    )
+    .openapi({
+      description:
+        'The configuration the tests ran in, e.g. `os=windows,node=22` (at most 100 characters): part of each test\'s identity, so a matrix cell\'s tests are tests of their own (docs/tests.md, "Variants"). Normalized: parts trimmed, repeats dropped, sorted (`node=22,os=windows`). Absent or empty: the variant "", as before variants.',
     }),
   build_url: metadataText(2048)
     .refine((value) => value === null || value === undefined || isHttpUrl(value), "must be an http or https URL")

@@ -29,6 +29,8 @@ export type RunMetadata = {
   runKey?: string | null;
   shard?: { index: number; total: number } | null;
   retry?: boolean;
+  /** The run's configuration, normalized (docs/tests.md, "Variants"); "" or absent: none. */
+  variant?: string;
 };
 
 export type UploadRequest = { metadata: RunMetadata; payload: UploadPayload };
@@ -56,6 +58,7 @@ export const METADATA_KEYS = [
   "run_key",
   "shard",
   "retry",
+  "variant",
 ] as const;
 
 /** Metadata from the query string; `tags` may repeat and be comma-separated. Empty values are absent. */
@@ -120,6 +123,7 @@ function toRunMetadata(input: Record<string, unknown>): RunMetadata {
     buildUrl: data.build_url ?? null,
     tags: [...new Set(data.tags ?? [])],
     startedAt: data.started_at ? new Date(data.started_at) : null,
+    variant: data.variant ?? "",
     ...runKeyFields(data),
   };
 }

@@ -42,7 +42,7 @@ import { runFailureGroupsOf, listTestFailureGroups, runFailureGroupList, testFai
 import { listRunVerdicts, comparisonOf, runVerdictList } from "../services/runs/run-comparison-reads";
 import { costWindow, getProjectFlakinessCost } from "../services/runs/flakiness-cost-reads";
 import { listProjects, projectList } from "../services/tenancy/projects";
-import { quarantineTest, unquarantineTest } from "../services/tests/quarantine";
+import { quarantineInputOf, quarantineTest, unquarantineTest } from "../services/tests/quarantine";
 import { presentTestRun } from "../contract/presenters";
 import { findRunRow, listTestRuns, testRunList } from "../services/runs/test-results";
 import { getTest, listTestExecutions, listTests, testExecutionList, testLists } from "../services/tests/tests";
@@ -132,7 +132,7 @@ export const TOOLS: Tool[] = [
     name: "list_tests",
     title: "List a project's tests",
     description:
-      "A project's tests (the same test across runs) with their health (healthy, flaky, broken), failure and flip rates over the last 50 default-branch executions, impact, owners and quarantine; the most failing first (impact). Filters: health, quarantined, owner (exact, from CODEOWNERS), q (substring of name, classname or file). Same as GET /api/v1/projects/{project_id}/tests.",
+      "A project's tests (the same test across runs) with their health (healthy, flaky, broken), failure and flip rates over the last 50 default-branch executions, impact, owners and quarantine; the most failing first (impact). Filters: health, quarantined, owner (exact, from CODEOWNERS), q (substring of name, classname or file), variant (the configuration, e.g. os=windows,node=22; a matrix cell's tests are tests of their own). Same as GET /api/v1/projects/{project_id}/tests.",
     annotations: READ_ONLY,
     args: z.object({
       project_id: projectId,
@@ -147,6 +147,7 @@ export const TOOLS: Tool[] = [
             '`true`: only tests quarantined now; `false`: only tests that are not (expired quarantines included). Absent: every test. The query string\'s "true"/"false" or a JSON boolean.',
         }),
       q: TestsQuerySchema.shape.q,
+      variant: TestsQuerySchema.shape.variant,
       ...pageArgs,
     }),
     output: listOutput(TestSchema),
@@ -158,6 +159,7 @@ export const TOOLS: Tool[] = [
         sort: "impact" as const,
         quarantined: (args.quarantined ?? null) as "true" | "false" | null,
         owner: args.owner ?? null,
+        variant: args.variant ?? null,
       };
       return page(context, testLists.impact, filters, args, listTests);
     },
@@ -314,19 +316,12 @@ export const TOOLS: Tool[] = [
     name: "quarantine_test",
     title: "Quarantine a test",
     description:
-      "Marks a test's failures as known until it expires, so CI can ignore them; its runs still record them. `reason` and exactly one of `duration` (1d, 7d, 14d, 30d, 90d) and `expires_at` (ISO 8601, in the future, at most 90 days ahead); optionally `owner` (an e-mail address or @org/team) and `issue_url`. Replaces a quarantine in force. Same as POST /api/v1/tests/{test_id}/quarantine.",
+      "Marks a test's failures as known until it expires, so CI can ignore them; its runs still record them. `reason` and exactly one of `duration` (1d, 7d, 14d, 30d, 90d) and `expires_at` (ISO 8601, in the future, at most 90 days ahead); optionally `owner` (an e-mail address or @org/team), `issue_url` and `all_variants` (true: every variant of the test, new ones too). Replaces a quarantine in force. Same as POST /api/v1/tests/{test_id}/quarantine.",
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     args: z.object({ test_id: testId }),
     body: QuarantineBodySchema,
     output: TestSchema,
-    run: (context, args, body) =>
-      quarantineTest(quarantineDeps(context), args.test_id, {
-        reason: body.reason,
-        expiresAt: body.expires_at ? new Date(body.expires_at) : null,
-        duration: body.duration ?? null,
-        owner: body.owner ?? null,
-        issueUrl: body.issue_url ?? null,
-      }),
+    run: (context, args, body) => quarantineTest(quarantineDeps(context), args.test_id, quarantineInputOf(body)),
     summarize: summaries.quarantinedTest,
   }),
   defineTool({

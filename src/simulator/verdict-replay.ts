@@ -53,7 +53,7 @@ async function quarantineByKey(deps: VerdictReplayDeps, project: ReplayProject, 
     .where(and(eq(tests.projectId, project.id), eq(tests.name, name)));
   if (!test) throw new Error(`quarantine of ${name}: the project has no such test yet`);
   const scope = { ...deps, organizationId: project.organizationId, queue: { send: async () => {} } };
-  const input = { reason: planned.reason, duration: "30d" as const, expiresAt: null, owner: null, issueUrl: null };
+  const input = { reason: planned.reason, duration: "30d" as const, expiresAt: null, owner: null, issueUrl: null, allVariants: false };
   await quarantineTest(scope, test.id, input);
 }
 

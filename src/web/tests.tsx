@@ -16,8 +16,19 @@ import { listTestFailureGroups } from "../services/runs/failure-groups";
 import { type TestFlakinessCost, costWindow, testFlakinessCostOf } from "../services/runs/flakiness-cost-reads";
 import { findTestForMember } from "../services/tenancy/memberships";
 import { presentTest } from "../contract/presenters";
-import { quarantineTest, unquarantineTest } from "../services/tests/quarantine";
-import { type TestObject, listHealthTransitions, listTestExecutions, listTests, testLists, windowOf } from "../services/tests/tests";
+import { quarantineInputOf, quarantineTest, unquarantineTest } from "../services/tests/quarantine";
+import {
+  type TestObject,
+  type TestRow,
+  type TestSibling,
+  listHealthTransitions,
+  listProjectVariants,
+  listTestExecutions,
+  listTestSiblings,
+  listTests,
+  testLists,
+  windowOf,
+} from "../services/tests/tests";
 import { type MemberAccess, accessOf, projectMemberAccess, withQuery } from "./access";
 import { Chart } from "./charts";
 import {
@@ -60,12 +71,13 @@ async function testAccess(
   c: Context<WebEnv>,
   config: WebConfig,
   paths: WebPaths,
-): Promise<{ test: TestObject; access: MemberAccess; projectName: string } | null> {
+): Promise<{ test: TestObject; row: TestRow; access: MemberAccess; projectName: string } | null> {
   const found = await findTestForMember(c.env, c.var.person.userId, c.req.param("id") ?? "", c.req.param("test_id") ?? "");
   if (!found) return null;
   const { test, project, membership } = found;
   return {
     test: presentTest(test, windowOf(project), config.webAppUrl, c.env.clock.now()),
+    row: test,
     access: accessOf(c, config, paths, membership),
     projectName: project.name,
   };
@@ -80,7 +92,7 @@ async function renderTestPage(
   found: NonNullable<Awaited<ReturnType<typeof testAccess>>>,
   form: QuarantineForm | null,
 ) {
-  const { test, access, projectName } = found;
+  const { test, row, access, projectName } = found;
   const { scope } = access;
   const firstPage = <F extends Record<string, string | null>>(filters: F, limit: number) => ({
     organizationId: scope.organizationId,
@@ -88,11 +100,12 @@ async function renderTestPage(
     limit,
     after: null,
   });
-  const [executions, groups, transitions, cost] = await Promise.all([
+  const [executions, groups, transitions, cost, siblings] = await Promise.all([
     listTestExecutions(scope, firstPage({ test_id: test.id, status: null, branch: null }, HISTORY_SIZE)),
     listTestFailureGroups(scope, firstPage({ test_id: test.id }, 20)),
     listHealthTransitions(scope, firstPage({ test_id: test.id }, 20)),
     testFlakinessCostOf(scope, { id: test.id, projectId: test.project_id }, costWindow({}, scope.clock.now())),
+    listTestSiblings(scope.db, row),
   ]);
   const projectPath = `/projects/${test.project_id}`;
   const runPath = (number: number) => paths.to(`${projectPath}/runs/${number}`);
@@ -110,13 +123,15 @@ async function renderTestPage(
       </p>
       <TestFacts test={test} />
 
+      <VariantSiblings test={test} siblings={siblings} testPath={(id) => paths.to(`${projectPath}/tests/${id}`)} />
+
       <HistoryStrip history={history} runPath={runPath} />
 
       <DurationSection test={test} history={history} />
 
       <CostSection cost={cost} />
 
-      <QuarantineSection test={test} form={form} testPath={testPath} />
+      <QuarantineSection test={test} form={form} testPath={testPath} inVariants={test.variant !== "" || siblings.length > 0} />
 
       <FailureGroups groups={groups.items} />
 
@@ -131,7 +146,7 @@ async function testsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths,
   const found = await projectMemberAccess(c, config, paths);
   if (!found) return pageNotFound(c, c.var.person, paths);
   const { project, access } = found;
-  const query = parseQuery(TestsQuerySchema, c, ["health", "q", "sort", "cursor", "limit"]);
+  const query = parseQuery(TestsQuerySchema, c, ["health", "q", "sort", "variant", "cursor", "limit"]);
   const filters = {
     project_id: project.id,
     health: query.health ?? "all",
@@ -139,15 +154,17 @@ async function testsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths,
     sort: query.sort ?? "impact",
     quarantined: null,
     owner: null,
+    variant: query.variant ?? null,
   };
   const list = testLists[filters.sort];
   const request = readListRequest(codec, list, { organizationId: access.scope.organizationId, filters }, query);
-  const page = await listTests(access.scope, request);
+  const [page, variants] = await Promise.all([listTests(access.scope, request), listProjectVariants(access.scope.db, project.id)]);
   const base = paths.to(`/projects/${project.id}/tests`);
   const filterQuery = {
     health: filters.health === "all" ? null : filters.health,
     q: filters.q,
     sort: filters.sort === "impact" ? null : filters.sort,
+    variant: filters.variant === null ? null : variantParam(filters.variant),
   };
   const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(list.listing(request), page.next) }) : null;
   return c.html(
@@ -156,7 +173,7 @@ async function testsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths,
         <a href={paths.to(`/projects/${project.id}`)}>{project.name}</a>
       </p>
       <h1>Tests</h1>
-      <TestsFilters base={base} filters={filters} />
+      <TestsFilters base={base} filters={filters} variants={variants} />
       <p class="muted">
         Impact: how many of a test's last {page.items[0]?.window.max_executions ?? 50} executions on the default branch failed or errored.
         The tests that break the most builds come first.
@@ -164,7 +181,11 @@ async function testsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths,
       {page.items.length === 0 ? (
         <p>No tests match.</p>
       ) : (
-        <TestsTable tests={page.items} testPath={(id) => paths.to(`/projects/${project.id}/tests/${id}`)} />
+        <TestsTable
+          tests={page.items}
+          testPath={(id) => paths.to(`/projects/${project.id}/tests/${id}`)}
+          withVariant={variants.length > 1 && filters.variant === null}
+        />
       )}
       <PageLinks first={request.after ? withQuery(base, filterQuery) : null} next={next} label="Tests" />
     </Layout>,
@@ -183,25 +204,20 @@ export function registerTests(web: Hono<WebEnv>, config: WebConfig, paths: WebPa
   web.post("/projects/:id/tests/:test_id/quarantine", signedIn(config, paths), async (c) => {
     const found = await testAccess(c, config, paths);
     if (!found) return pageNotFound(c, c.var.person, paths);
-    const values = await formFields(c, ["reason", "duration", "owner", "issue_url"]);
+    const values = await formFields(c, ["reason", "duration", "owner", "issue_url", "all_variants"]);
     const body = QuarantineBodySchema.safeParse({
       reason: values.reason,
       duration: values.duration || null,
       owner: values.owner?.trim() || null,
       issue_url: values.issue_url?.trim() || null,
+      all_variants: values.all_variants === "on",
     });
     if (!body.success) {
       const errors = body.error.issues.map((issue) => `${String(issue.path[0] ?? "form").replace("_", " ")} ${issue.message}`);
       return renderTestPage(c, paths, found, { errors, values });
     }
     const { access, test } = found;
-    const input = {
-      reason: body.data.reason,
-      expiresAt: null,
-      duration: body.data.duration ?? null,
-      owner: body.data.owner ?? null,
-      issueUrl: body.data.issue_url ?? null,
-    };
+    const input = quarantineInputOf({ ...body.data, expires_at: null });
     await quarantineTest({ ...access.scope, queue: c.env.runQueue, logger: c.env.logger }, test.id, input);
     return c.redirect(paths.to(`/projects/${test.project_id}/tests/${test.id}?done=quarantined`), 303);
   });
@@ -224,6 +240,14 @@ const TestFacts: FC<{ test: TestObject }> = ({ test }) => (
     <dd>{test.file ?? <span class="muted">—</span>}</dd>
     <dt>Suite</dt>
     <dd>{test.suite ?? <span class="muted">—</span>}</dd>
+    {test.variant !== "" ? (
+      <>
+        <dt>Variant</dt>
+        <dd>
+          <code>{test.variant}</code>
+        </dd>
+      </>
+    ) : null}
     {test.owners.length > 0 ? (
       <>
         <dt>Owners</dt>
@@ -247,6 +271,30 @@ const TestFacts: FC<{ test: TestObject }> = ({ test }) => (
     <dd>{test.executions_count}</dd>
   </dl>
 );
+
+/** The same test in the project's other variants (docs/tests.md, "Variants"), each with its health. */
+const VariantSiblings: FC<{ test: TestObject; siblings: TestSibling[]; testPath: (id: string) => string }> = ({
+  test,
+  siblings,
+  testPath,
+}) =>
+  siblings.length === 0 ? null : (
+    <section>
+      <h2>In other variants</h2>
+      <p class="muted">
+        The same test run in other configurations is a test of its own: its health is judged on its own runs. This one is{" "}
+        {test.variant === "" ? "the variant of runs without one" : <code>{test.variant}</code>}.
+      </p>
+      <ul>
+        {siblings.map((sibling) => (
+          <li>
+            <a href={testPath(sibling.id)}>{sibling.variant === "" ? "(no variant)" : sibling.variant}</a>{" "}
+            <HealthBadge health={sibling.health} />
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
 
 /** The last executions, oldest first, each a cell that opens its run. */
 const HistoryStrip: FC<{ history: Execution[]; runPath: (number: number) => string }> = ({ history, runPath }) => (
@@ -344,7 +392,12 @@ const CostSection: FC<{ cost: TestFlakinessCost }> = ({ cost }) => {
 };
 
 /** The test's quarantine, if any, and the form that quarantines it (with the errors of a form that was refused). */
-const QuarantineSection: FC<{ test: TestObject; form: QuarantineForm | null; testPath: string }> = ({ test, form, testPath }) => {
+const QuarantineSection: FC<{ test: TestObject; form: QuarantineForm | null; testPath: string; inVariants: boolean }> = ({
+  test,
+  form,
+  testPath,
+  inVariants,
+}) => {
   const values = form?.values ?? {};
   return (
     <section aria-labelledby="quarantine">
@@ -352,7 +405,8 @@ const QuarantineSection: FC<{ test: TestObject; form: QuarantineForm | null; tes
       {test.quarantine ? (
         <>
           <p>
-            Quarantined {test.quarantine.source === "auto" ? "automatically" : ""} until <When at={test.quarantine.expires_at} />:{" "}
+            Quarantined {test.quarantine.source === "auto" ? "automatically" : ""}
+            {test.quarantine.all_variants ? " in every variant" : ""} until <When at={test.quarantine.expires_at} />:{" "}
             {test.quarantine.reason}
           </p>
           {test.quarantine.owner ? <p>Owner: {test.quarantine.owner}</p> : null}
@@ -396,6 +450,12 @@ const QuarantineSection: FC<{ test: TestObject; form: QuarantineForm | null; tes
           Issue URL (optional)
           <input name="issue_url" type="url" maxlength={2048} value={values.issue_url ?? ""} />
         </label>
+        {inVariants ? (
+          <label>
+            <input name="all_variants" type="checkbox" checked={values.all_variants === "on"} /> In every variant (its siblings, and
+            variants that appear later)
+          </label>
+        ) : null}
         <button type="submit">{test.quarantined ? "Replace the quarantine" : "Quarantine"}</button>
       </form>
     </section>
@@ -464,10 +524,9 @@ const HealthTransitions: FC<{
   </section>
 );
 
-const TestsFilters: FC<{ base: string; filters: { health: TestHealth | "all"; q: string | null; sort: TestSort } }> = ({
-  base,
-  filters,
-}) => (
+type ListedFilters = { health: TestHealth | "all"; q: string | null; sort: TestSort; variant: string | null };
+
+const TestsFilters: FC<{ base: string; filters: ListedFilters; variants: string[] }> = ({ base, filters, variants }) => (
   <form method="get" action={base} class="filters">
     <label>
       Search
@@ -486,6 +545,9 @@ const TestsFilters: FC<{ base: string; filters: { health: TestHealth | "all"; q:
         ))}
       </select>
     </label>
+    {variants.length > 1 || (filters.variant !== null && !variants.includes(filters.variant)) ? (
+      <VariantSelect variants={variants} selected={filters.variant} />
+    ) : null}
     <label>
       Sort by
       <select name="sort">
@@ -500,7 +562,34 @@ const TestsFilters: FC<{ base: string; filters: { health: TestHealth | "all"; q:
   </form>
 );
 
-const TestsTable: FC<{ tests: TestObject[]; testPath: (id: string) => string }> = ({ tests, testPath }) => (
+/**
+ * A variant as the page's query string carries it. An empty field means "any" to the filter forms
+ * (parseQuery), so the variant "" travels as ",", which normalizes to "" (src/lib/variant.ts).
+ */
+const variantParam = (variant: string) => (variant === "" ? "," : variant);
+
+/** The project's variants; "" (runs without one) is named, an absent filter is "Any variant". */
+const VariantSelect: FC<{ variants: string[]; selected: string | null }> = ({ variants, selected }) => (
+  <label>
+    Variant
+    <select name="variant">
+      <option value="" selected={selected === null}>
+        Any variant
+      </option>
+      {[...new Set([...variants, ...(selected === null ? [] : [selected])])].map((variant) => (
+        <option value={variantParam(variant)} selected={selected === variant}>
+          {variant === "" ? "(no variant)" : variant}
+        </option>
+      ))}
+    </select>
+  </label>
+);
+
+const TestsTable: FC<{ tests: TestObject[]; testPath: (id: string) => string; withVariant: boolean }> = ({
+  tests,
+  testPath,
+  withVariant,
+}) => (
   <table>
     <thead>
       <tr>
@@ -528,6 +617,11 @@ const TestsTable: FC<{ tests: TestObject[]; testPath: (id: string) => string }> 
           <td>
             <a href={testPath(test.id)}>{test.name}</a>
             {test.classname ? <div class="muted">{test.classname}</div> : null}
+            {withVariant && test.variant !== "" ? (
+              <div class="muted">
+                <code>{test.variant}</code>
+              </div>
+            ) : null}
           </td>
           <td>
             <HealthBadge health={test.health} /> {test.quarantined ? <QuarantinedBadge /> : null}

@@ -159,10 +159,12 @@ describe("the session", () => {
       "project_id",
       "q",
       "quarantined",
+      "variant",
     ]);
     expect(byName.list_tests!.inputSchema.required).toEqual(["project_id"]);
     expect(byName.list_alerts!.inputSchema.properties!.status).toMatchObject({ enum: ["active", "snoozed", "inactive", "all"] });
     expect(Object.keys(byName.quarantine_test!.inputSchema.properties!).sort()).toEqual([
+      "all_variants",
       "duration",
       "expires_at",
       "issue_url",
@@ -552,7 +554,7 @@ describe("errors are tool errors with the API's code and message, and the sessio
       [
         "list_tests",
         { project_id: projectId, sort: "name" },
-        /^invalid_request: Unknown argument: sort\. list_tests takes project_id, health, owner, quarantined, q, limit, cursor\./,
+        /^invalid_request: Unknown argument: sort\. list_tests takes project_id, health, owner, quarantined, q, variant, limit, cursor\./,
       ],
       ["list_alerts", { status: "open" }, /^invalid_request: Invalid argument: status must be one of active, snoozed, inactive, all\./],
       ["get_test_run", { project_id: projectId, number: "two" }, /^invalid_request: Invalid argument: number must be an integer/],

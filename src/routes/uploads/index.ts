@@ -50,6 +50,7 @@ import {
   TestRunSchema,
   listDescription,
   listOf,
+  variantFilter,
 } from "../../contract/schemas";
 import { validationHook } from "../validation";
 import { resolveQuotas } from "../../lib/quotas";
@@ -82,6 +83,8 @@ const METADATA_DESCRIPTIONS: Record<(typeof METADATA_KEYS)[number], string> = {
   run_key: 'Uploads with the same run key join one run as its parts (docs/uploads.md, "Runs in parts"), e.g. the CI\'s run id and job.',
   retry:
     "`true`: a re-run of failed tests of the run named by run_key; its cases become further attempts of the run's tests, even after it completed. Needs run_key.",
+  variant:
+    'The configuration the tests ran in, e.g. `os=windows,node=22` (at most 100 characters once normalized): part of each test\'s identity (docs/tests.md, "Variants"); a run key names one run per variant.',
   shard: "This part's shard, `I/N` (1-based, e.g. `2/4`; N ≤ 1000): the run completes when N shards have arrived. Needs run_key.",
 };
 
@@ -316,11 +319,16 @@ const listQuarantinedTestsRoute = createRoute({
   tags: ["Uploads"],
   summary: "The token's project's quarantined tests, for CI",
   description: [
-    "The quarantines in force now (docs/quarantine.md): CI matches its failing tests against them (by `classname` and `name`, or `file` and `name` when there is no classname) and need not fail the build for those. Not paginated: a project holds at most 10,000 quarantines in force (quarantining one more is refused), so this is always the whole list, ordered by classname, name and test id.",
+    "The quarantines in force now for one variant (`variant`; docs/quarantine.md): CI matches its failing tests against them (by `classname` and `name`, or `file` and `name` when there is no classname) and need not fail the build for those. Not paginated: a project holds at most 10,000 quarantines in force (quarantining one more is refused), so this is always the whole list, ordered by classname, name and test id.",
     "Conditional requests: the response carries an `ETag` that changes whenever the list does, a quarantine ending by itself included. Send it back in `If-None-Match`: while the list is unchanged the answer is a 304 with the `ETag` and no body, which costs one small query.",
   ].join("\n\n"),
   security: tokenSecurity,
   request: {
+    query: z.object({
+      variant: variantFilter(
+        'The variant whose quarantines CI needs (docs/tests.md, "Variants"), normalized as uploads are; absent or empty: the variant of runs without one. Quarantines that name every variant are in every list.',
+      ),
+    }),
     headers: z.object({
       "If-None-Match": z.string().optional().openapi({ description: "The `ETag` of the list you hold." }),
     }),
@@ -525,11 +533,12 @@ export function createUploadsApi(config: AppConfig) {
     const now = clock.now();
     // The tag is read before the list: a quarantine changed in between gives a list newer than its
     // tag, which only costs the client one more full read, never a stale list kept as current.
-    const etag = await quarantineListTag(db, projectId, now);
+    const variant = c.req.valid("query").variant ?? "";
+    const etag = await quarantineListTag(db, projectId, now, variant);
     // May be stored by the client, but must be revalidated (the app sets no-store elsewhere).
     const headers = { ETag: etag, "Cache-Control": "private, no-cache" };
     if (matchesEtag(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
-    const data = await listQuarantinedTests(db, projectId, now);
+    const data = await listQuarantinedTests(db, projectId, now, variant);
     return c.json({ data }, 200, headers);
   });
 

@@ -9,7 +9,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../app-env";
 import { pageBody, readListRequest } from "../../lib/lists";
 import type { CursorCodec } from "../../lib/pagination";
-import { quarantineTest, unquarantineTest } from "../../services/tests/quarantine";
+import { quarantineInputOf, quarantineTest, unquarantineTest } from "../../services/tests/quarantine";
 import {
   getTest,
   healthTransitionList,
@@ -44,7 +44,7 @@ const listTestsRoute = createRoute({
   tags: ["Tests"],
   summary: "List a project's tests with their health",
   description: listDescription(
-    "A test is the same test across runs: same classname and name (the file when there is no classname). Filters: `health`, `quarantined`, `q` and `owner` (one of the test's CODEOWNERS owners, exactly). By default sorted by `impact` (failing executions in the window), then as `sort` says; ties by id. A cursor is bound to the project, the filters and the sort. Pages are read by the current values: a test whose sort key changes between two pages may be skipped or listed twice in that walk (never an error); restart from the first page for a consistent ranking.",
+    'A test is the same test across runs: same classname and name (the file when there is no classname). Filters: `health`, `quarantined`, `q`, `owner` (one of the test\'s CODEOWNERS owners, exactly) and `variant` (the configuration the test runs in, part of its identity: docs/tests.md, "Variants"). By default sorted by `impact` (failing executions in the window), then as `sort` says; ties by id. A cursor is bound to the project, the filters and the sort. Pages are read by the current values: a test whose sort key changes between two pages may be skipped or listed twice in that walk (never an error); restart from the first page for a consistent ranking.',
   ),
   security,
   request: { params: ProjectParams, query: TestsQuerySchema },
@@ -134,6 +134,7 @@ export function registerTestRoutes(api: OpenAPIHono<AppEnv>, codec: CursorCodec)
       sort: query.sort ?? "impact",
       quarantined: query.quarantined ?? null,
       owner: query.owner ?? null,
+      variant: query.variant ?? null,
     };
     const list = testLists[filters.sort];
     const request = readListRequest(codec, list, { organizationId: scope.organizationId, filters }, query);
@@ -143,14 +144,7 @@ export function registerTestRoutes(api: OpenAPIHono<AppEnv>, codec: CursorCodec)
   api.openapi(getTestRoute, async (c) => c.json(await getTest(c.get("scope"), c.req.valid("param").id), 200));
 
   api.openapi(quarantineTestRoute, async (c) => {
-    const body = c.req.valid("json");
-    const input = {
-      reason: body.reason,
-      expiresAt: body.expires_at ? new Date(body.expires_at) : null,
-      duration: body.duration ?? null,
-      owner: body.owner ?? null,
-      issueUrl: body.issue_url ?? null,
-    };
+    const input = quarantineInputOf(c.req.valid("json"));
     return c.json(await quarantineTest(quarantineDeps(c), c.req.valid("param").id, input), 200);
   });
 

@@ -156,10 +156,10 @@ async function readForChecks(
       project as (select id, default_branch from ${projects} where id = ${run.projectId}::uuid),
       checked as (select * from ${alerts} a where a.project_id = ${run.projectId}::uuid and (a.active or a.alert_type = 'test_flakiness')),
       states as (
-        insert into ${alertCheckStates} as s (project_id, alert_type, state, detector_version, updated_at)
-        select c.project_id, c.alert_type, i.s, i.v, ${now.toISOString()}::timestamptz
+        insert into ${alertCheckStates} as s (project_id, alert_type, variant, state, detector_version, updated_at)
+        select c.project_id, c.alert_type, ${run.variant}::text, i.s, i.v, ${now.toISOString()}::timestamptz
         from checked c join json_to_recordset(${initial}::json) as i(t text, s jsonb, v text) on i.t = c.alert_type::text, locked
-        on conflict (project_id, alert_type) do update set project_id = s.project_id
+        on conflict (project_id, alert_type, variant) do update set project_id = s.project_id
         returning s.*),
       cases as (
         select c.id, c.test_id, su.name as suite, c.classname, c.name, c.status, c.attempts, c.duration_ms, c.quarantined
@@ -429,7 +429,7 @@ export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow, opt
     // quarantines keeps its event of this run.
     await markFlagged(tx, deps, run, project.id, flagged, now);
 
-    const { states, events } = await finishPasses(passes, source);
+    const { states, events } = await finishPasses(passes, source, run.variant);
     const inserted = await writeChecks(tx, { project: project.id, run, now }, states, events, source.pending);
     const byId = new Map(due.map(({ alert }) => [alert.id, alert]));
     for (const { id, alertId } of inserted) {
@@ -550,7 +550,11 @@ async function markFlagged(
 }
 
 /** Each check's new state and the events to record: an active alert's, with the tests they name, bounded. */
-async function finishPasses(passes: AlertPass[], source: RunTestsSource): Promise<{ states: StateWrite[]; events: EventWrite[] }> {
+async function finishPasses(
+  passes: AlertPass[],
+  source: RunTestsSource,
+  variant: string,
+): Promise<{ states: StateWrite[]; events: EventWrite[] }> {
   const finished = passes.map(({ alert, check, pass }) => ({ alert, check, ...pass.finish() }));
   const named = await source.named(namedKeys(finished.flatMap(({ alert, events }) => (alert.active ? events : []))));
   const states: StateWrite[] = [];
@@ -558,7 +562,8 @@ async function finishPasses(passes: AlertPass[], source: RunTestsSource): Promis
   for (const { alert, check, state, events: tripped } of finished) {
     states.push({ t: alert.alertType, s: state, v: check.version });
     if (tripped.length === 0 || !alert.active) continue;
-    const withIds = tripped.map((event) => withTestId(event.metadata, named));
+    // Every event names the variant of the run it judged (each variant keeps its own baselines).
+    const withIds = tripped.map((event): Record<string, unknown> => ({ ...withTestId(event.metadata, named), variant }));
     // A quarantined test's flakiness is known already: its health still follows the check (above),
     // but no event is recorded (nor notified) for it while it is quarantined.
     const recorded =
@@ -607,7 +612,7 @@ async function writeChecks(
     sql`states_w as (
       update ${alertCheckStates} s set state = y.s, detector_version = y.v, last_run_number = ${at.run.number}, runs_checked = s.runs_checked + 1, updated_at = ${now}
       from json_to_recordset(${JSON.stringify(states)}::json) as y(t text, s jsonb, v text)
-      where s.project_id = ${at.project}::uuid and s.alert_type::text = y.t)`,
+      where s.project_id = ${at.project}::uuid and s.variant = ${at.run.variant}::text and s.alert_type::text = y.t)`,
   ];
   if (events.length > 0) {
     const counts = new Map<string, number>();

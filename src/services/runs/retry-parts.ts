@@ -40,15 +40,15 @@ export async function retryRows(source: SuiteSource): Promise<CaseRow[]> {
  */
 export async function mergeRetryPart(db: Database, runId: number, part: number, rows: CaseRow[], now: Date): Promise<boolean> {
   return transactionWithRetry(db, async (tx) => {
-    const [run] = await rowsOf<{ suites_count: number; base_commit_sha: string | null; project_id: string }>(
-      tx.execute(sql`select r.suites_count, r.base_commit_sha, r.project_id from ${testRuns} r
+    const [run] = await rowsOf<{ suites_count: number; base_commit_sha: string | null; project_id: string; variant: string }>(
+      tx.execute(sql`select r.suites_count, r.base_commit_sha, r.project_id, r.variant from ${testRuns} r
         join ${testRunParts} rp on rp.test_run_id = r.id and rp.part_number = ${part} and rp.status = 'pending'
         where r.id = ${runId} and r.status = 'processed' for update of r, rp`),
     );
     if (!run) return false;
     const suite = run.suites_count + 1;
     for (let i = 0; i < rows.length; i += MERGE_CHUNK)
-      await tx.execute(mergeSql(runId, run.project_id, suite, rows.slice(i, i + MERGE_CHUNK)));
+      await tx.execute(mergeSql(runId, { projectId: run.project_id, variant: run.variant }, suite, rows.slice(i, i + MERGE_CHUNK)));
     await tx.execute(sql`with added as (select count(*)::int as n from ${testCases} where test_run_id = ${runId} and suite_number = ${suite}),
       stored as (update ${projects} set stored_cases_count = stored_cases_count + (select n from added) where id = ${run.project_id}::uuid),
       suite as (insert into ${testSuites} (test_run_id, number, parent_number, name)
@@ -76,7 +76,7 @@ const mergedAttempts = sql`(select coalesce(jsonb_agg(e order by i), '[]'::jsonb
     where i > jsonb_array_length(c.attempts) + 1 + jsonb_array_length(coalesce(x.a, '[]'::jsonb)) - ${REPORT_LIMITS.maxAttempts})`;
 
 /** One chunk: the run's cases of the same tests take the retry's outcome; the others are added in the retry's suite. */
-function mergeSql(runId: number, projectId: string, suite: number, rows: CaseRow[]) {
+function mergeSql(runId: number, { projectId, variant }: { projectId: string; variant: string }, suite: number, rows: CaseRow[]) {
   const same = (c: string) =>
     sql.raw(`${c}.name = x.n and ${c}.classname is not distinct from x.c and (x.c is not null or ${c}.file is not distinct from x.f)`);
   return sql`with x as (
@@ -87,9 +87,9 @@ function mergeSql(runId: number, projectId: string, suite: number, rows: CaseRow
         failure_message = x.fm, failure_text = x.fx, failure_signature = x.sg, system_out = x.so, system_err = x.se
       from x where c.test_run_id = ${runId} and ${same("c")}
       returning c.name, c.classname, c.file)
-    insert into ${testCases} (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type,
+    insert into ${testCases} (test_run_id, project_id, variant, suite_number, name, classname, file, status, duration_ms, failure_type,
       failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined)
-    select ${runId}, ${projectId}::uuid, ${suite}, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, x.sg,
+    select ${runId}, ${projectId}::uuid, ${variant}::text, ${suite}, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, x.sg,
       coalesce(x.a, '[]'::jsonb), x.so, x.se, false
     from x where not exists (select 1 from merged m where ${same("m")})`;
 }

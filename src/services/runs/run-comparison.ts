@@ -46,7 +46,8 @@ const notMassFailure = (alias: string) =>
   sql`not exists (select 1 from ${runComparisons} x where x.test_run_id = ${sql.raw(alias)}.id and x.infrastructure_reason is not null)`;
 
 /**
- * The base: the named commit's latest default-branch run that is not a mass failure (or, compared
+ * The base, always a run of the same variant (docs/tests.md, "Variants"): the named commit's latest
+ * default-branch run that is not a mass failure (or, compared
  * again, the run that was awaited), else a fallback: the latest such run numbered before this run,
  * or before the named commit's first run when the commit has runs but all are mass failures.
  */
@@ -59,14 +60,14 @@ function baseSql(runId: number, forcedBaseId: number | null, namedSha: string | 
         ? sql`select b.id, b.number, b.commit_sha, b.branch, b.created_at, true as usable from ${testRuns} b where false`
         : // The prefix as a parameter (hexadecimal: no LIKE wildcards), so that test_runs_project_commit_idx serves it.
           sql`select b.id, b.number, b.commit_sha, b.branch, b.created_at, ${notMassFailure("b")} as usable from ${testRuns} b, me, p
-          where not me.is_default and b.project_id = me.project_id and b.id <> ${runId}
+          where not me.is_default and b.project_id = me.project_id and b.variant = me.variant and b.id <> ${runId}
             and lower(b.commit_sha) like ${`${namedSha}%`} and b.status = 'processed' and ${onDefault("b")}`;
   return sql`
     named_runs as (${namedRuns}),
     named as (select id, number, commit_sha, branch from named_runs where usable order by created_at desc, id desc limit 1),
     fallback as (
       select b.id, b.number, b.commit_sha, b.branch from ${testRuns} b, me, p
-      where b.project_id = me.project_id and b.number < coalesce((select min(number) from named_runs), me.number)
+      where b.project_id = me.project_id and b.variant = me.variant and b.number < coalesce((select min(number) from named_runs), me.number)
         and b.number >= me.number - ${FALLBACK_SCAN_RUNS} and b.status = 'processed' and ${onDefault("b")} and ${notMassFailure("b")}
       order by b.number desc limit 1),
     base as (
@@ -84,7 +85,7 @@ function infrastructureSql(): SQL {
     recent as (
       select (h.failed_count + h.errored_count)::float8 / h.tests_count as share
       from ${testRuns} h, me, p
-      where h.project_id = me.project_id and h.number < me.number and h.number >= me.number - ${t.historyScan}
+      where h.project_id = me.project_id and h.variant = me.variant and h.number < me.number and h.number >= me.number - ${t.historyScan}
         and h.status = 'processed' and h.tests_count > 0 and ${defaultBranchSql(sql`h.branch`, sql`p.default_branch`)}
       order by h.number desc limit ${t.historyRuns}),
     normal as (select percentile_cont(0.5) within group (order by share) as median from recent),
@@ -144,7 +145,7 @@ function compareSql(runId: number, now: Date, forcedBaseId: number | null, named
     with r as (select * from ${testRuns} where id = ${runId}),
     p as (select pr.default_branch from ${projects} pr, r where pr.id = r.project_id),
     me as (
-      select r.project_id, r.number, r.created_at, lower(r.commit_sha) as commit, lower(r.base_commit_sha) as named,
+      select r.project_id, r.variant, r.number, r.created_at, lower(r.commit_sha) as commit, lower(r.base_commit_sha) as named,
         ${defaultBranchSql(sql`r.branch`, sql`p.default_branch`)} as is_default
       from r, p),
     ${baseSql(runId, forcedBaseId, named)},
@@ -197,7 +198,7 @@ function compareSql(runId: number, now: Date, forcedBaseId: number | null, named
       where id = ${runId}),
     awaiting as (
       select w.test_run_id from ${runComparisons} w join ${testRuns} a on a.id = w.test_run_id, me
-      where ${forcedBaseId === null} and me.is_default and me.commit is not null and w.project_id = me.project_id
+      where ${forcedBaseId === null} and me.is_default and me.commit is not null and w.project_id = me.project_id and a.variant = me.variant
         and (select reason from infra) is null
         and w.awaited_base_commit is not null and left(me.commit, length(w.awaited_base_commit)) = w.awaited_base_commit
         and a.created_at > ${at} - ${`${RECOMPARE_WITHIN_MS} milliseconds`}::interval and a.id <> ${runId}

@@ -115,7 +115,7 @@ export async function recordTestRunArrival(
       ${payload?.format ?? null}::text, ${payload && "content" in payload ? payload.content : null}::text,
       ${payload && "objectKey" in payload ? payload.objectKey : null}::text, ${meta.baseCommitSha ?? null}::text,
       ${meta.runKey ?? null}::text, ${meta.shard?.index ?? null}::integer, ${meta.shard?.total ?? null}::integer,
-      ${meta.retry === true}::boolean, ${deps.quietPeriodMs ?? DEFAULT_RUN_QUIET_PERIOD_SECONDS * 1000}::integer, ${MAX_RUN_PARTS}::integer)`),
+      ${meta.retry === true}::boolean, ${deps.quietPeriodMs ?? DEFAULT_RUN_QUIET_PERIOD_SECONDS * 1000}::integer, ${MAX_RUN_PARTS}::integer, ${meta.variant ?? ""}::text)`),
   );
   const [row] = (result as unknown as { rows: { replayed: boolean; run: unknown; part: number | null; refusal: string | null }[] }).rows;
   return {
@@ -152,17 +152,20 @@ const suitesInsertSql = (runId: number, rows: SuiteRow[]): SQL => sql`
   select ${runId}, x.number, x.parent_number, x.name, x.duration_ms, x.tests_count, x.passed_count, x.failed_count, x.errored_count, x.skipped_count
   from json_to_recordset(${JSON.stringify(rows)}::json) as x(number int, parent_number int, name text, duration_ms int, tests_count int, passed_count int, failed_count int, errored_count int, skipped_count int)`;
 
-const casesInsertSql = (runId: number, projectId: string, rows: CaseRow[]): SQL => sql`
-  insert into ${testCases} (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined)
-  select ${runId}, ${projectId}::uuid, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, x.sg, coalesce(x.a, '[]'::jsonb), x.so, x.se, coalesce(x.q, false)
+/** What every case of a run shares and its test id is derived from: the run's project and variant. */
+type CaseOwner = { projectId: string; variant: string };
+
+const casesInsertSql = (runId: number, { projectId, variant }: CaseOwner, rows: CaseRow[]): SQL => sql`
+  insert into ${testCases} (test_run_id, project_id, variant, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined)
+  select ${runId}, ${projectId}::uuid, ${variant}::text, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, x.sg, coalesce(x.a, '[]'::jsonb), x.so, x.se, coalesce(x.q, false)
   from json_to_recordset(${JSON.stringify(rows)}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, fx text, sg text, a jsonb, so text, se text, q bool)`;
 
 /** Starts the insert at once (Drizzle queries are lazy until awaited or `then`ed). */
-function insertCases(tx: Database, runId: number, projectId: string, rows: CaseRow[]): Promise<unknown> {
-  return tx.execute(casesInsertSql(runId, projectId, rows)).then((result) => result);
+function insertCases(tx: Database, runId: number, owner: CaseOwner, rows: CaseRow[]): Promise<unknown> {
+  return tx.execute(casesInsertSql(runId, owner, rows)).then((result) => result);
 }
 
-const COPY_CASES = `copy test_cases (test_run_id, project_id, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined) from stdin`;
+const COPY_CASES = `copy test_cases (test_run_id, project_id, variant, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined) from stdin`;
 const COPY_SUITES = `copy test_suites (test_run_id, number, parent_number, name, duration_ms, tests_count, passed_count, failed_count, errored_count, skipped_count) from stdin`;
 
 /** A case row as INSERT's JSON parameter carries it: short keys keep the parameter small. */
@@ -219,7 +222,7 @@ class RowWriter {
     private readonly db: Database,
     private readonly tx: Database,
     private readonly runId: number,
-    private readonly projectId: string,
+    private readonly owner: CaseOwner,
     private readonly largeAbove: number,
   ) {}
 
@@ -228,10 +231,7 @@ class RowWriter {
     if (this.copy) this.copy.write(this.pendingText);
     else
       this.inflight.push(
-        insertCases(this.tx, this.runId, this.projectId, this.pendingRows).then(
-          noop,
-          (error: unknown) => void (this.failure ??= { error }),
-        ),
+        insertCases(this.tx, this.runId, this.owner, this.pendingRows).then(noop, (error: unknown) => void (this.failure ??= { error })),
       );
     this.pendingRows = [];
     this.pendingText = "";
@@ -258,7 +258,7 @@ class RowWriter {
 
   addCase(suiteNumber: number, c: ReportCase, signature: string | null, quarantined: boolean): void {
     if (this.copy === undefined) this.copy = openCopy(this.db, this.tx, COPY_CASES);
-    if (this.copy) this.pendingText += caseCopyRow(this.runId, this.projectId, suiteNumber, c, signature, quarantined);
+    if (this.copy) this.pendingText += caseCopyRow(this.runId, this.owner, suiteNumber, c, signature, quarantined);
     else this.pendingRows.push(caseInsertRow(suiteNumber, c, signature, quarantined));
     this.total++;
     if (++this.pendingCount >= CASES_PER_CHUNK) this.flush();
@@ -296,17 +296,18 @@ class RowWriter {
     const cases = this.pendingRows;
     this.pendingRows = [];
     this.pendingCount = 0;
-    const all = sql`with cases as (${casesInsertSql(this.runId, this.projectId, cases)} returning test_id, classname, file, name),
+    const all = sql`with cases as (${casesInsertSql(this.runId, this.owner, cases)} returning test_id, classname, file, name),
         suites as (${suitesInsertSql(this.runId, suites)}), payload as (${payloadDeletion})`;
     if (readTests)
-      return storedTestsOf(await rowsOf(this.tx.execute(sql`${all}, ${storedTestsSql(this.projectId, { from: sql`cases c` })}`)));
+      return storedTestsOf(await rowsOf(this.tx.execute(sql`${all}, ${storedTestsSql(this.owner.projectId, { from: sql`cases c` })}`)));
     await this.tx.execute(sql`${all} select 1`);
     return null;
   }
 
   /** finish with COPY (node-postgres: its own statements), or with cases already under way: they finish first. */
   private async finishAfterCases(suites: SuiteRow[], readTests: boolean, payloadDeletion: SQL): Promise<StoredTests | null> {
-    const { tx, runId, projectId } = this;
+    const { tx, runId } = this;
+    const { projectId } = this.owner;
     const storedCases = { from: sql`${testCases} c`, where: sql`c.test_run_id = ${runId}` };
     this.flush();
     await this.finishCases();
@@ -331,7 +332,7 @@ class RowWriter {
 /** A case as a line of COPY's text format. */
 function caseCopyRow(
   runId: number,
-  projectId: string,
+  { projectId, variant }: CaseOwner,
   suiteNumber: number,
   c: ReportCase,
   signature: string | null,
@@ -341,6 +342,7 @@ function caseCopyRow(
   return encodeCopyRow([
     runId,
     projectId,
+    variant,
     suiteNumber,
     c.name,
     c.classname ?? null,
@@ -458,7 +460,8 @@ async function openRun(tx: Database, runId: number, now: Date, options: { payloa
         ${options.payload ? sql`p.format, p.content, p.object_key` : sql`null::text as format, null::text as content, null::text as object_key`},
         case when r.status = 'pending' and ${options.derive} then
           (select coalesce(json_agg(json_build_array(t.classname, t.file, t.name)), '[]'::json) from ${tests} t
-           where t.project_id = r.project_id and t.quarantine_expires_at > ${now.toISOString()}::timestamptz) end as quarantined,
+           where t.project_id = r.project_id and t.quarantine_expires_at > ${now.toISOString()}::timestamptz
+             and (t.variant = r.variant or t.quarantine_all_variants)) end as quarantined,
         case when r.status = 'pending' and ${options.derive} then ${projectTestsLock(sql`r.project_id`)} is null end as locked
       from r ${options.payload ? sql`left join ${uploadPayloads} p on p.test_run_id = r.id and p.part_number = 0` : sql``}`),
     ),
@@ -513,7 +516,13 @@ export async function storeTestRun(
     if (fromPayload && !opened.payload) return null;
     const source = fromPayload ? fromPayload(opened.payload!) : (report as SuiteSource);
 
-    const rows = new RowWriter(deps.db, tx, runId, run.projectId, options.largeAbove ?? CASES_PER_CHUNK);
+    const rows = new RowWriter(
+      deps.db,
+      tx,
+      runId,
+      { projectId: run.projectId, variant: run.variant },
+      options.largeAbove ?? CASES_PER_CHUNK,
+    );
     const reading = new RunReading(rows, derive, quarantined);
     const statedDuration = await abandonOnError(rows, async () => {
       const duration = await source(

@@ -8,8 +8,9 @@
  * latest expiry that has passed) is the ETag of the list CI reads: a list that has not changed
  * costs CI one small indexed query.
  */
-import { and, eq, gt, inArray, isNotNull, isNull, lte, max, or, sql } from "drizzle-orm";
-import { projects, tests } from "../../db/schema";
+import { and, eq, gt, inArray, isNotNull, isNull, lte, max, notInArray, or, sql } from "drizzle-orm";
+import { projects, testIdentitySql, tests } from "../../db/schema";
+import { rowsOf } from "../../db/rows";
 import type { Database } from "../../db/types";
 import type { RunQueue } from "../../ingest/run-queue";
 import type { Clock } from "../../lib/clock";
@@ -19,7 +20,7 @@ import { QUARANTINE_DURATIONS, type QuarantineDuration } from "../../lib/vocabul
 import type { OrgScope } from "../shared/context";
 import { presentQuarantinedTestForCi, presentTest } from "../../contract/presenters";
 import { type TestEvent, queueDeliveries, recordTestEvents } from "./test-events";
-import { type TestObject, findTestRow, windowOf } from "./tests";
+import { type TestObject, findTestRow, listTestSiblings, windowOf } from "./tests";
 import { type TestHealthChange, lockProjectTests } from "./tests-state";
 
 /** The furthest ahead a quarantine may end: the longest duration. */
@@ -41,7 +42,28 @@ export type QuarantineInput = {
   duration: QuarantineDuration | null;
   owner: string | null;
   issueUrl: string | null;
+  /** The quarantine names every variant of the test (docs/quarantine.md, "Variants"). */
+  allVariants: boolean;
 };
+
+/** A quarantine's body as the API, the MCP tool and the page validate it (QuarantineBodySchema), as the service takes it. */
+export function quarantineInputOf(body: {
+  reason: string;
+  expires_at?: string | null;
+  duration?: QuarantineDuration | null;
+  owner?: string | null;
+  issue_url?: string | null;
+  all_variants?: boolean | null;
+}): QuarantineInput {
+  return {
+    reason: body.reason,
+    expiresAt: body.expires_at ? new Date(body.expires_at) : null,
+    duration: body.duration ?? null,
+    owner: body.owner ?? null,
+    issueUrl: body.issue_url ?? null,
+    allVariants: body.all_variants === true,
+  };
+}
 
 /** The quarantine's end: `expires_at` must be in the future and at most 90 days ahead (rules that need the clock). */
 function endOf(input: QuarantineInput, now: Date): Date {
@@ -54,10 +76,11 @@ function endOf(input: QuarantineInput, now: Date): Date {
 }
 
 /**
- * Quarantines a test, replacing a quarantine in force whole (nothing of the old one is kept).
- * Quarantines of a project are written one at a time (the lock of the project's tests' rows, which
- * run processing and the alert checks take too, so the three cannot deadlock): the version
- * counter and the 10,000 cap are exact.
+ * Quarantines a test, replacing a quarantine in force whole (nothing of the old one is kept); with
+ * `allVariants`, the same quarantine of each of its siblings in the project's other variants, and
+ * of the variants that appear later (docs/quarantine.md, "Variants"). Quarantines of a project are
+ * written one at a time (the lock of the project's tests' rows, which run processing and the alert
+ * checks take too, so the three cannot deadlock): the version counter and the 10,000 cap are exact.
  */
 export async function quarantineTest(scope: QuarantineDeps, testId: string, input: QuarantineInput): Promise<TestObject> {
   const now = scope.clock.now();
@@ -65,15 +88,16 @@ export async function quarantineTest(scope: QuarantineDeps, testId: string, inpu
   const { test, project } = await findTestRow(scope, testId);
   const updated = await scope.db.transaction(async (tx) => {
     await lockProjectTests(tx, test.projectId);
+    const targets = [test.id, ...(input.allVariants ? (await listTestSiblings(tx, test)).map((sibling) => sibling.id) : [])];
     const [{ others } = { others: 0 }] = await tx
       .select({ others: sql<number>`count(*)::int` })
       .from(tests)
-      .where(and(eq(tests.projectId, test.projectId), gt(tests.quarantineExpiresAt, now), sql`${tests.id} <> ${test.id}`));
-    if (others >= MAX_QUARANTINED_TESTS) {
+      .where(and(eq(tests.projectId, test.projectId), gt(tests.quarantineExpiresAt, now), notInArray(tests.id, targets)));
+    if (others + targets.length > MAX_QUARANTINED_TESTS) {
       throw validationFailed([
         {
           field: "id",
-          message: `the project already has ${MAX_QUARANTINED_TESTS} quarantined tests, the most the CI list holds: unquarantine one first`,
+          message: `the project already has ${others} quarantined tests and the CI list holds at most ${MAX_QUARANTINED_TESTS}: unquarantine some first`,
         },
       ]);
     }
@@ -81,7 +105,7 @@ export async function quarantineTest(scope: QuarantineDeps, testId: string, inpu
       .update(projects)
       .set({ quarantineVersion: sql`${projects.quarantineVersion} + 1` })
       .where(eq(projects.id, test.projectId));
-    const [row] = await tx
+    const rows = await tx
       .update(tests)
       .set({
         quarantineReason: input.reason,
@@ -90,21 +114,36 @@ export async function quarantineTest(scope: QuarantineDeps, testId: string, inpu
         quarantineCreatedAt: now,
         quarantineExpiresAt: expiresAt,
         quarantineSource: "manual",
+        quarantineAllVariants: input.allVariants,
       })
-      .where(eq(tests.id, test.id))
+      .where(inArray(tests.id, targets))
       .returning();
-    const deliveries = await recordTestEvents(tx, scope.webAppUrl, { projectId: test.projectId, testRunId: null, occurredAt: now }, [
-      { type: "test.quarantined", testId: test.id },
-    ]);
-    return { row: row!, deliveries };
+    const deliveries = await recordTestEvents(
+      tx,
+      scope.webAppUrl,
+      { projectId: test.projectId, testRunId: null, occurredAt: now },
+      targets.map((id) => ({ type: "test.quarantined" as const, testId: id })),
+    );
+    return { row: rows.find((row) => row.id === test.id)!, deliveries };
   });
   await queueDeliveries(scope, updated.deliveries);
   return presentTest(updated.row, windowOf(project), scope.webAppUrl, now);
 }
 
+const endedQuarantine = {
+  quarantineReason: null,
+  quarantineOwner: null,
+  quarantineIssueUrl: null,
+  quarantineCreatedAt: null,
+  quarantineExpiresAt: null,
+  quarantineSource: null,
+  quarantineAllVariants: false,
+};
+
 /**
- * Ends a quarantine in force; a test not quarantined (never, or expired) is returned unchanged,
- * and such a no-op sends no `test.unquarantined` webhook.
+ * Ends a quarantine in force, and with it, when it named every variant, the same quarantine of the
+ * test's siblings; a test not quarantined (never, or expired) is returned unchanged, and such a
+ * no-op sends no `test.unquarantined` webhook.
  */
 export async function unquarantineTest(scope: QuarantineDeps, testId: string): Promise<TestObject> {
   const now = scope.clock.now();
@@ -113,24 +152,29 @@ export async function unquarantineTest(scope: QuarantineDeps, testId: string): P
     await lockProjectTests(tx, test.projectId);
     const [row] = await tx
       .update(tests)
-      .set({
-        quarantineReason: null,
-        quarantineOwner: null,
-        quarantineIssueUrl: null,
-        quarantineCreatedAt: null,
-        quarantineExpiresAt: null,
-        quarantineSource: null,
-      })
+      .set(endedQuarantine)
       .where(and(eq(tests.id, test.id), gt(tests.quarantineExpiresAt, now)))
       .returning();
     if (!row) return null;
+    const siblings = test.quarantineAllVariants ? (await listTestSiblings(tx, test)).map((sibling) => sibling.id) : [];
+    const ended =
+      siblings.length === 0
+        ? []
+        : await tx
+            .update(tests)
+            .set(endedQuarantine)
+            .where(and(inArray(tests.id, siblings), eq(tests.quarantineAllVariants, true), gt(tests.quarantineExpiresAt, now)))
+            .returning({ id: tests.id });
     await tx
       .update(projects)
       .set({ quarantineVersion: sql`${projects.quarantineVersion} + 1` })
       .where(eq(projects.id, test.projectId));
-    const deliveries = await recordTestEvents(tx, scope.webAppUrl, { projectId: test.projectId, testRunId: null, occurredAt: now }, [
-      { type: "test.unquarantined", testId: test.id },
-    ]);
+    const deliveries = await recordTestEvents(
+      tx,
+      scope.webAppUrl,
+      { projectId: test.projectId, testRunId: null, occurredAt: now },
+      [test.id, ...ended.map((sibling) => sibling.id)].map((id) => ({ type: "test.unquarantined" as const, testId: id })),
+    );
     return { row, deliveries };
   });
   if (updated) await queueDeliveries(scope, updated.deliveries);
@@ -218,7 +262,8 @@ async function autoQuarantine(
   }));
   await tx.execute(sql`
     update ${tests} t set quarantine_reason = y.r, quarantine_owner = null, quarantine_issue_url = null,
-      quarantine_created_at = ${now.toISOString()}::timestamptz, quarantine_expires_at = ${expiresAt.toISOString()}::timestamptz, quarantine_source = 'auto'
+      quarantine_created_at = ${now.toISOString()}::timestamptz, quarantine_expires_at = ${expiresAt.toISOString()}::timestamptz, quarantine_source = 'auto',
+      quarantine_all_variants = false
     from json_to_recordset(${JSON.stringify(rows)}::json) as y(id uuid, r text)
     where t.id = y.id`);
   await tx
@@ -235,7 +280,7 @@ async function autoQuarantine(
  * changes when a quarantine ends by itself. One indexed query (the expiry is the last entry
  * before `now` in tests_project_quarantine_idx), never the list.
  */
-export async function quarantineListTag(db: Database, projectId: string, now: Date): Promise<string> {
+export async function quarantineListTag(db: Database, projectId: string, now: Date, variant = ""): Promise<string> {
   const lastExpired = db
     .select({ at: max(tests.quarantineExpiresAt) })
     .from(tests)
@@ -247,29 +292,40 @@ export async function quarantineListTag(db: Database, projectId: string, now: Da
     .limit(1);
   if (!row) throw new ApiError("not_found", "Project not found.");
   const expired = row.lastExpired === null ? 0 : new Date(row.lastExpired).getTime();
-  // The project is part of the tag: a tag of one project never matches another's list.
-  return `"q-${projectId}-${row.version}-${expired.toString(36)}"`;
+  // The project and the variant are part of the tag: a tag of one list never matches another's.
+  return `"q-${projectId}-${row.version}-${expired.toString(36)}${variant === "" ? "" : `-${encodeURIComponent(variant)}`}"`;
 }
 
 /**
- * The quarantines in force in a project now, as CI needs them to tell which failures to ignore:
- * at most MAX_QUARANTINED_TESTS (quarantineTest refuses more), by classname, name and id.
+ * The quarantines in force in a project now for one variant, as CI needs them to tell which
+ * failures to ignore: the variant's own, and those that name every variant (its own first when a
+ * test has both), at most MAX_QUARANTINED_TESTS (quarantineTest refuses more), by classname, name
+ * and id. An entry's test id is the test's id in `variant`, derived as run processing derives it.
  */
-export async function listQuarantinedTests(db: Database, projectId: string, now: Date) {
-  const rows = await db
-    .select({
-      id: tests.id,
-      classname: tests.classname,
-      name: tests.name,
-      file: tests.file,
-      reason: tests.quarantineReason,
-      expiresAt: tests.quarantineExpiresAt,
-    })
-    .from(tests)
-    .where(and(eq(tests.projectId, projectId), gt(tests.quarantineExpiresAt, now)))
-    .orderBy(sql`${tests.classname} nulls first`, tests.name, tests.id)
-    .limit(MAX_QUARANTINED_TESTS);
-  return rows.map(presentQuarantinedTestForCi);
+export async function listQuarantinedTests(db: Database, projectId: string, now: Date, variant = "") {
+  const rows = await rowsOf<{
+    id: string;
+    classname: string | null;
+    name: string;
+    file: string | null;
+    reason: string;
+    expires_at: string | Date;
+    all_variants: boolean;
+  }>(
+    db.execute(sql`select * from (
+        select distinct on (t.classname, case when t.classname is null then t.file end, t.name)
+          ${testIdentitySql(sql`t.project_id`, sql`t.classname`, sql`t.file`, sql`t.name`, sql`${variant}::text`)} as id,
+          t.classname, t.name, t.file, t.quarantine_reason as reason, t.quarantine_expires_at as expires_at,
+          t.quarantine_all_variants as all_variants
+        from ${tests} t
+        where t.project_id = ${projectId} and t.quarantine_expires_at > ${now.toISOString()}::timestamptz
+          and (t.variant = ${variant} or t.quarantine_all_variants)
+        order by t.classname, case when t.classname is null then t.file end, t.name, t.variant = ${variant} desc, t.id
+      ) q order by q.classname nulls first, q.name, q.id limit ${MAX_QUARANTINED_TESTS}`),
+  );
+  return rows.map((row) =>
+    presentQuarantinedTestForCi({ ...row, expiresAt: new Date(row.expires_at), allVariants: row.all_variants, variant }),
+  );
 }
 
 /**

@@ -424,7 +424,7 @@ const projectCountsSql = (projectId: string, counts: ProjectTestCounts): SQL =>
  */
 export async function advanceRunTests(
   tx: Database,
-  run: { id: number; projectId: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
+  run: { id: number; projectId: string; variant: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
   executions: TestExecutions,
   read?: StoredTests,
 ): Promise<{ changes: TestHealthChange[]; writes: SQL[]; counts: ProjectTestCounts | null }> {
@@ -469,7 +469,7 @@ type AdvancedTests = { changes: TestHealthChange[]; writes: SQL[]; counts: Proje
 /** advanceRun on stored rows, and the statements that write the result (see advanceRunTests). */
 async function advanceTests(
   tx: Database,
-  run: { id: number; projectId: string; number: number; createdAt: Date },
+  run: { id: number; projectId: string; variant: string; number: number; createdAt: Date },
   context: RunContext,
   advancing: { row: StoredRow; execution: TestExecution }[],
   sameCommitBurst: boolean | undefined,
@@ -534,10 +534,10 @@ async function advanceTests(
     const matcher = fresh.some((row) => row.f !== null) ? await owners() : null;
     if (matcher) for (const row of fresh) row.o = matcher.ownersOf(row.f as string | null);
     writes.push(sql`
-      insert into ${tests} (id, project_id, name, classname, file, suite, health, health_changed_at, executions_count, last_status, last_executed_at,
+      insert into ${tests} (id, project_id, variant, name, classname, file, suite, health, health_changed_at, executions_count, last_status, last_executed_at,
         last_failed_at, first_seen_at, last_run_number, window_size, failure_rate, flip_rate, impact, duration_p50_ms, duration_p95_ms,
         window_outcomes, duration_log_mean, duration_log_var, duration_samples, recent_commits, failing_streak, passing_streak, owners)
-      select y.id, ${run.projectId}::uuid, y.n, y.cl, y.f, y.s, y.h::test_health, case when y.h = 'healthy' then null else ${at}::timestamptz end, 1,
+      select y.id, ${run.projectId}::uuid, ${run.variant}::text, y.n, y.cl, y.f, y.s, y.h::test_health, case when y.h = 'healthy' then null else ${at}::timestamptz end, 1,
         y.ls::case_status, ${at}::timestamptz, case when y.fail then ${at}::timestamptz end, ${at}::timestamptz, ${run.number}, y.ws, y.fr, y.fl, y.im,
         y.p50, y.p95, y.w, y.dm, y.dv, y.dn, y.c, y.cf, y.cp, y.o
       from json_to_recordset(${JSON.stringify(fresh)}::json) as y(id uuid, n text, cl text, f text, s text, h text, fail bool, ls text, ws int,
@@ -611,7 +611,7 @@ type ChunkRow = StoredRow & {
  */
 export async function advanceRunTestsInChunks(
   tx: Database,
-  run: { id: number; projectId: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
+  run: { id: number; projectId: string; variant: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
   follow: (changes: TestHealthChange[]) => Promise<void>,
 ): Promise<ProjectTestCounts | null> {
   // A contradiction: the test passed (only) where it had only failed on the run's commit before, or the reverse (contradictsCommit).

@@ -5,6 +5,8 @@
  */
 import { type SQL, and, arrayContains, eq, gt, ilike, isNull, lte, or, sql } from "drizzle-orm";
 import { projects, testCases, testHealthTransitions, testRuns, tests } from "../../db/schema";
+import { rowsOf } from "../../db/rows";
+import type { Database } from "../../db/types";
 import { notFound } from "../../lib/errors";
 import { isUuid } from "../../lib/ids";
 import { type ListRequest, type SortKey, defineList } from "../../lib/lists";
@@ -17,10 +19,10 @@ import { TEST_WINDOW } from "./tests-state";
 import { selectWithDataVersion } from "../shared/data-versions";
 
 export type TestObject = ReturnType<typeof presentTest>;
-type TestRow = typeof tests.$inferSelect;
+export type TestRow = typeof tests.$inferSelect;
 type WindowContext = { webAppUrl: string; window: { size: number; branch: string | null }; now: Date };
 
-/** As in the path and query string; `health` and `sort` have their defaults (`all`, `impact`); `quarantined` and `owner` null: not filtered. */
+/** As in the path and query string; `health` and `sort` have their defaults (`all`, `impact`); `quarantined`, `owner` and `variant` null: not filtered. */
 export type TestFilters = {
   project_id: string;
   health: TestHealth | "all";
@@ -28,6 +30,8 @@ export type TestFilters = {
   sort: TestSort;
   quarantined: "true" | "false" | null;
   owner: string | null;
+  /** Normalized (src/lib/variant.ts); "" is the variant of runs without one. */
+  variant: string | null;
 };
 
 /**
@@ -101,12 +105,56 @@ export async function listTests(scope: OrgScope, request: ListRequest<TestFilter
         quarantinedCondition(filters.quarantined, now),
         // One of the test's CODEOWNERS owners, exactly (tests_owners_idx).
         filters.owner === null ? undefined : arrayContains(tests.owners, [filters.owner]),
+        filters.variant === null ? undefined : eq(tests.variant, filters.variant),
         list.after(request),
       ),
     )
     .orderBy(...list.orderBy)
     .limit(list.fetchLimit(request));
   return list.page(rows, request, { webAppUrl: scope.webAppUrl, window: windowOf(project), now });
+}
+
+/** Variants listed at most (a project with more is a misuse of variants: the filter still takes any). */
+const MAX_LISTED_VARIANTS = 50;
+
+/**
+ * The project's variants, in order: skips through tests_project_variant_idx one variant at a time
+ * (a recursive query), so the cost is the count of variants, not of tests.
+ */
+export async function listProjectVariants(db: Database, projectId: string): Promise<string[]> {
+  const rows = await rowsOf<{ variant: string }>(
+    db.execute(sql`with recursive v(variant, n) as (
+        select min(variant), 1 from ${tests} where project_id = ${projectId}
+        union all
+        select (select min(t.variant) from ${tests} t where t.project_id = ${projectId} and t.variant > v.variant), v.n + 1
+        from v where v.variant is not null and v.n < ${MAX_LISTED_VARIANTS})
+      select variant from v where variant is not null`),
+  );
+  return rows.map((row) => row.variant);
+}
+
+/**
+ * The test's siblings: the same test (classname and name, or file and name) in the project's other
+ * variants (docs/tests.md, "Variants"), by variant; read through tests_project_name_idx.
+ */
+export type TestSibling = { id: string; variant: string; health: TestHealth };
+
+export async function listTestSiblings(db: Database, test: TestRow): Promise<TestSibling[]> {
+  return db
+    .select({ id: tests.id, variant: tests.variant, health: tests.health })
+    .from(tests)
+    .where(
+      and(
+        eq(tests.projectId, test.projectId),
+        eq(tests.name, test.name),
+        test.classname === null
+          ? and(isNull(tests.classname), sql`${tests.file} is not distinct from ${test.file}`)
+          : eq(tests.classname, test.classname),
+        sql`${tests.id} <> ${test.id}`,
+      ),
+    )
+    .orderBy(tests.variant)
+    .limit(MAX_LISTED_VARIANTS);
 }
 
 /** The test and its project if the test belongs to the organization; one not-found for missing and foreign ids. */

@@ -106,6 +106,7 @@ describe("GET /alerts/:alert_id/events", () => {
         base_commit_sha: null,
         build_id: "build-42",
         build_url: "https://ci.example.test/builds/42",
+        variant: "",
         tags: ["nightly", "linux"],
         started_at: startedAt.toISOString(),
         created_at: arrivedAt,

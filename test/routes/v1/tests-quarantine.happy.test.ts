@@ -73,6 +73,7 @@ describe("POST /tests/:id/quarantine", () => {
         created_at: iso(now),
         expires_at: iso(now + 7 * DAY),
         source: "manual",
+        all_variants: false,
       },
     };
     expect(res.body).toMatchObject({ id: ids.a, name: "a", ...expected });
@@ -123,6 +124,7 @@ describe("POST /tests/:id/quarantine", () => {
       created_at: iso(now),
       expires_at: iso(now + DAY),
       source: "manual",
+      all_variants: false,
     });
     const byDate = await quarantine(apiKey, ids.a!, { reason: "r", duration: null, expires_at: iso(now + 2 * DAY) });
     expect(byDate.status, byDate.text).toBe(200);
@@ -159,6 +161,7 @@ describe("POST /tests/:id/quarantine", () => {
       created_at: iso(now),
       expires_at: iso(now + DAY),
       source: "manual",
+      all_variants: false,
     });
   });
 });
