@@ -213,7 +213,7 @@ async function mergeRetry(
       delete from ${uploadPayloads} where test_run_id = ${testRunId} and part_number = ${part}`);
     return "failed";
   }
-  const merged = await mergeRetryPart(deps.db, testRunId, part, rows, deps.clock.now());
+  const merged = await mergeRetryPart(deps, testRunId, part, rows);
   if (merged && "objectKey" in payload) await discardPayloadObject(deps.payloadStore, payload.objectKey, deps.logger, { testRunId });
   return merged ? "processed" : "already_done";
 }

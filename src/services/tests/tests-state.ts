@@ -788,3 +788,53 @@ export async function markTestsFlaky(
   await noteFlakyTestsCount(tx, run.projectId, run.createdAt);
   return changed.map((row) => ({ testId: row.id, from: row.from_health, to: "flaky", reason: row.reason }));
 }
+
+/**
+ * A retry part merged after its run fed its tests (src/services/runs/retry-parts.ts) turned the
+ * run's failure of these tests into a pass on retry: what advanceTest would have done, had the
+ * retry's attempts been in the run's report. The run's outcome in a test's window (its last, when
+ * the run is the newest on the default branch that test has seen) becomes `r`, with the window's
+ * figures and the failing streak; and a pass and a failure within one run make the test flaky
+ * (the same-commit rule). Tests with a case of the run still failing are left as they are.
+ * Returns the health changes, which the caller follows in the same transaction.
+ */
+export async function notePassesOnRetry(
+  tx: Database,
+  run: { id: number; projectId: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
+  testIds: readonly string[],
+): Promise<TestHealthChange[]> {
+  if (testIds.length === 0) return [];
+  await lockProjectTests(tx, run.projectId);
+  const rows = await rowsOf<{ id: string; window_outcomes: string; last_run_number: number; default_branch: string | null }>(
+    tx.execute(sql`select t.id, t.window_outcomes, t.last_run_number, p.default_branch
+      from ${tests} t join ${projects} p on p.id = t.project_id
+      where t.project_id = ${run.projectId}::uuid
+        and t.id in (select value::uuid from json_array_elements_text(${JSON.stringify(testIds)}::json))
+        and not exists (select 1 from ${testCases} c where c.test_run_id = ${run.id} and c.test_id = t.id and c.status in ('failed', 'errored'))
+      for update of t`),
+  );
+  if (rows.length === 0) return [];
+  const onDefaultBranch = isDefaultBranch(run.branch, rows[0]!.default_branch);
+  const updates = rows.map((row) => {
+    const latest = row.last_run_number === run.number;
+    const last = row.window_outcomes.at(-1);
+    if (!onDefaultBranch || !latest || (last !== "f" && last !== "e")) return { id: row.id, latest };
+    const w = `${row.window_outcomes.slice(0, -1)}r`;
+    const f = windowFigures(w);
+    return { id: row.id, latest, w, ws: f.windowSize, fr: f.failureRate, fl: f.flipRate, im: f.impact, pr: f.passedOnRetryCount };
+  });
+  // As advanceTest: a pass and a failure in one run reset the passing streak; a pass the failing one.
+  await tx.execute(sql`update ${tests} t set window_outcomes = coalesce(y.w, t.window_outcomes), window_size = coalesce(y.ws, t.window_size),
+      failure_rate = case when y.w is null then t.failure_rate else y.fr end, flip_rate = case when y.w is null then t.flip_rate else y.fl end,
+      impact = coalesce(y.im, t.impact), passed_on_retry_count = coalesce(y.pr, t.passed_on_retry_count),
+      failing_streak = case when y.w is null then t.failing_streak else 0 end, passing_streak = 0,
+      last_status = case when y.latest then 'passed'::case_status else t.last_status end
+    from json_to_recordset(${JSON.stringify(updates)}::json) as y(id uuid, latest bool, w text, ws int, fr float8, fl float8, im int, pr int)
+    where t.id = y.id`);
+  const reason = `passed and failed in run #${run.number}${run.commitSha ? ` (commit ${shortSha(run.commitSha)})` : ""}, passed on retry`;
+  return markTestsFlaky(
+    tx,
+    run,
+    rows.map((row) => ({ testId: row.id, reason })),
+  );
+}
