@@ -1460,6 +1460,8 @@ export interface components {
             flip_rate: number | null;
             /** @description Executions in the window that failed or errored. */
             impact: number;
+            /** @description Executions in the window that passed on retry: a failed or errored attempt, then passed (in the same report, or a retry part of the run; docs/retries.md). They count as passes in `failure_rate`, `flip_rate` and `impact`, and as same-commit evidence of flakiness. */
+            passed_on_retry_count: number;
             /** @description Median duration over the window: a streaming log-normal estimate (docs/tests.md), exact mean of ln(1 + ms) over the first 50 durations, then exponentially weighted (1/50). */
             duration_p50_ms: number | null;
             /** @description 95th percentile duration over the window, from the same log-normal estimate: e^(mean + 1.645·sd) − 1 of ln(1 + ms). Can exceed the slowest execution seen. */
