@@ -160,7 +160,7 @@ const isPass = (code: string | undefined) => code === "p" || code === "r";
  * The figures of a window (TestState.w): failure rate, flip rate and impact count a pass on retry
  * as a pass; passedOnRetryCount counts them.
  */
-export function windowFigures(
+function windowFigures(
   window: string,
 ): Pick<TestProgress, "windowSize" | "failureRate" | "flipRate" | "impact" | "passedOnRetryCount"> {
   const n = window.length;
