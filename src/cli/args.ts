@@ -8,10 +8,11 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { BaseCommitChoice } from "./base-commit";
-import { COMMIT_SHA, type Env } from "./ci-metadata";
+import { COMMIT_SHA, type CiProvider, type Env } from "./ci-metadata";
 import { UsageError } from "./exit-codes";
 import { nonEmpty } from "./format";
 import { DEFAULT_BASE_DELAY_MS, DEFAULT_RETRIES } from "./http-retry";
+import { defaultRunKey, isRerunAttempt, parallelShard } from "./run-key";
 
 export const DEFAULT_WAIT_TIMEOUT_S = 300;
 
@@ -37,17 +38,21 @@ Options:
   --tag TAG            tag for the run; repeat for more
   --started-at TIME    RFC 3339 start time of the run, e.g. 2025-01-31T12:00:00Z
   --run-per-file       one test run per file instead of one for all files
-  --run-key KEY        uploads with the same key join ONE run as its parts, e.g. the CI's run id
-                       and job (docs/uploads.md, "Runs in parts"); with --wait, waits for the run
-                       to complete
+  --run-key KEY        uploads with the same key join ONE run as its parts (docs/uploads.md,
+                       "Runs in parts"); with --wait, waits for the run to complete. Default on
+                       a CI it detects: <ci>:<run id>:<job> (CTA_JOB names the job instead),
+                       sent as shard 1/1 (one upload per job) unless --shard says otherwise
+  --no-run-key         send no run key (--run-key "" too): each upload is a run of its own
   --shard I/N          this upload is shard I of N (1-based, as Jest's and Playwright's --shard):
-                       the run completes when N shards are in; needs --run-key
+                       the run completes when N shards are in; needs a run key
   --variant VARIANT    the configuration the tests ran in, e.g. os=windows,node=22 (env
                        CTA_VARIANT): part of each test's identity, so a matrix cell's tests are
                        tests of their own; --quarantine reads that variant's list
-  --retry              this upload re-runs failed tests of the run --run-key names: its cases
+  --retry              this upload re-runs failed tests of the run its key names: its cases
                        become further attempts of the run's tests (passes on retry are counted),
-                       even after the run completed
+                       even after the run completed; sent by itself with the default key on a
+                       re-run attempt (GITHUB_RUN_ATTEMPT > 1, BUILDKITE_RETRY_COUNT > 0,
+                       SYSTEM_JOBATTEMPT > 1)
   --wait               wait until the run is processed (exit 4 if processing failed), then print
                        its failures grouped by verdict against its base (new first) and what it fixed
   --timeout SECONDS    how long --wait waits in all (default ${DEFAULT_WAIT_TIMEOUT_S})
@@ -85,6 +90,8 @@ Environment:
   GITHUB_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY, GITHUB_EVENT_PATH, GITHUB_JOB
                               what --pr-comment posts with and where (GitHub Actions sets all but
                               GITHUB_TOKEN); CTA_PR_COMMENT_JOB names the job instead of GITHUB_JOB
+  CTA_JOB                     the job in the default run key (else CTA_PR_COMMENT_JOB, else the
+                              CI's job name): give each leg of a matrix its own
   CTA_RETRY_BASE_MS           base delay of the retry backoff in ms (default ${DEFAULT_BASE_DELAY_MS})
   Branch, commit, build id and build URL are read from GitHub Actions, GitLab CI, Buildkite,
   CircleCI, Jenkins, Azure Pipelines, Bitbucket Pipelines, Drone, TeamCity and Travis CI
@@ -125,6 +132,7 @@ const OPTIONS = {
   "started-at": { type: "string" },
   "run-per-file": { type: "boolean" },
   "run-key": { type: "string" },
+  "no-run-key": { type: "boolean" },
   shard: { type: "string" },
   variant: { type: "string" },
   retry: { type: "boolean" },
@@ -244,8 +252,10 @@ export type UploadSettings = {
   baseCommit: BaseCommitChoice;
   /** --fail-on new: the merge gate (null: the default exit code). */
   failOn: FailOn | null;
-  /** --run-key and --shard (docs/uploads.md, "Runs in parts"). */
+  /** --run-key and --shard (docs/uploads.md, "Runs in parts"), or the CI's default run key (src/cli/run-key.ts). */
   runKey: string | undefined;
+  /** The run key is the default one, not --run-key's: a 409 run_completed is then uploaded again without it. */
+  runKeyIsDefault: boolean;
   shard: string | undefined;
   retry: boolean;
   /** --variant (else CTA_VARIANT), normalized as the service does; "" for none (docs/tests.md, "Variants"). */
@@ -282,6 +292,8 @@ export function uploadSettings(input: {
   cwd: string;
   platform: string;
   homedir: string;
+  /** The CI detected (detectCiMetadata), whose run and job give the default run key. */
+  ci: CiProvider | null;
 }): UploadSettings {
   const { values, patterns, env, baseUrl, token } = input;
   if (!baseUrl) throw new UsageError("missing service URL: pass --url or set CTA_URL");
@@ -305,8 +317,7 @@ export function uploadSettings(input: {
   }
   const baseCommit = baseCommitChoice(values);
   const failOn = failOnChoice(values);
-  const { runKey, shard } = runKeyChoice(values);
-  if (values.retry && runKey === undefined) throw new UsageError("--retry needs --run-key: it re-runs tests of the run the key names");
+  const { runKey, runKeyIsDefault, shard, retry } = runKeyChoice(values, env, input.ci, variant);
   if (patterns.length === 0) throw new UsageError("no report files given (pass files, directories or quoted globs)");
   const cacheDir = resolve(input.cwd, nonEmpty(values["cache-dir"]) ?? defaultCacheDir(env, input.platform, input.homedir));
   return {
@@ -322,25 +333,47 @@ export function uploadSettings(input: {
     baseCommit,
     failOn,
     runKey,
+    runKeyIsDefault,
     shard,
-    retry: Boolean(values.retry),
+    retry,
     variant,
   };
 }
 
-/** --run-key (1 to 255 characters, no control characters) and --shard I/N (1 ≤ I ≤ N ≤ 1000), which needs it. */
-function runKeyChoice(values: OptionValues): { runKey: string | undefined; shard: string | undefined } {
-  const runKey = nonEmpty(values["run-key"]);
-  if (runKey !== undefined && values["run-per-file"])
+/**
+ * --run-key (1 to 255 characters, no control characters; "" or --no-run-key: none), else the CI's
+ * default run key (not with --run-per-file, whose files are runs of their own); --shard I/N
+ * (1 ≤ I ≤ N ≤ 1000), which needs a key; --retry, which too. With the default key and no --shard,
+ * the upload is shard 1/1 of its run (or its shard among the CI's parallel copies of the job), so
+ * the run completes as it arrives; and on a re-run attempt of the job it is a retry.
+ */
+function runKeyChoice(
+  values: OptionValues,
+  env: Env,
+  ci: CiProvider | null,
+  variant: string,
+): { runKey: string | undefined; runKeyIsDefault: boolean; shard: string | undefined; retry: boolean } {
+  const given = values["run-key"];
+  const explicit = nonEmpty(given);
+  if (values["no-run-key"] && explicit !== undefined) throw new UsageError("--run-key and --no-run-key exclude each other");
+  if (explicit !== undefined && values["run-per-file"])
     throw new UsageError("--run-key and --run-per-file exclude each other: one key is one run");
-  if (values["run-key"] !== undefined && (runKey === undefined || runKey.length > 255 || /\p{Cc}/u.test(runKey)))
-    throw new UsageError(`--run-key must be 1 to 255 characters without control characters (got "${values["run-key"]}")`);
-  const shard = nonEmpty(values.shard);
-  if (values.shard === undefined) return { runKey, shard: undefined };
-  const parsed = shardOf(shard ?? "");
+  if (explicit !== undefined && (explicit.length > 255 || /\p{Cc}/u.test(explicit)))
+    throw new UsageError(`--run-key must be 1 to 255 characters without control characters (got "${given}")`);
+  const off = Boolean(values["no-run-key"]) || given !== undefined || Boolean(values["run-per-file"]);
+  const fallback = off ? undefined : defaultRunKey({ ci, env, variant });
+  const runKey = explicit ?? fallback;
+  const runKeyIsDefault = explicit === undefined && fallback !== undefined;
+  const retry = Boolean(values.retry) || (runKeyIsDefault && isRerunAttempt(ci, env));
+  if (values.retry && runKey === undefined)
+    throw new UsageError("--retry needs --run-key (or a CI that gives a default run key): it re-runs tests of the run the key names");
+  if (values.shard === undefined)
+    return { runKey, runKeyIsDefault, shard: runKeyIsDefault ? (parallelShard(ci, env) ?? "1/1") : undefined, retry };
+  const parsed = shardOf(nonEmpty(values.shard) ?? "");
   if (!parsed) throw new UsageError(`--shard must be I/N with 1 ≤ I ≤ N ≤ 1000, e.g. 2/4 (got "${values.shard}")`);
-  if (runKey === undefined) throw new UsageError("--shard needs --run-key: the shards of one run share its key");
-  return { runKey, shard: `${parsed.index}/${parsed.total}` };
+  if (runKey === undefined)
+    throw new UsageError("--shard needs --run-key (or a CI that gives a default run key): the shards of one run share its key");
+  return { runKey, runKeyIsDefault, shard: `${parsed.index}/${parsed.total}`, retry };
 }
 
 /** --base-commit SHA (7 to 64 hex digits), --no-base-commit, or detection. */

@@ -8,7 +8,7 @@ import { nonEmpty } from "./format";
 
 export type Env = Record<string, string | undefined>;
 
-type CiProvider =
+export type CiProvider =
   | "github-actions"
   | "gitlab-ci"
   | "buildkite"

@@ -64,6 +64,7 @@ export { MAX_BODY_BYTES, MAX_XML_DOCUMENTS, buildUpload, decodeReport, expandFil
 export { readCheckout } from "./checkout";
 export { MAX_WORKSPACE_ENTRIES, addFilesToJUnit, addFilesToSuites, fileResolver, indexWorkspace } from "./test-files";
 export { POLL_BASE_MS, POLL_MAX_MS } from "./upload";
+export { defaultRunKey, isRerunAttempt, parallelShard } from "./run-key";
 
 /** Above this many files read for one run, a progress line is shown. */
 const PROGRESS_FILE_THRESHOLD = 20;
@@ -232,6 +233,7 @@ function prepareUpload(input: {
   const { command, token, baseUrl, env, cwd, io, out } = input;
   const { values, patterns } = command;
   try {
+    const ci = detectCiMetadata(env, { readEvent: io.readEvent ?? readJsonFile });
     const settings = uploadSettings({
       values,
       patterns,
@@ -242,13 +244,13 @@ function prepareUpload(input: {
       cwd,
       platform: io.platform ?? process.platform,
       homedir: io.homedir ?? homedir(),
+      ci: ci.provider,
     });
     if (!hasTokenShape("uploadToken", token!)) {
       out.warn(
         `the token does not look like an upload token (${TOKEN_KINDS.uploadToken}_ followed by ${TOKEN_BODY_LENGTH} letters and digits)`,
       );
     }
-    const ci = detectCiMetadata(env, { readEvent: io.readEvent ?? readJsonFile });
     const metadata: RunMetadata = {
       branch: nonEmpty(values.branch) ?? ci.branch,
       commit_sha: nonEmpty(values["commit-sha"]) ?? ci.commit_sha,
@@ -262,6 +264,7 @@ function prepareUpload(input: {
       tags: (values.tag ?? []).map((t) => t.trim()).filter((t) => t !== ""),
     };
     out.debug(`CI provider: ${ci.provider ?? "none detected"}`);
+    if (settings.runKeyIsDefault) out.debug(`run key: ${settings.runKey} (the CI's run and job; --run-key or --no-run-key to change it)`);
     out.debug(`metadata: ${JSON.stringify(metadata)}`);
     return { settings, metadata };
   } catch (error) {
@@ -378,6 +381,8 @@ function uploadContext(input: {
     now,
     pollBaseMs: io.pollBaseMs ?? POLL_BASE_MS,
     failOnUploadError: Boolean(values["fail-on-upload-error"]),
+    // A first attempt's default key that another job completed: uploaded again without it (uploadGroup).
+    runKeyFallback: settings.runKeyIsDefault && !settings.retry,
     wantFailedTests: input.wantFailedTests,
     verdictsDecide: settings.failOn !== null || Boolean(values["pr-comment"]),
   };

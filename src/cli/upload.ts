@@ -47,6 +47,12 @@ export type UploadContext = {
   pollBaseMs: number;
   /** --fail-on-upload-error: upload failures are errors with their exit code, not warnings. */
   failOnUploadError: boolean;
+  /**
+   * The run key is the CI's default one on a first attempt: a 409 run_completed (another job
+   * completed a run with the same key, e.g. the legs of a matrix) sends the reports again as a
+   * run of their own, with a warning.
+   */
+  runKeyFallback?: boolean;
   /** Ask the processed run for its failed tests' pages (for the step summary). */
   wantFailedTests: boolean;
   /** --fail-on or --pr-comment rest on the verdicts: not reading them is a warning, not a note. */
@@ -121,15 +127,23 @@ export async function uploadGroup(files: string[], context: UploadContext, optio
   const { reports } = upload;
   if (context.resolver !== null) out.debug(`test files: ${upload.filesAdded} case(s) given their file from the workspace (${label})`);
   out.debug(`POST ${context.endpoint.href} (${formatBytes(upload.bytes)}, ${label})`);
-  const result = await requestWithRetry(
-    context.endpoint.href,
-    {
-      method: "POST",
-      headers: { ...context.headers, "content-type": "application/json", "idempotency-key": randomUUID() },
-      body: upload.body,
-    },
-    context.retryOptions,
-  );
+  const post = (body: string) =>
+    requestWithRetry(
+      context.endpoint.href,
+      { method: "POST", headers: { ...context.headers, "content-type": "application/json", "idempotency-key": randomUUID() }, body },
+      context.retryOptions,
+    );
+  let result = await post(upload.body);
+  if (context.runKeyFallback && result.kind === "response" && result.status === 409 && result.json?.error?.code === "run_completed") {
+    const { run_key: runKey, shard: _shard, retry: _retry, ...alone } = context.metadata;
+    out.warn(
+      `another upload already completed the run of the default run key "${runKey}" (${describeHttpError(result)}); ` +
+        `uploading ${label} as a run of its own. Jobs that share the CI's run and job (the legs of a matrix) need a key each: ` +
+        "set --run-key (or CTA_JOB), or --variant; --no-run-key sends none",
+    );
+    const again = await buildUpload(files, alone, { cwd, resolver: context.resolver });
+    result = await post(again.body);
+  }
   const failure = classifyFailure(result, `upload of ${label}`);
   if (failure !== null) {
     const { code, problem } = reportFailure(failure, context);

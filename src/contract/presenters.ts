@@ -242,6 +242,7 @@ export function presentTest(row: Row<typeof tests>, window: { size: number; bran
     failure_rate: row.failureRate,
     flip_rate: row.flipRate,
     impact: row.impact,
+    passed_on_retry_count: row.passedOnRetryCount,
     duration_p50_ms: row.durationP50Ms,
     duration_p95_ms: row.durationP95Ms,
     window: { executions: row.windowSize, max_executions: window.size, branch: window.branch },

@@ -469,6 +469,10 @@ export const TestSchema = z
     failure_rate: rate("Failed or errored executions / executions in the window; null while the window is empty."),
     flip_rate: rate("Changes between passing and failing / (executions − 1) in the window; null below two executions."),
     impact: z.number().int().openapi({ description: "Executions in the window that failed or errored." }),
+    passed_on_retry_count: z.number().int().openapi({
+      description:
+        "Executions in the window that passed on retry: a failed or errored attempt, then passed (in the same report, or a retry part of the run; docs/retries.md). They count as passes in `failure_rate`, `flip_rate` and `impact`, and as same-commit evidence of flakiness.",
+    }),
     duration_p50_ms: z.number().int().nullable().openapi({
       description:
         "Median duration over the window: a streaming log-normal estimate (docs/tests.md), exact mean of ln(1 + ms) over the first 50 durations, then exponentially weighted (1/50).",

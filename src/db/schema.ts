@@ -512,11 +512,13 @@ export const tests = pgTable(
     failureRate: doublePrecision("failure_rate"),
     flipRate: doublePrecision("flip_rate"),
     impact: integer("impact").notNull().default(0),
+    /** Executions in the window that passed on retry (an `r` in window_outcomes). */
+    passedOnRetryCount: integer("passed_on_retry_count").notNull().default(0),
     durationP50Ms: integer("duration_p50_ms"),
     durationP95Ms: integer("duration_p95_ms"),
     // What run processing keeps between runs, bounded: plain columns, since every run rewrites
     // them for each of its tests (a jsonb document cost several times as much to write).
-    /** Outcomes of the last executions on the default branch, oldest first: p(assed), f(ailed), e(rrored). */
+    /** Outcomes of the last executions on the default branch, oldest first: p(assed), f(ailed), e(rrored), r (passed on retry). */
     windowOutcomes: text("window_outcomes").notNull().default(""),
     /** The streaming duration estimate of the window: mean and variance of ln(1 + ms), and its samples (≤ 50). */
     durationLogMean: doublePrecision("duration_log_mean").notNull().default(0),

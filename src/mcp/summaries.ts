@@ -102,7 +102,7 @@ function groupLines(groups: Array<FailureGroupObject & { run_occurrences?: numbe
 export function test(t: TestDetail): string {
   const lines = [
     `${testName(t)} (test_id ${t.id}, project_id ${t.project_id}) is ${t.health}${t.health_changed_at ? ` since ${day(t.health_changed_at)}` : ""}.`,
-    `Over its last ${plural(t.window.executions, "execution")} on ${t.window.branch ?? "the default branch"}: failure rate ${percent(t.failure_rate)}, flip rate ${percent(t.flip_rate)}, ${t.impact} failing; p50 ${t.duration_p50_ms ?? "n/a"} ms, p95 ${t.duration_p95_ms ?? "n/a"} ms. ${plural(t.executions_count, "execution")} in all, last failed ${day(t.last_failed_at)}.`,
+    `Over its last ${plural(t.window.executions, "execution")} on ${t.window.branch ?? "the default branch"}: failure rate ${percent(t.failure_rate)}, flip rate ${percent(t.flip_rate)}, ${t.impact} failing, ${t.passed_on_retry_count} passed on retry; p50 ${t.duration_p50_ms ?? "n/a"} ms, p95 ${t.duration_p95_ms ?? "n/a"} ms. ${plural(t.executions_count, "execution")} in all, last failed ${day(t.last_failed_at)}.`,
   ];
   if (t.owners.length > 0) lines.push(`Owners: ${t.owners.join(", ")}.`);
   if (t.quarantine)

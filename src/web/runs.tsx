@@ -24,6 +24,7 @@ import {
   runVerdictList,
 } from "../services/runs/run-comparison-reads";
 import { MAX_RUN_PAGE_FAILURES, listRunFailures, testRunList, testRunsOf, testSuitesOf } from "../services/runs/test-results";
+import { runPartsOf } from "../services/runs/run-parts";
 import type { OrgScope } from "../services/shared/context";
 import type { RunRow } from "../services/tenancy/memberships";
 import { projectMemberAccess, runMemberAccess, withQuery } from "./access";
@@ -122,12 +123,14 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
       limit: 100,
       after: null,
     };
-    const [groups, failures, suites, events, view] = await Promise.all([
+    const [groups, failures, suites, events, view, parts] = await Promise.all([
       runFailureGroupsOf(scope, run, firstPage),
       listRunFailures(scope, run),
       testSuitesOf(scope, run, firstPage),
       listRunAlertEvents(scope, run.id),
       runComparisonView(scope, run, codec, paths),
+      // A run uploaded in parts (run_key) lists them; a run of one upload has none to read.
+      run.partsCount > 0 ? runPartsOf(scope, run, firstPage) : null,
     ]);
     const grouped = groupFailures(groups.items, failures);
     const testPath = (testId: string) => paths.to(`/projects/${project.id}/tests/${testId}`);
@@ -144,6 +147,8 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
         <RunFacts run={run} />
 
         <RunCounts run={run} />
+
+        {parts ? <RunParts run={run} parts={parts} /> : null}
 
         <FailuresByVerdict view={view} state={state} paths={paths} testPath={testPath} traceHref={traceHref} />
 
@@ -384,6 +389,53 @@ const RunSuites: FC<{ suites: Awaited<ReturnType<typeof testSuitesOf>> }> = ({ s
       </div>
     )}
     {suites.next ? <p class="muted">The first {suites.items.length} suites are shown.</p> : null}
+  </section>
+);
+
+/** The uploads that joined a run in parts, oldest first: shard, when, cases, and whether it was a retry. */
+const RunParts: FC<{ run: RunRow; parts: Awaited<ReturnType<typeof runPartsOf>> }> = ({ run, parts }) => (
+  <section aria-labelledby="parts">
+    <h2 id="parts">Parts</h2>
+    <p class="muted">
+      {run.partsCount} uploads with the run key <code>{run.runKey}</code>
+      {run.shardTotal !== null ? `, ${run.shardTotal} shards declared` : ""}
+      {run.completedAt ? "" : "; the run is waiting for more"}.
+    </p>
+    <div class="table-scroll" tabindex={0} role="region" aria-label="Parts">
+      <table id="run-parts">
+        <thead>
+          <tr>
+            <th scope="col">Shard</th>
+            <th scope="col">Uploaded</th>
+            <th scope="col" class="num">
+              Cases
+            </th>
+            <th scope="col">Retry</th>
+            <th scope="col">Status</th>
+          </tr>
+        </thead>
+        <tbody>
+          {[...parts.items].reverse().map((part) => (
+            <tr>
+              <td>{part.shard_index !== null && run.shardTotal !== null ? `${part.shard_index}/${run.shardTotal}` : "—"}</td>
+              <td>
+                <When at={part.created_at} />
+              </td>
+              <td class="num">{part.status === "ready" ? part.tests_count : "—"}</td>
+              <td>{part.retry ? "Retry" : "—"}</td>
+              <td>
+                {part.status === "failed"
+                  ? `Unreadable: ${part.failure_reason ?? "no reason given"}`
+                  : part.status === "pending"
+                    ? "Not read yet"
+                    : "Read"}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+    {parts.next ? <p class="muted">The latest {parts.items.length} parts are shown.</p> : null}
   </section>
 );
 

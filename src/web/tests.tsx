@@ -261,6 +261,8 @@ const TestFacts: FC<{ test: TestObject }> = ({ test }) => (
     </dd>
     <dt>Impact</dt>
     <dd>{test.impact} failures in that window</dd>
+    <dt>Passed on retry</dt>
+    <dd>{test.passed_on_retry_count} in that window</dd>
     <dt>Flip rate</dt>
     <dd>{percent(test.flip_rate)}</dd>
     <dt>Last executed</dt>

@@ -445,7 +445,8 @@ describe("ci-test-analytics upload (child process)", () => {
       [["upload", ...ok, "--retry", "junit.xml"], {}, /--retry needs --run-key/],
       [["upload", ...ok, "--run-key", "k", "--shard", "3/2", "junit.xml"], {}, /--shard must be I\/N/],
       [["upload", ...ok, "--run-key", "k", "--shard", "1/1001", "junit.xml"], {}, /--shard must be I\/N/],
-      [["upload", ...ok, "--run-key", "", "junit.xml"], {}, /--run-key must be 1 to 255 characters/],
+      [["upload", ...ok, "--run-key", "x".repeat(256), "junit.xml"], {}, /--run-key must be 1 to 255 characters/],
+      [["upload", ...ok, "--run-key", "k", "--no-run-key", "junit.xml"], {}, /--run-key and --no-run-key exclude each other/],
       [["upload", ...ok, "--run-key", "k", "--run-per-file", "junit.xml"], {}, /--run-key and --run-per-file exclude each other/],
       [["upload", "junit.xml"], { CTA_URL: service.url, CTA_UPLOAD_TOKEN: TOKEN, CTA_RETRY_BASE_MS: "fast" }, /CTA_RETRY_BASE_MS/],
     ];

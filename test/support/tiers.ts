@@ -76,6 +76,7 @@ export const DATABASE_INDEPENDENT_TESTS = [
   "test/cli/quarantine-e2e.test.ts",
   "test/cli/uploader-commands-e2e.test.ts",
   "test/cli/verdicts-e2e.test.ts",
+  "test/cli/run-key-e2e.test.ts",
   "test/cli/test-files-e2e.test.ts",
   // Server processes on an embedded database of their own, racing for its data directory.
   "test/node/data-dir-lock.test.ts",

@@ -91,6 +91,51 @@ describe("runs", () => {
     const first = await f.admin.get(`/projects/${f.project.id}/runs/1`);
     expect(first.text).toContain(`href="https://ci.example.com/builds/1"`);
     expect(textOf(first.text)).toContain("No failures.");
+    // A run of one upload has no parts to list.
+    expect(html).not.toContain('id="run-parts"');
+    expect(first.text).not.toContain('id="parts"');
+  });
+
+  it("a run uploaded in parts lists them: shard, upload time, cases, retry", async () => {
+    const { project, uploadToken } = await h.newProject(f.organizationId, "Shards");
+    const xml = (name: string, count: number, failing = 0) =>
+      `<testsuite name="${name}">${Array.from({ length: count }, (_, i) =>
+        i < failing ? `<testcase classname="S" name="t${i}"><failure message="x"/></testcase>` : `<testcase classname="S" name="t${i}"/>`,
+      ).join("")}</testsuite>`;
+    const query = (fields: Record<string, string>) => new URLSearchParams({ branch: "main", run_key: "ci-1/test", ...fields }).toString();
+    const first = await h.upload(uploadToken, xml("one", 3, 1), { query: query({ shard: "2/2" }) });
+    expect(first.status, first.text).toBe(202);
+    h.clock.advance(1_000);
+    await h.upload(uploadToken, xml("two", 2), { query: query({ shard: "1/2" }) });
+    const number = first.body.number as number;
+    const settled = async (done: (run: any, parts: number) => boolean) => {
+      for (let i = 0; i < 500; i++) {
+        const run = (await h.get(`/uploads/v1/test_runs/${number}`, uploadToken)).body;
+        if (done(run, run.parts_count)) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error("run not processed");
+    };
+    await settled((run) => run.status === "processed");
+    h.clock.advance(1_000);
+    await h.upload(uploadToken, xml("one", 1), { query: query({ retry: "true" }) });
+    await settled((run) => run.passed_on_retry_count === 1);
+
+    const answer = await f.admin.get(`/projects/${project.id}/runs/${number}`);
+    expect(answer.status).toBe(200);
+    const table = answer.text.slice(
+      answer.text.indexOf('id="run-parts"'),
+      answer.text.indexOf("</table>", answer.text.indexOf('id="run-parts"')),
+    );
+    const headings = [...table.matchAll(/<th scope="col"[^>]*>\s*([^<]*?)\s*<\/th>/g)].map((m) => m[1]);
+    expect(headings).toEqual(["Shard", "Uploaded", "Cases", "Retry", "Status"]);
+    const rows = [...table.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].slice(1).map((m) => textOf(m[1]!).trim());
+    // Oldest first: shard 2/2 with 3 cases, shard 1/2 with 2, then the retry (no shard) with 1.
+    expect(rows).toHaveLength(3);
+    expect(rows[0]).toMatch(/^2\/2 .*UTC 3 — Read$/);
+    expect(rows[1]).toMatch(/^1\/2 .*UTC 2 — Read$/);
+    expect(rows[2]).toMatch(/^— .*UTC 1 Retry Read$/);
+    expect(textOf(answer.text)).toContain("3 uploads with the run key ci-1/test , 2 shards declared.");
   });
 
   it("shows flaky and quarantined badges on a run's failures", async () => {

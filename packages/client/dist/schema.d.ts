@@ -337,7 +337,7 @@ export interface paths {
         };
         /**
          * List a project's tests with their health
-         * @description A test is the same test across runs: same classname and name (the file when there is no classname). Filters: `health`, `quarantined`, `q` and `owner` (one of the test's CODEOWNERS owners, exactly). By default sorted by `impact` (failing executions in the window), then as `sort` says; ties by id. A cursor is bound to the project, the filters and the sort. Pages are read by the current values: a test whose sort key changes between two pages may be skipped or listed twice in that walk (never an error); restart from the first page for a consistent ranking.
+         * @description A test is the same test across runs: same classname and name (the file when there is no classname). Filters: `health`, `quarantined`, `q`, `owner` (one of the test's CODEOWNERS owners, exactly) and `variant` (the configuration the test runs in, part of its identity: docs/tests.md, "Variants"). By default sorted by `impact` (failing executions in the window), then as `sort` says; ties by id. A cursor is bound to the project, the filters and the sort. Pages are read by the current values: a test whose sort key changes between two pages may be skipped or listed twice in that walk (never an error); restart from the first page for a consistent ranking.
          *
          *     Query parameters this list does not know are ignored, not refused, so that clients and servers of different versions keep working together: a misspelled filter (`?reslt=tests_failed`) filters nothing. Check filter names against this document when a list looks unfiltered.
          */
@@ -781,7 +781,7 @@ export interface paths {
         };
         /**
          * The token's project's quarantined tests, for CI
-         * @description The quarantines in force now (docs/quarantine.md): CI matches its failing tests against them (by `classname` and `name`, or `file` and `name` when there is no classname) and need not fail the build for those. Not paginated: a project holds at most 10,000 quarantines in force (quarantining one more is refused), so this is always the whole list, ordered by classname, name and test id.
+         * @description The quarantines in force now for one variant (`variant`; docs/quarantine.md): CI matches its failing tests against them (by `classname` and `name`, or `file` and `name` when there is no classname) and need not fail the build for those. Not paginated: a project holds at most 10,000 quarantines in force (quarantining one more is refused), so this is always the whole list, ordered by classname, name and test id.
          *
          *     Conditional requests: the response carries an `ETag` that changes whenever the list does, a quarantine ending by itself included. Send it back in `If-None-Match`: while the list is unchanged the answer is a 304 with the `ETag` and no body, which costs one small query.
          */
@@ -837,6 +837,8 @@ export interface components {
             shard?: string | null;
             /** @description `true`: a re-run of failed tests of the run its run key names: its cases become further attempts of the run's tests, even after the run completed (docs/uploads.md, "Runs in parts"). */
             retry?: boolean | ("true" | "false" | "") | null;
+            /** @description The configuration the tests ran in, e.g. `os=windows,node=22` (at most 100 characters): part of each test's identity, so a matrix cell's tests are tests of their own (docs/tests.md, "Variants"). Normalized: parts trimmed, repeats dropped, sorted (`node=22,os=windows`). Absent or empty: the variant "", as before variants. */
+            variant?: string | null;
             /** @description Link to the CI build (http or https only). */
             build_url?: string | null;
             /** @description Free labels such as the job name or platform; blank ones and duplicates are dropped. */
@@ -920,6 +922,8 @@ export interface components {
             base_commit_sha: string | null;
             build_id: string | null;
             build_url: string | null;
+            /** @description The configuration its tests ran in, normalized (`node=22,os=windows`; docs/tests.md, "Variants"); "" for a run without one. Its run-level checks and comparison use runs of the same variant. */
+            variant: string;
             tags: string[];
             /**
              * Format: date-time
@@ -1099,6 +1103,10 @@ export interface components {
             name: string;
             /** @description Stands in for the classname when the report gave none (the test's identity: docs/tests.md). */
             file: string | null;
+            /** @description The variant the list was asked for (`variant`); the entry matches that variant's test. */
+            variant: string;
+            /** @description The quarantine names every variant of the test (`all_variants`), this one included even if it is new. */
+            all_variants: boolean;
             reason: string;
             /**
              * Format: date-time
@@ -1415,6 +1423,8 @@ export interface components {
             name: string;
             classname: string | null;
             file: string | null;
+            /** @description The configuration the test runs in (`os=windows,node=22`, normalized), part of its identity: the same name in another variant is another test, a sibling (docs/tests.md, "Variants"); "" without one. */
+            variant: string;
             /**
              * @description The owners of `file` under the project's latest CODEOWNERS (`PUT /uploads/v1/codeowners`): `@user`, `@org/team` or e-mail addresses, as written there; the last matching rule gives them. `[]` without a CODEOWNERS, without a `file`, when no rule matches, or when the last matching rule names none (docs/codeowners.md).
              * @example [
@@ -1459,6 +1469,8 @@ export interface components {
             flip_rate: number | null;
             /** @description Executions in the window that failed or errored. */
             impact: number;
+            /** @description Executions in the window that passed on retry: a failed or errored attempt, then passed (in the same report, or a retry part of the run; docs/retries.md). They count as passes in `failure_rate`, `flip_rate` and `impact`, and as same-commit evidence of flakiness. */
+            passed_on_retry_count: number;
             /** @description Median duration over the window: a streaming log-normal estimate (docs/tests.md), exact mean of ln(1 + ms) over the first 50 durations, then exponentially weighted (1/50). */
             duration_p50_ms: number | null;
             /** @description 95th percentile duration over the window, from the same log-normal estimate: e^(mean + 1.645·sd) − 1 of ln(1 + ms). Can exceed the slowest execution seen. */
@@ -1510,6 +1522,8 @@ export interface components {
              * @enum {string}
              */
             source: "manual" | "auto";
+            /** @description The quarantine names every variant of the test, new ones too (docs/quarantine.md, "Variants"); false: this variant only. */
+            all_variants: boolean;
         } | null;
         /** @description `reason` and exactly one of `expires_at` and `duration`; `null` counts as absent. */
         QuarantineRequest: {
@@ -1539,6 +1553,8 @@ export interface components {
              * @example https://github.com/acme/shop/issues/42
              */
             issue_url?: string | null;
+            /** @description `true`: the quarantine names every variant of the test (docs/quarantine.md, "Variants"): its siblings in the project's other variants get the same quarantine, and the CI list of any variant, new ones too, holds it. Ending it on any of them ends it on all. Absent or `false`: this variant only. */
+            all_variants?: boolean | null;
         };
         TestExecutionList: {
             data: components["schemas"]["TestExecution"][];
@@ -3648,6 +3664,8 @@ export interface operations {
                 quarantined?: "true" | "false";
                 /** @description Only tests with this owner among their `owners` (from CODEOWNERS): exact, case-sensitive, e.g. `@acme/checkout`. */
                 owner?: string;
+                /** @description Only tests of this variant (docs/tests.md, "Variants"), normalized as uploads are (`os=windows, node=22` is `node=22,os=windows`); empty (`variant=`): the tests of runs without a variant. Absent: every variant. */
+                variant?: string;
             };
             header?: {
                 /** @description ETags of representations you hold (a list, weak or strong, or `*`). When one is current the answer is a 304 with no body. A 304 counts toward the rate limit like any request. */
@@ -5440,6 +5458,8 @@ export interface operations {
                 shard?: string;
                 /** @description `true`: a re-run of failed tests of the run named by run_key; its cases become further attempts of the run's tests, even after it completed. Needs run_key. */
                 retry?: string;
+                /** @description The configuration the tests ran in, e.g. `os=windows,node=22` (at most 100 characters once normalized): part of each test's identity (docs/tests.md, "Variants"); a run key names one run per variant. */
+                variant?: string;
             };
             header?: {
                 /** @description Makes retries safe: one run per key and project (1 to 255 visible ASCII characters). */
@@ -5912,7 +5932,10 @@ export interface operations {
     };
     listQuarantinedTests: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The variant whose quarantines CI needs (docs/tests.md, "Variants"), normalized as uploads are; absent or empty: the variant of runs without one. Quarantines that name every variant are in every list. */
+                variant?: string;
+            };
             header?: {
                 /** @description The `ETag` of the list you hold. */
                 "If-None-Match"?: string;

@@ -3506,26 +3506,26 @@ var require_parse = __commonJS({
       };
       if (opts.fastpaths !== false && !/(^[*!]|[/()[\]{}"])/.test(input)) {
         let backslashes = false;
-        let output = input.replace(REGEX_SPECIAL_CHARS_BACKREF, (m, esc, chars, first, rest, index) => {
-          if (first === "\\") {
+        let output = input.replace(REGEX_SPECIAL_CHARS_BACKREF, (m, esc, chars, first2, rest, index) => {
+          if (first2 === "\\") {
             backslashes = true;
             return m;
           }
-          if (first === "?") {
+          if (first2 === "?") {
             if (esc) {
-              return esc + first + (rest ? QMARK.repeat(rest.length) : "");
+              return esc + first2 + (rest ? QMARK.repeat(rest.length) : "");
             }
             if (index === 0) {
               return qmarkNoDot + (rest ? QMARK.repeat(rest.length) : "");
             }
             return QMARK.repeat(chars.length);
           }
-          if (first === ".") {
+          if (first2 === ".") {
             return DOT_LITERAL.repeat(chars.length);
           }
-          if (first === "*") {
+          if (first2 === "*") {
             if (esc) {
-              return esc + first + (rest ? star : "");
+              return esc + first2 + (rest ? star : "");
             }
             return star;
           }
@@ -4592,6 +4592,21 @@ function shardOf(value) {
   return index >= 1 && index <= total && total <= MAX_SHARDS ? { index, total } : null;
 }
 
+// src/lib/variant.ts
+var MAX_VARIANT_LENGTH = 100;
+var MAX_RAW_VARIANT_LENGTH = 400;
+function normalPart(part) {
+  const equals = part.indexOf("=");
+  if (equals < 0) return part.trim();
+  return `${part.slice(0, equals).trim()}=${part.slice(equals + 1).trim()}`;
+}
+function normalizeVariant(raw) {
+  const parts = new Set(
+    raw.split(",").map(normalPart).filter((part) => part !== "" && part !== "=")
+  );
+  return [...parts].sort().join(",");
+}
+
 // src/cli/args.ts
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -4930,6 +4945,97 @@ function errorDetails(response) {
   return details.map((d) => typeof d === "object" && d ? `${d.field ?? "?"}: ${d.message ?? ""}` : String(d));
 }
 
+// src/cli/run-key.ts
+var MAX_RUN_KEY = 255;
+var first = (...values) => values.map(nonEmpty).find((value) => value !== void 0);
+function jobOf(ci, env) {
+  const own = first(env.CTA_JOB, env.CTA_PR_COMMENT_JOB);
+  if (own !== void 0) return own;
+  switch (ci) {
+    case "github-actions":
+      return first(env.GITHUB_JOB);
+    case "gitlab-ci":
+      return nonEmpty(env.CI_NODE_TOTAL) !== void 0 && Number(env.CI_NODE_TOTAL) > 1 ? first(env.CI_JOB_NAME?.replace(/ \d+\/\d+$/, "")) : first(env.CI_JOB_NAME);
+    case "circleci":
+      return first(env.CIRCLE_JOB);
+    case "buildkite":
+      return first(env.BUILDKITE_STEP_KEY, env.BUILDKITE_LABEL);
+    case "azure-pipelines": {
+      const job = first(env.SYSTEM_JOBNAME);
+      const stage = first(env.SYSTEM_STAGENAME);
+      return job !== void 0 && stage !== void 0 ? `${stage}/${job}` : job;
+    }
+    case "bitbucket-pipelines":
+      return first(env.BITBUCKET_STEP_UUID);
+    case "drone":
+      return first(env.DRONE_STAGE_NAME);
+    case "travis-ci":
+      return first(env.TRAVIS_JOB_NUMBER);
+    default:
+      return void 0;
+  }
+}
+function runIdOf(ci, env) {
+  switch (ci) {
+    case "github-actions":
+      return first(env.GITHUB_RUN_ID);
+    case "gitlab-ci":
+      return first(env.CI_PIPELINE_ID);
+    case "circleci":
+      return first(env.CIRCLE_WORKFLOW_ID);
+    case "buildkite":
+      return first(env.BUILDKITE_BUILD_ID);
+    case "azure-pipelines":
+      return first(env.BUILD_BUILDID);
+    case "bitbucket-pipelines":
+      return first(env.BITBUCKET_PIPELINE_UUID);
+    case "drone":
+      return first(env.DRONE_BUILD_NUMBER);
+    case "travis-ci":
+      return first(env.TRAVIS_BUILD_ID);
+    default:
+      return void 0;
+  }
+}
+function defaultRunKey(input) {
+  const { ci, env, variant } = input;
+  if (ci === null) return void 0;
+  let key;
+  if (ci === "jenkins") {
+    const tag = first(env.BUILD_TAG);
+    const own = first(env.CTA_JOB, env.CTA_PR_COMMENT_JOB);
+    key = tag === void 0 ? void 0 : `jenkins:${tag}${own !== void 0 ? `:${own}` : ""}`;
+  } else {
+    const runId = runIdOf(ci, env);
+    const job = jobOf(ci, env);
+    key = runId !== void 0 && job !== void 0 ? `${ci}:${runId}:${job}` : void 0;
+  }
+  const withVariant = key !== void 0 && nonEmpty(variant) !== void 0 ? `${key}:${nonEmpty(variant)}` : key;
+  return withVariant !== void 0 && withVariant.length <= MAX_RUN_KEY && !new RegExp("\\p{Cc}", "u").test(withVariant) ? withVariant : void 0;
+}
+function isRerunAttempt(ci, env) {
+  const above = (value, floor) => {
+    const n = Number(nonEmpty(value));
+    return Number.isInteger(n) && n > floor;
+  };
+  if (ci === "github-actions") return above(env.GITHUB_RUN_ATTEMPT, 1);
+  if (ci === "buildkite") return above(env.BUILDKITE_RETRY_COUNT, 0);
+  if (ci === "azure-pipelines") return above(env.SYSTEM_JOBATTEMPT, 1);
+  return false;
+}
+function parallelShard(ci, env) {
+  const pair = (index, total, base) => {
+    const i = Number(nonEmpty(index));
+    const n = Number(nonEmpty(total));
+    if (!Number.isInteger(i) || !Number.isInteger(n) || n < 2 || n > 1e3 || i - base < 0 || i - base >= n) return void 0;
+    return `${i - base + 1}/${n}`;
+  };
+  if (ci === "buildkite") return pair(env.BUILDKITE_PARALLEL_JOB, env.BUILDKITE_PARALLEL_JOB_COUNT, 0);
+  if (ci === "circleci") return pair(env.CIRCLE_NODE_INDEX, env.CIRCLE_NODE_TOTAL, 0);
+  if (ci === "gitlab-ci") return pair(env.CI_NODE_INDEX, env.CI_NODE_TOTAL, 1);
+  return void 0;
+}
+
 // src/cli/args.ts
 var DEFAULT_WAIT_TIMEOUT_S = 300;
 var HELP = `Usage: ci-test-analytics upload [options] FILES_OR_GLOBS...
@@ -4954,14 +5060,21 @@ Options:
   --tag TAG            tag for the run; repeat for more
   --started-at TIME    RFC 3339 start time of the run, e.g. 2025-01-31T12:00:00Z
   --run-per-file       one test run per file instead of one for all files
-  --run-key KEY        uploads with the same key join ONE run as its parts, e.g. the CI's run id
-                       and job (docs/uploads.md, "Runs in parts"); with --wait, waits for the run
-                       to complete
+  --run-key KEY        uploads with the same key join ONE run as its parts (docs/uploads.md,
+                       "Runs in parts"); with --wait, waits for the run to complete. Default on
+                       a CI it detects: <ci>:<run id>:<job> (CTA_JOB names the job instead),
+                       sent as shard 1/1 (one upload per job) unless --shard says otherwise
+  --no-run-key         send no run key (--run-key "" too): each upload is a run of its own
   --shard I/N          this upload is shard I of N (1-based, as Jest's and Playwright's --shard):
-                       the run completes when N shards are in; needs --run-key
-  --retry              this upload re-runs failed tests of the run --run-key names: its cases
+                       the run completes when N shards are in; needs a run key
+  --variant VARIANT    the configuration the tests ran in, e.g. os=windows,node=22 (env
+                       CTA_VARIANT): part of each test's identity, so a matrix cell's tests are
+                       tests of their own; --quarantine reads that variant's list
+  --retry              this upload re-runs failed tests of the run its key names: its cases
                        become further attempts of the run's tests (passes on retry are counted),
-                       even after the run completed
+                       even after the run completed; sent by itself with the default key on a
+                       re-run attempt (GITHUB_RUN_ATTEMPT > 1, BUILDKITE_RETRY_COUNT > 0,
+                       SYSTEM_JOBATTEMPT > 1)
   --wait               wait until the run is processed (exit 4 if processing failed), then print
                        its failures grouped by verdict against its base (new first) and what it fixed
   --timeout SECONDS    how long --wait waits in all (default ${DEFAULT_WAIT_TIMEOUT_S})
@@ -4999,6 +5112,8 @@ Environment:
   GITHUB_TOKEN, GITHUB_API_URL, GITHUB_REPOSITORY, GITHUB_EVENT_PATH, GITHUB_JOB
                               what --pr-comment posts with and where (GitHub Actions sets all but
                               GITHUB_TOKEN); CTA_PR_COMMENT_JOB names the job instead of GITHUB_JOB
+  CTA_JOB                     the job in the default run key (else CTA_PR_COMMENT_JOB, else the
+                              CI's job name): give each leg of a matrix its own
   CTA_RETRY_BASE_MS           base delay of the retry backoff in ms (default ${DEFAULT_BASE_DELAY_MS})
   Branch, commit, build id and build URL are read from GitHub Actions, GitLab CI, Buildkite,
   CircleCI, Jenkins, Azure Pipelines, Bitbucket Pipelines, Drone, TeamCity and Travis CI
@@ -5038,7 +5153,9 @@ var OPTIONS = {
   "started-at": { type: "string" },
   "run-per-file": { type: "boolean" },
   "run-key": { type: "string" },
+  "no-run-key": { type: "boolean" },
   shard: { type: "string" },
+  variant: { type: "string" },
   retry: { type: "boolean" },
   wait: { type: "boolean" },
   timeout: { type: "string" },
@@ -5083,8 +5200,19 @@ var API_PATH = /\/(?:api|uploads)\/v1\/?$/;
 function uploadEndpoint(baseUrl) {
   return new URL("test_runs", uploadsBase(baseUrl));
 }
-function quarantineListUrl(baseUrl) {
-  return new URL("quarantined_tests", uploadsBase(baseUrl));
+function quarantineListUrl(baseUrl, variant) {
+  const url = new URL("quarantined_tests", uploadsBase(baseUrl));
+  if (variant !== "") url.searchParams.set("variant", variant);
+  return url;
+}
+function variantChoice(values, env) {
+  const given = values.variant ?? env.CTA_VARIANT ?? "";
+  const variant = normalizeVariant(given);
+  if (new RegExp("\\p{Cc}", "u").test(given) || given.length > MAX_RAW_VARIANT_LENGTH || variant.length > MAX_VARIANT_LENGTH)
+    throw new UsageError(
+      `--variant must be at most ${MAX_VARIANT_LENGTH} characters once normalized, without control characters (got "${given}")`
+    );
+  return variant;
 }
 function codeownersUrl(baseUrl) {
   return new URL("codeowners", uploadsBase(baseUrl));
@@ -5117,7 +5245,8 @@ function uploadSettings(input) {
   if (!baseUrl) throw new UsageError("missing service URL: pass --url or set CTA_URL");
   if (!token) throw new UsageError("missing upload token: pass --token or set CTA_UPLOAD_TOKEN");
   const endpoint = uploadEndpoint(baseUrl);
-  const listUrl = quarantineListUrl(baseUrl);
+  const variant = variantChoice(values, env);
+  const listUrl = quarantineListUrl(baseUrl, variant);
   const retries = parseNumberOption("retries", values.retries, { min: 0, integer: true }) ?? DEFAULT_RETRIES;
   const waitTimeoutS = parseNumberOption("timeout", values.timeout, { min: 0, integer: false }) ?? DEFAULT_WAIT_TIMEOUT_S;
   let baseDelayMs = input.baseDelayMs;
@@ -5134,8 +5263,7 @@ function uploadSettings(input) {
   }
   const baseCommit = baseCommitChoice(values);
   const failOn = failOnChoice(values);
-  const { runKey, shard } = runKeyChoice(values);
-  if (values.retry && runKey === void 0) throw new UsageError("--retry needs --run-key: it re-runs tests of the run the key names");
+  const { runKey, runKeyIsDefault, shard, retry } = runKeyChoice(values, env, input.ci, variant);
   if (patterns.length === 0) throw new UsageError("no report files given (pass files, directories or quoted globs)");
   const cacheDir = resolve(input.cwd, nonEmpty(values["cache-dir"]) ?? defaultCacheDir(env, input.platform, input.homedir));
   return {
@@ -5151,22 +5279,34 @@ function uploadSettings(input) {
     baseCommit,
     failOn,
     runKey,
+    runKeyIsDefault,
     shard,
-    retry: Boolean(values.retry)
+    retry,
+    variant
   };
 }
-function runKeyChoice(values) {
-  const runKey = nonEmpty(values["run-key"]);
-  if (runKey !== void 0 && values["run-per-file"])
+function runKeyChoice(values, env, ci, variant) {
+  const given = values["run-key"];
+  const explicit = nonEmpty(given);
+  if (values["no-run-key"] && explicit !== void 0) throw new UsageError("--run-key and --no-run-key exclude each other");
+  if (explicit !== void 0 && values["run-per-file"])
     throw new UsageError("--run-key and --run-per-file exclude each other: one key is one run");
-  if (values["run-key"] !== void 0 && (runKey === void 0 || runKey.length > 255 || new RegExp("\\p{Cc}", "u").test(runKey)))
-    throw new UsageError(`--run-key must be 1 to 255 characters without control characters (got "${values["run-key"]}")`);
-  const shard = nonEmpty(values.shard);
-  if (values.shard === void 0) return { runKey, shard: void 0 };
-  const parsed = shardOf(shard ?? "");
+  if (explicit !== void 0 && (explicit.length > 255 || new RegExp("\\p{Cc}", "u").test(explicit)))
+    throw new UsageError(`--run-key must be 1 to 255 characters without control characters (got "${given}")`);
+  const off = Boolean(values["no-run-key"]) || given !== void 0 || Boolean(values["run-per-file"]);
+  const fallback = off ? void 0 : defaultRunKey({ ci, env, variant });
+  const runKey = explicit ?? fallback;
+  const runKeyIsDefault = explicit === void 0 && fallback !== void 0;
+  const retry = Boolean(values.retry) || runKeyIsDefault && isRerunAttempt(ci, env);
+  if (values.retry && runKey === void 0)
+    throw new UsageError("--retry needs --run-key (or a CI that gives a default run key): it re-runs tests of the run the key names");
+  if (values.shard === void 0)
+    return { runKey, runKeyIsDefault, shard: runKeyIsDefault ? parallelShard(ci, env) ?? "1/1" : void 0, retry };
+  const parsed = shardOf(nonEmpty(values.shard) ?? "");
   if (!parsed) throw new UsageError(`--shard must be I/N with 1 ≤ I ≤ N ≤ 1000, e.g. 2/4 (got "${values.shard}")`);
-  if (runKey === void 0) throw new UsageError("--shard needs --run-key: the shards of one run share its key");
-  return { runKey, shard: `${parsed.index}/${parsed.total}` };
+  if (runKey === void 0)
+    throw new UsageError("--shard needs --run-key (or a CI that gives a default run key): the shards of one run share its key");
+  return { runKey, runKeyIsDefault, shard: `${parsed.index}/${parsed.total}`, retry };
 }
 function baseCommitChoice(values) {
   const given = nonEmpty(values["base-commit"]);
@@ -5955,6 +6095,7 @@ async function buildUpload(files, metadata, options = {}) {
   if (metadata.run_key !== void 0) envelope.run_key = metadata.run_key;
   if (metadata.shard !== void 0) envelope.shard = metadata.shard;
   if (metadata.retry) envelope.retry = true;
+  if (metadata.variant !== void 0) envelope.variant = metadata.variant;
   const tags = metadata.tags && metadata.tags.length > 0 ? metadata.tags : [...new Set(fileTags)];
   if (tags.length > 0) envelope.tags = tags;
   if (xml.length > MAX_XML_DOCUMENTS) {
@@ -7046,7 +7187,7 @@ async function commentOnPullRequest(input) {
   const projectId = runs.find((run2) => run2.projectId !== null)?.projectId;
   if (!projectId) return warn("no test run was recorded, so there is nothing to comment");
   const job = commentJob(env);
-  const marker = commentMarker({ projectId, job, variant: "" });
+  const marker = commentMarker({ projectId, job, variant: input.variant });
   const body = buildCommentBody({ marker, job, commitSha: input.commitSha, runs });
   const outcome = await upsertComment(lookup.pullRequest, { marker, body }, input);
   if ("problem" in outcome) return warn(outcome.problem);
@@ -7086,15 +7227,20 @@ async function uploadGroup(files, context, options) {
   const { reports } = upload;
   if (context.resolver !== null) out.debug(`test files: ${upload.filesAdded} case(s) given their file from the workspace (${label})`);
   out.debug(`POST ${context.endpoint.href} (${formatBytes(upload.bytes)}, ${label})`);
-  const result = await requestWithRetry(
+  const post = (body) => requestWithRetry(
     context.endpoint.href,
-    {
-      method: "POST",
-      headers: { ...context.headers, "content-type": "application/json", "idempotency-key": randomUUID() },
-      body: upload.body
-    },
+    { method: "POST", headers: { ...context.headers, "content-type": "application/json", "idempotency-key": randomUUID() }, body },
     context.retryOptions
   );
+  let result = await post(upload.body);
+  if (context.runKeyFallback && result.kind === "response" && result.status === 409 && result.json?.error?.code === "run_completed") {
+    const { run_key: runKey, shard: _shard, retry: _retry, ...alone } = context.metadata;
+    out.warn(
+      `another upload already completed the run of the default run key "${runKey}" (${describeHttpError(result)}); uploading ${label} as a run of its own. Jobs that share the CI's run and job (the legs of a matrix) need a key each: set --run-key (or CTA_JOB), or --variant; --no-run-key sends none`
+    );
+    const again = await buildUpload(files, alone, { cwd, resolver: context.resolver });
+    result = await post(again.body);
+  }
   const failure = classifyFailure(result, `upload of ${label}`);
   if (failure !== null) {
     const { code, problem } = reportFailure(failure, context);
@@ -7306,6 +7452,7 @@ async function run(argv, io = {}) {
       readEvent,
       runs: tally.runs,
       commitSha: metadata.commit_sha,
+      variant: settings.variant,
       userAgent: headers["user-agent"],
       retryOptions,
       out
@@ -7350,6 +7497,7 @@ function prepareUpload(input) {
   const { command, token, baseUrl, env, cwd, io, out } = input;
   const { values, patterns } = command;
   try {
+    const ci = detectCiMetadata(env, { readEvent: io.readEvent ?? readJsonFile });
     const settings = uploadSettings({
       values,
       patterns,
@@ -7359,14 +7507,14 @@ function prepareUpload(input) {
       baseDelayMs: io.baseDelayMs,
       cwd,
       platform: io.platform ?? process.platform,
-      homedir: io.homedir ?? homedir()
+      homedir: io.homedir ?? homedir(),
+      ci: ci.provider
     });
     if (!hasTokenShape("uploadToken", token)) {
       out.warn(
         `the token does not look like an upload token (${TOKEN_KINDS.uploadToken}_ followed by ${TOKEN_BODY_LENGTH} letters and digits)`
       );
     }
-    const ci = detectCiMetadata(env, { readEvent: io.readEvent ?? readJsonFile });
     const metadata = {
       branch: nonEmpty(values.branch) ?? ci.branch,
       commit_sha: nonEmpty(values["commit-sha"]) ?? ci.commit_sha,
@@ -7376,9 +7524,11 @@ function prepareUpload(input) {
       ...settings.runKey !== void 0 ? { run_key: settings.runKey } : {},
       ...settings.shard !== void 0 ? { shard: settings.shard } : {},
       ...settings.retry ? { retry: true } : {},
+      ...settings.variant !== "" ? { variant: settings.variant } : {},
       tags: (values.tag ?? []).map((t) => t.trim()).filter((t) => t !== "")
     };
     out.debug(`CI provider: ${ci.provider ?? "none detected"}`);
+    if (settings.runKeyIsDefault) out.debug(`run key: ${settings.runKey} (the CI's run and job; --run-key or --no-run-key to change it)`);
     out.debug(`metadata: ${JSON.stringify(metadata)}`);
     return { settings, metadata };
   } catch (error) {
@@ -7471,6 +7621,8 @@ function uploadContext(input) {
     now,
     pollBaseMs: io.pollBaseMs ?? POLL_BASE_MS,
     failOnUploadError: Boolean(values["fail-on-upload-error"]),
+    // A first attempt's default key that another job completed: uploaded again without it (uploadGroup).
+    runKeyFallback: settings.runKeyIsDefault && !settings.retry,
     wantFailedTests: input.wantFailedTests,
     verdictsDecide: settings.failOn !== null || Boolean(values["pr-comment"])
   };
@@ -7637,6 +7789,7 @@ export {
   codeSpan,
   decodeReport,
   defaultCacheDir,
+  defaultRunKey,
   describeHttpError,
   describeNetworkError,
   detectCiMetadata,
@@ -7645,8 +7798,10 @@ export {
   expandFiles,
   fileResolver,
   indexWorkspace,
+  isRerunAttempt,
   judgeFailures,
   main,
+  parallelShard,
   parseRetryAfter,
   plainText,
   readCheckout,

@@ -5,8 +5,9 @@
  * and the retry's is the case's outcome, so a pass on retry is counted (passed_on_retry_count).
  * A case of a test the run did not have is added in a suite of its own. The run's and its suites'
  * counts and result are counted again from its cases, and the run is compared with its base again
- * (its verdicts see the retry); its tests' state and the alert checks do not run again: the run
- * already fed them once.
+ * (its verdicts see the retry). Its tests' state and the alert checks do not run again (the run
+ * already fed them once), except for the tests whose failure in the run passed on the retry:
+ * notePassesOnRetry makes that outcome a pass on retry in their window, and them flaky.
  */
 import { sql } from "drizzle-orm";
 import { rowsOf } from "../../db/rows";
@@ -15,6 +16,8 @@ import type { Database } from "../../db/types";
 import { projects, runFixedTests, runVerdicts, testCases, testRunParts, testRuns, testSuites, uploadPayloads } from "../../db/schema";
 import { failureSignature } from "../../ingest/failure-signature";
 import { REPORT_LIMITS, type ReportSuite } from "../../ingest/report";
+import { type HealthFollowDeps, followHealthChanges } from "../tests/quarantine";
+import { notePassesOnRetry } from "../tests/tests-state";
 import { compareRun } from "./run-comparison";
 import { type CaseRow, type SuiteSource, caseInsertRow } from "./test-runs";
 
@@ -38,17 +41,38 @@ export async function retryRows(source: SuiteSource): Promise<CaseRow[]> {
  * Merges a retry part into its processed run, in one transaction; false when there is nothing to
  * do (the run is not processed, or the part was merged before).
  */
-export async function mergeRetryPart(db: Database, runId: number, part: number, rows: CaseRow[], now: Date): Promise<boolean> {
-  return transactionWithRetry(db, async (tx) => {
-    const [run] = await rowsOf<{ suites_count: number; base_commit_sha: string | null; project_id: string; variant: string }>(
-      tx.execute(sql`select r.suites_count, r.base_commit_sha, r.project_id, r.variant from ${testRuns} r
+export async function mergeRetryPart(
+  deps: HealthFollowDeps & { db: Database },
+  runId: number,
+  part: number,
+  rows: CaseRow[],
+): Promise<boolean> {
+  const now = deps.clock.now();
+  return transactionWithRetry(deps.db, async (tx) => {
+    const [run] = await rowsOf<{
+      suites_count: number;
+      base_commit_sha: string | null;
+      project_id: string;
+      variant: string;
+      number: number;
+      branch: string | null;
+      commit_sha: string | null;
+      created_at: string | Date;
+      processed_at: string | Date | null;
+    }>(
+      tx.execute(sql`select r.suites_count, r.base_commit_sha, r.project_id, r.variant, r.number, r.branch, r.commit_sha, r.created_at, r.processed_at
+        from ${testRuns} r
         join ${testRunParts} rp on rp.test_run_id = r.id and rp.part_number = ${part} and rp.status = 'pending'
         where r.id = ${runId} and r.status = 'processed' for update of r, rp`),
     );
     if (!run) return false;
     const suite = run.suites_count + 1;
+    const passedOnRetry = new Set<string>();
     for (let i = 0; i < rows.length; i += MERGE_CHUNK)
-      await tx.execute(mergeSql(runId, { projectId: run.project_id, variant: run.variant }, suite, rows.slice(i, i + MERGE_CHUNK)));
+      for (const { test_id } of await rowsOf<{ test_id: string }>(
+        tx.execute(mergeSql(runId, { projectId: run.project_id, variant: run.variant }, suite, rows.slice(i, i + MERGE_CHUNK))),
+      ))
+        passedOnRetry.add(test_id);
     await tx.execute(sql`with added as (select count(*)::int as n from ${testCases} where test_run_id = ${runId} and suite_number = ${suite}),
       stored as (update ${projects} set stored_cases_count = stored_cases_count + (select n from added) where id = ${run.project_id}::uuid),
       suite as (insert into ${testSuites} (test_run_id, number, parent_number, name)
@@ -65,6 +89,21 @@ export async function mergeRetryPart(db: Database, runId: number, part: number, 
     await tx.execute(sql`with verdicts_gone as (delete from ${runVerdicts} where test_run_id = ${runId})
       delete from ${runFixedTests} where test_run_id = ${runId}`);
     await compareRun(tx, { id: runId, baseCommitSha: run.base_commit_sha }, now, { again: true });
+    const target = {
+      id: runId,
+      projectId: run.project_id,
+      number: run.number,
+      createdAt: new Date(run.created_at),
+      commitSha: run.commit_sha,
+      branch: run.branch,
+    };
+    const changes = await notePassesOnRetry(tx, target, [...passedOnRetry]);
+    await followHealthChanges(
+      tx,
+      deps,
+      { id: runId, number: run.number, projectId: run.project_id, processedAt: run.processed_at ? new Date(run.processed_at) : now },
+      changes,
+    );
     return true;
   });
 }
@@ -75,23 +114,30 @@ const mergedAttempts = sql`(select coalesce(jsonb_agg(e order by i), '[]'::jsonb
       || coalesce(x.a, '[]'::jsonb)) with ordinality as t(e, i)
     where i > jsonb_array_length(c.attempts) + 1 + jsonb_array_length(coalesce(x.a, '[]'::jsonb)) - ${REPORT_LIMITS.maxAttempts})`;
 
-/** One chunk: the run's cases of the same tests take the retry's outcome; the others are added in the retry's suite. */
+/**
+ * One chunk: the run's cases of the same tests take the retry's outcome; the others are added in
+ * the retry's suite. Returns the tests whose failed or errored case of the run passed on the retry.
+ */
 function mergeSql(runId: number, { projectId, variant }: { projectId: string; variant: string }, suite: number, rows: CaseRow[]) {
   const same = (c: string) =>
     sql.raw(`${c}.name = x.n and ${c}.classname is not distinct from x.c and (x.c is not null or ${c}.file is not distinct from x.f)`);
   return sql`with x as (
       select * from json_to_recordset(${JSON.stringify(rows)}::json)
         as x(s int, n text, c text, f text, st text, d int, ft text, fm text, fx text, sg text, a jsonb, so text, se text, q bool)),
+    turned as (
+      select distinct c.test_id from ${testCases} c join x on ${same("c")}
+      where c.test_run_id = ${runId} and c.status in ('failed', 'errored') and x.st = 'passed'),
     merged as (
       update ${testCases} c set attempts = ${mergedAttempts}, status = x.st::case_status, duration_ms = x.d, failure_type = x.ft,
         failure_message = x.fm, failure_text = x.fx, failure_signature = x.sg, system_out = x.so, system_err = x.se
       from x where c.test_run_id = ${runId} and ${same("c")}
-      returning c.name, c.classname, c.file)
-    insert into ${testCases} (test_run_id, project_id, variant, suite_number, name, classname, file, status, duration_ms, failure_type,
+      returning c.name, c.classname, c.file),
+    added as (insert into ${testCases} (test_run_id, project_id, variant, suite_number, name, classname, file, status, duration_ms, failure_type,
       failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined)
     select ${runId}, ${projectId}::uuid, ${variant}::text, ${suite}, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, x.sg,
       coalesce(x.a, '[]'::jsonb), x.so, x.se, false
-    from x where not exists (select 1 from merged m where ${same("m")})`;
+    from x where not exists (select 1 from merged m where ${same("m")}))
+    select test_id from turned`;
 }
 
 /** The run's and its suites' counts (a suite's include its nested suites'), result and retry figures, from its cases. */

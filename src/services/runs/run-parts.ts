@@ -213,7 +213,7 @@ async function mergeRetry(
       delete from ${uploadPayloads} where test_run_id = ${testRunId} and part_number = ${part}`);
     return "failed";
   }
-  const merged = await mergeRetryPart(deps.db, testRunId, part, rows, deps.clock.now());
+  const merged = await mergeRetryPart(deps, testRunId, part, rows);
   if (merged && "objectKey" in payload) await discardPayloadObject(deps.payloadStore, payload.objectKey, deps.logger, { testRunId });
   return merged ? "processed" : "already_done";
 }
@@ -274,7 +274,11 @@ export function presentRunPart(row: PartRow) {
 }
 
 export async function listRunParts(scope: OrgScope, request: ListRequest<RunPartFilters>) {
-  const run = await findRunRow(scope, request.filters.project_id, request.filters.run);
+  return runPartsOf(scope, await findRunRow(scope, request.filters.project_id, request.filters.run), request);
+}
+
+/** A page of the parts of a run found already (the run page has it): one statement. */
+export async function runPartsOf(scope: OrgScope, run: { id: number }, request: ListRequest<RunPartFilters>) {
   const rows = await scope.db
     .select()
     .from(testRunParts)

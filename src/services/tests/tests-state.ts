@@ -112,6 +112,8 @@ export type TestProgress = {
   impact: number;
   durationP50Ms: number | null;
   durationP95Ms: number | null;
+  /** Executions in the window that passed on retry (a failed or errored attempt, then passed). */
+  passedOnRetryCount: number;
   state: TestState;
 };
 
@@ -121,7 +123,10 @@ export type TestHealthChange = HealthChange & { testId: string };
 
 /** What run processing keeps per test between runs (the window and streak columns of `tests`). */
 type TestState = {
-  /** Outcomes of the last executions on the default branch, oldest first: p(assed), f(ailed), e(rrored). */
+  /**
+   * Outcomes of the last executions on the default branch, oldest first: p(assed), f(ailed),
+   * e(rrored), r (passed on retry: a failed or errored attempt, then passed; a pass for the rates).
+   */
   w: string;
   /** The duration estimate (see `durationEstimate`): mean and variance of ln(1 + ms), and the samples behind them (≤ 50). */
   dm: number;
@@ -143,6 +148,37 @@ const commitsText = (commits: [string, number][]) => commits.map(([sha, bits]) =
 const emptyTestState = (): TestState => ({ w: "", dm: 0, dv: 0, dn: 0, c: [], cf: 0, cp: 0 });
 
 const CODE: Partial<Record<CaseStatus, string>> = { passed: "p", failed: "f", errored: "e" };
+
+/** An execution's code in the window: CODE, or "r" for a pass on retry (its final status passed, an attempt failed or errored). */
+const codeOf = (execution: Pick<TestExecution, "status" | "failed">): string | undefined =>
+  execution.status === "passed" && execution.failed ? "r" : CODE[execution.status];
+
+/** Whether a window code is a pass ("p", or "r": passed on retry). */
+const isPass = (code: string | undefined) => code === "p" || code === "r";
+
+/**
+ * The figures of a window (TestState.w): failure rate, flip rate and impact count a pass on retry
+ * as a pass; passedOnRetryCount counts them.
+ */
+function windowFigures(window: string): Pick<TestProgress, "windowSize" | "failureRate" | "flipRate" | "impact" | "passedOnRetryCount"> {
+  const n = window.length;
+  let failures = 0;
+  let onRetry = 0;
+  let flips = 0;
+  for (let i = 0; i < n; i++) {
+    const code = window[i];
+    if (code === "r") onRetry++;
+    else if (code !== "p") failures++;
+    if (i > 0 && isPass(code) !== isPass(window[i - 1])) flips++;
+  }
+  return {
+    windowSize: n,
+    failureRate: n > 0 ? failures / n : null,
+    flipRate: n > 1 ? flips / (n - 1) : null,
+    impact: failures,
+    passedOnRetryCount: onRetry,
+  };
+}
 
 /** z of the 95th percentile of a normal distribution. */
 const Z95 = 1.6448536269514722;
@@ -251,11 +287,11 @@ export function advanceTest(
     }
   }
 
-  const code = CODE[execution.status];
+  const code = codeOf(execution);
   if (run.onDefaultBranch && inOrder && code !== undefined) {
     state.w = (state.w + code).slice(-TEST_WINDOW);
     if (execution.durationMs !== null) addDuration(state, execution.durationMs);
-    if (code === "p") {
+    if (isPass(code)) {
       state.cp++;
       state.cf = 0;
     } else {
@@ -273,7 +309,7 @@ export function advanceTest(
   } else if (!sameCommit && health !== "broken" && run.onDefaultBranch && state.cf >= BROKEN_AFTER_FAILURES) {
     to = "broken";
     reason = `failed its last ${state.cf} default-branch executions`;
-  } else if (health === "broken" && run.onDefaultBranch && inOrder && code === "p") {
+  } else if (health === "broken" && run.onDefaultBranch && inOrder && isPass(code)) {
     to = "healthy";
     reason = `passed on the default branch in run #${run.number}`;
   } else if (health === "flaky" && state.cp >= HEALTHY_AFTER_PASSES) {
@@ -281,11 +317,6 @@ export function advanceTest(
     reason = `passed ${state.cp} default-branch executions in a row`;
   }
 
-  const window = state.w;
-  const n = window.length;
-  const failures = [...window].filter((c) => c !== "p").length;
-  let flips = 0;
-  for (let i = 1; i < n; i++) if ((window[i] === "p") !== (window[i - 1] === "p")) flips++;
   const durations = durationQuantiles(state);
 
   const latest = inOrder || previous === null;
@@ -299,10 +330,7 @@ export function advanceTest(
     lastFailedAt:
       isFailure(execution.status) && (latest || previous?.lastFailedAt == null) ? run.createdAt : (previous?.lastFailedAt ?? null),
     lastRunNumber: Math.max(run.number, previous?.lastRunNumber ?? 0),
-    windowSize: n,
-    failureRate: n > 0 ? failures / n : null,
-    flipRate: n > 1 ? flips / (n - 1) : null,
-    impact: failures,
+    ...windowFigures(state.w),
     durationP50Ms: durations.p50,
     durationP95Ms: durations.p95,
     state,
@@ -495,6 +523,7 @@ async function advanceTests(
       fr: progress.failureRate,
       fl: progress.flipRate,
       im: progress.impact,
+      pr: progress.passedOnRetryCount,
       p50: progress.durationP50Ms,
       p95: progress.durationP95Ms,
       w: progress.state.w,
@@ -535,13 +564,13 @@ async function advanceTests(
     if (matcher) for (const row of fresh) row.o = matcher.ownersOf(row.f as string | null);
     writes.push(sql`
       insert into ${tests} (id, project_id, variant, name, classname, file, suite, health, health_changed_at, executions_count, last_status, last_executed_at,
-        last_failed_at, first_seen_at, last_run_number, window_size, failure_rate, flip_rate, impact, duration_p50_ms, duration_p95_ms,
+        last_failed_at, first_seen_at, last_run_number, window_size, failure_rate, flip_rate, impact, passed_on_retry_count, duration_p50_ms, duration_p95_ms,
         window_outcomes, duration_log_mean, duration_log_var, duration_samples, recent_commits, failing_streak, passing_streak, owners)
       select y.id, ${run.projectId}::uuid, ${run.variant}::text, y.n, y.cl, y.f, y.s, y.h::test_health, case when y.h = 'healthy' then null else ${at}::timestamptz end, 1,
         y.ls::case_status, ${at}::timestamptz, case when y.fail then ${at}::timestamptz end, ${at}::timestamptz, ${run.number}, y.ws, y.fr, y.fl, y.im,
-        y.p50, y.p95, y.w, y.dm, y.dv, y.dn, y.c, y.cf, y.cp, y.o
+        y.pr, y.p50, y.p95, y.w, y.dm, y.dv, y.dn, y.c, y.cf, y.cp, y.o
       from json_to_recordset(${JSON.stringify(fresh)}::json) as y(id uuid, n text, cl text, f text, s text, h text, fail bool, ls text, ws int,
-        fr float8, fl float8, im int, p50 int, p95 int, w text, dm float8, dv float8, dn int, c text, cf int, cp int, o text[])`);
+        fr float8, fl float8, im int, pr int, p50 int, p95 int, w text, dm float8, dv float8, dn int, c text, cf int, cp int, o text[])`);
   }
   if (known.length > 0) {
     writes.push(sql`
@@ -555,11 +584,11 @@ async function advanceTests(
         last_failed_at = case when y.fail then ${at}::timestamptz else t.last_failed_at end,
         first_seen_at = least(t.first_seen_at, ${at}::timestamptz),
         last_run_number = greatest(t.last_run_number, ${run.number}),
-        window_size = y.ws, failure_rate = y.fr, flip_rate = y.fl, impact = y.im, duration_p50_ms = y.p50, duration_p95_ms = y.p95,
+        window_size = y.ws, failure_rate = y.fr, flip_rate = y.fl, impact = y.im, passed_on_retry_count = y.pr, duration_p50_ms = y.p50, duration_p95_ms = y.p95,
         window_outcomes = y.w, duration_log_mean = y.dm, duration_log_var = y.dv, duration_samples = y.dn, recent_commits = y.c,
         failing_streak = y.cf, passing_streak = y.cp
       from json_to_recordset(${JSON.stringify(known)}::json) as y(id uuid, s text, h text, latest bool, fail bool, ls text, ws int,
-        fr float8, fl float8, im int, p50 int, p95 int, w text, dm float8, dv float8, dn int, c text, cf int, cp int)
+        fr float8, fl float8, im int, pr int, p50 int, p95 int, w text, dm float8, dv float8, dn int, c text, cf int, cp int)
       where t.id = y.id`);
   }
   if (changes.length > 0) writes.push(transitionsSql(run, changes));
@@ -756,4 +785,54 @@ export async function markTestsFlaky(
     .where(sql`${projects.id} = ${run.projectId}`);
   await noteFlakyTestsCount(tx, run.projectId, run.createdAt);
   return changed.map((row) => ({ testId: row.id, from: row.from_health, to: "flaky", reason: row.reason }));
+}
+
+/**
+ * A retry part merged after its run fed its tests (src/services/runs/retry-parts.ts) turned the
+ * run's failure of these tests into a pass on retry: what advanceTest would have done, had the
+ * retry's attempts been in the run's report. The run's outcome in a test's window (its last, when
+ * the run is the newest on the default branch that test has seen) becomes `r`, with the window's
+ * figures and the failing streak; and a pass and a failure within one run make the test flaky
+ * (the same-commit rule). Tests with a case of the run still failing are left as they are.
+ * Returns the health changes, which the caller follows in the same transaction.
+ */
+export async function notePassesOnRetry(
+  tx: Database,
+  run: { id: number; projectId: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
+  testIds: readonly string[],
+): Promise<TestHealthChange[]> {
+  if (testIds.length === 0) return [];
+  await lockProjectTests(tx, run.projectId);
+  const rows = await rowsOf<{ id: string; window_outcomes: string; last_run_number: number; default_branch: string | null }>(
+    tx.execute(sql`select t.id, t.window_outcomes, t.last_run_number, p.default_branch
+      from ${tests} t join ${projects} p on p.id = t.project_id
+      where t.project_id = ${run.projectId}::uuid
+        and t.id in (select value::uuid from json_array_elements_text(${JSON.stringify(testIds)}::json))
+        and not exists (select 1 from ${testCases} c where c.test_run_id = ${run.id} and c.test_id = t.id and c.status in ('failed', 'errored'))
+      for update of t`),
+  );
+  if (rows.length === 0) return [];
+  const onDefaultBranch = isDefaultBranch(run.branch, rows[0]!.default_branch);
+  const updates = rows.map((row) => {
+    const latest = row.last_run_number === run.number;
+    const last = row.window_outcomes.at(-1);
+    if (!onDefaultBranch || !latest || (last !== "f" && last !== "e")) return { id: row.id, latest };
+    const w = `${row.window_outcomes.slice(0, -1)}r`;
+    const f = windowFigures(w);
+    return { id: row.id, latest, w, ws: f.windowSize, fr: f.failureRate, fl: f.flipRate, im: f.impact, pr: f.passedOnRetryCount };
+  });
+  // As advanceTest: a pass and a failure in one run reset the passing streak; a pass the failing one.
+  await tx.execute(sql`update ${tests} t set window_outcomes = coalesce(y.w, t.window_outcomes), window_size = coalesce(y.ws, t.window_size),
+      failure_rate = case when y.w is null then t.failure_rate else y.fr end, flip_rate = case when y.w is null then t.flip_rate else y.fl end,
+      impact = coalesce(y.im, t.impact), passed_on_retry_count = coalesce(y.pr, t.passed_on_retry_count),
+      failing_streak = case when y.w is null then t.failing_streak else 0 end, passing_streak = 0,
+      last_status = case when y.latest then 'passed'::case_status else t.last_status end
+    from json_to_recordset(${JSON.stringify(updates)}::json) as y(id uuid, latest bool, w text, ws int, fr float8, fl float8, im int, pr int)
+    where t.id = y.id`);
+  const reason = `passed and failed in run #${run.number}${run.commitSha ? ` (commit ${shortSha(run.commitSha)})` : ""}, passed on retry`;
+  return markTestsFlaky(
+    tx,
+    run,
+    rows.map((row) => ({ testId: row.id, reason })),
+  );
 }

@@ -177,6 +177,23 @@ describe("retry parts: a re-run of failed tests", () => {
     const comparison = (await h.get(`/api/v1/projects/${projectId}/test_runs/${number}/comparison`, apiKey)).body;
     expect(comparison.verdict_counts).toMatchObject({ new: 1, flaky: 1 });
     expect(run.status).toBe("processed");
+    // The tests: t0's failure in the run is a pass on retry in its window, and t0 flaky (a pass and a failure in one run); t1 is left as it was.
+    const tests = (await collectAll(h, `/api/v1/projects/${projectId}/tests?sort=name`, apiKey, 100)).items;
+    const test = (name: string) => tests.find((t: any) => t.classname === "app.Shard1" && t.name === name);
+    expect(test("t0")).toMatchObject({
+      health: "flaky",
+      passed_on_retry_count: 1,
+      failure_rate: 0,
+      impact: 0,
+      last_status: "passed",
+      window: { executions: 1 },
+    });
+    expect(test("t1")).toMatchObject({ health: "healthy", passed_on_retry_count: 0, failure_rate: 1, impact: 1, last_status: "failed" });
+    const transitions = (await h.get(`/api/v1/tests/${test("t0").id}/health_transitions`, apiKey)).body.data;
+    expect(transitions.map((t: any) => [t.from, t.to, t.reason, t.test_run.number])).toEqual([
+      ["healthy", "flaky", "passed and failed in run #" + number + " (commit c0ffee1234), passed on retry", number],
+    ]);
+    expect((await h.get(`/api/v1/projects/${projectId}`, apiKey)).body.flaky_tests_count).toBe(1);
   }
 
   it("after the run completed: its cases become further attempts, the run is counted and compared again", async () => {

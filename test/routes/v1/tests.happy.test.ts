@@ -139,6 +139,31 @@ describe("per-test state", () => {
     expect([test.duration_p50_ms, test.duration_p95_ms]).toEqual([261, 663]);
   });
 
+  it("counts the passes on retry in the window (a failed attempt, then passed): passes for the rates, the default branch only", async () => {
+    const { apiKey, projectId } = await project();
+    for (const spec of [
+      { status: "passed", attempts: ["failed"] },
+      { status: "passed", attempts: ["failed", "failed"] },
+      { status: "failed" },
+      { status: "passed", attempts: ["passed"] },
+      { status: "failed", attempts: ["failed"] },
+    ] as const)
+      await run(projectId, [{ name: "t", ...spec, attempts: [...(spec.attempts ?? [])] }]);
+    await run(projectId, [{ name: "t", status: "passed", attempts: ["failed"] }], { branch: "feature" });
+    const [test] = (await listTests(apiKey, projectId)).data;
+    // Window r r f p f: two passes on retry, two failures, flips r→f→p→f.
+    expect(test).toMatchObject({
+      passed_on_retry_count: 2,
+      failure_rate: 0.4,
+      impact: 2,
+      flip_rate: 0.75,
+      window: { executions: 5 },
+      executions_count: 6,
+      health: "flaky",
+    });
+    expect((await h.get(`/api/v1/tests/${test.id}`, apiKey)).body.passed_on_retry_count).toBe(2);
+  });
+
   it("estimates durations over about the last 50 executions: a test that became 10× slower is reported slow within the window", async () => {
     const { apiKey, projectId } = await project();
     for (let i = 0; i < 60; i++) await run(projectId, [{ name: "t", status: "passed", durationMs: i < 50 ? 100 : 1_000 }]);

@@ -60,7 +60,7 @@ async function kept(projectId: string) {
   return {
     tests: await rows(sql`
       select name, classname, file, suite, health, health_changed_at, executions_count, last_status, last_executed_at, last_failed_at,
-        first_seen_at, last_run_number, window_size, failure_rate, flip_rate, impact, duration_p50_ms, duration_p95_ms, window_outcomes,
+        first_seen_at, last_run_number, window_size, failure_rate, flip_rate, impact, passed_on_retry_count, duration_p50_ms, duration_p95_ms, window_outcomes,
         duration_log_mean, duration_log_var, duration_samples, recent_commits, failing_streak, passing_streak, owners
       from tests where project_id = ${projectId} order by classname nulls first, file nulls first, name`),
     transitions: await rows(sql`
@@ -179,6 +179,8 @@ describe("a large run, stored in chunks", () => {
     expect(inMemory.runs.some((r) => Number(r.quarantined_failures_count) > 0)).toBe(true);
     expect(inMemory.groups.length).toBeGreaterThanOrEqual(4);
     expect(inMemory.tests.find((t) => t.name === "stable 0")).toMatchObject({ suite: "first" });
+    // "retried" passed on retry in each of its 15 default-branch runs (run 5 is on a feature branch): passes for the rates.
+    expect(inMemory.tests.find((t) => t.name === "retried")).toMatchObject({ passed_on_retry_count: 15, impact: 0, failure_rate: 0 });
   });
 
   it(`advances the tests of a run ${TESTS_PER_CHUNK.toLocaleString("en")}-at-a-time, the same as in memory`, async () => {
