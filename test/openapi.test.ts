@@ -157,7 +157,7 @@ describe("GET /uploads/v1/openapi.json", () => {
     const quarantined = served.paths["/quarantined_tests"].get;
     expect(quarantined.operationId).toBe("listQuarantinedTests");
     expect(quarantined.security).toEqual([{ uploadToken: [] }]);
-    expect(Object.keys(quarantined.responses).sort()).toEqual(["200", "304", "401", "429", "500", "503"]);
+    expect(Object.keys(quarantined.responses).sort()).toEqual(["200", "304", "400", "401", "429", "500", "503"]);
     expect(quarantined.responses["200"].headers.ETag).toBeDefined();
     const codeowners = served.paths["/codeowners"].put;
     expect(codeowners.operationId).toBe("putCodeowners");
@@ -194,7 +194,7 @@ describe("quarantine is documented in /api/v1", () => {
     expect(Object.keys(quarantine.responses).sort()).toEqual(["200", "400", "401", "404", "413", "422", "429", "500", "503"]);
     expect(doc.paths["/tests/{id}/unquarantine"].post.operationId).toBe("unquarantineTest");
     const request = doc.components.schemas.QuarantineRequest;
-    expect(Object.keys(request.properties).sort()).toEqual(["duration", "expires_at", "issue_url", "owner", "reason"]);
+    expect(Object.keys(request.properties).sort()).toEqual(["all_variants", "duration", "expires_at", "issue_url", "owner", "reason"]);
     expect(request.required).toEqual(["reason"]);
     const filter = doc.paths["/projects/{id}/tests"].get.parameters.find((p: any) => p.name === "quarantined");
     expect(filter.schema.enum).toEqual(["true", "false"]);

@@ -24,6 +24,7 @@ export function runsTableRun(run: RunJson): RunsTableRun {
     result: run.result,
     failureReason: run.failure_reason,
     branch: run.branch,
+    variant: run.variant,
     commitSha: run.commit_sha,
     createdAt: new Date(run.created_at),
     durationMs: run.duration_ms,
@@ -83,7 +84,14 @@ export const RunsTable: FC<{ runs: RunsTableRun[]; projectId: string; paths: Web
             <td>
               <RunStatusText run={run} />
             </td>
-            <td>{run.branch ?? <span class="muted">—</span>}</td>
+            <td>
+              {run.branch ?? <span class="muted">—</span>}
+              {run.variant !== "" ? (
+                <div class="muted">
+                  <code>{run.variant}</code>
+                </div>
+              ) : null}
+            </td>
             <td>{run.commitSha ? <code>{shortSha(run.commitSha)}</code> : <span class="muted">—</span>}</td>
             <td class="num">{run.testsCount}</td>
             <td class="num">{run.failedCount + run.erroredCount}</td>

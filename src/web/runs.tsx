@@ -217,6 +217,14 @@ const RunFacts: FC<{ run: RunRow }> = ({ run }) => (
     </dd>
     <dt>Branch</dt>
     <dd>{run.branch ?? <span class="muted">—</span>}</dd>
+    {run.variant !== "" ? (
+      <>
+        <dt>Variant</dt>
+        <dd>
+          <code>{run.variant}</code>
+        </dd>
+      </>
+    ) : null}
     <dt>Commit</dt>
     <dd>{run.commitSha ? <code>{run.commitSha}</code> : <span class="muted">—</span>}</dd>
     {run.baseCommitSha ? (

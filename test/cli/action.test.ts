@@ -170,6 +170,7 @@ describe("action.yml", () => {
       "shard",
       "token",
       "url",
+      "variant",
       "wait",
     ]);
     expect(

@@ -50,6 +50,7 @@ describe("readUploadRequest", () => {
       buildUrl: null,
       tags: ["a", "b"],
       startedAt: null,
+      variant: "",
       idempotencyKey: "key-1",
     });
     expect(upload.payload.format).toBe("json");

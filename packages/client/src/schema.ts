@@ -5966,6 +5966,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description unauthorized: the key is missing, malformed or no longer valid. */
             401: {
                 headers: {

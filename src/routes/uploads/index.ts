@@ -343,7 +343,7 @@ const listQuarantinedTestsRoute = createRoute({
       description: "The list is unchanged since the `If-None-Match` tag: no body.",
       headers: { ETag: { description: "The list's current tag (the one sent).", schema: { type: "string" } } },
     },
-    ...errorResponses(401, 429, 500, 503),
+    ...errorResponses(400, 401, 429, 500, 503),
   },
 });
 

@@ -61,6 +61,8 @@ export type OverviewRun = {
   result: RunResult | null;
   failureReason: string | null;
   branch: string | null;
+  /** "" for a run without one (docs/tests.md, "Variants"). */
+  variant: string;
   commitSha: string | null;
   createdAt: Date;
   durationMs: number | null;
@@ -106,6 +108,7 @@ export type RunJson = {
   result: RunResult | null;
   failure_reason: string | null;
   branch: string | null;
+  variant: string;
   commit_sha: string | null;
   created_at: string;
   duration_ms: number | null;
@@ -187,7 +190,7 @@ export async function projectOverview(
           where a.project_id = ${project.id}::uuid and a.active and (a.snoozed_until is null or a.snoozed_until <= ${now.toISOString()}::timestamptz)
             and exists (select 1 from ${alertEvents} e where e.alert_id = a.id and e.triggered_at > ${openSince.toISOString()}::timestamptz)) as alerts,
         (select coalesce(json_agg(t order by t.created_at desc, t.id desc), '[]'::json)
-          from (select id, number, status, result, failure_reason, branch, commit_sha, created_at, duration_ms, tests_count, failed_count, errored_count, skipped_count
+          from (select id, number, status, result, failure_reason, branch, variant, commit_sha, created_at, duration_ms, tests_count, failed_count, errored_count, skipped_count
                 from ${testRuns} where project_id = ${project.id}::uuid order by created_at desc, id desc limit ${LATEST_RUNS}) t) as runs,
         ${topCostTestsSql(sql`${project.id}::uuid`, { from: firstDay, to: today }, COST_TESTS)} as cost_tests`),
   );
@@ -204,6 +207,7 @@ export async function projectOverview(
     result: r.result,
     failureReason: r.failure_reason,
     branch: r.branch,
+    variant: r.variant,
     commitSha: r.commit_sha,
     createdAt: new Date(r.created_at),
     durationMs: r.duration_ms,
