@@ -40,8 +40,8 @@
  * did not fail the last time in the check's memory: their previous default-branch outcome passed,
  * or without one they did not fail when they last ran; a test never seen, or only seen failing, has
  * never passed, so an always-erroring block does not make a burst of the flaky tests beside it;
- * tests already flagged are left out: their failures are expected) number ≥ 5 and more than 4 × the 90th percentile of the same
- * count over the last ≤ 50 default-branch runs (at least 10 of them). Counting newly failing
+ * tests already flagged are left out: their failures are expected) number ≥ 5 and more than 4 × the
+ * 90th percentile of the same count over the last ≤ 50 default-branch runs (at least 10 of them). Counting newly failing
  * tests, not failing ones, keeps a lasting breakage from turning every later run into a burst;
  * bursts stay in the baseline window, so a project whose normal state is bursty stops being
  * excluded once bursts are a tenth of its runs. A burst's failures still enter the tests' windows
