@@ -28,7 +28,12 @@
  * same seeds, one more stream each with scenario "env_half" (even seed offsets: about half the
  * tests fail in every run and never pass, beside genuinely flaky tests) or "co_failing_group" (odd
  * offsets: 5–20 tests that fail together in some runs and pass together in others, same-commit
- * re-runs included); flaky family on in all, regression/spike/skip by bits 1–3 as above.
+ * re-runs included); flaky family on in all, regression/spike/skip by bits 1–3 as above. The rerun
+ * patterns (issue 29, real rerun data: one commit re-run ~100 times per batch), one more stream per
+ * seed again: "env_block_flaky" at even offsets (about half of one suite's tests error in every run,
+ * the others of it error in varying subsets of 5–8) and "co_failing_subsets" at odd ones (a group
+ * of 14–18 tests of one suite of which each failing run fails a different 5–8); default-branch runs in
+ * batches of 100 re-runs of one commit.
  *
  * Test health (bench/health-scoring.ts has the definitions): every stream above, corpus and
  * patterns, is also replayed through the service's health rules in memory
@@ -53,7 +58,7 @@
  * calls for, fixed lists and bases.
  *
  * Options for quick iterations (they never record the report): --only=test_flakiness,… (checks
- * by name; "health" for the health scoring), --no-timing, --no-patterns, --patterns-only,
+ * by name; "health" for the health scoring), --no-timing, --no-patterns, --patterns-only, --patterns=NAME,… (which patterns),
  * --no-health; --no-verdicts, --verdicts-only, --verdict-family=N and --verdict-streams=N (how many
  * family and corpus streams are stored), --verdict-concurrency=N (streams stored at a time, default 2).
  */
@@ -69,7 +74,6 @@ import { isInfraSuspect, judgeInfra } from "../src/checks/types";
 import {
   type Anomaly,
   type Family,
-  type Scenario,
   type SimRun,
   type SimStream,
   generateStream,
@@ -112,6 +116,12 @@ const ONLY = args.get("only")?.split(",") ?? null;
 const VERDICTS_ONLY = args.get("verdicts-only") !== undefined;
 const TIMING = args.get("no-timing") === undefined && !VERDICTS_ONLY;
 const PATTERNS = args.get("no-patterns") === undefined && !VERDICTS_ONLY;
+/** The detection patterns scored, in this order; `--patterns=a,b` picks some (quick iterations only). */
+const ALL_PATTERNS = ["env_half", "co_failing_group", "env_block_flaky", "co_failing_subsets"] as const;
+type Pattern = (typeof ALL_PATTERNS)[number];
+const PATTERN_LIST: readonly Pattern[] = args.get("patterns")
+  ? ALL_PATTERNS.filter((p) => args.get("patterns")!.split(",").includes(p))
+  : ALL_PATTERNS;
 const MAIN_CORPUS = args.get("patterns-only") === undefined && !VERDICTS_ONLY;
 /** Test health scored against the ground truth (health-scoring.ts); `--only=health` scores it alone. */
 const HEALTH = args.get("no-health") === undefined && (ONLY === null || ONLY.includes("health")) && !VERDICTS_ONLY;
@@ -124,6 +134,7 @@ const WRITE =
   ONLY === null &&
   TIMING &&
   PATTERNS &&
+  PATTERN_LIST.length === ALL_PATTERNS.length &&
   MAIN_CORPUS &&
   HEALTH &&
   VERDICTS &&
@@ -449,6 +460,8 @@ type Score = {
   samples: string[];
   cleanByRho: Map<string, { events: number; runs: number }>;
   evidence: { flaggedByEvidenceRun: number; withEvidence: number };
+  /** Rerun patterns only (sameCommitBatchRecall): per kind, flaky tests that passed and failed in one commit's runs, and those flagged by its last run. */
+  sameCommit: Map<string, { detected: number; total: number }>;
   ms: number;
 };
 
@@ -466,13 +479,58 @@ const newScore = (): Score => ({
   samples: [],
   cleanByRho: new Map(),
   evidence: { flaggedByEvidenceRun: 0, withEvidence: 0 },
+  sameCommit: new Map(),
   ms: 0,
 });
+
+/**
+ * The real-data evaluation's measure (issue 29: one commit re-run 100 times per batch), on a rerun
+ * pattern's stream: for each commit, the flaky tests (flaky_test anomalies active then) that both
+ * passed and failed in its runs from their onset on (a pass on retry is both), and of those the ones
+ * the check flagged by the commit's last run (a flag at or after onset). Counted per kind.
+ */
+function sameCommitBatchRecall(stream: SimStream, summaries: RunSummary[], events: Detected[], score: Score): void {
+  const runsByCommit = new Map<string, RunSummary[]>();
+  for (const summary of summaries) {
+    if (summary.commitSha === null) continue;
+    const list = runsByCommit.get(summary.commitSha) ?? [];
+    list.push(summary);
+    runsByCommit.set(summary.commitSha, list);
+  }
+  const flagRuns = new Map<string, number[]>();
+  for (const event of events) flagRuns.set(event.subject, [...(flagRuns.get(event.subject) ?? []), event.run]);
+  for (const runs of runsByCommit.values()) {
+    const first = runs[0]!.number;
+    const last = runs[runs.length - 1]!.number;
+    for (const a of stream.anomalies) {
+      if (a.type !== "flaky_test" || a.start > last || (a.end !== null && a.end < first)) continue;
+      let passed = false;
+      let failed = false;
+      for (const run of runs) {
+        if (run.number < a.start || (a.end !== null && run.number > a.end)) continue;
+        const test = run.tests.find((t) => t.key === a.subject);
+        if (!test) continue;
+        if (test.status === "passed") passed = true;
+        if (test.status === "failed" || test.status === "errored" || test.attempts.some((s) => s === "failed" || s === "errored"))
+          failed = true;
+      }
+      if (!passed || !failed) continue;
+      const kind = kindOf(a);
+      const entry = score.sameCommit.get(kind) ?? { detected: 0, total: 0 };
+      entry.total++;
+      if ((flagRuns.get(a.subject) ?? []).some((run) => run >= a.start && run <= last)) entry.detected++;
+      score.sameCommit.set(kind, entry);
+    }
+  }
+}
 
 /** Kind labels for the power table: type plus magnitude class. */
 function kindOf(a: Anomaly): string {
   switch (a.type) {
     case "flaky_test":
+      if (a.details.subsets !== undefined) return `flaky, co-failing subsets (${Math.round(Number(a.details.group_rate) * 100)} % of runs)`;
+      if (a.details.env_block !== undefined)
+        return `flaky beside an always-erroring block (${Math.round(Number(a.details.group_rate) * 100)} % of runs)`;
       if (a.details.group !== undefined) return `flaky, co-failing group p=${a.magnitude}`;
       return a.details.systemic ? "flaky, correlated pool" : `flaky p=${a.magnitude}`;
     case "duration_shift":
@@ -792,6 +850,8 @@ function scoreCorpus(
         for (const summary of summaries) for (const subject of detector.feed(summary)) events.push({ run: summary.number, subject });
         score[which].ms += performance.now() - t1;
         scoreStream(index, summaries, spec, events, score[which]);
+        if (spec.family === "flaky" && stream.knobs.rerunBatch !== undefined)
+          sameCommitBatchRecall(stream, summaries, events, score[which]);
       }
     }
     if (health) {
@@ -806,15 +866,29 @@ function scoreCorpus(
   return stats;
 }
 
-/** The detection patterns' scenario for a seed: env_half at even offsets, co_failing_group at odd ones. */
-function patternFor(seed: number): Scenario {
-  return (seed - SEED_BASE) % 2 === 0 ? "env_half" : "co_failing_group";
+/**
+ * Whether a detection pattern has a stream for a seed: env_half and env_block_flaky at even
+ * offsets, co_failing_group and co_failing_subsets at odd ones.
+ */
+function patternHasSeed(pattern: Pattern, seed: number): boolean {
+  const even = (seed - SEED_BASE) % 2 === 0;
+  return pattern === "env_half" || pattern === "env_block_flaky" ? even : !even;
 }
+
+/** The rerun patterns' flaky tests to find (issue 29): recall on them is a target of its own. */
+const RERUN_PATTERN_KINDS: Partial<Record<Pattern, string>> = {
+  co_failing_subsets: "flaky, co-failing subsets",
+  env_block_flaky: "flaky beside an always-erroring block",
+};
 
 const PATTERNS_TEXT: Record<string, string> = {
   env_half: "env_half: 52–62 % of the tests fail (or error) in every run and never pass; the flaky family's tests are the ones to find",
   co_failing_group:
     "co_failing_group: 5–20 tests fail together in 3, 5 or 10 % of the runs (same-commit retries included) and pass together otherwise",
+  env_block_flaky:
+    "env_block_flaky (rerun batches: default-branch runs in batches of 100 re-runs of one commit, no feature branches, no breakage episodes): in the suite with the most free tests, 45–55 % of its tests error in every run and never pass, while the others of it (up to 16) error in a different subset of 5–8 in 6 or 10 % of the runs (those are flaky); the flaky tests start after the first 30 default-branch runs",
+  co_failing_subsets:
+    "co_failing_subsets (rerun batches, as env_block_flaky): a group of 14–18 tests of one suite of which a different subset of 5–8 fails together in 6 or 10 % of the runs (each member is flaky; from after the first 30 default-branch runs)",
 };
 
 /** The test-health subsection of the report: health = flaky beside the flakiness alert, health = broken, by kind, false entries by cause. */
@@ -960,10 +1034,10 @@ async function main() {
   const patternScores = new Map<string, Scores>();
   const patternStats = new Map<string, CorpusStats>();
   if (PATTERNS) {
-    for (const pattern of ["env_half", "co_failing_group"] as const) {
+    for (const pattern of PATTERN_LIST) {
       const pScores = newScores();
       const stats = scoreCorpus(
-        seeds.filter((seed) => patternFor(seed) === pattern),
+        seeds.filter((seed) => patternHasSeed(pattern, seed)),
         (seed) =>
           generateStream({ seed, scenario: pattern, runs: RUNS, tests: TESTS, knobs: { families: { ...familiesFor(seed), flaky: true } } }),
         pScores,
@@ -1127,7 +1201,7 @@ async function main() {
     lines.push("### Detection patterns (additional streams)");
     lines.push("");
     lines.push(
-      `Patterns found on real rerun data of open-source projects, simulated: for each seed above one more stream (${STREAMS} × ${RUNS} runs, ~${TESTS} tests), scenario env_half at even seed offsets and co_failing_group at odd ones; the flaky family is on in all of them, regression, spike and skip by bits 1–3 as above; scored exactly like the corpus above, apart from it (its figures do not include these streams).`,
+      `Patterns found on real rerun data of open-source projects, simulated: for each seed above one more stream (${STREAMS} × ${RUNS} runs, ~${TESTS} tests), scenario env_half at even seed offsets and co_failing_group at odd ones, and one more again for the rerun patterns, env_block_flaky at even offsets and co_failing_subsets at odd ones; the flaky family is on in all of them, regression, spike and skip by bits 1–3 as above; scored exactly like the corpus above, apart from it (its figures do not include these streams).`,
     );
     for (const [pattern, stats] of patternStats) {
       lines.push(
@@ -1165,6 +1239,36 @@ async function main() {
         const [kindName, kindSizeName] = kind.split("|");
         lines.push(
           `| ${pattern} | ${kindName} | ${kindSizeName} | ${pct(sc.detected, sc.total)} (${sc.detected}/${sc.total}) | ${pct(tn.detected, tn.total)} | ${medianDelay(sc)} |`,
+        );
+      }
+    }
+    const rerunPatterns = [...patternScores].filter(([pattern]) => RERUN_PATTERN_KINDS[pattern as Pattern] !== undefined);
+    if (rerunPatterns.length > 0) {
+      lines.push("");
+      lines.push(
+        "Same-commit recall on the rerun patterns, as the real-data evaluation counts it (issue 29): for each commit (a batch of 100 re-runs), the flaky tests that both passed and failed in its runs, and of those the ones flagged by the commit's last run:",
+      );
+      lines.push("");
+      lines.push("| Pattern | Anomaly | Ours | TestNod |");
+      lines.push("|---|---|---:|---:|");
+      for (const [pattern, pScores] of rerunPatterns) {
+        const entry = pScores.get("test_flakiness");
+        if (!entry) continue;
+        const all = (m: Map<string, { detected: number; total: number }>) =>
+          [...m.values()].reduce((sum, v) => ({ detected: sum.detected + v.detected, total: sum.total + v.total }), {
+            detected: 0,
+            total: 0,
+          });
+        for (const [kind, sc] of [...entry.ours.sameCommit].sort(([a], [b]) => a.localeCompare(b, "en", { numeric: true }))) {
+          const tn = entry.testNod.sameCommit.get(kind) ?? { detected: 0, total: 0 };
+          lines.push(
+            `| ${pattern} | ${kind} | ${pct(sc.detected, sc.total)} (${sc.detected}/${sc.total}) | ${pct(tn.detected, tn.total)} |`,
+          );
+        }
+        const o = all(entry.ours.sameCommit);
+        const t = all(entry.testNod.sameCommit);
+        lines.push(
+          `| ${pattern} | all flaky tests | ${pct(o.detected, o.total)} (${o.detected}/${o.total}) | ${pct(t.detected, t.total)} |`,
         );
       }
     }
@@ -1206,8 +1310,39 @@ async function main() {
         pass: o.large.total > 0 && o.large.detected / o.large.total >= 0.95,
       });
     };
-    flakyTargets("env_half");
-    flakyTargets("co_failing_group");
+    for (const pattern of PATTERN_LIST) flakyTargets(pattern);
+    // The rerun patterns: recall on the shape's own flaky tests (within the horizon of their size).
+    for (const pattern of PATTERN_LIST) {
+      const prefix = RERUN_PATTERN_KINDS[pattern];
+      const entry = patternScores.get(pattern)?.get("test_flakiness");
+      if (!prefix || !entry) continue;
+      let detected = 0;
+      let total = 0;
+      for (const [kind, sc] of entry.ours.byKind)
+        if (kind.startsWith(prefix)) {
+          detected += sc.detected;
+          total += sc.total;
+        }
+      patternTargets.push({
+        check: `test_flakiness (${pattern})`,
+        target: `recall ≥ 0.9 on its ${prefix.replace(/^flaky, /, "")} tests`,
+        value: `${ratioText(detected, total)} (${detected}/${total})`,
+        pass: total > 0 && detected / total >= 0.9,
+      });
+      let sameDetected = 0;
+      let sameTotal = 0;
+      for (const [kind, sc] of entry.ours.sameCommit)
+        if (kind.startsWith(prefix)) {
+          sameDetected += sc.detected;
+          sameTotal += sc.total;
+        }
+      patternTargets.push({
+        check: `test_flakiness (${pattern})`,
+        target: `same-commit recall ≥ 0.9 on its ${prefix.replace(/^flaky, /, "")} tests (flagged by the commit's last run)`,
+        value: `${ratioText(sameDetected, sameTotal)} (${sameDetected}/${sameTotal})`,
+        pass: sameTotal > 0 && sameDetected / sameTotal >= 0.9,
+      });
+    }
   }
   if (HEALTH)
     lines.push(

@@ -7,7 +7,7 @@
  * - an LRU of ≤ 8 commits (by a 53-bit hash of the SHA) with pass/fail counts, any branch: the
  *   first time one commit has both a pass and a fail is `same_commit` evidence;
  * - ≤ 8 recent evidence entries (any branch) with a 14-day TTL: `same_commit`, `passed_on_retry`,
- *   `burst_recurred` (strong) and `burst_same_commit` (weak, see below);
+ *   `burst_recurred`, `same_commit_bursts` (strong) and `burst_same_commit` (weak, see below);
  * - recovery bookkeeping (consecutive default-branch passes, last failure) and the flag;
  * - `bq`, the last default-branch co-failure the test newly failed in, and `sx`, the guard's memory
  *   for a test with no default-branch outcome yet.
@@ -36,10 +36,12 @@
  * one of those tests as flaky (same-commit evidence), one event each, although nothing is wrong
  * with any of them: that run is a `failure_rate_spike`, one project-level event (Parry et al.:
  * co-failure clusters are mostly networking and external dependencies; Trunk excludes such uploads
- * from flaky detection). A run is a burst when its *newly failing* tests (failed or errored now,
- * passed in their previous default-branch outcome, or never seen; tests already flagged are left
- * out: their failures are expected) number ≥ 5 and more than 4 × the 90th percentile of the same
- * count over the last ≤ 50 default-branch runs (at least 10 of them). Counting newly failing
+ * from flaky detection). A run is a burst when its *newly failing* tests (failed or errored now, and
+ * did not fail the last time in the check's memory: their previous default-branch outcome passed,
+ * or without one they did not fail when they last ran; a test never seen, or only seen failing, has
+ * never passed, so an always-erroring block does not make a burst of the flaky tests beside it;
+ * tests already flagged are left out: their failures are expected) number ≥ 5 and more than 4 × the
+ * 90th percentile of the same count over the last ≤ 50 default-branch runs (at least 10 of them). Counting newly failing
  * tests, not failing ones, keeps a lasting breakage from turning every later run into a burst;
  * bursts stay in the baseline window, so a project whose normal state is bursty stops being
  * excluded once bursts are a tenth of its runs. A burst's failures still enter the tests' windows
@@ -60,6 +62,18 @@
  *   with a green re-run is still a one-off, and so are two unrelated bursts that happen to share
  *   a test (on the simulated corpus, letting two weak pieces flag added 38 false units from
  *   spikes retried green). It completes evidence from another branch, and is listed in events.
+ * - recurring on one commit (strong, `same_commit_bursts`), for co-failures whose tests differ each
+ *   time (real rerun data, one commit re-run 100 times: a group of about 16 of which each failing
+ *   re-run fails a different few is a burst each time, and never the same burst twice, so neither
+ *   rule above saw it):
+ *   - a test that failed in ≥ 3 runs of one commit, bursts included, and passed in another run of
+ *     it is flaky, whatever failed beside it. The LRU counts a commit's burst failures in its
+ *     flags (bits 4 and up, ≤ 15);
+ *   - a default-branch burst (not a recurrence above) recurs on its commit when ≥ 3 of its newly
+ *     failing tests, at least half of them, newly failed last (`bq`) in earlier co-failures of the
+ *     same commit within 50 runs (any of them; `cc` keeps each kept co-failure's commit): each of
+ *     its newly failing tests that passed on the commit gets the evidence, a member failing for the
+ *     first time too. Bursts on different commits, or sharing fewer tests, stay one-offs.
  *
  * Cost per run: O(tests in the run · log). Each test's entry is stored in the test's row and a run
  * sees only its own tests' entries; the project-level state is bounded (windows of 50 runs, ≤ 8
@@ -129,6 +143,17 @@ const MAX_EVENTS_PER_RUN = 50;
 const BURST_MIN_NEWLY_FAILING = 5;
 const BURST_FACTOR = 4;
 const BURST_BASELINE_MIN_RUNS = 10;
+/** A test failing in this many runs of one commit (bursts included) that also passed on it is flaky, whatever failed beside it. */
+const SAME_COMMIT_MIN_FAILED_RUNS = 3;
+/**
+ * A burst recurs on its commit when ≥ 3 of its newly failing tests, at least half of it, newly failed
+ * last in earlier co-failures of the same commit (within the last 50 default-branch runs, any of
+ * them): a group of which each failing re-run fails a different few.
+ */
+const SAME_COMMIT_RECUR_MIN_TESTS = 3;
+/** The same-commit LRU's flags keep a commit's burst failures above bit 4, counted up to this. */
+const BURST_FAILURES_SHIFT = 4;
+const BURST_FAILURES_CAP = 15;
 /** A burst recurs when ≥ 5 of its newly failing tests, at least half of it and of the earlier co-failure, newly failed together within the last 50 default-branch runs. */
 const RECUR_RUNS = 50;
 const RECUR_MIN_SHARE = 0.5;
@@ -141,11 +166,12 @@ const COUNTER_CAP = 1_000_000;
 const DECAY = 0.9;
 
 /**
- * same_commit and passed_on_retry (outside bursts) and burst_recurred are strong: one on the default
- * branch flags. burst_same_commit (a burst's failure with a pass on the same commit: a green re-run,
- * or a pass on retry inside the burst run) is weak: it counts like evidence off the default branch.
+ * same_commit and passed_on_retry (outside bursts), burst_recurred and same_commit_bursts (≥ 3 runs
+ * of one commit failed it, bursts included, and one passed it) are strong: one on the default branch
+ * flags. burst_same_commit (a burst's failure with a pass on the same commit: a green re-run, or a
+ * pass on retry inside the burst run) is weak: it counts like evidence off the default branch.
  */
-type EvidenceKind = "same_commit" | "passed_on_retry" | "burst_same_commit" | "burst_recurred";
+type EvidenceKind = "same_commit" | "passed_on_retry" | "burst_same_commit" | "burst_recurred" | "same_commit_bursts";
 type Rule = EvidenceKind | "history_flips";
 
 /** One evidence entry (kept ≤ 8, oldest first). */
@@ -182,7 +208,9 @@ export type FlakinessTestState = {
   lf?: number;
   /**
    * Same-commit LRU, least recently used first, flattened: 4 numbers per commit
-   * [53-bit hash of the SHA, passes, failures, flags (1 = seen on the default branch, 2 = evidence recorded)].
+   * [53-bit hash of the SHA, passes, failures outside bursts, flags (1 = seen on the default branch,
+   * 2 = evidence recorded, 4 = failed in a burst, 8 = weak evidence recorded; bits 4 and up: the
+   * commit's burst failures, ≤ 15)].
    */
   c?: number[];
   /** Recent evidence, oldest first. */
@@ -216,6 +244,8 @@ export type FlakinessState = {
   sq?: number;
   /** Co-failures of the last 50 default-branch runs, oldest first, flattened: [sq, newly failing tests] per run (≤ 8). */
   cf?: number[];
+  /** The commit of each co-failure in `cf`, in the same order: the 53-bit hash of its SHA, 0 without one. Absent in states written before it (no commit known). */
+  cc?: number[];
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -408,14 +438,17 @@ function pushEvidence(list: Evidence[] | undefined, item: Evidence): Evidence[] 
 }
 
 /**
- * Whether a test newly fails: failing now, and passed in its previous default-branch outcome or
- * was never seen; a flagged test's failures are expected, so it never newly fails. `previous` is
- * its visible entry. Counted in the first pass (the burst rule), asked again per test in the second
- * (the co-failure it joins).
+ * Whether a test newly fails: failing now, and known to the check's memory as not failing the last
+ * time (its previous default-branch outcome passed; without one, it did not fail when it last ran:
+ * the guard's memory, `failedLastTime`). A test never seen, or one that has only failed so far (an
+ * environment-dependent block that errors in every run), has never passed: its failure is no
+ * co-failure and never makes a burst of the flaky tests beside it. A flagged test's failures are
+ * expected, so it never newly fails. `previous` is its visible entry. Counted in the first pass (the
+ * burst rule), asked again per test in the second (the co-failure it joins).
  */
 function isNewlyFailing(outcome: Outcome, previous: FlakinessTestState | undefined): boolean {
-  if (!isFail(outcome.status) || previous?.fl !== undefined) return false;
-  return !previous || previous.n === 0 || (previous.wl & 1) === 0;
+  if (!isFail(outcome.status) || previous === undefined || previous.fl !== undefined) return false;
+  return !failedLastTime(previous);
 }
 
 /** The guard's memory (judgeInfra): the previous default-branch outcome, or for a test without one, its last failure. */
@@ -465,12 +498,32 @@ function burstRecurrence(overlap: ReadonlyMap<number, number>, newlyFailing: num
   return best;
 }
 
-function pushCoFailure(coFailures: number[], sq: number, size: number): number[] {
-  const next: number[] = [];
+/** The kept co-failures with this one added (`cf`), and their commits (`cc`, aligned; 0 = unknown). */
+function pushCoFailure(coFailures: number[], commits: number[], sq: number, size: number, commit: number): { cf: number[]; cc: number[] } {
+  const cf: number[] = [];
+  const cc: number[] = [];
   for (let i = 0; i + 1 < coFailures.length; i += 2)
-    if (sq - (coFailures[i] as number) <= RECUR_RUNS) next.push(coFailures[i] as number, coFailures[i + 1] as number);
-  next.push(sq, size);
-  return next.length > 2 * CO_FAILURES_KEPT ? next.slice(next.length - 2 * CO_FAILURES_KEPT) : next;
+    if (sq - (coFailures[i] as number) <= RECUR_RUNS) {
+      cf.push(coFailures[i] as number, coFailures[i + 1] as number);
+      cc.push(commits[i / 2] ?? 0);
+    }
+  cf.push(sq, size);
+  cc.push(commit);
+  return cf.length > 2 * CO_FAILURES_KEPT
+    ? { cf: cf.slice(cf.length - 2 * CO_FAILURES_KEPT), cc: cc.slice(cc.length - CO_FAILURES_KEPT) }
+    : { cf, cc };
+}
+
+/**
+ * The `sq` of the kept recent co-failures of this run's commit (`commit` ≠ 0): a burst whose newly
+ * failing tests newly failed last in them recurs on its commit (`recursOnCommit`).
+ */
+function coFailuresOfCommit(coFailures: number[], commits: number[], recent: ReadonlySet<number>, commit: number): Set<number> {
+  const found = new Set<number>();
+  if (commit === 0) return found;
+  for (let i = 0; i + 1 < coFailures.length; i += 2)
+    if (commits[i / 2] === commit && recent.has(coFailures[i] as number)) found.add(coFailures[i] as number);
+  return found;
 }
 
 function isBurst(newlyFailing: number, baseline: number[]): boolean {
@@ -499,6 +552,11 @@ type RunContext = {
   coFailure: boolean;
   /** When this burst recurs: the earlier co-failure's `sq`. */
   recurrence: Recurrence | null;
+  /**
+   * When this burst recurs on its commit (SAME_COMMIT_RECUR_MIN_TESTS): each of its newly failing
+   * tests that passed on the commit gets `same_commit_bursts` evidence.
+   */
+  recursOnCommit: boolean;
 };
 
 type Flag = {
@@ -569,7 +627,8 @@ function updateTest(
   }
 
   // 2. Same-commit LRU (any branch).
-  if (ctx.shaHash !== null && (kinds.passed || kinds.failed)) countSameCommit(draft, kinds.passed, ctx, ctx.shaHash);
+  if (ctx.shaHash !== null && (kinds.passed || kinds.failed))
+    countSameCommit(draft, kinds.passed, ctx, ctx.shaHash, ctx.recursOnCommit && inCoFailure);
   addRetryAndRecurrenceEvidence(draft, kinds, recurred, ctx);
   unflagWhenClean(draft, ctx.now);
   // 5. Flag rules, for a test not flagged.
@@ -617,9 +676,13 @@ function recurrenceOf(
 
 /**
  * The same-commit LRU (any branch). A pass on retry counts as a pass here: its retry is its own evidence.
- * A burst's failure is only marked (flag 4): with a pass of the same commit it is weak evidence.
+ * A burst's failure is only marked (flag 4) and counted (bits 4 and up): with a pass of the same
+ * commit it is weak evidence, until the commit has failed the test in ≥ 3 runs, bursts included,
+ * or the burst recurs on its commit (`inRecurringBurst`): then it is strong (`same_commit_bursts`),
+ * whatever failed beside it (real rerun data: a group of which each failing re-run fails a
+ * different few is a burst each time, and never the same one).
  */
-function countSameCommit(draft: Draft, passed: boolean, ctx: RunContext, shaHash: number): void {
+function countSameCommit(draft: Draft, passed: boolean, ctx: RunContext, shaHash: number, inRecurringBurst: boolean): void {
   const lru = draft.lru;
   const next: number[] = [];
   let p = 0;
@@ -636,21 +699,24 @@ function countSameCommit(draft: Draft, passed: boolean, ctx: RunContext, shaHash
       }
     }
   }
+  let burstFailures = flags >>> BURST_FAILURES_SHIFT;
   if (passed) p = Math.min(p + 1, COUNTER_CAP);
-  else if (ctx.burst) flags |= 4;
-  else f = Math.min(f + 1, COUNTER_CAP);
+  else if (ctx.burst) {
+    burstFailures = Math.min(burstFailures + 1, BURST_FAILURES_CAP);
+    flags = (flags & ((1 << BURST_FAILURES_SHIFT) - 1)) | 4 | (burstFailures << BURST_FAILURES_SHIFT);
+  } else f = Math.min(f + 1, COUNTER_CAP);
   flags |= ctx.onDefault;
-  if (p > 0 && f > 0 && (flags & 2) === 0) {
+  if (p > 0 && (f > 0 || burstFailures >= SAME_COMMIT_MIN_FAILED_RUNS || inRecurringBurst) && (flags & 2) === 0) {
     flags |= 2;
     draft.evidence = pushEvidence(draft.evidence, {
-      k: "same_commit",
+      k: f > 0 ? "same_commit" : "same_commit_bursts",
       c: ctx.sha,
       b: ctx.branch,
       d: (flags & 1) as 0 | 1,
       r: ctx.run.number,
       t: ctx.now,
       p,
-      f,
+      f: f + burstFailures,
     });
   } else if (p > 0 && (flags & 4) !== 0 && (flags & (2 | 8)) === 0) {
     flags |= 8;
@@ -804,7 +870,7 @@ function flagMetadata(flag: Flag, run: RunHeader, now: number, infraExcluded: nu
     evidence,
     first_failure_run_number: entry.ff ?? null,
     last_failure_run_number: entry.lf ?? null,
-    baseline: `last ${WINDOW} default-branch runs containing the test, infra-suspect runs excluded; same-commit and retry evidence from any branch within 14 days; a co-failure burst's failures are evidence when the same tests burst together again within ${RECUR_RUNS} default-branch runs (burst_recurred), and weak evidence when the commit passes (burst_same_commit, never enough on its own)`,
+    baseline: `last ${WINDOW} default-branch runs containing the test, infra-suspect runs excluded; same-commit and retry evidence from any branch within 14 days; a co-failure burst's failures are evidence when the same tests burst together again within ${RECUR_RUNS} default-branch runs (burst_recurred) or when ${SAME_COMMIT_MIN_FAILED_RUNS} runs of one commit failed the test and another passed it, or the burst's tests newly failed in earlier bursts of its commit (same_commit_bursts), and weak evidence when the commit passes (burst_same_commit, never enough on its own)`,
     infra_excluded_runs_in_window: infraExcluded,
     burst_runs_in_window: burstExcluded,
     thresholds: {
@@ -821,6 +887,8 @@ function flagMetadata(flag: Flag, run: RunHeader, now: number, infraExcluded: nu
       recurrence_window_runs: RECUR_RUNS,
       recurrence_min_tests: BURST_MIN_NEWLY_FAILING,
       recurrence_min_share: RECUR_MIN_SHARE,
+      same_commit_min_failed_runs: SAME_COMMIT_MIN_FAILED_RUNS,
+      same_commit_recurrence_min_tests: SAME_COMMIT_RECUR_MIN_TESTS,
     },
     statistic: byHistory ? "runs_test_z" : "evidence_count",
     observed: byHistory ? round(stats.z, 3) : (flag.evidence?.count ?? 0),
@@ -833,7 +901,7 @@ function flagMetadata(flag: Flag, run: RunHeader, now: number, infraExcluded: nu
 // The check
 
 function initialState(): FlakinessState {
-  return { v: 2, infra: { wh: 0, wl: 0, n: 0 }, burst: { wh: 0, wl: 0, n: 0 }, nf: [], pr: 0, sq: 0, cf: [] };
+  return { v: 2, infra: { wh: 0, wl: 0, n: 0 }, burst: { wh: 0, wl: 0, n: 0 }, nf: [], pr: 0, sq: 0, cf: [], cc: [] };
 }
 
 /** What the decision needs of the run's tests, counted over its chunks in the first pass. */
@@ -844,6 +912,8 @@ type Tally = {
   newlyFailing: number;
   /** Newly failing tests by their `bq`, for the kept co-failures only (≤ 8 keys): the burst's overlap with each. */
   overlap: Map<number, number>;
+  /** Newly failing tests whose `bq` is a kept recent co-failure of this run's commit. */
+  ofCommit: number;
 };
 
 /** The project-level decision, taken between the passes. */
@@ -870,8 +940,10 @@ function start(input: FlakinessState, run: RunHeader): CheckPass<FlakinessState,
   const sq = (typeof state.sq === "number" ? state.sq : 0) + (run.onDefaultBranch ? 1 : 0);
   // Only a default-branch burst can recur, and only with a co-failure still kept and recent.
   const recurrable = run.onDefaultBranch ? recentCoFailures(coFailures, sq) : new Set<number>();
+  const commitHash = run.commitSha !== null && run.commitSha !== "" ? hash53(run.commitSha) : 0;
+  const ofCommit = coFailuresOfCommit(coFailures, Array.isArray(state.cc) ? state.cc : [], recurrable, commitHash);
   const known = (stored: TestEntries<FlakinessTestState>, key: string) => visibleEntry(stored, state.pr, key);
-  const tally: Tally = { persistent: { failed: 0, errored: 0 }, newlyFailing: 0, overlap: new Map() };
+  const tally: Tally = { persistent: { failed: 0, errored: 0 }, newlyFailing: 0, overlap: new Map(), ofCommit: 0 };
   let decision: Decision | null = null;
   const flagged: FlagEvents = { events: [], moreCount: 0, moreKeys: [] };
   return {
@@ -886,10 +958,11 @@ function start(input: FlakinessState, run: RunHeader): CheckPass<FlakinessState,
         tally.newlyFailing++;
         const bq = previous?.bq;
         if (bq !== undefined && recurrable.has(bq)) tally.overlap.set(bq, (tally.overlap.get(bq) ?? 0) + 1);
+        if (bq !== undefined && ofCommit.has(bq)) tally.ofCommit++;
       }
     },
     decide() {
-      decision = decide(state, run, tally, now, sq);
+      decision = decide(state, run, tally, now, sq, commitHash);
     },
     write(tests, stored) {
       const changed = new Map<string, FlakinessTestState>();
@@ -944,7 +1017,7 @@ function addFlag(flagged: FlagEvents, flag: Flag, run: RunHeader, now: number, d
   if (flagged.moreKeys.length < MAX_EVENTS_PER_RUN) flagged.moreKeys.push(cap(flag.key, MAX_STRING) as string);
 }
 
-function decide(state: FlakinessState, run: RunHeader, tally: Tally, now: number, sq: number): Decision {
+function decide(state: FlakinessState, run: RunHeader, tally: Tally, now: number, sq: number, commitHash: number): Decision {
   const suspect = judgeInfraCounts(run.counts, tally.persistent).suspect;
   const baseline = Array.isArray(state.nf) ? state.nf : [];
   const newlyFailing = suspect ? 0 : tally.newlyFailing;
@@ -954,8 +1027,10 @@ function decide(state: FlakinessState, run: RunHeader, tally: Tally, now: number
   let burstWindow = state.burst ?? { wh: 0, wl: 0, n: 0 };
   let nf = baseline;
   let cf = Array.isArray(state.cf) ? state.cf : [];
+  let cc = Array.isArray(state.cc) ? state.cc : [];
   let coFailure = false;
   let recurrence: Recurrence | null = null;
+  let recursOnCommit = false;
   if (run.onDefaultBranch) {
     infra = { wh: shiftHi(infra.wh, infra.wl), wl: shiftLo(infra.wl, suspect ? 1 : 0), n: Math.min(WINDOW, infra.n + 1) };
     burstWindow = {
@@ -967,9 +1042,14 @@ function decide(state: FlakinessState, run: RunHeader, tally: Tally, now: number
     // Co-failures (≥ 5 newly failing tests, burst or not) are remembered for 50 runs; a burst that
     // repeats one is evidence for the tests they share.
     if (newlyFailing >= BURST_MIN_NEWLY_FAILING) {
-      if (burst) recurrence = burstRecurrence(tally.overlap, newlyFailing, cf, sq);
+      if (burst) {
+        recurrence = burstRecurrence(tally.overlap, newlyFailing, cf, sq);
+        // The same group bursting again (above) is evidence of its own; else a group whose bursts on this commit differ.
+        recursOnCommit =
+          recurrence === null && tally.ofCommit >= SAME_COMMIT_RECUR_MIN_TESTS && tally.ofCommit >= RECUR_MIN_SHARE * newlyFailing;
+      }
       coFailure = true;
-      cf = pushCoFailure(cf, sq, newlyFailing);
+      ({ cf, cc } = pushCoFailure(cf, cc, sq, newlyFailing, commitHash));
     }
   }
 
@@ -991,10 +1071,11 @@ function decide(state: FlakinessState, run: RunHeader, tally: Tally, now: number
       sq,
       coFailure,
       recurrence,
+      recursOnCommit,
     };
   }
   return {
-    state: { v: 2, infra, burst: burstWindow, nf, pr, sq, cf },
+    state: { v: 2, infra, burst: burstWindow, nf, pr, sq, cf, cc },
     suspect,
     ctx,
     infraExcluded: ones(infra.wh, infra.wl),

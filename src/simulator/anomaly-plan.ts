@@ -3,7 +3,7 @@
  * clean for that check). Planned by default-branch run index ("main index": the k-th
  * default-branch run that is not a retry); each takes effect at that run, when it is labelled.
  */
-import { INFINITY, type CoFailingGroup, type SimulatedProject } from "./project-model";
+import { INFINITY, type CoFailingGroup, type SimulatedProject, type TestDef } from "./project-model";
 
 /**
  * Independent flaky tests (each its own failure probability, from the start or from a later run,
@@ -223,4 +223,103 @@ export function planCoFailingGroup(project: SimulatedProject): void {
       });
     }
   });
+}
+
+/** The suite (a module) with the most tests free to be claimed, and those tests. */
+function largestPlainSuite(project: SimulatedProject): TestDef[] {
+  const plain = project.plain();
+  let best: TestDef[] = [];
+  for (const suite of project.suites) {
+    const tests = plain.filter((t) => t.suite === suite.name);
+    if (tests.length > best.length) best = tests;
+  }
+  return best;
+}
+
+/** Expected failure probability of a member of a group that fails a subset of `min`–`max` of its `size` tests in a share `rate` of the runs. */
+function subsetMemberRate(rate: number, min: number, max: number, size: number): number {
+  const mean = (Math.min(min, size) + Math.min(max, size)) / 2;
+  return Math.round(((rate * mean) / Math.max(1, size)) * 1000) / 1000;
+}
+
+/**
+ * Schedules a subset group and labels each member a flaky_test anomaly. It starts after the first
+ * 30 default-branch runs (as the check's burst baseline has them on real rerun data, where a group
+ * that fails from a project's very first runs is seen before any burst could be).
+ */
+function scheduleSubsetGroup(project: SimulatedProject, group: CoFailingGroup, details: Record<string, unknown>): void {
+  const { plan, expectedMain } = project;
+  const spec = group.subset!;
+  const members = [...group.tests];
+  const p = subsetMemberRate(group.rate, spec.min, spec.max, members.length);
+  const late = true;
+  const at = plan.int(30, Math.max(31, Math.floor(expectedMain * 0.6)));
+  project.groups.push(group);
+  const groupNumber = project.groups.length;
+  project.schedule(at, (run) => {
+    group.from = run;
+    for (const test of members) {
+      project.addAnomaly("flaky_test", test.key, run, p, {
+        p,
+        systemic: false,
+        late,
+        group: groupNumber,
+        group_size: members.length,
+        group_rate: group.rate,
+        subset: `${spec.min}-${spec.max}`,
+        ...details,
+      });
+    }
+  });
+}
+
+/**
+ * Scenario "co_failing_subsets" (real rerun data: a group of about 16 tests of one module of which
+ * each failing re-run fails a different few): `size` tests of one suite; in a share `rate` of the
+ * runs a subset of `subsetMin`–`subsetMax` of them fails together. Each member is a flaky_test
+ * anomaly with its expected failure probability (details.subsets).
+ */
+export function planCoFailingSubsets(project: SimulatedProject): void {
+  const spec = project.knobs.coFailingSubsets;
+  if (!spec) return;
+  const module = largestPlainSuite(project);
+  const tests = project.plan.sample(module, Math.min(spec.size, module.length));
+  for (const test of tests) test.protected = true;
+  const group: CoFailingGroup = {
+    tests: new Set(tests),
+    rate: spec.rate,
+    from: INFINITY,
+    subset: { min: spec.subsetMin, max: spec.subsetMax, status: "failed" },
+  };
+  scheduleSubsetGroup(project, group, { subsets: true });
+}
+
+/**
+ * Scenario "env_block_flaky" (real rerun data: a module where a block of tests always errors while
+ * others flake): in the suite with the most free tests, a share `blockShare` of them errors in every
+ * run and never passes (not anomalies, like env_half's), and up to `flaky` others of it error in a
+ * different subset of `subsetMin`–`subsetMax` in a share `rate` of the runs (each a flaky_test
+ * anomaly, details.env_block).
+ */
+export function planEnvBlock(project: SimulatedProject): void {
+  const spec = project.knobs.envBlock;
+  if (!spec) return;
+  const module = largestPlainSuite(project);
+  const chosen = project.plan.sample(module, module.length);
+  const blockSize = Math.round(spec.blockShare * module.length);
+  const block = chosen.slice(0, blockSize);
+  const flaky = chosen.slice(blockSize, blockSize + spec.flaky);
+  for (const test of block) {
+    test.protected = true;
+    test.alwaysFails = "errored";
+  }
+  for (const test of flaky) test.protected = true;
+  if (flaky.length === 0) return;
+  const group: CoFailingGroup = {
+    tests: new Set(flaky),
+    rate: spec.rate,
+    from: INFINITY,
+    subset: { min: spec.subsetMin, max: Math.min(spec.subsetMax, flaky.length), status: "errored" },
+  };
+  scheduleSubsetGroup(project, group, { env_block: block.length });
 }

@@ -4,7 +4,12 @@ import type { Family, StreamKnobs, StreamOptions } from "./stream-types";
 
 export function drawKnobs(rng: Rng, options: StreamOptions): StreamKnobs {
   const scenario = options.scenario ?? "mixed";
-  const all = scenario === "mixed" || scenario === "env_half" || scenario === "co_failing_group";
+  const all =
+    scenario === "mixed" ||
+    scenario === "env_half" ||
+    scenario === "co_failing_group" ||
+    scenario === "co_failing_subsets" ||
+    scenario === "env_block_flaky";
   const families: Record<Family, boolean> = {
     flaky: all || scenario === "flaky",
     regression: all || scenario === "regression",
@@ -44,6 +49,17 @@ export function drawKnobs(rng: Rng, options: StreamOptions): StreamKnobs {
     knobs.coFailingGroup = { size: rng.int(5, 20), rate: rng.pick([0.03, 0.05, 0.1]) };
     // The pattern includes same-commit re-runs where the group passes.
     if (knobs.retryProbability === 0) knobs.retryProbability = 0.2;
+  } else if (scenario === "co_failing_subsets" || scenario === "env_block_flaky") {
+    // Real rerun data: one commit re-run about 100 times per batch, on the default branch; code
+    // does not change within a batch, so no feature branches and no breakage episodes.
+    knobs.rerunBatch = 100;
+    knobs.featureBranchShare = 0;
+    knobs.breakagesPer100 = 0;
+    // Each failing run fails a different few of the group: 5–8, so that every one of them is a
+    // co-failure burst to the check, as on the real data (a smaller one is plain same-commit evidence).
+    if (scenario === "co_failing_subsets")
+      knobs.coFailingSubsets = { size: rng.int(14, 18), rate: rng.pick([0.06, 0.1]), subsetMin: 5, subsetMax: 8 };
+    else knobs.envBlock = { blockShare: rng.uniform(0.45, 0.55), flaky: 16, rate: rng.pick([0.06, 0.1]), subsetMin: 5, subsetMax: 8 };
   }
   return { ...knobs, ...options.knobs, families: { ...knobs.families, ...options.knobs?.families } };
 }

@@ -38,8 +38,17 @@ export type TestDef = {
   alwaysFails?: "failed" | "errored";
 };
 
-/** Scenario "co_failing_group": tests that fail together in a share `rate` of the runs from run `from` on. */
-export type CoFailingGroup = { tests: Set<TestDef>; rate: number; from: number };
+/**
+ * Scenario "co_failing_group": tests that fail together in a share `rate` of the runs from run `from`
+ * on. With `subset` (scenarios "co_failing_subsets", "env_block_flaky") only a different subset of
+ * `min`–`max` of them fails in each such run, with `status`.
+ */
+export type CoFailingGroup = {
+  tests: Set<TestDef>;
+  rate: number;
+  from: number;
+  subset?: { min: number; max: number; status: "failed" | "errored" };
+};
 
 export type SuiteDef = { name: string; classes: string[]; tests: TestDef[] };
 
@@ -147,6 +156,8 @@ export class SimulatedProject {
   drift: Drift | null = null;
   /** Index of the current default-branch run among those that are not retries (1-based). */
   mainIndex = 0;
+  /** The commit of the current batch of re-runs (knob `rerunBatch`), null before the first. */
+  batchSha: string | null = null;
   /** The run being generated (tests created now are part of it). */
   currentRun = 1;
   private readonly pending: Pending[] = [];

@@ -78,7 +78,11 @@ export function generateRuns(project: SimulatedProject): SimRun[] {
         const suite = suites.find((s) => s.name === project.point.suiteSkip)!;
         project.notesNow.push({ kind: "suite_skipped", suite: suite.name, tests: suite.tests.filter((t) => t.removedAt === null).length });
       }
-      run = makeRun(project, number, time, "main", draw.hex(40), null, true);
+      // Re-run batches (knob `rerunBatch`): a new commit every `rerunBatch` default-branch runs.
+      const fresh = draw.hex(40);
+      const batch = knobs.rerunBatch;
+      if (batch !== undefined && (project.batchSha === null || (project.mainIndex - 1) % batch === 0)) project.batchSha = fresh;
+      run = makeRun(project, number, time, "main", batch !== undefined ? project.batchSha! : fresh, null, true);
       run.notes.push(...project.notesNow.splice(0));
     }
     if (
@@ -243,9 +247,17 @@ function forcedFailures(
     ))
       forced.set(t, { status: draw.chance(0.8) ? "failed" : "errored", cause: "spike" });
   }
-  // A co-failing group fails together (every attempt of the run) in a share of the runs, any branch.
+  // A co-failing group fails together (every attempt of the run) in a share of the runs, any branch:
+  // all of it, or (`subset`) a different few of it each time.
   for (const group of project.groups) {
     if (number < group.from || !draw.chance(group.rate)) continue;
+    const { subset } = group;
+    if (subset) {
+      const members = executed.filter((t) => group.tests.has(t) && !forced.has(t));
+      for (const t of draw.sample(members, draw.int(subset.min, subset.max)))
+        forced.set(t, { status: subset.status, cause: "co_failing_group" });
+      continue;
+    }
     for (const t of executed) if (group.tests.has(t) && !forced.has(t)) forced.set(t, { status: "failed", cause: "co_failing_group" });
   }
   return forced;

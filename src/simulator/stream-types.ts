@@ -172,6 +172,25 @@ export type StreamKnobs = {
    * `from` (main index). Each test is a flaky_test anomaly (details.group). Absent otherwise.
    */
   coFailingGroup?: { size: number; rate: number };
+  /**
+   * Scenarios "co_failing_subsets" and "env_block_flaky" (real rerun data: one commit, about 100
+   * re-runs): the default-branch runs come in batches of `rerunBatch` re-runs of one commit (a new
+   * commit every `rerunBatch` default-branch runs that are not retries). Absent otherwise.
+   */
+  rerunBatch?: number;
+  /**
+   * Scenario "co_failing_subsets": a group of `size` tests of one suite; in a share `rate` of the runs
+   * (one draw per run, any branch, re-runs included) a different subset of `subsetMin`–`subsetMax` of
+   * them fails together. Each member is a flaky_test anomaly (details.group, details.subsets).
+   */
+  coFailingSubsets?: { size: number; rate: number; subsetMin: number; subsetMax: number };
+  /**
+   * Scenario "env_block_flaky": in one suite (a module), a share `blockShare` of its tests errors in
+   * every run and never passes (environment-dependent, not flaky), while up to `flaky` others of it flake:
+   * in a share `rate` of the runs a different subset of `subsetMin`–`subsetMax` of them errors
+   * together. Each flaky one is a flaky_test anomaly (details.group, details.env_block).
+   */
+  envBlock?: { blockShare: number; flaky: number; rate: number; subsetMin: number; subsetMax: number };
 };
 
 /**
@@ -179,10 +198,26 @@ export type StreamKnobs = {
  * patterns (every family on, as in "mixed", plus): "env_half", about half the tests fail in every
  * run and never pass (environment-dependent; not flaky); "co_failing_group", a group of 5–20
  * tests that fail together in some runs and pass together in others, same-commit re-runs included
- * (flaky).
+ * (flaky). The rerun patterns (real rerun data: one commit, ~100 re-runs per batch; every family
+ * on as in "mixed", default-branch runs in batches of 100 re-runs of one commit, no feature
+ * branches, no breakage episodes): "co_failing_subsets", a group of 14–18 tests of one suite of
+ * which each failing run fails a different few (5–8) together (flaky); "env_block_flaky", about
+ * half of one suite's tests error in every run (not flaky) while the others of it (up to 16) error
+ * in varying subsets of 5–8 in some runs (flaky).
  */
-export type Scenario = "mixed" | "quiet" | Family | "env_half" | "co_failing_group";
-export const SCENARIOS: readonly Scenario[] = ["mixed", "quiet", "flaky", "regression", "spike", "skip", "env_half", "co_failing_group"];
+export type Scenario = "mixed" | "quiet" | Family | "env_half" | "co_failing_group" | "co_failing_subsets" | "env_block_flaky";
+export const SCENARIOS: readonly Scenario[] = [
+  "mixed",
+  "quiet",
+  "flaky",
+  "regression",
+  "spike",
+  "skip",
+  "env_half",
+  "co_failing_group",
+  "co_failing_subsets",
+  "env_block_flaky",
+];
 
 export type StreamOptions = {
   seed: number;

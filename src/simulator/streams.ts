@@ -32,6 +32,14 @@
  *   dependent tests: noise, not flaky), beside the flaky family's genuinely flaky tests;
  * - "co_failing_group": 5–20 tests fail together in 3, 5 or 10 % of the runs (one draw per run,
  *   same-commit retries included) and pass together otherwise: each is a flaky_test anomaly.
+ * The rerun patterns (real rerun data: one commit re-run about 100 times per batch), every family
+ * on, the default-branch runs in batches of 100 re-runs of one commit, no feature branches and no
+ * breakage episodes:
+ * - "co_failing_subsets": a group of 14–18 tests of one suite; in 6 or 10 % of the runs a different
+ *   subset of 5–8 of them fails together: each member is a flaky_test anomaly;
+ * - "env_block_flaky": about half of one suite's tests error in every run and never pass (not
+ *   flaky), while the others of it (up to 16) error in a different subset of 5–8 in 6 or 10 % of the runs
+ *   (each a flaky_test anomaly).
  *
  * The parts: rng.ts (distributions), knobs.ts (what a seed draws), project-model.ts (suites, tests
  * and the plan), anomaly-plan.ts and noise-plan.ts (what happens when), run-generation.ts (the
@@ -40,7 +48,9 @@
 import {
   planAlwaysFailing,
   planCoFailingGroup,
+  planCoFailingSubsets,
   planDurationChanges,
+  planEnvBlock,
   planFailureSpikes,
   planFlakyTests,
   planSkipChanges,
@@ -91,6 +101,8 @@ export function generateStreamWithCauses(options: StreamOptions): { stream: SimS
   // The detection patterns plan last (they draw nothing unless their scenario is on).
   planAlwaysFailing(project);
   planCoFailingGroup(project);
+  planCoFailingSubsets(project);
+  planEnvBlock(project);
   project.sortPlan();
 
   const runs = generateRuns(project);

@@ -444,6 +444,151 @@ describe("recurring co-failure bursts", () => {
   });
 });
 
+describe("re-runs of one commit (issue 29: real rerun data, one commit re-run 100 times)", () => {
+  const stable = Array.from({ length: 100 }, (_, i) => `stable_${i}`);
+  /** Default-branch runs 1..last of 100 tests, all on commit "c": in run n the tests `failing(n)` (indices) fail, the others pass. */
+  function reruns(last: number, failing: (number: number) => number[], status: CaseStatus = "failed"): RunSummary[] {
+    return Array.from({ length: last }, (_, i) => {
+      const number = i + 1;
+      const set = new Set(failing(number));
+      return buildRun(
+        stable.map((name, j) => (set.has(j) ? { name, status } : P(name))),
+        { number, sha: "c", fillers: 0 },
+      );
+    });
+  }
+
+  it("a test that fails in 3 bursts of one commit and passes in its other runs is flaky, whatever failed beside it", () => {
+    // Bursts of 5 on one commit, 30 runs apart: every one is a burst, none shares a test with the
+    // co-failures of the 50 runs before it (no recurrence of either kind), and the flip history
+    // never holds 3 failures; stable_0 is in every other one.
+    const bursts = new Map<number, number[]>([
+      [31, [0, 1, 2, 3, 4]],
+      [61, [5, 6, 7, 8, 9]],
+      [91, [0, 10, 11, 12, 13]],
+      [121, [14, 15, 16, 17, 18]],
+      [151, [0, 19, 20, 21, 22]],
+    ]);
+    const { eventsByRun, state } = feed(reruns(160, (n) => bursts.get(n) ?? []));
+    expect(state.project.burst?.n).toBe(50);
+    // stable_0 failed in runs 31, 91 and 151 and passed in every other run of the commit.
+    expect([...eventsByRun.keys()]).toEqual([151]);
+    const events = eventsByRun.get(151)!;
+    expect(events.map((event) => meta(event).name)).toEqual(["stable_0"]);
+    expect(meta(events[0])).toMatchObject({ rule: "same_commit_bursts", observed: 1, threshold: 1 });
+    expect(meta(events[0]).evidence[0]).toMatchObject({
+      kind: "same_commit_bursts",
+      commit_sha: "c",
+      run_number: 151,
+      on_default_branch: true,
+      passed: 148,
+      failed: 3,
+    });
+    // One burst of the commit is still weak evidence only.
+    for (const name of ["stable_1", "stable_5", "stable_14", "stable_19"]) {
+      expect(state.tests[keyOf(name)]?.fl).toBeUndefined();
+      expect(state.tests[keyOf(name)]?.e?.map((item) => item.k)).toEqual(["burst_same_commit"]);
+    }
+  });
+
+  it("the commit must also pass the test: 3 bursts of a commit that never passes it are no evidence", () => {
+    const runs = reruns(100, (n) => (n === 31 || n === 61 || n === 91 ? [0, 1 + (n % 7), 2 + (n % 11), 20 + (n % 5), 40 + (n % 3)] : []));
+    // stable_0 fails in the three bursts, each a run of commit "x" that no other run has.
+    for (const run of runs) if (run.number === 31 || run.number === 61 || run.number === 91) run.commitSha = "x";
+    const { state } = feed(runs);
+    expect(state.tests[keyOf("stable_0")]?.fl).toBeUndefined();
+    expect(state.tests[keyOf("stable_0")]?.e).toBeUndefined();
+    // The same bursts on the commit of every other run: flagged at the third.
+    const same = feed(
+      reruns(100, (n) => (n === 31 || n === 61 || n === 91 ? [0, 1 + (n % 7), 2 + (n % 11), 20 + (n % 5), 40 + (n % 3)] : [])),
+    );
+    expect(same.state.tests[keyOf("stable_0")]).toMatchObject({ fr: "same_commit_bursts" });
+  });
+
+  it("a burst of one commit whose tests took part in its earlier bursts is a recurring group, even when each burst's tests differ", () => {
+    // A group of 12 on commit "c", each burst a different 5 of it: run 51 shares 3 tests (0, 1, 5)
+    // with the commit's bursts of runs 31 and 41, more than half of it; no earlier burst shares 5.
+    const bursts = new Map<number, number[]>([
+      [31, [0, 1, 2, 3, 4]],
+      [41, [5, 6, 7, 8, 9]],
+      [51, [10, 11, 0, 5, 1]],
+    ]);
+    const { eventsByRun } = feed(reruns(60, (n) => bursts.get(n) ?? []));
+    expect([...eventsByRun.keys()]).toEqual([51]);
+    const events = eventsByRun.get(51)!;
+    // All five are flagged, those failing for the first time too: they passed on the commit before.
+    expect(events.map((event) => meta(event).name).sort()).toEqual(["stable_0", "stable_1", "stable_10", "stable_11", "stable_5"]);
+    expect(events.map((event) => meta(event).rule)).toEqual(Array.from({ length: 5 }, () => "same_commit_bursts"));
+    expect(meta(events.find((event) => meta(event).name === "stable_10")).evidence[0]).toMatchObject({
+      kind: "same_commit_bursts",
+      commit_sha: "c",
+      passed: 50,
+      failed: 1,
+    });
+    // On different commits the same bursts are three one-offs.
+    const commits = reruns(60, (n) => bursts.get(n) ?? []);
+    for (const run of commits) run.commitSha = `sha${run.number}`;
+    expect(feed(commits).events).toEqual([]);
+  });
+
+  it("bursts of one commit that share fewer than 3 tests, or less than half of the later one, stay one-offs", () => {
+    // Run 41 shares 2 tests with run 31; run 51 shares 3 of its 10 with them: less than half.
+    const bursts = new Map<number, number[]>([
+      [31, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]],
+      [41, [8, 9, 20, 21, 22, 23, 24, 25, 26, 27]],
+      [51, [0, 1, 20, 40, 41, 42, 43, 44, 45, 46]],
+    ]);
+    expect(feed(reruns(60, (n) => bursts.get(n) ?? [])).events).toEqual([]);
+  });
+
+  it("a commit's burst failures are counted in its same-commit entry (the flags above bit 4)", () => {
+    const { state } = feed(reruns(70, (n) => (n === 31 ? [0, 1, 2, 3, 4] : n === 61 ? [0, 5, 6, 7, 8] : [])));
+    const lru = state.tests[keyOf("stable_0")]?.c ?? [];
+    // [hash, passes, failures outside bursts, flags]: 68 passes, no plain failure, 2 burst failures, seen on the default branch, burst, weak evidence.
+    expect(lru.slice(1)).toEqual([68, 0, (2 << 4) | 8 | 4 | 1]);
+  });
+
+  it("an always-failing block does not make a burst of the flaky tests beside it", () => {
+    // 30 green runs; then a module arrives whose 10 tests error in every run (never passing), while 3
+    // tests beside it fail in that run and pass on its re-run.
+    const block = Array.from({ length: 10 }, (_, i) => `block_${i}`);
+    const runs: RunSummary[] = [];
+    for (let n = 1; n <= 30; n++) runs.push(buildRun(stable.map(P), { number: n, fillers: 0 }));
+    const withBlock = (number: number, failing: number) =>
+      buildRun(
+        [...block.map((name): Case => ({ name, status: "errored" })), ...stable.map((name, j) => (j < failing ? F(name) : P(name)))],
+        { number, sha: "m", fillers: 0 },
+      );
+    runs.push(withBlock(31, 3), withBlock(32, 0));
+    for (let n = 33; n <= 40; n++) runs.push(withBlock(n, 0));
+    const { eventsByRun, state } = feed(runs);
+    // 3 newly failing tests: no burst (the block has never passed), so the re-run is same-commit evidence.
+    expect(state.project.burst?.wl ?? 0).toBe(0);
+    expect(state.project.nf?.slice(-10)).toEqual([3, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    expect([...eventsByRun.keys()]).toEqual([32]);
+    expect(eventsByRun.get(32)!.map((event) => meta(event).name)).toEqual(["stable_0", "stable_1", "stable_2"]);
+    expect(eventsByRun.get(32)!.map((event) => meta(event).rule)).toEqual(["same_commit", "same_commit", "same_commit"]);
+    // The block itself is never flaky.
+    for (const name of block) expect(state.tests[keyOf(name)]?.fl).toBeUndefined();
+  });
+
+  it("tests the guard has only seen failing (a suspect first run) are not newly failing either", () => {
+    // Run 1: 60 of 100 tests error (never seen): an outage by the counts; they are remembered as failing (sx).
+    const runs: RunSummary[] = [];
+    for (let n = 1; n <= 12; n++)
+      runs.push(
+        buildRun(
+          stable.map((name, j): Case => (j < 60 ? { name, status: "errored" } : P(name))),
+          { number: n, fillers: 0 },
+        ),
+      );
+    const { state } = feed(runs);
+    expect(state.project.infra.wl & (1 << 11)).toBe(1 << 11);
+    // Run 2 on: none of the block newly fails (the old rule counted 60 in run 2).
+    expect(state.project.nf).toEqual(Array.from({ length: 11 }, () => 0));
+  });
+});
+
 describe("co-failure burst guard", () => {
   const stable = Array.from({ length: 100 }, (_, i) => `stable_${i}`);
   /** 30 green default-branch runs of 100 tests, then run 31 where `failing` of them fail, then its re-run on the same commit, then 10 green runs. */

@@ -280,6 +280,98 @@ describe("detection patterns", () => {
   });
 });
 
+describe("rerun patterns (issue 29: real rerun data, one commit re-run ~100 times per batch)", () => {
+  const isFail = (status: string) => status === "failed" || status === "errored";
+  /** Default-branch runs that are not retries, in order, and the commits they ran. */
+  const mainRuns = (stream: SimStream) => stream.runs.filter((r) => r.branch === "main" && r.retry_of === null);
+
+  it("run in batches of 100 re-runs of one commit on the default branch, without feature branches", () => {
+    for (const scenario of ["co_failing_subsets", "env_block_flaky"] as const) {
+      const stream = generateStream({ seed: 21, scenario, runs: 250 });
+      expect(stream.runs.every((r) => r.branch === "main")).toBe(true);
+      const commits = mainRuns(stream).map((r) => r.commit_sha);
+      expect(new Set(commits.slice(0, 100)).size).toBe(1);
+      expect(new Set(commits.slice(100, 200)).size).toBe(1);
+      expect(commits[100]).not.toBe(commits[99]);
+      // A retry re-runs its run's commit.
+      for (const run of stream.runs) if (run.retry_of !== null) expect(run.commit_sha).toBe(stream.runs[run.retry_of - 1]!.commit_sha);
+    }
+  });
+
+  it("co_failing_subsets: each failing run fails a different few (5–8) of a group of 14–18 tests of one suite", () => {
+    const stream = generateStream({
+      seed: 22,
+      scenario: "co_failing_subsets",
+      runs: 300,
+      knobs: { coFailingSubsets: { size: 16, rate: 0.1, subsetMin: 5, subsetMax: 8 } },
+    });
+    const members = stream.anomalies.filter((a) => a.details.subsets !== undefined);
+    expect(members).toHaveLength(16);
+    const keys = new Set(members.map((a) => a.subject));
+    expect(new Set(stream.runs[0]!.tests.filter((t) => keys.has(t.key)).map((t) => t.suite)).size).toBe(1);
+    // Expected failure probability of a member: 10 % of the runs × 6.5 of 16.
+    for (const a of members) expect(a).toMatchObject({ type: "flaky_test", magnitude: 0.041, size: "small", end: null });
+    const start = members[0]!.start;
+    expect(mainRuns(stream).findIndex((r) => r.number === start)).toBeGreaterThanOrEqual(29);
+    const plain = (r: SimRun) => !r.labels.some((l) => l.type === "failure_spike" || l.type === "infra_outage");
+    const subsets: string[] = [];
+    for (const run of stream.runs.filter((r) => r.number >= start && plain(r))) {
+      const failing = run.tests.filter((t) => keys.has(t.key) && isFail(t.status)).map((t) => t.key);
+      if (failing.length === 0) continue;
+      expect(failing.length).toBeGreaterThanOrEqual(5);
+      expect(failing.length).toBeLessThanOrEqual(8);
+      subsets.push(failing.sort().join("|"));
+    }
+    expect(subsets.length).toBeGreaterThan(10);
+    // The subsets vary: (almost) never the same twice, and every member fails in some and passes in others.
+    expect(new Set(subsets).size).toBeGreaterThan(subsets.length - 2);
+    for (const key of keys) {
+      const outcomes = stream.runs.filter((r) => r.number >= start).map((r) => r.tests.find((t) => t.key === key)!.status);
+      expect(outcomes.some(isFail)).toBe(true);
+      expect(outcomes.filter((s) => s === "passed").length).toBeGreaterThan(outcomes.length / 2);
+    }
+  });
+
+  it("env_block_flaky: about half of one suite's tests error in every run, a few others of it error in varying subsets", () => {
+    const stream = generateStream({
+      seed: 23,
+      scenario: "env_block_flaky",
+      runs: 300,
+      knobs: { envBlock: { blockShare: 0.5, flaky: 16, rate: 0.1, subsetMin: 5, subsetMax: 8 } },
+    });
+    const block = new Set(stream.tests.filter((t) => t.alwaysFailing).map((t) => t.key));
+    const flaky = stream.anomalies.filter((a) => a.details.env_block !== undefined);
+    const flakyKeys = new Set(flaky.map((a) => a.subject));
+    expect(flaky.length).toBeGreaterThanOrEqual(5);
+    for (const a of flaky) expect(a.details.env_block).toBe(block.size);
+    const first = stream.runs[0]!;
+    const suites = new Set(first.tests.filter((t) => block.has(t.key) || flakyKeys.has(t.key)).map((t) => t.suite));
+    expect(suites.size).toBe(1);
+    const suite = [...suites][0]!;
+    const moduleTests = first.tests.filter((t) => t.suite === suite && t.status !== "skipped");
+    expect(block.size / moduleTests.length).toBeGreaterThan(0.35);
+    expect(block.size / moduleTests.length).toBeLessThan(0.6);
+    // The block errors in every run and is no anomaly; the flaky ones error in subsets of 5–8.
+    expect(stream.anomalies.some((a) => block.has(a.subject))).toBe(false);
+    const start = flaky[0]!.start;
+    const plain = (r: SimRun) => !r.labels.some((l) => l.type === "failure_spike" || l.type === "infra_outage");
+    let failingRuns = 0;
+    for (const run of stream.runs) {
+      // (A spike may fail it instead.)
+      for (const t of run.tests) if (block.has(t.key) && t.status !== "skipped") expect(plain(run) ? t.status : "errored").toBe("errored");
+      for (const t of run.tests) if (block.has(t.key)) expect(t.status === "passed").toBe(false);
+      if (run.number < start || !plain(run)) continue;
+      const failing = run.tests.filter((t) => flakyKeys.has(t.key) && isFail(t.status));
+      if (failing.length === 0) continue;
+      failingRuns++;
+      for (const t of failing) expect(t.status).toBe("errored");
+      expect(failing.length).toBeGreaterThanOrEqual(Math.min(5, flakyKeys.size));
+      expect(failing.length).toBeLessThanOrEqual(8);
+    }
+    expect(failingRuns).toBeGreaterThan(10);
+  });
+});
+
 describe("toJUnitXml / toRunSummary", () => {
   it("parse with the service's parser into the statuses, attempts and durations toRunSummary gives (Surefire)", () => {
     const stream = generateStream({
