@@ -1,7 +1,7 @@
 /**
  * Reading a run's comparison with its base (docs/verdicts.md) through /api/v1: what run
  * processing stored (src/services/runs/run-comparison.ts), never history. Every read goes through
- * the organization's project and the run (findRunRow: two statements), then one statement. The
+ * the organization's project and the run (findRunRow: one statement), then one statement. The
  * `…Of` functions are that one statement for a run the caller already found in the organization
  * (the run page finds it once, with the person's membership: findRunForMember).
  */

@@ -7,7 +7,7 @@
 import { type SQL, and, asc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { projects, testCases, testRuns, testSuites, tests } from "../../db/schema";
 import { notFound } from "../../lib/errors";
-import { parsePathBigintId, parsePathNumber } from "../../lib/ids";
+import { isUuid, parsePathBigintId, parsePathNumber } from "../../lib/ids";
 import { type ListRequest, defineList } from "../../lib/lists";
 import type { Page } from "../../lib/pagination";
 import type { OrgScope } from "../shared/context";
@@ -113,15 +113,28 @@ export async function testRunsOf(
   return testRunList.page(rows, request, scope.webAppUrl);
 }
 
+/**
+ * The run of the organization's project, in one statement (the project left-joined to its run):
+ * a missing or foreign project is "Project not found" whatever the number, then a malformed or
+ * missing number is "Test run not found", as two lookups would answer, in one round trip.
+ */
 export async function findRunRow(scope: OrgScope, projectId: string, number: string) {
-  const project = await findProjectRow(scope, projectId);
-  const [run] = await scope.db
-    .select()
-    .from(testRuns)
-    .where(and(eq(testRuns.projectId, project.id), eq(testRuns.number, parseNumber(number, "Test run"))))
-    .limit(1);
-  if (!run) throw notFound("Test run");
-  return run;
+  if (!isUuid(projectId)) throw notFound("Project");
+  const runNumber = parsePathNumber(number);
+  const [row] = await selectWithDataVersion(
+    scope,
+    (version) =>
+      scope.db
+        .select({ found: projects.id, run: testRuns, ...version })
+        .from(projects)
+        .leftJoin(testRuns, and(eq(testRuns.projectId, projects.id), eq(testRuns.number, runNumber ?? -1)))
+        .where(and(eq(projects.id, projectId), eq(projects.organizationId, scope.organizationId)))
+        .limit(1),
+    "not_found",
+  );
+  if (!row) throw notFound("Project");
+  if (!row.run) throw notFound("Test run");
+  return row.run;
 }
 
 export async function getTestRun(scope: OrgScope, projectId: string, number: string): Promise<TestRunObject> {
