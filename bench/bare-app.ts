@@ -18,6 +18,7 @@ import { alertEvents, alerts, projects, testRuns, tests } from "../src/db/schema
 import type { Database } from "../src/db/types";
 import { DEFAULT_PAGE_SIZE, type KeysetPosition, keysetBefore } from "../src/lib/pagination";
 import { comparisonQuery, verdictPageQuery } from "../src/services/runs/run-comparison-reads";
+import { runInProjectQuery } from "../src/services/runs/test-results";
 
 const LIMIT = DEFAULT_PAGE_SIZE + 1;
 
@@ -83,14 +84,6 @@ export const testsQuery = (db: Database, projectId: string, health: "flaky" | nu
     .orderBy(desc(tests.impact), desc(tests.id))
     .limit(LIMIT);
 
-/** The run lookup of GET …/test_runs/:number/… (services/runs/test-results.ts findRunRow, after the project's). */
-export const runQuery = (db: Database, projectId: string, number: number) =>
-  db
-    .select()
-    .from(testRuns)
-    .where(and(eq(testRuns.projectId, projectId), eq(testRuns.number, number)))
-    .limit(1);
-
 export function createBareApp(db: Database, organizationId: string): Hono {
   const app = new Hono();
 
@@ -111,12 +104,10 @@ export function createBareApp(db: Database, organizationId: string): Hono {
     return c.json(await testsQuery(db, project.id, c.req.query("health") === "flaky" ? "flaky" : null));
   });
 
-  // A run's comparison and the first page of its failures: the project, the run, then the service's own query.
+  // A run's comparison and the first page of its failures: the project and its run (one statement), then the service's own query.
   const runOf = async (projectId: string, number: string) => {
-    const [project] = await testsProjectQuery(db, organizationId, projectId);
-    if (!project) return null;
-    const [run] = await runQuery(db, project.id, Number(number));
-    return run ?? null;
+    const [row] = await runInProjectQuery(db, organizationId, projectId, Number(number));
+    return row?.run ?? null;
   };
   app.get("/projects/:id/test_runs/:number/comparison", async (c) => {
     const run = await runOf(c.req.param("id"), c.req.param("number"));

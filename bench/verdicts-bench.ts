@@ -7,7 +7,7 @@
  * 2. Reads: GET …/test_runs/:number/comparison and the first page of …/comparison/failures, the
  *    statements each sends (counted on the connection pool, in process, with a warm API key),
  *    then their latency over HTTP against a bare Hono handler running the same queries
- *    (bench/bare-app.ts: the project, the run, then the service's own query builder), both served
+ *    (bench/bare-app.ts: the project with its run in one statement, then the service's own query builder), both served
  *    by bench/servers.ts in one child process; sequential requests on a kept-alive connection,
  *    rounds in A B B A order, p50 over every request.
  * Records its report in BENCHMARKS.md and bench/history/verdicts.md (bench/report.ts).
@@ -222,7 +222,7 @@ async function main(): Promise<void> {
       "",
       `**Processing** a feature-branch run of ${CASES.toLocaleString("en-US")} cases with ${FAILURES.toLocaleString("en-US")} failures, whose named base commit's default-branch run has ${CASES.toLocaleString("en-US")} cases and ${FAILURES.toLocaleString("en-US")} other failures (storeTestRun in process, the project's tests already known), with the comparison and without it (StoreOptions.compare), ${PROCESSING_ROUNDS} rounds of each alternated, medians: **${processing.with.toFixed(0)} ms** with it, ${processing.without.toFixed(0)} ms without: **${processingRatio.toFixed(3)}×** (target ≤ ${PROCESSING_TARGET}×: ${verdict(processingMet)}). The compared run's verdicts: ${JSON.stringify(comparison.verdict_counts)}, ${comparison.fixed_count} fixed.`,
       "",
-      `**Reads** of that run, statements counted on the pool in process (warm API key); p50 of ${READ_ROUNDS * READS_PER_ROUND} sequential requests per variant over HTTP on a kept-alive connection (bench/servers.ts: ours and the bare handler in one child process, ${READ_ROUNDS} rounds of ${READS_PER_ROUND} in A B B A order). The bare handler (bench/bare-app.ts) runs the same three queries (the project, the run, the service's own query builder) and answers the raw rows: no key, rate limit, validation, cursor or presenter.`,
+      `**Reads** of that run, statements counted on the pool in process (warm API key); p50 of ${READ_ROUNDS * READS_PER_ROUND} sequential requests per variant over HTTP on a kept-alive connection (bench/servers.ts: ours and the bare handler in one child process, ${READ_ROUNDS} rounds of ${READS_PER_ROUND} in A B B A order). The bare handler (bench/bare-app.ts) runs the same two queries (the project with its run, as findRunRow reads them, then the service's own query builder) and answers the raw rows: no key, rate limit, validation, cursor or presenter.`,
       "",
       "| Read | Statements | Ours p50 | Bare p50 | Ours / bare |",
       "|---|---:|---:|---:|---:|",

@@ -6,6 +6,7 @@
  */
 import { type SQL, and, asc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { projects, testCases, testRuns, testSuites, tests } from "../../db/schema";
+import type { Database } from "../../db/types";
 import { notFound } from "../../lib/errors";
 import { isUuid, parsePathBigintId, parsePathNumber } from "../../lib/ids";
 import { type ListRequest, defineList } from "../../lib/lists";
@@ -114,22 +115,35 @@ export async function testRunsOf(
 }
 
 /**
- * The run of the organization's project, in one statement (the project left-joined to its run):
- * a missing or foreign project is "Project not found" whatever the number, then a malformed or
- * missing number is "Test run not found", as two lookups would answer, in one round trip.
+ * The run of the organization's project, in one statement: the project left-joined to its run (no
+ * row: no such project in the organization; a row without a run: no such run). Also run by
+ * bench/bare-app.ts's bare handlers.
+ */
+export const runInProjectQuery = (
+  db: Database,
+  organizationId: string,
+  projectId: string,
+  runNumber: number | null,
+  version: { dataVersion?: SQL<string | null> } = {},
+) =>
+  db
+    .select({ found: projects.id, run: testRuns, ...version })
+    .from(projects)
+    .leftJoin(testRuns, and(eq(testRuns.projectId, projects.id), eq(testRuns.number, runNumber ?? -1)))
+    .where(and(eq(projects.id, projectId), eq(projects.organizationId, organizationId)))
+    .limit(1);
+
+/**
+ * The run of the organization's project in one round trip (runInProjectQuery): a missing or
+ * foreign project is "Project not found" whatever the number, then a malformed or missing number
+ * is "Test run not found", as two lookups would answer.
  */
 export async function findRunRow(scope: OrgScope, projectId: string, number: string) {
   if (!isUuid(projectId)) throw notFound("Project");
   const runNumber = parsePathNumber(number);
   const [row] = await selectWithDataVersion(
     scope,
-    (version) =>
-      scope.db
-        .select({ found: projects.id, run: testRuns, ...version })
-        .from(projects)
-        .leftJoin(testRuns, and(eq(testRuns.projectId, projects.id), eq(testRuns.number, runNumber ?? -1)))
-        .where(and(eq(projects.id, projectId), eq(projects.organizationId, scope.organizationId)))
-        .limit(1),
+    (version) => runInProjectQuery(scope.db, scope.organizationId, projectId, runNumber, version),
     "not_found",
   );
   if (!row) throw notFound("Project");
