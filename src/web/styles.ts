@@ -25,6 +25,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 form.card { max-width: 26rem; display: grid; gap: 0.9rem; }
 label { display: grid; gap: 0.25rem; font-weight: 600; }
 input { font: inherit; padding: 0.45rem 0.6rem; border: 1px solid #8c959f; border-radius: 6px; }
+label.check { display: flex; align-items: center; gap: 0.5rem; font-weight: 400; }
 button { font: inherit; padding: 0.45rem 0.9rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
 button.link { background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
 .notice { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--fail); color: var(--fail); background: #fff5f5; max-width: 26rem; }

@@ -453,7 +453,7 @@ const QuarantineSection: FC<{ test: TestObject; form: QuarantineForm | null; tes
           <input name="issue_url" type="url" maxlength={2048} value={values.issue_url ?? ""} />
         </label>
         {inVariants ? (
-          <label>
+          <label class="check">
             <input name="all_variants" type="checkbox" checked={values.all_variants === "on"} /> In every variant (its siblings, and
             variants that appear later)
           </label>
