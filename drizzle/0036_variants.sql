@@ -14,7 +14,7 @@ ALTER TABLE "test_cases" ADD COLUMN "test_id" uuid GENERATED ALWAYS AS (md5(proj
 CREATE INDEX "test_cases_test_idx" ON "test_cases" USING btree ("test_id","id" DESC NULLS FIRST);--> statement-breakpoint
 DROP INDEX "test_runs_project_run_key";--> statement-breakpoint
 CREATE UNIQUE INDEX "test_runs_project_run_key" ON "test_runs" USING btree ("project_id","run_key","variant") WHERE "test_runs"."run_key" is not null;--> statement-breakpoint
-CREATE INDEX "tests_project_variant_idx" ON "tests" USING btree ("project_id","variant");--> statement-breakpoint
+CREATE INDEX "tests_project_variant_impact_idx" ON "tests" USING btree ("project_id","variant","impact" DESC NULLS FIRST,"id" DESC NULLS FIRST);--> statement-breakpoint
 -- The arrival function takes the variant: a run key names one run per variant.
 DROP FUNCTION IF EXISTS record_test_run_arrival(uuid, timestamptz, integer, text, text, text, text, text, jsonb, timestamptz, text, text, text, text, text, integer, integer, boolean, integer, integer);--> statement-breakpoint
 CREATE OR REPLACE FUNCTION record_test_run_arrival(

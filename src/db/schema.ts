@@ -564,8 +564,9 @@ export const tests = pgTable(
     index("tests_project_failure_rate_idx").on(t.projectId, sql`coalesce(${t.failureRate}, -1) desc`, t.id.desc().nullsFirst()),
     index("tests_project_last_failed_idx").on(t.projectId, sql`coalesce(${t.lastFailedAt}, '-infinity') desc`, t.id.desc().nullsFirst()),
     index("tests_project_name_idx").on(t.projectId, t.name, t.id),
-    // The `variant` filter, and the project's variants read by skipping through it (listProjectVariants).
-    index("tests_project_variant_idx").on(t.projectId, t.variant),
+    // The `variant` filter in the default order (impact: one page reads one page, whatever the other
+    // variants' impacts), and the project's variants read by skipping through it (listProjectVariants).
+    index("tests_project_variant_impact_idx").on(t.projectId, t.variant, t.impact.desc().nullsFirst(), t.id.desc().nullsFirst()),
     // The quarantines of a project, by expiry: the CI list and run processing read those in force
     // (`> now`), the list's ETag the latest that has passed (`<= now`), the `quarantined` filter both.
     index("tests_project_quarantine_idx")

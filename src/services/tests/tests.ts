@@ -118,7 +118,7 @@ export async function listTests(scope: OrgScope, request: ListRequest<TestFilter
 const MAX_LISTED_VARIANTS = 50;
 
 /**
- * The project's variants, in order: skips through tests_project_variant_idx one variant at a time
+ * The project's variants, in order: skips through tests_project_variant_impact_idx one variant at a time
  * (a recursive query), so the cost is the count of variants, not of tests.
  */
 export async function listProjectVariants(db: Database, projectId: string): Promise<string[]> {
