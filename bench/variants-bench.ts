@@ -11,9 +11,11 @@
  *    variant-specific failures. ANALYZEs.
  * 2. Spawns bench/servers.ts (our app and the bare app in one child process, one pg pool).
  * 3. Checks that both answer the same tests in the same order, first page and the page after it
- *    (ours through its signed cursor, bare through the plain position), then drives each pair with
- *    autocannon (BENCH_CONNECTIONS connections): a warm-up of each, then BENCH_ROUNDS rounds of
- *    BENCH_ROUND_SECONDS per side in A B B A order; medians of the rounds' req/s.
+ *    (ours through its signed cursor, bare through the plain position), then drives the pairs
+ *    (first page, second page, and the unfiltered list as a control) with autocannon
+ *    (BENCH_CONNECTIONS connections): a warm-up of each URL, then BENCH_ROUNDS rounds, each
+ *    measuring every pair for BENCH_ROUND_SECONDS per side, A B B A, the pairs' order rotating;
+ *    medians of the rounds' req/s.
  * 4. EXPLAIN ANALYZE of the two queries (the bare handler's builder, the SQL listTests runs): the
  *    plan, the index, and how many rows it read for a page.
  *
@@ -141,20 +143,30 @@ async function rate(url: string, headers: Record<string, string>, seconds: numbe
 
 type Pair = { ours: number[]; bare: number[] };
 
-/** A warm-up of each, then ROUNDS rounds in A B B A order (ours first in even rounds); req/s per round. */
-async function measurePair(
-  label: string,
-  urls: { ours: string; bare: string },
+/**
+ * The pairs measured together: a warm-up of every URL first, then ROUNDS rounds, each measuring
+ * every pair once, ours and bare back to back in A B B A order (ours first in even rounds), the
+ * pairs' order rotating each round, so the shared machine's drifts of load (and the servers'
+ * warm-up) hit every pair and both sides alike; req/s per round.
+ */
+async function measurePairs<K extends string>(
+  pairs: Record<K, { ours: string; bare: string }>,
   headers: Record<string, string>,
   settle: () => Promise<void>,
-) {
-  await rate(urls.ours, headers, WARMUP, settle);
-  await rate(urls.bare, headers, WARMUP, settle);
-  const samples: Pair = { ours: [], bare: [] };
+): Promise<Record<K, Pair>> {
+  const labels = Object.keys(pairs) as K[];
+  for (const label of labels) {
+    await rate(pairs[label].ours, headers, WARMUP, settle);
+    await rate(pairs[label].bare, headers, WARMUP, settle);
+  }
+  const samples = Object.fromEntries(labels.map((label) => [label, { ours: [], bare: [] }])) as unknown as Record<K, Pair>;
   for (let round = 0; round < ROUNDS; round++) {
-    for (const side of round % 2 === 0 ? (["ours", "bare"] as const) : (["bare", "ours"] as const)) {
-      samples[side].push(await rate(urls[side], headers, ROUND_SECONDS, settle));
-      log(`${label} round ${round + 1} ${side}: ${samples[side].at(-1)!.toFixed(0)} req/s`);
+    const order = labels.map((_, i) => labels[(i + round) % labels.length]!);
+    for (const label of order) {
+      for (const side of round % 2 === 0 ? (["ours", "bare"] as const) : (["bare", "ours"] as const)) {
+        samples[label][side].push(await rate(pairs[label][side], headers, ROUND_SECONDS, settle));
+        log(`${label} round ${round + 1} ${side}: ${samples[label][side].at(-1)!.toFixed(0)} req/s`);
+      }
     }
   }
   return samples;
@@ -331,10 +343,13 @@ async function main(): Promise<void> {
       };
       log(`statements per request, ours: variant ${statements.first}, no variant ${statements.plain}`);
 
-      const first = await measurePair("first page", urls.first, headers, settle);
-      const second = await measurePair("second page", urls.second, headers, settle);
-      // Control: the unfiltered list of bench:api on the same data, same run, to tell the variant's own cost from the machine's.
-      const plain = await measurePair("no variant", { ours: `${ours}?sort=impact`, bare }, headers, settle);
+      // Control: the unfiltered list of bench:api on the same data, in the same rounds, to tell the variant's own cost from the machine's.
+      const measured = await measurePairs(
+        { first: urls.first, second: urls.second, plain: { ours: `${ours}?sort=impact`, bare } },
+        headers,
+        settle,
+      );
+      const { first, second, plain } = measured;
       await new Promise((resolve) => setTimeout(resolve, 500));
       await stopServers();
 
@@ -362,7 +377,7 @@ async function main(): Promise<void> {
         `Run on ${new Date().toISOString().slice(0, 10)}, ${postgres} on 127.0.0.1, Node ${process.version}, ${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, load average ${load} at start, ${os.loadavg()[0]!.toFixed(2)} at end. ` +
           `One project with ${TESTS.toLocaleString("en-US")} tests in each of ${VARIANTS.length} variants (${VARIANTS.map((v) => `\`${v}\``).join(", ")}: ${(TESTS * VARIANTS.length).toLocaleString("en-US")} tests), made by uploading the same ${TESTS.toLocaleString("en-US")} cases ${RUNS} times in each variant through the service's processing (recordTestRunArrival with the variant, completeTestRun; ${seedSeconds.toFixed(1)} s, a run processed in ${median(processTimes).toFixed(0)} ms median), failures differing by variant so that impact spreads (${counts.map((c) => `${c.variant}: impact 0–${c.max_impact}`).join(", ")}).`,
         "",
-        `\`GET /api/v1/projects/:id/tests?variant=${encodeURIComponent(MEASURED)}\` (default sort impact, ${PAGE} a page), ours (createApp with API key, rate limiter, validation, signed cursor, presenters; bench/servers.ts) against a bare \`new Hono()\` handler running the same Drizzle query as listTests (bench/bare-app.ts testsQuery with the variant; the raw rows); the second page through ours' cursor and bare's plain position (the same keyset condition). Both answered the same ${PAGE} tests in the same order on both pages. autocannon, ${CONNECTIONS} connections, pipelining 1, pg pool ${POOL_MAX}; per page a ${WARMUP} s warm-up of each, then ${ROUNDS} rounds of ${ROUND_SECONDS} s per side alternated A B B A; medians of the rounds' req/s.`,
+        `\`GET /api/v1/projects/:id/tests?variant=${encodeURIComponent(MEASURED)}\` (default sort impact, ${PAGE} a page), ours (createApp with API key, rate limiter, validation, signed cursor, presenters; bench/servers.ts) against a bare \`new Hono()\` handler running the same Drizzle query as listTests (bench/bare-app.ts testsQuery with the variant; the raw rows); the second page through ours' cursor and bare's plain position (the same keyset condition). Both answered the same ${PAGE} tests in the same order on both pages. autocannon, ${CONNECTIONS} connections, pipelining 1, pg pool ${POOL_MAX}; a ${WARMUP} s warm-up of each of the six URLs, then ${ROUNDS} rounds, each measuring the three pairs (their order rotating from round to round) for ${ROUND_SECONDS} s per side, ours and bare back to back alternated A B B A; medians of the rounds' req/s.`,
         "",
         "| Page | Ours req/s (median) | Bare req/s (median) | Ours / bare | Per round (ours / bare, in order) | Target |",
         "|---|---:|---:|---:|---|---|",
