@@ -46,6 +46,8 @@ const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:54
 const TESTS = 20_000;
 const VARIANTS = ["os=linux", "os=macos", "os=windows"] as const;
 const MEASURED = "os=windows";
+/** The variant whose tests fail least (EXPLAINed only). */
+const QUIET = "os=linux";
 const RUNS = Number(process.env.BENCH_VARIANT_RUNS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const ROUND_SECONDS = Number(process.env.BENCH_ROUND_SECONDS ?? 4);
@@ -358,6 +360,8 @@ async function main(): Promise<void> {
       const plans = [
         await explain(planClient, `first page, variant ${MEASURED}`, testsQuery(database.db, projectId, null, MEASURED)),
         await explain(planClient, `second page (after impact ${after.impact})`, testsQuery(database.db, projectId, null, MEASURED, after)),
+        // The variant with the fewest failures: its tests sit low in the impact order, under the other variants' failing tests.
+        await explain(planClient, `first page, variant ${QUIET}`, testsQuery(database.db, projectId, null, QUIET)),
         await explain(planClient, "first page, no variant (bench:api's query)", testsQuery(database.db, projectId, null)),
       ];
       await planClient.end();
@@ -402,6 +406,15 @@ async function main(): Promise<void> {
             `| ${p.query} | ${p.plan} (${p.detail.replace(/\|/g, "\\|")}) | ${p.tableRowsRead.toLocaleString("en-US")} of ${(TESTS * VARIANTS.length).toLocaleString("en-US")} | ${p.sorts ? "yes" : "no (index order)"} | ${p.executionMs.toFixed(2)} |`,
         ),
         "",
+        ...(() => {
+          const worst = Math.max(...plans.map((p) => p.tableRowsRead));
+          return worst > 10 * (PAGE + 1)
+            ? [
+                `The variant is a filter on the impact index, not a part of it: a page of a variant reads every test of the other variants ranked above it (up to ${worst.toLocaleString("en-US")} rows here for one page of ${PAGE + 1}); tests_project_variant_idx (project_id, variant) is not used for the list, and a variant whose tests all pass under failing ones in other variants would read all of those. An index on (project_id, variant, impact desc, id desc) would read one page.`,
+                "",
+              ]
+            : [];
+        })(),
       ].join("\n");
       console.log(body);
       recordBenchmark({
