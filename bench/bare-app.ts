@@ -1,9 +1,9 @@
 /**
  * The benchmark's baseline: a plain `new Hono()` (no middleware) whose handlers run the same
  * Drizzle query-builder calls as the services behind GET /projects, GET /alerts,
- * GET /alerts/:id/events, GET /projects/:id/tests (bench:api) and a run's comparison and the first
- * page of its failures (bench:verdicts): same filters, ordering and `limit 25 + 1`; they return
- * the raw rows.
+ * GET /alerts/:id/events, GET /projects/:id/tests (bench:api; with `variant` and the page after a
+ * row, bench:variants) and a run's comparison and the first page of its failures (bench:verdicts):
+ * same filters, ordering and `limit 25 + 1`; they return the raw rows.
  *
  * Deliberately absent: API-key lookup, rate limiting, Zod validation, cursor decoding/signing,
  * presenters, the request-id/security-header middleware. The organization is fixed at start-up.
@@ -12,7 +12,7 @@
  *
  * The query builders are exported so the driver can EXPLAIN exactly the SQL they produce.
  */
-import { and, desc, eq, isNull, lte, or } from "drizzle-orm";
+import { and, desc, eq, isNull, lte, or, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { alertEvents, alerts, projects, testRuns, tests } from "../src/db/schema";
 import type { Database } from "../src/db/types";
@@ -76,11 +76,32 @@ export const testsProjectQuery = (db: Database, organizationId: string, projectI
     .where(and(eq(projects.id, projectId), eq(projects.organizationId, organizationId)))
     .limit(1);
 
-export const testsQuery = (db: Database, projectId: string, health: "flaky" | null) =>
+/** The position after a row of the impact sort: its impact and id (what the service's cursor carries). */
+export type ImpactPosition = { impact: number; id: string };
+
+/**
+ * services/tests/tests.ts listTests, sort impact: `variant` filters as `?variant=` does (the value
+ * already normalized), `after` is the cursor's position (the service's keyset condition for the
+ * impact sort, `(impact, id) < (k::int4, id::uuid)`).
+ */
+export const testsQuery = (
+  db: Database,
+  projectId: string,
+  health: "flaky" | null,
+  variant: string | null = null,
+  after: ImpactPosition | null = null,
+) =>
   db
     .select()
     .from(tests)
-    .where(and(eq(tests.projectId, projectId), health ? eq(tests.health, health) : undefined))
+    .where(
+      and(
+        eq(tests.projectId, projectId),
+        health ? eq(tests.health, health) : undefined,
+        variant === null ? undefined : eq(tests.variant, variant),
+        after ? sql`(${tests.impact}, ${tests.id}) < (${after.impact}::int4, ${after.id}::uuid)` : undefined,
+      ),
+    )
     .orderBy(desc(tests.impact), desc(tests.id))
     .limit(LIMIT);
 
@@ -101,7 +122,13 @@ export function createBareApp(db: Database, organizationId: string): Hono {
   app.get("/projects/:id/tests", async (c) => {
     const [project] = await testsProjectQuery(db, organizationId, c.req.param("id"));
     if (!project) return c.json({ error: "not found" }, 404);
-    return c.json(await testsQuery(db, project.id, c.req.query("health") === "flaky" ? "flaky" : null));
+    // `after_impact` and `after_id`: the page after that row (the plain position, where ours takes a signed cursor).
+    const afterImpact = c.req.query("after_impact");
+    const afterId = c.req.query("after_id");
+    const after = afterImpact !== undefined && afterId !== undefined ? { impact: Number(afterImpact), id: afterId } : null;
+    return c.json(
+      await testsQuery(db, project.id, c.req.query("health") === "flaky" ? "flaky" : null, c.req.query("variant") ?? null, after),
+    );
   });
 
   // A run's comparison and the first page of its failures: the project and its run (one statement), then the service's own query.
