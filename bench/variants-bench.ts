@@ -410,7 +410,7 @@ async function main(): Promise<void> {
           const worst = Math.max(...plans.map((p) => p.tableRowsRead));
           return worst > 10 * (PAGE + 1)
             ? [
-                `The variant is a filter on the impact index, not a part of it: a page of a variant reads every test of the other variants ranked above it (up to ${worst.toLocaleString("en-US")} rows here for one page of ${PAGE + 1}); tests_project_variant_idx (project_id, variant) is not used for the list, and a variant whose tests all pass under failing ones in other variants would read all of those. An index on (project_id, variant, impact desc, id desc) would read one page.`,
+                `The plan does not read a variant's page through tests_project_variant_impact_idx (project_id, variant, impact desc, id desc): a page of a variant reads the tests of the other variants ranked above it (up to ${worst.toLocaleString("en-US")} rows here for one page of ${PAGE + 1}).`,
                 "",
               ]
             : [];
