@@ -76,12 +76,15 @@ const ENVIRONMENT: ReadonlySet<FailureCause> = new Set(["outage", "spike"]);
 /**
  * Whether the environment failed a run wholesale, by the true causes and the numbers of the
  * service's rule (docs/verdicts.md): at least 20 of its failures the environment's, and they are
- * at least 80 % of its failures or at least half its executed tests.
+ * at least 80 % of its failures or at least half its executed tests; or, on the default branch, a
+ * burst: at least 10 of them, and at least 8 % of its executed tests (the service's "8 × the usual
+ * share", the usual share of these streams' default-branch runs being about 1 % at most).
  */
 function environmentMassFailure(run: SimRun, causes: Map<string, FailureCause> | undefined): boolean {
   const failing = run.tests.filter((t) => t.status === "failed" || t.status === "errored");
   const environment = failing.filter((t) => ENVIRONMENT.has(causes?.get(t.key) ?? "pool")).length;
   const executed = run.tests.filter((t) => t.status !== "skipped").length;
+  if (run.branch === "main" && environment >= 10 && environment >= 0.08 * executed) return true;
   return environment >= 20 && (environment >= 0.8 * failing.length || environment >= 0.5 * executed);
 }
 

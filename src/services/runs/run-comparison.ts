@@ -17,7 +17,9 @@ import { type RunCost, flakyFailuresCountSql, runCostOf, runCostSql } from "./fl
  * tests and at least INFRA_SHARE of the run's cases failing while the median share of the project's
  * last INFRA_HISTORY_RUNS processed default-branch runs (among its INFRA_HISTORY_SCAN runs before
  * this one) is below INFRA_NORMAL_BELOW; or one failure group (signature) covering at least
- * INFRA_MIN_FAILING failing tests and INFRA_GROUP_SHARE of them. Reasons: docs/verdicts.md.
+ * INFRA_MIN_FAILING failing tests and INFRA_GROUP_SHARE of them; or, on the default branch only, a
+ * burst: at least burstMin failing tests, burstShare of the cases and burstOverUsual times the usual
+ * share (at least 1 %). Reasons: docs/verdicts.md.
  */
 const INFRA_THRESHOLDS = {
   minFailing: 20,
@@ -26,6 +28,9 @@ const INFRA_THRESHOLDS = {
   groupShare: 0.8,
   historyRuns: 20,
   historyScan: 200,
+  burstMin: 10,
+  burstShare: 0.08,
+  burstOverUsual: 8,
 } as const;
 
 /** A fallback base is looked for among the project's runs numbered at most this far before the run. */
@@ -99,8 +104,11 @@ function infrastructureSql(): SQL {
           then format('mass failure: %s of the run''s %s tests failed (usually %s%%)', st.failing, st.cases, round(coalesce(nm.median, 0) * 100))
         when g.n >= ${t.minFailing}::int and g.n >= ${t.groupShare}::float8 * st.failing
           then format('one cause across %s of the run''s %s failing tests: %s', g.n, st.failing, left(coalesce(g.message, ''), 200))
+        when me.is_default and st.failing >= ${t.burstMin}::int and st.failing >= ${t.burstShare}::float8 * st.cases
+            and st.failing >= ${t.burstOverUsual}::float8 * greatest(coalesce(nm.median, 0), 0.01) * st.cases
+          then format('burst on the default branch: %s of the run''s %s tests failed at once (usually %s%%)', st.failing, st.cases, round(coalesce(nm.median, 0) * 100))
         end as reason
-      from stats st cross join normal nm left join top_group g on true)`;
+      from stats st cross join normal nm cross join me left join top_group g on true)`;
 }
 
 /** Each failure's verdict and reason, the first that applies in VERDICTS' order. */

@@ -224,4 +224,32 @@ describe("verdicts", () => {
     const count = await h.db.$count(runComparisons, eq(runComparisons.projectId, project.id));
     expect(count).toBe(3);
   });
+
+  it("a burst on the default branch (many tests at once, far above usual) is infrastructure; the same on a branch is new", async () => {
+    const { project, uploadToken } = await newProject();
+    const all = Array.from({ length: 100 }, (_, i) => `t${i}`);
+    const burst = all.map((n, i) => (i < 12 ? fail(n, `assertion ${i} failed`) : pass(n)));
+    await upload(uploadToken, all.map(pass), { branch: "main", commit_sha: sha("1") });
+    await upload(uploadToken, burst, { branch: "main", commit_sha: sha("2") });
+    await upload(uploadToken, burst, { branch: "feature", commit_sha: sha("3") });
+    await upload(
+      uploadToken,
+      all.map((n, i) => (i < 9 ? fail(n, `assertion ${i} failed`) : pass(n))),
+      { branch: "main", commit_sha: sha("4") },
+    );
+    const onMain = await comparisonOf(project.id, 2);
+    expect(onMain.comparison.infrastructureReason).toBe(
+      "burst on the default branch: 12 of the run's 100 tests failed at once (usually 0%)",
+    );
+    expect(onMain.comparison.infrastructureCount).toBe(12);
+    // The burst run is no base: the branch compares with run #1 and its failures are its own.
+    const onBranch = await comparisonOf(project.id, 3);
+    expect(onBranch.comparison.infrastructureReason).toBeNull();
+    expect(onBranch.comparison.baseRunId).toBe(onMain.comparison.baseRunId);
+    expect(onBranch.comparison.newCount).toBe(12);
+    // 9 failing tests are fewer than 10: the run's failures are judged one by one.
+    const fewer = await comparisonOf(project.id, 4);
+    expect(fewer.comparison.infrastructureReason).toBeNull();
+    expect(fewer.comparison.newCount).toBe(9);
+  });
 });
