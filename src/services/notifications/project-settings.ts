@@ -11,12 +11,22 @@ import { notFound } from "../../lib/errors";
 import { isUuid } from "../../lib/ids";
 import type { ServiceDeps } from "../shared/context";
 import { redactedWebhookUrl } from "./notification-presenters";
+import type { ChannelEvent, ChannelKind } from "../../lib/vocabulary";
 import { setProjectCheckSettings, updateProject } from "../tenancy/projects";
 
 /** At most this many endpoints are listed (the admin API's list has the same cap). */
 const PROJECT_WEBHOOKS_LIMIT = 100;
 
-export type ProjectWebhook = { id: string; url: string; description: string | null; createdAt: Date; allProjects: boolean };
+export type ProjectWebhook = {
+  id: string;
+  kind: ChannelKind;
+  url: string;
+  events: ChannelEvent[];
+  ownerFilter: string | null;
+  description: string | null;
+  createdAt: Date;
+  allProjects: boolean;
+};
 
 /** Who reads the list: an admin of the organization sees whole URLs, anyone else scheme and host only. */
 export type WebhookViewer = { admin: boolean };
@@ -24,7 +34,7 @@ export type WebhookViewer = { admin: boolean };
 /**
  * The project's own endpoints and the organization's endpoints for every project, newest first.
  * The URLs are redacted unless the viewer is said to be an admin: a caller that does not say gets
- * the safe answer.
+ * the safe answer. A Slack or Teams channel's URL is masked for admins too (it is stored so).
  */
 export async function listProjectWebhooks(
   deps: Pick<ServiceDeps, "db">,
@@ -35,7 +45,10 @@ export async function listProjectWebhooks(
   const rows = await deps.db
     .select({
       id: webhookEndpoints.id,
+      kind: webhookEndpoints.kind,
       url: webhookEndpoints.url,
+      events: webhookEndpoints.events,
+      ownerFilter: webhookEndpoints.ownerFilter,
       description: webhookEndpoints.description,
       createdAt: webhookEndpoints.createdAt,
       projectId: webhookEndpoints.projectId,
