@@ -474,6 +474,7 @@ const WebhooksTable: FC<{ found: MemberProject; webhooks: ProjectWebhook[]; admi
           <th scope="col">Description</th>
           <th scope="col">Scope</th>
           <th scope="col">Added</th>
+          <th scope="col">Last delivery</th>
           {admin ? <th scope="col">Actions</th> : null}
         </tr>
       </thead>
@@ -496,6 +497,9 @@ const WebhooksTable: FC<{ found: MemberProject; webhooks: ProjectWebhook[]; admi
             <td>{webhook.description ?? <span class="muted">–</span>}</td>
             <td>{webhook.allProjects ? "Every project (admin API)" : "This project"}</td>
             <td>{utcText(webhook.createdAt)}</td>
+            <td>
+              <LastDeliveryCell delivery={webhook.lastDelivery} />
+            </td>
             {admin ? (
               <td>
                 <form method="post" action={page.paths.to(`${base}/webhooks/${webhook.id}/test`)} class="inline">
@@ -520,6 +524,26 @@ const WebhooksTable: FC<{ found: MemberProject; webhooks: ProjectWebhook[]; admi
     </table>
   );
 };
+
+/** The newest delivery's outcome: what it was about, its status, and why its last attempt failed. */
+const LastDeliveryCell: FC<{ delivery: ProjectWebhook["lastDelivery"] }> = ({ delivery }) =>
+  delivery === null ? (
+    <span class="muted">None yet</span>
+  ) : (
+    <>
+      {delivery.status === "delivered"
+        ? "Delivered"
+        : delivery.status === "pending"
+          ? "Pending"
+          : delivery.status === "failed"
+            ? "Failed"
+            : "Not sent (alert silenced)"}
+      {delivery.lastError ? `: ${delivery.lastError}` : ""}{" "}
+      <span class="muted">
+        ({delivery.eventType}, {utcText(delivery.createdAt)})
+      </span>
+    </>
+  );
 
 /** An admin's form for a new webhook (with the problems and values of one that was refused). */
 const AddWebhookForm: FC<{ action: string; problems: string[] | undefined; fields: Extras["webhookFields"] }> = ({

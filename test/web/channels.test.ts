@@ -68,6 +68,7 @@ describe("notification channels on the settings page", () => {
     expect(page.text).toContain("Tests turning flaky or broken, Quarantines made and ended");
     expect(page.text).toContain("<code>@acme/payments</code>");
     expect(page.text).toContain(`action="${settings}/webhooks/${endpoint!.id}/test"`);
+    expect(page.text).toContain("None yet");
     const member = await people.member.get(settings);
     expect(member.text).toContain(`<code>${base}/…</code>`);
     expect(member.text).not.toContain("/services/");
@@ -83,6 +84,8 @@ describe("notification channels on the settings page", () => {
     expect(message!.body.blocks[1].text.text).toContain(
       "it will receive tests turning flaky or broken and quarantine changes (tests owned by @acme/payments) of Checkout.",
     );
+    // The outcome shows beside the channel.
+    expect((await people.admin.get(settings)).text).toContain('Delivered <span class="muted">(test.message, ');
     expect((await people.admin.post(`${settings}/webhooks/${crypto.randomUUID()}/test`, {})).status).toBe(404);
   });
 
