@@ -41,6 +41,8 @@ import {
   RUN_STATUSES,
   TEST_HEALTHS,
   WEBHOOK_EVENT_TYPES,
+  CHANNEL_KINDS,
+  type ChannelEvent,
   VERDICTS,
   BASE_CHOICES,
   type Verdict,
@@ -654,11 +656,14 @@ export const alertEvents = pgTable(
   (t) => [index("alert_events_alert_keyset_idx").on(t.alertId, t.triggeredAt.desc().nullsFirst(), t.id.desc().nullsFirst())],
 );
 
+export const channelKindEnum = pgEnum("channel_kind", CHANNEL_KINDS);
+
 /**
- * Signed webhook endpoints of an organization: for all its projects (project_id null) or one.
- * The signing secret must be readable because every delivery is signed with it, so it is kept
- * encrypted (src/lib/secret-box.ts, docs/secrets.md), not hashed; it is shown once, at creation,
- * and never returned again.
+ * Notification channels of an organization: for all its projects (project_id null) or one. A
+ * signed webhook's signing secret must be readable because every delivery is signed with it, so
+ * it is kept encrypted (src/lib/secret-box.ts, docs/secrets.md), not hashed; it is shown once, at
+ * creation, and never returned again. A Slack or Teams channel has no signing secret: its URL is
+ * the credential, sealed in `url_encrypted`, and `url` holds only its masked form.
  */
 export const webhookEndpoints = pgTable(
   "webhook_endpoints",
@@ -668,7 +673,15 @@ export const webhookEndpoints = pgTable(
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
     projectId: uuid("project_id").references(() => projects.id, { onDelete: "cascade" }),
+    kind: channelKindEnum("kind").notNull().default("webhook"),
+    /** A signed webhook's URL; a Slack or Teams channel's masked URL (the URL itself is in url_encrypted). */
     url: text("url").notNull(),
+    /** A Slack or Teams channel's URL, sealed for this row (src/services/notifications/webhook-secrets.ts); null for a signed webhook. */
+    urlEncrypted: text("url_encrypted"),
+    /** The events the channel hears (CHANNEL_EVENTS). */
+    events: jsonb("events").$type<ChannelEvent[]>().notNull().default(["alerts", "health", "quarantine"]),
+    /** Only tests (and alert events about tests) owned by this CODEOWNERS owner (`@org/team`, `@user`, an e-mail); null: every test. */
+    ownerFilter: text("owner_filter"),
     description: text("description"),
     /** `v1:<key id>:<iv>:<ciphertext>`, sealed for this row under SECRETS_KEY (src/services/notifications/webhook-secrets.ts). */
     signingSecretEncrypted: text("signing_secret_encrypted"),
@@ -682,7 +695,11 @@ export const webhookEndpoints = pgTable(
   },
   (t) => [
     index("webhook_endpoints_org_idx").on(t.organizationId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
-    check("webhook_endpoints_one_signing_secret", sql`(${t.signingSecretEncrypted} is null) <> (${t.legacySigningSecret} is null)`),
+    check(
+      "webhook_endpoints_one_signing_secret",
+      sql`${t.kind} <> 'webhook' or (${t.signingSecretEncrypted} is null) <> (${t.legacySigningSecret} is null)`,
+    ),
+    check("webhook_endpoints_channel_url", sql`(${t.kind} = 'webhook') = (${t.urlEncrypted} is null)`),
   ],
 );
 

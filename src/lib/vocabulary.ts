@@ -29,14 +29,35 @@ export const CASE_STATUSES = ["passed", "failed", "errored", "skipped"] as const
 export type CaseStatus = (typeof CASE_STATUSES)[number];
 
 /**
- * What a webhook delivery is about (its `type` and `CTA-Event-Type`): an alert's trip, or a test
- * quarantined, unquarantined or changing health (docs/notifications.md). Only `alert.triggered`
- * follows the alert's snooze and cooldown.
+ * What a webhook delivery is about (its `type` and `CTA-Event-Type`): an alert's trip, a test
+ * quarantined, unquarantined or changing health, or an admin's test message (docs/notifications.md).
+ * Only `alert.triggered` follows the alert's snooze and cooldown.
  */
-export const WEBHOOK_EVENT_TYPES = ["alert.triggered", "test.quarantined", "test.unquarantined", "test.health_changed"] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  "alert.triggered",
+  "test.quarantined",
+  "test.unquarantined",
+  "test.health_changed",
+  "test.message",
+] as const;
 type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** The webhook events about a test, sent whatever the alerts' snoozes and cooldowns. */
-export type TestEventType = Exclude<WebhookEventType, "alert.triggered">;
+export type TestEventType = Exclude<WebhookEventType, "alert.triggered" | "test.message">;
+
+/**
+ * What kind of notification channel an endpoint is (docs/notifications.md): a signed webhook (JSON
+ * of our own, signed), a Slack incoming webhook (Block Kit) or a Microsoft Teams incoming webhook or
+ * Workflow (an Adaptive Card). Slack's and Teams' URLs are credentials: sealed at rest, masked on reads.
+ */
+export const CHANNEL_KINDS = ["webhook", "slack", "teams"] as const;
+export type ChannelKind = (typeof CHANNEL_KINDS)[number];
+
+/**
+ * The events a channel chooses: alerts tripping, tests' health changes (Slack and Teams: only to
+ * flaky or broken), quarantines made and ended.
+ */
+export const CHANNEL_EVENTS = ["alerts", "health", "quarantine"] as const;
+export type ChannelEvent = (typeof CHANNEL_EVENTS)[number];
 
 /** A webhook delivery's state; `suppressed`: the alert was snoozed or disabled before an attempt. */
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "suppressed"] as const;

@@ -1,6 +1,7 @@
 /**
  * `/projects/:id/settings` (docs/project-pages.md): name, description, default branch,
- * auto-quarantine, the webhooks that receive the project's events, and the upload token. Every
+ * auto-quarantine, the notification channels that receive the project's events (signed webhooks,
+ * Slack, Microsoft Teams; each with its events, an owner filter and a test message), and the upload token. Every
  * member may read the page and reveal the token; only admins change anything, checked here on the
  * server for every post (a member's forged post is a 403 and changes nothing). Every post that
  * succeeds answers 303 to the settings page; what it has to show there (a notice, the token, a
@@ -10,7 +11,8 @@
 import type { Context, Hono } from "hono";
 import type { FC } from "hono/jsx";
 import { SecretDecryptionError } from "../lib/secret-box";
-import { createWebhookEndpoint } from "../services/notifications/notification-admin";
+import { createWebhookEndpoint, ownerFilterProblem, sendTestMessage } from "../services/notifications/notification-admin";
+import { CHANNEL_EVENTS, CHANNEL_KINDS, type ChannelEvent, type ChannelKind } from "../lib/vocabulary";
 import { regenerateUploadToken, revealUploadToken } from "../services/tenancy/projects";
 import {
   type ProjectWebhook,
@@ -45,11 +47,24 @@ type Extras = {
   problems?: string[];
   /** The upload token, revealed or new. */
   token?: { value: string; rotated: boolean } | { unavailable: true };
-  newWebhook?: { url: string; secret: string };
+  /** A channel just added: a webhook's URL and signing secret, or a Slack or Teams channel's URL, each shown this once. */
+  newWebhook?: { url: string; secret: string | null; kind?: ChannelKind };
   webhookProblems?: string[];
-  webhookFields?: { url: string; description: string };
+  webhookFields?: ChannelFields;
+  /** A test message queued for this channel (its masked URL). */
+  testSent?: string;
   fields?: ProjectFields;
   removed?: boolean;
+};
+
+/** The add-a-channel form's values. */
+type ChannelFields = { kind: string; url: string; description: string; events: string[]; ownerFilter: string };
+
+const KIND_NAMES: Record<ChannelKind, string> = { webhook: "Signed webhook", slack: "Slack", teams: "Microsoft Teams" };
+const EVENT_NAMES: Record<ChannelEvent, string> = {
+  alerts: "Alerts tripping",
+  health: "Tests turning flaky or broken",
+  quarantine: "Quarantines made and ended",
 };
 
 const Problems = ({ problems }: { problems: string[] | undefined }) =>
@@ -107,10 +122,17 @@ function SettingsPage({
       <TokenSection found={found} token={extras.token} admin={admin} config={config} />
 
       <section aria-labelledby="webhooks-heading">
-        <h2 id="webhooks-heading">Webhooks</h2>
+        <h2 id="webhooks-heading">Notification channels</h2>
         <p>
-          Endpoints that receive this project's events (alerts tripped, tests quarantined or changing health), signed with their secret.
+          Where this project's events go: alerts tripping, tests turning flaky or broken, quarantines. A Slack or Microsoft Teams channel
+          gets them as messages; a signed webhook as JSON signed with its secret. A channel can keep to the tests of one CODEOWNERS owner.
         </p>
+        {extras.testSent ? (
+          <p class="success" role="status">
+            Test message queued for <code>{extras.testSent}</code>: it should arrive within a minute. If it does not, the delivery log
+            (admin API) says why.
+          </p>
+        ) : null}
         <NewWebhookSecret created={extras.newWebhook} />
         <WebhooksTable found={found} webhooks={webhooks} admin={admin} />
         {admin ? <AddWebhookForm action={to("/webhooks")} problems={extras.webhookProblems} fields={extras.webhookFields} /> : null}
@@ -131,13 +153,38 @@ async function revealedToken(config: WebConfig, found: MemberProject): Promise<E
   }
 }
 
-/** What is wrong with a new webhook's fields before the service checks its URL. */
-function webhookFieldProblems(url: string, description: string): string[] {
+/** What is wrong with a new channel's fields before the service checks its URL. */
+function webhookFieldProblems(fields: ChannelFields): string[] {
   const problems: string[] = [];
-  if (url.length > 2048) problems.push("URL is too long (maximum is 2048 characters).");
-  if (description.length > 1000) problems.push("Description is too long (maximum is 1000 characters).");
-  if (hasControlCharacters(description)) problems.push("Description must not contain control characters.");
+  if (!(CHANNEL_KINDS as readonly string[]).includes(fields.kind)) problems.push("Choose the kind of channel.");
+  if (fields.url.length > 2048) problems.push("URL is too long (maximum is 2048 characters).");
+  if (fields.events.length === 0) problems.push("Choose at least one event.");
+  if (fields.ownerFilter !== "") {
+    const problem = ownerFilterProblem(fields.ownerFilter);
+    if (problem) problems.push(`Owner ${problem}.`);
+  }
+  if (fields.description.length > 1000) problems.push("Description is too long (maximum is 1000 characters).");
+  if (hasControlCharacters(fields.description)) problems.push("Description must not contain control characters.");
   return problems;
+}
+
+/** The add-a-channel form as posted: the events are checkboxes (one value per checked box). */
+async function channelFields(c: Context<WebEnv>): Promise<ChannelFields> {
+  const body = await c.req.parseBody({ all: true }).catch(() => ({}) as Record<string, unknown>);
+  const one = (name: string) => {
+    const value = body[name];
+    const first = Array.isArray(value) ? value[0] : value;
+    return typeof first === "string" ? first.trim() : "";
+  };
+  // A form without the events' checkboxes (an older page) means every event.
+  const checked = body.eventsShown === undefined ? [...CHANNEL_EVENTS] : ([] as unknown[]).concat(body.events ?? []);
+  return {
+    kind: one("kind") || "webhook",
+    url: one("url"),
+    description: one("description"),
+    events: CHANNEL_EVENTS.filter((event) => checked.includes(event)),
+    ownerFilter: one("ownerFilter"),
+  };
 }
 
 /** The confirmation before the upload token is rotated (`settings`: the settings page's app path). */
@@ -160,15 +207,15 @@ function rotateConfirmation(projectName: string, settings: string) {
 /** The confirmation before a webhook is removed. */
 function removeWebhookConfirmation(webhook: ProjectWebhook, settings: string) {
   return {
-    title: "Remove this webhook?",
+    title: webhook.kind === "webhook" ? "Remove this webhook?" : `Remove this ${KIND_NAMES[webhook.kind]} channel?`,
     consequence: (
       <p>
-        <code>{webhook.url}</code> stops receiving this project's events at once, and its signing secret is forgotten. Adding it again makes
-        a new secret.
+        <code>{webhook.url}</code> stops receiving this project's events at once
+        {webhook.kind === "webhook" ? ", and its signing secret is forgotten. Adding it again makes a new secret." : "."}
       </p>
     ),
     action: `${settings}/webhooks/${webhook.id}/delete`,
-    button: "Remove the webhook",
+    button: webhook.kind === "webhook" ? "Remove the webhook" : "Remove the channel",
     cancel: settings,
     section: "projects" as const,
   };
@@ -231,25 +278,34 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
   web.post("/projects/:id/settings/webhooks", signedIn(config, paths), async (c) => {
     const found = await asAdmin(c, "add webhooks");
     if (found instanceof Response) return found;
-    const fields = await formFields(c, ["url", "description"]);
-    const url = fields.url!.trim();
-    const description = fields.description!.trim();
-    const problems = webhookFieldProblems(url, description);
+    const fields = await channelFields(c);
+    const problems = webhookFieldProblems(fields);
     if (problems.length === 0) {
       try {
         const created = await createWebhookEndpoint(
           { ...deps(c), urlPolicy: config.webhookUrlPolicy ?? {} },
           found.project.organizationId,
-          { url, projectId: found.project.id, description: description === "" ? null : description },
+          {
+            url: fields.url,
+            kind: fields.kind as ChannelKind,
+            projectId: found.project.id,
+            events: fields.events as ChannelEvent[],
+            ownerFilter: fields.ownerFilter === "" ? null : fields.ownerFilter,
+            description: fields.description === "" ? null : fields.description,
+          },
         );
-        return await done(c, found, { newWebhook: { url: created.webhook.url, secret: created.signing_secret } });
+        const { url, kind } = created.webhook;
+        return await done(c, found, { newWebhook: { url, secret: created.signing_secret, kind } });
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
         problems.push(...(error.details?.length ? error.details.map((detail) => `URL ${detail.message}.`) : [error.message]));
       }
     }
-    return render(c, found, { webhookProblems: problems, webhookFields: { url, description } }, 400);
+    // The URL typed is not sent back into the page: a channel's URL is its credential.
+    return render(c, found, { webhookProblems: problems, webhookFields: fields }, 400);
   });
+
+  registerTestMessage(web, config, paths, asAdmin, done);
 
   web.post("/projects/:id/settings/webhooks/:webhookId/delete", signedIn(config, paths), async (c) => {
     const found = await asAdmin(c, "remove webhooks");
@@ -271,6 +327,26 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
     const webhook = webhooks.find((candidate) => candidate.id === c.req.param("webhookId") && !candidate.allProjects);
     if (!webhook) return pageNotFound(c, c.var.person, paths);
     return c.html(<ConfirmPage page={found.page} confirmation={removeWebhookConfirmation(webhook, settings(found.project.id))} />);
+  });
+}
+
+/** "Send a test message" on a channel the project's notifications reach (its own, or the organization's for every project). */
+function registerTestMessage(
+  web: Hono<WebEnv>,
+  config: WebConfig,
+  paths: WebPaths,
+  asAdmin: (c: Context<WebEnv>, what: string) => Promise<MemberProject | Response>,
+  done: (c: Context<WebEnv>, found: MemberProject, extras: Extras) => Promise<Response>,
+): void {
+  web.post("/projects/:id/settings/webhooks/:webhookId/test", signedIn(config, paths), async (c) => {
+    const found = await asAdmin(c, "send test messages");
+    if (found instanceof Response) return found;
+    const webhooks = await listProjectWebhooks(c.env, found.project.organizationId, found.project.id, { admin: true });
+    const webhook = webhooks.find((candidate) => candidate.id === c.req.param("webhookId"));
+    if (!webhook) return pageNotFound(c, c.var.person, paths);
+    const deps = { db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, queue: c.env.runQueue, logger: c.env.logger };
+    await sendTestMessage(deps, webhook.id, { organizationId: found.project.organizationId, projectId: found.project.id });
+    return done(c, found, { testSent: webhook.url });
   });
 }
 
@@ -359,9 +435,16 @@ const TokenSection: FC<{ found: MemberProject; token: Extras["token"]; admin: bo
   );
 };
 
-/** A webhook just added, with its signing secret, shown this once. */
+/** A channel just added: a webhook with its signing secret, or a Slack or Teams channel's URL, shown this once. */
 const NewWebhookSecret: FC<{ created: Extras["newWebhook"] }> = ({ created }) =>
-  created ? (
+  created && created.secret === null ? (
+    <div class="success" role="status">
+      <p>
+        {KIND_NAMES[created.kind ?? "webhook"]} channel added for <code>{created.url}</code>. This is the last time its URL is shown whole:
+        it lets anyone post to the channel, so it is kept encrypted and shown masked from now on. Send a test message to check it.
+      </p>
+    </div>
+  ) : created ? (
     <div class="success" role="status">
       <p>
         Webhook added for <code>{created.url}</code>. Its signing secret is shown <strong>once</strong>:
@@ -369,7 +452,7 @@ const NewWebhookSecret: FC<{ created: Extras["newWebhook"] }> = ({ created }) =>
       <p>
         <label>
           Signing secret
-          <input id="signing-secret" readonly value={created.secret} class="secret" />
+          <input id="signing-secret" readonly value={created.secret ?? ""} class="secret" />
         </label>
       </p>
     </div>
@@ -385,32 +468,51 @@ const WebhooksTable: FC<{ found: MemberProject; webhooks: ProjectWebhook[]; admi
     <table>
       <thead>
         <tr>
+          <th scope="col">Channel</th>
           <th scope="col">URL</th>
+          <th scope="col">Events</th>
           <th scope="col">Description</th>
           <th scope="col">Scope</th>
           <th scope="col">Added</th>
-          {admin ? <th scope="col">Action</th> : null}
+          <th scope="col">Last delivery</th>
+          {admin ? <th scope="col">Actions</th> : null}
         </tr>
       </thead>
       <tbody>
         {webhooks.map((webhook) => (
           <tr>
+            <td>{KIND_NAMES[webhook.kind]}</td>
             <td>
               <code>{webhook.url}</code>
+            </td>
+            <td>
+              {webhook.events.map((event) => EVENT_NAMES[event]).join(", ")}
+              {webhook.ownerFilter ? (
+                <>
+                  {" "}
+                  <span class="muted">of tests owned by</span> <code>{webhook.ownerFilter}</code>
+                </>
+              ) : null}
             </td>
             <td>{webhook.description ?? <span class="muted">–</span>}</td>
             <td>{webhook.allProjects ? "Every project (admin API)" : "This project"}</td>
             <td>{utcText(webhook.createdAt)}</td>
+            <td>
+              <LastDeliveryCell delivery={webhook.lastDelivery} />
+            </td>
             {admin ? (
               <td>
-                {webhook.allProjects ? (
-                  <span class="muted">–</span>
-                ) : (
+                <form method="post" action={page.paths.to(`${base}/webhooks/${webhook.id}/test`)} class="inline">
+                  <button type="submit" class="link" aria-label={`Send a test message to ${webhook.url}`}>
+                    Send a test message
+                  </button>
+                </form>{" "}
+                {webhook.allProjects ? null : (
                   <ConfirmButton
                     page={page}
                     to={`${base}/webhooks/${webhook.id}/delete`}
                     label="Remove"
-                    ariaLabel={`Remove the webhook ${webhook.url}`}
+                    ariaLabel={`Remove the channel ${webhook.url}`}
                     kind="link"
                   />
                 )}
@@ -423,6 +525,26 @@ const WebhooksTable: FC<{ found: MemberProject; webhooks: ProjectWebhook[]; admi
   );
 };
 
+/** The newest delivery's outcome: what it was about, its status, and why its last attempt failed. */
+const LastDeliveryCell: FC<{ delivery: ProjectWebhook["lastDelivery"] }> = ({ delivery }) =>
+  delivery === null ? (
+    <span class="muted">None yet</span>
+  ) : (
+    <>
+      {delivery.status === "delivered"
+        ? "Delivered"
+        : delivery.status === "pending"
+          ? "Pending"
+          : delivery.status === "failed"
+            ? "Failed"
+            : "Not sent (alert silenced)"}
+      {delivery.lastError ? `: ${delivery.lastError}` : ""}{" "}
+      <span class="muted">
+        ({delivery.eventType}, {utcText(delivery.createdAt)})
+      </span>
+    </>
+  );
+
 /** An admin's form for a new webhook (with the problems and values of one that was refused). */
 const AddWebhookForm: FC<{ action: string; problems: string[] | undefined; fields: Extras["webhookFields"] }> = ({
   action,
@@ -430,18 +552,42 @@ const AddWebhookForm: FC<{ action: string; problems: string[] | undefined; field
   fields,
 }) => (
   <>
-    <h3>Add a webhook</h3>
+    <h3>Add a channel</h3>
     <Problems problems={problems} />
     <form method="post" action={action} class="card">
       <label>
-        URL <span class="muted">(https)</span>
-        <input name="url" type="url" required maxlength={2048} value={fields?.url ?? ""} />
+        Kind
+        <select name="kind">
+          {CHANNEL_KINDS.map((kind) => (
+            <option value={kind} selected={(fields?.kind ?? "webhook") === kind}>
+              {KIND_NAMES[kind]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        URL <span class="muted">(https: the Slack incoming webhook's, the Teams webhook's or Workflow's, or your endpoint's)</span>
+        <input name="url" type="url" required maxlength={2048} value={fields && fields.kind === "webhook" ? fields.url : ""} />
+      </label>
+      <fieldset class="events">
+        <legend>Events</legend>
+        <input type="hidden" name="eventsShown" value="1" />
+        {CHANNEL_EVENTS.map((event) => (
+          <label class="checkbox">
+            <input type="checkbox" name="events" value={event} checked={fields ? fields.events.includes(event) : true} />{" "}
+            {EVENT_NAMES[event]}
+          </label>
+        ))}
+      </fieldset>
+      <label>
+        Owner <span class="muted">(optional: only the tests this CODEOWNERS owner owns, such as @acme/payments)</span>
+        <input name="ownerFilter" maxlength={255} value={fields?.ownerFilter ?? ""} />
       </label>
       <label>
         Description <span class="muted">(optional)</span>
         <input name="description" maxlength={1000} value={fields?.description ?? ""} />
       </label>
-      <button type="submit">Add webhook</button>
+      <button type="submit">Add channel</button>
     </form>
   </>
 );

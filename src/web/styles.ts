@@ -24,6 +24,9 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .muted { color: var(--muted); }
 form.card { max-width: 26rem; display: grid; gap: 0.9rem; }
 label { display: grid; gap: 0.25rem; font-weight: 600; }
+label.checkbox { display: flex; align-items: center; gap: 0.4rem; font-weight: 400; }
+fieldset.events { gap: 0.4rem; }
+fieldset.events legend { font-weight: 600; margin-bottom: 0.25rem; }
 input { font: inherit; padding: 0.45rem 0.6rem; border: 1px solid #8c959f; border-radius: 6px; }
 label.check { display: flex; align-items: center; gap: 0.5rem; font-weight: 400; }
 button { font: inherit; padding: 0.45rem 0.9rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }

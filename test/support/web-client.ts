@@ -28,14 +28,19 @@ export class WebClient {
   async request(
     method: string,
     path: string,
-    init: { form?: Record<string, string>; headers?: Record<string, string> } = {},
+    init: { form?: Record<string, string | string[]>; headers?: Record<string, string> } = {},
   ): Promise<WebAnswer> {
     const headers: Record<string, string> = { ...init.headers };
     const cookie = this.cookieHeader();
     if (cookie && !("cookie" in headers)) headers.cookie = cookie;
     let body: string | undefined;
     if (init.form) {
-      body = new URLSearchParams(init.form).toString();
+      // A list is one field sent once per value (checkboxes).
+      body = new URLSearchParams(
+        Object.entries(init.form).flatMap(([name, value]) =>
+          (Array.isArray(value) ? value : [value]).map((one): [string, string] => [name, one]),
+        ),
+      ).toString();
       headers["content-type"] ??= "application/x-www-form-urlencoded";
     }
     const response = await this.app.request(path, { method, headers, body, redirect: "manual" });
@@ -63,7 +68,7 @@ export class WebClient {
   }
 
   /** A form post as a page of the web app sends it (Origin: WEB_APP_URL's origin), unless `headers` say otherwise. */
-  post(path: string, form: Record<string, string>, headers: Record<string, string> = { origin: this.origin }) {
+  post(path: string, form: Record<string, string | string[]>, headers: Record<string, string> = { origin: this.origin }) {
     return this.request("POST", path, { form, headers });
   }
 
@@ -74,7 +79,7 @@ export class WebClient {
    */
   async postAndFollow(
     path: string,
-    form: Record<string, string>,
+    form: Record<string, string | string[]>,
     headers?: Record<string, string>,
   ): Promise<WebAnswer & { posted: WebAnswer }> {
     const posted = await this.post(path, form, headers);

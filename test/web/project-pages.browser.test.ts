@@ -123,7 +123,7 @@ describe("project pages in Chromium", () => {
     await expectAccessible(member);
     expect(await member.getByLabel("Name").isDisabled()).toBe(true);
     expect(await member.getByLabel("Name").inputValue()).toBe("Browser cart");
-    for (const control of ["Save settings", "Rotate the upload token", "Add webhook"])
+    for (const control of ["Save settings", "Rotate the upload token", "Add channel"])
       expect(await member.getByRole("button", { name: control }).count()).toBe(0);
     await member.getByRole("button", { name: "Reveal the upload token" }).click();
     expect(await member.locator("#upload-token").inputValue()).toBe(token);

@@ -8,7 +8,7 @@ import type { Context } from "hono";
 import type { AppConfig, AppEnv } from "../../app-env";
 import { revokeApiKeys } from "../../auth/key-gate";
 import { secretsEqual } from "../../lib/crypto";
-import { DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES } from "../../lib/vocabulary";
+import { CHANNEL_EVENTS, CHANNEL_KINDS, DELIVERY_STATUSES, WEBHOOK_EVENT_TYPES } from "../../lib/vocabulary";
 import { ApiError, notFound } from "../../lib/errors";
 import { bearerToken, unauthorized } from "../../middleware/auth";
 import { jsonBodyOn } from "../../middleware/json-body";
@@ -34,6 +34,7 @@ import {
   deleteWebhookEndpoint,
   listDeliveries,
   listWebhookEndpoints,
+  sendTestMessage,
   setNotificationCooldown,
 } from "../../services/notifications/notification-admin";
 import { validationHook } from "../validation";
@@ -200,7 +201,22 @@ const WebhookSchema = z
     id: z.string().uuid(),
     organization_id: z.string().uuid(),
     project_id: z.string().uuid().nullable().openapi({ description: "Null: notifications of every project of the organization." }),
-    url: z.string().url(),
+    kind: z.enum(CHANNEL_KINDS).openapi({
+      description:
+        "`webhook`: signed JSON (docs/notifications.md); `slack`: a Slack incoming webhook (Block Kit); `teams`: a Microsoft Teams incoming webhook or Workflow (an Adaptive Card).",
+    }),
+    url: z.string().openapi({
+      description:
+        "A signed webhook's URL. A Slack or Teams channel's URL is its credential: whole only in the answer to its creation, masked everywhere else (`https://hooks.slack.com/services/T…/…/…••••`).",
+    }),
+    events: z.array(z.enum(CHANNEL_EVENTS)).openapi({
+      description:
+        "What the channel hears: `alerts` (alert.triggered), `health` (test.health_changed; Slack and Teams only the changes to flaky or broken), `quarantine` (test.quarantined, test.unquarantined).",
+    }),
+    owner_filter: z.string().nullable().openapi({
+      description: "Only tests owned by this CODEOWNERS owner (and alert events naming such tests); null: every test.",
+      example: "@acme/payments",
+    }),
     description: z.string().nullable(),
     created_at: z.string().openapi({ format: "date-time" }),
   })
@@ -230,7 +246,10 @@ const DeliverySchema = z
 /** What a webhook receives for a test's event (docs/notifications.md#test-events): a component of the admin document. */
 const TestWebhookPayloadSchema = z
   .object({
-    type: z.enum(WEBHOOK_EVENT_TYPES).exclude(["alert.triggered"]).openapi({ description: "Also in the `CTA-Event-Type` header." }),
+    type: z
+      .enum(WEBHOOK_EVENT_TYPES)
+      .exclude(["alert.triggered", "test.message"])
+      .openapi({ description: "Also in the `CTA-Event-Type` header." }),
     occurred_at: z.string().openapi({
       format: "date-time",
       description: "When the test was quarantined, unquarantined, or its health changed (its run's processing or check).",
@@ -251,11 +270,23 @@ const CreateWebhookBody = z
       .string({ error: "must be a string" })
       .max(2048)
       .openapi({ description: "https only; never a private, loopback or link-local address. Redirects are not followed." }),
+    kind: z.enum(CHANNEL_KINDS).optional().openapi({ description: "Default `webhook` (signed JSON)." }),
     project_id: z
       .string()
       .nullable()
       .optional()
       .openapi({ description: "Only this project's alerts; omit for every project of the organization." }),
+    events: z
+      .array(z.enum(CHANNEL_EVENTS))
+      .min(1, "must name at least one event")
+      .optional()
+      .openapi({ description: "Default: all of them." }),
+    owner_filter: z
+      .string({ error: "must be a string or null" })
+      .max(255, "is too long (maximum is 255 characters)")
+      .nullable()
+      .optional()
+      .openapi({ description: "A CODEOWNERS owner (`@org/team`, `@user`, an e-mail address): only the tests it owns." }),
     description: freeTextSchema(500).nullable().optional(),
   })
   .openapi("CreateWebhookRequest");
@@ -287,7 +318,16 @@ const createWebhookRoute = createRoute({
   security: adminSecurity,
   request: { params: OrganizationIdParam, body: { required: true, content: { "application/json": { schema: CreateWebhookBody } } } },
   responses: {
-    201: json(z.object({ webhook: WebhookSchema, signing_secret: z.string() }), "The webhook and its signing secret (shown only here)."),
+    201: json(
+      z.object({
+        webhook: WebhookSchema,
+        signing_secret: z
+          .string()
+          .nullable()
+          .openapi({ description: "A signed webhook's secret (shown only here); null for Slack and Teams." }),
+      }),
+      "The channel (a Slack or Teams channel's URL whole, only here) and a signed webhook's signing secret (shown only here).",
+    ),
     ...errorResponses(400, 401, 404, 413, 422, 500, 503),
     429: json(
       QuotaExceededSchema,
@@ -330,6 +370,19 @@ const listDeliveriesRoute = createRoute({
     200: json(z.object({ data: z.array(DeliverySchema) }), "Deliveries with their attempts and last error."),
     ...errorResponses(401, 404, 500, 503),
   },
+});
+
+const testMessageRoute = createRoute({
+  method: "post",
+  path: "/webhooks/{id}/test",
+  operationId: "adminSendTestMessage",
+  tags: ["Admin"],
+  summary: "Send a test message to a channel",
+  description:
+    "Queues a `test.message` delivery to the webhook, Slack or Teams channel: sent, retried and logged like any notification (its outcome is in the delivery log).",
+  security: adminSecurity,
+  request: { params: WebhookIdParam },
+  responses: { 202: json(DeliverySchema, "The delivery, queued."), ...errorResponses(401, 404, 500, 503) },
 });
 
 const alertNotificationSettingsRoute = createRoute({
@@ -492,11 +545,17 @@ export function createAdminApi(config: AppConfig) {
     const body = c.req.valid("json");
     const created = await createWebhookEndpoint({ ...serviceDeps(c), urlPolicy, secrets: config.secrets }, c.req.valid("param").id, {
       url: body.url,
+      kind: body.kind,
       projectId: body.project_id ?? null,
+      events: body.events,
+      ownerFilter: body.owner_filter ?? null,
       description: body.description ?? null,
     });
     return c.json(created, 201);
   });
+  admin.openapi(testMessageRoute, async (c) =>
+    c.json(await sendTestMessage({ ...serviceDeps(c), queue: c.env.runQueue, logger: c.env.logger }, c.req.valid("param").id), 202),
+  );
   admin.openapi(listWebhooksRoute, async (c) => c.json(await listWebhookEndpoints(c.env.db, c.req.valid("param").id), 200));
   admin.openapi(deleteWebhookRoute, async (c) => {
     await deleteWebhookEndpoint(c.env.db, c.req.valid("param").id);

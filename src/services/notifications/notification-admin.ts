@@ -1,10 +1,17 @@
 /**
- * Notification settings, through the admin API: an organization's webhook endpoints (each with
- * its signing secret, shown once and stored sealed: webhook-secrets.ts; at most
- * WEBHOOKS_PER_ORGANIZATION of them), their delivery logs, and an alert's notification cooldown.
+ * Notification settings, through the admin API and the project settings page: an organization's
+ * channels (signed webhooks, each with its signing secret, shown once and stored sealed; Slack and
+ * Teams channels, whose URL is sealed and masked on every read but the answer to its creation:
+ * webhook-secrets.ts; at most WEBHOOKS_PER_ORGANIZATION of them), their events and owner filter,
+ * their delivery logs, a test message, and an alert's notification cooldown.
  */
 import { and, count, desc, eq } from "drizzle-orm";
 import { alerts, notificationDeliveries, organizations, projects, webhookEndpoints } from "../../db/schema";
+import { maskedChannelUrl } from "../../notifications/channel-messages";
+import { CHANNEL_EVENTS, type ChannelEvent, type ChannelKind } from "../../lib/vocabulary";
+import type { RunQueue } from "../../ingest/run-queue";
+import type { Logger } from "../../lib/logger";
+import { queueDeliveries } from "../tests/test-events";
 import type { Database } from "../../db/types";
 import { transactionWithRetry } from "../../db/transaction-retry";
 import { ApiError, notFound, validationFailed } from "../../lib/errors";
@@ -13,7 +20,25 @@ import { DEFAULT_WEBHOOKS_PER_ORGANIZATION, outboundUrlProblem } from "../../not
 import { presentDelivery, presentWebhookEndpoint } from "./notification-presenters";
 import type { NotificationDeps } from "./notifications";
 import { presentAlert } from "../../contract/presenters";
-import { sealSigningSecret } from "./webhook-secrets";
+import { sealChannelUrl, sealSigningSecret } from "./webhook-secrets";
+
+/** What a new channel is: its kind, URL and scope, the events it hears, and whose tests. */
+export type ChannelInput = {
+  url: string;
+  projectId?: string | null;
+  description?: string | null;
+  kind?: ChannelKind;
+  events?: readonly ChannelEvent[];
+  ownerFilter?: string | null;
+};
+
+/** A CODEOWNERS owner as an owner filter takes it: `@org/team`, `@user` or an e-mail address, compared without case. */
+export function ownerFilterProblem(owner: string): string | null {
+  if (owner.length > 255) return "is too long (maximum is 255 characters)";
+  if (!/^@[A-Za-z0-9][\w.-]*(\/[\w.-]+)?$/.test(owner) && !/^[^\s@]+@[^\s@]+$/.test(owner))
+    return "must be a CODEOWNERS owner: @org/team, @user or an e-mail address";
+  return null;
+}
 
 function randomSigningSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
@@ -29,11 +54,17 @@ function randomSigningSecret(): string {
 export async function createWebhookEndpoint(
   deps: Pick<NotificationDeps, "db" | "clock" | "urlPolicy" | "secrets">,
   organizationId: string,
-  input: { url: string; projectId?: string | null; description?: string | null },
+  input: ChannelInput,
 ) {
   if (!isUuid(organizationId)) throw notFound("Organization");
+  const kind = input.kind ?? "webhook";
   const problem = outboundUrlProblem(input.url, deps.urlPolicy);
   if (problem) throw validationFailed([{ field: "url", message: problem }]);
+  const events = CHANNEL_EVENTS.filter((event) => (input.events ?? CHANNEL_EVENTS).includes(event));
+  if (events.length === 0) throw validationFailed([{ field: "events", message: "must name at least one event" }]);
+  const ownerFilter = input.ownerFilter?.trim() || null;
+  const ownerProblem = ownerFilter === null ? null : ownerFilterProblem(ownerFilter);
+  if (ownerProblem) throw validationFailed([{ field: "owner_filter", message: ownerProblem }]);
   if (input.projectId) {
     if (!isUuid(input.projectId)) throw validationFailed([{ field: "project_id", message: "is not a project of this organization" }]);
     const [project] = await deps.db
@@ -43,10 +74,11 @@ export async function createWebhookEndpoint(
       .limit(1);
     if (!project) throw validationFailed([{ field: "project_id", message: "is not a project of this organization" }]);
   }
-  const secret = randomSigningSecret();
-  // The id is chosen here because the sealed secret is bound to its row.
+  // The id is chosen here because the sealed secret (or URL) is bound to its row.
   const id = crypto.randomUUID();
-  const sealed = await sealSigningSecret(deps.secrets, id, secret);
+  const secret = kind === "webhook" ? randomSigningSecret() : null;
+  const sealed = secret === null ? null : await sealSigningSecret(deps.secrets, id, secret);
+  const sealedUrl = kind === "webhook" ? null : await sealChannelUrl(deps.secrets, id, input.url);
   const cap = deps.urlPolicy.webhooksPerOrganization ?? DEFAULT_WEBHOOKS_PER_ORGANIZATION;
   const row = await transactionWithRetry(deps.db, async (tx) => {
     const [organization] = await tx
@@ -71,7 +103,12 @@ export async function createWebhookEndpoint(
         id,
         organizationId,
         projectId: input.projectId ?? null,
-        url: input.url,
+        kind,
+        // A channel's URL is its credential: only its masked form is kept in the clear.
+        url: sealedUrl === null ? input.url : maskedChannelUrl(input.url),
+        urlEncrypted: sealedUrl,
+        events,
+        ownerFilter,
         description: input.description ?? null,
         signingSecretEncrypted: sealed,
         createdAt: deps.clock.now(),
@@ -79,7 +116,8 @@ export async function createWebhookEndpoint(
       .returning();
     return inserted!;
   });
-  return { webhook: presentWebhookEndpoint(row), signing_secret: secret };
+  // The one answer that shows a channel's URL whole: to the admin who set it.
+  return { webhook: { ...presentWebhookEndpoint(row), url: input.url }, signing_secret: secret };
 }
 
 export async function listWebhookEndpoints(db: Database, organizationId: string) {
@@ -132,4 +170,45 @@ export async function setNotificationCooldown(
     .returning();
   if (!row) throw notFound("Alert");
   return { ...presentAlert(row, deps.clock.now(), deps.webAppUrl), notification_cooldown_seconds: row.notificationCooldownSeconds };
+}
+
+/**
+ * A test message to one channel, through the outbox like any notification (the outbound policy,
+ * the organization's deliveries per minute, retries, the delivery log): what an admin sends to
+ * check a channel. `scope` limits the endpoint to an organization and, on a project's settings
+ * page, to those the project's notifications reach.
+ */
+export async function sendTestMessage(
+  deps: { db: Database; clock: NotificationDeps["clock"]; webAppUrl: string; queue: RunQueue; logger: Logger },
+  endpointId: string,
+  scope: { organizationId: string; projectId: string } | null = null,
+) {
+  if (!isUuid(endpointId)) throw notFound("Webhook");
+  const [endpoint] = await deps.db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, endpointId)).limit(1);
+  const inScope =
+    endpoint &&
+    (scope === null ||
+      (endpoint.organizationId === scope.organizationId && (endpoint.projectId === null || endpoint.projectId === scope.projectId)));
+  if (!inScope) throw notFound("Webhook");
+  const projectId = scope?.projectId ?? endpoint.projectId;
+  const now = deps.clock.now();
+  const base = deps.webAppUrl.replace(/\/+$/, "");
+  const [delivery] = await deps.db
+    .insert(notificationDeliveries)
+    .values({
+      endpointId,
+      eventType: "test.message",
+      eventIds: [],
+      payload: {
+        type: "test.message",
+        occurred_at: now.toISOString(),
+        project_id: projectId,
+        endpoint_id: endpointId,
+        url: projectId === null ? `${base}/` : `${base}/projects/${projectId}/settings`,
+      },
+      createdAt: now,
+    })
+    .returning();
+  await queueDeliveries(deps, [delivery!.id]);
+  return presentDelivery(delivery!);
 }

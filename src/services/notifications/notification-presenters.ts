@@ -22,13 +22,19 @@ export function redactedWebhookUrl(raw: string): string {
   }
 }
 
-/** An endpoint as the admin API returns it (admin token: the operator's): the whole URL. */
+/**
+ * An endpoint as the admin API returns it (admin token: the operator's): a signed webhook's whole
+ * URL, a Slack or Teams channel's masked URL (stored so; the URL itself is sealed).
+ */
 export function presentWebhookEndpoint(row: typeof webhookEndpoints.$inferSelect) {
   return {
     id: row.id,
     organization_id: row.organizationId,
     project_id: row.projectId,
+    kind: row.kind,
     url: row.url,
+    events: row.events,
+    owner_filter: row.ownerFilter,
     description: row.description,
     created_at: row.createdAt.toISOString(),
   };

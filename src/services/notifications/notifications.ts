@@ -4,17 +4,18 @@
  * After the checks record events, `planNotifications` decides, per alert that tripped on the
  * run: a snoozed alert notifies nobody; an alert notified (or with a notification under way)
  * within its cooldown (default 24 hours) stays quiet; otherwise one delivery per configured
- * endpoint (the organization's, for every project or for this one) carries all of the alert's
- * events of this run, and one e-mail per member of the organization (src/services/shared/email-outbox.ts). Deliveries go through the queue (a Cloudflare Queue on Workers, in
+ * endpoint (the organization's, for every project or for this one) that chose alerts carries the
+ * alert's events of this run (with an owner filter, those naming its owner's tests; none: no delivery), and one e-mail per member of the organization (src/services/shared/email-outbox.ts). Deliveries go through the queue (a Cloudflare Queue on Workers, in
  * process locally), are retried with backoff, and leave a log. `last_notified_at` is set when a
  * delivery reached its endpoint (docs/notifications.md: a notification that reached at least one channel).
  *
  * This file plans; webhook-delivery.ts delivers, notification-presenters.ts shapes what leaves,
  * notification-admin.ts holds the endpoints and cooldowns the admin API configures.
  */
-import { and, asc, eq, gt, isNull, or, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNull, or, sql } from "drizzle-orm";
 import type { Logger } from "../../lib/logger";
-import { alerts, emailOutbox, members, notificationDeliveries, projects, users, webhookEndpoints } from "../../db/schema";
+import { alertEvents, alerts, emailOutbox, members, notificationDeliveries, projects, users, webhookEndpoints } from "../../db/schema";
+import { ownerMatches } from "../../notifications/channel-routing";
 import type { AlertType } from "../../lib/vocabulary";
 import { queueEmails, writeEmail } from "../shared/email-outbox";
 import { oneLine } from "../tenancy/organizations";
@@ -68,15 +69,7 @@ export async function planNotifications(deps: NotificationDeps, run: TestRunRow,
     .where(eq(projects.id, run.projectId))
     .limit(1);
   if (!project) return 0;
-  const endpoints = await deps.db
-    .select({ id: webhookEndpoints.id })
-    .from(webhookEndpoints)
-    .where(
-      and(
-        eq(webhookEndpoints.organizationId, project.organizationId),
-        or(isNull(webhookEndpoints.projectId), eq(webhookEndpoints.projectId, run.projectId)),
-      ),
-    );
+  const { endpoints, eventsFor } = await alertChannels(deps.db, project.organizationId, run.projectId, [...byAlert.values()].flat());
   const recipients = await alertRecipients(deps.db, project.organizationId);
   if (endpoints.length === 0 && recipients.length === 0) return 0;
 
@@ -115,15 +108,19 @@ export async function planNotifications(deps: NotificationDeps, run: TestRunRow,
         )
         .limit(1);
       if (recentEmail) return null;
+      const values = endpoints
+        .map((endpoint) => ({
+          endpointId: endpoint.id,
+          alertId,
+          testRunId: run.id,
+          eventIds: eventsFor(endpoint, eventIds),
+          createdAt: now,
+        }))
+        .filter((value) => value.eventIds.length > 0);
       const deliveryIds =
-        endpoints.length === 0
+        values.length === 0
           ? []
-          : (
-              await tx
-                .insert(notificationDeliveries)
-                .values(endpoints.map((endpoint) => ({ endpointId: endpoint.id, alertId, testRunId: run.id, eventIds, createdAt: now })))
-                .returning({ id: notificationDeliveries.id })
-            ).map((row) => row.id);
+          : (await tx.insert(notificationDeliveries).values(values).returning({ id: notificationDeliveries.id })).map((row) => row.id);
       const emailIds: string[] = [];
       for (const recipient of recipients) {
         const text = alertEmailText(deps.webAppUrl, {
@@ -152,6 +149,36 @@ export async function planNotifications(deps: NotificationDeps, run: TestRunRow,
   for (const deliveryId of planned) await deps.queue.send({ deliveryId });
   await queueEmails(deps, emails);
   return planned.length + emails.length;
+}
+
+/**
+ * The channels hearing a project's alerts (the organization's for every project and the
+ * project's own, that chose alerts), and which of a trip's events each gets: all of them, or
+ * with an owner filter those whose `owners` (CODEOWNERS, in the metadata) include its owner.
+ */
+async function alertChannels(db: Database, organizationId: string, projectId: string, eventIds: number[]) {
+  const endpoints = (
+    await db
+      .select({ id: webhookEndpoints.id, events: webhookEndpoints.events, ownerFilter: webhookEndpoints.ownerFilter })
+      .from(webhookEndpoints)
+      .where(
+        and(
+          eq(webhookEndpoints.organizationId, organizationId),
+          or(isNull(webhookEndpoints.projectId), eq(webhookEndpoints.projectId, projectId)),
+        ),
+      )
+  ).filter((endpoint) => endpoint.events.includes("alerts"));
+  const ownersOf = new Map<number, unknown>();
+  if (endpoints.some((endpoint) => endpoint.ownerFilter !== null)) {
+    const rows = await db
+      .select({ id: alertEvents.id, metadata: alertEvents.metadata })
+      .from(alertEvents)
+      .where(inArray(alertEvents.id, eventIds));
+    for (const event of rows) ownersOf.set(event.id, event.metadata.owners);
+  }
+  const eventsFor = (endpoint: (typeof endpoints)[number], ids: number[]) =>
+    endpoint.ownerFilter === null ? ids : ids.filter((id) => ownerMatches(endpoint.ownerFilter, ownersOf.get(id)));
+  return { endpoints, eventsFor };
 }
 
 /**

@@ -4,19 +4,33 @@
  * one is scoped by the project: the page can only remove the project's own endpoints. Webhook URLs
  * often carry the receiver's credential, so only admins read them whole (redactedWebhookUrl).
  */
-import { and, desc, eq, isNull, or } from "drizzle-orm";
-import { webhookEndpoints } from "../../db/schema";
+import { and, desc, eq, inArray, isNull, or } from "drizzle-orm";
+import { notificationDeliveries, webhookEndpoints } from "../../db/schema";
 import { transactionWithRetry } from "../../db/transaction-retry";
 import { notFound } from "../../lib/errors";
 import { isUuid } from "../../lib/ids";
 import type { ServiceDeps } from "../shared/context";
 import { redactedWebhookUrl } from "./notification-presenters";
+import type { ChannelEvent, ChannelKind } from "../../lib/vocabulary";
 import { setProjectCheckSettings, updateProject } from "../tenancy/projects";
 
 /** At most this many endpoints are listed (the admin API's list has the same cap). */
 const PROJECT_WEBHOOKS_LIMIT = 100;
 
-export type ProjectWebhook = { id: string; url: string; description: string | null; createdAt: Date; allProjects: boolean };
+export type ProjectWebhook = {
+  id: string;
+  kind: ChannelKind;
+  url: string;
+  events: ChannelEvent[];
+  ownerFilter: string | null;
+  description: string | null;
+  createdAt: Date;
+  allProjects: boolean;
+  /** The newest delivery of the delivery log (its outcome: a test message's, for one). */
+  lastDelivery: LastDelivery | null;
+};
+
+type LastDelivery = Pick<typeof notificationDeliveries.$inferSelect, "eventType" | "status" | "lastStatusCode" | "lastError" | "createdAt">;
 
 /** Who reads the list: an admin of the organization sees whole URLs, anyone else scheme and host only. */
 export type WebhookViewer = { admin: boolean };
@@ -24,7 +38,7 @@ export type WebhookViewer = { admin: boolean };
 /**
  * The project's own endpoints and the organization's endpoints for every project, newest first.
  * The URLs are redacted unless the viewer is said to be an admin: a caller that does not say gets
- * the safe answer.
+ * the safe answer. A Slack or Teams channel's URL is masked for admins too (it is stored so).
  */
 export async function listProjectWebhooks(
   deps: Pick<ServiceDeps, "db">,
@@ -35,7 +49,10 @@ export async function listProjectWebhooks(
   const rows = await deps.db
     .select({
       id: webhookEndpoints.id,
+      kind: webhookEndpoints.kind,
       url: webhookEndpoints.url,
+      events: webhookEndpoints.events,
+      ownerFilter: webhookEndpoints.ownerFilter,
       description: webhookEndpoints.description,
       createdAt: webhookEndpoints.createdAt,
       projectId: webhookEndpoints.projectId,
@@ -49,11 +66,35 @@ export async function listProjectWebhooks(
     )
     .orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
     .limit(PROJECT_WEBHOOKS_LIMIT);
+  const last = await lastDeliveries(
+    deps,
+    rows.map((row) => row.id),
+  );
   return rows.map(({ projectId: endpointProject, url, ...row }) => ({
     ...row,
     url: viewer.admin ? url : redactedWebhookUrl(url),
     allProjects: endpointProject === null,
+    lastDelivery: last.get(row.id) ?? null,
   }));
+}
+
+/** Each endpoint's newest delivery (the delivery log's index on endpoint and time serves it). */
+async function lastDeliveries(deps: Pick<ServiceDeps, "db">, endpointIds: string[]): Promise<Map<string, LastDelivery>> {
+  if (endpointIds.length === 0) return new Map();
+  const d = notificationDeliveries;
+  const rows = await deps.db
+    .selectDistinctOn([d.endpointId], {
+      endpointId: d.endpointId,
+      eventType: d.eventType,
+      status: d.status,
+      lastStatusCode: d.lastStatusCode,
+      lastError: d.lastError,
+      createdAt: d.createdAt,
+    })
+    .from(d)
+    .where(inArray(d.endpointId, endpointIds))
+    .orderBy(d.endpointId, desc(d.createdAt), desc(d.id));
+  return new Map(rows.map(({ endpointId, ...row }) => [endpointId, row]));
 }
 
 /** Removes one of the project's own endpoints; another project's or organization-wide one is not found. */

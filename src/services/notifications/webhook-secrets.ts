@@ -14,6 +14,23 @@ import type { Logger } from "../../lib/logger";
 import { SecretDecryptionError, type SecretKeyring, sealedKeyId } from "../../lib/secret-box";
 
 const contextOf = (endpointId: string) => `webhook_endpoints/${endpointId}/signing_secret`;
+const urlContextOf = (endpointId: string) => `webhook_endpoints/${endpointId}/url`;
+
+/** The stored form of a Slack or Teams channel's URL (the URL is the channel's credential). */
+export function sealChannelUrl(secrets: SecretKeyring, endpointId: string, url: string): Promise<string> {
+  return secrets.encrypt(url, urlContextOf(endpointId));
+}
+
+/**
+ * Where a delivery goes: a signed webhook's URL as stored, a channel's opened from its sealed form
+ * (throws SecretDecryptionError when its key is not configured).
+ */
+export async function endpointUrl(
+  secrets: SecretKeyring,
+  endpoint: Pick<typeof webhookEndpoints.$inferSelect, "id" | "url" | "urlEncrypted">,
+): Promise<string> {
+  return endpoint.urlEncrypted === null ? endpoint.url : secrets.decrypt(endpoint.urlEncrypted, urlContextOf(endpoint.id));
+}
 
 /** The stored form of a new endpoint's secret. */
 export function sealSigningSecret(secrets: SecretKeyring, endpointId: string, secret: string): Promise<string> {
@@ -82,6 +99,7 @@ export async function reencryptSigningSecrets(deps: { db: Database; secrets: Sec
     if (row.signingSecretEncrypted === null) report.sealed++;
     else report.resealed++;
   }
+  report.resealed += await resealChannelUrls(deps, keyId, report);
   if (report.sealed + report.resealed > 0) {
     deps.logger.info("webhook signing secrets sealed under the current key", {
       keyId,
@@ -99,4 +117,34 @@ export async function reencryptSigningSecrets(deps: { db: Database; secrets: Sec
     );
   }
   return report;
+}
+
+/** Channels' URLs sealed under an older key, re-sealed under the current one (rotation); counted with the secrets. */
+async function resealChannelUrls(
+  deps: { db: Database; secrets: SecretKeyring },
+  keyId: string,
+  report: ReencryptionReport,
+): Promise<number> {
+  const rows = await deps.db
+    .select({ id: webhookEndpoints.id, urlEncrypted: webhookEndpoints.urlEncrypted })
+    .from(webhookEndpoints)
+    .where(and(isNotNull(webhookEndpoints.urlEncrypted), notLike(webhookEndpoints.urlEncrypted, `v1:${keyId}:%`)));
+  let resealed = 0;
+  for (const row of rows) {
+    let url: string;
+    try {
+      url = await deps.secrets.decrypt(row.urlEncrypted!, urlContextOf(row.id));
+    } catch (error) {
+      if (!(error instanceof SecretDecryptionError)) throw error;
+      report.unreadable.push({ endpointId: row.id, keyId: sealedKeyId(row.urlEncrypted!) });
+      continue;
+    }
+    const updated = await deps.db
+      .update(webhookEndpoints)
+      .set({ urlEncrypted: await sealChannelUrl(deps.secrets, row.id, url) })
+      .where(and(eq(webhookEndpoints.id, row.id), eq(webhookEndpoints.urlEncrypted, row.urlEncrypted!)))
+      .returning({ id: webhookEndpoints.id });
+    resealed += updated.length;
+  }
+  return resealed;
 }

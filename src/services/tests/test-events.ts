@@ -17,12 +17,14 @@ import type { TestEventType } from "../../lib/vocabulary";
 import type { RunQueue } from "../../ingest/run-queue";
 import { presentTest } from "../../contract/presenters";
 import { windowOf } from "./tests";
+import { hearsTestEvent } from "../../notifications/channel-routing";
 
 export type TestEvent = { type: TestEventType; testId: string };
 
 /**
  * Plans one delivery per event and endpoint hearing the project (the organization's webhooks for
- * every project, and this project's), inside the caller's transaction, after its changes: the
+ * every project, and this project's) that chose the event and whose owner filter the test
+ * matches (channel-routing.ts), inside the caller's transaction, after its changes: the
  * bodies present the tests as that transaction left them. Returns the deliveries' ids, to queue
  * after the commit (queueDeliveries). Nothing is read when no webhook hears the project.
  */
@@ -40,7 +42,12 @@ export async function recordTestEvents(
     .limit(1);
   if (!project) return [];
   const endpoints = await tx
-    .select({ id: webhookEndpoints.id })
+    .select({
+      id: webhookEndpoints.id,
+      kind: webhookEndpoints.kind,
+      events: webhookEndpoints.events,
+      ownerFilter: webhookEndpoints.ownerFilter,
+    })
     .from(webhookEndpoints)
     .where(
       and(
@@ -64,14 +71,16 @@ export async function recordTestEvents(
       project_id: context.projectId,
       test: presentTest(row, windowOf(project), webAppUrl, context.occurredAt),
     };
-    return endpoints.map((endpoint) => ({
-      endpointId: endpoint.id,
-      eventType: event.type,
-      testRunId: context.testRunId,
-      eventIds: [],
-      payload,
-      createdAt: context.occurredAt,
-    }));
+    return endpoints
+      .filter((endpoint) => hearsTestEvent(endpoint, event.type, payload.test))
+      .map((endpoint) => ({
+        endpointId: endpoint.id,
+        eventType: event.type,
+        testRunId: context.testRunId,
+        eventIds: [],
+        payload,
+        createdAt: context.occurredAt,
+      }));
   });
   if (values.length === 0) return [];
   const inserted = await tx.insert(notificationDeliveries).values(values).returning({ id: notificationDeliveries.id });
