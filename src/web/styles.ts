@@ -56,13 +56,14 @@ figure.chart svg { width: 100%; height: auto; display: block; }
 .chart-axis text { fill: var(--muted); font-size: 11px; }
 .chart-hit { fill: transparent; }
 .chart-hit:hover { fill: rgba(11, 92, 173, 0.08); }
-.chart-line { fill: none; stroke-width: 2; }
 .tone-pass { fill: var(--pass); stroke: var(--pass); }
 .tone-fail { fill: var(--fail); stroke: var(--fail); }
 .tone-error { fill: #8250df; stroke: #8250df; }
 .tone-accent { fill: var(--accent); stroke: var(--accent); }
 .tone-warn { fill: var(--warn); stroke: var(--warn); }
 .tone-muted { fill: var(--muted); stroke: var(--muted); }
+/* After the tones, and as specific as two classes: a line stays a stroke whatever its tone (a filled path draws a "bow-tie"). */
+path.chart-line { fill: none; stroke-width: 2; }
 ul.chart-legend { display: flex; gap: 1rem; list-style: none; padding: 0; margin: 0.25rem 0; font-size: 0.875rem; }
 .swatch { display: inline-block; width: 0.8rem; height: 0.8rem; border-radius: 2px; margin-right: 0.35rem; vertical-align: -0.1rem; }
 span.swatch.tone-pass { background: var(--pass); } span.swatch.tone-fail { background: var(--fail); } span.swatch.tone-error { background: #8250df; }
@@ -92,7 +93,7 @@ select { font: inherit; padding: 0.4rem 0.5rem; border: 1px solid #8c959f; borde
 .page-links { display: flex; gap: 1.5rem; margin: 1rem 0; }
 .badge { display: inline-block; padding: 0 0.45rem; border-radius: 999px; font-size: 0.8rem; font-weight: 600; border: 1px solid currentColor; margin-right: 0.25rem; }
 .status-passed, .health-healthy, .state-active { color: var(--pass); }
-.status-failed, .status-errored, .health-broken { color: var(--fail); }
+.status-failed, .status-errored, .health-broken, .health-failing { color: var(--fail); }
 .status-skipped, .state-disabled { color: var(--muted); }
 .health-flaky, .quarantined, .state-snoozed { color: var(--warn); }
 .failure-group { border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem 1rem; margin: 0 0 1rem; }
