@@ -235,6 +235,7 @@ export function presentTest(row: Row<typeof tests>, window: { size: number; bran
     health: row.health,
     health_changed_at: iso(row.healthChangedAt),
     executions_count: row.executionsCount,
+    failing_streak: row.failingStreak,
     last_status: row.lastStatus,
     last_executed_at: iso(row.lastExecutedAt),
     last_failed_at: iso(row.lastFailedAt),

@@ -462,6 +462,10 @@ export const TestSchema = z
     health: TestHealthSchema,
     health_changed_at: nullableTimestamp("When the health last changed; null while it never has."),
     executions_count: z.number().int().openapi({ description: "Executions on every branch, all time (skipped ones included)." }),
+    failing_streak: z.number().int().min(0).openapi({
+      description:
+        'The test\'s latest consecutive default-branch executions that failed or errored, up to its latest run; 0 when the latest passed. At 10 a test turns `broken`; below that a `healthy` test with a streak reads "failing (N in a row)" on the pages and in the MCP summaries.',
+    }),
     last_status: z.enum(CASE_STATUSES).nullable(),
     last_executed_at: nullableTimestamp("When the run of its latest execution arrived."),
     last_failed_at: nullableTimestamp("When the run of its latest failure or error arrived."),

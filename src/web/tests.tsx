@@ -119,7 +119,7 @@ async function renderTestPage(
       <h1>{test.name}</h1>
       <Notice text={noticeFor(NOTICES, c.req.query("done"))} />
       <p>
-        <HealthBadge health={test.health} /> {test.quarantined ? <QuarantinedBadge /> : null}
+        <HealthBadge health={test.health} failingStreak={test.failing_streak} /> {test.quarantined ? <QuarantinedBadge /> : null}
       </p>
       <TestFacts test={test} />
 
@@ -291,7 +291,7 @@ const VariantSiblings: FC<{ test: TestObject; siblings: TestSibling[]; testPath:
         {siblings.map((sibling) => (
           <li>
             <a href={testPath(sibling.id)}>{sibling.variant === "" ? "(no variant)" : sibling.variant}</a>{" "}
-            <HealthBadge health={sibling.health} />
+            <HealthBadge health={sibling.health} failingStreak={sibling.failingStreak} />
           </li>
         ))}
       </ul>
@@ -626,7 +626,7 @@ const TestsTable: FC<{ tests: TestObject[]; testPath: (id: string) => string; wi
             ) : null}
           </td>
           <td>
-            <HealthBadge health={test.health} /> {test.quarantined ? <QuarantinedBadge /> : null}
+            <HealthBadge health={test.health} failingStreak={test.failing_streak} /> {test.quarantined ? <QuarantinedBadge /> : null}
           </td>
           <td class="num">{test.impact}</td>
           <td class="num">{percent(test.failure_rate)}</td>

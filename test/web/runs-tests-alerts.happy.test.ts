@@ -167,6 +167,18 @@ describe("tests", () => {
     expect(textOf(broken.text)).toContain("No tests match.");
   });
 
+  it("a healthy test whose latest default-branch executions failed reads 'Failing (N in a row)', on the list and on its page", async () => {
+    // "pays" errored in the fixture's second run (and the flaky-badge test's run above, when it ran first).
+    const list = await f.admin.get(`/projects/${f.project.id}/tests?q=pays`);
+    const label = /<span class="badge health-failing">Failing \(([12]) in a row\)<\/span>/.exec(list.text);
+    expect(label, list.text).not.toBeNull();
+    const passing = await f.admin.get(`/projects/${f.project.id}/tests?q=adds`);
+    expect(passing.text).toContain('<span class="badge health-healthy">Healthy</span>');
+    expect(passing.text).not.toContain("in a row");
+    const page = await f.admin.get(`/projects/${f.project.id}/tests/${f.paysTestId}`);
+    expect(page.text).toContain(label![0]);
+  });
+
   it("a test's page: the history strip with a text alternative per cell, durations, failure groups with samples, transitions", async () => {
     const answer = await f.admin.get(`/projects/${f.project.id}/tests/${f.paysTestId}`);
     expect(answer.status).toBe(200);

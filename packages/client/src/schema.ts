@@ -1444,6 +1444,8 @@ export interface components {
             health_changed_at: string | null;
             /** @description Executions on every branch, all time (skipped ones included). */
             executions_count: number;
+            /** @description The test's latest consecutive default-branch executions that failed or errored, up to its latest run; 0 when the latest passed. At 10 a test turns `broken`; below that a `healthy` test with a streak reads "failing (N in a row)" on the pages and in the MCP summaries. */
+            failing_streak: number;
             /** @enum {string|null} */
             last_status: "passed" | "failed" | "errored" | "skipped" | null;
             /**
