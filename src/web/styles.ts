@@ -48,6 +48,7 @@ dl.figures dt { color: var(--muted); font-size: 0.875rem; }
 dl.figures dd { margin: 0; }
 dl.figures .figure-value { font-size: 1.5rem; font-weight: 600; font-variant-numeric: tabular-nums; }
 figure.chart { margin: 0 0 1.5rem; }
+figure.chart-empty p { margin: 0; padding: 1rem; border: 1px dashed var(--line); border-radius: 6px; }
 /* The cost of flakiness: tests' names and the API path come whole from uploads and ids; they wrap anywhere. */
 section.flakiness-cost > p, section.flakiness-cost > ol > li { overflow-wrap: anywhere; }
 figure.chart figcaption { font-weight: 600; margin-bottom: 0.25rem; }

@@ -332,6 +332,7 @@ const DurationSection: FC<{ test: TestObject; history: Execution[] }> = ({ test,
       labels={history.map((execution) => `#${execution.test_run.number}`)}
       labelHeading="Run"
       format={durationText}
+      empty="No durations recorded for these executions."
       series={[
         {
           label: "passed",
@@ -381,6 +382,7 @@ const CostSection: FC<{ cost: TestFlakinessCost }> = ({ cost }) => {
             labels={days.map((day) => day.day)}
             labelHeading="Day (UTC)"
             format={durationText}
+            empty="Flakiness cost no test time in this window."
             series={[
               { label: "Retries", tone: "warn", values: days.map((day) => day.retry_ms) },
               { label: "Flaky failures", tone: "fail", values: days.map((day) => day.flaky_failures_ms) },
