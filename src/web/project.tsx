@@ -20,8 +20,16 @@ import { signedIn } from "./session";
 
 export type ProjectTab = "overview" | "runs" | "tests" | "settings";
 
-/** The project's heading and its pages. */
-export const ProjectHeader: FC<{ project: ProjectRow; page: PageContext; tab: ProjectTab }> = ({ project, page, tab }) => {
+/**
+ * The project's heading and its pages' tab bar, on every page of the project's tabs. A tab's own
+ * page (`heading`: "Test runs", "Tests") is headed by its name under a link to the project.
+ */
+export const ProjectHeader: FC<{ project: ProjectRow; page: PageContext; tab: ProjectTab; heading?: string }> = ({
+  project,
+  page,
+  tab,
+  heading,
+}) => {
   const base = `/projects/${project.id}`;
   const tabs: { tab: ProjectTab; label: string; path: string }[] = [
     { tab: "overview", label: "Overview", path: base },
@@ -31,8 +39,19 @@ export const ProjectHeader: FC<{ project: ProjectRow; page: PageContext; tab: Pr
   ];
   return (
     <>
-      <h1>{project.name}</h1>
-      {project.description ? <p class="description">{project.description}</p> : null}
+      {heading === undefined ? (
+        <>
+          <h1>{project.name}</h1>
+          {project.description ? <p class="description">{project.description}</p> : null}
+        </>
+      ) : (
+        <>
+          <p class="crumbs">
+            <a href={page.paths.to(base)}>{project.name}</a>
+          </p>
+          <h1>{heading}</h1>
+        </>
+      )}
       <nav aria-label="Project" class="tabs">
         <ul>
           {tabs.map((item) => (

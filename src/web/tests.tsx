@@ -30,6 +30,7 @@ import {
   windowOf,
 } from "../services/tests/tests";
 import { type MemberAccess, accessOf, projectMemberAccess, withQuery } from "./access";
+import { ProjectHeader } from "./project";
 import { Chart } from "./charts";
 import {
   HealthBadge,
@@ -169,10 +170,7 @@ async function testsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths,
   const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(list.listing(request), page.next) }) : null;
   return c.html(
     <Layout title={`Tests · ${project.name}`} page={access.page} section="projects">
-      <p class="crumbs">
-        <a href={paths.to(`/projects/${project.id}`)}>{project.name}</a>
-      </p>
-      <h1>Tests</h1>
+      <ProjectHeader project={project} page={access.page} tab="tests" heading="Tests" />
       <TestsFilters base={base} filters={filters} variants={variants} />
       <p class="muted">
         Impact: how many of a test's last {page.items[0]?.window.max_executions ?? 50} executions on the default branch failed or errored.

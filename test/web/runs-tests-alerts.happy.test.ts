@@ -50,6 +50,30 @@ describe("runs", () => {
     expect(runs).toBe(overview);
   });
 
+  it("the runs and tests pages carry the project's tab bar, their own tab current, as the overview and settings do", async () => {
+    const tabsOf = (html: string) => {
+      const nav = /<nav aria-label="Project" class="tabs">(.*?)<\/nav>/.exec(html)?.[1] ?? "";
+      return [...nav.matchAll(/<a href="([^"]+)"( aria-current="page")?>([^<]+)<\/a>/g)].map((m) => [m[1], m[3], Boolean(m[2])]);
+    };
+    const base = `/projects/${f.project.id}`;
+    const expected = (current: string) =>
+      [
+        [base, "Overview"],
+        [`${base}/runs`, "Runs"],
+        [`${base}/tests`, "Tests"],
+        [`${base}/settings`, "Settings"],
+      ].map(([href, label]) => [href, label, label === current]);
+    for (const [path, current] of [
+      [base, "Overview"],
+      [`${base}/runs`, "Runs"],
+      [`${base}/tests`, "Tests"],
+      [`${base}/settings`, "Settings"],
+    ] as const)
+      expect(tabsOf((await f.member.get(path)).text), path).toEqual(expected(current));
+    const runs = (await f.member.get(`${base}/runs`)).text;
+    expect(runs).toContain(`<p class="crumbs"><a href="${base}">Shop </a></p><h1>Test runs</h1>`);
+  });
+
   it("pages with the API's cursor: the next link opens the older runs", async () => {
     const first = await f.admin.get(`/projects/${f.project.id}/runs?limit=1`);
     const next = /href="([^"]*cursor=[^"]+)"/.exec(first.text)![1]!.replaceAll("&amp;", "&");
