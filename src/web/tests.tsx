@@ -33,6 +33,7 @@ import { type MemberAccess, accessOf, projectMemberAccess, withQuery } from "./a
 import { ProjectHeader } from "./project";
 import { Chart } from "./charts";
 import {
+  ExternalLink,
   HealthBadge,
   Notice,
   PageLinks,
@@ -411,7 +412,17 @@ const QuarantineSection: FC<{ test: TestObject; form: QuarantineForm | null; tes
             {test.quarantine.all_variants ? " in every variant" : ""} until <When at={test.quarantine.expires_at} />:{" "}
             {test.quarantine.reason}
           </p>
-          {test.quarantine.owner ? <p>Owner: {test.quarantine.owner}</p> : null}
+          <dl class="facts">
+            <dt>Quarantined</dt>
+            <dd>
+              <When at={test.quarantine.created_at} />{" "}
+              {test.quarantine.source === "auto" ? "by the service (auto-quarantine)" : "by a person or an API key"}
+            </dd>
+            <dt>Owner</dt>
+            <dd>{test.quarantine.owner ?? <span class="muted">none given</span>}</dd>
+            <dt>Issue</dt>
+            <dd>{test.quarantine.issue_url ? <ExternalLink href={test.quarantine.issue_url} /> : <span class="muted">none given</span>}</dd>
+          </dl>
           <form method="post" action={`${testPath}/unquarantine`}>
             <button type="submit">Unquarantine</button>
           </form>

@@ -233,13 +233,19 @@ describe("tests", () => {
       reason: "Times out on ARM",
       duration: "14d",
       owner: "@acme/shop",
-      issue_url: "",
+      issue_url: "https://issues.example.com/SHOP-12",
     });
     expect(posted.status).toBe(303);
     expect(posted.location).toBe(`${base}?done=quarantined`);
     const page = await f.member.get(posted.location!);
     expect(textOf(page.text)).toContain("The test is quarantined.");
     expect(textOf(page.text)).toContain("Times out on ARM");
+    // The quarantine's facts: when and by whom (a person or a key, or the service), its owner, its issue as a link.
+    expect(page.text).toContain("<dt>Owner</dt><dd>@acme/shop</dd>");
+    expect(page.text).toContain(
+      '<dt>Issue</dt><dd><a href="https://issues.example.com/SHOP-12" rel="noopener noreferrer nofollow">https://issues.example.com/SHOP-12</a></dd>',
+    );
+    expect(textOf(page.text)).toMatch(/Quarantined \d{4}-\d\d-\d\d \d\d:\d\d UTC by a person or an API key/);
     const api = await h.db.query.tests.findFirst({ where: (t, { eq }) => eq(t.id, f.renderTestId) });
     expect(api!.quarantineReason).toBe("Times out on ARM");
     expect(api!.quarantineOwner).toBe("@acme/shop");
