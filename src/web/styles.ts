@@ -19,6 +19,15 @@ caption { text-align: left; padding-bottom: 0.5rem; }
 th, td { text-align: left; padding: 0.5rem 0.75rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-weight: 600; color: var(--muted); font-size: 0.875rem; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+/* A figure and its unit stay on one line ("116 ms", not "116 / ms"); so do badges and times. */
+td.num, .badge, td time { white-space: nowrap; }
+/* Narrow screens (375 px): names from uploads wrap anywhere rather than widen the page. */
+h1, .crumbs, td:first-child { overflow-wrap: anywhere; }
+@media (max-width: 40rem) {
+  main { padding: 1rem; }
+  header.site { padding: 0.75rem 1rem; }
+  header.site .account { margin-left: 0; }
+}
 .result-passed { color: var(--pass); font-weight: 600; }
 .result-failed { color: var(--fail); font-weight: 600; }
 .muted { color: var(--muted); }

@@ -603,52 +603,54 @@ const TestsTable: FC<{ tests: TestObject[]; testPath: (id: string) => string; wi
   testPath,
   withVariant,
 }) => (
-  <table>
-    <thead>
-      <tr>
-        <th scope="col">Test</th>
-        <th scope="col">Health</th>
-        <th scope="col" class="num">
-          Impact
-        </th>
-        <th scope="col" class="num">
-          Failure rate
-        </th>
-        <th scope="col" class="num">
-          Flip rate
-        </th>
-        <th scope="col" class="num">
-          p95
-        </th>
-        <th scope="col">Last status</th>
-        <th scope="col">Last failed</th>
-      </tr>
-    </thead>
-    <tbody>
-      {tests.map((test) => (
+  <div class="table-scroll" tabindex={0} role="region" aria-label="Tests">
+    <table>
+      <thead>
         <tr>
-          <td>
-            <a href={testPath(test.id)}>{test.name}</a>
-            {test.classname ? <div class="muted">{test.classname}</div> : null}
-            {withVariant && test.variant !== "" ? (
-              <div class="muted">
-                <code>{test.variant}</code>
-              </div>
-            ) : null}
-          </td>
-          <td>
-            <HealthBadge health={test.health} failingStreak={test.failing_streak} /> {test.quarantined ? <QuarantinedBadge /> : null}
-          </td>
-          <td class="num">{test.impact}</td>
-          <td class="num">{percent(test.failure_rate)}</td>
-          <td class="num">{percent(test.flip_rate)}</td>
-          <td class="num">{durationText(test.duration_p95_ms)}</td>
-          <td>{test.last_status ? <StatusBadge status={test.last_status} /> : <span class="muted">—</span>}</td>
-          <td>
-            <When at={test.last_failed_at} />
-          </td>
+          <th scope="col">Test</th>
+          <th scope="col">Health</th>
+          <th scope="col" class="num">
+            Impact
+          </th>
+          <th scope="col" class="num">
+            Failure rate
+          </th>
+          <th scope="col" class="num">
+            Flip rate
+          </th>
+          <th scope="col" class="num">
+            p95
+          </th>
+          <th scope="col">Last status</th>
+          <th scope="col">Last failed</th>
         </tr>
-      ))}
-    </tbody>
-  </table>
+      </thead>
+      <tbody>
+        {tests.map((test) => (
+          <tr>
+            <td>
+              <a href={testPath(test.id)}>{test.name}</a>
+              {test.classname ? <div class="muted">{test.classname}</div> : null}
+              {withVariant && test.variant !== "" ? (
+                <div class="muted">
+                  <code>{test.variant}</code>
+                </div>
+              ) : null}
+            </td>
+            <td>
+              <HealthBadge health={test.health} failingStreak={test.failing_streak} /> {test.quarantined ? <QuarantinedBadge /> : null}
+            </td>
+            <td class="num">{test.impact}</td>
+            <td class="num">{percent(test.failure_rate)}</td>
+            <td class="num">{percent(test.flip_rate)}</td>
+            <td class="num">{durationText(test.duration_p95_ms)}</td>
+            <td>{test.last_status ? <StatusBadge status={test.last_status} /> : <span class="muted">—</span>}</td>
+            <td>
+              <When at={test.last_failed_at} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  </div>
 );
