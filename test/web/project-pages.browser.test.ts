@@ -116,7 +116,12 @@ describe("project pages in Chromium", () => {
     expect(await admin.getByText("No run durations in the last 30 days.").count()).toBe(1);
     expect(await admin.getByRole("img", { name: /^Flaky tests/ }).count()).toBe(0);
     expect(await admin.getByText("No flaky tests in the last 30 days.").count()).toBe(1);
-    expect(await admin.locator(".figure", { hasText: "Runs" }).first().locator(".figure-value").textContent()).toBe("1");
+    expect(
+      await admin
+        .locator(".figure", { has: admin.locator("dt", { hasText: /^Runs$/ }) })
+        .locator(".figure-value")
+        .textContent(),
+    ).toBe("1");
     // The data table behind a disclosure, readable without any script.
     await admin.getByText("Data table: Runs by result").click();
     expect(await admin.locator("details[open] table tbody tr").count()).toBe(30);
