@@ -263,7 +263,10 @@ export const TestCaseSchema = z
     }),
     system_out: z.string().nullable().openapi({ description: "The first 4,096 characters of the case's output." }),
     system_err: z.string().nullable().openapi({ description: "The first 4,096 characters of the case's error output." }),
-    url: z.string().url(),
+    url: z.string().url().openapi({
+      description:
+        "The run's page in the web app: a failed or errored case's at its anchor (`#case-{id}`, where the page lists the failure), a passed or skipped case's without one (the page lists no passed cases).",
+    }),
   })
   .openapi("TestCase");
 

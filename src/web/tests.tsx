@@ -307,7 +307,11 @@ const HistoryStrip: FC<{ history: Execution[]; runPath: (number: number) => stri
         const text = `${statusLabel(execution.status)}, run #${execution.test_run.number}, ${utcText(new Date(execution.test_run.created_at))}`;
         return (
           <li>
-            <a href={`${runPath(execution.test_run.number)}#case-${execution.id}`} class={`cell status-${execution.status}`} title={text}>
+            <a
+              href={`${runPath(execution.test_run.number)}${execution.status === "failed" || execution.status === "errored" ? `#case-${execution.id}` : ""}`}
+              class={`cell status-${execution.status}`}
+              title={text}
+            >
               <VisuallyHidden>{text}</VisuallyHidden>
             </a>
           </li>

@@ -214,7 +214,9 @@ describe("tests", () => {
     expect(cells[0]![2]).toBe("passed");
     expect(cells[0]![3]).toMatch(/^Passed, run #1, \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
     expect(cells[0]![4]).toBe(cells[0]![3]);
-    expect(cells[0]![1]).toMatch(new RegExp(`^/projects/${f.project.id}/runs/1#case-\\d+$`));
+    // A passed execution opens its run's page; a failure the run page at its anchor.
+    expect(cells[0]![1]).toBe(`/projects/${f.project.id}/runs/1`);
+    expect(cells[1]![1]).toMatch(new RegExp(`^/projects/${f.project.id}/runs/2#case-\\d+$`));
     expect(cells[1]![2]).toBe("errored");
     const text = textOf(html);
     expect(text).toContain("Duration");

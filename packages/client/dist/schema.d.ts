@@ -1401,7 +1401,10 @@ export interface components {
             system_out: string | null;
             /** @description The first 4,096 characters of the case's error output. */
             system_err: string | null;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description The run's page in the web app: a failed or errored case's at its anchor (`#case-{id}`, where the page lists the failure), a passed or skipped case's without one (the page lists no passed cases).
+             */
             url: string;
         };
         TestCaseAttempt: {
