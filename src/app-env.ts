@@ -35,6 +35,12 @@ export type AppConfig = {
   /** Base of the `url` fields (the web app's pages). */
   webAppUrl: string;
   /**
+   * WEB_APP_URL is unset and the pages are on a loopback name (`localhost`, `127.0.0.1`): form
+   * posts from either loopback name, same scheme and port, are the pages' own (local development:
+   * wrangler prints 127.0.0.1, `npm start` localhost). Never an origin taken from a request.
+   */
+  webAppLoopbackAliases?: boolean;
+  /**
    * The outbound policy webhooks are configured under (src/notifications/outbound-policy.ts): which
    * URLs the admin API and the pages accept (by default https to public hosts only, no operator
    * allowances) and how many webhooks an organization may have.

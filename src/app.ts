@@ -20,6 +20,7 @@ import { createUploadsApi, uploadsDocumentPart } from "./routes/uploads";
 import { createUploaderRoutes } from "./routes/uploader";
 import { createV1Api } from "./routes/v1";
 import { createWebApp } from "./web";
+import { browserNotFound } from "./web/not-found";
 import { createMcpApi } from "./mcp/route";
 
 export type { AppConfig, RequestDeps } from "./app-env";
@@ -95,7 +96,12 @@ export function createApp(config: AppConfig) {
   // The web app's pages, at the root of the origin (docs/web-app.md); its routes are page paths only.
   app.route("/", createWebApp(config));
 
-  app.notFound((c) => errorResponse(c, new ApiError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`)));
+  // A browser asking for a page gets the pages' HTML 404; API clients the JSON envelope (docs/web-app.md).
+  const pageNotFoundFor = browserNotFound(config);
+  app.notFound(
+    (c) =>
+      pageNotFoundFor(c) ?? errorResponse(c, new ApiError("not_found", `No route for ${c.req.method} ${new URL(c.req.url).pathname}.`)),
+  );
 
   app.onError((error, c) => {
     if (error instanceof ApiError) return errorResponse(c, error);

@@ -40,12 +40,30 @@ export const MAX_PASSWORD_LENGTH = 128;
 export type PeopleDeps = {
   db: Database | Transaction;
   secrets: SecretKeyring;
-  /** The web app's public base URL (WEB_APP_URL): its origin is the only trusted one. */
+  /** The web app's public base URL (WEB_APP_URL): its origin is the only trusted one (with its loopback alias: `webOrigins`). */
   webAppUrl: string;
+  webAppLoopbackAliases?: boolean;
 };
 
 /** The web app's origin (`https://app.example.com`), from configuration, never from a request. */
 export const webOrigin = (webAppUrl: string) => new URL(webAppUrl).origin;
+
+const LOOPBACK_NAMES = ["localhost", "127.0.0.1"];
+
+/**
+ * The origins whose form posts are the pages' own: the web app's; with `loopbackAliases` (WEB_APP_URL
+ * unset) and the pages on a loopback name, both loopback names at the same scheme and port.
+ * From configuration only, never from a request's Host.
+ */
+export function webOrigins(webAppUrl: string, loopbackAliases = false): string[] {
+  const url = new URL(webAppUrl);
+  if (!loopbackAliases || !LOOPBACK_NAMES.includes(url.hostname)) return [url.origin];
+  return LOOPBACK_NAMES.map((name) => {
+    const alias = new URL(url.origin);
+    alias.hostname = name;
+    return alias.origin;
+  }).sort((a, b) => (a === url.origin ? -1 : b === url.origin ? 1 : 0));
+}
 
 /** The better-auth instance of one request (or of one transaction of it). */
 export async function createPeopleAuth(deps: PeopleDeps) {
@@ -55,7 +73,7 @@ export async function createPeopleAuth(deps: PeopleDeps) {
     baseURL: origin,
     basePath: AUTH_BASE_PATH,
     secret: await deps.secrets.deriveSecret(BETTER_AUTH_SECRET_PURPOSE),
-    trustedOrigins: [origin],
+    trustedOrigins: webOrigins(deps.webAppUrl, deps.webAppLoopbackAliases),
     telemetry: { enabled: false },
     rateLimit: { enabled: false },
     database: drizzleAdapter(deps.db, {

@@ -140,6 +140,8 @@ export function presentTestSuite(row: Row<typeof testSuites>) {
   };
 }
 
+const isFailure = (status: string) => status === "failed" || status === "errored";
+
 export function presentTestCase(row: Row<typeof testCases>, run: Pick<Row<typeof testRuns>, "projectId" | "number">, webAppUrl: string) {
   return {
     id: row.id,
@@ -159,8 +161,9 @@ export function presentTestCase(row: Row<typeof testCases>, run: Pick<Row<typeof
     quarantined: row.quarantined,
     system_out: row.systemOut,
     system_err: row.systemErr,
-    // The run's page, at the case (its failures carry an anchor each).
-    url: `${base(webAppUrl)}/projects/${run.projectId}/runs/${run.number}#case-${row.id}`,
+    // The run's page; a failure's at its anchor (the page lists the run's failures, each with `id="case-ID"`); a passed or
+    // skipped case's the page itself, which lists no passed cases (docs/web-app.md).
+    url: `${base(webAppUrl)}/projects/${run.projectId}/runs/${run.number}${isFailure(row.status) ? `#case-${row.id}` : ""}`,
   };
 }
 
@@ -235,6 +238,7 @@ export function presentTest(row: Row<typeof tests>, window: { size: number; bran
     health: row.health,
     health_changed_at: iso(row.healthChangedAt),
     executions_count: row.executionsCount,
+    failing_streak: row.failingStreak,
     last_status: row.lastStatus,
     last_executed_at: iso(row.lastExecutedAt),
     last_failed_at: iso(row.lastFailedAt),

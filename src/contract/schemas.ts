@@ -263,7 +263,10 @@ export const TestCaseSchema = z
     }),
     system_out: z.string().nullable().openapi({ description: "The first 4,096 characters of the case's output." }),
     system_err: z.string().nullable().openapi({ description: "The first 4,096 characters of the case's error output." }),
-    url: z.string().url(),
+    url: z.string().url().openapi({
+      description:
+        "The run's page in the web app: a failed or errored case's at its anchor (`#case-{id}`, where the page lists the failure), a passed or skipped case's without one (the page lists no passed cases).",
+    }),
   })
   .openapi("TestCase");
 
@@ -462,6 +465,10 @@ export const TestSchema = z
     health: TestHealthSchema,
     health_changed_at: nullableTimestamp("When the health last changed; null while it never has."),
     executions_count: z.number().int().openapi({ description: "Executions on every branch, all time (skipped ones included)." }),
+    failing_streak: z.number().int().min(0).openapi({
+      description:
+        'The test\'s latest consecutive default-branch executions that failed or errored, up to its latest run; 0 when the latest passed. At 10 a test turns `broken`; below that a `healthy` test with a streak reads "failing (N in a row)" on the pages and in the MCP summaries.',
+    }),
     last_status: z.enum(CASE_STATUSES).nullable(),
     last_executed_at: nullableTimestamp("When the run of its latest execution arrived."),
     last_failed_at: nullableTimestamp("When the run of its latest failure or error arrived."),

@@ -132,6 +132,16 @@ export const ERROR_CODES = Object.keys(ERROR_STATUS).filter((code) => !ADMIN_ONL
 export const TEST_HEALTHS = ["healthy", "flaky", "broken"] as const;
 export type TestHealth = (typeof TEST_HEALTHS)[number];
 
+/**
+ * A test's health as the pages and the MCP summaries say it: a `healthy` test whose latest
+ * default-branch executions failed (fewer in a row than make it `broken`) reads "failing (N in a
+ * row)"; otherwise the health itself. `failingStreak` is the test object's `failing_streak`.
+ */
+export function healthText(health: TestHealth, failingStreak: number): string {
+  if (health === "healthy" && failingStreak > 0) return `failing (${failingStreak} in a row)`;
+  return health;
+}
+
 /** The `sort` of GET /projects/:id/tests. */
 export const TEST_SORTS = ["impact", "failure_rate", "duration", "last_failed", "name"] as const;
 export type TestSort = (typeof TEST_SORTS)[number];

@@ -9,7 +9,7 @@ import type { FailureGroupObject } from "../services/runs/failure-groups";
 import type { ProjectObject } from "../services/tenancy/projects";
 import type { RunComparisonObject, RunVerdictItem } from "../services/runs/run-comparison-reads";
 import type { TestRunObject } from "../services/runs/test-results";
-import { VERDICTS_BY_CONCERN } from "../lib/vocabulary";
+import { VERDICTS_BY_CONCERN, healthText } from "../lib/vocabulary";
 import type { TestObject } from "../services/tests/tests";
 import type { ProjectFlakinessCost } from "../services/runs/flakiness-cost-reads";
 
@@ -52,7 +52,7 @@ export function projects(list: List<ProjectObject>): string {
 
 function testLine(t: TestObject): string {
   const parts = [
-    `${t.health}`,
+    healthText(t.health, t.failing_streak),
     `failure rate ${percent(t.failure_rate)} over ${plural(t.window.executions, "execution")}`,
     `impact ${t.impact}`,
     `flip rate ${percent(t.flip_rate)}`,
@@ -101,7 +101,7 @@ function groupLines(groups: Array<FailureGroupObject & { run_occurrences?: numbe
 
 export function test(t: TestDetail): string {
   const lines = [
-    `${testName(t)} (test_id ${t.id}, project_id ${t.project_id}) is ${t.health}${t.health_changed_at ? ` since ${day(t.health_changed_at)}` : ""}.`,
+    `${testName(t)} (test_id ${t.id}, project_id ${t.project_id}) is ${healthText(t.health, t.failing_streak)}${t.health_changed_at ? ` since ${day(t.health_changed_at)}` : ""}.`,
     `Over its last ${plural(t.window.executions, "execution")} on ${t.window.branch ?? "the default branch"}: failure rate ${percent(t.failure_rate)}, flip rate ${percent(t.flip_rate)}, ${t.impact} failing, ${t.passed_on_retry_count} passed on retry; p50 ${t.duration_p50_ms ?? "n/a"} ms, p95 ${t.duration_p95_ms ?? "n/a"} ms. ${plural(t.executions_count, "execution")} in all, last failed ${day(t.last_failed_at)}.`,
   ];
   if (t.owners.length > 0) lines.push(`Owners: ${t.owners.join(", ")}.`);
@@ -267,7 +267,7 @@ export function quarantinedTest(t: TestObject): string {
 }
 
 export function unquarantinedTest(t: TestObject): string {
-  return `${testName(t)} (test_id ${t.id}) is not quarantined: its failures count again in CI. Health: ${t.health}.`;
+  return `${testName(t)} (test_id ${t.id}) is not quarantined: its failures count again in CI. Health: ${healthText(t.health, t.failing_streak)}.`;
 }
 
 /** Milliseconds of test time as a person reads them: `3 h 12 min`, `4 min 05 s`, `2.4 s`, `120 ms`. */

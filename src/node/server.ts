@@ -93,6 +93,7 @@ async function main(): Promise<void> {
     adminToken: config.adminToken,
     publicBaseUrl,
     webAppUrl,
+    webAppLoopbackAliases: config.webAppUrl === undefined,
     webhookUrlPolicy: outbound,
     quotas: config.quotas,
     signUp: config.signUp,

@@ -28,6 +28,11 @@ export type ChartProps = {
   format?: (value: number) => string;
   /** A link for each point (an execution's run), or none. */
   links?: readonly (string | null)[];
+  /**
+   * What the figure says instead of an empty plot when no point has a value above 0 (no runs, no
+   * flaky test): axes scaled to nothing read "0 ms / 1 ms / 1 ms" or "0.50 runs".
+   */
+  empty: string;
 };
 
 const WIDTH = 720;
@@ -121,7 +126,28 @@ function linePaths(series: readonly ChartSeries[], scale: Scale) {
   });
 }
 
-export const Chart: FC<ChartProps> = ({ id, title, summary, kind, labels, labelHeading, series, format = plain, links }) => {
+/**
+ * The axis' ticks: 0, the middle and the top, without a middle that reads like a neighbour
+ * ("1 ms" at 0.5 ms under "1 ms") or that is a fraction of counts ("0.50" runs).
+ */
+function ticksOf(top: number, series: readonly ChartSeries[], format: (value: number) => string): number[] {
+  const counts = series.every((s) => s.values.every((v) => v === null || v === undefined || Number.isInteger(v)));
+  const middle = top / 2;
+  const keepMiddle = !(counts && !Number.isInteger(middle)) && format(middle) !== format(top) && format(middle) !== format(0);
+  return keepMiddle ? [0, middle, top] : [0, top];
+}
+
+/** Whether any point has a value above 0: otherwise the chart is its empty state. */
+const hasData = (series: readonly ChartSeries[]) => series.some((s) => s.values.some((v) => v !== null && v !== undefined && v > 0));
+
+export const Chart: FC<ChartProps> = ({ id, title, summary, kind, labels, labelHeading, series, format = plain, links, empty }) => {
+  if (!hasData(series))
+    return (
+      <figure class="chart chart-empty" aria-labelledby={`${id}-caption`}>
+        <figcaption id={`${id}-caption`}>{title}</figcaption>
+        <p class="muted">{empty}</p>
+      </figure>
+    );
   const count = labels.length;
   const scale = scaleOf(kind, labels, series);
   const { top, slot, y } = scale;
@@ -143,7 +169,7 @@ export const Chart: FC<ChartProps> = ({ id, title, summary, kind, labels, labelH
   });
   const lines = kind === "lines" ? linePaths(series, scale) : null;
 
-  const ticks = [0, top / 2, top];
+  const ticks = ticksOf(top, series, format);
   return (
     <figure class="chart" aria-labelledby={`${id}-caption`}>
       <figcaption id={`${id}-caption`}>{title}</figcaption>

@@ -4,7 +4,7 @@
  * text. Everything goes through JSX (escaped); nothing from uploads becomes markup.
  */
 import type { Child, FC } from "hono/jsx";
-import type { CaseStatus, TestHealth } from "../lib/vocabulary";
+import { type CaseStatus, type TestHealth, healthText } from "../lib/vocabulary";
 import { utcText } from "./format";
 
 /** Text only screen readers read (a cell of the history strip, an icon's meaning). */
@@ -20,9 +20,19 @@ export const StatusBadge: FC<{ status: CaseStatus }> = ({ status }) => (
 const HEALTH_LABELS: Record<TestHealth, string> = { healthy: "Healthy", flaky: "Flaky", broken: "Broken" };
 export const healthLabel = (health: TestHealth) => HEALTH_LABELS[health];
 
-export const HealthBadge: FC<{ health: TestHealth }> = ({ health }) => (
-  <span class={`badge health-${health}`}>{HEALTH_LABELS[health]}</span>
-);
+/**
+ * The test's health as a badge: "Failing (3 in a row)" for a healthy test whose latest
+ * default-branch executions failed (`failing_streak`, src/lib/vocabulary.ts healthText).
+ */
+export const HealthBadge: FC<{ health: TestHealth; failingStreak?: number }> = ({ health, failingStreak = 0 }) => {
+  const text = healthText(health, failingStreak);
+  const failing = text !== health;
+  return (
+    <span class={`badge health-${failing ? "failing" : health}`}>
+      {failing ? text[0]!.toUpperCase() + text.slice(1) : HEALTH_LABELS[health]}
+    </span>
+  );
+};
 
 export const QuarantinedBadge: FC = () => <span class="badge quarantined">Quarantined</span>;
 

@@ -17,7 +17,15 @@ export type WebEnv = {
 /** `cursorSecret`: the pages page through lists with the API's own signed cursors. */
 export type WebConfig = Pick<
   AppConfig,
-  "secrets" | "webAppUrl" | "publicBaseUrl" | "webhookUrlPolicy" | "cursorSecret" | "quotas" | "signUp" | "mailConfigured"
+  | "secrets"
+  | "webAppUrl"
+  | "webAppLoopbackAliases"
+  | "publicBaseUrl"
+  | "webhookUrlPolicy"
+  | "cursorSecret"
+  | "quotas"
+  | "signUp"
+  | "mailConfigured"
 >;
 
 /** The header's organization and the person, for the layout. */

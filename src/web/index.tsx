@@ -7,7 +7,7 @@
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { webOrigin } from "../auth/people";
+import { webOrigin, webOrigins } from "../auth/people";
 import { isDatabaseUnavailable } from "../db/errors";
 import { ApiError, describeError } from "../lib/errors";
 import type { WebConfig, WebEnv } from "./env";
@@ -76,6 +76,7 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
   const web = new Hono<WebEnv>();
   const paths = webPaths(config.webAppUrl);
   const origin = webOrigin(config.webAppUrl);
+  const origins = webOrigins(config.webAppUrl, config.webAppLoopbackAliases);
 
   /** A short HTML page with one message (refusals and errors outside a signed-in layout). */
   const message = (status: 400 | 403 | 413 | 500 | 503, heading: string, text: string) => (c: Context<WebEnv>) =>
@@ -92,7 +93,7 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
   const crossSite = message(403, "Refused", "This form was sent from another site. Open the page on this site and send it again.");
 
   const sameOrigin: MiddlewareHandler<WebEnv> = async (c, next) => {
-    if (!isSameOriginRequest(c.req.method, c.req.raw.headers, origin)) return crossSite(c);
+    if (!isSameOriginRequest(c.req.method, c.req.raw.headers, origins)) return crossSite(c);
     await next();
   };
   const pageMiddleware = [

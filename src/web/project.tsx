@@ -20,8 +20,16 @@ import { signedIn } from "./session";
 
 export type ProjectTab = "overview" | "runs" | "tests" | "settings";
 
-/** The project's heading and its pages. */
-export const ProjectHeader: FC<{ project: ProjectRow; page: PageContext; tab: ProjectTab }> = ({ project, page, tab }) => {
+/**
+ * The project's heading and its pages' tab bar, on every page of the project's tabs. A tab's own
+ * page (`heading`: "Test runs", "Tests") is headed by its name under a link to the project.
+ */
+export const ProjectHeader: FC<{ project: ProjectRow; page: PageContext; tab: ProjectTab; heading?: string }> = ({
+  project,
+  page,
+  tab,
+  heading,
+}) => {
   const base = `/projects/${project.id}`;
   const tabs: { tab: ProjectTab; label: string; path: string }[] = [
     { tab: "overview", label: "Overview", path: base },
@@ -31,8 +39,19 @@ export const ProjectHeader: FC<{ project: ProjectRow; page: PageContext; tab: Pr
   ];
   return (
     <>
-      <h1>{project.name}</h1>
-      {project.description ? <p class="description">{project.description}</p> : null}
+      {heading === undefined ? (
+        <>
+          <h1>{project.name}</h1>
+          {project.description ? <p class="description">{project.description}</p> : null}
+        </>
+      ) : (
+        <>
+          <p class="crumbs">
+            <a href={page.paths.to(base)}>{project.name}</a>
+          </p>
+          <h1>{heading}</h1>
+        </>
+      )}
       <nav aria-label="Project" class="tabs">
         <ul>
           {tabs.map((item) => (
@@ -48,14 +67,17 @@ export const ProjectHeader: FC<{ project: ProjectRow; page: PageContext; tab: Pr
   );
 };
 
-type Figure = { label: string; value: string; change: string | null; previous: string };
+type Figure = { label: string; value: string; change: string | null; previous: string; detail?: string };
 
+/** A figure with nothing to measure (no runs, no cases) says so instead of "0.0 %" or a dash. */
 function figures(current: Headline, previous: Headline): Figure[] {
-  const or = <T,>(value: T | null, show: (v: T) => string) => (value === null ? "–" : show(value));
+  const or = <T,>(value: T | null, show: (v: T) => string, none = "no runs") => (value === null ? none : show(value));
+  const passed = Math.round((current.passRate ?? 0) * current.runs);
   return [
     {
       label: "Pass rate",
-      value: or(current.passRate, percentText),
+      value: or(current.passRate, percentText, "No runs"),
+      detail: current.runs === 0 ? undefined : `${passed} of ${current.runs} ${current.runs === 1 ? "run" : "runs"} passed`,
       change: changeText("share", current.passRate, previous.passRate),
       previous: or(previous.passRate, percentText),
     },
@@ -67,21 +89,21 @@ function figures(current: Headline, previous: Headline): Figure[] {
     },
     {
       label: "Flaky tests",
-      value: or(current.flakyTests, String),
+      value: or(current.flakyTests, String, "Not known"),
       change: changeText("count", current.flakyTests, previous.flakyTests),
-      previous: or(previous.flakyTests, String),
+      previous: or(previous.flakyTests, String, "not known"),
     },
     {
       label: "Median run duration",
-      value: or(current.medianDurationMs, durationText),
+      value: or(current.medianDurationMs, durationText, current.runs === 0 ? "No runs" : "No durations"),
       change: changeText("duration", current.medianDurationMs, previous.medianDurationMs),
-      previous: or(previous.medianDurationMs, durationText),
+      previous: or(previous.medianDurationMs, durationText, previous.runs === 0 ? "no runs" : "no durations"),
     },
     {
       label: "Skipped share",
-      value: or(current.skippedShare, percentText),
+      value: or(current.skippedShare, percentText, "No tests run"),
       change: changeText("share", current.skippedShare, previous.skippedShare),
-      previous: or(previous.skippedShare, percentText),
+      previous: or(previous.skippedShare, percentText, "no tests run"),
     },
     {
       label: "Cost of flakiness",
@@ -100,6 +122,7 @@ const Figures: FC<{ overview: ProjectOverview }> = ({ overview }) => (
         <div class="figure">
           <dt>{figure.label}</dt>
           <dd class="figure-value">{figure.value}</dd>
+          {figure.detail ? <dd class="small">{figure.detail}</dd> : null}
           <dd class="muted">
             {figure.change === null
               ? `previous ${WINDOW_DAYS} days: ${figure.previous}`
@@ -129,6 +152,7 @@ const Charts: FC<{ overview: ProjectOverview }> = ({ overview }) => {
         kind="stacked"
         labels={labels}
         labelHeading="Day (UTC)"
+        empty={`No runs in the last ${WINDOW_DAYS} days.`}
         series={[
           { label: "Passed", tone: "pass", values: overview.days.map((day) => day.passed) },
           { label: "Tests failed", tone: "fail", values: overview.days.map((day) => day.failed) },
@@ -143,6 +167,7 @@ const Charts: FC<{ overview: ProjectOverview }> = ({ overview }) => {
         labels={labels}
         labelHeading="Day (UTC)"
         format={durationText}
+        empty={`No run durations in the last ${WINDOW_DAYS} days.`}
         series={[
           { label: "p50", tone: "accent", values: overview.days.map((day) => day.durationP50Ms) },
           { label: "p95", tone: "warn", values: overview.days.map((day) => day.durationP95Ms) },
@@ -155,6 +180,7 @@ const Charts: FC<{ overview: ProjectOverview }> = ({ overview }) => {
         kind="bars"
         labels={labels}
         labelHeading="Day (UTC)"
+        empty={`No flaky tests in the last ${WINDOW_DAYS} days.`}
         series={[{ label: "Flaky tests", tone: "warn", values: overview.days.map((day) => day.flakyTests) }]}
       />
     </section>
@@ -183,6 +209,7 @@ const FlakinessCost: FC<{ overview: ProjectOverview; project: ProjectRow; page: 
         labels={days.map((day) => day.day)}
         labelHeading="Day (UTC)"
         format={durationText}
+        empty={`Flakiness cost no test time in the last ${WINDOW_DAYS} days.`}
         series={[
           { label: "Retries", tone: "warn", values: days.map((day) => day.cost.retryMs) },
           { label: "Flaky failures", tone: "fail", values: days.map((day) => day.cost.flakyFailuresMs) },

@@ -28,6 +28,7 @@ import { runPartsOf } from "../services/runs/run-parts";
 import type { OrgScope } from "../services/shared/context";
 import type { RunRow } from "../services/tenancy/memberships";
 import { projectMemberAccess, runMemberAccess, withQuery } from "./access";
+import { ProjectHeader } from "./project";
 import { ExternalLink, HealthBadge, Metadata, PageLinks, QuarantinedBadge, StatusBadge, When, durationText } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { Layout } from "./layout";
@@ -61,10 +62,7 @@ async function runsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, 
   const now = c.env.clock.now();
   return c.html(
     <Layout title={`Runs · ${project.name}`} page={access.page} section="projects">
-      <p class="crumbs">
-        <a href={paths.to(`/projects/${project.id}`)}>{project.name}</a>
-      </p>
-      <h1>Test runs</h1>
+      <ProjectHeader project={project} page={access.page} tab="runs" heading="Test runs" />
       {latest && latest.length > 0 ? <LatestRunPerBranch runs={latest} projectId={project.id} paths={paths} now={now} /> : null}
       <h2 id="all-runs">{filters.branch === null ? "All runs" : "Runs of the branch"}</h2>
       <RunsFilters base={base} filters={filters} />

@@ -33,10 +33,10 @@ export const pageSecurityHeaders = (https: boolean): MiddlewareHandler<WebEnv> =
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-/** Whether a request may change state: a safe method, or sent by a page of `origin`. */
-export function isSameOriginRequest(method: string, headers: Headers, origin: string): boolean {
+/** Whether a request may change state: a safe method, or sent by a page of one of `origins` (src/auth/people.ts webOrigins). */
+export function isSameOriginRequest(method: string, headers: Headers, origins: readonly string[]): boolean {
   if (SAFE_METHODS.has(method.toUpperCase())) return true;
   const requestOrigin = headers.get("origin");
-  if (requestOrigin !== null) return requestOrigin === origin;
+  if (requestOrigin !== null) return origins.includes(requestOrigin);
   return headers.get("sec-fetch-site") === "same-origin";
 }

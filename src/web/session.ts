@@ -52,6 +52,7 @@ export const peopleDeps = (c: Context<WebEnv>, config: WebConfig) => ({
   db: c.env.db,
   secrets: config.secrets,
   webAppUrl: config.webAppUrl,
+  webAppLoopbackAliases: config.webAppLoopbackAliases,
 });
 
 /** Lets the request through with `c.var.person` set, or redirects a signed-out visitor to sign-in (302). */

@@ -19,6 +19,15 @@ caption { text-align: left; padding-bottom: 0.5rem; }
 th, td { text-align: left; padding: 0.5rem 0.75rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-weight: 600; color: var(--muted); font-size: 0.875rem; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+/* A figure and its unit stay on one line ("116 ms", not "116 / ms"); so do badges and times. */
+td.num, .badge, td time { white-space: nowrap; }
+/* Narrow screens (375 px): names from uploads wrap anywhere rather than widen the page. */
+h1, .crumbs, td:first-child { overflow-wrap: anywhere; }
+@media (max-width: 40rem) {
+  main { padding: 1rem; }
+  header.site { padding: 0.75rem 1rem; }
+  header.site .account { margin-left: 0; }
+}
 .result-passed { color: var(--pass); font-weight: 600; }
 .result-failed { color: var(--fail); font-weight: 600; }
 .muted { color: var(--muted); }
@@ -52,6 +61,7 @@ dl.figures dt { color: var(--muted); font-size: 0.875rem; }
 dl.figures dd { margin: 0; }
 dl.figures .figure-value { font-size: 1.5rem; font-weight: 600; font-variant-numeric: tabular-nums; }
 figure.chart { margin: 0 0 1.5rem; }
+figure.chart-empty p { margin: 0; padding: 1rem; border: 1px dashed var(--line); border-radius: 6px; }
 /* The cost of flakiness: tests' names and the API path come whole from uploads and ids; they wrap anywhere. */
 section.flakiness-cost > p, section.flakiness-cost > ol > li { overflow-wrap: anywhere; }
 figure.chart figcaption { font-weight: 600; margin-bottom: 0.25rem; }
@@ -60,13 +70,14 @@ figure.chart svg { width: 100%; height: auto; display: block; }
 .chart-axis text { fill: var(--muted); font-size: 11px; }
 .chart-hit { fill: transparent; }
 .chart-hit:hover { fill: rgba(11, 92, 173, 0.08); }
-.chart-line { fill: none; stroke-width: 2; }
 .tone-pass { fill: var(--pass); stroke: var(--pass); }
 .tone-fail { fill: var(--fail); stroke: var(--fail); }
 .tone-error { fill: #8250df; stroke: #8250df; }
 .tone-accent { fill: var(--accent); stroke: var(--accent); }
 .tone-warn { fill: var(--warn); stroke: var(--warn); }
 .tone-muted { fill: var(--muted); stroke: var(--muted); }
+/* After the tones, and as specific as two classes: a line stays a stroke whatever its tone (a filled path draws a "bow-tie"). */
+path.chart-line { fill: none; stroke-width: 2; }
 ul.chart-legend { display: flex; gap: 1rem; list-style: none; padding: 0; margin: 0.25rem 0; font-size: 0.875rem; }
 .swatch { display: inline-block; width: 0.8rem; height: 0.8rem; border-radius: 2px; margin-right: 0.35rem; vertical-align: -0.1rem; }
 span.swatch.tone-pass { background: var(--pass); } span.swatch.tone-fail { background: var(--fail); } span.swatch.tone-error { background: #8250df; }
@@ -96,7 +107,7 @@ select { font: inherit; padding: 0.4rem 0.5rem; border: 1px solid #8c959f; borde
 .page-links { display: flex; gap: 1.5rem; margin: 1rem 0; }
 .badge { display: inline-block; padding: 0 0.45rem; border-radius: 999px; font-size: 0.8rem; font-weight: 600; border: 1px solid currentColor; margin-right: 0.25rem; }
 .status-passed, .health-healthy, .state-active { color: var(--pass); }
-.status-failed, .status-errored, .health-broken { color: var(--fail); }
+.status-failed, .status-errored, .health-broken, .health-failing { color: var(--fail); }
 .status-skipped, .state-disabled { color: var(--muted); }
 .health-flaky, .quarantined, .state-snoozed { color: var(--warn); }
 .failure-group { border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem 1rem; margin: 0 0 1rem; }

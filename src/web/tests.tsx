@@ -30,8 +30,10 @@ import {
   windowOf,
 } from "../services/tests/tests";
 import { type MemberAccess, accessOf, projectMemberAccess, withQuery } from "./access";
+import { ProjectHeader } from "./project";
 import { Chart } from "./charts";
 import {
+  ExternalLink,
   HealthBadge,
   Notice,
   PageLinks,
@@ -119,7 +121,7 @@ async function renderTestPage(
       <h1>{test.name}</h1>
       <Notice text={noticeFor(NOTICES, c.req.query("done"))} />
       <p>
-        <HealthBadge health={test.health} /> {test.quarantined ? <QuarantinedBadge /> : null}
+        <HealthBadge health={test.health} failingStreak={test.failing_streak} /> {test.quarantined ? <QuarantinedBadge /> : null}
       </p>
       <TestFacts test={test} />
 
@@ -169,10 +171,7 @@ async function testsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths,
   const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(list.listing(request), page.next) }) : null;
   return c.html(
     <Layout title={`Tests · ${project.name}`} page={access.page} section="projects">
-      <p class="crumbs">
-        <a href={paths.to(`/projects/${project.id}`)}>{project.name}</a>
-      </p>
-      <h1>Tests</h1>
+      <ProjectHeader project={project} page={access.page} tab="tests" heading="Tests" />
       <TestsFilters base={base} filters={filters} variants={variants} />
       <p class="muted">
         Impact: how many of a test's last {page.items[0]?.window.max_executions ?? 50} executions on the default branch failed or errored.
@@ -291,7 +290,7 @@ const VariantSiblings: FC<{ test: TestObject; siblings: TestSibling[]; testPath:
         {siblings.map((sibling) => (
           <li>
             <a href={testPath(sibling.id)}>{sibling.variant === "" ? "(no variant)" : sibling.variant}</a>{" "}
-            <HealthBadge health={sibling.health} />
+            <HealthBadge health={sibling.health} failingStreak={sibling.failingStreak} />
           </li>
         ))}
       </ul>
@@ -308,7 +307,11 @@ const HistoryStrip: FC<{ history: Execution[]; runPath: (number: number) => stri
         const text = `${statusLabel(execution.status)}, run #${execution.test_run.number}, ${utcText(new Date(execution.test_run.created_at))}`;
         return (
           <li>
-            <a href={`${runPath(execution.test_run.number)}#case-${execution.id}`} class={`cell status-${execution.status}`} title={text}>
+            <a
+              href={`${runPath(execution.test_run.number)}${execution.status === "failed" || execution.status === "errored" ? `#case-${execution.id}` : ""}`}
+              class={`cell status-${execution.status}`}
+              title={text}
+            >
               <VisuallyHidden>{text}</VisuallyHidden>
             </a>
           </li>
@@ -332,6 +335,7 @@ const DurationSection: FC<{ test: TestObject; history: Execution[] }> = ({ test,
       labels={history.map((execution) => `#${execution.test_run.number}`)}
       labelHeading="Run"
       format={durationText}
+      empty="No durations recorded for these executions."
       series={[
         {
           label: "passed",
@@ -381,6 +385,7 @@ const CostSection: FC<{ cost: TestFlakinessCost }> = ({ cost }) => {
             labels={days.map((day) => day.day)}
             labelHeading="Day (UTC)"
             format={durationText}
+            empty="Flakiness cost no test time in this window."
             series={[
               { label: "Retries", tone: "warn", values: days.map((day) => day.retry_ms) },
               { label: "Flaky failures", tone: "fail", values: days.map((day) => day.flaky_failures_ms) },
@@ -411,7 +416,17 @@ const QuarantineSection: FC<{ test: TestObject; form: QuarantineForm | null; tes
             {test.quarantine.all_variants ? " in every variant" : ""} until <When at={test.quarantine.expires_at} />:{" "}
             {test.quarantine.reason}
           </p>
-          {test.quarantine.owner ? <p>Owner: {test.quarantine.owner}</p> : null}
+          <dl class="facts">
+            <dt>Quarantined</dt>
+            <dd>
+              <When at={test.quarantine.created_at} />{" "}
+              {test.quarantine.source === "auto" ? "by the service (auto-quarantine)" : "by a person or an API key"}
+            </dd>
+            <dt>Owner</dt>
+            <dd>{test.quarantine.owner ?? <span class="muted">none given</span>}</dd>
+            <dt>Issue</dt>
+            <dd>{test.quarantine.issue_url ? <ExternalLink href={test.quarantine.issue_url} /> : <span class="muted">none given</span>}</dd>
+          </dl>
           <form method="post" action={`${testPath}/unquarantine`}>
             <button type="submit">Unquarantine</button>
           </form>
@@ -592,52 +607,54 @@ const TestsTable: FC<{ tests: TestObject[]; testPath: (id: string) => string; wi
   testPath,
   withVariant,
 }) => (
-  <table>
-    <thead>
-      <tr>
-        <th scope="col">Test</th>
-        <th scope="col">Health</th>
-        <th scope="col" class="num">
-          Impact
-        </th>
-        <th scope="col" class="num">
-          Failure rate
-        </th>
-        <th scope="col" class="num">
-          Flip rate
-        </th>
-        <th scope="col" class="num">
-          p95
-        </th>
-        <th scope="col">Last status</th>
-        <th scope="col">Last failed</th>
-      </tr>
-    </thead>
-    <tbody>
-      {tests.map((test) => (
+  <div class="table-scroll" tabindex={0} role="region" aria-label="Tests">
+    <table>
+      <thead>
         <tr>
-          <td>
-            <a href={testPath(test.id)}>{test.name}</a>
-            {test.classname ? <div class="muted">{test.classname}</div> : null}
-            {withVariant && test.variant !== "" ? (
-              <div class="muted">
-                <code>{test.variant}</code>
-              </div>
-            ) : null}
-          </td>
-          <td>
-            <HealthBadge health={test.health} /> {test.quarantined ? <QuarantinedBadge /> : null}
-          </td>
-          <td class="num">{test.impact}</td>
-          <td class="num">{percent(test.failure_rate)}</td>
-          <td class="num">{percent(test.flip_rate)}</td>
-          <td class="num">{durationText(test.duration_p95_ms)}</td>
-          <td>{test.last_status ? <StatusBadge status={test.last_status} /> : <span class="muted">—</span>}</td>
-          <td>
-            <When at={test.last_failed_at} />
-          </td>
+          <th scope="col">Test</th>
+          <th scope="col">Health</th>
+          <th scope="col" class="num">
+            Impact
+          </th>
+          <th scope="col" class="num">
+            Failure rate
+          </th>
+          <th scope="col" class="num">
+            Flip rate
+          </th>
+          <th scope="col" class="num">
+            p95
+          </th>
+          <th scope="col">Last status</th>
+          <th scope="col">Last failed</th>
         </tr>
-      ))}
-    </tbody>
-  </table>
+      </thead>
+      <tbody>
+        {tests.map((test) => (
+          <tr>
+            <td>
+              <a href={testPath(test.id)}>{test.name}</a>
+              {test.classname ? <div class="muted">{test.classname}</div> : null}
+              {withVariant && test.variant !== "" ? (
+                <div class="muted">
+                  <code>{test.variant}</code>
+                </div>
+              ) : null}
+            </td>
+            <td>
+              <HealthBadge health={test.health} failingStreak={test.failing_streak} /> {test.quarantined ? <QuarantinedBadge /> : null}
+            </td>
+            <td class="num">{test.impact}</td>
+            <td class="num">{percent(test.failure_rate)}</td>
+            <td class="num">{percent(test.flip_rate)}</td>
+            <td class="num">{durationText(test.duration_p95_ms)}</td>
+            <td>{test.last_status ? <StatusBadge status={test.last_status} /> : <span class="muted">—</span>}</td>
+            <td>
+              <When at={test.last_failed_at} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  </div>
 );

@@ -194,6 +194,8 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       adminToken: env.ADMIN_TOKEN || undefined,
       publicBaseUrl: publicBaseUrlOf(env),
       webAppUrl: webAppUrlOf(env),
+      // WEB_APP_URL unset: the local address wrangler prints (127.0.0.1) and localhost are both the pages' (docs/web-app.md).
+      webAppLoopbackAliases: !env.WEB_APP_URL,
       webhookUrlPolicy: urlPolicyOf(env),
       quotas: quotasFrom(env),
       signUp: signUpModeFrom(env.SIGN_UP),

@@ -253,6 +253,18 @@ describe("each tool answers what the REST API answers", () => {
     }
   });
 
+  it("says what a healthy test failing on the default branch means: failing (N in a row), as the pages do", async () => {
+    const result = await call("list_tests", { project_id: projectId, q: "database" });
+    const [failing] = (result.structuredContent as any).data;
+    expect(failing).toMatchObject({ name: "talks to the database", health: "healthy", failing_streak: 4 });
+    expect(text(result)).toContain(
+      `shop.CartTest › talks to the database (test_id ${failing.id}): failing (4 in a row), failure rate 100%`,
+    );
+    expect(text(await call("get_test", { test_id: failing.id }))).toMatch(
+      /^shop\.CartTest › talks to the database \(test_id [^)]+\) is failing \(4 in a row\)/,
+    );
+  });
+
   it("get_test: the test, its last 20 executions and its failure groups", async () => {
     const result = await call("get_test", { test_id: flakyTestId });
     const [test, executions, groups] = await Promise.all([

@@ -122,6 +122,40 @@ describe("unknown routes", () => {
   );
 });
 
+describe("unknown routes asked for by a browser", () => {
+  const BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+
+  it.each(["/nope", "/projects", "/projects/x/y/z", "/sign-in/extra"])(
+    "%s: the pages' HTML 404, with their security headers",
+    async (path) => {
+      const res = await h.get(path, null, { headers: { accept: BROWSER_ACCEPT } });
+      expect(res.status).toBe(404);
+      expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+      expect(res.text).toContain("<h1>Not found</h1>");
+      expect(res.text).toContain('<a href="/">Back to your projects</a>');
+      expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
+      expect(res.headers.get("x-frame-options")).toBe("DENY");
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    },
+  );
+
+  it.each(["/api/v1/nope", "/api", "/admin/v1/nope", "/uploads/v9", "/mcp/nope"])(
+    "%s: an API's path keeps the JSON envelope, whoever asks",
+    async (path) => {
+      const { key } = await fixture();
+      const res = await h.get(path, path.startsWith("/admin/") ? ADMIN_TOKEN : key, { headers: { accept: BROWSER_ACCEPT } });
+      expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+      expectEnvelope(res, 404, "not_found");
+    },
+  );
+
+  it("API clients (*/*, JSON, no Accept) and posts keep the JSON envelope", async () => {
+    for (const accept of ["*/*", "application/json", ""])
+      expectEnvelope(await h.get("/nope", null, { headers: accept ? { accept } : {} }), 404, "not_found");
+    expectEnvelope(await h.call("POST", "/nope", { body: {}, headers: { accept: BROWSER_ACCEPT } }), 404, "not_found");
+  });
+});
+
 describe("wrong methods", () => {
   const cases: [string, (ids: { projectId: string; alertId: string }) => string, string[]][] = [
     ["DELETE", () => "/api/v1/projects", ["GET"]],
@@ -536,7 +570,8 @@ describe("content type and nosniff on every response", () => {
     const res = await h.call("GET", "/api/v1/projects", { key, headers: { accept: "text/html" } });
     expect(res.status).toBe(200);
     expectJsonHeaders(res);
-    const missing = await h.call("GET", "/nope", { headers: { accept: "text/html" } });
+    // Under an API's prefix; outside them a browser's `text/html` gets the pages' HTML 404 (above).
+    const missing = await h.call("GET", "/api/v1/nope", { key, headers: { accept: "text/html" } });
     expectEnvelope(missing, 404, "not_found");
   });
 });

@@ -50,6 +50,30 @@ describe("runs", () => {
     expect(runs).toBe(overview);
   });
 
+  it("the runs and tests pages carry the project's tab bar, their own tab current, as the overview and settings do", async () => {
+    const tabsOf = (html: string) => {
+      const nav = /<nav aria-label="Project" class="tabs">(.*?)<\/nav>/.exec(html)?.[1] ?? "";
+      return [...nav.matchAll(/<a href="([^"]+)"( aria-current="page")?>([^<]+)<\/a>/g)].map((m) => [m[1], m[3], Boolean(m[2])]);
+    };
+    const base = `/projects/${f.project.id}`;
+    const expected = (current: string) =>
+      [
+        [base, "Overview"],
+        [`${base}/runs`, "Runs"],
+        [`${base}/tests`, "Tests"],
+        [`${base}/settings`, "Settings"],
+      ].map(([href, label]) => [href, label, label === current]);
+    for (const [path, current] of [
+      [base, "Overview"],
+      [`${base}/runs`, "Runs"],
+      [`${base}/tests`, "Tests"],
+      [`${base}/settings`, "Settings"],
+    ] as const)
+      expect(tabsOf((await f.member.get(path)).text), path).toEqual(expected(current));
+    const runs = (await f.member.get(`${base}/runs`)).text;
+    expect(runs).toContain(`<p class="crumbs"><a href="${base}">Shop </a></p><h1>Test runs</h1>`);
+  });
+
   it("pages with the API's cursor: the next link opens the older runs", async () => {
     const first = await f.admin.get(`/projects/${f.project.id}/runs?limit=1`);
     const next = /href="([^"]*cursor=[^"]+)"/.exec(first.text)![1]!.replaceAll("&amp;", "&");
@@ -167,6 +191,18 @@ describe("tests", () => {
     expect(textOf(broken.text)).toContain("No tests match.");
   });
 
+  it("a healthy test whose latest default-branch executions failed reads 'Failing (N in a row)', on the list and on its page", async () => {
+    // "pays" errored in the fixture's second run (and the flaky-badge test's run above, when it ran first).
+    const list = await f.admin.get(`/projects/${f.project.id}/tests?q=pays`);
+    const label = /<span class="badge health-failing">Failing \(([12]) in a row\)<\/span>/.exec(list.text);
+    expect(label, list.text).not.toBeNull();
+    const passing = await f.admin.get(`/projects/${f.project.id}/tests?q=adds`);
+    expect(passing.text).toContain('<span class="badge health-healthy">Healthy</span>');
+    expect(passing.text).not.toContain("in a row");
+    const page = await f.admin.get(`/projects/${f.project.id}/tests/${f.paysTestId}`);
+    expect(page.text).toContain(label![0]);
+  });
+
   it("a test's page: the history strip with a text alternative per cell, durations, failure groups with samples, transitions", async () => {
     const answer = await f.admin.get(`/projects/${f.project.id}/tests/${f.paysTestId}`);
     expect(answer.status).toBe(200);
@@ -178,7 +214,9 @@ describe("tests", () => {
     expect(cells[0]![2]).toBe("passed");
     expect(cells[0]![3]).toMatch(/^Passed, run #1, \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
     expect(cells[0]![4]).toBe(cells[0]![3]);
-    expect(cells[0]![1]).toMatch(new RegExp(`^/projects/${f.project.id}/runs/1#case-\\d+$`));
+    // A passed execution opens its run's page; a failure the run page at its anchor.
+    expect(cells[0]![1]).toBe(`/projects/${f.project.id}/runs/1`);
+    expect(cells[1]![1]).toMatch(new RegExp(`^/projects/${f.project.id}/runs/2#case-\\d+$`));
     expect(cells[1]![2]).toBe("errored");
     const text = textOf(html);
     expect(text).toContain("Duration");
@@ -197,13 +235,19 @@ describe("tests", () => {
       reason: "Times out on ARM",
       duration: "14d",
       owner: "@acme/shop",
-      issue_url: "",
+      issue_url: "https://issues.example.com/SHOP-12",
     });
     expect(posted.status).toBe(303);
     expect(posted.location).toBe(`${base}?done=quarantined`);
     const page = await f.member.get(posted.location!);
     expect(textOf(page.text)).toContain("The test is quarantined.");
     expect(textOf(page.text)).toContain("Times out on ARM");
+    // The quarantine's facts: when and by whom (a person or a key, or the service), its owner, its issue as a link.
+    expect(page.text).toContain("<dt>Owner</dt><dd>@acme/shop</dd>");
+    expect(page.text).toContain(
+      '<dt>Issue</dt><dd><a href="https://issues.example.com/SHOP-12" rel="noopener noreferrer nofollow">https://issues.example.com/SHOP-12</a></dd>',
+    );
+    expect(textOf(page.text)).toMatch(/Quarantined \d{4}-\d\d-\d\d \d\d:\d\d UTC by a person or an API key/);
     const api = await h.db.query.tests.findFirst({ where: (t, { eq }) => eq(t.id, f.renderTestId) });
     expect(api!.quarantineReason).toBe("Times out on ARM");
     expect(api!.quarantineOwner).toBe("@acme/shop");

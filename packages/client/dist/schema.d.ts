@@ -1401,7 +1401,10 @@ export interface components {
             system_out: string | null;
             /** @description The first 4,096 characters of the case's error output. */
             system_err: string | null;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description The run's page in the web app: a failed or errored case's at its anchor (`#case-{id}`, where the page lists the failure), a passed or skipped case's without one (the page lists no passed cases).
+             */
             url: string;
         };
         TestCaseAttempt: {
@@ -1443,6 +1446,8 @@ export interface components {
             health_changed_at: string | null;
             /** @description Executions on every branch, all time (skipped ones included). */
             executions_count: number;
+            /** @description The test's latest consecutive default-branch executions that failed or errored, up to its latest run; 0 when the latest passed. At 10 a test turns `broken`; below that a `healthy` test with a streak reads "failing (N in a row)" on the pages and in the MCP summaries. */
+            failing_streak: number;
             /** @enum {string|null} */
             last_status: "passed" | "failed" | "errored" | "skipped" | null;
             /**

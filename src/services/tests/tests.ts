@@ -137,11 +137,11 @@ export async function listProjectVariants(db: Database, projectId: string): Prom
  * The test's siblings: the same test (classname and name, or file and name) in the project's other
  * variants (docs/tests.md, "Variants"), by variant; read through tests_project_name_idx.
  */
-export type TestSibling = { id: string; variant: string; health: TestHealth };
+export type TestSibling = { id: string; variant: string; health: TestHealth; failingStreak: number };
 
 export async function listTestSiblings(db: Database, test: TestRow): Promise<TestSibling[]> {
   return db
-    .select({ id: tests.id, variant: tests.variant, health: tests.health })
+    .select({ id: tests.id, variant: tests.variant, health: tests.health, failingStreak: tests.failingStreak })
     .from(tests)
     .where(
       and(

@@ -139,6 +139,24 @@ describe("per-test state", () => {
     expect([test.duration_p50_ms, test.duration_p95_ms]).toEqual([261, 663]);
   });
 
+  it("failing_streak: the latest consecutive default-branch failures; other branches leave it; a pass resets it; 10 make the test broken", async () => {
+    const { apiKey, projectId } = await project();
+    const streak = async () => (await listTests(apiKey, projectId)).data[0];
+    await run(projectId, [{ name: "t", status: "passed" }]);
+    expect(await streak()).toMatchObject({ failing_streak: 0, health: "healthy" });
+    await run(projectId, [{ name: "t", status: "failed" }]);
+    await run(projectId, [{ name: "t", status: "errored" }]);
+    await run(projectId, [{ name: "t", status: "passed" }], { branch: "feature" });
+    await run(projectId, [{ name: "t", status: "skipped" }]);
+    const failing = await streak();
+    expect(failing).toMatchObject({ failing_streak: 2, health: "healthy" });
+    expect((await h.get(`/api/v1/tests/${failing.id}`, apiKey)).body.failing_streak).toBe(2);
+    await run(projectId, [{ name: "t", status: "passed" }]);
+    expect(await streak()).toMatchObject({ failing_streak: 0 });
+    for (let i = 0; i < 10; i++) await run(projectId, [{ name: "t", status: "failed" }]);
+    expect(await streak()).toMatchObject({ failing_streak: 10, health: "broken" });
+  });
+
   it("counts the passes on retry in the window (a failed attempt, then passed): passes for the rates, the default branch only", async () => {
     const { apiKey, projectId } = await project();
     for (const spec of [
