@@ -11,48 +11,51 @@ import { ErrorContent, Layout } from "./layout";
 import { signedIn } from "./session";
 
 const ProjectsTable = ({ projects, page, now }: { projects: ProjectSummary[]; page: PageContext; now: Date }) => (
-  <table>
-    <caption class="muted">Open alerts: checking, not snoozed, tripped within {OPEN_ALERT_DAYS} days.</caption>
-    <thead>
-      <tr>
-        <th scope="col">Project</th>
-        <th scope="col">Latest result</th>
-        <th scope="col">Last run</th>
-        <th scope="col" class="num">
-          Tests
-        </th>
-        <th scope="col" class="num">
-          Flaky
-        </th>
-        <th scope="col" class="num">
-          Broken
-        </th>
-        <th scope="col" class="num">
-          Open alerts
-        </th>
-      </tr>
-    </thead>
-    <tbody>
-      {projects.map((project) => (
+  // A narrow screen scrolls the table in its own box, never the page (styles.ts .table-scroll).
+  <div class="table-scroll" tabindex={0} role="region" aria-label="Projects">
+    <table class="projects">
+      <caption class="muted">Open alerts: checking, not snoozed, tripped within {OPEN_ALERT_DAYS} days.</caption>
+      <thead>
         <tr>
-          <td>
-            <a href={page.paths.to(`/projects/${project.id}`)}>{project.name}</a>
-            {project.description ? <div class="muted">{project.description}</div> : null}
-          </td>
-          <td>
-            <Result result={project.latestResult} />
-          </td>
-          <td>
-            <TimeAgo at={project.lastTestRunAt} now={now} />
-          </td>
-          <td class="num">{project.testsCount}</td>
-          <td class="num">{project.flakyTestsCount}</td>
-          <td class="num">{project.brokenTestsCount}</td>
-          <td class="num">{project.openAlertsCount}</td>
+          <th scope="col">Project</th>
+          <th scope="col">Latest result</th>
+          <th scope="col">Last run</th>
+          <th scope="col" class="num">
+            Tests
+          </th>
+          <th scope="col" class="num">
+            Flaky
+          </th>
+          <th scope="col" class="num">
+            Broken
+          </th>
+          <th scope="col" class="num">
+            Open alerts
+          </th>
         </tr>
-      ))}
-    </tbody>
-  </table>
+      </thead>
+      <tbody>
+        {projects.map((project) => (
+          <tr>
+            <td>
+              <a href={page.paths.to(`/projects/${project.id}`)}>{project.name}</a>
+              {project.description ? <div class="muted">{project.description}</div> : null}
+            </td>
+            <td>
+              <Result result={project.latestResult} />
+            </td>
+            <td>
+              <TimeAgo at={project.lastTestRunAt} now={now} />
+            </td>
+            <td class="num">{project.testsCount}</td>
+            <td class="num">{project.flakyTestsCount}</td>
+            <td class="num">{project.brokenTestsCount}</td>
+            <td class="num">{project.openAlertsCount}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  </div>
 );
 
 export function registerHome(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths): void {

@@ -127,6 +127,7 @@ a.cell.status-skipped { background: #afb8c1; }
 .notice-info { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--warn); background: #fff8e5; max-width: 40rem; }
 /* Narrow screens: a wide table scrolls in its own box, never the page (src/web/runs-table.tsx). */
 .table-scroll { overflow-x: auto; max-width: 100%; margin: 0 0 1rem; }
+table.projects { min-width: 40rem; }
 .table-scroll:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
 /* A run's failures by verdict (src/web/run-verdicts.tsx) and each branch's latest run. */
 .verdict-group { border: 1px solid var(--line); border-left-width: 4px; border-radius: 6px; padding: 0.75rem 1rem; margin: 0 0 1rem; }
