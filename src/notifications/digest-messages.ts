@@ -45,7 +45,7 @@ const MAX_NAMED = 5;
 const label = (test: DigestTest) => (test.classname ? `${test.classname} › ${test.name}` : test.name);
 
 /** A duration of test time in words: "45 s", "12 min", "3.5 h". */
-export function durationText(ms: number): string {
+function durationText(ms: number): string {
   if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
   if (ms < 3_600_000) return `${Math.round(ms / 60_000)} min`;
   return `${(ms / 3_600_000).toFixed(1)} h`;

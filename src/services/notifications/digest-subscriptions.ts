@@ -28,7 +28,7 @@ export async function unsubscribeToken(secrets: SecretKeyring, memberId: string)
 }
 
 /** The membership a token names, or null when it is malformed or its signature does not match (altered, or another key's). */
-export async function memberOfToken(secrets: SecretKeyring, token: string): Promise<string | null> {
+async function memberOfToken(secrets: SecretKeyring, token: string): Promise<string | null> {
   const [memberId, signed, ...rest] = token.split(".");
   if (rest.length > 0 || !memberId || !isUuid(memberId) || !signed) return null;
   const presented = base64UrlDecode(signed);

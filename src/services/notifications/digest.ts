@@ -34,9 +34,9 @@ import { digestWindow, forOwner, isQuiet, projectDigest } from "./digest-content
 import { keepsDigestSql, unsubscribeToken } from "./digest-subscriptions";
 
 /** When the digest goes out: Monday (the week's date) at this hour, in the organization's time zone. */
-export const DIGEST_HOUR = 9;
+const DIGEST_HOUR = 9;
 /** A digest this late (the processes were down, the cron stopped) is skipped rather than sent as old news. */
-export const DIGEST_LATE_MS = 24 * 3_600_000;
+const DIGEST_LATE_MS = 24 * 3_600_000;
 
 export type DigestDeps = { db: Database; clock: Clock; logger: Logger; webAppUrl: string; queue: RunQueue; secrets: SecretKeyring };
 

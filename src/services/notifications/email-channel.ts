@@ -18,13 +18,13 @@ import { queueEmails, writeEmail } from "../shared/email-outbox";
 import type { NotificationDeps } from "./notifications";
 
 /** Addresses per e-mail channel: a team's list belongs in a team's mailbox, not in twenty rows of the outbox. */
-export const MAX_CHANNEL_ADDRESSES = 20;
+const MAX_CHANNEL_ADDRESSES = 20;
 
 type EndpointRow = typeof webhookEndpoints.$inferSelect;
 type DeliveryRow = typeof notificationDeliveries.$inferSelect;
 
 /** Of `addresses` (lower-cased), those of people who are members of the organization now. */
-export async function memberAddresses(db: Database, organizationId: string, addresses: readonly string[]): Promise<Set<string>> {
+async function memberAddresses(db: Database, organizationId: string, addresses: readonly string[]): Promise<Set<string>> {
   if (addresses.length === 0) return new Set();
   const rows = await db
     .select({ email: users.email })
