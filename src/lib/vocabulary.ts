@@ -39,24 +39,27 @@ export const WEBHOOK_EVENT_TYPES = [
   "test.unquarantined",
   "test.health_changed",
   "test.message",
+  "digest.weekly",
 ] as const;
 type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** The webhook events about a test, sent whatever the alerts' snoozes and cooldowns. */
-export type TestEventType = Exclude<WebhookEventType, "alert.triggered" | "test.message">;
+export type TestEventType = Exclude<WebhookEventType, "alert.triggered" | "test.message" | "digest.weekly">;
 
 /**
  * What kind of notification channel an endpoint is (docs/notifications.md): a signed webhook (JSON
- * of our own, signed), a Slack incoming webhook (Block Kit) or a Microsoft Teams incoming webhook or
- * Workflow (an Adaptive Card). Slack's and Teams' URLs are credentials: sealed at rest, masked on reads.
+ * of our own, signed), a Slack incoming webhook (Block Kit), a Microsoft Teams incoming webhook or
+ * Workflow (an Adaptive Card), or e-mail to members of the organization (HTML and text, through the
+ * e-mail outbox). Slack's and Teams' URLs are credentials: sealed at rest, masked on reads.
  */
-export const CHANNEL_KINDS = ["webhook", "slack", "teams"] as const;
+export const CHANNEL_KINDS = ["webhook", "slack", "teams", "email"] as const;
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];
 
 /**
- * The events a channel chooses: alerts tripping, tests' health changes (Slack and Teams: only to
- * flaky or broken), quarantines made and ended.
+ * The events a channel chooses: alerts tripping, tests' health changes (Slack, Teams and e-mail: only
+ * to flaky or broken), quarantines made and ended, the weekly digest (Monday 09:00 in the
+ * organization's time zone).
  */
-export const CHANNEL_EVENTS = ["alerts", "health", "quarantine"] as const;
+export const CHANNEL_EVENTS = ["alerts", "health", "quarantine", "digest"] as const;
 export type ChannelEvent = (typeof CHANNEL_EVENTS)[number];
 
 /** A webhook delivery's state; `suppressed`: the alert was snoozed or disabled before an attempt. */
@@ -64,7 +67,8 @@ export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "suppressed"
 
 /**
  * What an e-mail of the outbox is about (docs/e-mail.md): an invitation, the organization's API key
- * regenerated (to every admin), an alert that tripped (to every member); and a person's own
+ * regenerated (to every admin), an alert that tripped (to every member), a notification of an
+ * e-mail channel (to the members it names), the weekly digest (to the members who keep it on); and a person's own
  * account (docs/accounts.md, no organization): the link that confirms a sign-up's e-mail, a
  * password reset's link, and the notice that a sign-up named an e-mail that already has an account.
  */
@@ -75,6 +79,8 @@ export const EMAIL_KINDS = [
   "email_verification",
   "password_reset",
   "account_exists",
+  "notification",
+  "digest",
 ] as const;
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 

@@ -57,15 +57,19 @@ type Extras = {
   removed?: boolean;
 };
 
-/** The add-a-channel form's values. */
-type ChannelFields = { kind: string; url: string; description: string; events: string[]; ownerFilter: string };
+/** The add-a-channel form's values (`addresses`: an e-mail channel's, as typed). */
+type ChannelFields = { kind: string; url: string; addresses: string; description: string; events: string[]; ownerFilter: string };
 
-const KIND_NAMES: Record<ChannelKind, string> = { webhook: "Signed webhook", slack: "Slack", teams: "Microsoft Teams" };
+const KIND_NAMES: Record<ChannelKind, string> = { webhook: "Signed webhook", slack: "Slack", teams: "Microsoft Teams", email: "E-mail" };
 const EVENT_NAMES: Record<ChannelEvent, string> = {
   alerts: "Alerts tripping",
   health: "Tests turning flaky or broken",
   quarantine: "Quarantines made and ended",
+  digest: "The weekly digest (Monday 09:00)",
 };
+
+/** The addresses typed in the form: separated by commas, semicolons or white space. */
+const addressesOf = (typed: string) => typed.split(/[\s,;]+/).filter((address) => address !== "");
 
 const Problems = ({ problems }: { problems: string[] | undefined }) =>
   problems && problems.length > 0 ? (
@@ -158,6 +162,9 @@ function webhookFieldProblems(fields: ChannelFields): string[] {
   const problems: string[] = [];
   if (!(CHANNEL_KINDS as readonly string[]).includes(fields.kind)) problems.push("Choose the kind of channel.");
   if (fields.url.length > 2048) problems.push("URL is too long (maximum is 2048 characters).");
+  if (fields.kind === "email" && addressesOf(fields.addresses).length === 0)
+    problems.push("Give the e-mail addresses of the members the channel sends to.");
+  if (fields.addresses.length > 5000) problems.push("Addresses are too long (at most 20 addresses).");
   if (fields.events.length === 0) problems.push("Choose at least one event.");
   if (fields.ownerFilter !== "") {
     const problem = ownerFilterProblem(fields.ownerFilter);
@@ -181,6 +188,7 @@ async function channelFields(c: Context<WebEnv>): Promise<ChannelFields> {
   return {
     kind: one("kind") || "webhook",
     url: one("url"),
+    addresses: one("addresses"),
     description: one("description"),
     events: CHANNEL_EVENTS.filter((event) => checked.includes(event)),
     ownerFilter: one("ownerFilter"),
@@ -286,7 +294,7 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
           { ...deps(c), urlPolicy: config.webhookUrlPolicy ?? {} },
           found.project.organizationId,
           {
-            url: fields.url,
+            ...(fields.kind === "email" ? { addresses: addressesOf(fields.addresses) } : { url: fields.url }),
             kind: fields.kind as ChannelKind,
             projectId: found.project.id,
             events: fields.events as ChannelEvent[],
@@ -298,7 +306,9 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
         return await done(c, found, { newWebhook: { url, secret: created.signing_secret, kind } });
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
-        problems.push(...(error.details?.length ? error.details.map((detail) => `URL ${detail.message}.`) : [error.message]));
+        const said = (detail: { field: string; message: string }) =>
+          detail.field === "url" ? `URL ${detail.message}.` : `${detail.message}.`;
+        problems.push(...(error.details?.length ? error.details.map(said) : [error.message]));
       }
     }
     // The URL typed is not sent back into the page: a channel's URL is its credential.
@@ -437,7 +447,13 @@ const TokenSection: FC<{ found: MemberProject; token: Extras["token"]; admin: bo
 
 /** A channel just added: a webhook with its signing secret, or a Slack or Teams channel's URL, shown this once. */
 const NewWebhookSecret: FC<{ created: Extras["newWebhook"] }> = ({ created }) =>
-  created && created.secret === null ? (
+  created?.kind === "email" ? (
+    <div class="success" role="status">
+      <p>
+        E-mail channel added for <code>{created.url.replace(/^mailto:/, "").replaceAll(",", ", ")}</code>. Send a test message to check it.
+      </p>
+    </div>
+  ) : created && created.secret === null ? (
     <div class="success" role="status">
       <p>
         {KIND_NAMES[created.kind ?? "webhook"]} channel added for <code>{created.url}</code>. This is the last time its URL is shown whole:
@@ -483,7 +499,7 @@ const WebhooksTable: FC<{ found: MemberProject; webhooks: ProjectWebhook[]; admi
           <tr>
             <td>{KIND_NAMES[webhook.kind]}</td>
             <td>
-              <code>{webhook.url}</code>
+              <ChannelDestination webhook={webhook} />
             </td>
             <td>
               {webhook.events.map((event) => EVENT_NAMES[event]).join(", ")}
@@ -524,6 +540,18 @@ const WebhooksTable: FC<{ found: MemberProject; webhooks: ProjectWebhook[]; admi
     </table>
   );
 };
+
+/** Where a channel sends: its URL (masked or redacted), or an e-mail channel's addresses (for admins; a member reads how many). */
+const ChannelDestination: FC<{ webhook: ProjectWebhook }> = ({ webhook }) =>
+  webhook.kind !== "email" ? (
+    <code>{webhook.url}</code>
+  ) : webhook.addresses ? (
+    <code>{webhook.addresses.join(", ")}</code>
+  ) : (
+    <span class="muted">
+      {webhook.addressCount} member{webhook.addressCount === 1 ? "" : "s"} (addresses shown to admins)
+    </span>
+  );
 
 /** The newest delivery's outcome: what it was about, its status, and why its last attempt failed. */
 const LastDeliveryCell: FC<{ delivery: ProjectWebhook["lastDelivery"] }> = ({ delivery }) =>
@@ -566,8 +594,15 @@ const AddWebhookForm: FC<{ action: string; problems: string[] | undefined; field
         </select>
       </label>
       <label>
-        URL <span class="muted">(https: the Slack incoming webhook's, the Teams webhook's or Workflow's, or your endpoint's)</span>
-        <input name="url" type="url" required maxlength={2048} value={fields && fields.kind === "webhook" ? fields.url : ""} />
+        URL{" "}
+        <span class="muted">
+          (https: the Slack incoming webhook's, the Teams webhook's or Workflow's, or your endpoint's; not for e-mail)
+        </span>
+        <input name="url" type="url" maxlength={2048} value={fields && fields.kind === "webhook" ? fields.url : ""} />
+      </label>
+      <label>
+        Addresses <span class="muted">(e-mail channels only: members of the organization, separated by commas; up to 20)</span>
+        <input name="addresses" maxlength={5000} value={fields?.addresses ?? ""} />
       </label>
       <fieldset class="events">
         <legend>Events</legend>

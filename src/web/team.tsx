@@ -31,6 +31,7 @@ import { checkEmail, formFields } from "./forms";
 import { Layout } from "./layout";
 import { pageNotFound } from "./not-found";
 import { signedIn } from "./session";
+import { ownDigestSetting, setOwnDigest } from "../services/notifications/digest-subscriptions";
 
 /**
  * What the page shows after a POST: a confirmation or the key (carried to the GET by a one-time
@@ -43,8 +44,25 @@ type TeamView = {
   members: TeamMember[];
   invitations: PendingInvitation[];
   key: { displayPrefix: string; createdAt: Date } | null;
+  /** Whether the signed-in person gets the weekly digest e-mail of this organization. */
+  digest: boolean;
   outcome: Outcome;
 };
+
+/** The person's own weekly digest e-mail: on or off, one button (every member, for themself only). */
+const DigestSection: FC<{ page: PageContext; on: boolean }> = ({ page, on }) => (
+  <section aria-labelledby="digest-heading">
+    <h2 id="digest-heading">Your weekly digest</h2>
+    <p>
+      {on ? "You receive" : "You do not receive"} the weekly digest e-mail: every Monday at 09:00 in the organization's time zone, each
+      project's new flaky and broken tests, quarantines ending, the most costly tests and the week against the one before.
+    </p>
+    <form method="post" action={page.paths.to("/settings/team/digest")}>
+      <input type="hidden" name="weeklyDigest" value={on ? "off" : "on"} />
+      <button type="submit">{on ? "Stop the weekly digest" : "Send me the weekly digest"}</button>
+    </form>
+  </section>
+);
 
 const ApiKeySection = ({ view }: { view: TeamView }) => {
   const { page, key, outcome } = view;
@@ -223,6 +241,7 @@ const TeamPage = ({ view }: { view: TeamView }) => {
         </p>
       ) : null}
       <MembersSection members={members} page={page} isAdmin={isAdmin} />
+      <DigestSection page={page} on={view.digest} />
       {isAdmin ? (
         <>
           <InviteSection page={page} />
@@ -323,12 +342,14 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
   const render = async (c: Context<WebEnv>, membership: Membership, outcome: Outcome, status: 200 | 400 | 403 | 404 | 429 = 200) => {
     const person = c.var.person;
     const isAdmin = membership.role === "admin";
-    const [members, invitations, key] = await Promise.all([
+    const [members, invitations, key, digest] = await Promise.all([
       listMembers(c.env, membership.organizationId),
       isAdmin ? listPendingInvitations(c.env, membership.organizationId) : Promise.resolve([]),
       isAdmin ? describeApiKey(c.env.db, membership.organizationId) : Promise.resolve(null),
+      ownDigestSetting(c.env.db, membership.organizationId, person.userId),
     ]);
-    return c.html(<TeamPage view={{ page: { person, membership, paths }, members, invitations, key, outcome }} />, status);
+    const view = { page: { person, membership, paths }, members, invitations, key, digest: digest ?? false, outcome };
+    return c.html(<TeamPage view={view} />, status);
   };
 
   /** A team action: the person's organization, the action (its service checks the role), the page again with the outcome. */
@@ -375,6 +396,17 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
   web.get("/settings/team/members/:id/remove", signedIn(config, paths), confirmation(describeMemberRemoval));
 
   web.get("/settings/team/invitations/:id/revoke", signedIn(config, paths), confirmation(describeInvitationRevocation));
+
+  // Every member sets their own digest (no admin needed): only the signed-in person's membership changes.
+  web.post("/settings/team/digest", signedIn(config, paths), async (c) => {
+    const person = c.var.person;
+    const membership = await defaultMembership(c.env, person.userId, person.activeOrganizationId);
+    if (!membership) return pageNotFound(c, person, paths);
+    const on = (await formFields(c, ["weeklyDigest"])).weeklyDigest === "on";
+    await setOwnDigest(c.env.db, membership.organizationId, person.userId, on);
+    const notice = on ? "You will receive the weekly digest e-mail." : "You will no longer receive the weekly digest e-mail.";
+    return redirectWithFlash(c, config, paths, TEAM_PAGE, { notice });
+  });
 
   web.post(
     "/settings/team/invitations",
