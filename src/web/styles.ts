@@ -23,6 +23,9 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.num, .badge, td time { white-space: nowrap; }
 /* Narrow screens (375 px): names from uploads wrap anywhere rather than widen the page. */
 h1, .crumbs, td:first-child { overflow-wrap: anywhere; }
+/* A word longer than its line (a link shown whole, a channel's URL) breaks rather than widen the page; fields never outgrow it. */
+body { overflow-wrap: break-word; }
+input, select, textarea { max-width: 100%; }
 @media (max-width: 40rem) {
   main { padding: 1rem; }
   header.site { padding: 0.75rem 1rem; }
@@ -32,7 +35,7 @@ h1, .crumbs, td:first-child { overflow-wrap: anywhere; }
 .result-failed { color: var(--fail); font-weight: 600; }
 .muted { color: var(--muted); }
 form.card { max-width: 26rem; display: grid; gap: 0.9rem; }
-label { display: grid; gap: 0.25rem; font-weight: 600; }
+label { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0.25rem; font-weight: 600; }
 label.checkbox { display: flex; align-items: center; gap: 0.4rem; font-weight: 400; }
 fieldset.events { gap: 0.4rem; }
 fieldset.events legend { font-weight: 600; margin-bottom: 0.25rem; }
@@ -126,7 +129,8 @@ a.cell.status-skipped { background: #afb8c1; }
 .notice-done { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--pass); color: var(--pass); background: #f0fff4; max-width: 40rem; }
 .notice-info { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--warn); background: #fff8e5; max-width: 40rem; }
 /* Narrow screens: a wide table scrolls in its own box, never the page (src/web/runs-table.tsx). */
-.table-scroll { overflow-x: auto; max-width: 100%; margin: 0 0 1rem; }
+/* Positioned: a visually hidden header (absolutely positioned) stays inside the box, not out where the page would scroll to it. */
+.table-scroll { overflow-x: auto; max-width: 100%; margin: 0 0 1rem; position: relative; }
 table.projects { min-width: 40rem; }
 .table-scroll:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
 /* A run's failures by verdict (src/web/run-verdicts.tsx) and each branch's latest run. */
@@ -154,4 +158,9 @@ ul.branch-runs { list-style: none; padding: 0; margin: 0 0 0.5rem; }
 ul.branch-runs > li { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.25rem 0.75rem; padding: 0.5rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
 ul.branch-runs .branch-name { font-weight: 600; min-width: 0; }
 ul.branch-runs ul.verdict-counts { margin: 0; }
+/* Narrow screens, after the rules they change: facts stack, each term above its value (a state badge with its time is wider than the value's column). */
+@media (max-width: 40rem) {
+  dl.facts { grid-template-columns: minmax(0, 1fr); gap: 0; }
+  dl.facts dd { margin-bottom: 0.5rem; }
+}
 `;
