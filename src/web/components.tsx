@@ -15,9 +15,9 @@ export const VisuallyHidden: FC<{ children?: Child }> = ({ children }) => <span 
  * `.table-scroll`); the box is a named region and focusable, so that a keyboard scrolls it too.
  * Written in place of `<table>` (the rows inside stay as they are).
  */
-export const WideTable: FC<{ label: string; children?: Child }> = ({ label, children }) => (
-  <div class="table-scroll" tabindex={0} role="region" aria-label={label}>
-    <table>{children}</table>
+export const WideTable: FC<{ label: string; class?: string; children?: Child }> = (props) => (
+  <div class="table-scroll" tabindex={0} role="region" aria-label={props.label}>
+    <table class={props.class}>{props.children}</table>
   </div>
 );
 

@@ -466,7 +466,7 @@ const WebhooksTable: FC<{ found: MemberProject; webhooks: ProjectWebhook[]; admi
   return webhooks.length === 0 ? (
     <p class="muted">No webhooks yet.</p>
   ) : (
-    <WideTable label="Notification channels">
+    <WideTable label="Notification channels" class="channels">
       <thead>
         <tr>
           <th scope="col">Channel</th>

@@ -36,6 +36,8 @@ input, select, textarea { max-width: 100%; }
 .muted { color: var(--muted); }
 form.card { max-width: 26rem; display: grid; gap: 0.9rem; }
 label { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0.25rem; font-weight: 600; }
+/* What is typed, and a label's hint in parentheses, in the normal weight (the label's own words are bold). */
+label input, label select, label textarea, label .muted { font-weight: 400; }
 label.checkbox { display: flex; align-items: center; gap: 0.4rem; font-weight: 400; }
 fieldset.events { gap: 0.4rem; }
 fieldset.events legend { font-weight: 600; margin-bottom: 0.25rem; }
@@ -132,6 +134,9 @@ a.cell.status-skipped { background: #afb8c1; }
 /* Positioned: a visually hidden header (absolutely positioned) stays inside the box, not out where the page would scroll to it. */
 .table-scroll { overflow-x: auto; max-width: 100%; margin: 0 0 1rem; position: relative; }
 table.projects { min-width: 40rem; }
+/* A channel's kind is one of three names, never cut letter by letter beside a long URL. */
+table.channels td:first-child { overflow-wrap: normal; white-space: nowrap; }
+table.channels code { overflow-wrap: anywhere; }
 .table-scroll:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
 /* A run's failures by verdict (src/web/run-verdicts.tsx) and each branch's latest run. */
 .verdict-group { border: 1px solid var(--line); border-left-width: 4px; border-radius: 6px; padding: 0.75rem 1rem; margin: 0 0 1rem; }
@@ -162,5 +167,7 @@ ul.branch-runs ul.verdict-counts { margin: 0; }
 @media (max-width: 40rem) {
   dl.facts { grid-template-columns: minmax(0, 1fr); gap: 0; }
   dl.facts dd { margin-bottom: 0.5rem; }
+  /* A table in its own scrolling box keeps its names' words whole (they wrap between words, not letter by letter): the box scrolls instead. */
+  .table-scroll td:first-child { overflow-wrap: break-word; }
 }
 `;
