@@ -67,7 +67,7 @@ try {
     const page = await context.newPage();
     const shot = async (name: string, viewport = WIDE) => {
       await page.setViewportSize(viewport);
-      const height = await page.evaluate(() => document.documentElement.scrollHeight);
+      const height = (await page.evaluate("document.documentElement.scrollHeight")) as number;
       const file = `${name}${viewport === NARROW ? "-375" : ""}.png`;
       await page.screenshot({
         path: `${outDir}${file}`,

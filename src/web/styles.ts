@@ -47,7 +47,10 @@ button { font: inherit; padding: 0.45rem 0.9rem; border-radius: 6px; border: 1px
 button.link { background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
 .notice { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--fail); color: var(--fail); background: #fff5f5; max-width: 26rem; }
 .confirmation { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--pass); color: var(--pass); background: #f3fbf5; max-width: 40rem; }
-.actions { display: flex; gap: 0.75rem; flex-wrap: wrap; }
+.actions { display: flex; gap: 0.75rem; flex-wrap: wrap; align-items: center; }
+.notice > p:first-child { margin-top: 0; }
+.notice > p:last-child { margin-bottom: 0; }
+.notice + .actions { margin-top: 1rem; }
 button.danger { background: var(--fail); border-color: var(--fail); }
 select { font: inherit; padding: 0.45rem 0.6rem; border: 1px solid #8c959f; border-radius: 6px; }
 section { margin: 0 0 2rem; }
@@ -107,7 +110,8 @@ dl.facts dd, dl.metadata dd { margin: 0; overflow-wrap: anywhere; }
 dl.metadata { display: grid; grid-template-columns: max-content 1fr; gap: 0.1rem 0.75rem; margin: 0.25rem 0 0; font-size: 0.875rem; }
 dl.metadata dt { color: var(--muted); }
 form.filters { display: flex; flex-wrap: wrap; align-items: end; gap: 0.75rem 1rem; margin: 0 0 1rem; }
-form.inline { display: inline-flex; align-items: end; gap: 0.5rem; margin: 0 1rem 0.75rem 0; }
+/* Side by side at their bottoms: a lone button lines up with the button of a form that has a label above its field. */
+form.inline { display: inline-flex; align-items: end; gap: 0.5rem; margin: 0 1rem 0.75rem 0; vertical-align: bottom; }
 select { font: inherit; padding: 0.4rem 0.5rem; border: 1px solid #8c959f; border-radius: 6px; background: #fff; }
 .page-links { display: flex; gap: 1.5rem; margin: 1rem 0; }
 .badge { display: inline-block; padding: 0 0.45rem; border-radius: 999px; font-size: 0.8rem; font-weight: 600; border: 1px solid currentColor; margin-right: 0.25rem; }
@@ -134,6 +138,8 @@ a.cell.status-skipped { background: #afb8c1; }
 /* Positioned: a visually hidden header (absolutely positioned) stays inside the box, not out where the page would scroll to it. */
 .table-scroll { overflow-x: auto; max-width: 100%; margin: 0 0 1rem; position: relative; }
 table.projects { min-width: 40rem; }
+/* A table's caption stays in view, whole, while its box scrolls (the table may be wider than the screen). */
+.table-scroll caption { position: sticky; left: 0; max-width: calc(100vw - 3rem); }
 /* A channel's kind is one of three names, never cut letter by letter beside a long URL. */
 table.channels td:first-child { overflow-wrap: normal; white-space: nowrap; }
 table.channels code { overflow-wrap: anywhere; }

@@ -23,7 +23,7 @@ export type AxeViolation = {
 };
 
 /** The rules of WCAG 2.0 and 2.1, levels A and AA (axe's tags). */
-export const WCAG_21_AA_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] as const;
+const WCAG_21_AA_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] as const;
 
 /** Loads axe into the page (once) and runs it with `options`; every violation it reports. */
 async function runAxe(page: Page, options: Record<string, unknown>): Promise<AxeViolation[]> {

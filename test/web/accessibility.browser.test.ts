@@ -26,7 +26,6 @@ let server: ServerProcess;
 let browser: Browser;
 let dropDatabase: () => Promise<void> = async () => {};
 let apiKey: string;
-let organizationId: string;
 let checkoutId: string;
 let inventoryId: string;
 let uploadToken: string;
@@ -82,7 +81,6 @@ beforeAll(async () => {
   await server.until(() => /demo-member@example\.com {2}password: \S+\n/.test(server.output()), 300_000, 100);
   browser = await launchChromium();
   apiKey = /Bearer (cta_[0-9A-Za-z]+)/.exec(server.output())![1]!;
-  organizationId = (await api("/organization")).id;
   const projects = (await api("/projects")).data as { id: string; name: string }[];
   checkoutId = projects.find((p) => p.name === "checkout-service")!.id;
   inventoryId = projects.find((p) => p.name === "inventory-api")!.id;
@@ -133,7 +131,7 @@ async function check(page: Page, name: string) {
     const violations = await wcagViolations(page);
     if (violations.length > 0) problems.push(`${name} at ${viewport.width} px (${page.url()}):\n${describeViolations(violations)}`);
     if (viewport === NARROW) {
-      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      const width = (await page.evaluate("document.documentElement.scrollWidth")) as number;
       if (width > NARROW.width)
         problems.push(`${name} at 375 px (${page.url()}) scrolls sideways: ${width} px wide, from ${await tooWide(page)}`);
     }
@@ -142,18 +140,18 @@ async function check(page: Page, name: string) {
 }
 
 /** The outermost elements that stick out on the right (outside a box that scrolls on its own), for the message. */
-const tooWide = (page: Page) =>
-  page.evaluate(() => {
+const tooWide = async (page: Page) =>
+  (await page.evaluate(`(() => {
     const edge = document.documentElement.clientWidth + 1;
-    const out: string[] = [];
+    const out = [];
     for (const element of document.querySelectorAll("body *")) {
       if (element.closest(".table-scroll") && !element.matches(".table-scroll")) continue;
       const parent = element.parentElement;
       if (element.getBoundingClientRect().right > edge && !(parent && parent.getBoundingClientRect().right > edge))
-        out.push(`${element.tagName.toLowerCase()}${element.className ? `.${String(element.className).replaceAll(" ", ".")}` : ""}`);
+        out.push(element.tagName.toLowerCase() + (element.className ? "." + String(element.className).replaceAll(" ", ".") : ""));
     }
     return out.slice(0, 5).join(", ");
-  });
+  })()`)) as string;
 
 /** Opens `path` (expecting `status`) and checks it. */
 async function visit(page: Page, name: string, path: string, status = 200) {
@@ -164,7 +162,7 @@ async function visit(page: Page, name: string, path: string, status = 200) {
 
 /** Submits a form as typed, past the browser's own checks (`required`, `minlength`), to show the server's refusal. */
 async function submitUnchecked(page: Page, button: string) {
-  await page.evaluate(() => document.querySelectorAll("form").forEach((form) => (form.noValidate = true)));
+  await page.evaluate(`document.querySelectorAll("form").forEach((form) => { form.noValidate = true; })`);
   await page.getByRole("button", { name: button, exact: true }).click();
   await page.waitForLoadState();
 }
@@ -233,13 +231,13 @@ describe("axe's WCAG 2.1 A and AA rules on every page, at 1280 and 375 px", () =
     await visit(page, "invitation not valid", "/invitations/no-such-invitation-token", 404);
     await visit(page, "404 (no such page)", "/no-such-page", 404);
     // The check itself: what it must find, it finds (pale text, a field without a label; styled through the CSSOM, which the CSP allows).
-    await page.evaluate(() => {
-      const main = document.querySelector("main")!;
+    await page.evaluate(`(() => {
+      const main = document.querySelector("main");
       const pale = main.appendChild(document.createElement("p"));
       pale.textContent = "Pale";
       pale.style.color = "#bbb";
       main.appendChild(document.createElement("input")).name = "unlabelled";
-    });
+    })()`);
     expect((await wcagViolations(page)).map((violation) => violation.id).sort()).toEqual(["color-contrast", "label"]);
     await page.context().close();
     expectNoProblems(from);
