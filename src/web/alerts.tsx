@@ -25,7 +25,7 @@ import {
 import { defaultMembership, findAlertForMember } from "../services/tenancy/memberships";
 import { presentAlert } from "../contract/presenters";
 import { type MemberAccess, accessOf, isAdmin, memberAccess, withQuery } from "./access";
-import { Metadata, Notice, PageLinks, When, noticeFor } from "./components";
+import { Metadata, Notice, PageLinks, When, WideTable, noticeFor } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { formFields } from "./forms";
 import { ErrorContent, Layout } from "./layout";
@@ -211,7 +211,7 @@ const AlertsFilters: FC<{ base: string; current: AlertStatus }> = ({ base, curre
 
 /** The alerts with their projects (`names`: project id → name), states, event counts and last notifications. */
 const AlertsTable: FC<{ alerts: AlertObject[]; names: ReadonlyMap<string, string>; paths: WebPaths }> = ({ alerts, names, paths }) => (
-  <table>
+  <WideTable label="Alerts">
     <thead>
       <tr>
         <th scope="col">Alert</th>
@@ -242,7 +242,7 @@ const AlertsTable: FC<{ alerts: AlertObject[]; names: ReadonlyMap<string, string
         </tr>
       ))}
     </tbody>
-  </table>
+  </WideTable>
 );
 
 const AlertFacts: FC<{ alert: AlertObject; projectName: string }> = ({ alert, projectName }) => (

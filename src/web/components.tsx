@@ -10,6 +10,17 @@ import { utcText } from "./format";
 /** Text only screen readers read (a cell of the history strip, an icon's meaning). */
 export const VisuallyHidden: FC<{ children?: Child }> = ({ children }) => <span class="visually-hidden">{children}</span>;
 
+/**
+ * A table that scrolls sideways in its own box on a narrow screen, never the page (styles.ts
+ * `.table-scroll`); the box is a named region and focusable, so that a keyboard scrolls it too.
+ * Written in place of `<table>` (the rows inside stay as they are).
+ */
+export const WideTable: FC<{ label: string; class?: string; children?: Child }> = (props) => (
+  <div class="table-scroll" tabindex={0} role="region" aria-label={props.label}>
+    <table class={props.class}>{props.children}</table>
+  </div>
+);
+
 const STATUS_LABELS: Record<CaseStatus, string> = { passed: "Passed", failed: "Failed", errored: "Errored", skipped: "Skipped" };
 export const statusLabel = (status: CaseStatus) => STATUS_LABELS[status];
 

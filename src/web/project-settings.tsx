@@ -22,6 +22,7 @@ import {
 } from "../services/notifications/project-settings";
 import { MAX_AUTO_QUARANTINE_DAYS } from "../services/tests/quarantine";
 import { ApiError } from "../lib/errors";
+import { WideTable } from "./components";
 import { ConfirmButton, ConfirmPage } from "./confirm";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { readFlash, redirectWithFlash } from "./flash";
@@ -481,7 +482,7 @@ const WebhooksTable: FC<{ found: MemberProject; webhooks: ProjectWebhook[]; admi
   return webhooks.length === 0 ? (
     <p class="muted">No webhooks yet.</p>
   ) : (
-    <table>
+    <WideTable label="Notification channels" class="channels">
       <thead>
         <tr>
           <th scope="col">Channel</th>
@@ -537,7 +538,7 @@ const WebhooksTable: FC<{ found: MemberProject; webhooks: ProjectWebhook[]; admi
           </tr>
         ))}
       </tbody>
-    </table>
+    </WideTable>
   );
 };
 

@@ -25,6 +25,7 @@ import {
 } from "../services/tenancy/team";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 import { utcText } from "./format";
+import { WideTable } from "./components";
 import { ConfirmButton, type Confirmation, ConfirmPage } from "./confirm";
 import { readFlash, redirectWithFlash } from "./flash";
 import { checkEmail, formFields } from "./forms";
@@ -113,7 +114,7 @@ const MembersSection: FC<{ members: TeamMember[]; page: PageContext; isAdmin: bo
   return (
     <section aria-labelledby="members-heading">
       <h2 id="members-heading">Members</h2>
-      <table>
+      <WideTable label="Members">
         <thead>
           <tr>
             <th scope="col">Name</th>
@@ -152,7 +153,7 @@ const MembersSection: FC<{ members: TeamMember[]; page: PageContext; isAdmin: bo
             </tr>
           ))}
         </tbody>
-      </table>
+      </WideTable>
     </section>
   );
 };
@@ -188,7 +189,7 @@ const InvitationsSection: FC<{ invitations: PendingInvitation[]; page: PageConte
     {invitations.length === 0 ? (
       <p class="muted">None.</p>
     ) : (
-      <table>
+      <WideTable label="Pending invitations">
         <thead>
           <tr>
             <th scope="col">E-mail</th>
@@ -219,7 +220,7 @@ const InvitationsSection: FC<{ invitations: PendingInvitation[]; page: PageConte
             </tr>
           ))}
         </tbody>
-      </table>
+      </WideTable>
     )}
   </section>
 );

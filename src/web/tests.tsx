@@ -41,6 +41,7 @@ import {
   StatusBadge,
   VisuallyHidden,
   When,
+  WideTable,
   durationText,
   healthLabel,
   noticeFor,
@@ -511,7 +512,7 @@ const HealthTransitions: FC<{
     {transitions.length === 0 ? (
       <p class="muted">Its health has never changed.</p>
     ) : (
-      <table>
+      <WideTable label="Health transitions">
         <thead>
           <tr>
             <th scope="col">When</th>
@@ -536,7 +537,7 @@ const HealthTransitions: FC<{
             </tr>
           ))}
         </tbody>
-      </table>
+      </WideTable>
     )}
   </section>
 );
