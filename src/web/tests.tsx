@@ -38,6 +38,7 @@ import {
   Notice,
   PageLinks,
   QuarantinedBadge,
+  quarantinedByText,
   StatusBadge,
   VisuallyHidden,
   When,
@@ -217,7 +218,9 @@ export function registerTests(web: Hono<WebEnv>, config: WebConfig, paths: WebPa
     }
     const { access, test } = found;
     const input = quarantineInputOf({ ...body.data, expires_at: null });
-    await quarantineTest({ ...access.scope, queue: c.env.runQueue, logger: c.env.logger }, test.id, input);
+    const person = c.var.person;
+    const actor = { via: "page" as const, userId: person.userId, name: person.name, email: person.email };
+    await quarantineTest({ ...access.scope, queue: c.env.runQueue, logger: c.env.logger }, test.id, input, actor);
     return c.redirect(paths.to(`/projects/${test.project_id}/tests/${test.id}?done=quarantined`), 303);
   });
 
@@ -419,8 +422,7 @@ const QuarantineSection: FC<{ test: TestObject; form: QuarantineForm | null; tes
           <dl class="facts">
             <dt>Quarantined</dt>
             <dd>
-              <When at={test.quarantine.created_at} />{" "}
-              {test.quarantine.source === "auto" ? "by the service (auto-quarantine)" : "by a person or an API key"}
+              {quarantinedByText(test.quarantine.quarantined_by)} on <When at={test.quarantine.created_at} />
             </dd>
             <dt>Owner</dt>
             <dd>{test.quarantine.owner ?? <span class="muted">none given</span>}</dd>
@@ -643,6 +645,11 @@ const TestsTable: FC<{ tests: TestObject[]; testPath: (id: string) => string; wi
             </td>
             <td>
               <HealthBadge health={test.health} failingStreak={test.failing_streak} /> {test.quarantined ? <QuarantinedBadge /> : null}
+              {test.quarantine ? (
+                <div class="muted">
+                  {quarantinedByText(test.quarantine.quarantined_by)}, until <When at={test.quarantine.expires_at} />
+                </div>
+              ) : null}
             </td>
             <td class="num">{test.impact}</td>
             <td class="num">{percent(test.failure_rate)}</td>
