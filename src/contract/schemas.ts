@@ -429,7 +429,7 @@ const TestRunSummarySchema = z
   })
   .openapi("TestRunSummary");
 
-export const QuarantinedBySchema = z
+const QuarantinedBySchema = z
   .object({
     via: z.enum(QUARANTINE_VIAS).openapi({
       description:

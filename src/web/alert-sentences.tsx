@@ -26,7 +26,7 @@ const obj = (m: Meta, key: string): Meta =>
 const list = (m: Meta, key: string): unknown[] => (Array.isArray(m[key]) ? (m[key] as unknown[]) : []);
 
 /** 0.2949 → "29.5 %"; 0.00669 → "0.7 %". */
-export const rateText = (rate: number) => `${(rate * 100).toFixed(rate !== 0 && Math.abs(rate) < 0.1 ? 1 : 0)} %`;
+const rateText = (rate: number) => `${(rate * 100).toFixed(rate !== 0 && Math.abs(rate) < 0.1 ? 1 : 0)} %`;
 const msText = (ms: number | null) => durationText(ms === null ? null : Math.round(ms));
 /** A p-value as people read it: "1 in 3.8 million" beside the number. */
 const pText = (p: number) => (p <= 0 ? "below 1 in 10¹⁵" : `${p.toPrecision(2)} (about 1 in ${Math.round(1 / p).toLocaleString("en")})`);

@@ -91,6 +91,8 @@ pre.command { background: #f6f8fa; border: 1px solid var(--line); border-radius:
 .command-box { margin: 0.5rem 0 1rem; max-width: 100%; }
 .copy { display: inline-flex; align-items: center; gap: 0.5rem; margin: 0.35rem 0; }
 .copy-status:empty { display: none; }
+input[readonly] { max-width: 100%; box-sizing: border-box; }
+.handover { border: 1px solid var(--accent); border-radius: 6px; padding: 0.5rem 0.9rem; margin: 0 0 1rem; }
 code.digest { overflow-wrap: anywhere; }
 .actions { display: flex; gap: 0.75rem; flex-wrap: wrap; }
 button.danger { background: var(--fail); border-color: var(--fail); }
