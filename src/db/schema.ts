@@ -37,6 +37,7 @@ import {
   EMAIL_KINDS,
   EMAIL_STATUSES,
   QUARANTINE_SOURCES,
+  QUARANTINE_VIAS,
   RUN_RESULTS,
   RUN_STATUSES,
   TEST_HEALTHS,
@@ -56,6 +57,7 @@ export const runStatusEnum = pgEnum("run_status", RUN_STATUSES);
 export const caseStatusEnum = pgEnum("case_status", CASE_STATUSES);
 export const testHealthEnum = pgEnum("test_health", TEST_HEALTHS);
 export const quarantineSourceEnum = pgEnum("quarantine_source", QUARANTINE_SOURCES);
+export const quarantineViaEnum = pgEnum("quarantine_via", QUARANTINE_VIAS);
 
 /**
  * An organization: the API's, and better-auth's `organization` model too (src/auth/people.ts maps
@@ -550,6 +552,16 @@ export const tests = pgTable(
     quarantineSource: quarantineSourceEnum("quarantine_source"),
     /** The quarantine names every variant of the test (docs/quarantine.md, "Variants"): runs of any variant, new ones too, treat it as quarantined. */
     quarantineAllVariants: boolean("quarantine_all_variants").notNull().default(false),
+    /**
+     * Who quarantined it, as they were named then (docs/quarantine.md, "Who quarantined it"): the
+     * path it came through, the person's or API key's id (no foreign key: the record outlives a
+     * removed member or a regenerated key), and their name and e-mail (a person's) at that moment.
+     * All null for quarantines made before migration 0038 and for auto-quarantines' actor fields.
+     */
+    quarantineVia: quarantineViaEnum("quarantine_via"),
+    quarantineActorId: uuid("quarantine_actor_id"),
+    quarantineActorName: text("quarantine_actor_name"),
+    quarantineActorEmail: text("quarantine_actor_email"),
     /**
      * The owners of the test's file under its project's latest CODEOWNERS (docs/codeowners.md):
      * set when the test is first stored, recomputed for every test of the project when a CODEOWNERS

@@ -168,6 +168,13 @@ export type QuarantineDuration = keyof typeof QUARANTINE_DURATIONS;
 /** Who quarantined a test: a person through the API (`manual`) or the service when the test turned flaky (`auto`, the project's `auto_quarantine_days`). */
 export const QUARANTINE_SOURCES = ["manual", "auto"] as const;
 
+/**
+ * The path a quarantine came through (docs/quarantine.md, "Who quarantined it"): a person on the
+ * test's page, an API key through the REST API or the MCP server, or the service (auto-quarantine).
+ */
+export const QUARANTINE_VIAS = ["page", "api", "mcp", "auto"] as const;
+export type QuarantineVia = (typeof QUARANTINE_VIAS)[number];
+
 /** The `quarantined` filter of GET /projects/:id/tests. */
 export const QUARANTINED_FILTER_VALUES = ["true", "false"] as const;
 

@@ -4,7 +4,7 @@
  * text. Everything goes through JSX (escaped); nothing from uploads becomes markup.
  */
 import type { Child, FC } from "hono/jsx";
-import { type CaseStatus, type TestHealth, healthText } from "../lib/vocabulary";
+import { type CaseStatus, type QuarantineVia, type TestHealth, healthText } from "../lib/vocabulary";
 import { utcText } from "./format";
 
 /** Text only screen readers read (a cell of the history strip, an icon's meaning). */
@@ -46,6 +46,27 @@ export const HealthBadge: FC<{ health: TestHealth; failingStreak?: number }> = (
 };
 
 export const QuarantinedBadge: FC = () => <span class="badge quarantined">Quarantined</span>;
+
+/** Who quarantined a test, as the quarantine object records it (docs/quarantine.md, "Who quarantined it"). */
+export type QuarantinedBy = { via: QuarantineVia; id: string | null; name: string | null; email: string | null } | null;
+
+/**
+ * "by Ada Lovelace (ada@example.com)", "by the API key Default (through the API)", "by the service
+ * (auto-quarantine)"; a quarantine made before who was recorded says so rather than guess.
+ */
+export function quarantinedByText(by: QuarantinedBy): string {
+  if (by === null) return "by someone not recorded (quarantined before the service kept who)";
+  switch (by.via) {
+    case "page":
+      return `by ${by.name ?? "a person"}${by.email ? ` (${by.email})` : ""}`;
+    case "api":
+      return `by the API key ${by.name ? `“${by.name}”` : "since removed"} (through the API)`;
+    case "mcp":
+      return `by the API key ${by.name ? `“${by.name}”` : "since removed"} (through the MCP server)`;
+    case "auto":
+      return "by the service (auto-quarantine)";
+  }
+}
 
 /** 950 ms, 12.3 s, 4 min 05 s; "—" when unknown. */
 export function durationText(ms: number | null | undefined): string {

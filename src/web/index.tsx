@@ -28,6 +28,7 @@ import { registerResetPassword } from "./reset-password";
 import { registerInvitation } from "./invitation";
 import { registerTeam } from "./team";
 import { APP_CSS } from "./styles";
+import { COPY_JS } from "./copy";
 import { registerTests } from "./tests";
 import { registerOrganizations } from "./organizations";
 import { registerDigestUnsubscribe } from "./digest-unsubscribe";
@@ -113,6 +114,9 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
 
   web.get("/assets/app.css", (c) =>
     c.body(APP_CSS, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=3600" }),
+  );
+  web.get("/assets/copy.js", (c) =>
+    c.body(COPY_JS, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=3600" }),
   );
 
   registerSignUp(web, config, paths);

@@ -32,6 +32,7 @@ import { Layout } from "./layout";
 import { pageNotFound } from "./not-found";
 import { type MemberProject, adminsOnly, isAdmin, memberProject } from "./project-access";
 import { type ProjectFields, checkProjectFields } from "./project-forms";
+import { CopyButton } from "./copy";
 import { UploadCommands } from "./upload-commands";
 import { ProjectHeader } from "./project";
 import { signedIn } from "./session";
@@ -88,11 +89,14 @@ function SettingsPage({
   webhooks,
   extras,
   config,
+  nonce,
 }: {
   found: MemberProject;
   webhooks: ProjectWebhook[];
   extras: Extras;
   config: WebConfig;
+  /** The answer's CSP nonce: the copy buttons' script. */
+  nonce: string | undefined;
 }) {
   const { project, page } = found;
   const admin = isAdmin(page.membership);
@@ -124,7 +128,7 @@ function SettingsPage({
 
       <GeneralSection fields={fields} problems={extras.problems} action={to("")} admin={admin} />
 
-      <TokenSection found={found} token={extras.token} admin={admin} config={config} />
+      <TokenSection found={found} token={extras.token} admin={admin} config={config} nonce={nonce} />
 
       <section aria-labelledby="webhooks-heading">
         <h2 id="webhooks-heading">Notification channels</h2>
@@ -234,7 +238,10 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
   const render = async (c: Context<WebEnv>, found: MemberProject, extras: Extras, status: 200 | 400 = 200) => {
     // Admins manage the endpoints and read them whole; members read scheme and host (URLs often carry a credential).
     const webhooks = await listProjectWebhooks(c.env, found.project.organizationId, found.project.id, { admin: isAdmin(found.membership) });
-    return c.html(<SettingsPage found={found} webhooks={webhooks} extras={extras} config={config} />, status);
+    return c.html(
+      <SettingsPage found={found} webhooks={webhooks} extras={extras} config={config} nonce={c.get("secureHeadersNonce")} />,
+      status,
+    );
   };
   const deps = (c: Context<WebEnv>) => ({ db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, secrets: config.secrets });
   /** The project and the person's membership, for admins only; otherwise the 404 or 403 answer. */
@@ -400,11 +407,12 @@ const GeneralSection: FC<{ fields: ProjectFields; problems: string[] | undefined
 );
 
 /** The upload token: shown once revealed (or new), with the commands that use it; revealing for every member, rotating for admins. */
-const TokenSection: FC<{ found: MemberProject; token: Extras["token"]; admin: boolean; config: WebConfig }> = ({
+const TokenSection: FC<{ found: MemberProject; token: Extras["token"]; admin: boolean; config: WebConfig; nonce: string | undefined }> = ({
   found,
   token,
   admin,
   config,
+  nonce,
 }) => {
   const { project, page } = found;
   const base = `/projects/${project.id}/settings`;
@@ -424,8 +432,9 @@ const TokenSection: FC<{ found: MemberProject; token: Extras["token"]; admin: bo
               Upload token
               <input id="upload-token" readonly value={token.value} class="secret" />
             </label>
+            <CopyButton target="upload-token" what="the upload token" />
           </p>
-          <UploadCommands baseUrl={config.publicBaseUrl} token={token.value} />
+          <UploadCommands baseUrl={config.publicBaseUrl} token={token.value} nonce={nonce} paths={page.paths} />
         </>
       ) : token ? (
         <p class="notice" role="alert">

@@ -95,7 +95,12 @@ textarea { font: inherit; padding: 0.45rem 0.6rem; border: 1px solid #8c959f; bo
 fieldset { border: none; padding: 0; margin: 0; display: grid; gap: 0.9rem; }
 input:disabled, textarea:disabled { background: #f6f8fa; color: var(--fg); }
 input.secret { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; width: 100%; max-width: 40rem; }
-pre.command { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; padding: 0.6rem 0.8rem; overflow-x: auto; }
+pre.command { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; padding: 0.6rem 0.8rem; margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; word-break: break-all; }
+.command-box { margin: 0.5rem 0 1rem; max-width: 100%; }
+.copy { display: inline-flex; align-items: center; gap: 0.5rem; margin: 0.35rem 0; }
+.copy-status:empty { display: none; }
+input[readonly] { max-width: 100%; box-sizing: border-box; }
+.handover { border: 1px solid var(--accent); border-radius: 6px; padding: 0.5rem 0.9rem; margin: 0 0 1rem; }
 code.digest { overflow-wrap: anywhere; }
 .actions { display: flex; gap: 0.75rem; flex-wrap: wrap; }
 button.danger { background: var(--fail); border-color: var(--fail); }
@@ -121,6 +126,15 @@ select { font: inherit; padding: 0.4rem 0.5rem; border: 1px solid #8c959f; borde
 .health-flaky, .quarantined, .state-snoozed { color: var(--warn); }
 .failure-group { border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem 1rem; margin: 0 0 1rem; }
 ul.failures, ul.events { list-style: none; padding: 0; margin: 0; }
+ul.alert-list { list-style: none; padding: 0; margin: 0; }
+ul.alert-list li { padding: 0.6rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
+ul.alert-list p, ul.events p { margin: 0.2rem 0; }
+p.event-sentence { margin: 0.25rem 0; line-height: 1.5; }
+details.event-statistics { margin: 0.25rem 0 0; font-size: 0.875rem; }
+details.event-statistics dl.facts { margin: 0.5rem 0; }
+details.event-raw { margin-top: 0.5rem; }
+ul.event-tests { margin: 0.25rem 0; padding-left: 1.25rem; list-style: disc; }
+ul.events ul.event-tests li { border: 0; padding: 0.1rem 0; }
 ul.failures li, ul.events li { padding: 0.5rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
 .failure-message { margin: 0.25rem 0; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.875rem; white-space: pre-wrap; }
 pre { background: #f6f8fa; padding: 0.75rem; overflow-x: auto; font-size: 0.8rem; max-height: 30rem; }

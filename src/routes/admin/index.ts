@@ -109,10 +109,16 @@ const CheckSettingsSchema = z
   .openapi("ProjectCheckSettings");
 
 const ApiKeyWithSecretSchema = ApiKeySchema.extend({
-  secret: z.string().openapi({ description: "The key itself. Shown only in this response; store it now." }),
+  secret: z.string().openapi({
+    description:
+      "The key itself. The API shows it only in this response; an admin of the organization can reveal it again on the team page.",
+  }),
 }).openapi("ApiKeyWithSecret");
 
-const UploadTokenSchema = z.string().openapi({ description: "The project's upload token. Shown only in this response." });
+const UploadTokenSchema = z.string().openapi({
+  description:
+    "The project's upload token. The API shows it only in this response; members reveal it again on the project's settings page.",
+});
 
 const adminSecurity = [{ adminToken: [] }];
 const json = <T>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
