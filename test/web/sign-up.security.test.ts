@@ -86,7 +86,14 @@ describe("headers of every page", () => {
       expect(answer.headers.get("x-frame-options")).toBe("DENY");
       expect(answer.headers.get("strict-transport-security")).toMatch(/max-age=/);
       expect(answer.headers.get("cache-control")).toBe("no-store");
-      expect(answer.text).not.toMatch(/<script/i);
+      // Scripts only as files of the service's own, each with this answer's nonce and no inline code (the copy buttons').
+      const nonce = /'nonce-([A-Za-z0-9+/=]+)'/.exec(csp)![1]!;
+      const scripts = answer.text.match(/<script\b[^>]*>[^<]*<\/script>/gi) ?? [];
+      expect(scripts.length, path).toBe((answer.text.match(/<script\b/gi) ?? []).length);
+      for (const tag of scripts) {
+        expect(tag, path).toMatch(/^<script [^>]*src="\/assets\/[a-z-]+\.js"[^>]*><\/script>$/);
+        expect(tag, path).toContain(`nonce="${nonce}"`);
+      }
     }
   });
 
