@@ -31,6 +31,8 @@ import { type QuarantineLookup, type Verdict, judgeFailures, lookUpQuarantine } 
 import { type RunMetadata, expandFiles } from "./reports";
 import { type TestResults, addReport, emptyResults, testLabel } from "./results";
 import { sendCodeowners } from "./codeowners";
+import { runFailed } from "./failed";
+import { runSplit } from "./split";
 import { commentOnPullRequest } from "./pr-comment";
 import { buildStepSummary } from "./summary";
 import { type FileResolver, fileResolver } from "./test-files";
@@ -85,6 +87,8 @@ export type RunIo = {
   /** For the default cache folder (os.homedir() and process.platform otherwise). */
   homedir?: string;
   platform?: string;
+  /** What `split -` and `failed -` read instead of stdin. */
+  readStdin?: () => string;
 };
 
 /** Failure lines printed per group by --quarantine; the rest are counted. */
@@ -114,7 +118,7 @@ function readJsonFile(path: string): unknown {
 }
 
 /** What the options and reports of one invocation are, once the command line is understood. */
-type Command = { values: OptionValues; patterns: string[] };
+type Command = { name: "upload" | "split" | "failed"; values: OptionValues; patterns: string[] };
 
 /**
  * Run the CLI with `argv` (without node and the script). Resolves to the exit code; throws only
@@ -140,6 +144,7 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? "", env.GITHUB_TOKEN ?? ""],
     annotations: env.GITHUB_ACTIONS === "true",
   });
+  if (command.name !== "upload") return runSelection(command, { token, baseUrl, env, cwd, io, out });
   const prepared = prepareUpload({ command, token, baseUrl, env, cwd, io, out });
   if (typeof prepared === "number") return prepared;
   const { settings, metadata } = prepared;
@@ -183,6 +188,35 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
   return exitCode(tally, judged, gate);
 }
 
+/** `split` and `failed` (docs/splitting.md): what to run, printed for the test command; a wrong command line is exit 2. */
+async function runSelection(
+  command: Command,
+  input: { token: string | undefined; baseUrl: string | undefined; env: Env; cwd: string; io: RunIo; out: Output },
+): Promise<number> {
+  const { env, io, out } = input;
+  const ci = detectCiMetadata(env, { readEvent: io.readEvent ?? readJsonFile }).provider;
+  const retryOptions: RetryOptions = {
+    fetch: io.fetch ?? globalThis.fetch,
+    baseDelayMs: io.baseDelayMs ?? (Number(nonEmpty(env.CTA_RETRY_BASE_MS) ?? 1000) || 0),
+    sleep: io.sleep ?? realSleep,
+    now: io.now ?? Date.now,
+    random: io.random,
+  };
+  const headers = {
+    authorization: `Bearer ${input.token}`,
+    "user-agent": `ci-test-analytics/${cliVersion()} node/${process.versions.node}`,
+    accept: "application/json",
+  };
+  const shared = { ...input, values: command.values, patterns: command.patterns, ci, headers, retryOptions, readStdin: io.readStdin };
+  try {
+    return command.name === "split" ? await runSplit(shared) : await runFailed(shared);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    out.error(error.message);
+    return EXIT_USAGE;
+  }
+}
+
 /** --fail-on new's decision (stdout); not deciding is a warning: the exit code is then the default one. */
 function printGate(gate: GateDecision, out: Output): void {
   const line = `Merge gate (--fail-on new): ${describeGate(gate)}`;
@@ -209,15 +243,15 @@ function readCommand(argv: string[], out: Output, stdout: Writable): Command | n
     return EXIT_OK;
   }
   const [command, ...patterns] = positionals;
-  if (command !== "upload") {
+  if (command !== "upload" && command !== "split" && command !== "failed") {
     out.error(
       command === undefined
         ? 'missing command: use "ci-test-analytics upload [options] FILES..." (--help for details)'
-        : `unknown command "${command}" (the only command is "upload"; --help for details)`,
+        : `unknown command "${command}" (the commands are "upload", "split" and "failed"; --help for details)`,
     );
     return EXIT_USAGE;
   }
-  return { values, patterns };
+  return { name: command, values, patterns };
 }
 
 /** The upload's settings and the run's metadata (flags over what the CI says), or EXIT_USAGE when they are wrong. */

@@ -4493,12 +4493,12 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options, patterns) : [];
 }
 async function glob(globInput, options) {
-  const [crawler, relative3] = getCrawler(globInput, options);
-  return crawler ? formatPaths(await crawler.withPromise(), relative3) : [];
+  const [crawler, relative4] = getCrawler(globInput, options);
+  return crawler ? formatPaths(await crawler.withPromise(), relative4) : [];
 }
 function globSync(globInput, options) {
-  const [crawler, relative3] = getCrawler(globInput, options);
-  return crawler ? formatPaths(crawler.sync(), relative3) : [];
+  const [crawler, relative4] = getCrawler(globInput, options);
+  return crawler ? formatPaths(crawler.sync(), relative4) : [];
 }
 var import_picomatch, isReadonlyArray, BACKSLASHES, DRIVE_RELATIVE_PATH, isWin, ONLY_PARENT_DIRECTORIES, WIN32_ROOT_DIR, isRoot, splitPatternOptions, ESCAPED_WIN32_BACKSLASHES, convertPathToPattern, POSIX_UNESCAPED_GLOB_SYMBOLS, WIN32_UNESCAPED_GLOB_SYMBOLS, escapePosixPath, escapeWin32Path, escapePath, PARENT_DIRECTORY, ESCAPING_BACKSLASHES, defaultOptions;
 var init_dist2 = __esm({
@@ -4533,7 +4533,7 @@ var init_dist2 = __esm({
 });
 
 // src/cli/main.ts
-import { appendFileSync, existsSync as existsSync2, readFileSync as readFileSync3, realpathSync as realpathSync2 } from "node:fs";
+import { appendFileSync, existsSync as existsSync2, readFileSync as readFileSync4, realpathSync as realpathSync2 } from "node:fs";
 import { homedir } from "node:os";
 import { dirname as dirname2, join as join4 } from "node:path";
 import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
@@ -5039,6 +5039,15 @@ function parallelShard(ci, env) {
 // src/cli/args.ts
 var DEFAULT_WAIT_TIMEOUT_S = 300;
 var HELP = `Usage: ci-test-analytics upload [options] FILES_OR_GLOBS...
+       ci-test-analytics split --shard I/N [--key KEY] [--by file|classname] [--format lines|space|json] GLOBS... | -
+       ci-test-analytics failed [--run NUMBER | REPORTS...] --format pytest|jest|vitest|playwright|go|rspec|maven|gradle
+
+split prints this shard's items of the build's split plan, made once per --key by measured time
+(default key: the CI's run id and job, without the attempt; --shard defaults from CircleCI,
+Buildkite and GitLab parallel jobs). Items are test files from the globs, or lines of stdin with
+"-". When the service cannot be reached it falls back to sorted items dealt round-robin, says so
+on stderr and exits 0. failed prints the runner's selector for the failed tests of the reports (or
+of run NUMBER, read from the service), nothing when none failed. docs/splitting.md.
 
 Uploads JUnit XML (.xml) and JSON (.json, {"suites": [...]}) test reports to CI test analytics.
 By default every matched file becomes ONE test run sent in one request; --run-per-file sends one
@@ -5171,7 +5180,12 @@ var OPTIONS = {
   quiet: { type: "boolean", short: "q" },
   verbose: { type: "boolean" },
   help: { type: "boolean", short: "h" },
-  version: { type: "boolean", short: "V" }
+  version: { type: "boolean", short: "V" },
+  // split and failed (docs/splitting.md)
+  key: { type: "string" },
+  by: { type: "string" },
+  format: { type: "string" },
+  run: { type: "string" }
 };
 var RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 function tokenCandidate(argv, env) {
@@ -5490,6 +5504,11 @@ var Output = class {
     if (this.progressShown && this.stderr.isTTY) this.stderr.write("\r\x1B[K");
     this.progressShown = false;
   }
+  /** Text for a command's stdout as it is (split's and failed's items: another command reads them). */
+  raw(text) {
+    this.clearProgress();
+    this.stdout.write(this.redact(text));
+  }
   result(line) {
     this.clearProgress();
     this.stdout.write(`${this.redact(line)}
@@ -5712,6 +5731,8 @@ var ERROR_STATUS = {
   run_not_processed: 409,
   /** A part (not a retry) for a run with parts whose completion was decided (docs/uploads.md, "Runs in parts"). */
   run_completed: 409,
+  /** A split plan's key asked again with other items, shards or kind (docs/splitting.md). */
+  split_plan_mismatch: 409,
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
@@ -5837,9 +5858,9 @@ var DOTTED_NAME = /^[\p{L}\p{N}_$-]+(?:\.[\p{L}\p{N}_$-]+)*$/u;
 function filesAt(index, segments) {
   const name = segments.at(-1);
   if (segments.length === 1) return index.byName.get(name) ?? [];
-  const relative3 = segments.join("/");
+  const relative4 = segments.join("/");
   const paths = index.byParentAndName.get(`${segments.at(-2)}/${name}`) ?? [];
-  return paths.filter((path) => path === relative3 || path.endsWith(`/${relative3}`));
+  return paths.filter((path) => path === relative4 || path.endsWith(`/${relative4}`));
 }
 function candidates(index, classname) {
   const found = /* @__PURE__ */ new Set();
@@ -6706,6 +6727,118 @@ async function sendCodeowners(input) {
     );
 }
 
+// src/cli/failed.ts
+async function runFailed(_input) {
+  throw new UsageError("failed: not yet");
+}
+
+// src/cli/split.ts
+import { readFileSync as readFileSync3 } from "node:fs";
+import { relative as relative3 } from "node:path";
+
+// src/lib/split.ts
+var SPLIT_BY = ["file", "classname"];
+var MAX_SPLIT_ITEMS = 5e4;
+var MAX_ITEM_LENGTH = 1e3;
+function fallbackShard(items, index, total) {
+  const sorted = [...new Set(items)].sort(compareStrings);
+  return sorted.filter((_, k) => k % total === index - 1);
+}
+function compareStrings(a, b) {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+// src/cli/split.ts
+var FORMATS = ["lines", "space", "json"];
+var SPLIT_RETRIES = 1;
+var SPLIT_TIMEOUT_MS = 1e4;
+function splitSettings(input) {
+  const { values, env, ci } = input;
+  const shardText = nonEmpty(values.shard) ?? parallelShard(ci, env);
+  if (shardText === void 0)
+    throw new UsageError(
+      "split needs --shard I/N (1-based, as Jest's and Playwright's), or a CI that names it (CircleCI, Buildkite, GitLab parallel jobs)"
+    );
+  const shard = shardOf(shardText);
+  if (!shard) throw new UsageError(`--shard must be I/N with 1 ≤ I ≤ N ≤ 1000, e.g. 2/4 (got "${shardText}")`);
+  const by = values.by ?? "file";
+  if (!SPLIT_BY.includes(by))
+    throw new UsageError(`--by must be one of: ${SPLIT_BY.join(", ")} (got "${values.by}")`);
+  const format = values.format ?? "lines";
+  if (!FORMATS.includes(format))
+    throw new UsageError(`--format must be one of: ${FORMATS.join(", ")} (got "${values.format}")`);
+  const variant = variantChoice(values, env);
+  const key = nonEmpty(values.key) ?? defaultRunKey({ ci, env, variant });
+  if (key !== void 0 && (key.length > 255 || new RegExp("\\p{Cc}", "u").test(key)))
+    throw new UsageError(`--key must be 1 to 255 characters without control characters (got "${key}")`);
+  const planUrl = input.baseUrl === void 0 ? void 0 : new URL("split_plans", uploadsBase(input.baseUrl));
+  return { shard, key, by, format, variant, planUrl, token: input.token };
+}
+async function readItems(patterns, input) {
+  let items;
+  if (patterns.length === 1 && patterns[0] === "-") {
+    items = input.readStdin().split(/\r?\n/).map((line) => line.trim());
+  } else if (patterns.length === 0) {
+    throw new UsageError('split needs the items: quoted globs of test files, or "-" to read them from stdin, one per line');
+  } else {
+    const { glob: glob2 } = await Promise.resolve().then(() => (init_dist2(), dist_exports));
+    const found = await glob2(patterns, { cwd: input.cwd, absolute: true, onlyFiles: true });
+    items = found.map((path) => relative3(input.cwd, path).split("\\").join("/"));
+  }
+  const distinct = [...new Set(items.filter((item) => item !== ""))].sort(compareStrings);
+  if (distinct.length > MAX_SPLIT_ITEMS) throw new UsageError(`split takes at most ${MAX_SPLIT_ITEMS} items (got ${distinct.length})`);
+  const long = distinct.find((item) => item.length > MAX_ITEM_LENGTH || new RegExp("\\p{Cc}", "u").test(item));
+  if (long !== void 0)
+    throw new UsageError(`an item must be 1 to ${MAX_ITEM_LENGTH} characters without control characters: "${long.slice(0, 80)}…"`);
+  return distinct;
+}
+async function shardItems(items, settings, context) {
+  const { out } = context;
+  const { index, total } = settings.shard;
+  const fallback = (why) => {
+    out.warn(
+      `split: ${why}; falling back to the deterministic split (sorted items, round-robin): shard ${index}/${total} runs ${Math.ceil((items.length - index + 1) / total)} of ${items.length} items. If other shards got the plan, items can run twice or not at all (docs/splitting.md)`
+    );
+    return fallbackShard(items, index, total);
+  };
+  if (items.length === 0) return [];
+  if (settings.planUrl === void 0) return fallback("no service URL (--url or CTA_URL)");
+  if (settings.token === void 0) return fallback("no upload token (--token or CTA_UPLOAD_TOKEN)");
+  if (settings.key === void 0) return fallback("no plan key (--key, or a CI that gives its run id and job)");
+  const body = JSON.stringify({ key: settings.key, shards: total, by: settings.by, variant: settings.variant, items });
+  out.debug(`POST ${settings.planUrl.href} (key ${settings.key}, ${items.length} items, ${total} shards)`);
+  const result = await requestWithRetry(
+    settings.planUrl.href,
+    { method: "POST", headers: { ...context.headers, "content-type": "application/json" }, body },
+    {
+      ...context.retryOptions,
+      retries: Math.min(SPLIT_RETRIES, context.retryOptions.retries ?? SPLIT_RETRIES),
+      timeoutMs: SPLIT_TIMEOUT_MS
+    }
+  );
+  if (result.kind === "network-error") return fallback(`the service is unreachable (${result.message})`);
+  if (result.status !== 200) return fallback(`the service answered ${describeHttpError(result)}`);
+  const planned = result.json?.shards?.[index - 1]?.items;
+  if (!Array.isArray(planned)) return fallback("the service's answer holds no plan for this shard");
+  out.info(`split: shard ${index}/${total} of plan "${settings.key}": ${planned.length} of ${items.length} items`);
+  return planned;
+}
+function formatItems(items, format) {
+  if (format === "json") return `${JSON.stringify(items)}
+`;
+  if (items.length === 0) return "";
+  return format === "space" ? `${items.join(" ")}
+` : `${items.join("\n")}
+`;
+}
+async function runSplit(input) {
+  const settings = splitSettings(input);
+  const items = await readItems(input.patterns, { cwd: input.cwd, readStdin: input.readStdin ?? (() => readFileSync3(0, "utf8")) });
+  const mine = await shardItems(items, settings, input);
+  input.out.raw(formatItems(mine, settings.format));
+  return EXIT_OK;
+}
+
 // src/cli/verdicts.ts
 var VERDICT_ORDER = VERDICTS_BY_CONCERN;
 var MAX_LISTED_PER_VERDICT = 100;
@@ -7391,7 +7524,7 @@ function cliVersion() {
     for (; ; ) {
       const path = join4(dir, "package.json");
       if (existsSync2(path)) {
-        const pkg = JSON.parse(readFileSync3(path, "utf8"));
+        const pkg = JSON.parse(readFileSync4(path, "utf8"));
         return typeof pkg.version === "string" ? pkg.version : "0.0.0";
       }
       const parent = dirname2(dir);
@@ -7403,7 +7536,7 @@ function cliVersion() {
   }
 }
 function readJsonFile(path) {
-  return JSON.parse(readFileSync3(path, "utf8"));
+  return JSON.parse(readFileSync4(path, "utf8"));
 }
 async function run(argv, io = {}) {
   const env = io.env ?? process.env;
@@ -7423,6 +7556,7 @@ async function run(argv, io = {}) {
     secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? "", env.GITHUB_TOKEN ?? ""],
     annotations: env.GITHUB_ACTIONS === "true"
   });
+  if (command.name !== "upload") return runSelection(command, { token, baseUrl, env, cwd, io, out });
   const prepared = prepareUpload({ command, token, baseUrl, env, cwd, io, out });
   if (typeof prepared === "number") return prepared;
   const { settings, metadata } = prepared;
@@ -7461,6 +7595,30 @@ async function run(argv, io = {}) {
   if (summaryPath !== void 0) appendStepSummary(summaryPath, tally, { judged, gate }, out);
   return exitCode(tally, judged, gate);
 }
+async function runSelection(command, input) {
+  const { env, io, out } = input;
+  const ci = detectCiMetadata(env, { readEvent: io.readEvent ?? readJsonFile }).provider;
+  const retryOptions = {
+    fetch: io.fetch ?? globalThis.fetch,
+    baseDelayMs: io.baseDelayMs ?? (Number(nonEmpty(env.CTA_RETRY_BASE_MS) ?? 1e3) || 0),
+    sleep: io.sleep ?? realSleep,
+    now: io.now ?? Date.now,
+    random: io.random
+  };
+  const headers = {
+    authorization: `Bearer ${input.token}`,
+    "user-agent": `ci-test-analytics/${cliVersion()} node/${process.versions.node}`,
+    accept: "application/json"
+  };
+  const shared = { ...input, values: command.values, patterns: command.patterns, ci, headers, retryOptions, readStdin: io.readStdin };
+  try {
+    return command.name === "split" ? await runSplit(shared) : await runFailed(shared);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    out.error(error.message);
+    return EXIT_USAGE;
+  }
+}
 function printGate(gate, out) {
   const line = `Merge gate (--fail-on new): ${describeGate(gate)}`;
   if (gate.kind === "unknown") out.warn(line);
@@ -7485,13 +7643,13 @@ function readCommand(argv, out, stdout) {
     return EXIT_OK;
   }
   const [command, ...patterns] = positionals;
-  if (command !== "upload") {
+  if (command !== "upload" && command !== "split" && command !== "failed") {
     out.error(
-      command === void 0 ? 'missing command: use "ci-test-analytics upload [options] FILES..." (--help for details)' : `unknown command "${command}" (the only command is "upload"; --help for details)`
+      command === void 0 ? 'missing command: use "ci-test-analytics upload [options] FILES..." (--help for details)' : `unknown command "${command}" (the commands are "upload", "split" and "failed"; --help for details)`
     );
     return EXIT_USAGE;
   }
-  return { values, patterns };
+  return { name: command, values, patterns };
 }
 function prepareUpload(input) {
   const { command, token, baseUrl, env, cwd, io, out } = input;
