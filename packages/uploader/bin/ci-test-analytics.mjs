@@ -6727,15 +6727,6 @@ async function sendCodeowners(input) {
     );
 }
 
-// src/cli/failed.ts
-async function runFailed(_input) {
-  throw new UsageError("failed: not yet");
-}
-
-// src/cli/split.ts
-import { readFileSync as readFileSync3 } from "node:fs";
-import { relative as relative3 } from "node:path";
-
 // src/lib/split.ts
 var SPLIT_BY = ["file", "classname"];
 var MAX_SPLIT_ITEMS = 5e4;
@@ -6748,7 +6739,130 @@ function compareStrings(a, b) {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+// src/cli/selectors.ts
+var SELECTOR_FORMATS = ["pytest", "jest", "vitest", "playwright", "go", "rspec", "maven", "gradle"];
+function selectorArgs(failures, format) {
+  if (failures.length === 0) return [];
+  return BUILDERS[format](failures);
+}
+function formatArgs(args) {
+  return args.map((arg) => `${shellQuote(arg)}
+`).join("");
+}
+function shellQuote(arg) {
+  return /^[\w\-./:=@%+,#]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+var distinct = (values) => [...new Set(values.filter((v) => v !== null && v !== void 0 && v !== ""))].sort(compareStrings);
+var escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+var anyOf = (patterns) => `^(?:${patterns.join("|")})$`;
+var cleanPath2 = (path) => path.replace(/^\.\//, "");
+var BUILDERS = {
+  pytest: (failures) => distinct(failures.map(pytestNodeId)),
+  jest: (failures) => namePattern(failures, "--testNamePattern", (name) => name),
+  // Vitest's JUnit names join describe blocks with " > "; -t matches them joined with spaces.
+  vitest: (failures) => namePattern(failures, "-t", (name) => name.split(" > ").join(" ")),
+  playwright: (failures) => {
+    const files = distinct(failures.map((f) => f.file ?? f.classname));
+    const titles = distinct(failures.map((f) => f.name.split(" › ").map(escapeRegExp).join(".*")));
+    return [...files, "--grep", titles.join("|")];
+  },
+  go: (failures) => {
+    const tests = distinct(failures.map((f) => escapeRegExp(f.name.split("/")[0])));
+    return ["-run", anyOf(tests), ...distinct(failures.map((f) => f.classname))];
+  },
+  rspec: (failures) => [
+    ...distinct(failures.map((f) => f.file ? cleanPath2(f.file) : null)),
+    ...distinct(failures.map((f) => f.name)).flatMap((name) => ["-e", name])
+  ],
+  maven: (failures) => {
+    const byClass = /* @__PURE__ */ new Map();
+    for (const f of failures) {
+      if (!f.classname) continue;
+      const methods = byClass.get(f.classname) ?? /* @__PURE__ */ new Set();
+      methods.add(jvmMethod(f.name));
+      byClass.set(f.classname, methods);
+    }
+    const classes = [...byClass.keys()].sort(compareStrings);
+    return [`-Dtest=${classes.map((c) => `${c}#${[...byClass.get(c)].sort(compareStrings).join("+")}`).join(",")}`];
+  },
+  gradle: (failures) => distinct(failures.map((f) => f.classname ? `${f.classname}.${jvmMethod(f.name)}` : null)).flatMap((t) => ["--tests", t])
+};
+function jvmMethod(name) {
+  return name.replace(/\(.*\)$/, "").replace(/\[.*\]$/, "");
+}
+function namePattern(failures, flag, fullName) {
+  const files = distinct(failures.map((f) => f.file ?? f.classname));
+  const wholeFile = failures.some((f) => f.classname === "Test suite failed to run" || f.file !== null && f.name === f.file);
+  if (wholeFile) return files;
+  return [...files, flag, anyOf(distinct(failures.map((f) => escapeRegExp(fullName(f.name)))))];
+}
+function pytestNodeId(f) {
+  if (!f.classname) return `${f.name.split(".").join("/")}.py`;
+  const parts = f.classname.split(".");
+  const firstClass = parts.findIndex((part) => /^[A-Z]/.test(part));
+  const moduleParts = firstClass < 0 ? parts : parts.slice(0, firstClass);
+  const classes = firstClass < 0 ? [] : parts.slice(firstClass);
+  const file = f.file ? cleanPath2(f.file) : `${moduleParts.join("/")}.py`;
+  return [file, ...classes, f.name].join("::");
+}
+
+// src/cli/failed.ts
+var PAGE_LIMIT = 100;
+async function runFailed(input) {
+  const { values, patterns, out } = input;
+  const format = values.format;
+  if (format === void 0 || !SELECTOR_FORMATS.includes(format))
+    throw new UsageError(`failed needs --format, one of: ${SELECTOR_FORMATS.join(", ")}${format ? ` (got "${format}")` : ""}`);
+  const runNumber = nonEmpty(values.run);
+  if (runNumber !== void 0 && patterns.length > 0) throw new UsageError("failed takes --run NUMBER or report files, not both");
+  if (runNumber === void 0 && patterns.length === 0) throw new UsageError("failed needs report files (or globs), or --run NUMBER");
+  let failures;
+  if (runNumber === void 0) failures = await reportFailures(patterns, input.cwd);
+  else {
+    if (!/^[1-9]\d{0,9}$/.test(runNumber)) throw new UsageError(`--run must be a run number (got "${runNumber}")`);
+    const read = await runFailures(runNumber, input);
+    if (typeof read === "string") {
+      out.error(`failed: cannot read the failures of run #${runNumber}: ${read}`);
+      return EXIT_UPLOAD_FAILED;
+    }
+    failures = read;
+  }
+  out.raw(formatArgs(selectorArgs(failures, format)));
+  return EXIT_OK;
+}
+async function reportFailures(patterns, cwd) {
+  const { files } = await expandFiles(patterns, { cwd });
+  if (files.length === 0) throw new UsageError(`no report files matched ${patterns.map((p) => `"${p}"`).join(", ")}`);
+  const { reports } = await buildUpload(files, {}, { cwd, resolver: null });
+  const results = emptyResults();
+  for (const report2 of reports) addReport(results, report2);
+  if (results.unreadable.length > 0)
+    throw new UsageError(`cannot read ${results.unreadable.map((u) => `${u.report}: ${u.reason}`).join("; ")}`);
+  return results.failures;
+}
+async function runFailures(runNumber, input) {
+  if (input.baseUrl === void 0) throw new UsageError("--run needs the service: pass --url or set CTA_URL");
+  if (input.token === void 0) throw new UsageError("--run needs the upload token: pass --token or set CTA_UPLOAD_TOKEN");
+  const failures = [];
+  let cursor = null;
+  do {
+    const url = new URL(`test_runs/${runNumber}/comparison/failures`, uploadsBase(input.baseUrl));
+    url.searchParams.set("limit", String(PAGE_LIMIT));
+    if (cursor !== null) url.searchParams.set("cursor", cursor);
+    const result = await requestWithRetry(url.href, { method: "GET", headers: input.headers }, input.retryOptions);
+    if (result.kind === "network-error") return describeNetworkError(result.error);
+    if (result.status !== 200) return describeHttpError(result);
+    const page = result.json;
+    for (const f of page.data)
+      if (f.status === "failed" || f.status === "errored") failures.push({ classname: f.classname, name: f.name, file: f.file });
+    cursor = page.pagination.next_cursor;
+  } while (cursor !== null);
+  return failures;
+}
+
 // src/cli/split.ts
+import { readFileSync as readFileSync3 } from "node:fs";
+import { relative as relative3 } from "node:path";
 var FORMATS = ["lines", "space", "json"];
 var SPLIT_RETRIES = 1;
 var SPLIT_TIMEOUT_MS = 1e4;
@@ -6785,12 +6899,12 @@ async function readItems(patterns, input) {
     const found = await glob2(patterns, { cwd: input.cwd, absolute: true, onlyFiles: true });
     items = found.map((path) => relative3(input.cwd, path).split("\\").join("/"));
   }
-  const distinct = [...new Set(items.filter((item) => item !== ""))].sort(compareStrings);
-  if (distinct.length > MAX_SPLIT_ITEMS) throw new UsageError(`split takes at most ${MAX_SPLIT_ITEMS} items (got ${distinct.length})`);
-  const long = distinct.find((item) => item.length > MAX_ITEM_LENGTH || new RegExp("\\p{Cc}", "u").test(item));
+  const distinct2 = [...new Set(items.filter((item) => item !== ""))].sort(compareStrings);
+  if (distinct2.length > MAX_SPLIT_ITEMS) throw new UsageError(`split takes at most ${MAX_SPLIT_ITEMS} items (got ${distinct2.length})`);
+  const long = distinct2.find((item) => item.length > MAX_ITEM_LENGTH || new RegExp("\\p{Cc}", "u").test(item));
   if (long !== void 0)
     throw new UsageError(`an item must be 1 to ${MAX_ITEM_LENGTH} characters without control characters: "${long.slice(0, 80)}…"`);
-  return distinct;
+  return distinct2;
 }
 async function shardItems(items, settings, context) {
   const { out } = context;
