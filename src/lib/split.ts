@@ -116,12 +116,13 @@ export class SuffixMatcher {
     for (const key of [...keys].sort(compareStrings)) {
       const segments = segmentsOf(key, by);
       if (segments.length === 0) continue;
-      const joined = segments.join("/");
-      if (!this.whole.has(joined)) this.whole.set(joined, key);
-      for (let n = 1; n <= segments.length; n++) {
-        const suffix = segments.slice(-n).join("/");
+      // Suffixes built from the end, each from the previous: linear in the key's length.
+      let suffix = "";
+      for (let n = segments.length - 1; n >= 0; n--) {
+        suffix = suffix === "" ? segments[n]! : `${segments[n]}/${suffix}`;
         if (!this.bySuffix.has(suffix)) this.bySuffix.set(suffix, key);
       }
+      if (!this.whole.has(suffix)) this.whole.set(suffix, key);
     }
   }
   /** The key this item is, or undefined when none is the item with a prefix more or less. */
@@ -133,11 +134,14 @@ export class SuffixMatcher {
     const joined = segments.join("/");
     const exact = this.whole.get(joined) ?? this.bySuffix.get(joined);
     if (exact !== undefined) return exact;
+    // The longest of the item's proper suffixes that is a whole key.
+    let found: string | undefined;
+    let suffix = "";
     for (let n = segments.length - 1; n >= 1; n--) {
-      const key = this.whole.get(segments.slice(-n).join("/"));
-      if (key !== undefined) return key;
+      suffix = suffix === "" ? segments[n]! : `${segments[n]}/${suffix}`;
+      found = this.whole.get(suffix) ?? found;
     }
-    return undefined;
+    return found;
   }
 }
 

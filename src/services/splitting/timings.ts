@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import { projects, testCases, testRuns, testSuites } from "../../db/schema";
 import { rowsOf } from "../../db/rows";
 import type { Database } from "../../db/types";
-import { type SplitBy, compareStrings, median } from "../../lib/split";
+import { type SplitBy, median } from "../../lib/split";
 import { defaultBranchSql } from "../tests/default-branch";
 
 /** The recent runs a key's median is taken over: enough to ride out one slow run, few enough to follow a change within a day. */
@@ -40,14 +40,11 @@ export function timingsTag(input: TimingsInput, runIds: number[]): string {
 
 /**
  * Each key's expected duration over `runIds` (timingRuns), and the project's median for keys never
- * seen (the median of the keys' own; 0 without history).
+ * seen (the median of the keys' own; 0 without history). Medians are taken by Postgres, so one
+ * row per key comes back, not one per key and run.
  */
 export async function readTimings(db: Database, input: TimingsInput, runIds: number[]): Promise<Timings> {
-  const samples = await keyDurations(db, input.by, runIds);
-  const data: Timing[] = [...samples.entries()]
-    .sort(([a], [b]) => compareStrings(a, b))
-    .slice(0, MAX_TIMING_KEYS)
-    .map(([key, durations]) => ({ key, expected_ms: median(durations), samples: durations.length }));
+  const data = await keyMedians(db, input.by, runIds);
   return {
     by: input.by,
     variant: input.variant,
@@ -57,33 +54,32 @@ export async function readTimings(db: Database, input: TimingsInput, runIds: num
   };
 }
 
-/** Per key, its duration in each run that had it: one statement, grouped by Postgres. */
-async function keyDurations(db: Database, by: SplitBy, runIds: number[]): Promise<Map<string, number[]>> {
-  const out = new Map<string, number[]>();
-  if (runIds.length === 0) return out;
+/** Per key, the median of its durations in the runs that had it, and their count; by key, at most MAX_TIMING_KEYS. */
+async function keyMedians(db: Database, by: SplitBy, runIds: number[]): Promise<Timing[]> {
+  if (runIds.length === 0) return [];
   const key = by === "file" ? sql`c.file` : sql`c.classname`;
   const ids = sql.join(
     runIds.map((id) => sql`${id}`),
     sql`, `,
   );
-  const rows = await rowsOf<{ key: string; ms: number | string }>(
+  const rows = await rowsOf<{ key: string; expected_ms: number | string; samples: number | string }>(
     db.execute(sql`with per_suite as (
         select c.test_run_id, c.suite_number, ${key} as key, sum(coalesce(c.duration_ms, 0)) as ms
         from ${testCases} c where c.test_run_id in (${ids}) and ${key} is not null
         group by 1, 2, 3
-      ), suite_keys as (
-        select test_run_id, suite_number, count(*) as keys from per_suite group by 1, 2
+      ), own_time as (
+        -- A suite that holds one key only: its own time, which includes its setup, when it says one.
+        select s.test_run_id, s.number, s.duration_ms from ${testSuites} s
+        join per_suite ps on ps.test_run_id = s.test_run_id and ps.suite_number = s.number
+        where s.test_run_id in (${ids}) and s.duration_ms is not null
+        group by s.test_run_id, s.number, s.duration_ms having count(*) = 1
+      ), per_run as (
+        select ps.key, ps.test_run_id, sum(greatest(ps.ms, coalesce(o.duration_ms, 0))) as ms
+        from per_suite ps left join own_time o on o.test_run_id = ps.test_run_id and o.number = ps.suite_number
+        group by ps.key, ps.test_run_id
       )
-      select ps.key, sum(case when sk.keys = 1 and s.duration_ms is not null then greatest(s.duration_ms, ps.ms) else ps.ms end) as ms
-      from per_suite ps
-      join suite_keys sk on sk.test_run_id = ps.test_run_id and sk.suite_number = ps.suite_number
-      left join ${testSuites} s on s.test_run_id = ps.test_run_id and s.number = ps.suite_number
-      group by ps.key, ps.test_run_id`),
+      select key, round(percentile_cont(0.5) within group (order by ms)) as expected_ms, count(*) as samples
+      from per_run group by key order by key collate "C" limit ${MAX_TIMING_KEYS}`),
   );
-  for (const row of rows) {
-    const list = out.get(row.key);
-    if (list) list.push(Number(row.ms));
-    else out.set(row.key, [Number(row.ms)]);
-  }
-  return out;
+  return rows.map((row) => ({ key: row.key, expected_ms: Number(row.expected_ms), samples: Number(row.samples) }));
 }
