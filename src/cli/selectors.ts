@@ -22,7 +22,7 @@ export function formatArgs(args: readonly string[]): string {
   return args.map((arg) => `${shellQuote(arg)}\n`).join("");
 }
 
-export function shellQuote(arg: string): string {
+function shellQuote(arg: string): string {
   return /^[\w\-./:=@%+,#]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 

@@ -22,7 +22,7 @@ type Format = (typeof FORMATS)[number];
 const SPLIT_RETRIES = 1;
 const SPLIT_TIMEOUT_MS = 10_000;
 
-export type SplitSettings = {
+type SplitSettings = {
   shard: { index: number; total: number };
   key: string | undefined;
   by: SplitBy;
@@ -33,7 +33,7 @@ export type SplitSettings = {
 };
 
 /** The split's settings from the flags and the CI; a missing or malformed --shard is a UsageError (exit 2). */
-export function splitSettings(input: {
+function splitSettings(input: {
   values: OptionValues;
   env: Env;
   ci: CiProvider | null;
@@ -66,7 +66,7 @@ export function splitSettings(input: {
  * The items to split: from the patterns (files, relative to the working directory) or, with `-`,
  * from stdin, one per line as runners list them. Sorted and distinct; at most MAX_SPLIT_ITEMS.
  */
-export async function readItems(patterns: string[], input: { cwd: string; readStdin: () => string }): Promise<string[]> {
+async function readItems(patterns: string[], input: { cwd: string; readStdin: () => string }): Promise<string[]> {
   let items: string[];
   if (patterns.length === 1 && patterns[0] === "-") {
     items = input
@@ -89,7 +89,7 @@ export async function readItems(patterns: string[], input: { cwd: string; readSt
 }
 
 /** This shard's items: the plan's, else the fallback's (with the reason on stderr). */
-export async function shardItems(
+async function shardItems(
   items: string[],
   settings: SplitSettings,
   context: { out: Output; headers: Record<string, string>; retryOptions: RetryOptions },
@@ -126,7 +126,7 @@ export async function shardItems(
 }
 
 /** The items as the test command takes them. */
-export function formatItems(items: string[], format: Format): string {
+function formatItems(items: string[], format: Format): string {
   if (format === "json") return `${JSON.stringify(items)}\n`;
   if (items.length === 0) return "";
   return format === "space" ? `${items.join(" ")}\n` : `${items.join("\n")}\n`;

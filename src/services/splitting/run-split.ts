@@ -12,7 +12,7 @@ import { SuffixMatcher } from "../../lib/split";
 import type { RunRow } from "../tenancy/memberships";
 
 /** Unreported items named per shard at most: the page shows the count beyond. */
-export const MISSING_NAMED = 50;
+const MISSING_NAMED = 50;
 
 export type RunSplit = {
   key: string;

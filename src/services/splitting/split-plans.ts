@@ -13,7 +13,7 @@ import { type SplitBy, SuffixMatcher, compareStrings, planShards } from "../../l
 import { readTimings, timingRuns } from "./timings";
 
 /** A plan is answered for this long after it was made: longer than any build, short enough to forget. */
-export const PLAN_TTL_MS = 24 * 3_600_000;
+const PLAN_TTL_MS = 24 * 3_600_000;
 /** Items named per side in a 409's message: enough to see the cause. */
 const NAMED_DIFFERENCES = 5;
 

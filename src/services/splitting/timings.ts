@@ -18,7 +18,7 @@ export const TIMING_RUNS = 5;
 export const MAX_TIMING_KEYS = 50_000;
 
 export type TimingsInput = { projectId: string; by: SplitBy; variant: string };
-export type Timing = { key: string; expected_ms: number; samples: number };
+type Timing = { key: string; expected_ms: number; samples: number };
 export type Timings = { by: SplitBy; variant: string; runs_count: number; default_ms: number; data: Timing[] };
 
 /** The recent default-branch runs the timings come from, newest first: their ids name the timings (the ETag). */
