@@ -34,7 +34,7 @@ export function measured(trueMs: number, random: () => number): number {
   return median(Array.from({ length: 5 }, () => Math.round(trueMs * Math.exp(0.15 * normal(random)))));
 }
 
-export type Quality = { shards: number; items: number; planned: number; naive: number; unseenPlanned: number };
+export type Quality = { shards: number; items: number; exact: number; planned: number; naive: number; unseenPlanned: number };
 
 /** The longest shard over the lower bound, for the plan, the naive split, and the plan with `unseen` of the items never seen. */
 export function quality(shards: number, items: number, seed: number, unseen = 0.2): Quality {
@@ -46,6 +46,10 @@ export function quality(shards: number, items: number, seed: number, unseen = 0.
   const longest = (plan: string[][]) => Math.max(...plan.map((items) => items.reduce((sum, item) => sum + truth.get(item)!, 0)));
   const known = files.map((f) => ({ item: f.item, expectedMs: measured(f.trueMs, random) }));
   const planned = planShards(known, shards).map((s) => s.items);
+  const exact = planShards(
+    files.map((f) => ({ item: f.item, expectedMs: f.trueMs })),
+    shards,
+  ).map((s) => s.items);
   const naive = Array.from({ length: shards }, (_, k) =>
     fallbackShard(
       files.map((f) => f.item),
@@ -58,5 +62,12 @@ export function quality(shards: number, items: number, seed: number, unseen = 0.
   const projectMedian = median(known.filter((k) => !isUnseen.has(k.item)).map((k) => k.expectedMs));
   const partial = known.map((k) => (isUnseen.has(k.item) ? { item: k.item, expectedMs: projectMedian } : k));
   const unseenPlanned = planShards(partial, shards).map((s) => s.items);
-  return { shards, items, planned: longest(planned) / bound, naive: longest(naive) / bound, unseenPlanned: longest(unseenPlanned) / bound };
+  return {
+    shards,
+    items,
+    exact: longest(exact) / bound,
+    planned: longest(planned) / bound,
+    naive: longest(naive) / bound,
+    unseenPlanned: longest(unseenPlanned) / bound,
+  };
 }
