@@ -217,7 +217,14 @@ function presentQuarantine(row: Row<typeof tests>, now: Date) {
     expires_at: row.quarantineExpiresAt!.toISOString(),
     source: row.quarantineSource!,
     all_variants: row.quarantineAllVariants,
+    quarantined_by: presentQuarantinedBy(row),
   };
+}
+
+/** Who quarantined the test, as recorded then (docs/quarantine.md, "Who quarantined it"); null before it was recorded. */
+function presentQuarantinedBy(row: Row<typeof tests>) {
+  if (row.quarantineVia === null) return null;
+  return { via: row.quarantineVia, id: row.quarantineActorId, name: row.quarantineActorName, email: row.quarantineActorEmail };
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   QUARANTINED_FILTER_VALUES,
   QUARANTINE_DURATIONS,
   QUARANTINE_SOURCES,
+  QUARANTINE_VIAS,
   type QuarantineDuration,
   RUN_RESULTS,
   RUN_STATUSES,
@@ -428,6 +429,25 @@ const TestRunSummarySchema = z
   })
   .openapi("TestRunSummary");
 
+const QuarantinedBySchema = z
+  .object({
+    via: z.enum(QUARANTINE_VIAS).openapi({
+      description:
+        "`page`: a person on the test's page; `api`: an API key through /api/v1; `mcp`: an API key through /mcp; `auto`: the service (auto-quarantine).",
+    }),
+    id: z
+      .string()
+      .uuid()
+      .nullable()
+      .openapi({ description: "The person's user id (`page`) or the API key's id (`api`, `mcp`); null for `auto`." }),
+    name: z
+      .string()
+      .nullable()
+      .openapi({ description: "The person's or the API key's name when the test was quarantined; null for `auto`." }),
+    email: z.string().nullable().openapi({ description: "The person's e-mail when the test was quarantined (`page` only)." }),
+  })
+  .openapi("QuarantinedBy");
+
 export const QuarantineSchema = z
   .object({
     reason: z.string(),
@@ -439,6 +459,9 @@ export const QuarantineSchema = z
     all_variants: z.boolean().openapi({
       description:
         'The quarantine names every variant of the test, new ones too (docs/quarantine.md, "Variants"); false: this variant only.',
+    }),
+    quarantined_by: QuarantinedBySchema.nullable().openapi({
+      description: "Who quarantined the test and through what; null for quarantines made before this was recorded.",
     }),
   })
   .openapi("Quarantine");

@@ -37,6 +37,7 @@ import {
   EMAIL_KINDS,
   EMAIL_STATUSES,
   QUARANTINE_SOURCES,
+  QUARANTINE_VIAS,
   RUN_RESULTS,
   RUN_STATUSES,
   TEST_HEALTHS,
@@ -56,6 +57,7 @@ export const runStatusEnum = pgEnum("run_status", RUN_STATUSES);
 export const caseStatusEnum = pgEnum("case_status", CASE_STATUSES);
 export const testHealthEnum = pgEnum("test_health", TEST_HEALTHS);
 export const quarantineSourceEnum = pgEnum("quarantine_source", QUARANTINE_SOURCES);
+export const quarantineViaEnum = pgEnum("quarantine_via", QUARANTINE_VIAS);
 
 /**
  * An organization: the API's, and better-auth's `organization` model too (src/auth/people.ts maps
@@ -551,6 +553,16 @@ export const tests = pgTable(
     /** The quarantine names every variant of the test (docs/quarantine.md, "Variants"): runs of any variant, new ones too, treat it as quarantined. */
     quarantineAllVariants: boolean("quarantine_all_variants").notNull().default(false),
     /**
+     * Who quarantined it, as they were named then (docs/quarantine.md, "Who quarantined it"): the
+     * path it came through, the person's or API key's id (no foreign key: the record outlives a
+     * removed member or a regenerated key), and their name and e-mail (a person's) at that moment.
+     * All null for quarantines made before migration 0038 and for auto-quarantines' actor fields.
+     */
+    quarantineVia: quarantineViaEnum("quarantine_via"),
+    quarantineActorId: uuid("quarantine_actor_id"),
+    quarantineActorName: text("quarantine_actor_name"),
+    quarantineActorEmail: text("quarantine_actor_email"),
+    /**
      * The owners of the test's file under its project's latest CODEOWNERS (docs/codeowners.md):
      * set when the test is first stored, recomputed for every test of the project when a CODEOWNERS
      * is uploaded. Run processing's updates of known tests never write it (they stay in-page).
@@ -707,7 +719,13 @@ export const webhookEndpoints = pgTable(
     /** A Slack or Teams channel's URL, sealed for this row (src/services/notifications/webhook-secrets.ts); null for a signed webhook. */
     urlEncrypted: text("url_encrypted"),
     /** The events the channel hears (CHANNEL_EVENTS). */
-    events: jsonb("events").$type<ChannelEvent[]>().notNull().default(["alerts", "health", "quarantine"]),
+    events: jsonb("events").$type<ChannelEvent[]>().notNull().default(["alerts", "health", "quarantine", "digest"]),
+    /**
+     * An e-mail channel's recipients, lower-cased: each a member's address when it was added, and
+     * checked again at every send (someone who left the organization receives nothing). Null for
+     * the other kinds. Not a secret, but shown to the organization's admins only.
+     */
+    emailAddresses: text("email_addresses").array(),
     /** Only tests (and alert events about tests) owned by this CODEOWNERS owner (`@org/team`, `@user`, an e-mail); null: every test. */
     ownerFilter: text("owner_filter"),
     description: text("description"),
@@ -727,7 +745,9 @@ export const webhookEndpoints = pgTable(
       "webhook_endpoints_one_signing_secret",
       sql`${t.kind} <> 'webhook' or (${t.signingSecretEncrypted} is null) <> (${t.legacySigningSecret} is null)`,
     ),
-    check("webhook_endpoints_channel_url", sql`(${t.kind} = 'webhook') = (${t.urlEncrypted} is null)`),
+    // Compared as text: a check naming an enum value added in the same migration would fail to validate.
+    check("webhook_endpoints_channel_url", sql`(${t.kind}::text in ('webhook', 'email')) = (${t.urlEncrypted} is null)`),
+    check("webhook_endpoints_email_addresses", sql`(${t.kind}::text = 'email') = (${t.emailAddresses} is not null)`),
   ],
 );
 
@@ -986,6 +1006,11 @@ export const members = pgTable(
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     role: text("role").$type<MemberRole>().notNull().default("member"),
+    /**
+     * Whether the member gets the weekly digest e-mail (docs/notifications.md#the-weekly-digest);
+     * null: the role's default, on for admins and off for members, so a promotion brings it.
+     */
+    weeklyDigest: boolean("weekly_digest"),
     createdAt: timestampMs("created_at").notNull().defaultNow(),
   },
   (t) => [
@@ -1094,6 +1119,13 @@ export const emailOutbox = pgTable(
     toAddress: text("to_address").notNull(),
     subject: text("subject").notNull(),
     bodyEncrypted: text("body_encrypted").notNull(),
+    /** The HTML alternative of the body (a channel's notification, the digest), sealed like it (`email_outbox/<id>/html`); null: text only. */
+    htmlEncrypted: text("html_encrypted"),
+    /**
+     * Extra headers as a JSON object (the digest's `List-Unsubscribe`, whose link unsubscribes
+     * without signing in), sealed (`email_outbox/<id>/headers`); null: none.
+     */
+    headersEncrypted: text("headers_encrypted"),
     /** An alert's notification: snoozing or disabling the alert suppresses it, and sending it sets the alert's last_notified_at. */
     alertId: uuid("alert_id").references(() => alerts.id, { onDelete: "cascade" }),
     status: emailStatusEnum("status").notNull().default("pending"),
@@ -1240,4 +1272,22 @@ export const runFixedTests = pgTable(
     baseTestCaseId: bigint("base_test_case_id", { mode: "number" }).notNull(),
   },
   (t) => [primaryKey({ columns: [t.testRunId, t.testCaseId] })],
+);
+
+/**
+ * The weekly digests sent (src/services/notifications/digest.ts): one row per organization and
+ * week (the date of the week's Monday in the organization's time zone), inserted in the transaction
+ * that writes the digest's e-mails and deliveries. The primary key is the claim: of several
+ * processes, or a cron that comes late and again, one inserts the row and sends; the others find it.
+ */
+export const digestWeeks = pgTable(
+  "digest_weeks",
+  {
+    organizationId: uuid("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    week: date("week", { mode: "string" }).notNull(),
+    sentAt: timestampMs("sent_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.week] })],
 );

@@ -39,24 +39,27 @@ export const WEBHOOK_EVENT_TYPES = [
   "test.unquarantined",
   "test.health_changed",
   "test.message",
+  "digest.weekly",
 ] as const;
 type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** The webhook events about a test, sent whatever the alerts' snoozes and cooldowns. */
-export type TestEventType = Exclude<WebhookEventType, "alert.triggered" | "test.message">;
+export type TestEventType = Exclude<WebhookEventType, "alert.triggered" | "test.message" | "digest.weekly">;
 
 /**
  * What kind of notification channel an endpoint is (docs/notifications.md): a signed webhook (JSON
- * of our own, signed), a Slack incoming webhook (Block Kit) or a Microsoft Teams incoming webhook or
- * Workflow (an Adaptive Card). Slack's and Teams' URLs are credentials: sealed at rest, masked on reads.
+ * of our own, signed), a Slack incoming webhook (Block Kit), a Microsoft Teams incoming webhook or
+ * Workflow (an Adaptive Card), or e-mail to members of the organization (HTML and text, through the
+ * e-mail outbox). Slack's and Teams' URLs are credentials: sealed at rest, masked on reads.
  */
-export const CHANNEL_KINDS = ["webhook", "slack", "teams"] as const;
+export const CHANNEL_KINDS = ["webhook", "slack", "teams", "email"] as const;
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];
 
 /**
- * The events a channel chooses: alerts tripping, tests' health changes (Slack and Teams: only to
- * flaky or broken), quarantines made and ended.
+ * The events a channel chooses: alerts tripping, tests' health changes (Slack, Teams and e-mail: only
+ * to flaky or broken), quarantines made and ended, the weekly digest (Monday 09:00 in the
+ * organization's time zone).
  */
-export const CHANNEL_EVENTS = ["alerts", "health", "quarantine"] as const;
+export const CHANNEL_EVENTS = ["alerts", "health", "quarantine", "digest"] as const;
 export type ChannelEvent = (typeof CHANNEL_EVENTS)[number];
 
 /** A webhook delivery's state; `suppressed`: the alert was snoozed or disabled before an attempt. */
@@ -64,7 +67,8 @@ export const DELIVERY_STATUSES = ["pending", "delivered", "failed", "suppressed"
 
 /**
  * What an e-mail of the outbox is about (docs/e-mail.md): an invitation, the organization's API key
- * regenerated (to every admin), an alert that tripped (to every member); and a person's own
+ * regenerated (to every admin), an alert that tripped (to every member), a notification of an
+ * e-mail channel (to the members it names), the weekly digest (to the members who keep it on); and a person's own
  * account (docs/accounts.md, no organization): the link that confirms a sign-up's e-mail, a
  * password reset's link, and the notice that a sign-up named an e-mail that already has an account.
  */
@@ -75,6 +79,8 @@ export const EMAIL_KINDS = [
   "email_verification",
   "password_reset",
   "account_exists",
+  "notification",
+  "digest",
 ] as const;
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 
@@ -163,6 +169,13 @@ export type QuarantineDuration = keyof typeof QUARANTINE_DURATIONS;
 
 /** Who quarantined a test: a person through the API (`manual`) or the service when the test turned flaky (`auto`, the project's `auto_quarantine_days`). */
 export const QUARANTINE_SOURCES = ["manual", "auto"] as const;
+
+/**
+ * The path a quarantine came through (docs/quarantine.md, "Who quarantined it"): a person on the
+ * test's page, an API key through the REST API or the MCP server, or the service (auto-quarantine).
+ */
+export const QUARANTINE_VIAS = ["page", "api", "mcp", "auto"] as const;
+export type QuarantineVia = (typeof QUARANTINE_VIAS)[number];
 
 /** The `quarantined` filter of GET /projects/:id/tests. */
 export const QUARANTINED_FILTER_VALUES = ["true", "false"] as const;

@@ -5,7 +5,12 @@
  * outbox keeps every message for the operator (src/services/shared/email-outbox.ts).
  */
 
-type OutgoingEmail = { from: string; to: string; subject: string; text: string };
+/**
+ * One message: the text, and optionally an HTML alternative and extra headers (the digest's
+ * `List-Unsubscribe`). The transports' libraries build the MIME (multipart/alternative, header
+ * encoding): nothing here writes it by hand.
+ */
+type OutgoingEmail = { from: string; to: string; subject: string; text: string; html?: string; headers?: Record<string, string> };
 
 export interface MailTransport {
   /** Sends one message; resolves once the SMTP server accepted it, throws otherwise. */

@@ -48,6 +48,7 @@ export function createMcpApi(config: AppConfig, parts: McpParts) {
     const message = readMessage(await c.req.text());
     return handleMcpMessage(c.req.raw, message, {
       scope: c.get("scope"),
+      apiKeyId: c.get("auth").apiKeyId,
       codec: parts.codec,
       queue: c.env.runQueue,
       logger: c.env.logger,

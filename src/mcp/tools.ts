@@ -50,7 +50,8 @@ import * as summaries from "./summaries";
 import { EMBEDDED_FAILURE_GROUPS } from "./summaries";
 
 /** What a tool call runs with: the key's organization, the cursor codec, and what a quarantine's webhooks go through. */
-export type ToolContext = { scope: OrgScope; codec: CursorCodec; queue: RunQueue; logger: Logger };
+/** `apiKeyId`: the key of the request, named as who quarantined a test (docs/quarantine.md). */
+export type ToolContext = { scope: OrgScope; codec: CursorCodec; queue: RunQueue; logger: Logger; apiKeyId: string };
 
 /** How many executions `get_test` embeds: its newest. */
 const RECENT_EXECUTIONS = 20;
@@ -321,7 +322,8 @@ export const TOOLS: Tool[] = [
     args: z.object({ test_id: testId }),
     body: QuarantineBodySchema,
     output: TestSchema,
-    run: (context, args, body) => quarantineTest(quarantineDeps(context), args.test_id, quarantineInputOf(body)),
+    run: (context, args, body) =>
+      quarantineTest(quarantineDeps(context), args.test_id, quarantineInputOf(body), { via: "mcp", apiKeyId: context.apiKeyId }),
     summarize: summaries.quarantinedTest,
   }),
   defineTool({

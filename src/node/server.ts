@@ -26,6 +26,7 @@ import { printStartBanner } from "./start-banner";
 import { isLocalWebApp, mailFromAddress } from "../mail/transport";
 import { recoverPendingEmails } from "../services/shared/email-outbox";
 import { nodeSmtpTransport } from "./smtp-transport";
+import { type DigestDeps, sendDueDigests } from "../services/notifications/digest";
 import { clientAddressFromConnection, formatIpAddress } from "../lib/client-address";
 
 /** How often Node looks for runs in parts whose quiet period ended. */
@@ -38,6 +39,24 @@ function startCompletionSweep(db: Database, queue: RunQueue): NodeJS.Timeout {
       consoleLogger.error("could not queue the completion of runs in parts", { error: describeError(error) }),
     );
   }, COMPLETION_SWEEP_MS);
+  timer.unref();
+  return timer;
+}
+
+/** How often Node looks for weekly digests that are due (Monday 09:00 in each organization's time zone); the Worker's cron, every 10 minutes. */
+const DIGEST_CHECK_MS = 5 * 60_000;
+
+/**
+ * The weekly digests (src/services/notifications/digest.ts): checked at start and then on a timer.
+ * Each organization's week is claimed in the database, so several processes on one database send it once.
+ */
+function startDigestTimer(deps: DigestDeps): NodeJS.Timeout {
+  const check = () =>
+    sendDueDigests(deps).catch((error: unknown) =>
+      consoleLogger.error("could not send the weekly digests", { error: describeError(error) }),
+    );
+  void check();
+  const timer = setInterval(check, DIGEST_CHECK_MS);
   timer.unref();
   return timer;
 }
@@ -88,6 +107,7 @@ async function main(): Promise<void> {
   const resent = await recoverPendingEmails(database.db, runQueue);
   if (resent > 0) consoleLogger.info("queued e-mails left pending by an earlier process", { emails: resent });
   const completions = startCompletionSweep(database.db, runQueue);
+  const digests = startDigestTimer({ db: database.db, clock: systemClock, logger: consoleLogger, webAppUrl, queue: runQueue, secrets });
   const app = createApp({
     cursorSecret,
     adminToken: config.adminToken,
@@ -142,6 +162,7 @@ async function main(): Promise<void> {
 
   const shutdown = () => {
     clearInterval(completions);
+    clearInterval(digests);
     server.close();
     // Runs being processed finish (each is one transaction); the rest are recovered on the next start.
     Promise.race([runQueue.close(), new Promise((resolve) => setTimeout(resolve, 5000))])

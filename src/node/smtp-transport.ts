@@ -24,7 +24,14 @@ export function nodeSmtpTransport(smtpUrl: string): MailTransport {
   });
   return {
     async send(message) {
-      await transporter.sendMail({ from: message.from, to: message.to, subject: message.subject, text: message.text });
+      await transporter.sendMail({
+        from: message.from,
+        to: message.to,
+        subject: message.subject,
+        text: message.text,
+        ...(message.html !== undefined ? { html: message.html } : {}),
+        ...(message.headers !== undefined ? { headers: message.headers } : {}),
+      });
     },
   };
 }

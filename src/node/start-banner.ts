@@ -35,7 +35,7 @@ export function printStartBanner(input: {
   if (input.mailNotice) console.log(input.mailNotice);
   if (input.demoKey) {
     console.log("");
-    console.log("Created the demo organization. Its API key is shown only this once:");
+    console.log("Created the demo organization. Its API key (printed only now; its admin can reveal it again on the team page):");
     console.log(`  ${input.demoKey}`);
     console.log("Try:");
     console.log(`  curl -H "Authorization: Bearer ${input.demoKey}" ${base}/api/v1/projects`);

@@ -9,23 +9,10 @@
  * Adaptive Card 1.4 (TextBlocks and an Action.OpenUrl). Names and reasons come from uploaded test
  * output: they are escaped for each format, so a test named `<!channel>` mentions nobody.
  */
+import { digestMessage } from "./digest-messages";
+import { type ChannelMessage, type MessageContext, type Part, type Sentence, plainText } from "./message-types";
 
-/** A sentence's parts: text, or a name shown as code. */
-type Part = string | { code: string };
-type Sentence = Part[];
-
-export type ChannelMessage = {
-  /** One line, plain text: Slack's header, the card's title. */
-  title: string;
-  sentences: Sentence[];
-  /** The page the button opens. */
-  link: { label: string; url: string } | null;
-  /** Small print under the sentences (the project). */
-  context: string;
-};
-
-/** What the body alone does not say: the project's name, and the run of a test's event. */
-export type MessageContext = { projectName: string; runNumber: number | null; eventsLabel?: string };
+export type { ChannelMessage } from "./message-types";
 
 type Json = Record<string, unknown>;
 const record = (value: unknown): Json => (value !== null && typeof value === "object" ? (value as Json) : {});
@@ -82,6 +69,8 @@ export function channelMessage(body: Json, context: MessageContext): ChannelMess
     }
     case "alert.triggered":
       return alertMessage(body, project, footer);
+    case "digest.weekly":
+      return digestMessage(body, footer);
     case "test.message":
       return {
         title: "Test message from CI test analytics",
@@ -129,9 +118,14 @@ function alertMessage(body: Json, project: string, footer: string): ChannelMessa
 
 /** Slack mrkdwn: `&`, `<` and `>` escaped (no mention, link or channel can be smuggled in); code without backticks. */
 const slackEscape = (value: string) => value.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
-const slackText = (sentence: Sentence) =>
-  sentence.map((part) => (typeof part === "string" ? slackEscape(part) : `\`${slackEscape(part.code.replaceAll("`", "'"))}\``)).join("");
-const plainText = (sentence: Sentence) => sentence.map((part) => (typeof part === "string" ? part : part.code)).join("");
+const slackPart = (part: Part) =>
+  typeof part === "string"
+    ? slackEscape(part)
+    : "code" in part
+      ? `\`${slackEscape(part.code.replaceAll("`", "'"))}\``
+      : // A link's text cannot hold `|` or `>` unescaped: either would end it early.
+        `<${part.url}|${slackEscape(part.link).replaceAll("|", "¦")}>`;
+const slackText = (sentence: Sentence) => sentence.map(slackPart).join("");
 
 /** Slack Block Kit, for an incoming webhook: https://api.slack.com/messaging/webhooks. */
 export function slackPayload(message: ChannelMessage) {
@@ -152,8 +146,13 @@ export function slackPayload(message: ChannelMessage) {
 
 /** Adaptive Card markdown: the characters that would start emphasis or a link are escaped; code is shown in bold. */
 const teamsEscape = (value: string) => value.replace(/[\\*_[\]()~#>`]/g, (char) => `\\${char}`);
-const teamsText = (sentence: Sentence) =>
-  sentence.map((part) => (typeof part === "string" ? teamsEscape(part) : `**${teamsEscape(part.code)}**`)).join("");
+const teamsPart = (part: Part) =>
+  typeof part === "string"
+    ? teamsEscape(part)
+    : "code" in part
+      ? `**${teamsEscape(part.code)}**`
+      : `[${teamsEscape(part.link)}](${part.url})`;
+const teamsText = (sentence: Sentence) => sentence.map(teamsPart).join("");
 
 /** A Teams message with one Adaptive Card (incoming webhooks and Workflows' "post to a channel when a webhook request is received"). */
 export function teamsPayload(message: ChannelMessage) {

@@ -54,7 +54,8 @@ async function quarantineByKey(deps: VerdictReplayDeps, project: ReplayProject, 
   if (!test) throw new Error(`quarantine of ${name}: the project has no such test yet`);
   const scope = { ...deps, organizationId: project.organizationId, queue: { send: async () => {} } };
   const input = { reason: planned.reason, duration: "30d" as const, expiresAt: null, owner: null, issueUrl: null, allVariants: false };
-  await quarantineTest(scope, test.id, input);
+  // As an API key would through /api/v1 (the replay has none: the nil id names nobody).
+  await quarantineTest(scope, test.id, input, { via: "api", apiKeyId: "00000000-0000-0000-0000-000000000000" });
 }
 
 /** Stores every run in order (quarantines first where planned) and returns the stored comparisons, in run order. */

@@ -11,7 +11,7 @@ import { readListRequest } from "../lib/lists";
 import type { CursorCodec } from "../lib/pagination";
 import { ALERT_STATUSES, type AlertStatus, SNOOZE_DURATIONS, type SnoozeDuration } from "../lib/vocabulary";
 import { AlertsQuerySchema, PageQuerySchema } from "../contract/schemas";
-import { alertEventList, listAlertEvents } from "../services/alerts/alert-events";
+import { type LatestAlertEvent, alertEventList, latestAlertEvents, listAlertEvents } from "../services/alerts/alert-events";
 import {
   type AlertObject,
   alertList,
@@ -25,7 +25,8 @@ import {
 import { defaultMembership, findAlertForMember } from "../services/tenancy/memberships";
 import { presentAlert } from "../contract/presenters";
 import { type MemberAccess, accessOf, isAdmin, memberAccess, withQuery } from "./access";
-import { Metadata, Notice, PageLinks, When, noticeFor } from "./components";
+import { EventSentence, EventStatistics } from "./alert-sentences";
+import { Notice, PageLinks, When, noticeFor } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { formFields } from "./forms";
 import { ErrorContent, Layout } from "./layout";
@@ -87,10 +88,16 @@ async function alertsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths
   const filters = { status: query.status ?? "active", project_id: null, alert_type: null };
   const request = readListRequest(codec, alertList, { organizationId: access.scope.organizationId, filters }, query);
   const page = await listAlerts(access.scope, request);
-  const names = await alertProjectNames(
-    access.scope,
-    page.items.map((alert) => alert.project_id),
-  );
+  const [names, latest] = await Promise.all([
+    alertProjectNames(
+      access.scope,
+      page.items.map((alert) => alert.project_id),
+    ),
+    latestAlertEvents(
+      access.scope,
+      page.items.map((alert) => alert.id),
+    ),
+  ]);
   const base = paths.to("/alerts");
   const filterQuery = { status: filters.status === "active" ? null : filters.status };
   const next = page.next ? withQuery(base, { ...filterQuery, cursor: codec.encode(alertList.listing(request), page.next) }) : null;
@@ -101,7 +108,7 @@ async function alertsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths
       {page.items.length === 0 ? (
         <p>No alerts {filters.status === "all" ? "" : `are ${STATUS_LABELS[filters.status].toLowerCase()}`}.</p>
       ) : (
-        <AlertsTable alerts={page.items} names={names} paths={paths} />
+        <AlertsList alerts={page.items} names={names} latest={latest} paths={paths} />
       )}
       <PageLinks first={request.after ? withQuery(base, filterQuery) : null} next={next} label="Alerts" />
     </Layout>,
@@ -133,7 +140,7 @@ async function alertPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths,
 
       <AlertActions alert={alert} base={base} admin={admin} />
 
-      <AlertEvents events={events.items} laterPage={Boolean(request.after)} base={base} next={next} paths={paths} />
+      <AlertEvents alert={alert} events={events.items} laterPage={Boolean(request.after)} base={base} next={next} paths={paths} />
     </Layout>,
   );
 }
@@ -209,40 +216,49 @@ const AlertsFilters: FC<{ base: string; current: AlertStatus }> = ({ base, curre
   </form>
 );
 
-/** The alerts with their projects (`names`: project id → name), states, event counts and last notifications. */
-const AlertsTable: FC<{ alerts: AlertObject[]; names: ReadonlyMap<string, string>; paths: WebPaths }> = ({ alerts, names, paths }) => (
-  <table>
-    <thead>
-      <tr>
-        <th scope="col">Alert</th>
-        <th scope="col">Project</th>
-        <th scope="col">State</th>
-        <th scope="col" class="num">
-          Events
-        </th>
-        <th scope="col">Last notified</th>
-      </tr>
-    </thead>
-    <tbody>
-      {alerts.map((alert) => (
-        <tr>
-          <td>
-            <a href={paths.to(`/alerts/${alert.id}`)}>{alert.name}</a>
-          </td>
-          <td>
-            <a href={paths.to(`/projects/${alert.project_id}`)}>{names.get(alert.project_id) ?? "Project"}</a>
-          </td>
-          <td>
-            <AlertState alert={alert} />
-          </td>
-          <td class="num">{alert.events_count}</td>
-          <td>
-            <When at={alert.last_notified_at} />
-          </td>
-        </tr>
-      ))}
-    </tbody>
-  </table>
+/** "tripped 5 times, the last time …" or "has not tripped yet". */
+const tripsText = (alert: AlertObject) =>
+  alert.events_count === 0 ? "has not tripped yet" : `tripped ${alert.events_count === 1 ? "once" : `${alert.events_count} times`}`;
+
+/**
+ * The alerts as sentences (issue 30): each alert, its project and state, how often it tripped and
+ * its newest event's sentence (`latest`: alert id → newest event), the figures behind a link.
+ */
+const AlertsList: FC<{
+  alerts: AlertObject[];
+  names: ReadonlyMap<string, string>;
+  latest: ReadonlyMap<string, LatestAlertEvent>;
+  paths: WebPaths;
+}> = ({ alerts, names, latest, paths }) => (
+  <ul class="alert-list">
+    {alerts.map((alert) => {
+      const event = latest.get(alert.id);
+      return (
+        <li>
+          <p>
+            <a href={paths.to(`/alerts/${alert.id}`)}>
+              <strong>{alert.name}</strong>
+            </a>{" "}
+            in <a href={paths.to(`/projects/${alert.project_id}`)}>{names.get(alert.project_id) ?? "a project"}</a>{" "}
+            <AlertState alert={alert} /> {tripsText(alert)}
+            {event ? (
+              <>
+                , the last time <When at={event.triggeredAt} />:
+              </>
+            ) : (
+              "."
+            )}
+          </p>
+          {event ? <EventSentence alertType={alert.alert_type} metadata={event.metadata} run={event.run} paths={paths} /> : null}
+          {alert.last_notified_at ? (
+            <p class="muted">
+              Last notified <When at={alert.last_notified_at} />.
+            </p>
+          ) : null}
+        </li>
+      );
+    })}
+  </ul>
 );
 
 const AlertFacts: FC<{ alert: AlertObject; projectName: string }> = ({ alert, projectName }) => (
@@ -300,30 +316,38 @@ const AlertActions: FC<{ alert: AlertObject; base: string; admin: boolean }> = (
   </section>
 );
 
-/** A page of the alert's events (`laterPage`: not the first), each with its run. */
+/** A page of the alert's events (`laterPage`: not the first), each a sentence with the figures behind it in a disclosure. */
 const AlertEvents: FC<{
+  alert: AlertObject;
   events: Awaited<ReturnType<typeof listAlertEvents>>["items"];
   laterPage: boolean;
   base: string;
   next: string | null;
   paths: WebPaths;
-}> = ({ events, laterPage, base, next, paths }) => (
+}> = ({ alert, events, laterPage, base, next, paths }) => (
   <section aria-labelledby="events">
     <h2 id="events">Events</h2>
     {events.length === 0 ? (
       <p class="muted">{laterPage ? "No more events." : "It has not tripped yet."}</p>
     ) : (
       <ul class="events">
-        {events.map((event) => (
-          <li>
-            <When at={event.triggered_at} /> ·{" "}
-            <a href={paths.to(`/projects/${event.test_run.project_id}/runs/${event.test_run.number}`)}>
-              Run #{event.test_run.number}
-              {event.test_run.branch ? ` on ${event.test_run.branch}` : ""}
-            </a>
-            <Metadata metadata={event.metadata as Record<string, unknown>} />
-          </li>
-        ))}
+        {events.map((event) => {
+          const run = {
+            projectId: event.test_run.project_id,
+            number: event.test_run.number,
+            branch: event.test_run.branch,
+            commitSha: event.test_run.commit_sha,
+          };
+          return (
+            <li id={`event-${event.id}`}>
+              <p class="muted">
+                <When at={event.triggered_at} />
+              </p>
+              <EventSentence alertType={alert.alert_type} metadata={event.metadata} run={run} paths={paths} />
+              <EventStatistics alertType={alert.alert_type} metadata={event.metadata} projectId={run.projectId} paths={paths} />
+            </li>
+          );
+        })}
       </ul>
     )}
     <PageLinks first={laterPage ? base : null} next={next} label="Events" />

@@ -4,11 +4,22 @@
  * text. Everything goes through JSX (escaped); nothing from uploads becomes markup.
  */
 import type { Child, FC } from "hono/jsx";
-import { type CaseStatus, type TestHealth, healthText } from "../lib/vocabulary";
+import { type CaseStatus, type QuarantineVia, type TestHealth, healthText } from "../lib/vocabulary";
 import { utcText } from "./format";
 
 /** Text only screen readers read (a cell of the history strip, an icon's meaning). */
 export const VisuallyHidden: FC<{ children?: Child }> = ({ children }) => <span class="visually-hidden">{children}</span>;
+
+/**
+ * A table that scrolls sideways in its own box on a narrow screen, never the page (styles.ts
+ * `.table-scroll`); the box is a named region and focusable, so that a keyboard scrolls it too.
+ * Written in place of `<table>` (the rows inside stay as they are).
+ */
+export const WideTable: FC<{ label: string; class?: string; children?: Child }> = (props) => (
+  <div class="table-scroll" tabindex={0} role="region" aria-label={props.label}>
+    <table class={props.class}>{props.children}</table>
+  </div>
+);
 
 const STATUS_LABELS: Record<CaseStatus, string> = { passed: "Passed", failed: "Failed", errored: "Errored", skipped: "Skipped" };
 export const statusLabel = (status: CaseStatus) => STATUS_LABELS[status];
@@ -35,6 +46,27 @@ export const HealthBadge: FC<{ health: TestHealth; failingStreak?: number }> = (
 };
 
 export const QuarantinedBadge: FC = () => <span class="badge quarantined">Quarantined</span>;
+
+/** Who quarantined a test, as the quarantine object records it (docs/quarantine.md, "Who quarantined it"). */
+export type QuarantinedBy = { via: QuarantineVia; id: string | null; name: string | null; email: string | null } | null;
+
+/**
+ * "by Ada Lovelace (ada@example.com)", "by the API key Default (through the API)", "by the service
+ * (auto-quarantine)"; a quarantine made before who was recorded says so rather than guess.
+ */
+export function quarantinedByText(by: QuarantinedBy): string {
+  if (by === null) return "by someone not recorded (quarantined before the service kept who)";
+  switch (by.via) {
+    case "page":
+      return `by ${by.name ?? "a person"}${by.email ? ` (${by.email})` : ""}`;
+    case "api":
+      return `by the API key ${by.name ? `“${by.name}”` : "since removed"} (through the API)`;
+    case "mcp":
+      return `by the API key ${by.name ? `“${by.name}”` : "since removed"} (through the MCP server)`;
+    case "auto":
+      return "by the service (auto-quarantine)";
+  }
+}
 
 /** 950 ms, 12.3 s, 4 min 05 s; "—" when unknown. */
 export function durationText(ms: number | null | undefined): string {

@@ -28,8 +28,10 @@ import { registerResetPassword } from "./reset-password";
 import { registerInvitation } from "./invitation";
 import { registerTeam } from "./team";
 import { APP_CSS } from "./styles";
+import { COPY_JS } from "./copy";
 import { registerTests } from "./tests";
 import { registerOrganizations } from "./organizations";
+import { registerDigestUnsubscribe } from "./digest-unsubscribe";
 
 /**
  * Every page route: the security headers, the form-size limit and the CSRF check apply to these.
@@ -68,7 +70,14 @@ export const PAGE_PATHS = [
   "/alerts/:id/disable",
   "/organizations",
   "/organizations/:id/switch",
+  "/digest/unsubscribe/:token",
 ] as const;
+/**
+ * Page paths whose posts come from outside the pages, so the Origin check is not theirs: the
+ * digest's unsubscribe link, posted by mail clients (RFC 8058), its signed token the authority
+ * (./digest-unsubscribe.tsx says why that is safe).
+ */
+const CROSS_SITE_POST_PATHS: readonly string[] = ["/digest/unsubscribe/:token"];
 /** Forms are small: name, e-mail, password, organization. */
 const FORM_MAX_BYTES = 16 * 1024;
 
@@ -96,15 +105,18 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
     if (!isSameOriginRequest(c.req.method, c.req.raw.headers, origins)) return crossSite(c);
     await next();
   };
-  const pageMiddleware = [
+  const headersAndLimit = [
     pageSecurityHeaders(origin.startsWith("https:")),
     bodyLimit({ maxSize: FORM_MAX_BYTES, onError: message(413, "Too large", "The form sent was too large.") }),
-    sameOrigin,
   ];
-  for (const path of PAGE_PATHS) web.use(path, ...pageMiddleware);
+  for (const path of PAGE_PATHS)
+    web.use(path, ...(CROSS_SITE_POST_PATHS.includes(path) ? headersAndLimit : [...headersAndLimit, sameOrigin]));
 
   web.get("/assets/app.css", (c) =>
     c.body(APP_CSS, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "public, max-age=3600" }),
+  );
+  web.get("/assets/copy.js", (c) =>
+    c.body(COPY_JS, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=3600" }),
   );
 
   registerSignUp(web, config, paths);
@@ -119,6 +131,7 @@ export function createWebApp(config: WebConfig): Hono<WebEnv> {
   registerTeam(web, config, paths);
   registerOrganizations(web, config, paths);
   registerInvitation(web, config, paths);
+  registerDigestUnsubscribe(web, config, paths);
   // The API's cursors: a page's "next" link carries the same signed cursor as GET /api/v1/….
   const codec = new CursorCodec(config.cursorSecret);
   registerRuns(web, config, paths, codec);

@@ -14,6 +14,7 @@ import { formFields } from "./forms";
 import { ErrorContent, Layout } from "./layout";
 import { adminsOnly, isAdmin } from "./project-access";
 import { type ProjectFields, checkProjectFields } from "./project-forms";
+import { CopyButton } from "./copy";
 import { UploadCommands } from "./upload-commands";
 import { signedIn } from "./session";
 
@@ -126,17 +127,18 @@ export function registerNewProject(web: Hono<WebEnv>, config: WebConfig, paths: 
       <Layout title="Project created" page={admin.page} section="projects">
         <h1>Project created: {created.name}</h1>
         <p>
-          Its upload token is shown <strong>once</strong> here. Keep it as a secret of your CI (for example <code>CTA_UPLOAD_TOKEN</code>).
-          Members can read it again on the project's settings page.
+          Its upload token is below. Keep it as a secret of your CI (for example <code>CTA_UPLOAD_TOKEN</code>). This page shows it only now
+          (a reload does not); you and every member of the organization can reveal it again on the project's settings page.
         </p>
         <p>
           <label>
             Upload token
             <input id="upload-token" readonly value={created.token} class="secret" />
           </label>
+          <CopyButton target="upload-token" what="the upload token" />
         </p>
         <p>Upload your test reports from CI with:</p>
-        <UploadCommands baseUrl={config.publicBaseUrl} token={created.token} />
+        <UploadCommands baseUrl={config.publicBaseUrl} token={created.token} nonce={c.get("secureHeadersNonce")} paths={paths} />
         <p>
           <a href={paths.to(projectPath)}>Open the project</a> · <a href={paths.to(`${projectPath}/settings`)}>Its settings</a>
         </p>

@@ -22,6 +22,7 @@ import {
 } from "../services/notifications/project-settings";
 import { MAX_AUTO_QUARANTINE_DAYS } from "../services/tests/quarantine";
 import { ApiError } from "../lib/errors";
+import { WideTable } from "./components";
 import { ConfirmButton, ConfirmPage } from "./confirm";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { readFlash, redirectWithFlash } from "./flash";
@@ -31,6 +32,7 @@ import { Layout } from "./layout";
 import { pageNotFound } from "./not-found";
 import { type MemberProject, adminsOnly, isAdmin, memberProject } from "./project-access";
 import { type ProjectFields, checkProjectFields } from "./project-forms";
+import { CopyButton } from "./copy";
 import { UploadCommands } from "./upload-commands";
 import { ProjectHeader } from "./project";
 import { signedIn } from "./session";
@@ -57,15 +59,19 @@ type Extras = {
   removed?: boolean;
 };
 
-/** The add-a-channel form's values. */
-type ChannelFields = { kind: string; url: string; description: string; events: string[]; ownerFilter: string };
+/** The add-a-channel form's values (`addresses`: an e-mail channel's, as typed). */
+type ChannelFields = { kind: string; url: string; addresses: string; description: string; events: string[]; ownerFilter: string };
 
-const KIND_NAMES: Record<ChannelKind, string> = { webhook: "Signed webhook", slack: "Slack", teams: "Microsoft Teams" };
+const KIND_NAMES: Record<ChannelKind, string> = { webhook: "Signed webhook", slack: "Slack", teams: "Microsoft Teams", email: "E-mail" };
 const EVENT_NAMES: Record<ChannelEvent, string> = {
   alerts: "Alerts tripping",
   health: "Tests turning flaky or broken",
   quarantine: "Quarantines made and ended",
+  digest: "The weekly digest (Monday 09:00)",
 };
+
+/** The addresses typed in the form: separated by commas, semicolons or white space. */
+const addressesOf = (typed: string) => typed.split(/[\s,;]+/).filter((address) => address !== "");
 
 const Problems = ({ problems }: { problems: string[] | undefined }) =>
   problems && problems.length > 0 ? (
@@ -83,11 +89,14 @@ function SettingsPage({
   webhooks,
   extras,
   config,
+  nonce,
 }: {
   found: MemberProject;
   webhooks: ProjectWebhook[];
   extras: Extras;
   config: WebConfig;
+  /** The answer's CSP nonce: the copy buttons' script. */
+  nonce: string | undefined;
 }) {
   const { project, page } = found;
   const admin = isAdmin(page.membership);
@@ -119,7 +128,7 @@ function SettingsPage({
 
       <GeneralSection fields={fields} problems={extras.problems} action={to("")} admin={admin} />
 
-      <TokenSection found={found} token={extras.token} admin={admin} config={config} />
+      <TokenSection found={found} token={extras.token} admin={admin} config={config} nonce={nonce} />
 
       <section aria-labelledby="webhooks-heading">
         <h2 id="webhooks-heading">Notification channels</h2>
@@ -158,6 +167,9 @@ function webhookFieldProblems(fields: ChannelFields): string[] {
   const problems: string[] = [];
   if (!(CHANNEL_KINDS as readonly string[]).includes(fields.kind)) problems.push("Choose the kind of channel.");
   if (fields.url.length > 2048) problems.push("URL is too long (maximum is 2048 characters).");
+  if (fields.kind === "email" && addressesOf(fields.addresses).length === 0)
+    problems.push("Give the e-mail addresses of the members the channel sends to.");
+  if (fields.addresses.length > 5000) problems.push("Addresses are too long (at most 20 addresses).");
   if (fields.events.length === 0) problems.push("Choose at least one event.");
   if (fields.ownerFilter !== "") {
     const problem = ownerFilterProblem(fields.ownerFilter);
@@ -181,6 +193,7 @@ async function channelFields(c: Context<WebEnv>): Promise<ChannelFields> {
   return {
     kind: one("kind") || "webhook",
     url: one("url"),
+    addresses: one("addresses"),
     description: one("description"),
     events: CHANNEL_EVENTS.filter((event) => checked.includes(event)),
     ownerFilter: one("ownerFilter"),
@@ -225,7 +238,10 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
   const render = async (c: Context<WebEnv>, found: MemberProject, extras: Extras, status: 200 | 400 = 200) => {
     // Admins manage the endpoints and read them whole; members read scheme and host (URLs often carry a credential).
     const webhooks = await listProjectWebhooks(c.env, found.project.organizationId, found.project.id, { admin: isAdmin(found.membership) });
-    return c.html(<SettingsPage found={found} webhooks={webhooks} extras={extras} config={config} />, status);
+    return c.html(
+      <SettingsPage found={found} webhooks={webhooks} extras={extras} config={config} nonce={c.get("secureHeadersNonce")} />,
+      status,
+    );
   };
   const deps = (c: Context<WebEnv>) => ({ db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, secrets: config.secrets });
   /** The project and the person's membership, for admins only; otherwise the 404 or 403 answer. */
@@ -286,7 +302,7 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
           { ...deps(c), urlPolicy: config.webhookUrlPolicy ?? {} },
           found.project.organizationId,
           {
-            url: fields.url,
+            ...(fields.kind === "email" ? { addresses: addressesOf(fields.addresses) } : { url: fields.url }),
             kind: fields.kind as ChannelKind,
             projectId: found.project.id,
             events: fields.events as ChannelEvent[],
@@ -298,7 +314,9 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
         return await done(c, found, { newWebhook: { url, secret: created.signing_secret, kind } });
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
-        problems.push(...(error.details?.length ? error.details.map((detail) => `URL ${detail.message}.`) : [error.message]));
+        const said = (detail: { field: string; message: string }) =>
+          detail.field === "url" ? `URL ${detail.message}.` : `${detail.message}.`;
+        problems.push(...(error.details?.length ? error.details.map(said) : [error.message]));
       }
     }
     // The URL typed is not sent back into the page: a channel's URL is its credential.
@@ -389,11 +407,12 @@ const GeneralSection: FC<{ fields: ProjectFields; problems: string[] | undefined
 );
 
 /** The upload token: shown once revealed (or new), with the commands that use it; revealing for every member, rotating for admins. */
-const TokenSection: FC<{ found: MemberProject; token: Extras["token"]; admin: boolean; config: WebConfig }> = ({
+const TokenSection: FC<{ found: MemberProject; token: Extras["token"]; admin: boolean; config: WebConfig; nonce: string | undefined }> = ({
   found,
   token,
   admin,
   config,
+  nonce,
 }) => {
   const { project, page } = found;
   const base = `/projects/${project.id}/settings`;
@@ -413,8 +432,9 @@ const TokenSection: FC<{ found: MemberProject; token: Extras["token"]; admin: bo
               Upload token
               <input id="upload-token" readonly value={token.value} class="secret" />
             </label>
+            <CopyButton target="upload-token" what="the upload token" />
           </p>
-          <UploadCommands baseUrl={config.publicBaseUrl} token={token.value} />
+          <UploadCommands baseUrl={config.publicBaseUrl} token={token.value} nonce={nonce} paths={page.paths} />
         </>
       ) : token ? (
         <p class="notice" role="alert">
@@ -437,7 +457,13 @@ const TokenSection: FC<{ found: MemberProject; token: Extras["token"]; admin: bo
 
 /** A channel just added: a webhook with its signing secret, or a Slack or Teams channel's URL, shown this once. */
 const NewWebhookSecret: FC<{ created: Extras["newWebhook"] }> = ({ created }) =>
-  created && created.secret === null ? (
+  created?.kind === "email" ? (
+    <div class="success" role="status">
+      <p>
+        E-mail channel added for <code>{created.url.replace(/^mailto:/, "").replaceAll(",", ", ")}</code>. Send a test message to check it.
+      </p>
+    </div>
+  ) : created && created.secret === null ? (
     <div class="success" role="status">
       <p>
         {KIND_NAMES[created.kind ?? "webhook"]} channel added for <code>{created.url}</code>. This is the last time its URL is shown whole:
@@ -465,7 +491,7 @@ const WebhooksTable: FC<{ found: MemberProject; webhooks: ProjectWebhook[]; admi
   return webhooks.length === 0 ? (
     <p class="muted">No webhooks yet.</p>
   ) : (
-    <table>
+    <WideTable label="Notification channels" class="channels">
       <thead>
         <tr>
           <th scope="col">Channel</th>
@@ -483,7 +509,7 @@ const WebhooksTable: FC<{ found: MemberProject; webhooks: ProjectWebhook[]; admi
           <tr>
             <td>{KIND_NAMES[webhook.kind]}</td>
             <td>
-              <code>{webhook.url}</code>
+              <ChannelDestination webhook={webhook} />
             </td>
             <td>
               {webhook.events.map((event) => EVENT_NAMES[event]).join(", ")}
@@ -521,9 +547,21 @@ const WebhooksTable: FC<{ found: MemberProject; webhooks: ProjectWebhook[]; admi
           </tr>
         ))}
       </tbody>
-    </table>
+    </WideTable>
   );
 };
+
+/** Where a channel sends: its URL (masked or redacted), or an e-mail channel's addresses (for admins; a member reads how many). */
+const ChannelDestination: FC<{ webhook: ProjectWebhook }> = ({ webhook }) =>
+  webhook.kind !== "email" ? (
+    <code>{webhook.url}</code>
+  ) : webhook.addresses ? (
+    <code>{webhook.addresses.join(", ")}</code>
+  ) : (
+    <span class="muted">
+      {webhook.addressCount} member{webhook.addressCount === 1 ? "" : "s"} (addresses shown to admins)
+    </span>
+  );
 
 /** The newest delivery's outcome: what it was about, its status, and why its last attempt failed. */
 const LastDeliveryCell: FC<{ delivery: ProjectWebhook["lastDelivery"] }> = ({ delivery }) =>
@@ -566,8 +604,15 @@ const AddWebhookForm: FC<{ action: string; problems: string[] | undefined; field
         </select>
       </label>
       <label>
-        URL <span class="muted">(https: the Slack incoming webhook's, the Teams webhook's or Workflow's, or your endpoint's)</span>
-        <input name="url" type="url" required maxlength={2048} value={fields && fields.kind === "webhook" ? fields.url : ""} />
+        URL{" "}
+        <span class="muted">
+          (https: the Slack incoming webhook's, the Teams webhook's or Workflow's, or your endpoint's; not for e-mail)
+        </span>
+        <input name="url" type="url" maxlength={2048} value={fields && fields.kind === "webhook" ? fields.url : ""} />
+      </label>
+      <label>
+        Addresses <span class="muted">(e-mail channels only: members of the organization, separated by commas; up to 20)</span>
+        <input name="addresses" maxlength={5000} value={fields?.addresses ?? ""} />
       </label>
       <fieldset class="events">
         <legend>Events</legend>

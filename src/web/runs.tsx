@@ -30,7 +30,8 @@ import type { OrgScope } from "../services/shared/context";
 import type { RunRow } from "../services/tenancy/memberships";
 import { projectMemberAccess, runMemberAccess, withQuery } from "./access";
 import { ProjectHeader } from "./project";
-import { ExternalLink, HealthBadge, Metadata, PageLinks, QuarantinedBadge, StatusBadge, When, durationText } from "./components";
+import { EventSentence, EventStatistics } from "./alert-sentences";
+import { ExternalLink, HealthBadge, PageLinks, QuarantinedBadge, StatusBadge, When, durationText } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { Layout } from "./layout";
 import { pageNotFound } from "./not-found";
@@ -158,7 +159,7 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
 
         <RunSuites suites={suites} />
 
-        <RunAlertEvents events={events} paths={paths} />
+        <RunAlertEvents events={events} run={run} paths={paths} />
       </Layout>,
     );
   });
@@ -493,7 +494,12 @@ const RunParts: FC<{ run: RunRow; parts: Awaited<ReturnType<typeof runPartsOf>> 
   </section>
 );
 
-const RunAlertEvents: FC<{ events: Awaited<ReturnType<typeof listRunAlertEvents>>; paths: WebPaths }> = ({ events, paths }) => (
+/** The alert events this run tripped, each a sentence with the figures behind it in a disclosure (src/web/alert-sentences.tsx). */
+const RunAlertEvents: FC<{ events: Awaited<ReturnType<typeof listRunAlertEvents>>; run: RunRow; paths: WebPaths }> = ({
+  events,
+  run,
+  paths,
+}) => (
   <section aria-labelledby="alert-events">
     <h2 id="alert-events">Alerts this run triggered</h2>
     {events.length === 0 ? (
@@ -502,8 +508,16 @@ const RunAlertEvents: FC<{ events: Awaited<ReturnType<typeof listRunAlertEvents>
       <ul class="events">
         {events.map((event) => (
           <li>
-            <a href={paths.to(`/alerts/${event.alertId}`)}>{ALERT_NAMES[event.alertType]}</a> · <When at={event.triggeredAt} />
-            <Metadata metadata={event.metadata} />
+            <p>
+              <a href={paths.to(`/alerts/${event.alertId}`)}>{ALERT_NAMES[event.alertType]}</a> · <When at={event.triggeredAt} />
+            </p>
+            <EventSentence
+              alertType={event.alertType}
+              metadata={event.metadata}
+              run={{ projectId: run.projectId, number: run.number, branch: run.branch, commitSha: run.commitSha }}
+              paths={paths}
+            />
+            <EventStatistics alertType={event.alertType} metadata={event.metadata} projectId={run.projectId} paths={paths} />
           </li>
         ))}
       </ul>

@@ -23,6 +23,9 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.num, .badge, td time { white-space: nowrap; }
 /* Narrow screens (375 px): names from uploads wrap anywhere rather than widen the page. */
 h1, .crumbs, td:first-child { overflow-wrap: anywhere; }
+/* A word longer than its line (a link shown whole, a channel's URL) breaks rather than widen the page; fields never outgrow it. */
+body { overflow-wrap: break-word; }
+input, select, textarea { max-width: 100%; }
 @media (max-width: 40rem) {
   main { padding: 1rem; }
   header.site { padding: 0.75rem 1rem; }
@@ -32,7 +35,9 @@ h1, .crumbs, td:first-child { overflow-wrap: anywhere; }
 .result-failed { color: var(--fail); font-weight: 600; }
 .muted { color: var(--muted); }
 form.card { max-width: 26rem; display: grid; gap: 0.9rem; }
-label { display: grid; gap: 0.25rem; font-weight: 600; }
+label { display: grid; grid-template-columns: minmax(0, 1fr); gap: 0.25rem; font-weight: 600; }
+/* What is typed, and a label's hint in parentheses, in the normal weight (the label's own words are bold). */
+label input, label select, label textarea, label .muted { font-weight: 400; }
 label.checkbox { display: flex; align-items: center; gap: 0.4rem; font-weight: 400; }
 fieldset.events { gap: 0.4rem; }
 fieldset.events legend { font-weight: 600; margin-bottom: 0.25rem; }
@@ -42,7 +47,10 @@ button { font: inherit; padding: 0.45rem 0.9rem; border-radius: 6px; border: 1px
 button.link { background: none; border: none; color: var(--accent); padding: 0; text-decoration: underline; }
 .notice { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--fail); color: var(--fail); background: #fff5f5; max-width: 26rem; }
 .confirmation { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--pass); color: var(--pass); background: #f3fbf5; max-width: 40rem; }
-.actions { display: flex; gap: 0.75rem; flex-wrap: wrap; }
+.actions { display: flex; gap: 0.75rem; flex-wrap: wrap; align-items: center; }
+.notice > p:first-child { margin-top: 0; }
+.notice > p:last-child { margin-bottom: 0; }
+.notice + .actions { margin-top: 1rem; }
 button.danger { background: var(--fail); border-color: var(--fail); }
 select { font: inherit; padding: 0.45rem 0.6rem; border: 1px solid #8c959f; border-radius: 6px; }
 section { margin: 0 0 2rem; }
@@ -87,7 +95,12 @@ textarea { font: inherit; padding: 0.45rem 0.6rem; border: 1px solid #8c959f; bo
 fieldset { border: none; padding: 0; margin: 0; display: grid; gap: 0.9rem; }
 input:disabled, textarea:disabled { background: #f6f8fa; color: var(--fg); }
 input.secret { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; width: 100%; max-width: 40rem; }
-pre.command { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; padding: 0.6rem 0.8rem; overflow-x: auto; }
+pre.command { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; padding: 0.6rem 0.8rem; margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; word-break: break-all; }
+.command-box { margin: 0.5rem 0 1rem; max-width: 100%; }
+.copy { display: inline-flex; align-items: center; gap: 0.5rem; margin: 0.35rem 0; }
+.copy-status:empty { display: none; }
+input[readonly] { max-width: 100%; box-sizing: border-box; }
+.handover { border: 1px solid var(--accent); border-radius: 6px; padding: 0.5rem 0.9rem; margin: 0 0 1rem; }
 code.digest { overflow-wrap: anywhere; }
 .actions { display: flex; gap: 0.75rem; flex-wrap: wrap; }
 button.danger { background: var(--fail); border-color: var(--fail); }
@@ -102,7 +115,8 @@ dl.facts dd, dl.metadata dd { margin: 0; overflow-wrap: anywhere; }
 dl.metadata { display: grid; grid-template-columns: max-content 1fr; gap: 0.1rem 0.75rem; margin: 0.25rem 0 0; font-size: 0.875rem; }
 dl.metadata dt { color: var(--muted); }
 form.filters { display: flex; flex-wrap: wrap; align-items: end; gap: 0.75rem 1rem; margin: 0 0 1rem; }
-form.inline { display: inline-flex; align-items: end; gap: 0.5rem; margin: 0 1rem 0.75rem 0; }
+/* Side by side at their bottoms: a lone button lines up with the button of a form that has a label above its field. */
+form.inline { display: inline-flex; align-items: end; gap: 0.5rem; margin: 0 1rem 0.75rem 0; vertical-align: bottom; }
 select { font: inherit; padding: 0.4rem 0.5rem; border: 1px solid #8c959f; border-radius: 6px; background: #fff; }
 .page-links { display: flex; gap: 1.5rem; margin: 1rem 0; }
 .badge { display: inline-block; padding: 0 0.45rem; border-radius: 999px; font-size: 0.8rem; font-weight: 600; border: 1px solid currentColor; margin-right: 0.25rem; }
@@ -112,6 +126,15 @@ select { font: inherit; padding: 0.4rem 0.5rem; border: 1px solid #8c959f; borde
 .health-flaky, .quarantined, .state-snoozed { color: var(--warn); }
 .failure-group { border: 1px solid var(--line); border-radius: 6px; padding: 0.75rem 1rem; margin: 0 0 1rem; }
 ul.failures, ul.events { list-style: none; padding: 0; margin: 0; }
+ul.alert-list { list-style: none; padding: 0; margin: 0; }
+ul.alert-list li { padding: 0.6rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
+ul.alert-list p, ul.events p { margin: 0.2rem 0; }
+p.event-sentence { margin: 0.25rem 0; line-height: 1.5; }
+details.event-statistics { margin: 0.25rem 0 0; font-size: 0.875rem; }
+details.event-statistics dl.facts { margin: 0.5rem 0; }
+details.event-raw { margin-top: 0.5rem; }
+ul.event-tests { margin: 0.25rem 0; padding-left: 1.25rem; list-style: disc; }
+ul.events ul.event-tests li { border: 0; padding: 0.1rem 0; }
 ul.failures li, ul.events li { padding: 0.5rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
 .failure-message { margin: 0.25rem 0; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.875rem; white-space: pre-wrap; }
 pre { background: #f6f8fa; padding: 0.75rem; overflow-x: auto; font-size: 0.8rem; max-height: 30rem; }
@@ -126,8 +149,14 @@ a.cell.status-skipped { background: #afb8c1; }
 .notice-done { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--pass); color: var(--pass); background: #f0fff4; max-width: 40rem; }
 .notice-info { padding: 0.6rem 0.8rem; border-radius: 6px; border: 1px solid var(--warn); background: #fff8e5; max-width: 40rem; }
 /* Narrow screens: a wide table scrolls in its own box, never the page (src/web/runs-table.tsx). */
-.table-scroll { overflow-x: auto; max-width: 100%; margin: 0 0 1rem; }
+/* Positioned: a visually hidden header (absolutely positioned) stays inside the box, not out where the page would scroll to it. */
+.table-scroll { overflow-x: auto; max-width: 100%; margin: 0 0 1rem; position: relative; }
 table.projects { min-width: 40rem; }
+/* A table's caption stays in view, whole, while its box scrolls (the table may be wider than the screen). */
+.table-scroll caption { position: sticky; left: 0; max-width: calc(100vw - 3rem); }
+/* A channel's kind is one of three names, never cut letter by letter beside a long URL. */
+table.channels td:first-child { overflow-wrap: normal; white-space: nowrap; }
+table.channels code { overflow-wrap: anywhere; }
 .table-scroll:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
 /* A run's failures by verdict (src/web/run-verdicts.tsx) and each branch's latest run. */
 .verdict-group { border: 1px solid var(--line); border-left-width: 4px; border-radius: 6px; padding: 0.75rem 1rem; margin: 0 0 1rem; }
@@ -154,4 +183,11 @@ ul.branch-runs { list-style: none; padding: 0; margin: 0 0 0.5rem; }
 ul.branch-runs > li { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0.25rem 0.75rem; padding: 0.5rem 0; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
 ul.branch-runs .branch-name { font-weight: 600; min-width: 0; }
 ul.branch-runs ul.verdict-counts { margin: 0; }
+/* Narrow screens, after the rules they change: facts stack, each term above its value (a state badge with its time is wider than the value's column). */
+@media (max-width: 40rem) {
+  dl.facts { grid-template-columns: minmax(0, 1fr); gap: 0; }
+  dl.facts dd { margin-bottom: 0.5rem; }
+  /* A table in its own scrolling box keeps its names' words whole (they wrap between words, not letter by letter): the box scrolls instead. */
+  .table-scroll td:first-child { overflow-wrap: break-word; }
+}
 `;

@@ -25,26 +25,56 @@ import {
 } from "../services/tenancy/team";
 import type { PageContext, WebConfig, WebEnv, WebPaths } from "./env";
 import { utcText } from "./format";
+import { WideTable } from "./components";
 import { ConfirmButton, type Confirmation, ConfirmPage } from "./confirm";
+import { CopyButton, CopyScript } from "./copy";
 import { readFlash, redirectWithFlash } from "./flash";
 import { checkEmail, formFields } from "./forms";
 import { Layout } from "./layout";
 import { pageNotFound } from "./not-found";
 import { signedIn } from "./session";
+import { ownDigestSetting, setOwnDigest } from "../services/notifications/digest-subscriptions";
 
 /**
  * What the page shows after a POST: a confirmation or the key (carried to the GET by a one-time
  * message, src/web/flash.ts), or a refusal (rendered at the POST itself).
  */
-type Outcome = { notice?: string; error?: string; revealedKey?: string | null };
+type Outcome = {
+  notice?: string;
+  error?: string;
+  revealedKey?: string | null;
+  /** An invitation made without a mail transport: its link, for the admin to hand over (shown once). */
+  unsent?: { email: string; link: string };
+};
 
 type TeamView = {
   page: PageContext;
+  /** Whether invitations are e-mailed (SMTP_URL); without, the page shows their links. */
+  mailConfigured: boolean;
+  /** The answer's CSP nonce: the copy buttons' script. */
+  nonce: string | undefined;
   members: TeamMember[];
   invitations: PendingInvitation[];
   key: { displayPrefix: string; createdAt: Date } | null;
+  /** Whether the signed-in person gets the weekly digest e-mail of this organization. */
+  digest: boolean;
   outcome: Outcome;
 };
+
+/** The person's own weekly digest e-mail: on or off, one button (every member, for themself only). */
+const DigestSection: FC<{ page: PageContext; on: boolean }> = ({ page, on }) => (
+  <section aria-labelledby="digest-heading">
+    <h2 id="digest-heading">Your weekly digest</h2>
+    <p>
+      {on ? "You receive" : "You do not receive"} the weekly digest e-mail: every Monday at 09:00 in the organization's time zone, each
+      project's new flaky and broken tests, quarantines ending, the most costly tests and the week against the one before.
+    </p>
+    <form method="post" action={page.paths.to("/settings/team/digest")}>
+      <input type="hidden" name="weeklyDigest" value={on ? "off" : "on"} />
+      <button type="submit">{on ? "Stop the weekly digest" : "Send me the weekly digest"}</button>
+    </form>
+  </section>
+);
 
 const ApiKeySection = ({ view }: { view: TeamView }) => {
   const { page, key, outcome } = view;
@@ -66,6 +96,7 @@ const ApiKeySection = ({ view }: { view: TeamView }) => {
             The key
             <input type="text" readonly value={outcome.revealedKey} id="api-key-value" aria-describedby="api-key-hint" size={60} />
           </label>
+          <CopyButton target="api-key-value" what="the API key" />
           <span id="api-key-hint" class="muted">
             Shown on this page only; it is stored encrypted.
           </span>
@@ -95,7 +126,7 @@ const MembersSection: FC<{ members: TeamMember[]; page: PageContext; isAdmin: bo
   return (
     <section aria-labelledby="members-heading">
       <h2 id="members-heading">Members</h2>
-      <table>
+      <WideTable label="Members">
         <thead>
           <tr>
             <th scope="col">Name</th>
@@ -134,12 +165,29 @@ const MembersSection: FC<{ members: TeamMember[]; page: PageContext; isAdmin: bo
             </tr>
           ))}
         </tbody>
-      </table>
+      </WideTable>
     </section>
   );
 };
 
-const InviteSection: FC<{ page: PageContext }> = ({ page }) => (
+/** The link of an invitation no e-mail carried (no mail transport), for the admin who sent it; this page shows it once. */
+const UnsentInvitation: FC<{ unsent: NonNullable<Outcome["unsent"]> }> = ({ unsent }) => (
+  <div class="handover" role="status">
+    <p>
+      Invitation created for <strong>{unsent.email}</strong>, but <strong>no e-mail was sent</strong>: this instance has no mail transport
+      (SMTP_URL is not set). Give them this link yourself; it works once, for 7 days, and is shown only this once:
+    </p>
+    <p>
+      <label>
+        Invitation link
+        <input type="text" readonly value={unsent.link} id="invitation-link" size={60} />
+      </label>
+      <CopyButton target="invitation-link" what="the invitation link" />
+    </p>
+  </div>
+);
+
+const InviteSection: FC<{ page: PageContext; mailConfigured: boolean }> = ({ page, mailConfigured }) => (
   <section aria-labelledby="invite-heading">
     <h2 id="invite-heading">Invite someone</h2>
     <form class="card" method="post" action={page.paths.to("/settings/team/invitations")}>
@@ -157,9 +205,13 @@ const InviteSection: FC<{ page: PageContext }> = ({ page }) => (
           ))}
         </select>
       </label>
-      <button type="submit">Send the invitation</button>
+      <button type="submit">{mailConfigured ? "Send the invitation" : "Create the invitation"}</button>
     </form>
-    <p class="muted">The invitation is e-mailed with a link that works once, for 7 days.</p>
+    <p class="muted">
+      {mailConfigured
+        ? "The invitation is e-mailed with a link that works once, for 7 days."
+        : "No mail transport is configured (SMTP_URL), so no e-mail is sent: the page shows you the invitation's link, once, to hand over. It works once, for 7 days."}
+    </p>
   </section>
 );
 
@@ -170,7 +222,7 @@ const InvitationsSection: FC<{ invitations: PendingInvitation[]; page: PageConte
     {invitations.length === 0 ? (
       <p class="muted">None.</p>
     ) : (
-      <table>
+      <WideTable label="Pending invitations">
         <thead>
           <tr>
             <th scope="col">E-mail</th>
@@ -201,13 +253,13 @@ const InvitationsSection: FC<{ invitations: PendingInvitation[]; page: PageConte
             </tr>
           ))}
         </tbody>
-      </table>
+      </WideTable>
     )}
   </section>
 );
 
 const TeamPage = ({ view }: { view: TeamView }) => {
-  const { page, members, invitations, outcome } = view;
+  const { page, members, invitations, outcome, mailConfigured, nonce } = view;
   const isAdmin = page.membership?.role === "admin";
   return (
     <Layout title="Team" page={page} section="team">
@@ -222,12 +274,15 @@ const TeamPage = ({ view }: { view: TeamView }) => {
           {outcome.notice}
         </p>
       ) : null}
+      {outcome.unsent ? <UnsentInvitation unsent={outcome.unsent} /> : null}
       <MembersSection members={members} page={page} isAdmin={isAdmin} />
+      <DigestSection page={page} on={view.digest} />
       {isAdmin ? (
         <>
-          <InviteSection page={page} />
+          <InviteSection page={page} mailConfigured={mailConfigured} />
           <InvitationsSection invitations={invitations} page={page} />
           <ApiKeySection view={view} />
+          <CopyScript nonce={nonce} paths={page.paths} />
         </>
       ) : null}
     </Layout>
@@ -257,8 +312,8 @@ async function describeKeyRegeneration(): Promise<Omit<Confirmation, "cancel">> 
     consequence: (
       <p>
         A new key replaces the organization's API key at once: the current key is refused from its next request, so every script and
-        integration that uses it stops working until it is given the new one. Every admin is e-mailed. The new key is shown once, on the
-        team page.
+        integration that uses it stops working until it is given the new one. Every admin is e-mailed. The new key is shown on the team page
+        afterwards, and admins can reveal it there again later.
       </p>
     ),
     action: "/settings/team/api-key/regenerate",
@@ -290,7 +345,7 @@ async function describeInvitationRevocation(c: Context<WebEnv>, membership: Memb
   if (!invitation) return null;
   return {
     title: `Revoke the invitation of ${invitation.email}?`,
-    consequence: <p>The link e-mailed to {invitation.email} stops working at once. Inviting them again sends a new link.</p>,
+    consequence: <p>The invitation link of {invitation.email} stops working at once. Inviting them again makes a new link.</p>,
     action: `/settings/team/invitations/${invitation.id}/revoke`,
     button: "Revoke the invitation",
   };
@@ -303,8 +358,10 @@ async function sendInvitation(c: Context<WebEnv>, membership: Membership, config
   const problem = checkEmail(email);
   if (problem) throw new ApiError("invalid_request", problem);
   if (!(MEMBER_ROLES as readonly string[]).includes(form.role!)) throw new ApiError("invalid_request", "Choose the role: admin or member.");
-  const { emailId } = await inviteMember(deps(c, config), actorOf(c, membership), { email, role: form.role as MemberRole });
+  const { emailId, link } = await inviteMember(deps(c, config), actorOf(c, membership), { email, role: form.role as MemberRole });
   await queueEmails({ queue: c.env.runQueue, logger: c.env.logger }, [emailId]);
+  // Without a mail transport the e-mail only waits in the outbox: saying "sent" would be untrue, and the link is the only way in.
+  if (!config.mailConfigured) return { unsent: { email: email.toLowerCase(), link } };
   return { notice: `Invitation sent to ${email.toLowerCase()}.` };
 }
 
@@ -323,12 +380,23 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
   const render = async (c: Context<WebEnv>, membership: Membership, outcome: Outcome, status: 200 | 400 | 403 | 404 | 429 = 200) => {
     const person = c.var.person;
     const isAdmin = membership.role === "admin";
-    const [members, invitations, key] = await Promise.all([
+    const [members, invitations, key, digest] = await Promise.all([
       listMembers(c.env, membership.organizationId),
       isAdmin ? listPendingInvitations(c.env, membership.organizationId) : Promise.resolve([]),
       isAdmin ? describeApiKey(c.env.db, membership.organizationId) : Promise.resolve(null),
+      ownDigestSetting(c.env.db, membership.organizationId, person.userId),
     ]);
-    return c.html(<TeamPage view={{ page: { person, membership, paths }, members, invitations, key, outcome }} />, status);
+    const view = {
+      page: { person, membership, paths },
+      members,
+      invitations,
+      key,
+      digest: digest ?? false,
+      outcome,
+      mailConfigured: Boolean(config.mailConfigured),
+      nonce: c.get("secureHeadersNonce"),
+    };
+    return c.html(<TeamPage view={view} />, status);
   };
 
   /** A team action: the person's organization, the action (its service checks the role), the page again with the outcome. */
@@ -375,6 +443,17 @@ export function registerTeam(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
   web.get("/settings/team/members/:id/remove", signedIn(config, paths), confirmation(describeMemberRemoval));
 
   web.get("/settings/team/invitations/:id/revoke", signedIn(config, paths), confirmation(describeInvitationRevocation));
+
+  // Every member sets their own digest (no admin needed): only the signed-in person's membership changes.
+  web.post("/settings/team/digest", signedIn(config, paths), async (c) => {
+    const person = c.var.person;
+    const membership = await defaultMembership(c.env, person.userId, person.activeOrganizationId);
+    if (!membership) return pageNotFound(c, person, paths);
+    const on = (await formFields(c, ["weeklyDigest"])).weeklyDigest === "on";
+    await setOwnDigest(c.env.db, membership.organizationId, person.userId, on);
+    const notice = on ? "You will receive the weekly digest e-mail." : "You will no longer receive the weekly digest e-mail.";
+    return redirectWithFlash(c, config, paths, TEAM_PAGE, { notice });
+  });
 
   web.post(
     "/settings/team/invitations",

@@ -18,9 +18,11 @@ import { findTestForMember } from "../services/tenancy/memberships";
 import { presentTest } from "../contract/presenters";
 import { quarantineInputOf, quarantineTest, unquarantineTest } from "../services/tests/quarantine";
 import {
+  type FlakyReason,
   type TestObject,
   type TestRow,
   type TestSibling,
+  latestFlakyReasons,
   listHealthTransitions,
   listProjectVariants,
   listTestExecutions,
@@ -38,9 +40,11 @@ import {
   Notice,
   PageLinks,
   QuarantinedBadge,
+  quarantinedByText,
   StatusBadge,
   VisuallyHidden,
   When,
+  WideTable,
   durationText,
   healthLabel,
   noticeFor,
@@ -123,6 +127,7 @@ async function renderTestPage(
       <p>
         <HealthBadge health={test.health} failingStreak={test.failing_streak} /> {test.quarantined ? <QuarantinedBadge /> : null}
       </p>
+      {flakyOffWindow(test) ? <FlakyOffWindow transitions={transitions.items} /> : null}
       <TestFacts test={test} />
 
       <VariantSiblings test={test} siblings={siblings} testPath={(id) => paths.to(`${projectPath}/tests/${id}`)} />
@@ -161,6 +166,11 @@ async function testsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths,
   const list = testLists[filters.sort];
   const request = readListRequest(codec, list, { organizationId: access.scope.organizationId, filters }, query);
   const [page, variants] = await Promise.all([listTests(access.scope, request), listProjectVariants(access.scope.db, project.id)]);
+  const reasons = await latestFlakyReasons(
+    access.scope,
+    project.id,
+    page.items.filter(flakyOffWindow).map((test) => test.id),
+  );
   const base = paths.to(`/projects/${project.id}/tests`);
   const filterQuery = {
     health: filters.health === "all" ? null : filters.health,
@@ -182,6 +192,7 @@ async function testsPage(c: Context<WebEnv>, config: WebConfig, paths: WebPaths,
       ) : (
         <TestsTable
           tests={page.items}
+          reasons={reasons}
           testPath={(id) => paths.to(`/projects/${project.id}/tests/${id}`)}
           withVariant={variants.length > 1 && filters.variant === null}
         />
@@ -217,7 +228,9 @@ export function registerTests(web: Hono<WebEnv>, config: WebConfig, paths: WebPa
     }
     const { access, test } = found;
     const input = quarantineInputOf({ ...body.data, expires_at: null });
-    await quarantineTest({ ...access.scope, queue: c.env.runQueue, logger: c.env.logger }, test.id, input);
+    const person = c.var.person;
+    const actor = { via: "page" as const, userId: person.userId, name: person.name, email: person.email };
+    await quarantineTest({ ...access.scope, queue: c.env.runQueue, logger: c.env.logger }, test.id, input, actor);
     return c.redirect(paths.to(`/projects/${test.project_id}/tests/${test.id}?done=quarantined`), 303);
   });
 
@@ -231,6 +244,20 @@ export function registerTests(web: Hono<WebEnv>, config: WebConfig, paths: WebPa
 }
 
 /** What the test is, and its figures over the window. */
+/** On a flaky test's page whose window shows no failure: the evidence that set the label (its newest transition to flaky). */
+const FlakyOffWindow: FC<{ transitions: Awaited<ReturnType<typeof listHealthTransitions>>["items"] }> = ({ transitions }) => {
+  const latest = transitions.find((transition) => transition.to === "flaky");
+  return (
+    <p class="flaky-reason">
+      {latest
+        ? `Flaky since run #${latest.test_run.number}${latest.test_run.branch ? ` on ${latest.test_run.branch}` : ""}: ${latest.reason}. `
+        : "Flaky by evidence outside its default-branch window. "}
+      Its figures below count the default branch only, where its window holds no failure; its health counts a pass and a failure on one
+      commit on any branch (health transitions, below).
+    </p>
+  );
+};
+
 const TestFacts: FC<{ test: TestObject }> = ({ test }) => (
   <dl class="facts">
     <dt>Classname</dt>
@@ -419,8 +446,7 @@ const QuarantineSection: FC<{ test: TestObject; form: QuarantineForm | null; tes
           <dl class="facts">
             <dt>Quarantined</dt>
             <dd>
-              <When at={test.quarantine.created_at} />{" "}
-              {test.quarantine.source === "auto" ? "by the service (auto-quarantine)" : "by a person or an API key"}
+              {quarantinedByText(test.quarantine.quarantined_by)} on <When at={test.quarantine.created_at} />
             </dd>
             <dt>Owner</dt>
             <dd>{test.quarantine.owner ?? <span class="muted">none given</span>}</dd>
@@ -511,7 +537,7 @@ const HealthTransitions: FC<{
     {transitions.length === 0 ? (
       <p class="muted">Its health has never changed.</p>
     ) : (
-      <table>
+      <WideTable label="Health transitions">
         <thead>
           <tr>
             <th scope="col">When</th>
@@ -536,7 +562,7 @@ const HealthTransitions: FC<{
             </tr>
           ))}
         </tbody>
-      </table>
+      </WideTable>
     )}
   </section>
 );
@@ -602,11 +628,27 @@ const VariantSelect: FC<{ variants: string[]; selected: string | null }> = ({ va
   </label>
 );
 
-const TestsTable: FC<{ tests: TestObject[]; testPath: (id: string) => string; withVariant: boolean }> = ({
-  tests,
-  testPath,
-  withVariant,
-}) => (
+/**
+ * A flaky test whose default-branch window holds no failure (issue 30: "flaky, 0 %, 0 %, impact
+ * 0"): health follows evidence on every branch (a pass and a failure on one commit, docs/tests.md
+ * rule 1, or the flakiness check's), while impact and the rates count the default branch only. So
+ * the label is shown with the evidence that set it, and says that the default branch saw none.
+ */
+const flakyOffWindow = (test: TestObject) => test.health === "flaky" && test.impact === 0 && test.passed_on_retry_count === 0;
+
+const FlakyElsewhere: FC<{ reason: FlakyReason }> = ({ reason }) => (
+  <div class="muted flaky-reason">
+    Flaky since run #{reason.runNumber}
+    {reason.branch ? ` on ${reason.branch}` : ""}: {reason.reason}. No failure on the default branch in its window.
+  </div>
+);
+
+const TestsTable: FC<{
+  tests: TestObject[];
+  reasons: ReadonlyMap<string, FlakyReason>;
+  testPath: (id: string) => string;
+  withVariant: boolean;
+}> = ({ tests, reasons, testPath, withVariant }) => (
   <div class="table-scroll" tabindex={0} role="region" aria-label="Tests">
     <table>
       <thead>
@@ -643,6 +685,12 @@ const TestsTable: FC<{ tests: TestObject[]; testPath: (id: string) => string; wi
             </td>
             <td>
               <HealthBadge health={test.health} failingStreak={test.failing_streak} /> {test.quarantined ? <QuarantinedBadge /> : null}
+              {reasons.has(test.id) ? <FlakyElsewhere reason={reasons.get(test.id)!} /> : null}
+              {test.quarantine ? (
+                <div class="muted">
+                  {quarantinedByText(test.quarantine.quarantined_by)}, until <When at={test.quarantine.expires_at} />
+                </div>
+              ) : null}
             </td>
             <td class="num">{test.impact}</td>
             <td class="num">{percent(test.failure_rate)}</td>

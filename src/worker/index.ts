@@ -24,6 +24,7 @@ import { backgroundWork } from "../services/background-work";
 import { getOrCreateSetting, randomSecret } from "../services/shared/settings";
 import { reencryptSigningSecrets } from "../services/notifications/webhook-secrets";
 import { requeueStalledWork } from "../services/stalled-work";
+import { sendDueDigests } from "../services/notifications/digest";
 import { sweepOrphanedPayloads } from "../services/runs/payload-sweep";
 import { DurableObjectKeyCounter } from "./durable-object-key-counter";
 import { type MailSettings, mailFromAddress } from "../mail/transport";
@@ -147,15 +148,19 @@ function backgroundWorkOf(env: WorkerEnv, db: Database, clock: Clock, secrets: (
 
 /**
  * The cron trigger's work (wrangler.toml `[triggers]`), on a pool of its own: queues again the
- * work whose message was lost, then deletes the bucket's payload objects that no run holds.
+ * work whose message was lost, deletes the bucket's payload objects that no run holds, then sends
+ * the weekly digests that are due (src/services/notifications/digest.ts: each organization's week
+ * claimed once, so a late or repeated trigger sends nothing twice).
  */
-async function sweepStalledWork(env: WorkerEnv, ctx: ExecutionContext, clock: Clock): Promise<void> {
+async function sweepStalledWork(env: WorkerEnv, ctx: ExecutionContext, clock: Clock, secrets: () => SecretKeyring): Promise<void> {
   configureLocalProxy(env);
   const pool = requestPool(env, "scheduled");
   try {
     const db = drizzle(pool, { schema }) as unknown as Database;
-    await requeueStalledWork({ db, clock, queue: new CloudflareRunQueue(env.RUN_QUEUE), logger: consoleLogger });
+    const queue = new CloudflareRunQueue(env.RUN_QUEUE);
+    await requeueStalledWork({ db, clock, queue, logger: consoleLogger });
     await sweepOrphanedPayloads({ db, clock, store: payloadStoreOf(env), logger: consoleLogger });
+    await sendDueDigests({ db, clock, queue, logger: consoleLogger, webAppUrl: webAppUrlOf(env), secrets: secrets() });
   } finally {
     ctx.waitUntil(pool.end());
   }
@@ -239,10 +244,10 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
      * The cron trigger (wrangler.toml `[triggers]`): queues again the work whose message was lost
      * (a run still pending, an e-mail or a webhook delivery never attempted or whose retry never
      * came; src/services/stalled-work.ts), then deletes the bucket's payload objects that no run
-     * holds (src/services/runs/payload-sweep.ts).
+     * holds (src/services/runs/payload-sweep.ts), then sends the weekly digests that are due.
      */
     async scheduled(_controller, env, ctx): Promise<void> {
-      await sweepStalledWork(env, ctx, clock);
+      await sweepStalledWork(env, ctx, clock, () => secretsFor(env));
     },
 
     /** Consumer of the run queue: one pool per batch, ended when the batch is done. */

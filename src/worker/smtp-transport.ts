@@ -27,7 +27,14 @@ export function workerSmtpTransport(smtpUrl: string): MailTransport {
           socketTimeoutMs: TIMEOUT_MS,
           responseTimeoutMs: TIMEOUT_MS,
         },
-        { from: message.from, to: message.to, subject: message.subject, text: message.text },
+        {
+          from: message.from,
+          to: message.to,
+          subject: message.subject,
+          text: message.text,
+          ...(message.html !== undefined ? { html: message.html } : {}),
+          ...(message.headers !== undefined ? { headers: message.headers } : {}),
+        },
       );
     },
   };

@@ -348,7 +348,13 @@ describe("each tool answers what the REST API answers", () => {
     expect(quarantined.structuredContent).toEqual(await rest(`/tests/${flakyTestId}`));
     expect(quarantined.structuredContent).toMatchObject({
       quarantined: true,
-      quarantine: { reason: "Races the payment stub", owner: "@acme/checkout", source: "manual" },
+      quarantine: {
+        reason: "Races the payment stub",
+        owner: "@acme/checkout",
+        source: "manual",
+        // Through the MCP server, by the request's API key (docs/quarantine.md, "Who quarantined it").
+        quarantined_by: { via: "mcp", id: expect.any(String), name: expect.any(String), email: null },
+      },
     });
     expect(text(quarantined)).toContain("is quarantined until");
     const listed = await call("list_tests", { project_id: projectId, quarantined: true });

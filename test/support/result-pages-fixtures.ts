@@ -101,6 +101,7 @@ export async function resultPagesFixture(h: Harness, payload = "") {
   return {
     admin,
     member,
+    memberEmail,
     stranger,
     organizationId,
     project,

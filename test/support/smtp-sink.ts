@@ -76,7 +76,7 @@ export class SmtpSink {
 }
 
 /** A header's value: unfolded, RFC 2047 encoded words (`=?UTF-8?Q?…?=`, `=?UTF-8?B?…?=`) decoded. */
-function headerOf(raw: string, name: string): string {
+export function headerOf(raw: string, name: string): string {
   const head = raw.split(/\r?\n\r?\n/)[0] ?? "";
   const unfolded = head.replace(/\r?\n[ \t]+/g, " ");
   const line = unfolded.split(/\r?\n/).find((l) => l.toLowerCase().startsWith(`${name}:`));
@@ -112,4 +112,18 @@ function bodyOf(raw: string): string {
     body = Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8");
   }
   return body.replace(/\r\n/g, "\n");
+}
+
+/**
+ * The decoded body of a message's part of this content type (`text/plain`, `text/html`) in a
+ * multipart message (one level: multipart/alternative), or null when there is none.
+ */
+export function mimePart(raw: string, contentType: string): string | null {
+  const boundary = /boundary="?([^";\r\n]+)"?/i.exec(raw.split(/\r?\n\r?\n/)[0]!.replace(/\r?\n[ \t]+/g, " "))?.[1];
+  if (!boundary) return null;
+  for (const part of raw.split(`--${boundary}`).slice(1)) {
+    const head = part.replace(/^\r?\n/, "").split(/\r?\n\r?\n/)[0] ?? "";
+    if (new RegExp(`content-type:\\s*${contentType}`, "i").test(head)) return bodyOf(part.replace(/^\r?\n/, "")).replace(/\n$/, "");
+  }
+  return null;
 }

@@ -25,6 +25,7 @@ export const UNIT_TESTS = [
   "test/node/in-process-run-queue.test.ts",
   "test/web/page-paths.test.ts",
   "test/web/upload-commands.test.ts",
+  "test/web/alert-sentences.test.ts",
   "test/cli/bundle.test.ts",
   "test/cli/codeowners-cli.test.ts",
   "test/cli/quarantine-cli.test.ts",

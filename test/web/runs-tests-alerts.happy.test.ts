@@ -242,15 +242,21 @@ describe("tests", () => {
     const page = await f.member.get(posted.location!);
     expect(textOf(page.text)).toContain("The test is quarantined.");
     expect(textOf(page.text)).toContain("Times out on ARM");
-    // The quarantine's facts: when and by whom (a person or a key, or the service), its owner, its issue as a link.
+    // The quarantine's facts: who (the member, by name and e-mail) and when, its owner, its issue as a link.
     expect(page.text).toContain("<dt>Owner</dt><dd>@acme/shop</dd>");
     expect(page.text).toContain(
       '<dt>Issue</dt><dd><a href="https://issues.example.com/SHOP-12" rel="noopener noreferrer nofollow">https://issues.example.com/SHOP-12</a></dd>',
     );
-    expect(textOf(page.text)).toMatch(/Quarantined \d{4}-\d\d-\d\d \d\d:\d\d UTC by a person or an API key/);
+    expect(textOf(page.text)).toMatch(
+      new RegExp(`Quarantined by Ada Lovelace \\(${f.memberEmail}\\) on \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC`),
+    );
     const api = await h.db.query.tests.findFirst({ where: (t, { eq }) => eq(t.id, f.renderTestId) });
     expect(api!.quarantineReason).toBe("Times out on ARM");
     expect(api!.quarantineOwner).toBe("@acme/shop");
+    expect(api!.quarantineVia).toBe("page");
+    expect(api!.quarantineActorEmail).toBe(f.memberEmail);
+    // The tests list says who too.
+    expect(textOf((await f.member.get(`/projects/${f.project.id}/tests`)).text)).toContain(`by Ada Lovelace (${f.memberEmail}), until`);
 
     const ended = await f.member.post(`${base}/unquarantine`, {});
     expect(ended.status).toBe(303);
@@ -276,6 +282,9 @@ describe("alerts", () => {
     expect(textOf(page.text)).toContain("Active");
     expect(page.text).toContain(`href="/projects/${f.project.id}/runs/2"`);
     expect(textOf(page.text)).toContain("newly failing tests 3");
+    // The event as a sentence (src/web/alert-sentences.tsx), the figures behind a disclosure.
+    expect(page.text).toContain('<p class="event-sentence">');
+    expect(page.text).toContain('<details class="event-statistics"><summary>The figures behind it</summary>');
     for (const duration of ["1h", "4h", "24h", "1w"]) expect(page.text).toContain(`value="${duration}"`);
     expect(textOf(page.text)).toContain("Only admins can enable or disable alerts.");
     expect(page.text).not.toContain("/disable");

@@ -119,6 +119,11 @@ describe("the team page in Chromium", () => {
     expect(await member.getByRole("button", { name: "Reveal the key" }).count()).toBe(0);
     expect(await member.content()).not.toContain("cta_");
     await expectAccessible(member);
+    // Their own weekly digest: off for a member until they turn it on (admins have it on by default).
+    await member.getByRole("button", { name: "Send me the weekly digest" }).click();
+    await member.getByText("You will receive the weekly digest e-mail.").waitFor();
+    expect(await member.getByRole("button", { name: "Stop the weekly digest" }).count()).toBe(1);
+    expect(await admin.getByRole("button", { name: "Stop the weekly digest" }).count()).toBe(1);
 
     // The member acts on alerts: snoozes one from its page, but sees no disable button, and a forged disable is refused.
     const alerts = (await server.call("GET", "/api/v1/alerts?status=active", demoKey)).body.data as { id: string }[];

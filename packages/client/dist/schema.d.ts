@@ -1632,6 +1632,24 @@ export interface components {
             source: "manual" | "auto";
             /** @description The quarantine names every variant of the test, new ones too (docs/quarantine.md, "Variants"); false: this variant only. */
             all_variants: boolean;
+            quarantined_by: components["schemas"]["QuarantinedBy"];
+        } | null;
+        /** @description Who quarantined the test and through what; null for quarantines made before this was recorded. */
+        QuarantinedBy: {
+            /**
+             * @description `page`: a person on the test's page; `api`: an API key through /api/v1; `mcp`: an API key through /mcp; `auto`: the service (auto-quarantine).
+             * @enum {string}
+             */
+            via: "page" | "api" | "mcp" | "auto";
+            /**
+             * Format: uuid
+             * @description The person's user id (`page`) or the API key's id (`api`, `mcp`); null for `auto`.
+             */
+            id: string | null;
+            /** @description The person's or the API key's name when the test was quarantined; null for `auto`. */
+            name: string | null;
+            /** @description The person's e-mail when the test was quarantined (`page` only). */
+            email: string | null;
         } | null;
         /** @description `reason` and exactly one of `expires_at` and `duration`; `null` counts as absent. */
         QuarantineRequest: {

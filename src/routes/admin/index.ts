@@ -5,6 +5,8 @@
  */
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import type { Database } from "../../db/types";
+import type { Clock } from "../../lib/clock";
 import type { AppConfig, AppEnv } from "../../app-env";
 import { revokeApiKeys } from "../../auth/key-gate";
 import { secretsEqual } from "../../lib/crypto";
@@ -38,6 +40,7 @@ import {
   setNotificationCooldown,
 } from "../../services/notifications/notification-admin";
 import { validationHook } from "../validation";
+import { sendProjectDigest } from "../../services/notifications/digest";
 import { documentResponse, servedOnce } from "../openapi-document";
 import { resolveQuotas } from "../../lib/quotas";
 import { registerInvitations } from "./invitations";
@@ -106,10 +109,16 @@ const CheckSettingsSchema = z
   .openapi("ProjectCheckSettings");
 
 const ApiKeyWithSecretSchema = ApiKeySchema.extend({
-  secret: z.string().openapi({ description: "The key itself. Shown only in this response; store it now." }),
+  secret: z.string().openapi({
+    description:
+      "The key itself. The API shows it only in this response; an admin of the organization can reveal it again on the team page.",
+  }),
 }).openapi("ApiKeyWithSecret");
 
-const UploadTokenSchema = z.string().openapi({ description: "The project's upload token. Shown only in this response." });
+const UploadTokenSchema = z.string().openapi({
+  description:
+    "The project's upload token. The API shows it only in this response; members reveal it again on the project's settings page.",
+});
 
 const adminSecurity = [{ adminToken: [] }];
 const json = <T>(schema: T, description: string) => ({ description, content: { "application/json": { schema } } });
@@ -203,15 +212,19 @@ const WebhookSchema = z
     project_id: z.string().uuid().nullable().openapi({ description: "Null: notifications of every project of the organization." }),
     kind: z.enum(CHANNEL_KINDS).openapi({
       description:
-        "`webhook`: signed JSON (docs/notifications.md); `slack`: a Slack incoming webhook (Block Kit); `teams`: a Microsoft Teams incoming webhook or Workflow (an Adaptive Card).",
+        "`webhook`: signed JSON (docs/notifications.md); `slack`: a Slack incoming webhook (Block Kit); `teams`: a Microsoft Teams incoming webhook or Workflow (an Adaptive Card); `email`: e-mail (HTML and text) to members of the organization.",
     }),
     url: z.string().openapi({
       description:
-        "A signed webhook's URL. A Slack or Teams channel's URL is its credential: whole only in the answer to its creation, masked everywhere else (`https://hooks.slack.com/services/T…/…/…••••`).",
+        "A signed webhook's URL. A Slack or Teams channel's URL is its credential: whole only in the answer to its creation, masked everywhere else (`https://hooks.slack.com/services/T…/…/…••••`). An e-mail channel's: `mailto:` and its addresses.",
     }),
+    addresses: z
+      .array(z.string())
+      .nullable()
+      .openapi({ description: "An e-mail channel's addresses (members of the organization), lower-cased; null for the other kinds." }),
     events: z.array(z.enum(CHANNEL_EVENTS)).openapi({
       description:
-        "What the channel hears: `alerts` (alert.triggered), `health` (test.health_changed; Slack and Teams only the changes to flaky or broken), `quarantine` (test.quarantined, test.unquarantined).",
+        "What the channel hears: `alerts` (alert.triggered), `health` (test.health_changed; Slack, Teams and e-mail only the changes to flaky or broken), `quarantine` (test.quarantined, test.unquarantined), `digest` (digest.weekly: the weekly digest, Monday 09:00 in the organization's time zone).",
     }),
     owner_filter: z.string().nullable().openapi({
       description: "Only tests owned by this CODEOWNERS owner (and alert events naming such tests); null: every test.",
@@ -266,11 +279,22 @@ const TestWebhookPayloadSchema = z
 
 const CreateWebhookBody = z
   .object({
-    url: z
-      .string({ error: "must be a string" })
-      .max(2048)
-      .openapi({ description: "https only; never a private, loopback or link-local address. Redirects are not followed." }),
+    url: z.string({ error: "must be a string" }).max(2048).optional().openapi({
+      description:
+        "https only; never a private, loopback or link-local address. Redirects are not followed. Required, except for an e-mail channel (which takes `addresses`).",
+    }),
     kind: z.enum(CHANNEL_KINDS).optional().openapi({ description: "Default `webhook` (signed JSON)." }),
+    addresses: z
+      .array(z.string({ error: "must be a string" }).max(254, "is too long (maximum is 254 characters)"), {
+        error: "must be a list of e-mail addresses",
+      })
+      .max(20, "must name at most 20 addresses")
+      .optional()
+      .openapi({
+        description:
+          "An e-mail channel's addresses (required for `kind: email`, refused otherwise): each must be the address of a member of the organization (422 naming the address otherwise); checked again at every send.",
+        example: ["ada@example.com"],
+      }),
     project_id: z
       .string()
       .nullable()
@@ -385,6 +409,34 @@ const testMessageRoute = createRoute({
   responses: { 202: json(DeliverySchema, "The delivery, queued."), ...errorResponses(401, 404, 500, 503) },
 });
 
+const DigestSentSchema = z
+  .object({
+    project_id: z.string().uuid(),
+    week: z.object({
+      from: z.string().openapi({ format: "date-time", description: "The first of the seven UTC days the digest covers." }),
+      to: z.string().openapi({ format: "date-time", description: "The end (excluded): the start of today, UTC." }),
+    }),
+    deliveries: z
+      .number()
+      .int()
+      .openapi({ description: "`digest.weekly` deliveries queued: one per channel that chose `digest` and hears the project." }),
+    emails: z.number().int().openapi({ description: "Digest e-mails queued: one per member who keeps the weekly digest on." }),
+  })
+  .openapi("DigestSent");
+
+const sendDigestRoute = createRoute({
+  method: "post",
+  path: "/projects/{id}/digest",
+  operationId: "adminSendProjectDigest",
+  tags: ["Admin"],
+  summary: "Send a project's weekly digest now",
+  description:
+    "The digest the Monday schedule sends (docs/notifications.md#the-weekly-digest), for this project, now: to the channels that chose `digest` and hear the project, and by e-mail to the members of its organization who keep the digest on. It does not count as the organization's weekly digest: Monday's goes out as planned.",
+  security: adminSecurity,
+  request: { params: ProjectIdParam },
+  responses: { 202: json(DigestSentSchema, "The digest, queued."), ...errorResponses(401, 404, 500, 503) },
+});
+
 const alertNotificationSettingsRoute = createRoute({
   method: "patch",
   path: "/alerts/{id}/notification_settings",
@@ -465,6 +517,41 @@ const adminDocumentConfig = (publicBaseUrl: string) => ({
   servers: [{ url: `${publicBaseUrl}/admin/v1` }],
 });
 
+/** The notification channels (webhooks, Slack, Teams, e-mail), their delivery logs and test messages, and a project's digest sent now. */
+function registerChannelRoutes(
+  admin: OpenAPIHono<AppEnv>,
+  config: AppConfig,
+  serviceDeps: (c: Context<AppEnv>) => { db: Database; clock: Clock; webAppUrl: string },
+): void {
+  // No operator allowances unless the entry gives them (OUTBOUND_ALLOW_HOSTS): https to public hosts only.
+  const urlPolicy = config.webhookUrlPolicy ?? {};
+  admin.openapi(createWebhookRoute, async (c) => {
+    const body = c.req.valid("json");
+    const created = await createWebhookEndpoint({ ...serviceDeps(c), urlPolicy, secrets: config.secrets }, c.req.valid("param").id, {
+      url: body.url,
+      addresses: body.addresses,
+      kind: body.kind,
+      projectId: body.project_id ?? null,
+      events: body.events,
+      ownerFilter: body.owner_filter ?? null,
+      description: body.description ?? null,
+    });
+    return c.json(created, 201);
+  });
+  admin.openapi(testMessageRoute, async (c) =>
+    c.json(await sendTestMessage({ ...serviceDeps(c), queue: c.env.runQueue, logger: c.env.logger }, c.req.valid("param").id), 202),
+  );
+  admin.openapi(sendDigestRoute, async (c) => {
+    const deps = { ...serviceDeps(c), queue: c.env.runQueue, logger: c.env.logger, secrets: config.secrets };
+    return c.json(await sendProjectDigest(deps, c.req.valid("param").id), 202);
+  });
+  admin.openapi(listWebhooksRoute, async (c) => c.json(await listWebhookEndpoints(c.env.db, c.req.valid("param").id), 200));
+  admin.openapi(deleteWebhookRoute, async (c) => {
+    await deleteWebhookEndpoint(c.env.db, c.req.valid("param").id);
+    return c.body(null, 204);
+  });
+}
+
 export function createAdminApi(config: AppConfig) {
   const admin = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   const adminToken = config.adminToken;
@@ -539,28 +626,7 @@ export function createAdminApi(config: AppConfig) {
     c.json(await regenerateUploadToken({ ...serviceDeps(c), secrets: config.secrets }, c.req.valid("param").id), 200),
   );
 
-  // No operator allowances unless the entry gives them (OUTBOUND_ALLOW_HOSTS): https to public hosts only.
-  const urlPolicy = config.webhookUrlPolicy ?? {};
-  admin.openapi(createWebhookRoute, async (c) => {
-    const body = c.req.valid("json");
-    const created = await createWebhookEndpoint({ ...serviceDeps(c), urlPolicy, secrets: config.secrets }, c.req.valid("param").id, {
-      url: body.url,
-      kind: body.kind,
-      projectId: body.project_id ?? null,
-      events: body.events,
-      ownerFilter: body.owner_filter ?? null,
-      description: body.description ?? null,
-    });
-    return c.json(created, 201);
-  });
-  admin.openapi(testMessageRoute, async (c) =>
-    c.json(await sendTestMessage({ ...serviceDeps(c), queue: c.env.runQueue, logger: c.env.logger }, c.req.valid("param").id), 202),
-  );
-  admin.openapi(listWebhooksRoute, async (c) => c.json(await listWebhookEndpoints(c.env.db, c.req.valid("param").id), 200));
-  admin.openapi(deleteWebhookRoute, async (c) => {
-    await deleteWebhookEndpoint(c.env.db, c.req.valid("param").id);
-    return c.body(null, 204);
-  });
+  registerChannelRoutes(admin, config, serviceDeps);
   admin.openapi(listEmailsRoute, async (c) => {
     const emails = await listEmails({ db: c.env.db, secrets: config.secrets }, { status: c.req.valid("query").status, limit: 100 });
     return c.json({ data: emails.map(presentEmail) }, 200);

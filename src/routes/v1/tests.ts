@@ -145,7 +145,8 @@ export function registerTestRoutes(api: OpenAPIHono<AppEnv>, codec: CursorCodec)
 
   api.openapi(quarantineTestRoute, async (c) => {
     const input = quarantineInputOf(c.req.valid("json"));
-    return c.json(await quarantineTest(quarantineDeps(c), c.req.valid("param").id, input), 200);
+    const actor = { via: "api" as const, apiKeyId: c.get("auth").apiKeyId };
+    return c.json(await quarantineTest(quarantineDeps(c), c.req.valid("param").id, input, actor), 200);
   });
 
   api.openapi(unquarantineTestRoute, async (c) => c.json(await unquarantineTest(quarantineDeps(c), c.req.valid("param").id), 200));

@@ -1,4 +1,4 @@
-import { and, desc, eq, exists, sql } from "drizzle-orm";
+import { and, desc, eq, exists, inArray, sql } from "drizzle-orm";
 import { alertEvents, alerts, testRuns } from "../../db/schema";
 import { transactionWithRetry } from "../../db/transaction-retry";
 import { notFound } from "../../lib/errors";
@@ -55,6 +55,35 @@ export async function listAlertEvents(scope: OrgScope, request: ListRequest<Aler
   if (rows.length === 0) await findAlertRow(scope, alertId);
   return alertEventList.page(rows, request, scope.webAppUrl);
 }
+
+/**
+ * Each alert's newest event with its run, for the alerts list's sentences (`alertIds`: one page of
+ * the organization's alerts). One statement: DISTINCT ON over the (alert, triggered_at) order, the
+ * organization checked on the alerts joined, so an id of another organization finds nothing.
+ */
+export async function latestAlertEvents(scope: OrgScope, alertIds: readonly string[]) {
+  if (alertIds.length === 0) return new Map<string, LatestAlertEvent>();
+  const rows = await scope.db
+    .selectDistinctOn([alertEvents.alertId], {
+      alertId: alertEvents.alertId,
+      metadata: alertEvents.metadata,
+      triggeredAt: alertEvents.triggeredAt,
+      run: { projectId: testRuns.projectId, number: testRuns.number, branch: testRuns.branch, commitSha: testRuns.commitSha },
+    })
+    .from(alertEvents)
+    .innerJoin(alerts, eq(alerts.id, alertEvents.alertId))
+    .innerJoin(testRuns, eq(testRuns.id, alertEvents.testRunId))
+    .where(and(inArray(alertEvents.alertId, [...new Set(alertIds)]), eq(alerts.organizationId, scope.organizationId)))
+    .orderBy(alertEvents.alertId, desc(alertEvents.triggeredAt), desc(alertEvents.id));
+  return new Map(rows.map((row) => [row.alertId, row]));
+}
+
+export type LatestAlertEvent = {
+  alertId: string;
+  metadata: unknown;
+  triggeredAt: Date;
+  run: { projectId: string; number: number; branch: string | null; commitSha: string | null };
+};
 
 /** The events a run tripped (newest first), each with its alert's id, type and project: what the run's page lists. */
 export async function listRunAlertEvents(scope: OrgScope, runId: number) {

@@ -21,10 +21,12 @@ import { presentDelivery, presentWebhookEndpoint } from "./notification-presente
 import type { NotificationDeps } from "./notifications";
 import { presentAlert } from "../../contract/presenters";
 import { sealChannelUrl, sealSigningSecret } from "./webhook-secrets";
+import { checkChannelAddresses } from "./email-channel";
 
-/** What a new channel is: its kind, URL and scope, the events it hears, and whose tests. */
+/** What a new channel is: its kind, URL (an e-mail channel: its members' addresses instead) and scope, the events it hears, and whose tests. */
 export type ChannelInput = {
-  url: string;
+  url?: string;
+  addresses?: readonly string[];
   projectId?: string | null;
   description?: string | null;
   kind?: ChannelKind;
@@ -58,8 +60,7 @@ export async function createWebhookEndpoint(
 ) {
   if (!isUuid(organizationId)) throw notFound("Organization");
   const kind = input.kind ?? "webhook";
-  const problem = outboundUrlProblem(input.url, deps.urlPolicy);
-  if (problem) throw validationFailed([{ field: "url", message: problem }]);
+  const { url, addresses } = await channelDestination(deps, organizationId, kind, input);
   const events = CHANNEL_EVENTS.filter((event) => (input.events ?? CHANNEL_EVENTS).includes(event));
   if (events.length === 0) throw validationFailed([{ field: "events", message: "must name at least one event" }]);
   const ownerFilter = input.ownerFilter?.trim() || null;
@@ -78,7 +79,7 @@ export async function createWebhookEndpoint(
   const id = crypto.randomUUID();
   const secret = kind === "webhook" ? randomSigningSecret() : null;
   const sealed = secret === null ? null : await sealSigningSecret(deps.secrets, id, secret);
-  const sealedUrl = kind === "webhook" ? null : await sealChannelUrl(deps.secrets, id, input.url);
+  const sealedUrl = kind === "webhook" || kind === "email" ? null : await sealChannelUrl(deps.secrets, id, url);
   const cap = deps.urlPolicy.webhooksPerOrganization ?? DEFAULT_WEBHOOKS_PER_ORGANIZATION;
   const row = await transactionWithRetry(deps.db, async (tx) => {
     const [organization] = await tx
@@ -105,8 +106,9 @@ export async function createWebhookEndpoint(
         projectId: input.projectId ?? null,
         kind,
         // A channel's URL is its credential: only its masked form is kept in the clear.
-        url: sealedUrl === null ? input.url : maskedChannelUrl(input.url),
+        url: sealedUrl === null ? url : maskedChannelUrl(url),
         urlEncrypted: sealedUrl,
+        emailAddresses: addresses,
         events,
         ownerFilter,
         description: input.description ?? null,
@@ -117,7 +119,35 @@ export async function createWebhookEndpoint(
     return inserted!;
   });
   // The one answer that shows a channel's URL whole: to the admin who set it.
-  return { webhook: { ...presentWebhookEndpoint(row), url: input.url }, signing_secret: secret };
+  return { webhook: { ...presentWebhookEndpoint(row), url }, signing_secret: secret };
+}
+
+/**
+ * Where a new channel sends: a URL the outbound policy allows, or for an e-mail channel its
+ * members' addresses (checked by checkChannelAddresses), kept as a `mailto:` URL too so that every
+ * channel has one to show (to admins only).
+ */
+async function channelDestination(
+  deps: Pick<NotificationDeps, "db" | "urlPolicy">,
+  organizationId: string,
+  kind: ChannelKind,
+  input: ChannelInput,
+): Promise<{ url: string; addresses: string[] | null }> {
+  if (kind !== "email") {
+    if (input.addresses !== undefined) throw validationFailed([{ field: "addresses", message: "is for an e-mail channel only" }]);
+    const problem = outboundUrlProblem(input.url ?? "", deps.urlPolicy);
+    if (problem) throw validationFailed([{ field: "url", message: problem }]);
+    return { url: input.url!, addresses: null };
+  }
+  if (input.url) throw validationFailed([{ field: "url", message: "is not for an e-mail channel: give its addresses" }]);
+  const [organization] = await deps.db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(eq(organizations.id, organizationId))
+    .limit(1);
+  if (!organization) throw notFound("Organization");
+  const addresses = await checkChannelAddresses(deps.db, organizationId, input.addresses);
+  return { url: `mailto:${addresses.join(",")}`, addresses };
 }
 
 export async function listWebhookEndpoints(db: Database, organizationId: string) {

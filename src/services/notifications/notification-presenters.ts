@@ -33,6 +33,7 @@ export function presentWebhookEndpoint(row: typeof webhookEndpoints.$inferSelect
     project_id: row.projectId,
     kind: row.kind,
     url: row.url,
+    addresses: row.emailAddresses,
     events: row.events,
     owner_filter: row.ownerFilter,
     description: row.description,

@@ -21,6 +21,10 @@ export type ProjectWebhook = {
   id: string;
   kind: ChannelKind;
   url: string;
+  /** An e-mail channel's addresses: for admins only (null for members, and for the other kinds). */
+  addresses: string[] | null;
+  /** How many addresses an e-mail channel has (what a member reads instead of them); 0 for the other kinds. */
+  addressCount: number;
   events: ChannelEvent[];
   ownerFilter: string | null;
   description: string | null;
@@ -51,6 +55,7 @@ export async function listProjectWebhooks(
       id: webhookEndpoints.id,
       kind: webhookEndpoints.kind,
       url: webhookEndpoints.url,
+      emailAddresses: webhookEndpoints.emailAddresses,
       events: webhookEndpoints.events,
       ownerFilter: webhookEndpoints.ownerFilter,
       description: webhookEndpoints.description,
@@ -70,9 +75,12 @@ export async function listProjectWebhooks(
     deps,
     rows.map((row) => row.id),
   );
-  return rows.map(({ projectId: endpointProject, url, ...row }) => ({
+  return rows.map(({ projectId: endpointProject, url, emailAddresses, ...row }) => ({
     ...row,
-    url: viewer.admin ? url : redactedWebhookUrl(url),
+    // E-mail addresses are not secrets, but members' addresses are for the organization's admins to see.
+    url: viewer.admin ? url : row.kind === "email" ? "mailto:…" : redactedWebhookUrl(url),
+    addresses: viewer.admin ? emailAddresses : null,
+    addressCount: emailAddresses?.length ?? 0,
     allProjects: endpointProject === null,
     lastDelivery: last.get(row.id) ?? null,
   }));

@@ -1,7 +1,8 @@
 /**
- * Delivering one planned notification (an alert's trip, a test's event, a test message): a signed
- * POST to a webhook, or a Slack (Block Kit) or Teams (Adaptive Card) message to a channel whose
- * URL is opened from its sealed form (src/notifications/channel-messages.ts), retried through the queue with backoff until it is delivered, the attempts run out,
+ * Delivering one planned notification (an alert's trip, a test's event, a test message, a weekly
+ * digest): a signed POST to a webhook, a Slack (Block Kit) or Teams (Adaptive Card) message to a
+ * channel whose URL is opened from its sealed form (src/notifications/channel-messages.ts), or
+ * e-mails to an e-mail channel's members through the e-mail outbox (email-channel.ts), retried through the queue with backoff until it is delivered, the attempts run out,
  * or (an alert's) the alert is silenced. Every attempt is held to the outbound policy
  * (src/notifications/outbound-policy.ts): its URL here, its connection by `deps.fetch` (on Node,
  * one DNS lookup whose addresses are judged and dialled), and the organization's deliveries per
@@ -20,6 +21,7 @@ import { notificationBody } from "./notification-presenters";
 import type { NotificationDeps } from "./notifications";
 import { isSnoozed } from "../../contract/presenters";
 import { endpointUrl, openSigningSecret } from "./webhook-secrets";
+import { deliverByEmail } from "./email-channel";
 
 /** The longest wait a receiver's `Retry-After` may ask for (Slack's 429): beyond it, the retry schedule's own delay. */
 const MAX_RETRY_AFTER_SECONDS = 3600;
@@ -86,11 +88,17 @@ export async function deliverNotification(deps: NotificationDeps, deliveryId: nu
   }
   const message = channelMessage(body, await messageContext(deps, delivery, endpoint, body));
   if (!message) return "gone";
+  if (endpoint.kind === "email") return deliverByEmail(deps, delivery, endpoint, message);
   const payload = endpoint.kind === "slack" ? slackPayload(message) : teamsPayload(message);
   return recordAttempt(deps, delivery, await post(deps, prepared.url, null, delivery, JSON.stringify(payload)));
 }
 
-const EVENT_LABELS = { alerts: "alerts", health: "tests turning flaky or broken", quarantine: "quarantine changes" } as const;
+const EVENT_LABELS = {
+  alerts: "alerts",
+  health: "tests turning flaky or broken",
+  quarantine: "quarantine changes",
+  digest: "the weekly digest",
+} as const;
 
 /** What a channel's sentences name beyond the body: the project, the run of a test's event, the channel's events. */
 async function messageContext(deps: NotificationDeps, delivery: DeliveryRow, endpoint: EndpointRow, body: Record<string, unknown>) {
@@ -121,6 +129,8 @@ async function prepareAttempt(
   deps: NotificationDeps,
   endpoint: EndpointRow,
 ): Promise<{ url: string; secret: string | null } | { error: string }> {
+  // An e-mail channel goes through the e-mail outbox, not over HTTP: no URL to check or open.
+  if (endpoint.kind === "email") return { url: endpoint.url, secret: null };
   let url: string;
   try {
     url = await endpointUrl(deps.secrets, endpoint);

@@ -12,7 +12,7 @@ import { parsePathNumber } from "../../lib/ids";
 import { hashToken, isWellFormedToken } from "../../lib/keys";
 import type { ServiceDeps } from "../shared/context";
 import { presentRunFailedTest, presentTestRun } from "../../contract/presenters";
-import type { RunQueue, UploadPayload } from "../../ingest/run-queue";
+import type { QueueMessage, RunQueue, UploadPayload } from "../../ingest/run-queue";
 import { type PayloadObject, type PayloadStore, discardPayloadObject } from "../../ingest/payload-store";
 import type { RunMetadata } from "../../ingest/upload-request";
 import { failTestRun, recordTestRunArrival } from "./test-runs";
@@ -151,12 +151,13 @@ export async function acceptUpload(
     await discardPayloadObject(deps.payloadStore, stored, deps.logger, { testRunId: run.id });
     throw partRefused(run, arrival.refusal);
   }
+  const message = arrival.part > 0 ? { testRunId: run.id, part: arrival.part } : { testRunId: run.id };
   if (replayed) {
     await discardPayloadObject(deps.payloadStore, stored, deps.logger, { testRunId: run.id });
+    await requeueReplayedArrival(deps, run, message);
     return { run, replayed };
   }
   try {
-    const message = arrival.part > 0 ? { testRunId: run.id, part: arrival.part } : { testRunId: run.id };
     await deps.runQueue.send(message, "content" in payload ? { payload } : {});
   } catch (error) {
     // Without a queued message the run would stay pending forever: fail it and let the client retry.
@@ -167,6 +168,23 @@ export async function acceptUpload(
     });
   }
   return { run, replayed: false };
+}
+
+/**
+ * A retried upload of a run still pending queues its run (or part) again: the first try may have
+ * stored it and then lost the connection before its answer and its queue message (a database cut
+ * between the commit and its acknowledgement), and the client was told 503. Processing is idempotent
+ * (a run no longer pending, or a part already read or merged, is left as it is), so a duplicate costs one
+ * message; without it the run would wait for the stalled-work sweep. A queue that refuses leaves it
+ * to that sweep.
+ */
+async function requeueReplayedArrival(deps: UploadDeps, run: typeof testRuns.$inferSelect, message: QueueMessage) {
+  if (run.status !== "pending" && !("part" in message)) return;
+  try {
+    await deps.runQueue.send(message, {});
+  } catch (error) {
+    deps.logger.error("could not queue a replayed run again", { testRunId: run.id, error: describeError(error) });
+  }
 }
 
 /** Why a part's upload recorded nothing: its run's completion was decided, or it has all the parts it may. */

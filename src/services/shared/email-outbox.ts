@@ -8,7 +8,7 @@
  * GET /admin/v1/emails, never silently dropped.
  */
 import { and, desc, eq, isNotNull, isNull, lt, or, sql } from "drizzle-orm";
-import { alerts, emailOutbox } from "../../db/schema";
+import { alerts, emailOutbox, members, users } from "../../db/schema";
 import { type Transaction, transactionWithRetry } from "../../db/transaction-retry";
 import type { Database } from "../../db/types";
 import type { RunQueue } from "../../ingest/run-queue";
@@ -25,10 +25,28 @@ export const MAX_EMAIL_ATTEMPTS = 6;
 /** Seconds before attempt n+1 (n = attempts so far): 10 s, 1 min, 5 min, 30 min, 2 h. */
 const RETRY_DELAYS_SECONDS = [10, 60, 300, 1800, 7200];
 
-/** `organizationId` null: the mail of a person's own account (src/auth/accounts.ts). */
-export type NewEmail = { organizationId: string | null; kind: EmailKind; to: string; subject: string; text: string; alertId?: string };
+/**
+ * `organizationId` null: the mail of a person's own account (src/auth/accounts.ts). `html`: an
+ * alternative to the text (a channel's notification, the digest); `headers`: extra headers (the
+ * digest's List-Unsubscribe).
+ */
+export type NewEmail = {
+  organizationId: string | null;
+  kind: EmailKind;
+  to: string;
+  subject: string;
+  text: string;
+  html?: string;
+  headers?: Record<string, string>;
+  alertId?: string;
+};
 
 const bodyContext = (id: string) => `email_outbox/${id}/body`;
+const htmlContext = (id: string) => `email_outbox/${id}/html`;
+const headersContext = (id: string) => `email_outbox/${id}/headers`;
+
+/** The kinds sent to members only (docs/e-mail.md): whoever left the organization before the attempt gets nothing. */
+const MEMBERS_ONLY_KINDS: readonly EmailKind[] = ["notification", "digest"];
 
 /** Writes one e-mail to the outbox (in the caller's transaction) and returns its id; nothing is sent before `queueEmails`. */
 export async function writeEmail(
@@ -36,6 +54,8 @@ export async function writeEmail(
   email: NewEmail,
 ): Promise<string> {
   if (/[\r\n]/.test(email.to) || /[\r\n]/.test(email.subject)) throw new Error("An e-mail's address and subject are one line each.");
+  if (Object.entries(email.headers ?? {}).some(([name, value]) => /[\r\n:]/.test(name) || /[\r\n]/.test(value)))
+    throw new Error("An e-mail's headers are one line each.");
   const id = crypto.randomUUID();
   await deps.db.insert(emailOutbox).values({
     id,
@@ -44,6 +64,8 @@ export async function writeEmail(
     toAddress: email.to,
     subject: email.subject,
     bodyEncrypted: await deps.secrets.encrypt(email.text, bodyContext(id)),
+    htmlEncrypted: email.html === undefined ? null : await deps.secrets.encrypt(email.html, htmlContext(id)),
+    headersEncrypted: email.headers === undefined ? null : await deps.secrets.encrypt(JSON.stringify(email.headers), headersContext(id)),
     alertId: email.alertId ?? null,
     createdAt: deps.clock.now(),
   });
@@ -139,6 +161,13 @@ export async function deliverEmail(deps: EmailDeps, emailId: string): Promise<Em
     }
   }
 
+  const gone = MEMBERS_ONLY_KINDS.includes(email.kind) ? await recipientGone(deps.db, email) : null;
+  if (gone) {
+    await setStatus(deps.db, email.id, { status: "suppressed", attempts: email.attempts - 1, lastError: `not sent: ${gone}` });
+    deps.logger.info("e-mail suppressed", { emailId: email.id, kind: email.kind, reason: gone });
+    return "suppressed";
+  }
+
   if (!deps.mail.transport) {
     await setStatus(deps.db, email.id, {
       status: "held",
@@ -161,7 +190,12 @@ export async function deliverEmail(deps: EmailDeps, emailId: string): Promise<Em
   let error: string | null = null;
   try {
     const text = await deps.secrets.decrypt(email.bodyEncrypted, bodyContext(email.id));
-    await deps.mail.transport.send({ from: deps.mail.from, to: email.toAddress, subject: email.subject, text });
+    const html = email.htmlEncrypted === null ? undefined : await deps.secrets.decrypt(email.htmlEncrypted, htmlContext(email.id));
+    const headers =
+      email.headersEncrypted === null
+        ? undefined
+        : (JSON.parse(await deps.secrets.decrypt(email.headersEncrypted, headersContext(email.id))) as Record<string, string>);
+    await deps.mail.transport.send({ from: deps.mail.from, to: email.toAddress, subject: email.subject, text, html, headers });
   } catch (cause) {
     // The SMTP server's reply, without the message: it never holds the body.
     error = cause instanceof Error ? cause.message.slice(0, 500) : "could not send";
@@ -192,6 +226,24 @@ export async function deliverEmail(deps: EmailDeps, emailId: string): Promise<Em
     deps.logger.error("could not queue an e-mail retry", { emailId: email.id, error: describeError(queueError) });
   }
   return "retrying";
+}
+
+/**
+ * Why a members-only e-mail must not go out, checked at each attempt: its recipient is no longer a
+ * member of the organization (an e-mail channel's address, a digest's reader), or, for the digest,
+ * turned it off (unsubscribed) since it was written. Null: send it.
+ */
+async function recipientGone(db: Database, email: typeof emailOutbox.$inferSelect): Promise<string | null> {
+  if (email.organizationId === null) return "the recipient is not a member of an organization";
+  const [member] = await db
+    .select({ keepsDigest: sql<boolean>`coalesce(${members.weeklyDigest}, ${members.role} = 'admin')` })
+    .from(members)
+    .innerJoin(users, eq(users.id, members.userId))
+    .where(and(eq(members.organizationId, email.organizationId), eq(users.email, email.toAddress.toLowerCase())))
+    .limit(1);
+  if (!member) return "the recipient is no longer a member of the organization";
+  if (email.kind === "digest" && !member.keepsDigest) return "the recipient turned the weekly digest off";
+  return null;
 }
 
 /**

@@ -203,17 +203,18 @@ async function writeInvitation(
 /**
  * Invites `email` with `role` on behalf of an admin of the organization (the team page): the
  * invitation and its e-mail (the link with the token) are written in one transaction; the caller
- * queues `emailId` once it has committed.
+ * queues `emailId` once it has committed. The link is returned too: without a mail transport the
+ * team page shows it, once, to the admin who invited (nothing else would deliver it).
  */
 export async function inviteMember(
   deps: TeamDeps,
   actor: Actor,
   input: { email: string; role: MemberRole },
-): Promise<{ invitationId: string; emailId: string }> {
+): Promise<{ invitationId: string; emailId: string; link: string }> {
   return transactionWithRetry(deps.db, async (tx) => {
     await requireAdmin(tx, actor);
-    const { invitation, emailId } = await writeInvitation(tx, deps, actor.organizationId, actor.userId, input);
-    return { invitationId: invitation.id, emailId };
+    const { invitation, emailId, link } = await writeInvitation(tx, deps, actor.organizationId, actor.userId, input);
+    return { invitationId: invitation.id, emailId, link };
   });
 }
 

@@ -9,9 +9,10 @@
  * costs CI one small indexed query.
  */
 import { and, eq, gt, inArray, isNotNull, isNull, lte, max, notInArray, or, sql } from "drizzle-orm";
-import { projects, testIdentitySql, tests } from "../../db/schema";
+import { apiKeys, projects, testIdentitySql, tests } from "../../db/schema";
 import { rowsOf } from "../../db/rows";
 import type { Database } from "../../db/types";
+import type { Transaction } from "../../db/transaction-retry";
 import type { RunQueue } from "../../ingest/run-queue";
 import type { Clock } from "../../lib/clock";
 import { ApiError, validationFailed } from "../../lib/errors";
@@ -34,6 +35,35 @@ const MAX_REASON_LENGTH = 1000;
 
 /** What a quarantine made through the API needs besides the organization's scope: where its webhook deliveries go. */
 export type QuarantineDeps = OrgScope & { queue: RunQueue; logger: Logger };
+
+/**
+ * Who quarantines (docs/quarantine.md, "Who quarantined it"): a signed-in person on the test's
+ * page, or an API key through the REST API or the MCP server. Recorded with the quarantine as
+ * named at that moment, so a removed member or a regenerated key still reads as who it was.
+ */
+export type QuarantineActor = { via: "page"; userId: string; name: string; email: string } | { via: "api" | "mcp"; apiKeyId: string };
+
+/** The actor's columns; an API key's name is read in the organization (a key of another one names nobody). */
+async function actorColumns(tx: Transaction, organizationId: string, actor: QuarantineActor) {
+  if (actor.via === "page") {
+    return {
+      quarantineVia: actor.via,
+      quarantineActorId: actor.userId,
+      quarantineActorName: actor.name,
+      quarantineActorEmail: actor.email,
+    };
+  }
+  const [key] = await tx
+    .select({ name: apiKeys.name })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, actor.apiKeyId), eq(apiKeys.organizationId, organizationId)));
+  return {
+    quarantineVia: actor.via,
+    quarantineActorId: actor.apiKeyId,
+    quarantineActorName: key?.name ?? null,
+    quarantineActorEmail: null,
+  };
+}
 
 /** A quarantine as the route validated it (null: absent); exactly one of `expiresAt` and `duration`. */
 export type QuarantineInput = {
@@ -82,7 +112,12 @@ function endOf(input: QuarantineInput, now: Date): Date {
  * written one at a time (the lock of the project's tests' rows, which run processing and the alert
  * checks take too, so the three cannot deadlock): the version counter and the 10,000 cap are exact.
  */
-export async function quarantineTest(scope: QuarantineDeps, testId: string, input: QuarantineInput): Promise<TestObject> {
+export async function quarantineTest(
+  scope: QuarantineDeps,
+  testId: string,
+  input: QuarantineInput,
+  actor: QuarantineActor,
+): Promise<TestObject> {
   const now = scope.clock.now();
   const expiresAt = endOf(input, now);
   const { test, project } = await findTestRow(scope, testId);
@@ -105,6 +140,7 @@ export async function quarantineTest(scope: QuarantineDeps, testId: string, inpu
       .update(projects)
       .set({ quarantineVersion: sql`${projects.quarantineVersion} + 1` })
       .where(eq(projects.id, test.projectId));
+    const by = await actorColumns(tx, scope.organizationId, actor);
     const rows = await tx
       .update(tests)
       .set({
@@ -115,6 +151,7 @@ export async function quarantineTest(scope: QuarantineDeps, testId: string, inpu
         quarantineExpiresAt: expiresAt,
         quarantineSource: "manual",
         quarantineAllVariants: input.allVariants,
+        ...by,
       })
       .where(inArray(tests.id, targets))
       .returning();
@@ -138,6 +175,10 @@ const endedQuarantine = {
   quarantineExpiresAt: null,
   quarantineSource: null,
   quarantineAllVariants: false,
+  quarantineVia: null,
+  quarantineActorId: null,
+  quarantineActorName: null,
+  quarantineActorEmail: null,
 };
 
 /**
@@ -263,7 +304,7 @@ async function autoQuarantine(
   await tx.execute(sql`
     update ${tests} t set quarantine_reason = y.r, quarantine_owner = null, quarantine_issue_url = null,
       quarantine_created_at = ${now.toISOString()}::timestamptz, quarantine_expires_at = ${expiresAt.toISOString()}::timestamptz, quarantine_source = 'auto',
-      quarantine_all_variants = false
+      quarantine_all_variants = false, quarantine_via = 'auto', quarantine_actor_id = null, quarantine_actor_name = null, quarantine_actor_email = null
     from json_to_recordset(${JSON.stringify(rows)}::json) as y(id uuid, r text)
     where t.id = y.id`);
   await tx

@@ -3,7 +3,7 @@
  * (its cases across runs) and its health transitions. Every query goes through the
  * organization's project, so a foreign test is the same 404 as a missing one.
  */
-import { type SQL, and, arrayContains, eq, gt, ilike, isNull, lte, or, sql } from "drizzle-orm";
+import { type SQL, and, arrayContains, desc, eq, gt, ilike, inArray, isNull, lte, or, sql } from "drizzle-orm";
 import { projects, testCases, testHealthTransitions, testRuns, tests } from "../../db/schema";
 import { rowsOf } from "../../db/rows";
 import type { Database } from "../../db/types";
@@ -256,4 +256,43 @@ export async function listHealthTransitions(scope: OrgScope, request: ListReques
     .orderBy(...healthTransitionList.orderBy)
     .limit(healthTransitionList.fetchLimit(request));
   return healthTransitionList.page(rows, request, scope.webAppUrl);
+}
+
+/** Why a test is flaky, in its latest transition to flaky: the reason and the run it happened in. */
+export type FlakyReason = { reason: string; runNumber: number; branch: string | null };
+
+/**
+ * The latest transition to flaky of each of `testIds` (tests of the organization's project
+ * `projectId`; others find nothing): what the tests page shows beside a flaky label whose
+ * default-branch figures show no failure, because the evidence was on another branch
+ * (docs/tests.md, "What the pages and the MCP summaries say"). One statement, DISTINCT ON over
+ * the transitions' (test, created_at) index.
+ */
+export async function latestFlakyReasons(
+  scope: OrgScope,
+  projectId: string,
+  testIds: readonly string[],
+): Promise<Map<string, FlakyReason>> {
+  if (testIds.length === 0) return new Map();
+  const rows = await scope.db
+    .selectDistinctOn([testHealthTransitions.testId], {
+      testId: testHealthTransitions.testId,
+      reason: testHealthTransitions.reason,
+      runNumber: testRuns.number,
+      branch: testRuns.branch,
+    })
+    .from(testHealthTransitions)
+    .innerJoin(tests, eq(tests.id, testHealthTransitions.testId))
+    .innerJoin(projects, eq(projects.id, tests.projectId))
+    .innerJoin(testRuns, eq(testRuns.id, testHealthTransitions.testRunId))
+    .where(
+      and(
+        inArray(testHealthTransitions.testId, [...new Set(testIds)]),
+        eq(tests.projectId, projectId),
+        eq(projects.organizationId, scope.organizationId),
+        eq(testHealthTransitions.toHealth, "flaky"),
+      ),
+    )
+    .orderBy(testHealthTransitions.testId, desc(testHealthTransitions.createdAt), desc(testHealthTransitions.id));
+  return new Map(rows.map((row) => [row.testId, { reason: row.reason, runNumber: row.runNumber, branch: row.branch }]));
 }

@@ -64,6 +64,8 @@ describe("POST /tests/:id/quarantine", () => {
       issue_url: "https://github.com/acme/shop/issues/42",
     });
     expect(res.status, res.text).toBe(200);
+    // Who: the request's API key, named as it was (docs/quarantine.md, "Who quarantined it").
+    const key = (await h.get("/api/v1/organization", apiKey)).body.api_key;
     const expected = {
       quarantined: true,
       quarantine: {
@@ -74,6 +76,7 @@ describe("POST /tests/:id/quarantine", () => {
         expires_at: iso(now + 7 * DAY),
         source: "manual",
         all_variants: false,
+        quarantined_by: { via: "api", id: key.id, name: key.name, email: null },
       },
     };
     expect(res.body).toMatchObject({ id: ids.a, name: "a", ...expected });
@@ -125,6 +128,7 @@ describe("POST /tests/:id/quarantine", () => {
       expires_at: iso(now + DAY),
       source: "manual",
       all_variants: false,
+      quarantined_by: expect.objectContaining({ via: "api" }),
     });
     const byDate = await quarantine(apiKey, ids.a!, { reason: "r", duration: null, expires_at: iso(now + 2 * DAY) });
     expect(byDate.status, byDate.text).toBe(200);
@@ -162,6 +166,7 @@ describe("POST /tests/:id/quarantine", () => {
       expires_at: iso(now + DAY),
       source: "manual",
       all_variants: false,
+      quarantined_by: expect.objectContaining({ via: "api" }),
     });
   });
 });

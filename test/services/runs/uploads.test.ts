@@ -12,6 +12,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projects, testRuns } from "../../../src/db/schema";
+import { recordTestRunArrival } from "../../../src/services/runs/test-runs";
 import { createHarness } from "../../support/harness";
 
 let h: Awaited<ReturnType<typeof createHarness>>;
@@ -64,5 +65,35 @@ describe("concurrent uploads with one Idempotency-Key", () => {
   it(`${REQUESTS_PER_KEY} at once for each of ${KEYS} keys: all 202, one run per key, every answer names that run`, async () => {
     for (let n = 1; n <= ROUNDS; n++) await round(n);
     expect(h.logs.filter((line) => line.includes("40P01") || line.includes("40001"))).toEqual([]);
+  });
+});
+
+describe("a retried upload whose first try was stored but never queued", () => {
+  it("queues the run again, so it is processed without waiting for the stalled-work sweep", async () => {
+    const { organization } = await h.newOrganization("Stored, never queued");
+    const { project, uploadToken } = await h.newProject(organization.id);
+    const key = `lost-${crypto.randomUUID()}`;
+    const report = `<testsuite name="s"><testcase classname="c" name="passes"/></testsuite>`;
+    // The first try's arrival committed, then its connection went before the message was sent (the client saw a 503).
+    const { run } = await recordTestRunArrival(
+      h,
+      project.id,
+      { branch: "main", idempotencyKey: key },
+      { format: "junit_xml", content: report },
+    );
+    await h.queue.idle();
+    const [before] = await h.db.select({ status: testRuns.status }).from(testRuns).where(eq(testRuns.id, run.id));
+    expect(before!.status).toBe("pending");
+
+    const retried = await h.upload(uploadToken, report, { headers: { "Idempotency-Key": key } });
+    expect(retried.status).toBe(202);
+    expect(retried.headers.get("idempotent-replayed")).toBe("true");
+    expect(retried.body.number).toBe(run.number);
+    await h.queue.idle();
+    const [after] = await h.db
+      .select({ status: testRuns.status, tests: testRuns.testsCount })
+      .from(testRuns)
+      .where(eq(testRuns.id, run.id));
+    expect(after).toEqual({ status: "processed", tests: 1 });
   });
 });
