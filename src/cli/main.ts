@@ -16,7 +16,7 @@
  */
 import { appendFileSync, existsSync, readFileSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { TOKEN_BODY_LENGTH, TOKEN_KINDS, hasTokenShape } from "../lib/keys";
 import { HELP, type OptionValues, type UploadSettings, parseCommandLine, tokenCandidate, uploadSettings } from "./args";
@@ -150,11 +150,22 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
   const { settings, metadata } = prepared;
   const files = await findReports(patterns, cwd, out);
   if (typeof files === "number") return files;
-  const resolver = await addCheckout(metadata, !values["no-resolve-files"], { env, cwd, out });
+  const { resolver, workspaceRoot } = await addCheckout(metadata, !values["no-resolve-files"], { env, cwd, out });
   await addBaseCommit(metadata, settings, { env, cwd, io, out });
 
   const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
-  const context = uploadContext({ values, settings, metadata, token, cwd, io, out, resolver, wantFailedTests: summaryPath !== undefined });
+  const context = uploadContext({
+    values,
+    settings,
+    metadata,
+    token,
+    cwd,
+    io,
+    out,
+    resolver,
+    workspaceRoot,
+    wantFailedTests: summaryPath !== undefined,
+  });
   // Before the reports: the service then gives the run's new tests their owners as it processes it.
   if (settings.codeownersFile) {
     const { headers, retryOptions } = context;
@@ -317,11 +328,16 @@ function prepareUpload(input: {
  * resolved against (else the working directory). Returns the resolver, or null with
  * --no-resolve-files. Nothing here fails the upload.
  */
-async function addCheckout(metadata: RunMetadata, resolveFiles: boolean, input: { env: Env; cwd: string; out: Output }) {
+async function addCheckout(
+  metadata: RunMetadata,
+  resolveFiles: boolean,
+  input: { env: Env; cwd: string; out: Output },
+): Promise<{ resolver: FileResolver | null; workspaceRoot: string }> {
   const { env, cwd, out } = input;
   const head = metadata.branch === undefined || metadata.commit_sha === undefined;
-  if (!head && !resolveFiles) return null;
-  const checkout = await readCheckout({ cwd, env, head, root: resolveFiles });
+  const checkout = await readCheckout({ cwd, env, head, root: true });
+  // The workspace absolute test file paths are sent relative to: the checkout, else the CI's, else here.
+  const workspaceRoot = checkout.root ?? resolve(cwd, nonEmpty(env.GITHUB_WORKSPACE) ?? nonEmpty(env.CI_PROJECT_DIR) ?? ".");
   const fromGit: NonNullable<RunMetadata["fromGit"]> = {};
   if (metadata.branch === undefined && checkout.branch !== undefined) fromGit.branch = checkout.branch;
   if (metadata.commit_sha === undefined && checkout.commit_sha !== undefined) fromGit.commit_sha = checkout.commit_sha;
@@ -329,10 +345,10 @@ async function addCheckout(metadata: RunMetadata, resolveFiles: boolean, input: 
     metadata.fromGit = fromGit;
     out.debug(`from git: ${JSON.stringify(fromGit)} (where the flags, the CI and the JSON reports give none)`);
   }
-  if (!resolveFiles) return null;
+  if (!resolveFiles) return { resolver: null, workspaceRoot };
   const root = checkout.root ?? cwd;
   out.debug(`test files: resolved below ${root}`);
-  return fileResolver(root);
+  return { resolver: fileResolver(root), workspaceRoot };
 }
 
 /** metadata.base_commit_sha, from --base-commit, git or the CI; whatever goes wrong is a notice, never an exit code. */
@@ -379,6 +395,7 @@ function uploadContext(input: {
   io: RunIo;
   out: Output;
   resolver: FileResolver | null;
+  workspaceRoot: string;
   wantFailedTests: boolean;
 }): UploadContext {
   const { values, settings, metadata, token, cwd, io, out } = input;
@@ -407,6 +424,7 @@ function uploadContext(input: {
     endpoint: settings.endpoint,
     metadata,
     resolver: input.resolver,
+    workspaceRoot: input.workspaceRoot,
     // The gate and the comment rest on the verdicts, which exist once the run is processed.
     wait: Boolean(values.wait) || settings.failOn !== null || Boolean(values["pr-comment"]),
     waitTimeoutMs: settings.waitTimeoutS * 1000,

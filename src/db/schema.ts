@@ -633,6 +633,23 @@ export const splitPlans = pgTable(
   (t) => [uniqueIndex("split_plans_project_key").on(t.projectId, t.key), index("split_plans_expires_idx").on(t.expiresAt)],
 );
 
+/**
+ * A sharded run's split (docs/splitting.md, "The run's split"), recorded when the run is processed:
+ * the plan its key made, copied (plans expire after 24 hours and are replaced), with the items of
+ * each shard that reported no results in the run. The run page reads this row, never the run's cases.
+ */
+export const runSplits = pgTable("run_splits", {
+  testRunId: bigint("test_run_id", { mode: "number" })
+    .primaryKey()
+    .references(() => testRuns.id, { onDelete: "cascade" }),
+  key: text("key").notNull(),
+  by: text("by").$type<"file" | "classname">().notNull(),
+  /** Per shard, in order: its items and, of them, those that reported no results. */
+  shards: jsonb("shards").$type<{ items: string[]; missing: string[] }[]>().notNull(),
+  missingCount: integer("missing_count").notNull(),
+  recordedAt: timestampMs("recorded_at").notNull(),
+});
+
 /** Every change of a test's health, with the run that caused it. */
 export const testHealthTransitions = pgTable(
   "test_health_transitions",

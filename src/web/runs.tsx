@@ -403,7 +403,14 @@ const RunSuites: FC<{ suites: Awaited<ReturnType<typeof testSuitesOf>> }> = ({ s
   </section>
 );
 
-/** The split plan of the run's key: each shard's items, and a warning when items of the plan reported nothing. */
+/** Items of a shard listed on the page at most; the rest are counted. */
+const SHARD_ITEMS_SHOWN = 200;
+
+/** Names, the first `shown` of them, then how many more. */
+const namesText = (names: string[], shown: number) =>
+  `${names.slice(0, shown).join(", ")}${names.length > shown ? ` and ${names.length - shown} more` : ""}`;
+
+/** The split plan of the run's key as recorded with the run: each shard's items, and a warning when items of the plan reported nothing. */
 const RunSplitPlan: FC<{ split: RunSplit }> = ({ split }) => (
   <section aria-labelledby="split">
     <h2 id="split">Split</h2>
@@ -421,9 +428,7 @@ const RunSplitPlan: FC<{ split: RunSplit }> = ({ split }) => (
         <thead>
           <tr>
             <th scope="col">Shard</th>
-            <th scope="col" class="num">
-              Items
-            </th>
+            <th scope="col">Items</th>
             <th scope="col">No results</th>
           </tr>
         </thead>
@@ -433,12 +438,13 @@ const RunSplitPlan: FC<{ split: RunSplit }> = ({ split }) => (
               <td>
                 {shard.shard}/{split.shards.length}
               </td>
-              <td class="num">{shard.itemsCount}</td>
               <td>
-                {shard.missingCount === 0
-                  ? "—"
-                  : `${shard.missing.join(", ")}${shard.missingCount > shard.missing.length ? ` and ${shard.missingCount - shard.missing.length} more` : ""}`}
+                <details>
+                  <summary>{shard.items.length} items</summary>
+                  {namesText(shard.items, SHARD_ITEMS_SHOWN)}
+                </details>
               </td>
+              <td>{shard.missing.length === 0 ? "—" : namesText(shard.missing, 50)}</td>
             </tr>
           ))}
         </tbody>

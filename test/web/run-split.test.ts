@@ -58,4 +58,18 @@ describe("the run page's split", () => {
     const other = await runOf(uploadToken, "no-plan", ITEMS);
     expect(textOf((await web.get(`/projects/${project.id}/runs/${other.number}`)).text)).not.toContain("Plan no-plan");
   });
+
+  it("the run keeps its split after its plan expired and the key made a new one", async () => {
+    const { project, uploadToken, web } = await projectWithPerson();
+    await h.post("/uploads/v1/split_plans", uploadToken, { key: "build-3", shards: 2, items: ITEMS });
+    const run = await runOf(uploadToken, "build-3", ITEMS.slice(0, 3));
+    h.clock.advance(25 * 60 * 60 * 1000);
+    const replanned = await h.post("/uploads/v1/split_plans", uploadToken, { key: "build-3", shards: 3, items: ["test/z.test.ts"] });
+    expect(replanned.status, replanned.text).toBe(200);
+    const page = textOf((await web.get(`/projects/${project.id}/runs/${run.number}`)).text);
+    expect(page).toContain("Plan build-3 , by file.");
+    expect(page).toContain("1 item(s) of the split plan reported no results");
+    expect(page).toMatch(/1\/2 2 items/);
+    expect(page).not.toContain("test/z.test.ts");
+  });
 });

@@ -334,7 +334,7 @@ var require_saxes = __commonJS({
       end: "endHandler",
       ready: "readyHandler"
     };
-    var SaxesParser3 = class {
+    var SaxesParser4 = class {
       /**
        * @param opt The parser options.
        */
@@ -1949,7 +1949,7 @@ var require_saxes = __commonJS({
         return String.fromCodePoint(num);
       }
     };
-    exports.SaxesParser = SaxesParser3;
+    exports.SaxesParser = SaxesParser4;
   }
 });
 
@@ -2662,8 +2662,8 @@ var require_constants = __commonJS({
       /**
        * Create GLOB_CHARS
        */
-      globChars(win32) {
-        return win32 === true ? WINDOWS_CHARS : POSIX_CHARS;
+      globChars(win322) {
+        return win322 === true ? WINDOWS_CHARS : POSIX_CHARS;
       }
     };
   }
@@ -3593,9 +3593,9 @@ var require_parse = __commonJS({
                 const idx = prev.value.lastIndexOf("[");
                 const pre = prev.value.slice(0, idx);
                 const rest2 = prev.value.slice(idx + 2);
-                const posix2 = POSIX_REGEX_SOURCE[rest2];
-                if (posix2) {
-                  prev.value = pre + posix2;
+                const posix3 = POSIX_REGEX_SOURCE[rest2];
+                if (posix3) {
+                  prev.value = pre + posix3;
                   state.backtrack = true;
                   advance();
                   if (!bos.output && tokens.indexOf(prev) === 1) {
@@ -4112,7 +4112,7 @@ var require_picomatch = __commonJS({
         throw new TypeError("Expected pattern to be a non-empty string");
       }
       const opts = options || {};
-      const posix2 = opts.windows;
+      const posix3 = opts.windows;
       const regex = isState ? picomatch2.compileRe(glob2, options) : picomatch2.makeRe(glob2, options, false, true);
       const state = regex.state;
       delete regex.state;
@@ -4122,8 +4122,8 @@ var require_picomatch = __commonJS({
         isIgnored = picomatch2(opts.ignore, ignoreOpts, returnState);
       }
       const matcher = (input, returnObject = false) => {
-        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob: glob2, posix: posix2 });
-        const result = { glob: glob2, state, regex, posix: posix2, input, output, match, isMatch };
+        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob: glob2, posix: posix3 });
+        const result = { glob: glob2, state, regex, posix: posix3, input, output, match, isMatch };
         if (typeof opts.onResult === "function") {
           opts.onResult(result);
         }
@@ -4148,7 +4148,7 @@ var require_picomatch = __commonJS({
       }
       return matcher;
     };
-    picomatch2.test = (input, regex, options, { glob: glob2, posix: posix2 } = {}) => {
+    picomatch2.test = (input, regex, options, { glob: glob2, posix: posix3 } = {}) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected input to be a string");
       }
@@ -4156,7 +4156,7 @@ var require_picomatch = __commonJS({
         return { isMatch: false, output: "" };
       }
       const opts = options || {};
-      const format = opts.format || (posix2 ? utils.toPosixSlashes : null);
+      const format = opts.format || (posix3 ? utils.toPosixSlashes : null);
       let match = input === glob2;
       let output = match && format ? format(input) : input;
       if (match === false) {
@@ -4165,16 +4165,16 @@ var require_picomatch = __commonJS({
       }
       if (match === false || opts.capture === true) {
         if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch2.matchBase(input, regex, options, posix2);
+          match = picomatch2.matchBase(input, regex, options, posix3);
         } else {
           match = regex.exec(output);
         }
       }
       return { isMatch: Boolean(match), match, output };
     };
-    picomatch2.matchBase = (input, glob2, options, posix2 = options && options.windows) => {
+    picomatch2.matchBase = (input, glob2, options, posix3 = options && options.windows) => {
       const regex = glob2 instanceof RegExp ? glob2 : picomatch2.makeRe(glob2, options);
-      return regex.test(utils.basename(input, { windows: posix2 }));
+      return regex.test(utils.basename(input, { windows: posix3 }));
     };
     picomatch2.isMatch = (str2, patterns, options) => picomatch2(patterns, options)(str2);
     picomatch2.parse = (pattern, options) => {
@@ -4253,7 +4253,7 @@ __export(dist_exports, {
   isDynamicPattern: () => isDynamicPattern
 });
 import { readdir, readdirSync as readdirSync2, realpath, realpathSync, stat, statSync } from "fs";
-import { isAbsolute as isAbsolute2, posix, resolve as resolve4 } from "path";
+import { isAbsolute as isAbsolute2, posix as posix2, resolve as resolve4 } from "path";
 import { fileURLToPath } from "url";
 function getPartialMatcher(patterns, options = {}) {
   const patternsCount = patterns.length;
@@ -4303,8 +4303,8 @@ function buildFormat(cwd, root, absolute) {
     };
     return (p, isDir) => isDir && p !== "." ? p.slice(0, -1) : p;
   }
-  if (absolute) return (p) => posix.relative(cwd, p) || ".";
-  return (p) => posix.relative(cwd, `${root}/${p}`) || ".";
+  if (absolute) return (p) => posix2.relative(cwd, p) || ".";
+  return (p) => posix2.relative(cwd, `${root}/${p}`) || ".";
 }
 function buildRelative(cwd, root) {
   if (root.startsWith(`${cwd}/`)) {
@@ -4312,7 +4312,7 @@ function buildRelative(cwd, root) {
     return (p) => `${prefix}/${p}`;
   }
   return (p) => {
-    const result = posix.relative(cwd, `${root}/${p}`);
+    const result = posix2.relative(cwd, `${root}/${p}`);
     return p[p.length - 1] === "/" && result !== "" ? `${result}/` : result || ".";
   };
 }
@@ -4348,7 +4348,7 @@ function normalizePattern(pattern, opts, props, isIgnore) {
   if (pattern[pattern.length - 1] === "/") result = pattern.slice(0, -1);
   if (result[result.length - 1] !== "*" && opts.expandDirectories) result += "/**";
   const escapedCwd = escapePath(cwd);
-  result = isAbsolute2(result.replace(ESCAPING_BACKSLASHES, "")) ? posix.relative(escapedCwd, result) : posix.normalize(result);
+  result = isAbsolute2(result.replace(ESCAPING_BACKSLASHES, "")) ? posix2.relative(escapedCwd, result) : posix2.normalize(result);
   const parentDir = (_PARENT_DIRECTORY$exe = PARENT_DIRECTORY.exec(result)) === null || _PARENT_DIRECTORY$exe === void 0 ? void 0 : _PARENT_DIRECTORY$exe[0];
   const parts = splitPattern(result);
   if (parentDir) {
@@ -4359,7 +4359,7 @@ function normalizePattern(pattern, opts, props, isIgnore) {
       result = result.slice(0, (n - i - 1) * 3) + result.slice((n - i) * 3 + parts[i + n].length + 1) || ".";
       i++;
     }
-    const potentialRoot = posix.join(cwd, parentDir.slice(i * 3));
+    const potentialRoot = posix2.join(cwd, parentDir.slice(i * 3));
     if (potentialRoot[0] !== "." && props.root.length > potentialRoot.length) {
       props.root = ensureNonDriveRelativePath(potentialRoot);
       props.depthOffset = -n + i;
@@ -4381,7 +4381,7 @@ function normalizePattern(pattern, opts, props, isIgnore) {
     }
     props.depthOffset = newCommonPath.length;
     props.commonPath = newCommonPath;
-    props.root = ensureNonDriveRelativePath(newCommonPath.length > 0 ? posix.join(cwd, ...newCommonPath) : cwd);
+    props.root = ensureNonDriveRelativePath(newCommonPath.length > 0 ? posix2.join(cwd, ...newCommonPath) : cwd);
   }
   return result;
 }
@@ -4535,7 +4535,7 @@ var init_dist2 = __esm({
 // src/cli/main.ts
 import { appendFileSync, existsSync as existsSync2, readFileSync as readFileSync4, realpathSync as realpathSync2 } from "node:fs";
 import { homedir } from "node:os";
-import { dirname as dirname2, join as join4 } from "node:path";
+import { dirname as dirname2, join as join4, resolve as resolve6 } from "node:path";
 import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
 
 // src/lib/crypto.ts
@@ -5376,7 +5376,7 @@ function gitRunner(cwd, env, now) {
   return (args, timeoutMs) => {
     const timeout = Math.min(timeoutMs, deadline - now());
     if (timeout <= 0) return Promise.resolve({ ok: false, reason: `git took more than ${GIT_BUDGET_MS / 1e3} s in all` });
-    return new Promise((resolve6) => {
+    return new Promise((resolve7) => {
       execFile(
         "git",
         args,
@@ -5390,10 +5390,10 @@ function gitRunner(cwd, env, now) {
           encoding: "utf8"
         },
         (error, stdout, stderr) => {
-          if (!error) return resolve6({ ok: true, stdout: stdout.trim() });
+          if (!error) return resolve7({ ok: true, stdout: stdout.trim() });
           const failure = error;
           const reason = failure.code === "ENOENT" ? "git is not installed" : failure.killed || failure.signal ? `git ${args[0]} did not finish within ${(timeout / 1e3).toFixed(0)} s` : lastLine(String(stderr)) || `git ${args[0]} exited with ${String(failure.code)}`;
-          resolve6({ ok: false, reason, exitCode: typeof failure.code === "number" ? failure.code : void 0 });
+          resolve7({ ok: false, reason, exitCode: typeof failure.code === "number" ? failure.code : void 0 });
         }
       );
     });
@@ -5984,6 +5984,90 @@ function addFilesToJUnit(text, resolver) {
   return { text: parts.join(""), added: insertions.length };
 }
 
+// src/cli/workspace-paths.ts
+var import_saxes2 = __toESM(require_saxes(), 1);
+import { posix, win32 } from "node:path";
+function relativeToWorkspace(file, root) {
+  const path = win32.isAbsolute(file) && !posix.isAbsolute(file) ? win32 : posix.isAbsolute(file) ? posix : null;
+  if (path === null || !path.isAbsolute(root)) return null;
+  const relative4 = path.relative(root, file);
+  if (relative4 === "" || relative4.startsWith("..") || path.isAbsolute(relative4)) return null;
+  return relative4.split(path.sep).join("/");
+}
+function fileAttributeRange(tag) {
+  let i = 1;
+  while (i < tag.length && !/[\s/>]/.test(tag[i])) i++;
+  while (i < tag.length) {
+    while (i < tag.length && /\s/.test(tag[i])) i++;
+    const nameStart = i;
+    while (i < tag.length && !/[\s=/>]/.test(tag[i])) i++;
+    const name = tag.slice(nameStart, i);
+    while (i < tag.length && /\s/.test(tag[i])) i++;
+    if (name === "" || tag[i] !== "=") return null;
+    i++;
+    while (i < tag.length && /\s/.test(tag[i])) i++;
+    const quote = tag[i];
+    if (quote !== '"' && quote !== "'") return null;
+    const end = tag.indexOf(quote, i + 1);
+    if (end === -1) return null;
+    if (name === "file") return { from: i + 1, to: end };
+    i = end + 1;
+  }
+  return null;
+}
+function relativizeJUnitFiles(text, root) {
+  if (!text.includes("file")) return { text, changed: 0 };
+  const scanned = withoutForbiddenControls(text);
+  const parser = new import_saxes2.SaxesParser({ xmlns: false, position: true });
+  const replacements = [];
+  parser.on("doctype", () => {
+    throw new Error("a document type declaration");
+  });
+  parser.on("opentag", (tag) => {
+    if (tag.name !== "testsuite" && tag.name !== "testcase") return;
+    const file = tag.attributes.file;
+    const relative4 = file === void 0 ? null : relativeToWorkspace(file, root);
+    if (relative4 === null) return;
+    const start = scanned.lastIndexOf("<", parser.position - 1);
+    const range = start < 0 ? null : fileAttributeRange(scanned.slice(start, parser.position));
+    if (range !== null) replacements.push({ from: start + range.from, to: start + range.to, value: attributeValue(relative4) });
+  });
+  try {
+    parser.write(scanned).close();
+  } catch {
+    return { text, changed: 0 };
+  }
+  if (replacements.length === 0) return { text, changed: 0 };
+  const parts = [];
+  let at = 0;
+  for (const { from, to, value } of replacements) {
+    parts.push(text.slice(at, from), value);
+    at = to;
+  }
+  parts.push(text.slice(at));
+  return { text: parts.join(""), changed: replacements.length };
+}
+function relativizeSuiteFiles(suites, root) {
+  let changed = 0;
+  const relativize = (holder) => {
+    const relative4 = typeof holder.file === "string" ? relativeToWorkspace(holder.file, root) : null;
+    if (relative4 === null) return;
+    holder.file = relative4;
+    changed++;
+  };
+  const pending = [...suites];
+  while (pending.length > 0) {
+    const suite = pending.pop();
+    if (!suite || typeof suite !== "object" || Array.isArray(suite)) continue;
+    relativize(suite);
+    const { cases, suites: nested } = suite;
+    if (Array.isArray(nested)) pending.push(...nested);
+    if (!Array.isArray(cases)) continue;
+    for (const item of cases) if (item && typeof item === "object" && !Array.isArray(item)) relativize(item);
+  }
+  return changed;
+}
+
 // src/cli/reports.ts
 var MAX_BODY_BYTES = UPLOAD_LIMIT_BYTES;
 var METADATA_KEYS = ["branch", "commit_sha", "build_id", "build_url", "started_at"];
@@ -6044,9 +6128,16 @@ function parseJsonReport(text, name) {
   }
   return doc;
 }
+function rewriteJUnitFiles(text, resolver, workspaceRoot) {
+  const relative4 = workspaceRoot === null ? { text, changed: 0 } : relativizeJUnitFiles(text, workspaceRoot);
+  const withFiles = resolver === null ? { text: relative4.text, added: 0 } : addFilesToJUnit(relative4.text, resolver);
+  return { text: withFiles.text, relativized: relative4.changed, added: withFiles.added };
+}
 async function buildUpload(files, metadata, options = {}) {
   const resolver = options.resolver ?? null;
+  const workspaceRoot = options.workspaceRoot ?? null;
   let filesAdded = 0;
+  let filesRelativized = 0;
   const cwd = options.cwd ?? process.cwd();
   const xml = [];
   const suites = [];
@@ -6087,16 +6178,16 @@ async function buildUpload(files, metadata, options = {}) {
     let text = decodeReport(bytes2, kind, name);
     if (text.trim() === "") throw new UsageError(`${name}: the file is empty`);
     if (kind === "xml") {
-      if (resolver !== null) {
-        const withFiles = addFilesToJUnit(text, resolver);
-        text = withFiles.text;
-        filesAdded += withFiles.added;
-      }
+      const rewritten = rewriteJUnitFiles(text, resolver, workspaceRoot);
+      text = rewritten.text;
+      filesRelativized += rewritten.relativized;
+      filesAdded += rewritten.added;
       xml.push(text);
       reports.push({ name, kind, text });
     } else {
       hasJson = true;
       const doc = parseJsonReport(text, name);
+      if (workspaceRoot !== null) filesRelativized += relativizeSuiteFiles(doc.suites, workspaceRoot);
       if (resolver !== null) filesAdded += addFilesToSuites(doc.suites, resolver);
       suites.push(...doc.suites);
       reports.push({ name, kind, suites: doc.suites });
@@ -6133,11 +6224,11 @@ async function buildUpload(files, metadata, options = {}) {
       `the request would be ${formatBytes(bytes)}, above the service's ${formatBytes(MAX_BODY_BYTES)} limit` + (files.length > 1 ? "; upload the files in smaller groups or with --run-per-file" : "")
     );
   }
-  return { envelope, body, bytes, reports, filesAdded };
+  return { envelope, body, bytes, reports, filesAdded, filesRelativized };
 }
 
 // src/ingest/junit.ts
-var import_saxes2 = __toESM(require_saxes(), 1);
+var import_saxes3 = __toESM(require_saxes(), 1);
 var MAX_INT_MS = 2147483647;
 function parseSeconds(raw) {
   if (raw === void 0) return null;
@@ -6511,7 +6602,7 @@ function notWellFormed(error) {
   throw new ReportError(`The XML is not well-formed: ${message.slice(0, 300)}`);
 }
 function* parseDocument(into, counters, closed, mode = null) {
-  const parser = new import_saxes2.SaxesParser({ xmlns: false, position: true });
+  const parser = new import_saxes3.SaxesParser({ xmlns: false, position: true });
   const state = new DocumentState(into, counters, closed, mode);
   parser.on("doctype", () => {
     throw new ReportError("XML with a document type declaration (<!DOCTYPE>) is not accepted: DTDs and entities are refused.");
@@ -7447,7 +7538,11 @@ var POLL_BASE_MS = 250;
 var POLL_MAX_MS = 2e3;
 async function readGroup(files, context) {
   try {
-    const { reports } = await buildUpload(files, context.metadata, { cwd: context.cwd, resolver: context.resolver });
+    const { reports } = await buildUpload(files, context.metadata, {
+      cwd: context.cwd,
+      resolver: context.resolver,
+      workspaceRoot: context.workspaceRoot
+    });
     return { code: EXIT_OK, reports };
   } catch (error) {
     if (error instanceof UsageError) {
@@ -7463,7 +7558,12 @@ async function uploadGroup(files, context, options) {
   let upload;
   try {
     const readProgress = options.showReadProgress ? out.progress("Reading reports", files.length) : null;
-    upload = await buildUpload(files, context.metadata, { cwd, onFileRead: () => readProgress?.tick(), resolver: context.resolver });
+    upload = await buildUpload(files, context.metadata, {
+      cwd,
+      onFileRead: () => readProgress?.tick(),
+      resolver: context.resolver,
+      workspaceRoot: context.workspaceRoot
+    });
   } catch (error) {
     if (error instanceof UsageError) {
       out.error(error.message);
@@ -7473,6 +7573,8 @@ async function uploadGroup(files, context, options) {
   }
   const { reports } = upload;
   if (context.resolver !== null) out.debug(`test files: ${upload.filesAdded} case(s) given their file from the workspace (${label})`);
+  if (upload.filesRelativized > 0)
+    out.debug(`test files: ${upload.filesRelativized} absolute path(s) sent relative to ${context.workspaceRoot} (${label})`);
   out.debug(`POST ${context.endpoint.href} (${formatBytes(upload.bytes)}, ${label})`);
   const post = (body) => requestWithRetry(
     context.endpoint.href,
@@ -7485,7 +7587,7 @@ async function uploadGroup(files, context, options) {
     out.warn(
       `another upload already completed the run of the default run key "${runKey}" (${describeHttpError(result)}); uploading ${label} as a run of its own. Jobs that share the CI's run and job (the legs of a matrix) need a key each: set --run-key (or CTA_JOB), or --variant; --no-run-key sends none`
     );
-    const again = await buildUpload(files, alone, { cwd, resolver: context.resolver });
+    const again = await buildUpload(files, alone, { cwd, resolver: context.resolver, workspaceRoot: context.workspaceRoot });
     result = await post(again.body);
   }
   const failure = classifyFailure(result, `upload of ${label}`);
@@ -7676,10 +7778,21 @@ async function run(argv, io = {}) {
   const { settings, metadata } = prepared;
   const files = await findReports(patterns, cwd, out);
   if (typeof files === "number") return files;
-  const resolver = await addCheckout(metadata, !values["no-resolve-files"], { env, cwd, out });
+  const { resolver, workspaceRoot } = await addCheckout(metadata, !values["no-resolve-files"], { env, cwd, out });
   await addBaseCommit(metadata, settings, { env, cwd, io, out });
   const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
-  const context = uploadContext({ values, settings, metadata, token, cwd, io, out, resolver, wantFailedTests: summaryPath !== void 0 });
+  const context = uploadContext({
+    values,
+    settings,
+    metadata,
+    token,
+    cwd,
+    io,
+    out,
+    resolver,
+    workspaceRoot,
+    wantFailedTests: summaryPath !== void 0
+  });
   if (settings.codeownersFile) {
     const { headers, retryOptions } = context;
     await sendCodeowners({ file: settings.codeownersFile, url: settings.codeownersUrl, headers, retryOptions, out, cwd });
@@ -7815,8 +7928,8 @@ function prepareUpload(input) {
 async function addCheckout(metadata, resolveFiles, input) {
   const { env, cwd, out } = input;
   const head = metadata.branch === void 0 || metadata.commit_sha === void 0;
-  if (!head && !resolveFiles) return null;
-  const checkout = await readCheckout({ cwd, env, head, root: resolveFiles });
+  const checkout = await readCheckout({ cwd, env, head, root: true });
+  const workspaceRoot = checkout.root ?? resolve6(cwd, nonEmpty(env.GITHUB_WORKSPACE) ?? nonEmpty(env.CI_PROJECT_DIR) ?? ".");
   const fromGit = {};
   if (metadata.branch === void 0 && checkout.branch !== void 0) fromGit.branch = checkout.branch;
   if (metadata.commit_sha === void 0 && checkout.commit_sha !== void 0) fromGit.commit_sha = checkout.commit_sha;
@@ -7824,10 +7937,10 @@ async function addCheckout(metadata, resolveFiles, input) {
     metadata.fromGit = fromGit;
     out.debug(`from git: ${JSON.stringify(fromGit)} (where the flags, the CI and the JSON reports give none)`);
   }
-  if (!resolveFiles) return null;
+  if (!resolveFiles) return { resolver: null, workspaceRoot };
   const root = checkout.root ?? cwd;
   out.debug(`test files: resolved below ${root}`);
-  return fileResolver(root);
+  return { resolver: fileResolver(root), workspaceRoot };
 }
 async function addBaseCommit(metadata, settings, input) {
   const { env, cwd, io, out } = input;
@@ -7885,6 +7998,7 @@ function uploadContext(input) {
     endpoint: settings.endpoint,
     metadata,
     resolver: input.resolver,
+    workspaceRoot: input.workspaceRoot,
     // The gate and the comment rest on the verdicts, which exist once the run is processed.
     wait: Boolean(values.wait) || settings.failOn !== null || Boolean(values["pr-comment"]),
     waitTimeoutMs: settings.waitTimeoutS * 1e3,

@@ -3,44 +3,65 @@
  * key is the run key by default, both the CI's run id and job), each shard's items, and the items
  * of the plan that reported no results in the run: a shard that fell back to the deterministic
  * split while the others got the plan, or a shard that never reported, shows here.
+ *
+ * Recorded once, when the run is processed (recordRunSplit, from the processing's after-hook): the
+ * plan is copied onto the run, since plans expire after 24 hours and a new plan of the key replaces
+ * an expired one; the page then reads one row (runSplitOf), never the run's cases.
  */
-import { and, eq, sql } from "drizzle-orm";
-import { splitPlans, testCases } from "../../db/schema";
+import { and, eq, gt, sql } from "drizzle-orm";
+import { runSplits, splitPlans, testCases } from "../../db/schema";
 import { rowsOf } from "../../db/rows";
 import type { Database } from "../../db/types";
+import type { Clock } from "../../lib/clock";
 import { SuffixMatcher } from "../../lib/split";
-import type { RunRow } from "../tenancy/memberships";
-
-/** Unreported items named per shard at most: the page shows the count beyond. */
-const MISSING_NAMED = 50;
 
 export type RunSplit = {
   key: string;
   by: "file" | "classname";
-  shards: { shard: number; itemsCount: number; missing: string[]; missingCount: number }[];
+  shards: { shard: number; items: string[]; missing: string[] }[];
   missingCount: number;
 };
 
-/** The run's split, or null when the run has no key, no plan was made for it, or it is not processed. */
-export async function runSplitOf(db: Database, run: Pick<RunRow, "id" | "projectId" | "runKey" | "status">): Promise<RunSplit | null> {
-  if (run.runKey === null || run.status !== "processed") return null;
-  const [plan] = await db
-    .select()
+type SplitRun = { id: number; projectId: string; runKey: string | null };
+
+/**
+ * Copies the plan of the run's key, if one is in force, onto the run with each shard's items that
+ * reported nothing; again for a run processed again (the row is replaced). One read of the run's
+ * distinct files or classes.
+ */
+export async function recordRunSplit(deps: { db: Database; clock: Clock }, run: SplitRun): Promise<void> {
+  if (run.runKey === null) return;
+  const now = deps.clock.now();
+  const [plan] = await deps.db
+    .select({ key: splitPlans.key, by: splitPlans.by, shards: splitPlans.shards })
     .from(splitPlans)
-    .where(and(eq(splitPlans.projectId, run.projectId), eq(splitPlans.key, run.runKey)))
+    .where(and(eq(splitPlans.projectId, run.projectId), eq(splitPlans.key, run.runKey), gt(splitPlans.expiresAt, now)))
     .limit(1);
-  if (!plan) return null;
-  const key = plan.by === "file" ? sql`file` : sql`classname`;
+  if (!plan) return;
+  const column = plan.by === "file" ? sql`file` : sql`classname`;
   const reported = await rowsOf<{ key: string }>(
-    db.execute(sql`select distinct ${key} as key from ${testCases} where test_run_id = ${run.id} and ${key} is not null`),
+    deps.db.execute(sql`select distinct ${column} as key from ${testCases} where test_run_id = ${run.id} and ${column} is not null`),
   );
   const matcher = new SuffixMatcher(
     reported.map((r) => r.key),
     plan.by,
   );
-  const shards = plan.shards.map((s, k) => {
-    const missing = s.items.filter((item) => matcher.match(item) === undefined);
-    return { shard: k + 1, itemsCount: s.items.length, missing: missing.slice(0, MISSING_NAMED), missingCount: missing.length };
-  });
-  return { key: plan.key, by: plan.by, shards, missingCount: shards.reduce((sum, s) => sum + s.missingCount, 0) };
+  const shards = plan.shards.map((s) => ({ items: s.items, missing: s.items.filter((item) => matcher.match(item) === undefined) }));
+  const row = { key: plan.key, by: plan.by, shards, missingCount: shards.reduce((sum, s) => sum + s.missing.length, 0), recordedAt: now };
+  await deps.db
+    .insert(runSplits)
+    .values({ testRunId: run.id, ...row })
+    .onConflictDoUpdate({ target: runSplits.testRunId, set: row });
+}
+
+/** The run's recorded split, or null (no key, no plan in force when it was processed, or not processed yet). */
+export async function runSplitOf(db: Database, run: { id: number }): Promise<RunSplit | null> {
+  const [row] = await db.select().from(runSplits).where(eq(runSplits.testRunId, run.id)).limit(1);
+  if (!row) return null;
+  return {
+    key: row.key,
+    by: row.by,
+    shards: row.shards.map((s, k) => ({ shard: k + 1, items: s.items, missing: s.missing })),
+    missingCount: row.missingCount,
+  };
 }
