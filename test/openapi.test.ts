@@ -159,6 +159,16 @@ describe("GET /uploads/v1/openapi.json", () => {
     expect(quarantined.security).toEqual([{ uploadToken: [] }]);
     expect(Object.keys(quarantined.responses).sort()).toEqual(["200", "304", "400", "401", "429", "500", "503"]);
     expect(quarantined.responses["200"].headers.ETag).toBeDefined();
+    // Splitting (docs/splitting.md): the timings with their ETag, the plan with its 409.
+    const timings = served.paths["/timings"].get;
+    expect(timings.operationId).toBe("listTimings");
+    expect(timings.security).toEqual([{ uploadToken: [] }]);
+    expect(Object.keys(timings.responses).sort()).toEqual(["200", "304", "400", "401", "429", "500", "503"]);
+    expect(timings.responses["200"].headers.ETag).toBeDefined();
+    const plan = served.paths["/split_plans"].post;
+    expect(plan.operationId).toBe("createSplitPlan");
+    expect(Object.keys(plan.responses).sort()).toEqual(["200", "400", "401", "409", "413", "422", "429", "500", "503"]);
+    expect(plan.responses["409"].description).toContain("split_plan_mismatch");
     const codeowners = served.paths["/codeowners"].put;
     expect(codeowners.operationId).toBe("putCodeowners");
     expect(codeowners.security).toEqual([{ uploadToken: [] }]);

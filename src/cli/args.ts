@@ -17,6 +17,15 @@ import { defaultRunKey, isRerunAttempt, parallelShard } from "./run-key";
 export const DEFAULT_WAIT_TIMEOUT_S = 300;
 
 export const HELP = `Usage: ci-test-analytics upload [options] FILES_OR_GLOBS...
+       ci-test-analytics split --shard I/N [--key KEY] [--by file|classname] [--format lines|space|json] GLOBS... | -
+       ci-test-analytics failed [--run NUMBER | REPORTS...] --format pytest|jest|vitest|playwright|go|rspec|maven|gradle
+
+split prints this shard's items of the build's split plan, made once per --key by measured time
+(default key: the CI's run id and job, without the attempt; --shard defaults from CircleCI,
+Buildkite and GitLab parallel jobs). Items are test files from the globs, or lines of stdin with
+"-". When the service cannot be reached it falls back to sorted items dealt round-robin, says so
+on stderr and exits 0. failed prints the runner's selector for the failed tests of the reports (or
+of run NUMBER, read from the service), nothing when none failed. docs/splitting.md.
 
 Uploads JUnit XML (.xml) and JSON (.json, {"suites": [...]}) test reports to CI test analytics.
 By default every matched file becomes ONE test run sent in one request; --run-per-file sends one
@@ -151,6 +160,11 @@ const OPTIONS = {
   verbose: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "V" },
+  // split and failed (docs/splitting.md)
+  key: { type: "string" },
+  by: { type: "string" },
+  format: { type: "string" },
+  run: { type: "string" },
 } as const;
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -206,7 +220,7 @@ function quarantineListUrl(baseUrl: string, variant: string): URL {
 }
 
 /** --variant, else CTA_VARIANT: normalized as the service normalizes it, at most 100 characters then. */
-function variantChoice(values: OptionValues, env: Env): string {
+export function variantChoice(values: OptionValues, env: Env): string {
   const given = values.variant ?? env.CTA_VARIANT ?? "";
   const variant = normalizeVariant(given);
   if (/\p{Cc}/u.test(given) || given.length > MAX_RAW_VARIANT_LENGTH || variant.length > MAX_VARIANT_LENGTH)
@@ -222,7 +236,7 @@ function codeownersUrl(baseUrl: string): URL {
 }
 
 /** `{base}/uploads/v1/`, from the base URL as uploadEndpoint describes it. */
-function uploadsBase(baseUrl: string): URL {
+export function uploadsBase(baseUrl: string): URL {
   let base: URL;
   try {
     base = new URL(baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`);

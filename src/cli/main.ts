@@ -16,7 +16,7 @@
  */
 import { appendFileSync, existsSync, readFileSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { TOKEN_BODY_LENGTH, TOKEN_KINDS, hasTokenShape } from "../lib/keys";
 import { HELP, type OptionValues, type UploadSettings, parseCommandLine, tokenCandidate, uploadSettings } from "./args";
@@ -31,6 +31,8 @@ import { type QuarantineLookup, type Verdict, judgeFailures, lookUpQuarantine } 
 import { type RunMetadata, expandFiles } from "./reports";
 import { type TestResults, addReport, emptyResults, testLabel } from "./results";
 import { sendCodeowners } from "./codeowners";
+import { runFailed } from "./failed";
+import { runSplit } from "./split";
 import { commentOnPullRequest } from "./pr-comment";
 import { buildStepSummary } from "./summary";
 import { type FileResolver, fileResolver } from "./test-files";
@@ -85,6 +87,8 @@ export type RunIo = {
   /** For the default cache folder (os.homedir() and process.platform otherwise). */
   homedir?: string;
   platform?: string;
+  /** What `split -` and `failed -` read instead of stdin. */
+  readStdin?: () => string;
 };
 
 /** Failure lines printed per group by --quarantine; the rest are counted. */
@@ -114,7 +118,7 @@ function readJsonFile(path: string): unknown {
 }
 
 /** What the options and reports of one invocation are, once the command line is understood. */
-type Command = { values: OptionValues; patterns: string[] };
+type Command = { name: "upload" | "split" | "failed"; values: OptionValues; patterns: string[] };
 
 /**
  * Run the CLI with `argv` (without node and the script). Resolves to the exit code; throws only
@@ -140,16 +144,28 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? "", env.GITHUB_TOKEN ?? ""],
     annotations: env.GITHUB_ACTIONS === "true",
   });
+  if (command.name !== "upload") return runSelection(command, { token, baseUrl, env, cwd, io, out });
   const prepared = prepareUpload({ command, token, baseUrl, env, cwd, io, out });
   if (typeof prepared === "number") return prepared;
   const { settings, metadata } = prepared;
   const files = await findReports(patterns, cwd, out);
   if (typeof files === "number") return files;
-  const resolver = await addCheckout(metadata, !values["no-resolve-files"], { env, cwd, out });
+  const { resolver, workspaceRoot } = await addCheckout(metadata, !values["no-resolve-files"], { env, cwd, out });
   await addBaseCommit(metadata, settings, { env, cwd, io, out });
 
   const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
-  const context = uploadContext({ values, settings, metadata, token, cwd, io, out, resolver, wantFailedTests: summaryPath !== undefined });
+  const context = uploadContext({
+    values,
+    settings,
+    metadata,
+    token,
+    cwd,
+    io,
+    out,
+    resolver,
+    workspaceRoot,
+    wantFailedTests: summaryPath !== undefined,
+  });
   // Before the reports: the service then gives the run's new tests their owners as it processes it.
   if (settings.codeownersFile) {
     const { headers, retryOptions } = context;
@@ -183,6 +199,35 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
   return exitCode(tally, judged, gate);
 }
 
+/** `split` and `failed` (docs/splitting.md): what to run, printed for the test command; a wrong command line is exit 2. */
+async function runSelection(
+  command: Command,
+  input: { token: string | undefined; baseUrl: string | undefined; env: Env; cwd: string; io: RunIo; out: Output },
+): Promise<number> {
+  const { env, io, out } = input;
+  const ci = detectCiMetadata(env, { readEvent: io.readEvent ?? readJsonFile }).provider;
+  const retryOptions: RetryOptions = {
+    fetch: io.fetch ?? globalThis.fetch,
+    baseDelayMs: io.baseDelayMs ?? (Number(nonEmpty(env.CTA_RETRY_BASE_MS) ?? 1000) || 0),
+    sleep: io.sleep ?? realSleep,
+    now: io.now ?? Date.now,
+    random: io.random,
+  };
+  const headers = {
+    authorization: `Bearer ${input.token}`,
+    "user-agent": `ci-test-analytics/${cliVersion()} node/${process.versions.node}`,
+    accept: "application/json",
+  };
+  const shared = { ...input, values: command.values, patterns: command.patterns, ci, headers, retryOptions, readStdin: io.readStdin };
+  try {
+    return command.name === "split" ? await runSplit(shared) : await runFailed(shared);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    out.error(error.message);
+    return EXIT_USAGE;
+  }
+}
+
 /** --fail-on new's decision (stdout); not deciding is a warning: the exit code is then the default one. */
 function printGate(gate: GateDecision, out: Output): void {
   const line = `Merge gate (--fail-on new): ${describeGate(gate)}`;
@@ -209,15 +254,15 @@ function readCommand(argv: string[], out: Output, stdout: Writable): Command | n
     return EXIT_OK;
   }
   const [command, ...patterns] = positionals;
-  if (command !== "upload") {
+  if (command !== "upload" && command !== "split" && command !== "failed") {
     out.error(
       command === undefined
         ? 'missing command: use "ci-test-analytics upload [options] FILES..." (--help for details)'
-        : `unknown command "${command}" (the only command is "upload"; --help for details)`,
+        : `unknown command "${command}" (the commands are "upload", "split" and "failed"; --help for details)`,
     );
     return EXIT_USAGE;
   }
-  return { values, patterns };
+  return { name: command, values, patterns };
 }
 
 /** The upload's settings and the run's metadata (flags over what the CI says), or EXIT_USAGE when they are wrong. */
@@ -283,11 +328,16 @@ function prepareUpload(input: {
  * resolved against (else the working directory). Returns the resolver, or null with
  * --no-resolve-files. Nothing here fails the upload.
  */
-async function addCheckout(metadata: RunMetadata, resolveFiles: boolean, input: { env: Env; cwd: string; out: Output }) {
+async function addCheckout(
+  metadata: RunMetadata,
+  resolveFiles: boolean,
+  input: { env: Env; cwd: string; out: Output },
+): Promise<{ resolver: FileResolver | null; workspaceRoot: string }> {
   const { env, cwd, out } = input;
   const head = metadata.branch === undefined || metadata.commit_sha === undefined;
-  if (!head && !resolveFiles) return null;
-  const checkout = await readCheckout({ cwd, env, head, root: resolveFiles });
+  const checkout = await readCheckout({ cwd, env, head, root: true });
+  // The workspace absolute test file paths are sent relative to: the checkout, else the CI's, else here.
+  const workspaceRoot = checkout.root ?? resolve(cwd, nonEmpty(env.GITHUB_WORKSPACE) ?? nonEmpty(env.CI_PROJECT_DIR) ?? ".");
   const fromGit: NonNullable<RunMetadata["fromGit"]> = {};
   if (metadata.branch === undefined && checkout.branch !== undefined) fromGit.branch = checkout.branch;
   if (metadata.commit_sha === undefined && checkout.commit_sha !== undefined) fromGit.commit_sha = checkout.commit_sha;
@@ -295,10 +345,10 @@ async function addCheckout(metadata: RunMetadata, resolveFiles: boolean, input: 
     metadata.fromGit = fromGit;
     out.debug(`from git: ${JSON.stringify(fromGit)} (where the flags, the CI and the JSON reports give none)`);
   }
-  if (!resolveFiles) return null;
+  if (!resolveFiles) return { resolver: null, workspaceRoot };
   const root = checkout.root ?? cwd;
   out.debug(`test files: resolved below ${root}`);
-  return fileResolver(root);
+  return { resolver: fileResolver(root), workspaceRoot };
 }
 
 /** metadata.base_commit_sha, from --base-commit, git or the CI; whatever goes wrong is a notice, never an exit code. */
@@ -345,6 +395,7 @@ function uploadContext(input: {
   io: RunIo;
   out: Output;
   resolver: FileResolver | null;
+  workspaceRoot: string;
   wantFailedTests: boolean;
 }): UploadContext {
   const { values, settings, metadata, token, cwd, io, out } = input;
@@ -373,6 +424,7 @@ function uploadContext(input: {
     endpoint: settings.endpoint,
     metadata,
     resolver: input.resolver,
+    workspaceRoot: input.workspaceRoot,
     // The gate and the comment rest on the verdicts, which exist once the run is processed.
     wait: Boolean(values.wait) || settings.failOn !== null || Boolean(values["pr-comment"]),
     waitTimeoutMs: settings.waitTimeoutS * 1000,

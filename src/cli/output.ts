@@ -63,6 +63,12 @@ export class Output {
     this.progressShown = false;
   }
 
+  /** Text for a command's stdout as it is (split's and failed's items: another command reads them). */
+  raw(text: string): void {
+    this.clearProgress();
+    this.stdout.write(this.redact(text));
+  }
+
   result(line: string): void {
     this.clearProgress();
     this.stdout.write(`${this.redact(line)}\n`);

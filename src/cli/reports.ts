@@ -10,6 +10,7 @@ import { UPLOAD_LIMIT_BYTES, byteOrderMarkEncoding, decodeStrictly, xmlEncoding 
 import { UsageError } from "./exit-codes";
 import { displayPath, formatBytes } from "./format";
 import { type FileResolver, addFilesToJUnit, addFilesToSuites } from "./test-files";
+import { relativizeJUnitFiles, relativizeSuiteFiles } from "./workspace-paths";
 
 /** The service's limit on one request body (413 `payload_too_large` above it). */
 export const MAX_BODY_BYTES = UPLOAD_LIMIT_BYTES;
@@ -130,6 +131,13 @@ function parseJsonReport(text: string, name: string): any {
   return doc;
 }
 
+/** A JUnit document's absolute test files below the workspace made relative, then files added to classname-only cases. */
+function rewriteJUnitFiles(text: string, resolver: FileResolver | null, workspaceRoot: string | null) {
+  const relative = workspaceRoot === null ? { text, changed: 0 } : relativizeJUnitFiles(text, workspaceRoot);
+  const withFiles = resolver === null ? { text: relative.text, added: 0 } : addFilesToJUnit(relative.text, resolver);
+  return { text: withFiles.text, relativized: relative.changed, added: withFiles.added };
+}
+
 /**
  * Read report files into one upload envelope. `.xml` files go to `junit_xml` whole; `.json`
  * files (`{"suites": [...]}`) have their suites merged. Metadata found in JSON reports fills
@@ -141,10 +149,12 @@ function parseJsonReport(text: string, name: string): any {
 export async function buildUpload(
   files: string[],
   metadata: RunMetadata,
-  options: { cwd?: string; onFileRead?: () => void; resolver?: FileResolver | null } = {},
-): Promise<{ envelope: Envelope; body: string; bytes: number; reports: ReadReport[]; filesAdded: number }> {
+  options: { cwd?: string; onFileRead?: () => void; resolver?: FileResolver | null; workspaceRoot?: string | null } = {},
+): Promise<{ envelope: Envelope; body: string; bytes: number; reports: ReadReport[]; filesAdded: number; filesRelativized: number }> {
   const resolver = options.resolver ?? null;
+  const workspaceRoot = options.workspaceRoot ?? null;
   let filesAdded = 0;
+  let filesRelativized = 0;
   const cwd = options.cwd ?? process.cwd();
   const xml: string[] = [];
   const suites: unknown[] = [];
@@ -189,16 +199,16 @@ export async function buildUpload(
     let text = decodeReport(bytes, kind, name);
     if (text.trim() === "") throw new UsageError(`${name}: the file is empty`);
     if (kind === "xml") {
-      if (resolver !== null) {
-        const withFiles = addFilesToJUnit(text, resolver);
-        text = withFiles.text;
-        filesAdded += withFiles.added;
-      }
+      const rewritten = rewriteJUnitFiles(text, resolver, workspaceRoot);
+      text = rewritten.text;
+      filesRelativized += rewritten.relativized;
+      filesAdded += rewritten.added;
       xml.push(text);
       reports.push({ name, kind, text });
     } else {
       hasJson = true;
       const doc = parseJsonReport(text, name);
+      if (workspaceRoot !== null) filesRelativized += relativizeSuiteFiles(doc.suites, workspaceRoot);
       if (resolver !== null) filesAdded += addFilesToSuites(doc.suites, resolver);
       suites.push(...doc.suites);
       reports.push({ name, kind, suites: doc.suites });
@@ -238,5 +248,5 @@ export async function buildUpload(
         (files.length > 1 ? "; upload the files in smaller groups or with --run-per-file" : ""),
     );
   }
-  return { envelope, body, bytes, reports, filesAdded };
+  return { envelope, body, bytes, reports, filesAdded, filesRelativized };
 }

@@ -212,7 +212,7 @@ export function addFilesToSuites(suites: unknown[], resolver: FileResolver): num
 const RAW_CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g;
 const CHARACTER_REFERENCES = /&#(?:[xX]([0-9a-fA-F]{1,8})|([0-9]{1,10}));/g;
 
-function withoutForbiddenControls(text: string): string {
+export function withoutForbiddenControls(text: string): string {
   return text
     .replace(RAW_CONTROLS, " ")
     .replace(CHARACTER_REFERENCES, (reference, hex: string | undefined, decimal: string | undefined) => {
@@ -222,7 +222,7 @@ function withoutForbiddenControls(text: string): string {
 }
 
 /** A file path as an XML attribute value. */
-function attributeValue(path: string): string {
+export function attributeValue(path: string): string {
   return path.replace(/[&<>"\t\n\r]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 

@@ -37,6 +37,8 @@ export type UploadContext = {
   metadata: RunMetadata;
   /** Gives cases named by classname only their file from the workspace; null with --no-resolve-files. */
   resolver: FileResolver | null;
+  /** Absolute test file paths below it are sent relative to it (src/cli/workspace-paths.ts); null: kept as written. */
+  workspaceRoot: string | null;
   wait: boolean;
   /** --timeout, for all the runs of this invocation together. */
   waitTimeoutMs: number;
@@ -95,10 +97,14 @@ export type GroupResult = {
 /** Read the files of one run without sending them (the reports' results are still wanted). */
 export async function readGroup(
   files: string[],
-  context: Pick<UploadContext, "out" | "cwd" | "metadata" | "resolver">,
+  context: Pick<UploadContext, "out" | "cwd" | "metadata" | "resolver" | "workspaceRoot">,
 ): Promise<{ code: number; reports: ReadReport[] | null }> {
   try {
-    const { reports } = await buildUpload(files, context.metadata, { cwd: context.cwd, resolver: context.resolver });
+    const { reports } = await buildUpload(files, context.metadata, {
+      cwd: context.cwd,
+      resolver: context.resolver,
+      workspaceRoot: context.workspaceRoot,
+    });
     return { code: EXIT_OK, reports };
   } catch (error) {
     if (error instanceof UsageError) {
@@ -116,7 +122,12 @@ export async function uploadGroup(files: string[], context: UploadContext, optio
   let upload: Awaited<ReturnType<typeof buildUpload>>;
   try {
     const readProgress = options.showReadProgress ? out.progress("Reading reports", files.length) : null;
-    upload = await buildUpload(files, context.metadata, { cwd, onFileRead: () => readProgress?.tick(), resolver: context.resolver });
+    upload = await buildUpload(files, context.metadata, {
+      cwd,
+      onFileRead: () => readProgress?.tick(),
+      resolver: context.resolver,
+      workspaceRoot: context.workspaceRoot,
+    });
   } catch (error) {
     if (error instanceof UsageError) {
       out.error(error.message);
@@ -126,6 +137,8 @@ export async function uploadGroup(files: string[], context: UploadContext, optio
   }
   const { reports } = upload;
   if (context.resolver !== null) out.debug(`test files: ${upload.filesAdded} case(s) given their file from the workspace (${label})`);
+  if (upload.filesRelativized > 0)
+    out.debug(`test files: ${upload.filesRelativized} absolute path(s) sent relative to ${context.workspaceRoot} (${label})`);
   out.debug(`POST ${context.endpoint.href} (${formatBytes(upload.bytes)}, ${label})`);
   const post = (body: string) =>
     requestWithRetry(
@@ -141,7 +154,7 @@ export async function uploadGroup(files: string[], context: UploadContext, optio
         `uploading ${label} as a run of its own. Jobs that share the CI's run and job (the legs of a matrix) need a key each: ` +
         "set --run-key (or CTA_JOB), or --variant; --no-run-key sends none",
     );
-    const again = await buildUpload(files, alone, { cwd, resolver: context.resolver });
+    const again = await buildUpload(files, alone, { cwd, resolver: context.resolver, workspaceRoot: context.workspaceRoot });
     result = await post(again.body);
   }
   const failure = classifyFailure(result, `upload of ${label}`);

@@ -605,6 +605,51 @@ export const projectCodeowners = pgTable("project_codeowners", {
   updatedAt: timestampMs("updated_at").notNull(),
 });
 
+/**
+ * A split plan (docs/splitting.md): the first plan made for a build's key, answered to every
+ * shard of that build until it expires, so they agree even if the history changes between their
+ * calls. `shards` holds each shard's items in placing order with their expected time; `items_hash`
+ * is the SHA-256 of the sorted items, so a later call's list is compared without reading them.
+ */
+export const splitPlans = pgTable(
+  "split_plans",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    by: text("by").$type<"file" | "classname">().notNull(),
+    variant: text("variant").notNull().default(""),
+    shardCount: integer("shard_count").notNull(),
+    itemsCount: integer("items_count").notNull(),
+    itemsHash: text("items_hash").notNull(),
+    /** Items the history did not know, planned at the project's median. */
+    unknownCount: integer("unknown_count").notNull(),
+    shards: jsonb("shards").$type<{ items: string[]; expected_ms: number }[]>().notNull(),
+    createdAt: timestampMs("created_at").notNull(),
+    expiresAt: timestampMs("expires_at").notNull(),
+  },
+  (t) => [uniqueIndex("split_plans_project_key").on(t.projectId, t.key), index("split_plans_expires_idx").on(t.expiresAt)],
+);
+
+/**
+ * A sharded run's split (docs/splitting.md, "The run's split"), recorded when the run is processed:
+ * the plan its key made, copied (plans expire after 24 hours and are replaced), with the items of
+ * each shard that reported no results in the run. The run page reads this row, never the run's cases.
+ */
+export const runSplits = pgTable("run_splits", {
+  testRunId: bigint("test_run_id", { mode: "number" })
+    .primaryKey()
+    .references(() => testRuns.id, { onDelete: "cascade" }),
+  key: text("key").notNull(),
+  by: text("by").$type<"file" | "classname">().notNull(),
+  /** Per shard, in order: its items and, of them, those that reported no results. */
+  shards: jsonb("shards").$type<{ items: string[]; missing: string[] }[]>().notNull(),
+  missingCount: integer("missing_count").notNull(),
+  recordedAt: timestampMs("recorded_at").notNull(),
+});
+
 /** Every change of a test's health, with the run that caused it. */
 export const testHealthTransitions = pgTable(
   "test_health_transitions",

@@ -112,6 +112,8 @@ export const ERROR_STATUS = {
   run_not_processed: 409,
   /** A part (not a retry) for a run with parts whose completion was decided (docs/uploads.md, "Runs in parts"). */
   run_completed: 409,
+  /** A split plan's key asked again with other items, shards or kind (docs/splitting.md). */
+  split_plan_mismatch: 409,
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,

@@ -18,6 +18,8 @@ import { completeIfDue, processRunPart } from "./runs/run-parts";
 import type { PayloadStore } from "../ingest/payload-store";
 import { deliverNotification } from "./notifications/webhook-delivery";
 import { queueRunTestEvents } from "./tests/test-events";
+import { recordRunSplit } from "./splitting/run-split";
+import { describeError } from "../lib/errors";
 import type { MailSettings } from "../mail/transport";
 import { type EmailDeps, deliverEmail } from "./shared/email-outbox";
 
@@ -75,6 +77,10 @@ export function backgroundWork(deps: BackgroundDeps): BackgroundWork {
     webAppUrl: deps.webAppUrl,
     payloadStore: deps.payloadStore,
     afterRunProcessed: async (run) => {
+      // Before the checks, which may fail: the split is the run's own record (docs/splitting.md).
+      await recordRunSplit({ db: deps.db, clock: deps.clock }, run).catch((error: unknown) =>
+        deps.logger.error("could not record the run's split", { testRunId: run.id, error: describeError(error) }),
+      );
       try {
         const trips = await runAlertChecks(
           { db: deps.db, clock: deps.clock, logger: deps.logger, checks: deps.checks, webAppUrl: deps.webAppUrl },

@@ -25,6 +25,7 @@ import {
 } from "../services/runs/run-comparison-reads";
 import { MAX_RUN_PAGE_FAILURES, listRunFailures, testRunList, testRunsOf, testSuitesOf } from "../services/runs/test-results";
 import { runPartsOf } from "../services/runs/run-parts";
+import { type RunSplit, runSplitOf } from "../services/splitting/run-split";
 import type { OrgScope } from "../services/shared/context";
 import type { RunRow } from "../services/tenancy/memberships";
 import { projectMemberAccess, runMemberAccess, withQuery } from "./access";
@@ -122,7 +123,7 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
       limit: 100,
       after: null,
     };
-    const [groups, failures, suites, events, view, parts] = await Promise.all([
+    const [groups, failures, suites, events, view, parts, split] = await Promise.all([
       runFailureGroupsOf(scope, run, firstPage),
       listRunFailures(scope, run),
       testSuitesOf(scope, run, firstPage),
@@ -130,6 +131,7 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
       runComparisonView(scope, run, codec, paths),
       // A run uploaded in parts (run_key) lists them; a run of one upload has none to read.
       run.partsCount > 0 ? runPartsOf(scope, run, firstPage) : null,
+      runSplitOf(scope.db, run),
     ]);
     const grouped = groupFailures(groups.items, failures);
     const testPath = (testId: string) => paths.to(`/projects/${project.id}/tests/${testId}`);
@@ -148,6 +150,8 @@ export function registerRuns(web: Hono<WebEnv>, config: WebConfig, paths: WebPat
         <RunCounts run={run} />
 
         {parts ? <RunParts run={run} parts={parts} /> : null}
+
+        {split ? <RunSplitPlan split={split} /> : null}
 
         <FailuresByVerdict view={view} state={state} paths={paths} testPath={testPath} traceHref={traceHref} />
 
@@ -396,6 +400,56 @@ const RunSuites: FC<{ suites: Awaited<ReturnType<typeof testSuitesOf>> }> = ({ s
       </div>
     )}
     {suites.next ? <p class="muted">The first {suites.items.length} suites are shown.</p> : null}
+  </section>
+);
+
+/** Items of a shard listed on the page at most; the rest are counted. */
+const SHARD_ITEMS_SHOWN = 200;
+
+/** Names, the first `shown` of them, then how many more. */
+const namesText = (names: string[], shown: number) =>
+  `${names.slice(0, shown).join(", ")}${names.length > shown ? ` and ${names.length - shown} more` : ""}`;
+
+/** The split plan of the run's key as recorded with the run: each shard's items, and a warning when items of the plan reported nothing. */
+const RunSplitPlan: FC<{ split: RunSplit }> = ({ split }) => (
+  <section aria-labelledby="split">
+    <h2 id="split">Split</h2>
+    {split.missingCount > 0 ? (
+      <p class="notice" role="alert">
+        {split.missingCount} item(s) of the split plan reported no results: a shard fell back to the deterministic split while the others
+        used the plan (items can then run twice or not at all), or a shard never reported. See docs/splitting.md.
+      </p>
+    ) : null}
+    <p class="muted">
+      Plan <code>{split.key}</code>, by {split.by}.
+    </p>
+    <div class="table-scroll" tabindex={0} role="region" aria-label="Split">
+      <table id="run-split">
+        <thead>
+          <tr>
+            <th scope="col">Shard</th>
+            <th scope="col">Items</th>
+            <th scope="col">No results</th>
+          </tr>
+        </thead>
+        <tbody>
+          {split.shards.map((shard) => (
+            <tr>
+              <td>
+                {shard.shard}/{split.shards.length}
+              </td>
+              <td>
+                <details>
+                  <summary>{shard.items.length} items</summary>
+                  {namesText(shard.items, SHARD_ITEMS_SHOWN)}
+                </details>
+              </td>
+              <td>{shard.missing.length === 0 ? "—" : namesText(shard.missing, 50)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   </section>
 );
 

@@ -79,6 +79,12 @@ beforeAll(async () => {
         res.writeHead(200).end(JSON.stringify(COMPARISON));
       } else if (path.startsWith("/uploads/v1/test_runs/3/comparison/failures?verdict=new")) {
         res.writeHead(200).end(JSON.stringify({ data: [NEW_FAILURE], pagination: { next_cursor: null, has_more: false } }));
+      } else if (path === "/uploads/v1/split_plans") {
+        const shards = [
+          { shard: 1, items: ["test/b.test.ts"], expected_ms: 9 },
+          { shard: 2, items: ["test/a.test.ts", "test/c.test.ts"], expected_ms: 8 },
+        ];
+        res.writeHead(200).end(JSON.stringify({ key: "k", shards }));
       } else if (path.startsWith("/uploads/v1/quarantined_tests")) {
         res.writeHead(200, { etag: '"q-1"' }).end(
           JSON.stringify({
@@ -163,11 +169,14 @@ describe("action.yml", () => {
       "fail-on-upload-error",
       "files",
       "github-token",
+      "mode",
       "pr-comment",
       "quarantine",
       "retry",
       "run-key",
       "shard",
+      "split-by",
+      "split-format",
       "token",
       "url",
       "variant",
@@ -299,6 +308,38 @@ describe("action.yml", () => {
     const unknown = await runAction({ url: base, token: TOKEN, files: "reports", "fail-on": "new,flaky" }, cwd);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('--fail-on must be one of: new (got "new,flaky")');
+  });
+
+  it("split mode: this shard's files of the plan in the output `items`; the service down, the fallback", async () => {
+    const cwd = mkdtempSync(join(dir, "split-"));
+    mkdirSync(join(cwd, "test"));
+    for (const name of ["a", "b", "c"]) writeFileSync(join(cwd, `test/${name}.test.ts`), "");
+    const output = join(cwd, "github-output");
+    writeFileSync(output, "");
+    requests = [];
+    const result = await runAction(
+      { url: base, token: "ctu_x", mode: "split", files: "test/**/*.test.ts", shard: "2/2", "run-key": "k" },
+      cwd,
+      {
+        GITHUB_OUTPUT: output,
+      },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(readFileSync(output, "utf8")).toMatch(/^items<<(CTA_ITEMS_\d+)\ntest\/a\.test\.ts test\/c\.test\.ts\n\1\n$/);
+    const sent = JSON.parse(requests.find((r) => r.path === "/uploads/v1/split_plans")!.body);
+    expect(sent).toMatchObject({ key: "k", shards: 2, by: "file", items: ["test/a.test.ts", "test/b.test.ts", "test/c.test.ts"] });
+
+    writeFileSync(output, "");
+    const down = await runAction(
+      { url: "http://127.0.0.1:9", token: "ctu_x", mode: "split", files: "test/**/*.test.ts", shard: "2/2", "run-key": "k" },
+      cwd,
+      {
+        GITHUB_OUTPUT: output,
+      },
+    );
+    expect(down.code).toBe(0);
+    expect(down.stderr).toContain("falling back");
+    expect(readFileSync(output, "utf8")).toContain("\ntest/b.test.ts\n");
   });
 
   it("refuses a switch that is not true or false, and empty files, with exit 2", async () => {

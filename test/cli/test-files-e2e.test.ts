@@ -166,6 +166,30 @@ describe("a Gradle report outside any CI, in a git repository", () => {
     });
   });
 
+  it("absolute test file paths under the checkout are sent relative to it, so the runner's folder is not part of a test's identity", async () => {
+    // Jest and Vitest write each case's absolute file and no classname: the file names the test.
+    const report = (root: string) =>
+      `<testsuites><testsuite name="web" file="${root}/web/cart.test.ts"><testcase name="totals the cart" file="${root}/web/cart.test.ts" time="0.004"/>` +
+      `<testcase name="reads the shared fixture" file="/opt/fixtures/shared.test.ts" time="0.001"/></testsuite></testsuites>`;
+    write("web/report.xml", report(repo));
+    const first = await runCli(["upload", "--wait", "web/report.xml"], repo);
+    expect(first.code, first.output).toBe(0);
+    const rows = await tests();
+    // Below the checkout: relative; elsewhere: as written.
+    expect(named(rows, "totals the cart")).toMatchObject({ classname: null, file: "web/cart.test.ts" });
+    expect(named(rows, "reads the shared fixture")).toMatchObject({ file: "/opt/fixtures/shared.test.ts" });
+
+    // The same repository checked out elsewhere (another runner): the same test.
+    const elsewhere = join(dir, "elsewhere", "shop");
+    git(dir, "clone", "-q", repo, elsewhere);
+    mkdirSync(join(elsewhere, "web"), { recursive: true });
+    writeFileSync(join(elsewhere, "web", "report.xml"), report(elsewhere));
+    const second = await runCli(["upload", "--wait", "web/report.xml"], elsewhere);
+    expect(second.code, second.output).toBe(0);
+    const again = (await tests()).filter((t) => t.name === "totals the cart");
+    expect(again.map((t) => t.id)).toEqual([named(rows, "totals the cart")!.id]);
+  });
+
   it("the same report with --no-resolve-files finds the same tests: identity does not depend on the file when there is a classname", async () => {
     const before = await tests();
     const result = await runCli(["upload", "--wait", "--no-resolve-files", "build/test-results/test/TEST-all.xml"], repo);

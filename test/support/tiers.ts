@@ -31,6 +31,7 @@ export const UNIT_TESTS = [
   "test/cli/quarantine-cli.test.ts",
   "test/cli/ci-detection.test.ts",
   "test/cli/test-files.test.ts",
+  "test/cli/workspace-paths.test.ts",
 ];
 
 export const BROWSER_TESTS = ["test/**/*.browser.test.ts"];

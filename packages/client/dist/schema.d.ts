@@ -772,6 +772,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/uploads/v1/timings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How long each test file (or class) takes, for splitting a suite across shards
+         * @description Per file (or class), the expected duration from the default branch's last 5 processed runs of the variant: per run, the sum of its cases' durations, or its suite's own time where the report gives one and the suite holds only that key (it includes setup); per key, the median over the runs that had it. `default_ms` is the project's median, for keys never seen. Keys are as the reports wrote them; docs/splitting.md says how items are matched to them.
+         *
+         *     Conditional requests: an `ETag` names the runs the timings come from; send it back in `If-None-Match` and unchanged timings are a 304 without a body.
+         */
+        get: operations["listTimings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/uploads/v1/split_plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The split plan of a build: made once per key, the same for every shard
+         * @description The first call for a key makes the plan (longest-processing-time-first over the timings, ties broken by name and shard index) and stores it; every later call with the key, within 24 hours, gets that same plan, whatever the history became, so all shards of a build agree.
+         *
+         *     A later call whose items (as a set), `shards` or `by` differ from the stored plan's is a 409 `split_plan_mismatch` that names the difference. After 24 hours the key's plan is made anew.
+         */
+        post: operations["createSplitPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/uploads/v1/quarantined_tests": {
         parameters: {
             query?: never;
@@ -977,7 +1021,7 @@ export interface components {
                  * @description Machine-readable error code: branch on this, not on the message.
                  * @enum {string}
                  */
-                code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "run_not_processed" | "run_completed" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "quota_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "run_not_processed" | "run_completed" | "split_plan_mismatch" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "quota_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
                 /** @description For humans only; may change. */
                 message: string;
                 /** @description Present with validation_failed (and some invalid_request errors): one entry per rejected field. */
@@ -1089,6 +1133,65 @@ export interface components {
             next_cursor: string | null;
             /** @description False on the last page. */
             has_more: boolean;
+        };
+        Timings: {
+            /** @enum {string} */
+            by: "file" | "classname";
+            variant: string;
+            /** @description The default branch's recent processed runs the timings come from (at most 5). */
+            runs_count: number;
+            /** @description The project's median expected duration: what a key never seen is expected to take (0 without history). */
+            default_ms: number;
+            /** @description By key, at most 50000. */
+            data: {
+                /** @description The file or class as the reports wrote it. */
+                key: string;
+                /** @description The median, over the runs that had it, of its duration in a run. */
+                expected_ms: number;
+                /** @description The runs that had it. */
+                samples: number;
+            }[];
+        };
+        SplitPlan: {
+            key: string;
+            /** @enum {string} */
+            by: "file" | "classname";
+            variant: string;
+            shards_count: number;
+            items_count: number;
+            /** @description Items the history does not know, planned at the project's median. */
+            unknown_items_count: number;
+            /** @description True when this call made the plan; false when it is the stored one. */
+            created: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description Every shard's items, in the order they were placed, and their expected time. */
+            shards: {
+                /** @description 1-based. */
+                shard: number;
+                items: string[];
+                expected_ms: number;
+            }[];
+        };
+        SplitPlanRequest: {
+            /**
+             * @description Names the build: every shard of it sends the same key (the uploader's default: the CI's run id and job, without the attempt).
+             * @example github-actions:1234:test
+             */
+            key: string;
+            /** @description How many shards (1 to 1000). */
+            shards: number;
+            /**
+             * @default file
+             * @enum {string}
+             */
+            by: "file" | "classname";
+            /** @description The variant whose timings plan the split; absent or empty: runs without one. */
+            variant?: string;
+            /** @description The files (or classes) to split, as the runner lists them (1 to 50000; duplicates count once). */
+            items: string[];
         };
         QuarantinedTestsForCi: {
             data: components["schemas"]["QuarantinedTestForCi"][];
@@ -4744,7 +4847,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md). */
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md); split_plan_mismatch: a split plan's key asked again with other items, shards or kind (docs/splitting.md). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4873,7 +4976,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md). */
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md); split_plan_mismatch: a split plan's key asked again with other items, shards or kind (docs/splitting.md). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5000,7 +5103,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md). */
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md); split_plan_mismatch: a split plan's key asked again with other items, shards or kind (docs/splitting.md). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5721,7 +5824,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md). */
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md); split_plan_mismatch: a split plan's key asked again with other items, shards or kind (docs/splitting.md). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5806,7 +5909,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md). */
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md); split_plan_mismatch: a split plan's key asked again with other items, shards or kind (docs/splitting.md). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5907,8 +6010,204 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md). */
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md); split_plan_mismatch: a split plan's key asked again with other items, shards or kind (docs/splitting.md). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTimings: {
+        parameters: {
+            query?: {
+                /** @description `file` (default): per test file; `classname`: per class, for JVM reports whose cases carry no file. */
+                by?: "file" | "classname";
+                /** @description The variant whose runs are read (docs/tests.md, "Variants"); absent or empty: runs without one. */
+                variant?: string;
+            };
+            header?: {
+                /** @description The `ETag` of the timings you hold. */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The timings. */
+            200: {
+                headers: {
+                    /** @description Names the runs the timings come from. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Timings"];
+                };
+            };
+            /** @description Unchanged since the `If-None-Match` tag: no body. */
+            304: {
+                headers: {
+                    /** @description The current tag (the one sent). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: too many requests; wait Retry-After seconds. */
+            429: {
+                headers: {
+                    /** @description Remaining quota: `"default";r=<remaining>;t=<seconds>`. */
+                    RateLimit?: string;
+                    /** @description `"default";q=600;w=60`: 600 requests in any rolling 60 seconds per API key. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description internal_error: an unexpected fault; the message is generic. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description service_unavailable: a dependency is unreachable; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createSplitPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SplitPlanRequest"];
+            };
+        };
+        responses: {
+            /** @description The plan (made now, or stored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SplitPlan"];
+                };
+            };
+            /** @description invalid_request: bad limit or cursor, unknown filter value, malformed JSON. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unauthorized: the key is missing, malformed or no longer valid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md); split_plan_mismatch: a split plan's key asked again with other items, shards or kind (docs/splitting.md). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body exceeds the size limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description validation_failed: the request was understood but its data was rejected; see details. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -334,7 +334,7 @@ var require_saxes = __commonJS({
       end: "endHandler",
       ready: "readyHandler"
     };
-    var SaxesParser3 = class {
+    var SaxesParser4 = class {
       /**
        * @param opt The parser options.
        */
@@ -1949,7 +1949,7 @@ var require_saxes = __commonJS({
         return String.fromCodePoint(num);
       }
     };
-    exports.SaxesParser = SaxesParser3;
+    exports.SaxesParser = SaxesParser4;
   }
 });
 
@@ -2662,8 +2662,8 @@ var require_constants = __commonJS({
       /**
        * Create GLOB_CHARS
        */
-      globChars(win32) {
-        return win32 === true ? WINDOWS_CHARS : POSIX_CHARS;
+      globChars(win322) {
+        return win322 === true ? WINDOWS_CHARS : POSIX_CHARS;
       }
     };
   }
@@ -3593,9 +3593,9 @@ var require_parse = __commonJS({
                 const idx = prev.value.lastIndexOf("[");
                 const pre = prev.value.slice(0, idx);
                 const rest2 = prev.value.slice(idx + 2);
-                const posix2 = POSIX_REGEX_SOURCE[rest2];
-                if (posix2) {
-                  prev.value = pre + posix2;
+                const posix3 = POSIX_REGEX_SOURCE[rest2];
+                if (posix3) {
+                  prev.value = pre + posix3;
                   state.backtrack = true;
                   advance();
                   if (!bos.output && tokens.indexOf(prev) === 1) {
@@ -4112,7 +4112,7 @@ var require_picomatch = __commonJS({
         throw new TypeError("Expected pattern to be a non-empty string");
       }
       const opts = options || {};
-      const posix2 = opts.windows;
+      const posix3 = opts.windows;
       const regex = isState ? picomatch2.compileRe(glob2, options) : picomatch2.makeRe(glob2, options, false, true);
       const state = regex.state;
       delete regex.state;
@@ -4122,8 +4122,8 @@ var require_picomatch = __commonJS({
         isIgnored = picomatch2(opts.ignore, ignoreOpts, returnState);
       }
       const matcher = (input, returnObject = false) => {
-        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob: glob2, posix: posix2 });
-        const result = { glob: glob2, state, regex, posix: posix2, input, output, match, isMatch };
+        const { isMatch, match, output } = picomatch2.test(input, regex, options, { glob: glob2, posix: posix3 });
+        const result = { glob: glob2, state, regex, posix: posix3, input, output, match, isMatch };
         if (typeof opts.onResult === "function") {
           opts.onResult(result);
         }
@@ -4148,7 +4148,7 @@ var require_picomatch = __commonJS({
       }
       return matcher;
     };
-    picomatch2.test = (input, regex, options, { glob: glob2, posix: posix2 } = {}) => {
+    picomatch2.test = (input, regex, options, { glob: glob2, posix: posix3 } = {}) => {
       if (typeof input !== "string") {
         throw new TypeError("Expected input to be a string");
       }
@@ -4156,7 +4156,7 @@ var require_picomatch = __commonJS({
         return { isMatch: false, output: "" };
       }
       const opts = options || {};
-      const format = opts.format || (posix2 ? utils.toPosixSlashes : null);
+      const format = opts.format || (posix3 ? utils.toPosixSlashes : null);
       let match = input === glob2;
       let output = match && format ? format(input) : input;
       if (match === false) {
@@ -4165,16 +4165,16 @@ var require_picomatch = __commonJS({
       }
       if (match === false || opts.capture === true) {
         if (opts.matchBase === true || opts.basename === true) {
-          match = picomatch2.matchBase(input, regex, options, posix2);
+          match = picomatch2.matchBase(input, regex, options, posix3);
         } else {
           match = regex.exec(output);
         }
       }
       return { isMatch: Boolean(match), match, output };
     };
-    picomatch2.matchBase = (input, glob2, options, posix2 = options && options.windows) => {
+    picomatch2.matchBase = (input, glob2, options, posix3 = options && options.windows) => {
       const regex = glob2 instanceof RegExp ? glob2 : picomatch2.makeRe(glob2, options);
-      return regex.test(utils.basename(input, { windows: posix2 }));
+      return regex.test(utils.basename(input, { windows: posix3 }));
     };
     picomatch2.isMatch = (str2, patterns, options) => picomatch2(patterns, options)(str2);
     picomatch2.parse = (pattern, options) => {
@@ -4253,7 +4253,7 @@ __export(dist_exports, {
   isDynamicPattern: () => isDynamicPattern
 });
 import { readdir, readdirSync as readdirSync2, realpath, realpathSync, stat, statSync } from "fs";
-import { isAbsolute as isAbsolute2, posix, resolve as resolve4 } from "path";
+import { isAbsolute as isAbsolute2, posix as posix2, resolve as resolve4 } from "path";
 import { fileURLToPath } from "url";
 function getPartialMatcher(patterns, options = {}) {
   const patternsCount = patterns.length;
@@ -4303,8 +4303,8 @@ function buildFormat(cwd, root, absolute) {
     };
     return (p, isDir) => isDir && p !== "." ? p.slice(0, -1) : p;
   }
-  if (absolute) return (p) => posix.relative(cwd, p) || ".";
-  return (p) => posix.relative(cwd, `${root}/${p}`) || ".";
+  if (absolute) return (p) => posix2.relative(cwd, p) || ".";
+  return (p) => posix2.relative(cwd, `${root}/${p}`) || ".";
 }
 function buildRelative(cwd, root) {
   if (root.startsWith(`${cwd}/`)) {
@@ -4312,7 +4312,7 @@ function buildRelative(cwd, root) {
     return (p) => `${prefix}/${p}`;
   }
   return (p) => {
-    const result = posix.relative(cwd, `${root}/${p}`);
+    const result = posix2.relative(cwd, `${root}/${p}`);
     return p[p.length - 1] === "/" && result !== "" ? `${result}/` : result || ".";
   };
 }
@@ -4348,7 +4348,7 @@ function normalizePattern(pattern, opts, props, isIgnore) {
   if (pattern[pattern.length - 1] === "/") result = pattern.slice(0, -1);
   if (result[result.length - 1] !== "*" && opts.expandDirectories) result += "/**";
   const escapedCwd = escapePath(cwd);
-  result = isAbsolute2(result.replace(ESCAPING_BACKSLASHES, "")) ? posix.relative(escapedCwd, result) : posix.normalize(result);
+  result = isAbsolute2(result.replace(ESCAPING_BACKSLASHES, "")) ? posix2.relative(escapedCwd, result) : posix2.normalize(result);
   const parentDir = (_PARENT_DIRECTORY$exe = PARENT_DIRECTORY.exec(result)) === null || _PARENT_DIRECTORY$exe === void 0 ? void 0 : _PARENT_DIRECTORY$exe[0];
   const parts = splitPattern(result);
   if (parentDir) {
@@ -4359,7 +4359,7 @@ function normalizePattern(pattern, opts, props, isIgnore) {
       result = result.slice(0, (n - i - 1) * 3) + result.slice((n - i) * 3 + parts[i + n].length + 1) || ".";
       i++;
     }
-    const potentialRoot = posix.join(cwd, parentDir.slice(i * 3));
+    const potentialRoot = posix2.join(cwd, parentDir.slice(i * 3));
     if (potentialRoot[0] !== "." && props.root.length > potentialRoot.length) {
       props.root = ensureNonDriveRelativePath(potentialRoot);
       props.depthOffset = -n + i;
@@ -4381,7 +4381,7 @@ function normalizePattern(pattern, opts, props, isIgnore) {
     }
     props.depthOffset = newCommonPath.length;
     props.commonPath = newCommonPath;
-    props.root = ensureNonDriveRelativePath(newCommonPath.length > 0 ? posix.join(cwd, ...newCommonPath) : cwd);
+    props.root = ensureNonDriveRelativePath(newCommonPath.length > 0 ? posix2.join(cwd, ...newCommonPath) : cwd);
   }
   return result;
 }
@@ -4493,12 +4493,12 @@ function getCrawler(globInput, inputOptions = {}) {
   return patterns.length > 0 ? buildCrawler(options, patterns) : [];
 }
 async function glob(globInput, options) {
-  const [crawler, relative3] = getCrawler(globInput, options);
-  return crawler ? formatPaths(await crawler.withPromise(), relative3) : [];
+  const [crawler, relative4] = getCrawler(globInput, options);
+  return crawler ? formatPaths(await crawler.withPromise(), relative4) : [];
 }
 function globSync(globInput, options) {
-  const [crawler, relative3] = getCrawler(globInput, options);
-  return crawler ? formatPaths(crawler.sync(), relative3) : [];
+  const [crawler, relative4] = getCrawler(globInput, options);
+  return crawler ? formatPaths(crawler.sync(), relative4) : [];
 }
 var import_picomatch, isReadonlyArray, BACKSLASHES, DRIVE_RELATIVE_PATH, isWin, ONLY_PARENT_DIRECTORIES, WIN32_ROOT_DIR, isRoot, splitPatternOptions, ESCAPED_WIN32_BACKSLASHES, convertPathToPattern, POSIX_UNESCAPED_GLOB_SYMBOLS, WIN32_UNESCAPED_GLOB_SYMBOLS, escapePosixPath, escapeWin32Path, escapePath, PARENT_DIRECTORY, ESCAPING_BACKSLASHES, defaultOptions;
 var init_dist2 = __esm({
@@ -4533,9 +4533,9 @@ var init_dist2 = __esm({
 });
 
 // src/cli/main.ts
-import { appendFileSync, existsSync as existsSync2, readFileSync as readFileSync3, realpathSync as realpathSync2 } from "node:fs";
+import { appendFileSync, existsSync as existsSync2, readFileSync as readFileSync4, realpathSync as realpathSync2 } from "node:fs";
 import { homedir } from "node:os";
-import { dirname as dirname2, join as join4 } from "node:path";
+import { dirname as dirname2, join as join4, resolve as resolve6 } from "node:path";
 import { fileURLToPath as fileURLToPath2, pathToFileURL } from "node:url";
 
 // src/lib/crypto.ts
@@ -5039,6 +5039,15 @@ function parallelShard(ci, env) {
 // src/cli/args.ts
 var DEFAULT_WAIT_TIMEOUT_S = 300;
 var HELP = `Usage: ci-test-analytics upload [options] FILES_OR_GLOBS...
+       ci-test-analytics split --shard I/N [--key KEY] [--by file|classname] [--format lines|space|json] GLOBS... | -
+       ci-test-analytics failed [--run NUMBER | REPORTS...] --format pytest|jest|vitest|playwright|go|rspec|maven|gradle
+
+split prints this shard's items of the build's split plan, made once per --key by measured time
+(default key: the CI's run id and job, without the attempt; --shard defaults from CircleCI,
+Buildkite and GitLab parallel jobs). Items are test files from the globs, or lines of stdin with
+"-". When the service cannot be reached it falls back to sorted items dealt round-robin, says so
+on stderr and exits 0. failed prints the runner's selector for the failed tests of the reports (or
+of run NUMBER, read from the service), nothing when none failed. docs/splitting.md.
 
 Uploads JUnit XML (.xml) and JSON (.json, {"suites": [...]}) test reports to CI test analytics.
 By default every matched file becomes ONE test run sent in one request; --run-per-file sends one
@@ -5171,7 +5180,12 @@ var OPTIONS = {
   quiet: { type: "boolean", short: "q" },
   verbose: { type: "boolean" },
   help: { type: "boolean", short: "h" },
-  version: { type: "boolean", short: "V" }
+  version: { type: "boolean", short: "V" },
+  // split and failed (docs/splitting.md)
+  key: { type: "string" },
+  by: { type: "string" },
+  format: { type: "string" },
+  run: { type: "string" }
 };
 var RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 function tokenCandidate(argv, env) {
@@ -5362,7 +5376,7 @@ function gitRunner(cwd, env, now) {
   return (args, timeoutMs) => {
     const timeout = Math.min(timeoutMs, deadline - now());
     if (timeout <= 0) return Promise.resolve({ ok: false, reason: `git took more than ${GIT_BUDGET_MS / 1e3} s in all` });
-    return new Promise((resolve6) => {
+    return new Promise((resolve7) => {
       execFile(
         "git",
         args,
@@ -5376,10 +5390,10 @@ function gitRunner(cwd, env, now) {
           encoding: "utf8"
         },
         (error, stdout, stderr) => {
-          if (!error) return resolve6({ ok: true, stdout: stdout.trim() });
+          if (!error) return resolve7({ ok: true, stdout: stdout.trim() });
           const failure = error;
           const reason = failure.code === "ENOENT" ? "git is not installed" : failure.killed || failure.signal ? `git ${args[0]} did not finish within ${(timeout / 1e3).toFixed(0)} s` : lastLine(String(stderr)) || `git ${args[0]} exited with ${String(failure.code)}`;
-          resolve6({ ok: false, reason, exitCode: typeof failure.code === "number" ? failure.code : void 0 });
+          resolve7({ ok: false, reason, exitCode: typeof failure.code === "number" ? failure.code : void 0 });
         }
       );
     });
@@ -5489,6 +5503,11 @@ var Output = class {
   clearProgress() {
     if (this.progressShown && this.stderr.isTTY) this.stderr.write("\r\x1B[K");
     this.progressShown = false;
+  }
+  /** Text for a command's stdout as it is (split's and failed's items: another command reads them). */
+  raw(text) {
+    this.clearProgress();
+    this.stdout.write(this.redact(text));
   }
   result(line) {
     this.clearProgress();
@@ -5712,6 +5731,8 @@ var ERROR_STATUS = {
   run_not_processed: 409,
   /** A part (not a retry) for a run with parts whose completion was decided (docs/uploads.md, "Runs in parts"). */
   run_completed: 409,
+  /** A split plan's key asked again with other items, shards or kind (docs/splitting.md). */
+  split_plan_mismatch: 409,
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
@@ -5837,9 +5858,9 @@ var DOTTED_NAME = /^[\p{L}\p{N}_$-]+(?:\.[\p{L}\p{N}_$-]+)*$/u;
 function filesAt(index, segments) {
   const name = segments.at(-1);
   if (segments.length === 1) return index.byName.get(name) ?? [];
-  const relative3 = segments.join("/");
+  const relative4 = segments.join("/");
   const paths = index.byParentAndName.get(`${segments.at(-2)}/${name}`) ?? [];
-  return paths.filter((path) => path === relative3 || path.endsWith(`/${relative3}`));
+  return paths.filter((path) => path === relative4 || path.endsWith(`/${relative4}`));
 }
 function candidates(index, classname) {
   const found = /* @__PURE__ */ new Set();
@@ -5963,6 +5984,90 @@ function addFilesToJUnit(text, resolver) {
   return { text: parts.join(""), added: insertions.length };
 }
 
+// src/cli/workspace-paths.ts
+var import_saxes2 = __toESM(require_saxes(), 1);
+import { posix, win32 } from "node:path";
+function relativeToWorkspace(file, root) {
+  const path = win32.isAbsolute(file) && !posix.isAbsolute(file) ? win32 : posix.isAbsolute(file) ? posix : null;
+  if (path === null || !path.isAbsolute(root)) return null;
+  const relative4 = path.relative(root, file);
+  if (relative4 === "" || relative4.startsWith("..") || path.isAbsolute(relative4)) return null;
+  return relative4.split(path.sep).join("/");
+}
+function fileAttributeRange(tag) {
+  let i = 1;
+  while (i < tag.length && !/[\s/>]/.test(tag[i])) i++;
+  while (i < tag.length) {
+    while (i < tag.length && /\s/.test(tag[i])) i++;
+    const nameStart = i;
+    while (i < tag.length && !/[\s=/>]/.test(tag[i])) i++;
+    const name = tag.slice(nameStart, i);
+    while (i < tag.length && /\s/.test(tag[i])) i++;
+    if (name === "" || tag[i] !== "=") return null;
+    i++;
+    while (i < tag.length && /\s/.test(tag[i])) i++;
+    const quote = tag[i];
+    if (quote !== '"' && quote !== "'") return null;
+    const end = tag.indexOf(quote, i + 1);
+    if (end === -1) return null;
+    if (name === "file") return { from: i + 1, to: end };
+    i = end + 1;
+  }
+  return null;
+}
+function relativizeJUnitFiles(text, root) {
+  if (!text.includes("file")) return { text, changed: 0 };
+  const scanned = withoutForbiddenControls(text);
+  const parser = new import_saxes2.SaxesParser({ xmlns: false, position: true });
+  const replacements = [];
+  parser.on("doctype", () => {
+    throw new Error("a document type declaration");
+  });
+  parser.on("opentag", (tag) => {
+    if (tag.name !== "testsuite" && tag.name !== "testcase") return;
+    const file = tag.attributes.file;
+    const relative4 = file === void 0 ? null : relativeToWorkspace(file, root);
+    if (relative4 === null) return;
+    const start = scanned.lastIndexOf("<", parser.position - 1);
+    const range = start < 0 ? null : fileAttributeRange(scanned.slice(start, parser.position));
+    if (range !== null) replacements.push({ from: start + range.from, to: start + range.to, value: attributeValue(relative4) });
+  });
+  try {
+    parser.write(scanned).close();
+  } catch {
+    return { text, changed: 0 };
+  }
+  if (replacements.length === 0) return { text, changed: 0 };
+  const parts = [];
+  let at = 0;
+  for (const { from, to, value } of replacements) {
+    parts.push(text.slice(at, from), value);
+    at = to;
+  }
+  parts.push(text.slice(at));
+  return { text: parts.join(""), changed: replacements.length };
+}
+function relativizeSuiteFiles(suites, root) {
+  let changed = 0;
+  const relativize = (holder) => {
+    const relative4 = typeof holder.file === "string" ? relativeToWorkspace(holder.file, root) : null;
+    if (relative4 === null) return;
+    holder.file = relative4;
+    changed++;
+  };
+  const pending = [...suites];
+  while (pending.length > 0) {
+    const suite = pending.pop();
+    if (!suite || typeof suite !== "object" || Array.isArray(suite)) continue;
+    relativize(suite);
+    const { cases, suites: nested } = suite;
+    if (Array.isArray(nested)) pending.push(...nested);
+    if (!Array.isArray(cases)) continue;
+    for (const item of cases) if (item && typeof item === "object" && !Array.isArray(item)) relativize(item);
+  }
+  return changed;
+}
+
 // src/cli/reports.ts
 var MAX_BODY_BYTES = UPLOAD_LIMIT_BYTES;
 var METADATA_KEYS = ["branch", "commit_sha", "build_id", "build_url", "started_at"];
@@ -6023,9 +6128,16 @@ function parseJsonReport(text, name) {
   }
   return doc;
 }
+function rewriteJUnitFiles(text, resolver, workspaceRoot) {
+  const relative4 = workspaceRoot === null ? { text, changed: 0 } : relativizeJUnitFiles(text, workspaceRoot);
+  const withFiles = resolver === null ? { text: relative4.text, added: 0 } : addFilesToJUnit(relative4.text, resolver);
+  return { text: withFiles.text, relativized: relative4.changed, added: withFiles.added };
+}
 async function buildUpload(files, metadata, options = {}) {
   const resolver = options.resolver ?? null;
+  const workspaceRoot = options.workspaceRoot ?? null;
   let filesAdded = 0;
+  let filesRelativized = 0;
   const cwd = options.cwd ?? process.cwd();
   const xml = [];
   const suites = [];
@@ -6066,16 +6178,16 @@ async function buildUpload(files, metadata, options = {}) {
     let text = decodeReport(bytes2, kind, name);
     if (text.trim() === "") throw new UsageError(`${name}: the file is empty`);
     if (kind === "xml") {
-      if (resolver !== null) {
-        const withFiles = addFilesToJUnit(text, resolver);
-        text = withFiles.text;
-        filesAdded += withFiles.added;
-      }
+      const rewritten = rewriteJUnitFiles(text, resolver, workspaceRoot);
+      text = rewritten.text;
+      filesRelativized += rewritten.relativized;
+      filesAdded += rewritten.added;
       xml.push(text);
       reports.push({ name, kind, text });
     } else {
       hasJson = true;
       const doc = parseJsonReport(text, name);
+      if (workspaceRoot !== null) filesRelativized += relativizeSuiteFiles(doc.suites, workspaceRoot);
       if (resolver !== null) filesAdded += addFilesToSuites(doc.suites, resolver);
       suites.push(...doc.suites);
       reports.push({ name, kind, suites: doc.suites });
@@ -6112,11 +6224,11 @@ async function buildUpload(files, metadata, options = {}) {
       `the request would be ${formatBytes(bytes)}, above the service's ${formatBytes(MAX_BODY_BYTES)} limit` + (files.length > 1 ? "; upload the files in smaller groups or with --run-per-file" : "")
     );
   }
-  return { envelope, body, bytes, reports, filesAdded };
+  return { envelope, body, bytes, reports, filesAdded, filesRelativized };
 }
 
 // src/ingest/junit.ts
-var import_saxes2 = __toESM(require_saxes(), 1);
+var import_saxes3 = __toESM(require_saxes(), 1);
 var MAX_INT_MS = 2147483647;
 function parseSeconds(raw) {
   if (raw === void 0) return null;
@@ -6490,7 +6602,7 @@ function notWellFormed(error) {
   throw new ReportError(`The XML is not well-formed: ${message.slice(0, 300)}`);
 }
 function* parseDocument(into, counters, closed, mode = null) {
-  const parser = new import_saxes2.SaxesParser({ xmlns: false, position: true });
+  const parser = new import_saxes3.SaxesParser({ xmlns: false, position: true });
   const state = new DocumentState(into, counters, closed, mode);
   parser.on("doctype", () => {
     throw new ReportError("XML with a document type declaration (<!DOCTYPE>) is not accepted: DTDs and entities are refused.");
@@ -6704,6 +6816,232 @@ async function sendCodeowners(input) {
     out.warn(
       `CODEOWNERS: ${body.files_over_budget_count} test file(s) ran out of the matching budget and may lack owners: simplify the patterns with wildcards inside names or \`**\` between directories`
     );
+}
+
+// src/lib/split.ts
+var SPLIT_BY = ["file", "classname"];
+var MAX_SPLIT_ITEMS = 5e4;
+var MAX_ITEM_LENGTH = 1e3;
+function fallbackShard(items, index, total) {
+  const sorted = [...new Set(items)].sort(compareStrings);
+  return sorted.filter((_, k) => k % total === index - 1);
+}
+function compareStrings(a, b) {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+// src/cli/selectors.ts
+var SELECTOR_FORMATS = ["pytest", "jest", "vitest", "playwright", "go", "rspec", "maven", "gradle"];
+function selectorArgs(failures, format) {
+  if (failures.length === 0) return [];
+  return BUILDERS[format](failures);
+}
+function formatArgs(args) {
+  return args.map((arg) => `${shellQuote(arg)}
+`).join("");
+}
+function shellQuote(arg) {
+  return /^[\w\-./:=@%+,#]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+var distinct = (values) => [...new Set(values.filter((v) => v !== null && v !== void 0 && v !== ""))].sort(compareStrings);
+var escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+var anyOf = (patterns) => `^(?:${patterns.join("|")})$`;
+var cleanPath2 = (path) => path.replace(/^\.\//, "");
+var BUILDERS = {
+  pytest: (failures) => distinct(failures.map(pytestNodeId)),
+  jest: (failures) => namePattern(failures, "--testNamePattern", (name) => name),
+  // Vitest's JUnit names join describe blocks with " > "; -t matches them joined with spaces.
+  vitest: (failures) => namePattern(failures, "-t", (name) => name.split(" > ").join(" ")),
+  playwright: (failures) => {
+    const files = distinct(failures.map((f) => f.file ?? f.classname));
+    const titles = distinct(failures.map((f) => f.name.split(" › ").map(escapeRegExp).join(".*")));
+    return [...files, "--grep", titles.join("|")];
+  },
+  go: (failures) => {
+    const tests = distinct(failures.map((f) => escapeRegExp(f.name.split("/")[0])));
+    return ["-run", anyOf(tests), ...distinct(failures.map((f) => f.classname))];
+  },
+  rspec: (failures) => [
+    ...distinct(failures.map((f) => f.file ? cleanPath2(f.file) : null)),
+    ...distinct(failures.map((f) => f.name)).flatMap((name) => ["-e", name])
+  ],
+  maven: (failures) => {
+    const byClass = /* @__PURE__ */ new Map();
+    for (const f of failures) {
+      if (!f.classname) continue;
+      const methods = byClass.get(f.classname) ?? /* @__PURE__ */ new Set();
+      methods.add(jvmMethod(f.name));
+      byClass.set(f.classname, methods);
+    }
+    const classes = [...byClass.keys()].sort(compareStrings);
+    return [`-Dtest=${classes.map((c) => `${c}#${[...byClass.get(c)].sort(compareStrings).join("+")}`).join(",")}`];
+  },
+  gradle: (failures) => distinct(failures.map((f) => f.classname ? `${f.classname}.${jvmMethod(f.name)}` : null)).flatMap((t) => ["--tests", t])
+};
+function jvmMethod(name) {
+  return name.replace(/\(.*\)$/, "").replace(/\[.*\]$/, "");
+}
+function namePattern(failures, flag, fullName) {
+  const files = distinct(failures.map((f) => f.file ?? f.classname));
+  const wholeFile = failures.some((f) => f.classname === "Test suite failed to run" || f.file !== null && f.name === f.file);
+  if (wholeFile) return files;
+  return [...files, flag, anyOf(distinct(failures.map((f) => escapeRegExp(fullName(f.name)))))];
+}
+function pytestNodeId(f) {
+  if (!f.classname) return `${f.name.split(".").join("/")}.py`;
+  const parts = f.classname.split(".");
+  const firstClass = parts.findIndex((part) => /^[A-Z]/.test(part));
+  const moduleParts = firstClass < 0 ? parts : parts.slice(0, firstClass);
+  const classes = firstClass < 0 ? [] : parts.slice(firstClass);
+  const file = f.file ? cleanPath2(f.file) : `${moduleParts.join("/")}.py`;
+  return [file, ...classes, f.name].join("::");
+}
+
+// src/cli/failed.ts
+var PAGE_LIMIT = 100;
+async function runFailed(input) {
+  const { values, patterns, out } = input;
+  const format = values.format;
+  if (format === void 0 || !SELECTOR_FORMATS.includes(format))
+    throw new UsageError(`failed needs --format, one of: ${SELECTOR_FORMATS.join(", ")}${format ? ` (got "${format}")` : ""}`);
+  const runNumber = nonEmpty(values.run);
+  if (runNumber !== void 0 && patterns.length > 0) throw new UsageError("failed takes --run NUMBER or report files, not both");
+  if (runNumber === void 0 && patterns.length === 0) throw new UsageError("failed needs report files (or globs), or --run NUMBER");
+  let failures;
+  if (runNumber === void 0) failures = await reportFailures(patterns, input.cwd);
+  else {
+    if (!/^[1-9]\d{0,9}$/.test(runNumber)) throw new UsageError(`--run must be a run number (got "${runNumber}")`);
+    const read = await runFailures(runNumber, input);
+    if (typeof read === "string") {
+      out.error(`failed: cannot read the failures of run #${runNumber}: ${read}`);
+      return EXIT_UPLOAD_FAILED;
+    }
+    failures = read;
+  }
+  out.raw(formatArgs(selectorArgs(failures, format)));
+  return EXIT_OK;
+}
+async function reportFailures(patterns, cwd) {
+  const { files } = await expandFiles(patterns, { cwd });
+  if (files.length === 0) throw new UsageError(`no report files matched ${patterns.map((p) => `"${p}"`).join(", ")}`);
+  const { reports } = await buildUpload(files, {}, { cwd, resolver: null });
+  const results = emptyResults();
+  for (const report2 of reports) addReport(results, report2);
+  if (results.unreadable.length > 0)
+    throw new UsageError(`cannot read ${results.unreadable.map((u) => `${u.report}: ${u.reason}`).join("; ")}`);
+  return results.failures;
+}
+async function runFailures(runNumber, input) {
+  if (input.baseUrl === void 0) throw new UsageError("--run needs the service: pass --url or set CTA_URL");
+  if (input.token === void 0) throw new UsageError("--run needs the upload token: pass --token or set CTA_UPLOAD_TOKEN");
+  const failures = [];
+  let cursor = null;
+  do {
+    const url = new URL(`test_runs/${runNumber}/comparison/failures`, uploadsBase(input.baseUrl));
+    url.searchParams.set("limit", String(PAGE_LIMIT));
+    if (cursor !== null) url.searchParams.set("cursor", cursor);
+    const result = await requestWithRetry(url.href, { method: "GET", headers: input.headers }, input.retryOptions);
+    if (result.kind === "network-error") return describeNetworkError(result.error);
+    if (result.status !== 200) return describeHttpError(result);
+    const page = result.json;
+    for (const f of page.data)
+      if (f.status === "failed" || f.status === "errored") failures.push({ classname: f.classname, name: f.name, file: f.file });
+    cursor = page.pagination.next_cursor;
+  } while (cursor !== null);
+  return failures;
+}
+
+// src/cli/split.ts
+import { readFileSync as readFileSync3 } from "node:fs";
+import { relative as relative3 } from "node:path";
+var FORMATS = ["lines", "space", "json"];
+var SPLIT_RETRIES = 1;
+var SPLIT_TIMEOUT_MS = 1e4;
+function splitSettings(input) {
+  const { values, env, ci } = input;
+  const shardText = nonEmpty(values.shard) ?? parallelShard(ci, env);
+  if (shardText === void 0)
+    throw new UsageError(
+      "split needs --shard I/N (1-based, as Jest's and Playwright's), or a CI that names it (CircleCI, Buildkite, GitLab parallel jobs)"
+    );
+  const shard = shardOf(shardText);
+  if (!shard) throw new UsageError(`--shard must be I/N with 1 ≤ I ≤ N ≤ 1000, e.g. 2/4 (got "${shardText}")`);
+  const by = values.by ?? "file";
+  if (!SPLIT_BY.includes(by))
+    throw new UsageError(`--by must be one of: ${SPLIT_BY.join(", ")} (got "${values.by}")`);
+  const format = values.format ?? "lines";
+  if (!FORMATS.includes(format))
+    throw new UsageError(`--format must be one of: ${FORMATS.join(", ")} (got "${values.format}")`);
+  const variant = variantChoice(values, env);
+  const key = nonEmpty(values.key) ?? defaultRunKey({ ci, env, variant });
+  if (key !== void 0 && (key.length > 255 || new RegExp("\\p{Cc}", "u").test(key)))
+    throw new UsageError(`--key must be 1 to 255 characters without control characters (got "${key}")`);
+  const planUrl = input.baseUrl === void 0 ? void 0 : new URL("split_plans", uploadsBase(input.baseUrl));
+  return { shard, key, by, format, variant, planUrl, token: input.token };
+}
+async function readItems(patterns, input) {
+  let items;
+  if (patterns.length === 1 && patterns[0] === "-") {
+    items = input.readStdin().split(/\r?\n/).map((line) => line.trim());
+  } else if (patterns.length === 0) {
+    throw new UsageError('split needs the items: quoted globs of test files, or "-" to read them from stdin, one per line');
+  } else {
+    const { glob: glob2 } = await Promise.resolve().then(() => (init_dist2(), dist_exports));
+    const found = await glob2(patterns, { cwd: input.cwd, absolute: true, onlyFiles: true });
+    items = found.map((path) => relative3(input.cwd, path).split("\\").join("/"));
+  }
+  const distinct2 = [...new Set(items.filter((item) => item !== ""))].sort(compareStrings);
+  if (distinct2.length > MAX_SPLIT_ITEMS) throw new UsageError(`split takes at most ${MAX_SPLIT_ITEMS} items (got ${distinct2.length})`);
+  const long = distinct2.find((item) => item.length > MAX_ITEM_LENGTH || new RegExp("\\p{Cc}", "u").test(item));
+  if (long !== void 0)
+    throw new UsageError(`an item must be 1 to ${MAX_ITEM_LENGTH} characters without control characters: "${long.slice(0, 80)}…"`);
+  return distinct2;
+}
+async function shardItems(items, settings, context) {
+  const { out } = context;
+  const { index, total } = settings.shard;
+  const fallback = (why) => {
+    out.warn(
+      `split: ${why}; falling back to the deterministic split (sorted items, round-robin): shard ${index}/${total} runs ${Math.ceil((items.length - index + 1) / total)} of ${items.length} items. If other shards got the plan, items can run twice or not at all (docs/splitting.md)`
+    );
+    return fallbackShard(items, index, total);
+  };
+  if (items.length === 0) return [];
+  if (settings.planUrl === void 0) return fallback("no service URL (--url or CTA_URL)");
+  if (settings.token === void 0) return fallback("no upload token (--token or CTA_UPLOAD_TOKEN)");
+  if (settings.key === void 0) return fallback("no plan key (--key, or a CI that gives its run id and job)");
+  const body = JSON.stringify({ key: settings.key, shards: total, by: settings.by, variant: settings.variant, items });
+  out.debug(`POST ${settings.planUrl.href} (key ${settings.key}, ${items.length} items, ${total} shards)`);
+  const result = await requestWithRetry(
+    settings.planUrl.href,
+    { method: "POST", headers: { ...context.headers, "content-type": "application/json" }, body },
+    {
+      ...context.retryOptions,
+      retries: Math.min(SPLIT_RETRIES, context.retryOptions.retries ?? SPLIT_RETRIES),
+      timeoutMs: SPLIT_TIMEOUT_MS
+    }
+  );
+  if (result.kind === "network-error") return fallback(`the service is unreachable (${result.message})`);
+  if (result.status !== 200) return fallback(`the service answered ${describeHttpError(result)}`);
+  const planned = result.json?.shards?.[index - 1]?.items;
+  if (!Array.isArray(planned)) return fallback("the service's answer holds no plan for this shard");
+  out.info(`split: shard ${index}/${total} of plan "${settings.key}": ${planned.length} of ${items.length} items`);
+  return planned;
+}
+function formatItems(items, format) {
+  if (format === "json") return `${JSON.stringify(items)}
+`;
+  if (items.length === 0) return "";
+  return format === "space" ? `${items.join(" ")}
+` : `${items.join("\n")}
+`;
+}
+async function runSplit(input) {
+  const settings = splitSettings(input);
+  const items = await readItems(input.patterns, { cwd: input.cwd, readStdin: input.readStdin ?? (() => readFileSync3(0, "utf8")) });
+  const mine = await shardItems(items, settings, input);
+  input.out.raw(formatItems(mine, settings.format));
+  return EXIT_OK;
 }
 
 // src/cli/verdicts.ts
@@ -7200,7 +7538,11 @@ var POLL_BASE_MS = 250;
 var POLL_MAX_MS = 2e3;
 async function readGroup(files, context) {
   try {
-    const { reports } = await buildUpload(files, context.metadata, { cwd: context.cwd, resolver: context.resolver });
+    const { reports } = await buildUpload(files, context.metadata, {
+      cwd: context.cwd,
+      resolver: context.resolver,
+      workspaceRoot: context.workspaceRoot
+    });
     return { code: EXIT_OK, reports };
   } catch (error) {
     if (error instanceof UsageError) {
@@ -7216,7 +7558,12 @@ async function uploadGroup(files, context, options) {
   let upload;
   try {
     const readProgress = options.showReadProgress ? out.progress("Reading reports", files.length) : null;
-    upload = await buildUpload(files, context.metadata, { cwd, onFileRead: () => readProgress?.tick(), resolver: context.resolver });
+    upload = await buildUpload(files, context.metadata, {
+      cwd,
+      onFileRead: () => readProgress?.tick(),
+      resolver: context.resolver,
+      workspaceRoot: context.workspaceRoot
+    });
   } catch (error) {
     if (error instanceof UsageError) {
       out.error(error.message);
@@ -7226,6 +7573,8 @@ async function uploadGroup(files, context, options) {
   }
   const { reports } = upload;
   if (context.resolver !== null) out.debug(`test files: ${upload.filesAdded} case(s) given their file from the workspace (${label})`);
+  if (upload.filesRelativized > 0)
+    out.debug(`test files: ${upload.filesRelativized} absolute path(s) sent relative to ${context.workspaceRoot} (${label})`);
   out.debug(`POST ${context.endpoint.href} (${formatBytes(upload.bytes)}, ${label})`);
   const post = (body) => requestWithRetry(
     context.endpoint.href,
@@ -7238,7 +7587,7 @@ async function uploadGroup(files, context, options) {
     out.warn(
       `another upload already completed the run of the default run key "${runKey}" (${describeHttpError(result)}); uploading ${label} as a run of its own. Jobs that share the CI's run and job (the legs of a matrix) need a key each: set --run-key (or CTA_JOB), or --variant; --no-run-key sends none`
     );
-    const again = await buildUpload(files, alone, { cwd, resolver: context.resolver });
+    const again = await buildUpload(files, alone, { cwd, resolver: context.resolver, workspaceRoot: context.workspaceRoot });
     result = await post(again.body);
   }
   const failure = classifyFailure(result, `upload of ${label}`);
@@ -7391,7 +7740,7 @@ function cliVersion() {
     for (; ; ) {
       const path = join4(dir, "package.json");
       if (existsSync2(path)) {
-        const pkg = JSON.parse(readFileSync3(path, "utf8"));
+        const pkg = JSON.parse(readFileSync4(path, "utf8"));
         return typeof pkg.version === "string" ? pkg.version : "0.0.0";
       }
       const parent = dirname2(dir);
@@ -7403,7 +7752,7 @@ function cliVersion() {
   }
 }
 function readJsonFile(path) {
-  return JSON.parse(readFileSync3(path, "utf8"));
+  return JSON.parse(readFileSync4(path, "utf8"));
 }
 async function run(argv, io = {}) {
   const env = io.env ?? process.env;
@@ -7423,15 +7772,27 @@ async function run(argv, io = {}) {
     secrets: [token ?? "", candidate, env.CTA_UPLOAD_TOKEN ?? "", env.GITHUB_TOKEN ?? ""],
     annotations: env.GITHUB_ACTIONS === "true"
   });
+  if (command.name !== "upload") return runSelection(command, { token, baseUrl, env, cwd, io, out });
   const prepared = prepareUpload({ command, token, baseUrl, env, cwd, io, out });
   if (typeof prepared === "number") return prepared;
   const { settings, metadata } = prepared;
   const files = await findReports(patterns, cwd, out);
   if (typeof files === "number") return files;
-  const resolver = await addCheckout(metadata, !values["no-resolve-files"], { env, cwd, out });
+  const { resolver, workspaceRoot } = await addCheckout(metadata, !values["no-resolve-files"], { env, cwd, out });
   await addBaseCommit(metadata, settings, { env, cwd, io, out });
   const summaryPath = nonEmpty(env.GITHUB_STEP_SUMMARY);
-  const context = uploadContext({ values, settings, metadata, token, cwd, io, out, resolver, wantFailedTests: summaryPath !== void 0 });
+  const context = uploadContext({
+    values,
+    settings,
+    metadata,
+    token,
+    cwd,
+    io,
+    out,
+    resolver,
+    workspaceRoot,
+    wantFailedTests: summaryPath !== void 0
+  });
   if (settings.codeownersFile) {
     const { headers, retryOptions } = context;
     await sendCodeowners({ file: settings.codeownersFile, url: settings.codeownersUrl, headers, retryOptions, out, cwd });
@@ -7461,6 +7822,30 @@ async function run(argv, io = {}) {
   if (summaryPath !== void 0) appendStepSummary(summaryPath, tally, { judged, gate }, out);
   return exitCode(tally, judged, gate);
 }
+async function runSelection(command, input) {
+  const { env, io, out } = input;
+  const ci = detectCiMetadata(env, { readEvent: io.readEvent ?? readJsonFile }).provider;
+  const retryOptions = {
+    fetch: io.fetch ?? globalThis.fetch,
+    baseDelayMs: io.baseDelayMs ?? (Number(nonEmpty(env.CTA_RETRY_BASE_MS) ?? 1e3) || 0),
+    sleep: io.sleep ?? realSleep,
+    now: io.now ?? Date.now,
+    random: io.random
+  };
+  const headers = {
+    authorization: `Bearer ${input.token}`,
+    "user-agent": `ci-test-analytics/${cliVersion()} node/${process.versions.node}`,
+    accept: "application/json"
+  };
+  const shared = { ...input, values: command.values, patterns: command.patterns, ci, headers, retryOptions, readStdin: io.readStdin };
+  try {
+    return command.name === "split" ? await runSplit(shared) : await runFailed(shared);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    out.error(error.message);
+    return EXIT_USAGE;
+  }
+}
 function printGate(gate, out) {
   const line = `Merge gate (--fail-on new): ${describeGate(gate)}`;
   if (gate.kind === "unknown") out.warn(line);
@@ -7485,13 +7870,13 @@ function readCommand(argv, out, stdout) {
     return EXIT_OK;
   }
   const [command, ...patterns] = positionals;
-  if (command !== "upload") {
+  if (command !== "upload" && command !== "split" && command !== "failed") {
     out.error(
-      command === void 0 ? 'missing command: use "ci-test-analytics upload [options] FILES..." (--help for details)' : `unknown command "${command}" (the only command is "upload"; --help for details)`
+      command === void 0 ? 'missing command: use "ci-test-analytics upload [options] FILES..." (--help for details)' : `unknown command "${command}" (the commands are "upload", "split" and "failed"; --help for details)`
     );
     return EXIT_USAGE;
   }
-  return { values, patterns };
+  return { name: command, values, patterns };
 }
 function prepareUpload(input) {
   const { command, token, baseUrl, env, cwd, io, out } = input;
@@ -7543,8 +7928,8 @@ function prepareUpload(input) {
 async function addCheckout(metadata, resolveFiles, input) {
   const { env, cwd, out } = input;
   const head = metadata.branch === void 0 || metadata.commit_sha === void 0;
-  if (!head && !resolveFiles) return null;
-  const checkout = await readCheckout({ cwd, env, head, root: resolveFiles });
+  const checkout = await readCheckout({ cwd, env, head, root: true });
+  const workspaceRoot = checkout.root ?? resolve6(cwd, nonEmpty(env.GITHUB_WORKSPACE) ?? nonEmpty(env.CI_PROJECT_DIR) ?? ".");
   const fromGit = {};
   if (metadata.branch === void 0 && checkout.branch !== void 0) fromGit.branch = checkout.branch;
   if (metadata.commit_sha === void 0 && checkout.commit_sha !== void 0) fromGit.commit_sha = checkout.commit_sha;
@@ -7552,10 +7937,10 @@ async function addCheckout(metadata, resolveFiles, input) {
     metadata.fromGit = fromGit;
     out.debug(`from git: ${JSON.stringify(fromGit)} (where the flags, the CI and the JSON reports give none)`);
   }
-  if (!resolveFiles) return null;
+  if (!resolveFiles) return { resolver: null, workspaceRoot };
   const root = checkout.root ?? cwd;
   out.debug(`test files: resolved below ${root}`);
-  return fileResolver(root);
+  return { resolver: fileResolver(root), workspaceRoot };
 }
 async function addBaseCommit(metadata, settings, input) {
   const { env, cwd, io, out } = input;
@@ -7613,6 +7998,7 @@ function uploadContext(input) {
     endpoint: settings.endpoint,
     metadata,
     resolver: input.resolver,
+    workspaceRoot: input.workspaceRoot,
     // The gate and the comment rest on the verdicts, which exist once the run is processed.
     wait: Boolean(values.wait) || settings.failOn !== null || Boolean(values["pr-comment"]),
     waitTimeoutMs: settings.waitTimeoutS * 1e3,

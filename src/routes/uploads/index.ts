@@ -13,7 +13,7 @@
 import { askCompletion } from "../../services/runs/run-parts";
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { AppConfig, AppEnv } from "../../app-env";
+import type { AppConfig } from "../../app-env";
 import { counterAdmit } from "../../auth/key-gate";
 import { pageBody, readListRequest } from "../../lib/lists";
 import { CursorCodec } from "../../lib/pagination";
@@ -28,7 +28,6 @@ import { MAX_IGNORED_LINES_LISTED, putCodeowners } from "../../services/tests/co
 import { MAX_QUARANTINED_TESTS, listQuarantinedTests, matchesEtag, quarantineListTag } from "../../services/tests/quarantine";
 import {
   MAX_RUN_FAILED_TESTS,
-  type UploadingProject,
   acceptUpload,
   findProjectByUploadToken,
   findProjectCountingUpload,
@@ -53,9 +52,9 @@ import {
   variantFilter,
 } from "../../contract/schemas";
 import { validationHook } from "../validation";
+import { registerSplitting } from "./splitting";
+import type { UploadEnv } from "./upload-env";
 import { resolveQuotas } from "../../lib/quotas";
-
-type UploadEnv = AppEnv & { Variables: { uploader: UploadingProject } };
 
 /** Whether the Content-Type names a report format (JUnit XML or JSON); another type is a 415, answered by readUploadRequest. */
 function isReportUpload(contentType: string | undefined): boolean {
@@ -152,7 +151,7 @@ const json = <T>(schema: T, description: string) => ({ description, content: { "
 const UPLOADS_TAG = {
   name: "Uploads",
   description:
-    "Test reports and the CODEOWNERS file in; test runs and the quarantined tests out (outside /api/v1: authenticated with a project's upload token).",
+    "Test reports and the CODEOWNERS file in; test runs, the quarantined tests, the timings and split plans out (outside /api/v1: authenticated with a project's upload token).",
 };
 
 function uploadsDocumentConfig(publicBaseUrl: string) {
@@ -431,6 +430,24 @@ function registerComparisonReads(api: OpenAPIHono<UploadEnv>, config: AppConfig)
   });
 }
 
+/** The quarantine list CI reads (docs/quarantine.md), with its ETag. */
+function registerQuarantineList(api: OpenAPIHono<UploadEnv>): void {
+  api.openapi(listQuarantinedTestsRoute, async (c) => {
+    const { db, clock } = c.env;
+    const { projectId } = c.get("uploader");
+    const now = clock.now();
+    // The tag is read before the list: a quarantine changed in between gives a list newer than its
+    // tag, which only costs the client one more full read, never a stale list kept as current.
+    const variant = c.req.valid("query").variant ?? "";
+    const etag = await quarantineListTag(db, projectId, now, variant);
+    // May be stored by the client, but must be revalidated (the app sets no-store elsewhere).
+    const headers = { ETag: etag, "Cache-Control": "private, no-cache" };
+    if (matchesEtag(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
+    const data = await listQuarantinedTests(db, projectId, now, variant);
+    return c.json({ data }, 200, headers);
+  });
+}
+
 export function createUploadsApi(config: AppConfig) {
   const api = new OpenAPIHono<UploadEnv>({ defaultHook: validationHook });
 
@@ -526,21 +543,9 @@ export function createUploadsApi(config: AppConfig) {
 
   registerCompletion(api, config);
   registerComparisonReads(api, config);
+  registerSplitting(api);
 
-  api.openapi(listQuarantinedTestsRoute, async (c) => {
-    const { db, clock } = c.env;
-    const { projectId } = c.get("uploader");
-    const now = clock.now();
-    // The tag is read before the list: a quarantine changed in between gives a list newer than its
-    // tag, which only costs the client one more full read, never a stale list kept as current.
-    const variant = c.req.valid("query").variant ?? "";
-    const etag = await quarantineListTag(db, projectId, now, variant);
-    // May be stored by the client, but must be revalidated (the app sets no-store elsewhere).
-    const headers = { ETag: etag, "Cache-Control": "private, no-cache" };
-    if (matchesEtag(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
-    const data = await listQuarantinedTests(db, projectId, now, variant);
-    return c.json({ data }, 200, headers);
-  });
+  registerQuarantineList(api);
 
   api.openapi(putCodeownersRoute, async (c) => {
     const text = readCodeownersText(
