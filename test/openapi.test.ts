@@ -167,7 +167,7 @@ describe("GET /uploads/v1/openapi.json", () => {
     expect(timings.responses["200"].headers.ETag).toBeDefined();
     const plan = served.paths["/split_plans"].post;
     expect(plan.operationId).toBe("createSplitPlan");
-    expect(Object.keys(plan.responses).sort()).toEqual(["200", "400", "401", "409", "413", "422", "429", "500", "503"]);
+    expect(Object.keys(plan.responses).sort()).toEqual(["200", "400", "401", "409", "413", "415", "422", "429", "500", "503"]);
     expect(plan.responses["409"].description).toContain("split_plan_mismatch");
     const codeowners = served.paths["/codeowners"].put;
     expect(codeowners.operationId).toBe("putCodeowners");

@@ -7,6 +7,7 @@ const DESCRIPTIONS = {
   405: "method_not_allowed: the path exists but not with this method.",
   409: "run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md); split_plan_mismatch: a split plan's key asked again with other items, shards or kind (docs/splitting.md).",
   413: "payload_too_large: the body exceeds the size limit.",
+  415: "unsupported_media_type: the body is not sent as application/json.",
   422: "validation_failed: the request was understood but its data was rejected; see details.",
   429: "rate_limited: too many requests; wait Retry-After seconds.",
   500: "internal_error: an unexpected fault; the message is generic.",

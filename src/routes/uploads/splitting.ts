@@ -153,7 +153,7 @@ const splitPlanRoute = createRoute({
   request: { body: { required: true, content: { "application/json": { schema: SplitPlanBodySchema } } } },
   responses: {
     200: { description: "The plan (made now, or stored).", content: { "application/json": { schema: SplitPlanSchema } } },
-    ...errorResponses(400, 401, 409, 413, 422, 429, 500, 503),
+    ...errorResponses(400, 401, 409, 413, 415, 422, 429, 500, 503),
   },
 });
 

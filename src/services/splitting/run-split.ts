@@ -55,7 +55,9 @@ export async function recordRunSplit(deps: { db: Database; clock: Clock }, run: 
 }
 
 /** The run's recorded split, or null (no key, no plan in force when it was processed, or not processed yet). */
-export async function runSplitOf(db: Database, run: { id: number }): Promise<RunSplit | null> {
+export async function runSplitOf(db: Database, run: { id: number; runKey: string | null }): Promise<RunSplit | null> {
+  // Only a run with a key has a split: the others cost no statement.
+  if (run.runKey === null) return null;
   const [row] = await db.select().from(runSplits).where(eq(runSplits.testRunId, run.id)).limit(1);
   if (!row) return null;
   return {
