@@ -6,18 +6,7 @@
  * uploader's fallback: sorted, round-robin). Pure and seeded.
  */
 import { fallbackShard, median, planShards } from "../src/lib/split";
-
-/** A seeded generator (mulberry32): the same suites on every run. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from "../src/lib/seeded-random";
 
 const normal = (random: () => number) => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
 
@@ -38,7 +27,8 @@ export type Quality = { shards: number; items: number; exact: number; planned: n
 
 /** The longest shard over the lower bound, for the plan, the naive split, and the plan with `unseen` of the items never seen. */
 export function quality(shards: number, items: number, seed: number, unseen = 0.2): Quality {
-  const random = seeded(seed);
+  // Seeded: the same suites on every run.
+  const random = mulberry32(seed);
   const files = suite(items, random);
   const truth = new Map(files.map((f) => [f.item, f.trueMs]));
   const total = files.reduce((sum, f) => sum + f.trueMs, 0);
