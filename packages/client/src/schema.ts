@@ -6207,6 +6207,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description unsupported_media_type: the body is not sent as application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description validation_failed: the request was understood but its data was rejected; see details. */
             422: {
                 headers: {
