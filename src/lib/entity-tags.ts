@@ -42,3 +42,9 @@ function opaqueTag(etag: string): string {
 export function namesTag(condition: IfNoneMatch, etag: string): boolean {
   return !condition.any && condition.tags.includes(opaqueTag(etag));
 }
+
+/** Whether an `If-None-Match` field names `etag`, or is `*` (for a resource that exists): a 304 is due. */
+export function ifNoneMatchNames(field: string | undefined, etag: string): boolean {
+  const condition = parseIfNoneMatch(field);
+  return condition !== null && (condition.any || namesTag(condition, etag));
+}

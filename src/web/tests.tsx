@@ -453,7 +453,7 @@ const QuarantineSection: FC<{ test: TestObject; form: QuarantineForm | null; tes
             <dt>Issue</dt>
             <dd>{test.quarantine.issue_url ? <ExternalLink href={test.quarantine.issue_url} /> : <span class="muted">none given</span>}</dd>
           </dl>
-          <form method="post" action={`${testPath}/unquarantine`}>
+          <form method="post" action={`${testPath}/unquarantine`} class="inline">
             <button type="submit">Unquarantine</button>
           </form>
         </>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { namesTag, parseIfNoneMatch } from "../../src/lib/entity-tags";
+import { ifNoneMatchNames, namesTag, parseIfNoneMatch } from "../../src/lib/entity-tags";
 
 describe("parseIfNoneMatch", () => {
   it("reads `*`, one tag, weak tags and lists with spaces and empty elements", () => {
@@ -25,5 +25,15 @@ describe("namesTag", () => {
     expect(namesTag({ any: false, tags: ["y", "z"] }, '"x"')).toBe(false);
     // `*` is answered by the caller, which knows whether there is a representation.
     expect(namesTag({ any: true }, '"x"')).toBe(false);
+  });
+});
+
+describe("ifNoneMatchNames", () => {
+  it("a 304 is due when the field names the tag (weakly too) or is *; never for an absent or unreadable field", () => {
+    expect(ifNoneMatchNames('"a", W/"x"', '"x"')).toBe(true);
+    expect(ifNoneMatchNames("*", '"x"')).toBe(true);
+    expect(ifNoneMatchNames('"y"', '"x"')).toBe(false);
+    expect(ifNoneMatchNames(undefined, '"x"')).toBe(false);
+    expect(ifNoneMatchNames('"x", garbage', '"x"')).toBe(false);
   });
 });

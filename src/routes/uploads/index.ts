@@ -25,7 +25,8 @@ import { CODEOWNERS_LIMIT_BYTES } from "../../lib/codeowners";
 import { admitBearer } from "../../middleware/auth";
 import { limitBody } from "../../middleware/json-body";
 import { MAX_IGNORED_LINES_LISTED, putCodeowners } from "../../services/tests/codeowners";
-import { MAX_QUARANTINED_TESTS, listQuarantinedTests, matchesEtag, quarantineListTag } from "../../services/tests/quarantine";
+import { MAX_QUARANTINED_TESTS, listQuarantinedTests, quarantineListTag } from "../../services/tests/quarantine";
+import { ifNoneMatchNames } from "../../lib/entity-tags";
 import {
   MAX_RUN_FAILED_TESTS,
   acceptUpload,
@@ -442,7 +443,7 @@ function registerQuarantineList(api: OpenAPIHono<UploadEnv>): void {
     const etag = await quarantineListTag(db, projectId, now, variant);
     // May be stored by the client, but must be revalidated (the app sets no-store elsewhere).
     const headers = { ETag: etag, "Cache-Control": "private, no-cache" };
-    if (matchesEtag(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
+    if (ifNoneMatchNames(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
     const data = await listQuarantinedTests(db, projectId, now, variant);
     return c.json({ data }, 200, headers);
   });

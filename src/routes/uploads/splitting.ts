@@ -9,7 +9,7 @@ import { MAX_ITEM_LENGTH, MAX_SHARDS, MAX_SPLIT_ITEMS, SPLIT_BY } from "../../li
 import { MAX_RAW_VARIANT_LENGTH, MAX_VARIANT_LENGTH, normalizeVariant } from "../../lib/variant";
 import { splitPlanFor } from "../../services/splitting/split-plans";
 import { MAX_TIMING_KEYS, TIMING_RUNS, readTimings, timingRuns, timingsTag } from "../../services/splitting/timings";
-import { matchesEtag } from "../../services/tests/quarantine";
+import { ifNoneMatchNames } from "../../lib/entity-tags";
 import { limitBody } from "../../middleware/json-body";
 import { errorResponses } from "../responses";
 import type { UploadEnv } from "./upload-env";
@@ -168,7 +168,7 @@ export function registerSplitting(api: OpenAPIHono<UploadEnv>): void {
     const runIds = await timingRuns(db, input);
     const etag = timingsTag(input, runIds);
     const headers = { ETag: etag, "Cache-Control": "private, no-cache" };
-    if (matchesEtag(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
+    if (ifNoneMatchNames(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
     return c.json(await readTimings(db, input, runIds), 200, headers);
   });
 

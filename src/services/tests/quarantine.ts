@@ -368,13 +368,3 @@ export async function listQuarantinedTests(db: Database, projectId: string, now:
     presentQuarantinedTestForCi({ ...row, expiresAt: new Date(row.expires_at), allVariants: row.all_variants, variant }),
   );
 }
-
-/**
- * Whether `If-None-Match` names `etag` (a list of tags, weak or strong, or `*`): RFC 9110's weak
- * comparison, as GET's conditional requests use.
- */
-export function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
-  if (ifNoneMatch === undefined) return false;
-  const strip = (tag: string) => tag.trim().replace(/^W\//, "");
-  return ifNoneMatch.split(",").some((tag) => tag.trim() === "*" || strip(tag) === strip(etag));
-}
