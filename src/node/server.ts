@@ -15,6 +15,7 @@ import type { RunQueue } from "../ingest/run-queue";
 import type { SecretKeyring } from "../lib/secret-box";
 
 import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
+import { PostgresKeyCounter } from "../auth/postgres-key-counter";
 import { recoverPendingDeliveries, recoverPendingRuns } from "./in-process-run-queue";
 import { type NodeBackgroundDeps, createNodeBackground, createScaledOutBackground } from "./background";
 import { PostgresRunQueue } from "./postgres-run-queue";
@@ -101,6 +102,16 @@ function startDigestTimer(deps: DigestDeps): NodeJS.Timeout {
   return timer;
 }
 
+/**
+ * The rate limits of API keys and upload tokens: this process's own, in memory; scaled out, in
+ * Postgres, where every process counts on the same windows (src/auth/postgres-key-counter.ts).
+ */
+function rateCounters(db: Database, scaleOut: boolean): Pick<RequestDeps, "keyCounter" | "uploadCounter"> {
+  if (!scaleOut) return { keyCounter: new InMemoryKeyCounter(systemClock), uploadCounter: new InMemoryKeyCounter(systemClock) };
+  const deps = { db, clock: systemClock };
+  return { keyCounter: new PostgresKeyCounter(deps, "api_key"), uploadCounter: new PostgresKeyCounter(deps, "upload_token") };
+}
+
 /** While the database is being opened, migrated and seeded: retryable, in the envelope. */
 const starting = () =>
   envelopeResponse(new ApiError("service_unavailable", "The service is starting; retry shortly.", { headers: { "Retry-After": "1" } }));
@@ -172,12 +183,11 @@ async function main(): Promise<void> {
     mailConfigured: Boolean(config.smtpUrl),
     secrets,
   });
-  // One process, one pool: every request gets the same dependencies, and its client's address.
+  // One pool per process: every request gets the same dependencies, and its client's address.
   const requestDeps: Omit<RequestDeps, "clientAddress"> = {
     db: database.db,
     clock: systemClock,
-    keyCounter: new InMemoryKeyCounter(systemClock),
-    uploadCounter: new InMemoryKeyCounter(systemClock),
+    ...rateCounters(database.db, config.scaleOut),
     runQueue,
     logger: consoleLogger,
   };
