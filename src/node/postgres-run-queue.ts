@@ -27,11 +27,11 @@ import type { QueueMessage, RunQueue, SendOptions } from "../ingest/run-queue";
 import type { RunConsumer } from "./in-process-run-queue";
 
 /** pg-boss's queue of the service's background work: runs, e-mails, webhook and channel deliveries. */
-export const BACKGROUND_QUEUE = "background-work";
+const BACKGROUND_QUEUE = "background-work";
 /** pg-boss's schema in the service's database. */
 const BOSS_SCHEMA = "pgboss";
 /** A job not heard of for this long is expired (and retried, or failed on its last attempt). */
-export const EXPIRE_SECONDS = 30;
+const EXPIRE_SECONDS = 30;
 /** How often a running job says it is alive: a third of the expiry, so one lost beat does not expire it. */
 const HEARTBEAT_MS = 10_000;
 /** How often pg-boss's maintenance expires silent jobs (one process does it per interval). */
