@@ -47,6 +47,16 @@ export type PostgresQueueOptions = {
   outageRetryDelayMs?: (retry: number) => number;
   /** Connections of pg-boss's own pool. */
   poolSize?: number;
+  /** The timing of the take-over (shorter in tests): expiry, heartbeat, maintenance, first retry delay. */
+  timing?: Partial<QueueTiming>;
+};
+
+type QueueTiming = { expireSeconds: number; heartbeatMs: number; maintenanceSeconds: number; retryDelaySeconds: number };
+const DEFAULT_TIMING: QueueTiming = {
+  expireSeconds: EXPIRE_SECONDS,
+  heartbeatMs: HEARTBEAT_MS,
+  maintenanceSeconds: MAINTENANCE_SECONDS,
+  retryDelaySeconds: 1,
 };
 
 type Job = PgBoss.JobWithMetadata<QueueMessage>;
@@ -56,6 +66,7 @@ export class PostgresRunQueue implements RunQueue {
   readonly #logger: Logger;
   readonly #pollMs: number;
   readonly #outageRetryDelayMs: (retry: number) => number;
+  readonly #timing: QueueTiming;
   #consume: RunConsumer | null = null;
   #closing = false;
   #loop: Promise<void> | null = null;
@@ -67,31 +78,26 @@ export class PostgresRunQueue implements RunQueue {
     this.#logger = options.logger;
     this.#pollMs = options.pollMs ?? 1000;
     this.#outageRetryDelayMs = options.outageRetryDelayMs ?? ((retry) => Math.min(1000 * 2 ** (retry - 1), 30_000));
+    this.#timing = { ...DEFAULT_TIMING, ...options.timing };
   }
 
   /** Creates (or migrates) pg-boss's schema and the queue; takes nothing until `consume`. */
   static async open(databaseUrl: string, options: PostgresQueueOptions): Promise<PostgresRunQueue> {
+    const timing = { ...DEFAULT_TIMING, ...options.timing };
     const boss = new PgBoss({
       connectionString: databaseUrl,
       schema: BOSS_SCHEMA,
       max: options.poolSize ?? 3,
       application_name: "ci-analytics-queue",
-      maintenanceIntervalSeconds: MAINTENANCE_SECONDS,
+      maintenanceIntervalSeconds: timing.maintenanceSeconds,
       // Not used: the service's timers are its own (src/node/server.ts).
       schedule: false,
     });
     // pg-boss reports its own failures (a maintenance that met an outage) as events; unheard, they would end the process.
     boss.on("error", (error: unknown) => options.logger.error("pg-boss error", { error: describeError(error) }));
     await boss.start();
-    if (!(await boss.getQueue(BACKGROUND_QUEUE))) {
-      await boss.createQueue(BACKGROUND_QUEUE, {
-        name: BACKGROUND_QUEUE,
-        retryLimit: MAX_ATTEMPTS - 1,
-        retryDelay: 1,
-        retryBackoff: true,
-        expireInSeconds: EXPIRE_SECONDS,
-      });
-    }
+    // Each job carries its retry and expiry settings (send below): the queue's are only defaults.
+    if (!(await boss.getQueue(BACKGROUND_QUEUE))) await boss.createQueue(BACKGROUND_QUEUE, { name: BACKGROUND_QUEUE });
     return new PostgresRunQueue(boss, options);
   }
 
@@ -99,9 +105,9 @@ export class PostgresRunQueue implements RunQueue {
     if (this.#closing) throw new Error("The run queue is closed.");
     await this.#boss.send(BACKGROUND_QUEUE, message, {
       retryLimit: MAX_ATTEMPTS - 1,
-      retryDelay: 1,
+      retryDelay: this.#timing.retryDelaySeconds,
       retryBackoff: true,
-      expireInSeconds: EXPIRE_SECONDS,
+      expireInSeconds: this.#timing.expireSeconds,
       ...(options.delaySeconds ? { startAfter: options.delaySeconds } : {}),
     });
     if (!options.delaySeconds) this.#wake?.();
@@ -147,7 +153,7 @@ export class PostgresRunQueue implements RunQueue {
 
   /** One job: consumed with a heartbeat, then completed, or failed (pg-boss retries it or gives up). */
   async #run(job: Job): Promise<void> {
-    const heartbeat = setInterval(() => void this.#beat(job.id), HEARTBEAT_MS);
+    const heartbeat = setInterval(() => void this.#beat(job.id), this.#timing.heartbeatMs);
     try {
       await this.#consumeThroughOutages(job);
       // Not completed (the database went away): the job expires and is taken again, and finds its work done.
