@@ -191,6 +191,10 @@ async function main(): Promise<void> {
     runQueue,
     logger: consoleLogger,
   };
+  if (sharedQueue)
+    consoleLogger.info(
+      "SCALE_OUT: the queue and the rate limits are in Postgres, shared with every process on this database (docs/scale-out.md)",
+    );
   const { trustedProxies } = config;
   if (trustedProxies.length > 0)
     consoleLogger.info("TRUSTED_PROXIES: on connections from these, X-Forwarded-For names the client", {
