@@ -823,6 +823,28 @@ export const webhookDeliveryWindows = pgTable("webhook_delivery_windows", {
 });
 
 /**
+ * The request windows of API keys and upload tokens when Node scales out (SCALE_OUT=true,
+ * src/auth/postgres-key-counter.ts): what one process alone keeps in memory, and the Worker in a
+ * Durable Object per key. One row per key and counter, updated in place by every request; a window
+ * starts with the first request after the last one ended. `revoked` is the mark a regenerated key
+ * leaves for every process (a replaced key's row may have no organization).
+ */
+export const rateLimitWindows = pgTable(
+  "rate_limit_windows",
+  {
+    /** Whose window: "api_key" (an API key's id) or "upload_token" (the project's id). */
+    counter: text("counter").notNull(),
+    keyId: text("key_id").notNull(),
+    organizationId: uuid("organization_id").references(() => organizations.id, { onDelete: "cascade" }),
+    revoked: boolean("revoked").notNull().default(false),
+    windowStartedAt: timestampMs("window_started_at").notNull(),
+    /** Requests of the window, counted up to one past the limit (those over it are refused). */
+    requests: integer("requests").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.counter, t.keyId] })],
+);
+
+/**
  * Uploads accepted per organization in its current one-hour window: what holds an organization
  * to QUOTA_UPLOADS_PER_HOUR (src/services/tenancy/quotas.ts). One row per organization that has uploaded,
  * updated in place by every upload; a window starts with the first upload after the last one ended.

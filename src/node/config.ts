@@ -7,6 +7,7 @@ import { MIN_SECRETS_KEY_LENGTH, parseKeyList } from "../lib/secret-box";
 import { parseSmtpUrl } from "../mail/transport";
 import { runQuietPeriodMsFrom } from "../lib/run-quiet-period";
 import { type OutboundPolicy, outboundPolicyFrom } from "../notifications/outbound-policy";
+import { isPostgresUrl } from "./database";
 
 export type NodeConfig = {
   port: number;
@@ -43,7 +44,33 @@ export type NodeConfig = {
   trustedProxies: AddressRange[];
   /** RUN_QUIET_PERIOD_SECONDS in ms (docs/uploads.md, "Runs in parts"). */
   runQuietPeriodMs: number;
+  /**
+   * SCALE_OUT=true: several processes share one Postgres database (docs/scale-out.md): the queue
+   * and the rate limits live in the database. Unset or false → this process's own, in memory.
+   */
+  scaleOut: boolean;
 };
+
+/**
+ * SCALE_OUT=true needs what every process must agree on: a Postgres server (PGlite is one
+ * process's), and SECRETS_KEY and CURSOR_SECRET from the environment, so that no process falls
+ * back to a key file of its own machine, nor one of them to a cursor secret the others do not use.
+ */
+function scaleOutFrom(env: NodeJS.ProcessEnv): boolean {
+  const value = env.SCALE_OUT?.trim().toLowerCase();
+  if (value === undefined || value === "" || value === "false") return false;
+  if (value !== "true") throw new Error(`SCALE_OUT must be true or false, got ${JSON.stringify(env.SCALE_OUT)}.`);
+  if (!env.DATABASE_URL || !isPostgresUrl(env.DATABASE_URL))
+    throw new Error(
+      "SCALE_OUT=true needs DATABASE_URL=postgres://…: an embedded PGlite database belongs to one process (docs/scale-out.md).",
+    );
+  const missing = (["SECRETS_KEY", "CURSOR_SECRET"] as const).filter((name) => !env[name]);
+  if (missing.length > 0)
+    throw new Error(
+      `SCALE_OUT=true needs ${missing.join(" and ")} set, the same in every process: generated per process, they would not open each other's secrets and cursors (docs/scale-out.md).`,
+    );
+  return true;
+}
 
 export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
   const port = Number(env.PORT ?? 8787);
@@ -64,6 +91,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
   const signUp = signUpModeFrom(env.SIGN_UP);
   const trustedProxies = parseTrustedProxies(env.TRUSTED_PROXIES);
   const runQuietPeriodMs = runQuietPeriodMsFrom(env.RUN_QUIET_PERIOD_SECONDS);
+  const scaleOut = scaleOutFrom(env);
   return {
     port,
     host: env.HOST || undefined,
@@ -82,6 +110,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
     signUp,
     trustedProxies,
     runQuietPeriodMs,
+    scaleOut,
   };
 }
 

@@ -29,8 +29,32 @@ export type OpenedDatabase = {
   /** Human-readable location, without credentials. */
   description: string;
   migrate(): Promise<void>;
+  /**
+   * Runs `work` (migrations, the demo seed, the queue's schema) while holding the start lock: on
+   * Postgres a session advisory lock, so that of several processes starting at once one prepares
+   * the database and the others wait, then find nothing left to do. PGlite is one process's.
+   */
+  withStartLock<T>(work: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 };
+
+/** The start lock's key (the one-argument form of pg_advisory_lock), apart from the transaction-scoped locks of the service. */
+const START_LOCK_KEY = "ci-test-analytics: start";
+
+/** Holds the start lock on a connection of its own for as long as `work` runs. */
+async function withStartLock<T>(pool: pg.Pool, work: () => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("select pg_advisory_lock(hashtextextended($1, 0))", [START_LOCK_KEY]);
+    try {
+      return await work();
+    } finally {
+      await client.query("select pg_advisory_unlock(hashtextextended($1, 0))", [START_LOCK_KEY]);
+    }
+  } finally {
+    client.release();
+  }
+}
 
 export function isPostgresUrl(url: string): boolean {
   return /^postgres(ql)?:\/\//i.test(url);
@@ -53,6 +77,7 @@ export async function openDatabase(
       kind: "postgres",
       description: `PostgreSQL ${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`,
       migrate: () => migratePg(db as never, { migrationsFolder: MIGRATIONS_FOLDER }),
+      withStartLock: (work) => withStartLock(pool, work),
       close: () => pool.end(),
     };
   }
@@ -82,6 +107,7 @@ export async function openDatabase(
     kind: "pglite",
     description: inMemory ? "embedded PGlite (in memory, discarded on exit)" : `embedded PGlite in ${dataDir}`,
     migrate: () => migratePglite(db as never, { migrationsFolder: MIGRATIONS_FOLDER }),
+    withStartLock: (work) => work(),
     // The lock goes once everything is on disk, so the next process opens a closed database.
     close: () => client.close().finally(() => lock?.release()),
     // Exposed for tests that snapshot a migrated database.

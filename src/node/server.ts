@@ -12,14 +12,19 @@ import { RUN_STALLED_AFTER_MS } from "../services/stalled-work";
 import { queueDueCompletions } from "../services/runs/run-parts";
 import type { Database } from "../db/types";
 import type { RunQueue } from "../ingest/run-queue";
+import type { SecretKeyring } from "../lib/secret-box";
 
 import { InMemoryKeyCounter } from "../auth/in-memory-key-counter";
+import { PostgresKeyCounter } from "../auth/postgres-key-counter";
 import { recoverPendingDeliveries, recoverPendingRuns } from "./in-process-run-queue";
-import { createNodeBackground } from "./background";
+import { type NodeBackgroundDeps, createNodeBackground, createScaledOutBackground } from "./background";
+import { PostgresRunQueue } from "./postgres-run-queue";
+import { asLeader } from "./leader";
+import { requeueStalledWork } from "../services/stalled-work";
 import { nodeOutboundFetch } from "./outbound-fetch";
 import { prepareDatabase } from "./prepare-database";
-import { publicUrls, readNodeConfig } from "./config";
-import { openDatabase } from "./database";
+import { type NodeConfig, publicUrls, readNodeConfig } from "./config";
+import { type OpenedDatabase, openDatabase } from "./database";
 import { type FetchHandler, createNodeServer, envelopeResponse, listen } from "./http-server";
 import { openSecretsKeyring, secretsKeyNotice } from "./secrets-key";
 import { printStartBanner } from "./start-banner";
@@ -32,15 +37,51 @@ import { clientAddressFromConnection, formatIpAddress } from "../lib/client-addr
 /** How often Node looks for runs in parts whose quiet period ended. */
 const COMPLETION_SWEEP_MS = 60_000;
 
+/**
+ * Who runs a sweep of the timers below: this process alone; scaled out, one process of those on
+ * the database per round (src/node/leader.ts), the others skip it.
+ */
+type SweepLead = (task: string, work: () => Promise<unknown>) => Promise<unknown>;
+
 /** Runs in parts whose quiet period ended complete (docs/uploads.md): on the Worker, its cron does it every 10 minutes. */
-function startCompletionSweep(db: Database, queue: RunQueue): NodeJS.Timeout {
+function startCompletionSweep(db: Database, queue: RunQueue, lead: SweepLead): NodeJS.Timeout {
   const timer = setInterval(() => {
-    queueDueCompletions({ db, clock: systemClock, queue }, { stalledAfterMs: RUN_STALLED_AFTER_MS, limit: 500 }).catch((error: unknown) =>
-      consoleLogger.error("could not queue the completion of runs in parts", { error: describeError(error) }),
-    );
+    lead("completion sweep", () =>
+      queueDueCompletions({ db, clock: systemClock, queue }, { stalledAfterMs: RUN_STALLED_AFTER_MS, limit: 500 }),
+    ).catch((error: unknown) => consoleLogger.error("could not queue the completion of runs in parts", { error: describeError(error) }));
   }, COMPLETION_SWEEP_MS);
   timer.unref();
   return timer;
+}
+
+/** How often scaled-out processes look for work whose message was lost (the Worker's cron, every 10 minutes). */
+const STALLED_SWEEP_MS = 5 * 60_000;
+
+/**
+ * Scaled out, no process recovers pending work at its start (the queue in Postgres outlives
+ * processes, and a start would queue again what others are doing): a run, e-mail or delivery
+ * whose message was lost anyway (queued before scaling out, or given up during an outage) is
+ * queued again by this sweep, at start and then on a timer, by one process per round.
+ */
+function startStalledWorkSweep(db: Database, queue: RunQueue, lead: SweepLead): NodeJS.Timeout {
+  const sweep = () =>
+    lead("stalled work sweep", () => requeueStalledWork({ db, clock: systemClock, queue, logger: consoleLogger })).catch((error: unknown) =>
+      consoleLogger.error("could not queue stalled work again", { error: describeError(error) }),
+    );
+  void sweep();
+  const timer = setInterval(sweep, STALLED_SWEEP_MS);
+  timer.unref();
+  return timer;
+}
+
+/** This process's pending work, queued again at its start: its in-process queue did not outlive the previous process. */
+async function recoverPendingWork(db: Database, queue: RunQueue): Promise<void> {
+  const recovered = await recoverPendingRuns(db, queue);
+  if (recovered > 0) consoleLogger.info("queued runs left pending by an earlier process", { runs: recovered });
+  const redelivered = await recoverPendingDeliveries(db, queue);
+  if (redelivered > 0) consoleLogger.info("queued webhook deliveries left pending by an earlier process", { deliveries: redelivered });
+  const resent = await recoverPendingEmails(db, queue);
+  if (resent > 0) consoleLogger.info("queued e-mails left pending by an earlier process", { emails: resent });
 }
 
 /** How often Node looks for weekly digests that are due (Monday 09:00 in each organization's time zone); the Worker's cron, every 10 minutes. */
@@ -61,9 +102,33 @@ function startDigestTimer(deps: DigestDeps): NodeJS.Timeout {
   return timer;
 }
 
+/**
+ * The rate limits of API keys and upload tokens: this process's own, in memory; scaled out, in
+ * Postgres, where every process counts on the same windows (src/auth/postgres-key-counter.ts).
+ */
+function rateCounters(db: Database, scaleOut: boolean): Pick<RequestDeps, "keyCounter" | "uploadCounter"> {
+  if (!scaleOut) return { keyCounter: new InMemoryKeyCounter(systemClock), uploadCounter: new InMemoryKeyCounter(systemClock) };
+  const deps = { db, clock: systemClock };
+  return { keyCounter: new PostgresKeyCounter(deps, "api_key"), uploadCounter: new PostgresKeyCounter(deps, "upload_token") };
+}
+
 /** While the database is being opened, migrated and seeded: retryable, in the envelope. */
 const starting = () =>
   envelopeResponse(new ApiError("service_unavailable", "The service is starting; retry shortly.", { headers: { "Retry-After": "1" } }));
+
+/**
+ * Of several processes starting at once, one migrates, seeds and creates the queue's schema
+ * (pg-boss's, when scaled out); the others wait for the start lock, then find it all done.
+ */
+async function prepareUnderStartLock(database: OpenedDatabase, config: NodeConfig, webAppUrl: string, secrets: SecretKeyring) {
+  return database.withStartLock(async () => {
+    await database.migrate();
+    const prepared = await prepareDatabase(database.db, { ...config, webAppUrl }, secrets);
+    const sharedQueue =
+      config.scaleOut && config.databaseUrl ? await PostgresRunQueue.open(config.databaseUrl, { logger: consoleLogger }) : null;
+    return { ...prepared, sharedQueue };
+  });
+}
 
 async function main(): Promise<void> {
   const config = readNodeConfig();
@@ -77,8 +142,7 @@ async function main(): Promise<void> {
   const database = await openDatabase(config.databaseUrl);
   // After the database: an unusable DATABASE_URL must not leave a key file behind.
   const { secrets, source: secretsKeySource } = openSecretsKeyring(config);
-  await database.migrate();
-  const { cursorSecret, demoKey, demoPeople } = await prepareDatabase(database.db, { ...config, webAppUrl }, secrets);
+  const { cursorSecret, demoKey, demoPeople, sharedQueue } = await prepareUnderStartLock(database, config, webAppUrl, secrets);
   const mail = {
     transport: config.smtpUrl ? nodeSmtpTransport(config.smtpUrl) : null,
     from: mailFromAddress(config.mailFrom, webAppUrl),
@@ -90,7 +154,7 @@ async function main(): Promise<void> {
     consoleLogger.info("OUTBOUND_ALLOW_HOSTS: webhooks may reach these hosts although internal, over http too", {
       hosts: outbound.allowHosts,
     });
-  const { queue: runQueue } = createNodeBackground({
+  const backgroundDeps: NodeBackgroundDeps = {
     db: database.db,
     clock: systemClock,
     logger: consoleLogger,
@@ -99,14 +163,12 @@ async function main(): Promise<void> {
     fetch: nodeOutboundFetch(outbound),
     secrets,
     mail,
-  });
-  const recovered = await recoverPendingRuns(database.db, runQueue);
-  if (recovered > 0) consoleLogger.info("queued runs left pending by an earlier process", { runs: recovered });
-  const redelivered = await recoverPendingDeliveries(database.db, runQueue);
-  if (redelivered > 0) consoleLogger.info("queued webhook deliveries left pending by an earlier process", { deliveries: redelivered });
-  const resent = await recoverPendingEmails(database.db, runQueue);
-  if (resent > 0) consoleLogger.info("queued e-mails left pending by an earlier process", { emails: resent });
-  const completions = startCompletionSweep(database.db, runQueue);
+  };
+  const { queue: runQueue } = sharedQueue ? createScaledOutBackground(backgroundDeps, sharedQueue) : createNodeBackground(backgroundDeps);
+  const lead: SweepLead = sharedQueue ? (task, work) => asLeader(database.db, task, work) : (_task, work) => work();
+  if (!sharedQueue) await recoverPendingWork(database.db, runQueue);
+  const stalled = sharedQueue ? startStalledWorkSweep(database.db, runQueue, lead) : undefined;
+  const completions = startCompletionSweep(database.db, runQueue, lead);
   const digests = startDigestTimer({ db: database.db, clock: systemClock, logger: consoleLogger, webAppUrl, queue: runQueue, secrets });
   const app = createApp({
     cursorSecret,
@@ -121,15 +183,18 @@ async function main(): Promise<void> {
     mailConfigured: Boolean(config.smtpUrl),
     secrets,
   });
-  // One process, one pool: every request gets the same dependencies, and its client's address.
+  // One pool per process: every request gets the same dependencies, and its client's address.
   const requestDeps: Omit<RequestDeps, "clientAddress"> = {
     db: database.db,
     clock: systemClock,
-    keyCounter: new InMemoryKeyCounter(systemClock),
-    uploadCounter: new InMemoryKeyCounter(systemClock),
+    ...rateCounters(database.db, config.scaleOut),
     runQueue,
     logger: consoleLogger,
   };
+  if (sharedQueue)
+    consoleLogger.info(
+      "SCALE_OUT: the queue and the rate limits are in Postgres, shared with every process on this database (docs/scale-out.md)",
+    );
   const { trustedProxies } = config;
   if (trustedProxies.length > 0)
     consoleLogger.info("TRUSTED_PROXIES: on connections from these, X-Forwarded-For names the client", {
@@ -162,6 +227,7 @@ async function main(): Promise<void> {
 
   const shutdown = () => {
     clearInterval(completions);
+    clearInterval(stalled);
     clearInterval(digests);
     server.close();
     // Runs being processed finish (each is one transaction); the rest are recovered on the next start.

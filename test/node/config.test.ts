@@ -64,3 +64,34 @@ describe("TRUSTED_PROXIES (docs/web-app.md#the-client-address)", () => {
     );
   });
 });
+
+describe("SCALE_OUT (docs/scale-out.md)", () => {
+  const shared = {
+    DATABASE_URL: "postgres://postgres@127.0.0.1:5432/shared",
+    SECRETS_KEY: "scale-out-secrets-key-0123456789abcdef",
+    CURSOR_SECRET: "scale-out-cursor-secret-0123",
+  };
+
+  it("is off by default, and on with a Postgres server and both shared secrets", () => {
+    expect(readNodeConfig({}).scaleOut).toBe(false);
+    expect(readNodeConfig({ ...shared, SCALE_OUT: "false" }).scaleOut).toBe(false);
+    expect(readNodeConfig({ ...shared, SCALE_OUT: "true" }).scaleOut).toBe(true);
+  });
+
+  it("refuses an embedded PGlite database, which is one process's", () => {
+    expect(() => readNodeConfig({ ...shared, SCALE_OUT: "true", DATABASE_URL: "" })).toThrow(/SCALE_OUT=true needs DATABASE_URL=postgres/);
+    expect(() => readNodeConfig({ ...shared, SCALE_OUT: "true", DATABASE_URL: "memory://" })).toThrow(/DATABASE_URL=postgres/);
+  });
+
+  it("refuses to start without SECRETS_KEY or CURSOR_SECRET in the environment, naming what is missing", () => {
+    expect(() => readNodeConfig({ ...shared, SCALE_OUT: "true", SECRETS_KEY: undefined })).toThrow(/needs SECRETS_KEY set/);
+    expect(() => readNodeConfig({ ...shared, SCALE_OUT: "true", CURSOR_SECRET: undefined })).toThrow(/needs CURSOR_SECRET set/);
+    expect(() => readNodeConfig({ DATABASE_URL: shared.DATABASE_URL, SCALE_OUT: "true" })).toThrow(
+      /needs SECRETS_KEY and CURSOR_SECRET set/,
+    );
+  });
+
+  it("refuses a value other than true or false", () => {
+    expect(() => readNodeConfig({ ...shared, SCALE_OUT: "yes" })).toThrow(/SCALE_OUT must be true or false/);
+  });
+});
