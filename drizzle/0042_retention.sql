@@ -23,6 +23,11 @@ ALTER TABLE "test_runs" ADD COLUMN "cases_deleted_at" timestamp (3) with time zo
 ALTER TABLE "test_rollup_days" ADD CONSTRAINT "test_rollup_days_project_id_projects_id_fk" FOREIGN KEY ("project_id") REFERENCES "public"."projects"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "test_rollups" ADD CONSTRAINT "test_rollups_project_id_projects_id_fk" FOREIGN KEY ("project_id") REFERENCES "public"."projects"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 CREATE INDEX "test_rollup_days_day_idx" ON "test_rollup_days" USING btree ("day");--> statement-breakpoint
+CREATE INDEX "test_rollups_period_idx" ON "test_rollups" USING btree ("period");--> statement-breakpoint
+CREATE INDEX "alert_events_run_idx" ON "alert_events" USING btree ("test_run_id");--> statement-breakpoint
+CREATE INDEX "notification_deliveries_run_idx" ON "notification_deliveries" USING btree ("test_run_id");--> statement-breakpoint
+CREATE INDEX "run_comparisons_base_run_idx" ON "run_comparisons" USING btree ("base_run_id");--> statement-breakpoint
+CREATE INDEX "test_health_transitions_run_idx" ON "test_health_transitions" USING btree ("test_run_id");--> statement-breakpoint
 CREATE INDEX "test_runs_cases_kept_idx" ON "test_runs" USING btree ("project_id","created_at") WHERE "test_runs"."cases_deleted_at" is null;--> statement-breakpoint
 -- Per-test rollups (docs/retention.md, src/services/shared/test-rollups.ts): a period's `days` is
 -- a run of 22-byte slots, one per day of the period up to its last packed day, big-endian:

@@ -371,7 +371,8 @@ export const testRollups = pgTable(
       .references(() => projects.id, { onDelete: "cascade" }),
     days: bytea("days").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.testId, t.period] })],
+  // The retention sweep deletes the periods past SUMMARY_RETENTION_DAYS by period.
+  (t) => [primaryKey({ columns: [t.testId, t.period] }), index("test_rollups_period_idx").on(t.period)],
 );
 
 /**
@@ -727,7 +728,11 @@ export const testHealthTransitions = pgTable(
       .references(() => testRuns.id, { onDelete: "cascade" }),
     createdAt: timestampMs("created_at").notNull(),
   },
-  (t) => [index("test_health_transitions_test_idx").on(t.testId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst())],
+  (t) => [
+    index("test_health_transitions_test_idx").on(t.testId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    // Deleting a run (the retention sweep, docs/retention.md) finds its transitions.
+    index("test_health_transitions_run_idx").on(t.testRunId),
+  ],
 );
 
 export const alerts = pgTable(
@@ -771,7 +776,11 @@ export const alertEvents = pgTable(
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
     triggeredAt: timestampMs("triggered_at").notNull().defaultNow(),
   },
-  (t) => [index("alert_events_alert_keyset_idx").on(t.alertId, t.triggeredAt.desc().nullsFirst(), t.id.desc().nullsFirst())],
+  (t) => [
+    index("alert_events_alert_keyset_idx").on(t.alertId, t.triggeredAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    // The retention sweep keeps the runs an event refers to (docs/retention.md).
+    index("alert_events_run_idx").on(t.testRunId),
+  ],
 );
 
 export const channelKindEnum = pgEnum("channel_kind", CHANNEL_KINDS);
@@ -866,6 +875,8 @@ export const notificationDeliveries = pgTable(
     index("notification_deliveries_test_events_idx")
       .on(t.testRunId)
       .where(sql`${t.attempts} = 0 and ${t.eventType} <> 'alert.triggered'`),
+    // Deleting a run (the retention sweep, docs/retention.md) finds its deliveries.
+    index("notification_deliveries_run_idx").on(t.testRunId),
   ],
 );
 
@@ -1308,6 +1319,8 @@ export const runComparisons = pgTable(
     comparedAt: timestampMs("compared_at").notNull(),
   },
   (t) => [
+    // Deleting a run (the retention sweep, docs/retention.md) clears the comparisons it was the base of.
+    index("run_comparisons_base_run_idx").on(t.baseRunId),
     // The runs waiting for their named base commit's run (the re-comparison's read), by project.
     index("run_comparisons_awaited_idx")
       .on(t.projectId, t.awaitedBaseCommit)

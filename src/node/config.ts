@@ -6,6 +6,7 @@ import { type SignUpMode, signUpModeFrom } from "../lib/sign-up-mode";
 import { MIN_SECRETS_KEY_LENGTH, parseKeyList } from "../lib/secret-box";
 import { parseSmtpUrl } from "../mail/transport";
 import { runQuietPeriodMsFrom } from "../lib/run-quiet-period";
+import { type Retention, retentionFrom } from "../lib/retention";
 import { type OutboundPolicy, outboundPolicyFrom } from "../notifications/outbound-policy";
 
 export type NodeConfig = {
@@ -43,6 +44,8 @@ export type NodeConfig = {
   trustedProxies: AddressRange[];
   /** RUN_QUIET_PERIOD_SECONDS in ms (docs/uploads.md, "Runs in parts"). */
   runQuietPeriodMs: number;
+  /** RETENTION_DAYS and SUMMARY_RETENTION_DAYS (docs/retention.md). */
+  retention: Retention;
 };
 
 export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig {
@@ -64,6 +67,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
   const signUp = signUpModeFrom(env.SIGN_UP);
   const trustedProxies = parseTrustedProxies(env.TRUSTED_PROXIES);
   const runQuietPeriodMs = runQuietPeriodMsFrom(env.RUN_QUIET_PERIOD_SECONDS);
+  const retention = retentionFrom(env);
   return {
     port,
     host: env.HOST || undefined,
@@ -82,6 +86,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
     signUp,
     trustedProxies,
     runQuietPeriodMs,
+    retention,
   };
 }
 

@@ -27,6 +27,7 @@ import { isLocalWebApp, mailFromAddress } from "../mail/transport";
 import { recoverPendingEmails } from "../services/shared/email-outbox";
 import { nodeSmtpTransport } from "./smtp-transport";
 import { type DigestDeps, sendDueDigests } from "../services/notifications/digest";
+import { type RetentionSweepDeps, sweepRetention } from "../services/runs/retention-sweep";
 import { clientAddressFromConnection, formatIpAddress } from "../lib/client-address";
 
 /** How often Node looks for runs in parts whose quiet period ended. */
@@ -57,6 +58,30 @@ function startDigestTimer(deps: DigestDeps): NodeJS.Timeout {
     );
   void check();
   const timer = setInterval(check, DIGEST_CHECK_MS);
+  timer.unref();
+  return timer;
+}
+
+/** How often Node runs the retention sweep (docs/retention.md); the Worker's cron, every 10 minutes. */
+const RETENTION_SWEEP_MS = 5 * 60_000;
+
+/**
+ * The retention sweep (src/services/runs/retention-sweep.ts): a bounded number of small batches per
+ * tick, never two at once in this process (a slow tick is not overlapped by the next). Several
+ * processes on one database each delete their own batches: a batch's rows are gone for the other.
+ */
+function startRetentionTimer(deps: RetentionSweepDeps): NodeJS.Timeout {
+  let running = false;
+  const sweep = () => {
+    if (running) return;
+    running = true;
+    sweepRetention(deps)
+      .catch((error: unknown) => consoleLogger.error("could not run the retention sweep", { error: describeError(error) }))
+      .finally(() => {
+        running = false;
+      });
+  };
+  const timer = setInterval(sweep, RETENTION_SWEEP_MS);
   timer.unref();
   return timer;
 }
@@ -106,8 +131,11 @@ async function main(): Promise<void> {
   if (redelivered > 0) consoleLogger.info("queued webhook deliveries left pending by an earlier process", { deliveries: redelivered });
   const resent = await recoverPendingEmails(database.db, runQueue);
   if (resent > 0) consoleLogger.info("queued e-mails left pending by an earlier process", { emails: resent });
-  const completions = startCompletionSweep(database.db, runQueue);
-  const digests = startDigestTimer({ db: database.db, clock: systemClock, logger: consoleLogger, webAppUrl, queue: runQueue, secrets });
+  const timers = [
+    startCompletionSweep(database.db, runQueue),
+    startDigestTimer({ db: database.db, clock: systemClock, logger: consoleLogger, webAppUrl, queue: runQueue, secrets }),
+    startRetentionTimer({ db: database.db, clock: systemClock, logger: consoleLogger, retention: config.retention }),
+  ];
   const app = createApp({
     cursorSecret,
     adminToken: config.adminToken,
@@ -118,6 +146,7 @@ async function main(): Promise<void> {
     quotas: config.quotas,
     signUp: config.signUp,
     runQuietPeriodMs: config.runQuietPeriodMs,
+    retention: config.retention,
     mailConfigured: Boolean(config.smtpUrl),
     secrets,
   });
@@ -161,8 +190,7 @@ async function main(): Promise<void> {
   });
 
   const shutdown = () => {
-    clearInterval(completions);
-    clearInterval(digests);
+    for (const timer of timers) clearInterval(timer);
     server.close();
     // Runs being processed finish (each is one transaction); the rest are recovered on the next start.
     Promise.race([runQueue.close(), new Promise((resolve) => setTimeout(resolve, 5000))])
