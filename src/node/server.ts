@@ -18,7 +18,7 @@ import { recoverPendingDeliveries, recoverPendingRuns } from "./in-process-run-q
 import { createNodeBackground } from "./background";
 import { nodeOutboundFetch } from "./outbound-fetch";
 import { prepareDatabase } from "./prepare-database";
-import { publicUrls, readNodeConfig } from "./config";
+import { type NodeConfig, publicUrls, readNodeConfig } from "./config";
 import { openDatabase } from "./database";
 import { type FetchHandler, createNodeServer, envelopeResponse, listen } from "./http-server";
 import { openSecretsKeyring, secretsKeyNotice } from "./secrets-key";
@@ -86,6 +86,13 @@ function startRetentionTimer(deps: RetentionSweepDeps): NodeJS.Timeout {
   return timer;
 }
 
+/** SMTP_URL's transport, or none (the outbox holds the mail, printed in the log for a local web app). */
+const mailSettingsOf = (config: NodeConfig, webAppUrl: string) => ({
+  transport: config.smtpUrl ? nodeSmtpTransport(config.smtpUrl) : null,
+  from: mailFromAddress(config.mailFrom, webAppUrl),
+  logHeldBodies: !config.smtpUrl && isLocalWebApp(webAppUrl),
+});
+
 /** While the database is being opened, migrated and seeded: retryable, in the envelope. */
 const starting = () =>
   envelopeResponse(new ApiError("service_unavailable", "The service is starting; retry shortly.", { headers: { "Retry-After": "1" } }));
@@ -104,11 +111,7 @@ async function main(): Promise<void> {
   const { secrets, source: secretsKeySource } = openSecretsKeyring(config);
   await database.migrate();
   const { cursorSecret, demoKey, demoPeople } = await prepareDatabase(database.db, { ...config, webAppUrl }, secrets);
-  const mail = {
-    transport: config.smtpUrl ? nodeSmtpTransport(config.smtpUrl) : null,
-    from: mailFromAddress(config.mailFrom, webAppUrl),
-    logHeldBodies: !config.smtpUrl && isLocalWebApp(webAppUrl),
-  };
+  const mail = mailSettingsOf(config, webAppUrl);
   // One policy for what the pages and the admin API accept and what deliveries reach (OUTBOUND_ALLOW_HOSTS: none by default).
   const outbound = config.outbound;
   if (outbound.allowHosts?.length)
