@@ -4,7 +4,7 @@
  * summaries and the daily rollups. Unset or empty → 90 and 400; otherwise whole numbers of days
  * from 1 to 36,500, RETENTION_DAYS at most SUMMARY_RETENTION_DAYS.
  */
-export const DEFAULT_RETENTION_DAYS = 90;
+const DEFAULT_RETENTION_DAYS = 90;
 export const DEFAULT_SUMMARY_RETENTION_DAYS = 400;
 const MAX_DAYS = 36_500;
 const DAY_MS = 86_400_000;

@@ -147,7 +147,7 @@ export async function findRunRow(scope: OrgScope, projectId: string, number: str
  * A 410 `past_retention` when a run's cases are past its project's retention (docs/retention.md):
  * deleted by the retention sweep, or from before the first kept instant and about to be.
  */
-export function assertCasesKept(
+function assertCasesKept(
   scope: OrgScope,
   run: { createdAt: Date; casesDeletedAt: Date | null },
   projectRetentionDays: number | null,
