@@ -1,7 +1,8 @@
 /**
  * The retention sweep (docs/retention.md): deletes what is past retention, in small batches, each
  * its own short statement (and transaction), so that nothing an upload waits on is held for longer
- * than one batch. Node runs it on a timer, the Worker from its cron; each sweep does at most
+ * than one batch, and paced (after a batch, a pause of five times its duration) so that it takes
+ * at most a sixth of the database's time while it runs. Node runs it on a timer, the Worker from its cron; each sweep does at most
  * `maxBatches` batches of at most `batchRows` rows, and the next sweep goes on where it stopped.
  *
  * In order:
@@ -47,8 +48,14 @@ import { failTestRun } from "./test-runs";
 export type RetentionSweepDeps = { db: Database; clock: Clock; logger: Logger; retention: Retention; payloadStore?: PayloadStore };
 
 export type RetentionSweepOptions = {
-  /** Rows per statement; 2,000 unless a test chooses. */
+  /** Rows per statement; 500 unless a test chooses. */
   batchRows?: number;
+  /**
+   * After each batch the sweep waits this many times the batch's own duration, so that it takes at
+   * most 1 / (1 + pauseFactor) of the database's time while it runs (uploads keep the rest); 5
+   * unless a test chooses (0: no pause).
+   */
+  pauseFactor?: number;
   /** Batches per sweep, over all its steps (a batch: at most `batchRows` rows of a table, in at most three short statements); 50 unless a test chooses. */
   maxBatches?: number;
 };
@@ -62,7 +69,8 @@ export type RetentionSweepCounts = {
   rollups: number;
 };
 
-const BATCH_ROWS = 2_000;
+const BATCH_ROWS = 500;
+const PAUSE_FACTOR = 5;
 const MAX_BATCHES = 50;
 /** Pending runs failed per sweep (each its own transaction, and a payload object's deletion on the Worker). */
 const PENDING_RUNS_PER_SWEEP = 100;
@@ -80,12 +88,13 @@ export async function sweepRetention(deps: RetentionSweepDeps, options: Retentio
   let budget = options.maxBatches ?? MAX_BATCHES;
   const counts: RetentionSweepCounts = { packed: 0, cases: 0, runsCleared: 0, payloadRuns: 0, runs: 0, rollups: 0 };
   const now = deps.clock.now();
+  const paced = pacer(options.pauseFactor ?? PAUSE_FACTOR);
   /** Runs `batch` while the sweep has statements left and it finds rows; returns the rows it found. */
   const repeat = async (batch: () => Promise<number>): Promise<number> => {
     let total = 0;
     while (budget > 0) {
       budget--;
-      const rows = await batch();
+      const rows = await paced(batch);
       total += rows;
       if (rows === 0) break;
     }
@@ -94,7 +103,7 @@ export async function sweepRetention(deps: RetentionSweepDeps, options: Retentio
   counts.packed = await repeat(() => packTestRollupDays(deps.db, now, batchRows));
   while (budget > 0) {
     budget--;
-    const cleared = await deleteCasesBatch(deps, now, batchRows);
+    const cleared = await paced(() => deleteCasesBatch(deps, now, batchRows));
     if (cleared === null) break;
     counts.cases += cleared.cases;
     counts.runsCleared += cleared.runs;
@@ -107,6 +116,20 @@ export async function sweepRetention(deps: RetentionSweepDeps, options: Retentio
   counts.rollups = await repeat(() => deleteRollupsPastSummaryRetention(deps.db, now, deps.retention, batchRows));
   if (Object.values(counts).some((n) => n > 0)) deps.logger.info("retention sweep", counts);
   return counts;
+}
+
+/**
+ * Runs a batch, then waits `factor` times as long as it took (the wall clock's time, whatever the
+ * test's clock says): the sweep's share of the database stays bounded however long it runs.
+ */
+function pacer(factor: number) {
+  return async <T>(batch: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    const result = await batch();
+    const pause = (performance.now() - started) * factor;
+    if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+    return result;
+  };
 }
 
 /**
