@@ -16,6 +16,7 @@ import type { Clock } from "./lib/clock";
 import type { Logger } from "./lib/logger";
 import type { SecretKeyring } from "./lib/secret-box";
 import type { Quotas } from "./lib/quotas";
+import type { Retention } from "./lib/retention";
 import type { SignUpMode } from "./lib/sign-up-mode";
 import type { OutboundPolicy } from "./notifications/outbound-policy";
 import type { OrgScope } from "./services/shared/context";
@@ -72,6 +73,8 @@ export type AppConfig = {
   uploadLimitBytes?: number;
   /** RUN_QUIET_PERIOD_SECONDS in ms (src/lib/run-quiet-period.ts): a run in parts completes this long after its last part. */
   runQuietPeriodMs?: number;
+  /** RETENTION_DAYS and SUMMARY_RETENTION_DAYS (src/lib/retention.ts): what reads past retention answer, what a project may set. */
+  retention?: Retention;
 };
 
 export type RequestDeps = {

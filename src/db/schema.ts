@@ -14,6 +14,7 @@
 import { sql } from "drizzle-orm";
 import {
   bigint,
+  customType,
   boolean,
   check,
   date,
@@ -24,6 +25,7 @@ import {
   pgEnum,
   pgTable,
   primaryKey,
+  smallint,
   text,
   timestamp,
   uniqueIndex,
@@ -48,6 +50,9 @@ import {
   BASE_CHOICES,
   type Verdict,
 } from "../lib/vocabulary";
+
+/** Bytes, as Postgres' bytea (Uint8Array in, whatever the driver gives out: read with `bytesOf`). */
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => "bytea" });
 
 const timestampMs = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: "date" });
 
@@ -185,6 +190,11 @@ export const projects = pgTable(
      * quarantined for this many days (1 to 90), with source `auto`.
      */
     autoQuarantineDays: integer("auto_quarantine_days"),
+    /**
+     * How many days the project's test cases and payloads are kept (docs/retention.md): null is the
+     * deployment's RETENTION_DAYS; otherwise 1 to SUMMARY_RETENTION_DAYS.
+     */
+    retentionDays: integer("retention_days"),
     createdAt: timestampMs("created_at").notNull().defaultNow(),
     updatedAt: timestampMs("updated_at").notNull().defaultNow(),
   },
@@ -250,6 +260,8 @@ export const testRuns = pgTable(
     completeAfter: timestampMs("complete_after"),
     /** When its completion was decided: no part but a retry is accepted after it. */
     completedAt: timestampMs("completed_at"),
+    /** When the retention sweep deleted its cases and suites (docs/retention.md); null while they are kept. */
+    casesDeletedAt: timestampMs("cases_deleted_at"),
   },
   (t) => [
     uniqueIndex("test_runs_project_number_key").on(t.projectId, t.number),
@@ -260,6 +272,10 @@ export const testRuns = pgTable(
     uniqueIndex("test_runs_project_run_key")
       .on(t.projectId, t.runKey, t.variant)
       .where(sql`${t.runKey} is not null`),
+    // The retention sweep (docs/retention.md): a project's oldest runs whose cases are still kept.
+    index("test_runs_cases_kept_idx")
+      .on(t.projectId, t.createdAt)
+      .where(sql`${t.casesDeletedAt} is null`),
     // The quiet period's sweep: runs with parts whose completion is not decided yet.
     index("test_runs_complete_after_idx")
       .on(t.completeAfter)
@@ -335,6 +351,52 @@ export const testDailyCosts = pgTable(
     quarantinedFailuresMs: bigint("quarantined_failures_ms", { mode: "number" }).notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.testId, t.day] }), index("test_daily_costs_project_day_idx").on(t.projectId, t.day)],
+);
+
+/**
+ * A test's daily figures, packed (docs/retention.md): one row per test and period of 32 UTC days
+ * (period = days since 1970-01-01 divided by 32), whose `days` holds a fixed-width slot per day of
+ * the period up to its last packed day (src/services/shared/test-rollups.ts; the layout is in
+ * drizzle/0044_retention.sql): executions, failures, passes on retry, time on failed attempts, and
+ * a sketch of the day's durations for their p50. Filled from test_rollup_days by the retention
+ * sweep, a day at a time, once the day is over. No foreign key on `test_id`, as test_daily_costs.
+ */
+export const testRollups = pgTable(
+  "test_rollups",
+  {
+    testId: uuid("test_id").notNull(),
+    period: integer("period").notNull(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    days: bytea("days").notNull(),
+  },
+  // The retention sweep deletes the periods past SUMMARY_RETENTION_DAYS by period.
+  (t) => [primaryKey({ columns: [t.testId, t.period] }), index("test_rollups_period_idx").on(t.period)],
+);
+
+/**
+ * A test's figures on a recent UTC day (its runs' arrival day), written by run processing in the
+ * run's transaction: plain counters and the buckets of the executions' durations, one element per
+ * timed execution, so a run's write is integer arithmetic and an array's concatenation. The
+ * retention sweep packs a day's rows into test_rollups once the day is over and deletes them, so
+ * this table holds about two days.
+ */
+export const testRollupDays = pgTable(
+  "test_rollup_days",
+  {
+    testId: uuid("test_id").notNull(),
+    day: date("day", { mode: "string" }).notNull(),
+    projectId: uuid("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    executions: integer("executions").notNull(),
+    failures: integer("failures").notNull(),
+    passedOnRetry: integer("passed_on_retry").notNull(),
+    failedAttemptsMs: bigint("failed_attempts_ms", { mode: "number" }).notNull(),
+    durationBuckets: smallint("duration_buckets").array().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.testId, t.day] }), index("test_rollup_days_day_idx").on(t.day)],
 );
 
 /**
@@ -666,7 +728,11 @@ export const testHealthTransitions = pgTable(
       .references(() => testRuns.id, { onDelete: "cascade" }),
     createdAt: timestampMs("created_at").notNull(),
   },
-  (t) => [index("test_health_transitions_test_idx").on(t.testId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst())],
+  (t) => [
+    index("test_health_transitions_test_idx").on(t.testId, t.createdAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    // Deleting a run (the retention sweep, docs/retention.md) finds its transitions.
+    index("test_health_transitions_run_idx").on(t.testRunId),
+  ],
 );
 
 export const alerts = pgTable(
@@ -710,7 +776,11 @@ export const alertEvents = pgTable(
     metadata: jsonb("metadata").$type<Record<string, unknown>>().notNull().default({}),
     triggeredAt: timestampMs("triggered_at").notNull().defaultNow(),
   },
-  (t) => [index("alert_events_alert_keyset_idx").on(t.alertId, t.triggeredAt.desc().nullsFirst(), t.id.desc().nullsFirst())],
+  (t) => [
+    index("alert_events_alert_keyset_idx").on(t.alertId, t.triggeredAt.desc().nullsFirst(), t.id.desc().nullsFirst()),
+    // The retention sweep keeps the runs an event refers to (docs/retention.md).
+    index("alert_events_run_idx").on(t.testRunId),
+  ],
 );
 
 export const channelKindEnum = pgEnum("channel_kind", CHANNEL_KINDS);
@@ -805,6 +875,8 @@ export const notificationDeliveries = pgTable(
     index("notification_deliveries_test_events_idx")
       .on(t.testRunId)
       .where(sql`${t.attempts} = 0 and ${t.eventType} <> 'alert.triggered'`),
+    // Deleting a run (the retention sweep, docs/retention.md) finds its deliveries.
+    index("notification_deliveries_run_idx").on(t.testRunId),
   ],
 );
 
@@ -1269,6 +1341,8 @@ export const runComparisons = pgTable(
     comparedAt: timestampMs("compared_at").notNull(),
   },
   (t) => [
+    // Deleting a run (the retention sweep, docs/retention.md) clears the comparisons it was the base of.
+    index("run_comparisons_base_run_idx").on(t.baseRunId),
     // The runs waiting for their named base commit's run (the re-comparison's read), by project.
     index("run_comparisons_awaited_idx")
       .on(t.projectId, t.awaitedBaseCommit)

@@ -42,6 +42,17 @@ export function notFound(resource: string): ApiError {
   return new ApiError("not_found", `${resource} not found.`);
 }
 
+/**
+ * 410 `past_retention` (docs/retention.md): `what` is from before `keptFrom`, the first instant of
+ * data kept `days` days; the message says both, and what is kept instead.
+ */
+export function pastRetention(what: string, keptFrom: Date, days: number, instead: string): ApiError {
+  return new ApiError(
+    "past_retention",
+    `${what} from before ${keptFrom.toISOString()}, past the ${days}-day retention, ${days === 1 ? "is" : "are"} not kept. ${instead}`,
+  );
+}
+
 export function validationFailed(details: ErrorDetail[]): ApiError {
   return new ApiError("validation_failed", "The request was understood but its data was rejected.", { details });
 }

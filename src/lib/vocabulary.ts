@@ -115,6 +115,8 @@ export const ERROR_STATUS = {
   /** A split plan's key asked again with other items, shards or kind (docs/splitting.md). */
   split_plan_mismatch: 409,
   request_timeout: 408,
+  /** Test cases (or an export's window) from before their project's retention: deleted, or about to be (docs/retention.md). */
+  past_retention: 410,
   payload_too_large: 413,
   unsupported_media_type: 415,
   validation_failed: 422,

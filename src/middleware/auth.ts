@@ -69,7 +69,7 @@ export function admitBearer<E extends Env>(credential: BearerCredential<E>) {
  * /api/v1's gate: resolves the organization's API key (src/auth/key-gate.ts), counts the request
  * against it, and scopes every later service call to the key's organization.
  */
-export function authenticateApiKey(config: Pick<AppConfig, "webAppUrl"> & { keyIdCache: KeyIdCache }) {
+export function authenticateApiKey(config: Pick<AppConfig, "webAppUrl" | "retention"> & { keyIdCache: KeyIdCache }) {
   return admitBearer<AppEnv>({
     name: "API key",
     invalidMessage: "Invalid API key: it is malformed, unknown or has been replaced.",
@@ -80,7 +80,13 @@ export function authenticateApiKey(config: Pick<AppConfig, "webAppUrl"> & { keyI
       const admission = await admitApiKey({ db, keyCounter, keyIdCache: config.keyIdCache }, token);
       if (!admission) return null;
       c.set("auth", admission.auth);
-      c.set("scope", { db, clock, webAppUrl: config.webAppUrl, organizationId: admission.auth.organizationId });
+      c.set("scope", {
+        db,
+        clock,
+        webAppUrl: config.webAppUrl,
+        organizationId: admission.auth.organizationId,
+        retention: config.retention,
+      });
       return admission.decision;
     },
   });

@@ -6,6 +6,7 @@ import { type SignUpMode, signUpModeFrom } from "../lib/sign-up-mode";
 import { MIN_SECRETS_KEY_LENGTH, parseKeyList } from "../lib/secret-box";
 import { parseSmtpUrl } from "../mail/transport";
 import { runQuietPeriodMsFrom } from "../lib/run-quiet-period";
+import { type Retention, retentionFrom } from "../lib/retention";
 import { type OutboundPolicy, outboundPolicyFrom } from "../notifications/outbound-policy";
 import { isPostgresUrl } from "./database";
 
@@ -49,6 +50,8 @@ export type NodeConfig = {
    * and the rate limits live in the database. Unset or false → this process's own, in memory.
    */
   scaleOut: boolean;
+  /** RETENTION_DAYS and SUMMARY_RETENTION_DAYS (docs/retention.md). */
+  retention: Retention;
 };
 
 /**
@@ -92,6 +95,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
   const trustedProxies = parseTrustedProxies(env.TRUSTED_PROXIES);
   const runQuietPeriodMs = runQuietPeriodMsFrom(env.RUN_QUIET_PERIOD_SECONDS);
   const scaleOut = scaleOutFrom(env);
+  const retention = retentionFrom(env);
   return {
     port,
     host: env.HOST || undefined,
@@ -111,6 +115,7 @@ export function readNodeConfig(env: NodeJS.ProcessEnv = process.env): NodeConfig
     trustedProxies,
     runQuietPeriodMs,
     scaleOut,
+    retention,
   };
 }
 

@@ -32,6 +32,7 @@ import { isLocalWebApp, mailFromAddress } from "../mail/transport";
 import { recoverPendingEmails } from "../services/shared/email-outbox";
 import { nodeSmtpTransport } from "./smtp-transport";
 import { type DigestDeps, sendDueDigests } from "../services/notifications/digest";
+import { type RetentionSweepDeps, sweepRetention } from "../services/runs/retention-sweep";
 import { clientAddressFromConnection, formatIpAddress } from "../lib/client-address";
 
 /** How often Node looks for runs in parts whose quiet period ended. */
@@ -112,6 +113,37 @@ function rateCounters(db: Database, scaleOut: boolean): Pick<RequestDeps, "keyCo
   return { keyCounter: new PostgresKeyCounter(deps, "api_key"), uploadCounter: new PostgresKeyCounter(deps, "upload_token") };
 }
 
+/** How often Node runs the retention sweep (docs/retention.md); the Worker's cron, every 10 minutes. */
+const RETENTION_SWEEP_MS = 5 * 60_000;
+
+/**
+ * The retention sweep (src/services/runs/retention-sweep.ts): a bounded number of small batches per
+ * tick, never two at once in this process (a slow tick is not overlapped by the next); scaled out,
+ * one process per round (`lead`).
+ */
+function startRetentionTimer(deps: RetentionSweepDeps, lead: SweepLead): NodeJS.Timeout {
+  let running = false;
+  const sweep = () => {
+    if (running) return;
+    running = true;
+    lead("retention sweep", () => sweepRetention(deps))
+      .catch((error: unknown) => consoleLogger.error("could not run the retention sweep", { error: describeError(error) }))
+      .finally(() => {
+        running = false;
+      });
+  };
+  const timer = setInterval(sweep, RETENTION_SWEEP_MS);
+  timer.unref();
+  return timer;
+}
+
+/** SMTP_URL's transport, or none (the outbox holds the mail, printed in the log for a local web app). */
+const mailSettingsOf = (config: NodeConfig, webAppUrl: string) => ({
+  transport: config.smtpUrl ? nodeSmtpTransport(config.smtpUrl) : null,
+  from: mailFromAddress(config.mailFrom, webAppUrl),
+  logHeldBodies: !config.smtpUrl && isLocalWebApp(webAppUrl),
+});
+
 /** While the database is being opened, migrated and seeded: retryable, in the envelope. */
 const starting = () =>
   envelopeResponse(new ApiError("service_unavailable", "The service is starting; retry shortly.", { headers: { "Retry-After": "1" } }));
@@ -143,11 +175,7 @@ async function main(): Promise<void> {
   // After the database: an unusable DATABASE_URL must not leave a key file behind.
   const { secrets, source: secretsKeySource } = openSecretsKeyring(config);
   const { cursorSecret, demoKey, demoPeople, sharedQueue } = await prepareUnderStartLock(database, config, webAppUrl, secrets);
-  const mail = {
-    transport: config.smtpUrl ? nodeSmtpTransport(config.smtpUrl) : null,
-    from: mailFromAddress(config.mailFrom, webAppUrl),
-    logHeldBodies: !config.smtpUrl && isLocalWebApp(webAppUrl),
-  };
+  const mail = mailSettingsOf(config, webAppUrl);
   // One policy for what the pages and the admin API accept and what deliveries reach (OUTBOUND_ALLOW_HOSTS: none by default).
   const outbound = config.outbound;
   if (outbound.allowHosts?.length)
@@ -170,6 +198,7 @@ async function main(): Promise<void> {
   const stalled = sharedQueue ? startStalledWorkSweep(database.db, runQueue, lead) : undefined;
   const completions = startCompletionSweep(database.db, runQueue, lead);
   const digests = startDigestTimer({ db: database.db, clock: systemClock, logger: consoleLogger, webAppUrl, queue: runQueue, secrets });
+  const retention = startRetentionTimer({ db: database.db, clock: systemClock, logger: consoleLogger, retention: config.retention }, lead);
   const app = createApp({
     cursorSecret,
     adminToken: config.adminToken,
@@ -180,6 +209,7 @@ async function main(): Promise<void> {
     quotas: config.quotas,
     signUp: config.signUp,
     runQuietPeriodMs: config.runQuietPeriodMs,
+    retention: config.retention,
     mailConfigured: Boolean(config.smtpUrl),
     secrets,
   });
@@ -229,6 +259,7 @@ async function main(): Promise<void> {
     clearInterval(completions);
     clearInterval(stalled);
     clearInterval(digests);
+    clearInterval(retention);
     server.close();
     // Runs being processed finish (each is one transaction); the rest are recovered on the next start.
     Promise.race([runQueue.close(), new Promise((resolve) => setTimeout(resolve, 5000))])

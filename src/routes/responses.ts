@@ -6,6 +6,7 @@ const DESCRIPTIONS = {
   404: "not_found: the resource does not exist or belongs to another organization.",
   405: "method_not_allowed: the path exists but not with this method.",
   409: "run_not_processed: the run is not processed (pending, or its processing failed), so it has no comparison yet (docs/verdicts.md); run_completed: a part for a run whose completion was decided, not a retry (docs/uploads.md); split_plan_mismatch: a split plan's key asked again with other items, shards or kind (docs/splitting.md).",
+  410: "past_retention: the test cases asked for (or the export's window) are from before the project's retention: deleted, or about to be (docs/retention.md); the message says from when data is kept.",
   413: "payload_too_large: the body exceeds the size limit.",
   415: "unsupported_media_type: the body is not sent as application/json.",
   422: "validation_failed: the request was understood but its data was rejected; see details.",

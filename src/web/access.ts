@@ -35,7 +35,13 @@ export async function memberAccess(
 /** The access a membership the page has found gives: the organization's scope and the layout's context. */
 export function accessOf(c: Context<WebEnv>, config: WebConfig, paths: WebPaths, membership: Membership): MemberAccess {
   return {
-    scope: { db: c.env.db, clock: c.env.clock, webAppUrl: config.webAppUrl, organizationId: membership.organizationId },
+    scope: {
+      db: c.env.db,
+      clock: c.env.clock,
+      webAppUrl: config.webAppUrl,
+      organizationId: membership.organizationId,
+      retention: config.retention,
+    },
     membership,
     page: { person: c.var.person, membership, paths },
   };

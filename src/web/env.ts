@@ -26,6 +26,7 @@ export type WebConfig = Pick<
   | "quotas"
   | "signUp"
   | "mailConfigured"
+  | "retention"
 >;
 
 /** The header's organization and the person, for the layout. */

@@ -1,16 +1,45 @@
-/** The project forms' fields, checked as the API checks them (name, description, default branch, auto-quarantine); the upload commands the pages show. */
+/** The project forms' fields, checked as the API checks them (name, description, default branch, auto-quarantine, retention); the upload commands the pages show. */
 import { UPLOADER_BUNDLE_PATH, UPLOADER_TARBALL_PATH } from "../lib/uploader-package";
 import { MAX_AUTO_QUARANTINE_DAYS } from "../services/tests/quarantine";
 import { checkName } from "./forms";
+import { DEFAULT_SUMMARY_RETENTION_DAYS } from "../lib/retention";
 import { hasControlCharacters } from "../lib/control-characters";
 
-export type ProjectFields = { name: string; description: string; defaultBranch: string; autoQuarantineDays: string };
-export type CheckedProject = { name: string; description: string | null; defaultBranch: string | null; autoQuarantineDays: number | null };
+/** `retentionDays`: the settings form's (the new-project form has none). */
+export type ProjectFields = {
+  name: string;
+  description: string;
+  defaultBranch: string;
+  autoQuarantineDays: string;
+  retentionDays?: string;
+};
+export type CheckedProject = {
+  name: string;
+  description: string | null;
+  defaultBranch: string | null;
+  autoQuarantineDays: number | null;
+  /** Null: the deployment's RETENTION_DAYS. */
+  retentionDays: number | null;
+};
 
 const DESCRIPTION_MAX = 10_000;
 
-/** The values to store, or the problems to show (one per field, in the form's order). */
-export function checkProjectFields(fields: ProjectFields): { value: CheckedProject } | { problems: string[] } {
+/** A number of days from 1 to `max`, null when empty, NaN when neither. */
+function daysField(text: string | undefined, max: number): number | null {
+  const days = (text ?? "").trim();
+  if (days === "") return null;
+  const value = /^\d{1,5}$/.test(days) ? Number(days) : Number.NaN;
+  return value >= 1 && value <= max ? value : Number.NaN;
+}
+
+/**
+ * The values to store, or the problems to show (one per field, in the form's order);
+ * `summaryRetentionDays`: the most a project's own retention may be (SUMMARY_RETENTION_DAYS).
+ */
+export function checkProjectFields(
+  fields: ProjectFields,
+  summaryRetentionDays: number = DEFAULT_SUMMARY_RETENTION_DAYS,
+): { value: CheckedProject } | { problems: string[] } {
   const problems: string[] = [];
   const nameProblem = checkName(fields.name, "Name");
   if (nameProblem) problems.push(nameProblem);
@@ -19,14 +48,12 @@ export function checkProjectFields(fields: ProjectFields): { value: CheckedProje
   const branch = fields.defaultBranch.trim();
   if (branch.length > 255) problems.push("Default branch is too long (maximum is 255 characters).");
   if (hasControlCharacters(branch)) problems.push("Default branch must not contain control characters.");
-  const days = fields.autoQuarantineDays.trim();
-  let autoQuarantineDays: number | null = null;
-  if (days !== "") {
-    autoQuarantineDays = /^\d{1,3}$/.test(days) ? Number(days) : Number.NaN;
-    if (!(autoQuarantineDays >= 1 && autoQuarantineDays <= MAX_AUTO_QUARANTINE_DAYS)) {
-      problems.push(`Auto-quarantine must be a whole number of days from 1 to ${MAX_AUTO_QUARANTINE_DAYS}, or empty for off.`);
-    }
-  }
+  const autoQuarantineDays = daysField(fields.autoQuarantineDays, MAX_AUTO_QUARANTINE_DAYS);
+  if (Number.isNaN(autoQuarantineDays))
+    problems.push(`Auto-quarantine must be a whole number of days from 1 to ${MAX_AUTO_QUARANTINE_DAYS}, or empty for off.`);
+  const retentionDays = daysField(fields.retentionDays, summaryRetentionDays);
+  if (Number.isNaN(retentionDays))
+    problems.push(`Retention must be a whole number of days from 1 to ${summaryRetentionDays}, or empty for the service's default.`);
   if (problems.length > 0) return { problems };
   return {
     value: {
@@ -34,6 +61,7 @@ export function checkProjectFields(fields: ProjectFields): { value: CheckedProje
       description: fields.description === "" ? null : fields.description,
       defaultBranch: branch === "" ? null : branch,
       autoQuarantineDays,
+      retentionDays,
     },
   };
 }

@@ -37,8 +37,9 @@ import { UploadCommands } from "./upload-commands";
 import { ProjectHeader } from "./project";
 import { signedIn } from "./session";
 import { hasControlCharacters } from "../lib/control-characters";
+import { DEFAULT_RETENTION, type Retention } from "../lib/retention";
 
-const FIELDS = ["name", "description", "defaultBranch", "autoQuarantineDays"] as const;
+const FIELDS = ["name", "description", "defaultBranch", "autoQuarantineDays", "retentionDays"] as const;
 
 /**
  * What one answer adds to the page: a message, problems, a secret to show once, the form's values
@@ -107,6 +108,7 @@ function SettingsPage({
     description: project.description ?? "",
     defaultBranch: project.defaultBranch ?? "",
     autoQuarantineDays: project.autoQuarantineDays === null ? "" : String(project.autoQuarantineDays),
+    retentionDays: project.retentionDays === null ? "" : String(project.retentionDays),
   };
   const readOnly = !admin;
   return (
@@ -126,7 +128,13 @@ function SettingsPage({
         </p>
       ) : null}
 
-      <GeneralSection fields={fields} problems={extras.problems} action={to("")} admin={admin} />
+      <GeneralSection
+        fields={fields}
+        problems={extras.problems}
+        action={to("")}
+        admin={admin}
+        retention={config.retention ?? DEFAULT_RETENTION}
+      />
 
       <TokenSection found={found} token={extras.token} admin={admin} config={config} nonce={nonce} />
 
@@ -235,6 +243,7 @@ function removeWebhookConfirmation(webhook: ProjectWebhook, settings: string) {
 }
 
 export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, paths: WebPaths): void {
+  const retention = config.retention ?? DEFAULT_RETENTION;
   const render = async (c: Context<WebEnv>, found: MemberProject, extras: Extras, status: 200 | 400 = 200) => {
     // Admins manage the endpoints and read them whole; members read scheme and host (URLs often carry a credential).
     const webhooks = await listProjectWebhooks(c.env, found.project.organizationId, found.project.id, { admin: isAdmin(found.membership) });
@@ -265,9 +274,9 @@ export function registerProjectSettings(web: Hono<WebEnv>, config: WebConfig, pa
     const found = await asAdmin(c, "change a project's settings");
     if (found instanceof Response) return found;
     const fields = (await formFields(c, FIELDS)) as ProjectFields;
-    const checked = checkProjectFields(fields);
+    const checked = checkProjectFields(fields, retention.summaryDays);
     if ("problems" in checked) return render(c, found, { problems: checked.problems, fields }, 400);
-    await saveProjectSettings(deps(c), found.project.organizationId, found.project.id, checked.value);
+    await saveProjectSettings({ ...deps(c), retention }, found.project.organizationId, found.project.id, checked.value);
     return done(c, found, { saved: true });
   });
 
@@ -369,12 +378,13 @@ function registerTestMessage(
 }
 
 /** The project's own settings: a form an admin saves, read-only for a member. */
-const GeneralSection: FC<{ fields: ProjectFields; problems: string[] | undefined; action: string; admin: boolean }> = ({
-  fields,
-  problems,
-  action,
-  admin,
-}) => (
+const GeneralSection: FC<{
+  fields: ProjectFields;
+  problems: string[] | undefined;
+  action: string;
+  admin: boolean;
+  retention: Retention;
+}> = ({ fields, problems, action, retention, admin }) => (
   <section aria-labelledby="general-heading">
     <h2 id="general-heading">General</h2>
     <Problems problems={problems} />
@@ -399,6 +409,14 @@ const GeneralSection: FC<{ fields: ProjectFields; problems: string[] | undefined
           Auto-quarantine, days{" "}
           <span class="muted">(empty: off; 1 to {MAX_AUTO_QUARANTINE_DAYS}: a test that turns flaky is quarantined that long)</span>
           <input name="autoQuarantineDays" inputmode="numeric" pattern="[0-9]*" value={fields.autoQuarantineDays} />
+        </label>
+        <label>
+          Retention, days{" "}
+          <span class="muted">
+            (empty: the service's {retention.days}; 1 to {retention.summaryDays}: test cases and reports are kept that long, then only the
+            runs' summaries and the daily figures)
+          </span>
+          <input name="retentionDays" inputmode="numeric" pattern="[0-9]*" value={fields.retentionDays ?? ""} />
         </label>
         {admin ? <button type="submit">Save settings</button> : null}
       </fieldset>

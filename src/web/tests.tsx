@@ -15,6 +15,7 @@ import { QuarantineBodySchema, TestsQuerySchema } from "../contract/schemas";
 import { listTestFailureGroups } from "../services/runs/failure-groups";
 import { type TestFlakinessCost, costWindow, testFlakinessCostOf } from "../services/runs/flakiness-cost-reads";
 import { findTestForMember } from "../services/tenancy/memberships";
+import { type TestDailyHistory, testDailyHistory } from "../services/tests/test-daily-history";
 import { presentTest } from "../contract/presenters";
 import { quarantineInputOf, quarantineTest, unquarantineTest } from "../services/tests/quarantine";
 import {
@@ -106,12 +107,13 @@ async function renderTestPage(
     limit,
     after: null,
   });
-  const [executions, groups, transitions, cost, siblings] = await Promise.all([
+  const [executions, groups, transitions, cost, siblings, daily] = await Promise.all([
     listTestExecutions(scope, firstPage({ test_id: test.id, status: null, branch: null }, HISTORY_SIZE)),
     listTestFailureGroups(scope, firstPage({ test_id: test.id }, 20)),
     listHealthTransitions(scope, firstPage({ test_id: test.id }, 20)),
     testFlakinessCostOf(scope, { id: test.id, projectId: test.project_id }, costWindow({}, scope.clock.now())),
     listTestSiblings(scope.db, row),
+    testDailyHistory(scope, { id: test.id, projectId: test.project_id }),
   ]);
   const projectPath = `/projects/${test.project_id}`;
   const runPath = (number: number) => paths.to(`${projectPath}/runs/${number}`);
@@ -135,6 +137,8 @@ async function renderTestPage(
       <HistoryStrip history={history} runPath={runPath} />
 
       <DurationSection test={test} history={history} />
+
+      <DailyHistorySection history={daily} />
 
       <CostSection cost={cost} />
 
@@ -385,6 +389,49 @@ const DurationSection: FC<{ test: TestObject; history: Execution[] }> = ({ test,
     />
   </section>
 );
+
+/**
+ * The test's days (docs/retention.md): executions, failures and duration p50 per day, from its daily
+ * figures, which are kept after its cases; the days before its project's retention have no cases left.
+ */
+const DailyHistorySection: FC<{ history: TestDailyHistory }> = ({ history }) => {
+  const { days } = history;
+  const labels = days.map((day) => day.day);
+  const executions = days.reduce((sum, day) => sum + day.executions, 0);
+  return (
+    <section aria-labelledby="daily">
+      <h2 id="daily">Daily history</h2>
+      <p class="muted">
+        {executions} executions from {history.from} to {history.to} (UTC), from the test's daily figures. Its executions themselves (cases,
+        the runs above) are kept {history.retentionDays} days, from {history.casesKeptFrom}; the daily figures stay longer.
+      </p>
+      <Chart
+        id="test-daily-executions"
+        title="Executions per day"
+        summary={`Executions of this test each day from ${history.from} to ${history.to}, failed or errored apart: ${executions} in all.`}
+        kind="stacked"
+        labels={labels}
+        labelHeading="Day (UTC)"
+        empty="No executions in this range."
+        series={[
+          { label: "Passed", tone: "pass", values: days.map((day) => day.executions - day.failures) },
+          { label: "Failed or errored", tone: "fail", values: days.map((day) => day.failures) },
+        ]}
+      />
+      <Chart
+        id="test-daily-duration"
+        title="Duration p50 per day"
+        summary={`The median duration of this test's executions each day from ${history.from} to ${history.to}.`}
+        kind="lines"
+        labels={labels}
+        labelHeading="Day (UTC)"
+        format={durationText}
+        empty="No durations recorded in this range."
+        series={[{ label: "p50", tone: "pass", values: days.map((day) => day.durationP50Ms) }]}
+      />
+    </section>
+  );
+};
 
 /** The test's share of its project's cost of flakiness over the last 30 days (docs/flakiness-cost.md). */
 const CostSection: FC<{ cost: TestFlakinessCost }> = ({ cost }) => {

@@ -52,6 +52,10 @@ export interface WorkerEnv {
   SIGN_UP?: string;
   /** How long after its last part a run in parts completes by itself (docs/uploads.md); 600 when unset. */
   RUN_QUIET_PERIOD_SECONDS?: string;
+  /** Days test cases and payloads are kept (a project may set its own); 90 when unset (docs/retention.md). */
+  RETENTION_DAYS?: string;
+  /** Days runs' summaries and the daily rollups are kept; 400 when unset (docs/retention.md). */
+  SUMMARY_RETENTION_DAYS?: string;
   /** Local development and tests only: host:port of the WebSocket bridge standing in for Neon's proxy. */
   LOCAL_NEON_PROXY?: string;
   /** One Durable Object per API key: organization, revoked mark, rolling rate window. */

@@ -16,6 +16,7 @@ import { type Clock, systemClock } from "../lib/clock";
 import { configuredBaseUrl } from "../lib/base-url";
 import { clientAddressFromCloudflare } from "../lib/client-address";
 import { consoleLogger } from "../lib/logger";
+import { describeError } from "../lib/errors";
 import { NDJSON_CONTENT_TYPE } from "../lib/ndjson";
 import { SecretKeyring, parseKeyList } from "../lib/secret-box";
 import { UPLOAD_LIMIT_BYTES } from "../ingest/upload-body";
@@ -26,6 +27,7 @@ import { reencryptSigningSecrets } from "../services/notifications/webhook-secre
 import { requeueStalledWork } from "../services/stalled-work";
 import { sendDueDigests } from "../services/notifications/digest";
 import { sweepOrphanedPayloads } from "../services/runs/payload-sweep";
+import { sweepRetention } from "../services/runs/retention-sweep";
 import { DurableObjectKeyCounter } from "./durable-object-key-counter";
 import { type MailSettings, mailFromAddress } from "../mail/transport";
 import { workerSmtpTransport } from "./smtp-transport";
@@ -35,6 +37,7 @@ import { CloudflareRunQueue, type QueueBody, consumeRunBatch, requeueOn } from "
 import { R2PayloadStore } from "./r2-payload-store";
 import { quotasFrom } from "../lib/quotas";
 import { runQuietPeriodMsFrom } from "../lib/run-quiet-period";
+import { retentionFrom } from "../lib/retention";
 import { signUpModeFrom } from "../lib/sign-up-mode";
 
 export { KeyCounterObject, UploadCounterObject } from "./key-counter-object";
@@ -148,7 +151,8 @@ function backgroundWorkOf(env: WorkerEnv, db: Database, clock: Clock, secrets: (
 
 /**
  * The cron trigger's work (wrangler.toml `[triggers]`), on a pool of its own: queues again the
- * work whose message was lost, deletes the bucket's payload objects that no run holds, then sends
+ * work whose message was lost, deletes the bucket's payload objects that no run holds, runs the
+ * retention sweep (src/services/runs/retention-sweep.ts: bounded batches), then sends
  * the weekly digests that are due (src/services/notifications/digest.ts: each organization's week
  * claimed once, so a late or repeated trigger sends nothing twice).
  */
@@ -160,6 +164,10 @@ async function sweepStalledWork(env: WorkerEnv, ctx: ExecutionContext, clock: Cl
     const queue = new CloudflareRunQueue(env.RUN_QUEUE);
     await requeueStalledWork({ db, clock, queue, logger: consoleLogger });
     await sweepOrphanedPayloads({ db, clock, store: payloadStoreOf(env), logger: consoleLogger });
+    // A failing sweep is logged and left to the next trigger; the digests still go.
+    await sweepRetention({ db, clock, logger: consoleLogger, retention: retentionFrom(env), payloadStore: payloadStoreOf(env) }).catch(
+      (error: unknown) => consoleLogger.error("could not run the retention sweep", { error: describeError(error) }),
+    );
     await sendDueDigests({ db, clock, queue, logger: consoleLogger, webAppUrl: webAppUrlOf(env), secrets: secrets() });
   } finally {
     ctx.waitUntil(pool.end());
@@ -209,6 +217,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       secrets: keyring,
       uploadLimitBytes: uploadLimitOf(env),
       runQuietPeriodMs: runQuietPeriodMsFrom(env.RUN_QUIET_PERIOD_SECONDS),
+      retention: retentionFrom(env),
     });
     return app;
   }
@@ -244,7 +253,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
      * The cron trigger (wrangler.toml `[triggers]`): queues again the work whose message was lost
      * (a run still pending, an e-mail or a webhook delivery never attempted or whose retry never
      * came; src/services/stalled-work.ts), then deletes the bucket's payload objects that no run
-     * holds (src/services/runs/payload-sweep.ts), then sends the weekly digests that are due.
+     * holds (src/services/runs/payload-sweep.ts), runs the retention sweep, then sends the weekly digests that are due.
      */
     async scheduled(_controller, env, ctx): Promise<void> {
       await sweepStalledWork(env, ctx, clock, () => secretsFor(env));

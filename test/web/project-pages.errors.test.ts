@@ -53,6 +53,25 @@ describe("bad input", () => {
     expect(after).toMatchObject({ name: "P", autoQuarantineDays: null });
   });
 
+  it("settings: a retention out of 1 to SUMMARY_RETENTION_DAYS or not a number is refused and nothing changes", async () => {
+    const people = await adminAndMember(h);
+    await people.admin.post("/projects/new", { name: "P", description: "", defaultBranch: "" });
+    const [project] = await projectOf(people.organizationId);
+    for (const days of ["0", "401", "1.5", "ninety"]) {
+      const answer = await people.admin.post(`/projects/${project!.id}/settings`, {
+        name: "Renamed",
+        description: "",
+        defaultBranch: "",
+        autoQuarantineDays: "",
+        retentionDays: days,
+      });
+      expect(answer.status).toBe(400);
+      expect(answer.text).toContain("Retention must be a whole number of days from 1 to 400");
+    }
+    const [after] = await projectOf(people.organizationId);
+    expect(after).toMatchObject({ name: "P", retentionDays: null });
+  });
+
   it("webhooks: a URL the policy refuses is named and nothing is stored", async () => {
     const people = await adminAndMember(h);
     await people.admin.post("/projects/new", { name: "P", description: "", defaultBranch: "" });

@@ -125,14 +125,22 @@ describe("/projects/:id/settings", () => {
       description: "Now with coupons",
       defaultBranch: " trunk ",
       autoQuarantineDays: "14",
+      retentionDays: "30",
     });
     expect(saved.status).toBe(303);
     expect(saved.location).toBe(`/projects/${project.id}/settings`);
     const [row] = await h.db.select().from(projects).where(eq(projects.id, project.id));
-    expect(row).toMatchObject({ name: "Checkout v2", description: "Now with coupons", defaultBranch: "trunk", autoQuarantineDays: 14 });
+    expect(row).toMatchObject({
+      name: "Checkout v2",
+      description: "Now with coupons",
+      defaultBranch: "trunk",
+      autoQuarantineDays: 14,
+      retentionDays: 30,
+    });
     const page = await people.admin.get(saved.location!);
     expect(page.text).toContain("Settings saved.");
     expect(page.text).toContain('value="trunk"');
+    expect(page.text).toContain('name="retentionDays" inputmode="numeric" pattern="[0-9]*" value="30"');
 
     const cleared = await people.admin.post(`/projects/${project.id}/settings`, {
       name: "Checkout v2",
@@ -142,7 +150,7 @@ describe("/projects/:id/settings", () => {
     });
     expect(cleared.status).toBe(303);
     const [after] = await h.db.select().from(projects).where(eq(projects.id, project.id));
-    expect(after).toMatchObject({ description: null, defaultBranch: null, autoQuarantineDays: null });
+    expect(after).toMatchObject({ description: null, defaultBranch: null, autoQuarantineDays: null, retentionDays: null });
   });
 
   it("reveal shows the token to admins and members; rotation shows a new one and the old one is refused on its next upload", async () => {

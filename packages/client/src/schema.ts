@@ -631,7 +631,7 @@ export interface paths {
         };
         /**
          * Export a project's test runs of a window as NDJSON
-         * @description Streamed as NDJSON (`application/x-ndjson`): one JSON object per line, each line ending with `\n`, ordered by the run's arrival (`created_at`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: `created_at` in [since, until), at most 31 days. A failure after the first byte ends the stream with a last line `{"error": {"code", "message"}}` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag). An organization runs at most QUOTA_CONCURRENT_EXPORTS exports at once (default 2, docs/quotas.md): one more is a 429 `rate_limited` with `Retry-After`.
+         * @description Streamed as NDJSON (`application/x-ndjson`): one JSON object per line, each line ending with `\n`, ordered by the run's arrival (`created_at`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: `created_at` in [since, until), at most 31 days. A failure after the first byte ends the stream with a last line `{"error": {"code", "message"}}` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). A window that starts before what is kept is a 410 `past_retention` (docs/retention.md): the test_cases export's before the project's retention of cases, the test_runs export's before SUMMARY_RETENTION_DAYS. Counts as one request of the rate limit; not cached (no ETag). An organization runs at most QUOTA_CONCURRENT_EXPORTS exports at once (default 2, docs/quotas.md): one more is a 429 `rate_limited` with `Retry-After`.
          *
          *     Each line is a test run object exactly as `GET /projects/{id}/test_runs/{number}` returns it. Every run that arrived in the window is in it, whatever its `status` (pending, processed, failed), as it stands when it is read.
          */
@@ -653,7 +653,7 @@ export interface paths {
         };
         /**
          * Export the test cases of a project's runs of a window as NDJSON
-         * @description Streamed as NDJSON (`application/x-ndjson`): one JSON object per line, each line ending with `\n`, ordered by the run's arrival (`created_at`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: `created_at` in [since, until), at most 31 days. A failure after the first byte ends the stream with a last line `{"error": {"code", "message"}}` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag). An organization runs at most QUOTA_CONCURRENT_EXPORTS exports at once (default 2, docs/quotas.md): one more is a 429 `rate_limited` with `Retry-After`.
+         * @description Streamed as NDJSON (`application/x-ndjson`): one JSON object per line, each line ending with `\n`, ordered by the run's arrival (`created_at`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: `created_at` in [since, until), at most 31 days. A failure after the first byte ends the stream with a last line `{"error": {"code", "message"}}` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). A window that starts before what is kept is a 410 `past_retention` (docs/retention.md): the test_cases export's before the project's retention of cases, the test_runs export's before SUMMARY_RETENTION_DAYS. Counts as one request of the rate limit; not cached (no ETag). An organization runs at most QUOTA_CONCURRENT_EXPORTS exports at once (default 2, docs/quotas.md): one more is a 429 `rate_limited` with `Retry-After`.
          *
          *     Each line is one case with its failure (`failure_type`, `failure_message`: null unless the case failed or errored) and its run's number, branch, commit and arrival. The cases of the window's processed runs are in it; a pending run has no cases yet and a failed one never will (export `test_runs` to see them). A run's cases are stored together, so a run is in the export whole or not at all.
          */
@@ -1022,7 +1022,7 @@ export interface components {
                  * @description Machine-readable error code: branch on this, not on the message.
                  * @enum {string}
                  */
-                code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "run_not_processed" | "run_completed" | "split_plan_mismatch" | "request_timeout" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "quota_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
+                code: "invalid_request" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "run_not_processed" | "run_completed" | "split_plan_mismatch" | "request_timeout" | "past_retention" | "payload_too_large" | "unsupported_media_type" | "validation_failed" | "rate_limited" | "quota_exceeded" | "request_header_fields_too_large" | "internal_error" | "service_unavailable";
                 /** @description For humans only; may change. */
                 message: string;
                 /** @description Present with validation_failed (and some invalid_request errors): one entry per rejected field. */
@@ -3513,6 +3513,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description past_retention: the test cases asked for (or the export's window) are from before the project's retention: deleted, or about to be (docs/retention.md); the message says from when data is kept. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description rate_limited: too many requests; wait Retry-After seconds. */
             429: {
                 headers: {
@@ -3635,6 +3644,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description past_retention: the test cases asked for (or the export's window) are from before the project's retention: deleted, or about to be (docs/retention.md); the message says from when data is kept. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description rate_limited: too many requests; wait Retry-After seconds. */
             429: {
                 headers: {
@@ -3730,6 +3748,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or belongs to another organization. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description past_retention: the test cases asked for (or the export's window) are from before the project's retention: deleted, or about to be (docs/retention.md); the message says from when data is kept. */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5435,6 +5462,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description past_retention: the test cases asked for (or the export's window) are from before the project's retention: deleted, or about to be (docs/retention.md); the message says from when data is kept. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description rate_limited: too many requests; wait Retry-After seconds. */
             429: {
                 headers: {
@@ -5518,6 +5554,15 @@ export interface operations {
             };
             /** @description not_found: the resource does not exist or belongs to another organization. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description past_retention: the test cases asked for (or the export's window) are from before the project's retention: deleted, or about to be (docs/retention.md); the message says from when data is kept. */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };

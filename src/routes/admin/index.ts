@@ -92,11 +92,28 @@ const autoQuarantineDaysSchema = () =>
       example: 14,
     });
 
+const retentionDaysSchema = () =>
+  z
+    .number({ error: "must be a whole number of days from 1 to SUMMARY_RETENTION_DAYS, or null" })
+    .int("must be a whole number of days from 1 to SUMMARY_RETENTION_DAYS, or null")
+    .min(1, "must be at least 1")
+    .max(36_500, "must be at most SUMMARY_RETENTION_DAYS")
+    .nullable()
+    .openapi({
+      description:
+        "How many days the project's test cases and payloads are kept, from 1 to the deployment's SUMMARY_RETENTION_DAYS (422 above it). Null (the default): the deployment's RETENTION_DAYS. docs/retention.md.",
+      example: 30,
+    });
+
 /** A PATCH: the fields given are set, the others kept; at least one is given. */
 const CheckSettingsBody = z
-  .object({ default_branch: defaultBranchSchema().optional(), auto_quarantine_days: autoQuarantineDaysSchema().optional() })
-  .refine((body) => body.default_branch !== undefined || body.auto_quarantine_days !== undefined, {
-    message: "give default_branch, auto_quarantine_days or both",
+  .object({
+    default_branch: defaultBranchSchema().optional(),
+    auto_quarantine_days: autoQuarantineDaysSchema().optional(),
+    retention_days: retentionDaysSchema().optional(),
+  })
+  .refine((body) => body.default_branch !== undefined || body.auto_quarantine_days !== undefined || body.retention_days !== undefined, {
+    message: "give default_branch, auto_quarantine_days, retention_days or several",
     path: ["default_branch"],
   })
   .openapi("ProjectCheckSettingsRequest");
@@ -105,6 +122,7 @@ const CheckSettingsSchema = z
     project_id: z.string().uuid(),
     default_branch: z.string().nullable(),
     auto_quarantine_days: z.number().int().nullable().openapi({ description: "Null: auto-quarantine is off." }),
+    retention_days: z.number().int().nullable().openapi({ description: "Null: the deployment's RETENTION_DAYS (docs/retention.md)." }),
   })
   .openapi("ProjectCheckSettings");
 
@@ -186,7 +204,7 @@ const checkSettingsRoute = createRoute({
   path: "/projects/{id}/check_settings",
   operationId: "adminSetProjectCheckSettings",
   tags: ["Admin"],
-  summary: "Set the project's check settings: its default branch, and auto-quarantine",
+  summary: "Set the project's check settings: its default branch, auto-quarantine, and its retention",
   description:
     "Fields left out are kept. Takes effect from the next processed run; the checks' stored windows are kept, and turning auto-quarantine on or off changes no quarantine already made.",
   security: adminSecurity,
@@ -614,9 +632,10 @@ export function createAdminApi(config: AppConfig) {
   admin.openapi(checkSettingsRoute, async (c) => {
     const body = c.req.valid("json");
     return c.json(
-      await setProjectCheckSettings(serviceDeps(c), c.req.valid("param").id, {
+      await setProjectCheckSettings({ ...serviceDeps(c), retention: config.retention }, c.req.valid("param").id, {
         defaultBranch: body.default_branch,
         autoQuarantineDays: body.auto_quarantine_days,
+        retentionDays: body.retention_days,
       }),
       200,
     );

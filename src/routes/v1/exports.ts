@@ -80,7 +80,7 @@ const projectParams = z.object({
   id: z.string().openapi({ param: { name: "id", in: "path" }, description: "Project identifier (UUID)." }),
 });
 
-const streamDescription = `Streamed as NDJSON (\`${NDJSON_CONTENT_TYPE}\`): one JSON object per line, each line ending with \`\\n\`, ordered by the run's arrival (\`created_at\`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: \`created_at\` in [since, until), at most ${MAX_EXPORT_WINDOW_DAYS} days. A failure after the first byte ends the stream with a last line \`{"error": {"code", "message"}}\` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). Counts as one request of the rate limit; not cached (no ETag). An organization runs at most QUOTA_CONCURRENT_EXPORTS exports at once (default 2, docs/quotas.md): one more is a 429 \`rate_limited\` with \`Retry-After\`.`;
+const streamDescription = `Streamed as NDJSON (\`${NDJSON_CONTENT_TYPE}\`): one JSON object per line, each line ending with \`\\n\`, ordered by the run's arrival (\`created_at\`; runs of the same millisecond by run number), then by case id. An empty window is a 200 with an empty body. The window filters on the run's arrival: \`created_at\` in [since, until), at most ${MAX_EXPORT_WINDOW_DAYS} days. A failure after the first byte ends the stream with a last line \`{"error": {"code", "message"}}\` (the error envelope): a stream whose last line is not data is incomplete. Read from the database in batches, so an export of any size holds little memory; not a snapshot (docs/exports.md). A window that starts before what is kept is a 410 \`past_retention\` (docs/retention.md): the test_cases export's before the project's retention of cases, the test_runs export's before SUMMARY_RETENTION_DAYS. Counts as one request of the rate limit; not cached (no ETag). An organization runs at most QUOTA_CONCURRENT_EXPORTS exports at once (default 2, docs/quotas.md): one more is a 429 \`rate_limited\` with \`Retry-After\`.`;
 
 const ndjsonOk = <T>(schema: T, description: string) => ({
   description,
@@ -98,7 +98,7 @@ const exportTestRunsRoute = createRoute({
   request: { params: projectParams, query: ExportWindowQuerySchema },
   responses: {
     200: ndjsonOk(TestRunSchema, "The window's runs, one test run object per line."),
-    ...errorResponses(400, 404, ...COMMON_ERRORS),
+    ...errorResponses(400, 404, 410, ...COMMON_ERRORS),
   },
 });
 
@@ -113,7 +113,7 @@ const exportTestCasesRoute = createRoute({
   request: { params: projectParams, query: ExportWindowQuerySchema },
   responses: {
     200: ndjsonOk(TestCaseExportLineSchema, "The window's cases, one per line."),
-    ...errorResponses(400, 404, ...COMMON_ERRORS),
+    ...errorResponses(400, 404, 410, ...COMMON_ERRORS),
   },
 });
 

@@ -219,7 +219,7 @@ export function createV1Api(config: AppConfig, parts: V1ApiParts) {
   api.get("/openapi.json", (c) => documentResponse(c, served(), { "Access-Control-Allow-Origin": "*" }));
 
   // Authentication first, then the rate limit, then validation (docs/api-decisions.md).
-  api.use("*", authenticateApiKey({ webAppUrl: config.webAppUrl, keyIdCache: parts.keyIdCache }));
+  api.use("*", authenticateApiKey({ webAppUrl: config.webAppUrl, retention: config.retention, keyIdCache: parts.keyIdCache }));
   // Every GET answers with an ETag and honours If-None-Match (src/routes/conditional-gets.ts).
   api.use("*", conditionalGets(config.cursorSecret));
   // Only the three operations that take a body read one (jsonBodyOn says why).

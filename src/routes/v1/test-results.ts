@@ -80,7 +80,7 @@ const listTestSuitesRoute = createRoute({
   request: { params: RunParams, query: PageQuerySchema },
   responses: {
     200: jsonOk(listOf(TestSuiteSchema, "TestSuiteList"), "A page of test suites."),
-    ...errorResponses(400, 404, ...COMMON_ERRORS),
+    ...errorResponses(400, 404, 410, ...COMMON_ERRORS),
   },
 });
 
@@ -112,7 +112,7 @@ const listTestCasesRoute = createRoute({
   request: { params: SuiteParams, query: TestCasesQuerySchema },
   responses: {
     200: jsonOk(listOf(TestCaseSchema, "TestCaseList"), "A page of test cases."),
-    ...errorResponses(400, 404, ...COMMON_ERRORS),
+    ...errorResponses(400, 404, 410, ...COMMON_ERRORS),
   },
 });
 
@@ -124,7 +124,7 @@ const getTestCaseRoute = createRoute({
   summary: "Get a test case",
   security,
   request: { params: z.object({ id: pathParam("id", "Test case identifier (integer).") }) },
-  responses: { 200: jsonOk(TestCaseSchema, "The test case."), ...errorResponses(404, ...COMMON_ERRORS) },
+  responses: { 200: jsonOk(TestCaseSchema, "The test case."), ...errorResponses(404, 410, ...COMMON_ERRORS) },
 });
 
 export function registerTestResultRoutes(api: OpenAPIHono<AppEnv>, codec: CursorCodec): void {

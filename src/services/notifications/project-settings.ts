@@ -4,6 +4,7 @@
  * one is scoped by the project: the page can only remove the project's own endpoints. Webhook URLs
  * often carry the receiver's credential, so only admins read them whole (redactedWebhookUrl).
  */
+import type { Retention } from "../../lib/retention";
 import { and, desc, eq, inArray, isNull, or } from "drizzle-orm";
 import { notificationDeliveries, webhookEndpoints } from "../../db/schema";
 import { transactionWithRetry } from "../../db/transaction-retry";
@@ -131,11 +132,13 @@ export type ProjectSettingsInput = {
   description: string | null;
   defaultBranch: string | null;
   autoQuarantineDays: number | null;
+  /** Null: the deployment's RETENTION_DAYS (docs/retention.md). */
+  retentionDays: number | null;
 };
 
 /** The settings form's fields, all set together in one transaction (no half-saved form). */
 export async function saveProjectSettings(
-  deps: ServiceDeps,
+  deps: ServiceDeps & { retention?: Retention },
   organizationId: string,
   projectId: string,
   input: ProjectSettingsInput,
@@ -143,6 +146,10 @@ export async function saveProjectSettings(
   await transactionWithRetry(deps.db, async (tx) => {
     const scoped = { ...deps, db: tx };
     await updateProject({ ...scoped, organizationId }, projectId, { name: input.name, description: input.description ?? "" });
-    await setProjectCheckSettings(scoped, projectId, { defaultBranch: input.defaultBranch, autoQuarantineDays: input.autoQuarantineDays });
+    await setProjectCheckSettings(scoped, projectId, {
+      defaultBranch: input.defaultBranch,
+      autoQuarantineDays: input.autoQuarantineDays,
+      retentionDays: input.retentionDays,
+    });
   });
 }

@@ -16,6 +16,8 @@
  * is in it if the export had not yet passed its place. Export a window that ended a few minutes
  * ago to read settled data.
  */
+import { pastRetention } from "../../lib/errors";
+import { DEFAULT_RETENTION, keptFrom } from "../../lib/retention";
 import { type SQL, and, asc, eq, inArray, sql } from "drizzle-orm";
 import { testCases, testRuns } from "../../db/schema";
 import type { OrgScope } from "../shared/context";
@@ -54,6 +56,25 @@ export type TestCaseExportLine = {
 
 type RunPosition = { createdAt: Date; id: number };
 
+/**
+ * A 410 `past_retention` for a window that starts before what is kept (docs/retention.md): its
+ * runs' cases (the project's retention), or its runs themselves (SUMMARY_RETENTION_DAYS).
+ */
+function assertWindowKept(scope: OrgScope, request: ExportRequest, what: "cases" | "runs", projectRetentionDays: number | null): void {
+  const retention = scope.retention ?? DEFAULT_RETENTION;
+  const days = what === "cases" ? (projectRetentionDays ?? retention.days) : retention.summaryDays;
+  const from = keptFrom(scope.clock.now(), days);
+  if (Date.parse(request.since) >= from.getTime()) return;
+  throw what === "cases"
+    ? pastRetention(
+        "Test cases of runs",
+        from,
+        days,
+        `Ask for a window from ${from.toISOString()} on; the runs' summaries are in the test_runs export.`,
+      )
+    : pastRetention("Test runs", from, days, `Ask for a window from ${from.toISOString()} on.`);
+}
+
 /** The runs of the window after `after`, by arrival: the keyset both exports walk. */
 function runsInWindow(projectId: string, request: ExportRequest, after: RunPosition | null, extra?: SQL): SQL | undefined {
   return and(
@@ -75,6 +96,7 @@ export async function exportTestRuns(
   options: ExportOptions = {},
 ): Promise<AsyncGenerator<TestRunObject[]>> {
   const project = await findProjectRow(scope, request.projectId);
+  assertWindowKept(scope, request, "runs", project.retentionDays);
   const batchRows = options.batchRows ?? DEFAULT_EXPORT_BATCH_ROWS;
   return (async function* () {
     let after: RunPosition | null = null;
@@ -149,6 +171,7 @@ export async function exportTestCases(
   options: ExportOptions = {},
 ): Promise<AsyncGenerator<TestCaseExportLine[]>> {
   const project = await findProjectRow(scope, request.projectId);
+  assertWindowKept(scope, request, "cases", project.retentionDays);
   const batchRows = options.batchRows ?? DEFAULT_EXPORT_BATCH_ROWS;
   const { db } = scope;
 

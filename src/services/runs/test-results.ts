@@ -7,7 +7,8 @@
 import { type SQL, and, asc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { projects, testCases, testRuns, testSuites, tests } from "../../db/schema";
 import type { Database } from "../../db/types";
-import { notFound } from "../../lib/errors";
+import { notFound, pastRetention } from "../../lib/errors";
+import { DEFAULT_RETENTION, keptFrom } from "../../lib/retention";
 import { isUuid, parsePathBigintId, parsePathNumber } from "../../lib/ids";
 import { type ListRequest, defineList } from "../../lib/lists";
 import type { Page } from "../../lib/pagination";
@@ -127,7 +128,7 @@ export const runInProjectQuery = (
   version: { dataVersion?: SQL<string | null> } = {},
 ) =>
   db
-    .select({ found: projects.id, run: testRuns, ...version })
+    .select({ found: projects.id, retentionDays: projects.retentionDays, run: testRuns, ...version })
     .from(projects)
     .leftJoin(testRuns, and(eq(testRuns.projectId, projects.id), eq(testRuns.number, runNumber ?? -1)))
     .where(and(eq(projects.id, projectId), eq(projects.organizationId, organizationId)))
@@ -139,6 +140,26 @@ export const runInProjectQuery = (
  * is "Test run not found", as two lookups would answer.
  */
 export async function findRunRow(scope: OrgScope, projectId: string, number: string) {
+  return (await findRunInProject(scope, projectId, number)).run;
+}
+
+/**
+ * A 410 `past_retention` when a run's cases are past its project's retention (docs/retention.md):
+ * deleted by the retention sweep, or from before the first kept instant and about to be.
+ */
+function assertCasesKept(
+  scope: OrgScope,
+  run: { createdAt: Date; casesDeletedAt: Date | null },
+  projectRetentionDays: number | null,
+): void {
+  const days = projectRetentionDays ?? (scope.retention ?? DEFAULT_RETENTION).days;
+  const from = keptFrom(scope.clock.now(), days);
+  if (run.casesDeletedAt === null && run.createdAt >= from) return;
+  throw pastRetention("Test cases of runs", from, days, "The run's summary is kept, and its tests' daily figures.");
+}
+
+/** The run with its project's own retention (null: the deployment's). */
+async function findRunInProject(scope: OrgScope, projectId: string, number: string) {
   if (!isUuid(projectId)) throw notFound("Project");
   const runNumber = parsePathNumber(number);
   const [row] = await selectWithDataVersion(
@@ -148,7 +169,7 @@ export async function findRunRow(scope: OrgScope, projectId: string, number: str
   );
   if (!row) throw notFound("Project");
   if (!row.run) throw notFound("Test run");
-  return row.run;
+  return { run: row.run, retentionDays: row.retentionDays };
 }
 
 export async function getTestRun(scope: OrgScope, projectId: string, number: string): Promise<TestRunObject> {
@@ -156,7 +177,9 @@ export async function getTestRun(scope: OrgScope, projectId: string, number: str
 }
 
 export async function listTestSuites(scope: OrgScope, request: ListRequest<TestSuiteFilters>): Promise<Page<TestSuiteObject>> {
-  return testSuitesOf(scope, await findRunRow(scope, request.filters.project_id, request.filters.run), request);
+  const { run, retentionDays } = await findRunInProject(scope, request.filters.project_id, request.filters.run);
+  assertCasesKept(scope, run, retentionDays);
+  return testSuitesOf(scope, run, request);
 }
 
 /** A page of listTestSuites for a run the caller already found (a run page finds it once): one statement. */
@@ -177,7 +200,8 @@ export async function testSuitesOf(
 
 export async function listTestCases(scope: OrgScope, request: ListRequest<TestCaseFilters>): Promise<Page<TestCaseObject>> {
   const { filters } = request;
-  const run = await findRunRow(scope, filters.project_id, filters.run);
+  const { run, retentionDays } = await findRunInProject(scope, filters.project_id, filters.run);
+  assertCasesKept(scope, run, retentionDays);
   const number = parseNumber(filters.suite, "Test suite");
   const [suite] = await scope.db
     .select({ number: testSuites.number })
@@ -208,7 +232,17 @@ export async function getTestCase(scope: OrgScope, caseId: string): Promise<Test
     scope,
     (version) =>
       scope.db
-        .select({ testCase: testCases, run: { projectId: testRuns.projectId, number: testRuns.number }, ...version })
+        .select({
+          testCase: testCases,
+          run: {
+            projectId: testRuns.projectId,
+            number: testRuns.number,
+            createdAt: testRuns.createdAt,
+            casesDeletedAt: testRuns.casesDeletedAt,
+          },
+          retentionDays: projects.retentionDays,
+          ...version,
+        })
         .from(testCases)
         .innerJoin(testRuns, eq(testRuns.id, testCases.testRunId))
         .innerJoin(projects, eq(projects.id, testRuns.projectId))
@@ -217,6 +251,8 @@ export async function getTestCase(scope: OrgScope, caseId: string): Promise<Test
     "not_found",
   );
   if (!row) throw notFound("Test case");
+  // Past retention but not deleted yet (the sweep goes in batches): answered as if it were gone.
+  assertCasesKept(scope, row.run, row.retentionDays);
   return presentTestCase(row.testCase, row.run, scope.webAppUrl);
 }
 

@@ -39,6 +39,7 @@ import { type HealthFollowDeps, followHealthChanges } from "../tests/quarantine"
 import { rowFromJson, rowsOf } from "../../db/rows";
 import { testIdentityKey } from "../../lib/test-identity";
 import { dailyRollupSql } from "../shared/daily-rollups";
+import { runCasesSql, testRollupSql } from "../shared/test-rollups";
 import { yieldToEventLoop } from "../../lib/yield-to-event-loop";
 import { ownString } from "../../lib/own-string";
 
@@ -600,7 +601,7 @@ class RunReading {
 
   constructor(
     private readonly rows: RowWriter,
-    private readonly derive: boolean,
+    readonly derive: boolean,
     private readonly quarantined: Set<string>,
   ) {
     this.executions = derive ? new TestExecutions() : null;
@@ -723,6 +724,8 @@ async function markProcessed(
   const ctes = tests.writes.map((write, i) => sql`tests_w${sql.raw(String(i))} as (${write})`);
   const failureCtes = runFailuresSql(run, reading.failures);
   if (failureCtes) ctes.push(failureCtes);
+  // The run's tests' daily figures (docs/retention.md), from its stored cases, next to the project's day below.
+  if (reading.derive) ctes.push(sql`test_rollup as (${testRollupSql(run, runCasesSql(runId))})`);
 
   const result = runResult(runCounts);
   const durationMs = statedDuration ?? (topLevelDuration === null ? null : Math.min(Math.round(topLevelDuration), MAX_INT));

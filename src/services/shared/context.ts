@@ -1,5 +1,6 @@
 import type { Database } from "../../db/types";
 import type { Clock } from "../../lib/clock";
+import type { Retention } from "../../lib/retention";
 
 /** What every service needs. Services never import Hono and never read the environment. */
 export type ServiceDeps = {
@@ -20,4 +21,9 @@ export type DataVersionSink = { asOf: Date; value?: string | null };
  * A service call made on behalf of one organization: every query is scoped by it. `dataVersion`:
  * a GET of /api/v1 that answers with an ETag (src/services/shared/data-versions.ts).
  */
-export type OrgScope = ServiceDeps & { organizationId: string; dataVersion?: DataVersionSink };
+export type OrgScope = ServiceDeps & {
+  organizationId: string;
+  dataVersion?: DataVersionSink;
+  /** RETENTION_DAYS and SUMMARY_RETENTION_DAYS: the defaults (src/lib/retention.ts) when absent. */
+  retention?: Retention;
+};

@@ -1,7 +1,8 @@
 import { and, count, eq, getTableColumns } from "drizzle-orm";
 import { alerts, organizations, projects } from "../../db/schema";
 import { transactionWithRetry } from "../../db/transaction-retry";
-import { ApiError, notFound } from "../../lib/errors";
+import { ApiError, notFound, validationFailed } from "../../lib/errors";
+import { DEFAULT_RETENTION, type Retention } from "../../lib/retention";
 import { generateToken, hashToken } from "../../lib/keys";
 import { isUuid } from "../../lib/ids";
 import { DEFAULT_QUOTAS } from "../../lib/quotas";
@@ -157,24 +158,35 @@ export async function createProject(
 
 /**
  * The project's check settings, as PATCH sets them: `defaultBranch` (null: main, master, or no
- * branch) and `autoQuarantineDays` (null: off); a field left undefined is kept.
+ * branch), `autoQuarantineDays` (null: off) and `retentionDays` (null: RETENTION_DAYS; at most
+ * `retention.summaryDays`, docs/retention.md); a field left undefined is kept.
  */
 export async function setProjectCheckSettings(
-  deps: Pick<ServiceDeps, "db" | "clock">,
+  deps: Pick<ServiceDeps, "db" | "clock"> & { retention?: Retention },
   projectId: string,
-  patch: { defaultBranch?: string | null; autoQuarantineDays?: number | null },
+  patch: { defaultBranch?: string | null; autoQuarantineDays?: number | null; retentionDays?: number | null },
 ) {
   if (!isUuid(projectId)) throw notFound("Project");
+  const summaryDays = (deps.retention ?? DEFAULT_RETENTION).summaryDays;
+  if (patch.retentionDays !== undefined && patch.retentionDays !== null && patch.retentionDays > summaryDays)
+    throw validationFailed([{ field: "retention_days", message: `must be at most ${summaryDays} (SUMMARY_RETENTION_DAYS), or null` }]);
   const changes: Partial<typeof projects.$inferInsert> = { updatedAt: deps.clock.now() };
   if (patch.defaultBranch !== undefined) changes.defaultBranch = patch.defaultBranch;
   if (patch.autoQuarantineDays !== undefined) changes.autoQuarantineDays = patch.autoQuarantineDays;
-  const [row] = await deps.db
-    .update(projects)
-    .set(changes)
-    .where(eq(projects.id, projectId))
-    .returning({ id: projects.id, defaultBranch: projects.defaultBranch, autoQuarantineDays: projects.autoQuarantineDays });
+  if (patch.retentionDays !== undefined) changes.retentionDays = patch.retentionDays;
+  const [row] = await deps.db.update(projects).set(changes).where(eq(projects.id, projectId)).returning({
+    id: projects.id,
+    defaultBranch: projects.defaultBranch,
+    autoQuarantineDays: projects.autoQuarantineDays,
+    retentionDays: projects.retentionDays,
+  });
   if (!row) throw notFound("Project");
-  return { project_id: row.id, default_branch: row.defaultBranch, auto_quarantine_days: row.autoQuarantineDays };
+  return {
+    project_id: row.id,
+    default_branch: row.defaultBranch,
+    auto_quarantine_days: row.autoQuarantineDays,
+    retention_days: row.retentionDays,
+  };
 }
 
 /**

@@ -228,7 +228,7 @@ describe("the project's default branch (admin check settings)", () => {
     const { project } = await newProject();
     const set = await h.admin("PATCH", `/projects/${project.id}/check_settings`, { default_branch: "trunk" });
     expect(set.status).toBe(200);
-    expect(set.body).toEqual({ project_id: project.id, default_branch: "trunk", auto_quarantine_days: null });
+    expect(set.body).toEqual({ project_id: project.id, default_branch: "trunk", auto_quarantine_days: null, retention_days: null });
     expect((await h.admin("PATCH", `/projects/${project.id}/check_settings`, { default_branch: "" })).body.default_branch).toBeNull();
     expect((await h.admin("PATCH", `/projects/${project.id}/check_settings`, { default_branch: null })).body.default_branch).toBeNull();
     const bad = await h.admin("PATCH", `/projects/${project.id}/check_settings`, { default_branch: 7 });
