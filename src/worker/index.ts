@@ -27,6 +27,9 @@ import { requeueStalledWork } from "../services/stalled-work";
 import { sendDueDigests } from "../services/notifications/digest";
 import { sweepOrphanedPayloads } from "../services/runs/payload-sweep";
 import { DurableObjectKeyCounter } from "./durable-object-key-counter";
+import { EDGE_CREDENTIAL_HEADER, EDGE_REQUEST_HEADER, EdgeCacheBracket } from "./edge-cache-bracket";
+import { organizationOfQueuedMessage } from "./edge-cache-queue";
+import type { QueueMessage } from "../ingest/run-queue";
 import { type MailSettings, mailFromAddress } from "../mail/transport";
 import { workerSmtpTransport } from "./smtp-transport";
 import type { WorkerEnv } from "./env";
@@ -38,6 +41,7 @@ import { runQuietPeriodMsFrom } from "../lib/run-quiet-period";
 import { signUpModeFrom } from "../lib/sign-up-mode";
 
 export { KeyCounterObject, UploadCounterObject } from "./key-counter-object";
+export { EdgeCacheObject } from "./edge-cache-object";
 
 export type WorkerOptions = {
   /** The API keys' counter; by default the key's Durable Object. The benchmark swaps in an in-memory one. */
@@ -115,8 +119,10 @@ function requestDepsOf(
   db: Database,
   clock: Clock,
   keyCounterFor: (env: WorkerEnv) => KeyCounter,
+  edgeCache: EdgeCacheBracket,
 ): RequestDeps {
   return {
+    edgeCache,
     db,
     clock,
     keyCounter: keyCounterFor(env),
@@ -164,6 +170,15 @@ async function sweepStalledWork(env: WorkerEnv, ctx: ExecutionContext, clock: Cl
   } finally {
     ctx.waitUntil(pool.end());
   }
+}
+
+/** The answer, with the credential it was admitted with when the edge Worker asked (src/worker/edge/index.ts removes it). */
+function withEdgeCredential(request: Request, response: Response, edgeCache: EdgeCacheBracket): Response {
+  const credential = edgeCache.credential;
+  if (!credential || !request.headers.has(EDGE_REQUEST_HEADER)) return response;
+  const marked = new Response(response.body, response);
+  marked.headers.set(EDGE_CREDENTIAL_HEADER, `${credential.counter} ${credential.counterId} ${credential.organizationId}`);
+  return marked;
 }
 
 export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandler<WorkerEnv, QueueBody> {
@@ -224,16 +239,21 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       const pool = requestPool(env, "fetch");
       /** A streamed answer reads the database while its body is sent: the pool ends when the body does. */
       let endPoolAfter: Promise<unknown> | null = null;
+      const edgeCache = new EdgeCacheBracket(env.EDGE_CACHE, request.method !== "GET" && request.method !== "HEAD", consoleLogger);
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
-        const deps = requestDepsOf(request, env, db, clock, keyCounterFor);
-        const response = await (await appFor(env, db)).fetch(request, deps, ctx);
+        const deps = requestDepsOf(request, env, db, clock, keyCounterFor, edgeCache);
+        const answered = await (await appFor(env, db)).fetch(request, deps, ctx);
+        // The request's writes are committed (a streamed answer only reads): the bypasses it opened end here.
+        await edgeCache.releaseAll();
+        const response = withEdgeCredential(request, answered, edgeCache);
         if (!response.body || response.headers.get("content-type") !== NDJSON_CONTENT_TYPE) return response;
         const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
         // pipeTo settles when the body is sent, fails, or the client goes away (which cancels the export's reads).
         endPoolAfter = response.body.pipeTo(writable).catch(() => undefined);
         return new Response(readable, response);
       } catch (error) {
+        await edgeCache.releaseAll();
         return unavailableBeforeApp(error);
       } finally {
         ctx.waitUntil(endPoolAfter ? endPoolAfter.then(() => pool.end()) : pool.end());
@@ -257,7 +277,17 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
         const work = backgroundWorkOf(env, db, clock, () => secretsFor(env));
-        await consumeRunBatch(batch, work, consoleLogger, requeueOn(env.RUN_QUEUE));
+        // The batch's runs write their organizations' data (auto-quarantine among it): bracketed for the edge cache.
+        const edgeCache = new EdgeCacheBracket(env.EDGE_CACHE, true, consoleLogger);
+        const bracket = async (body: QueueMessage) => {
+          const organizationId = await organizationOfQueuedMessage(db, body);
+          if (organizationId) await edgeCache.beforeWrite(organizationId);
+        };
+        try {
+          await consumeRunBatch(batch, work, consoleLogger, requeueOn(env.RUN_QUEUE), bracket);
+        } finally {
+          await edgeCache.releaseAll();
+        }
       } finally {
         ctx.waitUntil(pool.end());
       }

@@ -483,6 +483,9 @@ export function createUploadsApi(config: AppConfig) {
         const admission = await counterAdmit(c.env.uploadCounter, uploader.projectId, { organizationId: uploader.organizationId });
         if (admission.status !== "admitted") return null;
         c.set("uploader", uploader);
+        const edgeCache = c.env.edgeCache;
+        edgeCache?.admitted({ organizationId: uploader.organizationId, counter: "upload", counterId: uploader.projectId });
+        if (edgeCache?.writes && admission.decision.allowed) await edgeCache.beforeWrite(uploader.organizationId);
         return admission.decision;
       },
     }),

@@ -1,0 +1,161 @@
+/**
+ * The edge Worker (wrangler.edge.toml): runs at the client's Cloudflare location, in front of the
+ * placed Worker (wrangler.toml, next to the database), which it reaches through a service binding.
+ * It answers the reads integrators and CI repeat from the organization's cache object
+ * (src/worker/edge-cache-object.ts) without a database round trip, and forwards every other
+ * request unchanged (its body streamed, its headers kept, CF-Connecting-IP included). Design and
+ * invariants: docs/edge-path.md, "Edge-cached reads".
+ *
+ * A cached read: the credential's SHA-256 → (its counter, its organization), learned from the
+ * placed Worker's answer to an earlier request of this isolate; the organization's object looks up
+ * (credential, path and query, Accept); a stored answer is served once the credential's counter
+ * (its Durable Object, which also holds the revoked mark) admits the request, with that request's
+ * RateLimit headers. A miss is forwarded, and its 200 stored with the ticket the lookup gave.
+ */
+import { ifNoneMatchNames } from "../../lib/entity-tags";
+import { hashToken } from "../../lib/keys";
+import { rateLimitHeaders } from "../../lib/rate-limit";
+import type { KeyAdmission } from "../../auth/key-state";
+import { EDGE_CREDENTIAL_HEADER, EDGE_EXPIRES_HEADER, EDGE_REQUEST_HEADER, cacheObjectName } from "../edge-cache-bracket";
+import type { EdgeCacheObject, StoredAnswer } from "../edge-cache-object";
+import type { KeyCounterObject } from "../key-counter-object";
+
+export interface EdgeEnv {
+  /** The placed Worker (service binding). */
+  ORIGIN: Fetcher;
+  /** The placed Worker's Durable Object classes, bound by script_name. */
+  EDGE_CACHE: DurableObjectNamespace<EdgeCacheObject>;
+  KEY_COUNTER: DurableObjectNamespace<KeyCounterObject>;
+  UPLOAD_COUNTER: DurableObjectNamespace<KeyCounterObject>;
+}
+
+/** A credential as the placed Worker admitted it: which counter object counts it, and its organization. */
+type KnownCredential = { counter: "key" | "upload"; counterId: string; organizationId: string };
+
+/** The GETs answered from the cache: exact paths (their query is part of the key). */
+const CACHED_PATHS = new Set(["/api/v1/organization"]);
+/** Headers of an answer that belong to one request, never stored. */
+const PER_REQUEST_HEADERS = ["request-id", "ratelimit", "ratelimit-policy", "set-cookie", "date", "content-length"];
+const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
+const MAX_CREDENTIALS = 10_000;
+
+/** Insertion-ordered, bounded: SHA-256 of a credential → what the placed Worker said of it. The mapping never changes for a credential. */
+class CredentialMap {
+  readonly #entries = new Map<string, KnownCredential>();
+  get(hash: string) {
+    return this.#entries.get(hash);
+  }
+  set(hash: string, credential: KnownCredential) {
+    this.#entries.delete(hash);
+    this.#entries.set(hash, credential);
+    if (this.#entries.size > MAX_CREDENTIALS) this.#entries.delete(this.#entries.keys().next().value!);
+  }
+  delete(hash: string) {
+    this.#entries.delete(hash);
+  }
+}
+
+function parseCredential(header: string | null): KnownCredential | null {
+  const [counter, counterId, organizationId] = (header ?? "").split(" ");
+  if ((counter !== "key" && counter !== "upload") || !counterId || !organizationId) return null;
+  return { counter, counterId, organizationId };
+}
+
+/** The request as the placed Worker gets it: unchanged but for the edge's own header (a client's copies of the edge's headers removed). */
+function originRequest(request: Request): Request {
+  const forwarded = new Request(request);
+  for (const name of [EDGE_REQUEST_HEADER, EDGE_CREDENTIAL_HEADER, EDGE_EXPIRES_HEADER]) forwarded.headers.delete(name);
+  forwarded.headers.set(EDGE_REQUEST_HEADER, "1");
+  return forwarded;
+}
+
+/** The placed Worker's answer without the edge's headers. */
+function clientResponse(response: Response): Response {
+  if (!response.headers.has(EDGE_CREDENTIAL_HEADER) && !response.headers.has(EDGE_EXPIRES_HEADER)) return response;
+  const cleaned = new Response(response.body, response);
+  cleaned.headers.delete(EDGE_CREDENTIAL_HEADER);
+  cleaned.headers.delete(EDGE_EXPIRES_HEADER);
+  return cleaned;
+}
+
+/** A stored answer served for this request: its own Request-Id and RateLimit headers; 304 when If-None-Match names its ETag. */
+function servedAnswer(request: Request, answer: StoredAnswer, admission: KeyAdmission & { status: "admitted" }): Response {
+  const headers = new Headers(answer.headers);
+  headers.set("Request-Id", crypto.randomUUID());
+  for (const [name, value] of Object.entries(rateLimitHeaders(admission.decision))) headers.set(name, value);
+  const etag = headers.get("etag");
+  if (etag && ifNoneMatchNames(request.headers.get("if-none-match") ?? undefined, etag)) {
+    headers.delete("content-type");
+    return new Response(null, { status: 304, headers });
+  }
+  return new Response(request.method === "HEAD" ? null : answer.body, { status: answer.status, headers });
+}
+
+async function storableAnswer(response: Response): Promise<{ answer: StoredAnswer; expiresAtMs: number | null } | null> {
+  if (response.status !== 200) return null;
+  const expires = response.headers.get(EDGE_EXPIRES_HEADER);
+  const expiresAtMs = expires ? Number(expires) : null;
+  if (expiresAtMs !== null && !Number.isSafeInteger(expiresAtMs)) return null;
+  const headers = [...response.headers].filter(
+    ([name]) => !PER_REQUEST_HEADERS.includes(name.toLowerCase()) && !name.toLowerCase().startsWith("x-edge-"),
+  );
+  return { answer: { status: 200, headers, body: await response.text() }, expiresAtMs };
+}
+
+export function createEdgeHandler(): ExportedHandler<EdgeEnv> {
+  const credentials = new CredentialMap();
+
+  /** Forwards; learns the credential from the answer; stores a 200 when the lookup gave a ticket for the same organization. */
+  async function forward(
+    request: Request,
+    env: EdgeEnv,
+    miss?: { hash: string; key: string; known?: KnownCredential; ticket: number | null },
+  ) {
+    const response = await env.ORIGIN.fetch(originRequest(request));
+    if (!miss) return clientResponse(response);
+    const credential = parseCredential(response.headers.get(EDGE_CREDENTIAL_HEADER));
+    if (!credential) {
+      if (response.status === 401) credentials.delete(miss.hash);
+      return clientResponse(response);
+    }
+    credentials.set(miss.hash, credential);
+    if (miss.ticket === null || miss.known?.organizationId !== credential.organizationId) return clientResponse(response);
+    const storable = await storableAnswer(response.clone());
+    if (storable) {
+      const object = env.EDGE_CACHE.getByName(cacheObjectName(credential.organizationId));
+      await object.store(miss.key, miss.ticket, storable.answer, storable.expiresAtMs).catch(() => false);
+    }
+    return clientResponse(response);
+  }
+
+  return {
+    async fetch(request, env): Promise<Response> {
+      const url = new URL(request.url);
+      if ((request.method !== "GET" && request.method !== "HEAD") || !CACHED_PATHS.has(url.pathname)) return forward(request, env);
+      const token = BEARER.exec(request.headers.get("authorization") ?? "")?.[1];
+      if (!token) return forward(request, env);
+      const hash = hashToken(token);
+      const key = [
+        hash,
+        request.method === "HEAD" ? "GET" : request.method,
+        url.pathname + url.search,
+        request.headers.get("accept") ?? "",
+      ].join("\u0000");
+      const known = credentials.get(hash);
+      if (!known) return forward(request, env, { hash, key, ticket: null });
+      const object = env.EDGE_CACHE.getByName(cacheObjectName(known.organizationId));
+      const found = await object.lookup(key).catch(() => ({ answer: null, ticket: null }));
+      if (!found.answer) return forward(request, env, { hash, key, known, ticket: found.ticket });
+      const counters = known.counter === "key" ? env.KEY_COUNTER : env.UPLOAD_COUNTER;
+      const admission = (await counters
+        .getByName(known.counterId)
+        .admit()
+        .catch(() => null)) as KeyAdmission | null;
+      // Revoked, refused or unknown to its counter: the placed Worker answers (401, 429), as it would have.
+      if (admission?.status !== "admitted" || !admission.decision.allowed) return forward(request, env);
+      return servedAnswer(request, found.answer as StoredAnswer, admission);
+    },
+  };
+}
+
+export default createEdgeHandler();
