@@ -118,6 +118,8 @@ export type EdgeCredential = { organizationId: string; counter: "key" | "upload"
 export type EdgeCacheHooks = {
   admitted(credential: EdgeCredential): void;
   beforeWrite(organizationId: string): Promise<void>;
+  /** The answer must not be served from the edge at or after this moment (ms since the epoch): a quarantine's end. */
+  expires(atMs: number): void;
   /** Whether the request may write (any method but GET and HEAD). */
   readonly writes: boolean;
 };

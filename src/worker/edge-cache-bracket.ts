@@ -22,6 +22,8 @@ export const cacheObjectName = (organizationId: string) => `org:${organizationId
 export class EdgeCacheBracket implements EdgeCacheHooks {
   readonly #opened = new Map<string, Promise<string>>();
   credential: EdgeCredential | null = null;
+  /** The earliest moment the answer stops being true by itself (a quarantine's end), when it has one. */
+  expiresAtMs: number | null = null;
 
   constructor(
     private readonly namespace: DurableObjectNamespace<EdgeCacheObject> | undefined,
@@ -31,6 +33,10 @@ export class EdgeCacheBracket implements EdgeCacheHooks {
 
   admitted(credential: EdgeCredential): void {
     this.credential = credential;
+  }
+
+  expires(atMs: number): void {
+    this.expiresAtMs = this.expiresAtMs === null ? atMs : Math.min(this.expiresAtMs, atMs);
   }
 
   /** Opens the organization's bypass once per holder; 503 when its object cannot be reached (nothing is written then). */

@@ -27,7 +27,7 @@ import { requeueStalledWork } from "../services/stalled-work";
 import { sendDueDigests } from "../services/notifications/digest";
 import { sweepOrphanedPayloads } from "../services/runs/payload-sweep";
 import { DurableObjectKeyCounter } from "./durable-object-key-counter";
-import { EDGE_CREDENTIAL_HEADER, EDGE_REQUEST_HEADER, EdgeCacheBracket } from "./edge-cache-bracket";
+import { EDGE_CREDENTIAL_HEADER, EDGE_EXPIRES_HEADER, EDGE_REQUEST_HEADER, EdgeCacheBracket } from "./edge-cache-bracket";
 import { organizationOfQueuedMessage } from "./edge-cache-queue";
 import type { QueueMessage } from "../ingest/run-queue";
 import { type MailSettings, mailFromAddress } from "../mail/transport";
@@ -172,12 +172,13 @@ async function sweepStalledWork(env: WorkerEnv, ctx: ExecutionContext, clock: Cl
   }
 }
 
-/** The answer, with the credential it was admitted with when the edge Worker asked (src/worker/edge/index.ts removes it). */
+/** The answer, with the credential it was admitted with and its expiry, when the edge Worker asked (src/worker/edge/index.ts removes them). */
 function withEdgeCredential(request: Request, response: Response, edgeCache: EdgeCacheBracket): Response {
   const credential = edgeCache.credential;
   if (!credential || !request.headers.has(EDGE_REQUEST_HEADER)) return response;
   const marked = new Response(response.body, response);
   marked.headers.set(EDGE_CREDENTIAL_HEADER, `${credential.counter} ${credential.counterId} ${credential.organizationId}`);
+  if (edgeCache.expiresAtMs !== null) marked.headers.set(EDGE_EXPIRES_HEADER, String(edgeCache.expiresAtMs));
   return marked;
 }
 

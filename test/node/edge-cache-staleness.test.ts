@@ -151,3 +151,75 @@ describe("GET /api/v1/organization through the edge", () => {
     expect((await read("/api/v1/organization", fixture.apiKey)).body.name).toBe("Renamed in the database");
   });
 });
+
+describe("GET /uploads/v1/quarantined_tests through the edge", () => {
+  const LIST = "/uploads/v1/quarantined_tests";
+  let testIds: string[] = [];
+  const listed = (answer: Read) => (answer.body.data as { name: string }[]).map((test) => test.name).sort();
+
+  beforeAll(async () => {
+    const tests = await read(`/api/v1/projects/${fixture.projectId}/tests?limit=10`, fixture.apiKey);
+    testIds = (tests.body.data as { id: string }[]).map((test) => test.id);
+    if (testIds.length < 4) throw new Error("the fixture's project has too few tests");
+  });
+
+  it("is served without a statement when warm, per variant, with 304 for its tag", async () => {
+    const warmed = await warm(LIST, fixture.uploadToken);
+    const revalidated = await read(LIST, fixture.uploadToken, { "if-none-match": warmed.etag! });
+    expect([revalidated.status, revalidated.statements]).toEqual([304, 0]);
+    const variant = await warm(`${LIST}?variant=os%3Dlinux`, fixture.uploadToken);
+    expect(variant.etag).not.toBe(warmed.etag);
+  });
+
+  it("is never stale after a quarantine and a release through the API", async () => {
+    const before = listed(await warm(LIST, fixture.uploadToken));
+    const quarantined = await send("POST", `/api/v1/tests/${testIds[0]}/quarantine`, fixture.apiKey, { reason: "edge", duration: "1d" });
+    expect(quarantined.status).toBe(200);
+    const after = listed(await read(LIST, fixture.uploadToken));
+    expect(after).toHaveLength(before.length + 1);
+    await warm(LIST, fixture.uploadToken);
+    expect((await send("POST", `/api/v1/tests/${testIds[0]}/unquarantine`, fixture.apiKey)).status).toBe(200);
+    expect(listed(await read(LIST, fixture.uploadToken))).toEqual(before);
+  });
+
+  it("is never stale after an MCP tool's quarantine", async () => {
+    const before = listed(await warm(LIST, fixture.uploadToken));
+    const transport = new StreamableHTTPClientTransport(new URL(`${worker.baseUrl}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${fixture.apiKey}` } },
+    });
+    const client = new Client({ name: "edge-staleness", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const result = await client.callTool({ name: "quarantine_test", arguments: { test_id: testIds[1], reason: "mcp", duration: "1d" } });
+      expect(result.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+    expect(listed(await read(LIST, fixture.uploadToken))).toHaveLength(before.length + 1);
+  });
+
+  it("is never served at or past a quarantine's end", async () => {
+    const before = listed(await warm(LIST, fixture.uploadToken));
+    const ends = new Date(Date.now() + 2_000);
+    const quarantined = await send("POST", `/api/v1/tests/${testIds[2]}/quarantine`, fixture.apiKey, {
+      reason: "ends soon",
+      expires_at: ends.toISOString(),
+    });
+    expect(quarantined.status).toBe(200);
+    const during = await warm(LIST, fixture.uploadToken);
+    expect(listed(during)).toHaveLength(before.length + 1);
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, ends.getTime() - Date.now()) + 50));
+    const after = await read(LIST, fixture.uploadToken);
+    expect(listed(after)).toEqual(before);
+    expect(after.etag).not.toBe(during.etag);
+  });
+
+  it("refuses a replaced upload token from its next request on", async () => {
+    await warm(LIST, fixture.uploadToken);
+    const regenerated = await send("POST", `/admin/v1/projects/${fixture.projectId}/upload_token/regenerate`, ADMIN_TOKEN);
+    expect(regenerated.status).toBe(200);
+    expect((await read(LIST, fixture.uploadToken)).status).toBe(401);
+    fixture.uploadToken = regenerated.body.upload_token as string;
+    expect((await read(LIST, fixture.uploadToken)).status).toBe(200);
+  });
+});

@@ -33,7 +33,7 @@ export interface EdgeEnv {
 type KnownCredential = { counter: "key" | "upload"; counterId: string; organizationId: string };
 
 /** The GETs answered from the cache: exact paths (their query is part of the key). */
-const CACHED_PATHS = new Set(["/api/v1/organization"]);
+const CACHED_PATHS = new Set(["/api/v1/organization", "/uploads/v1/quarantined_tests"]);
 /** Headers of an answer that belong to one request, never stored. */
 const PER_REQUEST_HEADERS = ["request-id", "ratelimit", "ratelimit-policy", "set-cookie", "date", "content-length"];
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
@@ -61,10 +61,15 @@ function parseCredential(header: string | null): KnownCredential | null {
   return { counter, counterId, organizationId };
 }
 
-/** The request as the placed Worker gets it: unchanged but for the edge's own header (a client's copies of the edge's headers removed). */
-function originRequest(request: Request): Request {
+/**
+ * The request as the placed Worker gets it: unchanged but for the edge's own header (a client's
+ * copies of the edge's headers removed). A miss whose answer may be stored asks unconditionally,
+ * so that a client that always revalidates still fills the cache; the edge applies the condition.
+ */
+function originRequest(request: Request, unconditional = false): Request {
   const forwarded = new Request(request);
   for (const name of [EDGE_REQUEST_HEADER, EDGE_CREDENTIAL_HEADER, EDGE_EXPIRES_HEADER]) forwarded.headers.delete(name);
+  if (unconditional) forwarded.headers.delete("if-none-match");
   forwarded.headers.set(EDGE_REQUEST_HEADER, "1");
   return forwarded;
 }
@@ -86,10 +91,23 @@ function servedAnswer(request: Request, answer: StoredAnswer, admission: KeyAdmi
   const etag = headers.get("etag");
   if (etag && ifNoneMatchNames(request.headers.get("if-none-match") ?? undefined, etag)) {
     headers.delete("content-type");
+    headers.delete("content-encoding");
     return new Response(null, { status: 304, headers });
   }
   return new Response(request.method === "HEAD" ? null : answer.body, { status: answer.status, headers });
 }
+
+/** A miss asked unconditionally (originRequest): its 200 becomes the client's 304 when If-None-Match names its tag. */
+function withCondition(request: Request, response: Response): Response {
+  const etag = response.headers.get("etag");
+  const condition = request.headers.get("if-none-match");
+  if (response.status !== 200 || !etag || condition === null || !ifNoneMatchNames(condition, etag)) return response;
+  const headers = new Headers(response.headers);
+  for (const name of ["content-type", "content-length", "content-encoding"]) headers.delete(name);
+  return new Response(null, { status: 304, headers });
+}
+
+type Miss = { hash: string; key: string; known?: KnownCredential; ticket: number | null };
 
 async function storableAnswer(response: Response): Promise<{ answer: StoredAnswer; expiresAtMs: number | null } | null> {
   if (response.status !== 200) return null;
@@ -106,12 +124,9 @@ export function createEdgeHandler(): ExportedHandler<EdgeEnv> {
   const credentials = new CredentialMap();
 
   /** Forwards; learns the credential from the answer; stores a 200 when the lookup gave a ticket for the same organization. */
-  async function forward(
-    request: Request,
-    env: EdgeEnv,
-    miss?: { hash: string; key: string; known?: KnownCredential; ticket: number | null },
-  ) {
-    const response = await env.ORIGIN.fetch(originRequest(request));
+  async function forward(request: Request, env: EdgeEnv, miss?: Miss): Promise<Response> {
+    const storing = miss?.ticket !== null && miss?.ticket !== undefined;
+    const response = await env.ORIGIN.fetch(originRequest(request, storing));
     if (!miss) return clientResponse(response);
     const credential = parseCredential(response.headers.get(EDGE_CREDENTIAL_HEADER));
     if (!credential) {
@@ -119,13 +134,13 @@ export function createEdgeHandler(): ExportedHandler<EdgeEnv> {
       return clientResponse(response);
     }
     credentials.set(miss.hash, credential);
-    if (miss.ticket === null || miss.known?.organizationId !== credential.organizationId) return clientResponse(response);
+    if (!storing || miss.known?.organizationId !== credential.organizationId) return clientResponse(response);
     const storable = await storableAnswer(response.clone());
     if (storable) {
       const object = env.EDGE_CACHE.getByName(cacheObjectName(credential.organizationId));
-      await object.store(miss.key, miss.ticket, storable.answer, storable.expiresAtMs).catch(() => false);
+      await object.store(miss.key, miss.ticket!, storable.answer, storable.expiresAtMs).catch(() => false);
     }
-    return clientResponse(response);
+    return withCondition(request, clientResponse(response));
   }
 
   return {
