@@ -223,3 +223,20 @@ describe("GET /uploads/v1/quarantined_tests through the edge", () => {
     expect((await read(LIST, fixture.uploadToken)).status).toBe(200);
   });
 });
+
+describe("the OpenAPI documents through the edge", () => {
+  it("are the placed Worker's documents, answered again from the edge's memory with their ETag and 304", async () => {
+    for (const path of ["/api/v1/openapi.json", "/uploads/v1/openapi.json"]) {
+      const first = await fetch(`${worker.baseUrl}${path}`);
+      const second = await fetch(`${worker.baseUrl}${path}`);
+      expect([first.status, second.status]).toEqual([200, 200]);
+      const [one, two] = [await first.json(), await second.json()];
+      expect(two).toEqual(one);
+      expect((one as { openapi: string }).openapi).toMatch(/^3\./);
+      expect(second.headers.get("etag")).toBe(first.headers.get("etag"));
+      expect(second.headers.get("request-id")).not.toBe(first.headers.get("request-id"));
+      const revalidated = await fetch(`${worker.baseUrl}${path}`, { headers: { "if-none-match": first.headers.get("etag")! } });
+      expect(revalidated.status).toBe(304);
+    }
+  });
+});

@@ -34,6 +34,12 @@ type KnownCredential = { counter: "key" | "upload"; counterId: string; organizat
 
 /** The GETs answered from the cache: exact paths (their query is part of the key). */
 const CACHED_PATHS = new Set(["/api/v1/organization", "/uploads/v1/quarantined_tests"]);
+/**
+ * The OpenAPI documents: public, the same for every client, and constant for a deployment of the
+ * placed Worker, so this isolate keeps them once read (README.md deploys the edge Worker after the
+ * placed one, so no isolate outlives the documents it holds).
+ */
+const DOCUMENT_PATHS = new Set(["/api/v1/openapi.json", "/uploads/v1/openapi.json"]);
 /** Headers of an answer that belong to one request, never stored. */
 const PER_REQUEST_HEADERS = ["request-id", "ratelimit", "ratelimit-policy", "set-cookie", "date", "content-length"];
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
@@ -84,10 +90,10 @@ function clientResponse(response: Response): Response {
 }
 
 /** A stored answer served for this request: its own Request-Id and RateLimit headers; 304 when If-None-Match names its ETag. */
-function servedAnswer(request: Request, answer: StoredAnswer, admission: KeyAdmission & { status: "admitted" }): Response {
+function servedAnswer(request: Request, answer: StoredAnswer, admission: (KeyAdmission & { status: "admitted" }) | null): Response {
   const headers = new Headers(answer.headers);
   headers.set("Request-Id", crypto.randomUUID());
-  for (const [name, value] of Object.entries(rateLimitHeaders(admission.decision))) headers.set(name, value);
+  if (admission) for (const [name, value] of Object.entries(rateLimitHeaders(admission.decision))) headers.set(name, value);
   const etag = headers.get("etag");
   if (etag && ifNoneMatchNames(request.headers.get("if-none-match") ?? undefined, etag)) {
     headers.delete("content-type");
@@ -122,6 +128,18 @@ async function storableAnswer(response: Response): Promise<{ answer: StoredAnswe
 
 export function createEdgeHandler(): ExportedHandler<EdgeEnv> {
   const credentials = new CredentialMap();
+  /** The OpenAPI documents read so far, by path. */
+  const documents = new Map<string, StoredAnswer>();
+
+  /** A document from this isolate's memory, else read (unconditionally) and kept. */
+  async function serveDocument(request: Request, env: EdgeEnv, path: string): Promise<Response> {
+    const kept = documents.get(path);
+    if (kept) return servedAnswer(request, kept, null);
+    const response = await env.ORIGIN.fetch(originRequest(request, true));
+    const storable = await storableAnswer(response.clone());
+    if (storable && storable.expiresAtMs === null) documents.set(path, storable.answer);
+    return withCondition(request, clientResponse(response));
+  }
 
   /** Forwards; learns the credential from the answer; stores a 200 when the lookup gave a ticket for the same organization. */
   async function forward(request: Request, env: EdgeEnv, miss?: Miss): Promise<Response> {
@@ -146,7 +164,9 @@ export function createEdgeHandler(): ExportedHandler<EdgeEnv> {
   return {
     async fetch(request, env): Promise<Response> {
       const url = new URL(request.url);
-      if ((request.method !== "GET" && request.method !== "HEAD") || !CACHED_PATHS.has(url.pathname)) return forward(request, env);
+      const reads = request.method === "GET" || request.method === "HEAD";
+      if (reads && url.search === "" && DOCUMENT_PATHS.has(url.pathname)) return serveDocument(request, env, url.pathname);
+      if (!reads || !CACHED_PATHS.has(url.pathname)) return forward(request, env);
       const token = BEARER.exec(request.headers.get("authorization") ?? "")?.[1];
       if (!token) return forward(request, env);
       const hash = hashToken(token);
