@@ -17,7 +17,9 @@
  * object are serialized, so the checks above are atomic.
  */
 import { DurableObject } from "cloudflare:workers";
+import type { KeyAdmission } from "../auth/key-state";
 import { type Clock, systemClock } from "../lib/clock";
+import type { KeyCounterObject } from "./key-counter-object";
 
 /** What the edge keeps of an answer: its status, the headers that describe the body, the body. */
 export type StoredAnswer = { status: number; headers: [string, string][]; body: string };
@@ -25,21 +27,30 @@ export type StoredAnswer = { status: number; headers: [string, string][]; body: 
 /** A stored answer, or a miss with the ticket its answer may be stored with (null: it may not). */
 export type CacheLookup = { answer: StoredAnswer | null; ticket: number | null };
 
+/** The credential's counter a hit is admitted by: its Durable Object holds the revoked mark and the rate window. */
+export type CounterRef = { counter: "key" | "upload"; counterId: string };
+
+/** A lookup whose hit was admitted by the credential's counter (null admission: a miss, or the counter was not asked). */
+export type AdmittedLookup = CacheLookup & { admission: KeyAdmission | null };
+
+/** The bindings the object reads: the credentials' counters (the placed Worker's). */
+type CacheEnv = { KEY_COUNTER?: DurableObjectNamespace<KeyCounterObject>; UPLOAD_COUNTER?: DurableObjectNamespace<KeyCounterObject> };
+
 /**
  * Longer than any holder's life (a queue batch may run 15 minutes), so a lease only lapses for a
  * holder that is gone.
  */
-export const BYPASS_LEASE_MS = 30 * 60_000;
+const BYPASS_LEASE_MS = 30 * 60_000;
 
 /** At most this many answers per organization: the oldest stored go first. */
 const MAX_ENTRIES = 2_000;
 
-export class EdgeCacheObject extends DurableObject<object> {
+export class EdgeCacheObject extends DurableObject<CacheEnv> {
   /** The system's; a test may give one object its own (through runInDurableObject). */
   clock: Clock = systemClock;
   readonly #sql: SqlStorage;
 
-  constructor(ctx: DurableObjectState, env: object) {
+  constructor(ctx: DurableObjectState, env: CacheEnv) {
     super(ctx, env);
     this.#sql = ctx.storage.sql;
     this.#sql.exec("CREATE TABLE IF NOT EXISTS meta (id INTEGER PRIMARY KEY CHECK (id = 1), generation INTEGER NOT NULL)");
@@ -59,6 +70,20 @@ export class EdgeCacheObject extends DurableObject<object> {
     if (row && (row.expires_at === null || now < row.expires_at)) return { answer: JSON.parse(row.answer) as StoredAnswer, ticket: null };
     if (row) this.#sql.exec("DELETE FROM entries WHERE key = ?", key);
     return { answer: null, ticket: this.#generation() };
+  }
+
+  /**
+   * `lookup`, and on a hit the credential's counter admits the request, in one call from the edge
+   * Worker: a client far from this object pays its distance once, not twice. The counter counts
+   * a hit only (a miss is counted by the placed Worker that answers it), so every request counts once.
+   */
+  async lookupAdmitted(key: string, credential: CounterRef): Promise<AdmittedLookup> {
+    const found = await this.lookup(key);
+    if (!found.answer) return { ...found, admission: null };
+    const counters = credential.counter === "key" ? this.env.KEY_COUNTER : this.env.UPLOAD_COUNTER;
+    if (!counters) return { answer: null, ticket: null, admission: null };
+    const admission = (await counters.getByName(credential.counterId).admit()) as KeyAdmission;
+    return { ...found, admission };
   }
 
   /** Stores an answer fetched after `lookup` gave `ticket`; false when a write came in between (or is under way). */

@@ -104,4 +104,20 @@ describe("EdgeCacheObject", () => {
     await evictDurableObject(stub);
     expect(await stub.inspect()).toMatchObject({ bypasses: 0, entries: 0, generation: (miss.ticket ?? 0) + 2 });
   });
+
+  it("a hit is admitted by the credential's counter in the same call; a miss does not count; a revoked key is refused", async () => {
+    const { stub } = await cacheWithClock("org:admitted");
+    const key = { counter: "key" as const, counterId: "edge-cache-admitted-key" };
+    const counter = env.KEY_COUNTER.getByName(key.counterId);
+    await counter.admit({ organizationId: "2b3c4d5e-0000-4000-8000-0000000000aa" });
+    const miss = await stub.lookupAdmitted("k", key);
+    expect(miss).toMatchObject({ answer: null, admission: null });
+    await stub.store("k", miss.ticket!, ANSWER, null);
+    const hit = await stub.lookupAdmitted("k", key);
+    expect(hit.answer).toEqual(ANSWER);
+    // The counter's first admission above, then this hit: the miss was not counted.
+    expect(hit.admission).toMatchObject({ status: "admitted", decision: { allowed: true, remaining: 598 } });
+    await counter.revoke();
+    expect((await stub.lookupAdmitted("k", key)).admission).toEqual({ status: "revoked" });
+  });
 });

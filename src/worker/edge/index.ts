@@ -8,9 +8,10 @@
  *
  * A cached read: the credential's SHA-256 → (its counter, its organization), learned from the
  * placed Worker's answer to an earlier request of this isolate; the organization's object looks up
- * (credential, path and query, Accept); a stored answer is served once the credential's counter
- * (its Durable Object, which also holds the revoked mark) admits the request, with that request's
- * RateLimit headers. A miss is forwarded, and its 200 stored with the ticket the lookup gave.
+ * (credential, path and query, Accept) and, on a hit, has the credential's counter (its Durable
+ * Object, which also holds the revoked mark) admit the request, in one call; the stored answer is
+ * served with that request's RateLimit headers. A miss is forwarded, and its 200 stored after the
+ * answer is sent, with the ticket the lookup gave.
  */
 import { ifNoneMatchNames } from "../../lib/entity-tags";
 import { hashToken } from "../../lib/keys";
@@ -18,15 +19,12 @@ import { rateLimitHeaders } from "../../lib/rate-limit";
 import type { KeyAdmission } from "../../auth/key-state";
 import { EDGE_CREDENTIAL_HEADER, EDGE_EXPIRES_HEADER, EDGE_REQUEST_HEADER, cacheObjectName } from "../edge-cache-bracket";
 import type { EdgeCacheObject, StoredAnswer } from "../edge-cache-object";
-import type { KeyCounterObject } from "../key-counter-object";
 
 export interface EdgeEnv {
   /** The placed Worker (service binding). */
   ORIGIN: Fetcher;
-  /** The placed Worker's Durable Object classes, bound by script_name. */
+  /** The placed Worker's cache objects, bound by script_name (each reaches the credentials' counters itself). */
   EDGE_CACHE: DurableObjectNamespace<EdgeCacheObject>;
-  KEY_COUNTER: DurableObjectNamespace<KeyCounterObject>;
-  UPLOAD_COUNTER: DurableObjectNamespace<KeyCounterObject>;
 }
 
 /** A credential as the placed Worker admitted it: which counter object counts it, and its organization. */
@@ -142,7 +140,7 @@ export function createEdgeHandler(): ExportedHandler<EdgeEnv> {
   }
 
   /** Forwards; learns the credential from the answer; stores a 200 when the lookup gave a ticket for the same organization. */
-  async function forward(request: Request, env: EdgeEnv, miss?: Miss): Promise<Response> {
+  async function forward(request: Request, env: EdgeEnv, ctx: ExecutionContext, miss?: Miss): Promise<Response> {
     const storing = miss?.ticket !== null && miss?.ticket !== undefined;
     const response = await env.ORIGIN.fetch(originRequest(request, storing));
     if (!miss) return clientResponse(response);
@@ -153,22 +151,25 @@ export function createEdgeHandler(): ExportedHandler<EdgeEnv> {
     }
     credentials.set(miss.hash, credential);
     if (!storing || miss.known?.organizationId !== credential.organizationId) return clientResponse(response);
-    const storable = await storableAnswer(response.clone());
-    if (storable) {
-      const object = env.EDGE_CACHE.getByName(cacheObjectName(credential.organizationId));
-      await object.store(miss.key, miss.ticket!, storable.answer, storable.expiresAtMs).catch(() => false);
-    }
+    // Stored after the answer is sent: the ticket refuses it if a write came in between, whenever it arrives.
+    const copy = response.clone();
+    const object = env.EDGE_CACHE.getByName(cacheObjectName(credential.organizationId));
+    const store = async () => {
+      const storable = await storableAnswer(copy);
+      if (storable) await object.store(miss.key, miss.ticket!, storable.answer, storable.expiresAtMs);
+    };
+    ctx.waitUntil(store().catch(() => undefined));
     return withCondition(request, clientResponse(response));
   }
 
   return {
-    async fetch(request, env): Promise<Response> {
+    async fetch(request, env, ctx): Promise<Response> {
       const url = new URL(request.url);
       const reads = request.method === "GET" || request.method === "HEAD";
       if (reads && url.search === "" && DOCUMENT_PATHS.has(url.pathname)) return serveDocument(request, env, url.pathname);
-      if (!reads || !CACHED_PATHS.has(url.pathname)) return forward(request, env);
+      if (!reads || !CACHED_PATHS.has(url.pathname)) return forward(request, env, ctx);
       const token = BEARER.exec(request.headers.get("authorization") ?? "")?.[1];
-      if (!token) return forward(request, env);
+      if (!token) return forward(request, env, ctx);
       const hash = hashToken(token);
       const key = [
         hash,
@@ -177,17 +178,14 @@ export function createEdgeHandler(): ExportedHandler<EdgeEnv> {
         request.headers.get("accept") ?? "",
       ].join("\u0000");
       const known = credentials.get(hash);
-      if (!known) return forward(request, env, { hash, key, ticket: null });
+      if (!known) return forward(request, env, ctx, { hash, key, ticket: null });
       const object = env.EDGE_CACHE.getByName(cacheObjectName(known.organizationId));
-      const found = await object.lookup(key).catch(() => ({ answer: null, ticket: null }));
-      if (!found.answer) return forward(request, env, { hash, key, known, ticket: found.ticket });
-      const counters = known.counter === "key" ? env.KEY_COUNTER : env.UPLOAD_COUNTER;
-      const admission = (await counters
-        .getByName(known.counterId)
-        .admit()
-        .catch(() => null)) as KeyAdmission | null;
+      const credential = { counter: known.counter, counterId: known.counterId };
+      const found = await object.lookupAdmitted(key, credential).catch(() => ({ answer: null, ticket: null, admission: null }));
+      if (!found.answer) return forward(request, env, ctx, { hash, key, known, ticket: found.ticket });
+      const admission = found.admission as KeyAdmission | null;
       // Revoked, refused or unknown to its counter: the placed Worker answers (401, 429), as it would have.
-      if (admission?.status !== "admitted" || !admission.decision.allowed) return forward(request, env);
+      if (admission?.status !== "admitted" || !admission.decision.allowed) return forward(request, env, ctx);
       return servedAnswer(request, found.answer as StoredAnswer, admission);
     },
   };
