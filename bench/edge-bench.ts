@@ -244,12 +244,15 @@ function cacheHeadline(rows: Row[], checks: CacheChecks): string {
   const added = addedLatency(rows);
   const ratio = mean(checks.throughput.edge) / mean(checks.throughput.today);
   const worst = added.length ? Math.max(...added.map((a) => a.perRtt)) : Number.NaN;
+  const mark = (pass: boolean) => (pass ? "PASS" : "FAIL");
+  const signed = (value: number) => `${value >= 0 ? "+" : "−"}${Math.abs(value).toFixed(3)}`;
+  const zeroTrips = added.every((a) => a.roundTrips === "0");
   return [
     added.length
-      ? `edge-cached warm reads +${worst.toFixed(3)} × RTT at ${added[0]!.rtt} ms (${added.map((a) => a.roundTrips).join(", ")} round trips)`
+      ? `edge-cached warm reads ${signed(worst)} × RTT added at ${added[0]!.rtt} ms at most, ${added.map((a) => a.roundTrips).join(", ")} round trips ${mark(worst <= 0.1 && zeroTrips)}`
       : "",
-    `${checks.staleness.stale} stale of ${checks.staleness.pairs} write-then-read pairs`,
-    `warm GET /organization ${ratio.toFixed(2)}× today's throughput (RTT 0, concurrency ${THROUGHPUT_CONCURRENCY})`,
+    `${checks.staleness.stale} stale of ${checks.staleness.pairs} write-then-read pairs ${mark(checks.staleness.stale === 0 && checks.staleness.pairs >= 1_000)}`,
+    `warm GET /organization ${ratio.toFixed(2)}× today's throughput (RTT 0, concurrency ${THROUGHPUT_CONCURRENCY}) ${mark(ratio >= 2)}`,
   ]
     .filter(Boolean)
     .join("; ");

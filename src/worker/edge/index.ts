@@ -38,8 +38,11 @@ const CACHED_PATHS = new Set(["/api/v1/organization", "/uploads/v1/quarantined_t
  * placed one, so no isolate outlives the documents it holds).
  */
 const DOCUMENT_PATHS = new Set(["/api/v1/openapi.json", "/uploads/v1/openapi.json"]);
-/** Headers of an answer that belong to one request, never stored. */
-const PER_REQUEST_HEADERS = ["request-id", "ratelimit", "ratelimit-policy", "set-cookie", "date", "content-length"];
+/**
+ * Headers of an answer never stored: those of one request, and its encoding (the body is stored
+ * decoded, and the next client may not accept the first one's encoding).
+ */
+const PER_REQUEST_HEADERS = ["request-id", "ratelimit", "ratelimit-policy", "set-cookie", "date", "content-length", "content-encoding"];
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 const MAX_CREDENTIALS = 10_000;
 
@@ -141,7 +144,8 @@ export function createEdgeHandler(): ExportedHandler<EdgeEnv> {
 
   /** Forwards; learns the credential from the answer; stores a 200 when the lookup gave a ticket for the same organization. */
   async function forward(request: Request, env: EdgeEnv, ctx: ExecutionContext, miss?: Miss): Promise<Response> {
-    const storing = miss?.ticket !== null && miss?.ticket !== undefined;
+    // A HEAD's answer has no body to store.
+    const storing = request.method === "GET" && miss?.ticket !== null && miss?.ticket !== undefined;
     const response = await env.ORIGIN.fetch(originRequest(request, storing));
     if (!miss) return clientResponse(response);
     const credential = parseCredential(response.headers.get(EDGE_CREDENTIAL_HEADER));
