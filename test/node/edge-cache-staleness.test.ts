@@ -17,6 +17,8 @@ import { FETCH_APPLICATION, type EdgeFixture, countersOf, measureUpload, prepare
 import { type WranglerDev, startWranglerDev } from "../../bench/limiter-wrangler";
 import { type LocalDatabase, startLocalDatabase } from "../../src/node/local-neon";
 import { ADMIN_TOKEN, CURSOR_SECRET, PUBLIC_BASE_URL, SECRETS_KEY, WEB_APP_URL } from "../support/constants";
+import { WebClient, uniqueEmail } from "../support/web-client";
+import { signedUpOrganization } from "../support/web-fixtures";
 
 let local: LocalDatabase;
 let worker: WranglerDev;
@@ -149,6 +151,21 @@ describe("GET /api/v1/organization through the edge", () => {
     const flushed = await send("POST", `/admin/v1/organizations/${organizationId}/edge_cache/flush`, ADMIN_TOKEN);
     expect(flushed.status).toBe(204);
     expect((await read("/api/v1/organization", fixture.apiKey)).body.name).toBe("Renamed in the database");
+  });
+});
+
+describe("GET /api/v1/organization through the edge, written by the pages", () => {
+  it("is never stale after a form of the pages writes", async () => {
+    const web = new WebClient({ request: (path, init) => fetch(`${worker.baseUrl}${path}`, init) });
+    const email = uniqueEmail("edge-pages");
+    await web.signUp({ email, organization: "Edge pages" });
+    const { organizationId } = await signedUpOrganization(local.database.db, email);
+    const regenerated = await send("POST", `/admin/v1/organizations/${organizationId}/api_key/regenerate`, ADMIN_TOKEN);
+    const key = (regenerated.body.api_key as { secret: string }).secret;
+    const warmed = await warm("/api/v1/organization", key);
+    const posted = await web.post("/projects/new", { name: "made-on-a-page", description: "", defaultBranch: "" });
+    expect(posted.status).toBe(303);
+    expect((await read("/api/v1/organization", key)).etag).not.toBe(warmed.etag);
   });
 });
 
