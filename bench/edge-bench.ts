@@ -17,16 +17,27 @@
  * new connection), BENCH_EDGE_REQUESTS (30), BENCH_EDGE_SECTION (a name for a variant of the run, e.g.
  * edge-fold: added to the report's title, the history's heading and the table's figure),
  * BENCH_NO_RECORD=1 / BENCH_OUTPUT=<file> (bench/report.ts).
+ *
+ * Then the edge cache's checks (issue 33, docs/edge-path.md "Edge-cached reads"), at RTT 0: the
+ * warm cached reads' latency added at the longest RTT comes from the table above;
+ * BENCH_EDGE_PAIRS (1000) write-then-read pairs through the edge, counting stale reads, over
+ * BENCH_EDGE_ORGANIZATIONS (12) organizations taken in turn (each key may send 600 requests a
+ * minute); the throughput of a warm GET /organization at concurrency 10, BENCH_EDGE_THROUGHPUT_REQUESTS
+ * (3000) per round, through the edge against the placed Worker alone (today's path), two rounds alternated.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import type { BridgeCounters, BridgeReport } from "../src/node/local-neon";
+import { type StalenessResult, runStalenessPairs, throughput } from "./edge-cache-checks";
 import {
+  EDGE_CACHED_REQUEST_TYPES,
   EDGE_REQUEST_TYPES,
+  type EdgeFixture,
   PROCESSING_LABEL,
   type Sample,
   UPLOAD_LABEL,
@@ -35,7 +46,7 @@ import {
   prepareEdgeFixture,
   seedAlertEventsSql,
 } from "./edge-requests";
-import { freePort, processGroupMembers } from "./limiter-wrangler";
+import { type WranglerDev, freePort, processGroupMembers, startWranglerDev } from "./limiter-wrangler";
 import { recordBenchmark } from "./report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -147,6 +158,126 @@ function render(rows: Row[], info: { date: string; code: string; machine: string
   return lines.join("\n");
 }
 
+type CacheChecks = { staleness: StalenessResult; throughput: { edge: number[]; today: number[] }; organizations: number };
+
+const PAIRS = Number(process.env.BENCH_EDGE_PAIRS ?? 1_000);
+const THROUGHPUT_REQUESTS = Number(process.env.BENCH_EDGE_THROUGHPUT_REQUESTS ?? 3_000);
+const THROUGHPUT_CONCURRENCY = 10;
+/** Organizations the pairs and the throughput take in turn: each key's rate limit is 600 requests a minute. */
+const ORGANIZATIONS = Number(process.env.BENCH_EDGE_ORGANIZATIONS ?? 12);
+
+/**
+ * The edge cache's checks, at RTT 0: the write-then-read pairs through the edge, then the
+ * throughput of a warm GET /organization through the edge against the placed Worker alone
+ * (today's path: wrangler.toml under its own wrangler dev, on the same database and bridge),
+ * alternated twice.
+ */
+async function edgeCacheChecks(options: {
+  baseUrl: string;
+  adminToken: string;
+  fixture: EdgeFixture;
+  runStatus: (projectId: string, number: number) => Promise<string>;
+  counters: () => Promise<BridgeReport>;
+  todayVars: Record<string, string>;
+}): Promise<CacheChecks> {
+  const fixtures = [options.fixture];
+  while (fixtures.length < ORGANIZATIONS) {
+    const fixture = await prepareEdgeFixture(options.baseUrl, options.adminToken);
+    // Tests to quarantine: one processed upload.
+    await measureUpload(fixture, 0, options.counters, (n) => options.runStatus(fixture.projectId, n), 0);
+    fixtures.push(fixture);
+  }
+  log(`staleness: ${PAIRS} write-then-read pairs over ${fixtures.length} organizations`);
+  const staleness = await runStalenessPairs(fixtures, { runStatus: options.runStatus }, PAIRS);
+  log(`staleness: ${staleness.stale} stale of ${staleness.pairs}`);
+  const keys = fixtures.map((fixture) => fixture.apiKey);
+  // Both paths under wrangler dev as the round-trip test starts it (wrangler's local trace collector off, bench/limiter-wrangler.ts), on the same database and bridge.
+  const started: { dev: WranglerDev; persistTo: string }[] = [];
+  const start = async (edge: boolean) => {
+    const persistTo = mkdtempSync(path.join(os.tmpdir(), "cia-edge-throughput-"));
+    const vars = { ...options.todayVars, PUBLIC_BASE_URL: options.baseUrl };
+    const dev = await startWranglerDev({ label: edge ? "bench:edge edge path" : "bench:edge today's path", edge, persistTo, vars });
+    started.push({ dev, persistTo });
+    return dev;
+  };
+  const figures = { edge: [] as number[], today: [] as number[] };
+  try {
+    const [today, edge] = [await start(false), await start(true)];
+    for (let round = 0; round < 2; round++) {
+      figures.today.push(await throughput(today.baseUrl, "/api/v1/organization", keys, THROUGHPUT_CONCURRENCY, THROUGHPUT_REQUESTS));
+      figures.edge.push(await throughput(edge.baseUrl, "/api/v1/organization", keys, THROUGHPUT_CONCURRENCY, THROUGHPUT_REQUESTS));
+      log(`throughput round ${round + 1}: edge ${figures.edge.at(-1)!.toFixed(0)}/s, today ${figures.today.at(-1)!.toFixed(0)}/s`);
+    }
+  } finally {
+    for (const { dev, persistTo } of started) {
+      await dev.stop();
+      rmSync(persistTo, { recursive: true, force: true });
+    }
+  }
+  return { staleness, throughput: figures, organizations: fixtures.length };
+}
+
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+const CACHED_WARM_LABELS = EDGE_CACHED_REQUEST_TYPES.filter((type) => !type.key.endsWith("_cold")).map((type) => type.label);
+
+/** Per warm cached read at the longest RTT: p50 added over its p50 at RTT 0, as a fraction of the RTT. */
+function addedLatency(rows: Row[]): { label: string; rtt: number; addedMs: number; perRtt: number; roundTrips: string }[] {
+  const p50 = (row: Row) =>
+    percentile(
+      row.samples.map((s) => s.ms).sort((a, b) => a - b),
+      50,
+    );
+  const top = Math.max(...rows.map((row) => row.rtt));
+  if (top <= 0) return [];
+  return CACHED_WARM_LABELS.flatMap((label) => {
+    const base = rows.find((row) => row.label === label && row.rtt === 0);
+    const far = rows.find((row) => row.label === label && row.rtt === top && row.handshakes > 0);
+    if (!base || !far) return [];
+    const addedMs = p50(far) - p50(base);
+    return [
+      { label, rtt: top, addedMs, perRtt: addedMs / top, roundTrips: countCell(far.samples, (c) => c.handshakeRoundTrips + c.flights) },
+    ];
+  });
+}
+
+function cacheHeadline(rows: Row[], checks: CacheChecks): string {
+  const added = addedLatency(rows);
+  const ratio = mean(checks.throughput.edge) / mean(checks.throughput.today);
+  const worst = added.length ? Math.max(...added.map((a) => a.perRtt)) : Number.NaN;
+  const mark = (pass: boolean) => (pass ? "PASS" : "FAIL");
+  const signed = (value: number) => `${value >= 0 ? "+" : "−"}${Math.abs(value).toFixed(3)}`;
+  const zeroTrips = added.every((a) => a.roundTrips === "0");
+  return [
+    added.length
+      ? `edge-cached warm reads ${signed(worst)} × RTT added at ${added[0]!.rtt} ms at most, ${added.map((a) => a.roundTrips).join(", ")} round trips ${mark(worst <= 0.1 && zeroTrips)}`
+      : "",
+    `${checks.staleness.stale} stale of ${checks.staleness.pairs} write-then-read pairs ${mark(checks.staleness.stale === 0 && checks.staleness.pairs >= 1_000)}`,
+    `warm GET /organization ${ratio.toFixed(2)}× today's throughput (RTT 0, concurrency ${THROUGHPUT_CONCURRENCY}) ${mark(ratio >= 2)}`,
+  ]
+    .filter(Boolean)
+    .join("; ");
+}
+
+function renderCacheChecks(rows: Row[], checks: CacheChecks): string {
+  const lines = ['### The edge cache (issue 33; docs/edge-path.md, "Edge-cached reads")', ""];
+  lines.push("| Warm cached read | RTT (ms) | p50 added over RTT 0 (ms) | added / RTT | Round trips |", "|---|---:|---:|---:|---:|");
+  for (const a of addedLatency(rows))
+    lines.push(`| ${a.label} | ${a.rtt} | ${a.addedMs.toFixed(1)} | ${a.perRtt.toFixed(3)} | ${a.roundTrips} |`);
+  lines.push(
+    "",
+    `Write-then-read pairs through the edge at RTT 0, over ${checks.organizations} organizations taken in turn (each read issued right after its write's answer; an upload's read right after its run is processed; an expiry's right after the quarantine's end):`,
+    "",
+  );
+  lines.push("| Writer → read | Pairs | Stale |", "|---|---:|---:|");
+  for (const [name, counts] of Object.entries(checks.staleness.byWriter)) lines.push(`| ${name} | ${counts.pairs} | ${counts.stale} |`);
+  lines.push(`| **All** | ${checks.staleness.pairs} | ${checks.staleness.stale} |`, "");
+  const fmt = (values: number[]) => values.map((v) => v.toFixed(0)).join(", ");
+  lines.push(
+    `Throughput of a warm \`GET /api/v1/organization\` at RTT 0, concurrency ${THROUGHPUT_CONCURRENCY}, ${THROUGHPUT_REQUESTS} requests per round over ${checks.organizations} keys, two rounds alternated: through the edge Worker in front of the placed one (answered from the cache; wrangler.edge.toml and wrangler.toml under one wrangler dev) ${fmt(checks.throughput.edge)} requests/s; the placed Worker alone (today's path, wrangler.toml under its own wrangler dev; both without wrangler's local trace collector) ${fmt(checks.throughput.today)} requests/s; ratio of the means ${(mean(checks.throughput.edge) / mean(checks.throughput.today)).toFixed(2)}×.`,
+  );
+  return lines.join("\n");
+}
+
 let dev: ChildProcess | null = null;
 const admin = new pg.Client({ connectionString: SERVER_URL });
 let createdDatabase: string | null = null;
@@ -242,16 +373,13 @@ async function main(): Promise<void> {
   const [port, bridgePort] = [await freePort(), await freePort()];
   const adminToken = randomBytes(24).toString("hex");
   const baseUrl = `http://127.0.0.1:${port}`;
+  const secrets = {
+    ADMIN_TOKEN: adminToken,
+    CURSOR_SECRET: randomBytes(24).toString("hex"),
+    SECRETS_KEY: randomBytes(32).toString("base64"),
+  };
   await startDev(
-    {
-      PORT: String(port),
-      BRIDGE_PORT: String(bridgePort),
-      DATABASE_URL: url.toString(),
-      ADMIN_TOKEN: adminToken,
-      CURSOR_SECRET: randomBytes(24).toString("hex"),
-      SECRETS_KEY: randomBytes(32).toString("base64"),
-      SEED_DEMO: "false",
-    },
+    { PORT: String(port), BRIDGE_PORT: String(bridgePort), DATABASE_URL: url.toString(), ...secrets, SEED_DEMO: "false" },
     baseUrl,
   );
   log(`npm run dev is up on ${baseUrl}, bridge on 127.0.0.1:${bridgePort}`);
@@ -262,6 +390,7 @@ async function main(): Promise<void> {
   const database = new pg.Client({ connectionString: url.toString() });
   await database.connect();
   const rows: Row[] = [];
+  let cacheChecks: CacheChecks | undefined;
   let uploads = 0;
   const statusOf = async (number: number) =>
     (
@@ -318,6 +447,19 @@ async function main(): Promise<void> {
         );
       }
     }
+    const reset = await fetch(`${bridge}/emulation?rtt_ms=0&handshake_rtts=3`, { method: "PUT" });
+    if (!reset.ok) throw new Error(`resetting the emulation failed: ${await reset.text()}`);
+    const runStatus = async (projectId: string, number: number) =>
+      (await database.query<{ status: string }>("select status from test_runs where project_id = $1 and number = $2", [projectId, number]))
+        .rows[0]?.status ?? "missing";
+    cacheChecks = await edgeCacheChecks({
+      baseUrl,
+      adminToken,
+      fixture,
+      runStatus,
+      counters,
+      todayVars: { ...secrets, DATABASE_URL: url.toString(), LOCAL_NEON_PROXY: `127.0.0.1:${bridgePort}` },
+    });
   } finally {
     await database.end();
   }
@@ -329,14 +471,16 @@ async function main(): Promise<void> {
     machine: `${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}; load average ${loadAtStart} at start, ${os.loadavg()[0]!.toFixed(1)} at end`,
     postgres,
   });
-  console.log(`\n${report}\n`);
+  const fullReport = cacheChecks ? `${report}\n\n${renderCacheChecks(rows, cacheChecks)}` : report;
+  console.log(`\n${fullReport}\n`);
   recordBenchmark({
     name: "edge",
     command: "npm run bench:edge",
-    measures: "Worker↔database round trips and latency per request at emulated RTTs",
-    figure: headline(rows),
-    target: "≈ 1 round trip per request (issue 18); a small run processed ≤ 1 s at 150 ms (docs/edge-path.md)",
-    report,
+    measures: "Worker↔database round trips and latency per request at emulated RTTs; the edge cache's warm reads, staleness and throughput",
+    figure: cacheChecks ? `${headline(rows)}; ${cacheHeadline(rows, cacheChecks)}` : headline(rows),
+    target:
+      "≈ 1 round trip per request (issue 18); a small run processed ≤ 1 s at 150 ms; edge-cached warm reads ≤ 0.1 × RTT added at 150 ms with 0 round trips, 0 stale in 1,000 write-then-read pairs, warm GET /organization ≥ 2 × today's throughput at RTT 0 and concurrency 10 (issue 33; docs/edge-path.md)",
+    report: fullReport,
     variant: SECTION === "edge-bench" ? undefined : SECTION,
   });
 }

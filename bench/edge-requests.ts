@@ -109,13 +109,54 @@ export type EdgeRequestType = {
 /** Run 1 of the fixture's project: uploaded and processed (so compared) before the request types are measured. */
 const comparisonPath = (f: EdgeFixture) => `/api/v1/projects/${f.projectId}/test_runs/1/comparison`;
 
-/** The API request types of the issue (the upload and its processing are measured apart: measureUpload). */
-export const EDGE_REQUEST_TYPES: EdgeRequestType[] = [
+/** A query parameter no route reads, different for every request: the edge cache's key then never matches (a cold read). */
+const coldQuery = (i: number) => `edge_cold=${i}-${Math.random().toString(36).slice(2)}`;
+
+/**
+ * The reads the edge Worker answers from its cache (docs/edge-path.md, "Edge-cached reads"), warm
+ * (answered by the edge) and cold (a miss: the placed Worker answers, and the edge stores it).
+ */
+export const EDGE_CACHED_REQUEST_TYPES: EdgeRequestType[] = [
   {
     key: "organization",
-    label: "GET /organization",
+    label: "GET /organization (edge cache, warm)",
     send: (f) => send(f.baseUrl, "GET", "/api/v1/organization", f.apiKey).then((a) => expectStatus(a, 200, "organization")),
   },
+  {
+    key: "organization_cold",
+    label: "GET /organization (edge cache, cold)",
+    send: (f, i) =>
+      send(f.baseUrl, "GET", `/api/v1/organization?${coldQuery(i)}`, f.apiKey).then((a) => expectStatus(a, 200, "organization cold")),
+  },
+  {
+    key: "quarantine_list",
+    label: "GET /uploads/v1/quarantined_tests (edge cache, warm)",
+    send: (f) =>
+      send(f.baseUrl, "GET", "/uploads/v1/quarantined_tests", f.uploadToken).then((a) => expectStatus(a, 200, "quarantine list")),
+  },
+  {
+    key: "quarantine_list_cold",
+    label: "GET /uploads/v1/quarantined_tests (edge cache, cold)",
+    send: (f, i) =>
+      send(f.baseUrl, "GET", `/uploads/v1/quarantined_tests?${coldQuery(i)}`, f.uploadToken).then((a) =>
+        expectStatus(a, 200, "quarantine list cold"),
+      ),
+  },
+  {
+    key: "openapi",
+    label: "GET /api/v1/openapi.json (edge memory)",
+    send: async (f) => {
+      const response = await fetch(`${f.baseUrl}/api/v1/openapi.json`);
+      if (response.status !== 200) throw new Error(`openapi: HTTP ${response.status}`);
+      await response.arrayBuffer();
+      return { status: 200, body: {}, etag: response.headers.get("etag") };
+    },
+  },
+];
+
+/** The API request types of the issue (the upload and its processing are measured apart: measureUpload). */
+export const EDGE_REQUEST_TYPES: EdgeRequestType[] = [
+  ...EDGE_CACHED_REQUEST_TYPES,
   {
     key: "projects",
     label: "GET /projects (first page)",
@@ -266,7 +307,15 @@ export type Budget = { roundTrips: number; flights: number; statements: number }
  * Figures and choices: docs/edge-path.md.
  */
 export const EDGE_BUDGETS: Record<string, Budget> = {
-  organization: { roundTrips: 4, flights: 1, statements: 1 },
+  /** Answered by the edge Worker from the organization's cache object: no database round trip (docs/edge-path.md). */
+  organization: { roundTrips: 0, flights: 0, statements: 0 },
+  /** A miss of the edge cache: the placed Worker's read, as before the edge cache. */
+  organization_cold: { roundTrips: 4, flights: 1, statements: 1 },
+  quarantine_list: { roundTrips: 0, flights: 0, statements: 0 },
+  /** The upload token's lookup, the list's tag, then the list (a miss asks unconditionally: the edge applies If-None-Match). */
+  quarantine_list_cold: { roundTrips: 6, flights: 3, statements: 3 },
+  /** Kept in the edge Worker's memory; the placed Worker serves it from its own memory too. */
+  openapi: { roundTrips: 0, flights: 0, statements: 0 },
   projects: { roundTrips: 4, flights: 1, statements: 1 },
   /** The organization's data version only (docs/conditional-requests.md): the list's query never runs. */
   projects_not_modified: { roundTrips: 4, flights: 1, statements: 1 },

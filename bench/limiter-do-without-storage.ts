@@ -16,6 +16,7 @@ import { DEFAULT_RATE_LIMIT } from "../src/lib/rate-limit";
 import { createWorkerHandler } from "../src/worker/index";
 
 export { UploadCounterObject } from "../src/worker/key-counter-object";
+export { EdgeCacheObject } from "../src/worker/edge-cache-object";
 
 export class KeyCounterObject extends DurableObject {
   #state: KeyState = newKeyState();

@@ -7,6 +7,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { workerVarsEnvironment } from "../src/node/wrangler-vars";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const WRANGLER = fileURLToPath(new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url));
@@ -119,6 +120,11 @@ export type StartOptions = {
   label: string;
   /** Entry script overriding wrangler.toml `main`; undefined → `main`. */
   script?: string;
+  /**
+   * With `edge`, the edge Worker (wrangler.edge.toml) is the primary, in front of the Worker of
+   * wrangler.toml, both in one workerd (wrangler dev's multi-worker mode), as `npm run dev` runs them.
+   */
+  edge?: boolean;
   vars: Record<string, string>;
   persistTo: string;
   /** Passed as --log-level (wrangler's per-request log line costs a loopback call per request at "info"). */
@@ -136,6 +142,7 @@ export async function startWranglerDev(options: StartOptions): Promise<WranglerD
   const args = [WRANGLER, "dev"];
   if (options.script) args.push(options.script);
   args.push(
+    ...(options.edge ? ["--config", "wrangler.edge.toml"] : []),
     "--config",
     "wrangler.toml",
     "--ip",
@@ -159,7 +166,7 @@ export async function startWranglerDev(options: StartOptions): Promise<WranglerD
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
     env: {
-      ...process.env,
+      ...(options.edge ? workerVarsEnvironment(options.vars) : process.env),
       ...DEV_TOOLING,
       WRANGLER_SEND_METRICS: "false",
       CLOUDFLARE_CF_FETCH_ENABLED: "false",

@@ -15,6 +15,7 @@ import { systemClock } from "../src/lib/clock";
 import { createWorkerHandler } from "../src/worker/index";
 
 export { KeyCounterObject, UploadCounterObject } from "../src/worker/key-counter-object";
+export { EdgeCacheObject } from "../src/worker/edge-cache-object";
 
 /** One per isolate, like the key-id cache in src/worker/index.ts. */
 const counter = new InMemoryKeyCounter(systemClock);

@@ -5,7 +5,8 @@
  * Node side (this process): open + migrate the database, serve an embedded PGlite over the wire
  * protocol, start the WebSocket bridge the Neon driver inside workerd connects through, seed the
  * demo organization on an empty database. Then wrangler dev runs as a child on this Node (22),
- * with the bindings passed as --var, telemetry, the update check and the Request.cf download off.
+ * both Workers in one workerd (the edge Worker on the port, in front of the placed Worker; docs/edge-path.md),
+ * with the bindings passed in its environment, telemetry, the update check and the Request.cf download off.
  * Everything stops on SIGINT/SIGTERM, or when wrangler exits.
  *
  * The bridge counts round trips and statements and can emulate the network between the Worker and
@@ -21,6 +22,7 @@ import { consoleLogger } from "../src/lib/logger";
 import { publicUrls, readNodeConfig } from "../src/node/config";
 import { type LocalDatabase, parseEmulation, startLocalDatabase } from "../src/node/local-neon";
 import { prepareDatabase } from "../src/node/prepare-database";
+import { workerVarsEnvironment } from "../src/node/wrangler-vars";
 import { openSecretsKeyring, secretsKeyNotice } from "../src/node/secrets-key";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -169,9 +171,14 @@ async function main(): Promise<void> {
   if (config.host && config.host !== "127.0.0.1" && config.host !== "localhost")
     console.warn(`HOST=${config.host} is ignored: npm run dev listens on 127.0.0.1 only.`);
 
+  // Both Workers in one workerd: the edge Worker (the first config, on the port) in front of the placed one (docs/edge-path.md).
   const args = [
     WRANGLER,
     "dev",
+    "--config",
+    "wrangler.edge.toml",
+    "--config",
+    "wrangler.toml",
     "--ip",
     "127.0.0.1",
     "--port",
@@ -180,13 +187,13 @@ async function main(): Promise<void> {
     "127.0.0.1",
     "--show-interactive-dev-session=false",
   ];
-  for (const [name, value] of Object.entries(vars)) args.push("--var", `${name}:${value}`);
 
   wrangler = spawn(process.execPath, args, {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
     env: {
-      ...process.env,
+      // The placed Worker's bindings: wrangler passes --var to the first Worker only (src/node/wrangler-vars.ts).
+      ...workerVarsEnvironment(vars),
       WRANGLER_SEND_METRICS: "false",
       CLOUDFLARE_CF_FETCH_ENABLED: "false",
       WRANGLER_HIDE_BANNER: "true",

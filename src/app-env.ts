@@ -102,6 +102,29 @@ export type RequestDeps = {
    * proxy; on Workers `CF-Connecting-IP`. Null when unknown. The sign-in throttle counts by it.
    */
   clientAddress: string | null;
+  /**
+   * The edge cache's side of this request (the Worker only; docs/edge-path.md, "Edge-cached
+   * reads"): absent on Node, which has no edge cache.
+   */
+  edgeCache?: EdgeCacheHooks;
+};
+
+/** The credential a request was admitted with: the edge serves that credential's next reads of the organization. */
+export type EdgeCredential = { organizationId: string; counter: "key" | "upload"; counterId: string };
+
+/**
+ * What the app tells the edge cache. `beforeWrite` is awaited before a request that may write an
+ * organization's data runs its writes: it marks the organization's edge-cached answers bypassed
+ * (the Worker releases the bypass once the request's writes are committed), and it throws when it
+ * cannot, so that nothing is written that a cached answer could contradict.
+ */
+export type EdgeCacheHooks = {
+  admitted(credential: EdgeCredential): void;
+  beforeWrite(organizationId: string): Promise<void>;
+  /** The answer must not be served from the edge at or after this moment (ms since the epoch): a quarantine's end. */
+  expires(atMs: number): void;
+  /** Whether the request may write (any method but GET and HEAD). */
+  readonly writes: boolean;
 };
 
 export type AppEnv = {

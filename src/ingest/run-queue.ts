@@ -13,7 +13,13 @@ export type UploadPayload = { format: UploadFormat; content: string };
  * (docs/uploads.md): `part`, a part to read; `complete`, its completion to decide and store (the
  * uploader asked, or its quiet period ended).
  */
-export type RunMessage = { testRunId: number; part?: number; complete?: "asked" | "quiet" };
+export type RunMessage = {
+  testRunId: number;
+  part?: number;
+  complete?: "asked" | "quiet";
+  /** The run's organization when the producer knows it (an upload): the Worker's consumer brackets it for the edge cache without a lookup. */
+  organizationId?: string;
+};
 /** Delivering one notification to one webhook endpoint (the delivery row holds the rest). */
 type DeliveryMessage = { deliveryId: number };
 /** Sending one e-mail of the outbox (its row holds the rest; src/services/shared/email-outbox.ts). */

@@ -48,3 +48,11 @@ export function consumeRollingWindow(window: number[], nowMs: number, policy: Ra
 
 /** Whole seconds until `endMs` (at least 1): a Retry-After that never says "now" while still refusing. */
 export const secondsUntil = (endMs: number, nowMs: number) => Math.max(1, Math.ceil((endMs - nowMs) / 1000));
+
+/** IETF draft-ietf-httpapi-ratelimit-headers fields, as docs/api-decisions.md records them (the app's and the edge Worker's). */
+export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
+  return {
+    "RateLimit-Policy": `"default";q=${decision.limit};w=${decision.windowSeconds}`,
+    RateLimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
+  };
+}

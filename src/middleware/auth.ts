@@ -9,7 +9,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppConfig, AppEnv } from "../app-env";
 import { type KeyIdCache, admitApiKey } from "../auth/key-gate";
 import { ApiError } from "../lib/errors";
-import type { RateLimitDecision } from "../lib/rate-limit";
+import { type RateLimitDecision, rateLimitHeaders } from "../lib/rate-limit";
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 
@@ -25,14 +25,6 @@ export function bearerToken(header: string | undefined, credential = "API key"):
   const match = BEARER.exec(header);
   if (!match) throw unauthorized(`Malformed Authorization header: expected 'Bearer <${credential === "API key" ? "key" : "token"}>'.`);
   return match[1]!;
-}
-
-/** IETF draft-ietf-httpapi-ratelimit-headers fields, as docs/api-decisions.md records them. */
-function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
-  return {
-    "RateLimit-Policy": `"default";q=${decision.limit};w=${decision.windowSeconds}`,
-    RateLimit: `"default";r=${decision.remaining};t=${decision.resetSeconds}`,
-  };
 }
 
 /** One kind of bearer credential, as the admission middleware needs to know it. */
@@ -79,14 +71,13 @@ export function authenticateApiKey(config: Pick<AppConfig, "webAppUrl" | "retent
       const { db, clock, keyCounter } = c.env;
       const admission = await admitApiKey({ db, keyCounter, keyIdCache: config.keyIdCache }, token);
       if (!admission) return null;
+      const { organizationId, apiKeyId } = admission.auth;
       c.set("auth", admission.auth);
-      c.set("scope", {
-        db,
-        clock,
-        webAppUrl: config.webAppUrl,
-        organizationId: admission.auth.organizationId,
-        retention: config.retention,
-      });
+      c.set("scope", { db, clock, webAppUrl: config.webAppUrl, organizationId, retention: config.retention });
+      // The edge cache (the Worker only): the key's next reads may be served at the edge; a write brackets its organization first.
+      const edgeCache = c.env.edgeCache;
+      edgeCache?.admitted({ organizationId, counter: "key", counterId: apiKeyId });
+      if (edgeCache?.writes && admission.decision.allowed) await edgeCache.beforeWrite(organizationId);
       return admission.decision;
     },
   });

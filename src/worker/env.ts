@@ -1,5 +1,6 @@
 import type { QueueBody } from "./run-queue";
 import type { KeyCounterObject } from "./key-counter-object";
+import type { EdgeCacheObject } from "./edge-cache-object";
 
 /** Bindings of the Worker (wrangler.toml); checked by `npm run typecheck`. */
 export interface WorkerEnv {
@@ -62,6 +63,11 @@ export interface WorkerEnv {
   KEY_COUNTER: DurableObjectNamespace<KeyCounterObject>;
   /** One Durable Object per project: its upload token's rolling rate window. */
   UPLOAD_COUNTER: DurableObjectNamespace<KeyCounterObject>;
+  /**
+   * One Durable Object per organization: the answers the edge Worker serves without the database,
+   * and the bypasses writes open on them (docs/edge-path.md). Absent: nothing is bracketed.
+   */
+  EDGE_CACHE?: DurableObjectNamespace<EdgeCacheObject>;
   /** The static files of public/ (wrangler.toml `[assets]`): the /docs page's scripts. */
   ASSETS?: Fetcher;
   /**

@@ -29,6 +29,9 @@ import { sendDueDigests } from "../services/notifications/digest";
 import { sweepOrphanedPayloads } from "../services/runs/payload-sweep";
 import { sweepRetention } from "../services/runs/retention-sweep";
 import { DurableObjectKeyCounter } from "./durable-object-key-counter";
+import { EDGE_CREDENTIAL_HEADER, EDGE_EXPIRES_HEADER, EDGE_REQUEST_HEADER, EdgeCacheBracket } from "./edge-cache-bracket";
+import { organizationOfQueuedMessage } from "./edge-cache-queue";
+import type { QueueMessage } from "../ingest/run-queue";
 import { type MailSettings, mailFromAddress } from "../mail/transport";
 import { workerSmtpTransport } from "./smtp-transport";
 import type { WorkerEnv } from "./env";
@@ -41,6 +44,7 @@ import { retentionFrom } from "../lib/retention";
 import { signUpModeFrom } from "../lib/sign-up-mode";
 
 export { KeyCounterObject, UploadCounterObject } from "./key-counter-object";
+export { EdgeCacheObject } from "./edge-cache-object";
 
 export type WorkerOptions = {
   /** The API keys' counter; by default the key's Durable Object. The benchmark swaps in an in-memory one. */
@@ -118,8 +122,10 @@ function requestDepsOf(
   db: Database,
   clock: Clock,
   keyCounterFor: (env: WorkerEnv) => KeyCounter,
+  edgeCache: EdgeCacheBracket,
 ): RequestDeps {
   return {
+    edgeCache,
     db,
     clock,
     keyCounter: keyCounterFor(env),
@@ -172,6 +178,16 @@ async function sweepStalledWork(env: WorkerEnv, ctx: ExecutionContext, clock: Cl
   } finally {
     ctx.waitUntil(pool.end());
   }
+}
+
+/** The answer, with the credential it was admitted with and its expiry, when the edge Worker asked (src/worker/edge/index.ts removes them). */
+function withEdgeCredential(request: Request, response: Response, edgeCache: EdgeCacheBracket): Response {
+  const credential = edgeCache.credential;
+  if (!credential || !request.headers.has(EDGE_REQUEST_HEADER)) return response;
+  const marked = new Response(response.body, response);
+  marked.headers.set(EDGE_CREDENTIAL_HEADER, `${credential.counter} ${credential.counterId} ${credential.organizationId}`);
+  if (edgeCache.expiresAtMs !== null) marked.headers.set(EDGE_EXPIRES_HEADER, String(edgeCache.expiresAtMs));
+  return marked;
 }
 
 export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandler<WorkerEnv, QueueBody> {
@@ -233,16 +249,21 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       const pool = requestPool(env, "fetch");
       /** A streamed answer reads the database while its body is sent: the pool ends when the body does. */
       let endPoolAfter: Promise<unknown> | null = null;
+      const edgeCache = new EdgeCacheBracket(env.EDGE_CACHE, request.method !== "GET" && request.method !== "HEAD", consoleLogger);
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
-        const deps = requestDepsOf(request, env, db, clock, keyCounterFor);
-        const response = await (await appFor(env, db)).fetch(request, deps, ctx);
+        const deps = requestDepsOf(request, env, db, clock, keyCounterFor, edgeCache);
+        const answered = await (await appFor(env, db)).fetch(request, deps, ctx);
+        // The request's writes are committed (a streamed answer only reads): the bypasses it opened end here.
+        await edgeCache.releaseAll();
+        const response = withEdgeCredential(request, answered, edgeCache);
         if (!response.body || response.headers.get("content-type") !== NDJSON_CONTENT_TYPE) return response;
         const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
         // pipeTo settles when the body is sent, fails, or the client goes away (which cancels the export's reads).
         endPoolAfter = response.body.pipeTo(writable).catch(() => undefined);
         return new Response(readable, response);
       } catch (error) {
+        await edgeCache.releaseAll();
         return unavailableBeforeApp(error);
       } finally {
         ctx.waitUntil(endPoolAfter ? endPoolAfter.then(() => pool.end()) : pool.end());
@@ -266,7 +287,17 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       try {
         const db = drizzle(pool, { schema }) as unknown as Database;
         const work = backgroundWorkOf(env, db, clock, () => secretsFor(env));
-        await consumeRunBatch(batch, work, consoleLogger, requeueOn(env.RUN_QUEUE));
+        // The batch's runs write their organizations' data (auto-quarantine among it): bracketed for the edge cache.
+        const edgeCache = new EdgeCacheBracket(env.EDGE_CACHE, true, consoleLogger);
+        const bracket = async (body: QueueMessage) => {
+          const organizationId = await organizationOfQueuedMessage(db, body);
+          if (organizationId) await edgeCache.beforeWrite(organizationId);
+        };
+        try {
+          await consumeRunBatch(batch, work, consoleLogger, requeueOn(env.RUN_QUEUE), bracket);
+        } finally {
+          await edgeCache.releaseAll();
+        }
       } finally {
         ctx.waitUntil(pool.end());
       }

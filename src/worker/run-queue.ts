@@ -40,14 +40,18 @@ const outageRetryDelaySeconds = (outage: number) => Math.min(5 * 2 ** (outage - 
 /** What travels on this queue: a message, and how many outages in a row it met (absent: none). */
 export type QueueBody = QueueMessage & { outages?: number };
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** A well-formed message: a run to process, a delivery to attempt or an e-mail to send. */
 function asQueueMessage(body: unknown): QueueMessage | null {
   if (typeof body !== "object" || body === null) return null;
-  const { testRunId, deliveryId, emailId, part, complete } = body as Record<string, unknown>;
+  const { testRunId, deliveryId, emailId, part, complete, organizationId } = body as Record<string, unknown>;
   if (Number.isSafeInteger(testRunId)) {
-    if (Number.isSafeInteger(part) && (part as number) > 0) return { testRunId: testRunId as number, part: part as number };
-    if (complete === "asked" || complete === "quiet") return { testRunId: testRunId as number, complete };
-    return { testRunId: testRunId as number };
+    const organization = typeof organizationId === "string" && UUID.test(organizationId) ? { organizationId } : {};
+    if (Number.isSafeInteger(part) && (part as number) > 0)
+      return { testRunId: testRunId as number, part: part as number, ...organization };
+    if (complete === "asked" || complete === "quiet") return { testRunId: testRunId as number, complete, ...organization };
+    return { testRunId: testRunId as number, ...organization };
   }
   if (Number.isSafeInteger(deliveryId)) return { deliveryId: deliveryId as number };
   if (typeof emailId === "string" && /^[0-9a-f-]{36}$/i.test(emailId)) return { emailId };
@@ -73,6 +77,8 @@ export async function consumeRunBatch(
   work: Pick<BackgroundWork, "consume">,
   logger: Logger,
   requeue: Requeue,
+  /** Before a message's work (the edge cache's bracket); its failure is the attempt's, as the work's would be. */
+  beforeConsume: (body: QueueMessage) => Promise<void> = async () => {},
 ): Promise<void> {
   for (const message of batch.messages) {
     const body = asQueueMessage(message.body);
@@ -82,6 +88,7 @@ export async function consumeRunBatch(
       continue;
     }
     try {
+      await beforeConsume(body);
       await work.consume(body, { finalAttempt: message.attempts >= RUN_QUEUE_MAX_ATTEMPTS });
       message.ack();
     } catch (error) {

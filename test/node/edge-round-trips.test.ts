@@ -37,8 +37,10 @@ beforeAll(async () => {
   local = await startLocalDatabase({ databaseUrl: (await testDatabaseUrl()) ?? "memory://", log: () => {} });
   if (!local.bridge) throw new Error("the test database must be on this machine");
   persistTo = mkdtempSync(join(tmpdir(), "cia-edge-"));
+  // Both Workers, as deployed and as `npm run dev` runs them: the edge Worker in front of the placed one.
   worker = await startWranglerDev({
     label: "edge round trips",
+    edge: true,
     persistTo,
     vars: {
       DATABASE_URL: local.workerDatabaseUrl,
@@ -87,7 +89,8 @@ describe("round trips of the Worker path, within their budgets (bench/edge-reque
     await local.database.db.execute(sql.raw(seedAlertEventsSql(fixture)));
     const over: string[] = [];
     for (const type of EDGE_REQUEST_TYPES) {
-      await measureRequest(type, fixture, 0, counters);
+      // Three warm-ups: the edge learns the credential, then stores the answer, then serves it.
+      for (let i = 0; i < 3; i++) await measureRequest(type, fixture, 0, counters);
       for (let i = 1; i <= 2; i++)
         over.push(...overBudget(type.label, (await measureRequest(type, fixture, i, counters)).counters, EDGE_BUDGETS[type.key]!));
     }

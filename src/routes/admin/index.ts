@@ -5,7 +5,10 @@
  */
 import { OpenAPIHono, createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { sql } from "drizzle-orm";
+import { rowsOf } from "../../db/rows";
 import type { Database } from "../../db/types";
+import { isUuid } from "../../lib/ids";
 import type { Clock } from "../../lib/clock";
 import type { AppConfig, AppEnv } from "../../app-env";
 import { revokeApiKeys } from "../../auth/key-gate";
@@ -170,6 +173,19 @@ const regenerateApiKeyRoute = createRoute({
   security: adminSecurity,
   request: { params: OrganizationIdParam },
   responses: { 200: json(z.object({ api_key: ApiKeyWithSecretSchema }), "The new key."), ...errorResponses(401, 404, 500, 503) },
+});
+
+const flushEdgeCacheRoute = createRoute({
+  method: "post",
+  path: "/organizations/{id}/edge_cache/flush",
+  operationId: "adminFlushEdgeCache",
+  tags: ["Admin"],
+  summary: "Drop the organization's edge-cached answers",
+  description:
+    "For a change made directly in the database: the edge answers the organization's next reads from the database again. Every other write of the API, the pages, the uploads and the queue does this by itself (docs/edge-path.md).",
+  security: adminSecurity,
+  request: { params: OrganizationIdParam },
+  responses: { 204: { description: "Dropped (or nothing was cached)." }, ...errorResponses(400, 401, 500, 503) },
 });
 
 /** The envelope of a count quota reached (webhooks, projects per organization): no Retry-After, since waiting makes no room. */
@@ -591,6 +607,17 @@ export function createAdminApi(config: AppConfig) {
     if (!secretsEqual(presented, adminToken)) throw unauthorized("Invalid admin token.");
     await next();
   });
+  // The edge cache (the Worker only): a write brackets the organization it changes (docs/edge-path.md).
+  admin.use("*", async (c, next) => {
+    const edgeCache = c.env.edgeCache;
+    if (edgeCache?.writes) {
+      const organizationId = await organizationOfAdminPath(c.env.db, new URL(c.req.url).pathname);
+      if (organizationId) await edgeCache.beforeWrite(organizationId);
+    }
+    await next();
+  });
+  // Its bracket (above) is the flush: the bypass drops the organization's answers, its release drops them again.
+  admin.openapi(flushEdgeCacheRoute, (c) => c.body(null, 204));
   // Behind the admin token; built at its first request, then served from memory with its ETag.
   const served = servedOnce(() => admin.getOpenAPI31Document(adminDocumentConfig(config.publicBaseUrl)));
   admin.get("/openapi.json", (c) => documentResponse(c, served(), { "Cache-Control": "private, no-cache" }));
@@ -662,4 +689,21 @@ export function createAdminApi(config: AppConfig) {
 
   addMethodNotAllowed(admin);
   return admin;
+}
+
+/**
+ * The organization an admin write changes, for the edge cache's bracket: named by the path
+ * (/organizations/:id/…), or the organization of the project or alert it names (one statement).
+ * Null for the writes that change nothing the edge caches (webhooks, e-mails, new organizations).
+ */
+async function organizationOfAdminPath(db: Database, path: string): Promise<string | null> {
+  const [, kind, id] = /\/(organizations|projects|alerts)\/([^/]+)/.exec(path) ?? [];
+  if (!kind || !id || !isUuid(id)) return null;
+  if (kind === "organizations") return id;
+  const query =
+    kind === "projects"
+      ? sql`select organization_id from projects where id = ${id}`
+      : sql`select organization_id from alerts where id = ${id}`;
+  const [row] = await rowsOf<{ organization_id: string }>(db.execute(query));
+  return row?.organization_id ?? null;
 }

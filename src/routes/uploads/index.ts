@@ -445,6 +445,8 @@ function registerQuarantineList(api: OpenAPIHono<UploadEnv>): void {
     const headers = { ETag: etag, "Cache-Control": "private, no-cache" };
     if (ifNoneMatchNames(c.req.header("if-none-match"), etag)) return c.body(null, 304, headers);
     const data = await listQuarantinedTests(db, projectId, now, variant);
+    // The edge serves this list until its first quarantine ends, never at or after that moment (docs/edge-path.md).
+    for (const test of data) c.env.edgeCache?.expires(new Date(test.expires_at).getTime());
     return c.json({ data }, 200, headers);
   });
 }
@@ -483,6 +485,9 @@ export function createUploadsApi(config: AppConfig) {
         const admission = await counterAdmit(c.env.uploadCounter, uploader.projectId, { organizationId: uploader.organizationId });
         if (admission.status !== "admitted") return null;
         c.set("uploader", uploader);
+        const edgeCache = c.env.edgeCache;
+        edgeCache?.admitted({ organizationId: uploader.organizationId, counter: "upload", counterId: uploader.projectId });
+        if (edgeCache?.writes && admission.decision.allowed) await edgeCache.beforeWrite(uploader.organizationId);
         return admission.decision;
       },
     }),

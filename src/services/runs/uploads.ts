@@ -151,7 +151,8 @@ export async function acceptUpload(
     await discardPayloadObject(deps.payloadStore, stored, deps.logger, { testRunId: run.id });
     throw partRefused(run, arrival.refusal);
   }
-  const message = arrival.part > 0 ? { testRunId: run.id, part: arrival.part } : { testRunId: run.id };
+  const { organizationId } = project;
+  const message = arrival.part > 0 ? { testRunId: run.id, part: arrival.part, organizationId } : { testRunId: run.id, organizationId };
   if (replayed) {
     await discardPayloadObject(deps.payloadStore, stored, deps.logger, { testRunId: run.id });
     await requeueReplayedArrival(deps, run, message);

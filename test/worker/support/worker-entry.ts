@@ -21,4 +21,6 @@ export class KeyCounterObject extends DeployedKeyCounterObject {
 
 export class UploadCounterObject extends KeyCounterObject {}
 
+export { EdgeCacheObject } from "../../../src/worker/index";
+
 export default createWorkerHandler({ clock: testClock });
