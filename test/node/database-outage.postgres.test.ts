@@ -98,13 +98,20 @@ describe("the database goes away during a 100,000-case run's COPY", () => {
     // Away: the process is up and answers 503 with Retry-After, for the API and for uploads.
     // Other files' rows share this database (e-mails, webhooks sealed under other keys), so the
     // server's queue may log failures of its own before ours: wait for the run's.
+    // The message names its run (and, since the edge cache, its organization): read as JSON, not as text.
+    const failedAttemptOf = (line: string): { testRunId?: number } | null => {
+      if (!line.includes('"message":"queue message attempt failed"')) return null;
+      try {
+        return (JSON.parse(line) as { queueMessage?: { testRunId?: number } }).queueMessage ?? null;
+      } catch {
+        return null;
+      }
+    };
     const runFailed = () =>
       server
         .output()
         .split("\n")
-        .some(
-          (line) => line.includes('"message":"queue message attempt failed"') && line.includes(`"queueMessage":{"testRunId":${runId}}`),
-        );
+        .some((line) => failedAttemptOf(line)?.testRunId === Number(runId));
     await until(runFailed, 10_000);
     // The connection the run's transaction had checked out failed (and was listened to).
     expect(server.output()).toContain("postgres connection failed while in use");
