@@ -188,7 +188,7 @@ async function edgeCacheChecks(options: {
     fixtures.push(fixture);
   }
   log(`staleness: ${PAIRS} write-then-read pairs over ${fixtures.length} organizations`);
-  const staleness = await runStalenessPairs(fixtures, { runStatus: options.runStatus }, PAIRS);
+  const staleness = await runStalenessPairs(fixtures, { runStatus: options.runStatus, adminToken: options.adminToken }, PAIRS);
   log(`staleness: ${staleness.stale} stale of ${staleness.pairs}`);
   const keys = fixtures.map((fixture) => fixture.apiKey);
   // Both paths under wrangler dev as the round-trip test starts it (wrangler's local trace collector off, bench/limiter-wrangler.ts), on the same database and bridge.
