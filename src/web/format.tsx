@@ -2,6 +2,9 @@
 import type { FC } from "hono/jsx";
 import type { RunResult } from "../lib/vocabulary";
 
+/** "1 execution", "3 executions": a count and its noun, plural unless the count is one. */
+export const counted = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? "" : "s"}`;
+
 /** "3 hours ago", "2 days ago": how long before `now`, in the largest whole unit. */
 function timeAgo(at: Date, now: Date): string {
   const seconds = Math.max(0, Math.round((now.getTime() - at.getTime()) / 1000));

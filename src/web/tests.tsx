@@ -54,7 +54,7 @@ import {
 } from "./components";
 import type { WebConfig, WebEnv, WebPaths } from "./env";
 import { formFields } from "./forms";
-import { utcText } from "./format";
+import { counted, utcText } from "./format";
 import { Layout } from "./layout";
 import { pageNotFound } from "./not-found";
 import { parseQuery } from "./page-input";
@@ -286,7 +286,7 @@ const TestFacts: FC<{ test: TestObject }> = ({ test }) => (
     ) : null}
     <dt>Failure rate</dt>
     <dd>
-      {percent(test.failure_rate)} over its last {test.window.executions} executions
+      {percent(test.failure_rate)} over its last {counted(test.window.executions, "execution")}
       {test.window.branch ? ` on ${test.window.branch}` : ""}
     </dd>
     <dt>Impact</dt>
@@ -332,7 +332,7 @@ const VariantSiblings: FC<{ test: TestObject; siblings: TestSibling[]; testPath:
 const HistoryStrip: FC<{ history: Execution[]; runPath: (number: number) => string }> = ({ history, runPath }) => (
   <section aria-labelledby="history">
     <h2 id="history">History</h2>
-    <p class="muted">The last {history.length} executions, oldest first; each opens its run.</p>
+    <p class="muted">The last {counted(history.length, "execution")}, oldest first; each opens its run.</p>
     <ol class="history-strip">
       {history.map((execution) => {
         const text = `${statusLabel(execution.status)}, run #${execution.test_run.number}, ${utcText(new Date(execution.test_run.created_at))}`;
@@ -402,7 +402,7 @@ const DailyHistorySection: FC<{ history: TestDailyHistory }> = ({ history }) => 
     <section aria-labelledby="daily">
       <h2 id="daily">Daily history</h2>
       <p class="muted">
-        {executions} executions from {history.from} to {history.to} (UTC), from the test's daily figures. Its executions themselves (cases,
+        {counted(executions, "execution")} from {history.from} to {history.to} (UTC), from the test's daily figures. Its executions themselves (cases,
         the runs above) are kept {history.retentionDays} days, from {history.casesKeptFrom}; the daily figures stay longer.
       </p>
       <Chart
