@@ -16,6 +16,7 @@ import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { type CopyIn, registerCopyIn } from "../db/bulk-copy";
 import { foldTransactionBoundaries } from "../db/transaction-boundaries";
+import { markSingleSession } from "../db/single-session";
 import * as schema from "../db/schema";
 import type { Database } from "../db/types";
 import { type DataDirLock, lockDataDir } from "./data-dir-lock";
@@ -102,6 +103,8 @@ export async function openDatabase(
     throw error;
   }
   const db = drizzlePglite(client, { schema }) as unknown as Database;
+  // One session: a large run is stored in slices, not one long transaction (src/services/runs/sliced-store.ts).
+  markSingleSession(db);
   return {
     db,
     kind: "pglite",
