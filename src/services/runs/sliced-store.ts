@@ -81,8 +81,12 @@ type AdvancedTests = {
   fingerprint: number;
 };
 
-/** A test's whole row, hashed: any writer's change to it (an advance, a quarantine, an alert check's state) shows. */
-const fingerprintSql = (t: string) => sql.raw(`hashtext(${t}::text)`);
+/**
+ * A test's row version: any writer's change to it (an advance, a quarantine, an alert check's
+ * state) writes a new version, with the writing transaction's id as its xmin. Cheaper than hashing
+ * the whole row.
+ */
+const fingerprintSql = (t: string) => sql.raw(`hashtext(${t}.xmin::text)`);
 
 /**
  * storeTestRun in slices (see above). Returns the run as processed, or null when it is no longer
