@@ -239,13 +239,13 @@ export class RowWriter {
   private flush(): void {
     if (this.pendingCount === 0) return;
     if (this.copy) this.copy.write(this.pendingText);
-    else
-      this.inflight.push(
-        insertCases(this.tx, this.runId, this.owner, this.pendingRows, this.into).then(
-          noop,
-          (error: unknown) => void (this.failure ??= { error }),
-        ),
-      );
+    else {
+      const rows = this.pendingRows;
+      const insert = () => insertCases(this.tx, this.runId, this.owner, rows, this.into);
+      // Staged chunks are not in a transaction: on a pool they could overtake each other, and their order is the cases' order.
+      const previous = this.into === testCases ? undefined : this.inflight.at(-1);
+      this.inflight.push((previous ? previous.then(insert) : insert()).then(noop, (error: unknown) => void (this.failure ??= { error })));
+    }
     this.pendingRows = [];
     this.pendingText = "";
     this.pendingCount = 0;
