@@ -65,7 +65,7 @@ import {
 export const SLICED_ABOVE_CHARS = 64 * 1024;
 
 /** Tests read, and advanced, per slice: a few tens of milliseconds of PGlite (or of JavaScript) each. */
-export const TESTS_PER_SLICE = 500;
+const TESTS_PER_SLICE = 500;
 /** Cases per staged insert: each its own statement, the parser yielding between them. */
 const CASES_PER_SLICE = 500;
 
