@@ -117,8 +117,9 @@ export async function storeTestRunInSlices(
     const advanced = staged.reading.executions ? await advanceInSlices(deps.db, run, staged.reading.executions) : null;
     return await publish(deps, run, staged, advanced, options);
   } catch (error) {
-    // Nothing of the run is visible; its staged rows go (the next processing would delete them too).
-    await clearStaged(deps.db, run);
+    // Nothing of the run is visible; its staged rows go (the next processing deletes them too, so a
+    // failure to delete them here must not hide the error that decides what happens to the run).
+    await clearStaged(deps.db, run).catch(() => {});
     if (!(error instanceof TestsChanged)) throw error;
     return storeTestRun(deps, runId, report, options);
   }
