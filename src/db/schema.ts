@@ -545,6 +545,41 @@ export const testCases = pgTable(
 );
 
 /**
+ * A run's cases while it is stored in slices on a database of one session (PGlite,
+ * src/services/runs/sliced-store.ts, docs/uploads.md, "On the embedded database"): written a slice at a time,
+ * each slice its own short statement, and moved into test_cases by the transaction that marks
+ * the run processed. Readers never look here, so a run is never seen half-stored; a process
+ * killed mid-run leaves only these rows, which the run's next processing deletes first. `seq`
+ * keeps the report's order (test_cases.id follows it when they are moved).
+ */
+export const stagedTestCases = pgTable(
+  "staged_test_cases",
+  {
+    seq: bigint("seq", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    testRunId: bigint("test_run_id", { mode: "number" })
+      .notNull()
+      .references(() => testRuns.id, { onDelete: "cascade" }),
+    projectId: uuid("project_id").notNull(),
+    variant: text("variant").notNull().default(""),
+    suiteNumber: integer("suite_number").notNull(),
+    name: text("name").notNull(),
+    classname: text("classname"),
+    file: text("file"),
+    status: caseStatusEnum("status").notNull(),
+    durationMs: integer("duration_ms"),
+    failureType: text("failure_type"),
+    failureMessage: text("failure_message"),
+    failureText: text("failure_text"),
+    attempts: jsonb("attempts").$type<CaseAttempt[]>().notNull().default([]),
+    failureSignature: text("failure_signature"),
+    quarantined: boolean("quarantined").notNull().default(false),
+    systemOut: text("system_out"),
+    systemErr: text("system_err"),
+  },
+  (t) => [index("staged_test_cases_run_idx").on(t.testRunId, t.seq)],
+);
+
+/**
  * A test: the same test across the runs of a project (docs/tests.md). Every run rewrites the rows
  * of its tests, so the table keeps room for in-page (HOT) updates (fillfactor 70, set in
  * drizzle/0008_tests.sql) and has no index on what changes with nearly every run (the p95

@@ -16,6 +16,7 @@ import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { type CopyIn, registerCopyIn } from "../db/bulk-copy";
 import { foldTransactionBoundaries } from "../db/transaction-boundaries";
+import { markSingleSession } from "../db/single-session";
 import * as schema from "../db/schema";
 import type { Database } from "../db/types";
 import { type DataDirLock, lockDataDir } from "./data-dir-lock";
@@ -101,7 +102,10 @@ export async function openDatabase(
     lock?.release();
     throw error;
   }
+  yieldAfterEachQuery(client);
   const db = drizzlePglite(client, { schema }) as unknown as Database;
+  // One session: a large run is stored in slices, not one long transaction (src/services/runs/sliced-store.ts).
+  markSingleSession(db);
   return {
     db,
     kind: "pglite",
@@ -113,6 +117,28 @@ export async function openDatabase(
     // Exposed for tests that snapshot a migrated database.
     ...({ client } as object),
   };
+}
+
+/**
+ * PGlite answers in this process, and its answers settle as microtasks: a chain of awaited
+ * queries (a transaction of many statements, run processing's slices) never returned to the event
+ * loop, so no request was even read, and no timer fired, until the chain ended; after a few
+ * seconds the HTTP server's keep-alive timer, firing first, reset the connection a request had
+ * just arrived on. Each answer is handed back after a turn of the event loop (setImmediate): other
+ * requests are read and queue their queries behind the one under way (docs/uploads.md, "On the
+ * embedded database").
+ */
+function yieldAfterEachQuery(client: PGlite): void {
+  const afterTurn = <T>(result: T) => new Promise<T>((resolve) => setImmediate(() => resolve(result)));
+  const query = client.query.bind(client);
+  client.query = ((...args: Parameters<PGlite["query"]>) => query(...args).then(afterTurn)) as PGlite["query"];
+  const transaction = client.transaction.bind(client);
+  client.transaction = ((work: Parameters<PGlite["transaction"]>[0]) =>
+    transaction((tx) => {
+      const txQuery = tx.query.bind(tx);
+      tx.query = ((...args: Parameters<typeof tx.query>) => txQuery(...args).then(afterTurn)) as typeof tx.query;
+      return work(tx);
+    })) as PGlite["transaction"];
 }
 
 /**

@@ -46,6 +46,7 @@ export const SLOW_TESTS = [
   "test/services/alerts/alert-checks-chunked.test.ts",
   "test/node/database-outage.postgres.test.ts",
   "test/node/killed-during-processing.postgres.test.ts",
+  "test/node/killed-during-sliced-processing.test.ts",
   "test/node/worker-database-outage.postgres.test.ts",
   "test/node/scale-out.postgres.test.ts",
 ];
@@ -83,6 +84,8 @@ export const DATABASE_INDEPENDENT_TESTS = [
   "test/cli/test-files-e2e.test.ts",
   // Server processes on an embedded database of their own, racing for its data directory.
   "test/node/data-dir-lock.test.ts",
+  // A server process on an embedded database of its own, killed mid-run (SIGKILL) and started again.
+  "test/node/killed-during-sliced-processing.test.ts",
   // A migration run on an embedded database of its own (memory://), from the migration before it.
   "test/db/stored-cases-backfill.test.ts",
   "test/db/accounts-migration.test.ts",

@@ -1,7 +1,7 @@
 /**
  * Processing of an uploaded run, behind the run queue (a Cloudflare Queue on Workers, an
  * in-process queue on Node): load the pending payload, parse it, store the report in one
- * transaction, then hand the processed run to the alert checks.
+ * transaction (on PGlite a large one in slices: sliced-store.ts), then hand the processed run to the alert checks.
  *
  * A report that cannot be parsed fails the run at once with the parser's reason (parsing is
  * deterministic, so retrying would not help). Anything else (the database) is thrown so the
@@ -20,6 +20,8 @@ import { readStoredBytes, readStoredText } from "../../ingest/streamed-upload";
 import { REPORT_LIMITS, ReportError, type ReportSuite } from "../../ingest/report";
 import type { ServiceDeps } from "../shared/context";
 import { type SuiteSource, type TestRunRow, failTestRun, storeTestRun } from "./test-runs";
+import { SLICED_ABOVE_CHARS, storeTestRunInSlices } from "./sliced-store";
+import { hasSingleSession } from "../../db/single-session";
 
 /**
  * Called with every run that finished processing. The alert checks attach here
@@ -154,7 +156,9 @@ export async function processTestRun(deps: ProcessingDeps, testRunId: number, op
         return suiteSourceOf(payload, deps.payloadStore);
       };
       const report = options.payload ? suiteSourceOf(options.payload) : { fromStoredPayload };
-      run = await storeTestRun(deps, testRunId, report, { testsAndGroups: deps.testsAndGroups });
+      // On a database of one session (PGlite) a large run is stored in slices, so requests are not held behind it.
+      const inSlices = hasSingleSession(deps.db) && (!options.payload || options.payload.content.length >= SLICED_ABOVE_CHARS);
+      run = await (inSlices ? storeTestRunInSlices : storeTestRun)(deps, testRunId, report, { testsAndGroups: deps.testsAndGroups });
     } catch (error) {
       // The report's content is at fault (the transaction was rolled back): fail the run now.
       if (!(error instanceof ReportError)) throw error;

@@ -4,11 +4,12 @@
  * each step one transaction, so a run is never half-written.
  */
 import { type SQL, and, eq, sql } from "drizzle-orm";
-import { projects, testCases, testRunParts, testRuns, testSuites, tests, uploadPayloads } from "../../db/schema";
+import { projects, stagedTestCases, testCases, testRunParts, testRuns, testSuites, tests, uploadPayloads } from "../../db/schema";
 import { type CopySink, encodeCopyRow, openCopy } from "../../db/bulk-copy";
 import { retryOnConflict, transactionWithRetry } from "../../db/transaction-retry";
 import { inlined, lastStatement } from "../../db/transaction-boundaries";
 import type { Database } from "../../db/types";
+import { hasSingleSession } from "../../db/single-session";
 import type { CaseStatus, Report, ReportCase, ReportSuite } from "../../ingest/report";
 import type { UploadPayload } from "../../ingest/run-queue";
 import { type PayloadObject, type PayloadStore, discardPayloadObject } from "../../ingest/payload-store";
@@ -148,7 +149,7 @@ async function insertSuites(tx: Database, runId: number, rows: SuiteRow[]) {
   }
 }
 
-const suitesInsertSql = (runId: number, rows: SuiteRow[]): SQL => sql`
+export const suitesInsertSql = (runId: number, rows: SuiteRow[]): SQL => sql`
   insert into ${testSuites} (test_run_id, number, parent_number, name, duration_ms, tests_count, passed_count, failed_count, errored_count, skipped_count)
   select ${runId}, x.number, x.parent_number, x.name, x.duration_ms, x.tests_count, x.passed_count, x.failed_count, x.errored_count, x.skipped_count
   from json_to_recordset(${JSON.stringify(rows)}::json) as x(number int, parent_number int, name text, duration_ms int, tests_count int, passed_count int, failed_count int, errored_count int, skipped_count int)`;
@@ -156,14 +157,17 @@ const suitesInsertSql = (runId: number, rows: SuiteRow[]): SQL => sql`
 /** What every case of a run shares and its test id is derived from: the run's project and variant. */
 type CaseOwner = { projectId: string; variant: string };
 
-const casesInsertSql = (runId: number, { projectId, variant }: CaseOwner, rows: CaseRow[]): SQL => sql`
-  insert into ${testCases} (test_run_id, project_id, variant, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined)
+/** Where a run's cases are written: test_cases, or staged_test_cases while a run is stored in slices (sliced-store.ts). */
+type CasesTable = typeof testCases | typeof stagedTestCases;
+
+const casesInsertSql = (runId: number, { projectId, variant }: CaseOwner, rows: CaseRow[], into: CasesTable = testCases): SQL => sql`
+  insert into ${into} (test_run_id, project_id, variant, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined)
   select ${runId}, ${projectId}::uuid, ${variant}::text, x.s, x.n, x.c, x.f, x.st::case_status, x.d, x.ft, x.fm, x.fx, x.sg, coalesce(x.a, '[]'::jsonb), x.so, x.se, coalesce(x.q, false)
   from json_to_recordset(${JSON.stringify(rows)}::json) as x(s int, n text, c text, f text, st text, d int, ft text, fm text, fx text, sg text, a jsonb, so text, se text, q bool)`;
 
 /** Starts the insert at once (Drizzle queries are lazy until awaited or `then`ed). */
-function insertCases(tx: Database, runId: number, owner: CaseOwner, rows: CaseRow[]): Promise<unknown> {
-  return tx.execute(casesInsertSql(runId, owner, rows)).then((result) => result);
+function insertCases(tx: Database, runId: number, owner: CaseOwner, rows: CaseRow[], into: CasesTable): Promise<unknown> {
+  return tx.execute(casesInsertSql(runId, owner, rows, into)).then((result) => result);
 }
 
 const COPY_CASES = `copy test_cases (test_run_id, project_id, variant, suite_number, name, classname, file, status, duration_ms, failure_type, failure_message, failure_text, failure_signature, attempts, system_out, system_err, quarantined) from stdin`;
@@ -208,7 +212,7 @@ const noop = () => {};
  * per chunk of cases, started as soon as the chunk is full so Postgres stores one chunk while the
  * next is parsed, with at most MAX_INSERTS_IN_FLIGHT unanswered (drain, called between slices).
  */
-class RowWriter {
+export class RowWriter {
   /** Decided at the first case, once per run: null (no COPY on this driver) is a decision too, unlike undefined. */
   private copy: CopySink | null | undefined;
   /** The inserts sent, each settled into a promise that does not reject (their first error is kept). */
@@ -225,15 +229,23 @@ class RowWriter {
     private readonly runId: number,
     private readonly owner: CaseOwner,
     private readonly largeAbove: number,
-  ) {}
+    /** staged_test_cases: each chunk its own statement outside any transaction (sliced-store.ts); never COPY. */
+    private readonly into: CasesTable = testCases,
+    private readonly casesPerChunk = CASES_PER_CHUNK,
+  ) {
+    if (into !== testCases) this.copy = null;
+  }
 
   private flush(): void {
     if (this.pendingCount === 0) return;
     if (this.copy) this.copy.write(this.pendingText);
-    else
-      this.inflight.push(
-        insertCases(this.tx, this.runId, this.owner, this.pendingRows).then(noop, (error: unknown) => void (this.failure ??= { error })),
-      );
+    else {
+      const rows = this.pendingRows;
+      const insert = () => insertCases(this.tx, this.runId, this.owner, rows, this.into);
+      // Staged chunks are not in a transaction: on a pool they could overtake each other, and their order is the cases' order.
+      const previous = this.into === testCases ? undefined : this.inflight.at(-1);
+      this.inflight.push((previous ? previous.then(insert) : insert()).then(noop, (error: unknown) => void (this.failure ??= { error })));
+    }
     this.pendingRows = [];
     this.pendingText = "";
     this.pendingCount = 0;
@@ -262,7 +274,7 @@ class RowWriter {
     if (this.copy) this.pendingText += caseCopyRow(this.runId, this.owner, suiteNumber, c, signature, quarantined);
     else this.pendingRows.push(caseInsertRow(suiteNumber, c, signature, quarantined));
     this.total++;
-    if (++this.pendingCount >= CASES_PER_CHUNK) this.flush();
+    if (++this.pendingCount >= this.casesPerChunk) this.flush();
   }
 
   /** Every case is stored when this resolves; rejects with the database's error otherwise. */
@@ -290,8 +302,7 @@ class RowWriter {
    */
   async finish(suites: SuiteRow[], readTests: boolean): Promise<StoredTests | null> {
     // A run in parts keeps the payloads of its retry parts: they are merged after it is stored (run-parts.ts).
-    const payloadDeletion = sql`delete from ${uploadPayloads} where test_run_id = ${this.runId}
-      and part_number not in (select rp.part_number from ${testRunParts} rp where rp.test_run_id = ${this.runId} and rp.retry)`;
+    const payloadDeletion = payloadDeletionSql(this.runId);
     if (this.copy || this.inflight.length > 0) return this.finishAfterCases(suites, readTests, payloadDeletion);
     // The cases' insert returns each case's test id (a generated column) for the read, in the same statement.
     const cases = this.pendingRows;
@@ -329,6 +340,10 @@ class RowWriter {
     await Promise.all(this.inflight);
   }
 }
+
+/** The deletion of a stored run's payload. A run in parts keeps the payloads of its retry parts: they are merged after it is stored (run-parts.ts). */
+export const payloadDeletionSql = (runId: number): SQL => sql`delete from ${uploadPayloads} where test_run_id = ${runId}
+  and part_number not in (select rp.part_number from ${testRunParts} rp where rp.test_run_id = ${runId} and rp.retry)`;
 
 /** A case as a line of COPY's text format. */
 function caseCopyRow(
@@ -444,7 +459,12 @@ type OpenedRun = { run: TestRunRow; payload: UploadPayload | PayloadObject | nul
  * before, so the later reads of the tests' rows see what the lock's previous holder wrote). One
  * round trip on the Worker instead of four.
  */
-async function openRun(tx: Database, runId: number, now: Date, options: { payload: boolean; derive: boolean }): Promise<OpenedRun | null> {
+export async function openRun(
+  tx: Database,
+  runId: number,
+  now: Date,
+  options: { payload: boolean; derive: boolean },
+): Promise<OpenedRun | null> {
   const [row] = await rowsOf<{
     run: unknown;
     format: string | null;
@@ -553,7 +573,7 @@ export async function storeTestRun(
 }
 
 /** Runs a step of the rows' writing; when it fails, nothing is left running on the connection before the error goes on. */
-async function abandonOnError<T>(rows: RowWriter, step: () => Promise<T>): Promise<T> {
+export async function abandonOnError<T>(rows: RowWriter, step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {
@@ -581,7 +601,7 @@ function countRetries(retries: RunReading["retries"], testCase: ReportCase): voi
  * suite's counts, the suites' rows, the tests' executions and the failure groups (with `derive`),
  * the quarantined tests' failures.
  */
-class RunReading {
+export class RunReading {
   readonly runCounts = zeroCounts();
   readonly suiteRows: SuiteRow[] = [];
   /**
@@ -710,7 +730,7 @@ async function advanceTests(
  * The project's `stored_cases_count` (QUOTA_STORED_CASES, docs/quotas.md) grows by the run's cases
  * here, in the transaction that stored them: a retried or killed processing counts them exactly once.
  */
-async function markProcessed(
+export async function markProcessed(
   tx: Database,
   runId: number,
   run: TestRunRow,
@@ -799,6 +819,8 @@ export async function failTestRun(
       .delete(uploadPayloads)
       .where(eq(uploadPayloads.testRunId, runId))
       .returning({ objectKey: uploadPayloads.objectKey });
+    // What a processing stored in slices left, if it got that far (sliced-store.ts): only ever on a database of one session.
+    if (hasSingleSession(deps.db)) await tx.delete(stagedTestCases).where(eq(stagedTestCases.testRunId, runId));
     return { row: failed ?? null, objectKey: payload?.objectKey ?? null };
   });
   await discardPayloadObject(deps.payloadStore, objectKey, deps.logger, { testRunId: runId });

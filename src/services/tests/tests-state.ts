@@ -455,6 +455,8 @@ export async function advanceRunTests(
   run: { id: number; projectId: string; variant: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
   executions: TestExecutions,
   read?: StoredTests,
+  /** Decided beforehand when the run's tests are advanced a slice at a time (sameCommitContradictions over them all). */
+  sameCommitBurst?: boolean,
 ): Promise<{ changes: TestHealthChange[]; writes: SQL[]; counts: ProjectTestCounts | null }> {
   if (executions.byIdentity.size === 0) return { changes: [], writes: [], counts: null };
   if (!read) await lockProjectTests(tx, run.projectId);
@@ -472,8 +474,21 @@ export async function advanceRunTests(
     if (!row) throw new Error("A test of the run has no stored case.");
     return { row, execution };
   });
-  return advanceTests(tx, run, runContext(run, defaultBranch), advancing, undefined, ownersOnce(tx, run.projectId));
+  return advanceTests(tx, run, runContext(run, defaultBranch), advancing, sameCommitBurst, ownersOnce(tx, run.projectId));
 }
+
+/**
+ * How many of these tests contradict an earlier run of the run's commit (what advanceRun counts
+ * to decide a same-commit burst), for a caller that reads a run's tests in slices and adds the
+ * counts; the run is a burst at SAME_COMMIT_BURST or more.
+ */
+export function sameCommitContradictions(tests: readonly { row: StoredRow; execution: TestExecution }[], commitSha: string | null): number {
+  let contradicting = 0;
+  for (const { row, execution } of tests) if (contradictsCommit(previousOf(row)?.state, execution, commitSha)) contradicting++;
+  return contradicting;
+}
+
+export { SAME_COMMIT_BURST };
 
 const runContext = (
   run: { id: number; number: number; createdAt: Date; commitSha: string | null; branch: string | null },

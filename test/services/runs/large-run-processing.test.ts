@@ -3,13 +3,16 @@
  * its tests are advanced in chunks from its stored cases (advanceRunTestsInChunks), and its
  * failure groups are counted from them. The same reports stored both ways, in two projects, must
  * leave the same tests, health transitions, failure groups, runs and project counts: the chunked
- * path is checked against the in-memory one, which the tests of each rule already pin down.
+ * path is checked against the in-memory one, which the tests of each rule already pin down. So is
+ * the path of a database of one session (PGlite): the run stored in slices and made visible by
+ * one final transaction (storeTestRunInSlices, src/services/runs/sliced-store.ts), in a third project.
  */
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunMetadata } from "../../../src/ingest/upload-request";
 import { rowsOf } from "../../../src/db/rows";
 import { type Report, type ReportCase, recordTestRunArrival, storeTestRun } from "../../../src/services/runs/test-runs";
+import { storeTestRunInSlices } from "../../../src/services/runs/sliced-store";
 import { TESTS_PER_CHUNK } from "../../../src/services/tests/tests-state";
 import { scanRepeatedCases, streamJUnit, streamJUnitText } from "../../../src/ingest/junit";
 import type { ReportSuite } from "../../../src/ingest/report";
@@ -29,19 +32,21 @@ async function twoProjects() {
   const { organization } = await h.newOrganization();
   const inMemory = (await h.newProject(organization.id, "in memory")).project.id as string;
   const chunked = (await h.newProject(organization.id, "chunked")).project.id as string;
-  return { inMemory, chunked };
+  const sliced = (await h.newProject(organization.id, "sliced")).project.id as string;
+  return { inMemory, chunked, sliced };
 }
 
-/** Stores `report` as a new run of each project, the first in memory and the second in chunks. */
-async function storeBoth(projects: { inMemory: string; chunked: string }, meta: RunMetadata, report: Report) {
+/** Stores `report` as a new run of each project: in memory, in chunks, in slices. */
+async function storeBoth(projects: { inMemory: string; chunked: string; sliced: string }, meta: RunMetadata, report: Report) {
   h.clock.advance(60_000);
   const deps = { db: h.db, clock: h.clock, logger: quiet, webAppUrl: WEB_APP_URL };
-  for (const [projectId, largeAbove] of [
-    [projects.inMemory, IN_MEMORY],
-    [projects.chunked, CHUNKED],
+  for (const [projectId, largeAbove, store] of [
+    [projects.inMemory, IN_MEMORY, storeTestRun],
+    [projects.chunked, CHUNKED, storeTestRun],
+    [projects.sliced, IN_MEMORY, storeTestRunInSlices],
   ] as const) {
     const { run } = await recordTestRunArrival(deps, projectId, meta);
-    const stored = await storeTestRun(
+    const stored = await store(
       deps,
       run.id,
       async (emit) => {
@@ -151,18 +156,19 @@ describe("a large run, stored in chunks", () => {
       );
       if (run === 3) {
         await h.db.execute(
-          sql`update tests set quarantine_expires_at = now() + interval '30 days' where name = 'quarantined' and project_id in (${projects.inMemory}, ${projects.chunked})`,
+          sql`update tests set quarantine_expires_at = now() + interval '30 days' where name = 'quarantined' and project_id in (${projects.inMemory}, ${projects.chunked}, ${projects.sliced})`,
         );
       }
       if (run === 10) {
         await h.db.execute(
-          sql`update tests set quarantine_expires_at = now() + interval '30 days' where name = 'always failing' and project_id in (${projects.inMemory}, ${projects.chunked})`,
+          sql`update tests set quarantine_expires_at = now() + interval '30 days' where name = 'always failing' and project_id in (${projects.inMemory}, ${projects.chunked}, ${projects.sliced})`,
         );
       }
     }
     const inMemory = await kept(projects.inMemory);
     const chunked = await kept(projects.chunked);
     expect(chunked).toEqual(inMemory);
+    expect(await kept(projects.sliced)).toEqual(inMemory);
     // The scenario reaches what it is meant to compare.
     const reasons = inMemory.transitions.map((t) => `${t.name}: ${t.from_health} → ${t.to_health}`);
     expect(reasons).toEqual(
@@ -196,6 +202,7 @@ describe("a large run, stored in chunks", () => {
     }
     const inMemory = await kept(projects.inMemory);
     expect(await kept(projects.chunked)).toEqual(inMemory);
+    expect(await kept(projects.sliced)).toEqual(inMemory);
     expect(inMemory.tests).toHaveLength(count);
     expect(inMemory.project).toEqual([expect.objectContaining({ tests_count: count })]);
   });
