@@ -38,8 +38,6 @@ export type GenerateJUnitOptions = {
   systemOutBytes?: number;
   /** Lines kept of each stack trace (its first ones; the PRNG draws stay the same). Default: all of them. */
   traceLines?: number;
-  /** Whether <testcase> elements carry a classname attribute (lean reports leave it out). Default true. */
-  classnames?: boolean;
 };
 
 type Rng = () => number;
@@ -305,7 +303,6 @@ export function generateJUnit(options: GenerateJUnitOptions): string {
   const traceLines = options.traceLines ?? Number.POSITIVE_INFINITY;
   if (!(traceLines >= 1)) throw new RangeError(`traceLines must be at least 1, got ${traceLines}`);
   const trimmed = (trace: string) => (Number.isFinite(traceLines) ? `${trace.split("\n").slice(0, traceLines).join("\n")}\n` : trace);
-  const classnameAttribute = options.classnames === false ? () => "" : (className: string) => ` classname="${className}"`;
   const rng = mulberry32(options.seed ?? 1);
 
   const usedClassNames = new Set<string>();
@@ -337,7 +334,7 @@ export function generateJUnit(options: GenerateJUnitOptions): string {
       const seconds = outcome === "skipped" ? 0 : duration(rng);
       counts.time += seconds;
 
-      const open = `    <testcase name="${escapeXml(method)}"${classnameAttribute(className)} time="${seconds.toFixed(3)}"`;
+      const open = `    <testcase name="${escapeXml(method)}" classname="${className}" time="${seconds.toFixed(3)}"`;
       const wantsOutput = systemOutBytes > 0 && (outcome === "failure" || outcome === "error" || (outcome === "passed" && rng() < 0.2));
       const output = wantsOutput ? `      <system-out>${cdata(logOutput(rng, className, systemOutBytes))}</system-out>\n` : "";
 
@@ -413,7 +410,7 @@ export function generateJUnit(options: GenerateJUnitOptions): string {
 function parseCli(argv: readonly string[]): GenerateJUnitOptions {
   const usage =
     "usage: tsx bench/junit-generator.ts <cases> [--suites=N] [--seed=N] [--failure-rate=F] [--skip-rate=F] " +
-    "[--error-rate=F] [--flaky-rate=F] [--system-out-bytes=N] [--trace-lines=N] [--classnames=0|1]";
+    "[--error-rate=F] [--flaky-rate=F] [--system-out-bytes=N] [--trace-lines=N]";
   const [first, ...rest] = argv;
   const cases = Number(first);
   if (first === undefined || !Number.isInteger(cases) || cases < 0) throw new Error(usage);
@@ -446,9 +443,6 @@ function parseCli(argv: readonly string[]): GenerateJUnitOptions {
         break;
       case "trace-lines":
         options.traceLines = value;
-        break;
-      case "classnames":
-        options.classnames = value !== 0;
         break;
       default:
         throw new Error(`unknown option --${match[1]}\n${usage}`);

@@ -644,6 +644,8 @@ export async function advanceRunTestsInChunks(
   follow: (changes: TestHealthChange[]) => Promise<void>,
 ): Promise<ProjectTestCounts | null> {
   // A contradiction: the test passed (only) where it had only failed on the run's commit before, or the reverse (contradictsCommit).
+  // Only a test that knows the run's commit can contradict it: for a new commit (most runs) no test of the
+  // project does, and a scan of their recent commits spares merging the run's executions twice.
   const sha = run.commitSha ? shortSha(run.commitSha) : null;
   const [head] = await rowsOf<{ default_branch: string | null; contradicting: number | string }>(
     tx.execute(sql`
@@ -651,8 +653,10 @@ export async function advanceRunTestsInChunks(
       select p.default_branch, ${
         sha === null
           ? sql`0`
-          : sql`(select count(*) from (${storedExecutionsSql(run.id)}) e join ${tests} t on t.id = e.test_id
-            where e.passed <> e.failed and (case when e.passed then ${`${sha}:2`} else ${`${sha}:1`} end) = any(string_to_array(t.recent_commits, ' ')))`
+          : sql`case when exists (select 1 from ${tests} k where k.project_id = ${run.projectId} and strpos(k.recent_commits, ${`${sha}:`}) > 0)
+            then (select count(*) from (${storedExecutionsSql(run.id)}) e join ${tests} t on t.id = e.test_id
+              where e.passed <> e.failed and (case when e.passed then ${`${sha}:2`} else ${`${sha}:1`} end) = any(string_to_array(t.recent_commits, ' ')))
+            else 0 end`
       } as contradicting
       from locked_project p`),
   );
@@ -666,9 +670,24 @@ export async function advanceRunTestsInChunks(
       t.last_run_number, t.window_outcomes, t.duration_log_mean, t.duration_log_var, t.duration_samples, t.recent_commits, t.failing_streak, t.passing_streak
     from (${storedExecutionsSql(run.id)}) e left join ${tests} t on t.id = e.test_id
     order by e.test_id`);
-  for (;;) {
-    const rows = await rowsOf<ChunkRow>(tx.execute(sql.raw(`fetch ${TESTS_PER_CHUNK} from run_tests`)));
-    if (rows.length === 0) break;
+  const fetchChunk = () => rowsOf<ChunkRow>(tx.execute(sql.raw(`fetch ${TESTS_PER_CHUNK} from run_tests`)));
+  let next: Promise<ChunkRow[]> | null = fetchChunk();
+  try {
+    while (next) {
+      const rows: ChunkRow[] = await next;
+      // The next chunk is asked for before this one is advanced, so Postgres reads it while Node
+      // works: the cursor reads with its declaration's snapshot, which this chunk's writes do not change.
+      next = rows.length === TESTS_PER_CHUNK ? fetchChunk() : null;
+      if (rows.length > 0) await advanceChunk(rows);
+    }
+  } finally {
+    // Nothing may be left running on the connection when an advance fails.
+    await next?.catch(() => undefined);
+  }
+  await tx.execute(sql`close run_tests`);
+  return total.added !== 0 || total.flaky !== 0 || total.broken !== 0 ? total : null;
+
+  async function advanceChunk(rows: ChunkRow[]): Promise<void> {
     const chunk = rows.map((row) => ({
       row: { ...row, id: row.test_id },
       execution: {
@@ -690,10 +709,7 @@ export async function advanceRunTestsInChunks(
       total.broken += advanced.counts.broken;
     }
     if (advanced.changes.length > 0) await follow(advanced.changes);
-    if (rows.length < TESTS_PER_CHUNK) break;
   }
-  await tx.execute(sql`close run_tests`);
-  return total.added !== 0 || total.flaky !== 0 || total.broken !== 0 ? total : null;
 }
 
 /**
