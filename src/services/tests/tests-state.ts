@@ -630,22 +630,17 @@ type ChunkRow = StoredRow & {
 };
 
 /**
- * advanceRunTests for a run too large to hold in memory (src/services/runs/test-runs.ts decides): the
- * run's executions are merged from its stored cases by Postgres and read with their tests' rows
- * through a cursor, TESTS_PER_CHUNK at a time; each chunk is advanced and written (and its health
- * changes followed, `follow`) before the next is read. Whether the run is a same-commit burst
- * is counted first, over all its tests, as advanceRun would over the whole run. Under
- * lockProjectTests, taken by the caller. Returns what the run changes in the project's counts,
- * which the caller writes with its own update of the project's row.
+ * What a large run's advance reads first, the project's row locked for the counts: its default
+ * branch, and how many of the run's tests contradict what they did on its commit before (a
+ * contradiction: the test passed (only) where it had only failed on the run's commit before, or
+ * the reverse: contradictsCommit), counted over all of them before any chunk is advanced. Only a
+ * test that knows the run's commit can contradict it: for a new commit (most runs) no test of the
+ * project does, and a scan of their recent commits spares merging the run's executions twice.
  */
-export async function advanceRunTestsInChunks(
+async function chunkedRunHead(
   tx: Database,
-  run: { id: number; projectId: string; variant: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
-  follow: (changes: TestHealthChange[]) => Promise<void>,
-): Promise<ProjectTestCounts | null> {
-  // A contradiction: the test passed (only) where it had only failed on the run's commit before, or the reverse (contradictsCommit).
-  // Only a test that knows the run's commit can contradict it: for a new commit (most runs) no test of the
-  // project does, and a scan of their recent commits spares merging the run's executions twice.
+  run: { id: number; projectId: string; commitSha: string | null },
+): Promise<{ defaultBranch: string | null; contradicting: number }> {
   const sha = run.commitSha ? shortSha(run.commitSha) : null;
   const [head] = await rowsOf<{ default_branch: string | null; contradicting: number | string }>(
     tx.execute(sql`
@@ -660,8 +655,27 @@ export async function advanceRunTestsInChunks(
       } as contradicting
       from locked_project p`),
   );
-  const context = runContext(run, head?.default_branch ?? null);
-  const burst = Number(head?.contradicting ?? 0) >= SAME_COMMIT_BURST;
+  return { defaultBranch: head?.default_branch ?? null, contradicting: Number(head?.contradicting ?? 0) };
+}
+
+/**
+ * advanceRunTests for a run too large to hold in memory (src/services/runs/test-runs.ts decides): the
+ * run's executions are merged from its stored cases by Postgres and read with their tests' rows
+ * through a cursor, TESTS_PER_CHUNK at a time; each chunk is advanced and written (and its health
+ * changes followed, `follow`, once its write is done), the next chunk read and a chunk's write
+ * done by Postgres while Node advances another. Whether the run is a same-commit burst
+ * is counted first, over all its tests, as advanceRun would over the whole run. Under
+ * lockProjectTests, taken by the caller. Returns what the run changes in the project's counts,
+ * which the caller writes with its own update of the project's row.
+ */
+export async function advanceRunTestsInChunks(
+  tx: Database,
+  run: { id: number; projectId: string; variant: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
+  follow: (changes: TestHealthChange[]) => Promise<void>,
+): Promise<ProjectTestCounts | null> {
+  const head = await chunkedRunHead(tx, run);
+  const context = runContext(run, head.defaultBranch);
+  const burst = head.contradicting >= SAME_COMMIT_BURST;
   const owners = ownersOnce(tx, run.projectId);
   const total: ProjectTestCounts = { added: 0, flaky: 0, broken: 0 };
   await tx.execute(sql`
@@ -670,24 +684,37 @@ export async function advanceRunTestsInChunks(
       t.last_run_number, t.window_outcomes, t.duration_log_mean, t.duration_log_var, t.duration_samples, t.recent_commits, t.failing_streak, t.passing_streak
     from (${storedExecutionsSql(run.id)}) e left join ${tests} t on t.id = e.test_id
     order by e.test_id`);
-  const fetchChunk = () => rowsOf<ChunkRow>(tx.execute(sql.raw(`fetch ${TESTS_PER_CHUNK} from run_tests`)));
+  // Node and Postgres work at the same time: the next chunk is asked for before this one is
+  // advanced, and a chunk's write is sent without waiting for it, so Postgres reads and writes
+  // while Node advances the next chunk (one connection: its statements still run in order). The
+  // cursor reads with its declaration's snapshot, which the writes do not change.
+  const fetchChunk = () => inFlight(rowsOf<ChunkRow>(tx.execute(sql.raw(`fetch ${TESTS_PER_CHUNK} from run_tests`))));
   let next: Promise<ChunkRow[]> | null = fetchChunk();
+  let writing: Promise<void> | null = null;
   try {
     while (next) {
       const rows: ChunkRow[] = await next;
-      // The next chunk is asked for before this one is advanced, so Postgres reads it while Node
-      // works: the cursor reads with its declaration's snapshot, which this chunk's writes do not change.
       next = rows.length === TESTS_PER_CHUNK ? fetchChunk() : null;
-      if (rows.length > 0) await advanceChunk(rows);
+      if (rows.length === 0) continue;
+      const advanced = await advanceChunk(rows);
+      // One write in flight at most; a failed one is reported here.
+      await writing;
+      writing = inFlight(writeRunTests(tx, run.projectId, advanced.writes, null));
+      if (advanced.changes.length === 0) continue;
+      // Health changes are followed on the tests' rows as this run leaves them.
+      await writing;
+      writing = null;
+      await follow(advanced.changes);
     }
+    await writing;
   } finally {
     // Nothing may be left running on the connection when an advance fails.
-    await next?.catch(() => undefined);
+    await Promise.allSettled([next, writing]);
   }
   await tx.execute(sql`close run_tests`);
   return total.added !== 0 || total.flaky !== 0 || total.broken !== 0 ? total : null;
 
-  async function advanceChunk(rows: ChunkRow[]): Promise<void> {
+  async function advanceChunk(rows: ChunkRow[]) {
     const chunk = rows.map((row) => ({
       row: { ...row, id: row.test_id },
       execution: {
@@ -702,14 +729,19 @@ export async function advanceRunTestsInChunks(
       },
     }));
     const advanced = await advanceTests(tx, run, context, chunk, burst, owners);
-    await writeRunTests(tx, run.projectId, advanced.writes, null);
     if (advanced.counts) {
       total.added += advanced.counts.added;
       total.flaky += advanced.counts.flaky;
       total.broken += advanced.counts.broken;
     }
-    if (advanced.changes.length > 0) await follow(advanced.changes);
+    return advanced;
   }
+}
+
+/** A statement sent and awaited later: its failure is handled where it is awaited, never reported as unhandled meanwhile. */
+function inFlight<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 /**
