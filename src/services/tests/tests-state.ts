@@ -364,11 +364,12 @@ export type StoredRow = {
 const dateOrNull = (value: number | string | Date | null) => (value === null ? null : new Date(value));
 
 /**
- * The timestamps previousOf reads, as epoch milliseconds (the columns keep milliseconds): Node
- * makes a Date of a number at once, where a timestamp's text took a slow parse, three per test.
+ * The timestamps previousOf reads, as epoch milliseconds (the columns keep milliseconds; date_part
+ * is a double, cheaper than extract's numeric, and rounding makes it exact): Node makes a Date of a
+ * number at once, where a timestamp's text took a slow parse, three per test.
  */
 const storedTimesSql = sql.raw(
-  ["health_changed_at", "last_executed_at", "last_failed_at"].map((c) => `(extract(epoch from t.${c}) * 1000)::float8 as ${c}`).join(", "),
+  ["health_changed_at", "last_executed_at", "last_failed_at"].map((c) => `round(date_part('epoch', t.${c}) * 1000) as ${c}`).join(", "),
 );
 
 function previousOf(row: StoredRow): PreviousTest | null {
