@@ -36,6 +36,8 @@ export type GenerateJUnitOptions = {
    * about 1 in 5 passing cases too. 0 disables captured output. Default 256.
    */
   systemOutBytes?: number;
+  /** Lines kept of each stack trace (its first ones; the PRNG draws stay the same). Default: all of them. */
+  traceLines?: number;
 };
 
 type Rng = () => number;
@@ -298,6 +300,9 @@ export function generateJUnit(options: GenerateJUnitOptions): string {
   const systemOutBytes = options.systemOutBytes ?? 256;
   if (!Number.isInteger(systemOutBytes) || systemOutBytes < 0)
     throw new RangeError(`systemOutBytes must be a non-negative integer, got ${systemOutBytes}`);
+  const traceLines = options.traceLines ?? Number.POSITIVE_INFINITY;
+  if (!(traceLines >= 1)) throw new RangeError(`traceLines must be at least 1, got ${traceLines}`);
+  const trimmed = (trace: string) => (Number.isFinite(traceLines) ? `${trace.split("\n").slice(0, traceLines).join("\n")}\n` : trace);
   const rng = mulberry32(options.seed ?? 1);
 
   const usedClassNames = new Set<string>();
@@ -347,7 +352,7 @@ export function generateJUnit(options: GenerateJUnitOptions): string {
           const message = kind.message(rng);
           reruns.push(
             `      <flakyFailure message="${escapeXml(message)}" type="${kind.type}">\n` +
-              `        <stackTrace>${escapeText(stackTrace(rng, kind, message, className, method))}</stackTrace>\n` +
+              `        <stackTrace>${escapeText(trimmed(stackTrace(rng, kind, message, className, method)))}</stackTrace>\n` +
               (systemOutBytes > 0
                 ? `        <system-out>${cdata(logOutput(rng, className, Math.ceil(systemOutBytes / 2)))}</system-out>\n`
                 : "") +
@@ -358,7 +363,7 @@ export function generateJUnit(options: GenerateJUnitOptions): string {
       } else {
         const kind = outcome === "error" ? pick(rng, ERRORS) : pick(rng, FAILURES);
         const message = kind.message(rng);
-        const trace = escapeText(stackTrace(rng, kind, message, className, method));
+        const trace = escapeText(trimmed(stackTrace(rng, kind, message, className, method)));
         const err =
           outcome === "error" && rng() < 0.5
             ? `      <system-err>${cdata(`WARN  ${className} -- ${kind.type}: ${message}\n`)}</system-err>\n`
@@ -405,7 +410,7 @@ export function generateJUnit(options: GenerateJUnitOptions): string {
 function parseCli(argv: readonly string[]): GenerateJUnitOptions {
   const usage =
     "usage: tsx bench/junit-generator.ts <cases> [--suites=N] [--seed=N] [--failure-rate=F] [--skip-rate=F] " +
-    "[--error-rate=F] [--flaky-rate=F] [--system-out-bytes=N]";
+    "[--error-rate=F] [--flaky-rate=F] [--system-out-bytes=N] [--trace-lines=N]";
   const [first, ...rest] = argv;
   const cases = Number(first);
   if (first === undefined || !Number.isInteger(cases) || cases < 0) throw new Error(usage);
@@ -435,6 +440,9 @@ function parseCli(argv: readonly string[]): GenerateJUnitOptions {
         break;
       case "system-out-bytes":
         options.systemOutBytes = value;
+        break;
+      case "trace-lines":
+        options.traceLines = value;
         break;
       default:
         throw new Error(`unknown option --${match[1]}\n${usage}`);

@@ -380,7 +380,8 @@ export const testRollups = pgTable(
  * run's transaction: plain counters and the buckets of the executions' durations, one element per
  * timed execution, so a run's write is integer arithmetic and an array's concatenation. The
  * retention sweep packs a day's rows into test_rollups once the day is over and deletes them, so
- * this table holds about two days.
+ * this table holds about two days. Fillfactor 50 (drizzle/0046_hot_updates.sql): a run's additions
+ * to the day's rows are in-page (HOT) updates.
  */
 export const testRollupDays = pgTable(
   "test_rollup_days",
@@ -581,9 +582,10 @@ export const stagedTestCases = pgTable(
 
 /**
  * A test: the same test across the runs of a project (docs/tests.md). Every run rewrites the rows
- * of its tests, so the table keeps room for in-page (HOT) updates (fillfactor 70, set in
- * drizzle/0008_tests.sql) and has no index on what changes with nearly every run (the p95
- * duration: `sort=duration` sorts the project's tests instead of reading an index).
+ * of its tests, and its alert checks once more, so the table keeps room for in-page (HOT) updates
+ * (fillfactor 50, set in drizzle/0046_hot_updates.sql: room for one new version of each row) and
+ * has no index on what changes with nearly every run (the p95 duration: `sort=duration` sorts the
+ * project's tests instead of reading an index).
  */
 export const tests = pgTable(
   "tests",

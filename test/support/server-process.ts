@@ -39,14 +39,17 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** `runtime: "worker"` runs `npm run dev`'s script: the Worker in workerd, its local queue, the Neon driver through the bridge. */
+/**
+ * `runtime: "worker"` runs `npm run dev`'s script: the Worker in workerd, its local queue, the Neon driver through the bridge.
+ * `cwd`: another checkout of the repository to run (bench/ingest-compare-bench.ts starts an older commit beside this one).
+ */
 export async function startServerProcess(
   env: Record<string, string>,
-  options: { runtime?: "node" | "worker"; startTimeoutMs?: number } = {},
+  options: { runtime?: "node" | "worker"; startTimeoutMs?: number; cwd?: string } = {},
 ): Promise<ServerProcess> {
   const worker = options.runtime === "worker";
   const child = spawn(process.execPath, ["--import", "tsx", worker ? "scripts/dev.ts" : "src/node/server.ts"], {
-    cwd: root,
+    cwd: options.cwd ?? root,
     env: { ...process.env, PORT: worker ? String(await freePort()) : "0", SEED_DEMO: "false", ...env },
     stdio: ["ignore", "pipe", "pipe"],
     // Its own process group: wrangler and workerd go with it (see `stop`).

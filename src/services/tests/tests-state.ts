@@ -345,11 +345,12 @@ export type StoredRow = {
   name: string;
   found: boolean;
   health: TestHealth | null;
-  health_changed_at: string | Date | null;
+  /** Timestamps as epoch milliseconds (storedTimesSql); a string or Date from a row read otherwise. */
+  health_changed_at: number | string | Date | null;
   executions_count: number | null;
   last_status: CaseStatus | null;
-  last_executed_at: string | Date | null;
-  last_failed_at: string | Date | null;
+  last_executed_at: number | string | Date | null;
+  last_failed_at: number | string | Date | null;
   last_run_number: number | null;
   window_outcomes: string | null;
   duration_log_mean: number | null;
@@ -360,7 +361,16 @@ export type StoredRow = {
   passing_streak: number | null;
 };
 
-const dateOrNull = (value: string | Date | null) => (value === null ? null : new Date(value));
+const dateOrNull = (value: number | string | Date | null) => (value === null ? null : new Date(value));
+
+/**
+ * The timestamps previousOf reads, as epoch milliseconds (the columns keep milliseconds; date_part
+ * is a double, cheaper than extract's numeric, and rounding makes it exact): Node makes a Date of a
+ * number at once, where a timestamp's text took a slow parse, three per test.
+ */
+const storedTimesSql = sql.raw(
+  ["health_changed_at", "last_executed_at", "last_failed_at"].map((c) => `round(date_part('epoch', t.${c}) * 1000) as ${c}`).join(", "),
+);
 
 function previousOf(row: StoredRow): PreviousTest | null {
   if (!row.found) return null;
@@ -400,7 +410,7 @@ export function storedTestsSql(projectId: string, cases: { from: SQL; where?: SQ
     locked_project as (select default_branch from ${projects} where id = ${projectId} for update)
     select p.default_branch, s.* from locked_project p left join lateral (
       select c.test_id as id, c.classname, c.file, c.name, t.id is not null as found,
-        t.health, t.health_changed_at, t.executions_count, t.last_status, t.last_executed_at, t.last_failed_at, t.last_run_number,
+        t.health, ${storedTimesSql}, t.executions_count, t.last_status, t.last_run_number,
         t.window_outcomes, t.duration_log_mean, t.duration_log_var, t.duration_samples, t.recent_commits, t.failing_streak, t.passing_streak
       from ${cases.from} left join ${tests} t on t.id = c.test_id${cases.where ? sql` where ${cases.where}` : sql``}) s on true`;
 }
@@ -530,7 +540,8 @@ async function advanceTests(
     const before = previous?.health ?? "healthy";
     flaky += (progress.health === "flaky" ? 1 : 0) - (before === "flaky" ? 1 : 0);
     broken += (progress.health === "broken" ? 1 : 0) - (before === "broken" ? 1 : 0);
-    const shared = {
+    // One object per test, its own fields added to it (no copy of the shared ones).
+    const shared: Record<string, unknown> = {
       id: row.id,
       s: progress.suite,
       ls: progress.lastStatus,
@@ -550,23 +561,19 @@ async function advanceTests(
       cp: progress.state.cp,
     };
     if (previous === null) {
-      fresh.push({
-        ...shared,
-        n: execution.name,
-        cl: execution.classname,
-        f: execution.file,
-        h: progress.health,
-        fail: progress.lastFailedAt !== null,
-        o: [],
-      });
+      shared.n = execution.name;
+      shared.cl = execution.classname;
+      shared.f = execution.file;
+      shared.h = progress.health;
+      shared.fail = progress.lastFailedAt !== null;
+      shared.o = [];
+      fresh.push(shared);
     } else {
       // Timestamps are the run's (a parameter): each row says only whether they move.
-      known.push({
-        ...shared,
-        h: change ? progress.health : null,
-        latest: progress.lastExecutedAt.getTime() === run.createdAt.getTime(),
-        fail: progress.lastFailedAt?.getTime() === run.createdAt.getTime(),
-      });
+      shared.h = change ? progress.health : null;
+      shared.latest = progress.lastExecutedAt.getTime() === run.createdAt.getTime();
+      shared.fail = progress.lastFailedAt?.getTime() === run.createdAt.getTime();
+      known.push(shared);
     }
     if (change) changes.push({ t: row.id, f: change.from, to: change.to, r: change.reason });
   }
@@ -645,10 +652,40 @@ type ChunkRow = StoredRow & {
 };
 
 /**
+ * What a large run's advance reads first, the project's row locked for the counts: its default
+ * branch, and how many of the run's tests contradict what they did on its commit before (a
+ * contradiction: the test passed (only) where it had only failed on the run's commit before, or
+ * the reverse: contradictsCommit), counted over all of them before any chunk is advanced. Only a
+ * test that knows the run's commit can contradict it: for a new commit (most runs) no test of the
+ * project does, and a scan of their recent commits spares merging the run's executions twice.
+ */
+async function chunkedRunHead(
+  tx: Database,
+  run: { id: number; projectId: string; commitSha: string | null },
+): Promise<{ defaultBranch: string | null; contradicting: number }> {
+  const sha = run.commitSha ? shortSha(run.commitSha) : null;
+  const [head] = await rowsOf<{ default_branch: string | null; contradicting: number | string }>(
+    tx.execute(sql`
+      with locked_project as (select default_branch from ${projects} where id = ${run.projectId} for update)
+      select p.default_branch, ${
+        sha === null
+          ? sql`0`
+          : sql`case when exists (select 1 from ${tests} k where k.project_id = ${run.projectId} and strpos(k.recent_commits, ${`${sha}:`}) > 0)
+            then (select count(*) from (${storedExecutionsSql(run.id)}) e join ${tests} t on t.id = e.test_id
+              where e.passed <> e.failed and (case when e.passed then ${`${sha}:2`} else ${`${sha}:1`} end) = any(string_to_array(t.recent_commits, ' ')))
+            else 0 end`
+      } as contradicting
+      from locked_project p`),
+  );
+  return { defaultBranch: head?.default_branch ?? null, contradicting: Number(head?.contradicting ?? 0) };
+}
+
+/**
  * advanceRunTests for a run too large to hold in memory (src/services/runs/test-runs.ts decides): the
  * run's executions are merged from its stored cases by Postgres and read with their tests' rows
  * through a cursor, TESTS_PER_CHUNK at a time; each chunk is advanced and written (and its health
- * changes followed, `follow`) before the next is read. Whether the run is a same-commit burst
+ * changes followed, `follow`, once its write is done), the next chunk read and a chunk's write
+ * done by Postgres while Node advances another. Whether the run is a same-commit burst
  * is counted first, over all its tests, as advanceRun would over the whole run. Under
  * lockProjectTests, taken by the caller. Returns what the run changes in the project's counts,
  * which the caller writes with its own update of the project's row.
@@ -658,34 +695,51 @@ export async function advanceRunTestsInChunks(
   run: { id: number; projectId: string; variant: string; number: number; createdAt: Date; commitSha: string | null; branch: string | null },
   follow: (changes: TestHealthChange[]) => Promise<void>,
 ): Promise<ProjectTestCounts | null> {
-  // A contradiction: the test passed (only) where it had only failed on the run's commit before, or the reverse (contradictsCommit).
-  const sha = run.commitSha ? shortSha(run.commitSha) : null;
-  const [head] = await rowsOf<{ default_branch: string | null; contradicting: number | string }>(
-    tx.execute(sql`
-      with locked_project as (select default_branch from ${projects} where id = ${run.projectId} for update)
-      select p.default_branch, ${
-        sha === null
-          ? sql`0`
-          : sql`(select count(*) from (${storedExecutionsSql(run.id)}) e join ${tests} t on t.id = e.test_id
-            where e.passed <> e.failed and (case when e.passed then ${`${sha}:2`} else ${`${sha}:1`} end) = any(string_to_array(t.recent_commits, ' ')))`
-      } as contradicting
-      from locked_project p`),
-  );
-  const context = runContext(run, head?.default_branch ?? null);
-  const burst = Number(head?.contradicting ?? 0) >= SAME_COMMIT_BURST;
+  const head = await chunkedRunHead(tx, run);
+  const context = runContext(run, head.defaultBranch);
+  const burst = head.contradicting >= SAME_COMMIT_BURST;
   const owners = ownersOnce(tx, run.projectId);
   const total: ProjectTestCounts = { added: 0, flaky: 0, broken: 0 };
   await tx.execute(sql`
     declare run_tests no scroll cursor for
-    select e.*, t.id as id, t.id is not null as found, t.health, t.health_changed_at, t.executions_count, t.last_status, t.last_executed_at, t.last_failed_at,
+    select e.*, t.id as id, t.id is not null as found, t.health, ${storedTimesSql}, t.executions_count, t.last_status,
       t.last_run_number, t.window_outcomes, t.duration_log_mean, t.duration_log_var, t.duration_samples, t.recent_commits, t.failing_streak, t.passing_streak
     from (${storedExecutionsSql(run.id)}) e left join ${tests} t on t.id = e.test_id
     order by e.test_id`);
-  for (;;) {
-    const rows = await rowsOf<ChunkRow>(tx.execute(sql.raw(`fetch ${TESTS_PER_CHUNK} from run_tests`)));
-    if (rows.length === 0) break;
+  // Node and Postgres work at the same time: the next chunk is asked for before this one is
+  // advanced, and a chunk's write is sent without waiting for it, so Postgres reads and writes
+  // while Node advances the next chunk (one connection: its statements still run in order). The
+  // cursor reads with its declaration's snapshot, which the writes do not change.
+  const fetchChunk = () => inFlight(rowsOf<ChunkRow>(tx.execute(sql.raw(`fetch ${TESTS_PER_CHUNK} from run_tests`))));
+  let next: Promise<ChunkRow[]> | null = fetchChunk();
+  let writing: Promise<void> | null = null;
+  try {
+    while (next) {
+      const rows: ChunkRow[] = await next;
+      next = rows.length === TESTS_PER_CHUNK ? fetchChunk() : null;
+      if (rows.length === 0) continue;
+      const advanced = await advanceChunk(rows);
+      // One write in flight at most; a failed one is reported here.
+      await writing;
+      writing = inFlight(writeRunTests(tx, run.projectId, advanced.writes, null));
+      if (advanced.changes.length === 0) continue;
+      // Health changes are followed on the tests' rows as this run leaves them.
+      await writing;
+      writing = null;
+      await follow(advanced.changes);
+    }
+    await writing;
+  } finally {
+    // Nothing may be left running on the connection when an advance fails.
+    await Promise.allSettled([next, writing]);
+  }
+  await tx.execute(sql`close run_tests`);
+  return total.added !== 0 || total.flaky !== 0 || total.broken !== 0 ? total : null;
+
+  async function advanceChunk(rows: ChunkRow[]) {
     const chunk = rows.map((row) => ({
-      row: { ...row, id: row.test_id },
+      // The row is this chunk's own: its id is the test's, also for a test without a row yet.
+      row: Object.assign(row, { id: row.test_id }),
       execution: {
         name: row.name,
         classname: row.classname,
@@ -698,17 +752,19 @@ export async function advanceRunTestsInChunks(
       },
     }));
     const advanced = await advanceTests(tx, run, context, chunk, burst, owners);
-    await writeRunTests(tx, run.projectId, advanced.writes, null);
     if (advanced.counts) {
       total.added += advanced.counts.added;
       total.flaky += advanced.counts.flaky;
       total.broken += advanced.counts.broken;
     }
-    if (advanced.changes.length > 0) await follow(advanced.changes);
-    if (rows.length < TESTS_PER_CHUNK) break;
+    return advanced;
   }
-  await tx.execute(sql`close run_tests`);
-  return total.added !== 0 || total.flaky !== 0 || total.broken !== 0 ? total : null;
+}
+
+/** A statement sent and awaited later: its failure is handled where it is awaited, never reported as unhandled meanwhile. */
+function inFlight<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 /**
