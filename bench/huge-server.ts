@@ -3,7 +3,7 @@
  * the in-process queue and its background work, one pool) over the benchmark's Postgres database,
  * so that its memory is measured apart from the parent's (which generates the report). Samples its
  * own V8 heap (used) and ArrayBuffers every 10 ms; on IPC `reset` starts a new peak, on `peak`
- * answers it. The parent reads the RSS (peak: VmHWM) from /proc.
+ * answers it, on `idle` answers once its queue is idle. The parent reads the RSS (peak: VmHWM) from /proc.
  *
  * Env: BENCH_DB_URL, BENCH_CURSOR_SECRET.
  */
@@ -65,6 +65,8 @@ async function main(): Promise<void> {
       peak = { heapUsed: 0, arrayBuffers: 0, external: 0, heapPlusBuffers: 0 };
       process.send!({ type: "reset-done", ...process.memoryUsage() });
     } else if (message.type === "peak") process.send!({ type: "peak", ...peak });
+    // Once the queue has nothing left (the run's alert checks and what they queued).
+    else if (message.type === "idle") void queue.idle().then(() => process.send!({ type: "idle" }));
   });
   const server = serve({ fetch: (request) => app.fetch(request, requestDeps), port: 0, hostname: "127.0.0.1" }, (info: AddressInfo) =>
     process.send!({ type: "ready", port: info.port }),
