@@ -20,7 +20,7 @@ export const MAX_BODY_BYTES = UPLOAD_LIMIT_BYTES;
  * MAX_BODY_BYTES is sent gzip-compressed, and may hold this much (a Postgres-backed server or the
  * Worker; one on the embedded PGlite takes MAX_BODY_BYTES inflated, and answers a 413 past it).
  */
-export const MAX_REPORT_BYTES = INFLATED_LIMIT_BYTES;
+const MAX_REPORT_BYTES = INFLATED_LIMIT_BYTES;
 /** XML documents in one upload (the service's limit: as many as a run may have suites). */
 export { MAX_XML_DOCUMENTS };
 
