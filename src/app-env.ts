@@ -67,10 +67,18 @@ export type AppConfig = {
   /** Rows per database statement of the bulk exports (default in src/services/runs/exports.ts); tests lower it to cross batches with little data. */
   exportBatchRows?: number;
   /**
-   * Largest upload body, compressed or decompressed (413 above it); UPLOAD_LIMIT_BYTES (32 MiB) when
-   * unset. The Worker sets what it can process within its memory limit (docs/uploads.md#limits).
+   * Largest upload body as sent, compressed or not (413 above it); UPLOAD_LIMIT_BYTES (32 MiB) when
+   * unset. The Worker may set less (its UPLOAD_LIMIT_BYTES; docs/uploads.md#limits).
    */
   uploadLimitBytes?: number;
+  /**
+   * Largest report once a gzip body is inflated (413 above it). Unset: the body limit, and a gzip
+   * body is read whole. Above the body limit, a gzip body is streamed to the payload store (the
+   * Worker's R2; else the database's, which needs a Postgres server: PGlite's one session is held by
+   * the run's transaction while the consumer reads it). The Worker and Node on Postgres set
+   * INFLATED_LIMIT_BYTES (256 MiB; docs/uploads.md#limits).
+   */
+  inflatedLimitBytes?: number;
   /** RUN_QUIET_PERIOD_SECONDS in ms (src/lib/run-quiet-period.ts): a run in parts completes this long after its last part. */
   runQuietPeriodMs?: number;
   /** RETENTION_DAYS and SUMMARY_RETENTION_DAYS (src/lib/retention.ts): what reads past retention answer, what a project may set. */

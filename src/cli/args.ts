@@ -122,7 +122,7 @@ Exit codes:
      --quarantine: a failed or errored test is not quarantined, or a report could not be read;
      --fail-on-upload-error: the upload failed after retries, or --wait timed out
   2  usage error: bad flags, missing url/token, no files matched, unreadable or invalid file,
-     request larger than 32 MiB
+     request larger than 256 MiB, or than 32 MiB gzip-compressed
   3  rejected by the server (400, 413, 415, 422 or another 4xx; with --fail-on-upload-error also
      401 and 403)
   4  the run was processed as failed (--wait)

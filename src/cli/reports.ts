@@ -4,16 +4,23 @@
  * service would refuse is never sent).
  */
 import { readFile, stat } from "node:fs/promises";
+import { gzipSync } from "node:zlib";
 import { extname, resolve } from "node:path";
 import { MAX_XML_DOCUMENTS } from "../ingest/report";
-import { UPLOAD_LIMIT_BYTES, byteOrderMarkEncoding, decodeStrictly, xmlEncoding } from "../ingest/upload-body";
+import { INFLATED_LIMIT_BYTES, UPLOAD_LIMIT_BYTES, byteOrderMarkEncoding, decodeStrictly, xmlEncoding } from "../ingest/upload-body";
 import { UsageError } from "./exit-codes";
 import { displayPath, formatBytes } from "./format";
 import { type FileResolver, addFilesToJUnit, addFilesToSuites } from "./test-files";
 import { relativizeJUnitFiles, relativizeSuiteFiles } from "./workspace-paths";
 
-/** The service's limit on one request body (413 `payload_too_large` above it). */
+/** The service's limit on one request body as sent (413 `payload_too_large` above it). */
 export const MAX_BODY_BYTES = UPLOAD_LIMIT_BYTES;
+/**
+ * The service's limit on a gzip body's report once inflated (413 above it): a body larger than
+ * MAX_BODY_BYTES is sent gzip-compressed, and may hold this much (a Postgres-backed server or the
+ * Worker; one on the embedded PGlite takes MAX_BODY_BYTES inflated, and answers a 413 past it).
+ */
+const MAX_REPORT_BYTES = INFLATED_LIMIT_BYTES;
 /** XML documents in one upload (the service's limit: as many as a run may have suites). */
 export { MAX_XML_DOCUMENTS };
 
@@ -139,6 +146,28 @@ function rewriteJUnitFiles(text: string, resolver: FileResolver | null, workspac
 }
 
 /**
+ * The envelope as the request's body: as it is up to the service's body limit, gzip-compressed
+ * above it (Content-Encoding: gzip), as the service takes it; a usage error past either limit.
+ */
+function requestBody(envelope: Envelope, fileCount: number): { body: string; bytes: number; gzip: Uint8Array | null } {
+  const body = JSON.stringify(envelope);
+  const bytes = Buffer.byteLength(body);
+  const advice = fileCount > 1 ? "; upload the files in smaller groups or with --run-per-file" : "";
+  if (bytes > MAX_REPORT_BYTES) {
+    throw new UsageError(
+      `the request would be ${formatBytes(bytes)}, above the service's ${formatBytes(MAX_REPORT_BYTES)} report limit${advice}`,
+    );
+  }
+  const gzip = bytes > MAX_BODY_BYTES ? new Uint8Array(gzipSync(body)) : null;
+  if (gzip && gzip.byteLength > MAX_BODY_BYTES) {
+    throw new UsageError(
+      `the request would be ${formatBytes(gzip.byteLength)} gzip-compressed, above the service's ${formatBytes(MAX_BODY_BYTES)} request limit${advice}`,
+    );
+  }
+  return { body, bytes, gzip };
+}
+
+/**
  * Read report files into one upload envelope. `.xml` files go to `junit_xml` whole; `.json`
  * files (`{"suites": [...]}`) have their suites merged. Metadata found in JSON reports fills
  * only what `metadata` (flags, then the CI environment) left empty, and git's branch and commit
@@ -150,7 +179,16 @@ export async function buildUpload(
   files: string[],
   metadata: RunMetadata,
   options: { cwd?: string; onFileRead?: () => void; resolver?: FileResolver | null; workspaceRoot?: string | null } = {},
-): Promise<{ envelope: Envelope; body: string; bytes: number; reports: ReadReport[]; filesAdded: number; filesRelativized: number }> {
+): Promise<{
+  envelope: Envelope;
+  body: string;
+  bytes: number;
+  /** The body gzip-compressed, when it is larger than a request may be as it is. */
+  gzip: Uint8Array | null;
+  reports: ReadReport[];
+  filesAdded: number;
+  filesRelativized: number;
+}> {
   const resolver = options.resolver ?? null;
   const workspaceRoot = options.workspaceRoot ?? null;
   let filesAdded = 0;
@@ -181,9 +219,9 @@ export async function buildUpload(
     rawBytes += info.size;
   }
   // JSON only grows what it encodes, so files already above the limit need not be read.
-  if (rawBytes > MAX_BODY_BYTES) {
+  if (rawBytes > MAX_REPORT_BYTES) {
     throw new UsageError(
-      `the reports add up to ${formatBytes(rawBytes)}, above the service's ${formatBytes(MAX_BODY_BYTES)} request limit` +
+      `the reports add up to ${formatBytes(rawBytes)}, above the service's ${formatBytes(MAX_REPORT_BYTES)} report limit` +
         (files.length > 1 ? "; upload them in smaller groups or with --run-per-file" : ""),
     );
   }
@@ -240,13 +278,6 @@ export async function buildUpload(
   if (xml.length > 0) envelope.junit_xml = xml;
   if (hasJson) envelope.suites = suites;
 
-  const body = JSON.stringify(envelope);
-  const bytes = Buffer.byteLength(body);
-  if (bytes > MAX_BODY_BYTES) {
-    throw new UsageError(
-      `the request would be ${formatBytes(bytes)}, above the service's ${formatBytes(MAX_BODY_BYTES)} limit` +
-        (files.length > 1 ? "; upload the files in smaller groups or with --run-per-file" : ""),
-    );
-  }
-  return { envelope, body, bytes, reports, filesAdded, filesRelativized };
+  const { body, bytes, gzip } = requestBody(envelope, files.length);
+  return { envelope, body, bytes, gzip, reports, filesAdded, filesRelativized };
 }

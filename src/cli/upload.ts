@@ -139,14 +139,25 @@ export async function uploadGroup(files: string[], context: UploadContext, optio
   if (context.resolver !== null) out.debug(`test files: ${upload.filesAdded} case(s) given their file from the workspace (${label})`);
   if (upload.filesRelativized > 0)
     out.debug(`test files: ${upload.filesRelativized} absolute path(s) sent relative to ${context.workspaceRoot} (${label})`);
-  out.debug(`POST ${context.endpoint.href} (${formatBytes(upload.bytes)}, ${label})`);
-  const post = (body: string) =>
+  out.debug(
+    `POST ${context.endpoint.href} (${formatBytes(upload.bytes)}${upload.gzip ? `, ${formatBytes(upload.gzip.byteLength)} gzip-compressed` : ""}, ${label})`,
+  );
+  const post = (built: { body: string; gzip: Uint8Array | null }) =>
     requestWithRetry(
       context.endpoint.href,
-      { method: "POST", headers: { ...context.headers, "content-type": "application/json", "idempotency-key": randomUUID() }, body },
+      {
+        method: "POST",
+        headers: {
+          ...context.headers,
+          "content-type": "application/json",
+          "idempotency-key": randomUUID(),
+          ...(built.gzip ? { "content-encoding": "gzip" } : {}),
+        },
+        body: built.gzip ?? built.body,
+      },
       context.retryOptions,
     );
-  let result = await post(upload.body);
+  let result = await post(upload);
   if (context.runKeyFallback && result.kind === "response" && result.status === 409 && result.json?.error?.code === "run_completed") {
     const { run_key: runKey, shard: _shard, retry: _retry, ...alone } = context.metadata;
     out.warn(
@@ -155,7 +166,7 @@ export async function uploadGroup(files: string[], context: UploadContext, optio
         "set --run-key (or CTA_JOB), or --variant; --no-run-key sends none",
     );
     const again = await buildUpload(files, alone, { cwd, resolver: context.resolver, workspaceRoot: context.workspaceRoot });
-    result = await post(again.body);
+    result = await post(again);
   }
   const failure = classifyFailure(result, `upload of ${label}`);
   if (failure !== null) {

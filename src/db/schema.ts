@@ -403,7 +403,7 @@ export const testRollupDays = pgTable(
 /**
  * The uploaded report of a run that is waiting to be processed: its text (Node), or the key of
  * the object that holds the body as received (the Worker, JUnit XML and JSON: R2,
- * src/ingest/payload-store.ts). Queue messages only carry the run's id (Cloudflare
+ * src/ingest/payload-store.ts; Node on Postgres, a gzip body: payload_objects). Queue messages only carry the run's id (Cloudflare
  * Queue messages are capped at 128 KB); the row is deleted in the transaction that processes or
  * fails the run.
  */
@@ -426,6 +426,34 @@ export const uploadPayloads = pgTable(
     primaryKey({ columns: [t.testRunId, t.partNumber] }),
     check("upload_payloads_one_place", sql`(${t.content} is null) <> (${t.objectKey} is null)`),
   ],
+);
+
+/**
+ * The payload store of a runtime without an object store (Node; src/services/runs/database-payload-store.ts):
+ * an upload's body as sent (gzip stays compressed), written in chunks of at most 1 MiB as it
+ * arrives and read back the same way, so neither the request nor the consumer holds the whole
+ * report. An upload_payloads row names its object by `object_key`, as it names an R2 object on the
+ * Worker. `size` is set once the last chunk is written; an object without it was never finished.
+ * Keys are unguessable and reached only through their run's row (which is scoped by its project).
+ */
+export const payloadObjects = pgTable("payload_objects", {
+  objectKey: text("object_key").primaryKey(),
+  contentEncoding: text("content_encoding"),
+  charset: text("charset"),
+  size: bigint("size", { mode: "number" }),
+  createdAt: timestampMs("created_at").notNull().defaultNow(),
+});
+
+export const payloadChunks = pgTable(
+  "payload_chunks",
+  {
+    objectKey: text("object_key")
+      .notNull()
+      .references(() => payloadObjects.objectKey, { onDelete: "cascade" }),
+    seq: integer("seq").notNull(),
+    bytes: bytea("bytes").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.objectKey, t.seq] })],
 );
 
 /**

@@ -45,7 +45,7 @@ export type Report = { suites: ReportSuite[]; durationMs?: number | null };
  */
 export const REPORT_LIMITS = {
   /** Test cases in one run (after retries are merged). */
-  maxCases: 200_000,
+  maxCases: 500_000,
   /** Suites in one run, nested ones included. */
   maxSuites: 50_000,
   /** Nesting of elements in an XML document, or of suites in JSON. */

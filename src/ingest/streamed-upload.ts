@@ -16,7 +16,18 @@ import { ApiError } from "../lib/errors";
 import { gunzipStream } from "./gunzip-stream";
 import { JsonEnvelopeCheck } from "./json-upload-stream";
 import { type PayloadObject, type PayloadObjectMetadata, PayloadReadError, type PayloadStore, newPayloadKey } from "./payload-store";
-import { bodyCompression, charsetOf, emptyBody, invalidGzip, textDecodingError, tooLarge, uploadFormat, xmlEncoding } from "./upload-body";
+import {
+  type UploadLimits,
+  bodyCompression,
+  charsetOf,
+  emptyBody,
+  inflatesTooLarge,
+  invalidGzip,
+  textDecodingError,
+  tooLarge,
+  uploadFormat,
+  xmlEncoding,
+} from "./upload-body";
 import { type ReceivedUpload, type RunMetadata, envelopeRunMetadata, queryRunMetadata } from "./upload-request";
 
 /** Compressed bytes inflated at a time by the check (4 KiB: at most 4 MiB of output even at deflate's 1,032:1). */
@@ -68,18 +79,27 @@ function decoderFor(
 /** What a check's failure answers: its own ApiError, or, for a gzip body, any other error of the stream as broken gzip. */
 const checkFailure = (error: unknown, gzip: boolean): unknown => (error instanceof ApiError || !gzip ? error : invalidGzip());
 
+/** The most bytes the check may read, and the 413 past them: the inflated limit for a gzip body, else the body's own. */
+type ReportCap = { limit: number; tooLarge: () => ApiError };
+
+const reportCap = (gzip: boolean, limits: UploadLimits): ReportCap =>
+  gzip
+    ? { limit: limits.inflated, tooLarge: () => inflatesTooLarge(limits.inflated) }
+    : { limit: limits.body, tooLarge: () => tooLarge(limits.body) };
+
 /**
- * Checks the report's bytes (inflated when gzip) as they come: at most `limit` of them, text in
+ * Checks the report's bytes (inflated when gzip) as they come: at most `cap.limit` of them, text in
  * its encoding, not empty. Rejects with the request's ApiError; `gzip` turns a stream error that
  * is not ours into "not valid gzip".
  */
-async function checkReport(stream: ReadableStream<Uint8Array>, gzip: boolean, charset: string | null, limit: number): Promise<void> {
+async function checkReport(stream: ReadableStream<Uint8Array>, gzip: boolean, charset: string | null, cap: ReportCap): Promise<void> {
+  const { limit } = cap;
   let reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
   try {
     const opened = await readHead(stream);
     reader = opened.reader;
     let total = opened.head.byteLength;
-    if (total > limit) throw tooLarge(limit);
+    if (total > limit) throw cap.tooLarge();
     if (total === 0) throw emptyBody();
     const { decoder, label, source } = decoderFor(opened.head, charset);
     const decode = (bytes?: Uint8Array) => {
@@ -95,7 +115,7 @@ async function checkReport(stream: ReadableStream<Uint8Array>, gzip: boolean, ch
         const { done, value } = await reader.read();
         if (done) break;
         total += value.byteLength;
-        if (total > limit) throw tooLarge(limit);
+        if (total > limit) throw cap.tooLarge();
         decode(value);
       }
     }
@@ -113,7 +133,8 @@ async function checkReport(stream: ReadableStream<Uint8Array>, gzip: boolean, ch
  * byte is read before another error is answered, so a later 413 or gzip error wins as it does
  * when the body is read whole. Resolves to the envelope's metadata as sent.
  */
-async function checkJsonReport(stream: ReadableStream<Uint8Array>, gzip: boolean, limit: number): Promise<Record<string, unknown>> {
+async function checkJsonReport(stream: ReadableStream<Uint8Array>, gzip: boolean, cap: ReportCap): Promise<Record<string, unknown>> {
+  const { limit } = cap;
   const reader = stream.getReader();
   try {
     const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
@@ -132,7 +153,7 @@ async function checkJsonReport(stream: ReadableStream<Uint8Array>, gzip: boolean
       const { done, value } = await reader.read();
       if (done) break;
       total += value.byteLength;
-      if (total > limit) throw tooLarge(limit);
+      if (total > limit) throw cap.tooLarge();
       decode(value);
       if (!undecodable) envelope.write(value);
     }
@@ -158,7 +179,7 @@ export type StreamedUpload = Omit<ReceivedUpload, "body"> & { body: ReadableStre
 export async function streamUploadToStore(
   store: PayloadStore,
   received: StreamedUpload,
-  limit: number,
+  limits: UploadLimits,
 ): Promise<{ metadata: RunMetadata; payload: PayloadObject }> {
   const format = uploadFormat(received.contentType);
   const gzip = bodyCompression(received.contentEncoding) === "gzip";
@@ -175,8 +196,10 @@ export async function streamUploadToStore(
   const checkWriter = checkInput.writable.getWriter();
   const checking: Promise<RunMetadata> =
     format === "json"
-      ? checkJsonReport(checkInput.readable, gzip, limit).then((envelopeMetadata) => envelopeRunMetadata(received, envelopeMetadata))
-      : checkReport(checkInput.readable, gzip, charset, limit).then(() => xmlMetadata!);
+      ? checkJsonReport(checkInput.readable, gzip, reportCap(gzip, limits)).then((envelopeMetadata) =>
+          envelopeRunMetadata(received, envelopeMetadata),
+        )
+      : checkReport(checkInput.readable, gzip, charset, reportCap(gzip, limits)).then(() => xmlMetadata!);
   const bodyReader = received.body.getReader();
   let bodyBytes = 0;
   const stopChecking = (reason: unknown) => checkWriter.abort(reason).catch(() => {});
@@ -193,7 +216,7 @@ export async function streamUploadToStore(
             return;
           }
           bodyBytes += value.byteLength;
-          if (bodyBytes > limit) throw tooLarge(limit);
+          if (bodyBytes > limits.body) throw tooLarge(limits.body);
           // Compressed chunks go to the inflater in slices, so what one write can produce while the
           // check reads is a slice's output, not a whole chunk's (a 2 MiB chunk of a JUnit report
           // inflates to about 30 MiB), whatever the inflater buffers on its own.

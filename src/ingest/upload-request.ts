@@ -1,7 +1,7 @@
 /**
  * An upload request turned into one typed value, in one place: the report (format and text, as
- * stored for processing) and the run's metadata, each validated once. `limit` caps the report
- * after decompression (the body itself is capped before it is read). Everything that is wrong
+ * stored for processing) and the run's metadata, each validated once. `limits.inflated` caps the
+ * report after decompression (the body itself is capped before it is read). Everything that is wrong
  * with the request itself is answered here in the envelope (400, 413, 415, 422) and records
  * nothing; what is wrong with the report's content (malformed XML, a DTD…) fails the run when it
  * is processed.
@@ -11,7 +11,15 @@ import { jsonTextDepth } from "../lib/json-depth";
 import { type UploadEnvelope, RunMetadataSchema, UploadEnvelopeSchema, suiteDepth } from "./json-report";
 import { REPORT_LIMITS } from "./report";
 import type { UploadPayload } from "./run-queue";
-import { UPLOAD_LIMIT_BYTES, charsetOf, decodeContentEncoding, decodeUploadText, emptyBody, uploadFormat } from "./upload-body";
+import {
+  DEFAULT_UPLOAD_LIMITS,
+  type UploadLimits,
+  charsetOf,
+  decodeContentEncoding,
+  decodeUploadText,
+  emptyBody,
+  uploadFormat,
+} from "./upload-body";
 
 /** What an upload says about its run, besides the report. */
 export type RunMetadata = {
@@ -179,9 +187,9 @@ function parseEnvelope(text: string): { envelope: UploadEnvelope; metadata: Reco
  * Reads an upload. A JSON report is stored as its validated envelope (what the schema made of it:
  * texts cut, attempts trimmed), so processing reads it without validating it again.
  */
-export async function readUploadRequest(received: ReceivedUpload, limit = UPLOAD_LIMIT_BYTES): Promise<UploadRequest> {
+export async function readUploadRequest(received: ReceivedUpload, limits: UploadLimits = DEFAULT_UPLOAD_LIMITS): Promise<UploadRequest> {
   const format = uploadFormat(received.contentType);
-  const bytes = await decodeContentEncoding(received.body, received.contentEncoding, limit);
+  const bytes = await decodeContentEncoding(received.body, received.contentEncoding, limits.inflated);
   if (bytes.byteLength === 0) throw emptyBody();
   const text = decodeUploadText(bytes, format, charsetOf(received.contentType));
 

@@ -3,6 +3,9 @@
  * Listens, builds the app's deps from the environment, applies migrations, seeds the demo
  * organization on an empty database, and serves until SIGINT/SIGTERM.
  */
+import { INFLATED_LIMIT_BYTES } from "../ingest/upload-body";
+import { DatabasePayloadStore } from "../services/runs/database-payload-store";
+import { sweepOrphanedPayloads } from "../services/runs/payload-sweep";
 import { type RequestDeps, createApp } from "../app";
 import { withStaticAssets } from "./static-assets";
 import { ApiError, describeError } from "../lib/errors";
@@ -121,12 +124,17 @@ const RETENTION_SWEEP_MS = 5 * 60_000;
  * tick, never two at once in this process (a slow tick is not overlapped by the next); scaled out,
  * one process per round (`lead`).
  */
-function startRetentionTimer(deps: RetentionSweepDeps, lead: SweepLead): NodeJS.Timeout {
+function startRetentionTimer(retentionDeps: RetentionSweepDeps, lead: SweepLead): NodeJS.Timeout {
+  const deps = { ...retentionDeps, payloadStore: new DatabasePayloadStore(retentionDeps.db) };
   let running = false;
   const sweep = () => {
     if (running) return;
     running = true;
-    lead("retention sweep", () => sweepRetention(deps))
+    // Then the database store's objects no run holds (a request that died mid-upload): the Worker's cron sweeps R2's.
+    lead("retention sweep", async () => {
+      await sweepRetention(deps);
+      await sweepOrphanedPayloads({ db: deps.db, clock: deps.clock, store: deps.payloadStore, logger: deps.logger });
+    })
       .catch((error: unknown) => consoleLogger.error("could not run the retention sweep", { error: describeError(error) }))
       .finally(() => {
         running = false;
@@ -136,6 +144,12 @@ function startRetentionTimer(deps: RetentionSweepDeps, lead: SweepLead): NodeJS.
   timer.unref();
   return timer;
 }
+
+/**
+ * On a Postgres server a gzip report may inflate to 256 MiB: it streams to the database's payload
+ * store. PGlite keeps the body limit (its one session is the run's while the consumer reads).
+ */
+const inflatedLimitOf = (database: OpenedDatabase) => (database.kind === "postgres" ? INFLATED_LIMIT_BYTES : undefined);
 
 /** SMTP_URL's transport, or none (the outbox holds the mail, printed in the log for a local web app). */
 const mailSettingsOf = (config: NodeConfig, webAppUrl: string) => ({
@@ -212,6 +226,7 @@ async function main(): Promise<void> {
     retention: config.retention,
     mailConfigured: Boolean(config.smtpUrl),
     secrets,
+    inflatedLimitBytes: inflatedLimitOf(database),
   });
   // One pool per process: every request gets the same dependencies, and its client's address.
   const requestDeps: Omit<RequestDeps, "clientAddress"> = {

@@ -15,6 +15,7 @@ import { type NotificationDeps, planNotifications } from "./notifications/notifi
 import type { DeliveryAttempt, QueueMessage, RunQueue } from "../ingest/run-queue";
 import { type ProcessingDeps, processTestRun } from "./runs/run-processing";
 import { completeIfDue, processRunPart } from "./runs/run-parts";
+import { DatabasePayloadStore } from "./runs/database-payload-store";
 import type { PayloadStore } from "../ingest/payload-store";
 import { deliverNotification } from "./notifications/webhook-delivery";
 import { queueRunTestEvents } from "./tests/test-events";
@@ -38,7 +39,10 @@ export type BackgroundDeps = {
   /** The e-mail transport and From address (docs/e-mail.md); without a transport, mail is held in the outbox. */
   mail: MailSettings;
   emailRetryDelaysSeconds?: number[];
-  /** Where payloads stored as objects are read and deleted (the Worker's R2 bucket). */
+  /**
+   * Where payloads stored as objects are read and deleted: the Worker's R2 bucket; without one,
+   * the database's store, which holds gzip uploads on Node (src/services/runs/database-payload-store.ts).
+   */
   payloadStore?: PayloadStore;
 };
 
@@ -75,7 +79,7 @@ export function backgroundWork(deps: BackgroundDeps): BackgroundWork {
     clock: deps.clock,
     logger: deps.logger,
     webAppUrl: deps.webAppUrl,
-    payloadStore: deps.payloadStore,
+    payloadStore: deps.payloadStore ?? new DatabasePayloadStore(deps.db),
     afterRunProcessed: async (run) => {
       // Before the checks, which may fail: the split is the run's own record (docs/splitting.md).
       await recordRunSplit({ db: deps.db, clock: deps.clock }, run).catch((error: unknown) =>

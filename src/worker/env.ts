@@ -26,11 +26,15 @@ export interface WorkerEnv {
   /** The e-mails' From header; unset → `CI test analytics <no-reply@<web app host>>`. */
   MAIL_FROM?: string;
   /**
-   * Largest upload body in bytes, compressed or decompressed ([vars] of wrangler.toml): what the
-   * Worker can take and process within its isolate's 128 MB, measured (docs/uploads.md#limits).
+   * Largest upload body in bytes as sent, compressed or not ([vars] of wrangler.toml; docs/uploads.md#limits).
    * Unset: the interface's 32 MiB. At most 32 MiB.
    */
   UPLOAD_LIMIT_BYTES?: string;
+  /**
+   * Largest report in bytes once a gzip body is inflated (docs/uploads.md#limits): the consumer
+   * streams it in bounded memory whatever its size. Unset: the interface's 256 MiB. At most 256 MiB.
+   */
+  INFLATED_LIMIT_BYTES?: string;
   /**
    * Hosts (or host:port) webhooks may reach although internal, over http too: local development
    * and tests only; unset → none (docs/outbound-policy.md).

@@ -19,7 +19,7 @@ import { consoleLogger } from "../lib/logger";
 import { describeError } from "../lib/errors";
 import { NDJSON_CONTENT_TYPE } from "../lib/ndjson";
 import { SecretKeyring, parseKeyList } from "../lib/secret-box";
-import { UPLOAD_LIMIT_BYTES } from "../ingest/upload-body";
+import { INFLATED_LIMIT_BYTES, UPLOAD_LIMIT_BYTES } from "../ingest/upload-body";
 import { guardedFetch, outboundPolicyFrom } from "../notifications/outbound-policy";
 import { backgroundWork } from "../services/background-work";
 import { getOrCreateSetting, randomSecret } from "../services/shared/settings";
@@ -57,16 +57,24 @@ export type WorkerOptions = {
 const publicBaseUrlOf = (env: WorkerEnv) => configuredBaseUrl(env.PUBLIC_BASE_URL || "http://localhost:8787", "PUBLIC_BASE_URL");
 /** WEB_APP_URL, else the public base URL. */
 const webAppUrlOf = (env: WorkerEnv) => (env.WEB_APP_URL ? configuredBaseUrl(env.WEB_APP_URL, "WEB_APP_URL") : publicBaseUrlOf(env));
-/** UPLOAD_LIMIT_BYTES: a whole number of bytes up to the interface's 32 MiB; unset or empty → 32 MiB. */
-export function uploadLimitOf(env: Pick<WorkerEnv, "UPLOAD_LIMIT_BYTES">): number {
-  const text = env.UPLOAD_LIMIT_BYTES?.trim() ?? "";
-  if (text === "") return UPLOAD_LIMIT_BYTES;
+/** A limit in bytes from [vars]: a whole number from 1024 to `max`; unset or empty → `max`. */
+function byteLimitOf(name: string, value: string | undefined, max: number): number {
+  const text = value?.trim() ?? "";
+  if (text === "") return max;
   const limit = Number(text);
-  if (!/^\d+$/.test(text) || limit < 1024 || limit > UPLOAD_LIMIT_BYTES) {
-    throw new Error(`UPLOAD_LIMIT_BYTES must be a whole number of bytes from 1024 to ${UPLOAD_LIMIT_BYTES}; it is '${text.slice(0, 40)}'.`);
+  if (!/^\d+$/.test(text) || limit < 1024 || limit > max) {
+    throw new Error(`${name} must be a whole number of bytes from 1024 to ${max}; it is '${text.slice(0, 40)}'.`);
   }
   return limit;
 }
+
+/** UPLOAD_LIMIT_BYTES: the body as sent, a whole number of bytes up to the interface's 32 MiB; unset or empty → 32 MiB. */
+export const uploadLimitOf = (env: Pick<WorkerEnv, "UPLOAD_LIMIT_BYTES">): number =>
+  byteLimitOf("UPLOAD_LIMIT_BYTES", env.UPLOAD_LIMIT_BYTES, UPLOAD_LIMIT_BYTES);
+
+/** INFLATED_LIMIT_BYTES: a gzip body's report once inflated, up to the interface's 256 MiB; unset or empty → 256 MiB. */
+export const inflatedLimitOf = (env: Pick<WorkerEnv, "INFLATED_LIMIT_BYTES">): number =>
+  byteLimitOf("INFLATED_LIMIT_BYTES", env.INFLATED_LIMIT_BYTES, INFLATED_LIMIT_BYTES);
 
 /** The uploads' bucket (R2), when bound. */
 const payloadStoreOf = (env: WorkerEnv) => (env.PAYLOADS ? new R2PayloadStore(env.PAYLOADS) : undefined);
@@ -232,6 +240,7 @@ export function createWorkerHandler(options: WorkerOptions = {}): ExportedHandle
       keyIdCache,
       secrets: keyring,
       uploadLimitBytes: uploadLimitOf(env),
+      inflatedLimitBytes: inflatedLimitOf(env),
       runQuietPeriodMs: runQuietPeriodMsFrom(env.RUN_QUIET_PERIOD_SECONDS),
       retention: retentionFrom(env),
     });

@@ -4,7 +4,8 @@
  * the service (127.0.0.1, port 0). CTA_RETRY_BASE_MS=1 keeps backoff waits out of the run time.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -60,7 +61,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-type Recorded = { method: string; path: string; headers: IncomingMessage["headers"]; body: string };
+type Recorded = { method: string; path: string; headers: IncomingMessage["headers"]; body: string; raw: Buffer };
 type Reply = { status: number; headers?: Record<string, string>; body?: unknown };
 type Handler = (req: Recorded) => Reply;
 
@@ -76,6 +77,7 @@ async function fakeService(handler: Handler) {
         path: req.url ?? "",
         headers: req.headers,
         body: Buffer.concat(chunks).toString("utf8"),
+        raw: Buffer.concat(chunks),
       };
       requests.push(recorded);
       const reply = handler(recorded);
@@ -460,15 +462,17 @@ describe("ci-test-analytics upload (child process)", () => {
     await service.close();
   });
 
-  it("an invalid JSON report, an unsupported file and a request above 32 MiB exit 2 without a request", async () => {
+  it("an invalid JSON report, an unsupported file and reports above 256 MiB exit 2 without a request", async () => {
     const service = await fakeService(() => accepted);
     const base = mkdtempSync(join(dir, "bad-"));
     makeFiles(base, {
       "broken.json": "{ not json",
       "array.json": "[]",
       "report.txt": "x",
-      "big.xml": Buffer.alloc(32 * 1024 * 1024 + 1, 0x61),
+      "big.xml": "",
     });
+    // Sparse: its size is what is checked, before it is read.
+    truncateSync(join(base, "big.xml"), 256 * 1024 * 1024 + 1);
     const ok = ["upload", "--url", service.url, "--token", TOKEN];
     const broken = await runCli([...ok, "broken.json"], { cwd: base });
     expect(broken.code).toBe(2);
@@ -480,8 +484,27 @@ describe("ci-test-analytics upload (child process)", () => {
     expect(txt.stderr).toContain("unsupported file type");
     const big = await runCli([...ok, "big.xml"], { cwd: base });
     expect(big.code).toBe(2);
-    expect(big.stderr).toMatch(/above the service's 32\.0 MiB request limit/);
+    expect(big.stderr).toMatch(/above the service's 256\.0 MiB report limit/);
     expect(service.requests).toHaveLength(0);
+    await service.close();
+  });
+
+  it("a request above 32 MiB is sent gzip-compressed (Content-Encoding: gzip); one at most 32 MiB as it is", async () => {
+    const service = await fakeService(() => accepted);
+    const base = mkdtempSync(join(dir, "large-"));
+    const cases = (n: number) => `<testsuite name="big">${'<testcase classname="c" name="t"/>'.repeat(n)}</testsuite>`;
+    makeFiles(base, { "large.xml": cases(1_000_000), "small.xml": cases(10) });
+    const ok = ["upload", "--url", service.url, "--token", TOKEN];
+    expect((await runCli([...ok, "large.xml"], { cwd: base })).code).toBe(0);
+    expect((await runCli([...ok, "small.xml"], { cwd: base })).code).toBe(0);
+    const [large, small] = service.requests;
+    expect(large!.headers["content-encoding"]).toBe("gzip");
+    expect(large!.raw.byteLength).toBeLessThan(1024 * 1024);
+    const inflated = gunzipSync(large!.raw);
+    expect(inflated.byteLength).toBeGreaterThan(32 * 1024 * 1024);
+    expect(JSON.parse(inflated.toString("utf8")).junit_xml).toEqual([cases(1_000_000)]);
+    expect(small!.headers["content-encoding"]).toBeUndefined();
+    expect(JSON.parse(small!.body).junit_xml).toEqual([cases(10)]);
     await service.close();
   });
 

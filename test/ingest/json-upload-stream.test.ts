@@ -87,7 +87,7 @@ async function wholeBody(request: Request, limit: number): Promise<{ outcome: Ou
         query: request.query ?? {},
         body: request.gzip ? new Uint8Array(gzipSync(request.body)) : request.body,
       },
-      limit,
+      { body: limit, inflated: limit },
     );
     return { outcome: { metadata: upload.metadata }, payload: upload.payload };
   } catch (error) {
@@ -112,7 +112,7 @@ async function streamed(
         query: request.query ?? {},
         body: chunked(body, sizes),
       },
-      limit,
+      { body: limit, inflated: limit },
     );
     expect(upload.payload.format).toBe("json");
     return { outcome: { metadata: upload.metadata }, store, objectKey: upload.payload.objectKey };
@@ -366,14 +366,14 @@ describe("a JSON upload checked as a stream answers as the whole body", () => {
           query: {},
           body: chunked(body, () => 1 + rng.int(9)),
         },
-        1 << 20,
+        { body: 1 << 20, inflated: 1 << 20 },
       ).then(
         () => null,
         (error: unknown) => outcomeOf(error),
       );
       const wholeGzip = await readUploadRequest(
         { contentType: "application/json", contentEncoding: "gzip", idempotencyKey: undefined, query: {}, body },
-        1 << 20,
+        { body: 1 << 20, inflated: 1 << 20 },
       ).then(
         () => null,
         (error: unknown) => outcomeOf(error),

@@ -116,6 +116,8 @@ export function buildHarness(parts: {
   close: () => Promise<void>;
   /** The server's upload limit when it is not the interface's 32 MiB (the Worker's). */
   uploadLimitBytes?: number;
+  /** The server's limit for a gzip report once inflated, when it is above its body limit (the Worker's: 256 MiB). */
+  inflatedLimitBytes?: number;
 }) {
   const { app, db, clock } = parts;
   /** What storing a run directly (newRun, completeTestRun) needs: health changes log to the harness's lines. */
@@ -233,6 +235,8 @@ export function buildHarness(parts: {
     fromAddress: parts.fromAddress,
     /** The largest upload this server takes (the Worker's is smaller than the interface's 32 MiB). */
     uploadLimitBytes: parts.uploadLimitBytes ?? UPLOAD_LIMIT_BYTES,
+    /** The largest report a gzip body may inflate to on this server (the body limit unless the server takes more). */
+    inflatedLimitBytes: Math.max(parts.inflatedLimitBytes ?? 0, parts.uploadLimitBytes ?? UPLOAD_LIMIT_BYTES),
     deps: parts.deps,
     storeDeps,
     db,

@@ -49,6 +49,7 @@ export const SLOW_TESTS = [
   "test/node/killed-during-sliced-processing.test.ts",
   "test/node/worker-database-outage.postgres.test.ts",
   "test/node/scale-out.postgres.test.ts",
+  "test/node/huge-upload.postgres.test.ts",
 ];
 
 /** What only a Postgres server can show (it goes away and comes back): collected only with TEST_DATABASE_URL. */

@@ -129,7 +129,7 @@ describe("a JSON upload streamed to the bucket", () => {
     const store = new RecordingStore();
     const cases = 2_345;
     const body = await gzip(encode(report(cases)));
-    const { metadata, payload } = await streamUploadToStore(store, received(body, "gzip"), limit);
+    const { metadata, payload } = await streamUploadToStore(store, received(body, "gzip"), { body: limit, inflated: limit });
     expect(metadata).toMatchObject({ branch: "json-branch", buildId: "7" });
     expect(payload).toEqual({ format: "json", objectKey: store.written[0] });
     const object = await env.PAYLOADS!.get(payload.objectKey);
@@ -159,7 +159,7 @@ describe("a JSON upload streamed to the bucket", () => {
     const body = encode(big);
     expect(body.byteLength).toBeGreaterThan(3 * 1024 * 1024);
     expect(body.byteLength).toBeLessThan(limit);
-    const whole = await readUploadRequest({ ...received(body), body }, limit).then(
+    const whole = await readUploadRequest({ ...received(body), body }, { body: limit, inflated: limit }).then(
       () => null,
       (error: { status: number; toBody(): unknown }) => ({ status: error.status, body: error.toBody() }),
     );
@@ -174,7 +174,7 @@ describe("a JSON upload streamed to the bucket", () => {
       },
     });
     const store = new RecordingStore();
-    const streamed = await streamUploadToStore(store, received(body), limit).then(
+    const streamed = await streamUploadToStore(store, received(body), { body: limit, inflated: limit }).then(
       () => null,
       (error: { status: number; toBody(): unknown }) => ({ status: error.status, body: error.toBody() }),
     );

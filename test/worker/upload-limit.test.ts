@@ -1,15 +1,15 @@
 /**
- * The Worker's upload limit (UPLOAD_LIMIT_BYTES in wrangler.toml): what it cannot process within
- * its isolate's memory is refused with a 413 in the envelope before anything is recorded, plain
- * or once inflated; a body of exactly the limit is accepted and processed. The OpenAPI document
- * states this server's limit.
+ * The Worker's upload limits (UPLOAD_LIMIT_BYTES and INFLATED_LIMIT_BYTES in wrangler.toml): a body
+ * past 32 MiB as sent, or a gzip body whose report inflates past 256 MiB, is refused with a 413 in
+ * the envelope before anything is recorded; a body of exactly the limit is accepted and processed.
+ * The OpenAPI document states this server's limits.
  */
 import { SELF, env } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
 import { projects, testRuns } from "../../src/db/schema";
-import { UPLOAD_LIMIT_BYTES } from "../../src/ingest/upload-body";
-import { uploadLimitOf } from "../../src/worker";
+import { INFLATED_LIMIT_BYTES, UPLOAD_LIMIT_BYTES } from "../../src/ingest/upload-body";
+import { inflatedLimitOf, uploadLimitOf } from "../../src/worker";
 import { type Harness, createHarness } from "./support/harness";
 
 let h: Harness;
@@ -79,13 +79,20 @@ describe("the Worker's upload limit", () => {
     expect(await runsCount(project.id)).toBe(0);
   });
 
-  it("refuses a gzip body that inflates past the limit, however small it is compressed", async () => {
+  it("refuses a gzip body that inflates past the inflated limit (256 MiB), however small it is compressed", async () => {
     const { project, uploadToken } = await newProject();
-    const compressed = await gzip(junitOfSize(limit + 1));
-    expect(compressed.byteLength).toBeLessThan(limit / 10);
+    const inflated = inflatedLimitOf(env);
+    expect(inflated).toBe(INFLATED_LIMIT_BYTES);
+    // Members of 1 MiB of spaces one after another: 257 MiB once inflated, made without holding it inflated.
+    const member = await gzip(new Uint8Array(1024 * 1024).fill(0x20));
+    const members = inflated / (1024 * 1024) + 1;
+    const compressed = new Uint8Array(member.byteLength * members);
+    for (let i = 0; i < members; i++) compressed.set(member, i * member.byteLength);
+    expect(compressed.byteLength).toBeLessThan(1024 * 1024);
     const refused = await upload(uploadToken, compressed, { "content-encoding": "gzip" });
     expect(refused.status).toBe(413);
     expect(refused.body.error.code).toBe("payload_too_large");
+    expect(refused.body.error.message).toContain(`inflates to more than ${inflated} bytes (256 MiB)`);
     expect(await runsCount(project.id)).toBe(0);
   });
 
@@ -94,6 +101,9 @@ describe("the Worker's upload limit", () => {
       paths: Record<string, { post?: { description?: string } }>;
     };
     expect(document.paths["/uploads/v1/test_runs"]?.post?.description).toContain(`${limit} bytes`);
+    expect(document.paths["/uploads/v1/test_runs"]?.post?.description).toContain(
+      `${INFLATED_LIMIT_BYTES} bytes (256 MiB) once a gzip body is inflated`,
+    );
   });
 });
 
@@ -108,6 +118,17 @@ describe("UPLOAD_LIMIT_BYTES", () => {
   it("refuses anything else, so a typo cannot lift the limit", () => {
     for (const value of ["4 MiB", "4e6", "-1", "1.5", "1000", String(UPLOAD_LIMIT_BYTES + 1)]) {
       expect(() => uploadLimitOf({ UPLOAD_LIMIT_BYTES: value }), value).toThrow(/UPLOAD_LIMIT_BYTES/);
+    }
+  });
+});
+
+describe("INFLATED_LIMIT_BYTES", () => {
+  it("is read as a whole number of bytes up to 256 MiB; unset or empty is 256 MiB", () => {
+    expect(inflatedLimitOf({})).toBe(INFLATED_LIMIT_BYTES);
+    expect(inflatedLimitOf({ INFLATED_LIMIT_BYTES: "" })).toBe(INFLATED_LIMIT_BYTES);
+    expect(inflatedLimitOf({ INFLATED_LIMIT_BYTES: "67108864" })).toBe(64 * 1024 * 1024);
+    for (const value of ["256 MiB", "1e9", String(INFLATED_LIMIT_BYTES + 1)]) {
+      expect(() => inflatedLimitOf({ INFLATED_LIMIT_BYTES: value }), value).toThrow(/INFLATED_LIMIT_BYTES/);
     }
   });
 });

@@ -119,7 +119,10 @@ describe("an XML upload streamed to the bucket", () => {
     const store = new RecordingStore();
     const report = new TextEncoder().encode(junit(300));
     const body = await gzip(report);
-    const { metadata, payload } = await streamUploadToStore(store, received(body, { contentEncoding: "gzip" }), limit);
+    const { metadata, payload } = await streamUploadToStore(store, received(body, { contentEncoding: "gzip" }), {
+      body: limit,
+      inflated: limit,
+    });
     expect(metadata.branch).toBe("main");
     expect(payload).toEqual({ format: "junit_xml", objectKey: store.written[0] });
     const object = await env.PAYLOADS!.get(payload.objectKey);
@@ -136,7 +139,7 @@ describe("an XML upload streamed to the bucket", () => {
     const store = new RecordingStore();
     const bytes = new TextEncoder().encode(junit(130_000));
     expect(bytes.byteLength).toBeGreaterThan(2 * 5 * 1024 * 1024);
-    const { payload } = await streamUploadToStore(store, received(bytes), 32 * 1024 * 1024);
+    const { payload } = await streamUploadToStore(store, received(bytes), { body: 32 * 1024 * 1024, inflated: 32 * 1024 * 1024 });
     const object = await env.PAYLOADS!.get(payload.objectKey);
     expect(object!.size).toBe(bytes.byteLength);
     // Compared by digest: a failing comparison of two 11 MiB arrays would print them.
@@ -156,7 +159,7 @@ describe("an XML upload streamed to the bucket", () => {
     ];
     for (const [body, headers, status] of refusals) {
       const store = new RecordingStore();
-      const refused = await streamUploadToStore(store, received(body, headers), limit).then(
+      const refused = await streamUploadToStore(store, received(body, headers), { body: limit, inflated: limit }).then(
         () => null,
         (error: { status?: number }) => error,
       );
@@ -172,7 +175,7 @@ describe("an XML upload streamed to the bucket", () => {
     const { metadata, payload } = await streamUploadToStore(
       store,
       received(await gzip(new TextEncoder().encode(junit(cases))), { contentEncoding: "gzip" }),
-      limit,
+      { body: limit, inflated: limit },
     );
     const { run } = await recordTestRunArrival({ db: h.db, clock: systemClock }, project.id, metadata, payload);
     const outcome = await processTestRun(
@@ -193,7 +196,7 @@ describe("an XML upload streamed to the bucket", () => {
     const { metadata, payload } = await streamUploadToStore(
       store,
       received(new TextEncoder().encode("<testsuite name='s'><testcase name='t'></testsuite>")),
-      limit,
+      { body: limit, inflated: limit },
     );
     const { run } = await recordTestRunArrival({ db: h.db, clock: systemClock }, project.id, metadata, payload);
     const outcome = await processTestRun(
@@ -313,7 +316,7 @@ describe("an upload replayed with its Idempotency-Key", () => {
       const { metadata, payload } = await streamUploadToStore(
         store,
         { ...received(new TextEncoder().encode(junit(10))), idempotencyKey: "once" },
-        limit,
+        { body: limit, inflated: limit },
       );
       return {
         payload,

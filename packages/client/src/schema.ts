@@ -677,13 +677,13 @@ export interface paths {
         put?: never;
         /**
          * Upload a test report; it becomes a test run
-         * @description The run is recorded at once (it counts in the project's `test_runs_count` and sets `last_test_run_at`) and processed in the background: `status` goes from `pending` to `processed`, or to `failed` with a `failure_reason` when the report cannot be read (malformed XML, a DTD, more than 200,000 cases…). Poll `GET /uploads/v1/test_runs/{number}`.
+         * @description The run is recorded at once (it counts in the project's `test_runs_count` and sets `last_test_run_at`) and processed in the background: `status` goes from `pending` to `processed`, or to `failed` with a `failure_reason` when the report cannot be read (malformed XML, a DTD, more than 500,000 cases…). Poll `GET /uploads/v1/test_runs/{number}`.
          *
          *     Body: JUnit XML (`application/xml` or `text/xml`) with metadata in the query string, or the JSON envelope (`application/json`) carrying metadata and either `junit_xml` or `suites`; envelope metadata wins over the query string. `Content-Encoding: gzip` is accepted.
          *
          *     Retries: send an `Idempotency-Key` header (e.g. a UUID, the same on every retry of one upload). If a run of this project already has that key, nothing new is recorded and that run is returned, with `Idempotent-Replayed: true`; the first upload's report wins.
          *
-         *     Limits: 33554432 bytes (32 MiB) per body on this server, compressed or decompressed (413 `payload_too_large`, also for chunked bodies); 600 uploads per rolling 60 seconds per project, and QUOTA_UPLOADS_PER_HOUR per organization and hour (default 10,000; docs/quotas.md): 429 `rate_limited` with `Retry-After`. Details: docs/uploads.md.
+         *     Limits: 33554432 bytes (32 MiB) per body as sent on this server, compressed or not, and 33554432 bytes (32 MiB) once a gzip body is inflated (the interface's 268435456 bytes (256 MiB), what a report of 500,000 cases sent gzip-compressed needs, is taken by the Worker and by Node on a Postgres server) (413 `payload_too_large` past either, also for chunked bodies); 600 uploads per rolling 60 seconds per project, and QUOTA_UPLOADS_PER_HOUR per organization and hour (default 10,000; docs/quotas.md): 429 `rate_limited` with `Retry-After`. Details: docs/uploads.md.
          *
          *     Stored cases: an organization stores at most QUOTA_STORED_CASES test cases, all its projects' runs together (default 50,000,000; docs/quotas.md). An upload is accepted while the organization stores fewer (so the run that crosses the quota is stored whole); at or over it, every upload is a 429 `quota_exceeded` without `Retry-After`, checked before the body is read. Waiting frees nothing: do not retry, ask the operator.
          */

@@ -4555,7 +4555,7 @@ function hasTokenShape(kind, token) {
 // src/ingest/report.ts
 var REPORT_LIMITS = {
   /** Test cases in one run (after retries are merged). */
-  maxCases: 2e5,
+  maxCases: 5e5,
   /** Suites in one run, nested ones included. */
   maxSuites: 5e4,
   /** Nesting of elements in an XML document, or of suites in JSON. */
@@ -5144,7 +5144,7 @@ Exit codes:
      --quarantine: a failed or errored test is not quarantined, or a report could not be read;
      --fail-on-upload-error: the upload failed after retries, or --wait timed out
   2  usage error: bad flags, missing url/token, no files matched, unreadable or invalid file,
-     request larger than 32 MiB
+     request larger than 256 MiB, or than 32 MiB gzip-compressed
   3  rejected by the server (400, 413, 415, 422 or another 4xx; with --fail-on-upload-error also
      401 and 403)
   4  the run was processed as failed (--wait)
@@ -5717,6 +5717,7 @@ function judgeFailures(failures, list, now) {
 
 // src/cli/reports.ts
 import { readFile, stat as stat2 } from "node:fs/promises";
+import { gzipSync } from "node:zlib";
 import { extname, resolve as resolve5 } from "node:path";
 
 // src/lib/vocabulary.ts
@@ -5757,6 +5758,7 @@ var VERDICTS_BY_CONCERN = [
 
 // src/ingest/upload-body.ts
 var UPLOAD_LIMIT_BYTES = 32 * 1024 * 1024;
+var INFLATED_LIMIT_BYTES = 256 * 1024 * 1024;
 function byteOrderMarkEncoding(bytes) {
   if (bytes[0] === 239 && bytes[1] === 187 && bytes[2] === 191) return "utf-8";
   if (bytes[0] === 255 && bytes[1] === 254) return "utf-16le";
@@ -6072,6 +6074,7 @@ function relativizeSuiteFiles(suites, root) {
 
 // src/cli/reports.ts
 var MAX_BODY_BYTES = UPLOAD_LIMIT_BYTES;
+var MAX_REPORT_BYTES = INFLATED_LIMIT_BYTES;
 var METADATA_KEYS = ["branch", "commit_sha", "build_id", "build_url", "started_at"];
 async function expandFiles(patterns, options = {}) {
   const cwd = options.cwd ?? process.cwd();
@@ -6135,6 +6138,23 @@ function rewriteJUnitFiles(text, resolver, workspaceRoot) {
   const withFiles = resolver === null ? { text: relative4.text, added: 0 } : addFilesToJUnit(relative4.text, resolver);
   return { text: withFiles.text, relativized: relative4.changed, added: withFiles.added };
 }
+function requestBody(envelope, fileCount) {
+  const body = JSON.stringify(envelope);
+  const bytes = Buffer.byteLength(body);
+  const advice = fileCount > 1 ? "; upload the files in smaller groups or with --run-per-file" : "";
+  if (bytes > MAX_REPORT_BYTES) {
+    throw new UsageError(
+      `the request would be ${formatBytes(bytes)}, above the service's ${formatBytes(MAX_REPORT_BYTES)} report limit${advice}`
+    );
+  }
+  const gzip = bytes > MAX_BODY_BYTES ? new Uint8Array(gzipSync(body)) : null;
+  if (gzip && gzip.byteLength > MAX_BODY_BYTES) {
+    throw new UsageError(
+      `the request would be ${formatBytes(gzip.byteLength)} gzip-compressed, above the service's ${formatBytes(MAX_BODY_BYTES)} request limit${advice}`
+    );
+  }
+  return { body, bytes, gzip };
+}
 async function buildUpload(files, metadata, options = {}) {
   const resolver = options.resolver ?? null;
   const workspaceRoot = options.workspaceRoot ?? null;
@@ -6164,9 +6184,9 @@ async function buildUpload(files, metadata, options = {}) {
     inputs.push({ file, kind: ext === ".xml" ? "xml" : "json", size: info.size });
     rawBytes += info.size;
   }
-  if (rawBytes > MAX_BODY_BYTES) {
+  if (rawBytes > MAX_REPORT_BYTES) {
     throw new UsageError(
-      `the reports add up to ${formatBytes(rawBytes)}, above the service's ${formatBytes(MAX_BODY_BYTES)} request limit` + (files.length > 1 ? "; upload them in smaller groups or with --run-per-file" : "")
+      `the reports add up to ${formatBytes(rawBytes)}, above the service's ${formatBytes(MAX_REPORT_BYTES)} report limit` + (files.length > 1 ? "; upload them in smaller groups or with --run-per-file" : "")
     );
   }
   for (const { file, kind } of inputs) {
@@ -6219,14 +6239,8 @@ async function buildUpload(files, metadata, options = {}) {
   }
   if (xml.length > 0) envelope.junit_xml = xml;
   if (hasJson) envelope.suites = suites;
-  const body = JSON.stringify(envelope);
-  const bytes = Buffer.byteLength(body);
-  if (bytes > MAX_BODY_BYTES) {
-    throw new UsageError(
-      `the request would be ${formatBytes(bytes)}, above the service's ${formatBytes(MAX_BODY_BYTES)} limit` + (files.length > 1 ? "; upload the files in smaller groups or with --run-per-file" : "")
-    );
-  }
-  return { envelope, body, bytes, reports, filesAdded, filesRelativized };
+  const { body, bytes, gzip } = requestBody(envelope, files.length);
+  return { envelope, body, bytes, gzip, reports, filesAdded, filesRelativized };
 }
 
 // src/ingest/junit.ts
@@ -7577,20 +7591,31 @@ async function uploadGroup(files, context, options) {
   if (context.resolver !== null) out.debug(`test files: ${upload.filesAdded} case(s) given their file from the workspace (${label})`);
   if (upload.filesRelativized > 0)
     out.debug(`test files: ${upload.filesRelativized} absolute path(s) sent relative to ${context.workspaceRoot} (${label})`);
-  out.debug(`POST ${context.endpoint.href} (${formatBytes(upload.bytes)}, ${label})`);
-  const post = (body) => requestWithRetry(
+  out.debug(
+    `POST ${context.endpoint.href} (${formatBytes(upload.bytes)}${upload.gzip ? `, ${formatBytes(upload.gzip.byteLength)} gzip-compressed` : ""}, ${label})`
+  );
+  const post = (built) => requestWithRetry(
     context.endpoint.href,
-    { method: "POST", headers: { ...context.headers, "content-type": "application/json", "idempotency-key": randomUUID() }, body },
+    {
+      method: "POST",
+      headers: {
+        ...context.headers,
+        "content-type": "application/json",
+        "idempotency-key": randomUUID(),
+        ...built.gzip ? { "content-encoding": "gzip" } : {}
+      },
+      body: built.gzip ?? built.body
+    },
     context.retryOptions
   );
-  let result = await post(upload.body);
+  let result = await post(upload);
   if (context.runKeyFallback && result.kind === "response" && result.status === 409 && result.json?.error?.code === "run_completed") {
     const { run_key: runKey, shard: _shard, retry: _retry, ...alone } = context.metadata;
     out.warn(
       `another upload already completed the run of the default run key "${runKey}" (${describeHttpError(result)}); uploading ${label} as a run of its own. Jobs that share the CI's run and job (the legs of a matrix) need a key each: set --run-key (or CTA_JOB), or --variant; --no-run-key sends none`
     );
     const again = await buildUpload(files, alone, { cwd, resolver: context.resolver, workspaceRoot: context.workspaceRoot });
-    result = await post(again.body);
+    result = await post(again);
   }
   const failure = classifyFailure(result, `upload of ${label}`);
   if (failure !== null) {

@@ -18,8 +18,20 @@ import { counterAdmit } from "../../auth/key-gate";
 import { pageBody, readListRequest } from "../../lib/lists";
 import { CursorCodec } from "../../lib/pagination";
 import { UploadEnvelopeSchema } from "../../ingest/json-report";
-import { UPLOAD_LIMIT_BYTES, describeByteLimit, readCodeownersText, tooLarge, uploadFormat } from "../../ingest/upload-body";
+import {
+  INFLATED_LIMIT_BYTES,
+  UPLOAD_LIMIT_BYTES,
+  type UploadLimits,
+  bodyCompression,
+  describeByteLimit,
+  readCodeownersText,
+  tooLarge,
+  uploadFormat,
+} from "../../ingest/upload-body";
 import { streamUploadToStore } from "../../ingest/streamed-upload";
+import type { PayloadStore } from "../../ingest/payload-store";
+import type { Database } from "../../db/types";
+import { DatabasePayloadStore } from "../../services/runs/database-payload-store";
 import { METADATA_KEYS, readUploadRequest } from "../../ingest/upload-request";
 import { CODEOWNERS_LIMIT_BYTES } from "../../lib/codeowners";
 import { admitBearer } from "../../middleware/auth";
@@ -64,6 +76,29 @@ function isReportUpload(contentType: string | undefined): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * Where a report upload streams to, or null when it is read whole: the runtime's payload store
+ * (the Worker's R2) for every report; without one, when the server takes gzip reports larger
+ * once inflated than a body (`inflates`: Node on a Postgres server), the database's store
+ * (src/services/runs/database-payload-store.ts) for a gzip body, which is then never held whole.
+ * An unknown Content-Encoding is read whole, to be answered its 415.
+ */
+function reportStoreOf(
+  env: { db: Database; payloadStore?: PayloadStore },
+  contentType: string | undefined,
+  contentEncoding: string | undefined,
+  inflates: boolean,
+): PayloadStore | null {
+  if (!isReportUpload(contentType)) return null;
+  if (env.payloadStore) return env.payloadStore;
+  if (!inflates) return null;
+  try {
+    return bodyCompression(contentEncoding) === "gzip" ? new DatabasePayloadStore(env.db) : null;
+  } catch {
+    return null;
   }
 }
 
@@ -193,8 +228,8 @@ export function uploadsDocumentPart(uploadsApi: OpenAPIHono<UploadEnv>, publicBa
   };
 }
 
-/** The upload operation, described with this server's body limit (the Worker's may be below the interface's 32 MiB). */
-const uploadTestRunRoute = (limit: number) =>
+/** The upload operation, described with this server's limits (the Worker's body limit may be below the interface's 32 MiB). */
+const uploadTestRunRoute = ({ body: limit, inflated }: UploadLimits) =>
   createRoute({
     method: "post",
     path: "/test_runs",
@@ -202,10 +237,10 @@ const uploadTestRunRoute = (limit: number) =>
     tags: ["Uploads"],
     summary: "Upload a test report; it becomes a test run",
     description: [
-      "The run is recorded at once (it counts in the project's `test_runs_count` and sets `last_test_run_at`) and processed in the background: `status` goes from `pending` to `processed`, or to `failed` with a `failure_reason` when the report cannot be read (malformed XML, a DTD, more than 200,000 cases…). Poll `GET /uploads/v1/test_runs/{number}`.",
+      "The run is recorded at once (it counts in the project's `test_runs_count` and sets `last_test_run_at`) and processed in the background: `status` goes from `pending` to `processed`, or to `failed` with a `failure_reason` when the report cannot be read (malformed XML, a DTD, more than 500,000 cases…). Poll `GET /uploads/v1/test_runs/{number}`.",
       "Body: JUnit XML (`application/xml` or `text/xml`) with metadata in the query string, or the JSON envelope (`application/json`) carrying metadata and either `junit_xml` or `suites`; envelope metadata wins over the query string. `Content-Encoding: gzip` is accepted.",
       "Retries: send an `Idempotency-Key` header (e.g. a UUID, the same on every retry of one upload). If a run of this project already has that key, nothing new is recorded and that run is returned, with `Idempotent-Replayed: true`; the first upload's report wins.",
-      `Limits: ${describeByteLimit(limit)} per body on this server, compressed or decompressed (413 \`payload_too_large\`, also for chunked bodies)${limit < UPLOAD_LIMIT_BYTES ? `: below the interface's ${describeByteLimit(UPLOAD_LIMIT_BYTES)}, because this server processes a report within a memory limit and refuses what it could not process` : ""}; 600 uploads per rolling 60 seconds per project, and QUOTA_UPLOADS_PER_HOUR per organization and hour (default 10,000; docs/quotas.md): 429 \`rate_limited\` with \`Retry-After\`. Details: docs/uploads.md.`,
+      `Limits: ${describeByteLimit(limit)} per body as sent on this server, compressed or not${limit < UPLOAD_LIMIT_BYTES ? ` (below the interface's ${describeByteLimit(UPLOAD_LIMIT_BYTES)})` : ""}, and ${describeByteLimit(inflated)} once a gzip body is inflated${inflated < INFLATED_LIMIT_BYTES ? ` (the interface's ${describeByteLimit(INFLATED_LIMIT_BYTES)}, what a report of 500,000 cases sent gzip-compressed needs, is taken by the Worker and by Node on a Postgres server)` : ": a report of 500,000 cases is sent gzip-compressed"} (413 \`payload_too_large\` past either, also for chunked bodies); 600 uploads per rolling 60 seconds per project, and QUOTA_UPLOADS_PER_HOUR per organization and hour (default 10,000; docs/quotas.md): 429 \`rate_limited\` with \`Retry-After\`. Details: docs/uploads.md.`,
       "Stored cases: an organization stores at most QUOTA_STORED_CASES test cases, all its projects' runs together (default 50,000,000; docs/quotas.md). An upload is accepted while the organization stores fewer (so the run that crosses the quota is stored whole); at or over it, every upload is a 429 `quota_exceeded` without `Retry-After`, checked before the body is read. Waiting frees nothing: do not retry, ask the operator.",
     ].join("\n\n"),
     security: tokenSecurity,
@@ -494,11 +529,13 @@ export function createUploadsApi(config: AppConfig) {
   );
 
   const uploadLimit = config.uploadLimitBytes ?? UPLOAD_LIMIT_BYTES;
+  const limits: UploadLimits = { body: uploadLimit, inflated: Math.max(uploadLimit, config.inflatedLimitBytes ?? uploadLimit) };
+  const inflates = limits.inflated > limits.body;
   const uploadBodyLimit = limitBody(uploadLimit, tooLarge(uploadLimit).message);
   api.use("/test_runs", (c, next) => {
-    // A body streamed to the payload store is counted as it goes (streamUploadToStore): only a
+    // A body streamed to a payload store is counted as it goes (streamUploadToStore): only a
     // declared length is checked here, since the limit middleware reads a chunked body whole first.
-    if (c.req.method === "POST" && c.env.payloadStore && isReportUpload(c.req.header("content-type"))) {
+    if (c.req.method === "POST" && reportStoreOf(c.env, c.req.header("content-type"), c.req.header("content-encoding"), inflates)) {
       const length = c.req.header("content-length");
       if (length !== undefined && c.req.header("transfer-encoding") === undefined && Number(length) > uploadLimit)
         throw tooLarge(uploadLimit);
@@ -513,23 +550,24 @@ export function createUploadsApi(config: AppConfig) {
   );
   api.use("/codeowners", (c, next) => (c.req.method === "PUT" ? codeownersLimit(c, next) : next()));
 
-  api.openapi(uploadTestRunRoute(uploadLimit), async (c) => {
-    const { db, clock, runQueue, logger, payloadStore } = c.env;
+  api.openapi(uploadTestRunRoute(limits), async (c) => {
+    const { db, clock, runQueue, logger } = c.env;
     const request = {
       contentType: c.req.header("content-type"),
       contentEncoding: c.req.header("content-encoding"),
       idempotencyKey: c.req.header("idempotency-key"),
       query: c.req.queries(),
     };
-    // A report goes to the payload store as it arrives, where there is one (the Worker), checked
-    // on its way (a JSON envelope as a stream: src/ingest/json-upload-stream.ts); on Node every
-    // report is read whole and stored as text.
-    const upload =
-      payloadStore && isReportUpload(request.contentType)
-        ? await streamUploadToStore(payloadStore, { ...request, body: c.req.raw.body }, uploadLimit)
-        : await readUploadRequest({ ...request, body: new Uint8Array(await c.req.arrayBuffer()) }, uploadLimit);
+    // A report goes to the payload store as it arrives, where there is one (the Worker's R2),
+    // checked on its way (a JSON envelope as a stream: src/ingest/json-upload-stream.ts); else a
+    // gzip body that may inflate past the body limit goes to the database's store the same way
+    // (reportStoreOf), and any other is read whole (at most the body limit) and stored as text.
+    const store = reportStoreOf(c.env, request.contentType, request.contentEncoding, inflates);
+    const upload = store
+      ? await streamUploadToStore(store, { ...request, body: c.req.raw.body }, limits)
+      : await readUploadRequest({ ...request, body: new Uint8Array(await c.req.arrayBuffer()) }, limits);
     const { run, replayed } = await acceptUpload(
-      { db, clock, runQueue, logger, payloadStore, quietPeriodMs: config.runQuietPeriodMs },
+      { db, clock, runQueue, logger, payloadStore: store ?? undefined, quietPeriodMs: config.runQuietPeriodMs },
       c.get("uploader"),
       upload.metadata,
       upload.payload,

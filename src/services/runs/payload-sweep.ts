@@ -2,8 +2,9 @@
  * Objects of the payload store that no run holds: written by an upload request that died between
  * finishing the object and recording its run, or left behind when a deletion failed (a refused
  * upload's, or a processed, failed or replayed run's: discardPayloadObject logs and goes on). The
- * Worker's cron sweeps them (wrangler.toml `[triggers]`, next to requeueStalledWork). Node has no
- * payload store (its payloads wait in upload_payloads.content), so there is nothing to sweep.
+ * Worker's cron sweeps them (wrangler.toml `[triggers]`, next to requeueStalledWork); Node's
+ * retention timer sweeps the database's store (src/services/runs/database-payload-store.ts), which
+ * holds its gzip uploads on a Postgres server (its other payloads wait in upload_payloads.content).
  *
  * An object is deleted when it is older than ORPHAN_GRACE_MS and no upload_payloads row holds its
  * key. The grace covers the only time an object rightly has no row: the request writes the object,

@@ -14,7 +14,7 @@ import { drizzle } from "drizzle-orm/neon-serverless";
 import * as schema from "../../../src/db/schema";
 import type { Database } from "../../../src/db/types";
 import { DEFAULT_RATE_LIMIT, type RateLimitPolicy } from "../../../src/lib/rate-limit";
-import { uploadLimitOf } from "../../../src/worker";
+import { inflatedLimitOf, uploadLimitOf } from "../../../src/worker";
 import { systemClock } from "../../../src/lib/clock";
 import { configureLocalProxy, requestPool } from "../../../src/worker/neon";
 import { testRuntime } from "./worker-entry";
@@ -76,6 +76,7 @@ export async function createHarness(options: HarnessOptions = {}) {
       deps: { cursorSecret: env.CURSOR_SECRET ?? CURSOR_SECRET },
       close: () => pool.end(),
       uploadLimitBytes: uploadLimitOf(env),
+      inflatedLimitBytes: inflatedLimitOf(env),
     });
   }
 
