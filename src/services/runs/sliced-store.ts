@@ -50,7 +50,7 @@ import {
   type TestRunRow,
   RowWriter,
   RunReading,
-  abandonOnError,
+  readReport,
   markProcessed,
   openRun,
   payloadDeletionSql,
@@ -146,18 +146,7 @@ async function stageCases(db: Database, run: TestRunRow, source: SuiteSource, de
     CASES_PER_SLICE,
   );
   const reading = new RunReading(rows, derive, quarantined);
-  const statedDuration = await abandonOnError(rows, async () => {
-    const duration = await source(
-      (suites) => reading.addSuites(suites),
-      async () => {
-        await rows.drain();
-        await yieldToEventLoop();
-      },
-    );
-    reading.end();
-    await rows.finishCases();
-    return duration;
-  });
+  const statedDuration = await readReport(rows, reading, source, () => rows.finishCases());
   return { reading, statedDuration };
 }
 

@@ -545,18 +545,7 @@ export async function storeTestRun(
       options.largeAbove ?? CASES_PER_CHUNK,
     );
     const reading = new RunReading(rows, derive, quarantined);
-    const statedDuration = await abandonOnError(rows, async () => {
-      const duration = await source(
-        (suites) => reading.addSuites(suites),
-        // Between slices of the report: the parser waits for the database when it is a chunk ahead.
-        async () => {
-          await rows.drain();
-          await yieldToEventLoop();
-        },
-      );
-      reading.end();
-      return duration;
-    });
+    const statedDuration = await readReport(rows, reading, source);
     // The rest of the cases, the suites, the payload's deletion and the read of the run's tests (under the tests lock openRun took).
     const large = derive && rows.large;
     const { executions } = reading;
@@ -572,8 +561,34 @@ export async function storeTestRun(
   });
 }
 
+/**
+ * Reads the report from its source into `reading`, its cases to the RowWriter; returns the
+ * report's stated duration. Between slices of the report the parser waits for the database when
+ * it is a chunk ahead, and lets the event loop turn. `finish`: what must still be written before
+ * the reading counts as done (on failure, abandoned with the rest).
+ */
+export function readReport(
+  rows: RowWriter,
+  reading: RunReading,
+  source: SuiteSource,
+  finish: () => Promise<void> = async () => {},
+): Promise<number | null | undefined> {
+  return abandonOnError(rows, async () => {
+    const duration = await source(
+      (suites) => reading.addSuites(suites),
+      async () => {
+        await rows.drain();
+        await yieldToEventLoop();
+      },
+    );
+    reading.end();
+    await finish();
+    return duration;
+  });
+}
+
 /** Runs a step of the rows' writing; when it fails, nothing is left running on the connection before the error goes on. */
-export async function abandonOnError<T>(rows: RowWriter, step: () => Promise<T>): Promise<T> {
+async function abandonOnError<T>(rows: RowWriter, step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {
