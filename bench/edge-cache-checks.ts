@@ -59,7 +59,10 @@ async function signedInPerson(fixture: EdgeFixture, adminToken: string): Promise
   const organization = expectOk(await call(fixture.baseUrl, "GET", "/api/v1/organization", fixture.apiKey), "organization");
   const email = uniqueEmail("edge-bench");
   const invited = expectOk(
-    await call(fixture.baseUrl, "POST", `/admin/v1/organizations/${organization.body.id}/invitations`, adminToken, { email, role: "admin" }),
+    await call(fixture.baseUrl, "POST", `/admin/v1/organizations/${organization.body.id}/invitations`, adminToken, {
+      email,
+      role: "admin",
+    }),
     "invitation",
   );
   // The link is on WEB_APP_URL: its origin is the one the pages' forms come from.
@@ -206,7 +209,12 @@ function writersOf(deps: StalenessDeps): Writer[] {
           JSON.stringify({
             branch: "main",
             commit_sha: `f1a4e${String(uploads).padStart(7, "0")}`,
-            suites: [{ name: "auto", cases: [{ name, classname: "auto", status, duration_ms: 3, ...(status === "failed" ? { failure_message: "boom" } : {}) }] }],
+            suites: [
+              {
+                name: "auto",
+                cases: [{ name, classname: "auto", status, duration_ms: 3, ...(status === "failed" ? { failure_message: "boom" } : {}) }],
+              },
+            ],
           });
         await upload(t, run("passed"));
         await readList(t);

@@ -402,8 +402,9 @@ const DailyHistorySection: FC<{ history: TestDailyHistory }> = ({ history }) => 
     <section aria-labelledby="daily">
       <h2 id="daily">Daily history</h2>
       <p class="muted">
-        {counted(executions, "execution")} from {history.from} to {history.to} (UTC), from the test's daily figures. Its executions themselves (cases,
-        the runs above) are kept {history.retentionDays} days, from {history.casesKeptFrom}; the daily figures stay longer.
+        {counted(executions, "execution")} from {history.from} to {history.to} (UTC), from the test's daily figures. Its executions
+        themselves (cases, the runs above) are kept {history.retentionDays} days, from {history.casesKeptFrom}; the daily figures stay
+        longer.
       </p>
       <Chart
         id="test-daily-executions"

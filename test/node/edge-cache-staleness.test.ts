@@ -231,14 +231,18 @@ describe("GET /uploads/v1/quarantined_tests through the edge", () => {
   });
 
   it("is never stale after the queue consumer auto-quarantines a test that turned flaky", async () => {
-    const settings = await send("PATCH", `/admin/v1/projects/${fixture.projectId}/check_settings`, ADMIN_TOKEN, { auto_quarantine_days: 2 });
+    const settings = await send("PATCH", `/admin/v1/projects/${fixture.projectId}/check_settings`, ADMIN_TOKEN, {
+      auto_quarantine_days: 2,
+    });
     expect(settings.status).toBe(200);
     const name = "turns flaky at the edge";
     const upload = async (status: "passed" | "failed", meanwhile: () => Promise<unknown>) => {
       const report = {
         branch: "main",
         commit_sha: "aa70aa70aa70aa70",
-        suites: [{ name: "auto", cases: [{ name, classname: "auto", status, ...(status === "failed" ? { failure_message: "boom" } : {}) }] }],
+        suites: [
+          { name: "auto", cases: [{ name, classname: "auto", status, ...(status === "failed" ? { failure_message: "boom" } : {}) }] },
+        ],
       };
       const posted = await send("POST", "/uploads/v1/test_runs", fixture.uploadToken, report);
       expect(posted.status).toBe(202);

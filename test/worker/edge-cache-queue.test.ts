@@ -43,10 +43,15 @@ describe("the queue consumer's auto-quarantine and the edge cache", () => {
     await h.db.update(projects).set({ autoQuarantineDays: 3 }).where(eq(projects.id, project.id));
     const arrive = async (status: "passed" | "failed") =>
       (
-        await recordTestRunArrival({ db: h.db, clock: h.clock }, project.id, { branch: "main", commitSha: "abc123abc123" }, {
-          format: "junit_xml",
-          content: report(status),
-        })
+        await recordTestRunArrival(
+          { db: h.db, clock: h.clock },
+          project.id,
+          { branch: "main", commitSha: "abc123abc123" },
+          {
+            format: "junit_xml",
+            content: report(status),
+          },
+        )
       ).run;
     expect((await processQueued((await arrive("passed")).id, organization.id)).explicitAcks).toEqual(["m0"]);
 
