@@ -39,7 +39,7 @@ describe("the test page beyond retention", () => {
     h.clock.set(now);
     await sweepRetention(
       { db: h.db, clock: h.clock, logger: captureLogger([]), retention: { days: 90, summaryDays: 400 } },
-      { maxBatches: 500 },
+      { maxBatches: 500, pauseFactor: 0 },
     );
     const runs = await h.db.select({ id: testRuns.id }).from(testRuns).where(eq(testRuns.projectId, project!.id));
     const cases = await h.db
