@@ -100,12 +100,14 @@ describe("project pages in Chromium", () => {
     expect(uploaded.output).toContain("#1");
     expect(uploaded.code).toBe(0);
 
-    // The run is processed in the background: reload until it shows.
+    // The run is processed in the background: reload until it shows, processed (the overview lists a pending run
+    // before its figures, and its charts, exist).
     const deadline = Date.now() + 30_000;
     for (;;) {
       await admin.goto(projectUrl);
-      if ((await admin.getByRole("link", { name: "#1" }).count()) === 1) break;
-      if (Date.now() > deadline) throw new Error("the run did not show on the overview");
+      const shown = (await admin.getByRole("link", { name: "#1" }).count()) === 1;
+      if (shown && (await admin.getByRole("img", { name: /Runs by result/ }).count()) === 1) break;
+      if (Date.now() > deadline) throw new Error("the run did not show, processed, on the overview");
       await admin.waitForTimeout(250);
     }
     expect(await admin.getByRole("link", { name: "#1" }).getAttribute("href")).toBe(`${new URL(projectUrl).pathname}/runs/1`);
