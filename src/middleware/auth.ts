@@ -10,6 +10,7 @@ import type { AppConfig, AppEnv } from "../app-env";
 import { type KeyIdCache, admitApiKey } from "../auth/key-gate";
 import { ApiError } from "../lib/errors";
 import { type RateLimitDecision, rateLimitHeaders } from "../lib/rate-limit";
+import { tellEdgeCache } from "./edge-admission";
 
 const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i;
 
@@ -74,10 +75,7 @@ export function authenticateApiKey(config: Pick<AppConfig, "webAppUrl" | "retent
       const { organizationId, apiKeyId } = admission.auth;
       c.set("auth", admission.auth);
       c.set("scope", { db, clock, webAppUrl: config.webAppUrl, organizationId, retention: config.retention });
-      // The edge cache (the Worker only): the key's next reads may be served at the edge; a write brackets its organization first.
-      const edgeCache = c.env.edgeCache;
-      edgeCache?.admitted({ organizationId, counter: "key", counterId: apiKeyId });
-      if (edgeCache?.writes && admission.decision.allowed) await edgeCache.beforeWrite(organizationId);
+      await tellEdgeCache(c.env.edgeCache, { organizationId, counter: "key", counterId: apiKeyId }, admission.decision.allowed);
       return admission.decision;
     },
   });

@@ -68,6 +68,7 @@ import { validationHook } from "../validation";
 import { registerSplitting } from "./splitting";
 import type { UploadEnv } from "./upload-env";
 import { resolveQuotas } from "../../lib/quotas";
+import { tellEdgeCache } from "../../middleware/edge-admission";
 
 /** Whether the Content-Type names a report format (JUnit XML or JSON); another type is a 415, answered by readUploadRequest. */
 function isReportUpload(contentType: string | undefined): boolean {
@@ -520,9 +521,8 @@ export function createUploadsApi(config: AppConfig) {
         const admission = await counterAdmit(c.env.uploadCounter, uploader.projectId, { organizationId: uploader.organizationId });
         if (admission.status !== "admitted") return null;
         c.set("uploader", uploader);
-        const edgeCache = c.env.edgeCache;
-        edgeCache?.admitted({ organizationId: uploader.organizationId, counter: "upload", counterId: uploader.projectId });
-        if (edgeCache?.writes && admission.decision.allowed) await edgeCache.beforeWrite(uploader.organizationId);
+        const credential = { organizationId: uploader.organizationId, counter: "upload" as const, counterId: uploader.projectId };
+        await tellEdgeCache(c.env.edgeCache, credential, admission.decision.allowed);
         return admission.decision;
       },
     }),
