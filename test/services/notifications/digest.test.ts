@@ -277,3 +277,23 @@ describe("the weekly digest", () => {
     expect(sink.to(people.optedOut.email)).toEqual([]);
   });
 });
+
+describe("a sweep of the weekly digests", () => {
+  it("writes at most its limit of organizations; the others are still due at the next sweep", async () => {
+    // Monday 2021-05-03, 09:00 in Kathmandu (UTC+05:45) is 03:15 UTC; New York's Monday is then still to come.
+    at("2021-04-20T00:00:00Z");
+    const mine = await Promise.all(
+      ["A", "B", "C"].map(async (name) => (await h.newOrganization(`Sweep ${name}`, "Asia/Kathmandu")).organization.id),
+    );
+    at("2021-05-03T03:20:00Z");
+    const sentTo: string[] = [];
+    for (let sweep = 0; sweep < 20 && !mine.every((id) => sentTo.includes(id)); sweep++) {
+      const sent = await sendDueDigests(digestDeps(), 1);
+      expect(sent.length).toBeLessThanOrEqual(1);
+      sentTo.push(...sent);
+    }
+    expect(mine.filter((id) => sentTo.includes(id)).sort()).toEqual([...mine].sort());
+    expect(new Set(sentTo).size).toBe(sentTo.length);
+    await h.queue.idle();
+  });
+});
