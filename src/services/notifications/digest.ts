@@ -42,7 +42,7 @@ const DIGEST_LATE_MS = 24 * 3_600_000;
  * has a CPU budget). The rest are still due at the next sweep (every 10 minutes on the Worker, 5 on
  * Node): 100 a sweep is 14,400 organizations of one time zone within DIGEST_LATE_MS on the Worker.
  */
-export const DIGESTS_PER_SWEEP = 100;
+const DIGESTS_PER_SWEEP = 100;
 
 export type DigestDeps = { db: Database; clock: Clock; logger: Logger; webAppUrl: string; queue: RunQueue; secrets: SecretKeyring };
 
