@@ -91,8 +91,10 @@ export default defineConfig({
           exclude: [...postgresOnly, ...(onPostgres ? DATABASE_INDEPENDENT_TESTS : [])],
           globalSetup: ["test/support/global-setup.ts"],
           pool: "forks",
-          // One at a time: the outage and kill files start servers whose start-up recovery reads whole tables of the shared database.
-          maxWorkers: 1,
+          // Each file in a process of its own (isolated), so with a database of its own (test/support/harness.ts: named
+          // after the process): the servers the outage and kill files start recover stalled work from their file's
+          // database only. Two at a time: most of these files wait on processes, outages and take-overs.
+          maxWorkers: cores,
           // Vitest runs projects of different worker counts in separate groups, one group after the other.
           sequence: { groupOrder: 1 },
           testTimeout: 120_000,
