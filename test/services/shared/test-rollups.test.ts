@@ -1,12 +1,13 @@
 /**
- * Per-test rollups (src/services/shared/test-rollups.ts, drizzle/0044_retention.sql): written by
- * run processing equal to what the stored cases say, day by day and test by test; the duration
+ * Per-test rollups (src/services/shared/test-rollups.ts, drizzle/0044_retention.sql): read from the
+ * cases until the sweep rolls the day up, then from test_rollups, equal to what the stored cases
+ * say either way, day by day and test by test; the duration
  * sketch's p50 exact to its bucket while a day has at most four distinct buckets, and bounded
  * by its entries past that; counters that stop at their largest value.
  */
 import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testCases, testRollupDays, testRollups, testRuns } from "../../../src/db/schema";
+import { testCases, testRollupProgress, testRollups, testRuns } from "../../../src/db/schema";
 import { rowsOf } from "../../../src/db/rows";
 import { bucketValue, durationBucket, utcDay } from "../../../src/services/shared/daily-rollups";
 import {
@@ -14,8 +15,8 @@ import {
   SLOT_BYTES,
   bytesOf,
   decodePeriod,
-  packTestRollupDays,
   readTestDays,
+  rollTestDays,
 } from "../../../src/services/shared/test-rollups";
 import { type Report, completeTestRun } from "../../../src/services/runs/test-runs";
 import type { CaseStatus } from "../../../src/lib/vocabulary";
@@ -56,12 +57,15 @@ function bucketedP50(values: number[]): number | null {
   return bucketValue(durationBucket(sorted[Math.ceil(sorted.length / 2) - 1]!));
 }
 
-/** Packs every day before `now`'s, in batches (every file's rows: packing changes no figure). */
+/** Rolls up every day before `now`'s, in batches, as the sweep does (every file's projects: rolling changes no figure). */
 async function packAll(now: number): Promise<void> {
-  while ((await packTestRollupDays(h.db, new Date(now), 500)) > 0);
+  while ((await rollTestDays(h.db, new Date(now), 500)) > 0);
 }
 
-describe("written by run processing", () => {
+const progressOf = async (projectId: string) =>
+  (await h.db.select().from(testRollupProgress).where(eq(testRollupProgress.projectId, projectId)))[0];
+
+describe("read from the cases, then rolled up by the sweep", () => {
   it("each test's days equal a count over its stored cases (executions, failures, passes on retry, failed attempts' time, p50)", async () => {
     const { organization } = await h.newOrganization();
     const { project } = await h.newProject(organization.id);
@@ -160,11 +164,11 @@ describe("written by run processing", () => {
         );
       }
     };
-    // As processing left them (test_rollup_days), then packed (test_rollups): the same figures.
+    // Before any sweep (from the cases, nothing in test_rollups), then rolled up (test_rollups): the same figures.
     await expectDays();
     expect(await h.db.select().from(testRollups).where(eq(testRollups.projectId, project.id))).toHaveLength(0);
     await packAll(start + 20 * DAY);
-    expect(await h.db.select().from(testRollupDays).where(eq(testRollupDays.projectId, project.id))).toHaveLength(0);
+    expect((await progressOf(project.id))!.day).toBe(utcDay(new Date(start + 20 * DAY)));
     await expectDays();
     const rows = await h.db.select().from(testRollups).where(eq(testRollups.projectId, project.id));
     // Two periods for a and b (day 0 and day 1 straddle the boundary), one for c (days 0 skipped, 3).
@@ -178,9 +182,11 @@ describe("written by run processing", () => {
     const start = h.clock.now().getTime();
     await h.newRun(project.id, { report: report([{ name: "late", status: "passed", durationMs: 100 }]) });
     await packAll(start);
-    const staged = await h.db.select().from(testRollupDays).where(eq(testRollupDays.projectId, project.id));
+    expect(await h.db.select().from(testRollups).where(eq(testRollups.projectId, project.id))).toHaveLength(0);
+    const staged = await h.db.select({ testId: testCases.testId }).from(testCases).where(eq(testCases.projectId, project.id));
     expect(staged).toHaveLength(1);
     await packAll(start + DAY);
+    expect(await h.db.select().from(testRollups).where(eq(testRollups.projectId, project.id))).toHaveLength(1);
     // A run that arrived on the packed day, processed now (its arrival day is what counts).
     h.clock.set(start);
     const late = await h.newRun(project.id, { outcome: "pending" });
