@@ -142,18 +142,22 @@ export async function rollTestDays(db: Database, today: Date, limit: number): Pr
     const day = String(progress.day).slice(0, 10);
     const from = new Date(`${day}T00:00:00Z`);
     const to = new Date(from.getTime() + DAY_MS);
-    const dayRuns = sql`r.project_id = ${progress.project_id}::uuid and r.status = 'processed'
-      and r.created_at >= ${from.toISOString()}::timestamptz and r.created_at < ${to.toISOString()}::timestamptz`;
-    // The day's case ids, read once when it starts (a case added later moves the progress back, so the day starts again).
-    let range = { first: progress.first_case, last: progress.last_case };
-    if (progress.after_id === null) {
-      const [row] = await rowsOf<{ first: number | string | null; last: number | string | null }>(
-        tx.execute(sql`select min(c.id) as first, max(c.id) as last from ${testRuns} r join ${testCases} c on c.test_run_id = r.id
-          where ${dayRuns} and r.cases_deleted_at is null`),
-      );
-      range = { first: row?.first ?? null, last: row?.last ?? null };
-    }
-    const batch = range.first === null ? { examined: 0, last: null } : await rollBatch(tx, progress, day, dayRuns, range, limit);
+    // The day's processed runs (test_runs_cases_kept_idx), and their cases' ids, read once when the day starts (a case
+    // added later moves the progress back, so the day starts again).
+    const [runs] = await rowsOf<{ ids: string; first: number | string | null; last: number | string | null }>(
+      tx.execute(sql`with r as (select id from ${testRuns} where project_id = ${progress.project_id}::uuid and cases_deleted_at is null
+          and status = 'processed' and created_at >= ${from.toISOString()}::timestamptz and created_at < ${to.toISOString()}::timestamptz)
+        select coalesce(array_agg(id), '{}')::text as ids,
+          ${progress.after_id === null ? sql`(select min(c.id) from ${testCases} c where c.test_run_id in (select id from r))` : sql`null`} as first,
+          ${progress.after_id === null ? sql`(select max(c.id) from ${testCases} c where c.test_run_id in (select id from r))` : sql`null`} as last
+        from r`),
+    );
+    const range =
+      progress.after_id === null
+        ? { first: runs?.first ?? null, last: runs?.last ?? null }
+        : { first: progress.first_case, last: progress.last_case };
+    const batch =
+      range.first === null ? { examined: 0, last: null } : await rollBatch(tx, progress, day, sql`${runs!.ids}::bigint[]`, range, limit);
     if (batch.last === null || batch.examined < limit) await nextDay(tx, progress.project_id, to, today);
     else
       await tx
@@ -169,14 +173,16 @@ async function rollBatch(
   tx: Database,
   progress: Progress,
   day: string,
-  dayRuns: SQL,
+  runIds: SQL,
   range: { first: number | string | null; last: number | string | null },
   limit: number,
 ): Promise<{ examined: number; last: { name: string; id: string } | null }> {
   const after = progress.after_id === null ? sql`` : sql`and (t.name, t.id) > (${progress.after_name}, ${progress.after_id}::uuid)`;
-  const cases = sql`(select c.test_id, c.status, c.duration_ms, c.attempts from batch t
-    join ${testCases} c on c.test_id = t.id and c.id between ${range.first} and ${range.last}
-    join ${testRuns} r on r.id = c.test_run_id and ${dayRuns})`;
+  // Each test's cases of the day by test_cases_test_idx, within the day's case ids (a few index entries a test);
+  // `offset 0` keeps it a lookup per test whatever the planner guesses of the batch's size.
+  const cases = sql`(select c.test_id, c.status, c.duration_ms, c.attempts from batch t cross join lateral (
+    select c.test_id, c.status, c.duration_ms, c.attempts from ${testCases} c
+    where c.test_id = t.id and c.id between ${range.first} and ${range.last} and c.test_run_id = any(${runIds}) offset 0) c)`;
   const [row] = await rowsOf<{ examined: number | string; last_name: string | null; last_id: string | null }>(
     tx.execute(sql`
       with batch as (
@@ -295,7 +301,8 @@ export async function readTestDays(db: Database, testId: string, from: Date, to:
   const byDay = new Map<string, DayFigures>();
   for (const row of packed)
     for (const figures of periodFigures(Number(row.period), bytesOf(row.days)))
-      if (figures.day >= fromDay && figures.day <= toDay && (rolledBefore === null || figures.day < rolledBefore)) byDay.set(figures.day, figures);
+      if (figures.day >= fromDay && figures.day <= toDay && (rolledBefore === null || figures.day < rolledBefore))
+        byDay.set(figures.day, figures);
   for (const row of unrolled) if (row.day) byDay.set(String(row.day).slice(0, 10), unrolledFigures(row));
   return [...byDay.values()].sort((a, b) => a.day.localeCompare(b.day)).map(withP50);
 }
