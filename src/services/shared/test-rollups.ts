@@ -44,7 +44,7 @@ export const PERIOD_DAYS = 32;
 export const SLOT_BYTES = 22;
 const DAY_MS = 86_400_000;
 /** The newest cases of a test its history reads for the days not rolled up yet (a day or two of them, normally). */
-export const UNROLLED_CASES_READ = 20_000;
+const UNROLLED_CASES_READ = 20_000;
 
 /** The period of a UTC day and the day's slot in it. */
 export function periodOf(at: Date): { period: number; slot: number } {
@@ -73,7 +73,7 @@ const figuresSql = (cases: SQL, group: SQL, key: SQL) => sql`
  * day are all skipped gets an empty slot where it has a row. Common table expressions for a
  * statement (`with …, ${testDayCtes(…)} select …`).
  */
-export function testDayCtes(projectId: string, day: string, cases: SQL): SQL {
+function testDayCtes(projectId: string, day: string, cases: SQL): SQL {
   const { period, slot } = periodOf(new Date(`${day}T00:00:00Z`));
   const empty = sql`decode(repeat('00', ${SLOT_BYTES}), 'hex')`;
   return sql`
