@@ -8,7 +8,9 @@ CREATE TABLE "test_rollup_progress" (
 	"after_id" uuid,
 	"first_case" bigint,
 	"last_case" bigint,
-	"cases_deleted_before" date
+	"cases_deleted_before" date,
+	"unrolled_from_case" bigint,
+	"unrolled_from_at" timestamp (3) with time zone
 );
 --> statement-breakpoint
 ALTER TABLE "test_rollup_progress" ADD CONSTRAINT "test_rollup_progress_project_id_projects_id_fk" FOREIGN KEY ("project_id") REFERENCES "public"."projects"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
@@ -41,7 +43,8 @@ BEGIN
 END $$;
 --> statement-breakpoint
 -- Every project's days before today are rolled up (packed above); today is rolled from its cases.
--- A late part or run of an earlier day is not rolled again (cases_deleted_before: today), as before.
+-- A late run or part of an earlier day is not rolled again (cases_deleted_before: today): such a day
+-- keeps what run processing wrote to test_rollup_days.
 INSERT INTO "test_rollup_progress" ("project_id", "day", "cases_deleted_before")
   SELECT "id", (now() AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date FROM "projects";--> statement-breakpoint
 DROP TABLE "test_rollup_days" CASCADE;

@@ -396,6 +396,13 @@ export const testRollupProgress = pgTable(
     firstCase: bigint("first_case", { mode: "number" }),
     lastCase: bigint("last_case", { mode: "number" }),
     casesDeletedBefore: date("cases_deleted_before", { mode: "string" }),
+    /**
+     * A lower bound of the ids of the cases of the days from `day` on (what a test's history reads
+     * from its cases), set when the sweep moves to a day (at `unrolled_from_at`); null when not
+     * known: after a move back, or when a transaction that began before it noted cases.
+     */
+    unrolledFromCase: bigint("unrolled_from_case", { mode: "number" }),
+    unrolledFromAt: timestampMs("unrolled_from_at"),
   },
   (t) => [index("test_rollup_progress_day_idx").on(t.day)],
 );

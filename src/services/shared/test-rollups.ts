@@ -105,11 +105,17 @@ function testDayCtes(projectId: string, day: string, cases: SQL): SQL {
  * this moves it back; one that locks it after this commits sees these cases.
  */
 export function noteRunCasesSql(run: { projectId: string; createdAt: Date }): SQL {
+  const back = sql`((g.day > excluded.day or (g.day = excluded.day and g.after_id is not null))
+    and (g.cases_deleted_before is null or excluded.day >= g.cases_deleted_before))`;
+  const unless = (column: string) => sql`case when ${back} then null else g.${sql.raw(column)} end`;
+  // The bound of the unrolled days' case ids is forgotten with a move back, and when this transaction began before
+  // the sweep set it (now() is its start): its cases may have ids below it (nextDay).
   return sql`
     insert into ${testRollupProgress} as g (project_id, day) values (${run.projectId}::uuid, ${utcDay(run.createdAt)}::date)
-    on conflict (project_id) do update set day = excluded.day, after_name = null, after_id = null, first_case = null, last_case = null
-    where (g.day > excluded.day or (g.day = excluded.day and g.after_id is not null))
-      and (g.cases_deleted_before is null or excluded.day >= g.cases_deleted_before)`;
+    on conflict (project_id) do update set day = case when ${back} then excluded.day else g.day end,
+      after_name = ${unless("after_name")}, after_id = ${unless("after_id")}, first_case = ${unless("first_case")},
+      last_case = ${unless("last_case")}, unrolled_from_case = null
+    where ${back} or (g.unrolled_from_case is not null and g.unrolled_from_at > now())`;
 }
 
 type Progress = {
@@ -207,9 +213,17 @@ async function nextDay(tx: Database, projectId: string, after: Date, today: Date
       where project_id = ${projectId}::uuid and created_at >= ${after.toISOString()}::timestamptz and cases_deleted_at is null
         and status = 'processed'`),
   );
-  const next = row?.at ? utcDay(new Date(row.at)) : utcDay(today);
-  await tx.execute(sql`update ${testRollupProgress} set day = least(${next}::date, ${utcDay(today)}::date), after_name = null, after_id = null,
-    first_case = null, last_case = null where project_id = ${projectId}::uuid`);
+  const next = utcDay(row?.at && new Date(row.at) < today ? new Date(row.at) : today);
+  // The lowest case id of the days from the next on (a day or two of runs; any case stored later has a higher id),
+  // read with the progress row locked: a transaction that noted cases before committed first; one that began before
+  // this statement's clock_timestamp() forgets it (noteRunCasesSql), as its ids may be lower.
+  await tx.execute(sql`update ${testRollupProgress} set day = ${next}::date, after_name = null, after_id = null,
+    first_case = null, last_case = null, unrolled_from_at = clock_timestamp(),
+    unrolled_from_case = coalesce(
+      (select min(c.id) from ${testRuns} r join ${testCases} c on c.test_run_id = r.id where r.project_id = ${projectId}::uuid
+        and r.status = 'processed' and r.cases_deleted_at is null and r.created_at >= ${`${next}T00:00:00Z`}::timestamptz),
+      (select max(id) + 1 from ${testCases}), 0)
+    where project_id = ${projectId}::uuid`);
 }
 
 /** A test's figures on one UTC day. */
@@ -271,7 +285,8 @@ export function bytesOf(value: unknown): Uint8Array {
  * A test's days from `from` to `to` (UTC days, inclusive) with executions, oldest first: the days
  * its project's sweep has rolled up from the periods that cover the range (a primary-key range
  * read), the days from the first not rolled yet (today, a day not swept yet) from the test's
- * cases, the newest UNROLLED_CASES_READ of them at most (test_cases_test_idx, read backwards).
+ * cases (test_cases_test_idx, read backwards from its newest case down to the progress'
+ * `unrolled_from_case`: the day or two of cases not rolled up), UNROLLED_CASES_READ of them at most.
  */
 export async function readTestDays(db: Database, testId: string, from: Date, to: Date): Promise<TestDay[]> {
   const fromDay = utcDay(from);
@@ -284,8 +299,10 @@ export async function readTestDays(db: Database, testId: string, from: Date, to:
     ),
     rowsOf<UnrolledRow>(
       db.execute(sql`
-        with g as (select g.day from ${tests} t join ${testRollupProgress} g on g.project_id = t.project_id where t.id = ${testId}::uuid),
-        c as (select test_run_id, status, duration_ms, attempts from ${testCases} where test_id = ${testId}::uuid order by id desc limit ${UNROLLED_CASES_READ}),
+        with g as (select g.day, g.unrolled_from_case from ${tests} t join ${testRollupProgress} g on g.project_id = t.project_id
+          where t.id = ${testId}::uuid),
+        c as (select test_run_id, status, duration_ms, attempts from ${testCases}
+          where test_id = ${testId}::uuid and id >= coalesce((select unrolled_from_case from g), 0) order by id desc limit ${UNROLLED_CASES_READ}),
         d as (${figuresSql(
           sql`(select c.*, (r.created_at at time zone 'UTC')::date::text as day from c join ${testRuns} r on r.id = c.test_run_id
             where exists (select 1 from g) and r.status = 'processed' and r.created_at >= greatest((select day from g)::timestamp at time zone 'UTC', ${`${fromDay}T00:00:00Z`}::timestamptz)
