@@ -25,7 +25,6 @@ import {
   pgEnum,
   pgTable,
   primaryKey,
-  smallint,
   text,
   timestamp,
   uniqueIndex,
@@ -358,8 +357,8 @@ export const testDailyCosts = pgTable(
  * (period = days since 1970-01-01 divided by 32), whose `days` holds a fixed-width slot per day of
  * the period up to its last packed day (src/services/shared/test-rollups.ts; the layout is in
  * drizzle/0044_retention.sql): executions, failures, passes on retry, time on failed attempts, and
- * a sketch of the day's durations for their p50. Filled from test_rollup_days by the retention
- * sweep, a day at a time, once the day is over. No foreign key on `test_id`, as test_daily_costs.
+ * a sketch of the day's durations for their p50. Written by the retention sweep from the day's
+ * cases, a day at a time, once the day is over (test_rollup_progress). No foreign key on `test_id`, as test_daily_costs.
  */
 export const testRollups = pgTable(
   "test_rollups",
@@ -376,28 +375,36 @@ export const testRollups = pgTable(
 );
 
 /**
- * A test's figures on a recent UTC day (its runs' arrival day), written by run processing in the
- * run's transaction: plain counters and the buckets of the executions' durations, one element per
- * timed execution, so a run's write is integer arithmetic and an array's concatenation. The
- * retention sweep packs a day's rows into test_rollups once the day is over and deletes them, so
- * this table holds about two days. Fillfactor 50 (drizzle/0046_hot_updates.sql): a run's additions
- * to the day's rows are in-page (HOT) updates.
+ * How far the retention sweep has rolled a project's tests' days into test_rollups
+ * (src/services/shared/test-rollups.ts, docs/retention.md): every day before `day` is rolled up;
+ * `day` is the next to roll, its tests done up to (`after_name`, `after_id`) in
+ * tests_project_name_idx's order, its cases' ids within `first_case`..`last_case` (read when the
+ * day's first batch starts). A transaction that adds to or changes the cases of a run arrived on
+ * a day already (being) rolled moves `day` back to it, so that the day is rolled again from its
+ * cases; never before `cases_deleted_before`, the first day whose cases the sweep has not started
+ * deleting. The days from `day` on are read from the cases themselves.
  */
-export const testRollupDays = pgTable(
-  "test_rollup_days",
+export const testRollupProgress = pgTable(
+  "test_rollup_progress",
   {
-    testId: uuid("test_id").notNull(),
-    day: date("day", { mode: "string" }).notNull(),
     projectId: uuid("project_id")
-      .notNull()
+      .primaryKey()
       .references(() => projects.id, { onDelete: "cascade" }),
-    executions: integer("executions").notNull(),
-    failures: integer("failures").notNull(),
-    passedOnRetry: integer("passed_on_retry").notNull(),
-    failedAttemptsMs: bigint("failed_attempts_ms", { mode: "number" }).notNull(),
-    durationBuckets: smallint("duration_buckets").array().notNull(),
+    day: date("day", { mode: "string" }).notNull(),
+    afterName: text("after_name"),
+    afterId: uuid("after_id"),
+    firstCase: bigint("first_case", { mode: "number" }),
+    lastCase: bigint("last_case", { mode: "number" }),
+    casesDeletedBefore: date("cases_deleted_before", { mode: "string" }),
+    /**
+     * A lower bound of the ids of the cases of the days from `day` on (what a test's history reads
+     * from its cases), set when the sweep moves to a day (at `unrolled_from_at`); null when not
+     * known: after a move back, or when a transaction that began before it noted cases.
+     */
+    unrolledFromCase: bigint("unrolled_from_case", { mode: "number" }),
+    unrolledFromAt: timestampMs("unrolled_from_at"),
   },
-  (t) => [primaryKey({ columns: [t.testId, t.day] }), index("test_rollup_days_day_idx").on(t.day)],
+  (t) => [index("test_rollup_progress_day_idx").on(t.day)],
 );
 
 /**

@@ -6,9 +6,10 @@
  * `maxBatches` batches of at most `batchRows` rows, and the next sweep goes on where it stopped.
  *
  * In order:
- * 1. Packs the per-test rollups of the days that are over (src/services/shared/test-rollups.ts):
- *    what a test's history reads beyond the retention of its cases.
- * 2. Cases past their project's retention (`projects.retention_days`, else RETENTION_DAYS): a run's
+ * 1. Rolls up the tests' figures of the days that are over from their cases
+ *    (src/services/shared/test-rollups.ts): what a test's history reads beyond the retention of its cases.
+ * 2. Cases past their project's retention (`projects.retention_days`, else RETENTION_DAYS) and of a
+ *    day rolled up (a day's cases are deleted only once its figures are kept): a run's
  *    cases by batches, then its suites, verdicts and fixed tests (what hangs off its cases), and
  *    the run is marked (`cases_deleted_at`); its summary (the test_runs row) stays. Marking the run
  *    changes its organization's data version (the run's triggers), so conditional GETs see it.
@@ -30,6 +31,7 @@ import {
   runVerdicts,
   testCases,
   testDailyCosts,
+  testRollupProgress,
   testRollups,
   testRuns,
   testSuites,
@@ -42,7 +44,7 @@ import { describeError } from "../../lib/errors";
 import type { Logger } from "../../lib/logger";
 import { type Retention, keptFrom } from "../../lib/retention";
 import { utcDay } from "../shared/daily-rollups";
-import { packTestRollupDays, periodOf } from "../shared/test-rollups";
+import { periodOf, rollTestDays } from "../shared/test-rollups";
 import { failTestRun } from "./test-runs";
 
 export type RetentionSweepDeps = { db: Database; clock: Clock; logger: Logger; retention: Retention; payloadStore?: PayloadStore };
@@ -100,7 +102,7 @@ export async function sweepRetention(deps: RetentionSweepDeps, options: Retentio
     }
     return total;
   };
-  counts.packed = await repeat(() => packTestRollupDays(deps.db, now, batchRows));
+  counts.packed = await repeat(() => rollTestDays(deps.db, now, batchRows));
   while (budget > 0) {
     budget--;
     const cleared = await paced(() => deleteCasesBatch(deps, now, batchRows));
@@ -133,17 +135,34 @@ function pacer(factor: number) {
 }
 
 /**
- * The oldest runs whose cases are past retention and still kept (pending runs have none yet),
- * a few per project: test_runs_cases_kept_idx reads each project's oldest such runs.
+ * The oldest runs whose cases are past retention and still kept (pending runs have none yet), and
+ * whose day is rolled up, a few per project: test_runs_cases_kept_idx reads each project's oldest
+ * such runs. Their projects' progress notes that the sweep deletes cases up to their day
+ * (`cases_deleted_before`), in the statement that finds them: a run's day is not rolled again
+ * once its cases may be partly gone (noteRunCasesSql). Rechecked on the progress' latest version,
+ * so a project whose day was just moved back (a late part) has no run chosen this time.
  */
-function runsPastRetentionSql(now: Date, retention: Retention, limit: number): SQL {
-  return sql`
-    select r.id from ${projects} p cross join lateral (
-      select r.id, r.created_at from ${testRuns} r
-      where r.project_id = p.id and r.cases_deleted_at is null and r.created_at < ${casesKeptFromSql(now, retention)}
-        and r.status <> 'pending'
-      order by r.created_at limit ${limit}) r
-    order by r.created_at limit ${limit}`;
+async function runsPastRetention(deps: RetentionSweepDeps, now: Date, limit: number): Promise<number[]> {
+  const rolledBefore = sql`(g.day::timestamp at time zone 'UTC')`;
+  const rows = await rowsOf<{ id: number | string }>(
+    deps.db.execute(sql`
+      with chosen as (
+        select r.id, r.project_id, r.created_at from ${projects} p left join ${testRollupProgress} g on g.project_id = p.id cross join lateral (
+          select r.id, r.project_id, r.created_at from ${testRuns} r
+          where r.project_id = p.id and r.cases_deleted_at is null and r.created_at < ${casesKeptFromSql(now, deps.retention)}
+            and (g.day is null or r.created_at < ${rolledBefore}) and r.status <> 'pending'
+          order by r.created_at limit ${limit}) r
+        order by r.created_at limit ${limit}),
+      newest as (select project_id, max(created_at) as at from chosen group by project_id),
+      noted as (
+        update ${testRollupProgress} g set cases_deleted_before = greatest(g.cases_deleted_before, (n.at at time zone 'UTC')::date + 1)
+        from newest n where g.project_id = n.project_id and n.at < ${rolledBefore}
+        returning g.project_id)
+      select c.id from chosen c
+      where c.project_id in (select project_id from noted)
+        or not exists (select 1 from ${testRollupProgress} g where g.project_id = c.project_id)`),
+  );
+  return rows.map((row) => Number(row.id));
 }
 
 /**
@@ -152,9 +171,7 @@ function runsPastRetentionSql(now: Date, retention: Retention, limit: number): S
  * statements. Null when no run is left to clear.
  */
 async function deleteCasesBatch(deps: RetentionSweepDeps, now: Date, batchRows: number): Promise<{ cases: number; runs: number } | null> {
-  const runs = (
-    await rowsOf<{ id: number | string }>(deps.db.execute(runsPastRetentionSql(now, deps.retention, RUNS_PER_CASES_BATCH)))
-  ).map((row) => Number(row.id));
+  const runs = await runsPastRetention(deps, now, RUNS_PER_CASES_BATCH);
   if (runs.length === 0) return null;
   const ids = sql`${`{${runs.join(",")}}`}::bigint[]`;
   // test_cases_run_suite_idx finds the runs' cases; the quota's trigger counts them off their project's stored cases.

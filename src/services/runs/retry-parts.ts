@@ -18,6 +18,7 @@ import { failureSignature } from "../../ingest/failure-signature";
 import { REPORT_LIMITS, type ReportSuite } from "../../ingest/report";
 import { type HealthFollowDeps, followHealthChanges } from "../tests/quarantine";
 import { notePassesOnRetry } from "../tests/tests-state";
+import { noteRunCasesSql } from "../shared/test-rollups";
 import { compareRun } from "./run-comparison";
 import { type CaseRow, type SuiteSource, caseInsertRow } from "./test-runs";
 
@@ -104,6 +105,8 @@ export async function mergeRetryPart(
       { id: runId, number: run.number, projectId: run.project_id, processedAt: run.processed_at ? new Date(run.processed_at) : now },
       changes,
     );
+    // The run's day is rolled up (again) from its cases, these included (docs/retention.md): last, as the row lock it takes is held to the commit.
+    await tx.execute(noteRunCasesSql({ projectId: run.project_id, createdAt: new Date(run.created_at) }));
     return true;
   });
 }

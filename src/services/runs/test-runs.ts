@@ -40,7 +40,7 @@ import { type HealthFollowDeps, followHealthChanges } from "../tests/quarantine"
 import { rowFromJson, rowsOf } from "../../db/rows";
 import { testIdentityKey } from "../../lib/test-identity";
 import { dailyRollupSql } from "../shared/daily-rollups";
-import { runCasesSql, testRollupSql } from "../shared/test-rollups";
+import { noteRunCasesSql } from "../shared/test-rollups";
 import { yieldToEventLoop } from "../../lib/yield-to-event-loop";
 import { ownString } from "../../lib/own-string";
 
@@ -740,7 +740,7 @@ async function advanceTests(
 }
 
 /**
- * The tests, the failure groups, the run, the project and the day's rollup in one statement, the
+ * The tests, the failure groups, the run, the project and the day's rollups in one statement, the
  * transaction's last (COMMIT goes with it: src/db/transaction-boundaries.ts). Returns the run as processed.
  * The project's `stored_cases_count` (QUOTA_STORED_CASES, docs/quotas.md) grows by the run's cases
  * here, in the transaction that stored them: a retried or killed processing counts them exactly once.
@@ -759,8 +759,9 @@ export async function markProcessed(
   const ctes = tests.writes.map((write, i) => sql`tests_w${sql.raw(String(i))} as (${write})`);
   const failureCtes = runFailuresSql(run, reading.failures);
   if (failureCtes) ctes.push(failureCtes);
-  // The run's tests' daily figures (docs/retention.md), from its stored cases, next to the project's day below.
-  if (reading.derive) ctes.push(sql`test_rollup as (${testRollupSql(run, runCasesSql(runId))})`);
+  // The run's tests' daily figures (docs/retention.md) are rolled up by the retention sweep from its cases once its
+  // day is over; if the sweep has rolled the day already (a run processed after midnight), it rolls it again.
+  ctes.push(sql`rollup_day as (${noteRunCasesSql(run)})`);
 
   const result = runResult(runCounts);
   const durationMs = statedDuration ?? (topLevelDuration === null ? null : Math.min(Math.round(topLevelDuration), MAX_INT));

@@ -1,25 +1,33 @@
 /**
  * Per-test daily rollups (docs/retention.md): what a test's page shows for the days beyond the
- * retention of its cases, kept in two steps so that run processing's part stays cheap:
+ * retention of its cases. Run processing writes none of it: the retention sweep rolls each
+ * finished UTC day up from that day's cases (rollTestDays), which are kept at least until then.
  *
- * - Run processing adds the run's figures to its tests' rows of the run's day in test_rollup_days,
- *   in the run's transaction, as one more expression of the run's last statement (no statement of
- *   its own): integer sums and the buckets of the durations appended to an array.
- * - The retention sweep packs a day's rows into test_rollups once the day is over (packTestRollupDays):
- *   one row per test and period of PERIOD_DAYS UTC days, `days` a SLOT_BYTES slot per day
- *   (drizzle/0044_retention.sql has the layout and the functions that add to it). A row per test
- *   per day would cost its tuple header, its key and an index entry every day; the packed row pays
- *   them once a period, so a test costs about one slot a day (bench/retention-bench.ts measures it).
- *   A run processed after its day was packed lands in test_rollup_days again and is packed into
- *   the same slot by the next sweep (slots add up).
+ * - test_rollups: one row per test and period of PERIOD_DAYS UTC days, `days` a SLOT_BYTES slot
+ *   per day (drizzle/0044_retention.sql has the layout and the functions that build a slot). A
+ *   row per test per day would cost its tuple header, its key and an index entry every day; the
+ *   packed row pays them once a period, so a test costs about one slot a day
+ *   (bench/retention-bench.ts measures it).
+ * - test_rollup_progress: per project, the first day not rolled yet (`day`), how far the sweep has
+ *   gone in it, and the first day whose cases it has not started deleting. A day is rolled in
+ *   batches of tests, each batch one short transaction that sets the batch's slots (replaces
+ *   them: rolling a day again gives the same slots, so a killed or repeated sweep counts nothing
+ *   twice) and moves the progress on.
+ * - Cases added to or changed in a run after its day was rolled (a retry part, a run processed
+ *   after midnight) move the project's `day` back to the run's day (noteRunCasesSql, in the
+ *   transaction that wrote them), which is then rolled again from all its cases; the sweep deletes
+ *   a day's cases only once the day is rolled.
+ * - A test's history reads the days before `day` from test_rollups and the days from it on (today,
+ *   a day not swept yet) from the test's cases (readTestDays).
  *
  * What a day counts:
- * - A run counts on the UTC day it arrived (`test_runs.created_at`), as project_daily_rollups.
+ * - A run counts on the UTC day it arrived (`test_runs.created_at`), as project_daily_rollups, with
+ *   every case it has when the day is rolled: the cases of its retry parts too (docs/retention.md).
  * - Executions: the run's cases of the test that ran (skipped ones are not executions); failures:
  *   those whose outcome failed or errored; passes on retry: those that passed after failed or
  *   errored attempts; time on failed attempts: those attempts' durations (docs/retries.md).
  * - Duration p50: the durations' log buckets (8 per doubling, DURATION_BUCKET_BOUNDS, as the project
- *   rollups). Until the day is packed every bucket is kept; a packed day keeps four (bucket, count)
+ *   rollups). A day read from its cases keeps every bucket; a rolled day keeps four (bucket, count)
  *   entries: while the day saw at most four distinct buckets they are its histogram, and the p50
  *   is its bucket's value, within 1 ms plus 4.5 % of the exact nearest-rank p50; past four, the two
  *   nearest entries are merged at their count-weighted bucket, so the p50 can move by up to the
@@ -27,13 +35,16 @@
  */
 import { type SQL, sql } from "drizzle-orm";
 import { rowsOf } from "../../db/rows";
-import { testCases, testRollupDays, testRollups } from "../../db/schema";
+import { transactionWithRetry } from "../../db/transaction-retry";
+import { testCases, testRollupProgress, testRollups, testRuns, tests } from "../../db/schema";
 import type { Database } from "../../db/types";
-import { type DurationHistogram, histogramPercentile, mergeHistograms, utcDay } from "./daily-rollups";
+import { type DurationHistogram, histogramPercentile, utcDay } from "./daily-rollups";
 
 export const PERIOD_DAYS = 32;
 export const SLOT_BYTES = 22;
 const DAY_MS = 86_400_000;
+/** The newest cases of a test its history reads for the days not rolled up yet (a day or two of them, normally). */
+const UNROLLED_CASES_READ = 20_000;
 
 /** The period of a UTC day and the day's slot in it. */
 export function periodOf(at: Date): { period: number; slot: number } {
@@ -47,56 +58,172 @@ const failedAttemptsMsSql = sql`case when c.attempts = '[]'::jsonb then 0 else c
 const retriedSql = sql`(c.status = 'passed' and c.attempts <> '[]'::jsonb and exists (select 1 from jsonb_array_elements(c.attempts) a
   where a ->> 'status' in ('failed', 'errored')))`;
 
+/** Per test of `cases` (test_id, status, duration_ms, attempts) and `day`: its figures, every timed execution's bucket. */
+const figuresSql = (cases: SQL, group: SQL, key: SQL) => sql`
+  select ${key}, count(*) filter (where c.status <> 'skipped') as executions,
+    count(*) filter (where c.status in ('failed', 'errored')) as failures,
+    count(*) filter (where ${retriedSql}) as passed_on_retry,
+    coalesce(sum(${failedAttemptsMsSql}) filter (where c.status <> 'skipped'), 0) as failed_attempts_ms,
+    coalesce(array_agg(duration_bucket(c.duration_ms)) filter (where c.status <> 'skipped' and c.duration_ms is not null), '{}') as duration_buckets
+  from ${cases} c group by ${group}`;
+
 /**
- * The insert of a run's figures into its tests' rows of its day, for a statement's common table
- * expression. `cases`: a relation of the run's cases (test_id, status, duration_ms, attempts), its
- * stored cases unless a benchmark gives its own.
+ * Sets one day's slot of each test of `cases` (a relation of that day's cases: test_id, status,
+ * duration_ms, attempts) in test_rollups, replacing what the slot held: a test whose cases that
+ * day are all skipped gets an empty slot where it has a row. Common table expressions for a
+ * statement (`with …, ${testDayCtes(…)} select …`).
  */
-export function testRollupSql(run: { projectId: string; createdAt: Date }, cases: SQL): SQL {
+function testDayCtes(projectId: string, day: string, cases: SQL): SQL {
+  const { period, slot } = periodOf(new Date(`${day}T00:00:00Z`));
+  const empty = sql`decode(repeat('00', ${SLOT_BYTES}), 'hex')`;
   return sql`
-    insert into ${testRollupDays} as t (test_id, day, project_id, executions, failures, passed_on_retry, failed_attempts_ms, duration_buckets)
-    select c.test_id, ${utcDay(run.createdAt)}::date, ${run.projectId}::uuid, count(*), count(*) filter (where c.status in ('failed', 'errored')),
-      count(*) filter (where ${retriedSql}), coalesce(sum(${failedAttemptsMsSql}), 0),
-      coalesce(array_agg(duration_bucket(c.duration_ms)) filter (where c.duration_ms is not null), '{}')
-    from ${cases} c where c.status <> 'skipped'
-    group by c.test_id
-    on conflict (test_id, day) do update set executions = t.executions + excluded.executions, failures = t.failures + excluded.failures,
-      passed_on_retry = t.passed_on_retry + excluded.passed_on_retry, failed_attempts_ms = t.failed_attempts_ms + excluded.failed_attempts_ms,
-      duration_buckets = t.duration_buckets || excluded.duration_buckets`;
+    f as (${figuresSql(cases, sql`c.test_id`, sql`c.test_id`)}),
+    s as (
+      select f.test_id, f.executions, test_rollup_slot_add(null, least(f.executions, 65535)::int, least(f.failures, 65535)::int,
+        least(f.passed_on_retry, 65535)::int, f.failed_attempts_ms::bigint, h.buckets, h.counts) as slot
+      from f cross join lateral (
+        select coalesce(array_agg(b order by b), '{}') as buckets, coalesce(array_agg(n order by b), '{}') as counts
+        from (select b::int as b, count(*)::int as n from unnest(f.duration_buckets) b group by b) x) h),
+    written as (
+      insert into ${testRollups} as t (test_id, period, project_id, days)
+      select s.test_id, ${period}, ${projectId}::uuid, test_rollup_put(null, ${slot}, s.slot) from s where s.executions > 0
+      on conflict (test_id, period) do update set days = test_rollup_put(t.days, ${slot}, substring(excluded.days from ${slot * SLOT_BYTES + 1} for ${SLOT_BYTES}))
+      returning 1),
+    cleared as (
+      update ${testRollups} t set days = test_rollup_put(t.days, ${slot}, ${empty})
+      from s where s.executions = 0 and t.test_id = s.test_id and t.period = ${period} and length(t.days) > ${slot * SLOT_BYTES}
+      returning 1)`;
 }
 
-/** The stored cases of a run, as testRollupSql reads them. */
-export const runCasesSql = (runId: number): SQL =>
-  sql`(select test_id, status, duration_ms, attempts from ${testCases} where test_run_id = ${runId})`;
+/**
+ * What a transaction that adds cases to a run, or changes them, runs before it commits (run
+ * processing's last statement, a retry part's merge): the run's day is to be rolled (again) from
+ * its cases. A project's first run starts its progress at the run's day. When the sweep has rolled
+ * the day, or started to, the progress moves back to it, unless the sweep has begun deleting that
+ * day's cases (the day's figures then stay as rolled). The row lock this takes is what orders it
+ * with the sweep's batches (rollTestDays): a batch that locked the row first has moved it on, and
+ * this moves it back; one that locks it after this commits sees these cases.
+ */
+export function noteRunCasesSql(run: { projectId: string; createdAt: Date }): SQL {
+  const back = sql`((g.day > excluded.day or (g.day = excluded.day and g.after_id is not null))
+    and (g.cases_deleted_before is null or excluded.day >= g.cases_deleted_before))`;
+  const unless = (column: string) => sql`case when ${back} then null else g.${sql.raw(column)} end`;
+  // The bound of the unrolled days' case ids is forgotten with a move back, and when this transaction began before
+  // the sweep set it (now() is its start): its cases may have ids below it (nextDay).
+  return sql`
+    insert into ${testRollupProgress} as g (project_id, day) values (${run.projectId}::uuid, ${utcDay(run.createdAt)}::date)
+    on conflict (project_id) do update set day = case when ${back} then excluded.day else g.day end,
+      after_name = ${unless("after_name")}, after_id = ${unless("after_id")}, first_case = ${unless("first_case")},
+      last_case = ${unless("last_case")}, unrolled_from_case = null
+    where ${back} or (g.unrolled_from_case is not null and g.unrolled_from_at > now())`;
+}
+
+type Progress = {
+  project_id: string;
+  day: string;
+  after_name: string | null;
+  after_id: string | null;
+  first_case: number | string | null;
+  last_case: number | string | null;
+};
 
 /**
- * Packs up to `limit` rows of the oldest day before `today` into test_rollups and deletes them,
- * in one statement (its own short transaction). Returns how many rows it packed: 0 when no day
- * before today is left.
+ * One batch of the sweep's rolling: the project whose first day not rolled is the oldest before
+ * `today` among those with a processed run since (a project without runs is not visited: its
+ * progress stays where it is until it has one), and the next `limit` of its tests (tests_project_name_idx's order), their day's slots
+ * set from their cases of the day (test_cases_test_idx, within the day's case ids). One short
+ * transaction; a project whose progress row a processing holds is left to the next batch. Returns
+ * the tests it went through (at least 1 when it found a day to roll), 0 when no day is left.
  */
-export async function packTestRollupDays(db: Database, today: Date, limit: number): Promise<number> {
-  const dayNumber = sql`(m.day - date '1970-01-01')`;
-  const [row] = await rowsOf<{ packed: number | string }>(
-    db.execute(sql`
-      with oldest as (select min(day) as day from ${testRollupDays} where day < ${utcDay(today)}::date),
-      moved as (
-        delete from ${testRollupDays} r where (r.test_id, r.day) in (
-          select d.test_id, d.day from ${testRollupDays} d, oldest where d.day = oldest.day limit ${limit})
-        returning r.*),
-      packed as (
-        insert into ${testRollups} as t (test_id, period, project_id, days)
-        select m.test_id, ${dayNumber} / ${PERIOD_DAYS}, m.project_id,
-          decode(repeat('00', (${dayNumber} % ${PERIOD_DAYS}) * ${SLOT_BYTES}), 'hex')
-            || test_rollup_slot_add(null, least(m.executions, 65535), least(m.failures, 65535), least(m.passed_on_retry, 65535),
-              m.failed_attempts_ms, h.buckets, h.counts)
-        from moved m cross join lateral (
-          select coalesce(array_agg(b order by b), '{}') as buckets, coalesce(array_agg(n order by b), '{}') as counts
-          from (select b::int as b, count(*)::int as n from unnest(m.duration_buckets) b group by b) x) h
-        on conflict (test_id, period) do update set days = test_rollup_merge(t.days, excluded.days)
-        returning 1)
-      select count(*) as packed from packed`),
+export async function rollTestDays(db: Database, today: Date, limit: number): Promise<number> {
+  const todayStart = `${utcDay(today)}T00:00:00Z`;
+  return transactionWithRetry(db, async (tx) => {
+    const [progress] = await rowsOf<Progress>(
+      tx.execute(sql`select project_id, day::text as day, after_name, after_id, first_case, last_case from ${testRollupProgress} g
+        where day < ${utcDay(today)}::date and exists (select 1 from ${testRuns} r where r.project_id = g.project_id and r.cases_deleted_at is null
+          and r.created_at >= (g.day::timestamp at time zone 'UTC') and r.created_at < ${todayStart}::timestamptz and r.status = 'processed')
+        order by day limit 1 for update skip locked`),
+    );
+    if (!progress) return 0;
+    const day = String(progress.day).slice(0, 10);
+    const from = new Date(`${day}T00:00:00Z`);
+    const to = new Date(from.getTime() + DAY_MS);
+    // The day's processed runs (test_runs_cases_kept_idx), and their cases' ids, read once when the day starts (a case
+    // added later moves the progress back, so the day starts again).
+    const [runs] = await rowsOf<{ ids: string; first: number | string | null; last: number | string | null }>(
+      tx.execute(sql`with r as (select id from ${testRuns} where project_id = ${progress.project_id}::uuid and cases_deleted_at is null
+          and status = 'processed' and created_at >= ${from.toISOString()}::timestamptz and created_at < ${to.toISOString()}::timestamptz)
+        select coalesce(array_agg(id), '{}')::text as ids,
+          ${progress.after_id === null ? sql`(select min(c.id) from ${testCases} c where c.test_run_id in (select id from r))` : sql`null`} as first,
+          ${progress.after_id === null ? sql`(select max(c.id) from ${testCases} c where c.test_run_id in (select id from r))` : sql`null`} as last
+        from r`),
+    );
+    const range =
+      progress.after_id === null
+        ? { first: runs?.first ?? null, last: runs?.last ?? null }
+        : { first: progress.first_case, last: progress.last_case };
+    const batch =
+      range.first === null ? { examined: 0, last: null } : await rollBatch(tx, progress, day, sql`${runs!.ids}::bigint[]`, range, limit);
+    if (batch.last === null || batch.examined < limit) await nextDay(tx, progress.project_id, to, today);
+    else
+      await tx
+        .update(testRollupProgress)
+        .set({ afterName: batch.last.name, afterId: batch.last.id, firstCase: Number(range.first), lastCase: Number(range.last) })
+        .where(sql`${testRollupProgress.projectId} = ${progress.project_id}::uuid`);
+    return Math.max(batch.examined, 1);
+  });
+}
+
+/** The batch's tests' slots of the day; returns how many tests it went through and the last one. */
+async function rollBatch(
+  tx: Database,
+  progress: Progress,
+  day: string,
+  runIds: SQL,
+  range: { first: number | string | null; last: number | string | null },
+  limit: number,
+): Promise<{ examined: number; last: { name: string; id: string } | null }> {
+  const after = progress.after_id === null ? sql`` : sql`and (t.name, t.id) > (${progress.after_name}, ${progress.after_id}::uuid)`;
+  // Each test's cases of the day by test_cases_test_idx, within the day's case ids (a few index entries a test);
+  // `offset 0` keeps it a lookup per test whatever the planner guesses of the batch's size.
+  const cases = sql`(select c.test_id, c.status, c.duration_ms, c.attempts from batch t cross join lateral (
+    select c.test_id, c.status, c.duration_ms, c.attempts from ${testCases} c
+    where c.test_id = t.id and c.id between ${range.first} and ${range.last} and c.test_run_id = any(${runIds}) offset 0) c)`;
+  const [row] = await rowsOf<{ examined: number | string; last_name: string | null; last_id: string | null }>(
+    tx.execute(sql`
+      with batch as (
+        select t.id, t.name from ${tests} t where t.project_id = ${progress.project_id}::uuid ${after} order by t.name, t.id limit ${limit}),
+      ${testDayCtes(progress.project_id, day, cases)}
+      select (select count(*) from batch) as examined, l.name as last_name, l.id as last_id
+      from (select 1) one left join (select name, id from batch order by name desc, id desc limit 1) l on true`),
   );
-  return Number(row?.packed ?? 0);
+  return {
+    examined: Number(row?.examined ?? 0),
+    last: row?.last_id ? { name: String(row.last_name), id: String(row.last_id) } : null,
+  };
+}
+
+/**
+ * After a project's day: its next day with a processed run (the sweep skips days without any), or
+ * `today`. A run processed later on a skipped day moves the progress back (noteRunCasesSql).
+ */
+async function nextDay(tx: Database, projectId: string, after: Date, today: Date): Promise<void> {
+  const [row] = await rowsOf<{ at: string | Date | null }>(
+    tx.execute(sql`select min(created_at) as at from ${testRuns}
+      where project_id = ${projectId}::uuid and created_at >= ${after.toISOString()}::timestamptz and cases_deleted_at is null
+        and status = 'processed'`),
+  );
+  const next = utcDay(row?.at && new Date(row.at) < today ? new Date(row.at) : today);
+  // The lowest case id of the days from the next on (a day or two of runs; any case stored later has a higher id),
+  // read with the progress row locked: a transaction that noted cases before committed first; one that began before
+  // this statement's clock_timestamp() forgets it (noteRunCasesSql), as its ids may be lower.
+  await tx.execute(sql`update ${testRollupProgress} set day = ${next}::date, after_name = null, after_id = null,
+    first_case = null, last_case = null, unrolled_from_at = clock_timestamp(),
+    unrolled_from_case = coalesce(
+      (select min(c.id) from ${testRuns} r join ${testCases} c on c.test_run_id = r.id where r.project_id = ${projectId}::uuid
+        and r.status = 'processed' and r.cases_deleted_at is null and r.created_at >= ${`${next}T00:00:00Z`}::timestamptz),
+      (select max(id) + 1 from ${testCases}), 0)
+    where project_id = ${projectId}::uuid`);
 }
 
 /** A test's figures on one UTC day. */
@@ -154,11 +281,55 @@ export function bytesOf(value: unknown): Uint8Array {
   return bytes;
 }
 
-type UnpackedRow = {
-  day: string;
-  executions: number;
-  failures: number;
-  passed_on_retry: number;
+/**
+ * A test's days from `from` to `to` (UTC days, inclusive) with executions, oldest first: the days
+ * its project's sweep has rolled up from the periods that cover the range (a primary-key range
+ * read), the days from the first not rolled yet (today, a day not swept yet) from the test's
+ * cases (test_cases_test_idx, read backwards from its newest case down to the progress'
+ * `unrolled_from_case`: the day or two of cases not rolled up), UNROLLED_CASES_READ of them at most.
+ */
+export async function readTestDays(db: Database, testId: string, from: Date, to: Date): Promise<TestDay[]> {
+  const fromDay = utcDay(from);
+  const toDay = utcDay(to);
+  const end = new Date(Date.parse(`${toDay}T00:00:00Z`) + DAY_MS).toISOString();
+  const [packed, unrolled] = await Promise.all([
+    rowsOf<{ period: number; days: unknown }>(
+      db.execute(sql`select period, days from ${testRollups}
+        where test_id = ${testId}::uuid and period between ${periodOf(from).period} and ${periodOf(to).period}`),
+    ),
+    rowsOf<UnrolledRow>(
+      db.execute(sql`
+        with g as (select g.day, g.unrolled_from_case from ${tests} t join ${testRollupProgress} g on g.project_id = t.project_id
+          where t.id = ${testId}::uuid),
+        c as (select test_run_id, status, duration_ms, attempts from ${testCases}
+          where test_id = ${testId}::uuid and id >= coalesce((select unrolled_from_case from g), 0) order by id desc limit ${UNROLLED_CASES_READ}),
+        d as (${figuresSql(
+          sql`(select c.*, (r.created_at at time zone 'UTC')::date::text as day from c join ${testRuns} r on r.id = c.test_run_id
+            where exists (select 1 from g) and r.status = 'processed' and r.created_at >= greatest((select day from g)::timestamp at time zone 'UTC', ${`${fromDay}T00:00:00Z`}::timestamptz)
+              and r.created_at < ${end}::timestamptz)`,
+          sql`c.day`,
+          sql`c.day`,
+        )})
+        select (select day::text from g) as rolled_before, d.* from (select 1) one left join d on d.executions > 0`),
+    ),
+  ]);
+  // Without progress the project has no processed run: nothing to read from cases.
+  const rolledBefore = unrolled[0]?.rolled_before ? String(unrolled[0].rolled_before).slice(0, 10) : null;
+  const byDay = new Map<string, DayFigures>();
+  for (const row of packed)
+    for (const figures of periodFigures(Number(row.period), bytesOf(row.days)))
+      if (figures.day >= fromDay && figures.day <= toDay && (rolledBefore === null || figures.day < rolledBefore))
+        byDay.set(figures.day, figures);
+  for (const row of unrolled) if (row.day) byDay.set(String(row.day).slice(0, 10), unrolledFigures(row));
+  return [...byDay.values()].sort((a, b) => a.day.localeCompare(b.day)).map(withP50);
+}
+
+type UnrolledRow = {
+  rolled_before: string | null;
+  day: string | null;
+  executions: number | string;
+  failures: number | string;
+  passed_on_retry: number | string;
   failed_attempts_ms: number | string;
   duration_buckets: number[] | string;
 };
@@ -167,7 +338,7 @@ type UnpackedRow = {
 const numbersOf = (value: number[] | string): number[] =>
   Array.isArray(value) ? value.map(Number) : value.replace(/[{}]/g, "").split(",").filter(Boolean).map(Number);
 
-function unpackedFigures(row: UnpackedRow): DayFigures {
+function unrolledFigures(row: UnrolledRow): DayFigures {
   const histogram: DurationHistogram = {};
   for (const bucket of numbersOf(row.duration_buckets)) histogram[String(bucket)] = (histogram[String(bucket)] ?? 0) + 1;
   return {
@@ -178,44 +349,4 @@ function unpackedFigures(row: UnpackedRow): DayFigures {
     failedAttemptsMs: Number(row.failed_attempts_ms),
     histogram,
   };
-}
-
-/** One day's figures from its packed slot and its rows not packed yet (a late run's). */
-function addFigures(a: DayFigures, b: DayFigures): DayFigures {
-  return {
-    day: a.day,
-    executions: a.executions + b.executions,
-    failures: a.failures + b.failures,
-    passedOnRetry: a.passedOnRetry + b.passedOnRetry,
-    failedAttemptsMs: a.failedAttemptsMs + b.failedAttemptsMs,
-    histogram: mergeHistograms([a.histogram, b.histogram]),
-  };
-}
-
-/**
- * A test's days from `from` to `to` (UTC days, inclusive) with executions, oldest first: the few
- * periods that cover the range and the days not packed yet (two primary-key range reads).
- */
-export async function readTestDays(db: Database, testId: string, from: Date, to: Date): Promise<TestDay[]> {
-  const fromDay = utcDay(from);
-  const toDay = utcDay(to);
-  const [packed, unpacked] = await Promise.all([
-    rowsOf<{ period: number; days: unknown }>(
-      db.execute(sql`select period, days from ${testRollups}
-        where test_id = ${testId}::uuid and period between ${periodOf(from).period} and ${periodOf(to).period}`),
-    ),
-    rowsOf<UnpackedRow>(
-      db.execute(sql`select day::text as day, executions, failures, passed_on_retry, failed_attempts_ms, duration_buckets
-        from ${testRollupDays} where test_id = ${testId}::uuid and day between ${fromDay}::date and ${toDay}::date`),
-    ),
-  ]);
-  const byDay = new Map<string, DayFigures>();
-  const add = (figures: DayFigures) => {
-    if (figures.day < fromDay || figures.day > toDay) return;
-    const known = byDay.get(figures.day);
-    byDay.set(figures.day, known ? addFigures(known, figures) : figures);
-  };
-  for (const row of packed) for (const figures of periodFigures(Number(row.period), bytesOf(row.days))) add(figures);
-  for (const row of unpacked) add(unpackedFigures(row));
-  return [...byDay.values()].sort((a, b) => a.day.localeCompare(b.day)).map(withP50);
 }

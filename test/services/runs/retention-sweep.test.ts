@@ -13,7 +13,7 @@ import {
   projects,
   runVerdicts,
   testCases,
-  testRollupDays,
+  testRollupProgress,
   testRollups,
   testRuns,
   testSuites,
@@ -21,7 +21,7 @@ import {
 } from "../../../src/db/schema";
 import { keptFrom } from "../../../src/lib/retention";
 import { type RetentionSweepOptions, sweepRetention } from "../../../src/services/runs/retention-sweep";
-import type { Report } from "../../../src/services/runs/test-runs";
+import { type Report, completeTestRun } from "../../../src/services/runs/test-runs";
 import { captureLogger, createHarness } from "../../support/harness";
 
 let h: Awaited<ReturnType<typeof createHarness>>;
@@ -152,12 +152,32 @@ describe("summaries past SUMMARY_RETENTION_DAYS", () => {
       .from(projectDailyRollups)
       .where(eq(projectDailyRollups.projectId, project.id));
     expect(days.map((d) => d.day).sort()).toEqual([new Date(now - 20 * DAY).toISOString().slice(0, 10)]);
-    // The tests' days were packed, then their periods wholly before the summaries' retention deleted.
-    expect(await h.db.select().from(testRollupDays).where(eq(testRollupDays.projectId, project.id))).toHaveLength(0);
+    // The tests' days were rolled up (every day before today), then their periods wholly before the summaries' retention deleted.
+    const [progress] = await h.db.select().from(testRollupProgress).where(eq(testRollupProgress.projectId, project.id));
+    expect(progress!.day).toBe(new Date(now).toISOString().slice(0, 10));
     const periods = await h.db.select({ period: testRollups.period }).from(testRollups).where(eq(testRollups.projectId, project.id));
     const firstKept = Math.floor(keptFrom(new Date(now), RETENTION.summaryDays).getTime() / DAY / 32);
     expect(periods.length).toBeGreaterThan(0);
     expect(periods.every((p) => p.period >= firstKept)).toBe(true);
+  });
+});
+
+describe("the tests' daily figures and the cases' deletion", () => {
+  it("a day's cases go only once it is rolled up, and a day whose cases went is not rolled again for a late run", async () => {
+    const arrival = Date.parse("2031-05-10T12:00:00Z");
+    const { project, runs } = await projectWithRuns([arrival], 3);
+    const progress = async () => (await h.db.select().from(testRollupProgress).where(eq(testRollupProgress.projectId, project.id)))[0]!;
+    h.clock.set(arrival + 12 * DAY);
+    await sweepAll();
+    expect(await casesOf(runs[0]!.id)).toBe(0);
+    const today = new Date(arrival + 12 * DAY).toISOString().slice(0, 10);
+    expect(await progress()).toMatchObject({ day: today, casesDeletedBefore: "2031-05-11" });
+    // A run of that day processed now: its cases are stored, but its day keeps the figures it was rolled up with.
+    h.clock.set(arrival + 60_000);
+    const late = await h.newRun(project.id, { outcome: "pending" });
+    h.clock.set(arrival + 12 * DAY + 60_000);
+    await completeTestRun(h.storeDeps, late.id, report(3, 0));
+    expect((await progress()).day).toBe(today);
   });
 });
 

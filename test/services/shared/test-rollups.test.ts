@@ -1,12 +1,13 @@
 /**
- * Per-test rollups (src/services/shared/test-rollups.ts, drizzle/0044_retention.sql): written by
- * run processing equal to what the stored cases say, day by day and test by test; the duration
+ * Per-test rollups (src/services/shared/test-rollups.ts, drizzle/0044_retention.sql): read from the
+ * cases until the sweep rolls the day up, then from test_rollups, equal to what the stored cases
+ * say either way, day by day and test by test; the duration
  * sketch's p50 exact to its bucket while a day has at most four distinct buckets, and bounded
  * by its entries past that; counters that stop at their largest value.
  */
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testCases, testRollupDays, testRollups, testRuns } from "../../../src/db/schema";
+import { testCases, testRollupProgress, testRollups, testRunParts, testRuns } from "../../../src/db/schema";
 import { rowsOf } from "../../../src/db/rows";
 import { bucketValue, durationBucket, utcDay } from "../../../src/services/shared/daily-rollups";
 import {
@@ -14,10 +15,14 @@ import {
   SLOT_BYTES,
   bytesOf,
   decodePeriod,
-  packTestRollupDays,
+  periodOf,
   readTestDays,
+  rollTestDays,
 } from "../../../src/services/shared/test-rollups";
 import { type Report, completeTestRun } from "../../../src/services/runs/test-runs";
+import { mergeRetryPart, retryRows } from "../../../src/services/runs/retry-parts";
+import { testDailyHistory } from "../../../src/services/tests/test-daily-history";
+import type { OrgScope } from "../../../src/services/shared/context";
 import type { CaseStatus } from "../../../src/lib/vocabulary";
 import { createHarness } from "../../support/harness";
 
@@ -56,12 +61,15 @@ function bucketedP50(values: number[]): number | null {
   return bucketValue(durationBucket(sorted[Math.ceil(sorted.length / 2) - 1]!));
 }
 
-/** Packs every day before `now`'s, in batches (every file's rows: packing changes no figure). */
+/** Rolls up every day before `now`'s, in batches, as the sweep does (every file's projects: rolling changes no figure). */
 async function packAll(now: number): Promise<void> {
-  while ((await packTestRollupDays(h.db, new Date(now), 500)) > 0);
+  while ((await rollTestDays(h.db, new Date(now), 500)) > 0);
 }
 
-describe("written by run processing", () => {
+const progressOf = async (projectId: string) =>
+  (await h.db.select().from(testRollupProgress).where(eq(testRollupProgress.projectId, projectId)))[0];
+
+describe("read from the cases, then rolled up by the sweep", () => {
   it("each test's days equal a count over its stored cases (executions, failures, passes on retry, failed attempts' time, p50)", async () => {
     const { organization } = await h.newOrganization();
     const { project } = await h.newProject(organization.id);
@@ -160,11 +168,11 @@ describe("written by run processing", () => {
         );
       }
     };
-    // As processing left them (test_rollup_days), then packed (test_rollups): the same figures.
+    // Before any sweep (from the cases, nothing in test_rollups), then rolled up (test_rollups): the same figures.
     await expectDays();
     expect(await h.db.select().from(testRollups).where(eq(testRollups.projectId, project.id))).toHaveLength(0);
     await packAll(start + 20 * DAY);
-    expect(await h.db.select().from(testRollupDays).where(eq(testRollupDays.projectId, project.id))).toHaveLength(0);
+    expect((await progressOf(project.id))!.day).toBe(utcDay(new Date(start + 20 * DAY)));
     await expectDays();
     const rows = await h.db.select().from(testRollups).where(eq(testRollups.projectId, project.id));
     // Two periods for a and b (day 0 and day 1 straddle the boundary), one for c (days 0 skipped, 3).
@@ -178,9 +186,11 @@ describe("written by run processing", () => {
     const start = h.clock.now().getTime();
     await h.newRun(project.id, { report: report([{ name: "late", status: "passed", durationMs: 100 }]) });
     await packAll(start);
-    const staged = await h.db.select().from(testRollupDays).where(eq(testRollupDays.projectId, project.id));
+    expect(await h.db.select().from(testRollups).where(eq(testRollups.projectId, project.id))).toHaveLength(0);
+    const staged = await h.db.select({ testId: testCases.testId }).from(testCases).where(eq(testCases.projectId, project.id));
     expect(staged).toHaveLength(1);
     await packAll(start + DAY);
+    expect(await h.db.select().from(testRollups).where(eq(testRollups.projectId, project.id))).toHaveLength(1);
     // A run that arrived on the packed day, processed now (its arrival day is what counts).
     h.clock.set(start);
     const late = await h.newRun(project.id, { outcome: "pending" });
@@ -269,5 +279,172 @@ describe("the slot's functions", () => {
       { durations: [], executions: 40_000, failedMs: 3_000_000_000 },
     ]);
     expect(decodePeriod(0, days)[0]).toMatchObject({ executions: 65_535, failedAttemptsMs: 2 ** 32 - 1, durationP50Ms: null });
+  });
+});
+
+describe("rolled up by the sweep", () => {
+  /** The case's test in this project. */
+  const testIdOf = async (projectId: string, name: string) =>
+    (
+      await h.db
+        .select({ testId: testCases.testId })
+        .from(testCases)
+        .where(and(eq(testCases.projectId, projectId), eq(testCases.name, name)))
+    )[0]!.testId;
+
+  it("a day rolled up from its cases equals what per-run rollups gave (each run's figures added to the day, the day packed)", async () => {
+    const { organization } = await h.newOrganization();
+    const { project } = await h.newProject(organization.id);
+    const start = Math.floor(h.clock.now().getTime() / DAY) * DAY + 3_600_000;
+    // Six runs in a day, over more than four distinct buckets (the sketch merges), passes on retry, failed attempts, skips.
+    const durations = [120, 130, 5_000, 118, 90, 41];
+    for (const [i, ms] of durations.entries()) {
+      h.clock.set(start + i * 60_000);
+      await h.newRun(project.id, {
+        report: report([
+          { name: "a", status: i === 2 ? "failed" : "passed", durationMs: ms, failedAttempts: i === 1 ? [200, 15] : undefined },
+          { name: "b", status: i % 3 === 0 ? "skipped" : "passed", durationMs: i % 3 === 0 ? null : 7 * (i + 1) },
+        ]),
+      });
+    }
+    // What run processing wrote before (drizzle/0044_retention.sql): each run's figures added to the day's row, then the row packed.
+    await h.db.execute(sql`create temporary table old_days (test_id uuid primary key, executions int, failures int, passed_on_retry int,
+      failed_attempts_ms bigint, duration_buckets smallint[])`);
+    const runs = await h.db.select({ id: testRuns.id }).from(testRuns).where(eq(testRuns.projectId, project.id));
+    for (const run of runs)
+      await h.db.execute(sql`insert into old_days as t
+        select c.test_id, count(*), count(*) filter (where c.status in ('failed', 'errored')),
+          count(*) filter (where c.status = 'passed' and c.attempts <> '[]'::jsonb and exists (select 1 from jsonb_array_elements(c.attempts) a
+            where a ->> 'status' in ('failed', 'errored'))),
+          coalesce(sum(case when c.attempts = '[]'::jsonb then 0 else coalesce((select sum(round((a ->> 'duration_ms')::numeric))
+            from jsonb_array_elements(c.attempts) a where a ->> 'status' in ('failed', 'errored')), 0) end), 0),
+          coalesce(array_agg(duration_bucket(c.duration_ms)) filter (where c.duration_ms is not null), '{}')
+        from ${testCases} c where c.test_run_id = ${run.id} and c.status <> 'skipped' group by c.test_id
+        on conflict (test_id) do update set executions = t.executions + excluded.executions, failures = t.failures + excluded.failures,
+          passed_on_retry = t.passed_on_retry + excluded.passed_on_retry, failed_attempts_ms = t.failed_attempts_ms + excluded.failed_attempts_ms,
+          duration_buckets = t.duration_buckets || excluded.duration_buckets`);
+    const old = await rowsOf<{ test_id: string; slot: string }>(
+      h.db.execute(sql`select m.test_id, encode(test_rollup_slot_add(null, least(m.executions, 65535), least(m.failures, 65535),
+          least(m.passed_on_retry, 65535), m.failed_attempts_ms, h.buckets, h.counts), 'hex') as slot
+        from old_days m cross join lateral (
+          select coalesce(array_agg(b order by b), '{}') as buckets, coalesce(array_agg(n order by b), '{}') as counts
+          from (select b::int as b, count(*)::int as n from unnest(m.duration_buckets) b group by b) x) h`),
+    );
+    await h.db.execute(sql`drop table old_days`);
+    expect(old).toHaveLength(2);
+    await packAll(start + DAY);
+    const { period, slot } = periodOf(new Date(start));
+    for (const { test_id, slot: expected } of old) {
+      const [row] = await h.db
+        .select()
+        .from(testRollups)
+        .where(and(eq(testRollups.testId, test_id), eq(testRollups.period, period)));
+      const bytes = bytesOf(row!.days).slice(slot * SLOT_BYTES, (slot + 1) * SLOT_BYTES);
+      expect(Buffer.from(bytes).toString("hex")).toBe(expected);
+    }
+    const a = await testIdOf(project.id, "a");
+    expect((await readTestDays(h.db, a, new Date(start), new Date(start)))[0]).toMatchObject({
+      executions: 6,
+      failures: 1,
+      passedOnRetry: 1,
+    });
+  });
+
+  it("a retry part's cases are counted, on the run's day, also when it arrives after the day was rolled up", async () => {
+    const { organization } = await h.newOrganization();
+    const { project } = await h.newProject(organization.id);
+    const start = Math.floor(h.clock.now().getTime() / DAY) * DAY + 3_600_000;
+    h.clock.set(start);
+    const run = await h.newRun(project.id, {
+      report: report([
+        { name: "flaky", status: "failed", durationMs: 300 },
+        { name: "steady", status: "passed", durationMs: 10 },
+      ]),
+    });
+    await packAll(start + DAY);
+    const flaky = await testIdOf(project.id, "flaky");
+    const day = utcDay(new Date(start));
+    expect(await readTestDays(h.db, flaky, new Date(start), new Date(start))).toEqual([
+      { day, executions: 1, failures: 1, passedOnRetry: 0, failedAttemptsMs: 0, durationP50Ms: bucketedP50([300]) },
+    ]);
+    // Two days later the retry part arrives: the failure passed on retry, and a test the run did not have (no test of its own: no page).
+    h.clock.set(start + 2 * DAY);
+    await h.db.insert(testRunParts).values({ testRunId: run.id, partNumber: 2, retry: true });
+    const rows = await retryRows(async (emit) => {
+      emit(
+        report([
+          { name: "flaky", status: "passed", durationMs: 280 },
+          { name: "extra", status: "passed", durationMs: 5 },
+        ]).suites,
+      );
+      return null;
+    });
+    expect(await mergeRetryPart(h.storeDeps, run.id, 2, rows)).toBe(true);
+    const expected = [{ day, executions: 1, failures: 0, passedOnRetry: 1, failedAttemptsMs: 300, durationP50Ms: bucketedP50([280]) }];
+    // Counted at once (the day is read from its cases again), and once rolled up again.
+    expect(await readTestDays(h.db, flaky, new Date(start), new Date(start))).toEqual(expected);
+    expect((await progressOf(project.id))!.day).toBe(day);
+    await packAll(start + 2 * DAY);
+    expect((await progressOf(project.id))!.day).toBe(utcDay(new Date(start + 2 * DAY)));
+    expect(await readTestDays(h.db, flaky, new Date(start), new Date(start))).toEqual(expected);
+  });
+
+  it("today's figures are on the test's page before any sweep", async () => {
+    const { organization } = await h.newOrganization();
+    const { project } = await h.newProject(organization.id);
+    const now = Math.floor(h.clock.now().getTime() / DAY) * DAY + 7_200_000;
+    h.clock.set(now);
+    await h.newRun(project.id, { report: report([{ name: "today", status: "failed", durationMs: 60 }]) });
+    await h.newRun(project.id, { report: report([{ name: "today", status: "passed", durationMs: 70 }]) });
+    const id = await testIdOf(project.id, "today");
+    expect(await h.db.select().from(testRollups).where(eq(testRollups.projectId, project.id))).toHaveLength(0);
+    const history = await testDailyHistory({ db: h.db, clock: h.clock, organizationId: organization.id } as unknown as OrgScope, {
+      id,
+      projectId: project.id,
+    });
+    expect(history.days.at(-1)).toEqual({
+      day: utcDay(new Date(now)),
+      executions: 2,
+      failures: 1,
+      passedOnRetry: 0,
+      failedAttemptsMs: 0,
+      durationP50Ms: bucketedP50([60, 70]),
+    });
+  });
+
+  it("a sweep killed within a day, or repeated, counts no day twice", async () => {
+    const { organization } = await h.newOrganization();
+    const { project } = await h.newProject(organization.id);
+    const start = Math.floor(h.clock.now().getTime() / DAY) * DAY + 3_600_000;
+    const names = ["k1", "k2", "k3", "k4", "k5"];
+    for (let i = 0; i < 3; i++) {
+      h.clock.set(start + i * 60_000);
+      await h.newRun(project.id, {
+        report: report(names.map((name, j) => ({ name, status: j === i ? "failed" : "passed", durationMs: 10 + j }))),
+      });
+    }
+    const today = new Date(start + DAY);
+    // Batches of two tests (other files' projects' days too, oldest first) until this day is partway: the sweep is killed there.
+    for (let i = 0; i < 500 && (await progressOf(project.id))!.afterId === null; i++) await rollTestDays(h.db, today, 2);
+    const partway = await progressOf(project.id);
+    expect(partway!.day).toBe(utcDay(new Date(start)));
+    expect(partway!.afterId).not.toBeNull();
+    // The next sweep goes on where the killed one stopped; another sweep, and the day rolled once more from the start, change nothing.
+    await packAll(today.getTime());
+    const expected = async () => {
+      const days = [];
+      for (const name of names)
+        days.push(...(await readTestDays(h.db, await testIdOf(project.id, name), new Date(start), new Date(start))));
+      return days;
+    };
+    const once = await expected();
+    expect(once.map((d) => [d.executions, d.failures])).toEqual(names.map((_, j) => [3, j < 3 ? 1 : 0]));
+    await packAll(today.getTime());
+    await h.db
+      .update(testRollupProgress)
+      .set({ day: utcDay(new Date(start)), afterId: null, afterName: null })
+      .where(eq(testRollupProgress.projectId, project.id));
+    await packAll(today.getTime());
+    expect(await expected()).toEqual(once);
   });
 });
