@@ -129,6 +129,8 @@ type OpenSuite = {
   offset: number;
   repeats?: Map<number, number>;
   stream?: SuiteStream;
+  /** Read without a first pass (ReadOnce): a suite a second pass would hand out in parts, until a suite opens inside it. */
+  streamable?: boolean;
 };
 
 /**
@@ -192,7 +194,17 @@ function openReferenceStart(text: string): number {
 }
 
 /** What a parse of one document is for: a first pass's scan, a second pass's plan, or a plain parse (null). */
-type ParseMode = { scan: RepeatedCases } | StreamPlan | null;
+/**
+ * A read without a first pass (readJUnitTextOnce): it stops (LargeSuite) where a second pass, given
+ * a first pass's findings, could hand a suite out in parts, since only that pass keeps such a suite
+ * out of memory.
+ */
+type ReadOnce = { once: true };
+
+type ParseMode = { scan: RepeatedCases } | StreamPlan | ReadOnce | null;
+
+/** Stops a read without a first pass (ReadOnce) at the first suite that a second pass could hand out in parts. */
+class LargeSuite extends Error {}
 
 const cleanName = (value: string | undefined, fallback: string) => cleanText(value?.trim() ? value : fallback, REPORT_LIMITS.maxNameLength);
 const optionalName = (value: string | undefined) => cleanOptionalText(value, REPORT_LIMITS.maxNameLength);
@@ -260,7 +272,10 @@ class DocumentState {
   ) {
     this.scan = mode && "scan" in mode ? mode.scan : null;
     this.plan = mode && "part" in mode ? mode : null;
+    this.once = mode !== null && "once" in mode;
   }
+
+  private readonly once: boolean;
 
   private startCapture(limit: number, onEnd: (text: string) => void): void {
     // A scan keeps no text.
@@ -310,7 +325,12 @@ class DocumentState {
     // root: their implicit suite comes first and is complete only at the document's end.
     if (this.plan && !parent && this.implicitSuite === null)
       open.stream = { remaining: new Map(this.plan.repeats.get(open.ordinal) ?? []), waiting: new Map(), checkedAt: 0 };
-    if (parent) this.suites[0]!.stream = undefined;
+    // The same suites, read without a first pass: where a part could go out, that read stops (ReadOnce).
+    if (this.once && !parent && this.implicitSuite === null) open.streamable = true;
+    if (parent) {
+      this.suites[0]!.stream = undefined;
+      this.suites[0]!.streamable = false;
+    }
     this.suites.push(open);
   }
 
@@ -387,6 +407,8 @@ class DocumentState {
     const earlierPosition = byName.get(testCase.name);
     if (earlierPosition === undefined) this.addCase(owner, byName, finished, hash);
     else this.mergeRepeatedCase(owner, earlierPosition, testCase, finished);
+    // A second pass holds at most as many of this suite's cases (none handed out yet): below PART_CASES it hands out none.
+    if (owner.streamable && owner.suite.cases.length >= PART_CASES) throw new LargeSuite();
   }
 
   /** The first entry of its identity in the suite: placed, and remembered while later entries of its hash may follow. */
@@ -548,7 +570,7 @@ class DocumentState {
 
 /** Any error of the XML parser as a ReportError (the report's own errors pass through). */
 function notWellFormed(error: unknown): never {
-  if (error instanceof ReportError) throw error;
+  if (error instanceof ReportError || error instanceof LargeSuite) throw error;
   const message = error instanceof Error ? error.message : String(error);
   throw new ReportError(`The XML is not well-formed: ${message.slice(0, 300)}`);
 }
@@ -630,7 +652,12 @@ function* parseDocuments(documents: string | string[], emit: (suites: ReportSuit
  * first pass's `repeats`, a large top-level suite goes out in parts as it is read (each with
  * `continued`, the suite itself last), after every suite before it.
  */
-function documentReader(emit: (suites: ReportSuite[]) => void, counters: Counters, repeats: RepeatedCases | null = null) {
+function documentReader(
+  emit: (suites: ReportSuite[]) => void,
+  counters: Counters,
+  repeats: RepeatedCases | null = null,
+  once: ReadOnce | null = null,
+) {
   const suites: ReportSuite[] = [];
   const closed = new Set<ReportSuite>();
   let emitted = 0;
@@ -655,10 +682,14 @@ function documentReader(emit: (suites: ReportSuite[]) => void, counters: Counter
         },
       }
     : null;
-  const document = parseDocument(suites, counters, closed, plan);
+  const document = parseDocument(suites, counters, closed, plan ?? once);
   // Runs the parser to its first request for text.
   document.next(null);
   return {
+    /** The top-level suites emitted so far. */
+    get emitted(): number {
+      return emitted;
+    },
     write(text: string): void {
       document.next(text);
       emitComplete();
@@ -719,6 +750,44 @@ export async function streamJUnitText(
     }
   }
   return reading.close();
+}
+
+/**
+ * streamJUnitText without a first pass, for a document that may hold a large top-level suite: it
+ * reads the document once, as a second pass would, as long as no top-level suite grows to where
+ * that pass could hand it out in parts (PART_CASES cases). Most reports (Surefire, Gradle: many
+ * small suites) are so read once. Otherwise it stops there: `emitted` top-level suites have gone to
+ * `emit`, whole, as the second pass would hand them out; the caller reads the document again with a
+ * first pass, and hands the second pass's emissions after those to `emit` (skipEmitted).
+ */
+export async function readJUnitTextOnce(
+  pieces: AsyncIterable<string>,
+  emit: (suites: ReportSuite[]) => void,
+  pause: () => Promise<void>,
+): Promise<{ duration: number | null } | { emitted: number }> {
+  const reading = documentReader(emit, { cases: 0, suites: 0 }, null, { once: true });
+  try {
+    for await (const piece of pieces) {
+      for (let offset = 0; offset < piece.length; offset += SLICE_CHARS) {
+        reading.write(piece.length <= SLICE_CHARS ? piece : piece.slice(offset, offset + SLICE_CHARS));
+        await pause();
+      }
+    }
+    return { duration: reading.close() };
+  } catch (error) {
+    if (error instanceof LargeSuite) return { emitted: reading.emitted };
+    throw error;
+  }
+}
+
+/** `emit` without the first `count` top-level suites (those a read without a first pass emitted: readJUnitTextOnce). */
+export function skipEmitted(emit: (suites: ReportSuite[]) => void, count: number): (suites: ReportSuite[]) => void {
+  let skipping = count;
+  return (suites) => {
+    const skipped = Math.min(skipping, suites.length);
+    skipping -= skipped;
+    if (skipped < suites.length) emit(skipped === 0 ? suites : suites.slice(skipped));
+  };
 }
 
 /**

@@ -173,9 +173,10 @@ function compareSql(runId: number, now: Date, forcedBaseId: number | null, named
       group by c.test_id),
     ${infrastructureSql()},
     ${verdictsSql()},
+    -- Only the tests that failed on the base can be fixed: the run's other tests (nearly all of a large run's) are not aggregated.
     mine_tests as (
       select test_id, bool_or(failing or retried) as failed, max(id) filter (where status = 'passed') as passed_case
-      from mine group by test_id),
+      from mine where test_id in (select test_id from base_cases where failed) group by test_id),
     -- Per test, then one join: an anti-join on the failures would be a nested loop (1,000 × 1,000 for a run with 1,000 failures).
     fixed as (
       select mt.passed_case as id, mt.test_id, bc.failed_case

@@ -13,7 +13,7 @@ import { isDatabaseUnavailable } from "../../db/errors";
 import type { Logger } from "../../lib/logger";
 import type { DeliveryAttempt, UploadPayload } from "../../ingest/run-queue";
 import { type UploadEnvelope, reportFromJsonSuites } from "../../ingest/json-report";
-import { scanRepeatedCases, streamJUnit, streamJUnitText } from "../../ingest/junit";
+import { readJUnitTextOnce, scanRepeatedCases, skipEmitted, streamJUnit, streamJUnitText } from "../../ingest/junit";
 import { type PayloadObject, PayloadReadError, type PayloadStore, discardPayloadObject } from "../../ingest/payload-store";
 import { streamJsonEnvelope } from "../../ingest/json-upload-stream";
 import { readStoredBytes, readStoredText } from "../../ingest/streamed-upload";
@@ -108,19 +108,25 @@ export function suiteSourceOf(payload: UploadPayload | PayloadObject, store?: Pa
       }
       const first = await readStoredText(store, payload.objectKey);
       if (!first) throw missing();
-      try {
-        // A large report is read twice: a first pass finds the cases that a later entry retries,
-        // so that the second stores a large suite in parts while it is read, not held whole.
-        // A compressed size says little of the text's: a gzip object is always read twice.
-        if (!first.gzip && (first.storedBytes ?? Number.POSITIVE_INFINITY) <= SCAN_ABOVE_BYTES)
-          return await streamJUnitText(first, emit, pause);
-        const repeats = await scanRepeatedCases(first, pause);
-        // The store failing to open it again is retried, as on the first read.
+      // The store failing to open it again is retried, as on the first read.
+      const again = async () => {
         const text = await readStoredText(store, payload.objectKey).catch((error: unknown) => {
           throw new PayloadReadError(`The payload object of this run could not be read (${payload.objectKey}).`, { cause: error });
         });
         if (!text) throw missing();
-        return await streamJUnitText(text, emit, pause, repeats);
+        return text;
+      };
+      try {
+        if (!first.gzip && (first.storedBytes ?? Number.POSITIVE_INFINITY) <= SCAN_ABOVE_BYTES)
+          return await streamJUnitText(first, emit, pause);
+        // A compressed size says little of the text's: a gzip object, or a large one, may hold a
+        // suite too large to hold whole. It is read once while none is (readJUnitTextOnce), else
+        // twice more from there: a first pass finds the cases that a later entry retries, so that
+        // the second stores a large suite in parts while it is read.
+        const once = await readJUnitTextOnce(first, emit, pause).catch((error: unknown) => scanFailure(error, again, pause));
+        if ("duration" in once) return once.duration;
+        const repeats = await scanRepeatedCases(await again(), pause);
+        return await streamJUnitText(await again(), skipEmitted(emit, once.emitted), pause, repeats);
       } catch (error) {
         // The store failing halfway is retried; the content failing fails the run.
         if (error instanceof ReportError || error instanceof PayloadReadError) throw error;
@@ -138,6 +144,18 @@ export function suiteSourceOf(payload: UploadPayload | PayloadObject, store?: Pa
       throw new ReportError("The report could not be parsed.");
     }
   };
+}
+
+/**
+ * A report that fails when read without a first pass fails as it did read with one: a first pass
+ * (scanRepeatedCases) reads the whole document and fails first on what it checks (all but the case
+ * limit), so the run fails with its error when there is one, else with the read's own.
+ */
+async function scanFailure(error: unknown, again: () => Promise<AsyncIterable<string>>, pause: () => Promise<void>): Promise<never> {
+  if (!(error instanceof ReportError)) throw error;
+  // Whatever the first pass throws is what the run met first (the store failing included).
+  await scanRepeatedCases(await again(), pause);
+  throw error;
 }
 
 export type ProcessingOutcome = "processed" | "failed" | "already_done";

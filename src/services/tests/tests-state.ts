@@ -719,14 +719,13 @@ export async function advanceRunTestsInChunks(
       next = rows.length === TESTS_PER_CHUNK ? fetchChunk() : null;
       if (rows.length === 0) continue;
       const advanced = await advanceChunk(rows);
-      // One write in flight at most; a failed one is reported here.
+      // One write in flight at most (with its chunk's health changes followed); a failed one is reported here.
       await writing;
-      writing = inFlight(writeRunTests(tx, run.projectId, advanced.writes, null));
-      if (advanced.changes.length === 0) continue;
-      // Health changes are followed on the tests' rows as this run leaves them.
-      await writing;
-      writing = null;
-      await follow(advanced.changes);
+      const { changes } = advanced;
+      const written = writeRunTests(tx, run.projectId, advanced.writes, null);
+      // Health changes are followed on the tests' rows as this run leaves them: once their chunk is
+      // written, and before the next chunk's write is sent (it waits for this), while Node advances the next chunk.
+      writing = inFlight(changes.length === 0 ? written : written.then(() => follow(changes)));
     }
     await writing;
   } finally {

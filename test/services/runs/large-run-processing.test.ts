@@ -207,6 +207,48 @@ describe("a large run, stored in chunks", () => {
     expect(inMemory.project).toEqual([expect.objectContaining({ tests_count: count })]);
   });
 
+  it("follows the health changes of every chunk, written or not yet: auto-quarantine and webhook events as in memory", async () => {
+    const projects = await twoProjects();
+    const ids = Object.values(projects);
+    await h.db.execute(sql`update projects set auto_quarantine_days = 14 where id in (${sql.join(ids, sql`, `)})`);
+    const [owner] = await rowsOf<{ organization_id: string }>(
+      h.db.execute(sql`select organization_id from projects where id = ${projects.inMemory}`),
+    );
+    const organizationId = owner!.organization_id;
+    await h.db.execute(
+      sql`insert into webhook_endpoints (organization_id, url, signing_secret) values (${organizationId}, 'https://hooks.example.com/tests', 'whsec_test')`,
+    );
+    // Tests that failed, then passed on retry, turn flaky from healthy (no same-commit burst): spread over every chunk.
+    const count = TESTS_PER_CHUNK * 2 + 7;
+    const retried = { attempts: [{ status: "failed" as const, durationMs: 5, failureMessage: "boom" }] };
+    const cases = Array.from({ length: count }, (_, i) => passed(`t${i}`, 10, i % 40 === 3 ? retried : {}));
+    await storeBoth(projects, { branch: "main", commitSha: "sha-1" }, { suites: [{ name: "many", cases }] });
+
+    const followed = async (projectId: string) => ({
+      quarantined: await rowsOf(
+        h.db.execute(sql`select name, health, quarantine_source, quarantine_reason, quarantine_expires_at from tests
+          where project_id = ${projectId} and quarantine_expires_at is not null order by name`),
+      ),
+      deliveries: await rowsOf(
+        h.db.execute(sql`select d.event_type, d.payload -> 'test' ->> 'name' as name, d.payload -> 'test' ->> 'health' as health,
+            d.payload -> 'test' -> 'quarantine' ->> 'source' as source
+          from notification_deliveries d join test_runs r on r.id = d.test_run_id
+          where r.project_id = ${projectId} order by d.event_type, name`),
+      ),
+      // Not quarantine_version: it counts each follow's quarantines once, per chunk in chunks (the CI list's ETag changes either way).
+      project: await rowsOf(
+        h.db.execute(sql`select flaky_tests_count, quarantine_version > 0 as versioned from projects where id = ${projectId}`),
+      ),
+    });
+    const inMemory = await followed(projects.inMemory);
+    expect(inMemory.quarantined).toHaveLength(Math.ceil((count - 3) / 40));
+    expect(inMemory.quarantined[0]).toMatchObject({ health: "flaky", quarantine_source: "auto" });
+    expect(inMemory.deliveries).toHaveLength(2 * inMemory.quarantined.length);
+    expect(await followed(projects.chunked)).toEqual(inMemory);
+    expect(await followed(projects.sliced)).toEqual(inMemory);
+    expect(await kept(projects.chunked)).toEqual(await kept(projects.inMemory));
+  });
+
   it("stores a large suite handed out in parts while it is read as the whole suite, cases in the same order", async () => {
     const projects = await twoProjects();
     const entry = (i: number, body = "") => `<testcase classname="app.Spec" name="t${i}" time="0.0${i % 10}">${body}</testcase>`;
