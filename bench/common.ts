@@ -12,6 +12,24 @@ import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 /** Quota high enough never to throttle the benchmark; the real in-memory key counter (rate limiter) still runs on every request. */
 export const BENCH_RATE_LIMIT = { limit: 1e9, windowMs: 60_000 };
 
+/** A benchmark's RequestDeps: as src/node/server.ts builds them, with rate limits that never throttle it (BENCH_RATE_LIMIT). */
+export function benchRequestDeps(
+  db: RequestDeps["db"],
+  runQueue: RequestDeps["runQueue"],
+  logger: Logger,
+  clock: RequestDeps["clock"] = systemClock,
+): RequestDeps {
+  return {
+    db,
+    clock,
+    keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
+    uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
+    clientAddress: null,
+    runQueue,
+    logger,
+  };
+}
+
 /**
  * Runs `fn` on a database made for it on the local Postgres server (migrated), and drops the
  * database afterwards, whatever happens. `postgres` is the server's version line for the report;
@@ -53,15 +71,7 @@ export function statementCountingApp(database: OpenedDatabase, cursorSecret: str
     webAppUrl: "https://app.example.com",
     secrets: new SecretKeyring({ current: generateSecretsKey() }),
   });
-  const requestDeps: RequestDeps = {
-    db: database.db,
-    clock: systemClock,
-    keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    clientAddress: null,
-    runQueue: new InProcessRunQueue(async () => {}, { logger: quietLogger }),
-    logger: quietLogger,
-  };
+  const requestDeps = benchRequestDeps(database.db, new InProcessRunQueue(async () => {}, { logger: quietLogger }), quietLogger);
   let statements = 0;
   const pool = (database.db as unknown as { $client?: { query: (...args: unknown[]) => unknown } }).$client;
   if (!pool) throw new Error("the benchmark needs a node-postgres pool to count statements");

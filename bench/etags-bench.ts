@@ -20,8 +20,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import autocannon, { type Result } from "autocannon";
-import { type RequestDeps, createApp } from "../src/app";
-import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
+import { createApp } from "../src/app";
 import { InProcessRunQueue } from "../src/node/in-process-run-queue";
 import { systemClock } from "../src/lib/clock";
 import type { Logger } from "../src/lib/logger";
@@ -32,7 +31,7 @@ import { processTestRun } from "../src/services/runs/run-processing";
 import { recordTestRunArrival } from "../src/services/runs/test-runs";
 import { sql } from "drizzle-orm";
 import { generateJUnit } from "./junit-generator";
-import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
+import { withBenchDatabase, benchRequestDeps } from "./common";
 import { recordBenchmark } from "./report";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -133,15 +132,7 @@ async function main(): Promise<void> {
       webAppUrl: deps.webAppUrl,
       secrets: new SecretKeyring({ current: generateSecretsKey() }),
     });
-    const requestDeps: RequestDeps = {
-      db: database.db,
-      clock: systemClock,
-      keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-      uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-      clientAddress: null,
-      runQueue: new InProcessRunQueue(async () => {}, { logger: quietLogger }),
-      logger: quietLogger,
-    };
+    const requestDeps = benchRequestDeps(database.db, new InProcessRunQueue(async () => {}, { logger: quietLogger }), quietLogger);
     let statements = 0;
     const pool = (database.db as unknown as { $client?: { query: (...args: unknown[]) => unknown } }).$client;
     if (!pool) throw new Error("the benchmark needs a node-postgres pool to count statements");

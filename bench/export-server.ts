@@ -7,14 +7,13 @@
  */
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import { type RequestDeps, createApp } from "../src/app";
-import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
+import { createApp } from "../src/app";
 import { systemClock } from "../src/lib/clock";
 import type { Logger } from "../src/lib/logger";
 import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { createNodeBackground } from "../src/node/background";
 import { openDatabase } from "../src/node/database";
-import { BENCH_RATE_LIMIT } from "./common";
+import { benchRequestDeps } from "./common";
 
 const quietLogger: Logger = {
   info: () => {},
@@ -26,21 +25,14 @@ async function main(): Promise<void> {
   if (!url) throw new Error("BENCH_DB_URL is required");
   const database = await openDatabase(url);
   const secrets = new SecretKeyring({ current: generateSecretsKey() });
-  const deps: RequestDeps = {
+  const background = createNodeBackground({
     db: database.db,
     clock: systemClock,
-    keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    clientAddress: null,
-    runQueue: createNodeBackground({
-      db: database.db,
-      clock: systemClock,
-      logger: quietLogger,
-      webAppUrl: "https://app.example.com",
-      secrets,
-    }).queue,
     logger: quietLogger,
-  };
+    webAppUrl: "https://app.example.com",
+    secrets,
+  });
+  const deps = benchRequestDeps(database.db, background.queue, quietLogger);
   const app = createApp({
     cursorSecret: "export-bench-cursor-secret",
     publicBaseUrl: "https://api.example.com",

@@ -9,15 +9,14 @@
  */
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import { type RequestDeps, createApp } from "../src/app";
-import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
+import { createApp } from "../src/app";
 import { systemClock } from "../src/lib/clock";
 import type { Logger } from "../src/lib/logger";
 import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { createNodeBackground } from "../src/node/background";
 import { INFLATED_LIMIT_BYTES } from "../src/ingest/upload-body";
 import { openDatabase } from "../src/node/database";
-import { BENCH_RATE_LIMIT } from "./common";
+import { benchRequestDeps } from "./common";
 
 const quietLogger: Logger = {
   info: () => {},
@@ -36,15 +35,7 @@ async function main(): Promise<void> {
     webAppUrl: "https://app.example.com",
     secrets,
   });
-  const requestDeps: RequestDeps = {
-    db: database.db,
-    clock: systemClock,
-    keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    clientAddress: null,
-    runQueue: queue,
-    logger: quietLogger,
-  };
+  const requestDeps = benchRequestDeps(database.db, queue, quietLogger);
   const app = createApp({
     cursorSecret: process.env.BENCH_CURSOR_SECRET!,
     publicBaseUrl: "https://api.example.com",

@@ -12,8 +12,7 @@
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import pg from "pg";
-import { type RequestDeps, createApp } from "../src/app";
-import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
+import { createApp } from "../src/app";
 import { members, users } from "../src/db/schema";
 import { eq, sql } from "drizzle-orm";
 import { systemClock } from "../src/lib/clock";
@@ -22,7 +21,7 @@ import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { createNodeBackground } from "../src/node/background";
 import { createProject } from "../src/services/tenancy/projects";
 import { completeTestRun, recordTestRunArrival } from "../src/services/runs/test-runs";
-import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
+import { withBenchDatabase, benchRequestDeps } from "./common";
 import { recordBenchmark, currentCommit } from "./report";
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -91,15 +90,11 @@ async function main(): Promise<void> {
   await withBenchDatabase(SERVER_URL, "cia_pages_bench", async (database, postgres) => {
     const secrets = new SecretKeyring({ current: generateSecretsKey() });
     const deps = { db: database.db, clock: systemClock, webAppUrl: WEB_APP_URL, secrets, logger: quietLogger };
-    const requestDeps: RequestDeps = {
-      db: database.db,
-      clock: systemClock,
-      keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-      uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-      clientAddress: null,
-      runQueue: createNodeBackground({ db: database.db, clock: systemClock, logger: quietLogger, webAppUrl: WEB_APP_URL, secrets }).queue,
-      logger: quietLogger,
-    };
+    const requestDeps = benchRequestDeps(
+      database.db,
+      createNodeBackground({ db: database.db, clock: systemClock, logger: quietLogger, webAppUrl: WEB_APP_URL, secrets }).queue,
+      quietLogger,
+    );
     const app = createApp({
       cursorSecret: "pages-bench-cursor-secret-0123456789",
       publicBaseUrl: "https://api.example.com",

@@ -9,8 +9,7 @@
  */
 import os from "node:os";
 import { sql } from "drizzle-orm";
-import { type RequestDeps, createApp } from "../src/app";
-import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
+import { createApp } from "../src/app";
 import { InProcessRunQueue } from "../src/node/in-process-run-queue";
 import { systemClock } from "../src/lib/clock";
 import type { Logger } from "../src/lib/logger";
@@ -18,7 +17,7 @@ import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { createOrganization } from "../src/services/tenancy/organizations";
 import { createProject } from "../src/services/tenancy/projects";
 import { type Report, completeTestRun, recordTestRunArrival } from "../src/services/runs/test-runs";
-import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
+import { withBenchDatabase, benchRequestDeps } from "./common";
 import { recordBenchmark } from "./report";
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -67,15 +66,7 @@ async function main(): Promise<void> {
       webAppUrl: deps.webAppUrl,
       secrets: new SecretKeyring({ current: generateSecretsKey() }),
     });
-    const requestDeps: RequestDeps = {
-      db: database.db,
-      clock: systemClock,
-      keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-      uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-      clientAddress: null,
-      runQueue: new InProcessRunQueue(async () => {}, { logger: quietLogger }),
-      logger: quietLogger,
-    };
+    const requestDeps = benchRequestDeps(database.db, new InProcessRunQueue(async () => {}, { logger: quietLogger }), quietLogger);
     // Statements sent through the pool while one request is answered.
     let statements = 0;
     // Drizzle's node-postgres database sends statements outside transactions through its pool's query.

@@ -20,8 +20,7 @@
 import os from "node:os";
 import { serve } from "@hono/node-server";
 import { sql } from "drizzle-orm";
-import { type RequestDeps, createApp } from "../src/app";
-import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
+import { createApp } from "../src/app";
 import { rowsOf } from "../src/db/rows";
 import type { Database } from "../src/db/types";
 import type { RunQueue } from "../src/ingest/run-queue";
@@ -31,7 +30,7 @@ import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { sweepRetention } from "../src/services/runs/retention-sweep";
 import { createOrganization } from "../src/services/tenancy/organizations";
 import { createProject } from "../src/services/tenancy/projects";
-import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
+import { withBenchDatabase, benchRequestDeps } from "./common";
 import { recordBenchmark } from "./report";
 
 const SERVER_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -85,15 +84,7 @@ async function main(): Promise<void> {
       webAppUrl: deps.webAppUrl,
       secrets: new SecretKeyring({ current: generateSecretsKey() }),
     });
-    const requestDeps: RequestDeps = {
-      db: database.db,
-      clock: systemClock,
-      keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-      uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-      clientAddress: null,
-      runQueue: queue,
-      logger: quietLogger,
-    };
+    const requestDeps = benchRequestDeps(database.db, queue, quietLogger);
     let server: ReturnType<typeof serve> | undefined;
     const port = await new Promise<number>((resolve) => {
       server = serve({ fetch: (request) => app.fetch(request, requestDeps), port: 0, hostname: "127.0.0.1" }, (info) => resolve(info.port));

@@ -9,14 +9,13 @@
 import { createNodeBackground } from "../src/node/background";
 import type { AddressInfo } from "node:net";
 import { serve } from "@hono/node-server";
-import { type RequestDeps, createApp } from "../src/app";
+import { createApp } from "../src/app";
 import type { Logger } from "../src/lib/logger";
-import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
 import { systemClock } from "../src/lib/clock";
 import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { openDatabase } from "../src/node/database";
 import { createBareApp } from "./bare-app";
-import { BENCH_RATE_LIMIT } from "./common";
+import { benchRequestDeps } from "./common";
 
 function required(name: string): string {
   const value = process.env[name];
@@ -33,22 +32,17 @@ async function main(): Promise<void> {
   const database = await openDatabase(required("BENCH_DB_URL"));
   // The benchmark's database is dropped afterwards and holds no webhooks: a key of this process will do.
   const secrets = new SecretKeyring({ current: generateSecretsKey() });
-  const requestDeps: RequestDeps = {
-    db: database.db,
-    clock: systemClock,
-    // As src/node/server.ts builds them, but with a quota that never throttles the benchmark.
-    keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-    clientAddress: null,
-    runQueue: createNodeBackground({
+  const requestDeps = benchRequestDeps(
+    database.db,
+    createNodeBackground({
       db: database.db,
       clock: systemClock,
       logger: quietLogger,
       webAppUrl: "https://app.example.com",
       secrets,
     }).queue,
-    logger: quietLogger,
-  };
+    quietLogger,
+  );
   const app = createApp({
     cursorSecret: required("BENCH_CURSOR_SECRET"),
     publicBaseUrl: "https://api.example.com",

@@ -13,15 +13,14 @@
  */
 import os from "node:os";
 import { serve } from "@hono/node-server";
-import { type RequestDeps, createApp } from "../src/app";
-import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
+import { createApp } from "../src/app";
 import { systemClock } from "../src/lib/clock";
 import type { Logger } from "../src/lib/logger";
 import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { createNodeBackground } from "../src/node/background";
 import { createOrganization } from "../src/services/tenancy/organizations";
 import { createProject } from "../src/services/tenancy/projects";
-import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
+import { withBenchDatabase, benchRequestDeps } from "./common";
 import { generateJUnit } from "./junit-generator";
 import { recordBenchmark } from "./report";
 
@@ -50,15 +49,7 @@ async function main(): Promise<void> {
         webAppUrl: deps.webAppUrl,
         secrets,
       });
-      const requestDeps: RequestDeps = {
-        db: deps.db,
-        clock: deps.clock,
-        keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-        uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-        clientAddress: null,
-        runQueue: queue,
-        logger: quietLogger,
-      };
+      const requestDeps = benchRequestDeps(deps.db, queue, quietLogger, deps.clock);
       const port = await new Promise<number>((resolve) => {
         server = serve({ fetch: (request) => app.fetch(request, requestDeps), port: 0, hostname: "127.0.0.1" }, (info) =>
           resolve(info.port),

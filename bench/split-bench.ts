@@ -15,14 +15,13 @@ import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { serve } from "@hono/node-server";
 import { type RequestDeps, createApp } from "../src/app";
-import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
 import { systemClock } from "../src/lib/clock";
 import type { Logger } from "../src/lib/logger";
 import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { completeTestRun, recordTestRunArrival } from "../src/services/runs/test-runs";
 import { createOrganization } from "../src/services/tenancy/organizations";
 import { createProject } from "../src/services/tenancy/projects";
-import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
+import { withBenchDatabase, benchRequestDeps } from "./common";
 import { recordBenchmark } from "./report";
 import { type Quality, quality } from "./split-quality";
 
@@ -117,15 +116,12 @@ async function speed(): Promise<{ make: number[]; stored: number[]; cli: number[
         webAppUrl: deps.webAppUrl,
         secrets,
       });
-      const requestDeps: RequestDeps = {
-        db: deps.db,
-        clock: deps.clock,
-        keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-        uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-        clientAddress: null,
-        runQueue: { send: async () => {}, close: async () => {} } as unknown as RequestDeps["runQueue"],
-        logger: quietLogger,
-      };
+      const requestDeps = benchRequestDeps(
+        deps.db,
+        { send: async () => {}, close: async () => {} } as unknown as RequestDeps["runQueue"],
+        quietLogger,
+        deps.clock,
+      );
       const items = Array.from({ length: ITEMS }, (_, i) => `test/file-${String(i).padStart(5, "0")}.test.ts`);
       const timed = async (key: string) => {
         const body = JSON.stringify({ key, shards: 8, items });

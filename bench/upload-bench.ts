@@ -23,9 +23,8 @@ import os from "node:os";
 import { serve } from "@hono/node-server";
 import { sql } from "drizzle-orm";
 import { SaxesParser } from "saxes";
-import { type RequestDeps, createApp } from "../src/app";
+import { createApp } from "../src/app";
 import type { Logger } from "../src/lib/logger";
-import { InMemoryKeyCounter } from "../src/auth/in-memory-key-counter";
 import { type CopyIn, registerCopyIn, registeredCopyIn } from "../src/db/bulk-copy";
 import { InProcessRunQueue } from "../src/node/in-process-run-queue";
 import { parseJUnit } from "../src/ingest/junit";
@@ -34,7 +33,7 @@ import { SecretKeyring, generateSecretsKey } from "../src/lib/secret-box";
 import { createOrganization } from "../src/services/tenancy/organizations";
 import { createProject } from "../src/services/tenancy/projects";
 import { processTestRun } from "../src/services/runs/run-processing";
-import { BENCH_RATE_LIMIT, withBenchDatabase } from "./common";
+import { withBenchDatabase, benchRequestDeps } from "./common";
 import { recordBenchmark } from "./report";
 import { generateJUnit } from "./junit-generator";
 
@@ -102,15 +101,7 @@ async function main(): Promise<void> {
         webAppUrl: deps.webAppUrl,
         secrets: new SecretKeyring({ current: generateSecretsKey() }),
       });
-      const requestDeps: RequestDeps = {
-        db: deps.db,
-        clock: deps.clock,
-        keyCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-        uploadCounter: new InMemoryKeyCounter(systemClock, BENCH_RATE_LIMIT),
-        clientAddress: null,
-        runQueue: queue,
-        logger: quietLogger,
-      };
+      const requestDeps = benchRequestDeps(deps.db, queue, quietLogger, deps.clock);
       const port = await new Promise<number>((resolve) => {
         server = serve({ fetch: (request) => app.fetch(request, requestDeps), port: 0, hostname: "127.0.0.1" }, (info) =>
           resolve(info.port),
