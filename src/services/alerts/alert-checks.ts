@@ -292,9 +292,12 @@ function heldRunTests(read: ChecksRead): RunTestsSource {
 /**
  * A large run's tests through a cursor, CHECK_CHUNK_CASES cases at a time in key order; a chunk
  * ends at the last whole test it holds (the rest of that test's cases open the next chunk), so the
- * checks see every case of a test together. The cursor is declared anew for each pass: the
- * entries it reads are those locked and unchanged since the first read (the first pass writes
- * nothing, and each test's entries are written in the second pass after its chunk was read).
+ * checks see every case of a test together. One scroll cursor for both passes, rewound for the
+ * second: the run's cases are joined with their entries and sorted once (a second sort took as
+ * long as the first, 80–200 ms for 10,000 cases), and the second pass reads the same rows, with
+ * the entries as the first read them (the cursor's snapshot): what the checks' passes need (the
+ * first pass writes nothing, and each test's entries are written in the second pass after its
+ * chunk was read).
  */
 function cursorRunTests(tx: Database, run: TestRunRow, chunkCases: number): RunTestsSource {
   type Row = {
@@ -325,10 +328,13 @@ function cursorRunTests(tx: Database, run: TestRunRow, chunkCases: number): RunT
     ]);
     return { tests: runTestsOf(cases), entries };
   };
+  let declared = false;
   return {
     async each(visit) {
-      await tx.execute(sql`
-        declare check_tests no scroll cursor for
+      if (declared) await tx.execute(sql`move absolute 0 in check_tests`);
+      else
+        await tx.execute(sql`
+        declare check_tests scroll cursor for
         select c.test_id, su.name as suite, c.classname, c.name, c.status, c.attempts, c.duration_ms, c.quarantined, e.state as check_state
         from ${testCases} c join ${testSuites} su on su.test_run_id = c.test_run_id and su.number = c.suite_number
           left join ${testCheckStates} e on e.test_id = c.test_id
@@ -357,7 +363,8 @@ function cursorRunTests(tx: Database, run: TestRunRow, chunkCases: number): RunT
         if (all.length > 0) await visit(chunkOf(all));
         if (last) break;
       }
-      await tx.execute(sql`close check_tests`);
+      // Left open for the next pass; closed with the transaction.
+      declared = true;
     },
     named: (keys) => namedOfRun(tx, run, keys),
     async write(rows) {
