@@ -329,6 +329,7 @@ function cursorRunTests(tx: Database, run: TestRunRow, chunkCases: number): RunT
     return { tests: runTestsOf(cases), entries };
   };
   let declared = false;
+  let writing: Promise<unknown> | null = null;
   return {
     async each(visit) {
       if (declared) await tx.execute(sql`move absolute 0 in check_tests`);
@@ -340,38 +341,58 @@ function cursorRunTests(tx: Database, run: TestRunRow, chunkCases: number): RunT
           left join ${testCheckStates} e on e.test_id = c.test_id
         where c.test_run_id = ${run.id}
         order by c.test_id, c.id`);
+      // Node and Postgres at once: the next chunk is asked for before this one is checked, and a
+      // chunk's entries are written without waiting (one write in flight; one connection, so its
+      // statements still run in order, and the cursor reads with its own snapshot).
+      const fetchChunk = () => inFlight(rowsOf<Row>(tx.execute(sql.raw(`fetch ${chunkCases} from check_tests`))));
+      let next: Promise<Row[]> | null = fetchChunk();
       let carried: Row[] = [];
-      for (;;) {
-        const rows = await rowsOf<Row>(tx.execute(sql.raw(`fetch ${chunkCases} from check_tests`)));
-        const last = rows.length < chunkCases;
-        let all = carried.length > 0 ? [...carried, ...rows] : rows;
-        carried = [];
-        if (!last) {
-          // Hold back the last test's cases: more of them may follow.
-          const lastKey = all[all.length - 1]!.test_id;
-          let cut = all.length;
-          while (cut > 0 && all[cut - 1]!.test_id === lastKey) cut--;
-          // A test with more cases than a chunk stays whole, in a larger chunk.
-          if (cut > 0) {
-            carried = all.slice(cut);
-            all = all.slice(0, cut);
-          } else {
-            carried = all;
-            continue;
+      try {
+        for (;;) {
+          const rows: Row[] = await next!;
+          const last = rows.length < chunkCases;
+          next = last ? null : fetchChunk();
+          let all = carried.length > 0 ? [...carried, ...rows] : rows;
+          carried = [];
+          if (!last) {
+            // Hold back the last test's cases: more of them may follow.
+            const lastKey = all[all.length - 1]!.test_id;
+            let cut = all.length;
+            while (cut > 0 && all[cut - 1]!.test_id === lastKey) cut--;
+            // A test with more cases than a chunk stays whole, in a larger chunk.
+            if (cut > 0) {
+              carried = all.slice(cut);
+              all = all.slice(0, cut);
+            } else {
+              carried = all;
+              continue;
+            }
           }
+          if (all.length > 0) await visit(chunkOf(all));
+          if (last) break;
         }
-        if (all.length > 0) await visit(chunkOf(all));
-        if (last) break;
+        await writing;
+      } finally {
+        // Nothing may be left running on the connection when a pass fails.
+        await Promise.allSettled([next, writing]);
+        writing = null;
       }
       // Left open for the next pass; closed with the transaction.
       declared = true;
     },
     named: (keys) => namedOfRun(tx, run, keys),
     async write(rows) {
-      if (rows.length > 0) await tx.execute(entriesWriteSql(rows));
+      await writing;
+      writing = rows.length > 0 ? inFlight(rowsOf(tx.execute(entriesWriteSql(rows)))) : null;
     },
     pending: [],
   };
+}
+
+/** A statement sent and awaited later: its failure is handled where it is awaited, never reported as unhandled meanwhile. */
+function inFlight<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 /** A case of the run as slicedRunTests holds it: its id first (the cases' order within a test). */
@@ -526,7 +547,8 @@ export type AlertChecksOptions = {
  * larger run is read twice through a cursor, chunk by chunk (CheckPass: the checks first gather
  * what their decisions need, then write each chunk's entries), so that checking it holds one chunk
  * at a time. Only a run whose flakiness check flags tests adds statements (markTestsFlaky and what
- * follows the health changes), as does a legacy state's conversion (legacyRekey).
+ * follows the health changes), as does a legacy state's conversion (legacyRekey). On a database
+ * of one session (PGlite) a larger run is checked in slices instead (runAlertChecksInSlices).
  */
 export async function runAlertChecks(deps: AlertChecksDeps, run: TestRunRow, options: AlertChecksOptions = {}): Promise<RecordedTrip[]> {
   const large = run.testsCount > (options.largeAbove ?? CHECK_CHUNK_CASES);
