@@ -399,7 +399,7 @@ function inFlight<T>(promise: Promise<T>): Promise<T> {
 type HeldCase = [id: number, ...CaseJson];
 
 /** Cases of the run read per statement by slicedRunTests. */
-const CASES_PER_READ = 2_000;
+const CASES_PER_READ = 1_000;
 
 /**
  * A large run's tests on a database of one session (runAlertChecksInSlices): its cases read a
