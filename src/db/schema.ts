@@ -668,11 +668,6 @@ export const tests = pgTable(
     failingStreak: integer("failing_streak").notNull().default(0),
     passingStreak: integer("passing_streak").notNull().default(0),
     /**
-     * The alert checks' entries for this test, by detector version (`test_flakiness/2`, …): a run
-     * reads and writes its own tests' entries only (src/services/alerts/alert-checks.ts).
-     */
-    checkState: jsonb("check_state").$type<Record<string, unknown>>().notNull().default({}),
-    /**
      * The test's quarantine (docs/quarantine.md), replaced whole by each quarantine. In force while
      * `quarantine_expires_at > now`, judged at read time: an expired one needs no job to end, and
      * stays stored (inert) until the test is quarantined again. Run processing never writes these
@@ -724,6 +719,53 @@ export const tests = pgTable(
     index("tests_owners_idx").using("gin", t.owners),
   ],
 );
+
+/**
+ * The alert checks' entries of a test, by detector version (`test_flakiness/2`, …): a run reads
+ * and writes its own tests' entries only (src/services/alerts/alert-checks.ts). A narrow table of
+ * their own rather than a column of `tests` (where they were about 450 of a row's ~770 bytes), so
+ * that run processing's update of its tests and the checks' update of their entries each write
+ * only their own bytes. A test without a row has no entry yet. Fillfactor 50 (the migration):
+ * every run rewrites its tests' rows, kept in-page (HOT).
+ */
+export const testCheckStates = pgTable("test_check_states", {
+  testId: uuid("test_id")
+    .primaryKey()
+    .references(() => tests.id, { onDelete: "cascade" }),
+  state: jsonb("state").$type<Record<string, unknown>>().notNull(),
+});
+
+/**
+ * The new entries of a large run's tests while its checks run in slices on a database of one
+ * session (PGlite: src/db/single-session.ts): written a chunk at a time, and moved into
+ * test_check_states a slice at a time once the run's checks committed (committed_check_slices). Rows
+ * of a run without that mark are an attempt killed mid-checks: never read, and deleted by the
+ * run's next checks.
+ */
+export const stagedTestCheckStates = pgTable(
+  "staged_test_check_states",
+  {
+    testRunId: bigint("test_run_id", { mode: "number" })
+      .notNull()
+      .references(() => testRuns.id, { onDelete: "cascade" }),
+    testId: uuid("test_id").notNull(),
+    state: jsonb("state").$type<Record<string, unknown>>().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.testRunId, t.testId] })],
+);
+
+/**
+ * A run whose checks, run in slices, committed while its entries are still in
+ * staged_test_check_states: the checks' last transaction writes this row, so those entries count
+ * from then on; they are moved into test_check_states a slice at a time, and every later check of
+ * the project moves what is left first (src/services/alerts/alert-checks.ts).
+ */
+export const committedCheckSlices = pgTable("committed_check_slices", {
+  testRunId: bigint("test_run_id", { mode: "number" })
+    .primaryKey()
+    .references(() => testRuns.id, { onDelete: "cascade" }),
+  projectId: uuid("project_id").notNull(),
+});
 
 /**
  * A project's latest CODEOWNERS (PUT /uploads/v1/codeowners, docs/codeowners.md), as uploaded:

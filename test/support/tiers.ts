@@ -44,6 +44,7 @@ export const SLOW_TESTS = [
   "test/node/data-dir-lock.test.ts",
   "test/routes/uploads/hostile-large.security.test.ts",
   "test/services/alerts/alert-checks-chunked.test.ts",
+  "test/services/alerts/alert-checks-sliced.test.ts",
   "test/node/database-outage.postgres.test.ts",
   "test/node/killed-during-processing.postgres.test.ts",
   "test/node/killed-during-sliced-processing.test.ts",

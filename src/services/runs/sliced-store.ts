@@ -21,7 +21,7 @@
  * A reader sees the run pending with nothing of it, or processed with all of it. A process killed
  * at any step leaves at most staged rows, which step 1 of the next processing deletes. If the
  * tests' rows changed between steps 3 and 4 (another writer of the project's tests: a run
- * processed elsewhere, an alert check), step 4 is rolled back and the run is stored the usual
+ * processed elsewhere, an alert check that flags tests flaky), step 4 is rolled back and the run is stored the usual
  * way, in one transaction.
  */
 import { type SQL, sql } from "drizzle-orm";
@@ -82,8 +82,8 @@ type AdvancedTests = {
 };
 
 /**
- * A test's row version: any writer's change to it (an advance, a quarantine, an alert check's
- * state) writes a new version, with the writing transaction's id as its xmin. Cheaper than hashing
+ * A test's row version: any writer's change to it (an advance, a quarantine, the flakiness check's
+ * flag) writes a new version, with the writing transaction's id as its xmin. Cheaper than hashing
  * the whole row.
  */
 const fingerprintSql = (t: string) => sql.raw(`hashtext(${t}.xmin::text)`);

@@ -42,7 +42,7 @@ async function checksOutcome(db: Database, projectId: string) {
       where a.project_id = ${projectId} order by e.id`),
     alerts: await rows(sql`select alert_type, events_count from alerts where project_id = ${projectId} order by alert_type`),
     tests: await rows(sql`
-      select id, check_state, health, health_changed_at, passing_streak, quarantine_expires_at from tests where project_id = ${projectId} order by id`),
+      select t.id, e.state as check_state, t.health, t.health_changed_at, t.passing_streak, t.quarantine_expires_at from tests t left join test_check_states e on e.test_id = t.id where t.project_id = ${projectId} order by t.id`),
     // Auto-quarantine and the flaky count follow the run's health changes once, however it is cut.
     project: await rows(sql`select quarantine_version, flaky_tests_count from projects where id = ${projectId}`),
     quarantines: await rows(sql`
@@ -152,7 +152,9 @@ describe("alert checks of a large run, in chunks", () => {
 /** Turns the project's checks' states back into what the service stored before per-test entries: one document per check, every test's entry under its old key. */
 async function toLegacyStates(projectId: string) {
   const tests = await rowsOf<{ id: string; name: string; check_state: Record<string, unknown> }>(
-    h.db.execute(sql`select id, name, check_state from tests where project_id = ${projectId}`),
+    h.db.execute(
+      sql`select t.id, t.name, coalesce(e.state, '{}'::jsonb) as check_state from tests t left join test_check_states e on e.test_id = t.id where t.project_id = ${projectId}`,
+    ),
   );
   const states = new Map(
     (
@@ -188,7 +190,7 @@ async function toLegacyStates(projectId: string) {
       sql`update alert_check_states set state = ${JSON.stringify(state)}::jsonb where project_id = ${projectId} and alert_type = ${alertType}`,
     );
   }
-  await h.db.execute(sql`update tests set check_state = '{}'::jsonb where project_id = ${projectId}`);
+  await h.db.execute(sql`delete from test_check_states where test_id in (select id from tests where project_id = ${projectId})`);
 }
 
 /**

@@ -92,7 +92,7 @@ async function statesOf(projectId: string) {
 async function flakinessEntries(projectId: string) {
   const rows = await rowsOf<{ name: string; entry: { n: number; ls: number } }>(
     h.db.execute(
-      sql`select name, check_state -> ${CHECKS.test_flakiness.version} as entry from tests where project_id = ${projectId} order by name`,
+      sql`select t.name, e.state -> ${CHECKS.test_flakiness.version} as entry from tests t join test_check_states e on e.test_id = t.id where t.project_id = ${projectId} order by t.name`,
     ),
   );
   return rows.map((row) => ({ name: row.name, n: row.entry.n, ls: row.entry.ls }));

@@ -335,7 +335,9 @@ describe("the checks' per-test state lives in the tests' rows", () => {
 
   async function testRows(projectId: string) {
     const rows = await rowsOf<{ id: string; name: string; check_state: Record<string, unknown> }>(
-      h.db.execute(sql`select id, name, check_state from tests where project_id = ${projectId} order by name`),
+      h.db.execute(
+        sql`select t.id, t.name, coalesce(e.state, '{}'::jsonb) as check_state from tests t left join test_check_states e on e.test_id = t.id where t.project_id = ${projectId} order by t.name`,
+      ),
     );
     return new Map(rows.map((row) => [row.name, row]));
   }
@@ -410,7 +412,9 @@ describe("the checks' per-test state lives in the tests' rows", () => {
         sql`update alert_check_states set state = ${JSON.stringify(state)}::jsonb where project_id = ${converted.project.id} and alert_type = ${alertType}`,
       );
     }
-    await h.db.execute(sql`update tests set check_state = '{}'::jsonb where project_id = ${converted.project.id}`);
+    await h.db.execute(
+      sql`delete from test_check_states where test_id in (select id from tests where project_id = ${converted.project.id})`,
+    );
 
     // Run 20 without absent_x: the alternating test is flagged in both projects alike.
     await uploadRuns(control.uploadToken, alternating(1, false));

@@ -156,19 +156,17 @@ describe("a run stored in slices", () => {
     const { projectId, runId } = await projectWithFirstRun();
     let changed = false;
     const { stored } = await storeWhileObserving(runId, suitesOf(2, true), async (reading) => {
-      // Once the tests' rows are being staged: an alert check's state written to one of them (another writer of the tests' rows).
+      // Once the tests' rows are being staged: one of them written by another writer of the tests' rows (a quarantine's reason).
       if (changed || reading.staged_tests === 0) return;
       changed = true;
-      await h.db.execute(
-        sql`update tests set check_state = '{"written": "meanwhile"}'::jsonb where project_id = ${projectId} and name = 't7'`,
-      );
+      await h.db.execute(sql`update tests set quarantine_reason = 'written meanwhile' where project_id = ${projectId} and name = 't7'`);
     });
     expect(changed).toBe(true);
     expect(stored).toMatchObject({ status: "processed", testsCount: TESTS });
     expect(await observe(runId)).toMatchObject({ status: "processed", cases: TESTS, staged: 0, staged_tests: 0, advanced: TESTS });
-    const [t7] = await rowsOf<{ check_state: unknown; executions_count: number }>(
-      h.db.execute(sql`select check_state, executions_count from tests where project_id = ${projectId} and name = 't7'`),
+    const [t7] = await rowsOf<{ quarantine_reason: unknown; executions_count: number }>(
+      h.db.execute(sql`select quarantine_reason, executions_count from tests where project_id = ${projectId} and name = 't7'`),
     );
-    expect(t7).toEqual({ check_state: { written: "meanwhile" }, executions_count: 2 });
+    expect(t7).toEqual({ quarantine_reason: "written meanwhile", executions_count: 2 });
   });
 });
