@@ -8,7 +8,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { rowsOf } from "../../src/db/rows";
-import { type DatabaseBefore, databaseBefore } from "../support/migration-before";
+import { type DatabaseBefore, databaseBefore, organizationBefore } from "../support/migration-before";
 
 let before: DatabaseBefore;
 beforeAll(async () => {
@@ -20,18 +20,17 @@ it("moves every test's entries into test_check_states, and drops the column", as
   const { database } = before;
   const { db } = database;
   await before.migrateBefore();
-  const [organization] = await rowsOf<{ id: string }>(db.execute(sql`insert into organizations (name) values ('Before') returning id`));
-  const [project] = await rowsOf<{ id: string }>(
-    db.execute(sql`insert into projects (organization_id, name, upload_token_hash) values (${organization!.id}, 'p', 'p') returning id`),
-  );
+  const {
+    projectIds: [project],
+  } = await organizationBefore(db, "p");
   const entries = {
     a: { "test_flakiness/2": { wh: 0, wl: 5, n: 3, ls: 7, cp: 0, c: [1, 2, 3, 4] }, "failure_rate_spike/2": { l: 29 } },
     b: { "performance_regression/3": 12 },
   };
   await db.execute(sql`insert into tests (id, project_id, name, first_seen_at, check_state) values
-    ('00000000-0000-4000-8000-00000000000a', ${project!.id}, 'a', now(), ${JSON.stringify(entries.a)}::jsonb),
-    ('00000000-0000-4000-8000-00000000000b', ${project!.id}, 'b', now(), ${JSON.stringify(entries.b)}::jsonb),
-    ('00000000-0000-4000-8000-00000000000c', ${project!.id}, 'c', now(), '{}'::jsonb)`);
+    ('00000000-0000-4000-8000-00000000000a', ${project!}, 'a', now(), ${JSON.stringify(entries.a)}::jsonb),
+    ('00000000-0000-4000-8000-00000000000b', ${project!}, 'b', now(), ${JSON.stringify(entries.b)}::jsonb),
+    ('00000000-0000-4000-8000-00000000000c', ${project!}, 'c', now(), '{}'::jsonb)`);
 
   await database.migrate();
   const moved = await rowsOf<{ name: string; state: unknown }>(

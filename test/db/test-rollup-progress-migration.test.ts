@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { rowsOf } from "../../src/db/rows";
 import { bytesOf, decodePeriod } from "../../src/services/shared/test-rollups";
 import { bucketValue, durationBucket } from "../../src/services/shared/daily-rollups";
-import { type DatabaseBefore, databaseBefore } from "../support/migration-before";
+import { type DatabaseBefore, databaseBefore, organizationBefore } from "../support/migration-before";
 
 let before: DatabaseBefore;
 beforeAll(async () => {
@@ -24,19 +24,15 @@ it("packs every day's rows into test_rollups and starts each project's progress 
   const { database } = before;
   const { db } = database;
   await before.migrateBefore();
-  const [organization] = await rowsOf<{ id: string }>(db.execute(sql`insert into organizations (name) values ('Before') returning id`));
-  const [project] = await rowsOf<{ id: string }>(
-    db.execute(sql`insert into projects (organization_id, name, upload_token_hash) values (${organization!.id}, 'p', 'p') returning id`),
-  );
-  const [quiet] = await rowsOf<{ id: string }>(
-    db.execute(sql`insert into projects (organization_id, name, upload_token_hash) values (${organization!.id}, 'q', 'q') returning id`),
-  );
+  const {
+    projectIds: [project, quiet],
+  } = await organizationBefore(db, "p", "q");
   const [today] = await rowsOf<{ day: string }>(db.execute(sql`select ((now() at time zone 'UTC')::date)::text as day`));
   const day = (ago: number) => new Date(Date.parse(`${today!.day}T00:00:00Z`) - ago * DAY).toISOString().slice(0, 10);
   const test = "00000000-0000-4000-8000-000000000001";
   const row = (on: string, executions: number, failures: number, buckets: number[]) =>
     db.execute(sql`insert into test_rollup_days (test_id, day, project_id, executions, failures, passed_on_retry, failed_attempts_ms, duration_buckets)
-      values (${test}::uuid, ${on}::date, ${project!.id}::uuid, ${executions}, ${failures}, 0, ${failures * 100}, ${`{${buckets.join(",")}}`}::smallint[])`);
+      values (${test}::uuid, ${on}::date, ${project!}::uuid, ${executions}, ${failures}, 0, ${failures * 100}, ${`{${buckets.join(",")}}`}::smallint[])`);
   const b = (ms: number) => durationBucket(ms);
   await row(day(40), 2, 1, [b(100), b(120)]);
   await row(day(1), 3, 0, [b(10), b(10), b(12)]);
@@ -56,8 +52,8 @@ it("packs every day's rows into test_rollups and starts each project's progress 
   );
   expect(progress.map((p) => [p.project_id, p.day, p.cases_deleted_before]).sort()).toEqual(
     [
-      [project!.id, today!.day, today!.day],
-      [quiet!.id, today!.day, today!.day],
+      [project!, today!.day, today!.day],
+      [quiet!, today!.day, today!.day],
     ].sort(),
   );
   expect(await rowsOf(db.execute(sql`select to_regclass('test_rollup_days') as t`))).toEqual([{ t: null }]);

@@ -8,7 +8,7 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { rowsOf } from "../../src/db/rows";
-import { type DatabaseBefore, databaseBefore } from "../support/migration-before";
+import { type DatabaseBefore, databaseBefore, organizationBefore } from "../support/migration-before";
 
 let before: DatabaseBefore;
 beforeAll(async () => {
@@ -20,17 +20,16 @@ it("keeps every existing case's test id; the variant '' adds nothing, another va
   const { database } = before;
   const { db } = database;
   await before.migrateBefore();
-  const [organization] = await rowsOf<{ id: string }>(db.execute(sql`insert into organizations (name) values ('Before') returning id`));
-  const [project] = await rowsOf<{ id: string }>(
-    db.execute(sql`insert into projects (organization_id, name, upload_token_hash) values (${organization!.id}, 'p', 'p') returning id`),
-  );
+  const {
+    projectIds: [project],
+  } = await organizationBefore(db, "p");
   const [run] = await rowsOf<{ id: number }>(
-    db.execute(sql`insert into test_runs (project_id, number, status) values (${project!.id}, 1, 'processed') returning id`),
+    db.execute(sql`insert into test_runs (project_id, number, status) values (${project!}, 1, 'processed') returning id`),
   );
   await db.execute(sql`insert into test_cases (test_run_id, project_id, suite_number, name, classname, file, status) values
-    (${run!.id}, ${project!.id}, 1, 'adds', 'app.Cart', null, 'passed'),
-    (${run!.id}, ${project!.id}, 1, 'renders', null, 'ui/button.test.tsx', 'failed'),
-    (${run!.id}, ${project!.id}, 1, 'bare', null, null, 'passed')`);
+    (${run!.id}, ${project!}, 1, 'adds', 'app.Cart', null, 'passed'),
+    (${run!.id}, ${project!}, 1, 'renders', null, 'ui/button.test.tsx', 'failed'),
+    (${run!.id}, ${project!}, 1, 'bare', null, null, 'passed')`);
   const idsBefore = await rowsOf<{ name: string; test_id: string }>(db.execute(sql`select name, test_id from test_cases order by name`));
 
   await database.migrate();
@@ -40,7 +39,7 @@ it("keeps every existing case's test id; the variant '' adds nothing, another va
   expect(idsAfter).toEqual(idsBefore.map((row) => ({ ...row, variant: "" })));
 
   await db.execute(sql`insert into test_cases (test_run_id, project_id, variant, suite_number, name, classname, status)
-    values (${run!.id}, ${project!.id}, 'os=windows', 1, 'adds', 'app.Cart', 'passed')`);
+    values (${run!.id}, ${project!}, 'os=windows', 1, 'adds', 'app.Cart', 'passed')`);
   const adds = await rowsOf<{ test_id: string }>(db.execute(sql`select test_id from test_cases where name = 'adds' order by id`));
   expect(adds).toHaveLength(2);
   expect(adds[1]!.test_id).not.toBe(adds[0]!.test_id);

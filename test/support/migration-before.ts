@@ -7,7 +7,10 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { sql } from "drizzle-orm";
 import { migrate } from "drizzle-orm/pglite/migrator";
+import { rowsOf } from "../../src/db/rows";
+import type { Database } from "../../src/db/types";
 import { type OpenedDatabase, openDatabase } from "../../src/node/database";
 
 const MIGRATIONS = fileURLToPath(new URL("../../drizzle", import.meta.url));
@@ -35,4 +38,22 @@ export async function databaseBefore(tag: string): Promise<DatabaseBefore> {
       rmSync(before, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * An organization and its projects as the migrations before a later one left their tables (raw
+ * statements, not today's schema): each project named, and its upload token hash set, after `names`.
+ */
+export async function organizationBefore(db: Database, ...names: string[]): Promise<{ organizationId: string; projectIds: string[] }> {
+  const [organization] = await rowsOf<{ id: string }>(db.execute(sql`insert into organizations (name) values ('Before') returning id`));
+  const projectIds: string[] = [];
+  for (const name of names) {
+    const [project] = await rowsOf<{ id: string }>(
+      db.execute(
+        sql`insert into projects (organization_id, name, upload_token_hash) values (${organization!.id}, ${name}, ${name}) returning id`,
+      ),
+    );
+    projectIds.push(project!.id);
+  }
+  return { organizationId: organization!.id, projectIds };
 }
