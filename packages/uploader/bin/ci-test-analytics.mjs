@@ -6307,6 +6307,8 @@ function openReferenceStart(text) {
   if (at === -1 || text.length - at > MAX_REFERENCE_CHARS || text.indexOf(";", at) !== -1) return text.length;
   return at;
 }
+var LargeSuite = class extends Error {
+};
 var cleanName = (value, fallback) => cleanText(value?.trim() ? value : fallback, REPORT_LIMITS.maxNameLength);
 var optionalName = (value) => cleanOptionalText(value, REPORT_LIMITS.maxNameLength);
 function openTestCase(depth, attributes) {
@@ -6348,6 +6350,7 @@ var DocumentState = class {
     this.closed = closed;
     this.scan = mode && "scan" in mode ? mode.scan : null;
     this.plan = mode && "part" in mode ? mode : null;
+    this.once = mode !== null && "once" in mode;
   }
   into;
   counters;
@@ -6364,6 +6367,7 @@ var DocumentState = class {
   capture = null;
   /** Depth of a flaky/rerun attempt element inside the open case: its nested output belongs to the attempt. */
   attemptDepth = -1;
+  once;
   startCapture(limit, onEnd) {
     if (this.scan) return;
     this.capture = { depth: this.depth, text: "", limit, onEnd };
@@ -6402,7 +6406,11 @@ var DocumentState = class {
     if (this.scan) open.repeats = /* @__PURE__ */ new Map();
     if (this.plan && !parent && this.implicitSuite === null)
       open.stream = { remaining: new Map(this.plan.repeats.get(open.ordinal) ?? []), waiting: /* @__PURE__ */ new Map(), checkedAt: 0 };
-    if (parent) this.suites[0].stream = void 0;
+    if (this.once && !parent && this.implicitSuite === null) open.streamable = true;
+    if (parent) {
+      this.suites[0].stream = void 0;
+      this.suites[0].streamable = false;
+    }
     this.suites.push(open);
   }
   /** A scanned suite keeps, of its identities' counts, those above one. */
@@ -6469,6 +6477,7 @@ var DocumentState = class {
     const earlierPosition = byName.get(testCase.name);
     if (earlierPosition === void 0) this.addCase(owner, byName, finished, hash);
     else this.mergeRepeatedCase(owner, earlierPosition, testCase, finished);
+    if (owner.streamable && owner.suite.cases.length >= PART_CASES) throw new LargeSuite();
   }
   /** The first entry of its identity in the suite: placed, and remembered while later entries of its hash may follow. */
   addCase(owner, byName, finished, hash) {
@@ -6613,7 +6622,7 @@ var DocumentState = class {
   }
 };
 function notWellFormed(error) {
-  if (error instanceof ReportError) throw error;
+  if (error instanceof ReportError || error instanceof LargeSuite) throw error;
   const message = error instanceof Error ? error.message : String(error);
   throw new ReportError(`The XML is not well-formed: ${message.slice(0, 300)}`);
 }
@@ -6664,7 +6673,7 @@ function* parseDocuments(documents, emit) {
   }
   return allHaveDuration ? durationMs : null;
 }
-function documentReader(emit, counters, repeats = null) {
+function documentReader(emit, counters, repeats = null, once = null) {
   const suites = [];
   const closed = /* @__PURE__ */ new Set();
   let emitted = 0;
@@ -6685,9 +6694,13 @@ function documentReader(emit, counters, repeats = null) {
       emit([suite]);
     }
   } : null;
-  const document = parseDocument(suites, counters, closed, plan);
+  const document = parseDocument(suites, counters, closed, plan ?? once);
   document.next(null);
   return {
+    /** The top-level suites emitted so far. */
+    get emitted() {
+      return emitted;
+    },
     write(text) {
       document.next(text);
       emitComplete();
