@@ -6,6 +6,7 @@ import { type SQL, and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { Logger } from "../../lib/logger";
 import { projects, testCases, testRuns, uploadWindows } from "../../db/schema";
 import { rowsOf } from "../../db/rows";
+import { isDatabaseUnavailable } from "../../db/errors";
 import type { Database } from "../../db/types";
 import { ApiError, notFound, describeError, validationFailed } from "../../lib/errors";
 import { parsePathNumber } from "../../lib/ids";
@@ -143,7 +144,10 @@ export async function acceptUpload(
   try {
     arrival = await recordTestRunArrival(deps, project.projectId, metadata, payload);
   } catch (error) {
-    await discardPayloadObject(deps.payloadStore, stored, deps.logger, { projectId: project.projectId });
+    // The database gone mid-commit may have stored the run, naming this object, without saying so: its retry
+    // with the same idempotency key answers that run, which needs the object. Kept: the payload sweep deletes
+    // it after its grace if no row holds it (payload-sweep.ts).
+    if (!isDatabaseUnavailable(error)) await discardPayloadObject(deps.payloadStore, stored, deps.logger, { projectId: project.projectId });
     throw error;
   }
   const { run, replayed } = arrival;
