@@ -12,6 +12,7 @@
  * Runs feed the checks in number order: a run processed after a newer one (a retry, a slow
  * upload) is not fed in, so windows never rewind (docs/alert-checks.md#shared-rules).
  */
+import { inFlight } from "../../lib/in-flight";
 import { type SQL, sql } from "drizzle-orm";
 import type { Logger } from "../../lib/logger";
 import type { CheckEvent, CheckPass, CheckRegistry, RunHeader, RunTest } from "../../checks/types";
@@ -387,12 +388,6 @@ function cursorRunTests(tx: Database, run: TestRunRow, chunkCases: number): RunT
     },
     pending: [],
   };
-}
-
-/** A statement sent and awaited later: its failure is handled where it is awaited, never reported as unhandled meanwhile. */
-function inFlight<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
 }
 
 /** A case of the run as slicedRunTests holds it: its id first (the cases' order within a test). */

@@ -4,6 +4,7 @@
  * are in docs/tests.md; the pure part (`advanceRun`, `advanceTest`) is separate from the
  * statements that read and write the rows.
  */
+import { inFlight } from "../../lib/in-flight";
 import { type SQL, sql } from "drizzle-orm";
 import { projectCodeowners, projects, testCases, testHealthTransitions, testSuites, tests } from "../../db/schema";
 import { rowsOf } from "../../db/rows";
@@ -758,12 +759,6 @@ export async function advanceRunTestsInChunks(
     }
     return advanced;
   }
-}
-
-/** A statement sent and awaited later: its failure is handled where it is awaited, never reported as unhandled meanwhile. */
-function inFlight<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => undefined);
-  return promise;
 }
 
 /**
